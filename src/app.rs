@@ -1,0 +1,1 @@
+//! Wires subcommands to the pipeline. (Skeleton.)

@@ -1,0 +1,130 @@
+//! Suite configuration: what to compare (filesystem variants), with what (workloads), and how
+//! (repeats, warm-up, order, trimming).
+//!
+//! The pipeline is `text ─raw (serde, deny_unknown_fields)─▶ validate ─▶ Suite`. Raw structs
+//! keep the user's spelling and positions so errors can say `file:line:col` and suggest the
+//! nearest valid key; [`Suite`] is what the rest of fsbench consumes and is always valid:
+//! at least one variant and one workload, unique names that are safe as file names, repeats ≥ 1,
+//! sizes already multiplied by `--scale`.
+//!
+//! Presets are TOML files under `presets/` embedded with `include_str!`: they go through exactly
+//! the same loader as a user's file, so a user can copy one and edit it.
+
+use crate::engine::WorkloadKind;
+use crate::units::Bytes;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+mod load;
+mod variant;
+
+pub use load::{load_file, load_preset, load_str, preset_names, preset_text, ConfigError};
+pub use variant::parse_fs_list;
+
+/// In which order the slots (case × repeat) run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// Repeat 1 of every case, then repeat 2 of every case, … (ABCABC), so slow drift of the
+    /// machine spreads over all variants instead of landing on one.
+    #[default]
+    Interleaved,
+    /// All repeats of a case, then the next case (AAABBBCCC).
+    Sequential,
+}
+
+/// How a suite's repeats are run and summarised.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Policy {
+    /// Measured repeats per case (≥ 1).
+    pub repeats: u32,
+    /// Warm-up repeats per case, run first, stored, and excluded from statistics.
+    pub warmup: u32,
+    /// Slot order.
+    pub order: Order,
+    /// `sync; echo 3 > /proc/sys/vm/drop_caches` before every timed phase.
+    pub drop_caches: bool,
+    /// How many of the best and of the worst repeats the trimmed mean drops (the studies'
+    /// "drop best and worst" is 1).
+    pub trim: u32,
+    /// Confidence level of intervals, e.g. 0.95.
+    pub confidence: f64,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy { repeats: 3, warmup: 0, order: Order::Interleaved, drop_caches: true, trim: 1, confidence: 0.95 }
+    }
+}
+
+/// One filesystem configuration to compare: a type plus mkfs arguments and mount options.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FsVariant {
+    /// Unique display name, safe as a file-name component (`[A-Za-z0-9._:,=+-]`, no `/`, not
+    /// `.` or `..`). Defaults to `type[:opts]`, e.g. `btrfs:compress=lzo`.
+    pub name: String,
+    /// Filesystem type as given to `mkfs.TYPE` and `mount -t` (`ext4`, `xfs`, `btrfs`, `tmpfs`).
+    pub fs_type: String,
+    /// Extra arguments for `mkfs.TYPE`, after fsbench's own (`-F`/`-f`, ext4 lazy init off).
+    pub mkfs_args: Vec<String>,
+    /// Mount options (`noatime`, `compress=lzo`, …), joined with commas for mount(2).
+    pub mount_opts: Vec<String>,
+    /// Loop image size; when absent it is computed from the workloads.
+    pub image_size: Option<Bytes>,
+}
+
+/// A named workload with its parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadSpec {
+    /// Unique name within the suite (defaults to the kind).
+    pub name: String,
+    /// What it does and its parameters.
+    pub kind: WorkloadKind,
+}
+
+/// Where filesystems come from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Target {
+    /// Sparse image files in this scratch folder, attached as loop devices (tmpfs needs none).
+    Loop {
+        /// Scratch folder; fsbench makes a private subfolder per run inside it.
+        scratch: PathBuf,
+    },
+    /// An existing directory: no mkfs, no mount; the variant list is ignored and the single
+    /// variant is named after the directory's filesystem type.
+    Dir(PathBuf),
+}
+
+/// A validated suite: everything a run needs to know.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Suite {
+    /// Suite name (the preset's name for presets).
+    pub name: String,
+    /// One-paragraph description.
+    pub description: String,
+    /// Repeats and statistics.
+    pub policy: Policy,
+    /// Filesystem variants, in column order.
+    pub variants: Vec<FsVariant>,
+    /// Workloads, in run order.
+    pub workloads: Vec<WorkloadSpec>,
+    /// The scale factor already applied to every size and duration.
+    pub scale: f64,
+    /// The exact TOML text the suite came from (stored with the session).
+    pub source_text: String,
+}
+
+/// Command-line settings that override a suite file or preset. `None` keeps the file's value.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    /// `--fs`: replaces the suite's variants.
+    pub variants: Option<Vec<FsVariant>>,
+    /// `--only`: keeps only these workloads (by name or kind).
+    pub only: Option<Vec<String>>,
+    /// `--repeat`.
+    pub repeats: Option<u32>,
+    /// `--warmup`.
+    pub warmup: Option<u32>,
+    /// `--scale`: multiplies every size (and duration) of every workload.
+    pub scale: Option<f64>,
+}

@@ -1,0 +1,105 @@
+//! The native workload engine.
+//!
+//! A workload (one file per family under `workloads/`) describes phases; the engine runs them on
+//! an empty directory of the filesystem under test and returns a [`RawSample`]. [`WorkloadKind`]
+//! is the closed set of workloads and [`WorkloadKind::workload`] is the single place that
+//! dispatches on it: everything else goes through the [`Workload`] trait.
+//!
+//! Rules every workload keeps (DESIGN.md, "Rules that make the numbers honest"):
+//! - the hot loop allocates nothing, takes no shared lock, and reads the monotonic clock once
+//!   per operation (the end of one operation is the start of the next);
+//! - write phases end with fsync inside the timed region unless the spec says otherwise;
+//! - `sync` and drop caches before each timed phase when the policy asks for it;
+//! - CPU of the process (getrusage) and of the machine (/proc/stat) per phase;
+//! - the interrupt flag is polled, so Ctrl-C ends a phase quickly and guards run.
+
+use crate::metric::RawSample;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+pub mod cpu;
+pub mod host;
+pub mod latency;
+pub mod pool;
+pub mod workloads;
+
+pub use workloads::bonnie::BonnieSpec;
+
+/// Why a workload could not produce a sample.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// A system call failed; `what` says which operation on which path.
+    #[error("{what}: {source}")]
+    Io {
+        /// The operation and path, e.g. "write /mnt/x/Bonnie.0".
+        what: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The run was interrupted (SIGINT/SIGTERM) while this workload ran.
+    #[error("interrupted")]
+    Interrupted,
+    /// The workload's parameters cannot work (found at run time).
+    #[error("invalid workload: {0}")]
+    Invalid(String),
+}
+
+impl EngineError {
+    /// Wraps an I/O error with the operation and path it came from.
+    pub fn io(what: impl Into<String>, source: std::io::Error) -> Self {
+        EngineError::Io { what: what.into(), source }
+    }
+}
+
+/// What a workload gets to run one repeat.
+pub struct RunContext<'a> {
+    /// An empty directory on the filesystem under test; the workload owns it.
+    pub dir: &'a Path,
+    /// `sync` + drop caches before every timed phase (needs root; skipped with a note if not).
+    pub drop_caches: bool,
+    /// Set by SIGINT/SIGTERM; poll it at least every few milliseconds of work.
+    pub interrupt: &'a AtomicBool,
+    /// Called with a phase name when it starts (progress display).
+    pub on_phase: &'a (dyn Fn(&str) + Sync),
+}
+
+/// The interface every workload family implements.
+pub trait Workload {
+    /// The `kind` name as written in suite files.
+    fn kind(&self) -> &'static str;
+    /// Names of the timed phases in run order (report rows).
+    fn phases(&self) -> Vec<String>;
+    /// A copy with every size and duration multiplied by `factor` (`--scale`), never below
+    /// what the workload needs to work.
+    fn scaled(&self, factor: f64) -> WorkloadKind;
+    /// Checks parameters that serde cannot (ranges, relations). Message says what to change.
+    fn validate(&self) -> Result<(), String>;
+    /// Bytes the workload needs on the filesystem at its peak (image sizing and space checks).
+    fn disk_bytes(&self) -> u64;
+    /// One line for `fsbench plan`.
+    fn describe(&self) -> String;
+    /// Runs one repeat: untimed preparation, then the timed phases.
+    fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError>;
+}
+
+/// The closed set of workloads, as written in suite files (`kind = "bonnie"`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WorkloadKind {
+    /// bonnie++ 2.x: sequential char/block I/O, rewrite, random seeks, small files.
+    Bonnie(BonnieSpec),
+}
+
+impl WorkloadKind {
+    /// Every kind name, for `fsbench list workloads` and "did you mean".
+    pub const KINDS: &'static [&'static str] = &["bonnie"];
+
+    /// The single dispatch point from the closed set to the [`Workload`] interface.
+    pub fn workload(&self) -> &dyn Workload {
+        match self {
+            WorkloadKind::Bonnie(spec) => spec,
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! (Skeleton: the engine helper fills this in.)

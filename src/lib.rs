@@ -1,0 +1,23 @@
+//! fsbench: compare Linux filesystems honestly.
+//!
+//! The data walks one way (DESIGN.md):
+//! `config` (suite/preset) → `plan` (cases × repeats → slots) → for each slot `provision`
+//! (loop image, mkfs, mount: a guard undoes it) → `engine` (native workloads → `RawSample`) →
+//! `store` (SQLite, one transaction per repeat) → `report` (`stats` summaries → `ReportModel`
+//! → table, Markdown, CSV, JSON).
+//!
+//! `app` wires the subcommands of `cli` to that pipeline; `main.rs` only parses, calls
+//! [`app::run`] and maps errors to exit codes.
+
+pub mod app;
+pub mod cli;
+pub mod config;
+pub mod engine;
+pub mod metric;
+pub mod plan;
+pub mod provision;
+pub mod report;
+pub mod signal;
+pub mod stats;
+pub mod store;
+pub mod units;

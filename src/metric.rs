@@ -1,0 +1,241 @@
+//! The one vocabulary of measurements shared by the engine, external-tool adapters, the store,
+//! statistics and every report.
+//!
+//! A [`Measurement`] is one number from one repeat: which phase of the workload produced it,
+//! which [`MetricId`] it is, and its value in the metric's [`Unit`]. Whether bigger is better is
+//! *declared* by the producer in [`Direction`], never guessed from a name later (fsperf's habit).
+//!
+//! Invariants: values are finite; a metric's unit and direction never change between repeats of
+//! the same case (the store keeps them per row so old data stays readable).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::time::Duration;
+
+/// Whether a larger value of a metric is an improvement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// Throughput, rates: more is better.
+    HigherIsBetter,
+    /// Times, latencies, CPU use, fragmentation: less is better.
+    LowerIsBetter,
+}
+
+impl Direction {
+    /// `true` when `a` is better than `b` in this direction.
+    pub fn better(self, a: f64, b: f64) -> bool {
+        match self {
+            Direction::HigherIsBetter => a > b,
+            Direction::LowerIsBetter => a < b,
+        }
+    }
+
+    /// Stable text form used in the store and exports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::HigherIsBetter => "higher_is_better",
+            Direction::LowerIsBetter => "lower_is_better",
+        }
+    }
+
+    /// Inverse of [`Direction::as_str`].
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "higher_is_better" => Some(Direction::HigherIsBetter),
+            "lower_is_better" => Some(Direction::LowerIsBetter),
+            _ => None,
+        }
+    }
+}
+
+/// The unit a metric is expressed in. Binary prefixes throughout: 1 MiB = 1,048,576 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Unit {
+    /// Mebibytes per second.
+    #[serde(rename = "MiB/s")]
+    MibPerSec,
+    /// Operations (files, seeks, requests, transactions) per second.
+    #[serde(rename = "ops/s")]
+    OpsPerSec,
+    /// Seconds of wall-clock time.
+    #[serde(rename = "s")]
+    Seconds,
+    /// Microseconds (latency percentiles).
+    #[serde(rename = "us")]
+    Micros,
+    /// Percent of one CPU (process) or of all CPUs (system).
+    #[serde(rename = "%")]
+    Percent,
+    /// A dimensionless ratio (for example extents per file).
+    #[serde(rename = "ratio")]
+    Ratio,
+    /// A plain count.
+    #[serde(rename = "count")]
+    Count,
+}
+
+impl Unit {
+    /// Stable text form used in the store, labels and exports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unit::MibPerSec => "MiB/s",
+            Unit::OpsPerSec => "ops/s",
+            Unit::Seconds => "s",
+            Unit::Micros => "us",
+            Unit::Percent => "%",
+            Unit::Ratio => "ratio",
+            Unit::Count => "count",
+        }
+    }
+
+    /// Inverse of [`Unit::as_str`].
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            Unit::MibPerSec,
+            Unit::OpsPerSec,
+            Unit::Seconds,
+            Unit::Micros,
+            Unit::Percent,
+            Unit::Ratio,
+            Unit::Count,
+        ]
+        .into_iter()
+        .find(|u| u.as_str() == s)
+    }
+}
+
+impl fmt::Display for Unit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What is measured: a name (`throughput`, `rate`, `cpu_process`, `lat_p99`, …), its unit and
+/// its direction.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct MetricId {
+    /// Short snake_case name, unique within a phase.
+    pub name: String,
+    /// Unit of the value.
+    pub unit: Unit,
+    /// Declared direction.
+    pub direction: Direction,
+}
+
+impl MetricId {
+    /// A metric where more is better.
+    pub fn higher(name: &str, unit: Unit) -> Self {
+        MetricId { name: name.to_string(), unit, direction: Direction::HigherIsBetter }
+    }
+
+    /// A metric where less is better.
+    pub fn lower(name: &str, unit: Unit) -> Self {
+        MetricId { name: name.to_string(), unit, direction: Direction::LowerIsBetter }
+    }
+}
+
+/// One number of one repeat.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
+    /// The workload phase that produced it (`seq_write_block`, `rand_create`, …).
+    pub phase: String,
+    /// What it is.
+    pub metric: MetricId,
+    /// The value, in `metric.unit`.
+    pub value: f64,
+}
+
+/// CPU use over one timed phase.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuUsage {
+    /// User + system CPU time of the fsbench process (getrusage RUSAGE_SELF) over wall time,
+    /// in percent of one CPU, as bonnie++ reports `%CP` (can exceed 100 with threads).
+    pub process_pct: f64,
+    /// Busy share of all CPUs from /proc/stat over the phase (user+nice+system+irq+softirq+steal
+    /// over total, idle and iowait count as not busy), in percent of the whole machine.
+    pub system_pct: f64,
+}
+
+/// The result of one timed phase of a workload in one repeat.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PhaseResult {
+    /// Phase name, snake_case, stable across versions (it is a report row).
+    pub phase: String,
+    /// Wall time of the timed region (including the fsync the suite counts).
+    pub wall: Duration,
+    /// CPU use over the timed region.
+    pub cpu: CpuUsage,
+    /// The phase's headline metrics (throughput, rate, seconds, latency percentiles …).
+    pub metrics: Vec<(MetricId, f64)>,
+}
+
+impl PhaseResult {
+    /// Flattens the phase into measurements: its metrics, then `cpu_process` and `cpu_system`
+    /// (percent, lower is better).
+    pub fn measurements(&self) -> Vec<Measurement> {
+        let mut out: Vec<Measurement> = self
+            .metrics
+            .iter()
+            .map(|(m, v)| Measurement { phase: self.phase.clone(), metric: m.clone(), value: *v })
+            .collect();
+        out.push(Measurement {
+            phase: self.phase.clone(),
+            metric: MetricId::lower("cpu_process", Unit::Percent),
+            value: self.cpu.process_pct,
+        });
+        out.push(Measurement {
+            phase: self.phase.clone(),
+            metric: MetricId::lower("cpu_system", Unit::Percent),
+            value: self.cpu.system_pct,
+        });
+        out
+    }
+}
+
+/// Everything one repeat of one case produced, before it is stored.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RawSample {
+    /// Timed phases in the order they ran.
+    pub phases: Vec<PhaseResult>,
+    /// Things the report should say about this repeat (for example "phase too short to time").
+    pub notes: Vec<String>,
+}
+
+impl RawSample {
+    /// All measurements of all phases, in phase order.
+    pub fn measurements(&self) -> Vec<Measurement> {
+        self.phases.iter().flat_map(PhaseResult::measurements).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unit_and_direction_round_trip_through_text() {
+        for u in [Unit::MibPerSec, Unit::OpsPerSec, Unit::Seconds, Unit::Micros, Unit::Percent] {
+            assert_eq!(Unit::parse(u.as_str()), Some(u));
+        }
+        for d in [Direction::HigherIsBetter, Direction::LowerIsBetter] {
+            assert_eq!(Direction::parse(d.as_str()), Some(d));
+        }
+    }
+
+    #[test]
+    fn phase_result_flattens_with_cpu_metrics() {
+        let p = PhaseResult {
+            phase: "seq_write_block".into(),
+            wall: Duration::from_secs(1),
+            cpu: CpuUsage { process_pct: 50.0, system_pct: 30.0 },
+            metrics: vec![(MetricId::higher("throughput", Unit::MibPerSec), 100.0)],
+        };
+        let m = p.measurements();
+        assert_eq!(m.len(), 3);
+        assert_eq!(m[0].metric.name, "throughput");
+        assert_eq!(m[1].metric.name, "cpu_process");
+        assert_eq!(m[1].value, 50.0);
+        assert!(Direction::LowerIsBetter.better(1.0, 2.0));
+    }
+}

@@ -1,0 +1,228 @@
+//! Expanding a suite into a plan: cases (variant × workload) and slots (case × repeat) in run
+//! order, with the disk space each needs.
+//!
+//! Invariants: a [`CaseId`] depends only on the normalised variant and workload (not on order,
+//! names of other cases, or the machine), so the same case in two sessions has the same id and
+//! `compare` and `--resume` can match them. Unavailable variants stay in the plan as cases with a
+//! reason and get no slots: they are reported, never silently dropped.
+
+use crate::config::{FsVariant, Order, Suite, WorkloadSpec};
+use crate::units::Bytes;
+use serde::Serialize;
+
+/// Stable identity of a case: 16 hex digits of FNV-1a-64 over the normalised case JSON.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct CaseId(pub String);
+
+impl CaseId {
+    /// Computes the id of `variant` × `workload`.
+    pub fn of(variant: &FsVariant, workload: &WorkloadSpec) -> CaseId {
+        let text = serde_json::to_string(&(
+            &variant.fs_type,
+            &variant.mkfs_args,
+            &variant.mount_opts,
+            &variant.name,
+            &workload.name,
+            &workload.kind,
+        ))
+        .expect("case serialises");
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in text.bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        CaseId(format!("{h:016x}"))
+    }
+}
+
+/// One variant × workload.
+#[derive(Clone, Debug, Serialize)]
+pub struct Case {
+    /// Stable id.
+    pub id: CaseId,
+    /// The filesystem variant.
+    pub variant: FsVariant,
+    /// The workload.
+    pub workload: WorkloadSpec,
+    /// `None` if it can run here, else why not.
+    pub unavailable: Option<String>,
+    /// Size of the loop image (or tmpfs) to create for one repeat, in bytes.
+    pub image_bytes: u64,
+}
+
+/// One repeat of one case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Slot {
+    /// Index into [`Plan::cases`].
+    pub case: usize,
+    /// 0-based repeat index, warm-ups first.
+    pub repeat: u32,
+    /// A warm-up repeat (stored, excluded from statistics).
+    pub warmup: bool,
+}
+
+/// The whole run, in order.
+#[derive(Clone, Debug, Serialize)]
+pub struct Plan {
+    /// Every case, available or not, variant-major for display.
+    pub cases: Vec<Case>,
+    /// Slots of available cases in run order.
+    pub slots: Vec<Slot>,
+    /// Peak scratch space needed at once (one image at a time), in bytes.
+    pub peak_scratch_bytes: u64,
+}
+
+/// Smallest image each filesystem type can be made on (mkfs refuses below), in bytes.
+pub fn min_image_bytes(fs_type: &str) -> u64 {
+    match fs_type {
+        // xfsprogs 6.x refuses filesystems under 300 MB.
+        "xfs" => 320 * Bytes::MIB,
+        // btrfs needs 114294784 bytes per device without --mixed.
+        "btrfs" => 128 * Bytes::MIB,
+        _ => 64 * Bytes::MIB,
+    }
+}
+
+/// Image size for a workload needing `need` bytes: 1.5× plus 64 MiB headroom for metadata and
+/// journals, rounded up to whole MiB, never below the type's minimum.
+pub fn image_bytes_for(fs_type: &str, need: u64) -> u64 {
+    let want = need.saturating_add(need / 2).saturating_add(64 * Bytes::MIB);
+    let rounded = want.div_ceil(Bytes::MIB).saturating_mul(Bytes::MIB);
+    rounded.max(min_image_bytes(fs_type))
+}
+
+/// Expands `suite` into a plan. `availability` says for a variant whether it can run here
+/// (`Err(reason)` if not).
+pub fn expand(suite: &Suite, availability: &dyn Fn(&FsVariant) -> Result<(), String>) -> Plan {
+    let mut cases = Vec::new();
+    for v in &suite.variants {
+        let unavailable = availability(v).err();
+        for w in &suite.workloads {
+            let need = w.kind.workload().disk_bytes();
+            let image_bytes = v
+                .image_size
+                .map(Bytes::get)
+                .unwrap_or_else(|| image_bytes_for(&v.fs_type, need));
+            cases.push(Case {
+                id: CaseId::of(v, w),
+                variant: v.clone(),
+                workload: w.clone(),
+                unavailable: unavailable.clone(),
+                image_bytes,
+            });
+        }
+    }
+    let p = &suite.policy;
+    let total = p.warmup + p.repeats;
+    let runnable: Vec<usize> = (0..cases.len()).filter(|&i| cases[i].unavailable.is_none()).collect();
+    // Run order within one repeat: workload-major, variant-minor, so one workload is compared
+    // across filesystems close together in time.
+    let mut by_workload = runnable.clone();
+    by_workload.sort_by_key(|&i| {
+        let w = suite.workloads.iter().position(|w| w.name == cases[i].workload.name).unwrap_or(0);
+        let v = suite.variants.iter().position(|v| v.name == cases[i].variant.name).unwrap_or(0);
+        (w, v)
+    });
+    let mut slots = Vec::new();
+    match p.order {
+        Order::Interleaved => {
+            for r in 0..total {
+                for &c in &by_workload {
+                    slots.push(Slot { case: c, repeat: r, warmup: r < p.warmup });
+                }
+            }
+        }
+        Order::Sequential => {
+            for &c in &by_workload {
+                for r in 0..total {
+                    slots.push(Slot { case: c, repeat: r, warmup: r < p.warmup });
+                }
+            }
+        }
+    }
+    let peak_scratch_bytes = slots
+        .iter()
+        .filter(|s| cases[s.case].variant.fs_type != "tmpfs")
+        .map(|s| cases[s.case].image_bytes)
+        .max()
+        .unwrap_or(0);
+    Plan { cases, slots, peak_scratch_bytes }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Policy, WorkloadSpec};
+    use crate::engine::{BonnieSpec, WorkloadKind};
+
+    fn variant(name: &str, t: &str) -> FsVariant {
+        FsVariant { name: name.into(), fs_type: t.into(), mkfs_args: vec![], mount_opts: vec![], image_size: None }
+    }
+
+    fn suite(order: Order, warmup: u32) -> Suite {
+        let bonnie: BonnieSpec = toml::from_str("").expect("defaults");
+        Suite {
+            name: "t".into(),
+            description: String::new(),
+            policy: Policy { repeats: 2, warmup, order, ..Policy::default() },
+            variants: vec![variant("ext4", "ext4"), variant("zfs", "zfs"), variant("xfs", "xfs")],
+            workloads: vec![WorkloadSpec { name: "bonnie".into(), kind: WorkloadKind::Bonnie(bonnie) }],
+            scale: 1.0,
+            source_text: String::new(),
+        }
+    }
+
+    fn avail(v: &FsVariant) -> Result<(), String> {
+        if v.fs_type == "zfs" {
+            Err("no zfs".into())
+        } else {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn interleaved_plan_alternates_variants_and_keeps_unavailable_cases() {
+        let plan = expand(&suite(Order::Interleaved, 1), &avail);
+        assert_eq!(plan.cases.len(), 3);
+        assert_eq!(plan.cases[1].unavailable.as_deref(), Some("no zfs"));
+        let seq: Vec<(String, u32, bool)> = plan
+            .slots
+            .iter()
+            .map(|s| (plan.cases[s.case].variant.name.clone(), s.repeat, s.warmup))
+            .collect();
+        assert_eq!(
+            seq,
+            vec![
+                ("ext4".into(), 0, true),
+                ("xfs".into(), 0, true),
+                ("ext4".into(), 1, false),
+                ("xfs".into(), 1, false),
+                ("ext4".into(), 2, false),
+                ("xfs".into(), 2, false),
+            ]
+        );
+    }
+
+    #[test]
+    fn sequential_plan_groups_repeats() {
+        let plan = expand(&suite(Order::Sequential, 0), &avail);
+        let names: Vec<&str> = plan.slots.iter().map(|s| plan.cases[s.case].variant.name.as_str()).collect();
+        assert_eq!(names, ["ext4", "ext4", "xfs", "xfs"]);
+    }
+
+    #[test]
+    fn case_ids_are_stable_and_distinct() {
+        let s = suite(Order::Interleaved, 0);
+        let a = CaseId::of(&s.variants[0], &s.workloads[0]);
+        assert_eq!(a, CaseId::of(&s.variants[0], &s.workloads[0]));
+        assert_ne!(a, CaseId::of(&s.variants[2], &s.workloads[0]));
+        assert_eq!(a.0.len(), 16);
+    }
+
+    #[test]
+    fn images_respect_filesystem_minimums() {
+        assert_eq!(image_bytes_for("xfs", 0), 320 * Bytes::MIB);
+        assert_eq!(image_bytes_for("btrfs", 0), 128 * Bytes::MIB);
+        assert_eq!(image_bytes_for("ext4", 100 * Bytes::MIB), 214 * Bytes::MIB);
+    }
+}
