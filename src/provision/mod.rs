@@ -1,1 +1,527 @@
-//! (Skeleton.)
+//! Provisioning: turning a filesystem variant into a mounted, empty directory, and undoing it.
+//!
+//! A [`Provisioner`] makes a [`Mounted`] for one repeat. `Mounted` is a guard holding an undo
+//! stack ([`Undo`]): every resource (image file, loop device, mount, directory) is pushed the
+//! moment it exists, so a failure half-way through provisioning, an error in the workload, a
+//! panic (unwinding) or SIGINT/SIGTERM (the runner returns normally after polling the flag) all
+//! end in `Drop`, which undoes the stack in reverse order. Every push and pop is mirrored in the
+//! run's on-disk state file ([`state`]) so `fsbench cleanup` can undo a run that was SIGKILLed.
+//!
+//! Safety rules (DESIGN.md "Safety"): fsbench only runs mkfs on loop devices attached to image
+//! files it created in its own run folder; a loop device is detached only if its backing file is
+//! still that image; a mount is removed only if /proc/mounts still shows it on that device.
+//! Loop devices are always allocated with `losetup --find` (other processes may hold some).
+//!
+//! Mounting goes through util-linux `mount(8)`, which turns option strings such as `noatime`
+//! into mount flags and passes the rest to the filesystem; unmounting uses umount(2) directly.
+//! References: losetup(8), mount(8), mkfs.ext4(8) (`-E lazy_itable_init=0,lazy_journal_init=0`
+//! so no background thread initialises inode tables during the first minutes), mkfs.xfs(8)
+//! (300 MB minimum), mkfs.btrfs(8) (114 MB minimum without `--mixed`).
+
+use crate::config::FsVariant;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub mod state;
+
+pub use state::{cleanup_leftovers, CleanupReport, RunState};
+
+/// Why a filesystem could not be provisioned or removed.
+#[derive(Debug, thiserror::Error)]
+pub enum ProvisionError {
+    /// An external tool (losetup, mkfs.*, mount) failed; `stderr` is its last lines.
+    #[error("`{command}` failed ({status}): {stderr}")]
+    Tool {
+        /// The command line.
+        command: String,
+        /// Exit status description.
+        status: String,
+        /// What it printed on stderr (trimmed).
+        stderr: String,
+    },
+    /// A tool is not installed.
+    #[error("`{tool}` is not installed: {hint}")]
+    MissingTool {
+        /// Program name.
+        tool: String,
+        /// What to install.
+        hint: String,
+    },
+    /// A file operation failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// Operation and path.
+        what: String,
+        /// OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The variant cannot be provided on this machine.
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ProvisionError {
+    let what = what.into();
+    move |source| ProvisionError::Io { what, source }
+}
+
+/// Runs a command, returning its stdout, or a [`ProvisionError::Tool`] with its stderr.
+pub fn run_tool(program: &str, args: &[String], envs: &[(&str, &str)]) -> Result<String, ProvisionError> {
+    let command = std::iter::once(program.to_string()).chain(args.iter().cloned()).collect::<Vec<_>>().join(" ");
+    let out = Command::new(program).args(args).envs(envs.iter().copied()).output().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            ProvisionError::MissingTool { tool: program.to_string(), hint: install_hint(program) }
+        } else {
+            ProvisionError::Io { what: format!("run {command}"), source: e }
+        }
+    })?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let tail: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+        let tail = tail[tail.len().saturating_sub(3)..].join(" / ");
+        Err(ProvisionError::Tool { command, status: out.status.to_string(), stderr: tail })
+    }
+}
+
+/// The Debian package that provides a tool, as an install hint.
+pub fn install_hint(tool: &str) -> String {
+    let pkg = match tool {
+        "mkfs.xfs" | "xfs_info" => "xfsprogs",
+        "mkfs.btrfs" | "btrfs" => "btrfs-progs",
+        "mkfs.ext2" | "mkfs.ext3" | "mkfs.ext4" | "mke2fs" => "e2fsprogs",
+        "losetup" | "mount" | "umount" | "blkid" => "util-linux (and mount)",
+        "mkfs.f2fs" => "f2fs-tools",
+        "mkfs.jfs" => "jfsutils",
+        "mkfs.reiserfs" => "reiserfsprogs",
+        "mkfs.nilfs2" => "nilfs-tools",
+        "mkfs.vfat" | "mkfs.fat" => "dosfstools",
+        "mkfs.exfat" => "exfatprogs",
+        "fio" => "fio",
+        "bonnie++" => "bonnie++",
+        "sysbench" => "sysbench",
+        _ => return format!("install the package that provides {tool}"),
+    };
+    format!("run `apt-get install {pkg}` (or `scripts/install.sh`)")
+}
+
+/// Finds an executable in PATH plus /sbin and /usr/sbin (root's tools may be outside PATH).
+pub fn find_tool(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/local/sbin", "/usr/sbin", "/sbin"].iter().map(PathBuf::from))
+        .map(|d| d.join(name))
+        .find(|p| {
+            use std::os::unix::fs::PermissionsExt;
+            p.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+        })
+}
+
+/// `true` when running as root (needed for loop devices, mkfs on them, and mount).
+pub fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+/// Filesystem types the running kernel can mount now (/proc/filesystems).
+pub fn kernel_filesystems() -> Vec<String> {
+    std::fs::read_to_string("/proc/filesystems")
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_whitespace().last().map(str::to_string))
+        .collect()
+}
+
+/// Whether `fs_type` can be made and mounted here; `Err` says why not and what would fix it.
+pub fn availability(fs_type: &str) -> Result<(), String> {
+    if !is_root() {
+        return Err(format!(
+            "{fs_type}: needs root (loop devices, mkfs and mount); run as root, or benchmark an existing directory with --dir PATH"
+        ));
+    }
+    let in_kernel = kernel_filesystems().iter().any(|k| k == fs_type);
+    let modules_possible = Path::new("/proc/modules").exists();
+    if !in_kernel && !modules_possible {
+        return Err(format!(
+            "{fs_type}: the running kernel has no {fs_type} driver (not in /proc/filesystems) and cannot load modules"
+        ));
+    }
+    if fs_type == "tmpfs" {
+        return Ok(());
+    }
+    let mkfs = format!("mkfs.{fs_type}");
+    if find_tool(&mkfs).is_none() {
+        return Err(format!("{fs_type}: `{mkfs}` is not installed; {}", install_hint(&mkfs)));
+    }
+    if find_tool("losetup").is_none() {
+        return Err(format!("{fs_type}: `losetup` is not installed; {}", install_hint("losetup")));
+    }
+    Ok(())
+}
+
+/// fsbench's own mkfs arguments for a type, before the variant's: force, quiet, and no lazy
+/// initialisation for ext*.
+pub fn default_mkfs_args(fs_type: &str) -> Vec<String> {
+    let v: &[&str] = match fs_type {
+        "ext2" | "ext3" | "ext4" => &["-F", "-q", "-E", "lazy_itable_init=0,lazy_journal_init=0"],
+        "xfs" => &["-f", "-q"],
+        "btrfs" => &["-f", "-q"],
+        _ => &[],
+    };
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// One step to undo, in the order resources were created.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case", tag = "undo")]
+pub enum Undo {
+    /// Delete an image file fsbench created.
+    RemoveFile {
+        /// The image.
+        path: PathBuf,
+    },
+    /// Detach a loop device, if it is still backed by `image`.
+    Detach {
+        /// `/dev/loopN`.
+        device: String,
+        /// Backing file it was attached to.
+        image: PathBuf,
+    },
+    /// Unmount, if /proc/mounts still shows `source` on `mountpoint`.
+    Unmount {
+        /// Where it is mounted.
+        mountpoint: PathBuf,
+        /// What is mounted (device or `tmpfs`).
+        source: String,
+    },
+    /// Remove a directory fsbench created (empty for mountpoints, a tree for `--dir` work dirs).
+    RemoveDir {
+        /// The directory.
+        path: PathBuf,
+        /// Remove contents too.
+        recursive: bool,
+    },
+}
+
+impl Undo {
+    /// Performs the step. Steps whose resource is already gone succeed.
+    pub fn apply(&self) -> Result<(), ProvisionError> {
+        match self {
+            Undo::RemoveFile { path } => match std::fs::remove_file(path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_err(format!("remove {}", path.display()))(e)),
+                _ => Ok(()),
+            },
+            Undo::Detach { device, image } => {
+                if loop_backing_file(device).as_deref() != Some(image.as_path()) {
+                    return Ok(()); // already detached, or now someone else's: never touch it
+                }
+                run_tool("losetup", &["-d".into(), device.clone()], &[]).map(|_| ())
+            }
+            Undo::Unmount { mountpoint, source } => {
+                if !is_mounted(mountpoint, Some(source)) {
+                    return Ok(());
+                }
+                unmount(mountpoint)
+            }
+            Undo::RemoveDir { path, recursive } => {
+                let r = if *recursive { std::fs::remove_dir_all(path) } else { std::fs::remove_dir(path) };
+                match r {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_err(format!("remove {}", path.display()))(e)),
+                    _ => Ok(()),
+                }
+            }
+        }
+    }
+}
+
+/// The backing file of a loop device, from sysfs (`None` if not attached).
+pub fn loop_backing_file(device: &str) -> Option<PathBuf> {
+    let name = Path::new(device).file_name()?.to_str()?;
+    let s = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")).ok()?;
+    Some(PathBuf::from(s.trim_end_matches('\n').trim_end_matches(" (deleted)")))
+}
+
+/// Decodes the octal escapes /proc/mounts uses for spaces and tabs in paths.
+fn unescape_mount_field(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 3 < b.len() {
+            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 4], 8) {
+                out.push(v as char);
+                i += 4;
+                continue;
+            }
+        }
+        out.push(b[i] as char);
+        i += 1;
+    }
+    out
+}
+
+/// The /proc/mounts entry for `mountpoint`: `(source, fstype, options)` of the topmost mount.
+pub fn mount_entry(mountpoint: &Path) -> Option<(String, String, String)> {
+    let text = std::fs::read_to_string("/proc/mounts").ok()?;
+    text.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            (f.len() >= 4 && Path::new(&unescape_mount_field(f[1])) == mountpoint)
+                .then(|| (unescape_mount_field(f[0]), f[2].to_string(), f[3].to_string()))
+        })
+        .last()
+}
+
+/// Whether `mountpoint` is mounted (from `source`, when given).
+pub fn is_mounted(mountpoint: &Path, source: Option<&str>) -> bool {
+    match mount_entry(mountpoint) {
+        Some((src, _, _)) => source.is_none_or(|s| s == src),
+        None => false,
+    }
+}
+
+/// Unmounts, retrying briefly on EBUSY (a process may still be closing files), then detaching
+/// lazily as a last resort so the run never leaves a mount behind.
+pub fn unmount(mountpoint: &Path) -> Result<(), ProvisionError> {
+    use rustix::mount::{unmount as sys_unmount, UnmountFlags};
+    let mut last = None;
+    for attempt in 0..20 {
+        match sys_unmount(mountpoint, UnmountFlags::empty()) {
+            Ok(()) => return Ok(()),
+            Err(rustix::io::Errno::INVAL) | Err(rustix::io::Errno::NOENT) => return Ok(()),
+            Err(e) => last = Some(e),
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50 * (attempt + 1)));
+    }
+    if sys_unmount(mountpoint, UnmountFlags::DETACH).is_ok() {
+        return Ok(());
+    }
+    Err(ProvisionError::Io {
+        what: format!("umount {}", mountpoint.display()),
+        source: std::io::Error::from_raw_os_error(last.map(|e| e.raw_os_error()).unwrap_or(libc::EBUSY)),
+    })
+}
+
+/// A mounted filesystem (or work directory) for one repeat; undoes everything on drop.
+pub struct Mounted {
+    /// An empty directory on the filesystem under test, for the workload.
+    pub workdir: PathBuf,
+    /// The mountpoint (equal to the parent of `workdir` for mounts).
+    pub mountpoint: PathBuf,
+    /// The block device, for loop-backed filesystems.
+    pub device: Option<String>,
+    /// Mount options as /proc/mounts reports them.
+    pub effective_opts: Option<String>,
+    undo: Vec<Undo>,
+    state: RunState,
+}
+
+impl Mounted {
+    fn new(state: RunState, mountpoint: PathBuf) -> Self {
+        Mounted { workdir: mountpoint.clone(), mountpoint, device: None, effective_opts: None, undo: Vec::new(), state }
+    }
+
+    /// Records that a resource now exists (in memory and in the state file).
+    fn push(&mut self, u: Undo) {
+        self.state.push(&u);
+        self.undo.push(u);
+    }
+
+    /// Undoes everything now, reporting the first error (drop does the same, silently).
+    pub fn teardown(mut self) -> Result<(), ProvisionError> {
+        self.undo_all()
+    }
+
+    fn undo_all(&mut self) -> Result<(), ProvisionError> {
+        let mut first = None;
+        while let Some(u) = self.undo.pop() {
+            match u.apply() {
+                Ok(()) => self.state.pop(&u),
+                Err(e) => {
+                    // Keep it in the state file so `fsbench cleanup` can try again.
+                    first.get_or_insert(e);
+                }
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        if let Err(e) = self.undo_all() {
+            eprintln!("fsbench: cleanup incomplete: {e}; run `fsbench cleanup`");
+        }
+    }
+}
+
+/// Makes a [`Mounted`] for one repeat of a variant.
+pub trait Provisioner {
+    /// Provisions `variant` with an image (or tmpfs) of `image_bytes`; `tag` names the repeat
+    /// in paths (safe characters only).
+    fn provision(&self, variant: &FsVariant, image_bytes: u64, tag: &str) -> Result<Mounted, ProvisionError>;
+    /// One line describing the target for the session record.
+    fn describe(&self) -> String;
+}
+
+/// Loop-backed images (and tmpfs) in a private run folder under the scratch folder.
+pub struct ImageProvisioner {
+    state: RunState,
+}
+
+impl ImageProvisioner {
+    /// Uses the run folder of `state` (see [`RunState::create`]).
+    pub fn new(state: RunState) -> Self {
+        ImageProvisioner { state }
+    }
+}
+
+impl Provisioner for ImageProvisioner {
+    fn describe(&self) -> String {
+        format!("loop images in {}", self.state.dir().display())
+    }
+
+    fn provision(&self, variant: &FsVariant, image_bytes: u64, tag: &str) -> Result<Mounted, ProvisionError> {
+        availability(&variant.fs_type).map_err(ProvisionError::Unavailable)?;
+        let dir = self.state.dir();
+        let mnt = dir.join(format!("mnt-{tag}"));
+        let mut m = Mounted::new(self.state.clone(), mnt.clone());
+        std::fs::create_dir(&mnt).map_err(io_err(format!("create {}", mnt.display())))?;
+        m.push(Undo::RemoveDir { path: mnt.clone(), recursive: false });
+
+        let opts = variant.mount_opts.join(",");
+        if variant.fs_type == "tmpfs" {
+            let size_opt = format!("size={image_bytes}");
+            let all = if opts.is_empty() { size_opt } else { format!("{size_opt},{opts}") };
+            run_tool("mount", &["-t".into(), "tmpfs".into(), "-o".into(), all, "tmpfs".into(), path_arg(&mnt)], &[])?;
+            m.push(Undo::Unmount { mountpoint: mnt.clone(), source: "tmpfs".into() });
+        } else {
+            let image = dir.join(format!("img-{tag}.img"));
+            let f = std::fs::File::create_new(&image).map_err(io_err(format!("create {}", image.display())))?;
+            m.push(Undo::RemoveFile { path: image.clone() });
+            f.set_len(image_bytes).map_err(io_err(format!("size {} to {image_bytes} bytes", image.display())))?;
+            drop(f);
+            let device = attach_loop(&image)?;
+            m.push(Undo::Detach { device: device.clone(), image: image.clone() });
+            m.device = Some(device.clone());
+
+            let mkfs = format!("mkfs.{}", variant.fs_type);
+            let mut args = default_mkfs_args(&variant.fs_type);
+            args.extend(variant.mkfs_args.iter().cloned());
+            args.push(device.clone());
+            run_tool(&mkfs, &args, &[])?;
+
+            let mut margs = vec!["-t".to_string(), variant.fs_type.clone()];
+            if !opts.is_empty() {
+                margs.extend(["-o".to_string(), opts.clone()]);
+            }
+            margs.extend([device.clone(), path_arg(&mnt)]);
+            run_tool("mount", &margs, &[])?;
+            m.push(Undo::Unmount { mountpoint: mnt.clone(), source: device });
+        }
+        m.effective_opts = mount_entry(&mnt).map(|(_, _, o)| o);
+        let work = mnt.join("fsbench-work");
+        std::fs::create_dir(&work).map_err(io_err(format!("create {}", work.display())))?;
+        m.workdir = work;
+        Ok(m)
+    }
+}
+
+fn path_arg(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// Attaches `image` to a free loop device with direct I/O on the backing file (so the host's
+/// page cache does not stand between the filesystem and the disk), falling back to buffered
+/// backing I/O where the host filesystem refuses O_DIRECT.
+fn attach_loop(image: &Path) -> Result<String, ProvisionError> {
+    let img = path_arg(image);
+    let out = run_tool("losetup", &["--find".into(), "--show".into(), "--direct-io=on".into(), img.clone()], &[])
+        .or_else(|_| run_tool("losetup", &["--find".into(), "--show".into(), img], &[]))?;
+    let dev = out.trim().to_string();
+    if !dev.starts_with("/dev/loop") {
+        return Err(ProvisionError::Tool {
+            command: "losetup --find --show".into(),
+            status: "ok".into(),
+            stderr: format!("unexpected output `{dev}`"),
+        });
+    }
+    Ok(dev)
+}
+
+/// An existing directory (`--dir`): no mkfs, no mount; each repeat gets a fresh subfolder that
+/// is removed afterwards.
+pub struct DirProvisioner {
+    root: PathBuf,
+    state: RunState,
+}
+
+impl DirProvisioner {
+    /// Benchmarks inside `root`, which must exist and be a directory.
+    pub fn new(root: PathBuf, state: RunState) -> Result<Self, ProvisionError> {
+        let md = std::fs::metadata(&root).map_err(io_err(format!("--dir {}", root.display())))?;
+        if !md.is_dir() {
+            return Err(ProvisionError::Unavailable(format!("--dir {}: not a directory", root.display())));
+        }
+        Ok(DirProvisioner { root, state })
+    }
+
+    /// Type of the filesystem holding the directory (longest matching /proc/mounts prefix).
+    pub fn fs_type(&self) -> String {
+        let root = std::fs::canonicalize(&self.root).unwrap_or(self.root.clone());
+        let text = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+        text.lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split(' ').collect();
+                let mp = PathBuf::from(unescape_mount_field(f.get(1)?));
+                let t = f.get(2)?.to_string();
+                root.starts_with(&mp).then(|| (mp.as_os_str().len(), t))
+            })
+            .max_by_key(|(len, _)| *len)
+            .map(|(_, t)| t)
+            .unwrap_or_else(|| "unknown".into())
+    }
+}
+
+impl Provisioner for DirProvisioner {
+    fn describe(&self) -> String {
+        format!("directory {} ({})", self.root.display(), self.fs_type())
+    }
+
+    fn provision(&self, _variant: &FsVariant, _image_bytes: u64, tag: &str) -> Result<Mounted, ProvisionError> {
+        let work = self.root.join(format!("fsbench-{}-{tag}", std::process::id()));
+        let mut m = Mounted::new(self.state.clone(), self.root.clone());
+        std::fs::create_dir(&work).map_err(io_err(format!("create {}", work.display())))?;
+        m.push(Undo::RemoveDir { path: work.clone(), recursive: true });
+        m.effective_opts = mount_entry(&self.root).map(|(_, _, o)| o);
+        m.workdir = work;
+        Ok(m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mount_fields_unescape_spaces() {
+        assert_eq!(unescape_mount_field("/mnt/a\\040b"), "/mnt/a b");
+        assert_eq!(unescape_mount_field("/plain"), "/plain");
+        assert_eq!(unescape_mount_field("x\\"), "x\\");
+    }
+
+    #[test]
+    fn ext4_gets_lazy_init_disabled() {
+        let a = default_mkfs_args("ext4");
+        assert!(a.iter().any(|s| s.contains("lazy_itable_init=0")));
+        assert!(default_mkfs_args("xfs").contains(&"-f".to_string()));
+    }
+
+    #[test]
+    fn unknown_filesystem_is_unavailable_with_a_reason() {
+        let r = availability("nosuchfs");
+        assert!(r.is_err());
+        assert!(r.unwrap_err().contains("nosuchfs"));
+    }
+}

@@ -1,0 +1,241 @@
+//! The run's state file: what this run created and has not yet undone.
+//!
+//! Each run gets a private folder `SCRATCH/run-<pid>-<unix seconds>/` holding its images and
+//! mountpoints and `state.json`: the process id and its start time (field 22 of
+//! /proc/PID/stat, so a recycled pid is not mistaken for the run), and the list of [`Undo`]
+//! steps still pending. The file is rewritten atomically (temp file + rename) on every change,
+//! so after a SIGKILL it lists exactly what is left. [`cleanup_leftovers`] undoes the pending
+//! steps of dead runs only; it never touches a live run's folder or anything not listed.
+
+use super::{ProvisionError, Undo};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+const STATE_FILE: &str = "state.json";
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct StateDoc {
+    pid: u32,
+    start_time: u64,
+    pending: Vec<Undo>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    dir: PathBuf,
+    doc: StateDoc,
+}
+
+/// Handle on this run's folder and state file; cheap to clone, shared by guards.
+#[derive(Clone, Debug)]
+pub struct RunState(Arc<Mutex<Inner>>);
+
+/// Start time of a process in clock ticks since boot (field 22 of /proc/PID/stat).
+fn process_start_time(pid: u32) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may contain spaces; fields after the last ')' are fixed.
+    let rest = &s[s.rfind(')')? + 2..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+impl RunState {
+    /// Creates `scratch` if needed and a fresh private run folder inside it.
+    pub fn create(scratch: &Path) -> Result<RunState, ProvisionError> {
+        std::fs::create_dir_all(scratch).map_err(|source| ProvisionError::Io {
+            what: format!("create scratch folder {}", scratch.display()),
+            source,
+        })?;
+        let pid = std::process::id();
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        let dir = scratch.join(format!("run-{pid}-{secs}"));
+        std::fs::create_dir(&dir).map_err(|source| ProvisionError::Io {
+            what: format!("create run folder {}", dir.display()),
+            source,
+        })?;
+        let st = RunState(Arc::new(Mutex::new(Inner {
+            dir,
+            doc: StateDoc { pid, start_time: process_start_time(pid).unwrap_or(0), pending: vec![] },
+        })));
+        st.save();
+        Ok(st)
+    }
+
+    /// The run folder.
+    pub fn dir(&self) -> PathBuf {
+        self.lock().dir.clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        // A panic while holding the lock leaves consistent data (we only push/pop), so recover.
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn save(&self) {
+        let g = self.lock();
+        let tmp = g.dir.join(".state.json.tmp");
+        let Ok(text) = serde_json::to_vec_pretty(&g.doc) else { return };
+        // Best effort: if the scratch disk is full we still run and undo in memory.
+        if std::fs::write(&tmp, text).is_ok() {
+            let _ = std::fs::rename(&tmp, g.dir.join(STATE_FILE));
+        }
+    }
+
+    /// Records a created resource.
+    pub fn push(&self, u: &Undo) {
+        self.lock().doc.pending.push(u.clone());
+        self.save();
+    }
+
+    /// Records that a resource was undone.
+    pub fn pop(&self, u: &Undo) {
+        {
+            let mut g = self.lock();
+            if let Some(i) = g.doc.pending.iter().rposition(|p| p == u) {
+                g.doc.pending.remove(i);
+            }
+        }
+        self.save();
+    }
+
+    /// Steps still pending (for tests and diagnostics).
+    pub fn pending(&self) -> Vec<Undo> {
+        self.lock().doc.pending.clone()
+    }
+
+    /// Ends the run: if nothing is pending, removes the state file and the run folder.
+    pub fn finish(&self) {
+        let g = self.lock();
+        if g.doc.pending.is_empty() {
+            let _ = std::fs::remove_file(g.dir.join(STATE_FILE));
+            let _ = std::fs::remove_file(g.dir.join(".state.json.tmp"));
+            let _ = std::fs::remove_dir(&g.dir);
+        }
+    }
+}
+
+/// What [`cleanup_leftovers`] did.
+#[derive(Debug, Default)]
+pub struct CleanupReport {
+    /// Steps undone, as text.
+    pub undone: Vec<String>,
+    /// Run folders of live runs that were left alone.
+    pub live_runs: Vec<PathBuf>,
+    /// Steps that failed, with the error.
+    pub failed: Vec<String>,
+}
+
+/// Undoes what dead runs left under `scratch` (mounts, loop devices, images, folders), in
+/// reverse order of creation, and removes their run folders. Live runs are left alone.
+pub fn cleanup_leftovers(scratch: &Path) -> Result<CleanupReport, ProvisionError> {
+    let mut report = CleanupReport::default();
+    let entries = match std::fs::read_dir(scratch) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(report),
+        Err(source) => return Err(ProvisionError::Io { what: format!("read {}", scratch.display()), source }),
+    };
+    for entry in entries.flatten() {
+        let dir = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("run-") || !dir.is_dir() {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(dir.join(STATE_FILE)) else { continue };
+        let Ok(doc) = serde_json::from_str::<StateDoc>(&text) else {
+            report.failed.push(format!("{}: unreadable state file", dir.display()));
+            continue;
+        };
+        if doc.pid != std::process::id() && process_start_time(doc.pid).is_some_and(|t| t == doc.start_time) {
+            report.live_runs.push(dir);
+            continue;
+        }
+        let mut left = Vec::new();
+        for u in doc.pending.iter().rev() {
+            match u.apply() {
+                Ok(()) => report.undone.push(describe(u)),
+                Err(e) => {
+                    report.failed.push(format!("{}: {e}", describe(u)));
+                    left.push(u.clone());
+                }
+            }
+        }
+        if left.is_empty() {
+            let _ = std::fs::remove_file(dir.join(STATE_FILE));
+            let _ = std::fs::remove_file(dir.join(".state.json.tmp"));
+            match std::fs::remove_dir(&dir) {
+                Ok(()) => report.undone.push(format!("removed run folder {}", dir.display())),
+                Err(e) => report.failed.push(format!("remove {}: {e}", dir.display())),
+            }
+        } else {
+            left.reverse();
+            let doc = StateDoc { pending: left, ..doc };
+            if let Ok(t) = serde_json::to_vec_pretty(&doc) {
+                let _ = std::fs::write(dir.join(STATE_FILE), t);
+            }
+        }
+    }
+    Ok(report)
+}
+
+fn describe(u: &Undo) -> String {
+    match u {
+        Undo::RemoveFile { path } => format!("removed image {}", path.display()),
+        Undo::Detach { device, image } => format!("detached {device} ({})", image.display()),
+        Undo::Unmount { mountpoint, source } => format!("unmounted {source} from {}", mountpoint.display()),
+        Undo::RemoveDir { path, .. } => format!("removed folder {}", path.display()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_file_tracks_pending_steps_and_finish_removes_the_run_folder() {
+        let scratch = tempfile::tempdir().unwrap();
+        let st = RunState::create(scratch.path()).unwrap();
+        let f = st.dir().join("x.img");
+        std::fs::write(&f, b"x").unwrap();
+        let u = Undo::RemoveFile { path: f.clone() };
+        st.push(&u);
+        let text = std::fs::read_to_string(st.dir().join(STATE_FILE)).unwrap();
+        assert!(text.contains("x.img"));
+        u.apply().unwrap();
+        st.pop(&u);
+        assert!(st.pending().is_empty());
+        st.finish();
+        assert!(!st.dir().exists());
+    }
+
+    #[test]
+    fn cleanup_undoes_dead_runs_and_spares_live_ones() {
+        let scratch = tempfile::tempdir().unwrap();
+        // A dead run: pid 0 never has our start time.
+        let dead = scratch.path().join("run-1-1");
+        std::fs::create_dir(&dead).unwrap();
+        let img = dead.join("img.img");
+        std::fs::write(&img, b"x").unwrap();
+        let doc = StateDoc { pid: u32::MAX, start_time: 1, pending: vec![Undo::RemoveFile { path: img.clone() }] };
+        std::fs::write(dead.join(STATE_FILE), serde_json::to_vec(&doc).unwrap()).unwrap();
+        // A live run: this very process, seen from outside (different pid field is not needed:
+        // cleanup treats its own pid as dead on purpose, so use the parent's).
+        let live = scratch.path().join("run-2-2");
+        std::fs::create_dir(&live).unwrap();
+        let ppid = rustix::process::getppid().map(|p| p.as_raw_nonzero().get() as u32).unwrap_or(1);
+        let doc = StateDoc { pid: ppid, start_time: process_start_time(ppid).unwrap(), pending: vec![] };
+        std::fs::write(live.join(STATE_FILE), serde_json::to_vec(&doc).unwrap()).unwrap();
+        // Something that is not a run folder.
+        std::fs::create_dir(scratch.path().join("keep-me")).unwrap();
+
+        let r = cleanup_leftovers(scratch.path()).unwrap();
+        assert!(!img.exists());
+        assert!(!dead.exists());
+        assert!(live.exists());
+        assert_eq!(r.live_runs, vec![live]);
+        assert!(scratch.path().join("keep-me").exists());
+        assert!(r.failed.is_empty(), "{:?}", r.failed);
+    }
+}
