@@ -1,1 +1,615 @@
-//! Wires subcommands to the pipeline. (Skeleton.)
+//! Wires the subcommands of [`crate::cli`] to the pipeline (DESIGN.md): load the suite, expand
+//! the plan, provision each slot behind a guard, run the workload, store the repeat, and end
+//! with the same report code `fsbench report` uses, reading back what was just stored.
+//!
+//! Errors are `anyhow` here (the edge); [`exit_code`] maps them: configuration and usage errors
+//! to 2, interruption to 130, everything else to 1.
+
+use crate::cli::{Cli, Command, ListWhat, ReportArgs, RunArgs, ScratchArgs};
+use crate::config::{self, ConfigError, FsVariant, Overrides, Suite};
+use crate::engine::{RunContext, WorkloadKind};
+use crate::plan::{self, Plan};
+use crate::provision::{self, DirProvisioner, ImageProvisioner, Provisioner, RunState};
+use crate::report::{self, Format};
+use crate::store::{CaseAvailability, CaseRecord, NewSample, NewSession, SampleStatus, SessionStatus, Store};
+use crate::units::Bytes;
+use crate::{signal, sysinfo};
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::time::Instant;
+
+/// Errors that decide the exit code.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    /// The user asked for something impossible; exit code 2.
+    #[error("{0}")]
+    Usage(String),
+    /// SIGINT or SIGTERM; exit code 130.
+    #[error("interrupted")]
+    Interrupted,
+}
+
+/// Exit code for an error: 2 for usage/configuration, 130 for interruption, else 1.
+pub fn exit_code(err: &anyhow::Error) -> i32 {
+    for cause in err.chain() {
+        if cause.downcast_ref::<ConfigError>().is_some() {
+            return 2;
+        }
+        match cause.downcast_ref::<AppError>() {
+            Some(AppError::Usage(_)) => return 2,
+            Some(AppError::Interrupted) => return 130,
+            None => {}
+        }
+    }
+    1
+}
+
+/// Runs a parsed command line; `Ok` carries the exit code.
+pub fn run(cli: Cli) -> Result<i32> {
+    match cli.command {
+        Command::Run(a) => cmd_run(&cli.db, &a),
+        Command::Plan(a) => cmd_plan(&a),
+        Command::Report(a) => cmd_report(&cli.db, &a),
+        Command::List { what } => cmd_list(&cli.db, what),
+        Command::Doctor(a) => cmd_doctor(&a),
+        Command::Cleanup(a) => cmd_cleanup(&a),
+    }
+}
+
+fn load_suite(a: &RunArgs) -> Result<Suite> {
+    if let Some(s) = a.scale {
+        if !(s.is_finite() && s > 0.0) {
+            return Err(AppError::Usage(format!("--scale {s}: use a positive number such as 0.1 or 2")).into());
+        }
+    }
+    if a.repeat == Some(0) {
+        return Err(AppError::Usage("--repeat 0: at least one measured repeat is needed".into()).into());
+    }
+    let variants = a.fs.as_deref().map(config::parse_fs_list).transpose()?;
+    let o = Overrides { variants, only: a.only.clone(), repeats: a.repeat, warmup: a.warmup, scale: a.scale };
+    let mut suite = match (&a.suite, &a.preset) {
+        (Some(path), _) => config::load_file(path, &o)?,
+        (None, p) => config::load_preset(p.as_deref().unwrap_or("quick"), &o)?,
+    };
+    if let Some(dir) = &a.dir {
+        if !dir.is_dir() {
+            return Err(AppError::Usage(format!("--dir {}: not an existing directory", dir.display())).into());
+        }
+        let fs_type = provision::dir_fs_type(dir);
+        suite.variants = vec![FsVariant {
+            name: fs_type.clone(),
+            fs_type,
+            mkfs_args: vec![],
+            mount_opts: vec![],
+            image_size: None,
+        }];
+    }
+    Ok(suite)
+}
+
+fn availability_for(a: &RunArgs) -> impl Fn(&FsVariant) -> Result<(), String> + '_ {
+    move |v: &FsVariant| if a.dir.is_some() { Ok(()) } else { provision::availability(&v.fs_type) }
+}
+
+/// Free bytes for an unprivileged writer in the filesystem holding `path` (or its nearest
+/// existing ancestor).
+fn free_bytes(path: &Path) -> Option<u64> {
+    let mut p = path;
+    loop {
+        if let Ok(st) = rustix::fs::statvfs(p) {
+            return Some(st.f_bavail.saturating_mul(st.f_frsize));
+        }
+        p = p.parent()?;
+    }
+}
+
+fn mem_available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kib: u64 = text.lines().find_map(|l| l.strip_prefix("MemAvailable:"))?.split_whitespace().next()?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Refuses a plan the scratch folder (or RAM, for tmpfs) cannot hold.
+fn check_space(plan: &Plan, a: &RunArgs) -> Result<()> {
+    let where_ = a.dir.as_deref().unwrap_or(&a.scratch.scratch);
+    let need = if a.dir.is_some() {
+        plan.cases.iter().filter(|c| c.unavailable.is_none()).map(|c| c.workload.kind.workload().disk_bytes()).max().unwrap_or(0)
+    } else {
+        plan.peak_scratch_bytes
+    };
+    if let Some(free) = free_bytes(where_) {
+        if need > free {
+            return Err(AppError::Usage(format!(
+                "{} has {} free but the plan needs {} at once: free some space, choose another folder with --scratch, or shrink the run with --scale",
+                where_.display(),
+                Bytes(free).human(),
+                Bytes(need).human()
+            ))
+            .into());
+        }
+    }
+    let tmpfs_need = plan
+        .cases
+        .iter()
+        .filter(|c| c.unavailable.is_none() && c.variant.fs_type == "tmpfs" && a.dir.is_none())
+        .map(|c| c.image_bytes)
+        .max()
+        .unwrap_or(0);
+    if let Some(avail) = mem_available() {
+        if tmpfs_need > avail {
+            return Err(AppError::Usage(format!(
+                "tmpfs needs {} of RAM but only {} is available: use --scale to shrink the run",
+                Bytes(tmpfs_need).human(),
+                Bytes(avail).human()
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+fn print_plan(suite: &Suite, plan: &Plan, a: &RunArgs, out: &mut dyn Write) -> std::io::Result<()> {
+    let p = &suite.policy;
+    let runnable = plan.cases.iter().filter(|c| c.unavailable.is_none()).count();
+    writeln!(
+        out,
+        "Plan: suite `{}` (scale {}): {} case(s) × ({} warm-up + {} measured) = {} repeats, order {:?}, trim {} per end, {:.0} % CI",
+        suite.name,
+        suite.scale,
+        runnable,
+        p.warmup,
+        p.repeats,
+        plan.slots.len(),
+        p.order,
+        p.trim,
+        p.confidence * 100.0
+    )?;
+    writeln!(out, "Fresh filesystem before every repeat; caches dropped before every phase: {}", p.drop_caches)?;
+    let w = plan.cases.iter().map(|c| c.variant.name.len()).max().unwrap_or(4).max(7);
+    writeln!(out, "\n  {:w$}  {:12}  {:>10}  what", "variant", "workload", "image")?;
+    for c in &plan.cases {
+        let image = if a.dir.is_some() {
+            "-".to_string()
+        } else if c.variant.fs_type == "tmpfs" {
+            format!("{} RAM", Bytes(c.image_bytes).human())
+        } else {
+            Bytes(c.image_bytes).human()
+        };
+        let what = match &c.unavailable {
+            Some(r) => format!("UNAVAILABLE: {r}"),
+            None => c.workload.kind.workload().describe(),
+        };
+        writeln!(out, "  {:w$}  {:12}  {:>10}  {}", c.variant.name, c.workload.name, image, what)?;
+        if c.unavailable.is_none() {
+            let mut line = format!("  {:w$}  {:12}  {:>10}  phases: {}", "", "", "", c.workload.kind.workload().phases().join(", "));
+            if !c.variant.mount_opts.is_empty() || !c.variant.mkfs_args.is_empty() {
+                line.push_str(&format!("; mkfs {:?} mount {:?}", c.variant.mkfs_args, c.variant.mount_opts.join(",")));
+            }
+            writeln!(out, "{line}")?;
+        }
+    }
+    let order: Vec<String> = plan
+        .slots
+        .iter()
+        .map(|s| format!("{}#{}{}", plan.cases[s.case].variant.name, s.repeat + 1, if s.warmup { "w" } else { "" }))
+        .collect();
+    writeln!(out, "\nRun order: {}", order.join(" "))?;
+    match &a.dir {
+        Some(d) => writeln!(out, "Target: existing directory {} (no mkfs, no mount)", d.display())?,
+        None => writeln!(
+            out,
+            "Scratch: {} needs {} at once (one image at a time); {} free",
+            a.scratch.scratch.display(),
+            Bytes(plan.peak_scratch_bytes).human(),
+            free_bytes(&a.scratch.scratch).map(|b| Bytes(b).human()).unwrap_or_else(|| "unknown".into())
+        )?,
+    }
+    Ok(())
+}
+
+fn cmd_plan(a: &RunArgs) -> Result<i32> {
+    let suite = load_suite(a)?;
+    let plan = plan::expand(&suite, &availability_for(a));
+    print_plan(&suite, &plan, a, &mut std::io::stdout().lock())?;
+    check_space(&plan, a)?;
+    Ok(0)
+}
+
+/// Safe path component for a slot: letters, digits and `-` only.
+fn tag_for(slot_index: usize, variant: &str) -> String {
+    let clean: String = variant.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    format!("s{slot_index:03}-{clean}")
+}
+
+struct Progress {
+    bar: Option<ProgressBar>,
+}
+
+impl Progress {
+    fn new(total: usize) -> Progress {
+        if !std::io::stderr().is_terminal() {
+            return Progress { bar: None };
+        }
+        let bar = ProgressBar::new(total as u64);
+        bar.set_style(
+            ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} ETA {eta} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
+        Progress { bar: Some(bar) }
+    }
+
+    fn slot_started(&self, i: usize, total: usize, what: &str) {
+        match &self.bar {
+            Some(b) => b.set_message(what.to_string()),
+            None => eprintln!("[{}/{}] {what}", i + 1, total),
+        }
+    }
+
+    fn phase(&self, what: &str, phase: &str) {
+        if let Some(b) = &self.bar {
+            b.set_message(format!("{what}: {phase}"));
+        }
+    }
+
+    fn slot_done(&self, line: &str) {
+        match &self.bar {
+            Some(b) => {
+                b.println(line);
+                b.inc(1);
+            }
+            None => eprintln!("      {line}"),
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+fn case_record(c: &plan::Case) -> CaseRecord {
+    let mut mkfs_args = provision::default_mkfs_args(&c.variant.fs_type);
+    mkfs_args.extend(c.variant.mkfs_args.iter().cloned());
+    CaseRecord {
+        case_id: c.id.0.clone(),
+        variant: c.variant.name.clone(),
+        fs_type: c.variant.fs_type.clone(),
+        mkfs_args,
+        mount_opts: c.variant.mount_opts.clone(),
+        workload: c.workload.name.clone(),
+        workload_kind: c.workload.kind.workload().kind().to_string(),
+        workload_json: serde_json::to_string(&c.workload.kind).unwrap_or_default(),
+        availability: match &c.unavailable {
+            None => CaseAvailability::Available,
+            Some(r) => CaseAvailability::Unavailable(r.clone()),
+        },
+    }
+}
+
+fn cmd_run(db: &Path, a: &RunArgs) -> Result<i32> {
+    let interrupt = signal::interrupt_flag().clone();
+    let suite = load_suite(a)?;
+    let plan = plan::expand(&suite, &availability_for(a));
+    check_space(&plan, a)?;
+    for c in plan.cases.iter().filter(|c| c.unavailable.is_some()) {
+        eprintln!("fsbench: {} × {}: unavailable: {}", c.variant.name, c.workload.name, c.unavailable.as_deref().unwrap_or(""));
+    }
+    if plan.slots.is_empty() {
+        return Err(AppError::Usage("nothing to run: every filesystem variant is unavailable here (see above); `fsbench doctor` says what to install".into()).into());
+    }
+
+    let store = Store::open(db).with_context(|| format!("opening results database {}", db.display()))?;
+    let state = RunState::create(&a.scratch.scratch)?;
+    let provisioner: Box<dyn Provisioner> = match &a.dir {
+        Some(d) => Box::new(DirProvisioner::new(d.clone(), state.clone())?),
+        None => Box::new(ImageProvisioner::new(state.clone())),
+    };
+    let session = store.begin_session(&NewSession {
+        label: a.label.clone(),
+        suite_name: suite.name.clone(),
+        suite_text: suite.source_text.clone(),
+        args: std::env::args().collect(),
+        fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        host: sysinfo::host_info(),
+        tool_versions: sysinfo::tool_versions(suite.variants.iter().map(|v| v.fs_type.as_str())),
+        target: provisioner.describe(),
+    })?;
+    for c in &plan.cases {
+        store.record_case(session, &case_record(c))?;
+    }
+    eprintln!("fsbench: session {session}: {} repeats; results in {}", plan.slots.len(), db.display());
+
+    let progress = Progress::new(plan.slots.len());
+    let mut failures = 0usize;
+    let mut interrupted = false;
+    for (i, slot) in plan.slots.iter().enumerate() {
+        if signal::interrupted() {
+            interrupted = true;
+            break;
+        }
+        let case = &plan.cases[slot.case];
+        let what = format!(
+            "{} × {} repeat {}/{}{}",
+            case.variant.name,
+            case.workload.name,
+            slot.repeat + 1,
+            suite.policy.warmup + suite.policy.repeats,
+            if slot.warmup { " (warm-up)" } else { "" }
+        );
+        progress.slot_started(i, plan.slots.len(), &what);
+        let started_at = crate::store::now_rfc3339();
+        let t0 = Instant::now();
+        let mut sample = NewSample {
+            case_id: case.id.0.clone(),
+            repeat: slot.repeat,
+            is_warmup: slot.warmup,
+            started_at,
+            wall_s: 0.0,
+            status: SampleStatus::Ok,
+            device: None,
+            effective_mount_opts: None,
+            notes: vec![],
+            measurements: vec![],
+        };
+        let outcome = run_slot(provisioner.as_ref(), case, &suite, &tag_for(i, &case.variant.name), &interrupt, &|p| progress.phase(&what, p), &mut sample);
+        sample.wall_s = t0.elapsed().as_secs_f64();
+        match outcome {
+            SlotOutcome::Interrupted => {
+                interrupted = true;
+                break;
+            }
+            SlotOutcome::Failed(e) => {
+                failures += 1;
+                progress.slot_done(&format!("{what}: FAILED: {e}"));
+                sample.status = SampleStatus::Failed(e);
+            }
+            SlotOutcome::Done => progress.slot_done(&format!("{what}: done in {:.1} s", sample.wall_s)),
+        }
+        store.record_sample(session, &sample)?;
+    }
+    progress.finish();
+    let status = if interrupted { SessionStatus::Interrupted } else { SessionStatus::Complete };
+    store.finish_session(session, status)?;
+    state.finish();
+
+    print_report(&store, session, Format::Table, &mut std::io::stdout().lock())?;
+    println!("\nResults: session {session} in {}", db.display());
+    println!("More: fsbench --db {} report {session} --format json|csv|md", db.display());
+    if interrupted {
+        eprintln!("fsbench: interrupted; every completed repeat is stored (session {session}), nothing is left mounted");
+        return Ok(130);
+    }
+    if failures > 0 {
+        eprintln!("fsbench: {failures} repeat(s) failed; the report above says which and why");
+        return Ok(1);
+    }
+    Ok(0)
+}
+
+enum SlotOutcome {
+    Done,
+    Failed(String),
+    Interrupted,
+}
+
+/// Provisions, runs and tears down one repeat, filling `sample`. The guard is dropped (undoing
+/// the mount, loop device and image) before this returns, whatever happened.
+fn run_slot(
+    provisioner: &dyn Provisioner,
+    case: &plan::Case,
+    suite: &Suite,
+    tag: &str,
+    interrupt: &std::sync::atomic::AtomicBool,
+    on_phase: &(dyn Fn(&str) + Sync),
+    sample: &mut NewSample,
+) -> SlotOutcome {
+    let mounted = match provisioner.provision(&case.variant, case.image_bytes, tag) {
+        Ok(m) => m,
+        Err(_) if signal::interrupted() => return SlotOutcome::Interrupted,
+        Err(e) => return SlotOutcome::Failed(format!("provisioning {}: {e}", case.variant.name)),
+    };
+    sample.device = mounted.device.clone();
+    sample.effective_mount_opts = mounted.effective_opts.clone();
+    let ctx = RunContext { dir: &mounted.workdir, drop_caches: suite.policy.drop_caches, interrupt, on_phase };
+    let result = run_workload(&case.workload.kind, &ctx);
+    let teardown = mounted.teardown();
+    match result {
+        Err(crate::engine::EngineError::Interrupted) => SlotOutcome::Interrupted,
+        Err(_) if signal::interrupted() => SlotOutcome::Interrupted,
+        Err(e) => SlotOutcome::Failed(e.to_string()),
+        Ok(raw) => {
+            sample.measurements = raw.measurements();
+            sample.notes = raw.notes;
+            match teardown {
+                Ok(()) => SlotOutcome::Done,
+                Err(e) => SlotOutcome::Failed(format!("teardown: {e}")),
+            }
+        }
+    }
+}
+
+fn run_workload(kind: &WorkloadKind, ctx: &RunContext) -> Result<crate::metric::RawSample, crate::engine::EngineError> {
+    kind.workload().run(ctx)
+}
+
+/// Trim and confidence of a stored session, from its suite text (defaults if unreadable).
+fn session_policy(suite_text: &str) -> config::Policy {
+    config::load_str(suite_text, "stored suite", &Overrides::default()).map(|s| s.policy).unwrap_or_default()
+}
+
+fn print_report(store: &Store, session: i64, format: Format, out: &mut dyn Write) -> Result<()> {
+    let data = store.load_session(session)?;
+    let policy = session_policy(&data.session.info.suite_text);
+    let model = report::build(&data, policy.trim as usize, policy.confidence);
+    out.write_all(report::render(&model, format).as_bytes())?;
+    Ok(())
+}
+
+fn cmd_report(db: &Path, a: &ReportArgs) -> Result<i32> {
+    if !db.exists() {
+        return Err(AppError::Usage(format!("no results database at {}: run `fsbench run` first, or pass --db", db.display())).into());
+    }
+    let store = Store::open(db)?;
+    let id = store.resolve(&a.session).map_err(|e| AppError::Usage(e.to_string()))?;
+    match &a.output {
+        Some(path) => {
+            let mut buf = Vec::new();
+            print_report(&store, id, a.format, &mut buf)?;
+            std::fs::write(path, buf).with_context(|| format!("writing {}", path.display()))?;
+            eprintln!("fsbench: wrote {}", path.display());
+        }
+        None => print_report(&store, id, a.format, &mut std::io::stdout().lock())?,
+    }
+    Ok(0)
+}
+
+/// Filesystem types worth listing: common ones, what the kernel has, and every mkfs.* found.
+fn candidate_fs_types() -> Vec<String> {
+    let mut v: Vec<String> =
+        ["ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "zfs", "f2fs", "jfs", "reiserfs", "bcachefs", "nilfs2"].iter().map(|s| s.to_string()).collect();
+    for dir in ["/usr/sbin", "/sbin", "/usr/bin", "/bin"] {
+        if let Ok(rd) = std::fs::read_dir(dir) {
+            for e in rd.flatten() {
+                if let Some(t) = e.file_name().to_str().and_then(|n| n.strip_prefix("mkfs.")) {
+                    v.push(t.to_string());
+                }
+            }
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    v.retain(|t| seen.insert(t.clone()));
+    v
+}
+
+fn cmd_list(db: &Path, what: ListWhat) -> Result<i32> {
+    let mut out = std::io::stdout().lock();
+    match what {
+        ListWhat::Presets => {
+            for name in config::preset_names() {
+                let desc = config::load_preset(name, &Overrides::default()).map(|s| s.description).unwrap_or_default();
+                writeln!(out, "{name:20} {desc}")?;
+            }
+        }
+        ListWhat::Workloads => {
+            for kind in WorkloadKind::KINDS {
+                let text = format!("kind = \"{kind}\"");
+                match toml::from_str::<WorkloadKind>(&text) {
+                    Ok(k) => writeln!(out, "{kind:12} {}\n{:12} phases: {}", k.workload().describe(), "", k.workload().phases().join(", "))?,
+                    Err(_) => writeln!(out, "{kind}")?,
+                }
+            }
+        }
+        ListWhat::Filesystems => {
+            for t in candidate_fs_types() {
+                match provision::availability(&t) {
+                    Ok(()) => writeln!(out, "{t:10} available")?,
+                    Err(r) => writeln!(out, "{t:10} unavailable: {r}")?,
+                }
+            }
+        }
+        ListWhat::Sessions => {
+            if !db.exists() {
+                writeln!(out, "no results database at {} yet", db.display())?;
+                return Ok(0);
+            }
+            let store = Store::open(db)?;
+            for s in store.list_sessions()? {
+                writeln!(
+                    out,
+                    "{:>5}  {}  {:11}  {:16} {}",
+                    s.id,
+                    s.started_at,
+                    s.status.as_str(),
+                    s.info.suite_name,
+                    s.info.label.as_deref().unwrap_or("")
+                )?;
+            }
+        }
+    }
+    Ok(0)
+}
+
+fn cmd_doctor(a: &ScratchArgs) -> Result<i32> {
+    let mut problems = 0;
+    let mut check = |ok: bool, what: &str, fix: &str| {
+        if ok {
+            println!("ok    {what}");
+        } else {
+            problems += 1;
+            println!("FIX   {what}: {fix}");
+        }
+    };
+    let root = provision::is_root();
+    check(root, "running as root", "loop devices, mkfs and mount need root; run with sudo, or use `fsbench run --dir PATH` on an existing directory");
+    check(Path::new("/dev/loop-control").exists(), "loop devices (/dev/loop-control)", "the kernel needs CONFIG_BLK_DEV_LOOP; on a module kernel run `modprobe loop`");
+    check(provision::find_tool("losetup").is_some(), "losetup", &provision::install_hint("losetup"));
+    check(provision::find_tool("mount").is_some(), "mount", &provision::install_hint("mount"));
+    let dc = std::fs::OpenOptions::new().write(true).open("/proc/sys/vm/drop_caches").is_ok();
+    check(dc, "drop_caches writable", "needs root and a writable /proc/sys (not in an unprivileged container); without it results may come from the page cache");
+    let free = free_bytes(&a.scratch).unwrap_or(0);
+    check(free >= Bytes::GIB, &format!("scratch {} ({} free)", a.scratch.display(), Bytes(free).human()), "needs at least 1 GiB free for the quick preset; use --scratch DIR");
+    println!();
+    for t in candidate_fs_types() {
+        match provision::availability(&t) {
+            Ok(()) => println!("ok    filesystem {t}"),
+            Err(r) => println!("--    filesystem {t}: {r}"),
+        }
+    }
+    println!();
+    for tool in ["fio", "bonnie++", "sysbench"] {
+        match sysinfo::tool_version(tool) {
+            Some(v) => println!("ok    optional {tool}: {v}"),
+            None => println!("--    optional {tool}: not installed ({})", provision::install_hint(tool)),
+        }
+    }
+    println!();
+    if problems == 0 {
+        println!("Ready: `fsbench run` compares ext4, xfs and btrfs with the quick preset.");
+        Ok(0)
+    } else {
+        println!("{problems} problem(s) above; each line says how to fix it.");
+        Ok(1)
+    }
+}
+
+fn cmd_cleanup(a: &ScratchArgs) -> Result<i32> {
+    let r = provision::cleanup_leftovers(&a.scratch)?;
+    for l in &r.undone {
+        println!("{l}");
+    }
+    for l in &r.live_runs {
+        println!("left alone (run still alive): {}", l.display());
+    }
+    for l in &r.failed {
+        eprintln!("failed: {l}");
+    }
+    if r.undone.is_empty() && r.failed.is_empty() {
+        println!("nothing to clean up in {}", a.scratch.display());
+    }
+    Ok(if r.failed.is_empty() { 0 } else { 1 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_and_config_errors_exit_2_interrupts_130() {
+        let e: anyhow::Error = AppError::Usage("x".into()).into();
+        assert_eq!(exit_code(&e), 2);
+        let e: anyhow::Error = anyhow::Error::from(AppError::Interrupted).context("while running");
+        assert_eq!(exit_code(&e), 130);
+        let e = anyhow::anyhow!("disk on fire");
+        assert_eq!(exit_code(&e), 1);
+    }
+
+    #[test]
+    fn slot_tags_are_safe_path_components() {
+        assert_eq!(tag_for(7, "btrfs:compress=lzo"), "s007-btrfs-compress-lzo");
+        assert_eq!(tag_for(0, "../x"), "s000----x");
+    }
+}

@@ -1,1 +1,126 @@
-//! (Skeleton.)
+//! The command line (clap derive). Parsing only: `app` gives the commands their meaning.
+//!
+//! Exit codes (documented in `--help`): 0 success, 1 runtime failure (a case failed, or
+//! `compare` found a regression), 2 usage or configuration error, 130 interrupted.
+
+use crate::report::Format;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// Default results database.
+pub const DEFAULT_DB: &str = "fsbench-results/fsbench.db";
+/// Default scratch folder for images and mountpoints.
+pub const DEFAULT_SCRATCH: &str = "/var/tmp/fsbench";
+
+/// Compare Linux filesystems honestly: fsbench formats and mounts each filesystem on a loop
+/// image, runs native workloads on a fresh filesystem for every repeat, stores every sample in
+/// SQLite and reports means with 95 % confidence intervals and CPU use.
+#[derive(Debug, Parser)]
+#[command(
+    name = "fsbench",
+    version,
+    after_help = "Start with `fsbench run` (the quick preset on ext4, xfs and btrfs), then \
+`fsbench report latest`.\n\nExit codes: 0 ok, 1 runtime failure, 2 usage or configuration error, 130 interrupted."
+)]
+pub struct Cli {
+    /// Results database (SQLite), shared by every subcommand.
+    #[arg(long, global = true, value_name = "PATH", default_value = DEFAULT_DB)]
+    pub db: PathBuf,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a suite or preset: provision, run every workload on every filesystem, repeat, store,
+    /// and print the comparison table.
+    Run(RunArgs),
+    /// Print the cases, repeats, order, sizes and disk space a run would use, and stop.
+    Plan(RunArgs),
+    /// Print the report of a stored session.
+    Report(ReportArgs),
+    /// List presets, workloads, filesystems or stored sessions.
+    List {
+        /// What to list.
+        #[arg(value_enum)]
+        what: ListWhat,
+    },
+    /// Check this machine: root, loop devices, drop_caches, mkfs tools, kernel filesystems,
+    /// optional tools; each problem with its fix.
+    Doctor(ScratchArgs),
+    /// Undo what a killed run left behind (mounts, loop devices, images) from its state file;
+    /// touches nothing else.
+    Cleanup(ScratchArgs),
+}
+
+/// Things `list` can show.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ListWhat {
+    /// Built-in presets.
+    Presets,
+    /// Workload kinds and their phases.
+    Workloads,
+    /// Filesystem types and whether this machine can make and mount them.
+    Filesystems,
+    /// Sessions in the results database.
+    Sessions,
+}
+
+/// The scratch folder option.
+#[derive(Debug, Args)]
+pub struct ScratchArgs {
+    /// Folder for loop images and mountpoints (each run uses a private subfolder).
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_SCRATCH)]
+    pub scratch: PathBuf,
+}
+
+/// Arguments of `run` and `plan`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Suite file (TOML). Without it, the preset given by --preset (default `quick`) runs.
+    #[arg(value_name = "SUITE.toml")]
+    pub suite: Option<PathBuf>,
+    /// Built-in preset to run (`fsbench list presets`).
+    #[arg(long, value_name = "NAME", conflicts_with = "suite")]
+    pub preset: Option<String>,
+    /// Filesystem variants replacing the suite's, comma-separated: a type, optionally followed
+    /// by `:` and mount options, e.g. `ext4,xfs,btrfs:compress=lzo,ext4:noatime,discard`.
+    #[arg(long, value_name = "LIST")]
+    pub fs: Option<String>,
+    /// Run only these workloads (names or kinds, comma-separated).
+    #[arg(long, value_name = "WORKLOADS", value_delimiter = ',')]
+    pub only: Option<Vec<String>>,
+    /// Measured repeats per case (each on a freshly made filesystem).
+    #[arg(long, value_name = "N")]
+    pub repeat: Option<u32>,
+    /// Warm-up repeats per case, run first and excluded from statistics.
+    #[arg(long, value_name = "N")]
+    pub warmup: Option<u32>,
+    /// Multiply every size (and duration) of every workload, e.g. 0.1 for a smaller study.
+    #[arg(long, value_name = "F")]
+    pub scale: Option<f64>,
+    #[command(flatten)]
+    pub scratch: ScratchArgs,
+    /// Benchmark this existing directory instead (no mkfs, no mount; works without root).
+    #[arg(long, value_name = "PATH", conflicts_with = "fs")]
+    pub dir: Option<PathBuf>,
+    /// Label stored with the session (for `report` and `compare`).
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+}
+
+/// Arguments of `report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Session id, label, or `latest`.
+    #[arg(value_name = "SESSION", default_value = "latest")]
+    pub session: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+    /// Write to this file instead of standard output.
+    #[arg(short = 'o', long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+}

@@ -20,4 +20,5 @@ pub mod report;
 pub mod signal;
 pub mod stats;
 pub mod store;
+pub mod sysinfo;
 pub mod units;

@@ -1,1 +1,12 @@
+//! The one integration-test binary (ripgrep's habit: one link step). Modules:
+//! - `util`: temp folders, running the real `fsbench` binary, the privileged-test gate, and the
+//!   leftover checks (/proc/mounts, `losetup -a`).
+//! - `provision`: real loop devices, mkfs and mounts for every available type, and their undo.
+//! - `cli`: the command line as a user meets it (help, exit codes, config errors, plan).
+//! - `run`: real `fsbench run` sessions end to end, reports, Ctrl-C.
 
+#[path = "integration/util.rs"]
+mod util;
+
+#[path = "integration/provision.rs"]
+mod provision;

@@ -216,7 +216,20 @@ impl Undo {
                 if loop_backing_file(device).as_deref() != Some(image.as_path()) {
                     return Ok(()); // already detached, or now someone else's: never touch it
                 }
-                run_tool("losetup", &["-d".into(), device.clone()], &[]).map(|_| ())
+                run_tool("losetup", &["-d".into(), device.clone()], &[])?;
+                // The kernel may defer the detach until the last opener (a filesystem whose
+                // unmount is still finishing) lets go; wait so "torn down" means detached.
+                for _ in 0..200 {
+                    if loop_backing_file(device).as_deref() != Some(image.as_path()) {
+                        return Ok(());
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(25));
+                }
+                Err(ProvisionError::Tool {
+                    command: format!("losetup -d {device}"),
+                    status: "ok".into(),
+                    stderr: "the device is still attached after 5 s".into(),
+                })
             }
             Undo::Unmount { mountpoint, source } => {
                 if !is_mounted(mountpoint, Some(source)) {
@@ -467,21 +480,26 @@ impl DirProvisioner {
         Ok(DirProvisioner { root, state })
     }
 
-    /// Type of the filesystem holding the directory (longest matching /proc/mounts prefix).
+    /// Type of the filesystem holding the directory.
     pub fn fs_type(&self) -> String {
-        let root = std::fs::canonicalize(&self.root).unwrap_or(self.root.clone());
-        let text = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
-        text.lines()
-            .filter_map(|l| {
-                let f: Vec<&str> = l.split(' ').collect();
-                let mp = PathBuf::from(unescape_mount_field(f.get(1)?));
-                let t = f.get(2)?.to_string();
-                root.starts_with(&mp).then(|| (mp.as_os_str().len(), t))
-            })
-            .max_by_key(|(len, _)| *len)
-            .map(|(_, t)| t)
-            .unwrap_or_else(|| "unknown".into())
+        dir_fs_type(&self.root)
     }
+}
+
+/// Type of the filesystem holding `dir` (longest matching /proc/mounts prefix), or `unknown`.
+pub fn dir_fs_type(dir: &Path) -> String {
+    let root = std::fs::canonicalize(dir).unwrap_or(dir.to_path_buf());
+    let text = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    text.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            let mp = PathBuf::from(unescape_mount_field(f.get(1)?));
+            let t = f.get(2)?.to_string();
+            root.starts_with(&mp).then(|| (mp.as_os_str().len(), t))
+        })
+        .max_by_key(|(len, _)| *len)
+        .map(|(_, t)| t)
+        .unwrap_or_else(|| "unknown".into())
 }
 
 impl Provisioner for DirProvisioner {

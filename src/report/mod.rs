@@ -75,3 +75,7 @@ pub struct ReportModel {
     /// Every raw sample, warm-ups included.
     pub samples: Vec<SampleRecord>,
 }
+/// TEMP
+pub fn build(_d: &crate::store::SessionData, _t: usize, _c: f64) -> ReportModel { unimplemented!() }
+/// TEMP
+pub fn render(_m: &ReportModel, _f: Format) -> String { unimplemented!() }

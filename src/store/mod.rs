@@ -13,3 +13,5 @@ mod sqlite;
 
 pub use model::*;
 pub use sqlite::{Store, StoreError};
+/// TEMP
+pub fn now_rfc3339() -> String { String::new() }

@@ -1,0 +1,70 @@
+//! Shared helpers for the integration tests.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Skips (loudly) a test that needs root, or fails it when `FSBENCH_REQUIRE_PRIVILEGED=1`
+/// (set by `.ci/run`), so CI can never count a skipped privileged test as passed.
+#[macro_export]
+macro_rules! require_privileged {
+    () => {
+        if !$crate::util::is_root() {
+            if std::env::var("FSBENCH_REQUIRE_PRIVILEGED").as_deref() == Ok("1") {
+                panic!("this test needs root (loop devices, mkfs, mount) and FSBENCH_REQUIRE_PRIVILEGED=1 is set");
+            }
+            eprintln!("SKIPPED (needs root): {}", module_path!());
+            return;
+        }
+    };
+}
+
+/// Whether the tests run as root.
+pub fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+/// A private temporary folder under /var/tmp (like the default scratch), removed on drop.
+pub fn scratch() -> tempfile::TempDir {
+    std::fs::create_dir_all("/var/tmp").unwrap();
+    tempfile::Builder::new().prefix("fsbench-test-").tempdir_in("/var/tmp").unwrap()
+}
+
+/// Path of the built `fsbench` binary.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_fsbench"))
+}
+
+/// Runs `fsbench` with `args` and returns its output.
+pub fn fsbench(args: &[&str]) -> Output {
+    Command::new(bin()).args(args).output().expect("run fsbench")
+}
+
+/// Text of stdout + stderr, for assertion messages.
+pub fn text(o: &Output) -> String {
+    format!("--- stdout\n{}\n--- stderr\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+/// Mount lines whose mountpoint is under `dir`.
+pub fn mounts_under(dir: &Path) -> Vec<String> {
+    let d = dir.to_string_lossy().into_owned();
+    std::fs::read_to_string("/proc/mounts").unwrap().lines().filter(|l| l.contains(&d)).map(str::to_string).collect()
+}
+
+/// `losetup -a` lines whose backing file is under `dir`.
+pub fn loops_under(dir: &Path) -> Vec<String> {
+    let d = dir.to_string_lossy().into_owned();
+    let out = Command::new("losetup").arg("-a").output().expect("losetup -a");
+    String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.contains(&d)).map(str::to_string).collect()
+}
+
+/// Asserts nothing of fsbench is left under `dir`: no mounts, no loop devices, no run folders.
+pub fn assert_no_leftovers(dir: &Path) {
+    assert_eq!(mounts_under(dir), Vec::<String>::new(), "mounts left behind");
+    assert_eq!(loops_under(dir), Vec::<String>::new(), "loop devices left behind");
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        let runs: Vec<_> = rd.flatten().map(|e| e.file_name()).filter(|n| n.to_string_lossy().starts_with("run-")).collect();
+        assert!(runs.is_empty(), "run folders left behind: {runs:?}");
+    }
+}
