@@ -10,3 +10,9 @@ mod util;
 
 #[path = "integration/provision.rs"]
 mod provision;
+
+#[path = "integration/cli.rs"]
+mod cli;
+
+#[path = "integration/run.rs"]
+mod run;

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs what fsbench needs on a Debian/Ubuntu machine, idempotently: only missing packages
+# are installed, and `apt-get update` runs only when something is missing.
+#
+#   scripts/install.sh            filesystem tools (the default comparison and the tests)
+#   scripts/install.sh --bench    also the peer tools bench/ compares against (fio, bonnie++, gcc)
+#
+# Needs root. The Rust toolchain (cargo >= 1.85) is expected to be present (rustup).
+set -euo pipefail
+
+want=(xfsprogs:mkfs.xfs btrfs-progs:mkfs.btrfs e2fsprogs:mkfs.ext4 util-linux:losetup mount:mount)
+if [[ "${1:-}" == "--bench" ]]; then
+  want+=(fio:fio bonnie++:bonnie++ gcc:gcc sysbench:sysbench time:/usr/bin/time)
+fi
+
+have() { command -v "$1" >/dev/null 2>&1 || [[ -x "/usr/sbin/$1" || -x "/sbin/$1" || -x "$1" ]]; }
+
+missing=()
+for pair in "${want[@]}"; do
+  pkg=${pair%%:*} tool=${pair#*:}
+  have "$tool" || missing+=("$pkg")
+done
+
+if ((${#missing[@]})); then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "install.sh: missing packages ${missing[*]}; run as root (sudo $0)" >&2
+    exit 2
+  fi
+  echo "install.sh: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "install.sh: cargo not found; install Rust with rustup, then run this again" >&2
+  exit 2
+fi
+echo "install.sh: all tools present" >&2

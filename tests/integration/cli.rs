@@ -1,0 +1,85 @@
+//! The command line as a new user meets it: help, exit codes, config errors, plans.
+
+use crate::util::{fsbench, scratch, text};
+
+#[test]
+fn help_lists_every_subcommand_and_the_exit_codes() {
+    let o = fsbench(&["--help"]);
+    assert!(o.status.success());
+    let out = String::from_utf8_lossy(&o.stdout);
+    for cmd in ["run", "plan", "report", "list", "doctor", "cleanup"] {
+        assert!(out.contains(cmd), "--help lacks {cmd}:\n{out}");
+    }
+    assert!(out.contains("130 interrupted"));
+    let o = fsbench(&["run", "--help"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    for flag in ["--preset", "--fs", "--only", "--repeat", "--warmup", "--scale", "--scratch", "--dir", "--db", "--label"] {
+        assert!(out.contains(flag), "run --help lacks {flag}");
+    }
+}
+
+#[test]
+fn a_typo_in_a_suite_gets_file_line_col_a_suggestion_and_exit_2() {
+    let dir = scratch();
+    let suite = dir.path().join("suite.toml");
+    std::fs::write(
+        &suite,
+        "[suite]\nname = \"t\"\n\n[[fs]]\ntype = \"ext4\"\n\n[[workload]]\nkind = \"bonnie\"\nfle_size = \"16MiB\"\n",
+    )
+    .unwrap();
+    let o = fsbench(&["plan", suite.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("suite.toml:9:"), "no file:line:col in: {err}");
+    assert!(err.contains("file_size"), "no suggestion in: {err}");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let o = fsbench(&["run", "--scale", "-1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let o = fsbench(&["run", "--preset", "quik"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("quick"), "{}", text(&o));
+    let o = fsbench(&["frobnicate"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = fsbench(&["run", "--fs", "ext4", "--only", "nosuchworkload"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}
+
+#[test]
+fn plan_shows_cases_order_sizes_and_space_and_marks_unavailable_types() {
+    let dir = scratch();
+    let s = dir.path().to_str().unwrap();
+    let o = fsbench(&["plan", "--fs", "ext4,zfs,xfs:noatime", "--scratch", s]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("UNAVAILABLE"), "{out}");
+    assert!(out.contains("zfs"), "{out}");
+    assert!(out.contains("xfs:noatime"), "{out}");
+    assert!(out.contains("Run order: ext4#1 xfs:noatime#1 ext4#2"), "{out}");
+    assert!(out.contains("needs"), "{out}");
+    // plan never provisions anything
+    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+}
+
+#[test]
+fn plan_refuses_a_scratch_folder_too_small_for_the_images() {
+    let dir = scratch();
+    let s = dir.path().to_str().unwrap();
+    let o = fsbench(&["plan", "--fs", "ext4", "--scale", "500", "--scratch", s]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--scale"), "{}", text(&o));
+}
+
+#[test]
+fn list_shows_presets_workloads_and_filesystems() {
+    let o = fsbench(&["list", "presets"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("quick"));
+    let o = fsbench(&["list", "workloads"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("bonnie") && out.contains("seq_write_block"), "{out}");
+    let o = fsbench(&["list", "filesystems"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("ext4") && out.contains("zfs"), "{out}");
+}
