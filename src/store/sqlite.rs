@@ -33,7 +33,7 @@ use rusqlite::{
 };
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Embedded migrations. Entry `i` brings the schema from version `i` to `i + 1`; entries are
 /// only ever appended, never edited, once released.
@@ -202,6 +202,14 @@ pub struct Store {
     path: PathBuf,
 }
 
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Store {
     /// Opens (creating folders and schema as needed) the database at `path`.
     ///
@@ -258,13 +266,7 @@ impl Store {
         self.conn
             .busy_timeout(BUSY_TIMEOUT)
             .map_err(self.sql("setting the busy timeout"))?;
-        // Returns the mode in effect. A filesystem without shared memory support may keep the
-        // rollback journal; with synchronous=FULL that is still crash-safe, only less
-        // concurrent, so it is accepted.
-        let _mode: String = self
-            .conn
-            .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
-            .map_err(self.sql("enabling write-ahead logging"))?;
+        self.enable_wal()?;
         self.conn
             .pragma_update(None, "synchronous", "FULL")
             .map_err(self.sql("setting synchronous=FULL"))?;
@@ -272,6 +274,32 @@ impl Store {
             .pragma_update(None, "foreign_keys", true)
             .map_err(self.sql("enabling foreign keys"))?;
         Ok(())
+    }
+
+    /// Switches the file to write-ahead logging (a persistent property of the file).
+    ///
+    /// SQLite does not always call the busy handler for the locks a journal-mode change needs:
+    /// when two processes create the same new database at once, one gets "database is locked"
+    /// at once. So this retries for up to [`BUSY_TIMEOUT`] itself. A filesystem without shared
+    /// memory support may keep the rollback journal; with `synchronous=FULL` that is still
+    /// crash-safe, only less concurrent, so the mode SQLite reports back is accepted.
+    fn enable_wal(&self) -> Result<(), StoreError> {
+        let deadline = Instant::now() + BUSY_TIMEOUT;
+        loop {
+            let result = self
+                .conn
+                .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0));
+            match result {
+                Ok(_mode) => return Ok(()),
+                Err(e)
+                    if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy)
+                        && Instant::now() < deadline =>
+                {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) => return Err(self.sql("enabling write-ahead logging")(e)),
+            }
+        }
     }
 
     /// Reads `PRAGMA user_version` and refuses versions this build cannot handle.
@@ -859,4 +887,701 @@ fn measurement_from_row(row: &rusqlite::Row<'_>) -> Result<(i64, Measurement), R
             value,
         },
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Barrier};
+
+    fn new_session(label: Option<&str>) -> NewSession {
+        NewSession {
+            label: label.map(str::to_string),
+            suite_name: "ext4-vs-xfs".into(),
+            suite_text: "[suite]\nname = \"ext4-vs-xfs\"\n# ünïcödé and 'quotes' \"too\"\n".into(),
+            args: vec![
+                "fsbench".into(),
+                "run".into(),
+                "--label".into(),
+                "a b\tc\"d".into(),
+            ],
+            fsbench_version: "0.1.0".into(),
+            host: HostInfo {
+                hostname: "bench-1".into(),
+                kernel: "6.8.0-45-generic".into(),
+                cpu_model: "AMD EPYC 7B13".into(),
+                ncpu: 2,
+                mem_bytes: 8 * 1024 * 1024 * 1024,
+            },
+            tool_versions: vec![
+                ("mkfs.xfs".into(), "6.6.0".into()),
+                ("mkfs.ext4".into(), "1.47.0".into()),
+            ],
+            target: "loop images in /var/tmp/fsbench".into(),
+        }
+    }
+
+    fn case(id: &str, variant: &str, availability: CaseAvailability) -> CaseRecord {
+        CaseRecord {
+            case_id: id.into(),
+            variant: variant.into(),
+            fs_type: variant.split('-').next().unwrap_or(variant).into(),
+            mkfs_args: vec!["-E".into(), "lazy_itable_init=0,lazy_journal_init=0".into()],
+            mount_opts: vec!["noatime".into()],
+            workload: "bonnie".into(),
+            workload_kind: "bonnie".into(),
+            workload_json: r#"{"file_size":1073741824,"files":1024}"#.into(),
+            availability,
+        }
+    }
+
+    fn measurement(phase: &str, metric: MetricId, value: f64) -> Measurement {
+        Measurement {
+            phase: phase.into(),
+            metric,
+            value,
+        }
+    }
+
+    fn sample(case_id: &str, repeat: u32, status: SampleStatus) -> NewSample {
+        let measurements = match status {
+            SampleStatus::Ok => vec![
+                measurement(
+                    "seq_write_block",
+                    MetricId::higher("throughput", Unit::MibPerSec),
+                    123.456_789 + f64::from(repeat),
+                ),
+                measurement(
+                    "seq_write_block",
+                    MetricId::lower("cpu_process", Unit::Percent),
+                    0.1 + 0.2,
+                ),
+                measurement(
+                    "rand_create",
+                    MetricId::higher("rate", Unit::OpsPerSec),
+                    1e-300,
+                ),
+                measurement(
+                    "rand_create",
+                    MetricId::lower("lat_p99", Unit::Micros),
+                    1.0e9,
+                ),
+                measurement(
+                    "rand_create",
+                    MetricId::lower("time", Unit::Seconds),
+                    f64::MAX,
+                ),
+                measurement(
+                    "fragmentation",
+                    MetricId::lower("extents", Unit::Ratio),
+                    -0.5,
+                ),
+                measurement("fragmentation", MetricId::lower("files", Unit::Count), 0.0),
+            ],
+            SampleStatus::Failed(_) => Vec::new(),
+        };
+        NewSample {
+            case_id: case_id.into(),
+            repeat,
+            is_warmup: repeat == 0,
+            started_at: "2024-05-01T12:00:00Z".into(),
+            wall_s: 12.345_678_901_234,
+            status,
+            device: Some("/dev/loop7".into()),
+            effective_mount_opts: Some("rw,noatime,attr2,inode64".into()),
+            notes: vec!["drop_caches skipped: not root".into()],
+            measurements,
+        }
+    }
+
+    /// A session with one available case, ready for samples.
+    fn session_with_case(store: &Store, label: Option<&str>) -> i64 {
+        let id = store.begin_session(&new_session(label)).expect("begin");
+        store
+            .record_case(id, &case("c1", "ext4-default", CaseAvailability::Available))
+            .expect("case");
+        id
+    }
+
+    fn is_rfc3339_utc(s: &str) -> bool {
+        let b = s.as_bytes();
+        b.len() == 20
+            && b.iter().enumerate().all(|(i, c)| match i {
+                4 | 7 => *c == b'-',
+                10 => *c == b'T',
+                13 | 16 => *c == b':',
+                19 => *c == b'Z',
+                _ => c.is_ascii_digit(),
+            })
+    }
+
+    fn user_version(path: &Path) -> i64 {
+        let conn = Connection::open(path).expect("raw open");
+        conn.pragma_query_value(None, "user_version", |r| r.get(0))
+            .expect("user_version")
+    }
+
+    #[test]
+    fn whole_session_round_trips_through_reopen() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("nested/deeper/results.db");
+        let info = new_session(Some("baseline"));
+        let cases = vec![
+            case("c1", "ext4-default", CaseAvailability::Available),
+            case(
+                "c2",
+                "zfs-default",
+                CaseAvailability::Unavailable("zfs: no mkfs.zfs".into()),
+            ),
+        ];
+        let inputs = vec![
+            sample("c1", 0, SampleStatus::Ok),
+            sample("c1", 1, SampleStatus::Ok),
+            NewSample {
+                device: None,
+                effective_mount_opts: None,
+                notes: Vec::new(),
+                ..sample("c1", 2, SampleStatus::Failed("mount: wrong fs type".into()))
+            },
+        ];
+        assert!(inputs[0].is_warmup && !inputs[1].is_warmup);
+
+        let (id, sample_ids) = {
+            let store = Store::open(&path).expect("open creates folders");
+            let id = store.begin_session(&info).expect("begin");
+            for c in &cases {
+                store.record_case(id, c).expect("case");
+            }
+            let ids: Vec<i64> = inputs
+                .iter()
+                .map(|s| store.record_sample(id, s).expect("sample"))
+                .collect();
+            store
+                .finish_session(id, SessionStatus::Complete)
+                .expect("finish");
+            (id, ids)
+        };
+
+        let store = Store::open(&path).expect("reopen");
+        let loaded = store.load_session(id).expect("load");
+        let expected = SessionData {
+            session: SessionRecord {
+                id,
+                started_at: loaded.session.started_at.clone(),
+                finished_at: loaded.session.finished_at.clone(),
+                status: SessionStatus::Complete,
+                info,
+            },
+            cases,
+            samples: sample_ids
+                .iter()
+                .zip(&inputs)
+                .map(|(&id, s)| SampleRecord {
+                    id,
+                    sample: s.clone(),
+                })
+                .collect(),
+        };
+        assert_eq!(loaded, expected);
+        assert!(
+            is_rfc3339_utc(&loaded.session.started_at),
+            "{}",
+            loaded.session.started_at
+        );
+        let finished = loaded
+            .session
+            .finished_at
+            .as_deref()
+            .expect("finished_at set");
+        assert!(is_rfc3339_utc(finished) && finished >= loaded.session.started_at.as_str());
+        // Every unit and both directions made it back, in order.
+        let units: Vec<Unit> = loaded.samples[1]
+            .sample
+            .measurements
+            .iter()
+            .map(|m| m.metric.unit)
+            .collect();
+        assert_eq!(
+            units,
+            [
+                Unit::MibPerSec,
+                Unit::Percent,
+                Unit::OpsPerSec,
+                Unit::Micros,
+                Unit::Seconds,
+                Unit::Ratio,
+                Unit::Count
+            ]
+        );
+        assert!(store.integrity_check().expect("integrity"));
+    }
+
+    #[test]
+    fn connection_runs_in_wal_with_full_sync_and_foreign_keys() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        let pragma = |name: &str| -> String {
+            store
+                .conn
+                .pragma_query_value(None, name, |r| r.get::<_, rusqlite::types::Value>(0))
+                .map(|v| format!("{v:?}"))
+                .expect("pragma")
+        };
+        assert_eq!(pragma("journal_mode"), r#"Text("wal")"#);
+        assert_eq!(pragma("synchronous"), "Integer(2)"); // FULL
+        assert_eq!(pragma("foreign_keys"), "Integer(1)");
+        assert_eq!(pragma("busy_timeout"), "Integer(10000)");
+        assert_eq!(store.path(), dir.path().join("r.db"));
+    }
+
+    #[test]
+    fn migration_sets_user_version_and_does_not_rerun() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("r.db");
+        let id = {
+            let store = Store::open(&path).expect("open");
+            store.begin_session(&new_session(None)).expect("begin")
+        };
+        assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
+        assert_eq!(SCHEMA_VERSION as usize, MIGRATIONS.len());
+        // Migration 1 has plain CREATE TABLEs: running it again would fail, and the data would
+        // not survive.
+        let store = Store::open(&path).expect("reopen");
+        assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
+        assert_eq!(store.list_sessions().expect("list").len(), 1);
+        assert_eq!(store.resolve("latest").expect("latest"), id);
+    }
+
+    #[test]
+    fn newer_schema_is_refused_with_advice() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("r.db");
+        let too_new = i64::from(SCHEMA_VERSION) + 1;
+        Connection::open(&path)
+            .and_then(|c| c.pragma_update(None, "user_version", too_new))
+            .expect("raw setup");
+        let err = Store::open(&path).expect_err("refused");
+        assert!(
+            matches!(err, StoreError::TooNew { found, .. } if found == too_new),
+            "{err:?}"
+        );
+        let msg = err.to_string();
+        assert!(
+            msg.contains(&format!(
+                "database schema version {too_new} is newer than this fsbench ({SCHEMA_VERSION}): \
+                 upgrade fsbench or use another --db"
+            )),
+            "{msg}"
+        );
+        assert!(msg.contains(&path.display().to_string()), "{msg}");
+        // Refusing did not touch the file.
+        assert_eq!(user_version(&path), too_new);
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_database_is_a_clear_error() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("notes.txt");
+        std::fs::write(
+            &path,
+            "this is not sqlite, just some text long enough to fill a header",
+        )
+        .expect("write");
+        let msg = Store::open(&path).expect_err("refused").to_string();
+        assert!(msg.contains(&path.display().to_string()), "{msg}");
+        assert!(
+            msg.contains("not an intact SQLite database: use another --db"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn resolve_latest_id_label_and_unknown() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        assert!(
+            matches!(store.resolve("latest"), Err(StoreError::NoSuchSession(r)) if r == "latest")
+        );
+
+        let s1 = store.begin_session(&new_session(Some("base"))).expect("s1");
+        let s2 = store.begin_session(&new_session(Some("new"))).expect("s2");
+        let s3 = store.begin_session(&new_session(Some("base"))).expect("s3");
+        let s4 = store.begin_session(&new_session(Some("2024"))).expect("s4");
+        assert!(s1 < s2 && s2 < s3 && s3 < s4);
+
+        assert_eq!(store.resolve("latest").expect("latest"), s4);
+        assert_eq!(store.resolve(&s2.to_string()).expect("id"), s2);
+        assert_eq!(store.resolve("base").expect("newest with label"), s3);
+        assert_eq!(store.resolve("new").expect("label"), s2);
+        // A number that is no id falls back to being a label.
+        assert_eq!(store.resolve("2024").expect("numeric label"), s4);
+        for unknown in ["nope", "999", ""] {
+            let err = store.resolve(unknown).expect_err("unknown");
+            assert!(
+                matches!(&err, StoreError::NoSuchSession(r) if r == unknown),
+                "{err:?}"
+            );
+            assert!(err.to_string().contains("fsbench list sessions"));
+        }
+    }
+
+    #[test]
+    fn list_sessions_is_newest_first_with_status_and_tools() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        let a = store.begin_session(&new_session(Some("a"))).expect("a");
+        let b = store
+            .begin_session(&NewSession {
+                tool_versions: vec![],
+                ..new_session(None)
+            })
+            .expect("b");
+        store
+            .finish_session(a, SessionStatus::Interrupted)
+            .expect("finish a");
+
+        let listed = store.list_sessions().expect("list");
+        let ids: Vec<i64> = listed.iter().map(|s| s.id).collect();
+        assert_eq!(ids, [b, a]);
+        assert_eq!(listed[0].status, SessionStatus::Running);
+        assert_eq!(listed[0].finished_at, None);
+        assert!(listed[0].info.tool_versions.is_empty());
+        assert_eq!(listed[1].status, SessionStatus::Interrupted);
+        assert!(listed[1].finished_at.as_deref().is_some_and(is_rfc3339_utc));
+        assert_eq!(listed[1].info, new_session(Some("a")));
+
+        // Taking a session up again clears finished_at: it is NULL exactly while running.
+        store
+            .finish_session(a, SessionStatus::Running)
+            .expect("resume");
+        let again = store.load_session(a).expect("load");
+        assert_eq!(
+            (again.session.status, again.session.finished_at),
+            (SessionStatus::Running, None)
+        );
+    }
+
+    #[test]
+    fn unknown_sessions_and_cases_are_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        let c = case("c1", "ext4", CaseAvailability::Available);
+        assert!(
+            matches!(store.record_case(42, &c), Err(StoreError::NoSuchSession(r)) if r == "42")
+        );
+        assert!(matches!(
+            store.finish_session(42, SessionStatus::Complete),
+            Err(StoreError::NoSuchSession(_))
+        ));
+        assert!(matches!(
+            store.load_session(42),
+            Err(StoreError::NoSuchSession(_))
+        ));
+
+        let id = session_with_case(&store, None);
+        let err = store
+            .record_sample(id, &sample("c9", 0, SampleStatus::Ok))
+            .expect_err("refused");
+        assert!(
+            matches!(&err, StoreError::NoSuchCase { case_id, .. } if case_id == "c9"),
+            "{err:?}"
+        );
+        assert!(store.load_session(id).expect("load").samples.is_empty());
+    }
+
+    #[test]
+    fn non_finite_numbers_are_refused_and_nothing_is_stored() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        let id = session_with_case(&store, None);
+        let mut bad = sample("c1", 1, SampleStatus::Ok);
+        bad.measurements[2].value = f64::NAN;
+        let err = store.record_sample(id, &bad).expect_err("NaN refused");
+        assert!(err.to_string().contains("rand_create/rate = NaN"), "{err}");
+        let bad_wall = NewSample {
+            wall_s: f64::INFINITY,
+            ..sample("c1", 1, SampleStatus::Ok)
+        };
+        assert!(matches!(
+            store.record_sample(id, &bad_wall),
+            Err(StoreError::NonFinite { .. })
+        ));
+        assert!(store.load_session(id).expect("load").samples.is_empty());
+    }
+
+    #[test]
+    fn recording_a_repeat_again_replaces_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        let id = session_with_case(&store, None);
+        let first = store
+            .record_sample(id, &sample("c1", 1, SampleStatus::Ok))
+            .expect("first");
+        let other = store
+            .record_sample(id, &sample("c1", 2, SampleStatus::Ok))
+            .expect("other");
+        let retry = NewSample {
+            started_at: "2024-05-02T08:00:00Z".into(),
+            ..sample("c1", 1, SampleStatus::Failed("ENOSPC".into()))
+        };
+        let second = store.record_sample(id, &retry).expect("replace");
+        assert!(
+            second > other && other > first,
+            "a replacement runs later, so sorts later"
+        );
+
+        let data = store.load_session(id).expect("load");
+        let ids: Vec<i64> = data.samples.iter().map(|s| s.id).collect();
+        assert_eq!(ids, [other, second]);
+        assert_eq!(data.samples[1].sample, retry);
+        // The first attempt's measurements went with it.
+        let metric_rows: i64 = store
+            .conn
+            .query_row("SELECT COUNT(*) FROM metrics", [], |r| r.get(0))
+            .expect("count");
+        assert_eq!(
+            metric_rows as usize,
+            sample("c1", 2, SampleStatus::Ok).measurements.len()
+        );
+    }
+
+    #[test]
+    fn recording_a_case_again_keeps_its_place_and_samples() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        let id = session_with_case(&store, None);
+        store
+            .record_case(id, &case("c2", "xfs", CaseAvailability::Available))
+            .expect("c2");
+        store
+            .record_sample(id, &sample("c1", 0, SampleStatus::Ok))
+            .expect("sample");
+        let changed = case(
+            "c1",
+            "ext4-default",
+            CaseAvailability::Unavailable("no loop".into()),
+        );
+        store.record_case(id, &changed).expect("replace c1");
+
+        let data = store.load_session(id).expect("load");
+        let order: Vec<&str> = data.cases.iter().map(|c| c.case_id.as_str()).collect();
+        assert_eq!(order, ["c1", "c2"]);
+        assert_eq!(data.cases[0], changed);
+        assert_eq!(data.samples.len(), 1);
+    }
+
+    #[test]
+    fn completed_repeats_lists_ok_repeats_only() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        let id = session_with_case(&store, None);
+        store
+            .record_case(id, &case("c2", "xfs", CaseAvailability::Available))
+            .expect("c2");
+        for (repeat, ok) in [(3, true), (0, true), (1, false), (2, true)] {
+            let status = if ok {
+                SampleStatus::Ok
+            } else {
+                SampleStatus::Failed("boom".into())
+            };
+            store
+                .record_sample(id, &sample("c1", repeat, status))
+                .expect("sample");
+        }
+        store
+            .record_sample(id, &sample("c2", 0, SampleStatus::Ok))
+            .expect("c2 sample");
+        let other = session_with_case(&store, None);
+        store
+            .record_sample(other, &sample("c1", 5, SampleStatus::Ok))
+            .expect("other session");
+
+        assert_eq!(store.completed_repeats(id, "c1").expect("c1"), [0, 2, 3]);
+        assert_eq!(store.completed_repeats(id, "c2").expect("c2"), [0]);
+        assert_eq!(store.completed_repeats(other, "c1").expect("other"), [5]);
+        assert!(store
+            .completed_repeats(id, "nope")
+            .expect("unknown")
+            .is_empty());
+        // A failed repeat that is retried successfully becomes complete.
+        store
+            .record_sample(id, &sample("c1", 1, SampleStatus::Ok))
+            .expect("retry");
+        assert_eq!(store.completed_repeats(id, "c1").expect("c1"), [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn unreadable_stored_values_are_clear_errors() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let edits = [
+            (
+                "UPDATE metrics SET unit = 'furlongs' WHERE ord = 3",
+                "unknown unit `furlongs`",
+            ),
+            (
+                "UPDATE metrics SET direction = 'sideways'",
+                "unknown direction `sideways`",
+            ),
+            (
+                "UPDATE sessions SET status = 'paused'",
+                "unknown status `paused`",
+            ),
+            (
+                "UPDATE samples SET notes_json = 'oops'",
+                "notes_json of sample",
+            ),
+            (
+                "UPDATE samples SET status = 'ok', error = 'x'",
+                "status `ok` with error",
+            ),
+            (
+                "UPDATE cases SET availability = 'maybe'",
+                "availability `maybe`",
+            ),
+        ];
+        for (i, (edit, expect)) in edits.into_iter().enumerate() {
+            let path = dir.path().join(format!("r{i}.db"));
+            let store = Store::open(&path).expect("open");
+            let id = session_with_case(&store, None);
+            store
+                .record_sample(id, &sample("c1", 1, SampleStatus::Ok))
+                .expect("sample");
+            assert!(store.load_session(id).is_ok(), "readable before the edit");
+            store.conn.execute_batch(edit).expect("edit by hand");
+
+            let err = store.load_session(id).expect_err("refused");
+            assert!(matches!(err, StoreError::Corrupt { .. }), "{edit}: {err:?}");
+            let msg = err.to_string();
+            assert!(
+                msg.contains(expect) && msg.contains("use another --db"),
+                "{msg}"
+            );
+            assert!(msg.contains(&path.display().to_string()), "{msg}");
+        }
+    }
+
+    #[test]
+    fn committed_sample_survives_a_crash_before_finish() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("r.db");
+        let store = Store::open(&path).expect("open");
+        let id = session_with_case(&store, Some("crashy"));
+        let sample_id = store
+            .record_sample(id, &sample("c1", 1, SampleStatus::Ok))
+            .expect("sample");
+
+        // What a crash leaves behind is the files: copy the database and its WAL while the
+        // handle is still open (no checkpoint, no clean close) and read the copy.
+        let crashed = dir.path().join("crashed");
+        std::fs::create_dir(&crashed).expect("mkdir");
+        for suffix in ["", "-wal"] {
+            let from = PathBuf::from(format!("{}{suffix}", path.display()));
+            if from.exists() {
+                std::fs::copy(&from, crashed.join(format!("r.db{suffix}"))).expect("copy");
+            }
+        }
+        let copy = Store::open(&crashed.join("r.db")).expect("open copy");
+        let data = copy
+            .load_session(copy.resolve("crashy").expect("resolve"))
+            .expect("load");
+        assert_eq!(data.session.status, SessionStatus::Running);
+        assert_eq!(data.session.finished_at, None);
+        assert_eq!(data.samples.len(), 1);
+        assert_eq!(data.samples[0].sample, sample("c1", 1, SampleStatus::Ok));
+
+        // And dropping the process's handle without finish_session loses nothing either.
+        drop(store);
+        let reopened = Store::open(&path).expect("reopen");
+        let data = reopened.load_session(id).expect("load");
+        assert_eq!(data.session.status, SessionStatus::Running);
+        assert_eq!(
+            data.samples.iter().map(|s| s.id).collect::<Vec<_>>(),
+            [sample_id]
+        );
+    }
+
+    #[test]
+    fn a_second_handle_waits_for_the_write_lock() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("r.db");
+        let a = Store::open(&path).expect("a");
+        let b = Store::open(&path).expect("b");
+        let sa = session_with_case(&a, Some("a"));
+        let sb = session_with_case(&b, Some("b"));
+
+        // `a` holds the write lock; `b`, on another thread, must wait for it, not fail.
+        let held = Duration::from_millis(300);
+        let tx = a.write("holding the lock").expect("lock");
+        tx.execute("UPDATE sessions SET target = 'held' WHERE id = ?1", [sa])
+            .expect("write");
+        let writer = std::thread::spawn(move || {
+            let started = Instant::now();
+            let result = b.record_sample(sb, &sample("c1", 1, SampleStatus::Ok));
+            (result.map(|_| ()), started.elapsed(), b)
+        });
+        std::thread::sleep(held);
+        tx.commit().expect("release");
+        let (result, waited, b) = writer.join().expect("thread");
+        result.expect("b's write landed after waiting");
+        assert!(
+            waited >= held - Duration::from_millis(50),
+            "b waited only {waited:?}"
+        );
+
+        a.record_sample(sa, &sample("c1", 1, SampleStatus::Ok))
+            .expect("a writes too");
+        for (store, session) in [(&a, sb), (&b, sa)] {
+            assert_eq!(store.load_session(session).expect("load").samples.len(), 1);
+        }
+        assert_eq!(
+            b.load_session(sa).expect("load").session.info.target,
+            "held"
+        );
+    }
+
+    #[test]
+    fn concurrent_writers_from_two_threads_both_land() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("fresh/r.db");
+        const REPEATS: u32 = 25;
+        // Both threads also open the not-yet-existing file at the same moment, so creating and
+        // migrating it races too.
+        let start = Arc::new(Barrier::new(2));
+        let threads: Vec<_> = ["left", "right"]
+            .into_iter()
+            .map(|label| {
+                let (path, start) = (path.clone(), Arc::clone(&start));
+                std::thread::spawn(move || -> Result<i64, StoreError> {
+                    start.wait();
+                    let store = Store::open(&path)?;
+                    let id = store.begin_session(&new_session(Some(label)))?;
+                    store.record_case(id, &case("c1", "ext4", CaseAvailability::Available))?;
+                    for repeat in 0..REPEATS {
+                        store.record_sample(id, &sample("c1", repeat, SampleStatus::Ok))?;
+                    }
+                    store.finish_session(id, SessionStatus::Complete)?;
+                    Ok(id)
+                })
+            })
+            .collect();
+        let ids: Vec<i64> = threads
+            .into_iter()
+            .map(|t| t.join().expect("thread").expect("writes"))
+            .collect();
+
+        let store = Store::open(&path).expect("open");
+        assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
+        for (id, label) in ids.iter().zip(["left", "right"]) {
+            assert_eq!(store.resolve(label).expect("label"), *id);
+            let data = store.load_session(*id).expect("load");
+            assert_eq!(data.session.status, SessionStatus::Complete);
+            let repeats: Vec<u32> = data.samples.iter().map(|s| s.sample.repeat).collect();
+            assert_eq!(repeats, (0..REPEATS).collect::<Vec<_>>());
+            assert!(data
+                .samples
+                .iter()
+                .all(|s| s.sample.measurements.len() == 7));
+        }
+        assert!(store.integrity_check().expect("integrity"));
+    }
 }
