@@ -260,12 +260,15 @@ impl Store {
         }
     }
 
-    /// Per-connection settings. The busy timeout comes first so that switching a fresh file to
-    /// WAL waits for a concurrent opener instead of failing.
+    /// Per-connection settings. The busy timeout comes first so that everything after it waits
+    /// for a concurrent opener instead of failing.
     fn configure(&self) -> Result<(), StoreError> {
         self.conn
             .busy_timeout(BUSY_TIMEOUT)
             .map_err(self.sql("setting the busy timeout"))?;
+        // Refuse a newer schema before changing anything in the file (the journal mode is
+        // stored in it).
+        Self::schema_version(&self.conn, &self.path)?;
         self.enable_wal()?;
         self.conn
             .pragma_update(None, "synchronous", "FULL")
@@ -382,12 +385,15 @@ impl Store {
         let id = tx.last_insert_rowid();
         {
             let mut insert = tx
-                .prepare("INSERT INTO tool_versions (session_id, ord, tool, version) VALUES (?1, ?2, ?3, ?4)")
+                .prepare(
+                    "INSERT INTO tool_versions (session_id, ord, tool, version) \
+                     VALUES (?1, ?2, ?3, ?4)",
+                )
                 .map_err(self.sql(action))?;
             for (ord, (tool, version)) in s.tool_versions.iter().enumerate() {
                 insert
                     .execute(params![id, ord, tool, version])
-                    .map_err(self.sql(format!("{action}: storing the version of {tool}")))?;
+                    .map_err(|e| self.sql(format!("{action}: storing the version of {tool}"))(e))?;
             }
         }
         tx.commit().map_err(self.sql(action))?;
@@ -454,9 +460,9 @@ impl Store {
     /// measurements too), and the new row gets a new, higher id. The case must have been
     /// recorded with [`Store::record_case`]. `wall_s` and every value must be finite.
     pub fn record_sample(&self, session: i64, s: &NewSample) -> Result<i64, StoreError> {
-        self.check_finite("wall_s", s.wall_s)?;
+        self.check_finite(s.wall_s, || "wall_s".to_string())?;
         for m in &s.measurements {
-            self.check_finite(&format!("{}/{}", m.phase, m.metric.name), m.value)?;
+            self.check_finite(m.value, || format!("{}/{}", m.phase, m.metric.name))?;
         }
         let action = format!(
             "recording repeat {} of case {} in session {session}",
@@ -528,9 +534,9 @@ impl Store {
                         m.metric.direction.as_str(),
                         m.value,
                     ])
-                    .map_err(
-                        self.sql(format!("{action}: storing {}/{}", m.phase, m.metric.name)),
-                    )?;
+                    .map_err(|e| {
+                        self.sql(format!("{action}: storing {}/{}", m.phase, m.metric.name))(e)
+                    })?;
             }
         }
         tx.commit()
@@ -539,13 +545,13 @@ impl Store {
     }
 
     /// Refuses NaN and infinities (NaN would silently become NULL in SQLite).
-    fn check_finite(&self, what: &str, value: f64) -> Result<(), StoreError> {
+    fn check_finite(&self, value: f64, what: impl FnOnce() -> String) -> Result<(), StoreError> {
         if value.is_finite() {
             Ok(())
         } else {
             Err(StoreError::NonFinite {
                 path: self.path.display().to_string(),
-                what: what.to_string(),
+                what: what(),
                 value,
             })
         }
@@ -1174,8 +1180,12 @@ mod tests {
             "{msg}"
         );
         assert!(msg.contains(&path.display().to_string()), "{msg}");
-        // Refusing did not touch the file.
+        // Refusing did not touch the file: same version, journal mode not switched to WAL.
         assert_eq!(user_version(&path), too_new);
+        let mode: String = Connection::open(&path)
+            .and_then(|c| c.pragma_query_value(None, "journal_mode", |r| r.get(0)))
+            .expect("journal_mode");
+        assert_eq!(mode, "delete");
     }
 
     #[test]

@@ -48,8 +48,10 @@ CREATE TABLE cases (
 );
 CREATE INDEX cases_by_order ON cases(session_id, ord);
 
+-- A repeat recorded again is deleted and inserted anew, so it gets a new, higher id: ids are
+-- the order samples ran in.
 CREATE TABLE samples (
-    id                   INTEGER PRIMARY KEY AUTOINCREMENT, -- run order; a replaced repeat gets a new id
+    id                   INTEGER PRIMARY KEY AUTOINCREMENT,
     session_id           INTEGER NOT NULL,
     case_id              TEXT    NOT NULL,
     repeat               INTEGER NOT NULL,             -- 0-based, warm-ups first
