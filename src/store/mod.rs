@@ -3,15 +3,16 @@
 //! Raw samples are the source of truth; summaries are never stored, they are recomputed at
 //! report time. Metrics are stored in long format (`sample, phase, metric, unit, direction,
 //! value`) so a new metric needs no migration. The schema version lives in
-//! `PRAGMA user_version`; migrations run in order on open.
+//! `PRAGMA user_version`; migrations (`migrations/*.sql`, embedded) run in order on open.
+//! Times are RFC 3339 UTC text ([`format_rfc3339`]).
 //!
 //! Invariant: after `record_sample` returns, that repeat survives a crash of fsbench (the
 //! transaction is committed; WAL + `synchronous=FULL`).
 
 mod model;
 mod sqlite;
+mod time;
 
 pub use model::*;
-pub use sqlite::{Store, StoreError};
-/// TEMP
-pub fn now_rfc3339() -> String { String::new() }
+pub use sqlite::{Store, StoreError, BUSY_TIMEOUT, SCHEMA_VERSION};
+pub use time::{format_rfc3339, now_rfc3339};

@@ -32,9 +32,14 @@ impl SessionStatus {
     }
     /// Inverse of [`SessionStatus::as_str`].
     pub fn parse(s: &str) -> Option<Self> {
-        [SessionStatus::Running, SessionStatus::Complete, SessionStatus::Interrupted, SessionStatus::Failed]
-            .into_iter()
-            .find(|v| v.as_str() == s)
+        [
+            SessionStatus::Running,
+            SessionStatus::Complete,
+            SessionStatus::Interrupted,
+            SessionStatus::Failed,
+        ]
+        .into_iter()
+        .find(|v| v.as_str() == s)
     }
 }
 

@@ -1,16 +1,65 @@
-//! SQLite implementation of the store. (Skeleton: the store helper fills this in.)
+//! SQLite implementation of the results store.
+//!
+//! One [`Store`] is one connection to one database file. Every connection runs with
+//! `journal_mode=WAL` (readers never block the writer), `synchronous=FULL` (a commit is on disk
+//! when it returns, power loss included), `foreign_keys=ON`, and a busy timeout of
+//! [`BUSY_TIMEOUT`] so two fsbench processes can share a database: writers queue rather than
+//! fail. Every write takes the write lock up front (`BEGIN IMMEDIATE`), so a transaction never
+//! has to be retried after reading.
+//!
+//! Schema: `migrations/*.sql`, embedded in the binary and applied in order inside one
+//! transaction; `PRAGMA user_version` holds how many have been applied. A database written by a
+//! newer fsbench is refused rather than guessed at.
+//!
+//! Invariants:
+//! - After [`Store::record_sample`] returns, the repeat and all its measurements are committed
+//!   together: a crash never leaves a sample with half of its metrics.
+//! - `(session, case, repeat)` is unique: recording a repeat again replaces it (for `--resume`).
+//!   The replacement gets a new, higher row id, because ids are the order samples ran in.
+//! - Session ids are never reused (`AUTOINCREMENT`), so `latest` is the highest id.
+//! - `finished_at` is `NULL` exactly while a session's status is `running`.
+//! - Values read back are exactly the values written; text the code does not recognise (a unit
+//!   from a newer fsbench, a hand edit) is a [`StoreError::Corrupt`], never a panic or a guess.
+//!
+//! References: SQLite "Write-Ahead Logging" <https://sqlite.org/wal.html>, `PRAGMA synchronous`
+//! <https://sqlite.org/pragma.html#pragma_synchronous>, `BEGIN IMMEDIATE`
+//! <https://sqlite.org/lang_transaction.html>.
 
 use super::model::*;
-use std::path::Path;
+use super::time::now_rfc3339;
+use crate::metric::{Direction, Measurement, MetricId, Unit};
+use rusqlite::{
+    params, Connection, ErrorCode, OptionalExtension, Transaction, TransactionBehavior,
+};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
-/// Store failures.
+/// Embedded migrations. Entry `i` brings the schema from version `i` to `i + 1`; entries are
+/// only ever appended, never edited, once released.
+const MIGRATIONS: &[&str] = &[include_str!("migrations/001_init.sql")];
+
+/// The schema version this fsbench writes (`PRAGMA user_version` after migrations).
+pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+/// How long a statement waits for another connection's write lock before failing with
+/// "database is locked". Repeats are committed in milliseconds, so seconds is ample.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Columns of `sessions`, in the order [`session_from_row`] reads them.
+const SESSION_COLUMNS: &str = "id, started_at, finished_at, status, label, suite_name, \
+     suite_text, args_json, fsbench_version, hostname, kernel, cpu_model, ncpu, mem_bytes, target";
+
+/// Store failures. Every variant names the database and says what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// SQLite said no.
-    #[error("results database {path}: {source}")]
+    /// SQLite said no while doing `action`.
+    #[error("results database {path}: {action}: {source}{}", hint(.source))]
     Sqlite {
         /// Database path.
         path: String,
+        /// What the store was doing ("recording repeat 3 of case 1a2b in session 7").
+        action: String,
         /// The SQLite error.
         #[source]
         source: rusqlite::Error,
@@ -27,44 +76,1522 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+    /// The database was written by a newer fsbench (its `user_version` is above
+    /// [`SCHEMA_VERSION`]).
+    #[error(
+        "results database {path}: database schema version {found} is newer than this fsbench \
+         ({supported}): upgrade fsbench or use another --db"
+    )]
+    TooNew {
+        /// Database path.
+        path: String,
+        /// `PRAGMA user_version` found in the file.
+        found: i64,
+        /// [`SCHEMA_VERSION`] of this build.
+        supported: u32,
+    },
+    /// A stored value this fsbench cannot read back (unknown unit, direction or status text,
+    /// malformed JSON, a negative schema version).
+    #[error(
+        "results database {path}: {what}: it was written by a different fsbench or edited by \
+         hand; read it with the fsbench that wrote it, or use another --db"
+    )]
+    Corrupt {
+        /// Database path.
+        path: String,
+        /// Which value, where, and why it cannot be read.
+        what: String,
+    },
+    /// A sample names a case that was not recorded for its session (a caller bug: record the
+    /// plan's cases with [`Store::record_case`] first).
+    #[error(
+        "results database {path}: session {session} has no case `{case_id}`: cases must be \
+         recorded (Store::record_case) before their samples"
+    )]
+    NoSuchCase {
+        /// Database path.
+        path: String,
+        /// Session id.
+        session: i64,
+        /// The unknown case id.
+        case_id: String,
+    },
+    /// A number to store is NaN or infinite (SQLite would turn NaN into NULL).
+    #[error(
+        "results database {path}: refusing to store {what} = {value}: measurements must be \
+         finite; this is a bug in the workload that produced it"
+    )]
+    NonFinite {
+        /// Database path.
+        path: String,
+        /// Which number (`wall_s`, or `phase/metric`).
+        what: String,
+        /// The offending value.
+        value: f64,
+    },
+}
+
+/// Advice appended to a SQLite error, by error code.
+fn hint(e: &rusqlite::Error) -> String {
+    match e.sqlite_error_code() {
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => format!(
+            " (another process held it for more than {} s: wait for it to finish, or use \
+             another --db)",
+            BUSY_TIMEOUT.as_secs()
+        ),
+        Some(ErrorCode::CannotOpen | ErrorCode::PermissionDenied | ErrorCode::ReadOnly) => {
+            " (check that the file and its folder are writable by you, or use another --db)".into()
+        }
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => {
+            " (this file is not an intact SQLite database: use another --db)".into()
+        }
+        Some(ErrorCode::DiskFull) => " (the disk holding it is full: free some space)".into(),
+        _ => String::new(),
+    }
+}
+
+/// Why one row could not be turned into a record.
+enum RowError {
+    /// Reading a column failed (wrong type, out of range).
+    Sql(rusqlite::Error),
+    /// The value was read but is not one this fsbench understands.
+    Bad(String),
+}
+
+impl From<rusqlite::Error> for RowError {
+    fn from(e: rusqlite::Error) -> Self {
+        RowError::Sql(e)
+    }
+}
+
+/// Builds a [`StoreError::Sqlite`] mapper for `path` and `action`.
+fn sql_err(path: &Path, action: impl Into<String>) -> impl FnOnce(rusqlite::Error) -> StoreError {
+    let path = path.display().to_string();
+    let action = action.into();
+    move |source| StoreError::Sqlite {
+        path,
+        action,
+        source,
+    }
+}
+
+/// Encodes a list of strings as a JSON array (cannot fail, unlike `serde_json::to_string`).
+fn json_strings(items: &[String]) -> String {
+    serde_json::Value::Array(
+        items
+            .iter()
+            .cloned()
+            .map(serde_json::Value::String)
+            .collect(),
+    )
+    .to_string()
+}
+
+/// Decodes a JSON array of strings stored in `column`.
+fn parse_json_strings(text: &str, column: &str) -> Result<Vec<String>, RowError> {
+    serde_json::from_str(text)
+        .map_err(|e| RowError::Bad(format!("{column} is not a JSON array of strings ({e})")))
 }
 
 /// An open results database.
+///
+/// One connection; not `Sync`. Open one `Store` per thread or process: they coordinate
+/// through SQLite's locks.
 pub struct Store {
-    _conn: rusqlite::Connection,
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Store {
     /// Opens (creating folders and schema as needed) the database at `path`.
-    pub fn open(_path: &Path) -> Result<Store, StoreError> {
-        unimplemented!()
+    ///
+    /// Configures the connection (WAL, `synchronous=FULL`, foreign keys, [`BUSY_TIMEOUT`]) and
+    /// applies pending migrations. Fails with [`StoreError::TooNew`] when the file was written
+    /// by a newer fsbench.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|source| StoreError::Io {
+                path: parent.display().to_string(),
+                source,
+            })?;
+        }
+        let conn = Connection::open(path).map_err(sql_err(path, "opening"))?;
+        let store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        store.configure()?;
+        store.migrate()?;
+        Ok(store)
     }
-    /// Starts a session (status `running`); returns its id.
-    pub fn begin_session(&self, _s: &NewSession) -> Result<i64, StoreError> {
-        unimplemented!()
+
+    /// The database file this store writes to.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
-    /// Adds or replaces a case of a session.
-    pub fn record_case(&self, _session: i64, _c: &CaseRecord) -> Result<(), StoreError> {
-        unimplemented!()
+
+    /// Maps a SQLite error to [`StoreError::Sqlite`] with this database's path.
+    fn sql(&self, action: impl Into<String>) -> impl FnOnce(rusqlite::Error) -> StoreError {
+        sql_err(&self.path, action)
     }
+
+    /// Maps a row decoding error to [`StoreError::Sqlite`] or [`StoreError::Corrupt`].
+    fn row(&self, action: impl Into<String>) -> impl FnOnce(RowError) -> StoreError {
+        let path = self.path.display().to_string();
+        let action = action.into();
+        move |e| match e {
+            RowError::Sql(source) => StoreError::Sqlite {
+                path,
+                action,
+                source,
+            },
+            RowError::Bad(what) => StoreError::Corrupt {
+                path,
+                what: format!("{action}: {what}"),
+            },
+        }
+    }
+
+    /// Per-connection settings. The busy timeout comes first so that everything after it waits
+    /// for a concurrent opener instead of failing.
+    fn configure(&self) -> Result<(), StoreError> {
+        self.conn
+            .busy_timeout(BUSY_TIMEOUT)
+            .map_err(self.sql("setting the busy timeout"))?;
+        // Refuse a newer schema before changing anything in the file (the journal mode is
+        // stored in it).
+        Self::schema_version(&self.conn, &self.path)?;
+        self.enable_wal()?;
+        self.conn
+            .pragma_update(None, "synchronous", "FULL")
+            .map_err(self.sql("setting synchronous=FULL"))?;
+        self.conn
+            .pragma_update(None, "foreign_keys", true)
+            .map_err(self.sql("enabling foreign keys"))?;
+        Ok(())
+    }
+
+    /// Switches the file to write-ahead logging (a persistent property of the file).
+    ///
+    /// SQLite does not always call the busy handler for the locks a journal-mode change needs:
+    /// when two processes create the same new database at once, one gets "database is locked"
+    /// at once. So this retries for up to [`BUSY_TIMEOUT`] itself. A filesystem without shared
+    /// memory support may keep the rollback journal; with `synchronous=FULL` that is still
+    /// crash-safe, only less concurrent, so the mode SQLite reports back is accepted.
+    fn enable_wal(&self) -> Result<(), StoreError> {
+        let deadline = Instant::now() + BUSY_TIMEOUT;
+        loop {
+            let result = self
+                .conn
+                .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0));
+            match result {
+                Ok(_mode) => return Ok(()),
+                Err(e)
+                    if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy)
+                        && Instant::now() < deadline =>
+                {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) => return Err(self.sql("enabling write-ahead logging")(e)),
+            }
+        }
+    }
+
+    /// Reads `PRAGMA user_version` and refuses versions this build cannot handle.
+    fn schema_version(conn: &Connection, path: &Path) -> Result<usize, StoreError> {
+        let found: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(sql_err(path, "reading the schema version"))?;
+        let path_text = || path.display().to_string();
+        if found > i64::from(SCHEMA_VERSION) {
+            return Err(StoreError::TooNew {
+                path: path_text(),
+                found,
+                supported: SCHEMA_VERSION,
+            });
+        }
+        usize::try_from(found).map_err(|_| StoreError::Corrupt {
+            path: path_text(),
+            what: format!("schema version (PRAGMA user_version) is {found}"),
+        })
+    }
+
+    /// Applies the migrations the file has not seen, all in one transaction.
+    fn migrate(&self) -> Result<(), StoreError> {
+        if Self::schema_version(&self.conn, &self.path)? == MIGRATIONS.len() {
+            return Ok(());
+        }
+        let tx = self.write("migrating the schema")?;
+        // Read again under the write lock: another process may have migrated meanwhile.
+        let applied = Self::schema_version(&tx, &self.path)?;
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(applied) {
+            tx.execute_batch(sql)
+                .map_err(self.sql(format!("applying schema migration {}", i + 1)))?;
+        }
+        tx.pragma_update(None, "user_version", SCHEMA_VERSION)
+            .map_err(self.sql("recording the schema version"))?;
+        tx.commit()
+            .map_err(self.sql("committing the schema migration"))
+    }
+
+    /// Starts a write transaction holding the write lock (waiting up to [`BUSY_TIMEOUT`]).
+    fn write(&self, action: &str) -> Result<Transaction<'_>, StoreError> {
+        Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+            .map_err(self.sql(format!("{action}: starting a write transaction")))
+    }
+
+    /// Starts a read transaction, so multi-query reads see one consistent snapshot.
+    fn read(&self, action: &str) -> Result<Transaction<'_>, StoreError> {
+        Transaction::new_unchecked(&self.conn, TransactionBehavior::Deferred)
+            .map_err(self.sql(format!("{action}: starting a read transaction")))
+    }
+
+    /// Starts a session (status `running`, `started_at` now); returns its id.
+    ///
+    /// The session row and its tool versions are committed together.
+    pub fn begin_session(&self, s: &NewSession) -> Result<i64, StoreError> {
+        let action = "starting a session";
+        let tx = self.write(action)?;
+        tx.execute(
+            "INSERT INTO sessions (started_at, finished_at, status, label, suite_name, \
+             suite_text, args_json, fsbench_version, hostname, kernel, cpu_model, ncpu, \
+             mem_bytes, target) VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, \
+             ?13)",
+            params![
+                now_rfc3339(),
+                SessionStatus::Running.as_str(),
+                s.label,
+                s.suite_name,
+                s.suite_text,
+                json_strings(&s.args),
+                s.fsbench_version,
+                s.host.hostname,
+                s.host.kernel,
+                s.host.cpu_model,
+                s.host.ncpu,
+                s.host.mem_bytes,
+                s.target,
+            ],
+        )
+        .map_err(self.sql(action))?;
+        let id = tx.last_insert_rowid();
+        {
+            let mut insert = tx
+                .prepare(
+                    "INSERT INTO tool_versions (session_id, ord, tool, version) \
+                     VALUES (?1, ?2, ?3, ?4)",
+                )
+                .map_err(self.sql(action))?;
+            for (ord, (tool, version)) in s.tool_versions.iter().enumerate() {
+                insert
+                    .execute(params![id, ord, tool, version])
+                    .map_err(|e| self.sql(format!("{action}: storing the version of {tool}"))(e))?;
+            }
+        }
+        tx.commit().map_err(self.sql(action))?;
+        Ok(id)
+    }
+
+    /// Fails with [`StoreError::NoSuchSession`] unless session `id` exists.
+    fn require_session(&self, conn: &Connection, id: i64) -> Result<(), StoreError> {
+        let found = conn
+            .query_row("SELECT 1 FROM sessions WHERE id = ?1", [id], |_| Ok(()))
+            .optional()
+            .map_err(self.sql(format!("looking up session {id}")))?;
+        found.ok_or_else(|| StoreError::NoSuchSession(id.to_string()))
+    }
+
+    /// Adds a case to a session, or replaces the stored description of a case with the same
+    /// `case_id`.
+    ///
+    /// A case's position in plan order (reports use it for column and row order) is the order
+    /// of its first recording; replacing it keeps that position and its samples.
+    pub fn record_case(&self, session: i64, c: &CaseRecord) -> Result<(), StoreError> {
+        let action = format!("recording case {} of session {session}", c.case_id);
+        let tx = self.write(&action)?;
+        self.require_session(&tx, session)?;
+        let (availability, reason) = match &c.availability {
+            CaseAvailability::Available => ("available", None),
+            CaseAvailability::Unavailable(why) => ("unavailable", Some(why.as_str())),
+        };
+        // An upsert, not INSERT OR REPLACE: REPLACE deletes the row first, which would cascade
+        // to the case's samples and lose its plan position.
+        tx.execute(
+            "INSERT INTO cases (session_id, case_id, ord, variant, fs_type, mkfs_args_json, \
+             mount_opts_json, workload, workload_kind, workload_json, availability, \
+             unavailable_reason) \
+             VALUES (?1, ?2, (SELECT COALESCE(MAX(ord) + 1, 0) FROM cases WHERE session_id = ?1), \
+             ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) \
+             ON CONFLICT (session_id, case_id) DO UPDATE SET variant = excluded.variant, \
+             fs_type = excluded.fs_type, mkfs_args_json = excluded.mkfs_args_json, \
+             mount_opts_json = excluded.mount_opts_json, workload = excluded.workload, \
+             workload_kind = excluded.workload_kind, workload_json = excluded.workload_json, \
+             availability = excluded.availability, \
+             unavailable_reason = excluded.unavailable_reason",
+            params![
+                session,
+                c.case_id,
+                c.variant,
+                c.fs_type,
+                json_strings(&c.mkfs_args),
+                json_strings(&c.mount_opts),
+                c.workload,
+                c.workload_kind,
+                c.workload_json,
+                availability,
+                reason,
+            ],
+        )
+        .map_err(self.sql(action.as_str()))?;
+        tx.commit().map_err(self.sql(action))
+    }
+
     /// Stores one repeat and its measurements in one committed transaction; returns its id.
-    pub fn record_sample(&self, _session: i64, _s: &NewSample) -> Result<i64, StoreError> {
-        unimplemented!()
+    ///
+    /// A repeat already stored under the same `(session, case_id, repeat)` is replaced (its
+    /// measurements too), and the new row gets a new, higher id. The case must have been
+    /// recorded with [`Store::record_case`]. `wall_s` and every value must be finite.
+    pub fn record_sample(&self, session: i64, s: &NewSample) -> Result<i64, StoreError> {
+        self.check_finite(s.wall_s, || "wall_s".to_string())?;
+        for m in &s.measurements {
+            self.check_finite(m.value, || format!("{}/{}", m.phase, m.metric.name))?;
+        }
+        let action = format!(
+            "recording repeat {} of case {} in session {session}",
+            s.repeat, s.case_id
+        );
+        let tx = self.write(&action)?;
+        let case_known = tx
+            .query_row(
+                "SELECT 1 FROM cases WHERE session_id = ?1 AND case_id = ?2",
+                params![session, s.case_id],
+                |_| Ok(()),
+            )
+            .optional()
+            .map_err(self.sql(action.as_str()))?;
+        if case_known.is_none() {
+            return Err(StoreError::NoSuchCase {
+                path: self.path.display().to_string(),
+                session,
+                case_id: s.case_id.clone(),
+            });
+        }
+        // Deleting cascades to the old repeat's metrics.
+        tx.execute(
+            "DELETE FROM samples WHERE session_id = ?1 AND case_id = ?2 AND repeat = ?3",
+            params![session, s.case_id, s.repeat],
+        )
+        .map_err(self.sql(format!("{action}: replacing the earlier attempt")))?;
+        let (status, error) = match &s.status {
+            SampleStatus::Ok => ("ok", None),
+            SampleStatus::Failed(e) => ("failed", Some(e.as_str())),
+        };
+        tx.prepare_cached(
+            "INSERT INTO samples (session_id, case_id, repeat, is_warmup, started_at, wall_s, \
+             status, error, device, effective_mount_opts, notes_json) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        )
+        .and_then(|mut insert| {
+            insert.execute(params![
+                session,
+                s.case_id,
+                s.repeat,
+                s.is_warmup,
+                s.started_at,
+                s.wall_s,
+                status,
+                error,
+                s.device,
+                s.effective_mount_opts,
+                json_strings(&s.notes),
+            ])
+        })
+        .map_err(self.sql(action.as_str()))?;
+        let id = tx.last_insert_rowid();
+        {
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT INTO metrics (sample_id, ord, phase, metric, unit, direction, value) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                )
+                .map_err(self.sql(action.as_str()))?;
+            for (ord, m) in s.measurements.iter().enumerate() {
+                insert
+                    .execute(params![
+                        id,
+                        ord,
+                        m.phase,
+                        m.metric.name,
+                        m.metric.unit.as_str(),
+                        m.metric.direction.as_str(),
+                        m.value,
+                    ])
+                    .map_err(|e| {
+                        self.sql(format!("{action}: storing {}/{}", m.phase, m.metric.name))(e)
+                    })?;
+            }
+        }
+        tx.commit()
+            .map_err(self.sql(format!("{action}: committing")))?;
+        Ok(id)
     }
-    /// Marks a session ended with `status`.
-    pub fn finish_session(&self, _session: i64, _status: SessionStatus) -> Result<(), StoreError> {
-        unimplemented!()
+
+    /// Refuses NaN and infinities (NaN would silently become NULL in SQLite).
+    fn check_finite(&self, value: f64, what: impl FnOnce() -> String) -> Result<(), StoreError> {
+        if value.is_finite() {
+            Ok(())
+        } else {
+            Err(StoreError::NonFinite {
+                path: self.path.display().to_string(),
+                what: what(),
+                value,
+            })
+        }
     }
-    /// All sessions, newest first.
+
+    /// Marks a session ended with `status`, with `finished_at` now.
+    ///
+    /// Setting [`SessionStatus::Running`] clears `finished_at` instead (a session taken up
+    /// again by `--resume`). Fails with [`StoreError::NoSuchSession`] for an unknown id.
+    pub fn finish_session(&self, session: i64, status: SessionStatus) -> Result<(), StoreError> {
+        let finished_at = (status != SessionStatus::Running).then(now_rfc3339);
+        let changed = self
+            .conn
+            .execute(
+                "UPDATE sessions SET status = ?1, finished_at = ?2 WHERE id = ?3",
+                params![status.as_str(), finished_at, session],
+            )
+            .map_err(self.sql(format!("marking session {session} {}", status.as_str())))?;
+        if changed == 0 {
+            return Err(StoreError::NoSuchSession(session.to_string()));
+        }
+        Ok(())
+    }
+
+    /// All sessions, newest (highest id) first, with their tool versions.
     pub fn list_sessions(&self) -> Result<Vec<SessionRecord>, StoreError> {
-        unimplemented!()
+        let action = "listing sessions";
+        let tx = self.read(action)?;
+        let mut tools = self.tool_versions(&tx, None)?;
+        let mut stmt = tx
+            .prepare(&format!(
+                "SELECT {SESSION_COLUMNS} FROM sessions ORDER BY id DESC"
+            ))
+            .map_err(self.sql(action))?;
+        let mut rows = stmt.query([]).map_err(self.sql(action))?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(self.sql(action))? {
+            let mut record = session_from_row(row).map_err(self.row(action))?;
+            record.info.tool_versions = tools.remove(&record.id).unwrap_or_default();
+            out.push(record);
+        }
+        Ok(out)
     }
-    /// Resolves `latest`, a numeric id, or a label (newest session with it) to an id.
-    pub fn resolve(&self, _reference: &str) -> Result<i64, StoreError> {
-        unimplemented!()
+
+    /// Tool versions by session id, in stored order; all sessions, or only `session`.
+    fn tool_versions(
+        &self,
+        conn: &Connection,
+        session: Option<i64>,
+    ) -> Result<HashMap<i64, Vec<(String, String)>>, StoreError> {
+        let action = "reading tool versions";
+        let mut stmt = conn
+            .prepare(
+                "SELECT session_id, tool, version FROM tool_versions \
+                 WHERE ?1 IS NULL OR session_id = ?1 ORDER BY session_id, ord",
+            )
+            .map_err(self.sql(action))?;
+        let mut rows = stmt.query([session]).map_err(self.sql(action))?;
+        let mut out: HashMap<i64, Vec<(String, String)>> = HashMap::new();
+        while let Some(row) = rows.next().map_err(self.sql(action))? {
+            let id: i64 = row.get(0).map_err(self.sql(action))?;
+            let tool: String = row.get(1).map_err(self.sql(action))?;
+            let version: String = row.get(2).map_err(self.sql(action))?;
+            out.entry(id).or_default().push((tool, version));
+        }
+        Ok(out)
     }
-    /// Loads a whole session for reporting.
-    pub fn load_session(&self, _session: i64) -> Result<SessionData, StoreError> {
-        unimplemented!()
+
+    /// Resolves a session reference to an id.
+    ///
+    /// `latest` is the highest id; a number is that id if it exists; anything else (or a
+    /// number that is no id) is a label, meaning the newest session with that label.
+    /// [`StoreError::NoSuchSession`] when nothing matches.
+    pub fn resolve(&self, reference: &str) -> Result<i64, StoreError> {
+        let action = format!("resolving session `{reference}`");
+        // The newest session, or the newest with `label`.
+        let newest = |label: Option<&str>| -> Result<Option<i64>, StoreError> {
+            self.conn
+                .query_row(
+                    "SELECT MAX(id) FROM sessions WHERE ?1 IS NULL OR label = ?1",
+                    [label],
+                    |r| r.get::<_, Option<i64>>(0),
+                )
+                .map_err(self.sql(action.as_str()))
+        };
+        if reference == "latest" {
+            return newest(None)?.ok_or_else(|| StoreError::NoSuchSession(reference.to_string()));
+        }
+        if let Ok(id) = reference.parse::<i64>() {
+            let exists = self
+                .conn
+                .query_row("SELECT 1 FROM sessions WHERE id = ?1", [id], |_| Ok(()))
+                .optional()
+                .map_err(self.sql(action.as_str()))?;
+            if exists.is_some() {
+                return Ok(id);
+            }
+        }
+        let found = newest(Some(reference))?;
+        found.ok_or_else(|| StoreError::NoSuchSession(reference.to_string()))
+    }
+
+    /// Loads a whole session for reporting: cases in plan order, samples in the order they ran
+    /// (row id), measurements in the order they were recorded. Read in one snapshot, so a
+    /// concurrent writer never shows half a repeat.
+    pub fn load_session(&self, session: i64) -> Result<SessionData, StoreError> {
+        let tx = self.read(&format!("loading session {session}"))?;
+
+        let action = format!("reading session {session}");
+        let mut record = tx
+            .query_row(
+                &format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?1"),
+                [session],
+                |row| Ok(session_from_row(row)),
+            )
+            .optional()
+            .map_err(self.sql(action.as_str()))?
+            .ok_or_else(|| StoreError::NoSuchSession(session.to_string()))?
+            .map_err(self.row(action.as_str()))?;
+        record.info.tool_versions = self
+            .tool_versions(&tx, Some(session))?
+            .remove(&session)
+            .unwrap_or_default();
+
+        let action = format!("reading the cases of session {session}");
+        let mut cases = Vec::new();
+        {
+            let mut stmt = tx
+                .prepare(
+                    "SELECT case_id, variant, fs_type, mkfs_args_json, mount_opts_json, workload, \
+                     workload_kind, workload_json, availability, unavailable_reason \
+                     FROM cases WHERE session_id = ?1 ORDER BY ord",
+                )
+                .map_err(self.sql(action.as_str()))?;
+            let mut rows = stmt.query([session]).map_err(self.sql(action.as_str()))?;
+            while let Some(row) = rows.next().map_err(self.sql(action.as_str()))? {
+                cases.push(case_from_row(row).map_err(self.row(action.as_str()))?);
+            }
+        }
+
+        let action = format!("reading the samples of session {session}");
+        let mut samples = Vec::new();
+        let mut index = HashMap::new();
+        {
+            let mut stmt = tx
+                .prepare(
+                    "SELECT id, case_id, repeat, is_warmup, started_at, wall_s, status, error, \
+                     device, effective_mount_opts, notes_json \
+                     FROM samples WHERE session_id = ?1 ORDER BY id",
+                )
+                .map_err(self.sql(action.as_str()))?;
+            let mut rows = stmt.query([session]).map_err(self.sql(action.as_str()))?;
+            while let Some(row) = rows.next().map_err(self.sql(action.as_str()))? {
+                let sample = sample_from_row(row).map_err(self.row(action.as_str()))?;
+                index.insert(sample.id, samples.len());
+                samples.push(sample);
+            }
+        }
+
+        let action = format!("reading the measurements of session {session}");
+        {
+            let mut stmt = tx
+                .prepare(
+                    "SELECT m.sample_id, m.phase, m.metric, m.unit, m.direction, m.value \
+                     FROM metrics AS m JOIN samples AS s ON s.id = m.sample_id \
+                     WHERE s.session_id = ?1 ORDER BY m.sample_id, m.ord",
+                )
+                .map_err(self.sql(action.as_str()))?;
+            let mut rows = stmt.query([session]).map_err(self.sql(action.as_str()))?;
+            while let Some(row) = rows.next().map_err(self.sql(action.as_str()))? {
+                let (sample_id, m) =
+                    measurement_from_row(row).map_err(self.row(action.as_str()))?;
+                // Same snapshot as the samples query, so every sample id is in the index.
+                if let Some(&i) = index.get(&sample_id) {
+                    samples[i].sample.measurements.push(m);
+                }
+            }
+        }
+
+        Ok(SessionData {
+            session: record,
+            cases,
+            samples,
+        })
+    }
+
+    /// Repeats of `case_id` in `session` stored with status ok, ascending: the ones a resumed
+    /// run can skip. Warm-ups count like any other repeat.
+    pub fn completed_repeats(&self, session: i64, case_id: &str) -> Result<Vec<u32>, StoreError> {
+        let action = format!("listing completed repeats of case {case_id} in session {session}");
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT repeat FROM samples WHERE session_id = ?1 AND case_id = ?2 \
+                 AND status = 'ok' ORDER BY repeat",
+            )
+            .map_err(self.sql(action.as_str()))?;
+        let repeats = stmt
+            .query_map(params![session, case_id], |r| r.get::<_, u32>(0))
+            .and_then(|rows| rows.collect::<Result<Vec<u32>, _>>())
+            .map_err(self.sql(action.as_str()))?;
+        Ok(repeats)
+    }
+
+    /// Runs `PRAGMA integrity_check`; `true` when SQLite reports exactly `ok`.
+    pub fn integrity_check(&self) -> Result<bool, StoreError> {
+        let action = "checking integrity";
+        let mut stmt = self
+            .conn
+            .prepare("PRAGMA integrity_check")
+            .map_err(self.sql(action))?;
+        let lines = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .and_then(|rows| rows.collect::<Result<Vec<String>, _>>())
+            .map_err(self.sql(action))?;
+        Ok(lines == ["ok"])
+    }
+}
+
+/// Reads a `sessions` row selected with [`SESSION_COLUMNS`] (tool versions left empty).
+fn session_from_row(row: &rusqlite::Row<'_>) -> Result<SessionRecord, RowError> {
+    let id: i64 = row.get(0)?;
+    let status_text: String = row.get(3)?;
+    let status = SessionStatus::parse(&status_text)
+        .ok_or_else(|| RowError::Bad(format!("session {id} has unknown status `{status_text}`")))?;
+    let args_json: String = row.get(7)?;
+    Ok(SessionRecord {
+        id,
+        started_at: row.get(1)?,
+        finished_at: row.get(2)?,
+        status,
+        info: NewSession {
+            label: row.get(4)?,
+            suite_name: row.get(5)?,
+            suite_text: row.get(6)?,
+            args: parse_json_strings(&args_json, &format!("args_json of session {id}"))?,
+            fsbench_version: row.get(8)?,
+            host: HostInfo {
+                hostname: row.get(9)?,
+                kernel: row.get(10)?,
+                cpu_model: row.get(11)?,
+                ncpu: row.get(12)?,
+                mem_bytes: row.get(13)?,
+            },
+            tool_versions: Vec::new(),
+            target: row.get(14)?,
+        },
+    })
+}
+
+/// Reads a `cases` row.
+fn case_from_row(row: &rusqlite::Row<'_>) -> Result<CaseRecord, RowError> {
+    let case_id: String = row.get(0)?;
+    let mkfs_args: String = row.get(3)?;
+    let mount_opts: String = row.get(4)?;
+    let availability: String = row.get(8)?;
+    let reason: Option<String> = row.get(9)?;
+    let availability = match (availability.as_str(), reason) {
+        ("available", None) => CaseAvailability::Available,
+        ("unavailable", Some(why)) => CaseAvailability::Unavailable(why),
+        (state, reason) => {
+            return Err(RowError::Bad(format!(
+                "case {case_id} has availability `{state}` with reason {reason:?}"
+            )))
+        }
+    };
+    Ok(CaseRecord {
+        variant: row.get(1)?,
+        fs_type: row.get(2)?,
+        mkfs_args: parse_json_strings(&mkfs_args, &format!("mkfs_args_json of case {case_id}"))?,
+        mount_opts: parse_json_strings(&mount_opts, &format!("mount_opts_json of case {case_id}"))?,
+        workload: row.get(5)?,
+        workload_kind: row.get(6)?,
+        workload_json: row.get(7)?,
+        availability,
+        case_id,
+    })
+}
+
+/// Reads a `samples` row (measurements left empty).
+fn sample_from_row(row: &rusqlite::Row<'_>) -> Result<SampleRecord, RowError> {
+    let id: i64 = row.get(0)?;
+    let status: String = row.get(6)?;
+    let error: Option<String> = row.get(7)?;
+    let status = match (status.as_str(), error) {
+        ("ok", None) => SampleStatus::Ok,
+        ("failed", Some(e)) => SampleStatus::Failed(e),
+        (state, error) => {
+            return Err(RowError::Bad(format!(
+                "sample {id} has status `{state}` with error {error:?}"
+            )))
+        }
+    };
+    let notes: String = row.get(10)?;
+    Ok(SampleRecord {
+        id,
+        sample: NewSample {
+            case_id: row.get(1)?,
+            repeat: row.get(2)?,
+            is_warmup: row.get(3)?,
+            started_at: row.get(4)?,
+            wall_s: row.get(5)?,
+            status,
+            device: row.get(8)?,
+            effective_mount_opts: row.get(9)?,
+            notes: parse_json_strings(&notes, &format!("notes_json of sample {id}"))?,
+            measurements: Vec::new(),
+        },
+    })
+}
+
+/// Reads a `metrics` row as `(sample_id, measurement)`.
+fn measurement_from_row(row: &rusqlite::Row<'_>) -> Result<(i64, Measurement), RowError> {
+    let sample_id: i64 = row.get(0)?;
+    let phase: String = row.get(1)?;
+    let name: String = row.get(2)?;
+    let unit_text: String = row.get(3)?;
+    let direction_text: String = row.get(4)?;
+    let unit = Unit::parse(&unit_text).ok_or_else(|| {
+        RowError::Bad(format!(
+            "metric {phase}/{name} of sample {sample_id} has unknown unit `{unit_text}`"
+        ))
+    })?;
+    let direction = Direction::parse(&direction_text).ok_or_else(|| {
+        RowError::Bad(format!(
+            "metric {phase}/{name} of sample {sample_id} has unknown direction `{direction_text}`"
+        ))
+    })?;
+    let value: f64 = row.get(5)?;
+    Ok((
+        sample_id,
+        Measurement {
+            phase,
+            metric: MetricId {
+                name,
+                unit,
+                direction,
+            },
+            value,
+        },
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Barrier};
+
+    fn new_session(label: Option<&str>) -> NewSession {
+        NewSession {
+            label: label.map(str::to_string),
+            suite_name: "ext4-vs-xfs".into(),
+            suite_text: "[suite]\nname = \"ext4-vs-xfs\"\n# ünïcödé and 'quotes' \"too\"\n".into(),
+            args: vec![
+                "fsbench".into(),
+                "run".into(),
+                "--label".into(),
+                "a b\tc\"d".into(),
+            ],
+            fsbench_version: "0.1.0".into(),
+            host: HostInfo {
+                hostname: "bench-1".into(),
+                kernel: "6.8.0-45-generic".into(),
+                cpu_model: "AMD EPYC 7B13".into(),
+                ncpu: 2,
+                mem_bytes: 8 * 1024 * 1024 * 1024,
+            },
+            tool_versions: vec![
+                ("mkfs.xfs".into(), "6.6.0".into()),
+                ("mkfs.ext4".into(), "1.47.0".into()),
+            ],
+            target: "loop images in /var/tmp/fsbench".into(),
+        }
+    }
+
+    fn case(id: &str, variant: &str, availability: CaseAvailability) -> CaseRecord {
+        CaseRecord {
+            case_id: id.into(),
+            variant: variant.into(),
+            fs_type: variant.split('-').next().unwrap_or(variant).into(),
+            mkfs_args: vec!["-E".into(), "lazy_itable_init=0,lazy_journal_init=0".into()],
+            mount_opts: vec!["noatime".into()],
+            workload: "bonnie".into(),
+            workload_kind: "bonnie".into(),
+            workload_json: r#"{"file_size":1073741824,"files":1024}"#.into(),
+            availability,
+        }
+    }
+
+    fn measurement(phase: &str, metric: MetricId, value: f64) -> Measurement {
+        Measurement {
+            phase: phase.into(),
+            metric,
+            value,
+        }
+    }
+
+    fn sample(case_id: &str, repeat: u32, status: SampleStatus) -> NewSample {
+        let measurements = match status {
+            SampleStatus::Ok => vec![
+                measurement(
+                    "seq_write_block",
+                    MetricId::higher("throughput", Unit::MibPerSec),
+                    123.456_789 + f64::from(repeat),
+                ),
+                measurement(
+                    "seq_write_block",
+                    MetricId::lower("cpu_process", Unit::Percent),
+                    0.1 + 0.2,
+                ),
+                measurement(
+                    "rand_create",
+                    MetricId::higher("rate", Unit::OpsPerSec),
+                    1e-300,
+                ),
+                measurement(
+                    "rand_create",
+                    MetricId::lower("lat_p99", Unit::Micros),
+                    1.0e9,
+                ),
+                measurement(
+                    "rand_create",
+                    MetricId::lower("time", Unit::Seconds),
+                    f64::MAX,
+                ),
+                measurement(
+                    "fragmentation",
+                    MetricId::lower("extents", Unit::Ratio),
+                    -0.5,
+                ),
+                measurement("fragmentation", MetricId::lower("files", Unit::Count), 0.0),
+            ],
+            SampleStatus::Failed(_) => Vec::new(),
+        };
+        NewSample {
+            case_id: case_id.into(),
+            repeat,
+            is_warmup: repeat == 0,
+            started_at: "2024-05-01T12:00:00Z".into(),
+            wall_s: 12.345_678_901_234,
+            status,
+            device: Some("/dev/loop7".into()),
+            effective_mount_opts: Some("rw,noatime,attr2,inode64".into()),
+            notes: vec!["drop_caches skipped: not root".into()],
+            measurements,
+        }
+    }
+
+    /// A session with one available case, ready for samples.
+    fn session_with_case(store: &Store, label: Option<&str>) -> i64 {
+        let id = store.begin_session(&new_session(label)).expect("begin");
+        store
+            .record_case(id, &case("c1", "ext4-default", CaseAvailability::Available))
+            .expect("case");
+        id
+    }
+
+    fn is_rfc3339_utc(s: &str) -> bool {
+        let b = s.as_bytes();
+        b.len() == 20
+            && b.iter().enumerate().all(|(i, c)| match i {
+                4 | 7 => *c == b'-',
+                10 => *c == b'T',
+                13 | 16 => *c == b':',
+                19 => *c == b'Z',
+                _ => c.is_ascii_digit(),
+            })
+    }
+
+    fn user_version(path: &Path) -> i64 {
+        let conn = Connection::open(path).expect("raw open");
+        conn.pragma_query_value(None, "user_version", |r| r.get(0))
+            .expect("user_version")
+    }
+
+    #[test]
+    fn whole_session_round_trips_through_reopen() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("nested/deeper/results.db");
+        let info = new_session(Some("baseline"));
+        let cases = vec![
+            case("c1", "ext4-default", CaseAvailability::Available),
+            case(
+                "c2",
+                "zfs-default",
+                CaseAvailability::Unavailable("zfs: no mkfs.zfs".into()),
+            ),
+        ];
+        let inputs = vec![
+            sample("c1", 0, SampleStatus::Ok),
+            sample("c1", 1, SampleStatus::Ok),
+            NewSample {
+                device: None,
+                effective_mount_opts: None,
+                notes: Vec::new(),
+                ..sample("c1", 2, SampleStatus::Failed("mount: wrong fs type".into()))
+            },
+        ];
+        assert!(inputs[0].is_warmup && !inputs[1].is_warmup);
+
+        let (id, sample_ids) = {
+            let store = Store::open(&path).expect("open creates folders");
+            let id = store.begin_session(&info).expect("begin");
+            for c in &cases {
+                store.record_case(id, c).expect("case");
+            }
+            let ids: Vec<i64> = inputs
+                .iter()
+                .map(|s| store.record_sample(id, s).expect("sample"))
+                .collect();
+            store
+                .finish_session(id, SessionStatus::Complete)
+                .expect("finish");
+            (id, ids)
+        };
+
+        let store = Store::open(&path).expect("reopen");
+        let loaded = store.load_session(id).expect("load");
+        let expected = SessionData {
+            session: SessionRecord {
+                id,
+                started_at: loaded.session.started_at.clone(),
+                finished_at: loaded.session.finished_at.clone(),
+                status: SessionStatus::Complete,
+                info,
+            },
+            cases,
+            samples: sample_ids
+                .iter()
+                .zip(&inputs)
+                .map(|(&id, s)| SampleRecord {
+                    id,
+                    sample: s.clone(),
+                })
+                .collect(),
+        };
+        assert_eq!(loaded, expected);
+        assert!(
+            is_rfc3339_utc(&loaded.session.started_at),
+            "{}",
+            loaded.session.started_at
+        );
+        let finished = loaded
+            .session
+            .finished_at
+            .as_deref()
+            .expect("finished_at set");
+        assert!(is_rfc3339_utc(finished) && finished >= loaded.session.started_at.as_str());
+        // Every unit and both directions made it back, in order.
+        let units: Vec<Unit> = loaded.samples[1]
+            .sample
+            .measurements
+            .iter()
+            .map(|m| m.metric.unit)
+            .collect();
+        assert_eq!(
+            units,
+            [
+                Unit::MibPerSec,
+                Unit::Percent,
+                Unit::OpsPerSec,
+                Unit::Micros,
+                Unit::Seconds,
+                Unit::Ratio,
+                Unit::Count
+            ]
+        );
+        assert!(store.integrity_check().expect("integrity"));
+    }
+
+    #[test]
+    fn connection_runs_in_wal_with_full_sync_and_foreign_keys() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        let pragma = |name: &str| -> String {
+            store
+                .conn
+                .pragma_query_value(None, name, |r| r.get::<_, rusqlite::types::Value>(0))
+                .map(|v| format!("{v:?}"))
+                .expect("pragma")
+        };
+        assert_eq!(pragma("journal_mode"), r#"Text("wal")"#);
+        assert_eq!(pragma("synchronous"), "Integer(2)"); // FULL
+        assert_eq!(pragma("foreign_keys"), "Integer(1)");
+        assert_eq!(pragma("busy_timeout"), "Integer(10000)");
+        assert_eq!(store.path(), dir.path().join("r.db"));
+    }
+
+    #[test]
+    fn migration_sets_user_version_and_does_not_rerun() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("r.db");
+        let id = {
+            let store = Store::open(&path).expect("open");
+            store.begin_session(&new_session(None)).expect("begin")
+        };
+        assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
+        assert_eq!(SCHEMA_VERSION as usize, MIGRATIONS.len());
+        // Migration 1 has plain CREATE TABLEs: running it again would fail, and the data would
+        // not survive.
+        let store = Store::open(&path).expect("reopen");
+        assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
+        assert_eq!(store.list_sessions().expect("list").len(), 1);
+        assert_eq!(store.resolve("latest").expect("latest"), id);
+    }
+
+    #[test]
+    fn newer_schema_is_refused_with_advice() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("r.db");
+        let too_new = i64::from(SCHEMA_VERSION) + 1;
+        Connection::open(&path)
+            .and_then(|c| c.pragma_update(None, "user_version", too_new))
+            .expect("raw setup");
+        let err = Store::open(&path).expect_err("refused");
+        assert!(
+            matches!(err, StoreError::TooNew { found, .. } if found == too_new),
+            "{err:?}"
+        );
+        let msg = err.to_string();
+        assert!(
+            msg.contains(&format!(
+                "database schema version {too_new} is newer than this fsbench ({SCHEMA_VERSION}): \
+                 upgrade fsbench or use another --db"
+            )),
+            "{msg}"
+        );
+        assert!(msg.contains(&path.display().to_string()), "{msg}");
+        // Refusing did not touch the file: same version, journal mode not switched to WAL.
+        assert_eq!(user_version(&path), too_new);
+        let mode: String = Connection::open(&path)
+            .and_then(|c| c.pragma_query_value(None, "journal_mode", |r| r.get(0)))
+            .expect("journal_mode");
+        assert_eq!(mode, "delete");
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_database_is_a_clear_error() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("notes.txt");
+        std::fs::write(
+            &path,
+            "this is not sqlite, just some text long enough to fill a header",
+        )
+        .expect("write");
+        let msg = Store::open(&path).expect_err("refused").to_string();
+        assert!(msg.contains(&path.display().to_string()), "{msg}");
+        assert!(
+            msg.contains("not an intact SQLite database: use another --db"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn resolve_latest_id_label_and_unknown() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        assert!(
+            matches!(store.resolve("latest"), Err(StoreError::NoSuchSession(r)) if r == "latest")
+        );
+
+        let s1 = store.begin_session(&new_session(Some("base"))).expect("s1");
+        let s2 = store.begin_session(&new_session(Some("new"))).expect("s2");
+        let s3 = store.begin_session(&new_session(Some("base"))).expect("s3");
+        let s4 = store.begin_session(&new_session(Some("2024"))).expect("s4");
+        assert!(s1 < s2 && s2 < s3 && s3 < s4);
+
+        assert_eq!(store.resolve("latest").expect("latest"), s4);
+        assert_eq!(store.resolve(&s2.to_string()).expect("id"), s2);
+        assert_eq!(store.resolve("base").expect("newest with label"), s3);
+        assert_eq!(store.resolve("new").expect("label"), s2);
+        // A number that is no id falls back to being a label.
+        assert_eq!(store.resolve("2024").expect("numeric label"), s4);
+        for unknown in ["nope", "999", ""] {
+            let err = store.resolve(unknown).expect_err("unknown");
+            assert!(
+                matches!(&err, StoreError::NoSuchSession(r) if r == unknown),
+                "{err:?}"
+            );
+            assert!(err.to_string().contains("fsbench list sessions"));
+        }
+    }
+
+    #[test]
+    fn list_sessions_is_newest_first_with_status_and_tools() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        let a = store.begin_session(&new_session(Some("a"))).expect("a");
+        let b = store
+            .begin_session(&NewSession {
+                tool_versions: vec![],
+                ..new_session(None)
+            })
+            .expect("b");
+        store
+            .finish_session(a, SessionStatus::Interrupted)
+            .expect("finish a");
+
+        let listed = store.list_sessions().expect("list");
+        let ids: Vec<i64> = listed.iter().map(|s| s.id).collect();
+        assert_eq!(ids, [b, a]);
+        assert_eq!(listed[0].status, SessionStatus::Running);
+        assert_eq!(listed[0].finished_at, None);
+        assert!(listed[0].info.tool_versions.is_empty());
+        assert_eq!(listed[1].status, SessionStatus::Interrupted);
+        assert!(listed[1].finished_at.as_deref().is_some_and(is_rfc3339_utc));
+        assert_eq!(listed[1].info, new_session(Some("a")));
+
+        // Taking a session up again clears finished_at: it is NULL exactly while running.
+        store
+            .finish_session(a, SessionStatus::Running)
+            .expect("resume");
+        let again = store.load_session(a).expect("load");
+        assert_eq!(
+            (again.session.status, again.session.finished_at),
+            (SessionStatus::Running, None)
+        );
+    }
+
+    #[test]
+    fn unknown_sessions_and_cases_are_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        let c = case("c1", "ext4", CaseAvailability::Available);
+        assert!(
+            matches!(store.record_case(42, &c), Err(StoreError::NoSuchSession(r)) if r == "42")
+        );
+        assert!(matches!(
+            store.finish_session(42, SessionStatus::Complete),
+            Err(StoreError::NoSuchSession(_))
+        ));
+        assert!(matches!(
+            store.load_session(42),
+            Err(StoreError::NoSuchSession(_))
+        ));
+
+        let id = session_with_case(&store, None);
+        let err = store
+            .record_sample(id, &sample("c9", 0, SampleStatus::Ok))
+            .expect_err("refused");
+        assert!(
+            matches!(&err, StoreError::NoSuchCase { case_id, .. } if case_id == "c9"),
+            "{err:?}"
+        );
+        assert!(store.load_session(id).expect("load").samples.is_empty());
+    }
+
+    #[test]
+    fn non_finite_numbers_are_refused_and_nothing_is_stored() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        let id = session_with_case(&store, None);
+        let mut bad = sample("c1", 1, SampleStatus::Ok);
+        bad.measurements[2].value = f64::NAN;
+        let err = store.record_sample(id, &bad).expect_err("NaN refused");
+        assert!(err.to_string().contains("rand_create/rate = NaN"), "{err}");
+        let bad_wall = NewSample {
+            wall_s: f64::INFINITY,
+            ..sample("c1", 1, SampleStatus::Ok)
+        };
+        assert!(matches!(
+            store.record_sample(id, &bad_wall),
+            Err(StoreError::NonFinite { .. })
+        ));
+        assert!(store.load_session(id).expect("load").samples.is_empty());
+    }
+
+    #[test]
+    fn recording_a_repeat_again_replaces_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        let id = session_with_case(&store, None);
+        let first = store
+            .record_sample(id, &sample("c1", 1, SampleStatus::Ok))
+            .expect("first");
+        let other = store
+            .record_sample(id, &sample("c1", 2, SampleStatus::Ok))
+            .expect("other");
+        let retry = NewSample {
+            started_at: "2024-05-02T08:00:00Z".into(),
+            ..sample("c1", 1, SampleStatus::Failed("ENOSPC".into()))
+        };
+        let second = store.record_sample(id, &retry).expect("replace");
+        assert!(
+            second > other && other > first,
+            "a replacement runs later, so sorts later"
+        );
+
+        let data = store.load_session(id).expect("load");
+        let ids: Vec<i64> = data.samples.iter().map(|s| s.id).collect();
+        assert_eq!(ids, [other, second]);
+        assert_eq!(data.samples[1].sample, retry);
+        // The first attempt's measurements went with it.
+        let metric_rows: i64 = store
+            .conn
+            .query_row("SELECT COUNT(*) FROM metrics", [], |r| r.get(0))
+            .expect("count");
+        assert_eq!(
+            metric_rows as usize,
+            sample("c1", 2, SampleStatus::Ok).measurements.len()
+        );
+    }
+
+    #[test]
+    fn recording_a_case_again_keeps_its_place_and_samples() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        let id = session_with_case(&store, None);
+        store
+            .record_case(id, &case("c2", "xfs", CaseAvailability::Available))
+            .expect("c2");
+        store
+            .record_sample(id, &sample("c1", 0, SampleStatus::Ok))
+            .expect("sample");
+        let changed = case(
+            "c1",
+            "ext4-default",
+            CaseAvailability::Unavailable("no loop".into()),
+        );
+        store.record_case(id, &changed).expect("replace c1");
+
+        let data = store.load_session(id).expect("load");
+        let order: Vec<&str> = data.cases.iter().map(|c| c.case_id.as_str()).collect();
+        assert_eq!(order, ["c1", "c2"]);
+        assert_eq!(data.cases[0], changed);
+        assert_eq!(data.samples.len(), 1);
+    }
+
+    #[test]
+    fn completed_repeats_lists_ok_repeats_only() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        let id = session_with_case(&store, None);
+        store
+            .record_case(id, &case("c2", "xfs", CaseAvailability::Available))
+            .expect("c2");
+        for (repeat, ok) in [(3, true), (0, true), (1, false), (2, true)] {
+            let status = if ok {
+                SampleStatus::Ok
+            } else {
+                SampleStatus::Failed("boom".into())
+            };
+            store
+                .record_sample(id, &sample("c1", repeat, status))
+                .expect("sample");
+        }
+        store
+            .record_sample(id, &sample("c2", 0, SampleStatus::Ok))
+            .expect("c2 sample");
+        let other = session_with_case(&store, None);
+        store
+            .record_sample(other, &sample("c1", 5, SampleStatus::Ok))
+            .expect("other session");
+
+        assert_eq!(store.completed_repeats(id, "c1").expect("c1"), [0, 2, 3]);
+        assert_eq!(store.completed_repeats(id, "c2").expect("c2"), [0]);
+        assert_eq!(store.completed_repeats(other, "c1").expect("other"), [5]);
+        assert!(store
+            .completed_repeats(id, "nope")
+            .expect("unknown")
+            .is_empty());
+        // A failed repeat that is retried successfully becomes complete.
+        store
+            .record_sample(id, &sample("c1", 1, SampleStatus::Ok))
+            .expect("retry");
+        assert_eq!(store.completed_repeats(id, "c1").expect("c1"), [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn unreadable_stored_values_are_clear_errors() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let edits = [
+            (
+                "UPDATE metrics SET unit = 'furlongs' WHERE ord = 3",
+                "unknown unit `furlongs`",
+            ),
+            (
+                "UPDATE metrics SET direction = 'sideways'",
+                "unknown direction `sideways`",
+            ),
+            (
+                "UPDATE sessions SET status = 'paused'",
+                "unknown status `paused`",
+            ),
+            (
+                "UPDATE samples SET notes_json = 'oops'",
+                "notes_json of sample",
+            ),
+            (
+                "UPDATE samples SET status = 'ok', error = 'x'",
+                "status `ok` with error",
+            ),
+            (
+                "UPDATE cases SET availability = 'maybe'",
+                "availability `maybe`",
+            ),
+        ];
+        for (i, (edit, expect)) in edits.into_iter().enumerate() {
+            let path = dir.path().join(format!("r{i}.db"));
+            let store = Store::open(&path).expect("open");
+            let id = session_with_case(&store, None);
+            store
+                .record_sample(id, &sample("c1", 1, SampleStatus::Ok))
+                .expect("sample");
+            assert!(store.load_session(id).is_ok(), "readable before the edit");
+            store.conn.execute_batch(edit).expect("edit by hand");
+
+            let err = store.load_session(id).expect_err("refused");
+            assert!(matches!(err, StoreError::Corrupt { .. }), "{edit}: {err:?}");
+            let msg = err.to_string();
+            assert!(
+                msg.contains(expect) && msg.contains("use another --db"),
+                "{msg}"
+            );
+            assert!(msg.contains(&path.display().to_string()), "{msg}");
+        }
+    }
+
+    #[test]
+    fn committed_sample_survives_a_crash_before_finish() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("r.db");
+        let store = Store::open(&path).expect("open");
+        let id = session_with_case(&store, Some("crashy"));
+        let sample_id = store
+            .record_sample(id, &sample("c1", 1, SampleStatus::Ok))
+            .expect("sample");
+
+        // What a crash leaves behind is the files: copy the database and its WAL while the
+        // handle is still open (no checkpoint, no clean close) and read the copy.
+        let crashed = dir.path().join("crashed");
+        std::fs::create_dir(&crashed).expect("mkdir");
+        for suffix in ["", "-wal"] {
+            let from = PathBuf::from(format!("{}{suffix}", path.display()));
+            if from.exists() {
+                std::fs::copy(&from, crashed.join(format!("r.db{suffix}"))).expect("copy");
+            }
+        }
+        let copy = Store::open(&crashed.join("r.db")).expect("open copy");
+        let data = copy
+            .load_session(copy.resolve("crashy").expect("resolve"))
+            .expect("load");
+        assert_eq!(data.session.status, SessionStatus::Running);
+        assert_eq!(data.session.finished_at, None);
+        assert_eq!(data.samples.len(), 1);
+        assert_eq!(data.samples[0].sample, sample("c1", 1, SampleStatus::Ok));
+
+        // And dropping the process's handle without finish_session loses nothing either.
+        drop(store);
+        let reopened = Store::open(&path).expect("reopen");
+        let data = reopened.load_session(id).expect("load");
+        assert_eq!(data.session.status, SessionStatus::Running);
+        assert_eq!(
+            data.samples.iter().map(|s| s.id).collect::<Vec<_>>(),
+            [sample_id]
+        );
+    }
+
+    #[test]
+    fn a_second_handle_waits_for_the_write_lock() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("r.db");
+        let a = Store::open(&path).expect("a");
+        let b = Store::open(&path).expect("b");
+        let sa = session_with_case(&a, Some("a"));
+        let sb = session_with_case(&b, Some("b"));
+
+        // `a` holds the write lock; `b`, on another thread, must wait for it, not fail.
+        let held = Duration::from_millis(300);
+        let tx = a.write("holding the lock").expect("lock");
+        tx.execute("UPDATE sessions SET target = 'held' WHERE id = ?1", [sa])
+            .expect("write");
+        let writer = std::thread::spawn(move || {
+            let started = Instant::now();
+            let result = b.record_sample(sb, &sample("c1", 1, SampleStatus::Ok));
+            (result.map(|_| ()), started.elapsed(), b)
+        });
+        std::thread::sleep(held);
+        tx.commit().expect("release");
+        let (result, waited, b) = writer.join().expect("thread");
+        result.expect("b's write landed after waiting");
+        assert!(
+            waited >= held - Duration::from_millis(50),
+            "b waited only {waited:?}"
+        );
+
+        a.record_sample(sa, &sample("c1", 1, SampleStatus::Ok))
+            .expect("a writes too");
+        for (store, session) in [(&a, sb), (&b, sa)] {
+            assert_eq!(store.load_session(session).expect("load").samples.len(), 1);
+        }
+        assert_eq!(
+            b.load_session(sa).expect("load").session.info.target,
+            "held"
+        );
+    }
+
+    #[test]
+    fn concurrent_writers_from_two_threads_both_land() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("fresh/r.db");
+        const REPEATS: u32 = 25;
+        // Both threads also open the not-yet-existing file at the same moment, so creating and
+        // migrating it races too.
+        let start = Arc::new(Barrier::new(2));
+        let threads: Vec<_> = ["left", "right"]
+            .into_iter()
+            .map(|label| {
+                let (path, start) = (path.clone(), Arc::clone(&start));
+                std::thread::spawn(move || -> Result<i64, StoreError> {
+                    start.wait();
+                    let store = Store::open(&path)?;
+                    let id = store.begin_session(&new_session(Some(label)))?;
+                    store.record_case(id, &case("c1", "ext4", CaseAvailability::Available))?;
+                    for repeat in 0..REPEATS {
+                        store.record_sample(id, &sample("c1", repeat, SampleStatus::Ok))?;
+                    }
+                    store.finish_session(id, SessionStatus::Complete)?;
+                    Ok(id)
+                })
+            })
+            .collect();
+        let ids: Vec<i64> = threads
+            .into_iter()
+            .map(|t| t.join().expect("thread").expect("writes"))
+            .collect();
+
+        let store = Store::open(&path).expect("open");
+        assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
+        for (id, label) in ids.iter().zip(["left", "right"]) {
+            assert_eq!(store.resolve(label).expect("label"), *id);
+            let data = store.load_session(*id).expect("load");
+            assert_eq!(data.session.status, SessionStatus::Complete);
+            let repeats: Vec<u32> = data.samples.iter().map(|s| s.sample.repeat).collect();
+            assert_eq!(repeats, (0..REPEATS).collect::<Vec<_>>());
+            assert!(data
+                .samples
+                .iter()
+                .all(|s| s.sample.measurements.len() == 7));
+        }
+        assert!(store.integrity_check().expect("integrity"));
     }
 }
