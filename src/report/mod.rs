@@ -1,6 +1,6 @@
 //! Reports: the [`ReportModel`] built from a stored session, and its renderers.
 //!
-//! [`build`] is the only place where stored samples become numbers a reader sees; every
+//! [`build()`] is the only place where stored samples become numbers a reader sees; every
 //! exporter renders the same model ([`render`]: terminal table, Markdown, long CSV, JSON), so
 //! the formats cannot disagree.
 //!
@@ -18,7 +18,7 @@
 //! * an unavailable variant keeps its column; the table prints `unavailable` in its cells and the
 //!   reason is a warning (`zfs: unavailable: <reason>`), so nothing is silently skipped.
 //!
-//! Invariant: [`build`] and [`render`] never panic, whatever the stored data holds (unknown case
+//! Invariant: [`build()`] and [`render`] never panic, whatever the stored data holds (unknown case
 //! ids, NaN values, empty sessions); oddities become warnings.
 
 mod build;
