@@ -301,6 +301,25 @@ mod tests {
     }
 
     #[test]
+    fn quantile_is_finite_and_monotone_for_random_arguments() {
+        use rand::{rngs::SmallRng, Rng, SeedableRng};
+        let mut rng = SmallRng::seed_from_u64(42);
+        for _ in 0..300 {
+            // df from 0.05 to 1e7 on a log scale, fractional; p from 1e-12 to 1 − 1e-12.
+            let df = 10f64.powf(rng.gen_range(-1.3..7.0));
+            let p1 = rng.gen_range(1e-12..1.0 - 1e-12);
+            let p2 = rng.gen_range(1e-12..1.0 - 1e-12);
+            let (lo, hi) = if p1 < p2 { (p1, p2) } else { (p2, p1) };
+            let (t_lo, t_hi) = (t_quantile(lo, df).unwrap(), t_quantile(hi, df).unwrap());
+            assert!(
+                t_lo.is_finite() && t_hi.is_finite(),
+                "df {df}: {t_lo} {t_hi}"
+            );
+            assert!(t_lo <= t_hi, "df {df}: t({lo}) = {t_lo} > t({hi}) = {t_hi}");
+        }
+    }
+
+    #[test]
     fn ln_gamma_known_values() {
         // Γ(1) = Γ(2) = 1, Γ(5) = 24, Γ(½) = √π.
         assert!(ln_gamma(1.0).abs() < 1e-12);
