@@ -1,5 +1,36 @@
 //! Reports: the [`ReportModel`] built from a stored session, and its renderers.
-//! (Skeleton: the report helper fills this in.)
+//!
+//! [`build()`] is the only place where stored samples become numbers a reader sees; every
+//! exporter renders the same model ([`render`]: terminal table, Markdown, long CSV, JSON), so
+//! the formats cannot disagree.
+//!
+//! Rules (see `doc/statistics.md` for the statistics):
+//! * columns are the filesystem variants in the order they first appear in the session's cases;
+//!   one [`WorkloadTable`] per workload in case order;
+//! * rows are (phase, metric) pairs in the order phases appear in the samples; within a phase the
+//!   headline metrics come first (in sample order), then `cpu_process`, then `cpu_system`;
+//! * cells use only repeats with status `ok` that are not warm-ups; non-finite values are dropped
+//!   with a warning, so `cell.values.len() == cell.summary.n`;
+//! * `best` marks the cell(s) with the best mean by the metric's declared direction, only when at
+//!   least two variants have values, and never on CPU rows: CPU use is context for the headline
+//!   number (low CPU at low throughput is not an achievement), as in the published studies, which
+//!   mark the best throughput or time;
+//! * an unavailable variant keeps its column; the table prints `unavailable` in its cells and the
+//!   reason is a warning (`zfs: unavailable: <reason>`), so nothing is silently skipped.
+//!
+//! Invariant: [`build()`] and [`render`] never panic, whatever the stored data holds (unknown case
+//! ids, NaN values, empty sessions); oddities become warnings.
+
+mod build;
+mod csv;
+mod number;
+mod text;
+
+#[cfg(test)]
+mod fixture;
+
+pub use build::{build, is_cpu_metric};
+pub use text::render_table;
 
 use crate::metric::MetricId;
 use crate::stats::Summary;
@@ -75,7 +106,82 @@ pub struct ReportModel {
     /// Every raw sample, warm-ups included.
     pub samples: Vec<SampleRecord>,
 }
-/// TEMP
-pub fn build(_d: &crate::store::SessionData, _t: usize, _c: f64) -> ReportModel { unimplemented!() }
-/// TEMP
-pub fn render(_m: &ReportModel, _f: Format) -> String { unimplemented!() }
+
+/// Renders `model` in `format` (plain text for [`Format::Table`]; use [`render_table`] for
+/// ANSI bold on the best cells). The output always ends with a newline.
+pub fn render(model: &ReportModel, format: Format) -> String {
+    match format {
+        Format::Table => text::render_table(model, false),
+        Format::Md => text::render_markdown(model),
+        Format::Csv => csv::render_csv(model),
+        Format::Json => render_json(model),
+    }
+}
+
+/// Pretty JSON of the whole model (`schema_version`, every summary, every raw sample).
+/// Non-finite numbers become `null` (JSON has no NaN).
+fn render_json(model: &ReportModel) -> String {
+    match serde_json::to_string_pretty(model) {
+        Ok(mut json) => {
+            json.push('\n');
+            json
+        }
+        // Plain serde structs with string keys cannot fail to serialise; keep the promise of
+        // never panicking anyway and say what happened in valid JSON.
+        Err(e) => {
+            let error = serde_json::Value::String(e.to_string());
+            format!("{{\"schema_version\": {SCHEMA_VERSION}, \"error\": {error}}}\n")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture::session_data;
+
+    #[test]
+    fn json_parses_back_with_schema_version_summaries_and_cpu_rows() {
+        let model = build(&session_data(), 1, 0.95);
+        let json = render(&model, Format::Json);
+        let v: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+        assert_eq!(v["schema_version"], SCHEMA_VERSION);
+        let rows = v["workloads"][0]["rows"].as_array().unwrap();
+        let cell = &rows[0]["cells"][0];
+        assert_eq!(cell["variant"], "ext4");
+        assert_eq!(cell["summary"]["mean"], 310.0);
+        assert_eq!(cell["summary"]["n"], 3);
+        assert_eq!(cell["summary"]["trimmed"], 1);
+        assert!(cell["summary"]["ci_low"].as_f64().unwrap() < 310.0);
+        assert!(cell["summary"]["ci_high"].as_f64().unwrap() > 310.0);
+        assert_eq!(cell["best"], true);
+        assert_eq!(rows[0]["metric"]["unit"], "MiB/s");
+        let names: Vec<&str> = rows
+            .iter()
+            .map(|r| r["metric"]["name"].as_str().unwrap())
+            .collect();
+        assert!(names.contains(&"cpu_process") && names.contains(&"cpu_system"));
+        // Raw samples, warm-up included, and warnings are in the export.
+        assert_eq!(v["samples"].as_array().unwrap().len(), model.samples.len());
+        assert_eq!(v["samples"][0]["is_warmup"], true);
+        assert!(v["warnings"].as_array().unwrap().len() == model.warnings.len());
+        // The document deserialises back into the model type.
+        let back: ReportModel = serde_json::from_str(&json).expect("round trip");
+        assert_eq!(back.variants, model.variants);
+        assert_eq!(back.workloads.len(), model.workloads.len());
+    }
+
+    #[test]
+    fn every_format_ends_with_a_newline_and_handles_an_empty_model() {
+        let mut data = session_data();
+        data.cases.clear();
+        data.samples.clear();
+        let empty = build(&data, 0, 0.95);
+        for model in [build(&session_data(), 1, 0.95), empty] {
+            for format in [Format::Table, Format::Md, Format::Csv, Format::Json] {
+                let out = render(&model, format);
+                assert!(out.ends_with('\n'), "{format:?}");
+            }
+        }
+    }
+}

@@ -1,0 +1,514 @@
+//! [`build`]: stored session → [`ReportModel`] (tables of summarised cells plus warnings).
+//!
+//! One pass groups the measured values by (workload, phase, metric, variant) in run order; the
+//! row order is decided from the same pass. Warnings are collected in a fixed order so reports
+//! are reproducible: session state, confidence level, unavailable variants, failed repeats,
+//! unknown cases, missing intervals, non-finite values, noisy cells, first-run effects, notes.
+
+use super::{Cell, ReportModel, Row, WorkloadTable, SCHEMA_VERSION};
+use crate::metric::MetricId;
+use crate::stats::{self, first_run_effect, high_cov, summarize};
+use crate::store::{CaseAvailability, CaseRecord, SampleStatus, SessionData, SessionStatus};
+use std::collections::HashMap;
+
+/// Grouping key of measured values: (workload, phase, metric, variant).
+type Key<'a> = (&'a str, &'a str, &'a MetricId, &'a str);
+
+/// `true` for the per-phase CPU rows (`cpu_process`, `cpu_system`), which follow the headline
+/// metrics of their phase and are never marked best.
+pub fn is_cpu_metric(metric: &MetricId) -> bool {
+    metric.name == "cpu_process" || metric.name == "cpu_system"
+}
+
+/// Order of a metric within its phase: headline metrics (0) before `cpu_process` (1) before
+/// `cpu_system` (2).
+fn metric_rank(metric: &MetricId) -> u8 {
+    match metric.name.as_str() {
+        "cpu_process" => 1,
+        "cpu_system" => 2,
+        _ => 0,
+    }
+}
+
+/// Pushes `item` unless an equal item is already there (keeps first-appearance order).
+fn push_unique<T: PartialEq>(list: &mut Vec<T>, item: T) {
+    if !list.contains(&item) {
+        list.push(item);
+    }
+}
+
+/// Builds the report model of `data`: `trim` values dropped per end for trimmed means and
+/// `confidence` (e.g. 0.95) for the Student-t intervals of the means. See the module docs of
+/// [`crate::report`] for ordering, `best` and warning rules.
+pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
+    let mut variants: Vec<String> = Vec::new();
+    let mut workloads: Vec<(String, String)> = Vec::new();
+    for case in &data.cases {
+        push_unique(&mut variants, case.variant.clone());
+        if !workloads.iter().any(|(w, _)| *w == case.workload) {
+            workloads.push((case.workload.clone(), case.workload_kind.clone()));
+        }
+    }
+    let case_by_id: HashMap<&str, &CaseRecord> =
+        data.cases.iter().map(|c| (c.case_id.as_str(), c)).collect();
+
+    // Rows per workload in discovery order, and values per (workload, phase, metric, variant).
+    let mut phases: HashMap<&str, Vec<&str>> = HashMap::new();
+    let mut metrics: HashMap<(&str, &str), Vec<&MetricId>> = HashMap::new();
+    let mut values: HashMap<Key, Vec<f64>> = HashMap::new();
+    let mut non_finite: Vec<(Key, usize)> = Vec::new();
+    for record in &data.samples {
+        let sample = &record.sample;
+        if sample.is_warmup || sample.status != SampleStatus::Ok {
+            continue;
+        }
+        let Some(case) = case_by_id.get(sample.case_id.as_str()) else {
+            continue;
+        };
+        let workload = case.workload.as_str();
+        for m in &sample.measurements {
+            push_unique(phases.entry(workload).or_default(), m.phase.as_str());
+            push_unique(
+                metrics.entry((workload, m.phase.as_str())).or_default(),
+                &m.metric,
+            );
+            let key = (workload, m.phase.as_str(), &m.metric, case.variant.as_str());
+            let cell = values.entry(key).or_default();
+            if m.value.is_finite() {
+                cell.push(m.value);
+            } else if let Some(entry) = non_finite.iter_mut().find(|(k, _)| *k == key) {
+                entry.1 += 1;
+            } else {
+                non_finite.push((key, 1));
+            }
+        }
+    }
+
+    let mut tables = Vec::with_capacity(workloads.len());
+    for (workload, kind) in &workloads {
+        let mut rows = Vec::new();
+        for phase in phases
+            .get(workload.as_str())
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+        {
+            let mut phase_metrics = metrics
+                .get(&(workload.as_str(), *phase))
+                .cloned()
+                .unwrap_or_default();
+            // Stable: headline metrics keep their sample order.
+            phase_metrics.sort_by_key(|m| metric_rank(m));
+            for metric in phase_metrics {
+                let cells = variants
+                    .iter()
+                    .filter_map(|variant| {
+                        let key = (workload.as_str(), *phase, metric, variant.as_str());
+                        let vals = values.get(&key)?;
+                        let summary = summarize(vals, trim, confidence)?;
+                        Some(Cell {
+                            variant: variant.clone(),
+                            summary,
+                            values: vals.clone(),
+                            best: false,
+                        })
+                    })
+                    .collect();
+                let mut row = Row {
+                    phase: phase.to_string(),
+                    metric: metric.clone(),
+                    cells,
+                };
+                mark_best(&mut row);
+                if !row.cells.is_empty() {
+                    rows.push(row);
+                }
+            }
+        }
+        tables.push(WorkloadTable {
+            workload: workload.clone(),
+            kind: kind.clone(),
+            rows,
+        });
+    }
+
+    let warnings = Warnings {
+        data,
+        case_by_id: &case_by_id,
+        tables: &tables,
+        confidence,
+    }
+    .collect(&non_finite);
+    ReportModel {
+        schema_version: SCHEMA_VERSION,
+        session: data.session.clone(),
+        variants,
+        cases: data.cases.clone(),
+        workloads: tables,
+        warnings,
+        samples: data.samples.clone(),
+    }
+}
+
+/// Marks the best mean of a row by its direction; ties are all marked. No mark on CPU rows or
+/// when fewer than two variants have values.
+fn mark_best(row: &mut Row) {
+    if is_cpu_metric(&row.metric) || row.cells.len() < 2 {
+        return;
+    }
+    let direction = row.metric.direction;
+    let best =
+        row.cells
+            .iter()
+            .map(|c| c.summary.mean)
+            .reduce(|a, b| if direction.better(b, a) { b } else { a });
+    if let Some(best) = best {
+        for cell in &mut row.cells {
+            cell.best = cell.summary.mean == best;
+        }
+    }
+}
+
+/// `reason` without a leading `"<name>: "` that would repeat the variant or filesystem name.
+fn strip_prefix_name<'a>(reason: &'a str, case: &CaseRecord) -> &'a str {
+    for name in [&case.variant, &case.fs_type] {
+        if let Some(rest) = reason
+            .strip_prefix(name.as_str())
+            .and_then(|r| r.strip_prefix(':'))
+        {
+            return rest.trim_start();
+        }
+    }
+    reason
+}
+
+/// Label of a cell in warnings: `variant / workload / phase metric`.
+fn cell_label(variant: &str, table: &WorkloadTable, row: &Row) -> String {
+    format!(
+        "{variant} / {} / {} {}",
+        table.workload, row.phase, row.metric.name
+    )
+}
+
+struct Warnings<'a> {
+    data: &'a SessionData,
+    case_by_id: &'a HashMap<&'a str, &'a CaseRecord>,
+    tables: &'a [WorkloadTable],
+    confidence: f64,
+}
+
+impl Warnings<'_> {
+    fn collect(&self, non_finite: &[(Key, usize)]) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let data = self.data;
+        match data.session.status {
+            SessionStatus::Complete => {}
+            SessionStatus::Running => {
+                out.push("session still running or killed: results are partial".to_string())
+            }
+            SessionStatus::Interrupted => {
+                out.push("session was interrupted: results are partial".to_string())
+            }
+            SessionStatus::Failed => out.push("session failed: results are partial".to_string()),
+        }
+        if !(self.confidence > 0.0 && self.confidence < 1.0) {
+            out.push(format!(
+                "confidence level {} is not between 0 and 1: no confidence intervals",
+                self.confidence
+            ));
+        }
+        for case in &data.cases {
+            if let CaseAvailability::Unavailable(reason) = &case.availability {
+                let reason = strip_prefix_name(reason, case);
+                push_unique(&mut out, format!("{}: unavailable: {reason}", case.variant));
+            }
+        }
+        for record in &data.samples {
+            let s = &record.sample;
+            let Some(case) = self.case_by_id.get(s.case_id.as_str()) else {
+                out.push(format!(
+                    "sample {} (repeat {}) belongs to unknown case {}: ignored",
+                    record.id, s.repeat, s.case_id
+                ));
+                continue;
+            };
+            if let SampleStatus::Failed(error) = &s.status {
+                let warm = if s.is_warmup { "warm-up " } else { "" };
+                out.push(format!(
+                    "{} / {}: {warm}repeat {} failed: {error}",
+                    case.variant, case.workload, s.repeat
+                ));
+            }
+        }
+        self.missing_intervals(&mut out);
+        for ((workload, phase, metric, variant), count) in non_finite {
+            out.push(format!(
+                "{variant} / {workload} / {phase} {}: {count} non-finite value(s) ignored",
+                metric.name
+            ));
+        }
+        for table in self.tables {
+            for row in table.rows.iter().filter(|r| !is_cpu_metric(&r.metric)) {
+                for cell in row.cells.iter().filter(|c| high_cov(&c.summary)) {
+                    out.push(format!(
+                        "{}: CoV {:.1} % is above {:.0} %: noisy, consider more repeats",
+                        cell_label(&cell.variant, table, row),
+                        cell.summary.cov * 100.0,
+                        stats::HIGH_COV * 100.0
+                    ));
+                }
+            }
+        }
+        for table in self.tables {
+            for row in table.rows.iter().filter(|r| !is_cpu_metric(&r.metric)) {
+                for cell in row
+                    .cells
+                    .iter()
+                    .filter(|c| first_run_effect(&c.values, &c.summary))
+                {
+                    out.push(format!(
+                        "{}: the first measured repeat ({}) lies outside the {:.0} % CI of the \
+                         others: first-run effect, consider warm-up repeats",
+                        cell_label(&cell.variant, table, row),
+                        cell.values[0],
+                        cell.summary.confidence * 100.0
+                    ));
+                }
+            }
+        }
+        self.notes(&mut out);
+        out
+    }
+
+    /// One warning per (variant, workload) whose cells have fewer than two values, or that is
+    /// available but has no measured repeat at all (and no failure already explains it).
+    fn missing_intervals(&self, out: &mut Vec<String>) {
+        for table in self.tables {
+            for case in self
+                .data
+                .cases
+                .iter()
+                .filter(|c| c.workload == table.workload)
+            {
+                if case.availability != CaseAvailability::Available {
+                    continue;
+                }
+                let min_n = table
+                    .rows
+                    .iter()
+                    .flat_map(|r| r.cells.iter())
+                    .filter(|c| c.variant == case.variant)
+                    .map(|c| c.summary.n)
+                    .min();
+                let failed = self.data.samples.iter().any(|r| {
+                    r.sample.case_id == case.case_id
+                        && matches!(r.sample.status, SampleStatus::Failed(_))
+                });
+                let line = match min_n {
+                    Some(1) => format!(
+                        "{} / {}: only 1 measured repeat: no confidence interval",
+                        case.variant, case.workload
+                    ),
+                    None if !failed => {
+                        format!("{} / {}: no measured repeats", case.variant, case.workload)
+                    }
+                    _ => continue,
+                };
+                push_unique(out, line);
+            }
+        }
+    }
+
+    /// Sample notes, deduplicated by text, each with the cases that reported it.
+    fn notes(&self, out: &mut Vec<String>) {
+        let mut notes: Vec<(&str, Vec<String>)> = Vec::new();
+        for record in &self.data.samples {
+            let s = &record.sample;
+            let who = match self.case_by_id.get(s.case_id.as_str()) {
+                Some(case) => format!("{} / {}", case.variant, case.workload),
+                None => s.case_id.clone(),
+            };
+            for note in &s.notes {
+                match notes.iter_mut().find(|(text, _)| *text == note.as_str()) {
+                    Some((_, cases)) => push_unique(cases, who.clone()),
+                    None => notes.push((note.as_str(), vec![who.clone()])),
+                }
+            }
+        }
+        for (text, cases) in notes {
+            out.push(format!("note: {text} ({})", cases.join(", ")));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture::{session_data, BTRFS};
+
+    fn row<'a>(table: &'a WorkloadTable, phase: &str, metric: &str) -> &'a Row {
+        table
+            .rows
+            .iter()
+            .find(|r| r.phase == phase && r.metric.name == metric)
+            .unwrap_or_else(|| panic!("no row {phase} {metric}"))
+    }
+
+    fn cell<'a>(row: &'a Row, variant: &str) -> &'a Cell {
+        row.cells.iter().find(|c| c.variant == variant).unwrap()
+    }
+
+    #[test]
+    fn columns_workloads_and_rows_are_in_first_appearance_order() {
+        let m = build(&session_data(), 1, 0.95);
+        assert_eq!(m.schema_version, SCHEMA_VERSION);
+        assert_eq!(m.variants, ["ext4", "xfs", BTRFS, "zfs"]);
+        let names: Vec<&str> = m.workloads.iter().map(|t| t.workload.as_str()).collect();
+        assert_eq!(names, ["bonnie", "filecopy"]);
+        let rows: Vec<(&str, &str)> = m.workloads[0]
+            .rows
+            .iter()
+            .map(|r| (r.phase.as_str(), r.metric.name.as_str()))
+            .collect();
+        // The samples store rand_create as rate, cpu_process, cpu_system, lat_p99: headline
+        // metrics move before the CPU rows.
+        assert_eq!(
+            rows,
+            [
+                ("seq_write_block", "throughput"),
+                ("seq_write_block", "cpu_process"),
+                ("seq_write_block", "cpu_system"),
+                ("rand_create", "rate"),
+                ("rand_create", "lat_p99"),
+                ("rand_create", "cpu_process"),
+                ("rand_create", "cpu_system"),
+            ]
+        );
+        // Cells in column order; the unavailable variant has none.
+        let variants: Vec<&str> = m.workloads[0].rows[0]
+            .cells
+            .iter()
+            .map(|c| c.variant.as_str())
+            .collect();
+        assert_eq!(variants, ["ext4", "xfs", BTRFS]);
+    }
+
+    #[test]
+    fn warmups_and_failed_repeats_are_excluded() {
+        let m = build(&session_data(), 1, 0.95);
+        let tput = row(&m.workloads[0], "seq_write_block", "throughput");
+        let ext4 = cell(tput, "ext4");
+        assert_eq!(ext4.summary.n, 3, "warm-up must not count");
+        assert_eq!(ext4.values, [300.0, 310.0, 320.0]);
+        assert!(!ext4.values.contains(&10.0));
+        let xfs = cell(tput, "xfs");
+        assert_eq!(xfs.summary.n, 2, "the failed repeat has no values");
+        // Raw samples keep everything, warm-ups included.
+        assert_eq!(m.samples.len(), session_data().samples.len());
+    }
+
+    #[test]
+    fn best_follows_direction_and_skips_cpu_rows() {
+        let m = build(&session_data(), 1, 0.95);
+        let t = &m.workloads[0];
+        let best = |phase, metric| -> Vec<String> {
+            row(t, phase, metric)
+                .cells
+                .iter()
+                .filter(|c| c.best)
+                .map(|c| c.variant.clone())
+                .collect()
+        };
+        assert_eq!(best("seq_write_block", "throughput"), ["ext4"]); // higher is better
+        assert_eq!(best("rand_create", "lat_p99"), ["xfs"]); // lower is better
+        assert!(best("seq_write_block", "cpu_process").is_empty());
+        assert!(best("rand_create", "cpu_system").is_empty());
+        // filecopy seconds: lower is better, xfs wins.
+        assert_eq!(
+            m.workloads[1].rows[0]
+                .cells
+                .iter()
+                .filter(|c| c.best)
+                .count(),
+            1,
+            "{:?}",
+            m.workloads[1].rows[0]
+        );
+        assert!(cell(&m.workloads[1].rows[0], "xfs").best);
+    }
+
+    #[test]
+    fn warnings_cover_every_case() {
+        let m = build(&session_data(), 1, 0.95);
+        let w = &m.warnings;
+        let has = |needle: &str| w.iter().filter(|l| l.contains(needle)).count();
+        // Two unavailable zfs cases, one warning, the reason's "zfs: " prefix not repeated.
+        assert_eq!(has("zfs: unavailable: "), 1, "{w:#?}");
+        assert!(
+            w.contains(&"zfs: unavailable: module not loaded".to_string()),
+            "{w:#?}"
+        );
+        assert_eq!(
+            has("xfs / bonnie: repeat 2 failed: mkfs.xfs: exit 1, \"busy\""),
+            1,
+            "{w:#?}"
+        );
+        assert_eq!(
+            has("only 1 measured repeat: no confidence interval"),
+            2,
+            "{w:#?}"
+        );
+        assert_eq!(
+            has(&format!(
+                "{BTRFS} / bonnie / seq_write_block throughput: CoV"
+            )),
+            1
+        );
+        assert_eq!(has("first-run effect"), 1, "{w:#?}");
+        assert_eq!(
+            has(&format!(
+                "{BTRFS} / bonnie / seq_write_block throughput: the first"
+            )),
+            1
+        );
+        // The same note on several samples appears once, naming the cases.
+        assert_eq!(has("note: drop_caches skipped: not root"), 1, "{w:#?}");
+        assert!(w
+            .iter()
+            .any(|l| l.starts_with("note: drop_caches") && l.contains("xfs / bonnie")));
+        // CPU rows never produce CoV warnings even when noisy.
+        assert_eq!(has("cpu_"), 0, "{w:#?}");
+    }
+
+    #[test]
+    fn odd_data_becomes_warnings_not_panics() {
+        let mut data = session_data();
+        data.samples[1].sample.case_id = "nope".into();
+        data.samples[2].sample.measurements[0].value = f64::NAN;
+        data.session.status = SessionStatus::Interrupted;
+        let m = build(&data, 1, 1.5);
+        let w = &m.warnings;
+        assert!(w[0].contains("interrupted"), "{w:#?}");
+        assert!(w.iter().any(|l| l.contains("unknown case nope")), "{w:#?}");
+        assert!(
+            w.iter()
+                .any(|l| l.contains("1 non-finite value(s) ignored")),
+            "{w:#?}"
+        );
+        assert!(
+            w.iter().any(|l| l.contains("confidence level 1.5")),
+            "{w:#?}"
+        );
+        for row in m.workloads.iter().flat_map(|t| &t.rows) {
+            for c in &row.cells {
+                assert_eq!(c.values.len(), c.summary.n);
+                assert_eq!(c.summary.ci_low, None);
+            }
+        }
+        // An empty session builds an empty model.
+        let mut empty = session_data();
+        empty.cases.clear();
+        empty.samples.clear();
+        let m = build(&empty, 1, 0.95);
+        assert!(m.variants.is_empty() && m.workloads.is_empty());
+    }
+}

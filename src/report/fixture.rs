@@ -1,0 +1,243 @@
+//! A hand-built session for the report tests: four variants (one unavailable, one whose name
+//! needs CSV quoting), two workloads, a warm-up, a failed repeat, a slow first run, repeated
+//! notes and a phase whose CPU metrics are stored before a headline metric.
+
+use crate::metric::{Measurement, MetricId, Unit};
+use crate::store::{
+    CaseAvailability, CaseRecord, HostInfo, NewSample, NewSession, SampleRecord, SampleStatus,
+    SessionData, SessionRecord, SessionStatus,
+};
+
+/// A variant name with a comma and quotes, to exercise CSV and Markdown escaping.
+pub const BTRFS: &str = "btrfs \"lzo\", ssd";
+
+fn case(variant: &str, fs_type: &str, workload: &str, available: bool) -> CaseRecord {
+    CaseRecord {
+        case_id: format!("{fs_type}-{workload}"),
+        variant: variant.to_string(),
+        fs_type: fs_type.to_string(),
+        mkfs_args: vec![],
+        mount_opts: vec!["noatime".into()],
+        workload: workload.to_string(),
+        workload_kind: workload.to_string(),
+        workload_json: "{}".into(),
+        availability: if available {
+            CaseAvailability::Available
+        } else {
+            CaseAvailability::Unavailable("zfs: module not loaded".into())
+        },
+    }
+}
+
+fn m(phase: &str, metric: MetricId, value: f64) -> Measurement {
+    Measurement {
+        phase: phase.into(),
+        metric,
+        value,
+    }
+}
+
+/// bonnie measurements: (throughput MiB/s, cpu process %, cpu system %, rate ops/s, p99 us).
+fn bonnie(tput: f64, cpu_p: f64, cpu_s: f64, rate: f64, p99: f64) -> Vec<Measurement> {
+    vec![
+        m(
+            "seq_write_block",
+            MetricId::higher("throughput", Unit::MibPerSec),
+            tput,
+        ),
+        m(
+            "seq_write_block",
+            MetricId::lower("cpu_process", Unit::Percent),
+            cpu_p,
+        ),
+        m(
+            "seq_write_block",
+            MetricId::lower("cpu_system", Unit::Percent),
+            cpu_s,
+        ),
+        m(
+            "rand_create",
+            MetricId::higher("rate", Unit::OpsPerSec),
+            rate,
+        ),
+        m(
+            "rand_create",
+            MetricId::lower("cpu_process", Unit::Percent),
+            cpu_p,
+        ),
+        m(
+            "rand_create",
+            MetricId::lower("cpu_system", Unit::Percent),
+            cpu_s,
+        ),
+        m("rand_create", MetricId::lower("lat_p99", Unit::Micros), p99),
+    ]
+}
+
+fn filecopy(seconds: f64) -> Vec<Measurement> {
+    vec![
+        m("copy", MetricId::lower("time", Unit::Seconds), seconds),
+        m("copy", MetricId::lower("cpu_process", Unit::Percent), 12.0),
+        m("copy", MetricId::lower("cpu_system", Unit::Percent), 30.0),
+    ]
+}
+
+fn sample(
+    id: i64,
+    case_id: &str,
+    repeat: u32,
+    is_warmup: bool,
+    status: SampleStatus,
+    notes: &[&str],
+    measurements: Vec<Measurement>,
+) -> SampleRecord {
+    SampleRecord {
+        id,
+        sample: NewSample {
+            case_id: case_id.into(),
+            repeat,
+            is_warmup,
+            started_at: format!("2026-03-01T10:{id:02}:00Z"),
+            wall_s: 30.0,
+            status,
+            device: Some("/dev/loop7".into()),
+            effective_mount_opts: Some("rw,noatime".into()),
+            notes: notes.iter().map(|s| s.to_string()).collect(),
+            measurements,
+        },
+    }
+}
+
+/// The fixture session (see the module docs).
+pub fn session_data() -> SessionData {
+    let ok = || SampleStatus::Ok;
+    let note = "drop_caches skipped: not root";
+    SessionData {
+        session: SessionRecord {
+            id: 7,
+            started_at: "2026-03-01T10:00:00Z".into(),
+            finished_at: Some("2026-03-01T10:20:00Z".into()),
+            status: SessionStatus::Complete,
+            info: NewSession {
+                label: Some("nightly, \"fast\"".into()),
+                suite_name: "quick".into(),
+                suite_text: "[policy]\nrepeats = 3\n".into(),
+                args: vec!["fsbench".into(), "run".into()],
+                fsbench_version: "0.1.0".into(),
+                host: HostInfo {
+                    hostname: "bench-1".into(),
+                    kernel: "6.1.0-18-amd64".into(),
+                    cpu_model: "Test CPU".into(),
+                    ncpu: 4,
+                    mem_bytes: 8 << 30,
+                },
+                tool_versions: vec![("mkfs.ext4".into(), "1.47.0".into())],
+                target: "loop images in /var/tmp/fsbench".into(),
+            },
+        },
+        cases: vec![
+            case("ext4", "ext4", "bonnie", true),
+            case("xfs", "xfs", "bonnie", true),
+            case(BTRFS, "btrfs", "bonnie", true),
+            case("zfs", "zfs", "bonnie", false),
+            case("ext4", "ext4", "filecopy", true),
+            case("xfs", "xfs", "filecopy", true),
+            case(BTRFS, "btrfs", "filecopy", true),
+            case("zfs", "zfs", "filecopy", false),
+        ],
+        samples: vec![
+            sample(
+                1,
+                "ext4-bonnie",
+                0,
+                true,
+                ok(),
+                &[],
+                bonnie(10.0, 1.0, 1.0, 10.0, 10.0),
+            ),
+            sample(
+                2,
+                "ext4-bonnie",
+                1,
+                false,
+                ok(),
+                &[note],
+                bonnie(300.0, 40.0, 20.0, 5000.0, 900.0),
+            ),
+            sample(
+                3,
+                "xfs-bonnie",
+                1,
+                false,
+                ok(),
+                &[note],
+                bonnie(290.0, 38.0, 25.0, 5200.0, 800.0),
+            ),
+            sample(
+                4,
+                "btrfs-bonnie",
+                1,
+                false,
+                ok(),
+                &[],
+                bonnie(150.0, 50.0, 30.0, 4000.0, 1200.0),
+            ),
+            sample(
+                5,
+                "ext4-bonnie",
+                2,
+                false,
+                ok(),
+                &[],
+                bonnie(310.0, 41.0, 21.0, 5100.0, 950.0),
+            ),
+            sample(
+                6,
+                "xfs-bonnie",
+                2,
+                false,
+                SampleStatus::Failed("mkfs.xfs: exit 1, \"busy\"".into()),
+                &[],
+                vec![],
+            ),
+            sample(
+                7,
+                "btrfs-bonnie",
+                2,
+                false,
+                ok(),
+                &[],
+                bonnie(260.0, 52.0, 5.0, 4100.0, 1250.0),
+            ),
+            sample(
+                8,
+                "ext4-bonnie",
+                3,
+                false,
+                ok(),
+                &[],
+                bonnie(320.0, 60.0, 22.0, 4900.0, 920.0),
+            ),
+            sample(
+                9,
+                "xfs-bonnie",
+                3,
+                false,
+                ok(),
+                &[],
+                bonnie(300.0, 39.0, 24.0, 5300.0, 820.0),
+            ),
+            sample(
+                10,
+                "btrfs-bonnie",
+                3,
+                false,
+                ok(),
+                &[],
+                bonnie(262.0, 51.0, 31.0, 4050.0, 1220.0),
+            ),
+            sample(11, "ext4-filecopy", 1, false, ok(), &[note], filecopy(12.5)),
+            sample(12, "xfs-filecopy", 1, false, ok(), &[], filecopy(11.0)),
+        ],
+    }
+}

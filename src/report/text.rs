@@ -1,0 +1,526 @@
+//! Terminal table and Markdown: the studies' layout, filesystems (variants) as columns and
+//! phases as rows, one table per workload.
+//!
+//! Both renderers share [`layout`], so the two formats always show the same cells:
+//! * row label `phase  metric (unit)` on a phase's first row, later rows of the phase indented
+//!   (`  lat_p99 (us)`), CPU rows compact (`  cpu % (process)`);
+//! * cell `mean ± CI half-width` ([`super::number::mean_ci`]); without values `unavailable` (the
+//!   case could not run here), `failed` (every measured repeat failed) or `n/a`;
+//! * best cell: trailing `*` in the table (plus ANSI bold with `color`), **bold** in Markdown.
+//!
+//! Column widths are counted in `char`s (`±` is one column), which is right for the ASCII and
+//! common Latin text of names and numbers; wide CJK names would misalign, not break.
+
+use super::{number, ReportModel, Row, WorkloadTable};
+use crate::metric::Unit;
+use crate::report::build::is_cpu_metric;
+use crate::store::{CaseAvailability, SampleStatus};
+use std::fmt::Write as _;
+
+const BOLD: &str = "\x1b[1m";
+const RESET: &str = "\x1b[0m";
+
+/// One displayed row: phase label (first row of a phase only), metric label, one cell per
+/// variant in column order.
+struct RowView {
+    phase: Option<String>,
+    metric: String,
+    cells: Vec<CellView>,
+}
+
+struct CellView {
+    text: String,
+    best: bool,
+}
+
+/// `throughput (MiB/s)`, or `cpu % (process)` / `cpu % (system)` for the CPU rows.
+fn metric_label(row: &Row) -> String {
+    if is_cpu_metric(&row.metric) && row.metric.unit == Unit::Percent {
+        let whose = row.metric.name.trim_start_matches("cpu_");
+        return format!("cpu % ({whose})");
+    }
+    format!("{} ({})", row.metric.name, row.metric.unit)
+}
+
+/// What an empty cell of `variant` in `workload` says.
+fn empty_text(model: &ReportModel, variant: &str, workload: &str) -> &'static str {
+    let cases: Vec<_> = model
+        .cases
+        .iter()
+        .filter(|c| c.variant == variant && c.workload == workload)
+        .collect();
+    if cases
+        .iter()
+        .any(|c| matches!(c.availability, CaseAvailability::Unavailable(_)))
+    {
+        return "unavailable";
+    }
+    let measured = model
+        .samples
+        .iter()
+        .filter(|s| !s.sample.is_warmup && cases.iter().any(|c| c.case_id == s.sample.case_id));
+    let (mut ok, mut failed) = (0, 0);
+    for s in measured {
+        match s.sample.status {
+            SampleStatus::Ok => ok += 1,
+            SampleStatus::Failed(_) => failed += 1,
+        }
+    }
+    if failed > 0 && ok == 0 {
+        "failed"
+    } else {
+        "n/a"
+    }
+}
+
+fn layout(model: &ReportModel, table: &WorkloadTable) -> Vec<RowView> {
+    let empty: Vec<&str> = model
+        .variants
+        .iter()
+        .map(|v| empty_text(model, v, &table.workload))
+        .collect();
+    let mut previous_phase: Option<&str> = None;
+    table
+        .rows
+        .iter()
+        .map(|row| {
+            let first_of_phase = previous_phase != Some(row.phase.as_str());
+            previous_phase = Some(row.phase.as_str());
+            let cells = model
+                .variants
+                .iter()
+                .zip(&empty)
+                .map(
+                    |(variant, empty)| match row.cells.iter().find(|c| &c.variant == variant) {
+                        Some(c) => CellView {
+                            text: number::mean_ci(c.summary.mean, c.summary.ci_half_width()),
+                            best: c.best,
+                        },
+                        None => CellView {
+                            text: empty.to_string(),
+                            best: false,
+                        },
+                    },
+                )
+                .collect();
+            RowView {
+                phase: first_of_phase.then(|| row.phase.clone()),
+                metric: metric_label(row),
+                cells,
+            }
+        })
+        .collect()
+}
+
+fn width(s: &str) -> usize {
+    s.chars().count()
+}
+
+/// `workload` or `workload (kind)` when the kind says something the name does not.
+fn title(table: &WorkloadTable) -> String {
+    if table.kind.is_empty() || table.kind == table.workload {
+        table.workload.clone()
+    } else {
+        format!("{} ({})", table.workload, table.kind)
+    }
+}
+
+/// Smallest and largest n over all cells, if any.
+fn n_range(model: &ReportModel) -> Option<(usize, usize)> {
+    let ns = model
+        .workloads
+        .iter()
+        .flat_map(|t| &t.rows)
+        .flat_map(|r| &r.cells)
+        .map(|c| c.summary.n);
+    ns.fold(None, |acc, n| match acc {
+        None => Some((n, n)),
+        Some((lo, hi)) => Some((lo.min(n), hi.max(n))),
+    })
+}
+
+/// Confidence level and per-end trim of the model's summaries (0.95 and 0 when there are none).
+fn method(model: &ReportModel) -> (f64, usize) {
+    let summaries = model
+        .workloads
+        .iter()
+        .flat_map(|t| &t.rows)
+        .flat_map(|r| &r.cells);
+    let confidence = summaries
+        .clone()
+        .next()
+        .map_or(0.95, |c| c.summary.confidence);
+    let trim = summaries.map(|c| c.summary.trimmed).max().unwrap_or(0);
+    (confidence, trim)
+}
+
+/// The `± …` explanation shared by both formats, as two sentences.
+fn legend(model: &ReportModel) -> [String; 2] {
+    let (confidence, _) = method(model);
+    let n = match n_range(model) {
+        Some((lo, hi)) if lo == hi => format!("n = {lo}"),
+        Some((lo, hi)) => format!("n = {lo}–{hi}"),
+        None => "n = 0".to_string(),
+    };
+    let level = number::value(confidence * 100.0);
+    let level = if level.contains('.') {
+        level.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        level.as_str()
+    };
+    [
+        format!(
+            "± is the half-width of the {level} % confidence interval of the mean (Student t)."
+        ),
+        format!("{n} measured repeats per cell; warm-ups and failed repeats are excluded."),
+    ]
+}
+
+/// The terminal table. `color` adds ANSI bold to the best cells (the `*` stays either way).
+pub fn render_table(model: &ReportModel, color: bool) -> String {
+    let mut out = String::new();
+    let s = &model.session;
+    let label = s
+        .info
+        .label
+        .as_deref()
+        .map(|l| format!(", label {l:?}"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "fsbench session {} ({}{label}) on {}, Linux {}, started {}, {}",
+        s.id,
+        s.info.suite_name,
+        s.info.host.hostname,
+        s.info.host.kernel,
+        s.started_at,
+        s.status.as_str()
+    );
+    for table in &model.workloads {
+        let rows = layout(model, table);
+        let labels: Vec<String> = rows
+            .iter()
+            .map(|r| match &r.phase {
+                Some(phase) => format!("{phase}  {}", r.metric),
+                None => format!("  {}", r.metric),
+            })
+            .collect();
+        let label_w = labels.iter().map(|l| width(l)).max().unwrap_or(0);
+        let col_w: Vec<usize> = model
+            .variants
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                rows.iter()
+                    .map(|r| width(&r.cells[i].text))
+                    .fold(width(v), usize::max)
+            })
+            .collect();
+
+        let _ = writeln!(out, "\n{}", title(table));
+        let mut line = format!("{:label_w$}", "");
+        for (v, w) in model.variants.iter().zip(&col_w) {
+            let _ = write!(line, "  {v:>w$}  ");
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+        let total = width(&line);
+        let _ = writeln!(out, "{}", "-".repeat(total.max(label_w)));
+        for (row, label) in rows.iter().zip(&labels) {
+            let mut line = format!("{label:label_w$}");
+            for (cell, w) in row.cells.iter().zip(&col_w) {
+                let padded = format!("{:>w$}", cell.text);
+                match (cell.best, color) {
+                    (true, true) => {
+                        let pad = &padded[..padded.len() - cell.text.len()];
+                        let _ = write!(line, "  {pad}{BOLD}{} *{RESET}", cell.text);
+                    }
+                    (true, false) => {
+                        let _ = write!(line, "  {padded} *");
+                    }
+                    _ => {
+                        let _ = write!(line, "  {padded}  ");
+                    }
+                }
+            }
+            let _ = writeln!(out, "{}", line.trim_end());
+        }
+    }
+    if model.workloads.is_empty() {
+        let _ = writeln!(out, "\nno results");
+    }
+    let (_, trim) = method(model);
+    let _ = writeln!(out, "\n* best mean of its row (CPU rows are not ranked).");
+    let _ = writeln!(out, "{}", legend(model).join("\n"));
+    let _ = writeln!(
+        out,
+        "Medians, sd, min/max and trimmed means ({trim} dropped from each end) are in the md and \
+         json formats."
+    );
+    if !model.warnings.is_empty() {
+        let _ = writeln!(out, "\nwarnings:");
+        for w in &model.warnings {
+            let _ = writeln!(out, "  ! {w}");
+        }
+    }
+    out
+}
+
+/// Escapes text for a Markdown table cell or list item. `_` is escaped only at a word edge:
+/// GitHub Markdown never reads an intraword `_` as emphasis, so `seq_write_block` stays readable.
+fn md(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    for (i, &ch) in chars.iter().enumerate() {
+        let word = |j: Option<usize>| {
+            j.and_then(|j| chars.get(j))
+                .is_some_and(|c| c.is_alphanumeric())
+        };
+        let intraword = word(i.checked_sub(1)) && word(Some(i + 1));
+        match ch {
+            '_' if intraword => out.push(ch),
+            '\\' | '|' | '*' | '_' | '`' | '[' | ']' | '<' | '>' => {
+                out.push('\\');
+                out.push(ch);
+            }
+            '\n' | '\r' => out.push(' '),
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
+/// GitHub Markdown: session header, one table per workload (best in **bold**), a details table
+/// with every summary field, the legend and the warnings.
+pub fn render_markdown(model: &ReportModel) -> String {
+    let mut out = String::new();
+    let s = &model.session;
+    let h = &s.info.host;
+    let _ = writeln!(out, "# fsbench report: session {}\n", s.id);
+    let _ = writeln!(out, "| | |\n|:--|:--|");
+    let mut info = vec![
+        ("suite", s.info.suite_name.clone()),
+        ("label", s.info.label.clone().unwrap_or_else(|| "–".into())),
+        (
+            "host",
+            format!(
+                "{} ({}, {} CPUs, {:.1} GiB)",
+                h.hostname,
+                h.cpu_model,
+                h.ncpu,
+                h.mem_bytes as f64 / (1u64 << 30) as f64
+            ),
+        ),
+        ("kernel", h.kernel.clone()),
+        ("started", s.started_at.clone()),
+        (
+            "finished",
+            s.finished_at.clone().unwrap_or_else(|| "–".into()),
+        ),
+        ("status", s.status.as_str().to_string()),
+        ("target", s.info.target.clone()),
+        ("fsbench", s.info.fsbench_version.clone()),
+    ];
+    if !s.info.tool_versions.is_empty() {
+        let tools: Vec<String> = s
+            .info
+            .tool_versions
+            .iter()
+            .map(|(t, v)| format!("{t} {v}"))
+            .collect();
+        info.push(("tools", tools.join(", ")));
+    }
+    for (key, value) in info {
+        let _ = writeln!(out, "| {key} | {} |", md(&value));
+    }
+    let (_, trim) = method(model);
+    for table in &model.workloads {
+        let _ = writeln!(out, "\n## {}\n", md(&title(table)));
+        let mut head = String::from("| phase | metric |");
+        let mut rule = String::from("|:--|:--|");
+        for v in &model.variants {
+            let _ = write!(head, " {} |", md(v));
+            rule.push_str("--:|");
+        }
+        let _ = writeln!(out, "{head}\n{rule}");
+        for row in layout(model, table) {
+            let phase = row.phase.as_deref().map(md).unwrap_or_default();
+            let _ = write!(out, "| {phase} | {} |", md(&row.metric));
+            for cell in &row.cells {
+                if cell.best {
+                    let _ = write!(out, " **{}** |", cell.text);
+                } else {
+                    let _ = write!(out, " {} |", cell.text);
+                }
+            }
+            out.push('\n');
+        }
+        details(&mut out, table, trim);
+    }
+    let _ = writeln!(
+        out,
+        "\n**Bold**: best mean of its row (CPU rows are not ranked). {}",
+        legend(model).join(" ")
+    );
+    if !model.warnings.is_empty() {
+        let _ = writeln!(out, "\n## Warnings\n");
+        for w in &model.warnings {
+            let _ = writeln!(out, "- {}", md(w));
+        }
+    }
+    out
+}
+
+/// A collapsible long table with every summary field of every cell of `table`.
+fn details(out: &mut String, table: &WorkloadTable, trim: usize) {
+    let _ = writeln!(
+        out,
+        "\n<details><summary>{}: all statistics</summary>\n\n\
+         | phase | metric | variant | n | mean | ± CI | median | sd | CoV % | trimmed mean ({trim}/end) | min | max |\n\
+         |:--|:--|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+        md(&table.workload)
+    );
+    for row in &table.rows {
+        for c in &row.cells {
+            let s = &c.summary;
+            let ci = s
+                .ci_half_width()
+                .map(number::value)
+                .unwrap_or_else(|| "–".into());
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {ci} | {} | {} | {:.1} | {} | {} | {} |",
+                md(&row.phase),
+                md(&format!("{} ({})", row.metric.name, row.metric.unit)),
+                md(&c.variant),
+                s.n,
+                number::value(s.mean),
+                number::value(s.median),
+                number::value(s.sd),
+                s.cov * 100.0,
+                number::value(s.trimmed_mean),
+                number::value(s.min),
+                number::value(s.max),
+            );
+        }
+    }
+    let _ = writeln!(out, "\n</details>");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::build;
+    use crate::report::fixture::{session_data, BTRFS};
+
+    #[test]
+    fn table_golden() {
+        let model = build(&session_data(), 1, 0.95);
+        assert_eq!(render_table(&model, false), GOLDEN_TABLE);
+    }
+
+    const GOLDEN_TABLE: &str = r#"fsbench session 7 (quick, label "nightly, \"fast\"") on bench-1, Linux 6.1.0-18-amd64, started 2026-03-01T10:00:00Z, complete
+
+bonnie
+                                             ext4             xfs    btrfs "lzo", ssd            zfs
+------------------------------------------------------------------------------------------------------
+seq_write_block  throughput (MiB/s)  310.0 ± 24.8 *  295.0 ± 63.5           224 ± 159    unavailable
+  cpu % (process)                     47.0 ± 28.0    38.50 ± 6.35        51.00 ± 2.48    unavailable
+  cpu % (system)                     21.00 ± 2.48    24.50 ± 6.35         22.0 ± 36.6    unavailable
+rand_create  rate (ops/s)              5000 ± 248      5250 ± 635 *        4050 ± 124    unavailable
+  lat_p99 (us)                       923.3 ± 62.5       810 ± 127 *     1223.3 ± 62.5    unavailable
+  cpu % (process)                     47.0 ± 28.0    38.50 ± 6.35        51.00 ± 2.48    unavailable
+  cpu % (system)                     21.00 ± 2.48    24.50 ± 6.35         22.0 ± 36.6    unavailable
+
+filecopy
+                    ext4      xfs    btrfs "lzo", ssd            zfs
+----------------------------------------------------------------------
+copy  time (s)     12.50    11.00 *               n/a    unavailable
+  cpu % (process)  12.00    12.00                 n/a    unavailable
+  cpu % (system)   30.00    30.00                 n/a    unavailable
+
+* best mean of its row (CPU rows are not ranked).
+± is the half-width of the 95 % confidence interval of the mean (Student t).
+n = 1–3 measured repeats per cell; warm-ups and failed repeats are excluded.
+Medians, sd, min/max and trimmed means (1 dropped from each end) are in the md and json formats.
+
+warnings:
+  ! zfs: unavailable: module not loaded
+  ! xfs / bonnie: repeat 2 failed: mkfs.xfs: exit 1, "busy"
+  ! ext4 / filecopy: only 1 measured repeat: no confidence interval
+  ! xfs / filecopy: only 1 measured repeat: no confidence interval
+  ! btrfs "lzo", ssd / filecopy: no measured repeats
+  ! btrfs "lzo", ssd / bonnie / seq_write_block throughput: CoV 28.6 % is above 10 %: noisy, consider more repeats
+  ! btrfs "lzo", ssd / bonnie / seq_write_block throughput: the first measured repeat (150) lies outside the 95 % CI of the others: first-run effect, consider warm-up repeats
+  ! note: drop_caches skipped: not root (ext4 / bonnie, xfs / bonnie, ext4 / filecopy)
+"#;
+
+    #[test]
+    fn table_marks_best_and_bold_only_with_color() {
+        let model = build(&session_data(), 1, 0.95);
+        let plain = render_table(&model, false);
+        assert!(!plain.contains('\x1b'));
+        let colored = render_table(&model, true);
+        assert!(
+            colored.contains(&format!("{BOLD}310.0 ± 24.8 *{RESET}")),
+            "{colored}"
+        );
+        // Same layout apart from the escape codes.
+        assert_eq!(colored.replace(BOLD, "").replace(RESET, ""), plain);
+    }
+
+    #[test]
+    fn markdown_has_header_bold_best_and_warnings() {
+        let model = build(&session_data(), 1, 0.95);
+        let md = render_markdown(&model);
+        assert!(md.starts_with("# fsbench report: session 7\n"));
+        assert!(md.contains("| suite | quick |"));
+        assert!(md.contains("| label | nightly, \"fast\" |"));
+        assert!(md.contains("| host | bench-1 (Test CPU, 4 CPUs, 8.0 GiB) |"));
+        assert!(md.contains("| kernel | 6.1.0-18-amd64 |"));
+        assert!(md.contains(&format!("| phase | metric | ext4 | xfs | {BTRFS} | zfs |")));
+        assert!(
+            md.contains(
+                "| seq_write_block | throughput (MiB/s) | **310.0 ± 24.8** | 295.0 ± 63.5 |"
+            ),
+            "{md}"
+        );
+        assert!(md.contains("|  | cpu % (process) |"));
+        assert!(md.contains(" unavailable |"));
+        assert!(md.contains("## Warnings\n\n- zfs: unavailable: module not loaded\n"));
+        assert!(md.contains("trimmed mean (1/end)"));
+        // Exactly one bold cell per ranked row with at least two values: 3 in bonnie, 1 in
+        // filecopy.
+        assert_eq!(md.matches(" **").count(), 4, "{md}");
+    }
+
+    #[test]
+    fn markdown_escaping() {
+        assert_eq!(md("a|b"), "a\\|b");
+        assert_eq!(md("seq_write_block"), "seq_write_block");
+        assert_eq!(md("_tmp_ and *x*"), "\\_tmp\\_ and \\*x\\*");
+        assert_eq!(md("two\nlines <br>"), "two lines \\<br\\>");
+    }
+
+    #[test]
+    fn empty_cells_say_why() {
+        let mut data = session_data();
+        // Every measured xfs bonnie repeat fails: its cells read `failed`, not `n/a`.
+        for s in data
+            .samples
+            .iter_mut()
+            .filter(|s| s.sample.case_id == "xfs-bonnie")
+        {
+            s.sample.status = crate::store::SampleStatus::Failed("ENOSPC".into());
+            s.sample.measurements.clear();
+        }
+        let model = build(&data, 1, 0.95);
+        let rows = layout(&model, &model.workloads[0]);
+        let texts: Vec<&str> = rows[0].cells.iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            ["310.0 ± 24.8", "failed", "224 ± 159", "unavailable"]
+        );
+        let rows = layout(&model, &model.workloads[1]);
+        assert_eq!(rows[0].cells[2].text, "n/a");
+    }
+}
