@@ -41,6 +41,9 @@
 //! characters, not `.` or `..`); filesystem types are `[a-z0-9]+`; `repeats` is 1..=1000,
 //! `warmup` ≤ 100, `confidence` in (0, 1), `2 × trim < repeats`; every workload passed its own
 //! [`crate::engine::Workload::validate`], and sizes are already multiplied by `--scale`.
+//! A `trim` the file does not set defaults to 1 and, like any trim after `--repeat`, is
+//! lowered to what the repeats allow (`(repeats − 1) / 2`); a `trim` the file sets that leaves
+//! no sample is an error.
 //!
 //! # Errors
 //!
@@ -242,7 +245,6 @@ fn build(src: &Source) -> Result<Suite, ConfigError> {
             "the file has no [suite] table: add `[suite]` with `name = \"my-suite\"` at the top",
         ));
     };
-    let meta = meta.into_inner();
     check_name(meta.name.get_ref()).map_err(|why| {
         src.at(
             meta.name.span().start,

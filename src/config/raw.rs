@@ -21,7 +21,7 @@ use toml::Spanned;
 #[serde(deny_unknown_fields)]
 pub(super) struct RawFile {
     /// `[suite]`.
-    pub suite: Option<Spanned<RawMeta>>,
+    pub suite: Option<RawMeta>,
     /// `[run]`.
     pub run: Option<RawRun>,
     /// `[[fs]]`.
@@ -207,7 +207,7 @@ pub(super) fn decode_workload(
             .map_or(table_at, |(k, _)| k.span().start),
     };
     let key_prefix = match &problem {
-        Problem::WrongType { .. } | Problem::Other(_) => map
+        Problem::WrongType { .. } | Problem::UnknownValue { .. } | Problem::Other(_) => map
             .keys()
             .find(|k| k.span().start == at && at != table_at)
             .map(|k| format!("`{}` in {section}: ", k.get_ref()))
