@@ -15,11 +15,17 @@ use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
+mod diag;
 mod load;
+mod presets;
+mod raw;
 mod variant;
 
-pub use load::{load_file, load_preset, load_str, preset_names, preset_text, ConfigError};
-pub use variant::parse_fs_list;
+pub use load::{
+    load_file, load_preset, load_str, preset_names, preset_text, ConfigError, MAX_NAME_LEN,
+    MAX_REPEATS, MAX_SCALE, MAX_WARMUP,
+};
+pub use variant::{parse_fs_list, KNOWN_FS_TYPES};
 
 /// In which order the slots (case × repeat) run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]

@@ -1,8 +1,296 @@
-//! `--fs` variant lists. (Skeleton: the config helper fills this in.)
+//! `--fs` lists: filesystem variants written on one command line.
+//!
+//! `ext4,xfs,btrfs:compress=lzo,ext4:noatime,discard` gives four variants: `ext4`, `xfs`,
+//! `btrfs:compress=lzo` (mount options `[compress=lzo]`) and `ext4:noatime,discard` (mount
+//! options `[noatime, discard]`). Commas separate both variants and mount options, so each
+//! comma-separated token is read in turn:
+//! - `type:option` starts a new variant of that type with a first option (a `:` after an `=`,
+//!   as in `context=system_u:object_r:…`, belongs to the option and does not start a variant);
+//! - a known filesystem type ([`KNOWN_FS_TYPES`], or any `TOKEN` with an executable
+//!   `mkfs.TOKEN` in `$PATH`, `/sbin` or `/usr/sbin`) starts a new variant with no options;
+//! - anything else is one more mount option of the current variant.
+//!
+//! Invariants of the result: at least one variant; names `type` or `type:opt1,opt2`, unique
+//! and valid as file-name components; types `[a-z0-9]+`. Whether the machine can actually make
+//! a type is the provisioner's question, answered as "unavailable: why" at run time.
 
+use super::load::{check_fs_type, check_name, default_variant_name};
 use super::{ConfigError, FsVariant};
+use std::path::{Path, PathBuf};
 
-/// Parses `ext4,xfs,btrfs:compress=lzo,ext4:noatime,discard` into variants.
-pub fn parse_fs_list(_s: &str) -> Result<Vec<FsVariant>, ConfigError> {
-    unimplemented!()
+/// Filesystem types recognised in `--fs` lists without looking for `mkfs.TYPE`.
+pub const KNOWN_FS_TYPES: &[&str] = &[
+    "ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "zfs", "f2fs", "jfs", "reiserfs", "reiser4",
+    "nilfs2", "bcachefs", "vfat", "exfat", "ntfs", "ntfs3",
+];
+
+/// Parses `ext4,xfs,btrfs:compress=lzo,ext4:noatime,discard` into variants (see the module
+/// docs for the grammar). Errors start with `--fs` and say how to fix the list.
+pub fn parse_fs_list(s: &str) -> Result<Vec<FsVariant>, ConfigError> {
+    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    dirs.extend([PathBuf::from("/sbin"), PathBuf::from("/usr/sbin")]);
+    parse_with(s, &|t| is_fs_type(t, &dirs))
+}
+
+/// Whether `token` names a filesystem type: a known one, or one with `mkfs.TOKEN` in `dirs`.
+fn is_fs_type(token: &str, dirs: &[PathBuf]) -> bool {
+    if KNOWN_FS_TYPES.contains(&token) {
+        return true;
+    }
+    // Only plain names are looked up, so a token can never form a path such as `mkfs.../x`.
+    check_fs_type(token).is_ok()
+        && dirs
+            .iter()
+            .any(|d| is_executable(&d.join(format!("mkfs.{token}"))))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The parser, with the "is this a filesystem type" question supplied (tests fake `$PATH`).
+fn parse_with(s: &str, is_type: &dyn Fn(&str) -> bool) -> Result<Vec<FsVariant>, ConfigError> {
+    let err = |m: String| ConfigError::Invalid(super::diag::one_line(&format!("--fs `{s}`: {m}")));
+    if s.trim().is_empty() {
+        return Err(err(
+            "the list is empty: name at least one filesystem, e.g. `--fs ext4,xfs`".into(),
+        ));
+    }
+    // (type, options) in order.
+    let mut list: Vec<(String, Vec<String>)> = Vec::new();
+    for raw in s.split(',') {
+        let token = raw.trim();
+        if token.is_empty() {
+            return Err(err("it has an empty entry: remove the extra comma".into()));
+        }
+        let starts_variant = match token.split_once(':') {
+            Some((before, _)) => !before.contains('='),
+            None => false,
+        };
+        if starts_variant {
+            let (fs_type, opt) = token.split_once(':').unwrap_or((token, ""));
+            check_fs_type(fs_type)
+                .map_err(|why| err(format!("filesystem type `{fs_type}` {why}")))?;
+            if opt.is_empty() {
+                return Err(err(format!("`{token}` has nothing after the colon: write `{fs_type}` or `{fs_type}:OPTION`")));
+            }
+            list.push((fs_type.to_string(), vec![opt.to_string()]));
+        } else if is_type(token) {
+            list.push((token.to_string(), Vec::new()));
+        } else if let near @ [_, ..] = typos_of_type(token).as_slice() {
+            let near = match near {
+                [one] => format!("`{one}`"),
+                many => format!("one of {}", super::diag::quoted_list(many)),
+            };
+            return Err(err(format!(
+                "`{token}` is not a filesystem type fsbench knows or a `mkfs.{token}` on this machine: did you mean {near}?"
+            )));
+        } else if let Some((_, opts)) = list.last_mut() {
+            opts.push(token.to_string());
+        } else {
+            return Err(err(format!(
+                "`{token}` is neither a known filesystem type nor has a `mkfs.{token}` on this machine, and a mount option needs a filesystem before it: write e.g. `ext4:{token}`"
+            )));
+        }
+    }
+
+    let mut out: Vec<FsVariant> = Vec::with_capacity(list.len());
+    for (fs_type, mount_opts) in list {
+        let name = default_variant_name(&fs_type, &mount_opts);
+        check_name(&name).map_err(|why| {
+            err(format!("variant name `{name}` {why}; for such options use a suite file with an explicit `name`"))
+        })?;
+        if out.iter().any(|v| v.name == name) {
+            return Err(err(format!(
+                "`{name}` is listed twice: list each variant once"
+            )));
+        }
+        out.push(FsVariant {
+            name,
+            fs_type,
+            mkfs_args: Vec::new(),
+            mount_opts,
+            image_size: None,
+        });
+    }
+    Ok(out)
+}
+
+/// Known types one edit away from `token` (`xfz` → `xfs`, `ext5` → `ext2`/`ext3`/`ext4`), so a
+/// misspelt type is reported instead of silently becoming a mount option. No common mount
+/// option is one edit away from a type name; tokens with `=` are options by construction.
+fn typos_of_type(token: &str) -> Vec<&'static str> {
+    if token.contains('=') || token.chars().count() < 3 {
+        return Vec::new();
+    }
+    let lower = token.to_ascii_lowercase();
+    if let Some(exact) = KNOWN_FS_TYPES.iter().copied().find(|t| *t == lower) {
+        return vec![exact];
+    }
+    KNOWN_FS_TYPES
+        .iter()
+        .copied()
+        .filter(|t| strsim::damerau_levenshtein(&lower, t) == 1)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn known_only(t: &str) -> bool {
+        KNOWN_FS_TYPES.contains(&t)
+    }
+
+    fn parse(s: &str) -> Result<Vec<FsVariant>, ConfigError> {
+        parse_with(s, &known_only)
+    }
+
+    fn names_and_opts(v: &[FsVariant]) -> Vec<(String, String, Vec<String>)> {
+        v.iter()
+            .map(|v| (v.name.clone(), v.fs_type.clone(), v.mount_opts.clone()))
+            .collect()
+    }
+
+    fn err_of(s: &str) -> String {
+        parse(s).expect_err(s).to_string()
+    }
+
+    #[test]
+    fn the_documented_example_gives_four_variants() {
+        let v = parse("ext4,xfs,btrfs:compress=lzo,ext4:noatime,discard").unwrap();
+        let o = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            names_and_opts(&v),
+            vec![
+                ("ext4".into(), "ext4".into(), o(&[])),
+                ("xfs".into(), "xfs".into(), o(&[])),
+                (
+                    "btrfs:compress=lzo".into(),
+                    "btrfs".into(),
+                    o(&["compress=lzo"])
+                ),
+                (
+                    "ext4:noatime,discard".into(),
+                    "ext4".into(),
+                    o(&["noatime", "discard"])
+                ),
+            ]
+        );
+        assert!(v
+            .iter()
+            .all(|v| v.mkfs_args.is_empty() && v.image_size.is_none()));
+    }
+
+    #[test]
+    fn whitespace_around_tokens_is_ignored() {
+        let v = parse(" ext4 , btrfs:compress=zstd , ssd ").unwrap();
+        assert_eq!(v[1].name, "btrfs:compress=zstd,ssd");
+        assert_eq!(v[1].mount_opts, vec!["compress=zstd", "ssd"]);
+    }
+
+    #[test]
+    fn a_known_type_after_options_starts_a_new_variant() {
+        let v = parse("btrfs:ssd,discard,xfs,tmpfs").unwrap();
+        let names: Vec<_> = v.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(names, ["btrfs:ssd,discard", "xfs", "tmpfs"]);
+    }
+
+    #[test]
+    fn a_colon_inside_an_option_value_does_not_start_a_variant() {
+        let v = parse("ext4:noatime,context=system_u:object_r").unwrap();
+        assert_eq!(v.len(), 1);
+        assert_eq!(
+            v[0].mount_opts,
+            vec!["noatime", "context=system_u:object_r"]
+        );
+    }
+
+    #[test]
+    fn an_unknown_type_with_a_colon_is_accepted_for_the_provisioner_to_judge() {
+        let v = parse("myfs:opt").unwrap();
+        assert_eq!(
+            (v[0].fs_type.as_str(), v[0].mount_opts.as_slice()),
+            ("myfs", &["opt".to_string()][..])
+        );
+    }
+
+    #[test]
+    fn a_leading_option_is_an_error_that_says_to_name_a_filesystem_first() {
+        let e = err_of("noatime,ext4");
+        assert!(
+            e.starts_with("--fs `noatime,ext4`: `noatime` is neither a known filesystem type"),
+            "{e}"
+        );
+        assert!(e.contains("write e.g. `ext4:noatime`"), "{e}");
+    }
+
+    #[test]
+    fn duplicates_are_errors() {
+        let e = err_of("ext4,xfs,ext4");
+        assert!(e.contains("`ext4` is listed twice"), "{e}");
+        let e = err_of("ext4:noatime,xfs,ext4:noatime");
+        assert!(e.contains("`ext4:noatime` is listed twice"), "{e}");
+    }
+
+    #[test]
+    fn malformed_lists_are_errors_with_a_fix() {
+        assert!(err_of("").contains("the list is empty"));
+        assert!(err_of("ext4,,xfs").contains("remove the extra comma"));
+        assert!(err_of("ext4:").contains("nothing after the colon"));
+        assert!(err_of("Ext4:noatime").contains("filesystem type `Ext4` is not a filesystem type"));
+        assert!(err_of(":noatime").contains("filesystem type `` is empty"));
+        assert!(err_of("btrfs:subvol=/x").contains("contains `/`"));
+        assert!(err_of("../x:y").contains("is not a filesystem type"));
+    }
+
+    #[test]
+    fn a_misspelt_type_is_not_taken_for_a_mount_option() {
+        let e = err_of("ext4,xfz");
+        assert!(e.contains("did you mean `xfs`?"), "{e}");
+        assert!(err_of("ext5").contains("did you mean one of `ext2`, `ext3`, `ext4`?"));
+        assert!(err_of("XFS").contains("did you mean `xfs`?"));
+        // Real options stay options.
+        for opt in [
+            "noatime",
+            "discard",
+            "ssd",
+            "sync",
+            "ro",
+            "nodiscard",
+            "lazytime",
+            "acl",
+            "dax",
+            "user_xattr",
+        ] {
+            let v = parse(&format!("ext4,{opt}")).unwrap();
+            assert_eq!(v[0].mount_opts, vec![opt.to_string()], "{opt}");
+        }
+    }
+
+    #[test]
+    fn mkfs_programs_in_the_search_path_count_as_types() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let prog = dir.path().join("mkfs.foofs");
+        std::fs::write(&prog, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let plain = dir.path().join("mkfs.notexec");
+        std::fs::write(&plain, "").unwrap();
+        std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let dirs = vec![dir.path().to_path_buf()];
+        let v = parse_with("ext4:noatime,foofs,notexec", &|t| is_fs_type(t, &dirs)).unwrap();
+        let names: Vec<_> = v.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(names, ["ext4:noatime", "foofs:notexec"]);
+        assert!(!is_fs_type("../mkfs.foofs", &dirs));
+    }
+
+    #[test]
+    fn the_public_parser_uses_the_real_path() {
+        let v = parse_fs_list("ext4,tmpfs").unwrap();
+        assert_eq!(v.len(), 2);
+    }
 }

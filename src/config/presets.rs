@@ -1,0 +1,6 @@
+//! The built-in presets: TOML files under `presets/` at the repository root, embedded in the
+//! binary. They are data, loaded by exactly the same code as a user's suite file; to add one,
+//! drop `presets/NAME.toml` next to the others and add a line here.
+
+/// `(name, text)` of every built-in preset, in the order `fsbench list presets` shows them.
+pub(crate) const PRESETS: &[(&str, &str)] = &[("quick", include_str!("../../presets/quick.toml"))];

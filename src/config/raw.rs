@@ -1,0 +1,224 @@
+//! The raw layer: serde structs that mirror the suite file as written, with
+//! `deny_unknown_fields` and [`toml::Spanned`] wherever a later check needs a position.
+//!
+//! `[[workload]]` entries are kept as a map of spanned keys to plain [`toml::Value`]s rather than
+//! deserialized into [`WorkloadKind`] here: an internally tagged enum buffers its input and loses
+//! every span, so [`decode_workload`] reads `kind` and `name` itself, deserializes the rest from
+//! the value, and maps any error back to the key it is about.
+
+use super::diag::{self, Problem, Source};
+use super::{ConfigError, Order};
+use crate::engine::WorkloadKind;
+use crate::units::Bytes;
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::fmt;
+use toml::Spanned;
+
+/// The whole file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawFile {
+    /// `[suite]`.
+    pub suite: Option<RawMeta>,
+    /// `[run]`.
+    pub run: Option<RawRun>,
+    /// `[[fs]]`.
+    #[serde(default)]
+    pub fs: Vec<Spanned<RawFs>>,
+    /// `[[workload]]`.
+    #[serde(default)]
+    pub workload: Vec<Spanned<RawWorkload>>,
+}
+
+/// `[suite]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawMeta {
+    pub name: Spanned<String>,
+    #[serde(default)]
+    pub description: String,
+}
+
+/// `[run]`: every key optional, absent keys take [`super::Policy::default`].
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRun {
+    pub repeats: Option<Spanned<u32>>,
+    pub warmup: Option<Spanned<u32>>,
+    pub order: Option<Order>,
+    pub drop_caches: Option<bool>,
+    pub trim: Option<Spanned<u32>>,
+    pub confidence: Option<Spanned<f64>>,
+}
+
+/// One `[[fs]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawFs {
+    #[serde(rename = "type")]
+    pub fs_type: Spanned<String>,
+    pub name: Option<Spanned<String>>,
+    #[serde(default)]
+    pub mkfs_args: Vec<String>,
+    pub mount_opts: Option<Spanned<MountOpts>>,
+    pub image_size: Option<Spanned<Bytes>>,
+}
+
+/// Mount options written as a list (`["noatime", "discard"]`) or as mount(8) writes them
+/// (`"noatime,discard"`).
+#[derive(Debug, Default)]
+pub(super) struct MountOpts(pub Vec<String>);
+
+impl<'de> Deserialize<'de> for MountOpts {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = MountOpts;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string such as \"noatime,discard\" or a list such as [\"noatime\", \"discard\"]")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<MountOpts, E> {
+                if v.trim().is_empty() {
+                    return Ok(MountOpts(Vec::new()));
+                }
+                Ok(MountOpts(
+                    v.split(',').map(|o| o.trim().to_string()).collect(),
+                ))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<MountOpts, A::Error> {
+                let mut out = Vec::new();
+                while let Some(o) = seq.next_element::<String>()? {
+                    out.push(o.trim().to_string());
+                }
+                Ok(MountOpts(out))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// One `[[workload]]`, keys with their positions.
+pub(super) type RawWorkload = BTreeMap<Spanned<String>, toml::Value>;
+
+/// A decoded `[[workload]]` with the positions later checks point at.
+pub(super) struct DecodedWorkload {
+    pub name: String,
+    pub kind: WorkloadKind,
+    /// Where the name is written, or the table when it defaulted to the kind.
+    pub name_at: usize,
+    /// The table's position.
+    pub table_at: usize,
+}
+
+fn table_of<'a>(keys: impl Iterator<Item = (&'a Spanned<String>, &'a toml::Value)>) -> toml::Value {
+    toml::Value::Table(
+        keys.map(|(k, v)| (k.get_ref().clone(), v.clone()))
+            .collect(),
+    )
+}
+
+fn key_at<'a>(entry: &'a RawWorkload, key: &str) -> Option<(usize, &'a toml::Value)> {
+    entry
+        .iter()
+        .find(|(k, _)| k.get_ref() == key)
+        .map(|(k, v)| (k.span().start, v))
+}
+
+/// Reads `kind` and `name`, then deserializes the kind's spec from the remaining keys; every
+/// error points at the key it is about (or at the table for a missing key).
+pub(super) fn decode_workload(
+    src: &Source,
+    entry: &Spanned<RawWorkload>,
+) -> Result<DecodedWorkload, ConfigError> {
+    let table_at = entry.span().start;
+    let map = entry.get_ref();
+    let kinds = diag::quoted_list(WorkloadKind::KINDS);
+
+    let Some((kind_at, kind_value)) = key_at(map, "kind") else {
+        let example = WorkloadKind::KINDS.first().copied().unwrap_or("bonnie");
+        return Err(src.at(
+            table_at,
+            format!("this [[workload]] has no `kind`: add `kind = \"{example}\"` (kinds: {kinds})"),
+        ));
+    };
+    let Some(kind) = kind_value.as_str() else {
+        return Err(src.at(
+            kind_at,
+            format!("`kind` must be a quoted string, one of {kinds}"),
+        ));
+    };
+    if !WorkloadKind::KINDS.contains(&kind) {
+        let msg = match diag::suggest(kind, WorkloadKind::KINDS) {
+            Some(s) => {
+                format!("unknown workload kind `{kind}`: did you mean `{s}`? (kinds: {kinds})")
+            }
+            None => format!("unknown workload kind `{kind}`: use one of {kinds}"),
+        };
+        return Err(src.at(kind_at, msg));
+    }
+
+    let (name, name_at) = match key_at(map, "name") {
+        None => (kind.to_string(), table_at),
+        Some((at, v)) => match v.as_str() {
+            Some(s) => (s.to_string(), at),
+            None => {
+                return Err(src.at(
+                    at,
+                    "`name` must be a quoted string such as \"bonnie-small\"",
+                ))
+            }
+        },
+    };
+    let section = format!("workload `{name}`");
+
+    let whole = table_of(map.iter().filter(|(k, _)| k.get_ref() != "name"));
+    let err = match whole.try_into::<WorkloadKind>() {
+        Ok(kind) => {
+            return Ok(DecodedWorkload {
+                name,
+                kind,
+                name_at,
+                table_at,
+            })
+        }
+        Err(e) => e,
+    };
+
+    let problem = diag::parse(err.message());
+    let at = match &problem {
+        Problem::UnknownKey { key, .. } => key_at(map, key).map_or(table_at, |(at, _)| at),
+        Problem::MissingKey { .. } => table_at,
+        // serde does not say which key a type error is about: find the key whose value alone
+        // (with `kind`, so the enum can dispatch) fails the same way.
+        _ => map
+            .iter()
+            .filter(|(k, _)| k.get_ref() != "kind" && k.get_ref() != "name")
+            .find(|(k, v)| {
+                let one = map
+                    .iter()
+                    .filter(|(kk, _)| kk.get_ref() == "kind")
+                    .chain([(*k, *v)]);
+                let alone = table_of(one).try_into::<WorkloadKind>();
+                alone
+                    .is_err_and(|e| !matches!(diag::parse(e.message()), Problem::MissingKey { .. }))
+            })
+            .map_or(table_at, |(k, _)| k.span().start),
+    };
+    let key_prefix = match &problem {
+        Problem::WrongType { .. } | Problem::UnknownValue { .. } | Problem::Other(_) => map
+            .keys()
+            .find(|k| k.span().start == at && at != table_at)
+            .map(|k| format!("`{}` in {section}: ", k.get_ref()))
+            .unwrap_or_else(|| format!("{section}: ")),
+        _ => String::new(),
+    };
+    Err(src.at(
+        at,
+        format!(
+            "{key_prefix}{}",
+            diag::describe(&problem, &section, &["kind", "name"])
+        ),
+    ))
+}
