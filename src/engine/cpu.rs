@@ -7,9 +7,9 @@
 //!
 //! - `process_pct` = (Δuser + Δsys) / Δwall × 100, percent of *one* CPU, so it can exceed 100
 //!   with several busy threads (bonnie++ computes `CPU / Elapsed * 100` the same way);
-//! - `system_pct` = Δbusy / Δtotal × 100 over all CPUs, where busy = user + nice + system + irq
-//!   + softirq + steal and total = busy + idle + iowait. `guest`/`guest_nice` are already
-//!   contained in `user`/`nice` (proc(5)), so they are not added again.
+//! - `system_pct` = Δbusy / Δtotal × 100 over all CPUs, where busy is the sum of user, nice,
+//!   system, irq, softirq and steal, and total adds idle and iowait. `guest`/`guest_nice` are
+//!   already contained in `user`/`nice` (proc(5)), so they are not added again.
 //!
 //! Invariants: both values are finite and ≥ 0; when a clock cannot be read (no /proc, a zero
 //! interval) the affected value is 0 rather than NaN, because metric values must be finite.
