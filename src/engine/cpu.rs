@@ -54,9 +54,7 @@ impl CpuTimes {
 
     /// All ticks: busy + idle + iowait.
     pub fn total(&self) -> u64 {
-        self.busy()
-            .saturating_add(self.idle)
-            .saturating_add(self.iowait)
+        self.busy().saturating_add(self.idle).saturating_add(self.iowait)
     }
 
     /// Percent of all CPUs busy between `earlier` and `self` (0 when no tick elapsed or the
@@ -109,12 +107,8 @@ pub fn parse_proc_stat(text: &str) -> Option<CpuTimes> {
 /// Reads the machine-wide counters from `/proc/stat`.
 pub fn read_system_times() -> std::io::Result<CpuTimes> {
     let text = std::fs::read_to_string("/proc/stat")?;
-    parse_proc_stat(&text).ok_or_else(|| {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            "/proc/stat has no aggregate cpu line",
-        )
-    })
+    parse_proc_stat(&text)
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidData, "/proc/stat has no aggregate cpu line"))
 }
 
 /// User + system CPU time consumed so far by this process (all its threads), from
@@ -247,9 +241,7 @@ mod tests {
 
     #[test]
     fn process_percent_formula() {
-        assert!(
-            (process_pct(Duration::from_millis(500), Duration::from_secs(1)) - 50.0).abs() < 1e-9
-        );
+        assert!((process_pct(Duration::from_millis(500), Duration::from_secs(1)) - 50.0).abs() < 1e-9);
         assert!((process_pct(Duration::from_secs(3), Duration::from_secs(2)) - 150.0).abs() < 1e-9);
         assert_eq!(process_pct(Duration::from_secs(1), Duration::ZERO), 0.0);
     }

@@ -31,8 +31,7 @@ pub fn sync_and_drop_caches() -> Result<(), String> {
         let uid = unsafe { libc::geteuid() };
         return Err(format!("dropping caches needs root (running as uid {uid})"));
     }
-    std::fs::write("/proc/sys/vm/drop_caches", b"3")
-        .map_err(|e| format!("cannot write /proc/sys/vm/drop_caches: {e}"))
+    std::fs::write("/proc/sys/vm/drop_caches", b"3").map_err(|e| format!("cannot write /proc/sys/vm/drop_caches: {e}"))
 }
 
 /// What every workload does right before a timed phase: reports the phase to
@@ -45,11 +44,7 @@ pub fn before_phase(ctx: &RunContext, phase: &str, sample: &mut RawSample) {
         return;
     }
     if let Err(why) = sync_and_drop_caches() {
-        if !sample
-            .notes
-            .iter()
-            .any(|n| n.starts_with(DROP_CACHES_SKIPPED))
-        {
+        if !sample.notes.iter().any(|n| n.starts_with(DROP_CACHES_SKIPPED)) {
             sample.notes.push(format!("{DROP_CACHES_SKIPPED}: {why}"));
         }
     }

@@ -67,8 +67,7 @@ impl LatencyRecorder {
         if self.hist.add(&other.hist).is_err() {
             // Only possible if `other` had different bounds; fall back to clamped re-recording.
             for v in other.hist.iter_recorded() {
-                self.hist
-                    .saturating_record_n(v.value_iterated_to(), v.count_at_value());
+                self.hist.saturating_record_n(v.value_iterated_to(), v.count_at_value());
             }
         }
     }
@@ -227,10 +226,7 @@ mod tests {
         r.record_ns(2_000);
         let m = r.summary().metrics();
         let names: Vec<&str> = m.iter().map(|(id, _)| id.name.as_str()).collect();
-        assert_eq!(
-            names,
-            ["lat_p50", "lat_p95", "lat_p99", "lat_p999", "lat_max"]
-        );
+        assert_eq!(names, ["lat_p50", "lat_p95", "lat_p99", "lat_p999", "lat_max"]);
         assert!(m.iter().all(|(id, v)| id.unit == Unit::Micros
             && id.direction == crate::metric::Direction::LowerIsBetter
             && close(*v, 2.0)));

@@ -155,24 +155,16 @@ impl WorkerPool {
 
     /// Also stop each worker once `limit` has passed since the start (time-based phases).
     pub fn with_deadline(limit: Duration) -> WorkerPool {
-        WorkerPool {
-            deadline: Some(limit),
-        }
+        WorkerPool { deadline: Some(limit) }
     }
 
     /// Runs `workers`, one thread each, released together. Returns
     /// [`EngineError::Interrupted`] if `interrupt` was set during the run, the first worker
     /// error otherwise (the other workers stop at their next operation), or the measurements.
     /// An empty `workers` is an [`EngineError::Invalid`].
-    pub fn run<W: Worker>(
-        &self,
-        workers: Vec<W>,
-        interrupt: &AtomicBool,
-    ) -> Result<PoolRun<W::Output>, EngineError> {
+    pub fn run<W: Worker>(&self, workers: Vec<W>, interrupt: &AtomicBool) -> Result<PoolRun<W::Output>, EngineError> {
         if workers.is_empty() {
-            return Err(EngineError::Invalid(
-                "a worker pool needs at least one worker".into(),
-            ));
+            return Err(EngineError::Invalid("a worker pool needs at least one worker".into()));
         }
         let abort = AtomicBool::new(false);
         let deadline = self.deadline;
@@ -189,9 +181,7 @@ impl WorkerPool {
                     .map(|w| {
                         let latency = LatencyRecorder::new();
                         let (barrier, abort) = (&barrier, &abort);
-                        s.spawn(move || {
-                            run_one(w, latency, Some(barrier), deadline, interrupt, abort)
-                        })
+                        s.spawn(move || run_one(w, latency, Some(barrier), deadline, interrupt, abort))
                     })
                     .collect();
                 handles
@@ -199,9 +189,7 @@ impl WorkerPool {
                     .map(|h| {
                         h.join().unwrap_or_else(|_| {
                             abort.store(true, Ordering::Relaxed);
-                            Err(Exit::Failed(EngineError::Invalid(
-                                "a worker thread panicked".into(),
-                            )))
+                            Err(Exit::Failed(EngineError::Invalid("a worker thread panicked".into())))
                         })
                     })
                     .collect()
@@ -211,10 +199,7 @@ impl WorkerPool {
     }
 }
 
-fn merge<O>(
-    results: Vec<Result<Finished<O>, Exit>>,
-    interrupt: &AtomicBool,
-) -> Result<PoolRun<O>, EngineError> {
+fn merge<O>(results: Vec<Result<Finished<O>, Exit>>, interrupt: &AtomicBool) -> Result<PoolRun<O>, EngineError> {
     let mut finished = Vec::with_capacity(results.len());
     let mut first_error = None;
     let mut interrupted = interrupt.load(Ordering::Relaxed);
@@ -383,18 +368,9 @@ mod tests {
         assert_eq!(run.stop, StopReason::Done);
         assert_eq!(run.ops, 400);
         assert_eq!(run.latency.count(), 400);
-        assert_eq!(
-            run.workers.iter().map(|w| w.ops).collect::<Vec<_>>(),
-            [100, 250, 50]
-        );
-        assert_eq!(
-            run.outputs.iter().map(|o| o.0).collect::<Vec<_>>(),
-            [100, 250, 50]
-        );
-        assert!(
-            run.outputs.iter().all(|o| o.2),
-            "end() runs for every worker"
-        );
+        assert_eq!(run.workers.iter().map(|w| w.ops).collect::<Vec<_>>(), [100, 250, 50]);
+        assert_eq!(run.outputs.iter().map(|o| o.0).collect::<Vec<_>>(), [100, 250, 50]);
+        assert!(run.outputs.iter().all(|o| o.2), "end() runs for every worker");
         // Each op spins 20 µs, so the slowest worker alone needs ≥ 5 ms.
         assert!(run.wall >= Duration::from_millis(5), "{:?}", run.wall);
         assert!(run.workers.iter().all(|w| w.wall <= run.wall));
@@ -441,10 +417,7 @@ mod tests {
                 std::thread::sleep(Duration::from_millis(20));
                 flag.store(true, Ordering::Relaxed);
             });
-            WorkerPool::new().run(
-                vec![Countdown::new(u64::MAX), Countdown::new(u64::MAX)],
-                &flag,
-            )
+            WorkerPool::new().run(vec![Countdown::new(u64::MAX), Countdown::new(u64::MAX)], &flag)
         });
         assert!(matches!(r, Err(EngineError::Interrupted)), "{r:?}");
         assert!(started.elapsed() < Duration::from_secs(5));

@@ -156,10 +156,7 @@ mod tests {
         assert!(cell["summary"]["ci_high"].as_f64().unwrap() > 310.0);
         assert_eq!(cell["best"], true);
         assert_eq!(rows[0]["metric"]["unit"], "MiB/s");
-        let names: Vec<&str> = rows
-            .iter()
-            .map(|r| r["metric"]["name"].as_str().unwrap())
-            .collect();
+        let names: Vec<&str> = rows.iter().map(|r| r["metric"]["name"].as_str().unwrap()).collect();
         assert!(names.contains(&"cpu_process") && names.contains(&"cpu_system"));
         // Raw samples, warm-up included, and warnings are in the export.
         assert_eq!(v["samples"].as_array().unwrap().len(), model.samples.len());

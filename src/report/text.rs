@@ -13,7 +13,7 @@
 
 use super::{number, ReportModel, Row, WorkloadTable};
 use crate::metric::Unit;
-use crate::report::build::is_cpu_metric;
+use crate::report::build::{is_cpu_metric, is_detail_metric};
 use crate::store::{CaseAvailability, SampleStatus};
 use std::fmt::Write as _;
 
@@ -73,7 +73,9 @@ fn empty_text(model: &ReportModel, variant: &str, workload: &str) -> &'static st
     }
 }
 
-fn layout(model: &ReportModel, table: &WorkloadTable) -> Vec<RowView> {
+/// `full = false` keeps the headline metrics and process CPU (the terminal table, as the studies
+/// printed them); `full = true` adds latency percentiles and whole-system CPU (Markdown).
+fn layout(model: &ReportModel, table: &WorkloadTable, full: bool) -> Vec<RowView> {
     let empty: Vec<&str> = model
         .variants
         .iter()
@@ -83,6 +85,7 @@ fn layout(model: &ReportModel, table: &WorkloadTable) -> Vec<RowView> {
     table
         .rows
         .iter()
+        .filter(|row| full || !is_detail_metric(&row.metric))
         .map(|row| {
             let first_of_phase = previous_phase != Some(row.phase.as_str());
             previous_phase = Some(row.phase.as_str());
@@ -141,15 +144,8 @@ fn n_range(model: &ReportModel) -> Option<(usize, usize)> {
 
 /// Confidence level and per-end trim of the model's summaries (0.95 and 0 when there are none).
 fn method(model: &ReportModel) -> (f64, usize) {
-    let summaries = model
-        .workloads
-        .iter()
-        .flat_map(|t| &t.rows)
-        .flat_map(|r| &r.cells);
-    let confidence = summaries
-        .clone()
-        .next()
-        .map_or(0.95, |c| c.summary.confidence);
+    let summaries = model.workloads.iter().flat_map(|t| &t.rows).flat_map(|r| &r.cells);
+    let confidence = summaries.clone().next().map_or(0.95, |c| c.summary.confidence);
     let trim = summaries.map(|c| c.summary.trimmed).max().unwrap_or(0);
     (confidence, trim)
 }
@@ -169,9 +165,7 @@ fn legend(model: &ReportModel) -> [String; 2] {
         level.as_str()
     };
     [
-        format!(
-            "± is the half-width of the {level} % confidence interval of the mean (Student t)."
-        ),
+        format!("± is the half-width of the {level} % confidence interval of the mean (Student t)."),
         format!("{n} measured repeats per cell; warm-ups and failed repeats are excluded."),
     ]
 }
@@ -197,7 +191,7 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
         s.status.as_str()
     );
     for table in &model.workloads {
-        let rows = layout(model, table);
+        let rows = layout(model, table, false);
         let labels: Vec<String> = rows
             .iter()
             .map(|r| match &r.phase {
@@ -210,11 +204,7 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
             .variants
             .iter()
             .enumerate()
-            .map(|(i, v)| {
-                rows.iter()
-                    .map(|r| width(&r.cells[i].text))
-                    .fold(width(v), usize::max)
-            })
+            .map(|(i, v)| rows.iter().map(|r| width(&r.cells[i].text)).fold(width(v), usize::max))
             .collect();
 
         let _ = writeln!(out, "\n{}", title(table));
@@ -250,6 +240,10 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
     }
     let (_, trim) = method(model);
     let _ = writeln!(out, "\n* best mean of its row (CPU rows are not ranked).");
+    let _ = writeln!(
+        out,
+        "Latency percentiles and whole-system CPU are in the md, json and html formats."
+    );
     let _ = writeln!(out, "{}", legend(model).join("\n"));
     let _ = writeln!(
         out,
@@ -271,10 +265,7 @@ fn md(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
     for (i, &ch) in chars.iter().enumerate() {
-        let word = |j: Option<usize>| {
-            j.and_then(|j| chars.get(j))
-                .is_some_and(|c| c.is_alphanumeric())
-        };
+        let word = |j: Option<usize>| j.and_then(|j| chars.get(j)).is_some_and(|c| c.is_alphanumeric());
         let intraword = word(i.checked_sub(1)) && word(Some(i + 1));
         match ch {
             '_' if intraword => out.push(ch),
@@ -312,21 +303,13 @@ pub fn render_markdown(model: &ReportModel) -> String {
         ),
         ("kernel", h.kernel.clone()),
         ("started", s.started_at.clone()),
-        (
-            "finished",
-            s.finished_at.clone().unwrap_or_else(|| "–".into()),
-        ),
+        ("finished", s.finished_at.clone().unwrap_or_else(|| "–".into())),
         ("status", s.status.as_str().to_string()),
         ("target", s.info.target.clone()),
         ("fsbench", s.info.fsbench_version.clone()),
     ];
     if !s.info.tool_versions.is_empty() {
-        let tools: Vec<String> = s
-            .info
-            .tool_versions
-            .iter()
-            .map(|(t, v)| format!("{t} {v}"))
-            .collect();
+        let tools: Vec<String> = s.info.tool_versions.iter().map(|(t, v)| format!("{t} {v}")).collect();
         info.push(("tools", tools.join(", ")));
     }
     for (key, value) in info {
@@ -342,7 +325,7 @@ pub fn render_markdown(model: &ReportModel) -> String {
             rule.push_str("--:|");
         }
         let _ = writeln!(out, "{head}\n{rule}");
-        for row in layout(model, table) {
+        for row in layout(model, table, true) {
             let phase = row.phase.as_deref().map(md).unwrap_or_default();
             let _ = write!(out, "| {phase} | {} |", md(&row.metric));
             for cell in &row.cells {
@@ -382,10 +365,7 @@ fn details(out: &mut String, table: &WorkloadTable, trim: usize) {
     for row in &table.rows {
         for c in &row.cells {
             let s = &c.summary;
-            let ci = s
-                .ci_half_width()
-                .map(number::value)
-                .unwrap_or_else(|| "–".into());
+            let ci = s.ci_half_width().map(number::value).unwrap_or_else(|| "–".into());
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {ci} | {} | {} | {:.1} | {} | {} | {} |",
@@ -425,20 +405,17 @@ bonnie
 ------------------------------------------------------------------------------------------------------
 seq_write_block  throughput (MiB/s)  310.0 ± 24.8 *  295.0 ± 63.5           224 ± 159    unavailable
   cpu % (process)                     47.0 ± 28.0    38.50 ± 6.35        51.00 ± 2.48    unavailable
-  cpu % (system)                     21.00 ± 2.48    24.50 ± 6.35         22.0 ± 36.6    unavailable
 rand_create  rate (ops/s)              5000 ± 248      5250 ± 635 *        4050 ± 124    unavailable
-  lat_p99 (us)                       923.3 ± 62.5       810 ± 127 *     1223.3 ± 62.5    unavailable
   cpu % (process)                     47.0 ± 28.0    38.50 ± 6.35        51.00 ± 2.48    unavailable
-  cpu % (system)                     21.00 ± 2.48    24.50 ± 6.35         22.0 ± 36.6    unavailable
 
 filecopy
                     ext4      xfs    btrfs "lzo", ssd            zfs
 ----------------------------------------------------------------------
 copy  time (s)     12.50    11.00 *               n/a    unavailable
   cpu % (process)  12.00    12.00                 n/a    unavailable
-  cpu % (system)   30.00    30.00                 n/a    unavailable
 
 * best mean of its row (CPU rows are not ranked).
+Latency percentiles and whole-system CPU are in the md, json and html formats.
 ± is the half-width of the 95 % confidence interval of the mean (Student t).
 n = 1–3 measured repeats per cell; warm-ups and failed repeats are excluded.
 Medians, sd, min/max and trimmed means (1 dropped from each end) are in the md and json formats.
@@ -449,8 +426,8 @@ warnings:
   ! ext4 / filecopy: only 1 measured repeat: no confidence interval
   ! xfs / filecopy: only 1 measured repeat: no confidence interval
   ! btrfs "lzo", ssd / filecopy: no measured repeats
-  ! btrfs "lzo", ssd / bonnie / seq_write_block throughput: CoV 28.6 % is above 10 %: noisy, consider more repeats
-  ! btrfs "lzo", ssd / bonnie / seq_write_block throughput: the first measured repeat (150) lies outside the 95 % CI of the others: first-run effect, consider warm-up repeats
+  ! bonnie / seq_write_block throughput: CoV above 10 % (btrfs "lzo", ssd 29 %): noisy, consider more repeats
+  ! bonnie / seq_write_block throughput: the first measured repeat lies outside the 95 % CI of the others (btrfs "lzo", ssd 150.0): first-run effect, consider warm-up repeats
   ! note: drop_caches skipped: not root (ext4 / bonnie, xfs / bonnie, ext4 / filecopy)
 "#;
 
@@ -460,10 +437,7 @@ warnings:
         let plain = render_table(&model, false);
         assert!(!plain.contains('\x1b'));
         let colored = render_table(&model, true);
-        assert!(
-            colored.contains(&format!("{BOLD}310.0 ± 24.8 *{RESET}")),
-            "{colored}"
-        );
+        assert!(colored.contains(&format!("{BOLD}310.0 ± 24.8 *{RESET}")), "{colored}");
         // Same layout apart from the escape codes.
         assert_eq!(colored.replace(BOLD, "").replace(RESET, ""), plain);
     }
@@ -479,9 +453,7 @@ warnings:
         assert!(md.contains("| kernel | 6.1.0-18-amd64 |"));
         assert!(md.contains(&format!("| phase | metric | ext4 | xfs | {BTRFS} | zfs |")));
         assert!(
-            md.contains(
-                "| seq_write_block | throughput (MiB/s) | **310.0 ± 24.8** | 295.0 ± 63.5 |"
-            ),
+            md.contains("| seq_write_block | throughput (MiB/s) | **310.0 ± 24.8** | 295.0 ± 63.5 |"),
             "{md}"
         );
         assert!(md.contains("|  | cpu % (process) |"));
@@ -505,22 +477,15 @@ warnings:
     fn empty_cells_say_why() {
         let mut data = session_data();
         // Every measured xfs bonnie repeat fails: its cells read `failed`, not `n/a`.
-        for s in data
-            .samples
-            .iter_mut()
-            .filter(|s| s.sample.case_id == "xfs-bonnie")
-        {
+        for s in data.samples.iter_mut().filter(|s| s.sample.case_id == "xfs-bonnie") {
             s.sample.status = crate::store::SampleStatus::Failed("ENOSPC".into());
             s.sample.measurements.clear();
         }
         let model = build(&data, 1, 0.95);
-        let rows = layout(&model, &model.workloads[0]);
+        let rows = layout(&model, &model.workloads[0], true);
         let texts: Vec<&str> = rows[0].cells.iter().map(|c| c.text.as_str()).collect();
-        assert_eq!(
-            texts,
-            ["310.0 ± 24.8", "failed", "224 ± 159", "unavailable"]
-        );
-        let rows = layout(&model, &model.workloads[1]);
+        assert_eq!(texts, ["310.0 ± 24.8", "failed", "224 ± 159", "unavailable"]);
+        let rows = layout(&model, &model.workloads[1], true);
         assert_eq!(rows[0].cells[2].text, "n/a");
     }
 }

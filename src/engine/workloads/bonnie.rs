@@ -237,10 +237,7 @@ impl BonnieSpec {
 
     /// Whole chunks in the I/O file.
     fn chunks(&self) -> u64 {
-        self.file_size
-            .get()
-            .checked_div(self.chunk_size.get())
-            .unwrap_or(0)
+        self.file_size.get().checked_div(self.chunk_size.get()).unwrap_or(0)
     }
 
     /// Bytes of the I/O file actually used (whole chunks).
@@ -271,14 +268,7 @@ impl Workload for BonnieSpec {
             }
         }
         if self.files > 0 {
-            out.extend([
-                SEQ_CREATE,
-                SEQ_STAT,
-                SEQ_DELETE,
-                RAND_CREATE,
-                RAND_STAT,
-                RAND_DELETE,
-            ]);
+            out.extend([SEQ_CREATE, SEQ_STAT, SEQ_DELETE, RAND_CREATE, RAND_STAT, RAND_DELETE]);
         }
         out.into_iter().map(String::from).collect()
     }
@@ -305,11 +295,7 @@ impl Workload for BonnieSpec {
             if c.get() == 0 {
                 c
             } else {
-                Bytes(
-                    c.scaled(factor, Bytes::MIB)
-                        .get()
-                        .min(file_size.get().max(Bytes::MIB)),
-                )
+                Bytes(c.scaled(factor, Bytes::MIB).get().min(file_size.get().max(Bytes::MIB)))
             }
         });
         WorkloadKind::Bonnie(BonnieSpec {
@@ -352,10 +338,7 @@ impl Workload for BonnieSpec {
             return Err("seekers must be at least 1".into());
         }
         if self.seekers > 1024 {
-            return Err(format!(
-                "seekers must be at most 1024 (is {})",
-                self.seekers
-            ));
+            return Err(format!("seekers must be at most 1024 (is {})", self.seekers));
         }
         if self.file_min_size > self.file_max_size {
             return Err(format!(
@@ -364,10 +347,7 @@ impl Workload for BonnieSpec {
             ));
         }
         if self.dirs == 0 || self.dirs > MAX_DIRS {
-            return Err(format!(
-                "dirs must be between 1 and {MAX_DIRS} (is {})",
-                self.dirs
-            ));
+            return Err(format!("dirs must be between 1 and {MAX_DIRS} (is {})", self.dirs));
         }
         Ok(())
     }
@@ -440,8 +420,8 @@ struct Runner<'a, 'c> {
 
 impl<'a, 'c: 'a> Runner<'a, 'c> {
     fn new(spec: &'a BonnieSpec, ctx: &'a RunContext<'c>) -> Result<Self, EngineError> {
-        let parent = File::open(ctx.dir)
-            .map_err(|e| EngineError::io(format!("open directory {}", ctx.dir.display()), e))?;
+        let parent =
+            File::open(ctx.dir).map_err(|e| EngineError::io(format!("open directory {}", ctx.dir.display()), e))?;
         Ok(Runner {
             spec,
             ctx,
@@ -502,9 +482,7 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
         );
         if run.wall < MIN_TIME {
             self.sample.notes.push(format!(
-                "{phase} took {:.3} s (< {:.1} s, where bonnie++ prints +++++): too short to time \
-                 reliably; raise its size",
-                run.wall.as_secs_f64(),
+                "{phase} ran under {:.1} s (where bonnie++ prints +++++): too short to time reliably; raise its size",
                 MIN_TIME.as_secs_f64()
             ));
         }
@@ -528,14 +506,8 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
             }
             o.create_new(true).mode(0o600);
         }
-        o.open(&self.io_path).map_err(|e| {
-            io_err(
-                if create { "create" } else { "open" },
-                &self.io_path,
-                None,
-                e,
-            )
-        })
+        o.open(&self.io_path)
+            .map_err(|e| io_err(if create { "create" } else { "open" }, &self.io_path, None, e))
     }
 
     fn io_phases(&mut self) -> Result<(), EngineError> {
@@ -549,15 +521,7 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
 
         if char_bytes > 0 {
             let file = self.open_io(true)?;
-            let w = CharWriter::new(
-                file,
-                &path,
-                char_bytes,
-                chunk,
-                spec.char_mode,
-                fsync,
-                interrupt,
-            );
+            let w = CharWriter::new(file, &path, char_bytes, chunk, spec.char_mode, fsync, interrupt);
             self.timed(SEQ_WRITE_CHAR, vec![w], Amount::Bytes(char_bytes))?;
         }
 
@@ -568,11 +532,7 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
             buf: vec![0; chunk],
             idx: 0,
         };
-        self.timed(
-            SEQ_WRITE_BLOCK,
-            vec![w],
-            Amount::Bytes(chunks * chunk as u64),
-        )?;
+        self.timed(SEQ_WRITE_BLOCK, vec![w], Amount::Bytes(chunks * chunk as u64))?;
 
         let file = self.open_io(false)?;
         let w = Rewriter {
@@ -585,15 +545,7 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
 
         if char_bytes > 0 {
             let file = self.open_io(false)?;
-            let r = CharReader::new(
-                file,
-                &path,
-                char_bytes,
-                chunk,
-                spec.char_mode,
-                fsync,
-                interrupt,
-            );
+            let r = CharReader::new(file, &path, char_bytes, chunk, spec.char_mode, fsync, interrupt);
             let sums = self.timed(SEQ_READ_CHAR, vec![r], Amount::Bytes(char_bytes))?;
             std::hint::black_box(sums);
         }
@@ -604,18 +556,13 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
             left: chunks,
             buf: vec![0; chunk],
         };
-        self.timed(
-            SEQ_READ_BLOCK,
-            vec![r],
-            Amount::Bytes(chunks * chunk as u64),
-        )?;
+        self.timed(SEQ_READ_BLOCK, vec![r], Amount::Bytes(chunks * chunk as u64))?;
 
         if spec.seeks > 0 {
             let seekers = spec.seekers as usize;
             let mut workers = Vec::with_capacity(seekers);
             for k in 0..seekers {
-                let n =
-                    spec.seeks as usize / seekers + usize::from(k < spec.seeks as usize % seekers);
+                let n = spec.seeks as usize / seekers + usize::from(k < spec.seeks as usize % seekers);
                 let tickets = (0..n)
                     .map(|_| {
                         let r: u64 = self.rng.gen();
@@ -710,13 +657,7 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
     fn file_sizes(&mut self, n: usize) -> Vec<u64> {
         let (min, max) = (self.spec.file_min_size.get(), self.spec.file_max_size.get());
         (0..n)
-            .map(|_| {
-                if min == max {
-                    max
-                } else {
-                    self.rng.gen_range(min..=max)
-                }
-            })
+            .map(|_| if min == max { max } else { self.rng.gen_range(min..=max) })
             .collect()
     }
 
@@ -734,8 +675,7 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
         .map_err(|e| io_err("open", &self.files_path, None, e))?;
         for d in 0..dir_names.len() {
             let name = dir_names.get(d)?;
-            mkdir_at(top.as_raw_fd(), name)
-                .map_err(|e| io_err("mkdir", &self.files_path, Some(name), e))?;
+            mkdir_at(top.as_raw_fd(), name).map_err(|e| io_err("mkdir", &self.files_path, Some(name), e))?;
         }
         Ok(top)
     }
@@ -749,9 +689,7 @@ fn io_err(op: &str, path: &Path, name: Option<&CStr>, e: io::Error) -> EngineErr
         what.push_str(&n.to_string_lossy());
     }
     if e.raw_os_error() == Some(libc::ENOSPC) {
-        what.push_str(
-            " (filesystem full: lower file_size, files or file_max_size, or use a larger target)",
-        );
+        what.push_str(" (filesystem full: lower file_size, files or file_max_size, or use a larger target)");
     }
     EngineError::io(what, e)
 }
@@ -1211,9 +1149,7 @@ impl NameTable {
         interrupt: &AtomicBool,
     ) -> Result<NameTable, EngineError> {
         let mut t = NameTable {
-            buf: Vec::with_capacity(
-                n as usize * (10 + RAND_EXTRA_LEN / 2 + 1 + if dirs > 1 { 6 } else { 0 }),
-            ),
+            buf: Vec::with_capacity(n as usize * (10 + RAND_EXTRA_LEN / 2 + 1 + if dirs > 1 { 6 } else { 0 })),
             ends: Vec::with_capacity(n as usize),
         };
         let mut extra = [0u8; RAND_EXTRA_LEN];
@@ -1278,12 +1214,7 @@ impl FileSet<'_> {
         }
         // SAFETY: `parent` is an open descriptor owned by the runner for the whole run.
         if unsafe { libc::syncfs(self.parent) } != 0 {
-            return Err(io_err(
-                "syncfs",
-                self.path,
-                None,
-                io::Error::last_os_error(),
-            ));
+            return Err(io_err("syncfs", self.path, None, io::Error::last_os_error()));
         }
         Ok(())
     }
@@ -1294,12 +1225,10 @@ impl FileSet<'_> {
         if subdirs {
             for d in 0..self.dir_names.len() {
                 let name = self.dir_names.get(d)?;
-                unlink_at(self.top, name, libc::AT_REMOVEDIR)
-                    .map_err(|e| self.err("rmdir", name, e))?;
+                unlink_at(self.top, name, libc::AT_REMOVEDIR).map_err(|e| self.err("rmdir", name, e))?;
             }
         }
-        unlink_at(self.parent, FILES_DIR, libc::AT_REMOVEDIR)
-            .map_err(|e| io_err("rmdir", self.path, None, e))?;
+        unlink_at(self.parent, FILES_DIR, libc::AT_REMOVEDIR).map_err(|e| io_err("rmdir", self.path, None, e))?;
         self.sync()
     }
 }
@@ -1339,8 +1268,7 @@ impl Worker for Creator<'_> {
         }
         let name = self.names.get(self.next)?;
         let flags = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC;
-        let fd =
-            open_at(self.fs.top, name, flags, 0o600).map_err(|e| self.fs.err("create", name, e))?;
+        let fd = open_at(self.fs.top, name, flags, 0o600).map_err(|e| self.fs.err("create", name, e))?;
         let mut left = self.sizes[self.next];
         if left > 0 {
             let mut f = File::from(fd);
@@ -1408,8 +1336,7 @@ impl<'p> Readdir<'p> {
         self.stream = None;
         if self.delete && self.fs.dir_names.len() > 0 {
             let name = self.fs.dir_names.get(self.next_dir)?;
-            unlink_at(self.fs.top, name, libc::AT_REMOVEDIR)
-                .map_err(|e| self.fs.err("rmdir", name, e))?;
+            unlink_at(self.fs.top, name, libc::AT_REMOVEDIR).map_err(|e| self.fs.err("rmdir", name, e))?;
         }
         self.next_dir += 1;
         Ok(())
@@ -1497,9 +1424,7 @@ impl Worker for ByName<'_> {
             stat_and_read(self.fs.top, name, self.buf)
         };
         if let Err(e) = r {
-            return Err(self
-                .fs
-                .err(if self.delete { "unlink" } else { "stat" }, name, e));
+            return Err(self.fs.err(if self.delete { "unlink" } else { "stat" }, name, e));
         }
         self.next += 1;
         Ok(Step::Op)
@@ -1527,12 +1452,7 @@ fn cvt(rc: libc::c_int) -> io::Result<libc::c_int> {
     }
 }
 
-fn open_at(
-    dirfd: RawFd,
-    name: &CStr,
-    flags: libc::c_int,
-    mode: libc::mode_t,
-) -> io::Result<OwnedFd> {
+fn open_at(dirfd: RawFd, name: &CStr, flags: libc::c_int, mode: libc::mode_t) -> io::Result<OwnedFd> {
     // SAFETY: `name` is NUL-terminated; openat does not keep the pointer.
     let fd = cvt(unsafe { libc::openat(dirfd, name.as_ptr(), flags, libc::c_uint::from(mode)) })?;
     // SAFETY: openat returned a new descriptor that nothing else owns.
@@ -1594,11 +1514,7 @@ impl DirStream {
         let ent = unsafe { libc::readdir64(self.dir.as_ptr()) };
         if ent.is_null() {
             let e = io::Error::last_os_error();
-            return if e.raw_os_error() == Some(0) {
-                Ok(None)
-            } else {
-                Err(e)
-            };
+            return if e.raw_os_error() == Some(0) { Ok(None) } else { Err(e) };
         }
         // SAFETY: a non-null dirent stays valid until the next readdir/closedir on this
         // stream, which needs `&mut self`; d_name is NUL-terminated.
@@ -1644,9 +1560,7 @@ mod tests {
     }
 
     fn is_empty(dir: &Path) -> bool {
-        std::fs::read_dir(dir)
-            .map(|mut d| d.next().is_none())
-            .unwrap_or(false)
+        std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(false)
     }
 
     #[test]
@@ -1664,21 +1578,12 @@ mod tests {
         };
         let sample = spec.run(&ctx).expect("bonnie run");
         let names: Vec<&str> = sample.phases.iter().map(|p| p.phase.as_str()).collect();
-        assert_eq!(
-            names,
-            spec.phases().iter().map(String::as_str).collect::<Vec<_>>()
-        );
+        assert_eq!(names, spec.phases().iter().map(String::as_str).collect::<Vec<_>>());
         assert_eq!(names.len(), 12);
         assert_eq!(*seen.lock().expect("test mutex"), spec.phases());
         for p in &sample.phases {
             let (m, v) = &p.metrics[0];
-            let io = [
-                SEQ_WRITE_CHAR,
-                SEQ_WRITE_BLOCK,
-                REWRITE,
-                SEQ_READ_CHAR,
-                SEQ_READ_BLOCK,
-            ];
+            let io = [SEQ_WRITE_CHAR, SEQ_WRITE_BLOCK, REWRITE, SEQ_READ_CHAR, SEQ_READ_BLOCK];
             if io.contains(&p.phase.as_str()) {
                 assert_eq!(
                     (m.name.as_str(), m.unit),
@@ -1687,35 +1592,21 @@ mod tests {
                     p.phase
                 );
             } else {
-                assert_eq!(
-                    (m.name.as_str(), m.unit),
-                    ("rate", Unit::OpsPerSec),
-                    "{}",
-                    p.phase
-                );
+                assert_eq!((m.name.as_str(), m.unit), ("rate", Unit::OpsPerSec), "{}", p.phase);
             }
             for (m, v) in &p.metrics {
                 assert!(v.is_finite() && *v >= 0.0, "{} {} = {v}", p.phase, m.name);
             }
             assert!(*v > 0.0, "{}", p.phase);
             assert!(p.wall > Duration::ZERO);
-            assert!(
-                p.cpu.process_pct.is_finite() && p.cpu.process_pct >= 0.0,
-                "{p:?}"
-            );
-            assert!(
-                p.cpu.system_pct.is_finite() && p.cpu.system_pct >= 0.0,
-                "{p:?}"
-            );
+            assert!(p.cpu.process_pct.is_finite() && p.cpu.process_pct >= 0.0, "{p:?}");
+            assert!(p.cpu.system_pct.is_finite() && p.cpu.system_pct >= 0.0, "{p:?}");
             assert!(p.metrics.iter().any(|(m, _)| m.name == "lat_max"));
         }
         // Rates agree with wall time: rate × wall = files.
         let create = &sample.phases[6];
         let rate = create.metrics[0].1;
-        assert!(
-            (rate * create.wall.as_secs_f64() - 300.0).abs() < 1.0,
-            "{rate}"
-        );
+        assert!((rate * create.wall.as_secs_f64() - 300.0).abs() < 1.0, "{rate}");
         // Tiny phases are flagged, not hidden.
         assert!(sample.notes.iter().any(|n| n.contains("too short")));
         assert!(is_empty(tmp.path()), "directory left non-empty");
@@ -1756,10 +1647,7 @@ mod tests {
         let s = run_in(&sys, tmp.path(), &flag).expect("syscall run");
         let writes = thread_write_syscalls() - before;
         assert!(writes >= char_bytes + 2 * chunks, "{writes} write calls");
-        assert!(
-            writes <= char_bytes + other_writes + 64,
-            "{writes} write calls"
-        );
+        assert!(writes <= char_bytes + other_writes + 64, "{writes} write calls");
         let tp = s.phases[0].metrics[0].1;
         assert!(tp > 0.0 && tp.is_finite());
 
@@ -1796,11 +1684,7 @@ mod tests {
         });
         assert!(matches!(r, Err(EngineError::Interrupted)), "{r:?}");
         // 64 MiB at one syscall per byte would take a minute; the flag ends it at once.
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "{:?}",
-            started.elapsed()
-        );
+        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
         assert!(is_empty(tmp.path()));
 
         // Interrupted before the first small-file phase: nothing is created either.
@@ -1831,14 +1715,7 @@ mod tests {
         let names: Vec<&str> = s.phases.iter().map(|p| p.phase.as_str()).collect();
         assert_eq!(
             names,
-            [
-                SEQ_CREATE,
-                SEQ_STAT,
-                SEQ_DELETE,
-                RAND_CREATE,
-                RAND_STAT,
-                RAND_DELETE
-            ]
+            [SEQ_CREATE, SEQ_STAT, SEQ_DELETE, RAND_CREATE, RAND_STAT, RAND_DELETE]
         );
         assert!(is_empty(tmp.path()));
     }
@@ -1856,10 +1733,7 @@ mod tests {
         };
         match run_in(&spec, tmp.path(), &flag) {
             Err(EngineError::Io { what, source }) => {
-                assert!(
-                    what.starts_with("mkdir ") && what.contains("bonnie.files"),
-                    "{what}"
-                );
+                assert!(what.starts_with("mkdir ") && what.contains("bonnie.files"), "{what}");
                 assert_eq!(source.kind(), io::ErrorKind::AlreadyExists);
             }
             other => panic!("expected an I/O error, got {other:?}"),
@@ -1880,10 +1754,7 @@ mod tests {
             io::Error::from_raw_os_error(libc::ENOSPC),
         );
         let text = e.to_string();
-        assert!(
-            text.starts_with("write /mnt/x/bonnie.data (filesystem full"),
-            "{text}"
-        );
+        assert!(text.starts_with("write /mnt/x/bonnie.data (filesystem full"), "{text}");
         assert!(text.contains("No space left on device"), "{text}");
     }
 
@@ -1900,10 +1771,7 @@ mod tests {
             let r = rnd.get(i).expect("name").to_str().expect("ascii");
             let (dir, file) = r.split_once('/').expect("dir prefix");
             assert_eq!(dir, format!("{:05}", i * 4 / 1000));
-            assert!(
-                file.ends_with(&hex) && file.len() <= 10 + RAND_EXTRA_LEN,
-                "{r}"
-            );
+            assert!(file.ends_with(&hex) && file.len() <= 10 + RAND_EXTRA_LEN, "{r}");
         }
         // Sequential names sort in creation order.
         let mut v: Vec<&CStr> = (0..1000).map(|i| seq.get(i).expect("name")).collect();
@@ -1960,15 +1828,11 @@ mod tests {
         assert_eq!(s.chunk_size, Bytes(16 * 1024));
         assert_eq!(s.char_mode, CharMode::Syscall);
         assert_eq!(s.char_size, Some(Bytes(4 * Bytes::MIB)));
-        assert_eq!(
-            (s.seekers, s.seeks, s.files, s.dirs, s.seed),
-            (3, 4000, 1024, 8, 7)
-        );
+        assert_eq!((s.seekers, s.seeks, s.files, s.dirs, s.seed), (3, 4000, 1024, 8, 7));
         assert_eq!(s.file_max_size, Bytes(4096));
         assert!(!s.fsync);
         assert!(s.validate().is_ok());
-        let back: BonnieSpec =
-            toml::from_str(&toml::to_string(&s).expect("serialize")).expect("reparse");
+        let back: BonnieSpec = toml::from_str(&toml::to_string(&s).expect("serialize")).expect("reparse");
         assert_eq!(back, s);
 
         let err = toml::from_str::<BonnieSpec>("file_sise = \"1G\"").expect_err("unknown field");
@@ -1994,10 +1858,7 @@ mod tests {
                 file_max_size: Bytes(5),
                 ..ok.clone()
             },
-            BonnieSpec {
-                dirs: 0,
-                ..ok.clone()
-            },
+            BonnieSpec { dirs: 0, ..ok.clone() },
             BonnieSpec {
                 seekers: 0,
                 ..ok.clone()
