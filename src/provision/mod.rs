@@ -307,13 +307,11 @@ fn unescape_mount_field(s: &str) -> String {
 /// The /proc/mounts entry for `mountpoint`: `(source, fstype, options)` of the topmost mount.
 pub fn mount_entry(mountpoint: &Path) -> Option<(String, String, String)> {
     let text = std::fs::read_to_string("/proc/mounts").ok()?;
-    text.lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split(' ').collect();
-            (f.len() >= 4 && Path::new(&unescape_mount_field(f[1])) == mountpoint)
-                .then(|| (unescape_mount_field(f[0]), f[2].to_string(), f[3].to_string()))
-        })
-        .last()
+    text.lines().rev().find_map(|l| {
+        let f: Vec<&str> = l.split(' ').collect();
+        (f.len() >= 4 && Path::new(&unescape_mount_field(f[1])) == mountpoint)
+            .then(|| (unescape_mount_field(f[0]), f[2].to_string(), f[3].to_string()))
+    })
 }
 
 /// Whether `mountpoint` is mounted (from `source`, when given).
