@@ -5,7 +5,7 @@
 //! Errors are `anyhow` here (the edge); [`exit_code`] maps them: configuration and usage errors
 //! to 2, interruption to 130, everything else to 1.
 
-use crate::cli::{Cli, Command, ListWhat, ReportArgs, RunArgs, ScratchArgs};
+use crate::cli::{Cli, Command, DatasetCommand, ListWhat, ReportArgs, RunArgs, ScratchArgs};
 use crate::config::{self, ConfigError, FsVariant, Overrides, Suite};
 use crate::engine::{RunContext, WorkloadKind};
 use crate::plan::{self, Plan};
@@ -55,6 +55,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::List { what } => cmd_list(&cli.db, what),
         Command::Doctor(a) => cmd_doctor(&a),
         Command::Cleanup(a) => cmd_cleanup(&a),
+        Command::Dataset { what } => cmd_dataset(what),
     }
 }
 
@@ -724,6 +725,21 @@ fn cmd_cleanup(a: &ScratchArgs) -> Result<i32> {
         println!("nothing to clean up in {}", a.scratch.display());
     }
     Ok(if r.failed.is_empty() { 0 } else { 1 })
+}
+
+fn cmd_dataset(what: DatasetCommand) -> Result<i32> {
+    match what {
+        DatasetCommand::Gen(a) => {
+            let flag = signal::interrupt_flag().clone();
+            let mut out = std::io::stdout().lock();
+            match crate::datasets::generate_into(a.kind, &a.dir, a.scale, a.seed, a.content, &flag, &mut out) {
+                Ok(_) => Ok(0),
+                Err(crate::datasets::DatasetError::Interrupted) => Err(AppError::Interrupted.into()),
+                Err(crate::datasets::DatasetError::Invalid(m)) => Err(AppError::Usage(m).into()),
+                Err(e) => Err(anyhow::Error::from(e).context(format!("generating {} into {}", a.kind, a.dir.display()))),
+            }
+        }
+    }
 }
 
 #[cfg(test)]

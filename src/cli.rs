@@ -53,6 +53,41 @@ pub enum Command {
     /// Undo what a killed run left behind (mounts, loop devices, images) from its state file;
     /// touches nothing else.
     Cleanup(ScratchArgs),
+    /// Deterministic datasets (the trees the treecopy workload copies).
+    Dataset {
+        /// What to do with datasets.
+        #[command(subcommand)]
+        what: DatasetCommand,
+    },
+}
+
+/// Subcommands of `dataset`.
+#[derive(Debug, Subcommand)]
+pub enum DatasetCommand {
+    /// Generate a dataset into a new or empty directory and print its measured profile (files,
+    /// directories, symlinks, depth, size quantiles) and manifest hash.
+    #[command(after_help = crate::datasets::profiles_help())]
+    Gen(DatasetGenArgs),
+}
+
+/// Arguments of `dataset gen`.
+#[derive(Debug, Args)]
+pub struct DatasetGenArgs {
+    /// Which dataset.
+    #[arg(value_enum, value_name = "KIND")]
+    pub kind: crate::datasets::DatasetKind,
+    /// Where to generate it (created if missing; must be empty).
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Multiply files, directories, symlinks and bytes, e.g. 0.05 for a small tree.
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    pub scale: f64,
+    /// Seed: the same kind, scale, seed and content always give the same tree.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub seed: u64,
+    /// File contents.
+    #[arg(long, value_enum, default_value_t = crate::datasets::Content::Random)]
+    pub content: crate::datasets::Content,
 }
 
 /// Things `list` can show.

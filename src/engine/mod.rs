@@ -25,6 +25,8 @@ pub mod pool;
 pub mod workloads;
 
 pub use workloads::bonnie::BonnieSpec;
+pub use workloads::filecopy::FilecopySpec;
+pub use workloads::treecopy::TreecopySpec;
 
 /// Why a workload could not produce a sample.
 #[derive(Debug, thiserror::Error)]
@@ -93,16 +95,22 @@ pub trait Workload {
 pub enum WorkloadKind {
     /// bonnie++ 2.x: sequential char/block I/O, rewrite, random seeks, small files.
     Bonnie(BonnieSpec),
+    /// Copy a dataset tree within the filesystem, then delete the copy (`cp -a`, `rm -r`).
+    Treecopy(TreecopySpec),
+    /// Copy one large file between two directories and back, deleting each time (ISO test).
+    Filecopy(FilecopySpec),
 }
 
 impl WorkloadKind {
     /// Every kind name, for `fsbench list workloads` and "did you mean".
-    pub const KINDS: &'static [&'static str] = &["bonnie"];
+    pub const KINDS: &'static [&'static str] = &["bonnie", "treecopy", "filecopy"];
 
     /// The single dispatch point from the closed set to the [`Workload`] interface.
     pub fn workload(&self) -> &dyn Workload {
         match self {
             WorkloadKind::Bonnie(spec) => spec,
+            WorkloadKind::Treecopy(spec) => spec,
+            WorkloadKind::Filecopy(spec) => spec,
         }
     }
 }

@@ -2,3 +2,5 @@
 //! documented with units) and implements [`crate::engine::Workload`].
 
 pub mod bonnie;
+pub mod filecopy;
+pub mod treecopy;
