@@ -736,7 +736,9 @@ fn cmd_dataset(what: DatasetCommand) -> Result<i32> {
                 Ok(_) => Ok(0),
                 Err(crate::datasets::DatasetError::Interrupted) => Err(AppError::Interrupted.into()),
                 Err(crate::datasets::DatasetError::Invalid(m)) => Err(AppError::Usage(m).into()),
-                Err(e) => Err(anyhow::Error::from(e).context(format!("generating {} into {}", a.kind, a.dir.display()))),
+                Err(e) => {
+                    Err(anyhow::Error::from(e).context(format!("generating {} into {}", a.kind, a.dir.display())))
+                }
             }
         }
     }

@@ -3,4 +3,11 @@
 //! drop `presets/NAME.toml` next to the others and add a line here.
 
 /// `(name, text)` of every built-in preset, in the order `fsbench list presets` shows them.
-pub(crate) const PRESETS: &[(&str, &str)] = &[("quick", include_str!("../../presets/quick.toml"))];
+pub(crate) const PRESETS: &[(&str, &str)] = &[
+    ("quick", include_str!("../../presets/quick.toml")),
+    ("desktop-2009", include_str!("../../presets/desktop-2009.toml")),
+    (
+        "zfs-vs-native-2016",
+        include_str!("../../presets/zfs-vs-native-2016.toml"),
+    ),
+];

@@ -121,27 +121,74 @@ impl ContentPool {
 /// Words of the text pool: C keywords and types, kernel-style identifiers and English words for
 /// comments. Fixed: changing it changes every `text` dataset.
 const KEYWORDS: &[&str] = &[
-    "static", "int", "void", "struct", "return", "if", "else", "for", "while", "const", "unsigned", "long",
-    "char", "u32", "u64", "size_t", "bool", "break", "case", "switch", "goto", "sizeof", "NULL", "true", "false",
-    "inline", "enum", "default", "continue", "err", "ret",
+    "static", "int", "void", "struct", "return", "if", "else", "for", "while", "const", "unsigned", "long", "char",
+    "u32", "u64", "size_t", "bool", "break", "case", "switch", "goto", "sizeof", "NULL", "true", "false", "inline",
+    "enum", "default", "continue", "err", "ret",
 ];
 const IDENTS: &[&str] = &[
     "dev", "buf", "len", "page", "inode", "sb", "flags", "count", "offset", "data", "ctx", "priv", "req", "node",
-    "entry", "list", "head", "lock", "state", "mode", "index", "block", "queue", "work", "timer", "irq", "addr",
-    "pos", "size", "ops", "info", "file", "mapping", "bio", "sector", "extent", "tree", "root", "key", "value",
-    "name", "map", "cpu", "task", "mutex", "spin", "alloc", "free", "init", "exit", "read", "write", "probe",
-    "remove", "reset", "update", "get", "put", "set", "clear", "check", "handle", "submit", "complete", "flush",
+    "entry", "list", "head", "lock", "state", "mode", "index", "block", "queue", "work", "timer", "irq", "addr", "pos",
+    "size", "ops", "info", "file", "mapping", "bio", "sector", "extent", "tree", "root", "key", "value", "name", "map",
+    "cpu", "task", "mutex", "spin", "alloc", "free", "init", "exit", "read", "write", "probe", "remove", "reset",
+    "update", "get", "put", "set", "clear", "check", "handle", "submit", "complete", "flush",
 ];
 const PREFIXES: &[&str] = &[
     "ext4_", "xfs_", "btrfs_", "nvme_", "pci_", "usb_", "drm_", "net_", "sched_", "mm_", "vfs_", "blk_", "",
 ];
 const WORDS: &[&str] = &[
-    "the", "a", "of", "to", "is", "and", "in", "we", "this", "be", "must", "not", "for", "when", "that", "it",
-    "with", "can", "on", "if", "are", "caller", "holds", "lock", "buffer", "device", "returns", "zero", "error",
-    "otherwise", "page", "cache", "before", "after", "free", "may", "sleep", "called", "from", "context", "all",
-    "entries", "list", "update", "pointer", "reference", "count", "released", "here",
+    "the",
+    "a",
+    "of",
+    "to",
+    "is",
+    "and",
+    "in",
+    "we",
+    "this",
+    "be",
+    "must",
+    "not",
+    "for",
+    "when",
+    "that",
+    "it",
+    "with",
+    "can",
+    "on",
+    "if",
+    "are",
+    "caller",
+    "holds",
+    "lock",
+    "buffer",
+    "device",
+    "returns",
+    "zero",
+    "error",
+    "otherwise",
+    "page",
+    "cache",
+    "before",
+    "after",
+    "free",
+    "may",
+    "sleep",
+    "called",
+    "from",
+    "context",
+    "all",
+    "entries",
+    "list",
+    "update",
+    "pointer",
+    "reference",
+    "count",
+    "released",
+    "here",
 ];
-const OPS: &[&str] = &["=", "==", "!=", "+", "-", "&", "|", "<<", ">>", "&&", "||", "<", ">=", "->", "+="];
+const OPS: &[&str] = &[
+    "=", "==", "!=", "+", "-", "&", "|", "<<", ">>", "&&", "||", "<", ">=", "->", "+=",
+];
 
 fn pick<'a>(g: &mut SplitMix64, list: &[&'a str]) -> &'a str {
     list[g.below(list.len() as u64) as usize]
@@ -176,9 +223,7 @@ fn fill_text(out: &mut [u8], g: &mut SplitMix64) {
         }
         lines_left -= 1;
         let kind = g.below(100);
-        for _ in 0..depth.min(4) {
-            s.push(b'\t');
-        }
+        s.extend(std::iter::repeat_n(b'\t', depth.min(4) as usize));
         let word = |g: &mut SplitMix64| local[g.below(local.len() as u64) as usize];
         match kind {
             // A comment line.

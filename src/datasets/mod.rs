@@ -230,7 +230,13 @@ static PORTAGE: Profile = Profile {
         sigma: 0.9,
         min: 64,
         max: 512 * Bytes::KIB,
-        extensions: &[(".ebuild", 62.0), (".xml", 13.0), (".patch", 12.0), (".manifest", 10.0), (".conf", 3.0)],
+        extensions: &[
+            (".ebuild", 62.0),
+            (".xml", 13.0),
+            (".patch", 12.0),
+            (".manifest", 10.0),
+            (".conf", 3.0),
+        ],
         exec_share: 0.0,
     }],
 };
@@ -252,7 +258,16 @@ static MIXED: Profile = Profile {
             sigma: 1.3,
             min: 16,
             max: 8 * Bytes::MIB,
-            extensions: &[(".c", 20.0), (".py", 15.0), (".md", 15.0), (".txt", 15.0), (".html", 10.0), (".json", 10.0), (".tex", 5.0), (".csv", 10.0)],
+            extensions: &[
+                (".c", 20.0),
+                (".py", 15.0),
+                (".md", 15.0),
+                (".txt", 15.0),
+                (".html", 10.0),
+                (".json", 10.0),
+                (".tex", 5.0),
+                (".csv", 10.0),
+            ],
             exec_share: 0.02,
         },
         FileClass {
@@ -532,7 +547,11 @@ fn class_sizes(class: &FileClass, n: usize, budget: u64, g: &mut SplitMix64) -> 
 
 /// Relative path from directory `from` to `to` (both relative to the root, `""` = root).
 fn relative(from: &str, to: &str) -> String {
-    let f: Vec<&str> = if from.is_empty() { vec![] } else { from.split('/').collect() };
+    let f: Vec<&str> = if from.is_empty() {
+        vec![]
+    } else {
+        from.split('/').collect()
+    };
     let t: Vec<&str> = to.split('/').collect();
     let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
     let mut parts: Vec<&str> = vec![".."; f.len() - common];
@@ -664,7 +683,9 @@ impl Manifest {
         h.u64(self.root_mtime.0 as u64).u64(u64::from(self.root_mtime.1));
         for e in &self.entries {
             h.bytes(e.path.as_bytes()).bytes(&[0]);
-            h.u64(u64::from(e.mode)).u64(e.mtime_sec as u64).u64(u64::from(e.mtime_nsec));
+            h.u64(u64::from(e.mode))
+                .u64(e.mtime_sec as u64)
+                .u64(u64::from(e.mtime_nsec));
             match &e.kind {
                 EntryKind::Dir => h.bytes(b"d"),
                 EntryKind::File { size, offset } => h.bytes(b"f").u64(*size).u64(*offset),
@@ -768,7 +789,8 @@ impl Manifest {
                         }
                         let want = (*size - pos).min(content::MAX_SLICE as u64) as usize;
                         let chunk = pool.file_chunk(*offset, pos, want);
-                        f.write_all(chunk).map_err(|err| DatasetError::io("write", &path, err))?;
+                        f.write_all(chunk)
+                            .map_err(|err| DatasetError::io("write", &path, err))?;
                         pos += chunk.len() as u64;
                     }
                     set_mode_and_times(&f, &path, e.mode, (e.mtime_sec, e.mtime_nsec))?;
@@ -1028,7 +1050,11 @@ mod tests {
             for e in &m.entries {
                 if let EntryKind::Symlink { target } = &e.kind {
                     let dir = e.path.rsplit_once('/').map_or("", |(d, _)| d);
-                    let mut parts: Vec<&str> = if dir.is_empty() { vec![] } else { dir.split('/').collect() };
+                    let mut parts: Vec<&str> = if dir.is_empty() {
+                        vec![]
+                    } else {
+                        dir.split('/').collect()
+                    };
                     for c in target.split('/') {
                         if c == ".." {
                             parts.pop();
@@ -1080,7 +1106,10 @@ mod tests {
         }
         // The hash is pinned: a change of the generator is a change of every dataset.
         let pinned = Manifest::generate(DatasetKind::Kernel, 0.01, 0).hash(Content::Random);
-        assert_eq!(pinned, Manifest::generate(DatasetKind::Kernel, 0.01, 0).hash(Content::Random));
+        assert_eq!(
+            pinned,
+            Manifest::generate(DatasetKind::Kernel, 0.01, 0).hash(Content::Random)
+        );
     }
 
     #[test]
@@ -1097,7 +1126,10 @@ mod tests {
         tree::compare(&la, &lb, true).expect("identical trees");
         let s = tree::summarize(&la);
         let st = m.stats();
-        assert_eq!((s.files, s.dirs, s.symlinks, s.bytes, s.max_depth), (st.files, st.dirs, st.symlinks, st.bytes, st.max_depth));
+        assert_eq!(
+            (s.files, s.dirs, s.symlinks, s.bytes, s.max_depth),
+            (st.files, st.dirs, st.symlinks, st.bytes, st.max_depth)
+        );
         // Modes and times are the manifest's.
         for e in &m.entries {
             let got = la.iter().find(|x| x.path == e.path).expect("entry on disk");
@@ -1124,14 +1156,18 @@ mod tests {
 
     #[test]
     fn dataset_source_parses_kinds_and_paths() {
-        assert_eq!(DatasetSource::parse("kernel"), Ok(DatasetSource::Generated(DatasetKind::Kernel)));
+        assert_eq!(
+            DatasetSource::parse("kernel"),
+            Ok(DatasetSource::Generated(DatasetKind::Kernel))
+        );
         assert_eq!(
             DatasetSource::parse("/usr/src/linux"),
             Ok(DatasetSource::Dir(PathBuf::from("/usr/src/linux")))
         );
         let e = DatasetSource::parse("kernal").expect_err("typo");
         assert!(e.contains("unknown dataset `kernal`") && e.contains("kernel"), "{e}");
-        let back: DatasetSource = serde_json::from_str(&serde_json::to_string(&DatasetSource::Dir("./x".into())).expect("ser")).expect("de");
+        let back: DatasetSource =
+            serde_json::from_str(&serde_json::to_string(&DatasetSource::Dir("./x".into())).expect("ser")).expect("de");
         assert_eq!(back, DatasetSource::Dir("./x".into()));
         let help = profiles_help();
         for k in DatasetKind::ALL {
@@ -1148,11 +1184,22 @@ mod tests {
         let flag = AtomicBool::new(false);
         let t0 = std::time::Instant::now();
         let mut out = Vec::new();
-        let s = generate_into(DatasetKind::Kernel, &tmp.path().join("k"), 0.05, 1, Content::Random, &flag, &mut out)
-            .expect("generate");
+        let s = generate_into(
+            DatasetKind::Kernel,
+            &tmp.path().join("k"),
+            0.05,
+            1,
+            Content::Random,
+            &flag,
+            &mut out,
+        )
+        .expect("generate");
         assert_eq!(s.files, 3750);
         assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
         let text = String::from_utf8(out).expect("utf8");
-        assert!(text.contains("3750 files, 250 directories") && text.contains("manifest hash"), "{text}");
+        assert!(
+            text.contains("3750 files, 250 directories") && text.contains("manifest hash"),
+            "{text}"
+        );
     }
 }

@@ -216,17 +216,17 @@ pub fn compare(a: &[TreeEntry], b: &[TreeEntry], root_times: bool) -> Result<(),
             return diff("mode", format!("{:o}", x.mode), format!("{:o}", y.mode));
         }
         if (x.uid, x.gid) != (y.uid, y.gid) {
-            return diff(
-                "owner",
-                format!("{}:{}", x.uid, x.gid),
-                format!("{}:{}", y.uid, y.gid),
-            );
+            return diff("owner", format!("{}:{}", x.uid, x.gid), format!("{}:{}", y.uid, y.gid));
         }
         if x.size != y.size {
             return diff("size", x.size.to_string(), y.size.to_string());
         }
         if x.content != y.content {
-            return diff("content hash", format!("{:016x}", x.content), format!("{:016x}", y.content));
+            return diff(
+                "content hash",
+                format!("{:016x}", x.content),
+                format!("{:016x}", y.content),
+            );
         }
         if x.target != y.target {
             return diff("symlink target", format!("{:?}", x.target), format!("{:?}", y.target));

@@ -305,3 +305,115 @@ fn delete_phase(
         metrics: vec![(MetricId::lower("time", Unit::Seconds), wall.as_secs_f64())],
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_in(spec: &FilecopySpec, dir: &Path, flag: &AtomicBool) -> Result<RawSample, EngineError> {
+        let on_phase = |_: &str| {};
+        let ctx = RunContext {
+            dir,
+            drop_caches: false,
+            interrupt: flag,
+            on_phase: &on_phase,
+        };
+        spec.run(&ctx)
+    }
+
+    #[test]
+    fn four_phases_with_the_right_metrics_and_nothing_left() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let flag = AtomicBool::new(false);
+        for method in [Method::Native, Method::Cp] {
+            let spec = FilecopySpec {
+                size: Bytes(3 * Bytes::MIB + 12345),
+                method,
+                buffer: Bytes(64 * Bytes::KIB),
+                ..FilecopySpec::default()
+            };
+            let s = run_in(&spec, tmp.path(), &flag).unwrap_or_else(|e| panic!("{method:?}: {e}"));
+            let names: Vec<&str> = s.phases.iter().map(|p| p.phase.as_str()).collect();
+            assert_eq!(names, [COPY1, DELETE1, COPY2, DELETE2]);
+            for p in &s.phases {
+                let (m, v) = &p.metrics[0];
+                if p.phase.starts_with("copy") {
+                    assert_eq!((m.name.as_str(), m.unit), ("throughput", Unit::MibPerSec));
+                    let expect = spec.size.get() as f64 / Bytes::MIB as f64 / p.wall.as_secs_f64();
+                    assert!((v - expect).abs() / expect < 1e-6);
+                } else {
+                    assert_eq!((m.name.as_str(), m.unit), ("time", Unit::Seconds));
+                }
+                assert!(*v > 0.0 && v.is_finite());
+            }
+            assert!(s.notes[0].contains("reflink=never"), "{:?}", s.notes);
+            assert!(std::fs::read_dir(tmp.path()).expect("readdir").next().is_none());
+        }
+    }
+
+    #[test]
+    fn copy_data_copies_every_byte_with_any_buffer() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let flag = AtomicBool::new(false);
+        let spec = FilecopySpec {
+            size: Bytes(2 * Bytes::MIB + 3),
+            content: Content::Text,
+            ..FilecopySpec::default()
+        };
+        let src = tmp.path().join("src");
+        lay_out(&spec, &src, &flag).expect("lay out");
+        let want = std::fs::read(&src).expect("read");
+        assert_eq!(want.len() as u64, spec.size.get());
+        assert!(want.is_ascii());
+        for (i, (reflink, buf)) in [(Reflink::Never, 1000), (Reflink::Never, 1 << 20), (Reflink::Auto, 4096)]
+            .into_iter()
+            .enumerate()
+        {
+            let dst = tmp.path().join(format!("dst{i}"));
+            let s = rustix::fs::open(&src, OFlags::RDONLY, Mode::empty()).expect("open");
+            let d =
+                rustix::fs::open(&dst, OFlags::WRONLY | OFlags::CREATE, Mode::from_raw_mode(0o600)).expect("create");
+            let mut b = vec![0u8; buf];
+            assert!(copy_data(&s, &d, spec.size.get(), reflink, &mut b, &flag).is_ok());
+            drop(d);
+            assert!(std::fs::read(&dst).expect("read") == want, "{reflink:?} {buf}");
+        }
+    }
+
+    #[test]
+    fn spec_defaults_scaling_and_space() {
+        let s: FilecopySpec = toml::from_str("").expect("empty");
+        assert_eq!(s, FilecopySpec::default());
+        assert_eq!(s.size, Bytes(2 * Bytes::GIB));
+        assert!(s.disk_bytes() >= 4 * Bytes::GIB);
+        let WorkloadKind::Filecopy(small) = s.scaled(0.05) else {
+            panic!("filecopy scales to filecopy")
+        };
+        assert_eq!(small.size, Bytes((2.0 * Bytes::GIB as f64 * 0.05) as u64));
+        let WorkloadKind::Filecopy(tiny) = s.scaled(1e-9) else {
+            panic!("filecopy scales to filecopy")
+        };
+        assert_eq!(tiny.size, Bytes(MIN_SIZE));
+        assert!(FilecopySpec {
+            size: Bytes(0),
+            ..s.clone()
+        }
+        .validate()
+        .is_err());
+        assert!(
+            s.describe()
+                .starts_with("filecopy size=2GiB content=random method=native"),
+            "{}",
+            s.describe()
+        );
+        let e = toml::from_str::<FilecopySpec>("sise = \"1G\"").expect_err("unknown key");
+        assert!(e.to_string().contains("sise"));
+        let flag = AtomicBool::new(true);
+        let tmp = tempfile::tempdir().expect("tempdir");
+        assert!(matches!(
+            run_in(&small, tmp.path(), &flag),
+            Err(EngineError::Interrupted)
+        ));
+        assert!(std::fs::read_dir(tmp.path()).expect("readdir").next().is_none());
+    }
+}

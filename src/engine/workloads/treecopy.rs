@@ -50,9 +50,7 @@
 //! removed at the end, and on error or interrupt (best effort). Errors name the operation and
 //! the path; a full filesystem says so and what to change.
 
-use crate::datasets::{
-    self, tree, Content, ContentPool, DatasetError, DatasetKind, DatasetSource, Manifest,
-};
+use crate::datasets::{self, tree, Content, ContentPool, DatasetError, DatasetKind, DatasetSource, Manifest};
 use crate::engine::cpu::CpuMeter;
 use crate::engine::host::before_phase;
 use crate::engine::pool::{Step, Worker, WorkerPool};
@@ -399,12 +397,22 @@ fn verify_copy(spec: &TreecopySpec, tree: &Path, copy: &Path) -> Result<(), Engi
     let list = |p: &Path| tree::list_tree(p).map_err(|e| EngineError::io(format!("verify: list {}", p.display()), e));
     let t = list(tree)?;
     let c = list(copy)?;
-    tree::compare(&t, &c, true)
-        .map_err(|d| EngineError::Invalid(format!("verify: {} differs from {}: {d}", copy.display(), tree.display())))?;
+    tree::compare(&t, &c, true).map_err(|d| {
+        EngineError::Invalid(format!(
+            "verify: {} differs from {}: {d}",
+            copy.display(),
+            tree.display()
+        ))
+    })?;
     if let DatasetSource::Dir(src) = &spec.dataset {
         let s = list(src)?;
-        tree::compare(&s, &c, true)
-            .map_err(|d| EngineError::Invalid(format!("verify: {} differs from {}: {d}", copy.display(), src.display())))?;
+        tree::compare(&s, &c, true).map_err(|d| {
+            EngineError::Invalid(format!(
+                "verify: {} differs from {}: {d}",
+                copy.display(),
+                src.display()
+            ))
+        })?;
     }
     Ok(())
 }
@@ -720,10 +728,7 @@ const SOURCE_OPS: &[&str] = &["stat", "open", "read", "readlink", "open director
 
 /// Effective user and group of this process.
 fn ids() -> (u32, u32) {
-    (
-        rustix::process::geteuid().as_raw(),
-        rustix::process::getegid().as_raw(),
-    )
+    (rustix::process::geteuid().as_raw(), rustix::process::getegid().as_raw())
 }
 
 /// The process umask (read once: setting it back is the only way to read it).
@@ -843,8 +848,13 @@ impl<'a> TreeCopier<'a> {
                         return Ok(());
                     }
                 }
-                let s = rustix::fs::openat(src_dir, name, OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())
-                    .ctx("open")?;
+                let s = rustix::fs::openat(
+                    src_dir,
+                    name,
+                    OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )
+                .ctx("open")?;
                 let create = meta.mode & 0o777;
                 let t = rustix::fs::openat(
                     dst_dir,
@@ -874,43 +884,24 @@ impl<'a> TreeCopier<'a> {
                 }
             }
             FileType::Symlink => {
-                let target = rustix::fs::readlinkat(src_dir, name, std::mem::take(&mut self.link_buf)).ctx("readlink")?;
+                let target =
+                    rustix::fs::readlinkat(src_dir, name, std::mem::take(&mut self.link_buf)).ctx("readlink")?;
                 let r = rustix::fs::symlinkat(target.as_c_str(), dst_dir, name).ctx("symlink");
                 self.link_buf = target.into_bytes();
                 r?;
                 if (meta.uid, meta.gid) != self.ids && self.root {
                     let owner = meta.owner();
-                    rustix::fs::chownat(
-                        dst_dir,
-                        name,
-                        owner.0,
-                        owner.1,
-                        AtFlags::SYMLINK_NOFOLLOW,
-                    )
-                    .ctx("chown")?;
+                    rustix::fs::chownat(dst_dir, name, owner.0, owner.1, AtFlags::SYMLINK_NOFOLLOW).ctx("chown")?;
                 }
                 rustix::fs::utimensat(dst_dir, name, &meta.timestamps(), AtFlags::SYMLINK_NOFOLLOW)
                     .ctx("set times of")?;
             }
             other => {
-                rustix::fs::mknodat(
-                    dst_dir,
-                    name,
-                    other,
-                    Mode::from_raw_mode(meta.mode & 0o777),
-                    st.st_rdev,
-                )
-                .ctx("mknod")?;
+                rustix::fs::mknodat(dst_dir, name, other, Mode::from_raw_mode(meta.mode & 0o777), st.st_rdev)
+                    .ctx("mknod")?;
                 if (meta.uid, meta.gid) != self.ids && self.root {
                     let owner = meta.owner();
-                    rustix::fs::chownat(
-                        dst_dir,
-                        name,
-                        owner.0,
-                        owner.1,
-                        AtFlags::SYMLINK_NOFOLLOW,
-                    )
-                    .ctx("chown")?;
+                    rustix::fs::chownat(dst_dir, name, owner.0, owner.1, AtFlags::SYMLINK_NOFOLLOW).ctx("chown")?;
                 }
                 rustix::fs::chmodat(dst_dir, name, Mode::from_raw_mode(meta.mode), AtFlags::empty()).ctx("chmod")?;
                 rustix::fs::utimensat(dst_dir, name, &meta.timestamps(), AtFlags::SYMLINK_NOFOLLOW)
@@ -1171,7 +1162,11 @@ impl Worker for TreeRemover<'_> {
                 }
             };
             if let Err(e) = r {
-                return Err(io_err("rmdir", &entry_path(&self.root, &self.levels, d, None), e.into()));
+                return Err(io_err(
+                    "rmdir",
+                    &entry_path(&self.root, &self.levels, d, None),
+                    e.into(),
+                ));
             }
             self.depth -= 1;
             return Ok(Step::Op);
@@ -1208,3 +1203,335 @@ pub(crate) fn remove_tree(root: &Path, interrupt: &AtomicBool) -> Result<(), Eng
     Ok(())
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::{symlink, PermissionsExt};
+
+    fn ctx_run(spec: &TreecopySpec, dir: &Path, flag: &AtomicBool) -> Result<RawSample, EngineError> {
+        let on_phase = |_: &str| {};
+        let ctx = RunContext {
+            dir,
+            drop_caches: false,
+            interrupt: flag,
+            on_phase: &on_phase,
+        };
+        spec.run(&ctx)
+    }
+
+    fn is_empty(dir: &Path) -> bool {
+        std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(false)
+    }
+
+    fn set_mtime(p: &Path, sec: i64, nsec: i64) {
+        let t = Timestamps {
+            last_access: Timespec {
+                tv_sec: sec,
+                tv_nsec: nsec,
+            },
+            last_modification: Timespec {
+                tv_sec: sec,
+                tv_nsec: nsec,
+            },
+        };
+        rustix::fs::utimensat(rustix::fs::CWD, p, &t, AtFlags::SYMLINK_NOFOLLOW).expect("utimensat");
+    }
+
+    /// A user directory with every kind of entry the copier handles.
+    fn user_tree(root: &Path) {
+        let sub = root.join("a/b/c");
+        std::fs::create_dir_all(&sub).expect("mkdir");
+        std::fs::create_dir(root.join("empty")).expect("mkdir");
+        std::fs::write(root.join("zero"), b"").expect("write");
+        std::fs::write(root.join("a/one"), b"1").expect("write");
+        let big: Vec<u8> = (0..300_000u32).map(|i| (i * 7 + i / 251) as u8).collect();
+        std::fs::write(sub.join("big.bin"), &big).expect("write");
+        std::fs::write(root.join("a/b/script.sh"), b"#!/bin/sh\necho hi\n").expect("write");
+        std::fs::set_permissions(root.join("a/b/script.sh"), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        std::fs::write(root.join("a/private"), b"secret").expect("write");
+        std::fs::set_permissions(root.join("a/private"), std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        std::fs::set_permissions(root.join("empty"), std::fs::Permissions::from_mode(0o2750)).expect("chmod");
+        symlink("b/c/big.bin", root.join("a/rel-link")).expect("symlink");
+        symlink("/nonexistent/target", root.join("dangling")).expect("symlink");
+        std::fs::hard_link(root.join("a/one"), root.join("a/b/one-again")).expect("link");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            root.join("fifo"),
+            FileType::Fifo,
+            Mode::from_raw_mode(0o640),
+            0,
+        )
+        .expect("mkfifo");
+        // Times last, deepest first, each with nanoseconds.
+        let mut n = 0;
+        for p in [
+            "a/b/c/big.bin",
+            "a/b/c",
+            "a/b/script.sh",
+            "a/b/one-again",
+            "a/rel-link",
+            "a/private",
+            "a/b",
+            "a",
+            "dangling",
+            "fifo",
+            "zero",
+            "empty",
+            "",
+        ] {
+            n += 1;
+            set_mtime(&root.join(p), 1_500_000_000 + n * 1000, n * 123_457);
+        }
+    }
+
+    #[test]
+    fn native_copy_of_a_user_directory_is_exact() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let src = tmp.path().join("src");
+        std::fs::create_dir(&src).expect("mkdir");
+        user_tree(&src);
+        let flag = AtomicBool::new(false);
+        for (i, (reflink, buffer)) in [(Reflink::Never, 128 * 1024), (Reflink::Never, 7), (Reflink::Auto, 4096)]
+            .into_iter()
+            .enumerate()
+        {
+            let dst = tmp.path().join(format!("dst{i}"));
+            let c = TreeCopier::new(&src, &dst, CopyOptions { reflink, buffer }, true, &flag).expect("copier");
+            let run = WorkerPool::new().run(vec![c], &flag).expect("copy");
+            // Entries: 13 below the root, plus one finish per directory (5 with the root).
+            assert_eq!(run.ops, 13 + 5, "{reflink:?}");
+            let (files, bytes) = run.outputs[0];
+            assert_eq!(files, 5, "the second name of a hard-linked file is linked, not copied");
+            assert_eq!(bytes, 300_000 + 1 + 6 + 18);
+            let a = tree::list_tree(&src).expect("list src");
+            let b = tree::list_tree(&dst).expect("list dst");
+            tree::compare(&a, &b, true).unwrap_or_else(|d| panic!("{reflink:?}/{buffer}: {d}"));
+            let one = std::fs::metadata(dst.join("a/one")).expect("stat");
+            assert_eq!(std::os::unix::fs::MetadataExt::nlink(&one), 2, "hard link kept");
+        }
+    }
+
+    #[test]
+    fn remover_deletes_everything_and_only_that() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let t = tmp.path().join("t");
+        std::fs::create_dir(&t).expect("mkdir");
+        user_tree(&t);
+        std::fs::write(tmp.path().join("keep"), b"x").expect("write");
+        let flag = AtomicBool::new(false);
+        let r = TreeRemover::new(&t, true, &flag).expect("remover");
+        let run = WorkerPool::new().run(vec![r], &flag).expect("remove");
+        assert_eq!(run.ops, 13 + 5);
+        assert!(!t.exists());
+        assert!(tmp.path().join("keep").exists());
+        assert!(remove_tree(&t, &flag).is_ok(), "a missing tree is fine");
+    }
+
+    #[test]
+    fn workload_on_a_user_directory_verifies_and_cleans_up() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let src = tmp.path().join("user");
+        std::fs::create_dir(&src).expect("mkdir");
+        user_tree(&src);
+        let run_dir = tmp.path().join("run");
+        std::fs::create_dir(&run_dir).expect("mkdir");
+        let flag = AtomicBool::new(false);
+        for method in [Method::Native, Method::Cp] {
+            let spec = TreecopySpec {
+                dataset: DatasetSource::Dir(src.clone()),
+                method,
+                verify: true,
+                ..TreecopySpec::default()
+            };
+            assert!(spec.validate().is_ok());
+            let s = ctx_run(&spec, &run_dir, &flag).unwrap_or_else(|e| panic!("{method:?}: {e}"));
+            let names: Vec<&str> = s.phases.iter().map(|p| p.phase.as_str()).collect();
+            assert_eq!(names, [COPY, DELETE]);
+            for p in &s.phases {
+                let (m, v) = &p.metrics[0];
+                assert_eq!((m.name.as_str(), m.unit), ("time", Unit::Seconds));
+                assert!((*v - p.wall.as_secs_f64()).abs() < 1e-9 && *v > 0.0);
+                assert!(p.cpu.process_pct.is_finite());
+            }
+            assert!(
+                s.notes[0].contains(method.as_str()) || s.notes[0].contains("cp -a"),
+                "{:?}",
+                s.notes
+            );
+            assert!(s.notes[0].contains("reflink=never"), "{:?}", s.notes);
+            assert!(is_empty(&run_dir), "{method:?} left files behind");
+        }
+        // The source is untouched.
+        assert!(src.join("a/b/c/big.bin").exists());
+    }
+
+    #[test]
+    fn workload_on_a_generated_dataset_copies_exactly() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let flag = AtomicBool::new(false);
+        for kind in DatasetKind::ALL {
+            let spec = TreecopySpec {
+                dataset: DatasetSource::Generated(kind),
+                dataset_scale: if kind == DatasetKind::Dvd { 0.002 } else { 0.005 },
+                content: Content::Text,
+                verify: true,
+                ..TreecopySpec::default()
+            };
+            let s = ctx_run(&spec, tmp.path(), &flag).unwrap_or_else(|e| panic!("{kind}: {e}"));
+            assert_eq!(s.phases.len(), 2);
+            assert!(s.phases[0].metrics.iter().any(|(m, _)| m.name == "lat_p99"));
+            assert!(is_empty(tmp.path()));
+        }
+    }
+
+    #[test]
+    fn interrupt_stops_and_cleans_up() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let flag = AtomicBool::new(true);
+        let spec = TreecopySpec {
+            dataset_scale: 0.002,
+            ..TreecopySpec::default()
+        };
+        assert!(matches!(
+            ctx_run(&spec, tmp.path(), &flag),
+            Err(EngineError::Interrupted)
+        ));
+        assert!(is_empty(tmp.path()));
+        // Interrupted inside a file's data copy.
+        let src = tmp.path().join("s");
+        std::fs::create_dir(&src).expect("mkdir");
+        std::fs::write(src.join("f"), vec![1u8; 1 << 20]).expect("write");
+        let c = TreeCopier::new(
+            &src,
+            &tmp.path().join("d"),
+            CopyOptions {
+                reflink: Reflink::Never,
+                buffer: 4096,
+            },
+            false,
+            &flag,
+        )
+        .expect("copier");
+        let mut c = c;
+        assert!(matches!(c.op(), Err(EngineError::Interrupted)));
+    }
+
+    #[test]
+    fn errors_name_the_operation_and_path() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let flag = AtomicBool::new(false);
+        let src = tmp.path().join("s");
+        std::fs::create_dir(&src).expect("mkdir");
+        let dst = tmp.path().join("d");
+        std::fs::create_dir(&dst).expect("mkdir");
+        match TreeCopier::new(
+            &src,
+            &dst,
+            CopyOptions {
+                reflink: Reflink::Never,
+                buffer: 16,
+            },
+            false,
+            &flag,
+        ) {
+            Err(EngineError::Io { what, source }) => {
+                assert_eq!(what, format!("mkdir {}", dst.display()));
+                assert_eq!(source.kind(), io::ErrorKind::AlreadyExists);
+            }
+            other => panic!("expected mkdir error, got {:?}", other.err()),
+        }
+        // A file that cannot be read names the source path.
+        if !crate::engine::host::is_root() {
+            std::fs::write(src.join("locked"), b"x").expect("write");
+            std::fs::set_permissions(src.join("locked"), std::fs::Permissions::from_mode(0o000)).expect("chmod");
+            let d2 = tmp.path().join("d2");
+            let c = TreeCopier::new(
+                &src,
+                &d2,
+                CopyOptions {
+                    reflink: Reflink::Never,
+                    buffer: 16,
+                },
+                false,
+                &flag,
+            )
+            .expect("copier");
+            let e = WorkerPool::new().run(vec![c], &flag).expect_err("unreadable");
+            assert!(
+                e.to_string().starts_with(&format!("open {}/locked", src.display())),
+                "{e}"
+            );
+        }
+        let e = io_err(
+            "write",
+            Path::new("/mnt/x/tree.copy/f"),
+            io::Error::from_raw_os_error(libc::ENOSPC),
+        );
+        let text = e.to_string();
+        assert!(text.starts_with("write /mnt/x/tree.copy/f (filesystem full"), "{text}");
+        assert!(text.contains("No space left on device"), "{text}");
+        // A missing user directory is refused when the suite is loaded.
+        let spec = TreecopySpec {
+            dataset: DatasetSource::Dir(tmp.path().join("nope")),
+            ..TreecopySpec::default()
+        };
+        assert!(spec
+            .validate()
+            .expect_err("missing dir")
+            .contains("not an existing directory"));
+    }
+
+    #[test]
+    fn spec_parses_scales_and_sizes_honestly() {
+        let s: TreecopySpec = toml::from_str("").expect("empty spec");
+        assert_eq!(s, TreecopySpec::default());
+        assert_eq!(s.dataset, DatasetSource::Generated(DatasetKind::Kernel));
+        assert_eq!(
+            (s.method, s.reflink, s.content),
+            (Method::Native, Reflink::Never, Content::Random)
+        );
+        let s: TreecopySpec = toml::from_str(
+            r#"dataset = "portage"
+               dataset_scale = 0.5
+               method = "cp"
+               reflink = "auto"
+               content = "text"
+               seed = 3
+               buffer = "1M"
+               fsync = false"#,
+        )
+        .expect("spec");
+        assert_eq!(s.dataset, DatasetSource::Generated(DatasetKind::Portage));
+        assert_eq!(
+            (s.method, s.reflink, s.content, s.seed),
+            (Method::Cp, Reflink::Auto, Content::Text, 3)
+        );
+        assert!(toml::from_str::<TreecopySpec>("dataset = \"kernal\"")
+            .expect_err("typo")
+            .to_string()
+            .contains("unknown dataset"));
+        assert!(toml::from_str::<TreecopySpec>("reflink = \"always\"").is_err());
+        assert!(toml::from_str::<TreecopySpec>("datset = \"kernel\"").is_err());
+        let d = s.describe();
+        assert!(
+            d.contains("dataset=portage×0.5") && d.contains("method=cp reflink=auto"),
+            "{d}"
+        );
+
+        let k = TreecopySpec::default();
+        let WorkloadKind::Treecopy(small) = k.scaled(0.05) else {
+            panic!("treecopy scales to treecopy")
+        };
+        assert!((small.dataset_scale - 0.05).abs() < 1e-12);
+        // Disk space: both trees plus slack, at least twice the data.
+        let data = datasets::Manifest::generate(DatasetKind::Kernel, 0.05, 0).disk_bytes();
+        assert!(small.disk_bytes() >= 2 * data, "{} vs {}", small.disk_bytes(), data);
+        assert!(small.disk_bytes() < 3 * data + 64 * Bytes::MIB);
+        assert!(k.disk_bytes() > 2 * 1_200_000_000);
+        let bad = TreecopySpec {
+            dataset_scale: 0.0,
+            ..TreecopySpec::default()
+        };
+        assert!(bad.validate().is_err());
+    }
+}
