@@ -69,7 +69,7 @@ pub enum ListWhat {
 }
 
 /// The scratch folder option.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct ScratchArgs {
     /// Folder for loop images and mountpoints (each run uses a private subfolder).
     #[arg(long, value_name = "DIR", default_value = DEFAULT_SCRATCH)]
@@ -77,7 +77,7 @@ pub struct ScratchArgs {
 }
 
 /// Arguments of `run` and `plan`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// Suite file (TOML). Without it, the preset given by --preset (default `quick`) runs.
     #[arg(value_name = "SUITE.toml")]
@@ -109,6 +109,10 @@ pub struct RunArgs {
     /// Label stored with the session (for `report` and `compare`).
     #[arg(long, value_name = "TEXT")]
     pub label: Option<String>,
+    /// Continue an interrupted session (id, label or `latest`): runs only the repeats not yet
+    /// stored, with the session's own suite and options.
+    #[arg(long, value_name = "SESSION")]
+    pub resume: Option<String>,
 }
 
 /// Arguments of `report`.

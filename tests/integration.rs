@@ -16,3 +16,6 @@ mod cli;
 
 #[path = "integration/run.rs"]
 mod run;
+
+#[path = "integration/safety.rs"]
+mod safety;

@@ -24,7 +24,7 @@ use std::process::Command;
 
 pub mod state;
 
-pub use state::{cleanup_leftovers, CleanupReport, RunState};
+pub use state::{cleanup_leftovers, dead_runs, CleanupReport, RunState};
 
 /// Why a filesystem could not be provisioned or removed.
 #[derive(Debug, thiserror::Error)]

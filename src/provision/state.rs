@@ -123,6 +123,29 @@ impl RunState {
     }
 }
 
+/// Run folders under `scratch` whose process is gone but whose state file still lists pending
+/// steps (what `fsbench cleanup` would undo).
+pub fn dead_runs(scratch: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(scratch) else {
+        return vec![];
+    };
+    entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|dir| dir.file_name().is_some_and(|n| n.to_string_lossy().starts_with("run-")))
+        .filter(|dir| {
+            std::fs::read_to_string(dir.join(STATE_FILE))
+                .ok()
+                .and_then(|t| serde_json::from_str::<StateDoc>(&t).ok())
+                .is_some_and(|doc| !doc.pending.is_empty() && !is_alive(&doc))
+        })
+        .collect()
+}
+
+fn is_alive(doc: &StateDoc) -> bool {
+    doc.pid != std::process::id() && process_start_time(doc.pid).is_some_and(|t| t == doc.start_time)
+}
+
 /// What [`cleanup_leftovers`] did.
 #[derive(Debug, Default)]
 pub struct CleanupReport {
@@ -161,7 +184,7 @@ pub fn cleanup_leftovers(scratch: &Path) -> Result<CleanupReport, ProvisionError
             report.failed.push(format!("{}: unreadable state file", dir.display()));
             continue;
         };
-        if doc.pid != std::process::id() && process_start_time(doc.pid).is_some_and(|t| t == doc.start_time) {
+        if is_alive(&doc) {
             report.live_runs.push(dir);
             continue;
         }
