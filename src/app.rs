@@ -103,6 +103,23 @@ fn load_suite(a: &RunArgs, stored_text: Option<&str>) -> Result<Suite> {
     Ok(suite)
 }
 
+/// The confirmed device of `--device`, or `None` for loop images / `--dir`. Every check runs
+/// before anything is written.
+fn device_target(a: &RunArgs) -> Result<Option<provision::safety::DeviceInfo>> {
+    match (&a.device, &a.wipe) {
+        (None, None) => Ok(None),
+        (None, Some(w)) => Err(AppError::Usage(format!(
+            "--wipe {} confirms a --device; give --device {} too",
+            w.display(),
+            w.display()
+        ))
+        .into()),
+        (Some(d), w) => provision::safety::confirm(d, w.as_deref())
+            .map(Some)
+            .map_err(|e| AppError::Usage(e).into()),
+    }
+}
+
 fn availability_for(a: &RunArgs) -> impl Fn(&FsVariant) -> Result<(), String> + '_ {
     move |v: &FsVariant| {
         if a.dir.is_some() {
@@ -139,6 +156,26 @@ fn mem_available() -> Option<u64> {
 
 /// Refuses a plan the scratch folder (or RAM, for tmpfs) cannot hold.
 fn check_space(plan: &Plan, a: &RunArgs) -> Result<()> {
+    if let Some(dev) = &a.device {
+        let need = plan
+            .cases
+            .iter()
+            .filter(|c| c.unavailable.is_none())
+            .map(|c| c.workload.kind.workload().disk_bytes())
+            .max()
+            .unwrap_or(0);
+        let size = provision::safety::inspect(dev).map(|i| i.size_bytes).unwrap_or(0);
+        if need > size {
+            return Err(AppError::Usage(format!(
+                "{} holds {} but the workloads need {}: use a larger device or --scale",
+                dev.display(),
+                Bytes(size).human(),
+                Bytes(need).human()
+            ))
+            .into());
+        }
+        return Ok(());
+    }
     let where_ = a.dir.as_deref().unwrap_or(&a.scratch.scratch);
     let need = if a.dir.is_some() {
         plan.cases
@@ -216,6 +253,8 @@ fn print_plan(suite: &Suite, plan: &Plan, a: &RunArgs, out: &mut dyn Write) -> s
     for c in &plan.cases {
         let image = if a.dir.is_some() {
             "-".to_string()
+        } else if a.device.is_some() {
+            "device".to_string()
         } else if c.variant.fs_type == "tmpfs" {
             format!("{} RAM", Bytes(c.image_bytes).human())
         } else {
@@ -263,6 +302,7 @@ fn print_plan(suite: &Suite, plan: &Plan, a: &RunArgs, out: &mut dyn Write) -> s
     writeln!(out, "\nRun order: {}", order.join(" "))?;
     match &a.dir {
         Some(d) => writeln!(out, "Target: existing directory {} (no mkfs, no mount)", d.display())?,
+        None if a.device.is_some() => {}
         None => writeln!(
             out,
             "Scratch: {} needs {} at once (one image at a time); {} free",
@@ -280,6 +320,25 @@ fn cmd_plan(a: &RunArgs) -> Result<i32> {
     let suite = load_suite(a, None)?;
     let plan = plan::expand(&suite, &availability_for(a));
     print_plan(&suite, &plan, a, &mut std::io::stdout().lock())?;
+    if let Some(dev) = &a.device {
+        // Show what would be destroyed before saying whether it may be.
+        match provision::safety::inspect(dev) {
+            Ok(i) => println!(
+                "Device: {} = /dev/{} ({}, {}); by-id: {}; EVERYTHING ON IT WILL BE DESTROYED",
+                dev.display(),
+                i.name,
+                i.model,
+                Bytes(i.size_bytes).human(),
+                if i.by_id.is_empty() {
+                    "none".to_string()
+                } else {
+                    i.by_id.join(", ")
+                }
+            ),
+            Err(e) => println!("Device: {e}"),
+        }
+    }
+    device_target(a)?;
     check_space(&plan, a)?;
     Ok(0)
 }
@@ -431,6 +490,7 @@ fn cmd_run(db: &Path, given: &RunArgs) -> Result<i32> {
     if plan.slots.is_empty() {
         return Err(AppError::Usage("nothing to run: every filesystem variant is unavailable here (see above); `fsbench doctor` says what to install".into()).into());
     }
+    let device = device_target(&a)?;
     offer_cleanup(&a.scratch.scratch);
 
     let store = match store {
@@ -438,9 +498,10 @@ fn cmd_run(db: &Path, given: &RunArgs) -> Result<i32> {
         None => Store::open(db).with_context(|| format!("opening results database {}", db.display()))?,
     };
     let state = RunState::create(&a.scratch.scratch)?;
-    let provisioner: Box<dyn Provisioner> = match &a.dir {
-        Some(d) => Box::new(DirProvisioner::new(d.clone(), state.clone())?),
-        None => Box::new(ImageProvisioner::new(state.clone())),
+    let provisioner: Box<dyn Provisioner> = match (&a.dir, device) {
+        (Some(d), _) => Box::new(DirProvisioner::new(d.clone(), state.clone())?),
+        (None, Some(dev)) => Box::new(provision::DeviceProvisioner::new(dev, state.clone())),
+        (None, None) => Box::new(ImageProvisioner::new(state.clone())),
     };
     let session = match &resume {
         Some(r) => {

@@ -106,6 +106,13 @@ pub struct RunArgs {
     /// Benchmark this existing directory instead (no mkfs, no mount; works without root).
     #[arg(long, value_name = "PATH", conflicts_with = "fs")]
     pub dir: Option<PathBuf>,
+    /// Format this real block device for every repeat instead of loop images (refused if it is
+    /// mounted, holds data or a partition table, is swap, backs / or is an LVM/RAID member).
+    #[arg(long, value_name = "DEV", conflicts_with = "dir")]
+    pub device: Option<PathBuf>,
+    /// Confirms --device: the same path, repeated exactly. Everything on it is destroyed.
+    #[arg(long, value_name = "DEV")]
+    pub wipe: Option<PathBuf>,
     /// Label stored with the session (for `report` and `compare`).
     #[arg(long, value_name = "TEXT")]
     pub label: Option<String>,

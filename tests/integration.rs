@@ -19,3 +19,6 @@ mod run;
 
 #[path = "integration/safety.rs"]
 mod safety;
+
+#[path = "integration/device.rs"]
+mod device;

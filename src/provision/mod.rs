@@ -22,6 +22,7 @@ use crate::config::FsVariant;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+pub mod safety;
 pub mod state;
 
 pub use state::{cleanup_leftovers, dead_runs, CleanupReport, RunState};
@@ -479,23 +480,93 @@ impl Provisioner for ImageProvisioner {
             });
             m.device = Some(device.clone());
 
-            let mkfs = format!("mkfs.{}", variant.fs_type);
-            let mut args = default_mkfs_args(&variant.fs_type);
-            args.extend(variant.mkfs_args.iter().cloned());
-            args.push(device.clone());
-            run_tool(&mkfs, &args, &[])?;
-
-            let mut margs = vec!["-t".to_string(), variant.fs_type.clone()];
-            if !opts.is_empty() {
-                margs.extend(["-o".to_string(), opts.clone()]);
-            }
-            margs.extend([device.clone(), path_arg(&mnt)]);
-            run_tool("mount", &margs, &[])?;
-            m.push(Undo::Unmount {
-                mountpoint: mnt.clone(),
-                source: device,
-            });
+            mkfs_and_mount(&mut m, variant, &device)?;
         }
+        m.effective_opts = mount_entry(&mnt).map(|(_, _, o)| o);
+        let work = mnt.join("fsbench-work");
+        std::fs::create_dir(&work).map_err(io_err(format!("create {}", work.display())))?;
+        m.workdir = work;
+        Ok(m)
+    }
+}
+
+/// Makes a fresh filesystem of `variant` on `device` and mounts it on `m.mountpoint`.
+fn mkfs_and_mount(m: &mut Mounted, variant: &FsVariant, device: &str) -> Result<(), ProvisionError> {
+    let mkfs = format!("mkfs.{}", variant.fs_type);
+    let mut args = default_mkfs_args(&variant.fs_type);
+    args.extend(variant.mkfs_args.iter().cloned());
+    args.push(device.to_string());
+    run_tool(&mkfs, &args, &[])?;
+    let mut margs = vec!["-t".to_string(), variant.fs_type.clone()];
+    let opts = variant.mount_opts.join(",");
+    if !opts.is_empty() {
+        margs.extend(["-o".to_string(), opts]);
+    }
+    let mnt = m.mountpoint.clone();
+    margs.extend([device.to_string(), path_arg(&mnt)]);
+    run_tool("mount", &margs, &[])?;
+    m.push(Undo::Unmount {
+        mountpoint: mnt,
+        source: device.to_string(),
+    });
+    Ok(())
+}
+
+/// A real block device the user named and confirmed (see [`safety`]): a fresh filesystem on it
+/// for every repeat, mounted in the run folder. The device itself is never released or
+/// removed; after the run it holds fsbench's last filesystem.
+pub struct DeviceProvisioner {
+    device: safety::DeviceInfo,
+    state: RunState,
+}
+
+impl DeviceProvisioner {
+    /// Uses a device that passed [`safety::confirm`].
+    pub fn new(device: safety::DeviceInfo, state: RunState) -> Self {
+        DeviceProvisioner { device, state }
+    }
+}
+
+impl Provisioner for DeviceProvisioner {
+    fn describe(&self) -> String {
+        format!(
+            "device {} ({}, {})",
+            self.device.path.display(),
+            self.device.model,
+            crate::units::Bytes(self.device.size_bytes).human()
+        )
+    }
+
+    fn provision(&self, variant: &FsVariant, _image_bytes: u64, tag: &str) -> Result<Mounted, ProvisionError> {
+        availability(&variant.fs_type).map_err(ProvisionError::Unavailable)?;
+        if variant.fs_type == "tmpfs" {
+            return Err(ProvisionError::Unavailable(
+                "tmpfs lives in memory: run it without --device".into(),
+            ));
+        }
+        // Between repeats the device holds our own filesystem; only a mount by someone else
+        // (or a stacked device, or swap) makes formatting it again unsafe.
+        let now = safety::inspect(&self.device.path).map_err(ProvisionError::Unavailable)?;
+        if let Some(r) = now
+            .refusals
+            .iter()
+            .find(|r| r.contains("mounted") || r.contains("stacked") || r.contains("swap"))
+        {
+            return Err(ProvisionError::Unavailable(format!(
+                "{}: {r}",
+                self.device.path.display()
+            )));
+        }
+        let mnt = self.state.dir().join(format!("mnt-{tag}"));
+        let mut m = Mounted::new(self.state.clone(), mnt.clone());
+        std::fs::create_dir(&mnt).map_err(io_err(format!("create {}", mnt.display())))?;
+        m.push(Undo::RemoveDir {
+            path: mnt.clone(),
+            recursive: false,
+        });
+        let device = self.device.path.to_string_lossy().into_owned();
+        m.device = Some(device.clone());
+        mkfs_and_mount(&mut m, variant, &device)?;
         m.effective_opts = mount_entry(&mnt).map(|(_, _, o)| o);
         let work = mnt.join("fsbench-work");
         std::fs::create_dir(&work).map_err(io_err(format!("create {}", work.display())))?;
