@@ -278,3 +278,124 @@ fn sigint_sigterm_and_sigkill_at_twenty_random_moments_leave_nothing_and_lose_no
         }
     }
 }
+
+/// A FUSE server (tests/fixtures/faultyfs.py) serving the scratch folder, mounted for the
+/// test's lifetime; writes to files whose name contains `fail_match` fail with EIO after
+/// `fail_after` bytes.
+struct FaultyFs {
+    mountpoint: std::path::PathBuf,
+    child: std::process::Child,
+}
+
+impl FaultyFs {
+    fn start(dir: &Path, fail_match: &str, fail_after: u64) -> FaultyFs {
+        let fusepy = Path::new("/usr/lib/python3/dist-packages/fusepy.py");
+        if !fusepy.exists() {
+            panic!("python3-fusepy is missing: run scripts/install.sh (the failing-disk test needs it)");
+        }
+        let backing = dir.join("backing");
+        let mountpoint = dir.join("faulty");
+        std::fs::create_dir_all(&backing).unwrap();
+        std::fs::create_dir_all(&mountpoint).unwrap();
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/faultyfs.py");
+        let child = Command::new("/usr/bin/python3")
+            .arg(script)
+            .args([backing.as_os_str(), mountpoint.as_os_str()])
+            .args([fail_match, &fail_after.to_string()])
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        while !mounts_under(&mountpoint).iter().any(|l| l.contains("fuse")) {
+            assert!(t0.elapsed() < Duration::from_secs(20), "faultyfs did not mount");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        FaultyFs { mountpoint, child }
+    }
+}
+
+impl Drop for FaultyFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.mountpoint).status();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn eio_from_a_failing_disk_fails_its_case_and_the_rest_runs() {
+    require_privileged!();
+    let dir = scratch();
+    // The ext4 image's backing file starts failing after 20 MB of writes: mkfs gets through,
+    // the workload's data does not. The xfs image on the same server is never failed.
+    let fs = FaultyFs::start(dir.path(), "ext4", 20_000_000);
+    let suite = write(
+        dir.path(),
+        "s.toml",
+        &SMALL.replace("repeats = 3", "repeats = 1").replace(
+            "[[fs]]\ntype = \"ext4\"",
+            "[[fs]]\ntype = \"ext4\"\n\n[[fs]]\ntype = \"xfs\"",
+        ),
+    );
+    let db = dir.path().join("r.db");
+    let sc = fs.mountpoint.join("scratch");
+    let o = fsbench(&[
+        "--db",
+        db.to_str().unwrap(),
+        "run",
+        &suite,
+        "--scratch",
+        sc.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert_no_leftovers(&sc);
+    let j = report_json(db.to_str().unwrap(), "latest");
+    let ext4 = sample_errors(&j, "ext4").join(" ");
+    assert!(ext4.contains("Input/output error"), "{ext4}");
+    assert_eq!(sample_errors(&j, "xfs"), vec![String::new()], "xfs must still run");
+    drop(fs);
+}
+
+#[test]
+fn two_runs_at_once_share_scratch_and_database_without_colliding() {
+    require_privileged!();
+    let dir = scratch();
+    let suite = write(dir.path(), "s.toml", &SMALL.replace("repeats = 3", "repeats = 2"));
+    let db = dir.path().join("shared.db");
+    let sc = dir.path().join("scratch");
+    let spawn = |label: &str| {
+        Command::new(bin())
+            .args([
+                "--db",
+                db.to_str().unwrap(),
+                "run",
+                &suite,
+                "--scratch",
+                sc.to_str().unwrap(),
+                "--label",
+                label,
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn("a"), spawn("b"));
+    for (name, child) in [("a", a), ("b", b)] {
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "run {name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    assert_no_leftovers(&sc);
+    let store = fsbench::store::Store::open(&db).unwrap();
+    let sessions = store.list_sessions().unwrap();
+    assert_eq!(sessions.len(), 2);
+    for s in sessions {
+        assert_eq!(s.status.as_str(), "complete");
+        assert_eq!(store.load_session(s.id).unwrap().samples.len(), 2);
+    }
+    assert!(store.integrity_check().unwrap());
+}
