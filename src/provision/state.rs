@@ -188,8 +188,13 @@ pub fn cleanup_leftovers(scratch: &Path) -> Result<CleanupReport, ProvisionError
             report.live_runs.push(dir);
             continue;
         }
+        // The run folder is private to that run, so anything mounted under it or any loop
+        // device backed by an image in it is that run's, even if it was killed before it could
+        // write the step down (a mount(8) or losetup child finishing after the SIGKILL).
+        let mut steps = doc.pending.clone();
+        steps.extend(strays(&dir));
         let mut left = Vec::new();
-        for u in doc.pending.iter().rev() {
+        for u in steps.iter().rev() {
             match u.apply() {
                 Ok(()) => report.undone.push(describe(u)),
                 Err(e) => {
@@ -199,6 +204,7 @@ pub fn cleanup_leftovers(scratch: &Path) -> Result<CleanupReport, ProvisionError
             }
         }
         if left.is_empty() {
+            remove_run_files(&dir);
             let _ = std::fs::remove_file(dir.join(STATE_FILE));
             let _ = std::fs::remove_file(dir.join(".state.json.tmp"));
             match std::fs::remove_dir(&dir) {
@@ -214,6 +220,54 @@ pub fn cleanup_leftovers(scratch: &Path) -> Result<CleanupReport, ProvisionError
         }
     }
     Ok(report)
+}
+
+/// Mounts under `dir` and loop devices backed by files in `dir`, as undo steps in creation
+/// order (detach before unmount when reversed: unmounts come last here so they run first).
+fn strays(dir: &Path) -> Vec<Undo> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir("/sys/block") {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !name.starts_with("loop") {
+                continue;
+            }
+            let device = format!("/dev/{name}");
+            if let Some(image) = super::loop_backing_file(&device) {
+                if image.starts_with(dir) {
+                    out.push(Undo::Detach { device, image });
+                }
+            }
+        }
+    }
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    for line in mounts.lines() {
+        let f: Vec<&str> = line.split(' ').collect();
+        if f.len() < 2 {
+            continue;
+        }
+        let mountpoint = PathBuf::from(super::unescape_mount_field(f[1]));
+        if mountpoint.starts_with(dir) {
+            out.push(Undo::Unmount {
+                mountpoint,
+                source: super::unescape_mount_field(f[0]),
+            });
+        }
+    }
+    out
+}
+
+/// Removes the image files and empty mountpoint folders a dead run left in its own folder.
+fn remove_run_files(dir: &Path) {
+    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with("img-") && name.ends_with(".img") {
+            let _ = std::fs::remove_file(e.path());
+        } else if name.starts_with("mnt-") {
+            let _ = std::fs::remove_dir(e.path());
+        }
+    }
 }
 
 fn describe(u: &Undo) -> String {

@@ -1,30 +1,11 @@
 //! Safety under failure: faults become results, resume, and kills at random moments.
 
 use crate::require_privileged;
-use crate::util::{assert_no_leftovers, bin, fsbench, mounts_under, scratch, text};
+use crate::util::{assert_no_leftovers, bin, fsbench, mounts_under, scratch, text, TINY};
 use rand::{Rng, SeedableRng};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// A one-filesystem bonnie suite that runs in about a second per repeat.
-const SMALL: &str = r#"
-[suite]
-name = "small"
-
-[run]
-repeats = 3
-
-[[fs]]
-type = "ext4"
-
-[[workload]]
-kind = "bonnie"
-file_size = "16MiB"
-char_size = "1MiB"
-files = 256
-seeks = 200
-"#;
 
 fn write(dir: &Path, name: &str, text: &str) -> String {
     let p = dir.join(name);
@@ -59,7 +40,7 @@ fn sample_errors(j: &serde_json::Value, variant: &str) -> Vec<String> {
 fn enospc_read_only_and_rejected_mount_options_fail_their_case_and_the_rest_runs() {
     require_privileged!();
     let dir = scratch();
-    let suite = SMALL
+    let suite = TINY
         .replace("repeats = 3", "repeats = 1")
         .replace("file_size = \"16MiB\"", "file_size = \"96MiB\"")
         + r#"
@@ -134,7 +115,7 @@ fn a_resumed_session_reports_the_same_cases_and_repeats_as_one_that_ran_through(
     let suite = write(
         dir.path(),
         "s.toml",
-        &SMALL.replace(
+        &TINY.replace(
             "[[fs]]\ntype = \"ext4\"",
             "[[fs]]\ntype = \"ext4\"\n\n[[fs]]\ntype = \"xfs\"",
         ),
@@ -225,7 +206,7 @@ fn a_resumed_session_reports_the_same_cases_and_repeats_as_one_that_ran_through(
 fn sigint_sigterm_and_sigkill_at_twenty_random_moments_leave_nothing_and_lose_no_repeat() {
     require_privileged!();
     let dir = scratch();
-    let suite = write(dir.path(), "s.toml", SMALL);
+    let suite = write(dir.path(), "s.toml", TINY);
     let sc = dir.path().join("scratch");
     let mut rng = rand::rngs::SmallRng::seed_from_u64(20261122);
     use rustix::process::Signal;
@@ -331,7 +312,7 @@ fn eio_from_a_failing_disk_fails_its_case_and_the_rest_runs() {
     let suite = write(
         dir.path(),
         "s.toml",
-        &SMALL.replace("repeats = 3", "repeats = 1").replace(
+        &TINY.replace("repeats = 3", "repeats = 1").replace(
             "[[fs]]\ntype = \"ext4\"",
             "[[fs]]\ntype = \"ext4\"\n\n[[fs]]\ntype = \"xfs\"",
         ),
@@ -359,7 +340,7 @@ fn eio_from_a_failing_disk_fails_its_case_and_the_rest_runs() {
 fn two_runs_at_once_share_scratch_and_database_without_colliding() {
     require_privileged!();
     let dir = scratch();
-    let suite = write(dir.path(), "s.toml", &SMALL.replace("repeats = 3", "repeats = 2"));
+    let suite = write(dir.path(), "s.toml", &TINY.replace("repeats = 3", "repeats = 2"));
     let db = dir.path().join("shared.db");
     let sc = dir.path().join("scratch");
     let spawn = |label: &str| {
