@@ -157,14 +157,14 @@ pub fn kernel_filesystems() -> Vec<String> {
 pub fn availability(fs_type: &str) -> Result<(), String> {
     if !is_root() {
         return Err(format!(
-            "{fs_type}: needs root (loop devices, mkfs and mount); run as root, or benchmark an existing directory with --dir PATH"
+            "needs root (loop devices, mkfs and mount); run as root, or benchmark an existing directory with --dir PATH"
         ));
     }
     let in_kernel = kernel_filesystems().iter().any(|k| k == fs_type);
     let modules_possible = Path::new("/proc/modules").exists();
     if !in_kernel && !modules_possible {
         return Err(format!(
-            "{fs_type}: the running kernel has no {fs_type} driver (not in /proc/filesystems) and cannot load modules"
+            "the running kernel has no {fs_type} driver (not in /proc/filesystems) and cannot load modules"
         ));
     }
     if fs_type == "tmpfs" {
@@ -172,13 +172,10 @@ pub fn availability(fs_type: &str) -> Result<(), String> {
     }
     let mkfs = format!("mkfs.{fs_type}");
     if find_tool(&mkfs).is_none() {
-        return Err(format!("{fs_type}: `{mkfs}` is not installed; {}", install_hint(&mkfs)));
+        return Err(format!("`{mkfs}` is not installed; {}", install_hint(&mkfs)));
     }
     if find_tool("losetup").is_none() {
-        return Err(format!(
-            "{fs_type}: `losetup` is not installed; {}",
-            install_hint("losetup")
-        ));
+        return Err(format!("`losetup` is not installed; {}", install_hint("losetup")));
     }
     Ok(())
 }
