@@ -18,5 +18,11 @@ mod cli;
 #[path = "integration/run.rs"]
 mod run;
 
+#[path = "integration/safety.rs"]
+mod safety;
+
+#[path = "integration/device.rs"]
+mod device;
+
 #[path = "integration/mongo.rs"]
 mod mongo;
