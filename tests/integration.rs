@@ -4,6 +4,7 @@
 //! - `provision`: real loop devices, mkfs and mounts for every available type, and their undo.
 //! - `cli`: the command line as a user meets it (help, exit codes, config errors, plan).
 //! - `run`: real `fsbench run` sessions end to end, reports, Ctrl-C.
+//! - `mongo`: the mongo and bigfile workloads: FIEMAP against filefrag, their presets, a run.
 
 #[path = "integration/util.rs"]
 mod util;
@@ -22,3 +23,6 @@ mod safety;
 
 #[path = "integration/device.rs"]
 mod device;
+
+#[path = "integration/mongo.rs"]
+mod mongo;

@@ -3,4 +3,8 @@
 //! drop `presets/NAME.toml` next to the others and add a line here.
 
 /// `(name, text)` of every built-in preset, in the order `fsbench list presets` shows them.
-pub(crate) const PRESETS: &[(&str, &str)] = &[("quick", include_str!("../../presets/quick.toml"))];
+pub(crate) const PRESETS: &[(&str, &str)] = &[
+    ("quick", include_str!("../../presets/quick.toml")),
+    ("mongo-2000", include_str!("../../presets/mongo-2000.toml")),
+    ("hugefile-2022", include_str!("../../presets/hugefile-2022.toml")),
+];

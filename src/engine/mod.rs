@@ -19,12 +19,15 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 pub mod cpu;
+pub mod fiemap;
 pub mod host;
 pub mod latency;
 pub mod pool;
 pub mod workloads;
 
+pub use workloads::bigfile::BigfileSpec;
 pub use workloads::bonnie::BonnieSpec;
+pub use workloads::mongo::MongoSpec;
 
 /// Why a workload could not produce a sample.
 #[derive(Debug, thiserror::Error)]
@@ -93,16 +96,23 @@ pub trait Workload {
 pub enum WorkloadKind {
     /// bonnie++ 2.x: sequential char/block I/O, rewrite, random seeks, small files.
     Bonnie(BonnieSpec),
+    /// The reiserfs mongo benchmark: create, copy, symlink, read, stat, rename, delete of many
+    /// small files, with fragmentation after create and copy (FIEMAP).
+    Mongo(MongoSpec),
+    /// The 2022 huge-file test: write, fsync, close, unlink and space freed of one big file.
+    Bigfile(BigfileSpec),
 }
 
 impl WorkloadKind {
     /// Every kind name, for `fsbench list workloads` and "did you mean".
-    pub const KINDS: &'static [&'static str] = &["bonnie"];
+    pub const KINDS: &'static [&'static str] = &["bonnie", "mongo", "bigfile"];
 
     /// The single dispatch point from the closed set to the [`Workload`] interface.
     pub fn workload(&self) -> &dyn Workload {
         match self {
             WorkloadKind::Bonnie(spec) => spec,
+            WorkloadKind::Mongo(spec) => spec,
+            WorkloadKind::Bigfile(spec) => spec,
         }
     }
 }
