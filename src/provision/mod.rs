@@ -156,9 +156,7 @@ pub fn kernel_filesystems() -> Vec<String> {
 /// Whether `fs_type` can be made and mounted here; `Err` says why not and what would fix it.
 pub fn availability(fs_type: &str) -> Result<(), String> {
     if !is_root() {
-        return Err(format!(
-            "needs root (loop devices, mkfs and mount); run as root, or benchmark an existing directory with --dir PATH"
-        ));
+        return Err("needs root (loop devices, mkfs and mount); run as root, or benchmark an existing directory with --dir PATH".into());
     }
     let in_kernel = kernel_filesystems().iter().any(|k| k == fs_type);
     let modules_possible = Path::new("/proc/modules").exists();
