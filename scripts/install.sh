@@ -9,11 +9,13 @@
 set -euo pipefail
 
 want=(xfsprogs:mkfs.xfs btrfs-progs:mkfs.btrfs e2fsprogs:mkfs.ext4 util-linux:losetup mount:mount)
+# The test suite's failing disk (tests/fixtures/faultyfs.py) is a FUSE server in Debian's Python.
+want+=(python3-fusepy:/usr/lib/python3/dist-packages/fusepy.py)
 if [[ "${1:-}" == "--bench" ]]; then
   want+=(fio:fio bonnie++:bonnie++ gcc:gcc sysbench:sysbench time:/usr/bin/time)
 fi
 
-have() { command -v "$1" >/dev/null 2>&1 || [[ -x "/usr/sbin/$1" || -x "/sbin/$1" || -x "$1" ]]; }
+have() { command -v "$1" >/dev/null 2>&1 || [[ -x "/usr/sbin/$1" || -x "/sbin/$1" || -e "$1" ]]; }
 
 missing=()
 for pair in "${want[@]}"; do

@@ -5,9 +5,11 @@
 /// `(name, text)` of every built-in preset, in the order `fsbench list presets` shows them.
 pub(crate) const PRESETS: &[(&str, &str)] = &[
     ("quick", include_str!("../../presets/quick.toml")),
+    ("mongo-2000", include_str!("../../presets/mongo-2000.toml")),
     ("desktop-2009", include_str!("../../presets/desktop-2009.toml")),
     (
         "zfs-vs-native-2016",
         include_str!("../../presets/zfs-vs-native-2016.toml"),
     ),
+    ("hugefile-2022", include_str!("../../presets/hugefile-2022.toml")),
 ];

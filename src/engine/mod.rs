@@ -19,13 +19,16 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 pub mod cpu;
+pub mod fiemap;
 pub mod host;
 pub mod latency;
 pub mod pool;
 pub mod workloads;
 
+pub use workloads::bigfile::BigfileSpec;
 pub use workloads::bonnie::BonnieSpec;
 pub use workloads::filecopy::FilecopySpec;
+pub use workloads::mongo::MongoSpec;
 pub use workloads::treecopy::TreecopySpec;
 
 /// Why a workload could not produce a sample.
@@ -95,6 +98,11 @@ pub trait Workload {
 pub enum WorkloadKind {
     /// bonnie++ 2.x: sequential char/block I/O, rewrite, random seeks, small files.
     Bonnie(BonnieSpec),
+    /// The reiserfs mongo benchmark: create, copy, symlink, read, stat, rename, delete of many
+    /// small files, with fragmentation after create and copy (FIEMAP).
+    Mongo(MongoSpec),
+    /// The 2022 huge-file test: write, fsync, close, unlink and space freed of one big file.
+    Bigfile(BigfileSpec),
     /// Copy a dataset tree within the filesystem, then delete the copy (`cp -a`, `rm -r`).
     Treecopy(TreecopySpec),
     /// Copy one large file between two directories and back, deleting each time (ISO test).
@@ -103,12 +111,14 @@ pub enum WorkloadKind {
 
 impl WorkloadKind {
     /// Every kind name, for `fsbench list workloads` and "did you mean".
-    pub const KINDS: &'static [&'static str] = &["bonnie", "treecopy", "filecopy"];
+    pub const KINDS: &'static [&'static str] = &["bonnie", "mongo", "bigfile", "treecopy", "filecopy"];
 
     /// The single dispatch point from the closed set to the [`Workload`] interface.
     pub fn workload(&self) -> &dyn Workload {
         match self {
             WorkloadKind::Bonnie(spec) => spec,
+            WorkloadKind::Mongo(spec) => spec,
+            WorkloadKind::Bigfile(spec) => spec,
             WorkloadKind::Treecopy(spec) => spec,
             WorkloadKind::Filecopy(spec) => spec,
         }
