@@ -5,7 +5,8 @@
 //! are reproducible: session state, confidence level, unavailable variants, failed repeats,
 //! unknown cases, missing intervals, non-finite values, noisy cells, first-run effects, notes.
 
-use super::{Cell, ReportModel, Row, WorkloadTable, SCHEMA_VERSION};
+use super::significance::{self, ratio_ci, welch, Sample};
+use super::{Cell, ReportModel, Row, Standing, VsBest, WorkloadTable, SCHEMA_VERSION};
 use crate::metric::MetricId;
 use crate::stats::{self, first_run_effect, high_cov, summarize};
 use crate::store::{CaseAvailability, CaseRecord, SampleStatus, SessionData, SessionStatus};
@@ -49,8 +50,7 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
             workloads.push((case.workload.clone(), case.workload_kind.clone()));
         }
     }
-    let case_by_id: HashMap<&str, &CaseRecord> =
-        data.cases.iter().map(|c| (c.case_id.as_str(), c)).collect();
+    let case_by_id: HashMap<&str, &CaseRecord> = data.cases.iter().map(|c| (c.case_id.as_str(), c)).collect();
 
     // Rows per workload in discovery order, and values per (workload, phase, metric, variant).
     let mut phases: HashMap<&str, Vec<&str>> = HashMap::new();
@@ -68,10 +68,7 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
         let workload = case.workload.as_str();
         for m in &sample.measurements {
             push_unique(phases.entry(workload).or_default(), m.phase.as_str());
-            push_unique(
-                metrics.entry((workload, m.phase.as_str())).or_default(),
-                &m.metric,
-            );
+            push_unique(metrics.entry((workload, m.phase.as_str())).or_default(), &m.metric);
             let key = (workload, m.phase.as_str(), &m.metric, case.variant.as_str());
             let cell = values.entry(key).or_default();
             if m.value.is_finite() {
@@ -87,15 +84,8 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
     let mut tables = Vec::with_capacity(workloads.len());
     for (workload, kind) in &workloads {
         let mut rows = Vec::new();
-        for phase in phases
-            .get(workload.as_str())
-            .map(Vec::as_slice)
-            .unwrap_or_default()
-        {
-            let mut phase_metrics = metrics
-                .get(&(workload.as_str(), *phase))
-                .cloned()
-                .unwrap_or_default();
+        for phase in phases.get(workload.as_str()).map(Vec::as_slice).unwrap_or_default() {
+            let mut phase_metrics = metrics.get(&(workload.as_str(), *phase)).cloned().unwrap_or_default();
             // Stable: headline metrics keep their sample order.
             phase_metrics.sort_by_key(|m| metric_rank(m));
             for metric in phase_metrics {
@@ -110,6 +100,8 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
                             summary,
                             values: vals.clone(),
                             best: false,
+                            standing: None,
+                            vs_best: None,
                         })
                     })
                     .collect();
@@ -124,11 +116,14 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
                 }
             }
         }
-        tables.push(WorkloadTable {
+        let mut table = WorkloadTable {
             workload: workload.clone(),
             kind: kind.clone(),
             rows,
-        });
+            summary: String::new(),
+        };
+        table.summary = super::summary::workload_summary(&table);
+        tables.push(table);
     }
 
     let warnings = Warnings {
@@ -149,32 +144,51 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
     }
 }
 
-/// Marks the best mean of a row by its direction; ties are all marked. No mark on CPU rows or
-/// when fewer than two variants have values.
+/// Marks the best mean of a row by its direction (exact ties are all marked) and gives every
+/// cell its [`Standing`] against the first best cell: Welch's t-test at
+/// [`significance::ALPHA`] decides `tied` or `behind`. Nothing is marked on CPU rows or when
+/// fewer than two variants have values.
 fn mark_best(row: &mut Row) {
     if is_cpu_metric(&row.metric) || row.cells.len() < 2 {
         return;
     }
     let direction = row.metric.direction;
-    let best =
-        row.cells
-            .iter()
-            .map(|c| c.summary.mean)
-            .reduce(|a, b| if direction.better(b, a) { b } else { a });
-    if let Some(best) = best {
-        for cell in &mut row.cells {
-            cell.best = cell.summary.mean == best;
+    let best = row
+        .cells
+        .iter()
+        .map(|c| c.summary.mean)
+        .reduce(|a, b| if direction.better(b, a) { b } else { a });
+    let Some(best) = best else { return };
+    let Some(best_index) = row.cells.iter().position(|c| c.summary.mean == best) else {
+        return;
+    };
+    let best_sample = Sample::from(&row.cells[best_index].summary);
+    let best_variant = row.cells[best_index].variant.clone();
+    for cell in &mut row.cells {
+        cell.best = cell.summary.mean == best;
+        if cell.best {
+            cell.standing = Some(Standing::Best);
+            continue;
         }
+        let this = Sample::from(&cell.summary);
+        let test = welch(this, best_sample);
+        cell.standing = Some(match test {
+            None => Standing::Untested,
+            Some(w) if w.p >= significance::ALPHA => Standing::Tied,
+            Some(_) => Standing::Behind,
+        });
+        cell.vs_best = Some(VsBest {
+            best: best_variant.clone(),
+            welch: test,
+            ratio: ratio_ci(this, best_sample, 1.0 - significance::ALPHA),
+        });
     }
 }
 
 /// `reason` without a leading `"<name>: "` that would repeat the variant or filesystem name.
 fn strip_prefix_name<'a>(reason: &'a str, case: &CaseRecord) -> &'a str {
     for name in [&case.variant, &case.fs_type] {
-        if let Some(rest) = reason
-            .strip_prefix(name.as_str())
-            .and_then(|r| r.strip_prefix(':'))
-        {
+        if let Some(rest) = reason.strip_prefix(name.as_str()).and_then(|r| r.strip_prefix(':')) {
             return rest.trim_start();
         }
     }
@@ -183,10 +197,7 @@ fn strip_prefix_name<'a>(reason: &'a str, case: &CaseRecord) -> &'a str {
 
 /// Label of a cell in warnings: `variant / workload / phase metric`.
 fn cell_label(variant: &str, table: &WorkloadTable, row: &Row) -> String {
-    format!(
-        "{variant} / {} / {} {}",
-        table.workload, row.phase, row.metric.name
-    )
+    format!("{variant} / {} / {} {}", table.workload, row.phase, row.metric.name)
 }
 
 struct Warnings<'a> {
@@ -202,12 +213,8 @@ impl Warnings<'_> {
         let data = self.data;
         match data.session.status {
             SessionStatus::Complete => {}
-            SessionStatus::Running => {
-                out.push("session still running or killed: results are partial".to_string())
-            }
-            SessionStatus::Interrupted => {
-                out.push("session was interrupted: results are partial".to_string())
-            }
+            SessionStatus::Running => out.push("session still running or killed: results are partial".to_string()),
+            SessionStatus::Interrupted => out.push("session was interrupted: results are partial".to_string()),
             SessionStatus::Failed => out.push("session failed: results are partial".to_string()),
         }
         if !(self.confidence > 0.0 && self.confidence < 1.0) {
@@ -260,11 +267,7 @@ impl Warnings<'_> {
         }
         for table in self.tables {
             for row in table.rows.iter().filter(|r| !is_cpu_metric(&r.metric)) {
-                for cell in row
-                    .cells
-                    .iter()
-                    .filter(|c| first_run_effect(&c.values, &c.summary))
-                {
+                for cell in row.cells.iter().filter(|c| first_run_effect(&c.values, &c.summary)) {
                     out.push(format!(
                         "{}: the first measured repeat ({}) lies outside the {:.0} % CI of the \
                          others: first-run effect, consider warm-up repeats",
@@ -283,12 +286,7 @@ impl Warnings<'_> {
     /// available but has no measured repeat at all (and no failure already explains it).
     fn missing_intervals(&self, out: &mut Vec<String>) {
         for table in self.tables {
-            for case in self
-                .data
-                .cases
-                .iter()
-                .filter(|c| c.workload == table.workload)
-            {
+            for case in self.data.cases.iter().filter(|c| c.workload == table.workload) {
                 if case.availability != CaseAvailability::Available {
                     continue;
                 }
@@ -299,10 +297,10 @@ impl Warnings<'_> {
                     .filter(|c| c.variant == case.variant)
                     .map(|c| c.summary.n)
                     .min();
-                let failed = self.data.samples.iter().any(|r| {
-                    r.sample.case_id == case.case_id
-                        && matches!(r.sample.status, SampleStatus::Failed(_))
-                });
+                let failed =
+                    self.data.samples.iter().any(|r| {
+                        r.sample.case_id == case.case_id && matches!(r.sample.status, SampleStatus::Failed(_))
+                    });
                 let line = match min_n {
                     Some(1) => format!(
                         "{} / {}: only 1 measured repeat: no confidence interval",
@@ -337,6 +335,33 @@ impl Warnings<'_> {
         for (text, cases) in notes {
             out.push(format!("note: {text} ({})", cases.join(", ")));
         }
+    }
+}
+
+/// Helpers for the tests of sibling modules.
+#[cfg(test)]
+pub(crate) mod tests_support {
+    use super::*;
+
+    /// A ranked row of `metric` from `(variant, values)` pairs, as [`build()`] makes it.
+    pub fn row_of(metric: MetricId, cells: &[(&str, &[f64])]) -> Row {
+        let mut row = Row {
+            phase: "p".into(),
+            metric,
+            cells: cells
+                .iter()
+                .map(|(variant, values)| Cell {
+                    variant: variant.to_string(),
+                    summary: summarize(values, 0, 0.95).unwrap(),
+                    values: values.to_vec(),
+                    best: false,
+                    standing: None,
+                    vs_best: None,
+                })
+                .collect(),
+        };
+        mark_best(&mut row);
+        row
     }
 }
 
@@ -424,16 +449,67 @@ mod tests {
         assert!(best("rand_create", "cpu_system").is_empty());
         // filecopy seconds: lower is better, xfs wins.
         assert_eq!(
-            m.workloads[1].rows[0]
-                .cells
-                .iter()
-                .filter(|c| c.best)
-                .count(),
+            m.workloads[1].rows[0].cells.iter().filter(|c| c.best).count(),
             1,
             "{:?}",
             m.workloads[1].rows[0]
         );
         assert!(cell(&m.workloads[1].rows[0], "xfs").best);
+    }
+
+    #[test]
+    fn tie_groups_on_constructed_samples() {
+        use crate::metric::Unit;
+        use tests_support::row_of;
+        let standing = |row: &Row| -> Vec<(String, Option<Standing>)> {
+            row.cells.iter().map(|c| (c.variant.clone(), c.standing)).collect()
+        };
+        // ext4 and xfs overlap (p ≈ 0.5), btrfs is 10 % behind with tight data, zfs has one value.
+        let row = row_of(
+            MetricId::higher("throughput", Unit::MibPerSec),
+            &[
+                ("ext4", &[100.0, 101.0, 99.0, 100.5, 99.5]),
+                ("xfs", &[100.2, 99.8, 100.4, 99.4, 99.7]),
+                ("btrfs", &[90.0, 91.0, 89.0, 90.5, 89.5]),
+                ("zfs", &[95.0]),
+            ],
+        );
+        assert_eq!(
+            standing(&row),
+            [
+                ("ext4".to_string(), Some(Standing::Best)),
+                ("xfs".to_string(), Some(Standing::Tied)),
+                ("btrfs".to_string(), Some(Standing::Behind)),
+                ("zfs".to_string(), Some(Standing::Untested)),
+            ]
+        );
+        let xfs = row.cells[1].vs_best.as_ref().unwrap();
+        assert_eq!(xfs.best, "ext4");
+        assert!(xfs.welch.unwrap().p > 0.5, "{xfs:?}");
+        let btrfs = row.cells[2].vs_best.as_ref().unwrap();
+        assert!(btrfs.welch.unwrap().p < 1e-6);
+        let r = btrfs.ratio.unwrap();
+        assert!((r.ratio - 0.9).abs() < 0.005 && r.high < 1.0, "{r:?}");
+        assert!(row.cells[0].vs_best.is_none() && row.cells[3].vs_best.as_ref().unwrap().welch.is_none());
+        // Lower is better: the smallest time is best; a close second with big spread is tied.
+        let row = row_of(
+            MetricId::lower("time", Unit::Seconds),
+            &[
+                ("a", &[10.0, 10.2, 9.8]),
+                ("b", &[9.0, 12.0, 8.0]),
+                ("c", &[20.0, 20.1, 19.9]),
+            ],
+        );
+        let s = standing(&row);
+        assert_eq!(s[0].1, Some(Standing::Tied));
+        assert_eq!(s[1].1, Some(Standing::Best));
+        assert_eq!(s[2].1, Some(Standing::Behind));
+        // CPU rows are never ranked.
+        let row = row_of(
+            MetricId::lower("cpu_system", Unit::Percent),
+            &[("a", &[1.0, 2.0]), ("b", &[5.0, 6.0])],
+        );
+        assert!(row.cells.iter().all(|c| c.standing.is_none() && !c.best));
     }
 
     #[test]
@@ -443,31 +519,17 @@ mod tests {
         let has = |needle: &str| w.iter().filter(|l| l.contains(needle)).count();
         // Two unavailable zfs cases, one warning, the reason's "zfs: " prefix not repeated.
         assert_eq!(has("zfs: unavailable: "), 1, "{w:#?}");
-        assert!(
-            w.contains(&"zfs: unavailable: module not loaded".to_string()),
-            "{w:#?}"
-        );
+        assert!(w.contains(&"zfs: unavailable: module not loaded".to_string()), "{w:#?}");
         assert_eq!(
             has("xfs / bonnie: repeat 2 failed: mkfs.xfs: exit 1, \"busy\""),
             1,
             "{w:#?}"
         );
-        assert_eq!(
-            has("only 1 measured repeat: no confidence interval"),
-            2,
-            "{w:#?}"
-        );
-        assert_eq!(
-            has(&format!(
-                "{BTRFS} / bonnie / seq_write_block throughput: CoV"
-            )),
-            1
-        );
+        assert_eq!(has("only 1 measured repeat: no confidence interval"), 2, "{w:#?}");
+        assert_eq!(has(&format!("{BTRFS} / bonnie / seq_write_block throughput: CoV")), 1);
         assert_eq!(has("first-run effect"), 1, "{w:#?}");
         assert_eq!(
-            has(&format!(
-                "{BTRFS} / bonnie / seq_write_block throughput: the first"
-            )),
+            has(&format!("{BTRFS} / bonnie / seq_write_block throughput: the first")),
             1
         );
         // The same note on several samples appears once, naming the cases.
@@ -489,15 +551,8 @@ mod tests {
         let w = &m.warnings;
         assert!(w[0].contains("interrupted"), "{w:#?}");
         assert!(w.iter().any(|l| l.contains("unknown case nope")), "{w:#?}");
-        assert!(
-            w.iter()
-                .any(|l| l.contains("1 non-finite value(s) ignored")),
-            "{w:#?}"
-        );
-        assert!(
-            w.iter().any(|l| l.contains("confidence level 1.5")),
-            "{w:#?}"
-        );
+        assert!(w.iter().any(|l| l.contains("1 non-finite value(s) ignored")), "{w:#?}");
+        assert!(w.iter().any(|l| l.contains("confidence level 1.5")), "{w:#?}");
         for row in m.workloads.iter().flat_map(|t| &t.rows) {
             for c in &row.cells {
                 assert_eq!(c.values.len(), c.summary.n);

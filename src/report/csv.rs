@@ -141,11 +141,7 @@ mod tests {
         let csv = render_csv(&model);
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines[0], CSV_HEADER.join(","));
-        let expected_rows: usize = data
-            .samples
-            .iter()
-            .map(|s| s.sample.measurements.len().max(1))
-            .sum();
+        let expected_rows: usize = data.samples.iter().map(|s| s.sample.measurements.len().max(1)).sum();
         assert_eq!(lines.len(), 1 + expected_rows);
         // Every row has all 14 fields once quotes are honoured.
         let rows: Vec<Vec<String>> = lines[1..].iter().map(|l| parse_line(l)).collect();
@@ -154,14 +150,10 @@ mod tests {
         assert!(csv.contains("\"btrfs \"\"lzo\"\", ssd\""), "{csv}");
         assert!(rows.iter().any(|r| r[2] == BTRFS));
         // The failed repeat: one row, empty metric, the error in `status` (with its comma).
-        let failed: Vec<&Vec<String>> =
-            rows.iter().filter(|r| r[8].starts_with("failed")).collect();
+        let failed: Vec<&Vec<String>> = rows.iter().filter(|r| r[8].starts_with("failed")).collect();
         assert_eq!(failed.len(), 1);
         assert_eq!(failed[0][8], "failed: mkfs.xfs: exit 1, \"busy\"");
-        assert_eq!(
-            failed[0][1..7],
-            ["xfs-bonnie", "xfs", "xfs", "bonnie", "bonnie", "2"]
-        );
+        assert_eq!(failed[0][1..7], ["xfs-bonnie", "xfs", "xfs", "bonnie", "bonnie", "2"]);
         assert!(failed[0][9..].iter().all(String::is_empty));
         // Warm-ups are exported, flagged; values parse back exactly.
         let warm = rows.iter().find(|r| r[7] == "true").unwrap();
@@ -170,10 +162,7 @@ mod tests {
             ("throughput", 10.0)
         );
         let lat = rows.iter().find(|r| r[10] == "lat_p99").unwrap();
-        assert_eq!(
-            (lat[11].as_str(), lat[12].as_str()),
-            ("us", "lower_is_better")
-        );
+        assert_eq!((lat[11].as_str(), lat[12].as_str()), ("us", "lower_is_better"));
     }
 
     #[test]

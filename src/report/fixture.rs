@@ -4,8 +4,8 @@
 
 use crate::metric::{Measurement, MetricId, Unit};
 use crate::store::{
-    CaseAvailability, CaseRecord, HostInfo, NewSample, NewSession, SampleRecord, SampleStatus,
-    SessionData, SessionRecord, SessionStatus,
+    CaseAvailability, CaseRecord, HostInfo, NewSample, NewSession, SampleRecord, SampleStatus, SessionData,
+    SessionRecord, SessionStatus,
 };
 
 /// A variant name with a comma and quotes, to exercise CSV and Markdown escaping.
@@ -40,36 +40,12 @@ fn m(phase: &str, metric: MetricId, value: f64) -> Measurement {
 /// bonnie measurements: (throughput MiB/s, cpu process %, cpu system %, rate ops/s, p99 us).
 fn bonnie(tput: f64, cpu_p: f64, cpu_s: f64, rate: f64, p99: f64) -> Vec<Measurement> {
     vec![
-        m(
-            "seq_write_block",
-            MetricId::higher("throughput", Unit::MibPerSec),
-            tput,
-        ),
-        m(
-            "seq_write_block",
-            MetricId::lower("cpu_process", Unit::Percent),
-            cpu_p,
-        ),
-        m(
-            "seq_write_block",
-            MetricId::lower("cpu_system", Unit::Percent),
-            cpu_s,
-        ),
-        m(
-            "rand_create",
-            MetricId::higher("rate", Unit::OpsPerSec),
-            rate,
-        ),
-        m(
-            "rand_create",
-            MetricId::lower("cpu_process", Unit::Percent),
-            cpu_p,
-        ),
-        m(
-            "rand_create",
-            MetricId::lower("cpu_system", Unit::Percent),
-            cpu_s,
-        ),
+        m("seq_write_block", MetricId::higher("throughput", Unit::MibPerSec), tput),
+        m("seq_write_block", MetricId::lower("cpu_process", Unit::Percent), cpu_p),
+        m("seq_write_block", MetricId::lower("cpu_system", Unit::Percent), cpu_s),
+        m("rand_create", MetricId::higher("rate", Unit::OpsPerSec), rate),
+        m("rand_create", MetricId::lower("cpu_process", Unit::Percent), cpu_p),
+        m("rand_create", MetricId::lower("cpu_system", Unit::Percent), cpu_s),
         m("rand_create", MetricId::lower("lat_p99", Unit::Micros), p99),
     ]
 }
@@ -146,15 +122,7 @@ pub fn session_data() -> SessionData {
             case("zfs", "zfs", "filecopy", false),
         ],
         samples: vec![
-            sample(
-                1,
-                "ext4-bonnie",
-                0,
-                true,
-                ok(),
-                &[],
-                bonnie(10.0, 1.0, 1.0, 10.0, 10.0),
-            ),
+            sample(1, "ext4-bonnie", 0, true, ok(), &[], bonnie(10.0, 1.0, 1.0, 10.0, 10.0)),
             sample(
                 2,
                 "ext4-bonnie",

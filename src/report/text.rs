@@ -11,7 +11,7 @@
 //! Column widths are counted in `char`s (`±` is one column), which is right for the ASCII and
 //! common Latin text of names and numbers; wide CJK names would misalign, not break.
 
-use super::{number, ReportModel, Row, WorkloadTable};
+use super::{number, ReportModel, Row, Standing, WorkloadTable};
 use crate::metric::Unit;
 use crate::report::build::is_cpu_metric;
 use crate::store::{CaseAvailability, SampleStatus};
@@ -31,6 +31,8 @@ struct RowView {
 struct CellView {
     text: String,
     best: bool,
+    /// Indistinguishable from the best (Welch, α = 0.05).
+    tied: bool,
 }
 
 /// `throughput (MiB/s)`, or `cpu % (process)` / `cpu % (system)` for the CPU rows.
@@ -43,7 +45,7 @@ fn metric_label(row: &Row) -> String {
 }
 
 /// What an empty cell of `variant` in `workload` says.
-fn empty_text(model: &ReportModel, variant: &str, workload: &str) -> &'static str {
+pub(super) fn empty_text(model: &ReportModel, variant: &str, workload: &str) -> &'static str {
     let cases: Vec<_> = model
         .cases
         .iter()
@@ -95,10 +97,12 @@ fn layout(model: &ReportModel, table: &WorkloadTable) -> Vec<RowView> {
                         Some(c) => CellView {
                             text: number::mean_ci(c.summary.mean, c.summary.ci_half_width()),
                             best: c.best,
+                            tied: c.standing == Some(Standing::Tied),
                         },
                         None => CellView {
                             text: empty.to_string(),
                             best: false,
+                            tied: false,
                         },
                     },
                 )
@@ -141,15 +145,8 @@ fn n_range(model: &ReportModel) -> Option<(usize, usize)> {
 
 /// Confidence level and per-end trim of the model's summaries (0.95 and 0 when there are none).
 fn method(model: &ReportModel) -> (f64, usize) {
-    let summaries = model
-        .workloads
-        .iter()
-        .flat_map(|t| &t.rows)
-        .flat_map(|r| &r.cells);
-    let confidence = summaries
-        .clone()
-        .next()
-        .map_or(0.95, |c| c.summary.confidence);
+    let summaries = model.workloads.iter().flat_map(|t| &t.rows).flat_map(|r| &r.cells);
+    let confidence = summaries.clone().next().map_or(0.95, |c| c.summary.confidence);
     let trim = summaries.map(|c| c.summary.trimmed).max().unwrap_or(0);
     (confidence, trim)
 }
@@ -169,9 +166,7 @@ fn legend(model: &ReportModel) -> [String; 2] {
         level.as_str()
     };
     [
-        format!(
-            "± is the half-width of the {level} % confidence interval of the mean (Student t)."
-        ),
+        format!("± is the half-width of the {level} % confidence interval of the mean (Student t)."),
         format!("{n} measured repeats per cell; warm-ups and failed repeats are excluded."),
     ]
 }
@@ -210,11 +205,7 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
             .variants
             .iter()
             .enumerate()
-            .map(|(i, v)| {
-                rows.iter()
-                    .map(|r| width(&r.cells[i].text))
-                    .fold(width(v), usize::max)
-            })
+            .map(|(i, v)| rows.iter().map(|r| width(&r.cells[i].text)).fold(width(v), usize::max))
             .collect();
 
         let _ = writeln!(out, "\n{}", title(table));
@@ -237,6 +228,9 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
                     (true, false) => {
                         let _ = write!(line, "  {padded} *");
                     }
+                    _ if cell.tied => {
+                        let _ = write!(line, "  {padded} =");
+                    }
                     _ => {
                         let _ = write!(line, "  {padded}  ");
                     }
@@ -244,12 +238,18 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
             }
             let _ = writeln!(out, "{}", line.trim_end());
         }
+        if !table.summary.is_empty() {
+            let _ = writeln!(out, "\n{}", wrap(&table.summary, 100));
+        }
     }
     if model.workloads.is_empty() {
         let _ = writeln!(out, "\nno results");
     }
     let (_, trim) = method(model);
-    let _ = writeln!(out, "\n* best mean of its row (CPU rows are not ranked).");
+    let _ = writeln!(
+        out,
+        "\n* best mean of its row; = tied with the best (Welch's t-test, p >= 0.05). CPU rows are not ranked."
+    );
     let _ = writeln!(out, "{}", legend(model).join("\n"));
     let _ = writeln!(
         out,
@@ -265,16 +265,36 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
     out
 }
 
+/// Wraps `text` at spaces into lines of at most `width` characters (longer words stay whole).
+fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = 0;
+    for word in text.split(' ') {
+        let w = width_of(word);
+        if line > 0 && line + 1 + w > width {
+            out.push('\n');
+            line = 0;
+        } else if line > 0 {
+            out.push(' ');
+            line += 1;
+        }
+        out.push_str(word);
+        line += w;
+    }
+    out
+}
+
+fn width_of(s: &str) -> usize {
+    s.chars().count()
+}
+
 /// Escapes text for a Markdown table cell or list item. `_` is escaped only at a word edge:
 /// GitHub Markdown never reads an intraword `_` as emphasis, so `seq_write_block` stays readable.
 fn md(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
     for (i, &ch) in chars.iter().enumerate() {
-        let word = |j: Option<usize>| {
-            j.and_then(|j| chars.get(j))
-                .is_some_and(|c| c.is_alphanumeric())
-        };
+        let word = |j: Option<usize>| j.and_then(|j| chars.get(j)).is_some_and(|c| c.is_alphanumeric());
         let intraword = word(i.checked_sub(1)) && word(Some(i + 1));
         match ch {
             '_' if intraword => out.push(ch),
@@ -312,21 +332,13 @@ pub fn render_markdown(model: &ReportModel) -> String {
         ),
         ("kernel", h.kernel.clone()),
         ("started", s.started_at.clone()),
-        (
-            "finished",
-            s.finished_at.clone().unwrap_or_else(|| "–".into()),
-        ),
+        ("finished", s.finished_at.clone().unwrap_or_else(|| "–".into())),
         ("status", s.status.as_str().to_string()),
         ("target", s.info.target.clone()),
         ("fsbench", s.info.fsbench_version.clone()),
     ];
     if !s.info.tool_versions.is_empty() {
-        let tools: Vec<String> = s
-            .info
-            .tool_versions
-            .iter()
-            .map(|(t, v)| format!("{t} {v}"))
-            .collect();
+        let tools: Vec<String> = s.info.tool_versions.iter().map(|(t, v)| format!("{t} {v}")).collect();
         info.push(("tools", tools.join(", ")));
     }
     for (key, value) in info {
@@ -348,17 +360,23 @@ pub fn render_markdown(model: &ReportModel) -> String {
             for cell in &row.cells {
                 if cell.best {
                     let _ = write!(out, " **{}** |", cell.text);
+                } else if cell.tied {
+                    let _ = write!(out, " {} = |", cell.text);
                 } else {
                     let _ = write!(out, " {} |", cell.text);
                 }
             }
             out.push('\n');
         }
+        if !table.summary.is_empty() {
+            let _ = writeln!(out, "\n{}", md(&table.summary));
+        }
         details(&mut out, table, trim);
     }
     let _ = writeln!(
         out,
-        "\n**Bold**: best mean of its row (CPU rows are not ranked). {}",
+        "\n**Bold**: best mean of its row; `=`: tied with the best (Welch's t-test, p ≥ 0.05). CPU rows \
+         are not ranked. {}",
         legend(model).join(" ")
     );
     if !model.warnings.is_empty() {
@@ -382,10 +400,7 @@ fn details(out: &mut String, table: &WorkloadTable, trim: usize) {
     for row in &table.rows {
         for c in &row.cells {
             let s = &c.summary;
-            let ci = s
-                .ci_half_width()
-                .map(number::value)
-                .unwrap_or_else(|| "–".into());
+            let ci = s.ci_half_width().map(number::value).unwrap_or_else(|| "–".into());
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {ci} | {} | {} | {:.1} | {} | {} | {} |",
@@ -423,13 +438,16 @@ mod tests {
 bonnie
                                              ext4             xfs    btrfs "lzo", ssd            zfs
 ------------------------------------------------------------------------------------------------------
-seq_write_block  throughput (MiB/s)  310.0 ± 24.8 *  295.0 ± 63.5           224 ± 159    unavailable
+seq_write_block  throughput (MiB/s)  310.0 ± 24.8 *  295.0 ± 63.5 =         224 ± 159 =  unavailable
   cpu % (process)                     47.0 ± 28.0    38.50 ± 6.35        51.00 ± 2.48    unavailable
   cpu % (system)                     21.00 ± 2.48    24.50 ± 6.35         22.0 ± 36.6    unavailable
 rand_create  rate (ops/s)              5000 ± 248      5250 ± 635 *        4050 ± 124    unavailable
   lat_p99 (us)                       923.3 ± 62.5       810 ± 127 *     1223.3 ± 62.5    unavailable
   cpu % (process)                     47.0 ± 28.0    38.50 ± 6.35        51.00 ± 2.48    unavailable
   cpu % (system)                     21.00 ± 2.48    24.50 ± 6.35         22.0 ± 36.6    unavailable
+
+At seq_write_block, ext4, xfs and btrfs "lzo", ssd are tied. At rand_create, xfs is fastest, 5.0 % ±
+5.0 % ahead of ext4.
 
 filecopy
                     ext4      xfs    btrfs "lzo", ssd            zfs
@@ -438,7 +456,9 @@ copy  time (s)     12.50    11.00 *               n/a    unavailable
   cpu % (process)  12.00    12.00                 n/a    unavailable
   cpu % (system)   30.00    30.00                 n/a    unavailable
 
-* best mean of its row (CPU rows are not ranked).
+At copy, xfs is fastest; ext4 has too few repeats to compare.
+
+* best mean of its row; = tied with the best (Welch's t-test, p >= 0.05). CPU rows are not ranked.
 ± is the half-width of the 95 % confidence interval of the mean (Student t).
 n = 1–3 measured repeats per cell; warm-ups and failed repeats are excluded.
 Medians, sd, min/max and trimmed means (1 dropped from each end) are in the md and json formats.
@@ -460,10 +480,7 @@ warnings:
         let plain = render_table(&model, false);
         assert!(!plain.contains('\x1b'));
         let colored = render_table(&model, true);
-        assert!(
-            colored.contains(&format!("{BOLD}310.0 ± 24.8 *{RESET}")),
-            "{colored}"
-        );
+        assert!(colored.contains(&format!("{BOLD}310.0 ± 24.8 *{RESET}")), "{colored}");
         // Same layout apart from the escape codes.
         assert_eq!(colored.replace(BOLD, "").replace(RESET, ""), plain);
     }
@@ -479,9 +496,7 @@ warnings:
         assert!(md.contains("| kernel | 6.1.0-18-amd64 |"));
         assert!(md.contains(&format!("| phase | metric | ext4 | xfs | {BTRFS} | zfs |")));
         assert!(
-            md.contains(
-                "| seq_write_block | throughput (MiB/s) | **310.0 ± 24.8** | 295.0 ± 63.5 |"
-            ),
+            md.contains("| seq_write_block | throughput (MiB/s) | **310.0 ± 24.8** | 295.0 ± 63.5 = | 224 ± 159 = |"),
             "{md}"
         );
         assert!(md.contains("|  | cpu % (process) |"));
@@ -491,6 +506,12 @@ warnings:
         // Exactly one bold cell per ranked row with at least two values: 3 in bonnie, 1 in
         // filecopy.
         assert_eq!(md.matches(" **").count(), 4, "{md}");
+        // Tied cells carry `=`, and each workload has its summary paragraph.
+        assert_eq!(md.matches(" = |").count(), 2, "{md}");
+        assert!(
+            md.contains("\nAt seq_write_block, ext4, xfs and btrfs \"lzo\", ssd are tied."),
+            "{md}"
+        );
     }
 
     #[test]
@@ -505,21 +526,14 @@ warnings:
     fn empty_cells_say_why() {
         let mut data = session_data();
         // Every measured xfs bonnie repeat fails: its cells read `failed`, not `n/a`.
-        for s in data
-            .samples
-            .iter_mut()
-            .filter(|s| s.sample.case_id == "xfs-bonnie")
-        {
+        for s in data.samples.iter_mut().filter(|s| s.sample.case_id == "xfs-bonnie") {
             s.sample.status = crate::store::SampleStatus::Failed("ENOSPC".into());
             s.sample.measurements.clear();
         }
         let model = build(&data, 1, 0.95);
         let rows = layout(&model, &model.workloads[0]);
         let texts: Vec<&str> = rows[0].cells.iter().map(|c| c.text.as_str()).collect();
-        assert_eq!(
-            texts,
-            ["310.0 ± 24.8", "failed", "224 ± 159", "unavailable"]
-        );
+        assert_eq!(texts, ["310.0 ± 24.8", "failed", "224 ± 159", "unavailable"]);
         let rows = layout(&model, &model.workloads[1]);
         assert_eq!(rows[0].cells[2].text, "n/a");
     }
