@@ -69,7 +69,13 @@ fn load_suite(a: &RunArgs) -> Result<Suite> {
         return Err(AppError::Usage("--repeat 0: at least one measured repeat is needed".into()).into());
     }
     let variants = a.fs.as_deref().map(config::parse_fs_list).transpose()?;
-    let o = Overrides { variants, only: a.only.clone(), repeats: a.repeat, warmup: a.warmup, scale: a.scale };
+    let o = Overrides {
+        variants,
+        only: a.only.clone(),
+        repeats: a.repeat,
+        warmup: a.warmup,
+        scale: a.scale,
+    };
     let mut suite = match (&a.suite, &a.preset) {
         (Some(path), _) => config::load_file(path, &o)?,
         (None, p) => config::load_preset(p.as_deref().unwrap_or("quick"), &o)?,
@@ -91,7 +97,13 @@ fn load_suite(a: &RunArgs) -> Result<Suite> {
 }
 
 fn availability_for(a: &RunArgs) -> impl Fn(&FsVariant) -> Result<(), String> + '_ {
-    move |v: &FsVariant| if a.dir.is_some() { Ok(()) } else { provision::availability(&v.fs_type) }
+    move |v: &FsVariant| {
+        if a.dir.is_some() {
+            Ok(())
+        } else {
+            provision::availability(&v.fs_type)
+        }
+    }
 }
 
 /// Free bytes for an unprivileged writer in the filesystem holding `path` (or its nearest
@@ -108,7 +120,13 @@ fn free_bytes(path: &Path) -> Option<u64> {
 
 fn mem_available() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kib: u64 = text.lines().find_map(|l| l.strip_prefix("MemAvailable:"))?.split_whitespace().next()?.parse().ok()?;
+    let kib: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
     Some(kib * 1024)
 }
 
@@ -116,7 +134,12 @@ fn mem_available() -> Option<u64> {
 fn check_space(plan: &Plan, a: &RunArgs) -> Result<()> {
     let where_ = a.dir.as_deref().unwrap_or(&a.scratch.scratch);
     let need = if a.dir.is_some() {
-        plan.cases.iter().filter(|c| c.unavailable.is_none()).map(|c| c.workload.kind.workload().disk_bytes()).max().unwrap_or(0)
+        plan.cases
+            .iter()
+            .filter(|c| c.unavailable.is_none())
+            .map(|c| c.workload.kind.workload().disk_bytes())
+            .max()
+            .unwrap_or(0)
     } else {
         plan.peak_scratch_bytes
     };
@@ -156,19 +179,32 @@ fn print_plan(suite: &Suite, plan: &Plan, a: &RunArgs, out: &mut dyn Write) -> s
     let runnable = plan.cases.iter().filter(|c| c.unavailable.is_none()).count();
     writeln!(
         out,
-        "Plan: suite `{}` (scale {}): {} case(s) × ({} warm-up + {} measured) = {} repeats, order {:?}, trim {} per end, {:.0} % CI",
+        "Plan: suite `{}` (scale {}): {} case(s) × ({} warm-up + {} measured) = {} repeats, order {}, trim {} per end, {:.0} % CI",
         suite.name,
         suite.scale,
         runnable,
         p.warmup,
         p.repeats,
         plan.slots.len(),
-        p.order,
+        match p.order {
+            config::Order::Interleaved => "interleaved",
+            config::Order::Sequential => "sequential",
+        },
         p.trim,
         p.confidence * 100.0
     )?;
-    writeln!(out, "Fresh filesystem before every repeat; caches dropped before every phase: {}", p.drop_caches)?;
-    let w = plan.cases.iter().map(|c| c.variant.name.len()).max().unwrap_or(4).max(7);
+    writeln!(
+        out,
+        "Fresh filesystem before every repeat; caches dropped before every phase: {}",
+        p.drop_caches
+    )?;
+    let w = plan
+        .cases
+        .iter()
+        .map(|c| c.variant.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(7);
     writeln!(out, "\n  {:w$}  {:12}  {:>10}  what", "variant", "workload", "image")?;
     for c in &plan.cases {
         let image = if a.dir.is_some() {
@@ -182,11 +218,25 @@ fn print_plan(suite: &Suite, plan: &Plan, a: &RunArgs, out: &mut dyn Write) -> s
             Some(r) => format!("UNAVAILABLE: {r}"),
             None => c.workload.kind.workload().describe(),
         };
-        writeln!(out, "  {:w$}  {:12}  {:>10}  {}", c.variant.name, c.workload.name, image, what)?;
+        writeln!(
+            out,
+            "  {:w$}  {:12}  {:>10}  {}",
+            c.variant.name, c.workload.name, image, what
+        )?;
         if c.unavailable.is_none() {
-            let mut line = format!("  {:w$}  {:12}  {:>10}  phases: {}", "", "", "", c.workload.kind.workload().phases().join(", "));
+            let mut line = format!(
+                "  {:w$}  {:12}  {:>10}  phases: {}",
+                "",
+                "",
+                "",
+                c.workload.kind.workload().phases().join(", ")
+            );
             if !c.variant.mount_opts.is_empty() || !c.variant.mkfs_args.is_empty() {
-                line.push_str(&format!("; mkfs {:?} mount {:?}", c.variant.mkfs_args, c.variant.mount_opts.join(",")));
+                line.push_str(&format!(
+                    "; mkfs {:?} mount {:?}",
+                    c.variant.mkfs_args,
+                    c.variant.mount_opts.join(",")
+                ));
             }
             writeln!(out, "{line}")?;
         }
@@ -194,7 +244,14 @@ fn print_plan(suite: &Suite, plan: &Plan, a: &RunArgs, out: &mut dyn Write) -> s
     let order: Vec<String> = plan
         .slots
         .iter()
-        .map(|s| format!("{}#{}{}", plan.cases[s.case].variant.name, s.repeat + 1, if s.warmup { "w" } else { "" }))
+        .map(|s| {
+            format!(
+                "{}#{}{}",
+                plan.cases[s.case].variant.name,
+                s.repeat + 1,
+                if s.warmup { "w" } else { "" }
+            )
+        })
         .collect();
     writeln!(out, "\nRun order: {}", order.join(" "))?;
     match &a.dir {
@@ -204,7 +261,9 @@ fn print_plan(suite: &Suite, plan: &Plan, a: &RunArgs, out: &mut dyn Write) -> s
             "Scratch: {} needs {} at once (one image at a time); {} free",
             a.scratch.scratch.display(),
             Bytes(plan.peak_scratch_bytes).human(),
-            free_bytes(&a.scratch.scratch).map(|b| Bytes(b).human()).unwrap_or_else(|| "unknown".into())
+            free_bytes(&a.scratch.scratch)
+                .map(|b| Bytes(b).human())
+                .unwrap_or_else(|| "unknown".into())
         )?,
     }
     Ok(())
@@ -220,7 +279,10 @@ fn cmd_plan(a: &RunArgs) -> Result<i32> {
 
 /// Safe path component for a slot: letters, digits and `-` only.
 fn tag_for(slot_index: usize, variant: &str) -> String {
-    let clean: String = variant.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    let clean: String = variant
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
     format!("s{slot_index:03}-{clean}")
 }
 
@@ -297,7 +359,12 @@ fn cmd_run(db: &Path, a: &RunArgs) -> Result<i32> {
     let plan = plan::expand(&suite, &availability_for(a));
     check_space(&plan, a)?;
     for c in plan.cases.iter().filter(|c| c.unavailable.is_some()) {
-        eprintln!("fsbench: {} × {}: unavailable: {}", c.variant.name, c.workload.name, c.unavailable.as_deref().unwrap_or(""));
+        eprintln!(
+            "fsbench: {} × {}: unavailable: {}",
+            c.variant.name,
+            c.workload.name,
+            c.unavailable.as_deref().unwrap_or("")
+        );
     }
     if plan.slots.is_empty() {
         return Err(AppError::Usage("nothing to run: every filesystem variant is unavailable here (see above); `fsbench doctor` says what to install".into()).into());
@@ -322,7 +389,11 @@ fn cmd_run(db: &Path, a: &RunArgs) -> Result<i32> {
     for c in &plan.cases {
         store.record_case(session, &case_record(c))?;
     }
-    eprintln!("fsbench: session {session}: {} repeats; results in {}", plan.slots.len(), db.display());
+    eprintln!(
+        "fsbench: session {session}: {} repeats; results in {}",
+        plan.slots.len(),
+        db.display()
+    );
 
     let progress = Progress::new(plan.slots.len());
     let mut failures = 0usize;
@@ -356,7 +427,15 @@ fn cmd_run(db: &Path, a: &RunArgs) -> Result<i32> {
             notes: vec![],
             measurements: vec![],
         };
-        let outcome = run_slot(provisioner.as_ref(), case, &suite, &tag_for(i, &case.variant.name), &interrupt, &|p| progress.phase(&what, p), &mut sample);
+        let outcome = run_slot(
+            provisioner.as_ref(),
+            case,
+            &suite,
+            &tag_for(i, &case.variant.name),
+            &interrupt,
+            &|p| progress.phase(&what, p),
+            &mut sample,
+        );
         sample.wall_s = t0.elapsed().as_secs_f64();
         match outcome {
             SlotOutcome::Interrupted => {
@@ -373,7 +452,11 @@ fn cmd_run(db: &Path, a: &RunArgs) -> Result<i32> {
         store.record_sample(session, &sample)?;
     }
     progress.finish();
-    let status = if interrupted { SessionStatus::Interrupted } else { SessionStatus::Complete };
+    let status = if interrupted {
+        SessionStatus::Interrupted
+    } else {
+        SessionStatus::Complete
+    };
     store.finish_session(session, status)?;
     state.finish();
 
@@ -381,10 +464,19 @@ fn cmd_run(db: &Path, a: &RunArgs) -> Result<i32> {
     let html = db.with_file_name("report.html");
     let mut file = std::fs::File::create(&html).with_context(|| format!("writing {}", html.display()))?;
     print_report(&store, session, Format::Html, &mut file)?;
-    println!("\nResults: session {session} in {}; HTML report: {}", db.display(), html.display());
-    println!("More: fsbench --db {} report {session} --format json|csv|md|html", db.display());
+    println!(
+        "\nResults: session {session} in {}; HTML report: {}",
+        db.display(),
+        html.display()
+    );
+    println!(
+        "More: fsbench --db {} report {session} --format json|csv|md|html",
+        db.display()
+    );
     if interrupted {
-        eprintln!("fsbench: interrupted; every completed repeat is stored (session {session}), nothing is left mounted");
+        eprintln!(
+            "fsbench: interrupted; every completed repeat is stored (session {session}), nothing is left mounted"
+        );
         return Ok(130);
     }
     if failures > 0 {
@@ -418,7 +510,12 @@ fn run_slot(
     };
     sample.device = mounted.device.clone();
     sample.effective_mount_opts = mounted.effective_opts.clone();
-    let ctx = RunContext { dir: &mounted.workdir, drop_caches: suite.policy.drop_caches, interrupt, on_phase };
+    let ctx = RunContext {
+        dir: &mounted.workdir,
+        drop_caches: suite.policy.drop_caches,
+        interrupt,
+        on_phase,
+    };
     let result = run_workload(&case.workload.kind, &ctx);
     let teardown = mounted.teardown();
     match result {
@@ -442,7 +539,9 @@ fn run_workload(kind: &WorkloadKind, ctx: &RunContext) -> Result<crate::metric::
 
 /// Trim and confidence of a stored session, from its suite text (defaults if unreadable).
 fn session_policy(suite_text: &str) -> config::Policy {
-    config::load_str(suite_text, "stored suite", &Overrides::default()).map(|s| s.policy).unwrap_or_default()
+    config::load_str(suite_text, "stored suite", &Overrides::default())
+        .map(|s| s.policy)
+        .unwrap_or_default()
 }
 
 /// The report model of a stored session, with the trim and confidence of its own suite.
@@ -464,14 +563,24 @@ fn cmd_compare(db: &Path, a: &CompareArgs) -> Result<i32> {
         return Err(AppError::Usage(format!("--threshold {}: use a percentage such as 5", a.threshold)).into());
     }
     if !db.exists() {
-        return Err(AppError::Usage(format!("no results database at {}: run `fsbench run` first, or pass --db", db.display())).into());
+        return Err(AppError::Usage(format!(
+            "no results database at {}: run `fsbench run` first, or pass --db",
+            db.display()
+        ))
+        .into());
     }
     let store = Store::open(db)?;
     let resolve = |r: &str| store.resolve(r).map_err(|e| AppError::Usage(e.to_string()));
-    let (base, cand) = (build_model(&store, resolve(&a.base)?)?, build_model(&store, resolve(&a.cand)?)?);
+    let (base, cand) = (
+        build_model(&store, resolve(&a.base)?)?,
+        build_model(&store, resolve(&a.cand)?)?,
+    );
     let cmp = report::compare::compare(&base, &cand, a.threshold);
     if cmp.changes.is_empty() {
-        let msg = format!("sessions {} and {} have no metric in common", base.session.id, cand.session.id);
+        let msg = format!(
+            "sessions {} and {} have no metric in common",
+            base.session.id, cand.session.id
+        );
         return Err(AppError::Usage(msg).into());
     }
     let text = report::compare::render(&cmp, a.format);
@@ -484,7 +593,11 @@ fn cmd_compare(db: &Path, a: &CompareArgs) -> Result<i32> {
 
 fn cmd_report(db: &Path, a: &ReportArgs) -> Result<i32> {
     if !db.exists() {
-        return Err(AppError::Usage(format!("no results database at {}: run `fsbench run` first, or pass --db", db.display())).into());
+        return Err(AppError::Usage(format!(
+            "no results database at {}: run `fsbench run` first, or pass --db",
+            db.display()
+        ))
+        .into());
     }
     let store = Store::open(db)?;
     let id = store.resolve(&a.session).map_err(|e| AppError::Usage(e.to_string()))?;
@@ -502,8 +615,12 @@ fn cmd_report(db: &Path, a: &ReportArgs) -> Result<i32> {
 
 /// Filesystem types worth listing: common ones, what the kernel has, and every mkfs.* found.
 fn candidate_fs_types() -> Vec<String> {
-    let mut v: Vec<String> =
-        ["ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "zfs", "f2fs", "jfs", "reiserfs", "bcachefs", "nilfs2"].iter().map(|s| s.to_string()).collect();
+    let mut v: Vec<String> = [
+        "ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "zfs", "f2fs", "jfs", "reiserfs", "bcachefs", "nilfs2",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
     for dir in ["/usr/sbin", "/sbin", "/usr/bin", "/bin"] {
         if let Ok(rd) = std::fs::read_dir(dir) {
             for e in rd.flatten() {
@@ -523,7 +640,9 @@ fn cmd_list(db: &Path, what: ListWhat) -> Result<i32> {
     match what {
         ListWhat::Presets => {
             for name in config::preset_names() {
-                let desc = config::load_preset(name, &Overrides::default()).map(|s| s.description).unwrap_or_default();
+                let desc = config::load_preset(name, &Overrides::default())
+                    .map(|s| s.description)
+                    .unwrap_or_default();
                 writeln!(out, "{name:20} {desc}")?;
             }
         }
@@ -531,7 +650,13 @@ fn cmd_list(db: &Path, what: ListWhat) -> Result<i32> {
             for kind in WorkloadKind::KINDS {
                 let text = format!("kind = \"{kind}\"");
                 match toml::from_str::<WorkloadKind>(&text) {
-                    Ok(k) => writeln!(out, "{kind:12} {}\n{:12} phases: {}", k.workload().describe(), "", k.workload().phases().join(", "))?,
+                    Ok(k) => writeln!(
+                        out,
+                        "{kind:12} {}\n{:12} phases: {}",
+                        k.workload().describe(),
+                        "",
+                        k.workload().phases().join(", ")
+                    )?,
                     Err(_) => writeln!(out, "{kind}")?,
                 }
             }
@@ -578,13 +703,32 @@ fn cmd_doctor(a: &ScratchArgs) -> Result<i32> {
     };
     let root = provision::is_root();
     check(root, "running as root", "loop devices, mkfs and mount need root; run with sudo, or use `fsbench run --dir PATH` on an existing directory");
-    check(Path::new("/dev/loop-control").exists(), "loop devices (/dev/loop-control)", "the kernel needs CONFIG_BLK_DEV_LOOP; on a module kernel run `modprobe loop`");
-    check(provision::find_tool("losetup").is_some(), "losetup", &provision::install_hint("losetup"));
-    check(provision::find_tool("mount").is_some(), "mount", &provision::install_hint("mount"));
-    let dc = std::fs::OpenOptions::new().write(true).open("/proc/sys/vm/drop_caches").is_ok();
+    check(
+        Path::new("/dev/loop-control").exists(),
+        "loop devices (/dev/loop-control)",
+        "the kernel needs CONFIG_BLK_DEV_LOOP; on a module kernel run `modprobe loop`",
+    );
+    check(
+        provision::find_tool("losetup").is_some(),
+        "losetup",
+        &provision::install_hint("losetup"),
+    );
+    check(
+        provision::find_tool("mount").is_some(),
+        "mount",
+        &provision::install_hint("mount"),
+    );
+    let dc = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/proc/sys/vm/drop_caches")
+        .is_ok();
     check(dc, "drop_caches writable", "needs root and a writable /proc/sys (not in an unprivileged container); without it results may come from the page cache");
     let free = free_bytes(&a.scratch).unwrap_or(0);
-    check(free >= Bytes::GIB, &format!("scratch {} ({} free)", a.scratch.display(), Bytes(free).human()), "needs at least 1 GiB free for the quick preset; use --scratch DIR");
+    check(
+        free >= Bytes::GIB,
+        &format!("scratch {} ({} free)", a.scratch.display(), Bytes(free).human()),
+        "needs at least 1 GiB free for the quick preset; use --scratch DIR",
+    );
     println!();
     for t in candidate_fs_types() {
         match provision::availability(&t) {
@@ -596,7 +740,10 @@ fn cmd_doctor(a: &ScratchArgs) -> Result<i32> {
     for tool in ["fio", "bonnie++", "sysbench"] {
         match sysinfo::tool_version(tool) {
             Some(v) => println!("ok    optional {tool}: {v}"),
-            None => println!("--    optional {tool}: not installed ({})", provision::install_hint(tool)),
+            None => println!(
+                "--    optional {tool}: not installed ({})",
+                provision::install_hint(tool)
+            ),
         }
     }
     println!();

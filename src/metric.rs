@@ -126,12 +126,20 @@ pub struct MetricId {
 impl MetricId {
     /// A metric where more is better.
     pub fn higher(name: &str, unit: Unit) -> Self {
-        MetricId { name: name.to_string(), unit, direction: Direction::HigherIsBetter }
+        MetricId {
+            name: name.to_string(),
+            unit,
+            direction: Direction::HigherIsBetter,
+        }
     }
 
     /// A metric where less is better.
     pub fn lower(name: &str, unit: Unit) -> Self {
-        MetricId { name: name.to_string(), unit, direction: Direction::LowerIsBetter }
+        MetricId {
+            name: name.to_string(),
+            unit,
+            direction: Direction::LowerIsBetter,
+        }
     }
 }
 
@@ -177,7 +185,11 @@ impl PhaseResult {
         let mut out: Vec<Measurement> = self
             .metrics
             .iter()
-            .map(|(m, v)| Measurement { phase: self.phase.clone(), metric: m.clone(), value: *v })
+            .map(|(m, v)| Measurement {
+                phase: self.phase.clone(),
+                metric: m.clone(),
+                value: *v,
+            })
             .collect();
         out.push(Measurement {
             phase: self.phase.clone(),
@@ -215,7 +227,13 @@ mod tests {
 
     #[test]
     fn unit_and_direction_round_trip_through_text() {
-        for u in [Unit::MibPerSec, Unit::OpsPerSec, Unit::Seconds, Unit::Micros, Unit::Percent] {
+        for u in [
+            Unit::MibPerSec,
+            Unit::OpsPerSec,
+            Unit::Seconds,
+            Unit::Micros,
+            Unit::Percent,
+        ] {
             assert_eq!(Unit::parse(u.as_str()), Some(u));
         }
         for d in [Direction::HigherIsBetter, Direction::LowerIsBetter] {
@@ -228,7 +246,10 @@ mod tests {
         let p = PhaseResult {
             phase: "seq_write_block".into(),
             wall: Duration::from_secs(1),
-            cpu: CpuUsage { process_pct: 50.0, system_pct: 30.0 },
+            cpu: CpuUsage {
+                process_pct: 50.0,
+                system_pct: 30.0,
+            },
             metrics: vec![(MetricId::higher("throughput", Unit::MibPerSec), 100.0)],
         };
         let m = p.measurements();

@@ -12,7 +12,11 @@ pub fn host_info() -> HostInfo {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let cpu_model = cpuinfo
         .lines()
-        .find_map(|l| l.strip_prefix("model name").and_then(|r| r.split_once(':')).map(|(_, v)| v.trim().to_string()))
+        .find_map(|l| {
+            l.strip_prefix("model name")
+                .and_then(|r| r.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
         .unwrap_or_else(|| "unknown".into());
     let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
     let mem_kib: u64 = meminfo
@@ -25,7 +29,9 @@ pub fn host_info() -> HostInfo {
         hostname: uts.nodename().to_string_lossy().into_owned(),
         kernel: uts.release().to_string_lossy().into_owned(),
         cpu_model,
-        ncpu: std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1),
+        ncpu: std::thread::available_parallelism()
+            .map(|n| n.get() as u32)
+            .unwrap_or(1),
         mem_bytes: mem_kib * 1024,
     }
 }
@@ -38,17 +44,28 @@ pub fn tool_version(tool: &str) -> Option<String> {
         _ => "--version",
     };
     let out = Command::new(path).arg(flag).output().ok()?;
-    let text = format!("{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     text.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_string)
 }
 
 /// Versions of the tools used for these filesystem types, plus losetup and mount.
 pub fn tool_versions<'a>(fs_types: impl IntoIterator<Item = &'a str>) -> Vec<(String, String)> {
-    let mut tools: Vec<String> = fs_types.into_iter().filter(|t| *t != "tmpfs").map(|t| format!("mkfs.{t}")).collect();
+    let mut tools: Vec<String> = fs_types
+        .into_iter()
+        .filter(|t| *t != "tmpfs")
+        .map(|t| format!("mkfs.{t}"))
+        .collect();
     tools.extend(["losetup".to_string(), "mount".to_string()]);
     tools.sort();
     tools.dedup();
-    tools.into_iter().filter_map(|t| tool_version(&t).map(|v| (t, v))).collect()
+    tools
+        .into_iter()
+        .filter_map(|t| tool_version(&t).map(|v| (t, v)))
+        .collect()
 }
 
 #[cfg(test)]

@@ -48,7 +48,11 @@ impl Bytes {
     /// Multiplies by `factor` (for `--scale`), rounding down, never below `min` bytes.
     pub fn scaled(self, factor: f64, min: u64) -> Bytes {
         let v = (self.0 as f64 * factor).floor();
-        let v = if v.is_finite() && v < u64::MAX as f64 { v as u64 } else { u64::MAX };
+        let v = if v.is_finite() && v < u64::MAX as f64 {
+            v as u64
+        } else {
+            u64::MAX
+        };
         Bytes(v.max(min))
     }
 }
@@ -95,7 +99,12 @@ impl fmt::Display for Bytes {
     /// Shortest exact binary form: `4KiB`, `2GiB`, or plain bytes.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let v = self.0;
-        for (unit, name) in [(Bytes::GIB * 1024, "TiB"), (Bytes::GIB, "GiB"), (Bytes::MIB, "MiB"), (Bytes::KIB, "KiB")] {
+        for (unit, name) in [
+            (Bytes::GIB * 1024, "TiB"),
+            (Bytes::GIB, "GiB"),
+            (Bytes::MIB, "MiB"),
+            (Bytes::KIB, "KiB"),
+        ] {
             if v >= unit && v % unit == 0 {
                 return write!(f, "{}{}", v / unit, name);
             }
@@ -108,7 +117,12 @@ impl Bytes {
     /// Human form with one decimal (`1.5 GiB`), for plans and reports; not exact.
     pub fn human(self) -> String {
         let v = self.0 as f64;
-        for (unit, name) in [(Bytes::GIB as f64 * 1024.0, "TiB"), (Bytes::GIB as f64, "GiB"), (Bytes::MIB as f64, "MiB"), (Bytes::KIB as f64, "KiB")] {
+        for (unit, name) in [
+            (Bytes::GIB as f64 * 1024.0, "TiB"),
+            (Bytes::GIB as f64, "GiB"),
+            (Bytes::MIB as f64, "MiB"),
+            (Bytes::KIB as f64, "KiB"),
+        ] {
             if v >= unit {
                 return format!("{:.1} {}", v / unit, name);
             }
@@ -135,7 +149,9 @@ impl<'de> Deserialize<'de> for Bytes {
                 Ok(Bytes(v))
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Bytes, E> {
-                u64::try_from(v).map(Bytes).map_err(|_| E::custom(format!("size {v} is negative")))
+                u64::try_from(v)
+                    .map(Bytes)
+                    .map_err(|_| E::custom(format!("size {v} is negative")))
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<Bytes, E> {
                 if v.is_finite() && v >= 0.0 && v < u64::MAX as f64 {
@@ -171,7 +187,9 @@ impl FromStr for Dur {
             "h" => v * 3600.0,
             _ => return Err(UnitError::BadDuration(s.to_string())),
         };
-        Duration::try_from_secs_f64(secs).map(Dur).map_err(|_| UnitError::Overflow(s.to_string()))
+        Duration::try_from_secs_f64(secs)
+            .map(Dur)
+            .map_err(|_| UnitError::Overflow(s.to_string()))
     }
 }
 
@@ -276,6 +294,9 @@ mod tests {
     fn scaling_rounds_down_with_a_floor() {
         assert_eq!(Bytes(1000).scaled(0.5, 0), Bytes(500));
         assert_eq!(Bytes(1000).scaled(0.001, 100), Bytes(100));
-        assert_eq!(Dur(Duration::from_secs(10)).scaled(0.1, Duration::ZERO).0, Duration::from_secs(1));
+        assert_eq!(
+            Dur(Duration::from_secs(10)).scaled(0.1, Duration::ZERO).0,
+            Duration::from_secs(1)
+        );
     }
 }

@@ -112,10 +112,7 @@ pub(crate) enum Problem {
     /// A key the struct does not have; `expected` is serde's list of valid keys.
     UnknownKey { key: String, expected: Vec<String> },
     /// A string that is not one of an enum's values.
-    UnknownValue {
-        value: String,
-        expected: Vec<String>,
-    },
+    UnknownValue { value: String, expected: Vec<String> },
     /// A required key is absent.
     MissingKey { key: String },
     /// A value of the wrong type or out of range (`invalid type: …, expected …`).
@@ -139,9 +136,7 @@ pub(crate) fn parse(message: &str) -> Problem {
     }
     if let Some(rest) = msg.strip_prefix("missing field ") {
         if let Some((key, _)) = first_backticked(rest) {
-            return Problem::MissingKey {
-                key: key.to_string(),
-            };
+            return Problem::MissingKey { key: key.to_string() };
         }
     }
     for prefix in ["invalid type: ", "invalid value: "] {
@@ -206,12 +201,7 @@ pub(crate) fn describe(problem: &Problem, section: &str, extra_keys: &[&str]) ->
     match problem {
         Problem::UnknownKey { key, expected } => {
             let mut valid: Vec<&str> = extra_keys.to_vec();
-            valid.extend(
-                expected
-                    .iter()
-                    .map(String::as_str)
-                    .filter(|e| !extra_keys.contains(e)),
-            );
+            valid.extend(expected.iter().map(String::as_str).filter(|e| !extra_keys.contains(e)));
             let place = if section.is_empty() {
                 String::new()
             } else {
@@ -236,10 +226,7 @@ pub(crate) fn describe(problem: &Problem, section: &str, extra_keys: &[&str]) ->
                 "unknown value `{value}`: did you mean `{s}`? (valid values: {})",
                 quoted_list(expected)
             ),
-            None => format!(
-                "unknown value `{value}`: use one of {}",
-                quoted_list(expected)
-            ),
+            None => format!("unknown value `{value}`: use one of {}", quoted_list(expected)),
         },
         Problem::MissingKey { key } => {
             let place = if section.is_empty() {
@@ -250,10 +237,7 @@ pub(crate) fn describe(problem: &Problem, section: &str, extra_keys: &[&str]) ->
             format!("missing key `{key}`{place}: add `{key} = …`")
         }
         Problem::WrongType { found, expected } => {
-            format!(
-                "{found} is not {}: change this value",
-                friendly_expected(expected)
-            )
+            format!("{found} is not {}: change this value", friendly_expected(expected))
         }
         Problem::Other(msg) => with_advice(msg),
     }
@@ -314,10 +298,7 @@ mod tests {
             suggest("fle_size", &["chunk_size", "file_size", "files"]),
             Some("file_size")
         );
-        assert_eq!(
-            suggest("repeat", &["repeats", "warmup", "order"]),
-            Some("repeats")
-        );
+        assert_eq!(suggest("repeat", &["repeats", "warmup", "order"]), Some("repeats"));
         assert_eq!(suggest("Bonie", &["bonnie"]), Some("bonnie"));
         assert_eq!(suggest("zzz", &["repeats", "warmup"]), None);
         assert_eq!(suggest("x", &[] as &[&str]), None);
@@ -375,9 +356,7 @@ mod tests {
 
     #[test]
     fn descriptions_say_what_to_do() {
-        let p = parse(
-            "unknown field `repeat`, expected one of `repeats`, `warmup`, `order`, `confidence`",
-        );
+        let p = parse("unknown field `repeat`, expected one of `repeats`, `warmup`, `order`, `confidence`");
         let section = match &p {
             Problem::UnknownKey { expected, .. } => section_of(expected),
             _ => unreachable!(),
@@ -388,10 +367,7 @@ mod tests {
             "{d}"
         );
         let d = describe(&parse("invalid value: integer `-3`, expected u32"), "", &[]);
-        assert_eq!(
-            d,
-            "integer `-3` is not a whole number ≥ 0: change this value"
-        );
+        assert_eq!(d, "integer `-3` is not a whole number ≥ 0: change this value");
         let d = describe(&parse("size -1 is negative"), "", &[]);
         assert_eq!(d, "size -1 is negative: use a value ≥ 0");
         let d = describe(

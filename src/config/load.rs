@@ -174,9 +174,7 @@ pub(crate) fn check_name(name: &str) -> Result<(), String> {
         return Err("is empty: use letters, digits and `._:,=+-`".into());
     }
     if name == "." || name == ".." {
-        return Err(format!(
-            "cannot be `{name}`: use letters, digits and `._:,=+-`"
-        ));
+        return Err(format!("cannot be `{name}`: use letters, digits and `._:,=+-`"));
     }
     if let Some(bad) = name
         .chars()
@@ -201,11 +199,7 @@ pub(crate) fn check_fs_type(t: &str) -> Result<(), String> {
     if t.is_empty() {
         return Err("is empty: write a type such as `ext4`".into());
     }
-    if !t
-        .chars()
-        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-        || t.len() > 32
-    {
+    if !t.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()) || t.len() > 32 {
         return Err("is not a filesystem type: use the lower-case name that follows `mkfs.` or `mount -t`, such as `ext4` or `btrfs`".into());
     }
     Ok(())
@@ -241,9 +235,7 @@ fn build(src: &Source) -> Result<Suite, ConfigError> {
     let raw: RawFile = toml::from_str(src.text).map_err(|e| toml_error(src, &e))?;
 
     let Some(meta) = raw.suite else {
-        return Err(src.whole(
-            "the file has no [suite] table: add `[suite]` with `name = \"my-suite\"` at the top",
-        ));
+        return Err(src.whole("the file has no [suite] table: add `[suite]` with `name = \"my-suite\"` at the top"));
     };
     check_name(meta.name.get_ref()).map_err(|why| {
         src.at(
@@ -255,7 +247,9 @@ fn build(src: &Source) -> Result<Suite, ConfigError> {
     let policy = build_policy(src, raw.run)?;
 
     if raw.fs.is_empty() {
-        return Err(src.whole("the suite has no [[fs]] table: add at least one, e.g. `[[fs]]` followed by `type = \"ext4\"`"));
+        return Err(
+            src.whole("the suite has no [[fs]] table: add at least one, e.g. `[[fs]]` followed by `type = \"ext4\"`")
+        );
     }
     let mut variants = Vec::with_capacity(raw.fs.len());
     let mut seen: HashMap<String, usize> = HashMap::new();
@@ -330,13 +324,11 @@ fn build_policy(src: &Source, run: Option<RawRun>) -> Result<Policy, ConfigError
     let Some(run) = run else { return Ok(p) };
     if let Some(r) = &run.repeats {
         p.repeats = *r.get_ref();
-        check_repeats(p.repeats)
-            .map_err(|why| src.at(r.span().start, format!("repeats = {} {why}", p.repeats)))?;
+        check_repeats(p.repeats).map_err(|why| src.at(r.span().start, format!("repeats = {} {why}", p.repeats)))?;
     }
     if let Some(w) = &run.warmup {
         p.warmup = *w.get_ref();
-        check_warmup(p.warmup)
-            .map_err(|why| src.at(w.span().start, format!("warmup = {} {why}", p.warmup)))?;
+        check_warmup(p.warmup).map_err(|why| src.at(w.span().start, format!("warmup = {} {why}", p.warmup)))?;
     }
     if let Some(o) = run.order {
         p.order = o;
@@ -396,12 +388,8 @@ fn build_variant(src: &Source, fs: &Spanned<RawFs>) -> Result<(FsVariant, usize)
     let table_at = fs.span().start;
     let fs = fs.get_ref();
     let fs_type = fs.fs_type.get_ref();
-    check_fs_type(fs_type).map_err(|why| {
-        src.at(
-            fs.fs_type.span().start,
-            format!("filesystem type `{fs_type}` {why}"),
-        )
-    })?;
+    check_fs_type(fs_type)
+        .map_err(|why| src.at(fs.fs_type.span().start, format!("filesystem type `{fs_type}` {why}")))?;
 
     let mount_opts = match &fs.mount_opts {
         None => Vec::new(),
@@ -464,10 +452,8 @@ fn apply_overrides(mut suite: Suite, o: &Overrides) -> Result<Suite, ConfigError
         }
         let mut seen = std::collections::HashSet::new();
         for v in vs {
-            check_fs_type(&v.fs_type)
-                .map_err(|why| invalid(format!("--fs: filesystem type `{}` {why}", v.fs_type)))?;
-            check_name(&v.name)
-                .map_err(|why| invalid(format!("--fs: filesystem name `{}` {why}", v.name)))?;
+            check_fs_type(&v.fs_type).map_err(|why| invalid(format!("--fs: filesystem type `{}` {why}", v.fs_type)))?;
+            check_name(&v.name).map_err(|why| invalid(format!("--fs: filesystem name `{}` {why}", v.name)))?;
             if !seen.insert(v.name.as_str()) {
                 return Err(invalid(format!(
                     "--fs names `{}` twice: list each variant once",
@@ -484,12 +470,10 @@ fn apply_overrides(mut suite: Suite, o: &Overrides) -> Result<Suite, ConfigError
                 "--only names no workload: give at least one workload name or kind".into(),
             ));
         }
-        let matches =
-            |w: &WorkloadSpec, sel: &str| w.name == sel || w.kind.workload().kind() == sel;
+        let matches = |w: &WorkloadSpec, sel: &str| w.name == sel || w.kind.workload().kind() == sel;
         for sel in only {
             if !suite.workloads.iter().any(|w| matches(w, sel)) {
-                let mut valid: Vec<&str> =
-                    suite.workloads.iter().map(|w| w.name.as_str()).collect();
+                let mut valid: Vec<&str> = suite.workloads.iter().map(|w| w.name.as_str()).collect();
                 for w in &suite.workloads {
                     let k = w.kind.workload().kind();
                     if !valid.contains(&k) {
@@ -498,14 +482,18 @@ fn apply_overrides(mut suite: Suite, o: &Overrides) -> Result<Suite, ConfigError
                 }
                 let list = diag::quoted_list(&valid);
                 return Err(invalid(match diag::suggest(sel, &valid) {
-                    Some(s) => format!("--only `{sel}` matches no workload of suite `{}`: did you mean `{s}`? (workloads: {list})", suite.name),
-                    None => format!("--only `{sel}` matches no workload of suite `{}`: use one of {list}", suite.name),
+                    Some(s) => format!(
+                        "--only `{sel}` matches no workload of suite `{}`: did you mean `{s}`? (workloads: {list})",
+                        suite.name
+                    ),
+                    None => format!(
+                        "--only `{sel}` matches no workload of suite `{}`: use one of {list}",
+                        suite.name
+                    ),
                 }));
             }
         }
-        suite
-            .workloads
-            .retain(|w| only.iter().any(|sel| matches(w, sel)));
+        suite.workloads.retain(|w| only.iter().any(|sel| matches(w, sel)));
     }
 
     if let Some(r) = o.repeats {
@@ -522,7 +510,9 @@ fn apply_overrides(mut suite: Suite, o: &Overrides) -> Result<Suite, ConfigError
 
     if let Some(f) = o.scale {
         if !(f.is_finite() && f > 0.0 && f <= MAX_SCALE) {
-            return Err(invalid(format!("--scale {f} is out of range: use a factor above 0 and at most {MAX_SCALE}, e.g. 0.5 or 4")));
+            return Err(invalid(format!(
+                "--scale {f} is out of range: use a factor above 0 and at most {MAX_SCALE}, e.g. 0.5 or 4"
+            )));
         }
         if f != 1.0 {
             for w in &mut suite.workloads {

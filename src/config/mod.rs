@@ -22,8 +22,8 @@ mod raw;
 mod variant;
 
 pub use load::{
-    load_file, load_preset, load_str, preset_names, preset_text, ConfigError, MAX_NAME_LEN,
-    MAX_REPEATS, MAX_SCALE, MAX_WARMUP,
+    load_file, load_preset, load_str, preset_names, preset_text, ConfigError, MAX_NAME_LEN, MAX_REPEATS, MAX_SCALE,
+    MAX_WARMUP,
 };
 pub use variant::{parse_fs_list, KNOWN_FS_TYPES};
 
@@ -59,7 +59,14 @@ pub struct Policy {
 
 impl Default for Policy {
     fn default() -> Self {
-        Policy { repeats: 3, warmup: 0, order: Order::Interleaved, drop_caches: true, trim: 1, confidence: 0.95 }
+        Policy {
+            repeats: 3,
+            warmup: 0,
+            order: Order::Interleaved,
+            drop_caches: true,
+            trim: 1,
+            confidence: 0.95,
+        }
     }
 }
 

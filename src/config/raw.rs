@@ -83,9 +83,7 @@ impl<'de> Deserialize<'de> for MountOpts {
                 if v.trim().is_empty() {
                     return Ok(MountOpts(Vec::new()));
                 }
-                Ok(MountOpts(
-                    v.split(',').map(|o| o.trim().to_string()).collect(),
-                ))
+                Ok(MountOpts(v.split(',').map(|o| o.trim().to_string()).collect()))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<MountOpts, A::Error> {
                 let mut out = Vec::new();
@@ -113,10 +111,7 @@ pub(super) struct DecodedWorkload {
 }
 
 fn table_of<'a>(keys: impl Iterator<Item = (&'a Spanned<String>, &'a toml::Value)>) -> toml::Value {
-    toml::Value::Table(
-        keys.map(|(k, v)| (k.get_ref().clone(), v.clone()))
-            .collect(),
-    )
+    toml::Value::Table(keys.map(|(k, v)| (k.get_ref().clone(), v.clone())).collect())
 }
 
 fn key_at<'a>(entry: &'a RawWorkload, key: &str) -> Option<(usize, &'a toml::Value)> {
@@ -128,10 +123,7 @@ fn key_at<'a>(entry: &'a RawWorkload, key: &str) -> Option<(usize, &'a toml::Val
 
 /// Reads `kind` and `name`, then deserializes the kind's spec from the remaining keys; every
 /// error points at the key it is about (or at the table for a missing key).
-pub(super) fn decode_workload(
-    src: &Source,
-    entry: &Spanned<RawWorkload>,
-) -> Result<DecodedWorkload, ConfigError> {
+pub(super) fn decode_workload(src: &Source, entry: &Spanned<RawWorkload>) -> Result<DecodedWorkload, ConfigError> {
     let table_at = entry.span().start;
     let map = entry.get_ref();
     let kinds = diag::quoted_list(WorkloadKind::KINDS);
@@ -144,10 +136,7 @@ pub(super) fn decode_workload(
         ));
     };
     let Some(kind) = kind_value.as_str() else {
-        return Err(src.at(
-            kind_at,
-            format!("`kind` must be a quoted string, one of {kinds}"),
-        ));
+        return Err(src.at(kind_at, format!("`kind` must be a quoted string, one of {kinds}")));
     };
     if !WorkloadKind::KINDS.contains(&kind) {
         let msg = match diag::suggest(kind, WorkloadKind::KINDS) {
@@ -163,12 +152,7 @@ pub(super) fn decode_workload(
         None => (kind.to_string(), table_at),
         Some((at, v)) => match v.as_str() {
             Some(s) => (s.to_string(), at),
-            None => {
-                return Err(src.at(
-                    at,
-                    "`name` must be a quoted string such as \"bonnie-small\"",
-                ))
-            }
+            None => return Err(src.at(at, "`name` must be a quoted string such as \"bonnie-small\"")),
         },
     };
     let section = format!("workload `{name}`");
@@ -196,13 +180,9 @@ pub(super) fn decode_workload(
             .iter()
             .filter(|(k, _)| k.get_ref() != "kind" && k.get_ref() != "name")
             .find(|(k, v)| {
-                let one = map
-                    .iter()
-                    .filter(|(kk, _)| kk.get_ref() == "kind")
-                    .chain([(*k, *v)]);
+                let one = map.iter().filter(|(kk, _)| kk.get_ref() == "kind").chain([(*k, *v)]);
                 let alone = table_of(one).try_into::<WorkloadKind>();
-                alone
-                    .is_err_and(|e| !matches!(diag::parse(e.message()), Problem::MissingKey { .. }))
+                alone.is_err_and(|e| !matches!(diag::parse(e.message()), Problem::MissingKey { .. }))
             })
             .map_or(table_at, |(k, _)| k.span().start),
     };
@@ -216,9 +196,6 @@ pub(super) fn decode_workload(
     };
     Err(src.at(
         at,
-        format!(
-            "{key_prefix}{}",
-            diag::describe(&problem, &section, &["kind", "name"])
-        ),
+        format!("{key_prefix}{}", diag::describe(&problem, &section, &["kind", "name"])),
     ))
 }

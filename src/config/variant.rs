@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 
 /// Filesystem types recognised in `--fs` lists without looking for `mkfs.TYPE`.
 pub const KNOWN_FS_TYPES: &[&str] = &[
-    "ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "zfs", "f2fs", "jfs", "reiserfs", "reiser4",
-    "nilfs2", "bcachefs", "vfat", "exfat", "ntfs", "ntfs3",
+    "ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "zfs", "f2fs", "jfs", "reiserfs", "reiser4", "nilfs2", "bcachefs",
+    "vfat", "exfat", "ntfs", "ntfs3",
 ];
 
 /// Parses `ext4,xfs,btrfs:compress=lzo,ext4:noatime,discard` into variants (see the module
@@ -40,10 +40,7 @@ fn is_fs_type(token: &str, dirs: &[PathBuf]) -> bool {
         return true;
     }
     // Only plain names are looked up, so a token can never form a path such as `mkfs.../x`.
-    check_fs_type(token).is_ok()
-        && dirs
-            .iter()
-            .any(|d| is_executable(&d.join(format!("mkfs.{token}"))))
+    check_fs_type(token).is_ok() && dirs.iter().any(|d| is_executable(&d.join(format!("mkfs.{token}"))))
 }
 
 fn is_executable(p: &Path) -> bool {
@@ -72,10 +69,11 @@ fn parse_with(s: &str, is_type: &dyn Fn(&str) -> bool) -> Result<Vec<FsVariant>,
         };
         if starts_variant {
             let (fs_type, opt) = token.split_once(':').unwrap_or((token, ""));
-            check_fs_type(fs_type)
-                .map_err(|why| err(format!("filesystem type `{fs_type}` {why}")))?;
+            check_fs_type(fs_type).map_err(|why| err(format!("filesystem type `{fs_type}` {why}")))?;
             if opt.is_empty() {
-                return Err(err(format!("`{token}` has nothing after the colon: write `{fs_type}` or `{fs_type}:OPTION`")));
+                return Err(err(format!(
+                    "`{token}` has nothing after the colon: write `{fs_type}` or `{fs_type}:OPTION`"
+                )));
             }
             list.push((fs_type.to_string(), vec![opt.to_string()]));
         } else if is_type(token) {
@@ -101,12 +99,12 @@ fn parse_with(s: &str, is_type: &dyn Fn(&str) -> bool) -> Result<Vec<FsVariant>,
     for (fs_type, mount_opts) in list {
         let name = default_variant_name(&fs_type, &mount_opts);
         check_name(&name).map_err(|why| {
-            err(format!("variant name `{name}` {why}; for such options use a suite file with an explicit `name`"))
+            err(format!(
+                "variant name `{name}` {why}; for such options use a suite file with an explicit `name`"
+            ))
         })?;
         if out.iter().any(|v| v.name == name) {
-            return Err(err(format!(
-                "`{name}` is listed twice: list each variant once"
-            )));
+            return Err(err(format!("`{name}` is listed twice: list each variant once")));
         }
         out.push(FsVariant {
             name,
@@ -168,21 +166,11 @@ mod tests {
             vec![
                 ("ext4".into(), "ext4".into(), o(&[])),
                 ("xfs".into(), "xfs".into(), o(&[])),
-                (
-                    "btrfs:compress=lzo".into(),
-                    "btrfs".into(),
-                    o(&["compress=lzo"])
-                ),
-                (
-                    "ext4:noatime,discard".into(),
-                    "ext4".into(),
-                    o(&["noatime", "discard"])
-                ),
+                ("btrfs:compress=lzo".into(), "btrfs".into(), o(&["compress=lzo"])),
+                ("ext4:noatime,discard".into(), "ext4".into(), o(&["noatime", "discard"])),
             ]
         );
-        assert!(v
-            .iter()
-            .all(|v| v.mkfs_args.is_empty() && v.image_size.is_none()));
+        assert!(v.iter().all(|v| v.mkfs_args.is_empty() && v.image_size.is_none()));
     }
 
     #[test]
@@ -203,10 +191,7 @@ mod tests {
     fn a_colon_inside_an_option_value_does_not_start_a_variant() {
         let v = parse("ext4:noatime,context=system_u:object_r").unwrap();
         assert_eq!(v.len(), 1);
-        assert_eq!(
-            v[0].mount_opts,
-            vec!["noatime", "context=system_u:object_r"]
-        );
+        assert_eq!(v[0].mount_opts, vec!["noatime", "context=system_u:object_r"]);
     }
 
     #[test]

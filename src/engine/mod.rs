@@ -49,7 +49,10 @@ pub enum EngineError {
 impl EngineError {
     /// Wraps an I/O error with the operation and path it came from.
     pub fn io(what: impl Into<String>, source: std::io::Error) -> Self {
-        EngineError::Io { what: what.into(), source }
+        EngineError::Io {
+            what: what.into(),
+            source,
+        }
     }
 }
 

@@ -1,1 +1,472 @@
-//! (Skeleton: the engine helper fills this in.)
+//! [`WorkerPool`]: runs N workers on N threads from a common start to a stop condition, and
+//! merges what they measured.
+//!
+//! A worker is a value implementing [`Worker`] that owns all its state (file descriptors,
+//! buffers, counters, positions); [`FnWorker`] adapts a closure. The pool gives each worker its
+//! own [`LatencyRecorder`], releases all of them together from a start barrier, and runs this
+//! hot loop on each thread:
+//!
+//! ```text
+//! t0 = now()                              // right after the barrier
+//! loop {
+//!     if interrupted or another worker failed: stop
+//!     worker.op()?                        // one operation, or "no work left"
+//!     t1 = now(); latency.record(t1 - t0); t0 = t1; ops += 1
+//!     if deadline passed (checked against t1, no extra clock read): stop
+//! }
+//! worker.end()?                           // still timed: e.g. fsync of what was written
+//! ```
+//!
+//! Invariants of the hot loop: one `Instant::now()` per operation (the end of one operation is
+//! the start of the next), no allocation (the recorder is sized before the start), no shared
+//! lock (the only shared state is two atomic flags, read with relaxed loads, written only when
+//! something ends the run).
+//!
+//! The pool's wall time runs from the earliest worker start (barrier release) to the latest
+//! worker end, as bonnie++ times its seeker processes (first start to last stop). A single
+//! worker runs on the calling thread, without a barrier or a spawn.
+
+use crate::engine::latency::LatencyRecorder;
+use crate::engine::EngineError;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+/// What one call of [`Worker::op`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// One operation was performed; the pool times and counts it.
+    Op,
+    /// The worker has no work left; nothing is counted for this call.
+    Done,
+}
+
+/// One thread's work, owned by that thread for the whole run.
+pub trait Worker: Send {
+    /// What the worker hands back after the run (its own counters, buffers to reuse …).
+    type Output: Send;
+
+    /// Performs exactly one operation, or returns [`Step::Done`] when its work is complete.
+    /// Must not allocate. An operation longer than a few milliseconds should poll the interrupt
+    /// flag itself and return [`EngineError::Interrupted`].
+    fn op(&mut self) -> Result<Step, EngineError>;
+
+    /// Called once after the last operation, inside the timed region (for example the fsync
+    /// that the phase counts). Not called when the run is interrupted or failed.
+    fn end(&mut self) -> Result<(), EngineError> {
+        Ok(())
+    }
+
+    /// Converts the worker into its output, after the timed region.
+    fn finish(self) -> Self::Output;
+}
+
+/// Adapts a closure `FnMut() -> Result<Step, EngineError>` into a [`Worker`] with no output.
+pub struct FnWorker<F>(pub F);
+
+impl<F> Worker for FnWorker<F>
+where
+    F: FnMut() -> Result<Step, EngineError> + Send,
+{
+    type Output = ();
+
+    #[inline]
+    fn op(&mut self) -> Result<Step, EngineError> {
+        (self.0)()
+    }
+
+    fn finish(self) {}
+}
+
+/// Why the workers stopped, when they stopped normally.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// Every worker finished its own work.
+    Done,
+    /// The deadline passed before at least one worker finished its work.
+    Deadline,
+}
+
+/// Counters of one worker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WorkerStats {
+    /// Operations performed.
+    pub ops: u64,
+    /// From the worker's start (barrier release) to its end, including [`Worker::end`].
+    pub wall: Duration,
+}
+
+/// What a pool run measured.
+#[derive(Debug)]
+pub struct PoolRun<O> {
+    /// From barrier release (earliest worker start) to the last worker's end.
+    pub wall: Duration,
+    /// Operations of all workers.
+    pub ops: u64,
+    /// All workers' latencies merged.
+    pub latency: LatencyRecorder,
+    /// Per-worker counters, in worker order.
+    pub workers: Vec<WorkerStats>,
+    /// Per-worker outputs ([`Worker::finish`]), in worker order.
+    pub outputs: Vec<O>,
+    /// Why the run stopped.
+    pub stop: StopReason,
+}
+
+impl<O> PoolRun<O> {
+    /// Operations per second over the pool's wall time (0 for a zero wall time).
+    pub fn ops_per_sec(&self) -> f64 {
+        let s = self.wall.as_secs_f64();
+        if s > 0.0 {
+            self.ops as f64 / s
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Runs workers from a start barrier to a stop condition; see the module documentation.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WorkerPool {
+    deadline: Option<Duration>,
+}
+
+enum Exit {
+    Interrupted,
+    /// Another worker failed; its error is the one reported.
+    Aborted,
+    Failed(EngineError),
+}
+
+struct Finished<O> {
+    start: Instant,
+    end: Instant,
+    ops: u64,
+    latency: LatencyRecorder,
+    output: O,
+    deadline_hit: bool,
+}
+
+impl WorkerPool {
+    /// A pool whose workers run until their own work is done (or an interrupt).
+    pub fn new() -> WorkerPool {
+        WorkerPool { deadline: None }
+    }
+
+    /// Also stop each worker once `limit` has passed since the start (time-based phases).
+    pub fn with_deadline(limit: Duration) -> WorkerPool {
+        WorkerPool { deadline: Some(limit) }
+    }
+
+    /// Runs `workers`, one thread each, released together. Returns
+    /// [`EngineError::Interrupted`] if `interrupt` was set during the run, the first worker
+    /// error otherwise (the other workers stop at their next operation), or the measurements.
+    /// An empty `workers` is an [`EngineError::Invalid`].
+    pub fn run<W: Worker>(&self, workers: Vec<W>, interrupt: &AtomicBool) -> Result<PoolRun<W::Output>, EngineError> {
+        if workers.is_empty() {
+            return Err(EngineError::Invalid("a worker pool needs at least one worker".into()));
+        }
+        let abort = AtomicBool::new(false);
+        let deadline = self.deadline;
+        let results: Vec<Result<Finished<W::Output>, Exit>> = if workers.len() == 1 {
+            workers
+                .into_iter()
+                .map(|w| run_one(w, LatencyRecorder::new(), None, deadline, interrupt, &abort))
+                .collect()
+        } else {
+            let barrier = Barrier::new(workers.len());
+            std::thread::scope(|s| {
+                let handles: Vec<_> = workers
+                    .into_iter()
+                    .map(|w| {
+                        let latency = LatencyRecorder::new();
+                        let (barrier, abort) = (&barrier, &abort);
+                        s.spawn(move || run_one(w, latency, Some(barrier), deadline, interrupt, abort))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            abort.store(true, Ordering::Relaxed);
+                            Err(Exit::Failed(EngineError::Invalid("a worker thread panicked".into())))
+                        })
+                    })
+                    .collect()
+            })
+        };
+        merge(results, interrupt)
+    }
+}
+
+fn merge<O>(results: Vec<Result<Finished<O>, Exit>>, interrupt: &AtomicBool) -> Result<PoolRun<O>, EngineError> {
+    let mut finished = Vec::with_capacity(results.len());
+    let mut first_error = None;
+    let mut interrupted = interrupt.load(Ordering::Relaxed);
+    for r in results {
+        match r {
+            Ok(f) => finished.push(f),
+            Err(Exit::Interrupted) => interrupted = true,
+            Err(Exit::Aborted) => {}
+            Err(Exit::Failed(EngineError::Interrupted)) => interrupted = true,
+            Err(Exit::Failed(e)) => {
+                if first_error.is_none() {
+                    first_error = Some(e);
+                }
+            }
+        }
+    }
+    if interrupted {
+        return Err(EngineError::Interrupted);
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    let start = finished.iter().map(|f| f.start).min();
+    let end = finished.iter().map(|f| f.end).max();
+    let wall = match (start, end) {
+        (Some(s), Some(e)) => e.saturating_duration_since(s),
+        _ => Duration::ZERO,
+    };
+    let mut latency = LatencyRecorder::new();
+    let mut workers = Vec::with_capacity(finished.len());
+    let mut outputs = Vec::with_capacity(finished.len());
+    let mut ops = 0;
+    let mut stop = StopReason::Done;
+    for f in finished {
+        latency.merge(&f.latency);
+        ops += f.ops;
+        if f.deadline_hit {
+            stop = StopReason::Deadline;
+        }
+        workers.push(WorkerStats {
+            ops: f.ops,
+            wall: f.end.saturating_duration_since(f.start),
+        });
+        outputs.push(f.output);
+    }
+    Ok(PoolRun {
+        wall,
+        ops,
+        latency,
+        workers,
+        outputs,
+        stop,
+    })
+}
+
+/// The per-thread hot loop.
+fn run_one<W: Worker>(
+    mut w: W,
+    mut latency: LatencyRecorder,
+    barrier: Option<&Barrier>,
+    deadline: Option<Duration>,
+    interrupt: &AtomicBool,
+    abort: &AtomicBool,
+) -> Result<Finished<W::Output>, Exit> {
+    if let Some(b) = barrier {
+        b.wait();
+    }
+    let start = Instant::now();
+    let deadline_at = deadline.and_then(|d| start.checked_add(d));
+    let mut t0 = start;
+    let mut ops: u64 = 0;
+    let mut deadline_hit = false;
+    loop {
+        if interrupt.load(Ordering::Relaxed) {
+            return Err(Exit::Interrupted);
+        }
+        if abort.load(Ordering::Relaxed) {
+            return Err(Exit::Aborted);
+        }
+        match w.op() {
+            Ok(Step::Op) => {}
+            Ok(Step::Done) => break,
+            Err(e) => {
+                abort.store(true, Ordering::Relaxed);
+                return Err(Exit::Failed(e));
+            }
+        }
+        let t1 = Instant::now();
+        latency.record_ns(u64::try_from(t1.duration_since(t0).as_nanos()).unwrap_or(u64::MAX));
+        t0 = t1;
+        ops += 1;
+        if let Some(d) = deadline_at {
+            if t1 >= d {
+                deadline_hit = true;
+                break;
+            }
+        }
+    }
+    if let Err(e) = w.end() {
+        abort.store(true, Ordering::Relaxed);
+        return Err(Exit::Failed(e));
+    }
+    let end = Instant::now();
+    Ok(Finished {
+        start,
+        end,
+        ops,
+        latency,
+        output: w.finish(),
+        deadline_hit,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counts down `left` operations, each a short spin, and reports when it started.
+    struct Countdown {
+        left: u64,
+        done: u64,
+        first_op: Option<Instant>,
+        ended: bool,
+    }
+
+    impl Countdown {
+        fn new(n: u64) -> Self {
+            Countdown {
+                left: n,
+                done: 0,
+                first_op: None,
+                ended: false,
+            }
+        }
+    }
+
+    impl Worker for Countdown {
+        type Output = (u64, Option<Instant>, bool);
+        fn op(&mut self) -> Result<Step, EngineError> {
+            if self.left == 0 {
+                return Ok(Step::Done);
+            }
+            self.first_op.get_or_insert_with(Instant::now);
+            let t = Instant::now();
+            while t.elapsed() < Duration::from_micros(20) {
+                std::hint::spin_loop();
+            }
+            self.left -= 1;
+            self.done += 1;
+            Ok(Step::Op)
+        }
+        fn end(&mut self) -> Result<(), EngineError> {
+            self.ended = true;
+            Ok(())
+        }
+        fn finish(self) -> Self::Output {
+            (self.done, self.first_op, self.ended)
+        }
+    }
+
+    #[test]
+    fn runs_every_worker_to_completion_and_merges() {
+        let flag = AtomicBool::new(false);
+        let workers = vec![Countdown::new(100), Countdown::new(250), Countdown::new(50)];
+        let run = WorkerPool::new().run(workers, &flag).expect("pool run");
+        assert_eq!(run.stop, StopReason::Done);
+        assert_eq!(run.ops, 400);
+        assert_eq!(run.latency.count(), 400);
+        assert_eq!(run.workers.iter().map(|w| w.ops).collect::<Vec<_>>(), [100, 250, 50]);
+        assert_eq!(run.outputs.iter().map(|o| o.0).collect::<Vec<_>>(), [100, 250, 50]);
+        assert!(run.outputs.iter().all(|o| o.2), "end() runs for every worker");
+        // Each op spins 20 µs, so the slowest worker alone needs ≥ 5 ms.
+        assert!(run.wall >= Duration::from_millis(5), "{:?}", run.wall);
+        assert!(run.workers.iter().all(|w| w.wall <= run.wall));
+        assert!(run.latency.quantile_us(0.5) >= 20.0);
+        assert!(run.ops_per_sec() > 0.0 && run.ops_per_sec().is_finite());
+    }
+
+    #[test]
+    fn workers_are_released_together() {
+        let flag = AtomicBool::new(false);
+        let run = WorkerPool::new()
+            .run(vec![Countdown::new(5), Countdown::new(5)], &flag)
+            .expect("pool run");
+        let starts: Vec<Instant> = run.outputs.iter().filter_map(|o| o.1).collect();
+        assert_eq!(starts.len(), 2);
+        let gap = if starts[0] > starts[1] {
+            starts[0] - starts[1]
+        } else {
+            starts[1] - starts[0]
+        };
+        // Released by one barrier: far closer than a thread spawn would stagger them on a
+        // loaded machine, but scheduling on 2 vCPUs can still delay one.
+        assert!(gap < Duration::from_millis(50), "{gap:?}");
+    }
+
+    #[test]
+    fn deadline_stops_endless_workers() {
+        let flag = AtomicBool::new(false);
+        let workers = vec![Countdown::new(u64::MAX), Countdown::new(u64::MAX)];
+        let run = WorkerPool::with_deadline(Duration::from_millis(30))
+            .run(workers, &flag)
+            .expect("pool run");
+        assert_eq!(run.stop, StopReason::Deadline);
+        assert!(run.ops > 0);
+        assert!(run.wall >= Duration::from_millis(30) && run.wall < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn interrupt_flag_ends_the_run() {
+        let flag = AtomicBool::new(false);
+        let started = Instant::now();
+        let r = std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(Duration::from_millis(20));
+                flag.store(true, Ordering::Relaxed);
+            });
+            WorkerPool::new().run(vec![Countdown::new(u64::MAX), Countdown::new(u64::MAX)], &flag)
+        });
+        assert!(matches!(r, Err(EngineError::Interrupted)), "{r:?}");
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn first_error_stops_the_others() {
+        let flag = AtomicBool::new(false);
+        // Both workers come from one closure expression, so they have one type.
+        let make = |fails: bool| {
+            let mut n = 0u32;
+            FnWorker(move || {
+                n += 1;
+                if fails && n == 10 {
+                    Err(EngineError::io(
+                        "write /x",
+                        std::io::Error::from_raw_os_error(libc::ENOSPC),
+                    ))
+                } else {
+                    Ok(Step::Op)
+                }
+            })
+        };
+        let r = WorkerPool::new().run(vec![make(true), make(false)], &flag);
+        match r {
+            Err(EngineError::Io { what, source }) => {
+                assert_eq!(what, "write /x");
+                assert_eq!(source.raw_os_error(), Some(libc::ENOSPC));
+            }
+            other => panic!("expected the worker's error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn single_worker_runs_inline_and_empty_pool_is_invalid() {
+        let flag = AtomicBool::new(false);
+        let me = std::thread::current().id();
+        let mut calls = 0;
+        let w = FnWorker(|| {
+            assert_eq!(std::thread::current().id(), me);
+            calls += 1;
+            Ok(if calls <= 3 { Step::Op } else { Step::Done })
+        });
+        let run = WorkerPool::new().run(vec![w], &flag).expect("pool run");
+        assert_eq!(run.ops, 3);
+        let none: Vec<Countdown> = Vec::new();
+        assert!(matches!(
+            WorkerPool::new().run(none, &flag),
+            Err(EngineError::Invalid(_))
+        ));
+    }
+}

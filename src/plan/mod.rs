@@ -119,8 +119,16 @@ pub fn expand(suite: &Suite, availability: &dyn Fn(&FsVariant) -> Result<(), Str
     // across filesystems close together in time.
     let mut by_workload = runnable.clone();
     by_workload.sort_by_key(|&i| {
-        let w = suite.workloads.iter().position(|w| w.name == cases[i].workload.name).unwrap_or(0);
-        let v = suite.variants.iter().position(|v| v.name == cases[i].variant.name).unwrap_or(0);
+        let w = suite
+            .workloads
+            .iter()
+            .position(|w| w.name == cases[i].workload.name)
+            .unwrap_or(0);
+        let v = suite
+            .variants
+            .iter()
+            .position(|v| v.name == cases[i].variant.name)
+            .unwrap_or(0);
         (w, v)
     });
     let mut slots = Vec::new();
@@ -128,14 +136,22 @@ pub fn expand(suite: &Suite, availability: &dyn Fn(&FsVariant) -> Result<(), Str
         Order::Interleaved => {
             for r in 0..total {
                 for &c in &by_workload {
-                    slots.push(Slot { case: c, repeat: r, warmup: r < p.warmup });
+                    slots.push(Slot {
+                        case: c,
+                        repeat: r,
+                        warmup: r < p.warmup,
+                    });
                 }
             }
         }
         Order::Sequential => {
             for &c in &by_workload {
                 for r in 0..total {
-                    slots.push(Slot { case: c, repeat: r, warmup: r < p.warmup });
+                    slots.push(Slot {
+                        case: c,
+                        repeat: r,
+                        warmup: r < p.warmup,
+                    });
                 }
             }
         }
@@ -146,7 +162,11 @@ pub fn expand(suite: &Suite, availability: &dyn Fn(&FsVariant) -> Result<(), Str
         .map(|s| cases[s.case].image_bytes)
         .max()
         .unwrap_or(0);
-    Plan { cases, slots, peak_scratch_bytes }
+    Plan {
+        cases,
+        slots,
+        peak_scratch_bytes,
+    }
 }
 
 #[cfg(test)]
@@ -156,7 +176,13 @@ mod tests {
     use crate::engine::{BonnieSpec, WorkloadKind};
 
     fn variant(name: &str, t: &str) -> FsVariant {
-        FsVariant { name: name.into(), fs_type: t.into(), mkfs_args: vec![], mount_opts: vec![], image_size: None }
+        FsVariant {
+            name: name.into(),
+            fs_type: t.into(),
+            mkfs_args: vec![],
+            mount_opts: vec![],
+            image_size: None,
+        }
     }
 
     fn suite(order: Order, warmup: u32) -> Suite {
@@ -164,9 +190,17 @@ mod tests {
         Suite {
             name: "t".into(),
             description: String::new(),
-            policy: Policy { repeats: 2, warmup, order, ..Policy::default() },
+            policy: Policy {
+                repeats: 2,
+                warmup,
+                order,
+                ..Policy::default()
+            },
             variants: vec![variant("ext4", "ext4"), variant("zfs", "zfs"), variant("xfs", "xfs")],
-            workloads: vec![WorkloadSpec { name: "bonnie".into(), kind: WorkloadKind::Bonnie(bonnie) }],
+            workloads: vec![WorkloadSpec {
+                name: "bonnie".into(),
+                kind: WorkloadKind::Bonnie(bonnie),
+            }],
             scale: 1.0,
             source_text: String::new(),
         }
@@ -206,7 +240,11 @@ mod tests {
     #[test]
     fn sequential_plan_groups_repeats() {
         let plan = expand(&suite(Order::Sequential, 0), &avail);
-        let names: Vec<&str> = plan.slots.iter().map(|s| plan.cases[s.case].variant.name.as_str()).collect();
+        let names: Vec<&str> = plan
+            .slots
+            .iter()
+            .map(|s| plan.cases[s.case].variant.name.as_str())
+            .collect();
         assert_eq!(names, ["ext4", "ext4", "xfs", "xfs"]);
     }
 

@@ -68,21 +68,38 @@ fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ProvisionEr
 
 /// Runs a command, returning its stdout, or a [`ProvisionError::Tool`] with its stderr.
 pub fn run_tool(program: &str, args: &[String], envs: &[(&str, &str)]) -> Result<String, ProvisionError> {
-    let command = std::iter::once(program.to_string()).chain(args.iter().cloned()).collect::<Vec<_>>().join(" ");
-    let out = Command::new(program).args(args).envs(envs.iter().copied()).output().map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            ProvisionError::MissingTool { tool: program.to_string(), hint: install_hint(program) }
-        } else {
-            ProvisionError::Io { what: format!("run {command}"), source: e }
-        }
-    })?;
+    let command = std::iter::once(program.to_string())
+        .chain(args.iter().cloned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let out = Command::new(program)
+        .args(args)
+        .envs(envs.iter().copied())
+        .output()
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                ProvisionError::MissingTool {
+                    tool: program.to_string(),
+                    hint: install_hint(program),
+                }
+            } else {
+                ProvisionError::Io {
+                    what: format!("run {command}"),
+                    source: e,
+                }
+            }
+        })?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     } else {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let tail: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
         let tail = tail[tail.len().saturating_sub(3)..].join(" / ");
-        Err(ProvisionError::Tool { command, status: out.status.to_string(), stderr: tail })
+        Err(ProvisionError::Tool {
+            command,
+            status: out.status.to_string(),
+            stderr: tail,
+        })
     }
 }
 
@@ -115,7 +132,9 @@ pub fn find_tool(name: &str) -> Option<PathBuf> {
         .map(|d| d.join(name))
         .find(|p| {
             use std::os::unix::fs::PermissionsExt;
-            p.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+            p.metadata()
+                .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+                .unwrap_or(false)
         })
 }
 
@@ -155,7 +174,10 @@ pub fn availability(fs_type: &str) -> Result<(), String> {
         return Err(format!("{fs_type}: `{mkfs}` is not installed; {}", install_hint(&mkfs)));
     }
     if find_tool("losetup").is_none() {
-        return Err(format!("{fs_type}: `losetup` is not installed; {}", install_hint("losetup")));
+        return Err(format!(
+            "{fs_type}: `losetup` is not installed; {}",
+            install_hint("losetup")
+        ));
     }
     Ok(())
 }
@@ -209,7 +231,9 @@ impl Undo {
     pub fn apply(&self) -> Result<(), ProvisionError> {
         match self {
             Undo::RemoveFile { path } => match std::fs::remove_file(path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_err(format!("remove {}", path.display()))(e)),
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    Err(io_err(format!("remove {}", path.display()))(e))
+                }
                 _ => Ok(()),
             },
             Undo::Detach { device, image } => {
@@ -238,9 +262,15 @@ impl Undo {
                 unmount(mountpoint)
             }
             Undo::RemoveDir { path, recursive } => {
-                let r = if *recursive { std::fs::remove_dir_all(path) } else { std::fs::remove_dir(path) };
+                let r = if *recursive {
+                    std::fs::remove_dir_all(path)
+                } else {
+                    std::fs::remove_dir(path)
+                };
                 match r {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_err(format!("remove {}", path.display()))(e)),
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        Err(io_err(format!("remove {}", path.display()))(e))
+                    }
                     _ => Ok(()),
                 }
             }
@@ -277,13 +307,11 @@ fn unescape_mount_field(s: &str) -> String {
 /// The /proc/mounts entry for `mountpoint`: `(source, fstype, options)` of the topmost mount.
 pub fn mount_entry(mountpoint: &Path) -> Option<(String, String, String)> {
     let text = std::fs::read_to_string("/proc/mounts").ok()?;
-    text.lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split(' ').collect();
-            (f.len() >= 4 && Path::new(&unescape_mount_field(f[1])) == mountpoint)
-                .then(|| (unescape_mount_field(f[0]), f[2].to_string(), f[3].to_string()))
-        })
-        .last()
+    text.lines().rev().find_map(|l| {
+        let f: Vec<&str> = l.split(' ').collect();
+        (f.len() >= 4 && Path::new(&unescape_mount_field(f[1])) == mountpoint)
+            .then(|| (unescape_mount_field(f[0]), f[2].to_string(), f[3].to_string()))
+    })
 }
 
 /// Whether `mountpoint` is mounted (from `source`, when given).
@@ -332,7 +360,14 @@ pub struct Mounted {
 
 impl Mounted {
     fn new(state: RunState, mountpoint: PathBuf) -> Self {
-        Mounted { workdir: mountpoint.clone(), mountpoint, device: None, effective_opts: None, undo: Vec::new(), state }
+        Mounted {
+            workdir: mountpoint.clone(),
+            mountpoint,
+            device: None,
+            effective_opts: None,
+            undo: Vec::new(),
+            state,
+        }
     }
 
     /// Records that a resource now exists (in memory and in the state file).
@@ -401,22 +436,47 @@ impl Provisioner for ImageProvisioner {
         let mnt = dir.join(format!("mnt-{tag}"));
         let mut m = Mounted::new(self.state.clone(), mnt.clone());
         std::fs::create_dir(&mnt).map_err(io_err(format!("create {}", mnt.display())))?;
-        m.push(Undo::RemoveDir { path: mnt.clone(), recursive: false });
+        m.push(Undo::RemoveDir {
+            path: mnt.clone(),
+            recursive: false,
+        });
 
         let opts = variant.mount_opts.join(",");
         if variant.fs_type == "tmpfs" {
             let size_opt = format!("size={image_bytes}");
-            let all = if opts.is_empty() { size_opt } else { format!("{size_opt},{opts}") };
-            run_tool("mount", &["-t".into(), "tmpfs".into(), "-o".into(), all, "tmpfs".into(), path_arg(&mnt)], &[])?;
-            m.push(Undo::Unmount { mountpoint: mnt.clone(), source: "tmpfs".into() });
+            let all = if opts.is_empty() {
+                size_opt
+            } else {
+                format!("{size_opt},{opts}")
+            };
+            run_tool(
+                "mount",
+                &[
+                    "-t".into(),
+                    "tmpfs".into(),
+                    "-o".into(),
+                    all,
+                    "tmpfs".into(),
+                    path_arg(&mnt),
+                ],
+                &[],
+            )?;
+            m.push(Undo::Unmount {
+                mountpoint: mnt.clone(),
+                source: "tmpfs".into(),
+            });
         } else {
             let image = dir.join(format!("img-{tag}.img"));
             let f = std::fs::File::create_new(&image).map_err(io_err(format!("create {}", image.display())))?;
             m.push(Undo::RemoveFile { path: image.clone() });
-            f.set_len(image_bytes).map_err(io_err(format!("size {} to {image_bytes} bytes", image.display())))?;
+            f.set_len(image_bytes)
+                .map_err(io_err(format!("size {} to {image_bytes} bytes", image.display())))?;
             drop(f);
             let device = attach_loop(&image)?;
-            m.push(Undo::Detach { device: device.clone(), image: image.clone() });
+            m.push(Undo::Detach {
+                device: device.clone(),
+                image: image.clone(),
+            });
             m.device = Some(device.clone());
 
             let mkfs = format!("mkfs.{}", variant.fs_type);
@@ -431,7 +491,10 @@ impl Provisioner for ImageProvisioner {
             }
             margs.extend([device.clone(), path_arg(&mnt)]);
             run_tool("mount", &margs, &[])?;
-            m.push(Undo::Unmount { mountpoint: mnt.clone(), source: device });
+            m.push(Undo::Unmount {
+                mountpoint: mnt.clone(),
+                source: device,
+            });
         }
         m.effective_opts = mount_entry(&mnt).map(|(_, _, o)| o);
         let work = mnt.join("fsbench-work");
@@ -450,8 +513,12 @@ fn path_arg(p: &Path) -> String {
 /// backing I/O where the host filesystem refuses O_DIRECT.
 fn attach_loop(image: &Path) -> Result<String, ProvisionError> {
     let img = path_arg(image);
-    let out = run_tool("losetup", &["--find".into(), "--show".into(), "--direct-io=on".into(), img.clone()], &[])
-        .or_else(|_| run_tool("losetup", &["--find".into(), "--show".into(), img], &[]))?;
+    let out = run_tool(
+        "losetup",
+        &["--find".into(), "--show".into(), "--direct-io=on".into(), img.clone()],
+        &[],
+    )
+    .or_else(|_| run_tool("losetup", &["--find".into(), "--show".into(), img], &[]))?;
     let dev = out.trim().to_string();
     if !dev.starts_with("/dev/loop") {
         return Err(ProvisionError::Tool {
@@ -475,7 +542,10 @@ impl DirProvisioner {
     pub fn new(root: PathBuf, state: RunState) -> Result<Self, ProvisionError> {
         let md = std::fs::metadata(&root).map_err(io_err(format!("--dir {}", root.display())))?;
         if !md.is_dir() {
-            return Err(ProvisionError::Unavailable(format!("--dir {}: not a directory", root.display())));
+            return Err(ProvisionError::Unavailable(format!(
+                "--dir {}: not a directory",
+                root.display()
+            )));
         }
         Ok(DirProvisioner { root, state })
     }
@@ -511,7 +581,10 @@ impl Provisioner for DirProvisioner {
         let work = self.root.join(format!("fsbench-{}-{tag}", std::process::id()));
         let mut m = Mounted::new(self.state.clone(), self.root.clone());
         std::fs::create_dir(&work).map_err(io_err(format!("create {}", work.display())))?;
-        m.push(Undo::RemoveDir { path: work.clone(), recursive: true });
+        m.push(Undo::RemoveDir {
+            path: work.clone(),
+            recursive: true,
+        });
         m.effective_opts = mount_entry(&self.root).map(|(_, _, o)| o);
         m.workdir = work;
         Ok(m)

@@ -58,7 +58,11 @@ impl RunState {
         })?;
         let st = RunState(Arc::new(Mutex::new(Inner {
             dir,
-            doc: StateDoc { pid, start_time: process_start_time(pid).unwrap_or(0), pending: vec![] },
+            doc: StateDoc {
+                pid,
+                start_time: process_start_time(pid).unwrap_or(0),
+                pending: vec![],
+            },
         })));
         st.save();
         Ok(st)
@@ -77,7 +81,9 @@ impl RunState {
     fn save(&self) {
         let g = self.lock();
         let tmp = g.dir.join(".state.json.tmp");
-        let Ok(text) = serde_json::to_vec_pretty(&g.doc) else { return };
+        let Ok(text) = serde_json::to_vec_pretty(&g.doc) else {
+            return;
+        };
         // Best effort: if the scratch disk is full we still run and undo in memory.
         if std::fs::write(&tmp, text).is_ok() {
             let _ = std::fs::rename(&tmp, g.dir.join(STATE_FILE));
@@ -135,7 +141,12 @@ pub fn cleanup_leftovers(scratch: &Path) -> Result<CleanupReport, ProvisionError
     let entries = match std::fs::read_dir(scratch) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(report),
-        Err(source) => return Err(ProvisionError::Io { what: format!("read {}", scratch.display()), source }),
+        Err(source) => {
+            return Err(ProvisionError::Io {
+                what: format!("read {}", scratch.display()),
+                source,
+            })
+        }
     };
     for entry in entries.flatten() {
         let dir = entry.path();
@@ -143,7 +154,9 @@ pub fn cleanup_leftovers(scratch: &Path) -> Result<CleanupReport, ProvisionError
         if !name.starts_with("run-") || !dir.is_dir() {
             continue;
         }
-        let Ok(text) = std::fs::read_to_string(dir.join(STATE_FILE)) else { continue };
+        let Ok(text) = std::fs::read_to_string(dir.join(STATE_FILE)) else {
+            continue;
+        };
         let Ok(doc) = serde_json::from_str::<StateDoc>(&text) else {
             report.failed.push(format!("{}: unreadable state file", dir.display()));
             continue;
@@ -218,14 +231,24 @@ mod tests {
         std::fs::create_dir(&dead).unwrap();
         let img = dead.join("img.img");
         std::fs::write(&img, b"x").unwrap();
-        let doc = StateDoc { pid: u32::MAX, start_time: 1, pending: vec![Undo::RemoveFile { path: img.clone() }] };
+        let doc = StateDoc {
+            pid: u32::MAX,
+            start_time: 1,
+            pending: vec![Undo::RemoveFile { path: img.clone() }],
+        };
         std::fs::write(dead.join(STATE_FILE), serde_json::to_vec(&doc).unwrap()).unwrap();
         // A live run: this very process, seen from outside (different pid field is not needed:
         // cleanup treats its own pid as dead on purpose, so use the parent's).
         let live = scratch.path().join("run-2-2");
         std::fs::create_dir(&live).unwrap();
-        let ppid = rustix::process::getppid().map(|p| p.as_raw_nonzero().get() as u32).unwrap_or(1);
-        let doc = StateDoc { pid: ppid, start_time: process_start_time(ppid).unwrap(), pending: vec![] };
+        let ppid = rustix::process::getppid()
+            .map(|p| p.as_raw_nonzero().get() as u32)
+            .unwrap_or(1);
+        let doc = StateDoc {
+            pid: ppid,
+            start_time: process_start_time(ppid).unwrap(),
+            pending: vec![],
+        };
         std::fs::write(live.join(STATE_FILE), serde_json::to_vec(&doc).unwrap()).unwrap();
         // Something that is not a run folder.
         std::fs::create_dir(scratch.path().join("keep-me")).unwrap();

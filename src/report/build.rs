@@ -5,6 +5,7 @@
 //! are reproducible: session state, confidence level, unavailable variants, failed repeats,
 //! unknown cases, missing intervals, non-finite values, noisy cells, first-run effects, notes.
 
+use super::number;
 use super::significance::{self, ratio_ci, welch, Sample};
 use super::{Cell, ReportModel, Row, Standing, VsBest, WorkloadTable, SCHEMA_VERSION};
 use crate::metric::MetricId;
@@ -19,6 +20,13 @@ type Key<'a> = (&'a str, &'a str, &'a MetricId, &'a str);
 /// metrics of their phase and are never marked best.
 pub fn is_cpu_metric(metric: &MetricId) -> bool {
     metric.name == "cpu_process" || metric.name == "cpu_system"
+}
+
+/// `true` for rows the terminal table leaves to the fuller formats: latency percentiles
+/// (`lat_*`) and whole-system CPU. Warnings about noise and first-run effects also skip them:
+/// a maximum latency is noisy by nature.
+pub fn is_detail_metric(metric: &MetricId) -> bool {
+    metric.name == "cpu_system" || metric.name.starts_with("lat_")
 }
 
 /// Order of a metric within its phase: headline metrics (0) before `cpu_process` (1) before
@@ -195,11 +203,6 @@ fn strip_prefix_name<'a>(reason: &'a str, case: &CaseRecord) -> &'a str {
     reason
 }
 
-/// Label of a cell in warnings: `variant / workload / phase metric`.
-fn cell_label(variant: &str, table: &WorkloadTable, row: &Row) -> String {
-    format!("{variant} / {} / {} {}", table.workload, row.phase, row.metric.name)
-}
-
 struct Warnings<'a> {
     data: &'a SessionData,
     case_by_id: &'a HashMap<&'a str, &'a CaseRecord>,
@@ -254,26 +257,42 @@ impl Warnings<'_> {
             ));
         }
         for table in self.tables {
-            for row in table.rows.iter().filter(|r| !is_cpu_metric(&r.metric)) {
-                for cell in row.cells.iter().filter(|c| high_cov(&c.summary)) {
+            let headline = table
+                .rows
+                .iter()
+                .filter(|r| !is_cpu_metric(&r.metric) && !is_detail_metric(&r.metric));
+            for row in headline {
+                let noisy: Vec<String> = row
+                    .cells
+                    .iter()
+                    .filter(|c| high_cov(&c.summary))
+                    .map(|c| format!("{} {:.0} %", c.variant, c.summary.cov * 100.0))
+                    .collect();
+                if !noisy.is_empty() {
                     out.push(format!(
-                        "{}: CoV {:.1} % is above {:.0} %: noisy, consider more repeats",
-                        cell_label(&cell.variant, table, row),
-                        cell.summary.cov * 100.0,
-                        stats::HIGH_COV * 100.0
+                        "{} / {} {}: CoV above {:.0} % ({}): noisy, consider more repeats",
+                        table.workload,
+                        row.phase,
+                        row.metric.name,
+                        stats::HIGH_COV * 100.0,
+                        noisy.join(", ")
                     ));
                 }
-            }
-        }
-        for table in self.tables {
-            for row in table.rows.iter().filter(|r| !is_cpu_metric(&r.metric)) {
-                for cell in row.cells.iter().filter(|c| first_run_effect(&c.values, &c.summary)) {
+                let first: Vec<String> = row
+                    .cells
+                    .iter()
+                    .filter(|c| first_run_effect(&c.values, &c.summary))
+                    .map(|c| format!("{} {}", c.variant, number::value(c.values[0])))
+                    .collect();
+                if !first.is_empty() {
                     out.push(format!(
-                        "{}: the first measured repeat ({}) lies outside the {:.0} % CI of the \
-                         others: first-run effect, consider warm-up repeats",
-                        cell_label(&cell.variant, table, row),
-                        cell.values[0],
-                        cell.summary.confidence * 100.0
+                        "{} / {} {}: the first measured repeat lies outside the {:.0} % CI of the others ({}): \
+                         first-run effect, consider warm-up repeats",
+                        table.workload,
+                        row.phase,
+                        row.metric.name,
+                        self.confidence * 100.0,
+                        first.join(", ")
                     ));
                 }
             }
@@ -526,11 +545,20 @@ mod tests {
             "{w:#?}"
         );
         assert_eq!(has("only 1 measured repeat: no confidence interval"), 2, "{w:#?}");
-        assert_eq!(has(&format!("{BTRFS} / bonnie / seq_write_block throughput: CoV")), 1);
+        assert_eq!(
+            w.iter()
+                .filter(|l| l.starts_with("bonnie / seq_write_block throughput: CoV") && l.contains(BTRFS))
+                .count(),
+            1,
+            "{w:#?}"
+        );
         assert_eq!(has("first-run effect"), 1, "{w:#?}");
         assert_eq!(
-            has(&format!("{BTRFS} / bonnie / seq_write_block throughput: the first")),
-            1
+            w.iter()
+                .filter(|l| l.starts_with("bonnie / seq_write_block throughput: the first") && l.contains(BTRFS))
+                .count(),
+            1,
+            "{w:#?}"
         );
         // The same note on several samples appears once, naming the cases.
         assert_eq!(has("note: drop_caches skipped: not root"), 1, "{w:#?}");

@@ -13,7 +13,7 @@
 
 use super::{number, ReportModel, Row, Standing, WorkloadTable};
 use crate::metric::Unit;
-use crate::report::build::is_cpu_metric;
+use crate::report::build::{is_cpu_metric, is_detail_metric};
 use crate::store::{CaseAvailability, SampleStatus};
 use std::fmt::Write as _;
 
@@ -75,7 +75,9 @@ pub(super) fn empty_text(model: &ReportModel, variant: &str, workload: &str) -> 
     }
 }
 
-fn layout(model: &ReportModel, table: &WorkloadTable) -> Vec<RowView> {
+/// `full = false` keeps the headline metrics and process CPU (the terminal table, as the studies
+/// printed them); `full = true` adds latency percentiles and whole-system CPU (Markdown).
+fn layout(model: &ReportModel, table: &WorkloadTable, full: bool) -> Vec<RowView> {
     let empty: Vec<&str> = model
         .variants
         .iter()
@@ -85,6 +87,7 @@ fn layout(model: &ReportModel, table: &WorkloadTable) -> Vec<RowView> {
     table
         .rows
         .iter()
+        .filter(|row| full || !is_detail_metric(&row.metric))
         .map(|row| {
             let first_of_phase = previous_phase != Some(row.phase.as_str());
             previous_phase = Some(row.phase.as_str());
@@ -192,7 +195,7 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
         s.status.as_str()
     );
     for table in &model.workloads {
-        let rows = layout(model, table);
+        let rows = layout(model, table, false);
         let labels: Vec<String> = rows
             .iter()
             .map(|r| match &r.phase {
@@ -249,6 +252,10 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
     let _ = writeln!(
         out,
         "\n* best mean of its row; = tied with the best (Welch's t-test, p >= 0.05). CPU rows are not ranked."
+    );
+    let _ = writeln!(
+        out,
+        "Latency percentiles and whole-system CPU are in the md, json and html formats."
     );
     let _ = writeln!(out, "{}", legend(model).join("\n"));
     let _ = writeln!(
@@ -354,7 +361,7 @@ pub fn render_markdown(model: &ReportModel) -> String {
             rule.push_str("--:|");
         }
         let _ = writeln!(out, "{head}\n{rule}");
-        for row in layout(model, table) {
+        for row in layout(model, table, true) {
             let phase = row.phase.as_deref().map(md).unwrap_or_default();
             let _ = write!(out, "| {phase} | {} |", md(&row.metric));
             for cell in &row.cells {
@@ -440,11 +447,8 @@ bonnie
 ------------------------------------------------------------------------------------------------------
 seq_write_block  throughput (MiB/s)  310.0 ± 24.8 *  295.0 ± 63.5 =         224 ± 159 =  unavailable
   cpu % (process)                     47.0 ± 28.0    38.50 ± 6.35        51.00 ± 2.48    unavailable
-  cpu % (system)                     21.00 ± 2.48    24.50 ± 6.35         22.0 ± 36.6    unavailable
 rand_create  rate (ops/s)              5000 ± 248      5250 ± 635 *        4050 ± 124    unavailable
-  lat_p99 (us)                       923.3 ± 62.5       810 ± 127 *     1223.3 ± 62.5    unavailable
   cpu % (process)                     47.0 ± 28.0    38.50 ± 6.35        51.00 ± 2.48    unavailable
-  cpu % (system)                     21.00 ± 2.48    24.50 ± 6.35         22.0 ± 36.6    unavailable
 
 At seq_write_block, ext4, xfs and btrfs "lzo", ssd are tied. At rand_create, xfs is fastest, 5.0 % ±
 5.0 % ahead of ext4.
@@ -454,11 +458,11 @@ filecopy
 ----------------------------------------------------------------------
 copy  time (s)     12.50    11.00 *               n/a    unavailable
   cpu % (process)  12.00    12.00                 n/a    unavailable
-  cpu % (system)   30.00    30.00                 n/a    unavailable
 
 At copy, xfs is fastest; ext4 has too few repeats to compare.
 
 * best mean of its row; = tied with the best (Welch's t-test, p >= 0.05). CPU rows are not ranked.
+Latency percentiles and whole-system CPU are in the md, json and html formats.
 ± is the half-width of the 95 % confidence interval of the mean (Student t).
 n = 1–3 measured repeats per cell; warm-ups and failed repeats are excluded.
 Medians, sd, min/max and trimmed means (1 dropped from each end) are in the md and json formats.
@@ -469,8 +473,8 @@ warnings:
   ! ext4 / filecopy: only 1 measured repeat: no confidence interval
   ! xfs / filecopy: only 1 measured repeat: no confidence interval
   ! btrfs "lzo", ssd / filecopy: no measured repeats
-  ! btrfs "lzo", ssd / bonnie / seq_write_block throughput: CoV 28.6 % is above 10 %: noisy, consider more repeats
-  ! btrfs "lzo", ssd / bonnie / seq_write_block throughput: the first measured repeat (150) lies outside the 95 % CI of the others: first-run effect, consider warm-up repeats
+  ! bonnie / seq_write_block throughput: CoV above 10 % (btrfs "lzo", ssd 29 %): noisy, consider more repeats
+  ! bonnie / seq_write_block throughput: the first measured repeat lies outside the 95 % CI of the others (btrfs "lzo", ssd 150.0): first-run effect, consider warm-up repeats
   ! note: drop_caches skipped: not root (ext4 / bonnie, xfs / bonnie, ext4 / filecopy)
 "#;
 
@@ -531,10 +535,10 @@ warnings:
             s.sample.measurements.clear();
         }
         let model = build(&data, 1, 0.95);
-        let rows = layout(&model, &model.workloads[0]);
+        let rows = layout(&model, &model.workloads[0], true);
         let texts: Vec<&str> = rows[0].cells.iter().map(|c| c.text.as_str()).collect();
         assert_eq!(texts, ["310.0 ± 24.8", "failed", "224 ± 159", "unavailable"]);
-        let rows = layout(&model, &model.workloads[1]);
+        let rows = layout(&model, &model.workloads[1], true);
         assert_eq!(rows[0].cells[2].text, "n/a");
     }
 }

@@ -94,11 +94,7 @@ pub fn summarize(values: &[f64], trim: usize, confidence: f64) -> Option<Summary
         // Halve before adding: cannot overflow.
         (sorted[n / 2 - 1] / 2.0 + sorted[n / 2] / 2.0).clamp(min, max)
     };
-    let sd = if n >= 2 {
-        sample_sd(&sorted, mean)
-    } else {
-        0.0
-    };
+    let sd = if n >= 2 { sample_sd(&sorted, mean) } else { 0.0 };
     let cov = if mean == 0.0 { 0.0 } else { sd / mean.abs() };
 
     let trimmed = if trim.checked_mul(2).is_some_and(|both| n > both) {
@@ -234,11 +230,7 @@ mod tests {
         assert_eq!((s.min, s.max), (98.0, 102.0));
         assert_eq!((s.trimmed, s.trimmed_mean), (1, 100.0));
         assert!(close(s.ci_low.unwrap(), 98.0367568, 1e-8), "{:?}", s.ci_low);
-        assert!(
-            close(s.ci_high.unwrap(), 101.9632432, 1e-8),
-            "{:?}",
-            s.ci_high
-        );
+        assert!(close(s.ci_high.unwrap(), 101.9632432, 1e-8), "{:?}", s.ci_high);
         assert!(close(s.ci_half_width().unwrap(), 1.9632432, 1e-7));
     }
 
@@ -255,11 +247,7 @@ mod tests {
         assert!(close(s.sd, 1.229995, 1e-6), "{}", s.sd);
         assert!(close(s.median, 1.3, 1e-12));
         assert!(close(s.ci_low.unwrap(), 0.7001142, 1e-6), "{:?}", s.ci_low);
-        assert!(
-            close(s.ci_high.unwrap(), 2.4598858, 1e-6),
-            "{:?}",
-            s.ci_high
-        );
+        assert!(close(s.ci_high.unwrap(), 2.4598858, 1e-6), "{:?}", s.ci_high);
         assert_eq!(s.trimmed, 0);
         assert_eq!(s.trimmed_mean, s.mean);
     }
@@ -281,10 +269,7 @@ mod tests {
         assert_eq!(summarize(&[], 1, 0.95), None);
         assert_eq!(summarize(&[f64::NAN, f64::INFINITY], 0, 0.95), None);
         let s = summarize(&[42.0], 1, 0.95).unwrap();
-        assert_eq!(
-            (s.n, s.mean, s.median, s.sd, s.cov),
-            (1, 42.0, 42.0, 0.0, 0.0)
-        );
+        assert_eq!((s.n, s.mean, s.median, s.sd, s.cov), (1, 42.0, 42.0, 0.0, 0.0));
         assert_eq!((s.ci_low, s.ci_high, s.ci_half_width()), (None, None, None));
         // Non-finite values are ignored, not propagated.
         let s = summarize(&[1.0, f64::NAN, 3.0, f64::NEG_INFINITY], 0, 0.95).unwrap();

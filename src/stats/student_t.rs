@@ -258,15 +258,9 @@ mod tests {
             for p in [1e-9, 0.001, 0.05, 0.3, 0.5, 0.8, 0.975, 0.999999] {
                 let t = t_quantile(p, df).unwrap();
                 let back = t_cdf(t, df).unwrap();
-                assert!(
-                    (back - p).abs() < 1e-9 * p.max(1e-3),
-                    "cdf(t({p}, {df})) = {back}"
-                );
+                assert!((back - p).abs() < 1e-9 * p.max(1e-3), "cdf(t({p}, {df})) = {back}");
                 let mirrored = t_quantile(1.0 - p, df).unwrap();
-                assert!(
-                    (t + mirrored).abs() < 1e-7 * t.abs().max(1.0),
-                    "{t} vs {mirrored}"
-                );
+                assert!((t + mirrored).abs() < 1e-7 * t.abs().max(1.0), "{t} vs {mirrored}");
             }
         }
     }
@@ -311,10 +305,7 @@ mod tests {
             let p2 = rng.gen_range(1e-12..1.0 - 1e-12);
             let (lo, hi) = if p1 < p2 { (p1, p2) } else { (p2, p1) };
             let (t_lo, t_hi) = (t_quantile(lo, df).unwrap(), t_quantile(hi, df).unwrap());
-            assert!(
-                t_lo.is_finite() && t_hi.is_finite(),
-                "df {df}: {t_lo} {t_hi}"
-            );
+            assert!(t_lo.is_finite() && t_hi.is_finite(), "df {df}: {t_lo} {t_hi}");
             assert!(t_lo <= t_hi, "df {df}: t({lo}) = {t_lo} > t({hi}) = {t_hi}");
         }
     }

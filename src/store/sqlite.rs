@@ -28,9 +28,7 @@
 use super::model::*;
 use super::time::now_rfc3339;
 use crate::metric::{Direction, Measurement, MetricId, Unit};
-use rusqlite::{
-    params, Connection, ErrorCode, OptionalExtension, Transaction, TransactionBehavior,
-};
+use rusqlite::{params, Connection, ErrorCode, OptionalExtension, Transaction, TransactionBehavior};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -168,29 +166,17 @@ impl From<rusqlite::Error> for RowError {
 fn sql_err(path: &Path, action: impl Into<String>) -> impl FnOnce(rusqlite::Error) -> StoreError {
     let path = path.display().to_string();
     let action = action.into();
-    move |source| StoreError::Sqlite {
-        path,
-        action,
-        source,
-    }
+    move |source| StoreError::Sqlite { path, action, source }
 }
 
 /// Encodes a list of strings as a JSON array (cannot fail, unlike `serde_json::to_string`).
 fn json_strings(items: &[String]) -> String {
-    serde_json::Value::Array(
-        items
-            .iter()
-            .cloned()
-            .map(serde_json::Value::String)
-            .collect(),
-    )
-    .to_string()
+    serde_json::Value::Array(items.iter().cloned().map(serde_json::Value::String).collect()).to_string()
 }
 
 /// Decodes a JSON array of strings stored in `column`.
 fn parse_json_strings(text: &str, column: &str) -> Result<Vec<String>, RowError> {
-    serde_json::from_str(text)
-        .map_err(|e| RowError::Bad(format!("{column} is not a JSON array of strings ({e})")))
+    serde_json::from_str(text).map_err(|e| RowError::Bad(format!("{column} is not a JSON array of strings ({e})")))
 }
 
 /// An open results database.
@@ -248,11 +234,7 @@ impl Store {
         let path = self.path.display().to_string();
         let action = action.into();
         move |e| match e {
-            RowError::Sql(source) => StoreError::Sqlite {
-                path,
-                action,
-                source,
-            },
+            RowError::Sql(source) => StoreError::Sqlite { path, action, source },
             RowError::Bad(what) => StoreError::Corrupt {
                 path,
                 what: format!("{action}: {what}"),
@@ -294,10 +276,7 @@ impl Store {
                 .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0));
             match result {
                 Ok(_mode) => return Ok(()),
-                Err(e)
-                    if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy)
-                        && Instant::now() < deadline =>
-                {
+                Err(e) if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy) && Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(10));
                 }
                 Err(e) => return Err(self.sql("enabling write-ahead logging")(e)),
@@ -338,8 +317,7 @@ impl Store {
         }
         tx.pragma_update(None, "user_version", SCHEMA_VERSION)
             .map_err(self.sql("recording the schema version"))?;
-        tx.commit()
-            .map_err(self.sql("committing the schema migration"))
+        tx.commit().map_err(self.sql("committing the schema migration"))
     }
 
     /// Starts a write transaction holding the write lock (waiting up to [`BUSY_TIMEOUT`]).
@@ -534,13 +512,10 @@ impl Store {
                         m.metric.direction.as_str(),
                         m.value,
                     ])
-                    .map_err(|e| {
-                        self.sql(format!("{action}: storing {}/{}", m.phase, m.metric.name))(e)
-                    })?;
+                    .map_err(|e| self.sql(format!("{action}: storing {}/{}", m.phase, m.metric.name))(e))?;
             }
         }
-        tx.commit()
-            .map_err(self.sql(format!("{action}: committing")))?;
+        tx.commit().map_err(self.sql(format!("{action}: committing")))?;
         Ok(id)
     }
 
@@ -582,9 +557,7 @@ impl Store {
         let tx = self.read(action)?;
         let mut tools = self.tool_versions(&tx, None)?;
         let mut stmt = tx
-            .prepare(&format!(
-                "SELECT {SESSION_COLUMNS} FROM sessions ORDER BY id DESC"
-            ))
+            .prepare(&format!("SELECT {SESSION_COLUMNS} FROM sessions ORDER BY id DESC"))
             .map_err(self.sql(action))?;
         let mut rows = stmt.query([]).map_err(self.sql(action))?;
         let mut out = Vec::new();
@@ -722,8 +695,7 @@ impl Store {
                 .map_err(self.sql(action.as_str()))?;
             let mut rows = stmt.query([session]).map_err(self.sql(action.as_str()))?;
             while let Some(row) = rows.next().map_err(self.sql(action.as_str()))? {
-                let (sample_id, m) =
-                    measurement_from_row(row).map_err(self.row(action.as_str()))?;
+                let (sample_id, m) = measurement_from_row(row).map_err(self.row(action.as_str()))?;
                 // Same snapshot as the samples query, so every sample id is in the index.
                 if let Some(&i) = index.get(&sample_id) {
                     samples[i].sample.measurements.push(m);
@@ -759,10 +731,7 @@ impl Store {
     /// Runs `PRAGMA integrity_check`; `true` when SQLite reports exactly `ok`.
     pub fn integrity_check(&self) -> Result<bool, StoreError> {
         let action = "checking integrity";
-        let mut stmt = self
-            .conn
-            .prepare("PRAGMA integrity_check")
-            .map_err(self.sql(action))?;
+        let mut stmt = self.conn.prepare("PRAGMA integrity_check").map_err(self.sql(action))?;
         let lines = stmt
             .query_map([], |r| r.get::<_, String>(0))
             .and_then(|rows| rows.collect::<Result<Vec<String>, _>>())
@@ -885,11 +854,7 @@ fn measurement_from_row(row: &rusqlite::Row<'_>) -> Result<(i64, Measurement), R
         sample_id,
         Measurement {
             phase,
-            metric: MetricId {
-                name,
-                unit,
-                direction,
-            },
+            metric: MetricId { name, unit, direction },
             value,
         },
     ))
@@ -905,12 +870,7 @@ mod tests {
             label: label.map(str::to_string),
             suite_name: "ext4-vs-xfs".into(),
             suite_text: "[suite]\nname = \"ext4-vs-xfs\"\n# ünïcödé and 'quotes' \"too\"\n".into(),
-            args: vec![
-                "fsbench".into(),
-                "run".into(),
-                "--label".into(),
-                "a b\tc\"d".into(),
-            ],
+            args: vec!["fsbench".into(), "run".into(), "--label".into(), "a b\tc\"d".into()],
             fsbench_version: "0.1.0".into(),
             host: HostInfo {
                 hostname: "bench-1".into(),
@@ -962,26 +922,10 @@ mod tests {
                     MetricId::lower("cpu_process", Unit::Percent),
                     0.1 + 0.2,
                 ),
-                measurement(
-                    "rand_create",
-                    MetricId::higher("rate", Unit::OpsPerSec),
-                    1e-300,
-                ),
-                measurement(
-                    "rand_create",
-                    MetricId::lower("lat_p99", Unit::Micros),
-                    1.0e9,
-                ),
-                measurement(
-                    "rand_create",
-                    MetricId::lower("time", Unit::Seconds),
-                    f64::MAX,
-                ),
-                measurement(
-                    "fragmentation",
-                    MetricId::lower("extents", Unit::Ratio),
-                    -0.5,
-                ),
+                measurement("rand_create", MetricId::higher("rate", Unit::OpsPerSec), 1e-300),
+                measurement("rand_create", MetricId::lower("lat_p99", Unit::Micros), 1.0e9),
+                measurement("rand_create", MetricId::lower("time", Unit::Seconds), f64::MAX),
+                measurement("fragmentation", MetricId::lower("extents", Unit::Ratio), -0.5),
                 measurement("fragmentation", MetricId::lower("files", Unit::Count), 0.0),
             ],
             SampleStatus::Failed(_) => Vec::new(),
@@ -1062,9 +1006,7 @@ mod tests {
                 .iter()
                 .map(|s| store.record_sample(id, s).expect("sample"))
                 .collect();
-            store
-                .finish_session(id, SessionStatus::Complete)
-                .expect("finish");
+            store.finish_session(id, SessionStatus::Complete).expect("finish");
             (id, ids)
         };
 
@@ -1082,10 +1024,7 @@ mod tests {
             samples: sample_ids
                 .iter()
                 .zip(&inputs)
-                .map(|(&id, s)| SampleRecord {
-                    id,
-                    sample: s.clone(),
-                })
+                .map(|(&id, s)| SampleRecord { id, sample: s.clone() })
                 .collect(),
         };
         assert_eq!(loaded, expected);
@@ -1094,11 +1033,7 @@ mod tests {
             "{}",
             loaded.session.started_at
         );
-        let finished = loaded
-            .session
-            .finished_at
-            .as_deref()
-            .expect("finished_at set");
+        let finished = loaded.session.finished_at.as_deref().expect("finished_at set");
         assert!(is_rfc3339_utc(finished) && finished >= loaded.session.started_at.as_str());
         // Every unit and both directions made it back, in order.
         let units: Vec<Unit> = loaded.samples[1]
@@ -1192,26 +1127,17 @@ mod tests {
     fn a_file_that_is_not_a_database_is_a_clear_error() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("notes.txt");
-        std::fs::write(
-            &path,
-            "this is not sqlite, just some text long enough to fill a header",
-        )
-        .expect("write");
+        std::fs::write(&path, "this is not sqlite, just some text long enough to fill a header").expect("write");
         let msg = Store::open(&path).expect_err("refused").to_string();
         assert!(msg.contains(&path.display().to_string()), "{msg}");
-        assert!(
-            msg.contains("not an intact SQLite database: use another --db"),
-            "{msg}"
-        );
+        assert!(msg.contains("not an intact SQLite database: use another --db"), "{msg}");
     }
 
     #[test]
     fn resolve_latest_id_label_and_unknown() {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Store::open(&dir.path().join("r.db")).expect("open");
-        assert!(
-            matches!(store.resolve("latest"), Err(StoreError::NoSuchSession(r)) if r == "latest")
-        );
+        assert!(matches!(store.resolve("latest"), Err(StoreError::NoSuchSession(r)) if r == "latest"));
 
         let s1 = store.begin_session(&new_session(Some("base"))).expect("s1");
         let s2 = store.begin_session(&new_session(Some("new"))).expect("s2");
@@ -1227,10 +1153,7 @@ mod tests {
         assert_eq!(store.resolve("2024").expect("numeric label"), s4);
         for unknown in ["nope", "999", ""] {
             let err = store.resolve(unknown).expect_err("unknown");
-            assert!(
-                matches!(&err, StoreError::NoSuchSession(r) if r == unknown),
-                "{err:?}"
-            );
+            assert!(matches!(&err, StoreError::NoSuchSession(r) if r == unknown), "{err:?}");
             assert!(err.to_string().contains("fsbench list sessions"));
         }
     }
@@ -1246,9 +1169,7 @@ mod tests {
                 ..new_session(None)
             })
             .expect("b");
-        store
-            .finish_session(a, SessionStatus::Interrupted)
-            .expect("finish a");
+        store.finish_session(a, SessionStatus::Interrupted).expect("finish a");
 
         let listed = store.list_sessions().expect("list");
         let ids: Vec<i64> = listed.iter().map(|s| s.id).collect();
@@ -1261,9 +1182,7 @@ mod tests {
         assert_eq!(listed[1].info, new_session(Some("a")));
 
         // Taking a session up again clears finished_at: it is NULL exactly while running.
-        store
-            .finish_session(a, SessionStatus::Running)
-            .expect("resume");
+        store.finish_session(a, SessionStatus::Running).expect("resume");
         let again = store.load_session(a).expect("load");
         assert_eq!(
             (again.session.status, again.session.finished_at),
@@ -1276,17 +1195,12 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Store::open(&dir.path().join("r.db")).expect("open");
         let c = case("c1", "ext4", CaseAvailability::Available);
-        assert!(
-            matches!(store.record_case(42, &c), Err(StoreError::NoSuchSession(r)) if r == "42")
-        );
+        assert!(matches!(store.record_case(42, &c), Err(StoreError::NoSuchSession(r)) if r == "42"));
         assert!(matches!(
             store.finish_session(42, SessionStatus::Complete),
             Err(StoreError::NoSuchSession(_))
         ));
-        assert!(matches!(
-            store.load_session(42),
-            Err(StoreError::NoSuchSession(_))
-        ));
+        assert!(matches!(store.load_session(42), Err(StoreError::NoSuchSession(_))));
 
         let id = session_with_case(&store, None);
         let err = store
@@ -1366,11 +1280,7 @@ mod tests {
         store
             .record_sample(id, &sample("c1", 0, SampleStatus::Ok))
             .expect("sample");
-        let changed = case(
-            "c1",
-            "ext4-default",
-            CaseAvailability::Unavailable("no loop".into()),
-        );
+        let changed = case("c1", "ext4-default", CaseAvailability::Unavailable("no loop".into()));
         store.record_case(id, &changed).expect("replace c1");
 
         let data = store.load_session(id).expect("load");
@@ -1394,9 +1304,7 @@ mod tests {
             } else {
                 SampleStatus::Failed("boom".into())
             };
-            store
-                .record_sample(id, &sample("c1", repeat, status))
-                .expect("sample");
+            store.record_sample(id, &sample("c1", repeat, status)).expect("sample");
         }
         store
             .record_sample(id, &sample("c2", 0, SampleStatus::Ok))
@@ -1409,10 +1317,7 @@ mod tests {
         assert_eq!(store.completed_repeats(id, "c1").expect("c1"), [0, 2, 3]);
         assert_eq!(store.completed_repeats(id, "c2").expect("c2"), [0]);
         assert_eq!(store.completed_repeats(other, "c1").expect("other"), [5]);
-        assert!(store
-            .completed_repeats(id, "nope")
-            .expect("unknown")
-            .is_empty());
+        assert!(store.completed_repeats(id, "nope").expect("unknown").is_empty());
         // A failed repeat that is retried successfully becomes complete.
         store
             .record_sample(id, &sample("c1", 1, SampleStatus::Ok))
@@ -1432,22 +1337,13 @@ mod tests {
                 "UPDATE metrics SET direction = 'sideways'",
                 "unknown direction `sideways`",
             ),
-            (
-                "UPDATE sessions SET status = 'paused'",
-                "unknown status `paused`",
-            ),
-            (
-                "UPDATE samples SET notes_json = 'oops'",
-                "notes_json of sample",
-            ),
+            ("UPDATE sessions SET status = 'paused'", "unknown status `paused`"),
+            ("UPDATE samples SET notes_json = 'oops'", "notes_json of sample"),
             (
                 "UPDATE samples SET status = 'ok', error = 'x'",
                 "status `ok` with error",
             ),
-            (
-                "UPDATE cases SET availability = 'maybe'",
-                "availability `maybe`",
-            ),
+            ("UPDATE cases SET availability = 'maybe'", "availability `maybe`"),
         ];
         for (i, (edit, expect)) in edits.into_iter().enumerate() {
             let path = dir.path().join(format!("r{i}.db"));
@@ -1462,10 +1358,7 @@ mod tests {
             let err = store.load_session(id).expect_err("refused");
             assert!(matches!(err, StoreError::Corrupt { .. }), "{edit}: {err:?}");
             let msg = err.to_string();
-            assert!(
-                msg.contains(expect) && msg.contains("use another --db"),
-                "{msg}"
-            );
+            assert!(msg.contains(expect) && msg.contains("use another --db"), "{msg}");
             assert!(msg.contains(&path.display().to_string()), "{msg}");
         }
     }
@@ -1504,10 +1397,7 @@ mod tests {
         let reopened = Store::open(&path).expect("reopen");
         let data = reopened.load_session(id).expect("load");
         assert_eq!(data.session.status, SessionStatus::Running);
-        assert_eq!(
-            data.samples.iter().map(|s| s.id).collect::<Vec<_>>(),
-            [sample_id]
-        );
+        assert_eq!(data.samples.iter().map(|s| s.id).collect::<Vec<_>>(), [sample_id]);
     }
 
     #[test]
@@ -1533,20 +1423,14 @@ mod tests {
         tx.commit().expect("release");
         let (result, waited, b) = writer.join().expect("thread");
         result.expect("b's write landed after waiting");
-        assert!(
-            waited >= held - Duration::from_millis(50),
-            "b waited only {waited:?}"
-        );
+        assert!(waited >= held - Duration::from_millis(50), "b waited only {waited:?}");
 
         a.record_sample(sa, &sample("c1", 1, SampleStatus::Ok))
             .expect("a writes too");
         for (store, session) in [(&a, sb), (&b, sa)] {
             assert_eq!(store.load_session(session).expect("load").samples.len(), 1);
         }
-        assert_eq!(
-            b.load_session(sa).expect("load").session.info.target,
-            "held"
-        );
+        assert_eq!(b.load_session(sa).expect("load").session.info.target, "held");
     }
 
     #[test]
@@ -1587,10 +1471,7 @@ mod tests {
             assert_eq!(data.session.status, SessionStatus::Complete);
             let repeats: Vec<u32> = data.samples.iter().map(|s| s.sample.repeat).collect();
             assert_eq!(repeats, (0..REPEATS).collect::<Vec<_>>());
-            assert!(data
-                .samples
-                .iter()
-                .all(|s| s.sample.measurements.len() == 7));
+            assert!(data.samples.iter().all(|s| s.sample.measurements.len() == 7));
         }
         assert!(store.integrity_check().expect("integrity"));
     }

@@ -61,8 +61,7 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let era = z.div_euclid(146_097);
     let day_of_era = z.rem_euclid(146_097); // 0..=146_096
                                             // 0..=399; the divisions undo the leap days of 4-, 100- and 400-year cycles.
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
     // 0..=365, counted from 1 March.
     let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
     let shifted_month = (5 * day_of_year + 2) / 153; // 0 = March … 11 = February

@@ -13,7 +13,18 @@ fn help_lists_every_subcommand_and_the_exit_codes() {
     assert!(out.contains("130 interrupted"));
     let o = fsbench(&["run", "--help"]);
     let out = String::from_utf8_lossy(&o.stdout);
-    for flag in ["--preset", "--fs", "--only", "--repeat", "--warmup", "--scale", "--scratch", "--dir", "--db", "--label"] {
+    for flag in [
+        "--preset",
+        "--fs",
+        "--only",
+        "--repeat",
+        "--warmup",
+        "--scale",
+        "--scratch",
+        "--dir",
+        "--db",
+        "--label",
+    ] {
         assert!(out.contains(flag), "run --help lacks {flag}");
     }
 }

@@ -26,14 +26,23 @@ fn every_available_type_is_made_mounted_written_and_fully_undone() {
     for t in ["ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs"] {
         if let Err(why) = availability(t) {
             // The project's install script provides ext4, xfs and btrfs; those must work.
-            assert!(!["ext4", "xfs", "btrfs", "tmpfs"].contains(&t), "{t} unavailable: {why}");
+            assert!(
+                !["ext4", "xfs", "btrfs", "tmpfs"].contains(&t),
+                "{t} unavailable: {why}"
+            );
             continue;
         }
         tried += 1;
-        let m = prov.provision(&variant(t, &["noatime"]), min_image_bytes(t), &format!("t-{t}")).unwrap();
+        let m = prov
+            .provision(&variant(t, &["noatime"]), min_image_bytes(t), &format!("t-{t}"))
+            .unwrap();
         let entry = fsbench::provision::mount_entry(&m.mountpoint).expect("mounted");
         assert_eq!(entry.1, t, "wrong type mounted");
-        assert!(m.effective_opts.as_deref().unwrap().contains("noatime"), "{:?}", m.effective_opts);
+        assert!(
+            m.effective_opts.as_deref().unwrap().contains("noatime"),
+            "{:?}",
+            m.effective_opts
+        );
         std::fs::write(m.workdir.join("hello"), b"world").unwrap();
         assert_eq!(std::fs::read(m.workdir.join("hello")).unwrap(), b"world");
         let dev = m.device.clone();
@@ -49,7 +58,11 @@ fn every_available_type_is_made_mounted_written_and_fully_undone() {
         m.teardown().unwrap();
         assert!(!mp.exists(), "mountpoint not removed");
         if let Some(dev) = dev {
-            assert_ne!(loop_backing_file(&dev).map(|p| p.starts_with(dir.path())), Some(true), "{dev} still attached");
+            assert_ne!(
+                loop_backing_file(&dev).map(|p| p.starts_with(dir.path())),
+                Some(true),
+                "{dev} still attached"
+            );
         }
     }
     assert!(tried >= 4);
@@ -67,11 +80,19 @@ fn a_failing_mkfs_or_mount_undoes_what_was_already_made() {
 
     let mut bad_mkfs = variant("ext4", &[]);
     bad_mkfs.mkfs_args = vec!["-O".into(), "no_such_feature".into()];
-    let err = prov.provision(&bad_mkfs, 64 << 20, "badmkfs").err().expect("mkfs must fail").to_string();
+    let err = prov
+        .provision(&bad_mkfs, 64 << 20, "badmkfs")
+        .err()
+        .expect("mkfs must fail")
+        .to_string();
     assert!(err.contains("mkfs.ext4"), "{err}");
 
     let bad_mount = variant("ext4", &["compress=lzo"]);
-    let err = prov.provision(&bad_mount, 64 << 20, "badmount").err().expect("mount must fail").to_string();
+    let err = prov
+        .provision(&bad_mount, 64 << 20, "badmount")
+        .err()
+        .expect("mount must fail")
+        .to_string();
     assert!(err.contains("mount"), "{err}");
 
     assert!(state.pending().is_empty(), "{:?}", state.pending());

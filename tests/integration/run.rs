@@ -55,7 +55,18 @@ fn a_short_run_compares_three_filesystems_stores_samples_and_reports_json() {
     let db = dir.path().join("r.db");
     let sc = dir.path().join("scratch");
     let (db, sc) = (db.to_str().unwrap(), sc.to_str().unwrap());
-    let o = fsbench(&["--db", db, "run", &suite, "--fs", "ext4,xfs,btrfs,zfs", "--scratch", sc, "--label", "e2e"]);
+    let o = fsbench(&[
+        "--db",
+        db,
+        "run",
+        &suite,
+        "--fs",
+        "ext4,xfs,btrfs,zfs",
+        "--scratch",
+        sc,
+        "--label",
+        "e2e",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     for col in ["ext4", "xfs", "btrfs"] {
@@ -87,7 +98,10 @@ fn a_short_run_compares_three_filesystems_stores_samples_and_reports_json() {
         for c in cells {
             let s = &c["summary"];
             assert!(s["n"].as_u64().unwrap() >= 3, "{s}");
-            assert!(s["mean"].is_number() && s["ci_low"].is_number() && s["ci_high"].is_number(), "{s}");
+            assert!(
+                s["mean"].is_number() && s["ci_low"].is_number() && s["ci_high"].is_number(),
+                "{s}"
+            );
         }
     }
     assert!(saw_cpu, "no CPU rows");
@@ -112,12 +126,21 @@ fn ctrl_c_in_the_middle_of_a_phase_leaves_nothing_mounted_and_keeps_finished_rep
     // Big enough that the first repeat is still running when the signal arrives.
     let suite = write_suite(
         dir.path(),
-        &TINY.replace("file_size = \"16MiB\"", "file_size = \"256MiB\"").replace("files = 256", "files = 20000"),
+        &TINY
+            .replace("file_size = \"16MiB\"", "file_size = \"256MiB\"")
+            .replace("files = 256", "files = 20000"),
     );
     let db = dir.path().join("r.db");
     let sc = dir.path().join("scratch");
     let mut child = Command::new(bin())
-        .args(["--db", db.to_str().unwrap(), "run", &suite, "--scratch", sc.to_str().unwrap()])
+        .args([
+            "--db",
+            db.to_str().unwrap(),
+            "run",
+            &suite,
+            "--scratch",
+            sc.to_str().unwrap(),
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -136,5 +159,9 @@ fn ctrl_c_in_the_middle_of_a_phase_leaves_nothing_mounted_and_keeps_finished_rep
     assert!(t0.elapsed() < Duration::from_secs(60), "took too long to stop");
     assert_no_leftovers(&sc);
     let o = fsbench(&["--db", db.to_str().unwrap(), "list", "sessions"]);
-    assert!(String::from_utf8_lossy(&o.stdout).contains("interrupted"), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("interrupted"),
+        "{}",
+        text(&o)
+    );
 }

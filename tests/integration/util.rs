@@ -28,7 +28,10 @@ pub fn is_root() -> bool {
 /// A private temporary folder under /var/tmp (like the default scratch), removed on drop.
 pub fn scratch() -> tempfile::TempDir {
     std::fs::create_dir_all("/var/tmp").unwrap();
-    tempfile::Builder::new().prefix("fsbench-test-").tempdir_in("/var/tmp").unwrap()
+    tempfile::Builder::new()
+        .prefix("fsbench-test-")
+        .tempdir_in("/var/tmp")
+        .unwrap()
 }
 
 /// Path of the built `fsbench` binary.
@@ -43,20 +46,33 @@ pub fn fsbench(args: &[&str]) -> Output {
 
 /// Text of stdout + stderr, for assertion messages.
 pub fn text(o: &Output) -> String {
-    format!("--- stdout\n{}\n--- stderr\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "--- stdout\n{}\n--- stderr\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 /// Mount lines whose mountpoint is under `dir`.
 pub fn mounts_under(dir: &Path) -> Vec<String> {
     let d = dir.to_string_lossy().into_owned();
-    std::fs::read_to_string("/proc/mounts").unwrap().lines().filter(|l| l.contains(&d)).map(str::to_string).collect()
+    std::fs::read_to_string("/proc/mounts")
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(&d))
+        .map(str::to_string)
+        .collect()
 }
 
 /// `losetup -a` lines whose backing file is under `dir`.
 pub fn loops_under(dir: &Path) -> Vec<String> {
     let d = dir.to_string_lossy().into_owned();
     let out = Command::new("losetup").arg("-a").output().expect("losetup -a");
-    String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.contains(&d)).map(str::to_string).collect()
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains(&d))
+        .map(str::to_string)
+        .collect()
 }
 
 /// Asserts nothing of fsbench is left under `dir`: no mounts, no loop devices, no run folders.
@@ -64,7 +80,11 @@ pub fn assert_no_leftovers(dir: &Path) {
     assert_eq!(mounts_under(dir), Vec::<String>::new(), "mounts left behind");
     assert_eq!(loops_under(dir), Vec::<String>::new(), "loop devices left behind");
     if let Ok(rd) = std::fs::read_dir(dir) {
-        let runs: Vec<_> = rd.flatten().map(|e| e.file_name()).filter(|n| n.to_string_lossy().starts_with("run-")).collect();
+        let runs: Vec<_> = rd
+            .flatten()
+            .map(|e| e.file_name())
+            .filter(|n| n.to_string_lossy().starts_with("run-"))
+            .collect();
         assert!(runs.is_empty(), "run folders left behind: {runs:?}");
     }
 }
