@@ -4,6 +4,7 @@
 //! - `provision`: real loop devices, mkfs and mounts for every available type, and their undo.
 //! - `cli`: the command line as a user meets it (help, exit codes, config errors, plan).
 //! - `run`: real `fsbench run` sessions end to end, reports, Ctrl-C.
+//! - `report_html`: the HTML report rendered by headless Chromium; `fsbench compare` on real runs.
 
 #[path = "integration/util.rs"]
 mod util;
@@ -16,3 +17,6 @@ mod cli;
 
 #[path = "integration/run.rs"]
 mod run;
+
+#[path = "integration/report_html.rs"]
+mod report_html;

@@ -161,17 +161,20 @@ impl Scale {
     }
 }
 
-/// Axis range and scale for `values` (means and interval ends) of bars that start at zero.
-fn bar_range(values: &[f64]) -> (Scale, f64, f64) {
-    let pos: Vec<f64> = values.iter().copied().filter(|v| v.is_finite() && *v > 0.0).collect();
-    let max = values.iter().copied().filter(|v| v.is_finite()).fold(0.0_f64, f64::max);
-    let min_pos = pos.iter().copied().fold(f64::INFINITY, f64::min);
-    let all_positive = values.iter().all(|v| !v.is_finite() || *v > 0.0);
-    if all_positive && !pos.is_empty() && max / min_pos > LOG_SPAN {
+/// Axis range and scale for bars of `means` (which start at zero) with interval ends `ends`.
+/// The log axis is chosen on the means alone (whiskers below the axis are cut at its bottom),
+/// so one wide interval cannot flatten a panel whose bars span decades.
+fn bar_range(means: &[f64], ends: &[f64]) -> (Scale, f64, f64) {
+    let finite = |xs: &[f64]| xs.iter().copied().filter(|v| v.is_finite()).collect::<Vec<f64>>();
+    let (means, ends) = (finite(means), finite(ends));
+    let max_mean = means.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let min_mean = means.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = means.iter().chain(&ends).copied().fold(0.0_f64, f64::max);
+    if !means.is_empty() && min_mean > 0.0 && max_mean / min_mean > LOG_SPAN {
         let s = Scale { log: true };
-        return (s, (min_pos / 2.0).log10().floor(), (max * 1.5).log10());
+        return (s, (min_mean / 2.0).log10().floor(), (max * 1.5).log10());
     }
-    let min = values.iter().copied().filter(|v| v.is_finite()).fold(0.0_f64, f64::min);
+    let min = means.iter().chain(&ends).copied().fold(0.0_f64, f64::min);
     let hi = if max > 0.0 { max * 1.1 } else { 1.0 };
     let lo = if min < 0.0 { min * 1.1 } else { 0.0 };
     (Scale { log: false }, lo, hi)
@@ -287,15 +290,10 @@ fn draw_bar_panel(
     tags: &mut Vec<BarTag>,
 ) -> Result<(), ChartError> {
     let ncat = panel.categories.len().max(1);
-    let values: Vec<f64> = panel
-        .bars
-        .iter()
-        .flatten()
-        .flatten()
-        .flat_map(|b| [Some(b.mean), b.ci.map(|c| c.0), b.ci.map(|c| c.1)])
-        .flatten()
-        .collect();
-    let (scale, lo, hi) = bar_range(&values);
+    let bars = || panel.bars.iter().flatten().flatten();
+    let means: Vec<f64> = bars().map(|b| b.mean).collect();
+    let ends: Vec<f64> = bars().filter_map(|b| b.ci).flat_map(|(l, h)| [l, h]).collect();
+    let (scale, lo, hi) = bar_range(&means, &ends);
     let title = if scale.log {
         format!("{} (log scale)", panel.title)
     } else {
@@ -655,8 +653,11 @@ mod tests {
         .unwrap();
         assert!(svg.contains("(log scale)"));
         assert_eq!(svg.matches("class=\"bar\"").count(), 4);
-        let (scale, lo, hi) = bar_range(&[1.0, 10.0]);
-        assert!(!scale.log && lo == 0.0 && hi > 10.0);
+        let (scale, lo, hi) = bar_range(&[1.0, 10.0], &[-3.0, 12.0]);
+        assert!(!scale.log && lo < -3.0 && hi > 12.0);
+        // Means spanning decades go log even when an interval reaches below zero.
+        let (scale, lo, _) = bar_range(&[100.0, 400_000.0], &[-200_000.0, 600_000.0]);
+        assert!(scale.log && lo == 1.0, "{lo}");
     }
 
     #[test]

@@ -142,19 +142,52 @@ fn all_tied(cells: &[&Cell]) -> bool {
     })
 }
 
-/// The paragraph of `table` (empty when no row has two variants to compare).
+/// The paragraph of `table` (empty when no row has two variants to compare). Rows where every
+/// variant is tied are merged into one sentence per set of variants ("At a, b and c, ext4 and xfs
+/// are tied."), placed where its first row was; every other row gets its own sentence.
 pub fn workload_summary(table: &WorkloadTable) -> String {
     let headline: Vec<&Row> = table.rows.iter().filter(|r| is_headline(r)).collect();
-    let sentences: Vec<String> = headline
-        .iter()
-        .filter_map(|row| {
-            let shared = headline.iter().filter(|r| r.phase == row.phase).count() > 1;
-            let label = if shared {
-                format!("{} {}", row.phase, row.metric.name)
-            } else {
-                row.phase.clone()
-            };
-            row_sentence(row, &label)
+    // Either a finished sentence, or (tied variants in column order, labels) to merge.
+    enum Part {
+        Sentence(String),
+        AllTied(Vec<String>, Vec<String>),
+    }
+    let mut parts: Vec<Part> = Vec::new();
+    for row in &headline {
+        let shared = headline.iter().filter(|r| r.phase == row.phase).count() > 1;
+        let label = if shared {
+            format!("{} {}", row.phase, row.metric.name)
+        } else {
+            row.phase.clone()
+        };
+        let all_tied = row.cells.len() >= 2
+            && row
+                .cells
+                .iter()
+                .all(|c| matches!(c.standing, Some(Standing::Best | Standing::Tied)));
+        if all_tied {
+            let names: Vec<String> = row.cells.iter().map(|c| c.variant.clone()).collect();
+            match parts
+                .iter_mut()
+                .find(|p| matches!(p, Part::AllTied(n, _) if *n == names))
+            {
+                Some(Part::AllTied(_, labels)) => labels.push(label),
+                _ => parts.push(Part::AllTied(names, vec![label])),
+            }
+        } else if let Some(s) = row_sentence(row, &label) {
+            parts.push(Part::Sentence(s));
+        }
+    }
+    let sentences: Vec<String> = parts
+        .into_iter()
+        .map(|p| match p {
+            Part::Sentence(s) => s,
+            Part::AllTied(names, labels) => {
+                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+                let verb = if names.len() == 2 { "are tied" } else { "are all tied" };
+                format!("At {}, {} {verb}.", list(&labels), list(&names))
+            }
         })
         .collect();
     sentences.join(" ")
@@ -165,6 +198,36 @@ mod tests {
     use super::*;
     use crate::metric::MetricId;
     use crate::report::build::tests_support::row_of;
+
+    #[test]
+    fn rows_where_all_are_tied_merge_into_one_sentence() {
+        use crate::report::WorkloadTable;
+        let tied = |phase: &str| {
+            let mut r = row_of(
+                MetricId::higher("throughput", Unit::MibPerSec),
+                &[("ext4", &[100.0, 104.0, 98.0]), ("xfs", &[101.0, 99.0, 103.0])],
+            );
+            r.phase = phase.into();
+            r
+        };
+        let mut apart = row_of(
+            MetricId::higher("rate", Unit::OpsPerSec),
+            &[("ext4", &[100.0, 101.0, 99.0]), ("xfs", &[200.0, 201.0, 199.0])],
+        );
+        apart.phase = "create".into();
+        let table = WorkloadTable {
+            workload: "bonnie".into(),
+            kind: "bonnie".into(),
+            rows: vec![tied("write"), apart, tied("read")],
+            summary: String::new(),
+        };
+        let s = workload_summary(&table);
+        assert!(
+            s.starts_with("At write and read, ext4 and xfs are tied. At create, xfs is fastest, 100 % ± "),
+            "{s}"
+        );
+        assert!(s.ends_with("ahead of ext4."), "{s}");
+    }
 
     #[test]
     fn list_joins_names() {

@@ -272,13 +272,18 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
     out
 }
 
-/// Wraps `text` at spaces into lines of at most `width` characters (longer words stay whole).
+/// Wraps `text` at spaces into lines of at most `width` characters (longer words stay whole;
+/// `%` stays with the number before it, `±` with the number after it).
 fn wrap(text: &str, width: usize) -> String {
     let mut out = String::new();
     let mut line = 0;
+    let mut previous = "";
     for word in text.split(' ') {
         let w = width_of(word);
-        if line > 0 && line + 1 + w > width {
+        // Never start a line with `%` nor end one with `±`: "5.0 %" and "± 4" stay together.
+        let glued = word == "%" || previous == "±";
+        previous = word;
+        if line > 0 && line + 1 + w > width && !glued {
             out.push('\n');
             line = 0;
         } else if line > 0 {
@@ -450,8 +455,8 @@ seq_write_block  throughput (MiB/s)  310.0 ± 24.8 *  295.0 ± 63.5 =         22
 rand_create  rate (ops/s)              5000 ± 248      5250 ± 635 *        4050 ± 124    unavailable
   cpu % (process)                     47.0 ± 28.0    38.50 ± 6.35        51.00 ± 2.48    unavailable
 
-At seq_write_block, ext4, xfs and btrfs "lzo", ssd are tied. At rand_create, xfs is fastest, 5.0 % ±
-5.0 % ahead of ext4.
+At seq_write_block, ext4, xfs and btrfs "lzo", ssd are all tied. At rand_create, xfs is fastest, 5.0 %
+± 5.0 % ahead of ext4.
 
 filecopy
                     ext4      xfs    btrfs "lzo", ssd            zfs
@@ -513,7 +518,7 @@ warnings:
         // Tied cells carry `=`, and each workload has its summary paragraph.
         assert_eq!(md.matches(" = |").count(), 2, "{md}");
         assert!(
-            md.contains("\nAt seq_write_block, ext4, xfs and btrfs \"lzo\", ssd are tied."),
+            md.contains("\nAt seq_write_block, ext4, xfs and btrfs \"lzo\", ssd are all tied."),
             "{md}"
         );
     }
