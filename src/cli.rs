@@ -74,7 +74,7 @@ pub enum ListWhat {
 }
 
 /// The scratch folder option.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct ScratchArgs {
     /// Folder for loop images and mountpoints (each run uses a private subfolder).
     #[arg(long, value_name = "DIR", default_value = DEFAULT_SCRATCH)]
@@ -82,7 +82,7 @@ pub struct ScratchArgs {
 }
 
 /// Arguments of `run` and `plan`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// Suite file (TOML). Without it, the preset given by --preset (default `quick`) runs.
     #[arg(value_name = "SUITE.toml")]
@@ -111,9 +111,20 @@ pub struct RunArgs {
     /// Benchmark this existing directory instead (no mkfs, no mount; works without root).
     #[arg(long, value_name = "PATH", conflicts_with = "fs")]
     pub dir: Option<PathBuf>,
+    /// Format this real block device for every repeat instead of loop images (refused if it is
+    /// mounted, holds data or a partition table, is swap, backs / or is an LVM/RAID member).
+    #[arg(long, value_name = "DEV", conflicts_with = "dir")]
+    pub device: Option<PathBuf>,
+    /// Confirms --device: the same path, repeated exactly. Everything on it is destroyed.
+    #[arg(long, value_name = "DEV")]
+    pub wipe: Option<PathBuf>,
     /// Label stored with the session (for `report` and `compare`).
     #[arg(long, value_name = "TEXT")]
     pub label: Option<String>,
+    /// Continue an interrupted session (id, label or `latest`): runs only the repeats not yet
+    /// stored, with the session's own suite and options.
+    #[arg(long, value_name = "SESSION")]
+    pub resume: Option<String>,
 }
 
 /// Arguments of `report`.

@@ -20,3 +20,9 @@ mod run;
 
 #[path = "integration/report_html.rs"]
 mod report_html;
+
+#[path = "integration/safety.rs"]
+mod safety;
+
+#[path = "integration/device.rs"]
+mod device;
