@@ -10,13 +10,10 @@
 set -euo pipefail
 
 want=(xfsprogs:mkfs.xfs btrfs-progs:mkfs.btrfs e2fsprogs:mkfs.ext4 util-linux:losetup mount:mount)
-<<<<<<< HEAD
 # Headless Chromium renders the HTML report in the integration tests (tests/integration/report_html.rs).
 want+=(chromium:chromium)
-=======
 # The test suite's failing disk (tests/fixtures/faultyfs.py) is a FUSE server in Debian's Python.
 want+=(python3-fusepy:/usr/lib/python3/dist-packages/fusepy.py)
->>>>>>> main
 if [[ "${1:-}" == "--bench" ]]; then
   want+=(fio:fio bonnie++:bonnie++ gcc:gcc sysbench:sysbench time:/usr/bin/time)
 fi
