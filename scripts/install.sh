@@ -2,13 +2,16 @@
 # Installs what fsbench needs on a Debian/Ubuntu machine, idempotently: only missing packages
 # are installed, and `apt-get update` runs only when something is missing.
 #
-#   scripts/install.sh            filesystem tools (the default comparison and the tests)
+#   scripts/install.sh            filesystem tools (the default comparison and the tests) and
+#                                 chromium (the tests render the HTML report with it)
 #   scripts/install.sh --bench    also the peer tools bench/ compares against (fio, bonnie++, gcc)
 #
 # Needs root. The Rust toolchain (cargo >= 1.85) is expected to be present (rustup).
 set -euo pipefail
 
 want=(xfsprogs:mkfs.xfs btrfs-progs:mkfs.btrfs e2fsprogs:mkfs.ext4 util-linux:losetup mount:mount)
+# Headless Chromium renders the HTML report in the integration tests (tests/integration/report_html.rs).
+want+=(chromium:chromium)
 # The test suite's failing disk (tests/fixtures/faultyfs.py) is a FUSE server in Debian's Python.
 want+=(python3-fusepy:/usr/lib/python3/dist-packages/fusepy.py)
 if [[ "${1:-}" == "--bench" ]]; then

@@ -5,7 +5,7 @@
 //! Errors are `anyhow` here (the edge); [`exit_code`] maps them: configuration and usage errors
 //! to 2, interruption to 130, everything else to 1.
 
-use crate::cli::{Cli, Command, DatasetCommand, ListWhat, ReportArgs, RunArgs, ScratchArgs};
+use crate::cli::{Cli, Command, CompareArgs, DatasetCommand, ListWhat, ReportArgs, RunArgs, ScratchArgs};
 use crate::config::{self, ConfigError, FsVariant, Overrides, Suite};
 use crate::engine::{RunContext, WorkloadKind};
 use crate::plan::{self, Plan};
@@ -53,6 +53,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Run(a) => cmd_run(&cli.db, &a),
         Command::Plan(a) => cmd_plan(&a),
         Command::Report(a) => cmd_report(&cli.db, &a),
+        Command::Compare(a) => cmd_compare(&cli.db, &a),
         Command::List { what } => cmd_list(&cli.db, what),
         Command::Doctor(a) => cmd_doctor(&a),
         Command::Cleanup(a) => cmd_cleanup(&a),
@@ -619,9 +620,16 @@ fn cmd_run(db: &Path, given: &RunArgs) -> Result<i32> {
     state.finish();
 
     print_report(&store, session, Format::Table, &mut std::io::stdout().lock())?;
-    println!("\nResults: session {session} in {}", db.display());
+    let html = db.with_file_name("report.html");
+    let mut file = std::fs::File::create(&html).with_context(|| format!("writing {}", html.display()))?;
+    print_report(&store, session, Format::Html, &mut file)?;
     println!(
-        "More: fsbench --db {} report {session} --format json|csv|md",
+        "\nResults: session {session} in {}; HTML report: {}",
+        db.display(),
+        html.display()
+    );
+    println!(
+        "More: fsbench --db {} report {session} --format json|csv|md|html",
         db.display()
     );
     if interrupted {
@@ -715,12 +723,51 @@ fn session_policy(suite_text: &str) -> config::Policy {
         .unwrap_or_default()
 }
 
-fn print_report(store: &Store, session: i64, format: Format, out: &mut dyn Write) -> Result<()> {
+/// The report model of a stored session, with the trim and confidence of its own suite.
+fn build_model(store: &Store, session: i64) -> Result<report::ReportModel> {
     let data = store.load_session(session)?;
     let policy = session_policy(&data.session.info.suite_text);
-    let model = report::build(&data, policy.trim as usize, policy.confidence);
-    out.write_all(report::render(&model, format).as_bytes())?;
+    Ok(report::build(&data, policy.trim as usize, policy.confidence))
+}
+
+fn print_report(store: &Store, session: i64, format: Format, out: &mut dyn Write) -> Result<()> {
+    out.write_all(report::render(&build_model(store, session)?, format).as_bytes())?;
     Ok(())
+}
+
+/// `fsbench compare`: usage errors (no database, unknown session, bad threshold, nothing in
+/// common) exit 2; otherwise the comparison's exit code, 1 when a metric regressed.
+fn cmd_compare(db: &Path, a: &CompareArgs) -> Result<i32> {
+    if !(a.threshold.is_finite() && a.threshold >= 0.0) {
+        return Err(AppError::Usage(format!("--threshold {}: use a percentage such as 5", a.threshold)).into());
+    }
+    if !db.exists() {
+        return Err(AppError::Usage(format!(
+            "no results database at {}: run `fsbench run` first, or pass --db",
+            db.display()
+        ))
+        .into());
+    }
+    let store = Store::open(db)?;
+    let resolve = |r: &str| store.resolve(r).map_err(|e| AppError::Usage(e.to_string()));
+    let (base, cand) = (
+        build_model(&store, resolve(&a.base)?)?,
+        build_model(&store, resolve(&a.cand)?)?,
+    );
+    let cmp = report::compare::compare(&base, &cand, a.threshold);
+    if cmp.changes.is_empty() {
+        let msg = format!(
+            "sessions {} and {} have no metric in common",
+            base.session.id, cand.session.id
+        );
+        return Err(AppError::Usage(msg).into());
+    }
+    let text = report::compare::render(&cmp, a.format);
+    match &a.output {
+        Some(path) => std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?,
+        None => std::io::stdout().lock().write_all(text.as_bytes())?,
+    }
+    Ok(cmp.exit_code())
 }
 
 fn cmd_report(db: &Path, a: &ReportArgs) -> Result<i32> {

@@ -3,6 +3,7 @@
 //! Exit codes (documented in `--help`): 0 success, 1 runtime failure (a case failed, or
 //! `compare` found a regression), 2 usage or configuration error, 130 interrupted.
 
+use crate::report::compare::{CompareFormat, DEFAULT_THRESHOLD_PCT};
 use crate::report::Format;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -41,6 +42,10 @@ pub enum Command {
     Plan(RunArgs),
     /// Print the report of a stored session.
     Report(ReportArgs),
+    /// Compare two sessions metric by metric: ratio of means with its 95 % CI and a verdict
+    /// (better / worse / no change); exit code 1 when a metric is significantly worse by more
+    /// than the threshold.
+    Compare(CompareArgs),
     /// List presets, workloads, filesystems or stored sessions.
     List {
         /// What to list.
@@ -166,6 +171,26 @@ pub struct ReportArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
+    /// Write to this file instead of standard output.
+    #[arg(short = 'o', long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+}
+
+/// Arguments of `compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Base session: id, label, or `latest`.
+    #[arg(value_name = "BASE")]
+    pub base: String,
+    /// Candidate session: id, label, or `latest`.
+    #[arg(value_name = "CAND")]
+    pub cand: String,
+    /// Smallest change, in percent, that counts as better or worse (when significant).
+    #[arg(long, value_name = "PCT", default_value_t = DEFAULT_THRESHOLD_PCT)]
+    pub threshold: f64,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: CompareFormat,
     /// Write to this file instead of standard output.
     #[arg(short = 'o', long, value_name = "PATH")]
     pub output: Option<PathBuf>,

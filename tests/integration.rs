@@ -6,6 +6,7 @@
 //! - `run`: real `fsbench run` sessions end to end, reports, Ctrl-C.
 //! - `mongo`: the mongo and bigfile workloads: FIEMAP against filefrag, their presets, a run.
 //! - `trees`: datasets (`dataset gen`), treecopy/filecopy, the study presets.
+//! - `report_html`: the HTML report rendered by headless Chromium; `fsbench compare` on real runs.
 
 #[path = "integration/util.rs"]
 mod util;
@@ -18,6 +19,9 @@ mod cli;
 
 #[path = "integration/run.rs"]
 mod run;
+
+#[path = "integration/report_html.rs"]
+mod report_html;
 
 #[path = "integration/safety.rs"]
 mod safety;

@@ -6,7 +6,8 @@
 //! unknown cases, missing intervals, non-finite values, noisy cells, first-run effects, notes.
 
 use super::number;
-use super::{Cell, ReportModel, Row, WorkloadTable, SCHEMA_VERSION};
+use super::significance::{self, ratio_ci, welch, Sample};
+use super::{Cell, ReportModel, Row, Standing, VsBest, WorkloadTable, SCHEMA_VERSION};
 use crate::metric::MetricId;
 use crate::stats::{self, first_run_effect, high_cov, summarize};
 use crate::store::{CaseAvailability, CaseRecord, SampleStatus, SessionData, SessionStatus};
@@ -107,6 +108,8 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
                             summary,
                             values: vals.clone(),
                             best: false,
+                            standing: None,
+                            vs_best: None,
                         })
                     })
                     .collect();
@@ -121,11 +124,14 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
                 }
             }
         }
-        tables.push(WorkloadTable {
+        let mut table = WorkloadTable {
             workload: workload.clone(),
             kind: kind.clone(),
             rows,
-        });
+            summary: String::new(),
+        };
+        table.summary = super::summary::workload_summary(&table);
+        tables.push(table);
     }
 
     let warnings = Warnings {
@@ -146,8 +152,10 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
     }
 }
 
-/// Marks the best mean of a row by its direction; ties are all marked. No mark on CPU rows or
-/// when fewer than two variants have values.
+/// Marks the best mean of a row by its direction (exact ties are all marked) and gives every
+/// cell its [`Standing`] against the first best cell: Welch's t-test at
+/// [`significance::ALPHA`] decides `tied` or `behind`. Nothing is marked on CPU rows or when
+/// fewer than two variants have values.
 fn mark_best(row: &mut Row) {
     if is_cpu_metric(&row.metric) || row.cells.len() < 2 {
         return;
@@ -158,10 +166,30 @@ fn mark_best(row: &mut Row) {
         .iter()
         .map(|c| c.summary.mean)
         .reduce(|a, b| if direction.better(b, a) { b } else { a });
-    if let Some(best) = best {
-        for cell in &mut row.cells {
-            cell.best = cell.summary.mean == best;
+    let Some(best) = best else { return };
+    let Some(best_index) = row.cells.iter().position(|c| c.summary.mean == best) else {
+        return;
+    };
+    let best_sample = Sample::from(&row.cells[best_index].summary);
+    let best_variant = row.cells[best_index].variant.clone();
+    for cell in &mut row.cells {
+        cell.best = cell.summary.mean == best;
+        if cell.best {
+            cell.standing = Some(Standing::Best);
+            continue;
         }
+        let this = Sample::from(&cell.summary);
+        let test = welch(this, best_sample);
+        cell.standing = Some(match test {
+            None => Standing::Untested,
+            Some(w) if w.p >= significance::ALPHA => Standing::Tied,
+            Some(_) => Standing::Behind,
+        });
+        cell.vs_best = Some(VsBest {
+            best: best_variant.clone(),
+            welch: test,
+            ratio: ratio_ci(this, best_sample, 1.0 - significance::ALPHA),
+        });
     }
 }
 
@@ -331,6 +359,33 @@ impl Warnings<'_> {
     }
 }
 
+/// Helpers for the tests of sibling modules.
+#[cfg(test)]
+pub(crate) mod tests_support {
+    use super::*;
+
+    /// A ranked row of `metric` from `(variant, values)` pairs, as [`build()`] makes it.
+    pub fn row_of(metric: MetricId, cells: &[(&str, &[f64])]) -> Row {
+        let mut row = Row {
+            phase: "p".into(),
+            metric,
+            cells: cells
+                .iter()
+                .map(|(variant, values)| Cell {
+                    variant: variant.to_string(),
+                    summary: summarize(values, 0, 0.95).unwrap(),
+                    values: values.to_vec(),
+                    best: false,
+                    standing: None,
+                    vs_best: None,
+                })
+                .collect(),
+        };
+        mark_best(&mut row);
+        row
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -421,6 +476,61 @@ mod tests {
             m.workloads[1].rows[0]
         );
         assert!(cell(&m.workloads[1].rows[0], "xfs").best);
+    }
+
+    #[test]
+    fn tie_groups_on_constructed_samples() {
+        use crate::metric::Unit;
+        use tests_support::row_of;
+        let standing = |row: &Row| -> Vec<(String, Option<Standing>)> {
+            row.cells.iter().map(|c| (c.variant.clone(), c.standing)).collect()
+        };
+        // ext4 and xfs overlap (p ≈ 0.5), btrfs is 10 % behind with tight data, zfs has one value.
+        let row = row_of(
+            MetricId::higher("throughput", Unit::MibPerSec),
+            &[
+                ("ext4", &[100.0, 101.0, 99.0, 100.5, 99.5]),
+                ("xfs", &[100.2, 99.8, 100.4, 99.4, 99.7]),
+                ("btrfs", &[90.0, 91.0, 89.0, 90.5, 89.5]),
+                ("zfs", &[95.0]),
+            ],
+        );
+        assert_eq!(
+            standing(&row),
+            [
+                ("ext4".to_string(), Some(Standing::Best)),
+                ("xfs".to_string(), Some(Standing::Tied)),
+                ("btrfs".to_string(), Some(Standing::Behind)),
+                ("zfs".to_string(), Some(Standing::Untested)),
+            ]
+        );
+        let xfs = row.cells[1].vs_best.as_ref().unwrap();
+        assert_eq!(xfs.best, "ext4");
+        assert!(xfs.welch.unwrap().p > 0.5, "{xfs:?}");
+        let btrfs = row.cells[2].vs_best.as_ref().unwrap();
+        assert!(btrfs.welch.unwrap().p < 1e-6);
+        let r = btrfs.ratio.unwrap();
+        assert!((r.ratio - 0.9).abs() < 0.005 && r.high < 1.0, "{r:?}");
+        assert!(row.cells[0].vs_best.is_none() && row.cells[3].vs_best.as_ref().unwrap().welch.is_none());
+        // Lower is better: the smallest time is best; a close second with big spread is tied.
+        let row = row_of(
+            MetricId::lower("time", Unit::Seconds),
+            &[
+                ("a", &[10.0, 10.2, 9.8]),
+                ("b", &[9.0, 12.0, 8.0]),
+                ("c", &[20.0, 20.1, 19.9]),
+            ],
+        );
+        let s = standing(&row);
+        assert_eq!(s[0].1, Some(Standing::Tied));
+        assert_eq!(s[1].1, Some(Standing::Best));
+        assert_eq!(s[2].1, Some(Standing::Behind));
+        // CPU rows are never ranked.
+        let row = row_of(
+            MetricId::lower("cpu_system", Unit::Percent),
+            &[("a", &[1.0, 2.0]), ("b", &[5.0, 6.0])],
+        );
+        assert!(row.cells.iter().all(|c| c.standing.is_none() && !c.best));
     }
 
     #[test]

@@ -22,8 +22,13 @@
 //! ids, NaN values, empty sessions); oddities become warnings.
 
 mod build;
+pub mod charts;
+pub mod compare;
 mod csv;
+mod html;
 mod number;
+pub mod significance;
+mod summary;
 mod text;
 
 #[cfg(test)]
@@ -51,6 +56,8 @@ pub enum Format {
     Csv,
     /// JSON with `schema_version`, summaries and raw samples.
     Json,
+    /// One self-contained HTML page: summaries, SVG charts, tables, environment, warnings.
+    Html,
 }
 
 /// One summarised cell: one metric of one variant.
@@ -64,6 +71,38 @@ pub struct Cell {
     pub values: Vec<f64>,
     /// This variant is the best of the row (by the metric's direction, on the mean).
     pub best: bool,
+    /// Standing against the best cell of its row; `None` on CPU rows and rows with one cell.
+    #[serde(default)]
+    pub standing: Option<Standing>,
+    /// This cell against the best cell of its row (Welch test, ratio this / best); `None` on
+    /// the best cell itself and wherever `standing` is `None`.
+    #[serde(default)]
+    pub vs_best: Option<VsBest>,
+}
+
+/// Where a cell stands against the best cell of its row (see `doc/significance.md`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Standing {
+    /// The best mean of the row.
+    Best,
+    /// Indistinguishable from the best: Welch's t-test gives p ≥ [`significance::ALPHA`].
+    Tied,
+    /// Significantly behind the best (p < α).
+    Behind,
+    /// Cannot be tested: fewer than two measured repeats on one side.
+    Untested,
+}
+
+/// A cell compared with the best cell of its row.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VsBest {
+    /// Variant of the best cell.
+    pub best: String,
+    /// Welch's t-test of this cell against the best; `None` when untestable.
+    pub welch: Option<significance::Welch>,
+    /// Ratio of means this / best with its CI; `None` when untestable or a mean is not positive.
+    pub ratio: Option<significance::RatioCi>,
 }
 
 /// One row of a workload table: one phase × metric across variants.
@@ -86,6 +125,9 @@ pub struct WorkloadTable {
     pub kind: String,
     /// Rows in phase order, headline metric first, CPU rows after it.
     pub rows: Vec<Row>,
+    /// One plain-language paragraph: who is best at each phase, by how much, who is tied.
+    #[serde(default)]
+    pub summary: String,
 }
 
 /// Everything any exporter needs; built only from stored data.
@@ -115,6 +157,7 @@ pub fn render(model: &ReportModel, format: Format) -> String {
         Format::Md => text::render_markdown(model),
         Format::Csv => csv::render_csv(model),
         Format::Json => render_json(model),
+        Format::Html => html::render_html(model),
     }
 }
 

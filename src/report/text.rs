@@ -11,7 +11,7 @@
 //! Column widths are counted in `char`s (`±` is one column), which is right for the ASCII and
 //! common Latin text of names and numbers; wide CJK names would misalign, not break.
 
-use super::{number, ReportModel, Row, WorkloadTable};
+use super::{number, ReportModel, Row, Standing, WorkloadTable};
 use crate::metric::Unit;
 use crate::report::build::{is_cpu_metric, is_detail_metric};
 use crate::store::{CaseAvailability, SampleStatus};
@@ -31,6 +31,8 @@ struct RowView {
 struct CellView {
     text: String,
     best: bool,
+    /// Indistinguishable from the best (Welch, α = 0.05).
+    tied: bool,
 }
 
 /// `throughput (MiB/s)`, or `cpu % (process)` / `cpu % (system)` for the CPU rows.
@@ -43,7 +45,7 @@ fn metric_label(row: &Row) -> String {
 }
 
 /// What an empty cell of `variant` in `workload` says.
-fn empty_text(model: &ReportModel, variant: &str, workload: &str) -> &'static str {
+pub(super) fn empty_text(model: &ReportModel, variant: &str, workload: &str) -> &'static str {
     let cases: Vec<_> = model
         .cases
         .iter()
@@ -98,10 +100,12 @@ fn layout(model: &ReportModel, table: &WorkloadTable, full: bool) -> Vec<RowView
                         Some(c) => CellView {
                             text: number::mean_ci(c.summary.mean, c.summary.ci_half_width()),
                             best: c.best,
+                            tied: c.standing == Some(Standing::Tied),
                         },
                         None => CellView {
                             text: empty.to_string(),
                             best: false,
+                            tied: false,
                         },
                     },
                 )
@@ -227,6 +231,9 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
                     (true, false) => {
                         let _ = write!(line, "  {padded} *");
                     }
+                    _ if cell.tied => {
+                        let _ = write!(line, "  {padded} =");
+                    }
                     _ => {
                         let _ = write!(line, "  {padded}  ");
                     }
@@ -234,12 +241,18 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
             }
             let _ = writeln!(out, "{}", line.trim_end());
         }
+        if !table.summary.is_empty() {
+            let _ = writeln!(out, "\n{}", wrap(&table.summary, 100));
+        }
     }
     if model.workloads.is_empty() {
         let _ = writeln!(out, "\nno results");
     }
     let (_, trim) = method(model);
-    let _ = writeln!(out, "\n* best mean of its row (CPU rows are not ranked).");
+    let _ = writeln!(
+        out,
+        "\n* best mean of its row; = tied with the best (Welch's t-test, p >= 0.05). CPU rows are not ranked."
+    );
     let _ = writeln!(
         out,
         "Latency percentiles and whole-system CPU are in the md, json and html formats."
@@ -257,6 +270,34 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
         }
     }
     out
+}
+
+/// Wraps `text` at spaces into lines of at most `width` characters (longer words stay whole;
+/// `%` stays with the number before it, `±` with the number after it).
+fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = 0;
+    let mut previous = "";
+    for word in text.split(' ') {
+        let w = width_of(word);
+        // Never start a line with `%` nor end one with `±`: "5.0 %" and "± 4" stay together.
+        let glued = word == "%" || previous == "±";
+        previous = word;
+        if line > 0 && line + 1 + w > width && !glued {
+            out.push('\n');
+            line = 0;
+        } else if line > 0 {
+            out.push(' ');
+            line += 1;
+        }
+        out.push_str(word);
+        line += w;
+    }
+    out
+}
+
+fn width_of(s: &str) -> usize {
+    s.chars().count()
 }
 
 /// Escapes text for a Markdown table cell or list item. `_` is escaped only at a word edge:
@@ -331,17 +372,23 @@ pub fn render_markdown(model: &ReportModel) -> String {
             for cell in &row.cells {
                 if cell.best {
                     let _ = write!(out, " **{}** |", cell.text);
+                } else if cell.tied {
+                    let _ = write!(out, " {} = |", cell.text);
                 } else {
                     let _ = write!(out, " {} |", cell.text);
                 }
             }
             out.push('\n');
         }
+        if !table.summary.is_empty() {
+            let _ = writeln!(out, "\n{}", md(&table.summary));
+        }
         details(&mut out, table, trim);
     }
     let _ = writeln!(
         out,
-        "\n**Bold**: best mean of its row (CPU rows are not ranked). {}",
+        "\n**Bold**: best mean of its row; `=`: tied with the best (Welch's t-test, p ≥ 0.05). CPU rows \
+         are not ranked. {}",
         legend(model).join(" ")
     );
     if !model.warnings.is_empty() {
@@ -403,10 +450,13 @@ mod tests {
 bonnie
                                              ext4             xfs    btrfs "lzo", ssd            zfs
 ------------------------------------------------------------------------------------------------------
-seq_write_block  throughput (MiB/s)  310.0 ± 24.8 *  295.0 ± 63.5           224 ± 159    unavailable
+seq_write_block  throughput (MiB/s)  310.0 ± 24.8 *  295.0 ± 63.5 =         224 ± 159 =  unavailable
   cpu % (process)                     47.0 ± 28.0    38.50 ± 6.35        51.00 ± 2.48    unavailable
 rand_create  rate (ops/s)              5000 ± 248      5250 ± 635 *        4050 ± 124    unavailable
   cpu % (process)                     47.0 ± 28.0    38.50 ± 6.35        51.00 ± 2.48    unavailable
+
+At seq_write_block, ext4, xfs and btrfs "lzo", ssd are all tied. At rand_create, xfs is fastest, 5.0 %
+± 5.0 % ahead of ext4.
 
 filecopy
                     ext4      xfs    btrfs "lzo", ssd            zfs
@@ -414,7 +464,9 @@ filecopy
 copy  time (s)     12.50    11.00 *               n/a    unavailable
   cpu % (process)  12.00    12.00                 n/a    unavailable
 
-* best mean of its row (CPU rows are not ranked).
+At copy, xfs is fastest; ext4 has too few repeats to compare.
+
+* best mean of its row; = tied with the best (Welch's t-test, p >= 0.05). CPU rows are not ranked.
 Latency percentiles and whole-system CPU are in the md, json and html formats.
 ± is the half-width of the 95 % confidence interval of the mean (Student t).
 n = 1–3 measured repeats per cell; warm-ups and failed repeats are excluded.
@@ -453,7 +505,7 @@ warnings:
         assert!(md.contains("| kernel | 6.1.0-18-amd64 |"));
         assert!(md.contains(&format!("| phase | metric | ext4 | xfs | {BTRFS} | zfs |")));
         assert!(
-            md.contains("| seq_write_block | throughput (MiB/s) | **310.0 ± 24.8** | 295.0 ± 63.5 |"),
+            md.contains("| seq_write_block | throughput (MiB/s) | **310.0 ± 24.8** | 295.0 ± 63.5 = | 224 ± 159 = |"),
             "{md}"
         );
         assert!(md.contains("|  | cpu % (process) |"));
@@ -463,6 +515,12 @@ warnings:
         // Exactly one bold cell per ranked row with at least two values: 3 in bonnie, 1 in
         // filecopy.
         assert_eq!(md.matches(" **").count(), 4, "{md}");
+        // Tied cells carry `=`, and each workload has its summary paragraph.
+        assert_eq!(md.matches(" = |").count(), 2, "{md}");
+        assert!(
+            md.contains("\nAt seq_write_block, ext4, xfs and btrfs \"lzo\", ssd are all tied."),
+            "{md}"
+        );
     }
 
     #[test]

@@ -1,0 +1,701 @@
+//! SVG charts drawn with plotters' SVG backend (no hand-assembled SVG): grouped bars with
+//! confidence-interval whiskers, per-repeat series, and the forest plot of `fsbench compare`.
+//!
+//! Every function returns one `<svg>` element as a string, ready to inline in HTML. Colours come
+//! from [`PALETTE`] (Okabe & Ito's colour-blind-safe set) by variant index, so a variant has the
+//! same colour in every chart of a page and in its HTML legend.
+//!
+//! Bars carry data attributes for readers and tests: plotters writes every rectangle as a bare
+//! `<rect …/>`, so bars are drawn with the one opacity nothing else uses ([`BAR_ALPHA`]), and
+//! after drawing, the n-th rectangle with that opacity receives the n-th bar's
+//! `class="bar" data-variant="…" data-phase="…" data-metric="…"` and a `<title>` tooltip
+//! (draw order is plotters' write order). The count is checked, so a mismatch is an error, not a
+//! mislabelled bar. Attribute values are HTML-escaped.
+//!
+//! Axes: categories sit at `i + 0.5` on an `f64` axis with explicit key points; a panel whose
+//! values span more than [`LOG_SPAN`] is drawn on a log₁₀ axis (values transformed here, ticks
+//! at 1-2-5 steps, labels printed back in the metric's unit) and says "log scale".
+
+use super::html::esc;
+use super::number;
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
+use plotters::prelude::*;
+use std::fmt::Display;
+use std::ops::Range;
+
+/// Colour-blind-safe palette (Okabe & Ito 2008), as `#rrggbb` components; variant `i` uses
+/// entry `i % 8`.
+pub const PALETTE: [(u8, u8, u8); 8] = [
+    (0, 114, 178),
+    (230, 159, 0),
+    (0, 158, 115),
+    (204, 121, 167),
+    (86, 180, 233),
+    (213, 94, 0),
+    (0, 0, 0),
+    (240, 228, 66),
+];
+
+/// Opacity of bar rectangles, which no other element uses (see the module docs).
+pub const BAR_ALPHA: f64 = 0.86;
+
+/// Ratio of largest to smallest positive value above which a bar panel uses a log axis.
+pub const LOG_SPAN: f64 = 50.0;
+
+const FONT: &str = "sans-serif";
+
+/// Drawing failed (plotters reported an error, or bars and rectangles did not match).
+#[derive(Debug, thiserror::Error)]
+#[error("chart: {0}")]
+pub struct ChartError(String);
+
+fn de<E: Display>(e: E) -> ChartError {
+    ChartError(e.to_string())
+}
+
+/// Colour of variant `i`.
+pub fn color(i: usize) -> RGBColor {
+    let (r, g, b) = PALETTE[i % PALETTE.len()];
+    RGBColor(r, g, b)
+}
+
+/// `#rrggbb` of variant `i`, for HTML legends.
+pub fn css_color(i: usize) -> String {
+    let (r, g, b) = PALETTE[i % PALETTE.len()];
+    format!("#{r:02x}{g:02x}{b:02x}")
+}
+
+/// One bar: a mean and its confidence interval (same unit).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bar {
+    /// Height.
+    pub mean: f64,
+    /// Interval, drawn as a whisker when present.
+    pub ci: Option<(f64, f64)>,
+}
+
+/// One panel of grouped bars: categories (phases) on x, one bar per variant in each group.
+#[derive(Clone, Debug)]
+pub struct Panel {
+    /// Caption, e.g. "throughput (MiB/s) — higher is better".
+    pub title: String,
+    /// Metric name for the bars' `data-metric`.
+    pub metric: String,
+    /// Unit, the y axis description.
+    pub unit: String,
+    /// Category (phase) labels.
+    pub categories: Vec<String>,
+    /// `bars[category][variant]`; `None` where a variant has no value.
+    pub bars: Vec<Vec<Option<Bar>>>,
+}
+
+/// Ticks 1-2-5 × 10ᵏ (log) or a "nice" step (linear) covering `[lo, hi]`.
+fn ticks(lo: f64, hi: f64, log: bool) -> Vec<f64> {
+    if log {
+        let mut out = Vec::new();
+        let mut decade = 10f64.powf(lo.floor());
+        while decade.log10() <= hi + 1e-9 && out.len() < 60 {
+            for m in [1.0, 2.0, 5.0] {
+                let v = (decade * m).log10();
+                if v >= lo - 1e-9 && v <= hi + 1e-9 {
+                    out.push(v);
+                }
+            }
+            decade *= 10.0;
+        }
+        return out;
+    }
+    let span = hi - lo;
+    if span <= 0.0 || !span.is_finite() {
+        return vec![lo];
+    }
+    let raw = span / 6.0;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| span / s <= 7.0)
+        .unwrap_or(10.0 * mag);
+    let mut v = (lo / step).ceil() * step;
+    let mut out = Vec::new();
+    while v <= hi + step * 1e-9 && out.len() < 20 {
+        out.push(if v.abs() < step * 1e-9 { 0.0 } else { v });
+        v += step;
+    }
+    out
+}
+
+/// Tick label: the value in the metric's unit (`1.5k` style is avoided: units stay exact).
+fn tick_label(v: f64) -> String {
+    if v != 0.0 && (v.abs() >= 1e6 || v.abs() < 1e-3) {
+        return format!("{v:.0e}");
+    }
+    let s = number::value(v);
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// Value axis of a panel: linear or log₁₀ of the values.
+#[derive(Clone, Copy)]
+struct Scale {
+    log: bool,
+}
+
+impl Scale {
+    fn fwd(self, v: f64) -> f64 {
+        if self.log {
+            v.max(1e-300).log10()
+        } else {
+            v
+        }
+    }
+    fn back(self, v: f64) -> f64 {
+        if self.log {
+            10f64.powf(v)
+        } else {
+            v
+        }
+    }
+}
+
+/// Axis range and scale for bars of `means` (which start at zero) with interval ends `ends`.
+/// The log axis is chosen on the means alone (whiskers below the axis are cut at its bottom),
+/// so one wide interval cannot flatten a panel whose bars span decades.
+fn bar_range(means: &[f64], ends: &[f64]) -> (Scale, f64, f64) {
+    let finite = |xs: &[f64]| xs.iter().copied().filter(|v| v.is_finite()).collect::<Vec<f64>>();
+    let (means, ends) = (finite(means), finite(ends));
+    let max_mean = means.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let min_mean = means.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = means.iter().chain(&ends).copied().fold(0.0_f64, f64::max);
+    if !means.is_empty() && min_mean > 0.0 && max_mean / min_mean > LOG_SPAN {
+        let s = Scale { log: true };
+        return (s, (min_mean / 2.0).log10().floor(), (max * 1.5).log10());
+    }
+    let min = means.iter().chain(&ends).copied().fold(0.0_f64, f64::min);
+    let hi = if max > 0.0 { max * 1.1 } else { 1.0 };
+    let lo = if min < 0.0 { min * 1.1 } else { 0.0 };
+    (Scale { log: false }, lo, hi)
+}
+
+/// What one bar rectangle is, for its attributes.
+struct BarTag {
+    variant: String,
+    phase: String,
+    metric: String,
+    tooltip: String,
+}
+
+/// Puts the attributes of `tags` on the rectangles drawn with [`BAR_ALPHA`], in order.
+fn annotate_bars(svg: &str, tags: &[BarTag]) -> Result<String, ChartError> {
+    let marker = format!("opacity=\"{BAR_ALPHA}\"");
+    let mut out = String::with_capacity(svg.len() + tags.len() * 120);
+    let mut rest = svg;
+    let mut next = tags.iter();
+    while let Some(start) = rest.find("<rect ") {
+        let Some(len) = rest[start..].find("/>") else { break };
+        let element = &rest[start..start + len];
+        out.push_str(&rest[..start]);
+        if element.contains(&marker) {
+            let tag = next
+                .next()
+                .ok_or_else(|| ChartError("more bar rectangles than bars".into()))?;
+            out.push_str(&format!(
+                "<rect class=\"bar\" data-variant=\"{}\" data-phase=\"{}\" data-metric=\"{}\" {}><title>{}</title></rect>",
+                esc(&tag.variant),
+                esc(&tag.phase),
+                esc(&tag.metric),
+                &element["<rect ".len()..],
+                esc(&tag.tooltip)
+            ));
+        } else {
+            out.push_str(element);
+            out.push_str("/>");
+        }
+        rest = &rest[start + len + 2..];
+    }
+    out.push_str(rest);
+    if next.next().is_some() {
+        return Err(ChartError("fewer bar rectangles than bars".into()));
+    }
+    Ok(out)
+}
+
+/// A linear `f64` axis whose ticks are exactly `keys` (categories at `i + 0.5`, or values we
+/// chose); labels always come from a formatter of ours.
+#[derive(Clone, Debug)]
+struct Axis {
+    lo: f64,
+    hi: f64,
+    keys: Vec<f64>,
+}
+
+impl Axis {
+    fn new(lo: f64, hi: f64, keys: Vec<f64>) -> Axis {
+        let hi = if hi > lo { hi } else { lo + 1.0 };
+        Axis { lo, hi, keys }
+    }
+}
+
+impl Ranged for Axis {
+    type ValueType = f64;
+    type FormatOption = DefaultFormatting;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        let frac = (value - self.lo) / (self.hi - self.lo);
+        let px = limit.0 as f64 + frac * (limit.1 - limit.0) as f64;
+        px.round().clamp(-1e6, 1e6) as i32
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.keys.clone()
+        }
+    }
+
+    fn range(&self) -> Range<f64> {
+        self.lo..self.hi
+    }
+}
+
+/// Height in pixels of one bar panel.
+const PANEL_H: u32 = 300;
+
+/// Grouped bars, one panel per entry of `panels`, stacked vertically, `width` pixels wide.
+/// `variants` names the bars of each group (the `bars[c][v]` index); colours by index.
+pub fn bar_chart(panels: &[Panel], variants: &[String], width: u32) -> Result<String, ChartError> {
+    let mut buf = String::new();
+    let mut tags = Vec::new();
+    {
+        let height = PANEL_H * panels.len().max(1) as u32;
+        let root = SVGBackend::with_string(&mut buf, (width, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(de)?;
+        let areas = root.split_evenly((panels.len().max(1), 1));
+        for (area, panel) in areas.iter().zip(panels) {
+            draw_bar_panel(area, panel, variants, &mut tags)?;
+        }
+        root.present().map_err(de)?;
+    }
+    annotate_bars(&buf, &tags)
+}
+
+fn draw_bar_panel(
+    area: &DrawingArea<SVGBackend, plotters::coord::Shift>,
+    panel: &Panel,
+    variants: &[String],
+    tags: &mut Vec<BarTag>,
+) -> Result<(), ChartError> {
+    let ncat = panel.categories.len().max(1);
+    let bars = || panel.bars.iter().flatten().flatten();
+    let means: Vec<f64> = bars().map(|b| b.mean).collect();
+    let ends: Vec<f64> = bars().filter_map(|b| b.ci).flat_map(|(l, h)| [l, h]).collect();
+    let (scale, lo, hi) = bar_range(&means, &ends);
+    let title = if scale.log {
+        format!("{} (log scale)", panel.title)
+    } else {
+        panel.title.clone()
+    };
+    let x_keys: Vec<f64> = (0..ncat).map(|i| i as f64 + 0.5).collect();
+    let x = Axis::new(0.0, ncat as f64, x_keys);
+    let y = Axis::new(lo, hi, ticks(lo, hi, scale.log));
+    let mut chart = ChartBuilder::on(area)
+        .caption(&title, (FONT, 17))
+        .margin(10)
+        .margin_right(20)
+        .x_label_area_size(34)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x, y)
+        .map_err(de)?;
+    let categories = &panel.categories;
+    let x_fmt = |v: &f64| -> String {
+        let i = (*v - 0.5).round();
+        if i >= 0.0 {
+            categories.get(i as usize).cloned().unwrap_or_default()
+        } else {
+            String::new()
+        }
+    };
+    let y_fmt = |v: &f64| tick_label(scale.back(*v));
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_label_formatter(&x_fmt)
+        .y_label_formatter(&y_fmt)
+        .y_desc(panel.unit.as_str())
+        .label_style((FONT, 13))
+        .axis_desc_style((FONT, 13))
+        .draw()
+        .map_err(de)?;
+
+    // Slots only for the variants this panel has values for, so groups stay centred; colours
+    // still follow the variant's index.
+    let present: Vec<usize> = (0..variants.len())
+        .filter(|v| panel.bars.iter().any(|g| g.get(*v).is_some_and(Option::is_some)))
+        .collect();
+    let slot = (0.8 / present.len().max(1) as f64).min(0.2);
+    let group = slot * present.len() as f64;
+    let mut rects = Vec::new();
+    let mut whiskers = Vec::new();
+    for (c, group_bars) in panel.bars.iter().enumerate() {
+        for (v, bar) in group_bars.iter().enumerate() {
+            let Some(bar) = bar else { continue };
+            let pos = present.iter().position(|p| *p == v).unwrap_or(0);
+            let x0 = c as f64 + 0.5 - group / 2.0 + pos as f64 * slot;
+            let x1 = x0 + slot * 0.9;
+            let top = scale.fwd(bar.mean).clamp(lo, hi);
+            rects.push(Rectangle::new([(x0, lo), (x1, top)], color(v).mix(BAR_ALPHA).filled()));
+            let ci = bar
+                .ci
+                .map(|(l, h)| format!(", 95 % CI {} – {}", number::value(l), number::value(h)));
+            tags.push(BarTag {
+                variant: variants.get(v).cloned().unwrap_or_default(),
+                phase: panel.categories.get(c).cloned().unwrap_or_default(),
+                metric: panel.metric.clone(),
+                tooltip: format!(
+                    "{} · {}: {} {}{}",
+                    variants.get(v).map(String::as_str).unwrap_or(""),
+                    panel.categories.get(c).map(String::as_str).unwrap_or(""),
+                    number::value(bar.mean),
+                    panel.unit,
+                    ci.unwrap_or_default()
+                ),
+            });
+            if let Some((l, h)) = bar.ci {
+                let xm = (x0 + x1) / 2.0;
+                let cap = slot * 0.2;
+                let (l, h) = (scale.fwd(l).clamp(lo, hi), scale.fwd(h).clamp(lo, hi));
+                whiskers.push(PathElement::new(vec![(xm, l), (xm, h)], BLACK.stroke_width(1)));
+                whiskers.push(PathElement::new(
+                    vec![(xm - cap, l), (xm + cap, l)],
+                    BLACK.stroke_width(1),
+                ));
+                whiskers.push(PathElement::new(
+                    vec![(xm - cap, h), (xm + cap, h)],
+                    BLACK.stroke_width(1),
+                ));
+            }
+        }
+    }
+    chart.draw_series(rects).map_err(de)?;
+    chart.draw_series(whiskers).map_err(de)?;
+    Ok(())
+}
+
+/// The repeats of one variant for [`repeats_chart`].
+#[derive(Clone, Debug)]
+pub struct RepeatSeries {
+    /// Colour index (the variant's column).
+    pub index: usize,
+    /// Measured values in run order.
+    pub values: Vec<f64>,
+    /// Trimmed mean, drawn as a dashed line.
+    pub trimmed_mean: f64,
+    /// Interval of the mean, drawn as a shaded band.
+    pub ci: Option<(f64, f64)>,
+}
+
+/// Per-repeat chart of one metric: x = measured repeat in run order, one line of points per
+/// variant, its trimmed mean dashed and its CI shaded, so first-run effects and outliers show.
+pub fn repeats_chart(
+    title: &str,
+    unit: &str,
+    series: &[RepeatSeries],
+    width: u32,
+    height: u32,
+) -> Result<String, ChartError> {
+    let n = series.iter().map(|s| s.values.len()).max().unwrap_or(1).max(1);
+    let all: Vec<f64> = series
+        .iter()
+        .flat_map(|s| {
+            s.values
+                .iter()
+                .copied()
+                .chain(s.ci.into_iter().flat_map(|(l, h)| [l, h]))
+                .chain([s.trimmed_mean])
+        })
+        .filter(|v| v.is_finite())
+        .collect();
+    let (mut lo, mut hi) = all
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(*v), b.max(*v)));
+    if !lo.is_finite() {
+        (lo, hi) = (0.0, 1.0);
+    }
+    let pad = if hi > lo {
+        (hi - lo) * 0.12
+    } else {
+        hi.abs().max(1.0) * 0.1
+    };
+    let (lo, hi) = (if lo >= 0.0 { (lo - pad).max(0.0) } else { lo - pad }, hi + pad);
+    let step = n.div_ceil(12);
+    let x_keys: Vec<f64> = (1..=n).step_by(step).map(|k| k as f64).collect();
+    let mut buf = String::new();
+    {
+        let root = SVGBackend::with_string(&mut buf, (width, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(de)?;
+        let x = Axis::new(0.5, n as f64 + 0.5, x_keys);
+        let y = Axis::new(lo, hi, ticks(lo, hi, false));
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, (FONT, 15))
+            .margin(8)
+            .margin_right(16)
+            .x_label_area_size(30)
+            .y_label_area_size(62)
+            .build_cartesian_2d(x, y)
+            .map_err(de)?;
+        let y_fmt = |v: &f64| tick_label(*v);
+        let x_fmt = |v: &f64| format!("{}", v.round() as i64);
+        chart
+            .configure_mesh()
+            .x_label_formatter(&x_fmt)
+            .y_label_formatter(&y_fmt)
+            .x_desc("measured repeat (run order)")
+            .y_desc(unit)
+            .label_style((FONT, 12))
+            .axis_desc_style((FONT, 12))
+            .draw()
+            .map_err(de)?;
+        let (x_lo, x_hi) = (0.5, n as f64 + 0.5);
+        let m = series.len().max(1) as f64;
+        for (j, s) in series.iter().enumerate() {
+            let c = color(s.index);
+            if let Some((l, h)) = s.ci {
+                chart
+                    .draw_series([Rectangle::new([(x_lo, l), (x_hi, h)], c.mix(0.13).filled())])
+                    .map_err(de)?;
+            }
+            chart
+                .draw_series(DashedLineSeries::new(
+                    [(x_lo, s.trimmed_mean), (x_hi, s.trimmed_mean)],
+                    6,
+                    4,
+                    c.stroke_width(1),
+                ))
+                .map_err(de)?;
+            // Spread the variants a little around each repeat so equal values stay visible.
+            let dx = (j as f64 - (m - 1.0) / 2.0) * 0.06;
+            let points: Vec<(f64, f64)> = s
+                .values
+                .iter()
+                .enumerate()
+                .map(|(k, v)| ((k + 1) as f64 + dx, *v))
+                .collect();
+            chart
+                .draw_series(LineSeries::new(points.clone(), c.stroke_width(1)))
+                .map_err(de)?;
+            chart
+                .draw_series(points.into_iter().map(|p| Circle::new(p, 4, c.filled())))
+                .map_err(de)?;
+        }
+        root.present().map_err(de)?;
+    }
+    Ok(buf)
+}
+
+/// One line of a forest plot: a relative change in percent with its interval.
+#[derive(Clone, Debug)]
+pub struct ForestRow {
+    /// Label at the left.
+    pub label: String,
+    /// Change in percent (candidate over base − 1).
+    pub change: f64,
+    /// Interval of the change in percent.
+    pub ci: Option<(f64, f64)>,
+    /// Colour of the point: 0 neutral, 1 better, 2 worse.
+    pub tone: u8,
+}
+
+/// Forest plot of `fsbench compare`: one line per metric, change in percent with its 95 %
+/// interval, a line at 0 and a band of ±`threshold` percent.
+pub fn forest_chart(rows: &[ForestRow], threshold: f64, width: u32) -> Result<String, ChartError> {
+    let n = rows.len().max(1);
+    let height = 70 + 22 * n as u32;
+    let ends: Vec<f64> = rows
+        .iter()
+        .flat_map(|r| [Some(r.change), r.ci.map(|c| c.0), r.ci.map(|c| c.1)])
+        .flatten()
+        .filter(|v| v.is_finite())
+        .chain([threshold, -threshold])
+        .collect();
+    let lo = ends.iter().copied().fold(0.0_f64, f64::min);
+    let hi = ends.iter().copied().fold(0.0_f64, f64::max);
+    let pad = ((hi - lo) * 0.08).max(1.0);
+    let (lo, hi) = (lo - pad, hi + pad);
+    let label_w = rows
+        .iter()
+        .map(|r| r.label.chars().count())
+        .max()
+        .unwrap_or(10)
+        .clamp(10, 70) as u32
+        * 7
+        + 10;
+    let mut buf = String::new();
+    {
+        let root = SVGBackend::with_string(&mut buf, (width, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(de)?;
+        let y_keys: Vec<f64> = (0..n).map(|i| i as f64 + 0.5).collect();
+        let x = Axis::new(lo, hi, ticks(lo, hi, false));
+        let y = Axis::new(0.0, n as f64, y_keys);
+        let mut chart = ChartBuilder::on(&root)
+            .margin(10)
+            .margin_right(20)
+            .x_label_area_size(40)
+            .y_label_area_size(label_w)
+            .build_cartesian_2d(x, y)
+            .map_err(de)?;
+        let y_fmt = |v: &f64| {
+            let i = (*v - 0.5).round();
+            // Row 0 at the top.
+            let idx = n as f64 - 1.0 - i;
+            if idx >= 0.0 {
+                rows.get(idx as usize).map(|r| r.label.clone()).unwrap_or_default()
+            } else {
+                String::new()
+            }
+        };
+        let x_fmt = |v: &f64| format!("{} %", tick_label(*v));
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .x_label_formatter(&x_fmt)
+            .y_label_formatter(&y_fmt)
+            .x_desc("change of the candidate against the base (95 % CI)")
+            .label_style((FONT, 12))
+            .axis_desc_style((FONT, 12))
+            .draw()
+            .map_err(de)?;
+        let band = RGBColor(120, 120, 120).mix(0.15).filled();
+        chart
+            .draw_series([Rectangle::new([(-threshold, 0.0), (threshold, n as f64)], band)])
+            .map_err(de)?;
+        chart
+            .draw_series([PathElement::new(
+                vec![(0.0, 0.0), (0.0, n as f64)],
+                BLACK.stroke_width(1),
+            )])
+            .map_err(de)?;
+        let tone = |t: u8| match t {
+            1 => RGBColor(0, 140, 70),
+            2 => RGBColor(200, 30, 30),
+            _ => RGBColor(90, 90, 90),
+        };
+        for (i, r) in rows.iter().enumerate() {
+            let y = (n - 1 - i) as f64 + 0.5;
+            let c = tone(r.tone);
+            if let Some((l, h)) = r.ci {
+                chart
+                    .draw_series([PathElement::new(vec![(l, y), (h, y)], c.stroke_width(2))])
+                    .map_err(de)?;
+            }
+            if r.change.is_finite() {
+                chart
+                    .draw_series([Circle::new((r.change, y), 4, c.filled())])
+                    .map_err(de)?;
+            }
+        }
+        root.present().map_err(de)?;
+    }
+    Ok(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn panel(values: &[[f64; 2]]) -> Panel {
+        Panel {
+            title: "throughput (MiB/s) — higher is better".into(),
+            metric: "throughput".into(),
+            unit: "MiB/s".into(),
+            categories: (0..values.len()).map(|i| format!("phase{i}")).collect(),
+            bars: values
+                .iter()
+                .map(|g| {
+                    g.iter()
+                        .map(|v| {
+                            Some(Bar {
+                                mean: *v,
+                                ci: Some((v * 0.9, v * 1.1)),
+                            })
+                        })
+                        .collect()
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn every_bar_gets_its_attributes_and_labels_are_escaped() {
+        let variants = vec!["ext4".to_string(), "<b>x\"".to_string()];
+        let svg = bar_chart(&[panel(&[[100.0, 120.0], [50.0, 40.0], [10.0, 11.0]])], &variants, 800).unwrap();
+        assert!(svg.starts_with("<svg"), "{}", &svg[..80]);
+        assert_eq!(svg.matches("class=\"bar\"").count(), 6);
+        assert_eq!(svg.matches("data-variant=\"ext4\"").count(), 3);
+        assert_eq!(svg.matches("data-variant=\"&lt;b&gt;x&quot;\"").count(), 3);
+        assert!(svg.contains("data-phase=\"phase1\""));
+        assert!(!svg.contains("<b>"), "unescaped variant name");
+        assert!(svg.contains("higher is better"));
+        // Whiskers are drawn.
+        assert!(svg.matches("<polyline").count() >= 18);
+    }
+
+    #[test]
+    fn wide_ranges_switch_to_a_log_axis() {
+        let svg = bar_chart(
+            &[panel(&[[100.0, 120.0], [100000.0, 150000.0]])],
+            &["a".into(), "b".into()],
+            800,
+        )
+        .unwrap();
+        assert!(svg.contains("(log scale)"));
+        assert_eq!(svg.matches("class=\"bar\"").count(), 4);
+        let (scale, lo, hi) = bar_range(&[1.0, 10.0], &[-3.0, 12.0]);
+        assert!(!scale.log && lo < -3.0 && hi > 12.0);
+        // Means spanning decades go log even when an interval reaches below zero.
+        let (scale, lo, _) = bar_range(&[100.0, 400_000.0], &[-200_000.0, 600_000.0]);
+        assert!(scale.log && lo == 1.0, "{lo}");
+    }
+
+    #[test]
+    fn ticks_are_nice() {
+        assert_eq!(ticks(0.0, 110.0, false), [0.0, 20.0, 40.0, 60.0, 80.0, 100.0]);
+        let log = ticks(0.0, 2.2, true);
+        let back: Vec<f64> = log.iter().map(|v| (10f64.powf(*v) * 1000.0).round() / 1000.0).collect();
+        assert_eq!(back, [1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0]);
+        assert_eq!(tick_label(2.5), "2.5");
+        assert_eq!(tick_label(200.0), "200");
+    }
+
+    #[test]
+    fn repeats_and_forest_charts_draw() {
+        let s = RepeatSeries {
+            index: 0,
+            values: vec![150.0, 260.0, 262.0],
+            trimmed_mean: 260.0,
+            ci: Some((200.0, 300.0)),
+        };
+        let svg = repeats_chart("seq_write_block throughput", "MiB/s", &[s], 500, 260).unwrap();
+        assert!(svg.starts_with("<svg") && svg.matches("<circle").count() == 3, "{svg}");
+        let rows = vec![
+            ForestRow {
+                label: "ext4 / bonnie / a".into(),
+                change: -20.0,
+                ci: Some((-25.0, -15.0)),
+                tone: 2,
+            },
+            ForestRow {
+                label: "<i>".into(),
+                change: 1.0,
+                ci: None,
+                tone: 0,
+            },
+        ];
+        let svg = forest_chart(&rows, 5.0, 900).unwrap();
+        assert!(svg.contains("ext4 / bonnie / a") && svg.contains("&lt;i&gt;"));
+        assert_eq!(svg.matches("<circle").count(), 2);
+    }
+}

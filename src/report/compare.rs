@@ -1,0 +1,726 @@
+//! `fsbench compare BASE CAND`: two stored sessions, metric by metric.
+//!
+//! Rows are matched by (variant, workload, phase, metric with unit and direction); rows only one
+//! session has are listed, never silently dropped. For each match: the ratio of means
+//! candidate / base with its 95 % interval ([`significance::ratio_ci`], log-scale delta method),
+//! Welch's p-value for reference, and a [`Verdict`] by the metric's declared direction:
+//!
+//! * `better` / `worse`: the interval excludes 1 (the difference is significant at 5 %) *and*
+//!   the change `|ratio − 1|` exceeds the threshold (default 5 %), so a real but negligible
+//!   difference is not called a regression;
+//! * `no_change`: otherwise;
+//! * `inconclusive`: fewer than two measured repeats on a side, or a mean that is not positive,
+//!   so no interval exists.
+//!
+//! CPU rows are compared and shown but never count as regressions (as in the report, where they
+//! are never ranked): CPU use is context for the headline numbers. [`Comparison::exit_code`] is
+//! 1 when any other row is `worse`, for CI pipelines; 0 otherwise.
+
+use super::charts::{self, ForestRow};
+use super::html::esc;
+use super::number;
+use super::significance::{self, ratio_ci, welch, RatioCi, Sample, Welch};
+use super::ReportModel;
+use crate::metric::MetricId;
+use crate::report::build::is_cpu_metric;
+use crate::stats::Summary;
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+
+/// Version of the comparison JSON's shape; bump on any incompatible change.
+pub const COMPARE_SCHEMA_VERSION: u32 = 1;
+
+/// Default threshold of `--threshold`, in percent.
+pub const DEFAULT_THRESHOLD_PCT: f64 = 5.0;
+
+/// Output formats of `fsbench compare`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompareFormat {
+    /// Terminal table.
+    Table,
+    /// Markdown, for pull requests.
+    Md,
+    /// JSON with `schema_version`.
+    Json,
+    /// A self-contained HTML page with a forest plot of the changes.
+    Html,
+}
+
+/// Which session a side of the comparison is.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SessionRef {
+    /// Session id.
+    pub id: i64,
+    /// `--label`, if any.
+    pub label: Option<String>,
+    /// Suite name.
+    pub suite_name: String,
+    /// RFC 3339 start time.
+    pub started_at: String,
+    /// Host name.
+    pub hostname: String,
+}
+
+impl SessionRef {
+    fn of(model: &ReportModel) -> SessionRef {
+        let s = &model.session;
+        SessionRef {
+            id: s.id,
+            label: s.info.label.clone(),
+            suite_name: s.info.suite_name.clone(),
+            started_at: s.started_at.clone(),
+            hostname: s.info.host.hostname.clone(),
+        }
+    }
+
+    /// `session 3 (nightly)`.
+    pub fn describe(&self) -> String {
+        match &self.label {
+            Some(l) => format!("session {} ({l})", self.id),
+            None => format!("session {}", self.id),
+        }
+    }
+}
+
+/// The verdict on one metric (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Significantly better by more than the threshold.
+    Better,
+    /// Significantly worse by more than the threshold.
+    Worse,
+    /// Not significant, or within the threshold.
+    NoChange,
+    /// Too few repeats (or a non-positive mean) to tell.
+    Inconclusive,
+}
+
+impl Verdict {
+    /// Text form: `better`, `worse`, `no change`, `inconclusive`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Better => "better",
+            Verdict::Worse => "worse",
+            Verdict::NoChange => "no change",
+            Verdict::Inconclusive => "inconclusive",
+        }
+    }
+}
+
+/// One matched metric.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MetricChange {
+    /// Variant name.
+    pub variant: String,
+    /// Workload name.
+    pub workload: String,
+    /// Phase name.
+    pub phase: String,
+    /// Metric, with unit and direction.
+    pub metric: MetricId,
+    /// Summary of the base session's repeats.
+    pub base: Summary,
+    /// Summary of the candidate session's repeats.
+    pub cand: Summary,
+    /// Candidate mean / base mean (dimensionless; NaN when the base mean is 0).
+    pub ratio: f64,
+    /// Change in percent, `(ratio − 1) · 100`; its sign is the raw direction of the numbers.
+    pub change_pct: f64,
+    /// 95 % interval of the ratio; `None` when inconclusive.
+    pub ratio_ci: Option<RatioCi>,
+    /// Welch's t-test of candidate against base, for reference.
+    pub welch: Option<Welch>,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Whether a `worse` verdict here counts as a regression (false on CPU rows).
+    pub gating: bool,
+}
+
+impl MetricChange {
+    /// `variant / workload / phase metric`.
+    pub fn key(&self) -> String {
+        format!(
+            "{} / {} / {} {}",
+            self.variant, self.workload, self.phase, self.metric.name
+        )
+    }
+}
+
+/// The whole comparison.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// [`COMPARE_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The base session.
+    pub base: SessionRef,
+    /// The candidate session.
+    pub cand: SessionRef,
+    /// Threshold in percent.
+    pub threshold_pct: f64,
+    /// Confidence level of the intervals (0.95).
+    pub confidence: f64,
+    /// Every matched metric, in the base session's table order.
+    pub changes: Vec<MetricChange>,
+    /// Rows only the base session has (`variant / workload / phase metric (unit)`).
+    pub only_in_base: Vec<String>,
+    /// Rows only the candidate session has.
+    pub only_in_cand: Vec<String>,
+    /// Number of gating rows with verdict `worse`.
+    pub regressions: usize,
+}
+
+impl Comparison {
+    /// 1 when any non-CPU metric is significantly worse by more than the threshold, else 0.
+    pub fn exit_code(&self) -> i32 {
+        i32::from(self.regressions > 0)
+    }
+
+    fn count(&self, v: Verdict) -> usize {
+        self.changes.iter().filter(|c| c.verdict == v).count()
+    }
+
+    /// One line: `2 worse, 1 better, 30 no change, 0 inconclusive (threshold 5 %)`.
+    pub fn tally(&self) -> String {
+        format!(
+            "{} worse, {} better, {} no change, {} inconclusive (threshold {} %, {} % confidence)",
+            self.count(Verdict::Worse),
+            self.count(Verdict::Better),
+            self.count(Verdict::NoChange),
+            self.count(Verdict::Inconclusive),
+            number::value(self.threshold_pct)
+                .trim_end_matches('0')
+                .trim_end_matches('.'),
+            number::value(self.confidence * 100.0)
+                .trim_end_matches('0')
+                .trim_end_matches('.'),
+        )
+    }
+}
+
+/// One row of a model, flattened: (variant, workload, phase, metric) → summary.
+type Flat<'a> = Vec<((&'a str, &'a str, &'a str, &'a MetricId), &'a Summary)>;
+
+fn flatten(model: &ReportModel) -> Flat<'_> {
+    let mut out = Vec::new();
+    for t in &model.workloads {
+        for r in &t.rows {
+            for c in &r.cells {
+                out.push((
+                    (c.variant.as_str(), t.workload.as_str(), r.phase.as_str(), &r.metric),
+                    &c.summary,
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn unmatched_key(k: &(&str, &str, &str, &MetricId)) -> String {
+    format!(
+        "{} / {} / {} {} ({}, {})",
+        k.0,
+        k.1,
+        k.2,
+        k.3.name,
+        k.3.unit,
+        k.3.direction.as_str()
+    )
+}
+
+/// Compares `cand` against `base` with a threshold of `threshold_pct` percent (see the module
+/// docs for the verdicts).
+pub fn compare(base: &ReportModel, cand: &ReportModel, threshold_pct: f64) -> Comparison {
+    let confidence = 1.0 - significance::ALPHA;
+    let b = flatten(base);
+    let c = flatten(cand);
+    let mut changes = Vec::new();
+    let mut only_in_base = Vec::new();
+    for (key, bs) in &b {
+        let Some((_, cs)) = c.iter().find(|(k, _)| k == key) else {
+            only_in_base.push(unmatched_key(key));
+            continue;
+        };
+        let metric = key.3;
+        let ratio = if bs.mean != 0.0 { cs.mean / bs.mean } else { f64::NAN };
+        let ci = ratio_ci(Sample::from(*cs), Sample::from(*bs), confidence);
+        let change_pct = (ratio - 1.0) * 100.0;
+        let verdict = match ci {
+            None => Verdict::Inconclusive,
+            Some(ci) if ci.excludes_one() && change_pct.abs() > threshold_pct => {
+                if metric.direction.better(cs.mean, bs.mean) {
+                    Verdict::Better
+                } else {
+                    Verdict::Worse
+                }
+            }
+            Some(_) => Verdict::NoChange,
+        };
+        changes.push(MetricChange {
+            variant: key.0.to_string(),
+            workload: key.1.to_string(),
+            phase: key.2.to_string(),
+            metric: metric.clone(),
+            base: (*bs).clone(),
+            cand: (*cs).clone(),
+            ratio,
+            change_pct,
+            ratio_ci: ci,
+            welch: welch(Sample::from(*cs), Sample::from(*bs)),
+            verdict,
+            gating: !is_cpu_metric(metric),
+        });
+    }
+    let only_in_cand = c
+        .iter()
+        .filter(|(k, _)| !b.iter().any(|(bk, _)| bk == k))
+        .map(|(k, _)| unmatched_key(k))
+        .collect();
+    let regressions = changes
+        .iter()
+        .filter(|c| c.gating && c.verdict == Verdict::Worse)
+        .count();
+    Comparison {
+        schema_version: COMPARE_SCHEMA_VERSION,
+        base: SessionRef::of(base),
+        cand: SessionRef::of(cand),
+        threshold_pct,
+        confidence,
+        changes,
+        only_in_base,
+        only_in_cand,
+        regressions,
+    }
+}
+
+/// `-12.3 % [-15.0, -9.5]`, or the change alone without an interval.
+fn change_text(c: &MetricChange) -> String {
+    let pct = |x: f64| format!("{x:+.1}");
+    match c.ratio_ci {
+        Some(ci) => format!(
+            "{} % [{}, {}]",
+            pct(c.change_pct),
+            pct((ci.low - 1.0) * 100.0),
+            pct((ci.high - 1.0) * 100.0)
+        ),
+        None if c.change_pct.is_finite() => format!("{} %", pct(c.change_pct)),
+        None => "–".to_string(),
+    }
+}
+
+fn value_text(s: &Summary) -> String {
+    number::mean_ci(s.mean, s.ci_half_width())
+}
+
+/// The cells of one change for the table and Markdown.
+fn columns(c: &MetricChange) -> [String; 8] {
+    let verdict = if c.gating || c.verdict == Verdict::NoChange || c.verdict == Verdict::Inconclusive {
+        c.verdict.as_str().to_string()
+    } else {
+        format!("{} (cpu, not gating)", c.verdict.as_str())
+    };
+    [
+        c.variant.clone(),
+        c.workload.clone(),
+        c.phase.clone(),
+        format!(
+            "{} ({}, {})",
+            c.metric.name,
+            c.metric.unit,
+            if c.metric.direction == crate::metric::Direction::HigherIsBetter {
+                "↑"
+            } else {
+                "↓"
+            }
+        ),
+        value_text(&c.base),
+        value_text(&c.cand),
+        change_text(c),
+        verdict,
+    ]
+}
+
+const HEADER: [&str; 8] = [
+    "variant",
+    "workload",
+    "phase",
+    "metric",
+    "base",
+    "candidate",
+    "change [95 % CI]",
+    "verdict",
+];
+
+/// Renders `c` in `format`; the output ends with a newline.
+pub fn render(c: &Comparison, format: CompareFormat) -> String {
+    match format {
+        CompareFormat::Table => render_table(c),
+        CompareFormat::Md => render_markdown(c),
+        CompareFormat::Json => {
+            let mut s =
+                serde_json::to_string_pretty(c).unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()));
+            s.push('\n');
+            s
+        }
+        CompareFormat::Html => render_html(c),
+    }
+}
+
+fn render_table(c: &Comparison) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "fsbench compare: base {} → candidate {}",
+        c.base.describe(),
+        c.cand.describe()
+    );
+    let rows: Vec<[String; 8]> = c.changes.iter().map(columns).collect();
+    let widths: Vec<usize> = (0..8)
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].chars().count())
+                .fold(HEADER[i].chars().count(), usize::max)
+        })
+        .collect();
+    let line = |cells: &[&str]| -> String {
+        let mut l = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            let pad = widths[i].saturating_sub(cell.chars().count());
+            if (4..7).contains(&i) {
+                let _ = write!(l, "{}{cell}  ", " ".repeat(pad));
+            } else {
+                let _ = write!(l, "{cell}{}  ", " ".repeat(pad));
+            }
+        }
+        l.trim_end().to_string()
+    };
+    let _ = writeln!(out, "\n{}", line(&HEADER));
+    let _ = writeln!(out, "{}", "-".repeat(widths.iter().sum::<usize>() + 2 * 7));
+    for r in &rows {
+        let refs: Vec<&str> = r.iter().map(String::as_str).collect();
+        let _ = writeln!(out, "{}", line(&refs));
+    }
+    let _ = writeln!(out, "\n{}", c.tally());
+    let _ = writeln!(
+        out,
+        "change: candidate mean / base mean − 1, with the 95 % CI of the ratio; better/worse need the CI to exclude 0 and |change| > threshold. CPU rows do not count as regressions."
+    );
+    unmatched(&mut out, c, |s| s.to_string());
+    let _ = writeln!(
+        out,
+        "{}",
+        if c.regressions > 0 {
+            format!(
+                "REGRESSION: {} metric(s) significantly worse by more than the threshold",
+                c.regressions
+            )
+        } else {
+            "no regression".into()
+        }
+    );
+    out
+}
+
+fn unmatched(out: &mut String, c: &Comparison, fmt: impl Fn(&str) -> String) {
+    for (list, side) in [(&c.only_in_base, "base"), (&c.only_in_cand, "candidate")] {
+        if !list.is_empty() {
+            let _ = writeln!(out, "\nOnly in the {side} ({}), not compared:", list.len());
+            for k in list {
+                let _ = writeln!(out, "- {}", fmt(k));
+            }
+        }
+    }
+}
+
+/// Escapes Markdown table text (pipes, emphasis, HTML).
+fn md(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        match ch {
+            '\\' | '|' | '*' | '`' | '[' | ']' | '<' | '>' => {
+                out.push('\\');
+                out.push(ch);
+            }
+            '\n' | '\r' => out.push(' '),
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
+fn render_markdown(c: &Comparison) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "## fsbench compare: {} → {}\n",
+        md(&c.base.describe()),
+        md(&c.cand.describe())
+    );
+    if c.regressions > 0 {
+        let _ = writeln!(
+            out,
+            "**{} regression(s)** beyond the {} % threshold:\n",
+            c.regressions, c.threshold_pct
+        );
+        for ch in c.changes.iter().filter(|x| x.gating && x.verdict == Verdict::Worse) {
+            let _ = writeln!(out, "- {}: {}", md(&ch.key()), change_text(ch));
+        }
+        out.push('\n');
+    } else {
+        out.push_str("No regression.\n\n");
+    }
+    let _ = writeln!(out, "{}\n", c.tally());
+    let _ = writeln!(out, "| {} |", HEADER.join(" | "));
+    let _ = writeln!(out, "|:--|:--|:--|:--|--:|--:|--:|:--|");
+    for ch in &c.changes {
+        let mut cols = columns(ch).map(|s| md(&s));
+        if ch.verdict == Verdict::Worse || ch.verdict == Verdict::Better {
+            cols[7] = format!("**{}**", cols[7]);
+        }
+        let _ = writeln!(out, "| {} |", cols.join(" | "));
+    }
+    let _ = writeln!(
+        out,
+        "\nchange: candidate mean / base mean − 1 with the 95 % CI of the ratio (log-scale delta method); ↑ higher is better, ↓ lower is better. CPU rows do not count as regressions."
+    );
+    unmatched(&mut out, c, md);
+    out
+}
+
+fn render_html(c: &Comparison) -> String {
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>fsbench compare</title><style>\
+         body{{font-family:system-ui,sans-serif;max-width:1160px;margin:0 auto;padding:0 20px 40px;color:#1d1d1f}}\
+         table{{border-collapse:collapse;font-size:0.92em}}th,td{{border:1px solid #ddd;padding:3px 8px;text-align:right}}\
+         th{{background:#f2f2f2}}td.l{{text-align:left}}tr.worse td{{background:#fde8e8}}tr.better td{{background:#e6f4ea}}\
+         figure svg{{max-width:100%;height:auto}}.note{{color:#555;font-size:0.9em}}\
+         </style></head><body>\n<h1>fsbench compare</h1>\n<p>base {} → candidate {}</p>\n",
+        esc(&c.base.describe()),
+        esc(&c.cand.describe())
+    );
+    let _ = writeln!(
+        out,
+        "<p><b>{}</b> · {}</p>",
+        if c.regressions > 0 {
+            format!("{} regression(s)", c.regressions)
+        } else {
+            "no regression".into()
+        },
+        esc(&c.tally())
+    );
+    let rows: Vec<ForestRow> = c
+        .changes
+        .iter()
+        .filter(|x| x.gating)
+        .map(|x| ForestRow {
+            label: x.key(),
+            change: x.change_pct,
+            ci: x.ratio_ci.map(|ci| ((ci.low - 1.0) * 100.0, (ci.high - 1.0) * 100.0)),
+            tone: match x.verdict {
+                Verdict::Better => 1,
+                Verdict::Worse => 2,
+                _ => 0,
+            },
+        })
+        .collect();
+    if !rows.is_empty() {
+        out.push_str("<figure class=\"chart chart-forest\">");
+        match charts::forest_chart(&rows, c.threshold_pct, 1100) {
+            Ok(svg) => out.push_str(&svg),
+            Err(e) => {
+                let _ = write!(out, "<p class=\"note\">{}</p>", esc(&e.to_string()));
+            }
+        }
+        out.push_str("<figcaption class=\"note\">Change of each metric (candidate against base) with its 95 % CI; grey band: ± threshold. Red: worse, green: better.</figcaption></figure>\n");
+    }
+    out.push_str("<table><thead><tr>");
+    for (i, h) in HEADER.iter().enumerate() {
+        let l = if i < 4 || i == 7 {
+            " style=\"text-align:left\""
+        } else {
+            ""
+        };
+        let _ = write!(out, "<th{l}>{}</th>", esc(h));
+    }
+    out.push_str("</tr></thead><tbody>\n");
+    for ch in &c.changes {
+        let class = match ch.verdict {
+            Verdict::Worse if ch.gating => "worse",
+            Verdict::Better if ch.gating => "better",
+            _ => "",
+        };
+        let _ = write!(out, "<tr class=\"{class}\">");
+        for (i, col) in columns(ch).iter().enumerate() {
+            let l = if i < 4 || i == 7 { " class=\"l\"" } else { "" };
+            let _ = write!(out, "<td{l}>{}</td>", esc(col));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table>\n");
+    let mut rest = String::new();
+    unmatched(&mut rest, c, |s| s.to_string());
+    if !rest.is_empty() {
+        let _ = writeln!(out, "<pre>{}</pre>", esc(rest.trim()));
+    }
+    out.push_str("</body></html>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::build;
+    use crate::report::fixture::session_data;
+
+    /// The fixture with every measured ext4 bonnie throughput multiplied by `factor`.
+    fn scaled(factor: f64) -> ReportModel {
+        let mut data = session_data();
+        data.session.id = 8;
+        for s in data.samples.iter_mut().filter(|s| s.sample.case_id == "ext4-bonnie") {
+            for m in s
+                .sample
+                .measurements
+                .iter_mut()
+                .filter(|m| m.metric.name == "throughput")
+            {
+                m.value *= factor;
+            }
+        }
+        build(&data, 1, 0.95)
+    }
+
+    #[test]
+    fn a_session_against_itself_is_no_change_and_exit_0() {
+        let m = build(&session_data(), 1, 0.95);
+        let c = compare(&m, &m, DEFAULT_THRESHOLD_PCT);
+        assert!(!c.changes.is_empty());
+        assert!(
+            c.changes
+                .iter()
+                .all(|x| matches!(x.verdict, Verdict::NoChange | Verdict::Inconclusive)),
+            "{c:#?}"
+        );
+        // Cells with n ≥ 2 are testable: ratio exactly 1.
+        assert!(c
+            .changes
+            .iter()
+            .filter(|x| x.base.n >= 2)
+            .all(|x| x.verdict == Verdict::NoChange && x.ratio == 1.0));
+        // n = 1 cells (filecopy) cannot be tested.
+        assert!(c
+            .changes
+            .iter()
+            .any(|x| x.workload == "filecopy" && x.verdict == Verdict::Inconclusive));
+        assert_eq!(c.exit_code(), 0);
+        assert!(c.only_in_base.is_empty() && c.only_in_cand.is_empty());
+    }
+
+    #[test]
+    fn a_slowed_candidate_is_worse_with_exit_1_and_a_faster_one_better() {
+        let base = build(&session_data(), 1, 0.95);
+        let slow = compare(&base, &scaled(0.5), DEFAULT_THRESHOLD_PCT);
+        let row = slow
+            .changes
+            .iter()
+            .find(|x| x.variant == "ext4" && x.metric.name == "throughput")
+            .unwrap();
+        assert_eq!(row.verdict, Verdict::Worse);
+        assert!((row.change_pct + 50.0).abs() < 1e-9);
+        assert_eq!(slow.regressions, 1);
+        assert_eq!(slow.exit_code(), 1);
+        // Everything else is unchanged.
+        assert_eq!(slow.changes.iter().filter(|x| x.verdict == Verdict::Worse).count(), 1);
+        let fast = compare(&base, &scaled(1.5), DEFAULT_THRESHOLD_PCT);
+        assert_eq!(fast.exit_code(), 0);
+        assert!(fast.changes.iter().any(|x| x.verdict == Verdict::Better));
+        // Not significant: 3 % with sd ≈ 3 % of the mean and n = 3.
+        let small = compare(&base, &scaled(1.03), DEFAULT_THRESHOLD_PCT);
+        let row = small
+            .changes
+            .iter()
+            .find(|x| x.variant == "ext4" && x.metric.name == "throughput")
+            .unwrap();
+        assert!(!row.ratio_ci.unwrap().excludes_one());
+        assert_eq!(row.verdict, Verdict::NoChange);
+        // Significant (−10 %, CI about ±7 %): worse with a 5 % threshold, no change with 15 %.
+        let row_of = |c: &Comparison| {
+            c.changes
+                .iter()
+                .find(|x| x.variant == "ext4" && x.metric.name == "throughput")
+                .unwrap()
+                .clone()
+        };
+        let c = compare(&base, &scaled(0.9), DEFAULT_THRESHOLD_PCT);
+        assert!(row_of(&c).ratio_ci.unwrap().excludes_one());
+        assert_eq!((row_of(&c).verdict, c.exit_code()), (Verdict::Worse, 1));
+        let c = compare(&base, &scaled(0.9), 15.0);
+        assert_eq!((row_of(&c).verdict, c.exit_code()), (Verdict::NoChange, 0));
+    }
+
+    #[test]
+    fn lower_is_better_direction_and_cpu_rows_do_not_gate() {
+        let base = build(&session_data(), 1, 0.95);
+        let mut data = session_data();
+        for s in data.samples.iter_mut().filter(|s| s.sample.case_id == "ext4-bonnie") {
+            for m in s.sample.measurements.iter_mut() {
+                match m.metric.name.as_str() {
+                    "lat_p99" => m.value *= 0.5,     // lower latency: better
+                    "cpu_process" => m.value *= 2.0, // more CPU: worse, but not gating
+                    _ => {}
+                }
+            }
+        }
+        let c = compare(&base, &build(&data, 1, 0.95), DEFAULT_THRESHOLD_PCT);
+        let find = |name: &str| {
+            c.changes
+                .iter()
+                .find(|x| x.variant == "ext4" && x.metric.name == name)
+                .unwrap()
+        };
+        assert_eq!(find("lat_p99").verdict, Verdict::Better);
+        let cpu = find("cpu_process");
+        assert_eq!((cpu.verdict, cpu.gating), (Verdict::Worse, false));
+        assert_eq!(c.exit_code(), 0);
+    }
+
+    #[test]
+    fn unmatched_rows_are_listed_and_every_format_renders() {
+        let base = build(&session_data(), 1, 0.95);
+        let mut data = session_data();
+        for s in data.samples.iter_mut() {
+            for m in s.sample.measurements.iter_mut().filter(|m| m.phase == "rand_create") {
+                m.phase = "rand_create_v2".into();
+            }
+        }
+        let cand = build(&data, 1, 0.95);
+        let c = compare(&base, &cand, DEFAULT_THRESHOLD_PCT);
+        assert!(
+            c.only_in_base
+                .iter()
+                .any(|k| k.starts_with("ext4 / bonnie / rand_create rate")),
+            "{:?}",
+            c.only_in_base
+        );
+        assert!(c.only_in_cand.iter().any(|k| k.contains("rand_create_v2")));
+        let table = render(&c, CompareFormat::Table);
+        assert!(table.contains("Only in the base") && table.contains("no change") && table.contains("no regression"));
+        let md = render(&c, CompareFormat::Md);
+        assert!(
+            md.contains("| variant | workload |") && md.contains("No regression."),
+            "{md}"
+        );
+        let json: serde_json::Value = serde_json::from_str(&render(&c, CompareFormat::Json)).unwrap();
+        assert_eq!(json["schema_version"], COMPARE_SCHEMA_VERSION);
+        assert_eq!(json["changes"][0]["verdict"], "no_change");
+        let html = render(&c, CompareFormat::Html);
+        assert!(html.contains("chart-forest") && !html.contains("<script"));
+        // Labels are escaped in HTML.
+        assert!(
+            html.contains("session 7 (nightly, &quot;fast&quot;)"),
+            "{}",
+            &html[..600]
+        );
+    }
+}

@@ -1,0 +1,625 @@
+//! The self-contained HTML report: one file with inline CSS and inline SVG charts (from
+//! [`super::charts`], drawn by plotters), no JavaScript and nothing fetched from the network.
+//!
+//! Layout: header (session, suite, host), the plain-language summary of every workload, then per
+//! workload its charts (grouped bars of the headline metric of every phase with CI whiskers, CPU %
+//! per phase for the process and the whole system, latency percentiles where measured, and the
+//! individual repeats of every headline metric), its table with best and tied cells marked, and
+//! a collapsible table of every statistic; then synthetic versus real-data throughput when the
+//! session has both kinds of workload, the environment (host, kernel, CPU, memory, devices,
+//! mkfs arguments, requested and effective mount options, tool versions, command line, the suite
+//! text) and every warning.
+//!
+//! Hooks for readers and tests: each workload is a `<section class="workload">` with
+//! `data-workload`; each chart a `<figure class="chart chart-KIND">` (`bars`, `cpu`, `latency`,
+//! `repeats`, `synthetic-real`) with `data-workload`, and each bar a `rect.bar` with
+//! `data-variant`, `data-phase` and `data-metric` (see [`super::charts`]). Every string that
+//! comes from the user or the machine (labels, names, hostnames, paths, options, suite text,
+//! warnings) goes through [`esc`].
+
+use super::charts::{self, Bar, Panel, RepeatSeries};
+use super::number;
+use super::summary::{is_headline, is_latency};
+use super::{Cell, ReportModel, Row, Standing, WorkloadTable};
+use crate::metric::Direction;
+use crate::report::build::is_cpu_metric;
+use std::fmt::Write as _;
+
+/// Escapes text for HTML element content and double- or single-quoted attribute values.
+pub fn esc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
+/// Workload kinds that copy real files (a generated or user dataset) rather than synthetic
+/// patterns; the synthetic-versus-real chart puts them on the right-hand side.
+pub const REAL_DATA_KINDS: [&str; 2] = ["treecopy", "filecopy"];
+
+/// Width of full-width charts in pixels.
+const WIDE: u32 = 1100;
+
+const CSS: &str = r#"
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1160px;padding:0 20px 40px;color:#1d1d1f;line-height:1.45}
+h1{font-size:1.6em;margin:0.8em 0 0.2em}h2{margin-top:1.6em;border-bottom:2px solid #ddd;padding-bottom:4px}h3{margin:1.2em 0 0.4em}
+.sub{color:#555;margin:0 0 1em}
+.summary{background:#f4f7fb;border-left:4px solid #0072b2;padding:8px 12px;margin:8px 0}
+figure{margin:12px 0}figure svg{max-width:100%;height:auto;display:block}figcaption{font-size:0.9em;color:#444}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:8px}
+.legend span{display:inline-block;margin-right:16px;font-size:0.95em}.legend i{display:inline-block;width:14px;height:14px;margin-right:6px;vertical-align:-2px;border-radius:2px}
+table{border-collapse:collapse;margin:8px 0;font-size:0.92em}th,td{border:1px solid #ddd;padding:3px 8px;text-align:right;vertical-align:top}
+th{background:#f2f2f2}td.l,th.l{text-align:left}
+td.best{font-weight:bold;background:#e6f4ea}td.tied{background:#f1f8f3}td.untested{color:#666}
+.mark{font-size:0.85em;color:#2a7a3a;margin-left:4px}
+pre{background:#f6f6f6;padding:10px;overflow-x:auto;font-size:0.88em}
+ul.warnings li{color:#8a4b00}
+details{margin:6px 0}summary{cursor:pointer;color:#0a58a5}
+.note{font-size:0.9em;color:#555}
+"#;
+
+/// Renders `model` as one self-contained HTML page (see the module docs).
+pub fn render_html(model: &ReportModel) -> String {
+    let mut out = String::with_capacity(256 * 1024);
+    let s = &model.session;
+    let h = &s.info.host;
+    let label = s
+        .info
+        .label
+        .as_deref()
+        .map(|l| format!(" · label “{}”", esc(l)))
+        .unwrap_or_default();
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>fsbench report: session {}</title><style>{CSS}</style></head><body>\n\
+         <h1>fsbench report: session {}</h1>\n<p class=\"sub\">suite <b>{}</b>{label} · {} · Linux {} · \
+         started {} · {}</p>\n",
+        s.id,
+        s.id,
+        esc(&s.info.suite_name),
+        esc(&h.hostname),
+        esc(&h.kernel),
+        esc(&s.started_at),
+        esc(s.status.as_str()),
+    );
+    legend(&mut out, model);
+    if model.workloads.iter().any(|t| !t.summary.is_empty()) {
+        out.push_str("<h2 id=\"summary\">Summary</h2>\n");
+        for t in model.workloads.iter().filter(|t| !t.summary.is_empty()) {
+            let _ = writeln!(
+                out,
+                "<p class=\"summary\"><b>{}</b>: {}</p>",
+                esc(&t.workload),
+                esc(&t.summary)
+            );
+        }
+        let _ = writeln!(
+            out,
+            "<p class=\"note\">“Tied” means Welch’s t-test cannot tell the two apart at the 5 % level; \
+             “x % ± y % ahead” is the difference of the means as a share of the runner-up’s mean, with the half-width of its 95 % confidence interval (Welch).</p>"
+        );
+    }
+    if !model.warnings.is_empty() {
+        let _ = writeln!(
+            out,
+            "<p class=\"note\">{} warning(s): see <a href=\"#warnings\">Warnings</a>.</p>",
+            model.warnings.len()
+        );
+    }
+    for (i, table) in model.workloads.iter().enumerate() {
+        workload_section(&mut out, model, table, i);
+    }
+    if model.workloads.is_empty() {
+        out.push_str("<p>No results.</p>\n");
+    }
+    synthetic_vs_real(&mut out, model);
+    environment(&mut out, model);
+    warnings(&mut out, model);
+    out.push_str("</body></html>\n");
+    out
+}
+
+/// The colour legend of the variants (the same in every chart).
+fn legend(out: &mut String, model: &ReportModel) {
+    out.push_str("<div class=\"legend\">");
+    for (i, v) in model.variants.iter().enumerate() {
+        let _ = write!(
+            out,
+            "<span><i style=\"background:{}\"></i>{}</span>",
+            charts::css_color(i),
+            esc(v)
+        );
+    }
+    out.push_str("</div>\n");
+}
+
+fn direction_text(d: Direction) -> &'static str {
+    match d {
+        Direction::HigherIsBetter => "higher is better",
+        Direction::LowerIsBetter => "lower is better",
+    }
+}
+
+/// A bar of `cell`.
+fn bar(cell: &Cell) -> Bar {
+    Bar {
+        mean: cell.summary.mean,
+        ci: cell.summary.ci_low.zip(cell.summary.ci_high),
+    }
+}
+
+/// One panel per distinct metric among `rows`, phases as categories, in first-appearance order.
+fn panels(model: &ReportModel, rows: &[&Row], title: impl Fn(&Row) -> String) -> Vec<Panel> {
+    let mut out: Vec<(crate::metric::MetricId, Panel)> = Vec::new();
+    for row in rows {
+        let group: Vec<Option<Bar>> = model
+            .variants
+            .iter()
+            .map(|v| row.cells.iter().find(|c| &c.variant == v).map(bar))
+            .collect();
+        match out.iter_mut().find(|(m, _)| *m == row.metric) {
+            Some((_, p)) => {
+                p.categories.push(row.phase.clone());
+                p.bars.push(group);
+            }
+            None => out.push((
+                row.metric.clone(),
+                Panel {
+                    title: title(row),
+                    metric: row.metric.name.clone(),
+                    unit: row.metric.unit.as_str().to_string(),
+                    categories: vec![row.phase.clone()],
+                    bars: vec![group],
+                },
+            )),
+        }
+    }
+    out.into_iter().map(|(_, p)| p).collect()
+}
+
+/// A `<figure>` with a chart or, if drawing failed, the error in its place.
+fn figure(out: &mut String, class: &str, attrs: &str, svg: Result<String, charts::ChartError>, caption: &str) {
+    let _ = write!(out, "<figure class=\"chart {class}\"{attrs}>");
+    match svg {
+        Ok(svg) => out.push_str(&svg),
+        Err(e) => {
+            let _ = write!(out, "<p class=\"note\">{}</p>", esc(&e.to_string()));
+        }
+    }
+    let _ = writeln!(out, "<figcaption>{caption}</figcaption></figure>");
+}
+
+fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable, index: usize) {
+    let w = esc(&table.workload);
+    let kind = if table.kind.is_empty() || table.kind == table.workload {
+        String::new()
+    } else {
+        format!(" ({})", esc(&table.kind))
+    };
+    let _ = writeln!(
+        out,
+        "<section class=\"workload\" id=\"w{index}\" data-workload=\"{w}\">\n<h2>{w}{kind}</h2>"
+    );
+    if !table.summary.is_empty() {
+        let _ = writeln!(out, "<p class=\"summary\">{}</p>", esc(&table.summary));
+    }
+    legend(out, model);
+    let attrs = format!(" id=\"bars-{index}\" data-workload=\"{w}\"");
+    let headline: Vec<&Row> = table.rows.iter().filter(|r| is_headline(r)).collect();
+    if !headline.is_empty() {
+        let p = panels(model, &headline, |r| {
+            format!(
+                "{} ({}) per phase — {}",
+                r.metric.name,
+                r.metric.unit,
+                direction_text(r.metric.direction)
+            )
+        });
+        figure(
+            out,
+            "chart-bars",
+            &attrs,
+            charts::bar_chart(&p, &model.variants, WIDE),
+            "Mean of the measured repeats per phase, filesystems side by side; whiskers: 95 % confidence interval of the mean.",
+        );
+    }
+    let cpu: Vec<&Row> = table.rows.iter().filter(|r| is_cpu_metric(&r.metric)).collect();
+    if !cpu.is_empty() {
+        let p = panels(model, &cpu, |r| {
+            let whose = if r.metric.name == "cpu_process" {
+                "fsbench process, % of one CPU"
+            } else {
+                "whole system, % of all CPUs"
+            };
+            format!("CPU use ({whose}) per phase — lower is better")
+        });
+        figure(
+            out,
+            "chart-cpu",
+            &format!(" id=\"cpu-{index}\" data-workload=\"{w}\""),
+            charts::bar_chart(&p, &model.variants, WIDE),
+            "CPU use during each timed phase: the benchmark process (getrusage) and the whole machine (/proc/stat), which includes kernel threads doing journaling, writeback and compression.",
+        );
+    }
+    let lat: Vec<&Row> = table.rows.iter().filter(|r| is_latency(r)).collect();
+    if !lat.is_empty() {
+        let p = panels(model, &lat, |r| {
+            format!(
+                "latency {} ({}) per phase — {}",
+                r.metric.name.trim_start_matches("lat_"),
+                r.metric.unit,
+                direction_text(r.metric.direction)
+            )
+        });
+        figure(
+            out,
+            "chart-latency",
+            &format!(" id=\"latency-{index}\" data-workload=\"{w}\""),
+            charts::bar_chart(&p, &model.variants, WIDE),
+            "Per-operation latency percentiles (mean over repeats of each repeat's percentile).",
+        );
+    }
+    if !headline.is_empty() {
+        out.push_str("<h3>Every repeat</h3>\n<p class=\"note\">Each point is one measured repeat in run order; the dashed line is the trimmed mean and the band the 95 % confidence interval of the mean. A first point far from the rest is a first-run effect.</p>\n<div class=\"grid\">\n");
+        for row in &headline {
+            let series: Vec<RepeatSeries> = row
+                .cells
+                .iter()
+                .filter_map(|c| {
+                    let index = model.variants.iter().position(|v| *v == c.variant)?;
+                    Some(RepeatSeries {
+                        index,
+                        values: c.values.clone(),
+                        trimmed_mean: c.summary.trimmed_mean,
+                        ci: c.summary.ci_low.zip(c.summary.ci_high),
+                    })
+                })
+                .collect();
+            let title = format!(
+                "{} {} — {}",
+                row.phase,
+                row.metric.name,
+                direction_text(row.metric.direction)
+            );
+            figure(
+                out,
+                "chart-repeats",
+                &format!(
+                    " data-workload=\"{w}\" data-phase=\"{}\" data-metric=\"{}\"",
+                    esc(&row.phase),
+                    esc(&row.metric.name)
+                ),
+                charts::repeats_chart(&title, row.metric.unit.as_str(), &series, 540, 270),
+                "",
+            );
+        }
+        out.push_str("</div>\n");
+    }
+    results_table(out, model, table);
+    out.push_str("</section>\n");
+}
+
+/// Text and class of a table cell.
+fn cell_view(cell: &Cell) -> (String, &'static str, &'static str) {
+    let text = number::mean_ci(cell.summary.mean, cell.summary.ci_half_width());
+    match cell.standing {
+        Some(Standing::Best) => (text, "best", "★"),
+        Some(Standing::Tied) => (text, "tied", "="),
+        Some(Standing::Untested) => (text, "untested", "?"),
+        _ => (text, "", ""),
+    }
+}
+
+fn results_table(out: &mut String, model: &ReportModel, table: &WorkloadTable) {
+    out.push_str(
+        "<h3>Table</h3>\n<table class=\"results\"><thead><tr><th class=\"l\">phase</th><th class=\"l\">metric</th>",
+    );
+    for v in &model.variants {
+        let _ = write!(out, "<th>{}</th>", esc(v));
+    }
+    out.push_str("</tr></thead><tbody>\n");
+    let mut previous = None;
+    for row in &table.rows {
+        let phase = if previous != Some(&row.phase) {
+            esc(&row.phase)
+        } else {
+            String::new()
+        };
+        previous = Some(&row.phase);
+        let _ = write!(
+            out,
+            "<tr><td class=\"l\">{phase}</td><td class=\"l\">{} ({})</td>",
+            esc(&row.metric.name),
+            esc(row.metric.unit.as_str())
+        );
+        for v in &model.variants {
+            match row.cells.iter().find(|c| &c.variant == v) {
+                Some(c) => {
+                    let (text, class, mark) = cell_view(c);
+                    let p = c
+                        .vs_best
+                        .as_ref()
+                        .and_then(|b| b.welch)
+                        .map(|w| format!(" title=\"p = {:.3} against the best (Welch)\"", w.p))
+                        .unwrap_or_default();
+                    let mark = if mark.is_empty() {
+                        String::new()
+                    } else {
+                        format!("<span class=\"mark\">{mark}</span>")
+                    };
+                    let _ = write!(out, "<td class=\"{class}\"{p}>{text}{mark}</td>");
+                }
+                None => {
+                    let _ = write!(
+                        out,
+                        "<td class=\"untested\">{}</td>",
+                        super::text::empty_text(model, v, &table.workload)
+                    );
+                }
+            }
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table>\n<p class=\"note\">mean ± half-width of the 95 % confidence interval (Student t). ★ best mean of the row; = tied with the best (Welch’s t-test, p ≥ 0.05); ? too few repeats to test. CPU rows are not ranked. Empty cells say why: unavailable, failed or n/a (see the warnings).</p>\n");
+    let _ = writeln!(
+        out,
+        "<details><summary>All statistics of {}</summary><table><thead><tr><th class=\"l\">phase</th><th class=\"l\">metric</th><th class=\"l\">variant</th><th>n</th><th>mean</th><th>± CI</th><th>median</th><th>sd</th><th>CoV %</th><th>trimmed mean</th><th>min</th><th>max</th><th>p vs best</th></tr></thead><tbody>",
+        esc(&table.workload)
+    );
+    for row in &table.rows {
+        for c in &row.cells {
+            let s = &c.summary;
+            let ci = s.ci_half_width().map(number::value).unwrap_or_else(|| "–".into());
+            let p = c
+                .vs_best
+                .as_ref()
+                .and_then(|b| b.welch)
+                .map(|w| format!("{:.3}", w.p))
+                .unwrap_or_else(|| "–".into());
+            let _ = writeln!(
+                out,
+                "<tr><td class=\"l\">{}</td><td class=\"l\">{} ({})</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{ci}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{} ({}/end)</td><td>{}</td><td>{}</td><td>{p}</td></tr>",
+                esc(&row.phase),
+                esc(&row.metric.name),
+                esc(row.metric.unit.as_str()),
+                esc(&c.variant),
+                s.n,
+                number::value(s.mean),
+                number::value(s.median),
+                number::value(s.sd),
+                s.cov * 100.0,
+                number::value(s.trimmed_mean),
+                s.trimmed,
+                number::value(s.min),
+                number::value(s.max),
+            );
+        }
+    }
+    out.push_str("</tbody></table></details>\n");
+}
+
+/// Throughput (MiB/s) of synthetic and real-data workloads side by side, when both exist.
+fn synthetic_vs_real(out: &mut String, model: &ReportModel) {
+    let mut sides: [Vec<Row>; 2] = [Vec::new(), Vec::new()];
+    for t in &model.workloads {
+        let real = REAL_DATA_KINDS.contains(&t.kind.as_str());
+        for r in t
+            .rows
+            .iter()
+            .filter(|r| is_headline(r) && r.metric.unit == crate::metric::Unit::MibPerSec)
+        {
+            let mut r = r.clone();
+            r.phase = format!("{} · {}", t.workload, r.phase);
+            sides[usize::from(real)].push(r);
+        }
+    }
+    if sides.iter().any(Vec::is_empty) {
+        return;
+    }
+    let mut p = Vec::new();
+    for (side, name) in sides.iter().zip(["synthetic workloads", "real-data workloads"]) {
+        let refs: Vec<&Row> = side.iter().collect();
+        let mut panel = panels(model, &refs, |r| {
+            format!("{name}: {} ({}) — higher is better", r.metric.name, r.metric.unit)
+        });
+        p.append(&mut panel);
+    }
+    out.push_str("<section id=\"synthetic-real\"><h2>Synthetic versus real-data throughput</h2>\n");
+    figure(
+        out,
+        "chart-synthetic-real",
+        "",
+        charts::bar_chart(&p, &model.variants, WIDE),
+        "Throughput of synthetic workloads (above) and of workloads that copy real files (below); a filesystem that wins the synthetic test does not always win with real data.",
+    );
+    out.push_str("</section>\n");
+}
+
+/// Unique values in first-appearance order.
+fn unique(items: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for i in items {
+        if !out.contains(&i) {
+            out.push(i);
+        }
+    }
+    out
+}
+
+fn environment(out: &mut String, model: &ReportModel) {
+    let s = &model.session;
+    let h = &s.info.host;
+    out.push_str("<section id=\"environment\"><h2>Environment</h2>\n<table class=\"env\"><tbody>\n");
+    let mut row = |k: &str, v: &str| {
+        let _ = writeln!(out, "<tr><th class=\"l\">{k}</th><td class=\"l\">{}</td></tr>", esc(v));
+    };
+    row("host", &h.hostname);
+    row("kernel", &h.kernel);
+    row("CPU", &format!("{} ({} CPUs)", h.cpu_model, h.ncpu));
+    row(
+        "memory",
+        &format!("{:.1} GiB", h.mem_bytes as f64 / (1u64 << 30) as f64),
+    );
+    row("target", &s.info.target);
+    row("fsbench", &s.info.fsbench_version);
+    let tools: Vec<String> = s.info.tool_versions.iter().map(|(t, v)| format!("{t} {v}")).collect();
+    row("tools", &tools.join(", "));
+    row("command", &s.info.args.join(" "));
+    row("started", &s.started_at);
+    row("finished", s.finished_at.as_deref().unwrap_or("–"));
+    row("status", s.status.as_str());
+    out.push_str("</tbody></table>\n<h3>Filesystems</h3>\n<table><thead><tr><th class=\"l\">variant</th><th class=\"l\">type</th><th class=\"l\">mkfs arguments</th><th class=\"l\">mount options (requested)</th><th class=\"l\">mount options (effective)</th><th class=\"l\">devices</th><th class=\"l\">state</th></tr></thead><tbody>\n");
+    for v in &model.variants {
+        let cases: Vec<_> = model.cases.iter().filter(|c| &c.variant == v).collect();
+        let Some(first) = cases.first() else { continue };
+        let samples = || {
+            model
+                .samples
+                .iter()
+                .filter(|r| cases.iter().any(|c| c.case_id == r.sample.case_id))
+        };
+        let effective = unique(samples().filter_map(|r| r.sample.effective_mount_opts.clone()));
+        let devices = unique(samples().filter_map(|r| r.sample.device.clone()));
+        let state = match cases.iter().find_map(|c| match &c.availability {
+            crate::store::CaseAvailability::Unavailable(r) => Some(r.clone()),
+            _ => None,
+        }) {
+            Some(r) => format!("unavailable: {r}"),
+            None => "available".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\"><code>{}</code></td><td class=\"l\"><code>{}</code></td><td class=\"l\"><code>{}</code></td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
+            esc(v),
+            esc(&first.fs_type),
+            esc(&first.mkfs_args.join(" ")),
+            esc(&first.mount_opts.join(",")),
+            esc(&effective.join(" | ")),
+            esc(&devices.join(", ")),
+            esc(&state),
+        );
+    }
+    out.push_str("</tbody></table>\n");
+    let _ = writeln!(
+        out,
+        "<h3>Suite</h3>\n<pre>{}</pre>\n</section>",
+        esc(&s.info.suite_text)
+    );
+}
+
+fn warnings(out: &mut String, model: &ReportModel) {
+    out.push_str("<section id=\"warnings\"><h2>Warnings</h2>\n");
+    if model.warnings.is_empty() {
+        out.push_str("<p>None.</p>\n");
+    } else {
+        out.push_str("<ul class=\"warnings\">\n");
+        for w in &model.warnings {
+            let _ = writeln!(out, "<li>{}</li>", esc(w));
+        }
+        out.push_str("</ul>\n");
+    }
+    out.push_str("</section>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::build;
+    use crate::report::fixture::{session_data, BTRFS};
+
+    fn page() -> String {
+        let mut data = session_data();
+        data.session.info.label = Some("<script>alert(1)</script>".into());
+        data.session.info.host.hostname = "h<o>st".into();
+        data.session.info.suite_text = "name = \"</pre><script>\"".into();
+        render_html(&build(&data, 1, 0.95))
+    }
+
+    #[test]
+    fn page_is_self_contained_and_escapes_everything() {
+        let html = page();
+        assert!(html.starts_with("<!DOCTYPE html>"));
+        assert!(!html.contains("<script"), "unescaped script");
+        assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert!(html.contains("h&lt;o&gt;st"));
+        assert!(html.contains("&lt;/pre&gt;&lt;script&gt;"));
+        // No external resources: the only URL is the SVG namespace.
+        assert_eq!(
+            html.matches("http").count(),
+            html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count()
+        );
+        assert!(!html.contains("<link") && !html.contains(" src="));
+        // The quoted variant name is escaped in attributes and text.
+        assert!(html.contains(&esc(BTRFS)));
+        assert!(!html.contains(BTRFS));
+    }
+
+    #[test]
+    fn page_has_every_chart_table_environment_and_warning() {
+        let html = page();
+        // One bars chart per workload, one bar per available variant and phase.
+        assert_eq!(html.matches("class=\"chart chart-bars\"").count(), 2);
+        let bonnie = &html[html.find("id=\"bars-0\"").unwrap()..html.find("id=\"cpu-0\"").unwrap()];
+        // bonnie: 2 headline phases × 3 variants with values.
+        assert_eq!(bonnie.matches("class=\"bar\"").count(), 6, "{bonnie}");
+        assert!(bonnie.contains("data-phase=\"rand_create\" data-metric=\"rate\""));
+        assert!(bonnie.contains("higher is better"));
+        assert_eq!(html.matches("class=\"chart chart-cpu\"").count(), 2);
+        assert_eq!(html.matches("class=\"chart chart-latency\"").count(), 1);
+        assert!(html.contains("lower is better"));
+        // Repeats: one per headline row (bonnie 2, filecopy 1).
+        assert_eq!(html.matches("class=\"chart chart-repeats\"").count(), 3);
+        // No real-data workload with MiB/s here: no synthetic-versus-real chart.
+        assert!(!html.contains("chart-synthetic-real"));
+        assert!(html.contains("<td class=\"best\""));
+        for needle in [
+            "6.1.0-18-amd64",
+            "Test CPU",
+            "8.0 GiB",
+            "/dev/loop7",
+            "rw,noatime",
+            "mkfs.ext4 1.47.0",
+            "module not loaded",
+            "first-run effect",
+            "id=\"warnings\"",
+        ] {
+            assert!(html.contains(needle), "{needle}");
+        }
+        assert!(html.contains("class=\"summary\""));
+    }
+
+    #[test]
+    fn synthetic_and_real_data_throughput_side_by_side() {
+        let mut data = session_data();
+        for c in data.cases.iter_mut().filter(|c| c.workload == "filecopy") {
+            c.workload_kind = "filecopy".into();
+        }
+        for s in data.samples.iter_mut() {
+            for m in s
+                .sample
+                .measurements
+                .iter_mut()
+                .filter(|m| m.phase == "copy" && m.metric.name == "time")
+            {
+                m.metric = crate::metric::MetricId::higher("throughput", crate::metric::Unit::MibPerSec);
+                m.value = 100.0 / m.value;
+            }
+        }
+        let html = render_html(&build(&data, 1, 0.95));
+        let start = html.find("chart-synthetic-real").expect("chart");
+        let chart = &html[start..];
+        assert!(chart.contains("synthetic workloads") && chart.contains("real-data workloads"));
+        assert!(chart.contains("data-phase=\"filecopy · copy\""));
+        assert!(chart.contains("data-phase=\"bonnie · seq_write_block\""));
+    }
+}

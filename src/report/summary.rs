@@ -1,0 +1,284 @@
+//! The plain-language paragraph of a workload: for each headline row (not CPU, not a latency
+//! percentile), who is best, by how much over the first filesystem that is significantly
+//! behind, and who is tied, e.g. "At seq_write_block, xfs is fastest, 12 % ± 4 % ahead of ext4;
+//! ext4 and btrfs are tied."
+//!
+//! Words follow the metric's declared direction and unit: "fastest" for rates, throughputs,
+//! times and latencies, otherwise "highest" / "lowest". "± y %" is the half-width of the 95 %
+//! Welch interval of the difference of means divided by the runner-up's mean (see
+//! [`super::significance::welch_diff_ci`]), so it excludes 0 exactly when the two are not
+//! "tied", which means Welch's t-test does not separate them at α = 0.05.
+
+use super::significance::{self, welch, welch_diff_ci, Sample};
+use super::{Cell, Row, Standing, WorkloadTable};
+use crate::metric::{Direction, Unit};
+use crate::report::build::is_cpu_metric;
+
+/// `true` for rows the summary and the bar charts lead with: not CPU, not a latency percentile.
+pub fn is_headline(row: &Row) -> bool {
+    !is_cpu_metric(&row.metric) && !is_latency(row)
+}
+
+/// `true` for latency percentile rows (`lat_p50`, `lat_p99`, `lat_max`, …).
+pub fn is_latency(row: &Row) -> bool {
+    row.metric.name.starts_with("lat_")
+}
+
+/// The superlative for the best cell of a row.
+fn superlative(row: &Row) -> &'static str {
+    match (row.metric.direction, row.metric.unit) {
+        (Direction::HigherIsBetter, Unit::MibPerSec | Unit::OpsPerSec) => "fastest",
+        (Direction::LowerIsBetter, Unit::Seconds | Unit::Micros) => "fastest",
+        (Direction::HigherIsBetter, _) => "highest",
+        (Direction::LowerIsBetter, _) => "lowest",
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn list(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// A percentage with digits that suit its size: `12`, `4.3`, `0.52`.
+fn pct(x: f64) -> String {
+    let a = x.abs();
+    if a >= 10.0 {
+        format!("{x:.0}")
+    } else if a >= 1.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+/// "12 % ± 4 % ahead of ext4": how far the best is ahead of `runner`, as a share of the runner's
+/// mean, with the Welch interval of the difference (so it agrees with the tie decision).
+fn lead(best: &Cell, runner: &Cell) -> String {
+    let diff = welch_diff_ci(
+        Sample::from(&best.summary),
+        Sample::from(&runner.summary),
+        1.0 - significance::ALPHA,
+    );
+    match diff {
+        Some((d, half)) if runner.summary.mean != 0.0 => {
+            let base = runner.summary.mean.abs();
+            format!(
+                "{} % ± {} % ahead of {}",
+                pct(d.abs() / base * 100.0),
+                pct(half / base * 100.0),
+                runner.variant
+            )
+        }
+        _ => format!("ahead of {}", runner.variant),
+    }
+}
+
+/// The sentence of one ranked row, or `None` when it has fewer than two cells.
+fn row_sentence(row: &Row, label: &str) -> Option<String> {
+    if row.cells.len() < 2 || row.cells.iter().all(|c| c.standing.is_none()) {
+        return None;
+    }
+    let direction = row.metric.direction;
+    let mut cells: Vec<&Cell> = row.cells.iter().collect();
+    // Best first, then in the direction of the metric.
+    cells.sort_by(|a, b| {
+        let (x, y) = (a.summary.mean, b.summary.mean);
+        match direction {
+            Direction::HigherIsBetter => y.total_cmp(&x),
+            Direction::LowerIsBetter => x.total_cmp(&y),
+        }
+    });
+    let names = |standing: &[Standing]| -> Vec<&Cell> {
+        cells
+            .iter()
+            .copied()
+            .filter(|c| c.standing.is_some_and(|s| standing.contains(&s)))
+            .collect()
+    };
+    let top: Vec<&str> = names(&[Standing::Best, Standing::Tied])
+        .iter()
+        .map(|c| c.variant.as_str())
+        .collect();
+    let behind = names(&[Standing::Behind]);
+    let untested: Vec<&str> = names(&[Standing::Untested])
+        .iter()
+        .map(|c| c.variant.as_str())
+        .collect();
+    let word = superlative(row);
+
+    let mut s = if behind.is_empty() && untested.is_empty() {
+        format!("At {label}, {} are tied", list(&top))
+    } else if top.len() == 1 {
+        format!("At {label}, {} is {word}", top[0])
+    } else {
+        format!("At {label}, {} are tied for {word}", list(&top))
+    };
+    if let (Some(runner), Some(best)) = (behind.first(), cells.first()) {
+        s.push_str(", ");
+        s.push_str(&lead(best, runner));
+    }
+    if behind.len() >= 2 && all_tied(&behind) {
+        let rest: Vec<&str> = behind.iter().map(|c| c.variant.as_str()).collect();
+        s.push_str(&format!("; {} are tied", list(&rest)));
+    }
+    if !untested.is_empty() {
+        let verb = if untested.len() == 1 { "has" } else { "have" };
+        s.push_str(&format!("; {} {verb} too few repeats to compare", list(&untested)));
+    }
+    s.push('.');
+    Some(s)
+}
+
+/// `true` when no pair of `cells` is separated by Welch's t-test at α.
+fn all_tied(cells: &[&Cell]) -> bool {
+    cells.iter().enumerate().all(|(i, a)| {
+        cells[i + 1..].iter().all(|b| {
+            welch(Sample::from(&a.summary), Sample::from(&b.summary)).is_some_and(|w| w.p >= significance::ALPHA)
+        })
+    })
+}
+
+/// The paragraph of `table` (empty when no row has two variants to compare). Rows where every
+/// variant is tied are merged into one sentence per set of variants ("At a, b and c, ext4 and xfs
+/// are tied."), placed where its first row was; every other row gets its own sentence.
+pub fn workload_summary(table: &WorkloadTable) -> String {
+    let headline: Vec<&Row> = table.rows.iter().filter(|r| is_headline(r)).collect();
+    // Either a finished sentence, or (tied variants in column order, labels) to merge.
+    enum Part {
+        Sentence(String),
+        AllTied(Vec<String>, Vec<String>),
+    }
+    let mut parts: Vec<Part> = Vec::new();
+    for row in &headline {
+        let shared = headline.iter().filter(|r| r.phase == row.phase).count() > 1;
+        let label = if shared {
+            format!("{} {}", row.phase, row.metric.name)
+        } else {
+            row.phase.clone()
+        };
+        let all_tied = row.cells.len() >= 2
+            && row
+                .cells
+                .iter()
+                .all(|c| matches!(c.standing, Some(Standing::Best | Standing::Tied)));
+        if all_tied {
+            let names: Vec<String> = row.cells.iter().map(|c| c.variant.clone()).collect();
+            match parts
+                .iter_mut()
+                .find(|p| matches!(p, Part::AllTied(n, _) if *n == names))
+            {
+                Some(Part::AllTied(_, labels)) => labels.push(label),
+                _ => parts.push(Part::AllTied(names, vec![label])),
+            }
+        } else if let Some(s) = row_sentence(row, &label) {
+            parts.push(Part::Sentence(s));
+        }
+    }
+    let sentences: Vec<String> = parts
+        .into_iter()
+        .map(|p| match p {
+            Part::Sentence(s) => s,
+            Part::AllTied(names, labels) => {
+                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+                let verb = if names.len() == 2 { "are tied" } else { "are all tied" };
+                format!("At {}, {} {verb}.", list(&labels), list(&names))
+            }
+        })
+        .collect();
+    sentences.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metric::MetricId;
+    use crate::report::build::tests_support::row_of;
+
+    #[test]
+    fn rows_where_all_are_tied_merge_into_one_sentence() {
+        use crate::report::WorkloadTable;
+        let tied = |phase: &str| {
+            let mut r = row_of(
+                MetricId::higher("throughput", Unit::MibPerSec),
+                &[("ext4", &[100.0, 104.0, 98.0]), ("xfs", &[101.0, 99.0, 103.0])],
+            );
+            r.phase = phase.into();
+            r
+        };
+        let mut apart = row_of(
+            MetricId::higher("rate", Unit::OpsPerSec),
+            &[("ext4", &[100.0, 101.0, 99.0]), ("xfs", &[200.0, 201.0, 199.0])],
+        );
+        apart.phase = "create".into();
+        let table = WorkloadTable {
+            workload: "bonnie".into(),
+            kind: "bonnie".into(),
+            rows: vec![tied("write"), apart, tied("read")],
+            summary: String::new(),
+        };
+        let s = workload_summary(&table);
+        assert!(
+            s.starts_with("At write and read, ext4 and xfs are tied. At create, xfs is fastest, 100 % ± "),
+            "{s}"
+        );
+        assert!(s.ends_with("ahead of ext4."), "{s}");
+    }
+
+    #[test]
+    fn list_joins_names() {
+        assert_eq!(list(&[]), "");
+        assert_eq!(list(&["a"]), "a");
+        assert_eq!(list(&["a", "b"]), "a and b");
+        assert_eq!(list(&["a", "b", "c"]), "a, b and c");
+    }
+
+    #[test]
+    fn sentence_names_the_best_the_lead_and_the_tied_rest() {
+        // xfs clearly ahead; ext4 and btrfs indistinguishable from each other.
+        let row = row_of(
+            MetricId::higher("throughput", Unit::MibPerSec),
+            &[
+                ("ext4", &[100.0, 102.0, 98.0, 101.0, 99.0]),
+                ("xfs", &[112.0, 113.0, 111.0, 112.5, 111.5]),
+                ("btrfs", &[99.0, 101.0, 100.0, 97.0, 103.0]),
+            ],
+        );
+        let s = row_sentence(&row, "seq_write_block").unwrap();
+        assert!(s.starts_with("At seq_write_block, xfs is fastest, 12 % ± "), "{s}");
+        assert!(s.contains("ahead of ext4; ext4 and btrfs are tied."), "{s}");
+    }
+
+    #[test]
+    fn times_lead_by_the_share_of_time_saved_and_ties_are_grouped() {
+        let row = row_of(
+            MetricId::lower("time", Unit::Seconds),
+            &[
+                ("ext4", &[10.0, 10.1, 9.9]),
+                ("xfs", &[9.95, 9.9, 10.0]),
+                ("btrfs", &[20.0, 20.2, 19.8]),
+            ],
+        );
+        let s = row_sentence(&row, "copy").unwrap();
+        assert!(
+            s.starts_with("At copy, xfs and ext4 are tied for fastest, 50 % ± "),
+            "{s}"
+        );
+        assert!(s.ends_with("ahead of btrfs."), "{s}");
+        let all = row_of(
+            MetricId::higher("rate", Unit::OpsPerSec),
+            &[("a", &[5.0, 6.0, 7.0]), ("b", &[5.5, 6.5, 6.3])],
+        );
+        assert_eq!(row_sentence(&all, "stat").unwrap(), "At stat, b and a are tied.");
+        let few = row_of(
+            MetricId::higher("rate", Unit::OpsPerSec),
+            &[("a", &[5.0, 6.0]), ("b", &[9.0])],
+        );
+        let s = row_sentence(&few, "stat").unwrap();
+        assert_eq!(s, "At stat, b is fastest; a has too few repeats to compare.");
+    }
+}

@@ -1,0 +1,308 @@
+//! The HTML report of real runs, rendered by headless Chromium (DOM and screenshot), and
+//! `fsbench compare` on real runs: a session against itself, two runs of the same suite, and a
+//! run whose ext4 is mounted `sync` (every write synchronous, so much slower writes).
+//!
+//! Chromium is needed like root is: when `FSBENCH_REQUIRE_PRIVILEGED=1` (CI) a missing browser
+//! fails the test; elsewhere the test skips loudly. `scripts/install.sh` installs it.
+
+use crate::require_privileged;
+use crate::util::{assert_no_leftovers, fsbench, scratch, text};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A bonnie suite small enough to run in seconds on each filesystem (as in `run.rs`).
+const TINY: &str = r#"
+[suite]
+name = "tiny"
+description = "integration test"
+
+[run]
+repeats = 3
+
+[[fs]]
+type = "ext4"
+
+[[workload]]
+kind = "bonnie"
+file_size = "16MiB"
+char_size = "1MiB"
+files = 256
+seeks = 200
+"#;
+
+const PHASES: [&str; 12] = [
+    "seq_write_char",
+    "seq_write_block",
+    "rewrite",
+    "seq_read_char",
+    "seq_read_block",
+    "random_seeks",
+    "seq_create",
+    "seq_stat",
+    "seq_delete",
+    "rand_create",
+    "rand_stat",
+    "rand_delete",
+];
+
+fn write_suite(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+/// The Chromium binary, or `None` after a loud skip; panics under `FSBENCH_REQUIRE_PRIVILEGED=1`.
+fn chromium_or_skip() -> Option<PathBuf> {
+    let found = ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .find_map(|name| {
+            std::env::var_os("PATH")
+                .iter()
+                .flat_map(std::env::split_paths)
+                .map(|d| d.join(name))
+                .find(|p| p.is_file())
+        });
+    if found.is_none() {
+        if std::env::var("FSBENCH_REQUIRE_PRIVILEGED").as_deref() == Ok("1") {
+            panic!("this test needs headless Chromium (scripts/install.sh installs it) and FSBENCH_REQUIRE_PRIVILEGED=1 is set");
+        }
+        eprintln!("SKIPPED (needs chromium): {}", module_path!());
+    }
+    found
+}
+
+/// Runs headless Chromium on `page` with `args` (`--dump-dom` or `--screenshot=…`), in a
+/// private profile, with nothing reaching the network.
+fn chromium(browser: &Path, profile: &Path, args: &[&str], page: &Path) -> std::process::Output {
+    let url = format!("file://{}", page.display());
+    Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--disable-dev-shm-usage",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .arg(url)
+        .output()
+        .expect("run chromium")
+}
+
+/// The text between `start` and the next `</figure>` after it.
+fn figure<'a>(dom: &'a str, start: &str) -> &'a str {
+    let i = dom.find(start).unwrap_or_else(|| panic!("no {start} in the DOM"));
+    let end = dom[i..].find("</figure>").map_or(dom.len(), |e| i + e);
+    &dom[i..end]
+}
+
+#[test]
+fn the_html_report_of_a_real_run_renders_its_charts_in_chromium() {
+    require_privileged!();
+    let Some(browser) = chromium_or_skip() else { return };
+    let dir = scratch();
+    let suite = write_suite(dir.path(), "suite.toml", TINY);
+    let db = dir.path().join("r.db");
+    let sc = dir.path().join("scratch");
+    let (db_s, sc_s) = (db.to_str().unwrap(), sc.to_str().unwrap());
+    let label = "<script>alert('x')</script> & co";
+    let o = fsbench(&[
+        "--db",
+        db_s,
+        "run",
+        &suite,
+        "--fs",
+        "ext4,xfs",
+        "--scratch",
+        sc_s,
+        "--label",
+        label,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_no_leftovers(&sc);
+    let page = dir.path().join("report.html");
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("report.html"),
+        "{}",
+        text(&o)
+    );
+    let html = std::fs::read_to_string(&page).expect("report.html beside the database");
+    // `report --format html -o FILE` renders the same page from the same session.
+    let out = dir.path().join("again.html");
+    let o = fsbench(&[
+        "--db",
+        db_s,
+        "report",
+        "latest",
+        "--format",
+        "html",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), html);
+    // Self-contained: no scripts, no external resources.
+    assert!(!html.contains("<script"), "unescaped label or script in the page");
+    assert!(!html.contains("<link") && !html.contains(" src="));
+
+    let profile = dir.path().join("chromium-profile");
+    let o = chromium(&browser, &profile, &["--dump-dom"], &page);
+    assert!(o.status.success(), "{}", text(&o));
+    let dom = String::from_utf8_lossy(&o.stdout).into_owned();
+    // One bar chart per workload, one bar per filesystem and phase, with its direction stated.
+    assert_eq!(
+        dom.matches("class=\"chart chart-bars\"").count(),
+        1,
+        "one workload, one bar chart"
+    );
+    let bars = figure(&dom, "class=\"chart chart-bars\"");
+    assert!(bars.contains("<svg"), "the chart is inline SVG");
+    assert!(bars.contains("higher is better"));
+    assert_eq!(bars.matches("class=\"bar\"").count(), 2 * PHASES.len(), "{bars}");
+    for variant in ["ext4", "xfs"] {
+        for phase in PHASES {
+            let attr = format!("data-variant=\"{variant}\" data-phase=\"{phase}\"");
+            assert_eq!(bars.matches(&attr).count(), 1, "bar {variant}/{phase}");
+        }
+    }
+    // The other charts: CPU per phase (lower is better), latency, every repeat.
+    assert!(figure(&dom, "class=\"chart chart-cpu\"").contains("lower is better"));
+    assert!(dom.contains("class=\"chart chart-latency\""));
+    assert_eq!(dom.matches("class=\"chart chart-repeats\"").count(), PHASES.len());
+    // The label is text, not markup: no script element in the live DOM.
+    assert!(!dom.contains("<script"), "a <script> element reached the DOM");
+    assert!(
+        dom.contains("&lt;script&gt;alert('x')&lt;/script&gt; &amp; co"),
+        "label not shown as text"
+    );
+    // Environment, summary and tables.
+    for needle in [
+        "Environment",
+        "mkfs arguments",
+        "mount options (effective)",
+        "[[workload]]",
+        "class=\"summary\"",
+        "<table class=\"results\"",
+    ] {
+        assert!(dom.contains(needle), "{needle} missing from the page");
+    }
+
+    let png = dir.path().join("report.png");
+    let o = chromium(
+        &browser,
+        &profile,
+        &[&format!("--screenshot={}", png.display()), "--window-size=1200,2000"],
+        &page,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let bytes = std::fs::read(&png).expect("screenshot written");
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    // A blank page compresses to a few kB; charts and tables do not.
+    assert!(
+        bytes.len() > 40_000,
+        "screenshot only {} bytes: blank page?",
+        bytes.len()
+    );
+    let keep = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report_html.png");
+    std::fs::copy(&png, &keep).unwrap();
+    eprintln!("screenshot: {}", keep.display());
+}
+
+/// Verdicts of a `compare --format json` output.
+fn verdicts(stdout: &[u8]) -> Vec<String> {
+    let j: serde_json::Value = serde_json::from_slice(stdout).expect("compare JSON");
+    j["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["verdict"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn compare_says_no_change_for_the_same_suite_and_worse_with_exit_1_for_a_sync_mount() {
+    require_privileged!();
+    let dir = scratch();
+    let db = dir.path().join("r.db");
+    let sc = dir.path().join("scratch");
+    let (db_s, sc_s) = (db.to_str().unwrap(), sc.to_str().unwrap());
+    let plain = write_suite(dir.path(), "plain.toml", TINY);
+    let slowed = write_suite(
+        dir.path(),
+        "sync.toml",
+        &TINY.replace(
+            "type = \"ext4\"",
+            "type = \"ext4\"\nname = \"ext4\"\nmount_opts = [\"sync\"]",
+        ),
+    );
+    for (suite, label) in [(&plain, "base"), (&plain, "again"), (&slowed, "sync")] {
+        let o = fsbench(&["--db", db_s, "run", suite, "--scratch", sc_s, "--label", label]);
+        assert_eq!(o.status.code(), Some(0), "{label}: {}", text(&o));
+    }
+    assert_no_leftovers(&sc);
+
+    // A session against itself: every metric unchanged, exit 0.
+    let o = fsbench(&["--db", db_s, "compare", "base", "base"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("no change") && out.contains("no regression") && !out.contains(" worse  "),
+        "{out}"
+    );
+
+    // Two runs of the same suite on the same machine: most metrics show no change.
+    let o = fsbench(&["--db", db_s, "compare", "base", "again", "--format", "json"]);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", text(&o));
+    let v = verdicts(&o.stdout);
+    let same = v.iter().filter(|x| *x == "no_change").count();
+    assert!(
+        same * 2 > v.len(),
+        "only {same} of {} metrics unchanged: {v:?}",
+        v.len()
+    );
+
+    // ext4 mounted sync: writes are much slower, the comparison says so and exits 1.
+    let o = fsbench(&["--db", db_s, "compare", "base", "sync"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("REGRESSION"), "{out}");
+    let worse_write = out
+        .lines()
+        .any(|l| l.contains("seq_write_block") && l.contains("throughput") && l.ends_with("worse"));
+    assert!(worse_write, "seq_write_block throughput not reported worse:\n{out}");
+    let o = fsbench(&["--db", db_s, "compare", "base", "sync", "--format", "md"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let md = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        md.contains("| variant | workload | phase |") && md.contains("**worse**") && md.contains("regression"),
+        "{md}"
+    );
+    let html = dir.path().join("compare.html");
+    let o = fsbench(&[
+        "--db",
+        db_s,
+        "compare",
+        "base",
+        "sync",
+        "--format",
+        "html",
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("chart-forest") && page.contains("<tr class=\"worse\">"));
+    // A threshold larger than any change turns every verdict into no change: exit 0.
+    let o = fsbench(&["--db", db_s, "compare", "base", "sync", "--threshold", "1000000"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+
+    // Usage errors exit 2.
+    let o = fsbench(&["--db", db_s, "compare", "base", "no-such-label"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let o = fsbench(&["--db", db_s, "compare", "base", "sync", "--threshold", "-1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}
