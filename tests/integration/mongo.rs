@@ -153,7 +153,7 @@ fn fragments_match_filefrag_on_loop_filesystems() {
 fn presets_reproduce_the_studies_shape() {
     let s = load_preset("mongo-2000", &Overrides::default()).unwrap();
     let types: Vec<&str> = s.variants.iter().map(|v| v.fs_type.as_str()).collect();
-    assert_eq!(types, ["ext2", "ext3", "xfs", "reiserfs"]);
+    assert_eq!(types, ["ext2", "ext3", "xfs", "reiserfs", "ext4", "btrfs"]);
     let names: Vec<&str> = s.workloads.iter().map(|w| w.name.as_str()).collect();
     assert_eq!(names, ["bonnie", "mongo-100b", "mongo-1k", "mongo-10k"]);
     for ((name, table), w) in MongoSpec::study_2000().into_iter().zip(&s.workloads[1..]) {
