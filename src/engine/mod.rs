@@ -25,6 +25,7 @@ pub mod pool;
 pub mod workloads;
 
 pub use workloads::bonnie::BonnieSpec;
+pub use workloads::fileio::FileioSpec;
 
 /// Why a workload could not produce a sample.
 #[derive(Debug, thiserror::Error)]
@@ -93,16 +94,19 @@ pub trait Workload {
 pub enum WorkloadKind {
     /// bonnie++ 2.x: sequential char/block I/O, rewrite, random seeks, small files.
     Bonnie(BonnieSpec),
+    /// sysbench fileio: seq/rnd reads and writes over a file set, fsync schedule, threads.
+    Fileio(FileioSpec),
 }
 
 impl WorkloadKind {
     /// Every kind name, for `fsbench list workloads` and "did you mean".
-    pub const KINDS: &'static [&'static str] = &["bonnie"];
+    pub const KINDS: &'static [&'static str] = &["bonnie", "fileio"];
 
     /// The single dispatch point from the closed set to the [`Workload`] interface.
     pub fn workload(&self) -> &dyn Workload {
         match self {
             WorkloadKind::Bonnie(spec) => spec,
+            WorkloadKind::Fileio(spec) => spec,
         }
     }
 }

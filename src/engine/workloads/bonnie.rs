@@ -1898,12 +1898,16 @@ mod tests {
             char_size: Some(Bytes(8 * Bytes::MIB)),
             ..BonnieSpec::default()
         };
-        let WorkloadKind::Bonnie(half) = s.scaled(0.5);
+        let WorkloadKind::Bonnie(half) = s.scaled(0.5) else {
+            panic!("scaled to another kind")
+        };
         assert_eq!(half.file_size, Bytes(256 * Bytes::MIB));
         assert_eq!(half.char_size, Some(Bytes(4 * Bytes::MIB)));
         assert_eq!((half.files, half.seeks), (8192, 4096));
         assert_eq!(half.chunk_size, s.chunk_size);
-        let WorkloadKind::Bonnie(tiny) = s.scaled(0.0001);
+        let WorkloadKind::Bonnie(tiny) = s.scaled(0.0001) else {
+            panic!("scaled to another kind")
+        };
         assert_eq!(tiny.file_size, Bytes(16 * Bytes::MIB));
         assert_eq!(tiny.files, 256);
         assert!(tiny.char_size.is_some_and(|c| c.get() >= Bytes::MIB));
@@ -1912,7 +1916,9 @@ mod tests {
             file_size: Bytes(0),
             ..BonnieSpec::default()
         };
-        let WorkloadKind::Bonnie(skip2) = skip.scaled(2.0);
+        let WorkloadKind::Bonnie(skip2) = skip.scaled(2.0) else {
+            panic!("scaled to another kind")
+        };
         assert_eq!(skip2.file_size, Bytes(0));
         assert_eq!(skip2.files, 32768);
     }

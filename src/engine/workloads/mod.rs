@@ -2,3 +2,4 @@
 //! documented with units) and implements [`crate::engine::Workload`].
 
 pub mod bonnie;
+pub mod fileio;
