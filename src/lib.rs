@@ -13,6 +13,7 @@ pub mod app;
 pub mod cli;
 pub mod config;
 pub mod engine;
+pub mod external;
 pub mod metric;
 pub mod plan;
 pub mod provision;
