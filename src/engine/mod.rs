@@ -26,6 +26,7 @@ pub mod workloads;
 
 pub use workloads::bonnie::BonnieSpec;
 pub use workloads::fileio::FileioSpec;
+pub use workloads::oltp::OltpSpec;
 
 /// Why a workload could not produce a sample.
 #[derive(Debug, thiserror::Error)]
@@ -45,6 +46,10 @@ pub enum EngineError {
     /// The workload's parameters cannot work (found at run time).
     #[error("invalid workload: {0}")]
     Invalid(String),
+    /// Something the workload needs is not installed here (a database server, a tool); the
+    /// message says what to install.
+    #[error("unavailable: {0}")]
+    Unavailable(String),
 }
 
 impl EngineError {
@@ -80,6 +85,11 @@ pub trait Workload {
     fn scaled(&self, factor: f64) -> WorkloadKind;
     /// Checks parameters that serde cannot (ranges, relations). Message says what to change.
     fn validate(&self) -> Result<(), String>;
+    /// Whether this machine can run the workload (external servers and tools installed);
+    /// `Err` says what to install. Most workloads need nothing and keep the default.
+    fn availability(&self) -> Result<(), String> {
+        Ok(())
+    }
     /// Bytes the workload needs on the filesystem at its peak (image sizing and space checks).
     fn disk_bytes(&self) -> u64;
     /// One line for `fsbench plan`.
@@ -96,17 +106,20 @@ pub enum WorkloadKind {
     Bonnie(BonnieSpec),
     /// sysbench fileio: seq/rnd reads and writes over a file set, fsync schedule, threads.
     Fileio(FileioSpec),
+    /// sysbench-style OLTP transactions on SQLite, or on a MariaDB/PostgreSQL server fsbench starts.
+    Oltp(OltpSpec),
 }
 
 impl WorkloadKind {
     /// Every kind name, for `fsbench list workloads` and "did you mean".
-    pub const KINDS: &'static [&'static str] = &["bonnie", "fileio"];
+    pub const KINDS: &'static [&'static str] = &["bonnie", "fileio", "oltp"];
 
     /// The single dispatch point from the closed set to the [`Workload`] interface.
     pub fn workload(&self) -> &dyn Workload {
         match self {
             WorkloadKind::Bonnie(spec) => spec,
             WorkloadKind::Fileio(spec) => spec,
+            WorkloadKind::Oltp(spec) => spec,
         }
     }
 }

@@ -3,3 +3,4 @@
 
 pub mod bonnie;
 pub mod fileio;
+pub mod oltp;
