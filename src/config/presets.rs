@@ -3,4 +3,10 @@
 //! drop `presets/NAME.toml` next to the others and add a line here.
 
 /// `(name, text)` of every built-in preset, in the order `fsbench list presets` shows them.
-pub(crate) const PRESETS: &[(&str, &str)] = &[("quick", include_str!("../../presets/quick.toml"))];
+pub(crate) const PRESETS: &[(&str, &str)] = &[
+    ("quick", include_str!("../../presets/quick.toml")),
+    (
+        "ext4-vs-btrfs-2012",
+        include_str!("../../presets/ext4-vs-btrfs-2012.toml"),
+    ),
+];

@@ -568,6 +568,38 @@ mod tests {
     }
 
     #[test]
+    fn the_2012_study_preset_scales_and_counts_the_third_run() {
+        use crate::config::{load_preset, Overrides};
+        let full = load_preset("ext4-vs-btrfs-2012", &Overrides::default()).expect("preset");
+        assert_eq!((full.policy.warmup, full.policy.repeats, full.policy.trim), (2, 3, 0));
+        let names: Vec<&str> = full.variants.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(names, ["ext4", "btrfs", "btrfs-lzo"]);
+        assert_eq!(full.variants[2].mount_opts, ["compress=lzo"]);
+        let small = load_preset(
+            "ext4-vs-btrfs-2012",
+            &Overrides {
+                scale: Some(0.02),
+                ..Overrides::default()
+            },
+        )
+        .expect("scaled preset");
+        let kinds: Vec<&WorkloadKind> = small.workloads.iter().map(|w| &w.kind).collect();
+        match kinds[..] {
+            [WorkloadKind::Fileio(f), WorkloadKind::Oltp(m), WorkloadKind::Oltp(s)] => {
+                assert_eq!(f.total_size, Bytes((15.0 * Bytes::GIB as f64 * 0.02) as u64));
+                assert_eq!(f.time, Dur(Duration::from_secs(6)));
+                assert_eq!(
+                    (m.engine, m.mode, m.rows, m.threads),
+                    (DbEngine::Mariadb, OltpMode::ReadOnly, 20_000, 8)
+                );
+                assert_eq!(m.time, Dur(MIN_SCALED_TIME), "60 s x 0.02 is raised to the minimum");
+                assert_eq!((s.engine, s.mode), (DbEngine::Sqlite, OltpMode::ReadWrite));
+            }
+            _ => panic!("unexpected workloads {kinds:?}"),
+        }
+    }
+
+    #[test]
     fn validation_names_the_key() {
         let ok = OltpSpec::default();
         let cases = [
