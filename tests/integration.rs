@@ -4,6 +4,8 @@
 //! - `provision`: real loop devices, mkfs and mounts for every available type, and their undo.
 //! - `cli`: the command line as a user meets it (help, exit codes, config errors, plan).
 //! - `run`: real `fsbench run` sessions end to end, reports, Ctrl-C.
+//! - `db`: SQLite OLTP, MariaDB and PostgreSQL servers on loop filesystems, Ctrl-C while a
+//!   server runs, fileio against fio.
 
 #[path = "integration/util.rs"]
 mod util;
@@ -16,3 +18,6 @@ mod cli;
 
 #[path = "integration/run.rs"]
 mod run;
+
+#[path = "integration/db.rs"]
+mod db;

@@ -74,7 +74,9 @@ const CLIENT_GRACE: Duration = Duration::from_secs(300);
 /// Poll period while waiting for a child.
 const POLL: Duration = Duration::from_millis(20);
 /// Longest unix socket path (sun_path is 108 bytes, with a terminating NUL).
-const MAX_SOCKET_PATH: usize = 100;
+const MAX_SOCKET_PATH: usize = 107;
+/// Longest socket file name: `mariadbd.sock` and PostgreSQL's `.s.PGSQL.5432` are 13 bytes.
+const SOCKET_NAME_LEN: usize = 13;
 
 /// The programs a server engine needs.
 #[derive(Clone, Debug)]
@@ -444,8 +446,7 @@ fn layout(engine: DbEngine, dir: &Path) -> Result<Layout, EngineError> {
     let data = dir.join(DATA_DIR);
     let mut run = dir.join(RUN_DIR);
     let mut run_outside = false;
-    // ".s.PGSQL.5432" and "mariadbd.sock" are both 14 bytes or less.
-    if run.as_os_str().len() + 16 > MAX_SOCKET_PATH {
+    if run.as_os_str().len() + 1 + SOCKET_NAME_LEN > MAX_SOCKET_PATH {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
