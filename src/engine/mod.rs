@@ -90,6 +90,11 @@ pub trait Workload {
     fn availability(&self) -> Result<(), String> {
         Ok(())
     }
+    /// `(tool, version)` of the external programs the workload runs (servers, load
+    /// generators), recorded with the session. Most workloads run none and keep the default.
+    fn tool_versions(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
     /// Bytes the workload needs on the filesystem at its peak (image sizing and space checks).
     fn disk_bytes(&self) -> u64;
     /// One line for `fsbench plan`.

@@ -407,6 +407,13 @@ impl Workload for OltpSpec {
         }
     }
 
+    fn tool_versions(&self) -> Vec<(String, String)> {
+        match self.engine {
+            DbEngine::Sqlite => vec![("sqlite (bundled)".into(), rusqlite::version().to_string())],
+            engine => server::tool_versions(engine, self.client),
+        }
+    }
+
     fn disk_bytes(&self) -> u64 {
         let data = u64::from(self.tables)
             .saturating_mul(self.rows)

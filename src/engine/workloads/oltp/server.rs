@@ -490,6 +490,20 @@ pub fn server_version(engine: DbEngine, line: &str) -> Option<String> {
     }
 }
 
+/// `(tool, first line of --version)` of the server and the client, for the session record.
+pub fn tool_versions(engine: DbEngine, client: Client) -> Vec<(String, String)> {
+    let Ok(tools) = availability(engine, client) else {
+        return Vec::new();
+    };
+    [&tools.server, &tools.client]
+        .into_iter()
+        .filter_map(|p| {
+            let name = p.file_name()?.to_string_lossy().into_owned();
+            Some((name, version_line(p)?))
+        })
+        .collect()
+}
+
 /// Everything that holds for one repeat.
 struct Session<'a> {
     spec: &'a OltpSpec,
@@ -952,6 +966,26 @@ mod tests {
                 f.first() != Some(&"Z") && f.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(pgid)
             })
             .collect()
+    }
+
+    #[test]
+    fn tool_versions_name_installed_servers_only() {
+        for (engine, server) in [(DbEngine::Mariadb, "mariadbd"), (DbEngine::Postgresql, "postgres")] {
+            let v = tool_versions(engine, Client::Sysbench);
+            match availability(engine, Client::Sysbench) {
+                Ok(_) => {
+                    assert!(v.iter().any(|(t, _)| t == server), "{v:?}");
+                    assert!(
+                        v.iter().any(|(t, l)| t == "sysbench" && l.starts_with("sysbench 1.")),
+                        "{v:?}"
+                    );
+                }
+                Err(why) => {
+                    assert!(v.is_empty());
+                    assert!(why.contains("apt-get install"), "{why}");
+                }
+            }
+        }
     }
 
     #[test]
