@@ -18,18 +18,16 @@ use std::process::ExitCode;
 fn arg<T: std::str::FromStr>(args: &[String], i: usize, default: T) -> Result<T, String> {
     match args.get(i) {
         None => Ok(default),
-        Some(s) => s
-            .parse()
-            .map_err(|_| format!("argument {i} (`{s}`) is not valid")),
+        Some(s) => s.parse().map_err(|_| format!("argument {i} (`{s}`) is not valid")),
     }
 }
 
 fn run() -> Result<(), String> {
     let args: Vec<String> = std::env::args().collect();
-    let dir =
-        PathBuf::from(args.get(1).ok_or(
-            "usage: bonnie_smallfiles DIR [FILES [MIN_SIZE [MAX_SIZE [SEED [FILE_SIZE]]]]]",
-        )?);
+    let dir = PathBuf::from(
+        args.get(1)
+            .ok_or("usage: bonnie_smallfiles DIR [FILES [MIN_SIZE [MAX_SIZE [SEED [FILE_SIZE]]]]]")?,
+    );
     let spec = BonnieSpec {
         files: arg(&args, 2, 65536u32)?,
         file_min_size: arg(&args, 3, Bytes(0))?,

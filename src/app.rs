@@ -5,7 +5,7 @@
 //! Errors are `anyhow` here (the edge); [`exit_code`] maps them: configuration and usage errors
 //! to 2, interruption to 130, everything else to 1.
 
-use crate::cli::{Cli, Command, ListWhat, ReportArgs, RunArgs, ScratchArgs};
+use crate::cli::{Cli, Command, DatasetCommand, ListWhat, ReportArgs, RunArgs, ScratchArgs};
 use crate::config::{self, ConfigError, FsVariant, Overrides, Suite};
 use crate::engine::{RunContext, WorkloadKind};
 use crate::plan::{self, Plan};
@@ -15,6 +15,7 @@ use crate::store::{CaseAvailability, CaseRecord, NewSample, NewSession, SampleSt
 use crate::units::Bytes;
 use crate::{signal, sysinfo};
 use anyhow::{Context, Result};
+use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -55,10 +56,11 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::List { what } => cmd_list(&cli.db, what),
         Command::Doctor(a) => cmd_doctor(&a),
         Command::Cleanup(a) => cmd_cleanup(&a),
+        Command::Dataset { what } => cmd_dataset(what),
     }
 }
 
-fn load_suite(a: &RunArgs) -> Result<Suite> {
+fn overrides(a: &RunArgs) -> Result<Overrides> {
     if let Some(s) = a.scale {
         if !(s.is_finite() && s > 0.0) {
             return Err(AppError::Usage(format!("--scale {s}: use a positive number such as 0.1 or 2")).into());
@@ -68,16 +70,23 @@ fn load_suite(a: &RunArgs) -> Result<Suite> {
         return Err(AppError::Usage("--repeat 0: at least one measured repeat is needed".into()).into());
     }
     let variants = a.fs.as_deref().map(config::parse_fs_list).transpose()?;
-    let o = Overrides {
+    Ok(Overrides {
         variants,
         only: a.only.clone(),
         repeats: a.repeat,
         warmup: a.warmup,
         scale: a.scale,
-    };
-    let mut suite = match (&a.suite, &a.preset) {
-        (Some(path), _) => config::load_file(path, &o)?,
-        (None, p) => config::load_preset(p.as_deref().unwrap_or("quick"), &o)?,
+    })
+}
+
+/// Loads the suite a run asks for. `stored_text` replaces the file or preset when resuming, so a
+/// resumed session runs exactly the suite it started with even if the file changed since.
+fn load_suite(a: &RunArgs, stored_text: Option<&str>) -> Result<Suite> {
+    let o = overrides(a)?;
+    let mut suite = match (stored_text, &a.suite, &a.preset) {
+        (Some(text), _, _) => config::load_str(text, "stored suite", &o)?,
+        (None, Some(path), _) => config::load_file(path, &o)?,
+        (None, None, p) => config::load_preset(p.as_deref().unwrap_or("quick"), &o)?,
     };
     if let Some(dir) = &a.dir {
         if !dir.is_dir() {
@@ -93,6 +102,23 @@ fn load_suite(a: &RunArgs) -> Result<Suite> {
         }];
     }
     Ok(suite)
+}
+
+/// The confirmed device of `--device`, or `None` for loop images / `--dir`. Every check runs
+/// before anything is written.
+fn device_target(a: &RunArgs) -> Result<Option<provision::safety::DeviceInfo>> {
+    match (&a.device, &a.wipe) {
+        (None, None) => Ok(None),
+        (None, Some(w)) => Err(AppError::Usage(format!(
+            "--wipe {} confirms a --device; give --device {} too",
+            w.display(),
+            w.display()
+        ))
+        .into()),
+        (Some(d), w) => provision::safety::confirm(d, w.as_deref())
+            .map(Some)
+            .map_err(|e| AppError::Usage(e).into()),
+    }
 }
 
 fn availability_for(a: &RunArgs) -> impl Fn(&FsVariant) -> Result<(), String> + '_ {
@@ -131,6 +157,26 @@ fn mem_available() -> Option<u64> {
 
 /// Refuses a plan the scratch folder (or RAM, for tmpfs) cannot hold.
 fn check_space(plan: &Plan, a: &RunArgs) -> Result<()> {
+    if let Some(dev) = &a.device {
+        let need = plan
+            .cases
+            .iter()
+            .filter(|c| c.unavailable.is_none())
+            .map(|c| c.workload.kind.workload().disk_bytes())
+            .max()
+            .unwrap_or(0);
+        let size = provision::safety::inspect(dev).map(|i| i.size_bytes).unwrap_or(0);
+        if need > size {
+            return Err(AppError::Usage(format!(
+                "{} holds {} but the workloads need {}: use a larger device or --scale",
+                dev.display(),
+                Bytes(size).human(),
+                Bytes(need).human()
+            ))
+            .into());
+        }
+        return Ok(());
+    }
     let where_ = a.dir.as_deref().unwrap_or(&a.scratch.scratch);
     let need = if a.dir.is_some() {
         plan.cases
@@ -208,6 +254,8 @@ fn print_plan(suite: &Suite, plan: &Plan, a: &RunArgs, out: &mut dyn Write) -> s
     for c in &plan.cases {
         let image = if a.dir.is_some() {
             "-".to_string()
+        } else if a.device.is_some() {
+            "device".to_string()
         } else if c.variant.fs_type == "tmpfs" {
             format!("{} RAM", Bytes(c.image_bytes).human())
         } else {
@@ -255,6 +303,7 @@ fn print_plan(suite: &Suite, plan: &Plan, a: &RunArgs, out: &mut dyn Write) -> s
     writeln!(out, "\nRun order: {}", order.join(" "))?;
     match &a.dir {
         Some(d) => writeln!(out, "Target: existing directory {} (no mkfs, no mount)", d.display())?,
+        None if a.device.is_some() => {}
         None => writeln!(
             out,
             "Scratch: {} needs {} at once (one image at a time); {} free",
@@ -269,9 +318,28 @@ fn print_plan(suite: &Suite, plan: &Plan, a: &RunArgs, out: &mut dyn Write) -> s
 }
 
 fn cmd_plan(a: &RunArgs) -> Result<i32> {
-    let suite = load_suite(a)?;
+    let suite = load_suite(a, None)?;
     let plan = plan::expand(&suite, &availability_for(a));
     print_plan(&suite, &plan, a, &mut std::io::stdout().lock())?;
+    if let Some(dev) = &a.device {
+        // Show what would be destroyed before saying whether it may be.
+        match provision::safety::inspect(dev) {
+            Ok(i) => println!(
+                "Device: {} = /dev/{} ({}, {}); by-id: {}; EVERYTHING ON IT WILL BE DESTROYED",
+                dev.display(),
+                i.name,
+                i.model,
+                Bytes(i.size_bytes).human(),
+                if i.by_id.is_empty() {
+                    "none".to_string()
+                } else {
+                    i.by_id.join(", ")
+                }
+            ),
+            Err(e) => println!("Device: {e}"),
+        }
+    }
+    device_target(a)?;
     check_space(&plan, a)?;
     Ok(0)
 }
@@ -352,11 +420,66 @@ fn case_record(c: &plan::Case) -> CaseRecord {
     }
 }
 
-fn cmd_run(db: &Path, a: &RunArgs) -> Result<i32> {
+/// What `--resume` brings from the stored session.
+struct Resume {
+    session: i64,
+    /// `(case id, repeat)` pairs already stored with status ok: they are not run again.
+    done: std::collections::HashSet<(String, u32)>,
+}
+
+/// Parses the command line a stored session was started with, to resume it the same way.
+fn stored_run_args(args: &[String]) -> Result<RunArgs> {
+    let cli = Cli::try_parse_from(args)
+        .map_err(|e| AppError::Usage(format!("cannot resume: stored command line does not parse: {e}")))?;
+    match cli.command {
+        Command::Run(a) => Ok(a),
+        _ => Err(AppError::Usage("cannot resume: the stored command line is not a `run`".into()).into()),
+    }
+}
+
+fn cmd_run(db: &Path, given: &RunArgs) -> Result<i32> {
     let interrupt = signal::interrupt_flag().clone();
-    let suite = load_suite(a)?;
-    let plan = plan::expand(&suite, &availability_for(a));
-    check_space(&plan, a)?;
+    let (a, suite, resume, store) = match &given.resume {
+        None => (given.clone(), load_suite(given, None)?, None, None),
+        Some(reference) => {
+            if given.suite.is_some()
+                || given.preset.is_some()
+                || given.fs.is_some()
+                || given.only.is_some()
+                || given.repeat.is_some()
+                || given.warmup.is_some()
+                || given.scale.is_some()
+                || given.dir.is_some()
+            {
+                return Err(AppError::Usage(
+                    "--resume runs the stored session's own suite and options: drop the other suite options".into(),
+                )
+                .into());
+            }
+            if !db.exists() {
+                return Err(
+                    AppError::Usage(format!("no results database at {}: nothing to resume", db.display())).into(),
+                );
+            }
+            let store = Store::open(db)?;
+            let id = store.resolve(reference).map_err(|e| AppError::Usage(e.to_string()))?;
+            let data = store.load_session(id)?;
+            if data.session.status == SessionStatus::Complete {
+                return Err(AppError::Usage(format!("session {id} is complete: nothing to resume")).into());
+            }
+            let a = stored_run_args(&data.session.info.args)?;
+            let suite = load_suite(&a, Some(&data.session.info.suite_text))?;
+            let mut done = std::collections::HashSet::new();
+            for c in &data.cases {
+                for r in store.completed_repeats(id, &c.case_id)? {
+                    done.insert((c.case_id.clone(), r));
+                }
+            }
+            (a, suite, Some(Resume { session: id, done }), Some(store))
+        }
+    };
+    let plan = plan::expand(&suite, &availability_for(&a));
+    check_space(&plan, &a)?;
     for c in plan.cases.iter().filter(|c| c.unavailable.is_some()) {
         eprintln!(
             "fsbench: {} × {}: unavailable: {}",
@@ -368,46 +491,75 @@ fn cmd_run(db: &Path, a: &RunArgs) -> Result<i32> {
     if plan.slots.is_empty() {
         return Err(AppError::Usage("nothing to run: every filesystem variant is unavailable here (see above); `fsbench doctor` says what to install".into()).into());
     }
+    let device = device_target(&a)?;
+    offer_cleanup(&a.scratch.scratch);
 
-    let store = Store::open(db).with_context(|| format!("opening results database {}", db.display()))?;
-    let state = RunState::create(&a.scratch.scratch)?;
-    let provisioner: Box<dyn Provisioner> = match &a.dir {
-        Some(d) => Box::new(DirProvisioner::new(d.clone(), state.clone())?),
-        None => Box::new(ImageProvisioner::new(state.clone())),
+    let store = match store {
+        Some(s) => s,
+        None => Store::open(db).with_context(|| format!("opening results database {}", db.display()))?,
     };
-    let session = store.begin_session(&NewSession {
-        label: a.label.clone(),
-        suite_name: suite.name.clone(),
-        suite_text: suite.source_text.clone(),
-        args: std::env::args().collect(),
-        fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
-        host: sysinfo::host_info(),
-        tool_versions: {
-            let mut tools = sysinfo::tool_versions(suite.variants.iter().map(|v| v.fs_type.as_str()));
-            for w in &suite.workloads {
-                for t in w.kind.workload().tool_versions() {
-                    if !tools.contains(&t) {
-                        tools.push(t);
+    let state = RunState::create(&a.scratch.scratch)?;
+    let provisioner: Box<dyn Provisioner> = match (&a.dir, device) {
+        (Some(d), _) => Box::new(DirProvisioner::new(d.clone(), state.clone())?),
+        (None, Some(dev)) => Box::new(provision::DeviceProvisioner::new(dev, state.clone())),
+        (None, None) => Box::new(ImageProvisioner::new(state.clone())),
+    };
+    let session = match &resume {
+        Some(r) => {
+            store.finish_session(r.session, SessionStatus::Running)?;
+            r.session
+        }
+        None => store.begin_session(&NewSession {
+            label: a.label.clone(),
+            suite_name: suite.name.clone(),
+            suite_text: suite.source_text.clone(),
+            args: std::env::args().collect(),
+            fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
+            host: sysinfo::host_info(),
+            tool_versions: {
+                let mut tools = sysinfo::tool_versions(suite.variants.iter().map(|v| v.fs_type.as_str()));
+                for w in &suite.workloads {
+                    for t in w.kind.workload().tool_versions() {
+                        if !tools.contains(&t) {
+                            tools.push(t);
+                        }
                     }
                 }
-            }
-            tools
-        },
-        target: provisioner.describe(),
-    })?;
+                tools
+            },
+            target: provisioner.describe(),
+        })?,
+    };
     for c in &plan.cases {
         store.record_case(session, &case_record(c))?;
     }
-    eprintln!(
-        "fsbench: session {session}: {} repeats; results in {}",
-        plan.slots.len(),
-        db.display()
-    );
+    let todo: Vec<&plan::Slot> = plan
+        .slots
+        .iter()
+        .filter(|s| {
+            resume
+                .as_ref()
+                .is_none_or(|r| !r.done.contains(&(plan.cases[s.case].id.0.clone(), s.repeat)))
+        })
+        .collect();
+    match &resume {
+        Some(_) => eprintln!(
+            "fsbench: resuming session {session}: {} of {} repeats left; results in {}",
+            todo.len(),
+            plan.slots.len(),
+            db.display()
+        ),
+        None => eprintln!(
+            "fsbench: session {session}: {} repeats; results in {}",
+            todo.len(),
+            db.display()
+        ),
+    }
 
-    let progress = Progress::new(plan.slots.len());
+    let progress = Progress::new(todo.len());
     let mut failures = 0usize;
     let mut interrupted = false;
-    for (i, slot) in plan.slots.iter().enumerate() {
+    for (i, slot) in todo.iter().enumerate() {
         if signal::interrupted() {
             interrupted = true;
             break;
@@ -421,7 +573,7 @@ fn cmd_run(db: &Path, a: &RunArgs) -> Result<i32> {
             suite.policy.warmup + suite.policy.repeats,
             if slot.warmup { " (warm-up)" } else { "" }
         );
-        progress.slot_started(i, plan.slots.len(), &what);
+        progress.slot_started(i, todo.len(), &what);
         let started_at = crate::store::now_rfc3339();
         let t0 = Instant::now();
         let mut sample = NewSample {
@@ -436,29 +588,36 @@ fn cmd_run(db: &Path, a: &RunArgs) -> Result<i32> {
             notes: vec![],
             measurements: vec![],
         };
+        let tag = tag_for(
+            plan.slots.iter().position(|s| s == *slot).unwrap_or(i),
+            &case.variant.name,
+        );
         let outcome = run_slot(
             provisioner.as_ref(),
             case,
             &suite,
-            &tag_for(i, &case.variant.name),
+            &tag,
             &interrupt,
             &|p| progress.phase(&what, p),
             &mut sample,
         );
         sample.wall_s = t0.elapsed().as_secs_f64();
-        match outcome {
+        let line = match outcome {
             SlotOutcome::Interrupted => {
                 interrupted = true;
                 break;
             }
             SlotOutcome::Failed(e) => {
                 failures += 1;
-                progress.slot_done(&format!("{what}: FAILED: {e}"));
+                let line = format!("{what}: FAILED: {e}");
                 sample.status = SampleStatus::Failed(e);
+                line
             }
-            SlotOutcome::Done => progress.slot_done(&format!("{what}: done in {:.1} s", sample.wall_s)),
-        }
+            SlotOutcome::Done => format!("{what}: done in {:.1} s", sample.wall_s),
+        };
+        // Committed before it is announced: a line on screen means the repeat is stored.
         store.record_sample(session, &sample)?;
+        progress.slot_done(&line);
     }
     progress.finish();
     let status = if interrupted {
@@ -476,16 +635,36 @@ fn cmd_run(db: &Path, a: &RunArgs) -> Result<i32> {
         db.display()
     );
     if interrupted {
-        eprintln!(
-            "fsbench: interrupted; every completed repeat is stored (session {session}), nothing is left mounted"
-        );
+        eprintln!("fsbench: interrupted; every completed repeat is stored (session {session}), nothing is left mounted; `fsbench run --resume {session}` continues it");
         return Ok(130);
     }
-    if failures > 0 {
-        eprintln!("fsbench: {failures} repeat(s) failed; the report above says which and why");
+    let failed_now = store
+        .load_session(session)?
+        .samples
+        .iter()
+        .filter(|s| matches!(s.sample.status, SampleStatus::Failed(_)))
+        .count();
+    if failures > 0 || failed_now > 0 {
+        eprintln!(
+            "fsbench: {} repeat(s) failed; the report above says which and why",
+            failures.max(failed_now)
+        );
         return Ok(1);
     }
     Ok(0)
+}
+
+/// Tells the user when a killed run left mounts, loop devices or images in the scratch folder.
+fn offer_cleanup(scratch: &Path) {
+    let dead = provision::dead_runs(scratch);
+    if !dead.is_empty() {
+        eprintln!(
+            "fsbench: {} killed run(s) left resources in {} (mounts, loop devices or images): `fsbench cleanup --scratch {}` undoes exactly those",
+            dead.len(),
+            scratch.display(),
+            scratch.display()
+        );
+    }
 }
 
 enum SlotOutcome {
@@ -734,6 +913,23 @@ fn cmd_cleanup(a: &ScratchArgs) -> Result<i32> {
         println!("nothing to clean up in {}", a.scratch.display());
     }
     Ok(if r.failed.is_empty() { 0 } else { 1 })
+}
+
+fn cmd_dataset(what: DatasetCommand) -> Result<i32> {
+    match what {
+        DatasetCommand::Gen(a) => {
+            let flag = signal::interrupt_flag().clone();
+            let mut out = std::io::stdout().lock();
+            match crate::datasets::generate_into(a.kind, &a.dir, a.scale, a.seed, a.content, &flag, &mut out) {
+                Ok(_) => Ok(0),
+                Err(crate::datasets::DatasetError::Interrupted) => Err(AppError::Interrupted.into()),
+                Err(crate::datasets::DatasetError::Invalid(m)) => Err(AppError::Usage(m).into()),
+                Err(e) => {
+                    Err(anyhow::Error::from(e).context(format!("generating {} into {}", a.kind, a.dir.display())))
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -53,6 +53,41 @@ pub enum Command {
     /// Undo what a killed run left behind (mounts, loop devices, images) from its state file;
     /// touches nothing else.
     Cleanup(ScratchArgs),
+    /// Deterministic datasets (the trees the treecopy workload copies).
+    Dataset {
+        /// What to do with datasets.
+        #[command(subcommand)]
+        what: DatasetCommand,
+    },
+}
+
+/// Subcommands of `dataset`.
+#[derive(Debug, Subcommand)]
+pub enum DatasetCommand {
+    /// Generate a dataset into a new or empty directory and print its measured profile (files,
+    /// directories, symlinks, depth, size quantiles) and manifest hash.
+    #[command(after_help = crate::datasets::profiles_help())]
+    Gen(DatasetGenArgs),
+}
+
+/// Arguments of `dataset gen`.
+#[derive(Debug, Args)]
+pub struct DatasetGenArgs {
+    /// Which dataset.
+    #[arg(value_enum, value_name = "KIND")]
+    pub kind: crate::datasets::DatasetKind,
+    /// Where to generate it (created if missing; must be empty).
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Multiply files, directories, symlinks and bytes, e.g. 0.05 for a small tree.
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    pub scale: f64,
+    /// Seed: the same kind, scale, seed and content always give the same tree.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub seed: u64,
+    /// File contents.
+    #[arg(long, value_enum, default_value_t = crate::datasets::Content::Random)]
+    pub content: crate::datasets::Content,
 }
 
 /// Things `list` can show.
@@ -69,7 +104,7 @@ pub enum ListWhat {
 }
 
 /// The scratch folder option.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct ScratchArgs {
     /// Folder for loop images and mountpoints (each run uses a private subfolder).
     #[arg(long, value_name = "DIR", default_value = DEFAULT_SCRATCH)]
@@ -77,7 +112,7 @@ pub struct ScratchArgs {
 }
 
 /// Arguments of `run` and `plan`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// Suite file (TOML). Without it, the preset given by --preset (default `quick`) runs.
     #[arg(value_name = "SUITE.toml")]
@@ -106,9 +141,20 @@ pub struct RunArgs {
     /// Benchmark this existing directory instead (no mkfs, no mount; works without root).
     #[arg(long, value_name = "PATH", conflicts_with = "fs")]
     pub dir: Option<PathBuf>,
+    /// Format this real block device for every repeat instead of loop images (refused if it is
+    /// mounted, holds data or a partition table, is swap, backs / or is an LVM/RAID member).
+    #[arg(long, value_name = "DEV", conflicts_with = "dir")]
+    pub device: Option<PathBuf>,
+    /// Confirms --device: the same path, repeated exactly. Everything on it is destroyed.
+    #[arg(long, value_name = "DEV")]
+    pub wipe: Option<PathBuf>,
     /// Label stored with the session (for `report` and `compare`).
     #[arg(long, value_name = "TEXT")]
     pub label: Option<String>,
+    /// Continue an interrupted session (id, label or `latest`): runs only the repeats not yet
+    /// stored, with the session's own suite and options.
+    #[arg(long, value_name = "SESSION")]
+    pub resume: Option<String>,
 }
 
 /// Arguments of `report`.

@@ -12,6 +12,7 @@
 pub mod app;
 pub mod cli;
 pub mod config;
+pub mod datasets;
 pub mod engine;
 pub mod external;
 pub mod metric;

@@ -41,6 +41,8 @@ pub fn tool_version(tool: &str) -> Option<String> {
     let path = find_tool(tool)?;
     let flag = match tool {
         t if t.starts_with("mkfs.ext") || t == "mke2fs" || t == "mkfs.xfs" => "-V",
+        // bonnie++ has no version flag; its usage text ends with "Version: 2.00a".
+        "bonnie++" => "-h",
         _ => "--version",
     };
     let out = Command::new(path).arg(flag).output().ok()?;
@@ -49,6 +51,13 @@ pub fn tool_version(tool: &str) -> Option<String> {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    if tool == "bonnie++" {
+        return text.lines().find_map(|l| {
+            l.trim()
+                .strip_prefix("Version:")
+                .map(|v| format!("bonnie++ {}", v.trim()))
+        });
+    }
     text.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_string)
 }
 

@@ -4,6 +4,8 @@
 //! - `provision`: real loop devices, mkfs and mounts for every available type, and their undo.
 //! - `cli`: the command line as a user meets it (help, exit codes, config errors, plan).
 //! - `run`: real `fsbench run` sessions end to end, reports, Ctrl-C.
+//! - `mongo`: the mongo and bigfile workloads: FIEMAP against filefrag, their presets, a run.
+//! - `trees`: datasets (`dataset gen`), treecopy/filecopy, the study presets.
 //! - `db`: SQLite OLTP, MariaDB and PostgreSQL servers on loop filesystems, Ctrl-C while a
 //!   server runs, fileio against fio.
 
@@ -18,6 +20,18 @@ mod cli;
 
 #[path = "integration/run.rs"]
 mod run;
+
+#[path = "integration/safety.rs"]
+mod safety;
+
+#[path = "integration/device.rs"]
+mod device;
+
+#[path = "integration/mongo.rs"]
+mod mongo;
+
+#[path = "integration/trees.rs"]
+mod trees;
 
 #[path = "integration/db.rs"]
 mod db;

@@ -5,8 +5,15 @@
 /// `(name, text)` of every built-in preset, in the order `fsbench list presets` shows them.
 pub(crate) const PRESETS: &[(&str, &str)] = &[
     ("quick", include_str!("../../presets/quick.toml")),
+    ("mongo-2000", include_str!("../../presets/mongo-2000.toml")),
+    ("desktop-2009", include_str!("../../presets/desktop-2009.toml")),
     (
         "ext4-vs-btrfs-2012",
         include_str!("../../presets/ext4-vs-btrfs-2012.toml"),
     ),
+    (
+        "zfs-vs-native-2016",
+        include_str!("../../presets/zfs-vs-native-2016.toml"),
+    ),
+    ("hugefile-2022", include_str!("../../presets/hugefile-2022.toml")),
 ];

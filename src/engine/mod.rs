@@ -19,14 +19,19 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 pub mod cpu;
+pub mod fiemap;
 pub mod host;
 pub mod latency;
 pub mod pool;
 pub mod workloads;
 
+pub use workloads::bigfile::BigfileSpec;
 pub use workloads::bonnie::BonnieSpec;
+pub use workloads::filecopy::FilecopySpec;
 pub use workloads::fileio::FileioSpec;
+pub use workloads::mongo::MongoSpec;
 pub use workloads::oltp::OltpSpec;
+pub use workloads::treecopy::TreecopySpec;
 
 /// Why a workload could not produce a sample.
 #[derive(Debug, thiserror::Error)]
@@ -113,16 +118,30 @@ pub enum WorkloadKind {
     Fileio(FileioSpec),
     /// sysbench-style OLTP transactions on SQLite, or on a MariaDB/PostgreSQL server fsbench starts.
     Oltp(OltpSpec),
+    /// The reiserfs mongo benchmark: create, copy, symlink, read, stat, rename, delete of many
+    /// small files, with fragmentation after create and copy (FIEMAP).
+    Mongo(MongoSpec),
+    /// The 2022 huge-file test: write, fsync, close, unlink and space freed of one big file.
+    Bigfile(BigfileSpec),
+    /// Copy a dataset tree within the filesystem, then delete the copy (`cp -a`, `rm -r`).
+    Treecopy(TreecopySpec),
+    /// Copy one large file between two directories and back, deleting each time (ISO test).
+    Filecopy(FilecopySpec),
 }
 
 impl WorkloadKind {
     /// Every kind name, for `fsbench list workloads` and "did you mean".
-    pub const KINDS: &'static [&'static str] = &["bonnie", "fileio", "oltp"];
+    pub const KINDS: &'static [&'static str] =
+        &["bonnie", "mongo", "bigfile", "treecopy", "filecopy", "fileio", "oltp"];
 
     /// The single dispatch point from the closed set to the [`Workload`] interface.
     pub fn workload(&self) -> &dyn Workload {
         match self {
             WorkloadKind::Bonnie(spec) => spec,
+            WorkloadKind::Mongo(spec) => spec,
+            WorkloadKind::Bigfile(spec) => spec,
+            WorkloadKind::Treecopy(spec) => spec,
+            WorkloadKind::Filecopy(spec) => spec,
             WorkloadKind::Fileio(spec) => spec,
             WorkloadKind::Oltp(spec) => spec,
         }

@@ -22,9 +22,10 @@ use crate::config::FsVariant;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+pub mod safety;
 pub mod state;
 
-pub use state::{cleanup_leftovers, CleanupReport, RunState};
+pub use state::{cleanup_leftovers, dead_runs, CleanupReport, RunState};
 
 /// Why a filesystem could not be provisioned or removed.
 #[derive(Debug, thiserror::Error)]
@@ -155,15 +156,13 @@ pub fn kernel_filesystems() -> Vec<String> {
 /// Whether `fs_type` can be made and mounted here; `Err` says why not and what would fix it.
 pub fn availability(fs_type: &str) -> Result<(), String> {
     if !is_root() {
-        return Err(format!(
-            "{fs_type}: needs root (loop devices, mkfs and mount); run as root, or benchmark an existing directory with --dir PATH"
-        ));
+        return Err("needs root (loop devices, mkfs and mount); run as root, or benchmark an existing directory with --dir PATH".into());
     }
     let in_kernel = kernel_filesystems().iter().any(|k| k == fs_type);
     let modules_possible = Path::new("/proc/modules").exists();
     if !in_kernel && !modules_possible {
         return Err(format!(
-            "{fs_type}: the running kernel has no {fs_type} driver (not in /proc/filesystems) and cannot load modules"
+            "the running kernel has no {fs_type} driver (not in /proc/filesystems) and cannot load modules"
         ));
     }
     if fs_type == "tmpfs" {
@@ -171,13 +170,10 @@ pub fn availability(fs_type: &str) -> Result<(), String> {
     }
     let mkfs = format!("mkfs.{fs_type}");
     if find_tool(&mkfs).is_none() {
-        return Err(format!("{fs_type}: `{mkfs}` is not installed; {}", install_hint(&mkfs)));
+        return Err(format!("`{mkfs}` is not installed; {}", install_hint(&mkfs)));
     }
     if find_tool("losetup").is_none() {
-        return Err(format!(
-            "{fs_type}: `losetup` is not installed; {}",
-            install_hint("losetup")
-        ));
+        return Err(format!("`losetup` is not installed; {}", install_hint("losetup")));
     }
     Ok(())
 }
@@ -240,7 +236,10 @@ impl Undo {
                 if loop_backing_file(device).as_deref() != Some(image.as_path()) {
                     return Ok(()); // already detached, or now someone else's: never touch it
                 }
-                run_tool("losetup", &["-d".into(), device.clone()], &[])?;
+                // A failure is final only if the device is still ours afterwards: another
+                // detach of the same device (an orphaned `losetup -d` of a killed run, say)
+                // makes ours fail with ENXIO while achieving exactly what we want.
+                let detached = run_tool("losetup", &["-d".into(), device.clone()], &[]);
                 // The kernel may defer the detach until the last opener (a filesystem whose
                 // unmount is still finishing) lets go; wait so "torn down" means detached.
                 for _ in 0..200 {
@@ -249,11 +248,11 @@ impl Undo {
                     }
                     std::thread::sleep(std::time::Duration::from_millis(25));
                 }
-                Err(ProvisionError::Tool {
+                Err(detached.err().unwrap_or(ProvisionError::Tool {
                     command: format!("losetup -d {device}"),
                     status: "ok".into(),
                     stderr: "the device is still attached after 5 s".into(),
-                })
+                }))
             }
             Undo::Unmount { mountpoint, source } => {
                 if !is_mounted(mountpoint, Some(source)) {
@@ -286,7 +285,7 @@ pub fn loop_backing_file(device: &str) -> Option<PathBuf> {
 }
 
 /// Decodes the octal escapes /proc/mounts uses for spaces and tabs in paths.
-fn unescape_mount_field(s: &str) -> String {
+pub(crate) fn unescape_mount_field(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let b = s.as_bytes();
     let mut i = 0;
@@ -370,6 +369,26 @@ impl Mounted {
         }
     }
 
+    /// Creates the mountpoint folder `mnt` and a guard that already knows to remove it.
+    fn with_mountpoint(state: RunState, mnt: PathBuf) -> Result<Self, ProvisionError> {
+        let mut m = Mounted::new(state, mnt.clone());
+        std::fs::create_dir(&mnt).map_err(io_err(format!("create {}", mnt.display())))?;
+        m.push(Undo::RemoveDir {
+            path: mnt,
+            recursive: false,
+        });
+        Ok(m)
+    }
+
+    /// Once mounted: records the options the kernel applied and makes the empty work folder.
+    fn ready(mut self) -> Result<Self, ProvisionError> {
+        self.effective_opts = mount_entry(&self.mountpoint).map(|(_, _, o)| o);
+        let work = self.mountpoint.join("fsbench-work");
+        std::fs::create_dir(&work).map_err(io_err(format!("create {}", work.display())))?;
+        self.workdir = work;
+        Ok(self)
+    }
+
     /// Records that a resource now exists (in memory and in the state file).
     fn push(&mut self, u: Undo) {
         self.state.push(&u);
@@ -434,12 +453,7 @@ impl Provisioner for ImageProvisioner {
         availability(&variant.fs_type).map_err(ProvisionError::Unavailable)?;
         let dir = self.state.dir();
         let mnt = dir.join(format!("mnt-{tag}"));
-        let mut m = Mounted::new(self.state.clone(), mnt.clone());
-        std::fs::create_dir(&mnt).map_err(io_err(format!("create {}", mnt.display())))?;
-        m.push(Undo::RemoveDir {
-            path: mnt.clone(),
-            recursive: false,
-        });
+        let mut m = Mounted::with_mountpoint(self.state.clone(), mnt.clone())?;
 
         let opts = variant.mount_opts.join(",");
         if variant.fs_type == "tmpfs" {
@@ -449,22 +463,12 @@ impl Provisioner for ImageProvisioner {
             } else {
                 format!("{size_opt},{opts}")
             };
-            run_tool(
-                "mount",
-                &[
-                    "-t".into(),
-                    "tmpfs".into(),
-                    "-o".into(),
-                    all,
-                    "tmpfs".into(),
-                    path_arg(&mnt),
-                ],
-                &[],
-            )?;
             m.push(Undo::Unmount {
                 mountpoint: mnt.clone(),
                 source: "tmpfs".into(),
             });
+            let args = ["-t", "tmpfs", "-o", &all, "tmpfs", &path_arg(&mnt)].map(String::from);
+            run_tool("mount", &args, &[])?;
         } else {
             let image = dir.join(format!("img-{tag}.img"));
             let f = std::fs::File::create_new(&image).map_err(io_err(format!("create {}", image.display())))?;
@@ -479,28 +483,87 @@ impl Provisioner for ImageProvisioner {
             });
             m.device = Some(device.clone());
 
-            let mkfs = format!("mkfs.{}", variant.fs_type);
-            let mut args = default_mkfs_args(&variant.fs_type);
-            args.extend(variant.mkfs_args.iter().cloned());
-            args.push(device.clone());
-            run_tool(&mkfs, &args, &[])?;
-
-            let mut margs = vec!["-t".to_string(), variant.fs_type.clone()];
-            if !opts.is_empty() {
-                margs.extend(["-o".to_string(), opts.clone()]);
-            }
-            margs.extend([device.clone(), path_arg(&mnt)]);
-            run_tool("mount", &margs, &[])?;
-            m.push(Undo::Unmount {
-                mountpoint: mnt.clone(),
-                source: device,
-            });
+            mkfs_and_mount(&mut m, variant, &device)?;
         }
-        m.effective_opts = mount_entry(&mnt).map(|(_, _, o)| o);
-        let work = mnt.join("fsbench-work");
-        std::fs::create_dir(&work).map_err(io_err(format!("create {}", work.display())))?;
-        m.workdir = work;
-        Ok(m)
+        m.ready()
+    }
+}
+
+/// Makes a fresh filesystem of `variant` on `device` and mounts it on `m.mountpoint`.
+fn mkfs_and_mount(m: &mut Mounted, variant: &FsVariant, device: &str) -> Result<(), ProvisionError> {
+    let mkfs = format!("mkfs.{}", variant.fs_type);
+    let mut args = default_mkfs_args(&variant.fs_type);
+    args.extend(variant.mkfs_args.iter().cloned());
+    args.push(device.to_string());
+    run_tool(&mkfs, &args, &[])?;
+    let mut margs = vec!["-t".to_string(), variant.fs_type.clone()];
+    let opts = variant.mount_opts.join(",");
+    if !opts.is_empty() {
+        margs.extend(["-o".to_string(), opts]);
+    }
+    let mnt = m.mountpoint.clone();
+    margs.extend([device.to_string(), path_arg(&mnt)]);
+    // Recorded before mount(8) runs: if fsbench is killed while the mount is in flight, the
+    // state file already says to undo it (undoing a mount that never happened is a no-op).
+    m.push(Undo::Unmount {
+        mountpoint: mnt,
+        source: device.to_string(),
+    });
+    run_tool("mount", &margs, &[])?;
+    Ok(())
+}
+
+/// A real block device the user named and confirmed (see [`safety`]): a fresh filesystem on it
+/// for every repeat, mounted in the run folder. The device itself is never released or
+/// removed; after the run it holds fsbench's last filesystem.
+pub struct DeviceProvisioner {
+    device: safety::DeviceInfo,
+    state: RunState,
+}
+
+impl DeviceProvisioner {
+    /// Uses a device that passed [`safety::confirm`].
+    pub fn new(device: safety::DeviceInfo, state: RunState) -> Self {
+        DeviceProvisioner { device, state }
+    }
+}
+
+impl Provisioner for DeviceProvisioner {
+    fn describe(&self) -> String {
+        format!(
+            "device {} ({}, {})",
+            self.device.path.display(),
+            self.device.model,
+            crate::units::Bytes(self.device.size_bytes).human()
+        )
+    }
+
+    fn provision(&self, variant: &FsVariant, _image_bytes: u64, tag: &str) -> Result<Mounted, ProvisionError> {
+        availability(&variant.fs_type).map_err(ProvisionError::Unavailable)?;
+        if variant.fs_type == "tmpfs" {
+            return Err(ProvisionError::Unavailable(
+                "tmpfs lives in memory: run it without --device".into(),
+            ));
+        }
+        // Between repeats the device holds our own filesystem; only a mount by someone else
+        // (or a stacked device, or swap) makes formatting it again unsafe.
+        let now = safety::inspect(&self.device.path).map_err(ProvisionError::Unavailable)?;
+        if let Some(r) = now
+            .refusals
+            .iter()
+            .find(|r| r.contains("mounted") || r.contains("stacked") || r.contains("swap"))
+        {
+            return Err(ProvisionError::Unavailable(format!(
+                "{}: {r}",
+                self.device.path.display()
+            )));
+        }
+        let mnt = self.state.dir().join(format!("mnt-{tag}"));
+        let mut m = Mounted::with_mountpoint(self.state.clone(), mnt.clone())?;
+        let device = self.device.path.to_string_lossy().into_owned();
+        m.device = Some(device.clone());
+        mkfs_and_mount(&mut m, variant, &device)?;
+        m.ready()
     }
 }
 

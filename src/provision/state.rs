@@ -123,6 +123,29 @@ impl RunState {
     }
 }
 
+/// Run folders under `scratch` whose process is gone but whose state file still lists pending
+/// steps (what `fsbench cleanup` would undo).
+pub fn dead_runs(scratch: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(scratch) else {
+        return vec![];
+    };
+    entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|dir| dir.file_name().is_some_and(|n| n.to_string_lossy().starts_with("run-")))
+        .filter(|dir| {
+            std::fs::read_to_string(dir.join(STATE_FILE))
+                .ok()
+                .and_then(|t| serde_json::from_str::<StateDoc>(&t).ok())
+                .is_some_and(|doc| !doc.pending.is_empty() && !is_alive(&doc))
+        })
+        .collect()
+}
+
+fn is_alive(doc: &StateDoc) -> bool {
+    doc.pid != std::process::id() && process_start_time(doc.pid).is_some_and(|t| t == doc.start_time)
+}
+
 /// What [`cleanup_leftovers`] did.
 #[derive(Debug, Default)]
 pub struct CleanupReport {
@@ -161,12 +184,17 @@ pub fn cleanup_leftovers(scratch: &Path) -> Result<CleanupReport, ProvisionError
             report.failed.push(format!("{}: unreadable state file", dir.display()));
             continue;
         };
-        if doc.pid != std::process::id() && process_start_time(doc.pid).is_some_and(|t| t == doc.start_time) {
+        if is_alive(&doc) {
             report.live_runs.push(dir);
             continue;
         }
+        // The run folder is private to that run, so anything mounted under it or any loop
+        // device backed by an image in it is that run's, even if it was killed before it could
+        // write the step down (a mount(8) or losetup child finishing after the SIGKILL).
+        let mut steps = doc.pending.clone();
+        steps.extend(strays(&dir));
         let mut left = Vec::new();
-        for u in doc.pending.iter().rev() {
+        for u in steps.iter().rev() {
             match u.apply() {
                 Ok(()) => report.undone.push(describe(u)),
                 Err(e) => {
@@ -176,6 +204,7 @@ pub fn cleanup_leftovers(scratch: &Path) -> Result<CleanupReport, ProvisionError
             }
         }
         if left.is_empty() {
+            remove_run_files(&dir);
             let _ = std::fs::remove_file(dir.join(STATE_FILE));
             let _ = std::fs::remove_file(dir.join(".state.json.tmp"));
             match std::fs::remove_dir(&dir) {
@@ -191,6 +220,54 @@ pub fn cleanup_leftovers(scratch: &Path) -> Result<CleanupReport, ProvisionError
         }
     }
     Ok(report)
+}
+
+/// Mounts under `dir` and loop devices backed by files in `dir`, as undo steps in creation
+/// order (detach before unmount when reversed: unmounts come last here so they run first).
+fn strays(dir: &Path) -> Vec<Undo> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir("/sys/block") {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !name.starts_with("loop") {
+                continue;
+            }
+            let device = format!("/dev/{name}");
+            if let Some(image) = super::loop_backing_file(&device) {
+                if image.starts_with(dir) {
+                    out.push(Undo::Detach { device, image });
+                }
+            }
+        }
+    }
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    for line in mounts.lines() {
+        let f: Vec<&str> = line.split(' ').collect();
+        if f.len() < 2 {
+            continue;
+        }
+        let mountpoint = PathBuf::from(super::unescape_mount_field(f[1]));
+        if mountpoint.starts_with(dir) {
+            out.push(Undo::Unmount {
+                mountpoint,
+                source: super::unescape_mount_field(f[0]),
+            });
+        }
+    }
+    out
+}
+
+/// Removes the image files and empty mountpoint folders a dead run left in its own folder.
+fn remove_run_files(dir: &Path) {
+    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with("img-") && name.ends_with(".img") {
+            let _ = std::fs::remove_file(e.path());
+        } else if name.starts_with("mnt-") {
+            let _ = std::fs::remove_dir(e.path());
+        }
+    }
 }
 
 fn describe(u: &Undo) -> String {

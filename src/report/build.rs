@@ -217,7 +217,9 @@ impl Warnings<'_> {
                 let warm = if s.is_warmup { "warm-up " } else { "" };
                 out.push(format!(
                     "{} / {}: {warm}repeat {} failed: {error}",
-                    case.variant, case.workload, s.repeat
+                    case.variant,
+                    case.workload,
+                    s.repeat + 1
                 ));
             }
         }
@@ -430,7 +432,7 @@ mod tests {
         assert_eq!(has("zfs: unavailable: "), 1, "{w:#?}");
         assert!(w.contains(&"zfs: unavailable: module not loaded".to_string()), "{w:#?}");
         assert_eq!(
-            has("xfs / bonnie: repeat 2 failed: mkfs.xfs: exit 1, \"busy\""),
+            has("xfs / bonnie: repeat 3 failed: mkfs.xfs: exit 1, \"busy\""),
             1,
             "{w:#?}"
         );

@@ -422,7 +422,7 @@ Medians, sd, min/max and trimmed means (1 dropped from each end) are in the md a
 
 warnings:
   ! zfs: unavailable: module not loaded
-  ! xfs / bonnie: repeat 2 failed: mkfs.xfs: exit 1, "busy"
+  ! xfs / bonnie: repeat 3 failed: mkfs.xfs: exit 1, "busy"
   ! ext4 / filecopy: only 1 measured repeat: no confidence interval
   ! xfs / filecopy: only 1 measured repeat: no confidence interval
   ! btrfs "lzo", ssd / filecopy: no measured repeats

@@ -1,30 +1,10 @@
 //! Real `fsbench run` sessions end to end: provision, run, store, report, and Ctrl-C.
 
 use crate::require_privileged;
-use crate::util::{assert_no_leftovers, bin, fsbench, mounts_under, scratch, text};
+use crate::util::{assert_no_leftovers, bin, fsbench, mounts_under, scratch, text, TINY};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// A bonnie suite small enough to run in seconds on each filesystem.
-const TINY: &str = r#"
-[suite]
-name = "tiny"
-description = "integration test"
-
-[run]
-repeats = 3
-
-[[fs]]
-type = "ext4"
-
-[[workload]]
-kind = "bonnie"
-file_size = "16MiB"
-char_size = "1MiB"
-files = 256
-seeks = 200
-"#;
 
 fn write_suite(dir: &Path, text: &str) -> String {
     let p = dir.join("suite.toml");

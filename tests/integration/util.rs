@@ -88,3 +88,23 @@ pub fn assert_no_leftovers(dir: &Path) {
         assert!(runs.is_empty(), "run folders left behind: {runs:?}");
     }
 }
+
+/// A one-filesystem bonnie suite small enough to run in about a second per repeat.
+pub const TINY: &str = r#"
+[suite]
+name = "tiny"
+description = "integration test"
+
+[run]
+repeats = 3
+
+[[fs]]
+type = "ext4"
+
+[[workload]]
+kind = "bonnie"
+file_size = "16MiB"
+char_size = "1MiB"
+files = 256
+seeks = 200
+"#;

@@ -32,7 +32,7 @@ fn with(o: Overrides) -> Result<Suite, ConfigError> {
 fn file_size(s: &Suite, i: usize) -> u64 {
     match &s.workloads[i].kind {
         WorkloadKind::Bonnie(b) => b.file_size.get(),
-        other => panic!("expected a bonnie workload, got {other:?}"),
+        other => panic!("workload {i} is not bonnie: {other:?}"),
     }
 }
 

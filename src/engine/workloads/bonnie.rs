@@ -1899,14 +1899,14 @@ mod tests {
             ..BonnieSpec::default()
         };
         let WorkloadKind::Bonnie(half) = s.scaled(0.5) else {
-            panic!("scaled to another kind")
+            panic!("scaled bonnie is bonnie")
         };
         assert_eq!(half.file_size, Bytes(256 * Bytes::MIB));
         assert_eq!(half.char_size, Some(Bytes(4 * Bytes::MIB)));
         assert_eq!((half.files, half.seeks), (8192, 4096));
         assert_eq!(half.chunk_size, s.chunk_size);
         let WorkloadKind::Bonnie(tiny) = s.scaled(0.0001) else {
-            panic!("scaled to another kind")
+            panic!("scaled bonnie is bonnie")
         };
         assert_eq!(tiny.file_size, Bytes(16 * Bytes::MIB));
         assert_eq!(tiny.files, 256);
@@ -1917,7 +1917,7 @@ mod tests {
             ..BonnieSpec::default()
         };
         let WorkloadKind::Bonnie(skip2) = skip.scaled(2.0) else {
-            panic!("scaled to another kind")
+            panic!("scaled bonnie is bonnie")
         };
         assert_eq!(skip2.file_size, Bytes(0));
         assert_eq!(skip2.files, 32768);

@@ -1,6 +1,10 @@
 //! One file per workload family. Each defines its spec (serde, `deny_unknown_fields`, defaults
 //! documented with units) and implements [`crate::engine::Workload`].
 
+pub mod bigfile;
 pub mod bonnie;
+pub mod filecopy;
 pub mod fileio;
+pub mod mongo;
 pub mod oltp;
+pub mod treecopy;

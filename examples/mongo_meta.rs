@@ -1,0 +1,62 @@
+//! Runs the `mongo` workload of the fsbench library once in a directory and prints one line
+//! per timed phase: `<phase> <seconds>`.
+//!
+//! Used by `bench/mongo_vs_c.sh` to compare fsbench's mongo phases with a plain C program
+//! doing the same system calls in the same order (`bench/mongo_meta.c`). Caches are not
+//! dropped and no phase ends with a sync (`fsync = false`), so the comparison measures the
+//! per-operation cost of the engine only. On tmpfs the fragmentation phases are left out
+//! (no FIEMAP).
+//!
+//! Usage: `mongo_meta DIR [FILES [FILE_SIZE [DIRS [SEED]]]]` (sizes take k/M/G suffixes).
+
+use fsbench::engine::{MongoSpec, RunContext, Workload};
+use fsbench::units::Bytes;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+fn arg<T: std::str::FromStr>(args: &[String], i: usize, default: T) -> Result<T, String> {
+    match args.get(i) {
+        None => Ok(default),
+        Some(s) => s.parse().map_err(|_| format!("argument {i} (`{s}`) is not valid")),
+    }
+}
+
+fn run() -> Result<(), String> {
+    let args: Vec<String> = std::env::args().collect();
+    let dir = PathBuf::from(
+        args.get(1)
+            .ok_or("usage: mongo_meta DIR [FILES [FILE_SIZE [DIRS [SEED]]]]")?,
+    );
+    let spec = MongoSpec {
+        files: arg(&args, 2, 50_000u32)?,
+        file_size: Some(arg(&args, 3, Bytes(0))?),
+        dirs: arg(&args, 4, 100u32)?,
+        seed: arg(&args, 5, 0u64)?,
+        processes: 1,
+        fsync: false,
+        ..MongoSpec::default()
+    };
+    spec.validate()?;
+    let on_phase = |_: &str| {};
+    let ctx = RunContext {
+        dir: &dir,
+        drop_caches: false,
+        interrupt: fsbench::signal::interrupt_flag(),
+        on_phase: &on_phase,
+    };
+    let sample = spec.run(&ctx).map_err(|e| e.to_string())?;
+    for p in sample.phases.iter().filter(|p| !p.phase.starts_with("frag_")) {
+        println!("{} {:.6}", p.phase, p.wall.as_secs_f64());
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mongo_meta: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

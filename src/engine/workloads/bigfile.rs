@@ -1,0 +1,587 @@
+//! The `bigfile` workload: the 2022 huge-file creation test. One file of `size` bytes is
+//! written in `block`-sized writes, and writing, flushing, closing, unlinking and getting the
+//! space back are timed separately.
+//!
+//! | phase | what is timed | metrics |
+//! |---|---|---|
+//! | `write` | `size / block` write(2) calls into a new file (opened untimed, `O_CREAT\|O_EXCL`) | `time` (s), `throughput` (MiB/s), latency percentiles |
+//! | `fsync` | fsync(2) of the file; only with `fsync = true` (the default) | `time` (s), `durable_throughput` = size / (write + fsync) (MiB/s) |
+//! | `close` | close(2) of the file (some filesystems flush or trim preallocations here) | `time` (s) |
+//! | `unlink` | unlink(2) of the file | `time` (s) |
+//! | `space_freed` | from the end of unlink until statfs(2) shows the space back: free blocks at least what they were before the write, less 1 % of `size` (at least 8 MiB) of slack for metadata; polled every [`POLL`] | `time` (s) |
+//!
+//! Caches are synced and dropped once, before `write` (when the policy asks for it), never
+//! between the phases: a `sync` before `fsync` or `close` would do their work for them. If
+//! the space is not back within `space_timeout` the `space_freed` phase is left out of the
+//! repeat with a note (a timeout is not a time). Each repeat is one sample, so the
+//! per-iteration series of the study (and a first-run effect, flagged by the report) come
+//! from the stored repeats.
+//!
+//! The data is `block` bytes of `content` (random by default, so compression cannot shrink
+//! it) with the block number in its first eight bytes, so no two blocks are alike.
+//!
+//! Engine rules kept: the block buffer is allocated once; the write loop is the
+//! [`WorkerPool`]'s (one clock read per block, interrupt polled per block); the single-call
+//! phases read the clock once before and once after; the file is closed and removed on error
+//! and interrupt; errors name the operation and path, ENOSPC with a hint.
+
+use crate::engine::cpu::CpuMeter;
+use crate::engine::host::before_phase;
+use crate::engine::pool::{Step, Worker, WorkerPool};
+use crate::engine::workloads::mongo::{close_checked, Content};
+use crate::engine::{EngineError, RunContext, Workload, WorkloadKind};
+use crate::metric::{CpuUsage, MetricId, PhaseResult, RawSample, Unit};
+use crate::units::{Bytes, Dur};
+use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::fd::OwnedFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// Phase: write the file.
+pub const WRITE: &str = "write";
+/// Phase: fsync the file.
+pub const FSYNC: &str = "fsync";
+/// Phase: close the file.
+pub const CLOSE: &str = "close";
+/// Phase: unlink the file.
+pub const UNLINK: &str = "unlink";
+/// Phase: wait for the space to show as free.
+pub const SPACE_FREED: &str = "space_freed";
+/// Interval between two statfs(2) calls of `space_freed`.
+pub const POLL: Duration = Duration::from_millis(5);
+/// Name of the file in the run directory.
+const FILE: &str = "bigfile.data";
+/// Largest accepted block.
+const MAX_BLOCK: u64 = Bytes::GIB;
+/// Smallest size a scaled workload keeps.
+const MIN_SCALED: u64 = 16 * Bytes::MIB;
+
+/// Parameters of the bigfile workload. Sizes take `k`/`M`/`G` suffixes (binary).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BigfileSpec {
+    /// Bytes to write, a whole number of blocks. Default 16 GiB.
+    #[serde(default = "default_size")]
+    pub size: Bytes,
+    /// Bytes per write(2). Default 1 MiB.
+    #[serde(default = "default_block")]
+    pub block: Bytes,
+    /// Time an fsync(2) as its own phase after the writes. Default true.
+    #[serde(default = "default_true")]
+    pub fsync: bool,
+    /// File data: `"random"` (default), `"zeros"` or `"text"`.
+    #[serde(default)]
+    pub content: Content,
+    /// Longest wait for the space to show as free after unlink. Default 120 s.
+    #[serde(default = "default_space_timeout")]
+    pub space_timeout: Dur,
+}
+
+fn default_size() -> Bytes {
+    Bytes(16 * Bytes::GIB)
+}
+fn default_block() -> Bytes {
+    Bytes(Bytes::MIB)
+}
+fn default_true() -> bool {
+    true
+}
+fn default_space_timeout() -> Dur {
+    Dur(Duration::from_secs(120))
+}
+
+impl Default for BigfileSpec {
+    fn default() -> Self {
+        BigfileSpec {
+            size: default_size(),
+            block: default_block(),
+            fsync: true,
+            content: Content::default(),
+            space_timeout: default_space_timeout(),
+        }
+    }
+}
+
+impl BigfileSpec {
+    fn blocks(&self) -> u64 {
+        self.size.get().checked_div(self.block.get()).unwrap_or(0)
+    }
+}
+
+impl Workload for BigfileSpec {
+    fn kind(&self) -> &'static str {
+        "bigfile"
+    }
+
+    fn phases(&self) -> Vec<String> {
+        let mut p = vec![WRITE];
+        if self.fsync {
+            p.push(FSYNC);
+        }
+        p.extend([CLOSE, UNLINK, SPACE_FREED]);
+        p.into_iter().map(String::from).collect()
+    }
+
+    fn scaled(&self, factor: f64) -> WorkloadKind {
+        let block = self.block.get().max(1);
+        let min = MIN_SCALED.max(block).div_ceil(block) * block;
+        let size = self.size.scaled(factor, min).get() / block * block;
+        WorkloadKind::Bigfile(BigfileSpec {
+            size: Bytes(size),
+            ..self.clone()
+        })
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        let block = self.block.get();
+        if block == 0 || block > MAX_BLOCK {
+            return Err(format!("block must be between 1 byte and 1GiB (is {})", self.block));
+        }
+        if self.size.get() < block || self.size.get() % block != 0 {
+            return Err(format!(
+                "size ({}) must be a whole number (at least 1) of blocks ({})",
+                self.size, self.block
+            ));
+        }
+        if self.space_timeout.0.is_zero() {
+            return Err("space_timeout must be above 0, e.g. \"120s\"".into());
+        }
+        Ok(())
+    }
+
+    fn disk_bytes(&self) -> u64 {
+        // The file, its block map (ext2's indirect blocks are 1/1024 of it; 1/64 covers every
+        // filesystem's metadata), and journal/allocator slack.
+        let size = self.size.get();
+        size.saturating_add(size / 64).saturating_add(32 * Bytes::MIB)
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "bigfile size={} block={} content={}{} space_timeout={}",
+            self.size,
+            self.block,
+            self.content.as_str(),
+            if self.fsync { " fsync" } else { " no-fsync" },
+            self.space_timeout
+        )
+    }
+
+    fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
+        self.validate().map_err(EngineError::Invalid)?;
+        if ctx.interrupt.load(Ordering::Relaxed) {
+            return Err(EngineError::Interrupted);
+        }
+        let path = ctx.dir.join(FILE);
+        let mut run = Run {
+            spec: self,
+            ctx,
+            path: &path,
+            sample: RawSample::default(),
+            file: None,
+            created: false,
+        };
+        let result = run.all();
+        if result.is_err() {
+            run.file = None;
+            if run.created {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+        result.map(|()| run.sample)
+    }
+}
+
+struct Run<'a, 'c> {
+    spec: &'a BigfileSpec,
+    ctx: &'a RunContext<'c>,
+    path: &'a Path,
+    sample: RawSample,
+    file: Option<File>,
+    /// The file exists and is ours to remove on error.
+    created: bool,
+}
+
+impl Run<'_, '_> {
+    fn err(&self, op: &str, e: io::Error) -> EngineError {
+        io_err(op, self.path, e)
+    }
+
+    fn push(&mut self, phase: &str, wall: Duration, cpu: CpuUsage, mut extra: Vec<(MetricId, f64)>) {
+        let mut metrics = vec![(MetricId::lower("time", Unit::Seconds), wall.as_secs_f64())];
+        metrics.append(&mut extra);
+        self.sample.phases.push(PhaseResult {
+            phase: phase.to_string(),
+            wall,
+            cpu,
+            metrics,
+        });
+    }
+
+    fn all(&mut self) -> Result<(), EngineError> {
+        let spec = self.spec;
+        let size = spec.size.get();
+        let mib = size as f64 / Bytes::MIB as f64;
+        let mut buf = vec![0u8; spec.block.get() as usize];
+        spec.content.fill(&mut buf, 0x6269_6766);
+
+        // Caches dropped once, before the write; the baseline of free space after that sync.
+        before_phase(self.ctx, WRITE, &mut self.sample);
+        let free_before = free_bytes(self.ctx.dir).map_err(|e| io_err("statfs", self.ctx.dir, e))?;
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o644)
+            .open(self.path)
+            .map_err(|e| self.err("create", e))?;
+        self.created = true;
+
+        let meter = CpuMeter::start();
+        let writer = BlockWriter {
+            file,
+            path: self.path,
+            buf,
+            left: spec.blocks(),
+            index: 0,
+        };
+        let run = WorkerPool::new().run(vec![writer], self.ctx.interrupt)?;
+        let cpu = meter.stop();
+        let write_wall = run.wall;
+        let mut outputs = run.outputs;
+        self.file = outputs.pop();
+        let lat = run
+            .latency
+            .summary()
+            .metrics()
+            .into_iter()
+            .filter(|(m, _)| matches!(m.name.as_str(), "lat_p50" | "lat_p99" | "lat_max"));
+        let mut extra = vec![(
+            MetricId::higher("throughput", Unit::MibPerSec),
+            mib / write_wall.as_secs_f64().max(1e-9),
+        )];
+        extra.extend(lat);
+        self.push(WRITE, write_wall, cpu, extra);
+
+        if spec.fsync {
+            self.check_interrupt()?;
+            (self.ctx.on_phase)(FSYNC);
+            let file = self.file.as_ref().ok_or_else(closed)?;
+            let meter = CpuMeter::start();
+            let t0 = Instant::now();
+            let r = file.sync_all();
+            let wall = t0.elapsed();
+            let cpu = meter.stop();
+            r.map_err(|e| self.err("fsync", e))?;
+            let durable = mib / (write_wall + wall).as_secs_f64().max(1e-9);
+            self.push(
+                FSYNC,
+                wall,
+                cpu,
+                vec![(MetricId::higher("durable_throughput", Unit::MibPerSec), durable)],
+            );
+        }
+
+        self.check_interrupt()?;
+        (self.ctx.on_phase)(CLOSE);
+        let fd: OwnedFd = self.file.take().ok_or_else(closed)?.into();
+        let meter = CpuMeter::start();
+        let t0 = Instant::now();
+        let r = close_checked(fd);
+        let wall = t0.elapsed();
+        let cpu = meter.stop();
+        r.map_err(|e| self.err("close", e))?;
+        self.push(CLOSE, wall, cpu, Vec::new());
+
+        self.check_interrupt()?;
+        (self.ctx.on_phase)(UNLINK);
+        let meter = CpuMeter::start();
+        let t0 = Instant::now();
+        let r = std::fs::remove_file(self.path);
+        let unlinked = Instant::now();
+        let cpu = meter.stop();
+        r.map_err(|e| self.err("unlink", e))?;
+        self.created = false;
+        self.push(UNLINK, unlinked - t0, cpu, Vec::new());
+
+        (self.ctx.on_phase)(SPACE_FREED);
+        let slack = (size / 100).max(8 * Bytes::MIB);
+        let target = free_before.saturating_sub(slack);
+        let timeout = spec.space_timeout.0;
+        let meter = CpuMeter::start();
+        let freed_at = loop {
+            let free = free_bytes(self.ctx.dir).map_err(|e| io_err("statfs", self.ctx.dir, e))?;
+            let now = Instant::now();
+            if free >= target {
+                break Some(now);
+            }
+            if now - unlinked >= timeout {
+                break None;
+            }
+            self.check_interrupt()?;
+            std::thread::sleep(POLL);
+        };
+        let cpu = meter.stop();
+        match freed_at {
+            Some(at) => self.push(SPACE_FREED, at - unlinked, cpu, Vec::new()),
+            None => self.sample.notes.push(format!(
+                "{SPACE_FREED}: the space of the {} file did not show as free within {} (space_timeout); phase left out",
+                spec.size, spec.space_timeout
+            )),
+        }
+        Ok(())
+    }
+
+    fn check_interrupt(&self) -> Result<(), EngineError> {
+        if self.ctx.interrupt.load(Ordering::Relaxed) {
+            Err(EngineError::Interrupted)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+fn closed() -> EngineError {
+    EngineError::Invalid("internal error: the big file was closed too early".into())
+}
+
+/// Free bytes of the filesystem holding `dir` (`f_bfree × f_frsize`: root may use them all).
+fn free_bytes(dir: &Path) -> io::Result<u64> {
+    let st = rustix::fs::statvfs(dir).map_err(io::Error::from)?;
+    Ok(st.f_bfree.saturating_mul(st.f_frsize))
+}
+
+/// Wraps an error with the operation and path; ENOSPC gets a hint.
+fn io_err(op: &str, path: &Path, e: io::Error) -> EngineError {
+    let mut what = format!("{op} {}", path.display());
+    if e.raw_os_error() == Some(libc::ENOSPC) {
+        what.push_str(" (filesystem full: lower size, or use a larger target or image_size)");
+    }
+    EngineError::io(what, e)
+}
+
+/// The `write` phase: one op = one block; the block number goes into its first bytes.
+struct BlockWriter<'p> {
+    file: File,
+    path: &'p Path,
+    buf: Vec<u8>,
+    left: u64,
+    index: u64,
+}
+
+impl Worker for BlockWriter<'_> {
+    type Output = File;
+
+    fn op(&mut self) -> Result<Step, EngineError> {
+        if self.left == 0 {
+            return Ok(Step::Done);
+        }
+        let tag = self.index.to_le_bytes();
+        let n = tag.len().min(self.buf.len());
+        self.buf[..n].copy_from_slice(&tag[..n]);
+        if let Err(e) = self.file.write_all(&self.buf) {
+            return Err(io_err("write", self.path, e));
+        }
+        self.index += 1;
+        self.left -= 1;
+        Ok(Step::Op)
+    }
+
+    fn finish(self) -> File {
+        self.file
+    }
+}
+
+/// The file path a run uses in `dir` (for tests and diagnostics).
+pub fn file_path(dir: &Path) -> PathBuf {
+    dir.join(FILE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+
+    fn run_in(spec: &BigfileSpec, dir: &Path, flag: &AtomicBool) -> Result<RawSample, EngineError> {
+        let on_phase = |_: &str| {};
+        let ctx = RunContext {
+            dir,
+            drop_caches: false,
+            interrupt: flag,
+            on_phase: &on_phase,
+        };
+        spec.run(&ctx)
+    }
+
+    fn small() -> BigfileSpec {
+        BigfileSpec {
+            size: Bytes(8 * Bytes::MIB),
+            block: Bytes(Bytes::MIB),
+            space_timeout: Dur(Duration::from_secs(30)),
+            ..BigfileSpec::default()
+        }
+    }
+
+    #[test]
+    fn every_phase_is_timed_and_the_file_is_gone() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let flag = AtomicBool::new(false);
+        let seen = std::sync::Mutex::new(Vec::new());
+        let on_phase = |p: &str| seen.lock().expect("test mutex").push(p.to_string());
+        let ctx = RunContext {
+            dir: tmp.path(),
+            drop_caches: false,
+            interrupt: &flag,
+            on_phase: &on_phase,
+        };
+        let spec = small();
+        let s = spec.run(&ctx).expect("bigfile run");
+        assert_eq!(*seen.lock().expect("test mutex"), spec.phases());
+        let names: Vec<&str> = s.phases.iter().map(|p| p.phase.as_str()).collect();
+        // The space of an 8 MiB file shows as free at once on the test's filesystem, or the
+        // phase is left out with a note.
+        if s.notes.iter().any(|n| n.starts_with(SPACE_FREED)) {
+            assert_eq!(names, [WRITE, FSYNC, CLOSE, UNLINK]);
+        } else {
+            assert_eq!(names, [WRITE, FSYNC, CLOSE, UNLINK, SPACE_FREED]);
+        }
+        for p in &s.phases {
+            let (m, v) = &p.metrics[0];
+            assert_eq!((m.name.as_str(), m.unit), ("time", Unit::Seconds), "{}", p.phase);
+            assert!(*v >= 0.0 && (*v - p.wall.as_secs_f64()).abs() < 1e-9);
+        }
+        let w = &s.phases[0];
+        let tp = w
+            .metrics
+            .iter()
+            .find(|(m, _)| m.name == "throughput")
+            .expect("throughput")
+            .1;
+        assert!((tp * w.wall.as_secs_f64() - 8.0).abs() < 1e-6, "{tp}");
+        assert!(w.metrics.iter().any(|(m, _)| m.name == "lat_max"));
+        let durable = s.phases[1].metrics[1].1;
+        assert!(durable > 0.0 && durable <= tp, "{durable} vs {tp}");
+        assert!(!file_path(tmp.path()).exists());
+
+        let no_sync = BigfileSpec {
+            fsync: false,
+            content: Content::Zeros,
+            ..small()
+        };
+        let s = run_in(&no_sync, tmp.path(), &flag).expect("run");
+        assert_eq!(s.phases[1].phase, CLOSE);
+        assert_eq!(no_sync.phases(), [WRITE, CLOSE, UNLINK, SPACE_FREED]);
+        assert!(std::fs::read_dir(tmp.path()).expect("dir").next().is_none());
+    }
+
+    #[test]
+    fn writes_exactly_size_bytes_in_blocks() {
+        // The single writer runs inline on this thread, so its write(2) bytes show in
+        // /proc/thread-self/io.
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let flag = AtomicBool::new(false);
+        let spec = BigfileSpec {
+            size: Bytes(3 * 4096),
+            block: Bytes(4096),
+            fsync: false,
+            ..small()
+        };
+        let before = std::fs::read_to_string("/proc/thread-self/io").expect("io");
+        let wchar = |t: &str| -> u64 {
+            t.lines()
+                .find_map(|l| l.strip_prefix("wchar:"))
+                .and_then(|v| v.trim().parse().ok())
+                .expect("wchar")
+        };
+        run_in(&spec, tmp.path(), &flag).expect("run");
+        let after = std::fs::read_to_string("/proc/thread-self/io").expect("io");
+        assert_eq!(wchar(&after) - wchar(&before), 3 * 4096, "bytes written by this thread");
+    }
+
+    #[test]
+    fn interrupt_and_errors_remove_the_file() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let flag = AtomicBool::new(false);
+        let spec = BigfileSpec {
+            size: Bytes(64 * Bytes::GIB),
+            ..small()
+        };
+        let started = Instant::now();
+        let r = std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(Duration::from_millis(50));
+                flag.store(true, Ordering::Relaxed);
+            });
+            run_in(&spec, tmp.path(), &flag)
+        });
+        assert!(matches!(r, Err(EngineError::Interrupted)), "{r:?}");
+        assert!(started.elapsed() < Duration::from_secs(20));
+        assert!(!file_path(tmp.path()).exists());
+
+        let flag = AtomicBool::new(false);
+        std::fs::write(file_path(tmp.path()), b"mine").expect("write");
+        match run_in(&small(), tmp.path(), &flag) {
+            Err(EngineError::Io { what, source }) => {
+                assert!(what.starts_with("create ") && what.ends_with(FILE), "{what}");
+                assert_eq!(source.kind(), io::ErrorKind::AlreadyExists);
+            }
+            other => panic!("expected an I/O error, got {other:?}"),
+        }
+        assert_eq!(
+            std::fs::read(file_path(tmp.path())).expect("read"),
+            b"mine",
+            "not ours to delete"
+        );
+        let e = io_err(
+            "write",
+            Path::new("/mnt/x/bigfile.data"),
+            io::Error::from_raw_os_error(libc::ENOSPC),
+        );
+        assert!(
+            e.to_string().starts_with("write /mnt/x/bigfile.data (filesystem full"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn spec_defaults_scaling_validation_and_space() {
+        let s: BigfileSpec = toml::from_str("").expect("empty spec");
+        assert_eq!(s, BigfileSpec::default());
+        assert_eq!(
+            (s.size, s.block, s.fsync),
+            (Bytes(16 * Bytes::GIB), Bytes(Bytes::MIB), true)
+        );
+        assert!(s.validate().is_ok());
+        let WorkloadKind::Bigfile(small) = s.scaled(0.05) else {
+            panic!("scaled bigfile is bigfile")
+        };
+        assert_eq!(small.size.get() % Bytes::MIB, 0);
+        assert_eq!(small.size.get() / Bytes::MIB, 819);
+        let WorkloadKind::Bigfile(tiny) = s.scaled(1e-9) else {
+            panic!("scaled bigfile is bigfile")
+        };
+        assert_eq!(tiny.size, Bytes(16 * Bytes::MIB));
+        assert!(tiny.validate().is_ok());
+        assert!(s.disk_bytes() > 16 * Bytes::GIB);
+        assert!(s.disk_bytes() < 17 * Bytes::GIB);
+        for bad in [
+            "size = \"1M\"\nblock = \"3M\"",
+            "size = \"10M\"\nblock = \"3M\"",
+            "block = 0",
+            "space_timeout = \"0s\"",
+        ] {
+            let b: BigfileSpec = toml::from_str(bad).expect(bad);
+            assert!(b.validate().is_err(), "{bad}");
+        }
+        assert!(toml::from_str::<BigfileSpec>("sise = 3").is_err());
+        let t: BigfileSpec = toml::from_str("size = \"32GiB\"\nfsync = false\nspace_timeout = \"1m\"").expect("spec");
+        assert_eq!(t.phases(), [WRITE, CLOSE, UNLINK, SPACE_FREED]);
+        assert_eq!(t.space_timeout, Dur(Duration::from_secs(60)));
+        assert!(t
+            .describe()
+            .starts_with("bigfile size=32GiB block=1MiB content=random no-fsync"));
+    }
+}

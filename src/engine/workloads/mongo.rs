@@ -1,0 +1,1389 @@
+//! The `mongo` workload: the phases of the reiserfs team's mongo benchmark (`mongo.pl`, 2000),
+//! run natively, with fragmentation counted through FIEMAP.
+//!
+//! References: the Mongo page of the Reiser4 wiki (the testsuite's introduction) and
+//! `mongo.pl` from the reiserfs benchmark archive, read for what each phase does; no code is
+//! taken from them. The 2000 journaling-filesystem test bench ran it with files of 100 B,
+//! 1000 B and 10000 B (about 69 000 / 11 600 / 2 300 files in about 240 / 43 / 31
+//! directories); [`MongoSpec::default`] is the first table, [`MongoSpec::study_2000`] all
+//! three (the `mongo-2000` preset runs them as `mongo-100b`, `mongo-1k`, `mongo-10k`).
+//!
+//! Every worker (`processes`, one thread each, released together like mongo's processes
+//! started in one shell line) owns its own pair of trees under `mongo/` in the run directory:
+//! `tree1-WWW` (created) and `tree2-WWW` (its copy), each holding its share of the `dirs`
+//! directories `dDDDDD` with its share of the `files` files `fFFFFFFFF` spread evenly.
+//!
+//! | phase | mongo.pl | what is timed (per worker, over its own trees) |
+//! |---|---|---|
+//! | `create` | Create (reiser_fract_tree) | mkdir of the tree and its directories; per file open(O_CREAT\|O_EXCL), write its size in one write per `1 MiB`, close |
+//! | `frag_after_create` | Fragm. after Create | FIEMAP of every file of `tree1`: metric `extents_per_file` = fragments / files |
+//! | `copy` | Copy (`cp -r`) | mkdir of `tree2` and its directories; per file open the source, create the copy, read/write until EOF, close both |
+//! | `frag_after_copy` | Fragm. after Copy | as `frag_after_create`, over the files of both trees (mongo.pl counts the whole test directory) |
+//! | `symlink` | Slinks (mongo_slinks) | `symlinkat` of `fFFFFFFFF.lnk` → `fFFFFFFFF` beside every file of `tree1` |
+//! | `read` | Read (mongo_read) | open, read to EOF, close every file of both trees |
+//! | `stat` | Stats (`find -type f`) | `fstatat(AT_SYMLINK_NOFOLLOW)` of every file and link of `tree1` and every file of `tree2` |
+//! | `rename` | Rename | `renameat` of every file of `tree1` to `NAME.r` (the links are left dangling, as in mongo.pl) |
+//! | `delete` | Delete (`rm -r`) | per directory: unlink its entries, rmdir it; then rmdir the tree; for both trees |
+//!
+//! Each timed phase reports `time` (seconds, lower is better, the study's unit), `rate`
+//! (entries handled per second: files, links and directories) and latency percentiles; the
+//! CPU use of the process and the machine is added by the engine. With `fsync = true` (the
+//! default, DESIGN.md's rule that write phases include the flush) the phases that change
+//! the filesystem (`create`, `copy`, `symlink`, `rename`, `delete`) end with one `syncfs(2)`
+//! inside the timed region; mongo.pl ran `sync` after its timer instead.
+//!
+//! Fragmentation is its own phase (`frag_after_create`, `frag_after_copy`) with one metric,
+//! `extents_per_file` (ratio, lower is better): physically discontiguous pieces per file,
+//! counted with the `FS_IOC_FIEMAP` ioctl ([`crate::engine::fiemap`], the same count as
+//! `filefrag`'s "extents found"), after a `syncfs` so delayed allocations have their place.
+//! Its wall time and CPU are those of the walk (reported, not meaningful as a result). On a
+//! filesystem without FIEMAP (tmpfs) both phases are left out with a note.
+//!
+//! Deliberate differences from mongo.pl: files have one size (`file_size`) or sizes drawn
+//! uniformly from `[file_min_size, file_max_size]` instead of reiser_fract_tree's
+//! distribution around a median, in a flat set of directories instead of a random tree;
+//! fragmentation counts every file (mongo.pl's later versions only files over 16 KiB, which
+//! would leave nothing to count at the study's sizes); each phase runs once per repeat
+//! (mongo.pl summed three passes; fsbench repeats whole runs instead); each worker reads and
+//! stats its own trees (mongo.pl's read and stat commands walked the whole test directory in
+//! every process); stat is by name rather than through `find`'s readdir walk; links point
+//! to the file's name in the same directory (short, so ext2/3 keep them in the inode as
+//! mongo.pl's short absolute paths were).
+//!
+//! Engine rules kept: names, sizes, data and the operation lists of every phase are prepared
+//! before its timed region; the hot loop allocates and formats nothing; one clock read per
+//! operation ([`WorkerPool`]); the interrupt flag is polled per operation and while
+//! preparing; errors name the operation and the path (ENOSPC with a hint); everything is
+//! removed at the end, on error and on interrupt, leaving the run directory empty.
+
+use crate::engine::cpu::CpuMeter;
+use crate::engine::fiemap::{self, Mapper};
+use crate::engine::host::before_phase;
+use crate::engine::pool::{Step, Worker, WorkerPool};
+use crate::engine::{EngineError, RunContext, Workload, WorkloadKind};
+use crate::metric::{MetricId, PhaseResult, RawSample, Unit};
+use crate::units::Bytes;
+use rand::rngs::SmallRng;
+use rand::{Rng, RngCore, SeedableRng};
+use serde::{Deserialize, Serialize};
+use std::ffi::CStr;
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Phase: create the trees and files.
+pub const CREATE: &str = "create";
+/// Phase: fragmentation of the created files.
+pub const FRAG_AFTER_CREATE: &str = "frag_after_create";
+/// Phase: copy every tree.
+pub const COPY: &str = "copy";
+/// Phase: fragmentation of originals and copies.
+pub const FRAG_AFTER_COPY: &str = "frag_after_copy";
+/// Phase: one symlink per created file.
+pub const SYMLINK: &str = "symlink";
+/// Phase: read every file of both trees.
+pub const READ: &str = "read";
+/// Phase: lstat every file and link.
+pub const STAT: &str = "stat";
+/// Phase: rename every created file.
+pub const RENAME: &str = "rename";
+/// Phase: remove both trees.
+pub const DELETE: &str = "delete";
+
+/// Name of the workload's directory in the run directory.
+const TOP: &CStr = c"mongo";
+/// Largest write/read per system call, and the size of the data and copy buffers.
+const IO_CHUNK: u64 = Bytes::MIB;
+/// Phases shorter than this get a note.
+const MIN_TIME: Duration = Duration::from_millis(500);
+/// Most workers.
+const MAX_PROCESSES: u32 = 256;
+/// Most files (names carry 8 decimal digits of the per-worker index).
+const MAX_FILES: u32 = 99_999_999;
+/// Most directories per worker (names carry 5 digits).
+const MAX_DIRS: u32 = 99_999;
+/// Bytes of filesystem image per inode that ext2/3/4 make by default (mke2fs.conf
+/// `inode_ratio = 16384`): a filesystem sized from [`Workload::disk_bytes`] must have an
+/// inode for every file, copy, link and directory.
+const EXT_BYTES_PER_INODE: u64 = 16 * Bytes::KIB;
+
+/// What the files contain.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Content {
+    /// All zero bytes (compresses to nothing; some filesystems may store it cheaply).
+    Zeros,
+    /// Pseudo-random bytes from the seed (incompressible).
+    #[default]
+    Random,
+    /// Lower-case words, spaces and newlines (compresses like source code or prose).
+    Text,
+}
+
+impl Content {
+    /// The name as written in suite files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Content::Zeros => "zeros",
+            Content::Random => "random",
+            Content::Text => "text",
+        }
+    }
+
+    /// Fills `buf` deterministically from `seed`.
+    pub fn fill(self, buf: &mut [u8], seed: u64) {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        match self {
+            Content::Zeros => buf.fill(0),
+            Content::Random => rng.fill_bytes(buf),
+            Content::Text => {
+                const WORDS: &[&[u8]] = &[
+                    b"the",
+                    b"file",
+                    b"system",
+                    b"journal",
+                    b"block",
+                    b"inode",
+                    b"tree",
+                    b"extent",
+                    b"write",
+                    b"read",
+                    b"of",
+                    b"and",
+                    b"a",
+                    b"to",
+                    b"data",
+                    b"metadata",
+                    b"directory",
+                    b"commit",
+                    b"in",
+                    b"is",
+                ];
+                let mut line = 0usize;
+                let mut i = 0usize;
+                while i < buf.len() {
+                    let w = WORDS[rng.gen_range(0..WORDS.len())];
+                    for &c in w {
+                        if i == buf.len() {
+                            return;
+                        }
+                        buf[i] = c;
+                        i += 1;
+                    }
+                    line += w.len() + 1;
+                    if i < buf.len() {
+                        buf[i] = if line > 72 { b'\n' } else { b' ' };
+                        if line > 72 {
+                            line = 0;
+                        }
+                        i += 1;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Parameters of the mongo workload. Sizes take `k`/`M`/`G` suffixes (binary).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MongoSpec {
+    /// Files created in total (over all workers). Default 69 000 (the study's 100-byte table).
+    #[serde(default = "default_files")]
+    pub files: u32,
+    /// Size of every file, bytes. Default 100 B when neither this nor the min/max pair is set.
+    /// Not together with `file_min_size`/`file_max_size`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_size: Option<Bytes>,
+    /// Smallest file size, bytes, when sizes are drawn uniformly (needs `file_max_size`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_min_size: Option<Bytes>,
+    /// Largest file size, bytes, when sizes are drawn uniformly (needs `file_min_size`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_max_size: Option<Bytes>,
+    /// Directories in total, spread over the workers (at least one each). Default 240.
+    #[serde(default = "default_dirs")]
+    pub dirs: u32,
+    /// Parallel workers (threads), each with its own trees. Default 1.
+    #[serde(default = "default_processes")]
+    pub processes: u32,
+    /// File data: `"random"` (default), `"zeros"` or `"text"`.
+    #[serde(default)]
+    pub content: Content,
+    /// End the writing phases with a `syncfs` inside the timed region. Default true.
+    #[serde(default = "default_true")]
+    pub fsync: bool,
+    /// Seed of the sizes and the data, so repeats do the same work. Default 0.
+    #[serde(default)]
+    pub seed: u64,
+}
+
+fn default_files() -> u32 {
+    69_000
+}
+fn default_dirs() -> u32 {
+    240
+}
+fn default_processes() -> u32 {
+    1
+}
+fn default_true() -> bool {
+    true
+}
+
+/// Default file size when none is given: the study's first table.
+const DEFAULT_FILE_SIZE: u64 = 100;
+
+impl Default for MongoSpec {
+    fn default() -> Self {
+        MongoSpec {
+            files: default_files(),
+            file_size: None,
+            file_min_size: None,
+            file_max_size: None,
+            dirs: default_dirs(),
+            processes: default_processes(),
+            content: Content::default(),
+            fsync: true,
+            seed: 0,
+        }
+    }
+}
+
+impl MongoSpec {
+    /// The three tables of the 2000 journaling-filesystem study: `(name, spec)` for files of
+    /// 100 B (69 000 in 240 directories), 1000 B (11 600 in 43) and 10 000 B (2 300 in 31).
+    pub fn study_2000() -> [(&'static str, MongoSpec); 3] {
+        let table = |files, size, dirs| MongoSpec {
+            files,
+            file_size: Some(Bytes(size)),
+            dirs,
+            ..MongoSpec::default()
+        };
+        [
+            ("mongo-100b", table(69_000, 100, 240)),
+            ("mongo-1k", table(11_600, 1000, 43)),
+            ("mongo-10k", table(2_300, 10_000, 31)),
+        ]
+    }
+
+    /// `(smallest, largest)` file size in bytes after defaults.
+    pub fn size_range(&self) -> (u64, u64) {
+        match (self.file_size, self.file_min_size, self.file_max_size) {
+            (Some(s), _, _) => (s.get(), s.get()),
+            (None, Some(lo), Some(hi)) => (lo.get(), hi.get()),
+            (None, Some(lo), None) => (lo.get(), lo.get()),
+            (None, None, Some(hi)) => (hi.get(), hi.get()),
+            (None, None, None) => (DEFAULT_FILE_SIZE, DEFAULT_FILE_SIZE),
+        }
+    }
+
+    /// Files handled by worker `w`.
+    fn files_of(&self, w: u32) -> u32 {
+        self.files / self.processes + u32::from(w < self.files % self.processes)
+    }
+
+    /// Directories of worker `w`.
+    fn dirs_of(&self, w: u32) -> u32 {
+        self.dirs / self.processes + u32::from(w < self.dirs % self.processes)
+    }
+}
+
+impl Workload for MongoSpec {
+    fn kind(&self) -> &'static str {
+        "mongo"
+    }
+
+    fn phases(&self) -> Vec<String> {
+        [
+            CREATE,
+            FRAG_AFTER_CREATE,
+            COPY,
+            FRAG_AFTER_COPY,
+            SYMLINK,
+            READ,
+            STAT,
+            RENAME,
+            DELETE,
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect()
+    }
+
+    fn scaled(&self, factor: f64) -> WorkloadKind {
+        let scale = |n: u32, min: u32| -> u32 {
+            let v = (f64::from(n) * factor).floor();
+            let v = if v.is_finite() && v < f64::from(u32::MAX) {
+                v as u32
+            } else {
+                u32::MAX
+            };
+            v.max(min)
+        };
+        WorkloadKind::Mongo(MongoSpec {
+            files: scale(self.files, self.processes.max(16)).min(MAX_FILES),
+            dirs: scale(self.dirs, self.processes).min(MAX_DIRS.saturating_mul(self.processes)),
+            ..self.clone()
+        })
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        if self.file_size.is_some() && (self.file_min_size.is_some() || self.file_max_size.is_some()) {
+            return Err("set either file_size or file_min_size/file_max_size, not both".into());
+        }
+        if self.file_min_size.is_some() != self.file_max_size.is_some() {
+            return Err("file_min_size and file_max_size go together: set both (or file_size alone)".into());
+        }
+        let (lo, hi) = self.size_range();
+        if lo > hi {
+            return Err(format!(
+                "file_min_size ({}) must not exceed file_max_size ({})",
+                Bytes(lo),
+                Bytes(hi)
+            ));
+        }
+        if hi > 64 * Bytes::GIB {
+            return Err(format!("file sizes must be at most 64GiB (largest is {})", Bytes(hi)));
+        }
+        if self.processes == 0 || self.processes > MAX_PROCESSES {
+            return Err(format!(
+                "processes must be between 1 and {MAX_PROCESSES} (is {})",
+                self.processes
+            ));
+        }
+        if self.files < self.processes || self.files > MAX_FILES {
+            return Err(format!(
+                "files must be between processes ({}) and {MAX_FILES} (is {})",
+                self.processes, self.files
+            ));
+        }
+        if self.dirs < self.processes || self.dirs / self.processes >= MAX_DIRS {
+            return Err(format!(
+                "dirs must be at least processes ({}) and at most {MAX_DIRS} per process (is {})",
+                self.processes, self.dirs
+            ));
+        }
+        Ok(())
+    }
+
+    fn disk_bytes(&self) -> u64 {
+        // Two copies of every file, each at least one 4 KiB block (btrfs and ext4 inline data
+        // only make it smaller), directories one block each, plus journal/allocator slack; but
+        // never less than ext2/3/4 need to have an inode for every entry.
+        let (_, hi) = self.size_range();
+        let per_file = hi.div_ceil(4096).max(1) * 4096;
+        let files = u64::from(self.files);
+        let dirs = u64::from(self.dirs) + u64::from(self.processes);
+        let data = files
+            .saturating_mul(per_file)
+            .saturating_mul(2)
+            .saturating_add(dirs.saturating_mul(2 * 4096))
+            .saturating_add(32 * Bytes::MIB);
+        let inodes = files.saturating_mul(3).saturating_add(dirs.saturating_mul(2));
+        data.max(inodes.saturating_mul(EXT_BYTES_PER_INODE))
+    }
+
+    fn describe(&self) -> String {
+        let (lo, hi) = self.size_range();
+        let size = if lo == hi {
+            format!("{}", Bytes(lo))
+        } else {
+            format!("{}..{}", Bytes(lo), Bytes(hi))
+        };
+        format!(
+            "mongo files={} size={size} dirs={} processes={} content={}{}",
+            self.files,
+            self.dirs,
+            self.processes,
+            self.content.as_str(),
+            if self.fsync { " fsync" } else { " no-fsync" }
+        )
+    }
+
+    fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
+        self.validate().map_err(EngineError::Invalid)?;
+        let mut runner = Runner::new(self, ctx)?;
+        let result = runner.run_all();
+        runner.cleanup(result.is_ok());
+        result.map(|()| runner.sample)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Names and per-worker layout.
+// ---------------------------------------------------------------------------------------------
+
+/// NUL-terminated names packed in one buffer; `get` allocates nothing.
+#[derive(Default)]
+struct Names {
+    buf: Vec<u8>,
+    /// One past the NUL of each name.
+    ends: Vec<usize>,
+}
+
+impl Names {
+    fn with_capacity(n: usize, len: usize) -> Names {
+        Names {
+            buf: Vec::with_capacity(n * (len + 1)),
+            ends: Vec::with_capacity(n),
+        }
+    }
+
+    /// Appends one name written by `f` (must not contain NUL).
+    fn push(&mut self, f: impl FnOnce(&mut Vec<u8>)) {
+        f(&mut self.buf);
+        self.buf.push(0);
+        self.ends.push(self.buf.len());
+    }
+
+    #[inline]
+    fn get(&self, i: usize) -> Result<&CStr, EngineError> {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        CStr::from_bytes_with_nul(&self.buf[start..self.ends[i]])
+            .map_err(|_| EngineError::Invalid("internal error: malformed name table".into()))
+    }
+}
+
+/// Everything one worker's operations refer to, relative to the `mongo` directory.
+struct Layout {
+    /// `tree1-WWW`, `tree2-WWW`.
+    roots: Names,
+    /// Directories of tree 1 then tree 2: index `t * dirs + d`.
+    dirs: Names,
+    /// Files of tree 1 then tree 2: index `t * files + i`.
+    files: Names,
+    /// Tree-1 files after `rename`.
+    renamed: Names,
+    /// Links beside the tree-1 files.
+    links: Names,
+    /// Link targets (the file's own name).
+    targets: Names,
+    /// `first[d]` = first file of directory `d`; `first[dirs]` = files.
+    first: Vec<u32>,
+    /// Size of each file, bytes.
+    sizes: Vec<u64>,
+    ndirs: usize,
+    nfiles: usize,
+}
+
+impl Layout {
+    fn new(spec: &MongoSpec, w: u32, rng: &mut SmallRng, interrupt: &AtomicBool) -> Result<Layout, EngineError> {
+        let nfiles = spec.files_of(w) as usize;
+        let ndirs = spec.dirs_of(w) as usize;
+        let mut roots = Names::with_capacity(2, 9);
+        let mut dirs = Names::with_capacity(2 * ndirs, 16);
+        for t in 1..=2 {
+            roots.push(|b| {
+                let _ = write!(b, "tree{t}-{w:03}");
+            });
+            for d in 0..ndirs {
+                dirs.push(|b| {
+                    let _ = write!(b, "tree{t}-{w:03}/d{d:05}");
+                });
+            }
+        }
+        let first: Vec<u32> = (0..=ndirs).map(|d| (d * nfiles / ndirs) as u32).collect();
+        let (lo, hi) = spec.size_range();
+        let mut files = Names::with_capacity(2 * nfiles, 26);
+        let mut renamed = Names::with_capacity(nfiles, 28);
+        let mut links = Names::with_capacity(nfiles, 30);
+        let mut targets = Names::with_capacity(nfiles, 9);
+        let mut sizes = Vec::with_capacity(nfiles);
+        for t in 1..=2 {
+            for d in 0..ndirs {
+                for i in first[d]..first[d + 1] {
+                    if i % 65_536 == 0 && interrupt.load(Ordering::Relaxed) {
+                        return Err(EngineError::Interrupted);
+                    }
+                    files.push(|b| {
+                        let _ = write!(b, "tree{t}-{w:03}/d{d:05}/f{i:08}");
+                    });
+                    if t == 1 {
+                        renamed.push(|b| {
+                            let _ = write!(b, "tree1-{w:03}/d{d:05}/f{i:08}.r");
+                        });
+                        links.push(|b| {
+                            let _ = write!(b, "tree1-{w:03}/d{d:05}/f{i:08}.lnk");
+                        });
+                        targets.push(|b| {
+                            let _ = write!(b, "f{i:08}");
+                        });
+                        sizes.push(if lo == hi { lo } else { rng.gen_range(lo..=hi) });
+                    }
+                }
+            }
+        }
+        Ok(Layout {
+            roots,
+            dirs,
+            files,
+            renamed,
+            links,
+            targets,
+            first,
+            sizes,
+            ndirs,
+            nfiles,
+        })
+    }
+
+    /// The files of directory `d`.
+    fn files_in(&self, d: usize) -> std::ops::Range<u32> {
+        self.first[d]..self.first[d + 1]
+    }
+}
+
+/// One operation of a phase. `t` is the tree (0 = created, 1 = copy).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    MkdirRoot(u8),
+    Mkdir(u8, u32),
+    Create(u32),
+    Copy(u32),
+    Symlink(u32),
+    Read(u8, u32),
+    Stat(u8, u32),
+    StatLink(u32),
+    Rename(u32),
+    /// Unlink a file (tree 0 by its renamed name).
+    Unlink(u8, u32),
+    UnlinkLink(u32),
+    Rmdir(u8, u32),
+    RmdirRoot(u8),
+}
+
+/// The operations of `phase` for one worker, in order.
+fn plan_ops(phase: &str, l: &Layout) -> Vec<Op> {
+    let n = l.nfiles as u32;
+    let mut ops = Vec::with_capacity(3 * l.nfiles + 2 * l.ndirs + 2);
+    let make_tree = |ops: &mut Vec<Op>, t: u8, file_op: fn(u32) -> Op| {
+        ops.push(Op::MkdirRoot(t));
+        for d in 0..l.ndirs {
+            ops.push(Op::Mkdir(t, d as u32));
+            ops.extend(l.files_in(d).map(file_op));
+        }
+    };
+    match phase {
+        CREATE => make_tree(&mut ops, 0, Op::Create),
+        COPY => make_tree(&mut ops, 1, Op::Copy),
+        SYMLINK => ops.extend((0..n).map(Op::Symlink)),
+        READ => {
+            ops.extend((0..n).map(|i| Op::Read(0, i)));
+            ops.extend((0..n).map(|i| Op::Read(1, i)));
+        }
+        STAT => {
+            for i in 0..n {
+                ops.push(Op::Stat(0, i));
+                ops.push(Op::StatLink(i));
+            }
+            ops.extend((0..n).map(|i| Op::Stat(1, i)));
+        }
+        RENAME => ops.extend((0..n).map(Op::Rename)),
+        DELETE => {
+            for t in 0..2u8 {
+                for d in 0..l.ndirs {
+                    for i in l.files_in(d) {
+                        ops.push(Op::Unlink(t, i));
+                        if t == 0 {
+                            ops.push(Op::UnlinkLink(i));
+                        }
+                    }
+                    ops.push(Op::Rmdir(t, d as u32));
+                }
+                ops.push(Op::RmdirRoot(t));
+            }
+        }
+        _ => {}
+    }
+    ops
+}
+
+// ---------------------------------------------------------------------------------------------
+// The runner.
+// ---------------------------------------------------------------------------------------------
+
+struct Runner<'a, 'c> {
+    spec: &'a MongoSpec,
+    ctx: &'a RunContext<'c>,
+    sample: RawSample,
+    /// `mongo/` in the run directory, once created.
+    top: Option<OwnedFd>,
+    top_path: PathBuf,
+    /// One layout per worker.
+    layouts: Vec<Layout>,
+    /// File data, `min(largest size, 1 MiB)` + 4 KiB so files start at different offsets.
+    data: Vec<u8>,
+    short: Vec<&'static str>,
+}
+
+impl<'a, 'c: 'a> Runner<'a, 'c> {
+    fn new(spec: &'a MongoSpec, ctx: &'a RunContext<'c>) -> Result<Self, EngineError> {
+        Ok(Runner {
+            spec,
+            ctx,
+            sample: RawSample::default(),
+            top: None,
+            top_path: ctx.dir.join(TOP.to_string_lossy().as_ref()),
+            layouts: Vec::new(),
+            data: Vec::new(),
+            short: Vec::new(),
+        })
+    }
+
+    fn run_all(&mut self) -> Result<(), EngineError> {
+        let spec = self.spec;
+        let interrupt = self.ctx.interrupt;
+        if interrupt.load(Ordering::Relaxed) {
+            return Err(EngineError::Interrupted);
+        }
+        let mut rng = SmallRng::seed_from_u64(spec.seed);
+        for w in 0..spec.processes {
+            self.layouts.push(Layout::new(spec, w, &mut rng, interrupt)?);
+        }
+        let (_, hi) = spec.size_range();
+        self.data = vec![0; (hi.min(IO_CHUNK) + 4096) as usize];
+        spec.content.fill(&mut self.data, spec.seed ^ 0x6d6f_6e67_6f00);
+
+        let parent = File::open(self.ctx.dir)
+            .map_err(|e| EngineError::io(format!("open directory {}", self.ctx.dir.display()), e))?;
+        mkdir_at(parent.as_raw_fd(), TOP).map_err(|e| io_err("mkdir", &self.top_path, None, e))?;
+        let top = open_at(
+            parent.as_raw_fd(),
+            TOP,
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            0,
+        )
+        .map_err(|e| io_err("open", &self.top_path, None, e))?;
+        self.top = Some(top);
+
+        self.timed(CREATE, true)?;
+        self.fragmentation(FRAG_AFTER_CREATE, 1)?;
+        self.timed(COPY, true)?;
+        self.fragmentation(FRAG_AFTER_COPY, 2)?;
+        self.timed(SYMLINK, true)?;
+        self.timed(READ, false)?;
+        self.timed(STAT, false)?;
+        self.timed(RENAME, true)?;
+        self.timed(DELETE, true)?;
+        if !self.short.is_empty() {
+            self.sample.notes.push(format!(
+                "mongo phases under {:.1} s ({}): too short to time reliably; raise files",
+                MIN_TIME.as_secs_f64(),
+                self.short.join(", ")
+            ));
+        }
+        Ok(())
+    }
+
+    fn top_fd(&self) -> Result<RawFd, EngineError> {
+        self.top
+            .as_ref()
+            .map(AsRawFd::as_raw_fd)
+            .ok_or_else(|| EngineError::Invalid("internal error: mongo directory not open".into()))
+    }
+
+    /// Removes `mongo/`: after a complete run it is empty (one rmdir); after an error or
+    /// interrupt, whatever is left.
+    fn cleanup(&mut self, complete: bool) {
+        self.top = None;
+        if complete {
+            if std::fs::remove_dir(&self.top_path).is_err() {
+                let _ = std::fs::remove_dir_all(&self.top_path);
+            }
+        } else {
+            let _ = std::fs::remove_dir_all(&self.top_path);
+        }
+    }
+
+    /// Drops caches, runs one worker per layout over `phase`'s operations under a CPU meter,
+    /// syncs when `writes` and `fsync`, and records the phase.
+    fn timed(&mut self, phase: &'static str, writes: bool) -> Result<(), EngineError> {
+        let top = self.top_fd()?;
+        let path = self.top_path.as_path();
+        let chunk = self.data.len().saturating_sub(4096).max(1);
+        let workers: Vec<MongoWorker> = self
+            .layouts
+            .iter()
+            .map(|l| MongoWorker {
+                top,
+                path,
+                l,
+                ops: plan_ops(phase, l),
+                next: 0,
+                data: &self.data,
+                chunk,
+                buf: if matches!(phase, COPY | READ) {
+                    vec![0; IO_CHUNK as usize]
+                } else {
+                    Vec::new()
+                },
+                bytes: 0,
+            })
+            .collect();
+        let entries: u64 = workers.iter().map(|w| w.ops.len() as u64).sum();
+        before_phase(self.ctx, phase, &mut self.sample);
+        let meter = CpuMeter::start();
+        let run = WorkerPool::new().run(workers, self.ctx.interrupt)?;
+        let mut wall = run.wall;
+        if writes && self.spec.fsync {
+            let t0 = Instant::now();
+            // SAFETY: `top` is an open descriptor owned by the runner for the whole run.
+            if unsafe { libc::syncfs(top) } != 0 {
+                return Err(io_err("syncfs", path, None, io::Error::last_os_error()));
+            }
+            wall += t0.elapsed();
+        }
+        let cpu = meter.stop();
+        if phase == READ {
+            let want: u64 = self.layouts.iter().map(|l| 2 * l.sizes.iter().sum::<u64>()).sum();
+            let got: u64 = run.outputs.iter().sum();
+            if got != want {
+                return Err(EngineError::Invalid(format!(
+                    "read {got} bytes from the files under {} but they hold {want}",
+                    path.display()
+                )));
+            }
+        }
+        let secs = wall.as_secs_f64().max(1e-9);
+        let mut metrics = vec![
+            (MetricId::lower("time", Unit::Seconds), wall.as_secs_f64()),
+            (MetricId::higher("rate", Unit::OpsPerSec), entries as f64 / secs),
+        ];
+        metrics.extend(
+            run.latency
+                .summary()
+                .metrics()
+                .into_iter()
+                .filter(|(m, _)| matches!(m.name.as_str(), "lat_p50" | "lat_p99" | "lat_max")),
+        );
+        if wall < MIN_TIME {
+            self.short.push(phase);
+        }
+        self.sample.phases.push(PhaseResult {
+            phase: phase.to_string(),
+            wall,
+            cpu,
+            metrics,
+        });
+        Ok(())
+    }
+
+    /// Counts fragments of the files of the first `trees` trees of every worker with FIEMAP
+    /// and records `extents_per_file`; on a filesystem without FIEMAP, a note instead.
+    fn fragmentation(&mut self, phase: &'static str, trees: usize) -> Result<(), EngineError> {
+        (self.ctx.on_phase)(phase);
+        let top = self.top_fd()?;
+        // Delayed allocations get their place first (untimed).
+        // SAFETY: `top` is an open descriptor owned by the runner.
+        if unsafe { libc::syncfs(top) } != 0 {
+            return Err(io_err("syncfs", &self.top_path, None, io::Error::last_os_error()));
+        }
+        let mut mapper = Mapper::new();
+        let (mut files, mut fragments, mut delalloc) = (0u64, 0u64, 0u64);
+        let meter = CpuMeter::start();
+        let t0 = Instant::now();
+        for l in &self.layouts {
+            for k in 0..trees * l.nfiles {
+                if k % 1024 == 0 && self.ctx.interrupt.load(Ordering::Relaxed) {
+                    return Err(EngineError::Interrupted);
+                }
+                let name = l.files.get(k)?;
+                match mapper.map_at(top, name) {
+                    Ok(m) => {
+                        files += 1;
+                        fragments += m.fragments;
+                        delalloc += m.delalloc;
+                    }
+                    Err(e) if fiemap::is_unsupported(&e) => {
+                        if !self
+                            .sample
+                            .notes
+                            .iter()
+                            .any(|n| n.starts_with("fragmentation not measured"))
+                        {
+                            self.sample.notes.push(format!(
+                                "fragmentation not measured: this filesystem has no FIEMAP ({e}); {FRAG_AFTER_CREATE} and {FRAG_AFTER_COPY} left out"
+                            ));
+                        }
+                        return Ok(());
+                    }
+                    Err(e) => return Err(io_err("fiemap", &self.top_path, Some(name), e)),
+                }
+            }
+        }
+        let wall = t0.elapsed();
+        let cpu = meter.stop();
+        if delalloc > 0 {
+            self.sample.notes.push(format!(
+                "{phase}: {delalloc} extent(s) still in delayed allocation after syncfs; counted as mapped"
+            ));
+        }
+        let per_file = if files > 0 {
+            fragments as f64 / files as f64
+        } else {
+            0.0
+        };
+        self.sample.phases.push(PhaseResult {
+            phase: phase.to_string(),
+            wall,
+            cpu,
+            metrics: vec![(MetricId::lower("extents_per_file", Unit::Ratio), per_file)],
+        });
+        Ok(())
+    }
+}
+
+/// Wraps an error with the operation and path; ENOSPC gets a hint.
+fn io_err(op: &str, path: &Path, name: Option<&CStr>, e: io::Error) -> EngineError {
+    let mut what = format!("{op} {}", path.display());
+    if let Some(n) = name {
+        what.push('/');
+        what.push_str(&n.to_string_lossy());
+    }
+    match e.raw_os_error() {
+        Some(libc::ENOSPC) => what
+            .push_str(" (filesystem full, of blocks or inodes: lower files or the file sizes, or use a larger target)"),
+        Some(libc::EDQUOT) => what.push_str(" (quota exceeded)"),
+        _ => {}
+    }
+    EngineError::io(what, e)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The worker.
+// ---------------------------------------------------------------------------------------------
+
+/// One thread of a phase: walks its operation list over its own trees.
+struct MongoWorker<'p> {
+    top: RawFd,
+    path: &'p Path,
+    l: &'p Layout,
+    ops: Vec<Op>,
+    next: usize,
+    data: &'p [u8],
+    /// Bytes per write of file data.
+    chunk: usize,
+    /// Copy/read buffer (empty in other phases).
+    buf: Vec<u8>,
+    /// Bytes read (the read phase's output, checked against the sizes).
+    bytes: u64,
+}
+
+impl MongoWorker<'_> {
+    #[cold]
+    fn err(&self, op: &str, name: &CStr, e: io::Error) -> EngineError {
+        io_err(op, self.path, Some(name), e)
+    }
+
+    fn create(&mut self, i: u32) -> Result<(), EngineError> {
+        let name = self.l.files.get(i as usize)?;
+        let flags = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC;
+        let fd = open_at(self.top, name, flags, 0o644).map_err(|e| self.err("create", name, e))?;
+        let mut left = self.l.sizes[i as usize];
+        // Files start at different offsets of the data, so no two are alike.
+        let mut off = (i as usize).wrapping_mul(61) % 4096;
+        while left > 0 {
+            let n = left.min(self.chunk as u64) as usize;
+            write_all(fd.as_raw_fd(), &self.data[off..off + n]).map_err(|e| self.err("write", name, e))?;
+            left -= n as u64;
+            off = 0;
+        }
+        close_checked(fd).map_err(|e| self.err("close", name, e))
+    }
+
+    fn copy(&mut self, i: u32) -> Result<(), EngineError> {
+        let src = self.l.files.get(i as usize)?;
+        let dst = self.l.files.get(self.l.nfiles + i as usize)?;
+        let from = open_at(self.top, src, libc::O_RDONLY | libc::O_CLOEXEC, 0).map_err(|e| self.err("open", src, e))?;
+        let flags = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC;
+        let to = open_at(self.top, dst, flags, 0o644).map_err(|e| self.err("create", dst, e))?;
+        loop {
+            let n = read_some(from.as_raw_fd(), &mut self.buf).map_err(|e| self.err("read", src, e))?;
+            if n == 0 {
+                break;
+            }
+            write_all(to.as_raw_fd(), &self.buf[..n]).map_err(|e| self.err("write", dst, e))?;
+        }
+        drop(from);
+        close_checked(to).map_err(|e| self.err("close", dst, e))
+    }
+
+    fn read(&mut self, k: usize) -> Result<(), EngineError> {
+        let name = self.l.files.get(k)?;
+        let fd = open_at(self.top, name, libc::O_RDONLY | libc::O_CLOEXEC, 0).map_err(|e| self.err("open", name, e))?;
+        loop {
+            let n = read_some(fd.as_raw_fd(), &mut self.buf).map_err(|e| self.err("read", name, e))?;
+            if n == 0 {
+                break;
+            }
+            self.bytes += n as u64;
+        }
+        Ok(())
+    }
+}
+
+impl Worker for MongoWorker<'_> {
+    type Output = u64;
+
+    fn op(&mut self) -> Result<Step, EngineError> {
+        let Some(&op) = self.ops.get(self.next) else {
+            return Ok(Step::Done);
+        };
+        self.next += 1;
+        let l = self.l;
+        let nd = l.ndirs;
+        let nf = l.nfiles;
+        match op {
+            Op::MkdirRoot(t) => {
+                let name = l.roots.get(usize::from(t))?;
+                mkdir_at(self.top, name).map_err(|e| self.err("mkdir", name, e))?;
+            }
+            Op::Mkdir(t, d) => {
+                let name = l.dirs.get(usize::from(t) * nd + d as usize)?;
+                mkdir_at(self.top, name).map_err(|e| self.err("mkdir", name, e))?;
+            }
+            Op::Create(i) => self.create(i)?,
+            Op::Copy(i) => self.copy(i)?,
+            Op::Symlink(i) => {
+                let target = l.targets.get(i as usize)?;
+                let link = l.links.get(i as usize)?;
+                // SAFETY: both names are NUL-terminated; symlinkat keeps neither pointer.
+                cvt(unsafe { libc::symlinkat(target.as_ptr(), self.top, link.as_ptr()) })
+                    .map_err(|e| self.err("symlink", link, e))?;
+            }
+            Op::Read(t, i) => self.read(usize::from(t) * nf + i as usize)?,
+            Op::Stat(t, i) => {
+                let name = l.files.get(usize::from(t) * nf + i as usize)?;
+                lstat_at(self.top, name).map_err(|e| self.err("stat", name, e))?;
+            }
+            Op::StatLink(i) => {
+                let name = l.links.get(i as usize)?;
+                lstat_at(self.top, name).map_err(|e| self.err("stat", name, e))?;
+            }
+            Op::Rename(i) => {
+                let from = l.files.get(i as usize)?;
+                let to = l.renamed.get(i as usize)?;
+                // SAFETY: both names are NUL-terminated; renameat keeps neither pointer.
+                cvt(unsafe { libc::renameat(self.top, from.as_ptr(), self.top, to.as_ptr()) })
+                    .map_err(|e| self.err("rename", from, e))?;
+            }
+            Op::Unlink(t, i) => {
+                let name = if t == 0 {
+                    l.renamed.get(i as usize)?
+                } else {
+                    l.files.get(nf + i as usize)?
+                };
+                unlink_at(self.top, name, 0).map_err(|e| self.err("unlink", name, e))?;
+            }
+            Op::UnlinkLink(i) => {
+                let name = l.links.get(i as usize)?;
+                unlink_at(self.top, name, 0).map_err(|e| self.err("unlink", name, e))?;
+            }
+            Op::Rmdir(t, d) => {
+                let name = l.dirs.get(usize::from(t) * nd + d as usize)?;
+                unlink_at(self.top, name, libc::AT_REMOVEDIR).map_err(|e| self.err("rmdir", name, e))?;
+            }
+            Op::RmdirRoot(t) => {
+                let name = l.roots.get(usize::from(t))?;
+                unlink_at(self.top, name, libc::AT_REMOVEDIR).map_err(|e| self.err("rmdir", name, e))?;
+            }
+        }
+        Ok(Step::Op)
+    }
+
+    fn finish(self) -> u64 {
+        self.bytes
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Allocation-free wrappers over the *at() system calls.
+// ---------------------------------------------------------------------------------------------
+
+fn cvt(rc: libc::c_int) -> io::Result<libc::c_int> {
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(rc)
+    }
+}
+
+fn open_at(dirfd: RawFd, name: &CStr, flags: libc::c_int, mode: libc::mode_t) -> io::Result<OwnedFd> {
+    // SAFETY: `name` is NUL-terminated; openat does not keep the pointer.
+    let fd = cvt(unsafe { libc::openat(dirfd, name.as_ptr(), flags, libc::c_uint::from(mode)) })?;
+    // SAFETY: openat returned a new descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn mkdir_at(dirfd: RawFd, name: &CStr) -> io::Result<()> {
+    // SAFETY: valid NUL-terminated name.
+    cvt(unsafe { libc::mkdirat(dirfd, name.as_ptr(), 0o755) }).map(drop)
+}
+
+fn unlink_at(dirfd: RawFd, name: &CStr, flags: libc::c_int) -> io::Result<()> {
+    // SAFETY: valid NUL-terminated name.
+    cvt(unsafe { libc::unlinkat(dirfd, name.as_ptr(), flags) }).map(drop)
+}
+
+fn lstat_at(dirfd: RawFd, name: &CStr) -> io::Result<()> {
+    // SAFETY: `stat` is plain old data, fully written by a successful fstatat.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: valid NUL-terminated name and a writable stat buffer.
+    cvt(unsafe { libc::fstatat(dirfd, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) }).map(drop)
+}
+
+/// write(2) until all of `buf` is written (retrying EINTR).
+fn write_all(fd: RawFd, mut buf: &[u8]) -> io::Result<()> {
+    while !buf.is_empty() {
+        // SAFETY: `buf` is a valid readable slice for its length.
+        let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if n == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        buf = &buf[n as usize..];
+    }
+    Ok(())
+}
+
+/// One read(2) (retrying EINTR); 0 at end of file.
+fn read_some(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        // SAFETY: `buf` is a valid writable slice for its length.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// close(2) that reports its error (full disks and NFS report write errors there).
+pub(crate) fn close_checked(fd: OwnedFd) -> io::Result<()> {
+    let raw = fd.into_raw_fd();
+    // SAFETY: we own `raw` (taken from an OwnedFd) and close it exactly once.
+    if unsafe { libc::close(raw) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small() -> MongoSpec {
+        MongoSpec {
+            files: 300,
+            file_min_size: Some(Bytes(0)),
+            file_max_size: Some(Bytes(20_000)),
+            dirs: 7,
+            processes: 2,
+            ..MongoSpec::default()
+        }
+    }
+
+    fn run_in(spec: &MongoSpec, dir: &Path, flag: &AtomicBool) -> Result<RawSample, EngineError> {
+        let on_phase = |_: &str| {};
+        let ctx = RunContext {
+            dir,
+            drop_caches: false,
+            interrupt: flag,
+            on_phase: &on_phase,
+        };
+        spec.run(&ctx)
+    }
+
+    fn is_empty(dir: &Path) -> bool {
+        std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(false)
+    }
+
+    fn metric(p: &PhaseResult, name: &str) -> f64 {
+        p.metrics
+            .iter()
+            .find(|(m, _)| m.name == name)
+            .map(|(_, v)| *v)
+            .unwrap_or_else(|| panic!("{} has no {name}: {:?}", p.phase, p.metrics))
+    }
+
+    #[test]
+    fn runs_every_phase_and_leaves_nothing() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let flag = AtomicBool::new(false);
+        let spec = small();
+        let seen = std::sync::Mutex::new(Vec::new());
+        let on_phase = |p: &str| seen.lock().expect("test mutex").push(p.to_string());
+        let ctx = RunContext {
+            dir: tmp.path(),
+            drop_caches: false,
+            interrupt: &flag,
+            on_phase: &on_phase,
+        };
+        let sample = spec.run(&ctx).expect("mongo run");
+        assert_eq!(*seen.lock().expect("test mutex"), spec.phases());
+        let names: Vec<&str> = sample.phases.iter().map(|p| p.phase.as_str()).collect();
+        let fiemap = !sample.notes.iter().any(|n| n.contains("no FIEMAP"));
+        if fiemap {
+            assert_eq!(names, spec.phases().iter().map(String::as_str).collect::<Vec<_>>());
+        } else {
+            assert_eq!(names, [CREATE, COPY, SYMLINK, READ, STAT, RENAME, DELETE]);
+        }
+        for p in &sample.phases {
+            if p.phase.starts_with("frag_") {
+                let e = metric(p, "extents_per_file");
+                // Files up to 20 kB, some empty: between 0 and a few pieces each.
+                assert!((0.3..4.0).contains(&e), "{} = {e}", p.phase);
+                assert_eq!(p.metrics[0].0.unit, Unit::Ratio);
+                continue;
+            }
+            let (m, t) = &p.metrics[0];
+            assert_eq!((m.name.as_str(), m.unit), ("time", Unit::Seconds));
+            assert!(*t > 0.0 && (t - p.wall.as_secs_f64()).abs() < 1e-9, "{}", p.phase);
+            let rate = metric(p, "rate");
+            // Entries per phase: create = 2 roots… here per tree: 1 root + 7 dirs + 300 files.
+            let entries = match p.phase.as_str() {
+                CREATE | COPY => 2.0 + 7.0 + 300.0,
+                SYMLINK | RENAME => 300.0,
+                READ => 600.0,
+                STAT => 900.0,
+                DELETE => 2.0 * (2.0 + 7.0 + 300.0) + 300.0,
+                other => panic!("unexpected phase {other}"),
+            };
+            assert!((rate * t - entries).abs() < 1e-6 * entries, "{} {rate} × {t}", p.phase);
+            assert!(p.cpu.process_pct.is_finite());
+        }
+        assert!(sample.notes.iter().any(|n| n.contains("too short")));
+        assert!(is_empty(tmp.path()), "run directory left non-empty");
+    }
+
+    #[test]
+    fn fixed_sizes_are_written_copied_and_read_back_exactly() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let flag = AtomicBool::new(false);
+        // 1.5 MiB files need two writes each; the read phase checks the byte total.
+        for content in [Content::Zeros, Content::Random, Content::Text] {
+            let spec = MongoSpec {
+                files: 4,
+                file_size: Some(Bytes(3 * Bytes::MIB / 2)),
+                dirs: 2,
+                content,
+                fsync: false,
+                ..MongoSpec::default()
+            };
+            let s = run_in(&spec, tmp.path(), &flag).expect("run");
+            assert!(s.phases.iter().any(|p| p.phase == READ));
+            assert!(is_empty(tmp.path()));
+        }
+    }
+
+    #[test]
+    fn layout_spreads_files_and_dirs_evenly_with_distinct_names() {
+        let flag = AtomicBool::new(false);
+        let spec = MongoSpec {
+            files: 1001,
+            dirs: 10,
+            processes: 3,
+            ..MongoSpec::default()
+        };
+        let mut rng = SmallRng::seed_from_u64(0);
+        let layouts: Vec<Layout> = (0..3)
+            .map(|w| Layout::new(&spec, w, &mut rng, &flag).expect("layout"))
+            .collect();
+        assert_eq!(layouts.iter().map(|l| l.nfiles).sum::<usize>(), 1001);
+        assert_eq!(layouts.iter().map(|l| l.ndirs).collect::<Vec<_>>(), [4, 3, 3]);
+        let l = &layouts[1];
+        assert_eq!(l.files.get(0).expect("name"), c"tree1-001/d00000/f00000000");
+        assert_eq!(l.files.get(l.nfiles).expect("name"), c"tree2-001/d00000/f00000000");
+        assert_eq!(l.renamed.get(0).expect("name"), c"tree1-001/d00000/f00000000.r");
+        assert_eq!(l.links.get(0).expect("name"), c"tree1-001/d00000/f00000000.lnk");
+        assert_eq!(l.targets.get(0).expect("name"), c"f00000000");
+        assert_eq!(l.dirs.get(l.ndirs).expect("name"), c"tree2-001/d00000");
+        let per_dir: Vec<usize> = (0..l.ndirs).map(|d| l.files_in(d).len()).collect();
+        assert!(
+            per_dir.iter().max().unwrap() - per_dir.iter().min().unwrap() <= 1,
+            "{per_dir:?}"
+        );
+        // The delete plan removes every entry the create, copy and symlink plans made.
+        let made = plan_ops(CREATE, l).len() + plan_ops(COPY, l).len() + plan_ops(SYMLINK, l).len();
+        assert_eq!(plan_ops(DELETE, l).len(), made);
+        assert!(plan_ops("nonsense", l).is_empty());
+    }
+
+    #[test]
+    fn defaults_are_the_first_study_table_and_parse() {
+        let s: MongoSpec = toml::from_str("").expect("empty spec");
+        assert_eq!(s, MongoSpec::default());
+        assert_eq!(
+            (s.files, s.dirs, s.processes, s.size_range()),
+            (69_000, 240, 1, (100, 100))
+        );
+        assert_eq!(s.content, Content::Random);
+        assert!(s.fsync && s.validate().is_ok());
+        let tables = MongoSpec::study_2000();
+        let got: Vec<(&str, u32, u64, u32)> = tables
+            .iter()
+            .map(|(n, t)| (*n, t.files, t.size_range().0, t.dirs))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("mongo-100b", 69_000, 100, 240),
+                ("mongo-1k", 11_600, 1000, 43),
+                ("mongo-10k", 2_300, 10_000, 31)
+            ]
+        );
+        let text = r#"
+            files = 500
+            file_min_size = "1k"
+            file_max_size = "8k"
+            dirs = 5
+            processes = 2
+            content = "text"
+            fsync = false
+            seed = 3
+        "#;
+        let p: MongoSpec = toml::from_str(text).expect("spec");
+        assert_eq!(p.size_range(), (1024, 8192));
+        assert_eq!(p.content, Content::Text);
+        let back: MongoSpec = toml::from_str(&toml::to_string(&p).expect("serialize")).expect("reparse");
+        assert_eq!(back, p);
+        assert!(toml::from_str::<MongoSpec>("content = \"ones\"").is_err());
+        assert!(toml::from_str::<MongoSpec>("file_sise = 3").is_err());
+        assert!(s
+            .describe()
+            .starts_with("mongo files=69000 size=100B dirs=240 processes=1 content=random fsync"));
+    }
+
+    #[test]
+    fn validation_rejects_impossible_relations() {
+        let ok = MongoSpec::default();
+        let bad = [
+            MongoSpec {
+                file_size: Some(Bytes(1)),
+                file_max_size: Some(Bytes(2)),
+                ..ok.clone()
+            },
+            MongoSpec {
+                file_min_size: Some(Bytes(1)),
+                ..ok.clone()
+            },
+            MongoSpec {
+                file_min_size: Some(Bytes(10)),
+                file_max_size: Some(Bytes(5)),
+                ..ok.clone()
+            },
+            MongoSpec {
+                processes: 0,
+                ..ok.clone()
+            },
+            MongoSpec {
+                files: 2,
+                processes: 3,
+                dirs: 3,
+                ..ok.clone()
+            },
+            MongoSpec {
+                dirs: 1,
+                processes: 2,
+                ..ok.clone()
+            },
+        ];
+        for b in &bad {
+            assert!(b.validate().is_err(), "{b:?} should be invalid");
+        }
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let flag = AtomicBool::new(false);
+        assert!(matches!(
+            run_in(&bad[3], tmp.path(), &flag),
+            Err(EngineError::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn scaling_and_disk_bytes() {
+        let s = MongoSpec::default();
+        let WorkloadKind::Mongo(small) = s.scaled(0.05) else {
+            panic!("scaled mongo is mongo")
+        };
+        assert_eq!((small.files, small.dirs, small.size_range()), (3450, 12, (100, 100)));
+        let WorkloadKind::Mongo(tiny) = s.scaled(1e-9) else {
+            panic!("scaled mongo is mongo")
+        };
+        assert!(tiny.validate().is_ok() && tiny.files >= 16 && tiny.dirs >= 1);
+        // 100-byte files: the inode count decides (ext2/3/4 make one inode per 16 KiB).
+        let need = s.disk_bytes();
+        assert!(need >= (3 * 69_000 + 2 * 241) * 16 * 1024, "{need}");
+        // 10 kB files: three 4 KiB blocks per copy at least.
+        let big = MongoSpec {
+            files: 100_000,
+            file_size: Some(Bytes(10_000)),
+            ..MongoSpec::default()
+        };
+        assert!(big.disk_bytes() >= 100_000 * 2 * 12 * 1024);
+    }
+
+    #[test]
+    fn interrupt_and_errors_clean_up_and_say_where() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let flag = AtomicBool::new(true);
+        assert!(matches!(
+            run_in(&small(), tmp.path(), &flag),
+            Err(EngineError::Interrupted)
+        ));
+        assert!(is_empty(tmp.path()));
+
+        let flag = AtomicBool::new(false);
+        std::fs::create_dir(tmp.path().join("mongo")).expect("mkdir");
+        match run_in(&small(), tmp.path(), &flag) {
+            Err(EngineError::Io { what, source }) => {
+                assert!(what.starts_with("mkdir ") && what.ends_with("/mongo"), "{what}");
+                assert_eq!(source.kind(), io::ErrorKind::AlreadyExists);
+            }
+            other => panic!("expected an I/O error, got {other:?}"),
+        }
+        let e = io_err(
+            "create",
+            Path::new("/mnt/x/mongo"),
+            Some(c"tree1-000/d00001/f00000007"),
+            io::Error::from_raw_os_error(libc::ENOSPC),
+        );
+        let text = e.to_string();
+        assert!(
+            text.starts_with("create /mnt/x/mongo/tree1-000/d00001/f00000007 (filesystem full"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn content_kinds_differ_and_are_deterministic() {
+        let mut a = vec![1u8; 4096];
+        Content::Zeros.fill(&mut a, 1);
+        assert!(a.iter().all(|&b| b == 0));
+        let (mut r1, mut r2) = (vec![0u8; 4096], vec![0u8; 4096]);
+        Content::Random.fill(&mut r1, 7);
+        Content::Random.fill(&mut r2, 7);
+        assert_eq!(r1, r2);
+        assert!(r1.iter().filter(|&&b| b == 0).count() < 100);
+        let mut t = vec![0u8; 4096];
+        Content::Text.fill(&mut t, 7);
+        assert!(
+            t.iter().all(|b| b.is_ascii_lowercase() || *b == b' ' || *b == b'\n'),
+            "text is words"
+        );
+        assert!(t.contains(&b'\n'));
+    }
+}

@@ -1,0 +1,382 @@
+//! Safety under failure: faults become results, resume, and kills at random moments.
+
+use crate::require_privileged;
+use crate::util::{assert_no_leftovers, bin, fsbench, mounts_under, scratch, text, TINY};
+use rand::{Rng, SeedableRng};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+fn report_json(db: &str, session: &str) -> serde_json::Value {
+    let o = fsbench(&["--db", db, "report", session, "--format", "json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn sample_errors(j: &serde_json::Value, variant: &str) -> Vec<String> {
+    let ids: Vec<&str> = j["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["variant"] == variant)
+        .map(|c| c["case_id"].as_str().unwrap())
+        .collect();
+    j["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| ids.contains(&s["case_id"].as_str().unwrap()))
+        .map(|s| s["status"]["error"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+#[test]
+fn enospc_read_only_and_rejected_mount_options_fail_their_case_and_the_rest_runs() {
+    require_privileged!();
+    let dir = scratch();
+    let suite = TINY
+        .replace("repeats = 3", "repeats = 1")
+        .replace("file_size = \"16MiB\"", "file_size = \"96MiB\"")
+        + r#"
+[[fs]]
+name = "ext4-full"
+type = "ext4"
+image_size = "64MiB"
+
+[[fs]]
+name = "ext4-ro"
+type = "ext4"
+mount_opts = ["ro"]
+
+[[fs]]
+name = "ext4-badopt"
+type = "ext4"
+mount_opts = ["compress=lzo"]
+"#;
+    let suite = write(dir.path(), "faults.toml", &suite);
+    let db = dir.path().join("r.db");
+    let sc = dir.path().join("scratch");
+    let (db, sc) = (db.to_str().unwrap(), sc.to_str().unwrap());
+    let o = fsbench(&["--db", db, "run", &suite, "--scratch", sc]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert_no_leftovers(Path::new(sc));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("failed"), "report does not show the failures:\n{out}");
+
+    let j = report_json(db, "latest");
+    assert_eq!(
+        sample_errors(&j, "ext4"),
+        vec![String::new()],
+        "the healthy case must succeed"
+    );
+    let full = sample_errors(&j, "ext4-full").join(" ");
+    assert!(full.contains("No space left"), "{full}");
+    let ro = sample_errors(&j, "ext4-ro").join(" ");
+    assert!(ro.contains("Read-only"), "{ro}");
+    let bad = sample_errors(&j, "ext4-badopt").join(" ");
+    assert!(bad.contains("mount"), "{bad}");
+    let warnings = j["warnings"].to_string();
+    for v in ["ext4-full", "ext4-ro", "ext4-badopt"] {
+        assert!(warnings.contains(v), "warnings lack {v}: {warnings}");
+    }
+}
+
+/// Waits until the database holds at least `n` stored repeats, then sends `sig`.
+fn interrupt_after_samples(child: &mut std::process::Child, db: &Path, n: usize, sig: rustix::process::Signal) {
+    let t0 = Instant::now();
+    loop {
+        assert!(t0.elapsed() < Duration::from_secs(120), "no progress");
+        if let Ok(store) = fsbench::store::Store::open(db) {
+            if let Ok(data) = store.load_session(1) {
+                if data.samples.len() >= n {
+                    break;
+                }
+            }
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "run ended before it could be interrupted"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    rustix::process::kill_process(rustix::process::Pid::from_child(child), sig).unwrap();
+}
+
+#[test]
+fn a_resumed_session_reports_the_same_cases_and_repeats_as_one_that_ran_through() {
+    require_privileged!();
+    let dir = scratch();
+    let suite = write(
+        dir.path(),
+        "s.toml",
+        &TINY.replace(
+            "[[fs]]\ntype = \"ext4\"",
+            "[[fs]]\ntype = \"ext4\"\n\n[[fs]]\ntype = \"xfs\"",
+        ),
+    );
+    let sc = dir.path().join("scratch");
+    let sc = sc.to_str().unwrap();
+
+    let db_full = dir.path().join("full.db");
+    let o = fsbench(&["--db", db_full.to_str().unwrap(), "run", &suite, "--scratch", sc]);
+    assert!(o.status.success(), "{}", text(&o));
+
+    let db = dir.path().join("resumed.db");
+    let mut child = Command::new(bin())
+        .args(["--db", db.to_str().unwrap(), "run", &suite, "--scratch", sc])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    interrupt_after_samples(&mut child, &db, 2, rustix::process::Signal::Int);
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert_no_leftovers(Path::new(sc));
+    let partial = report_json(db.to_str().unwrap(), "1");
+    let stored = partial["samples"].as_array().unwrap().len();
+    assert!((2..6).contains(&stored), "{stored} samples before resume");
+    assert_eq!(partial["session"]["status"], "interrupted");
+
+    let o = fsbench(&["--db", db.to_str().unwrap(), "run", "--resume", "latest"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains(&format!("{} of 6 repeats left", 6 - stored)),
+        "{}",
+        text(&o)
+    );
+    assert_no_leftovers(Path::new(sc));
+
+    let a = report_json(db_full.to_str().unwrap(), "1");
+    let b = report_json(db.to_str().unwrap(), "1");
+    assert_eq!(b["session"]["status"], "complete");
+    let ids = |j: &serde_json::Value| {
+        j["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["case_id"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ids(&a), ids(&b), "same cases");
+    let shape = |j: &serde_json::Value| {
+        let mut v: Vec<(String, u64, bool)> = j["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                (
+                    s["case_id"].as_str().unwrap().to_string(),
+                    s["repeat"].as_u64().unwrap(),
+                    s["is_warmup"].as_bool().unwrap(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(shape(&a), shape(&b), "same repeats");
+    let rows = |j: &serde_json::Value| {
+        j["workloads"][0]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["phase"].clone(),
+                    r["metric"]["name"].clone(),
+                    r["cells"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|c| c["summary"]["n"].clone())
+                        .collect::<Vec<_>>(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(rows(&a), rows(&b), "same rows and n per cell");
+}
+
+#[test]
+fn sigint_sigterm_and_sigkill_at_twenty_random_moments_leave_nothing_and_lose_no_repeat() {
+    require_privileged!();
+    let dir = scratch();
+    let suite = write(dir.path(), "s.toml", TINY);
+    let sc = dir.path().join("scratch");
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(20261122);
+    use rustix::process::Signal;
+    let signals = [Signal::Int, Signal::Term, Signal::Kill];
+    for round in 0..20 {
+        let sig = signals[round % 3];
+        let delay = Duration::from_millis(rng.gen_range(0..2500));
+        let db = dir.path().join(format!("r{round}.db"));
+        let mut child = Command::new(bin())
+            .args([
+                "--db",
+                db.to_str().unwrap(),
+                "run",
+                &suite,
+                "--scratch",
+                sc.to_str().unwrap(),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(delay);
+        let _ = rustix::process::kill_process(rustix::process::Pid::from_child(&child), sig);
+        let status = child.wait().unwrap();
+        let mut err = String::new();
+        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+        let ctx = format!("round {round}, {sig:?} after {delay:?}: {status:?}\n{err}");
+        if sig == Signal::Kill {
+            let o = fsbench(&["cleanup", "--scratch", sc.to_str().unwrap()]);
+            assert!(o.status.success(), "{ctx}\ncleanup: {}", text(&o));
+        } else {
+            // Either it finished before the signal (0) or it stopped cleanly (130).
+            assert!(matches!(status.code(), Some(0) | Some(130)), "{ctx}");
+        }
+        assert!(mounts_under(&sc).is_empty(), "{ctx}");
+        assert_no_leftovers(&sc);
+        if let Ok(rd) = std::fs::read_dir(&sc) {
+            let left: Vec<_> = rd.flatten().map(|e| e.path()).collect();
+            assert!(left.is_empty(), "scratch not empty: {left:?} {ctx}");
+        }
+        if db.exists() {
+            let store = fsbench::store::Store::open(&db).unwrap();
+            assert!(store.integrity_check().unwrap(), "{ctx}");
+            let announced = err.lines().filter(|l| l.contains("done in")).count();
+            let stored = store.load_session(1).map(|d| d.samples.len()).unwrap_or(0);
+            assert!(
+                stored >= announced,
+                "{announced} repeats announced but {stored} stored: {ctx}"
+            );
+        }
+    }
+}
+
+/// A FUSE server (tests/fixtures/faultyfs.py) serving the scratch folder, mounted for the
+/// test's lifetime; writes to files whose name contains `fail_match` fail with EIO after
+/// `fail_after` bytes.
+struct FaultyFs {
+    mountpoint: std::path::PathBuf,
+    child: std::process::Child,
+}
+
+impl FaultyFs {
+    fn start(dir: &Path, fail_match: &str, fail_after: u64) -> FaultyFs {
+        let fusepy = Path::new("/usr/lib/python3/dist-packages/fusepy.py");
+        if !fusepy.exists() {
+            panic!("python3-fusepy is missing: run scripts/install.sh (the failing-disk test needs it)");
+        }
+        let backing = dir.join("backing");
+        let mountpoint = dir.join("faulty");
+        std::fs::create_dir_all(&backing).unwrap();
+        std::fs::create_dir_all(&mountpoint).unwrap();
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/faultyfs.py");
+        let child = Command::new("/usr/bin/python3")
+            .arg(script)
+            .args([backing.as_os_str(), mountpoint.as_os_str()])
+            .args([fail_match, &fail_after.to_string()])
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        while !mounts_under(&mountpoint).iter().any(|l| l.contains("fuse")) {
+            assert!(t0.elapsed() < Duration::from_secs(20), "faultyfs did not mount");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        FaultyFs { mountpoint, child }
+    }
+}
+
+impl Drop for FaultyFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.mountpoint).status();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn eio_from_a_failing_disk_fails_its_case_and_the_rest_runs() {
+    require_privileged!();
+    let dir = scratch();
+    // The ext4 image's backing file starts failing after 20 MB of writes: mkfs gets through,
+    // the workload's data does not. The xfs image on the same server is never failed.
+    let fs = FaultyFs::start(dir.path(), "ext4", 20_000_000);
+    let suite = write(
+        dir.path(),
+        "s.toml",
+        &TINY.replace("repeats = 3", "repeats = 1").replace(
+            "[[fs]]\ntype = \"ext4\"",
+            "[[fs]]\ntype = \"ext4\"\n\n[[fs]]\ntype = \"xfs\"",
+        ),
+    );
+    let db = dir.path().join("r.db");
+    let sc = fs.mountpoint.join("scratch");
+    let o = fsbench(&[
+        "--db",
+        db.to_str().unwrap(),
+        "run",
+        &suite,
+        "--scratch",
+        sc.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert_no_leftovers(&sc);
+    let j = report_json(db.to_str().unwrap(), "latest");
+    let ext4 = sample_errors(&j, "ext4").join(" ");
+    assert!(ext4.contains("Input/output error"), "{ext4}");
+    assert_eq!(sample_errors(&j, "xfs"), vec![String::new()], "xfs must still run");
+    drop(fs);
+}
+
+#[test]
+fn two_runs_at_once_share_scratch_and_database_without_colliding() {
+    require_privileged!();
+    let dir = scratch();
+    let suite = write(dir.path(), "s.toml", &TINY.replace("repeats = 3", "repeats = 2"));
+    let db = dir.path().join("shared.db");
+    let sc = dir.path().join("scratch");
+    let spawn = |label: &str| {
+        Command::new(bin())
+            .args([
+                "--db",
+                db.to_str().unwrap(),
+                "run",
+                &suite,
+                "--scratch",
+                sc.to_str().unwrap(),
+                "--label",
+                label,
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn("a"), spawn("b"));
+    for (name, child) in [("a", a), ("b", b)] {
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "run {name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    assert_no_leftovers(&sc);
+    let store = fsbench::store::Store::open(&db).unwrap();
+    let sessions = store.list_sessions().unwrap();
+    assert_eq!(sessions.len(), 2);
+    for s in sessions {
+        assert_eq!(s.status.as_str(), "complete");
+        assert_eq!(store.load_session(s.id).unwrap().samples.len(), 2);
+    }
+    assert!(store.integrity_check().unwrap());
+}
