@@ -14,11 +14,15 @@ want=(xfsprogs:mkfs.xfs btrfs-progs:mkfs.btrfs e2fsprogs:mkfs.ext4 util-linux:lo
 want+=(chromium:chromium)
 # The test suite's failing disk (tests/fixtures/faultyfs.py) is a FUSE server in Debian's Python.
 want+=(python3-fusepy:/usr/lib/python3/dist-packages/fusepy.py)
+# Database servers and load generators of the `oltp` workload (the ext4-vs-btrfs-2012 preset
+# and tests/integration/db.rs); packages only: fsbench starts its own servers, policy-rc.d
+# permitting, the packages' own services are not needed.
+want+=(mariadb-server:mariadbd sysbench:sysbench postgresql:postgres)
 if [[ "${1:-}" == "--bench" ]]; then
-  want+=(fio:fio bonnie++:bonnie++ gcc:gcc sysbench:sysbench time:/usr/bin/time)
+  want+=(fio:fio bonnie++:bonnie++ gcc:gcc time:/usr/bin/time)
 fi
 
-have() { command -v "$1" >/dev/null 2>&1 || [[ -x "/usr/sbin/$1" || -x "/sbin/$1" || -e "$1" ]]; }
+have() { command -v "$1" >/dev/null 2>&1 || [[ -x "/usr/sbin/$1" || -x "/sbin/$1" || -e "$1" ]] || compgen -G "/usr/lib/postgresql/*/bin/$1" >/dev/null; }
 
 missing=()
 for pair in "${want[@]}"; do

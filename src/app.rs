@@ -517,7 +517,17 @@ fn cmd_run(db: &Path, given: &RunArgs) -> Result<i32> {
             args: std::env::args().collect(),
             fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
             host: sysinfo::host_info(),
-            tool_versions: sysinfo::tool_versions(suite.variants.iter().map(|v| v.fs_type.as_str())),
+            tool_versions: {
+                let mut tools = sysinfo::tool_versions(suite.variants.iter().map(|v| v.fs_type.as_str()));
+                for w in &suite.workloads {
+                    for t in w.kind.workload().tool_versions() {
+                        if !tools.contains(&t) {
+                            tools.push(t);
+                        }
+                    }
+                }
+                tools
+            },
             target: provisioner.describe(),
         })?,
     };

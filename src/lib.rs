@@ -14,6 +14,7 @@ pub mod cli;
 pub mod config;
 pub mod datasets;
 pub mod engine;
+pub mod external;
 pub mod metric;
 pub mod plan;
 pub mod provision;

@@ -7,6 +7,8 @@
 //! - `mongo`: the mongo and bigfile workloads: FIEMAP against filefrag, their presets, a run.
 //! - `trees`: datasets (`dataset gen`), treecopy/filecopy, the study presets.
 //! - `report_html`: the HTML report rendered by headless Chromium; `fsbench compare` on real runs.
+//! - `db`: SQLite OLTP, MariaDB and PostgreSQL servers on loop filesystems, Ctrl-C while a
+//!   server runs, fileio against fio.
 
 #[path = "integration/util.rs"]
 mod util;
@@ -34,3 +36,6 @@ mod mongo;
 
 #[path = "integration/trees.rs"]
 mod trees;
+
+#[path = "integration/db.rs"]
+mod db;

@@ -8,6 +8,10 @@ pub(crate) const PRESETS: &[(&str, &str)] = &[
     ("mongo-2000", include_str!("../../presets/mongo-2000.toml")),
     ("desktop-2009", include_str!("../../presets/desktop-2009.toml")),
     (
+        "ext4-vs-btrfs-2012",
+        include_str!("../../presets/ext4-vs-btrfs-2012.toml"),
+    ),
+    (
         "zfs-vs-native-2016",
         include_str!("../../presets/zfs-vs-native-2016.toml"),
     ),

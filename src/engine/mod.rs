@@ -28,7 +28,9 @@ pub mod workloads;
 pub use workloads::bigfile::BigfileSpec;
 pub use workloads::bonnie::BonnieSpec;
 pub use workloads::filecopy::FilecopySpec;
+pub use workloads::fileio::FileioSpec;
 pub use workloads::mongo::MongoSpec;
+pub use workloads::oltp::OltpSpec;
 pub use workloads::treecopy::TreecopySpec;
 
 /// Why a workload could not produce a sample.
@@ -49,6 +51,10 @@ pub enum EngineError {
     /// The workload's parameters cannot work (found at run time).
     #[error("invalid workload: {0}")]
     Invalid(String),
+    /// Something the workload needs is not installed here (a database server, a tool); the
+    /// message says what to install.
+    #[error("unavailable: {0}")]
+    Unavailable(String),
 }
 
 impl EngineError {
@@ -84,6 +90,16 @@ pub trait Workload {
     fn scaled(&self, factor: f64) -> WorkloadKind;
     /// Checks parameters that serde cannot (ranges, relations). Message says what to change.
     fn validate(&self) -> Result<(), String>;
+    /// Whether this machine can run the workload (external servers and tools installed);
+    /// `Err` says what to install. Most workloads need nothing and keep the default.
+    fn availability(&self) -> Result<(), String> {
+        Ok(())
+    }
+    /// `(tool, version)` of the external programs the workload runs (servers, load
+    /// generators), recorded with the session. Most workloads run none and keep the default.
+    fn tool_versions(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
     /// Bytes the workload needs on the filesystem at its peak (image sizing and space checks).
     fn disk_bytes(&self) -> u64;
     /// One line for `fsbench plan`.
@@ -98,6 +114,10 @@ pub trait Workload {
 pub enum WorkloadKind {
     /// bonnie++ 2.x: sequential char/block I/O, rewrite, random seeks, small files.
     Bonnie(BonnieSpec),
+    /// sysbench fileio: seq/rnd reads and writes over a file set, fsync schedule, threads.
+    Fileio(FileioSpec),
+    /// sysbench-style OLTP transactions on SQLite, or on a MariaDB/PostgreSQL server fsbench starts.
+    Oltp(OltpSpec),
     /// The reiserfs mongo benchmark: create, copy, symlink, read, stat, rename, delete of many
     /// small files, with fragmentation after create and copy (FIEMAP).
     Mongo(MongoSpec),
@@ -111,7 +131,8 @@ pub enum WorkloadKind {
 
 impl WorkloadKind {
     /// Every kind name, for `fsbench list workloads` and "did you mean".
-    pub const KINDS: &'static [&'static str] = &["bonnie", "mongo", "bigfile", "treecopy", "filecopy"];
+    pub const KINDS: &'static [&'static str] =
+        &["bonnie", "mongo", "bigfile", "treecopy", "filecopy", "fileio", "oltp"];
 
     /// The single dispatch point from the closed set to the [`Workload`] interface.
     pub fn workload(&self) -> &dyn Workload {
@@ -121,6 +142,8 @@ impl WorkloadKind {
             WorkloadKind::Bigfile(spec) => spec,
             WorkloadKind::Treecopy(spec) => spec,
             WorkloadKind::Filecopy(spec) => spec,
+            WorkloadKind::Fileio(spec) => spec,
+            WorkloadKind::Oltp(spec) => spec,
         }
     }
 }

@@ -107,7 +107,9 @@ pub fn expand(suite: &Suite, availability: &dyn Fn(&FsVariant) -> Result<(), Str
                 id: CaseId::of(v, w),
                 variant: v.clone(),
                 workload: w.clone(),
-                unavailable: unavailable.clone(),
+                // A workload that cannot run here (a server not installed) is unavailable
+                // like a filesystem the kernel lacks: reported, never silently skipped.
+                unavailable: unavailable.clone().or_else(|| w.kind.workload().availability().err()),
                 image_bytes,
             });
         }

@@ -4,5 +4,7 @@
 pub mod bigfile;
 pub mod bonnie;
 pub mod filecopy;
+pub mod fileio;
 pub mod mongo;
+pub mod oltp;
 pub mod treecopy;

@@ -1,0 +1,1065 @@
+//! The `fileio` workload: sysbench fileio's file I/O test, run natively.
+//!
+//! Reference: sysbench 1.0.20 (`sysbench fileio help`, and `src/tests/fileio/sb_fileio.c` of
+//! akopytov/sysbench, read to match semantics; no code is taken from it).
+//!
+//! **Prepare** (untimed): `files` files `test_file.0` … of `total_size / files` bytes each
+//! (rounded down to whole blocks here) are written in full and fsynced, as `sysbench fileio
+//! prepare` does; for `seqwr` they are created empty instead (sysbench removes them and the
+//! run recreates them). Then the usual `sync; drop caches` before the timed phase.
+//!
+//! **Run** (timed, one phase named after the mode): `threads` workers issue requests of
+//! `block_size` bytes with pread(2)/pwrite(2) on descriptors opened before the timed region
+//! and shared by all workers (as sysbench shares them):
+//!
+//! | mode | requests |
+//! |---|---|
+//! | `seqwr` | writes, one global sequential cursor over all files in order (file 0 first), wrapping |
+//! | `seqrewr` | the same over the prepared files |
+//! | `seqrd` | reads, same cursor |
+//! | `rndrd` | reads at a block uniformly drawn over the whole file set |
+//! | `rndwr` | writes, same distribution |
+//! | `rndrw` | per worker: a read while `(reads + 1) / (writes + 1) < rw_ratio`, else a write |
+//!
+//! **fsync schedule** (sysbench's `--file-fsync-freq`): once writes have happened, every
+//! `fsync_freq` requests a cycle starts that fsyncs every file once, one fsync per operation;
+//! requests resume when the cycle is done. Each fsync is an operation of its own (it counts in
+//! `fsyncs_per_s` and in the latency histogram, as sysbench counts it as an event). With
+//! `fsync_end` every worker fsyncs every file after its last request, inside the timed region
+//! (sysbench's `--file-fsync-end`, per thread, counted in `fsyncs_per_s`). Read-only modes
+//! never fsync.
+//!
+//! The phase stops at `time` (sysbench `--time`) or after `requests` reads and writes
+//! (sysbench `--events`), whichever comes first; `0` disables either bound.
+//!
+//! Deliberate differences from sysbench (all documented choices, none changes what a single
+//! thread measures):
+//! - sysbench hands out requests and fsyncs from one mutex-protected generator. Here each
+//!   worker keeps its own schedule (no shared lock in the hot loop): with `threads = N` a worker
+//!   starts its fsync cycle every `N × fsync_freq` of its own requests, so the machine-wide
+//!   ratio of fsyncs to requests is sysbench's. Sequential modes share one atomic block cursor,
+//!   so requests still walk the files in order.
+//! - `requests` counts reads and writes only; sysbench's `--events` also counts fsyncs. With
+//!   random modes the requests are split evenly between workers up front.
+//! - Files are a whole number of blocks (sysbench issues one short request at a file's tail).
+//! - `data = "random"` fills the write buffer with random bytes once (sysbench writes zeros,
+//!   the default here too, which compresses extremely well: compare `btrfs compress=lzo` with
+//!   both).
+//!
+//! `io = "direct"` opens with O_DIRECT; every worker's buffer is allocated once, aligned to
+//! 4096 bytes, and `block_size` must be a multiple of 4096.
+//!
+//! Engine rules kept: the hot loop ([`FileWorker::op`]) allocates nothing, formats nothing,
+//! takes no lock (the sequential cursor is one atomic add), reads the clock once per operation
+//! (in the pool), and uses a per-worker `SmallRng` seeded from `seed` and the worker index.
+//! The files are removed at the end and on error or interrupt.
+
+use crate::engine::cpu::CpuMeter;
+use crate::engine::host::before_phase;
+use crate::engine::pool::{Step, Worker, WorkerPool};
+use crate::engine::{EngineError, RunContext, Workload, WorkloadKind};
+use crate::metric::{MetricId, PhaseResult, RawSample, Unit};
+use crate::units::{Bytes, Dur};
+use rand::rngs::SmallRng;
+use rand::{Rng, RngCore, SeedableRng};
+use serde::{Deserialize, Serialize};
+use std::alloc::Layout;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Alignment of O_DIRECT buffers and the granularity `block_size` must have with `io = "direct"`.
+pub const DIRECT_ALIGN: usize = 4096;
+/// Largest accepted `block_size`.
+const MAX_BLOCK: u64 = 256 * Bytes::MIB;
+/// Most files (each is one open descriptor during the run).
+const MAX_FILES: u32 = 65_536;
+/// Most worker threads.
+const MAX_THREADS: u32 = 1024;
+/// Prepare writes in buffers of about this size.
+const PREPARE_CHUNK: u64 = Bytes::MIB;
+/// Phases shorter than this get a note.
+const MIN_TIME: Duration = Duration::from_secs(1);
+/// Shortest `time` that `--scale` produces.
+const MIN_SCALED_TIME: Duration = Duration::from_secs(2);
+
+/// sysbench's `--file-test-mode`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileioMode {
+    /// Sequential write into files created empty.
+    Seqwr,
+    /// Sequential rewrite of the prepared files.
+    Seqrewr,
+    /// Sequential read.
+    Seqrd,
+    /// Random read.
+    Rndrd,
+    /// Random write.
+    Rndwr,
+    /// Random reads and writes mixed by `rw_ratio` (the default, as in the ext4-vs-btrfs study).
+    #[default]
+    Rndrw,
+}
+
+impl FileioMode {
+    /// The mode's name, also the phase name (`rndrw`).
+    pub fn name(self) -> &'static str {
+        match self {
+            FileioMode::Seqwr => "seqwr",
+            FileioMode::Seqrewr => "seqrewr",
+            FileioMode::Seqrd => "seqrd",
+            FileioMode::Rndrd => "rndrd",
+            FileioMode::Rndwr => "rndwr",
+            FileioMode::Rndrw => "rndrw",
+        }
+    }
+
+    fn sequential(self) -> bool {
+        matches!(self, FileioMode::Seqwr | FileioMode::Seqrewr | FileioMode::Seqrd)
+    }
+
+    /// Whether the mode issues reads.
+    pub fn reads(self) -> bool {
+        matches!(self, FileioMode::Seqrd | FileioMode::Rndrd | FileioMode::Rndrw)
+    }
+
+    /// Whether the mode issues writes (and therefore fsyncs).
+    pub fn writes(self) -> bool {
+        !matches!(self, FileioMode::Seqrd | FileioMode::Rndrd)
+    }
+}
+
+/// How files are opened.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IoMode {
+    /// Through the page cache (sysbench's default).
+    #[default]
+    Buffered,
+    /// O_DIRECT (sysbench `--file-extra-flags=direct`): 4096-aligned buffers and blocks.
+    Direct,
+}
+
+/// What written blocks contain.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fill {
+    /// Zero bytes, as sysbench writes.
+    #[default]
+    Zeros,
+    /// Random bytes (incompressible), drawn once per worker before the timed region.
+    Random,
+}
+
+/// Parameters of the fileio workload (sysbench option names in brackets).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileioSpec {
+    /// Test mode (`--file-test-mode`). Default `rndrw`.
+    #[serde(default)]
+    pub mode: FileioMode,
+    /// Number of files (`--file-num`). Default 128.
+    #[serde(default = "default_files")]
+    pub files: u32,
+    /// Size of all files together, bytes (`--file-total-size`). Default 2 GiB.
+    #[serde(default = "default_total_size")]
+    pub total_size: Bytes,
+    /// Bytes per request (`--file-block-size`). Default 16 KiB.
+    #[serde(default = "default_block_size")]
+    pub block_size: Bytes,
+    /// Reads per write in `rndrw` (`--file-rw-ratio`). Default 1.5.
+    #[serde(default = "default_rw_ratio")]
+    pub rw_ratio: f64,
+    /// Requests between fsync cycles (`--file-fsync-freq`); 0 = never. Default 100.
+    #[serde(default = "default_fsync_freq")]
+    pub fsync_freq: u32,
+    /// fsync every file after the last request, timed (`--file-fsync-end`). Default true.
+    #[serde(default = "default_true")]
+    pub fsync_end: bool,
+    /// Worker threads (`--threads`). Default 1.
+    #[serde(default = "default_threads")]
+    pub threads: u32,
+    /// Time limit of the phase (`--time`); `0` = none. Default 10 s.
+    #[serde(default = "default_time")]
+    pub time: Dur,
+    /// Limit on reads + writes (`--events`); 0 = none. Default 0.
+    #[serde(default)]
+    pub requests: u64,
+    /// `buffered` (default) or `direct` (O_DIRECT).
+    #[serde(default)]
+    pub io: IoMode,
+    /// Content of written blocks: `zeros` (default, as sysbench) or `random`.
+    #[serde(default)]
+    pub data: Fill,
+    /// Seed of the per-worker random generators. Default 0.
+    #[serde(default)]
+    pub seed: u64,
+}
+
+fn default_files() -> u32 {
+    128
+}
+fn default_total_size() -> Bytes {
+    Bytes(2 * Bytes::GIB)
+}
+fn default_block_size() -> Bytes {
+    Bytes(16 * Bytes::KIB)
+}
+fn default_rw_ratio() -> f64 {
+    1.5
+}
+fn default_fsync_freq() -> u32 {
+    100
+}
+fn default_true() -> bool {
+    true
+}
+fn default_threads() -> u32 {
+    1
+}
+fn default_time() -> Dur {
+    Dur(Duration::from_secs(10))
+}
+
+impl Default for FileioSpec {
+    fn default() -> Self {
+        FileioSpec {
+            mode: FileioMode::default(),
+            files: default_files(),
+            total_size: default_total_size(),
+            block_size: default_block_size(),
+            rw_ratio: default_rw_ratio(),
+            fsync_freq: default_fsync_freq(),
+            fsync_end: true,
+            threads: default_threads(),
+            time: default_time(),
+            requests: 0,
+            io: IoMode::default(),
+            data: Fill::default(),
+            seed: 0,
+        }
+    }
+}
+
+impl FileioSpec {
+    /// Bytes of each file: `total_size / files`, rounded down to whole blocks.
+    pub fn file_size(&self) -> u64 {
+        let per = self.total_size.get() / u64::from(self.files.max(1));
+        per.checked_div(self.block_size.get()).unwrap_or(0) * self.block_size.get()
+    }
+
+    fn blocks_per_file(&self) -> u64 {
+        self.file_size().checked_div(self.block_size.get()).unwrap_or(0)
+    }
+}
+
+impl Workload for FileioSpec {
+    fn kind(&self) -> &'static str {
+        "fileio"
+    }
+
+    fn phases(&self) -> Vec<String> {
+        vec![self.mode.name().to_string()]
+    }
+
+    fn scaled(&self, factor: f64) -> WorkloadKind {
+        let min_total = (u64::from(self.files) * self.block_size.get()).max(16 * Bytes::MIB);
+        let time = if self.time.0.is_zero() {
+            self.time
+        } else {
+            self.time.scaled(factor, MIN_SCALED_TIME)
+        };
+        let requests = if self.requests == 0 {
+            0
+        } else {
+            let v = (self.requests as f64 * factor).floor();
+            (if v.is_finite() && v < u64::MAX as f64 {
+                v as u64
+            } else {
+                u64::MAX
+            })
+            .max(100)
+        };
+        WorkloadKind::Fileio(FileioSpec {
+            total_size: self.total_size.scaled(factor, min_total),
+            time,
+            requests,
+            ..self.clone()
+        })
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        let block = self.block_size.get();
+        if self.files == 0 || self.files > MAX_FILES {
+            return Err(format!("files must be between 1 and {MAX_FILES} (is {})", self.files));
+        }
+        if block == 0 || block > MAX_BLOCK {
+            return Err(format!(
+                "block_size must be between 1 byte and 256MiB (is {})",
+                self.block_size
+            ));
+        }
+        if self.file_size() == 0 {
+            return Err(format!(
+                "total_size ({}) gives each of the {} files less than one block of {}: raise total_size or lower files",
+                self.total_size, self.files, self.block_size
+            ));
+        }
+        if self.io == IoMode::Direct && block % DIRECT_ALIGN as u64 != 0 {
+            return Err(format!(
+                "io = \"direct\" needs block_size to be a multiple of 4KiB (is {})",
+                self.block_size
+            ));
+        }
+        if !(self.rw_ratio.is_finite() && self.rw_ratio >= 0.0) {
+            return Err(format!("rw_ratio must be a number ≥ 0 (is {})", self.rw_ratio));
+        }
+        if self.threads == 0 || self.threads > MAX_THREADS {
+            return Err(format!(
+                "threads must be between 1 and {MAX_THREADS} (is {})",
+                self.threads
+            ));
+        }
+        if self.time.0.is_zero() && self.requests == 0 {
+            return Err("time and requests are both 0: the phase would never end (set one of them)".into());
+        }
+        Ok(())
+    }
+
+    fn disk_bytes(&self) -> u64 {
+        // The files, plus 64 MiB for metadata, the journal and allocator slack.
+        (u64::from(self.files) * self.file_size()).saturating_add(64 * Bytes::MIB)
+    }
+
+    fn describe(&self) -> String {
+        let mut s = format!(
+            "fileio {} {} files x {} = {}, block {}, {} thread(s)",
+            self.mode.name(),
+            self.files,
+            Bytes(self.file_size()),
+            Bytes(self.file_size() * u64::from(self.files)).human(),
+            self.block_size,
+            self.threads
+        );
+        if !self.time.0.is_zero() {
+            s.push_str(&format!(", {}", self.time));
+        }
+        if self.requests > 0 {
+            s.push_str(&format!(", {} requests", self.requests));
+        }
+        if self.mode.writes() {
+            if self.fsync_freq > 0 {
+                s.push_str(&format!(", fsync every {}", self.fsync_freq));
+            } else {
+                s.push_str(", no periodic fsync");
+            }
+            if self.fsync_end {
+                s.push_str(" + at end");
+            }
+        }
+        if self.mode == FileioMode::Rndrw {
+            s.push_str(&format!(", r/w {}", self.rw_ratio));
+        }
+        s.push_str(match self.io {
+            IoMode::Buffered => ", buffered",
+            IoMode::Direct => ", O_DIRECT",
+        });
+        s
+    }
+
+    fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
+        self.validate().map_err(EngineError::Invalid)?;
+        let set = FileSet::new(ctx.dir, self.files);
+        let result = self.run_on(&set, ctx);
+        // The files are removed whatever happened (untimed).
+        let removed = set.remove_all();
+        let sample = result?;
+        removed.map(|()| sample)
+    }
+}
+
+impl FileioSpec {
+    fn run_on(&self, set: &FileSet, ctx: &RunContext) -> Result<RawSample, EngineError> {
+        set.prepare(self, ctx.interrupt)?;
+        let files = set.open(self.io)?;
+        let mut sample = RawSample::default();
+        let phase = self.mode.name();
+        let threads = self.threads as usize;
+        let cursor = AtomicU64::new(0);
+        let mut workers = Vec::with_capacity(threads);
+        for k in 0..threads {
+            let left = if self.requests == 0 {
+                u64::MAX
+            } else if self.mode.sequential() {
+                // The shared cursor enforces the global limit.
+                u64::MAX
+            } else {
+                self.requests / threads as u64 + u64::from((k as u64) < self.requests % threads as u64)
+            };
+            workers.push(FileWorker::new(self, set, &files, &cursor, k, left)?);
+        }
+
+        before_phase(ctx, phase, &mut sample);
+        let pool = if self.time.0.is_zero() {
+            WorkerPool::new()
+        } else {
+            WorkerPool::with_deadline(self.time.0)
+        };
+        let meter = CpuMeter::start();
+        let run = pool.run(workers, ctx.interrupt)?;
+        let cpu = meter.stop();
+
+        let mut c = Counters::default();
+        for o in &run.outputs {
+            c.add(o);
+        }
+        let secs = run.wall.as_secs_f64().max(1e-9);
+        let mib = Bytes::MIB as f64;
+        let mut metrics = Vec::new();
+        if self.mode.reads() {
+            metrics.push((MetricId::higher("reads_per_s", Unit::OpsPerSec), c.reads as f64 / secs));
+        }
+        if self.mode.writes() {
+            metrics.push((
+                MetricId::higher("writes_per_s", Unit::OpsPerSec),
+                c.writes as f64 / secs,
+            ));
+            metrics.push((
+                MetricId::higher("fsyncs_per_s", Unit::OpsPerSec),
+                c.fsyncs as f64 / secs,
+            ));
+        }
+        if self.mode.reads() {
+            metrics.push((
+                MetricId::higher("read_mib_s", Unit::MibPerSec),
+                c.read_bytes as f64 / mib / secs,
+            ));
+        }
+        if self.mode.writes() {
+            metrics.push((
+                MetricId::higher("write_mib_s", Unit::MibPerSec),
+                c.write_bytes as f64 / mib / secs,
+            ));
+        }
+        metrics.extend(run.latency.summary().metrics());
+        if run.wall < MIN_TIME {
+            sample.notes.push(format!(
+                "fileio {phase} ran under {:.0} s: too short to time reliably; raise time or requests",
+                MIN_TIME.as_secs_f64()
+            ));
+        }
+        if self.threads > 1 && self.mode.writes() && self.fsync_freq > 0 {
+            sample.notes.push(format!(
+                "fileio: each of the {} workers runs its own fsync cycle every {} of its requests (sysbench: one global cycle every {})",
+                self.threads,
+                u64::from(self.fsync_freq) * u64::from(self.threads),
+                self.fsync_freq
+            ));
+        }
+        sample.phases.push(PhaseResult {
+            phase: phase.to_string(),
+            wall: run.wall,
+            cpu,
+            metrics,
+        });
+        drop(files);
+        Ok(sample)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The file set: prepare, open, remove.
+// ---------------------------------------------------------------------------------------------
+
+/// The test files `test_file.N` in the run directory.
+struct FileSet {
+    paths: Vec<PathBuf>,
+}
+
+impl FileSet {
+    fn new(dir: &Path, files: u32) -> FileSet {
+        FileSet {
+            paths: (0..files).map(|i| dir.join(format!("test_file.{i}"))).collect(),
+        }
+    }
+
+    /// Lays the files out (untimed): full and fsynced, or empty for `seqwr`.
+    fn prepare(&self, spec: &FileioSpec, interrupt: &AtomicBool) -> Result<(), EngineError> {
+        let size = spec.file_size();
+        let block = spec.block_size.get();
+        let chunk = (PREPARE_CHUNK / block).max(1) * block;
+        let mut buf = vec![0u8; chunk as usize];
+        if spec.data == Fill::Random {
+            SmallRng::seed_from_u64(spec.seed ^ 0x5eed).fill_bytes(&mut buf);
+        }
+        for path in &self.paths {
+            if interrupt.load(Ordering::Relaxed) {
+                return Err(EngineError::Interrupted);
+            }
+            let mut f = OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(path)
+                .map_err(|e| io_err("create", path, e))?;
+            if spec.mode == FileioMode::Seqwr {
+                continue;
+            }
+            let mut left = size;
+            while left > 0 {
+                if interrupt.load(Ordering::Relaxed) {
+                    return Err(EngineError::Interrupted);
+                }
+                let n = left.min(chunk) as usize;
+                f.write_all(&buf[..n]).map_err(|e| io_err("write", path, e))?;
+                left -= n as u64;
+            }
+            f.sync_all().map_err(|e| io_err("fsync", path, e))?;
+        }
+        Ok(())
+    }
+
+    /// Opens every file read-write (with O_DIRECT for `direct`), before the timed region.
+    fn open(&self, io: IoMode) -> Result<Vec<File>, EngineError> {
+        self.paths
+            .iter()
+            .map(|p| {
+                let mut o = OpenOptions::new();
+                o.read(true).write(true);
+                if io == IoMode::Direct {
+                    o.custom_flags(libc::O_DIRECT);
+                }
+                o.open(p).map_err(|e| io_err("open", p, e))
+            })
+            .collect()
+    }
+
+    /// Removes every file that exists; reports the first failure other than "not found".
+    fn remove_all(&self) -> Result<(), EngineError> {
+        let mut first = None;
+        for p in &self.paths {
+            match std::fs::remove_file(p) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    first.get_or_insert_with(|| io_err("unlink", p, e));
+                }
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+}
+
+/// Wraps an error with the operation and path; ENOSPC gets a hint.
+fn io_err(op: &str, path: &Path, e: io::Error) -> EngineError {
+    let mut what = format!("{op} {}", path.display());
+    if e.raw_os_error() == Some(libc::ENOSPC) {
+        what.push_str(" (filesystem full: lower total_size or use a larger target)");
+    }
+    EngineError::io(what, e)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The worker.
+// ---------------------------------------------------------------------------------------------
+
+/// A heap buffer aligned to [`DIRECT_ALIGN`], allocated once (O_DIRECT needs the alignment).
+struct AlignedBuf {
+    ptr: NonNull<u8>,
+    layout: Layout,
+}
+
+// SAFETY: the buffer is uniquely owned heap memory; only its owner touches it.
+unsafe impl Send for AlignedBuf {}
+
+impl AlignedBuf {
+    fn zeroed(len: usize) -> Result<AlignedBuf, EngineError> {
+        let layout = Layout::from_size_align(len.max(1), DIRECT_ALIGN)
+            .map_err(|e| EngineError::Invalid(format!("buffer of {len} bytes: {e}")))?;
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        match NonNull::new(ptr) {
+            Some(ptr) => Ok(AlignedBuf { ptr, layout }),
+            None => std::alloc::handle_alloc_error(layout),
+        }
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        // SAFETY: ptr points to layout.size() initialised (zeroed) bytes owned by self.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.layout.size()) }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as above, and &mut self guarantees exclusive access.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.layout.size()) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `zeroed` with exactly this layout.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) };
+    }
+}
+
+/// What one worker did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Read requests.
+    pub reads: u64,
+    /// Write requests.
+    pub writes: u64,
+    /// fsync calls (periodic and at the end).
+    pub fsyncs: u64,
+    /// Bytes read.
+    pub read_bytes: u64,
+    /// Bytes written.
+    pub write_bytes: u64,
+}
+
+impl Counters {
+    fn add(&mut self, o: &Counters) {
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.fsyncs += o.fsyncs;
+        self.read_bytes += o.read_bytes;
+        self.write_bytes += o.write_bytes;
+    }
+}
+
+/// One thread of the fileio phase; see the module documentation for the schedule.
+struct FileWorker<'a> {
+    files: &'a [File],
+    paths: &'a [PathBuf],
+    mode: FileioMode,
+    buf: AlignedBuf,
+    block: u64,
+    blocks_per_file: u64,
+    total_blocks: u64,
+    rng: SmallRng,
+    /// Shared block cursor of the sequential modes.
+    cursor: &'a AtomicU64,
+    /// Global request limit of the sequential modes (`u64::MAX` = none).
+    seq_limit: u64,
+    /// Requests this worker may still issue (random modes; `u64::MAX` = none).
+    left: u64,
+    rw_ratio: f64,
+    /// Own requests between fsync cycles (0 = never).
+    fsync_interval: u64,
+    fsync_end: bool,
+    /// Requests issued (reads + writes), drives the fsync schedule.
+    reqs: u64,
+    /// Writes since the last completed fsync cycle.
+    dirty: bool,
+    /// Next file to fsync in the current cycle.
+    fsync_next: usize,
+    counters: Counters,
+}
+
+impl<'a> FileWorker<'a> {
+    fn new(
+        spec: &FileioSpec,
+        set: &'a FileSet,
+        files: &'a [File],
+        cursor: &'a AtomicU64,
+        index: usize,
+        left: u64,
+    ) -> Result<FileWorker<'a>, EngineError> {
+        let block = spec.block_size.get();
+        let mut buf = AlignedBuf::zeroed(block as usize)?;
+        let mut rng = SmallRng::seed_from_u64(spec.seed.wrapping_add(index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        if spec.data == Fill::Random {
+            rng.fill_bytes(buf.as_mut_slice());
+        }
+        let blocks_per_file = spec.blocks_per_file();
+        Ok(FileWorker {
+            files,
+            paths: &set.paths,
+            mode: spec.mode,
+            buf,
+            block,
+            blocks_per_file,
+            total_blocks: blocks_per_file * u64::from(spec.files),
+            rng,
+            cursor,
+            seq_limit: if spec.requests == 0 { u64::MAX } else { spec.requests },
+            left,
+            rw_ratio: spec.rw_ratio,
+            fsync_interval: u64::from(spec.fsync_freq) * u64::from(spec.threads),
+            fsync_end: spec.fsync_end,
+            reqs: 0,
+            dirty: false,
+            fsync_next: 0,
+            counters: Counters::default(),
+        })
+    }
+
+    #[cold]
+    fn err(&self, op: &str, file: usize, e: io::Error) -> EngineError {
+        io_err(op, &self.paths[file], e)
+    }
+
+    fn fsync(&mut self, file: usize) -> Result<(), EngineError> {
+        match self.files[file].sync_all() {
+            Ok(()) => {
+                self.counters.fsyncs += 1;
+                Ok(())
+            }
+            Err(e) => Err(self.err("fsync", file, e)),
+        }
+    }
+}
+
+impl Worker for FileWorker<'_> {
+    type Output = Counters;
+
+    #[inline]
+    fn op(&mut self) -> Result<Step, EngineError> {
+        // No requests left: done (the end-of-test fsyncs cover what a due cycle would).
+        let exhausted = if self.mode.sequential() {
+            self.cursor.load(Ordering::Relaxed) >= self.seq_limit
+        } else {
+            self.left == 0
+        };
+        if exhausted {
+            return Ok(Step::Done);
+        }
+        // An fsync cycle in progress, or due: one file per operation.
+        if self.fsync_interval != 0 && self.dirty && self.reqs % self.fsync_interval == 0 {
+            let f = self.fsync_next;
+            self.fsync(f)?;
+            self.fsync_next += 1;
+            if self.fsync_next == self.files.len() {
+                self.fsync_next = 0;
+                self.dirty = false;
+            }
+            return Ok(Step::Op);
+        }
+        let (block_index, write) = if self.mode.sequential() {
+            let k = self.cursor.fetch_add(1, Ordering::Relaxed);
+            if k >= self.seq_limit {
+                return Ok(Step::Done);
+            }
+            (k % self.total_blocks, self.mode != FileioMode::Seqrd)
+        } else {
+            if self.left != u64::MAX {
+                self.left -= 1;
+            }
+            let write = match self.mode {
+                FileioMode::Rndwr => true,
+                FileioMode::Rndrw => {
+                    (self.counters.reads as f64 + 1.0) / (self.counters.writes as f64 + 1.0) >= self.rw_ratio
+                }
+                _ => false,
+            };
+            (self.rng.gen_range(0..self.total_blocks), write)
+        };
+        let file = (block_index / self.blocks_per_file) as usize;
+        let pos = (block_index % self.blocks_per_file) * self.block;
+        if write {
+            if let Err(e) = self.files[file].write_all_at(self.buf.as_slice(), pos) {
+                return Err(self.err("pwrite", file, e));
+            }
+            self.counters.writes += 1;
+            self.counters.write_bytes += self.block;
+            self.dirty = true;
+        } else {
+            if let Err(e) = self.files[file].read_exact_at(self.buf.as_mut_slice(), pos) {
+                return Err(self.err("pread", file, e));
+            }
+            self.counters.reads += 1;
+            self.counters.read_bytes += self.block;
+        }
+        self.reqs += 1;
+        Ok(Step::Op)
+    }
+
+    fn end(&mut self) -> Result<(), EngineError> {
+        if self.fsync_end && self.mode.writes() {
+            for f in 0..self.files.len() {
+                self.fsync(f)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Counters {
+        self.counters
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiny(mode: FileioMode) -> FileioSpec {
+        FileioSpec {
+            mode,
+            files: 4,
+            total_size: Bytes(4 * Bytes::MIB),
+            block_size: Bytes(16 * Bytes::KIB),
+            time: Dur(Duration::ZERO),
+            requests: 1000,
+            ..FileioSpec::default()
+        }
+    }
+
+    fn run_in(spec: &FileioSpec, dir: &Path, flag: &AtomicBool) -> Result<RawSample, EngineError> {
+        let on_phase = |_: &str| {};
+        let ctx = RunContext {
+            dir,
+            drop_caches: false,
+            interrupt: flag,
+            on_phase: &on_phase,
+        };
+        spec.run(&ctx)
+    }
+
+    fn metric(s: &RawSample, name: &str) -> Option<f64> {
+        s.phases[0]
+            .metrics
+            .iter()
+            .find(|(m, _)| m.name == name)
+            .map(|(_, v)| *v)
+    }
+
+    fn is_empty(dir: &Path) -> bool {
+        std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(false)
+    }
+
+    #[test]
+    fn every_mode_runs_reports_its_metrics_and_cleans_up() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let flag = AtomicBool::new(false);
+        for mode in [
+            FileioMode::Seqwr,
+            FileioMode::Seqrewr,
+            FileioMode::Seqrd,
+            FileioMode::Rndrd,
+            FileioMode::Rndwr,
+            FileioMode::Rndrw,
+        ] {
+            let spec = tiny(mode);
+            let s = run_in(&spec, tmp.path(), &flag).expect("run");
+            assert_eq!(s.phases.len(), 1);
+            assert_eq!(s.phases[0].phase, mode.name());
+            let secs = s.phases[0].wall.as_secs_f64();
+            let reads = metric(&s, "reads_per_s").unwrap_or(0.0) * secs;
+            let writes = metric(&s, "writes_per_s").unwrap_or(0.0) * secs;
+            // Exactly `requests` reads + writes, whatever the mode.
+            assert!((reads + writes - 1000.0).abs() < 0.5, "{mode:?}: {reads} + {writes}");
+            assert_eq!(metric(&s, "reads_per_s").is_some(), mode.reads(), "{mode:?}");
+            assert_eq!(metric(&s, "fsyncs_per_s").is_some(), mode.writes(), "{mode:?}");
+            if let Some(mib) = metric(&s, "read_mib_s") {
+                let per_s = metric(&s, "reads_per_s").expect("reads");
+                assert!((mib - per_s * 16.0 / 1024.0).abs() < 1e-6 * mib.max(1.0));
+            }
+            if mode.writes() {
+                // 1000 requests: a cycle of 4 fsyncs after requests 100, 200, … 900, and the
+                // 4 end-of-test fsyncs instead of a cycle after the last request.
+                let fsyncs = metric(&s, "fsyncs_per_s").expect("fsyncs") * secs;
+                assert!((fsyncs - 40.0).abs() < 0.5, "{mode:?}: {fsyncs}");
+            }
+            assert!(s.phases[0].metrics.iter().any(|(m, _)| m.name == "lat_p999"));
+            assert!(s.phases[0].metrics.iter().all(|(_, v)| v.is_finite() && *v >= 0.0));
+            assert!(is_empty(tmp.path()), "{mode:?} left files");
+        }
+    }
+
+    #[test]
+    fn rndrw_keeps_the_read_write_ratio() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let flag = AtomicBool::new(false);
+        let spec = FileioSpec {
+            requests: 5000,
+            fsync_freq: 0,
+            ..tiny(FileioMode::Rndrw)
+        };
+        let s = run_in(&spec, tmp.path(), &flag).expect("run");
+        let r = metric(&s, "reads_per_s").expect("reads");
+        let w = metric(&s, "writes_per_s").expect("writes");
+        assert!((r / w - 1.5).abs() < 0.01, "{r} / {w}");
+        // fsync_freq = 0: only the end-of-test fsyncs.
+        let fsyncs = metric(&s, "fsyncs_per_s").expect("fsyncs") * s.phases[0].wall.as_secs_f64();
+        assert!((fsyncs - 4.0).abs() < 0.5, "{fsyncs}");
+    }
+
+    #[test]
+    fn sequential_cursor_walks_files_in_order_with_threads() {
+        // seqwr with 2 threads and exactly one pass over the files: every file ends full.
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let flag = AtomicBool::new(false);
+        let spec = FileioSpec {
+            threads: 2,
+            requests: 4 * 64, // 4 files of 1 MiB in 16 KiB blocks
+            ..tiny(FileioMode::Seqwr)
+        };
+        let set = FileSet::new(tmp.path(), spec.files);
+        let on_phase = |_: &str| {};
+        let ctx = RunContext {
+            dir: tmp.path(),
+            drop_caches: false,
+            interrupt: &flag,
+            on_phase: &on_phase,
+        };
+        let s = spec.run_on(&set, &ctx).expect("run");
+        for p in &set.paths {
+            assert_eq!(std::fs::metadata(p).expect("file").len(), Bytes::MIB, "{}", p.display());
+        }
+        let writes = metric(&s, "writes_per_s").expect("writes") * s.phases[0].wall.as_secs_f64();
+        assert!((writes - 256.0).abs() < 0.5);
+        set.remove_all().expect("remove");
+    }
+
+    #[test]
+    fn time_bound_and_direct_io() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let flag = AtomicBool::new(false);
+        let spec = FileioSpec {
+            time: Dur(Duration::from_millis(300)),
+            requests: 0,
+            io: IoMode::Direct,
+            data: Fill::Random,
+            threads: 2,
+            ..tiny(FileioMode::Rndrw)
+        };
+        match run_in(&spec, tmp.path(), &flag) {
+            Ok(s) => {
+                let wall = s.phases[0].wall;
+                assert!(
+                    wall >= Duration::from_millis(300) && wall < Duration::from_secs(20),
+                    "{wall:?}"
+                );
+                assert!(metric(&s, "reads_per_s").expect("reads") > 0.0);
+                assert!(s.notes.iter().any(|n| n.contains("too short")));
+            }
+            // A temp directory on a filesystem without O_DIRECT (old tmpfs) refuses the open.
+            Err(EngineError::Io { what, source }) => {
+                assert!(what.starts_with("open "), "{what}");
+                assert_eq!(source.raw_os_error(), Some(libc::EINVAL));
+            }
+            Err(e) => panic!("{e}"),
+        }
+        assert!(is_empty(tmp.path()));
+    }
+
+    #[test]
+    fn interrupt_stops_and_cleans_up() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let flag = AtomicBool::new(false);
+        let spec = FileioSpec {
+            time: Dur(Duration::from_secs(600)),
+            requests: 0,
+            ..tiny(FileioMode::Rndrd)
+        };
+        let t0 = std::time::Instant::now();
+        let r = std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(Duration::from_millis(200));
+                flag.store(true, Ordering::Relaxed);
+            });
+            run_in(&spec, tmp.path(), &flag)
+        });
+        assert!(matches!(r, Err(EngineError::Interrupted)), "{r:?}");
+        assert!(t0.elapsed() < Duration::from_secs(10));
+        assert!(is_empty(tmp.path()));
+    }
+
+    #[test]
+    fn aligned_buffer_is_aligned_and_zeroed() {
+        let mut b = AlignedBuf::zeroed(16384).expect("buf");
+        assert_eq!(b.as_slice().as_ptr() as usize % DIRECT_ALIGN, 0);
+        assert_eq!(b.as_slice().len(), 16384);
+        assert!(b.as_slice().iter().all(|&x| x == 0));
+        b.as_mut_slice()[5] = 7;
+        assert_eq!(b.as_slice()[5], 7);
+    }
+
+    #[test]
+    fn defaults_match_sysbench_and_parse() {
+        let s: FileioSpec = toml::from_str("").expect("empty spec");
+        assert_eq!(s, FileioSpec::default());
+        assert_eq!(
+            (s.files, s.total_size, s.block_size),
+            (128, Bytes(2 * Bytes::GIB), Bytes(16384))
+        );
+        assert_eq!((s.fsync_freq, s.fsync_end, s.rw_ratio, s.threads), (100, true, 1.5, 1));
+        assert_eq!(s.time, Dur(Duration::from_secs(10)));
+        assert_eq!(s.file_size(), 16 * Bytes::MIB);
+        assert!(s.validate().is_ok());
+        let t: FileioSpec = toml::from_str(
+            "mode = \"rndrd\"\nfiles = 8\ntotal_size = \"15GiB\"\nblock_size = \"4k\"\nio = \"direct\"\ntime = \"300s\"\nrequests = 10\nthreads = 4\ndata = \"random\"\nfsync_freq = 0\nfsync_end = false\nrw_ratio = 2.0\nseed = 3",
+        )
+        .expect("spec");
+        assert_eq!(t.mode, FileioMode::Rndrd);
+        assert_eq!(t.io, IoMode::Direct);
+        assert_eq!(t.total_size, Bytes(15 * Bytes::GIB));
+        assert!(t.validate().is_ok());
+        let back: FileioSpec = toml::from_str(&toml::to_string(&t).expect("ser")).expect("reparse");
+        assert_eq!(back, t);
+        assert!(toml::from_str::<FileioSpec>("mode = \"rndrx\"").is_err());
+        assert!(toml::from_str::<FileioSpec>("file_num = 3").is_err());
+    }
+
+    #[test]
+    fn validation_and_scaling() {
+        let ok = FileioSpec::default();
+        for bad in [
+            FileioSpec { files: 0, ..ok.clone() },
+            FileioSpec {
+                block_size: Bytes(0),
+                ..ok.clone()
+            },
+            FileioSpec {
+                total_size: Bytes(1000),
+                ..ok.clone()
+            },
+            FileioSpec {
+                io: IoMode::Direct,
+                block_size: Bytes(1000),
+                ..ok.clone()
+            },
+            FileioSpec {
+                rw_ratio: f64::NAN,
+                ..ok.clone()
+            },
+            FileioSpec {
+                threads: 0,
+                ..ok.clone()
+            },
+            FileioSpec {
+                time: Dur(Duration::ZERO),
+                requests: 0,
+                ..ok.clone()
+            },
+        ] {
+            assert!(bad.validate().is_err(), "{bad:?}");
+        }
+        let study = FileioSpec {
+            total_size: Bytes(15 * Bytes::GIB),
+            time: Dur(Duration::from_secs(300)),
+            ..ok.clone()
+        };
+        let WorkloadKind::Fileio(s) = study.scaled(0.02) else {
+            panic!("scaled to another kind")
+        };
+        assert_eq!(s.total_size, Bytes((15.0 * Bytes::GIB as f64 * 0.02) as u64));
+        assert_eq!(s.time, Dur(Duration::from_secs(6)));
+        let WorkloadKind::Fileio(t) = study.scaled(0.0001) else {
+            panic!("scaled to another kind")
+        };
+        assert_eq!(t.time, Dur(MIN_SCALED_TIME));
+        assert_eq!(t.total_size, Bytes(16 * Bytes::MIB));
+        assert!(t.validate().is_ok());
+        assert!(study.disk_bytes() > 15 * Bytes::GIB);
+        let d = study.describe();
+        assert!(d.starts_with("fileio rndrw 128 files x 120MiB"), "{d}");
+        assert!(d.contains("300s") && d.contains("fsync every 100"), "{d}");
+    }
+}

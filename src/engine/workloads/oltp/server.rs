@@ -1,0 +1,1098 @@
+//! OLTP against a real database server (MariaDB or PostgreSQL) that fsbench starts with its
+//! data directory on the filesystem under test.
+//!
+//! One repeat, in order (everything but step 6 untimed):
+//! 1. find the tools (`mariadbd`, `mariadb-install-db`, `mariadb-admin`, `mariadb`; or
+//!    `postgres`, `initdb`, `pg_isready`, `psql` from the newest `/usr/lib/postgresql/*/bin` or
+//!    PATH; `sysbench` or `pgbench`), else [`EngineError::Unavailable`] with the apt command;
+//! 2. create `db-data` (the data directory) and `db-run` (unix socket, pid file, logs) in the
+//!    run directory, owned by the service user (`mysql` / `postgres`) when running as root;
+//! 3. initialise: `mariadb-install-db --no-defaults --auth-root-authentication-method=normal
+//!    --skip-test-db` / `initdb -A trust -U postgres -E UTF8 --locale=C`;
+//! 4. start the server as a child process, **listening only on the unix socket** in `db-run`
+//!    (MariaDB `--skip-networking`; PostgreSQL `listen_addresses=''`), and poll
+//!    `mariadb-admin ping` / `pg_isready` until it answers;
+//! 5. create the `sbtest` database and load it with `sysbench oltp_read_only prepare` (or
+//!    `pgbench -i`);
+//! 6. after `sync` + drop caches, run `sysbench oltp_<mode> run` (or pgbench) for `time` and
+//!    parse its report ([`crate::external`]);
+//! 7. stop the server and remove both directories.
+//!
+//! **The server is always stopped before `run` returns**, also on error and interrupt: it is
+//! held by a [`ServerProcess`] guard whose drop sends the polite stop signal (SIGTERM for
+//! mariadbd, SIGINT = "fast shutdown" for the postmaster), waits up to 60 s, then SIGKILLs the
+//! server's whole process group, and reaps it. Every child (server, tools, client) runs in its
+//! own process group, so a terminal's Ctrl-C reaches only fsbench, which then stops them in
+//! order (client, server) before the filesystem is unmounted; and every child gets
+//! `PR_SET_PDEATHSIG = SIGKILL`, so even a SIGKILLed fsbench leaves no server holding the mount.
+//! While waiting for a tool, the interrupt flag is polled every 20 ms and the tool killed when
+//! it is set.
+//!
+//! Running as root, the server and its tools run as the service user (set with setuid before
+//! exec, the data directory chowned to it); every directory above the run directory must then
+//! be searchable by that user, which is checked with a message saying what to change. Not
+//! root, they run as the invoking user.
+//!
+//! CPU: `cpu_process` of the phase is fsbench's own CPU plus the CPU used by the server's
+//! process tree (from `/proc/PID/stat`, children included) and by the client (rusage of waited
+//! children), over the phase's wall time, in percent of one CPU.
+//!
+//! References: mariadbd(8), mariadb-install-db(1), initdb(1), postgres(1) (shutdown modes),
+//! sysbench 1.0 `--help`, pgbench(1); research/capabilities.md rows 8a and 8b (the commands
+//! that worked on this machine).
+
+use super::{Client, DbEngine, OltpSpec};
+use crate::engine::cpu::CpuMeter;
+use crate::engine::host::{before_phase, is_root};
+use crate::engine::{EngineError, RunContext};
+use crate::external::{pgbench, sysbench};
+use crate::metric::{MetricId, PhaseResult, RawSample, Unit};
+use crate::provision::find_tool;
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Name of the data directory in the run directory.
+pub const DATA_DIR: &str = "db-data";
+/// Name of the directory holding the socket, pid file and logs.
+pub const RUN_DIR: &str = "db-run";
+/// Database the tables are loaded into.
+const DB_NAME: &str = "sbtest";
+/// How long the server may take to answer after starting.
+const START_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long a polite shutdown may take before SIGKILL.
+const STOP_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long initialisation and database creation may take.
+const SETUP_TIMEOUT: Duration = Duration::from_secs(300);
+/// Extra time the client may need beyond `time` (connecting, its own report).
+const CLIENT_GRACE: Duration = Duration::from_secs(300);
+/// Poll period while waiting for a child.
+const POLL: Duration = Duration::from_millis(20);
+/// Longest unix socket path (sun_path is 108 bytes, with a terminating NUL).
+const MAX_SOCKET_PATH: usize = 107;
+/// Longest socket file name: `mariadbd.sock` and PostgreSQL's `.s.PGSQL.5432` are 13 bytes.
+const SOCKET_NAME_LEN: usize = 13;
+
+/// The programs a server engine needs.
+#[derive(Clone, Debug)]
+pub struct Tools {
+    /// Which server.
+    pub engine: DbEngine,
+    /// `mariadbd` / `postgres`.
+    pub server: PathBuf,
+    /// `mariadb-install-db` / `initdb`.
+    pub init: PathBuf,
+    /// `mariadb-admin` / `pg_isready`.
+    pub ping: PathBuf,
+    /// `mariadb` / `psql`.
+    pub sql: PathBuf,
+    /// `sysbench` / `pgbench`.
+    pub client: PathBuf,
+    /// The load generator.
+    pub client_kind: Client,
+}
+
+fn first_tool(names: &[&str]) -> Option<PathBuf> {
+    names.iter().find_map(|n| find_tool(n))
+}
+
+/// The newest PostgreSQL major version's binary directory (Debian's layout), if any.
+fn pg_bindir() -> Option<PathBuf> {
+    let mut dirs: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .flatten()
+        .filter_map(|e| {
+            let v: u32 = e.file_name().to_str()?.parse().ok()?;
+            let bin = e.path().join("bin");
+            bin.join("postgres").is_file().then_some((v, bin))
+        })
+        .collect();
+    dirs.sort();
+    dirs.pop().map(|(_, d)| d)
+}
+
+fn pg_tool(bindir: Option<&Path>, name: &str) -> Option<PathBuf> {
+    bindir
+        .map(|d| d.join(name))
+        .filter(|p| p.is_file())
+        .or_else(|| find_tool(name))
+}
+
+/// Finds the tools `engine` needs with `client`, or says what to install.
+pub fn availability(engine: DbEngine, client: Client) -> Result<Tools, String> {
+    let sysbench = || {
+        find_tool("sysbench").ok_or_else(|| {
+            "sysbench is not installed: run `apt-get install sysbench` (or scripts/install.sh)".to_string()
+        })
+    };
+    match engine {
+        DbEngine::Mariadb => {
+            let missing = |what: &str| {
+                format!("mariadb-server is not installed (no {what}): run `apt-get install mariadb-server sysbench` (or scripts/install.sh)")
+            };
+            Ok(Tools {
+                engine,
+                server: first_tool(&["mariadbd", "mysqld"]).ok_or_else(|| missing("mariadbd"))?,
+                init: first_tool(&["mariadb-install-db", "mysql_install_db"])
+                    .ok_or_else(|| missing("mariadb-install-db"))?,
+                ping: first_tool(&["mariadb-admin", "mysqladmin"]).ok_or_else(|| missing("mariadb-admin"))?,
+                sql: first_tool(&["mariadb", "mysql"]).ok_or_else(|| missing("the mariadb client"))?,
+                client: sysbench()?,
+                client_kind: Client::Sysbench,
+            })
+        }
+        DbEngine::Postgresql => {
+            let bindir = pg_bindir();
+            let b = bindir.as_deref();
+            let missing = |what: &str| {
+                format!("postgresql is not installed (no {what}): run `apt-get install postgresql sysbench` (or scripts/install.sh)")
+            };
+            let client_path = match client {
+                Client::Sysbench => sysbench()?,
+                Client::Pgbench => pg_tool(b, "pgbench").ok_or_else(|| {
+                    "pgbench is not installed: run `apt-get install postgresql-contrib` (or postgresql-client)"
+                        .to_string()
+                })?,
+            };
+            Ok(Tools {
+                engine,
+                server: pg_tool(b, "postgres").ok_or_else(|| missing("postgres"))?,
+                init: pg_tool(b, "initdb").ok_or_else(|| missing("initdb"))?,
+                ping: pg_tool(b, "pg_isready").ok_or_else(|| missing("pg_isready"))?,
+                sql: pg_tool(b, "psql").ok_or_else(|| missing("psql"))?,
+                client: client_path,
+                client_kind: client,
+            })
+        }
+        DbEngine::Sqlite => Err("sqlite runs in-process and needs no server".into()),
+    }
+}
+
+/// `(uid, gid)` of a user from the password database.
+fn lookup_user(name: &str) -> Option<(u32, u32)> {
+    let cname = std::ffi::CString::new(name).ok()?;
+    let mut buf = vec![0 as libc::c_char; 16 * 1024];
+    // SAFETY: passwd is plain old data filled by getpwnam_r.
+    let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut out: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the call; buf outlives it.
+    let rc = unsafe { libc::getpwnam_r(cname.as_ptr(), &mut pwd, buf.as_mut_ptr(), buf.len(), &mut out) };
+    (rc == 0 && !out.is_null()).then_some((pwd.pw_uid, pwd.pw_gid))
+}
+
+/// Checks that `uid`/`gid` may search every directory from `/` down to `dir`.
+fn check_traversable(dir: &Path, uid: u32, gid: u32, user: &str) -> Result<(), EngineError> {
+    let mut p = Some(dir);
+    while let Some(d) = p {
+        let md = std::fs::metadata(d).map_err(|e| EngineError::io(format!("stat {}", d.display()), e))?;
+        let mode = md.permissions().mode();
+        let ok = if md.uid() == uid {
+            mode & 0o100 != 0
+        } else if md.gid() == gid {
+            mode & 0o010 != 0
+        } else {
+            mode & 0o001 != 0
+        };
+        if !ok {
+            return Err(EngineError::Invalid(format!(
+                "user {user} cannot reach {}: {} has mode {:o}; make it searchable (chmod o+x {}) or choose a scratch folder under a world-searchable path",
+                dir.display(),
+                d.display(),
+                mode & 0o7777,
+                d.display()
+            )));
+        }
+        p = d.parent();
+    }
+    Ok(())
+}
+
+/// A command in its own process group, killed if fsbench dies, optionally as another user.
+fn command(program: &Path, user: Option<(u32, u32)>, cwd: &Path) -> Command {
+    let mut c = Command::new(program);
+    c.process_group(0).stdin(Stdio::null()).current_dir(cwd);
+    if let Some((uid, gid)) = user {
+        // std drops supplementary groups when a root parent sets the uid.
+        c.uid(uid).gid(gid);
+    }
+    // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        c.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    c
+}
+
+fn describe(c: &Command) -> String {
+    std::iter::once(c.get_program().to_string_lossy().into_owned())
+        .chain(c.get_args().map(|a| a.to_string_lossy().into_owned()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The last `n` non-empty lines of a log, joined with " / ".
+fn tail(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].join(" / ")
+}
+
+fn tool_error(cmd: &str, status: &str, log: &str) -> EngineError {
+    EngineError::io(
+        format!("`{cmd}`"),
+        io::Error::other(format!("{status}: {}", tail(log, 4))),
+    )
+}
+
+/// `kill(-pgid, sig)`, ignoring "no such process".
+fn kill_group(pgid: i32, sig: i32) {
+    // SAFETY: kill has no memory preconditions; a negative pid addresses the process group.
+    unsafe { libc::kill(-pgid, sig) };
+}
+
+/// Runs `cmd` to completion with stdout and stderr in `log`, polling `interrupt` (the whole
+/// process group is killed when it is set) and a timeout. Returns the log text.
+fn run_logged(mut cmd: Command, log: &Path, interrupt: &AtomicBool, timeout: Duration) -> Result<String, EngineError> {
+    let what = describe(&cmd);
+    let f = File::create(log).map_err(|e| EngineError::io(format!("create {}", log.display()), e))?;
+    let f2 = f
+        .try_clone()
+        .map_err(|e| EngineError::io(format!("dup {}", log.display()), e))?;
+    let mut child = cmd
+        .stdout(f)
+        .stderr(f2)
+        .spawn()
+        .map_err(|e| EngineError::io(format!("run `{what}`"), e))?;
+    let status = wait_child(&mut child, interrupt, timeout);
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    match status {
+        Ok(s) if s.success() => Ok(text),
+        Ok(s) => Err(tool_error(&what, &s.to_string(), &text)),
+        Err(Waited::Interrupted) => Err(EngineError::Interrupted),
+        Err(Waited::TimedOut) => Err(tool_error(
+            &what,
+            &format!("killed after {} s", timeout.as_secs()),
+            &text,
+        )),
+        Err(Waited::Io(e)) => Err(EngineError::io(format!("wait for `{what}`"), e)),
+    }
+}
+
+enum Waited {
+    Interrupted,
+    TimedOut,
+    Io(io::Error),
+}
+
+/// Waits for a child that leads its own process group; on interrupt or timeout kills the group
+/// and reaps the child.
+fn wait_child(child: &mut Child, interrupt: &AtomicBool, timeout: Duration) -> Result<ExitStatus, Waited> {
+    let t0 = Instant::now();
+    let pgid = child.id() as i32;
+    loop {
+        match child.try_wait() {
+            Ok(Some(s)) => return Ok(s),
+            Ok(None) => {}
+            Err(e) => return Err(Waited::Io(e)),
+        }
+        let why = if interrupt.load(Ordering::Relaxed) {
+            Some(Waited::Interrupted)
+        } else if t0.elapsed() > timeout {
+            Some(Waited::TimedOut)
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            kill_group(pgid, libc::SIGKILL);
+            let _ = child.wait();
+            return Err(why);
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// Process state letter from `/proc/PID/stat` (`Z` for a zombie), `None` if gone.
+fn proc_state(pid: i32) -> Option<char> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    s.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
+/// A running database server; stopping it is guaranteed (see the module documentation).
+pub struct ServerProcess {
+    child: Option<Child>,
+    name: &'static str,
+    stop_signal: i32,
+    log: PathBuf,
+}
+
+impl ServerProcess {
+    /// The server's pid (also its process group id), or 0 once stopped.
+    pub fn pid(&self) -> i32 {
+        self.child.as_ref().map_or(0, |c| c.id() as i32)
+    }
+
+    fn exited(&mut self) -> Option<ExitStatus> {
+        self.child.as_mut().and_then(|c| c.try_wait().ok().flatten())
+    }
+
+    fn log_tail(&self) -> String {
+        tail(&std::fs::read_to_string(&self.log).unwrap_or_default(), 4)
+    }
+
+    /// Stops the server: the polite signal, up to [`STOP_TIMEOUT`], then SIGKILL to its process
+    /// group; always reaps it. `Err` (a note for the report) when it had to be killed.
+    pub fn stop(&mut self) -> Result<(), String> {
+        let Some(mut child) = self.child.take() else {
+            return Ok(());
+        };
+        let pid = child.id() as i32;
+        // SAFETY: the child is not reaped yet, so `pid` is still ours.
+        unsafe { libc::kill(pid, self.stop_signal) };
+        let t0 = Instant::now();
+        let mut killed = false;
+        loop {
+            match proc_state(pid) {
+                None | Some('Z') => break,
+                _ => {}
+            }
+            if !killed && t0.elapsed() > STOP_TIMEOUT {
+                kill_group(pid, libc::SIGKILL);
+                killed = true;
+            }
+            if t0.elapsed() > STOP_TIMEOUT + Duration::from_secs(30) {
+                break; // unkillable (D state); reaping below blocks until it goes
+            }
+            std::thread::sleep(POLL);
+        }
+        // The leader is a zombie, so the group id is still reserved: sweep what is left of the
+        // group (PostgreSQL backends), then reap the leader.
+        kill_group(pid, libc::SIGKILL);
+        let _ = child.wait();
+        if killed {
+            Err(format!(
+                "{} did not stop within {} s after signal {}; it was killed (SIGKILL)",
+                self.name,
+                STOP_TIMEOUT.as_secs(),
+                self.stop_signal
+            ))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        if let Err(note) = self.stop() {
+            eprintln!("fsbench: {note}");
+        }
+    }
+}
+
+/// Where everything of one server lives.
+struct Layout {
+    data: PathBuf,
+    run: PathBuf,
+    /// `run` is a private folder outside the filesystem under test (the socket path would be
+    /// too long inside it), removed at the end.
+    run_outside: bool,
+    user: Option<(u32, u32)>,
+}
+
+impl Layout {
+    fn socket(&self) -> PathBuf {
+        self.run.join("mariadbd.sock")
+    }
+}
+
+fn make_dir(path: &Path, user: Option<(u32, u32)>, mode: u32) -> Result<(), EngineError> {
+    std::fs::create_dir(path).map_err(|e| EngineError::io(format!("mkdir {}", path.display()), e))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| EngineError::io(format!("chmod {}", path.display()), e))?;
+    if let Some((uid, gid)) = user {
+        std::os::unix::fs::chown(path, Some(uid), Some(gid))
+            .map_err(|e| EngineError::io(format!("chown {}", path.display()), e))?;
+    }
+    Ok(())
+}
+
+fn layout(engine: DbEngine, dir: &Path) -> Result<Layout, EngineError> {
+    let user =
+        if is_root() {
+            let name = match engine {
+                DbEngine::Mariadb => "mysql",
+                _ => "postgres",
+            };
+            let ids =
+                lookup_user(name).ok_or_else(|| {
+                    EngineError::Unavailable(format!(
+                "the `{name}` user does not exist: reinstall the server package (apt-get install --reinstall {})",
+                if engine == DbEngine::Mariadb { "mariadb-server" } else { "postgresql" }
+            ))
+                })?;
+            check_traversable(dir, ids.0, ids.1, name)?;
+            Some(ids)
+        } else {
+            None
+        };
+    let data = dir.join(DATA_DIR);
+    let mut run = dir.join(RUN_DIR);
+    let mut run_outside = false;
+    if run.as_os_str().len() + 1 + SOCKET_NAME_LEN > MAX_SOCKET_PATH {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        run = std::env::temp_dir().join(format!("fsbench-db-{}-{nanos}", std::process::id()));
+        run_outside = true;
+    }
+    let l = Layout {
+        data,
+        run,
+        run_outside,
+        user,
+    };
+    make_dir(&l.data, user, 0o700)?;
+    make_dir(&l.run, user, 0o755)?;
+    Ok(l)
+}
+
+/// The first line of `program --version`.
+fn version_line(program: &Path) -> Option<String> {
+    let out = Command::new(program)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stdout).lines().next().map(str::to_string)
+}
+
+/// `mariadb 10.11.19-MariaDB-0+deb12u1` or `postgresql 15.18` from the server's `--version`.
+pub fn server_version(engine: DbEngine, line: &str) -> Option<String> {
+    let mut words = line.split_whitespace();
+    match engine {
+        DbEngine::Mariadb => {
+            words.find(|w| *w == "Ver")?;
+            Some(format!("mariadb {}", words.next()?))
+        }
+        DbEngine::Postgresql => {
+            words.find(|w| *w == "(PostgreSQL)")?;
+            Some(format!("postgresql {}", words.next()?))
+        }
+        DbEngine::Sqlite => None,
+    }
+}
+
+/// `(tool, first line of --version)` of the server and the client, for the session record.
+pub fn tool_versions(engine: DbEngine, client: Client) -> Vec<(String, String)> {
+    let Ok(tools) = availability(engine, client) else {
+        return Vec::new();
+    };
+    [&tools.server, &tools.client]
+        .into_iter()
+        .filter_map(|p| {
+            let name = p.file_name()?.to_string_lossy().into_owned();
+            Some((name, version_line(p)?))
+        })
+        .collect()
+}
+
+/// Everything that holds for one repeat.
+struct Session<'a> {
+    spec: &'a OltpSpec,
+    tools: Tools,
+    l: Layout,
+    interrupt: &'a AtomicBool,
+}
+
+impl Session<'_> {
+    fn cmd(&self, program: &Path) -> Command {
+        command(program, self.l.user, &self.l.run)
+    }
+
+    fn log(&self, name: &str) -> PathBuf {
+        self.l.run.join(name)
+    }
+
+    fn init(&self) -> Result<(), EngineError> {
+        let mut c = self.cmd(&self.tools.init);
+        match self.tools.engine {
+            DbEngine::Mariadb => {
+                c.arg("--no-defaults")
+                    .arg(format!("--datadir={}", self.l.data.display()))
+                    .args(["--auth-root-authentication-method=normal", "--skip-test-db"]);
+            }
+            _ => {
+                c.arg("-D").arg(&self.l.data).args([
+                    "-A",
+                    "trust",
+                    "-U",
+                    "postgres",
+                    "-E",
+                    "UTF8",
+                    "--locale=C",
+                    "--no-instructions",
+                ]);
+            }
+        }
+        run_logged(c, &self.log("init.log"), self.interrupt, SETUP_TIMEOUT).map(drop)
+    }
+
+    fn start(&self) -> Result<ServerProcess, EngineError> {
+        let mut c = self.cmd(&self.tools.server);
+        let conns = (self.spec.threads + 20).max(151).to_string();
+        let (name, stop_signal) = match self.tools.engine {
+            DbEngine::Mariadb => {
+                c.arg("--no-defaults")
+                    .arg(format!("--datadir={}", self.l.data.display()))
+                    .arg(format!("--socket={}", self.l.socket().display()))
+                    .arg(format!("--pid-file={}", self.l.run.join("mariadbd.pid").display()))
+                    .arg(format!("--tmpdir={}", self.l.run.display()))
+                    .arg("--skip-networking")
+                    .arg(format!("--innodb-buffer-pool-size={}", self.spec.buffer_pool.get()))
+                    .arg(format!("--max-connections={conns}"));
+                ("mariadbd", libc::SIGTERM)
+            }
+            _ => {
+                c.arg("-D").arg(&self.l.data).args([
+                    "-c",
+                    "listen_addresses=",
+                    "-c",
+                    &format!("unix_socket_directories={}", self.l.run.display()),
+                    "-c",
+                    &format!("shared_buffers={}kB", self.spec.buffer_pool.get() / 1024),
+                    "-c",
+                    &format!("max_connections={conns}"),
+                    "-c",
+                    "max_wal_size=256MB",
+                ]);
+                // SIGINT is PostgreSQL's "fast" shutdown (SIGTERM waits for clients).
+                ("postgres", libc::SIGINT)
+            }
+        };
+        let log = self.log("server.log");
+        let f = File::create(&log).map_err(|e| EngineError::io(format!("create {}", log.display()), e))?;
+        let f2 = f
+            .try_clone()
+            .map_err(|e| EngineError::io(format!("dup {}", log.display()), e))?;
+        let what = describe(&c);
+        let child = c
+            .stdout(f)
+            .stderr(f2)
+            .spawn()
+            .map_err(|e| EngineError::io(format!("start `{what}`"), e))?;
+        let mut server = ServerProcess {
+            child: Some(child),
+            name,
+            stop_signal,
+            log,
+        };
+        self.wait_ready(&mut server)?;
+        Ok(server)
+    }
+
+    fn ping_command(&self) -> Command {
+        let mut c = Command::new(&self.tools.ping);
+        c.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+        match self.tools.engine {
+            DbEngine::Mariadb => {
+                c.arg("--no-defaults")
+                    .arg(format!("--socket={}", self.l.socket().display()))
+                    .args(["-uroot", "--connect-timeout=2", "ping"]);
+            }
+            _ => {
+                c.arg("-h").arg(&self.l.run).args(["-U", "postgres", "-q", "-t", "2"]);
+            }
+        }
+        c
+    }
+
+    fn wait_ready(&self, server: &mut ServerProcess) -> Result<(), EngineError> {
+        let t0 = Instant::now();
+        loop {
+            if self.interrupt.load(Ordering::Relaxed) {
+                return Err(EngineError::Interrupted);
+            }
+            if let Some(status) = server.exited() {
+                return Err(EngineError::io(
+                    format!("{} exited during startup", server.name),
+                    io::Error::other(format!("{status}: {}", server.log_tail())),
+                ));
+            }
+            if self.ping_command().status().is_ok_and(|s| s.success()) {
+                return Ok(());
+            }
+            if t0.elapsed() > START_TIMEOUT {
+                return Err(EngineError::io(
+                    format!("{} did not answer within {} s", server.name, START_TIMEOUT.as_secs()),
+                    io::Error::other(server.log_tail()),
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn create_database(&self) -> Result<(), EngineError> {
+        let mut c = command(&self.tools.sql, None, &self.l.run);
+        let sql = format!("CREATE DATABASE {DB_NAME}");
+        match self.tools.engine {
+            DbEngine::Mariadb => {
+                c.arg("--no-defaults")
+                    .arg(format!("--socket={}", self.l.socket().display()))
+                    .args(["-uroot", "-e", &sql]);
+            }
+            _ => {
+                c.arg("-h").arg(&self.l.run).args([
+                    "-U",
+                    "postgres",
+                    "-d",
+                    "postgres",
+                    "-v",
+                    "ON_ERROR_STOP=1",
+                    "-q",
+                    "-c",
+                    &sql,
+                ]);
+            }
+        }
+        run_logged(c, &self.log("createdb.log"), self.interrupt, SETUP_TIMEOUT).map(drop)
+    }
+
+    /// sysbench's connection and table options.
+    fn sysbench_args(&self) -> Vec<String> {
+        let mut a = match self.tools.engine {
+            DbEngine::Mariadb => vec![
+                "--db-driver=mysql".to_string(),
+                format!("--mysql-socket={}", self.l.socket().display()),
+                "--mysql-user=root".into(),
+                format!("--mysql-db={DB_NAME}"),
+            ],
+            _ => vec![
+                "--db-driver=pgsql".to_string(),
+                format!("--pgsql-host={}", self.l.run.display()),
+                "--pgsql-user=postgres".into(),
+                format!("--pgsql-db={DB_NAME}"),
+            ],
+        };
+        a.extend([
+            format!("--tables={}", self.spec.tables),
+            format!("--table-size={}", self.spec.rows),
+            format!("--range_size={}", self.spec.range_size),
+            format!("--rand-type={}", self.spec.rand_type.name()),
+        ]);
+        a
+    }
+
+    fn pgbench_args(&self) -> Vec<String> {
+        vec![
+            "-h".into(),
+            self.l.run.to_string_lossy().into_owned(),
+            "-U".into(),
+            "postgres".into(),
+        ]
+    }
+
+    fn load(&self) -> Result<(), EngineError> {
+        let mut c = command(&self.tools.client, None, &self.l.run);
+        match self.tools.client_kind {
+            Client::Sysbench => {
+                c.arg("oltp_read_only").args(self.sysbench_args()).args([
+                    format!("--threads={}", self.spec.threads.min(self.spec.tables)),
+                    "prepare".to_string(),
+                ]);
+            }
+            Client::Pgbench => {
+                c.args(self.pgbench_args())
+                    .args(["-i", "-q", "-s", &self.spec.pgbench_scale().to_string(), DB_NAME]);
+            }
+        }
+        run_logged(c, &self.log("load.log"), self.interrupt, Duration::MAX).map(drop)
+    }
+
+    /// The timed client run; returns its report text and wall time.
+    fn client_run(&self) -> Result<(String, Duration), EngineError> {
+        let secs = self.spec.time.0.as_secs_f64().ceil().max(1.0) as u64;
+        let mut c = command(&self.tools.client, None, &self.l.run);
+        match self.tools.client_kind {
+            Client::Sysbench => {
+                c.arg(self.spec.mode.script()).args(self.sysbench_args()).args([
+                    format!("--threads={}", self.spec.threads),
+                    format!("--time={secs}"),
+                    "--percentile=95".to_string(),
+                    format!("--rand-seed={}", self.spec.seed),
+                    "run".to_string(),
+                ]);
+            }
+            Client::Pgbench => {
+                let t = self.spec.threads.to_string();
+                c.args(self.pgbench_args())
+                    .args(["-c", &t, "-j", &t, "-T", &secs.to_string()]);
+                if self.spec.mode == super::OltpMode::ReadOnly {
+                    c.arg("-S");
+                }
+                c.arg(DB_NAME);
+            }
+        }
+        let t0 = Instant::now();
+        let text = run_logged(
+            c,
+            &self.log("client.log"),
+            self.interrupt,
+            Duration::from_secs(secs) + CLIENT_GRACE,
+        )?;
+        Ok((text, t0.elapsed()))
+    }
+}
+
+/// CPU seconds used so far by `root` and all its descendants (their own and their reaped
+/// children's), from /proc.
+fn tree_cpu(root: i32) -> f64 {
+    let mut procs: Vec<(i32, i32, u64)> = Vec::new();
+    if let Ok(rd) = std::fs::read_dir("/proc") {
+        for e in rd.flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                continue;
+            };
+            let Some((_, rest)) = stat.rsplit_once(')') else {
+                continue;
+            };
+            // After the command: state ppid … utime(14) stime cutime cstime (proc(5)).
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let num = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+            let ppid = f.get(1).and_then(|v| v.parse::<i32>().ok()).unwrap_or(0);
+            procs.push((pid, ppid, num(11) + num(12) + num(13) + num(14)));
+        }
+    }
+    let mut total = 0u64;
+    let mut stack = vec![root];
+    while let Some(p) = stack.pop() {
+        for &(pid, ppid, ticks) in &procs {
+            if pid == p {
+                total += ticks;
+            }
+            if ppid == p && pid != p {
+                stack.push(pid);
+            }
+        }
+    }
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    total as f64 / hz
+}
+
+/// CPU seconds of waited-for children of this process (getrusage RUSAGE_CHILDREN).
+fn children_cpu() -> f64 {
+    // SAFETY: rusage is plain old data; getrusage only writes into it.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointer to a writable rusage.
+    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) } != 0 {
+        return 0.0;
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// What the client's report gives the phase.
+struct ClientReport {
+    metrics: Vec<(MetricId, f64)>,
+    /// The run time the client reports (zero when it reports none).
+    wall: Duration,
+    /// `sysbench 1.0.20` / `pgbench 15.18 (…)`.
+    version: Option<String>,
+}
+
+/// The phase's metrics from the client's report.
+fn metrics_from(tools: &Tools, text: &str) -> Result<ClientReport, EngineError> {
+    let bad = |e: crate::external::ParseError| {
+        EngineError::io(
+            "reading the client's report".to_string(),
+            io::Error::other(format!("{e}; last lines: {}", tail(text, 3))),
+        )
+    };
+    let us = |n: &str| MetricId::lower(n, Unit::Micros);
+    match tools.client_kind {
+        Client::Sysbench => {
+            let r = sysbench::parse_oltp(text).map_err(bad)?;
+            let mut m = vec![
+                (MetricId::higher("tps", Unit::OpsPerSec), r.tps),
+                (MetricId::higher("qps", Unit::OpsPerSec), r.qps),
+                (MetricId::lower("ignored_errors", Unit::Count), r.ignored_errors as f64),
+                (us("lat_avg"), r.lat_avg_us),
+            ];
+            if let Some((pct, v)) = r.lat_pct {
+                m.push((us(&format!("lat_p{pct}")), v));
+            }
+            m.push((us("lat_max"), r.lat_max_us));
+            Ok(ClientReport {
+                metrics: m,
+                wall: Duration::from_secs_f64(r.total_time_s.max(0.0)),
+                version: r.version,
+            })
+        }
+        Client::Pgbench => {
+            let r = pgbench::parse(text).map_err(bad)?;
+            let m = vec![
+                (MetricId::higher("tps", Unit::OpsPerSec), r.tps),
+                (MetricId::lower("failed_txns", Unit::Count), r.failed as f64),
+                (us("lat_avg"), r.lat_avg_us),
+            ];
+            Ok(ClientReport {
+                metrics: m,
+                wall: Duration::ZERO,
+                version: r.version,
+            })
+        }
+    }
+}
+
+/// Runs one repeat against a server; see the module documentation for the steps.
+pub fn run(spec: &OltpSpec, ctx: &RunContext) -> Result<RawSample, EngineError> {
+    let tools = availability(spec.engine, spec.client).map_err(EngineError::Unavailable)?;
+    let l = layout(spec.engine, ctx.dir)?;
+    let session = Session {
+        spec,
+        tools,
+        l,
+        interrupt: ctx.interrupt,
+    };
+    let result = run_session(&session, ctx);
+    // The server is stopped (inside run_session, or by its guard); remove its files.
+    let _ = std::fs::remove_dir_all(&session.l.data);
+    let _ = std::fs::remove_dir_all(&session.l.run);
+    result
+}
+
+fn run_session(s: &Session, ctx: &RunContext) -> Result<RawSample, EngineError> {
+    let mut sample = RawSample::default();
+    s.init()?;
+    let mut server = s.start()?;
+    s.create_database()?;
+    s.load()?;
+
+    let phase = s.spec.phase();
+    before_phase(ctx, phase, &mut sample);
+    let meter = CpuMeter::start();
+    let (server0, client0) = (tree_cpu(server.pid()), children_cpu());
+    let (text, measured) = s.client_run()?;
+    let mut cpu = meter.stop();
+    let other = (tree_cpu(server.pid()) - server0).max(0.0) + (children_cpu() - client0).max(0.0);
+    let report = metrics_from(&s.tools, &text)?;
+    let wall = if report.wall.is_zero() { measured } else { report.wall };
+    cpu.process_pct += other / measured.as_secs_f64().max(1e-9) * 100.0;
+
+    if let Err(note) = server.stop() {
+        sample.notes.push(note);
+    }
+    let versions: Vec<String> = [
+        version_line(&s.tools.server).and_then(|l| server_version(s.tools.engine, &l)),
+        report.version,
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !versions.is_empty() {
+        sample.notes.push(versions.join(", "));
+    }
+    sample.notes.push(format!(
+        "oltp {}: cpu_process includes the server and client processes",
+        s.spec.engine.name()
+    ));
+    if s.l.run_outside {
+        sample.notes.push(format!(
+            "oltp {}: the socket folder is {} (the run directory's path is too long for a unix socket)",
+            s.spec.engine.name(),
+            s.l.run.display()
+        ));
+    }
+    sample.phases.push(PhaseResult {
+        phase: phase.to_string(),
+        wall,
+        cpu,
+        metrics: report.metrics,
+    });
+    Ok(sample)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_from_real_version_lines() {
+        assert_eq!(
+            server_version(
+                DbEngine::Mariadb,
+                "mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for debian-linux-gnu on x86_64 (Debian 12)"
+            )
+            .as_deref(),
+            Some("mariadb 10.11.19-MariaDB-0+deb12u1")
+        );
+        assert_eq!(
+            server_version(
+                DbEngine::Postgresql,
+                "postgres (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)"
+            )
+            .as_deref(),
+            Some("postgresql 15.18")
+        );
+        assert_eq!(server_version(DbEngine::Mariadb, "garbage"), None);
+    }
+
+    /// Processes of process group `pgid` that are not zombies.
+    fn live_in_group(pgid: i32) -> Vec<i32> {
+        std::fs::read_dir("/proc")
+            .expect("/proc")
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|&pid| {
+                let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                    return false;
+                };
+                let Some((_, rest)) = stat.rsplit_once(')') else {
+                    return false;
+                };
+                let f: Vec<&str> = rest.split_whitespace().collect();
+                // state ppid pgrp …
+                f.first() != Some(&"Z") && f.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(pgid)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn tool_versions_name_installed_servers_only() {
+        for (engine, server) in [(DbEngine::Mariadb, "mariadbd"), (DbEngine::Postgresql, "postgres")] {
+            let v = tool_versions(engine, Client::Sysbench);
+            match availability(engine, Client::Sysbench) {
+                Ok(_) => {
+                    assert!(v.iter().any(|(t, _)| t == server), "{v:?}");
+                    assert!(
+                        v.iter().any(|(t, l)| t == "sysbench" && l.starts_with("sysbench 1.")),
+                        "{v:?}"
+                    );
+                }
+                Err(why) => {
+                    assert!(v.is_empty());
+                    assert!(why.contains("apt-get install"), "{why}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn wait_child_kills_the_group_on_interrupt_and_timeout() {
+        let dir = std::env::temp_dir();
+        // A shell whose own child would outlive it without the group kill.
+        let mut c = command(Path::new("/bin/sh"), None, &dir);
+        c.args(["-c", "sleep 60 & sleep 60"]).stdout(Stdio::null());
+        let mut child = c.spawn().expect("spawn sh");
+        let pgid = child.id() as i32;
+        let flag = AtomicBool::new(true);
+        let t0 = Instant::now();
+        assert!(matches!(
+            wait_child(&mut child, &flag, Duration::from_secs(60)),
+            Err(Waited::Interrupted)
+        ));
+        assert!(t0.elapsed() < Duration::from_secs(5));
+        // The orphaned `sleep` may linger as a zombie until init reaps it; none may run.
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!(live_in_group(pgid), Vec::<i32>::new(), "group members survived");
+
+        let flag = AtomicBool::new(false);
+        let mut c = command(Path::new("/bin/sleep"), None, &dir);
+        c.arg("60");
+        let mut child = c.spawn().expect("spawn sleep");
+        assert!(matches!(
+            wait_child(&mut child, &flag, Duration::from_millis(100)),
+            Err(Waited::TimedOut)
+        ));
+    }
+
+    #[test]
+    fn run_logged_reports_failures_with_the_log_tail() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let flag = AtomicBool::new(false);
+        let mut c = command(Path::new("/bin/sh"), None, tmp.path());
+        c.args(["-c", "echo one; echo two >&2; exit 3"]);
+        let e = run_logged(c, &tmp.path().join("x.log"), &flag, Duration::from_secs(10)).expect_err("exit 3");
+        let text = e.to_string();
+        assert!(text.contains("exit status: 3") && text.contains("one / two"), "{text}");
+        let mut ok = command(Path::new("/bin/echo"), None, tmp.path());
+        ok.arg("hello");
+        assert_eq!(
+            run_logged(ok, &tmp.path().join("y.log"), &flag, Duration::from_secs(10)).expect("ok"),
+            "hello\n"
+        );
+    }
+
+    #[test]
+    fn stop_escalates_from_the_polite_signal() {
+        let dir = std::env::temp_dir();
+        // Ignores SIGTERM? No: sh exits on SIGTERM; check the polite path is enough.
+        let mut c = command(Path::new("/bin/sleep"), None, &dir);
+        c.arg("60");
+        let child = c.spawn().expect("spawn");
+        let pid = child.id() as i32;
+        let mut s = ServerProcess {
+            child: Some(child),
+            name: "sleep",
+            stop_signal: libc::SIGTERM,
+            log: dir.join("none.log"),
+        };
+        let t0 = Instant::now();
+        assert_eq!(s.stop(), Ok(()));
+        assert!(t0.elapsed() < Duration::from_secs(5));
+        assert_eq!(proc_state(pid), None);
+        assert_eq!(s.pid(), 0);
+        assert_eq!(s.stop(), Ok(()), "stopping twice is harmless");
+    }
+
+    #[test]
+    fn traversal_check_names_the_blocking_directory() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let inner = tmp.path().join("a/b");
+        std::fs::create_dir_all(&inner).expect("mkdir");
+        std::fs::set_permissions(tmp.path().join("a"), std::fs::Permissions::from_mode(0o700)).expect("chmod");
+        // uid/gid 65534 (nobody) own nothing here.
+        let e = check_traversable(&inner, 65534, 65534, "nobody").expect_err("blocked");
+        assert!(
+            e.to_string().contains("chmod o+x") && e.to_string().contains("/a"),
+            "{e}"
+        );
+        std::fs::set_permissions(tmp.path().join("a"), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        // The rest of the path (/tmp) is world-searchable.
+        assert!(check_traversable(&inner, 65534, 65534, "nobody").is_ok());
+    }
+
+    #[test]
+    fn tree_cpu_counts_a_busy_child() {
+        let dir = std::env::temp_dir();
+        let mut c = command(Path::new("/bin/sh"), None, &dir);
+        c.args(["-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; sleep 5"]);
+        let mut child = c.spawn().expect("spawn");
+        let pid = child.id() as i32;
+        let t0 = Instant::now();
+        let mut used = 0.0;
+        while t0.elapsed() < Duration::from_secs(20) {
+            used = tree_cpu(pid);
+            if used >= 0.05 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        kill_group(pid, libc::SIGKILL);
+        let _ = child.wait();
+        assert!(used >= 0.05, "{used}");
+        assert_eq!(tree_cpu(-5), 0.0);
+    }
+}

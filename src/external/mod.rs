@@ -1,0 +1,117 @@
+//! Adapters for external benchmark tools whose output fsbench turns into the same metrics as
+//! its native workloads (DESIGN.md, `external/`).
+//!
+//! Each adapter is a pure parser from the tool's text output to a typed summary, so it can be
+//! tested on real outputs captured on this machine (`tests/fixtures/`), plus the small helpers
+//! that build the tool's command line. Running the tools is left to the workload that needs
+//! them (for example [`crate::engine::workloads::oltp`], which also starts the database
+//! server). Parsers never panic; missing or malformed fields are a [`ParseError`] naming the
+//! field, so a changed output format is reported rather than read as zero.
+//!
+//! - [`sysbench`]: sysbench 1.0 OLTP scripts (`oltp_read_only`, `oltp_read_write`, …) against
+//!   MariaDB/MySQL or PostgreSQL.
+//! - [`pgbench`]: PostgreSQL's pgbench (TPC-B-like and select-only built-ins).
+
+pub mod pgbench;
+pub mod sysbench;
+
+/// Why a tool's output could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    /// A field the parser needs is not in the output.
+    #[error("{tool} output has no `{field}` line (is this {tool}'s report? first line: {first_line:?})")]
+    Missing {
+        /// The tool.
+        tool: &'static str,
+        /// The label that was looked for.
+        field: &'static str,
+        /// The output's first line, to show what was there instead.
+        first_line: String,
+    },
+    /// A field is present but its value is not a number.
+    #[error("{tool} output: `{field}` has an unreadable value {value:?}")]
+    BadValue {
+        /// The tool.
+        tool: &'static str,
+        /// The label.
+        field: &'static str,
+        /// The text found.
+        value: String,
+    },
+}
+
+/// The first whitespace-separated token after `label` on the first line containing `label`,
+/// parsed as a number (thousands separators are not used by these tools; a trailing `s`, as
+/// in `5.0005s`, is ignored).
+pub(crate) fn number_after(tool: &'static str, text: &str, label: &'static str) -> Result<f64, ParseError> {
+    let line = text
+        .lines()
+        .find(|l| l.contains(label))
+        .ok_or_else(|| ParseError::Missing {
+            tool,
+            field: label,
+            first_line: text.lines().next().unwrap_or("").chars().take(80).collect(),
+        })?;
+    let rest = &line[line.find(label).map_or(0, |i| i + label.len())..];
+    let token = rest.split_whitespace().next().unwrap_or("");
+    // sysbench prints `total time: 5.0005s`: a unit letter glued to the number.
+    let token = token.trim_start_matches('(').trim_end_matches('s');
+    token
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+        .ok_or_else(|| ParseError::BadValue {
+            tool,
+            field: label,
+            value: token.to_string(),
+        })
+}
+
+/// The number inside the first parenthesis after `label`, e.g. `(5679.74 per sec.)`.
+pub(crate) fn paren_number_after(tool: &'static str, text: &str, label: &'static str) -> Result<f64, ParseError> {
+    let line = text
+        .lines()
+        .find(|l| l.contains(label))
+        .ok_or_else(|| ParseError::Missing {
+            tool,
+            field: label,
+            first_line: text.lines().next().unwrap_or("").chars().take(80).collect(),
+        })?;
+    let inner = line
+        .split_once('(')
+        .map(|(_, r)| r.split_whitespace().next().unwrap_or(""))
+        .unwrap_or("");
+    inner
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+        .ok_or_else(|| ParseError::BadValue {
+            tool,
+            field: label,
+            value: inner.to_string(),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn helpers_find_numbers_and_name_missing_fields() {
+        let t = "x\n    transactions:   28408  (5679.74 per sec.)\n    total time:   5.0005s\n";
+        assert_eq!(number_after("t", t, "transactions:"), Ok(28408.0));
+        assert_eq!(number_after("t", t, "total time:"), Ok(5.0005));
+        assert_eq!(paren_number_after("t", t, "transactions:"), Ok(5679.74));
+        match number_after("t", t, "queries:") {
+            Err(ParseError::Missing { field, first_line, .. }) => {
+                assert_eq!(field, "queries:");
+                assert_eq!(first_line, "x");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            number_after("t", "total time: soon\n", "total time:"),
+            Err(ParseError::BadValue { .. })
+        ));
+    }
+}

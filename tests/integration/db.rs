@@ -1,0 +1,395 @@
+//! Database workloads end to end through the real `fsbench` binary: SQLite OLTP, MariaDB and
+//! PostgreSQL servers on loop filesystems (privileged), Ctrl-C while a server runs, and the
+//! fileio workload against fio on the same file-set shape (order of magnitude).
+//!
+//! The server tests need `mariadb-server`, `postgresql` and `sysbench` (scripts/install.sh
+//! installs them). Missing servers fail the tests when `FSBENCH_REQUIRE_PRIVILEGED=1` (CI) and
+//! skip them loudly otherwise, like the root gate.
+
+use crate::require_privileged;
+use crate::util::{assert_no_leftovers, bin, fsbench, mounts_under, scratch, text};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Skips (loudly) or fails (under FSBENCH_REQUIRE_PRIVILEGED=1) when a server tool is missing.
+macro_rules! require_tools {
+    ($($tool:expr),+) => {
+        let missing: Vec<&str> = [$($tool),+].into_iter().filter(|t| !have(t)).collect();
+        if !missing.is_empty() {
+            if std::env::var("FSBENCH_REQUIRE_PRIVILEGED").as_deref() == Ok("1") {
+                panic!("{missing:?} not installed and FSBENCH_REQUIRE_PRIVILEGED=1: run scripts/install.sh");
+            }
+            eprintln!("SKIPPED ({missing:?} not installed; run scripts/install.sh): {}", module_path!());
+            return;
+        }
+    };
+}
+
+/// Whether a program is installed (PATH, sbin, or Debian's PostgreSQL bin directory).
+fn have(tool: &str) -> bool {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let in_path = std::env::split_paths(&path)
+        .chain(["/usr/sbin", "/sbin"].iter().map(Into::into))
+        .any(|d| d.join(tool).is_file());
+    in_path
+        || std::fs::read_dir("/usr/lib/postgresql")
+            .map(|rd| rd.flatten().any(|e| e.path().join("bin").join(tool).is_file()))
+            .unwrap_or(false)
+}
+
+/// A scratch folder every service user can traverse (tempdirs are 0700).
+fn open_scratch() -> tempfile::TempDir {
+    let dir = scratch();
+    std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    dir
+}
+
+fn write_suite(dir: &Path, text: &str) -> String {
+    let p = dir.join("suite.toml");
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+/// Pids and command lines of processes whose command line mentions `needle`.
+fn processes_mentioning(needle: &str) -> Vec<String> {
+    let me = std::process::id().to_string();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()) && n != me)
+        })
+        .filter_map(|e| {
+            let raw = std::fs::read(e.path().join("cmdline")).ok()?;
+            let cmd = String::from_utf8_lossy(&raw).replace('\0', " ");
+            cmd.contains(needle)
+                .then(|| format!("{} {}", e.file_name().to_string_lossy(), cmd))
+        })
+        .collect()
+}
+
+/// The JSON report of the latest session.
+fn json_report(db: &str) -> serde_json::Value {
+    let o = fsbench(&["--db", db, "report", "latest", "--format", "json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    serde_json::from_slice(&o.stdout).expect("valid JSON")
+}
+
+/// `(n, mean)` of a metric's cell for a workload, phase and variant.
+fn cell(j: &serde_json::Value, workload: &str, phase: &str, metric: &str, variant: &str) -> (u64, f64) {
+    let table = j["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["workload"] == workload)
+        .unwrap_or_else(|| panic!("no workload {workload} in {j}"));
+    let row = table["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["phase"] == phase && r["metric"]["name"] == metric)
+        .unwrap_or_else(|| panic!("no {phase}/{metric} in {table}"));
+    let c = row["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["variant"] == variant)
+        .unwrap_or_else(|| panic!("no {variant} cell in {row}"));
+    (
+        c["summary"]["n"].as_u64().unwrap(),
+        c["summary"]["mean"].as_f64().unwrap(),
+    )
+}
+
+#[test]
+fn sqlite_oltp_on_loop_filesystems_with_warmup_excluded() {
+    require_privileged!();
+    let dir = open_scratch();
+    let suite = write_suite(
+        dir.path(),
+        r#"
+[suite]
+name = "sqlite-oltp"
+description = "integration test"
+
+[run]
+repeats = 2
+warmup = 1
+trim = 0
+
+[[fs]]
+type = "ext4"
+
+[[fs]]
+type = "btrfs"
+
+[[workload]]
+kind = "oltp"
+name = "lite"
+rows = 2000
+threads = 2
+time = "1s"
+"#,
+    );
+    let db = dir.path().join("r.db");
+    let sc = dir.path().join("scratch");
+    let (db, sc) = (db.to_str().unwrap(), sc.to_str().unwrap());
+    let o = fsbench(&["--db", db, "run", &suite, "--scratch", sc]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_no_leftovers(Path::new(sc));
+    let j = json_report(db);
+    for fs in ["ext4", "btrfs"] {
+        let (n, tps) = cell(&j, "lite", "oltp_read_write", "tps", fs);
+        // The warm-up repeat is stored but not summarised.
+        assert_eq!(n, 2, "{fs}");
+        assert!(tps > 1.0 && tps < 1e6, "{fs}: {tps} tps");
+        let (_, qps) = cell(&j, "lite", "oltp_read_write", "qps", fs);
+        assert!((qps / tps - 20.0).abs() < 1e-6, "{fs}: {qps} / {tps}");
+        let (_, p99) = cell(&j, "lite", "oltp_read_write", "lat_p99", fs);
+        assert!(p99 > 0.0);
+    }
+    let samples = j["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 6, "2 filesystems x (1 warm-up + 2 measured)");
+    assert_eq!(samples.iter().filter(|s| s["is_warmup"] == true).count(), 2);
+}
+
+/// A suite with the three server set-ups on ext4, a few seconds of load each.
+const SERVERS: &str = r#"
+[suite]
+name = "servers"
+description = "integration test"
+
+[run]
+repeats = 1
+
+[[fs]]
+type = "ext4"
+
+[[workload]]
+kind = "oltp"
+name = "maria-rw"
+engine = "mariadb"
+mode = "read_write"
+tables = 2
+rows = 2000
+threads = 2
+time = "2s"
+
+[[workload]]
+kind = "oltp"
+name = "pg-ro"
+engine = "postgresql"
+mode = "read_only"
+rows = 2000
+threads = 2
+time = "2s"
+
+[[workload]]
+kind = "oltp"
+name = "pgbench"
+engine = "postgresql"
+client = "pgbench"
+rows = 100000
+threads = 2
+time = "2s"
+"#;
+
+#[test]
+fn mariadb_and_postgresql_servers_on_a_loop_filesystem() {
+    require_privileged!();
+    require_tools!(
+        "mariadbd",
+        "mariadb-install-db",
+        "sysbench",
+        "postgres",
+        "initdb",
+        "pgbench"
+    );
+    let dir = open_scratch();
+    let suite = write_suite(dir.path(), SERVERS);
+    let db = dir.path().join("r.db");
+    let sc = dir.path().join("scratch");
+    let (db, sc) = (db.to_str().unwrap(), sc.to_str().unwrap());
+    let o = fsbench(&["--db", db, "run", &suite, "--scratch", sc]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_no_leftovers(Path::new(sc));
+    assert_eq!(processes_mentioning(sc), Vec::<String>::new(), "server processes left");
+
+    let j = json_report(db);
+    let (_, tps) = cell(&j, "maria-rw", "oltp_read_write", "tps", "ext4");
+    let (_, qps) = cell(&j, "maria-rw", "oltp_read_write", "qps", "ext4");
+    assert!(tps > 1.0 && (qps / tps - 20.0).abs() < 0.5, "{tps} tps {qps} qps");
+    let (_, p95) = cell(&j, "maria-rw", "oltp_read_write", "lat_p95", "ext4");
+    assert!(p95 > 0.0);
+    let (_, tps) = cell(&j, "pg-ro", "oltp_read_only", "tps", "ext4");
+    let (_, qps) = cell(&j, "pg-ro", "oltp_read_only", "qps", "ext4");
+    assert!(tps > 1.0 && (qps / tps - 16.0).abs() < 0.5, "{tps} tps {qps} qps");
+    let (_, tps) = cell(&j, "pgbench", "pgbench_tpcb", "tps", "ext4");
+    assert!(tps > 1.0, "{tps}");
+    let (_, lat) = cell(&j, "pgbench", "pgbench_tpcb", "lat_avg", "ext4");
+    assert!(lat > 0.0);
+    // Server and client versions are recorded with every sample.
+    let notes = j["samples"].to_string() + &j["warnings"].to_string();
+    assert!(
+        notes.contains("mariadb 10.") && notes.contains("sysbench 1."),
+        "{notes}"
+    );
+    assert!(notes.contains("postgresql ") && notes.contains("pgbench "), "{notes}");
+}
+
+#[test]
+fn ctrl_c_during_the_mariadb_phase_stops_the_server_and_unmounts() {
+    require_privileged!();
+    require_tools!("mariadbd", "mariadb-install-db", "sysbench");
+    let dir = open_scratch();
+    let suite = write_suite(
+        dir.path(),
+        r#"
+[suite]
+name = "maria-interrupt"
+description = "integration test"
+
+[[fs]]
+type = "ext4"
+
+[[workload]]
+kind = "oltp"
+engine = "mariadb"
+mode = "read_only"
+rows = 2000
+threads = 2
+time = "120s"
+"#,
+    );
+    let db = dir.path().join("r.db");
+    let sc = dir.path().join("scratch");
+    let scs = sc.to_str().unwrap();
+    let mut child = Command::new(bin())
+        .args(["--db", db.to_str().unwrap(), "run", &suite, "--scratch", scs])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the timed phase: sysbench's `run` against the server under the scratch folder.
+    let t0 = Instant::now();
+    loop {
+        let procs = processes_mentioning(scs);
+        let server = procs.iter().any(|p| p.contains("mariadbd"));
+        // The socket (in sysbench's command line) may live outside the scratch folder when the
+        // run directory's path is too long for a unix socket.
+        let load = processes_mentioning("oltp_read_only")
+            .iter()
+            .any(|p| p.contains("sysbench") && p.ends_with(" run "));
+        if server && load {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "the MariaDB phase never started: {procs:?}"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "fsbench ended early");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!mounts_under(&sc).is_empty());
+    std::thread::sleep(Duration::from_millis(500));
+    let t1 = Instant::now();
+    rustix::process::kill_process(rustix::process::Pid::from_child(&child), rustix::process::Signal::Int).unwrap();
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    // The 120 s load was cut short: the server stopped politely within seconds.
+    assert!(
+        t1.elapsed() < Duration::from_secs(60),
+        "took {:?} to stop",
+        t1.elapsed()
+    );
+    assert_eq!(processes_mentioning(scs), Vec::<String>::new(), "processes left");
+    let any_server: Vec<String> = processes_mentioning(dir.path().to_str().unwrap())
+        .into_iter()
+        .filter(|p| p.contains("mariadbd") || p.contains("postgres"))
+        .collect();
+    assert_eq!(any_server, Vec::<String>::new());
+    assert_no_leftovers(&sc);
+}
+
+/// IOPS fio reports for 4 KiB psync random reads over `files` files of `size` in `dir`.
+fn fio_randread_iops(dir: &Path, files: u32, size: &str, secs: u32) -> f64 {
+    let o = Command::new("fio")
+        .args([
+            "--name=fsbench-peer",
+            &format!("--directory={}", dir.display()),
+            &format!("--nrfiles={files}"),
+            &format!("--filesize={size}"),
+            "--rw=randread",
+            "--bs=4k",
+            "--ioengine=psync",
+            // fio drops the files' page cache before the job by default; fsbench's suite
+            // reads them warm too (drop_caches = false).
+            "--invalidate=0",
+            "--time_based",
+            &format!("--runtime={secs}"),
+            "--output-format=json",
+        ])
+        .output()
+        .expect("run fio");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("fio JSON");
+    j["jobs"][0]["read"]["iops"].as_f64().expect("read iops")
+}
+
+#[test]
+fn fileio_rndrd_and_fio_randread_agree_in_order_of_magnitude() {
+    if !have("fio") {
+        if std::env::var("FSBENCH_REQUIRE_PRIVILEGED").as_deref() == Ok("1") {
+            panic!("fio is not installed and FSBENCH_REQUIRE_PRIVILEGED=1: run scripts/install.sh --bench");
+        }
+        eprintln!("SKIPPED (fio not installed): fileio vs fio");
+        return;
+    }
+    // Both read 4 files of 16 MiB through the page cache (laid out just before, no drop).
+    let dir = tempfile::tempdir().unwrap();
+    let suite = write_suite(
+        dir.path(),
+        r#"
+[suite]
+name = "fileio-vs-fio"
+description = "integration test"
+
+[run]
+repeats = 1
+drop_caches = false
+
+[[fs]]
+type = "ext4"
+
+[[workload]]
+kind = "fileio"
+mode = "rndrd"
+files = 4
+total_size = "64MiB"
+block_size = "4KiB"
+time = "2s"
+"#,
+    );
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let db = dir.path().join("r.db");
+    let db = db.to_str().unwrap();
+    let o = fsbench(&["--db", db, "run", &suite, "--dir", work.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let j = json_report(db);
+    // With --dir the one variant is named after the directory's filesystem type.
+    let variant = j["variants"][0].as_str().expect("one variant").to_string();
+    let (_, ours) = cell(&j, "fileio", "rndrd", "reads_per_s", &variant);
+    let fio_dir = dir.path().join("fio");
+    std::fs::create_dir(&fio_dir).unwrap();
+    let theirs = fio_randread_iops(&fio_dir, 4, "16M", 2);
+    let ratio = ours / theirs;
+    eprintln!("fileio rndrd {ours:.0} reads/s, fio psync randread {theirs:.0} IOPS, ratio {ratio:.2}");
+    // Same decade: both are ~µs per pread from the page cache on this machine.
+    assert!((0.1..=10.0).contains(&ratio), "fsbench {ours} vs fio {theirs}");
+}
