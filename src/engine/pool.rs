@@ -129,6 +129,7 @@ impl<O> PoolRun<O> {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct WorkerPool {
     deadline: Option<Duration>,
+    pin: bool,
 }
 
 enum Exit {
@@ -150,12 +151,25 @@ struct Finished<O> {
 impl WorkerPool {
     /// A pool whose workers run until their own work is done (or an interrupt).
     pub fn new() -> WorkerPool {
-        WorkerPool { deadline: None }
+        WorkerPool {
+            deadline: None,
+            pin: false,
+        }
     }
 
     /// Also stop each worker once `limit` has passed since the start (time-based phases).
     pub fn with_deadline(limit: Duration) -> WorkerPool {
-        WorkerPool { deadline: Some(limit) }
+        WorkerPool {
+            deadline: Some(limit),
+            pin: false,
+        }
+    }
+
+    /// With `pin`, worker `i` runs pinned to the `i`-th CPU this process may run on (modulo
+    /// their number), as fio's `cpus_allowed` with `cpus_allowed_policy=split`. A single worker
+    /// runs on the calling thread, whose affinity is restored after the run.
+    pub fn pinned(self, pin: bool) -> WorkerPool {
+        WorkerPool { pin, ..self }
     }
 
     /// Runs `workers`, one thread each, released together. Returns
@@ -168,20 +182,51 @@ impl WorkerPool {
         }
         let abort = AtomicBool::new(false);
         let deadline = self.deadline;
+        let cpus = if self.pin {
+            affinity::allowed().map_err(|e| EngineError::io("sched_getaffinity", e))?
+        } else {
+            Vec::new()
+        };
+        let cpu_of = |i: usize| (!cpus.is_empty()).then(|| cpus[i % cpus.len()]);
         let results: Vec<Result<Finished<W::Output>, Exit>> = if workers.len() == 1 {
-            workers
+            // On the calling thread: pin it for the run only.
+            let restore = match cpu_of(0) {
+                Some(cpu) => {
+                    let old = affinity::get().map_err(|e| EngineError::io("sched_getaffinity", e))?;
+                    affinity::pin(cpu).map_err(|e| EngineError::io("sched_setaffinity", e))?;
+                    Some(old)
+                }
+                None => None,
+            };
+            let r = workers
                 .into_iter()
                 .map(|w| run_one(w, LatencyRecorder::new(), None, deadline, interrupt, &abort))
-                .collect()
+                .collect();
+            if let Some(old) = restore {
+                affinity::set(&old).map_err(|e| EngineError::io("sched_setaffinity", e))?;
+            }
+            r
         } else {
             let barrier = Barrier::new(workers.len());
             std::thread::scope(|s| {
                 let handles: Vec<_> = workers
                     .into_iter()
-                    .map(|w| {
+                    .enumerate()
+                    .map(|(i, w)| {
                         let latency = LatencyRecorder::new();
                         let (barrier, abort) = (&barrier, &abort);
-                        s.spawn(move || run_one(w, latency, Some(barrier), deadline, interrupt, abort))
+                        let cpu = cpu_of(i);
+                        s.spawn(move || {
+                            if let Some(cpu) = cpu {
+                                if let Err(e) = affinity::pin(cpu) {
+                                    // Still meet the others at the barrier, then fail.
+                                    barrier.wait();
+                                    abort.store(true, Ordering::Relaxed);
+                                    return Err(Exit::Failed(EngineError::io("sched_setaffinity", e)));
+                                }
+                            }
+                            run_one(w, latency, Some(barrier), deadline, interrupt, abort)
+                        })
                     })
                     .collect();
                 handles
@@ -253,6 +298,51 @@ fn merge<O>(results: Vec<Result<Finished<O>, Exit>>, interrupt: &AtomicBool) -> 
         outputs,
         stop,
     })
+}
+
+/// CPU affinity of the calling thread (sched_getaffinity/sched_setaffinity with pid 0).
+mod affinity {
+    use std::io;
+
+    /// The calling thread's CPU mask.
+    pub fn get() -> io::Result<libc::cpu_set_t> {
+        // SAFETY: cpu_set_t is plain data; zeroed is a valid empty set.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: the size passed is the size of `set`, which the kernel fills.
+        let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+        if rc == 0 {
+            Ok(set)
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    }
+
+    /// Sets the calling thread's CPU mask.
+    pub fn set(set: &libc::cpu_set_t) -> io::Result<()> {
+        // SAFETY: `set` is a valid cpu_set_t of the size passed.
+        let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    }
+
+    /// The CPUs the calling thread may run on, in increasing order.
+    pub fn allowed() -> io::Result<Vec<usize>> {
+        let set = get()?;
+        let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
+        // SAFETY: CPU_ISSET reads the set within its size (cpu < CPU_SETSIZE).
+        Ok((0..max).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect())
+    }
+
+    /// Pins the calling thread to `cpu`.
+    pub fn pin(cpu: usize) -> io::Result<()> {
+        // SAFETY: as in `get`; CPU_SET writes within the set (cpu < CPU_SETSIZE, from `allowed`).
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+        self::set(&set)
+    }
 }
 
 /// The per-thread hot loop.
