@@ -58,10 +58,17 @@ for d in a b; do
     if [ -n "$(ls -A "$mnt/$d")" ]; then echo "warning: $mnt/$d not empty after the runs" >&2; fi
 done
 
+# pair_spread PHASE: min-max of the per-pair ratios fsbench / C (pair i = i-th run of each).
+pair_spread() {
+    awk -v p="$1" '$2 == p && $1 == "fsbench" {a[++na] = $3} $2 == p && $1 == "c" {b[++nb] = $3}
+        END {lo = 1e300; hi = 0; for (i = 1; i <= na && i <= nb; i++) {r = a[i] / b[i]; if (r < lo) lo = r; if (r > hi) hi = r}
+             printf "%.3f-%.3f", lo, hi}' "$results"
+}
 median() { sort -g | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-printf '%-12s %14s %14s %8s\n' phase "fsbench/s" "C/s" "ratio"
+printf '%-12s %14s %14s %8s %13s\n' phase "fsbench/s" "C/s" "ratio" "pair ratios"
 for phase in seq_create seq_stat seq_delete rand_create rand_stat rand_delete; do
     a=$(awk -v p="$phase" '$1 == "fsbench" && $2 == p {print $3}' "$results" | median)
     b=$(awk -v p="$phase" '$1 == "c" && $2 == p {print $3}' "$results" | median)
-    printf '%-12s %14.0f %14.0f %8.3f\n' "$phase" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN {print a / b}')"
+    spread=$(pair_spread "$phase")
+    printf '%-12s %14.0f %14.0f %8.3f %13s\n' "$phase" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN {print a / b}')" "$spread"
 done

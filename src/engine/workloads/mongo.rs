@@ -433,9 +433,15 @@ impl Names {
         }
     }
 
-    /// Appends one name written by `f` (must not contain NUL).
+    /// Appends one name written by `f` (must not contain NUL; checked here, untimed, so that
+    /// [`Names::get`] need not scan the name again in the hot loop).
     fn push(&mut self, f: impl FnOnce(&mut Vec<u8>)) {
+        let start = self.buf.len();
         f(&mut self.buf);
+        assert!(
+            !self.buf[start..].contains(&0),
+            "internal error: a NUL inside a generated name"
+        );
         self.buf.push(0);
         self.ends.push(self.buf.len());
     }
@@ -443,8 +449,10 @@ impl Names {
     #[inline]
     fn get(&self, i: usize) -> Result<&CStr, EngineError> {
         let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        CStr::from_bytes_with_nul(&self.buf[start..self.ends[i]])
-            .map_err(|_| EngineError::Invalid("internal error: malformed name table".into()))
+        let bytes = &self.buf[start..self.ends[i]];
+        // SAFETY: `push` wrote exactly one NUL per name, at its end (checked there), and
+        // `buf` is only appended to by `push`.
+        Ok(unsafe { CStr::from_bytes_with_nul_unchecked(bytes) })
     }
 }
 
