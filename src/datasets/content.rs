@@ -38,6 +38,16 @@ pub enum Content {
 }
 
 impl Content {
+    /// Fills a one-off buffer (a workload's write buffer) deterministically from `seed` with the
+    /// same generators as [`ContentPool`]; use a pool when many files need distinct slices.
+    pub fn fill(self, buf: &mut [u8], seed: u64) {
+        match self {
+            Content::Zeros => buf.fill(0),
+            Content::Random => SplitMix64::stream(seed, 0x7261_6e64).fill(buf),
+            Content::Text => fill_text(buf, &mut SplitMix64::stream(seed, 0x7465_7874)),
+        }
+    }
+
     /// The setting's spelling in suite files.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -299,6 +309,24 @@ fn fill_text(out: &mut [u8], g: &mut SplitMix64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_off_fills_are_deterministic_and_of_their_kind() {
+        let mut z = vec![1u8; 4096];
+        Content::Zeros.fill(&mut z, 1);
+        assert!(z.iter().all(|&b| b == 0));
+        let (mut r1, mut r2, mut r3) = (vec![0u8; 4096], vec![0u8; 4096], vec![0u8; 4096]);
+        Content::Random.fill(&mut r1, 7);
+        Content::Random.fill(&mut r2, 7);
+        Content::Random.fill(&mut r3, 8);
+        assert_eq!(r1, r2);
+        assert_ne!(r1, r3);
+        assert!(r1.iter().filter(|&&b| b == 0).count() < 100);
+        let mut t = vec![0u8; 4096];
+        Content::Text.fill(&mut t, 7);
+        assert!(t.iter().all(|b| b.is_ascii()), "text is ASCII source");
+        assert!(t.contains(&b'\n'));
+    }
     use std::io::Write;
     use std::process::{Command, Stdio};
 

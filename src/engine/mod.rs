@@ -108,6 +108,18 @@ pub trait Workload {
     fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError>;
 }
 
+/// Runs one repeat of `workload` in `dir` without dropping caches or reporting phases: for unit
+/// tests and the `examples/` drivers of the bench scripts.
+pub fn run_quiet(workload: &dyn Workload, dir: &Path, interrupt: &AtomicBool) -> Result<RawSample, EngineError> {
+    let on_phase = |_: &str| {};
+    workload.run(&RunContext {
+        dir,
+        drop_caches: false,
+        interrupt,
+        on_phase: &on_phase,
+    })
+}
+
 /// The closed set of workloads, as written in suite files (`kind = "bonnie"`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]

@@ -7,7 +7,7 @@
 //! skip them loudly otherwise, like the root gate.
 
 use crate::require_privileged;
-use crate::util::{assert_no_leftovers, bin, fsbench, mounts_under, scratch, text};
+use crate::util::{assert_no_leftovers, bin, fsbench, mounts_under, scratch, text, write_suite};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -43,12 +43,6 @@ fn open_scratch() -> tempfile::TempDir {
     let dir = scratch();
     std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     dir
-}
-
-fn write_suite(dir: &Path, text: &str) -> String {
-    let p = dir.join("suite.toml");
-    std::fs::write(&p, text).unwrap();
-    p.to_string_lossy().into_owned()
 }
 
 /// Pids and command lines of processes whose command line mentions `needle`.
@@ -110,6 +104,7 @@ fn sqlite_oltp_on_loop_filesystems_with_warmup_excluded() {
     let dir = open_scratch();
     let suite = write_suite(
         dir.path(),
+        "suite.toml",
         r#"
 [suite]
 name = "sqlite-oltp"
@@ -209,7 +204,7 @@ fn mariadb_and_postgresql_servers_on_a_loop_filesystem() {
         "pgbench"
     );
     let dir = open_scratch();
-    let suite = write_suite(dir.path(), SERVERS);
+    let suite = write_suite(dir.path(), "suite.toml", SERVERS);
     let db = dir.path().join("r.db");
     let sc = dir.path().join("scratch");
     let (db, sc) = (db.to_str().unwrap(), sc.to_str().unwrap());
@@ -247,6 +242,7 @@ fn ctrl_c_during_the_mariadb_phase_stops_the_server_and_unmounts() {
     let dir = open_scratch();
     let suite = write_suite(
         dir.path(),
+        "suite.toml",
         r#"
 [suite]
 name = "maria-interrupt"
@@ -354,6 +350,7 @@ fn fileio_rndrd_and_fio_randread_agree_in_order_of_magnitude() {
     let dir = tempfile::tempdir().unwrap();
     let suite = write_suite(
         dir.path(),
+        "suite.toml",
         r#"
 [suite]
 name = "fileio-vs-fio"

@@ -6,50 +6,9 @@
 //! fails the test; elsewhere the test skips loudly. `scripts/install.sh` installs it.
 
 use crate::require_privileged;
-use crate::util::{assert_no_leftovers, fsbench, scratch, text};
+use crate::util::{assert_no_leftovers, fsbench, scratch, text, write_suite, BONNIE_PHASES, TINY};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// A bonnie suite small enough to run in seconds on each filesystem (as in `run.rs`).
-const TINY: &str = r#"
-[suite]
-name = "tiny"
-description = "integration test"
-
-[run]
-repeats = 3
-
-[[fs]]
-type = "ext4"
-
-[[workload]]
-kind = "bonnie"
-file_size = "16MiB"
-char_size = "1MiB"
-files = 256
-seeks = 200
-"#;
-
-const PHASES: [&str; 12] = [
-    "seq_write_char",
-    "seq_write_block",
-    "rewrite",
-    "seq_read_char",
-    "seq_read_block",
-    "random_seeks",
-    "seq_create",
-    "seq_stat",
-    "seq_delete",
-    "rand_create",
-    "rand_stat",
-    "rand_delete",
-];
-
-fn write_suite(dir: &Path, name: &str, text: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p.to_string_lossy().into_owned()
-}
 
 /// The Chromium binary, or `None` after a loud skip; panics under `FSBENCH_REQUIRE_PRIVILEGED=1`.
 fn chromium_or_skip() -> Option<PathBuf> {
@@ -162,9 +121,9 @@ fn the_html_report_of_a_real_run_renders_its_charts_in_chromium() {
     let bars = figure(&dom, "class=\"chart chart-bars\"");
     assert!(bars.contains("<svg"), "the chart is inline SVG");
     assert!(bars.contains("higher is better"));
-    assert_eq!(bars.matches("class=\"bar\"").count(), 2 * PHASES.len(), "{bars}");
+    assert_eq!(bars.matches("class=\"bar\"").count(), 2 * BONNIE_PHASES.len(), "{bars}");
     for variant in ["ext4", "xfs"] {
-        for phase in PHASES {
+        for phase in BONNIE_PHASES {
             let attr = format!("data-variant=\"{variant}\" data-phase=\"{phase}\"");
             assert_eq!(bars.matches(&attr).count(), 1, "bar {variant}/{phase}");
         }
@@ -172,7 +131,10 @@ fn the_html_report_of_a_real_run_renders_its_charts_in_chromium() {
     // The other charts: CPU per phase (lower is better), latency, every repeat.
     assert!(figure(&dom, "class=\"chart chart-cpu\"").contains("lower is better"));
     assert!(dom.contains("class=\"chart chart-latency\""));
-    assert_eq!(dom.matches("class=\"chart chart-repeats\"").count(), PHASES.len());
+    assert_eq!(
+        dom.matches("class=\"chart chart-repeats\"").count(),
+        BONNIE_PHASES.len()
+    );
     // The label is text, not markup: no script element in the live DOM.
     assert!(!dom.contains("<script"), "a <script> element reached the DOM");
     assert!(

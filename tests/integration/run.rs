@@ -1,37 +1,16 @@
 //! Real `fsbench run` sessions end to end: provision, run, store, report, and Ctrl-C.
 
 use crate::require_privileged;
-use crate::util::{assert_no_leftovers, bin, fsbench, mounts_under, scratch, text, TINY};
+use crate::util::{assert_no_leftovers, bin, fsbench, mounts_under, scratch, text, write_suite, BONNIE_PHASES, TINY};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn write_suite(dir: &Path, text: &str) -> String {
-    let p = dir.join("suite.toml");
-    std::fs::write(&p, text).unwrap();
-    p.to_string_lossy().into_owned()
-}
-
-const PHASES: [&str; 12] = [
-    "seq_write_char",
-    "seq_write_block",
-    "rewrite",
-    "seq_read_char",
-    "seq_read_block",
-    "random_seeks",
-    "seq_create",
-    "seq_stat",
-    "seq_delete",
-    "rand_create",
-    "rand_stat",
-    "rand_delete",
-];
 
 #[test]
 fn a_short_run_compares_three_filesystems_stores_samples_and_reports_json() {
     require_privileged!();
     let dir = scratch();
-    let suite = write_suite(dir.path(), TINY);
+    let suite = write_suite(dir.path(), "suite.toml", TINY);
     let db = dir.path().join("r.db");
     let sc = dir.path().join("scratch");
     let (db, sc) = (db.to_str().unwrap(), sc.to_str().unwrap());
@@ -52,7 +31,7 @@ fn a_short_run_compares_three_filesystems_stores_samples_and_reports_json() {
     for col in ["ext4", "xfs", "btrfs"] {
         assert!(out.contains(col), "table lacks {col}:\n{out}");
     }
-    for p in PHASES {
+    for p in BONNIE_PHASES {
         assert!(out.contains(p), "table lacks phase {p}:\n{out}");
     }
     let err = String::from_utf8_lossy(&o.stderr);
@@ -67,7 +46,7 @@ fn a_short_run_compares_three_filesystems_stores_samples_and_reports_json() {
     let tables = j["workloads"].as_array().unwrap();
     assert_eq!(tables.len(), 1);
     let rows = tables[0]["rows"].as_array().unwrap();
-    for p in PHASES {
+    for p in BONNIE_PHASES {
         assert!(rows.iter().any(|r| r["phase"] == p), "json lacks {p}");
     }
     let mut saw_cpu = false;
@@ -106,6 +85,7 @@ fn ctrl_c_in_the_middle_of_a_phase_leaves_nothing_mounted_and_keeps_finished_rep
     // Big enough that the first repeat is still running when the signal arrives.
     let suite = write_suite(
         dir.path(),
+        "suite.toml",
         &TINY
             .replace("file_size = \"16MiB\"", "file_size = \"256MiB\"")
             .replace("files = 256", "files = 20000"),

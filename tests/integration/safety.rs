@@ -1,17 +1,11 @@
 //! Safety under failure: faults become results, resume, and kills at random moments.
 
 use crate::require_privileged;
-use crate::util::{assert_no_leftovers, bin, fsbench, mounts_under, scratch, text, TINY};
+use crate::util::{assert_no_leftovers, bin, fsbench, mounts_under, scratch, text, write_suite, TINY};
 use rand::{Rng, SeedableRng};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn write(dir: &Path, name: &str, text: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p.to_string_lossy().into_owned()
-}
 
 fn report_json(db: &str, session: &str) -> serde_json::Value {
     let o = fsbench(&["--db", db, "report", session, "--format", "json"]);
@@ -59,7 +53,7 @@ name = "ext4-badopt"
 type = "ext4"
 mount_opts = ["compress=lzo"]
 "#;
-    let suite = write(dir.path(), "faults.toml", &suite);
+    let suite = write_suite(dir.path(), "faults.toml", &suite);
     let db = dir.path().join("r.db");
     let sc = dir.path().join("scratch");
     let (db, sc) = (db.to_str().unwrap(), sc.to_str().unwrap());
@@ -112,7 +106,7 @@ fn interrupt_after_samples(child: &mut std::process::Child, db: &Path, n: usize,
 fn a_resumed_session_reports_the_same_cases_and_repeats_as_one_that_ran_through() {
     require_privileged!();
     let dir = scratch();
-    let suite = write(
+    let suite = write_suite(
         dir.path(),
         "s.toml",
         &TINY.replace(
@@ -206,7 +200,7 @@ fn a_resumed_session_reports_the_same_cases_and_repeats_as_one_that_ran_through(
 fn sigint_sigterm_and_sigkill_at_twenty_random_moments_leave_nothing_and_lose_no_repeat() {
     require_privileged!();
     let dir = scratch();
-    let suite = write(dir.path(), "s.toml", TINY);
+    let suite = write_suite(dir.path(), "s.toml", TINY);
     let sc = dir.path().join("scratch");
     let mut rng = rand::rngs::SmallRng::seed_from_u64(20261122);
     use rustix::process::Signal;
@@ -309,7 +303,7 @@ fn eio_from_a_failing_disk_fails_its_case_and_the_rest_runs() {
     // The ext4 image's backing file starts failing after 20 MB of writes: mkfs gets through,
     // the workload's data does not. The xfs image on the same server is never failed.
     let fs = FaultyFs::start(dir.path(), "ext4", 20_000_000);
-    let suite = write(
+    let suite = write_suite(
         dir.path(),
         "s.toml",
         &TINY.replace("repeats = 3", "repeats = 1").replace(
@@ -340,7 +334,7 @@ fn eio_from_a_failing_disk_fails_its_case_and_the_rest_runs() {
 fn two_runs_at_once_share_scratch_and_database_without_colliding() {
     require_privileged!();
     let dir = scratch();
-    let suite = write(dir.path(), "s.toml", &TINY.replace("repeats = 3", "repeats = 2"));
+    let suite = write_suite(dir.path(), "s.toml", &TINY.replace("repeats = 3", "repeats = 2"));
     let db = dir.path().join("shared.db");
     let sc = dir.path().join("scratch");
     let spawn = |label: &str| {

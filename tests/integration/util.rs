@@ -108,3 +108,26 @@ char_size = "1MiB"
 files = 256
 seeks = 200
 "#;
+
+/// The bonnie phases, in run order (the rows every bonnie report must have).
+pub const BONNIE_PHASES: [&str; 12] = [
+    "seq_write_char",
+    "seq_write_block",
+    "rewrite",
+    "seq_read_char",
+    "seq_read_block",
+    "random_seeks",
+    "seq_create",
+    "seq_stat",
+    "seq_delete",
+    "rand_create",
+    "rand_stat",
+    "rand_delete",
+];
+
+/// Writes a suite file `name` into `dir` and returns its path as text.
+pub fn write_suite(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().into_owned()
+}

@@ -405,17 +405,6 @@ mod tests {
     use super::*;
     use std::sync::atomic::AtomicBool;
 
-    fn run_in(spec: &BigfileSpec, dir: &Path, flag: &AtomicBool) -> Result<RawSample, EngineError> {
-        let on_phase = |_: &str| {};
-        let ctx = RunContext {
-            dir,
-            drop_caches: false,
-            interrupt: flag,
-            on_phase: &on_phase,
-        };
-        spec.run(&ctx)
-    }
-
     fn small() -> BigfileSpec {
         BigfileSpec {
             size: Bytes(8 * Bytes::MIB),
@@ -471,7 +460,7 @@ mod tests {
             content: Content::Zeros,
             ..small()
         };
-        let s = run_in(&no_sync, tmp.path(), &flag).expect("run");
+        let s = crate::engine::run_quiet(&no_sync, tmp.path(), &flag).expect("run");
         assert_eq!(s.phases[1].phase, CLOSE);
         assert_eq!(no_sync.phases(), [WRITE, CLOSE, UNLINK, SPACE_FREED]);
         assert!(std::fs::read_dir(tmp.path()).expect("dir").next().is_none());
@@ -496,7 +485,7 @@ mod tests {
                 .and_then(|v| v.trim().parse().ok())
                 .expect("wchar")
         };
-        run_in(&spec, tmp.path(), &flag).expect("run");
+        crate::engine::run_quiet(&spec, tmp.path(), &flag).expect("run");
         let after = std::fs::read_to_string("/proc/thread-self/io").expect("io");
         assert_eq!(wchar(&after) - wchar(&before), 3 * 4096, "bytes written by this thread");
     }
@@ -515,7 +504,7 @@ mod tests {
                 std::thread::sleep(Duration::from_millis(50));
                 flag.store(true, Ordering::Relaxed);
             });
-            run_in(&spec, tmp.path(), &flag)
+            crate::engine::run_quiet(&spec, tmp.path(), &flag)
         });
         assert!(matches!(r, Err(EngineError::Interrupted)), "{r:?}");
         assert!(started.elapsed() < Duration::from_secs(20));
@@ -523,7 +512,7 @@ mod tests {
 
         let flag = AtomicBool::new(false);
         std::fs::write(file_path(tmp.path()), b"mine").expect("write");
-        match run_in(&small(), tmp.path(), &flag) {
+        match crate::engine::run_quiet(&small(), tmp.path(), &flag) {
             Err(EngineError::Io { what, source }) => {
                 assert!(what.starts_with("create ") && what.ends_with(FILE), "{what}");
                 assert_eq!(source.kind(), io::ErrorKind::AlreadyExists);

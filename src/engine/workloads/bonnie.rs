@@ -1552,17 +1552,6 @@ mod tests {
         }
     }
 
-    fn run_in(spec: &BonnieSpec, dir: &Path, flag: &AtomicBool) -> Result<RawSample, EngineError> {
-        let on_phase = |_: &str| {};
-        let ctx = RunContext {
-            dir,
-            drop_caches: false,
-            interrupt: flag,
-            on_phase: &on_phase,
-        };
-        spec.run(&ctx)
-    }
-
     fn is_empty(dir: &Path) -> bool {
         std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(false)
     }
@@ -1648,7 +1637,7 @@ mod tests {
             ..base.clone()
         };
         let before = thread_write_syscalls();
-        let s = run_in(&sys, tmp.path(), &flag).expect("syscall run");
+        let s = crate::engine::run_quiet(&sys, tmp.path(), &flag).expect("syscall run");
         let writes = thread_write_syscalls() - before;
         assert!(writes >= char_bytes + 2 * chunks, "{writes} write calls");
         assert!(writes <= char_bytes + other_writes + 64, "{writes} write calls");
@@ -1660,7 +1649,7 @@ mod tests {
             ..base
         };
         let before = thread_write_syscalls();
-        run_in(&stdio, tmp.path(), &flag).expect("stdio run");
+        crate::engine::run_quiet(&stdio, tmp.path(), &flag).expect("stdio run");
         let writes = thread_write_syscalls() - before;
         // 64 KiB through a ≥ 512-byte buffer is at most 128 writes.
         assert!(writes <= 128 + other_writes + 64, "{writes} write calls");
@@ -1684,7 +1673,7 @@ mod tests {
                 std::thread::sleep(Duration::from_millis(100));
                 flag.store(true, Ordering::Relaxed);
             });
-            run_in(&spec, tmp.path(), &flag)
+            crate::engine::run_quiet(&spec, tmp.path(), &flag)
         });
         assert!(matches!(r, Err(EngineError::Interrupted)), "{r:?}");
         // 64 MiB at one syscall per byte would take a minute; the flag ends it at once.
@@ -1699,7 +1688,7 @@ mod tests {
             ..BonnieSpec::default()
         };
         assert!(matches!(
-            run_in(&files, tmp.path(), &flag),
+            crate::engine::run_quiet(&files, tmp.path(), &flag),
             Err(EngineError::Interrupted)
         ));
         assert!(is_empty(tmp.path()));
@@ -1715,7 +1704,7 @@ mod tests {
             fsync: false,
             ..BonnieSpec::default()
         };
-        let s = run_in(&spec, tmp.path(), &flag).expect("run");
+        let s = crate::engine::run_quiet(&spec, tmp.path(), &flag).expect("run");
         let names: Vec<&str> = s.phases.iter().map(|p| p.phase.as_str()).collect();
         assert_eq!(
             names,
@@ -1735,7 +1724,7 @@ mod tests {
             files: 10,
             ..BonnieSpec::default()
         };
-        match run_in(&spec, tmp.path(), &flag) {
+        match crate::engine::run_quiet(&spec, tmp.path(), &flag) {
             Err(EngineError::Io { what, source }) => {
                 assert!(what.starts_with("mkdir ") && what.contains("bonnie.files"), "{what}");
                 assert_eq!(source.kind(), io::ErrorKind::AlreadyExists);
@@ -1743,7 +1732,7 @@ mod tests {
             other => panic!("expected an I/O error, got {other:?}"),
         }
         let missing = tmp.path().join("no-such-dir");
-        match run_in(&spec, &missing, &flag) {
+        match crate::engine::run_quiet(&spec, &missing, &flag) {
             Err(EngineError::Io { what, .. }) => assert!(what.contains("no-such-dir"), "{what}"),
             other => panic!("expected an I/O error, got {other:?}"),
         }
@@ -1891,7 +1880,7 @@ mod tests {
         let flag = AtomicBool::new(false);
         let tmp = tempfile::tempdir().expect("tempdir");
         assert!(matches!(
-            run_in(&bad[3], tmp.path(), &flag),
+            crate::engine::run_quiet(&bad[3], tmp.path(), &flag),
             Err(EngineError::Invalid(_))
         ));
     }

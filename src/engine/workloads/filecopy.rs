@@ -310,17 +310,6 @@ fn delete_phase(
 mod tests {
     use super::*;
 
-    fn run_in(spec: &FilecopySpec, dir: &Path, flag: &AtomicBool) -> Result<RawSample, EngineError> {
-        let on_phase = |_: &str| {};
-        let ctx = RunContext {
-            dir,
-            drop_caches: false,
-            interrupt: flag,
-            on_phase: &on_phase,
-        };
-        spec.run(&ctx)
-    }
-
     #[test]
     fn four_phases_with_the_right_metrics_and_nothing_left() {
         let tmp = tempfile::tempdir().expect("tempdir");
@@ -332,7 +321,7 @@ mod tests {
                 buffer: Bytes(64 * Bytes::KIB),
                 ..FilecopySpec::default()
             };
-            let s = run_in(&spec, tmp.path(), &flag).unwrap_or_else(|e| panic!("{method:?}: {e}"));
+            let s = crate::engine::run_quiet(&spec, tmp.path(), &flag).unwrap_or_else(|e| panic!("{method:?}: {e}"));
             let names: Vec<&str> = s.phases.iter().map(|p| p.phase.as_str()).collect();
             assert_eq!(names, [COPY1, DELETE1, COPY2, DELETE2]);
             for p in &s.phases {
@@ -411,7 +400,7 @@ mod tests {
         let flag = AtomicBool::new(true);
         let tmp = tempfile::tempdir().expect("tempdir");
         assert!(matches!(
-            run_in(&small, tmp.path(), &flag),
+            crate::engine::run_quiet(&small, tmp.path(), &flag),
             Err(EngineError::Interrupted)
         ));
         assert!(std::fs::read_dir(tmp.path()).expect("readdir").next().is_none());

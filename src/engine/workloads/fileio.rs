@@ -1208,17 +1208,6 @@ mod tests {
         }
     }
 
-    fn run_in(spec: &FileioSpec, dir: &Path, flag: &AtomicBool) -> Result<RawSample, EngineError> {
-        let on_phase = |_: &str| {};
-        let ctx = RunContext {
-            dir,
-            drop_caches: false,
-            interrupt: flag,
-            on_phase: &on_phase,
-        };
-        spec.run(&ctx)
-    }
-
     fn metric(s: &RawSample, name: &str) -> Option<f64> {
         s.phases[0]
             .metrics
@@ -1244,7 +1233,7 @@ mod tests {
             FileioMode::Rndrw,
         ] {
             let spec = tiny(mode);
-            let s = run_in(&spec, tmp.path(), &flag).expect("run");
+            let s = crate::engine::run_quiet(&spec, tmp.path(), &flag).expect("run");
             assert_eq!(s.phases.len(), 1);
             assert_eq!(s.phases[0].phase, mode.name());
             let secs = s.phases[0].wall.as_secs_f64();
@@ -1279,7 +1268,7 @@ mod tests {
             fsync_freq: 0,
             ..tiny(FileioMode::Rndrw)
         };
-        let s = run_in(&spec, tmp.path(), &flag).expect("run");
+        let s = crate::engine::run_quiet(&spec, tmp.path(), &flag).expect("run");
         let r = metric(&s, "reads_per_s").expect("reads");
         let w = metric(&s, "writes_per_s").expect("writes");
         assert!((r / w - 1.5).abs() < 0.01, "{r} / {w}");
@@ -1327,7 +1316,7 @@ mod tests {
             threads: 2,
             ..tiny(FileioMode::Rndrw)
         };
-        match run_in(&spec, tmp.path(), &flag) {
+        match crate::engine::run_quiet(&spec, tmp.path(), &flag) {
             Ok(s) => {
                 let wall = s.phases[0].wall;
                 assert!(
@@ -1463,7 +1452,7 @@ mod tests {
                 std::thread::sleep(Duration::from_millis(200));
                 flag.store(true, Ordering::Relaxed);
             });
-            run_in(&spec, tmp.path(), &flag)
+            crate::engine::run_quiet(&spec, tmp.path(), &flag)
         });
         assert!(matches!(r, Err(EngineError::Interrupted)), "{r:?}");
         assert!(t0.elapsed() < Duration::from_secs(10));

@@ -56,6 +56,7 @@
 //! preparing; errors name the operation and the path (ENOSPC with a hint); everything is
 //! removed at the end, on error and on interrupt, leaving the run directory empty.
 
+pub use crate::datasets::content::Content;
 use crate::engine::cpu::CpuMeter;
 use crate::engine::fiemap::{self, Mapper};
 use crate::engine::host::before_phase;
@@ -64,7 +65,7 @@ use crate::engine::{EngineError, RunContext, Workload, WorkloadKind};
 use crate::metric::{MetricId, PhaseResult, RawSample, Unit};
 use crate::units::Bytes;
 use rand::rngs::SmallRng;
-use rand::{Rng, RngCore, SeedableRng};
+use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use std::ffi::CStr;
 use std::fs::File;
@@ -109,83 +110,6 @@ const MAX_DIRS: u32 = 99_999;
 /// `inode_ratio = 16384`): a filesystem sized from [`Workload::disk_bytes`] must have an
 /// inode for every file, copy, link and directory.
 const EXT_BYTES_PER_INODE: u64 = 16 * Bytes::KIB;
-
-/// What the files contain.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Content {
-    /// All zero bytes (compresses to nothing; some filesystems may store it cheaply).
-    Zeros,
-    /// Pseudo-random bytes from the seed (incompressible).
-    #[default]
-    Random,
-    /// Lower-case words, spaces and newlines (compresses like source code or prose).
-    Text,
-}
-
-impl Content {
-    /// The name as written in suite files.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Content::Zeros => "zeros",
-            Content::Random => "random",
-            Content::Text => "text",
-        }
-    }
-
-    /// Fills `buf` deterministically from `seed`.
-    pub fn fill(self, buf: &mut [u8], seed: u64) {
-        let mut rng = SmallRng::seed_from_u64(seed);
-        match self {
-            Content::Zeros => buf.fill(0),
-            Content::Random => rng.fill_bytes(buf),
-            Content::Text => {
-                const WORDS: &[&[u8]] = &[
-                    b"the",
-                    b"file",
-                    b"system",
-                    b"journal",
-                    b"block",
-                    b"inode",
-                    b"tree",
-                    b"extent",
-                    b"write",
-                    b"read",
-                    b"of",
-                    b"and",
-                    b"a",
-                    b"to",
-                    b"data",
-                    b"metadata",
-                    b"directory",
-                    b"commit",
-                    b"in",
-                    b"is",
-                ];
-                let mut line = 0usize;
-                let mut i = 0usize;
-                while i < buf.len() {
-                    let w = WORDS[rng.gen_range(0..WORDS.len())];
-                    for &c in w {
-                        if i == buf.len() {
-                            return;
-                        }
-                        buf[i] = c;
-                        i += 1;
-                    }
-                    line += w.len() + 1;
-                    if i < buf.len() {
-                        buf[i] = if line > 72 { b'\n' } else { b' ' };
-                        if line > 72 {
-                            line = 0;
-                        }
-                        i += 1;
-                    }
-                }
-            }
-        }
-    }
-}
 
 /// Parameters of the mongo workload. Sizes take `k`/`M`/`G` suffixes (binary).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -1105,17 +1029,6 @@ mod tests {
         }
     }
 
-    fn run_in(spec: &MongoSpec, dir: &Path, flag: &AtomicBool) -> Result<RawSample, EngineError> {
-        let on_phase = |_: &str| {};
-        let ctx = RunContext {
-            dir,
-            drop_caches: false,
-            interrupt: flag,
-            on_phase: &on_phase,
-        };
-        spec.run(&ctx)
-    }
-
     fn is_empty(dir: &Path) -> bool {
         std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(false)
     }
@@ -1192,7 +1105,7 @@ mod tests {
                 fsync: false,
                 ..MongoSpec::default()
             };
-            let s = run_in(&spec, tmp.path(), &flag).expect("run");
+            let s = crate::engine::run_quiet(&spec, tmp.path(), &flag).expect("run");
             assert!(s.phases.iter().any(|p| p.phase == READ));
             assert!(is_empty(tmp.path()));
         }
@@ -1316,7 +1229,7 @@ mod tests {
         let tmp = tempfile::tempdir().expect("tempdir");
         let flag = AtomicBool::new(false);
         assert!(matches!(
-            run_in(&bad[3], tmp.path(), &flag),
+            crate::engine::run_quiet(&bad[3], tmp.path(), &flag),
             Err(EngineError::Invalid(_))
         ));
     }
@@ -1349,14 +1262,14 @@ mod tests {
         let tmp = tempfile::tempdir().expect("tempdir");
         let flag = AtomicBool::new(true);
         assert!(matches!(
-            run_in(&small(), tmp.path(), &flag),
+            crate::engine::run_quiet(&small(), tmp.path(), &flag),
             Err(EngineError::Interrupted)
         ));
         assert!(is_empty(tmp.path()));
 
         let flag = AtomicBool::new(false);
         std::fs::create_dir(tmp.path().join("mongo")).expect("mkdir");
-        match run_in(&small(), tmp.path(), &flag) {
+        match crate::engine::run_quiet(&small(), tmp.path(), &flag) {
             Err(EngineError::Io { what, source }) => {
                 assert!(what.starts_with("mkdir ") && what.ends_with("/mongo"), "{what}");
                 assert_eq!(source.kind(), io::ErrorKind::AlreadyExists);
@@ -1374,24 +1287,5 @@ mod tests {
             text.starts_with("create /mnt/x/mongo/tree1-000/d00001/f00000007 (filesystem full"),
             "{text}"
         );
-    }
-
-    #[test]
-    fn content_kinds_differ_and_are_deterministic() {
-        let mut a = vec![1u8; 4096];
-        Content::Zeros.fill(&mut a, 1);
-        assert!(a.iter().all(|&b| b == 0));
-        let (mut r1, mut r2) = (vec![0u8; 4096], vec![0u8; 4096]);
-        Content::Random.fill(&mut r1, 7);
-        Content::Random.fill(&mut r2, 7);
-        assert_eq!(r1, r2);
-        assert!(r1.iter().filter(|&&b| b == 0).count() < 100);
-        let mut t = vec![0u8; 4096];
-        Content::Text.fill(&mut t, 7);
-        assert!(
-            t.iter().all(|b| b.is_ascii_lowercase() || *b == b' ' || *b == b'\n'),
-            "text is words"
-        );
-        assert!(t.contains(&b'\n'));
     }
 }

@@ -1208,17 +1208,6 @@ mod tests {
     use super::*;
     use std::os::unix::fs::{symlink, PermissionsExt};
 
-    fn ctx_run(spec: &TreecopySpec, dir: &Path, flag: &AtomicBool) -> Result<RawSample, EngineError> {
-        let on_phase = |_: &str| {};
-        let ctx = RunContext {
-            dir,
-            drop_caches: false,
-            interrupt: flag,
-            on_phase: &on_phase,
-        };
-        spec.run(&ctx)
-    }
-
     fn is_empty(dir: &Path) -> bool {
         std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(false)
     }
@@ -1344,7 +1333,7 @@ mod tests {
                 ..TreecopySpec::default()
             };
             assert!(spec.validate().is_ok());
-            let s = ctx_run(&spec, &run_dir, &flag).unwrap_or_else(|e| panic!("{method:?}: {e}"));
+            let s = crate::engine::run_quiet(&spec, &run_dir, &flag).unwrap_or_else(|e| panic!("{method:?}: {e}"));
             let names: Vec<&str> = s.phases.iter().map(|p| p.phase.as_str()).collect();
             assert_eq!(names, [COPY, DELETE]);
             for p in &s.phases {
@@ -1377,7 +1366,7 @@ mod tests {
                 verify: true,
                 ..TreecopySpec::default()
             };
-            let s = ctx_run(&spec, tmp.path(), &flag).unwrap_or_else(|e| panic!("{kind}: {e}"));
+            let s = crate::engine::run_quiet(&spec, tmp.path(), &flag).unwrap_or_else(|e| panic!("{kind}: {e}"));
             assert_eq!(s.phases.len(), 2);
             assert!(s.phases[0].metrics.iter().any(|(m, _)| m.name == "lat_p99"));
             assert!(is_empty(tmp.path()));
@@ -1393,7 +1382,7 @@ mod tests {
             ..TreecopySpec::default()
         };
         assert!(matches!(
-            ctx_run(&spec, tmp.path(), &flag),
+            crate::engine::run_quiet(&spec, tmp.path(), &flag),
             Err(EngineError::Interrupted)
         ));
         assert!(is_empty(tmp.path()));

@@ -400,17 +400,6 @@ mod tests {
     use crate::engine::workloads::oltp::{JournalMode, Synchronous};
     use crate::units::Dur;
 
-    fn ctx_run(spec: &OltpSpec, dir: &Path, flag: &AtomicBool) -> Result<RawSample, EngineError> {
-        let on_phase = |_: &str| {};
-        let ctx = RunContext {
-            dir,
-            drop_caches: false,
-            interrupt: flag,
-            on_phase: &on_phase,
-        };
-        run(spec, &ctx)
-    }
-
     fn metric(s: &RawSample, name: &str) -> f64 {
         s.phases[0]
             .metrics
@@ -522,7 +511,7 @@ mod tests {
             synchronous: Synchronous::Normal,
             ..small(OltpMode::ReadWrite, 2)
         };
-        let s = ctx_run(&spec, tmp.path(), &flag).expect("run");
+        let s = crate::engine::run_quiet(&spec, tmp.path(), &flag).expect("run");
         assert_eq!(s.phases[0].phase, "oltp_read_write");
         assert!(metric(&s, "tps") > 0.0);
         assert!(
@@ -537,7 +526,7 @@ mod tests {
         let flag = AtomicBool::new(true);
         let spec = small(OltpMode::ReadOnly, 1);
         assert!(matches!(
-            ctx_run(&spec, tmp.path(), &flag),
+            crate::engine::run_quiet(&spec, tmp.path(), &flag),
             Err(EngineError::Interrupted)
         ));
         let flag = AtomicBool::new(false);
@@ -551,7 +540,7 @@ mod tests {
                 std::thread::sleep(Duration::from_millis(500));
                 flag.store(true, Ordering::Relaxed);
             });
-            ctx_run(&long, tmp.path(), &flag)
+            crate::engine::run_quiet(&long, tmp.path(), &flag)
         });
         assert!(matches!(r, Err(EngineError::Interrupted)), "{r:?}");
         assert!(t0.elapsed() < Duration::from_secs(30));
