@@ -1347,7 +1347,7 @@ mod tests {
                 pin: true,
                 ..tiny(mode)
             };
-            let s = run_in(&spec, tmp.path(), &flag).expect("run");
+            let s = crate::engine::run_quiet(&spec, tmp.path(), &flag).expect("run");
             let secs = s.phases[0].wall.as_secs_f64();
             let reads = metric(&s, "reads_per_s").unwrap_or(0.0) * secs;
             let writes = metric(&s, "writes_per_s").unwrap_or(0.0) * secs;
@@ -1378,7 +1378,7 @@ mod tests {
                 data: Fill::Random,
                 ..tiny(mode)
             };
-            match run_in(&spec, tmp.path(), &flag) {
+            match crate::engine::run_quiet(&spec, tmp.path(), &flag) {
                 Ok(s) => {
                     let secs = s.phases[0].wall.as_secs_f64();
                     let reads = metric(&s, "reads_per_s").unwrap_or(0.0) * secs;
@@ -1404,7 +1404,7 @@ mod tests {
             threads: 2,
             ..tiny(FileioMode::Rndrw)
         };
-        match run_in(&spec, tmp.path(), &flag) {
+        match crate::engine::run_quiet(&spec, tmp.path(), &flag) {
             Ok(s) => assert!(metric(&s, "reads_per_s").expect("reads") > 0.0),
             Err(EngineError::Unavailable(m)) => eprintln!("skipped: {m}"),
             Err(e) => panic!("{e}"),
