@@ -26,43 +26,14 @@ FILES=${FILES:-16}
 TOTAL=${TOTAL:-256M}
 BS=${BS:-4k}
 TIME=${TIME:-5}
-here=$(cd "$(dirname "$0")" && pwd)
-repo=$(dirname "$here")
-
-if [ "$(id -u)" -ne 0 ]; then
-    echo "fileio_vs_fio.sh: needs root to mount a tmpfs and a loop ext4" >&2
-    exit 2
-fi
-for t in fio python3 mkfs.ext4 losetup; do
-    command -v "$t" >/dev/null || { echo "fileio_vs_fio.sh: $t is not installed" >&2; exit 2; }
-done
-
-bytes() { python3 -c "import sys; s=sys.argv[1]; m={'k':1<<10,'m':1<<20,'g':1<<30}; print(int(s[:-1])*m[s[-1].lower()] if s[-1].lower() in m else int(s))" "$1"; }
+. "$(dirname "$0")/lib.sh"
+bench_init fileio_vs_fio.sh fio python3 mkfs.ext4 losetup cargo
 per_file=$(( $(bytes "$TOTAL") / FILES ))
 
-work=$(mktemp -d /var/tmp/fsbench-fio-bench.XXXXXX)
-chmod 755 "$work"
-loopdev=""
-cleanup() {
-    for m in "$work/tmpfs" "$work/ext4"; do
-        if mountpoint -q "$m" 2>/dev/null; then umount "$m" || umount -l "$m"; fi
-    done
-    if [ -n "$loopdev" ]; then losetup -d "$loopdev" || true; fi
-    rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
-
-echo "building fsbench (release) ..." >&2
-(cd "$repo" && cargo build --quiet --release --bin fsbench)
-target=${CARGO_TARGET_DIR:-$repo/target}
+bench_build --bin fsbench
 fsb="$target/release/fsbench"
-
-mkdir -p "$work/tmpfs" "$work/ext4"
-mount -t tmpfs -o "size=$(( $(bytes "$TOTAL") * 3 )),mode=0755" fsbench-fio-bench "$work/tmpfs"
-truncate -s $(( $(bytes "$TOTAL") * 3 + (256 << 20) )) "$work/ext4.img"
-loopdev=$(losetup --find --show --direct-io=on "$work/ext4.img")
-mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$loopdev"
-mount "$loopdev" "$work/ext4"
+bench_tmpfs "$work/tmpfs" $(( $(bytes "$TOTAL") * 3 ))
+bench_loop_fs ext4 "$work/ext4.img" $(( $(bytes "$TOTAL") * 3 + (256 << 20) )) "$work/ext4"
 
 # suite FS IO: a one-repeat rndrd suite for fsbench.
 suite() {
@@ -113,7 +84,6 @@ fio_iops() {
         | python3 -c 'import json, sys; print(json.load(sys.stdin)["jobs"][0]["read"]["iops"])'
 }
 
-median() { sort -g | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
 echo "$FILES files x $per_file bytes, block $BS, ${TIME} s per run, $PAIRS pairs (A = fsbench fileio rndrd, B = fio psync randread)" >&2
 printf '%-6s %-9s %4s %14s %14s %8s\n' fs io pair "fsbench r/s" "fio IOPS" ratio

@@ -20,32 +20,14 @@ FILES=${FILES:-50000}
 SIZE=${SIZE:-0}
 DIRS=${DIRS:-100}
 TMPFS_SIZE=${TMPFS_SIZE:-2g}
-here=$(cd "$(dirname "$0")" && pwd)
-repo=$(dirname "$here")
-
-if [ "$(id -u)" -ne 0 ]; then
-    echo "mongo_vs_c.sh: needs root to mount a private tmpfs" >&2
-    exit 2
-fi
-
-work=$(mktemp -d /tmp/fsbench-bench.XXXXXX)
+. "$(dirname "$0")/lib.sh"
+bench_init mongo_vs_c.sh gcc cargo
 mnt="$work/mnt"
-mounted=0
-cleanup() {
-    if [ "$mounted" = 1 ]; then umount "$mnt" || umount -l "$mnt"; fi
-    rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
 
-echo "building ..." >&2
 gcc -O2 -Wall -o "$work/mongo_meta" "$here/mongo_meta.c"
-(cd "$repo" && cargo build --quiet --release --example mongo_meta)
-target=${CARGO_TARGET_DIR:-$repo/target}
+bench_build --example mongo_meta
 fsb="$target/release/examples/mongo_meta"
-
-mkdir -p "$mnt"
-mount -t tmpfs -o "size=$TMPFS_SIZE,mode=0700" fsbench-bench "$mnt"
-mounted=1
+bench_tmpfs "$mnt" "$TMPFS_SIZE"
 mkdir "$mnt/a" "$mnt/b"
 
 results="$work/results"   # lines: tool phase seconds
@@ -61,16 +43,9 @@ for d in a b; do
     if [ -n "$(ls -A "$mnt/$d")" ]; then echo "warning: $mnt/$d not empty after the runs" >&2; fi
 done
 
-# pair_spread PHASE: min-max of the per-pair ratios fsbench / C (pair i = i-th run of each).
-pair_spread() {
-    awk -v p="$1" '$2 == p && $1 == "fsbench" {a[++na] = $3} $2 == p && $1 == "c" {b[++nb] = $3}
-        END {lo = 1e300; hi = 0; for (i = 1; i <= na && i <= nb; i++) {r = a[i] / b[i]; if (r < lo) lo = r; if (r > hi) hi = r}
-             printf "%.3f-%.3f", lo, hi}' "$results"
-}
-median() { sort -g | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 printf '%-8s %12s %12s %8s %13s\n' phase "fsbench s" "C s" "ratio" "pair ratios"
 for phase in create copy symlink read stat rename delete; do
     a=$(awk -v p="$phase" '$1 == "fsbench" && $2 == p {print $3}' "$results" | median)
     b=$(awk -v p="$phase" '$1 == "c" && $2 == p {print $3}' "$results" | median)
-    printf '%-8s %12.4f %12.4f %8.3f %13s\n' "$phase" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN {print a / b}')" "$(pair_spread "$phase")"
+    printf '%-8s %12.4f %12.4f %8.3f %13s\n' "$phase" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN {print a / b}')" "$(pair_spread "$results" "$phase")"
 done

@@ -39,44 +39,15 @@ TOTAL=${TOTAL:-256M}
 IODEPTH=${IODEPTH:-16}
 CASES=${CASES:-null tmpfs ext4 pin seq uring}
 OUT=${OUT:-}
-here=$(cd "$(dirname "$0")" && pwd)
-repo=$(dirname "$here")
-
-if [ "$(id -u)" -ne 0 ]; then
-    echo "overhead.sh: needs root to mount a tmpfs and a loop ext4" >&2
-    exit 2
-fi
-for t in fio python3 mkfs.ext4 losetup; do
-    command -v "$t" >/dev/null || { echo "overhead.sh: $t is not installed" >&2; exit 2; }
-done
-
-bytes() { python3 -c "import sys; s=sys.argv[1]; m={'k':1<<10,'m':1<<20,'g':1<<30}; print(int(s[:-1])*m[s[-1].lower()] if s[-1].lower() in m else int(s))" "$1"; }
+. "$(dirname "$0")/lib.sh"
+bench_init overhead.sh fio python3 mkfs.ext4 losetup cargo
 total_bytes=$(bytes "$TOTAL")
 
-work=$(mktemp -d /var/tmp/fsbench-overhead.XXXXXX)
-chmod 755 "$work"
-loopdev=""
-cleanup() {
-    for m in "$work/tmpfs" "$work/ext4"; do
-        if mountpoint -q "$m" 2>/dev/null; then umount "$m" || umount -l "$m"; fi
-    done
-    if [ -n "$loopdev" ]; then losetup -d "$loopdev" || true; fi
-    rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
-
-echo "building fsbench example fileio_once (release) ..." >&2
-(cd "$repo" && cargo build --quiet --release --example fileio_once)
-target=${CARGO_TARGET_DIR:-$repo/target}
+bench_build --example fileio_once
 fsb="$target/release/examples/fileio_once"
-
-mkdir -p "$work/tmpfs" "$work/ext4"
-mount -t tmpfs -o "size=$(( total_bytes * 3 )),mode=0755" fsbench-overhead "$work/tmpfs"
+bench_tmpfs "$work/tmpfs" $(( total_bytes * 3 ))
 if [[ " $CASES " == *" ext4 "* ]]; then
-    truncate -s $(( total_bytes * 3 + (256 << 20) )) "$work/ext4.img"
-    loopdev=$(losetup -f --show --direct-io=on "$work/ext4.img")
-    mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$loopdev"
-    mount "$loopdev" "$work/ext4"
+    bench_loop_fs ext4 "$work/ext4.img" $(( total_bytes * 3 + (256 << 20) )) "$work/ext4"
 fi
 
 # run_fsbench DIR MODE BS THREADS IO [extra spec lines...]: requests/s of one fsbench run.
@@ -113,7 +84,6 @@ run_fio() {
     rm -f "$dir"/test_file.*
 }
 
-median() { sort -g | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
 declare -A MED_A MED_B
 rows=()

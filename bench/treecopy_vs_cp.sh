@@ -22,39 +22,13 @@ SCALE=${SCALE:-0.2}
 PAIRS=${PAIRS:-5}
 IMAGE_SIZE=${IMAGE_SIZE:-4G}
 DROP_CACHES=${DROP_CACHES:-true}
-here=$(cd "$(dirname "$0")" && pwd)
-repo=$(dirname "$here")
-
-if [ "$(id -u)" -ne 0 ]; then
-    echo "treecopy_vs_cp.sh: needs root (loop device, mount, drop_caches)" >&2
-    exit 2
-fi
-
-work=$(mktemp -d /var/tmp/fsbench-treecopy-bench.XXXXXX)
+. "$(dirname "$0")/lib.sh"
+bench_init treecopy_vs_cp.sh cargo
 mnt="$work/mnt"
-loop=""
-mounted=0
-cleanup() {
-    if [ "$mounted" = 1 ]; then umount "$mnt" || umount -l "$mnt"; fi
-    if [ -n "$loop" ]; then losetup -d "$loop"; fi
-    rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
 
-echo "building ..." >&2
-(cd "$repo" && cargo build --quiet --release)
-target=${CARGO_TARGET_DIR:-$repo/target}
+bench_build --bin fsbench
 fsb="$target/release/fsbench"
-
-truncate -s "$IMAGE_SIZE" "$work/fs.img"
-loop=$(losetup -f --show "$work/fs.img")
-case "$FS" in
-    ext*) "mkfs.$FS" -F -q -E lazy_itable_init=0,lazy_journal_init=0 "$loop" ;;
-    *) "mkfs.$FS" -f -q "$loop" ;;
-esac
-mkdir -p "$mnt"
-mount "$loop" "$mnt"
-mounted=1
+bench_loop_fs "$FS" "$work/fs.img" "$IMAGE_SIZE" "$mnt"
 
 "$fsb" dataset gen kernel "$mnt/tree" --scale "$SCALE" --seed 1 >&2
 mkdir "$mnt/run"
@@ -88,7 +62,7 @@ method = "cp"
 reflink = "never"
 SUITE
 
-echo "$FS on $loop, kernel tree at scale $SCALE, $PAIRS pairs (native, cp alternating), drop_caches=$DROP_CACHES" >&2
+echo "$FS on a loop device, kernel tree at scale $SCALE, $PAIRS pairs (native, cp alternating), drop_caches=$DROP_CACHES" >&2
 "$fsb" --db "$work/r.db" run "$work/suite.toml" --dir "$mnt/run" > "$work/table.txt"
 "$fsb" --db "$work/r.db" report latest --format csv > "$work/r.csv"
 
