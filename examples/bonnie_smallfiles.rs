@@ -10,17 +10,12 @@
 //! dropped and the create/delete phases end without a sync, so the comparison with the C loop
 //! measures per-operation cost only.
 
-use fsbench::engine::{BonnieSpec, RunContext, Workload};
+mod common;
+use common::arg;
+use fsbench::engine::{BonnieSpec, Workload};
 use fsbench::units::Bytes;
 use std::path::PathBuf;
 use std::process::ExitCode;
-
-fn arg<T: std::str::FromStr>(args: &[String], i: usize, default: T) -> Result<T, String> {
-    match args.get(i) {
-        None => Ok(default),
-        Some(s) => s.parse().map_err(|_| format!("argument {i} (`{s}`) is not valid")),
-    }
-}
 
 fn run() -> Result<(), String> {
     let args: Vec<String> = std::env::args().collect();
@@ -38,14 +33,8 @@ fn run() -> Result<(), String> {
         ..BonnieSpec::default()
     };
     spec.validate()?;
-    let on_phase = |_: &str| {};
-    let ctx = RunContext {
-        dir: &dir,
-        drop_caches: false,
-        interrupt: fsbench::signal::interrupt_flag(),
-        on_phase: &on_phase,
-    };
-    let sample = spec.run(&ctx).map_err(|e| e.to_string())?;
+    let sample =
+        fsbench::engine::run_quiet(&spec, &dir, fsbench::signal::interrupt_flag()).map_err(|e| e.to_string())?;
     for p in &sample.phases {
         let (m, v) = &p.metrics[0];
         println!(
@@ -61,11 +50,5 @@ fn run() -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("bonnie_smallfiles: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    common::main_with("bonnie_smallfiles", run)
 }

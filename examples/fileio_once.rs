@@ -9,7 +9,8 @@
 //! e.g. `fileio_once /mnt/t 'mode="rndrd"' files=16 'total_size="256M"' 'block_size="4k"'
 //! 'time="5s"' 'io="null"' threads=2 pin=true`.
 
-use fsbench::engine::{FileioSpec, RunContext, Workload};
+mod common;
+use fsbench::engine::{FileioSpec, Workload};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -19,14 +20,8 @@ fn run() -> Result<(), String> {
     let text = args[2..].join("\n");
     let spec: FileioSpec = toml::from_str(&text).map_err(|e| format!("spec: {e}"))?;
     spec.validate()?;
-    let on_phase = |_: &str| {};
-    let ctx = RunContext {
-        dir: &dir,
-        drop_caches: false,
-        interrupt: fsbench::signal::interrupt_flag(),
-        on_phase: &on_phase,
-    };
-    let sample = spec.run(&ctx).map_err(|e| e.to_string())?;
+    let sample =
+        fsbench::engine::run_quiet(&spec, &dir, fsbench::signal::interrupt_flag()).map_err(|e| e.to_string())?;
     let p = &sample.phases[0];
     let get = |name: &str| p.metrics.iter().find(|(m, _)| m.name == name).map_or(0.0, |(_, v)| *v);
     println!(
@@ -40,11 +35,5 @@ fn run() -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("fileio_once: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    common::main_with("fileio_once", run)
 }

@@ -9,17 +9,12 @@
 //!
 //! Usage: `mongo_meta DIR [FILES [FILE_SIZE [DIRS [SEED]]]]` (sizes take k/M/G suffixes).
 
-use fsbench::engine::{MongoSpec, RunContext, Workload};
+mod common;
+use common::arg;
+use fsbench::engine::{MongoSpec, Workload};
 use fsbench::units::Bytes;
 use std::path::PathBuf;
 use std::process::ExitCode;
-
-fn arg<T: std::str::FromStr>(args: &[String], i: usize, default: T) -> Result<T, String> {
-    match args.get(i) {
-        None => Ok(default),
-        Some(s) => s.parse().map_err(|_| format!("argument {i} (`{s}`) is not valid")),
-    }
-}
 
 fn run() -> Result<(), String> {
     let args: Vec<String> = std::env::args().collect();
@@ -37,14 +32,8 @@ fn run() -> Result<(), String> {
         ..MongoSpec::default()
     };
     spec.validate()?;
-    let on_phase = |_: &str| {};
-    let ctx = RunContext {
-        dir: &dir,
-        drop_caches: false,
-        interrupt: fsbench::signal::interrupt_flag(),
-        on_phase: &on_phase,
-    };
-    let sample = spec.run(&ctx).map_err(|e| e.to_string())?;
+    let sample =
+        fsbench::engine::run_quiet(&spec, &dir, fsbench::signal::interrupt_flag()).map_err(|e| e.to_string())?;
     for p in sample.phases.iter().filter(|p| !p.phase.starts_with("frag_")) {
         println!("{} {:.6}", p.phase, p.wall.as_secs_f64());
     }
@@ -52,11 +41,5 @@ fn run() -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("mongo_meta: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    common::main_with("mongo_meta", run)
 }
