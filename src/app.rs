@@ -558,7 +558,6 @@ fn cmd_run(db: &Path, given: &RunArgs) -> Result<i32> {
     }
 
     let progress = Progress::new(todo.len());
-    let mut failures = 0usize;
     let mut interrupted = false;
     for (i, slot) in todo.iter().enumerate() {
         if signal::interrupted() {
@@ -609,7 +608,6 @@ fn cmd_run(db: &Path, given: &RunArgs) -> Result<i32> {
                 break;
             }
             SlotOutcome::Failed(e) => {
-                failures += 1;
                 let line = format!("{what}: FAILED: {e}");
                 sample.status = SampleStatus::Failed(e);
                 line
@@ -646,17 +644,15 @@ fn cmd_run(db: &Path, given: &RunArgs) -> Result<i32> {
         eprintln!("fsbench: interrupted; every completed repeat is stored (session {session}), nothing is left mounted; `fsbench run --resume {session}` continues it");
         return Ok(130);
     }
-    let failed_now = store
+    // The stored session is the truth: a resumed run replaced the repeats it ran again.
+    let failed = store
         .load_session(session)?
         .samples
         .iter()
         .filter(|s| matches!(s.sample.status, SampleStatus::Failed(_)))
         .count();
-    if failures > 0 || failed_now > 0 {
-        eprintln!(
-            "fsbench: {} repeat(s) failed; the report above says which and why",
-            failures.max(failed_now)
-        );
+    if failed > 0 {
+        eprintln!("fsbench: {failed} repeat(s) failed; the report above says which and why");
         return Ok(1);
     }
     Ok(0)

@@ -120,6 +120,12 @@ pub fn run_quiet(workload: &dyn Workload, dir: &Path, interrupt: &AtomicBool) ->
     })
 }
 
+/// `true` when `dir` exists and has no entries: what every workload must leave behind.
+#[cfg(test)]
+pub(crate) fn dir_is_empty(dir: &Path) -> bool {
+    std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(false)
+}
+
 /// The closed set of workloads, as written in suite files (`kind = "bonnie"`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]

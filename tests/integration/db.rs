@@ -7,9 +7,9 @@
 //! skip them loudly otherwise, like the root gate.
 
 use crate::require_privileged;
-use crate::util::{assert_no_leftovers, bin, fsbench, mounts_under, scratch, text, write_suite};
+use crate::util::{assert_no_leftovers, fsbench, mounts_under, scratch, spawn_run, text, write_suite};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// Skips (loudly) or fails (under FSBENCH_REQUIRE_PRIVILEGED=1) when a server tool is missing.
@@ -263,12 +263,7 @@ time = "120s"
     let db = dir.path().join("r.db");
     let sc = dir.path().join("scratch");
     let scs = sc.to_str().unwrap();
-    let mut child = Command::new(bin())
-        .args(["--db", db.to_str().unwrap(), "run", &suite, "--scratch", scs])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_run(&db, &suite, &sc, &[]);
     // Wait for the timed phase: sysbench's `run` against the server under the scratch folder.
     let t0 = Instant::now();
     loop {

@@ -1,9 +1,10 @@
 //! Real `fsbench run` sessions end to end: provision, run, store, report, and Ctrl-C.
 
 use crate::require_privileged;
-use crate::util::{assert_no_leftovers, bin, fsbench, mounts_under, scratch, text, write_suite, BONNIE_PHASES, TINY};
+use crate::util::{
+    assert_no_leftovers, fsbench, mounts_under, scratch, spawn_run, text, write_suite, BONNIE_PHASES, TINY,
+};
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 #[test]
@@ -92,19 +93,7 @@ fn ctrl_c_in_the_middle_of_a_phase_leaves_nothing_mounted_and_keeps_finished_rep
     );
     let db = dir.path().join("r.db");
     let sc = dir.path().join("scratch");
-    let mut child = Command::new(bin())
-        .args([
-            "--db",
-            db.to_str().unwrap(),
-            "run",
-            &suite,
-            "--scratch",
-            sc.to_str().unwrap(),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_run(&db, &suite, &sc, &[]);
     let t0 = Instant::now();
     while mounts_under(&sc).is_empty() {
         assert!(t0.elapsed() < Duration::from_secs(60), "never mounted");

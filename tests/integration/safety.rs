@@ -1,7 +1,7 @@
 //! Safety under failure: faults become results, resume, and kills at random moments.
 
 use crate::require_privileged;
-use crate::util::{assert_no_leftovers, bin, fsbench, mounts_under, scratch, text, write_suite, TINY};
+use crate::util::{assert_no_leftovers, fsbench, mounts_under, scratch, spawn_run, text, write_suite, TINY};
 use rand::{Rng, SeedableRng};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -122,12 +122,7 @@ fn a_resumed_session_reports_the_same_cases_and_repeats_as_one_that_ran_through(
     assert!(o.status.success(), "{}", text(&o));
 
     let db = dir.path().join("resumed.db");
-    let mut child = Command::new(bin())
-        .args(["--db", db.to_str().unwrap(), "run", &suite, "--scratch", sc])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_run(&db, &suite, Path::new(sc), &[]);
     interrupt_after_samples(&mut child, &db, 2, rustix::process::Signal::Int);
     assert_eq!(child.wait().unwrap().code(), Some(130));
     assert_no_leftovers(Path::new(sc));
@@ -209,19 +204,7 @@ fn sigint_sigterm_and_sigkill_at_twenty_random_moments_leave_nothing_and_lose_no
         let sig = signals[round % 3];
         let delay = Duration::from_millis(rng.gen_range(0..2500));
         let db = dir.path().join(format!("r{round}.db"));
-        let mut child = Command::new(bin())
-            .args([
-                "--db",
-                db.to_str().unwrap(),
-                "run",
-                &suite,
-                "--scratch",
-                sc.to_str().unwrap(),
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_run(&db, &suite, &sc, &[]);
         std::thread::sleep(delay);
         let _ = rustix::process::kill_process(rustix::process::Pid::from_child(&child), sig);
         let status = child.wait().unwrap();
@@ -337,23 +320,7 @@ fn two_runs_at_once_share_scratch_and_database_without_colliding() {
     let suite = write_suite(dir.path(), "s.toml", &TINY.replace("repeats = 3", "repeats = 2"));
     let db = dir.path().join("shared.db");
     let sc = dir.path().join("scratch");
-    let spawn = |label: &str| {
-        Command::new(bin())
-            .args([
-                "--db",
-                db.to_str().unwrap(),
-                "run",
-                &suite,
-                "--scratch",
-                sc.to_str().unwrap(),
-                "--label",
-                label,
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
+    let spawn = |label: &str| spawn_run(&db, &suite, &sc, &["--label", label]);
     let (a, b) = (spawn("a"), spawn("b"));
     for (name, child) in [("a", a), ("b", b)] {
         let o = child.wait_with_output().unwrap();

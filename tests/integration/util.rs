@@ -131,3 +131,22 @@ pub fn write_suite(dir: &Path, name: &str, text: &str) -> String {
     std::fs::write(&p, text).unwrap();
     p.to_string_lossy().into_owned()
 }
+
+/// Starts `fsbench --db DB run SUITE --scratch SCRATCH EXTRA…` in the background, stdout
+/// discarded and stderr piped (for progress lines and errors).
+pub fn spawn_run(db: &Path, suite: &str, scratch: &Path, extra: &[&str]) -> std::process::Child {
+    Command::new(bin())
+        .args([
+            "--db",
+            db.to_str().unwrap(),
+            "run",
+            suite,
+            "--scratch",
+            scratch.to_str().unwrap(),
+        ])
+        .args(extra)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start fsbench run")
+}

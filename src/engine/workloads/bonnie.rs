@@ -1552,10 +1552,6 @@ mod tests {
         }
     }
 
-    fn is_empty(dir: &Path) -> bool {
-        std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(false)
-    }
-
     #[test]
     fn whole_workload_runs_every_phase_and_leaves_nothing() {
         let tmp = tempfile::tempdir().expect("tempdir");
@@ -1602,7 +1598,7 @@ mod tests {
         assert!((rate * create.wall.as_secs_f64() - 300.0).abs() < 1.0, "{rate}");
         // Tiny phases are flagged, not hidden.
         assert!(sample.notes.iter().any(|n| n.contains("too short")));
-        assert!(is_empty(tmp.path()), "directory left non-empty");
+        assert!(crate::engine::dir_is_empty(tmp.path()), "directory left non-empty");
     }
 
     /// Write syscalls of this thread so far (`syscw` of /proc/thread-self/io).
@@ -1653,7 +1649,7 @@ mod tests {
         let writes = thread_write_syscalls() - before;
         // 64 KiB through a ≥ 512-byte buffer is at most 128 writes.
         assert!(writes <= 128 + other_writes + 64, "{writes} write calls");
-        assert!(is_empty(tmp.path()));
+        assert!(crate::engine::dir_is_empty(tmp.path()));
     }
 
     #[test]
@@ -1678,7 +1674,7 @@ mod tests {
         assert!(matches!(r, Err(EngineError::Interrupted)), "{r:?}");
         // 64 MiB at one syscall per byte would take a minute; the flag ends it at once.
         assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
-        assert!(is_empty(tmp.path()));
+        assert!(crate::engine::dir_is_empty(tmp.path()));
 
         // Interrupted before the first small-file phase: nothing is created either.
         let flag = AtomicBool::new(true);
@@ -1691,7 +1687,7 @@ mod tests {
             crate::engine::run_quiet(&files, tmp.path(), &flag),
             Err(EngineError::Interrupted)
         ));
-        assert!(is_empty(tmp.path()));
+        assert!(crate::engine::dir_is_empty(tmp.path()));
     }
 
     #[test]
@@ -1710,7 +1706,7 @@ mod tests {
             names,
             [SEQ_CREATE, SEQ_STAT, SEQ_DELETE, RAND_CREATE, RAND_STAT, RAND_DELETE]
         );
-        assert!(is_empty(tmp.path()));
+        assert!(crate::engine::dir_is_empty(tmp.path()));
     }
 
     #[test]

@@ -1216,10 +1216,6 @@ mod tests {
             .map(|(_, v)| *v)
     }
 
-    fn is_empty(dir: &Path) -> bool {
-        std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(false)
-    }
-
     #[test]
     fn every_mode_runs_reports_its_metrics_and_cleans_up() {
         let tmp = tempfile::tempdir().expect("tempdir");
@@ -1255,7 +1251,7 @@ mod tests {
             }
             assert!(s.phases[0].metrics.iter().any(|(m, _)| m.name == "lat_p999"));
             assert!(s.phases[0].metrics.iter().all(|(_, v)| v.is_finite() && *v >= 0.0));
-            assert!(is_empty(tmp.path()), "{mode:?} left files");
+            assert!(crate::engine::dir_is_empty(tmp.path()), "{mode:?} left files");
         }
     }
 
@@ -1333,7 +1329,7 @@ mod tests {
             }
             Err(e) => panic!("{e}"),
         }
-        assert!(is_empty(tmp.path()));
+        assert!(crate::engine::dir_is_empty(tmp.path()));
     }
 
     #[test]
@@ -1357,7 +1353,10 @@ mod tests {
                 // its requests), without the system call.
                 assert!(metric(&s, "fsyncs_per_s").expect("fsyncs") > 0.0);
             }
-            assert!(is_empty(tmp.path()), "the null engine creates no file");
+            assert!(
+                crate::engine::dir_is_empty(tmp.path()),
+                "the null engine creates no file"
+            );
         }
     }
 
@@ -1393,7 +1392,7 @@ mod tests {
                 Err(EngineError::Unavailable(m)) => eprintln!("skipped: {m}"),
                 Err(e) => panic!("{mode:?}: {e}"),
             }
-            assert!(is_empty(tmp.path()));
+            assert!(crate::engine::dir_is_empty(tmp.path()));
         }
         // A time-bound run stops with requests in flight and drains them.
         let spec = FileioSpec {
@@ -1456,7 +1455,7 @@ mod tests {
         });
         assert!(matches!(r, Err(EngineError::Interrupted)), "{r:?}");
         assert!(t0.elapsed() < Duration::from_secs(10));
-        assert!(is_empty(tmp.path()));
+        assert!(crate::engine::dir_is_empty(tmp.path()));
     }
 
     #[test]

@@ -1029,10 +1029,6 @@ mod tests {
         }
     }
 
-    fn is_empty(dir: &Path) -> bool {
-        std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(false)
-    }
-
     fn metric(p: &PhaseResult, name: &str) -> f64 {
         p.metrics
             .iter()
@@ -1088,7 +1084,7 @@ mod tests {
             assert!(p.cpu.process_pct.is_finite());
         }
         assert!(sample.notes.iter().any(|n| n.contains("too short")));
-        assert!(is_empty(tmp.path()), "run directory left non-empty");
+        assert!(crate::engine::dir_is_empty(tmp.path()), "run directory left non-empty");
     }
 
     #[test]
@@ -1107,7 +1103,7 @@ mod tests {
             };
             let s = crate::engine::run_quiet(&spec, tmp.path(), &flag).expect("run");
             assert!(s.phases.iter().any(|p| p.phase == READ));
-            assert!(is_empty(tmp.path()));
+            assert!(crate::engine::dir_is_empty(tmp.path()));
         }
     }
 
@@ -1265,7 +1261,7 @@ mod tests {
             crate::engine::run_quiet(&small(), tmp.path(), &flag),
             Err(EngineError::Interrupted)
         ));
-        assert!(is_empty(tmp.path()));
+        assert!(crate::engine::dir_is_empty(tmp.path()));
 
         let flag = AtomicBool::new(false);
         std::fs::create_dir(tmp.path().join("mongo")).expect("mkdir");

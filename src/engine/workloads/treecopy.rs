@@ -1208,10 +1208,6 @@ mod tests {
     use super::*;
     use std::os::unix::fs::{symlink, PermissionsExt};
 
-    fn is_empty(dir: &Path) -> bool {
-        std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(false)
-    }
-
     fn set_mtime(p: &Path, sec: i64, nsec: i64) {
         let t = Timestamps {
             last_access: Timespec {
@@ -1348,7 +1344,7 @@ mod tests {
                 s.notes
             );
             assert!(s.notes[0].contains("reflink=never"), "{:?}", s.notes);
-            assert!(is_empty(&run_dir), "{method:?} left files behind");
+            assert!(crate::engine::dir_is_empty(&run_dir), "{method:?} left files behind");
         }
         // The source is untouched.
         assert!(src.join("a/b/c/big.bin").exists());
@@ -1369,7 +1365,7 @@ mod tests {
             let s = crate::engine::run_quiet(&spec, tmp.path(), &flag).unwrap_or_else(|e| panic!("{kind}: {e}"));
             assert_eq!(s.phases.len(), 2);
             assert!(s.phases[0].metrics.iter().any(|(m, _)| m.name == "lat_p99"));
-            assert!(is_empty(tmp.path()));
+            assert!(crate::engine::dir_is_empty(tmp.path()));
         }
     }
 
@@ -1385,7 +1381,7 @@ mod tests {
             crate::engine::run_quiet(&spec, tmp.path(), &flag),
             Err(EngineError::Interrupted)
         ));
-        assert!(is_empty(tmp.path()));
+        assert!(crate::engine::dir_is_empty(tmp.path()));
         // Interrupted inside a file's data copy.
         let src = tmp.path().join("s");
         std::fs::create_dir(&src).expect("mkdir");
