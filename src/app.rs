@@ -701,7 +701,7 @@ fn run_slot(
         interrupt,
         on_phase,
     };
-    let result = run_workload(&case.workload.kind, &ctx);
+    let result = crate::engine::run(case.workload.kind.workload(), &ctx);
     let teardown = mounted.teardown();
     match result {
         Err(crate::engine::EngineError::Interrupted) => SlotOutcome::Interrupted,
@@ -716,10 +716,6 @@ fn run_slot(
             }
         }
     }
-}
-
-fn run_workload(kind: &WorkloadKind, ctx: &RunContext) -> Result<crate::metric::RawSample, crate::engine::EngineError> {
-    kind.workload().run(ctx)
 }
 
 /// Trim and confidence of a stored session, from its suite text (defaults if unreadable).
@@ -931,6 +927,8 @@ fn cmd_doctor(a: &ScratchArgs) -> Result<i32> {
             ),
         }
     }
+    println!();
+    println!("info  per-operation clock: {}", crate::engine::clock::best().describe());
     println!();
     if problems == 0 {
         println!("Ready: `fsbench run` compares ext4, xfs and btrfs with the quick preset.");

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
+pub mod clock;
 pub mod cpu;
 pub mod fiemap;
 pub mod host;
@@ -108,16 +109,27 @@ pub trait Workload {
     fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError>;
 }
 
+/// Runs one repeat of `workload`: chooses and calibrates the per-operation clock first
+/// ([`clock::best`], once per process, up to 200 ms), so that no phase's CPU meter or time
+/// contains the calibration.
+pub fn run(workload: &dyn Workload, ctx: &RunContext) -> Result<RawSample, EngineError> {
+    clock::best();
+    workload.run(ctx)
+}
+
 /// Runs one repeat of `workload` in `dir` without dropping caches or reporting phases: for unit
 /// tests and the `examples/` drivers of the bench scripts.
 pub fn run_quiet(workload: &dyn Workload, dir: &Path, interrupt: &AtomicBool) -> Result<RawSample, EngineError> {
     let on_phase = |_: &str| {};
-    workload.run(&RunContext {
-        dir,
-        drop_caches: false,
-        interrupt,
-        on_phase: &on_phase,
-    })
+    run(
+        workload,
+        &RunContext {
+            dir,
+            drop_caches: false,
+            interrupt,
+            on_phase: &on_phase,
+        },
+    )
 }
 
 /// `true` when `dir` exists and has no entries: what every workload must leave behind.
