@@ -464,74 +464,224 @@ impl Layout {
     }
 
     /// The files of directory `d`.
+    #[cfg(test)]
     fn files_in(&self, d: usize) -> std::ops::Range<u32> {
         self.first[d]..self.first[d + 1]
     }
 }
 
-/// One operation of a phase. `t` is the tree (0 = created, 1 = copy).
+/// What one operation does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Op {
-    MkdirRoot(u8),
-    Mkdir(u8, u32),
-    Create(u32),
-    Copy(u32),
-    Symlink(u32),
-    Read(u8, u32),
-    Stat(u8, u32),
-    StatLink(u32),
-    Rename(u32),
+enum Kind {
+    MkdirRoot,
+    Mkdir,
+    Create,
+    Copy,
+    Symlink,
+    Read,
+    Stat,
+    StatLink,
+    Rename,
     /// Unlink a file (tree 0 by its renamed name).
-    Unlink(u8, u32),
-    UnlinkLink(u32),
-    Rmdir(u8, u32),
-    RmdirRoot(u8),
+    Unlink,
+    UnlinkLink,
+    Rmdir,
+    RmdirRoot,
 }
 
-/// The operations of `phase` for one worker, in order.
-fn plan_ops(phase: &str, l: &Layout) -> Vec<Op> {
-    let n = l.nfiles as u32;
-    let mut ops = Vec::with_capacity(3 * l.nfiles + 2 * l.ndirs + 2);
-    let make_tree = |ops: &mut Vec<Op>, t: u8, file_op: fn(u32) -> Op| {
-        ops.push(Op::MkdirRoot(t));
-        for d in 0..l.ndirs {
-            ops.push(Op::Mkdir(t, d as u32));
-            ops.extend(l.files_in(d).map(file_op));
+/// One operation of a phase: on tree `tree` (0 = created, 1 = copy), directory `dir` and file
+/// `file` (the worker's file index; 0 for operations on a directory or a root).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Op {
+    kind: Kind,
+    tree: u8,
+    dir: u32,
+    file: u32,
+}
+
+/// One walk over a tree, directory by directory and, in each, file by file (so files come in
+/// index order): what is done to the root before and after, to every directory before and
+/// after its files, and to every file.
+#[derive(Clone, Copy, Debug)]
+struct Walk {
+    tree: u8,
+    root_first: Option<Kind>,
+    dir_first: Option<Kind>,
+    /// At least one.
+    per_file: &'static [Kind],
+    dir_last: Option<Kind>,
+    root_last: Option<Kind>,
+}
+
+impl Walk {
+    const fn files(tree: u8, per_file: &'static [Kind]) -> Walk {
+        Walk {
+            tree,
+            root_first: None,
+            dir_first: None,
+            per_file,
+            dir_last: None,
+            root_last: None,
         }
-    };
-    match phase {
-        CREATE => make_tree(&mut ops, 0, Op::Create),
-        COPY => make_tree(&mut ops, 1, Op::Copy),
-        SYMLINK => ops.extend((0..n).map(Op::Symlink)),
-        READ => {
-            ops.extend((0..n).map(|i| Op::Read(0, i)));
-            ops.extend((0..n).map(|i| Op::Read(1, i)));
-        }
-        STAT => {
-            for i in 0..n {
-                ops.push(Op::Stat(0, i));
-                ops.push(Op::StatLink(i));
-            }
-            ops.extend((0..n).map(|i| Op::Stat(1, i)));
-        }
-        RENAME => ops.extend((0..n).map(Op::Rename)),
-        DELETE => {
-            for t in 0..2u8 {
-                for d in 0..l.ndirs {
-                    for i in l.files_in(d) {
-                        ops.push(Op::Unlink(t, i));
-                        if t == 0 {
-                            ops.push(Op::UnlinkLink(i));
-                        }
-                    }
-                    ops.push(Op::Rmdir(t, d as u32));
-                }
-                ops.push(Op::RmdirRoot(t));
-            }
-        }
-        _ => {}
     }
-    ops
+
+    const fn make(tree: u8, per_file: &'static [Kind]) -> Walk {
+        Walk {
+            root_first: Some(Kind::MkdirRoot),
+            dir_first: Some(Kind::Mkdir),
+            ..Walk::files(tree, per_file)
+        }
+    }
+
+    const fn remove(tree: u8, per_file: &'static [Kind]) -> Walk {
+        Walk {
+            dir_last: Some(Kind::Rmdir),
+            root_last: Some(Kind::RmdirRoot),
+            ..Walk::files(tree, per_file)
+        }
+    }
+
+    /// Operations of this walk over `ndirs` directories holding `nfiles` files.
+    fn len(&self, ndirs: usize, nfiles: usize) -> usize {
+        let root = usize::from(self.root_first.is_some()) + usize::from(self.root_last.is_some());
+        let dir = usize::from(self.dir_first.is_some()) + usize::from(self.dir_last.is_some());
+        root + dir * ndirs + self.per_file.len() * nfiles
+    }
+}
+
+/// The walks of `phase`, in order; the same system calls in the same order as
+/// `bench/mongo_meta.c`. Empty for an unknown phase.
+fn walks(phase: &str) -> &'static [Walk] {
+    use Kind::*;
+    const MAKE: &[Walk] = &[Walk::make(0, &[Create])];
+    const COPY_TREE: &[Walk] = &[Walk::make(1, &[Copy])];
+    const LINK: &[Walk] = &[Walk::files(0, &[Symlink])];
+    const READ_BOTH: &[Walk] = &[Walk::files(0, &[Read]), Walk::files(1, &[Read])];
+    const STAT_ALL: &[Walk] = &[Walk::files(0, &[Stat, StatLink]), Walk::files(1, &[Stat])];
+    const MOVE: &[Walk] = &[Walk::files(0, &[Rename])];
+    const REMOVE: &[Walk] = &[Walk::remove(0, &[Unlink, UnlinkLink]), Walk::remove(1, &[Unlink])];
+    match phase {
+        CREATE => MAKE,
+        COPY => COPY_TREE,
+        SYMLINK => LINK,
+        READ => READ_BOTH,
+        STAT => STAT_ALL,
+        RENAME => MOVE,
+        DELETE => REMOVE,
+        _ => &[],
+    }
+}
+
+/// Where a [`Cursor`] is within its current walk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    RootFirst,
+    DirFirst,
+    Files,
+    DirLast,
+    RootLast,
+}
+
+/// The operations of one worker's phase, one at a time, without a list: a position in the
+/// phase's [`walks`] over the worker's directories.
+struct Cursor<'l> {
+    walks: &'static [Walk],
+    /// The layout's directory boundaries (`first[d]`, `first[ndirs]` = files).
+    first: &'l [u32],
+    walk: usize,
+    stage: Stage,
+    dir: u32,
+    /// Next file of the directory (stage `Files`), and one past its last.
+    file: u32,
+    end: u32,
+    /// Next entry of the walk's `per_file` for `file`.
+    step: usize,
+}
+
+impl<'l> Cursor<'l> {
+    fn new(phase: &str, first: &'l [u32]) -> Cursor<'l> {
+        Cursor {
+            walks: walks(phase),
+            first,
+            walk: 0,
+            stage: Stage::RootFirst,
+            dir: 0,
+            file: 0,
+            end: 0,
+            step: 0,
+        }
+    }
+
+    /// The next operation, or `None` when the phase is complete. Allocates nothing.
+    #[inline]
+    fn next_op(&mut self) -> Option<Op> {
+        loop {
+            let w = self.walks.get(self.walk)?;
+            let op = |kind, dir, file| {
+                Some(Op {
+                    kind,
+                    tree: w.tree,
+                    dir,
+                    file,
+                })
+            };
+            match self.stage {
+                Stage::Files => {
+                    if self.file < self.end {
+                        let (kind, file) = (w.per_file[self.step], self.file);
+                        self.step += 1;
+                        if self.step == w.per_file.len() {
+                            self.step = 0;
+                            self.file += 1;
+                        }
+                        return op(kind, self.dir, file);
+                    }
+                    self.stage = Stage::DirLast;
+                }
+                Stage::DirFirst => {
+                    let d = self.dir as usize;
+                    if d + 1 >= self.first.len() {
+                        self.stage = Stage::RootLast;
+                        continue;
+                    }
+                    (self.file, self.end, self.step) = (self.first[d], self.first[d + 1], 0);
+                    self.stage = Stage::Files;
+                    if let Some(kind) = w.dir_first {
+                        return op(kind, self.dir, 0);
+                    }
+                }
+                Stage::DirLast => {
+                    let d = self.dir;
+                    self.dir += 1;
+                    self.stage = Stage::DirFirst;
+                    if let Some(kind) = w.dir_last {
+                        return op(kind, d, 0);
+                    }
+                }
+                Stage::RootFirst => {
+                    self.dir = 0;
+                    self.stage = Stage::DirFirst;
+                    if let Some(kind) = w.root_first {
+                        return op(kind, 0, 0);
+                    }
+                }
+                Stage::RootLast => {
+                    self.walk += 1;
+                    self.stage = Stage::RootFirst;
+                    if let Some(kind) = w.root_last {
+                        return op(kind, 0, 0);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Operations of the whole phase (untimed: counted, not walked).
+    fn total(&self) -> usize {
+        let ndirs = self.first.len() - 1;
+        let nfiles = self.first[ndirs] as usize;
+        self.walks.iter().map(|w| w.len(ndirs, nfiles)).sum()
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -644,8 +794,7 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
                 top,
                 path,
                 l,
-                ops: plan_ops(phase, l),
-                next: 0,
+                ops: Cursor::new(phase, &l.first),
                 data: &self.data,
                 chunk,
                 buf: if matches!(phase, COPY | READ) {
@@ -656,7 +805,7 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
                 bytes: 0,
             })
             .collect();
-        let entries: u64 = workers.iter().map(|w| w.ops.len() as u64).sum();
+        let entries: u64 = workers.iter().map(|w| w.ops.total() as u64).sum();
         before_phase(self.ctx, phase, &mut self.sample);
         let meter = CpuMeter::start();
         let run = WorkerPool::new().run(workers, self.ctx.interrupt)?;
@@ -789,13 +938,12 @@ fn io_err(op: &str, path: &Path, name: Option<&CStr>, e: io::Error) -> EngineErr
 // The worker.
 // ---------------------------------------------------------------------------------------------
 
-/// One thread of a phase: walks its operation list over its own trees.
+/// One thread of a phase: walks its phase's operations over its own trees.
 struct MongoWorker<'p> {
     top: RawFd,
     path: &'p Path,
     l: &'p Layout,
-    ops: Vec<Op>,
-    next: usize,
+    ops: Cursor<'p>,
     data: &'p [u8],
     /// Bytes per write of file data.
     chunk: usize,
@@ -862,48 +1010,47 @@ impl Worker for MongoWorker<'_> {
     type Output = u64;
 
     fn op(&mut self) -> Result<Step, EngineError> {
-        let Some(&op) = self.ops.get(self.next) else {
+        let Some(op) = self.ops.next_op() else {
             return Ok(Step::Done);
         };
-        self.next += 1;
         let l = self.l;
-        let nd = l.ndirs;
-        let nf = l.nfiles;
-        match op {
-            Op::MkdirRoot(t) => {
-                let name = l.roots.get(usize::from(t))?;
+        let (t, d, i) = (usize::from(op.tree), op.dir as usize, op.file);
+        let (nd, nf) = (l.ndirs, l.nfiles);
+        match op.kind {
+            Kind::MkdirRoot => {
+                let name = l.roots.get(t)?;
                 mkdir_at(self.top, name).map_err(|e| self.err("mkdir", name, e))?;
             }
-            Op::Mkdir(t, d) => {
-                let name = l.dirs.get(usize::from(t) * nd + d as usize)?;
+            Kind::Mkdir => {
+                let name = l.dirs.get(t * nd + d)?;
                 mkdir_at(self.top, name).map_err(|e| self.err("mkdir", name, e))?;
             }
-            Op::Create(i) => self.create(i)?,
-            Op::Copy(i) => self.copy(i)?,
-            Op::Symlink(i) => {
+            Kind::Create => self.create(i)?,
+            Kind::Copy => self.copy(i)?,
+            Kind::Symlink => {
                 let target = l.targets.get(i as usize)?;
                 let link = l.links.get(i as usize)?;
                 // SAFETY: both names are NUL-terminated; symlinkat keeps neither pointer.
                 cvt(unsafe { libc::symlinkat(target.as_ptr(), self.top, link.as_ptr()) })
                     .map_err(|e| self.err("symlink", link, e))?;
             }
-            Op::Read(t, i) => self.read(usize::from(t) * nf + i as usize)?,
-            Op::Stat(t, i) => {
-                let name = l.files.get(usize::from(t) * nf + i as usize)?;
+            Kind::Read => self.read(t * nf + i as usize)?,
+            Kind::Stat => {
+                let name = l.files.get(t * nf + i as usize)?;
                 lstat_at(self.top, name).map_err(|e| self.err("stat", name, e))?;
             }
-            Op::StatLink(i) => {
+            Kind::StatLink => {
                 let name = l.links.get(i as usize)?;
                 lstat_at(self.top, name).map_err(|e| self.err("stat", name, e))?;
             }
-            Op::Rename(i) => {
+            Kind::Rename => {
                 let from = l.files.get(i as usize)?;
                 let to = l.renamed.get(i as usize)?;
                 // SAFETY: both names are NUL-terminated; renameat keeps neither pointer.
                 cvt(unsafe { libc::renameat(self.top, from.as_ptr(), self.top, to.as_ptr()) })
                     .map_err(|e| self.err("rename", from, e))?;
             }
-            Op::Unlink(t, i) => {
+            Kind::Unlink => {
                 let name = if t == 0 {
                     l.renamed.get(i as usize)?
                 } else {
@@ -911,16 +1058,16 @@ impl Worker for MongoWorker<'_> {
                 };
                 unlink_at(self.top, name, 0).map_err(|e| self.err("unlink", name, e))?;
             }
-            Op::UnlinkLink(i) => {
+            Kind::UnlinkLink => {
                 let name = l.links.get(i as usize)?;
                 unlink_at(self.top, name, 0).map_err(|e| self.err("unlink", name, e))?;
             }
-            Op::Rmdir(t, d) => {
-                let name = l.dirs.get(usize::from(t) * nd + d as usize)?;
+            Kind::Rmdir => {
+                let name = l.dirs.get(t * nd + d)?;
                 unlink_at(self.top, name, libc::AT_REMOVEDIR).map_err(|e| self.err("rmdir", name, e))?;
             }
-            Op::RmdirRoot(t) => {
-                let name = l.roots.get(usize::from(t))?;
+            Kind::RmdirRoot => {
+                let name = l.roots.get(t)?;
                 unlink_at(self.top, name, libc::AT_REMOVEDIR).map_err(|e| self.err("rmdir", name, e))?;
             }
         }
@@ -1134,10 +1281,94 @@ mod tests {
             per_dir.iter().max().unwrap() - per_dir.iter().min().unwrap() <= 1,
             "{per_dir:?}"
         );
-        // The delete plan removes every entry the create, copy and symlink plans made.
-        let made = plan_ops(CREATE, l).len() + plan_ops(COPY, l).len() + plan_ops(SYMLINK, l).len();
-        assert_eq!(plan_ops(DELETE, l).len(), made);
-        assert!(plan_ops("nonsense", l).is_empty());
+        // The delete phase removes every entry the create, copy and symlink phases made.
+        let total = |phase| Cursor::new(phase, &l.first).total();
+        assert_eq!(total(DELETE), total(CREATE) + total(COPY) + total(SYMLINK));
+        assert_eq!(total("nonsense"), 0);
+        assert_eq!(Cursor::new("nonsense", &l.first).next_op(), None);
+    }
+
+    /// The operations of `phase` over directories `first` as straight loops, in the order of
+    /// `bench/mongo_meta.c` (the list the workload used to build).
+    fn reference_ops(phase: &str, first: &[u32]) -> Vec<Op> {
+        use Kind::*;
+        let ndirs = first.len() as u32 - 1;
+        let n = first[ndirs as usize];
+        let files_in = |d: u32| first[d as usize]..first[d as usize + 1];
+        let dir_of = |i: u32| first.partition_point(|&f| f <= i) as u32 - 1;
+        let op = |kind, tree, dir, file| Op { kind, tree, dir, file };
+        let on = |kind, tree, i| op(kind, tree, dir_of(i), i);
+        let mut ops = Vec::new();
+        let make_tree = |ops: &mut Vec<Op>, t: u8, kind| {
+            ops.push(op(MkdirRoot, t, 0, 0));
+            for d in 0..ndirs {
+                ops.push(op(Mkdir, t, d, 0));
+                ops.extend(files_in(d).map(|i| op(kind, t, d, i)));
+            }
+        };
+        match phase {
+            CREATE => make_tree(&mut ops, 0, Create),
+            COPY => make_tree(&mut ops, 1, Copy),
+            SYMLINK => ops.extend((0..n).map(|i| on(Symlink, 0, i))),
+            READ => {
+                ops.extend((0..n).map(|i| on(Read, 0, i)));
+                ops.extend((0..n).map(|i| on(Read, 1, i)));
+            }
+            STAT => {
+                for i in 0..n {
+                    ops.push(on(Stat, 0, i));
+                    ops.push(on(StatLink, 0, i));
+                }
+                ops.extend((0..n).map(|i| on(Stat, 1, i)));
+            }
+            RENAME => ops.extend((0..n).map(|i| on(Rename, 0, i))),
+            DELETE => {
+                for t in 0..2u8 {
+                    for d in 0..ndirs {
+                        for i in files_in(d) {
+                            ops.push(op(Unlink, t, d, i));
+                            if t == 0 {
+                                ops.push(op(UnlinkLink, t, d, i));
+                            }
+                        }
+                        ops.push(op(Rmdir, t, d, 0));
+                    }
+                    ops.push(op(RmdirRoot, t, 0, 0));
+                }
+            }
+            _ => {}
+        }
+        ops
+    }
+
+    #[test]
+    fn cursor_yields_the_reference_operations_in_order() {
+        let flag = AtomicBool::new(false);
+        // Uneven files per directory (6,6,6,7 and 8,8,9), and more directories than files.
+        let specs = [(50, 7, 2), (5, 9, 1)].map(|(files, dirs, processes)| MongoSpec {
+            files,
+            dirs,
+            processes,
+            ..MongoSpec::default()
+        });
+        for spec in &specs {
+            let mut rng = SmallRng::seed_from_u64(0);
+            for w in 0..spec.processes {
+                let l = Layout::new(spec, w, &mut rng, &flag).expect("layout");
+                for phase in spec.phases().iter().map(String::as_str).chain(["nonsense"]) {
+                    let want = if phase.starts_with("frag_") {
+                        Vec::new()
+                    } else {
+                        reference_ops(phase, &l.first)
+                    };
+                    let mut cursor = Cursor::new(phase, &l.first);
+                    assert_eq!(cursor.total(), want.len(), "{phase} worker {w}");
+                    let got: Vec<Op> = std::iter::from_fn(|| cursor.next_op()).collect();
+                    assert_eq!(got, want, "{phase} worker {w} of {spec:?}");
+                    assert_eq!(cursor.next_op(), None, "{phase} stays complete");
+                }
+            }
+        }
     }
 
     #[test]
