@@ -69,7 +69,7 @@ use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use std::ffi::CStr;
 use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -341,130 +341,207 @@ impl Workload for MongoSpec {
 // Names and per-worker layout.
 // ---------------------------------------------------------------------------------------------
 
-/// NUL-terminated names packed in one buffer; `get` allocates nothing.
-#[derive(Default)]
-struct Names {
-    buf: Vec<u8>,
-    /// One past the NUL of each name.
-    ends: Vec<usize>,
+/// Longest name and its NUL: `tree1-WWW/dDDDDD/fFFFFFFFF.lnk` is 30 bytes.
+const NAME_CAP: usize = 32;
+/// The directory's 5 digits in a name under a tree: `tree1-WWW/d` comes first.
+const DIR_DIGITS: std::ops::Range<usize> = 11..16;
+/// The file's basename (`fFFFFFFFF`, the link target) in a file name: after `tree1-WWW/dDDDDD/`.
+const BASENAME: usize = 17;
+/// The file's 8 digits in a file name.
+const FILE_DIGITS: std::ops::Range<usize> = BASENAME + 1..BASENAME + 9;
+
+/// One NUL-terminated name whose directory and file digits are rewritten in place: the name
+/// of one kind (a tree's file, renamed file, link, directory) for any directory and file,
+/// without formatting or allocating.
+struct Template {
+    buf: [u8; NAME_CAP],
+    /// Bytes of the name with its NUL.
+    len: usize,
+    /// The directory and file the digits show now.
+    dir: u32,
+    file: u32,
 }
 
-impl Names {
-    fn with_capacity(n: usize, len: usize) -> Names {
-        Names {
-            buf: Vec::with_capacity(n * (len + 1)),
-            ends: Vec::with_capacity(n),
+impl Template {
+    /// `name` must show directory 0 and file 0 where it has those digits.
+    fn new(name: &str) -> Template {
+        let len = name.len() + 1;
+        assert!(
+            len <= NAME_CAP && !name.as_bytes().contains(&0),
+            "internal error: name template {name:?}"
+        );
+        // The digit updates never touch the NUL: it is outside both digit fields.
+        assert!(!DIR_DIGITS.contains(&(len - 1)) && !FILE_DIGITS.contains(&(len - 1)));
+        let mut buf = [0; NAME_CAP];
+        buf[..name.len()].copy_from_slice(name.as_bytes());
+        Template {
+            buf,
+            len,
+            dir: 0,
+            file: 0,
         }
     }
 
-    /// Appends one name written by `f` (must not contain NUL; checked here, untimed, so that
-    /// [`Names::get`] need not scan the name again in the hot loop).
-    fn push(&mut self, f: impl FnOnce(&mut Vec<u8>)) {
-        let start = self.buf.len();
-        f(&mut self.buf);
-        assert!(
-            !self.buf[start..].contains(&0),
-            "internal error: a NUL inside a generated name"
-        );
-        self.buf.push(0);
-        self.ends.push(self.buf.len());
+    /// The name as it is now.
+    #[inline]
+    fn get(&self) -> &CStr {
+        // SAFETY: `new` checked that the name has no NUL and ends with one at `len - 1`, which
+        // no digit update reaches; updates write ASCII digits only.
+        unsafe { CStr::from_bytes_with_nul_unchecked(&self.buf[..self.len]) }
+    }
+
+    /// The name for directory `d` (names with a directory field only).
+    #[inline]
+    fn dir(&mut self, d: u32) -> &CStr {
+        self.set_dir(d);
+        self.get()
+    }
+
+    /// The name for file `i` of directory `d` (file names only).
+    #[inline]
+    fn file(&mut self, d: u32, i: u32) -> &CStr {
+        self.set_dir(d);
+        if i != self.file {
+            let digits = &mut self.buf[FILE_DIGITS];
+            if i == self.file.wrapping_add(1) {
+                increment(digits);
+            } else {
+                put_digits(digits, i);
+            }
+            self.file = i;
+        }
+        self.get()
     }
 
     #[inline]
-    fn get(&self, i: usize) -> Result<&CStr, EngineError> {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        let bytes = &self.buf[start..self.ends[i]];
-        // SAFETY: `push` wrote exactly one NUL per name, at its end (checked there), and
-        // `buf` is only appended to by `push`.
-        Ok(unsafe { CStr::from_bytes_with_nul_unchecked(bytes) })
+    fn set_dir(&mut self, d: u32) {
+        if d != self.dir {
+            let digits = &mut self.buf[DIR_DIGITS];
+            if d == self.dir.wrapping_add(1) {
+                increment(digits);
+            } else {
+                put_digits(digits, d);
+            }
+            self.dir = d;
+        }
     }
 }
 
-/// Everything one worker's operations refer to, relative to the `mongo` directory.
-struct Layout {
+/// Adds one to the decimal number in `digits` (an odometer step: usually the last digit only).
+#[inline]
+fn increment(digits: &mut [u8]) {
+    for b in digits.iter_mut().rev() {
+        if *b < b'9' {
+            *b += 1;
+            return;
+        }
+        *b = b'0';
+    }
+}
+
+/// Writes `v` in decimal into `digits`, zero-padded (`v` fits: the layout checks the counts).
+#[inline]
+fn put_digits(digits: &mut [u8], mut v: u32) {
+    for b in digits.iter_mut().rev() {
+        *b = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+}
+
+/// One worker's names, relative to the `mongo` directory: one template per kind, index `t` =
+/// tree (0 = `tree1-WWW`, created; 1 = `tree2-WWW`, its copy).
+struct Names {
     /// `tree1-WWW`, `tree2-WWW`.
-    roots: Names,
-    /// Directories of tree 1 then tree 2: index `t * dirs + d`.
-    dirs: Names,
-    /// Files of tree 1 then tree 2: index `t * files + i`.
-    files: Names,
-    /// Tree-1 files after `rename`.
-    renamed: Names,
-    /// Links beside the tree-1 files.
-    links: Names,
-    /// Link targets (the file's own name).
-    targets: Names,
+    roots: [Template; 2],
+    /// `treeT-WWW/dDDDDD`.
+    dirs: [Template; 2],
+    /// `treeT-WWW/dDDDDD/fFFFFFFFF`; the tree-1 one's basename is also the link target.
+    files: [Template; 2],
+    /// `tree1-WWW/dDDDDD/fFFFFFFFF.r`: a tree-1 file after `rename`.
+    renamed: Template,
+    /// `tree1-WWW/dDDDDD/fFFFFFFFF.lnk`: the link beside a tree-1 file.
+    links: Template,
+}
+
+impl Names {
+    /// Worker `w`'s names, all showing directory 0 and file 0 (untimed: formats).
+    fn new(w: u32) -> Names {
+        let tree = |t: u32, tail: &str| Template::new(&format!("tree{t}-{w:03}{tail}"));
+        let file = "/d00000/f00000000";
+        Names {
+            roots: [tree(1, ""), tree(2, "")],
+            dirs: [tree(1, "/d00000"), tree(2, "/d00000")],
+            files: [tree(1, file), tree(2, file)],
+            renamed: tree(1, &format!("{file}.r")),
+            links: tree(1, &format!("{file}.lnk")),
+        }
+    }
+
+    /// The names `op` works on: `(name, name)` for operations on one name; `(from, to)` for
+    /// copy and rename; `(target, link)` for symlink.
+    #[inline]
+    fn of(&mut self, op: Op) -> (&CStr, &CStr) {
+        let (t, d, i) = (usize::from(op.tree), op.dir, op.file);
+        fn one(name: &CStr) -> (&CStr, &CStr) {
+            (name, name)
+        }
+        match op.kind {
+            Kind::MkdirRoot | Kind::RmdirRoot => one(self.roots[t].get()),
+            Kind::Mkdir | Kind::Rmdir => one(self.dirs[t].dir(d)),
+            Kind::Create | Kind::Read | Kind::Stat => one(self.files[t].file(d, i)),
+            Kind::StatLink | Kind::UnlinkLink => one(self.links.file(d, i)),
+            Kind::Unlink if t == 0 => one(self.renamed.file(d, i)),
+            Kind::Unlink => one(self.files[1].file(d, i)),
+            Kind::Copy => {
+                let [from, to] = &mut self.files;
+                (from.file(d, i), to.file(d, i))
+            }
+            Kind::Rename => (self.files[0].file(d, i), self.renamed.file(d, i)),
+            Kind::Symlink => {
+                self.files[0].file(d, i);
+                let target = &self.files[0].buf[BASENAME..self.files[0].len];
+                // SAFETY: the tail of a NUL-terminated name without inner NULs (see `get`).
+                let target = unsafe { CStr::from_bytes_with_nul_unchecked(target) };
+                (target, self.links.file(d, i))
+            }
+        }
+    }
+}
+
+/// Everything one worker's operations refer to besides its names.
+struct Layout {
+    /// The worker.
+    w: u32,
     /// `first[d]` = first file of directory `d`; `first[dirs]` = files.
     first: Vec<u32>,
     /// Size of each file, bytes.
     sizes: Vec<u64>,
     ndirs: usize,
-    nfiles: usize,
 }
 
 impl Layout {
     fn new(spec: &MongoSpec, w: u32, rng: &mut SmallRng, interrupt: &AtomicBool) -> Result<Layout, EngineError> {
         let nfiles = spec.files_of(w) as usize;
         let ndirs = spec.dirs_of(w) as usize;
-        let mut roots = Names::with_capacity(2, 9);
-        let mut dirs = Names::with_capacity(2 * ndirs, 16);
-        for t in 1..=2 {
-            roots.push(|b| {
-                let _ = write!(b, "tree{t}-{w:03}");
-            });
-            for d in 0..ndirs {
-                dirs.push(|b| {
-                    let _ = write!(b, "tree{t}-{w:03}/d{d:05}");
-                });
-            }
+        // The names' digit fields are fixed-width.
+        if w >= 1000 || ndirs > MAX_DIRS as usize || nfiles > MAX_FILES as usize || ndirs == 0 {
+            return Err(EngineError::Invalid(format!(
+                "internal error: worker {w} with {ndirs} directories and {nfiles} files does not fit the mongo names"
+            )));
         }
         let first: Vec<u32> = (0..=ndirs).map(|d| (d * nfiles / ndirs) as u32).collect();
         let (lo, hi) = spec.size_range();
-        let mut files = Names::with_capacity(2 * nfiles, 26);
-        let mut renamed = Names::with_capacity(nfiles, 28);
-        let mut links = Names::with_capacity(nfiles, 30);
-        let mut targets = Names::with_capacity(nfiles, 9);
         let mut sizes = Vec::with_capacity(nfiles);
-        for t in 1..=2 {
-            for d in 0..ndirs {
-                for i in first[d]..first[d + 1] {
-                    if i % 65_536 == 0 && interrupt.load(Ordering::Relaxed) {
-                        return Err(EngineError::Interrupted);
-                    }
-                    files.push(|b| {
-                        let _ = write!(b, "tree{t}-{w:03}/d{d:05}/f{i:08}");
-                    });
-                    if t == 1 {
-                        renamed.push(|b| {
-                            let _ = write!(b, "tree1-{w:03}/d{d:05}/f{i:08}.r");
-                        });
-                        links.push(|b| {
-                            let _ = write!(b, "tree1-{w:03}/d{d:05}/f{i:08}.lnk");
-                        });
-                        targets.push(|b| {
-                            let _ = write!(b, "f{i:08}");
-                        });
-                        sizes.push(if lo == hi { lo } else { rng.gen_range(lo..=hi) });
-                    }
-                }
+        for i in 0..nfiles {
+            if i % 65_536 == 0 && interrupt.load(Ordering::Relaxed) {
+                return Err(EngineError::Interrupted);
             }
+            sizes.push(if lo == hi { lo } else { rng.gen_range(lo..=hi) });
         }
-        Ok(Layout {
-            roots,
-            dirs,
-            files,
-            renamed,
-            links,
-            targets,
-            first,
-            sizes,
-            ndirs,
-            nfiles,
-        })
+        Ok(Layout { w, first, sizes, ndirs })
     }
 
     /// The files of directory `d`.
-    #[cfg(test)]
     fn files_in(&self, d: usize) -> std::ops::Range<u32> {
         self.first[d]..self.first[d + 1]
     }
@@ -791,18 +868,21 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
             .layouts
             .iter()
             .map(|l| MongoWorker {
-                top,
-                path,
-                l,
                 ops: Cursor::new(phase, &l.first),
-                data: &self.data,
-                chunk,
-                buf: if matches!(phase, COPY | READ) {
-                    vec![0; IO_CHUNK as usize]
-                } else {
-                    Vec::new()
+                names: Names::new(l.w),
+                io: Io {
+                    top,
+                    path,
+                    l,
+                    data: &self.data,
+                    chunk,
+                    buf: if matches!(phase, COPY | READ) {
+                        vec![0; IO_CHUNK as usize]
+                    } else {
+                        Vec::new()
+                    },
+                    bytes: 0,
                 },
-                bytes: 0,
             })
             .collect();
         let entries: u64 = workers.iter().map(|w| w.ops.total() as u64).sum();
@@ -867,12 +947,16 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
         let (mut files, mut fragments, mut delalloc) = (0u64, 0u64, 0u64);
         let meter = CpuMeter::start();
         let t0 = Instant::now();
+        let mut k = 0u64;
         for l in &self.layouts {
-            for k in 0..trees * l.nfiles {
+            let mut names = Names::new(l.w);
+            let all = (0..trees).flat_map(|t| (0..l.ndirs).flat_map(move |d| l.files_in(d).map(move |i| (t, d, i))));
+            for (t, d, i) in all {
                 if k % 1024 == 0 && self.ctx.interrupt.load(Ordering::Relaxed) {
                     return Err(EngineError::Interrupted);
                 }
-                let name = l.files.get(k)?;
+                k += 1;
+                let name = names.files[t].file(d as u32, i);
                 match mapper.map_at(top, name) {
                     Ok(m) => {
                         files += 1;
@@ -940,10 +1024,16 @@ fn io_err(op: &str, path: &Path, name: Option<&CStr>, e: io::Error) -> EngineErr
 
 /// One thread of a phase: walks its phase's operations over its own trees.
 struct MongoWorker<'p> {
+    ops: Cursor<'p>,
+    names: Names,
+    io: Io<'p>,
+}
+
+/// What a worker's operations use besides their names.
+struct Io<'p> {
     top: RawFd,
     path: &'p Path,
     l: &'p Layout,
-    ops: Cursor<'p>,
     data: &'p [u8],
     /// Bytes per write of file data.
     chunk: usize,
@@ -953,14 +1043,13 @@ struct MongoWorker<'p> {
     bytes: u64,
 }
 
-impl MongoWorker<'_> {
+impl Io<'_> {
     #[cold]
     fn err(&self, op: &str, name: &CStr, e: io::Error) -> EngineError {
         io_err(op, self.path, Some(name), e)
     }
 
-    fn create(&mut self, i: u32) -> Result<(), EngineError> {
-        let name = self.l.files.get(i as usize)?;
+    fn create(&mut self, name: &CStr, i: u32) -> Result<(), EngineError> {
         let flags = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC;
         let fd = open_at(self.top, name, flags, 0o644).map_err(|e| self.err("create", name, e))?;
         let mut left = self.l.sizes[i as usize];
@@ -975,9 +1064,7 @@ impl MongoWorker<'_> {
         close_checked(fd).map_err(|e| self.err("close", name, e))
     }
 
-    fn copy(&mut self, i: u32) -> Result<(), EngineError> {
-        let src = self.l.files.get(i as usize)?;
-        let dst = self.l.files.get(self.l.nfiles + i as usize)?;
+    fn copy(&mut self, src: &CStr, dst: &CStr) -> Result<(), EngineError> {
         let from = open_at(self.top, src, libc::O_RDONLY | libc::O_CLOEXEC, 0).map_err(|e| self.err("open", src, e))?;
         let flags = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC;
         let to = open_at(self.top, dst, flags, 0o644).map_err(|e| self.err("create", dst, e))?;
@@ -992,8 +1079,7 @@ impl MongoWorker<'_> {
         close_checked(to).map_err(|e| self.err("close", dst, e))
     }
 
-    fn read(&mut self, k: usize) -> Result<(), EngineError> {
-        let name = self.l.files.get(k)?;
+    fn read(&mut self, name: &CStr) -> Result<(), EngineError> {
         let fd = open_at(self.top, name, libc::O_RDONLY | libc::O_CLOEXEC, 0).map_err(|e| self.err("open", name, e))?;
         loop {
             let n = read_some(fd.as_raw_fd(), &mut self.buf).map_err(|e| self.err("read", name, e))?;
@@ -1013,69 +1099,33 @@ impl Worker for MongoWorker<'_> {
         let Some(op) = self.ops.next_op() else {
             return Ok(Step::Done);
         };
-        let l = self.l;
-        let (t, d, i) = (usize::from(op.tree), op.dir as usize, op.file);
-        let (nd, nf) = (l.ndirs, l.nfiles);
+        let (a, b) = self.names.of(op);
+        let io = &mut self.io;
+        let top = io.top;
         match op.kind {
-            Kind::MkdirRoot => {
-                let name = l.roots.get(t)?;
-                mkdir_at(self.top, name).map_err(|e| self.err("mkdir", name, e))?;
-            }
-            Kind::Mkdir => {
-                let name = l.dirs.get(t * nd + d)?;
-                mkdir_at(self.top, name).map_err(|e| self.err("mkdir", name, e))?;
-            }
-            Kind::Create => self.create(i)?,
-            Kind::Copy => self.copy(i)?,
+            Kind::MkdirRoot | Kind::Mkdir => mkdir_at(top, a).map_err(|e| io.err("mkdir", a, e))?,
+            Kind::Create => io.create(a, op.file)?,
+            Kind::Copy => io.copy(a, b)?,
             Kind::Symlink => {
-                let target = l.targets.get(i as usize)?;
-                let link = l.links.get(i as usize)?;
                 // SAFETY: both names are NUL-terminated; symlinkat keeps neither pointer.
-                cvt(unsafe { libc::symlinkat(target.as_ptr(), self.top, link.as_ptr()) })
-                    .map_err(|e| self.err("symlink", link, e))?;
+                cvt(unsafe { libc::symlinkat(a.as_ptr(), top, b.as_ptr()) }).map_err(|e| io.err("symlink", b, e))?;
             }
-            Kind::Read => self.read(t * nf + i as usize)?,
-            Kind::Stat => {
-                let name = l.files.get(t * nf + i as usize)?;
-                lstat_at(self.top, name).map_err(|e| self.err("stat", name, e))?;
-            }
-            Kind::StatLink => {
-                let name = l.links.get(i as usize)?;
-                lstat_at(self.top, name).map_err(|e| self.err("stat", name, e))?;
-            }
+            Kind::Read => io.read(a)?,
+            Kind::Stat | Kind::StatLink => lstat_at(top, a).map_err(|e| io.err("stat", a, e))?,
             Kind::Rename => {
-                let from = l.files.get(i as usize)?;
-                let to = l.renamed.get(i as usize)?;
                 // SAFETY: both names are NUL-terminated; renameat keeps neither pointer.
-                cvt(unsafe { libc::renameat(self.top, from.as_ptr(), self.top, to.as_ptr()) })
-                    .map_err(|e| self.err("rename", from, e))?;
+                cvt(unsafe { libc::renameat(top, a.as_ptr(), top, b.as_ptr()) }).map_err(|e| io.err("rename", a, e))?;
             }
-            Kind::Unlink => {
-                let name = if t == 0 {
-                    l.renamed.get(i as usize)?
-                } else {
-                    l.files.get(nf + i as usize)?
-                };
-                unlink_at(self.top, name, 0).map_err(|e| self.err("unlink", name, e))?;
-            }
-            Kind::UnlinkLink => {
-                let name = l.links.get(i as usize)?;
-                unlink_at(self.top, name, 0).map_err(|e| self.err("unlink", name, e))?;
-            }
-            Kind::Rmdir => {
-                let name = l.dirs.get(t * nd + d)?;
-                unlink_at(self.top, name, libc::AT_REMOVEDIR).map_err(|e| self.err("rmdir", name, e))?;
-            }
-            Kind::RmdirRoot => {
-                let name = l.roots.get(t)?;
-                unlink_at(self.top, name, libc::AT_REMOVEDIR).map_err(|e| self.err("rmdir", name, e))?;
+            Kind::Unlink | Kind::UnlinkLink => unlink_at(top, a, 0).map_err(|e| io.err("unlink", a, e))?,
+            Kind::Rmdir | Kind::RmdirRoot => {
+                unlink_at(top, a, libc::AT_REMOVEDIR).map_err(|e| io.err("rmdir", a, e))?;
             }
         }
         Ok(Step::Op)
     }
 
     fn finish(self) -> u64 {
-        self.bytes
+        self.io.bytes
     }
 }
 
@@ -1267,15 +1317,23 @@ mod tests {
         let layouts: Vec<Layout> = (0..3)
             .map(|w| Layout::new(&spec, w, &mut rng, &flag).expect("layout"))
             .collect();
-        assert_eq!(layouts.iter().map(|l| l.nfiles).sum::<usize>(), 1001);
+        assert_eq!(layouts.iter().map(|l| l.first[l.ndirs]).sum::<u32>(), 1001);
         assert_eq!(layouts.iter().map(|l| l.ndirs).collect::<Vec<_>>(), [4, 3, 3]);
         let l = &layouts[1];
-        assert_eq!(l.files.get(0).expect("name"), c"tree1-001/d00000/f00000000");
-        assert_eq!(l.files.get(l.nfiles).expect("name"), c"tree2-001/d00000/f00000000");
-        assert_eq!(l.renamed.get(0).expect("name"), c"tree1-001/d00000/f00000000.r");
-        assert_eq!(l.links.get(0).expect("name"), c"tree1-001/d00000/f00000000.lnk");
-        assert_eq!(l.targets.get(0).expect("name"), c"f00000000");
-        assert_eq!(l.dirs.get(l.ndirs).expect("name"), c"tree2-001/d00000");
+        let mut n = Names::new(l.w);
+        assert_eq!(n.files[0].file(0, 0), c"tree1-001/d00000/f00000000");
+        assert_eq!(n.files[1].file(0, 0), c"tree2-001/d00000/f00000000");
+        assert_eq!(n.renamed.file(0, 0), c"tree1-001/d00000/f00000000.r");
+        assert_eq!(n.links.file(0, 0), c"tree1-001/d00000/f00000000.lnk");
+        assert_eq!(n.dirs[1].dir(0), c"tree2-001/d00000");
+        assert_eq!(n.roots[0].get(), c"tree1-001");
+        let symlink = Op {
+            kind: Kind::Symlink,
+            tree: 0,
+            dir: 2,
+            file: 700,
+        };
+        assert_eq!(n.of(symlink), (c"f00000700", c"tree1-001/d00002/f00000700.lnk"));
         let per_dir: Vec<usize> = (0..l.ndirs).map(|d| l.files_in(d).len()).collect();
         assert!(
             per_dir.iter().max().unwrap() - per_dir.iter().min().unwrap() <= 1,
@@ -1341,6 +1399,62 @@ mod tests {
         ops
     }
 
+    /// The names of `op` for worker `w` as the workload used to format them (see `Names::of`).
+    fn reference_names(w: u32, op: Op) -> (String, String) {
+        use Kind::*;
+        let (t, d, i) = (op.tree + 1, op.dir, op.file);
+        let root = |t: u8| format!("tree{t}-{w:03}");
+        let dir = |t: u8| format!("tree{t}-{w:03}/d{d:05}");
+        let file = |t: u8| format!("tree{t}-{w:03}/d{d:05}/f{i:08}");
+        let renamed = format!("tree1-{w:03}/d{d:05}/f{i:08}.r");
+        let link = format!("tree1-{w:03}/d{d:05}/f{i:08}.lnk");
+        let one = |s: String| (s.clone(), s);
+        match op.kind {
+            MkdirRoot | RmdirRoot => one(root(t)),
+            Mkdir | Rmdir => one(dir(t)),
+            Create | Read | Stat => one(file(t)),
+            Copy => (file(1), file(2)),
+            Symlink => (format!("f{i:08}"), link),
+            StatLink | UnlinkLink => one(link),
+            Rename => (file(1), renamed),
+            Unlink if t == 1 => one(renamed),
+            Unlink => one(file(2)),
+        }
+    }
+
+    #[test]
+    fn templates_match_formatted_names_in_any_order() {
+        let mut n = Names::new(7);
+        let mut rng = SmallRng::seed_from_u64(1);
+        // Odometer carries, jumps forwards and back, the largest indices, then random ones.
+        let mut seq = vec![
+            (0, 9),
+            (0, 10),
+            (0, 99),
+            (1, 100),
+            (9, 99_999),
+            (10, 100_000),
+            (99_998, 99_999_998),
+        ];
+        seq.extend([
+            (3, 12_345_678),
+            (3, 12_345_679),
+            (0, 0),
+            (0, 1),
+            (4, 19_999_999),
+            (5, 20_000_000),
+        ]);
+        seq.extend((0..1000).map(|_| (rng.gen_range(0..MAX_DIRS), rng.gen_range(0..MAX_FILES))));
+        for (d, i) in seq {
+            let f = format!("tree1-007/d{d:05}/f{i:08}");
+            assert_eq!(n.files[0].file(d, i).to_str(), Ok(f.as_str()));
+            assert_eq!(n.files[1].file(d, i).to_str(), Ok(f.replace("tree1", "tree2").as_str()));
+            assert_eq!(n.links.file(d, i).to_str(), Ok(format!("{f}.lnk").as_str()));
+            assert_eq!(n.renamed.file(d, i).to_str(), Ok(format!("{f}.r").as_str()));
+            assert_eq!(n.dirs[0].dir(d).to_str(), Ok(format!("tree1-007/d{d:05}").as_str()));
+        }
+    }
+
     #[test]
     fn cursor_yields_the_reference_operations_in_order() {
         let flag = AtomicBool::new(false);
@@ -1366,8 +1480,58 @@ mod tests {
                     let got: Vec<Op> = std::iter::from_fn(|| cursor.next_op()).collect();
                     assert_eq!(got, want, "{phase} worker {w} of {spec:?}");
                     assert_eq!(cursor.next_op(), None, "{phase} stays complete");
+                    // A fresh set of templates per phase, as the runner makes them.
+                    let mut names = Names::new(w);
+                    for op in got {
+                        let (a, b) = names.of(op);
+                        let got = (a.to_str().expect("ASCII"), b.to_str().expect("ASCII"));
+                        let want = reference_names(w, op);
+                        assert_eq!(got, (want.0.as_str(), want.1.as_str()), "{phase} {op:?}");
+                    }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn delete_removes_exactly_what_the_phases_made() {
+        let spec = MongoSpec {
+            files: 50,
+            dirs: 7,
+            processes: 2,
+            ..MongoSpec::default()
+        };
+        let flag = AtomicBool::new(false);
+        let mut rng = SmallRng::seed_from_u64(0);
+        for w in 0..spec.processes {
+            let l = Layout::new(&spec, w, &mut rng, &flag).expect("layout");
+            let mut names = Names::new(w);
+            let mut entries = std::collections::BTreeSet::new();
+            for phase in [CREATE, COPY, SYMLINK, READ, STAT, RENAME, DELETE] {
+                let mut cursor = Cursor::new(phase, &l.first);
+                while let Some(op) = cursor.next_op() {
+                    let (a, b) = names.of(op);
+                    let (a, b) = (
+                        a.to_str().expect("ASCII").to_owned(),
+                        b.to_str().expect("ASCII").to_owned(),
+                    );
+                    let ok = match op.kind {
+                        Kind::MkdirRoot | Kind::Mkdir | Kind::Create => entries.insert(a),
+                        Kind::Copy => entries.contains(&a) && entries.insert(b),
+                        // The target is the file's basename beside the link.
+                        Kind::Symlink => entries.contains(&b.replace(".lnk", "")) && entries.insert(b),
+                        Kind::Read | Kind::Stat | Kind::StatLink => entries.contains(&a),
+                        Kind::Rename => entries.remove(&a) && entries.insert(b),
+                        Kind::Unlink | Kind::UnlinkLink => entries.remove(&a),
+                        Kind::Rmdir | Kind::RmdirRoot => {
+                            let inside = format!("{a}/");
+                            !entries.iter().any(|e| e.starts_with(&inside)) && entries.remove(&a)
+                        }
+                    };
+                    assert!(ok, "{phase} {op:?}: on an entry that is not there, or makes one twice");
+                }
+            }
+            assert!(entries.is_empty(), "left: {entries:?}");
         }
     }
 
