@@ -64,8 +64,6 @@ use crate::engine::pool::{Step, Worker, WorkerPool};
 use crate::engine::{EngineError, RunContext, Workload, WorkloadKind};
 use crate::metric::{MetricId, PhaseResult, RawSample, Unit};
 use crate::units::Bytes;
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use std::ffi::CStr;
 use std::fs::File;
@@ -508,19 +506,62 @@ impl Names {
     }
 }
 
+/// One step of SplitMix64 (Steele, Lea, Flood 2014): a bijective 64-bit mix.
+#[inline]
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The file sizes of one worker: all `lo` when `lo == hi`, otherwise each file's size drawn
+/// uniformly from `[lo, hi]` by a hash of (seed, worker, file index), so nothing is stored
+/// per file and repeats with one seed write the same sizes.
+#[derive(Clone, Copy, Debug)]
+struct Sizes {
+    lo: u64,
+    hi: u64,
+    /// Hash key of the seed and the worker.
+    key: u64,
+}
+
+impl Sizes {
+    fn new(spec: &MongoSpec, w: u32) -> Sizes {
+        let (lo, hi) = spec.size_range();
+        Sizes {
+            lo,
+            hi,
+            // Indices are below 2^27: distinct workers get distinct hash inputs.
+            key: splitmix64(spec.seed ^ 0x7369_7a65_7300) ^ (u64::from(w) << 32),
+        }
+    }
+
+    /// Size of file `i`, bytes.
+    #[inline]
+    fn of(&self, i: u32) -> u64 {
+        if self.lo == self.hi {
+            return self.lo;
+        }
+        // The high half of hash × span maps the hash onto [0, span) without a division (and
+        // without modulo bias beyond span / 2^64); hi is at most 64 GiB, so span cannot overflow.
+        let span = u128::from(self.hi - self.lo + 1);
+        self.lo + ((u128::from(splitmix64(self.key ^ u64::from(i))) * span) >> 64) as u64
+    }
+}
+
 /// Everything one worker's operations refer to besides its names.
 struct Layout {
     /// The worker.
     w: u32,
     /// `first[d]` = first file of directory `d`; `first[dirs]` = files.
     first: Vec<u32>,
-    /// Size of each file, bytes.
-    sizes: Vec<u64>,
+    sizes: Sizes,
     ndirs: usize,
 }
 
 impl Layout {
-    fn new(spec: &MongoSpec, w: u32, rng: &mut SmallRng, interrupt: &AtomicBool) -> Result<Layout, EngineError> {
+    fn new(spec: &MongoSpec, w: u32) -> Result<Layout, EngineError> {
         let nfiles = spec.files_of(w) as usize;
         let ndirs = spec.dirs_of(w) as usize;
         // The names' digit fields are fixed-width.
@@ -529,16 +570,33 @@ impl Layout {
                 "internal error: worker {w} with {ndirs} directories and {nfiles} files does not fit the mongo names"
             )));
         }
-        let first: Vec<u32> = (0..=ndirs).map(|d| (d * nfiles / ndirs) as u32).collect();
-        let (lo, hi) = spec.size_range();
-        let mut sizes = Vec::with_capacity(nfiles);
-        for i in 0..nfiles {
+        Ok(Layout {
+            w,
+            first: (0..=ndirs).map(|d| (d * nfiles / ndirs) as u32).collect(),
+            sizes: Sizes::new(spec, w),
+            ndirs,
+        })
+    }
+
+    /// Files of the worker (in each tree).
+    fn nfiles(&self) -> u32 {
+        self.first[self.ndirs]
+    }
+
+    /// Bytes in the worker's tree-1 files (untimed: sums every size when they differ).
+    fn tree_bytes(&self, interrupt: &AtomicBool) -> Result<u64, EngineError> {
+        let s = self.sizes;
+        if s.lo == s.hi {
+            return Ok(s.lo * u64::from(self.nfiles()));
+        }
+        let mut sum = 0;
+        for i in 0..self.nfiles() {
             if i % 65_536 == 0 && interrupt.load(Ordering::Relaxed) {
                 return Err(EngineError::Interrupted);
             }
-            sizes.push(if lo == hi { lo } else { rng.gen_range(lo..=hi) });
+            sum += s.of(i);
         }
-        Ok(Layout { w, first, sizes, ndirs })
+        Ok(sum)
     }
 
     /// The files of directory `d`.
@@ -799,9 +857,8 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
         if interrupt.load(Ordering::Relaxed) {
             return Err(EngineError::Interrupted);
         }
-        let mut rng = SmallRng::seed_from_u64(spec.seed);
         for w in 0..spec.processes {
-            self.layouts.push(Layout::new(spec, w, &mut rng, interrupt)?);
+            self.layouts.push(Layout::new(spec, w)?);
         }
         let (_, hi) = spec.size_range();
         self.data = vec![0; (hi.min(IO_CHUNK) + 4096) as usize];
@@ -900,7 +957,10 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
         }
         let cpu = meter.stop();
         if phase == READ {
-            let want: u64 = self.layouts.iter().map(|l| 2 * l.sizes.iter().sum::<u64>()).sum();
+            let mut want = 0;
+            for l in &self.layouts {
+                want += 2 * l.tree_bytes(self.ctx.interrupt)?;
+            }
             let got: u64 = run.outputs.iter().sum();
             if got != want {
                 return Err(EngineError::Invalid(format!(
@@ -1052,7 +1112,7 @@ impl Io<'_> {
     fn create(&mut self, name: &CStr, i: u32) -> Result<(), EngineError> {
         let flags = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC;
         let fd = open_at(self.top, name, flags, 0o644).map_err(|e| self.err("create", name, e))?;
-        let mut left = self.l.sizes[i as usize];
+        let mut left = self.l.sizes.of(i);
         // Files start at different offsets of the data, so no two are alike.
         let mut off = (i as usize).wrapping_mul(61) % 4096;
         while left > 0 {
@@ -1214,6 +1274,8 @@ pub(crate) fn close_checked(fd: OwnedFd) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
 
     fn small() -> MongoSpec {
         MongoSpec {
@@ -1306,18 +1368,14 @@ mod tests {
 
     #[test]
     fn layout_spreads_files_and_dirs_evenly_with_distinct_names() {
-        let flag = AtomicBool::new(false);
         let spec = MongoSpec {
             files: 1001,
             dirs: 10,
             processes: 3,
             ..MongoSpec::default()
         };
-        let mut rng = SmallRng::seed_from_u64(0);
-        let layouts: Vec<Layout> = (0..3)
-            .map(|w| Layout::new(&spec, w, &mut rng, &flag).expect("layout"))
-            .collect();
-        assert_eq!(layouts.iter().map(|l| l.first[l.ndirs]).sum::<u32>(), 1001);
+        let layouts: Vec<Layout> = (0..3).map(|w| Layout::new(&spec, w).expect("layout")).collect();
+        assert_eq!(layouts.iter().map(Layout::nfiles).sum::<u32>(), 1001);
         assert_eq!(layouts.iter().map(|l| l.ndirs).collect::<Vec<_>>(), [4, 3, 3]);
         let l = &layouts[1];
         let mut n = Names::new(l.w);
@@ -1457,7 +1515,6 @@ mod tests {
 
     #[test]
     fn cursor_yields_the_reference_operations_in_order() {
-        let flag = AtomicBool::new(false);
         // Uneven files per directory (6,6,6,7 and 8,8,9), and more directories than files.
         let specs = [(50, 7, 2), (5, 9, 1)].map(|(files, dirs, processes)| MongoSpec {
             files,
@@ -1466,9 +1523,8 @@ mod tests {
             ..MongoSpec::default()
         });
         for spec in &specs {
-            let mut rng = SmallRng::seed_from_u64(0);
             for w in 0..spec.processes {
-                let l = Layout::new(spec, w, &mut rng, &flag).expect("layout");
+                let l = Layout::new(spec, w).expect("layout");
                 for phase in spec.phases().iter().map(String::as_str).chain(["nonsense"]) {
                     let want = if phase.starts_with("frag_") {
                         Vec::new()
@@ -1501,10 +1557,8 @@ mod tests {
             processes: 2,
             ..MongoSpec::default()
         };
-        let flag = AtomicBool::new(false);
-        let mut rng = SmallRng::seed_from_u64(0);
         for w in 0..spec.processes {
-            let l = Layout::new(&spec, w, &mut rng, &flag).expect("layout");
+            let l = Layout::new(&spec, w).expect("layout");
             let mut names = Names::new(w);
             let mut entries = std::collections::BTreeSet::new();
             for phase in [CREATE, COPY, SYMLINK, READ, STAT, RENAME, DELETE] {
@@ -1533,6 +1587,60 @@ mod tests {
             }
             assert!(entries.is_empty(), "left: {entries:?}");
         }
+    }
+
+    #[test]
+    fn random_sizes_are_uniform_repeatable_and_differ_by_worker_and_seed() {
+        let spec = MongoSpec {
+            files: 20_000,
+            file_min_size: Some(Bytes(100)),
+            file_max_size: Some(Bytes(199)),
+            dirs: 2,
+            processes: 2,
+            ..MongoSpec::default()
+        };
+        let a = Sizes::new(&spec, 0);
+        let mut counts = [0u32; 100];
+        for i in 0..10_000 {
+            let s = a.of(i);
+            assert!((100..=199).contains(&s), "{s}");
+            assert_eq!(s, Sizes::new(&spec, 0).of(i));
+            counts[(s - 100) as usize] += 1;
+        }
+        // 100 per value expected; 5 standard deviations either side.
+        assert!(counts.iter().all(|c| (50..=150).contains(c)), "{counts:?}");
+        let other_worker = Sizes::new(&spec, 1);
+        let other_seed = Sizes::new(
+            &MongoSpec {
+                seed: 1,
+                ..spec.clone()
+            },
+            0,
+        );
+        let same = |x: Sizes, y: Sizes| (0..1000).filter(|&i| x.of(i) == y.of(i)).count();
+        // About 10 of 1000 by chance.
+        assert!(same(a, other_worker) < 40 && same(a, other_seed) < 40);
+        let wide = Sizes {
+            lo: 0,
+            hi: 64 * Bytes::GIB,
+            key: 3,
+        };
+        assert!((0..1000).all(|i| wide.of(i) <= 64 * Bytes::GIB));
+        assert!((0..1000).any(|i| wide.of(i) > 60 * Bytes::GIB));
+
+        let flag = AtomicBool::new(false);
+        let l = Layout::new(&spec, 1).expect("layout");
+        let sum: u64 = (0..l.nfiles()).map(|i| l.sizes.of(i)).sum();
+        assert_eq!(l.tree_bytes(&flag).expect("sum"), sum);
+        let fixed = MongoSpec {
+            file_size: Some(Bytes(7)),
+            file_min_size: None,
+            file_max_size: None,
+            ..spec
+        };
+        let l = Layout::new(&fixed, 0).expect("layout");
+        assert_eq!((l.sizes.of(0), l.sizes.of(9_999)), (7, 7));
+        assert_eq!(l.tree_bytes(&flag).expect("sum"), 7 * 10_000);
     }
 
     #[test]
