@@ -381,37 +381,34 @@ impl Template {
     }
 
     /// The name as it is now.
-    #[inline]
+    #[inline(always)]
     fn get(&self) -> &CStr {
-        // SAFETY: `new` checked that the name has no NUL and ends with one at `len - 1`, which
-        // no digit update reaches; updates write ASCII digits only.
-        unsafe { CStr::from_bytes_with_nul_unchecked(&self.buf[..self.len]) }
+        // SAFETY: `new` checked that `len <= NAME_CAP` and that the name has no NUL and ends
+        // with one at `len - 1`, which no digit update reaches; updates write ASCII digits only.
+        unsafe { CStr::from_bytes_with_nul_unchecked(self.buf.get_unchecked(..self.len)) }
     }
 
     /// The name for directory `d` (names with a directory field only).
-    #[inline]
+    #[inline(always)]
     fn dir(&mut self, d: u32) -> &CStr {
         self.set_dir(d);
         self.get()
     }
 
     /// The name for file `i` of directory `d` (file names only).
-    #[inline]
+    #[inline(always)]
     fn file(&mut self, d: u32, i: u32) -> &CStr {
         self.set_dir(d);
-        if i != self.file {
-            let digits = &mut self.buf[FILE_DIGITS];
-            if i == self.file.wrapping_add(1) {
-                increment(digits);
-            } else {
-                put_digits(digits, i);
-            }
-            self.file = i;
+        if i == self.file.wrapping_add(1) {
+            increment(&mut self.buf[FILE_DIGITS]);
+        } else if i != self.file {
+            put_digits(&mut self.buf[FILE_DIGITS], i);
         }
+        self.file = i;
         self.get()
     }
 
-    #[inline]
+    #[inline(always)]
     fn set_dir(&mut self, d: u32) {
         if d != self.dir {
             let digits = &mut self.buf[DIR_DIGITS];
@@ -642,7 +639,7 @@ struct Walk {
     tree: u8,
     root_first: Option<Kind>,
     dir_first: Option<Kind>,
-    /// At least one.
+    /// One or two.
     per_file: &'static [Kind],
     dir_last: Option<Kind>,
     root_last: Option<Kind>,
@@ -650,6 +647,7 @@ struct Walk {
 
 impl Walk {
     const fn files(tree: u8, per_file: &'static [Kind]) -> Walk {
+        assert!(matches!(per_file.len(), 1 | 2), "one or two operations per file");
         Walk {
             tree,
             root_first: None,
@@ -725,11 +723,15 @@ struct Cursor<'l> {
     first: &'l [u32],
     walk: usize,
     stage: Stage,
+    /// The current walk's tree and per-file operations: `kinds[0..=last]`.
+    tree: u8,
+    kinds: [Kind; 2],
+    last: usize,
     dir: u32,
-    /// Next file of the directory (stage `Files`), and one past its last.
+    /// Next file of the directory and one past its last: `file < end` in stage `Files` only.
     file: u32,
     end: u32,
-    /// Next entry of the walk's `per_file` for `file`.
+    /// Next entry of `kinds` for `file`.
     step: usize,
 }
 
@@ -740,6 +742,9 @@ impl<'l> Cursor<'l> {
             first,
             walk: 0,
             stage: Stage::RootFirst,
+            tree: 0,
+            kinds: [Kind::Stat; 2],
+            last: 0,
             dir: 0,
             file: 0,
             end: 0,
@@ -748,30 +753,49 @@ impl<'l> Cursor<'l> {
     }
 
     /// The next operation, or `None` when the phase is complete. Allocates nothing.
-    #[inline]
+    #[inline(always)]
     fn next_op(&mut self) -> Option<Op> {
+        // The usual case: the next file of the directory.
+        if self.file < self.end {
+            let (kind, file) = (self.kinds[self.step & 1], self.file);
+            if self.step == self.last {
+                self.step = 0;
+                self.file += 1;
+            } else {
+                self.step += 1;
+            }
+            return Some(Op {
+                kind,
+                tree: self.tree,
+                dir: self.dir,
+                file,
+            });
+        }
+        self.next_boundary()
+    }
+
+    /// The next operation at a directory or root boundary (then on to the files).
+    #[inline(never)]
+    fn next_boundary(&mut self) -> Option<Op> {
         loop {
             let w = self.walks.get(self.walk)?;
-            let op = |kind, dir, file| {
+            let op = |kind, dir| {
                 Some(Op {
                     kind,
                     tree: w.tree,
                     dir,
-                    file,
+                    file: 0,
                 })
             };
             match self.stage {
-                Stage::Files => {
-                    if self.file < self.end {
-                        let (kind, file) = (w.per_file[self.step], self.file);
-                        self.step += 1;
-                        if self.step == w.per_file.len() {
-                            self.step = 0;
-                            self.file += 1;
-                        }
-                        return op(kind, self.dir, file);
+                Stage::RootFirst => {
+                    let k = w.per_file;
+                    (self.tree, self.kinds, self.last) = (w.tree, [k[0], k[k.len() - 1]], k.len() - 1);
+                    self.dir = 0;
+                    self.stage = Stage::DirFirst;
+                    if let Some(kind) = w.root_first {
+                        return op(kind, 0);
                     }
-                    self.stage = Stage::DirLast;
                 }
                 Stage::DirFirst => {
                     let d = self.dir as usize;
@@ -782,29 +806,27 @@ impl<'l> Cursor<'l> {
                     (self.file, self.end, self.step) = (self.first[d], self.first[d + 1], 0);
                     self.stage = Stage::Files;
                     if let Some(kind) = w.dir_first {
-                        return op(kind, self.dir, 0);
+                        return op(kind, self.dir);
+                    }
+                    if self.file < self.end {
+                        return self.next_op();
                     }
                 }
+                // `next_op` yields the files; here they are done.
+                Stage::Files => self.stage = Stage::DirLast,
                 Stage::DirLast => {
                     let d = self.dir;
                     self.dir += 1;
                     self.stage = Stage::DirFirst;
                     if let Some(kind) = w.dir_last {
-                        return op(kind, d, 0);
-                    }
-                }
-                Stage::RootFirst => {
-                    self.dir = 0;
-                    self.stage = Stage::DirFirst;
-                    if let Some(kind) = w.root_first {
-                        return op(kind, 0, 0);
+                        return op(kind, d);
                     }
                 }
                 Stage::RootLast => {
                     self.walk += 1;
                     self.stage = Stage::RootFirst;
                     if let Some(kind) = w.root_last {
-                        return op(kind, 0, 0);
+                        return op(kind, 0);
                     }
                 }
             }
