@@ -50,11 +50,20 @@
 //! to the file's name in the same directory (short, so ext2/3 keep them in the inode as
 //! mongo.pl's short absolute paths were).
 //!
-//! Engine rules kept: names, sizes, data and the operation lists of every phase are prepared
-//! before its timed region; the hot loop allocates and formats nothing; one clock read per
-//! operation ([`WorkerPool`]); the interrupt flag is polled per operation and while
-//! preparing; errors name the operation and the path (ENOSPC with a hint); everything is
-//! removed at the end, on error and on interrupt, leaving the run directory empty.
+//! Engine rules kept: before a phase's timed region each worker gets its directory
+//! boundaries, one NUL-terminated name template per kind of name (roots, directories, files of
+//! either tree, renamed files, links; a link's target is the file name's last component) and
+//! a cursor over the phase's operations, and the file data is filled once; nothing is kept
+//! per file, so memory does not grow with `files`. The hot loop takes the next operation from
+//! the cursor (the same system calls in the same order as `bench/mongo_meta.c`), makes its
+//! names by updating the digits of the templates in place (an odometer step when the file is
+//! the previous one + 1, as in every phase's walk; a rewrite by plain arithmetic otherwise)
+//! and, when sizes differ, computes a file's size as a hash of (seed, worker, file); it
+//! allocates and formats nothing. One clock read per operation ([`WorkerPool`]); the
+//! interrupt flag is polled per operation and while preparing; the read phase's byte total is
+//! summed from the same sizes after its timed region and checked; errors name the operation
+//! and the path (ENOSPC with a hint); everything is removed at the end, on error and on
+//! interrupt, leaving the run directory empty.
 
 pub use crate::datasets::content::Content;
 use crate::engine::cpu::CpuMeter;
