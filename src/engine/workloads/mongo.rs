@@ -50,11 +50,20 @@
 //! to the file's name in the same directory (short, so ext2/3 keep them in the inode as
 //! mongo.pl's short absolute paths were).
 //!
-//! Engine rules kept: names, sizes, data and the operation lists of every phase are prepared
-//! before its timed region; the hot loop allocates and formats nothing; one clock read per
-//! operation ([`WorkerPool`]); the interrupt flag is polled per operation and while
-//! preparing; errors name the operation and the path (ENOSPC with a hint); everything is
-//! removed at the end, on error and on interrupt, leaving the run directory empty.
+//! Engine rules kept: before a phase's timed region each worker gets its directory
+//! boundaries, one NUL-terminated name template per kind of name (roots, directories, files of
+//! either tree, renamed files, links; a link's target is the file name's last component) and
+//! a cursor over the phase's operations, and the file data is filled once; nothing is kept
+//! per file, so memory does not grow with `files`. The hot loop takes the next operation from
+//! the cursor (the same system calls in the same order as `bench/mongo_meta.c`), makes its
+//! names by updating the digits of the templates in place (an odometer step when the file is
+//! the previous one + 1, as in every phase's walk; a rewrite by plain arithmetic otherwise)
+//! and, when sizes differ, computes a file's size as a hash of (seed, worker, file); it
+//! allocates and formats nothing. One clock read per operation ([`WorkerPool`]); the
+//! interrupt flag is polled per operation and while preparing; the read phase's byte total is
+//! summed from the same sizes after its timed region and checked; errors name the operation
+//! and the path (ENOSPC with a hint); everything is removed at the end, on error and on
+//! interrupt, leaving the run directory empty.
 
 pub use crate::datasets::content::Content;
 use crate::engine::cpu::CpuMeter;
@@ -64,12 +73,10 @@ use crate::engine::pool::{Step, Worker, WorkerPool};
 use crate::engine::{EngineError, RunContext, Workload, WorkloadKind};
 use crate::metric::{MetricId, PhaseResult, RawSample, Unit};
 use crate::units::Bytes;
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use std::ffi::CStr;
 use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -341,126 +348,261 @@ impl Workload for MongoSpec {
 // Names and per-worker layout.
 // ---------------------------------------------------------------------------------------------
 
-/// NUL-terminated names packed in one buffer; `get` allocates nothing.
-#[derive(Default)]
+/// Longest name and its NUL: `tree1-WWW/dDDDDD/fFFFFFFFF.lnk` is 30 bytes.
+const NAME_CAP: usize = 32;
+/// The directory's 5 digits in a name under a tree: `tree1-WWW/d` comes first.
+const DIR_DIGITS: std::ops::Range<usize> = 11..16;
+/// The file's basename (`fFFFFFFFF`, the link target) in a file name: after `tree1-WWW/dDDDDD/`.
+const BASENAME: usize = 17;
+/// The file's 8 digits in a file name.
+const FILE_DIGITS: std::ops::Range<usize> = BASENAME + 1..BASENAME + 9;
+
+/// One NUL-terminated name whose directory and file digits are rewritten in place: the name
+/// of one kind (a tree's file, renamed file, link, directory) for any directory and file,
+/// without formatting or allocating.
+struct Template {
+    buf: [u8; NAME_CAP],
+    /// Bytes of the name with its NUL.
+    len: usize,
+    /// The directory and file the digits show now.
+    dir: u32,
+    file: u32,
+}
+
+impl Template {
+    /// `name` must show directory 0 and file 0 where it has those digits.
+    fn new(name: &str) -> Template {
+        let len = name.len() + 1;
+        assert!(
+            len <= NAME_CAP && !name.as_bytes().contains(&0),
+            "internal error: name template {name:?}"
+        );
+        // The digit updates never touch the NUL: it is outside both digit fields.
+        assert!(!DIR_DIGITS.contains(&(len - 1)) && !FILE_DIGITS.contains(&(len - 1)));
+        let mut buf = [0; NAME_CAP];
+        buf[..name.len()].copy_from_slice(name.as_bytes());
+        Template {
+            buf,
+            len,
+            dir: 0,
+            file: 0,
+        }
+    }
+
+    /// The name as it is now.
+    #[inline(always)]
+    fn get(&self) -> &CStr {
+        // SAFETY: `new` checked that `len <= NAME_CAP` and that the name has no NUL and ends
+        // with one at `len - 1`, which no digit update reaches; updates write ASCII digits only.
+        unsafe { CStr::from_bytes_with_nul_unchecked(self.buf.get_unchecked(..self.len)) }
+    }
+
+    /// The name for directory `d` (names with a directory field only).
+    #[inline(always)]
+    fn dir(&mut self, d: u32) -> &CStr {
+        self.set_dir(d);
+        self.get()
+    }
+
+    /// The name for file `i` of directory `d` (file names only).
+    #[inline(always)]
+    fn file(&mut self, d: u32, i: u32) -> &CStr {
+        self.set_dir(d);
+        if i == self.file.wrapping_add(1) {
+            increment(&mut self.buf[FILE_DIGITS]);
+        } else if i != self.file {
+            put_digits(&mut self.buf[FILE_DIGITS], i);
+        }
+        self.file = i;
+        self.get()
+    }
+
+    #[inline(always)]
+    fn set_dir(&mut self, d: u32) {
+        if d != self.dir {
+            let digits = &mut self.buf[DIR_DIGITS];
+            if d == self.dir.wrapping_add(1) {
+                increment(digits);
+            } else {
+                put_digits(digits, d);
+            }
+            self.dir = d;
+        }
+    }
+}
+
+/// Adds one to the decimal number in `digits` (an odometer step: usually the last digit only).
+#[inline]
+fn increment(digits: &mut [u8]) {
+    for b in digits.iter_mut().rev() {
+        if *b < b'9' {
+            *b += 1;
+            return;
+        }
+        *b = b'0';
+    }
+}
+
+/// Writes `v` in decimal into `digits`, zero-padded (`v` fits: the layout checks the counts).
+#[inline]
+fn put_digits(digits: &mut [u8], mut v: u32) {
+    for b in digits.iter_mut().rev() {
+        *b = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+}
+
+/// One worker's names, relative to the `mongo` directory: one template per kind, index `t` =
+/// tree (0 = `tree1-WWW`, created; 1 = `tree2-WWW`, its copy).
 struct Names {
-    buf: Vec<u8>,
-    /// One past the NUL of each name.
-    ends: Vec<usize>,
+    /// `tree1-WWW`, `tree2-WWW`.
+    roots: [Template; 2],
+    /// `treeT-WWW/dDDDDD`.
+    dirs: [Template; 2],
+    /// `treeT-WWW/dDDDDD/fFFFFFFFF`; the tree-1 one's basename is also the link target.
+    files: [Template; 2],
+    /// `tree1-WWW/dDDDDD/fFFFFFFFF.r`: a tree-1 file after `rename`.
+    renamed: Template,
+    /// `tree1-WWW/dDDDDD/fFFFFFFFF.lnk`: the link beside a tree-1 file.
+    links: Template,
 }
 
 impl Names {
-    fn with_capacity(n: usize, len: usize) -> Names {
+    /// Worker `w`'s names, all showing directory 0 and file 0 (untimed: formats).
+    fn new(w: u32) -> Names {
+        let tree = |t: u32, tail: &str| Template::new(&format!("tree{t}-{w:03}{tail}"));
+        let file = "/d00000/f00000000";
         Names {
-            buf: Vec::with_capacity(n * (len + 1)),
-            ends: Vec::with_capacity(n),
+            roots: [tree(1, ""), tree(2, "")],
+            dirs: [tree(1, "/d00000"), tree(2, "/d00000")],
+            files: [tree(1, file), tree(2, file)],
+            renamed: tree(1, &format!("{file}.r")),
+            links: tree(1, &format!("{file}.lnk")),
         }
     }
 
-    /// Appends one name written by `f` (must not contain NUL; checked here, untimed, so that
-    /// [`Names::get`] need not scan the name again in the hot loop).
-    fn push(&mut self, f: impl FnOnce(&mut Vec<u8>)) {
-        let start = self.buf.len();
-        f(&mut self.buf);
-        assert!(
-            !self.buf[start..].contains(&0),
-            "internal error: a NUL inside a generated name"
-        );
-        self.buf.push(0);
-        self.ends.push(self.buf.len());
-    }
-
+    /// The names `op` works on: `(name, name)` for operations on one name; `(from, to)` for
+    /// copy and rename; `(target, link)` for symlink.
     #[inline]
-    fn get(&self, i: usize) -> Result<&CStr, EngineError> {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        let bytes = &self.buf[start..self.ends[i]];
-        // SAFETY: `push` wrote exactly one NUL per name, at its end (checked there), and
-        // `buf` is only appended to by `push`.
-        Ok(unsafe { CStr::from_bytes_with_nul_unchecked(bytes) })
+    fn of(&mut self, op: Op) -> (&CStr, &CStr) {
+        let (t, d, i) = (usize::from(op.tree), op.dir, op.file);
+        fn one(name: &CStr) -> (&CStr, &CStr) {
+            (name, name)
+        }
+        match op.kind {
+            Kind::MkdirRoot | Kind::RmdirRoot => one(self.roots[t].get()),
+            Kind::Mkdir | Kind::Rmdir => one(self.dirs[t].dir(d)),
+            Kind::Create | Kind::Read | Kind::Stat => one(self.files[t].file(d, i)),
+            Kind::StatLink | Kind::UnlinkLink => one(self.links.file(d, i)),
+            Kind::Unlink if t == 0 => one(self.renamed.file(d, i)),
+            Kind::Unlink => one(self.files[1].file(d, i)),
+            Kind::Copy => {
+                let [from, to] = &mut self.files;
+                (from.file(d, i), to.file(d, i))
+            }
+            Kind::Rename => (self.files[0].file(d, i), self.renamed.file(d, i)),
+            Kind::Symlink => {
+                self.files[0].file(d, i);
+                let target = &self.files[0].buf[BASENAME..self.files[0].len];
+                // SAFETY: the tail of a NUL-terminated name without inner NULs (see `get`).
+                let target = unsafe { CStr::from_bytes_with_nul_unchecked(target) };
+                (target, self.links.file(d, i))
+            }
+        }
     }
 }
 
-/// Everything one worker's operations refer to, relative to the `mongo` directory.
+/// One step of SplitMix64 (Steele, Lea, Flood 2014): a bijective 64-bit mix.
+#[inline]
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The file sizes of one worker: all `lo` when `lo == hi`, otherwise each file's size drawn
+/// uniformly from `[lo, hi]` by a hash of (seed, worker, file index), so nothing is stored
+/// per file and repeats with one seed write the same sizes.
+#[derive(Clone, Copy, Debug)]
+struct Sizes {
+    lo: u64,
+    hi: u64,
+    /// Hash key of the seed and the worker.
+    key: u64,
+}
+
+impl Sizes {
+    fn new(spec: &MongoSpec, w: u32) -> Sizes {
+        let (lo, hi) = spec.size_range();
+        Sizes {
+            lo,
+            hi,
+            // Indices are below 2^27: distinct workers get distinct hash inputs.
+            key: splitmix64(spec.seed ^ 0x7369_7a65_7300) ^ (u64::from(w) << 32),
+        }
+    }
+
+    /// Size of file `i`, bytes.
+    #[inline]
+    fn of(&self, i: u32) -> u64 {
+        if self.lo == self.hi {
+            return self.lo;
+        }
+        // The high half of hash × span maps the hash onto [0, span) without a division (and
+        // without modulo bias beyond span / 2^64); hi is at most 64 GiB, so span cannot overflow.
+        let span = u128::from(self.hi - self.lo + 1);
+        self.lo + ((u128::from(splitmix64(self.key ^ u64::from(i))) * span) >> 64) as u64
+    }
+}
+
+/// Everything one worker's operations refer to besides its names.
 struct Layout {
-    /// `tree1-WWW`, `tree2-WWW`.
-    roots: Names,
-    /// Directories of tree 1 then tree 2: index `t * dirs + d`.
-    dirs: Names,
-    /// Files of tree 1 then tree 2: index `t * files + i`.
-    files: Names,
-    /// Tree-1 files after `rename`.
-    renamed: Names,
-    /// Links beside the tree-1 files.
-    links: Names,
-    /// Link targets (the file's own name).
-    targets: Names,
+    /// The worker.
+    w: u32,
     /// `first[d]` = first file of directory `d`; `first[dirs]` = files.
     first: Vec<u32>,
-    /// Size of each file, bytes.
-    sizes: Vec<u64>,
+    sizes: Sizes,
     ndirs: usize,
-    nfiles: usize,
 }
 
 impl Layout {
-    fn new(spec: &MongoSpec, w: u32, rng: &mut SmallRng, interrupt: &AtomicBool) -> Result<Layout, EngineError> {
+    fn new(spec: &MongoSpec, w: u32) -> Result<Layout, EngineError> {
         let nfiles = spec.files_of(w) as usize;
         let ndirs = spec.dirs_of(w) as usize;
-        let mut roots = Names::with_capacity(2, 9);
-        let mut dirs = Names::with_capacity(2 * ndirs, 16);
-        for t in 1..=2 {
-            roots.push(|b| {
-                let _ = write!(b, "tree{t}-{w:03}");
-            });
-            for d in 0..ndirs {
-                dirs.push(|b| {
-                    let _ = write!(b, "tree{t}-{w:03}/d{d:05}");
-                });
-            }
-        }
-        let first: Vec<u32> = (0..=ndirs).map(|d| (d * nfiles / ndirs) as u32).collect();
-        let (lo, hi) = spec.size_range();
-        let mut files = Names::with_capacity(2 * nfiles, 26);
-        let mut renamed = Names::with_capacity(nfiles, 28);
-        let mut links = Names::with_capacity(nfiles, 30);
-        let mut targets = Names::with_capacity(nfiles, 9);
-        let mut sizes = Vec::with_capacity(nfiles);
-        for t in 1..=2 {
-            for d in 0..ndirs {
-                for i in first[d]..first[d + 1] {
-                    if i % 65_536 == 0 && interrupt.load(Ordering::Relaxed) {
-                        return Err(EngineError::Interrupted);
-                    }
-                    files.push(|b| {
-                        let _ = write!(b, "tree{t}-{w:03}/d{d:05}/f{i:08}");
-                    });
-                    if t == 1 {
-                        renamed.push(|b| {
-                            let _ = write!(b, "tree1-{w:03}/d{d:05}/f{i:08}.r");
-                        });
-                        links.push(|b| {
-                            let _ = write!(b, "tree1-{w:03}/d{d:05}/f{i:08}.lnk");
-                        });
-                        targets.push(|b| {
-                            let _ = write!(b, "f{i:08}");
-                        });
-                        sizes.push(if lo == hi { lo } else { rng.gen_range(lo..=hi) });
-                    }
-                }
-            }
+        // The names' digit fields are fixed-width.
+        if w >= 1000 || ndirs > MAX_DIRS as usize || nfiles > MAX_FILES as usize || ndirs == 0 {
+            return Err(EngineError::Invalid(format!(
+                "internal error: worker {w} with {ndirs} directories and {nfiles} files does not fit the mongo names"
+            )));
         }
         Ok(Layout {
-            roots,
-            dirs,
-            files,
-            renamed,
-            links,
-            targets,
-            first,
-            sizes,
+            w,
+            first: (0..=ndirs).map(|d| (d * nfiles / ndirs) as u32).collect(),
+            sizes: Sizes::new(spec, w),
             ndirs,
-            nfiles,
         })
+    }
+
+    /// Files of the worker (in each tree).
+    fn nfiles(&self) -> u32 {
+        self.first[self.ndirs]
+    }
+
+    /// Bytes in the worker's tree-1 files (untimed: sums every size when they differ).
+    fn tree_bytes(&self, interrupt: &AtomicBool) -> Result<u64, EngineError> {
+        let s = self.sizes;
+        if s.lo == s.hi {
+            return Ok(s.lo * u64::from(self.nfiles()));
+        }
+        let mut sum = 0;
+        for i in 0..self.nfiles() {
+            if i % 65_536 == 0 && interrupt.load(Ordering::Relaxed) {
+                return Err(EngineError::Interrupted);
+            }
+            sum += s.of(i);
+        }
+        Ok(sum)
     }
 
     /// The files of directory `d`.
@@ -469,69 +611,243 @@ impl Layout {
     }
 }
 
-/// One operation of a phase. `t` is the tree (0 = created, 1 = copy).
+/// What one operation does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Op {
-    MkdirRoot(u8),
-    Mkdir(u8, u32),
-    Create(u32),
-    Copy(u32),
-    Symlink(u32),
-    Read(u8, u32),
-    Stat(u8, u32),
-    StatLink(u32),
-    Rename(u32),
+enum Kind {
+    MkdirRoot,
+    Mkdir,
+    Create,
+    Copy,
+    Symlink,
+    Read,
+    Stat,
+    StatLink,
+    Rename,
     /// Unlink a file (tree 0 by its renamed name).
-    Unlink(u8, u32),
-    UnlinkLink(u32),
-    Rmdir(u8, u32),
-    RmdirRoot(u8),
+    Unlink,
+    UnlinkLink,
+    Rmdir,
+    RmdirRoot,
 }
 
-/// The operations of `phase` for one worker, in order.
-fn plan_ops(phase: &str, l: &Layout) -> Vec<Op> {
-    let n = l.nfiles as u32;
-    let mut ops = Vec::with_capacity(3 * l.nfiles + 2 * l.ndirs + 2);
-    let make_tree = |ops: &mut Vec<Op>, t: u8, file_op: fn(u32) -> Op| {
-        ops.push(Op::MkdirRoot(t));
-        for d in 0..l.ndirs {
-            ops.push(Op::Mkdir(t, d as u32));
-            ops.extend(l.files_in(d).map(file_op));
+/// One operation of a phase: on tree `tree` (0 = created, 1 = copy), directory `dir` and file
+/// `file` (the worker's file index; 0 for operations on a directory or a root).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Op {
+    kind: Kind,
+    tree: u8,
+    dir: u32,
+    file: u32,
+}
+
+/// One walk over a tree, directory by directory and, in each, file by file (so files come in
+/// index order): what is done to the root before and after, to every directory before and
+/// after its files, and to every file.
+#[derive(Clone, Copy, Debug)]
+struct Walk {
+    tree: u8,
+    root_first: Option<Kind>,
+    dir_first: Option<Kind>,
+    /// One or two.
+    per_file: &'static [Kind],
+    dir_last: Option<Kind>,
+    root_last: Option<Kind>,
+}
+
+impl Walk {
+    const fn files(tree: u8, per_file: &'static [Kind]) -> Walk {
+        assert!(matches!(per_file.len(), 1 | 2), "one or two operations per file");
+        Walk {
+            tree,
+            root_first: None,
+            dir_first: None,
+            per_file,
+            dir_last: None,
+            root_last: None,
         }
-    };
-    match phase {
-        CREATE => make_tree(&mut ops, 0, Op::Create),
-        COPY => make_tree(&mut ops, 1, Op::Copy),
-        SYMLINK => ops.extend((0..n).map(Op::Symlink)),
-        READ => {
-            ops.extend((0..n).map(|i| Op::Read(0, i)));
-            ops.extend((0..n).map(|i| Op::Read(1, i)));
-        }
-        STAT => {
-            for i in 0..n {
-                ops.push(Op::Stat(0, i));
-                ops.push(Op::StatLink(i));
-            }
-            ops.extend((0..n).map(|i| Op::Stat(1, i)));
-        }
-        RENAME => ops.extend((0..n).map(Op::Rename)),
-        DELETE => {
-            for t in 0..2u8 {
-                for d in 0..l.ndirs {
-                    for i in l.files_in(d) {
-                        ops.push(Op::Unlink(t, i));
-                        if t == 0 {
-                            ops.push(Op::UnlinkLink(i));
-                        }
-                    }
-                    ops.push(Op::Rmdir(t, d as u32));
-                }
-                ops.push(Op::RmdirRoot(t));
-            }
-        }
-        _ => {}
     }
-    ops
+
+    const fn make(tree: u8, per_file: &'static [Kind]) -> Walk {
+        Walk {
+            root_first: Some(Kind::MkdirRoot),
+            dir_first: Some(Kind::Mkdir),
+            ..Walk::files(tree, per_file)
+        }
+    }
+
+    const fn remove(tree: u8, per_file: &'static [Kind]) -> Walk {
+        Walk {
+            dir_last: Some(Kind::Rmdir),
+            root_last: Some(Kind::RmdirRoot),
+            ..Walk::files(tree, per_file)
+        }
+    }
+
+    /// Operations of this walk over `ndirs` directories holding `nfiles` files.
+    fn len(&self, ndirs: usize, nfiles: usize) -> usize {
+        let root = usize::from(self.root_first.is_some()) + usize::from(self.root_last.is_some());
+        let dir = usize::from(self.dir_first.is_some()) + usize::from(self.dir_last.is_some());
+        root + dir * ndirs + self.per_file.len() * nfiles
+    }
+}
+
+/// The walks of `phase`, in order; the same system calls in the same order as
+/// `bench/mongo_meta.c`. Empty for an unknown phase.
+fn walks(phase: &str) -> &'static [Walk] {
+    use Kind::*;
+    const MAKE: &[Walk] = &[Walk::make(0, &[Create])];
+    const COPY_TREE: &[Walk] = &[Walk::make(1, &[Copy])];
+    const LINK: &[Walk] = &[Walk::files(0, &[Symlink])];
+    const READ_BOTH: &[Walk] = &[Walk::files(0, &[Read]), Walk::files(1, &[Read])];
+    const STAT_ALL: &[Walk] = &[Walk::files(0, &[Stat, StatLink]), Walk::files(1, &[Stat])];
+    const MOVE: &[Walk] = &[Walk::files(0, &[Rename])];
+    const REMOVE: &[Walk] = &[Walk::remove(0, &[Unlink, UnlinkLink]), Walk::remove(1, &[Unlink])];
+    match phase {
+        CREATE => MAKE,
+        COPY => COPY_TREE,
+        SYMLINK => LINK,
+        READ => READ_BOTH,
+        STAT => STAT_ALL,
+        RENAME => MOVE,
+        DELETE => REMOVE,
+        _ => &[],
+    }
+}
+
+/// Where a [`Cursor`] is within its current walk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    RootFirst,
+    DirFirst,
+    Files,
+    DirLast,
+    RootLast,
+}
+
+/// The operations of one worker's phase, one at a time, without a list: a position in the
+/// phase's [`walks`] over the worker's directories.
+struct Cursor<'l> {
+    walks: &'static [Walk],
+    /// The layout's directory boundaries (`first[d]`, `first[ndirs]` = files).
+    first: &'l [u32],
+    walk: usize,
+    stage: Stage,
+    /// The current walk's tree and per-file operations: `kinds[0..=last]`.
+    tree: u8,
+    kinds: [Kind; 2],
+    last: usize,
+    dir: u32,
+    /// Next file of the directory and one past its last: `file < end` in stage `Files` only.
+    file: u32,
+    end: u32,
+    /// Next entry of `kinds` for `file`.
+    step: usize,
+}
+
+impl<'l> Cursor<'l> {
+    fn new(phase: &str, first: &'l [u32]) -> Cursor<'l> {
+        Cursor {
+            walks: walks(phase),
+            first,
+            walk: 0,
+            stage: Stage::RootFirst,
+            tree: 0,
+            kinds: [Kind::Stat; 2],
+            last: 0,
+            dir: 0,
+            file: 0,
+            end: 0,
+            step: 0,
+        }
+    }
+
+    /// The next operation, or `None` when the phase is complete. Allocates nothing.
+    #[inline(always)]
+    fn next_op(&mut self) -> Option<Op> {
+        // The usual case: the next file of the directory.
+        if self.file < self.end {
+            let (kind, file) = (self.kinds[self.step & 1], self.file);
+            if self.step == self.last {
+                self.step = 0;
+                self.file += 1;
+            } else {
+                self.step += 1;
+            }
+            return Some(Op {
+                kind,
+                tree: self.tree,
+                dir: self.dir,
+                file,
+            });
+        }
+        self.next_boundary()
+    }
+
+    /// The next operation at a directory or root boundary (then on to the files).
+    #[inline(never)]
+    fn next_boundary(&mut self) -> Option<Op> {
+        loop {
+            let w = self.walks.get(self.walk)?;
+            let op = |kind, dir| {
+                Some(Op {
+                    kind,
+                    tree: w.tree,
+                    dir,
+                    file: 0,
+                })
+            };
+            match self.stage {
+                Stage::RootFirst => {
+                    let k = w.per_file;
+                    (self.tree, self.kinds, self.last) = (w.tree, [k[0], k[k.len() - 1]], k.len() - 1);
+                    self.dir = 0;
+                    self.stage = Stage::DirFirst;
+                    if let Some(kind) = w.root_first {
+                        return op(kind, 0);
+                    }
+                }
+                Stage::DirFirst => {
+                    let d = self.dir as usize;
+                    if d + 1 >= self.first.len() {
+                        self.stage = Stage::RootLast;
+                        continue;
+                    }
+                    (self.file, self.end, self.step) = (self.first[d], self.first[d + 1], 0);
+                    self.stage = Stage::Files;
+                    if let Some(kind) = w.dir_first {
+                        return op(kind, self.dir);
+                    }
+                    if self.file < self.end {
+                        return self.next_op();
+                    }
+                }
+                // `next_op` yields the files; here they are done.
+                Stage::Files => self.stage = Stage::DirLast,
+                Stage::DirLast => {
+                    let d = self.dir;
+                    self.dir += 1;
+                    self.stage = Stage::DirFirst;
+                    if let Some(kind) = w.dir_last {
+                        return op(kind, d);
+                    }
+                }
+                Stage::RootLast => {
+                    self.walk += 1;
+                    self.stage = Stage::RootFirst;
+                    if let Some(kind) = w.root_last {
+                        return op(kind, 0);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Operations of the whole phase (untimed: counted, not walked).
+    fn total(&self) -> usize {
+        let ndirs = self.first.len() - 1;
+        let nfiles = self.first[ndirs] as usize;
+        self.walks.iter().map(|w| w.len(ndirs, nfiles)).sum()
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -572,9 +888,8 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
         if interrupt.load(Ordering::Relaxed) {
             return Err(EngineError::Interrupted);
         }
-        let mut rng = SmallRng::seed_from_u64(spec.seed);
         for w in 0..spec.processes {
-            self.layouts.push(Layout::new(spec, w, &mut rng, interrupt)?);
+            self.layouts.push(Layout::new(spec, w)?);
         }
         let (_, hi) = spec.size_range();
         self.data = vec![0; (hi.min(IO_CHUNK) + 4096) as usize];
@@ -641,22 +956,24 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
             .layouts
             .iter()
             .map(|l| MongoWorker {
-                top,
-                path,
-                l,
-                ops: plan_ops(phase, l),
-                next: 0,
-                data: &self.data,
-                chunk,
-                buf: if matches!(phase, COPY | READ) {
-                    vec![0; IO_CHUNK as usize]
-                } else {
-                    Vec::new()
+                ops: Cursor::new(phase, &l.first),
+                names: Names::new(l.w),
+                io: Io {
+                    top,
+                    path,
+                    l,
+                    data: &self.data,
+                    chunk,
+                    buf: if matches!(phase, COPY | READ) {
+                        vec![0; IO_CHUNK as usize]
+                    } else {
+                        Vec::new()
+                    },
+                    bytes: 0,
                 },
-                bytes: 0,
             })
             .collect();
-        let entries: u64 = workers.iter().map(|w| w.ops.len() as u64).sum();
+        let entries: u64 = workers.iter().map(|w| w.ops.total() as u64).sum();
         before_phase(self.ctx, phase, &mut self.sample);
         let meter = CpuMeter::start();
         let run = WorkerPool::new().run(workers, self.ctx.interrupt)?;
@@ -671,7 +988,10 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
         }
         let cpu = meter.stop();
         if phase == READ {
-            let want: u64 = self.layouts.iter().map(|l| 2 * l.sizes.iter().sum::<u64>()).sum();
+            let mut want = 0;
+            for l in &self.layouts {
+                want += 2 * l.tree_bytes(self.ctx.interrupt)?;
+            }
             let got: u64 = run.outputs.iter().sum();
             if got != want {
                 return Err(EngineError::Invalid(format!(
@@ -718,12 +1038,16 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
         let (mut files, mut fragments, mut delalloc) = (0u64, 0u64, 0u64);
         let meter = CpuMeter::start();
         let t0 = Instant::now();
+        let mut k = 0u64;
         for l in &self.layouts {
-            for k in 0..trees * l.nfiles {
+            let mut names = Names::new(l.w);
+            let all = (0..trees).flat_map(|t| (0..l.ndirs).flat_map(move |d| l.files_in(d).map(move |i| (t, d, i))));
+            for (t, d, i) in all {
                 if k % 1024 == 0 && self.ctx.interrupt.load(Ordering::Relaxed) {
                     return Err(EngineError::Interrupted);
                 }
-                let name = l.files.get(k)?;
+                k += 1;
+                let name = names.files[t].file(d as u32, i);
                 match mapper.map_at(top, name) {
                     Ok(m) => {
                         files += 1;
@@ -789,13 +1113,18 @@ fn io_err(op: &str, path: &Path, name: Option<&CStr>, e: io::Error) -> EngineErr
 // The worker.
 // ---------------------------------------------------------------------------------------------
 
-/// One thread of a phase: walks its operation list over its own trees.
+/// One thread of a phase: walks its phase's operations over its own trees.
 struct MongoWorker<'p> {
+    ops: Cursor<'p>,
+    names: Names,
+    io: Io<'p>,
+}
+
+/// What a worker's operations use besides their names.
+struct Io<'p> {
     top: RawFd,
     path: &'p Path,
     l: &'p Layout,
-    ops: Vec<Op>,
-    next: usize,
     data: &'p [u8],
     /// Bytes per write of file data.
     chunk: usize,
@@ -805,17 +1134,16 @@ struct MongoWorker<'p> {
     bytes: u64,
 }
 
-impl MongoWorker<'_> {
+impl Io<'_> {
     #[cold]
     fn err(&self, op: &str, name: &CStr, e: io::Error) -> EngineError {
         io_err(op, self.path, Some(name), e)
     }
 
-    fn create(&mut self, i: u32) -> Result<(), EngineError> {
-        let name = self.l.files.get(i as usize)?;
+    fn create(&mut self, name: &CStr, i: u32) -> Result<(), EngineError> {
         let flags = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC;
         let fd = open_at(self.top, name, flags, 0o644).map_err(|e| self.err("create", name, e))?;
-        let mut left = self.l.sizes[i as usize];
+        let mut left = self.l.sizes.of(i);
         // Files start at different offsets of the data, so no two are alike.
         let mut off = (i as usize).wrapping_mul(61) % 4096;
         while left > 0 {
@@ -827,9 +1155,7 @@ impl MongoWorker<'_> {
         close_checked(fd).map_err(|e| self.err("close", name, e))
     }
 
-    fn copy(&mut self, i: u32) -> Result<(), EngineError> {
-        let src = self.l.files.get(i as usize)?;
-        let dst = self.l.files.get(self.l.nfiles + i as usize)?;
+    fn copy(&mut self, src: &CStr, dst: &CStr) -> Result<(), EngineError> {
         let from = open_at(self.top, src, libc::O_RDONLY | libc::O_CLOEXEC, 0).map_err(|e| self.err("open", src, e))?;
         let flags = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC;
         let to = open_at(self.top, dst, flags, 0o644).map_err(|e| self.err("create", dst, e))?;
@@ -844,8 +1170,7 @@ impl MongoWorker<'_> {
         close_checked(to).map_err(|e| self.err("close", dst, e))
     }
 
-    fn read(&mut self, k: usize) -> Result<(), EngineError> {
-        let name = self.l.files.get(k)?;
+    fn read(&mut self, name: &CStr) -> Result<(), EngineError> {
         let fd = open_at(self.top, name, libc::O_RDONLY | libc::O_CLOEXEC, 0).map_err(|e| self.err("open", name, e))?;
         loop {
             let n = read_some(fd.as_raw_fd(), &mut self.buf).map_err(|e| self.err("read", name, e))?;
@@ -862,73 +1187,36 @@ impl Worker for MongoWorker<'_> {
     type Output = u64;
 
     fn op(&mut self) -> Result<Step, EngineError> {
-        let Some(&op) = self.ops.get(self.next) else {
+        let Some(op) = self.ops.next_op() else {
             return Ok(Step::Done);
         };
-        self.next += 1;
-        let l = self.l;
-        let nd = l.ndirs;
-        let nf = l.nfiles;
-        match op {
-            Op::MkdirRoot(t) => {
-                let name = l.roots.get(usize::from(t))?;
-                mkdir_at(self.top, name).map_err(|e| self.err("mkdir", name, e))?;
-            }
-            Op::Mkdir(t, d) => {
-                let name = l.dirs.get(usize::from(t) * nd + d as usize)?;
-                mkdir_at(self.top, name).map_err(|e| self.err("mkdir", name, e))?;
-            }
-            Op::Create(i) => self.create(i)?,
-            Op::Copy(i) => self.copy(i)?,
-            Op::Symlink(i) => {
-                let target = l.targets.get(i as usize)?;
-                let link = l.links.get(i as usize)?;
+        let (a, b) = self.names.of(op);
+        let io = &mut self.io;
+        let top = io.top;
+        match op.kind {
+            Kind::MkdirRoot | Kind::Mkdir => mkdir_at(top, a).map_err(|e| io.err("mkdir", a, e))?,
+            Kind::Create => io.create(a, op.file)?,
+            Kind::Copy => io.copy(a, b)?,
+            Kind::Symlink => {
                 // SAFETY: both names are NUL-terminated; symlinkat keeps neither pointer.
-                cvt(unsafe { libc::symlinkat(target.as_ptr(), self.top, link.as_ptr()) })
-                    .map_err(|e| self.err("symlink", link, e))?;
+                cvt(unsafe { libc::symlinkat(a.as_ptr(), top, b.as_ptr()) }).map_err(|e| io.err("symlink", b, e))?;
             }
-            Op::Read(t, i) => self.read(usize::from(t) * nf + i as usize)?,
-            Op::Stat(t, i) => {
-                let name = l.files.get(usize::from(t) * nf + i as usize)?;
-                lstat_at(self.top, name).map_err(|e| self.err("stat", name, e))?;
-            }
-            Op::StatLink(i) => {
-                let name = l.links.get(i as usize)?;
-                lstat_at(self.top, name).map_err(|e| self.err("stat", name, e))?;
-            }
-            Op::Rename(i) => {
-                let from = l.files.get(i as usize)?;
-                let to = l.renamed.get(i as usize)?;
+            Kind::Read => io.read(a)?,
+            Kind::Stat | Kind::StatLink => lstat_at(top, a).map_err(|e| io.err("stat", a, e))?,
+            Kind::Rename => {
                 // SAFETY: both names are NUL-terminated; renameat keeps neither pointer.
-                cvt(unsafe { libc::renameat(self.top, from.as_ptr(), self.top, to.as_ptr()) })
-                    .map_err(|e| self.err("rename", from, e))?;
+                cvt(unsafe { libc::renameat(top, a.as_ptr(), top, b.as_ptr()) }).map_err(|e| io.err("rename", a, e))?;
             }
-            Op::Unlink(t, i) => {
-                let name = if t == 0 {
-                    l.renamed.get(i as usize)?
-                } else {
-                    l.files.get(nf + i as usize)?
-                };
-                unlink_at(self.top, name, 0).map_err(|e| self.err("unlink", name, e))?;
-            }
-            Op::UnlinkLink(i) => {
-                let name = l.links.get(i as usize)?;
-                unlink_at(self.top, name, 0).map_err(|e| self.err("unlink", name, e))?;
-            }
-            Op::Rmdir(t, d) => {
-                let name = l.dirs.get(usize::from(t) * nd + d as usize)?;
-                unlink_at(self.top, name, libc::AT_REMOVEDIR).map_err(|e| self.err("rmdir", name, e))?;
-            }
-            Op::RmdirRoot(t) => {
-                let name = l.roots.get(usize::from(t))?;
-                unlink_at(self.top, name, libc::AT_REMOVEDIR).map_err(|e| self.err("rmdir", name, e))?;
+            Kind::Unlink | Kind::UnlinkLink => unlink_at(top, a, 0).map_err(|e| io.err("unlink", a, e))?,
+            Kind::Rmdir | Kind::RmdirRoot => {
+                unlink_at(top, a, libc::AT_REMOVEDIR).map_err(|e| io.err("rmdir", a, e))?;
             }
         }
         Ok(Step::Op)
     }
 
     fn finish(self) -> u64 {
-        self.bytes
+        self.io.bytes
     }
 }
 
@@ -1017,6 +1305,8 @@ pub(crate) fn close_checked(fd: OwnedFd) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
 
     fn small() -> MongoSpec {
         MongoSpec {
@@ -1109,35 +1399,279 @@ mod tests {
 
     #[test]
     fn layout_spreads_files_and_dirs_evenly_with_distinct_names() {
-        let flag = AtomicBool::new(false);
         let spec = MongoSpec {
             files: 1001,
             dirs: 10,
             processes: 3,
             ..MongoSpec::default()
         };
-        let mut rng = SmallRng::seed_from_u64(0);
-        let layouts: Vec<Layout> = (0..3)
-            .map(|w| Layout::new(&spec, w, &mut rng, &flag).expect("layout"))
-            .collect();
-        assert_eq!(layouts.iter().map(|l| l.nfiles).sum::<usize>(), 1001);
+        let layouts: Vec<Layout> = (0..3).map(|w| Layout::new(&spec, w).expect("layout")).collect();
+        assert_eq!(layouts.iter().map(Layout::nfiles).sum::<u32>(), 1001);
         assert_eq!(layouts.iter().map(|l| l.ndirs).collect::<Vec<_>>(), [4, 3, 3]);
         let l = &layouts[1];
-        assert_eq!(l.files.get(0).expect("name"), c"tree1-001/d00000/f00000000");
-        assert_eq!(l.files.get(l.nfiles).expect("name"), c"tree2-001/d00000/f00000000");
-        assert_eq!(l.renamed.get(0).expect("name"), c"tree1-001/d00000/f00000000.r");
-        assert_eq!(l.links.get(0).expect("name"), c"tree1-001/d00000/f00000000.lnk");
-        assert_eq!(l.targets.get(0).expect("name"), c"f00000000");
-        assert_eq!(l.dirs.get(l.ndirs).expect("name"), c"tree2-001/d00000");
+        let mut n = Names::new(l.w);
+        assert_eq!(n.files[0].file(0, 0), c"tree1-001/d00000/f00000000");
+        assert_eq!(n.files[1].file(0, 0), c"tree2-001/d00000/f00000000");
+        assert_eq!(n.renamed.file(0, 0), c"tree1-001/d00000/f00000000.r");
+        assert_eq!(n.links.file(0, 0), c"tree1-001/d00000/f00000000.lnk");
+        assert_eq!(n.dirs[1].dir(0), c"tree2-001/d00000");
+        assert_eq!(n.roots[0].get(), c"tree1-001");
+        let symlink = Op {
+            kind: Kind::Symlink,
+            tree: 0,
+            dir: 2,
+            file: 700,
+        };
+        assert_eq!(n.of(symlink), (c"f00000700", c"tree1-001/d00002/f00000700.lnk"));
         let per_dir: Vec<usize> = (0..l.ndirs).map(|d| l.files_in(d).len()).collect();
         assert!(
             per_dir.iter().max().unwrap() - per_dir.iter().min().unwrap() <= 1,
             "{per_dir:?}"
         );
-        // The delete plan removes every entry the create, copy and symlink plans made.
-        let made = plan_ops(CREATE, l).len() + plan_ops(COPY, l).len() + plan_ops(SYMLINK, l).len();
-        assert_eq!(plan_ops(DELETE, l).len(), made);
-        assert!(plan_ops("nonsense", l).is_empty());
+        // The delete phase removes every entry the create, copy and symlink phases made.
+        let total = |phase| Cursor::new(phase, &l.first).total();
+        assert_eq!(total(DELETE), total(CREATE) + total(COPY) + total(SYMLINK));
+        assert_eq!(total("nonsense"), 0);
+        assert_eq!(Cursor::new("nonsense", &l.first).next_op(), None);
+    }
+
+    /// The operations of `phase` over directories `first` as straight loops, in the order of
+    /// `bench/mongo_meta.c` (the list the workload used to build).
+    fn reference_ops(phase: &str, first: &[u32]) -> Vec<Op> {
+        use Kind::*;
+        let ndirs = first.len() as u32 - 1;
+        let n = first[ndirs as usize];
+        let files_in = |d: u32| first[d as usize]..first[d as usize + 1];
+        let dir_of = |i: u32| first.partition_point(|&f| f <= i) as u32 - 1;
+        let op = |kind, tree, dir, file| Op { kind, tree, dir, file };
+        let on = |kind, tree, i| op(kind, tree, dir_of(i), i);
+        let mut ops = Vec::new();
+        let make_tree = |ops: &mut Vec<Op>, t: u8, kind| {
+            ops.push(op(MkdirRoot, t, 0, 0));
+            for d in 0..ndirs {
+                ops.push(op(Mkdir, t, d, 0));
+                ops.extend(files_in(d).map(|i| op(kind, t, d, i)));
+            }
+        };
+        match phase {
+            CREATE => make_tree(&mut ops, 0, Create),
+            COPY => make_tree(&mut ops, 1, Copy),
+            SYMLINK => ops.extend((0..n).map(|i| on(Symlink, 0, i))),
+            READ => {
+                ops.extend((0..n).map(|i| on(Read, 0, i)));
+                ops.extend((0..n).map(|i| on(Read, 1, i)));
+            }
+            STAT => {
+                for i in 0..n {
+                    ops.push(on(Stat, 0, i));
+                    ops.push(on(StatLink, 0, i));
+                }
+                ops.extend((0..n).map(|i| on(Stat, 1, i)));
+            }
+            RENAME => ops.extend((0..n).map(|i| on(Rename, 0, i))),
+            DELETE => {
+                for t in 0..2u8 {
+                    for d in 0..ndirs {
+                        for i in files_in(d) {
+                            ops.push(op(Unlink, t, d, i));
+                            if t == 0 {
+                                ops.push(op(UnlinkLink, t, d, i));
+                            }
+                        }
+                        ops.push(op(Rmdir, t, d, 0));
+                    }
+                    ops.push(op(RmdirRoot, t, 0, 0));
+                }
+            }
+            _ => {}
+        }
+        ops
+    }
+
+    /// The names of `op` for worker `w` as the workload used to format them (see `Names::of`).
+    fn reference_names(w: u32, op: Op) -> (String, String) {
+        use Kind::*;
+        let (t, d, i) = (op.tree + 1, op.dir, op.file);
+        let root = |t: u8| format!("tree{t}-{w:03}");
+        let dir = |t: u8| format!("tree{t}-{w:03}/d{d:05}");
+        let file = |t: u8| format!("tree{t}-{w:03}/d{d:05}/f{i:08}");
+        let renamed = format!("tree1-{w:03}/d{d:05}/f{i:08}.r");
+        let link = format!("tree1-{w:03}/d{d:05}/f{i:08}.lnk");
+        let one = |s: String| (s.clone(), s);
+        match op.kind {
+            MkdirRoot | RmdirRoot => one(root(t)),
+            Mkdir | Rmdir => one(dir(t)),
+            Create | Read | Stat => one(file(t)),
+            Copy => (file(1), file(2)),
+            Symlink => (format!("f{i:08}"), link),
+            StatLink | UnlinkLink => one(link),
+            Rename => (file(1), renamed),
+            Unlink if t == 1 => one(renamed),
+            Unlink => one(file(2)),
+        }
+    }
+
+    #[test]
+    fn templates_match_formatted_names_in_any_order() {
+        let mut n = Names::new(7);
+        let mut rng = SmallRng::seed_from_u64(1);
+        // Odometer carries, jumps forwards and back, the largest indices, then random ones.
+        let mut seq = vec![
+            (0, 9),
+            (0, 10),
+            (0, 99),
+            (1, 100),
+            (9, 99_999),
+            (10, 100_000),
+            (99_998, 99_999_998),
+        ];
+        seq.extend([
+            (3, 12_345_678),
+            (3, 12_345_679),
+            (0, 0),
+            (0, 1),
+            (4, 19_999_999),
+            (5, 20_000_000),
+        ]);
+        seq.extend((0..1000).map(|_| (rng.gen_range(0..MAX_DIRS), rng.gen_range(0..MAX_FILES))));
+        for (d, i) in seq {
+            let f = format!("tree1-007/d{d:05}/f{i:08}");
+            assert_eq!(n.files[0].file(d, i).to_str(), Ok(f.as_str()));
+            assert_eq!(n.files[1].file(d, i).to_str(), Ok(f.replace("tree1", "tree2").as_str()));
+            assert_eq!(n.links.file(d, i).to_str(), Ok(format!("{f}.lnk").as_str()));
+            assert_eq!(n.renamed.file(d, i).to_str(), Ok(format!("{f}.r").as_str()));
+            assert_eq!(n.dirs[0].dir(d).to_str(), Ok(format!("tree1-007/d{d:05}").as_str()));
+        }
+    }
+
+    #[test]
+    fn cursor_yields_the_reference_operations_in_order() {
+        // Uneven files per directory (6,6,6,7 and 8,8,9), and more directories than files.
+        let specs = [(50, 7, 2), (5, 9, 1)].map(|(files, dirs, processes)| MongoSpec {
+            files,
+            dirs,
+            processes,
+            ..MongoSpec::default()
+        });
+        for spec in &specs {
+            for w in 0..spec.processes {
+                let l = Layout::new(spec, w).expect("layout");
+                for phase in spec.phases().iter().map(String::as_str).chain(["nonsense"]) {
+                    let want = if phase.starts_with("frag_") {
+                        Vec::new()
+                    } else {
+                        reference_ops(phase, &l.first)
+                    };
+                    let mut cursor = Cursor::new(phase, &l.first);
+                    assert_eq!(cursor.total(), want.len(), "{phase} worker {w}");
+                    let got: Vec<Op> = std::iter::from_fn(|| cursor.next_op()).collect();
+                    assert_eq!(got, want, "{phase} worker {w} of {spec:?}");
+                    assert_eq!(cursor.next_op(), None, "{phase} stays complete");
+                    // A fresh set of templates per phase, as the runner makes them.
+                    let mut names = Names::new(w);
+                    for op in got {
+                        let (a, b) = names.of(op);
+                        let got = (a.to_str().expect("ASCII"), b.to_str().expect("ASCII"));
+                        let want = reference_names(w, op);
+                        assert_eq!(got, (want.0.as_str(), want.1.as_str()), "{phase} {op:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn delete_removes_exactly_what_the_phases_made() {
+        let spec = MongoSpec {
+            files: 50,
+            dirs: 7,
+            processes: 2,
+            ..MongoSpec::default()
+        };
+        for w in 0..spec.processes {
+            let l = Layout::new(&spec, w).expect("layout");
+            let mut names = Names::new(w);
+            let mut entries = std::collections::BTreeSet::new();
+            for phase in [CREATE, COPY, SYMLINK, READ, STAT, RENAME, DELETE] {
+                let mut cursor = Cursor::new(phase, &l.first);
+                while let Some(op) = cursor.next_op() {
+                    let (a, b) = names.of(op);
+                    let (a, b) = (
+                        a.to_str().expect("ASCII").to_owned(),
+                        b.to_str().expect("ASCII").to_owned(),
+                    );
+                    let ok = match op.kind {
+                        Kind::MkdirRoot | Kind::Mkdir | Kind::Create => entries.insert(a),
+                        Kind::Copy => entries.contains(&a) && entries.insert(b),
+                        // The target is the file's basename beside the link.
+                        Kind::Symlink => entries.contains(&b.replace(".lnk", "")) && entries.insert(b),
+                        Kind::Read | Kind::Stat | Kind::StatLink => entries.contains(&a),
+                        Kind::Rename => entries.remove(&a) && entries.insert(b),
+                        Kind::Unlink | Kind::UnlinkLink => entries.remove(&a),
+                        Kind::Rmdir | Kind::RmdirRoot => {
+                            let inside = format!("{a}/");
+                            !entries.iter().any(|e| e.starts_with(&inside)) && entries.remove(&a)
+                        }
+                    };
+                    assert!(ok, "{phase} {op:?}: on an entry that is not there, or makes one twice");
+                }
+            }
+            assert!(entries.is_empty(), "left: {entries:?}");
+        }
+    }
+
+    #[test]
+    fn random_sizes_are_uniform_repeatable_and_differ_by_worker_and_seed() {
+        let spec = MongoSpec {
+            files: 20_000,
+            file_min_size: Some(Bytes(100)),
+            file_max_size: Some(Bytes(199)),
+            dirs: 2,
+            processes: 2,
+            ..MongoSpec::default()
+        };
+        let a = Sizes::new(&spec, 0);
+        let mut counts = [0u32; 100];
+        for i in 0..10_000 {
+            let s = a.of(i);
+            assert!((100..=199).contains(&s), "{s}");
+            assert_eq!(s, Sizes::new(&spec, 0).of(i));
+            counts[(s - 100) as usize] += 1;
+        }
+        // 100 per value expected; 5 standard deviations either side.
+        assert!(counts.iter().all(|c| (50..=150).contains(c)), "{counts:?}");
+        let other_worker = Sizes::new(&spec, 1);
+        let other_seed = Sizes::new(
+            &MongoSpec {
+                seed: 1,
+                ..spec.clone()
+            },
+            0,
+        );
+        let same = |x: Sizes, y: Sizes| (0..1000).filter(|&i| x.of(i) == y.of(i)).count();
+        // About 10 of 1000 by chance.
+        assert!(same(a, other_worker) < 40 && same(a, other_seed) < 40);
+        let wide = Sizes {
+            lo: 0,
+            hi: 64 * Bytes::GIB,
+            key: 3,
+        };
+        assert!((0..1000).all(|i| wide.of(i) <= 64 * Bytes::GIB));
+        assert!((0..1000).any(|i| wide.of(i) > 60 * Bytes::GIB));
+
+        let flag = AtomicBool::new(false);
+        let l = Layout::new(&spec, 1).expect("layout");
+        let sum: u64 = (0..l.nfiles()).map(|i| l.sizes.of(i)).sum();
+        assert_eq!(l.tree_bytes(&flag).expect("sum"), sum);
+        let fixed = MongoSpec {
+            file_size: Some(Bytes(7)),
+            file_min_size: None,
+            file_max_size: None,
+            ..spec
+        };
+        let l = Layout::new(&fixed, 0).expect("layout");
+        assert_eq!((l.sizes.of(0), l.sizes.of(9_999)), (7, 7));
+        assert_eq!(l.tree_bytes(&flag).expect("sum"), 7 * 10_000);
     }
 
     #[test]
