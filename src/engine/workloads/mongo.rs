@@ -66,6 +66,7 @@
 //! interrupt, leaving the run directory empty.
 
 pub use crate::datasets::content::Content;
+use crate::datasets::rng::SplitMix64;
 use crate::engine::cpu::CpuMeter;
 use crate::engine::fiemap::{self, Mapper};
 use crate::engine::host::before_phase;
@@ -512,15 +513,6 @@ impl Names {
     }
 }
 
-/// One step of SplitMix64 (Steele, Lea, Flood 2014): a bijective 64-bit mix.
-#[inline]
-fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 /// The file sizes of one worker: all `lo` when `lo == hi`, otherwise each file's size drawn
 /// uniformly from `[lo, hi]` by a hash of (seed, worker, file index), so nothing is stored
 /// per file and repeats with one seed write the same sizes.
@@ -539,7 +531,7 @@ impl Sizes {
             lo,
             hi,
             // Indices are below 2^27: distinct workers get distinct hash inputs.
-            key: splitmix64(spec.seed ^ 0x7369_7a65_7300) ^ (u64::from(w) << 32),
+            key: SplitMix64::new(spec.seed ^ 0x7369_7a65_7300).next_u64() ^ (u64::from(w) << 32),
         }
     }
 
@@ -549,10 +541,9 @@ impl Sizes {
         if self.lo == self.hi {
             return self.lo;
         }
-        // The high half of hash × span maps the hash onto [0, span) without a division (and
-        // without modulo bias beyond span / 2^64); hi is at most 64 GiB, so span cannot overflow.
-        let span = u128::from(self.hi - self.lo + 1);
-        self.lo + ((u128::from(splitmix64(self.key ^ u64::from(i))) * span) >> 64) as u64
+        // One SplitMix64 step is a bijective hash of (seed, worker, file); `below` maps it
+        // onto [0, span) by multiply-shift. hi is at most 64 GiB, so span cannot overflow.
+        self.lo + SplitMix64::new(self.key ^ u64::from(i)).below(self.hi - self.lo + 1)
     }
 }
 
