@@ -40,10 +40,10 @@ for d in a b; do
     if [ -n "$(ls -A "$mnt/$d")" ]; then echo "warning: $mnt/$d not empty after the runs" >&2; fi
 done
 
-printf '%-12s %14s %14s %8s %13s\n' phase "fsbench/s" "C/s" "ratio" "pair ratios"
+printf '%-12s %14s %14s %8s  %s\n' phase "fsbench/s" "C/s" "ratio" "pair ratios: median (min-max)"
 for phase in seq_create seq_stat seq_delete rand_create rand_stat rand_delete; do
     a=$(awk -v p="$phase" '$1 == "fsbench" && $2 == p {print $3}' "$results" | median)
     b=$(awk -v p="$phase" '$1 == "c" && $2 == p {print $3}' "$results" | median)
     spread=$(pair_spread "$results" "$phase")
-    printf '%-12s %14.0f %14.0f %8.3f %13s\n' "$phase" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN {print a / b}')" "$spread"
+    printf '%-12s %14.0f %14.0f %8.3f  %s\n' "$phase" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN {print a / b}')" "$spread"
 done

@@ -5,7 +5,7 @@
 #   bench_loop_fs FS IMG SIZE DIR   sparse image, loop device (direct I/O), mkfs, mount
 #   bench_build [CARGO ARGS...] cargo build --release; sets "$target" (honours CARGO_TARGET_DIR)
 #   median                      median of the numbers on stdin
-#   pair_spread FILE PHASE      min-max of the per-pair ratios fsbench / referee, from lines
+#   pair_spread FILE PHASE      "median (min-max)" of the per-pair ratios fsbench / referee, from lines
 #                               "tool phase value" with tool "fsbench" and "c" (or "fio")
 #   bytes SIZE                  4k / 16M / 2g -> bytes
 here=$(cd "$(dirname "${BASH_SOURCE[1]}")" && pwd)
@@ -66,8 +66,9 @@ median() { sort -g | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; e
 
 pair_spread() {
     awk -v p="$2" '$2 == p && $1 == "fsbench" {a[++na] = $3} $2 == p && $1 != "fsbench" {b[++nb] = $3}
-        END {lo = 1e300; hi = 0; for (i = 1; i <= na && i <= nb; i++) {r = a[i] / b[i]; if (r < lo) lo = r; if (r > hi) hi = r}
-             printf "%.3f-%.3f", lo, hi}' "$1"
+        END {for (i = 1; i <= na && i <= nb; i++) print a[i] / b[i]}' "$1" | sort -g |
+        awk '{r[NR] = $1} END {m = NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2
+             printf "%.3f (%.3f-%.3f)", m, r[1], r[NR]}'
 }
 
 bytes() {

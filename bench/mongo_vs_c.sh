@@ -43,9 +43,9 @@ for d in a b; do
     if [ -n "$(ls -A "$mnt/$d")" ]; then echo "warning: $mnt/$d not empty after the runs" >&2; fi
 done
 
-printf '%-8s %12s %12s %8s %13s\n' phase "fsbench s" "C s" "ratio" "pair ratios"
+printf '%-8s %12s %12s %8s  %s\n' phase "fsbench s" "C s" "ratio" "pair ratios: median (min-max)"
 for phase in create copy symlink read stat rename delete; do
     a=$(awk -v p="$phase" '$1 == "fsbench" && $2 == p {print $3}' "$results" | median)
     b=$(awk -v p="$phase" '$1 == "c" && $2 == p {print $3}' "$results" | median)
-    printf '%-8s %12.4f %12.4f %8.3f %13s\n' "$phase" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN {print a / b}')" "$(pair_spread "$results" "$phase")"
+    printf '%-8s %12.4f %12.4f %8.3f  %s\n' "$phase" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN {print a / b}')" "$(pair_spread "$results" "$phase")"
 done

@@ -21,9 +21,9 @@
 # except for seqwr (fsbench creates them empty, fio --fallocate=none). fio runs its jobs as
 # processes (its default), fsbench as threads.
 #
-# Prints, per case, the medians of A and B (requests/s), the ratio of the medians and the
-# spread (min-max) of the per-pair ratios A/B (above 1: fsbench issues more requests per second
-# than fio, i.e. costs less per request). Then the 2-thread/1-thread scaling of both tools.
+# Prints, per case, the medians of A and B (requests/s), the ratio of the medians, and the
+# median and spread (min-max) of the per-pair ratios A/B (above 1: fsbench issues more
+# requests per second than fio, i.e. costs less per request). Then the 2-thread/1-thread scaling of both tools.
 # Reported, not pass/fail. With OUT=file the raw per-run numbers are also written there.
 #
 # Needs root (mount, losetup), fio, python3, mkfs.ext4 and cargo.
@@ -99,12 +99,12 @@ pair_case() {
         if [ -n "$OUT" ]; then printf '%s\t%s\t%s\t%s\n' "$name" "$pair" "$a" "$b" >> "$OUT"; fi
         printf '  %-22s pair %d: fsbench %12.0f  fio %12.0f\n' "$name" "$pair" "$a" "$b" >&2
     done
-    local ma mb lo hi
-    ma=$(median < "$work/a"); mb=$(median < "$work/b")
+    local ma mb mr lo hi
+    ma=$(median < "$work/a"); mb=$(median < "$work/b"); mr=$(median < "$work/r")
     lo=$(sort -g "$work/r" | head -1); hi=$(sort -g "$work/r" | tail -1)
     MED_A[$name]=$ma; MED_B[$name]=$mb
-    rows+=("$(printf '| %-22s | %12.0f | %12.0f | %6.3f | %5.3f-%5.3f |' "$name" "$ma" "$mb" \
-        "$(awk -v a="$ma" -v b="$mb" 'BEGIN {print a / b}')" "$lo" "$hi")")
+    rows+=("$(printf '| %-22s | %12.0f | %12.0f | %6.3f | %5.3f (%5.3f-%5.3f) |' "$name" "$ma" "$mb" \
+        "$(awk -v a="$ma" -v b="$mb" 'BEGIN {print a / b}')" "$mr" "$lo" "$hi")")
 }
 
 T=$work/tmpfs
@@ -140,8 +140,8 @@ for c in $CASES; do
 done
 
 echo
-echo "| case                   | fsbench /s   | fio /s       | ratio  | pair ratios |"
-echo "|------------------------|--------------|--------------|--------|-------------|"
+echo "| case                   | fsbench /s   | fio /s       | ratio  | pair ratios: median (min-max) |"
+echo "|------------------------|--------------|--------------|--------|-------------------------------|"
 printf '%s\n' "${rows[@]}"
 for fs in tmpfs ext4; do
     for m in rndrd rndwr; do
