@@ -24,6 +24,7 @@ pub mod fiemap;
 pub mod host;
 pub mod latency;
 pub mod pool;
+pub(crate) mod sysio;
 pub mod workloads;
 
 pub use workloads::bigfile::BigfileSpec;

@@ -54,6 +54,7 @@ use crate::datasets::{self, tree, Content, ContentPool, DatasetError, DatasetKin
 use crate::engine::cpu::CpuMeter;
 use crate::engine::host::before_phase;
 use crate::engine::pool::{Step, Worker, WorkerPool};
+use crate::engine::sysio;
 use crate::engine::{EngineError, RunContext, Workload, WorkloadKind};
 use crate::metric::{MetricId, PhaseResult, RawSample, Unit};
 use crate::units::Bytes;
@@ -920,17 +921,8 @@ pub(crate) fn fail(f: Fail, path: &Path) -> EngineError {
     }
 }
 
-/// close(2) that reports its error (NFS and full disks report write errors there).
-pub(crate) fn close_checked(fd: OwnedFd) -> rustix::io::Result<()> {
-    use std::os::fd::IntoRawFd;
-    let raw = fd.into_raw_fd();
-    // SAFETY: we own `raw` (taken from an OwnedFd) and close it exactly once.
-    if unsafe { libc::close(raw) } == 0 {
-        Ok(())
-    } else {
-        Err(rustix::io::Errno::from_io_error(&io::Error::last_os_error()).unwrap_or(rustix::io::Errno::IO))
-    }
-}
+/// Re-exported for `filecopy`, which imports it from here.
+pub(crate) use crate::engine::sysio::close_checked;
 
 /// Copies `size` bytes from `src` to `dst` (both at offset 0); see [`Reflink`]. Polls
 /// `interrupt` per buffer.
@@ -984,25 +976,11 @@ pub(crate) fn copy_data(
             return Err(Fail::Interrupted);
         }
         let want = left.min(buf.len() as u64) as usize;
-        let n = loop {
-            match rustix::io::read(src, &mut buf[..want]) {
-                Ok(n) => break n,
-                Err(rustix::io::Errno::INTR) => continue,
-                Err(e) => return Err(Fail::Io("read", e.into())),
-            }
-        };
+        let n = sysio::read_some(src, &mut buf[..want]).ctx("read")?;
         if n == 0 {
             break; // the file shrank since it was stat'ed
         }
-        let mut done = 0;
-        while done < n {
-            match rustix::io::write(dst, &buf[done..n]) {
-                Ok(0) => return Err(Fail::Io("write", io::ErrorKind::WriteZero.into())),
-                Ok(w) => done += w,
-                Err(rustix::io::Errno::INTR) => {}
-                Err(e) => return Err(Fail::Io("write", e.into())),
-            }
-        }
+        sysio::write_all(dst, &buf[..n]).map_err(|e| Fail::Io("write", e))?;
         left -= n as u64;
     }
     Ok(())

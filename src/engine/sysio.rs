@@ -1,0 +1,68 @@
+//! The few system-call helpers the workloads share that rustix does not provide as such.
+//!
+//! The workloads call rustix (`rustix::fs::{openat, mkdirat, unlinkat, statat, renameat,
+//! symlinkat, syncfs}`, `rustix::io::{read, write}`) directly: a `&CStr` name is passed to
+//! the kernel as it is, and `rustix::io::Errno` becomes a `std::io::Error` with `.into()`.
+//! What is left here is what every caller would otherwise write again:
+//!
+//! - [`write_all`]: write(2) until the whole buffer is written, retrying `EINTR` and short
+//!   writes (rustix's `write` is one system call);
+//! - [`read_some`]: one read(2), retrying `EINTR`;
+//! - [`close_checked`]: close(2) that reports its error. Dropping an `OwnedFd` or a
+//!   `std::fs::File` ignores it, but full disks and NFS report failed writeback there, and a
+//!   benchmark that wrote data must not call that a success.
+//!
+//! Invariants: nothing here allocates, formats or locks, so the helpers may run inside a
+//! timed hot loop (`Worker::op`); each issues exactly the system calls named above, no
+//! others, so a workload still does what its C baseline (`bench/smallfiles.c`,
+//! `bench/mongo_meta.c`) does. Errors: [`read_some`] and [`close_checked`] can only fail with
+//! an errno and return `rustix::io::Result`; [`write_all`] can also fail without one (a
+//! write(2) that writes nothing) and returns `std::io::Result` with
+//! `ErrorKind::WriteZero`, as `std::io::Write::write_all` does. `EINTR` from close(2) is
+//! returned, never retried: Linux has released the descriptor by then (close(2), "Dealing
+//! with error returns from close()").
+//!
+//! References: write(2), read(2), close(2) (man-pages 6.x); rustix 0.38 `rustix::io::read`,
+//! `rustix::io::write` and `rustix::io::try_close` (cargo feature `try_close`), whose
+//! documentation explains why rustix's own `close` ignores errors
+//! (<https://lwn.net/Articles/576518/>).
+
+use rustix::io::Errno;
+use std::io;
+use std::os::fd::{AsFd, IntoRawFd, OwnedFd};
+
+/// write(2) until all of `buf` is written, retrying `EINTR` and short writes; a write(2)
+/// that writes nothing is `ErrorKind::WriteZero`.
+#[inline]
+pub(crate) fn write_all<Fd: AsFd>(fd: Fd, mut buf: &[u8]) -> io::Result<()> {
+    let fd = fd.as_fd();
+    while !buf.is_empty() {
+        match rustix::io::write(fd, buf) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => buf = &buf[n..],
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
+/// One read(2) into `buf`, retried on `EINTR`; `Ok(0)` at end of file.
+#[inline]
+pub(crate) fn read_some<Fd: AsFd>(fd: Fd, buf: &mut [u8]) -> rustix::io::Result<usize> {
+    let fd = fd.as_fd();
+    loop {
+        match rustix::io::read(fd, buf) {
+            Err(Errno::INTR) => {}
+            r => return r,
+        }
+    }
+}
+
+/// close(2) of `fd`, reporting its error (see the module documentation); never retried.
+pub(crate) fn close_checked(fd: OwnedFd) -> rustix::io::Result<()> {
+    let raw = fd.into_raw_fd();
+    // SAFETY: `raw` comes from an `OwnedFd` we consumed, so it is open, owned by nobody
+    // else, and closed exactly once, here.
+    unsafe { rustix::io::try_close(raw) }
+}
