@@ -71,14 +71,16 @@ use crate::engine::cpu::CpuMeter;
 use crate::engine::fiemap::{self, Mapper};
 use crate::engine::host::before_phase;
 use crate::engine::pool::{Step, Worker, WorkerPool};
+use crate::engine::sysio;
 use crate::engine::{EngineError, RunContext, Workload, WorkloadKind};
 use crate::metric::{MetricId, PhaseResult, RawSample, Unit};
 use crate::units::Bytes;
+use rustix::fs::{AtFlags, Mode, OFlags};
 use serde::{Deserialize, Serialize};
 use std::ffi::CStr;
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -104,6 +106,17 @@ pub const DELETE: &str = "delete";
 
 /// Name of the workload's directory in the run directory.
 const TOP: &CStr = c"mongo";
+/// Mode of every directory made (mkdir(2) applies the umask), as `bench/mongo_meta.c`.
+const DIR_MODE: Mode = Mode::from_raw_mode(0o755);
+/// Mode of every file made (umask applied), as `bench/mongo_meta.c`.
+const FILE_MODE: Mode = Mode::from_raw_mode(0o644);
+/// Flags of every file made: a new file, written only.
+const CREATE_FLAGS: OFlags = OFlags::CREATE
+    .union(OFlags::EXCL)
+    .union(OFlags::WRONLY)
+    .union(OFlags::CLOEXEC);
+/// Flags of every file read.
+const READ_FLAGS: OFlags = OFlags::RDONLY.union(OFlags::CLOEXEC);
 /// Largest write/read per system call, and the size of the data and copy buffers.
 const IO_CHUNK: u64 = Bytes::MIB;
 /// Phases shorter than this get a note.
@@ -888,14 +901,14 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
 
         let parent = File::open(self.ctx.dir)
             .map_err(|e| EngineError::io(format!("open directory {}", self.ctx.dir.display()), e))?;
-        mkdir_at(parent.as_raw_fd(), TOP).map_err(|e| io_err("mkdir", &self.top_path, None, e))?;
-        let top = open_at(
-            parent.as_raw_fd(),
+        rustix::fs::mkdirat(&parent, TOP, DIR_MODE).map_err(|e| io_err("mkdir", &self.top_path, None, e.into()))?;
+        let top = rustix::fs::openat(
+            &parent,
             TOP,
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-            0,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
         )
-        .map_err(|e| io_err("open", &self.top_path, None, e))?;
+        .map_err(|e| io_err("open", &self.top_path, None, e.into()))?;
         self.top = Some(top);
 
         self.timed(CREATE, true)?;
@@ -917,10 +930,11 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
         Ok(())
     }
 
-    fn top_fd(&self) -> Result<RawFd, EngineError> {
-        self.top
-            .as_ref()
-            .map(AsRawFd::as_raw_fd)
+    /// The open `mongo/` directory. An associated function on the field, not a method, so
+    /// that the borrow covers `self.top` only and the runner's other fields stay writable.
+    fn top_fd(top: &Option<OwnedFd>) -> Result<BorrowedFd<'_>, EngineError> {
+        top.as_ref()
+            .map(AsFd::as_fd)
             .ok_or_else(|| EngineError::Invalid("internal error: mongo directory not open".into()))
     }
 
@@ -940,7 +954,7 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
     /// Drops caches, runs one worker per layout over `phase`'s operations under a CPU meter,
     /// syncs when `writes` and `fsync`, and records the phase.
     fn timed(&mut self, phase: &'static str, writes: bool) -> Result<(), EngineError> {
-        let top = self.top_fd()?;
+        let top = Self::top_fd(&self.top)?;
         let path = self.top_path.as_path();
         let chunk = self.data.len().saturating_sub(4096).max(1);
         let workers: Vec<MongoWorker> = self
@@ -971,10 +985,7 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
         let mut wall = run.wall;
         if writes && self.spec.fsync {
             let t0 = Instant::now();
-            // SAFETY: `top` is an open descriptor owned by the runner for the whole run.
-            if unsafe { libc::syncfs(top) } != 0 {
-                return Err(io_err("syncfs", path, None, io::Error::last_os_error()));
-            }
+            rustix::fs::syncfs(top).map_err(|e| io_err("syncfs", path, None, e.into()))?;
             wall += t0.elapsed();
         }
         let cpu = meter.stop();
@@ -1019,12 +1030,9 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
     /// and records `extents_per_file`; on a filesystem without FIEMAP, a note instead.
     fn fragmentation(&mut self, phase: &'static str, trees: usize) -> Result<(), EngineError> {
         (self.ctx.on_phase)(phase);
-        let top = self.top_fd()?;
+        let top = Self::top_fd(&self.top)?;
         // Delayed allocations get their place first (untimed).
-        // SAFETY: `top` is an open descriptor owned by the runner.
-        if unsafe { libc::syncfs(top) } != 0 {
-            return Err(io_err("syncfs", &self.top_path, None, io::Error::last_os_error()));
-        }
+        rustix::fs::syncfs(top).map_err(|e| io_err("syncfs", &self.top_path, None, e.into()))?;
         let mut mapper = Mapper::new();
         let (mut files, mut fragments, mut delalloc) = (0u64, 0u64, 0u64);
         let meter = CpuMeter::start();
@@ -1039,7 +1047,7 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
                 }
                 k += 1;
                 let name = names.files[t].file(d as u32, i);
-                match mapper.map_at(top, name) {
+                match mapper.map_at(top.as_raw_fd(), name) {
                     Ok(m) => {
                         files += 1;
                         fragments += m.fragments;
@@ -1113,7 +1121,8 @@ struct MongoWorker<'p> {
 
 /// What a worker's operations use besides their names.
 struct Io<'p> {
-    top: RawFd,
+    /// The `mongo` directory every name is relative to.
+    top: BorrowedFd<'p>,
     path: &'p Path,
     l: &'p Layout,
     data: &'p [u8],
@@ -1132,39 +1141,41 @@ impl Io<'_> {
     }
 
     fn create(&mut self, name: &CStr, i: u32) -> Result<(), EngineError> {
-        let flags = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC;
-        let fd = open_at(self.top, name, flags, 0o644).map_err(|e| self.err("create", name, e))?;
+        let fd = rustix::fs::openat(self.top, name, CREATE_FLAGS, FILE_MODE)
+            .map_err(|e| self.err("create", name, e.into()))?;
         let mut left = self.l.sizes.of(i);
         // Files start at different offsets of the data, so no two are alike.
         let mut off = (i as usize).wrapping_mul(61) % 4096;
         while left > 0 {
             let n = left.min(self.chunk as u64) as usize;
-            write_all(fd.as_raw_fd(), &self.data[off..off + n]).map_err(|e| self.err("write", name, e))?;
+            sysio::write_all(&fd, &self.data[off..off + n]).map_err(|e| self.err("write", name, e))?;
             left -= n as u64;
             off = 0;
         }
-        close_checked(fd).map_err(|e| self.err("close", name, e))
+        sysio::close_checked(fd).map_err(|e| self.err("close", name, e.into()))
     }
 
     fn copy(&mut self, src: &CStr, dst: &CStr) -> Result<(), EngineError> {
-        let from = open_at(self.top, src, libc::O_RDONLY | libc::O_CLOEXEC, 0).map_err(|e| self.err("open", src, e))?;
-        let flags = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC;
-        let to = open_at(self.top, dst, flags, 0o644).map_err(|e| self.err("create", dst, e))?;
+        let from = rustix::fs::openat(self.top, src, READ_FLAGS, Mode::empty())
+            .map_err(|e| self.err("open", src, e.into()))?;
+        let to = rustix::fs::openat(self.top, dst, CREATE_FLAGS, FILE_MODE)
+            .map_err(|e| self.err("create", dst, e.into()))?;
         loop {
-            let n = read_some(from.as_raw_fd(), &mut self.buf).map_err(|e| self.err("read", src, e))?;
+            let n = sysio::read_some(&from, &mut self.buf).map_err(|e| self.err("read", src, e.into()))?;
             if n == 0 {
                 break;
             }
-            write_all(to.as_raw_fd(), &self.buf[..n]).map_err(|e| self.err("write", dst, e))?;
+            sysio::write_all(&to, &self.buf[..n]).map_err(|e| self.err("write", dst, e))?;
         }
         drop(from);
-        close_checked(to).map_err(|e| self.err("close", dst, e))
+        sysio::close_checked(to).map_err(|e| self.err("close", dst, e.into()))
     }
 
     fn read(&mut self, name: &CStr) -> Result<(), EngineError> {
-        let fd = open_at(self.top, name, libc::O_RDONLY | libc::O_CLOEXEC, 0).map_err(|e| self.err("open", name, e))?;
+        let fd = rustix::fs::openat(self.top, name, READ_FLAGS, Mode::empty())
+            .map_err(|e| self.err("open", name, e.into()))?;
         loop {
-            let n = read_some(fd.as_raw_fd(), &mut self.buf).map_err(|e| self.err("read", name, e))?;
+            let n = sysio::read_some(&fd, &mut self.buf).map_err(|e| self.err("read", name, e.into()))?;
             if n == 0 {
                 break;
             }
@@ -1185,22 +1196,23 @@ impl Worker for MongoWorker<'_> {
         let io = &mut self.io;
         let top = io.top;
         match op.kind {
-            Kind::MkdirRoot | Kind::Mkdir => mkdir_at(top, a).map_err(|e| io.err("mkdir", a, e))?,
+            Kind::MkdirRoot | Kind::Mkdir => {
+                rustix::fs::mkdirat(top, a, DIR_MODE).map_err(|e| io.err("mkdir", a, e.into()))?;
+            }
             Kind::Create => io.create(a, op.file)?,
             Kind::Copy => io.copy(a, b)?,
-            Kind::Symlink => {
-                // SAFETY: both names are NUL-terminated; symlinkat keeps neither pointer.
-                cvt(unsafe { libc::symlinkat(a.as_ptr(), top, b.as_ptr()) }).map_err(|e| io.err("symlink", b, e))?;
-            }
+            Kind::Symlink => rustix::fs::symlinkat(a, top, b).map_err(|e| io.err("symlink", b, e.into()))?,
             Kind::Read => io.read(a)?,
-            Kind::Stat | Kind::StatLink => lstat_at(top, a).map_err(|e| io.err("stat", a, e))?,
-            Kind::Rename => {
-                // SAFETY: both names are NUL-terminated; renameat keeps neither pointer.
-                cvt(unsafe { libc::renameat(top, a.as_ptr(), top, b.as_ptr()) }).map_err(|e| io.err("rename", a, e))?;
+            Kind::Stat | Kind::StatLink => {
+                // The kernel fills the returned struct; nothing is zeroed first.
+                rustix::fs::statat(top, a, AtFlags::SYMLINK_NOFOLLOW).map_err(|e| io.err("stat", a, e.into()))?;
             }
-            Kind::Unlink | Kind::UnlinkLink => unlink_at(top, a, 0).map_err(|e| io.err("unlink", a, e))?,
+            Kind::Rename => rustix::fs::renameat(top, a, top, b).map_err(|e| io.err("rename", a, e.into()))?,
+            Kind::Unlink | Kind::UnlinkLink => {
+                rustix::fs::unlinkat(top, a, AtFlags::empty()).map_err(|e| io.err("unlink", a, e.into()))?;
+            }
             Kind::Rmdir | Kind::RmdirRoot => {
-                unlink_at(top, a, libc::AT_REMOVEDIR).map_err(|e| io.err("rmdir", a, e))?;
+                rustix::fs::unlinkat(top, a, AtFlags::REMOVEDIR).map_err(|e| io.err("rmdir", a, e.into()))?;
             }
         }
         Ok(Step::Op)
@@ -1211,86 +1223,10 @@ impl Worker for MongoWorker<'_> {
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Allocation-free wrappers over the *at() system calls.
-// ---------------------------------------------------------------------------------------------
-
-fn cvt(rc: libc::c_int) -> io::Result<libc::c_int> {
-    if rc < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(rc)
-    }
-}
-
-fn open_at(dirfd: RawFd, name: &CStr, flags: libc::c_int, mode: libc::mode_t) -> io::Result<OwnedFd> {
-    // SAFETY: `name` is NUL-terminated; openat does not keep the pointer.
-    let fd = cvt(unsafe { libc::openat(dirfd, name.as_ptr(), flags, libc::c_uint::from(mode)) })?;
-    // SAFETY: openat returned a new descriptor that nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-fn mkdir_at(dirfd: RawFd, name: &CStr) -> io::Result<()> {
-    // SAFETY: valid NUL-terminated name.
-    cvt(unsafe { libc::mkdirat(dirfd, name.as_ptr(), 0o755) }).map(drop)
-}
-
-fn unlink_at(dirfd: RawFd, name: &CStr, flags: libc::c_int) -> io::Result<()> {
-    // SAFETY: valid NUL-terminated name.
-    cvt(unsafe { libc::unlinkat(dirfd, name.as_ptr(), flags) }).map(drop)
-}
-
-fn lstat_at(dirfd: RawFd, name: &CStr) -> io::Result<()> {
-    // SAFETY: `stat` is plain old data, fully written by a successful fstatat.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: valid NUL-terminated name and a writable stat buffer.
-    cvt(unsafe { libc::fstatat(dirfd, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) }).map(drop)
-}
-
-/// write(2) until all of `buf` is written (retrying EINTR).
-fn write_all(fd: RawFd, mut buf: &[u8]) -> io::Result<()> {
-    while !buf.is_empty() {
-        // SAFETY: `buf` is a valid readable slice for its length.
-        let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
-        }
-        if n == 0 {
-            return Err(io::ErrorKind::WriteZero.into());
-        }
-        buf = &buf[n as usize..];
-    }
-    Ok(())
-}
-
-/// One read(2) (retrying EINTR); 0 at end of file.
-fn read_some(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
-    loop {
-        // SAFETY: `buf` is a valid writable slice for its length.
-        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
-        if n >= 0 {
-            return Ok(n as usize);
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    }
-}
-
-/// close(2) that reports its error (full disks and NFS report write errors there).
+/// close(2) reporting its error, as `sysio::close_checked` with a `std::io::Error`: kept
+/// for `bigfile`, which imports it from here.
 pub(crate) fn close_checked(fd: OwnedFd) -> io::Result<()> {
-    let raw = fd.into_raw_fd();
-    // SAFETY: we own `raw` (taken from an OwnedFd) and close it exactly once.
-    if unsafe { libc::close(raw) } == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    sysio::close_checked(fd).map_err(io::Error::from)
 }
 
 #[cfg(test)]
