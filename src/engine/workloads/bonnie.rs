@@ -52,17 +52,19 @@
 use crate::engine::cpu::CpuMeter;
 use crate::engine::host::before_phase;
 use crate::engine::pool::{Step, Worker, WorkerPool};
+use crate::engine::sysio;
 use crate::engine::{EngineError, RunContext, Workload, WorkloadKind};
 use crate::metric::{MetricId, PhaseResult, RawSample, Unit};
 use crate::units::Bytes;
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
+use rustix::fs::{AtFlags, Mode, OFlags};
 use serde::{Deserialize, Serialize};
 use std::ffi::CStr;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
@@ -107,6 +109,17 @@ const RAND_CHARS: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOP
 const IO_FILE: &str = "bonnie.data";
 /// Name of the small-file test directory in the run directory.
 const FILES_DIR: &CStr = c"bonnie.files";
+/// Mode of the test directory and its subdirectories (umask applied), as bonnie++.
+const DIR_MODE: Mode = Mode::from_raw_mode(0o700);
+/// Mode of the small files (umask applied), as bonnie++.
+const FILE_MODE: Mode = Mode::from_raw_mode(0o600);
+/// Flags of a small file's creation.
+const CREATE_FLAGS: OFlags = OFlags::CREATE
+    .union(OFlags::EXCL)
+    .union(OFlags::WRONLY)
+    .union(OFlags::CLOEXEC);
+/// Flags of a directory opened for *at() calls or readdir.
+const DIR_FLAGS: OFlags = OFlags::RDONLY.union(OFlags::DIRECTORY).union(OFlags::CLOEXEC);
 /// Phases shorter than this get a note (bonnie++ prints `+++++` below 0.5 s).
 const MIN_TIME: Duration = Duration::from_millis(500);
 /// Largest accepted `chunk_size`.
@@ -386,7 +399,10 @@ impl Workload for BonnieSpec {
 
     fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
         self.validate().map_err(EngineError::Invalid)?;
-        let mut runner = Runner::new(self, ctx)?;
+        let parent: OwnedFd = File::open(ctx.dir)
+            .map_err(|e| EngineError::io(format!("open directory {}", ctx.dir.display()), e))?
+            .into();
+        let mut runner = Runner::new(self, ctx, parent.as_fd());
         let result = runner.run_all();
         if result.is_err() {
             runner.cleanup();
@@ -412,25 +428,25 @@ struct Runner<'a, 'c> {
     ctx: &'a RunContext<'c>,
     sample: RawSample,
     rng: SmallRng,
-    /// The run directory, kept open for *at() calls and syncfs.
-    parent: OwnedFd,
+    /// The run directory, kept open (by [`Workload::run`]) for *at() calls and syncfs.
+    /// Borrowed for `'a` rather than owned, so that workers can hold it while the runner
+    /// records their phase.
+    parent: BorrowedFd<'a>,
     io_path: PathBuf,
     files_path: PathBuf,
 }
 
 impl<'a, 'c: 'a> Runner<'a, 'c> {
-    fn new(spec: &'a BonnieSpec, ctx: &'a RunContext<'c>) -> Result<Self, EngineError> {
-        let parent =
-            File::open(ctx.dir).map_err(|e| EngineError::io(format!("open directory {}", ctx.dir.display()), e))?;
-        Ok(Runner {
+    fn new(spec: &'a BonnieSpec, ctx: &'a RunContext<'c>, parent: BorrowedFd<'a>) -> Self {
+        Runner {
             spec,
             ctx,
             sample: RawSample::default(),
             rng: SmallRng::seed_from_u64(spec.seed),
-            parent: parent.into(),
+            parent,
             io_path: ctx.dir.join(IO_FILE),
             files_path: ctx.dir.join(FILES_DIR.to_string_lossy().as_ref()),
-        })
+        }
     }
 
     fn interrupt(&self) -> &'a AtomicBool {
@@ -599,8 +615,8 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
             let sizes = self.file_sizes(n);
             let top = self.make_files_dir(&dir_names)?;
             let fs = FileSet {
-                top: top.as_raw_fd(),
-                parent: self.parent.as_raw_fd(),
+                top: top.as_fd(),
+                parent: self.parent,
                 path: &files_path,
                 dir_names: &dir_names,
                 fsync: spec.fsync,
@@ -664,18 +680,15 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
     /// Creates the test directory and its subdirectories (untimed, as bonnie++) and returns a
     /// descriptor of the test directory.
     fn make_files_dir(&self, dir_names: &NameTable) -> Result<OwnedFd, EngineError> {
-        let parent = self.parent.as_raw_fd();
-        mkdir_at(parent, FILES_DIR).map_err(|e| io_err("mkdir", &self.files_path, None, e))?;
-        let top = open_at(
-            parent,
-            FILES_DIR,
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-            0,
-        )
-        .map_err(|e| io_err("open", &self.files_path, None, e))?;
+        let parent = self.parent;
+        rustix::fs::mkdirat(parent, FILES_DIR, DIR_MODE)
+            .map_err(|e| io_err("mkdir", &self.files_path, None, e.into()))?;
+        let top = rustix::fs::openat(parent, FILES_DIR, DIR_FLAGS, Mode::empty())
+            .map_err(|e| io_err("open", &self.files_path, None, e.into()))?;
         for d in 0..dir_names.len() {
             let name = dir_names.get(d)?;
-            mkdir_at(top.as_raw_fd(), name).map_err(|e| io_err("mkdir", &self.files_path, Some(name), e))?;
+            rustix::fs::mkdirat(&top, name, DIR_MODE)
+                .map_err(|e| io_err("mkdir", &self.files_path, Some(name), e.into()))?;
         }
         Ok(top)
     }
@@ -737,18 +750,7 @@ impl<'p> IoFile<'p> {
         if self.fsync {
             file.sync_all().map_err(|e| self.err("fsync", e))?;
         }
-        close_checked(file.into()).map_err(|e| self.err("close", e))
-    }
-}
-
-/// close(2) that reports its error (NFS and full disks report write errors there).
-fn close_checked(fd: OwnedFd) -> io::Result<()> {
-    let raw = fd.into_raw_fd();
-    // SAFETY: we own `raw` (taken from an OwnedFd) and close it exactly once.
-    if unsafe { libc::close(raw) } == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
+        sysio::close_checked(file.into()).map_err(|e| self.err("close", e.into()))
     }
 }
 
@@ -903,12 +905,9 @@ impl<'p> CharReader<'p> {
     fn getc(&mut self) -> Result<u8, EngineError> {
         if self.pos == self.len {
             let f = self.io.get()?;
-            let n = loop {
-                match f.read(&mut self.buf) {
-                    Ok(n) => break n,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(self.io.err("read", e)),
-                }
+            let n = match sysio::read_some(f, &mut self.buf) {
+                Ok(n) => n,
+                Err(e) => return Err(self.io.err("read", e.into())),
             };
             if n == 0 {
                 return Err(self.io.err("read", io::ErrorKind::UnexpectedEof.into()));
@@ -1198,9 +1197,9 @@ impl NameTable {
 #[derive(Clone, Copy)]
 struct FileSet<'p> {
     /// Descriptor of the test directory (`bonnie.files`).
-    top: RawFd,
+    top: BorrowedFd<'p>,
     /// Descriptor of the run directory, for removing the test directory and syncfs.
-    parent: RawFd,
+    parent: BorrowedFd<'p>,
     path: &'p Path,
     dir_names: &'p NameTable,
     fsync: bool,
@@ -1216,11 +1215,7 @@ impl FileSet<'_> {
         if !self.fsync {
             return Ok(());
         }
-        // SAFETY: `parent` is an open descriptor owned by the runner for the whole run.
-        if unsafe { libc::syncfs(self.parent) } != 0 {
-            return Err(io_err("syncfs", self.path, None, io::Error::last_os_error()));
-        }
-        Ok(())
+        rustix::fs::syncfs(self.parent).map_err(|e| io_err("syncfs", self.path, None, e.into()))
     }
 
     /// End of a delete phase: remove any remaining subdirectories and the test directory,
@@ -1229,22 +1224,30 @@ impl FileSet<'_> {
         if subdirs {
             for d in 0..self.dir_names.len() {
                 let name = self.dir_names.get(d)?;
-                unlink_at(self.top, name, libc::AT_REMOVEDIR).map_err(|e| self.err("rmdir", name, e))?;
+                rustix::fs::unlinkat(self.top, name, AtFlags::REMOVEDIR)
+                    .map_err(|e| self.err("rmdir", name, e.into()))?;
             }
         }
-        unlink_at(self.parent, FILES_DIR, libc::AT_REMOVEDIR).map_err(|e| io_err("rmdir", self.path, None, e))?;
+        rustix::fs::unlinkat(self.parent, FILES_DIR, AtFlags::REMOVEDIR)
+            .map_err(|e| io_err("rmdir", self.path, None, e.into()))?;
         self.sync()
     }
 }
 
 /// stat(2) a file and, when it has data, open and read all of it (bonnie++ `stat_file`).
 #[inline]
-fn stat_and_read(dirfd: RawFd, name: &CStr, buf: &mut [u8]) -> io::Result<()> {
-    let size = stat_size_at(dirfd, name)?;
+fn stat_and_read(dirfd: BorrowedFd<'_>, name: &CStr, buf: &mut [u8]) -> io::Result<()> {
+    // The kernel fills the returned struct; nothing is zeroed first.
+    let size = u64::try_from(rustix::fs::statat(dirfd, name, AtFlags::empty())?.st_size).unwrap_or(0);
     if size == 0 {
         return Ok(());
     }
-    let mut f = File::from(open_at(dirfd, name, libc::O_RDONLY | libc::O_CLOEXEC, 0)?);
+    let mut f = File::from(rustix::fs::openat(
+        dirfd,
+        name,
+        OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?);
     let mut left = size;
     while left > 0 {
         let want = left.min(buf.len() as u64) as usize;
@@ -1271,18 +1274,16 @@ impl Worker for Creator<'_> {
             return Ok(Step::Done);
         }
         let name = self.names.get(self.next)?;
-        let flags = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC;
-        let fd = open_at(self.fs.top, name, flags, 0o600).map_err(|e| self.fs.err("create", name, e))?;
+        let fd = rustix::fs::openat(self.fs.top, name, CREATE_FLAGS, FILE_MODE)
+            .map_err(|e| self.fs.err("create", name, e.into()))?;
         let mut left = self.sizes[self.next];
-        if left > 0 {
-            let mut f = File::from(fd);
-            while left > 0 {
-                let n = left.min(self.data.len() as u64) as usize;
-                f.write_all(&self.data[..n])
-                    .map_err(|e| self.fs.err("write", name, e))?;
-                left -= n as u64;
-            }
+        while left > 0 {
+            let n = left.min(self.data.len() as u64) as usize;
+            sysio::write_all(&fd, &self.data[..n]).map_err(|e| self.fs.err("write", name, e))?;
+            left -= n as u64;
         }
+        // Closed unchecked on drop, as bonnie++ does.
+        drop(fd);
         self.next += 1;
         Ok(Step::Op)
     }
@@ -1324,13 +1325,13 @@ impl<'p> Readdir<'p> {
     }
 
     fn open_next(&mut self) -> Result<(), EngineError> {
-        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC;
         let name = if self.fs.dir_names.len() == 0 {
             c"."
         } else {
             self.fs.dir_names.get(self.next_dir)?
         };
-        let fd = open_at(self.fs.top, name, flags, 0).map_err(|e| self.fs.err("open", name, e))?;
+        let fd = rustix::fs::openat(self.fs.top, name, DIR_FLAGS, Mode::empty())
+            .map_err(|e| self.fs.err("open", name, e.into()))?;
         self.stream = Some(DirStream::new(fd).map_err(|e| self.fs.err("opendir", name, e))?);
         Ok(())
     }
@@ -1340,7 +1341,8 @@ impl<'p> Readdir<'p> {
         self.stream = None;
         if self.delete && self.fs.dir_names.len() > 0 {
             let name = self.fs.dir_names.get(self.next_dir)?;
-            unlink_at(self.fs.top, name, libc::AT_REMOVEDIR).map_err(|e| self.fs.err("rmdir", name, e))?;
+            rustix::fs::unlinkat(self.fs.top, name, AtFlags::REMOVEDIR)
+                .map_err(|e| self.fs.err("rmdir", name, e.into()))?;
         }
         self.next_dir += 1;
         Ok(())
@@ -1361,16 +1363,15 @@ impl Worker for Readdir<'_> {
             let Some(stream) = self.stream.as_mut() else {
                 continue;
             };
-            let dfd = stream.fd;
             match stream.next() {
                 Err(e) => return Err(io_err("readdir", self.fs.path, None, e)),
                 Ok(None) => self.close_current()?,
-                Ok(Some(name)) => {
+                Ok(Some((dfd, name))) => {
                     if name.to_bytes().first() == Some(&b'.') {
                         continue;
                     }
                     let r = if self.delete {
-                        unlink_at(dfd, name, 0)
+                        rustix::fs::unlinkat(dfd, name, AtFlags::empty()).map_err(io::Error::from)
                     } else {
                         stat_and_read(dfd, name, self.buf)
                     };
@@ -1423,7 +1424,7 @@ impl Worker for ByName<'_> {
         };
         let name = self.names.get(i as usize)?;
         let r = if self.delete {
-            unlink_at(self.fs.top, name, 0)
+            rustix::fs::unlinkat(self.fs.top, name, AtFlags::empty()).map_err(io::Error::from)
         } else {
             stat_and_read(self.fs.top, name, self.buf)
         };
@@ -1445,41 +1446,8 @@ impl Worker for ByName<'_> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Thin, allocation-free wrappers over the *at() system calls and readdir(3).
+// readdir(3), which neither std nor rustix offers without allocating per entry.
 // ---------------------------------------------------------------------------------------------
-
-fn cvt(rc: libc::c_int) -> io::Result<libc::c_int> {
-    if rc < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(rc)
-    }
-}
-
-fn open_at(dirfd: RawFd, name: &CStr, flags: libc::c_int, mode: libc::mode_t) -> io::Result<OwnedFd> {
-    // SAFETY: `name` is NUL-terminated; openat does not keep the pointer.
-    let fd = cvt(unsafe { libc::openat(dirfd, name.as_ptr(), flags, libc::c_uint::from(mode)) })?;
-    // SAFETY: openat returned a new descriptor that nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-fn stat_size_at(dirfd: RawFd, name: &CStr) -> io::Result<u64> {
-    // SAFETY: `stat` is plain old data, fully written by a successful fstatat.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: valid NUL-terminated name and a writable stat buffer.
-    cvt(unsafe { libc::fstatat(dirfd, name.as_ptr(), &mut st, 0) })?;
-    Ok(u64::try_from(st.st_size).unwrap_or(0))
-}
-
-fn unlink_at(dirfd: RawFd, name: &CStr, flags: libc::c_int) -> io::Result<()> {
-    // SAFETY: valid NUL-terminated name.
-    cvt(unsafe { libc::unlinkat(dirfd, name.as_ptr(), flags) }).map(drop)
-}
-
-fn mkdir_at(dirfd: RawFd, name: &CStr) -> io::Result<()> {
-    // SAFETY: valid NUL-terminated name.
-    cvt(unsafe { libc::mkdirat(dirfd, name.as_ptr(), 0o700) }).map(drop)
-}
 
 /// A readdir(3) stream that owns its directory descriptor. glibc reads entries in batches
 /// into a buffer allocated once by fdopendir, so iterating allocates nothing.
@@ -1509,8 +1477,9 @@ impl DirStream {
         }
     }
 
-    /// The next entry's name, `None` at the end.
-    fn next(&mut self) -> io::Result<Option<&CStr>> {
+    /// The next entry: the stream's directory descriptor (for *at() calls on the entry) and
+    /// the entry's name; `None` at the end.
+    fn next(&mut self) -> io::Result<Option<(BorrowedFd<'_>, &CStr)>> {
         // readdir signals errors only through errno, so clear it first.
         // SAFETY: __errno_location returns this thread's errno slot.
         unsafe { *libc::__errno_location() = 0 };
@@ -1522,7 +1491,11 @@ impl DirStream {
         }
         // SAFETY: a non-null dirent stays valid until the next readdir/closedir on this
         // stream, which needs `&mut self`; d_name is NUL-terminated.
-        Ok(Some(unsafe { CStr::from_ptr((*ent).d_name.as_ptr()) }))
+        let name = unsafe { CStr::from_ptr((*ent).d_name.as_ptr()) };
+        // SAFETY: `fd` is the stream's descriptor, open until closedir in `drop`, which cannot
+        // run while the returned borrow of `self` lives.
+        let fd = unsafe { BorrowedFd::borrow_raw(self.fd) };
+        Ok(Some((fd, name)))
     }
 }
 
