@@ -23,9 +23,10 @@
 //! Invariants: the layouts below match the kernel's UAPI structs exactly (checked by tests);
 //! mapping never allocates after [`Mapper::new`]; `fragments <= extents`.
 
+use rustix::fs::{Mode, OFlags};
 use std::ffi::CStr;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 
 /// `FS_IOC_FIEMAP` = `_IOWR('f', 11, struct fiemap)`, with `sizeof(struct fiemap)` = 32.
 pub const FS_IOC_FIEMAP: libc::c_ulong =
@@ -201,15 +202,9 @@ impl Mapper {
 
     /// Opens `name` relative to the directory `dirfd` (read-only, not following a final
     /// symlink) and maps it.
-    pub fn map_at(&mut self, dirfd: RawFd, name: &CStr) -> io::Result<FileMap> {
-        let flags = libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NOFOLLOW | libc::O_NOCTTY;
-        // SAFETY: `name` is NUL-terminated; openat does not keep the pointer.
-        let fd = unsafe { libc::openat(dirfd, name.as_ptr(), flags) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: openat returned a new descriptor nothing else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    pub fn map_at(&mut self, dir: BorrowedFd<'_>, name: &CStr) -> io::Result<FileMap> {
+        let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NOCTTY;
+        let fd = rustix::fs::openat(dir, name, flags, Mode::empty())?;
         self.map_fd(fd.as_raw_fd())
     }
 
@@ -323,7 +318,7 @@ mod tests {
         s.sync_all().expect("fsync");
         let m = mapper.map_path(&sparse).expect("fiemap");
         assert_eq!(m.fragments, 1, "{m:?}");
-        let missing = mapper.map_at(libc::AT_FDCWD, c"/nonexistent/fsbench-fiemap");
+        let missing = mapper.map_at(rustix::fs::CWD, c"/nonexistent/fsbench-fiemap");
         assert_eq!(missing.err().and_then(|e| e.raw_os_error()), Some(libc::ENOENT));
     }
 }

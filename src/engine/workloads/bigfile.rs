@@ -28,7 +28,8 @@
 use crate::engine::cpu::CpuMeter;
 use crate::engine::host::before_phase;
 use crate::engine::pool::{Step, Worker, WorkerPool};
-use crate::engine::workloads::mongo::{close_checked, Content};
+use crate::engine::sysio::close_checked;
+use crate::engine::workloads::mongo::Content;
 use crate::engine::{EngineError, RunContext, Workload, WorkloadKind};
 use crate::metric::{CpuUsage, MetricId, PhaseResult, RawSample, Unit};
 use crate::units::{Bytes, Dur};
@@ -293,7 +294,7 @@ impl Run<'_, '_> {
         let r = close_checked(fd);
         let wall = t0.elapsed();
         let cpu = meter.stop();
-        r.map_err(|e| self.err("close", e))?;
+        r.map_err(|e| self.err("close", e.into()))?;
         self.push(CLOSE, wall, cpu, Vec::new());
 
         self.check_interrupt()?;

@@ -19,11 +19,12 @@
 //! Everything created is removed at the end, also on error or interrupt. Errors name the
 //! operation and the path; a full filesystem says so.
 
-use super::treecopy::{close_checked, copy_data, fail, io_err, open_dir, timed_command, Method, Reflink};
+use super::treecopy::{copy_data, fail, io_err, open_dir, timed_command, Method, Reflink};
 use crate::datasets::content::MAX_SLICE;
 use crate::datasets::{Content, ContentPool};
 use crate::engine::cpu::CpuMeter;
 use crate::engine::host::before_phase;
+use crate::engine::sysio::close_checked;
 use crate::engine::{EngineError, RunContext, Workload, WorkloadKind};
 use crate::metric::{MetricId, PhaseResult, RawSample, Unit};
 use crate::units::Bytes;

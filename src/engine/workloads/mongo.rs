@@ -80,7 +80,7 @@ use serde::{Deserialize, Serialize};
 use std::ffi::CStr;
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -1047,7 +1047,7 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
                 }
                 k += 1;
                 let name = names.files[t].file(d as u32, i);
-                match mapper.map_at(top.as_raw_fd(), name) {
+                match mapper.map_at(top, name) {
                     Ok(m) => {
                         files += 1;
                         fragments += m.fragments;
@@ -1221,12 +1221,6 @@ impl Worker for MongoWorker<'_> {
     fn finish(self) -> u64 {
         self.io.bytes
     }
-}
-
-/// close(2) reporting its error, as `sysio::close_checked` with a `std::io::Error`: kept
-/// for `bigfile`, which imports it from here.
-pub(crate) fn close_checked(fd: OwnedFd) -> io::Result<()> {
-    sysio::close_checked(fd).map_err(io::Error::from)
 }
 
 #[cfg(test)]

@@ -54,7 +54,7 @@ use crate::datasets::{self, tree, Content, ContentPool, DatasetError, DatasetKin
 use crate::engine::cpu::CpuMeter;
 use crate::engine::host::before_phase;
 use crate::engine::pool::{Step, Worker, WorkerPool};
-use crate::engine::sysio;
+use crate::engine::sysio::{self, close_checked};
 use crate::engine::{EngineError, RunContext, Workload, WorkloadKind};
 use crate::metric::{MetricId, PhaseResult, RawSample, Unit};
 use crate::units::Bytes;
@@ -920,9 +920,6 @@ pub(crate) fn fail(f: Fail, path: &Path) -> EngineError {
         Fail::Interrupted => EngineError::Interrupted,
     }
 }
-
-/// Re-exported for `filecopy`, which imports it from here.
-pub(crate) use crate::engine::sysio::close_checked;
 
 /// Copies `size` bytes from `src` to `dst` (both at offset 0); see [`Reflink`]. Polls
 /// `interrupt` per buffer.
