@@ -9,7 +9,8 @@
 //! - [`Tsc`] when the kernel itself keeps time with the TSC (`current_clocksource` is `tsc`:
 //!   the kernel has found it invariant and synchronised across CPUs, so readings from
 //!   different threads compare) — read and converted to nanoseconds by the `quanta` crate,
-//!   which calibrates the counter against CLOCK_MONOTONIC once per process (10–200 ms) and
+//!   which calibrates the counter against CLOCK_MONOTONIC once per process (under 1 ms here, at
+//!   most 200 ms) and
 //!   falls back to CLOCK_MONOTONIC itself when the CPU does not report an invariant TSC;
 //! - [`Monotonic`] (CLOCK_MONOTONIC through the vDSO) otherwise, or when the environment sets
 //!   `FSBENCH_CLOCK=monotonic` (to compare the two, or to distrust a TSC).
@@ -31,10 +32,18 @@ pub trait OpClock: Copy + Send + Sync {
     fn now(&self) -> u64;
     /// Nanoseconds from reading `start` to reading `end` (0 if `end <= start`).
     fn ns_between(&self, start: u64, end: u64) -> u64;
-    /// How many ticks make `ns` nanoseconds (saturating), for deadlines checked against
-    /// readings without a conversion per operation.
+    /// How many ticks make at least `ns` nanoseconds (saturating), for deadlines checked
+    /// against readings without a conversion per operation. A calibrated clock rounds up by
+    /// 1/[`DEADLINE_MARGIN_INV`] so that a deadline never passes early.
     fn ticks_in(&self, ns: u64) -> u64;
 }
+
+/// TSC deadlines are padded by 1/`DEADLINE_MARGIN_INV` (0.1 %): quanta's calibration (under a
+/// millisecond) is good to about 0.05 % here (2.6990 vs 2.7000 GHz in repeated calibrations),
+/// so a 30 ms deadline could otherwise end 15 µs early. The margin keeps every deadline at or
+/// after its limit in real time; rates never depend on it (they use the workers' `Instant`
+/// wall time).
+pub const DEADLINE_MARGIN_INV: u64 = 1000;
 
 /// CLOCK_MONOTONIC in nanoseconds (the clock `std::time::Instant` reads, without its
 /// `Duration` arithmetic).
@@ -90,7 +99,8 @@ impl OpClock for Tsc {
 
     fn ticks_in(&self, ns: u64) -> u64 {
         let ticks = (u128::from(ns) << 32) / u128::from(self.ns_per_2_32);
-        u64::try_from(ticks).unwrap_or(u64::MAX)
+        let padded = ticks + ticks / u128::from(DEADLINE_MARGIN_INV) + 1;
+        u64::try_from(padded).unwrap_or(u64::MAX)
     }
 }
 
@@ -154,7 +164,8 @@ mod tests {
         assert_eq!(c.ns_between(t1, t0), 0, "backwards is zero, not a wrap");
         let ticks = c.ticks_in(1_000_000_000);
         let back = c.ns_between(t0, t0 + ticks) as f64;
-        assert!((back - 1e9).abs() < 1e3, "1 s → {ticks} ticks → {back} ns");
+        let padded = 1e9 * (1.0 + 1.0 / DEADLINE_MARGIN_INV as f64) + 1e3;
+        assert!((1e9 - 1e3..=padded).contains(&back), "1 s → {ticks} ticks → {back} ns");
         assert!(c.ticks_in(u64::MAX) >= ticks);
     }
 
