@@ -9,9 +9,9 @@
 //! - [`Tsc`] when the kernel itself keeps time with the TSC (`current_clocksource` is `tsc`:
 //!   the kernel has found it invariant and synchronised across CPUs, so readings from
 //!   different threads compare) — read and converted to nanoseconds by the `quanta` crate,
-//!   which calibrates the counter against CLOCK_MONOTONIC once per process (under 1 ms here, at
-//!   most 200 ms) and
-//!   falls back to CLOCK_MONOTONIC itself when the CPU does not report an invariant TSC;
+//!   which calibrates the counter against CLOCK_MONOTONIC once per process (under 1 ms here,
+//!   at most 200 ms) and falls back to CLOCK_MONOTONIC itself when the CPU does not report an
+//!   invariant TSC;
 //! - [`Monotonic`] (CLOCK_MONOTONIC through the vDSO) otherwise, or when the environment sets
 //!   `FSBENCH_CLOCK=monotonic` (to compare the two, or to distrust a TSC).
 //!
