@@ -144,3 +144,50 @@ fn ctrl_c_or_sigkill_during_the_baseline_leave_nothing_behind() {
     assert_no_leftovers(&sc);
     assert_eq!(std::fs::read_dir(&sc).unwrap().count(), 0, "scratch not empty");
 }
+
+/// A small tmpfs mounted for the test's lifetime, unmounted on drop.
+struct SmallTmpfs(std::path::PathBuf);
+
+impl Drop for SmallTmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_short_scratch_gets_a_smaller_image_and_a_note_saying_so() {
+    require_privileged!();
+    let dir = scratch();
+    let small = dir.path().join("small");
+    std::fs::create_dir(&small).unwrap();
+    let st = std::process::Command::new("mount")
+        .args([
+            "-t",
+            "tmpfs",
+            "-o",
+            "size=400m",
+            "fsbench-test",
+            small.to_str().unwrap(),
+        ])
+        .status()
+        .unwrap();
+    assert!(st.success(), "mount tmpfs");
+    let small = SmallTmpfs(small);
+    let state = RunState::create(&small.0).unwrap();
+    let prov = ImageProvisioner::new(state.clone());
+    let raw = prov.raw_device(512 << 20).unwrap().unwrap();
+    // 400 MiB free minus the 256 MiB fsbench leaves free, in whole MiB.
+    assert!(raw.bytes >= 128 << 20 && raw.bytes < 400 << 20, "{}", raw.bytes);
+    assert_eq!(raw.bytes % (1 << 20), 0);
+    let note = raw.note.clone().unwrap_or_default();
+    assert!(note.contains("instead of 512.0 MiB") && note.contains("free"), "{note}");
+    // Where the host refuses O_DIRECT on the backing file (tmpfs before Linux 6.6), losetup
+    // falls back to buffered backing I/O and the note says what that means for the read rate.
+    let direct = loop_direct_io(&raw.path.to_string_lossy());
+    assert_eq!(note.contains("refused direct I/O"), !direct, "{note}");
+    raw.release().unwrap();
+    state.finish();
+    assert!(loops_under(&small.0).is_empty());
+    drop(small);
+    assert_no_leftovers(dir.path());
+}
