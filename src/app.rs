@@ -5,13 +5,18 @@
 //! Errors are `anyhow` here (the edge); [`exit_code`] maps them: configuration and usage errors
 //! to 2, interruption to 130, everything else to 1.
 
+use crate::baseline::{self, BaselineError};
 use crate::cli::{Cli, Command, CompareArgs, DatasetCommand, ListWhat, ReportArgs, RunArgs, ScratchArgs};
 use crate::config::{self, ConfigError, FsVariant, Overrides, Suite};
 use crate::engine::{RunContext, WorkloadKind};
+use crate::metric::Unit;
 use crate::plan::{self, Plan};
 use crate::provision::{self, DirProvisioner, ImageProvisioner, Provisioner, RunState};
 use crate::report::{self, Format};
-use crate::store::{CaseAvailability, CaseRecord, NewSample, NewSession, SampleStatus, SessionStatus, Store};
+use crate::store::{
+    BaselineStatus, BaselineValue, CaseAvailability, CaseRecord, NewSample, NewSession, RawBaseline, SampleStatus,
+    SessionStatus, Store,
+};
 use crate::units::Bytes;
 use crate::{signal, sysinfo};
 use anyhow::{Context, Result};
@@ -19,6 +24,7 @@ use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 /// Errors that decide the exit code.
@@ -302,6 +308,23 @@ fn print_plan(suite: &Suite, plan: &Plan, a: &RunArgs, out: &mut dyn Write) -> s
         })
         .collect();
     writeln!(out, "\nRun order: {}", order.join(" "))?;
+    if a.dir.is_none()
+        && plan
+            .cases
+            .iter()
+            .any(|c| c.unavailable.is_none() && c.variant.fs_type != "tmpfs")
+    {
+        writeln!(
+            out,
+            "Before the first case: raw-device baseline, a sequential O_DIRECT write and read of {} of {}",
+            Bytes(baseline::DEFAULT_BYTES).human(),
+            if a.device.is_some() {
+                "the device"
+            } else {
+                "a loop image (less if scratch space is short)"
+            }
+        )?;
+    }
     match &a.dir {
         Some(d) => writeln!(out, "Target: existing directory {} (no mkfs, no mount)", d.display())?,
         None if a.device.is_some() => {}
@@ -557,6 +580,14 @@ fn cmd_run(db: &Path, given: &RunArgs) -> Result<i32> {
         ),
     }
 
+    // The raw device's own speed, once per session, before the first case (a resumed session
+    // keeps the baseline it has). Interrupted, nothing is stored and the loop below stops.
+    if store.load_baseline(session)?.is_none() {
+        if let Some(b) = measure_baseline(provisioner.as_ref(), &plan, &interrupt) {
+            store.record_baseline(session, &b)?;
+        }
+    }
+
     let progress = Progress::new(todo.len());
     let mut interrupted = false;
     for (i, slot) in todo.iter().enumerate() {
@@ -656,6 +687,95 @@ fn cmd_run(db: &Path, given: &RunArgs) -> Result<i32> {
         return Ok(1);
     }
     Ok(0)
+}
+
+/// How the baseline is measured, for the report; `what` is the device (`a 512 MiB sparse image …`).
+fn baseline_method(what: &str) -> String {
+    format!(
+        "sequential O_DIRECT in 1 MiB requests, write (fdatasync included) then read, of {what}, before the \
+         first case"
+    )
+}
+
+/// Measures the raw device under the target once, before the first case ([`crate::baseline`]),
+/// for the report's cache-bound flag. Never fails the run: a failure comes back as a failed
+/// baseline, which the report turns into a warning. `None` when interrupted: nothing is stored,
+/// so a resumed session measures again.
+fn measure_baseline(provisioner: &dyn Provisioner, plan: &Plan, interrupt: &AtomicBool) -> Option<RawBaseline> {
+    let failed = |device: Option<String>, method: String, error: String| RawBaseline {
+        status: BaselineStatus::Failed(error),
+        device,
+        method,
+        note: None,
+        values: Vec::new(),
+    };
+    if !plan
+        .cases
+        .iter()
+        .any(|c| c.unavailable.is_none() && c.variant.fs_type != "tmpfs")
+    {
+        return Some(RawBaseline::no_device(
+            "every filesystem of this run is tmpfs, which lives in memory",
+        ));
+    }
+    let raw = match provisioner.raw_device(baseline::DEFAULT_BYTES) {
+        Ok(Some(raw)) => raw,
+        Ok(None) => {
+            return Some(RawBaseline::no_device(format!(
+                "{}: fsbench owns no block device there",
+                provisioner.describe()
+            )))
+        }
+        Err(_) if signal::interrupted() => return None,
+        Err(e) => {
+            eprintln!("fsbench: raw-device baseline not measured: {e}; the run goes on without it");
+            return Some(failed(None, baseline_method("the target's device"), e.to_string()));
+        }
+    };
+    eprintln!(
+        "fsbench: raw-device baseline: sequential O_DIRECT write and read of {} of {}",
+        Bytes(raw.bytes).human(),
+        raw.path.display()
+    );
+    let result = baseline::measure(&raw.path, raw.bytes, interrupt);
+    let mut b = RawBaseline {
+        status: BaselineStatus::Measured,
+        device: Some(raw.path.display().to_string()),
+        method: baseline_method(&raw.what),
+        note: raw.note.clone(),
+        values: Vec::new(),
+    };
+    if let Err(e) = raw.release() {
+        eprintln!("fsbench: cleanup after the raw-device baseline incomplete: {e}; run `fsbench cleanup`");
+    }
+    match result {
+        Err(BaselineError::Interrupted) => None,
+        Err(_) if signal::interrupted() => None,
+        Err(e) => {
+            eprintln!("fsbench: raw-device baseline failed: {e}; the run goes on without it");
+            b.status = BaselineStatus::Failed(e.to_string());
+            Some(b)
+        }
+        Ok(rates) => {
+            let value = |name: &str, p: baseline::Pass| BaselineValue {
+                name: name.to_string(),
+                value: p.mib_per_sec(),
+                unit: Unit::MibPerSec,
+                bytes: p.bytes,
+                seconds: p.seconds,
+            };
+            b.values = vec![
+                value(RawBaseline::SEQ_WRITE, rates.write),
+                value(RawBaseline::SEQ_READ, rates.read),
+            ];
+            eprintln!(
+                "fsbench: raw device: write {:.0} MiB/s, read {:.0} MiB/s",
+                rates.write.mib_per_sec(),
+                rates.read.mib_per_sec()
+            );
+            Some(b)
+        }
+    }
 }
 
 /// Tells the user when a killed run left mounts, loop devices or images in the scratch folder.

@@ -1,7 +1,8 @@
 //! fsbench: compare Linux filesystems honestly.
 //!
 //! The data walks one way (DESIGN.md):
-//! `config` (suite/preset) → `plan` (cases × repeats → slots) → for each slot `provision`
+//! `config` (suite/preset) → `plan` (cases × repeats → slots) → `baseline` (the raw device's
+//! sequential rates, once per session) → for each slot `provision`
 //! (loop image, mkfs, mount: a guard undoes it) → `engine` (native workloads → `RawSample`) →
 //! `store` (SQLite, one transaction per repeat) → `report` (`stats` summaries → `ReportModel`
 //! → table, Markdown, CSV, JSON).
@@ -10,6 +11,7 @@
 //! [`app::run`] and maps errors to exit codes.
 
 pub mod app;
+pub mod baseline;
 pub mod cli;
 pub mod config;
 pub mod datasets;

@@ -2,6 +2,8 @@
 //! - `util`: temp folders, running the real `fsbench` binary, the privileged-test gate, and the
 //!   leftover checks (/proc/mounts, `losetup -a`).
 //! - `provision`: real loop devices, mkfs and mounts for every available type, and their undo.
+//! - `baseline`: the raw-device baseline on real loop devices, refused while mounted, smaller on
+//!   a short scratch folder, undone on Ctrl-C and SIGKILL.
 //! - `cli`: the command line as a user meets it (help, exit codes, config errors, plan).
 //! - `run`: real `fsbench run` sessions end to end, reports, Ctrl-C.
 //! - `mongo`: the mongo and bigfile workloads: FIEMAP against filefrag, their presets, a run.
@@ -15,6 +17,9 @@ mod util;
 
 #[path = "integration/provision.rs"]
 mod provision;
+
+#[path = "integration/baseline.rs"]
+mod baseline;
 
 #[path = "integration/cli.rs"]
 mod cli;

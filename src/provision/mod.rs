@@ -12,6 +12,11 @@
 //! still that image; a mount is removed only if /proc/mounts still shows it on that device.
 //! Loop devices are always allocated with `losetup --find` (other processes may hold some).
 //!
+//! [`Provisioner::raw_device`] hands the raw-device baseline ([`crate::baseline`]) the block
+//! device under the target before the first case: for loop images a loop device over a fresh
+//! image attached exactly like the filesystems' (same code, same guard and state file), for
+//! `--device` the confirmed device itself, for `--dir` nothing.
+//!
 //! Mounting goes through util-linux `mount(8)`, which turns option strings such as `noatime`
 //! into mount flags and passes the rest to the filesystem; unmounting uses umount(2) directly.
 //! References: losetup(8), mount(8), mkfs.ext4(8) (`-E lazy_itable_init=0,lazy_journal_init=0`
@@ -430,7 +435,54 @@ pub trait Provisioner {
     fn provision(&self, variant: &FsVariant, image_bytes: u64, tag: &str) -> Result<Mounted, ProvisionError>;
     /// One line describing the target for the session record.
     fn describe(&self) -> String;
+    /// The raw block device under this target, for the raw-device baseline
+    /// ([`crate::baseline`]), with at most `max_bytes` (from offset 0) that may be overwritten;
+    /// `Ok(None)` when the target has no block device fsbench owns (an existing directory).
+    fn raw_device(&self, max_bytes: u64) -> Result<Option<RawDevice>, ProvisionError>;
 }
+
+/// A block device the raw-device baseline may overwrite, from offset 0 to `bytes`, for as long
+/// as this value lives. For loop images it holds the guard of the loop device and its image;
+/// [`RawDevice::release`] (or drop) detaches and deletes them, like [`Mounted`].
+pub struct RawDevice {
+    /// `/dev/loopN`, or the `--device` the user confirmed.
+    pub path: PathBuf,
+    /// Bytes that may be written, from offset 0 (a multiple of 1 MiB).
+    pub bytes: u64,
+    /// What the device is, for the report: `a 512 MiB sparse image in the scratch folder, …`.
+    pub what: String,
+    /// Why `bytes` is smaller than asked, or anything else a reader should know.
+    pub note: Option<String>,
+    guard: Option<Mounted>,
+}
+
+impl RawDevice {
+    /// Undoes what was made for the device (nothing for a real device), reporting the first
+    /// error.
+    pub fn release(mut self) -> Result<(), ProvisionError> {
+        self.guard.take().map_or(Ok(()), Mounted::teardown)
+    }
+}
+
+/// Rounds down to whole MiB.
+fn whole_mib(bytes: u64) -> u64 {
+    bytes & !((1 << 20) - 1)
+}
+
+/// Free bytes for an unprivileged writer in the filesystem holding `dir`.
+fn free_bytes(dir: &Path) -> Option<u64> {
+    rustix::fs::statvfs(dir)
+        .ok()
+        .map(|st| st.f_bavail.saturating_mul(st.f_frsize))
+}
+
+/// Space the raw-device baseline leaves free in the scratch folder, so that measuring never fills
+/// the disk the results database or other runs may live on.
+const BASELINE_FREE_MARGIN: u64 = 256 << 20;
+
+/// The smallest baseline image worth measuring: below this, per-request overheads and the first
+/// allocations dominate the rate.
+pub const BASELINE_MIN_BYTES: u64 = 64 << 20;
 
 /// Loop-backed images (and tmpfs) in a private run folder under the scratch folder.
 pub struct ImageProvisioner {
@@ -470,23 +522,91 @@ impl Provisioner for ImageProvisioner {
             let args = ["-t", "tmpfs", "-o", &all, "tmpfs", &path_arg(&mnt)].map(String::from);
             run_tool("mount", &args, &[])?;
         } else {
-            let image = dir.join(format!("img-{tag}.img"));
-            let f = std::fs::File::create_new(&image).map_err(io_err(format!("create {}", image.display())))?;
-            m.push(Undo::RemoveFile { path: image.clone() });
-            f.set_len(image_bytes)
-                .map_err(io_err(format!("size {} to {image_bytes} bytes", image.display())))?;
-            drop(f);
-            let device = attach_loop(&image)?;
-            m.push(Undo::Detach {
-                device: device.clone(),
-                image: image.clone(),
-            });
-            m.device = Some(device.clone());
-
+            let device = attach_image(&mut m, &dir.join(format!("img-{tag}.img")), image_bytes)?;
             mkfs_and_mount(&mut m, variant, &device)?;
         }
         m.ready()
     }
+
+    /// A loop device over a fresh sparse image `img-baseline.img` in the run folder, made and
+    /// attached exactly as for a filesystem (no mkfs, no mount), of `max_bytes` or less when the
+    /// scratch folder is short of space (the note says so).
+    fn raw_device(&self, max_bytes: u64) -> Result<Option<RawDevice>, ProvisionError> {
+        let dir = self.state.dir();
+        let free = free_bytes(&dir).unwrap_or(u64::MAX);
+        let bytes = whole_mib(max_bytes.min(free.saturating_sub(BASELINE_FREE_MARGIN)));
+        if bytes < BASELINE_MIN_BYTES {
+            return Err(ProvisionError::Unavailable(format!(
+                "the scratch folder {} has only {} free, too little for a {} baseline image",
+                dir.display(),
+                crate::units::Bytes(free).human(),
+                crate::units::Bytes(BASELINE_MIN_BYTES).human()
+            )));
+        }
+        let note = (bytes < whole_mib(max_bytes)).then(|| {
+            format!(
+                "measured over {} instead of {}: the scratch folder had only {} free",
+                crate::units::Bytes(bytes).human(),
+                crate::units::Bytes(max_bytes).human(),
+                crate::units::Bytes(free).human()
+            )
+        });
+        // Nothing is mounted: the guard's mountpoint and workdir are the run folder itself.
+        let mut m = Mounted::new(self.state.clone(), dir.clone());
+        let device = attach_image(&mut m, &dir.join("img-baseline.img"), bytes)?;
+        let direct = loop_direct_io(&device);
+        let mut notes: Vec<String> = note.into_iter().collect();
+        if !direct {
+            notes.push(
+                "the host refused direct I/O on the backing file, so its page cache may serve the read: \
+                 the read rate may be too high"
+                    .into(),
+            );
+        }
+        let note = (!notes.is_empty()).then(|| notes.join("; "));
+        Ok(Some(RawDevice {
+            path: PathBuf::from(device),
+            bytes,
+            what: format!(
+                "a {} sparse image in the scratch folder, loop-attached like the filesystems' images ({})",
+                crate::units::Bytes(bytes).human(),
+                if direct {
+                    "direct I/O on the backing file"
+                } else {
+                    "buffered backing I/O"
+                }
+            ),
+            note,
+            guard: Some(m),
+        }))
+    }
+}
+
+/// Creates the sparse image `image` of `bytes` and attaches it to a free loop device, pushing
+/// both onto `m`'s undo stack the moment they exist; returns the device (also set in `m`).
+fn attach_image(m: &mut Mounted, image: &Path, bytes: u64) -> Result<String, ProvisionError> {
+    let f = std::fs::File::create_new(image).map_err(io_err(format!("create {}", image.display())))?;
+    m.push(Undo::RemoveFile {
+        path: image.to_path_buf(),
+    });
+    f.set_len(bytes)
+        .map_err(io_err(format!("size {} to {bytes} bytes", image.display())))?;
+    drop(f);
+    let device = attach_loop(image)?;
+    m.push(Undo::Detach {
+        device: device.clone(),
+        image: image.to_path_buf(),
+    });
+    m.device = Some(device.clone());
+    Ok(device)
+}
+
+/// Whether a loop device does direct I/O on its backing file (sysfs `loop/dio`).
+pub fn loop_direct_io(device: &str) -> bool {
+    Path::new(device)
+        .file_name()
+        .and_then(|n| std::fs::read_to_string(format!("/sys/block/{}/loop/dio", n.to_string_lossy())).ok())
+        .is_some_and(|s| s.trim() == "1")
 }
 
 /// Makes a fresh filesystem of `variant` on `device` and mounts it on `m.mountpoint`.
@@ -545,25 +665,62 @@ impl Provisioner for DeviceProvisioner {
                 "tmpfs lives in memory: run it without --device".into(),
             ));
         }
-        // Between repeats the device holds our own filesystem; only a mount by someone else
-        // (or a stacked device, or swap) makes formatting it again unsafe.
-        let now = safety::inspect(&self.device.path).map_err(ProvisionError::Unavailable)?;
-        if let Some(r) = now
-            .refusals
-            .iter()
-            .find(|r| r.contains("mounted") || r.contains("stacked") || r.contains("swap"))
-        {
-            return Err(ProvisionError::Unavailable(format!(
-                "{}: {r}",
-                self.device.path.display()
-            )));
-        }
+        self.check_still_free()?;
         let mnt = self.state.dir().join(format!("mnt-{tag}"));
         let mut m = Mounted::with_mountpoint(self.state.clone(), mnt.clone())?;
         let device = self.device.path.to_string_lossy().into_owned();
         m.device = Some(device.clone());
         mkfs_and_mount(&mut m, variant, &device)?;
         m.ready()
+    }
+
+    /// The first `max_bytes` (or the whole device, if smaller) of the confirmed device. Nothing is
+    /// made, so nothing is undone; the baseline opens it with O_EXCL, which the kernel refuses
+    /// while anything else holds it.
+    fn raw_device(&self, max_bytes: u64) -> Result<Option<RawDevice>, ProvisionError> {
+        self.check_still_free()?;
+        let size = whole_mib(self.device.size_bytes);
+        let bytes = whole_mib(max_bytes).min(size);
+        let human = |b| crate::units::Bytes(b).human();
+        Ok(Some(RawDevice {
+            path: self.device.path.clone(),
+            bytes,
+            what: format!(
+                "the first {} of {} ({}, {})",
+                human(bytes),
+                self.device.path.display(),
+                self.device.model,
+                human(self.device.size_bytes)
+            ),
+            note: (bytes < whole_mib(max_bytes)).then(|| {
+                format!(
+                    "measured over the whole device ({}), less than {}",
+                    human(bytes),
+                    human(max_bytes)
+                )
+            }),
+            guard: None,
+        }))
+    }
+}
+
+impl DeviceProvisioner {
+    /// Refuses the device if someone else mounted it, stacked a device on it or uses it as swap
+    /// since it was confirmed. Between repeats it holds fsbench's own filesystem, so a
+    /// filesystem signature alone is no reason.
+    fn check_still_free(&self) -> Result<(), ProvisionError> {
+        let now = safety::inspect(&self.device.path).map_err(ProvisionError::Unavailable)?;
+        match now
+            .refusals
+            .iter()
+            .find(|r| r.contains("mounted") || r.contains("stacked") || r.contains("swap"))
+        {
+            Some(r) => Err(ProvisionError::Unavailable(format!(
+                "{}: {r}",
+                self.device.path.display()
+            ))),
+            None => Ok(()),
+        }
     }
 }
 
@@ -638,6 +795,11 @@ pub fn dir_fs_type(dir: &Path) -> String {
 impl Provisioner for DirProvisioner {
     fn describe(&self) -> String {
         format!("directory {} ({})", self.root.display(), self.fs_type())
+    }
+
+    /// An existing directory sits on a device fsbench does not own: nothing to measure.
+    fn raw_device(&self, _max_bytes: u64) -> Result<Option<RawDevice>, ProvisionError> {
+        Ok(None)
     }
 
     fn provision(&self, _variant: &FsVariant, _image_bytes: u64, tag: &str) -> Result<Mounted, ProvisionError> {

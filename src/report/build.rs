@@ -2,8 +2,9 @@
 //!
 //! One pass groups the measured values by (workload, phase, metric, variant) in run order; the
 //! row order is decided from the same pass. Warnings are collected in a fixed order so reports
-//! are reproducible: session state, confidence level, unavailable variants, failed repeats,
-//! unknown cases, missing intervals, non-finite values, noisy cells, first-run effects, notes.
+//! are reproducible: session state, confidence level, the raw-device baseline and cache-bound
+//! cells (see [`super::cachebound`]), unavailable variants, failed repeats, unknown cases,
+//! missing intervals, non-finite values, noisy cells, first-run effects, notes.
 
 use super::number;
 use super::significance::{self, ratio_ci, welch, Sample};
@@ -110,6 +111,7 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
                             best: false,
                             standing: None,
                             vs_best: None,
+                            cache_bound: false,
                         })
                     })
                     .collect();
@@ -134,6 +136,7 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
         tables.push(table);
     }
 
+    super::cachebound::mark(&mut tables, data);
     let warnings = Warnings {
         data,
         case_by_id: &case_by_id,
@@ -149,6 +152,7 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
         workloads: tables,
         warnings,
         samples: data.samples.clone(),
+        baseline: data.baseline.clone(),
     }
 }
 
@@ -226,6 +230,7 @@ impl Warnings<'_> {
                 self.confidence
             ));
         }
+        super::cachebound::warnings(data, self.tables, &mut out);
         for case in &data.cases {
             if let CaseAvailability::Unavailable(reason) = &case.availability {
                 let reason = strip_prefix_name(reason, case);
@@ -378,6 +383,7 @@ pub(crate) mod tests_support {
                     best: false,
                     standing: None,
                     vs_best: None,
+                    cache_bound: false,
                 })
                 .collect(),
         };

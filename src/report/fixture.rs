@@ -1,11 +1,12 @@
 //! A hand-built session for the report tests: four variants (one unavailable, one whose name
 //! needs CSV quoting), two workloads, a warm-up, a failed repeat, a slow first run, repeated
-//! notes and a phase whose CPU metrics are stored before a headline metric.
+//! notes, a phase whose CPU metrics are stored before a headline metric, and a raw-device
+//! baseline (write 1500, read 2100 MiB/s) faster than every throughput.
 
 use crate::metric::{Measurement, MetricId, Unit};
 use crate::store::{
-    CaseAvailability, CaseRecord, HostInfo, NewSample, NewSession, SampleRecord, SampleStatus, SessionData,
-    SessionRecord, SessionStatus,
+    BaselineStatus, BaselineValue, CaseAvailability, CaseRecord, HostInfo, NewSample, NewSession, RawBaseline,
+    SampleRecord, SampleStatus, SessionData, SessionRecord, SessionStatus,
 };
 
 /// A variant name with a comma and quotes, to exercise CSV and Markdown escaping.
@@ -207,5 +208,26 @@ pub fn session_data() -> SessionData {
             sample(11, "ext4-filecopy", 1, false, ok(), &[note], filecopy(12.5)),
             sample(12, "xfs-filecopy", 1, false, ok(), &[], filecopy(11.0)),
         ],
+        baseline: Some(baseline(1500.0, 2100.0)),
+    }
+}
+
+/// A measured baseline of `write` and `read` MiB/s over 512 MiB of /dev/loop3.
+fn baseline(write: f64, read: f64) -> RawBaseline {
+    let value = |name: &str, rate: f64| BaselineValue {
+        name: name.into(),
+        value: rate,
+        unit: Unit::MibPerSec,
+        bytes: 512 << 20,
+        seconds: 512.0 / rate,
+    };
+    RawBaseline {
+        status: BaselineStatus::Measured,
+        device: Some("/dev/loop3".into()),
+        method: "sequential O_DIRECT in 1 MiB requests, write (fdatasync included) then read, of a 512.0 MiB \
+                 sparse image in the scratch folder, before the first case"
+            .into(),
+        note: None,
+        values: vec![value(RawBaseline::SEQ_WRITE, write), value(RawBaseline::SEQ_READ, read)],
     }
 }

@@ -4,11 +4,12 @@
 //! Layout: header (session, suite, host), the plain-language summary of every workload, then per
 //! workload its charts (grouped bars of the headline metric of every phase with CI whiskers, CPU %
 //! per phase for the process and the whole system, latency percentiles where measured, and the
-//! individual repeats of every headline metric), its table with best and tied cells marked, and
-//! a collapsible table of every statistic; then synthetic versus real-data throughput when the
-//! session has both kinds of workload, the environment (host, kernel, CPU, memory, devices,
-//! mkfs arguments, requested and effective mount options, tool versions, command line, the suite
-//! text) and every warning.
+//! individual repeats of every headline metric), its table with best, tied and cache-bound cells
+//! marked (`td.best`, `td.tied`, `td.cache-bound` with a `‡`), and a collapsible table of every
+//! statistic; then synthetic versus real-data throughput when the session has both kinds of
+//! workload, the environment (host, kernel, CPU, memory, the raw-device baseline, devices, mkfs
+//! arguments, requested and effective mount options, tool versions, command line, the suite text)
+//! and every warning.
 //!
 //! Hooks for readers and tests: each workload is a `<section class="workload">` with
 //! `data-workload`; each chart a `<figure class="chart chart-KIND">` (`bars`, `cpu`, `latency`,
@@ -59,6 +60,7 @@ figure{margin:12px 0}figure svg{max-width:100%;height:auto;display:block}figcapt
 table{border-collapse:collapse;margin:8px 0;font-size:0.92em}th,td{border:1px solid #ddd;padding:3px 8px;text-align:right;vertical-align:top}
 th{background:#f2f2f2}td.l,th.l{text-align:left}
 td.best{font-weight:bold;background:#e6f4ea}td.tied{background:#f1f8f3}td.untested{color:#666}
+td.cache-bound{background:#fdf0dc}.mark.cb{color:#a05a00}
 .mark{font-size:0.85em;color:#2a7a3a;margin-left:4px}
 pre{background:#f6f6f6;padding:10px;overflow-x:auto;font-size:0.88em}
 ul.warnings li{color:#8a4b00}
@@ -328,6 +330,8 @@ fn results_table(out: &mut String, model: &ReportModel, table: &WorkloadTable) {
         let _ = write!(out, "<th>{}</th>", esc(v));
     }
     out.push_str("</tr></thead><tbody>\n");
+    let legend = super::cachebound::legend(model);
+    let mut flagged = false;
     let mut previous = None;
     for row in &table.rows {
         let phase = if previous != Some(&row.phase) {
@@ -346,6 +350,16 @@ fn results_table(out: &mut String, model: &ReportModel, table: &WorkloadTable) {
             match row.cells.iter().find(|c| &c.variant == v) {
                 Some(c) => {
                     let (text, class, mark) = cell_view(c);
+                    let (class, cb_mark) = match (&legend, c.cache_bound) {
+                        (Some(legend), true) => {
+                            flagged = true;
+                            (
+                                format!("{class} cache-bound").trim_start().to_string(),
+                                format!("<span class=\"mark cb\" title=\"{}\">‡</span>", esc(legend)),
+                            )
+                        }
+                        _ => (class.to_string(), String::new()),
+                    };
                     let p = c
                         .vs_best
                         .as_ref()
@@ -357,7 +371,7 @@ fn results_table(out: &mut String, model: &ReportModel, table: &WorkloadTable) {
                     } else {
                         format!("<span class=\"mark\">{mark}</span>")
                     };
-                    let _ = write!(out, "<td class=\"{class}\"{p}>{text}{mark}</td>");
+                    let _ = write!(out, "<td class=\"{class}\"{p}>{text}{mark}{cb_mark}</td>");
                 }
                 None => {
                     let _ = write!(
@@ -370,7 +384,11 @@ fn results_table(out: &mut String, model: &ReportModel, table: &WorkloadTable) {
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</tbody></table>\n<p class=\"note\">mean ± half-width of the 95 % confidence interval (Student t). ★ best mean of the row; = tied with the best (Welch’s t-test, p ≥ 0.05); ? too few repeats to test. CPU rows are not ranked. Empty cells say why: unavailable, failed or n/a (see the warnings).</p>\n");
+    out.push_str("</tbody></table>\n<p class=\"note\">mean ± half-width of the 95 % confidence interval (Student t). ★ best mean of the row; = tied with the best (Welch’s t-test, p ≥ 0.05); ? too few repeats to test. CPU rows are not ranked. Empty cells say why: unavailable, failed or n/a (see the warnings).");
+    if let Some(legend) = legend.filter(|_| flagged) {
+        let _ = write!(out, " {}", esc(&legend));
+    }
+    out.push_str("</p>\n");
     let _ = writeln!(
         out,
         "<details><summary>All statistics of {}</summary><table><thead><tr><th class=\"l\">phase</th><th class=\"l\">metric</th><th class=\"l\">variant</th><th>n</th><th>mean</th><th>± CI</th><th>median</th><th>sd</th><th>CoV %</th><th>trimmed mean</th><th>min</th><th>max</th><th>p vs best</th></tr></thead><tbody>",
@@ -471,6 +489,7 @@ fn environment(out: &mut String, model: &ReportModel) {
         &format!("{:.1} GiB", h.mem_bytes as f64 / (1u64 << 30) as f64),
     );
     row("target", &s.info.target);
+    row("raw device", &super::cachebound::describe(model.baseline.as_ref()));
     row("fsbench", &s.info.fsbench_version);
     let tools: Vec<String> = s.info.tool_versions.iter().map(|(t, v)| format!("{t} {v}")).collect();
     row("tools", &tools.join(", "));

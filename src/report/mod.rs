@@ -16,12 +16,18 @@
 //!   number (low CPU at low throughput is not an achievement), as in the published studies, which
 //!   mark the best throughput or time;
 //! * an unavailable variant keeps its column; the table prints `unavailable` in its cells and the
-//!   reason is a warning (`zfs: unavailable: <reason>`), so nothing is silently skipped.
+//!   reason is a warning (`zfs: unavailable: <reason>`), so nothing is silently skipped;
+//! * `cache_bound` marks a throughput (MiB/s) cell whose mean is more than
+//!   [`CACHE_BOUND_TOLERANCE`] above the faster rate of the session's raw-device baseline
+//!   (DESIGN.md: "the report flags it as cache-bound"); tmpfs cells are never compared (no raw
+//!   device), and without a measured baseline nothing is flagged and a warning says why. One
+//!   warning per workload lists the flagged cells; the table and Markdown mark them `‡`.
 //!
 //! Invariant: [`build()`] and [`render`] never panic, whatever the stored data holds (unknown case
 //! ids, NaN values, empty sessions); oddities become warnings.
 
 mod build;
+pub mod cachebound;
 pub mod charts;
 pub mod compare;
 mod csv;
@@ -39,7 +45,7 @@ pub use text::render_table;
 
 use crate::metric::MetricId;
 use crate::stats::Summary;
-use crate::store::{CaseRecord, SampleRecord, SessionRecord};
+use crate::store::{CaseRecord, RawBaseline, SampleRecord, SessionRecord};
 use serde::{Deserialize, Serialize};
 
 /// Version of the JSON export's shape; bump on any incompatible change.
@@ -78,7 +84,19 @@ pub struct Cell {
     /// the best cell itself and wherever `standing` is `None`.
     #[serde(default)]
     pub vs_best: Option<VsBest>,
+    /// A throughput (MiB/s) whose mean is above what the raw device delivers (the faster rate
+    /// of the session's baseline, plus [`CACHE_BOUND_TOLERANCE`]): served from a cache, not
+    /// the disk.
+    #[serde(default)]
+    pub cache_bound: bool,
 }
+
+/// How far above the raw device's faster sequential rate a mean throughput must lie to be
+/// flagged cache-bound: 5 %. The baseline is a single pass whose run-to-run spread is a few
+/// percent, and a filesystem may legitimately match or slightly beat it (it merges requests and
+/// can keep several in flight where the baseline keeps one), so only a mean clearly above the
+/// device counts as proof of a cache.
+pub const CACHE_BOUND_TOLERANCE: f64 = 0.05;
 
 /// Where a cell stands against the best cell of its row (see `doc/significance.md`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -147,6 +165,9 @@ pub struct ReportModel {
     pub warnings: Vec<String>,
     /// Every raw sample, warm-ups included.
     pub samples: Vec<SampleRecord>,
+    /// The session's raw-device baseline (see [`crate::baseline`]); `None` when none was stored.
+    #[serde(default)]
+    pub baseline: Option<RawBaseline>,
 }
 
 /// Renders `model` in `format` (plain text for [`Format::Table`]; use [`render_table`] for

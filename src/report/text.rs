@@ -6,12 +6,14 @@
 //!   (`  lat_p99 (us)`), CPU rows compact (`  cpu % (process)`);
 //! * cell `mean ± CI half-width` ([`super::number::mean_ci`]); without values `unavailable` (the
 //!   case could not run here), `failed` (every measured repeat failed) or `n/a`;
-//! * best cell: trailing `*` in the table (plus ANSI bold with `color`), **bold** in Markdown.
+//! * best cell: trailing `*` in the table (plus ANSI bold with `color`), **bold** in Markdown;
+//! * cache-bound cell ([`super::cachebound`]): a trailing `‡` in both, in a marker column of its
+//!   own in the table, and a legend line under every table that has one.
 //!
 //! Column widths are counted in `char`s (`±` is one column), which is right for the ASCII and
 //! common Latin text of names and numbers; wide CJK names would misalign, not break.
 
-use super::{number, ReportModel, Row, Standing, WorkloadTable};
+use super::{cachebound, number, ReportModel, Row, Standing, WorkloadTable};
 use crate::metric::Unit;
 use crate::report::build::{is_cpu_metric, is_detail_metric};
 use crate::store::{CaseAvailability, SampleStatus};
@@ -33,6 +35,8 @@ struct CellView {
     best: bool,
     /// Indistinguishable from the best (Welch, α = 0.05).
     tied: bool,
+    /// Above what the raw device delivers ([`super::cachebound`]).
+    cache_bound: bool,
 }
 
 /// `throughput (MiB/s)`, or `cpu % (process)` / `cpu % (system)` for the CPU rows.
@@ -101,11 +105,13 @@ fn layout(model: &ReportModel, table: &WorkloadTable, full: bool) -> Vec<RowView
                             text: number::mean_ci(c.summary.mean, c.summary.ci_half_width()),
                             best: c.best,
                             tied: c.standing == Some(Standing::Tied),
+                            cache_bound: c.cache_bound,
                         },
                         None => CellView {
                             text: empty.to_string(),
                             best: false,
                             tied: false,
+                            cache_bound: false,
                         },
                     },
                 )
@@ -211,10 +217,12 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
             .map(|(i, v)| rows.iter().map(|r| width(&r.cells[i].text)).fold(width(v), usize::max))
             .collect();
 
+        // A table with cache-bound cells gets one more marker column for their `‡`.
+        let flagged = rows.iter().any(|r| r.cells.iter().any(|c| c.cache_bound));
         let _ = writeln!(out, "\n{}", title(table));
         let mut line = format!("{:label_w$}", "");
         for (v, w) in model.variants.iter().zip(&col_w) {
-            let _ = write!(line, "  {v:>w$}  ");
+            let _ = write!(line, "  {v:>w$}  {}", if flagged { " " } else { "" });
         }
         let _ = writeln!(out, "{}", line.trim_end());
         let total = width(&line);
@@ -223,23 +231,31 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
             let mut line = format!("{label:label_w$}");
             for (cell, w) in row.cells.iter().zip(&col_w) {
                 let padded = format!("{:>w$}", cell.text);
+                let dagger = match (flagged, cell.cache_bound) {
+                    (true, true) => "‡",
+                    (true, false) => " ",
+                    (false, _) => "",
+                };
                 match (cell.best, color) {
                     (true, true) => {
                         let pad = &padded[..padded.len() - cell.text.len()];
-                        let _ = write!(line, "  {pad}{BOLD}{} *{RESET}", cell.text);
+                        let _ = write!(line, "  {pad}{BOLD}{} *{RESET}{dagger}", cell.text);
                     }
                     (true, false) => {
-                        let _ = write!(line, "  {padded} *");
+                        let _ = write!(line, "  {padded} *{dagger}");
                     }
                     _ if cell.tied => {
-                        let _ = write!(line, "  {padded} =");
+                        let _ = write!(line, "  {padded} ={dagger}");
                     }
                     _ => {
-                        let _ = write!(line, "  {padded}  ");
+                        let _ = write!(line, "  {padded}  {dagger}");
                     }
                 }
             }
             let _ = writeln!(out, "{}", line.trim_end());
+        }
+        if let Some(legend) = cachebound::legend(model).filter(|_| flagged) {
+            let _ = writeln!(out, "{legend}");
         }
         if !table.summary.is_empty() {
             let _ = writeln!(out, "\n{}", wrap(&table.summary, 100));
@@ -347,6 +363,7 @@ pub fn render_markdown(model: &ReportModel) -> String {
         ("finished", s.finished_at.clone().unwrap_or_else(|| "–".into())),
         ("status", s.status.as_str().to_string()),
         ("target", s.info.target.clone()),
+        ("raw device", cachebound::describe(model.baseline.as_ref())),
         ("fsbench", s.info.fsbench_version.clone()),
     ];
     if !s.info.tool_versions.is_empty() {
@@ -366,19 +383,25 @@ pub fn render_markdown(model: &ReportModel) -> String {
             rule.push_str("--:|");
         }
         let _ = writeln!(out, "{head}\n{rule}");
-        for row in layout(model, table, true) {
+        let rows = layout(model, table, true);
+        for row in &rows {
             let phase = row.phase.as_deref().map(md).unwrap_or_default();
             let _ = write!(out, "| {phase} | {} |", md(&row.metric));
             for cell in &row.cells {
+                let dagger = if cell.cache_bound { " ‡" } else { "" };
                 if cell.best {
-                    let _ = write!(out, " **{}** |", cell.text);
+                    let _ = write!(out, " **{}**{dagger} |", cell.text);
                 } else if cell.tied {
-                    let _ = write!(out, " {} = |", cell.text);
+                    let _ = write!(out, " {} ={dagger} |", cell.text);
                 } else {
-                    let _ = write!(out, " {} |", cell.text);
+                    let _ = write!(out, " {}{dagger} |", cell.text);
                 }
             }
             out.push('\n');
+        }
+        let flagged = rows.iter().any(|r| r.cells.iter().any(|c| c.cache_bound));
+        if let Some(legend) = cachebound::legend(model).filter(|_| flagged) {
+            let _ = writeln!(out, "\n{}", md(&legend));
         }
         if !table.summary.is_empty() {
             let _ = writeln!(out, "\n{}", md(&table.summary));

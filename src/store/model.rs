@@ -3,7 +3,7 @@
 //! These are plain serde structs; the JSON export embeds them unchanged, so renaming a field
 //! is a schema change (bump `report::SCHEMA_VERSION`).
 
-use crate::metric::Measurement;
+use crate::metric::{Measurement, Unit};
 use serde::{Deserialize, Serialize};
 
 /// Lifecycle of a session.
@@ -182,4 +182,91 @@ pub struct SessionData {
     pub cases: Vec<CaseRecord>,
     /// Its samples in the order they ran.
     pub samples: Vec<SampleRecord>,
+    /// Its raw-device baseline; `None` for sessions stored before fsbench measured one (schema
+    /// version 1) or stopped before it was measured.
+    #[serde(default)]
+    pub baseline: Option<RawBaseline>,
+}
+
+/// How a session's raw-device baseline ended (see [`RawBaseline`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "state", content = "error")]
+pub enum BaselineStatus {
+    /// Both passes were measured; `values` holds them.
+    Measured,
+    /// The measurement failed with this error; `values` holds whatever was measured before.
+    Failed(String),
+    /// The target has no block device fsbench may overwrite (an existing directory, or only
+    /// tmpfs variants); `method` says which.
+    NoDevice,
+}
+
+/// One rate of a raw-device baseline.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BaselineValue {
+    /// [`RawBaseline::SEQ_WRITE`] or [`RawBaseline::SEQ_READ`].
+    pub name: String,
+    /// The rate, in `unit`.
+    pub value: f64,
+    /// Unit of `value` (MiB/s).
+    pub unit: Unit,
+    /// Bytes transferred in the timed region.
+    pub bytes: u64,
+    /// Length of the timed region in seconds (for the write, fdatasync included).
+    pub seconds: f64,
+}
+
+/// A session's raw-device baseline: what the block device under the filesystems delivers by
+/// itself (sequential O_DIRECT write and read, measured once before the first case, see
+/// `crate::baseline`). The report flags throughputs above it as cache-bound.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RawBaseline {
+    /// How it ended.
+    pub status: BaselineStatus,
+    /// The device measured (`/dev/loop3`, `/dev/sdb`); `None` when there was none.
+    pub device: Option<String>,
+    /// How it was measured, or (for [`BaselineStatus::NoDevice`]) why there is no raw device.
+    pub method: String,
+    /// Something a reader should know about the measurement (a smaller size than planned
+    /// because the scratch folder was short of space, buffered backing I/O).
+    pub note: Option<String>,
+    /// The measured rates, in the order measured.
+    pub values: Vec<BaselineValue>,
+}
+
+impl RawBaseline {
+    /// Name of the sequential write rate (fdatasync included), MiB/s.
+    pub const SEQ_WRITE: &'static str = "raw_seq_write";
+    /// Name of the sequential read rate, MiB/s.
+    pub const SEQ_READ: &'static str = "raw_seq_read";
+
+    /// A baseline that could not be measured because the target has no raw device (`why`).
+    pub fn no_device(why: impl Into<String>) -> RawBaseline {
+        RawBaseline {
+            status: BaselineStatus::NoDevice,
+            device: None,
+            method: why.into(),
+            note: None,
+            values: Vec::new(),
+        }
+    }
+
+    /// The value named `name`, if it was measured.
+    pub fn value(&self, name: &str) -> Option<&BaselineValue> {
+        self.values.iter().find(|v| v.name == name)
+    }
+
+    /// The faster of the sequential write and read rates in MiB/s: what the device can deliver
+    /// at best. `None` unless the baseline was measured and both rates are finite and positive.
+    pub fn ceiling_mib_s(&self) -> Option<f64> {
+        if self.status != BaselineStatus::Measured {
+            return None;
+        }
+        let rate = |name| {
+            self.value(name)
+                .filter(|v| v.unit == Unit::MibPerSec && v.value.is_finite() && v.value > 0.0)
+                .map(|v| v.value)
+        };
+        Some(rate(Self::SEQ_WRITE)?.max(rate(Self::SEQ_READ)?))
+    }
 }

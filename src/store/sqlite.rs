@@ -35,7 +35,10 @@ use std::time::{Duration, Instant};
 
 /// Embedded migrations. Entry `i` brings the schema from version `i` to `i + 1`; entries are
 /// only ever appended, never edited, once released.
-const MIGRATIONS: &[&str] = &[include_str!("migrations/001_init.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/001_init.sql"),
+    include_str!("migrations/002_baselines.sql"),
+];
 
 /// The schema version this fsbench writes (`PRAGMA user_version` after migrations).
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
@@ -628,8 +631,8 @@ impl Store {
     }
 
     /// Loads a whole session for reporting: cases in plan order, samples in the order they ran
-    /// (row id), measurements in the order they were recorded. Read in one snapshot, so a
-    /// concurrent writer never shows half a repeat.
+    /// (row id), measurements in the order they were recorded, and the raw-device baseline.
+    /// Read in one snapshot, so a concurrent writer never shows half a repeat.
     pub fn load_session(&self, session: i64) -> Result<SessionData, StoreError> {
         let tx = self.read(&format!("loading session {session}"))?;
 
@@ -703,11 +706,122 @@ impl Store {
             }
         }
 
+        let baseline = self.baseline(&tx, session)?;
         Ok(SessionData {
             session: record,
             cases,
             samples,
+            baseline,
         })
+    }
+
+    /// Stores the raw-device baseline of `session` in one committed transaction, replacing one
+    /// stored before. Every value (and its seconds) must be finite.
+    pub fn record_baseline(&self, session: i64, b: &RawBaseline) -> Result<(), StoreError> {
+        for v in &b.values {
+            self.check_finite(v.value, || format!("baseline {}", v.name))?;
+            self.check_finite(v.seconds, || format!("baseline {} seconds", v.name))?;
+        }
+        let action = format!("recording the raw-device baseline of session {session}");
+        let tx = self.write(&action)?;
+        self.require_session(&tx, session)?;
+        // Deleting cascades to the old values.
+        tx.execute("DELETE FROM baselines WHERE session_id = ?1", [session])
+            .map_err(self.sql(action.as_str()))?;
+        let (state, error) = match &b.status {
+            BaselineStatus::Measured => ("measured", None),
+            BaselineStatus::Failed(e) => ("failed", Some(e.as_str())),
+            BaselineStatus::NoDevice => ("no_device", None),
+        };
+        tx.execute(
+            "INSERT INTO baselines (session_id, state, device, method, note, error) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![session, state, b.device, b.method, b.note, error],
+        )
+        .map_err(self.sql(action.as_str()))?;
+        {
+            let mut insert = tx
+                .prepare(
+                    "INSERT INTO baseline_values (session_id, ord, name, value, unit, bytes, seconds) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                )
+                .map_err(self.sql(action.as_str()))?;
+            for (ord, v) in b.values.iter().enumerate() {
+                insert
+                    .execute(params![
+                        session,
+                        ord,
+                        v.name,
+                        v.value,
+                        v.unit.as_str(),
+                        v.bytes,
+                        v.seconds
+                    ])
+                    .map_err(|e| self.sql(format!("{action}: storing {}", v.name))(e))?;
+            }
+        }
+        tx.commit().map_err(self.sql(action))
+    }
+
+    /// The raw-device baseline of `session`, or `None` when none was stored (a session of
+    /// schema version 1, or one stopped before it was measured).
+    pub fn load_baseline(&self, session: i64) -> Result<Option<RawBaseline>, StoreError> {
+        let tx = self.read(&format!("loading the raw-device baseline of session {session}"))?;
+        self.require_session(&tx, session)?;
+        self.baseline(&tx, session)
+    }
+
+    /// Reads the baseline of `session` on `conn` (inside the caller's transaction).
+    fn baseline(&self, conn: &Connection, session: i64) -> Result<Option<RawBaseline>, StoreError> {
+        let action = format!("reading the raw-device baseline of session {session}");
+        let Some(row) = conn
+            .query_row(
+                "SELECT state, device, method, note, error FROM baselines WHERE session_id = ?1",
+                [session],
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, Option<String>>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, Option<String>>(3)?,
+                        r.get::<_, Option<String>>(4)?,
+                    ))
+                },
+            )
+            .optional()
+            .map_err(self.sql(action.as_str()))?
+        else {
+            return Ok(None);
+        };
+        let (state, device, method, note, error) = row;
+        let status = match (state.as_str(), error) {
+            ("measured", None) => BaselineStatus::Measured,
+            ("failed", Some(e)) => BaselineStatus::Failed(e),
+            ("no_device", None) => BaselineStatus::NoDevice,
+            (state, error) => {
+                return Err(self.row(action.as_str())(RowError::Bad(format!(
+                    "baseline has state `{state}` with error {error:?}"
+                ))))
+            }
+        };
+        let mut stmt = conn
+            .prepare(
+                "SELECT name, value, unit, bytes, seconds FROM baseline_values \
+                 WHERE session_id = ?1 ORDER BY ord",
+            )
+            .map_err(self.sql(action.as_str()))?;
+        let mut rows = stmt.query([session]).map_err(self.sql(action.as_str()))?;
+        let mut values = Vec::new();
+        while let Some(row) = rows.next().map_err(self.sql(action.as_str()))? {
+            values.push(baseline_value_from_row(row).map_err(self.row(action.as_str()))?);
+        }
+        Ok(Some(RawBaseline {
+            status,
+            device,
+            method,
+            note,
+            values,
+        }))
     }
 
     /// Repeats of `case_id` in `session` stored with status ok, ascending: the ones a resumed
@@ -832,6 +946,21 @@ fn sample_from_row(row: &rusqlite::Row<'_>) -> Result<SampleRecord, RowError> {
     })
 }
 
+/// Reads a `baseline_values` row.
+fn baseline_value_from_row(row: &rusqlite::Row<'_>) -> Result<BaselineValue, RowError> {
+    let name: String = row.get(0)?;
+    let unit_text: String = row.get(2)?;
+    let unit = Unit::parse(&unit_text)
+        .ok_or_else(|| RowError::Bad(format!("baseline value {name} has unknown unit `{unit_text}`")))?;
+    Ok(BaselineValue {
+        value: row.get(1)?,
+        unit,
+        bytes: row.get(3)?,
+        seconds: row.get(4)?,
+        name,
+    })
+}
+
 /// Reads a `metrics` row as `(sample_id, measurement)`.
 fn measurement_from_row(row: &rusqlite::Row<'_>) -> Result<(i64, Measurement), RowError> {
     let sample_id: i64 = row.get(0)?;
@@ -944,6 +1073,27 @@ mod tests {
         }
     }
 
+    /// A measured baseline whose numbers exercise exact round trips.
+    fn measured_baseline() -> RawBaseline {
+        let value = |name: &str, value: f64, seconds: f64| BaselineValue {
+            name: name.into(),
+            value,
+            unit: Unit::MibPerSec,
+            bytes: 512 << 20,
+            seconds,
+        };
+        RawBaseline {
+            status: BaselineStatus::Measured,
+            device: Some("/dev/loop3".into()),
+            method: "sequential O_DIRECT in 1 MiB requests".into(),
+            note: Some("ünïcödé 'note'".into()),
+            values: vec![
+                value(RawBaseline::SEQ_WRITE, 1_234.567_890_123, 0.1 + 0.2),
+                value(RawBaseline::SEQ_READ, 2100.0, 512.0 / 2100.0),
+            ],
+        }
+    }
+
     /// A session with one available case, ready for samples.
     fn session_with_case(store: &Store, label: Option<&str>) -> i64 {
         let id = store.begin_session(&new_session(label)).expect("begin");
@@ -1006,6 +1156,7 @@ mod tests {
                 .iter()
                 .map(|s| store.record_sample(id, s).expect("sample"))
                 .collect();
+            store.record_baseline(id, &measured_baseline()).expect("baseline");
             store.finish_session(id, SessionStatus::Complete).expect("finish");
             (id, ids)
         };
@@ -1026,6 +1177,7 @@ mod tests {
                 .zip(&inputs)
                 .map(|(&id, s)| SampleRecord { id, sample: s.clone() })
                 .collect(),
+            baseline: Some(measured_baseline()),
         };
         assert_eq!(loaded, expected);
         assert!(
@@ -1091,6 +1243,126 @@ mod tests {
         assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
         assert_eq!(store.list_sessions().expect("list").len(), 1);
         assert_eq!(store.resolve("latest").expect("latest"), id);
+    }
+
+    #[test]
+    fn baselines_round_trip_replace_and_stay_per_session() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("r.db");
+        let store = Store::open(&path).expect("open");
+        let a = session_with_case(&store, None);
+        let b = session_with_case(&store, None);
+        assert_eq!(store.load_baseline(a).expect("none yet"), None);
+        assert_eq!(store.load_session(a).expect("load").baseline, None);
+
+        let failed = RawBaseline {
+            status: BaselineStatus::Failed("open /dev/loop3: Device or resource busy".into()),
+            values: measured_baseline().values[..1].to_vec(),
+            note: None,
+            ..measured_baseline()
+        };
+        store.record_baseline(a, &failed).expect("failed");
+        let none = RawBaseline::no_device("directory /mnt/x (nfs4)");
+        store.record_baseline(b, &none).expect("no device");
+        assert_eq!(store.load_baseline(a).expect("load a"), Some(failed));
+        assert_eq!(store.load_session(b).expect("load b").baseline, Some(none));
+
+        // Recording again replaces the row and its values.
+        store.record_baseline(a, &measured_baseline()).expect("replace");
+        drop(store);
+        let store = Store::open(&path).expect("reopen");
+        let loaded = store.load_baseline(a).expect("load").expect("stored");
+        assert_eq!(loaded, measured_baseline());
+        assert_eq!(loaded.ceiling_mib_s(), Some(2100.0));
+        let rows: i64 = store
+            .conn
+            .query_row("SELECT COUNT(*) FROM baseline_values", [], |r| r.get(0))
+            .expect("count");
+        assert_eq!(rows, 2);
+
+        // Unknown sessions, NaN and unreadable text are refused like everywhere else.
+        assert!(matches!(
+            store.record_baseline(99, &measured_baseline()),
+            Err(StoreError::NoSuchSession(_))
+        ));
+        assert!(matches!(store.load_baseline(99), Err(StoreError::NoSuchSession(_))));
+        let mut nan = measured_baseline();
+        nan.values[1].value = f64::NAN;
+        let err = store.record_baseline(b, &nan).expect_err("NaN refused");
+        assert!(err.to_string().contains("baseline raw_seq_read = NaN"), "{err}");
+        store
+            .conn
+            .execute_batch("UPDATE baseline_values SET unit = 'furlongs/s'")
+            .expect("edit by hand");
+        let err = store.load_session(a).expect_err("refused");
+        assert!(err.to_string().contains("unknown unit `furlongs/s`"), "{err}");
+        store
+            .conn
+            .execute_batch("UPDATE baselines SET state = 'measured', error = 'x'")
+            .expect("edit by hand");
+        let err = store.load_baseline(b).expect_err("refused");
+        assert!(matches!(err, StoreError::Corrupt { .. }), "{err:?}");
+    }
+
+    #[test]
+    fn a_version_1_database_migrates_to_version_2_keeping_its_sessions() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("v1.db");
+        // A database as fsbench with schema version 1 left it: migration 1 only, one session
+        // with a case and a sample.
+        {
+            let conn = Connection::open(&path).expect("raw open");
+            conn.execute_batch(MIGRATIONS[0]).expect("schema 1");
+            conn.pragma_update(None, "user_version", 1).expect("version 1");
+            conn.execute_batch(
+                "INSERT INTO sessions (started_at, finished_at, status, label, suite_name, \
+                 suite_text, args_json, fsbench_version, hostname, kernel, cpu_model, ncpu, \
+                 mem_bytes, target) VALUES ('2025-01-01T00:00:00Z', '2025-01-01T00:10:00Z', \
+                 'complete', 'old', 'quick', '', '[\"fsbench\"]', '0.1.0', 'h', 'k', 'c', 2, 1, \
+                 'loop images in /var/tmp/fsbench');
+                 INSERT INTO cases VALUES (1, 'c1', 0, 'ext4', 'ext4', '[]', '[]', 'bonnie', \
+                 'bonnie', '{}', 'available', NULL);
+                 INSERT INTO samples (session_id, case_id, repeat, is_warmup, started_at, wall_s, \
+                 status, error, device, effective_mount_opts, notes_json) VALUES (1, 'c1', 0, 0, \
+                 '2025-01-01T00:01:00Z', 3.5, 'ok', NULL, NULL, NULL, '[]');
+                 INSERT INTO metrics VALUES (1, 0, 'seq_write_block', 'throughput', 'MiB/s', \
+                 'higher_is_better', 321.5);",
+            )
+            .expect("v1 data");
+        }
+        assert_eq!(user_version(&path), 1);
+
+        let store = Store::open(&path).expect("open migrates");
+        assert_eq!(user_version(&path), 2);
+        assert_eq!(SCHEMA_VERSION, 2);
+        let old = store
+            .load_session(store.resolve("old").expect("resolve"))
+            .expect("load");
+        assert_eq!(old.baseline, None, "a v1 session has no baseline");
+        assert_eq!(old.samples[0].sample.measurements[0].value, 321.5);
+        // The new tables work for the old session and for new ones.
+        store
+            .record_baseline(old.session.id, &measured_baseline())
+            .expect("record");
+        assert_eq!(
+            store.load_baseline(old.session.id).expect("load"),
+            Some(measured_baseline())
+        );
+        let new = session_with_case(&store, None);
+        store
+            .record_baseline(new, &RawBaseline::no_device("directory"))
+            .expect("new");
+        assert!(store.integrity_check().expect("integrity"));
+        // Deleting a session takes its baseline with it (foreign keys, cascade).
+        store
+            .conn
+            .execute("DELETE FROM sessions WHERE id = ?1", [old.session.id])
+            .expect("delete");
+        let left: i64 = store
+            .conn
+            .query_row("SELECT COUNT(*) FROM baseline_values", [], |r| r.get(0))
+            .expect("count");
+        assert_eq!(left, 0);
     }
 
     #[test]

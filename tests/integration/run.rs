@@ -65,6 +65,33 @@ fn a_short_run_compares_three_filesystems_stores_samples_and_reports_json() {
         }
     }
     assert!(saw_cpu, "no CPU rows");
+    // The raw device was measured once, before the first case, and every cell says whether it
+    // is above it.
+    let b = &j["baseline"];
+    assert_eq!(b["status"]["state"], "measured", "{b}");
+    assert!(b["device"].as_str().unwrap().starts_with("/dev/loop"), "{b}");
+    let values = b["values"].as_array().unwrap();
+    let names: Vec<&str> = values.iter().map(|v| v["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["raw_seq_write", "raw_seq_read"]);
+    for v in values {
+        assert_eq!(v["unit"], "MiB/s", "{v}");
+        assert!(
+            v["value"].as_f64().unwrap() > 0.0 && v["seconds"].as_f64().unwrap() > 0.0,
+            "{v}"
+        );
+        let bytes = v["bytes"].as_u64().unwrap();
+        assert!((64 << 20..=512 << 20).contains(&bytes) && bytes % (1 << 20) == 0, "{v}");
+    }
+    for r in rows {
+        for c in r["cells"].as_array().unwrap() {
+            assert!(c["cache_bound"].is_boolean(), "{c}");
+            if r["metric"]["unit"] != "MiB/s" {
+                assert_eq!(c["cache_bound"], false, "{r}");
+            }
+        }
+    }
+    let baseline_lines = err.lines().filter(|l| l.contains("raw device: write")).count();
+    assert_eq!(baseline_lines, 1, "measured once per session:\n{err}");
     // zfs is kept as an unavailable case with its reason
     assert!(j["warnings"].to_string().contains("zfs"));
     assert_eq!(j["samples"].as_array().unwrap().len(), 9);
@@ -74,7 +101,8 @@ fn a_short_run_compares_three_filesystems_stores_samples_and_reports_json() {
     assert!(csv.lines().next().unwrap().contains("variant"));
     assert!(csv.lines().count() > 9 * 12);
     let o = fsbench(&["--db", db, "report", "latest", "--format", "md"]);
-    assert!(String::from_utf8_lossy(&o.stdout).contains("| "));
+    let md = String::from_utf8_lossy(&o.stdout);
+    assert!(md.contains("| raw device | write "), "{md}");
     let o = fsbench(&["--db", db, "list", "sessions"]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("complete"));
 }

@@ -155,6 +155,23 @@ verify = true
     assert!(o.status.success(), "{}", text(&o));
     let j = String::from_utf8_lossy(&o.stdout);
     assert!(j.contains("\"copy\"") && j.contains("\"delete\""), "{j}");
+    // An existing directory has no raw device fsbench may overwrite: said once, nothing flagged.
+    let j: serde_json::Value = serde_json::from_str(&j).unwrap();
+    assert_eq!(j["baseline"]["status"]["state"], "no_device", "{}", j["baseline"]);
+    let said: Vec<&serde_json::Value> = j["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w.as_str().unwrap().contains("raw-device baseline"))
+        .collect();
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0]
+            .as_str()
+            .unwrap()
+            .starts_with("no raw-device baseline for this target"),
+        "{said:?}"
+    );
 }
 
 #[test]
