@@ -36,13 +36,12 @@
 //! (typically 512 bytes)", and O_EXCL without O_CREAT on block devices), pwrite(2), pread(2),
 //! fdatasync(2), losetup(8) `--direct-io`; fio(1) `direct`, `bs`, `rw`.
 
+use crate::engine::sysio::AlignedBuf;
 use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
-use std::alloc::Layout;
 use std::os::fd::OwnedFd;
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
-use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -156,15 +155,15 @@ pub fn measure(device: &Path, bytes: u64, interrupt: &AtomicBool) -> Result<RawR
         return Err(BaselineError::TooSmall { device: name(), bytes });
     }
     let fd = open_direct(device).map_err(|source| BaselineError::Open { device: name(), source })?;
-    let mut buf = AlignedBuf::new();
-    buf.fill_pseudo_random(0x9e37_79b9_7f4a_7c15);
+    let mut buf = request_buf();
+    fill_pseudo_random(buf.as_mut_slice(), 0x9e37_79b9_7f4a_7c15);
 
     let start = Instant::now();
     for i in 0..requests {
         if interrupt.load(Ordering::Relaxed) {
             return Err(BaselineError::Interrupted);
         }
-        buf.stamp(i);
+        stamp(buf.as_mut_slice(), i);
         transfer(Op::Write(&fd, buf.as_slice()), i * REQUEST as u64).map_err(|e| e.at(device))?;
     }
     rustix::fs::fdatasync(&fd).map_err(|e| BaselineError::Sync {
@@ -262,62 +261,31 @@ fn transfer(op: Op<'_>, offset: u64) -> Result<(), Failure> {
     Ok(())
 }
 
-/// One [`REQUEST`]-byte heap buffer aligned to [`ALIGN`], allocated once.
-struct AlignedBuf {
-    ptr: NonNull<u8>,
-}
-
-impl AlignedBuf {
-    const LAYOUT: Layout = match Layout::from_size_align(REQUEST, ALIGN) {
-        Ok(l) => l,
-        Err(_) => panic!("REQUEST and ALIGN make a valid layout"),
-    };
-
-    fn new() -> AlignedBuf {
-        // SAFETY: the layout has a non-zero size.
-        let ptr = unsafe { std::alloc::alloc_zeroed(Self::LAYOUT) };
-        match NonNull::new(ptr) {
-            Some(ptr) => AlignedBuf { ptr },
-            None => std::alloc::handle_alloc_error(Self::LAYOUT),
-        }
-    }
-
-    fn as_slice(&self) -> &[u8] {
-        // SAFETY: ptr points to LAYOUT.size() initialised (zeroed, then written) bytes owned by
-        // self.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), Self::LAYOUT.size()) }
-    }
-
-    fn as_mut_slice(&mut self) -> &mut [u8] {
-        // SAFETY: as above, and &mut self guarantees exclusive access.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), Self::LAYOUT.size()) }
-    }
-
-    /// Fills the buffer from a xorshift64 generator seeded with `seed` (non-zero).
-    fn fill_pseudo_random(&mut self, seed: u64) {
-        let mut x = seed | 1;
-        for chunk in self.as_mut_slice().chunks_exact_mut(8) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            chunk.copy_from_slice(&x.to_le_bytes());
-        }
-    }
-
-    /// Writes request index `i` into the first 8 bytes of every 4 KiB block, so no block
-    /// repeats another anywhere on the device.
-    #[inline]
-    fn stamp(&mut self, i: u64) {
-        for (b, block) in self.as_mut_slice().chunks_exact_mut(ALIGN).enumerate() {
-            block[..8].copy_from_slice(&(i.wrapping_mul(1 << 20) | b as u64).to_le_bytes());
-        }
+/// The one [`REQUEST`]-byte buffer of a measurement, aligned to [`ALIGN`], allocated once.
+fn request_buf() -> AlignedBuf {
+    match AlignedBuf::zeroed(REQUEST, ALIGN) {
+        Ok(b) => b,
+        Err(_) => unreachable!("REQUEST and ALIGN are constants that make a valid layout"),
     }
 }
 
-impl Drop for AlignedBuf {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `new` with exactly this layout.
-        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), Self::LAYOUT) };
+/// Fills `buf` from a xorshift64 generator seeded with `seed` (made non-zero).
+fn fill_pseudo_random(buf: &mut [u8], seed: u64) {
+    let mut x = seed | 1;
+    for chunk in buf.chunks_exact_mut(8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        chunk.copy_from_slice(&x.to_le_bytes());
+    }
+}
+
+/// Writes request index `i` into the first 8 bytes of every 4 KiB block of `buf`, so no
+/// block repeats another anywhere on the device.
+#[inline]
+fn stamp(buf: &mut [u8], i: u64) {
+    for (b, block) in buf.chunks_exact_mut(ALIGN).enumerate() {
+        block[..8].copy_from_slice(&(i.wrapping_mul(1 << 20) | b as u64).to_le_bytes());
     }
 }
 
@@ -337,12 +305,12 @@ mod tests {
 
     #[test]
     fn the_buffer_is_aligned_patterned_and_stamped_per_block() {
-        let mut b = AlignedBuf::new();
+        let mut b = request_buf();
         assert_eq!(b.as_slice().as_ptr() as usize % ALIGN, 0);
-        b.fill_pseudo_random(42);
+        fill_pseudo_random(b.as_mut_slice(), 42);
         let zeros = b.as_slice().iter().filter(|&&x| x == 0).count();
         assert!(zeros < REQUEST / 100, "{zeros} zero bytes: not pseudo-random");
-        b.stamp(3);
+        stamp(b.as_mut_slice(), 3);
         let first: Vec<[u8; 8]> = b
             .as_slice()
             .chunks_exact(ALIGN)
@@ -352,7 +320,7 @@ mod tests {
         unique.sort();
         unique.dedup();
         assert_eq!(unique.len(), REQUEST / ALIGN, "every 4 KiB block differs");
-        b.stamp(4);
+        stamp(b.as_mut_slice(), 4);
         assert_ne!(&b.as_slice()[..8], &first[0], "requests differ too");
     }
 

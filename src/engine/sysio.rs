@@ -10,7 +10,9 @@
 //! - [`read_some`]: one read(2), retrying `EINTR`;
 //! - [`close_checked`]: close(2) that reports its error. Dropping an `OwnedFd` or a
 //!   `std::fs::File` ignores it, but full disks and NFS report failed writeback there, and a
-//!   benchmark that wrote data must not call that a success.
+//!   benchmark that wrote data must not call that a success;
+//! - [`AlignedBuf`]: a zeroed heap buffer with the alignment O_DIRECT needs (a `Vec<u8>` only
+//!   promises byte alignment), allocated once before a timed region.
 //!
 //! Invariants: nothing here allocates, formats or locks, so the helpers may run inside a
 //! timed hot loop (`Worker::op`); each issues exactly the system calls named above, no
@@ -28,8 +30,10 @@
 //! (<https://lwn.net/Articles/576518/>).
 
 use rustix::io::Errno;
+use std::alloc::{Layout, LayoutError};
 use std::io;
 use std::os::fd::{AsFd, IntoRawFd, OwnedFd};
+use std::ptr::NonNull;
 
 /// write(2) until all of `buf` is written, retrying `EINTR` and short writes; a write(2)
 /// that writes nothing is `ErrorKind::WriteZero`.
@@ -65,4 +69,48 @@ pub(crate) fn close_checked(fd: OwnedFd) -> rustix::io::Result<()> {
     // SAFETY: `raw` comes from an `OwnedFd` we consumed, so it is open, owned by nobody
     // else, and closed exactly once, here.
     unsafe { rustix::io::try_close(raw) }
+}
+
+/// A zeroed heap buffer whose start is aligned to a chosen power of two (O_DIRECT wants
+/// buffers, offsets and lengths aligned to the device's logical block size), allocated once.
+pub(crate) struct AlignedBuf {
+    ptr: NonNull<u8>,
+    layout: Layout,
+}
+
+// SAFETY: the buffer is uniquely owned heap memory; only its owner touches it.
+unsafe impl Send for AlignedBuf {}
+
+impl AlignedBuf {
+    /// `len` zero bytes (at least 1) starting at a multiple of `align` bytes; `align` must be
+    /// a power of two.
+    pub(crate) fn zeroed(len: usize, align: usize) -> Result<AlignedBuf, LayoutError> {
+        let layout = Layout::from_size_align(len.max(1), align)?;
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        match NonNull::new(ptr) {
+            Some(ptr) => Ok(AlignedBuf { ptr, layout }),
+            None => std::alloc::handle_alloc_error(layout),
+        }
+    }
+
+    /// The whole buffer.
+    pub(crate) fn as_slice(&self) -> &[u8] {
+        // SAFETY: ptr points to layout.size() initialised (zeroed, then written) bytes owned
+        // by self.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.layout.size()) }
+    }
+
+    /// The whole buffer, writable.
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as above, and &mut self guarantees exclusive access.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.layout.size()) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `zeroed` with exactly this layout.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) };
+    }
 }

@@ -57,18 +57,18 @@
 use crate::engine::cpu::CpuMeter;
 use crate::engine::host::before_phase;
 use crate::engine::pool::{Step, Worker, WorkerPool};
+use crate::engine::sysio::AlignedBuf;
 use crate::engine::{EngineError, RunContext, Workload, WorkloadKind};
 use crate::metric::{MetricId, PhaseResult, RawSample, Unit};
 use crate::units::{Bytes, Dur};
 use rand::rngs::SmallRng;
 use rand::{Rng, RngCore, SeedableRng};
 use serde::{Deserialize, Serialize};
-use std::alloc::Layout;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::ptr::NonNull;
+
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -655,43 +655,9 @@ fn io_err(op: &str, path: &Path, e: io::Error) -> EngineError {
 // The worker.
 // ---------------------------------------------------------------------------------------------
 
-/// A heap buffer aligned to [`DIRECT_ALIGN`], allocated once (O_DIRECT needs the alignment).
-struct AlignedBuf {
-    ptr: NonNull<u8>,
-    layout: Layout,
-}
-
-// SAFETY: the buffer is uniquely owned heap memory; only its owner touches it.
-unsafe impl Send for AlignedBuf {}
-
-impl AlignedBuf {
-    fn zeroed(len: usize) -> Result<AlignedBuf, EngineError> {
-        let layout = Layout::from_size_align(len.max(1), DIRECT_ALIGN)
-            .map_err(|e| EngineError::Invalid(format!("buffer of {len} bytes: {e}")))?;
-        // SAFETY: the layout has a non-zero size.
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        match NonNull::new(ptr) {
-            Some(ptr) => Ok(AlignedBuf { ptr, layout }),
-            None => std::alloc::handle_alloc_error(layout),
-        }
-    }
-
-    fn as_slice(&self) -> &[u8] {
-        // SAFETY: ptr points to layout.size() initialised (zeroed) bytes owned by self.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.layout.size()) }
-    }
-
-    fn as_mut_slice(&mut self) -> &mut [u8] {
-        // SAFETY: as above, and &mut self guarantees exclusive access.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.layout.size()) }
-    }
-}
-
-impl Drop for AlignedBuf {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `zeroed` with exactly this layout.
-        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) };
-    }
+/// A buffer aligned to [`DIRECT_ALIGN`] (O_DIRECT needs the alignment), allocated once.
+fn aligned_buf(len: usize) -> Result<AlignedBuf, EngineError> {
+    AlignedBuf::zeroed(len, DIRECT_ALIGN).map_err(|e| EngineError::Invalid(format!("buffer of {len} bytes: {e}")))
 }
 
 /// What one worker did.
@@ -777,9 +743,9 @@ impl<'a> FileWorker<'a> {
         let block = spec.block_size.get();
         let mut rng = SmallRng::seed_from_u64(spec.seed.wrapping_add(index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let (buf, ring) = if spec.io == IoMode::IoUring {
-            (AlignedBuf::zeroed(0)?, Some(Uring::new(spec, files, &mut rng)?))
+            (aligned_buf(0)?, Some(Uring::new(spec, files, &mut rng)?))
         } else {
-            let mut buf = AlignedBuf::zeroed(block as usize)?;
+            let mut buf = aligned_buf(block as usize)?;
             if spec.data == Fill::Random {
                 rng.fill_bytes(buf.as_mut_slice());
             }
@@ -1072,7 +1038,7 @@ impl Uring {
             Ok(r) => r,
             Err(_) => io_uring::IoUring::new(depth).map_err(setup)?,
         };
-        let mut buf = AlignedBuf::zeroed(block * depth as usize)?;
+        let mut buf = aligned_buf(block * depth as usize)?;
         if spec.data == Fill::Random {
             rng.fill_bytes(buf.as_mut_slice());
         }
@@ -1460,7 +1426,7 @@ mod tests {
 
     #[test]
     fn aligned_buffer_is_aligned_and_zeroed() {
-        let mut b = AlignedBuf::zeroed(16384).expect("buf");
+        let mut b = aligned_buf(16384).expect("buf");
         assert_eq!(b.as_slice().as_ptr() as usize % DIRECT_ALIGN, 0);
         assert_eq!(b.as_slice().len(), 16384);
         assert!(b.as_slice().iter().all(|&x| x == 0));
