@@ -138,18 +138,6 @@ fn availability_for(a: &RunArgs) -> impl Fn(&FsVariant) -> Result<(), String> + 
     }
 }
 
-/// Free bytes for an unprivileged writer in the filesystem holding `path` (or its nearest
-/// existing ancestor).
-fn free_bytes(path: &Path) -> Option<u64> {
-    let mut p = path;
-    loop {
-        if let Ok(st) = rustix::fs::statvfs(p) {
-            return Some(st.f_bavail.saturating_mul(st.f_frsize));
-        }
-        p = p.parent()?;
-    }
-}
-
 fn mem_available() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let kib: u64 = text
@@ -195,7 +183,7 @@ fn check_space(plan: &Plan, a: &RunArgs) -> Result<()> {
     } else {
         plan.peak_scratch_bytes
     };
-    if let Some(free) = free_bytes(where_) {
+    if let Some(free) = provision::free_bytes(where_) {
         if need > free {
             return Err(AppError::Usage(format!(
                 "{} has {} free but the plan needs {} at once: free some space, choose another folder with --scratch, or shrink the run with --scale",
@@ -308,12 +296,7 @@ fn print_plan(suite: &Suite, plan: &Plan, a: &RunArgs, out: &mut dyn Write) -> s
         })
         .collect();
     writeln!(out, "\nRun order: {}", order.join(" "))?;
-    if a.dir.is_none()
-        && plan
-            .cases
-            .iter()
-            .any(|c| c.unavailable.is_none() && c.variant.fs_type != "tmpfs")
-    {
+    if a.dir.is_none() && needs_block_device(plan) {
         writeln!(
             out,
             "Before the first case: raw-device baseline, a sequential O_DIRECT write and read of {} of {}",
@@ -333,7 +316,7 @@ fn print_plan(suite: &Suite, plan: &Plan, a: &RunArgs, out: &mut dyn Write) -> s
             "Scratch: {} needs {} at once (one image at a time); {} free",
             a.scratch.scratch.display(),
             Bytes(plan.peak_scratch_bytes).human(),
-            free_bytes(&a.scratch.scratch)
+            provision::free_bytes(&a.scratch.scratch)
                 .map(|b| Bytes(b).human())
                 .unwrap_or_else(|| "unknown".into())
         )?,
@@ -689,6 +672,14 @@ fn cmd_run(db: &Path, given: &RunArgs) -> Result<i32> {
     Ok(0)
 }
 
+/// Whether any case that will run puts a filesystem on a block device (anything but tmpfs):
+/// only then is there a raw device to measure.
+fn needs_block_device(plan: &Plan) -> bool {
+    plan.cases
+        .iter()
+        .any(|c| c.unavailable.is_none() && c.variant.fs_type != "tmpfs")
+}
+
 /// How the baseline is measured, for the report; `what` is the device (`a 512 MiB sparse image …`).
 fn baseline_method(what: &str) -> String {
     format!(
@@ -709,11 +700,7 @@ fn measure_baseline(provisioner: &dyn Provisioner, plan: &Plan, interrupt: &Atom
         note: None,
         values: Vec::new(),
     };
-    if !plan
-        .cases
-        .iter()
-        .any(|c| c.unavailable.is_none() && c.variant.fs_type != "tmpfs")
-    {
+    if !needs_block_device(plan) {
         return Some(RawBaseline::no_device(
             "every filesystem of this run is tmpfs, which lives in memory",
         ));
@@ -1024,7 +1011,7 @@ fn cmd_doctor(a: &ScratchArgs) -> Result<i32> {
         .open("/proc/sys/vm/drop_caches")
         .is_ok();
     check(dc, "drop_caches writable", "needs root and a writable /proc/sys (not in an unprivileged container); without it results may come from the page cache");
-    let free = free_bytes(&a.scratch).unwrap_or(0);
+    let free = provision::free_bytes(&a.scratch).unwrap_or(0);
     check(
         free >= Bytes::GIB,
         &format!("scratch {} ({} free)", a.scratch.display(), Bytes(free).human()),

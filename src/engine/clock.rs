@@ -80,7 +80,10 @@ pub struct Tsc {
 }
 
 impl Tsc {
-    fn new(clock: &'static quanta::Clock) -> Tsc {
+    /// The process's one `quanta` clock, calibrated on first use.
+    fn calibrated() -> Tsc {
+        static CLOCK: OnceLock<quanta::Clock> = OnceLock::new();
+        let clock = CLOCK.get_or_init(quanta::Clock::new);
         let ns_per_2_32 = clock.delta_as_nanos(1, 1 + (1 << 32)).max(1);
         Tsc { clock, ns_per_2_32 }
     }
@@ -130,8 +133,7 @@ pub fn best() -> Best {
     *BEST.get_or_init(|| {
         let forced = std::env::var("FSBENCH_CLOCK").is_ok_and(|v| v.eq_ignore_ascii_case("monotonic"));
         if !forced && cfg!(target_arch = "x86_64") && kernel_uses_tsc() {
-            static CLOCK: OnceLock<quanta::Clock> = OnceLock::new();
-            Best::Tsc(Tsc::new(CLOCK.get_or_init(quanta::Clock::new)))
+            Best::Tsc(Tsc::calibrated())
         } else {
             Best::Monotonic(Monotonic)
         }
@@ -178,8 +180,7 @@ mod tests {
     fn tsc_is_calibrated_to_nanoseconds() {
         // Calibrates whether or not the kernel uses the TSC (quanta falls back to
         // CLOCK_MONOTONIC without an invariant TSC, which must also hold).
-        static CLOCK: OnceLock<quanta::Clock> = OnceLock::new();
-        agrees_with_instant(Tsc::new(CLOCK.get_or_init(quanta::Clock::new)));
+        agrees_with_instant(Tsc::calibrated());
     }
 
     #[test]

@@ -469,11 +469,16 @@ fn whole_mib(bytes: u64) -> u64 {
     bytes & !((1 << 20) - 1)
 }
 
-/// Free bytes for an unprivileged writer in the filesystem holding `dir`.
-fn free_bytes(dir: &Path) -> Option<u64> {
-    rustix::fs::statvfs(dir)
-        .ok()
-        .map(|st| st.f_bavail.saturating_mul(st.f_frsize))
+/// Free bytes for an unprivileged writer in the filesystem that holds `path`, or would hold it:
+/// a path that does not exist yet is answered by its nearest existing parent.
+pub fn free_bytes(path: &Path) -> Option<u64> {
+    let mut p = path;
+    loop {
+        if let Ok(st) = rustix::fs::statvfs(p) {
+            return Some(st.f_bavail.saturating_mul(st.f_frsize));
+        }
+        p = p.parent()?;
+    }
 }
 
 /// Space the raw-device baseline leaves free in the scratch folder, so that measuring never fills

@@ -9,6 +9,7 @@
 //!
 //! Everything here reads the model only and never panics.
 
+use super::summary::list;
 use super::{number, ReportModel, WorkloadTable, CACHE_BOUND_TOLERANCE};
 use crate::metric::{MetricId, Unit};
 use crate::store::{BaselineStatus, RawBaseline, SessionData};
@@ -36,15 +37,6 @@ pub(super) fn mark(tables: &mut [WorkloadTable], data: &SessionData) {
         for cell in &mut row.cells {
             cell.cache_bound = cell.summary.mean > limit && !in_memory(data, &cell.variant);
         }
-    }
-}
-
-/// `a`, `a and b`, `a, b and c`.
-fn and_list(items: &[String]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => one.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
 }
 
@@ -116,7 +108,7 @@ pub(super) fn warnings(data: &SessionData, tables: &[WorkloadTable], out: &mut V
         out.push(format!(
             "{}: no raw-device baseline for this target (tmpfs lives in memory): its throughput is not \
              checked against the disk",
-            and_list(&tmpfs)
+            list(&tmpfs)
         ));
     }
     for table in tables {
@@ -139,7 +131,7 @@ pub(super) fn warnings(data: &SessionData, tables: &[WorkloadTable], out: &mut V
             } else {
                 format!(" {}", row.metric.name)
             };
-            items.push(format!("{}{metric} on {}", row.phase, and_list(&cells)));
+            items.push(format!("{}{metric} on {}", row.phase, list(&cells)));
         }
         if !items.is_empty() {
             out.push(format!(

@@ -35,11 +35,11 @@ fn superlative(row: &Row) -> &'static str {
 }
 
 /// `a`, `a and b`, `a, b and c`.
-fn list(names: &[&str]) -> String {
+pub(super) fn list<S: std::borrow::Borrow<str>>(names: &[S]) -> String {
     match names {
         [] => String::new(),
-        [one] => one.to_string(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+        [one] => one.borrow().to_string(),
+        [init @ .., last] => format!("{} and {}", init.join(", "), last.borrow()),
     }
 }
 
@@ -231,7 +231,7 @@ mod tests {
 
     #[test]
     fn list_joins_names() {
-        assert_eq!(list(&[]), "");
+        assert_eq!(list::<&str>(&[]), "");
         assert_eq!(list(&["a"]), "a");
         assert_eq!(list(&["a", "b"]), "a and b");
         assert_eq!(list(&["a", "b", "c"]), "a, b and c");
