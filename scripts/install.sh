@@ -2,9 +2,11 @@
 # Installs what fsbench needs on a Debian/Ubuntu machine, idempotently: only missing packages
 # are installed, and `apt-get update` runs only when something is missing.
 #
-#   scripts/install.sh            filesystem tools (the default comparison and the tests) and
-#                                 chromium (the tests render the HTML report with it)
-#   scripts/install.sh --bench    also the peer tools bench/ compares against (fio, bonnie++, gcc)
+#   scripts/install.sh            everything the default comparison and the test suite use:
+#                                 filesystem tools, chromium (the tests render the HTML report),
+#                                 the database servers, and the real tools the tests run as
+#                                 referees (fio, zstd)
+#   scripts/install.sh --bench    also what only bench/ uses (bonnie++, gcc, GNU time)
 #
 # Needs root. The Rust toolchain (cargo >= 1.85) is expected to be present (rustup).
 set -euo pipefail
@@ -18,8 +20,11 @@ want+=(python3-fusepy:/usr/lib/python3/dist-packages/fusepy.py)
 # and tests/integration/db.rs); packages only: fsbench starts its own servers, policy-rc.d
 # permitting, the packages' own services are not needed.
 want+=(mariadb-server:mariadbd sysbench:sysbench postgresql:postgres)
+# Tools the tests themselves run: fio is the referee of tests/integration/db.rs, zstd checks the
+# compressibility of datasets::content, filefrag (e2fsprogs) cross-checks FIEMAP.
+want+=(fio:fio zstd:zstd)
 if [[ "${1:-}" == "--bench" ]]; then
-  want+=(fio:fio bonnie++:bonnie++ gcc:gcc time:/usr/bin/time)
+  want+=(bonnie++:bonnie++ gcc:gcc time:/usr/bin/time)
 fi
 
 have() { command -v "$1" >/dev/null 2>&1 || [[ -x "/usr/sbin/$1" || -x "/sbin/$1" || -e "$1" ]] || compgen -G "/usr/lib/postgresql/*/bin/$1" >/dev/null; }

@@ -336,7 +336,7 @@ fn fio_randread_iops(dir: &Path, files: u32, size: &str, secs: u32) -> f64 {
 fn fileio_rndrd_and_fio_randread_agree_in_order_of_magnitude() {
     if !have("fio") {
         if std::env::var("FSBENCH_REQUIRE_PRIVILEGED").as_deref() == Ok("1") {
-            panic!("fio is not installed and FSBENCH_REQUIRE_PRIVILEGED=1: run scripts/install.sh --bench");
+            panic!("fio is not installed and FSBENCH_REQUIRE_PRIVILEGED=1: run scripts/install.sh");
         }
         eprintln!("SKIPPED (fio not installed): fileio vs fio");
         return;
