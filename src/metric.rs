@@ -49,6 +49,52 @@ impl Direction {
     }
 }
 
+/// What a metric is for in a report, declared by its producer next to its [`Direction`] so that
+/// no report ever guesses it from the metric's name.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// A result the phase exists to measure (throughput, rate, seconds, transactions per
+    /// second): ranked, charted, shown in every table.
+    #[default]
+    Headline,
+    /// CPU use of the fsbench process (and its children) over the phase: shown beside the
+    /// headline rows, never ranked.
+    ProcessCpu,
+    /// Busy share of the whole machine over the phase: in the detailed formats only.
+    SystemCpu,
+    /// A latency percentile or mean of the phase's operations: in the detailed formats only.
+    Latency,
+    /// Anything else a phase records for context, outside the ranked tables.
+    Detail,
+}
+
+impl Role {
+    /// Stable text form used in the store and exports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Headline => "headline",
+            Role::ProcessCpu => "process_cpu",
+            Role::SystemCpu => "system_cpu",
+            Role::Latency => "latency",
+            Role::Detail => "detail",
+        }
+    }
+
+    /// Inverse of [`Role::as_str`].
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            Role::Headline,
+            Role::ProcessCpu,
+            Role::SystemCpu,
+            Role::Latency,
+            Role::Detail,
+        ]
+        .into_iter()
+        .find(|r| r.as_str() == s)
+    }
+}
+
 /// The unit a metric is expressed in. Binary prefixes throughout: 1 MiB = 1,048,576 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Unit {
@@ -111,8 +157,8 @@ impl fmt::Display for Unit {
     }
 }
 
-/// What is measured: a name (`throughput`, `rate`, `cpu_process`, `lat_p99`, …), its unit and
-/// its direction.
+/// What is measured: a name (`throughput`, `rate`, `cpu_process`, `lat_p99`, …), its unit, its
+/// direction and its role.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct MetricId {
     /// Short snake_case name, unique within a phase.
@@ -121,25 +167,42 @@ pub struct MetricId {
     pub unit: Unit,
     /// Declared direction.
     pub direction: Direction,
+    /// Declared role in reports. Not part of the JSON export (schema 1 has no such field):
+    /// readers of old exports keep working, and the report derives its sections from it.
+    #[serde(skip)]
+    pub role: Role,
 }
 
 impl MetricId {
-    /// A metric where more is better.
+    /// A headline metric where more is better.
     pub fn higher(name: &str, unit: Unit) -> Self {
         MetricId {
             name: name.to_string(),
             unit,
             direction: Direction::HigherIsBetter,
+            role: Role::Headline,
         }
     }
 
-    /// A metric where less is better.
+    /// A headline metric where less is better.
     pub fn lower(name: &str, unit: Unit) -> Self {
         MetricId {
             name: name.to_string(),
             unit,
             direction: Direction::LowerIsBetter,
+            role: Role::Headline,
         }
+    }
+
+    /// A latency statistic in microseconds (lower is better, [`Role::Latency`]).
+    pub fn latency(name: &str) -> Self {
+        MetricId::lower(name, Unit::Micros).with_role(Role::Latency)
+    }
+
+    /// The same metric with another role.
+    pub fn with_role(mut self, role: Role) -> Self {
+        self.role = role;
+        self
     }
 }
 
@@ -193,12 +256,12 @@ impl PhaseResult {
             .collect();
         out.push(Measurement {
             phase: self.phase.clone(),
-            metric: MetricId::lower("cpu_process", Unit::Percent),
+            metric: MetricId::lower("cpu_process", Unit::Percent).with_role(Role::ProcessCpu),
             value: self.cpu.process_pct,
         });
         out.push(Measurement {
             phase: self.phase.clone(),
-            metric: MetricId::lower("cpu_system", Unit::Percent),
+            metric: MetricId::lower("cpu_system", Unit::Percent).with_role(Role::SystemCpu),
             value: self.cpu.system_pct,
         });
         out

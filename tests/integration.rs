@@ -11,6 +11,7 @@
 //! - `report_html`: the HTML report rendered by headless Chromium; `fsbench compare` on real runs.
 //! - `db`: SQLite OLTP, MariaDB and PostgreSQL servers on loop filesystems, Ctrl-C while a
 //!   server runs, fileio against fio.
+//! - `golden`: the exports of a stored session, byte for byte.
 
 #[path = "integration/util.rs"]
 mod util;
@@ -44,3 +45,6 @@ mod trees;
 
 #[path = "integration/db.rs"]
 mod db;
+
+#[path = "integration/golden.rs"]
+mod golden;

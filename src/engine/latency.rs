@@ -12,7 +12,7 @@
 //!   hour (a phase that long is not a latency anyone reads to 0.1 %), 0 ns is recorded as 0;
 //! - memory: about 270 KiB per recorder.
 
-use crate::metric::{MetricId, Unit};
+use crate::metric::MetricId;
 use hdrhistogram::Histogram;
 use std::time::Duration;
 
@@ -151,7 +151,7 @@ impl LatencySummary {
             ("lat_max", self.max_us),
         ]
         .into_iter()
-        .map(|(n, v)| (MetricId::lower(n, Unit::Micros), v))
+        .map(|(n, v)| (MetricId::latency(n), v))
         .collect()
     }
 }
@@ -227,8 +227,9 @@ mod tests {
         let m = r.summary().metrics();
         let names: Vec<&str> = m.iter().map(|(id, _)| id.name.as_str()).collect();
         assert_eq!(names, ["lat_p50", "lat_p95", "lat_p99", "lat_p999", "lat_max"]);
-        assert!(m.iter().all(|(id, v)| id.unit == Unit::Micros
+        assert!(m.iter().all(|(id, v)| id.unit == crate::metric::Unit::Micros
             && id.direction == crate::metric::Direction::LowerIsBetter
+            && id.role == crate::metric::Role::Latency
             && close(*v, 2.0)));
     }
 

@@ -27,7 +27,7 @@
 
 use super::model::*;
 use super::time::now_rfc3339;
-use crate::metric::{Direction, Measurement, MetricId, Unit};
+use crate::metric::{Direction, Measurement, MetricId, Role, Unit};
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension, Transaction, TransactionBehavior};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -38,6 +38,7 @@ use std::time::{Duration, Instant};
 const MIGRATIONS: &[&str] = &[
     include_str!("migrations/001_init.sql"),
     include_str!("migrations/002_baselines.sql"),
+    include_str!("migrations/003_metric_roles.sql"),
 ];
 
 /// The schema version this fsbench writes (`PRAGMA user_version` after migrations).
@@ -500,8 +501,8 @@ impl Store {
         {
             let mut insert = tx
                 .prepare_cached(
-                    "INSERT INTO metrics (sample_id, ord, phase, metric, unit, direction, value) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    "INSERT INTO metrics (sample_id, ord, phase, metric, unit, direction, value, role) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 )
                 .map_err(self.sql(action.as_str()))?;
             for (ord, m) in s.measurements.iter().enumerate() {
@@ -514,6 +515,7 @@ impl Store {
                         m.metric.unit.as_str(),
                         m.metric.direction.as_str(),
                         m.value,
+                        m.metric.role.as_str(),
                     ])
                     .map_err(|e| self.sql(format!("{action}: storing {}/{}", m.phase, m.metric.name))(e))?;
             }
@@ -691,7 +693,7 @@ impl Store {
         {
             let mut stmt = tx
                 .prepare(
-                    "SELECT m.sample_id, m.phase, m.metric, m.unit, m.direction, m.value \
+                    "SELECT m.sample_id, m.phase, m.metric, m.unit, m.direction, m.value, m.role \
                      FROM metrics AS m JOIN samples AS s ON s.id = m.sample_id \
                      WHERE s.session_id = ?1 ORDER BY m.sample_id, m.ord",
                 )
@@ -979,11 +981,22 @@ fn measurement_from_row(row: &rusqlite::Row<'_>) -> Result<(i64, Measurement), R
         ))
     })?;
     let value: f64 = row.get(5)?;
+    let role_text: String = row.get(6)?;
+    let role = Role::parse(&role_text).ok_or_else(|| {
+        RowError::Bad(format!(
+            "metric {phase}/{name} of sample {sample_id} has unknown role `{role_text}`"
+        ))
+    })?;
     Ok((
         sample_id,
         Measurement {
             phase,
-            metric: MetricId { name, unit, direction },
+            metric: MetricId {
+                role,
+                name,
+                unit,
+                direction,
+            },
             value,
         },
     ))
@@ -1305,7 +1318,7 @@ mod tests {
     }
 
     #[test]
-    fn a_version_1_database_migrates_to_version_2_keeping_its_sessions() {
+    fn a_version_1_database_migrates_to_the_current_version_keeping_its_sessions() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("v1.db");
         // A database as fsbench with schema version 1 left it: migration 1 only, one session
@@ -1326,20 +1339,46 @@ mod tests {
                  status, error, device, effective_mount_opts, notes_json) VALUES (1, 'c1', 0, 0, \
                  '2025-01-01T00:01:00Z', 3.5, 'ok', NULL, NULL, NULL, '[]');
                  INSERT INTO metrics VALUES (1, 0, 'seq_write_block', 'throughput', 'MiB/s', \
-                 'higher_is_better', 321.5);",
+                 'higher_is_better', 321.5);
+                 INSERT INTO metrics VALUES (1, 1, 'seq_write_block', 'cpu_process', '%', \
+                 'lower_is_better', 40.0);
+                 INSERT INTO metrics VALUES (1, 2, 'seq_write_block', 'cpu_system', '%', \
+                 'lower_is_better', 30.0);
+                 INSERT INTO metrics VALUES (1, 3, 'seq_write_block', 'lat_p99', 'us', \
+                 'lower_is_better', 12.0);
+                 INSERT INTO metrics VALUES (1, 4, 'seq_write_block', 'latency_budget', 'us', \
+                 'lower_is_better', 12.0);",
             )
             .expect("v1 data");
         }
         assert_eq!(user_version(&path), 1);
 
         let store = Store::open(&path).expect("open migrates");
-        assert_eq!(user_version(&path), 2);
-        assert_eq!(SCHEMA_VERSION, 2);
+        assert_eq!(user_version(&path), 3);
+        assert_eq!(SCHEMA_VERSION, 3);
         let old = store
             .load_session(store.resolve("old").expect("resolve"))
             .expect("load");
         assert_eq!(old.baseline, None, "a v1 session has no baseline");
         assert_eq!(old.samples[0].sample.measurements[0].value, 321.5);
+        // Migration 3 gives old rows the roles their names always meant (and only those:
+        // `latency_budget` is not a `lat_` percentile).
+        let roles: Vec<Role> = old.samples[0]
+            .sample
+            .measurements
+            .iter()
+            .map(|m| m.metric.role)
+            .collect();
+        assert_eq!(
+            roles,
+            [
+                Role::Headline,
+                Role::ProcessCpu,
+                Role::SystemCpu,
+                Role::Latency,
+                Role::Headline
+            ]
+        );
         // The new tables work for the old session and for new ones.
         store
             .record_baseline(old.session.id, &measured_baseline())

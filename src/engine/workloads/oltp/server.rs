@@ -819,7 +819,7 @@ fn metrics_from(tools: &Tools, text: &str) -> Result<ClientReport, EngineError> 
             io::Error::other(format!("{e}; last lines: {}", tail(text, 3))),
         )
     };
-    let us = |n: &str| MetricId::lower(n, Unit::Micros);
+    let us = MetricId::latency;
     match tools.client_kind {
         Client::Sysbench => {
             let r = sysbench::parse_oltp(text).map_err(bad)?;

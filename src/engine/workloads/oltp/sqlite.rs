@@ -200,7 +200,7 @@ fn timed(spec: &OltpSpec, ctx: &RunContext) -> Result<RawSample, EngineError> {
         (MetricId::lower("busy_retries", Unit::Count), retries as f64),
     ];
     if lat.count > 0 {
-        metrics.push((MetricId::lower("lat_avg", Unit::Micros), run.latency.mean_us()));
+        metrics.push((MetricId::latency("lat_avg"), run.latency.mean_us()));
     }
     metrics.extend(lat.metrics());
     sample.notes.push(format!(

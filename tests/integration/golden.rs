@@ -1,0 +1,61 @@
+//! Behaviour pinned byte for byte: a stored session (`tests/fixtures/golden/session.db`, a real
+//! run of `tests/fixtures/golden/suite.toml` made by fsbench at 501d487: ext4 and xfs on loop
+//! images, zfs unavailable, bonnie, mongo, fileio and treecopy, a warm-up and a trim) is
+//! rendered as JSON, CSV, Markdown and the terminal table, and each must equal the output the
+//! code of that commit rendered (`report.{json,csv,md,txt}` beside it). A refactoring that
+//! changes a byte of any export fails here; a deliberate change of an export regenerates the
+//! expected files and says why in its commit.
+
+use crate::util::{fsbench, scratch, text};
+use std::path::Path;
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/golden")
+        .join(name)
+}
+
+#[test]
+fn exports_of_a_stored_session_are_unchanged_byte_for_byte() {
+    let dir = scratch();
+    // The report opens the database read-write (WAL); work on a copy, never the fixture.
+    let db = dir.path().join("session.db");
+    std::fs::copy(fixture("session.db"), &db).unwrap();
+    for (format, expected) in [
+        ("json", "report.json"),
+        ("csv", "report.csv"),
+        ("md", "report.md"),
+        ("table", "report.txt"),
+    ] {
+        let out = dir.path().join(expected);
+        let o = fsbench(&[
+            "--db",
+            db.to_str().unwrap(),
+            "report",
+            "1",
+            "--format",
+            format,
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "report --format {format} failed:\n{}", text(&o));
+        let got = std::fs::read(&out).unwrap();
+        let want = std::fs::read(fixture(expected)).unwrap();
+        if got != want {
+            let (g, w) = (String::from_utf8_lossy(&got), String::from_utf8_lossy(&want));
+            let line = g.lines().zip(w.lines()).position(|(a, b)| a != b);
+            let first = line.map_or_else(
+                || format!("lengths differ: got {} bytes, want {}", got.len(), want.len()),
+                |i| {
+                    format!(
+                        "line {}:\n  got:  {}\n  want: {}",
+                        i + 1,
+                        g.lines().nth(i).unwrap(),
+                        w.lines().nth(i).unwrap()
+                    )
+                },
+            );
+            panic!("{format} export changed; first difference at {first}");
+        }
+    }
+}
