@@ -83,6 +83,7 @@ fn overrides(a: &RunArgs) -> Result<Overrides> {
         repeats: a.repeat,
         warmup: a.warmup,
         scale: a.scale,
+        dir_target: a.dir.is_some(),
     })
 }
 

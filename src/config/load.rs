@@ -153,8 +153,14 @@ pub fn load_preset(name: &str, o: &Overrides) -> Result<Suite, ConfigError> {
 /// Loads suite text; `origin` names it in errors (a path or `presets/quick.toml`).
 pub fn load_str(text: &str, origin: &str, o: &Overrides) -> Result<Suite, ConfigError> {
     let src = Source { origin, text };
-    let suite = build(&src)?;
-    apply_overrides(suite, o)
+    let suite = apply_overrides(build(&src)?, o)?;
+    if suite.variants.is_empty() && !o.dir_target {
+        return Err(src.whole(
+            "the suite has no [[fs]] table: add at least one, e.g. `[[fs]]` followed by `type = \"ext4\"`, \
+             or name the filesystems with `--fs ext4,xfs`, or measure an existing directory with `--dir DIR`",
+        ));
+    }
+    Ok(suite)
 }
 
 /// Names of the built-in presets.
@@ -246,11 +252,7 @@ fn build(src: &Source) -> Result<Suite, ConfigError> {
 
     let policy = build_policy(src, raw.run)?;
 
-    if raw.fs.is_empty() {
-        return Err(
-            src.whole("the suite has no [[fs]] table: add at least one, e.g. `[[fs]]` followed by `type = \"ext4\"`")
-        );
-    }
+    // No [[fs]] is fine while `--fs` or `--dir` supplies the variants: `load_str` decides.
     let mut variants = Vec::with_capacity(raw.fs.len());
     let mut seen: HashMap<String, usize> = HashMap::new();
     for fs in &raw.fs {

@@ -140,4 +140,7 @@ pub struct Overrides {
     pub warmup: Option<u32>,
     /// `--scale`: multiplies every size (and duration) of every workload.
     pub scale: Option<f64>,
+    /// `--dir`: the target is an existing directory, so no filesystem is made and the suite
+    /// needs no `[[fs]]` table (the directory's own filesystem is the one variant).
+    pub dir_target: bool,
 }
