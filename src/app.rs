@@ -770,11 +770,11 @@ fn measure_baseline(provisioner: &dyn Provisioner, plan: &Plan, interrupt: &Atom
 fn offer_cleanup(scratch: &Path) {
     let dead = provision::dead_runs(scratch);
     if !dead.is_empty() {
+        let folders: Vec<String> = dead.iter().map(|d| d.display().to_string()).collect();
         eprintln!(
-            "fsbench: {} killed run(s) left resources in {} (mounts, loop devices or images): `fsbench cleanup --scratch {}` undoes exactly those",
+            "fsbench: {} killed run(s) left resources (mounts, loop devices or images) in {}: `fsbench cleanup` undoes exactly those",
             dead.len(),
-            scratch.display(),
-            scratch.display()
+            folders.join(", ")
         );
     }
 }

@@ -13,6 +13,7 @@
 //!   server runs, fileio against fio.
 //! - `golden`: the exports of a stored session, byte for byte.
 //! - `dirtarget`: `--dir` suites, which need no `[[fs]]` table.
+//! - `cleanup`: a killed run with its own scratch folder, undone by a bare `fsbench cleanup`.
 
 #[path = "integration/util.rs"]
 mod util;
@@ -52,3 +53,6 @@ mod golden;
 
 #[path = "integration/dirtarget.rs"]
 mod dirtarget;
+
+#[path = "integration/cleanup.rs"]
+mod cleanup;

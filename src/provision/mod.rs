@@ -228,6 +228,18 @@ pub enum Undo {
 }
 
 impl Undo {
+    /// Whether `self` and `other` undo the same resource (the same mountpoint, loop device,
+    /// file or folder), whatever else their records say.
+    pub fn same_resource(&self, other: &Undo) -> bool {
+        match (self, other) {
+            (Undo::RemoveFile { path: a }, Undo::RemoveFile { path: b }) => a == b,
+            (Undo::Detach { device: a, .. }, Undo::Detach { device: b, .. }) => a == b,
+            (Undo::Unmount { mountpoint: a, .. }, Undo::Unmount { mountpoint: b, .. }) => a == b,
+            (Undo::RemoveDir { path: a, .. }, Undo::RemoveDir { path: b, .. }) => a == b,
+            _ => false,
+        }
+    }
+
     /// Performs the step. Steps whose resource is already gone succeed.
     pub fn apply(&self) -> Result<(), ProvisionError> {
         match self {
