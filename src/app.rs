@@ -346,6 +346,12 @@ fn cmd_plan(a: &RunArgs) -> Result<i32> {
             ),
             Err(e) => println!("Device: {e}"),
         }
+        if let Some(m) = provision::safety::inspect(dev).ok().and_then(|i| i.made_by_fsbench) {
+            println!(
+                "It holds the {} filesystem fsbench made there (UUID {}), so the same confirmation is accepted again",
+                m.fs_type, m.uuid
+            );
+        }
     }
     device_target(a)?;
     check_space(&plan, a)?;

@@ -14,6 +14,7 @@
 //! - `golden`: the exports of a stored session, byte for byte.
 //! - `dirtarget`: `--dir` suites, which need no `[[fs]]` table.
 //! - `cleanup`: a killed run with its own scratch folder, undone by a bare `fsbench cleanup`.
+//! - `device_reuse`: a second run on the same confirmed device; foreign filesystems refused.
 
 #[path = "integration/util.rs"]
 mod util;
@@ -56,3 +57,6 @@ mod dirtarget;
 
 #[path = "integration/cleanup.rs"]
 mod cleanup;
+
+#[path = "integration/device_reuse.rs"]
+mod device_reuse;

@@ -27,6 +27,7 @@ use crate::config::FsVariant;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+pub mod made;
 pub mod safety;
 pub mod state;
 
@@ -688,6 +689,8 @@ impl Provisioner for DeviceProvisioner {
         let device = self.device.path.to_string_lossy().into_owned();
         m.device = Some(device.clone());
         mkfs_and_mount(&mut m, variant, &device)?;
+        // The next run with the same confirmation recognises this filesystem as fsbench's.
+        made::record(&self.device.path, &self.device.name, self.device.size_bytes);
         m.ready()
     }
 
