@@ -310,6 +310,7 @@ fn build(src: &Source) -> Result<Suite, ConfigError> {
         });
     }
 
+    let device = build_target(src, raw.target)?;
     Ok(Suite {
         name: meta.name.into_inner(),
         description: meta.description,
@@ -317,8 +318,41 @@ fn build(src: &Source) -> Result<Suite, ConfigError> {
         variants,
         workloads,
         scale: 1.0,
+        device,
         source_text: src.text.to_string(),
     })
+}
+
+/// `[target]`: a device is accepted only with a `wipe` that repeats it exactly, as on the
+/// command line; the safety checks of the device itself run later, before anything is written.
+fn build_target(src: &Source, target: Option<raw::RawTarget>) -> Result<Option<PathBuf>, ConfigError> {
+    let Some(t) = target else { return Ok(None) };
+    match (t.device, t.wipe) {
+        (None, None) => Ok(None),
+        (None, Some(w)) => Err(src.at(
+            w.span().start,
+            format!(
+                "`wipe = \"{w}\"` confirms a device, but [target] names none: add `device = \"{w}\"`",
+                w = w.get_ref()
+            ),
+        )),
+        (Some(d), None) => Err(src.at(
+            d.span().start,
+            format!(
+                "`device = \"{d}\"` destroys everything on {d}: confirm with `wipe = \"{d}\"` (the same path, repeated exactly)",
+                d = d.get_ref()
+            ),
+        )),
+        (Some(d), Some(w)) if d.get_ref() != w.get_ref() => Err(src.at(
+            w.span().start,
+            format!(
+                "`wipe = \"{}\"` does not repeat `device = \"{}\"` exactly: write the same path twice to confirm that everything on it will be destroyed",
+                w.get_ref(),
+                d.get_ref()
+            ),
+        )),
+        (Some(d), Some(_)) => Ok(Some(PathBuf::from(d.into_inner()))),
+    }
 }
 
 fn build_policy(src: &Source, run: Option<RawRun>) -> Result<Policy, ConfigError> {

@@ -123,6 +123,9 @@ pub struct Suite {
     pub workloads: Vec<WorkloadSpec>,
     /// The scale factor already applied to every size and duration.
     pub scale: f64,
+    /// `[target] device`, confirmed by an identical `wipe` in the file: the real device to
+    /// format, as `--device X --wipe X` names it on the command line.
+    pub device: Option<PathBuf>,
     /// The exact TOML text the suite came from (stored with the session).
     pub source_text: String,
 }

@@ -829,3 +829,29 @@ fn no_input_makes_the_loader_panic() {
         "accepted {accepted}, rejected {rejected}"
     );
 }
+
+// ---- [target] ----
+
+#[test]
+fn a_target_device_needs_the_exact_wipe_in_the_file() {
+    let with_target = |t: &str| format!("{BASE}\n[target]\n{t}\n");
+    let s = load(&with_target("device = \"/dev/loop7\"\nwipe = \"/dev/loop7\"")).unwrap();
+    assert_eq!(s.device, Some(PathBuf::from("/dev/loop7")));
+    assert_eq!(load(BASE).unwrap().device, None);
+    // Errors point at the key: [target] is on line `t`, its keys follow.
+    let t = with_target("").lines().position(|l| l == "[target]").unwrap() + 1;
+    let e = err(&with_target("device = \"/dev/loop7\""));
+    assert!(
+        e.starts_with(&format!("suite.toml:{}:10: ", t + 1)) && e.contains("confirm with `wipe = \"/dev/loop7\"`"),
+        "{e}"
+    );
+    let e = err(&with_target("device = \"/dev/loop7\"\nwipe = \"/dev/loop8\""));
+    assert!(
+        e.starts_with(&format!("suite.toml:{}:8: ", t + 2)) && e.contains("does not repeat"),
+        "{e}"
+    );
+    let e = err(&with_target("wipe = \"/dev/loop7\""));
+    assert!(e.contains("names none"), "{e}");
+    let e = err(&with_target("devise = \"/dev/loop7\""));
+    assert!(e.contains("unknown key `devise`") && e.contains("device"), "{e}");
+}
