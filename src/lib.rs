@@ -21,6 +21,7 @@ pub mod metric;
 pub mod plan;
 pub mod provision;
 pub mod report;
+pub mod run;
 pub mod signal;
 pub mod stats;
 pub mod store;

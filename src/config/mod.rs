@@ -13,7 +13,6 @@
 use crate::engine::WorkloadKind;
 use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
-use std::path::PathBuf;
 
 mod diag;
 mod load;
@@ -93,19 +92,6 @@ pub struct WorkloadSpec {
     pub name: String,
     /// What it does and its parameters.
     pub kind: WorkloadKind,
-}
-
-/// Where filesystems come from.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Target {
-    /// Sparse image files in this scratch folder, attached as loop devices (tmpfs needs none).
-    Loop {
-        /// Scratch folder; fsbench makes a private subfolder per run inside it.
-        scratch: PathBuf,
-    },
-    /// An existing directory: no mkfs, no mount; the variant list is ignored and the single
-    /// variant is named after the directory's filesystem type.
-    Dir(PathBuf),
 }
 
 /// A validated suite: everything a run needs to know.
