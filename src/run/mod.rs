@@ -334,3 +334,6 @@ impl Runner {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;
