@@ -341,15 +341,15 @@ fn cmd_cleanup(a: &ScratchArgs) -> Result<i32> {
 
 fn cmd_dataset(what: DatasetCommand) -> Result<i32> {
     match what {
-        DatasetCommand::Gen(a) => {
+        DatasetCommand::Gen(g) => {
             let flag = signal::interrupt_flag().clone();
             let mut out = std::io::stdout().lock();
-            match crate::datasets::generate_into(a.kind, &a.dir, a.scale, a.seed, a.content, &flag, &mut out) {
+            match crate::datasets::generate_into(g.kind, &g.dir, g.scale, g.seed, g.content, &flag, &mut out) {
                 Ok(_) => Ok(0),
                 Err(crate::datasets::DatasetError::Interrupted) => Err(AppError::Interrupted.into()),
                 Err(crate::datasets::DatasetError::Invalid(m)) => Err(AppError::Usage(m).into()),
                 Err(e) => {
-                    Err(anyhow::Error::from(e).context(format!("generating {} into {}", a.kind, a.dir.display())))
+                    Err(anyhow::Error::from(e).context(format!("generating {} into {}", g.kind, g.dir.display())))
                 }
             }
         }

@@ -52,6 +52,8 @@ pub enum Target {
         dir: PathBuf,
         /// Scratch folder (run folder with the state file).
         scratch: PathBuf,
+        /// A `--wipe` given without `--device`: refused by [`Target::confirm`].
+        stray_wipe: Option<PathBuf>,
     },
 }
 
@@ -81,6 +83,7 @@ impl Target {
             (Some(dir), _) => Target::Dir {
                 dir: dir.clone(),
                 scratch,
+                stray_wipe: a.wipe.clone(),
             },
             (None, Some(device)) => Target::Device {
                 device: device.clone(),
@@ -144,6 +147,9 @@ impl Target {
         match self {
             Target::Images {
                 stray_wipe: Some(w), ..
+            }
+            | Target::Dir {
+                stray_wipe: Some(w), ..
             } => Err(RunError::Usage(format!(
                 "--wipe {} confirms a --device; give --device {} too",
                 w.display(),
@@ -193,8 +199,9 @@ impl Target {
             }
         }
         let tmpfs_need = match self {
-            Target::Dir { .. } => 0,
-            Target::Images { .. } | Target::Device { .. } => plan
+            // A device returned above; an existing directory makes no tmpfs.
+            Target::Dir { .. } | Target::Device { .. } => 0,
+            Target::Images { .. } => plan
                 .cases
                 .iter()
                 .filter(|c| c.unavailable.is_none() && c.variant.fs_type == "tmpfs")
