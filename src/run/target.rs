@@ -317,3 +317,44 @@ impl Target {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn target(args: &[&str]) -> Target {
+        let line = [&["fsbench", "run"], args].concat();
+        match Cli::try_parse_from(line).unwrap().command {
+            Command::Run(a) => Target::from_args(&a),
+            _ => unreachable!("a run command line"),
+        }
+    }
+
+    #[test]
+    fn the_command_line_names_one_target_and_a_stray_wipe_is_refused_at_confirm() {
+        assert!(matches!(target(&[]), Target::Images { .. }));
+        assert!(matches!(target(&["--dir", "/tmp"]), Target::Dir { .. }));
+        assert!(matches!(target(&["--device", "/dev/x"]), Target::Device { .. }));
+        assert!(target(&["--dir", "/tmp"]).replaces_variants());
+        assert!(!target(&["--device", "/dev/x"]).replaces_variants());
+        assert_eq!(target(&["--scratch", "/s"]).scratch(), Path::new("/s"));
+        for args in [&["--wipe", "/dev/x"][..], &["--dir", "/tmp", "--wipe", "/dev/x"]] {
+            let e = target(args).confirm().expect_err("a --wipe without --device");
+            assert!(e.to_string().contains("confirms a --device"), "{e}");
+        }
+        assert!(target(&[]).confirm().is_ok() && target(&["--dir", "/tmp"]).confirm().is_ok());
+        let e = target(&["--device", "/dev/x"]).confirm().expect_err("unconfirmed");
+        assert!(e.is_usage() && e.to_string().contains("--wipe /dev/x"), "{e}");
+    }
+
+    #[test]
+    fn an_unconfirmed_device_has_no_provisioner() {
+        let t = target(&["--device", "/dev/x"]);
+        let dir = tempfile::tempdir().unwrap();
+        let state = RunState::create(dir.path()).unwrap();
+        assert!(t.provisioner(state.clone()).is_err());
+        state.finish();
+    }
+}

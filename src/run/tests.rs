@@ -89,55 +89,41 @@ impl Fixture {
     }
 }
 
-/// Records every event and, when a repeat is announced, how many samples a second connection to
-/// the database already sees; optionally raises the interrupt flag at the first phase.
-struct Probe {
-    recorder: Recorder,
+/// When a repeat is announced, counts the samples a second connection to the database already
+/// sees; optionally raises the interrupt flag at the first phase. Runs beside a [`Recorder`]
+/// through a [`Fanout`].
+struct CommitCheck {
     db: PathBuf,
     session: Mutex<Option<i64>>,
     stored_at_announce: Mutex<Vec<usize>>,
     interrupt_at_first_phase: Option<Arc<AtomicBool>>,
 }
 
-impl Probe {
-    fn new(db: &Path, interrupt_at_first_phase: Option<Arc<AtomicBool>>) -> Probe {
-        Probe {
-            recorder: Recorder::default(),
+impl CommitCheck {
+    fn new(db: &Path, interrupt_at_first_phase: Option<Arc<AtomicBool>>) -> CommitCheck {
+        CommitCheck {
             db: db.to_path_buf(),
             session: Mutex::new(None),
             stored_at_announce: Mutex::new(Vec::new()),
             interrupt_at_first_phase,
         }
     }
+
+    fn stored_at_announce(&self) -> Vec<usize> {
+        self.stored_at_announce.lock().unwrap().clone()
+    }
 }
 
-impl Observer for Probe {
-    fn case_unavailable(&self, c: &crate::plan::Case) {
-        self.recorder.case_unavailable(c);
-    }
-    fn warning(&self, m: &str) {
-        self.recorder.warning(m);
-    }
+impl Observer for CommitCheck {
     fn session_started(&self, s: &SessionStart) {
         *self.session.lock().unwrap() = Some(s.session);
-        self.recorder.session_started(s);
     }
-    fn baseline_started(&self, d: &Path, b: u64) {
-        self.recorder.baseline_started(d, b);
-    }
-    fn baseline_finished(&self, b: &crate::store::RawBaseline) {
-        self.recorder.baseline_finished(b);
-    }
-    fn repeat_started(&self, s: &RepeatStart) {
-        self.recorder.repeat_started(s);
-    }
-    fn phase_started(&self, what: &str, phase: &str) {
+    fn phase_started(&self, _what: &str, _phase: &str) {
         if let Some(flag) = &self.interrupt_at_first_phase {
             flag.store(true, Ordering::Relaxed);
         }
-        self.recorder.phase_started(what, phase);
     }
-    fn repeat_finished(&self, e: &RepeatEnd) {
+    fn repeat_finished(&self, _e: &RepeatEnd) {
         let session = self.session.lock().unwrap().expect("session_started came first");
         let stored = Store::open(&self.db)
             .unwrap()
@@ -146,10 +132,6 @@ impl Observer for Probe {
             .samples
             .len();
         self.stored_at_announce.lock().unwrap().push(stored);
-        self.recorder.repeat_finished(e);
-    }
-    fn session_finished(&self, end: SessionEnd) {
-        self.recorder.session_finished(end);
     }
 }
 
@@ -172,8 +154,8 @@ fn a_real_run_announces_its_events_in_order_each_repeat_after_its_commit() {
         .unwrap()
         .with_interrupt(Arc::new(AtomicBool::new(false)));
     let variant = runner.plan().cases[0].variant.name.clone();
-    let probe = Probe::new(&f.db, None);
-    let summary = runner.run(&probe).unwrap();
+    let (recorder, check) = (Recorder::default(), CommitCheck::new(&f.db, None));
+    let summary = runner.run(&Fanout(vec![&recorder, &check])).unwrap();
     assert!(!summary.interrupted);
     assert_eq!(summary.failed, 0);
 
@@ -190,8 +172,8 @@ fn a_real_run_announces_its_events_in_order_each_repeat_after_its_commit() {
     want.extend(repeat_events(&variant, "2/3"));
     want.extend(repeat_events(&variant, "3/3"));
     want.push(Event::SessionFinished(SessionEnd::Complete));
-    assert_eq!(probe.recorder.events(), want);
-    assert_eq!(*probe.stored_at_announce.lock().unwrap(), [1, 2, 3]);
+    assert_eq!(recorder.events(), want);
+    assert_eq!(check.stored_at_announce(), [1, 2, 3]);
 
     let data = summary.store.load_session(summary.session).unwrap();
     assert_eq!(data.session.status, SessionStatus::Complete);
@@ -213,10 +195,10 @@ fn an_interrupted_run_stores_no_partial_repeat_and_resume_runs_the_rest() {
     let runner = Runner::new(&f.db, &f.args(&[]), f.command_line.clone())
         .unwrap()
         .with_interrupt(flag.clone());
-    let probe = Probe::new(&f.db, Some(flag));
-    let summary = runner.run(&probe).unwrap();
+    let (recorder, check) = (Recorder::default(), CommitCheck::new(&f.db, Some(flag)));
+    let summary = runner.run(&Fanout(vec![&recorder, &check])).unwrap();
     assert!(summary.interrupted);
-    let events = probe.recorder.events();
+    let events = recorder.events();
     assert!(
         !events.iter().any(|e| matches!(e, Event::RepeatFinished { .. })),
         "{events:?}"
@@ -230,10 +212,10 @@ fn an_interrupted_run_stores_no_partial_repeat_and_resume_runs_the_rest() {
     let runner = Runner::new(&f.db, &f.args(&["--resume", "latest"]), vec![])
         .unwrap()
         .with_interrupt(Arc::new(AtomicBool::new(false)));
-    let probe = Probe::new(&f.db, None);
-    let summary = runner.run(&probe).unwrap();
+    let (recorder, check) = (Recorder::default(), CommitCheck::new(&f.db, None));
+    let summary = runner.run(&Fanout(vec![&recorder, &check])).unwrap();
     assert!(!summary.interrupted);
-    let events = probe.recorder.events();
+    let events = recorder.events();
     assert_eq!(
         events.first(),
         Some(&Event::SessionStarted {
@@ -250,7 +232,7 @@ fn an_interrupted_run_stores_no_partial_repeat_and_resume_runs_the_rest() {
             .count(),
         3
     );
-    assert_eq!(*probe.stored_at_announce.lock().unwrap(), [1, 2, 3]);
+    assert_eq!(check.stored_at_announce(), [1, 2, 3]);
     let data = summary.store.load_session(summary.session).unwrap();
     assert_eq!(data.session.status, SessionStatus::Complete);
 }
