@@ -145,11 +145,6 @@ pub fn find_tool(name: &str) -> Option<PathBuf> {
         })
 }
 
-/// `true` when running as root (needed for loop devices, mkfs on them, and mount).
-pub fn is_root() -> bool {
-    rustix::process::geteuid().is_root()
-}
-
 /// Filesystem types the running kernel can mount now (/proc/filesystems).
 pub fn kernel_filesystems() -> Vec<String> {
     std::fs::read_to_string("/proc/filesystems")
@@ -161,7 +156,7 @@ pub fn kernel_filesystems() -> Vec<String> {
 
 /// Whether `fs_type` can be made and mounted here; `Err` says why not and what would fix it.
 pub fn availability(fs_type: &str) -> Result<(), String> {
-    if !is_root() {
+    if !crate::engine::host::is_root() {
         return Err("needs root (loop devices, mkfs and mount); run as root, or benchmark an existing directory with --dir PATH".into());
     }
     let in_kernel = kernel_filesystems().iter().any(|k| k == fs_type);

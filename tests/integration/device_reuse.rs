@@ -84,6 +84,32 @@ fn the_same_confirmation_works_twice_and_a_foreign_filesystem_is_still_refused()
     assert_eq!(o.status.code(), Some(0), "second run on the same device: {}", text(&o));
     assert_no_leftovers(&sc);
 
+    // The confirmation may live in the suite file instead: `[target] device = X, wipe = X`.
+    let in_file = dir.path().join("in-file.toml");
+    let base = std::fs::read_to_string(&suite).unwrap();
+    std::fs::write(
+        &in_file,
+        format!("{base}[target]\ndevice = \"{dev}\"\nwipe = \"{dev}\"\n"),
+    )
+    .unwrap();
+    let in_file = in_file.to_str().unwrap();
+    let (db_s, sc_s) = (db.to_str().unwrap(), sc.to_str().unwrap());
+    let o = fsbench(&["--db", db_s, "run", in_file, "--scratch", sc_s]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "run with the device in the suite: {}",
+        text(&o)
+    );
+    // …and must agree with the command line.
+    let o = fsbench(&["--db", db_s, "run", in_file, "--device", &other, "--wipe", &other]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("name two targets"),
+        "{}",
+        text(&o)
+    );
+
     // The recorded UUID on another device is not fsbench's: refused, data intact.
     let uuid = blkid(&dev)
         .lines()
