@@ -18,11 +18,14 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
+pub mod child;
 pub mod clock;
+pub mod copy;
 pub mod cpu;
 pub mod fiemap;
 pub mod host;
 pub mod latency;
+pub mod phase;
 pub mod pool;
 pub(crate) mod sysio;
 pub mod workloads;
@@ -66,6 +69,37 @@ impl EngineError {
             what: what.into(),
             source,
         }
+    }
+}
+
+/// The hint a workload adds to an I/O error when the filesystem is full: what to change.
+/// `ErrHint::io` and `ErrHint::io_in` are the one way workloads wrap an I/O error with its
+/// operation and path.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ErrHint(
+    /// Appended on ENOSPC, e.g. `" (filesystem full: lower size, or use a larger target)"`.
+    pub &'static str,
+);
+
+impl ErrHint {
+    /// `"{op} {path}"`, plus the hint on ENOSPC and `" (quota exceeded)"` on EDQUOT.
+    pub fn io(self, op: &str, path: &Path, e: std::io::Error) -> EngineError {
+        self.io_in(op, path, None, e)
+    }
+
+    /// [`ErrHint::io`] for the entry `name` of directory `dir` (`"{op} {dir}/{name}"`).
+    pub fn io_in(self, op: &str, dir: &Path, name: Option<&std::ffi::CStr>, e: std::io::Error) -> EngineError {
+        let mut what = format!("{op} {}", dir.display());
+        if let Some(n) = name {
+            what.push('/');
+            what.push_str(&n.to_string_lossy());
+        }
+        match e.raw_os_error() {
+            Some(libc::ENOSPC) => what.push_str(self.0),
+            Some(libc::EDQUOT) => what.push_str(" (quota exceeded)"),
+            _ => {}
+        }
+        EngineError::io(what, e)
     }
 }
 
