@@ -1480,6 +1480,7 @@ impl Drop for DirStream {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn tiny() -> BonnieSpec {
         BonnieSpec {

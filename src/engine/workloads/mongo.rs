@@ -1187,6 +1187,7 @@ impl Worker for MongoWorker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metric::PhaseResult;
     use rand::rngs::SmallRng;
     use rand::{Rng, SeedableRng};
 
