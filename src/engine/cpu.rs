@@ -332,4 +332,40 @@ mod tests {
         let b = process_cpu_time();
         assert!(b >= a && b > Duration::ZERO);
     }
+
+    #[test]
+    fn tree_cpu_counts_a_busy_child() {
+        use std::os::unix::process::CommandExt;
+        let mut child = std::process::Command::new("/bin/sh")
+            .args(["-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; sleep 5"])
+            .process_group(0)
+            .spawn()
+            .expect("spawn");
+        let pid = child.id() as i32;
+        let t0 = Instant::now();
+        let mut used = Duration::ZERO;
+        while t0.elapsed() < Duration::from_secs(20) {
+            used = tree_cpu_time(pid);
+            if used >= Duration::from_millis(50) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // SAFETY: kill(2) of the process group the child leads; no memory involved.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+        let _ = child.wait();
+        assert!(used >= Duration::from_millis(50), "{used:?}");
+        assert_eq!(tree_cpu_time(-5), Duration::ZERO);
+    }
+
+    #[test]
+    fn children_cpu_grows_when_a_child_is_reaped() {
+        let before = children_cpu_time();
+        let status = std::process::Command::new("/bin/sh")
+            .args(["-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"])
+            .status()
+            .expect("sh");
+        assert!(status.success());
+        assert!(children_cpu_time() > before);
+    }
 }

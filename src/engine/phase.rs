@@ -296,12 +296,6 @@ impl<'a, 'c> Phases<'a, 'c> {
         Ok(t)
     }
 
-    /// Runs `workers` on a worker pool as untimed preparation (no phase, no meters, nothing
-    /// recorded); returns their outputs.
-    pub fn untimed<W: Worker>(&self, workers: Vec<W>) -> Result<Vec<W::Output>, EngineError> {
-        Ok(WorkerPool::new().run(workers, self.ctx.interrupt)?.outputs)
-    }
-
     /// Step 3: records phase `phase` with `headline` metrics (in order), then the policy's
     /// latency set from `t`, and applies the minimum-time policy to `t.wall`.
     pub fn record<T>(&mut self, phase: &str, t: &Timed<T>, headline: Vec<(MetricId, f64)>, policy: &Policy) {
@@ -362,6 +356,12 @@ impl<'a, 'c> Phases<'a, 'c> {
         }
         self.sample
     }
+}
+
+/// Runs `workers` on a worker pool outside any phase (no meters, nothing recorded): untimed
+/// preparation, and tests of a worker's own behaviour.
+pub fn untimed<W: Worker>(workers: Vec<W>, interrupt: &AtomicBool) -> Result<PoolRun<W::Output>, EngineError> {
+    WorkerPool::new().run(workers, interrupt)
 }
 
 #[cfg(test)]

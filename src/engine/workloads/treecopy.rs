@@ -53,7 +53,7 @@
 use crate::datasets::{self, tree, Content, ContentPool, DatasetError, DatasetKind, DatasetSource, Manifest};
 use crate::engine::copy::{copy_data, fail, open_dir, syncfs_path, timed_command, Ctx, Fail, COPY_ERR};
 pub use crate::engine::copy::{Method, Reflink};
-use crate::engine::phase::{Caches, LatencySet, Phases, Policy};
+use crate::engine::phase::{self, Caches, LatencySet, Phases, Policy};
 use crate::engine::pool::{Step, Worker, WorkerPool};
 use crate::engine::sysio::close_checked;
 use crate::engine::{EngineError, RunContext, Workload, WorkloadKind};
@@ -305,7 +305,7 @@ fn run_phases(spec: &TreecopySpec, ctx: &RunContext, tree: &Path, copy: &Path) -
         }
         DatasetSource::Dir(src) => {
             let c = TreeCopier::new(src, tree, opts, false, ctx.interrupt)?;
-            phases.untimed(vec![c])?;
+            phase::untimed(vec![c], ctx.interrupt)?;
         }
     }
     syncfs_path(ctx.dir)?;
@@ -1002,7 +1002,7 @@ mod tests {
         {
             let dst = tmp.path().join(format!("dst{i}"));
             let c = TreeCopier::new(&src, &dst, CopyOptions { reflink, buffer }, true, &flag).expect("copier");
-            let run = WorkerPool::new().run(vec![c], &flag).expect("copy");
+            let run = phase::untimed(vec![c], &flag).expect("copy");
             // Entries: 13 below the root, plus one finish per directory (5 with the root).
             assert_eq!(run.ops, 13 + 5, "{reflink:?}");
             let (files, bytes) = run.outputs[0];
@@ -1025,7 +1025,7 @@ mod tests {
         std::fs::write(tmp.path().join("keep"), b"x").expect("write");
         let flag = AtomicBool::new(false);
         let r = TreeRemover::new(&t, true, &flag).expect("remover");
-        let run = WorkerPool::new().run(vec![r], &flag).expect("remove");
+        let run = phase::untimed(vec![r], &flag).expect("remove");
         assert_eq!(run.ops, 13 + 5);
         assert!(!t.exists());
         assert!(tmp.path().join("keep").exists());
@@ -1161,7 +1161,7 @@ mod tests {
                 &flag,
             )
             .expect("copier");
-            let e = WorkerPool::new().run(vec![c], &flag).expect_err("unreadable");
+            let e = phase::untimed(vec![c], &flag).expect_err("unreadable");
             assert!(
                 e.to_string().starts_with(&format!("open {}/locked", src.display())),
                 "{e}"
