@@ -418,7 +418,7 @@ fn case_record(c: &plan::Case) -> CaseRecord {
         mkfs_args,
         mount_opts: c.variant.mount_opts.clone(),
         workload: c.workload.name.clone(),
-        workload_kind: c.workload.kind.workload().kind().to_string(),
+        workload_kind: c.workload.kind.name().to_string(),
         workload_json: serde_json::to_string(&c.workload.kind).unwrap_or_default(),
         availability: match &c.unavailable {
             None => CaseAvailability::Available,
@@ -935,18 +935,15 @@ fn cmd_list(db: &Path, what: ListWhat) -> Result<i32> {
             }
         }
         ListWhat::Workloads => {
-            for kind in WorkloadKind::KINDS {
-                let text = format!("kind = \"{kind}\"");
-                match toml::from_str::<WorkloadKind>(&text) {
-                    Ok(k) => writeln!(
-                        out,
-                        "{kind:12} {}\n{:12} phases: {}",
-                        k.workload().describe(),
-                        "",
-                        k.workload().phases().join(", ")
-                    )?,
-                    Err(_) => writeln!(out, "{kind}")?,
-                }
+            for k in WorkloadKind::defaults() {
+                writeln!(
+                    out,
+                    "{:12} {}\n{:12} phases: {}",
+                    k.name(),
+                    k.workload().describe(),
+                    "",
+                    k.workload().phases().join(", ")
+                )?;
             }
         }
         ListWhat::Filesystems => {

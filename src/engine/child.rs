@@ -241,7 +241,10 @@ mod tests {
             timeout: None,
             kill_group: true,
         };
-        assert!(matches!(run(&mut c, Sink::Null, Sink::Null, watch), Err(ChildError::Interrupted)));
+        assert!(matches!(
+            run(&mut c, Sink::Null, Sink::Null, watch),
+            Err(ChildError::Interrupted)
+        ));
         let mut c = Command::new("/bin/sh");
         // The shell's own child must die with it: the group is killed.
         c.args(["-c", "sleep 60 & wait"]).process_group(0);
@@ -250,7 +253,10 @@ mod tests {
             timeout: Some(Duration::from_millis(100)),
             kill_group: true,
         };
-        assert!(matches!(run(&mut c, Sink::Null, Sink::Null, watch), Err(ChildError::TimedOut(_))));
+        assert!(matches!(
+            run(&mut c, Sink::Null, Sink::Null, watch),
+            Err(ChildError::TimedOut(_))
+        ));
         assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
     }
 

@@ -176,12 +176,15 @@ pub(crate) fn copy_data(
     Ok(())
 }
 
-
 /// Runs `cmd` (`cp`, `rm`) as the timed region of a phase, then `syncfs` of `sync_dir` (timed):
 /// the interrupt flag is polled and the command killed when it is set; its exit is seen at
 /// once through a pidfd, so the poll interval does not add to the time; its CPU is added to
 /// the process CPU ([`Phases::with_children`]). A failing command is an error with its stderr.
-pub(crate) fn timed_command(phases: &Phases, mut cmd: Command, sync_dir: Option<&Path>) -> Result<Timed<()>, EngineError> {
+pub(crate) fn timed_command(
+    phases: &Phases,
+    mut cmd: Command,
+    sync_dir: Option<&Path>,
+) -> Result<Timed<()>, EngineError> {
     let shown = format!("{cmd:?}").replace('"', "");
     let sync_fd = match sync_dir {
         Some(d) => Some(open_dir(d).map_err(|e| COPY_ERR.io("open directory", d, e))?),

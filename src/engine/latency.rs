@@ -192,7 +192,10 @@ impl LatencySummary {
         if self.count == 0 {
             return Vec::new();
         }
-        stats.iter().map(|s| (MetricId::latency(s.name()), s.of(self))).collect()
+        stats
+            .iter()
+            .map(|s| (MetricId::latency(s.name()), s.of(self)))
+            .collect()
     }
 }
 

@@ -113,10 +113,6 @@ impl BigfileSpec {
 }
 
 impl Workload for BigfileSpec {
-    fn kind(&self) -> &'static str {
-        "bigfile"
-    }
-
     fn phases(&self) -> Vec<String> {
         let mut p = vec![WRITE];
         if self.fsync {
@@ -265,7 +261,9 @@ impl Run<'_, '_> {
             self.check_interrupt()?;
             self.phases.begin(FSYNC, NEXT_POLICY.caches);
             let file = self.file.as_ref().ok_or_else(closed)?;
-            let t = self.phases.region(|| file.sync_all().map_err(|e| self.err("fsync", e)))?;
+            let t = self
+                .phases
+                .region(|| file.sync_all().map_err(|e| self.err("fsync", e)))?;
             let durable = mib / (write_wall + t.wall).as_secs_f64().max(1e-9);
             self.push(
                 FSYNC,
@@ -278,7 +276,9 @@ impl Run<'_, '_> {
         self.check_interrupt()?;
         self.phases.begin(CLOSE, NEXT_POLICY.caches);
         let fd: OwnedFd = self.file.take().ok_or_else(closed)?.into();
-        let t = self.phases.region(|| close_checked(fd).map_err(|e| self.err("close", e.into())))?;
+        let t = self
+            .phases
+            .region(|| close_checked(fd).map_err(|e| self.err("close", e.into())))?;
         self.push(CLOSE, &t, &NEXT_POLICY, Vec::new());
 
         self.check_interrupt()?;
@@ -339,7 +339,6 @@ fn free_bytes(dir: &Path) -> io::Result<u64> {
     let st = rustix::fs::statvfs(dir).map_err(io::Error::from)?;
     Ok(st.f_bfree.saturating_mul(st.f_frsize))
 }
-
 
 /// The `write` phase: one op = one block; the block number goes into its first bytes.
 struct BlockWriter<'p> {

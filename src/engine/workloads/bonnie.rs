@@ -266,10 +266,6 @@ impl BonnieSpec {
 }
 
 impl Workload for BonnieSpec {
-    fn kind(&self) -> &'static str {
-        "bonnie"
-    }
-
     fn phases(&self) -> Vec<String> {
         let mut out = Vec::new();
         if self.file_size.get() > 0 {

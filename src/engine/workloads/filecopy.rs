@@ -101,10 +101,6 @@ impl Default for FilecopySpec {
 }
 
 impl Workload for FilecopySpec {
-    fn kind(&self) -> &'static str {
-        "filecopy"
-    }
-
     fn phases(&self) -> Vec<String> {
         [COPY1, DELETE1, COPY2, DELETE2].map(String::from).to_vec()
     }

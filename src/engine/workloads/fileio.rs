@@ -317,10 +317,6 @@ impl FileioSpec {
 }
 
 impl Workload for FileioSpec {
-    fn kind(&self) -> &'static str {
-        "fileio"
-    }
-
     fn phases(&self) -> Vec<String> {
         vec![self.mode.name().to_string()]
     }
@@ -633,7 +629,6 @@ impl FileSet {
         first.map_or(Ok(()), Err)
     }
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // The worker.

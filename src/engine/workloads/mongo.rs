@@ -244,10 +244,6 @@ impl MongoSpec {
 }
 
 impl Workload for MongoSpec {
-    fn kind(&self) -> &'static str {
-        "mongo"
-    }
-
     fn phases(&self) -> Vec<String> {
         [
             CREATE,
@@ -1067,7 +1063,6 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
         Ok(())
     }
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // The worker.

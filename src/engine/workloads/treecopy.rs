@@ -184,10 +184,6 @@ impl TreecopySpec {
 }
 
 impl Workload for TreecopySpec {
-    fn kind(&self) -> &'static str {
-        "treecopy"
-    }
-
     fn phases(&self) -> Vec<String> {
         vec![COPY.to_string(), DELETE.to_string()]
     }
@@ -882,11 +878,7 @@ impl Worker for TreeRemover<'_> {
                 }
             };
             if let Err(e) = r {
-                return Err(COPY_ERR.io(
-                    "rmdir",
-                    &entry_path(&self.root, &self.levels, d, None),
-                    e.into(),
-                ));
+                return Err(COPY_ERR.io("rmdir", &entry_path(&self.root, &self.levels, d, None), e.into()));
             }
             self.depth -= 1;
             return Ok(Step::Op);

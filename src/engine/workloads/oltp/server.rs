@@ -233,7 +233,6 @@ fn command(program: &Path, user: Option<(u32, u32)>, cwd: &Path) -> Command {
     c
 }
 
-
 /// The last `n` non-empty lines of a log, joined with " / ".
 fn tail(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
