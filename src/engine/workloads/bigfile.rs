@@ -230,7 +230,7 @@ impl Run<'_, '_> {
 
         // Caches dropped once, before the write; the baseline of free space after that sync.
         self.phases.begin(WRITE, WRITE_POLICY.caches);
-        let free_before = free_bytes(self.ctx.dir).map_err(|e| ERR.io("statfs", self.ctx.dir, e))?;
+        let free_before = free_blocks_bytes(self.ctx.dir).map_err(|e| ERR.io("statfs", self.ctx.dir, e))?;
         let file = OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -296,7 +296,7 @@ impl Run<'_, '_> {
         let target = free_before.saturating_sub(slack);
         let timeout = spec.space_timeout.0;
         let mut t = self.phases.region(|| loop {
-            let free = free_bytes(self.ctx.dir).map_err(|e| ERR.io("statfs", self.ctx.dir, e))?;
+            let free = free_blocks_bytes(self.ctx.dir).map_err(|e| ERR.io("statfs", self.ctx.dir, e))?;
             let now = Instant::now();
             if free >= target {
                 break Ok(Some(now));
@@ -334,8 +334,11 @@ fn closed() -> EngineError {
     EngineError::Invalid("internal error: the big file was closed too early".into())
 }
 
-/// Free bytes of the filesystem holding `dir` (`f_bfree × f_frsize`: root may use them all).
-fn free_bytes(dir: &Path) -> io::Result<u64> {
+/// Free blocks of the filesystem holding `dir`, in bytes (`f_bfree × f_frsize`, reserved blocks
+/// included). Not `provision::free_bytes` (`f_bavail`, what an unprivileged writer may use):
+/// that reads 0 once a nearly full filesystem is into its reserve, so the space freed by the
+/// unlink could not be seen coming back.
+fn free_blocks_bytes(dir: &Path) -> io::Result<u64> {
     let st = rustix::fs::statvfs(dir).map_err(io::Error::from)?;
     Ok(st.f_bfree.saturating_mul(st.f_frsize))
 }

@@ -25,8 +25,8 @@
 //! own process group, so a terminal's Ctrl-C reaches only fsbench, which then stops them in
 //! order (client, server) before the filesystem is unmounted; and every child gets
 //! `PR_SET_PDEATHSIG = SIGKILL`, so even a SIGKILLed fsbench leaves no server holding the mount.
-//! While waiting for a tool, the interrupt flag is polled every 20 ms and the tool killed when
-//! it is set.
+//! While waiting for a tool (`engine::child`), the interrupt flag is polled every 10 ms and the
+//! tool's process group killed when it is set.
 //!
 //! Running as root, the server and its tools run as the service user (set with setuid before
 //! exec, the data directory chowned to it); every directory above the run directory must then
@@ -72,7 +72,7 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(60);
 const SETUP_TIMEOUT: Duration = Duration::from_secs(300);
 /// Extra time the client may need beyond `time` (connecting, its own report).
 const CLIENT_GRACE: Duration = Duration::from_secs(300);
-/// Poll period while waiting for a child.
+/// Poll period while waiting for a server to stop.
 const POLL: Duration = Duration::from_millis(20);
 /// Longest unix socket path (sun_path is 108 bytes, with a terminating NUL).
 const MAX_SOCKET_PATH: usize = 107;
