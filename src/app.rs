@@ -211,18 +211,15 @@ fn cmd_list(db: &Path, what: ListWhat) -> Result<i32> {
             }
         }
         ListWhat::Workloads => {
-            for kind in WorkloadKind::KINDS {
-                let text = format!("kind = \"{kind}\"");
-                match toml::from_str::<WorkloadKind>(&text) {
-                    Ok(k) => writeln!(
-                        out,
-                        "{kind:12} {}\n{:12} phases: {}",
-                        k.workload().describe(),
-                        "",
-                        k.workload().phases().join(", ")
-                    )?,
-                    Err(_) => writeln!(out, "{kind}")?,
-                }
+            for k in WorkloadKind::defaults() {
+                writeln!(
+                    out,
+                    "{:12} {}\n{:12} phases: {}",
+                    k.name(),
+                    k.workload().describe(),
+                    "",
+                    k.workload().phases().join(", ")
+                )?;
             }
         }
         ListWhat::Filesystems => {

@@ -506,12 +506,12 @@ fn apply_overrides(mut suite: Suite, o: &Overrides) -> Result<Suite, ConfigError
                 "--only names no workload: give at least one workload name or kind".into(),
             ));
         }
-        let matches = |w: &WorkloadSpec, sel: &str| w.name == sel || w.kind.workload().kind() == sel;
+        let matches = |w: &WorkloadSpec, sel: &str| w.name == sel || w.kind.name() == sel;
         for sel in only {
             if !suite.workloads.iter().any(|w| matches(w, sel)) {
                 let mut valid: Vec<&str> = suite.workloads.iter().map(|w| w.name.as_str()).collect();
                 for w in &suite.workloads {
-                    let k = w.kind.workload().kind();
+                    let k = w.kind.name();
                     if !valid.contains(&k) {
                         valid.push(k);
                     }

@@ -124,6 +124,60 @@ pub fn process_cpu_time() -> Duration {
     timeval(ru.ru_utime) + timeval(ru.ru_stime)
 }
 
+/// User + system CPU time of this process's reaped children so far, from
+/// `getrusage(RUSAGE_CHILDREN)` (the children fsbench has waited for, and their waited-for
+/// descendants). Returns zero if the call fails.
+pub fn children_cpu_time() -> Duration {
+    // SAFETY: `rusage` is plain old data; getrusage only writes into the struct we pass.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointer to a properly sized, writable rusage; RUSAGE_CHILDREN is a valid `who`.
+    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) } != 0 {
+        return Duration::ZERO;
+    }
+    timeval(ru.ru_utime) + timeval(ru.ru_stime)
+}
+
+/// CPU time used so far by process `root` and all its live descendants (their own and their
+/// reaped children's: utime, stime, cutime, cstime of `/proc/PID/stat`, proc(5)), for a server
+/// fsbench started but does not wait for. Reads every `/proc/PID/stat`: outside timed regions
+/// only. Processes that vanish while it reads are skipped.
+pub fn tree_cpu_time(root: i32) -> Duration {
+    let mut procs: Vec<(i32, i32, u64)> = Vec::new();
+    if let Ok(rd) = std::fs::read_dir("/proc") {
+        for e in rd.flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                continue;
+            };
+            let Some((_, rest)) = stat.rsplit_once(')') else {
+                continue;
+            };
+            // After the command: state ppid … utime(14) stime cutime cstime (proc(5)).
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let num = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+            let ppid = f.get(1).and_then(|v| v.parse::<i32>().ok()).unwrap_or(0);
+            procs.push((pid, ppid, num(11) + num(12) + num(13) + num(14)));
+        }
+    }
+    let mut total = 0u64;
+    let mut stack = vec![root];
+    while let Some(p) = stack.pop() {
+        for &(pid, ppid, ticks) in &procs {
+            if pid == p {
+                total += ticks;
+            }
+            if ppid == p && pid != p {
+                stack.push(pid);
+            }
+        }
+    }
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    Duration::from_secs_f64(total as f64 / hz)
+}
+
 fn timeval(tv: libc::timeval) -> Duration {
     let secs = u64::try_from(tv.tv_sec).unwrap_or(0);
     let micros = u32::try_from(tv.tv_usec).unwrap_or(0).min(999_999);
@@ -277,5 +331,41 @@ mod tests {
         }
         let b = process_cpu_time();
         assert!(b >= a && b > Duration::ZERO);
+    }
+
+    #[test]
+    fn tree_cpu_counts_a_busy_child() {
+        use std::os::unix::process::CommandExt;
+        let mut child = std::process::Command::new("/bin/sh")
+            .args(["-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; sleep 5"])
+            .process_group(0)
+            .spawn()
+            .expect("spawn");
+        let pid = child.id() as i32;
+        let t0 = Instant::now();
+        let mut used = Duration::ZERO;
+        while t0.elapsed() < Duration::from_secs(20) {
+            used = tree_cpu_time(pid);
+            if used >= Duration::from_millis(50) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // SAFETY: kill(2) of the process group the child leads; no memory involved.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+        let _ = child.wait();
+        assert!(used >= Duration::from_millis(50), "{used:?}");
+        assert_eq!(tree_cpu_time(-5), Duration::ZERO);
+    }
+
+    #[test]
+    fn children_cpu_grows_when_a_child_is_reaped() {
+        let before = children_cpu_time();
+        let status = std::process::Command::new("/bin/sh")
+            .args(["-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"])
+            .status()
+            .expect("sh");
+        assert!(status.success());
+        assert!(children_cpu_time() > before);
     }
 }

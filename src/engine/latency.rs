@@ -136,23 +136,66 @@ pub struct LatencySummary {
     pub max_us: f64,
 }
 
+/// One statistic of a [`LatencySummary`], as a typed name: phases choose their latency set
+/// from these (see `engine::phase::LatencySet`), never by matching metric names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stat {
+    /// Median (`lat_p50`).
+    P50,
+    /// 95th percentile (`lat_p95`).
+    P95,
+    /// 99th percentile (`lat_p99`).
+    P99,
+    /// 99.9th percentile (`lat_p999`).
+    P999,
+    /// Maximum (`lat_max`).
+    Max,
+}
+
+impl Stat {
+    /// Every statistic, in report order.
+    pub const ALL: [Stat; 5] = [Stat::P50, Stat::P95, Stat::P99, Stat::P999, Stat::Max];
+
+    /// The metric name (`lat_p50` … `lat_max`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Stat::P50 => "lat_p50",
+            Stat::P95 => "lat_p95",
+            Stat::P99 => "lat_p99",
+            Stat::P999 => "lat_p999",
+            Stat::Max => "lat_max",
+        }
+    }
+
+    /// Its value in `s`, µs.
+    pub fn of(self, s: &LatencySummary) -> f64 {
+        match self {
+            Stat::P50 => s.p50_us,
+            Stat::P95 => s.p95_us,
+            Stat::P99 => s.p99_us,
+            Stat::P999 => s.p999_us,
+            Stat::Max => s.max_us,
+        }
+    }
+}
+
 impl LatencySummary {
     /// The percentiles as phase metrics `lat_p50`, `lat_p95`, `lat_p99`, `lat_p999`, `lat_max`
     /// (µs, lower is better). Empty when nothing was recorded.
     pub fn metrics(&self) -> Vec<(MetricId, f64)> {
+        self.select(&Stat::ALL)
+    }
+
+    /// The statistics `stats`, in that order, as phase metrics ([`MetricId::latency`]: µs, lower
+    /// is better, role latency). Empty when nothing was recorded.
+    pub fn select(&self, stats: &[Stat]) -> Vec<(MetricId, f64)> {
         if self.count == 0 {
             return Vec::new();
         }
-        [
-            ("lat_p50", self.p50_us),
-            ("lat_p95", self.p95_us),
-            ("lat_p99", self.p99_us),
-            ("lat_p999", self.p999_us),
-            ("lat_max", self.max_us),
-        ]
-        .into_iter()
-        .map(|(n, v)| (MetricId::latency(n), v))
-        .collect()
+        stats
+            .iter()
+            .map(|s| (MetricId::latency(s.name()), s.of(self)))
+            .collect()
     }
 }
 

@@ -18,11 +18,14 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
+pub mod child;
 pub mod clock;
+pub mod copy;
 pub mod cpu;
 pub mod fiemap;
 pub mod host;
 pub mod latency;
+pub mod phase;
 pub mod pool;
 pub(crate) mod sysio;
 pub mod workloads;
@@ -69,6 +72,37 @@ impl EngineError {
     }
 }
 
+/// The hint a workload adds to an I/O error when the filesystem is full: what to change.
+/// `ErrHint::io` and `ErrHint::io_in` are the one way workloads wrap an I/O error with its
+/// operation and path.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ErrHint(
+    /// Appended on ENOSPC, e.g. `" (filesystem full: lower size, or use a larger target)"`.
+    pub &'static str,
+);
+
+impl ErrHint {
+    /// `"{op} {path}"`, plus the hint on ENOSPC and `" (quota exceeded)"` on EDQUOT.
+    pub fn io(self, op: &str, path: &Path, e: std::io::Error) -> EngineError {
+        self.io_in(op, path, None, e)
+    }
+
+    /// [`ErrHint::io`] for the entry `name` of directory `dir` (`"{op} {dir}/{name}"`).
+    pub fn io_in(self, op: &str, dir: &Path, name: Option<&std::ffi::CStr>, e: std::io::Error) -> EngineError {
+        let mut what = format!("{op} {}", dir.display());
+        if let Some(n) = name {
+            what.push('/');
+            what.push_str(&n.to_string_lossy());
+        }
+        match e.raw_os_error() {
+            Some(libc::ENOSPC) => what.push_str(self.0),
+            Some(libc::EDQUOT) => what.push_str(" (quota exceeded)"),
+            _ => {}
+        }
+        EngineError::io(what, e)
+    }
+}
+
 /// What a workload gets to run one repeat.
 pub struct RunContext<'a> {
     /// An empty directory on the filesystem under test; the workload owns it.
@@ -83,8 +117,6 @@ pub struct RunContext<'a> {
 
 /// The interface every workload family implements.
 pub trait Workload {
-    /// The `kind` name as written in suite files.
-    fn kind(&self) -> &'static str;
     /// Names of the timed phases in run order (report rows).
     fn phases(&self) -> Vec<String>;
     /// A copy with every size and duration multiplied by `factor` (`--scale`), never below
@@ -139,42 +171,91 @@ pub(crate) fn dir_is_empty(dir: &Path) -> bool {
     std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(false)
 }
 
-/// The closed set of workloads, as written in suite files (`kind = "bonnie"`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum WorkloadKind {
-    /// bonnie++ 2.x: sequential char/block I/O, rewrite, random seeks, small files.
-    Bonnie(BonnieSpec),
-    /// sysbench fileio: seq/rnd reads and writes over a file set, fsync schedule, threads.
-    Fileio(FileioSpec),
-    /// sysbench-style OLTP transactions on SQLite, or on a MariaDB/PostgreSQL server fsbench starts.
-    Oltp(OltpSpec),
-    /// The reiserfs mongo benchmark: create, copy, symlink, read, stat, rename, delete of many
-    /// small files, with fragmentation after create and copy (FIEMAP).
-    Mongo(MongoSpec),
-    /// The 2022 huge-file test: write, fsync, close, unlink and space freed of one big file.
-    Bigfile(BigfileSpec),
-    /// Copy a dataset tree within the filesystem, then delete the copy (`cp -a`, `rm -r`).
-    Treecopy(TreecopySpec),
-    /// Copy one large file between two directories and back, deleting each time (ISO test).
-    Filecopy(FilecopySpec),
+/// Defines [`WorkloadKind`] and everything derived from its list: the serde tag of each
+/// variant, [`WorkloadKind::KINDS`], [`WorkloadKind::name`], [`WorkloadKind::workload`] and
+/// [`WorkloadKind::defaults`]. A new workload is one line here (plus its file).
+macro_rules! workload_kinds {
+    ($( $(#[$doc:meta])* $variant:ident($spec:ty) = $name:literal, )*) => {
+        /// The closed set of workloads, as written in suite files (`kind = "bonnie"`).
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "kind")]
+        pub enum WorkloadKind {
+            $( $(#[$doc])* #[serde(rename = $name)] $variant($spec), )*
+        }
+
+        impl WorkloadKind {
+            /// Every kind name, in the order of the enum (for `fsbench list workloads` and
+            /// "did you mean").
+            pub const KINDS: &'static [&'static str] = &[$($name),*];
+
+            /// The kind name as written in suite files (the serde tag).
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $( WorkloadKind::$variant(_) => $name, )*
+                }
+            }
+
+            /// The single dispatch point from the closed set to the [`Workload`] interface.
+            pub fn workload(&self) -> &dyn Workload {
+                match self {
+                    $( WorkloadKind::$variant(spec) => spec, )*
+                }
+            }
+
+            /// Every kind with its default parameters, in the order of [`WorkloadKind::KINDS`].
+            pub fn defaults() -> Vec<WorkloadKind> {
+                vec![$( WorkloadKind::$variant(<$spec>::default()), )*]
+            }
+        }
+    };
 }
 
-impl WorkloadKind {
-    /// Every kind name, for `fsbench list workloads` and "did you mean".
-    pub const KINDS: &'static [&'static str] =
-        &["bonnie", "mongo", "bigfile", "treecopy", "filecopy", "fileio", "oltp"];
+workload_kinds! {
+    /// bonnie++ 2.x: sequential char/block I/O, rewrite, random seeks, small files.
+    Bonnie(BonnieSpec) = "bonnie",
+    /// The reiserfs mongo benchmark: create, copy, symlink, read, stat, rename, delete of many
+    /// small files, with fragmentation after create and copy (FIEMAP).
+    Mongo(MongoSpec) = "mongo",
+    /// The 2022 huge-file test: write, fsync, close, unlink and space freed of one big file.
+    Bigfile(BigfileSpec) = "bigfile",
+    /// Copy a dataset tree within the filesystem, then delete the copy (`cp -a`, `rm -r`).
+    Treecopy(TreecopySpec) = "treecopy",
+    /// Copy one large file between two directories and back, deleting each time (ISO test).
+    Filecopy(FilecopySpec) = "filecopy",
+    /// sysbench fileio: seq/rnd reads and writes over a file set, fsync schedule, threads.
+    Fileio(FileioSpec) = "fileio",
+    /// sysbench-style OLTP transactions on SQLite, or on a MariaDB/PostgreSQL server fsbench starts.
+    Oltp(OltpSpec) = "oltp",
+}
 
-    /// The single dispatch point from the closed set to the [`Workload`] interface.
-    pub fn workload(&self) -> &dyn Workload {
-        match self {
-            WorkloadKind::Bonnie(spec) => spec,
-            WorkloadKind::Mongo(spec) => spec,
-            WorkloadKind::Bigfile(spec) => spec,
-            WorkloadKind::Treecopy(spec) => spec,
-            WorkloadKind::Filecopy(spec) => spec,
-            WorkloadKind::Fileio(spec) => spec,
-            WorkloadKind::Oltp(spec) => spec,
+#[cfg(test)]
+mod kind_tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_parses_back_from_its_name_and_lists_its_phases() {
+        let defaults = WorkloadKind::defaults();
+        assert_eq!(defaults.len(), WorkloadKind::KINDS.len());
+        for (k, name) in defaults.iter().zip(WorkloadKind::KINDS) {
+            assert_eq!(k.name(), *name);
+            // The serde tag is the same name, and a bare `kind = ...` means the defaults.
+            let parsed: WorkloadKind =
+                toml::from_str(&format!("kind = \"{name}\"")).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(&parsed, k, "{name}: Default and the serde defaults differ");
+            let text = toml::to_string(k).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(text.starts_with(&format!("kind = \"{name}\"")), "{text}");
+            let phases = k.workload().phases();
+            assert!(!phases.is_empty(), "{name} lists no phases");
+            assert!(k.workload().validate().is_ok(), "{name}'s defaults are invalid");
+            assert!(
+                k.workload().describe().starts_with(name),
+                "{name}: {}",
+                k.workload().describe()
+            );
         }
+        let mut sorted = WorkloadKind::KINDS.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), WorkloadKind::KINDS.len(), "kind names are unique");
     }
 }

@@ -24,6 +24,7 @@
 //! (300 MB minimum), mkfs.btrfs(8) (114 MB minimum without `--mixed`).
 
 use crate::config::FsVariant;
+use crate::engine::child::{self, ChildError, Sink, Watch};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -73,34 +74,33 @@ fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ProvisionEr
     move |source| ProvisionError::Io { what, source }
 }
 
-/// Runs a command, returning its stdout, or a [`ProvisionError::Tool`] with its stderr.
+/// Runs a command to its end (not interruptible: a half-made filesystem or mount is worse than
+/// a short wait), returning its stdout, or a [`ProvisionError::Tool`] with its stderr.
 pub fn run_tool(program: &str, args: &[String], envs: &[(&str, &str)]) -> Result<String, ProvisionError> {
     let command = std::iter::once(program.to_string())
         .chain(args.iter().cloned())
         .collect::<Vec<_>>()
         .join(" ");
-    let out = Command::new(program)
-        .args(args)
-        .envs(envs.iter().copied())
-        .output()
-        .map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                ProvisionError::MissingTool {
-                    tool: program.to_string(),
-                    hint: install_hint(program),
-                }
-            } else {
-                ProvisionError::Io {
-                    what: format!("run {command}"),
-                    source: e,
-                }
-            }
-        })?;
+    let mut cmd = Command::new(program);
+    cmd.args(args).envs(envs.iter().copied());
+    let out = child::run(&mut cmd, Sink::Capture, Sink::Capture, Watch::default()).map_err(|e| match e {
+        ChildError::Spawn(e) if e.kind() == std::io::ErrorKind::NotFound => ProvisionError::MissingTool {
+            tool: program.to_string(),
+            hint: install_hint(program),
+        },
+        ChildError::Spawn(e) | ChildError::Io(e) => ProvisionError::Io {
+            what: format!("run {command}"),
+            source: e,
+        },
+        other => ProvisionError::Io {
+            what: format!("run {command}"),
+            source: std::io::Error::other(other.to_string()),
+        },
+    })?;
     if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        Ok(out.stdout)
     } else {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let tail: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+        let tail: Vec<&str> = out.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
         let tail = tail[tail.len().saturating_sub(3)..].join(" / ");
         Err(ProvisionError::Tool {
             command,

@@ -42,7 +42,7 @@ pub(super) fn case_record(c: &plan::Case) -> CaseRecord {
         mkfs_args,
         mount_opts: c.variant.mount_opts.clone(),
         workload: c.workload.name.clone(),
-        workload_kind: c.workload.kind.workload().kind().to_string(),
+        workload_kind: c.workload.kind.name().to_string(),
         workload_json: serde_json::to_string(&c.workload.kind).unwrap_or_default(),
         availability: match &c.unavailable {
             None => CaseAvailability::Available,

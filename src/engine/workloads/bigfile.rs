@@ -25,13 +25,12 @@
 //! phases read the clock once before and once after; the file is closed and removed on error
 //! and interrupt; errors name the operation and path, ENOSPC with a hint.
 
-use crate::engine::cpu::CpuMeter;
-use crate::engine::host::before_phase;
+use crate::engine::phase::{Caches, LatencySet, Phases, Policy, Timed};
 use crate::engine::pool::{Step, Worker, WorkerPool};
 use crate::engine::sysio::close_checked;
 use crate::engine::workloads::mongo::Content;
-use crate::engine::{EngineError, RunContext, Workload, WorkloadKind};
-use crate::metric::{CpuUsage, MetricId, PhaseResult, RawSample, Unit};
+use crate::engine::{EngineError, ErrHint, RunContext, Workload, WorkloadKind};
+use crate::metric::{MetricId, RawSample, Unit};
 use crate::units::{Bytes, Dur};
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
@@ -114,10 +113,6 @@ impl BigfileSpec {
 }
 
 impl Workload for BigfileSpec {
-    fn kind(&self) -> &'static str {
-        "bigfile"
-    }
-
     fn phases(&self) -> Vec<String> {
         let mut p = vec![WRITE];
         if self.fsync {
@@ -182,7 +177,7 @@ impl Workload for BigfileSpec {
             spec: self,
             ctx,
             path: &path,
-            sample: RawSample::default(),
+            phases: Phases::new(ctx),
             file: None,
             created: false,
         };
@@ -193,7 +188,7 @@ impl Workload for BigfileSpec {
                 let _ = std::fs::remove_file(&path);
             }
         }
-        result.map(|()| run.sample)
+        result.map(|()| run.phases.finish())
     }
 }
 
@@ -201,26 +196,29 @@ struct Run<'a, 'c> {
     spec: &'a BigfileSpec,
     ctx: &'a RunContext<'c>,
     path: &'a Path,
-    sample: RawSample,
+    phases: Phases<'a, 'c>,
     file: Option<File>,
     /// The file exists and is ours to remove on error.
     created: bool,
 }
 
+/// The write phase reports the median, p99 and maximum block latency; the others are one call.
+const WRITE_POLICY: Policy = Policy::new().latency(LatencySet::Core);
+/// fsync, close, unlink and space_freed continue the write: caches kept.
+const NEXT_POLICY: Policy = Policy::new().caches(Caches::Keep);
+/// Errors of a full filesystem say what to change.
+const ERR: ErrHint = ErrHint(" (filesystem full: lower size, or use a larger target or image_size)");
+
 impl Run<'_, '_> {
     fn err(&self, op: &str, e: io::Error) -> EngineError {
-        io_err(op, self.path, e)
+        ERR.io(op, self.path, e)
     }
 
-    fn push(&mut self, phase: &str, wall: Duration, cpu: CpuUsage, mut extra: Vec<(MetricId, f64)>) {
-        let mut metrics = vec![(MetricId::lower("time", Unit::Seconds), wall.as_secs_f64())];
-        metrics.append(&mut extra);
-        self.sample.phases.push(PhaseResult {
-            phase: phase.to_string(),
-            wall,
-            cpu,
-            metrics,
-        });
+    /// Records `phase` with `time` first, then `extra`.
+    fn push<T>(&mut self, phase: &str, t: &Timed<T>, policy: &Policy, extra: Vec<(MetricId, f64)>) {
+        let mut metrics = vec![(MetricId::lower("time", Unit::Seconds), t.wall.as_secs_f64())];
+        metrics.extend(extra);
+        self.phases.record(phase, t, metrics, policy);
     }
 
     fn all(&mut self) -> Result<(), EngineError> {
@@ -231,8 +229,8 @@ impl Run<'_, '_> {
         spec.content.fill(&mut buf, 0x6269_6766);
 
         // Caches dropped once, before the write; the baseline of free space after that sync.
-        before_phase(self.ctx, WRITE, &mut self.sample);
-        let free_before = free_bytes(self.ctx.dir).map_err(|e| io_err("statfs", self.ctx.dir, e))?;
+        self.phases.begin(WRITE, WRITE_POLICY.caches);
+        let free_before = free_blocks_bytes(self.ctx.dir).map_err(|e| ERR.io("statfs", self.ctx.dir, e))?;
         let file = OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -241,7 +239,6 @@ impl Run<'_, '_> {
             .map_err(|e| self.err("create", e))?;
         self.created = true;
 
-        let meter = CpuMeter::start();
         let writer = BlockWriter {
             file,
             path: self.path,
@@ -249,86 +246,74 @@ impl Run<'_, '_> {
             left: spec.blocks(),
             index: 0,
         };
-        let run = WorkerPool::new().run(vec![writer], self.ctx.interrupt)?;
-        let cpu = meter.stop();
-        let write_wall = run.wall;
-        let mut outputs = run.outputs;
-        self.file = outputs.pop();
-        let lat = run
-            .latency
-            .summary()
-            .metrics()
-            .into_iter()
-            .filter(|(m, _)| matches!(m.name.as_str(), "lat_p50" | "lat_p99" | "lat_max"));
-        let mut extra = vec![(
-            MetricId::higher("throughput", Unit::MibPerSec),
-            mib / write_wall.as_secs_f64().max(1e-9),
-        )];
-        extra.extend(lat);
-        self.push(WRITE, write_wall, cpu, extra);
+        let mut t = self.phases.pool(WorkerPool::new(), vec![writer])?;
+        let write_wall = t.wall;
+        self.file = t.value.outputs.pop();
+        let throughput = mib / write_wall.as_secs_f64().max(1e-9);
+        self.push(
+            WRITE,
+            &t,
+            &WRITE_POLICY,
+            vec![(MetricId::higher("throughput", Unit::MibPerSec), throughput)],
+        );
 
         if spec.fsync {
             self.check_interrupt()?;
-            (self.ctx.on_phase)(FSYNC);
+            self.phases.begin(FSYNC, NEXT_POLICY.caches);
             let file = self.file.as_ref().ok_or_else(closed)?;
-            let meter = CpuMeter::start();
-            let t0 = Instant::now();
-            let r = file.sync_all();
-            let wall = t0.elapsed();
-            let cpu = meter.stop();
-            r.map_err(|e| self.err("fsync", e))?;
-            let durable = mib / (write_wall + wall).as_secs_f64().max(1e-9);
+            let t = self
+                .phases
+                .region(|| file.sync_all().map_err(|e| self.err("fsync", e)))?;
+            let durable = mib / (write_wall + t.wall).as_secs_f64().max(1e-9);
             self.push(
                 FSYNC,
-                wall,
-                cpu,
+                &t,
+                &NEXT_POLICY,
                 vec![(MetricId::higher("durable_throughput", Unit::MibPerSec), durable)],
             );
         }
 
         self.check_interrupt()?;
-        (self.ctx.on_phase)(CLOSE);
+        self.phases.begin(CLOSE, NEXT_POLICY.caches);
         let fd: OwnedFd = self.file.take().ok_or_else(closed)?.into();
-        let meter = CpuMeter::start();
-        let t0 = Instant::now();
-        let r = close_checked(fd);
-        let wall = t0.elapsed();
-        let cpu = meter.stop();
-        r.map_err(|e| self.err("close", e.into()))?;
-        self.push(CLOSE, wall, cpu, Vec::new());
+        let t = self
+            .phases
+            .region(|| close_checked(fd).map_err(|e| self.err("close", e.into())))?;
+        self.push(CLOSE, &t, &NEXT_POLICY, Vec::new());
 
         self.check_interrupt()?;
-        (self.ctx.on_phase)(UNLINK);
-        let meter = CpuMeter::start();
-        let t0 = Instant::now();
-        let r = std::fs::remove_file(self.path);
-        let unlinked = Instant::now();
-        let cpu = meter.stop();
-        r.map_err(|e| self.err("unlink", e))?;
+        self.phases.begin(UNLINK, NEXT_POLICY.caches);
+        let t = self.phases.region(|| {
+            std::fs::remove_file(self.path).map_err(|e| self.err("unlink", e))?;
+            Ok(Instant::now())
+        })?;
+        let unlinked = t.value;
         self.created = false;
-        self.push(UNLINK, unlinked - t0, cpu, Vec::new());
+        self.push(UNLINK, &t, &NEXT_POLICY, Vec::new());
 
-        (self.ctx.on_phase)(SPACE_FREED);
+        self.phases.begin(SPACE_FREED, NEXT_POLICY.caches);
         let slack = (size / 100).max(8 * Bytes::MIB);
         let target = free_before.saturating_sub(slack);
         let timeout = spec.space_timeout.0;
-        let meter = CpuMeter::start();
-        let freed_at = loop {
-            let free = free_bytes(self.ctx.dir).map_err(|e| io_err("statfs", self.ctx.dir, e))?;
+        let mut t = self.phases.region(|| loop {
+            let free = free_blocks_bytes(self.ctx.dir).map_err(|e| ERR.io("statfs", self.ctx.dir, e))?;
             let now = Instant::now();
             if free >= target {
-                break Some(now);
+                break Ok(Some(now));
             }
             if now - unlinked >= timeout {
-                break None;
+                break Ok(None);
             }
             self.check_interrupt()?;
             std::thread::sleep(POLL);
-        };
-        let cpu = meter.stop();
-        match freed_at {
-            Some(at) => self.push(SPACE_FREED, at - unlinked, cpu, Vec::new()),
-            None => self.sample.notes.push(format!(
+        })?;
+        match t.value {
+            Some(at) => {
+                // The phase's time runs from the unlink, not from the first look.
+                t.wall = at - unlinked;
+                self.push(SPACE_FREED, &t, &NEXT_POLICY, Vec::new());
+            }
+            None => self.phases.note(format!(
                 "{SPACE_FREED}: the space of the {} file did not show as free within {} (space_timeout); phase left out",
                 spec.size, spec.space_timeout
             )),
@@ -349,19 +334,13 @@ fn closed() -> EngineError {
     EngineError::Invalid("internal error: the big file was closed too early".into())
 }
 
-/// Free bytes of the filesystem holding `dir` (`f_bfree × f_frsize`: root may use them all).
-fn free_bytes(dir: &Path) -> io::Result<u64> {
+/// Free blocks of the filesystem holding `dir`, in bytes (`f_bfree × f_frsize`, reserved blocks
+/// included). Not `provision::free_bytes` (`f_bavail`, what an unprivileged writer may use):
+/// that reads 0 once a nearly full filesystem is into its reserve, so the space freed by the
+/// unlink could not be seen coming back.
+fn free_blocks_bytes(dir: &Path) -> io::Result<u64> {
     let st = rustix::fs::statvfs(dir).map_err(io::Error::from)?;
     Ok(st.f_bfree.saturating_mul(st.f_frsize))
-}
-
-/// Wraps an error with the operation and path; ENOSPC gets a hint.
-fn io_err(op: &str, path: &Path, e: io::Error) -> EngineError {
-    let mut what = format!("{op} {}", path.display());
-    if e.raw_os_error() == Some(libc::ENOSPC) {
-        what.push_str(" (filesystem full: lower size, or use a larger target or image_size)");
-    }
-    EngineError::io(what, e)
 }
 
 /// The `write` phase: one op = one block; the block number goes into its first bytes.
@@ -384,7 +363,7 @@ impl Worker for BlockWriter<'_> {
         let n = tag.len().min(self.buf.len());
         self.buf[..n].copy_from_slice(&tag[..n]);
         if let Err(e) = self.file.write_all(&self.buf) {
-            return Err(io_err("write", self.path, e));
+            return Err(ERR.io("write", self.path, e));
         }
         self.index += 1;
         self.left -= 1;
@@ -525,7 +504,7 @@ mod tests {
             b"mine",
             "not ours to delete"
         );
-        let e = io_err(
+        let e = ERR.io(
             "write",
             Path::new("/mnt/x/bigfile.data"),
             io::Error::from_raw_os_error(libc::ENOSPC),

@@ -49,12 +49,11 @@
 //! bytes inside a syscall-per-byte chunk); everything created is removed at the end and on
 //! error or interrupt, leaving the directory empty.
 
-use crate::engine::cpu::CpuMeter;
-use crate::engine::host::before_phase;
+use crate::engine::phase::{LatencySet, Phases, Policy, Short, MIN_TIME};
 use crate::engine::pool::{Step, Worker, WorkerPool};
 use crate::engine::sysio;
-use crate::engine::{EngineError, RunContext, Workload, WorkloadKind};
-use crate::metric::{MetricId, PhaseResult, RawSample, Unit};
+use crate::engine::{EngineError, ErrHint, RunContext, Workload, WorkloadKind};
+use crate::metric::{MetricId, RawSample, Unit};
 use crate::units::Bytes;
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
@@ -69,7 +68,6 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 /// Phase: one-byte writes.
 pub const SEQ_WRITE_CHAR: &str = "seq_write_char";
@@ -120,8 +118,16 @@ const CREATE_FLAGS: OFlags = OFlags::CREATE
     .union(OFlags::CLOEXEC);
 /// Flags of a directory opened for *at() calls or readdir.
 const DIR_FLAGS: OFlags = OFlags::RDONLY.union(OFlags::DIRECTORY).union(OFlags::CLOEXEC);
-/// Phases shorter than this get a note (bonnie++ prints `+++++` below 0.5 s).
-const MIN_TIME: Duration = Duration::from_millis(500);
+/// Every phase: caches dropped if asked, the median, p99 and maximum latency, and a note
+/// below [`MIN_TIME`] (where bonnie++ prints `+++++`).
+const POLICY: Policy = Policy::new().latency(LatencySet::Core).short(Short::Each {
+    limit: MIN_TIME,
+    prefix: "",
+    aside: " (where bonnie++ prints +++++)",
+    raise: "its size",
+});
+/// Errors of a full filesystem say what to change.
+const ERR: ErrHint = ErrHint(" (filesystem full: lower file_size, files or file_max_size, or use a larger target)");
 /// Largest accepted `chunk_size`.
 const MAX_CHUNK: u64 = Bytes::GIB;
 /// Most subdirectories (bonnie++ names them with five digits).
@@ -260,10 +266,6 @@ impl BonnieSpec {
 }
 
 impl Workload for BonnieSpec {
-    fn kind(&self) -> &'static str {
-        "bonnie"
-    }
-
     fn phases(&self) -> Vec<String> {
         let mut out = Vec::new();
         if self.file_size.get() > 0 {
@@ -407,7 +409,7 @@ impl Workload for BonnieSpec {
         if result.is_err() {
             runner.cleanup();
         }
-        result.map(|()| runner.sample)
+        result.map(|()| runner.phases.finish())
     }
 }
 
@@ -426,7 +428,7 @@ enum Amount {
 struct Runner<'a, 'c> {
     spec: &'a BonnieSpec,
     ctx: &'a RunContext<'c>,
-    sample: RawSample,
+    phases: Phases<'a, 'c>,
     rng: SmallRng,
     /// The run directory, kept open (by [`Workload::run`]) for *at() calls and syncfs.
     /// Borrowed for `'a` rather than owned, so that workers can hold it while the runner
@@ -441,7 +443,7 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
         Runner {
             spec,
             ctx,
-            sample: RawSample::default(),
+            phases: Phases::new(ctx),
             rng: SmallRng::seed_from_u64(spec.seed),
             parent,
             io_path: ctx.dir.join(IO_FILE),
@@ -476,39 +478,17 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
         workers: Vec<W>,
         amount: Amount,
     ) -> Result<Vec<W::Output>, EngineError> {
-        before_phase(self.ctx, phase, &mut self.sample);
-        let meter = CpuMeter::start();
-        let run = WorkerPool::new().run(workers, self.ctx.interrupt)?;
-        let cpu = meter.stop();
-        let secs = run.wall.as_secs_f64().max(1e-9);
-        let headline = match amount {
-            Amount::Bytes(b) => (
-                MetricId::higher("throughput", Unit::MibPerSec),
-                b as f64 / Bytes::MIB as f64 / secs,
-            ),
-            Amount::Ops(n) => (MetricId::higher("rate", Unit::OpsPerSec), n as f64 / secs),
-        };
-        let mut metrics = vec![headline];
-        metrics.extend(
-            run.latency
-                .summary()
-                .metrics()
-                .into_iter()
-                .filter(|(m, _)| matches!(m.name.as_str(), "lat_p50" | "lat_p99" | "lat_max")),
-        );
-        if run.wall < MIN_TIME {
-            self.sample.notes.push(format!(
-                "{phase} ran under {:.1} s (where bonnie++ prints +++++): too short to time reliably; raise its size",
-                MIN_TIME.as_secs_f64()
-            ));
-        }
-        self.sample.phases.push(PhaseResult {
-            phase: phase.to_string(),
-            wall: run.wall,
-            cpu,
-            metrics,
-        });
-        Ok(run.outputs)
+        self.phases
+            .run_pool(phase, WorkerPool::new(), workers, &POLICY, |_, wall| {
+                let secs = wall.as_secs_f64().max(1e-9);
+                Ok(vec![match amount {
+                    Amount::Bytes(b) => (
+                        MetricId::higher("throughput", Unit::MibPerSec),
+                        b as f64 / Bytes::MIB as f64 / secs,
+                    ),
+                    Amount::Ops(n) => (MetricId::higher("rate", Unit::OpsPerSec), n as f64 / secs),
+                }])
+            })
     }
 
     fn open_io(&self, create: bool) -> Result<File, EngineError> {
@@ -518,12 +498,12 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
             match std::fs::remove_file(&self.io_path) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(e) => return Err(io_err("unlink", &self.io_path, None, e)),
+                Err(e) => return Err(ERR.io_in("unlink", &self.io_path, None, e)),
             }
             o.create_new(true).mode(0o600);
         }
         o.open(&self.io_path)
-            .map_err(|e| io_err(if create { "create" } else { "open" }, &self.io_path, None, e))
+            .map_err(|e| ERR.io_in(if create { "create" } else { "open" }, &self.io_path, None, e))
     }
 
     fn io_phases(&mut self) -> Result<(), EngineError> {
@@ -597,7 +577,7 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
         }
 
         // bonnie++ deletes its file before the small-file tests (untimed).
-        std::fs::remove_file(&self.io_path).map_err(|e| io_err("unlink", &self.io_path, None, e))
+        std::fs::remove_file(&self.io_path).map_err(|e| ERR.io_in("unlink", &self.io_path, None, e))
     }
 
     fn file_phases(&mut self) -> Result<(), EngineError> {
@@ -682,29 +662,16 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
     fn make_files_dir(&self, dir_names: &NameTable) -> Result<OwnedFd, EngineError> {
         let parent = self.parent;
         rustix::fs::mkdirat(parent, FILES_DIR, DIR_MODE)
-            .map_err(|e| io_err("mkdir", &self.files_path, None, e.into()))?;
+            .map_err(|e| ERR.io_in("mkdir", &self.files_path, None, e.into()))?;
         let top = rustix::fs::openat(parent, FILES_DIR, DIR_FLAGS, Mode::empty())
-            .map_err(|e| io_err("open", &self.files_path, None, e.into()))?;
+            .map_err(|e| ERR.io_in("open", &self.files_path, None, e.into()))?;
         for d in 0..dir_names.len() {
             let name = dir_names.get(d)?;
             rustix::fs::mkdirat(&top, name, DIR_MODE)
-                .map_err(|e| io_err("mkdir", &self.files_path, Some(name), e.into()))?;
+                .map_err(|e| ERR.io_in("mkdir", &self.files_path, Some(name), e.into()))?;
         }
         Ok(top)
     }
-}
-
-/// Wraps an error with the operation and path; ENOSPC gets a hint.
-fn io_err(op: &str, path: &Path, name: Option<&CStr>, e: io::Error) -> EngineError {
-    let mut what = format!("{op} {}", path.display());
-    if let Some(n) = name {
-        what.push('/');
-        what.push_str(&n.to_string_lossy());
-    }
-    if e.raw_os_error() == Some(libc::ENOSPC) {
-        what.push_str(" (filesystem full: lower file_size, files or file_max_size, or use a larger target)");
-    }
-    EngineError::io(what, e)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -740,7 +707,7 @@ impl<'p> IoFile<'p> {
     }
 
     fn err(&self, op: &str, e: io::Error) -> EngineError {
-        io_err(op, self.path, None, e)
+        ERR.io_in(op, self.path, None, e)
     }
 
     fn close(&mut self) -> Result<(), EngineError> {
@@ -1207,7 +1174,7 @@ struct FileSet<'p> {
 
 impl FileSet<'_> {
     fn err(&self, op: &str, name: &CStr, e: io::Error) -> EngineError {
-        io_err(op, self.path, Some(name), e)
+        ERR.io_in(op, self.path, Some(name), e)
     }
 
     /// syncfs(2) of the filesystem under test, when the phase counts it.
@@ -1215,7 +1182,7 @@ impl FileSet<'_> {
         if !self.fsync {
             return Ok(());
         }
-        rustix::fs::syncfs(self.parent).map_err(|e| io_err("syncfs", self.path, None, e.into()))
+        rustix::fs::syncfs(self.parent).map_err(|e| ERR.io_in("syncfs", self.path, None, e.into()))
     }
 
     /// End of a delete phase: remove any remaining subdirectories and the test directory,
@@ -1229,7 +1196,7 @@ impl FileSet<'_> {
             }
         }
         rustix::fs::unlinkat(self.parent, FILES_DIR, AtFlags::REMOVEDIR)
-            .map_err(|e| io_err("rmdir", self.path, None, e.into()))?;
+            .map_err(|e| ERR.io_in("rmdir", self.path, None, e.into()))?;
         self.sync()
     }
 }
@@ -1364,7 +1331,7 @@ impl Worker for Readdir<'_> {
                 continue;
             };
             match stream.next() {
-                Err(e) => return Err(io_err("readdir", self.fs.path, None, e)),
+                Err(e) => return Err(ERR.io_in("readdir", self.fs.path, None, e)),
                 Ok(None) => self.close_current()?,
                 Ok(Some((dfd, name))) => {
                     if name.to_bytes().first() == Some(&b'.') {
@@ -1377,7 +1344,7 @@ impl Worker for Readdir<'_> {
                     };
                     if let Err(e) = r {
                         let op = if self.delete { "unlink" } else { "stat" };
-                        return Err(io_err(op, self.fs.path, Some(name), e));
+                        return Err(ERR.io_in(op, self.fs.path, Some(name), e));
                     }
                     self.done += 1;
                     return Ok(Step::Op);
@@ -1509,6 +1476,7 @@ impl Drop for DirStream {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn tiny() -> BonnieSpec {
         BonnieSpec {
@@ -1709,7 +1677,7 @@ mod tests {
 
     #[test]
     fn enospc_is_a_clear_error() {
-        let e = io_err(
+        let e = ERR.io_in(
             "write",
             Path::new("/mnt/x/bonnie.data"),
             None,

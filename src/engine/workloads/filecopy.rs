@@ -19,14 +19,13 @@
 //! Everything created is removed at the end, also on error or interrupt. Errors name the
 //! operation and the path; a full filesystem says so.
 
-use super::treecopy::{copy_data, fail, io_err, open_dir, timed_command, Method, Reflink};
 use crate::datasets::content::MAX_SLICE;
 use crate::datasets::{Content, ContentPool};
-use crate::engine::cpu::CpuMeter;
-use crate::engine::host::before_phase;
+use crate::engine::copy::{copy_data, fail, open_dir, timed_command, Method, Reflink, COPY_ERR};
+use crate::engine::phase::{Caches, Phases, Policy, Timed};
 use crate::engine::sysio::close_checked;
 use crate::engine::{EngineError, RunContext, Workload, WorkloadKind};
-use crate::metric::{MetricId, PhaseResult, RawSample, Unit};
+use crate::metric::{MetricId, RawSample, Unit};
 use crate::units::Bytes;
 use rustix::fs::{Mode, OFlags};
 use serde::{Deserialize, Serialize};
@@ -36,7 +35,6 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
 
 /// Phase: bench1 → bench2.
 pub const COPY1: &str = "copy1";
@@ -103,10 +101,6 @@ impl Default for FilecopySpec {
 }
 
 impl Workload for FilecopySpec {
-    fn kind(&self) -> &'static str {
-        "filecopy"
-    }
-
     fn phases(&self) -> Vec<String> {
         [COPY1, DELETE1, COPY2, DELETE2].map(String::from).to_vec()
     }
@@ -143,10 +137,7 @@ impl Workload for FilecopySpec {
             "filecopy size={} content={} {how} reflink={}{}",
             self.size,
             self.content,
-            match self.reflink {
-                Reflink::Never => "never",
-                Reflink::Auto => "auto",
-            },
+            self.reflink.as_str(),
             if self.fsync { " fsync" } else { " no-fsync" }
         )
     }
@@ -165,38 +156,48 @@ impl Workload for FilecopySpec {
 }
 
 fn run_phases(spec: &FilecopySpec, ctx: &RunContext, b1: &Path, b2: &Path) -> Result<RawSample, EngineError> {
-    let mut sample = RawSample::default();
-    sample.notes.push(format!(
+    let mut phases = Phases::new(ctx);
+    phases.note(format!(
         "filecopy: {}, reflink={}; {}",
         match spec.method {
             Method::Native => format!("native copy, read/write with a {} buffer", spec.buffer),
             Method::Cp => "`cp` and `rm -f`".to_string(),
         },
-        match spec.reflink {
-            Reflink::Never => "never",
-            Reflink::Auto => "auto",
-        },
+        spec.reflink.as_str(),
         if spec.fsync { "syncfs counted" } else { "no sync" }
     ));
     for d in [b1, b2] {
-        std::fs::create_dir(d).map_err(|e| io_err("mkdir", d, e))?;
+        std::fs::create_dir(d).map_err(|e| COPY_ERR.io("mkdir", d, e))?;
     }
     lay_out(spec, &b1.join(FILE), ctx.interrupt)?;
-    let sync_fd = open_dir(ctx.dir).map_err(|e| io_err("open directory", ctx.dir, e))?;
-    rustix::fs::syncfs(&sync_fd).map_err(|e| io_err("syncfs", ctx.dir, e.into()))?;
+    let sync_fd = open_dir(ctx.dir).map_err(|e| COPY_ERR.io("open directory", ctx.dir, e))?;
+    rustix::fs::syncfs(&sync_fd).map_err(|e| COPY_ERR.io("syncfs", ctx.dir, e.into()))?;
 
+    let policy = Policy::new();
+    let mib = spec.size.get() as f64 / Bytes::MIB as f64;
     let mut buf = vec![0u8; spec.buffer.get() as usize];
     for (phase, from, to) in [(COPY1, b1, b2), (COPY2, b2, b1)] {
         // copy1, delete1, then copy2, delete2; each delete removes the copy's source.
-        before_phase(ctx, phase, &mut sample);
-        let p = copy_phase(spec, phase, &from.join(FILE), &to.join(FILE), ctx, &sync_fd, &mut buf)?;
-        sample.phases.push(p);
+        phases.begin(phase, Caches::DropIfAsked);
+        let t = copy_phase(spec, &phases, &from.join(FILE), &to.join(FILE), &sync_fd, &mut buf)?;
+        let throughput = mib / t.wall.as_secs_f64().max(1e-9);
+        phases.record(
+            phase,
+            &t,
+            vec![(MetricId::higher("throughput", Unit::MibPerSec), throughput)],
+            &policy,
+        );
         let del = if phase == COPY1 { DELETE1 } else { DELETE2 };
-        before_phase(ctx, del, &mut sample);
-        let p = delete_phase(spec, del, &from.join(FILE), ctx, &sync_fd)?;
-        sample.phases.push(p);
+        phases.begin(del, Caches::DropIfAsked);
+        let t = delete_phase(spec, &phases, &from.join(FILE), &sync_fd)?;
+        phases.record(
+            del,
+            &t,
+            vec![(MetricId::lower("time", Unit::Seconds), t.wall.as_secs_f64())],
+            &policy,
+        );
     }
-    Ok(sample)
+    Ok(phases.finish())
 }
 
 /// Writes the source file (untimed) from a content pool in 1 MiB writes, then fsyncs it.
@@ -207,7 +208,7 @@ fn lay_out(spec: &FilecopySpec, path: &Path, interrupt: &AtomicBool) -> Result<(
         .create_new(true)
         .mode(0o644)
         .open(path)
-        .map_err(|e| io_err("create", path, e))?;
+        .map_err(|e| COPY_ERR.io("create", path, e))?;
     let size = spec.size.get();
     let mut pos = 0u64;
     while pos < size {
@@ -215,95 +216,70 @@ fn lay_out(spec: &FilecopySpec, path: &Path, interrupt: &AtomicBool) -> Result<(
             return Err(EngineError::Interrupted);
         }
         let chunk = pool.file_chunk(spec.seed, pos, (size - pos).min(MAX_SLICE as u64) as usize);
-        f.write_all(chunk).map_err(|e| io_err("write", path, e))?;
+        f.write_all(chunk).map_err(|e| COPY_ERR.io("write", path, e))?;
         pos += chunk.len() as u64;
     }
-    f.sync_all().map_err(|e| io_err("fsync", path, e))
+    f.sync_all().map_err(|e| COPY_ERR.io("fsync", path, e))
 }
 
+/// The timed region of a copy phase: `cp` or the native copy, then `syncfs` when counted.
 fn copy_phase(
     spec: &FilecopySpec,
-    phase: &str,
+    phases: &Phases,
     from: &Path,
     to: &Path,
-    ctx: &RunContext,
     sync_fd: &std::os::fd::OwnedFd,
     buf: &mut [u8],
-) -> Result<PhaseResult, EngineError> {
-    let size = spec.size.get();
-    let mut p = match spec.method {
+) -> Result<Timed<()>, EngineError> {
+    let ctx = phases.ctx();
+    match spec.method {
         Method::Cp => {
             let mut cmd = Command::new("cp");
-            cmd.arg(format!(
-                "--reflink={}",
-                match spec.reflink {
-                    Reflink::Never => "never",
-                    Reflink::Auto => "auto",
-                }
-            ))
-            .arg("--")
-            .arg(from)
-            .arg(to);
-            timed_command(phase, cmd, spec.fsync.then_some(ctx.dir), ctx.interrupt)?
+            cmd.arg(format!("--reflink={}", spec.reflink.as_str()))
+                .arg("--")
+                .arg(from)
+                .arg(to);
+            timed_command(phases, cmd, spec.fsync.then_some(ctx.dir))
         }
-        Method::Native => {
-            let meter = CpuMeter::start();
-            let t0 = Instant::now();
+        Method::Native => phases.region(|| {
             let src = rustix::fs::open(from, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
-                .map_err(|e| io_err("open", from, e.into()))?;
+                .map_err(|e| COPY_ERR.io("open", from, e.into()))?;
             let dst = rustix::fs::open(
                 to,
                 OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC,
                 Mode::from_raw_mode(0o644),
             )
-            .map_err(|e| io_err("create", to, e.into()))?;
-            copy_data(&src, &dst, size, spec.reflink, buf, ctx.interrupt).map_err(|f| fail(f, to))?;
+            .map_err(|e| COPY_ERR.io("create", to, e.into()))?;
+            copy_data(&src, &dst, spec.size.get(), spec.reflink, buf, ctx.interrupt).map_err(|f| fail(f, to))?;
             drop(src);
-            close_checked(dst).map_err(|e| io_err("close", to, e.into()))?;
+            close_checked(dst).map_err(|e| COPY_ERR.io("close", to, e.into()))?;
             if spec.fsync {
-                rustix::fs::syncfs(sync_fd).map_err(|e| io_err("syncfs", ctx.dir, e.into()))?;
+                rustix::fs::syncfs(sync_fd).map_err(|e| COPY_ERR.io("syncfs", ctx.dir, e.into()))?;
             }
-            let wall = t0.elapsed();
-            PhaseResult {
-                phase: phase.to_string(),
-                wall,
-                cpu: meter.stop(),
-                metrics: vec![],
-            }
-        }
-    };
-    let secs = p.wall.as_secs_f64().max(1e-9);
-    p.metrics = vec![(
-        MetricId::higher("throughput", Unit::MibPerSec),
-        size as f64 / Bytes::MIB as f64 / secs,
-    )];
-    Ok(p)
+            Ok(())
+        }),
+    }
 }
 
+/// The timed region of a delete phase: `rm -f` or unlink, then `syncfs` when counted.
 fn delete_phase(
     spec: &FilecopySpec,
-    phase: &str,
+    phases: &Phases,
     path: &Path,
-    ctx: &RunContext,
     sync_fd: &std::os::fd::OwnedFd,
-) -> Result<PhaseResult, EngineError> {
+) -> Result<Timed<()>, EngineError> {
+    let ctx = phases.ctx();
     if spec.method == Method::Cp {
         let mut cmd = Command::new("rm");
         cmd.arg("-f").arg("--").arg(path);
-        return timed_command(phase, cmd, spec.fsync.then_some(ctx.dir), ctx.interrupt);
+        return timed_command(phases, cmd, spec.fsync.then_some(ctx.dir));
     }
-    let meter = CpuMeter::start();
-    let t0 = Instant::now();
-    rustix::fs::unlink(path).map_err(|e| io_err("unlink", path, e.into()))?;
-    if spec.fsync {
-        rustix::fs::syncfs(sync_fd).map_err(|e| io_err("syncfs", ctx.dir, e.into()))?;
-    }
-    let wall = t0.elapsed();
-    Ok(PhaseResult {
-        phase: phase.to_string(),
-        wall,
-        cpu: meter.stop(),
-        metrics: vec![(MetricId::lower("time", Unit::Seconds), wall.as_secs_f64())],
+    phases.region(|| {
+        rustix::fs::unlink(path).map_err(|e| COPY_ERR.io("unlink", path, e.into()))?;
+        if spec.fsync {
+            rustix::fs::syncfs(sync_fd).map_err(|e| COPY_ERR.io("syncfs", ctx.dir, e.into()))?;
+        }
+        Ok(())
     })
 }
 

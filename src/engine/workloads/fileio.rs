@@ -54,12 +54,11 @@
 //! (in the pool), and uses a per-worker `SmallRng` seeded from `seed` and the worker index.
 //! The files are removed at the end and on error or interrupt.
 
-use crate::engine::cpu::CpuMeter;
-use crate::engine::host::before_phase;
+use crate::engine::phase::{LatencySet, Phases, Policy, Short, MIN_TIMED_RUN};
 use crate::engine::pool::{Step, Worker, WorkerPool};
 use crate::engine::sysio::AlignedBuf;
-use crate::engine::{EngineError, RunContext, Workload, WorkloadKind};
-use crate::metric::{MetricId, PhaseResult, RawSample, Unit};
+use crate::engine::{EngineError, ErrHint, RunContext, Workload, WorkloadKind};
+use crate::metric::{MetricId, RawSample, Unit};
 use crate::units::{Bytes, Dur};
 use rand::rngs::SmallRng;
 use rand::{Rng, RngCore, SeedableRng};
@@ -84,8 +83,16 @@ const MAX_THREADS: u32 = 1024;
 const MAX_IODEPTH: u32 = 4096;
 /// Prepare writes in buffers of about this size.
 const PREPARE_CHUNK: u64 = Bytes::MIB;
-/// Phases shorter than this get a note.
-const MIN_TIME: Duration = Duration::from_secs(1);
+/// The phase: caches dropped if asked, every latency percentile, and a note below
+/// [`MIN_TIMED_RUN`].
+const POLICY: Policy = Policy::new().latency(LatencySet::Full).short(Short::Each {
+    limit: MIN_TIMED_RUN,
+    prefix: "fileio ",
+    aside: "",
+    raise: "time or requests",
+});
+/// Errors of a full filesystem say what to change.
+const ERR: ErrHint = ErrHint(" (filesystem full: lower total_size or use a larger target)");
 /// Shortest `time` that `--scale` produces.
 const MIN_SCALED_TIME: Duration = Duration::from_secs(2);
 
@@ -310,10 +317,6 @@ impl FileioSpec {
 }
 
 impl Workload for FileioSpec {
-    fn kind(&self) -> &'static str {
-        "fileio"
-    }
-
     fn phases(&self) -> Vec<String> {
         vec![self.mode.name().to_string()]
     }
@@ -472,7 +475,7 @@ impl FileioSpec {
             set.prepare(self, ctx.interrupt)?;
             set.open(self.o_direct())?
         };
-        let mut sample = RawSample::default();
+        let mut phases = Phases::new(ctx);
         let phase = self.mode.name();
         let threads = self.threads as usize;
         let cursor = AtomicU64::new(0);
@@ -489,72 +492,57 @@ impl FileioSpec {
             workers.push(FileWorker::new(self, set, &files, &cursor, k, left)?);
         }
 
-        before_phase(ctx, phase, &mut sample);
         let pool = if self.time.0.is_zero() {
             WorkerPool::new()
         } else {
             WorkerPool::with_deadline(self.time.0)
         }
         .pinned(self.pin);
-        let meter = CpuMeter::start();
-        let run = pool.run(workers, ctx.interrupt)?;
-        let cpu = meter.stop();
-
-        let mut c = Counters::default();
-        for o in &run.outputs {
-            c.add(o);
-        }
-        let secs = run.wall.as_secs_f64().max(1e-9);
-        let mib = Bytes::MIB as f64;
-        let mut metrics = Vec::new();
-        if self.mode.reads() {
-            metrics.push((MetricId::higher("reads_per_s", Unit::OpsPerSec), c.reads as f64 / secs));
-        }
-        if self.mode.writes() {
-            metrics.push((
-                MetricId::higher("writes_per_s", Unit::OpsPerSec),
-                c.writes as f64 / secs,
-            ));
-            metrics.push((
-                MetricId::higher("fsyncs_per_s", Unit::OpsPerSec),
-                c.fsyncs as f64 / secs,
-            ));
-        }
-        if self.mode.reads() {
-            metrics.push((
-                MetricId::higher("read_mib_s", Unit::MibPerSec),
-                c.read_bytes as f64 / mib / secs,
-            ));
-        }
-        if self.mode.writes() {
-            metrics.push((
-                MetricId::higher("write_mib_s", Unit::MibPerSec),
-                c.write_bytes as f64 / mib / secs,
-            ));
-        }
-        metrics.extend(run.latency.summary().metrics());
-        if run.wall < MIN_TIME {
-            sample.notes.push(format!(
-                "fileio {phase} ran under {:.0} s: too short to time reliably; raise time or requests",
-                MIN_TIME.as_secs_f64()
-            ));
-        }
+        phases.run_pool(phase, pool, workers, &POLICY, |run, wall| {
+            let mut c = Counters::default();
+            for o in &run.outputs {
+                c.add(o);
+            }
+            let secs = wall.as_secs_f64().max(1e-9);
+            let mib = Bytes::MIB as f64;
+            let mut metrics = Vec::new();
+            if self.mode.reads() {
+                metrics.push((MetricId::higher("reads_per_s", Unit::OpsPerSec), c.reads as f64 / secs));
+            }
+            if self.mode.writes() {
+                metrics.push((
+                    MetricId::higher("writes_per_s", Unit::OpsPerSec),
+                    c.writes as f64 / secs,
+                ));
+                metrics.push((
+                    MetricId::higher("fsyncs_per_s", Unit::OpsPerSec),
+                    c.fsyncs as f64 / secs,
+                ));
+            }
+            if self.mode.reads() {
+                metrics.push((
+                    MetricId::higher("read_mib_s", Unit::MibPerSec),
+                    c.read_bytes as f64 / mib / secs,
+                ));
+            }
+            if self.mode.writes() {
+                metrics.push((
+                    MetricId::higher("write_mib_s", Unit::MibPerSec),
+                    c.write_bytes as f64 / mib / secs,
+                ));
+            }
+            Ok(metrics)
+        })?;
         if self.threads > 1 && self.mode.writes() && self.fsync_freq > 0 {
-            sample.notes.push(format!(
+            phases.note(format!(
                 "fileio: each of the {} workers runs its own fsync cycle every {} of its requests (sysbench: one global cycle every {})",
                 self.threads,
                 u64::from(self.fsync_freq) * u64::from(self.threads),
                 self.fsync_freq
             ));
         }
-        sample.phases.push(PhaseResult {
-            phase: phase.to_string(),
-            wall: run.wall,
-            cpu,
-            metrics,
-        });
         drop(files);
-        Ok(sample)
+        Ok(phases.finish())
     }
 }
 
@@ -593,7 +581,7 @@ impl FileSet {
                 .truncate(true)
                 .mode(0o600)
                 .open(path)
-                .map_err(|e| io_err("create", path, e))?;
+                .map_err(|e| ERR.io("create", path, e))?;
             if spec.mode == FileioMode::Seqwr {
                 continue;
             }
@@ -603,10 +591,10 @@ impl FileSet {
                     return Err(EngineError::Interrupted);
                 }
                 let n = left.min(chunk) as usize;
-                f.write_all(&buf[..n]).map_err(|e| io_err("write", path, e))?;
+                f.write_all(&buf[..n]).map_err(|e| ERR.io("write", path, e))?;
                 left -= n as u64;
             }
-            f.sync_all().map_err(|e| io_err("fsync", path, e))?;
+            f.sync_all().map_err(|e| ERR.io("fsync", path, e))?;
         }
         Ok(())
     }
@@ -621,7 +609,7 @@ impl FileSet {
                 if direct {
                     o.custom_flags(libc::O_DIRECT);
                 }
-                o.open(p).map_err(|e| io_err("open", p, e))
+                o.open(p).map_err(|e| ERR.io("open", p, e))
             })
             .collect()
     }
@@ -634,21 +622,12 @@ impl FileSet {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}
                 Err(e) => {
-                    first.get_or_insert_with(|| io_err("unlink", p, e));
+                    first.get_or_insert_with(|| ERR.io("unlink", p, e));
                 }
             }
         }
         first.map_or(Ok(()), Err)
     }
-}
-
-/// Wraps an error with the operation and path; ENOSPC gets a hint.
-fn io_err(op: &str, path: &Path, e: io::Error) -> EngineError {
-    let mut what = format!("{op} {}", path.display());
-    if e.raw_os_error() == Some(libc::ENOSPC) {
-        what.push_str(" (filesystem full: lower total_size or use a larger target)");
-    }
-    EngineError::io(what, e)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -781,7 +760,7 @@ impl<'a> FileWorker<'a> {
 
     #[cold]
     fn err(&self, op: &str, file: usize, e: io::Error) -> EngineError {
-        io_err(op, &self.paths[file], e)
+        ERR.io(op, &self.paths[file], e)
     }
 
     /// fsyncs one file (counted, no system call with the null engine).

@@ -67,13 +67,12 @@
 
 pub use crate::datasets::content::Content;
 use crate::datasets::rng::SplitMix64;
-use crate::engine::cpu::CpuMeter;
 use crate::engine::fiemap::{self, Mapper};
-use crate::engine::host::before_phase;
+use crate::engine::phase::{Caches, LatencySet, Phases, Policy, Short, MIN_TIME};
 use crate::engine::pool::{Step, Worker, WorkerPool};
 use crate::engine::sysio;
-use crate::engine::{EngineError, RunContext, Workload, WorkloadKind};
-use crate::metric::{MetricId, PhaseResult, RawSample, Unit};
+use crate::engine::{EngineError, ErrHint, RunContext, Workload, WorkloadKind};
+use crate::metric::{MetricId, RawSample, Unit};
 use crate::units::Bytes;
 use rustix::fs::{AtFlags, Mode, OFlags};
 use serde::{Deserialize, Serialize};
@@ -83,7 +82,6 @@ use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
 
 /// Phase: create the trees and files.
 pub const CREATE: &str = "create";
@@ -119,8 +117,16 @@ const CREATE_FLAGS: OFlags = OFlags::CREATE
 const READ_FLAGS: OFlags = OFlags::RDONLY.union(OFlags::CLOEXEC);
 /// Largest write/read per system call, and the size of the data and copy buffers.
 const IO_CHUNK: u64 = Bytes::MIB;
-/// Phases shorter than this get a note.
-const MIN_TIME: Duration = Duration::from_millis(500);
+/// The timed phases: caches dropped if asked, the median, p99 and maximum latency, and one
+/// note naming the phases under [`MIN_TIME`].
+const POLICY: Policy = Policy::new().latency(LatencySet::Core).short(Short::Collect {
+    limit: MIN_TIME,
+    family: "mongo",
+    raise: "files",
+});
+/// Errors of a full filesystem say what to change.
+const ERR: ErrHint =
+    ErrHint(" (filesystem full, of blocks or inodes: lower files or the file sizes, or use a larger target)");
 /// Most workers.
 const MAX_PROCESSES: u32 = 256;
 /// Most files (names carry 8 decimal digits of the per-worker index).
@@ -238,10 +244,6 @@ impl MongoSpec {
 }
 
 impl Workload for MongoSpec {
-    fn kind(&self) -> &'static str {
-        "mongo"
-    }
-
     fn phases(&self) -> Vec<String> {
         [
             CREATE,
@@ -354,7 +356,7 @@ impl Workload for MongoSpec {
         let mut runner = Runner::new(self, ctx)?;
         let result = runner.run_all();
         runner.cleanup(result.is_ok());
-        result.map(|()| runner.sample)
+        result.map(|()| runner.phases.finish())
     }
 }
 
@@ -861,7 +863,7 @@ impl<'l> Cursor<'l> {
 struct Runner<'a, 'c> {
     spec: &'a MongoSpec,
     ctx: &'a RunContext<'c>,
-    sample: RawSample,
+    phases: Phases<'a, 'c>,
     /// `mongo/` in the run directory, once created.
     top: Option<OwnedFd>,
     top_path: PathBuf,
@@ -869,7 +871,6 @@ struct Runner<'a, 'c> {
     layouts: Vec<Layout>,
     /// File data, `min(largest size, 1 MiB)` + 4 KiB so files start at different offsets.
     data: Vec<u8>,
-    short: Vec<&'static str>,
 }
 
 impl<'a, 'c: 'a> Runner<'a, 'c> {
@@ -877,12 +878,11 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
         Ok(Runner {
             spec,
             ctx,
-            sample: RawSample::default(),
+            phases: Phases::new(ctx),
             top: None,
             top_path: ctx.dir.join(TOP.to_string_lossy().as_ref()),
             layouts: Vec::new(),
             data: Vec::new(),
-            short: Vec::new(),
         })
     }
 
@@ -901,14 +901,14 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
 
         let parent = File::open(self.ctx.dir)
             .map_err(|e| EngineError::io(format!("open directory {}", self.ctx.dir.display()), e))?;
-        rustix::fs::mkdirat(&parent, TOP, DIR_MODE).map_err(|e| io_err("mkdir", &self.top_path, None, e.into()))?;
+        rustix::fs::mkdirat(&parent, TOP, DIR_MODE).map_err(|e| ERR.io_in("mkdir", &self.top_path, None, e.into()))?;
         let top = rustix::fs::openat(
             &parent,
             TOP,
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
         )
-        .map_err(|e| io_err("open", &self.top_path, None, e.into()))?;
+        .map_err(|e| ERR.io_in("open", &self.top_path, None, e.into()))?;
         self.top = Some(top);
 
         self.timed(CREATE, true)?;
@@ -920,13 +920,6 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
         self.timed(STAT, false)?;
         self.timed(RENAME, true)?;
         self.timed(DELETE, true)?;
-        if !self.short.is_empty() {
-            self.sample.notes.push(format!(
-                "mongo phases under {:.1} s ({}): too short to time reliably; raise files",
-                MIN_TIME.as_secs_f64(),
-                self.short.join(", ")
-            ));
-        }
         Ok(())
     }
 
@@ -979,22 +972,20 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
             })
             .collect();
         let entries: u64 = workers.iter().map(|w| w.ops.total() as u64).sum();
-        before_phase(self.ctx, phase, &mut self.sample);
-        let meter = CpuMeter::start();
-        let run = WorkerPool::new().run(workers, self.ctx.interrupt)?;
-        let mut wall = run.wall;
-        if writes && self.spec.fsync {
-            let t0 = Instant::now();
-            rustix::fs::syncfs(top).map_err(|e| io_err("syncfs", path, None, e.into()))?;
-            wall += t0.elapsed();
-        }
-        let cpu = meter.stop();
+        self.phases.begin(phase, Caches::DropIfAsked);
+        let t = if writes && self.spec.fsync {
+            self.phases.pool_then(WorkerPool::new(), workers, |_| {
+                rustix::fs::syncfs(top).map_err(|e| ERR.io_in("syncfs", path, None, e.into()))
+            })?
+        } else {
+            self.phases.pool(WorkerPool::new(), workers)?
+        };
         if phase == READ {
             let mut want = 0;
             for l in &self.layouts {
                 want += 2 * l.tree_bytes(self.ctx.interrupt)?;
             }
-            let got: u64 = run.outputs.iter().sum();
+            let got: u64 = t.value.outputs.iter().sum();
             if got != want {
                 return Err(EngineError::Invalid(format!(
                     "read {got} bytes from the files under {} but they hold {want}",
@@ -1002,78 +993,63 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
                 )));
             }
         }
-        let secs = wall.as_secs_f64().max(1e-9);
-        let mut metrics = vec![
-            (MetricId::lower("time", Unit::Seconds), wall.as_secs_f64()),
+        let secs = t.wall.as_secs_f64().max(1e-9);
+        let metrics = vec![
+            (MetricId::lower("time", Unit::Seconds), t.wall.as_secs_f64()),
             (MetricId::higher("rate", Unit::OpsPerSec), entries as f64 / secs),
         ];
-        metrics.extend(
-            run.latency
-                .summary()
-                .metrics()
-                .into_iter()
-                .filter(|(m, _)| matches!(m.name.as_str(), "lat_p50" | "lat_p99" | "lat_max")),
-        );
-        if wall < MIN_TIME {
-            self.short.push(phase);
-        }
-        self.sample.phases.push(PhaseResult {
-            phase: phase.to_string(),
-            wall,
-            cpu,
-            metrics,
-        });
+        self.phases.record(phase, &t, metrics, &POLICY);
         Ok(())
     }
 
     /// Counts fragments of the files of the first `trees` trees of every worker with FIEMAP
     /// and records `extents_per_file`; on a filesystem without FIEMAP, a note instead.
     fn fragmentation(&mut self, phase: &'static str, trees: usize) -> Result<(), EngineError> {
-        (self.ctx.on_phase)(phase);
+        self.phases.begin(phase, Caches::Keep);
         let top = Self::top_fd(&self.top)?;
         // Delayed allocations get their place first (untimed).
-        rustix::fs::syncfs(top).map_err(|e| io_err("syncfs", &self.top_path, None, e.into()))?;
+        rustix::fs::syncfs(top).map_err(|e| ERR.io_in("syncfs", &self.top_path, None, e.into()))?;
         let mut mapper = Mapper::new();
-        let (mut files, mut fragments, mut delalloc) = (0u64, 0u64, 0u64);
-        let meter = CpuMeter::start();
-        let t0 = Instant::now();
-        let mut k = 0u64;
-        for l in &self.layouts {
-            let mut names = Names::new(l.w);
-            let all = (0..trees).flat_map(|t| (0..l.ndirs).flat_map(move |d| l.files_in(d).map(move |i| (t, d, i))));
-            for (t, d, i) in all {
-                if k % 1024 == 0 && self.ctx.interrupt.load(Ordering::Relaxed) {
-                    return Err(EngineError::Interrupted);
-                }
-                k += 1;
-                let name = names.files[t].file(d as u32, i);
-                match mapper.map_at(top, name) {
-                    Ok(m) => {
-                        files += 1;
-                        fragments += m.fragments;
-                        delalloc += m.delalloc;
+        let (layouts, top_path, interrupt) = (&self.layouts, &self.top_path, self.ctx.interrupt);
+        let t = self.phases.region(|| {
+            let (mut files, mut fragments, mut delalloc) = (0u64, 0u64, 0u64);
+            let mut k = 0u64;
+            for l in layouts {
+                let mut names = Names::new(l.w);
+                let all =
+                    (0..trees).flat_map(|t| (0..l.ndirs).flat_map(move |d| l.files_in(d).map(move |i| (t, d, i))));
+                for (t, d, i) in all {
+                    if k % 1024 == 0 && interrupt.load(Ordering::Relaxed) {
+                        return Err(EngineError::Interrupted);
                     }
-                    Err(e) if fiemap::is_unsupported(&e) => {
-                        if !self
-                            .sample
-                            .notes
-                            .iter()
-                            .any(|n| n.starts_with("fragmentation not measured"))
-                        {
-                            self.sample.notes.push(format!(
-                                "fragmentation not measured: this filesystem has no FIEMAP ({e}); {FRAG_AFTER_CREATE} and {FRAG_AFTER_COPY} left out"
-                            ));
+                    k += 1;
+                    let name = names.files[t].file(d as u32, i);
+                    match mapper.map_at(top, name) {
+                        Ok(m) => {
+                            files += 1;
+                            fragments += m.fragments;
+                            delalloc += m.delalloc;
                         }
-                        return Ok(());
+                        Err(e) if fiemap::is_unsupported(&e) => return Ok(Err(e)),
+                        Err(e) => return Err(ERR.io_in("fiemap", top_path, Some(name), e)),
                     }
-                    Err(e) => return Err(io_err("fiemap", &self.top_path, Some(name), e)),
                 }
             }
-        }
-        let wall = t0.elapsed();
-        let cpu = meter.stop();
+            Ok(Ok((files, fragments, delalloc)))
+        })?;
+        let (files, fragments, delalloc) = match t.value {
+            Ok(counts) => counts,
+            Err(e) => {
+                if !self.phases.has_note("fragmentation not measured") {
+                    self.phases.note(format!(
+                        "fragmentation not measured: this filesystem has no FIEMAP ({e}); {FRAG_AFTER_CREATE} and {FRAG_AFTER_COPY} left out"
+                    ));
+                }
+                return Ok(());
+            }
+        };
         if delalloc > 0 {
-            self.sample.notes.push(format!(
+            self.phases.note(format!(
                 "{phase}: {delalloc} extent(s) still in delayed allocation after syncfs; counted as mapped"
             ));
         }
@@ -1082,30 +1058,10 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
         } else {
             0.0
         };
-        self.sample.phases.push(PhaseResult {
-            phase: phase.to_string(),
-            wall,
-            cpu,
-            metrics: vec![(MetricId::lower("extents_per_file", Unit::Ratio), per_file)],
-        });
+        let metrics = vec![(MetricId::lower("extents_per_file", Unit::Ratio), per_file)];
+        self.phases.record(phase, &t, metrics, &Policy::new());
         Ok(())
     }
-}
-
-/// Wraps an error with the operation and path; ENOSPC gets a hint.
-fn io_err(op: &str, path: &Path, name: Option<&CStr>, e: io::Error) -> EngineError {
-    let mut what = format!("{op} {}", path.display());
-    if let Some(n) = name {
-        what.push('/');
-        what.push_str(&n.to_string_lossy());
-    }
-    match e.raw_os_error() {
-        Some(libc::ENOSPC) => what
-            .push_str(" (filesystem full, of blocks or inodes: lower files or the file sizes, or use a larger target)"),
-        Some(libc::EDQUOT) => what.push_str(" (quota exceeded)"),
-        _ => {}
-    }
-    EngineError::io(what, e)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1137,7 +1093,7 @@ struct Io<'p> {
 impl Io<'_> {
     #[cold]
     fn err(&self, op: &str, name: &CStr, e: io::Error) -> EngineError {
-        io_err(op, self.path, Some(name), e)
+        ERR.io_in(op, self.path, Some(name), e)
     }
 
     fn create(&mut self, name: &CStr, i: u32) -> Result<(), EngineError> {
@@ -1226,6 +1182,7 @@ impl Worker for MongoWorker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metric::PhaseResult;
     use rand::rngs::SmallRng;
     use rand::{Rng, SeedableRng};
 
@@ -1727,7 +1684,7 @@ mod tests {
             }
             other => panic!("expected an I/O error, got {other:?}"),
         }
-        let e = io_err(
+        let e = ERR.io_in(
             "create",
             Path::new("/mnt/x/mongo"),
             Some(c"tree1-000/d00001/f00000007"),

@@ -337,10 +337,6 @@ impl OltpSpec {
 }
 
 impl Workload for OltpSpec {
-    fn kind(&self) -> &'static str {
-        "oltp"
-    }
-
     fn phases(&self) -> Vec<String> {
         vec![self.phase().to_string()]
     }

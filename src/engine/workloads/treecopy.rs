@@ -51,12 +51,13 @@
 //! the path; a full filesystem says so and what to change.
 
 use crate::datasets::{self, tree, Content, ContentPool, DatasetError, DatasetKind, DatasetSource, Manifest};
-use crate::engine::cpu::CpuMeter;
-use crate::engine::host::before_phase;
+use crate::engine::copy::{copy_data, fail, open_dir, syncfs_path, timed_command, Ctx, Fail, COPY_ERR};
+pub use crate::engine::copy::{Method, Reflink};
+use crate::engine::phase::{self, Caches, LatencySet, Phases, Policy};
 use crate::engine::pool::{Step, Worker, WorkerPool};
-use crate::engine::sysio::{self, close_checked};
+use crate::engine::sysio::close_checked;
 use crate::engine::{EngineError, RunContext, Workload, WorkloadKind};
-use crate::metric::{MetricId, PhaseResult, RawSample, Unit};
+use crate::metric::{MetricId, RawSample, Unit};
 use crate::units::Bytes;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir, Timespec, Timestamps};
 use serde::{Deserialize, Serialize};
@@ -67,9 +68,9 @@ use std::mem::MaybeUninit;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 /// Phase: copy the tree to a sibling directory.
 pub const COPY: &str = "copy";
@@ -81,46 +82,6 @@ const TREE: &str = "tree";
 const TREE_COPY: &str = "tree.copy";
 /// Size of the directory-entry buffer of the walkers (getdents64), bytes.
 const DIRENT_BUF: usize = 64 * 1024;
-
-/// Which copier does the work.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Method {
-    /// fsbench's own copier and remover (see the module documentation).
-    #[default]
-    Native,
-    /// coreutils `cp -a` and `rm -rf`.
-    Cp,
-}
-
-/// Whether file data may be shared (reflinked) instead of copied.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Reflink {
-    /// Always copy the bytes (as in the studies): read/write only; `cp --reflink=never`.
-    #[default]
-    Never,
-    /// Clone where the filesystem can: FICLONE, then copy_file_range; `cp --reflink=auto`.
-    Auto,
-}
-
-impl Method {
-    fn as_str(self) -> &'static str {
-        match self {
-            Method::Native => "native",
-            Method::Cp => "cp",
-        }
-    }
-}
-
-impl Reflink {
-    fn as_str(self) -> &'static str {
-        match self {
-            Reflink::Never => "never",
-            Reflink::Auto => "auto",
-        }
-    }
-}
 
 /// Parameters of the treecopy workload.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -223,10 +184,6 @@ impl TreecopySpec {
 }
 
 impl Workload for TreecopySpec {
-    fn kind(&self) -> &'static str {
-        "treecopy"
-    }
-
     fn phases(&self) -> Vec<String> {
         vec![COPY.to_string(), DELETE.to_string()]
     }
@@ -324,9 +281,12 @@ impl From<DatasetError> for EngineError {
     }
 }
 
+/// Both phases: `time` (s), and for the native walkers the latency of each entry.
+const POLICY: Policy = Policy::new().latency(LatencySet::Core);
+
 fn run_phases(spec: &TreecopySpec, ctx: &RunContext, tree: &Path, copy: &Path) -> Result<RawSample, EngineError> {
-    let mut sample = RawSample::default();
-    sample.notes.push(spec.method_note());
+    let mut phases = Phases::new(ctx);
+    phases.note(spec.method_note());
     let opts = CopyOptions {
         reflink: spec.reflink,
         buffer: spec.buffer.get() as usize,
@@ -341,17 +301,18 @@ fn run_phases(spec: &TreecopySpec, ctx: &RunContext, tree: &Path, copy: &Path) -
         }
         DatasetSource::Dir(src) => {
             let c = TreeCopier::new(src, tree, opts, false, ctx.interrupt)?;
-            WorkerPool::new().run(vec![c], ctx.interrupt)?;
+            phase::untimed(vec![c], ctx.interrupt)?;
         }
     }
     syncfs_path(ctx.dir)?;
+    let sync_dir = spec.fsync.then_some(ctx.dir);
 
     // copy
-    before_phase(ctx, COPY, &mut sample);
-    let phase = match spec.method {
+    phases.begin(COPY, Caches::DropIfAsked);
+    let t = match spec.method {
         Method::Native => {
             let copier = TreeCopier::new(tree, copy, opts, spec.fsync, ctx.interrupt)?;
-            timed_pool(COPY, copier, ctx.interrupt)?
+            phases.pool(WorkerPool::new(), vec![copier])?.map(drop)
         }
         Method::Cp => {
             let mut cmd = Command::new("cp");
@@ -360,36 +321,41 @@ fn run_phases(spec: &TreecopySpec, ctx: &RunContext, tree: &Path, copy: &Path) -
                 .arg("--")
                 .arg(tree)
                 .arg(copy);
-            timed_command(COPY, cmd, spec.fsync.then_some(ctx.dir), ctx.interrupt)?
+            timed_command(&phases, cmd, sync_dir)?
         }
     };
-    sample.phases.push(phase);
+    phases.record(COPY, &t, vec![time(t.wall)], &POLICY);
 
     if spec.verify {
         verify_copy(spec, tree, copy)?;
     }
 
     // delete
-    before_phase(ctx, DELETE, &mut sample);
-    let phase = match spec.method {
+    phases.begin(DELETE, Caches::DropIfAsked);
+    let t = match spec.method {
         Method::Native => {
             let remover = TreeRemover::new(copy, spec.fsync, ctx.interrupt)?;
-            timed_pool(DELETE, remover, ctx.interrupt)?
+            phases.pool(WorkerPool::new(), vec![remover])?.map(drop)
         }
         Method::Cp => {
             let mut cmd = Command::new("rm");
             cmd.arg("-rf").arg("--").arg(copy);
-            timed_command(DELETE, cmd, spec.fsync.then_some(ctx.dir), ctx.interrupt)?
+            timed_command(&phases, cmd, sync_dir)?
         }
     };
-    sample.phases.push(phase);
+    phases.record(DELETE, &t, vec![time(t.wall)], &POLICY);
     if copy.symlink_metadata().is_ok() {
         return Err(EngineError::Invalid(format!(
             "{} still exists after the delete phase",
             copy.display()
         )));
     }
-    Ok(sample)
+    Ok(phases.finish())
+}
+
+/// The headline of both phases: seconds, lower is better.
+fn time(wall: Duration) -> (MetricId, f64) {
+    (MetricId::lower("time", Unit::Seconds), wall.as_secs_f64())
 }
 
 /// Compares the copy with its source: the laid-out tree, and for a user directory also the
@@ -418,113 +384,6 @@ fn verify_copy(spec: &TreecopySpec, tree: &Path, copy: &Path) -> Result<(), Engi
     Ok(())
 }
 
-/// Runs one walker on the pool under a CPU meter: `time` plus latency percentiles per entry.
-fn timed_pool<W: Worker>(phase: &str, worker: W, interrupt: &AtomicBool) -> Result<PhaseResult, EngineError> {
-    let meter = CpuMeter::start();
-    let run = WorkerPool::new().run(vec![worker], interrupt)?;
-    let cpu = meter.stop();
-    let mut metrics = vec![(MetricId::lower("time", Unit::Seconds), run.wall.as_secs_f64())];
-    metrics.extend(
-        run.latency
-            .summary()
-            .metrics()
-            .into_iter()
-            .filter(|(m, _)| matches!(m.name.as_str(), "lat_p50" | "lat_p99" | "lat_max")),
-    );
-    Ok(PhaseResult {
-        phase: phase.to_string(),
-        wall: run.wall,
-        cpu,
-        metrics,
-    })
-}
-
-/// CPU time of reaped children so far (`RUSAGE_CHILDREN`: user + system).
-fn children_cpu() -> Duration {
-    // SAFETY: getrusage writes into the zeroed struct we pass and has no other effects.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: as above; RUSAGE_CHILDREN is a valid `who`.
-    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) } != 0 {
-        return Duration::ZERO;
-    }
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec.max(0) as u64, (t.tv_usec.max(0) as u32) * 1000);
-    tv(ru.ru_utime) + tv(ru.ru_stime)
-}
-
-/// Runs an external command as one timed phase (then `syncfs` of `sync_dir`, timed), polling
-/// the interrupt flag every 10 ms and killing the command when it is set. The command's exit
-/// is seen at once through a pidfd, so the poll interval does not add to the time.
-pub(crate) fn timed_command(
-    phase: &str,
-    mut cmd: Command,
-    sync_dir: Option<&Path>,
-    interrupt: &AtomicBool,
-) -> Result<PhaseResult, EngineError> {
-    let shown = format!("{cmd:?}").replace('"', "");
-    cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
-    let sync_fd = match sync_dir {
-        Some(d) => Some(open_dir(d).map_err(|e| io_err("open directory", d, e))?),
-        None => None,
-    };
-    let children0 = children_cpu();
-    let meter = CpuMeter::start();
-    let t0 = Instant::now();
-    let mut child = cmd.spawn().map_err(|e| EngineError::io(format!("run {shown}"), e))?;
-    let pidfd = rustix::process::Pid::from_child(&child);
-    let pidfd = rustix::process::pidfd_open(pidfd, rustix::process::PidfdFlags::empty()).ok();
-    let status = loop {
-        if interrupt.load(Ordering::Relaxed) {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(EngineError::Interrupted);
-        }
-        if let Some(fd) = &pidfd {
-            let mut p = libc::pollfd {
-                fd: std::os::fd::AsRawFd::as_raw_fd(fd),
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            // SAFETY: one valid pollfd, a bounded timeout.
-            unsafe { libc::poll(&mut p, 1, 10) };
-        } else {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        match child.try_wait() {
-            Ok(Some(s)) => break s,
-            Ok(None) => {}
-            Err(e) => return Err(EngineError::io(format!("wait for {shown}"), e)),
-        }
-    };
-    if let Some(fd) = &sync_fd {
-        rustix::fs::syncfs(fd).map_err(|e| io_err("syncfs", sync_dir.unwrap_or(Path::new("?")), e.into()))?;
-    }
-    let wall = t0.elapsed();
-    let mut cpu = meter.stop();
-    cpu.process_pct += crate::engine::cpu::process_pct(children_cpu().saturating_sub(children0), wall);
-    if !status.success() {
-        let mut err = String::new();
-        if let Some(mut e) = child.stderr.take() {
-            let _ = io::Read::read_to_string(&mut e, &mut err);
-        }
-        let full = err.contains("No space left on device");
-        return Err(EngineError::Invalid(format!(
-            "{shown} failed ({status}){}: {}",
-            if full {
-                " (filesystem full: use a smaller --scale or dataset_scale, or a larger image)"
-            } else {
-                ""
-            },
-            err.trim()
-        )));
-    }
-    Ok(PhaseResult {
-        phase: phase.to_string(),
-        wall,
-        cpu,
-        metrics: vec![(MetricId::lower("time", Unit::Seconds), wall.as_secs_f64())],
-    })
-}
-
 // ---------------------------------------------------------------------------------------------
 // The native copier and remover.
 // ---------------------------------------------------------------------------------------------
@@ -536,54 +395,6 @@ pub(crate) struct CopyOptions {
     pub reflink: Reflink,
     /// Read/write buffer, bytes.
     pub buffer: usize,
-}
-
-/// Wraps an error with the operation and path; ENOSPC says what to change.
-pub(crate) fn io_err(op: &str, path: &Path, e: io::Error) -> EngineError {
-    let mut what = format!("{op} {}", path.display());
-    if e.raw_os_error() == Some(libc::ENOSPC) {
-        what.push_str(" (filesystem full: use a smaller --scale, dataset_scale or size, or a larger image)");
-    }
-    EngineError::io(what, e)
-}
-
-/// A failed step of a walker, before the path is attached.
-pub(crate) enum Fail {
-    /// The operation and its error.
-    Io(&'static str, io::Error),
-    /// The interrupt flag was set.
-    Interrupted,
-}
-
-impl From<(&'static str, rustix::io::Errno)> for Fail {
-    fn from((op, e): (&'static str, rustix::io::Errno)) -> Self {
-        Fail::Io(op, e.into())
-    }
-}
-
-/// `Result` of a walker step; `ctx(op)` names the operation on error.
-trait Ctx<T> {
-    fn ctx(self, op: &'static str) -> Result<T, Fail>;
-}
-
-impl<T> Ctx<T> for rustix::io::Result<T> {
-    fn ctx(self, op: &'static str) -> Result<T, Fail> {
-        self.map_err(|e| Fail::Io(op, e.into()))
-    }
-}
-
-/// Opens a directory read-only (for `*at` calls, syncfs, futimens).
-pub(crate) fn open_dir(path: &Path) -> io::Result<OwnedFd> {
-    Ok(rustix::fs::open(
-        path,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?)
-}
-
-fn syncfs_path(dir: &Path) -> Result<(), EngineError> {
-    let fd = open_dir(dir).map_err(|e| io_err("open directory", dir, e))?;
-    rustix::fs::syncfs(&fd).map_err(|e| io_err("syncfs", dir, e.into()))
 }
 
 /// One directory entry read by a walker: its name in the level's name buffer.
@@ -774,14 +585,14 @@ impl<'a> TreeCopier<'a> {
         fsync: bool,
         interrupt: &'a AtomicBool,
     ) -> Result<Self, EngineError> {
-        let st = rustix::fs::stat(src).map_err(|e| io_err("stat", src, e.into()))?;
+        let st = rustix::fs::stat(src).map_err(|e| COPY_ERR.io("stat", src, e.into()))?;
         if FileType::from_raw_mode(st.st_mode) != FileType::Directory {
             return Err(EngineError::Invalid(format!("{} is not a directory", src.display())));
         }
-        rustix::fs::mkdir(dst, Mode::from_raw_mode(0o700)).map_err(|e| io_err("mkdir", dst, e.into()))?;
-        let src_fd = open_dir(src).map_err(|e| io_err("open directory", src, e))?;
-        let dst_fd = open_dir(dst).map_err(|e| io_err("open directory", dst, e))?;
-        let dst_root_fd = open_dir(dst).map_err(|e| io_err("open directory", dst, e))?;
+        rustix::fs::mkdir(dst, Mode::from_raw_mode(0o700)).map_err(|e| COPY_ERR.io("mkdir", dst, e.into()))?;
+        let src_fd = open_dir(src).map_err(|e| COPY_ERR.io("open directory", src, e))?;
+        let dst_fd = open_dir(dst).map_err(|e| COPY_ERR.io("open directory", dst, e))?;
+        let dst_root_fd = open_dir(dst).map_err(|e| COPY_ERR.io("open directory", dst, e))?;
         let mut dirbuf = Vec::with_capacity(DIRENT_BUF);
         dirbuf.resize(DIRENT_BUF, MaybeUninit::new(0u8));
         let mut root = Level {
@@ -913,76 +724,6 @@ impl<'a> TreeCopier<'a> {
     }
 }
 
-/// Attaches `path` to a failed step.
-pub(crate) fn fail(f: Fail, path: &Path) -> EngineError {
-    match f {
-        Fail::Io(op, e) => io_err(op, path, e),
-        Fail::Interrupted => EngineError::Interrupted,
-    }
-}
-
-/// Copies `size` bytes from `src` to `dst` (both at offset 0); see [`Reflink`]. Polls
-/// `interrupt` per buffer.
-pub(crate) fn copy_data(
-    src: &OwnedFd,
-    dst: &OwnedFd,
-    size: u64,
-    reflink: Reflink,
-    buf: &mut [u8],
-    interrupt: &AtomicBool,
-) -> Result<(), Fail> {
-    if size == 0 {
-        return Ok(());
-    }
-    let mut left = size;
-    if reflink == Reflink::Auto {
-        if rustix::fs::ioctl_ficlone(dst, src).is_ok() {
-            return Ok(());
-        }
-        while left > 0 {
-            if interrupt.load(Ordering::Relaxed) {
-                return Err(Fail::Interrupted);
-            }
-            match rustix::fs::copy_file_range(src, None, dst, None, left.min(1 << 30) as usize) {
-                Ok(0) => return Ok(()),
-                Ok(n) => left -= n as u64,
-                Err(e)
-                    if left == size
-                        && [
-                            rustix::io::Errno::XDEV,
-                            rustix::io::Errno::OPNOTSUPP,
-                            rustix::io::Errno::NOSYS,
-                            rustix::io::Errno::INVAL,
-                        ]
-                        .contains(&e) =>
-                {
-                    break
-                }
-                Err(e) => return Err(Fail::Io("copy_file_range", e.into())),
-            }
-        }
-        if left == 0 {
-            return Ok(());
-        }
-    }
-    if size > buf.len() as u64 {
-        let _ = rustix::fs::fadvise(src, 0, 0, rustix::fs::Advice::Sequential);
-    }
-    while left > 0 {
-        if interrupt.load(Ordering::Relaxed) {
-            return Err(Fail::Interrupted);
-        }
-        let want = left.min(buf.len() as u64) as usize;
-        let n = sysio::read_some(src, &mut buf[..want]).ctx("read")?;
-        if n == 0 {
-            break; // the file shrank since it was stat'ed
-        }
-        sysio::write_all(dst, &buf[..n]).map_err(|e| Fail::Io("write", e))?;
-        left -= n as u64;
-    }
-    Ok(())
-}
-
 impl Worker for TreeCopier<'_> {
     type Output = (u64, u64);
 
@@ -1022,7 +763,7 @@ impl Worker for TreeCopier<'_> {
 
     fn end(&mut self) -> Result<(), EngineError> {
         if self.fsync {
-            rustix::fs::syncfs(&self.dst_root_fd).map_err(|e| io_err("syncfs", &self.dst_root, e.into()))?;
+            rustix::fs::syncfs(&self.dst_root_fd).map_err(|e| COPY_ERR.io("syncfs", &self.dst_root, e.into()))?;
         }
         Ok(())
     }
@@ -1050,7 +791,7 @@ impl<'a> TreeRemover<'a> {
     /// root's entries).
     pub(crate) fn new(root: &Path, fsync: bool, interrupt: &'a AtomicBool) -> Result<Self, EngineError> {
         let parent_path = root.parent().unwrap_or(Path::new("/"));
-        let parent = open_dir(parent_path).map_err(|e| io_err("open directory", parent_path, e))?;
+        let parent = open_dir(parent_path).map_err(|e| COPY_ERR.io("open directory", parent_path, e))?;
         let root_name = CString::new(root.file_name().unwrap_or_default().as_bytes())
             .map_err(|_| EngineError::Invalid(format!("{} has a NUL in its name", root.display())))?;
         let fd = rustix::fs::openat(
@@ -1059,7 +800,7 @@ impl<'a> TreeRemover<'a> {
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::empty(),
         )
-        .map_err(|e| io_err("open directory", root, e.into()))?;
+        .map_err(|e| COPY_ERR.io("open directory", root, e.into()))?;
         let mut dirbuf = Vec::with_capacity(DIRENT_BUF);
         dirbuf.resize(DIRENT_BUF, MaybeUninit::new(0u8));
         let mut first = Level {
@@ -1137,11 +878,7 @@ impl Worker for TreeRemover<'_> {
                 }
             };
             if let Err(e) = r {
-                return Err(io_err(
-                    "rmdir",
-                    &entry_path(&self.root, &self.levels, d, None),
-                    e.into(),
-                ));
+                return Err(COPY_ERR.io("rmdir", &entry_path(&self.root, &self.levels, d, None), e.into()));
             }
             self.depth -= 1;
             return Ok(Step::Op);
@@ -1157,7 +894,7 @@ impl Worker for TreeRemover<'_> {
 
     fn end(&mut self) -> Result<(), EngineError> {
         if self.fsync {
-            rustix::fs::syncfs(&self.parent).map_err(|e| io_err("syncfs", &self.root, e.into()))?;
+            rustix::fs::syncfs(&self.parent).map_err(|e| COPY_ERR.io("syncfs", &self.root, e.into()))?;
         }
         Ok(())
     }
@@ -1169,8 +906,8 @@ impl Worker for TreeRemover<'_> {
 pub(crate) fn remove_tree(root: &Path, interrupt: &AtomicBool) -> Result<(), EngineError> {
     match root.symlink_metadata() {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(io_err("stat", root, e)),
-        Ok(m) if !m.is_dir() => return std::fs::remove_file(root).map_err(|e| io_err("unlink", root, e)),
+        Err(e) => return Err(COPY_ERR.io("stat", root, e)),
+        Ok(m) if !m.is_dir() => return std::fs::remove_file(root).map_err(|e| COPY_ERR.io("unlink", root, e)),
         Ok(_) => {}
     }
     let mut r = TreeRemover::new(root, false, interrupt)?;
@@ -1257,7 +994,7 @@ mod tests {
         {
             let dst = tmp.path().join(format!("dst{i}"));
             let c = TreeCopier::new(&src, &dst, CopyOptions { reflink, buffer }, true, &flag).expect("copier");
-            let run = WorkerPool::new().run(vec![c], &flag).expect("copy");
+            let run = phase::untimed(vec![c], &flag).expect("copy");
             // Entries: 13 below the root, plus one finish per directory (5 with the root).
             assert_eq!(run.ops, 13 + 5, "{reflink:?}");
             let (files, bytes) = run.outputs[0];
@@ -1280,7 +1017,7 @@ mod tests {
         std::fs::write(tmp.path().join("keep"), b"x").expect("write");
         let flag = AtomicBool::new(false);
         let r = TreeRemover::new(&t, true, &flag).expect("remover");
-        let run = WorkerPool::new().run(vec![r], &flag).expect("remove");
+        let run = phase::untimed(vec![r], &flag).expect("remove");
         assert_eq!(run.ops, 13 + 5);
         assert!(!t.exists());
         assert!(tmp.path().join("keep").exists());
@@ -1416,13 +1153,13 @@ mod tests {
                 &flag,
             )
             .expect("copier");
-            let e = WorkerPool::new().run(vec![c], &flag).expect_err("unreadable");
+            let e = phase::untimed(vec![c], &flag).expect_err("unreadable");
             assert!(
                 e.to_string().starts_with(&format!("open {}/locked", src.display())),
                 "{e}"
             );
         }
-        let e = io_err(
+        let e = COPY_ERR.io(
             "write",
             Path::new("/mnt/x/tree.copy/f"),
             io::Error::from_raw_os_error(libc::ENOSPC),

@@ -25,8 +25,8 @@
 //! own process group, so a terminal's Ctrl-C reaches only fsbench, which then stops them in
 //! order (client, server) before the filesystem is unmounted; and every child gets
 //! `PR_SET_PDEATHSIG = SIGKILL`, so even a SIGKILLed fsbench leaves no server holding the mount.
-//! While waiting for a tool, the interrupt flag is polled every 20 ms and the tool killed when
-//! it is set.
+//! While waiting for a tool (`engine::child`), the interrupt flag is polled every 10 ms and the
+//! tool's process group killed when it is set.
 //!
 //! Running as root, the server and its tools run as the service user (set with setuid before
 //! exec, the data directory chowned to it); every directory above the run directory must then
@@ -42,11 +42,12 @@
 //! that worked on this machine).
 
 use super::{Client, DbEngine, OltpSpec};
-use crate::engine::cpu::CpuMeter;
-use crate::engine::host::{before_phase, is_root};
+use crate::engine::child::{self, describe, ChildError, Sink, Watch};
+use crate::engine::host::is_root;
+use crate::engine::phase::{Phases, Policy};
 use crate::engine::{EngineError, RunContext};
 use crate::external::{pgbench, sysbench};
-use crate::metric::{MetricId, PhaseResult, RawSample, Unit};
+use crate::metric::{MetricId, RawSample, Unit};
 use crate::provision::find_tool;
 use std::fs::File;
 use std::io;
@@ -71,7 +72,7 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(60);
 const SETUP_TIMEOUT: Duration = Duration::from_secs(300);
 /// Extra time the client may need beyond `time` (connecting, its own report).
 const CLIENT_GRACE: Duration = Duration::from_secs(300);
-/// Poll period while waiting for a child.
+/// Poll period while waiting for a server to stop.
 const POLL: Duration = Duration::from_millis(20);
 /// Longest unix socket path (sun_path is 108 bytes, with a terminating NUL).
 const MAX_SOCKET_PATH: usize = 107;
@@ -232,13 +233,6 @@ fn command(program: &Path, user: Option<(u32, u32)>, cwd: &Path) -> Command {
     c
 }
 
-fn describe(c: &Command) -> String {
-    std::iter::once(c.get_program().to_string_lossy().into_owned())
-        .chain(c.get_args().map(|a| a.to_string_lossy().into_owned()))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// The last `n` non-empty lines of a log, joined with " / ".
 fn tail(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
@@ -266,56 +260,20 @@ fn run_logged(mut cmd: Command, log: &Path, interrupt: &AtomicBool, timeout: Dur
     let f2 = f
         .try_clone()
         .map_err(|e| EngineError::io(format!("dup {}", log.display()), e))?;
-    let mut child = cmd
-        .stdout(f)
-        .stderr(f2)
-        .spawn()
-        .map_err(|e| EngineError::io(format!("run `{what}`"), e))?;
-    let status = wait_child(&mut child, interrupt, timeout);
+    let watch = Watch {
+        interrupt: Some(interrupt),
+        timeout: (timeout != Duration::MAX).then_some(timeout),
+        kill_group: true,
+    };
+    let done = child::run(&mut cmd, Sink::File(f), Sink::File(f2), watch);
     let text = std::fs::read_to_string(log).unwrap_or_default();
-    match status {
-        Ok(s) if s.success() => Ok(text),
-        Ok(s) => Err(tool_error(&what, &s.to_string(), &text)),
-        Err(Waited::Interrupted) => Err(EngineError::Interrupted),
-        Err(Waited::TimedOut) => Err(tool_error(
-            &what,
-            &format!("killed after {} s", timeout.as_secs()),
-            &text,
-        )),
-        Err(Waited::Io(e)) => Err(EngineError::io(format!("wait for `{what}`"), e)),
-    }
-}
-
-enum Waited {
-    Interrupted,
-    TimedOut,
-    Io(io::Error),
-}
-
-/// Waits for a child that leads its own process group; on interrupt or timeout kills the group
-/// and reaps the child.
-fn wait_child(child: &mut Child, interrupt: &AtomicBool, timeout: Duration) -> Result<ExitStatus, Waited> {
-    let t0 = Instant::now();
-    let pgid = child.id() as i32;
-    loop {
-        match child.try_wait() {
-            Ok(Some(s)) => return Ok(s),
-            Ok(None) => {}
-            Err(e) => return Err(Waited::Io(e)),
-        }
-        let why = if interrupt.load(Ordering::Relaxed) {
-            Some(Waited::Interrupted)
-        } else if t0.elapsed() > timeout {
-            Some(Waited::TimedOut)
-        } else {
-            None
-        };
-        if let Some(why) = why {
-            kill_group(pgid, libc::SIGKILL);
-            let _ = child.wait();
-            return Err(why);
-        }
-        std::thread::sleep(POLL);
+    match done {
+        Ok(d) if d.status.success() => Ok(text),
+        Ok(d) => Err(tool_error(&what, &d.status.to_string(), &text)),
+        Err(ChildError::Interrupted) => Err(EngineError::Interrupted),
+        Err(ChildError::TimedOut(t)) => Err(tool_error(&what, &format!("killed after {} s", t.as_secs()), &text)),
+        Err(ChildError::Spawn(e)) => Err(EngineError::io(format!("run `{what}`"), e)),
+        Err(ChildError::Io(e)) => Err(EngineError::io(format!("wait for `{what}`"), e)),
     }
 }
 
@@ -751,57 +709,6 @@ impl Session<'_> {
     }
 }
 
-/// CPU seconds used so far by `root` and all its descendants (their own and their reaped
-/// children's), from /proc.
-fn tree_cpu(root: i32) -> f64 {
-    let mut procs: Vec<(i32, i32, u64)> = Vec::new();
-    if let Ok(rd) = std::fs::read_dir("/proc") {
-        for e in rd.flatten() {
-            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-                continue;
-            };
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-                continue;
-            };
-            let Some((_, rest)) = stat.rsplit_once(')') else {
-                continue;
-            };
-            // After the command: state ppid … utime(14) stime cutime cstime (proc(5)).
-            let f: Vec<&str> = rest.split_whitespace().collect();
-            let num = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-            let ppid = f.get(1).and_then(|v| v.parse::<i32>().ok()).unwrap_or(0);
-            procs.push((pid, ppid, num(11) + num(12) + num(13) + num(14)));
-        }
-    }
-    let mut total = 0u64;
-    let mut stack = vec![root];
-    while let Some(p) = stack.pop() {
-        for &(pid, ppid, ticks) in &procs {
-            if pid == p {
-                total += ticks;
-            }
-            if ppid == p && pid != p {
-                stack.push(pid);
-            }
-        }
-    }
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-    total as f64 / hz
-}
-
-/// CPU seconds of waited-for children of this process (getrusage RUSAGE_CHILDREN).
-fn children_cpu() -> f64 {
-    // SAFETY: rusage is plain old data; getrusage only writes into it.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: valid pointer to a writable rusage.
-    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) } != 0 {
-        return 0.0;
-    }
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
-}
-
 /// What the client's report gives the phase.
 struct ClientReport {
     metrics: Vec<(MetricId, f64)>,
@@ -873,25 +780,23 @@ pub fn run(spec: &OltpSpec, ctx: &RunContext) -> Result<RawSample, EngineError> 
 }
 
 fn run_session(s: &Session, ctx: &RunContext) -> Result<RawSample, EngineError> {
-    let mut sample = RawSample::default();
+    let mut phases = Phases::new(ctx);
     s.init()?;
     let mut server = s.start()?;
     s.create_database()?;
     s.load()?;
 
     let phase = s.spec.phase();
-    before_phase(ctx, phase, &mut sample);
-    let meter = CpuMeter::start();
-    let (server0, client0) = (tree_cpu(server.pid()), children_cpu());
-    let (text, measured) = s.client_run()?;
-    let mut cpu = meter.stop();
-    let other = (tree_cpu(server.pid()) - server0).max(0.0) + (children_cpu() - client0).max(0.0);
+    let policy = Policy::new();
+    phases.begin(phase, policy.caches);
+    // fsbench's CPU plus the server's process tree and the client's, over the client's run.
+    let mut t = phases.with_children(Some(server.pid()), || s.client_run())?;
+    let (text, measured) = std::mem::take(&mut t.value);
     let report = metrics_from(&s.tools, &text)?;
-    let wall = if report.wall.is_zero() { measured } else { report.wall };
-    cpu.process_pct += other / measured.as_secs_f64().max(1e-9) * 100.0;
+    t.wall = if report.wall.is_zero() { measured } else { report.wall };
 
     if let Err(note) = server.stop() {
-        sample.notes.push(note);
+        phases.note(note);
     }
     let versions: Vec<String> = [
         version_line(&s.tools.server).and_then(|l| server_version(s.tools.engine, &l)),
@@ -901,26 +806,21 @@ fn run_session(s: &Session, ctx: &RunContext) -> Result<RawSample, EngineError> 
     .flatten()
     .collect();
     if !versions.is_empty() {
-        sample.notes.push(versions.join(", "));
+        phases.note(versions.join(", "));
     }
-    sample.notes.push(format!(
+    phases.note(format!(
         "oltp {}: cpu_process includes the server and client processes",
         s.spec.engine.name()
     ));
     if s.l.run_outside {
-        sample.notes.push(format!(
+        phases.note(format!(
             "oltp {}: the socket folder is {} (the run directory's path is too long for a unix socket)",
             s.spec.engine.name(),
             s.l.run.display()
         ));
     }
-    sample.phases.push(PhaseResult {
-        phase: phase.to_string(),
-        wall,
-        cpu,
-        metrics: report.metrics,
-    });
-    Ok(sample)
+    phases.record(phase, &t, report.metrics, &policy);
+    Ok(phases.finish())
 }
 
 #[cfg(test)]
@@ -989,32 +889,36 @@ mod tests {
     }
 
     #[test]
-    fn wait_child_kills_the_group_on_interrupt_and_timeout() {
-        let dir = std::env::temp_dir();
-        // A shell whose own child would outlive it without the group kill.
-        let mut c = command(Path::new("/bin/sh"), None, &dir);
-        c.args(["-c", "sleep 60 & sleep 60"]).stdout(Stdio::null());
-        let mut child = c.spawn().expect("spawn sh");
-        let pgid = child.id() as i32;
-        let flag = AtomicBool::new(true);
+    fn run_logged_kills_the_group_on_interrupt_and_timeout() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        // A shell whose own child would outlive it without the group kill; it writes its
+        // process group id first so the test can look for survivors.
+        let mut c = command(Path::new("/bin/sh"), None, tmp.path());
+        c.args(["-c", "echo $$; sleep 60 & sleep 60"]);
+        let flag = AtomicBool::new(false);
+        let log = tmp.path().join("x.log");
         let t0 = Instant::now();
-        assert!(matches!(
-            wait_child(&mut child, &flag, Duration::from_secs(60)),
-            Err(Waited::Interrupted)
-        ));
+        std::thread::scope(|sc| {
+            sc.spawn(|| {
+                std::thread::sleep(Duration::from_millis(300));
+                flag.store(true, Ordering::Relaxed);
+            });
+            assert!(matches!(
+                run_logged(c, &log, &flag, Duration::from_secs(60)),
+                Err(EngineError::Interrupted)
+            ));
+        });
         assert!(t0.elapsed() < Duration::from_secs(5));
+        let pgid: i32 = std::fs::read_to_string(&log).expect("log").trim().parse().expect("pid");
         // The orphaned `sleep` may linger as a zombie until init reaps it; none may run.
         std::thread::sleep(Duration::from_millis(100));
         assert_eq!(live_in_group(pgid), Vec::<i32>::new(), "group members survived");
 
         let flag = AtomicBool::new(false);
-        let mut c = command(Path::new("/bin/sleep"), None, &dir);
+        let mut c = command(Path::new("/bin/sleep"), None, tmp.path());
         c.arg("60");
-        let mut child = c.spawn().expect("spawn sleep");
-        assert!(matches!(
-            wait_child(&mut child, &flag, Duration::from_millis(100)),
-            Err(Waited::TimedOut)
-        ));
+        let e = run_logged(c, &tmp.path().join("y.log"), &flag, Duration::from_millis(100)).expect_err("timeout");
+        assert!(e.to_string().contains("killed after 0 s"), "{e}");
     }
 
     #[test]
@@ -1072,27 +976,5 @@ mod tests {
         std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
         // The rest of the path (/tmp) is world-searchable.
         assert!(check_traversable(&inner, 65534, 65534, "nobody").is_ok());
-    }
-
-    #[test]
-    fn tree_cpu_counts_a_busy_child() {
-        let dir = std::env::temp_dir();
-        let mut c = command(Path::new("/bin/sh"), None, &dir);
-        c.args(["-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; sleep 5"]);
-        let mut child = c.spawn().expect("spawn");
-        let pid = child.id() as i32;
-        let t0 = Instant::now();
-        let mut used = 0.0;
-        while t0.elapsed() < Duration::from_secs(20) {
-            used = tree_cpu(pid);
-            if used >= 0.05 {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        kill_group(pid, libc::SIGKILL);
-        let _ = child.wait();
-        assert!(used >= 0.05, "{used}");
-        assert_eq!(tree_cpu(-5), 0.0);
     }
 }

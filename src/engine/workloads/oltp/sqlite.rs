@@ -19,11 +19,10 @@
 //! per-transaction work in fsbench allocates nothing of its own (SQLite's allocator is its own).
 
 use super::{fill_digits, OltpMode, OltpSpec, RandType, C_LEN, PAD_LEN};
-use crate::engine::cpu::CpuMeter;
-use crate::engine::host::before_phase;
+use crate::engine::phase::{LatencySet, Phases, Policy};
 use crate::engine::pool::{Step, Worker, WorkerPool};
 use crate::engine::{EngineError, RunContext};
-use crate::metric::{MetricId, PhaseResult, RawSample, Unit};
+use crate::metric::{MetricId, RawSample, Unit};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rusqlite::{params, Connection, ErrorCode, OpenFlags};
@@ -182,15 +181,15 @@ fn timed(spec: &OltpSpec, ctx: &RunContext) -> Result<RawSample, EngineError> {
     for i in 0..spec.threads {
         workers.push(TxnWorker::new(spec, &path, i, ctx.interrupt)?);
     }
-    let mut sample = RawSample::default();
+    let mut phases = Phases::new(ctx);
     let phase = spec.phase();
-    before_phase(ctx, phase, &mut sample);
-    let meter = CpuMeter::start();
-    let run = WorkerPool::with_deadline(spec.time.0).run(workers, ctx.interrupt)?;
-    let cpu = meter.stop();
-    let secs = run.wall.as_secs_f64().max(1e-9);
+    // The mean first (a headline of sysbench's report), then every percentile.
+    let policy = Policy::new().latency(LatencySet::Full);
+    phases.begin(phase, policy.caches);
+    let t = phases.pool(WorkerPool::with_deadline(spec.time.0), workers)?;
+    let run = &t.value;
+    let secs = t.wall.as_secs_f64().max(1e-9);
     let retries: u64 = run.outputs.iter().sum();
-    let lat = run.latency.summary();
     let mut metrics = vec![
         (MetricId::higher("tps", Unit::OpsPerSec), run.ops as f64 / secs),
         (
@@ -199,29 +198,23 @@ fn timed(spec: &OltpSpec, ctx: &RunContext) -> Result<RawSample, EngineError> {
         ),
         (MetricId::lower("busy_retries", Unit::Count), retries as f64),
     ];
-    if lat.count > 0 {
+    if t.latency.count > 0 {
         metrics.push((MetricId::latency("lat_avg"), run.latency.mean_us()));
     }
-    metrics.extend(lat.metrics());
-    sample.notes.push(format!(
+    phases.note(format!(
         "sqlite {} (bundled), journal_mode={}, synchronous={}",
         rusqlite::version(),
         spec.journal_mode.name(),
         spec.synchronous.name()
     ));
     if run.ops < 10 {
-        sample.notes.push(format!(
+        phases.note(format!(
             "oltp {phase}: only {} transaction(s) completed: raise time",
             run.ops
         ));
     }
-    sample.phases.push(PhaseResult {
-        phase: phase.to_string(),
-        wall: run.wall,
-        cpu,
-        metrics,
-    });
-    Ok(sample)
+    phases.record(phase, &t, metrics, &policy);
+    Ok(phases.finish())
 }
 
 /// One connection running transactions.

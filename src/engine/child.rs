@@ -1,0 +1,272 @@
+//! The one way fsbench runs an external program and waits for it: spawn, watch the interrupt
+//! flag and an optional time limit, kill on Ctrl-C or timeout, collect the output, and measure
+//! the children's CPU. Used by provisioning's tools (`provision::run_tool`), the `cp`/`rm`
+//! phases of treecopy and filecopy (`engine::copy::timed_command`) and the database servers'
+//! tools and clients (`workloads::oltp::server`).
+//!
+//! Invariants:
+//! - the child is always reaped before [`run`] returns, also when it is killed;
+//! - captured output goes to an anonymous in-memory file (`memfd_create(2)`), read back after
+//!   the exit, so a chatty child can never block on a full pipe and no reader thread is needed;
+//! - the exit is seen at once through a pidfd (`pidfd_open(2)`, Linux ≥ 5.3; polled every
+//!   [`POLL`] otherwise), so a timed child's wall time does not include a polling interval;
+//! - with `kill_group`, the whole process group led by the child is killed (the caller made
+//!   the child a group leader with `process_group(0)`), so its own children die with it.
+//!
+//! References: pidfd_open(2), poll(2), memfd_create(2), getrusage(2) (`RUSAGE_CHILDREN`).
+
+use crate::engine::cpu::children_cpu_time;
+use std::fs::File;
+use std::io::{self, Read, Seek};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Longest wait between two looks at the interrupt flag and the time limit.
+pub const POLL: Duration = Duration::from_millis(10);
+
+/// Where one output stream of the child goes.
+#[derive(Debug)]
+pub enum Sink {
+    /// Discarded (`/dev/null`).
+    Null,
+    /// Collected and returned in [`Finished`].
+    Capture,
+    /// Written to this file (a log); the caller reads it.
+    File(File),
+}
+
+/// When to stop waiting.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Watch<'a> {
+    /// Kill the child when this flag is set (SIGINT/SIGTERM); `None`: never.
+    pub interrupt: Option<&'a AtomicBool>,
+    /// Kill the child when it runs longer than this; `None`: no limit.
+    pub timeout: Option<Duration>,
+    /// Kill the child's whole process group rather than the child alone.
+    pub kill_group: bool,
+}
+
+/// A child that ran to its exit.
+#[derive(Debug)]
+pub struct Finished {
+    /// How it exited.
+    pub status: ExitStatus,
+    /// Its standard output when captured ([`Sink::Capture`]), lossily decoded; else empty.
+    pub stdout: String,
+    /// Its standard error when captured, lossily decoded; else empty.
+    pub stderr: String,
+    /// From just before the spawn to the moment its exit was seen.
+    pub wall: Duration,
+    /// User + system CPU of reaped children over the same span (`RUSAGE_CHILDREN`: this child
+    /// and any other child reaped meanwhile).
+    pub children_cpu: Duration,
+}
+
+/// Why a child did not run to its exit.
+#[derive(Debug, thiserror::Error)]
+pub enum ChildError {
+    /// It could not be started (`NotFound`: no such program).
+    #[error("cannot start: {0}")]
+    Spawn(#[source] io::Error),
+    /// Waiting for it, or setting up its output, failed.
+    #[error("{0}")]
+    Io(#[source] io::Error),
+    /// The interrupt flag was set; the child was killed and reaped.
+    #[error("interrupted")]
+    Interrupted,
+    /// It ran longer than [`Watch::timeout`]; it was killed and reaped.
+    #[error("killed after {} s", .0.as_secs())]
+    TimedOut(Duration),
+}
+
+/// The program and its arguments, space-separated, for messages.
+pub fn describe(cmd: &Command) -> String {
+    std::iter::once(cmd.get_program().to_string_lossy().into_owned())
+        .chain(cmd.get_args().map(|a| a.to_string_lossy().into_owned()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// An anonymous in-memory file for captured output.
+fn memfd(name: &str) -> io::Result<File> {
+    let fd = rustix::fs::memfd_create(name, rustix::fs::MemfdFlags::CLOEXEC)?;
+    Ok(File::from(fd))
+}
+
+/// Turns a sink into the child's side of the stream, keeping our handle of captured output.
+fn stdio(sink: Sink, name: &str) -> io::Result<(Stdio, Option<File>)> {
+    Ok(match sink {
+        Sink::Null => (Stdio::null(), None),
+        Sink::File(f) => (Stdio::from(f), None),
+        Sink::Capture => {
+            let f = memfd(name)?;
+            (Stdio::from(f.try_clone()?), Some(f))
+        }
+    })
+}
+
+fn read_back(f: Option<File>) -> String {
+    let Some(mut f) = f else {
+        return String::new();
+    };
+    let mut bytes = Vec::new();
+    if f.rewind().is_ok() {
+        let _ = f.read_to_end(&mut bytes);
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Runs `cmd` with its standard input from `/dev/null` and its outputs to `stdout`/`stderr`,
+/// and waits for its exit under `watch`; see the module documentation.
+pub fn run(cmd: &mut Command, stdout: Sink, stderr: Sink, watch: Watch) -> Result<Finished, ChildError> {
+    let (out, out_file) = stdio(stdout, "stdout").map_err(ChildError::Io)?;
+    let (err, err_file) = stdio(stderr, "stderr").map_err(ChildError::Io)?;
+    cmd.stdin(Stdio::null()).stdout(out).stderr(err);
+    let cpu0 = children_cpu_time();
+    let t0 = Instant::now();
+    let mut child = cmd.spawn().map_err(ChildError::Spawn)?;
+    // `cmd` still owns the child's ends of the streams: release them now, not when the
+    // caller drops `cmd`.
+    cmd.stdout(Stdio::null()).stderr(Stdio::null());
+    let status = if watch.interrupt.is_none() && watch.timeout.is_none() {
+        child.wait().map_err(ChildError::Io)?
+    } else {
+        let pidfd = rustix::process::pidfd_open(
+            rustix::process::Pid::from_child(&child),
+            rustix::process::PidfdFlags::empty(),
+        )
+        .ok();
+        loop {
+            match child.try_wait() {
+                Ok(Some(s)) => break s,
+                Ok(None) => {}
+                Err(e) => {
+                    kill(&mut child, watch.kill_group);
+                    return Err(ChildError::Io(e));
+                }
+            }
+            let why = if watch.interrupt.is_some_and(|f| f.load(Ordering::Relaxed)) {
+                Some(ChildError::Interrupted)
+            } else {
+                watch.timeout.filter(|&t| t0.elapsed() > t).map(ChildError::TimedOut)
+            };
+            if let Some(why) = why {
+                kill(&mut child, watch.kill_group);
+                return Err(why);
+            }
+            match &pidfd {
+                Some(fd) => {
+                    let mut p = libc::pollfd {
+                        fd: std::os::fd::AsRawFd::as_raw_fd(fd),
+                        events: libc::POLLIN,
+                        revents: 0,
+                    };
+                    // SAFETY: one valid pollfd, a bounded timeout.
+                    unsafe { libc::poll(&mut p, 1, POLL.as_millis() as libc::c_int) };
+                }
+                None => std::thread::sleep(Duration::from_millis(1)),
+            }
+        }
+    };
+    let wall = t0.elapsed();
+    let children_cpu = children_cpu_time().saturating_sub(cpu0);
+    Ok(Finished {
+        status,
+        stdout: read_back(out_file),
+        stderr: read_back(err_file),
+        wall,
+        children_cpu,
+    })
+}
+
+/// SIGKILLs the child (or its process group) and reaps it.
+fn kill(child: &mut std::process::Child, group: bool) {
+    if group {
+        // SAFETY: kill(2) with a negative pid signals that process group; no memory involved.
+        unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+    } else {
+        let _ = child.kill();
+    }
+    let _ = child.wait();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+
+    #[test]
+    fn captures_both_streams_and_the_status() {
+        let mut c = Command::new("/bin/sh");
+        c.args(["-c", "echo out; echo err >&2; exit 3"]);
+        let f = run(&mut c, Sink::Capture, Sink::Capture, Watch::default()).expect("sh runs");
+        assert_eq!(f.status.code(), Some(3));
+        assert_eq!((f.stdout.as_str(), f.stderr.as_str()), ("out\n", "err\n"));
+    }
+
+    #[test]
+    fn large_output_does_not_block() {
+        // 1 MiB on stdout: more than a pipe buffer holds.
+        let mut c = Command::new("/bin/sh");
+        c.args(["-c", "head -c 1048576 /dev/zero | tr '\\0' x"]);
+        let flag = AtomicBool::new(false);
+        let watch = Watch {
+            interrupt: Some(&flag),
+            timeout: Some(Duration::from_secs(60)),
+            kill_group: false,
+        };
+        let f = run(&mut c, Sink::Capture, Sink::Null, watch).expect("runs");
+        assert!(f.status.success());
+        assert_eq!(f.stdout.len(), 1 << 20);
+    }
+
+    #[test]
+    fn missing_program_is_a_spawn_error() {
+        let mut c = Command::new("/nonexistent/fsbench-no-such-tool");
+        match run(&mut c, Sink::Null, Sink::Null, Watch::default()) {
+            Err(ChildError::Spawn(e)) => assert_eq!(e.kind(), io::ErrorKind::NotFound),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn interrupt_and_timeout_kill_the_group() {
+        let flag = AtomicBool::new(true);
+        let mut c = Command::new("/bin/sleep");
+        c.arg("60").process_group(0);
+        let t0 = Instant::now();
+        let watch = Watch {
+            interrupt: Some(&flag),
+            timeout: None,
+            kill_group: true,
+        };
+        assert!(matches!(
+            run(&mut c, Sink::Null, Sink::Null, watch),
+            Err(ChildError::Interrupted)
+        ));
+        let mut c = Command::new("/bin/sh");
+        // The shell's own child must die with it: the group is killed.
+        c.args(["-c", "sleep 60 & wait"]).process_group(0);
+        let watch = Watch {
+            interrupt: None,
+            timeout: Some(Duration::from_millis(100)),
+            kill_group: true,
+        };
+        assert!(matches!(
+            run(&mut c, Sink::Null, Sink::Null, watch),
+            Err(ChildError::TimedOut(_))
+        ));
+        assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
+    }
+
+    #[test]
+    fn children_cpu_is_counted() {
+        let mut c = Command::new("/bin/sh");
+        c.args(["-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"]);
+        let f = run(&mut c, Sink::Null, Sink::Null, Watch::default()).expect("runs");
+        assert!(f.status.success());
+        assert!(f.children_cpu > Duration::from_millis(10), "{:?}", f.children_cpu);
+        assert!(f.children_cpu <= f.wall + Duration::from_millis(20), "{f:?}");
+    }
+}

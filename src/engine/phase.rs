@@ -1,0 +1,514 @@
+//! The one driver of a timed phase. Every workload records its phases through [`Phases`]; no
+//! workload starts a CPU meter or a worker pool itself.
+//!
+//! One phase, in order:
+//! 1. [`Phases::begin`]: the phase is reported to the progress display, and with
+//!    [`Caches::DropIfAsked`] the page, dentry and inode caches are synced and dropped when the
+//!    run asks for it (`engine::host::before_phase`);
+//! 2. the timed region, under the CPU meters (`getrusage` of the process, `/proc/stat` of the
+//!    machine): a worker-pool run ([`Phases::pool`], the hot loop's start barrier, deadline and
+//!    interrupt are the pool's), a plain closure ([`Phases::region`]), or a region around child
+//!    processes whose CPU is added ([`Phases::with_children`]: `cp`/`rm`, a database server and
+//!    its client);
+//! 3. [`Phases::record`]: the headline metrics, then the phase's [`LatencySet`] (chosen by
+//!    [`Stat`], declared [`crate::metric::Role::Latency`]), the minimum-time policy
+//!    ([`Short`]), and the [`PhaseResult`].
+//!
+//! [`Phases::run_pool`] is the three steps for the common case.
+//!
+//! Invariants: the CPU meters are read only outside the hot loop (right before and after the
+//! timed region); the wall time of a pool phase is the pool's (barrier release to the last
+//! worker's end) plus what the phase times after it ([`Phases::pool_then`]); metrics keep the
+//! order headline, then latency; a short phase's note text is fixed here, once.
+
+use crate::engine::cpu::{self, CpuMeter};
+use crate::engine::host::before_phase;
+use crate::engine::latency::{LatencySummary, Stat};
+use crate::engine::pool::{PoolRun, Worker, WorkerPool};
+use crate::engine::{EngineError, RunContext};
+use crate::metric::{CpuUsage, MetricId, PhaseResult, RawSample};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+/// Phases of a fixed amount of work shorter than this get a note: bonnie++ prints `+++++`
+/// instead of a number below 0.5 s, because a timer's granularity and the start and end
+/// effects are then a visible share of the time (bonnie, mongo).
+pub const MIN_TIME: Duration = Duration::from_millis(500);
+
+/// Time-based phases shorter than this get a note: sysbench's `--time` is whole seconds, so
+/// 1 s is the shortest run the tool it reproduces can make, and its rates are per second
+/// (fileio, which ends on `time` or `requests`).
+pub const MIN_TIMED_RUN: Duration = Duration::from_secs(1);
+
+/// What happens to the caches before a phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Caches {
+    /// `sync` and drop caches when the run asks for it (`RunContext::drop_caches`).
+    DropIfAsked,
+    /// Leave them: the phase continues the previous one (an fsync, a close, a measurement).
+    Keep,
+}
+
+/// Which latency statistics of the pool's histogram a phase reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LatencySet {
+    /// None.
+    None,
+    /// Median, 99th percentile and maximum.
+    Core,
+    /// All of [`Stat::ALL`].
+    Full,
+}
+
+impl LatencySet {
+    /// The statistics of this set, in report order.
+    pub fn stats(self) -> &'static [Stat] {
+        match self {
+            LatencySet::None => &[],
+            LatencySet::Core => &[Stat::P50, Stat::P99, Stat::Max],
+            LatencySet::Full => &Stat::ALL,
+        }
+    }
+}
+
+/// The minimum-time policy of a phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Short {
+    /// No note: the phase's time is its result however short (bigfile, copies, OLTP).
+    Ignore,
+    /// One note per short phase: `"{prefix}{phase} ran under {limit} s{aside}: too short to
+    /// time reliably; raise {raise}"`.
+    Each {
+        /// The limit ([`MIN_TIME`] or [`MIN_TIMED_RUN`]).
+        limit: Duration,
+        /// Before the phase name (e.g. `"fileio "`).
+        prefix: &'static str,
+        /// After the limit (e.g. `" (where bonnie++ prints +++++)"`).
+        aside: &'static str,
+        /// What to raise.
+        raise: &'static str,
+    },
+    /// Short phases are collected; [`Phases::finish`] adds one note: `"{family} phases under
+    /// {limit} s ({names}): too short to time reliably; raise {raise}"`.
+    Collect {
+        /// The limit.
+        limit: Duration,
+        /// The workload family (e.g. `"mongo"`).
+        family: &'static str,
+        /// What to raise.
+        raise: &'static str,
+    },
+}
+
+impl Short {
+    fn limit(self) -> Option<Duration> {
+        match self {
+            Short::Ignore => None,
+            Short::Each { limit, .. } | Short::Collect { limit, .. } => Some(limit),
+        }
+    }
+}
+
+/// How a workload's phases are recorded: caches, latency set, minimum-time policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Policy {
+    /// Before the phase.
+    pub caches: Caches,
+    /// Latency statistics reported after the headline metrics.
+    pub latency: LatencySet,
+    /// Minimum-time policy.
+    pub short: Short,
+}
+
+impl Policy {
+    /// Caches dropped if asked, no latency, no minimum time.
+    pub const fn new() -> Policy {
+        Policy {
+            caches: Caches::DropIfAsked,
+            latency: LatencySet::None,
+            short: Short::Ignore,
+        }
+    }
+
+    /// The same policy with `caches`.
+    pub const fn caches(self, caches: Caches) -> Policy {
+        Policy { caches, ..self }
+    }
+
+    /// The same policy with `latency`.
+    pub const fn latency(self, latency: LatencySet) -> Policy {
+        Policy { latency, ..self }
+    }
+
+    /// The same policy with `short`.
+    pub const fn short(self, short: Short) -> Policy {
+        Policy { short, ..self }
+    }
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy::new()
+    }
+}
+
+/// What one timed region measured.
+#[derive(Debug)]
+pub struct Timed<T> {
+    /// Wall time of the region (a workload may replace it by what the phase defines as its time,
+    /// e.g. a client's own report, before [`Phases::record`]).
+    pub wall: Duration,
+    /// CPU over the region.
+    pub cpu: CpuUsage,
+    /// The pool's latency percentiles (empty outside a pool run).
+    pub latency: LatencySummary,
+    /// What the region produced (the [`PoolRun`] for a pool).
+    pub value: T,
+}
+
+impl<T> Timed<T> {
+    /// The same measurement with its value mapped by `f`.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Timed<U> {
+        Timed {
+            wall: self.wall,
+            cpu: self.cpu,
+            latency: self.latency,
+            value: f(self.value),
+        }
+    }
+}
+
+/// The phases of one repeat of a workload, and its notes; see the module documentation.
+pub struct Phases<'a, 'c> {
+    ctx: &'a RunContext<'c>,
+    sample: RawSample,
+    /// Names of short phases under a [`Short::Collect`] policy, and that policy.
+    collected: Vec<String>,
+    collect: Option<Short>,
+}
+
+impl<'a, 'c> Phases<'a, 'c> {
+    /// Starts recording a repeat run in `ctx`.
+    pub fn new(ctx: &'a RunContext<'c>) -> Self {
+        Phases {
+            ctx,
+            sample: RawSample::default(),
+            collected: Vec::new(),
+            collect: None,
+        }
+    }
+
+    /// The run's context.
+    pub fn ctx(&self) -> &'a RunContext<'c> {
+        self.ctx
+    }
+
+    /// The run's interrupt flag.
+    pub fn interrupt(&self) -> &'a AtomicBool {
+        self.ctx.interrupt
+    }
+
+    /// Adds a note to the repeat.
+    pub fn note(&mut self, note: String) {
+        self.sample.notes.push(note);
+    }
+
+    /// `true` when a note starting with `prefix` was added already.
+    pub fn has_note(&self, prefix: &str) -> bool {
+        self.sample.notes.iter().any(|n| n.starts_with(prefix))
+    }
+
+    /// Step 1: reports `phase` to the progress display and, with [`Caches::DropIfAsked`], syncs
+    /// and drops caches when the run asks for it.
+    pub fn begin(&mut self, phase: &str, caches: Caches) {
+        match caches {
+            Caches::DropIfAsked => before_phase(self.ctx, phase, &mut self.sample),
+            Caches::Keep => (self.ctx.on_phase)(phase),
+        }
+    }
+
+    /// Step 2 for pool phases: runs `workers` on `pool` (start barrier, deadline, interrupt)
+    /// under the CPU meters. The wall time is the pool's.
+    pub fn pool<W: Worker>(&self, pool: WorkerPool, workers: Vec<W>) -> Result<Timed<PoolRun<W::Output>>, EngineError> {
+        let meter = CpuMeter::start();
+        let run = pool.run(workers, self.ctx.interrupt)?;
+        let cpu = meter.stop();
+        Ok(Timed {
+            wall: run.wall,
+            cpu,
+            latency: run.latency.summary(),
+            value: run,
+        })
+    }
+
+    /// [`Phases::pool`], then `after` (e.g. the `syncfs` the phase counts) still inside the
+    /// timed region; the wall time is the pool's plus `after`'s.
+    pub fn pool_then<W: Worker>(
+        &self,
+        pool: WorkerPool,
+        workers: Vec<W>,
+        after: impl FnOnce(&PoolRun<W::Output>) -> Result<(), EngineError>,
+    ) -> Result<Timed<PoolRun<W::Output>>, EngineError> {
+        let meter = CpuMeter::start();
+        let run = pool.run(workers, self.ctx.interrupt)?;
+        let t0 = Instant::now();
+        after(&run)?;
+        let extra = t0.elapsed();
+        let cpu = meter.stop();
+        Ok(Timed {
+            wall: run.wall + extra,
+            cpu,
+            latency: run.latency.summary(),
+            value: run,
+        })
+    }
+
+    /// Step 2 for a phase that is one piece of code: runs `body` under the CPU meters; the wall
+    /// time is `body`'s.
+    pub fn region<T>(&self, body: impl FnOnce() -> Result<T, EngineError>) -> Result<Timed<T>, EngineError> {
+        let meter = CpuMeter::start();
+        let t0 = Instant::now();
+        let value = body()?;
+        let wall = t0.elapsed();
+        let cpu = meter.stop();
+        Ok(Timed {
+            wall,
+            cpu,
+            latency: LatencySummary::default(),
+            value,
+        })
+    }
+
+    /// Step 2 for a phase done by other processes: [`Phases::region`], and the process CPU also
+    /// counts the CPU of the children reaped during `body` (`RUSAGE_CHILDREN`: `cp`, `rm`, a
+    /// database client) and of `server`'s process tree (a server fsbench started and does not
+    /// wait for), over the region's wall time, in percent of one CPU.
+    pub fn with_children<T>(
+        &self,
+        server: Option<i32>,
+        body: impl FnOnce() -> Result<T, EngineError>,
+    ) -> Result<Timed<T>, EngineError> {
+        let server_cpu = || server.map_or(Duration::ZERO, cpu::tree_cpu_time);
+        let (children0, server0) = (cpu::children_cpu_time(), server_cpu());
+        let mut t = self.region(body)?;
+        let other = cpu::children_cpu_time().saturating_sub(children0) + server_cpu().saturating_sub(server0);
+        t.cpu.process_pct += cpu::process_pct(other, t.wall);
+        Ok(t)
+    }
+
+    /// Step 3: records phase `phase` with `headline` metrics (in order), then the policy's
+    /// latency set from `t`, and applies the minimum-time policy to `t.wall`.
+    pub fn record<T>(&mut self, phase: &str, t: &Timed<T>, headline: Vec<(MetricId, f64)>, policy: &Policy) {
+        let mut metrics = headline;
+        metrics.extend(t.latency.select(policy.latency.stats()));
+        if policy.short.limit().is_some_and(|limit| t.wall < limit) {
+            match policy.short {
+                Short::Ignore => {}
+                Short::Each {
+                    limit,
+                    prefix,
+                    aside,
+                    raise,
+                } => self.sample.notes.push(format!(
+                    "{prefix}{phase} ran under {} s{aside}: too short to time reliably; raise {raise}",
+                    limit.as_secs_f64()
+                )),
+                Short::Collect { .. } => {
+                    self.collected.push(phase.to_string());
+                    self.collect = Some(policy.short);
+                }
+            }
+        }
+        self.sample.phases.push(PhaseResult {
+            phase: phase.to_string(),
+            wall: t.wall,
+            cpu: t.cpu,
+            metrics,
+        });
+    }
+
+    /// The three steps for a pool phase: [`Phases::begin`] with the policy's caches,
+    /// [`Phases::pool`], `headline` from the run and its wall time, [`Phases::record`].
+    /// Returns the workers' outputs.
+    pub fn run_pool<W: Worker>(
+        &mut self,
+        phase: &str,
+        pool: WorkerPool,
+        workers: Vec<W>,
+        policy: &Policy,
+        headline: impl FnOnce(&PoolRun<W::Output>, Duration) -> Result<Vec<(MetricId, f64)>, EngineError>,
+    ) -> Result<Vec<W::Output>, EngineError> {
+        self.begin(phase, policy.caches);
+        let t = self.pool(pool, workers)?;
+        let metrics = headline(&t.value, t.wall)?;
+        self.record(phase, &t, metrics, policy);
+        Ok(t.value.outputs)
+    }
+
+    /// The repeat's phases and notes (with the collected short-phase note last).
+    pub fn finish(mut self) -> RawSample {
+        if let Some(Short::Collect { limit, family, raise }) = self.collect {
+            self.sample.notes.push(format!(
+                "{family} phases under {} s ({}): too short to time reliably; raise {raise}",
+                limit.as_secs_f64(),
+                self.collected.join(", ")
+            ));
+        }
+        self.sample
+    }
+}
+
+/// Runs `workers` on a worker pool outside any phase (no meters, nothing recorded): untimed
+/// preparation, and tests of a worker's own behaviour.
+pub fn untimed<W: Worker>(workers: Vec<W>, interrupt: &AtomicBool) -> Result<PoolRun<W::Output>, EngineError> {
+    WorkerPool::new().run(workers, interrupt)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::pool::{FnWorker, Step};
+    use crate::metric::{Role, Unit};
+
+    fn with_ctx(f: impl FnOnce(&RunContext)) {
+        let flag = AtomicBool::new(false);
+        let dir = std::env::temp_dir();
+        let on_phase = |_: &str| {};
+        f(&RunContext {
+            dir: &dir,
+            drop_caches: false,
+            interrupt: &flag,
+            on_phase: &on_phase,
+        });
+    }
+
+    fn counted(n: u64) -> Vec<FnWorker<impl FnMut() -> Result<Step, EngineError>>> {
+        let mut left = n;
+        vec![FnWorker(move || {
+            if left == 0 {
+                return Ok(Step::Done);
+            }
+            left -= 1;
+            Ok(Step::Op)
+        })]
+    }
+
+    const BONNIE: Short = Short::Each {
+        limit: MIN_TIME,
+        prefix: "",
+        aside: " (where bonnie++ prints +++++)",
+        raise: "its size",
+    };
+
+    #[test]
+    fn short_phase_notes_keep_their_texts() {
+        with_ctx(|ctx| {
+            let mut p = Phases::new(ctx);
+            let quick = p.region(|| Ok(())).expect("region");
+            let each = Policy::new().short(BONNIE);
+            p.record("rewrite", &quick, vec![], &each);
+            let fileio = Policy::new().short(Short::Each {
+                limit: MIN_TIMED_RUN,
+                prefix: "fileio ",
+                aside: "",
+                raise: "time or requests",
+            });
+            p.record("rndrd", &quick, vec![], &fileio);
+            let mongo = Policy::new().short(Short::Collect {
+                limit: MIN_TIME,
+                family: "mongo",
+                raise: "files",
+            });
+            p.record("create", &quick, vec![], &mongo);
+            p.record("stat", &quick, vec![], &mongo);
+            p.record("ignored", &quick, vec![], &Policy::new());
+            let s = p.finish();
+            assert_eq!(
+                s.notes,
+                [
+                    "rewrite ran under 0.5 s (where bonnie++ prints +++++): too short to time reliably; raise its size",
+                    "fileio rndrd ran under 1 s: too short to time reliably; raise time or requests",
+                    "mongo phases under 0.5 s (create, stat): too short to time reliably; raise files",
+                ]
+            );
+            assert_eq!(s.phases.len(), 5);
+        });
+    }
+
+    #[test]
+    fn long_phases_get_no_note() {
+        with_ctx(|ctx| {
+            let mut p = Phases::new(ctx);
+            let mut t = p.region(|| Ok(())).expect("region");
+            t.wall = MIN_TIME;
+            p.record("seq_create", &t, vec![], &Policy::new().short(BONNIE));
+            assert!(p.finish().notes.is_empty());
+        });
+    }
+
+    #[test]
+    fn pool_phase_has_headline_then_the_latency_set() {
+        with_ctx(|ctx| {
+            let mut p = Phases::new(ctx);
+            let policy = Policy::new().latency(LatencySet::Core);
+            let out = p
+                .run_pool("ops", WorkerPool::new(), counted(1000), &policy, |run, wall| {
+                    assert_eq!(run.ops, 1000);
+                    Ok(vec![(
+                        MetricId::higher("rate", Unit::OpsPerSec),
+                        run.ops as f64 / wall.as_secs_f64(),
+                    )])
+                })
+                .expect("pool phase");
+            assert_eq!(out.len(), 1);
+            let full = Policy::new().latency(LatencySet::Full);
+            p.run_pool("all", WorkerPool::new(), counted(10), &full, |_, _| Ok(vec![]))
+                .expect("pool phase");
+            let s = p.finish();
+            let names = |i: usize| -> Vec<&str> { s.phases[i].metrics.iter().map(|(m, _)| m.name.as_str()).collect() };
+            assert_eq!(names(0), ["rate", "lat_p50", "lat_p99", "lat_max"]);
+            assert_eq!(names(1), ["lat_p50", "lat_p95", "lat_p99", "lat_p999", "lat_max"]);
+            assert!(s.phases[0].metrics[1..].iter().all(|(m, _)| m.role == Role::Latency));
+            assert!(s.phases[0].wall > Duration::ZERO);
+        });
+    }
+
+    #[test]
+    fn pool_then_times_the_tail_and_errors_propagate() {
+        with_ctx(|ctx| {
+            let p = Phases::new(ctx);
+            let t = p
+                .pool_then(WorkerPool::new(), counted(1), |_| {
+                    std::thread::sleep(Duration::from_millis(30));
+                    Ok(())
+                })
+                .expect("pool");
+            assert!(t.wall >= Duration::from_millis(30), "{:?}", t.wall);
+            let e = p.region(|| -> Result<(), EngineError> { Err(EngineError::Interrupted) });
+            assert!(matches!(e, Err(EngineError::Interrupted)));
+        });
+    }
+
+    #[test]
+    fn children_cpu_is_added_to_the_process_share() {
+        with_ctx(|ctx| {
+            let p = Phases::new(ctx);
+            let t = p
+                .with_children(None, || {
+                    let mut c = std::process::Command::new("/bin/sh");
+                    c.args(["-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"]);
+                    let f = crate::engine::child::run(
+                        &mut c,
+                        crate::engine::child::Sink::Null,
+                        crate::engine::child::Sink::Null,
+                        Default::default(),
+                    )
+                    .expect("sh");
+                    assert!(f.status.success());
+                    Ok(f.children_cpu)
+                })
+                .expect("region");
+            assert!(t.cpu.process_pct > 30.0, "{:?} over {:?}", t.cpu, t.wall);
+        });
+    }
+}
