@@ -20,10 +20,9 @@
 
 use super::charts::{self, Bar, Panel, RepeatSeries};
 use super::number;
-use super::summary::{is_headline, is_latency};
+use super::role;
 use super::{Cell, ReportModel, Row, Standing, WorkloadTable};
 use crate::metric::Direction;
-use crate::report::build::is_cpu_metric;
 use std::fmt::Write as _;
 
 /// Escapes text for HTML element content and double- or single-quoted attribute values.
@@ -217,7 +216,7 @@ fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable
     }
     legend(out, model);
     let attrs = format!(" id=\"bars-{index}\" data-workload=\"{w}\"");
-    let headline: Vec<&Row> = table.rows.iter().filter(|r| is_headline(r)).collect();
+    let headline: Vec<&Row> = table.rows.iter().filter(|r| role::is_headline(&r.metric)).collect();
     if !headline.is_empty() {
         let p = panels(model, &headline, |r| {
             format!(
@@ -235,10 +234,10 @@ fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable
             "Mean of the measured repeats per phase, filesystems side by side; whiskers: 95 % confidence interval of the mean.",
         );
     }
-    let cpu: Vec<&Row> = table.rows.iter().filter(|r| is_cpu_metric(&r.metric)).collect();
+    let cpu: Vec<&Row> = table.rows.iter().filter(|r| role::is_cpu(&r.metric)).collect();
     if !cpu.is_empty() {
         let p = panels(model, &cpu, |r| {
-            let whose = if r.metric.name == "cpu_process" {
+            let whose = if r.metric.role == crate::metric::Role::ProcessCpu {
                 "fsbench process, % of one CPU"
             } else {
                 "whole system, % of all CPUs"
@@ -253,12 +252,12 @@ fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable
             "CPU use during each timed phase: the benchmark process (getrusage) and the whole machine (/proc/stat), which includes kernel threads doing journaling, writeback and compression.",
         );
     }
-    let lat: Vec<&Row> = table.rows.iter().filter(|r| is_latency(r)).collect();
+    let lat: Vec<&Row> = table.rows.iter().filter(|r| role::is_latency(&r.metric)).collect();
     if !lat.is_empty() {
         let p = panels(model, &lat, |r| {
             format!(
                 "latency {} ({}) per phase — {}",
-                r.metric.name.trim_start_matches("lat_"),
+                r.metric.name_within_role(),
                 r.metric.unit,
                 direction_text(r.metric.direction)
             )
@@ -434,7 +433,7 @@ fn synthetic_vs_real(out: &mut String, model: &ReportModel) {
         for r in t
             .rows
             .iter()
-            .filter(|r| is_headline(r) && r.metric.unit == crate::metric::Unit::MibPerSec)
+            .filter(|r| role::is_headline(&r.metric) && r.metric.unit == crate::metric::Unit::MibPerSec)
         {
             let mut r = r.clone();
             r.phase = format!("{} · {}", t.workload, r.phase);

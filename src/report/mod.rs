@@ -33,14 +33,15 @@ pub mod compare;
 mod csv;
 mod html;
 mod number;
-pub mod significance;
+mod role;
 mod summary;
 mod text;
+mod words;
 
 #[cfg(test)]
 mod fixture;
 
-pub use build::{build, is_cpu_metric};
+pub use build::build;
 pub use text::render_table;
 
 use crate::metric::MetricId;
@@ -104,7 +105,7 @@ pub const CACHE_BOUND_TOLERANCE: f64 = 0.05;
 pub enum Standing {
     /// The best mean of the row.
     Best,
-    /// Indistinguishable from the best: Welch's t-test gives p ≥ [`significance::ALPHA`].
+    /// Indistinguishable from the best: Welch's t-test gives p ≥ [`crate::stats::two_sample::ALPHA`].
     Tied,
     /// Significantly behind the best (p < α).
     Behind,
@@ -118,9 +119,9 @@ pub struct VsBest {
     /// Variant of the best cell.
     pub best: String,
     /// Welch's t-test of this cell against the best; `None` when untestable.
-    pub welch: Option<significance::Welch>,
+    pub welch: Option<crate::stats::two_sample::Welch>,
     /// Ratio of means this / best with its CI; `None` when untestable or a mean is not positive.
-    pub ratio: Option<significance::RatioCi>,
+    pub ratio: Option<crate::stats::two_sample::RatioCi>,
 }
 
 /// One row of a workload table: one phase × metric across variants.

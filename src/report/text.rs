@@ -13,9 +13,10 @@
 //! Column widths are counted in `char`s (`±` is one column), which is right for the ASCII and
 //! common Latin text of names and numbers; wide CJK names would misalign, not break.
 
+use super::role;
 use super::{cachebound, number, ReportModel, Row, Standing, WorkloadTable};
+use crate::metric::Role;
 use crate::metric::Unit;
-use crate::report::build::{is_cpu_metric, is_detail_metric};
 use crate::store::{CaseAvailability, SampleStatus};
 use std::fmt::Write as _;
 
@@ -41,9 +42,12 @@ struct CellView {
 
 /// `throughput (MiB/s)`, or `cpu % (process)` / `cpu % (system)` for the CPU rows.
 fn metric_label(row: &Row) -> String {
-    if is_cpu_metric(&row.metric) && row.metric.unit == Unit::Percent {
-        let whose = row.metric.name.trim_start_matches("cpu_");
-        return format!("cpu % ({whose})");
+    if row.metric.unit == Unit::Percent {
+        match row.metric.role {
+            Role::ProcessCpu => return "cpu % (process)".to_string(),
+            Role::SystemCpu => return "cpu % (system)".to_string(),
+            _ => {}
+        }
     }
     format!("{} ({})", row.metric.name, row.metric.unit)
 }
@@ -91,7 +95,7 @@ fn layout(model: &ReportModel, table: &WorkloadTable, full: bool) -> Vec<RowView
     table
         .rows
         .iter()
-        .filter(|row| full || !is_detail_metric(&row.metric))
+        .filter(|row| full || !role::is_detail(&row.metric))
         .map(|row| {
             let first_of_phase = previous_phase != Some(row.phase.as_str());
             previous_phase = Some(row.phase.as_str());

@@ -19,6 +19,7 @@
 //! Sums that would overflow `f64` are recomputed on values scaled by the largest magnitude.
 
 pub mod student_t;
+pub mod two_sample;
 
 pub use student_t::{t_cdf, t_quantile};
 
