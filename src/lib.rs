@@ -19,6 +19,7 @@ pub mod engine;
 pub mod external;
 pub mod metric;
 pub mod plan;
+pub mod policy;
 pub mod provision;
 pub mod report;
 pub mod signal;

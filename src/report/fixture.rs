@@ -134,6 +134,7 @@ pub fn session_data() -> SessionData {
                 },
                 tool_versions: vec![("mkfs.ext4".into(), "1.47.0".into())],
                 target: "loop images in /var/tmp/fsbench".into(),
+                policy: Default::default(),
             },
         },
         cases: vec![
