@@ -17,7 +17,7 @@
 //! 1 when any other row is `worse`, for CI pipelines; 0 otherwise.
 
 use super::charts::{self, ForestRow};
-use super::html::esc;
+use super::escape::{html as esc, markdown as md};
 use super::number;
 use super::role;
 use super::ReportModel;
@@ -395,22 +395,6 @@ fn unmatched(out: &mut String, c: &Comparison, fmt: impl Fn(&str) -> String) {
             }
         }
     }
-}
-
-/// Escapes Markdown table text (pipes, emphasis, HTML).
-fn md(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for ch in text.chars() {
-        match ch {
-            '\\' | '|' | '*' | '`' | '[' | ']' | '<' | '>' => {
-                out.push('\\');
-                out.push(ch);
-            }
-            '\n' | '\r' => out.push(' '),
-            _ => out.push(ch),
-        }
-    }
-    out
 }
 
 fn render_markdown(c: &Comparison) -> String {

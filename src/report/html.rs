@@ -19,27 +19,12 @@
 //! warnings) goes through [`esc`].
 
 use super::charts::{self, Bar, Panel, RepeatSeries};
+use super::escape::html as esc;
 use super::number;
 use super::role;
 use super::{Cell, ReportModel, Row, Standing, WorkloadTable};
 use crate::metric::Direction;
 use std::fmt::Write as _;
-
-/// Escapes text for HTML element content and double- or single-quoted attribute values.
-pub fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for ch in text.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(ch),
-        }
-    }
-    out
-}
 
 /// Workload kinds that copy real files (a generated or user dataset) rather than synthetic
 /// patterns; the synthetic-versus-real chart puts them on the right-hand side.

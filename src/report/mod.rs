@@ -31,6 +31,7 @@ pub mod cachebound;
 pub mod charts;
 pub mod compare;
 mod csv;
+mod escape;
 mod html;
 mod number;
 mod role;
@@ -244,6 +245,93 @@ mod tests {
                 let out = render(&model, format);
                 assert!(out.ends_with('\n'), "{format:?}");
             }
+        }
+    }
+
+    /// The modules of `src/report/` and the siblings each one's non-test code names
+    /// (`super::x`, `crate::report::x`, `use super::{x, …}`).
+    fn module_graph() -> Vec<(String, Vec<String>)> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/report");
+        let mut files: Vec<(String, String)> = std::fs::read_dir(&dir)
+            .expect("src/report")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+            .map(|p| {
+                let name = p.file_stem().unwrap().to_string_lossy().into_owned();
+                (name, std::fs::read_to_string(&p).expect("read"))
+            })
+            .collect();
+        files.sort();
+        let names: Vec<String> = files.iter().map(|(n, _)| n.clone()).filter(|n| n != "mod").collect();
+        files
+            .iter()
+            .filter(|(n, _)| n != "mod")
+            .map(|(name, text)| {
+                let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+                // Every identifier that follows `super::` or `crate::report::`, braces included.
+                let mut uses = Vec::new();
+                for prefix in ["super::", "crate::report::"] {
+                    for (at, _) in code.match_indices(prefix) {
+                        let rest = &code[at + prefix.len()..];
+                        let group = if let Some(inner) = rest.strip_prefix('{') {
+                            &inner[..inner.find('}').unwrap_or(inner.len())]
+                        } else {
+                            &rest[..rest
+                                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                                .unwrap_or(rest.len())]
+                        };
+                        for item in group.split(',') {
+                            let first = item.trim().split("::").next().unwrap_or_default().trim();
+                            if names.iter().any(|n| n == first) && first != name && !uses.iter().any(|u| u == first) {
+                                uses.push(first.to_string());
+                            }
+                        }
+                    }
+                }
+                (name.clone(), uses)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn report_modules_have_no_import_cycle_and_never_import_config() {
+        let graph = module_graph();
+        let edges = |m: &str| {
+            graph
+                .iter()
+                .find(|(n, _)| n == m)
+                .map(|(_, e)| e.clone())
+                .unwrap_or_default()
+        };
+        assert!(
+            edges("build").contains(&"cachebound".to_string()),
+            "the scan sees imports: {graph:?}"
+        );
+        // Depth-first search from every module; a module met again on the current path is a cycle.
+        fn visit(m: &str, path: &mut Vec<String>, edges: &dyn Fn(&str) -> Vec<String>) {
+            if let Some(i) = path.iter().position(|p| p == m) {
+                panic!("import cycle in src/report: {} -> {m}", path[i..].join(" -> "));
+            }
+            path.push(m.to_string());
+            for next in edges(m) {
+                visit(&next, path, edges);
+            }
+            path.pop();
+        }
+        for (m, _) in &graph {
+            visit(m, &mut Vec::new(), &edges);
+        }
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/report");
+        for entry in std::fs::read_dir(dir).expect("src/report") {
+            let path = entry.expect("entry").path();
+            let text = std::fs::read_to_string(&path).expect("read");
+            // Spelled in two pieces so this test does not find itself.
+            let (a, b) = (concat!("crate::", "config"), concat!("config", "::"));
+            assert!(
+                !text.contains(a) && !text.contains(b),
+                "{} imports from config",
+                path.display()
+            );
         }
     }
 }

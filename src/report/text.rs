@@ -13,6 +13,7 @@
 //! Column widths are counted in `char`s (`±` is one column), which is right for the ASCII and
 //! common Latin text of names and numbers; wide CJK names would misalign, not break.
 
+use super::escape::markdown as md;
 use super::role;
 use super::{cachebound, number, ReportModel, Row, Standing, WorkloadTable};
 use crate::metric::Role;
@@ -320,27 +321,6 @@ fn width_of(s: &str) -> usize {
     s.chars().count()
 }
 
-/// Escapes text for a Markdown table cell or list item. `_` is escaped only at a word edge:
-/// GitHub Markdown never reads an intraword `_` as emphasis, so `seq_write_block` stays readable.
-fn md(text: &str) -> String {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = String::with_capacity(text.len());
-    for (i, &ch) in chars.iter().enumerate() {
-        let word = |j: Option<usize>| j.and_then(|j| chars.get(j)).is_some_and(|c| c.is_alphanumeric());
-        let intraword = word(i.checked_sub(1)) && word(Some(i + 1));
-        match ch {
-            '_' if intraword => out.push(ch),
-            '\\' | '|' | '*' | '_' | '`' | '[' | ']' | '<' | '>' => {
-                out.push('\\');
-                out.push(ch);
-            }
-            '\n' | '\r' => out.push(' '),
-            _ => out.push(ch),
-        }
-    }
-    out
-}
-
 /// GitHub Markdown: session header, one table per workload (best in **bold**), a details table
 /// with every summary field, the legend and the warnings.
 pub fn render_markdown(model: &ReportModel) -> String {
@@ -548,14 +528,6 @@ warnings:
             md.contains("\nAt seq_write_block, ext4, xfs and btrfs \"lzo\", ssd are all tied."),
             "{md}"
         );
-    }
-
-    #[test]
-    fn markdown_escaping() {
-        assert_eq!(md("a|b"), "a\\|b");
-        assert_eq!(md("seq_write_block"), "seq_write_block");
-        assert_eq!(md("_tmp_ and *x*"), "\\_tmp\\_ and \\*x\\*");
-        assert_eq!(md("two\nlines <br>"), "two lines \\<br\\>");
     }
 
     #[test]
