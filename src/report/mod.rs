@@ -37,6 +37,7 @@ mod number;
 mod role;
 mod summary;
 mod text;
+mod view;
 mod words;
 
 #[cfg(test)]
