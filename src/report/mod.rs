@@ -8,11 +8,13 @@
 //! * columns are the filesystem variants in the order they first appear in the session's cases;
 //!   one [`WorkloadTable`] per workload in case order;
 //! * rows are (phase, metric) pairs in the order phases appear in the samples; within a phase the
-//!   headline metrics come first (in sample order), then `cpu_process`, then `cpu_system`;
+//!   headline, latency and detail metrics come first (in sample order), then process CPU, then
+//!   whole-system CPU — by each metric's declared [`crate::metric::Role`] (`report::role`), never by
+//!   its name;
 //! * cells use only repeats with status `ok` that are not warm-ups; non-finite values are dropped
 //!   with a warning, so `cell.values.len() == cell.summary.n`;
 //! * `best` marks the cell(s) with the best mean by the metric's declared direction, only when at
-//!   least two variants have values, and never on CPU rows: CPU use is context for the headline
+//!   least two variants have values, and never on CPU or detail rows: CPU use is context for the headline
 //!   number (low CPU at low throughput is not an achievement), as in the published studies, which
 //!   mark the best throughput or time;
 //! * an unavailable variant keeps its column; the table prints `unavailable` in its cells and the
