@@ -101,17 +101,10 @@ fn cmd_run(db: &Path, a: &RunArgs) -> Result<i32> {
     Ok(0)
 }
 
-/// Trim and confidence of a stored session, from its suite text (defaults if unreadable).
-fn session_policy(suite_text: &str) -> config::Policy {
-    config::load_str(suite_text, "stored suite", &Overrides::default())
-        .map(|s| s.policy)
-        .unwrap_or_default()
-}
-
-/// The report model of a stored session, with the trim and confidence of its own suite.
+/// The report model of a stored session, with the trim and confidence of its stored policy.
 fn build_model(store: &Store, session: i64) -> Result<report::ReportModel> {
     let data = store.load_session(session)?;
-    let policy = session_policy(&data.session.info.suite_text);
+    let policy = &data.session.info.policy;
     Ok(report::build(&data, policy.trim as usize, policy.confidence))
 }
 

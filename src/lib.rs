@@ -20,6 +20,7 @@ pub mod engine;
 pub mod external;
 pub mod metric;
 pub mod plan;
+pub mod policy;
 pub mod provision;
 pub mod report;
 pub mod run;

@@ -157,6 +157,9 @@ impl fmt::Display for Unit {
     }
 }
 
+/// Prefix of the names of latency statistics (`lat_p50`, `lat_p99`, `lat_max`).
+pub const LATENCY_PREFIX: &str = "lat_";
+
 /// What is measured: a name (`throughput`, `rate`, `cpu_process`, `lat_p99`, …), its unit, its
 /// direction and its role.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -203,6 +206,17 @@ impl MetricId {
     pub fn with_role(mut self, role: Role) -> Self {
         self.role = role;
         self
+    }
+
+    /// The name without the prefix its role already says: a [`Role::Latency`] metric
+    /// `lat_p99` is `p99` in a chart of latencies; other metrics keep their name. The `lat_`
+    /// prefix is the producers' naming convention ([`LATENCY_PREFIX`]), kept here with the
+    /// vocabulary so that no report matches names.
+    pub fn name_within_role(&self) -> &str {
+        match self.role {
+            Role::Latency => self.name.trim_start_matches(LATENCY_PREFIX),
+            _ => &self.name,
+        }
     }
 }
 

@@ -26,48 +26,7 @@ pub use load::{
 };
 pub use variant::{parse_fs_list, KNOWN_FS_TYPES};
 
-/// In which order the slots (case × repeat) run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum Order {
-    /// Repeat 1 of every case, then repeat 2 of every case, … (ABCABC), so slow drift of the
-    /// machine spreads over all variants instead of landing on one.
-    #[default]
-    Interleaved,
-    /// All repeats of a case, then the next case (AAABBBCCC).
-    Sequential,
-}
-
-/// How a suite's repeats are run and summarised.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Policy {
-    /// Measured repeats per case (≥ 1).
-    pub repeats: u32,
-    /// Warm-up repeats per case, run first, stored, and excluded from statistics.
-    pub warmup: u32,
-    /// Slot order.
-    pub order: Order,
-    /// `sync; echo 3 > /proc/sys/vm/drop_caches` before every timed phase.
-    pub drop_caches: bool,
-    /// How many of the best and of the worst repeats the trimmed mean drops (the studies'
-    /// "drop best and worst" is 1).
-    pub trim: u32,
-    /// Confidence level of intervals, e.g. 0.95.
-    pub confidence: f64,
-}
-
-impl Default for Policy {
-    fn default() -> Self {
-        Policy {
-            repeats: 3,
-            warmup: 0,
-            order: Order::Interleaved,
-            drop_caches: true,
-            trim: 1,
-            confidence: 0.95,
-        }
-    }
-}
+pub use crate::policy::{Order, Policy};
 
 /// One filesystem configuration to compare: a type plus mkfs arguments and mount options.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

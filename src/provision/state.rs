@@ -46,9 +46,10 @@ fn unregister(dir: &Path) {
     }
 }
 
-/// Every run folder to consider: `run-*` folders under `scratch`, then the registered run
-/// folders elsewhere (each once). Registry links whose folder is gone are removed.
-fn run_dirs(scratch: &Path) -> Vec<PathBuf> {
+/// Every run folder to consider: `run-*` folders under `scratch`, then the folders registered
+/// in `registry` (normally [`REGISTRY`]; unit tests leave it out so they never see each other's
+/// runs), each once. Registry links whose folder is gone are removed.
+fn run_dirs(scratch: &Path, registry: Option<&Path>) -> Vec<PathBuf> {
     let is_run_dir = |p: &Path| {
         p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("run-"))
             && p.is_dir()
@@ -62,7 +63,8 @@ fn run_dirs(scratch: &Path) -> Vec<PathBuf> {
         .filter(|p| is_run_dir(p))
         .collect();
     let mut seen: Vec<PathBuf> = out.iter().filter_map(|p| p.canonicalize().ok()).collect();
-    for link in std::fs::read_dir(REGISTRY).into_iter().flatten().flatten() {
+    let links = registry.map(std::fs::read_dir).into_iter().flatten();
+    for link in links.flatten().flatten() {
         let Ok(target) = std::fs::read_link(link.path()) else {
             continue;
         };
@@ -195,7 +197,7 @@ impl RunState {
 /// Run folders under `scratch` or in the registry whose process is gone but whose state file
 /// still lists pending steps (what `fsbench cleanup` would undo).
 pub fn dead_runs(scratch: &Path) -> Vec<PathBuf> {
-    run_dirs(scratch)
+    run_dirs(scratch, Some(Path::new(REGISTRY)))
         .into_iter()
         .filter(|dir| {
             std::fs::read_to_string(dir.join(STATE_FILE))
@@ -225,6 +227,11 @@ pub struct CleanupReport {
 /// devices, images, folders), in reverse order of creation, and removes their run folders.
 /// Live runs are left alone. Each step is undone, and reported, once.
 pub fn cleanup_leftovers(scratch: &Path) -> Result<CleanupReport, ProvisionError> {
+    cleanup_in(scratch, Some(Path::new(REGISTRY)))
+}
+
+/// [`cleanup_leftovers`] with the registry to visit (`None`: the scratch folder only).
+fn cleanup_in(scratch: &Path, registry: Option<&Path>) -> Result<CleanupReport, ProvisionError> {
     let mut report = CleanupReport::default();
     if let Err(source) = std::fs::read_dir(scratch) {
         if source.kind() != std::io::ErrorKind::NotFound {
@@ -234,7 +241,7 @@ pub fn cleanup_leftovers(scratch: &Path) -> Result<CleanupReport, ProvisionError
             });
         }
     }
-    for dir in run_dirs(scratch) {
+    for dir in run_dirs(scratch, registry) {
         let Ok(text) = std::fs::read_to_string(dir.join(STATE_FILE)) else {
             continue;
         };
@@ -383,13 +390,13 @@ mod tests {
         assert_eq!(std::fs::read_link(&link).unwrap(), st.dir());
         // Found through the registry even when cleanup is pointed at another scratch folder.
         let elsewhere = tempfile::tempdir().unwrap();
-        assert!(run_dirs(elsewhere.path()).contains(&st.dir()));
+        assert!(run_dirs(elsewhere.path(), Some(Path::new(REGISTRY))).contains(&st.dir()));
         st.finish();
         assert!(
             std::fs::symlink_metadata(&link).is_err(),
             "finish removes the registry link"
         );
-        assert!(!run_dirs(elsewhere.path()).contains(&st.dir()));
+        assert!(!run_dirs(elsewhere.path(), Some(Path::new(REGISTRY))).contains(&st.dir()));
     }
 
     #[test]
@@ -410,7 +417,7 @@ mod tests {
         std::os::unix::fs::symlink(&fake, &l1).unwrap();
         std::os::unix::fs::symlink(&other, &l2).unwrap();
         let elsewhere = tempfile::tempdir().unwrap();
-        let dirs = run_dirs(elsewhere.path());
+        let dirs = run_dirs(elsewhere.path(), Some(Path::new(REGISTRY)));
         let _ = (std::fs::remove_file(&l1), std::fs::remove_file(&l2));
         assert!(!dirs.contains(&fake) && !dirs.contains(&other), "{dirs:?}");
         assert!(other.join(STATE_FILE).exists());
@@ -448,7 +455,7 @@ mod tests {
         };
         std::fs::write(dead.join(STATE_FILE), serde_json::to_vec(&doc).unwrap()).unwrap();
         assert_eq!(strays(&dead).len(), 1, "the sweep sees the mount");
-        let r = cleanup_leftovers(scratch.path()).unwrap();
+        let r = cleanup_in(scratch.path(), None).unwrap();
         let unmounted: Vec<&String> = r.undone.iter().filter(|l| l.starts_with("unmounted")).collect();
         assert_eq!(unmounted.len(), 1, "{:?}", r.undone);
         assert!(!super::super::is_mounted(&mnt, None) && !dead.exists());
@@ -484,7 +491,7 @@ mod tests {
         // Something that is not a run folder.
         std::fs::create_dir(scratch.path().join("keep-me")).unwrap();
 
-        let r = cleanup_leftovers(scratch.path()).unwrap();
+        let r = cleanup_in(scratch.path(), None).unwrap();
         assert!(!img.exists());
         assert!(!dead.exists());
         assert!(live.exists());

@@ -7,38 +7,16 @@
 //! missing intervals, non-finite values, noisy cells, first-run effects, notes.
 
 use super::number;
-use super::significance::{self, ratio_ci, welch, Sample};
+use super::role;
 use super::{Cell, ReportModel, Row, Standing, VsBest, WorkloadTable, SCHEMA_VERSION};
 use crate::metric::MetricId;
+use crate::stats::two_sample::{self, ratio_ci, tie, Sample, Tie};
 use crate::stats::{self, first_run_effect, high_cov, summarize};
 use crate::store::{CaseAvailability, CaseRecord, SampleStatus, SessionData, SessionStatus};
 use std::collections::HashMap;
 
 /// Grouping key of measured values: (workload, phase, metric, variant).
 type Key<'a> = (&'a str, &'a str, &'a MetricId, &'a str);
-
-/// `true` for the per-phase CPU rows (`cpu_process`, `cpu_system`), which follow the headline
-/// metrics of their phase and are never marked best.
-pub fn is_cpu_metric(metric: &MetricId) -> bool {
-    metric.name == "cpu_process" || metric.name == "cpu_system"
-}
-
-/// `true` for rows the terminal table leaves to the fuller formats: latency percentiles
-/// (`lat_*`) and whole-system CPU. Warnings about noise and first-run effects also skip them:
-/// a maximum latency is noisy by nature.
-pub fn is_detail_metric(metric: &MetricId) -> bool {
-    metric.name == "cpu_system" || metric.name.starts_with("lat_")
-}
-
-/// Order of a metric within its phase: headline metrics (0) before `cpu_process` (1) before
-/// `cpu_system` (2).
-fn metric_rank(metric: &MetricId) -> u8 {
-    match metric.name.as_str() {
-        "cpu_process" => 1,
-        "cpu_system" => 2,
-        _ => 0,
-    }
-}
 
 /// Pushes `item` unless an equal item is already there (keeps first-appearance order).
 fn push_unique<T: PartialEq>(list: &mut Vec<T>, item: T) {
@@ -96,7 +74,7 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
         for phase in phases.get(workload.as_str()).map(Vec::as_slice).unwrap_or_default() {
             let mut phase_metrics = metrics.get(&(workload.as_str(), *phase)).cloned().unwrap_or_default();
             // Stable: headline metrics keep their sample order.
-            phase_metrics.sort_by_key(|m| metric_rank(m));
+            phase_metrics.sort_by_key(|m| role::rank(m));
             for metric in phase_metrics {
                 let cells = variants
                     .iter()
@@ -158,10 +136,11 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
 
 /// Marks the best mean of a row by its direction (exact ties are all marked) and gives every
 /// cell its [`Standing`] against the first best cell: Welch's t-test at
-/// [`significance::ALPHA`] decides `tied` or `behind`. Nothing is marked on CPU rows or when
-/// fewer than two variants have values.
+/// [`two_sample::tie`] at [`two_sample::ALPHA`] decides `tied` or `behind`. Nothing is marked on
+/// rows that are not ranked ([`role::is_ranked`]: CPU, details) or when fewer than two variants
+/// have values.
 fn mark_best(row: &mut Row) {
-    if is_cpu_metric(&row.metric) || row.cells.len() < 2 {
+    if !role::is_ranked(&row.metric) || row.cells.len() < 2 {
         return;
     }
     let direction = row.metric.direction;
@@ -183,16 +162,16 @@ fn mark_best(row: &mut Row) {
             continue;
         }
         let this = Sample::from(&cell.summary);
-        let test = welch(this, best_sample);
-        cell.standing = Some(match test {
-            None => Standing::Untested,
-            Some(w) if w.p >= significance::ALPHA => Standing::Tied,
-            Some(_) => Standing::Behind,
+        let (decision, test) = tie(this, best_sample);
+        cell.standing = Some(match decision {
+            Tie::Untested => Standing::Untested,
+            Tie::Tied => Standing::Tied,
+            Tie::Separated => Standing::Behind,
         });
         cell.vs_best = Some(VsBest {
             best: best_variant.clone(),
             welch: test,
-            ratio: ratio_ci(this, best_sample, 1.0 - significance::ALPHA),
+            ratio: ratio_ci(this, best_sample, 1.0 - two_sample::ALPHA),
         });
     }
 }
@@ -267,7 +246,7 @@ impl Warnings<'_> {
             let headline = table
                 .rows
                 .iter()
-                .filter(|r| !is_cpu_metric(&r.metric) && !is_detail_metric(&r.metric));
+                .filter(|r| !role::is_cpu(&r.metric) && !role::is_detail(&r.metric));
             for row in headline {
                 let noisy: Vec<String> = row
                     .cells
@@ -533,7 +512,7 @@ mod tests {
         assert_eq!(s[2].1, Some(Standing::Behind));
         // CPU rows are never ranked.
         let row = row_of(
-            MetricId::lower("cpu_system", Unit::Percent),
+            MetricId::lower("cpu_system", Unit::Percent).with_role(crate::metric::Role::SystemCpu),
             &[("a", &[1.0, 2.0]), ("b", &[5.0, 6.0])],
         );
         assert!(row.cells.iter().all(|c| c.standing.is_none() && !c.best));

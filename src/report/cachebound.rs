@@ -9,7 +9,7 @@
 //!
 //! Everything here reads the model only and never panics.
 
-use super::summary::list;
+use super::words::list;
 use super::{number, ReportModel, WorkloadTable, CACHE_BOUND_TOLERANCE};
 use crate::metric::{MetricId, Unit};
 use crate::store::{BaselineStatus, RawBaseline, SessionData};

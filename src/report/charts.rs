@@ -16,7 +16,7 @@
 //! values span more than [`LOG_SPAN`] is drawn on a log₁₀ axis (values transformed here, ticks
 //! at 1-2-5 steps, labels printed back in the metric's unit) and says "log scale".
 
-use super::html::esc;
+use super::escape::html as esc;
 use super::number;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use plotters::prelude::*;

@@ -2,7 +2,7 @@
 //!
 //! Rows are matched by (variant, workload, phase, metric with unit and direction); rows only one
 //! session has are listed, never silently dropped. For each match: the ratio of means
-//! candidate / base with its 95 % interval ([`significance::ratio_ci`], log-scale delta method),
+//! candidate / base with its 95 % interval ([`two_sample::ratio_ci`], log-scale delta method),
 //! Welch's p-value for reference, and a [`Verdict`] by the metric's declared direction:
 //!
 //! * `better` / `worse`: the interval excludes 1 (the difference is significant at 5 %) *and*
@@ -17,12 +17,13 @@
 //! 1 when any other row is `worse`, for CI pipelines; 0 otherwise.
 
 use super::charts::{self, ForestRow};
-use super::html::esc;
+use super::escape::{html as esc, markdown as md};
 use super::number;
-use super::significance::{self, ratio_ci, welch, RatioCi, Sample, Welch};
+use super::role;
 use super::ReportModel;
 use crate::metric::MetricId;
-use crate::report::build::is_cpu_metric;
+pub use crate::stats::two_sample::Verdict;
+use crate::stats::two_sample::{self, ratio_ci, verdict, welch, RatioCi, Sample, Welch};
 use crate::stats::Summary;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -78,32 +79,6 @@ impl SessionRef {
         match &self.label {
             Some(l) => format!("session {} ({l})", self.id),
             None => format!("session {}", self.id),
-        }
-    }
-}
-
-/// The verdict on one metric (see the module docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// Significantly better by more than the threshold.
-    Better,
-    /// Significantly worse by more than the threshold.
-    Worse,
-    /// Not significant, or within the threshold.
-    NoChange,
-    /// Too few repeats (or a non-positive mean) to tell.
-    Inconclusive,
-}
-
-impl Verdict {
-    /// Text form: `better`, `worse`, `no change`, `inconclusive`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Better => "better",
-            Verdict::Worse => "worse",
-            Verdict::NoChange => "no change",
-            Verdict::Inconclusive => "inconclusive",
         }
     }
 }
@@ -231,7 +206,7 @@ fn unmatched_key(k: &(&str, &str, &str, &MetricId)) -> String {
 /// Compares `cand` against `base` with a threshold of `threshold_pct` percent (see the module
 /// docs for the verdicts).
 pub fn compare(base: &ReportModel, cand: &ReportModel, threshold_pct: f64) -> Comparison {
-    let confidence = 1.0 - significance::ALPHA;
+    let confidence = 1.0 - two_sample::ALPHA;
     let b = flatten(base);
     let c = flatten(cand);
     let mut changes = Vec::new();
@@ -245,17 +220,7 @@ pub fn compare(base: &ReportModel, cand: &ReportModel, threshold_pct: f64) -> Co
         let ratio = if bs.mean != 0.0 { cs.mean / bs.mean } else { f64::NAN };
         let ci = ratio_ci(Sample::from(*cs), Sample::from(*bs), confidence);
         let change_pct = (ratio - 1.0) * 100.0;
-        let verdict = match ci {
-            None => Verdict::Inconclusive,
-            Some(ci) if ci.excludes_one() && change_pct.abs() > threshold_pct => {
-                if metric.direction.better(cs.mean, bs.mean) {
-                    Verdict::Better
-                } else {
-                    Verdict::Worse
-                }
-            }
-            Some(_) => Verdict::NoChange,
-        };
+        let verdict = verdict(ci, change_pct, threshold_pct, metric.direction, cs.mean, bs.mean);
         changes.push(MetricChange {
             variant: key.0.to_string(),
             workload: key.1.to_string(),
@@ -268,7 +233,7 @@ pub fn compare(base: &ReportModel, cand: &ReportModel, threshold_pct: f64) -> Co
             ratio_ci: ci,
             welch: welch(Sample::from(*cs), Sample::from(*bs)),
             verdict,
-            gating: !is_cpu_metric(metric),
+            gating: !role::is_cpu(metric),
         });
     }
     let only_in_cand = c
@@ -430,22 +395,6 @@ fn unmatched(out: &mut String, c: &Comparison, fmt: impl Fn(&str) -> String) {
             }
         }
     }
-}
-
-/// Escapes Markdown table text (pipes, emphasis, HTML).
-fn md(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for ch in text.chars() {
-        match ch {
-            '\\' | '|' | '*' | '`' | '[' | ']' | '<' | '>' => {
-                out.push('\\');
-                out.push(ch);
-            }
-            '\n' | '\r' => out.push(' '),
-            _ => out.push(ch),
-        }
-    }
-    out
 }
 
 fn render_markdown(c: &Comparison) -> String {

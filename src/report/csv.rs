@@ -16,6 +16,7 @@
 //! A sample whose case id is unknown keeps its `case_id` with empty case columns.
 //! A dozen lines of quoting do not justify the `csv` crate as a dependency.
 
+use super::escape;
 use super::ReportModel;
 use crate::store::SampleStatus;
 
@@ -37,17 +38,8 @@ pub const CSV_HEADER: [&str; 14] = [
     "value",
 ];
 
-/// Quotes `field` per RFC 4180 when it needs it.
-fn quote(field: &str) -> String {
-    if field.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", field.replace('"', "\"\""))
-    } else {
-        field.to_string()
-    }
-}
-
 fn push_row(out: &mut String, fields: &[&str]) {
-    let quoted: Vec<String> = fields.iter().map(|f| quote(f)).collect();
+    let quoted: Vec<String> = fields.iter().map(|f| escape::csv(f)).collect();
     out.push_str(&quoted.join(","));
     out.push('\n');
 }
@@ -163,14 +155,5 @@ mod tests {
         );
         let lat = rows.iter().find(|r| r[10] == "lat_p99").unwrap();
         assert_eq!((lat[11].as_str(), lat[12].as_str()), ("us", "lower_is_better"));
-    }
-
-    #[test]
-    fn quoting_rules() {
-        assert_eq!(quote("plain"), "plain");
-        assert_eq!(quote("a,b"), "\"a,b\"");
-        assert_eq!(quote("say \"hi\""), "\"say \"\"hi\"\"\"");
-        assert_eq!(quote("two\nlines"), "\"two\nlines\"");
-        assert_eq!(quote(""), "");
     }
 }

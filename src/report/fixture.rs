@@ -3,7 +3,7 @@
 //! notes, a phase whose CPU metrics are stored before a headline metric, and a raw-device
 //! baseline (write 1500, read 2100 MiB/s) faster than every throughput.
 
-use crate::metric::{Measurement, MetricId, Unit};
+use crate::metric::{Measurement, MetricId, Role, Unit};
 use crate::store::{
     BaselineStatus, BaselineValue, CaseAvailability, CaseRecord, HostInfo, NewSample, NewSession, RawBaseline,
     SampleRecord, SampleStatus, SessionData, SessionRecord, SessionStatus,
@@ -42,20 +42,44 @@ fn m(phase: &str, metric: MetricId, value: f64) -> Measurement {
 fn bonnie(tput: f64, cpu_p: f64, cpu_s: f64, rate: f64, p99: f64) -> Vec<Measurement> {
     vec![
         m("seq_write_block", MetricId::higher("throughput", Unit::MibPerSec), tput),
-        m("seq_write_block", MetricId::lower("cpu_process", Unit::Percent), cpu_p),
-        m("seq_write_block", MetricId::lower("cpu_system", Unit::Percent), cpu_s),
+        m(
+            "seq_write_block",
+            MetricId::lower("cpu_process", Unit::Percent).with_role(Role::ProcessCpu),
+            cpu_p,
+        ),
+        m(
+            "seq_write_block",
+            MetricId::lower("cpu_system", Unit::Percent).with_role(Role::SystemCpu),
+            cpu_s,
+        ),
         m("rand_create", MetricId::higher("rate", Unit::OpsPerSec), rate),
-        m("rand_create", MetricId::lower("cpu_process", Unit::Percent), cpu_p),
-        m("rand_create", MetricId::lower("cpu_system", Unit::Percent), cpu_s),
-        m("rand_create", MetricId::lower("lat_p99", Unit::Micros), p99),
+        m(
+            "rand_create",
+            MetricId::lower("cpu_process", Unit::Percent).with_role(Role::ProcessCpu),
+            cpu_p,
+        ),
+        m(
+            "rand_create",
+            MetricId::lower("cpu_system", Unit::Percent).with_role(Role::SystemCpu),
+            cpu_s,
+        ),
+        m("rand_create", MetricId::latency("lat_p99"), p99),
     ]
 }
 
 fn filecopy(seconds: f64) -> Vec<Measurement> {
     vec![
         m("copy", MetricId::lower("time", Unit::Seconds), seconds),
-        m("copy", MetricId::lower("cpu_process", Unit::Percent), 12.0),
-        m("copy", MetricId::lower("cpu_system", Unit::Percent), 30.0),
+        m(
+            "copy",
+            MetricId::lower("cpu_process", Unit::Percent).with_role(Role::ProcessCpu),
+            12.0,
+        ),
+        m(
+            "copy",
+            MetricId::lower("cpu_system", Unit::Percent).with_role(Role::SystemCpu),
+            30.0,
+        ),
     ]
 }
 
@@ -110,6 +134,7 @@ pub fn session_data() -> SessionData {
                 },
                 tool_versions: vec![("mkfs.ext4".into(), "1.47.0".into())],
                 target: "loop images in /var/tmp/fsbench".into(),
+                policy: Default::default(),
             },
         },
         cases: vec![

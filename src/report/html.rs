@@ -19,28 +19,12 @@
 //! warnings) goes through [`esc`].
 
 use super::charts::{self, Bar, Panel, RepeatSeries};
-use super::number;
-use super::summary::{is_headline, is_latency};
+use super::escape::html as esc;
+use super::role;
+use super::view::{self, name_unit, CellView};
 use super::{Cell, ReportModel, Row, Standing, WorkloadTable};
 use crate::metric::Direction;
-use crate::report::build::is_cpu_metric;
 use std::fmt::Write as _;
-
-/// Escapes text for HTML element content and double- or single-quoted attribute values.
-pub fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for ch in text.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(ch),
-        }
-    }
-    out
-}
 
 /// Workload kinds that copy real files (a generated or user dataset) rather than synthetic
 /// patterns; the synthetic-versus-real chart puts them on the right-hand side.
@@ -217,7 +201,7 @@ fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable
     }
     legend(out, model);
     let attrs = format!(" id=\"bars-{index}\" data-workload=\"{w}\"");
-    let headline: Vec<&Row> = table.rows.iter().filter(|r| is_headline(r)).collect();
+    let headline: Vec<&Row> = table.rows.iter().filter(|r| role::is_headline(&r.metric)).collect();
     if !headline.is_empty() {
         let p = panels(model, &headline, |r| {
             format!(
@@ -235,10 +219,10 @@ fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable
             "Mean of the measured repeats per phase, filesystems side by side; whiskers: 95 % confidence interval of the mean.",
         );
     }
-    let cpu: Vec<&Row> = table.rows.iter().filter(|r| is_cpu_metric(&r.metric)).collect();
+    let cpu: Vec<&Row> = table.rows.iter().filter(|r| role::is_cpu(&r.metric)).collect();
     if !cpu.is_empty() {
         let p = panels(model, &cpu, |r| {
-            let whose = if r.metric.name == "cpu_process" {
+            let whose = if r.metric.role == crate::metric::Role::ProcessCpu {
                 "fsbench process, % of one CPU"
             } else {
                 "whole system, % of all CPUs"
@@ -253,12 +237,12 @@ fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable
             "CPU use during each timed phase: the benchmark process (getrusage) and the whole machine (/proc/stat), which includes kernel threads doing journaling, writeback and compression.",
         );
     }
-    let lat: Vec<&Row> = table.rows.iter().filter(|r| is_latency(r)).collect();
+    let lat: Vec<&Row> = table.rows.iter().filter(|r| role::is_latency(&r.metric)).collect();
     if !lat.is_empty() {
         let p = panels(model, &lat, |r| {
             format!(
                 "latency {} ({}) per phase — {}",
-                r.metric.name.trim_start_matches("lat_"),
+                r.metric.name_within_role(),
                 r.metric.unit,
                 direction_text(r.metric.direction)
             )
@@ -311,14 +295,13 @@ fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable
     out.push_str("</section>\n");
 }
 
-/// Text and class of a table cell.
-fn cell_view(cell: &Cell) -> (String, &'static str, &'static str) {
-    let text = number::mean_ci(cell.summary.mean, cell.summary.ci_half_width());
-    match cell.standing {
-        Some(Standing::Best) => (text, "best", "★"),
-        Some(Standing::Tied) => (text, "tied", "="),
-        Some(Standing::Untested) => (text, "untested", "?"),
-        _ => (text, "", ""),
+/// Class and mark of a table cell with values, by its standing.
+fn standing_class(standing: Option<Standing>) -> (&'static str, &'static str) {
+    match standing {
+        Some(Standing::Best) => ("best", "★"),
+        Some(Standing::Tied) => ("tied", "="),
+        Some(Standing::Untested) => ("untested", "?"),
+        _ => ("", ""),
     }
 }
 
@@ -332,25 +315,22 @@ fn results_table(out: &mut String, model: &ReportModel, table: &WorkloadTable) {
     out.push_str("</tr></thead><tbody>\n");
     let legend = super::cachebound::legend(model);
     let mut flagged = false;
-    let mut previous = None;
-    for row in &table.rows {
-        let phase = if previous != Some(&row.phase) {
-            esc(&row.phase)
+    for row in view::results(model, table, true) {
+        let phase = if row.first_of_phase {
+            esc(&row.row.phase)
         } else {
             String::new()
         };
-        previous = Some(&row.phase);
         let _ = write!(
             out,
-            "<tr><td class=\"l\">{phase}</td><td class=\"l\">{} ({})</td>",
-            esc(&row.metric.name),
-            esc(row.metric.unit.as_str())
+            "<tr><td class=\"l\">{phase}</td><td class=\"l\">{}</td>",
+            esc(&name_unit(&row.row.metric))
         );
-        for v in &model.variants {
-            match row.cells.iter().find(|c| &c.variant == v) {
-                Some(c) => {
-                    let (text, class, mark) = cell_view(c);
-                    let (class, cb_mark) = match (&legend, c.cache_bound) {
+        for cell in &row.cells {
+            match cell {
+                CellView::Value { text, .. } => {
+                    let (class, mark) = standing_class(cell.standing());
+                    let (class, cb_mark) = match (&legend, cell.cache_bound()) {
                         (Some(legend), true) => {
                             flagged = true;
                             (
@@ -360,11 +340,9 @@ fn results_table(out: &mut String, model: &ReportModel, table: &WorkloadTable) {
                         }
                         _ => (class.to_string(), String::new()),
                     };
-                    let p = c
-                        .vs_best
-                        .as_ref()
-                        .and_then(|b| b.welch)
-                        .map(|w| format!(" title=\"p = {:.3} against the best (Welch)\"", w.p))
+                    let p = cell
+                        .p_vs_best()
+                        .map(|p| format!(" title=\"p = {p:.3} against the best (Welch)\""))
                         .unwrap_or_default();
                     let mark = if mark.is_empty() {
                         String::new()
@@ -373,12 +351,8 @@ fn results_table(out: &mut String, model: &ReportModel, table: &WorkloadTable) {
                     };
                     let _ = write!(out, "<td class=\"{class}\"{p}>{text}{mark}{cb_mark}</td>");
                 }
-                None => {
-                    let _ = write!(
-                        out,
-                        "<td class=\"untested\">{}</td>",
-                        super::text::empty_text(model, v, &table.workload)
-                    );
+                CellView::Empty(why) => {
+                    let _ = write!(out, "<td class=\"untested\">{why}</td>");
                 }
             }
         }
@@ -394,34 +368,26 @@ fn results_table(out: &mut String, model: &ReportModel, table: &WorkloadTable) {
         "<details><summary>All statistics of {}</summary><table><thead><tr><th class=\"l\">phase</th><th class=\"l\">metric</th><th class=\"l\">variant</th><th>n</th><th>mean</th><th>± CI</th><th>median</th><th>sd</th><th>CoV %</th><th>trimmed mean</th><th>min</th><th>max</th><th>p vs best</th></tr></thead><tbody>",
         esc(&table.workload)
     );
-    for row in &table.rows {
-        for c in &row.cells {
-            let s = &c.summary;
-            let ci = s.ci_half_width().map(number::value).unwrap_or_else(|| "–".into());
-            let p = c
-                .vs_best
-                .as_ref()
-                .and_then(|b| b.welch)
-                .map(|w| format!("{:.3}", w.p))
-                .unwrap_or_else(|| "–".into());
-            let _ = writeln!(
-                out,
-                "<tr><td class=\"l\">{}</td><td class=\"l\">{} ({})</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{ci}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{} ({}/end)</td><td>{}</td><td>{}</td><td>{p}</td></tr>",
-                esc(&row.phase),
-                esc(&row.metric.name),
-                esc(row.metric.unit.as_str()),
-                esc(&c.variant),
-                s.n,
-                number::value(s.mean),
-                number::value(s.median),
-                number::value(s.sd),
-                s.cov * 100.0,
-                number::value(s.trimmed_mean),
-                s.trimmed,
-                number::value(s.min),
-                number::value(s.max),
-            );
-        }
+    for d in view::details(table) {
+        let x = &d.numbers;
+        let _ = writeln!(
+            out,
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} ({}/end)</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&d.row.phase),
+            esc(&name_unit(&d.row.metric)),
+            esc(&d.cell.variant),
+            d.cell.summary.n,
+            x.mean,
+            x.ci,
+            x.median,
+            x.sd,
+            x.cov_pct,
+            x.trimmed_mean,
+            d.cell.summary.trimmed,
+            x.min,
+            x.max,
+            d.p_vs_best,
+        );
     }
     out.push_str("</tbody></table></details>\n");
 }
@@ -434,7 +400,7 @@ fn synthetic_vs_real(out: &mut String, model: &ReportModel) {
         for r in t
             .rows
             .iter()
-            .filter(|r| is_headline(r) && r.metric.unit == crate::metric::Unit::MibPerSec)
+            .filter(|r| role::is_headline(&r.metric) && r.metric.unit == crate::metric::Unit::MibPerSec)
         {
             let mut r = r.clone();
             r.phase = format!("{} · {}", t.workload, r.phase);

@@ -8,11 +8,13 @@
 //! * columns are the filesystem variants in the order they first appear in the session's cases;
 //!   one [`WorkloadTable`] per workload in case order;
 //! * rows are (phase, metric) pairs in the order phases appear in the samples; within a phase the
-//!   headline metrics come first (in sample order), then `cpu_process`, then `cpu_system`;
+//!   headline, latency and detail metrics come first (in sample order), then process CPU, then
+//!   whole-system CPU — by each metric's declared [`crate::metric::Role`] (`report::role`), never by
+//!   its name;
 //! * cells use only repeats with status `ok` that are not warm-ups; non-finite values are dropped
 //!   with a warning, so `cell.values.len() == cell.summary.n`;
 //! * `best` marks the cell(s) with the best mean by the metric's declared direction, only when at
-//!   least two variants have values, and never on CPU rows: CPU use is context for the headline
+//!   least two variants have values, and never on CPU or detail rows: CPU use is context for the headline
 //!   number (low CPU at low throughput is not an achievement), as in the published studies, which
 //!   mark the best throughput or time;
 //! * an unavailable variant keeps its column; the table prints `unavailable` in its cells and the
@@ -31,16 +33,19 @@ pub mod cachebound;
 pub mod charts;
 pub mod compare;
 mod csv;
+mod escape;
 mod html;
 mod number;
-pub mod significance;
+mod role;
 mod summary;
 mod text;
+mod view;
+mod words;
 
 #[cfg(test)]
 mod fixture;
 
-pub use build::{build, is_cpu_metric};
+pub use build::build;
 pub use text::render_table;
 
 use crate::metric::MetricId;
@@ -104,7 +109,7 @@ pub const CACHE_BOUND_TOLERANCE: f64 = 0.05;
 pub enum Standing {
     /// The best mean of the row.
     Best,
-    /// Indistinguishable from the best: Welch's t-test gives p ≥ [`significance::ALPHA`].
+    /// Indistinguishable from the best: Welch's t-test gives p ≥ [`crate::stats::two_sample::ALPHA`].
     Tied,
     /// Significantly behind the best (p < α).
     Behind,
@@ -118,9 +123,9 @@ pub struct VsBest {
     /// Variant of the best cell.
     pub best: String,
     /// Welch's t-test of this cell against the best; `None` when untestable.
-    pub welch: Option<significance::Welch>,
+    pub welch: Option<crate::stats::two_sample::Welch>,
     /// Ratio of means this / best with its CI; `None` when untestable or a mean is not positive.
-    pub ratio: Option<significance::RatioCi>,
+    pub ratio: Option<crate::stats::two_sample::RatioCi>,
 }
 
 /// One row of a workload table: one phase × metric across variants.
@@ -243,6 +248,93 @@ mod tests {
                 let out = render(&model, format);
                 assert!(out.ends_with('\n'), "{format:?}");
             }
+        }
+    }
+
+    /// The modules of `src/report/` and the siblings each one's non-test code names
+    /// (`super::x`, `crate::report::x`, `use super::{x, …}`).
+    fn module_graph() -> Vec<(String, Vec<String>)> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/report");
+        let mut files: Vec<(String, String)> = std::fs::read_dir(&dir)
+            .expect("src/report")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+            .map(|p| {
+                let name = p.file_stem().unwrap().to_string_lossy().into_owned();
+                (name, std::fs::read_to_string(&p).expect("read"))
+            })
+            .collect();
+        files.sort();
+        let names: Vec<String> = files.iter().map(|(n, _)| n.clone()).filter(|n| n != "mod").collect();
+        files
+            .iter()
+            .filter(|(n, _)| n != "mod")
+            .map(|(name, text)| {
+                let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+                // Every identifier that follows `super::` or `crate::report::`, braces included.
+                let mut uses = Vec::new();
+                for prefix in ["super::", "crate::report::"] {
+                    for (at, _) in code.match_indices(prefix) {
+                        let rest = &code[at + prefix.len()..];
+                        let group = if let Some(inner) = rest.strip_prefix('{') {
+                            &inner[..inner.find('}').unwrap_or(inner.len())]
+                        } else {
+                            &rest[..rest
+                                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                                .unwrap_or(rest.len())]
+                        };
+                        for item in group.split(',') {
+                            let first = item.trim().split("::").next().unwrap_or_default().trim();
+                            if names.iter().any(|n| n == first) && first != name && !uses.iter().any(|u| u == first) {
+                                uses.push(first.to_string());
+                            }
+                        }
+                    }
+                }
+                (name.clone(), uses)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn report_modules_have_no_import_cycle_and_never_import_config() {
+        let graph = module_graph();
+        let edges = |m: &str| {
+            graph
+                .iter()
+                .find(|(n, _)| n == m)
+                .map(|(_, e)| e.clone())
+                .unwrap_or_default()
+        };
+        assert!(
+            edges("build").contains(&"cachebound".to_string()),
+            "the scan sees imports: {graph:?}"
+        );
+        // Depth-first search from every module; a module met again on the current path is a cycle.
+        fn visit(m: &str, path: &mut Vec<String>, edges: &dyn Fn(&str) -> Vec<String>) {
+            if let Some(i) = path.iter().position(|p| p == m) {
+                panic!("import cycle in src/report: {} -> {m}", path[i..].join(" -> "));
+            }
+            path.push(m.to_string());
+            for next in edges(m) {
+                visit(&next, path, edges);
+            }
+            path.pop();
+        }
+        for (m, _) in &graph {
+            visit(m, &mut Vec::new(), &edges);
+        }
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/report");
+        for entry in std::fs::read_dir(dir).expect("src/report") {
+            let path = entry.expect("entry").path();
+            let text = std::fs::read_to_string(&path).expect("read");
+            // Spelled in two pieces so this test does not find itself.
+            let (a, b) = (concat!("crate::", "config"), concat!("config", "::"));
+            assert!(
+                !text.contains(a) && !text.contains(b),
+                "{} imports from config",
+                path.display()
+            );
         }
     }
 }

@@ -6,23 +6,14 @@
 //! Words follow the metric's declared direction and unit: "fastest" for rates, throughputs,
 //! times and latencies, otherwise "highest" / "lowest". "± y %" is the half-width of the 95 %
 //! Welch interval of the difference of means divided by the runner-up's mean (see
-//! [`super::significance::welch_diff_ci`]), so it excludes 0 exactly when the two are not
+//! [`crate::stats::two_sample::welch_diff_ci`]), so it excludes 0 exactly when the two are not
 //! "tied", which means Welch's t-test does not separate them at α = 0.05.
 
-use super::significance::{self, welch, welch_diff_ci, Sample};
+use super::role;
+use super::words::list;
 use super::{Cell, Row, Standing, WorkloadTable};
 use crate::metric::{Direction, Unit};
-use crate::report::build::is_cpu_metric;
-
-/// `true` for rows the summary and the bar charts lead with: not CPU, not a latency percentile.
-pub fn is_headline(row: &Row) -> bool {
-    !is_cpu_metric(&row.metric) && !is_latency(row)
-}
-
-/// `true` for latency percentile rows (`lat_p50`, `lat_p99`, `lat_max`, …).
-pub fn is_latency(row: &Row) -> bool {
-    row.metric.name.starts_with("lat_")
-}
+use crate::stats::two_sample::{self, tie, welch_diff_ci, Sample, Tie};
 
 /// The superlative for the best cell of a row.
 fn superlative(row: &Row) -> &'static str {
@@ -31,15 +22,6 @@ fn superlative(row: &Row) -> &'static str {
         (Direction::LowerIsBetter, Unit::Seconds | Unit::Micros) => "fastest",
         (Direction::HigherIsBetter, _) => "highest",
         (Direction::LowerIsBetter, _) => "lowest",
-    }
-}
-
-/// `a`, `a and b`, `a, b and c`.
-pub(super) fn list<S: std::borrow::Borrow<str>>(names: &[S]) -> String {
-    match names {
-        [] => String::new(),
-        [one] => one.borrow().to_string(),
-        [init @ .., last] => format!("{} and {}", init.join(", "), last.borrow()),
     }
 }
 
@@ -61,7 +43,7 @@ fn lead(best: &Cell, runner: &Cell) -> String {
     let diff = welch_diff_ci(
         Sample::from(&best.summary),
         Sample::from(&runner.summary),
-        1.0 - significance::ALPHA,
+        1.0 - two_sample::ALPHA,
     );
     match diff {
         Some((d, half)) if runner.summary.mean != 0.0 => {
@@ -133,12 +115,12 @@ fn row_sentence(row: &Row, label: &str) -> Option<String> {
     Some(s)
 }
 
-/// `true` when no pair of `cells` is separated by Welch's t-test at α.
+/// `true` when every pair of `cells` is tied (Welch's t-test at α does not separate them).
 fn all_tied(cells: &[&Cell]) -> bool {
     cells.iter().enumerate().all(|(i, a)| {
-        cells[i + 1..].iter().all(|b| {
-            welch(Sample::from(&a.summary), Sample::from(&b.summary)).is_some_and(|w| w.p >= significance::ALPHA)
-        })
+        cells[i + 1..]
+            .iter()
+            .all(|b| tie(Sample::from(&a.summary), Sample::from(&b.summary)).0 == Tie::Tied)
     })
 }
 
@@ -146,7 +128,7 @@ fn all_tied(cells: &[&Cell]) -> bool {
 /// variant is tied are merged into one sentence per set of variants ("At a, b and c, ext4 and xfs
 /// are tied."), placed where its first row was; every other row gets its own sentence.
 pub fn workload_summary(table: &WorkloadTable) -> String {
-    let headline: Vec<&Row> = table.rows.iter().filter(|r| is_headline(r)).collect();
+    let headline: Vec<&Row> = table.rows.iter().filter(|r| role::is_headline(&r.metric)).collect();
     // Either a finished sentence, or (tied variants in column order, labels) to merge.
     enum Part {
         Sentence(String),
@@ -227,14 +209,6 @@ mod tests {
             "{s}"
         );
         assert!(s.ends_with("ahead of ext4."), "{s}");
-    }
-
-    #[test]
-    fn list_joins_names() {
-        assert_eq!(list::<&str>(&[]), "");
-        assert_eq!(list(&["a"]), "a");
-        assert_eq!(list(&["a", "b"]), "a and b");
-        assert_eq!(list(&["a", "b", "c"]), "a, b and c");
     }
 
     #[test]

@@ -1,11 +1,11 @@
 //! Terminal table and Markdown: the studies' layout, filesystems (variants) as columns and
 //! phases as rows, one table per workload.
 //!
-//! Both renderers share [`layout`], so the two formats always show the same cells:
+//! Both renderers format the one table view ([`super::view`]), as HTML does, so the formats
+//! always show the same cells:
 //! * row label `phase  metric (unit)` on a phase's first row, later rows of the phase indented
 //!   (`  lat_p99 (us)`), CPU rows compact (`  cpu % (process)`);
-//! * cell `mean ± CI half-width` ([`super::number::mean_ci`]); without values `unavailable` (the
-//!   case could not run here), `failed` (every measured repeat failed) or `n/a`;
+//! * cell `mean ± CI half-width`, or why it is empty (see [`super::view`]);
 //! * best cell: trailing `*` in the table (plus ANSI bold with `color`), **bold** in Markdown;
 //! * cache-bound cell ([`super::cachebound`]): a trailing `‡` in both, in a marker column of its
 //!   own in the table, and a legend line under every table that has one.
@@ -13,117 +13,13 @@
 //! Column widths are counted in `char`s (`±` is one column), which is right for the ASCII and
 //! common Latin text of names and numbers; wide CJK names would misalign, not break.
 
-use super::{cachebound, number, ReportModel, Row, Standing, WorkloadTable};
-use crate::metric::Unit;
-use crate::report::build::{is_cpu_metric, is_detail_metric};
-use crate::store::{CaseAvailability, SampleStatus};
+use super::escape::markdown as md;
+use super::view::{self, name_unit, short_label};
+use super::{cachebound, number, ReportModel, WorkloadTable};
 use std::fmt::Write as _;
 
 const BOLD: &str = "\x1b[1m";
 const RESET: &str = "\x1b[0m";
-
-/// One displayed row: phase label (first row of a phase only), metric label, one cell per
-/// variant in column order.
-struct RowView {
-    phase: Option<String>,
-    metric: String,
-    cells: Vec<CellView>,
-}
-
-struct CellView {
-    text: String,
-    best: bool,
-    /// Indistinguishable from the best (Welch, α = 0.05).
-    tied: bool,
-    /// Above what the raw device delivers ([`super::cachebound`]).
-    cache_bound: bool,
-}
-
-/// `throughput (MiB/s)`, or `cpu % (process)` / `cpu % (system)` for the CPU rows.
-fn metric_label(row: &Row) -> String {
-    if is_cpu_metric(&row.metric) && row.metric.unit == Unit::Percent {
-        let whose = row.metric.name.trim_start_matches("cpu_");
-        return format!("cpu % ({whose})");
-    }
-    format!("{} ({})", row.metric.name, row.metric.unit)
-}
-
-/// What an empty cell of `variant` in `workload` says.
-pub(super) fn empty_text(model: &ReportModel, variant: &str, workload: &str) -> &'static str {
-    let cases: Vec<_> = model
-        .cases
-        .iter()
-        .filter(|c| c.variant == variant && c.workload == workload)
-        .collect();
-    if cases
-        .iter()
-        .any(|c| matches!(c.availability, CaseAvailability::Unavailable(_)))
-    {
-        return "unavailable";
-    }
-    let measured = model
-        .samples
-        .iter()
-        .filter(|s| !s.sample.is_warmup && cases.iter().any(|c| c.case_id == s.sample.case_id));
-    let (mut ok, mut failed) = (0, 0);
-    for s in measured {
-        match s.sample.status {
-            SampleStatus::Ok => ok += 1,
-            SampleStatus::Failed(_) => failed += 1,
-        }
-    }
-    if failed > 0 && ok == 0 {
-        "failed"
-    } else {
-        "n/a"
-    }
-}
-
-/// `full = false` keeps the headline metrics and process CPU (the terminal table, as the studies
-/// printed them); `full = true` adds latency percentiles and whole-system CPU (Markdown).
-fn layout(model: &ReportModel, table: &WorkloadTable, full: bool) -> Vec<RowView> {
-    let empty: Vec<&str> = model
-        .variants
-        .iter()
-        .map(|v| empty_text(model, v, &table.workload))
-        .collect();
-    let mut previous_phase: Option<&str> = None;
-    table
-        .rows
-        .iter()
-        .filter(|row| full || !is_detail_metric(&row.metric))
-        .map(|row| {
-            let first_of_phase = previous_phase != Some(row.phase.as_str());
-            previous_phase = Some(row.phase.as_str());
-            let cells = model
-                .variants
-                .iter()
-                .zip(&empty)
-                .map(
-                    |(variant, empty)| match row.cells.iter().find(|c| &c.variant == variant) {
-                        Some(c) => CellView {
-                            text: number::mean_ci(c.summary.mean, c.summary.ci_half_width()),
-                            best: c.best,
-                            tied: c.standing == Some(Standing::Tied),
-                            cache_bound: c.cache_bound,
-                        },
-                        None => CellView {
-                            text: empty.to_string(),
-                            best: false,
-                            tied: false,
-                            cache_bound: false,
-                        },
-                    },
-                )
-                .collect();
-            RowView {
-                phase: first_of_phase.then(|| row.phase.clone()),
-                metric: metric_label(row),
-                cells,
-            }
-        })
-        .collect()
-}
 
 fn width(s: &str) -> usize {
     s.chars().count()
@@ -201,12 +97,12 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
         s.status.as_str()
     );
     for table in &model.workloads {
-        let rows = layout(model, table, false);
+        let rows = view::results(model, table, false);
         let labels: Vec<String> = rows
             .iter()
-            .map(|r| match &r.phase {
-                Some(phase) => format!("{phase}  {}", r.metric),
-                None => format!("  {}", r.metric),
+            .map(|r| match r.first_of_phase {
+                true => format!("{}  {}", r.row.phase, short_label(&r.row.metric)),
+                false => format!("  {}", short_label(&r.row.metric)),
             })
             .collect();
         let label_w = labels.iter().map(|l| width(l)).max().unwrap_or(0);
@@ -214,11 +110,11 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
             .variants
             .iter()
             .enumerate()
-            .map(|(i, v)| rows.iter().map(|r| width(&r.cells[i].text)).fold(width(v), usize::max))
+            .map(|(i, v)| rows.iter().map(|r| width(r.cells[i].text())).fold(width(v), usize::max))
             .collect();
 
         // A table with cache-bound cells gets one more marker column for their `‡`.
-        let flagged = rows.iter().any(|r| r.cells.iter().any(|c| c.cache_bound));
+        let flagged = rows.iter().any(|r| r.cells.iter().any(|c| c.cache_bound()));
         let _ = writeln!(out, "\n{}", title(table));
         let mut line = format!("{:label_w$}", "");
         for (v, w) in model.variants.iter().zip(&col_w) {
@@ -230,21 +126,22 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
         for (row, label) in rows.iter().zip(&labels) {
             let mut line = format!("{label:label_w$}");
             for (cell, w) in row.cells.iter().zip(&col_w) {
-                let padded = format!("{:>w$}", cell.text);
-                let dagger = match (flagged, cell.cache_bound) {
+                let text = cell.text();
+                let padded = format!("{text:>w$}");
+                let dagger = match (flagged, cell.cache_bound()) {
                     (true, true) => "‡",
                     (true, false) => " ",
                     (false, _) => "",
                 };
-                match (cell.best, color) {
+                match (cell.best(), color) {
                     (true, true) => {
-                        let pad = &padded[..padded.len() - cell.text.len()];
-                        let _ = write!(line, "  {pad}{BOLD}{} *{RESET}{dagger}", cell.text);
+                        let pad = &padded[..padded.len() - text.len()];
+                        let _ = write!(line, "  {pad}{BOLD}{text} *{RESET}{dagger}");
                     }
                     (true, false) => {
                         let _ = write!(line, "  {padded} *{dagger}");
                     }
-                    _ if cell.tied => {
+                    _ if cell.tied() => {
                         let _ = write!(line, "  {padded} ={dagger}");
                     }
                     _ => {
@@ -316,27 +213,6 @@ fn width_of(s: &str) -> usize {
     s.chars().count()
 }
 
-/// Escapes text for a Markdown table cell or list item. `_` is escaped only at a word edge:
-/// GitHub Markdown never reads an intraword `_` as emphasis, so `seq_write_block` stays readable.
-fn md(text: &str) -> String {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = String::with_capacity(text.len());
-    for (i, &ch) in chars.iter().enumerate() {
-        let word = |j: Option<usize>| j.and_then(|j| chars.get(j)).is_some_and(|c| c.is_alphanumeric());
-        let intraword = word(i.checked_sub(1)) && word(Some(i + 1));
-        match ch {
-            '_' if intraword => out.push(ch),
-            '\\' | '|' | '*' | '_' | '`' | '[' | ']' | '<' | '>' => {
-                out.push('\\');
-                out.push(ch);
-            }
-            '\n' | '\r' => out.push(' '),
-            _ => out.push(ch),
-        }
-    }
-    out
-}
-
 /// GitHub Markdown: session header, one table per workload (best in **bold**), a details table
 /// with every summary field, the legend and the warnings.
 pub fn render_markdown(model: &ReportModel) -> String {
@@ -383,23 +259,28 @@ pub fn render_markdown(model: &ReportModel) -> String {
             rule.push_str("--:|");
         }
         let _ = writeln!(out, "{head}\n{rule}");
-        let rows = layout(model, table, true);
+        let rows = view::results(model, table, true);
         for row in &rows {
-            let phase = row.phase.as_deref().map(md).unwrap_or_default();
-            let _ = write!(out, "| {phase} | {} |", md(&row.metric));
+            let phase = if row.first_of_phase {
+                md(&row.row.phase)
+            } else {
+                String::new()
+            };
+            let _ = write!(out, "| {phase} | {} |", md(&short_label(&row.row.metric)));
             for cell in &row.cells {
-                let dagger = if cell.cache_bound { " ‡" } else { "" };
-                if cell.best {
-                    let _ = write!(out, " **{}**{dagger} |", cell.text);
-                } else if cell.tied {
-                    let _ = write!(out, " {} ={dagger} |", cell.text);
+                let text = cell.text();
+                let dagger = if cell.cache_bound() { " ‡" } else { "" };
+                if cell.best() {
+                    let _ = write!(out, " **{text}**{dagger} |");
+                } else if cell.tied() {
+                    let _ = write!(out, " {text} ={dagger} |");
                 } else {
-                    let _ = write!(out, " {}{dagger} |", cell.text);
+                    let _ = write!(out, " {text}{dagger} |");
                 }
             }
             out.push('\n');
         }
-        let flagged = rows.iter().any(|r| r.cells.iter().any(|c| c.cache_bound));
+        let flagged = rows.iter().any(|r| r.cells.iter().any(|c| c.cache_bound()));
         if let Some(legend) = cachebound::legend(model).filter(|_| flagged) {
             let _ = writeln!(out, "\n{}", md(&legend));
         }
@@ -432,26 +313,24 @@ fn details(out: &mut String, table: &WorkloadTable, trim: usize) {
          |:--|:--|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
         md(&table.workload)
     );
-    for row in &table.rows {
-        for c in &row.cells {
-            let s = &c.summary;
-            let ci = s.ci_half_width().map(number::value).unwrap_or_else(|| "–".into());
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {ci} | {} | {} | {:.1} | {} | {} | {} |",
-                md(&row.phase),
-                md(&format!("{} ({})", row.metric.name, row.metric.unit)),
-                md(&c.variant),
-                s.n,
-                number::value(s.mean),
-                number::value(s.median),
-                number::value(s.sd),
-                s.cov * 100.0,
-                number::value(s.trimmed_mean),
-                number::value(s.min),
-                number::value(s.max),
-            );
-        }
+    for d in view::details(table) {
+        let x = &d.numbers;
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            md(&d.row.phase),
+            md(&name_unit(&d.row.metric)),
+            md(&d.cell.variant),
+            d.cell.summary.n,
+            x.mean,
+            x.ci,
+            x.median,
+            x.sd,
+            x.cov_pct,
+            x.trimmed_mean,
+            x.min,
+            x.max,
+        );
     }
     let _ = writeln!(out, "\n</details>");
 }
@@ -544,29 +423,5 @@ warnings:
             md.contains("\nAt seq_write_block, ext4, xfs and btrfs \"lzo\", ssd are all tied."),
             "{md}"
         );
-    }
-
-    #[test]
-    fn markdown_escaping() {
-        assert_eq!(md("a|b"), "a\\|b");
-        assert_eq!(md("seq_write_block"), "seq_write_block");
-        assert_eq!(md("_tmp_ and *x*"), "\\_tmp\\_ and \\*x\\*");
-        assert_eq!(md("two\nlines <br>"), "two lines \\<br\\>");
-    }
-
-    #[test]
-    fn empty_cells_say_why() {
-        let mut data = session_data();
-        // Every measured xfs bonnie repeat fails: its cells read `failed`, not `n/a`.
-        for s in data.samples.iter_mut().filter(|s| s.sample.case_id == "xfs-bonnie") {
-            s.sample.status = crate::store::SampleStatus::Failed("ENOSPC".into());
-            s.sample.measurements.clear();
-        }
-        let model = build(&data, 1, 0.95);
-        let rows = layout(&model, &model.workloads[0], true);
-        let texts: Vec<&str> = rows[0].cells.iter().map(|c| c.text.as_str()).collect();
-        assert_eq!(texts, ["310.0 ± 24.8", "failed", "224 ± 159", "unavailable"]);
-        let rows = layout(&model, &model.workloads[1], true);
-        assert_eq!(rows[0].cells[2].text, "n/a");
     }
 }

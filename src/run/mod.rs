@@ -170,6 +170,7 @@ impl Runner {
                 tools
             },
             target: provisioner.describe(),
+            policy: suite.policy.clone(),
         }
     }
 

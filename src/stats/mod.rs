@@ -12,6 +12,10 @@
 //! * the interval is `mean ± t_{1−α/2, n−1} · sd / √n` (Student 1908), with the quantile from
 //!   [`t_quantile`] (our own implementation, see [`student_t`]).
 //!
+//! Two samples are compared in [`two_sample`]: Welch's t-test, the tie test, the ratio-of-means
+//! interval and `fsbench compare`'s verdict rule. The t distribution stays our own code: `statrs`
+//! differs from it in the last bits (relative 1e-13), which would change printed JSON digits.
+//!
 //! Invariants: nothing here panics. Non-finite values (NaN, ±∞) are ignored, so `n` counts the
 //! finite values only; callers that care (reports) warn about them. For any finite input,
 //! `min ≤ median, mean, trimmed_mean ≤ max` (means are clamped into `[min, max]`, which only
@@ -19,6 +23,7 @@
 //! Sums that would overflow `f64` are recomputed on values scaled by the largest magnitude.
 
 pub mod student_t;
+pub mod two_sample;
 
 pub use student_t::{t_cdf, t_quantile};
 

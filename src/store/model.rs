@@ -4,6 +4,7 @@
 //! is a schema change (bump `report::SCHEMA_VERSION`).
 
 use crate::metric::{Measurement, Unit};
+use crate::policy::Policy;
 use serde::{Deserialize, Serialize};
 
 /// Lifecycle of a session.
@@ -77,6 +78,11 @@ pub struct NewSession {
     pub tool_versions: Vec<(String, String)>,
     /// Target description (`loop images in /var/tmp/fsbench`, `directory /mnt/x`).
     pub target: String,
+    /// How the repeats run and are summarised (trim, confidence, …), with the CLI's overrides
+    /// applied; stored typed (schema 4). Not part of the JSON export (schema 1 has no such
+    /// field): a model read back from JSON gets [`Policy::default`].
+    #[serde(skip)]
+    pub policy: Policy,
 }
 
 /// A stored session.

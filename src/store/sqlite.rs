@@ -28,6 +28,7 @@
 use super::model::*;
 use super::time::now_rfc3339;
 use crate::metric::{Direction, Measurement, MetricId, Role, Unit};
+use crate::policy::{Order, Policy};
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension, Transaction, TransactionBehavior};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -39,6 +40,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/001_init.sql"),
     include_str!("migrations/002_baselines.sql"),
     include_str!("migrations/003_metric_roles.sql"),
+    include_str!("migrations/004_session_policy.sql"),
 ];
 
 /// The schema version this fsbench writes (`PRAGMA user_version` after migrations).
@@ -50,7 +52,8 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Columns of `sessions`, in the order [`session_from_row`] reads them.
 const SESSION_COLUMNS: &str = "id, started_at, finished_at, status, label, suite_name, \
-     suite_text, args_json, fsbench_version, hostname, kernel, cpu_model, ncpu, mem_bytes, target";
+     suite_text, args_json, fsbench_version, hostname, kernel, cpu_model, ncpu, mem_bytes, target, \
+     policy_repeats, policy_warmup, policy_order, policy_drop_caches, policy_trim, policy_confidence";
 
 /// Store failures. Every variant names the database and says what to do.
 #[derive(Debug, thiserror::Error)]
@@ -103,6 +106,21 @@ pub enum StoreError {
         path: String,
         /// Which value, where, and why it cannot be read.
         what: String,
+    },
+    /// A session recorded before run policies were stored (schema 4) whose stored suite text
+    /// this fsbench can no longer load, so its trim and confidence level are unknown.
+    #[error(
+        "results database {path}: session {session} was recorded before fsbench stored the run \
+         policy (trim, confidence) with each session, and its stored suite text no longer loads: \
+         {reason}; report it with the fsbench version that recorded it"
+    )]
+    NoPolicy {
+        /// Database path.
+        path: String,
+        /// Session id.
+        session: i64,
+        /// Why the stored suite text does not load.
+        reason: String,
     },
     /// A sample names a case that was not recorded for its session (a caller bug: record the
     /// plan's cases with [`Store::record_case`] first).
@@ -158,6 +176,13 @@ enum RowError {
     Sql(rusqlite::Error),
     /// The value was read but is not one this fsbench understands.
     Bad(String),
+    /// A session from before schema 4 whose suite text no longer loads: no run policy.
+    NoPolicy {
+        /// Session id.
+        session: i64,
+        /// Why the stored suite text does not load.
+        reason: String,
+    },
 }
 
 impl From<rusqlite::Error> for RowError {
@@ -243,6 +268,7 @@ impl Store {
                 path,
                 what: format!("{action}: {what}"),
             },
+            RowError::NoPolicy { session, reason } => StoreError::NoPolicy { path, session, reason },
         }
     }
 
@@ -345,8 +371,9 @@ impl Store {
         tx.execute(
             "INSERT INTO sessions (started_at, finished_at, status, label, suite_name, \
              suite_text, args_json, fsbench_version, hostname, kernel, cpu_model, ncpu, \
-             mem_bytes, target) VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, \
-             ?13)",
+             mem_bytes, target, policy_repeats, policy_warmup, policy_order, policy_drop_caches, \
+             policy_trim, policy_confidence) VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, \
+             ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
             params![
                 now_rfc3339(),
                 SessionStatus::Running.as_str(),
@@ -361,6 +388,12 @@ impl Store {
                 s.host.ncpu,
                 s.host.mem_bytes,
                 s.target,
+                s.policy.repeats,
+                s.policy.warmup,
+                s.policy.order.as_str(),
+                s.policy.drop_caches,
+                s.policy.trim,
+                s.policy.confidence,
             ],
         )
         .map_err(self.sql(action))?;
@@ -863,6 +896,8 @@ fn session_from_row(row: &rusqlite::Row<'_>) -> Result<SessionRecord, RowError> 
     let status = SessionStatus::parse(&status_text)
         .ok_or_else(|| RowError::Bad(format!("session {id} has unknown status `{status_text}`")))?;
     let args_json: String = row.get(7)?;
+    let suite_text: String = row.get(6)?;
+    let policy = policy_from_row(row, id, &suite_text)?;
     Ok(SessionRecord {
         id,
         started_at: row.get(1)?,
@@ -871,7 +906,7 @@ fn session_from_row(row: &rusqlite::Row<'_>) -> Result<SessionRecord, RowError> 
         info: NewSession {
             label: row.get(4)?,
             suite_name: row.get(5)?,
-            suite_text: row.get(6)?,
+            suite_text,
             args: parse_json_strings(&args_json, &format!("args_json of session {id}"))?,
             fsbench_version: row.get(8)?,
             host: HostInfo {
@@ -883,8 +918,48 @@ fn session_from_row(row: &rusqlite::Row<'_>) -> Result<SessionRecord, RowError> 
             },
             tool_versions: Vec::new(),
             target: row.get(14)?,
+            policy,
         },
     })
+}
+
+/// The run policy of a `sessions` row selected with [`SESSION_COLUMNS`]: the stored columns
+/// (schema 4), or for a session recorded before them, the policy its stored suite text gives
+/// (without the CLI's `--repeat`/`--warmup`, which were never stored; trim and confidence, what
+/// reports use, come only from the suite). A suite text that no longer loads is an error that
+/// says so, never a default.
+fn policy_from_row(row: &rusqlite::Row<'_>, id: i64, suite_text: &str) -> Result<Policy, RowError> {
+    let repeats: Option<u32> = row.get(15)?;
+    let warmup: Option<u32> = row.get(16)?;
+    let order: Option<String> = row.get(17)?;
+    let drop_caches: Option<bool> = row.get(18)?;
+    let trim: Option<u32> = row.get(19)?;
+    let confidence: Option<f64> = row.get(20)?;
+    match (repeats, warmup, order, drop_caches, trim, confidence) {
+        (Some(repeats), Some(warmup), Some(order), Some(drop_caches), Some(trim), Some(confidence)) => {
+            let order = Order::parse(&order)
+                .ok_or_else(|| RowError::Bad(format!("session {id} has unknown slot order `{order}`")))?;
+            Ok(Policy {
+                repeats,
+                warmup,
+                order,
+                drop_caches,
+                trim,
+                confidence,
+            })
+        }
+        (None, None, None, None, None, None) => crate::config::load_str(
+            suite_text,
+            &format!("stored suite of session {id}"),
+            &Default::default(),
+        )
+        .map(|suite| suite.policy)
+        .map_err(|e| RowError::NoPolicy {
+            session: id,
+            reason: e.to_string(),
+        }),
+        _ => Err(RowError::Bad(format!("session {id} has a partly stored run policy"))),
+    }
 }
 
 /// Reads a `cases` row.
@@ -1026,6 +1101,15 @@ mod tests {
                 ("mkfs.ext4".into(), "1.47.0".into()),
             ],
             target: "loop images in /var/tmp/fsbench".into(),
+            // Not the default, so a round trip shows every field is stored.
+            policy: Policy {
+                repeats: 5,
+                warmup: 2,
+                order: Order::Sequential,
+                drop_caches: false,
+                trim: 2,
+                confidence: 0.9,
+            },
         }
     }
 
@@ -1317,6 +1401,61 @@ mod tests {
         assert!(matches!(err, StoreError::Corrupt { .. }), "{err:?}");
     }
 
+    /// The suite text of the old sessions of the migration tests.
+    const OLD_SUITE: &str = "[suite]\nname = \"quick\"\n\n[run]\nrepeats = 5\nwarmup = 1\n\
+        order = \"sequential\"\ntrim = 2\nconfidence = 0.9\n\n[[fs]]\ntype = \"ext4\"\n\n\
+        [[workload]]\nkind = \"bonnie\"\n";
+
+    #[test]
+    fn a_version_3_session_whose_suite_no_longer_loads_is_a_clear_error_not_a_default() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("v3.db");
+        {
+            let conn = Connection::open(&path).expect("raw open");
+            for sql in &MIGRATIONS[..3] {
+                conn.execute_batch(sql).expect("schema 1-3");
+            }
+            conn.pragma_update(None, "user_version", 3).expect("version 3");
+            for (label, text) in [("good", OLD_SUITE), ("bad", "[run]\ntrim = \"one\"\n")] {
+                conn.execute(
+                    "INSERT INTO sessions (started_at, finished_at, status, label, suite_name, \
+                     suite_text, args_json, fsbench_version, hostname, kernel, cpu_model, ncpu, \
+                     mem_bytes, target) VALUES ('2025-01-01T00:00:00Z', '2025-01-01T00:10:00Z', \
+                     'complete', ?1, 'quick', ?2, '[]', '0.1.0', 'h', 'k', 'c', 2, 1, 'dir')",
+                    [label, text],
+                )
+                .expect("v3 session");
+            }
+        }
+        let store = Store::open(&path).expect("open migrates");
+        let good = store.load_session(store.resolve("good").expect("good")).expect("load");
+        assert_eq!(
+            (good.session.info.policy.trim, good.session.info.policy.confidence),
+            (2, 0.9)
+        );
+        let err = store
+            .load_session(store.resolve("bad").expect("bad"))
+            .expect_err("no silent default");
+        assert!(matches!(err, StoreError::NoPolicy { session: 2, .. }), "{err:?}");
+        let text = err.to_string();
+        assert!(
+            text.contains("session 2 was recorded before") && text.contains("trim"),
+            "{text}"
+        );
+        // A new session stores its policy, and a partly stored one is refused.
+        let id = store.begin_session(&new_session(None)).expect("begin");
+        assert_eq!(
+            store.load_session(id).expect("load").session.info.policy,
+            new_session(None).policy
+        );
+        store
+            .conn
+            .execute("UPDATE sessions SET policy_trim = NULL WHERE id = ?1", [id])
+            .expect("edit by hand");
+        let err = store.load_session(id).expect_err("refused");
+        assert!(err.to_string().contains("partly stored run policy"), "{err}");
+    }
+
     #[test]
     fn a_version_1_database_migrates_to_the_current_version_keeping_its_sessions() {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -1350,15 +1489,29 @@ mod tests {
                  'lower_is_better', 12.0);",
             )
             .expect("v1 data");
+            conn.execute("UPDATE sessions SET suite_text = ?1", [OLD_SUITE])
+                .expect("suite text");
         }
         assert_eq!(user_version(&path), 1);
 
         let store = Store::open(&path).expect("open migrates");
-        assert_eq!(user_version(&path), 3);
-        assert_eq!(SCHEMA_VERSION, 3);
+        assert_eq!(user_version(&path), 4);
+        assert_eq!(SCHEMA_VERSION, 4);
         let old = store
             .load_session(store.resolve("old").expect("resolve"))
             .expect("load");
+        // A session from before schema 4 gets the policy of its stored suite text.
+        assert_eq!(
+            old.session.info.policy,
+            Policy {
+                repeats: 5,
+                warmup: 1,
+                order: Order::Sequential,
+                drop_caches: true,
+                trim: 2,
+                confidence: 0.9,
+            }
+        );
         assert_eq!(old.baseline, None, "a v1 session has no baseline");
         assert_eq!(old.samples[0].sample.measurements[0].value, 321.5);
         // Migration 3 gives old rows the roles their names always meant (and only those:

@@ -374,6 +374,7 @@ fn first_run_warnings(slow_first: bool) -> Vec<String> {
             },
             tool_versions: vec![],
             target: "dir".into(),
+            policy: Default::default(),
         })
         .unwrap();
     store

@@ -1,11 +1,11 @@
-//! Significance of differences between two sets of repeats: Welch's t-test and a confidence
-//! interval of the ratio of means. Pure functions, no I/O; the method is written up in
-//! `doc/significance.md`.
+//! Two-sample statistics: whether two sets of repeats differ. Welch's t-test, the tie test built
+//! on it, a confidence interval of the ratio of means, and `fsbench compare`'s verdict rule.
+//! Pure functions, no I/O; the method is written up in `doc/significance.md`.
 //!
 //! * [`welch`]: two-sided Welch (1947) t-test of equal means without assuming equal variances,
 //!   `t = (m₁ − m₂) / √(s₁²/n₁ + s₂²/n₂)` with Welch–Satterthwaite degrees of freedom
 //!   `ν = (s₁²/n₁ + s₂²/n₂)² / ((s₁²/n₁)²/(n₁−1) + (s₂²/n₂)²/(n₂−1))` (fractional), and
-//!   `p = 2·P(T_ν ≤ −|t|)` from [`crate::stats::t_cdf`]. Reports use it to decide which
+//!   `p = 2·P(T_ν ≤ −|t|)` from [`super::t_cdf`]. Reports use it to decide which
 //!   filesystems are *tied* with the best one (`p ≥ α`).
 //! * [`ratio_ci`]: the ratio `R = m₁ / m₂` of two positive means with a confidence interval by
 //!   the delta method on the log scale: `Var(ln m) ≈ s² / (n·m²)`, so
@@ -13,12 +13,18 @@
 //!   `R · exp(±t_{1−α/2, ν} · se)` with Welch–Satterthwaite `ν` on the two relative variances.
 //!   Working on `ln R` keeps the interval positive and makes "A is 10 % faster than B" and
 //!   "B is 9.1 % slower than A" the same statement. `fsbench compare` decides on this interval.
+//! * [`tie`]: two samples are *tied* when Welch's test does not separate them at [`ALPHA`]
+//!   (`p ≥ α`), *separated* when it does, *untested* when it cannot run.
+//! * [`verdict`]: `better` / `worse` when the ratio interval excludes 1 *and* the change
+//!   `|ratio − 1|` exceeds a threshold, in the metric's declared direction; `no change`
+//!   otherwise; `inconclusive` without an interval.
 //!
 //! Degenerate cases are decided, not guessed: fewer than two values on a side gives `None`
 //! (nothing can be tested); zero spread on both sides gives `p = 1` for equal means and `p = 0`
 //! otherwise (a zero-width interval at `R`). Nothing here panics.
 
-use crate::stats::{t_cdf, t_quantile, Summary};
+use super::{t_cdf, t_quantile, Summary};
+use crate::metric::Direction;
 use serde::{Deserialize, Serialize};
 
 /// Significance level of "tied" and of `compare`'s verdicts: 0.05 (95 % confidence).
@@ -48,7 +54,7 @@ impl From<&Summary> for Sample {
 impl Sample {
     /// Mean, sd and count of `values` (non-finite values ignored); `None` when empty.
     pub fn of(values: &[f64]) -> Option<Sample> {
-        crate::stats::summarize(values, 0, 0.95).map(|s| Sample::from(&s))
+        super::summarize(values, 0, 0.95).map(|s| Sample::from(&s))
     }
 }
 
@@ -186,6 +192,83 @@ pub fn ratio_ci(a: Sample, b: Sample, confidence: f64) -> Option<RatioCi> {
     })
 }
 
+/// Outcome of the tie test of two samples at [`ALPHA`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tie {
+    /// Welch's test does not separate them: `p ≥ α`.
+    Tied,
+    /// Welch's test separates them: `p < α`.
+    Separated,
+    /// The test cannot run (fewer than two values on a side, a non-finite mean or sd).
+    Untested,
+}
+
+/// The tie test of `a` against `b`: Welch's t-test (returned too, `None` when untestable) and
+/// its decision at [`ALPHA`].
+pub fn tie(a: Sample, b: Sample) -> (Tie, Option<Welch>) {
+    let test = welch(a, b);
+    let decision = match test {
+        None => Tie::Untested,
+        Some(w) if w.p >= ALPHA => Tie::Tied,
+        Some(_) => Tie::Separated,
+    };
+    (decision, test)
+}
+
+/// The verdict of `fsbench compare` on one metric (see [`verdict`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Significantly better by more than the threshold.
+    Better,
+    /// Significantly worse by more than the threshold.
+    Worse,
+    /// Not significant, or within the threshold.
+    NoChange,
+    /// Too few repeats (or a non-positive mean) to tell.
+    Inconclusive,
+}
+
+impl Verdict {
+    /// Text form: `better`, `worse`, `no change`, `inconclusive`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Better => "better",
+            Verdict::Worse => "worse",
+            Verdict::NoChange => "no change",
+            Verdict::Inconclusive => "inconclusive",
+        }
+    }
+}
+
+/// The verdict on a candidate against a base: `ci` is the interval of the ratio
+/// candidate / base ([`ratio_ci`]), `change_pct` the change `(ratio − 1) · 100` in percent,
+/// `threshold_pct` the smallest change that counts (percent), `direction` the metric's declared
+/// direction and `cand_mean`, `base_mean` the two means (in the metric's unit).
+///
+/// `Better` / `Worse` need the interval to exclude 1 *and* `|change_pct| > threshold_pct`; the
+/// direction decides which of the two. `NoChange` otherwise; `Inconclusive` without `ci`.
+pub fn verdict(
+    ci: Option<RatioCi>,
+    change_pct: f64,
+    threshold_pct: f64,
+    direction: Direction,
+    cand_mean: f64,
+    base_mean: f64,
+) -> Verdict {
+    match ci {
+        None => Verdict::Inconclusive,
+        Some(ci) if ci.excludes_one() && change_pct.abs() > threshold_pct => {
+            if direction.better(cand_mean, base_mean) {
+                Verdict::Better
+            } else {
+                Verdict::Worse
+            }
+        }
+        Some(_) => Verdict::NoChange,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,6 +336,74 @@ mod tests {
         assert!(d + half < 0.0, "p = 0.021 < 0.05: the interval excludes 0");
         let (d, half) = welch_diff_ci(Sample::of(&B1).unwrap(), Sample::of(&B2).unwrap(), 0.95).unwrap();
         assert!(d + half > 0.0 && d - half < 0.0, "p = 0.149: the interval contains 0");
+    }
+
+    #[test]
+    fn welch_matches_r_t_test_computed_by_hand() {
+        // R: t.test(c(1, 2, 3, 4), c(2, 4, 6, 8, 10)) (var.equal = FALSE, the default) prints
+        // t = -2.2514, df = 5.5208, p-value = 0.06913. By hand: means 2.5 and 6, variances 5/3
+        // and 10, so s₁²/n₁ = 5/12, s₂²/n₂ = 2, t = −3.5/√(29/12) = −2.251436323159369,
+        // ν = (29/12)² / ((5/12)²/3 + 2²/4) = 5.520787746170678; p (mpmath, 30 digits, from
+        // the regularized incomplete beta function) = 0.0691335931923924.
+        let (x, y) = (
+            Sample::of(&[1.0, 2.0, 3.0, 4.0]).unwrap(),
+            Sample::of(&[2.0, 4.0, 6.0, 8.0, 10.0]).unwrap(),
+        );
+        let w = welch(x, y).unwrap();
+        assert!(close(w.t, -2.251436323159369, 1e-12), "{w:?}");
+        assert!(close(w.df, 5.520787746170678, 1e-12), "{w:?}");
+        assert!(close(w.p, 0.0691335931923924, 1e-8), "{w:?}");
+        // p > 0.05: tied.
+        assert_eq!(tie(x, y), (Tie::Tied, Some(w)));
+        // Ratio 6 / 2.5 = 2.4: relative variances 10/36/5 and (5/3)/6.25/4, Welch–Satterthwaite
+        // ν = 6.63013698630137, t_{0.975, ν} = 2.39162959461246 (mpmath), so the interval is
+        // 2.4 · exp(±t · √(1/18 + 1/15)) = [1.04013236306095, 5.53775673612272].
+        let r = ratio_ci(y, x, 0.95).unwrap();
+        assert_eq!(r.ratio, 2.4);
+        assert!(close(r.df, 6.63013698630137, 1e-12), "{r:?}");
+        assert!(close(r.low, 1.04013236306095, 1e-9), "{r:?}");
+        assert!(close(r.high, 5.53775673612272, 1e-9), "{r:?}");
+    }
+
+    #[test]
+    fn tie_separates_at_alpha_and_reports_untestable_pairs() {
+        let (a1, a2) = (Sample::of(&A1).unwrap(), Sample::of(&A2).unwrap());
+        let (decision, test) = tie(a1, a2);
+        assert_eq!(decision, Tie::Separated, "p = 0.021 < 0.05");
+        assert_eq!(test, welch(a1, a2));
+        let one = Sample {
+            mean: 5.0,
+            sd: 0.0,
+            n: 1,
+        };
+        assert_eq!(tie(one, a1), (Tie::Untested, None));
+    }
+
+    #[test]
+    fn verdict_needs_a_significant_change_beyond_the_threshold_in_the_declared_direction() {
+        use Direction::{HigherIsBetter as Up, LowerIsBetter as Down};
+        let ci = |low: f64, high: f64| {
+            Some(RatioCi {
+                ratio: (low + high) / 2.0,
+                low,
+                high,
+                confidence: 0.95,
+                df: 4.0,
+            })
+        };
+        // 20 % up, interval [1.1, 1.3]: significant and beyond 5 %.
+        assert_eq!(verdict(ci(1.1, 1.3), 20.0, 5.0, Up, 120.0, 100.0), Verdict::Better);
+        assert_eq!(verdict(ci(1.1, 1.3), 20.0, 5.0, Down, 120.0, 100.0), Verdict::Worse);
+        // Significant but within the threshold.
+        assert_eq!(verdict(ci(1.01, 1.05), 3.0, 5.0, Up, 103.0, 100.0), Verdict::NoChange);
+        // Beyond the threshold but the interval contains 1.
+        assert_eq!(verdict(ci(0.9, 1.5), 20.0, 5.0, Up, 120.0, 100.0), Verdict::NoChange);
+        // Exactly at the threshold is not beyond it.
+        assert_eq!(verdict(ci(1.02, 1.08), 5.0, 5.0, Up, 105.0, 100.0), Verdict::NoChange);
+        // A drop of a lower-is-better metric is an improvement.
+        assert_eq!(verdict(ci(0.5, 0.7), -40.0, 5.0, Down, 60.0, 100.0), Verdict::Better);
+        assert_eq!(verdict(None, 50.0, 5.0, Up, 150.0, 100.0), Verdict::Inconclusive);
+        assert_eq!(Verdict::NoChange.as_str(), "no change");
     }
 
     #[test]

@@ -1,0 +1,85 @@
+//! The run policy of a session: how its repeats are run (repeats, warm-up, slot order, dropped
+//! caches) and summarised (trim, confidence level).
+//!
+//! `config` produces a [`Policy`] from a suite (its `[run]` table and the CLI overrides), the
+//! runner follows it, and the store keeps it typed with the session (schema 4), so the report
+//! reads the trim and confidence a session ran with from the store and never re-parses the
+//! suite text. This module depends on nothing else in fsbench.
+//!
+//! Invariants of a policy produced by `config`: `repeats ≥ 1`, `0 < confidence < 1`.
+
+use serde::{Deserialize, Serialize};
+
+/// In which order the slots (case × repeat) run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// Repeat 1 of every case, then repeat 2 of every case, … (ABCABC), so slow drift of the
+    /// machine spreads over all variants instead of landing on one.
+    #[default]
+    Interleaved,
+    /// All repeats of a case, then the next case (AAABBBCCC).
+    Sequential,
+}
+
+impl Order {
+    /// Stable text form used in the store (the suite's spelling).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Order::Interleaved => "interleaved",
+            Order::Sequential => "sequential",
+        }
+    }
+
+    /// Inverse of [`Order::as_str`].
+    pub fn parse(s: &str) -> Option<Self> {
+        [Order::Interleaved, Order::Sequential]
+            .into_iter()
+            .find(|o| o.as_str() == s)
+    }
+}
+
+/// How a suite's repeats are run and summarised.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Policy {
+    /// Measured repeats per case (≥ 1).
+    pub repeats: u32,
+    /// Warm-up repeats per case, run first, stored, and excluded from statistics.
+    pub warmup: u32,
+    /// Slot order.
+    pub order: Order,
+    /// `sync; echo 3 > /proc/sys/vm/drop_caches` before every timed phase.
+    pub drop_caches: bool,
+    /// How many of the best and of the worst repeats the trimmed mean drops (the studies'
+    /// "drop best and worst" is 1).
+    pub trim: u32,
+    /// Confidence level of intervals, e.g. 0.95.
+    pub confidence: f64,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            repeats: 3,
+            warmup: 0,
+            order: Order::Interleaved,
+            drop_caches: true,
+            trim: 1,
+            confidence: 0.95,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn order_round_trips_through_its_text_and_matches_the_suite_spelling() {
+        for o in [Order::Interleaved, Order::Sequential] {
+            assert_eq!(Order::parse(o.as_str()), Some(o));
+            assert_eq!(serde_json::to_value(o).unwrap(), o.as_str());
+        }
+        assert_eq!(Order::parse("random"), None);
+    }
+}
