@@ -17,7 +17,11 @@
 # A E B, E B A, B A E, …): a run pays for the inodes the run before it freed (RCU), so no side
 # may always follow the same other side. Prints per phase the medians, the ratio of the
 # medians and the median (min-max) of the per-pair ratios fsbench / C (the steadier figure on a
-# shared machine). Reported, not pass/fail. Needs root (mount), gcc, python3 and cargo.
+# shared machine); then the same pair ratios of files per CPU-second (the process's user +
+# system time of the phase: fsbench's `cpu_process` × the phase's wall time, the C loop's
+# CLOCK_PROCESS_CPUTIME_ID), which leaves out the time the hypervisor stole from the vCPU and
+# the time other processes had it, so it stays steady when the wall-time ratios swing.
+# Reported, not pass/fail. Needs root (mount), gcc, python3 and cargo.
 #
 # Environment: PAIRS (default 9), FILES (default 100000), TMPFS_SIZE (default 1g),
 # EXAMPLE (default 0), CARGO_TARGET_DIR (honoured).
@@ -69,7 +73,7 @@ seed = $1
 EOF
 }
 
-results="$work/results"   # lines: tool phase rate
+results="$work/results"   # lines: tool phase rate cpu_rate (files/s, files per CPU-second)
 : > "$results"
 
 run_pipeline() {
@@ -80,16 +84,19 @@ run_pipeline() {
     "$fsb" --db "$work/r.db" report latest --format json | python3 -c '
 import json, sys
 j = json.load(sys.stdin)
-n = 0
+rate, n = {}, 0
 for t in j["workloads"]:
     for r in t["rows"]:
+        v = r["cells"][0]["values"][0]
         if r["metric"]["name"] == "rate":
-            print("fsbench", r["phase"], r["cells"][0]["values"][0]); n += 1
-sys.exit(0 if n == 6 else "expected six small-file rate rows in the report, found %d" % n)' >> "$results"
+            rate[r["phase"]] = v
+        elif r["metric"]["name"] == "cpu_process":
+            print("fsbench", r["phase"], rate[r["phase"]], rate[r["phase"]] / (v / 100)); n += 1
+sys.exit(0 if n == 6 else "expected six small-file phases with rate and cpu_process in the report, found %d" % n)' >> "$results"
 }
-run_c() { "$work/smallfiles" "$mnt/b" "$FILES" 0 0 "$1" | awk '{print "c", $1, $2}' >> "$results"; }
+run_c() { "$work/smallfiles" "$mnt/b" "$FILES" 0 0 "$1" | awk '{print "c", $1, $2, $3}' >> "$results"; }
 run_example() {
-    "$target/release/examples/bonnie_smallfiles" "$mnt/e" "$FILES" 0 0 "$1" | awk '{print "example", $1, $2}' >> "$results"
+    "$target/release/examples/bonnie_smallfiles" "$mnt/e" "$FILES" 0 0 "$1" | awk '{print "example", $1, $2, $2 / ($4 / 100)}' >> "$results"
 }
 
 if [ "$EXAMPLE" = 1 ]; then arms=(run_pipeline run_example run_c); else arms=(run_pipeline run_c); fi
@@ -108,23 +115,38 @@ for d in a b e; do
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
-# ratio_spread PHASE A B: "median (min-max)" of the per-pair ratios A / B.
+# ratio_spread COL PHASE A B: "median (min-max)" of the per-pair ratios A / B of column COL.
 ratio_spread() {
-    awk -v p="$1" -v a="$2" -v b="$3" '$2 == p && $1 == a {x[++nx] = $3} $2 == p && $1 == b {y[++ny] = $3}
+    awk -v c="$1" -v p="$2" -v a="$3" -v b="$4" '$2 == p && $1 == a {x[++nx] = $c} $2 == p && $1 == b {y[++ny] = $c}
         END {for (i = 1; i <= nx && i <= ny; i++) print x[i] / y[i]}' "$results" | sort -g |
         awk '{r[NR] = $1} END {m = NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2
              printf "%.3f (%.3f-%.3f)", m, r[1], r[NR]}'
 }
-med() { awk -v p="$1" -v t="$2" '$1 == t && $2 == p {print $3}' "$results" | median; }
+med() { awk -v c="$1" -v p="$2" -v t="$3" '$1 == t && $2 == p {print $c}' "$results" | median; }
+phases="seq_create seq_stat seq_delete rand_create rand_stat rand_delete"
 
-printf '%-12s %12s %12s %8s  %-26s' phase "fsbench/s" "C/s" "ratio" "pair ratios: median (min-max)"
+echo "files per second of wall time"
+printf '%-12s %12s %12s %8s  %-29s' phase "fsbench/s" "C/s" "ratio" "pair ratios: median (min-max)"
 [ "$EXAMPLE" = 1 ] && printf '  %-26s  %s' "example/C pairs" "fsbench/example pairs"
 echo
-for phase in seq_create seq_stat seq_delete rand_create rand_stat rand_delete; do
-    a=$(med "$phase" fsbench)
-    b=$(med "$phase" c)
-    printf '%-12s %12.0f %12.0f %8.3f  %-26s' "$phase" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN {print a / b}')" \
-        "$(ratio_spread "$phase" fsbench c)"
-    [ "$EXAMPLE" = 1 ] && printf '  %-26s  %s' "$(ratio_spread "$phase" example c)" "$(ratio_spread "$phase" fsbench example)"
+for phase in $phases; do
+    a=$(med 3 "$phase" fsbench)
+    b=$(med 3 "$phase" c)
+    printf '%-12s %12.0f %12.0f %8.3f  %-29s' "$phase" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN {print a / b}')" \
+        "$(ratio_spread 3 "$phase" fsbench c)"
+    [ "$EXAMPLE" = 1 ] && printf '  %-26s  %s' "$(ratio_spread 3 "$phase" example c)" "$(ratio_spread 3 "$phase" fsbench example)"
+    echo
+done
+echo
+echo "files per CPU-second (user + system time of the process; steal and other processes left out)"
+printf '%-12s %12s %12s %8s  %-29s' phase "fsbench" "C" "ratio" "pair ratios: median (min-max)"
+[ "$EXAMPLE" = 1 ] && printf '  %-26s  %s' "example/C pairs" "fsbench/example pairs"
+echo
+for phase in $phases; do
+    a=$(med 4 "$phase" fsbench)
+    b=$(med 4 "$phase" c)
+    printf '%-12s %12.0f %12.0f %8.3f  %-29s' "$phase" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN {print a / b}')" \
+        "$(ratio_spread 4 "$phase" fsbench c)"
+    [ "$EXAMPLE" = 1 ] && printf '  %-26s  %s' "$(ratio_spread 4 "$phase" example c)" "$(ratio_spread 4 "$phase" fsbench example)"
     echo
 done
