@@ -12,8 +12,12 @@
  *   rand_delete  unlinkat by name in another shuffled order, rmdir
  * No sync and no cache drop (the example runs fsbench with fsync = false too). Only each
  * phase as a whole is timed (CLOCK_MONOTONIC); names, sizes and orders are prepared before.
+ * The third column divides by the process's CPU time of the phase instead
+ * (CLOCK_PROCESS_CPUTIME_ID: user + system, without the time the CPU was stolen by the
+ * hypervisor or given to other processes), the figure that stays steady on a shared machine.
  *
- * Usage: smallfiles DIR FILES MIN_SIZE MAX_SIZE SEED   -> "phase rate" lines (files/s)
+ * Usage: smallfiles DIR FILES MIN_SIZE MAX_SIZE SEED
+ *        -> "phase rate cpu_rate" lines (files per second of wall time, files per CPU-second)
  * Build: gcc -O2 -o smallfiles smallfiles.c
  */
 #define _GNU_SOURCE
@@ -42,11 +46,25 @@ static uint64_t rnd(void) /* splitmix64 */
     return z ^ (z >> 31);
 }
 
-static double now(void)
+static double clock_s(clockid_t c)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(c, &ts);
     return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double now(void)
+{
+    return clock_s(CLOCK_MONOTONIC);
+}
+
+static double cpu_start; /* CPU time at the start of the phase being timed */
+
+/* Starts timing a phase: returns the wall clock, remembers the CPU clock. */
+static double start(void)
+{
+    cpu_start = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+    return now();
 }
 
 static void die(const char *what, const char *name)
@@ -104,7 +122,8 @@ static void stat_and_read(int dirfd, const char *name)
 
 static void report(const char *phase, long n, double t0)
 {
-    printf("%s %.1f\n", phase, n / (now() - t0));
+    double wall = now() - t0, cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu_start;
+    printf("%s %.1f %.1f\n", phase, n / wall, n / cpu);
 }
 
 static void create(int top, char **names, const long *sizes, long n)
@@ -175,16 +194,16 @@ int main(int argc, char **argv)
         if (top < 0)
             die("open", "bonnie.files");
 
-        double t0 = now();
+        double t0 = start();
         create(top, names, sizes, n);
         report(random_first ? "rand_create" : "seq_create", n, t0);
 
         if (!random_first) {
-            t0 = now();
+            t0 = start();
             if (walk(top, 0) != n)
                 die("seq_stat count", NULL);
             report("seq_stat", n, t0);
-            t0 = now();
+            t0 = start();
             if (walk(top, 1) != n)
                 die("seq_delete count", NULL);
             if (unlinkat(parent, "bonnie.files", AT_REMOVEDIR))
@@ -192,12 +211,12 @@ int main(int argc, char **argv)
             report("seq_delete", n, t0);
         } else {
             shuffle(order, n);
-            t0 = now();
+            t0 = start();
             for (long i = 0; i < n; i++)
                 stat_and_read(top, names[order[i]]);
             report("rand_stat", n, t0);
             shuffle(order, n);
-            t0 = now();
+            t0 = start();
             for (long i = 0; i < n; i++)
                 if (unlinkat(top, names[order[i]], 0))
                     die("unlink", names[order[i]]);

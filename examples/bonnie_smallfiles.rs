@@ -38,7 +38,7 @@ fn run() -> Result<(), String> {
     for p in &sample.phases {
         let (m, v) = &p.metrics[0];
         println!(
-            "{} {:.1} {} {:.0} {:.4}",
+            "{} {:.1} {} {:.3} {:.4}",
             p.phase,
             v,
             m.unit,
