@@ -308,6 +308,7 @@ time = "120s"
 }
 
 /// IOPS fio reports for 4 KiB psync random reads over `files` files of `size` in `dir`.
+/// `gtod_reduce` keeps fio's own clock reads per I/O close to fsbench's one.
 fn fio_randread_iops(dir: &Path, files: u32, size: &str, secs: u32) -> f64 {
     let o = Command::new("fio")
         .args([
@@ -321,6 +322,8 @@ fn fio_randread_iops(dir: &Path, files: u32, size: &str, secs: u32) -> f64 {
             // fio drops the files' page cache before the job by default; fsbench's suite
             // reads them warm too (drop_caches = false).
             "--invalidate=0",
+            "--gtod_reduce=1",
+            "--norandommap",
             "--time_based",
             &format!("--runtime={secs}"),
             "--output-format=json",
@@ -333,16 +336,22 @@ fn fio_randread_iops(dir: &Path, files: u32, size: &str, secs: u32) -> f64 {
 }
 
 #[test]
-fn fileio_rndrd_and_fio_randread_agree_in_order_of_magnitude() {
+fn fileio_rndrd_and_fio_randread_agree_within_1_5x() {
     if !have("fio") {
-        if std::env::var("FSBENCH_REQUIRE_PRIVILEGED").as_deref() == Ok("1") {
-            panic!("fio is not installed and FSBENCH_REQUIRE_PRIVILEGED=1: run scripts/install.sh");
-        }
-        eprintln!("SKIPPED (fio not installed): fileio vs fio");
+        crate::util::skip_or_fail("fio is not installed: run scripts/install.sh");
         return;
     }
-    // Both read 4 files of 16 MiB through the page cache (laid out just before, no drop).
-    let dir = tempfile::tempdir().unwrap();
+    // Both read 4 files of 16 MiB from memory (laid out just before), one
+    // thread, 4 KiB pread. The machine is shared: a single pair of runs differed 2-4x when
+    // other jobs loaded it, so the two tools run alternately three times and the best of each
+    // is compared (the least disturbed run of each). Measured here over 4 tests: 0.84-1.22.
+    // On tmpfs (/dev/shm): the other jobs of a shared machine drop the page cache of disk
+    // filesystems at any moment (every fsbench run does, before each phase), which turned
+    // fio's reads cold in the middle of the test (400-15,000 IOPS); tmpfs pages cannot be
+    // dropped.
+    let shm = Path::new("/dev/shm");
+    assert!(shm.is_dir(), "/dev/shm (tmpfs) is needed");
+    let dir = tempfile::tempdir_in(shm).unwrap();
     let suite = write_suite(
         dir.path(),
         "suite.toml",
@@ -364,24 +373,29 @@ mode = "rndrd"
 files = 4
 total_size = "64MiB"
 block_size = "4KiB"
-time = "2s"
+time = "1s"
 "#,
     );
     let work = dir.path().join("work");
     std::fs::create_dir(&work).unwrap();
-    let db = dir.path().join("r.db");
-    let db = db.to_str().unwrap();
-    let o = fsbench(&["--db", db, "run", &suite, "--dir", work.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let j = json_report(db);
-    // With --dir the one variant is named after the directory's filesystem type.
-    let variant = j["variants"][0].as_str().expect("one variant").to_string();
-    let (_, ours) = cell(&j, "fileio", "rndrd", "reads_per_s", &variant);
     let fio_dir = dir.path().join("fio");
     std::fs::create_dir(&fio_dir).unwrap();
-    let theirs = fio_randread_iops(&fio_dir, 4, "16M", 2);
+    let (mut ours, mut theirs) = (0.0f64, 0.0f64);
+    for i in 0..3 {
+        let db = dir.path().join(format!("r{i}.db"));
+        let db = db.to_str().unwrap();
+        let o = fsbench(&["--db", db, "run", &suite, "--dir", work.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let j = json_report(db);
+        // With --dir the one variant is named after the directory's filesystem type.
+        let variant = j["variants"][0].as_str().expect("one variant").to_string();
+        let (_, r) = cell(&j, "fileio", "rndrd", "reads_per_s", &variant);
+        let f = fio_randread_iops(&fio_dir, 4, "16M", 1);
+        eprintln!("run {i}: fileio rndrd {r:.0} reads/s, fio psync randread {f:.0} IOPS");
+        ours = ours.max(r);
+        theirs = theirs.max(f);
+    }
     let ratio = ours / theirs;
-    eprintln!("fileio rndrd {ours:.0} reads/s, fio psync randread {theirs:.0} IOPS, ratio {ratio:.2}");
-    // Same decade: both are ~µs per pread from the page cache on this machine.
-    assert!((0.1..=10.0).contains(&ratio), "fsbench {ours} vs fio {theirs}");
+    eprintln!("best: fileio {ours:.0}, fio {theirs:.0}, ratio {ratio:.2}");
+    assert!((1.0 / 1.5..=1.5).contains(&ratio), "fsbench {ours} vs fio {theirs}");
 }
