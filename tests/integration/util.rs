@@ -30,6 +30,15 @@ pub fn skip_or_fail(why: &str) {
     eprintln!("SKIPPED: {why}");
 }
 
+/// Where `name` is installed (PATH, then the sbin directories), if anywhere.
+pub fn tool_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/local/sbin", "/usr/sbin", "/sbin"].iter().map(PathBuf::from))
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
 /// Whether the tests run as root.
 pub fn is_root() -> bool {
     rustix::process::geteuid().is_root()
