@@ -434,6 +434,35 @@ struct Resume {
     done: std::collections::HashSet<(String, u32)>,
 }
 
+/// Marks session `id` of the database `db` as run by this process for as long as the returned
+/// file stays open: an exclusive OFD lock on byte `id` of `<db>.sessions.lock`. The kernel drops
+/// it when the process ends, even by SIGKILL, so a killed session can be resumed; a second
+/// process taking up a session that a live one is running is refused (exit 2).
+fn lock_session(db: &Path, id: i64) -> Result<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    let path = format!("{}.sessions.lock", db.display());
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("opening {path}"))?;
+    // SAFETY: a zeroed flock is valid; the fields that matter are set below.
+    let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+    lock.l_type = libc::F_WRLCK as libc::c_short;
+    lock.l_whence = libc::SEEK_SET as libc::c_short;
+    lock.l_start = id as libc::off_t;
+    lock.l_len = 1;
+    // SAFETY: F_OFD_SETLK reads the flock struct it is given; the fd is open.
+    if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_OFD_SETLK, &lock) } != 0 {
+        return Err(AppError::Usage(format!(
+            "session {id} is being run by another live fsbench process: let it finish, or stop it first"
+        ))
+        .into());
+    }
+    Ok(file)
+}
+
 /// Parses the command line a stored session was started with, to resume it the same way.
 fn stored_run_args(args: &[String]) -> Result<RunArgs> {
     let cli = Cli::try_parse_from(args)
@@ -446,6 +475,7 @@ fn stored_run_args(args: &[String]) -> Result<RunArgs> {
 
 fn cmd_run(db: &Path, given: &RunArgs) -> Result<i32> {
     let interrupt = signal::interrupt_flag().clone();
+    let mut session_lock = None;
     let (a, suite, resume, store) = match &given.resume {
         None => (given.clone(), load_suite(given, None)?, None, None),
         Some(reference) => {
@@ -474,6 +504,7 @@ fn cmd_run(db: &Path, given: &RunArgs) -> Result<i32> {
             if data.session.status == SessionStatus::Complete {
                 return Err(AppError::Usage(format!("session {id} is complete: nothing to resume")).into());
             }
+            session_lock = Some(lock_session(db, id)?);
             let a = stored_run_args(&data.session.info.args)?;
             let suite = load_suite(&a, Some(&data.session.info.suite_text))?;
             let mut done = std::collections::HashSet::new();
@@ -536,6 +567,11 @@ fn cmd_run(db: &Path, given: &RunArgs) -> Result<i32> {
             },
             target: provisioner.describe(),
         })?,
+    };
+    // Held until this function returns.
+    let _session_lock = match session_lock {
+        Some(lock) => lock,
+        None => lock_session(db, session)?,
     };
     for c in &plan.cases {
         store.record_case(session, &case_record(c))?;
