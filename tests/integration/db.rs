@@ -235,15 +235,8 @@ fn mariadb_and_postgresql_servers_on_a_loop_filesystem() {
     assert!(notes.contains("postgresql ") && notes.contains("pgbench "), "{notes}");
 }
 
-#[test]
-fn ctrl_c_during_the_mariadb_phase_stops_the_server_and_unmounts() {
-    require_privileged!();
-    require_tools!("mariadbd", "mariadb-install-db", "sysbench");
-    let dir = open_scratch();
-    let suite = write_suite(
-        dir.path(),
-        "suite.toml",
-        r#"
+/// A MariaDB suite whose timed phase lasts far longer than any test waits.
+const MARIA_LONG: &str = r#"
 [suite]
 name = "maria-interrupt"
 description = "integration test"
@@ -258,13 +251,12 @@ mode = "read_only"
 rows = 2000
 threads = 2
 time = "120s"
-"#,
-    );
-    let db = dir.path().join("r.db");
-    let sc = dir.path().join("scratch");
+"#;
+
+/// Waits until `child` is in the timed MariaDB phase: the server runs under `sc` and
+/// sysbench's `run` loads it.
+fn wait_for_mariadb_phase(child: &mut std::process::Child, sc: &Path) {
     let scs = sc.to_str().unwrap();
-    let mut child = spawn_run(&db, &suite, &sc, &[]);
-    // Wait for the timed phase: sysbench's `run` against the server under the scratch folder.
     let t0 = Instant::now();
     loop {
         let procs = processes_mentioning(scs);
@@ -284,7 +276,29 @@ time = "120s"
         assert!(child.try_wait().unwrap().is_none(), "fsbench ended early");
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(!mounts_under(&sc).is_empty());
+    assert!(!mounts_under(sc).is_empty());
+}
+
+/// No MariaDB or PostgreSQL process mentions `dir` any more.
+fn assert_no_server_under(dir: &Path) {
+    let any_server: Vec<String> = processes_mentioning(dir.to_str().unwrap())
+        .into_iter()
+        .filter(|p| p.contains("mariadbd") || p.contains("postgres") || p.contains("sysbench"))
+        .collect();
+    assert_eq!(any_server, Vec::<String>::new(), "server processes left");
+}
+
+#[test]
+fn ctrl_c_during_the_mariadb_phase_stops_the_server_and_unmounts() {
+    require_privileged!();
+    require_tools!("mariadbd", "mariadb-install-db", "sysbench");
+    let dir = open_scratch();
+    let suite = write_suite(dir.path(), "suite.toml", MARIA_LONG);
+    let db = dir.path().join("r.db");
+    let sc = dir.path().join("scratch");
+    let scs = sc.to_str().unwrap();
+    let mut child = spawn_run(&db, &suite, &sc, &[]);
+    wait_for_mariadb_phase(&mut child, &sc);
     std::thread::sleep(Duration::from_millis(500));
     let t1 = Instant::now();
     rustix::process::kill_process(rustix::process::Pid::from_child(&child), rustix::process::Signal::Int).unwrap();
@@ -299,12 +313,39 @@ time = "120s"
         t1.elapsed()
     );
     assert_eq!(processes_mentioning(scs), Vec::<String>::new(), "processes left");
-    let any_server: Vec<String> = processes_mentioning(dir.path().to_str().unwrap())
-        .into_iter()
-        .filter(|p| p.contains("mariadbd") || p.contains("postgres"))
-        .collect();
-    assert_eq!(any_server, Vec::<String>::new());
+    assert_no_server_under(dir.path());
     assert_no_leftovers(&sc);
+}
+
+#[test]
+fn sigkill_during_the_mariadb_phase_leaves_nothing_after_cleanup() {
+    require_privileged!();
+    require_tools!("mariadbd", "mariadb-install-db", "sysbench");
+    let dir = open_scratch();
+    let suite = write_suite(dir.path(), "suite.toml", MARIA_LONG);
+    let db = dir.path().join("r.db");
+    let sc = dir.path().join("scratch");
+    let mut child = spawn_run(&db, &suite, &sc, &[]);
+    wait_for_mariadb_phase(&mut child, &sc);
+    rustix::process::kill_process(rustix::process::Pid::from_child(&child), rustix::process::Signal::Kill).unwrap();
+    assert_eq!(child.wait().unwrap().code(), None, "killed by a signal");
+    // The server dies with fsbench (PR_SET_PDEATHSIG); it may take a moment to go.
+    let t0 = Instant::now();
+    while !processes_mentioning(sc.to_str().unwrap()).is_empty() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "still running after SIGKILL: {:?}",
+            processes_mentioning(sc.to_str().unwrap())
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_no_server_under(dir.path());
+    // fsbench's mount and loop device outlive it until `cleanup`.
+    let o = fsbench(&["cleanup", "--scratch", sc.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_no_leftovers(&sc);
+    let left: Vec<_> = std::fs::read_dir(&sc).unwrap().flatten().map(|e| e.path()).collect();
+    assert!(left.is_empty(), "scratch not empty: {left:?}");
 }
 
 /// IOPS fio reports for 4 KiB psync random reads over `files` files of `size` in `dir`.
