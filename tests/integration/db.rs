@@ -141,8 +141,11 @@ time = "1s"
         // The warm-up repeat is stored but not summarised.
         assert_eq!(n, 2, "{fs}");
         assert!(tps > 1.0 && tps < 1e6, "{fs}: {tps} tps");
-        let (_, qps) = cell(&j, "lite", "oltp_read_write", "qps", fs);
-        assert!((qps / tps - 20.0).abs() < 1e-6, "{fs}: {qps} / {tps}");
+        // qps is tps × 20 by construction; that the 20 statements really run per committed
+        // transaction is counted on the database side by oltp::sqlite's unit test (triggers).
+        // Here: the row reaches the report, and there are more queries than transactions.
+        let (n, qps) = cell(&j, "lite", "oltp_read_write", "qps", fs);
+        assert!(n == 2 && qps > tps, "{fs}: {qps} qps, {tps} tps");
         let (_, p99) = cell(&j, "lite", "oltp_read_write", "lat_p99", fs);
         assert!(p99 > 0.0);
     }
