@@ -23,6 +23,9 @@ want+=(mariadb-server:mariadbd sysbench:sysbench postgresql:postgres)
 # Tools the tests themselves run: fio is the referee of tests/integration/db.rs, zstd checks the
 # compressibility of datasets::content, filefrag (e2fsprogs) cross-checks FIEMAP.
 want+=(fio:fio zstd:zstd)
+# pvcreate writes the LVM2 label that tests/integration/device.rs makes fsbench refuse (it
+# needs no device-mapper).
+want+=(lvm2:pvcreate)
 if [[ "${1:-}" == "--bench" ]]; then
   want+=(bonnie++:bonnie++ gcc:gcc time:/usr/bin/time)
 fi

@@ -11,6 +11,21 @@
 //! `Observer`s); `app` maps the subcommands of `cli` to it and to the report; `main.rs` only
 //! parses, calls [`app::run`] and maps errors to exit codes.
 
+/// Skips a unit test whose precondition this machine lacks (no FIEMAP, no io_uring, root not
+/// on a block device …), loudly, or fails it when `FSBENCH_REQUIRE_PRIVILEGED=1` (set by
+/// `.ci/run`): CI must never count a skipped check as passed. Test builds only.
+#[cfg(test)]
+macro_rules! skip_or_fail {
+    ($($why:tt)+) => {{
+        let why = format!($($why)+);
+        if std::env::var("FSBENCH_REQUIRE_PRIVILEGED").as_deref() == Ok("1") {
+            panic!("cannot run ({why}) and FSBENCH_REQUIRE_PRIVILEGED=1 requires every check to run");
+        }
+        eprintln!("SKIPPED: {why}");
+        return;
+    }};
+}
+
 pub mod app;
 pub mod baseline;
 pub mod cli;

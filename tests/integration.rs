@@ -5,12 +5,18 @@
 //! - `baseline`: the raw-device baseline on real loop devices, refused while mounted, smaller on
 //!   a short scratch folder, undone on Ctrl-C and SIGKILL.
 //! - `cli`: the command line as a user meets it (help, exit codes, config errors, plan).
-//! - `run`: real `fsbench run` sessions end to end, reports, Ctrl-C.
+//! - `run`: real `fsbench run` sessions end to end, reports, Ctrl-C; trimmed means, whole-system
+//!   CPU and the cache-bound flag checked against the stored values; `fsbench doctor`.
 //! - `mongo`: the mongo and bigfile workloads: FIEMAP against filefrag, their presets, a run.
 //! - `trees`: datasets (`dataset gen`), treecopy/filecopy, the study presets.
 //! - `report_html`: the HTML report rendered by headless Chromium; `fsbench compare` on real runs.
-//! - `db`: SQLite OLTP, MariaDB and PostgreSQL servers on loop filesystems, Ctrl-C while a
-//!   server runs, fileio against fio.
+//! - `db`: SQLite OLTP, MariaDB and PostgreSQL servers on loop filesystems, Ctrl-C and SIGKILL
+//!   while a server runs, fileio against fio (reads per CPU second).
+//! - `device`: `--device` refusals through `fsbench run` on real loop devices (mounted, formatted,
+//!   partitioned, a mounted partition, swap, RAID and LVM members, a failing blkid, a device
+//!   mounted by someone else mid-run), each device read back unchanged.
+//! - `safety`: faults, resume (also after SIGKILL; refused while a live process runs the
+//!   session), kills at random moments, `cleanup` sparing a live run.
 //! - `golden`: the exports of a stored session, byte for byte.
 //! - `dirtarget`: `--dir` suites, which need no `[[fs]]` table.
 //! - `cleanup`: a killed run with its own scratch folder, undone by a bare `fsbench cleanup`.

@@ -1104,12 +1104,35 @@ mod tests {
             assert_ne!(a.hash(Content::Random), c.hash(Content::Random), "{kind}");
             assert_ne!(a.hash(Content::Random), a.hash(Content::Text));
         }
-        // The hash is pinned: a change of the generator is a change of every dataset.
-        let pinned = Manifest::generate(DatasetKind::Kernel, 0.01, 0).hash(Content::Random);
-        assert_eq!(
-            pinned,
-            Manifest::generate(DatasetKind::Kernel, 0.01, 0).hash(Content::Random)
-        );
+    }
+
+    #[test]
+    fn manifest_hashes_and_content_bytes_are_pinned() {
+        // Captured at commit da3a4a3: a change of the generator (tree shape, names, sizes,
+        // times, pool offsets) or of the content bytes is a change of every dataset, and must
+        // be a deliberate edit of these constants.
+        let manifests = [
+            (DatasetKind::Kernel, Content::Random, 0xf5f4_c1e0_bb23_92e7_u64),
+            (DatasetKind::Kernel, Content::Text, 0x1d91_ab11_d438_9ba3),
+            (DatasetKind::Kernel, Content::Zeros, 0xbf83_e20c_cda2_d459),
+            (DatasetKind::Portage, Content::Random, 0xe5c2_6e81_52ca_10d4),
+            (DatasetKind::Mixed, Content::Random, 0x6f58_969b_d9ed_642e),
+            (DatasetKind::Dvd, Content::Random, 0x6ea6_e9a4_9b31_6a71),
+        ];
+        for (kind, content, want) in manifests {
+            let got = Manifest::generate(kind, 0.01, 0).hash(content);
+            assert_eq!(got, want, "{kind:?} {content:?}: {got:#018x}");
+        }
+        // The first MiB of each content pool (seed 0), FNV-1a.
+        for (content, want) in [
+            (Content::Random, 0x5084_a7f3_ae42_bd61_u64),
+            (Content::Text, 0xf030_94ea_2524_5a90),
+            (Content::Zeros, 0xa967_7706_9d62_2325),
+        ] {
+            let mut h = rng::Fnv64::default();
+            h.bytes(ContentPool::new(content, 0).slice(0, 1 << 20));
+            assert_eq!(h.finish(), want, "{content:?}: {:#018x}", h.finish());
+        }
     }
 
     #[test]
@@ -1178,11 +1201,20 @@ mod tests {
 
     #[test]
     fn generation_is_fast() {
-        // 60 MB of kernel-like tree in tmp: pool slices, no per-byte RNG. Generous bound for a
-        // shared 2-core machine; typical is well under a second before writeback.
+        // 60 MB of kernel-like tree in tmp: pool slices, no per-byte RNG. Measured in this
+        // thread's user CPU time (generation is single-threaded), which preemption on a shared
+        // machine does not inflate, unlike wall time. Measured here: 0.2 s in the test (debug)
+        // build. 1.5 s catches a gross regression (a per-byte RNG in debug code, a syscall or
+        // an allocation per small piece), not a few percent.
+        fn thread_user_cpu() -> Duration {
+            // SAFETY: getrusage fills the zeroed struct it is given.
+            let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+            assert_eq!(unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) }, 0);
+            Duration::from_secs(ru.ru_utime.tv_sec as u64) + Duration::from_micros(ru.ru_utime.tv_usec as u64)
+        }
         let tmp = tempfile::tempdir().expect("tempdir");
         let flag = AtomicBool::new(false);
-        let t0 = std::time::Instant::now();
+        let cpu0 = thread_user_cpu();
         let mut out = Vec::new();
         let s = generate_into(
             DatasetKind::Kernel,
@@ -1195,7 +1227,9 @@ mod tests {
         )
         .expect("generate");
         assert_eq!(s.files, 3750);
-        assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
+        let user = thread_user_cpu() - cpu0;
+        eprintln!("generation: {user:?} user CPU");
+        assert!(user < Duration::from_millis(1500), "{user:?} of user CPU");
         let text = String::from_utf8(out).expect("utf8");
         assert!(
             text.contains("3750 files, 250 directories") && text.contains("manifest hash"),

@@ -299,8 +299,7 @@ mod tests {
         let mut mapper = Mapper::new().with_sync();
         match mapper.map_fd(f.as_raw_fd()) {
             Err(e) if is_unsupported(&e) => {
-                eprintln!("SKIPPED: {} has no FIEMAP ({e})", dir.path().display());
-                return;
+                skip_or_fail!("{} has no FIEMAP ({e})", dir.path().display())
             }
             Err(e) => panic!("fiemap of an empty file: {e}"),
             Ok(m) => assert_eq!(m, FileMap::default(), "an empty file has no extents"),

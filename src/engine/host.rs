@@ -56,18 +56,56 @@ mod tests {
     use std::sync::atomic::AtomicBool;
     use std::sync::Mutex;
 
+    /// Pages of `path` resident in the page cache (mmap + mincore), and its page count.
+    fn resident_pages(path: &std::path::Path) -> (usize, usize) {
+        use std::os::fd::AsRawFd;
+        let f = std::fs::File::open(path).expect("open");
+        let len = f.metadata().expect("stat").len() as usize;
+        let page = 4096;
+        let pages = len.div_ceil(page);
+        // SAFETY: a read-only shared mapping of an open file, unmapped below; mincore writes
+        // one byte per page into a vector of that many bytes.
+        unsafe {
+            let addr = libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                f.as_raw_fd(),
+                0,
+            );
+            assert_ne!(addr, libc::MAP_FAILED, "mmap");
+            let mut vec = vec![0u8; pages];
+            assert_eq!(libc::mincore(addr, len, vec.as_mut_ptr()), 0, "mincore");
+            libc::munmap(addr, len);
+            (vec.iter().filter(|&&b| b & 1 == 1).count(), pages)
+        }
+    }
+
     #[test]
     fn drop_caches_matches_privilege() {
         let r = sync_and_drop_caches();
-        if is_root() {
-            // Root in a container may still see a read-only /proc/sys; the reason must say so.
-            if let Err(e) = &r {
-                assert!(e.contains("/proc/sys/vm/drop_caches"), "{e}");
-            }
-        } else {
+        if !is_root() {
             let e = r.expect_err("non-root cannot drop caches");
             assert!(e.contains("needs root"), "{e}");
+            return;
         }
+        if let Err(e) = &r {
+            // Root in a container may still see a read-only /proc/sys; the reason must say so.
+            assert!(e.contains("/proc/sys/vm/drop_caches"), "{e}");
+            skip_or_fail!("root cannot drop caches here: {e}");
+        }
+        // Root: the page cache really is emptied of a clean file we just read (on a disk
+        // filesystem; tmpfs pages cannot be dropped).
+        let dir = tempfile::tempdir_in("/var/tmp").expect("tempdir");
+        let path = dir.path().join("cached");
+        std::fs::write(&path, vec![1u8; 1 << 20]).expect("write");
+        let _ = std::fs::read(&path).expect("read");
+        let (before, pages) = resident_pages(&path);
+        assert_eq!(before, pages, "a file just written and read is cached");
+        sync_and_drop_caches().expect("root drops caches");
+        let (after, _) = resident_pages(&path);
+        assert_eq!(after, 0, "{after} of {pages} pages still cached after drop_caches");
     }
 
     #[test]

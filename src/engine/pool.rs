@@ -487,20 +487,57 @@ mod tests {
 
     #[test]
     fn workers_are_released_together() {
+        // Ordering, not timing (a shared 2-core machine can preempt any thread for any time):
+        // each worker's first operation waits until the other has started its own. Workers
+        // started one after the other, each running to completion before the next, would
+        // never meet and fail after the 10 s limit; workers released by one barrier meet
+        // at once.
+        use std::sync::atomic::AtomicUsize;
+        struct Meet<'a> {
+            started: &'a AtomicUsize,
+            left: u32,
+            first: Option<Instant>,
+        }
+        impl Worker for Meet<'_> {
+            type Output = Option<Instant>;
+            fn op(&mut self) -> Result<Step, EngineError> {
+                if self.left == 0 {
+                    return Ok(Step::Done);
+                }
+                if self.first.is_none() {
+                    self.first = Some(Instant::now());
+                    self.started.fetch_add(1, Ordering::SeqCst);
+                    let t = Instant::now();
+                    while self.started.load(Ordering::SeqCst) < 2 {
+                        assert!(t.elapsed() < Duration::from_secs(10), "the other worker never started");
+                        std::thread::yield_now();
+                    }
+                }
+                self.left -= 1;
+                Ok(Step::Op)
+            }
+            fn finish(self) -> Self::Output {
+                self.first
+            }
+        }
         let flag = AtomicBool::new(false);
-        let run = WorkerPool::new()
-            .run(vec![Countdown::new(5), Countdown::new(5)], &flag)
-            .expect("pool run");
-        let starts: Vec<Instant> = run.outputs.iter().filter_map(|o| o.1).collect();
-        assert_eq!(starts.len(), 2);
-        let gap = if starts[0] > starts[1] {
-            starts[0] - starts[1]
-        } else {
-            starts[1] - starts[0]
+        let started = AtomicUsize::new(0);
+        let before = Instant::now();
+        let meet = || Meet {
+            started: &started,
+            left: 5,
+            first: None,
         };
-        // Released by one barrier: far closer than a thread spawn would stagger them on a
-        // loaded machine, but scheduling on 2 vCPUs can still delay one.
-        assert!(gap < Duration::from_millis(50), "{gap:?}");
+        let run = WorkerPool::new().run(vec![meet(), meet()], &flag).expect("pool run");
+        let after = Instant::now();
+        assert_eq!(started.load(Ordering::SeqCst), 2);
+        assert_eq!(run.ops, 10);
+        // The pool's wall time spans every worker's (earliest start to latest end).
+        assert!(run.workers.iter().all(|w| w.wall <= run.wall), "{:?}", run.workers);
+        for first in run.outputs.iter().map(|o| o.expect("each worker ran")) {
+            assert!(before <= first && first <= after);
+        }
+        assert!(run.wall <= after - before);
     }
 
     #[test]

@@ -16,6 +16,7 @@
 //! - Everything that depends on the kind of target goes through [`Target`].
 
 mod baseline;
+mod lock;
 pub mod observer;
 pub mod plan_view;
 mod resume;
@@ -196,6 +197,12 @@ impl Runner {
                 source: Box::new(source),
             })?,
         };
+        // A resumed session is refused before anything is made if a live process runs it.
+        let resumed_lock = self
+            .resume
+            .as_ref()
+            .map(|r| lock::session(&self.db, r.session))
+            .transpose()?;
         let state = RunState::create(self.target.scratch())?;
         let provisioner = self.target.provisioner(state.clone())?;
         let session = match &self.resume {
@@ -204,6 +211,11 @@ impl Runner {
                 r.session
             }
             None => store.begin_session(&self.new_session(provisioner.as_ref()))?,
+        };
+        // Held until this function returns: the session is this process's while it runs.
+        let _session_lock = match resumed_lock {
+            Some(l) => l,
+            None => lock::session(&self.db, session)?,
         };
         let plan = &self.plan;
         for c in &plan.cases {

@@ -1,6 +1,6 @@
 //! Database workloads end to end through the real `fsbench` binary: SQLite OLTP, MariaDB and
 //! PostgreSQL servers on loop filesystems (privileged), Ctrl-C while a server runs, and the
-//! fileio workload against fio on the same file-set shape (order of magnitude).
+//! fileio workload against fio on the same file-set shape (within 1.5x per CPU second).
 //!
 //! The server tests need `mariadb-server`, `postgresql` and `sysbench` (scripts/install.sh
 //! installs them). Missing servers fail the tests when `FSBENCH_REQUIRE_PRIVILEGED=1` (CI) and
@@ -141,8 +141,11 @@ time = "1s"
         // The warm-up repeat is stored but not summarised.
         assert_eq!(n, 2, "{fs}");
         assert!(tps > 1.0 && tps < 1e6, "{fs}: {tps} tps");
-        let (_, qps) = cell(&j, "lite", "oltp_read_write", "qps", fs);
-        assert!((qps / tps - 20.0).abs() < 1e-6, "{fs}: {qps} / {tps}");
+        // qps is tps × 20 by construction; that the 20 statements really run per committed
+        // transaction is counted on the database side by oltp::sqlite's unit test (triggers).
+        // Here: the row reaches the report, and there are more queries than transactions.
+        let (n, qps) = cell(&j, "lite", "oltp_read_write", "qps", fs);
+        assert!(n == 2 && qps > tps, "{fs}: {qps} qps, {tps} tps");
         let (_, p99) = cell(&j, "lite", "oltp_read_write", "lat_p99", fs);
         assert!(p99 > 0.0);
     }
@@ -235,15 +238,8 @@ fn mariadb_and_postgresql_servers_on_a_loop_filesystem() {
     assert!(notes.contains("postgresql ") && notes.contains("pgbench "), "{notes}");
 }
 
-#[test]
-fn ctrl_c_during_the_mariadb_phase_stops_the_server_and_unmounts() {
-    require_privileged!();
-    require_tools!("mariadbd", "mariadb-install-db", "sysbench");
-    let dir = open_scratch();
-    let suite = write_suite(
-        dir.path(),
-        "suite.toml",
-        r#"
+/// A MariaDB suite whose timed phase lasts far longer than any test waits.
+const MARIA_LONG: &str = r#"
 [suite]
 name = "maria-interrupt"
 description = "integration test"
@@ -258,13 +254,12 @@ mode = "read_only"
 rows = 2000
 threads = 2
 time = "120s"
-"#,
-    );
-    let db = dir.path().join("r.db");
-    let sc = dir.path().join("scratch");
+"#;
+
+/// Waits until `child` is in the timed MariaDB phase: the server runs under `sc` and
+/// sysbench's `run` loads it.
+fn wait_for_mariadb_phase(child: &mut std::process::Child, sc: &Path) {
     let scs = sc.to_str().unwrap();
-    let mut child = spawn_run(&db, &suite, &sc, &[]);
-    // Wait for the timed phase: sysbench's `run` against the server under the scratch folder.
     let t0 = Instant::now();
     loop {
         let procs = processes_mentioning(scs);
@@ -284,7 +279,29 @@ time = "120s"
         assert!(child.try_wait().unwrap().is_none(), "fsbench ended early");
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(!mounts_under(&sc).is_empty());
+    assert!(!mounts_under(sc).is_empty());
+}
+
+/// No MariaDB or PostgreSQL process mentions `dir` any more.
+fn assert_no_server_under(dir: &Path) {
+    let any_server: Vec<String> = processes_mentioning(dir.to_str().unwrap())
+        .into_iter()
+        .filter(|p| p.contains("mariadbd") || p.contains("postgres") || p.contains("sysbench"))
+        .collect();
+    assert_eq!(any_server, Vec::<String>::new(), "server processes left");
+}
+
+#[test]
+fn ctrl_c_during_the_mariadb_phase_stops_the_server_and_unmounts() {
+    require_privileged!();
+    require_tools!("mariadbd", "mariadb-install-db", "sysbench");
+    let dir = open_scratch();
+    let suite = write_suite(dir.path(), "suite.toml", MARIA_LONG);
+    let db = dir.path().join("r.db");
+    let sc = dir.path().join("scratch");
+    let scs = sc.to_str().unwrap();
+    let mut child = spawn_run(&db, &suite, &sc, &[]);
+    wait_for_mariadb_phase(&mut child, &sc);
     std::thread::sleep(Duration::from_millis(500));
     let t1 = Instant::now();
     rustix::process::kill_process(rustix::process::Pid::from_child(&child), rustix::process::Signal::Int).unwrap();
@@ -299,16 +316,45 @@ time = "120s"
         t1.elapsed()
     );
     assert_eq!(processes_mentioning(scs), Vec::<String>::new(), "processes left");
-    let any_server: Vec<String> = processes_mentioning(dir.path().to_str().unwrap())
-        .into_iter()
-        .filter(|p| p.contains("mariadbd") || p.contains("postgres"))
-        .collect();
-    assert_eq!(any_server, Vec::<String>::new());
+    assert_no_server_under(dir.path());
     assert_no_leftovers(&sc);
 }
 
-/// IOPS fio reports for 4 KiB psync random reads over `files` files of `size` in `dir`.
-fn fio_randread_iops(dir: &Path, files: u32, size: &str, secs: u32) -> f64 {
+#[test]
+fn sigkill_during_the_mariadb_phase_leaves_nothing_after_cleanup() {
+    require_privileged!();
+    require_tools!("mariadbd", "mariadb-install-db", "sysbench");
+    let dir = open_scratch();
+    let suite = write_suite(dir.path(), "suite.toml", MARIA_LONG);
+    let db = dir.path().join("r.db");
+    let sc = dir.path().join("scratch");
+    let mut child = spawn_run(&db, &suite, &sc, &[]);
+    wait_for_mariadb_phase(&mut child, &sc);
+    rustix::process::kill_process(rustix::process::Pid::from_child(&child), rustix::process::Signal::Kill).unwrap();
+    assert_eq!(child.wait().unwrap().code(), None, "killed by a signal");
+    // The server dies with fsbench (PR_SET_PDEATHSIG); it may take a moment to go.
+    let t0 = Instant::now();
+    while !processes_mentioning(sc.to_str().unwrap()).is_empty() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "still running after SIGKILL: {:?}",
+            processes_mentioning(sc.to_str().unwrap())
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_no_server_under(dir.path());
+    // fsbench's mount and loop device outlive it until `cleanup`.
+    let o = fsbench(&["cleanup", "--scratch", sc.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_no_leftovers(&sc);
+    let left: Vec<_> = std::fs::read_dir(&sc).unwrap().flatten().map(|e| e.path()).collect();
+    assert!(left.is_empty(), "scratch not empty: {left:?}");
+}
+
+/// IOPS fio reports for 4 KiB psync random reads over `files` files of `size` in `dir`, and
+/// the CPU its job used (user + system, percent of its runtime on one CPU).
+/// `gtod_reduce` keeps fio's own clock reads per I/O close to fsbench's one.
+fn fio_randread_iops(dir: &Path, files: u32, size: &str, secs: u32) -> (f64, f64) {
     let o = Command::new("fio")
         .args([
             "--name=fsbench-peer",
@@ -321,6 +367,8 @@ fn fio_randread_iops(dir: &Path, files: u32, size: &str, secs: u32) -> f64 {
             // fio drops the files' page cache before the job by default; fsbench's suite
             // reads them warm too (drop_caches = false).
             "--invalidate=0",
+            "--gtod_reduce=1",
+            "--norandommap",
             "--time_based",
             &format!("--runtime={secs}"),
             "--output-format=json",
@@ -329,20 +377,28 @@ fn fio_randread_iops(dir: &Path, files: u32, size: &str, secs: u32) -> f64 {
         .expect("run fio");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("fio JSON");
-    j["jobs"][0]["read"]["iops"].as_f64().expect("read iops")
+    let job = &j["jobs"][0];
+    let cpu = job["usr_cpu"].as_f64().expect("usr_cpu") + job["sys_cpu"].as_f64().expect("sys_cpu");
+    (job["read"]["iops"].as_f64().expect("read iops"), cpu)
 }
 
 #[test]
-fn fileio_rndrd_and_fio_randread_agree_in_order_of_magnitude() {
+fn fileio_rndrd_and_fio_randread_agree_within_1_5x_per_cpu_second() {
     if !have("fio") {
-        if std::env::var("FSBENCH_REQUIRE_PRIVILEGED").as_deref() == Ok("1") {
-            panic!("fio is not installed and FSBENCH_REQUIRE_PRIVILEGED=1: run scripts/install.sh");
-        }
-        eprintln!("SKIPPED (fio not installed): fileio vs fio");
+        crate::util::skip_or_fail("fio is not installed: run scripts/install.sh");
         return;
     }
-    // Both read 4 files of 16 MiB through the page cache (laid out just before, no drop).
-    let dir = tempfile::tempdir().unwrap();
+    // Both read 4 files of 16 MiB from memory (laid out just before), one thread, 4 KiB
+    // pread. The machine is shared: under load, reads per wall second of two runs a moment
+    // apart differed 2-30x (measured), because either tool may wait for a CPU. Reads per
+    // second of CPU the reading process itself used do not depend on that wait: fsbench's
+    // cpu_process and fio's usr_cpu + sys_cpu, each of its own process, one busy thread.
+    // On tmpfs (/dev/shm): the other jobs of a shared machine drop the page cache of disk
+    // filesystems at any moment (every fsbench run does, before each phase), which turned
+    // fio's reads cold in the middle of the test; tmpfs pages cannot be dropped.
+    let shm = Path::new("/dev/shm");
+    assert!(shm.is_dir(), "/dev/shm (tmpfs) is needed");
+    let dir = tempfile::tempdir_in(shm).unwrap();
     let suite = write_suite(
         dir.path(),
         "suite.toml",
@@ -352,7 +408,8 @@ name = "fileio-vs-fio"
 description = "integration test"
 
 [run]
-repeats = 1
+repeats = 2
+trim = 0
 drop_caches = false
 
 [[fs]]
@@ -364,7 +421,7 @@ mode = "rndrd"
 files = 4
 total_size = "64MiB"
 block_size = "4KiB"
-time = "2s"
+time = "1s"
 "#,
     );
     let work = dir.path().join("work");
@@ -376,12 +433,19 @@ time = "2s"
     let j = json_report(db);
     // With --dir the one variant is named after the directory's filesystem type.
     let variant = j["variants"][0].as_str().expect("one variant").to_string();
-    let (_, ours) = cell(&j, "fileio", "rndrd", "reads_per_s", &variant);
+    let (_, reads) = cell(&j, "fileio", "rndrd", "reads_per_s", &variant);
+    let (_, cpu) = cell(&j, "fileio", "rndrd", "cpu_process", &variant);
+    let ours = reads / (cpu / 100.0);
     let fio_dir = dir.path().join("fio");
     std::fs::create_dir(&fio_dir).unwrap();
-    let theirs = fio_randread_iops(&fio_dir, 4, "16M", 2);
+    let (iops, fio_cpu) = fio_randread_iops(&fio_dir, 4, "16M", 2);
+    let theirs = iops / (fio_cpu / 100.0);
     let ratio = ours / theirs;
-    eprintln!("fileio rndrd {ours:.0} reads/s, fio psync randread {theirs:.0} IOPS, ratio {ratio:.2}");
-    // Same decade: both are ~µs per pread from the page cache on this machine.
-    assert!((0.1..=10.0).contains(&ratio), "fsbench {ours} vs fio {theirs}");
+    eprintln!(
+        "fileio rndrd {reads:.0} reads/s at {cpu:.0} % CPU = {ours:.0} per CPU-s; fio psync randread {iops:.0} IOPS at {fio_cpu:.0} % = {theirs:.0}; ratio {ratio:.2}"
+    );
+    assert!(
+        (1.0 / 1.5..=1.5).contains(&ratio),
+        "fsbench {ours} vs fio {theirs} per CPU second"
+    );
 }

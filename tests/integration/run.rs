@@ -142,3 +142,198 @@ fn ctrl_c_in_the_middle_of_a_phase_leaves_nothing_mounted_and_keeps_finished_rep
         text(&o)
     );
 }
+
+/// One real run (ext4, 5 repeats, trim 1, caches kept): a fileio read from the page cache and a
+/// CPU-only fileio (the `null` engine on 2 threads, 1 s).
+const E2E: &str = r#"
+[suite]
+name = "e2e-report"
+description = "integration test"
+
+[run]
+repeats = 5
+trim = 1
+drop_caches = false
+
+[[fs]]
+type = "ext4"
+
+[[workload]]
+kind = "fileio"
+name = "cached-read"
+mode = "seqrd"
+files = 1
+total_size = "8MiB"
+block_size = "1MiB"
+time = "300ms"
+
+[[workload]]
+kind = "fileio"
+name = "cpu"
+mode = "rndrd"
+io = "null"
+threads = 2
+files = 1
+total_size = "1MiB"
+block_size = "4KiB"
+time = "1s"
+"#;
+
+#[test]
+fn trimmed_means_whole_system_cpu_and_the_cache_bound_flag_reach_the_report() {
+    require_privileged!();
+    let dir = scratch();
+    let suite = write_suite(dir.path(), "suite.toml", E2E);
+    let db = dir.path().join("r.db");
+    let sc = dir.path().join("scratch");
+    let o = fsbench(&[
+        "--db",
+        db.to_str().unwrap(),
+        "run",
+        &suite,
+        "--scratch",
+        sc.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_no_leftovers(&sc);
+    let o = fsbench(&["--db", db.to_str().unwrap(), "report", "latest", "--format", "json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let store = fsbench::store::Store::open(&db).unwrap();
+    let data = store.load_session(1).unwrap();
+    // Stored values of (workload case name, phase, metric), straight from the database.
+    let stored = |workload: &str, phase: &str, metric: &str| -> Vec<f64> {
+        let ids: Vec<&str> = j["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["workload"] == workload)
+            .map(|c| c["case_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids.len(), 1, "{workload}: {}", j["cases"]);
+        data.samples
+            .iter()
+            .filter(|s| ids.contains(&s.sample.case_id.as_str()) && !s.sample.is_warmup)
+            .flat_map(|s| s.sample.measurements.iter())
+            .filter(|m| m.phase == phase && m.metric.name == metric)
+            .map(|m| m.value)
+            .collect()
+    };
+    let cell = |workload: &str, phase: &str, metric: &str| -> serde_json::Value {
+        let t = j["workloads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["workload"] == workload)
+            .unwrap_or_else(|| panic!("no table {workload}"));
+        t["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["phase"] == phase && r["metric"]["name"] == metric)
+            .unwrap_or_else(|| panic!("no {phase}/{metric} in {workload}"))["cells"][0]
+            .clone()
+    };
+
+    // Trim: the best and the worst of the five stored values are dropped, by our own sort.
+    let mut v = stored("cached-read", "seqrd", "read_mib_s");
+    assert_eq!(v.len(), 5, "{v:?}");
+    v.sort_by(f64::total_cmp);
+    let ours = v[1..4].iter().sum::<f64>() / 3.0;
+    let c = cell("cached-read", "seqrd", "read_mib_s");
+    assert_eq!(c["summary"]["trimmed"], 1, "{c}");
+    let theirs = c["summary"]["trimmed_mean"].as_f64().unwrap();
+    assert!(
+        (ours - theirs).abs() <= 1e-9 * ours,
+        "trimmed mean {theirs}, expected {ours}"
+    );
+    let md = fsbench(&["--db", db.to_str().unwrap(), "report", "latest", "--format", "md"]);
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(md.contains("trimmed mean (1/end)"), "{md}");
+
+    // Whole-system CPU: a CPU-only phase on two threads keeps this machine busy, and what the
+    // whole machine spent (/proc/stat) covers what this process spent (getrusage): system % ×
+    // CPUs ≥ process % (of one CPU), up to tick rounding (USER_HZ 100: a few ticks in a 1 s
+    // phase, 3 points of one CPU). How busy the process got depends on the other jobs of this
+    // shared machine, so only "busy at all" is required of it.
+    let cpus = std::thread::available_parallelism().unwrap().get() as f64;
+    let sys = stored("cpu", "rndrd", "cpu_system");
+    let proc_ = stored("cpu", "rndrd", "cpu_process");
+    assert_eq!((sys.len(), proc_.len()), (5, 5));
+    for (s, p) in sys.iter().zip(&proc_) {
+        assert!(*s > 0.0 && *s <= 100.0, "system {s} %");
+        assert!(*p > 5.0, "two busy threads used {p} % of one CPU");
+        assert!(s * cpus + 3.0 >= *p, "system {s} % × {cpus} CPUs < process {p} %");
+    }
+    let c = cell("cpu", "rndrd", "cpu_system");
+    let mean = sys.iter().sum::<f64>() / 5.0;
+    assert!(
+        (c["summary"]["mean"].as_f64().unwrap() - mean).abs() <= 1e-9 * mean,
+        "{c}"
+    );
+
+    // Cache-bound: reads served from the page cache beat the raw device the session measured
+    // (O_DIRECT under the same loop set-up), and the report flags that cell and warns.
+    let ceiling = j["baseline"]["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["value"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    let c = cell("cached-read", "seqrd", "read_mib_s");
+    let mean = c["summary"]["mean"].as_f64().unwrap();
+    eprintln!("cached reads {mean:.0} MiB/s, raw device {ceiling:.0} MiB/s");
+    assert!(
+        mean > 2.0 * ceiling,
+        "cached reads {mean} MiB/s vs raw device {ceiling} MiB/s"
+    );
+    assert_eq!(c["cache_bound"], true, "{c}");
+    assert!(j["warnings"].to_string().contains("cached-read"), "{}", j["warnings"]);
+    // Only throughputs (MiB/s) are compared with the device: operation rates and CPU never.
+    for t in j["workloads"].as_array().unwrap() {
+        for row in t["rows"].as_array().unwrap() {
+            if row["metric"]["unit"] != "MiB/s" {
+                assert_eq!(row["cells"][0]["cache_bound"], false, "{row}");
+            }
+        }
+    }
+}
+
+#[test]
+fn doctor_runs_every_check_and_fails_on_a_small_scratch() {
+    require_privileged!();
+    // As root on this machine every required check passes: exit 0.
+    let o = fsbench(&["doctor"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    for line in [
+        "ok    running as root",
+        "ok    loop devices (/dev/loop-control)",
+        "ok    losetup",
+        "ok    mount",
+        "ok    drop_caches writable",
+        "ok    filesystem ext4",
+        "info  per-operation clock: ",
+        "Ready: ",
+    ] {
+        assert!(out.contains(line), "doctor lacks `{line}`:\n{out}");
+    }
+    // A scratch folder on a 16 MiB tmpfs is too small: the check says how to fix it, exit 1.
+    let dir = scratch();
+    let small = dir.path().join("small");
+    std::fs::create_dir(&small).unwrap();
+    let ok = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=16m", "tmpfs"])
+        .arg(&small)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let o = fsbench(&["doctor", "--scratch", small.to_str().unwrap()]);
+    let _ = std::process::Command::new("umount").arg(&small).status();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains(&format!("FIX   scratch {}", small.display())) && out.contains("1 problem(s) above"),
+        "{out}"
+    );
+}

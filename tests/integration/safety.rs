@@ -341,3 +341,122 @@ fn two_runs_at_once_share_scratch_and_database_without_colliding() {
     }
     assert!(store.integrity_check().unwrap());
 }
+
+#[test]
+fn a_session_sigkilled_mid_run_resumes_after_cleanup_and_completes() {
+    require_privileged!();
+    let dir = scratch();
+    let suite = write_suite(dir.path(), "s.toml", TINY);
+    let sc = dir.path().join("scratch");
+    let db = dir.path().join("r.db");
+    let mut child = spawn_run(&db, &suite, &sc, &[]);
+    interrupt_after_samples(&mut child, &db, 1, rustix::process::Signal::Kill);
+    assert_eq!(child.wait().unwrap().code(), None, "killed by a signal");
+    let partial = report_json(db.to_str().unwrap(), "1");
+    let stored = partial["samples"].as_array().unwrap().len();
+    assert!((1..3).contains(&stored), "{stored} samples before the kill");
+    // SIGKILL leaves the status as it was while running.
+    assert_eq!(partial["session"]["status"], "running");
+    let o = fsbench(&["cleanup", "--scratch", sc.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_no_leftovers(&sc);
+
+    let o = fsbench(&["--db", db.to_str().unwrap(), "run", "--resume", "latest"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains(&format!("{} of 3 repeats left", 3 - stored)),
+        "{}",
+        text(&o)
+    );
+    assert_no_leftovers(&sc);
+    let done = report_json(db.to_str().unwrap(), "1");
+    assert_eq!(done["session"]["status"], "complete");
+    let mut repeats: Vec<u64> = done["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["repeat"].as_u64().unwrap())
+        .collect();
+    repeats.sort();
+    assert_eq!(repeats.len(), 3, "{repeats:?}");
+    repeats.dedup();
+    assert_eq!(repeats.len(), 3, "each repeat once: {repeats:?}");
+}
+
+#[test]
+fn resuming_a_session_that_a_live_process_runs_is_refused() {
+    require_privileged!();
+    let dir = scratch();
+    let suite = write_suite(dir.path(), "s.toml", TINY);
+    let sc = dir.path().join("scratch");
+    let db = dir.path().join("r.db");
+    let child = spawn_run(&db, &suite, &sc, &[]);
+    // The session exists (status running) as soon as its first repeat is stored.
+    let t0 = Instant::now();
+    loop {
+        assert!(t0.elapsed() < Duration::from_secs(120), "no repeat stored");
+        let stored = fsbench::store::Store::open(&db)
+            .ok()
+            .and_then(|s| s.load_session(1).ok())
+            .map(|d| d.samples.len())
+            .unwrap_or(0);
+        if stored >= 1 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Stopped so that it is surely still running while the second process tries.
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::Stop).unwrap();
+    let o = fsbench(&["--db", db.to_str().unwrap(), "run", "--resume", "1"]);
+    rustix::process::kill_process(pid, rustix::process::Signal::Cont).unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("session 1 is being run by another live fsbench process"),
+        "{}",
+        text(&o)
+    );
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_no_leftovers(&sc);
+    let j = report_json(db.to_str().unwrap(), "1");
+    assert_eq!(j["session"]["status"], "complete");
+    assert_eq!(j["samples"].as_array().unwrap().len(), 3, "no repeat run twice");
+}
+
+#[test]
+fn cleanup_spares_a_live_run() {
+    require_privileged!();
+    let dir = scratch();
+    let suite = write_suite(dir.path(), "s.toml", TINY);
+    let sc = dir.path().join("scratch");
+    let db = dir.path().join("r.db");
+    let child = spawn_run(&db, &suite, &sc, &[]);
+    let pid = rustix::process::Pid::from_child(&child);
+    // Caught with its filesystem mounted (and stopped, so nothing changes but what cleanup does).
+    let t0 = Instant::now();
+    let (mounts, loops) = loop {
+        assert!(t0.elapsed() < Duration::from_secs(120), "the run never mounted");
+        if !mounts_under(&sc).is_empty() {
+            rustix::process::kill_process(pid, rustix::process::Signal::Stop).unwrap();
+            let (m, l) = (mounts_under(&sc), crate::util::loops_under(&sc));
+            if !m.is_empty() {
+                break (m, l);
+            }
+            rustix::process::kill_process(pid, rustix::process::Signal::Cont).unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let o = fsbench(&["cleanup", "--scratch", sc.to_str().unwrap()]);
+    let after = (mounts_under(&sc), crate::util::loops_under(&sc));
+    rustix::process::kill_process(pid, rustix::process::Signal::Cont).unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(after, (mounts.clone(), loops), "cleanup touched a live run");
+    assert!(!mounts.is_empty());
+    // And the run goes on undisturbed to the end.
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_no_leftovers(&sc);
+    let j = report_json(db.to_str().unwrap(), "1");
+    assert_eq!(sample_errors(&j, "ext4"), vec![String::new(); 3]);
+}

@@ -180,15 +180,14 @@ fn plans_show_space_and_refuse_what_does_not_fit() {
     let sc = dir.path().join("scratch");
     let sc = sc.to_str().unwrap();
     for preset in ["desktop-2009", "zfs-vs-native-2016"] {
+        // Whether scale 1 fits depends on this machine's free space: only its plan text is
+        // checked. A hundredth of it fits anywhere the tests run (exit 0), a thousand times
+        // nowhere (exit 2).
         let o = fsbench(&["plan", "--preset", preset, "--scale", "1", "--scratch", sc]);
         let out = String::from_utf8_lossy(&o.stdout);
         assert!(out.contains("needs") && out.contains("GiB at once"), "{}", text(&o));
-        // Either it fits here, or it is refused with a usage error that says why.
-        match o.status.code() {
-            Some(0) => {}
-            Some(2) => assert!(String::from_utf8_lossy(&o.stderr).contains("free but the plan needs")),
-            other => panic!("{preset}: exit {other:?}\n{}", text(&o)),
-        }
+        let o = fsbench(&["plan", "--preset", preset, "--scale", "0.01", "--scratch", sc]);
+        assert_eq!(o.status.code(), Some(0), "{preset}: {}", text(&o));
         // 1000 times the study does not fit on any test machine.
         let o = fsbench(&["plan", "--preset", preset, "--scale", "1000", "--scratch", sc]);
         assert_eq!(o.status.code(), Some(2), "{}", text(&o));

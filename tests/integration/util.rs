@@ -20,6 +20,25 @@ macro_rules! require_privileged {
     };
 }
 
+/// Skips (loudly) a test whose tool or kernel feature this machine lacks, or fails it when
+/// `FSBENCH_REQUIRE_PRIVILEGED=1`: CI must never count a skipped check as passed. The caller
+/// returns right after.
+pub fn skip_or_fail(why: &str) {
+    if std::env::var("FSBENCH_REQUIRE_PRIVILEGED").as_deref() == Ok("1") {
+        panic!("cannot run ({why}) and FSBENCH_REQUIRE_PRIVILEGED=1 requires every check to run");
+    }
+    eprintln!("SKIPPED: {why}");
+}
+
+/// Where `name` is installed (PATH, then the sbin directories), if anywhere.
+pub fn tool_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/local/sbin", "/usr/sbin", "/sbin"].iter().map(PathBuf::from))
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
 /// Whether the tests run as root.
 pub fn is_root() -> bool {
     rustix::process::geteuid().is_root()

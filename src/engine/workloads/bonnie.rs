@@ -1499,7 +1499,16 @@ mod tests {
         let flag = AtomicBool::new(false);
         let spec = tiny();
         let seen = std::sync::Mutex::new(Vec::new());
-        let on_phase = |p: &str| seen.lock().expect("test mutex").push(p.to_string());
+        // Files on disk when seq_stat starts: what seq_create really left, counted by walking
+        // the directory (not by the workload's own counter).
+        let created = std::sync::Mutex::new(None);
+        let on_phase = |p: &str| {
+            if p == SEQ_STAT {
+                let small = walkdir_files(tmp.path()).into_iter().filter(|&len| len <= 3000).count();
+                *created.lock().expect("test mutex") = Some(small);
+            }
+            seen.lock().expect("test mutex").push(p.to_string())
+        };
         let ctx = RunContext {
             dir: tmp.path(),
             drop_caches: false,
@@ -1533,13 +1542,33 @@ mod tests {
             assert!(p.cpu.system_pct.is_finite() && p.cpu.system_pct >= 0.0, "{p:?}");
             assert!(p.metrics.iter().any(|(m, _)| m.name == "lat_max"));
         }
-        // Rates agree with wall time: rate × wall = files.
+        // The reported create rate is the files really created per second of the phase.
+        let on_disk = created.lock().expect("test mutex").expect("seq_stat ran");
+        assert_eq!(on_disk, 300, "files on disk after seq_create");
         let create = &sample.phases[6];
         let rate = create.metrics[0].1;
-        assert!((rate * create.wall.as_secs_f64() - 300.0).abs() < 1.0, "{rate}");
+        assert!(
+            (rate * create.wall.as_secs_f64() - on_disk as f64).abs() < 1.0,
+            "{rate}/s over {:?}",
+            create.wall
+        );
         // Tiny phases are flagged, not hidden.
         assert!(sample.notes.iter().any(|n| n.contains("too short")));
         assert!(crate::engine::dir_is_empty(tmp.path()), "directory left non-empty");
+    }
+
+    /// Sizes of every regular file under `dir`, recursively.
+    fn walkdir_files(dir: &Path) -> Vec<u64> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir).expect("read_dir").flatten() {
+            let md = e.metadata().expect("stat");
+            if md.is_dir() {
+                out.extend(walkdir_files(&e.path()));
+            } else if md.is_file() {
+                out.push(md.len());
+            }
+        }
+        out
     }
 
     /// Write syscalls of this thread so far (`syscw` of /proc/thread-self/io).

@@ -918,6 +918,39 @@ pub(crate) fn remove_tree(root: &Path, interrupt: &AtomicBool) -> Result<(), Eng
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Removes CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH from the calling thread's effective
+    /// capabilities (capget/capset, version 3), so that even root meets file permissions on
+    /// this thread. Other threads keep theirs.
+    fn drop_dac_capabilities_of_this_thread() {
+        #[repr(C)]
+        struct Header {
+            version: u32,
+            pid: i32,
+        }
+        #[repr(C)]
+        #[derive(Clone, Copy, Default)]
+        struct Data {
+            effective: u32,
+            permitted: u32,
+            inheritable: u32,
+        }
+        const VERSION_3: u32 = 0x2008_0522;
+        const CAP_DAC_OVERRIDE: u32 = 1;
+        const CAP_DAC_READ_SEARCH: u32 = 2;
+        let mut hdr = Header {
+            version: VERSION_3,
+            pid: 0,
+        };
+        let mut data = [Data::default(); 2];
+        // SAFETY: the kernel reads the header and writes two Data records, as declared.
+        let r = unsafe { libc::syscall(libc::SYS_capget, &mut hdr as *mut Header, data.as_mut_ptr()) };
+        assert_eq!(r, 0, "capget: {}", io::Error::last_os_error());
+        data[0].effective &= !((1 << CAP_DAC_OVERRIDE) | (1 << CAP_DAC_READ_SEARCH));
+        // SAFETY: as above; capset reads them.
+        let r = unsafe { libc::syscall(libc::SYS_capset, &mut hdr as *mut Header, data.as_ptr()) };
+        assert_eq!(r, 0, "capset: {}", io::Error::last_os_error());
+    }
     use std::os::unix::fs::{symlink, PermissionsExt};
 
     fn set_mtime(p: &Path, sec: i64, nsec: i64) {
@@ -1137,28 +1170,38 @@ mod tests {
             }
             other => panic!("expected mkdir error, got {:?}", other.err()),
         }
-        // A file that cannot be read names the source path.
-        if !crate::engine::host::is_root() {
-            std::fs::write(src.join("locked"), b"x").expect("write");
-            std::fs::set_permissions(src.join("locked"), std::fs::Permissions::from_mode(0o000)).expect("chmod");
-            let d2 = tmp.path().join("d2");
-            let c = TreeCopier::new(
-                &src,
-                &d2,
-                CopyOptions {
-                    reflink: Reflink::Never,
-                    buffer: 16,
-                },
-                false,
-                &flag,
-            )
-            .expect("copier");
-            let e = phase::untimed(vec![c], &flag).expect_err("unreadable");
-            assert!(
-                e.to_string().starts_with(&format!("open {}/locked", src.display())),
-                "{e}"
-            );
-        }
+        // A file that cannot be read names the source path. Root reads a mode-000 file through
+        // CAP_DAC_OVERRIDE, so the copy runs on a thread that drops that capability (and
+        // CAP_DAC_READ_SEARCH) from its own effective set: capabilities are per thread, and a
+        // single worker runs inline on the calling thread. As non-root the drop is a no-op.
+        std::fs::write(src.join("locked"), b"x").expect("write");
+        std::fs::set_permissions(src.join("locked"), std::fs::Permissions::from_mode(0o000)).expect("chmod");
+        let d2 = tmp.path().join("d2");
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                drop_dac_capabilities_of_this_thread();
+                let denied = std::fs::File::open(src.join("locked")).expect_err("mode 000 must be unreadable now");
+                assert_eq!(denied.raw_os_error(), Some(libc::EACCES));
+                let c = TreeCopier::new(
+                    &src,
+                    &d2,
+                    CopyOptions {
+                        reflink: Reflink::Never,
+                        buffer: 16,
+                    },
+                    false,
+                    &flag,
+                )
+                .expect("copier");
+                let e = phase::untimed(vec![c], &flag).expect_err("unreadable");
+                assert!(
+                    e.to_string().starts_with(&format!("open {}/locked", src.display())),
+                    "{e}"
+                );
+            })
+            .join()
+            .expect("unprivileged copy thread");
+        });
         let e = COPY_ERR.io(
             "write",
             Path::new("/mnt/x/tree.copy/f"),
