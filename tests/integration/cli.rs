@@ -94,3 +94,29 @@ fn list_shows_presets_workloads_and_filesystems() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("ext4") && out.contains("zfs"), "{out}");
 }
+
+#[test]
+fn a_reader_that_went_away_ends_the_output_quietly_with_141() {
+    // A pipe whose read end is closed before fsbench starts: its first write gets EPIPE, as in
+    // `fsbench list workloads | head -1` once head has exited.
+    let mut fds = [0; 2];
+    // SAFETY: pipe(2) fills two descriptors, which the OwnedFds below then own.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: both descriptors are fresh from pipe(2) and owned nowhere else.
+    let (read, write) = unsafe {
+        use std::os::fd::FromRawFd;
+        (
+            std::os::fd::OwnedFd::from_raw_fd(fds[0]),
+            std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+        )
+    };
+    drop(read);
+    let o = std::process::Command::new(crate::util::bin())
+        .args(["list", "workloads"])
+        .stdout(std::process::Stdio::from(write))
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(141), "{}", text(&o));
+    assert!(o.stderr.is_empty(), "no error message for a closed pipe: {}", text(&o));
+}
