@@ -18,9 +18,10 @@
 //! comes from the user or the machine (labels, names, hostnames, paths, options, suite text,
 //! warnings) goes through [`esc`].
 
-use super::charts::{self, Bar, Panel, RepeatSeries};
+use super::charts::{self, Bar, Missing, Panel, RepeatSeries, Slot};
 use super::escape::html as esc;
 use super::role;
+use super::summary;
 use super::view::{self, name_unit, CellView};
 use super::{Cell, ReportModel, Row, Standing, WorkloadTable};
 use crate::metric::Direction;
@@ -39,14 +40,14 @@ h1{font-size:1.6em;margin:0.8em 0 0.2em}h2{margin-top:1.6em;border-bottom:2px so
 .sub{color:#555;margin:0 0 1em}
 .summary{background:#f4f7fb;border-left:4px solid #0072b2;padding:8px 12px;margin:8px 0}
 figure{margin:12px 0}figure svg{max-width:100%;height:auto;display:block}figcaption{font-size:0.9em;color:#444}
-.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:8px}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(520px,100%),1fr));gap:8px}
 .legend span{display:inline-block;margin-right:16px;font-size:0.95em}.legend i{display:inline-block;width:14px;height:14px;margin-right:6px;vertical-align:-2px;border-radius:2px}
-table{border-collapse:collapse;margin:8px 0;font-size:0.92em}th,td{border:1px solid #ddd;padding:3px 8px;text-align:right;vertical-align:top}
+table{border-collapse:collapse;margin:8px 0;font-size:0.92em;display:block;max-width:100%;overflow-x:auto}td.l{overflow-wrap:anywhere}th,td{border:1px solid #ddd;padding:3px 8px;text-align:right;vertical-align:top}
 th{background:#f2f2f2}td.l,th.l{text-align:left}
 td.best{font-weight:bold;background:#e6f4ea}td.tied{background:#f1f8f3}td.untested{color:#666}
 td.cache-bound{background:#fdf0dc}.mark.cb{color:#a05a00}
 .mark{font-size:0.85em;color:#2a7a3a;margin-left:4px}
-pre{background:#f6f6f6;padding:10px;overflow-x:auto;font-size:0.88em}
+pre{background:#f6f6f6;padding:10px;overflow-x:auto;font-size:0.88em;white-space:pre-wrap;overflow-wrap:anywhere}
 ul.warnings li{color:#8a4b00}
 details{margin:6px 0}summary{cursor:pointer;color:#0a58a5}
 .note{font-size:0.9em;color:#555}
@@ -79,14 +80,20 @@ pub fn render_html(model: &ReportModel) -> String {
         esc(s.status.as_str()),
     );
     legend(&mut out, model);
-    if model.workloads.iter().any(|t| !t.summary.is_empty()) {
+    let paragraphs: Vec<(&str, String)> = model
+        .workloads
+        .iter()
+        .map(|t| (t.workload.as_str(), summary::paragraph(model, t)))
+        .filter(|(_, p)| !p.is_empty())
+        .collect();
+    if !paragraphs.is_empty() {
         out.push_str("<h2 id=\"summary\">Summary</h2>\n");
-        for t in model.workloads.iter().filter(|t| !t.summary.is_empty()) {
+        for (workload, paragraph) in &paragraphs {
             let _ = writeln!(
                 out,
                 "<p class=\"summary\"><b>{}</b>: {}</p>",
-                esc(&t.workload),
-                esc(&t.summary)
+                esc(workload),
+                esc(paragraph)
             );
         }
         let _ = writeln!(
@@ -144,14 +151,31 @@ fn bar(cell: &Cell) -> Bar {
     }
 }
 
-/// One panel per distinct metric among `rows`, phases as categories, in first-appearance order.
-fn panels(model: &ReportModel, rows: &[&Row], title: impl Fn(&Row) -> String) -> Vec<Panel> {
+/// One panel per distinct metric among `rows` (each with its workload), phases as categories,
+/// in first-appearance order. A variant without a cell gets a placeholder with the reason when
+/// it has no value at all in that workload (unavailable, every repeat failed), else a gap.
+fn panels(model: &ReportModel, rows: &[(&str, &Row)], title: impl Fn(&Row) -> String) -> Vec<Panel> {
     let mut out: Vec<(crate::metric::MetricId, Panel)> = Vec::new();
-    for row in rows {
-        let group: Vec<Option<Bar>> = model
+    let mut absent: Vec<(&str, Vec<(usize, view::Absence)>)> = Vec::new();
+    for (workload, row) in rows {
+        if !absent.iter().any(|(w, _)| w == workload) {
+            absent.push((workload, view::absent(model, workload)));
+        }
+        let missing = &absent.iter().find(|(w, _)| w == workload).expect("just pushed").1;
+        let group: Vec<Slot> = model
             .variants
             .iter()
-            .map(|v| row.cells.iter().find(|c| &c.variant == v).map(bar))
+            .enumerate()
+            .map(|(i, v)| match row.cells.iter().find(|c| &c.variant == v) {
+                Some(cell) => Slot::Bar(bar(cell)),
+                None => match missing.iter().find(|(j, _)| *j == i) {
+                    Some((_, a)) => Slot::Missing(Missing {
+                        word: a.word().to_string(),
+                        reason: a.reason().to_string(),
+                    }),
+                    None => Slot::Empty,
+                },
+            })
             .collect();
         match out.iter_mut().find(|(m, _)| *m == row.metric) {
             Some((_, p)) => {
@@ -166,11 +190,79 @@ fn panels(model: &ReportModel, rows: &[&Row], title: impl Fn(&Row) -> String) ->
                     unit: row.metric.unit.as_str().to_string(),
                     categories: vec![row.phase.clone()],
                     bars: vec![group],
+                    bounds: role::bounds(&row.metric, model.session.info.host.ncpu),
                 },
             )),
         }
     }
     out.into_iter().map(|(_, p)| p).collect()
+}
+
+/// A bound as captions print it: `0`, `100`, `400`, `2.5`.
+fn bound_text(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        super::number::value(v)
+    }
+}
+
+/// The caption's sentences about `panels`' placeholders and clipped whiskers (empty when none).
+fn caption_notes(model: &ReportModel, panels: &[Panel]) -> String {
+    let mut out = String::new();
+    let mut missing: Vec<(usize, &Missing)> = Vec::new();
+    for p in panels {
+        for group in &p.bars {
+            for (i, slot) in group.iter().enumerate() {
+                if let Slot::Missing(m) = slot {
+                    if !missing.iter().any(|(j, n)| *j == i && *n == m) {
+                        missing.push((i, m));
+                    }
+                }
+            }
+        }
+    }
+    if !missing.is_empty() {
+        let parts: Vec<String> = missing
+            .iter()
+            .map(|(i, m)| {
+                let what = if m.word == "failed" {
+                    "every repeat failed"
+                } else {
+                    m.word.as_str()
+                };
+                format!(
+                    "<b>{}</b>: {what} ({})",
+                    esc(model.variants.get(*i).map(String::as_str).unwrap_or("")),
+                    esc(&m.reason)
+                )
+            })
+            .collect();
+        let _ = write!(out, " Grey slots mark variants with no value: {}.", parts.join("; "));
+    }
+    let mut cut: Vec<String> = Vec::new();
+    for p in panels {
+        let (low, high) = p.clipped();
+        let unit = if p.unit == "%" {
+            " %".to_string()
+        } else {
+            format!(" {}", p.unit)
+        };
+        for (hit, bound) in [(low, p.bounds.0), (high, p.bounds.1)] {
+            let text = format!("{}{unit}", bound_text(bound));
+            if hit && !cut.contains(&text) {
+                cut.push(text);
+            }
+        }
+    }
+    if !cut.is_empty() {
+        let _ = write!(
+            out,
+            " Whiskers clipped at {}: the interval's symmetric formula reaches past what the quantity can be; a clipped end has no cap, and the tables print the unclipped ± half-width.",
+            super::words::list(&cut)
+        );
+    }
+    out
 }
 
 /// A `<figure>` with a chart or, if drawing failed, the error in its place.
@@ -196,12 +288,20 @@ fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable
         out,
         "<section class=\"workload\" id=\"w{index}\" data-workload=\"{w}\">\n<h2>{w}{kind}</h2>"
     );
-    if !table.summary.is_empty() {
-        let _ = writeln!(out, "<p class=\"summary\">{}</p>", esc(&table.summary));
+    // With one workload the Summary section above already shows this paragraph.
+    let paragraph = summary::paragraph(model, table);
+    if model.workloads.len() > 1 && !paragraph.is_empty() {
+        let _ = writeln!(out, "<p class=\"summary\">{}</p>", esc(&paragraph));
     }
     legend(out, model);
+    let wl = table.workload.as_str();
     let attrs = format!(" id=\"bars-{index}\" data-workload=\"{w}\"");
-    let headline: Vec<&Row> = table.rows.iter().filter(|r| role::is_headline(&r.metric)).collect();
+    let headline: Vec<(&str, &Row)> = table
+        .rows
+        .iter()
+        .filter(|r| role::is_headline(&r.metric))
+        .map(|r| (wl, r))
+        .collect();
     if !headline.is_empty() {
         let p = panels(model, &headline, |r| {
             format!(
@@ -216,10 +316,15 @@ fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable
             "chart-bars",
             &attrs,
             charts::bar_chart(&p, &model.variants, WIDE),
-            "Mean of the measured repeats per phase, filesystems side by side; whiskers: 95 % confidence interval of the mean.",
+            &format!("{}{}", "Mean of the measured repeats per phase, filesystems side by side; whiskers: 95 % confidence interval of the mean.", caption_notes(model, &p)),
         );
     }
-    let cpu: Vec<&Row> = table.rows.iter().filter(|r| role::is_cpu(&r.metric)).collect();
+    let cpu: Vec<(&str, &Row)> = table
+        .rows
+        .iter()
+        .filter(|r| role::is_cpu(&r.metric))
+        .map(|r| (wl, r))
+        .collect();
     if !cpu.is_empty() {
         let p = panels(model, &cpu, |r| {
             let whose = if r.metric.role == crate::metric::Role::ProcessCpu {
@@ -234,10 +339,15 @@ fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable
             "chart-cpu",
             &format!(" id=\"cpu-{index}\" data-workload=\"{w}\""),
             charts::bar_chart(&p, &model.variants, WIDE),
-            "CPU use during each timed phase: the benchmark process (getrusage) and the whole machine (/proc/stat), which includes kernel threads doing journaling, writeback and compression.",
+            &format!("{}{}", "CPU use during each timed phase: the benchmark process (getrusage) and the whole machine (/proc/stat), which includes kernel threads doing journaling, writeback and compression.", caption_notes(model, &p)),
         );
     }
-    let lat: Vec<&Row> = table.rows.iter().filter(|r| role::is_latency(&r.metric)).collect();
+    let lat: Vec<(&str, &Row)> = table
+        .rows
+        .iter()
+        .filter(|r| role::is_latency(&r.metric))
+        .map(|r| (wl, r))
+        .collect();
     if !lat.is_empty() {
         let p = panels(model, &lat, |r| {
             format!(
@@ -252,12 +362,17 @@ fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable
             "chart-latency",
             &format!(" id=\"latency-{index}\" data-workload=\"{w}\""),
             charts::bar_chart(&p, &model.variants, WIDE),
-            "Per-operation latency percentiles (mean over repeats of each repeat's percentile).",
+            &format!(
+                "{}{}",
+                "Per-operation latency percentiles (mean over repeats of each repeat's percentile).",
+                caption_notes(model, &p)
+            ),
         );
     }
     if !headline.is_empty() {
         out.push_str("<h3>Every repeat</h3>\n<p class=\"note\">Each point is one measured repeat in run order; the dashed line is the trimmed mean and the band the 95 % confidence interval of the mean. A first point far from the rest is a first-run effect.</p>\n<div class=\"grid\">\n");
-        for row in &headline {
+        let absent = view::absent(model, wl);
+        for (_, row) in &headline {
             let series: Vec<RepeatSeries> = row
                 .cells
                 .iter()
@@ -271,6 +386,26 @@ fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable
                     })
                 })
                 .collect();
+            let bounds = role::bounds(&row.metric, model.session.info.host.ncpu);
+            let marks: Vec<(usize, String)> = absent
+                .iter()
+                .map(|(i, a)| (*i, format!("{}: {}", model.variants[*i], a.word())))
+                .collect();
+            let mut caption: Vec<String> = absent
+                .iter()
+                .map(|(i, a)| format!("<b>{}</b>: {}", esc(&model.variants[*i]), esc(&a.describe())))
+                .collect();
+            let clipped = series
+                .iter()
+                .any(|s| s.ci.is_some_and(|(l, h)| l < bounds.0 || h > bounds.1));
+            if clipped {
+                caption.push(format!(
+                    "bands clipped at {} {}: the interval reaches past what the quantity can be",
+                    bound_text(bounds.0),
+                    esc(row.metric.unit.as_str())
+                ));
+            }
+            let caption = caption.join("; ");
             let title = format!(
                 "{} {} — {}",
                 row.phase,
@@ -285,8 +420,8 @@ fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable
                     esc(&row.phase),
                     esc(&row.metric.name)
                 ),
-                charts::repeats_chart(&title, row.metric.unit.as_str(), &series, 540, 270),
-                "",
+                charts::repeats_chart(&title, row.metric.unit.as_str(), &series, &marks, bounds, 540, 270),
+                &caption,
             );
         }
         out.push_str("</div>\n");
@@ -358,7 +493,7 @@ fn results_table(out: &mut String, model: &ReportModel, table: &WorkloadTable) {
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</tbody></table>\n<p class=\"note\">mean ± half-width of the 95 % confidence interval (Student t). ★ best mean of the row; = tied with the best (Welch’s t-test, p ≥ 0.05); ? too few repeats to test. CPU rows are not ranked. Empty cells say why: unavailable, failed or n/a (see the warnings).");
+    out.push_str("</tbody></table>\n<p class=\"note\">mean ± half-width of the 95 % confidence interval (Student t). ★ best mean of the row; = tied with the best (Welch’s t-test, p ≥ 0.05); ? too few repeats to test. CPU rows are not ranked. Empty cells say why: unavailable, failed or n/a (see the warnings). The ± is the symmetric half-width as computed, never clipped: where mean − half-width is below 0 (or CPU plus it above 100 %), the interval is wider than the data allow and the charts draw it clipped.");
     if let Some(legend) = legend.filter(|_| flagged) {
         let _ = write!(out, " {}", esc(&legend));
     }
@@ -394,7 +529,7 @@ fn results_table(out: &mut String, model: &ReportModel, table: &WorkloadTable) {
 
 /// Throughput (MiB/s) of synthetic and real-data workloads side by side, when both exist.
 fn synthetic_vs_real(out: &mut String, model: &ReportModel) {
-    let mut sides: [Vec<Row>; 2] = [Vec::new(), Vec::new()];
+    let mut sides: [Vec<(&str, Row)>; 2] = [Vec::new(), Vec::new()];
     for t in &model.workloads {
         let real = REAL_DATA_KINDS.contains(&t.kind.as_str());
         for r in t
@@ -404,7 +539,7 @@ fn synthetic_vs_real(out: &mut String, model: &ReportModel) {
         {
             let mut r = r.clone();
             r.phase = format!("{} · {}", t.workload, r.phase);
-            sides[usize::from(real)].push(r);
+            sides[usize::from(real)].push((t.workload.as_str(), r));
         }
     }
     if sides.iter().any(Vec::is_empty) {
@@ -412,7 +547,7 @@ fn synthetic_vs_real(out: &mut String, model: &ReportModel) {
     }
     let mut p = Vec::new();
     for (side, name) in sides.iter().zip(["synthetic workloads", "real-data workloads"]) {
-        let refs: Vec<&Row> = side.iter().collect();
+        let refs: Vec<(&str, &Row)> = side.iter().map(|(w, r)| (*w, r)).collect();
         let mut panel = panels(model, &refs, |r| {
             format!("{name}: {} ({}) — higher is better", r.metric.name, r.metric.unit)
         });
@@ -424,7 +559,7 @@ fn synthetic_vs_real(out: &mut String, model: &ReportModel) {
         "chart-synthetic-real",
         "",
         charts::bar_chart(&p, &model.variants, WIDE),
-        "Throughput of synthetic workloads (above) and of workloads that copy real files (below); a filesystem that wins the synthetic test does not always win with real data.",
+        &format!("{}{}", "Throughput of synthetic workloads (above) and of workloads that copy real files (below); a filesystem that wins the synthetic test does not always win with real data.", caption_notes(model, &p)),
     );
     out.push_str("</section>\n");
 }
