@@ -718,6 +718,163 @@ mod tests {
         assert!(html.contains("class=\"summary\""));
     }
 
+    /// The `<figure …>` that starts at the first `needle` of `html`, up to its `</figure>`.
+    fn figure_of<'a>(html: &'a str, needle: &str) -> &'a str {
+        let start = html.find(needle).unwrap_or_else(|| panic!("no {needle}"));
+        let end = html[start..].find("</figure>").expect("figure end") + start;
+        &html[start..end]
+    }
+
+    /// The numeric value of attribute `name` in the element text `element`.
+    fn attr(element: &str, name: &str) -> f64 {
+        let key = format!(" {name}=\"");
+        let at = element.find(&key).unwrap_or_else(|| panic!("no {name} in {element}")) + key.len();
+        let len = element[at..].find('"').expect("closing quote");
+        element[at..at + len].parse().expect("number")
+    }
+
+    #[test]
+    fn cpu_whiskers_stay_within_0_and_100_percent_and_the_caption_says_they_are_clipped() {
+        let mut data = session_data();
+        // Whole-system CPU whose 95 % intervals reach below 0 (ext4: 2, 30, 1 → 11 ± 41) and
+        // above 100 (xfs: 99, 60 → 79.5 ± 248).
+        for s in data.samples.iter_mut().filter(|s| !s.sample.is_warmup) {
+            let value = match (s.sample.case_id.as_str(), s.sample.repeat) {
+                ("ext4-bonnie", 1) => 2.0,
+                ("ext4-bonnie", 2) => 30.0,
+                ("ext4-bonnie", 3) => 1.0,
+                ("xfs-bonnie", 1) => 99.0,
+                ("xfs-bonnie", 3) => 60.0,
+                _ => continue,
+            };
+            for m in s.sample.measurements.iter_mut() {
+                if m.metric.role == crate::metric::Role::SystemCpu {
+                    m.value = value;
+                }
+            }
+        }
+        let model = build(&data, 1, 0.95);
+        let row = model.workloads[0]
+            .rows
+            .iter()
+            .find(|r| r.metric.role == crate::metric::Role::SystemCpu)
+            .unwrap();
+        let (lo, hi) = (
+            row.cells[0].summary.ci_low.unwrap(),
+            row.cells[1].summary.ci_high.unwrap(),
+        );
+        assert!(lo < 0.0 && hi > 100.0, "the fixture must cross both bounds: {lo} {hi}");
+        let html = render_html(&model);
+        let cpu = figure_of(&html, "id=\"cpu-0\"");
+        assert!(
+            cpu.contains("Whiskers clipped at 0 % and 100 %"),
+            "the caption must say the whiskers are clipped: {}",
+            &cpu[cpu.find("<figcaption>").unwrap()..]
+        );
+        // The system-CPU panel is the second of the chart (panels are 300 px high, stacked).
+        let in_panel = |y: f64| (300.0..600.0).contains(&y);
+        // Pixel rows of 0 % and 100 %: every bar starts at 0; the tallest gives px per percent.
+        let bars: Vec<&str> = cpu
+            .split("<rect class=\"bar\"")
+            .skip(1)
+            .map(|e| &e[..e.find('>').unwrap_or(e.len())])
+            .filter(|e| e.contains("data-metric=\"cpu_system\""))
+            .collect();
+        assert_eq!(bars.len(), 6, "3 variants × 2 phases");
+        let tallest = bars
+            .iter()
+            .max_by(|a, b| attr(a, "height").total_cmp(&attr(b, "height")))
+            .unwrap();
+        let bottom = attr(tallest, "y") + attr(tallest, "height");
+        let mean = model.workloads[0]
+            .rows
+            .iter()
+            .filter(|r| r.metric.role == crate::metric::Role::SystemCpu)
+            .flat_map(|r| r.cells.iter().map(|c| c.summary.mean))
+            .fold(0.0, f64::max);
+        let per_percent = attr(tallest, "height") / mean;
+        let (y0, y100) = (bottom, bottom - 100.0 * per_percent);
+        let whisker_ys: Vec<f64> = cpu
+            .split("<polyline ")
+            .skip(1)
+            .filter(|e| e.contains("stroke=\"#111111\""))
+            .flat_map(|e| {
+                let at = e.find("points=\"").unwrap() + 8;
+                let len = e[at..].find('"').unwrap();
+                e[at..at + len]
+                    .split_whitespace()
+                    .map(|p| p.split(',').nth(1).unwrap().parse::<f64>().unwrap())
+                    .collect::<Vec<_>>()
+            })
+            .filter(|y| in_panel(*y))
+            .collect();
+        assert!(!whisker_ys.is_empty(), "no whiskers in the system-CPU panel");
+        for y in &whisker_ys {
+            assert!(
+                *y >= y100 - 1.5 && *y <= y0 + 1.5,
+                "whisker at y = {y} px lies outside 0..100 % (y = {y0} .. {y100} px)"
+            );
+        }
+        // The clipped whiskers reach the bounds (so the check above had something to catch).
+        assert!(whisker_ys.iter().any(|y| (y - y100).abs() <= 1.5), "{whisker_ys:?}");
+        assert!(whisker_ys.iter().any(|y| (y - y0).abs() <= 1.5), "{whisker_ys:?}");
+    }
+
+    #[test]
+    fn a_variant_whose_repeats_all_failed_is_named_in_the_summary_and_has_a_slot_in_every_chart() {
+        let mut data = session_data();
+        for s in data.samples.iter_mut().filter(|s| s.sample.case_id == "xfs-bonnie") {
+            s.sample.status = crate::store::SampleStatus::Failed("filesystem full (ENOSPC)".into());
+            s.sample.measurements.clear();
+        }
+        let html = render_html(&build(&data, 1, 0.95));
+        let summary = &html[html.find("id=\"summary\"").unwrap()..html.find("id=\"w0\"").unwrap()];
+        assert!(
+            summary.contains("Not compared: xfs failed every repeat (filesystem full (ENOSPC)); zfs is unavailable (module not loaded)."),
+            "{summary}"
+        );
+        let section = &html[html.find("id=\"w0\"").unwrap()..html.find("id=\"w1\"").unwrap()];
+        // bars: 2 headline phases; cpu: 2 phases × 2 CPU metrics; latency: 1 phase × 1 metric.
+        for (needle, slots) in [("chart-bars", 2), ("chart-cpu", 4), ("chart-latency", 1)] {
+            let fig = figure_of(section, &format!("class=\"chart {needle}\""));
+            for (variant, word) in [("xfs", "failed"), ("zfs", "unavailable")] {
+                let slot = format!("class=\"bar-missing\" data-variant=\"{variant}\"");
+                assert_eq!(fig.matches(&slot).count(), slots, "{needle} {variant}");
+                assert!(
+                    fig.contains(&format!(">\n{word}\n</text>")),
+                    "{needle}: no '{word}' label"
+                );
+            }
+            assert!(fig.contains("data-missing=\"failed\"") && fig.contains("filesystem full (ENOSPC)"));
+            assert!(
+                fig.contains("<b>xfs</b>: every repeat failed (filesystem full (ENOSPC))"),
+                "{needle} caption"
+            );
+        }
+        let repeats = figure_of(section, "class=\"chart chart-repeats\"");
+        assert!(repeats.contains(">\nxfs: failed\n</text>") && repeats.contains(">\nzfs: unavailable\n</text>"));
+        assert!(section.contains("<td class=\"untested\">failed</td>"));
+    }
+
+    #[test]
+    fn one_workload_shows_its_summary_once() {
+        let mut data = session_data();
+        data.cases.retain(|c| c.workload == "bonnie");
+        data.samples.retain(|s| s.sample.case_id.ends_with("-bonnie"));
+        let model = build(&data, 1, 0.95);
+        assert!(!model.workloads[0].summary.is_empty());
+        let html = render_html(&model);
+        assert_eq!(
+            html.matches(&esc(&model.workloads[0].summary)).count(),
+            1,
+            "summary repeated"
+        );
+        // With two workloads each section repeats its own paragraph below the overview.
+        let two = render_html(&build(&session_data(), 1, 0.95));
+        let first = build(&session_data(), 1, 0.95).workloads[0].summary.clone();
+        assert_eq!(two.matches(&esc(&first)).count(), 2);
+    }
+
     #[test]
     fn synthetic_and_real_data_throughput_side_by_side() {
         let mut data = session_data();
