@@ -14,7 +14,12 @@
 //! Hooks for readers and tests: each workload is a `<section class="workload">` with
 //! `data-workload`; each chart a `<figure class="chart chart-KIND">` (`bars`, `cpu`, `latency`,
 //! `repeats`, `synthetic-real`) with `data-workload`, and each bar a `rect.bar` with
-//! `data-variant`, `data-phase` and `data-metric` (see [`super::charts`]). Every string that
+//! `data-variant`, `data-phase` and `data-metric` (see [`super::charts`]); a variant with no value
+//! in the workload (unavailable, every repeat failed: [`view::absent`]) gets a grey
+//! `rect.bar-missing` with `data-missing` and the reason in its tooltip and the caption, and the
+//! summary paragraphs name it ([`summary::paragraph`]). Whiskers are clipped to each metric's
+//! bounds ([`role::bounds`]) and the caption says so. With one workload the summary paragraph
+//! appears once (the Summary section). Every string that
 //! comes from the user or the machine (labels, names, hostnames, paths, options, suite text,
 //! warnings) goes through [`esc`].
 
