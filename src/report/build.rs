@@ -8,6 +8,7 @@
 
 use super::number;
 use super::role;
+use super::words::without_name;
 use super::{Cell, ReportModel, Row, Standing, VsBest, WorkloadTable, SCHEMA_VERSION};
 use crate::metric::MetricId;
 use crate::stats::two_sample::{self, ratio_ci, tie, Sample, Tie};
@@ -177,15 +178,6 @@ fn mark_best(row: &mut Row) {
 }
 
 /// `reason` without a leading `"<name>: "` that would repeat the variant or filesystem name.
-fn strip_prefix_name<'a>(reason: &'a str, case: &CaseRecord) -> &'a str {
-    for name in [&case.variant, &case.fs_type] {
-        if let Some(rest) = reason.strip_prefix(name.as_str()).and_then(|r| r.strip_prefix(':')) {
-            return rest.trim_start();
-        }
-    }
-    reason
-}
-
 struct Warnings<'a> {
     data: &'a SessionData,
     case_by_id: &'a HashMap<&'a str, &'a CaseRecord>,
@@ -212,7 +204,7 @@ impl Warnings<'_> {
         super::cachebound::warnings(data, self.tables, &mut out);
         for case in &data.cases {
             if let CaseAvailability::Unavailable(reason) = &case.availability {
-                let reason = strip_prefix_name(reason, case);
+                let reason = without_name(reason, &[&case.variant, &case.fs_type]);
                 push_unique(&mut out, format!("{}: unavailable: {reason}", case.variant));
             }
         }

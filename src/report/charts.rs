@@ -20,6 +20,7 @@ use super::escape::html as esc;
 use super::number;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::fmt::Display;
 use std::ops::Range;
 
@@ -74,6 +75,26 @@ pub struct Bar {
     pub ci: Option<(f64, f64)>,
 }
 
+/// A variant's place in a group that has no bar: why, shown as a grey placeholder.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Missing {
+    /// Short word drawn in the slot: `failed`, `unavailable`.
+    pub word: String,
+    /// The reason, in the placeholder's tooltip.
+    pub reason: String,
+}
+
+/// What one variant has in one group.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Slot {
+    /// A measured value.
+    Bar(Bar),
+    /// No value, for a reason a reader must see (a marked, labelled empty slot).
+    Missing(Missing),
+    /// No value and nothing to say (e.g. the metric does not exist for this variant): a gap.
+    Empty,
+}
+
 /// One panel of grouped bars: categories (phases) on x, one bar per variant in each group.
 #[derive(Clone, Debug)]
 pub struct Panel {
@@ -85,9 +106,37 @@ pub struct Panel {
     pub unit: String,
     /// Category (phase) labels.
     pub categories: Vec<String>,
-    /// `bars[category][variant]`; `None` where a variant has no value.
-    pub bars: Vec<Vec<Option<Bar>>>,
+    /// `bars[category][variant]`.
+    pub bars: Vec<Vec<Slot>>,
+    /// The values the quantity can take, `(lowest, highest)` in its unit (e.g. `(0, 100)` for
+    /// whole-system CPU %, `(0, ∞)` for times and rates). Whiskers are drawn clipped to it; see
+    /// [`Panel::clipped`].
+    pub bounds: (f64, f64),
 }
+
+impl Panel {
+    /// Whether some interval reaches below the lower bound / above the upper bound, so its
+    /// whisker is drawn clipped there (captions must say so).
+    pub fn clipped(&self) -> (bool, bool) {
+        let cis = || {
+            self.bars.iter().flatten().filter_map(|s| match s {
+                Slot::Bar(b) => b.ci,
+                _ => None,
+            })
+        };
+        (
+            cis().any(|(l, _)| l < self.bounds.0),
+            cis().any(|(_, h)| h > self.bounds.1),
+        )
+    }
+}
+
+/// Opacity of the grey placeholder of a [`Slot::Missing`], which no other element uses.
+pub const MISSING_ALPHA: f64 = 0.55;
+
+/// Stroke colour of CI whiskers (near-black, distinct from the axes' black so readers and tests
+/// can find them).
+pub const WHISKER: RGBColor = RGBColor(17, 17, 17);
 
 /// Ticks 1-2-5 × 10ᵏ (log) or a "nice" step (linear) covering `[lo, hi]`.
 fn ticks(lo: f64, hi: f64, log: bool) -> Vec<f64> {
@@ -180,45 +229,68 @@ fn bar_range(means: &[f64], ends: &[f64]) -> (Scale, f64, f64) {
     (Scale { log: false }, lo, hi)
 }
 
-/// What one bar rectangle is, for its attributes.
+/// What one bar or placeholder rectangle is, for its attributes.
 struct BarTag {
     variant: String,
     phase: String,
     metric: String,
     tooltip: String,
+    /// `Some(word)` for a [`Slot::Missing`] placeholder (class `bar-missing`, `data-missing`).
+    missing: Option<String>,
 }
 
-/// Puts the attributes of `tags` on the rectangles drawn with [`BAR_ALPHA`], in order.
+/// Puts the attributes of `tags` on the rectangles drawn with [`BAR_ALPHA`] (bars) and
+/// [`MISSING_ALPHA`] (placeholders), each kind in its own drawing order.
 fn annotate_bars(svg: &str, tags: &[BarTag]) -> Result<String, ChartError> {
-    let marker = format!("opacity=\"{BAR_ALPHA}\"");
+    let bar_marker = format!("opacity=\"{BAR_ALPHA}\"");
+    let missing_marker = format!("opacity=\"{MISSING_ALPHA}\"");
     let mut out = String::with_capacity(svg.len() + tags.len() * 120);
     let mut rest = svg;
-    let mut next = tags.iter();
+    let mut bars = tags.iter().filter(|t| t.missing.is_none());
+    let mut missing = tags.iter().filter(|t| t.missing.is_some());
     while let Some(start) = rest.find("<rect ") {
         let Some(len) = rest[start..].find("/>") else { break };
         let element = &rest[start..start + len];
         out.push_str(&rest[..start]);
-        if element.contains(&marker) {
-            let tag = next
-                .next()
-                .ok_or_else(|| ChartError("more bar rectangles than bars".into()))?;
-            out.push_str(&format!(
-                "<rect class=\"bar\" data-variant=\"{}\" data-phase=\"{}\" data-metric=\"{}\" {}><title>{}</title></rect>",
-                esc(&tag.variant),
-                esc(&tag.phase),
-                esc(&tag.metric),
-                &element["<rect ".len()..],
-                esc(&tag.tooltip)
-            ));
+        let next = if element.contains(&bar_marker) {
+            Some(
+                bars.next()
+                    .ok_or_else(|| ChartError("more bar rectangles than bars".into()))?,
+            )
+        } else if element.contains(&missing_marker) {
+            Some(
+                missing
+                    .next()
+                    .ok_or_else(|| ChartError("more placeholder rectangles than missing slots".into()))?,
+            )
         } else {
-            out.push_str(element);
-            out.push_str("/>");
+            None
+        };
+        match next {
+            Some(tag) => {
+                let (class, extra) = match &tag.missing {
+                    None => ("bar", String::new()),
+                    Some(word) => ("bar-missing", format!(" data-missing=\"{}\"", esc(word))),
+                };
+                out.push_str(&format!(
+                    "<rect class=\"{class}\" data-variant=\"{}\" data-phase=\"{}\" data-metric=\"{}\"{extra} {}><title>{}</title></rect>",
+                    esc(&tag.variant),
+                    esc(&tag.phase),
+                    esc(&tag.metric),
+                    &element["<rect ".len()..],
+                    esc(&tag.tooltip)
+                ));
+            }
+            None => {
+                out.push_str(element);
+                out.push_str("/>");
+            }
         }
         rest = &rest[start + len + 2..];
     }
     out.push_str(rest);
-    if next.next().is_some() {
-        return Err(ChartError("fewer bar rectangles than bars".into()));
+    if bars.next().is_some() || missing.next().is_some() {
+        return Err(ChartError("fewer rectangles than bars and missing slots".into()));
     }
     Ok(out)
 }
@@ -290,9 +362,19 @@ fn draw_bar_panel(
     tags: &mut Vec<BarTag>,
 ) -> Result<(), ChartError> {
     let ncat = panel.categories.len().max(1);
-    let bars = || panel.bars.iter().flatten().flatten();
+    let (floor, ceiling) = panel.bounds;
+    let clip = |v: f64| v.max(floor).min(ceiling);
+    let bars = || {
+        panel.bars.iter().flatten().filter_map(|s| match s {
+            Slot::Bar(b) => Some(b),
+            _ => None,
+        })
+    };
     let means: Vec<f64> = bars().map(|b| b.mean).collect();
-    let ends: Vec<f64> = bars().filter_map(|b| b.ci).flat_map(|(l, h)| [l, h]).collect();
+    let ends: Vec<f64> = bars()
+        .filter_map(|b| b.ci)
+        .flat_map(|(l, h)| [clip(l), clip(h)])
+        .collect();
     let (scale, lo, hi) = bar_range(&means, &ends);
     let title = if scale.log {
         format!("{} (log scale)", panel.title)
@@ -331,55 +413,102 @@ fn draw_bar_panel(
         .draw()
         .map_err(de)?;
 
-    // Slots only for the variants this panel has values for, so groups stay centred; colours
-    // still follow the variant's index.
+    // Slots only for the variants this panel has a bar or a placeholder for, so groups stay
+    // centred; colours still follow the variant's index.
     let present: Vec<usize> = (0..variants.len())
-        .filter(|v| panel.bars.iter().any(|g| g.get(*v).is_some_and(Option::is_some)))
+        .filter(|v| {
+            panel
+                .bars
+                .iter()
+                .any(|g| matches!(g.get(*v), Some(Slot::Bar(_) | Slot::Missing(_))))
+        })
         .collect();
     let slot = (0.8 / present.len().max(1) as f64).min(0.2);
     let group = slot * present.len() as f64;
     let mut rects = Vec::new();
+    let mut placeholders = Vec::new();
+    let mut labels = Vec::new();
     let mut whiskers = Vec::new();
+    let mut missing_tags = Vec::new();
+    let whisker = WHISKER.stroke_width(1);
     for (c, group_bars) in panel.bars.iter().enumerate() {
-        for (v, bar) in group_bars.iter().enumerate() {
-            let Some(bar) = bar else { continue };
+        for (v, item) in group_bars.iter().enumerate() {
             let pos = present.iter().position(|p| *p == v).unwrap_or(0);
             let x0 = c as f64 + 0.5 - group / 2.0 + pos as f64 * slot;
             let x1 = x0 + slot * 0.9;
+            let xm = (x0 + x1) / 2.0;
+            let variant = variants.get(v).map(String::as_str).unwrap_or("");
+            let phase = panel.categories.get(c).map(String::as_str).unwrap_or("");
+            let bar = match item {
+                Slot::Bar(bar) => bar,
+                Slot::Empty => continue,
+                Slot::Missing(m) => {
+                    // A grey block over the lower third of the axis with the word written up it.
+                    let top = lo + (hi - lo) * 0.36;
+                    placeholders.push(Rectangle::new(
+                        [(x0, lo), (x1, top)],
+                        RGBColor(200, 200, 200).mix(MISSING_ALPHA).filled(),
+                    ));
+                    let style = TextStyle::from((FONT, 12).into_font())
+                        .transform(FontTransform::Rotate270)
+                        .color(&RGBColor(40, 40, 40))
+                        .pos(Pos::new(HPos::Left, VPos::Center));
+                    labels.push(Text::new(m.word.clone(), (xm, lo + (hi - lo) * 0.02), style));
+                    missing_tags.push(BarTag {
+                        variant: variant.to_string(),
+                        phase: phase.to_string(),
+                        metric: panel.metric.clone(),
+                        tooltip: format!("{variant} · {phase}: {}: {}", m.word, m.reason),
+                        missing: Some(m.word.clone()),
+                    });
+                    continue;
+                }
+            };
             let top = scale.fwd(bar.mean).clamp(lo, hi);
             rects.push(Rectangle::new([(x0, lo), (x1, top)], color(v).mix(BAR_ALPHA).filled()));
-            let ci = bar
-                .ci
-                .map(|(l, h)| format!(", 95 % CI {} – {}", number::value(l), number::value(h)));
+            let ci = bar.ci.map(|(l, h)| {
+                let cut = match (l < floor, h > ceiling) {
+                    (false, false) => String::new(),
+                    (true, false) => format!("; whisker clipped at {}", number::value(floor)),
+                    (false, true) => format!("; whisker clipped at {}", number::value(ceiling)),
+                    (true, true) => format!(
+                        "; whisker clipped at {} and {}",
+                        number::value(floor),
+                        number::value(ceiling)
+                    ),
+                };
+                format!(", 95 % CI {} – {}{cut}", number::value(l), number::value(h))
+            });
             tags.push(BarTag {
-                variant: variants.get(v).cloned().unwrap_or_default(),
-                phase: panel.categories.get(c).cloned().unwrap_or_default(),
+                variant: variant.to_string(),
+                phase: phase.to_string(),
                 metric: panel.metric.clone(),
                 tooltip: format!(
-                    "{} · {}: {} {}{}",
-                    variants.get(v).map(String::as_str).unwrap_or(""),
-                    panel.categories.get(c).map(String::as_str).unwrap_or(""),
+                    "{variant} · {phase}: {} {}{}",
                     number::value(bar.mean),
                     panel.unit,
                     ci.unwrap_or_default()
                 ),
+                missing: None,
             });
             if let Some((l, h)) = bar.ci {
-                let xm = (x0 + x1) / 2.0;
                 let cap = slot * 0.2;
-                let (l, h) = (scale.fwd(l).clamp(lo, hi), scale.fwd(h).clamp(lo, hi));
-                whiskers.push(PathElement::new(vec![(xm, l), (xm, h)], BLACK.stroke_width(1)));
-                whiskers.push(PathElement::new(
-                    vec![(xm - cap, l), (xm + cap, l)],
-                    BLACK.stroke_width(1),
-                ));
-                whiskers.push(PathElement::new(
-                    vec![(xm - cap, h), (xm + cap, h)],
-                    BLACK.stroke_width(1),
-                ));
+                // A clipped end gets no cap: the interval goes on past what the quantity can be.
+                let (cap_l, cap_h) = (l >= floor, h <= ceiling);
+                let (l, h) = (scale.fwd(clip(l)).clamp(lo, hi), scale.fwd(clip(h)).clamp(lo, hi));
+                whiskers.push(PathElement::new(vec![(xm, l), (xm, h)], whisker));
+                if cap_l {
+                    whiskers.push(PathElement::new(vec![(xm - cap, l), (xm + cap, l)], whisker));
+                }
+                if cap_h {
+                    whiskers.push(PathElement::new(vec![(xm - cap, h), (xm + cap, h)], whisker));
+                }
             }
         }
     }
+    tags.append(&mut missing_tags);
+    chart.draw_series(placeholders).map_err(de)?;
+    chart.draw_series(labels).map_err(de)?;
     chart.draw_series(rects).map_err(de)?;
     chart.draw_series(whiskers).map_err(de)?;
     Ok(())
@@ -400,13 +529,20 @@ pub struct RepeatSeries {
 
 /// Per-repeat chart of one metric: x = measured repeat in run order, one line of points per
 /// variant, its trimmed mean dashed and its CI shaded, so first-run effects and outliers show.
+///
+/// `absent` are variants without any repeat here, `(colour index, "ext4: failed")`, written in
+/// the plot's top left corner in their colour so the chart names them; `bounds` are the values
+/// the quantity can take (see [`Panel::bounds`]), to which the CI bands are clipped.
 pub fn repeats_chart(
     title: &str,
     unit: &str,
     series: &[RepeatSeries],
+    absent: &[(usize, String)],
+    bounds: (f64, f64),
     width: u32,
     height: u32,
 ) -> Result<String, ChartError> {
+    let clip = |(l, h): (f64, f64)| (l.max(bounds.0).min(bounds.1), h.max(bounds.0).min(bounds.1));
     let n = series.iter().map(|s| s.values.len()).max().unwrap_or(1).max(1);
     let all: Vec<f64> = series
         .iter()
@@ -414,7 +550,7 @@ pub fn repeats_chart(
             s.values
                 .iter()
                 .copied()
-                .chain(s.ci.into_iter().flat_map(|(l, h)| [l, h]))
+                .chain(s.ci.map(clip).into_iter().flat_map(|(l, h)| [l, h]))
                 .chain([s.trimmed_mean])
         })
         .filter(|v| v.is_finite())
@@ -463,7 +599,7 @@ pub fn repeats_chart(
         let m = series.len().max(1) as f64;
         for (j, s) in series.iter().enumerate() {
             let c = color(s.index);
-            if let Some((l, h)) = s.ci {
+            if let Some((l, h)) = s.ci.map(clip) {
                 chart
                     .draw_series([Rectangle::new([(x_lo, l), (x_hi, h)], c.mix(0.13).filled())])
                     .map_err(de)?;
@@ -489,6 +625,18 @@ pub fn repeats_chart(
                 .map_err(de)?;
             chart
                 .draw_series(points.into_iter().map(|p| Circle::new(p, 4, c.filled())))
+                .map_err(de)?;
+        }
+        for (k, (index, text)) in absent.iter().enumerate() {
+            let c = color(*index);
+            let style = TextStyle::from((FONT, 12).into_font()).color(&c);
+            chart
+                .plotting_area()
+                .draw(&Text::new(
+                    text.clone(),
+                    (x_lo + (x_hi - x_lo) * 0.02, hi - (hi - lo) * (0.04 + 0.08 * k as f64)),
+                    style,
+                ))
                 .map_err(de)?;
         }
         root.present().map_err(de)?;
@@ -617,7 +765,7 @@ mod tests {
                 .map(|g| {
                     g.iter()
                         .map(|v| {
-                            Some(Bar {
+                            Slot::Bar(Bar {
                                 mean: *v,
                                 ci: Some((v * 0.9, v * 1.1)),
                             })
@@ -625,6 +773,7 @@ mod tests {
                         .collect()
                 })
                 .collect(),
+            bounds: (0.0, f64::INFINITY),
         }
     }
 
@@ -678,7 +827,17 @@ mod tests {
             trimmed_mean: 260.0,
             ci: Some((200.0, 300.0)),
         };
-        let svg = repeats_chart("seq_write_block throughput", "MiB/s", &[s], 500, 260).unwrap();
+        let svg = repeats_chart(
+            "seq_write_block throughput",
+            "MiB/s",
+            &[s],
+            &[(1, "xfs: failed".into())],
+            (0.0, f64::INFINITY),
+            500,
+            260,
+        )
+        .unwrap();
+        assert!(svg.contains("xfs: failed"), "an absent variant is named in the chart");
         assert!(svg.starts_with("<svg") && svg.matches("<circle").count() == 3, "{svg}");
         let rows = vec![
             ForestRow {

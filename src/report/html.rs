@@ -14,13 +14,19 @@
 //! Hooks for readers and tests: each workload is a `<section class="workload">` with
 //! `data-workload`; each chart a `<figure class="chart chart-KIND">` (`bars`, `cpu`, `latency`,
 //! `repeats`, `synthetic-real`) with `data-workload`, and each bar a `rect.bar` with
-//! `data-variant`, `data-phase` and `data-metric` (see [`super::charts`]). Every string that
+//! `data-variant`, `data-phase` and `data-metric` (see [`super::charts`]); a variant with no value
+//! in the workload (unavailable, every repeat failed: [`view::absent`]) gets a grey
+//! `rect.bar-missing` with `data-missing` and the reason in its tooltip and the caption, and the
+//! summary paragraphs name it ([`summary::paragraph`]). Whiskers are clipped to each metric's
+//! bounds ([`role::bounds`]) and the caption says so. With one workload the summary paragraph
+//! appears once (the Summary section). Every string that
 //! comes from the user or the machine (labels, names, hostnames, paths, options, suite text,
 //! warnings) goes through [`esc`].
 
-use super::charts::{self, Bar, Panel, RepeatSeries};
+use super::charts::{self, Bar, Missing, Panel, RepeatSeries, Slot};
 use super::escape::html as esc;
 use super::role;
+use super::summary;
 use super::view::{self, name_unit, CellView};
 use super::{Cell, ReportModel, Row, Standing, WorkloadTable};
 use crate::metric::Direction;
@@ -39,14 +45,14 @@ h1{font-size:1.6em;margin:0.8em 0 0.2em}h2{margin-top:1.6em;border-bottom:2px so
 .sub{color:#555;margin:0 0 1em}
 .summary{background:#f4f7fb;border-left:4px solid #0072b2;padding:8px 12px;margin:8px 0}
 figure{margin:12px 0}figure svg{max-width:100%;height:auto;display:block}figcaption{font-size:0.9em;color:#444}
-.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:8px}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(520px,100%),1fr));gap:8px}
 .legend span{display:inline-block;margin-right:16px;font-size:0.95em}.legend i{display:inline-block;width:14px;height:14px;margin-right:6px;vertical-align:-2px;border-radius:2px}
-table{border-collapse:collapse;margin:8px 0;font-size:0.92em}th,td{border:1px solid #ddd;padding:3px 8px;text-align:right;vertical-align:top}
+table{border-collapse:collapse;margin:8px 0;font-size:0.92em;display:block;max-width:100%;overflow-x:auto}td.l{overflow-wrap:anywhere}th,td{border:1px solid #ddd;padding:3px 8px;text-align:right;vertical-align:top}
 th{background:#f2f2f2}td.l,th.l{text-align:left}
 td.best{font-weight:bold;background:#e6f4ea}td.tied{background:#f1f8f3}td.untested{color:#666}
 td.cache-bound{background:#fdf0dc}.mark.cb{color:#a05a00}
 .mark{font-size:0.85em;color:#2a7a3a;margin-left:4px}
-pre{background:#f6f6f6;padding:10px;overflow-x:auto;font-size:0.88em}
+pre{background:#f6f6f6;padding:10px;overflow-x:auto;font-size:0.88em;white-space:pre-wrap;overflow-wrap:anywhere}
 ul.warnings li{color:#8a4b00}
 details{margin:6px 0}summary{cursor:pointer;color:#0a58a5}
 .note{font-size:0.9em;color:#555}
@@ -79,14 +85,20 @@ pub fn render_html(model: &ReportModel) -> String {
         esc(s.status.as_str()),
     );
     legend(&mut out, model);
-    if model.workloads.iter().any(|t| !t.summary.is_empty()) {
+    let paragraphs: Vec<(&str, String)> = model
+        .workloads
+        .iter()
+        .map(|t| (t.workload.as_str(), summary::paragraph(model, t)))
+        .filter(|(_, p)| !p.is_empty())
+        .collect();
+    if !paragraphs.is_empty() {
         out.push_str("<h2 id=\"summary\">Summary</h2>\n");
-        for t in model.workloads.iter().filter(|t| !t.summary.is_empty()) {
+        for (workload, paragraph) in &paragraphs {
             let _ = writeln!(
                 out,
                 "<p class=\"summary\"><b>{}</b>: {}</p>",
-                esc(&t.workload),
-                esc(&t.summary)
+                esc(workload),
+                esc(paragraph)
             );
         }
         let _ = writeln!(
@@ -144,14 +156,31 @@ fn bar(cell: &Cell) -> Bar {
     }
 }
 
-/// One panel per distinct metric among `rows`, phases as categories, in first-appearance order.
-fn panels(model: &ReportModel, rows: &[&Row], title: impl Fn(&Row) -> String) -> Vec<Panel> {
+/// One panel per distinct metric among `rows` (each with its workload), phases as categories,
+/// in first-appearance order. A variant without a cell gets a placeholder with the reason when
+/// it has no value at all in that workload (unavailable, every repeat failed), else a gap.
+fn panels(model: &ReportModel, rows: &[(&str, &Row)], title: impl Fn(&Row) -> String) -> Vec<Panel> {
     let mut out: Vec<(crate::metric::MetricId, Panel)> = Vec::new();
-    for row in rows {
-        let group: Vec<Option<Bar>> = model
+    let mut absent: Vec<(&str, Vec<(usize, view::Absence)>)> = Vec::new();
+    for (workload, row) in rows {
+        if !absent.iter().any(|(w, _)| w == workload) {
+            absent.push((workload, view::absent(model, workload)));
+        }
+        let missing = &absent.iter().find(|(w, _)| w == workload).expect("just pushed").1;
+        let group: Vec<Slot> = model
             .variants
             .iter()
-            .map(|v| row.cells.iter().find(|c| &c.variant == v).map(bar))
+            .enumerate()
+            .map(|(i, v)| match row.cells.iter().find(|c| &c.variant == v) {
+                Some(cell) => Slot::Bar(bar(cell)),
+                None => match missing.iter().find(|(j, _)| *j == i) {
+                    Some((_, a)) => Slot::Missing(Missing {
+                        word: a.word().to_string(),
+                        reason: a.reason().to_string(),
+                    }),
+                    None => Slot::Empty,
+                },
+            })
             .collect();
         match out.iter_mut().find(|(m, _)| *m == row.metric) {
             Some((_, p)) => {
@@ -166,11 +195,79 @@ fn panels(model: &ReportModel, rows: &[&Row], title: impl Fn(&Row) -> String) ->
                     unit: row.metric.unit.as_str().to_string(),
                     categories: vec![row.phase.clone()],
                     bars: vec![group],
+                    bounds: role::bounds(&row.metric, model.session.info.host.ncpu),
                 },
             )),
         }
     }
     out.into_iter().map(|(_, p)| p).collect()
+}
+
+/// A bound as captions print it: `0`, `100`, `400`, `2.5`.
+fn bound_text(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        super::number::value(v)
+    }
+}
+
+/// The caption's sentences about `panels`' placeholders and clipped whiskers (empty when none).
+fn caption_notes(model: &ReportModel, panels: &[Panel]) -> String {
+    let mut out = String::new();
+    let mut missing: Vec<(usize, &Missing)> = Vec::new();
+    for p in panels {
+        for group in &p.bars {
+            for (i, slot) in group.iter().enumerate() {
+                if let Slot::Missing(m) = slot {
+                    if !missing.iter().any(|(j, n)| *j == i && *n == m) {
+                        missing.push((i, m));
+                    }
+                }
+            }
+        }
+    }
+    if !missing.is_empty() {
+        let parts: Vec<String> = missing
+            .iter()
+            .map(|(i, m)| {
+                let what = if m.word == "failed" {
+                    "every repeat failed"
+                } else {
+                    m.word.as_str()
+                };
+                format!(
+                    "<b>{}</b>: {what} ({})",
+                    esc(model.variants.get(*i).map(String::as_str).unwrap_or("")),
+                    esc(&m.reason)
+                )
+            })
+            .collect();
+        let _ = write!(out, " Grey slots mark variants with no value: {}.", parts.join("; "));
+    }
+    let mut cut: Vec<String> = Vec::new();
+    for p in panels {
+        let (low, high) = p.clipped();
+        let unit = if p.unit == "%" {
+            " %".to_string()
+        } else {
+            format!(" {}", p.unit)
+        };
+        for (hit, bound) in [(low, p.bounds.0), (high, p.bounds.1)] {
+            let text = format!("{}{unit}", bound_text(bound));
+            if hit && !cut.contains(&text) {
+                cut.push(text);
+            }
+        }
+    }
+    if !cut.is_empty() {
+        let _ = write!(
+            out,
+            " Whiskers clipped at {}: the interval's symmetric formula reaches past what the quantity can be; a clipped end has no cap, and the tables print the unclipped ± half-width.",
+            super::words::list(&cut)
+        );
+    }
+    out
 }
 
 /// A `<figure>` with a chart or, if drawing failed, the error in its place.
@@ -196,12 +293,20 @@ fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable
         out,
         "<section class=\"workload\" id=\"w{index}\" data-workload=\"{w}\">\n<h2>{w}{kind}</h2>"
     );
-    if !table.summary.is_empty() {
-        let _ = writeln!(out, "<p class=\"summary\">{}</p>", esc(&table.summary));
+    // With one workload the Summary section above already shows this paragraph.
+    let paragraph = summary::paragraph(model, table);
+    if model.workloads.len() > 1 && !paragraph.is_empty() {
+        let _ = writeln!(out, "<p class=\"summary\">{}</p>", esc(&paragraph));
     }
     legend(out, model);
+    let wl = table.workload.as_str();
     let attrs = format!(" id=\"bars-{index}\" data-workload=\"{w}\"");
-    let headline: Vec<&Row> = table.rows.iter().filter(|r| role::is_headline(&r.metric)).collect();
+    let headline: Vec<(&str, &Row)> = table
+        .rows
+        .iter()
+        .filter(|r| role::is_headline(&r.metric))
+        .map(|r| (wl, r))
+        .collect();
     if !headline.is_empty() {
         let p = panels(model, &headline, |r| {
             format!(
@@ -216,10 +321,15 @@ fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable
             "chart-bars",
             &attrs,
             charts::bar_chart(&p, &model.variants, WIDE),
-            "Mean of the measured repeats per phase, filesystems side by side; whiskers: 95 % confidence interval of the mean.",
+            &format!("{}{}", "Mean of the measured repeats per phase, filesystems side by side; whiskers: 95 % confidence interval of the mean.", caption_notes(model, &p)),
         );
     }
-    let cpu: Vec<&Row> = table.rows.iter().filter(|r| role::is_cpu(&r.metric)).collect();
+    let cpu: Vec<(&str, &Row)> = table
+        .rows
+        .iter()
+        .filter(|r| role::is_cpu(&r.metric))
+        .map(|r| (wl, r))
+        .collect();
     if !cpu.is_empty() {
         let p = panels(model, &cpu, |r| {
             let whose = if r.metric.role == crate::metric::Role::ProcessCpu {
@@ -234,10 +344,15 @@ fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable
             "chart-cpu",
             &format!(" id=\"cpu-{index}\" data-workload=\"{w}\""),
             charts::bar_chart(&p, &model.variants, WIDE),
-            "CPU use during each timed phase: the benchmark process (getrusage) and the whole machine (/proc/stat), which includes kernel threads doing journaling, writeback and compression.",
+            &format!("{}{}", "CPU use during each timed phase: the benchmark process (getrusage) and the whole machine (/proc/stat), which includes kernel threads doing journaling, writeback and compression.", caption_notes(model, &p)),
         );
     }
-    let lat: Vec<&Row> = table.rows.iter().filter(|r| role::is_latency(&r.metric)).collect();
+    let lat: Vec<(&str, &Row)> = table
+        .rows
+        .iter()
+        .filter(|r| role::is_latency(&r.metric))
+        .map(|r| (wl, r))
+        .collect();
     if !lat.is_empty() {
         let p = panels(model, &lat, |r| {
             format!(
@@ -252,12 +367,17 @@ fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable
             "chart-latency",
             &format!(" id=\"latency-{index}\" data-workload=\"{w}\""),
             charts::bar_chart(&p, &model.variants, WIDE),
-            "Per-operation latency percentiles (mean over repeats of each repeat's percentile).",
+            &format!(
+                "{}{}",
+                "Per-operation latency percentiles (mean over repeats of each repeat's percentile).",
+                caption_notes(model, &p)
+            ),
         );
     }
     if !headline.is_empty() {
         out.push_str("<h3>Every repeat</h3>\n<p class=\"note\">Each point is one measured repeat in run order; the dashed line is the trimmed mean and the band the 95 % confidence interval of the mean. A first point far from the rest is a first-run effect.</p>\n<div class=\"grid\">\n");
-        for row in &headline {
+        let absent = view::absent(model, wl);
+        for (_, row) in &headline {
             let series: Vec<RepeatSeries> = row
                 .cells
                 .iter()
@@ -271,6 +391,26 @@ fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable
                     })
                 })
                 .collect();
+            let bounds = role::bounds(&row.metric, model.session.info.host.ncpu);
+            let marks: Vec<(usize, String)> = absent
+                .iter()
+                .map(|(i, a)| (*i, format!("{}: {}", model.variants[*i], a.word())))
+                .collect();
+            let mut caption: Vec<String> = absent
+                .iter()
+                .map(|(i, a)| format!("<b>{}</b>: {}", esc(&model.variants[*i]), esc(&a.describe())))
+                .collect();
+            let clipped = series
+                .iter()
+                .any(|s| s.ci.is_some_and(|(l, h)| l < bounds.0 || h > bounds.1));
+            if clipped {
+                caption.push(format!(
+                    "bands clipped at {} {}: the interval reaches past what the quantity can be",
+                    bound_text(bounds.0),
+                    esc(row.metric.unit.as_str())
+                ));
+            }
+            let caption = caption.join("; ");
             let title = format!(
                 "{} {} — {}",
                 row.phase,
@@ -285,8 +425,8 @@ fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable
                     esc(&row.phase),
                     esc(&row.metric.name)
                 ),
-                charts::repeats_chart(&title, row.metric.unit.as_str(), &series, 540, 270),
-                "",
+                charts::repeats_chart(&title, row.metric.unit.as_str(), &series, &marks, bounds, 540, 270),
+                &caption,
             );
         }
         out.push_str("</div>\n");
@@ -358,7 +498,7 @@ fn results_table(out: &mut String, model: &ReportModel, table: &WorkloadTable) {
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</tbody></table>\n<p class=\"note\">mean ± half-width of the 95 % confidence interval (Student t). ★ best mean of the row; = tied with the best (Welch’s t-test, p ≥ 0.05); ? too few repeats to test. CPU rows are not ranked. Empty cells say why: unavailable, failed or n/a (see the warnings).");
+    out.push_str("</tbody></table>\n<p class=\"note\">mean ± half-width of the 95 % confidence interval (Student t). ★ best mean of the row; = tied with the best (Welch’s t-test, p ≥ 0.05); ? too few repeats to test. CPU rows are not ranked. Empty cells say why: unavailable, failed or n/a (see the warnings). The ± is the symmetric half-width as computed, never clipped: where mean − half-width is below 0 (or CPU plus it above 100 %), the interval is wider than the data allow and the charts draw it clipped.");
     if let Some(legend) = legend.filter(|_| flagged) {
         let _ = write!(out, " {}", esc(&legend));
     }
@@ -394,7 +534,7 @@ fn results_table(out: &mut String, model: &ReportModel, table: &WorkloadTable) {
 
 /// Throughput (MiB/s) of synthetic and real-data workloads side by side, when both exist.
 fn synthetic_vs_real(out: &mut String, model: &ReportModel) {
-    let mut sides: [Vec<Row>; 2] = [Vec::new(), Vec::new()];
+    let mut sides: [Vec<(&str, Row)>; 2] = [Vec::new(), Vec::new()];
     for t in &model.workloads {
         let real = REAL_DATA_KINDS.contains(&t.kind.as_str());
         for r in t
@@ -404,7 +544,7 @@ fn synthetic_vs_real(out: &mut String, model: &ReportModel) {
         {
             let mut r = r.clone();
             r.phase = format!("{} · {}", t.workload, r.phase);
-            sides[usize::from(real)].push(r);
+            sides[usize::from(real)].push((t.workload.as_str(), r));
         }
     }
     if sides.iter().any(Vec::is_empty) {
@@ -412,7 +552,7 @@ fn synthetic_vs_real(out: &mut String, model: &ReportModel) {
     }
     let mut p = Vec::new();
     for (side, name) in sides.iter().zip(["synthetic workloads", "real-data workloads"]) {
-        let refs: Vec<&Row> = side.iter().collect();
+        let refs: Vec<(&str, &Row)> = side.iter().map(|(w, r)| (*w, r)).collect();
         let mut panel = panels(model, &refs, |r| {
             format!("{name}: {} ({}) — higher is better", r.metric.name, r.metric.unit)
         });
@@ -424,7 +564,7 @@ fn synthetic_vs_real(out: &mut String, model: &ReportModel) {
         "chart-synthetic-real",
         "",
         charts::bar_chart(&p, &model.variants, WIDE),
-        "Throughput of synthetic workloads (above) and of workloads that copy real files (below); a filesystem that wins the synthetic test does not always win with real data.",
+        &format!("{}{}", "Throughput of synthetic workloads (above) and of workloads that copy real files (below); a filesystem that wins the synthetic test does not always win with real data.", caption_notes(model, &p)),
     );
     out.push_str("</section>\n");
 }
@@ -581,6 +721,163 @@ mod tests {
             assert!(html.contains(needle), "{needle}");
         }
         assert!(html.contains("class=\"summary\""));
+    }
+
+    /// The `<figure …>` that starts at the first `needle` of `html`, up to its `</figure>`.
+    fn figure_of<'a>(html: &'a str, needle: &str) -> &'a str {
+        let start = html.find(needle).unwrap_or_else(|| panic!("no {needle}"));
+        let end = html[start..].find("</figure>").expect("figure end") + start;
+        &html[start..end]
+    }
+
+    /// The numeric value of attribute `name` in the element text `element`.
+    fn attr(element: &str, name: &str) -> f64 {
+        let key = format!(" {name}=\"");
+        let at = element.find(&key).unwrap_or_else(|| panic!("no {name} in {element}")) + key.len();
+        let len = element[at..].find('"').expect("closing quote");
+        element[at..at + len].parse().expect("number")
+    }
+
+    #[test]
+    fn cpu_whiskers_stay_within_0_and_100_percent_and_the_caption_says_they_are_clipped() {
+        let mut data = session_data();
+        // Whole-system CPU whose 95 % intervals reach below 0 (ext4: 2, 30, 1 → 11 ± 41) and
+        // above 100 (xfs: 99, 60 → 79.5 ± 248).
+        for s in data.samples.iter_mut().filter(|s| !s.sample.is_warmup) {
+            let value = match (s.sample.case_id.as_str(), s.sample.repeat) {
+                ("ext4-bonnie", 1) => 2.0,
+                ("ext4-bonnie", 2) => 30.0,
+                ("ext4-bonnie", 3) => 1.0,
+                ("xfs-bonnie", 1) => 99.0,
+                ("xfs-bonnie", 3) => 60.0,
+                _ => continue,
+            };
+            for m in s.sample.measurements.iter_mut() {
+                if m.metric.role == crate::metric::Role::SystemCpu {
+                    m.value = value;
+                }
+            }
+        }
+        let model = build(&data, 1, 0.95);
+        let row = model.workloads[0]
+            .rows
+            .iter()
+            .find(|r| r.metric.role == crate::metric::Role::SystemCpu)
+            .unwrap();
+        let (lo, hi) = (
+            row.cells[0].summary.ci_low.unwrap(),
+            row.cells[1].summary.ci_high.unwrap(),
+        );
+        assert!(lo < 0.0 && hi > 100.0, "the fixture must cross both bounds: {lo} {hi}");
+        let html = render_html(&model);
+        let cpu = figure_of(&html, "id=\"cpu-0\"");
+        assert!(
+            cpu.contains("Whiskers clipped at 0 % and 100 %"),
+            "the caption must say the whiskers are clipped: {}",
+            &cpu[cpu.find("<figcaption>").unwrap()..]
+        );
+        // The system-CPU panel is the second of the chart (panels are 300 px high, stacked).
+        let in_panel = |y: f64| (300.0..600.0).contains(&y);
+        // Pixel rows of 0 % and 100 %: every bar starts at 0; the tallest gives px per percent.
+        let bars: Vec<&str> = cpu
+            .split("<rect class=\"bar\"")
+            .skip(1)
+            .map(|e| &e[..e.find('>').unwrap_or(e.len())])
+            .filter(|e| e.contains("data-metric=\"cpu_system\""))
+            .collect();
+        assert_eq!(bars.len(), 6, "3 variants × 2 phases");
+        let tallest = bars
+            .iter()
+            .max_by(|a, b| attr(a, "height").total_cmp(&attr(b, "height")))
+            .unwrap();
+        let bottom = attr(tallest, "y") + attr(tallest, "height");
+        let mean = model.workloads[0]
+            .rows
+            .iter()
+            .filter(|r| r.metric.role == crate::metric::Role::SystemCpu)
+            .flat_map(|r| r.cells.iter().map(|c| c.summary.mean))
+            .fold(0.0, f64::max);
+        let per_percent = attr(tallest, "height") / mean;
+        let (y0, y100) = (bottom, bottom - 100.0 * per_percent);
+        let whisker_ys: Vec<f64> = cpu
+            .split("<polyline ")
+            .skip(1)
+            .filter(|e| e.contains("stroke=\"#111111\""))
+            .flat_map(|e| {
+                let at = e.find("points=\"").unwrap() + 8;
+                let len = e[at..].find('"').unwrap();
+                e[at..at + len]
+                    .split_whitespace()
+                    .map(|p| p.split(',').nth(1).unwrap().parse::<f64>().unwrap())
+                    .collect::<Vec<_>>()
+            })
+            .filter(|y| in_panel(*y))
+            .collect();
+        assert!(!whisker_ys.is_empty(), "no whiskers in the system-CPU panel");
+        for y in &whisker_ys {
+            assert!(
+                *y >= y100 - 1.5 && *y <= y0 + 1.5,
+                "whisker at y = {y} px lies outside 0..100 % (y = {y0} .. {y100} px)"
+            );
+        }
+        // The clipped whiskers reach the bounds (so the check above had something to catch).
+        assert!(whisker_ys.iter().any(|y| (y - y100).abs() <= 1.5), "{whisker_ys:?}");
+        assert!(whisker_ys.iter().any(|y| (y - y0).abs() <= 1.5), "{whisker_ys:?}");
+    }
+
+    #[test]
+    fn a_variant_whose_repeats_all_failed_is_named_in_the_summary_and_has_a_slot_in_every_chart() {
+        let mut data = session_data();
+        for s in data.samples.iter_mut().filter(|s| s.sample.case_id == "xfs-bonnie") {
+            s.sample.status = crate::store::SampleStatus::Failed("filesystem full (ENOSPC)".into());
+            s.sample.measurements.clear();
+        }
+        let html = render_html(&build(&data, 1, 0.95));
+        let summary = &html[html.find("id=\"summary\"").unwrap()..html.find("id=\"w0\"").unwrap()];
+        assert!(
+            summary.contains("Not compared: xfs failed every repeat (filesystem full (ENOSPC)); zfs is unavailable (module not loaded)."),
+            "{summary}"
+        );
+        let section = &html[html.find("id=\"w0\"").unwrap()..html.find("id=\"w1\"").unwrap()];
+        // bars: 2 headline phases; cpu: 2 phases × 2 CPU metrics; latency: 1 phase × 1 metric.
+        for (needle, slots) in [("chart-bars", 2), ("chart-cpu", 4), ("chart-latency", 1)] {
+            let fig = figure_of(section, &format!("class=\"chart {needle}\""));
+            for (variant, word) in [("xfs", "failed"), ("zfs", "unavailable")] {
+                let slot = format!("class=\"bar-missing\" data-variant=\"{variant}\"");
+                assert_eq!(fig.matches(&slot).count(), slots, "{needle} {variant}");
+                assert!(
+                    fig.contains(&format!(">\n{word}\n</text>")),
+                    "{needle}: no '{word}' label"
+                );
+            }
+            assert!(fig.contains("data-missing=\"failed\"") && fig.contains("filesystem full (ENOSPC)"));
+            assert!(
+                fig.contains("<b>xfs</b>: every repeat failed (filesystem full (ENOSPC))"),
+                "{needle} caption"
+            );
+        }
+        let repeats = figure_of(section, "class=\"chart chart-repeats\"");
+        assert!(repeats.contains(">\nxfs: failed\n</text>") && repeats.contains(">\nzfs: unavailable\n</text>"));
+        assert!(section.contains("<td class=\"untested\">failed</td>"));
+    }
+
+    #[test]
+    fn one_workload_shows_its_summary_once() {
+        let mut data = session_data();
+        data.cases.retain(|c| c.workload == "bonnie");
+        data.samples.retain(|s| s.sample.case_id.ends_with("-bonnie"));
+        let model = build(&data, 1, 0.95);
+        assert!(!model.workloads[0].summary.is_empty());
+        let html = render_html(&model);
+        assert_eq!(
+            html.matches(&esc(&model.workloads[0].summary)).count(),
+            1,
+            "summary repeated"
+        );
+        // With two workloads each section repeats its own paragraph below the overview.
+        let two = render_html(&build(&session_data(), 1, 0.95));
+        let first = build(&session_data(), 1, 0.95).workloads[0].summary.clone();
+        assert_eq!(two.matches(&esc(&first)).count(), 2);
     }
 
     #[test]

@@ -18,7 +18,10 @@
 //!   number (low CPU at low throughput is not an achievement), as in the published studies, which
 //!   mark the best throughput or time;
 //! * an unavailable variant keeps its column; the table prints `unavailable` in its cells and the
-//!   reason is a warning (`zfs: unavailable: <reason>`), so nothing is silently skipped;
+//!   reason is a warning (`zfs: unavailable: <reason>`), so nothing is silently skipped; a variant
+//!   whose measured repeats all failed prints `failed`; the prose summaries of every format name
+//!   both kinds ("Not compared: …", `summary::paragraph`) and the HTML charts give them a
+//!   labelled placeholder slot;
 //! * `cache_bound` marks a throughput (MiB/s) cell whose mean is more than
 //!   [`CACHE_BOUND_TOLERANCE`] above the faster rate of the session's raw-device baseline
 //!   (DESIGN.md: "the report flags it as cache-bound"); tmpfs cells are never compared (no raw

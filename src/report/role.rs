@@ -45,6 +45,19 @@ pub fn rank(metric: &MetricId) -> u8 {
     }
 }
 
+/// The values a metric can take, `(lowest, highest)` in its unit, for intervals that must not
+/// claim the impossible: every metric fsbench produces (times, rates, MiB/s, latencies, counts,
+/// CPU) is non-negative; whole-system CPU is a share of all CPUs, at most 100 %; process CPU is
+/// a share of one CPU summed over threads, at most 100 % × `ncpu` (the host's CPUs; 0 = unknown,
+/// then unbounded above).
+pub fn bounds(metric: &MetricId, ncpu: u32) -> (f64, f64) {
+    match metric.role {
+        Role::SystemCpu => (0.0, 100.0),
+        Role::ProcessCpu if ncpu > 0 => (0.0, 100.0 * f64::from(ncpu)),
+        _ => (0.0, f64::INFINITY),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,5 +76,12 @@ mod tests {
         assert!(is_latency(&lat) && is_ranked(&lat) && is_detail(&lat) && !is_headline(&lat));
         let detail = MetricId::higher("extents", Unit::Count).with_role(Role::Detail);
         assert!(is_detail(&detail) && !is_ranked(&detail) && !is_headline(&detail));
+        assert_eq!(bounds(&sys, 8), (0.0, 100.0));
+        assert_eq!(bounds(&cpu, 8), (0.0, 800.0));
+        assert_eq!(
+            bounds(&odd, 8),
+            (0.0, f64::INFINITY),
+            "a headline percent is only non-negative"
+        );
     }
 }

@@ -10,8 +10,9 @@
 //! "tied", which means Welch's t-test does not separate them at α = 0.05.
 
 use super::role;
+use super::view::{self, Absence};
 use super::words::list;
-use super::{Cell, Row, Standing, WorkloadTable};
+use super::{Cell, ReportModel, Row, Standing, WorkloadTable};
 use crate::metric::{Direction, Unit};
 use crate::stats::two_sample::{self, tie, welch_diff_ci, Sample, Tie};
 
@@ -173,6 +174,49 @@ pub fn workload_summary(table: &WorkloadTable) -> String {
         })
         .collect();
     sentences.join(" ")
+}
+
+/// Longest reason quoted in [`absent_sentence`], in characters; the warnings keep it whole.
+const REASON_CHARS: usize = 120;
+
+/// `reason`, cut at [`REASON_CHARS`] with `…`.
+fn short(reason: &str) -> String {
+    if reason.chars().count() <= REASON_CHARS {
+        reason.to_string()
+    } else {
+        let cut: String = reason.chars().take(REASON_CHARS).collect();
+        format!("{} …", cut.trim_end())
+    }
+}
+
+/// The sentence that names every variant of the model without any value in `table`'s workload
+/// and why, e.g. "Not compared: zfs is unavailable (module not loaded); ext4 failed every
+/// repeat (filesystem full …)." — so a ranking that leaves a variant out says so. `None` when
+/// every variant has values (or is merely `n/a`). Kept out of [`WorkloadTable::summary`] so the
+/// JSON export's paragraph stays the ranking alone; every prose format prints both.
+pub fn absent_sentence(model: &ReportModel, table: &WorkloadTable) -> Option<String> {
+    let parts: Vec<String> = view::absent(model, &table.workload)
+        .into_iter()
+        .map(|(i, a)| {
+            let name = &model.variants[i];
+            match a {
+                Absence::Unavailable(r) => format!("{name} is unavailable ({})", short(&r)),
+                Absence::Failed(r) => format!("{name} failed every repeat ({})", short(&r)),
+            }
+        })
+        .collect();
+    (!parts.is_empty()).then(|| format!("Not compared: {}.", parts.join("; ")))
+}
+
+/// The workload's paragraph as the prose formats print it: the ranking, then
+/// [`absent_sentence`]; empty when there is neither.
+pub fn paragraph(model: &ReportModel, table: &WorkloadTable) -> String {
+    let absent = absent_sentence(model, table);
+    match (table.summary.is_empty(), absent) {
+        (_, None) => table.summary.clone(),
+        (true, Some(a)) => a,
+        (false, Some(a)) => format!("{} {a}", table.summary),
+    }
 }
 
 #[cfg(test)]

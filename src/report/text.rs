@@ -15,7 +15,7 @@
 
 use super::escape::markdown as md;
 use super::view::{self, name_unit, short_label};
-use super::{cachebound, number, ReportModel, WorkloadTable};
+use super::{cachebound, number, summary, ReportModel, WorkloadTable};
 use std::fmt::Write as _;
 
 const BOLD: &str = "\x1b[1m";
@@ -154,8 +154,9 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
         if let Some(legend) = cachebound::legend(model).filter(|_| flagged) {
             let _ = writeln!(out, "{legend}");
         }
-        if !table.summary.is_empty() {
-            let _ = writeln!(out, "\n{}", wrap(&table.summary, 100));
+        let paragraph = summary::paragraph(model, table);
+        if !paragraph.is_empty() {
+            let _ = writeln!(out, "\n{}", wrap(&paragraph, 100));
         }
     }
     if model.workloads.is_empty() {
@@ -284,8 +285,9 @@ pub fn render_markdown(model: &ReportModel) -> String {
         if let Some(legend) = cachebound::legend(model).filter(|_| flagged) {
             let _ = writeln!(out, "\n{}", md(&legend));
         }
-        if !table.summary.is_empty() {
-            let _ = writeln!(out, "\n{}", md(&table.summary));
+        let paragraph = summary::paragraph(model, table);
+        if !paragraph.is_empty() {
+            let _ = writeln!(out, "\n{}", md(&paragraph));
         }
         details(&mut out, table, trim);
     }
@@ -358,7 +360,7 @@ rand_create  rate (ops/s)              5000 ± 248      5250 ± 635 *        405
   cpu % (process)                     47.0 ± 28.0    38.50 ± 6.35        51.00 ± 2.48    unavailable
 
 At seq_write_block, ext4, xfs and btrfs "lzo", ssd are all tied. At rand_create, xfs is fastest, 5.0 %
-± 5.0 % ahead of ext4.
+± 5.0 % ahead of ext4. Not compared: zfs is unavailable (module not loaded).
 
 filecopy
                     ext4      xfs    btrfs "lzo", ssd            zfs
@@ -366,7 +368,8 @@ filecopy
 copy  time (s)     12.50    11.00 *               n/a    unavailable
   cpu % (process)  12.00    12.00                 n/a    unavailable
 
-At copy, xfs is fastest; ext4 has too few repeats to compare.
+At copy, xfs is fastest; ext4 has too few repeats to compare. Not compared: zfs is unavailable
+(module not loaded).
 
 * best mean of its row; = tied with the best (Welch's t-test, p >= 0.05). CPU rows are not ranked.
 Latency percentiles and whole-system CPU are in the md, json and html formats.

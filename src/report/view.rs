@@ -14,6 +14,7 @@
 //! Invariant: every [`RowView`] has exactly one cell per variant of the model, in column order.
 
 use super::role;
+use super::words::without_name;
 use super::{number, Cell, ReportModel, Row, Standing, WorkloadTable};
 use crate::metric::{MetricId, Role, Unit};
 use crate::store::{CaseAvailability, SampleStatus};
@@ -105,35 +106,87 @@ pub(super) fn short_label(metric: &MetricId) -> String {
     name_unit(metric)
 }
 
-/// What an empty cell of `variant` in `workload` says.
-fn empty_text(model: &ReportModel, variant: &str, workload: &str) -> &'static str {
+/// Why a variant has no value at all in a workload.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Absence {
+    /// The case could not run here; the stored reason (without a leading `variant:`).
+    Unavailable(String),
+    /// Every measured repeat failed; the first repeat's error.
+    Failed(String),
+}
+
+impl Absence {
+    /// The word of an empty table cell and of a chart's empty slot: `unavailable` or `failed`.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Absence::Unavailable(_) => "unavailable",
+            Absence::Failed(_) => "failed",
+        }
+    }
+
+    /// The reason, as stored.
+    pub fn reason(&self) -> &str {
+        match self {
+            Absence::Unavailable(r) | Absence::Failed(r) => r,
+        }
+    }
+
+    /// "unavailable: module not loaded" / "every repeat failed: filesystem full …".
+    pub fn describe(&self) -> String {
+        match self {
+            Absence::Unavailable(r) => format!("unavailable: {r}"),
+            Absence::Failed(r) => format!("every repeat failed: {r}"),
+        }
+    }
+}
+
+/// Why `variant` has no value in `workload`: unavailable (any of its cases), or every measured
+/// repeat failed (at least one failed, none ok). `None` when it has values, or has no case or no
+/// measured repeat there (an interrupted session: the cells say `n/a`).
+pub(super) fn absence(model: &ReportModel, variant: &str, workload: &str) -> Option<Absence> {
     let cases: Vec<_> = model
         .cases
         .iter()
         .filter(|c| c.variant == variant && c.workload == workload)
         .collect();
-    if cases
-        .iter()
-        .any(|c| matches!(c.availability, CaseAvailability::Unavailable(_)))
-    {
-        return "unavailable";
+    if let Some((case, reason)) = cases.iter().find_map(|c| match &c.availability {
+        CaseAvailability::Unavailable(r) => Some((c, r)),
+        CaseAvailability::Available => None,
+    }) {
+        return Some(Absence::Unavailable(
+            without_name(reason, &[&case.variant, &case.fs_type]).to_string(),
+        ));
     }
     let measured = model
         .samples
         .iter()
         .filter(|s| !s.sample.is_warmup && cases.iter().any(|c| c.case_id == s.sample.case_id));
-    let (mut ok, mut failed) = (0, 0);
+    let mut first_error = None;
     for s in measured {
-        match s.sample.status {
-            SampleStatus::Ok => ok += 1,
-            SampleStatus::Failed(_) => failed += 1,
+        match &s.sample.status {
+            SampleStatus::Ok => return None,
+            SampleStatus::Failed(e) => {
+                first_error.get_or_insert_with(|| e.clone());
+            }
         }
     }
-    if failed > 0 && ok == 0 {
-        "failed"
-    } else {
-        "n/a"
-    }
+    first_error.map(Absence::Failed)
+}
+
+/// Every variant of the model without any value in `workload`, with why, in column order
+/// (`(column index, absence)`).
+pub(super) fn absent(model: &ReportModel, workload: &str) -> Vec<(usize, Absence)> {
+    model
+        .variants
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| absence(model, v, workload).map(|a| (i, a)))
+        .collect()
+}
+
+/// What an empty cell of `variant` in `workload` says.
+fn empty_text(model: &ReportModel, variant: &str, workload: &str) -> &'static str {
+    absence(model, variant, workload).map_or("n/a", |a| a.word())
 }
 
 /// The results table of `table` (see the module docs; `full` adds the detail rows).

@@ -11,6 +11,17 @@ pub(super) fn list<S: std::borrow::Borrow<str>>(names: &[S]) -> String {
     }
 }
 
+/// `reason` without a leading `name:` for the first of `names` it starts with (a reason that
+/// names its filesystem already, e.g. "zfs: module not loaded" of variant zfs).
+pub(super) fn without_name<'a>(reason: &'a str, names: &[&str]) -> &'a str {
+    for name in names {
+        if let Some(rest) = reason.strip_prefix(name).and_then(|r| r.strip_prefix(':')) {
+            return rest.trim_start();
+        }
+    }
+    reason
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

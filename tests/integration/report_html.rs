@@ -272,3 +272,139 @@ fn compare_says_no_change_for_the_same_suite_and_worse_with_exit_1_for_a_sync_mo
     let o = fsbench(&["--db", db_s, "compare", "base", "sync", "--threshold", "-1"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 }
+
+/// The stored golden session (ext4 and xfs:noatime, zfs unavailable) with every treecopy repeat
+/// of xfs:noatime turned into a failure, as the 2016 preset's ext4 portage repeats failed, and
+/// one long unbreakable effective mount option string, as real xfs mounts print.
+fn session_with_a_failed_variant(dir: &Path) -> PathBuf {
+    let db = dir.join("failed.db");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/golden/session.db"),
+        &db,
+    )
+    .unwrap();
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let case: String = conn
+        .query_row(
+            "SELECT case_id FROM cases WHERE variant = 'xfs:noatime' AND workload = 'treecopy'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let failed = conn
+        .execute(
+            "UPDATE samples SET status = 'failed', error = 'filesystem full (ENOSPC): out of inodes' \
+             WHERE case_id = ?1",
+            [&case],
+        )
+        .unwrap();
+    assert!(failed >= 2, "the fixture has treecopy repeats of xfs ({failed})");
+    conn.execute(
+        "DELETE FROM metrics WHERE sample_id IN (SELECT id FROM samples WHERE case_id = ?1)",
+        [&case],
+    )
+    .unwrap();
+    conn.execute(
+        "UPDATE samples SET effective_mount_opts = \
+         'rw,noatime,attr2,inode64,logbufs=8,logbsize=32k,sunit=1024,swidth=4096,noquota,allocsize=65536,largeio,swalloc,filestreams,lazytime' \
+         WHERE case_id != ?1",
+        [&case],
+    )
+    .unwrap();
+    db
+}
+
+#[test]
+fn a_failed_variant_shows_in_the_summary_and_every_chart_and_the_page_fits_1280_px() {
+    let Some(browser) = chromium_or_skip() else { return };
+    let dir = scratch();
+    let db = session_with_a_failed_variant(dir.path());
+    let page = dir.path().join("failed.html");
+    let o = fsbench(&[
+        "--db",
+        db.to_str().unwrap(),
+        "report",
+        "1",
+        "--format",
+        "html",
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(!html.contains("<script"), "the report itself has no scripts");
+    // A copy of the page with one script that writes the page's widths into the DOM.
+    let measured = dir.path().join("measured.html");
+    let probe = "<script>var d=document.documentElement;var p=document.createElement('p');\
+                 p.id='probe';p.textContent='widths '+d.scrollWidth+' '+d.clientWidth;\
+                 document.body.appendChild(p);</script></body>";
+    std::fs::write(&measured, html.replace("</body>", probe)).unwrap();
+    let profile = dir.path().join("chromium-profile");
+    let o = chromium(
+        &browser,
+        &profile,
+        &["--window-size=1280,900", "--virtual-time-budget=2000", "--dump-dom"],
+        &measured,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let dom = String::from_utf8_lossy(&o.stdout).into_owned();
+    let at = dom.find("id=\"probe\">widths ").expect("the probe ran") + "id=\"probe\">widths ".len();
+    let widths: Vec<u32> = dom[at..dom[at..].find('<').unwrap() + at]
+        .split_whitespace()
+        .map(|w| w.parse().unwrap())
+        .collect();
+    let (scroll, client) = (widths[0], widths[1]);
+    assert!(client > 1000, "window not 1280 px wide? client width {client}");
+    assert!(
+        scroll <= client,
+        "the page scrolls sideways at 1280 px: scrollWidth {scroll} > clientWidth {client}"
+    );
+
+    // The summary names the failed and the unavailable variant of treecopy, with the reasons.
+    let summary = &dom[dom.find("id=\"summary\"").expect("summary")..];
+    let treecopy = &summary[summary.find("<b>treecopy</b>").expect("treecopy summary")..];
+    let treecopy = &treecopy[..treecopy.find("</p>").unwrap()];
+    assert!(
+        treecopy.contains("xfs:noatime failed every repeat (filesystem full (ENOSPC): out of inodes)")
+            && treecopy.contains("zfs is unavailable"),
+        "{treecopy}"
+    );
+    // Every chart of the treecopy section has a labelled slot for both, and the table says why.
+    let section = &dom[dom.find("data-workload=\"treecopy\"").expect("treecopy section")..];
+    let section = &section[..section.find("</section>").unwrap()];
+    let charts: Vec<&str> = section.split("<figure class=\"chart ").skip(1).collect();
+    assert!(
+        charts.len() >= 4,
+        "bars, cpu, latency and repeats charts: {}",
+        charts.len()
+    );
+    for chart in &charts {
+        let kind = &chart[..chart.find('"').unwrap()];
+        if kind == "chart-repeats" {
+            assert!(
+                chart.contains("xfs:noatime: failed") && chart.contains("zfs: unavailable"),
+                "{kind}"
+            );
+        } else {
+            for (variant, word) in [("xfs:noatime", "failed"), ("zfs", "unavailable")] {
+                let slot = format!("class=\"bar-missing\" data-variant=\"{variant}\"");
+                assert!(chart.contains(&slot), "{kind}: no slot for {variant}");
+                assert!(chart.contains(&format!("data-missing=\"{word}\"")), "{kind}: {word}");
+            }
+            assert!(chart.contains("out of inodes"), "{kind}: the reason is not shown");
+        }
+    }
+    assert!(section.contains(">failed</td>") && section.contains(">unavailable</td>"));
+
+    let png = dir.path().join("failed.png");
+    let o = chromium(
+        &browser,
+        &profile,
+        &[&format!("--screenshot={}", png.display()), "--window-size=1280,900"],
+        &page,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let keep = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report_failed_variant.png");
+    std::fs::copy(&png, &keep).unwrap();
+    eprintln!("screenshot: {}", keep.display());
+}
