@@ -9,6 +9,7 @@ use crate::baseline::{self, BaselineError};
 use crate::cli::{Cli, Command, CompareArgs, DatasetCommand, ListWhat, ReportArgs, RunArgs, ScratchArgs};
 use crate::config::{self, ConfigError, FsVariant, Overrides, Suite};
 use crate::engine::{RunContext, WorkloadKind};
+use crate::fstype::FsType;
 use crate::metric::Unit;
 use crate::plan::{self, Plan};
 use crate::provision::{self, DirProvisioner, ImageProvisioner, Provisioner, RunState};
@@ -157,7 +158,7 @@ fn check_space(plan: &Plan, a: &RunArgs) -> Result<()> {
             .cases
             .iter()
             .filter(|c| c.unavailable.is_none())
-            .map(|c| c.workload.kind.workload().disk_bytes())
+            .map(|c| c.estimate.image_bytes)
             .max()
             .unwrap_or(0);
         let size = provision::safety::inspect(dev).map(|i| i.size_bytes).unwrap_or(0);
@@ -173,13 +174,8 @@ fn check_space(plan: &Plan, a: &RunArgs) -> Result<()> {
         return Ok(());
     }
     let where_ = a.dir.as_deref().unwrap_or(&a.scratch.scratch);
-    let need = if a.dir.is_some() {
-        plan.cases
-            .iter()
-            .filter(|c| c.unavailable.is_none())
-            .map(|c| c.workload.kind.workload().disk_bytes())
-            .max()
-            .unwrap_or(0)
+    let need = if let Some(d) = &a.dir {
+        plan::need_in_dir(plan, &provision::dir_fs_type(d))
     } else {
         plan.peak_scratch_bytes
     };
@@ -197,7 +193,7 @@ fn check_space(plan: &Plan, a: &RunArgs) -> Result<()> {
     let tmpfs_need = plan
         .cases
         .iter()
-        .filter(|c| c.unavailable.is_none() && c.variant.fs_type == "tmpfs" && a.dir.is_none())
+        .filter(|c| c.unavailable.is_none() && FsType::of(&c.variant.fs_type).in_memory() && a.dir.is_none())
         .map(|c| c.image_bytes)
         .max()
         .unwrap_or(0);
@@ -251,7 +247,7 @@ fn print_plan(suite: &Suite, plan: &Plan, a: &RunArgs, out: &mut dyn Write) -> s
             "-".to_string()
         } else if a.device.is_some() {
             "device".to_string()
-        } else if c.variant.fs_type == "tmpfs" {
+        } else if FsType::of(&c.variant.fs_type).in_memory() {
             format!("{} RAM", Bytes(c.image_bytes).human())
         } else {
             Bytes(c.image_bytes).human()
@@ -281,6 +277,9 @@ fn print_plan(suite: &Suite, plan: &Plan, a: &RunArgs, out: &mut dyn Write) -> s
                 ));
             }
             writeln!(out, "{line}")?;
+            if a.dir.is_none() {
+                writeln!(out, "  {:w$}  {:12}  {:>10}  space: {}", "", "", "", c.estimate.basis)?;
+            }
         }
     }
     let order: Vec<String> = plan
@@ -677,7 +676,7 @@ fn cmd_run(db: &Path, given: &RunArgs) -> Result<i32> {
 fn needs_block_device(plan: &Plan) -> bool {
     plan.cases
         .iter()
-        .any(|c| c.unavailable.is_none() && c.variant.fs_type != "tmpfs")
+        .any(|c| c.unavailable.is_none() && !FsType::of(&c.variant.fs_type).in_memory())
 }
 
 /// How the baseline is measured, for the report; `what` is the device (`a 512 MiB sparse image …`).
@@ -903,24 +902,7 @@ fn cmd_report(db: &Path, a: &ReportArgs) -> Result<i32> {
 
 /// Filesystem types worth listing: common ones, what the kernel has, and every mkfs.* found.
 fn candidate_fs_types() -> Vec<String> {
-    let mut v: Vec<String> = [
-        "ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "zfs", "f2fs", "jfs", "reiserfs", "bcachefs", "nilfs2",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    for dir in ["/usr/sbin", "/sbin", "/usr/bin", "/bin"] {
-        if let Ok(rd) = std::fs::read_dir(dir) {
-            for e in rd.flatten() {
-                if let Some(t) = e.file_name().to_str().and_then(|n| n.strip_prefix("mkfs.")) {
-                    v.push(t.to_string());
-                }
-            }
-        }
-    }
-    let mut seen = std::collections::HashSet::new();
-    v.retain(|t| seen.insert(t.clone()));
-    v
+    crate::fstype::candidate_types()
 }
 
 fn cmd_list(db: &Path, what: ListWhat) -> Result<i32> {

@@ -25,7 +25,7 @@ pub use load::{
     load_file, load_preset, load_str, preset_names, preset_text, ConfigError, MAX_NAME_LEN, MAX_REPEATS, MAX_SCALE,
     MAX_WARMUP,
 };
-pub use variant::{parse_fs_list, KNOWN_FS_TYPES};
+pub use variant::parse_fs_list;
 
 /// In which order the slots (case × repeat) run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]

@@ -102,8 +102,9 @@ pub trait Workload {
     fn tool_versions(&self) -> Vec<(String, String)> {
         Vec::new()
     }
-    /// Bytes the workload needs on the filesystem at its peak (image sizing and space checks).
-    fn disk_bytes(&self) -> u64;
+    /// What the workload holds on the filesystem at its peak (files, directories, data), from
+    /// which [`crate::fstype::FsType::estimate`] sizes images and checks space.
+    fn footprint(&self) -> crate::fstype::Footprint;
     /// One line for `fsbench plan`.
     fn describe(&self) -> String;
     /// Runs one repeat: untimed preparation, then the timed phases.

@@ -154,11 +154,12 @@ impl Workload for BigfileSpec {
         Ok(())
     }
 
-    fn disk_bytes(&self) -> u64 {
-        // The file, its block map (ext2's indirect blocks are 1/1024 of it; 1/64 covers every
-        // filesystem's metadata), and journal/allocator slack.
+    fn footprint(&self) -> crate::fstype::Footprint {
+        // One file; its block map (ext2's indirect blocks are 1/1024 of it) as extra bytes.
         let size = self.size.get();
-        size.saturating_add(size / 64).saturating_add(32 * Bytes::MIB)
+        crate::fstype::Footprint::default()
+            .files(1, size, FILE.len() as u64)
+            .extra(size / 1024)
     }
 
     fn describe(&self) -> String {
@@ -359,7 +360,10 @@ fn free_bytes(dir: &Path) -> io::Result<u64> {
 fn io_err(op: &str, path: &Path, e: io::Error) -> EngineError {
     let mut what = format!("{op} {}", path.display());
     if e.raw_os_error() == Some(libc::ENOSPC) {
-        what.push_str(" (filesystem full: lower size, or use a larger target or image_size)");
+        what.push_str(&format!(
+            " ({}: lower size, or use a larger target or image_size)",
+            crate::fstype::enospc_cause(path)
+        ));
     }
     EngineError::io(what, e)
 }
@@ -555,8 +559,8 @@ mod tests {
         };
         assert_eq!(tiny.size, Bytes(16 * Bytes::MIB));
         assert!(tiny.validate().is_ok());
-        assert!(s.disk_bytes() > 16 * Bytes::GIB);
-        assert!(s.disk_bytes() < 17 * Bytes::GIB);
+        let fp = s.footprint();
+        assert!(fp.block_bytes >= 16 * Bytes::GIB && fp.block_bytes + fp.extra_bytes < 17 * Bytes::GIB);
         for bad in [
             "size = \"1M\"\nblock = \"3M\"",
             "size = \"10M\"\nblock = \"3M\"",

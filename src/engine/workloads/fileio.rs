@@ -401,9 +401,10 @@ impl Workload for FileioSpec {
         Ok(())
     }
 
-    fn disk_bytes(&self) -> u64 {
-        // The files, plus 64 MiB for metadata, the journal and allocator slack.
-        (u64::from(self.files) * self.file_size()).saturating_add(64 * Bytes::MIB)
+    fn footprint(&self) -> crate::fstype::Footprint {
+        // `test_file.N` files of equal size.
+        let name = 10 + u64::from(self.files.max(1)).to_string().len() as u64;
+        crate::fstype::Footprint::default().files(u64::from(self.files), self.file_size(), name)
     }
 
     fn describe(&self) -> String {
@@ -646,7 +647,10 @@ impl FileSet {
 fn io_err(op: &str, path: &Path, e: io::Error) -> EngineError {
     let mut what = format!("{op} {}", path.display());
     if e.raw_os_error() == Some(libc::ENOSPC) {
-        what.push_str(" (filesystem full: lower total_size or use a larger target)");
+        what.push_str(&format!(
+            " ({}: lower total_size or use a larger target)",
+            crate::fstype::enospc_cause(path)
+        ));
     }
     EngineError::io(what, e)
 }
@@ -1510,7 +1514,7 @@ mod tests {
         assert_eq!(t.time, Dur(MIN_SCALED_TIME));
         assert_eq!(t.total_size, Bytes(16 * Bytes::MIB));
         assert!(t.validate().is_ok());
-        assert!(study.disk_bytes() > 15 * Bytes::GIB);
+        assert!(study.footprint().block_bytes > 15 * Bytes::GIB);
         let d = study.describe();
         assert!(d.starts_with("fileio rndrw 128 files x 120MiB"), "{d}");
         assert!(d.contains("300s") && d.contains("fsync every 100"), "{d}");

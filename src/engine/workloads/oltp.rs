@@ -414,7 +414,8 @@ impl Workload for OltpSpec {
         }
     }
 
-    fn disk_bytes(&self) -> u64 {
+    fn footprint(&self) -> crate::fstype::Footprint {
+        // Database files are not plain files of known size: all of it as extra bytes.
         let data = u64::from(self.tables)
             .saturating_mul(self.rows)
             .saturating_mul(match self.engine {
@@ -430,7 +431,7 @@ impl Workload for OltpSpec {
             // pg_wal grows to max_wal_size (fsbench sets 256 MiB) plus the catalog.
             DbEngine::Postgresql => 512 * Bytes::MIB,
         };
-        data.saturating_add(fixed)
+        crate::fstype::Footprint::default().extra(data.saturating_add(fixed))
     }
 
     fn describe(&self) -> String {
