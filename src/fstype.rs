@@ -58,6 +58,17 @@ pub struct SpaceModel {
     pub inline_max: u64,
     /// Multiplier on the bytes of inline files (metadata copies and leaf fill).
     pub inline_factor: f64,
+    /// Bytes each file with data holds beyond its blocks while it waits for writeback (XFS
+    /// reserves worst-case block-map blocks per delayed-allocation extent; btrfs' extent and
+    /// checksum items).
+    pub per_data_file: u64,
+    /// Share of the bytes of files that grow over many writes while open which may be
+    /// allocated beyond their end (XFS speculative preallocation doubles a growing file at
+    /// most; how much of it a run sees depends on writeback timing).
+    pub prealloc_share: f64,
+    /// Share of the bytes rewritten in place that exist twice until the change is committed
+    /// (btrfs copy-on-write).
+    pub rewrite_share: f64,
     /// Share of the image a fresh filesystem takes for itself (inode tables, bitmaps, logs).
     pub overhead_share: f64,
     /// Bytes a fresh filesystem takes for itself besides, and the slack kept free.
@@ -99,6 +110,9 @@ const EXT: SpaceModel = SpaceModel {
     entry_factor: 1.5,
     inline_max: 0,
     inline_factor: 0.0,
+    per_data_file: 0,
+    prealloc_share: 0.0,
+    rewrite_share: 0.0,
     overhead_share: 0.04,
     overhead_fixed: 64 * Bytes::MIB,
 };
@@ -113,6 +127,9 @@ const XFS: SpaceModel = SpaceModel {
     entry_factor: 1.6,
     inline_max: 0,
     inline_factor: 0.0,
+    per_data_file: 16 * Bytes::KIB,
+    prealloc_share: 1.0,
+    rewrite_share: 0.0,
     overhead_share: 0.03,
     overhead_fixed: 128 * Bytes::MIB,
 };
@@ -127,6 +144,9 @@ const BTRFS: SpaceModel = SpaceModel {
     entry_factor: 8.0,
     inline_max: 2048,
     inline_factor: 4.0,
+    per_data_file: 512,
+    prealloc_share: 0.0,
+    rewrite_share: 1.0,
     overhead_share: 0.10,
     overhead_fixed: 256 * Bytes::MIB,
 };
@@ -141,6 +161,9 @@ const TMPFS: SpaceModel = SpaceModel {
     entry_factor: 0.0,
     inline_max: 0,
     inline_factor: 0.0,
+    per_data_file: 0,
+    prealloc_share: 0.0,
+    rewrite_share: 0.0,
     overhead_share: 0.0,
     overhead_fixed: 16 * Bytes::MIB,
 };
@@ -283,12 +306,19 @@ impl FsType {
             0
         };
         let inodes = fp.files + fp.dirs + fp.symlinks;
+        let data_files = if inline { fp.files - fp.small_files.min(fp.files) } else { fp.files };
+        let share = |b: u64, f: f64| (b as f64 * f) as u64;
         let bytes = data
+            .saturating_add(data_files.saturating_mul(s.per_data_file))
+            .saturating_add(share(fp.growing_bytes, s.prealloc_share))
+            .saturating_add(share(fp.rewrite_bytes, s.rewrite_share))
             .saturating_add(inline_bytes)
             .saturating_add(inodes.saturating_mul(s.inode_bytes))
             .saturating_add(fp.dirs.saturating_mul(s.dir_bytes))
             .saturating_add((fp.entry_bytes as f64 * s.entry_factor) as u64)
             .saturating_add(fp.extra_bytes);
+        // What the model leaves out (allocator rounding, tree splits): 2 % and 1 MiB.
+        let bytes = bytes.saturating_add(bytes / 50).saturating_add(Bytes::MIB);
         Usage { bytes, inodes }
     }
 
@@ -296,14 +326,25 @@ impl FsType {
     /// a fixed inode ratio enough image for the inodes (plus 1 % and 64 spare), in whole MiB,
     /// never below [`FsType::min_image`].
     pub fn image_bytes(&self, u: &Usage) -> u64 {
+        self.image_and_reason(u).0
+    }
+
+    /// The image size and what decided it.
+    fn image_and_reason(&self, u: &Usage) -> (u64, &'static str) {
         let s = &self.space;
-        let for_bytes = (u.bytes as f64 * (1.0 + s.overhead_share) * 1.05) as u64 + s.overhead_fixed;
-        let for_inodes = s.bytes_per_inode.map_or(0, |per| {
+        let mib = |b: u64| b.div_ceil(Bytes::MIB).saturating_mul(Bytes::MIB);
+        let for_bytes = mib((u.bytes as f64 * (1.0 + s.overhead_share) * 1.05) as u64 + s.overhead_fixed);
+        let for_inodes = mib(s.bytes_per_inode.map_or(0, |per| {
             let want = u.inodes.saturating_add(u.inodes / 100).saturating_add(64);
             want.saturating_mul(per)
-        });
-        let want = for_bytes.max(for_inodes);
-        want.div_ceil(Bytes::MIB).saturating_mul(Bytes::MIB).max(self.min_image)
+        }));
+        if self.min_image >= for_bytes.max(for_inodes) {
+            (self.min_image, " (the type's minimum)")
+        } else if for_inodes > for_bytes {
+            (for_inodes, " (sized for inodes)")
+        } else {
+            (for_bytes, "")
+        }
     }
 
     /// Bytes a repeat writes to the scratch folder at most: what mkfs writes (journal or log,
@@ -321,11 +362,7 @@ impl FsType {
     /// The whole estimate of a workload with footprint `fp` on this type, with its basis.
     pub fn plan(&self, fp: &Footprint) -> Estimate {
         let usage = self.estimate(fp);
-        let image = self.image_bytes(&usage);
-        let by_inodes = self
-            .space
-            .bytes_per_inode
-            .is_some_and(|per| usage.inodes.saturating_mul(per) >= (usage.bytes as f64 * 1.05) as u64);
+        let (image, why) = self.image_and_reason(&usage);
         let mut basis = format!(
             "bytes {} ({} files + {} dirs + {} links, data {} in {} KiB blocks",
             Bytes(usage.bytes).human(),
@@ -335,6 +372,9 @@ impl FsType {
             Bytes(fp.block_bytes).human(),
             self.space.block / 1024
         );
+        if fp.rewrite_bytes > 0 {
+            let _ = write!(basis, ", rewritten {}", Bytes(fp.rewrite_bytes).human());
+        }
         if fp.extra_bytes > 0 {
             let _ = write!(basis, ", other {}", Bytes(fp.extra_bytes).human());
         }
@@ -342,12 +382,7 @@ impl FsType {
         if let Some(per) = self.space.bytes_per_inode {
             let _ = write!(basis, " (1 per {} KiB)", per / 1024);
         }
-        let _ = write!(
-            basis,
-            " → image {}{}",
-            Bytes(image).human(),
-            if by_inodes { " (sized for inodes)" } else { "" }
-        );
+        let _ = write!(basis, " → image {}{why}", Bytes(image).human());
         Estimate {
             usage,
             image_bytes: image,
@@ -433,6 +468,10 @@ pub struct Footprint {
     pub entry_bytes: u64,
     /// Bytes that are not plain files of known size (database logs and caches), counted as is.
     pub extra_bytes: u64,
+    /// Of `block_bytes`, those of files that grow over many writes while held open.
+    pub growing_bytes: u64,
+    /// Bytes the workload rewrites in place (a file written again over its old data).
+    pub rewrite_bytes: u64,
 }
 
 /// The size of a file block every footprint rounds to.
@@ -444,9 +483,8 @@ impl Footprint {
     /// Adds `n` files of `size` bytes each, with names of `name_len` bytes.
     pub fn files(mut self, n: u64, size: u64, name_len: u64) -> Self {
         self.files += n;
-        self.block_bytes = self
-            .block_bytes
-            .saturating_add(n.saturating_mul(size.div_ceil(FP_BLOCK) * FP_BLOCK));
+        let blocks = n.saturating_mul(size.div_ceil(FP_BLOCK) * FP_BLOCK);
+        self.block_bytes = self.block_bytes.saturating_add(blocks);
         if (1..=FP_INLINE).contains(&size) {
             self.small_files += n;
             self.small_bytes = self.small_bytes.saturating_add(n.saturating_mul(size));
@@ -491,6 +529,18 @@ impl Footprint {
         self.entries(n, name_len)
     }
 
+    /// Marks the data added so far as growing over many writes while held open.
+    pub fn growing(mut self) -> Self {
+        self.growing_bytes = self.block_bytes;
+        self
+    }
+
+    /// Marks `bytes` as rewritten in place.
+    pub fn rewrites(mut self, bytes: u64) -> Self {
+        self.rewrite_bytes = self.rewrite_bytes.saturating_add(bytes);
+        self
+    }
+
     /// Adds `n` directories with names of `name_len` bytes.
     pub fn dirs(mut self, n: u64, name_len: u64) -> Self {
         self.dirs += n;
@@ -532,6 +582,8 @@ impl Footprint {
             small_bytes: self.small_bytes.saturating_add(o.small_bytes),
             entry_bytes: self.entry_bytes.saturating_add(o.entry_bytes),
             extra_bytes: self.extra_bytes.saturating_add(o.extra_bytes),
+            growing_bytes: self.growing_bytes.saturating_add(o.growing_bytes),
+            rewrite_bytes: self.rewrite_bytes.saturating_add(o.rewrite_bytes),
         }
     }
 
@@ -547,6 +599,8 @@ impl Footprint {
             small_bytes: self.small_bytes.max(o.small_bytes),
             entry_bytes: self.entry_bytes.max(o.entry_bytes),
             extra_bytes: self.extra_bytes.max(o.extra_bytes),
+            growing_bytes: self.growing_bytes.max(o.growing_bytes),
+            rewrite_bytes: self.rewrite_bytes.max(o.rewrite_bytes),
         }
     }
 }
@@ -621,8 +675,9 @@ mod tests {
         assert_eq!(e.usage.inodes, 68_000);
         assert!(e.image_bytes / (16 * Bytes::KIB) >= 68_000, "{}", e.basis);
         assert!(e.basis.contains("sized for inodes"), "{}", e.basis);
+        // XFS makes inodes as needed: its image follows the bytes alone.
         let x = FsType::of("xfs").plan(&fp);
-        assert!(x.image_bytes < e.image_bytes, "{} vs {}", x.basis, e.basis);
+        assert!(!x.basis.contains("inodes)") && x.image_bytes > x.usage.bytes, "{}", x.basis);
         // The scratch folder needs what is written, not the sparse image.
         assert!(e.scratch_bytes < e.image_bytes);
     }
@@ -636,7 +691,7 @@ mod tests {
             .twice()
             .symlinks(1_000_000, 13);
         let t = FsType::of("tmpfs").estimate(&fp);
-        assert_eq!(t.bytes, 2_000_000 * 4096);
+        assert!(t.bytes >= 2_000_000 * 4096 && t.bytes < 2_000_000 * 4096 * 21 / 20);
         let e = FsType::of("ext4").plan(&fp);
         assert!(e.usage.bytes < 9 * Bytes::GIB, "{}", e.basis);
         assert!(e.scratch_bytes < 10 * Bytes::GIB, "{}", e.basis);

@@ -12,6 +12,7 @@
 //! - `db`: SQLite OLTP, MariaDB and PostgreSQL servers on loop filesystems, Ctrl-C while a
 //!   server runs, fileio against fio.
 //! - `golden`: the exports of a stored session, byte for byte.
+//! - `space`: image-size estimates against the peaks real runs use; every study preset planned.
 
 #[path = "integration/util.rs"]
 mod util;
@@ -48,3 +49,6 @@ mod db;
 
 #[path = "integration/golden.rs"]
 mod golden;
+
+#[path = "integration/space.rs"]
+mod space;

@@ -159,6 +159,7 @@ impl Workload for BigfileSpec {
         let size = self.size.get();
         crate::fstype::Footprint::default()
             .files(1, size, FILE.len() as u64)
+            .growing()
             .extra(size / 1024)
     }
 

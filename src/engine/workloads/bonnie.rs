@@ -369,7 +369,11 @@ impl Workload for BonnieSpec {
         use crate::fstype::Footprint;
         // The I/O file and the small files never coexist: the larger of the two.
         let name = 10 + RAND_EXTRA_LEN as u64;
-        let io = Footprint::default().files(u64::from(self.io_bytes() > 0), self.io_bytes(), 12);
+        // The block-write and rewrite phases write the I/O file over its old data.
+        let io = Footprint::default()
+            .files(u64::from(self.io_bytes() > 0), self.io_bytes(), 12)
+            .growing()
+            .rewrites(self.io_bytes());
         let sub = if self.dirs > 1 { u64::from(self.dirs) } else { 0 };
         let small = Footprint::default()
             .dirs(u64::from(self.files > 0) + sub, 12)

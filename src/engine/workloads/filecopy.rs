@@ -133,6 +133,7 @@ impl Workload for FilecopySpec {
         crate::fstype::Footprint::default()
             .dirs(1, 6)
             .files(1, self.size.get(), FILE.len() as u64)
+            .growing()
             .twice()
     }
 

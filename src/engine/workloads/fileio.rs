@@ -404,7 +404,23 @@ impl Workload for FileioSpec {
     fn footprint(&self) -> crate::fstype::Footprint {
         // `test_file.N` files of equal size.
         let name = 10 + u64::from(self.files.max(1)).to_string().len() as u64;
-        crate::fstype::Footprint::default().files(u64::from(self.files), self.file_size(), name)
+        // `seqwr` starts from empty files: with a request limit it writes at most that many blocks.
+        let per_file = match self.mode {
+            FileioMode::Seqwr if self.requests > 0 => self
+                .file_size()
+                .min((self.requests.saturating_mul(self.block_size.get())).div_ceil(u64::from(self.files.max(1)))),
+            _ => self.file_size(),
+        };
+        let fp = crate::fstype::Footprint::default()
+            .files(u64::from(self.files), per_file, name)
+            .growing();
+        // Every mode but `seqwr` and the reads writes over prepared data.
+        let rewrites = self.mode.writes() && !matches!(self.mode, FileioMode::Seqwr);
+        let limit = match self.requests {
+            0 => u64::MAX,
+            n => n.saturating_mul(self.block_size.get()),
+        };
+        fp.rewrites(if rewrites { fp.block_bytes.min(limit) } else { 0 })
     }
 
     fn describe(&self) -> String {

@@ -415,23 +415,23 @@ impl Workload for OltpSpec {
     }
 
     fn footprint(&self) -> crate::fstype::Footprint {
-        // Database files are not plain files of known size: all of it as extra bytes.
-        let data = u64::from(self.tables)
-            .saturating_mul(self.rows)
-            .saturating_mul(match self.engine {
-                // Row ≈ 200 bytes + index entry; the WAL holds up to ~1000 pages between checkpoints.
-                DbEngine::Sqlite => 400,
-                DbEngine::Mariadb => 600,
-                DbEngine::Postgresql => 800,
-            });
-        let fixed = match self.engine {
-            DbEngine::Sqlite => 64 * Bytes::MIB,
-            // ibdata1, the 96 MiB redo log, undo tablespaces, ibtmp1, system tables.
-            DbEngine::Mariadb => 512 * Bytes::MIB,
-            // pg_wal grows to max_wal_size (fsbench sets 256 MiB) plus the catalog.
-            DbEngine::Postgresql => 512 * Bytes::MIB,
+        // Database files are not plain files of known size: their bytes count as extra bytes;
+        // the file counts are those of a fresh data directory, measured (an inode each).
+        let rows = u64::from(self.tables).saturating_mul(self.rows);
+        let (per_row, fixed, files) = match self.engine {
+            // Row ≈ 200 bytes + index entry; the WAL, -shm and database files, the WAL
+            // checkpointed every ~1000 pages.
+            DbEngine::Sqlite => (350, 4 * Bytes::MIB, 5),
+            // ibdata1, the 96 MiB redo log (preallocated), undo tablespaces, ibtmp1, system
+            // tables: about 140-200 MiB and 222 files fresh.
+            DbEngine::Mariadb => (600, 180 * Bytes::MIB, 230),
+            // The catalog (about 40 MiB, 1,300 files) and pg_wal, which grows with the run up
+            // to max_wal_size (fsbench sets 256 MiB).
+            DbEngine::Postgresql => (800, (48 + 256) * Bytes::MIB, 1320),
         };
-        crate::fstype::Footprint::default().extra(data.saturating_add(fixed))
+        crate::fstype::Footprint::default()
+            .files(files, 0, 16)
+            .extra(rows.saturating_mul(per_row).saturating_add(fixed))
     }
 
     fn describe(&self) -> String {
