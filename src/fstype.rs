@@ -189,6 +189,8 @@ const fn block(
 }
 
 const EXT_ARGS: &[&str] = &["-F", "-q", "-E", "lazy_itable_init=0,lazy_journal_init=0"];
+/// XFS preallocates at most this much beyond a file's end (`XFS_MAX_BMBT_EXTLEN` blocks).
+const PREALLOC_MAX: u64 = 8 * Bytes::GIB;
 /// Below this mke2fs.conf picks the `small` type (1 KiB blocks, one inode per 4 KiB).
 const EXT_MIN: u64 = 512 * Bytes::MIB;
 /// The smallest image of types with no known minimum.
@@ -306,11 +308,15 @@ impl FsType {
             0
         };
         let inodes = fp.files + fp.dirs + fp.symlinks;
-        let data_files = if inline { fp.files - fp.small_files.min(fp.files) } else { fp.files };
+        let data_files = if inline {
+            fp.files - fp.small_files.min(fp.files)
+        } else {
+            fp.files
+        };
         let share = |b: u64, f: f64| (b as f64 * f) as u64;
         let bytes = data
             .saturating_add(data_files.saturating_mul(s.per_data_file))
-            .saturating_add(share(fp.growing_bytes, s.prealloc_share))
+            .saturating_add(share(fp.growing_bytes, s.prealloc_share).min(PREALLOC_MAX))
             .saturating_add(share(fp.rewrite_bytes, s.rewrite_share))
             .saturating_add(inline_bytes)
             .saturating_add(inodes.saturating_mul(s.inode_bytes))
@@ -677,7 +683,11 @@ mod tests {
         assert!(e.basis.contains("sized for inodes"), "{}", e.basis);
         // XFS makes inodes as needed: its image follows the bytes alone.
         let x = FsType::of("xfs").plan(&fp);
-        assert!(!x.basis.contains("inodes)") && x.image_bytes > x.usage.bytes, "{}", x.basis);
+        assert!(
+            !x.basis.contains("inodes)") && x.image_bytes > x.usage.bytes,
+            "{}",
+            x.basis
+        );
         // The scratch folder needs what is written, not the sparse image.
         assert!(e.scratch_bytes < e.image_bytes);
     }

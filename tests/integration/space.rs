@@ -177,7 +177,10 @@ fn estimates_hold_the_measured_peak_of_every_workload_within_one_and_a_half() {
             })
             .into_iter()
             .collect();
-        handles.into_iter().map(|h| h.join().expect("measuring thread")).collect()
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("measuring thread"))
+            .collect()
     });
     let mut bad = Vec::new();
     println!(
@@ -194,7 +197,11 @@ fn estimates_hold_the_measured_peak_of_every_workload_within_one_and_a_half() {
                 r.est_bytes,
                 r.peak_bytes,
                 r.est_inodes,
-                if ri.is_some() { r.peak_inodes.to_string() } else { "-".into() },
+                if ri.is_some() {
+                    r.peak_inodes.to_string()
+                } else {
+                    "-".into()
+                },
                 ri.map_or("-".into(), |x| format!("{x:.2}")),
                 fsbench::units::Bytes(r.image).human()
             );
@@ -209,7 +216,10 @@ fn estimates_hold_the_measured_peak_of_every_workload_within_one_and_a_half() {
                 _ => MAX_RATIO,
             };
             if !(1.0..=max).contains(&rb) {
-                bad.push(format!("{n} on {fs}: bytes estimated {} vs peak {} ({rb:.2}×)", r.est_bytes, r.peak_bytes));
+                bad.push(format!(
+                    "{n} on {fs}: bytes estimated {} vs peak {} ({rb:.2}×)",
+                    r.est_bytes, r.peak_bytes
+                ));
             }
             // Inodes: within 1.5× or 2 (a database's few files; XFS counts removed inodes until
             // its background inactivation has run).
@@ -225,7 +235,11 @@ fn estimates_hold_the_measured_peak_of_every_workload_within_one_and_a_half() {
     assert!(state.pending().is_empty(), "{:?}", state.pending());
     state.finish();
     assert_no_leftovers(dir.path());
-    assert!(bad.is_empty(), "estimates outside [1, {MAX_RATIO}]× the measured peak:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "estimates outside [1, {MAX_RATIO}]× the measured peak:\n{}",
+        bad.join("\n")
+    );
 }
 
 /// The most an estimate may lie above the measured peak.
@@ -233,14 +247,14 @@ const MAX_RATIO: f64 = 1.5;
 /// The same on XFS (see the comment where it is used).
 const MAX_RATIO_XFS: f64 = 2.0;
 
-/// Every study preset at a miniature and at its full scale: `fsbench plan` shows the basis of
-/// every case's space, and every ext*/xfs/btrfs/tmpfs image holds the estimated bytes and, for
-/// a fixed inode ratio, the inodes.
+/// Every study preset at two miniature scales through `fsbench plan` (which shows the basis of
+/// every case's space), and at those and full scale through the planner: every
+/// ext4/xfs/btrfs/tmpfs image holds the estimated bytes and, for a fixed inode ratio, the inodes.
 #[test]
 fn every_preset_plans_images_that_hold_its_bytes_and_inodes_at_two_scales() {
     use fsbench::config::{load_preset, parse_fs_list, preset_names, Overrides};
     for preset in preset_names() {
-        for scale in [0.05, 1.0] {
+        for scale in [0.05, 0.2, 1.0] {
             let o = Overrides {
                 variants: Some(parse_fs_list("ext4,xfs,btrfs,tmpfs").unwrap()),
                 scale: Some(scale),
@@ -251,12 +265,20 @@ fn every_preset_plans_images_that_hold_its_bytes_and_inodes_at_two_scales() {
             for c in &plan.cases {
                 let t = FsType::of(&c.variant.fs_type);
                 let u = c.estimate.usage;
-                let what = format!("{preset} ×{scale} {} {}: {}", c.variant.name, c.workload.name, c.estimate.basis);
+                let what = format!(
+                    "{preset} ×{scale} {} {}: {}",
+                    c.variant.name, c.workload.name, c.estimate.basis
+                );
                 assert!(c.image_bytes >= t.min_image && c.image_bytes > u.bytes, "{what}");
                 if let Some(per) = t.space.bytes_per_inode {
                     assert!(c.image_bytes / per > u.inodes, "{what}");
                 }
                 assert!(u.inodes >= c.footprint.files, "{what}");
+            }
+            // At full scale some presets need more scratch space than this machine has (the
+            // 2022 study's 32 GiB file), which `plan` rightly refuses: the two miniatures run.
+            if scale == 1.0 {
+                continue;
             }
             let s = scale.to_string();
             let out = fsbench(&["plan", "--preset", preset, "--scale", &s]);

@@ -421,7 +421,7 @@ impl Workload for OltpSpec {
         let (per_row, fixed, files) = match self.engine {
             // Row ≈ 200 bytes + index entry; the WAL, -shm and database files, the WAL
             // checkpointed every ~1000 pages.
-            DbEngine::Sqlite => (350, 4 * Bytes::MIB, 5),
+            DbEngine::Sqlite => (320, 3 * Bytes::MIB, 5),
             // ibdata1, the 96 MiB redo log (preallocated), undo tablespaces, ibtmp1, system
             // tables: about 140-200 MiB and 222 files fresh.
             DbEngine::Mariadb => (600, 180 * Bytes::MIB, 230),
