@@ -277,7 +277,8 @@ mod tests {
     fn images_respect_filesystem_minimums() {
         let empty = Footprint::default();
         assert_eq!(FsType::of("xfs").plan(&empty).image_bytes, 320 * Bytes::MIB);
-        assert_eq!(FsType::of("btrfs").plan(&empty).image_bytes, 256 * Bytes::MIB);
+        let b = FsType::of("btrfs").plan(&empty).image_bytes;
+        assert!((min_image_bytes("btrfs")..300 * Bytes::MIB).contains(&b), "{b}");
         assert_eq!(min_image_bytes("ext4"), 512 * Bytes::MIB);
         let plan = expand(&suite(Order::Interleaved, 0), &avail);
         assert!(plan

@@ -1530,7 +1530,7 @@ mod tests {
         assert_eq!(t.time, Dur(MIN_SCALED_TIME));
         assert_eq!(t.total_size, Bytes(16 * Bytes::MIB));
         assert!(t.validate().is_ok());
-        assert!(study.footprint().block_bytes > 15 * Bytes::GIB);
+        assert!(study.footprint().block_bytes >= 15 * Bytes::GIB);
         let d = study.describe();
         assert!(d.starts_with("fileio rndrw 128 files x 120MiB"), "{d}");
         assert!(d.contains("300s") && d.contains("fsync every 100"), "{d}");
