@@ -321,3 +321,30 @@ fn the_2016_portage_case_at_a_fifth_runs_on_ext4() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert_no_leftovers(&s);
 }
+
+/// ENOSPC on a filesystem with blocks to spare but no inodes says "out of inodes": a 512 MiB
+/// ext4 has 32,768 inodes, fewer than 20,000 files, their copies and links need.
+#[test]
+fn running_out_of_inodes_is_named_as_such() {
+    require_privileged!();
+    let dir = scratch();
+    let state = RunState::create(dir.path()).unwrap();
+    let prov = ImageProvisioner::new(state.clone());
+    let v = FsVariant {
+        name: "ext4".into(),
+        fs_type: "ext4".into(),
+        mkfs_args: vec![],
+        mount_opts: vec![],
+        image_size: None,
+    };
+    let m = prov.provision(&v, 512 << 20, "inodes").expect("provision");
+    let spec: WorkloadKind = toml::from_str("kind = \"mongo\"\nfiles = 20000\nfile_size = 10\ndirs = 4\n").unwrap();
+    let flag = AtomicBool::new(false);
+    let e = fsbench::engine::run_quiet(spec.workload(), &m.workdir, &flag).expect_err("must run out of inodes");
+    m.teardown().expect("teardown");
+    let text = e.to_string();
+    assert!(text.contains("(out of inodes: "), "{text}");
+    assert!(text.contains("No space left on device"), "{text}");
+    state.finish();
+    assert_no_leftovers(dir.path());
+}
