@@ -7,8 +7,9 @@
 //! `store` (SQLite, one transaction per repeat) → `report` (`stats` summaries → `ReportModel`
 //! → table, Markdown, CSV, JSON).
 //!
-//! `app` wires the subcommands of `cli` to that pipeline; `main.rs` only parses, calls
-//! [`app::run`] and maps errors to exit codes.
+//! `run` drives that pipeline for one session (the `Runner`, its `Target` and the progress
+//! `Observer`s); `app` maps the subcommands of `cli` to it and to the report; `main.rs` only
+//! parses, calls [`app::run`] and maps errors to exit codes.
 
 pub mod app;
 pub mod baseline;
@@ -22,6 +23,7 @@ pub mod metric;
 pub mod plan;
 pub mod provision;
 pub mod report;
+pub mod run;
 pub mod signal;
 pub mod stats;
 pub mod store;

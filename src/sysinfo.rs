@@ -36,6 +36,20 @@ pub fn host_info() -> HostInfo {
     }
 }
 
+/// Memory available for new allocations without swapping (`MemAvailable` of /proc/meminfo), in
+/// bytes; `None` when the kernel does not say.
+pub fn mem_available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kib: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
+}
+
 /// First non-empty line a tool prints for its version flag (stdout or stderr), if installed.
 pub fn tool_version(tool: &str) -> Option<String> {
     let path = find_tool(tool)?;

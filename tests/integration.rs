@@ -13,6 +13,9 @@
 //!   server runs, fileio against fio.
 //! - `golden`: the exports of a stored session, byte for byte.
 //! - `space`: image-size estimates against the peaks real runs use; every study preset planned.
+//! - `dirtarget`: `--dir` suites, which need no `[[fs]]` table.
+//! - `cleanup`: a killed run with its own scratch folder, undone by a bare `fsbench cleanup`.
+//! - `device_reuse`: a second run on the same confirmed device; foreign filesystems refused.
 
 #[path = "integration/util.rs"]
 mod util;
@@ -49,6 +52,15 @@ mod db;
 
 #[path = "integration/golden.rs"]
 mod golden;
+
+#[path = "integration/dirtarget.rs"]
+mod dirtarget;
+
+#[path = "integration/cleanup.rs"]
+mod cleanup;
+
+#[path = "integration/device_reuse.rs"]
+mod device_reuse;
 
 #[path = "integration/space.rs"]
 mod space;

@@ -153,8 +153,14 @@ pub fn load_preset(name: &str, o: &Overrides) -> Result<Suite, ConfigError> {
 /// Loads suite text; `origin` names it in errors (a path or `presets/quick.toml`).
 pub fn load_str(text: &str, origin: &str, o: &Overrides) -> Result<Suite, ConfigError> {
     let src = Source { origin, text };
-    let suite = build(&src)?;
-    apply_overrides(suite, o)
+    let suite = apply_overrides(build(&src)?, o)?;
+    if suite.variants.is_empty() && !o.dir_target {
+        return Err(src.whole(
+            "the suite has no [[fs]] table: add at least one, e.g. `[[fs]]` followed by `type = \"ext4\"`, \
+             or name the filesystems with `--fs ext4,xfs`, or measure an existing directory with `--dir DIR`",
+        ));
+    }
+    Ok(suite)
 }
 
 /// Names of the built-in presets.
@@ -246,11 +252,7 @@ fn build(src: &Source) -> Result<Suite, ConfigError> {
 
     let policy = build_policy(src, raw.run)?;
 
-    if raw.fs.is_empty() {
-        return Err(
-            src.whole("the suite has no [[fs]] table: add at least one, e.g. `[[fs]]` followed by `type = \"ext4\"`")
-        );
-    }
+    // No [[fs]] is fine while `--fs` or `--dir` supplies the variants: `load_str` decides.
     let mut variants = Vec::with_capacity(raw.fs.len());
     let mut seen: HashMap<String, usize> = HashMap::new();
     for fs in &raw.fs {
@@ -308,6 +310,7 @@ fn build(src: &Source) -> Result<Suite, ConfigError> {
         });
     }
 
+    let device = build_target(src, raw.target)?;
     Ok(Suite {
         name: meta.name.into_inner(),
         description: meta.description,
@@ -315,8 +318,41 @@ fn build(src: &Source) -> Result<Suite, ConfigError> {
         variants,
         workloads,
         scale: 1.0,
+        device,
         source_text: src.text.to_string(),
     })
+}
+
+/// `[target]`: a device is accepted only with a `wipe` that repeats it exactly, as on the
+/// command line; the safety checks of the device itself run later, before anything is written.
+fn build_target(src: &Source, target: Option<raw::RawTarget>) -> Result<Option<PathBuf>, ConfigError> {
+    let Some(t) = target else { return Ok(None) };
+    match (t.device, t.wipe) {
+        (None, None) => Ok(None),
+        (None, Some(w)) => Err(src.at(
+            w.span().start,
+            format!(
+                "`wipe = \"{w}\"` confirms a device, but [target] names none: add `device = \"{w}\"`",
+                w = w.get_ref()
+            ),
+        )),
+        (Some(d), None) => Err(src.at(
+            d.span().start,
+            format!(
+                "`device = \"{d}\"` destroys everything on {d}: confirm with `wipe = \"{d}\"` (the same path, repeated exactly)",
+                d = d.get_ref()
+            ),
+        )),
+        (Some(d), Some(w)) if d.get_ref() != w.get_ref() => Err(src.at(
+            w.span().start,
+            format!(
+                "`wipe = \"{}\"` does not repeat `device = \"{}\"` exactly: write the same path twice to confirm that everything on it will be destroyed",
+                w.get_ref(),
+                d.get_ref()
+            ),
+        )),
+        (Some(d), Some(_)) => Ok(Some(PathBuf::from(d.into_inner()))),
+    }
 }
 
 fn build_policy(src: &Source, run: Option<RawRun>) -> Result<Policy, ConfigError> {

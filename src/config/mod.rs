@@ -13,7 +13,6 @@
 use crate::engine::WorkloadKind;
 use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
-use std::path::PathBuf;
 
 mod diag;
 mod load;
@@ -95,19 +94,6 @@ pub struct WorkloadSpec {
     pub kind: WorkloadKind,
 }
 
-/// Where filesystems come from.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Target {
-    /// Sparse image files in this scratch folder, attached as loop devices (tmpfs needs none).
-    Loop {
-        /// Scratch folder; fsbench makes a private subfolder per run inside it.
-        scratch: PathBuf,
-    },
-    /// An existing directory: no mkfs, no mount; the variant list is ignored and the single
-    /// variant is named after the directory's filesystem type.
-    Dir(PathBuf),
-}
-
 /// A validated suite: everything a run needs to know.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Suite {
@@ -123,6 +109,9 @@ pub struct Suite {
     pub workloads: Vec<WorkloadSpec>,
     /// The scale factor already applied to every size and duration.
     pub scale: f64,
+    /// `[target] device`, confirmed by an identical `wipe` in the file: the real device to
+    /// format, as `--device X --wipe X` names it on the command line.
+    pub device: Option<std::path::PathBuf>,
     /// The exact TOML text the suite came from (stored with the session).
     pub source_text: String,
 }
@@ -140,4 +129,7 @@ pub struct Overrides {
     pub warmup: Option<u32>,
     /// `--scale`: multiplies every size (and duration) of every workload.
     pub scale: Option<f64>,
+    /// `--dir`: the target is an existing directory, so no filesystem is made and the suite
+    /// needs no `[[fs]]` table (the directory's own filesystem is the one variant).
+    pub dir_target: bool,
 }

@@ -30,6 +30,17 @@ pub(super) struct RawFile {
     /// `[[workload]]`.
     #[serde(default)]
     pub workload: Vec<Spanned<RawWorkload>>,
+    /// `[target]`.
+    pub target: Option<RawTarget>,
+}
+
+/// `[target]`: a real device, confirmed in the file as on the command line (`device` and
+/// `wipe` the same text).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawTarget {
+    pub device: Option<Spanned<String>>,
+    pub wipe: Option<Spanned<String>>,
 }
 
 /// `[suite]`.

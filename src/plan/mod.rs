@@ -217,6 +217,7 @@ mod tests {
                 name: "bonnie".into(),
                 kind: WorkloadKind::Bonnie(bonnie),
             }],
+            device: None,
             scale: 1.0,
             source_text: String::new(),
         }

@@ -27,6 +27,7 @@ use crate::config::FsVariant;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+pub mod made;
 pub mod safety;
 pub mod state;
 
@@ -141,11 +142,6 @@ pub fn find_tool(name: &str) -> Option<PathBuf> {
         })
 }
 
-/// `true` when running as root (needed for loop devices, mkfs on them, and mount).
-pub fn is_root() -> bool {
-    rustix::process::geteuid().is_root()
-}
-
 /// Filesystem types the running kernel can mount now (/proc/filesystems).
 pub fn kernel_filesystems() -> Vec<String> {
     std::fs::read_to_string("/proc/filesystems")
@@ -196,6 +192,18 @@ pub enum Undo {
 }
 
 impl Undo {
+    /// Whether `self` and `other` undo the same resource (the same mountpoint, loop device,
+    /// file or folder), whatever else their records say.
+    pub fn same_resource(&self, other: &Undo) -> bool {
+        match (self, other) {
+            (Undo::RemoveFile { path: a }, Undo::RemoveFile { path: b }) => a == b,
+            (Undo::Detach { device: a, .. }, Undo::Detach { device: b, .. }) => a == b,
+            (Undo::Unmount { mountpoint: a, .. }, Undo::Unmount { mountpoint: b, .. }) => a == b,
+            (Undo::RemoveDir { path: a, .. }, Undo::RemoveDir { path: b, .. }) => a == b,
+            _ => false,
+        }
+    }
+
     /// Performs the step. Steps whose resource is already gone succeed.
     pub fn apply(&self) -> Result<(), ProvisionError> {
         match self {
@@ -645,6 +653,8 @@ impl Provisioner for DeviceProvisioner {
         let device = self.device.path.to_string_lossy().into_owned();
         m.device = Some(device.clone());
         mkfs_and_mount(&mut m, variant, &device)?;
+        // The next run with the same confirmation recognises this filesystem as fsbench's.
+        made::record(&self.device.path, &self.device.name, self.device.size_bytes);
         m.ready()
     }
 

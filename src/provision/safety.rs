@@ -8,7 +8,9 @@
 //! - it is not swap (/proc/swaps) and does not hold the root filesystem or its partitions;
 //! - nothing stacks on it (`/sys/block/NAME/holders` is empty: no LVM, dm or md member);
 //! - `blkid -p` finds no filesystem, RAID/LVM signature or partition table on it: a disk with
-//!   data must be cleared by its owner (`wipefs -a`) before fsbench will format it.
+//!   data must be cleared by its owner (`wipefs -a`) before fsbench will format it. The one
+//!   filesystem accepted is the one fsbench itself made there last ([`super::made`]: same
+//!   device, size, type and UUID), so the same confirmation works for the next run.
 //!
 //! The checks only read; [`inspect`] never opens the device for writing.
 
@@ -30,6 +32,8 @@ pub struct DeviceInfo {
     pub by_id: Vec<String>,
     /// Every reason not to touch it; empty when it is safe to format.
     pub refusals: Vec<String>,
+    /// The filesystem on it, when fsbench made it (and nothing else is on it).
+    pub made_by_fsbench: Option<super::made::MadeFs>,
 }
 
 fn major_minor(rdev: u64) -> (u64, u64) {
@@ -84,6 +88,7 @@ pub fn inspect(path: &Path) -> Result<DeviceInfo, String> {
         .unwrap_or_default();
 
     let mut refusals = Vec::new();
+    let mut made_by_fsbench = None;
     let numbers = device_numbers(&name);
     let (maj, min) = major_minor(md.rdev());
     let own = format!("{maj}:{min}");
@@ -147,7 +152,13 @@ pub fn inspect(path: &Path) -> Result<DeviceInfo, String> {
             if let Some(pt) = get("PTTYPE") {
                 refusals.push(format!("it holds a partition table ({pt})"));
             }
-            if let Some(t) = get("TYPE") {
+            let ours = match (get("PTTYPE"), get("TYPE"), get("UUID")) {
+                (None, Some(t), Some(uuid)) => super::made::made_by_fsbench(&name, size_bytes, &t, &uuid),
+                _ => None,
+            };
+            if let Some(m) = ours {
+                made_by_fsbench = Some(m);
+            } else if let Some(t) = get("TYPE") {
                 let kind = match t.as_str() {
                     "LVM2_member" => "an LVM physical volume".to_string(),
                     "linux_raid_member" => "a RAID member".to_string(),
@@ -176,6 +187,7 @@ pub fn inspect(path: &Path) -> Result<DeviceInfo, String> {
         model,
         by_id,
         refusals,
+        made_by_fsbench,
     })
 }
 

@@ -6,6 +6,14 @@
 //! steps still pending. The file is rewritten atomically (temp file + rename) on every change,
 //! so after a SIGKILL it lists exactly what is left. [`cleanup_leftovers`] undoes the pending
 //! steps of dead runs only; it never touches a live run's folder or anything not listed.
+//!
+//! Runs may use any scratch folder (`--scratch`), so each run also registers itself in
+//! [`REGISTRY`] (`/run/fsbench/runs/`, a tmpfs that a reboot clears, as it clears the loop
+//! devices and mounts themselves): one symlink per run, named like the run folder and pointing
+//! at it, removed when the run finishes with nothing pending. A bare `fsbench cleanup` visits
+//! the default scratch folder and every registered run, so a SIGKILLed run is found wherever
+//! its scratch was. A link is followed only to a folder named `run-*` holding a state file, so
+//! the registry can never lead cleanup to anything fsbench did not create.
 
 use super::{ProvisionError, Undo};
 use serde::{Deserialize, Serialize};
@@ -13,6 +21,65 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 const STATE_FILE: &str = "state.json";
+
+/// Where runs register their folders (see the module doc). Root-owned and cleared at boot.
+pub const REGISTRY: &str = "/run/fsbench/runs";
+
+/// Registers `dir` in [`REGISTRY`]. Best effort: without a writable /run (not root) a run is
+/// still found by `fsbench cleanup --scratch` in its own scratch folder.
+fn register(dir: &Path) {
+    let (Some(name), Ok(abs)) = (dir.file_name(), std::path::absolute(dir)) else {
+        return;
+    };
+    if std::fs::create_dir_all(REGISTRY).is_ok() {
+        let _ = std::os::unix::fs::symlink(abs, Path::new(REGISTRY).join(name));
+    }
+}
+
+/// Removes the registry link of `dir`, if it points there (or at a folder that is gone).
+fn unregister(dir: &Path) {
+    let Some(name) = dir.file_name() else { return };
+    let link = Path::new(REGISTRY).join(name);
+    let Ok(target) = std::fs::read_link(&link) else { return };
+    if !target.exists() || std::path::absolute(dir).is_ok_and(|d| target == d) {
+        let _ = std::fs::remove_file(link);
+    }
+}
+
+/// Every run folder to consider: `run-*` folders under `scratch`, then the registered run
+/// folders elsewhere (each once). Registry links whose folder is gone are removed.
+fn run_dirs(scratch: &Path) -> Vec<PathBuf> {
+    let is_run_dir = |p: &Path| {
+        p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("run-"))
+            && p.is_dir()
+            && p.join(STATE_FILE).is_file()
+    };
+    let mut out: Vec<PathBuf> = std::fs::read_dir(scratch)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| is_run_dir(p))
+        .collect();
+    let mut seen: Vec<PathBuf> = out.iter().filter_map(|p| p.canonicalize().ok()).collect();
+    for link in std::fs::read_dir(REGISTRY).into_iter().flatten().flatten() {
+        let Ok(target) = std::fs::read_link(link.path()) else {
+            continue;
+        };
+        if !target.exists() {
+            let _ = std::fs::remove_file(link.path());
+            continue;
+        }
+        if is_run_dir(&target) && target.file_name() == Some(link.file_name().as_os_str()) {
+            let canon = target.canonicalize().unwrap_or_else(|_| target.clone());
+            if !seen.contains(&canon) {
+                seen.push(canon);
+                out.push(target);
+            }
+        }
+    }
+    out
+}
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct StateDoc {
@@ -65,6 +132,7 @@ impl RunState {
             },
         })));
         st.save();
+        register(&st.dir());
         Ok(st)
     }
 
@@ -119,20 +187,16 @@ impl RunState {
             let _ = std::fs::remove_file(g.dir.join(STATE_FILE));
             let _ = std::fs::remove_file(g.dir.join(".state.json.tmp"));
             let _ = std::fs::remove_dir(&g.dir);
+            unregister(&g.dir);
         }
     }
 }
 
-/// Run folders under `scratch` whose process is gone but whose state file still lists pending
-/// steps (what `fsbench cleanup` would undo).
+/// Run folders under `scratch` or in the registry whose process is gone but whose state file
+/// still lists pending steps (what `fsbench cleanup` would undo).
 pub fn dead_runs(scratch: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(scratch) else {
-        return vec![];
-    };
-    entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|dir| dir.file_name().is_some_and(|n| n.to_string_lossy().starts_with("run-")))
+    run_dirs(scratch)
+        .into_iter()
         .filter(|dir| {
             std::fs::read_to_string(dir.join(STATE_FILE))
                 .ok()
@@ -157,26 +221,20 @@ pub struct CleanupReport {
     pub failed: Vec<String>,
 }
 
-/// Undoes what dead runs left under `scratch` (mounts, loop devices, images, folders), in
-/// reverse order of creation, and removes their run folders. Live runs are left alone.
+/// Undoes what dead runs left under `scratch` and in every registered run folder (mounts, loop
+/// devices, images, folders), in reverse order of creation, and removes their run folders.
+/// Live runs are left alone. Each step is undone, and reported, once.
 pub fn cleanup_leftovers(scratch: &Path) -> Result<CleanupReport, ProvisionError> {
     let mut report = CleanupReport::default();
-    let entries = match std::fs::read_dir(scratch) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(report),
-        Err(source) => {
+    if let Err(source) = std::fs::read_dir(scratch) {
+        if source.kind() != std::io::ErrorKind::NotFound {
             return Err(ProvisionError::Io {
                 what: format!("read {}", scratch.display()),
                 source,
-            })
+            });
         }
-    };
-    for entry in entries.flatten() {
-        let dir = entry.path();
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !name.starts_with("run-") || !dir.is_dir() {
-            continue;
-        }
+    }
+    for dir in run_dirs(scratch) {
         let Ok(text) = std::fs::read_to_string(dir.join(STATE_FILE)) else {
             continue;
         };
@@ -191,8 +249,13 @@ pub fn cleanup_leftovers(scratch: &Path) -> Result<CleanupReport, ProvisionError
         // The run folder is private to that run, so anything mounted under it or any loop
         // device backed by an image in it is that run's, even if it was killed before it could
         // write the step down (a mount(8) or losetup child finishing after the SIGKILL).
+        // A recorded step and the stray it left are one resource: undo (and report) it once.
         let mut steps = doc.pending.clone();
-        steps.extend(strays(&dir));
+        for stray in strays(&dir) {
+            if !steps.iter().any(|u| u.same_resource(&stray)) {
+                steps.push(stray);
+            }
+        }
         let mut left = Vec::new();
         for u in steps.iter().rev() {
             match u.apply() {
@@ -208,7 +271,10 @@ pub fn cleanup_leftovers(scratch: &Path) -> Result<CleanupReport, ProvisionError
             let _ = std::fs::remove_file(dir.join(STATE_FILE));
             let _ = std::fs::remove_file(dir.join(".state.json.tmp"));
             match std::fs::remove_dir(&dir) {
-                Ok(()) => report.undone.push(format!("removed run folder {}", dir.display())),
+                Ok(()) => {
+                    unregister(&dir);
+                    report.undone.push(format!("removed run folder {}", dir.display()))
+                }
                 Err(e) => report.failed.push(format!("remove {}: {e}", dir.display())),
             }
         } else {
@@ -298,6 +364,94 @@ mod tests {
         assert!(st.pending().is_empty());
         st.finish();
         assert!(!st.dir().exists());
+    }
+
+    #[test]
+    fn a_run_registers_its_folder_until_it_finishes() {
+        if !rustix::process::geteuid().is_root() {
+            assert_ne!(
+                std::env::var("FSBENCH_REQUIRE_PRIVILEGED").as_deref(),
+                Ok("1"),
+                "the run registry in /run needs root"
+            );
+            eprintln!("SKIPPED (needs root): run registry");
+            return;
+        }
+        let scratch = tempfile::tempdir().unwrap();
+        let st = RunState::create(scratch.path()).unwrap();
+        let link = Path::new(REGISTRY).join(st.dir().file_name().unwrap());
+        assert_eq!(std::fs::read_link(&link).unwrap(), st.dir());
+        // Found through the registry even when cleanup is pointed at another scratch folder.
+        let elsewhere = tempfile::tempdir().unwrap();
+        assert!(run_dirs(elsewhere.path()).contains(&st.dir()));
+        st.finish();
+        assert!(
+            std::fs::symlink_metadata(&link).is_err(),
+            "finish removes the registry link"
+        );
+        assert!(!run_dirs(elsewhere.path()).contains(&st.dir()));
+    }
+
+    #[test]
+    fn a_registry_link_to_anything_but_a_run_folder_is_never_followed() {
+        let scratch = tempfile::tempdir().unwrap();
+        // A folder named like a run but without a state file, and one with another name.
+        let fake = scratch.path().join("run-9-9");
+        std::fs::create_dir(&fake).unwrap();
+        let other = scratch.path().join("precious");
+        std::fs::create_dir(&other).unwrap();
+        std::fs::write(other.join(STATE_FILE), b"{}").unwrap();
+        if std::fs::create_dir_all(REGISTRY).is_err() {
+            assert_ne!(std::env::var("FSBENCH_REQUIRE_PRIVILEGED").as_deref(), Ok("1"));
+            return;
+        }
+        let l1 = Path::new(REGISTRY).join("run-9-9");
+        let l2 = Path::new(REGISTRY).join("run-8-8");
+        std::os::unix::fs::symlink(&fake, &l1).unwrap();
+        std::os::unix::fs::symlink(&other, &l2).unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let dirs = run_dirs(elsewhere.path());
+        let _ = (std::fs::remove_file(&l1), std::fs::remove_file(&l2));
+        assert!(!dirs.contains(&fake) && !dirs.contains(&other), "{dirs:?}");
+        assert!(other.join(STATE_FILE).exists());
+    }
+
+    #[test]
+    fn a_recorded_mount_that_the_stray_sweep_also_finds_is_undone_and_reported_once() {
+        if !rustix::process::geteuid().is_root() {
+            assert_ne!(
+                std::env::var("FSBENCH_REQUIRE_PRIVILEGED").as_deref(),
+                Ok("1"),
+                "mounting needs root"
+            );
+            eprintln!("SKIPPED (needs root): mount");
+            return;
+        }
+        let scratch = tempfile::tempdir().unwrap();
+        let dead = scratch.path().join("run-3-3");
+        let mnt = dead.join("mnt-a");
+        std::fs::create_dir_all(&mnt).unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m", "fsbench-test"])
+            .arg(&mnt)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        // The dead run recorded the mount; the sweep of its folder finds it again.
+        let doc = StateDoc {
+            pid: u32::MAX,
+            start_time: 1,
+            pending: vec![Undo::Unmount {
+                mountpoint: mnt.clone(),
+                source: "fsbench-test".into(),
+            }],
+        };
+        std::fs::write(dead.join(STATE_FILE), serde_json::to_vec(&doc).unwrap()).unwrap();
+        assert_eq!(strays(&dead).len(), 1, "the sweep sees the mount");
+        let r = cleanup_leftovers(scratch.path()).unwrap();
+        let unmounted: Vec<&String> = r.undone.iter().filter(|l| l.starts_with("unmounted")).collect();
+        assert_eq!(unmounted.len(), 1, "{:?}", r.undone);
+        assert!(!super::super::is_mounted(&mnt, None) && !dead.exists());
     }
 
     #[test]

@@ -286,6 +286,23 @@ fn missing_tables_say_what_to_add() {
     assert!(err("[[fs]]\ntype = \"ext4\"\n").contains("has no [suite] table: add `[suite]`"));
     let no_fs = BASE.replace("[[fs]]\ntype = \"ext4\"\n", "");
     assert!(err(&no_fs).starts_with("suite.toml: the suite has no [[fs]] table: add at least one"));
+    assert!(err(&no_fs).contains("`--dir DIR`"), "the error names the way out");
+    // `--dir` (no filesystem is made) and `--fs` (variants from the command line) need none.
+    let dir = load_str(
+        &no_fs,
+        "suite.toml",
+        &Overrides {
+            dir_target: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(dir.variants.is_empty() && dir.workloads.len() == 1);
+    let fs = Overrides {
+        variants: Some(crate::config::parse_fs_list("xfs").unwrap()),
+        ..Default::default()
+    };
+    assert_eq!(load_str(&no_fs, "suite.toml", &fs).unwrap().variants[0].fs_type, "xfs");
     let no_wl = BASE.replace("[[workload]]\nkind = \"bonnie\"\nfile_size = \"64MiB\"\n", "");
     assert!(err(&no_wl).starts_with("suite.toml: the suite has no [[workload]] table: add at least one"));
     let e = err("[suite]\n[[fs]]\ntype = \"ext4\"\n");
@@ -791,6 +808,7 @@ fn no_input_makes_the_loader_panic() {
                 .then(|| [0.0, 1e-300, 0.001, 0.5, 3.0, 1000.0, f64::NAN, -2.0][rng.gen_range(0..8)]),
             only: rng.gen_bool(0.05).then(|| vec!["bonnie".to_string()]),
             variants: None,
+            dir_target: rng.gen_bool(0.05),
         };
         match load_str(&text, "fuzz.toml", &o) {
             Ok(s) => {
@@ -810,4 +828,30 @@ fn no_input_makes_the_loader_panic() {
         accepted > 50 && rejected > 50,
         "accepted {accepted}, rejected {rejected}"
     );
+}
+
+// ---- [target] ----
+
+#[test]
+fn a_target_device_needs_the_exact_wipe_in_the_file() {
+    let with_target = |t: &str| format!("{BASE}\n[target]\n{t}\n");
+    let s = load(&with_target("device = \"/dev/loop7\"\nwipe = \"/dev/loop7\"")).unwrap();
+    assert_eq!(s.device, Some(PathBuf::from("/dev/loop7")));
+    assert_eq!(load(BASE).unwrap().device, None);
+    // Errors point at the key: [target] is on line `t`, its keys follow.
+    let t = with_target("").lines().position(|l| l == "[target]").unwrap() + 1;
+    let e = err(&with_target("device = \"/dev/loop7\""));
+    assert!(
+        e.starts_with(&format!("suite.toml:{}:10: ", t + 1)) && e.contains("confirm with `wipe = \"/dev/loop7\"`"),
+        "{e}"
+    );
+    let e = err(&with_target("device = \"/dev/loop7\"\nwipe = \"/dev/loop8\""));
+    assert!(
+        e.starts_with(&format!("suite.toml:{}:8: ", t + 2)) && e.contains("does not repeat"),
+        "{e}"
+    );
+    let e = err(&with_target("wipe = \"/dev/loop7\""));
+    assert!(e.contains("names none"), "{e}");
+    let e = err(&with_target("devise = \"/dev/loop7\""));
+    assert!(e.contains("unknown key `devise`") && e.contains("device"), "{e}");
 }

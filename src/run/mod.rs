@@ -1,0 +1,339 @@
+//! The runner of `fsbench run`: resume, session start, the raw-device baseline step, the slot
+//! loop, and the commit of each repeat, announced to an [`Observer`] (DESIGN.md, pipeline).
+//!
+//! [`Runner::new`] decides what to run (the suite, or the stored session's own suite and options
+//! when resuming; the [`Target`]; the plan) and prints nothing. [`Runner::run`] checks space and
+//! the device, opens or reopens the session, measures the baseline once, runs every slot not yet
+//! stored, and returns a [`RunSummary`]; the caller (`app`) prints the report and decides the
+//! exit code.
+//!
+//! Invariants:
+//! - A repeat is committed to the store (one transaction) before any observer hears of it.
+//! - Nothing is left mounted or attached when `run` returns, interrupted or not: each slot's
+//!   guard is dropped inside the loop, and the run folder's state is finished at the end.
+//! - A resumed session runs exactly the suite text and command line it was started with, and
+//!   only the `(case, repeat)` pairs not stored with status ok.
+//! - Everything that depends on the kind of target goes through [`Target`].
+
+mod baseline;
+pub mod observer;
+pub mod plan_view;
+mod resume;
+mod slot;
+pub mod target;
+mod terminal;
+
+pub use observer::{
+    Event, Fanout, Observer, Recorder, RepeatEnd, RepeatOutcome, RepeatStart, SessionEnd, SessionStart,
+};
+pub use resume::load_suite;
+pub use target::Target;
+pub use terminal::TerminalObserver;
+
+use crate::cli::RunArgs;
+use crate::config::{ConfigError, Suite};
+use crate::plan::{self, Plan};
+use crate::provision::{ProvisionError, Provisioner, RunState};
+use crate::store::{NewSample, NewSession, SampleStatus, SessionStatus, Store, StoreError};
+use crate::sysinfo;
+use resume::Resume;
+use slot::SlotOutcome;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Why a run could not start or go on.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The user asked for something impossible (exit code 2).
+    #[error("{0}")]
+    Usage(String),
+    /// The suite or its overrides are invalid (exit code 2).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The results database failed.
+    #[error(transparent)]
+    Store(Box<StoreError>),
+    /// The results database could not be opened.
+    #[error("opening results database {path}")]
+    OpenStore {
+        /// The database.
+        path: String,
+        /// Why.
+        #[source]
+        source: Box<StoreError>,
+    },
+    /// The run folder or the target could not be set up.
+    #[error(transparent)]
+    Provision(#[from] ProvisionError),
+    /// Writing the output failed.
+    #[error(transparent)]
+    Output(std::io::Error),
+}
+
+impl From<StoreError> for RunError {
+    fn from(e: StoreError) -> RunError {
+        RunError::Store(Box::new(e))
+    }
+}
+
+impl RunError {
+    /// Whether the error is the user's to fix (exit code 2).
+    pub fn is_usage(&self) -> bool {
+        matches!(self, RunError::Usage(_) | RunError::Config(_))
+    }
+}
+
+/// What a finished (or interrupted) run leaves for the caller.
+pub struct RunSummary {
+    /// The store the session is in.
+    pub store: Store,
+    /// Session id.
+    pub session: i64,
+    /// SIGINT or SIGTERM stopped it; every completed repeat is stored.
+    pub interrupted: bool,
+    /// Repeats of the whole stored session (not only this run) that failed; 0 when interrupted.
+    pub failed: usize,
+}
+
+/// One `fsbench run`, decided and ready to start.
+pub struct Runner {
+    db: PathBuf,
+    args: RunArgs,
+    command_line: Vec<String>,
+    suite: Suite,
+    target: Target,
+    plan: Plan,
+    resume: Option<Resume>,
+    store: Option<Store>,
+    interrupt: Arc<AtomicBool>,
+}
+
+impl Runner {
+    /// Decides what `given` runs into `db`: loads the suite (for `--resume`, the stored
+    /// session's suite and command line, and which repeats are already stored) and expands the
+    /// plan for the target. `command_line` is stored with a new session, so `--resume` can
+    /// parse it again. Prints nothing.
+    pub fn new(db: &Path, given: &RunArgs, command_line: Vec<String>) -> Result<Runner, RunError> {
+        let (args, suite, resume, store) = resume::resolve(db, given)?;
+        let target = Target::for_suite(&args, &suite)?;
+        let plan = plan::expand(&suite, &|v| target.availability(v));
+        Ok(Runner {
+            db: db.to_path_buf(),
+            args,
+            command_line,
+            suite,
+            target,
+            plan,
+            resume,
+            store,
+            interrupt: crate::signal::interrupt_flag().clone(),
+        })
+    }
+
+    /// Uses `flag` instead of the process's SIGINT/SIGTERM flag (tests).
+    pub fn with_interrupt(mut self, flag: Arc<AtomicBool>) -> Runner {
+        self.interrupt = flag;
+        self
+    }
+
+    /// The plan this runner executes (every case, available or not, and every slot).
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    fn interrupted(&self) -> bool {
+        self.interrupt.load(Ordering::Relaxed)
+    }
+
+    /// The session record of a new session. (The stored command line is what `--resume`
+    /// parses again.)
+    fn new_session(&self, provisioner: &dyn Provisioner) -> NewSession {
+        let suite = &self.suite;
+        NewSession {
+            label: self.args.label.clone(),
+            suite_name: suite.name.clone(),
+            suite_text: suite.source_text.clone(),
+            args: self.command_line.clone(),
+            fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
+            host: sysinfo::host_info(),
+            tool_versions: {
+                let mut tools = sysinfo::tool_versions(suite.variants.iter().map(|v| v.fs_type.as_str()));
+                for w in &suite.workloads {
+                    for t in w.kind.workload().tool_versions() {
+                        if !tools.contains(&t) {
+                            tools.push(t);
+                        }
+                    }
+                }
+                tools
+            },
+            target: provisioner.describe(),
+        }
+    }
+
+    /// Runs every slot not yet stored, announcing each step to `obs`.
+    pub fn run(mut self, obs: &dyn Observer) -> Result<RunSummary, RunError> {
+        let plan = &self.plan;
+        self.target.check_space(plan)?;
+        for c in plan.cases.iter().filter(|c| c.unavailable.is_some()) {
+            obs.case_unavailable(c);
+        }
+        if plan.slots.is_empty() {
+            return Err(RunError::Usage("nothing to run: every filesystem variant is unavailable here (see above); `fsbench doctor` says what to install".into()));
+        }
+        self.target.confirm()?;
+        if let Some(offer) = self.target.cleanup_offer() {
+            obs.warning(&offer);
+        }
+
+        let store = match self.store.take() {
+            Some(s) => s,
+            None => Store::open(&self.db).map_err(|source| RunError::OpenStore {
+                path: self.db.display().to_string(),
+                source: Box::new(source),
+            })?,
+        };
+        let state = RunState::create(self.target.scratch())?;
+        let provisioner = self.target.provisioner(state.clone())?;
+        let session = match &self.resume {
+            Some(r) => {
+                store.finish_session(r.session, SessionStatus::Running)?;
+                r.session
+            }
+            None => store.begin_session(&self.new_session(provisioner.as_ref()))?,
+        };
+        let plan = &self.plan;
+        for c in &plan.cases {
+            store.record_case(session, &slot::case_record(c))?;
+        }
+        let todo: Vec<(usize, &plan::Slot)> = plan
+            .slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| {
+                self.resume
+                    .as_ref()
+                    .is_none_or(|r| !r.is_done(&plan.cases[s.case], s.repeat))
+            })
+            .collect();
+        obs.session_started(&SessionStart {
+            session,
+            resumed: self.resume.is_some(),
+            repeats_left: todo.len(),
+            repeats_total: plan.slots.len(),
+            db: &self.db,
+        });
+
+        // The raw device's own speed, once per session, before the first case (a resumed session
+        // keeps the baseline it has). Interrupted, nothing is stored and the loop below stops.
+        if store.load_baseline(session)?.is_none() {
+            if let Some(b) = baseline::measure_baseline(provisioner.as_ref(), plan, &self.interrupt, obs) {
+                store.record_baseline(session, &b)?;
+                obs.baseline_finished(&b);
+            }
+        }
+
+        let mut interrupted = false;
+        let per_case = self.suite.policy.warmup + self.suite.policy.repeats;
+        for (i, &(slot_index, slot)) in todo.iter().enumerate() {
+            if self.interrupted() {
+                interrupted = true;
+                break;
+            }
+            let case = &plan.cases[slot.case];
+            let what = format!(
+                "{} × {} repeat {}/{}{}",
+                case.variant.name,
+                case.workload.name,
+                slot.repeat + 1,
+                per_case,
+                if slot.warmup { " (warm-up)" } else { "" }
+            );
+            obs.repeat_started(&RepeatStart {
+                index: i,
+                of: todo.len(),
+                case,
+                repeat: slot.repeat,
+                repeats_per_case: per_case,
+                warmup: slot.warmup,
+                what: &what,
+            });
+            let t0 = Instant::now();
+            let mut sample = NewSample {
+                case_id: case.id.0.clone(),
+                repeat: slot.repeat,
+                is_warmup: slot.warmup,
+                started_at: crate::store::now_rfc3339(),
+                wall_s: 0.0,
+                status: SampleStatus::Ok,
+                device: None,
+                effective_mount_opts: None,
+                notes: vec![],
+                measurements: vec![],
+            };
+            let outcome = slot::run_slot(
+                provisioner.as_ref(),
+                case,
+                &self.suite,
+                &slot::tag_for(slot_index, &case.variant.name),
+                &self.interrupt,
+                &|p| obs.phase_started(&what, p),
+                &mut sample,
+            );
+            sample.wall_s = t0.elapsed().as_secs_f64();
+            let outcome = match outcome {
+                SlotOutcome::Interrupted => {
+                    interrupted = true;
+                    break;
+                }
+                SlotOutcome::Failed(e) => {
+                    sample.status = SampleStatus::Failed(e.clone());
+                    RepeatOutcome::Failed(e)
+                }
+                SlotOutcome::Done => RepeatOutcome::Done { wall_s: sample.wall_s },
+            };
+            // Committed before it is announced: a line on screen means the repeat is stored.
+            store.record_sample(session, &sample)?;
+            obs.repeat_finished(&RepeatEnd {
+                index: i,
+                what: &what,
+                outcome: &outcome,
+            });
+        }
+        obs.session_finished(if interrupted {
+            SessionEnd::Interrupted
+        } else {
+            SessionEnd::Complete
+        });
+        let status = if interrupted {
+            SessionStatus::Interrupted
+        } else {
+            SessionStatus::Complete
+        };
+        store.finish_session(session, status)?;
+        state.finish();
+
+        // The stored session is the truth: a resumed run replaced the repeats it ran again.
+        let failed = if interrupted {
+            0
+        } else {
+            store
+                .load_session(session)?
+                .samples
+                .iter()
+                .filter(|s| matches!(s.sample.status, SampleStatus::Failed(_)))
+                .count()
+        };
+        Ok(RunSummary {
+            store,
+            session,
+            interrupted,
+            failed,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,104 @@
+//! One repeat of one case: provision behind the guard, run the workload, tear down, and fill the
+//! sample the runner commits.
+//!
+//! Invariant: the [`crate::provision::Mounted`] guard is dropped (undoing mount, loop device and
+//! image) before [`run_slot`] returns, whatever happened.
+
+use crate::config::Suite;
+use crate::engine::RunContext;
+use crate::plan;
+use crate::provision::{self, Provisioner};
+use crate::store::{CaseAvailability, CaseRecord, NewSample};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// How a repeat ended.
+pub(super) enum SlotOutcome {
+    /// It ran and tore down cleanly.
+    Done,
+    /// It failed: why.
+    Failed(String),
+    /// SIGINT or SIGTERM stopped it.
+    Interrupted,
+}
+
+/// Safe path component for a slot: letters, digits and `-` only.
+pub(super) fn tag_for(slot_index: usize, variant: &str) -> String {
+    let clean: String = variant
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    format!("s{slot_index:03}-{clean}")
+}
+
+/// What the store keeps of a case: its identity, the full mkfs arguments, the workload's
+/// parameters, and why it is unavailable.
+pub(super) fn case_record(c: &plan::Case) -> CaseRecord {
+    let mut mkfs_args = provision::default_mkfs_args(&c.variant.fs_type);
+    mkfs_args.extend(c.variant.mkfs_args.iter().cloned());
+    CaseRecord {
+        case_id: c.id.0.clone(),
+        variant: c.variant.name.clone(),
+        fs_type: c.variant.fs_type.clone(),
+        mkfs_args,
+        mount_opts: c.variant.mount_opts.clone(),
+        workload: c.workload.name.clone(),
+        workload_kind: c.workload.kind.workload().kind().to_string(),
+        workload_json: serde_json::to_string(&c.workload.kind).unwrap_or_default(),
+        availability: match &c.unavailable {
+            None => CaseAvailability::Available,
+            Some(r) => CaseAvailability::Unavailable(r.clone()),
+        },
+    }
+}
+
+/// Provisions, runs and tears down one repeat, filling `sample`.
+pub(super) fn run_slot(
+    provisioner: &dyn Provisioner,
+    case: &plan::Case,
+    suite: &Suite,
+    tag: &str,
+    interrupt: &AtomicBool,
+    on_phase: &(dyn Fn(&str) + Sync),
+    sample: &mut NewSample,
+) -> SlotOutcome {
+    let interrupted = || interrupt.load(Ordering::Relaxed);
+    let mounted = match provisioner.provision(&case.variant, case.image_bytes, tag) {
+        Ok(m) => m,
+        Err(_) if interrupted() => return SlotOutcome::Interrupted,
+        Err(e) => return SlotOutcome::Failed(format!("provisioning {}: {e}", case.variant.name)),
+    };
+    sample.device = mounted.device.clone();
+    sample.effective_mount_opts = mounted.effective_opts.clone();
+    let ctx = RunContext {
+        dir: &mounted.workdir,
+        drop_caches: suite.policy.drop_caches,
+        interrupt,
+        on_phase,
+    };
+    let result = crate::engine::run(case.workload.kind.workload(), &ctx);
+    let teardown = mounted.teardown();
+    match result {
+        Err(crate::engine::EngineError::Interrupted) => SlotOutcome::Interrupted,
+        Err(_) if interrupted() => SlotOutcome::Interrupted,
+        Err(e) => SlotOutcome::Failed(e.to_string()),
+        Ok(raw) => {
+            sample.measurements = raw.measurements();
+            sample.notes = raw.notes;
+            match teardown {
+                Ok(()) => SlotOutcome::Done,
+                Err(e) => SlotOutcome::Failed(format!("teardown: {e}")),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slot_tags_are_safe_path_components() {
+        assert_eq!(tag_for(7, "btrfs:compress=lzo"), "s007-btrfs-compress-lzo");
+        assert_eq!(tag_for(0, "../x"), "s000----x");
+    }
+}

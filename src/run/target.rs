@@ -1,0 +1,403 @@
+//! Where the filesystems of a run live: [`Target`], one enum for loop images in a scratch folder,
+//! a confirmed block device, or an existing directory. Everything that depends on the kind of
+//! target is a method here, so a new kind (a guest kernel, MPI ranks on a shared filesystem) is
+//! one new arm: its provisioner, its space check, whether the raw-device baseline applies, which
+//! filesystem variants it can offer, what `plan` says about it, and the cleanup offer.
+//!
+//! Invariants:
+//! - Nothing here writes to a device before [`Target::confirm`] accepted it (provision::safety).
+//! - Every target keeps its run folder (state file, mountpoints) in the scratch folder and
+//!   registers it (provision::state), so `fsbench cleanup` finds what a killed run of any
+//!   target left.
+//! - `--wipe` without `--device` is kept until [`Target::confirm`] so it is refused at the same
+//!   point as every other device check (after `plan` has printed the plan).
+
+use super::RunError;
+use crate::cli::RunArgs;
+use crate::config::{FsVariant, Suite};
+use crate::fstype::FsType;
+use crate::plan::{self, Case, Plan};
+use crate::provision::{
+    self, safety::DeviceInfo, DeviceProvisioner, DirProvisioner, ImageProvisioner, Provisioner, RunState,
+};
+use crate::units::Bytes;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Where the filesystems of a run are made.
+#[derive(Clone, Debug)]
+pub enum Target {
+    /// Sparse images in a private run folder under `scratch`, attached as loop devices (tmpfs
+    /// needs none).
+    Images {
+        /// Scratch folder.
+        scratch: PathBuf,
+        /// A `--wipe` given without `--device`: refused by [`Target::confirm`].
+        stray_wipe: Option<PathBuf>,
+    },
+    /// A real block device the user named (`--device`) and confirmed (`--wipe`, the same path):
+    /// a fresh filesystem on it for every repeat, mounted in the run folder under `scratch`.
+    Device {
+        /// The device as the user named it.
+        device: PathBuf,
+        /// The confirmation as given.
+        wipe: Option<PathBuf>,
+        /// Scratch folder (run folder, mountpoints).
+        scratch: PathBuf,
+        /// Filled by [`Target::confirm`].
+        confirmed: Option<Box<DeviceInfo>>,
+    },
+    /// An existing directory (`--dir`): no mkfs, no mount; one variant named after the type of
+    /// the filesystem holding it.
+    Dir {
+        /// The directory.
+        dir: PathBuf,
+        /// Scratch folder (run folder with the state file).
+        scratch: PathBuf,
+        /// A `--wipe` given without `--device`: refused by [`Target::confirm`].
+        stray_wipe: Option<PathBuf>,
+    },
+}
+
+/// Largest image of the cases that will run (a device must be as large: its size decides the
+/// inodes mkfs makes), in bytes.
+fn largest_image(plan: &Plan) -> u64 {
+    plan.cases
+        .iter()
+        .filter(|c| c.unavailable.is_none())
+        .map(|c| c.estimate.image_bytes)
+        .max()
+        .unwrap_or(0)
+}
+
+/// Whether any case that will run puts a filesystem on a block device (anything but tmpfs):
+/// only then is there a raw device to measure.
+pub fn needs_block_device(plan: &Plan) -> bool {
+    plan.cases
+        .iter()
+        .any(|c| c.unavailable.is_none() && !FsType::of(&c.variant.fs_type).in_memory())
+}
+
+impl Target {
+    /// The target a `run` or `plan` command line names (nothing is checked yet).
+    pub fn from_args(a: &RunArgs) -> Target {
+        let scratch = a.scratch.scratch.clone();
+        match (&a.dir, &a.device) {
+            (Some(dir), _) => Target::Dir {
+                dir: dir.clone(),
+                scratch,
+                stray_wipe: a.wipe.clone(),
+            },
+            (None, Some(device)) => Target::Device {
+                device: device.clone(),
+                wipe: a.wipe.clone(),
+                scratch,
+                confirmed: None,
+            },
+            (None, None) => Target::Images {
+                scratch,
+                stray_wipe: a.wipe.clone(),
+            },
+        }
+    }
+
+    /// The target of a command line and its suite: a suite's `[target] device` (confirmed in
+    /// the file by an identical `wipe`) is a device target as if named with `--device X --wipe
+    /// X`; it must agree with the command line, which may not name another target.
+    pub fn for_suite(a: &RunArgs, suite: &Suite) -> Result<Target, RunError> {
+        let target = Target::from_args(a);
+        let Some(d) = &suite.device else { return Ok(target) };
+        let differs = |what: &str| {
+            Err(RunError::Usage(format!(
+                "the suite's [target] device = \"{}\" and {what} name two targets: remove one",
+                d.display()
+            )))
+        };
+        match target {
+            Target::Images { scratch, stray_wipe } => match stray_wipe {
+                Some(w) if w != *d => differs(&format!("--wipe {}", w.display())),
+                _ => Ok(Target::Device {
+                    device: d.clone(),
+                    wipe: Some(d.clone()),
+                    scratch,
+                    confirmed: None,
+                }),
+            },
+            Target::Device { device, .. } if device != *d => differs(&format!("--device {}", device.display())),
+            t @ Target::Device { .. } => Ok(t),
+            Target::Dir { dir, .. } => differs(&format!("--dir {}", dir.display())),
+        }
+    }
+
+    /// The scratch folder that holds the run folder.
+    pub fn scratch(&self) -> &Path {
+        match self {
+            Target::Images { scratch, .. } | Target::Device { scratch, .. } | Target::Dir { scratch, .. } => scratch,
+        }
+    }
+
+    /// Whether the target replaces the suite's filesystem variants (an existing directory has
+    /// exactly one), which makes it a suite option `--resume` refuses.
+    pub fn replaces_variants(&self) -> bool {
+        matches!(self, Target::Dir { .. })
+    }
+
+    /// Fits the suite to the target: an existing directory must exist and becomes the only
+    /// variant, named after its filesystem type.
+    pub fn fit_suite(&self, suite: &mut Suite) -> Result<(), RunError> {
+        if let Target::Dir { dir, .. } = self {
+            if !dir.is_dir() {
+                return Err(RunError::Usage(format!(
+                    "--dir {}: not an existing directory",
+                    dir.display()
+                )));
+            }
+            let fs_type = provision::dir_fs_type(dir);
+            suite.variants = vec![FsVariant {
+                name: fs_type.clone(),
+                fs_type,
+                mkfs_args: vec![],
+                mount_opts: vec![],
+                image_size: None,
+            }];
+        }
+        Ok(())
+    }
+
+    /// Whether this target can make `v` here; `Err` says why not and what would fix it.
+    pub fn availability(&self, v: &FsVariant) -> Result<(), String> {
+        match self {
+            Target::Dir { .. } => Ok(()),
+            Target::Images { .. } | Target::Device { .. } => provision::availability(&v.fs_type),
+        }
+    }
+
+    /// Checks the device named with `--device` and its `--wipe` confirmation (every check runs
+    /// before anything is written); refuses a `--wipe` without `--device`.
+    pub fn confirm(&mut self) -> Result<(), RunError> {
+        match self {
+            Target::Images {
+                stray_wipe: Some(w), ..
+            }
+            | Target::Dir {
+                stray_wipe: Some(w), ..
+            } => Err(RunError::Usage(format!(
+                "--wipe {} confirms a --device; give --device {} too",
+                w.display(),
+                w.display()
+            ))),
+            Target::Device {
+                device,
+                wipe,
+                confirmed,
+                ..
+            } => {
+                *confirmed = Some(Box::new(
+                    provision::safety::confirm(device, wipe.as_deref()).map_err(RunError::Usage)?,
+                ));
+                Ok(())
+            }
+            Target::Images { .. } | Target::Dir { .. } => Ok(()),
+        }
+    }
+
+    /// Refuses a plan the target (or RAM, for tmpfs) cannot hold: the device's size, the free
+    /// space of the directory or of the scratch folder (one image at a time).
+    pub fn check_space(&self, plan: &Plan) -> Result<(), RunError> {
+        let (where_, need) = match self {
+            Target::Device { device, .. } => {
+                let need = largest_image(plan);
+                let size = provision::safety::inspect(device).map(|i| i.size_bytes).unwrap_or(0);
+                if need > size {
+                    return Err(RunError::Usage(format!(
+                        "{} holds {} but the workloads need {}: use a larger device or --scale",
+                        device.display(),
+                        Bytes(size).human(),
+                        Bytes(need).human()
+                    )));
+                }
+                return Ok(());
+            }
+            Target::Dir { dir, .. } => (dir.as_path(), plan::need_in_dir(plan, &provision::dir_fs_type(dir))),
+            Target::Images { scratch, .. } => (scratch.as_path(), plan.peak_scratch_bytes),
+        };
+        if let Some(free) = provision::free_bytes(where_) {
+            if need > free {
+                return Err(RunError::Usage(format!(
+                    "{} has {} free but the plan needs {} at once: free some space, choose another folder with --scratch, or shrink the run with --scale",
+                    where_.display(),
+                    Bytes(free).human(),
+                    Bytes(need).human()
+                )));
+            }
+        }
+        let tmpfs_need = match self {
+            // A device returned above; an existing directory makes no tmpfs.
+            Target::Dir { .. } | Target::Device { .. } => 0,
+            Target::Images { .. } => plan
+                .cases
+                .iter()
+                .filter(|c| c.unavailable.is_none() && FsType::of(&c.variant.fs_type).in_memory())
+                .map(|c| c.image_bytes)
+                .max()
+                .unwrap_or(0),
+        };
+        if let Some(avail) = crate::sysinfo::mem_available() {
+            if tmpfs_need > avail {
+                return Err(RunError::Usage(format!(
+                    "tmpfs needs {} of RAM but only {} is available: use --scale to shrink the run",
+                    Bytes(tmpfs_need).human(),
+                    Bytes(avail).human()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The provisioner of one run, keeping its undo steps in `state`. A device must have been
+    /// confirmed first.
+    pub fn provisioner(&self, state: RunState) -> Result<Box<dyn Provisioner>, RunError> {
+        Ok(match self {
+            Target::Dir { dir, .. } => Box::new(DirProvisioner::new(dir.clone(), state)?),
+            Target::Device { confirmed, device, .. } => match confirmed {
+                Some(info) => Box::new(DeviceProvisioner::new((**info).clone(), state)),
+                None => {
+                    return Err(RunError::Usage(format!(
+                        "internal error: --device {} used before it was confirmed",
+                        device.display()
+                    )))
+                }
+            },
+            Target::Images { .. } => Box::new(ImageProvisioner::new(state)),
+        })
+    }
+
+    /// Whether `plan` announces a raw-device baseline on this target (an existing directory
+    /// never has one fsbench may overwrite).
+    pub fn plans_baseline(&self, plan: &Plan) -> bool {
+        !matches!(self, Target::Dir { .. }) && needs_block_device(plan)
+    }
+
+    /// The `image` column of `plan` for a case.
+    pub fn image_label(&self, c: &Case) -> String {
+        match self {
+            Target::Dir { .. } => "-".to_string(),
+            Target::Device { .. } => "device".to_string(),
+            Target::Images { .. } if FsType::of(&c.variant.fs_type).in_memory() => {
+                format!("{} RAM", Bytes(c.image_bytes).human())
+            }
+            Target::Images { .. } => Bytes(c.image_bytes).human(),
+        }
+    }
+
+    /// The lines `plan` ends with: the baseline, where the filesystems go, and for a device
+    /// what would be destroyed (shown before saying whether it may be).
+    pub fn write_plan_lines(&self, plan: &Plan, out: &mut dyn Write) -> std::io::Result<()> {
+        if self.plans_baseline(plan) {
+            writeln!(
+                out,
+                "Before the first case: raw-device baseline, a sequential O_DIRECT write and read of {} of {}",
+                Bytes(crate::baseline::DEFAULT_BYTES).human(),
+                match self {
+                    Target::Device { .. } => "the device",
+                    Target::Images { .. } | Target::Dir { .. } => "a loop image (less if scratch space is short)",
+                }
+            )?;
+        }
+        match self {
+            Target::Dir { dir, .. } => {
+                writeln!(out, "Target: existing directory {} (no mkfs, no mount)", dir.display())?
+            }
+            Target::Device { device, .. } => match provision::safety::inspect(device) {
+                Ok(i) => {
+                    writeln!(
+                        out,
+                        "Device: {} = /dev/{} ({}, {}); by-id: {}; EVERYTHING ON IT WILL BE DESTROYED",
+                        device.display(),
+                        i.name,
+                        i.model,
+                        Bytes(i.size_bytes).human(),
+                        if i.by_id.is_empty() {
+                            "none".to_string()
+                        } else {
+                            i.by_id.join(", ")
+                        }
+                    )?;
+                    if let Some(m) = i.made_by_fsbench {
+                        writeln!(
+                            out,
+                            "It holds the {} filesystem fsbench made there (UUID {}), so the same confirmation is accepted again",
+                            m.fs_type, m.uuid
+                        )?;
+                    }
+                }
+                Err(e) => writeln!(out, "Device: {e}")?,
+            },
+            Target::Images { scratch, .. } => writeln!(
+                out,
+                "Scratch: {} needs {} at once (one image at a time); {} free",
+                scratch.display(),
+                Bytes(plan.peak_scratch_bytes).human(),
+                provision::free_bytes(scratch)
+                    .map(|b| Bytes(b).human())
+                    .unwrap_or_else(|| "unknown".into())
+            )?,
+        }
+        Ok(())
+    }
+
+    /// When killed runs left mounts, loop devices or images (in this scratch folder or, through
+    /// the run registry, anywhere): the line that says so and how to undo exactly those.
+    pub fn cleanup_offer(&self) -> Option<String> {
+        let dead = provision::dead_runs(self.scratch());
+        (!dead.is_empty()).then(|| {
+            let folders: Vec<String> = dead.iter().map(|d| d.display().to_string()).collect();
+            format!(
+                "{} killed run(s) left resources (mounts, loop devices or images) in {}: `fsbench cleanup` undoes exactly those",
+                dead.len(),
+                folders.join(", ")
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn target(args: &[&str]) -> Target {
+        let line = [&["fsbench", "run"], args].concat();
+        match Cli::try_parse_from(line).unwrap().command {
+            Command::Run(a) => Target::from_args(&a),
+            _ => unreachable!("a run command line"),
+        }
+    }
+
+    #[test]
+    fn the_command_line_names_one_target_and_a_stray_wipe_is_refused_at_confirm() {
+        assert!(matches!(target(&[]), Target::Images { .. }));
+        assert!(matches!(target(&["--dir", "/tmp"]), Target::Dir { .. }));
+        assert!(matches!(target(&["--device", "/dev/x"]), Target::Device { .. }));
+        assert!(target(&["--dir", "/tmp"]).replaces_variants());
+        assert!(!target(&["--device", "/dev/x"]).replaces_variants());
+        assert_eq!(target(&["--scratch", "/s"]).scratch(), Path::new("/s"));
+        for args in [&["--wipe", "/dev/x"][..], &["--dir", "/tmp", "--wipe", "/dev/x"]] {
+            let e = target(args).confirm().expect_err("a --wipe without --device");
+            assert!(e.to_string().contains("confirms a --device"), "{e}");
+        }
+        assert!(target(&[]).confirm().is_ok() && target(&["--dir", "/tmp"]).confirm().is_ok());
+        let e = target(&["--device", "/dev/x"]).confirm().expect_err("unconfirmed");
+        assert!(e.is_usage() && e.to_string().contains("--wipe /dev/x"), "{e}");
+    }
+
+    #[test]
+    fn an_unconfirmed_device_has_no_provisioner() {
+        let t = target(&["--device", "/dev/x"]);
+        let dir = tempfile::tempdir().unwrap();
+        let state = RunState::create(dir.path()).unwrap();
+        assert!(t.provisioner(state.clone()).is_err());
+        state.finish();
+    }
+}

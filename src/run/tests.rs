@@ -1,0 +1,253 @@
+//! The runner on real runs: `--dir` on a private temporary directory (no mkfs, no mount, no
+//! root), a tiny bonnie suite, events checked in order, commits checked from a second database
+//! connection at the moment each repeat is announced, and an interrupt followed by `--resume`.
+
+use super::*;
+use crate::cli::{Cli, Command};
+use clap::Parser;
+use std::sync::Mutex;
+
+const SUITE: &str = r#"
+[suite]
+name = "runner-test"
+
+[run]
+repeats = 2
+warmup = 1
+drop_caches = false
+
+[[fs]]
+type = "ext4"
+
+[[workload]]
+kind = "bonnie"
+file_size = "4MiB"
+char_size = "256KiB"
+files = 64
+seeks = 50
+"#;
+
+const BONNIE_PHASES: [&str; 12] = [
+    "seq_write_char",
+    "seq_write_block",
+    "rewrite",
+    "seq_read_char",
+    "seq_read_block",
+    "random_seeks",
+    "seq_create",
+    "seq_stat",
+    "seq_delete",
+    "rand_create",
+    "rand_stat",
+    "rand_delete",
+];
+
+/// A temporary folder with the suite, the database, a scratch folder and the benchmarked
+/// directory, and the command line of `fsbench run` on it.
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    db: PathBuf,
+    command_line: Vec<String>,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let tmp = tempfile::Builder::new().prefix("fsbench-runner-").tempdir().unwrap();
+        let p = |n: &str| tmp.path().join(n);
+        std::fs::write(p("suite.toml"), SUITE).unwrap();
+        std::fs::create_dir(p("bench")).unwrap();
+        let s = |n: &str| p(n).to_string_lossy().into_owned();
+        let command_line = vec![
+            "fsbench".into(),
+            "--db".into(),
+            s("r.db"),
+            "run".into(),
+            s("suite.toml"),
+            "--dir".into(),
+            s("bench"),
+            "--scratch".into(),
+            s("scratch"),
+        ];
+        Fixture {
+            db: p("r.db"),
+            _tmp: tmp,
+            command_line,
+        }
+    }
+
+    fn args(&self, extra: &[&str]) -> RunArgs {
+        let mut line = self.command_line.clone();
+        if !extra.is_empty() {
+            // `--resume` takes the place of the suite options.
+            line.truncate(4);
+            line.extend(extra.iter().map(|s| s.to_string()));
+        }
+        match Cli::try_parse_from(&line).unwrap().command {
+            Command::Run(a) => a,
+            _ => unreachable!("a run command line"),
+        }
+    }
+}
+
+/// When a repeat is announced, counts the samples a second connection to the database already
+/// sees; optionally raises the interrupt flag at the first phase. Runs beside a [`Recorder`]
+/// through a [`Fanout`].
+struct CommitCheck {
+    db: PathBuf,
+    session: Mutex<Option<i64>>,
+    stored_at_announce: Mutex<Vec<usize>>,
+    interrupt_at_first_phase: Option<Arc<AtomicBool>>,
+}
+
+impl CommitCheck {
+    fn new(db: &Path, interrupt_at_first_phase: Option<Arc<AtomicBool>>) -> CommitCheck {
+        CommitCheck {
+            db: db.to_path_buf(),
+            session: Mutex::new(None),
+            stored_at_announce: Mutex::new(Vec::new()),
+            interrupt_at_first_phase,
+        }
+    }
+
+    fn stored_at_announce(&self) -> Vec<usize> {
+        self.stored_at_announce.lock().unwrap().clone()
+    }
+}
+
+impl Observer for CommitCheck {
+    fn session_started(&self, s: &SessionStart) {
+        *self.session.lock().unwrap() = Some(s.session);
+    }
+    fn phase_started(&self, _what: &str, _phase: &str) {
+        if let Some(flag) = &self.interrupt_at_first_phase {
+            flag.store(true, Ordering::Relaxed);
+        }
+    }
+    fn repeat_finished(&self, _e: &RepeatEnd) {
+        let session = self.session.lock().unwrap().expect("session_started came first");
+        let stored = Store::open(&self.db)
+            .unwrap()
+            .load_session(session)
+            .unwrap()
+            .samples
+            .len();
+        self.stored_at_announce.lock().unwrap().push(stored);
+    }
+}
+
+/// The events of one repeat of the tiny bonnie case that ran to the end.
+fn repeat_events(variant: &str, what: &str) -> Vec<Event> {
+    let line = format!("{variant} × bonnie repeat {what}");
+    let mut v = vec![Event::RepeatStarted(line.clone())];
+    v.extend(BONNIE_PHASES.iter().map(|p| Event::PhaseStarted(p.to_string())));
+    v.push(Event::RepeatFinished {
+        what: line,
+        failed: false,
+    });
+    v
+}
+
+#[test]
+fn a_real_run_announces_its_events_in_order_each_repeat_after_its_commit() {
+    let f = Fixture::new();
+    let runner = Runner::new(&f.db, &f.args(&[]), f.command_line.clone())
+        .unwrap()
+        .with_interrupt(Arc::new(AtomicBool::new(false)));
+    let variant = runner.plan().cases[0].variant.name.clone();
+    let (recorder, check) = (Recorder::default(), CommitCheck::new(&f.db, None));
+    let summary = runner.run(&Fanout(vec![&recorder, &check])).unwrap();
+    assert!(!summary.interrupted);
+    assert_eq!(summary.failed, 0);
+
+    let mut want = vec![
+        Event::SessionStarted {
+            session: summary.session,
+            resumed: false,
+            repeats_left: 3,
+            repeats_total: 3,
+        },
+        Event::BaselineFinished(crate::store::BaselineStatus::NoDevice),
+    ];
+    want.extend(repeat_events(&variant, "1/3 (warm-up)"));
+    want.extend(repeat_events(&variant, "2/3"));
+    want.extend(repeat_events(&variant, "3/3"));
+    want.push(Event::SessionFinished(SessionEnd::Complete));
+    assert_eq!(recorder.events(), want);
+    assert_eq!(check.stored_at_announce(), [1, 2, 3]);
+
+    let data = summary.store.load_session(summary.session).unwrap();
+    assert_eq!(data.session.status, SessionStatus::Complete);
+    assert_eq!(data.session.info.args, f.command_line);
+    assert!(
+        data.session.info.target.starts_with("directory "),
+        "{}",
+        data.session.info.target
+    );
+    // Nothing of the run is left in the benchmarked directory.
+    let bench = f.db.with_file_name("bench");
+    assert_eq!(std::fs::read_dir(bench).unwrap().count(), 0);
+}
+
+#[test]
+fn an_interrupted_run_stores_no_partial_repeat_and_resume_runs_the_rest() {
+    let f = Fixture::new();
+    let flag = Arc::new(AtomicBool::new(false));
+    let runner = Runner::new(&f.db, &f.args(&[]), f.command_line.clone())
+        .unwrap()
+        .with_interrupt(flag.clone());
+    let (recorder, check) = (Recorder::default(), CommitCheck::new(&f.db, Some(flag)));
+    let summary = runner.run(&Fanout(vec![&recorder, &check])).unwrap();
+    assert!(summary.interrupted);
+    let events = recorder.events();
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::RepeatFinished { .. })),
+        "{events:?}"
+    );
+    assert_eq!(events.last(), Some(&Event::SessionFinished(SessionEnd::Interrupted)));
+    let data = summary.store.load_session(summary.session).unwrap();
+    assert_eq!(data.session.status, SessionStatus::Interrupted);
+    assert!(data.samples.is_empty());
+    drop(summary);
+
+    let runner = Runner::new(&f.db, &f.args(&["--resume", "latest"]), vec![])
+        .unwrap()
+        .with_interrupt(Arc::new(AtomicBool::new(false)));
+    let (recorder, check) = (Recorder::default(), CommitCheck::new(&f.db, None));
+    let summary = runner.run(&Fanout(vec![&recorder, &check])).unwrap();
+    assert!(!summary.interrupted);
+    let events = recorder.events();
+    assert_eq!(
+        events.first(),
+        Some(&Event::SessionStarted {
+            session: summary.session,
+            resumed: true,
+            repeats_left: 3,
+            repeats_total: 3,
+        })
+    );
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, Event::RepeatFinished { .. }))
+            .count(),
+        3
+    );
+    assert_eq!(check.stored_at_announce(), [1, 2, 3]);
+    let data = summary.store.load_session(summary.session).unwrap();
+    assert_eq!(data.session.status, SessionStatus::Complete);
+}
+
+#[test]
+fn resume_refuses_suite_options_and_a_missing_database() {
+    let f = Fixture::new();
+    let a = f.args(&["--resume", "latest", "--dir", "/tmp"]);
+    let e = Runner::new(&f.db, &a, vec![]).err().expect("refused");
+    assert!(
+        e.is_usage() && e.to_string().contains("drop the other suite options"),
+        "{e}"
+    );
+    let e = Runner::new(&f.db, &f.args(&["--resume", "latest"]), vec![])
+        .err()
+        .expect("refused");
+    assert!(e.is_usage() && e.to_string().contains("nothing to resume"), "{e}");
+}
