@@ -189,6 +189,10 @@ const fn block(
 }
 
 const EXT_ARGS: &[&str] = &["-F", "-q", "-E", "lazy_itable_init=0,lazy_journal_init=0"];
+/// Most bytes the per-file reservations of files waiting for writeback take at once: the
+/// kernel's dirty-page limits start writeback long before, and XFS flushes delayed
+/// allocations and retries before it reports ENOSPC.
+const RESERVE_MAX: u64 = Bytes::GIB;
 /// XFS preallocates at most this much beyond a file's end (`XFS_MAX_BMBT_EXTLEN` blocks).
 const PREALLOC_MAX: u64 = 8 * Bytes::GIB;
 /// Below this mke2fs.conf picks the `small` type (1 KiB blocks, one inode per 4 KiB).
@@ -315,7 +319,7 @@ impl FsType {
         };
         let share = |b: u64, f: f64| (b as f64 * f) as u64;
         let bytes = data
-            .saturating_add(data_files.saturating_mul(s.per_data_file))
+            .saturating_add(data_files.saturating_mul(s.per_data_file).min(RESERVE_MAX))
             .saturating_add(share(fp.growing_bytes, s.prealloc_share).min(PREALLOC_MAX))
             .saturating_add(share(fp.rewrite_bytes, s.rewrite_share))
             .saturating_add(inline_bytes)
@@ -540,6 +544,12 @@ impl Footprint {
     pub fn growing(mut self) -> Self {
         self.growing_bytes = self.block_bytes;
         self
+    }
+
+    /// Adds `bytes` of extra data that grows over many writes while held open (a log).
+    pub fn growing_extra(mut self, bytes: u64) -> Self {
+        self.growing_bytes = self.growing_bytes.saturating_add(bytes);
+        self.extra(bytes)
     }
 
     /// Marks `bytes` as rewritten in place.

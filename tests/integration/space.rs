@@ -221,9 +221,12 @@ fn estimates_hold_the_measured_peak_of_every_workload_within_one_and_a_half() {
                     r.est_bytes, r.peak_bytes
                 ));
             }
-            // Inodes: within 1.5× or 2 (a database's few files; XFS counts removed inodes until
-            // its background inactivation has run).
-            let ino_ok = r.est_inodes >= r.peak_inodes && r.est_inodes as f64 <= r.peak_inodes as f64 * MAX_RATIO + 2.0;
+            // Inodes: within 1.5× or 2 (a database's few files), and on XFS up to 2 more than
+            // estimated (it counts removed inodes until its background inactivation has run:
+            // bonnie's I/O file while the small files appear).
+            let lag = if *fs == "xfs" { 2 } else { 0 };
+            let ino_ok =
+                r.est_inodes + lag >= r.peak_inodes && r.est_inodes as f64 <= r.peak_inodes as f64 * MAX_RATIO + 2.0;
             if let Some(ri) = ri.filter(|_| !ino_ok) {
                 bad.push(format!(
                     "{n} on {fs}: inodes estimated {} vs peak {} ({ri:.2}×)",

@@ -429,9 +429,14 @@ impl Workload for OltpSpec {
             // to max_wal_size (fsbench sets 256 MiB).
             DbEngine::Postgresql => (800, (48 + 256) * Bytes::MIB, 1320),
         };
-        crate::fstype::Footprint::default()
+        let fp = crate::fstype::Footprint::default()
             .files(files, 0, 16)
-            .extra(rows.saturating_mul(per_row).saturating_add(fixed))
+            .extra(rows.saturating_mul(per_row));
+        match self.engine {
+            // SQLite's WAL grows by appends; the servers' logs are preallocated.
+            DbEngine::Sqlite => fp.growing_extra(fixed),
+            DbEngine::Mariadb | DbEngine::Postgresql => fp.extra(fixed),
+        }
     }
 
     fn describe(&self) -> String {
