@@ -91,9 +91,12 @@ pub struct FsType {
     pub mkfs_args: &'static [&'static str],
     /// The Debian package with the mkfs program (`None`: none known).
     pub package: Option<&'static str>,
-    /// Smallest image mkfs accepts (and, for ext*, the smallest that gets the default 4 KiB
-    /// blocks and inode ratio rather than mke2fs.conf's `small` type), bytes.
+    /// Smallest image fsbench makes: what mkfs accepts and, for ext*, the smallest that gets
+    /// the default 4 KiB blocks and inode ratio rather than mke2fs.conf's `small` type, bytes.
     pub min_image: u64,
+    /// Smallest device mkfs accepts, bytes (a device's size is what it is: mkfs picks its
+    /// geometry from it).
+    pub min_device: u64,
     /// Block device, RAM or FUSE.
     pub backing: Backing,
     /// Space facts for estimates.
@@ -183,6 +186,11 @@ const fn block(
         mkfs_args: &[],
         package,
         min_image,
+        min_device: if min_image < DEFAULT_MIN {
+            min_image
+        } else {
+            DEFAULT_MIN
+        },
         backing: Backing::Block,
         space,
     }
@@ -217,11 +225,13 @@ pub const TABLE: &[FsType] = &[
     // xfsprogs 6.x refuses filesystems under 300 MB.
     FsType {
         mkfs_args: &["-f", "-q"],
+        min_device: 300 * 1000 * 1000,
         ..block("xfs", "mkfs.xfs", Some("xfsprogs"), 320 * Bytes::MIB, XFS)
     },
     // btrfs needs 114294784 bytes per device without --mixed.
     FsType {
         mkfs_args: &["-f", "-q"],
+        min_device: 114_294_784,
         ..block("btrfs", "mkfs.btrfs", Some("btrfs-progs"), 128 * Bytes::MIB, BTRFS)
     },
     FsType {
@@ -232,6 +242,7 @@ pub const TABLE: &[FsType] = &[
         mkfs_args: &[],
         package: None,
         min_image: DEFAULT_MIN,
+        min_device: DEFAULT_MIN,
         backing: Backing::Memory,
         space: TMPFS,
     },
@@ -267,6 +278,7 @@ const GENERIC: FsType = FsType {
     mkfs_args: &[],
     package: None,
     min_image: DEFAULT_MIN,
+    min_device: DEFAULT_MIN,
     backing: Backing::Block,
     space: EXT,
 };
@@ -339,8 +351,14 @@ impl FsType {
         self.image_and_reason(u).0
     }
 
-    /// The image size and what decided it.
-    fn image_and_reason(&self, u: &Usage) -> (u64, &'static str) {
+    /// The smallest device that holds `u` (bytes and, for a fixed inode ratio, inodes), bytes.
+    pub fn device_bytes(&self, u: &Usage) -> u64 {
+        let (b, i) = self.for_bytes_and_inodes(u);
+        b.max(i).max(self.min_device)
+    }
+
+    /// Image bytes for `u`'s bytes with the type's overhead, and for its inodes, whole MiB.
+    fn for_bytes_and_inodes(&self, u: &Usage) -> (u64, u64) {
         let s = &self.space;
         let mib = |b: u64| b.div_ceil(Bytes::MIB).saturating_mul(Bytes::MIB);
         let for_bytes = mib((u.bytes as f64 * (1.0 + s.overhead_share) * 1.05) as u64 + s.overhead_fixed);
@@ -348,6 +366,12 @@ impl FsType {
             let want = u.inodes.saturating_add(u.inodes / 100).saturating_add(64);
             want.saturating_mul(per)
         }));
+        (for_bytes, for_inodes)
+    }
+
+    /// The image size and what decided it.
+    fn image_and_reason(&self, u: &Usage) -> (u64, &'static str) {
+        let (for_bytes, for_inodes) = self.for_bytes_and_inodes(u);
         if self.min_image >= for_bytes.max(for_inodes) {
             (self.min_image, " (the type's minimum)")
         } else if for_inodes > for_bytes {

@@ -59,13 +59,13 @@ pub enum Target {
     },
 }
 
-/// Largest image of the cases that will run (a device must be as large: its size decides the
-/// inodes mkfs makes), in bytes.
+/// The smallest device that holds every case that will run (bytes, and inodes where mkfs fixes
+/// their count by the device's size), in bytes.
 fn largest_image(plan: &Plan) -> u64 {
     plan.cases
         .iter()
         .filter(|c| c.unavailable.is_none())
-        .map(|c| c.estimate.image_bytes)
+        .map(|c| FsType::of(&c.variant.fs_type).device_bytes(&c.estimate.usage))
         .max()
         .unwrap_or(0)
 }
