@@ -744,6 +744,17 @@ mod tests {
     }
 
     #[test]
+    fn a_device_needs_what_holds_the_workload_not_the_image_floor() {
+        let small = FsType::of("ext4").estimate(&Footprint::default().files(256, 4096, 12));
+        let d = FsType::of("ext4").device_bytes(&small);
+        assert!(d < FsType::of("ext4").min_image && d >= DEFAULT_MIN, "{d}");
+        assert!(FsType::of("xfs").device_bytes(&small) >= 300_000_000);
+        // Inodes still decide where the count is fixed by the size.
+        let many = FsType::of("ext4").estimate(&Footprint::default().files(100_000, 0, 12));
+        assert!(FsType::of("ext4").device_bytes(&many) >= 100_000 * 16 * Bytes::KIB);
+    }
+
+    #[test]
     fn uniform_sizes_give_the_expected_blocks() {
         let f = Footprint::default().uniform_files(1000, 0, 8191, 10);
         // Sizes 0: 0 blocks; 1..=4096: 1; 4097..=8191: 2 → (4096 + 2·4095) / 8192 per file.
