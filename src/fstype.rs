@@ -607,6 +607,24 @@ impl Footprint {
         self
     }
 
+    /// Every count and size multiplied by `f` (a footprint measured on a sample of a larger
+    /// whole), rounded up.
+    pub fn times(self, f: f64) -> Self {
+        let m = |v: u64| (v as f64 * f).ceil() as u64;
+        Footprint {
+            files: m(self.files),
+            dirs: m(self.dirs),
+            symlinks: m(self.symlinks),
+            block_bytes: m(self.block_bytes / FP_BLOCK) * FP_BLOCK,
+            small_files: m(self.small_files),
+            small_bytes: m(self.small_bytes),
+            entry_bytes: m(self.entry_bytes),
+            extra_bytes: m(self.extra_bytes),
+            growing_bytes: m(self.growing_bytes),
+            rewrite_bytes: m(self.rewrite_bytes),
+        }
+    }
+
     /// The footprint twice (a tree and its copy).
     pub fn twice(self) -> Self {
         self.plus(self)

@@ -200,12 +200,28 @@ impl TreecopySpec {
         let name_len = |p: &str| p.rsplit('/').next().map_or(0, str::len) as u64;
         match &self.dataset {
             DatasetSource::Generated(k) => {
-                let m = datasets::Manifest::generate(*k, self.dataset_scale, self.seed);
-                m.entries.iter().fold(Footprint::default(), |f, e| match e.kind {
+                // Counted on the manifest itself up to SAMPLE entries; beyond, on a manifest of
+                // SAMPLE entries (the same size distribution) scaled up, so planning a huge
+                // scale stays quick and small.
+                const SAMPLE: f64 = 400_000.0;
+                let n = k.profile().scaled(self.dataset_scale);
+                let entries = (n.files + n.dirs + n.symlinks) as f64;
+                let sample = if entries > SAMPLE {
+                    self.dataset_scale * SAMPLE / entries
+                } else {
+                    self.dataset_scale
+                };
+                let m = datasets::Manifest::generate(*k, sample, self.seed);
+                let fp = m.entries.iter().fold(Footprint::default(), |f, e| match e.kind {
                     datasets::EntryKind::Dir => f.dirs(1, name_len(&e.path)),
                     datasets::EntryKind::File { size, .. } => f.files(1, size, name_len(&e.path)),
                     datasets::EntryKind::Symlink { .. } => f.symlinks(1, name_len(&e.path)),
-                })
+                });
+                if sample < self.dataset_scale {
+                    fp.times(self.dataset_scale / sample)
+                } else {
+                    fp
+                }
             }
             DatasetSource::Dir(p) => {
                 let mut f = Footprint::default();
