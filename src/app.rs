@@ -172,24 +172,7 @@ fn cmd_report(db: &Path, a: &ReportArgs) -> Result<i32> {
 
 /// Filesystem types worth listing: common ones, what the kernel has, and every mkfs.* found.
 fn candidate_fs_types() -> Vec<String> {
-    let mut v: Vec<String> = [
-        "ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "zfs", "f2fs", "jfs", "reiserfs", "bcachefs", "nilfs2",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    for dir in ["/usr/sbin", "/sbin", "/usr/bin", "/bin"] {
-        if let Ok(rd) = std::fs::read_dir(dir) {
-            for e in rd.flatten() {
-                if let Some(t) = e.file_name().to_str().and_then(|n| n.strip_prefix("mkfs.")) {
-                    v.push(t.to_string());
-                }
-            }
-        }
-    }
-    let mut seen = std::collections::HashSet::new();
-    v.retain(|t| seen.insert(t.clone()));
-    v
+    crate::fstype::candidate_types()
 }
 
 fn cmd_list(db: &Path, what: ListWhat) -> Result<i32> {

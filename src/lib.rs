@@ -33,6 +33,7 @@ pub mod config;
 pub mod datasets;
 pub mod engine;
 pub mod external;
+pub mod fstype;
 pub mod metric;
 pub mod plan;
 pub mod policy;

@@ -79,8 +79,8 @@ pub fn tool_version(tool: &str) -> Option<String> {
 pub fn tool_versions<'a>(fs_types: impl IntoIterator<Item = &'a str>) -> Vec<(String, String)> {
     let mut tools: Vec<String> = fs_types
         .into_iter()
-        .filter(|t| *t != "tmpfs")
-        .map(|t| format!("mkfs.{t}"))
+        .filter(|t| !crate::fstype::FsType::of(t).in_memory())
+        .map(|t| crate::fstype::FsType::of(t).mkfs_program(t))
         .collect();
     tools.extend(["losetup".to_string(), "mount".to_string()]);
     tools.sort();

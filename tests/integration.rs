@@ -18,6 +18,7 @@
 //! - `safety`: faults, resume (also after SIGKILL; refused while a live process runs the
 //!   session), kills at random moments, `cleanup` sparing a live run.
 //! - `golden`: the exports of a stored session, byte for byte.
+//! - `space`: image-size estimates against the peaks real runs use; every study preset planned.
 //! - `dirtarget`: `--dir` suites, which need no `[[fs]]` table.
 //! - `cleanup`: a killed run with its own scratch folder, undone by a bare `fsbench cleanup`.
 //! - `device_reuse`: a second run on the same confirmed device; foreign filesystems refused.
@@ -66,3 +67,6 @@ mod cleanup;
 
 #[path = "integration/device_reuse.rs"]
 mod device_reuse;
+
+#[path = "integration/space.rs"]
+mod space;

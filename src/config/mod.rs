@@ -24,7 +24,7 @@ pub use load::{
     load_file, load_preset, load_str, preset_names, preset_text, ConfigError, MAX_NAME_LEN, MAX_REPEATS, MAX_SCALE,
     MAX_WARMUP,
 };
-pub use variant::{parse_fs_list, KNOWN_FS_TYPES};
+pub use variant::parse_fs_list;
 
 pub use crate::policy::{Order, Policy};
 

@@ -6,7 +6,7 @@
 //! comma-separated token is read in turn:
 //! - `type:option` starts a new variant of that type with a first option (a `:` after an `=`,
 //!   as in `context=system_u:object_r:…`, belongs to the option and does not start a variant);
-//! - a known filesystem type ([`KNOWN_FS_TYPES`], or any `TOKEN` with an executable
+//! - a known filesystem type (a row of [`crate::fstype::TABLE`], or any `TOKEN` with an executable
 //!   `mkfs.TOKEN` in `$PATH`, `/sbin` or `/usr/sbin`) starts a new variant with no options;
 //! - anything else is one more mount option of the current variant.
 //!
@@ -18,11 +18,11 @@ use super::load::{check_fs_type, check_name, default_variant_name};
 use super::{ConfigError, FsVariant};
 use std::path::{Path, PathBuf};
 
-/// Filesystem types recognised in `--fs` lists without looking for `mkfs.TYPE`.
-pub const KNOWN_FS_TYPES: &[&str] = &[
-    "ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "zfs", "f2fs", "jfs", "reiserfs", "reiser4", "nilfs2", "bcachefs",
-    "vfat", "exfat", "ntfs", "ntfs3",
-];
+/// Filesystem types recognised in `--fs` lists without looking for `mkfs.TYPE`: the rows of
+/// the [`crate::fstype`] table.
+fn known_fs_types() -> impl Iterator<Item = &'static str> {
+    crate::fstype::TABLE.iter().map(|t| t.name)
+}
 
 /// Parses `ext4,xfs,btrfs:compress=lzo,ext4:noatime,discard` into variants (see the module
 /// docs for the grammar). Errors start with `--fs` and say how to fix the list.
@@ -36,7 +36,7 @@ pub fn parse_fs_list(s: &str) -> Result<Vec<FsVariant>, ConfigError> {
 
 /// Whether `token` names a filesystem type: a known one, or one with `mkfs.TOKEN` in `dirs`.
 fn is_fs_type(token: &str, dirs: &[PathBuf]) -> bool {
-    if KNOWN_FS_TYPES.contains(&token) {
+    if crate::fstype::FsType::is_known(token) {
         return true;
     }
     // Only plain names are looked up, so a token can never form a path such as `mkfs.../x`.
@@ -125,12 +125,10 @@ fn typos_of_type(token: &str) -> Vec<&'static str> {
         return Vec::new();
     }
     let lower = token.to_ascii_lowercase();
-    if let Some(exact) = KNOWN_FS_TYPES.iter().copied().find(|t| *t == lower) {
+    if let Some(exact) = known_fs_types().find(|t| *t == lower) {
         return vec![exact];
     }
-    KNOWN_FS_TYPES
-        .iter()
-        .copied()
+    known_fs_types()
         .filter(|t| strsim::damerau_levenshtein(&lower, t) == 1)
         .collect()
 }
@@ -140,7 +138,7 @@ mod tests {
     use super::*;
 
     fn known_only(t: &str) -> bool {
-        KNOWN_FS_TYPES.contains(&t)
+        crate::fstype::FsType::is_known(t)
     }
 
     fn parse(s: &str) -> Result<Vec<FsVariant>, ConfigError> {

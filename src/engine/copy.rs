@@ -22,8 +22,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Errors of the copy workloads; ENOSPC says what to change.
-pub(crate) const COPY_ERR: ErrHint =
-    ErrHint(" (filesystem full: use a smaller --scale, dataset_scale or size, or a larger image)");
+pub(crate) const COPY_ERR: ErrHint = ErrHint("use a smaller --scale, dataset_scale or size, or a larger image");
 
 /// Which copier does the work.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -77,7 +77,9 @@ impl EngineError {
 /// operation and path.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ErrHint(
-    /// Appended on ENOSPC, e.g. `" (filesystem full: lower size, or use a larger target)"`.
+    /// What to do on ENOSPC, e.g. `"lower size, or use a larger target"`; the error says
+    /// ` (filesystem full: …)` or ` (out of inodes: …)`, whichever [`crate::fstype::enospc_cause`]
+    /// finds on the filesystem holding the path.
     pub &'static str,
 );
 
@@ -95,7 +97,9 @@ impl ErrHint {
             what.push_str(&n.to_string_lossy());
         }
         match e.raw_os_error() {
-            Some(libc::ENOSPC) => what.push_str(self.0),
+            Some(libc::ENOSPC) => {
+                what.push_str(&format!(" ({}: {})", crate::fstype::enospc_cause(dir), self.0));
+            }
             Some(libc::EDQUOT) => what.push_str(" (quota exceeded)"),
             _ => {}
         }
@@ -134,8 +138,9 @@ pub trait Workload {
     fn tool_versions(&self) -> Vec<(String, String)> {
         Vec::new()
     }
-    /// Bytes the workload needs on the filesystem at its peak (image sizing and space checks).
-    fn disk_bytes(&self) -> u64;
+    /// What the workload holds on the filesystem at its peak (files, directories, data), from
+    /// which [`crate::fstype::FsType::estimate`] sizes images and checks space.
+    fn footprint(&self) -> crate::fstype::Footprint;
     /// One line for `fsbench plan`.
     fn describe(&self) -> String;
     /// Runs one repeat: untimed preparation, then the timed phases.

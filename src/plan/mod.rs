@@ -1,5 +1,7 @@
 //! Expanding a suite into a plan: cases (variant × workload) and slots (case × repeat) in run
-//! order, with the disk space each needs.
+//! order, with the disk space each needs: each case's [`Estimate`] comes from the workload's
+//! [`Footprint`] and its filesystem type's row of [`crate::fstype`] (bytes and inodes at the
+//! peak, the image that holds both, the scratch space a repeat writes).
 //!
 //! Invariants: a [`CaseId`] depends only on the normalised variant and workload (not on order,
 //! names of other cases, or the machine), so the same case in two sessions has the same id and
@@ -7,7 +9,7 @@
 //! reason and get no slots: they are reported, never silently dropped.
 
 use crate::config::{FsVariant, Order, Suite, WorkloadSpec};
-use crate::units::Bytes;
+use crate::fstype::{Estimate, Footprint, FsType};
 use serde::Serialize;
 
 /// Stable identity of a case: 16 hex digits of FNV-1a-64 over the normalised case JSON.
@@ -46,8 +48,15 @@ pub struct Case {
     pub workload: WorkloadSpec,
     /// `None` if it can run here, else why not.
     pub unavailable: Option<String>,
-    /// Size of the loop image (or tmpfs) to create for one repeat, in bytes.
+    /// Size of the loop image (or tmpfs) to create for one repeat, in bytes: the estimate's,
+    /// or the variant's `image_size`.
     pub image_bytes: u64,
+    /// What the workload holds at its peak, whatever the filesystem.
+    #[serde(skip)]
+    pub footprint: Footprint,
+    /// Bytes and inodes on this variant's type, the image that holds them, and the basis.
+    #[serde(skip)]
+    pub estimate: Estimate,
 }
 
 /// One repeat of one case.
@@ -68,41 +77,39 @@ pub struct Plan {
     pub cases: Vec<Case>,
     /// Slots of available cases in run order.
     pub slots: Vec<Slot>,
-    /// Peak scratch space needed at once (one image at a time), in bytes.
+    /// Peak scratch space needed at once (one sparse image at a time: what mkfs and the
+    /// workload write to it, or the whole `image_size` a variant sets), in bytes.
     pub peak_scratch_bytes: u64,
 }
 
-/// Smallest image each filesystem type can be made on (mkfs refuses below), in bytes.
+/// Smallest image each filesystem type can be made on (mkfs refuses below, or ext* would
+/// pick other defaults), in bytes.
 pub fn min_image_bytes(fs_type: &str) -> u64 {
-    match fs_type {
-        // xfsprogs 6.x refuses filesystems under 300 MB.
-        "xfs" => 320 * Bytes::MIB,
-        // btrfs needs 114294784 bytes per device without --mixed.
-        "btrfs" => 128 * Bytes::MIB,
-        _ => 64 * Bytes::MIB,
-    }
+    FsType::of(fs_type).min_image
 }
 
-/// Image size for a workload needing `need` bytes: 1.5× plus 64 MiB headroom for metadata and
-/// journals, rounded up to whole MiB, never below the type's minimum.
-pub fn image_bytes_for(fs_type: &str, need: u64) -> u64 {
-    let want = need.saturating_add(need / 2).saturating_add(64 * Bytes::MIB);
-    let rounded = want.div_ceil(Bytes::MIB).saturating_mul(Bytes::MIB);
-    rounded.max(min_image_bytes(fs_type))
+/// Bytes the workloads of `plan` that will run need at once in an existing directory on a
+/// filesystem of type `fs_type` (`--dir`): the largest estimate.
+pub fn need_in_dir(plan: &Plan, fs_type: &str) -> u64 {
+    plan.cases
+        .iter()
+        .filter(|c| c.unavailable.is_none())
+        .map(|c| FsType::of(fs_type).estimate(&c.footprint).bytes)
+        .max()
+        .unwrap_or(0)
 }
 
 /// Expands `suite` into a plan. `availability` says for a variant whether it can run here
 /// (`Err(reason)` if not).
 pub fn expand(suite: &Suite, availability: &dyn Fn(&FsVariant) -> Result<(), String>) -> Plan {
     let mut cases = Vec::new();
+    // One footprint per workload (a generated dataset's is counted from its manifest).
+    let footprints: Vec<Footprint> = suite.workloads.iter().map(|w| w.kind.workload().footprint()).collect();
     for v in &suite.variants {
         let unavailable = availability(v).err();
-        for w in &suite.workloads {
-            let need = w.kind.workload().disk_bytes();
-            let image_bytes = v
-                .image_size
-                .map(Bytes::get)
-                .unwrap_or_else(|| image_bytes_for(&v.fs_type, need));
+        for (w, &footprint) in suite.workloads.iter().zip(&footprints) {
+            let estimate = FsType::of(&v.fs_type).plan(&footprint);
+            let image_bytes = v.image_size.map_or(estimate.image_bytes, |b| b.get());
             cases.push(Case {
                 id: CaseId::of(v, w),
                 variant: v.clone(),
@@ -111,6 +118,8 @@ pub fn expand(suite: &Suite, availability: &dyn Fn(&FsVariant) -> Result<(), Str
                 // like a filesystem the kernel lacks: reported, never silently skipped.
                 unavailable: unavailable.clone().or_else(|| w.kind.workload().availability().err()),
                 image_bytes,
+                footprint,
+                estimate,
             });
         }
     }
@@ -160,8 +169,12 @@ pub fn expand(suite: &Suite, availability: &dyn Fn(&FsVariant) -> Result<(), Str
     }
     let peak_scratch_bytes = slots
         .iter()
-        .filter(|s| cases[s.case].variant.fs_type != "tmpfs")
-        .map(|s| cases[s.case].image_bytes)
+        .map(|s| &cases[s.case])
+        .filter(|c| !FsType::of(&c.variant.fs_type).in_memory())
+        .map(|c| match c.variant.image_size {
+            Some(b) => b.get(),
+            None => c.estimate.scratch_bytes,
+        })
         .max()
         .unwrap_or(0);
     Plan {
@@ -176,6 +189,7 @@ mod tests {
     use super::*;
     use crate::config::{Policy, WorkloadSpec};
     use crate::engine::{BonnieSpec, WorkloadKind};
+    use crate::units::Bytes;
 
     fn variant(name: &str, t: &str) -> FsVariant {
         FsVariant {
@@ -262,8 +276,15 @@ mod tests {
 
     #[test]
     fn images_respect_filesystem_minimums() {
-        assert_eq!(image_bytes_for("xfs", 0), 320 * Bytes::MIB);
-        assert_eq!(image_bytes_for("btrfs", 0), 128 * Bytes::MIB);
-        assert_eq!(image_bytes_for("ext4", 100 * Bytes::MIB), 214 * Bytes::MIB);
+        let empty = Footprint::default();
+        assert_eq!(FsType::of("xfs").plan(&empty).image_bytes, 320 * Bytes::MIB);
+        let b = FsType::of("btrfs").plan(&empty).image_bytes;
+        assert!((min_image_bytes("btrfs")..300 * Bytes::MIB).contains(&b), "{b}");
+        assert_eq!(min_image_bytes("ext4"), 512 * Bytes::MIB);
+        let plan = expand(&suite(Order::Interleaved, 0), &avail);
+        assert!(plan
+            .cases
+            .iter()
+            .all(|c| c.image_bytes >= min_image_bytes(&c.variant.fs_type)));
     }
 }

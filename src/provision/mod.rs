@@ -110,22 +110,19 @@ pub fn run_tool(program: &str, args: &[String], envs: &[(&str, &str)]) -> Result
     }
 }
 
-/// The Debian package that provides a tool, as an install hint.
+/// The Debian package that provides a tool, as an install hint (mkfs programs from the
+/// [`crate::fstype`] table).
 pub fn install_hint(tool: &str) -> String {
-    let pkg = match tool {
-        "mkfs.xfs" | "xfs_info" => "xfsprogs",
-        "mkfs.btrfs" | "btrfs" => "btrfs-progs",
-        "mkfs.ext2" | "mkfs.ext3" | "mkfs.ext4" | "mke2fs" => "e2fsprogs",
-        "losetup" | "mount" | "umount" | "blkid" => "util-linux (and mount)",
-        "mkfs.f2fs" => "f2fs-tools",
-        "mkfs.jfs" => "jfsutils",
-        "mkfs.reiserfs" => "reiserfsprogs",
-        "mkfs.nilfs2" => "nilfs-tools",
-        "mkfs.vfat" | "mkfs.fat" => "dosfstools",
-        "mkfs.exfat" => "exfatprogs",
-        "fio" => "fio",
-        "bonnie++" => "bonnie++",
-        "sysbench" => "sysbench",
+    let pkg = match (crate::fstype::mkfs_package(tool), tool) {
+        (Some(p), _) => p,
+        (None, "mke2fs") => "e2fsprogs",
+        (None, "xfs_info") => "xfsprogs",
+        (None, "btrfs") => "btrfs-progs",
+        (None, "losetup" | "mount" | "umount" | "blkid") => "util-linux (and mount)",
+        (None, "mkfs.fat") => "dosfstools",
+        (None, "fio") => "fio",
+        (None, "bonnie++") => "bonnie++",
+        (None, "sysbench") => "sysbench",
         _ => return format!("install the package that provides {tool}"),
     };
     format!("run `apt-get install {pkg}` (or `scripts/install.sh`)")
@@ -154,41 +151,12 @@ pub fn kernel_filesystems() -> Vec<String> {
         .collect()
 }
 
-/// Whether `fs_type` can be made and mounted here; `Err` says why not and what would fix it.
-pub fn availability(fs_type: &str) -> Result<(), String> {
-    if !crate::engine::host::is_root() {
-        return Err("needs root (loop devices, mkfs and mount); run as root, or benchmark an existing directory with --dir PATH".into());
-    }
-    let in_kernel = kernel_filesystems().iter().any(|k| k == fs_type);
-    let modules_possible = Path::new("/proc/modules").exists();
-    if !in_kernel && !modules_possible {
-        return Err(format!(
-            "the running kernel has no {fs_type} driver (not in /proc/filesystems) and cannot load modules"
-        ));
-    }
-    if fs_type == "tmpfs" {
-        return Ok(());
-    }
-    let mkfs = format!("mkfs.{fs_type}");
-    if find_tool(&mkfs).is_none() {
-        return Err(format!("`{mkfs}` is not installed; {}", install_hint(&mkfs)));
-    }
-    if find_tool("losetup").is_none() {
-        return Err(format!("`losetup` is not installed; {}", install_hint("losetup")));
-    }
-    Ok(())
-}
+pub use crate::fstype::availability;
 
-/// fsbench's own mkfs arguments for a type, before the variant's: force, quiet, and no lazy
-/// initialisation for ext*.
+/// fsbench's own mkfs arguments for a type, before the variant's (from the
+/// [`crate::fstype`] table).
 pub fn default_mkfs_args(fs_type: &str) -> Vec<String> {
-    let v: &[&str] = match fs_type {
-        "ext2" | "ext3" | "ext4" => &["-F", "-q", "-E", "lazy_itable_init=0,lazy_journal_init=0"],
-        "xfs" => &["-f", "-q"],
-        "btrfs" => &["-f", "-q"],
-        _ => &[],
-    };
-    v.iter().map(|s| s.to_string()).collect()
+    crate::fstype::FsType::of(fs_type).default_mkfs_args()
 }
 
 /// One step to undo, in the order resources were created.
@@ -521,7 +489,7 @@ impl Provisioner for ImageProvisioner {
         let mut m = Mounted::with_mountpoint(self.state.clone(), mnt.clone())?;
 
         let opts = variant.mount_opts.join(",");
-        if variant.fs_type == "tmpfs" {
+        if crate::fstype::FsType::of(&variant.fs_type).in_memory() {
             let size_opt = format!("size={image_bytes}");
             let all = if opts.is_empty() {
                 size_opt
@@ -624,8 +592,9 @@ pub fn loop_direct_io(device: &str) -> bool {
 
 /// Makes a fresh filesystem of `variant` on `device` and mounts it on `m.mountpoint`.
 fn mkfs_and_mount(m: &mut Mounted, variant: &FsVariant, device: &str) -> Result<(), ProvisionError> {
-    let mkfs = format!("mkfs.{}", variant.fs_type);
-    let mut args = default_mkfs_args(&variant.fs_type);
+    let t = crate::fstype::FsType::of(&variant.fs_type);
+    let mkfs = t.mkfs_program(&variant.fs_type);
+    let mut args = t.default_mkfs_args();
     args.extend(variant.mkfs_args.iter().cloned());
     args.push(device.to_string());
     run_tool(&mkfs, &args, &[])?;
@@ -673,7 +642,7 @@ impl Provisioner for DeviceProvisioner {
 
     fn provision(&self, variant: &FsVariant, _image_bytes: u64, tag: &str) -> Result<Mounted, ProvisionError> {
         availability(&variant.fs_type).map_err(ProvisionError::Unavailable)?;
-        if variant.fs_type == "tmpfs" {
+        if crate::fstype::FsType::of(&variant.fs_type).in_memory() {
             return Err(ProvisionError::Unavailable(
                 "tmpfs lives in memory: run it without --device".into(),
             ));

@@ -21,7 +21,9 @@ pub fn is_throughput(metric: &MetricId) -> bool {
 
 /// `true` when `variant` is a tmpfs variant of the session (memory, no raw device under it).
 fn in_memory(data: &SessionData, variant: &str) -> bool {
-    data.cases.iter().any(|c| c.variant == variant && c.fs_type == "tmpfs")
+    data.cases
+        .iter()
+        .any(|c| c.variant == variant && crate::fstype::FsType::of(&c.fs_type).in_memory())
 }
 
 /// Sets `cache_bound` on every throughput cell of `tables` by the rule in the module docs.

@@ -82,6 +82,10 @@ pub fn print_plan(suite: &Suite, plan: &Plan, target: &Target, out: &mut dyn Wri
                 ));
             }
             writeln!(out, "{line}")?;
+            // How the image was sized (an existing directory makes none).
+            if !matches!(target, Target::Dir { .. }) {
+                writeln!(out, "  {:w$}  {:12}  {:>10}  space: {}", "", "", "", c.estimate.basis)?;
+            }
         }
     }
     let order: Vec<String> = plan

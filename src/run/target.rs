@@ -15,7 +15,8 @@
 use super::RunError;
 use crate::cli::RunArgs;
 use crate::config::{FsVariant, Suite};
-use crate::plan::{Case, Plan};
+use crate::fstype::FsType;
+use crate::plan::{self, Case, Plan};
 use crate::provision::{
     self, safety::DeviceInfo, DeviceProvisioner, DirProvisioner, ImageProvisioner, Provisioner, RunState,
 };
@@ -58,12 +59,13 @@ pub enum Target {
     },
 }
 
-/// Largest `disk_bytes` of the workloads of the cases that will run, in bytes.
-fn largest_workload(plan: &Plan) -> u64 {
+/// The smallest device that holds every case that will run (bytes, and inodes where mkfs fixes
+/// their count by the device's size), in bytes.
+fn largest_image(plan: &Plan) -> u64 {
     plan.cases
         .iter()
         .filter(|c| c.unavailable.is_none())
-        .map(|c| c.workload.kind.workload().disk_bytes())
+        .map(|c| FsType::of(&c.variant.fs_type).device_bytes(&c.estimate.usage))
         .max()
         .unwrap_or(0)
 }
@@ -73,7 +75,7 @@ fn largest_workload(plan: &Plan) -> u64 {
 pub fn needs_block_device(plan: &Plan) -> bool {
     plan.cases
         .iter()
-        .any(|c| c.unavailable.is_none() && c.variant.fs_type != "tmpfs")
+        .any(|c| c.unavailable.is_none() && !FsType::of(&c.variant.fs_type).in_memory())
 }
 
 impl Target {
@@ -204,7 +206,7 @@ impl Target {
     pub fn check_space(&self, plan: &Plan) -> Result<(), RunError> {
         let (where_, need) = match self {
             Target::Device { device, .. } => {
-                let need = largest_workload(plan);
+                let need = largest_image(plan);
                 let size = provision::safety::inspect(device).map(|i| i.size_bytes).unwrap_or(0);
                 if need > size {
                     return Err(RunError::Usage(format!(
@@ -216,7 +218,7 @@ impl Target {
                 }
                 return Ok(());
             }
-            Target::Dir { dir, .. } => (dir.as_path(), largest_workload(plan)),
+            Target::Dir { dir, .. } => (dir.as_path(), plan::need_in_dir(plan, &provision::dir_fs_type(dir))),
             Target::Images { scratch, .. } => (scratch.as_path(), plan.peak_scratch_bytes),
         };
         if let Some(free) = provision::free_bytes(where_) {
@@ -235,7 +237,7 @@ impl Target {
             Target::Images { .. } => plan
                 .cases
                 .iter()
-                .filter(|c| c.unavailable.is_none() && c.variant.fs_type == "tmpfs")
+                .filter(|c| c.unavailable.is_none() && FsType::of(&c.variant.fs_type).in_memory())
                 .map(|c| c.image_bytes)
                 .max()
                 .unwrap_or(0),
@@ -281,7 +283,9 @@ impl Target {
         match self {
             Target::Dir { .. } => "-".to_string(),
             Target::Device { .. } => "device".to_string(),
-            Target::Images { .. } if c.variant.fs_type == "tmpfs" => format!("{} RAM", Bytes(c.image_bytes).human()),
+            Target::Images { .. } if FsType::of(&c.variant.fs_type).in_memory() => {
+                format!("{} RAM", Bytes(c.image_bytes).human())
+            }
             Target::Images { .. } => Bytes(c.image_bytes).human(),
         }
     }

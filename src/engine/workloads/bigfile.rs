@@ -149,11 +149,13 @@ impl Workload for BigfileSpec {
         Ok(())
     }
 
-    fn disk_bytes(&self) -> u64 {
-        // The file, its block map (ext2's indirect blocks are 1/1024 of it; 1/64 covers every
-        // filesystem's metadata), and journal/allocator slack.
+    fn footprint(&self) -> crate::fstype::Footprint {
+        // One file; its block map (ext2's indirect blocks are 1/1024 of it) as extra bytes.
         let size = self.size.get();
-        size.saturating_add(size / 64).saturating_add(32 * Bytes::MIB)
+        crate::fstype::Footprint::default()
+            .files(1, size, FILE.len() as u64)
+            .growing()
+            .extra(size / 1024)
     }
 
     fn describe(&self) -> String {
@@ -207,7 +209,7 @@ const WRITE_POLICY: Policy = Policy::new().latency(LatencySet::Core);
 /// fsync, close, unlink and space_freed continue the write: caches kept.
 const NEXT_POLICY: Policy = Policy::new().caches(Caches::Keep);
 /// Errors of a full filesystem say what to change.
-const ERR: ErrHint = ErrHint(" (filesystem full: lower size, or use a larger target or image_size)");
+const ERR: ErrHint = ErrHint("lower size, or use a larger target or image_size");
 
 impl Run<'_, '_> {
     fn err(&self, op: &str, e: io::Error) -> EngineError {
@@ -534,8 +536,8 @@ mod tests {
         };
         assert_eq!(tiny.size, Bytes(16 * Bytes::MIB));
         assert!(tiny.validate().is_ok());
-        assert!(s.disk_bytes() > 16 * Bytes::GIB);
-        assert!(s.disk_bytes() < 17 * Bytes::GIB);
+        let fp = s.footprint();
+        assert!(fp.block_bytes >= 16 * Bytes::GIB && fp.block_bytes + fp.extra_bytes < 17 * Bytes::GIB);
         for bad in [
             "size = \"1M\"\nblock = \"3M\"",
             "size = \"10M\"\nblock = \"3M\"",

@@ -127,7 +127,7 @@ const POLICY: Policy = Policy::new().latency(LatencySet::Core).short(Short::Each
     raise: "its size",
 });
 /// Errors of a full filesystem say what to change.
-const ERR: ErrHint = ErrHint(" (filesystem full: lower file_size, files or file_max_size, or use a larger target)");
+const ERR: ErrHint = ErrHint("lower file_size, files or file_max_size, or use a larger target");
 /// Largest accepted `chunk_size`.
 const MAX_CHUNK: u64 = Bytes::GIB;
 /// Most subdirectories (bonnie++ names them with five digits).
@@ -367,13 +367,25 @@ impl Workload for BonnieSpec {
         Ok(())
     }
 
-    fn disk_bytes(&self) -> u64 {
-        // The I/O file and the small files never coexist, but the sum is a safe bound; 4 KiB
-        // per file for inode and directory entry, 16 MiB for the journal and allocator slack.
-        let per_file = self.file_max_size.get().div_ceil(4096) * 4096 + 4096;
-        self.io_bytes()
-            .saturating_add(u64::from(self.files).saturating_mul(per_file))
-            .saturating_add(16 * Bytes::MIB)
+    fn footprint(&self) -> crate::fstype::Footprint {
+        use crate::fstype::Footprint;
+        // The I/O file and the small files never coexist: the larger of the two.
+        let name = 10 + RAND_EXTRA_LEN as u64;
+        // The block-write and rewrite phases write the I/O file over its old data.
+        let io = Footprint::default()
+            .files(u64::from(self.io_bytes() > 0), self.io_bytes(), 12)
+            .growing()
+            .rewrites(self.io_bytes());
+        let sub = if self.dirs > 1 { u64::from(self.dirs) } else { 0 };
+        let small = Footprint::default()
+            .dirs(u64::from(self.files > 0) + sub, 12)
+            .uniform_files(
+                u64::from(self.files),
+                self.file_min_size.get(),
+                self.file_max_size.get(),
+                name,
+            );
+        io.max(small)
     }
 
     fn describe(&self) -> String {
@@ -1889,7 +1901,8 @@ mod tests {
             file_max_size: Bytes(5000),
             ..BonnieSpec::default()
         };
-        assert!(s.disk_bytes() >= 512 * Bytes::MIB + 1000 * 5000);
+        let fp = s.footprint();
+        assert!(fp.block_bytes >= 512 * Bytes::MIB && fp.files == 1000, "{fp:?}");
         let d = s.describe();
         assert!(
             d.starts_with("bonnie file_size=512MiB") && d.contains("files=1000"),

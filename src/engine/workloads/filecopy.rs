@@ -122,10 +122,13 @@ impl Workload for FilecopySpec {
         Ok(())
     }
 
-    fn disk_bytes(&self) -> u64 {
-        // Original and copy coexist after copy1; 5 % + 32 MiB for metadata and slack.
-        let two = self.size.get().div_ceil(4096).saturating_mul(4096).saturating_mul(2);
-        two.saturating_add(two / 20).saturating_add(32 * Bytes::MIB)
+    fn footprint(&self) -> crate::fstype::Footprint {
+        // Original and copy coexist after copy1, each in its directory.
+        crate::fstype::Footprint::default()
+            .dirs(1, 6)
+            .files(1, self.size.get(), FILE.len() as u64)
+            .growing()
+            .twice()
     }
 
     fn describe(&self) -> String {
@@ -351,7 +354,7 @@ mod tests {
         let s: FilecopySpec = toml::from_str("").expect("empty");
         assert_eq!(s, FilecopySpec::default());
         assert_eq!(s.size, Bytes(2 * Bytes::GIB));
-        assert!(s.disk_bytes() >= 4 * Bytes::GIB);
+        assert!(s.footprint().block_bytes >= 4 * Bytes::GIB);
         let WorkloadKind::Filecopy(small) = s.scaled(0.05) else {
             panic!("filecopy scales to filecopy")
         };

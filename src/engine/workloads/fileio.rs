@@ -92,7 +92,7 @@ const POLICY: Policy = Policy::new().latency(LatencySet::Full).short(Short::Each
     raise: "time or requests",
 });
 /// Errors of a full filesystem say what to change.
-const ERR: ErrHint = ErrHint(" (filesystem full: lower total_size or use a larger target)");
+const ERR: ErrHint = ErrHint("lower total_size or use a larger target");
 /// Shortest `time` that `--scale` produces.
 const MIN_SCALED_TIME: Duration = Duration::from_secs(2);
 
@@ -404,9 +404,26 @@ impl Workload for FileioSpec {
         Ok(())
     }
 
-    fn disk_bytes(&self) -> u64 {
-        // The files, plus 64 MiB for metadata, the journal and allocator slack.
-        (u64::from(self.files) * self.file_size()).saturating_add(64 * Bytes::MIB)
+    fn footprint(&self) -> crate::fstype::Footprint {
+        // `test_file.N` files of equal size.
+        let name = 10 + u64::from(self.files.max(1)).to_string().len() as u64;
+        // `seqwr` starts from empty files: with a request limit it writes at most that many blocks.
+        let per_file = match self.mode {
+            FileioMode::Seqwr if self.requests > 0 => self
+                .file_size()
+                .min((self.requests.saturating_mul(self.block_size.get())).div_ceil(u64::from(self.files.max(1)))),
+            _ => self.file_size(),
+        };
+        let fp = crate::fstype::Footprint::default()
+            .files(u64::from(self.files), per_file, name)
+            .growing();
+        // Every mode but `seqwr` and the reads writes over prepared data.
+        let rewrites = self.mode.writes() && !matches!(self.mode, FileioMode::Seqwr);
+        let limit = match self.requests {
+            0 => u64::MAX,
+            n => n.saturating_mul(self.block_size.get()),
+        };
+        fp.rewrites(if rewrites { fp.block_bytes.min(limit) } else { 0 })
     }
 
     fn describe(&self) -> String {
@@ -1519,7 +1536,7 @@ mod tests {
         assert_eq!(t.time, Dur(MIN_SCALED_TIME));
         assert_eq!(t.total_size, Bytes(16 * Bytes::MIB));
         assert!(t.validate().is_ok());
-        assert!(study.disk_bytes() > 15 * Bytes::GIB);
+        assert!(study.footprint().block_bytes >= 15 * Bytes::GIB);
         let d = study.describe();
         assert!(d.starts_with("fileio rndrw 128 files x 120MiB"), "{d}");
         assert!(d.contains("300s") && d.contains("fsync every 100"), "{d}");

@@ -125,18 +125,13 @@ const POLICY: Policy = Policy::new().latency(LatencySet::Core).short(Short::Coll
     raise: "files",
 });
 /// Errors of a full filesystem say what to change.
-const ERR: ErrHint =
-    ErrHint(" (filesystem full, of blocks or inodes: lower files or the file sizes, or use a larger target)");
+const ERR: ErrHint = ErrHint("lower files or the file sizes, or use a larger target");
 /// Most workers.
 const MAX_PROCESSES: u32 = 256;
 /// Most files (names carry 8 decimal digits of the per-worker index).
 const MAX_FILES: u32 = 99_999_999;
 /// Most directories per worker (names carry 5 digits).
 const MAX_DIRS: u32 = 99_999;
-/// Bytes of filesystem image per inode that ext2/3/4 make by default (mke2fs.conf
-/// `inode_ratio = 16384`): a filesystem sized from [`Workload::disk_bytes`] must have an
-/// inode for every file, copy, link and directory.
-const EXT_BYTES_PER_INODE: u64 = 16 * Bytes::KIB;
 
 /// Parameters of the mongo workload. Sizes take `k`/`M`/`G` suffixes (binary).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -317,21 +312,19 @@ impl Workload for MongoSpec {
         Ok(())
     }
 
-    fn disk_bytes(&self) -> u64 {
-        // Two copies of every file, each at least one 4 KiB block (btrfs and ext4 inline data
-        // only make it smaller), directories one block each, plus journal/allocator slack; but
-        // never less than ext2/3/4 need to have an inode for every entry.
-        let (_, hi) = self.size_range();
-        let per_file = hi.div_ceil(4096).max(1) * 4096;
-        let files = u64::from(self.files);
-        let dirs = u64::from(self.dirs) + u64::from(self.processes);
-        let data = files
-            .saturating_mul(per_file)
-            .saturating_mul(2)
-            .saturating_add(dirs.saturating_mul(2 * 4096))
-            .saturating_add(32 * Bytes::MIB);
-        let inodes = files.saturating_mul(3).saturating_add(dirs.saturating_mul(2));
-        data.max(inodes.saturating_mul(EXT_BYTES_PER_INODE))
+    fn footprint(&self) -> crate::fstype::Footprint {
+        use crate::fstype::Footprint;
+        // From `symlink` to `rename`: both trees of every worker (`tree1-WWW/dDDDDD/fFFFFFFFF`
+        // and its copy) and a short link beside every file of tree1, under `mongo/`.
+        let (lo, hi) = self.size_range();
+        let tree = Footprint::default()
+            .dirs(u64::from(self.processes), 9)
+            .dirs(u64::from(self.dirs), 6)
+            .uniform_files(u64::from(self.files), lo, hi, 9);
+        Footprint::default()
+            .dirs(1, 5)
+            .plus(tree.twice())
+            .symlinks(u64::from(self.files), 13)
     }
 
     fn describe(&self) -> String {
@@ -1653,16 +1646,16 @@ mod tests {
             panic!("scaled mongo is mongo")
         };
         assert!(tiny.validate().is_ok() && tiny.files >= 16 && tiny.dirs >= 1);
-        // 100-byte files: the inode count decides (ext2/3/4 make one inode per 16 KiB).
-        let need = s.disk_bytes();
-        assert!(need >= (3 * 69_000 + 2 * 241) * 16 * 1024, "{need}");
+        // 100-byte files: an inode for every file, copy, link and directory.
+        let fp = s.footprint();
+        assert_eq!(fp.files + fp.dirs + fp.symlinks, 3 * 69_000 + 2 * 241 + 1, "{fp:?}");
         // 10 kB files: three 4 KiB blocks per copy at least.
         let big = MongoSpec {
             files: 100_000,
             file_size: Some(Bytes(10_000)),
             ..MongoSpec::default()
         };
-        assert!(big.disk_bytes() >= 100_000 * 2 * 12 * 1024);
+        assert_eq!(big.footprint().block_bytes, 100_000 * 2 * 12 * 1024);
     }
 
     #[test]

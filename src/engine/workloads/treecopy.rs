@@ -154,12 +154,57 @@ impl Default for TreecopySpec {
 const MAX_BUFFER: u64 = 256 * Bytes::MIB;
 
 impl TreecopySpec {
-    /// Bytes the source tree takes on disk (estimated for a generated dataset, measured for a
-    /// user directory; 0 if it cannot be read).
-    fn tree_bytes(&self) -> u64 {
+    /// What the source tree holds: every entry of the generated manifest (the same one `run`
+    /// writes), or of the user's directory as it is now (empty if it cannot be read).
+    fn tree_footprint(&self) -> crate::fstype::Footprint {
+        use crate::fstype::Footprint;
+        let name_len = |p: &str| p.rsplit('/').next().map_or(0, str::len) as u64;
         match &self.dataset {
-            DatasetSource::Generated(k) => datasets::estimated_disk_bytes(*k, self.dataset_scale),
-            DatasetSource::Dir(p) => datasets::dir_usage(p).map(|(b, n)| b + n * 512).unwrap_or(0),
+            DatasetSource::Generated(k) => {
+                // Counted on the manifest itself up to SAMPLE entries; beyond, on a manifest of
+                // SAMPLE entries (the same size distribution) scaled up, so planning a huge
+                // scale stays quick and small.
+                const SAMPLE: f64 = 400_000.0;
+                let n = k.profile().scaled(self.dataset_scale);
+                let entries = (n.files + n.dirs + n.symlinks) as f64;
+                let sample = if entries > SAMPLE {
+                    self.dataset_scale * SAMPLE / entries
+                } else {
+                    self.dataset_scale
+                };
+                let m = datasets::Manifest::generate(*k, sample, self.seed);
+                let fp = m.entries.iter().fold(Footprint::default(), |f, e| match e.kind {
+                    datasets::EntryKind::Dir => f.dirs(1, name_len(&e.path)),
+                    datasets::EntryKind::File { size, .. } => f.files(1, size, name_len(&e.path)),
+                    datasets::EntryKind::Symlink { .. } => f.symlinks(1, name_len(&e.path)),
+                });
+                if sample < self.dataset_scale {
+                    fp.times(self.dataset_scale / sample)
+                } else {
+                    fp
+                }
+            }
+            DatasetSource::Dir(p) => {
+                let mut f = Footprint::default();
+                let mut stack = vec![p.clone()];
+                while let Some(dir) = stack.pop() {
+                    let Ok(rd) = std::fs::read_dir(&dir) else { continue };
+                    for item in rd.flatten() {
+                        let (Ok(meta), n) = (item.metadata(), item.file_name().len() as u64) else {
+                            continue;
+                        };
+                        f = if meta.is_dir() {
+                            stack.push(item.path());
+                            f.dirs(1, n)
+                        } else if meta.is_symlink() {
+                            f.symlinks(1, n)
+                        } else {
+                            f.files(1, meta.len(), n)
+                        };
+                    }
+                }
+                f
+            }
         }
     }
 
@@ -216,11 +261,9 @@ impl Workload for TreecopySpec {
         Ok(())
     }
 
-    fn disk_bytes(&self) -> u64 {
-        // The tree and its full copy coexist at the end of `copy`; 5 % + 32 MiB for directory
-        // growth, journals and allocator slack.
-        let two = self.tree_bytes().saturating_mul(2);
-        two.saturating_add(two / 20).saturating_add(32 * Bytes::MIB)
+    fn footprint(&self) -> crate::fstype::Footprint {
+        // The tree and its full copy coexist at the end of `copy`.
+        self.tree_footprint().dirs(1, 9).twice()
     }
 
     fn describe(&self) -> String {
@@ -1264,10 +1307,11 @@ mod tests {
         };
         assert!((small.dataset_scale - 0.05).abs() < 1e-12);
         // Disk space: both trees plus slack, at least twice the data.
-        let data = datasets::Manifest::generate(DatasetKind::Kernel, 0.05, 0).disk_bytes();
-        assert!(small.disk_bytes() >= 2 * data, "{} vs {}", small.disk_bytes(), data);
-        assert!(small.disk_bytes() < 3 * data + 64 * Bytes::MIB);
-        assert!(k.disk_bytes() > 2 * 1_200_000_000);
+        let st = datasets::Manifest::generate(DatasetKind::Kernel, 0.05, 0).stats();
+        let fp = small.footprint();
+        assert_eq!((fp.files, fp.dirs), (2 * st.files, 2 * (st.dirs + 1)), "{fp:?}");
+        assert!(fp.block_bytes >= 2 * st.bytes && fp.block_bytes < 2 * st.bytes + 2 * 4096 * st.files);
+        assert!(k.footprint().block_bytes > 2 * 1_200_000_000);
         let bad = TreecopySpec {
             dataset_scale: 0.0,
             ..TreecopySpec::default()

@@ -1,0 +1,790 @@
+//! The filesystem types fsbench knows: one row per type ([`FsType`]) with how the kernel is
+//! probed, which mkfs makes it and with which of fsbench's own arguments, the smallest image
+//! mkfs accepts, where it lives (a block device, RAM, a FUSE helper), why it may be unavailable
+//! and how to fix that, and the space facts the image-size estimates need.
+//!
+//! Space estimates ([`FsType::estimate`]): a workload declares what it holds on the filesystem
+//! at its peak as a [`Footprint`] (files, directories, symlinks, file data rounded to 4 KiB
+//! blocks, small files, directory-entry bytes); each type turns that into the bytes its `df`
+//! "used" grows by and the inodes it uses ([`Usage`]), and into an image size
+//! ([`FsType::image_bytes`]) that holds both: for types with a fixed inode count (ext2/3/4:
+//! one inode per 16 KiB of image, mke2fs.conf `inode_ratio`) the sparse image is made large
+//! enough that the default ratio yields the inodes needed, so mkfs keeps its defaults and the
+//! filesystem is the one users get. Sparse images cost only what is written, so the scratch
+//! folder needs [`Estimate::scratch_bytes`], not the image size.
+//!
+//! Invariants: every name a suite can give resolves ([`FsType::of`]; unknown names get the
+//! generic row, made with `mkfs.NAME` and estimated conservatively like ext4); a type's
+//! estimate never lies below what a run uses (tested against the peak sampled from statvfs and
+//! btrfs' sysfs allocation counters during real runs in `tests/integration/space.rs`).
+//!
+//! References: mke2fs.conf(5) (`blocksize = 4096`, `inode_ratio = 16384`, the `small` type
+//! below 512 MiB with 1 KiB blocks), mkfs.ext4(8) (`lazy_itable_init`), mkfs.xfs(8) (300 MB
+//! minimum, 512-byte inodes allocated in chunks of 64, `imaxpct`), mkfs.btrfs(8) (114 MB
+//! minimum without `--mixed`, DUP metadata on one device, `max_inline` 2048), tmpfs(5).
+
+use crate::units::Bytes;
+use std::fmt::Write as _;
+
+/// Where a filesystem of this type lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backing {
+    /// Made by `mkfs` on a block device (a loop image or a confirmed device).
+    Block,
+    /// In RAM: no mkfs, no block device; the image size is the `size=` mount option.
+    Memory,
+    /// Made by `mkfs` on a block device but mounted through a FUSE helper program.
+    Fuse {
+        /// The helper mount(8) runs.
+        helper: &'static str,
+    },
+}
+
+/// How a type uses space, for estimates (see the module docs). Bytes unless said otherwise.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SpaceModel {
+    /// Data block size: every file's data is rounded up to it (all modelled types use 4 KiB).
+    pub block: u64,
+    /// Image bytes per inode mkfs makes when the inode count is fixed at mkfs time; `None`
+    /// when inodes are allocated as needed.
+    pub bytes_per_inode: Option<u64>,
+    /// Bytes of `df` "used" each inode adds (0 where inode tables are preallocated).
+    pub inode_bytes: u64,
+    /// Bytes of `df` "used" each directory adds (its first block).
+    pub dir_bytes: u64,
+    /// Multiplier on the directory-entry bytes (block fill, index blocks, copies).
+    pub entry_factor: f64,
+    /// Files of 1..=this many bytes live in the metadata, not in data blocks (0: none).
+    pub inline_max: u64,
+    /// Multiplier on the bytes of inline files (metadata copies and leaf fill).
+    pub inline_factor: f64,
+    /// Bytes each file with data holds beyond its blocks while it waits for writeback (XFS
+    /// reserves worst-case block-map blocks per delayed-allocation extent; btrfs' extent and
+    /// checksum items).
+    pub per_data_file: u64,
+    /// Share of the bytes of files that grow over many writes while open which may be
+    /// allocated beyond their end (XFS speculative preallocation doubles a growing file at
+    /// most; how much of it a run sees depends on writeback timing).
+    pub prealloc_share: f64,
+    /// Share of the bytes rewritten in place that exist twice until the change is committed
+    /// (btrfs copy-on-write).
+    pub rewrite_share: f64,
+    /// Share of the image a fresh filesystem takes for itself (inode tables, bitmaps, logs).
+    pub overhead_share: f64,
+    /// Bytes a fresh filesystem takes for itself besides, and the slack kept free.
+    pub overhead_fixed: u64,
+}
+
+/// One filesystem type.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FsType {
+    /// The type as `mount -t` and suite files spell it.
+    pub name: &'static str,
+    /// The name in /proc/filesystems that says the kernel can mount it now.
+    pub kernel: &'static str,
+    /// The kernel module that provides it (`modprobe NAME`).
+    pub module: &'static str,
+    /// The program that makes it (`None`: nothing to make, or fsbench cannot make it).
+    pub mkfs: Option<&'static str>,
+    /// fsbench's own mkfs arguments, before a variant's: force, quiet, and no lazy
+    /// initialisation for ext* (no background thread writes inode tables while measuring).
+    pub mkfs_args: &'static [&'static str],
+    /// The Debian package with the mkfs program (`None`: none known).
+    pub package: Option<&'static str>,
+    /// Smallest image fsbench makes: what mkfs accepts and, for ext*, the smallest that gets
+    /// the default 4 KiB blocks and inode ratio rather than mke2fs.conf's `small` type, bytes.
+    pub min_image: u64,
+    /// Smallest device mkfs accepts, bytes (a device's size is what it is: mkfs picks its
+    /// geometry from it).
+    pub min_device: u64,
+    /// Block device, RAM or FUSE.
+    pub backing: Backing,
+    /// Space facts for estimates.
+    pub space: SpaceModel,
+}
+
+/// ext2/3/4 with mke2fs.conf defaults at 512 MiB and over: 4 KiB blocks, one 256-byte inode
+/// per 16 KiB (preallocated), one block per directory, a journal up to 1 GiB.
+const EXT: SpaceModel = SpaceModel {
+    block: 4096,
+    bytes_per_inode: Some(16 * Bytes::KIB),
+    inode_bytes: 0,
+    dir_bytes: 4096,
+    entry_factor: 1.5,
+    inline_max: 0,
+    inline_factor: 0.0,
+    per_data_file: 0,
+    prealloc_share: 0.0,
+    rewrite_share: 0.0,
+    overhead_share: 0.04,
+    overhead_fixed: 64 * Bytes::MIB,
+};
+
+/// XFS: 4 KiB blocks, 512-byte inodes allocated in chunks of 64 as files appear, small
+/// directories inside the inode, a log of at least 64 MiB.
+const XFS: SpaceModel = SpaceModel {
+    block: 4096,
+    bytes_per_inode: None,
+    inode_bytes: 512,
+    dir_bytes: 0,
+    entry_factor: 1.6,
+    inline_max: 0,
+    inline_factor: 0.0,
+    per_data_file: 16 * Bytes::KIB,
+    prealloc_share: 1.0,
+    rewrite_share: 0.0,
+    overhead_share: 0.03,
+    overhead_fixed: 128 * Bytes::MIB,
+};
+
+/// btrfs on one device: 4 KiB sectors, metadata (inodes, directory items, inline files up to
+/// 2 KiB) in 16 KiB tree nodes kept twice (DUP), space handed out in chunks.
+const BTRFS: SpaceModel = SpaceModel {
+    block: 4096,
+    bytes_per_inode: None,
+    inode_bytes: 1024,
+    dir_bytes: 0,
+    entry_factor: 8.0,
+    inline_max: 2048,
+    inline_factor: 4.0,
+    per_data_file: 512,
+    prealloc_share: 0.0,
+    rewrite_share: 1.0,
+    overhead_share: 0.10,
+    overhead_fixed: 256 * Bytes::MIB,
+};
+
+/// tmpfs: file data in 4 KiB pages counted against `size=`; inodes and directory entries
+/// live in kernel memory outside it.
+const TMPFS: SpaceModel = SpaceModel {
+    block: 4096,
+    bytes_per_inode: None,
+    inode_bytes: 0,
+    dir_bytes: 0,
+    entry_factor: 0.0,
+    inline_max: 0,
+    inline_factor: 0.0,
+    per_data_file: 0,
+    prealloc_share: 0.0,
+    rewrite_share: 0.0,
+    overhead_share: 0.0,
+    overhead_fixed: 16 * Bytes::MIB,
+};
+
+const fn block(
+    name: &'static str,
+    mkfs: &'static str,
+    package: Option<&'static str>,
+    min_image: u64,
+    space: SpaceModel,
+) -> FsType {
+    FsType {
+        name,
+        kernel: name,
+        module: name,
+        mkfs: Some(mkfs),
+        mkfs_args: &[],
+        package,
+        min_image,
+        min_device: if min_image < DEFAULT_MIN {
+            min_image
+        } else {
+            DEFAULT_MIN
+        },
+        backing: Backing::Block,
+        space,
+    }
+}
+
+const EXT_ARGS: &[&str] = &["-F", "-q", "-E", "lazy_itable_init=0,lazy_journal_init=0"];
+/// Most bytes the per-file reservations of files waiting for writeback take at once: the
+/// kernel's dirty-page limits start writeback long before, and XFS flushes delayed
+/// allocations and retries before it reports ENOSPC.
+const RESERVE_MAX: u64 = Bytes::GIB;
+/// XFS preallocates at most this much beyond a file's end (`XFS_MAX_BMBT_EXTLEN` blocks).
+const PREALLOC_MAX: u64 = 8 * Bytes::GIB;
+/// Below this mke2fs.conf picks the `small` type (1 KiB blocks, one inode per 4 KiB).
+const EXT_MIN: u64 = 512 * Bytes::MIB;
+/// The smallest image of types with no known minimum.
+const DEFAULT_MIN: u64 = 64 * Bytes::MIB;
+
+/// Every known type, in the order `fsbench list filesystems` shows them.
+pub const TABLE: &[FsType] = &[
+    FsType {
+        mkfs_args: EXT_ARGS,
+        ..block("ext2", "mkfs.ext2", Some("e2fsprogs"), EXT_MIN, EXT)
+    },
+    FsType {
+        mkfs_args: EXT_ARGS,
+        ..block("ext3", "mkfs.ext3", Some("e2fsprogs"), EXT_MIN, EXT)
+    },
+    FsType {
+        mkfs_args: EXT_ARGS,
+        ..block("ext4", "mkfs.ext4", Some("e2fsprogs"), EXT_MIN, EXT)
+    },
+    // xfsprogs 6.x refuses filesystems under 300 MB.
+    FsType {
+        mkfs_args: &["-f", "-q"],
+        min_device: 300 * 1000 * 1000,
+        ..block("xfs", "mkfs.xfs", Some("xfsprogs"), 320 * Bytes::MIB, XFS)
+    },
+    // btrfs needs 114294784 bytes per device without --mixed.
+    FsType {
+        mkfs_args: &["-f", "-q"],
+        min_device: 114_294_784,
+        ..block("btrfs", "mkfs.btrfs", Some("btrfs-progs"), 128 * Bytes::MIB, BTRFS)
+    },
+    FsType {
+        name: "tmpfs",
+        kernel: "tmpfs",
+        module: "tmpfs",
+        mkfs: None,
+        mkfs_args: &[],
+        package: None,
+        min_image: DEFAULT_MIN,
+        min_device: DEFAULT_MIN,
+        backing: Backing::Memory,
+        space: TMPFS,
+    },
+    block("zfs", "mkfs.zfs", None, DEFAULT_MIN, EXT),
+    block("f2fs", "mkfs.f2fs", Some("f2fs-tools"), DEFAULT_MIN, EXT),
+    block("jfs", "mkfs.jfs", Some("jfsutils"), DEFAULT_MIN, EXT),
+    block("reiserfs", "mkfs.reiserfs", Some("reiserfsprogs"), DEFAULT_MIN, EXT),
+    block("bcachefs", "mkfs.bcachefs", None, DEFAULT_MIN, EXT),
+    block("nilfs2", "mkfs.nilfs2", Some("nilfs-tools"), DEFAULT_MIN, EXT),
+    // Recognised in `--fs` lists only (not listed by `fsbench list filesystems`).
+    block("reiser4", "mkfs.reiser4", None, DEFAULT_MIN, EXT),
+    block("vfat", "mkfs.vfat", Some("dosfstools"), DEFAULT_MIN, EXT),
+    block("exfat", "mkfs.exfat", Some("exfatprogs"), DEFAULT_MIN, EXT),
+    FsType {
+        kernel: "fuseblk",
+        module: "fuse",
+        backing: Backing::Fuse { helper: "ntfs-3g" },
+        ..block("ntfs", "mkfs.ntfs", None, DEFAULT_MIN, EXT)
+    },
+    block("ntfs3", "mkfs.ntfs", None, DEFAULT_MIN, EXT),
+];
+
+/// How many rows of [`TABLE`] `fsbench list filesystems` and `doctor` show (the rest are
+/// only recognised in `--fs` lists).
+const LISTED: usize = 12;
+
+/// The row for names not in [`TABLE`]: `mkfs.NAME`, no arguments, estimated like ext4.
+const GENERIC: FsType = FsType {
+    name: "",
+    kernel: "",
+    module: "",
+    mkfs: None,
+    mkfs_args: &[],
+    package: None,
+    min_image: DEFAULT_MIN,
+    min_device: DEFAULT_MIN,
+    backing: Backing::Block,
+    space: EXT,
+};
+
+impl FsType {
+    /// The row for `name` (the generic row for types not in [`TABLE`]).
+    pub fn of(name: &str) -> &'static FsType {
+        TABLE.iter().find(|t| t.name == name).unwrap_or(&GENERIC)
+    }
+
+    /// Whether `name` is a row of [`TABLE`].
+    pub fn is_known(name: &str) -> bool {
+        TABLE.iter().any(|t| t.name == name)
+    }
+
+    /// Whether this type lives in RAM (tmpfs): no mkfs, no block device, RAM not scratch space.
+    pub fn in_memory(&self) -> bool {
+        self.backing == Backing::Memory
+    }
+
+    /// The mkfs program for a filesystem of type `name` (`mkfs.NAME` unless the row says).
+    pub fn mkfs_program(&self, name: &str) -> String {
+        self.mkfs.map_or_else(|| format!("mkfs.{name}"), str::to_string)
+    }
+
+    /// fsbench's own mkfs arguments, owned.
+    pub fn default_mkfs_args(&self) -> Vec<String> {
+        self.mkfs_args.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// Bytes and inodes a workload with footprint `fp` uses on this type at its peak.
+    pub fn estimate(&self, fp: &Footprint) -> Usage {
+        let s = &self.space;
+        let inline = s.inline_max > 0;
+        let data = if inline {
+            fp.block_bytes.saturating_sub(fp.small_files.saturating_mul(s.block))
+        } else {
+            fp.block_bytes
+        };
+        let inline_bytes = if inline {
+            (fp.small_bytes as f64 * s.inline_factor) as u64
+        } else {
+            0
+        };
+        let inodes = fp.files + fp.dirs + fp.symlinks;
+        let data_files = if inline {
+            fp.files - fp.small_files.min(fp.files)
+        } else {
+            fp.files
+        };
+        let share = |b: u64, f: f64| (b as f64 * f) as u64;
+        let bytes = data
+            .saturating_add(data_files.saturating_mul(s.per_data_file).min(RESERVE_MAX))
+            .saturating_add(share(fp.growing_bytes, s.prealloc_share).min(PREALLOC_MAX))
+            .saturating_add(share(fp.rewrite_bytes, s.rewrite_share))
+            .saturating_add(inline_bytes)
+            .saturating_add(inodes.saturating_mul(s.inode_bytes))
+            .saturating_add(fp.dirs.saturating_mul(s.dir_bytes))
+            .saturating_add((fp.entry_bytes as f64 * s.entry_factor) as u64)
+            .saturating_add(fp.extra_bytes);
+        // What the model leaves out (allocator rounding, tree splits): 2 % and 1 MiB.
+        let bytes = bytes.saturating_add(bytes / 50).saturating_add(Bytes::MIB);
+        Usage { bytes, inodes }
+    }
+
+    /// Image bytes that hold `u` on this type: the bytes with the type's own overhead, and for
+    /// a fixed inode ratio enough image for the inodes (plus 1 % and 64 spare), in whole MiB,
+    /// never below [`FsType::min_image`].
+    pub fn image_bytes(&self, u: &Usage) -> u64 {
+        self.image_and_reason(u).0
+    }
+
+    /// The smallest device that holds `u` (bytes and, for a fixed inode ratio, inodes), bytes.
+    pub fn device_bytes(&self, u: &Usage) -> u64 {
+        let (b, i) = self.for_bytes_and_inodes(u);
+        b.max(i).max(self.min_device)
+    }
+
+    /// Image bytes for `u`'s bytes with the type's overhead, and for its inodes, whole MiB.
+    fn for_bytes_and_inodes(&self, u: &Usage) -> (u64, u64) {
+        let s = &self.space;
+        let mib = |b: u64| b.div_ceil(Bytes::MIB).saturating_mul(Bytes::MIB);
+        let for_bytes = mib((u.bytes as f64 * (1.0 + s.overhead_share) * 1.05) as u64 + s.overhead_fixed);
+        let for_inodes = mib(s.bytes_per_inode.map_or(0, |per| {
+            let want = u.inodes.saturating_add(u.inodes / 100).saturating_add(64);
+            want.saturating_mul(per)
+        }));
+        (for_bytes, for_inodes)
+    }
+
+    /// The image size and what decided it.
+    fn image_and_reason(&self, u: &Usage) -> (u64, &'static str) {
+        let (for_bytes, for_inodes) = self.for_bytes_and_inodes(u);
+        if self.min_image >= for_bytes.max(for_inodes) {
+            (self.min_image, " (the type's minimum)")
+        } else if for_inodes > for_bytes {
+            (for_inodes, " (sized for inodes)")
+        } else {
+            (for_bytes, "")
+        }
+    }
+
+    /// Bytes a repeat writes to the scratch folder at most: what mkfs writes (journal or log,
+    /// superblocks; inode tables stay sparse) plus the workload's bytes, never above the image.
+    pub fn scratch_bytes(&self, u: &Usage, image: u64) -> u64 {
+        match self.backing {
+            Backing::Memory => 0,
+            _ => {
+                let mkfs = (image / 64).min(Bytes::GIB) + 64 * Bytes::MIB;
+                u.bytes.saturating_add(mkfs).min(image)
+            }
+        }
+    }
+
+    /// The whole estimate of a workload with footprint `fp` on this type, with its basis.
+    pub fn plan(&self, fp: &Footprint) -> Estimate {
+        let usage = self.estimate(fp);
+        let (image, why) = self.image_and_reason(&usage);
+        let mut basis = format!(
+            "bytes {} ({} files + {} dirs + {} links, data {} in {} KiB blocks",
+            Bytes(usage.bytes).human(),
+            fp.files,
+            fp.dirs,
+            fp.symlinks,
+            Bytes(fp.block_bytes).human(),
+            self.space.block / 1024
+        );
+        if fp.rewrite_bytes > 0 {
+            let _ = write!(basis, ", rewritten {}", Bytes(fp.rewrite_bytes).human());
+        }
+        if fp.extra_bytes > 0 {
+            let _ = write!(basis, ", other {}", Bytes(fp.extra_bytes).human());
+        }
+        let _ = write!(basis, "), inodes {}", usage.inodes);
+        if let Some(per) = self.space.bytes_per_inode {
+            let _ = write!(basis, " (1 per {} KiB)", per / 1024);
+        }
+        let _ = write!(basis, " → image {}{why}", Bytes(image).human());
+        Estimate {
+            usage,
+            image_bytes: image,
+            scratch_bytes: self.scratch_bytes(&usage, image),
+            basis,
+        }
+    }
+}
+
+/// Whether type `name` can be made and mounted here; `Err` says why not and what would fix it.
+pub fn availability(name: &str) -> Result<(), String> {
+    use crate::engine::host::is_root;
+    use crate::provision::{find_tool, install_hint, kernel_filesystems};
+    if !is_root() {
+        return Err("needs root (loop devices, mkfs and mount); run as root, or benchmark an existing directory with --dir PATH".into());
+    }
+    let t = FsType::of(name);
+    let probe = if t.kernel.is_empty() { name } else { t.kernel };
+    let in_kernel = kernel_filesystems().iter().any(|k| k == probe);
+    let modules_possible = std::path::Path::new("/proc/modules").exists();
+    if !in_kernel && !modules_possible {
+        return Err(format!(
+            "the running kernel has no {name} driver (not in /proc/filesystems) and cannot load modules"
+        ));
+    }
+    if t.in_memory() {
+        return Ok(());
+    }
+    let mkfs = t.mkfs_program(name);
+    if find_tool(&mkfs).is_none() {
+        return Err(format!("`{mkfs}` is not installed; {}", install_hint(&mkfs)));
+    }
+    if let Backing::Fuse { helper } = t.backing {
+        if find_tool(helper).is_none() {
+            return Err(format!("`{helper}` is not installed; {}", install_hint(helper)));
+        }
+    }
+    if find_tool("losetup").is_none() {
+        return Err(format!("`losetup` is not installed; {}", install_hint("losetup")));
+    }
+    Ok(())
+}
+
+/// The Debian package with a type's mkfs program `tool` (`mkfs.xfs` → `xfsprogs`), if known.
+pub fn mkfs_package(tool: &str) -> Option<&'static str> {
+    TABLE.iter().find(|t| t.mkfs == Some(tool)).and_then(|t| t.package)
+}
+
+/// Filesystem types worth listing: the table's common ones, then every `mkfs.*` found in
+/// `/usr/sbin`, `/sbin`, `/usr/bin`, `/bin`, each once.
+pub fn candidate_types() -> Vec<String> {
+    let mut v: Vec<String> = TABLE[..LISTED].iter().map(|t| t.name.to_string()).collect();
+    for dir in ["/usr/sbin", "/sbin", "/usr/bin", "/bin"] {
+        if let Ok(rd) = std::fs::read_dir(dir) {
+            for e in rd.flatten() {
+                if let Some(t) = e.file_name().to_str().and_then(|n| n.strip_prefix("mkfs.")) {
+                    v.push(t.to_string());
+                }
+            }
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    v.retain(|t| seen.insert(t.clone()));
+    v
+}
+
+/// What a workload holds on the filesystem at its peak, independent of the filesystem.
+/// Counts are entries; bytes are bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Footprint {
+    /// Regular files.
+    pub files: u64,
+    /// Directories (not counting the run directory).
+    pub dirs: u64,
+    /// Symbolic links with short targets (kept in the inode).
+    pub symlinks: u64,
+    /// File data, each file rounded up to 4 KiB blocks.
+    pub block_bytes: u64,
+    /// Files of 1..=2048 bytes (btrfs keeps them inline in its metadata), counted in `files`.
+    pub small_files: u64,
+    /// Their bytes.
+    pub small_bytes: u64,
+    /// Directory-entry records of every entry: 8 bytes plus the name rounded up to 4.
+    pub entry_bytes: u64,
+    /// Bytes that are not plain files of known size (database logs and caches), counted as is.
+    pub extra_bytes: u64,
+    /// Of `block_bytes`, those of files that grow over many writes while held open.
+    pub growing_bytes: u64,
+    /// Bytes the workload rewrites in place (a file written again over its old data).
+    pub rewrite_bytes: u64,
+}
+
+/// The size of a file block every footprint rounds to.
+const FP_BLOCK: u64 = 4096;
+/// Largest inline file (btrfs `max_inline`).
+const FP_INLINE: u64 = 2048;
+
+impl Footprint {
+    /// Adds `n` files of `size` bytes each, with names of `name_len` bytes.
+    pub fn files(mut self, n: u64, size: u64, name_len: u64) -> Self {
+        self.files += n;
+        let blocks = n.saturating_mul(size.div_ceil(FP_BLOCK) * FP_BLOCK);
+        self.block_bytes = self.block_bytes.saturating_add(blocks);
+        if (1..=FP_INLINE).contains(&size) {
+            self.small_files += n;
+            self.small_bytes = self.small_bytes.saturating_add(n.saturating_mul(size));
+        }
+        self.entries(n, name_len)
+    }
+
+    /// Adds one file of each size in `sizes`, with names of `name_len` bytes.
+    pub fn file_sizes(self, sizes: impl IntoIterator<Item = u64>, name_len: u64) -> Self {
+        sizes.into_iter().fold(self, |f, s| f.files(1, s, name_len))
+    }
+
+    /// Adds `n` files with sizes uniform in `[lo, hi]` (expected totals), names of `name_len`.
+    pub fn uniform_files(mut self, n: u64, lo: u64, hi: u64, name_len: u64) -> Self {
+        let (lo, hi) = (lo.min(hi), lo.max(hi));
+        let span = (hi - lo + 1) as f64;
+        // Expected blocks per file: Σ over sizes of ceil(size / block), by whole-block runs.
+        let (mut blocks, mut small, mut small_bytes) = (0f64, 0f64, 0f64);
+        let mut s = lo;
+        while s <= hi {
+            let b = s.div_ceil(FP_BLOCK);
+            let end = if b == 0 { 0 } else { (b * FP_BLOCK).min(hi) };
+            blocks += (end - s + 1) as f64 * b as f64;
+            if s == u64::MAX || end == hi {
+                break;
+            }
+            s = end + 1;
+        }
+        let (slo, shi) = (lo.max(1), hi.min(FP_INLINE));
+        if slo <= shi {
+            let k = (shi - slo + 1) as f64;
+            small = k / span;
+            small_bytes = k * (slo + shi) as f64 / 2.0 / span;
+        }
+        let nf = n as f64;
+        self.files += n;
+        self.block_bytes = self
+            .block_bytes
+            .saturating_add((nf * blocks / span).ceil() as u64 * FP_BLOCK);
+        self.small_files += (nf * small).ceil() as u64;
+        self.small_bytes = self.small_bytes.saturating_add((nf * small_bytes).ceil() as u64);
+        self.entries(n, name_len)
+    }
+
+    /// Marks the data added so far as growing over many writes while held open.
+    pub fn growing(mut self) -> Self {
+        self.growing_bytes = self.block_bytes;
+        self
+    }
+
+    /// Adds `bytes` of extra data that grows over many writes while held open (a log).
+    pub fn growing_extra(mut self, bytes: u64) -> Self {
+        self.growing_bytes = self.growing_bytes.saturating_add(bytes);
+        self.extra(bytes)
+    }
+
+    /// Marks `bytes` as rewritten in place.
+    pub fn rewrites(mut self, bytes: u64) -> Self {
+        self.rewrite_bytes = self.rewrite_bytes.saturating_add(bytes);
+        self
+    }
+
+    /// Adds `n` directories with names of `name_len` bytes.
+    pub fn dirs(mut self, n: u64, name_len: u64) -> Self {
+        self.dirs += n;
+        self.entries(n, name_len)
+    }
+
+    /// Adds `n` short symlinks with names of `name_len` bytes.
+    pub fn symlinks(mut self, n: u64, name_len: u64) -> Self {
+        self.symlinks += n;
+        self.entries(n, name_len)
+    }
+
+    /// Adds `bytes` of data that is not plain files of known size.
+    pub fn extra(mut self, bytes: u64) -> Self {
+        self.extra_bytes = self.extra_bytes.saturating_add(bytes);
+        self
+    }
+
+    fn entries(mut self, n: u64, name_len: u64) -> Self {
+        self.entry_bytes = self
+            .entry_bytes
+            .saturating_add(n.saturating_mul(8 + name_len.div_ceil(4) * 4));
+        self
+    }
+
+    /// Every count and size multiplied by `f` (a footprint measured on a sample of a larger
+    /// whole), rounded up.
+    pub fn times(self, f: f64) -> Self {
+        let m = |v: u64| (v as f64 * f).ceil() as u64;
+        Footprint {
+            files: m(self.files),
+            dirs: m(self.dirs),
+            symlinks: m(self.symlinks),
+            block_bytes: m(self.block_bytes / FP_BLOCK) * FP_BLOCK,
+            small_files: m(self.small_files),
+            small_bytes: m(self.small_bytes),
+            entry_bytes: m(self.entry_bytes),
+            extra_bytes: m(self.extra_bytes),
+            growing_bytes: m(self.growing_bytes),
+            rewrite_bytes: m(self.rewrite_bytes),
+        }
+    }
+
+    /// The footprint twice (a tree and its copy).
+    pub fn twice(self) -> Self {
+        self.plus(self)
+    }
+
+    /// Both footprints at once.
+    pub fn plus(self, o: Self) -> Self {
+        Footprint {
+            files: self.files + o.files,
+            dirs: self.dirs + o.dirs,
+            symlinks: self.symlinks + o.symlinks,
+            block_bytes: self.block_bytes.saturating_add(o.block_bytes),
+            small_files: self.small_files + o.small_files,
+            small_bytes: self.small_bytes.saturating_add(o.small_bytes),
+            entry_bytes: self.entry_bytes.saturating_add(o.entry_bytes),
+            extra_bytes: self.extra_bytes.saturating_add(o.extra_bytes),
+            growing_bytes: self.growing_bytes.saturating_add(o.growing_bytes),
+            rewrite_bytes: self.rewrite_bytes.saturating_add(o.rewrite_bytes),
+        }
+    }
+
+    /// The larger of two footprints that never coexist, field by field (an upper bound of
+    /// either).
+    pub fn max(self, o: Self) -> Self {
+        Footprint {
+            files: self.files.max(o.files),
+            dirs: self.dirs.max(o.dirs),
+            symlinks: self.symlinks.max(o.symlinks),
+            block_bytes: self.block_bytes.max(o.block_bytes),
+            small_files: self.small_files.max(o.small_files),
+            small_bytes: self.small_bytes.max(o.small_bytes),
+            entry_bytes: self.entry_bytes.max(o.entry_bytes),
+            extra_bytes: self.extra_bytes.max(o.extra_bytes),
+            growing_bytes: self.growing_bytes.max(o.growing_bytes),
+            rewrite_bytes: self.rewrite_bytes.max(o.rewrite_bytes),
+        }
+    }
+}
+
+/// Bytes and inodes a workload uses on one filesystem type at its peak.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// Growth of `df` "used", bytes.
+    pub bytes: u64,
+    /// Inodes in use.
+    pub inodes: u64,
+}
+
+/// A workload's estimate on one type: usage, image size, scratch space, and the basis shown
+/// by `fsbench plan`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Estimate {
+    /// Bytes and inodes at the peak.
+    pub usage: Usage,
+    /// The image (or tmpfs `size=`) to make, bytes.
+    pub image_bytes: u64,
+    /// Bytes a repeat writes to the scratch folder at most (0 for tmpfs).
+    pub scratch_bytes: u64,
+    /// One line: `bytes X (…), inodes Y (1 per 16 KiB) → image Z`.
+    pub basis: String,
+}
+
+/// What ENOSPC on the filesystem holding `path` means: `"out of inodes"` when it has no free
+/// inodes left (or fewer than 1 % of them with blocks to spare), else `"filesystem full"`.
+pub fn enospc_cause(path: &std::path::Path) -> &'static str {
+    let mut p = path;
+    loop {
+        if let Ok(st) = rustix::fs::statvfs(p) {
+            let inodes_short = st.f_files > 0 && st.f_ffree <= st.f_files / 100;
+            let blocks_left = st.f_bfree > st.f_blocks / 20;
+            return if inodes_short && blocks_left {
+                "out of inodes"
+            } else {
+                "filesystem full"
+            };
+        }
+        match p.parent() {
+            Some(q) => p = q,
+            None => return "filesystem full",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_row_has_a_unique_name_and_known_types_resolve() {
+        let mut names: Vec<&str> = TABLE.iter().map(|t| t.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), TABLE.len());
+        assert_eq!(FsType::of("xfs").min_image, 320 * Bytes::MIB);
+        assert!(FsType::of("tmpfs").in_memory());
+        assert_eq!(FsType::of("nosuchfs").mkfs_program("nosuchfs"), "mkfs.nosuchfs");
+        assert!(FsType::of("ext4")
+            .mkfs_args
+            .contains(&"lazy_itable_init=0,lazy_journal_init=0"));
+    }
+
+    #[test]
+    fn ext4_images_grow_for_inodes_and_others_do_not() {
+        // 30,000 files of 1 KiB and 4,000 directories, copied once: 68,000 inodes.
+        let fp = Footprint::default().files(30_000, 1024, 12).dirs(4_000, 8).twice();
+        let e = FsType::of("ext4").plan(&fp);
+        assert_eq!(e.usage.inodes, 68_000);
+        assert!(e.image_bytes / (16 * Bytes::KIB) >= 68_000, "{}", e.basis);
+        assert!(e.basis.contains("sized for inodes"), "{}", e.basis);
+        // XFS makes inodes as needed: its image follows the bytes alone.
+        let x = FsType::of("xfs").plan(&fp);
+        assert!(
+            !x.basis.contains("inodes)") && x.image_bytes > x.usage.bytes,
+            "{}",
+            x.basis
+        );
+        // The scratch folder needs what is written, not the sparse image.
+        assert!(e.scratch_bytes < e.image_bytes);
+    }
+
+    #[test]
+    fn a_million_tiny_files_need_their_blocks_not_an_inode_ratio_of_space() {
+        // mongo with 1,000,000 files of 100 B: two copies and a link per file.
+        let fp = Footprint::default()
+            .files(1_000_000, 100, 9)
+            .dirs(240, 6)
+            .twice()
+            .symlinks(1_000_000, 13);
+        let t = FsType::of("tmpfs").estimate(&fp);
+        assert!(t.bytes >= 2_000_000 * 4096 && t.bytes < 2_000_000 * 4096 * 21 / 20);
+        let e = FsType::of("ext4").plan(&fp);
+        assert!(e.usage.bytes < 9 * Bytes::GIB, "{}", e.basis);
+        assert!(e.scratch_bytes < 10 * Bytes::GIB, "{}", e.basis);
+        assert!(e.image_bytes >= 3_000_480 * 16 * Bytes::KIB, "{}", e.basis);
+    }
+
+    #[test]
+    fn a_device_needs_what_holds_the_workload_not_the_image_floor() {
+        let small = FsType::of("ext4").estimate(&Footprint::default().files(256, 4096, 12));
+        let d = FsType::of("ext4").device_bytes(&small);
+        assert!(d < FsType::of("ext4").min_image && d >= DEFAULT_MIN, "{d}");
+        assert!(FsType::of("xfs").device_bytes(&small) >= 300_000_000);
+        // Inodes still decide where the count is fixed by the size.
+        let many = FsType::of("ext4").estimate(&Footprint::default().files(100_000, 0, 12));
+        assert!(FsType::of("ext4").device_bytes(&many) >= 100_000 * 16 * Bytes::KIB);
+    }
+
+    #[test]
+    fn uniform_sizes_give_the_expected_blocks() {
+        let f = Footprint::default().uniform_files(1000, 0, 8191, 10);
+        // Sizes 0: 0 blocks; 1..=4096: 1; 4097..=8191: 2 → (4096 + 2·4095) / 8192 per file.
+        let per: f64 = (4096.0 + 2.0 * 4095.0) / 8192.0;
+        assert_eq!(f.block_bytes, (1000.0 * per).ceil() as u64 * 4096);
+        assert_eq!(f.small_files, (1000.0 * 2048.0 / 8192.0f64).ceil() as u64);
+        let same = Footprint::default().uniform_files(10, 100, 100, 10);
+        assert_eq!(same, Footprint::default().files(10, 100, 10));
+    }
+
+    #[test]
+    fn enospc_on_a_filesystem_with_inodes_left_is_full() {
+        assert_eq!(enospc_cause(std::path::Path::new("/")), "filesystem full");
+    }
+}
