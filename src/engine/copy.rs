@@ -209,15 +209,16 @@ pub(crate) fn timed_command(
     let done = &t.value;
     if !done.status.success() {
         let err = &done.stderr;
-        let full = err.contains("No space left on device");
+        // `cp`/`rm` report ENOSPC in words; name its cause on the filesystem like every
+        // other ENOSPC (full, or out of inodes).
+        let full = match (err.contains("No space left on device"), sync_dir) {
+            (true, Some(d)) => format!(" ({}: {})", crate::fstype::enospc_cause(d), COPY_ERR.0),
+            (true, None) => format!(" (no space left: {})", COPY_ERR.0),
+            (false, _) => String::new(),
+        };
         return Err(EngineError::Invalid(format!(
-            "{shown} failed ({}){}: {}",
+            "{shown} failed ({}){full}: {}",
             done.status,
-            if full {
-                " (filesystem full: use a smaller --scale or dataset_scale, or a larger image)"
-            } else {
-                ""
-            },
             err.trim()
         )));
     }
