@@ -114,7 +114,10 @@ const EXT: SpaceModel = SpaceModel {
     inline_max: 0,
     inline_factor: 0.0,
     per_data_file: 0,
-    prealloc_share: 0.0,
+    // mballoc's inode preallocation: a file written in many requests holds up to 8 MiB (and
+    // per-CPU group preallocations) beyond its end until it is closed; 192 MiB of filecopy
+    // measured 200 MiB used at its peak.
+    prealloc_share: 0.05,
     rewrite_share: 0.0,
     overhead_share: 0.04,
     overhead_fixed: 64 * Bytes::MIB,

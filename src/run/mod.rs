@@ -178,14 +178,16 @@ impl Runner {
     /// Runs every slot not yet stored, announcing each step to `obs`.
     pub fn run(mut self, obs: &dyn Observer) -> Result<RunSummary, RunError> {
         let plan = &self.plan;
-        self.target.check_space(plan)?;
         for c in plan.cases.iter().filter(|c| c.unavailable.is_some()) {
             obs.case_unavailable(c);
         }
         if plan.slots.is_empty() {
             return Err(RunError::Usage("nothing to run: every filesystem variant is unavailable here (see above); `fsbench doctor` says what to install".into()));
         }
+        // What a device holds (a mount, a signature, swap) matters before whether it is big
+        // enough: the safety refusal says what was found, as `plan` does.
         self.target.confirm()?;
+        self.target.check_space(plan)?;
         if let Some(offer) = self.target.cleanup_offer() {
             obs.warning(&offer);
         }

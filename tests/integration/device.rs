@@ -247,7 +247,8 @@ fn raid_and_lvm_members_are_refused() {
 fn a_blkid_that_fails_is_a_refusal_not_a_pass() {
     require_privileged!();
     let dir = scratch();
-    let d = LoopDev::new(dir.path(), "blank.img", 64 << 20);
+    // Big enough for the suite, so only the inspection can refuse it.
+    let d = LoopDev::new(dir.path(), "blank.img", 256 << 20);
     // The only fake in these tests: a `blkid` first on PATH that fails as an unreadable device
     // would (exit 4), so fsbench cannot inspect the device and must not format it.
     let shim = dir.path().join("shim");
