@@ -389,7 +389,10 @@ impl Worker for Walker<'_> {
                 (level.pos, level.len) = (0, n);
             }
             let rec = &level.buf[level.pos..level.len];
-            let reclen = usize::from(u16::from_ne_bytes([rec[RECLEN], rec[RECLEN + 1]]));
+            let reclen = match rec.get(RECLEN..RECLEN + 2) {
+                Some(&[lo, hi]) => usize::from(u16::from_ne_bytes([lo, hi])),
+                _ => 0,
+            };
             if reclen <= NAME || reclen > rec.len() {
                 return Err(EngineError::Invalid(format!(
                     "getdents64 under {} returned a record of {reclen} bytes",
