@@ -507,7 +507,7 @@ mod tests {
     fn walk_counts_what_std_read_dir_counts() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let flag = AtomicBool::new(false);
-        // Uneven spread (1000 = 13 × 76 + 12) and an empty directory (files < dirs elsewhere).
+        // An uneven spread (1000 = 13 × 76 + 12), and 5 files in 7 directories (two left empty).
         for spec in [
             small(),
             ScanSpec {
