@@ -231,6 +231,8 @@ workload_kinds! {
     Fileio(FileioSpec) = "fileio",
     /// sysbench-style OLTP transactions on SQLite, or on a MariaDB/PostgreSQL server fsbench starts.
     Oltp(OltpSpec) = "oltp",
+    /// A metadata scan of many files (`find`, `du`, `ls -lR`): readdir, then readdir + stat.
+    Scan(workloads::scan::ScanSpec) = "scan",
 }
 
 #[cfg(test)]

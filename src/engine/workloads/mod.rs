@@ -7,4 +7,5 @@ pub mod filecopy;
 pub mod fileio;
 pub mod mongo;
 pub mod oltp;
+pub mod scan;
 pub mod treecopy;
