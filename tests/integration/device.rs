@@ -1,7 +1,7 @@
 //! `--device`: refusals on real loop devices, and the exact `--wipe` confirmation.
 
 use crate::require_privileged;
-use crate::util::{assert_no_leftovers, fsbench, scratch, text};
+use crate::util::{assert_no_leftovers, fsbench, scratch, text, TestMount};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -102,14 +102,14 @@ fn run_refuses_mounted_formatted_and_partitioned_devices_and_their_data_survives
     sh("mkfs.ext4", &["-q", "-F", &mounted.dev]);
     let mnt = dir.path().join("mnt");
     std::fs::create_dir(&mnt).unwrap();
-    sh("mount", &[&mounted.dev, mnt.to_str().unwrap()]);
+    let mount = TestMount::new(&[&mounted.dev], &mnt);
     std::fs::write(mnt.join("precious.txt"), b"keep me").unwrap();
     let o = run_on_device(dir.path(), &mounted.dev, None);
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(err.contains("it is mounted on") && err.contains("refusing"), "{err}");
     assert_eq!(std::fs::read(mnt.join("precious.txt")).unwrap(), b"keep me");
-    sh("umount", &[mnt.to_str().unwrap()]);
+    drop(mount);
 
     let formatted = LoopDev::new(dir.path(), "formatted.img", 64 << 20);
     sh("mkfs.ext4", &["-q", "-F", "-L", "precious", &formatted.dev]);
@@ -150,20 +150,20 @@ fn a_device_whose_partition_is_mounted_is_refused() {
     sh("mkfs.ext4", &["-q", "-F", &p1]);
     let mnt = dir.path().join("p1");
     std::fs::create_dir(&mnt).unwrap();
-    sh("mount", &[&p1, mnt.to_str().unwrap()]);
+    let mount = TestMount::new(&[&p1], &mnt);
     std::fs::write(mnt.join("precious.txt"), b"keep me").unwrap();
     let o = run_on_device(dir.path(), &d.dev, None);
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    sh("umount", &[mnt.to_str().unwrap()]);
+    drop(mount);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(
         err.contains(&format!("a partition of it is mounted on {}", mnt.display())),
         "{err}"
     );
     // The partition's filesystem and file are intact.
-    sh("mount", &["-o", "ro", &p1, mnt.to_str().unwrap()]);
+    let mount = TestMount::new(&["-o", "ro", &p1], &mnt);
     let kept = std::fs::read(mnt.join("precious.txt"));
-    sh("umount", &[mnt.to_str().unwrap()]);
+    drop(mount);
     assert_eq!(kept.unwrap(), b"keep me");
 }
 

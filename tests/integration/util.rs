@@ -169,3 +169,25 @@ pub fn spawn_run(db: &Path, suite: &str, scratch: &Path, extra: &[&str]) -> std:
         .spawn()
         .expect("start fsbench run")
 }
+
+/// A mount the test made itself (`mount ARGS… MNT`), unmounted on drop — lazily if busy — so a
+/// failing assertion leaves nothing mounted for the leftover checks of `.ci/run`.
+pub struct TestMount(PathBuf);
+
+impl TestMount {
+    /// Runs `mount ARGS… MNT` and asserts it succeeded.
+    pub fn new(args: &[&str], mnt: &Path) -> TestMount {
+        let o = Command::new("mount").args(args).arg(mnt).output().expect("run mount");
+        assert!(o.status.success(), "mount {args:?} {}: {}", mnt.display(), text(&o));
+        TestMount(mnt.to_path_buf())
+    }
+}
+
+impl Drop for TestMount {
+    fn drop(&mut self) {
+        let ok = Command::new("umount").arg(&self.0).status().is_ok_and(|s| s.success());
+        if !ok {
+            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+        }
+    }
+}
