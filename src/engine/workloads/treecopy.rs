@@ -407,22 +407,18 @@ fn verify_copy(spec: &TreecopySpec, tree: &Path, copy: &Path) -> Result<(), Engi
     let list = |p: &Path| tree::list_tree(p).map_err(|e| EngineError::io(format!("verify: list {}", p.display()), e));
     let t = list(tree)?;
     let c = list(copy)?;
-    tree::compare(&t, &c, true).map_err(|d| {
-        EngineError::Invalid(format!(
-            "verify: {} differs from {}: {d}",
-            copy.display(),
-            tree.display()
-        ))
-    })?;
-    if let DatasetSource::Dir(src) = &spec.dataset {
-        let s = list(src)?;
-        tree::compare(&s, &c, true).map_err(|d| {
+    let same_as = |source: &Path, entries: &[tree::TreeEntry]| {
+        tree::compare(entries, &c, true).map_err(|d| {
             EngineError::Invalid(format!(
                 "verify: {} differs from {}: {d}",
                 copy.display(),
-                src.display()
+                source.display()
             ))
-        })?;
+        })
+    };
+    same_as(tree, &t)?;
+    if let DatasetSource::Dir(src) = &spec.dataset {
+        same_as(src, &list(src)?)?;
     }
     Ok(())
 }
