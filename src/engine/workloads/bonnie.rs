@@ -942,6 +942,14 @@ impl Worker for CharReader<'_> {
     }
 }
 
+/// The one-byte change per chunk of `seq_write_block` and `rewrite`: adds 1 to `buf[idx]`
+/// and moves `idx` to the next byte, wrapping at the end of the chunk.
+#[inline]
+fn dirty_next_byte(buf: &mut [u8], idx: &mut usize) {
+    buf[*idx] = buf[*idx].wrapping_add(1);
+    *idx = (*idx + 1) % buf.len();
+}
+
 /// `seq_write_block`: one op = one chunk written; one byte of the chunk changes each time.
 struct BlockWriter<'p> {
     io: IoFile<'p>,
@@ -957,8 +965,7 @@ impl Worker for BlockWriter<'_> {
         if self.left == 0 {
             return Ok(Step::Done);
         }
-        self.buf[self.idx] = self.buf[self.idx].wrapping_add(1);
-        self.idx = (self.idx + 1) % self.buf.len();
+        dirty_next_byte(&mut self.buf, &mut self.idx);
         let f = self.io.get()?;
         if let Err(e) = f.write_all(&self.buf) {
             return Err(self.io.err("write", e));
@@ -995,8 +1002,7 @@ impl Worker for Rewriter<'_> {
             .read_exact(&mut self.buf)
             .map_err(|e| ("read", e))
             .and_then(|()| {
-                self.buf[self.idx] = self.buf[self.idx].wrapping_add(1);
-                self.idx = (self.idx + 1) % self.buf.len();
+                dirty_next_byte(&mut self.buf, &mut self.idx);
                 f.seek(SeekFrom::Current(back)).map_err(|e| ("lseek", e))
             })
             .and_then(|_| f.write_all(&self.buf).map_err(|e| ("write", e)));
