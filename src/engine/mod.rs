@@ -170,6 +170,24 @@ pub fn run_quiet(workload: &dyn Workload, dir: &Path, interrupt: &AtomicBool) ->
     )
 }
 
+/// Runs one repeat of `workload` in `dir` like [`run_quiet`] and raises its interrupt flag
+/// `after` the start from another thread: the interrupt test of every workload.
+#[cfg(test)]
+pub(crate) fn run_interrupted_after(
+    workload: &dyn Workload,
+    dir: &Path,
+    after: std::time::Duration,
+) -> Result<RawSample, EngineError> {
+    let flag = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(after);
+            flag.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        run_quiet(workload, dir, &flag)
+    })
+}
+
 /// `true` when `dir` exists and has no entries: what every workload must leave behind.
 #[cfg(test)]
 pub(crate) fn dir_is_empty(dir: &Path) -> bool {

@@ -475,19 +475,12 @@ mod tests {
     #[test]
     fn interrupt_and_errors_remove_the_file() {
         let tmp = tempfile::tempdir().expect("tempdir");
-        let flag = AtomicBool::new(false);
         let spec = BigfileSpec {
             size: Bytes(64 * Bytes::GIB),
             ..small()
         };
         let started = Instant::now();
-        let r = std::thread::scope(|s| {
-            s.spawn(|| {
-                std::thread::sleep(Duration::from_millis(50));
-                flag.store(true, Ordering::Relaxed);
-            });
-            crate::engine::run_quiet(&spec, tmp.path(), &flag)
-        });
+        let r = crate::engine::run_interrupted_after(&spec, tmp.path(), Duration::from_millis(50));
         assert!(matches!(r, Err(EngineError::Interrupted)), "{r:?}");
         assert!(started.elapsed() < Duration::from_secs(20));
         assert!(!file_path(tmp.path()).exists());

@@ -1643,7 +1643,6 @@ mod tests {
     #[test]
     fn interrupt_returns_interrupted_and_cleans_up() {
         let tmp = tempfile::tempdir().expect("tempdir");
-        let flag = AtomicBool::new(false);
         let spec = BonnieSpec {
             file_size: Bytes(64 * Bytes::MIB),
             char_mode: CharMode::Syscall,
@@ -1652,13 +1651,7 @@ mod tests {
             ..BonnieSpec::default()
         };
         let started = std::time::Instant::now();
-        let r = std::thread::scope(|s| {
-            s.spawn(|| {
-                std::thread::sleep(Duration::from_millis(100));
-                flag.store(true, Ordering::Relaxed);
-            });
-            crate::engine::run_quiet(&spec, tmp.path(), &flag)
-        });
+        let r = crate::engine::run_interrupted_after(&spec, tmp.path(), Duration::from_millis(100));
         assert!(matches!(r, Err(EngineError::Interrupted)), "{r:?}");
         // 64 MiB at one syscall per byte would take a minute; the flag ends it at once.
         assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());

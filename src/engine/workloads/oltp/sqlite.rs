@@ -560,19 +560,12 @@ mod tests {
             crate::engine::run_quiet(&spec, tmp.path(), &flag),
             Err(EngineError::Interrupted)
         ));
-        let flag = AtomicBool::new(false);
         let long = OltpSpec {
             time: Dur(Duration::from_secs(600)),
             ..small(OltpMode::ReadWrite, 2)
         };
         let t0 = std::time::Instant::now();
-        let r = std::thread::scope(|s| {
-            s.spawn(|| {
-                std::thread::sleep(Duration::from_millis(500));
-                flag.store(true, Ordering::Relaxed);
-            });
-            crate::engine::run_quiet(&long, tmp.path(), &flag)
-        });
+        let r = crate::engine::run_interrupted_after(&long, tmp.path(), Duration::from_millis(500));
         assert!(matches!(r, Err(EngineError::Interrupted)), "{r:?}");
         assert!(t0.elapsed() < Duration::from_secs(30));
         assert!(
