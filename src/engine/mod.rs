@@ -188,6 +188,23 @@ pub(crate) fn run_interrupted_after(
     })
 }
 
+/// Runs one repeat of `workload` in `dir` by its own [`Workload::run`] (no cache drops, never
+/// interrupted) and returns it with the phase names it announced, in order.
+#[cfg(test)]
+pub(crate) fn run_seeing_phases(workload: &dyn Workload, dir: &Path) -> (Result<RawSample, EngineError>, Vec<String>) {
+    let flag = AtomicBool::new(false);
+    let seen = std::sync::Mutex::new(Vec::new());
+    let on_phase = |p: &str| seen.lock().expect("test mutex").push(p.to_string());
+    let ctx = RunContext {
+        dir,
+        drop_caches: false,
+        interrupt: &flag,
+        on_phase: &on_phase,
+    };
+    let r = workload.run(&ctx);
+    (r, seen.into_inner().expect("test mutex"))
+}
+
 /// `true` when `dir` exists and has no entries: what every workload must leave behind.
 #[cfg(test)]
 pub(crate) fn dir_is_empty(dir: &Path) -> bool {
