@@ -119,6 +119,20 @@ pub struct RunContext<'a> {
     pub on_phase: &'a (dyn Fn(&str) + Sync),
 }
 
+impl<'a> RunContext<'a> {
+    /// A context in `dir` that keeps caches and reports no phases: for [`run_quiet`] and the
+    /// unit tests that call a workload's parts directly.
+    pub fn quiet(dir: &'a Path, interrupt: &'a AtomicBool) -> Self {
+        fn no_phase(_: &str) {}
+        RunContext {
+            dir,
+            drop_caches: false,
+            interrupt,
+            on_phase: &no_phase,
+        }
+    }
+}
+
 /// The interface every workload family implements.
 pub trait Workload {
     /// Names of the timed phases in run order (report rows).
@@ -158,16 +172,7 @@ pub fn run(workload: &dyn Workload, ctx: &RunContext) -> Result<RawSample, Engin
 /// Runs one repeat of `workload` in `dir` without dropping caches or reporting phases: for unit
 /// tests and the `examples/` drivers of the bench scripts.
 pub fn run_quiet(workload: &dyn Workload, dir: &Path, interrupt: &AtomicBool) -> Result<RawSample, EngineError> {
-    let on_phase = |_: &str| {};
-    run(
-        workload,
-        &RunContext {
-            dir,
-            drop_caches: false,
-            interrupt,
-            on_phase: &on_phase,
-        },
-    )
+    run(workload, &RunContext::quiet(dir, interrupt))
 }
 
 /// Runs one repeat of `workload` in `dir` like [`run_quiet`] and raises its interrupt flag

@@ -1276,13 +1276,7 @@ mod tests {
             ..tiny(FileioMode::Seqwr)
         };
         let set = FileSet::new(tmp.path(), spec.files);
-        let on_phase = |_: &str| {};
-        let ctx = RunContext {
-            dir: tmp.path(),
-            drop_caches: false,
-            interrupt: &flag,
-            on_phase: &on_phase,
-        };
+        let ctx = RunContext::quiet(tmp.path(), &flag);
         let s = spec.run_on(&set, &ctx).expect("run");
         for p in &set.paths {
             assert_eq!(std::fs::metadata(p).expect("file").len(), Bytes::MIB, "{}", p.display());

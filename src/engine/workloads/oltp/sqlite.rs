@@ -454,13 +454,7 @@ mod tests {
         for (mode, threads) in [(OltpMode::ReadWrite, 3), (OltpMode::ReadOnly, 2)] {
             let spec = small(mode, threads);
             load(&spec, tmp.path(), &flag).expect("load");
-            let on_phase = |_: &str| {};
-            let ctx = RunContext {
-                dir: tmp.path(),
-                drop_caches: false,
-                interrupt: &flag,
-                on_phase: &on_phase,
-            };
+            let ctx = RunContext::quiet(tmp.path(), &flag);
             let sum_k = |dir: &Path| -> i64 {
                 let conn = Connection::open(dir.join(DB_FILE)).expect("open");
                 conn.query_row("SELECT SUM(k) FROM sbtest1", [], |r| r.get(0))
