@@ -113,12 +113,9 @@ fn print_report(store: &Store, session: i64, format: Format, out: &mut dyn Write
     Ok(())
 }
 
-/// `fsbench compare`: usage errors (no database, unknown session, bad threshold, nothing in
-/// common) exit 2; otherwise the comparison's exit code, 1 when a metric regressed.
-fn cmd_compare(db: &Path, a: &CompareArgs) -> Result<i32> {
-    if !(a.threshold.is_finite() && a.threshold >= 0.0) {
-        return Err(AppError::Usage(format!("--threshold {}: use a percentage such as 5", a.threshold)).into());
-    }
+/// Opens the results database of `compare` and `report`, which read sessions and so must not
+/// create an empty one: a missing file is a usage error (exit 2) that says how to get one.
+fn open_existing_store(db: &Path) -> Result<Store> {
     if !db.exists() {
         return Err(AppError::Usage(format!(
             "no results database at {}: run `fsbench run` first, or pass --db",
@@ -126,7 +123,16 @@ fn cmd_compare(db: &Path, a: &CompareArgs) -> Result<i32> {
         ))
         .into());
     }
-    let store = Store::open(db)?;
+    Ok(Store::open(db)?)
+}
+
+/// `fsbench compare`: usage errors (no database, unknown session, bad threshold, nothing in
+/// common) exit 2; otherwise the comparison's exit code, 1 when a metric regressed.
+fn cmd_compare(db: &Path, a: &CompareArgs) -> Result<i32> {
+    if !(a.threshold.is_finite() && a.threshold >= 0.0) {
+        return Err(AppError::Usage(format!("--threshold {}: use a percentage such as 5", a.threshold)).into());
+    }
+    let store = open_existing_store(db)?;
     let resolve = |r: &str| store.resolve(r).map_err(|e| AppError::Usage(e.to_string()));
     let (base, cand) = (
         build_model(&store, resolve(&a.base)?)?,
@@ -149,14 +155,7 @@ fn cmd_compare(db: &Path, a: &CompareArgs) -> Result<i32> {
 }
 
 fn cmd_report(db: &Path, a: &ReportArgs) -> Result<i32> {
-    if !db.exists() {
-        return Err(AppError::Usage(format!(
-            "no results database at {}: run `fsbench run` first, or pass --db",
-            db.display()
-        ))
-        .into());
-    }
-    let store = Store::open(db)?;
+    let store = open_existing_store(db)?;
     let id = store.resolve(&a.session).map_err(|e| AppError::Usage(e.to_string()))?;
     match &a.output {
         Some(path) => {

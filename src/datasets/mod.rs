@@ -506,6 +506,16 @@ fn base36(mut n: u64, out: &mut String) {
     }
 }
 
+/// The start of the path of an entry directly in `dir` (relative to the tree's root, empty for
+/// the root itself): `dir` followed by `/`, or empty for the root.
+fn child_prefix(dir: &str) -> String {
+    let mut path = dir.to_string();
+    if !path.is_empty() {
+        path.push('/');
+    }
+    path
+}
+
 fn name_into(g: &mut SplitMix64, serial: u64, suffix: &str, out: &mut String) {
     out.push_str(NAME_WORDS[g.below(NAME_WORDS.len() as u64) as usize]);
     if g.chance(0.5) {
@@ -587,10 +597,7 @@ impl Manifest {
             };
             let parents = &by_depth[depth - 1];
             let parent = parents[g_dirs.below(parents.len() as u64) as usize];
-            let mut path = dir_paths[parent].clone();
-            if !path.is_empty() {
-                path.push('/');
-            }
+            let mut path = child_prefix(&dir_paths[parent]);
             name_into(&mut g_dirs, serial, "", &mut path);
             serial += 1;
             let (s, ns) = mtime(&mut g_times);
@@ -622,10 +629,7 @@ impl Manifest {
             let ext_w: Vec<f64> = class.extensions.iter().map(|e| e.1).collect();
             for size in sizes {
                 let dir = g_files.below(dir_paths.len() as u64) as usize;
-                let mut path = dir_paths[dir].clone();
-                if !path.is_empty() {
-                    path.push('/');
-                }
+                let mut path = child_prefix(&dir_paths[dir]);
                 let ext = class.extensions[g_files.weighted(&ext_w)].0;
                 name_into(&mut g_files, serial, ext, &mut path);
                 serial += 1;
@@ -650,10 +654,7 @@ impl Manifest {
             let target = &entries[first_file + g_links.below((files_end - first_file) as u64) as usize].path;
             let dir = g_links.below(dir_paths.len() as u64) as usize;
             let rel = relative(&dir_paths[dir], target);
-            let mut path = dir_paths[dir].clone();
-            if !path.is_empty() {
-                path.push('/');
-            }
+            let mut path = child_prefix(&dir_paths[dir]);
             name_into(&mut g_links, serial, "_link", &mut path);
             serial += 1;
             let (s, ns) = mtime(&mut g_times);

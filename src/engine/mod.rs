@@ -119,6 +119,20 @@ pub struct RunContext<'a> {
     pub on_phase: &'a (dyn Fn(&str) + Sync),
 }
 
+impl<'a> RunContext<'a> {
+    /// A context in `dir` that keeps caches and reports no phases: for [`run_quiet`] and the
+    /// unit tests that call a workload's parts directly.
+    pub fn quiet(dir: &'a Path, interrupt: &'a AtomicBool) -> Self {
+        fn no_phase(_: &str) {}
+        RunContext {
+            dir,
+            drop_caches: false,
+            interrupt,
+            on_phase: &no_phase,
+        }
+    }
+}
+
 /// The interface every workload family implements.
 pub trait Workload {
     /// Names of the timed phases in run order (report rows).
@@ -158,16 +172,42 @@ pub fn run(workload: &dyn Workload, ctx: &RunContext) -> Result<RawSample, Engin
 /// Runs one repeat of `workload` in `dir` without dropping caches or reporting phases: for unit
 /// tests and the `examples/` drivers of the bench scripts.
 pub fn run_quiet(workload: &dyn Workload, dir: &Path, interrupt: &AtomicBool) -> Result<RawSample, EngineError> {
-    let on_phase = |_: &str| {};
-    run(
-        workload,
-        &RunContext {
-            dir,
-            drop_caches: false,
-            interrupt,
-            on_phase: &on_phase,
-        },
-    )
+    run(workload, &RunContext::quiet(dir, interrupt))
+}
+
+/// Runs one repeat of `workload` in `dir` like [`run_quiet`] and raises its interrupt flag
+/// `after` the start from another thread: the interrupt test of every workload.
+#[cfg(test)]
+pub(crate) fn run_interrupted_after(
+    workload: &dyn Workload,
+    dir: &Path,
+    after: std::time::Duration,
+) -> Result<RawSample, EngineError> {
+    let flag = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(after);
+            flag.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        run_quiet(workload, dir, &flag)
+    })
+}
+
+/// Runs one repeat of `workload` in `dir` by its own [`Workload::run`] (no cache drops, never
+/// interrupted) and returns it with the phase names it announced, in order.
+#[cfg(test)]
+pub(crate) fn run_seeing_phases(workload: &dyn Workload, dir: &Path) -> (Result<RawSample, EngineError>, Vec<String>) {
+    let flag = AtomicBool::new(false);
+    let seen = std::sync::Mutex::new(Vec::new());
+    let on_phase = |p: &str| seen.lock().expect("test mutex").push(p.to_string());
+    let ctx = RunContext {
+        dir,
+        drop_caches: false,
+        interrupt: &flag,
+        on_phase: &on_phase,
+    };
+    let r = workload.run(&ctx);
+    (r, seen.into_inner().expect("test mutex"))
 }
 
 /// `true` when `dir` exists and has no entries: what every workload must leave behind.

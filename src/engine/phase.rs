@@ -373,13 +373,7 @@ mod tests {
     fn with_ctx(f: impl FnOnce(&RunContext)) {
         let flag = AtomicBool::new(false);
         let dir = std::env::temp_dir();
-        let on_phase = |_: &str| {};
-        f(&RunContext {
-            dir: &dir,
-            drop_caches: false,
-            interrupt: &flag,
-            on_phase: &on_phase,
-        });
+        f(&RunContext::quiet(&dir, &flag));
     }
 
     fn counted(n: u64) -> Vec<FnWorker<impl FnMut() -> Result<Step, EngineError>>> {

@@ -40,22 +40,27 @@ pub enum ParseError {
     },
 }
 
-/// The first whitespace-separated token after `label` on the first line containing `label`,
-/// parsed as a number (thousands separators are not used by these tools; a trailing `s`, as
-/// in `5.0005s`, is ignored).
-pub(crate) fn number_after(tool: &'static str, text: &str, label: &'static str) -> Result<f64, ParseError> {
-    let line = text
-        .lines()
-        .find(|l| l.contains(label))
-        .ok_or_else(|| ParseError::Missing {
+impl ParseError {
+    /// [`ParseError::Missing`] for `field` in `text`, quoting the first 80 characters of the
+    /// output's first line.
+    pub(crate) fn missing(tool: &'static str, field: &'static str, text: &str) -> Self {
+        ParseError::Missing {
             tool,
-            field: label,
+            field,
             first_line: text.lines().next().unwrap_or("").chars().take(80).collect(),
-        })?;
-    let rest = &line[line.find(label).map_or(0, |i| i + label.len())..];
-    let token = rest.split_whitespace().next().unwrap_or("");
-    // sysbench prints `total time: 5.0005s`: a unit letter glued to the number.
-    let token = token.trim_start_matches('(').trim_end_matches('s');
+        }
+    }
+}
+
+/// The first line of `text` containing `label`, or [`ParseError::Missing`].
+fn line_with<'t>(tool: &'static str, text: &'t str, label: &'static str) -> Result<&'t str, ParseError> {
+    text.lines()
+        .find(|l| l.contains(label))
+        .ok_or_else(|| ParseError::missing(tool, label, text))
+}
+
+/// `token` as a finite number, or [`ParseError::BadValue`] for `label`.
+fn finite_number(tool: &'static str, label: &'static str, token: &str) -> Result<f64, ParseError> {
     token
         .parse::<f64>()
         .ok()
@@ -67,29 +72,26 @@ pub(crate) fn number_after(tool: &'static str, text: &str, label: &'static str) 
         })
 }
 
+/// The first whitespace-separated token after `label` on the first line containing `label`,
+/// parsed as a number (thousands separators are not used by these tools; a trailing `s`, as
+/// in `5.0005s`, is ignored).
+pub(crate) fn number_after(tool: &'static str, text: &str, label: &'static str) -> Result<f64, ParseError> {
+    let line = line_with(tool, text, label)?;
+    let rest = &line[line.find(label).map_or(0, |i| i + label.len())..];
+    let token = rest.split_whitespace().next().unwrap_or("");
+    // sysbench prints `total time: 5.0005s`: a unit letter glued to the number.
+    let token = token.trim_start_matches('(').trim_end_matches('s');
+    finite_number(tool, label, token)
+}
+
 /// The number inside the first parenthesis after `label`, e.g. `(5679.74 per sec.)`.
 pub(crate) fn paren_number_after(tool: &'static str, text: &str, label: &'static str) -> Result<f64, ParseError> {
-    let line = text
-        .lines()
-        .find(|l| l.contains(label))
-        .ok_or_else(|| ParseError::Missing {
-            tool,
-            field: label,
-            first_line: text.lines().next().unwrap_or("").chars().take(80).collect(),
-        })?;
+    let line = line_with(tool, text, label)?;
     let inner = line
         .split_once('(')
         .map(|(_, r)| r.split_whitespace().next().unwrap_or(""))
         .unwrap_or("");
-    inner
-        .parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite())
-        .ok_or_else(|| ParseError::BadValue {
-            tool,
-            field: label,
-            value: inner.to_string(),
-        })
+    finite_number(tool, label, inner)
 }
 
 #[cfg(test)]

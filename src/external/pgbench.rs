@@ -50,11 +50,7 @@ pub fn parse(text: &str) -> Result<PgbenchReport, ParseError> {
         .lines()
         .find_map(|l| l.strip_prefix("transaction type:"))
         .map(|s| s.trim().to_string())
-        .ok_or_else(|| ParseError::Missing {
-            tool: TOOL,
-            field: "transaction type:",
-            first_line: text.lines().next().unwrap_or("").chars().take(80).collect(),
-        })?;
+        .ok_or_else(|| ParseError::missing(TOOL, "transaction type:", text))?;
     let failed = if text.contains("number of failed transactions:") {
         number_after(TOOL, text, "number of failed transactions:")? as u64
     } else {

@@ -92,13 +92,7 @@ pub fn parse_oltp(text: &str) -> Result<OltpReport, ParseError> {
     // --report-interval come before it and also contain "tps:").
     let report = match text.find("SQL statistics:") {
         Some(i) => &text[i..],
-        None => {
-            return Err(ParseError::Missing {
-                tool: TOOL,
-                field: "SQL statistics:",
-                first_line: text.lines().next().unwrap_or("").chars().take(80).collect(),
-            })
-        }
+        None => return Err(ParseError::missing(TOOL, "SQL statistics:", text)),
     };
     let ms = |label: &'static str| number_after(TOOL, report, label).map(|v| v * 1000.0);
     let lat_pct = match report.lines().find(|l| l.contains("th percentile:")) {

@@ -376,13 +376,7 @@ mod tests {
     #[test]
     fn a_run_registers_its_folder_until_it_finishes() {
         if !rustix::process::geteuid().is_root() {
-            assert_ne!(
-                std::env::var("FSBENCH_REQUIRE_PRIVILEGED").as_deref(),
-                Ok("1"),
-                "the run registry in /run needs root"
-            );
-            eprintln!("SKIPPED (needs root): run registry");
-            return;
+            skip_or_fail!("the run registry in /run needs root");
         }
         let scratch = tempfile::tempdir().unwrap();
         let st = RunState::create(scratch.path()).unwrap();
@@ -408,9 +402,8 @@ mod tests {
         let other = scratch.path().join("precious");
         std::fs::create_dir(&other).unwrap();
         std::fs::write(other.join(STATE_FILE), b"{}").unwrap();
-        if std::fs::create_dir_all(REGISTRY).is_err() {
-            assert_ne!(std::env::var("FSBENCH_REQUIRE_PRIVILEGED").as_deref(), Ok("1"));
-            return;
+        if let Err(e) = std::fs::create_dir_all(REGISTRY) {
+            skip_or_fail!("cannot create the run registry {REGISTRY}: {e}");
         }
         let l1 = Path::new(REGISTRY).join("run-9-9");
         let l2 = Path::new(REGISTRY).join("run-8-8");
@@ -426,13 +419,7 @@ mod tests {
     #[test]
     fn a_recorded_mount_that_the_stray_sweep_also_finds_is_undone_and_reported_once() {
         if !rustix::process::geteuid().is_root() {
-            assert_ne!(
-                std::env::var("FSBENCH_REQUIRE_PRIVILEGED").as_deref(),
-                Ok("1"),
-                "mounting needs root"
-            );
-            eprintln!("SKIPPED (needs root): mount");
-            return;
+            skip_or_fail!("mounting needs root");
         }
         let scratch = tempfile::tempdir().unwrap();
         let dead = scratch.path().join("run-3-3");

@@ -399,18 +399,10 @@ mod tests {
     #[test]
     fn every_phase_is_timed_and_the_file_is_gone() {
         let tmp = tempfile::tempdir().expect("tempdir");
-        let flag = AtomicBool::new(false);
-        let seen = std::sync::Mutex::new(Vec::new());
-        let on_phase = |p: &str| seen.lock().expect("test mutex").push(p.to_string());
-        let ctx = RunContext {
-            dir: tmp.path(),
-            drop_caches: false,
-            interrupt: &flag,
-            on_phase: &on_phase,
-        };
         let spec = small();
-        let s = spec.run(&ctx).expect("bigfile run");
-        assert_eq!(*seen.lock().expect("test mutex"), spec.phases());
+        let (s, seen) = crate::engine::run_seeing_phases(&spec, tmp.path());
+        let s = s.expect("bigfile run");
+        assert_eq!(seen, spec.phases());
         let names: Vec<&str> = s.phases.iter().map(|p| p.phase.as_str()).collect();
         // The space of an 8 MiB file shows as free at once on the test's filesystem, or the
         // phase is left out with a note.
@@ -442,7 +434,7 @@ mod tests {
             content: Content::Zeros,
             ..small()
         };
-        let s = crate::engine::run_quiet(&no_sync, tmp.path(), &flag).expect("run");
+        let s = crate::engine::run_quiet(&no_sync, tmp.path(), &AtomicBool::new(false)).expect("run");
         assert_eq!(s.phases[1].phase, CLOSE);
         assert_eq!(no_sync.phases(), [WRITE, CLOSE, UNLINK, SPACE_FREED]);
         assert!(std::fs::read_dir(tmp.path()).expect("dir").next().is_none());
@@ -475,19 +467,12 @@ mod tests {
     #[test]
     fn interrupt_and_errors_remove_the_file() {
         let tmp = tempfile::tempdir().expect("tempdir");
-        let flag = AtomicBool::new(false);
         let spec = BigfileSpec {
             size: Bytes(64 * Bytes::GIB),
             ..small()
         };
         let started = Instant::now();
-        let r = std::thread::scope(|s| {
-            s.spawn(|| {
-                std::thread::sleep(Duration::from_millis(50));
-                flag.store(true, Ordering::Relaxed);
-            });
-            crate::engine::run_quiet(&spec, tmp.path(), &flag)
-        });
+        let r = crate::engine::run_interrupted_after(&spec, tmp.path(), Duration::from_millis(50));
         assert!(matches!(r, Err(EngineError::Interrupted)), "{r:?}");
         assert!(started.elapsed() < Duration::from_secs(20));
         assert!(!file_path(tmp.path()).exists());

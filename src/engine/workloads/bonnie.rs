@@ -942,6 +942,14 @@ impl Worker for CharReader<'_> {
     }
 }
 
+/// The one-byte change per chunk of `seq_write_block` and `rewrite`: adds 1 to `buf[idx]`
+/// and moves `idx` to the next byte, wrapping at the end of the chunk.
+#[inline]
+fn dirty_next_byte(buf: &mut [u8], idx: &mut usize) {
+    buf[*idx] = buf[*idx].wrapping_add(1);
+    *idx = (*idx + 1) % buf.len();
+}
+
 /// `seq_write_block`: one op = one chunk written; one byte of the chunk changes each time.
 struct BlockWriter<'p> {
     io: IoFile<'p>,
@@ -957,8 +965,7 @@ impl Worker for BlockWriter<'_> {
         if self.left == 0 {
             return Ok(Step::Done);
         }
-        self.buf[self.idx] = self.buf[self.idx].wrapping_add(1);
-        self.idx = (self.idx + 1) % self.buf.len();
+        dirty_next_byte(&mut self.buf, &mut self.idx);
         let f = self.io.get()?;
         if let Err(e) = f.write_all(&self.buf) {
             return Err(self.io.err("write", e));
@@ -995,8 +1002,7 @@ impl Worker for Rewriter<'_> {
             .read_exact(&mut self.buf)
             .map_err(|e| ("read", e))
             .and_then(|()| {
-                self.buf[self.idx] = self.buf[self.idx].wrapping_add(1);
-                self.idx = (self.idx + 1) % self.buf.len();
+                dirty_next_byte(&mut self.buf, &mut self.idx);
                 f.seek(SeekFrom::Current(back)).map_err(|e| ("lseek", e))
             })
             .and_then(|_| f.write_all(&self.buf).map_err(|e| ("write", e)));
@@ -1637,7 +1643,6 @@ mod tests {
     #[test]
     fn interrupt_returns_interrupted_and_cleans_up() {
         let tmp = tempfile::tempdir().expect("tempdir");
-        let flag = AtomicBool::new(false);
         let spec = BonnieSpec {
             file_size: Bytes(64 * Bytes::MIB),
             char_mode: CharMode::Syscall,
@@ -1646,13 +1651,7 @@ mod tests {
             ..BonnieSpec::default()
         };
         let started = std::time::Instant::now();
-        let r = std::thread::scope(|s| {
-            s.spawn(|| {
-                std::thread::sleep(Duration::from_millis(100));
-                flag.store(true, Ordering::Relaxed);
-            });
-            crate::engine::run_quiet(&spec, tmp.path(), &flag)
-        });
+        let r = crate::engine::run_interrupted_after(&spec, tmp.path(), Duration::from_millis(100));
         assert!(matches!(r, Err(EngineError::Interrupted)), "{r:?}");
         // 64 MiB at one syscall per byte would take a minute; the flag ends it at once.
         assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());

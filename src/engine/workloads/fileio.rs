@@ -1276,13 +1276,7 @@ mod tests {
             ..tiny(FileioMode::Seqwr)
         };
         let set = FileSet::new(tmp.path(), spec.files);
-        let on_phase = |_: &str| {};
-        let ctx = RunContext {
-            dir: tmp.path(),
-            drop_caches: false,
-            interrupt: &flag,
-            on_phase: &on_phase,
-        };
+        let ctx = RunContext::quiet(tmp.path(), &flag);
         let s = spec.run_on(&set, &ctx).expect("run");
         for p in &set.paths {
             assert_eq!(std::fs::metadata(p).expect("file").len(), Bytes::MIB, "{}", p.display());
@@ -1431,20 +1425,13 @@ mod tests {
     #[test]
     fn interrupt_stops_and_cleans_up() {
         let tmp = tempfile::tempdir().expect("tempdir");
-        let flag = AtomicBool::new(false);
         let spec = FileioSpec {
             time: Dur(Duration::from_secs(600)),
             requests: 0,
             ..tiny(FileioMode::Rndrd)
         };
         let t0 = std::time::Instant::now();
-        let r = std::thread::scope(|s| {
-            s.spawn(|| {
-                std::thread::sleep(Duration::from_millis(200));
-                flag.store(true, Ordering::Relaxed);
-            });
-            crate::engine::run_quiet(&spec, tmp.path(), &flag)
-        });
+        let r = crate::engine::run_interrupted_after(&spec, tmp.path(), Duration::from_millis(200));
         assert!(matches!(r, Err(EngineError::Interrupted)), "{r:?}");
         assert!(t0.elapsed() < Duration::from_secs(10));
         assert!(crate::engine::dir_is_empty(tmp.path()));

@@ -1201,18 +1201,10 @@ mod tests {
     #[test]
     fn runs_every_phase_and_leaves_nothing() {
         let tmp = tempfile::tempdir().expect("tempdir");
-        let flag = AtomicBool::new(false);
         let spec = small();
-        let seen = std::sync::Mutex::new(Vec::new());
-        let on_phase = |p: &str| seen.lock().expect("test mutex").push(p.to_string());
-        let ctx = RunContext {
-            dir: tmp.path(),
-            drop_caches: false,
-            interrupt: &flag,
-            on_phase: &on_phase,
-        };
-        let sample = spec.run(&ctx).expect("mongo run");
-        assert_eq!(*seen.lock().expect("test mutex"), spec.phases());
+        let (sample, seen) = crate::engine::run_seeing_phases(&spec, tmp.path());
+        let sample = sample.expect("mongo run");
+        assert_eq!(seen, spec.phases());
         let names: Vec<&str> = sample.phases.iter().map(|p| p.phase.as_str()).collect();
         let fiemap = !sample.notes.iter().any(|n| n.contains("no FIEMAP"));
         if fiemap {

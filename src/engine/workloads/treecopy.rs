@@ -407,22 +407,18 @@ fn verify_copy(spec: &TreecopySpec, tree: &Path, copy: &Path) -> Result<(), Engi
     let list = |p: &Path| tree::list_tree(p).map_err(|e| EngineError::io(format!("verify: list {}", p.display()), e));
     let t = list(tree)?;
     let c = list(copy)?;
-    tree::compare(&t, &c, true).map_err(|d| {
-        EngineError::Invalid(format!(
-            "verify: {} differs from {}: {d}",
-            copy.display(),
-            tree.display()
-        ))
-    })?;
-    if let DatasetSource::Dir(src) = &spec.dataset {
-        let s = list(src)?;
-        tree::compare(&s, &c, true).map_err(|d| {
+    let same_as = |source: &Path, entries: &[tree::TreeEntry]| {
+        tree::compare(entries, &c, true).map_err(|d| {
             EngineError::Invalid(format!(
                 "verify: {} differs from {}: {d}",
                 copy.display(),
-                src.display()
+                source.display()
             ))
-        })?;
+        })
+    };
+    same_as(tree, &t)?;
+    if let DatasetSource::Dir(src) = &spec.dataset {
+        same_as(src, &list(src)?)?;
     }
     Ok(())
 }
@@ -578,6 +574,23 @@ fn entry_path(root: &Path, levels: &[Level], d: usize, name: Option<&[u8]>) -> P
     p
 }
 
+/// The failure `f` of item `i` of walk level `d`, named by its path below `root` (allocates:
+/// only on the error path).
+fn item_fail(f: Fail, root: &Path, levels: &[Level], d: usize, i: usize) -> EngineError {
+    fail(f, &entry_path(root, levels, d, Some(levels[d].item_name(i).to_bytes())))
+}
+
+/// The walk's levels split after level `d`: levels `0..=d` (the current one last) and those
+/// below it, adding an empty slot for level `d + 1` the first time the walk goes that deep.
+#[inline]
+fn split_at_level(levels: &mut Vec<Level>, d: usize) -> (&[Level], &mut [Level]) {
+    if levels.len() == d + 1 {
+        levels.push(Level::default());
+    }
+    let (lower, upper) = levels.split_at_mut(d + 1);
+    (lower, upper)
+}
+
 /// Operations of the copier on the source tree (the rest act on the copy), for error paths.
 const SOURCE_OPS: &[&str] = &["stat", "open", "read", "readlink", "open directory", "read directory"];
 
@@ -669,10 +682,7 @@ impl<'a> TreeCopier<'a> {
 
     /// Copies one entry at depth `d` (index `i` of that level).
     fn entry(&mut self, d: usize, i: usize) -> Result<(), Fail> {
-        if self.levels.len() == d + 1 {
-            self.levels.push(Level::default());
-        }
-        let (lower, upper) = self.levels.split_at_mut(d + 1);
+        let (lower, upper) = split_at_level(&mut self.levels, d);
         let lvl = &lower[d];
         let name = lvl.item_name(i);
         let (Some(src_dir), Some(dst_dir)) = (lvl.src.as_ref(), lvl.dst.as_ref()) else {
@@ -794,12 +804,11 @@ impl Worker for TreeCopier<'_> {
         match self.entry(d, i) {
             Ok(()) => Ok(Step::Op),
             Err(f) => {
-                let name = self.levels[d].item_name(i).to_bytes().to_vec();
                 let root = match &f {
                     Fail::Io(op, _) if SOURCE_OPS.contains(op) => &self.src_root,
                     _ => &self.dst_root,
                 };
-                Err(fail(f, &entry_path(root, &self.levels, d, Some(&name))))
+                Err(item_fail(f, root, &self.levels, d, i))
             }
         }
     }
@@ -864,10 +873,7 @@ impl<'a> TreeRemover<'a> {
     }
 
     fn entry(&mut self, d: usize, i: usize) -> Result<(), Fail> {
-        if self.levels.len() == d + 1 {
-            self.levels.push(Level::default());
-        }
-        let (lower, upper) = self.levels.split_at_mut(d + 1);
+        let (lower, upper) = split_at_level(&mut self.levels, d);
         let lvl = &lower[d];
         let name = lvl.item_name(i);
         let Some(dir) = lvl.src.as_ref() else {
@@ -928,10 +934,8 @@ impl Worker for TreeRemover<'_> {
         }
         let i = lvl.next;
         lvl.next += 1;
-        self.entry(d, i).map_err(|f| {
-            let name = self.levels[d].item_name(i).to_bytes().to_vec();
-            fail(f, &entry_path(&self.root, &self.levels, d, Some(&name)))
-        })?;
+        self.entry(d, i)
+            .map_err(|f| item_fail(f, &self.root, &self.levels, d, i))?;
         Ok(Step::Op)
     }
 

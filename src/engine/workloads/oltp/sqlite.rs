@@ -454,13 +454,7 @@ mod tests {
         for (mode, threads) in [(OltpMode::ReadWrite, 3), (OltpMode::ReadOnly, 2)] {
             let spec = small(mode, threads);
             load(&spec, tmp.path(), &flag).expect("load");
-            let on_phase = |_: &str| {};
-            let ctx = RunContext {
-                dir: tmp.path(),
-                drop_caches: false,
-                interrupt: &flag,
-                on_phase: &on_phase,
-            };
+            let ctx = RunContext::quiet(tmp.path(), &flag);
             let sum_k = |dir: &Path| -> i64 {
                 let conn = Connection::open(dir.join(DB_FILE)).expect("open");
                 conn.query_row("SELECT SUM(k) FROM sbtest1", [], |r| r.get(0))
@@ -560,19 +554,12 @@ mod tests {
             crate::engine::run_quiet(&spec, tmp.path(), &flag),
             Err(EngineError::Interrupted)
         ));
-        let flag = AtomicBool::new(false);
         let long = OltpSpec {
             time: Dur(Duration::from_secs(600)),
             ..small(OltpMode::ReadWrite, 2)
         };
         let t0 = std::time::Instant::now();
-        let r = std::thread::scope(|s| {
-            s.spawn(|| {
-                std::thread::sleep(Duration::from_millis(500));
-                flag.store(true, Ordering::Relaxed);
-            });
-            crate::engine::run_quiet(&long, tmp.path(), &flag)
-        });
+        let r = crate::engine::run_interrupted_after(&long, tmp.path(), Duration::from_millis(500));
         assert!(matches!(r, Err(EngineError::Interrupted)), "{r:?}");
         assert!(t0.elapsed() < Duration::from_secs(30));
         assert!(
