@@ -11,6 +11,8 @@
 //! - [`close_checked`]: close(2) that reports its error. Dropping an `OwnedFd` or a
 //!   `std::fs::File` ignores it, but full disks and NFS report failed writeback there, and a
 //!   benchmark that wrote data must not call that a success;
+//! - [`getdents64`]: one getdents64(2) into the caller's buffer, retrying `EINTR` (rustix's
+//!   `RawDir` cannot stay open in a worker across its calls);
 //! - [`AlignedBuf`]: a zeroed heap buffer with the alignment O_DIRECT needs (a `Vec<u8>` only
 //!   promises byte alignment), allocated once before a timed region.
 //!
@@ -32,7 +34,7 @@
 use rustix::io::Errno;
 use std::alloc::{Layout, LayoutError};
 use std::io;
-use std::os::fd::{AsFd, IntoRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, IntoRawFd, OwnedFd};
 use std::ptr::NonNull;
 
 /// write(2) until all of `buf` is written, retrying `EINTR` and short writes; a write(2)
@@ -112,5 +114,31 @@ impl Drop for AlignedBuf {
     fn drop(&mut self) {
         // SAFETY: allocated in `zeroed` with exactly this layout.
         unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) };
+    }
+}
+
+/// `getdents64(2)` of `fd` into `buf`: bytes filled, 0 at the end of the directory; retries
+/// `EINTR`. The caller walks the `struct linux_dirent64` records itself, so a directory can be
+/// read in place, with no allocation per entry (rustix's `RawDir` borrows its buffer for the
+/// directory's whole life, which a walker that keeps one buffer per tree level cannot give).
+pub(crate) fn getdents64(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        // SAFETY: `buf` is valid for writes of `buf.len()` bytes for the whole call and `fd`
+        // is an open descriptor borrowed for it; the kernel writes at most that many bytes.
+        let n = unsafe {
+            libc::syscall(
+                libc::SYS_getdents64,
+                fd.as_raw_fd(),
+                buf.as_mut_ptr().cast::<libc::c_void>(),
+                buf.len(),
+            )
+        };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
     }
 }

@@ -40,7 +40,7 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use serde::{Deserialize, Serialize};
 use std::ffi::{CStr, CString};
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -294,29 +294,6 @@ const RECLEN: usize = 16;
 const TYPE: usize = 18;
 const NAME: usize = 19;
 
-/// `getdents64(2)` of `fd` into `buf`: bytes filled, 0 at the end of the directory.
-fn getdents(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
-    loop {
-        // SAFETY: `buf` is valid for writes of `buf.len()` bytes for the whole call and `fd`
-        // is an open descriptor borrowed for it; the kernel writes at most that many bytes.
-        let n = unsafe {
-            libc::syscall(
-                libc::SYS_getdents64,
-                fd.as_raw_fd(),
-                buf.as_mut_ptr().cast::<libc::c_void>(),
-                buf.len(),
-            )
-        };
-        if n >= 0 {
-            return Ok(n as usize);
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    }
-}
-
 /// Depth-first walk of the tree under `root`, one directory entry per operation.
 struct Walker<'a> {
     root: BorrowedFd<'a>,
@@ -378,7 +355,8 @@ impl Worker for Walker<'_> {
                 ));
             };
             if level.pos >= level.len {
-                let n = getdents(fd.as_fd(), &mut level.buf).map_err(|e| ERR.io_in("getdents", self.path, None, e))?;
+                let n = crate::engine::sysio::getdents64(fd.as_fd(), &mut level.buf)
+                    .map_err(|e| ERR.io_in("getdents", self.path, None, e))?;
                 if n == 0 {
                     if let Some(fd) = level.fd.take() {
                         sysio::close_checked(fd).map_err(|e| ERR.io_in("close", self.path, None, e.into()))?;
