@@ -21,6 +21,7 @@
 //! - `space`: image-size estimates against the peaks real runs use; every study preset planned.
 //! - `dirtarget`: `--dir` suites, which need no `[[fs]]` table.
 //! - `cleanup`: a killed run with its own scratch folder, undone by a bare `fsbench cleanup`.
+//! - `quiesce`: the quiesce gate's stored wait per repeat; a hammered device timing it out.
 //! - `device_reuse`: a second run on the same confirmed device; foreign filesystems refused.
 
 #[path = "integration/util.rs"]
@@ -37,6 +38,9 @@ mod cli;
 
 #[path = "integration/run.rs"]
 mod run;
+
+#[path = "integration/quiesce.rs"]
+mod quiesce;
 
 #[path = "integration/report_html.rs"]
 mod report_html;

@@ -340,4 +340,31 @@ mod tests {
             );
         }
     }
+
+    #[test]
+    fn a_timed_out_quiesce_gate_is_a_warning_and_its_wait_a_detail_row() {
+        use crate::metric::{Measurement, MetricId, Role, Unit};
+        use crate::run::quiesce::{self, DevStat, Outcome};
+        use std::time::Duration;
+        let mut data = session_data();
+        let note = Outcome::TimedOut(Duration::from_secs(10), DevStat::default())
+            .note("/dev/loop7")
+            .unwrap();
+        for s in data.samples.iter_mut() {
+            s.sample.measurements.push(Measurement {
+                phase: quiesce::PHASE.into(),
+                metric: MetricId::lower(quiesce::METRIC, Unit::Seconds).with_role(Role::Detail),
+                value: 0.3,
+            });
+        }
+        data.samples[0].sample.notes.push(note.clone());
+        let model = build(&data, 1, 0.95);
+        assert!(model.warnings.iter().any(|w| w.contains(&note)), "{:?}", model.warnings);
+        let table = render(&model, Format::Table);
+        assert!(table.contains("still busy after 10.0 s"), "{table}");
+        // The wait is context, never a ranked or summarised row: not in the terminal table.
+        assert!(!table.contains("quiesce "), "{table}");
+        let md = render(&model, Format::Md);
+        assert!(md.contains("| quiesce | wait"), "{md}");
+    }
 }

@@ -19,6 +19,7 @@ mod baseline;
 mod lock;
 pub mod observer;
 pub mod plan_view;
+pub mod quiesce;
 mod resume;
 mod slot;
 pub mod target;

@@ -6,6 +6,7 @@
 
 use crate::config::Suite;
 use crate::engine::RunContext;
+use crate::metric::{Measurement, MetricId, Role, Unit};
 use crate::plan;
 use crate::provision::{self, Provisioner};
 use crate::store::{CaseAvailability, CaseRecord, NewSample};
@@ -69,6 +70,18 @@ pub(super) fn run_slot(
     };
     sample.device = mounted.device.clone();
     sample.effective_mount_opts = mounted.effective_opts.clone();
+    // The quiesce gate: outside the timed phases and the CPU meters, which start in the engine.
+    let mut quiesce = None;
+    if let Some(dev) = &mounted.device {
+        match super::quiesce::wait_idle(dev, &super::quiesce::Gate::default(), interrupt) {
+            Ok(super::quiesce::Outcome::Interrupted) => {
+                let _ = mounted.teardown();
+                return SlotOutcome::Interrupted;
+            }
+            Ok(o) => quiesce = Some((o.waited(), o.note(dev))),
+            Err(e) => quiesce = Some((None, Some(format!("quiesce: not waited: {e}")))),
+        }
+    }
     let ctx = RunContext {
         dir: &mounted.workdir,
         drop_caches: suite.policy.drop_caches,
@@ -84,6 +97,16 @@ pub(super) fn run_slot(
         Ok(raw) => {
             sample.measurements = raw.measurements();
             sample.notes = raw.notes;
+            if let Some((waited, note)) = quiesce {
+                if let Some(w) = waited {
+                    sample.measurements.push(Measurement {
+                        phase: super::quiesce::PHASE.into(),
+                        metric: MetricId::lower(super::quiesce::METRIC, Unit::Seconds).with_role(Role::Detail),
+                        value: w.as_secs_f64(),
+                    });
+                }
+                sample.notes.extend(note);
+            }
             match teardown {
                 Ok(()) => SlotOutcome::Done,
                 Err(e) => SlotOutcome::Failed(format!("teardown: {e}")),
