@@ -240,10 +240,13 @@ fn compare_is_never_different_for_the_same_suite_and_worse_with_exit_1_for_a_syn
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("REGRESSION"), "{out}");
-    let worse_write = out
+    // Which sync-slowed headline rows survive Holm's adjustment at n = 3 depends on their
+    // noise (a sync seq_write_block of 3.2 ± 6.7 MiB/s against 363 ± 220 did not, one run);
+    // the metadata rates, 25–40× slower, do. At least one gating headline row is worse.
+    let worse_headline = out
         .lines()
-        .any(|l| l.contains("seq_write_block") && l.contains("throughput") && l.ends_with("worse"));
-    assert!(worse_write, "seq_write_block throughput not reported worse:\n{out}");
+        .any(|l| (l.contains(" rate (ops/s") || l.contains(" throughput (MiB/s")) && l.ends_with("worse"));
+    assert!(worse_headline, "no headline rate or throughput reported worse:\n{out}");
     let o = fsbench(&["--db", db_s, "compare", "base", "sync", "--format", "md"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let md = String::from_utf8_lossy(&o.stdout);
