@@ -132,13 +132,16 @@ fn cmd_compare(db: &Path, a: &CompareArgs) -> Result<i32> {
     if !(a.threshold.is_finite() && a.threshold >= 0.0) {
         return Err(AppError::Usage(format!("--threshold {}: use a percentage such as 5", a.threshold)).into());
     }
+    if !(a.equivalence > 0.0 && a.equivalence < 100.0) {
+        return Err(AppError::Usage(format!("--equivalence {}: use a percentage such as 3", a.equivalence)).into());
+    }
     let store = open_existing_store(db)?;
     let resolve = |r: &str| store.resolve(r).map_err(|e| AppError::Usage(e.to_string()));
     let (base, cand) = (
         build_model(&store, resolve(&a.base)?)?,
         build_model(&store, resolve(&a.cand)?)?,
     );
-    let cmp = report::compare::compare(&base, &cand, a.threshold);
+    let cmp = report::compare::compare(&base, &cand, a.threshold, a.equivalence, a.gate);
     if cmp.changes.is_empty() {
         let msg = format!(
             "sessions {} and {} have no metric in common",

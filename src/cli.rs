@@ -3,7 +3,7 @@
 //! Exit codes (documented in `--help`): 0 success, 1 runtime failure (a case failed, or
 //! `compare` found a regression), 2 usage or configuration error, 130 interrupted.
 
-use crate::report::compare::{CompareFormat, DEFAULT_THRESHOLD_PCT};
+use crate::report::compare::{CompareFormat, Gate, DEFAULT_EQUIVALENCE_PCT, DEFAULT_THRESHOLD_PCT};
 use crate::report::Format;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -43,8 +43,9 @@ pub enum Command {
     /// Print the report of a stored session.
     Report(ReportArgs),
     /// Compare two sessions metric by metric: ratio of means with its 95 % CI and a verdict
-    /// (better / worse / no change); exit code 1 when a metric is significantly worse by more
-    /// than the threshold.
+    /// (better / worse / same within 3 % / inconclusive, Holm-adjusted); exit code 1 when a
+    /// headline metric (`--gate all`: any non-CPU metric) is significantly worse by more than
+    /// the threshold.
     Compare(CompareArgs),
     /// List presets, workloads, filesystems or stored sessions.
     List {
@@ -188,6 +189,13 @@ pub struct CompareArgs {
     /// Smallest change, in percent, that counts as better or worse (when significant).
     #[arg(long, value_name = "PCT", default_value_t = DEFAULT_THRESHOLD_PCT)]
     pub threshold: f64,
+    /// Equivalence margin, in percent: "same within PCT %" when both one-sided tests pass.
+    #[arg(long, value_name = "PCT", default_value_t = DEFAULT_EQUIVALENCE_PCT)]
+    pub equivalence: f64,
+    /// Which rows decide the exit code: `headline` metrics only (default) or `all` non-CPU
+    /// rows, tail latencies such as lat_max included.
+    #[arg(long, value_enum, default_value = "headline")]
+    pub gate: Gate,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: CompareFormat,

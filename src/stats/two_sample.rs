@@ -15,9 +15,19 @@
 //!   "B is 9.1 % slower than A" the same statement. `fsbench compare` decides on this interval.
 //! * [`tie`]: two samples are *tied* when Welch's test does not separate them at [`ALPHA`]
 //!   (`p ≥ α`), *separated* when it does, *untested* when it cannot run.
-//! * [`verdict`]: `better` / `worse` when the ratio interval excludes 1 *and* the change
-//!   `|ratio − 1|` exceeds a threshold, in the metric's declared direction; `no change`
-//!   otherwise; `inconclusive` without an interval.
+//! * [`log_ratio_p`]: the two-sided p-value of `ln R = 0` on the same log scale and degrees of
+//!   freedom, so `p < α` exactly when the `1 − α` [`ratio_ci`] excludes 1.
+//! * [`tost_ratio`]: Schuirmann's (1987) two one-sided tests of equivalence on `ln R` against a
+//!   margin `±m` (default [`DEFAULT_EQUIVALENCE_PCT`] = 3 %): `H₀₁: R ≤ 1 − m` and
+//!   `H₀₂: R ≥ 1 + m`, each a one-sided Welch t-test; equivalence is shown when both reject at
+//!   α, i.e. `max(p₁, p₂) < α` (equivalently, the `1 − 2α` interval lies inside the margin).
+//! * [`holm`]: Holm's (1979) step-down adjustment of a family of p-values (family-wise error
+//!   rate), used by `fsbench compare` across the metrics of one comparison.
+//! * [`verdict`]: four-way — `better` / `worse` when the (adjusted) difference test rejects at
+//!   α *and* the change `|ratio − 1|` exceeds a threshold, in the metric's declared direction;
+//!   `equivalent` ("same within m %") when the TOST shows equivalence; `inconclusive`
+//!   otherwise (neither shown different nor shown equivalent, or untestable). Inconclusive is
+//!   never "same".
 //!
 //! Degenerate cases are decided, not guessed: fewer than two values on a side gives `None`
 //! (nothing can be tested); zero spread on both sides gives `p = 1` for equal means and `p = 0`
@@ -29,6 +39,9 @@ use serde::{Deserialize, Serialize};
 
 /// Significance level of "tied" and of `compare`'s verdicts: 0.05 (95 % confidence).
 pub const ALPHA: f64 = 0.05;
+
+/// Default equivalence margin of [`tost_ratio`], in percent of the base mean: ±3 %.
+pub const DEFAULT_EQUIVALENCE_PCT: f64 = 3.0;
 
 /// The numbers of one side of a two-sample comparison: mean, sample sd and count.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -215,6 +228,105 @@ pub fn tie(a: Sample, b: Sample) -> (Tie, Option<Welch>) {
     (decision, test)
 }
 
+/// Standard error and Welch–Satterthwaite degrees of freedom of `ln(a.mean / b.mean)` by the
+/// delta method (see the module docs), with `ln R`. `None` as for [`ratio_ci`].
+fn log_ratio_se(a: Sample, b: Sample) -> Option<(f64, f64, f64)> {
+    if a.n < 2 || b.n < 2 || !(a.mean > 0.0 && b.mean > 0.0 && a.sd.is_finite() && b.sd.is_finite()) {
+        return None;
+    }
+    let ln_r = (a.mean / b.mean).ln();
+    if !ln_r.is_finite() {
+        return None;
+    }
+    let ua = (a.sd / a.mean).powi(2) / a.n as f64;
+    let ub = (b.sd / b.mean).powi(2) / b.n as f64;
+    let se2 = ua + ub;
+    if se2 == 0.0 {
+        return Some((ln_r, 0.0, (a.n + b.n - 2) as f64));
+    }
+    Some((ln_r, se2.sqrt(), satterthwaite(ua, a.n, ub, b.n)))
+}
+
+/// Two-sided p-value of `ln(a.mean / b.mean) = 0` with the standard error and degrees of
+/// freedom of [`ratio_ci`]: `p < α` exactly when the `1 − α` ratio interval excludes 1. Zero
+/// spread gives 1 for equal means and 0 otherwise. `None` as for [`ratio_ci`].
+pub fn log_ratio_p(a: Sample, b: Sample) -> Option<f64> {
+    let (ln_r, se, df) = log_ratio_se(a, b)?;
+    if se == 0.0 {
+        return Some(if ln_r == 0.0 { 1.0 } else { 0.0 });
+    }
+    Some((2.0 * t_cdf(-(ln_r / se).abs(), df)?).clamp(0.0, 1.0))
+}
+
+/// Result of the two one-sided tests of equivalence ([`tost_ratio`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Tost {
+    /// Margin in percent: equivalence means `1 − m/100 < R < 1 + m/100`.
+    pub margin_pct: f64,
+    /// p-value of `H₀₁: R ≤ 1 − m` (one-sided, upper tail).
+    pub p_lower: f64,
+    /// p-value of `H₀₂: R ≥ 1 + m` (one-sided, lower tail).
+    pub p_upper: f64,
+    /// `max(p_lower, p_upper)`: equivalence is shown at α when `p < α`.
+    pub p: f64,
+    /// Welch–Satterthwaite degrees of freedom.
+    pub df: f64,
+}
+
+impl Tost {
+    /// `true` when both one-sided tests reject at [`ALPHA`].
+    pub fn equivalent(&self) -> bool {
+        self.p < ALPHA
+    }
+}
+
+/// Schuirmann's two one-sided tests of the ratio `R = a.mean / b.mean` against the margin
+/// `±margin_pct` percent, on the log scale of [`ratio_ci`]:
+/// `t₁ = (ln R − ln(1 − m)) / se`, `p₁ = P(T_ν ≥ t₁)`; `t₂ = (ln R − ln(1 + m)) / se`,
+/// `p₂ = P(T_ν ≤ t₂)`. Zero spread decides each side exactly (0 inside the margin, 1 on or
+/// outside it). `None` as for [`ratio_ci`], or when `margin_pct` is not inside `(0, 100)`.
+pub fn tost_ratio(a: Sample, b: Sample, margin_pct: f64) -> Option<Tost> {
+    if !(margin_pct > 0.0 && margin_pct < 100.0) {
+        return None;
+    }
+    let (ln_r, se, df) = log_ratio_se(a, b)?;
+    let lo = (1.0 - margin_pct / 100.0).ln();
+    let hi = (1.0 + margin_pct / 100.0).ln();
+    let (p_lower, p_upper) = if se == 0.0 {
+        (f64::from(u8::from(ln_r <= lo)), f64::from(u8::from(ln_r >= hi)))
+    } else {
+        (
+            t_cdf(-(ln_r - lo) / se, df)?.clamp(0.0, 1.0),
+            t_cdf((ln_r - hi) / se, df)?.clamp(0.0, 1.0),
+        )
+    };
+    Some(Tost {
+        margin_pct,
+        p_lower,
+        p_upper,
+        p: p_lower.max(p_upper),
+        df,
+    })
+}
+
+/// Holm's step-down adjusted p-values of a family, in the input order: sort ascending,
+/// `p̃₍ᵢ₎ = max_{j ≤ i} min(1, (k − j + 1) · p₍ⱼ₎)` for `k` p-values. Rejecting `p̃ < α`
+/// controls the family-wise error rate at α under any dependence. Non-finite inputs are
+/// treated as 1.
+pub fn holm(p: &[f64]) -> Vec<f64> {
+    let k = p.len();
+    let clean = |x: f64| if x.is_finite() { x.clamp(0.0, 1.0) } else { 1.0 };
+    let mut order: Vec<usize> = (0..k).collect();
+    order.sort_by(|&i, &j| clean(p[i]).total_cmp(&clean(p[j])));
+    let mut out = vec![1.0; k];
+    let mut running: f64 = 0.0;
+    for (rank, &i) in order.iter().enumerate() {
+        running = running.max(((k - rank) as f64 * clean(p[i])).min(1.0));
+        out[i] = running;
+    }
+    out
+}
+
 /// The verdict of `fsbench compare` on one metric (see [`verdict`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -223,49 +335,60 @@ pub enum Verdict {
     Better,
     /// Significantly worse by more than the threshold.
     Worse,
-    /// Not significant, or within the threshold.
-    NoChange,
-    /// Too few repeats (or a non-positive mean) to tell.
+    /// Shown equivalent: the two one-sided tests put the ratio inside the margin.
+    Equivalent,
+    /// Neither shown different nor shown equivalent, or too few repeats (or a non-positive
+    /// mean) to test. Never read as "same".
     Inconclusive,
 }
 
 impl Verdict {
-    /// Text form: `better`, `worse`, `no change`, `inconclusive`.
-    pub fn as_str(self) -> &'static str {
+    /// Text form: `better`, `worse`, `same within 3 %` (with `margin_pct`), `inconclusive`.
+    pub fn label(self, margin_pct: f64) -> String {
         match self {
-            Verdict::Better => "better",
-            Verdict::Worse => "worse",
-            Verdict::NoChange => "no change",
-            Verdict::Inconclusive => "inconclusive",
+            Verdict::Better => "better".into(),
+            Verdict::Worse => "worse".into(),
+            Verdict::Equivalent => format!("same within {} %", trim_number(margin_pct)),
+            Verdict::Inconclusive => "inconclusive".into(),
         }
     }
 }
 
-/// The verdict on a candidate against a base: `ci` is the interval of the ratio
-/// candidate / base ([`ratio_ci`]), `change_pct` the change `(ratio − 1) · 100` in percent,
-/// `threshold_pct` the smallest change that counts (percent), `direction` the metric's declared
-/// direction and `cand_mean`, `base_mean` the two means (in the metric's unit).
+/// `3`, `2.5`: a percentage without trailing zeros.
+fn trim_number(x: f64) -> String {
+    let s = format!("{x:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// The four-way verdict on a candidate against a base: `p_diff` is the (multiplicity-adjusted)
+/// p-value of "the means differ" ([`log_ratio_p`] through [`holm`]), `tost` the equivalence
+/// tests, `change_pct` the change `(ratio − 1) · 100` in percent, `threshold_pct` the smallest
+/// change that counts (percent), `direction` the metric's declared direction and `cand_mean`,
+/// `base_mean` the two means (in the metric's unit).
 ///
-/// `Better` / `Worse` need the interval to exclude 1 *and* `|change_pct| > threshold_pct`; the
-/// direction decides which of the two. `NoChange` otherwise; `Inconclusive` without `ci`.
+/// `Better` / `Worse` need `p_diff < α` *and* `|change_pct| > threshold_pct`; the direction
+/// decides which of the two. Otherwise `Equivalent` when `tost` shows equivalence, else
+/// `Inconclusive` (also without `p_diff`).
 pub fn verdict(
-    ci: Option<RatioCi>,
+    p_diff: Option<f64>,
+    tost: Option<Tost>,
     change_pct: f64,
     threshold_pct: f64,
     direction: Direction,
     cand_mean: f64,
     base_mean: f64,
 ) -> Verdict {
-    match ci {
+    match p_diff {
         None => Verdict::Inconclusive,
-        Some(ci) if ci.excludes_one() && change_pct.abs() > threshold_pct => {
+        Some(p) if p < ALPHA && change_pct.abs() > threshold_pct => {
             if direction.better(cand_mean, base_mean) {
                 Verdict::Better
             } else {
                 Verdict::Worse
             }
         }
-        Some(_) => Verdict::NoChange,
+        Some(_) if tost.is_some_and(|t| t.equivalent()) => Verdict::Equivalent,
+        Some(_) => Verdict::Inconclusive,
     }
 }
 
@@ -380,30 +503,115 @@ mod tests {
     }
 
     #[test]
-    fn verdict_needs_a_significant_change_beyond_the_threshold_in_the_declared_direction() {
+    fn verdict_is_four_way_and_needs_a_significant_change_beyond_the_threshold() {
         use Direction::{HigherIsBetter as Up, LowerIsBetter as Down};
-        let ci = |low: f64, high: f64| {
-            Some(RatioCi {
-                ratio: (low + high) / 2.0,
-                low,
-                high,
-                confidence: 0.95,
+        let tost = |p: f64| {
+            Some(Tost {
+                margin_pct: 3.0,
+                p_lower: p,
+                p_upper: p,
+                p,
                 df: 4.0,
             })
         };
-        // 20 % up, interval [1.1, 1.3]: significant and beyond 5 %.
-        assert_eq!(verdict(ci(1.1, 1.3), 20.0, 5.0, Up, 120.0, 100.0), Verdict::Better);
-        assert_eq!(verdict(ci(1.1, 1.3), 20.0, 5.0, Down, 120.0, 100.0), Verdict::Worse);
-        // Significant but within the threshold.
-        assert_eq!(verdict(ci(1.01, 1.05), 3.0, 5.0, Up, 103.0, 100.0), Verdict::NoChange);
-        // Beyond the threshold but the interval contains 1.
-        assert_eq!(verdict(ci(0.9, 1.5), 20.0, 5.0, Up, 120.0, 100.0), Verdict::NoChange);
+        // 20 % up, significant and beyond 5 %.
+        assert_eq!(
+            verdict(Some(0.01), tost(0.9), 20.0, 5.0, Up, 120.0, 100.0),
+            Verdict::Better
+        );
+        assert_eq!(
+            verdict(Some(0.01), tost(0.9), 20.0, 5.0, Down, 120.0, 100.0),
+            Verdict::Worse
+        );
+        // Significant but within the threshold, and shown equivalent: same.
+        assert_eq!(
+            verdict(Some(0.01), tost(0.01), 1.0, 5.0, Up, 101.0, 100.0),
+            Verdict::Equivalent
+        );
+        // Significant but within the threshold, not shown equivalent: inconclusive.
+        assert_eq!(
+            verdict(Some(0.01), tost(0.2), 4.0, 5.0, Up, 104.0, 100.0),
+            Verdict::Inconclusive
+        );
+        // Beyond the threshold but not significant, not equivalent: inconclusive, never "same".
+        assert_eq!(
+            verdict(Some(0.2), tost(0.6), 20.0, 5.0, Up, 120.0, 100.0),
+            Verdict::Inconclusive
+        );
         // Exactly at the threshold is not beyond it.
-        assert_eq!(verdict(ci(1.02, 1.08), 5.0, 5.0, Up, 105.0, 100.0), Verdict::NoChange);
+        assert_eq!(
+            verdict(Some(0.001), tost(0.9), 5.0, 5.0, Up, 105.0, 100.0),
+            Verdict::Inconclusive
+        );
         // A drop of a lower-is-better metric is an improvement.
-        assert_eq!(verdict(ci(0.5, 0.7), -40.0, 5.0, Down, 60.0, 100.0), Verdict::Better);
-        assert_eq!(verdict(None, 50.0, 5.0, Up, 150.0, 100.0), Verdict::Inconclusive);
-        assert_eq!(Verdict::NoChange.as_str(), "no change");
+        assert_eq!(
+            verdict(Some(0.001), None, -40.0, 5.0, Down, 60.0, 100.0),
+            Verdict::Better
+        );
+        assert_eq!(
+            verdict(None, tost(0.0), 0.0, 5.0, Up, 100.0, 100.0),
+            Verdict::Inconclusive
+        );
+        assert_eq!(Verdict::Equivalent.label(3.0), "same within 3 %");
+        assert_eq!(Verdict::Equivalent.label(2.5), "same within 2.5 %");
+        assert_eq!(Verdict::Inconclusive.label(3.0), "inconclusive");
+    }
+
+    #[test]
+    fn tost_and_log_ratio_p_match_values_computed_by_hand() {
+        // References: the formulas of the module docs evaluated with mpmath at 30 digits (t CDF
+        // from the regularized incomplete beta function).
+        let s = |mean: f64, sd: f64, n: usize| Sample { mean, sd, n };
+        // Equal means 100 ± 1 (n = 4 each): ν = 6, both sides reject; the margins are not
+        // symmetric on the log scale (ln 0.97 vs ln 1.03), so neither are the p-values.
+        let t = tost_ratio(s(100.0, 1.0, 4), s(100.0, 1.0, 4), 3.0).unwrap();
+        assert!(close(t.df, 6.0, 1e-12), "{t:?}");
+        assert!(close(t.p_lower, 0.00252537162965099, 1e-8), "{t:?}");
+        assert!(close(t.p_upper, 0.00290595188009047, 1e-8), "{t:?}");
+        assert_eq!(t.p, t.p_upper);
+        assert!(t.equivalent());
+        assert_eq!(log_ratio_p(s(100.0, 1.0, 4), s(100.0, 1.0, 4)), Some(1.0));
+        // 101 ± 1 (n = 5) against 100 ± 2 (n = 3): neither different nor equivalent.
+        let (a, b) = (s(101.0, 1.0, 5), s(100.0, 2.0, 3));
+        let t = tost_ratio(a, b, 3.0).unwrap();
+        assert!(close(t.df, 2.6032776354581753, 1e-9), "{t:?}");
+        assert!(close(t.p_lower, 0.0286604812610937, 1e-7), "{t:?}");
+        assert!(close(t.p_upper, 0.112248495828551, 1e-7), "{t:?}");
+        assert!(!t.equivalent());
+        let p = log_ratio_p(a, b).unwrap();
+        assert!(close(p, 0.487975402237173, 1e-7), "{p}");
+        // 104 ± 1 against 100 ± 1 (n = 3): different (p = 0.0081), not equivalent to 3 %.
+        let (a, b) = (s(104.0, 1.0, 3), s(100.0, 1.0, 3));
+        let t = tost_ratio(a, b, 3.0).unwrap();
+        assert!(close(t.p_lower, 0.000483939787868065, 1e-7), "{t:?}");
+        assert!(close(t.p_upper, 0.852869937006882, 1e-8), "{t:?}");
+        let p = log_ratio_p(a, b).unwrap();
+        assert!(close(p, 0.00809426748141726, 1e-7), "{p}");
+        // p < α exactly when the 95 % ratio interval excludes 1.
+        assert!(ratio_ci(a, b, 0.95).unwrap().excludes_one());
+        // Degenerate: zero spread decides each side; bad margins and n < 2 give None.
+        let flat = s(100.0, 0.0, 3);
+        let t = tost_ratio(s(102.0, 0.0, 3), flat, 3.0).unwrap();
+        assert_eq!((t.p_lower, t.p_upper), (0.0, 0.0));
+        let t = tost_ratio(s(103.0, 0.0, 3), flat, 3.0).unwrap();
+        assert_eq!(t.p, 1.0);
+        assert_eq!(tost_ratio(flat, flat, 0.0), None);
+        assert_eq!(tost_ratio(flat, s(100.0, 0.0, 1), 3.0), None);
+    }
+
+    #[test]
+    fn holm_adjusts_by_hand_computed_values() {
+        // Sorted 0.005, 0.01, 0.03, 0.04 → ×4, ×3, ×2, ×1 = 0.02, 0.03, 0.06, 0.04 → running
+        // maximum 0.02, 0.03, 0.06, 0.06.
+        let adj = holm(&[0.01, 0.04, 0.03, 0.005]);
+        let want = [0.03, 0.06, 0.06, 0.02];
+        for (a, w) in adj.iter().zip(want) {
+            assert!((a - w).abs() < 1e-12, "{adj:?}");
+        }
+        // 0.5 × 2 = 1 stays the running maximum.
+        assert_eq!(holm(&[0.5, 0.9]), vec![1.0, 1.0]);
+        assert_eq!(holm(&[f64::NAN, 0.01]), vec![1.0, 0.02]);
+        assert!(holm(&[]).is_empty());
     }
 
     #[test]
@@ -485,5 +693,31 @@ mod tests {
         let cov = covered as f64 / trials as f64;
         assert!((0.03..0.07).contains(&fp), "false-positive rate {fp}");
         assert!((0.93..0.97).contains(&cov), "coverage {cov}");
+    }
+
+    #[test]
+    fn property_tost_size_at_the_margin_is_at_most_alpha() {
+        // True ratio exactly at the margin (1.03 and 0.97), n = 10 each, CoV 2 %: the test may
+        // declare equivalence in at most α = 5 % of samples. At a true ratio of 1 it should
+        // declare it most of the time (power), or the size check would be vacuous.
+        let mut rng = SmallRng::seed_from_u64(7);
+        let trials = 40000;
+        let draw = |mean: f64, rng: &mut SmallRng| {
+            let v: Vec<f64> = (0..10).map(|_| mean * (1.0 + 0.02 * normal(rng))).collect();
+            Sample::of(&v).unwrap()
+        };
+        let mut rate = |ratio: f64| {
+            let hits = (0..trials)
+                .filter(|_| {
+                    let (a, b) = (draw(100.0 * ratio, &mut rng), draw(100.0, &mut rng));
+                    tost_ratio(a, b, DEFAULT_EQUIVALENCE_PCT).unwrap().equivalent()
+                })
+                .count();
+            hits as f64 / trials as f64
+        };
+        let (up, down, null) = (rate(1.03), rate(0.97), rate(1.0));
+        eprintln!("TOST equivalence rate: ratio 1.03 {up}, 0.97 {down}, 1.00 {null}");
+        assert!(up <= 0.05 && down <= 0.05, "size {up} {down}");
+        assert!(null > 0.8, "power {null}");
     }
 }

@@ -186,7 +186,7 @@ fn verdicts(stdout: &[u8]) -> Vec<String> {
 }
 
 #[test]
-fn compare_says_no_change_for_the_same_suite_and_worse_with_exit_1_for_a_sync_mount() {
+fn compare_is_never_different_for_the_same_suite_and_worse_with_exit_1_for_a_sync_mount() {
     require_privileged!();
     let dir = scratch();
     let db = dir.path().join("r.db");
@@ -207,18 +207,22 @@ fn compare_says_no_change_for_the_same_suite_and_worse_with_exit_1_for_a_sync_mo
     }
     assert_no_leftovers(&sc);
 
-    // A session against itself: every metric unchanged, exit 0.
+    // A session against itself: no metric different (each same within 3 % or inconclusive,
+    // by its spread), the correction stated, exit 0.
     let o = fsbench(&["--db", db_s, "compare", "base", "base"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
-        out.contains("no change") && out.contains("no regression") && !out.contains(" worse  "),
+        out.contains("same within 3 %")
+            && out.contains("Holm-adjusted")
+            && out.contains("no regression")
+            && !out.lines().any(|l| l.ends_with("worse") || l.ends_with("better")),
         "{out}"
     );
 
     // Two runs of the same suite: how many metrics change depends on what else loads this
     // shared machine, so the test asserts what is deterministic: the exit code is exactly 1
-    // when a gating (non-CPU) row is worse, and 0 otherwise.
+    // when a gating (headline) row is worse, and 0 otherwise.
     let o = fsbench(&["--db", db_s, "compare", "base", "again", "--format", "json"]);
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("compare JSON");
     let gating_worse = j["changes"]
@@ -236,10 +240,13 @@ fn compare_says_no_change_for_the_same_suite_and_worse_with_exit_1_for_a_sync_mo
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("REGRESSION"), "{out}");
-    let worse_write = out
+    // Which sync-slowed headline rows survive Holm's adjustment at n = 3 depends on their
+    // noise (a sync seq_write_block of 3.2 ± 6.7 MiB/s against 363 ± 220 did not, one run);
+    // the metadata rates, 25–40× slower, do. At least one gating headline row is worse.
+    let worse_headline = out
         .lines()
-        .any(|l| l.contains("seq_write_block") && l.contains("throughput") && l.ends_with("worse"));
-    assert!(worse_write, "seq_write_block throughput not reported worse:\n{out}");
+        .any(|l| (l.contains(" rate (ops/s") || l.contains(" throughput (MiB/s")) && l.ends_with("worse"));
+    assert!(worse_headline, "no headline rate or throughput reported worse:\n{out}");
     let o = fsbench(&["--db", db_s, "compare", "base", "sync", "--format", "md"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let md = String::from_utf8_lossy(&o.stdout);
@@ -262,7 +269,10 @@ fn compare_says_no_change_for_the_same_suite_and_worse_with_exit_1_for_a_sync_mo
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("chart-forest") && page.contains("<tr class=\"worse\">"));
-    // A threshold larger than any change turns every verdict into no change: exit 0.
+    // --gate all also gates tail latencies: still exit 1 here.
+    let o = fsbench(&["--db", db_s, "compare", "base", "sync", "--gate", "all"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    // A threshold larger than any change leaves nothing worse: exit 0.
     let o = fsbench(&["--db", db_s, "compare", "base", "sync", "--threshold", "1000000"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 
@@ -270,6 +280,8 @@ fn compare_says_no_change_for_the_same_suite_and_worse_with_exit_1_for_a_sync_mo
     let o = fsbench(&["--db", db_s, "compare", "base", "no-such-label"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let o = fsbench(&["--db", db_s, "compare", "base", "sync", "--threshold", "-1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let o = fsbench(&["--db", db_s, "compare", "base", "sync", "--equivalence", "0"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 }
 
