@@ -208,8 +208,11 @@ pub fn dead_runs(scratch: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Whether the run that wrote `doc` is still running: its pid exists with the same start time.
+/// This process's own runs count as alive: one process may hold several (threads of a test
+/// binary), and the registry shows them to each other.
 fn is_alive(doc: &StateDoc) -> bool {
-    doc.pid != std::process::id() && process_start_time(doc.pid).is_some_and(|t| t == doc.start_time)
+    process_start_time(doc.pid).is_some_and(|t| t == doc.start_time)
 }
 
 /// What [`cleanup_leftovers`] did.
@@ -462,8 +465,7 @@ mod tests {
             pending: vec![Undo::RemoveFile { path: img.clone() }],
         };
         std::fs::write(dead.join(STATE_FILE), serde_json::to_vec(&doc).unwrap()).unwrap();
-        // A live run: this very process, seen from outside (different pid field is not needed:
-        // cleanup treats its own pid as dead on purpose, so use the parent's).
+        // A live run: the parent process (any live process with its start time).
         let live = scratch.path().join("run-2-2");
         std::fs::create_dir(&live).unwrap();
         let ppid = rustix::process::getppid()
