@@ -154,17 +154,19 @@ runtime = "120s"
     let mut child = spawn_run(&db, &suite, &sc, &[]);
     // Wait for fio's processes working under the scratch folder.
     let scs = sc.to_str().unwrap().to_string();
-    let t0 = Instant::now();
-    loop {
-        let running = std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+    let fio_running = || {
+        std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
             std::fs::read(e.path().join("cmdline"))
                 .map(|raw| {
                     let cmd = String::from_utf8_lossy(&raw).replace('\0', " ");
-                    cmd.starts_with("/usr/bin/fio ") && cmd.contains(&scs)
+                    cmd.contains("fio --output-format") && cmd.contains(&scs)
                 })
                 .unwrap_or(false)
-        });
-        if running {
+        })
+    };
+    let t0 = Instant::now();
+    loop {
+        if fio_running() {
             break;
         }
         assert!(t0.elapsed() < Duration::from_secs(120), "fio never started");

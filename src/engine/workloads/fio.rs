@@ -3,8 +3,9 @@
 //! phases (issue 13, item 1).
 //!
 //! One repeat is one fio run: `fio --output-format=json+ --eta=never --directory=<run dir> …`,
-//! a timed, interruptible child ([`crate::engine::child`], its process group killed on Ctrl-C,
-//! since fio forks a process per job) inside one [`Phases::with_children`] region, so the CPU of
+//! a timed, interruptible child ([`crate::engine::child`]; on Ctrl-C its process group is
+//! killed, and then every process left with the run directory as its working directory, since
+//! fio's forked job processes start their own sessions) inside one [`Phases::with_children`] region, so the CPU of
 //! fio and its job processes is counted. Its report ([`crate::external::fio`]) gives one phase
 //! per job entry and direction that moved data, named `<jobname>_read`, `_write`, `_trim`:
 //!
@@ -264,10 +265,9 @@ impl FioSpec {
                 ChildError::TimedOut(_) => EngineError::Invalid(format!("{shown}: {e}")),
             })
         });
-        // On an interrupt only fio's main process was reaped; its job processes (killed with
-        // the group) may still be exiting and hold files open, which would keep the
-        // filesystem busy: wait for them first.
-        wait_for_processes_in(ctx.dir);
+        // On an interrupt only fio's main process was killed and reaped; its job processes
+        // (in their own sessions) would run on and keep the filesystem busy: kill them too.
+        kill_processes_in(ctx.dir);
         let cleaned = empty_dir(ctx.dir);
         let t = ran?;
         cleaned?;
@@ -313,22 +313,36 @@ fn tool_text(done: &child::Finished) -> String {
 /// Longest wait for fio's job processes to leave the run directory after a kill.
 const LEAVE_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Waits (polling every 10 ms, at most [`LEAVE_TIMEOUT`]) until no process has `dir` as its
-/// working directory: fio's job processes inherit it from fio, which runs in `dir`.
-fn wait_for_processes_in(dir: &Path) {
+/// SIGKILLs every process whose working directory is `dir` and waits (polling every 10 ms,
+/// at most [`LEAVE_TIMEOUT`]) until none is left. fio runs in `dir` and its job processes
+/// inherit it; they call setsid(2), so killing fio's process group does not reach them.
+fn kill_processes_in(dir: &Path) {
     let Ok(dir) = std::fs::canonicalize(dir) else {
         return;
     };
-    let t0 = std::time::Instant::now();
-    let someone_inside = || {
-        std::fs::read_dir("/proc").into_iter().flatten().flatten().any(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
-                && std::fs::read_link(e.path().join("cwd")).is_ok_and(|c| c == dir)
-        })
+    let inside = || -> Vec<i32> {
+        std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+                std::fs::read_link(e.path().join("cwd"))
+                    .is_ok_and(|c| c == dir)
+                    .then_some(pid)
+            })
+            .collect()
     };
-    while someone_inside() && t0.elapsed() < LEAVE_TIMEOUT {
+    let t0 = std::time::Instant::now();
+    loop {
+        let pids = inside();
+        if pids.is_empty() || t0.elapsed() > LEAVE_TIMEOUT {
+            return;
+        }
+        for pid in pids {
+            // SAFETY: kill(2) on a pid; no memory involved.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
         std::thread::sleep(Duration::from_millis(10));
     }
 }
@@ -687,5 +701,13 @@ mod tests {
         assert!(matches!(r, Err(EngineError::Interrupted)), "{r:?}");
         assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", t0.elapsed());
         assert!(dir_is_empty(dir.path()));
+        // No fio job process runs on in the directory (they leave fio's process group).
+        let d = std::fs::canonicalize(dir.path()).unwrap();
+        let left = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|e| std::fs::read_link(e.path().join("cwd")).is_ok_and(|c| c == d))
+            .count();
+        assert_eq!(left, 0);
     }
 }
