@@ -17,6 +17,7 @@
 //!   mounted by someone else mid-run), each device read back unchanged.
 //! - `safety`: faults, resume (also after SIGKILL; refused while a live process runs the
 //!   session), kills at random moments, `cleanup` sparing a live run.
+//! - `fio`: the fio workload (the real fio) on a loop ext4, and Ctrl-C while fio runs.
 //! - `golden`: the exports of a stored session, byte for byte.
 //! - `space`: image-size estimates against the peaks real runs use; every study preset planned.
 //! - `dirtarget`: `--dir` suites, which need no `[[fs]]` table.
@@ -59,6 +60,9 @@ mod trees;
 
 #[path = "integration/db.rs"]
 mod db;
+
+#[path = "integration/fio.rs"]
+mod fio;
 
 #[path = "integration/golden.rs"]
 mod golden;

@@ -273,6 +273,8 @@ workload_kinds! {
     Oltp(OltpSpec) = "oltp",
     /// A metadata scan of many files (`find`, `du`, `ls -lR`): readdir, then readdir + stat.
     Scan(workloads::scan::ScanSpec) = "scan",
+    /// The real fio, from a job file or inline options; every job's IOPS, bandwidth and latency.
+    Fio(workloads::fio::FioSpec) = "fio",
 }
 
 #[cfg(test)]

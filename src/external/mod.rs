@@ -11,7 +11,9 @@
 //! - [`sysbench`]: sysbench 1.0 OLTP scripts (`oltp_read_only`, `oltp_read_write`, …) against
 //!   MariaDB/MySQL or PostgreSQL.
 //! - [`pgbench`]: PostgreSQL's pgbench (TPC-B-like and select-only built-ins).
+//! - [`fio`]: fio's `--output-format=json+` report (every job and direction).
 
+pub mod fio;
 pub mod pgbench;
 pub mod sysbench;
 

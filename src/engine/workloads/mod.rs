@@ -5,6 +5,7 @@ pub mod bigfile;
 pub mod bonnie;
 pub mod filecopy;
 pub mod fileio;
+pub mod fio;
 pub mod mongo;
 pub mod oltp;
 pub mod scan;
