@@ -259,6 +259,9 @@ fn cleanup_in(scratch: &Path, registry: Option<&Path>) -> Result<CleanupReport, 
         // The run folder is private to that run, so anything mounted under it or any loop
         // device backed by an image in it is that run's, even if it was killed before it could
         // write the step down (a mount(8) or losetup child finishing after the SIGKILL).
+        // A `losetup` or `mount(8)` child of the killed run may still be finishing; what it
+        // makes after the sweep below would be left behind, so let it end first.
+        wait_for_helpers_naming(&dir, std::time::Duration::from_secs(10));
         // A recorded step and the stray it left are one resource: undo (and report) it once.
         let mut steps = doc.pending.clone();
         for stray in strays(&dir) {
@@ -296,6 +299,29 @@ fn cleanup_in(scratch: &Path, registry: Option<&Path>) -> Result<CleanupReport, 
         }
     }
     Ok(report)
+}
+
+/// Waits (up to `timeout`) until no other process has an argument naming something in `dir`:
+/// the `losetup` and `mount(8)` children a run killed with SIGKILL leaves orphaned. Only
+/// reads /proc; it never signals anything. A process still there after the timeout is left
+/// alone (its result, if any, is for the next `fsbench cleanup`).
+fn wait_for_helpers_naming(dir: &Path, timeout: std::time::Duration) {
+    let needle = dir.as_os_str().as_encoded_bytes().to_vec();
+    let me = std::process::id();
+    let busy = || {
+        std::fs::read_dir("/proc").into_iter().flatten().flatten().any(|e| {
+            let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+                return false;
+            };
+            pid != me
+                && std::fs::read(e.path().join("cmdline"))
+                    .is_ok_and(|c| c.split(|b| *b == 0).any(|arg| arg.starts_with(&needle)))
+        })
+    };
+    let t0 = std::time::Instant::now();
+    while busy() && t0.elapsed() < timeout {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 /// Mounts under `dir` and loop devices backed by files in `dir`, as undo steps in creation

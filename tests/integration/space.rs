@@ -211,7 +211,9 @@ fn estimates_hold_the_measured_peak_of_every_workload_within_one_and_a_half() {
             // 2-second one (measured here 1.1-2.4× for SQLite and MariaDB, 4-5× PostgreSQL).
             // XFS preallocates up to a growing file's size again beyond its end; how much of
             // that a run sees depends on writeback timing (bigfile: 1.05× to 1.6× its size
-            // here), so the estimate holds the doubling and may lie up to 2× above a peak.
+            // here), and its per-file delayed-allocation reservations are released as writeback
+            // catches up (mongo 100 B: 1.46× in one run, 2.27× in another), so the estimate
+            // holds the worst case and may lie up to 2.5× above a sampled peak.
             let max = match (n.as_str(), *fs) {
                 (db, _) if db.starts_with("oltp-") => f64::INFINITY,
                 (_, "xfs") => MAX_RATIO_XFS,
@@ -250,7 +252,7 @@ fn estimates_hold_the_measured_peak_of_every_workload_within_one_and_a_half() {
 /// The most an estimate may lie above the measured peak.
 const MAX_RATIO: f64 = 1.5;
 /// The same on XFS (see the comment where it is used).
-const MAX_RATIO_XFS: f64 = 2.0;
+const MAX_RATIO_XFS: f64 = 2.5;
 
 /// Every study preset at two miniature scales through `fsbench plan` (which shows the basis of
 /// every case's space), and at those and full scale through the planner: every
