@@ -65,13 +65,6 @@ fn processes_mentioning(needle: &str) -> Vec<String> {
         .collect()
 }
 
-/// The JSON report of the latest session.
-fn json_report(db: &str) -> serde_json::Value {
-    let o = fsbench(&["--db", db, "report", "latest", "--format", "json"]);
-    assert!(o.status.success(), "{}", text(&o));
-    serde_json::from_slice(&o.stdout).expect("valid JSON")
-}
-
 /// `(n, mean)` of a metric's cell for a workload, phase and variant.
 fn cell(j: &serde_json::Value, workload: &str, phase: &str, metric: &str, variant: &str) -> (u64, f64) {
     let table = j["workloads"]
@@ -135,7 +128,7 @@ time = "1s"
     let o = fsbench(&["--db", db, "run", &suite, "--scratch", sc]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert_no_leftovers(Path::new(sc));
-    let j = json_report(db);
+    let j = crate::util::report_json(db, "latest");
     for fs in ["ext4", "btrfs"] {
         let (n, tps) = cell(&j, "lite", "oltp_read_write", "tps", fs);
         // The warm-up repeat is stored but not summarised.
@@ -216,7 +209,7 @@ fn mariadb_and_postgresql_servers_on_a_loop_filesystem() {
     assert_no_leftovers(Path::new(sc));
     assert_eq!(processes_mentioning(sc), Vec::<String>::new(), "server processes left");
 
-    let j = json_report(db);
+    let j = crate::util::report_json(db, "latest");
     let (_, tps) = cell(&j, "maria-rw", "oltp_read_write", "tps", "ext4");
     let (_, qps) = cell(&j, "maria-rw", "oltp_read_write", "qps", "ext4");
     assert!(tps > 1.0 && (qps / tps - 20.0).abs() < 0.5, "{tps} tps {qps} qps");
@@ -430,7 +423,7 @@ time = "1s"
     let db = db.to_str().unwrap();
     let o = fsbench(&["--db", db, "run", &suite, "--dir", work.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let j = json_report(db);
+    let j = crate::util::report_json(db, "latest");
     // With --dir the one variant is named after the directory's filesystem type.
     let variant = j["variants"][0].as_str().expect("one variant").to_string();
     let (_, reads) = cell(&j, "fileio", "rndrd", "reads_per_s", &variant);

@@ -1,17 +1,13 @@
 //! Safety under failure: faults become results, resume, and kills at random moments.
 
 use crate::require_privileged;
-use crate::util::{assert_no_leftovers, fsbench, mounts_under, scratch, spawn_run, text, write_suite, TINY};
+use crate::util::{
+    assert_no_leftovers, fsbench, mounts_under, report_json, scratch, spawn_run, text, write_suite, TINY,
+};
 use rand::{Rng, SeedableRng};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn report_json(db: &str, session: &str) -> serde_json::Value {
-    let o = fsbench(&["--db", db, "report", session, "--format", "json"]);
-    assert!(o.status.success(), "{}", text(&o));
-    serde_json::from_slice(&o.stdout).unwrap()
-}
 
 fn sample_errors(j: &serde_json::Value, variant: &str) -> Vec<String> {
     let ids: Vec<&str> = j["cases"]

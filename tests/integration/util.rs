@@ -191,3 +191,10 @@ impl Drop for TestMount {
         }
     }
 }
+
+/// The JSON report of `session` (`latest`, an id or a label) in the database `db`.
+pub fn report_json(db: &str, session: &str) -> serde_json::Value {
+    let o = fsbench(&["--db", db, "report", session, "--format", "json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    serde_json::from_slice(&o.stdout).expect("valid JSON")
+}
