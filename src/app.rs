@@ -50,6 +50,12 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
 
 /// Runs a parsed command line; `Ok` carries the exit code.
 pub fn run(cli: Cli) -> Result<i32> {
+    // A run takes SIGINT/SIGTERM as a request to stop cleanly from its first moment: before
+    // the handlers exist the default action kills it, which the Runner's setup (suite, plan,
+    // tool probes) could take long enough on a loaded machine to be hit by (exit 143, not 130).
+    if matches!(cli.command, Command::Run(_)) {
+        signal::interrupt_flag();
+    }
     match cli.command {
         Command::Run(a) => cmd_run(&cli.db, &a),
         Command::Plan(a) => cmd_plan(&a),
