@@ -26,6 +26,10 @@ want+=(fio:fio zstd:zstd)
 # pvcreate writes the LVM2 label that tests/integration/device.rs makes fsbench refuse (it
 # needs no device-mapper).
 want+=(lvm2:pvcreate)
+# ZFS as a pool (src/provision/zfs.rs): zfs-fuse where the machine has no OpenZFS module.
+# fsbench starts and stops its own zfs-fuse daemon, so the package's service must not be left
+# running (see the policy-rc.d step below).
+want+=(zfs-fuse:zfs-fuse)
 if [[ "${1:-}" == "--bench" ]]; then
   want+=(bonnie++:bonnie++ gcc:gcc time:/usr/bin/time)
 fi
@@ -46,7 +50,21 @@ if ((${#missing[@]})); then
   echo "install.sh: installing ${missing[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
+  # zfs-fuse's maintainer scripts start its service (and import every cached pool); fsbench
+  # manages its own daemon, so deny service starts during the install where no policy exists.
+  made_policy=
+  if [[ " ${missing[*]} " == *" zfs-fuse "* && ! -e /usr/sbin/policy-rc.d ]]; then
+    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+    made_policy=1
+    trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+  fi
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if [[ -n "$made_policy" ]]; then
+    rm -f /usr/sbin/policy-rc.d
+    trap - EXIT
+    # Not started at boot either: fsbench starts the daemon when a run needs it.
+    if command -v systemctl >/dev/null 2>&1; then systemctl disable --now zfs-fuse.service >/dev/null 2>&1 || true; fi
+  fi
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then

@@ -209,7 +209,7 @@ fn cmd_list(db: &Path, what: ListWhat) -> Result<i32> {
         ListWhat::Filesystems => {
             for t in candidate_fs_types() {
                 match provision::availability(&t) {
-                    Ok(()) => writeln!(out, "{t:10} available")?,
+                    Ok(()) => writeln!(out, "{t:10} available{}", provision::zfs::listing_suffix(&t))?,
                     Err(r) => writeln!(out, "{t:10} unavailable: {r}")?,
                 }
             }
@@ -277,7 +277,7 @@ fn cmd_doctor(a: &ScratchArgs) -> Result<i32> {
     println!();
     for t in candidate_fs_types() {
         match provision::availability(&t) {
-            Ok(()) => println!("ok    filesystem {t}"),
+            Ok(()) => println!("ok    filesystem {t}{}", provision::zfs::listing_suffix(&t)),
             Err(r) => println!("--    filesystem {t}: {r}"),
         }
     }

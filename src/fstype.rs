@@ -38,6 +38,9 @@ pub enum Backing {
         /// The helper mount(8) runs.
         helper: &'static str,
     },
+    /// A pool on a block device with one dataset, made by `zpool create` (ZFS; see
+    /// [`crate::provision::zfs`]): no mkfs, mount options become dataset properties.
+    Pool,
 }
 
 /// How a type uses space, for estimates (see the module docs). Bytes unless said otherwise.
@@ -174,6 +177,27 @@ const TMPFS: SpaceModel = SpaceModel {
     overhead_fixed: 16 * Bytes::MIB,
 };
 
+/// ZFS (zfs-fuse 0.7, pool version 23, `ashift=12` on a loop device), measured on a 512 MiB
+/// pool: the root dataset offers 472 MiB (8 % for labels, the boot block, metaslab rounding and
+/// the pool's reserve); 100 MiB written in one file used 100.1 MiB; 2,000 files of 1 KiB and
+/// 500 directories used 12.4 MiB more (4 KiB per small file, about 1 KiB of metadata per
+/// object, kept twice as ditto blocks). Copy-on-write: rewritten data exists twice until the
+/// transaction group commits.
+const ZFS: SpaceModel = SpaceModel {
+    block: 4096,
+    bytes_per_inode: None,
+    inode_bytes: 1024,
+    dir_bytes: 4096,
+    entry_factor: 4.0,
+    inline_max: 0,
+    inline_factor: 0.0,
+    per_data_file: 512,
+    prealloc_share: 0.0,
+    rewrite_share: 1.0,
+    overhead_share: 0.10,
+    overhead_fixed: 96 * Bytes::MIB,
+};
+
 const fn block(
     name: &'static str,
     mkfs: &'static str,
@@ -249,7 +273,14 @@ pub const TABLE: &[FsType] = &[
         backing: Backing::Memory,
         space: TMPFS,
     },
-    block("zfs", "mkfs.zfs", None, DEFAULT_MIN, EXT),
+    // A pool, not a mkfs: `zpool create` (provision::zfs); OpenZFS's module or zfs-fuse.
+    FsType {
+        module: "zfs",
+        mkfs_args: &[],
+        min_device: 64 * Bytes::MIB,
+        backing: Backing::Pool,
+        ..block("zfs", "zpool", Some("zfs-fuse"), 128 * Bytes::MIB, ZFS)
+    },
     block("f2fs", "mkfs.f2fs", Some("f2fs-tools"), DEFAULT_MIN, EXT),
     block("jfs", "mkfs.jfs", Some("jfsutils"), DEFAULT_MIN, EXT),
     block("reiserfs", "mkfs.reiserfs", Some("reiserfsprogs"), DEFAULT_MIN, EXT),
@@ -437,6 +468,9 @@ pub fn availability(name: &str) -> Result<(), String> {
         return Err("needs root (loop devices, mkfs and mount); run as root, or benchmark an existing directory with --dir PATH".into());
     }
     let t = FsType::of(name);
+    if t.backing == Backing::Pool {
+        return crate::provision::zfs::availability();
+    }
     let probe = if t.kernel.is_empty() { name } else { t.kernel };
     let in_kernel = kernel_filesystems().iter().any(|k| k == probe);
     let modules_possible = std::path::Path::new("/proc/modules").exists();

@@ -31,6 +31,7 @@ use std::process::Command;
 pub mod made;
 pub mod safety;
 pub mod state;
+pub mod zfs;
 
 pub use state::{cleanup_leftovers, dead_runs, CleanupReport, RunState};
 
@@ -189,6 +190,22 @@ pub enum Undo {
         /// Remove contents too.
         recursive: bool,
     },
+    /// Destroy a ZFS pool fsbench made ([`zfs`]), if it is still on `device`.
+    DestroyPool {
+        /// The pool (`fsbench-…`).
+        pool: String,
+        /// The device it was made on.
+        device: String,
+        /// Where its dataset is mounted.
+        mountpoint: PathBuf,
+    },
+    /// Stop the zfs-fuse daemon fsbench started, if it is still that process and holds no pool.
+    StopDaemon {
+        /// Its process id.
+        pid: u32,
+        /// Its start time (field 22 of /proc/PID/stat), so a recycled pid is never signalled.
+        start_time: u64,
+    },
 }
 
 impl Undo {
@@ -200,6 +217,10 @@ impl Undo {
             (Undo::Detach { device: a, .. }, Undo::Detach { device: b, .. }) => a == b,
             (Undo::Unmount { mountpoint: a, .. }, Undo::Unmount { mountpoint: b, .. }) => a == b,
             (Undo::RemoveDir { path: a, .. }, Undo::RemoveDir { path: b, .. }) => a == b,
+            (Undo::DestroyPool { pool: a, .. }, Undo::DestroyPool { pool: b, .. }) => a == b,
+            // A pool's dataset mount is the pool's: destroying the pool unmounts it.
+            (Undo::DestroyPool { pool, .. }, Undo::Unmount { source, .. }) => source == pool,
+            (Undo::StopDaemon { pid: a, .. }, Undo::StopDaemon { pid: b, .. }) => a == b,
             _ => false,
         }
     }
@@ -254,6 +275,12 @@ impl Undo {
                     _ => Ok(()),
                 }
             }
+            Undo::DestroyPool {
+                pool,
+                device,
+                mountpoint,
+            } => zfs::destroy_pool(pool, device, mountpoint),
+            Undo::StopDaemon { pid, start_time } => zfs::stop_daemon(*pid, *start_time),
         }
     }
 }
@@ -334,8 +361,13 @@ pub struct Mounted {
     pub device: Option<String>,
     /// Mount options as /proc/mounts reports them.
     pub effective_opts: Option<String>,
+    /// What a reader of the results must know about how this filesystem was provided (a FUSE
+    /// ZFS, say); the runner adds them to the sample's notes.
+    pub notes: Vec<String>,
     undo: Vec<Undo>,
     state: RunState,
+    /// Held while the guard lives and released after its undo steps (the zfs lock).
+    hold: Vec<Box<dyn std::any::Any + Send>>,
 }
 
 impl Mounted {
@@ -345,8 +377,10 @@ impl Mounted {
             mountpoint,
             device: None,
             effective_opts: None,
+            notes: Vec::new(),
             undo: Vec::new(),
             state,
+            hold: Vec::new(),
         }
     }
 
@@ -593,6 +627,9 @@ pub fn loop_direct_io(device: &str) -> bool {
 /// Makes a fresh filesystem of `variant` on `device` and mounts it on `m.mountpoint`.
 fn mkfs_and_mount(m: &mut Mounted, variant: &FsVariant, device: &str) -> Result<(), ProvisionError> {
     let t = crate::fstype::FsType::of(&variant.fs_type);
+    if t.backing == crate::fstype::Backing::Pool {
+        return zfs::create_pool(m, variant, device);
+    }
     let mkfs = t.mkfs_program(&variant.fs_type);
     let mut args = t.default_mkfs_args();
     args.extend(variant.mkfs_args.iter().cloned());

@@ -101,7 +101,7 @@ struct Inner {
 pub struct RunState(Arc<Mutex<Inner>>);
 
 /// Start time of a process in clock ticks since boot (field 22 of /proc/PID/stat).
-fn process_start_time(pid: u32) -> Option<u64> {
+pub(super) fn process_start_time(pid: u32) -> Option<u64> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) may contain spaces; fields after the last ')' are fixed.
     let rest = &s[s.rfind(')')? + 2..];
@@ -269,6 +269,18 @@ fn cleanup_in(scratch: &Path, registry: Option<&Path>) -> Result<CleanupReport, 
                 steps.push(stray);
             }
         }
+        // zfs steps wait for the machine-wide zfs lock: a live run may use the daemon this one
+        // started (it then fails here and stays pending for the next cleanup).
+        let zfs_steps = steps
+            .iter()
+            .any(|u| matches!(u, Undo::DestroyPool { .. } | Undo::StopDaemon { .. }));
+        let _zfs_lock = match zfs_steps.then(|| super::zfs::ZfsLock::acquire(std::time::Duration::from_secs(60))) {
+            Some(Err(e)) => {
+                report.failed.push(format!("{}: {e}", dir.display()));
+                continue;
+            }
+            other => other,
+        };
         let mut left = Vec::new();
         for u in steps.iter().rev() {
             match u.apply() {
@@ -378,6 +390,8 @@ fn describe(u: &Undo) -> String {
         Undo::Detach { device, image } => format!("detached {device} ({})", image.display()),
         Undo::Unmount { mountpoint, source } => format!("unmounted {source} from {}", mountpoint.display()),
         Undo::RemoveDir { path, .. } => format!("removed folder {}", path.display()),
+        Undo::DestroyPool { pool, device, .. } => format!("destroyed zfs pool {pool} ({device})"),
+        Undo::StopDaemon { pid, .. } => format!("stopped zfs-fuse (pid {pid}) fsbench had started"),
     }
 }
 

@@ -63,7 +63,7 @@ pub(super) fn run_slot(
     sample: &mut NewSample,
 ) -> SlotOutcome {
     let interrupted = || interrupt.load(Ordering::Relaxed);
-    let mounted = match provisioner.provision(&case.variant, case.image_bytes, tag) {
+    let mut mounted = match provisioner.provision(&case.variant, case.image_bytes, tag) {
         Ok(m) => m,
         Err(_) if interrupted() => return SlotOutcome::Interrupted,
         Err(e) => return SlotOutcome::Failed(format!("provisioning {}: {e}", case.variant.name)),
@@ -89,6 +89,7 @@ pub(super) fn run_slot(
         on_phase,
     };
     let result = crate::engine::run(case.workload.kind.workload(), &ctx);
+    let provision_notes = std::mem::take(&mut mounted.notes);
     let teardown = mounted.teardown();
     match result {
         Err(crate::engine::EngineError::Interrupted) => SlotOutcome::Interrupted,
@@ -97,6 +98,7 @@ pub(super) fn run_slot(
         Ok(raw) => {
             sample.measurements = raw.measurements();
             sample.notes = raw.notes;
+            sample.notes.extend(provision_notes);
             if let Some((waited, note)) = quiesce {
                 if let Some(w) = waited {
                     sample.measurements.push(Measurement {
