@@ -436,6 +436,7 @@ fn build_variant(src: &Source, fs: &Spanned<RawFs>) -> Result<(FsVariant, usize)
                     "empty mount option: remove the extra comma or empty string",
                 ));
             }
+            crate::provision::zfs::check_options(fs_type, &m.get_ref().0).map_err(|why| src.at(m.span().start, why))?;
             m.get_ref().0.clone()
         }
     };

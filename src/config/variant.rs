@@ -97,6 +97,7 @@ fn parse_with(s: &str, is_type: &dyn Fn(&str) -> bool) -> Result<Vec<FsVariant>,
 
     let mut out: Vec<FsVariant> = Vec::with_capacity(list.len());
     for (fs_type, mount_opts) in list {
+        crate::provision::zfs::check_options(&fs_type, &mount_opts).map_err(err)?;
         let name = default_variant_name(&fs_type, &mount_opts);
         check_name(&name).map_err(|why| {
             err(format!(

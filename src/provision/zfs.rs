@@ -196,9 +196,13 @@ pub fn dataset_properties(opts: &[String]) -> Result<Vec<(String, String)>, Stri
     Ok(out)
 }
 
-/// Checks a variant before a run: its mount options must map to properties.
-pub fn check_variant(v: &FsVariant) -> Result<(), String> {
-    dataset_properties(&v.mount_opts).map(|_| ())
+/// Checks a variant's mount options when a suite or `--fs` is read: for a pool type they must
+/// map to dataset properties; other types pass.
+pub fn check_options(fs_type: &str, opts: &[String]) -> Result<(), String> {
+    if crate::fstype::FsType::of(fs_type).backing != crate::fstype::Backing::Pool {
+        return Ok(());
+    }
+    dataset_properties(opts).map(|_| ())
 }
 
 /// The pool name for the repeat `tag` of the run whose folder is `run_dir`
@@ -260,11 +264,11 @@ pub(super) fn create_pool(m: &mut Mounted, variant: &FsVariant, device: &str) ->
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let shown: Vec<String> = props.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let shown = effective_properties(&pool, &props)?;
     let props_text = if shown.is_empty() {
         "default dataset properties".to_string()
     } else {
-        format!("dataset properties {}", shown.join(","))
+        format!("dataset properties {shown}")
     };
     m.notes.push(match &backend {
         Backend::Fuse { .. } => format!(
@@ -275,6 +279,33 @@ pub(super) fn create_pool(m: &mut Mounted, variant: &FsVariant, device: &str) ->
         Backend::Kernel { .. } => format!("{} ({props_text})", backend.label()),
     });
     Ok(())
+}
+
+/// The values ZFS reports for the properties fsbench set on `pool`, read back with `zfs get`
+/// (`atime=off,compression=lzjb`).
+fn effective_properties(pool: &str, props: &[(String, String)]) -> Result<String, ProvisionError> {
+    if props.is_empty() {
+        return Ok(String::new());
+    }
+    let keys: Vec<&str> = props.iter().map(|(k, _)| k.as_str()).collect();
+    let out = run_tool(
+        "zfs",
+        &[
+            "get".into(),
+            "-H".into(),
+            "-o".into(),
+            "property,value".into(),
+            keys.join(","),
+            pool.into(),
+        ],
+        &[],
+    )?;
+    Ok(out
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(","))
 }
 
 /// A zfs-fuse daemon that is running now: `(pid, start time)`.
@@ -396,15 +427,21 @@ pub(super) fn destroy_pool(pool: &str, device: &str, mountpoint: &Path) -> Resul
 }
 
 /// [`Undo::StopDaemon`]: stops the zfs-fuse fsbench started, if it is still that process and
-/// holds no pool (a pool in it is someone else's: the daemon is left to them).
+/// holds no pool; a pool in it is someone else's, so the daemon is left running and the step
+/// fails (and stays pending) saying so.
 pub(super) fn stop_daemon(pid: u32, start_time: u64) -> Result<(), ProvisionError> {
     let ours = || is_live_daemon(pid) && super::state::process_start_time(pid) == Some(start_time);
     if !ours() {
         reap(pid);
         return Ok(());
     }
-    if !pools().is_empty() {
-        return Ok(());
+    let others = pools();
+    if !others.is_empty() {
+        return Err(ProvisionError::Unavailable(format!(
+            "zfs-fuse (pid {pid}), started by fsbench, still serves pools fsbench did not leave there ({}): \
+             left running; destroy or export them, then run `fsbench cleanup` again",
+            others.join(", ")
+        )));
     }
     let target = rustix::process::Pid::from_raw(pid as i32);
     let Some(target) = target else { return Ok(()) };
