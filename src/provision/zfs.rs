@@ -155,10 +155,10 @@ pub fn listing_suffix(name: &str) -> String {
     }
     match detect() {
         Ok(b @ Backend::Fuse { .. }) => format!(
-            " as {}: measures FUSE too; the in-kernel OpenZFS needs zfsutils-linux and zfs-dkms (Debian contrib)",
+            ": {}, measures FUSE too; for the in-kernel OpenZFS install zfsutils-linux and zfs-dkms (Debian contrib)",
             b.label()
         ),
-        Ok(b) => format!(" as {}", b.label()),
+        Ok(b) => format!(": {}", b.label()),
         Err(_) => String::new(),
     }
 }

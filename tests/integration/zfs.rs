@@ -1,0 +1,278 @@
+//! ZFS as a pool on zfs-fuse (src/provision/zfs.rs): a real pool made by `fsbench run`, used by
+//! bonnie and destroyed with the daemon fsbench started; a SIGKILLed run undone by
+//! `fsbench cleanup`; a pool fsbench did not make left alone.
+//!
+//! zfs-fuse is one daemon per machine, so these tests run one at a time (a mutex) and each
+//! waits until no zfs-fuse runs before it starts fsbench, so the daemon it sees is fsbench's.
+
+use crate::require_privileged;
+use crate::util::{assert_no_leftovers, fsbench, scratch, skip_or_fail, spawn_run, text, write_suite};
+use ::fsbench::provision::zfs;
+use std::path::Path;
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// A zfs bonnie suite (noatime and lzjb compression as dataset properties).
+fn suite(repeats: u32, file_size: &str) -> String {
+    format!(
+        r#"
+[suite]
+name = "zfs-tiny"
+description = "integration test"
+
+[run]
+repeats = {repeats}
+
+[[fs]]
+type = "zfs"
+mount_opts = ["noatime", "compress=lzjb"]
+
+[[workload]]
+kind = "bonnie"
+file_size = "{file_size}"
+char_size = "1MiB"
+files = 256
+seeks = 200
+"#
+    )
+}
+
+/// Whether zfs-fuse is this machine's ZFS; otherwise skips (or fails under CI).
+fn zfs_fuse_here() -> bool {
+    match zfs::detect() {
+        Ok(b) if b.is_fuse() => true,
+        Ok(b) => {
+            skip_or_fail(&format!("this machine's ZFS is {}, not zfs-fuse", b.label()));
+            false
+        }
+        Err(e) => {
+            skip_or_fail(&format!("no ZFS: {e}"));
+            false
+        }
+    }
+}
+
+/// Waits (up to 5 minutes) until no zfs-fuse runs, so the next daemon is the one fsbench starts.
+fn wait_for_no_daemon() -> bool {
+    let t0 = Instant::now();
+    while zfs::running_daemon().is_some() {
+        if t0.elapsed() > Duration::from_secs(300) {
+            skip_or_fail("a zfs-fuse daemon this test did not start keeps running");
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    true
+}
+
+/// Whether process `pid` is alive and not a zombie.
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        let state = s.rsplit_once(')').map(|(_, r)| r.trim_start()).unwrap_or("");
+        !state.starts_with('Z') && !state.starts_with('X')
+    })
+}
+
+/// Pools whose name starts with `prefix`.
+fn pools_named(prefix: &str) -> Vec<String> {
+    zfs::pools().into_iter().filter(|p| p.starts_with(prefix)).collect()
+}
+
+/// Starts a zfs run and waits until its pool exists; returns the child, its pool prefix and the
+/// daemon it started.
+fn run_until_pool(db: &Path, suite: &str, scratch: &Path) -> (std::process::Child, String, (u32, u64)) {
+    let mut child = spawn_run(db, suite, scratch, &[]);
+    let prefix = format!("fsbench-{}-", child.id());
+    let t0 = Instant::now();
+    while pools_named(&prefix).is_empty() {
+        if t0.elapsed() > Duration::from_secs(120) || child.try_wait().unwrap().is_some() {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "the run made no pool {prefix}*: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let daemon = zfs::running_daemon().expect("fsbench started zfs-fuse");
+    (child, prefix, daemon)
+}
+
+#[test]
+fn a_zfs_fuse_pool_runs_bonnie_and_nothing_is_left() {
+    require_privileged!();
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    if !zfs_fuse_here() || !wait_for_no_daemon() {
+        return;
+    }
+    let dir = scratch();
+    let scratch = dir.path().join("scratch");
+    let suite = write_suite(dir.path(), "zfs.toml", &suite(1, "16MiB"));
+    let db = dir.path().join("r.db");
+    // Watch the daemon and the pool while the run goes on.
+    let mut child = spawn_run(&db, &suite, &scratch, &[]);
+    let prefix = format!("fsbench-{}-", child.id());
+    let (mut daemons, mut pools) = (Vec::new(), Vec::new());
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if let Some((pid, _)) = zfs::running_daemon() {
+            if !daemons.contains(&pid) {
+                daemons.push(pid);
+            }
+        }
+        for p in pools_named(&prefix) {
+            if !pools.contains(&p) {
+                pools.push(p);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let err = child.wait_with_output().unwrap().stderr;
+    assert!(status.success(), "{}", String::from_utf8_lossy(&err));
+    assert_eq!(daemons.len(), 1, "fsbench started one zfs-fuse: {daemons:?}");
+    assert_eq!(pools.len(), 1, "one pool per repeat: {pools:?}");
+
+    // The samples are stored with the dataset properties ZFS applied and the FUSE caveat.
+    let report = crate::util::report_json(db.to_str().unwrap(), "latest");
+    let warnings = report["warnings"].to_string();
+    assert!(
+        warnings.contains("zfs (zfs-fuse 0.7, userspace)") && warnings.contains("not comparable"),
+        "{warnings}"
+    );
+    assert!(warnings.contains("atime=off,compression=lzjb"), "{warnings}");
+    let rows = report["workloads"][0]["rows"].as_array().unwrap();
+    let writes = rows
+        .iter()
+        .find(|r| r["phase"] == "seq_write_block")
+        .expect("a seq_write_block row");
+    assert!(
+        writes["cells"][0]["summary"]["mean"].as_f64().unwrap() > 0.0,
+        "{writes}"
+    );
+
+    // Nothing left: no pool, no daemon fsbench started, no mount, no loop device, no run folder.
+    assert_eq!(pools_named(&prefix), Vec::<String>::new());
+    assert!(!alive(daemons[0]), "zfs-fuse (pid {}) still runs", daemons[0]);
+    assert_no_leftovers(&scratch);
+}
+
+#[test]
+fn a_sigkilled_zfs_run_is_undone_by_cleanup_pool_and_daemon() {
+    require_privileged!();
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    if !zfs_fuse_here() || !wait_for_no_daemon() {
+        return;
+    }
+    let dir = scratch();
+    let scratch = dir.path().join("scratch");
+    let suite = write_suite(dir.path(), "zfs.toml", &suite(3, "64MiB"));
+    let (mut child, prefix, (daemon, _)) = run_until_pool(&dir.path().join("r.db"), &suite, &scratch);
+    child.kill().unwrap(); // SIGKILL: no guard runs
+    child.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(pools_named(&prefix).len(), 1, "the pool outlived the run");
+    assert!(alive(daemon), "the daemon outlived the run");
+
+    let o = fsbench(&["cleanup", "--scratch", scratch.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains(&format!("destroyed zfs pool {prefix}")), "{out}");
+    assert!(out.contains(&format!("stopped zfs-fuse (pid {daemon})")), "{out}");
+    assert_eq!(pools_named(&prefix), Vec::<String>::new());
+    assert!(!alive(daemon), "zfs-fuse (pid {daemon}) still runs");
+    assert_no_leftovers(&scratch);
+}
+
+#[test]
+fn cleanup_never_touches_a_pool_fsbench_did_not_make() {
+    require_privileged!();
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    if !zfs_fuse_here() || !wait_for_no_daemon() {
+        return;
+    }
+    let dir = scratch();
+    let scratch = dir.path().join("scratch");
+    let suite = write_suite(dir.path(), "zfs.toml", &suite(3, "64MiB"));
+    let (mut child, prefix, (daemon, _)) = run_until_pool(&dir.path().join("r.db"), &suite, &scratch);
+
+    // A pool the test makes by hand on the same daemon, named like fsbench's.
+    let img = dir.path().join("hand.img");
+    std::fs::File::create(&img).unwrap().set_len(128 << 20).unwrap();
+    let out = Command::new("losetup")
+        .args(["--find", "--show"])
+        .arg(&img)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let hand = format!("fsbench-handmade-{}", std::process::id());
+    let hand_mnt = dir.path().join("hand-mnt");
+    let made = Command::new("zpool")
+        .args(["create", "-f", "-o", "cachefile=none", "-m"])
+        .arg(&hand_mnt)
+        .args([&hand, &dev])
+        .output()
+        .unwrap();
+    let undo_hand = || {
+        let _ = Command::new("zpool").args(["destroy", "-f", &hand]).status();
+        let _ = Command::new("losetup").args(["-d", &dev]).status();
+    };
+    if !made.status.success() {
+        undo_hand();
+        panic!("zpool create {hand}: {}", String::from_utf8_lossy(&made.stderr));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    // Cleanup destroys fsbench's pool, but leaves the hand-made one and the daemon serving it,
+    // and says so (the step stays pending).
+    let o = fsbench(&["cleanup", "--scratch", scratch.to_str().unwrap()]);
+    let out = text(&o);
+    let hand_left = pools_named(&hand).len() == 1;
+    let daemon_left = alive(daemon);
+    // A DestroyPool step naming the hand-made pool on another device is refused too.
+    let guard = ::fsbench::provision::Undo::DestroyPool {
+        pool: hand.clone(),
+        device: "/dev/loop-not-this-one".into(),
+        mountpoint: hand_mnt.clone(),
+    }
+    .apply();
+    let hand_after_guard = pools_named(&hand).len() == 1;
+    undo_hand();
+    assert!(!o.status.success(), "{out}");
+    assert!(out.contains(&format!("destroyed zfs pool {prefix}")), "{out}");
+    assert!(out.contains(&hand) && out.contains("left running"), "{out}");
+    assert!(hand_left, "cleanup destroyed the hand-made pool:\n{out}");
+    assert!(daemon_left, "cleanup stopped a daemon that serves a foreign pool");
+    assert!(guard.is_ok() && hand_after_guard, "{guard:?}");
+    assert_eq!(pools_named(&prefix), Vec::<String>::new());
+
+    // With the foreign pool gone, the next cleanup stops the daemon fsbench started.
+    let o = fsbench(&["cleanup", "--scratch", scratch.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!alive(daemon), "zfs-fuse (pid {daemon}) still runs");
+    assert_no_leftovers(&scratch);
+}
+
+#[test]
+fn a_mount_option_zfs_has_no_property_for_is_a_usage_error() {
+    let o = fsbench(&["plan", "--fs", "zfs:noatime,discard", "--only", "bonnie"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("`discard`") && err.contains(zfs::SUPPORTED), "{err}");
+    // The same options a pool understands plan fine.
+    let o = fsbench(&[
+        "plan",
+        "--fs",
+        "zfs:noatime,compress=lzjb,recordsize=16k",
+        "--only",
+        "bonnie",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+}
