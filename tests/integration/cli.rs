@@ -62,11 +62,11 @@ fn usage_errors_exit_2() {
 fn plan_shows_cases_order_sizes_and_space_and_marks_unavailable_types() {
     let dir = scratch();
     let s = dir.path().to_str().unwrap();
-    let o = fsbench(&["plan", "--fs", "ext4,zfs,xfs:noatime", "--scratch", s]);
+    let o = fsbench(&["plan", "--fs", "ext4,reiser4,xfs:noatime", "--scratch", s]);
     assert!(o.status.success(), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("UNAVAILABLE"), "{out}");
-    assert!(out.contains("zfs"), "{out}");
+    assert!(out.contains("reiser4"), "{out}");
     assert!(out.contains("xfs:noatime"), "{out}");
     assert!(out.contains("Run order: ext4#1 xfs:noatime#1 ext4#2"), "{out}");
     assert!(out.contains("needs"), "{out}");

@@ -21,7 +21,9 @@ fn a_short_run_compares_three_filesystems_stores_samples_and_reports_json() {
         "run",
         &suite,
         "--fs",
-        "ext4,xfs,btrfs,zfs",
+        // reiser4 stands for a type this machine lacks (never merged into Linux; zfs now runs
+        // as a pool).
+        "ext4,xfs,btrfs,reiser4",
         "--scratch",
         sc,
         "--label",
@@ -36,7 +38,7 @@ fn a_short_run_compares_three_filesystems_stores_samples_and_reports_json() {
         assert!(out.contains(p), "table lacks phase {p}:\n{out}");
     }
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("zfs") && err.contains("unavailable"), "{err}");
+    assert!(err.contains("reiser4") && err.contains("unavailable"), "{err}");
     assert_no_leftovers(Path::new(sc));
 
     let o = fsbench(&["--db", db, "report", "latest", "--format", "json"]);
