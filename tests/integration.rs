@@ -24,7 +24,7 @@
 //! - `cleanup`: a killed run with its own scratch folder, undone by a bare `fsbench cleanup`.
 //! - `quiesce`: the quiesce gate's stored wait per repeat; a hammered device timing it out.
 //! - `device_reuse`: a second run on the same confirmed device; foreign filesystems refused.
-//! - `zfs`: a zfs-fuse pool used by bonnie and destroyed with its daemon; SIGKILL + cleanup;
+//! - `zfs`: a zfs-fuse pool used by bonnie and destroyed with its daemon; Ctrl-C; SIGKILL + cleanup;
 //!   a pool fsbench did not make left alone.
 
 #[path = "integration/util.rs"]

@@ -568,6 +568,34 @@ mod tests {
     }
 
     #[test]
+    fn a_pools_dataset_mount_is_the_pools_own_resource() {
+        let pool = Undo::DestroyPool {
+            pool: "fsbench-1-2-s000-zfs".into(),
+            device: "/dev/loop9".into(),
+            mountpoint: PathBuf::from("/x/mnt-s000-zfs"),
+        };
+        let mount = |source: &str| Undo::Unmount {
+            mountpoint: PathBuf::from("/x/mnt-s000-zfs"),
+            source: source.into(),
+        };
+        assert!(pool.same_resource(&mount("fsbench-1-2-s000-zfs")));
+        assert!(!pool.same_resource(&mount("/dev/loop9")));
+    }
+
+    #[test]
+    fn stop_daemon_never_signals_a_process_that_is_not_the_recorded_zfs_fuse() {
+        // A live process with the recorded pid and start time, but not zfs-fuse.
+        let mut other = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let pid = other.id();
+        let start = super::super::state::process_start_time(pid).unwrap();
+        let r = stop_daemon(pid, start);
+        let alive = other.try_wait().unwrap().is_none();
+        let _ = other.kill();
+        let _ = other.wait();
+        assert!(r.is_ok() && alive, "{r:?}");
+    }
+
+    #[test]
     fn versions_shorten_to_major_minor() {
         assert_eq!(short_version("0.7.0-25+b1").as_deref(), Some("0.7"));
         assert_eq!(short_version("1:0.7.2-1").as_deref(), Some("0.7"));

@@ -81,6 +81,19 @@ fn pools_named(prefix: &str) -> Vec<String> {
     zfs::pools().into_iter().filter(|p| p.starts_with(prefix)).collect()
 }
 
+/// Starts `fsbench run` in its own process group, as a shell starts a foreground job.
+fn spawn_run_in_own_group(db: &Path, suite: &str, scratch: &Path) -> std::process::Child {
+    use std::os::unix::process::CommandExt;
+    Command::new(crate::util::bin())
+        .args(["--db", db.to_str().unwrap(), "run", suite, "--scratch"])
+        .arg(scratch)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .expect("start fsbench run")
+}
+
 /// Runs `fsbench cleanup --scratch SCRATCH`: its stdout, and the `failed:` lines about this
 /// test's run or daemon (cleanup also visits other dead runs in the machine's registry, whose
 /// failures are not this test's).
@@ -295,4 +308,34 @@ fn a_mount_option_zfs_has_no_property_for_is_a_usage_error() {
         "bonnie",
     ]);
     assert!(o.status.success(), "{}", text(&o));
+}
+
+#[test]
+fn ctrl_c_at_the_terminal_destroys_the_pool_and_stops_the_daemon() {
+    require_privileged!();
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    if !zfs_fuse_here() || !wait_for_no_daemon() {
+        return;
+    }
+    let dir = scratch();
+    let scratch = dir.path().join("scratch");
+    let suite = write_suite(dir.path(), "zfs.toml", &suite(3, "64MiB"));
+    let mut child = spawn_run_in_own_group(&dir.path().join("r.db"), &suite, &scratch);
+    let prefix = format!("fsbench-{}-", child.id());
+    let t0 = Instant::now();
+    while pools_named(&prefix).is_empty() {
+        assert!(t0.elapsed() < Duration::from_secs(120) && child.try_wait().unwrap().is_none());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (daemon, _) = zfs::running_daemon().expect("fsbench started zfs-fuse");
+    // Ctrl-C: SIGINT to the whole foreground process group, fsbench and its children.
+    let group = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process_group(group, rustix::process::Signal::Int).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(!err.contains("cleanup incomplete"), "{err}");
+    assert_eq!(pools_named(&prefix), Vec::<String>::new(), "{err}");
+    assert!(!alive(daemon), "zfs-fuse (pid {daemon}) still runs");
+    assert_no_leftovers(&scratch);
 }
