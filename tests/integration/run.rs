@@ -94,8 +94,8 @@ fn a_short_run_compares_three_filesystems_stores_samples_and_reports_json() {
     }
     let baseline_lines = err.lines().filter(|l| l.contains("raw device: write")).count();
     assert_eq!(baseline_lines, 1, "measured once per session:\n{err}");
-    // zfs is kept as an unavailable case with its reason
-    assert!(j["warnings"].to_string().contains("zfs"));
+    // reiser4 is kept as an unavailable case with its reason
+    assert!(j["warnings"].to_string().contains("reiser4"));
     assert_eq!(j["samples"].as_array().unwrap().len(), 9);
 
     let o = fsbench(&["--db", db, "report", "e2e", "--format", "csv"]);
