@@ -181,8 +181,10 @@ const TMPFS: SpaceModel = SpaceModel {
 /// pool: the root dataset offers 472 MiB (8 % for labels, the boot block, metaslab rounding and
 /// the pool's reserve); 100 MiB written in one file used 100.1 MiB; 2,000 files of 1 KiB and
 /// 500 directories used 12.4 MiB more (4 KiB per small file, about 1 KiB of metadata per
-/// object, kept twice as ditto blocks). Copy-on-write: rewritten data exists twice until the
-/// transaction group commits.
+/// object, kept twice as ditto blocks). The 2016 preset's portage tree at 0.05 and its copy
+/// (15,000 files, 2,002 directories, 74.1 MiB in 4 KiB blocks) used 94.6 MiB, estimated
+/// 110.6 MiB; a 224 MiB pool offers 185.6 MiB. Copy-on-write: rewritten data exists twice until
+/// the transaction group commits.
 const ZFS: SpaceModel = SpaceModel {
     block: 4096,
     bytes_per_inode: None,
