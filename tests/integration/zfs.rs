@@ -135,6 +135,13 @@ fn a_zfs_fuse_pool_runs_bonnie_and_nothing_is_left() {
     if !zfs_fuse_here() || !wait_for_no_daemon() {
         return;
     }
+    // `list filesystems` and `doctor` say which ZFS a run would use.
+    for args in [&["list", "filesystems"][..], &["doctor"][..]] {
+        let o = fsbench(args);
+        let out = String::from_utf8_lossy(&o.stdout);
+        let line = out.lines().find(|l| l.contains("zfs")).unwrap_or_default();
+        assert!(line.contains("zfs (zfs-fuse 0.7, userspace)"), "{args:?}: {out}");
+    }
     let dir = scratch();
     let scratch = dir.path().join("scratch");
     let suite = write_suite(dir.path(), "zfs.toml", &suite(1, "16MiB"));
