@@ -275,6 +275,10 @@ workload_kinds! {
     Scan(workloads::scan::ScanSpec) = "scan",
     /// The real fio, from a job file or inline options; every job's IOPS, bandwidth and latency.
     Fio(workloads::fio::FioSpec) = "fio",
+    /// The real bonnie++, its CSV line as the native bonnie phases.
+    BonniePp(workloads::bonnie_pp::BonniePpSpec) = "bonnie_pp",
+    /// The real `sysbench fileio` (prepare, run, cleanup), every --file-test-mode.
+    SysbenchFileio(workloads::sysbench_fileio::SysbenchFileioSpec) = "sysbench_fileio",
 }
 
 #[cfg(test)]

@@ -3,10 +3,13 @@
 
 pub mod bigfile;
 pub mod bonnie;
+pub mod bonnie_pp;
 pub mod filecopy;
 pub mod fileio;
 pub mod fio;
 pub mod mongo;
 pub mod oltp;
 pub mod scan;
+pub mod sysbench_fileio;
+pub mod tool;
 pub mod treecopy;
