@@ -279,6 +279,10 @@ workload_kinds! {
     BonniePp(workloads::bonnie_pp::BonniePpSpec) = "bonnie_pp",
     /// The real `sysbench fileio` (prepare, run, cleanup), every --file-test-mode.
     SysbenchFileio(workloads::sysbench_fileio::SysbenchFileioSpec) = "sysbench_fileio",
+    /// The real dbench 4 with its client.txt loadfile: throughput and per-operation latency.
+    Dbench(workloads::dbench::DbenchSpec) = "dbench",
+    /// The real PostMark 1.51: the mail-server small-file transactions.
+    Postmark(workloads::postmark::PostmarkSpec) = "postmark",
 }
 
 #[cfg(test)]
