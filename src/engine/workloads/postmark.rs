@@ -2,7 +2,7 @@
 //! mail/news-server small-file benchmark, on the filesystem under test (issue 13, item 1).
 //!
 //! One repeat is one `postmark <config>` run, one phase named `postmark`
-//! ([`super::tool::Tool`]). The configuration (`set location <run dir>`, `set number`,
+//! ([`super::tool::Tool`]) in the run directory. The configuration (`set location .`, `set number`,
 //! `set transactions`, `set size`, `set subdirectories`, `set read`/`set write`, `set
 //! buffering`, `set seed`, `run`, `quit`) is written to `.fsbench-postmark.cfg` in the run
 //! directory before the timed region and removed with everything else afterwards.
@@ -140,7 +140,9 @@ impl PostmarkSpec {
     /// Runs `program` (postmark) as one repeat; see the module documentation.
     pub(crate) fn run_with(&self, program: &Path, ctx: &RunContext) -> Result<RawSample, EngineError> {
         let cfg = ctx.dir.join(CONFIG);
-        std::fs::write(&cfg, self.config(ctx.dir))
+        // PostMark keeps file names in short fixed buffers: a long absolute location overflows
+        // them (garbled names, "cannot open"); it runs in the run directory, so `.` is it.
+        std::fs::write(&cfg, self.config(Path::new(".")))
             .map_err(|e| EngineError::io(format!("write {}", cfg.display()), e))?;
         let mut p = Phases::new(ctx);
         p.begin(PHASE, Caches::DropIfAsked);
