@@ -273,7 +273,11 @@ impl Workload for BonniePpSpec {
             s.size = Bytes(s.size.get() / Bytes::MIB * Bytes::MIB);
         }
         if self.ram.get() > 0 {
-            s.ram = Bytes((self.ram.scaled(factor, Bytes::MIB).get() / Bytes::MIB * Bytes::MIB).max(Bytes::MIB));
+            // bonnie++ refuses a file under twice -r: keep the ratio possible, and turn the
+            // check off (-r 0) once half the file is under 1 MiB.
+            let ram = self.ram.scaled(factor, Bytes::MIB).get() / Bytes::MIB;
+            let half = s.size.get() / Bytes::MIB / 2;
+            s.ram = Bytes(ram.min(half) * Bytes::MIB);
         }
         if self.files > 0 {
             let k = (f64::from(self.files / 1024) * factor).round().max(1.0);
@@ -361,7 +365,7 @@ impl Workload for BonniePpSpec {
     fn describe(&self) -> String {
         format!(
             "bonnie_pp (bonnie++) {}",
-            self.args(Path::new("<dir>"), false)[3..].join(" ")
+            self.args(Path::new("<dir>"), false)[5..].join(" ")
         )
     }
 
@@ -445,6 +449,18 @@ mod tests {
         };
         assert_eq!((scaled.size.get() % Bytes::MIB, scaled.files), (0, 1024));
         assert_eq!(scaled.validate(), Ok(()));
+        // -s10 -r4 scaled down still satisfies bonnie++'s "file at least twice the RAM".
+        let mongo = BonniePpSpec {
+            size: Bytes(10 * Bytes::MIB),
+            ram: Bytes(4 * Bytes::MIB),
+            ..Default::default()
+        };
+        for f in [0.01, 0.3, 0.5, 2.0] {
+            match mongo.scaled(f) {
+                WorkloadKind::BonniePp(s) => assert_eq!(s.validate(), Ok(()), "{f}: {s:?}"),
+                other => panic!("{other:?}"),
+            }
+        }
     }
 
     #[test]
