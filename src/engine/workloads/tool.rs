@@ -117,10 +117,15 @@ impl Tool {
         if done.status.success() {
             return Ok(());
         }
+        let said = tool_text(done);
         Err(EngineError::Invalid(format!(
             "{shown} failed ({}): {}",
             done.status,
-            tool_text(done)
+            if said.is_empty() {
+                "(it printed nothing)"
+            } else {
+                said.as_str()
+            }
         )))
     }
 
