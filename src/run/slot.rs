@@ -97,6 +97,7 @@ pub(super) fn run_slot(
         Ok(raw) => {
             sample.measurements = raw.measurements();
             sample.notes = raw.notes;
+            sample.histograms = raw.histograms;
             if let Some((waited, note)) = quiesce {
                 if let Some(w) = waited {
                     sample.measurements.push(Measurement {

@@ -1,6 +1,6 @@
 //! The external-tool workloads through the real `fsbench` binary on a loop ext4 (privileged):
 //! bonnie++, sysbench fileio, dbench and PostMark each run for a few seconds and their stored
-//! samples carry the expected metrics; a missing tool makes its case unavailable with the
+//! samples carry the expected metrics (and fio's latency histograms are stored and exported); a missing tool makes its case unavailable with the
 //! install command while the other cases run; bonnie++ killed with SIGKILL mid-run fails its
 //! case with its status, the run goes on with the next case, and nothing is left mounted.
 //!
@@ -87,6 +87,12 @@ time = "1s"
 kind = "postmark"
 files = 200
 transactions = 1000
+
+[[workload]]
+kind = "fio"
+rw = "randrw"
+size = "8MiB"
+runtime = "1s"
 "#;
 
 #[test]
@@ -146,6 +152,28 @@ fn each_real_tool_runs_on_a_loop_ext4_and_stores_its_metrics() {
         "postmark",
         &["transactions_per_s", "creates_per_s", "read_mib_s", "write_mib_s"],
     );
+    // fio's completion-latency histograms are stored with the sample and exported with it.
+    let fio_case = j["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["workload"] == "fio")
+        .unwrap();
+    let fio_sample = j["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["case_id"] == fio_case["case_id"])
+        .unwrap();
+    let hist = fio_sample["histograms"].as_array().expect("histograms exported");
+    let phases: Vec<&str> = hist.iter().map(|h| h["phase"].as_str().unwrap()).collect();
+    assert_eq!(phases, ["randrw_read", "randrw_write"]);
+    for h in hist {
+        let bins = h["bins"].as_array().unwrap();
+        assert!(bins.len() > 3, "{h}");
+        let ns: Vec<u64> = bins.iter().map(|b| b[0].as_u64().unwrap()).collect();
+        assert!(ns.windows(2).all(|w| w[0] < w[1]), "{h}");
+    }
     // The tools' versions are recorded with the session.
     let all = j.to_string();
     for v in ["2.00a", "sysbench 1.0", "4.00", "v1.51"] {
