@@ -282,7 +282,7 @@ fn cmd_doctor(a: &ScratchArgs) -> Result<i32> {
         }
     }
     println!();
-    for tool in ["fio", "bonnie++", "sysbench"] {
+    for tool in ["fio", "bonnie++", "sysbench", "dbench", "postmark"] {
         match sysinfo::tool_version(tool) {
             Some(v) => println!("ok    optional {tool}: {v}"),
             None => println!(

@@ -142,6 +142,10 @@ pub struct RunArgs {
     /// Multiply every size (and duration) of every workload, e.g. 0.1 for a smaller study.
     #[arg(long, value_name = "F")]
     pub scale: Option<f64>,
+    /// `real`: run the external tools the suite names in `[[real_workload]]` tables (bonnie++,
+    /// sysbench fileio, …) in place of fsbench's native workloads (suite key `[run] tools`).
+    #[arg(long, value_enum, value_name = "native|real")]
+    pub tools: Option<crate::config::Tools>,
     #[command(flatten)]
     pub scratch: ScratchArgs,
     /// Benchmark this existing directory instead (no mkfs, no mount; works without root).

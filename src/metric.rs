@@ -282,11 +282,24 @@ impl PhaseResult {
     }
 }
 
+/// A latency histogram an external tool reported for one phase (fio's `json+`
+/// completion-latency bins), stored so a report can draw it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyHistogram {
+    /// The phase it belongs to.
+    pub phase: String,
+    /// `(bucket value in ns, operations)` of every non-empty bucket, in increasing latency.
+    pub bins: Vec<(u64, u64)>,
+}
+
 /// Everything one repeat of one case produced, before it is stored.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RawSample {
     /// Timed phases in the order they ran.
     pub phases: Vec<PhaseResult>,
+    /// Latency histograms of phases whose tool reported one (fio); usually empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub histograms: Vec<LatencyHistogram>,
     /// Things the report should say about this repeat (for example "phase too short to time").
     pub notes: Vec<String>,
 }

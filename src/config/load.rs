@@ -153,7 +153,7 @@ pub fn load_preset(name: &str, o: &Overrides) -> Result<Suite, ConfigError> {
 /// Loads suite text; `origin` names it in errors (a path or `presets/quick.toml`).
 pub fn load_str(text: &str, origin: &str, o: &Overrides) -> Result<Suite, ConfigError> {
     let src = Source { origin, text };
-    let suite = apply_overrides(build(&src)?, o)?;
+    let suite = apply_overrides(build(&src, o.tools)?, o)?;
     if suite.variants.is_empty() && !o.dir_target {
         return Err(src.whole(
             "the suite has no [[fs]] table: add at least one, e.g. `[[fs]]` followed by `type = \"ext4\"`, \
@@ -237,7 +237,7 @@ fn toml_error(src: &Source, e: &toml::de::Error) -> ConfigError {
 }
 
 /// Text → raw structs → checked [`Suite`] (before overrides; `trim` not yet fitted to repeats).
-fn build(src: &Source) -> Result<Suite, ConfigError> {
+fn build(src: &Source, tools: Option<super::Tools>) -> Result<Suite, ConfigError> {
     let raw: RawFile = toml::from_str(src.text).map_err(|e| toml_error(src, &e))?;
 
     let Some(meta) = raw.suite else {
@@ -250,6 +250,10 @@ fn build(src: &Source) -> Result<Suite, ConfigError> {
         )
     })?;
 
+    let suite_tools = match raw.run.as_ref().and_then(|r| r.tools.as_ref()) {
+        Some(t) => Some(super::Tools::parse(src, t)?),
+        None => None,
+    };
     let policy = build_policy(src, raw.run)?;
 
     // No [[fs]] is fine while `--fs` or `--dir` supplies the variants: `load_str` decides.
@@ -309,6 +313,13 @@ fn build(src: &Source) -> Result<Suite, ConfigError> {
             kind: w.kind,
         });
     }
+
+    super::real::apply(
+        src,
+        &mut workloads,
+        &raw.real_workload,
+        tools.or(suite_tools).unwrap_or_default(),
+    )?;
 
     let device = build_target(src, raw.target)?;
     Ok(Suite {

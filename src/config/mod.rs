@@ -18,12 +18,14 @@ mod diag;
 mod load;
 mod presets;
 mod raw;
+mod real;
 mod variant;
 
 pub use load::{
     load_file, load_preset, load_str, preset_names, preset_text, ConfigError, MAX_NAME_LEN, MAX_REPEATS, MAX_SCALE,
     MAX_WARMUP,
 };
+pub use real::Tools;
 pub use variant::parse_fs_list;
 
 pub use crate::policy::{Order, Policy};
@@ -91,4 +93,7 @@ pub struct Overrides {
     /// `--dir`: the target is an existing directory, so no filesystem is made and the suite
     /// needs no `[[fs]]` table (the directory's own filesystem is the one variant).
     pub dir_target: bool,
+    /// `--tools`: native workloads or the suite's `[[real_workload]]` tools; `None` keeps the
+    /// suite's `[run] tools` (default native).
+    pub tools: Option<Tools>,
 }

@@ -30,6 +30,9 @@ pub(super) struct RawFile {
     /// `[[workload]]`.
     #[serde(default)]
     pub workload: Vec<Spanned<RawWorkload>>,
+    /// `[[real_workload]]`: the external tool replacing a workload with `--tools real`.
+    #[serde(default)]
+    pub real_workload: Vec<Spanned<RawWorkload>>,
     /// `[target]`.
     pub target: Option<RawTarget>,
 }
@@ -62,6 +65,8 @@ pub(super) struct RawRun {
     pub drop_caches: Option<bool>,
     pub trim: Option<Spanned<u32>>,
     pub confidence: Option<Spanned<f64>>,
+    /// `"native"` or `"real"` (see `config::real`).
+    pub tools: Option<Spanned<String>>,
 }
 
 /// One `[[fs]]`.

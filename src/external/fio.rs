@@ -7,6 +7,9 @@
 //! `<jobname>_<direction>`; a job name that repeats (clones of `numjobs` without
 //! `group_reporting`) gets `.<k>` for its k-th repeat (`reader.1_read`), as fio names its files.
 //! fio may print warnings before the JSON object on standard output; they are skipped.
+//! With `json+`, every phase also carries fio's completion-latency histogram
+//! ([`FioPhase::clat_bins`]): fio lists only its non-empty buckets (about 1.6 % wide, keyed by
+//! the bucket's value in ns), so they are kept as they are, sorted, compact enough to store.
 //!
 //! References: fio(1) "OUTPUT" and `--output-format=json+` (fio 3.x; captured from fio-3.33 in
 //! `tests/fixtures/fio/`).
@@ -52,6 +55,11 @@ pub struct FioPhase {
     pub clat_max_us: f64,
     /// fio's runtime of this direction, in seconds.
     pub runtime_s: f64,
+    /// fio's reporting group (`groupid`; `stonewall`/`new_group` start a new one).
+    pub group: u32,
+    /// The completion-latency histogram of `json+` (empty with plain `json`): `(bucket value
+    /// in ns, completions)` for every non-empty bucket, in increasing latency.
+    pub clat_bins: Vec<(u64, u64)>,
 }
 
 /// fio's whole report: its version and the phases in report order.
@@ -75,6 +83,8 @@ struct RawJob {
     jobname: String,
     #[serde(default)]
     error: i32,
+    #[serde(default)]
+    groupid: u32,
     read: RawDir,
     write: RawDir,
     trim: RawDir,
@@ -95,6 +105,9 @@ struct RawClat {
     max: f64,
     #[serde(default)]
     percentile: BTreeMap<String, f64>,
+    /// json+ only: bucket value in ns (as text) → completions.
+    #[serde(default)]
+    bins: BTreeMap<String, u64>,
 }
 
 /// The percentile `p` (fio's key `"99.900000"`) in µs.
@@ -138,6 +151,17 @@ pub fn parse(stdout: &str) -> Result<FioReport, FioError> {
                 (Some(a), Some(b), Some(c)) => Some([a, b, c]),
                 _ => None,
             };
+            let mut clat_bins = Vec::with_capacity(d.clat_ns.bins.len());
+            for (ns, &n) in &d.clat_ns.bins {
+                let ns = ns.parse::<u64>().map_err(|_| {
+                    FioError::Json(format!(
+                        "job `{}`: histogram bucket `{ns}` is not a number",
+                        job.jobname
+                    ))
+                })?;
+                clat_bins.push((ns, n));
+            }
+            clat_bins.sort_unstable();
             phases.push(FioPhase {
                 name: format!("{base}_{dir}"),
                 iops: d.iops,
@@ -145,6 +169,8 @@ pub fn parse(stdout: &str) -> Result<FioReport, FioError> {
                 clat_us,
                 clat_max_us: d.clat_ns.max / 1000.0,
                 runtime_s: d.runtime / 1000.0,
+                group: job.groupid,
+                clat_bins,
             });
         }
     }
@@ -238,6 +264,44 @@ mod tests {
         assert_eq!(parse(&idle.to_string()), Err(FioError::NoData));
         // A warning line before the object is skipped.
         assert!(parse(&format!("fio: some warning\n{full}")).is_ok());
+    }
+
+    #[test]
+    fn every_job_of_every_group_has_its_histogram() {
+        let r = parse(&fixture("fio-3.33-three-jobs-two-groups.json")).expect("parses");
+        let names: Vec<(&str, u32)> = r.phases.iter().map(|p| (p.name.as_str(), p.group)).collect();
+        assert_eq!(
+            names,
+            [("w1_write", 0), ("r1_read", 0), ("rw2_read", 1), ("rw2_write", 1)]
+        );
+        let raw: serde_json::Value = serde_json::from_str(&fixture("fio-3.33-three-jobs-two-groups.json")).unwrap();
+        for (p, (job, dir)) in r
+            .phases
+            .iter()
+            .zip([(0, "write"), (1, "read"), (2, "read"), (2, "write")])
+        {
+            let d = &raw["jobs"][job][dir];
+            // One entry per non-empty bucket, sorted, and together every completion fio counted.
+            assert_eq!(
+                p.clat_bins.len(),
+                d["clat_ns"]["bins"].as_object().unwrap().len(),
+                "{}",
+                p.name
+            );
+            assert!(p.clat_bins.windows(2).all(|w| w[0].0 < w[1].0), "{}", p.name);
+            let total: u64 = p.clat_bins.iter().map(|b| b.1).sum();
+            assert_eq!(total, d["clat_ns"]["N"].as_u64().unwrap(), "{}", p.name);
+            let max_ns = p.clat_bins.last().unwrap().0 as f64;
+            // The last bucket holds the maximum (buckets are about 1.6 % wide).
+            assert!((max_ns - p.clat_max_us * 1000.0).abs() <= 0.02 * max_ns, "{}", p.name);
+        }
+        // Plain `json` (no bins) parses with empty histograms; a garbled bucket is an error.
+        let mut v = raw.clone();
+        v["jobs"][0]["write"]["clat_ns"].as_object_mut().unwrap().remove("bins");
+        assert!(parse(&v.to_string()).unwrap().phases[0].clat_bins.is_empty());
+        let mut v = raw;
+        v["jobs"][1]["read"]["clat_ns"]["bins"]["x12"] = 1.into();
+        assert!(matches!(parse(&v.to_string()), Err(FioError::Json(m)) if m.contains("x12")));
     }
 
     #[test]

@@ -124,6 +124,8 @@ pub fn install_hint(tool: &str) -> String {
         (None, "fio") => "fio",
         (None, "bonnie++") => "bonnie++",
         (None, "sysbench") => "sysbench",
+        (None, "dbench") => "dbench",
+        (None, "postmark") => "postmark",
         _ => return format!("install the package that provides {tool}"),
     };
     format!("run `apt-get install {pkg}` (or `scripts/install.sh`)")

@@ -105,6 +105,7 @@ fn sample(
             effective_mount_opts: Some("rw,noatime".into()),
             notes: notes.iter().map(|s| s.to_string()).collect(),
             measurements,
+            histograms: Vec::new(),
         },
     }
 }

@@ -37,6 +37,7 @@ pub mod charts;
 pub mod compare;
 mod csv;
 mod escape;
+mod histogram;
 mod html;
 mod number;
 mod role;

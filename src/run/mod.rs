@@ -288,6 +288,7 @@ impl Runner {
                 effective_mount_opts: None,
                 notes: vec![],
                 measurements: vec![],
+                histograms: vec![],
             };
             let outcome = slot::run_slot(
                 provisioner.as_ref(),

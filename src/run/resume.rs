@@ -49,6 +49,7 @@ fn overrides(a: &RunArgs) -> Result<Overrides, RunError> {
         warmup: a.warmup,
         scale: a.scale,
         dir_target: Target::from_args(a).replaces_variants(),
+        tools: a.tools,
     })
 }
 

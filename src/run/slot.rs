@@ -99,6 +99,7 @@ pub(super) fn run_slot(
             sample.measurements = raw.measurements();
             sample.notes = raw.notes;
             sample.notes.extend(provision_notes);
+            sample.histograms = raw.histograms;
             if let Some((waited, note)) = quiesce {
                 if let Some(w) = waited {
                     sample.measurements.push(Measurement {

@@ -167,6 +167,9 @@ pub struct NewSample {
     pub notes: Vec<String>,
     /// Every measurement of every phase.
     pub measurements: Vec<Measurement>,
+    /// Latency histograms some tools report (fio); absent from exports when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub histograms: Vec<crate::metric::LatencyHistogram>,
 }
 
 /// A stored repeat.

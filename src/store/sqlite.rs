@@ -41,6 +41,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/002_baselines.sql"),
     include_str!("migrations/003_metric_roles.sql"),
     include_str!("migrations/004_session_policy.sql"),
+    include_str!("migrations/011_latency_histograms.sql"),
 ];
 
 /// The schema version this fsbench writes (`PRAGMA user_version` after migrations).
@@ -553,6 +554,19 @@ impl Store {
                     .map_err(|e| self.sql(format!("{action}: storing {}/{}", m.phase, m.metric.name))(e))?;
             }
         }
+        if !s.histograms.is_empty() {
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT INTO latency_histograms (sample_id, ord, phase, bins_json) VALUES (?1, ?2, ?3, ?4)",
+                )
+                .map_err(self.sql(action.as_str()))?;
+            for (ord, h) in s.histograms.iter().enumerate() {
+                let bins = serde_json::to_string(&h.bins).unwrap_or_else(|_| "[]".into());
+                insert
+                    .execute(params![id, ord, h.phase, bins])
+                    .map_err(|e| self.sql(format!("{action}: storing the {} histogram", h.phase))(e))?;
+            }
+        }
         tx.commit().map_err(self.sql(format!("{action}: committing")))?;
         Ok(id)
     }
@@ -737,6 +751,34 @@ impl Store {
                 // Same snapshot as the samples query, so every sample id is in the index.
                 if let Some(&i) = index.get(&sample_id) {
                     samples[i].sample.measurements.push(m);
+                }
+            }
+        }
+
+        let action = format!("reading the latency histograms of session {session}");
+        {
+            let mut stmt = tx
+                .prepare(
+                    "SELECT h.sample_id, h.phase, h.bins_json \
+                     FROM latency_histograms AS h JOIN samples AS s ON s.id = h.sample_id \
+                     WHERE s.session_id = ?1 ORDER BY h.sample_id, h.ord",
+                )
+                .map_err(self.sql(action.as_str()))?;
+            let mut rows = stmt.query([session]).map_err(self.sql(action.as_str()))?;
+            while let Some(row) = rows.next().map_err(self.sql(action.as_str()))? {
+                let read = |row: &rusqlite::Row| -> rusqlite::Result<(i64, String, String)> {
+                    Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                };
+                let (sample_id, phase, bins) = read(row).map_err(self.sql(action.as_str()))?;
+                let bins = serde_json::from_str(&bins).map_err(|e| StoreError::Corrupt {
+                    path: self.path.display().to_string(),
+                    what: format!("latency histogram of sample {sample_id} phase {phase}: {e}"),
+                })?;
+                if let Some(&i) = index.get(&sample_id) {
+                    samples[i]
+                        .sample
+                        .histograms
+                        .push(crate::metric::LatencyHistogram { phase, bins });
                 }
             }
         }
@@ -1019,6 +1061,7 @@ fn sample_from_row(row: &rusqlite::Row<'_>) -> Result<SampleRecord, RowError> {
             effective_mount_opts: row.get(9)?,
             notes: parse_json_strings(&notes, &format!("notes_json of sample {id}"))?,
             measurements: Vec::new(),
+            histograms: Vec::new(),
         },
     })
 }
@@ -1167,6 +1210,7 @@ mod tests {
             effective_mount_opts: Some("rw,noatime,attr2,inode64".into()),
             notes: vec!["drop_caches skipped: not root".into()],
             measurements,
+            histograms: Vec::new(),
         }
     }
 
@@ -1495,8 +1539,9 @@ mod tests {
         assert_eq!(user_version(&path), 1);
 
         let store = Store::open(&path).expect("open migrates");
-        assert_eq!(user_version(&path), 4);
-        assert_eq!(SCHEMA_VERSION, 4);
+        // Every migration ran (latency_histograms, 011, included).
+        assert_eq!(user_version(&path), SCHEMA_VERSION as i64);
+        assert!(MIGRATIONS.iter().any(|m| m.contains("CREATE TABLE latency_histograms")));
         let old = store
             .load_session(store.resolve("old").expect("resolve"))
             .expect("load");

@@ -441,6 +441,7 @@ fn first_run_warnings(slow_first: bool) -> Vec<String> {
                     effective_mount_opts: None,
                     notes: vec![],
                     measurements,
+                    histograms: vec![],
                 },
             )
             .unwrap();

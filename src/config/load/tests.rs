@@ -809,6 +809,7 @@ fn no_input_makes_the_loader_panic() {
             only: rng.gen_bool(0.05).then(|| vec!["bonnie".to_string()]),
             variants: None,
             dir_target: rng.gen_bool(0.05),
+            tools: None,
         };
         match load_str(&text, "fuzz.toml", &o) {
             Ok(s) => {

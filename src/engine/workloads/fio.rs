@@ -16,6 +16,9 @@
 //! | `lat_p50`, `lat_p99`, `lat_p999` | µs (latency) | `clat_ns.percentile` 50, 99, 99.9 |
 //! | `lat_max` | µs (latency) | `clat_ns.max` |
 //!
+//! With them, every phase's completion-latency histogram (fio's json+ bins) goes into the
+//! sample's `histograms` (stored in the `latency_histograms` table, exported with the sample).
+//!
 //! fsbench does not re-time fio's numbers. The wall time and CPU of every phase of a repeat are
 //! those of the whole fio child (fsbench's measurement; it includes fio laying out its files),
 //! since fio runs its jobs in one process tree. Afterwards every entry of the run directory is
@@ -294,13 +297,23 @@ impl FioSpec {
             metrics.push((MetricId::latency("lat_max"), ph.clat_max_us));
             p.record(&ph.name, &t, metrics, &Default::default());
         }
-        Ok(p.finish())
+        let mut sample = p.finish();
+        sample.histograms = parsed
+            .phases
+            .into_iter()
+            .filter(|ph| !ph.clat_bins.is_empty())
+            .map(|ph| crate::metric::LatencyHistogram {
+                phase: ph.name,
+                bins: ph.clat_bins,
+            })
+            .collect();
+        Ok(sample)
     }
 }
 
 /// fio's stderr, or its stdout when stderr is empty (it prints some option errors there),
 /// trimmed to the last 2,000 characters.
-fn tool_text(done: &child::Finished) -> String {
+pub(crate) fn tool_text(done: &child::Finished) -> String {
     let t = if done.stderr.trim().is_empty() {
         done.stdout.trim()
     } else {
@@ -316,7 +329,7 @@ const LEAVE_TIMEOUT: Duration = Duration::from_secs(30);
 /// SIGKILLs every process whose working directory is `dir` and waits (polling every 10 ms,
 /// at most [`LEAVE_TIMEOUT`]) until none is left. fio runs in `dir` and its job processes
 /// inherit it; they call setsid(2), so killing fio's process group does not reach them.
-fn kill_processes_in(dir: &Path) {
+pub(crate) fn kill_processes_in(dir: &Path) {
     let Ok(dir) = std::fs::canonicalize(dir) else {
         return;
     };
@@ -348,7 +361,7 @@ fn kill_processes_in(dir: &Path) {
 }
 
 /// Removes every entry of `dir` (fio's data files), keeping `dir`.
-fn empty_dir(dir: &Path) -> Result<(), EngineError> {
+pub(crate) fn empty_dir(dir: &Path) -> Result<(), EngineError> {
     let rd = std::fs::read_dir(dir).map_err(|e| EngineError::io(format!("read directory {}", dir.display()), e))?;
     for e in rd {
         let e = e.map_err(|e| EngineError::io(format!("read directory {}", dir.display()), e))?;
@@ -658,6 +671,12 @@ mod tests {
             assert!(ph.wall >= Duration::from_millis(300), "{ph:?}");
             assert!(ph.cpu.process_pct > 0.0, "{ph:?}");
         }
+        let hist: Vec<&str> = sample.histograms.iter().map(|h| h.phase.as_str()).collect();
+        assert_eq!(hist, s.phases(), "every phase has its histogram");
+        assert!(sample
+            .histograms
+            .iter()
+            .all(|h| h.bins.iter().map(|b| b.1).sum::<u64>() > 0));
         assert!(dir_is_empty(dir.path()));
     }
 
