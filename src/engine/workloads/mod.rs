@@ -8,5 +8,6 @@ pub mod fileio;
 pub mod fio;
 pub mod mongo;
 pub mod oltp;
+pub mod powercut;
 pub mod scan;
 pub mod treecopy;
