@@ -24,6 +24,8 @@
 //! - `cleanup`: a killed run with its own scratch folder, undone by a bare `fsbench cleanup`.
 //! - `quiesce`: the quiesce gate's stored wait per repeat; a hammered device timing it out.
 //! - `device_reuse`: a second run on the same confirmed device; foreign filesystems refused.
+//! - `powercut`: power cuts by the shutdown ioctl and by the FUSE power-cut disk, the broken
+//!   disk caught, SQLite rows, `--dir` refused, SIGKILL + cleanup with a live disk server.
 
 #[path = "integration/util.rs"]
 mod util;
@@ -72,6 +74,9 @@ mod dirtarget;
 
 #[path = "integration/cleanup.rs"]
 mod cleanup;
+
+#[path = "integration/powercut.rs"]
+mod powercut;
 
 #[path = "integration/device_reuse.rs"]
 mod device_reuse;

@@ -76,6 +76,19 @@ impl FsckVerdict {
     }
 }
 
+/// What one read-only check found.
+#[derive(Clone, Debug)]
+pub struct Checked {
+    /// The verdict.
+    pub verdict: FsckVerdict,
+    /// Wall time of the checker, from spawn to exit.
+    pub wall: Duration,
+    /// The checker's CPU (user + system).
+    pub cpu: Duration,
+    /// Its last lines of output.
+    pub tail: String,
+}
+
 /// One row of the checker table.
 #[derive(Clone, Copy, Debug)]
 pub struct Fsck {
@@ -133,7 +146,7 @@ impl Fsck {
         }
     }
 
-    fn run(&self, args: &[&str], device: &str) -> std::io::Result<(i32, String)> {
+    fn run(&self, args: &[&str], device: &str) -> std::io::Result<(i32, String, Duration)> {
         let prog = crate::provision::find_tool(self.program).unwrap_or_else(|| self.program.into());
         let mut cmd = Command::new(prog);
         cmd.args(args).arg(device);
@@ -155,15 +168,20 @@ impl Fsck {
             .filter(|l| !l.trim().is_empty())
             .collect();
         let tail = tail[tail.len().saturating_sub(4)..].join(" / ");
-        Ok((out.status.code().unwrap_or(-1), tail))
+        Ok((out.status.code().unwrap_or(-1), tail, out.children_cpu))
     }
 
-    /// Runs the read-only check of the unmounted `device`: its verdict, wall time and last lines.
-    pub fn check(&self, device: &str) -> std::io::Result<(FsckVerdict, Duration, String)> {
+    /// Runs the read-only check of the unmounted `device`.
+    pub fn check(&self, device: &str) -> std::io::Result<Checked> {
         let t0 = Instant::now();
-        let (code, tail) = self.run(self.check, device)?;
+        let (code, tail, cpu) = self.run(self.check, device)?;
         let wall = t0.elapsed();
-        Ok((self.verdict(code, &tail), wall, tail))
+        Ok(Checked {
+            verdict: self.verdict(code, &tail),
+            wall,
+            cpu,
+            tail,
+        })
     }
 
     /// The verdict of an exit code (and output, for btrfs, whose exit code is 1 for both).
@@ -187,7 +205,7 @@ impl Fsck {
 
     /// Repairs the unmounted `device`; `Err` carries the checker's last lines.
     pub fn repair(&self, device: &str) -> Result<(), String> {
-        let (code, tail) = self.run(self.repair, device).map_err(|e| e.to_string())?;
+        let (code, tail, _) = self.run(self.repair, device).map_err(|e| e.to_string())?;
         let ok = match self.program {
             "e2fsck" => code < 4,
             _ => code == 0,

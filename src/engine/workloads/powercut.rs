@@ -250,6 +250,7 @@ struct Totals {
     mount_cpu: Vec<CpuUsage>,
     recovery_failed: u64,
     fsck: Vec<Duration>,
+    fsck_cpu: Vec<CpuUsage>,
     repair_needed: u64,
     fsck_failed: u64,
     acked_lost: u64,
@@ -418,7 +419,7 @@ impl PowercutSpec {
         phases.begin(PHASE_FSCK, Caches::Keep);
         phases.record(
             PHASE_FSCK,
-            &timed(t.fsck.iter().sum(), CpuUsage::default()),
+            &timed(t.fsck.iter().sum(), cpu_mean(&t.fsck_cpu)),
             vec![
                 (metrics::fsck_s(), mean(&t.fsck)),
                 (metrics::fsck_repair_needed(), t.repair_needed as f64),
@@ -551,10 +552,16 @@ impl PowercutSpec {
             }
         }
         // The read-only check, then a repair when it asked for one.
-        let (verdict, fwall, tail) = fsck
+        let meter = crate::engine::cpu::CpuMeter::start();
+        let checked = fsck
             .check(&fs.device)
             .map_err(|e| EngineError::io(format!("{} {}", fsck.program, fs.device), e))?;
+        let mut cpu = meter.stop();
+        let (verdict, fwall, tail) = (checked.verdict, checked.wall, checked.tail);
+        // The checker is a child: its CPU counts as the phase's process CPU.
+        cpu.process_pct += crate::engine::cpu::process_pct(checked.cpu, fwall);
         t.fsck.push(fwall);
+        t.fsck_cpu.push(cpu);
         line.push_str(&format!(", fsck {:.3} s {}", fwall.as_secs_f64(), verdict.as_str()));
         match verdict {
             FsckVerdict::Clean => {}
