@@ -454,8 +454,8 @@ impl DiskServer {
     pub fn start(run_dir: &Path, base_name: &str, mount_name: &str, model: Model) -> Result<Self, DiskError> {
         let mountpoint = run_dir.join(mount_name);
         std::fs::create_dir(&mountpoint).map_err(io(format!("create {}", mountpoint.display())))?;
-        let exe = std::env::current_exe().map_err(io("find the fsbench executable"))?;
-        let child = Command::new(exe)
+        // The running binary itself, even if its file was replaced since it started (a rebuild).
+        let child = Command::new("/proc/self/exe")
             .args([
                 "powerdisk",
                 "--base",
