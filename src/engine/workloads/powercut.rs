@@ -259,6 +259,7 @@ struct Totals {
     unsynced_kept: u64,
     acked_ops: u64,
     verify_wall: Duration,
+    verify_cpu: Vec<CpuUsage>,
 }
 
 fn mean(d: &[Duration]) -> f64 {
@@ -439,7 +440,7 @@ impl PowercutSpec {
         ]);
         phases.record(
             PHASE_LOSS,
-            &timed(t.verify_wall, CpuUsage::default()),
+            &timed(t.verify_wall, cpu_mean(&t.verify_cpu)),
             loss,
             &Policy::new(),
         );
@@ -527,9 +528,11 @@ impl PowercutSpec {
                 t.mount.push(wall);
                 t.mount_cpu.push(cpu);
                 line.push_str(&format!("mount {:.3} s", wall.as_secs_f64()));
+                let meter = crate::engine::cpu::CpuMeter::start();
                 let t1 = Instant::now();
                 let v = writer::verify(&fs.mountpoint.join(&rel), &ledger, self.sqlite);
                 t.verify_wall += t1.elapsed();
+                t.verify_cpu.push(meter.stop());
                 t.acked_lost += v.acked_lost.len() as u64;
                 t.db_rows_lost += v.db_rows_lost;
                 t.unsynced_lost += v.unsynced_lost;
