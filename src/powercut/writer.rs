@@ -150,6 +150,10 @@ fn run_ops(
     let db = if spec.sqlite {
         let c = rusqlite::Connection::open(dir.join(DB_NAME))
             .and_then(|c| {
+                // Exclusive locking before WAL: the wal-index lives on the heap instead of an
+                // mmap'ed `-shm` file, whose page faults would kill fsbench with SIGBUS once
+                // the filesystem under it is cut off.
+                c.pragma_update(None, "locking_mode", "EXCLUSIVE")?;
                 c.pragma_update(None, "journal_mode", "WAL")?;
                 c.pragma_update(None, "synchronous", "FULL")?;
                 c.execute("CREATE TABLE rows (n INTEGER PRIMARY KEY, payload BLOB NOT NULL)", [])?;

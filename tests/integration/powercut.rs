@@ -103,7 +103,7 @@ fn seeded_cuts_by_shutdown_and_by_the_power_cut_disk_lose_nothing_acknowledged()
         "--scratch",
         sc.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", text(&o));
+    assert!(o.status.success(), "{:?}\n{}", o.status, text(&o));
     let j = report_json(db.to_str().unwrap(), "latest");
     for (workload, variant, method) in [
         ("auto", "ext4", "FS_IOC_SHUTDOWN"),
