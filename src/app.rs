@@ -65,6 +65,11 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Doctor(a) => cmd_doctor(&a),
         Command::Cleanup(a) => cmd_cleanup(&a),
         Command::Dataset { what } => cmd_dataset(what),
+        Command::Powerdisk(a) => {
+            crate::powercut::disk::serve(&a.base, &a.mount, a.model)
+                .map_err(|e| anyhow::anyhow!("powerdisk {}: {e}", a.mount.display()))?;
+            Ok(0)
+        }
     }
 }
 

@@ -65,6 +65,23 @@ pub enum Command {
         #[command(subcommand)]
         what: DatasetCommand,
     },
+    /// Serve the power-cut disk (started by the powercut workload; bench/powerdisk_cost.sh).
+    #[command(hide = true)]
+    Powerdisk(PowerdiskArgs),
+}
+
+/// Arguments of the hidden `powerdisk` command: serve `base` as `MOUNT/image` until unmounted.
+#[derive(Debug, Clone, Args)]
+pub struct PowerdiskArgs {
+    /// The image file (or block device) to serve.
+    #[arg(long, value_name = "PATH")]
+    pub base: PathBuf,
+    /// An empty folder to mount the FUSE filesystem on.
+    #[arg(long, value_name = "DIR")]
+    pub mount: PathBuf,
+    /// What the disk keeps across a cut.
+    #[arg(long, value_enum, default_value = "volatile")]
+    pub model: crate::powercut::disk::Model,
 }
 
 /// Subcommands of `dataset`.

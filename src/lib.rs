@@ -37,6 +37,7 @@ pub mod fstype;
 pub mod metric;
 pub mod plan;
 pub mod policy;
+pub mod powercut;
 pub mod provision;
 pub mod report;
 pub mod run;

@@ -28,6 +28,8 @@
 //! - `device_reuse`: a second run on the same confirmed device; foreign filesystems refused.
 //! - `zfs`: a zfs-fuse pool used by bonnie and destroyed with its daemon; Ctrl-C; SIGKILL + cleanup;
 //!   a pool fsbench did not make left alone.
+//! - `powercut`: power cuts by the shutdown ioctl and by the FUSE power-cut disk, the broken
+//!   disk caught, SQLite rows, `--dir` refused, SIGKILL + cleanup with a live disk server.
 
 #[path = "integration/util.rs"]
 mod util;
@@ -79,6 +81,9 @@ mod dirtarget;
 
 #[path = "integration/cleanup.rs"]
 mod cleanup;
+
+#[path = "integration/powercut.rs"]
+mod powercut;
 
 #[path = "integration/device_reuse.rs"]
 mod device_reuse;

@@ -16,4 +16,5 @@ pub(crate) const PRESETS: &[(&str, &str)] = &[
         include_str!("../../presets/zfs-vs-native-2016.toml"),
     ),
     ("hugefile-2022", include_str!("../../presets/hugefile-2022.toml")),
+    ("powercut-2000", include_str!("../../presets/powercut-2000.toml")),
 ];

@@ -152,6 +152,11 @@ pub trait Workload {
     fn tool_versions(&self) -> Vec<(String, String)> {
         Vec::new()
     }
+    /// Whether the workload needs a filesystem fsbench made on a block device (it unmounts,
+    /// cuts or checks it), so an existing directory (`--dir`) cannot host it. Most keep `false`.
+    fn needs_block_device(&self) -> bool {
+        false
+    }
     /// What the workload holds on the filesystem at its peak (files, directories, data), from
     /// which [`crate::fstype::FsType::estimate`] sizes images and checks space.
     fn footprint(&self) -> crate::fstype::Footprint;
@@ -283,6 +288,9 @@ workload_kinds! {
     Dbench(workloads::dbench::DbenchSpec) = "dbench",
     /// The real PostMark 1.51: the mail-server small-file transactions.
     Postmark(workloads::postmark::PostmarkSpec) = "postmark",
+    /// Cut the power under a seeded writer (shutdown ioctl or the FUSE power-cut disk), then
+    /// measure recovery mount, fsck and what acknowledged-durable data was lost.
+    Powercut(workloads::powercut::PowercutSpec) = "powercut",
 }
 
 #[cfg(test)]

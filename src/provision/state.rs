@@ -338,8 +338,11 @@ fn wait_for_helpers_naming(dir: &Path, timeout: std::time::Duration) {
 
 /// Mounts under `dir` and loop devices backed by files in `dir`, as undo steps in creation
 /// order (detach before unmount when reversed: unmounts come last here so they run first).
+/// A mount whose source is not a device (the power-cut disk's FUSE mount) may serve a loop
+/// device's backing file, so it comes first here and is undone after the detaches.
 fn strays(dir: &Path) -> Vec<Undo> {
     let mut out = Vec::new();
+    let mut serving = Vec::new();
     if let Ok(rd) = std::fs::read_dir("/sys/block") {
         for e in rd.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
@@ -362,13 +365,16 @@ fn strays(dir: &Path) -> Vec<Undo> {
         }
         let mountpoint = PathBuf::from(super::unescape_mount_field(f[1]));
         if mountpoint.starts_with(dir) {
-            out.push(Undo::Unmount {
-                mountpoint,
-                source: super::unescape_mount_field(f[0]),
-            });
+            let source = super::unescape_mount_field(f[0]);
+            let u = Undo::Unmount { mountpoint, source };
+            match &u {
+                Undo::Unmount { source, .. } if source == crate::powercut::disk::FS_NAME => serving.push(u),
+                _ => out.push(u),
+            }
         }
     }
-    out
+    serving.extend(out);
+    serving
 }
 
 /// Removes the image files and empty mountpoint folders a dead run left in its own folder.

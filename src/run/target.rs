@@ -152,6 +152,14 @@ impl Target {
                     dir.display()
                 )));
             }
+            if let Some(w) = suite.workloads.iter().find(|w| w.kind.workload().needs_block_device()) {
+                return Err(RunError::Usage(format!(
+                    "workload `{}` ({}) needs a filesystem fsbench makes on a loop image or --device: it cannot cut the power of an existing directory; drop --dir {}",
+                    w.name,
+                    w.kind.name(),
+                    dir.display()
+                )));
+            }
             let fs_type = provision::dir_fs_type(dir);
             suite.variants = vec![FsVariant {
                 name: fs_type.clone(),

@@ -11,6 +11,7 @@ pub mod fio;
 pub mod mongo;
 pub mod oltp;
 pub mod postmark;
+pub mod powercut;
 pub mod scan;
 pub mod sysbench_fileio;
 pub mod tool;

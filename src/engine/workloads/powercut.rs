@@ -1,0 +1,731 @@
+//! `powercut`: cut the power under a seeded writer, recover, and measure what a user choosing a
+//! filesystem wants to know — how long the recovery mount (journal replay) takes, whether fsck
+//! finds damage and how long it takes, and whether anything acknowledged durable was lost.
+//!
+//! One repeat makes `cuts` cuts on the filesystem the runner provisioned for it (a fresh mkfs
+//! per repeat). The cuts of a repeat reuse that filesystem: after each cut it is recovered,
+//! checked, repaired if the check asked for it, and the writer's folder is removed, so the next
+//! cut starts from a sound filesystem. Each cut comes after a seeded number of acknowledged
+//! operations in `[ops/2, ops]`, while the writer runs (the operation in flight is cut too).
+//!
+//! Two ways to cut, chosen per filesystem (`method = "auto"`) and stated in the sample's notes:
+//! - `FS_IOC_SHUTDOWN` with NOLOGFLUSH where the filesystem implements it (probed, never
+//!   assumed: [`crate::powercut::recover::shutdown_supported`]);
+//! - the power-cut disk ([`crate::powercut::disk`]): the runner's image is served by a FUSE
+//!   server and a second loop device over it carries the filesystem; a cut discards every
+//!   write since the last completed flush and fails all I/O until the filesystem is unmounted.
+//!   The runner's own mount is unmounted first and its loop device stays idle until teardown.
+//!
+//! Per repeat (over its cuts): `recovery/recovery_mount_s` (mean), `recovery/recovery_failed`,
+//! `fsck/fsck_s` (mean of the read-only check), `fsck/fsck_repair_needed`, `fsck/fsck_failed`,
+//! `loss/acked_lost`, `loss/db_rows_lost` (SQLite writer), and as detail `unsynced_lost`,
+//! `unsynced_kept`, `acked_ops`. Every acknowledged loss is a note naming its path. A filesystem
+//! that does not mount after a cut is a result (`recovery_failed`), not an error.
+//!
+//! This workload needs a filesystem fsbench made on a block device; `--dir` targets are refused
+//! before the run ([`crate::engine::Workload::needs_block_device`]).
+
+use crate::engine::latency::LatencySummary;
+use crate::engine::phase::{Caches, Phases, Policy, Timed};
+use crate::engine::{EngineError, RunContext, Workload, WorkloadKind};
+use crate::metric::{CpuUsage, RawSample};
+use crate::powercut::disk::{DiskServer, Model};
+use crate::powercut::recover::{self, Fsck, FsckVerdict};
+use crate::powercut::writer::{self, Ledger, WriterSpec};
+use crate::provision::{self, Undo};
+use crate::units::Bytes;
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// How the power is cut.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// The shutdown ioctl where the filesystem implements it, the power-cut disk otherwise.
+    #[default]
+    Auto,
+    /// `FS_IOC_SHUTDOWN` with NOLOGFLUSH (unavailable where not implemented).
+    Shutdown,
+    /// The FUSE power-cut disk.
+    Disk,
+}
+
+/// Parameters of the `powercut` workload.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PowercutSpec {
+    /// Cuts per repeat. Default 5.
+    #[serde(default = "default_cuts")]
+    pub cuts: u32,
+    /// Each cut comes after a seeded number of acknowledged operations in `[ops/2, ops]`.
+    /// Default 400.
+    #[serde(default = "default_ops")]
+    pub ops: u64,
+    /// Largest file created or append made. Default 64 KiB.
+    #[serde(default = "default_max_write")]
+    pub max_write: Bytes,
+    /// Seed of the writer and of the cut moments. Default 1.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// `auto`, `shutdown` or `disk`. Default `auto`.
+    #[serde(default)]
+    pub method: Method,
+    /// The power-cut disk's model: `volatile` (default) or `broken-flush` (acknowledges flushes
+    /// but drops them: a broken disk, to show that the loss check can fail).
+    #[serde(default = "default_model")]
+    pub disk_model: Model,
+    /// Also commit numbered rows to an SQLite database and count `db_rows_lost`. Default false.
+    #[serde(default)]
+    pub sqlite: bool,
+}
+
+fn default_cuts() -> u32 {
+    5
+}
+fn default_ops() -> u64 {
+    400
+}
+fn default_max_write() -> Bytes {
+    Bytes(64 * 1024)
+}
+fn default_seed() -> u64 {
+    1
+}
+fn default_model() -> Model {
+    Model::Volatile
+}
+
+impl Default for PowercutSpec {
+    fn default() -> Self {
+        PowercutSpec {
+            cuts: default_cuts(),
+            ops: default_ops(),
+            max_write: default_max_write(),
+            seed: default_seed(),
+            method: Method::Auto,
+            disk_model: default_model(),
+            sqlite: false,
+        }
+    }
+}
+
+/// Phase of the recovery mount.
+pub const PHASE_RECOVERY: &str = "recovery";
+/// Phase of the read-only check.
+pub const PHASE_FSCK: &str = "fsck";
+/// Phase of the comparison with the acknowledged state.
+pub const PHASE_LOSS: &str = "loss";
+
+/// The metric table of this workload: name, unit, direction and role of every metric it emits.
+pub mod metrics {
+    use crate::metric::{MetricId, Role, Unit};
+
+    /// Mean wall time of the mount after a cut (journal replay), in seconds.
+    pub fn recovery_mount_s() -> MetricId {
+        MetricId::lower("recovery_mount_s", Unit::Seconds)
+    }
+    /// Cuts after which the filesystem did not mount.
+    pub fn recovery_failed() -> MetricId {
+        MetricId::lower("recovery_failed", Unit::Count)
+    }
+    /// Mean wall time of the read-only check after recovery, in seconds.
+    pub fn fsck_s() -> MetricId {
+        MetricId::lower("fsck_s", Unit::Seconds)
+    }
+    /// Cuts after which the check found damage to repair.
+    pub fn fsck_repair_needed() -> MetricId {
+        MetricId::lower("fsck_repair_needed", Unit::Count)
+    }
+    /// Cuts after which the checker could not check.
+    pub fn fsck_failed() -> MetricId {
+        MetricId::lower("fsck_failed", Unit::Count).with_role(Role::Detail)
+    }
+    /// Acknowledged-durable results missing or wrong after recovery (0 for a correct filesystem).
+    pub fn acked_lost() -> MetricId {
+        MetricId::lower("acked_lost", Unit::Count)
+    }
+    /// Committed SQLite rows missing after recovery.
+    pub fn db_rows_lost() -> MetricId {
+        MetricId::lower("db_rows_lost", Unit::Count)
+    }
+    /// Files written without sync and lost (information, not an error).
+    pub fn unsynced_lost() -> MetricId {
+        MetricId::lower("unsynced_lost", Unit::Count).with_role(Role::Detail)
+    }
+    /// Files written without sync and kept whole (information).
+    pub fn unsynced_kept() -> MetricId {
+        MetricId::higher("unsynced_kept", Unit::Count).with_role(Role::Detail)
+    }
+    /// Operations acknowledged before the cuts, summed.
+    pub fn acked_ops() -> MetricId {
+        MetricId::higher("acked_ops", Unit::Count).with_role(Role::Detail)
+    }
+}
+
+/// The filesystem under test as /proc/mounts shows it.
+struct Fs {
+    device: String,
+    fs_type: String,
+    opts: String,
+    mountpoint: PathBuf,
+}
+
+impl Fs {
+    fn mount(&self) -> Result<(), String> {
+        let args = [
+            "-t".to_string(),
+            self.fs_type.clone(),
+            "-o".to_string(),
+            self.opts.clone(),
+            self.device.clone(),
+            self.mountpoint.to_string_lossy().into_owned(),
+        ];
+        provision::run_tool("mount", &args, &[])
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    fn unmount(&self) -> Result<(), EngineError> {
+        provision::unmount(&self.mountpoint)
+            .map_err(|e| EngineError::io("unmount after the cut", std::io::Error::other(e.to_string())))
+    }
+}
+
+/// Mount options to mount again with: what the kernel showed, less what mount(8) would refuse
+/// to be told (`seclabel`) and read-only (a filesystem that went read-only on the error).
+fn remount_opts(opts: &str) -> String {
+    let kept: Vec<&str> = opts.split(',').filter(|o| !matches!(*o, "seclabel" | "ro")).collect();
+    kept.join(",")
+}
+
+/// The power-cut disk's stack: server, loop device over its image, mount. Undone in reverse
+/// order on drop; every piece lives in the run folder under a `mnt-` name, so `fsbench cleanup`
+/// sweeps it after a SIGKILL.
+struct DiskStack {
+    server: Option<DiskServer>,
+    loop_dev: Option<(String, PathBuf)>,
+    mnt: Option<PathBuf>,
+}
+
+impl DiskStack {
+    fn teardown(&mut self) -> Result<(), String> {
+        let mut first: Option<String> = None;
+        if let Some(m) = self.mnt.take() {
+            if provision::is_mounted(&m, None) {
+                if let Err(e) = provision::unmount(&m) {
+                    first.get_or_insert(e.to_string());
+                }
+            }
+            let _ = std::fs::remove_dir(&m);
+        }
+        if let Some((device, image)) = self.loop_dev.take() {
+            if let Err(e) = (Undo::Detach { device, image }).apply() {
+                first.get_or_insert(e.to_string());
+            }
+        }
+        if let Some(s) = self.server.take() {
+            if let Err(e) = s.stop() {
+                first.get_or_insert(e.to_string());
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+}
+
+impl Drop for DiskStack {
+    fn drop(&mut self) {
+        if let Err(e) = self.teardown() {
+            eprintln!("fsbench: power-cut disk teardown: {e}; run `fsbench cleanup`");
+        }
+    }
+}
+
+/// What one repeat's cuts add up to.
+#[derive(Default)]
+struct Totals {
+    mount: Vec<Duration>,
+    mount_cpu: Vec<CpuUsage>,
+    recovery_failed: u64,
+    fsck: Vec<Duration>,
+    fsck_cpu: Vec<CpuUsage>,
+    repair_needed: u64,
+    fsck_failed: u64,
+    acked_lost: u64,
+    db_rows_lost: u64,
+    unsynced_lost: u64,
+    unsynced_kept: u64,
+    acked_ops: u64,
+    verify_wall: Duration,
+    verify_cpu: Vec<CpuUsage>,
+}
+
+fn mean(d: &[Duration]) -> f64 {
+    if d.is_empty() {
+        0.0
+    } else {
+        d.iter().map(Duration::as_secs_f64).sum::<f64>() / d.len() as f64
+    }
+}
+
+fn cpu_mean(c: &[CpuUsage]) -> CpuUsage {
+    let n = c.len().max(1) as f64;
+    CpuUsage {
+        process_pct: c.iter().map(|c| c.process_pct).sum::<f64>() / n,
+        system_pct: c.iter().map(|c| c.system_pct).sum::<f64>() / n,
+    }
+}
+
+fn timed(wall: Duration, cpu: CpuUsage) -> Timed<()> {
+    Timed {
+        wall,
+        cpu,
+        latency: LatencySummary::default(),
+        value: (),
+    }
+}
+
+fn eio(what: &str, e: impl std::fmt::Display) -> EngineError {
+    EngineError::io(what.to_string(), std::io::Error::other(e.to_string()))
+}
+
+impl PowercutSpec {
+    fn cut_target(&self, cut: u32) -> u64 {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(self.seed.wrapping_mul(0x9E37_79B9).wrapping_add(cut as u64));
+        let lo = (self.ops / 2).max(1);
+        rng.gen_range(lo..=self.ops.max(lo))
+    }
+
+    /// The filesystem under `ctx.dir`: the runner's mount, on a block device.
+    fn find_fs(ctx: &RunContext) -> Result<Fs, EngineError> {
+        let mountpoint = ctx.dir.parent().map(Path::to_path_buf).unwrap_or_default();
+        match provision::mount_entry(&mountpoint) {
+            Some((device, fs_type, opts)) if device.starts_with("/dev/") => Ok(Fs {
+                device,
+                fs_type,
+                opts: remount_opts(&opts),
+                mountpoint,
+            }),
+            _ => Err(EngineError::Invalid(
+                "powercut needs a filesystem fsbench made on a block device (loop images or --device), not a directory"
+                    .into(),
+            )),
+        }
+    }
+
+    fn run_cuts(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
+        let mut phases = Phases::new(ctx);
+        let runner_fs = Self::find_fs(ctx)?;
+        let fsck = recover::fsck_for(&runner_fs.fs_type)
+            .ok_or_else(|| EngineError::Unavailable(format!("no fsck known to fsbench for {}", runner_fs.fs_type)))?;
+        fsck.available().map_err(EngineError::Unavailable)?;
+        let probe = recover::shutdown_supported(ctx.dir);
+        let use_disk = match (self.method, &probe) {
+            (Method::Disk, _) => true,
+            (Method::Shutdown, Ok(())) | (Method::Auto, Ok(())) => false,
+            (Method::Shutdown, Err(why)) => {
+                return Err(EngineError::Unavailable(format!(
+                    "{}: {why}; use method = \"disk\" (the power-cut disk)",
+                    runner_fs.fs_type
+                )))
+            }
+            (Method::Auto, Err(_)) => true,
+        };
+        let run_dir = runner_fs.mountpoint.parent().map(Path::to_path_buf).unwrap_or_default();
+        let tag = runner_fs
+            .mountpoint
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "mnt".into());
+        let mut stack = DiskStack {
+            server: None,
+            loop_dev: None,
+            mnt: None,
+        };
+        let fs = if use_disk {
+            let why = match &probe {
+                Ok(()) => "chosen by method = \"disk\"".to_string(),
+                Err(w) => w.clone(),
+            };
+            phases.note(format!(
+                "power cut by the power-cut disk (FUSE, model: {}); {why}",
+                self.disk_model.describe()
+            ));
+            let base =
+                provision::loop_backing_file(&runner_fs.device).unwrap_or_else(|| PathBuf::from(&runner_fs.device));
+            let base_arg = match base.strip_prefix(&run_dir) {
+                Ok(rel) => rel.to_string_lossy().into_owned(),
+                Err(_) => base.to_string_lossy().into_owned(),
+            };
+            runner_fs.unmount()?;
+            let server = DiskServer::start(&run_dir, &base_arg, &format!("{tag}-pcdisk"), self.disk_model)
+                .map_err(|e| eio("start the power-cut disk", e))?;
+            let image = server.image();
+            stack.server = Some(server);
+            let out = provision::run_tool(
+                "losetup",
+                &["--find".into(), "--show".into(), image.to_string_lossy().into_owned()],
+                &[],
+            )
+            .map_err(|e| eio("attach a loop device to the power-cut disk", e))?;
+            let dev = out.trim().to_string();
+            stack.loop_dev = Some((dev.clone(), image));
+            let mnt = run_dir.join(format!("{tag}-pc"));
+            std::fs::create_dir(&mnt).map_err(|e| EngineError::io(format!("create {}", mnt.display()), e))?;
+            stack.mnt = Some(mnt.clone());
+            let fs = Fs {
+                device: dev,
+                fs_type: runner_fs.fs_type.clone(),
+                opts: runner_fs.opts.clone(),
+                mountpoint: mnt,
+            };
+            fs.mount().map_err(|e| eio("mount over the power-cut disk", e))?;
+            fs
+        } else {
+            phases.note("power cut by FS_IOC_SHUTDOWN with NOLOGFLUSH (the log is not written)".into());
+            runner_fs
+        };
+        if !fsck.journal {
+            phases.note(format!(
+                "{} has no journal: fsck required after a power cut (its time is fsck_s)",
+                fs.fs_type
+            ));
+        }
+        let work = fs.mountpoint.join(ctx.dir.file_name().unwrap_or_default());
+        let mut t = Totals::default();
+        let mut cut_lines = Vec::new();
+        for cut in 0..self.cuts {
+            (ctx.on_phase)(&format!("cut {}/{}", cut + 1, self.cuts));
+            match self.one_cut(ctx, &fs, &fsck, stack.server.as_ref(), &work, cut, &mut t, &mut phases)? {
+                Some(line) => cut_lines.push(line),
+                None => break,
+            }
+        }
+        phases.note(format!("cuts: {}", cut_lines.join("; ")));
+        if use_disk {
+            stack.teardown().map_err(|e| eio("power-cut disk teardown", e))?;
+        }
+        phases.begin(PHASE_RECOVERY, Caches::Keep);
+        phases.record(
+            PHASE_RECOVERY,
+            &timed(t.mount.iter().sum(), cpu_mean(&t.mount_cpu)),
+            vec![
+                (metrics::recovery_mount_s(), mean(&t.mount)),
+                (metrics::recovery_failed(), t.recovery_failed as f64),
+            ],
+            &Policy::new(),
+        );
+        phases.begin(PHASE_FSCK, Caches::Keep);
+        phases.record(
+            PHASE_FSCK,
+            &timed(t.fsck.iter().sum(), cpu_mean(&t.fsck_cpu)),
+            vec![
+                (metrics::fsck_s(), mean(&t.fsck)),
+                (metrics::fsck_repair_needed(), t.repair_needed as f64),
+                (metrics::fsck_failed(), t.fsck_failed as f64),
+            ],
+            &Policy::new(),
+        );
+        phases.begin(PHASE_LOSS, Caches::Keep);
+        let mut loss = vec![(metrics::acked_lost(), t.acked_lost as f64)];
+        if self.sqlite {
+            loss.push((metrics::db_rows_lost(), t.db_rows_lost as f64));
+        }
+        loss.extend([
+            (metrics::unsynced_lost(), t.unsynced_lost as f64),
+            (metrics::unsynced_kept(), t.unsynced_kept as f64),
+            (metrics::acked_ops(), t.acked_ops as f64),
+        ]);
+        phases.record(
+            PHASE_LOSS,
+            &timed(t.verify_wall, cpu_mean(&t.verify_cpu)),
+            loss,
+            &Policy::new(),
+        );
+        Ok(phases.finish())
+    }
+
+    /// One cut: write, cut, recover, verify, check, repair, clean. `None` when the filesystem
+    /// could not be brought back and the repeat's remaining cuts are skipped.
+    #[allow(clippy::too_many_arguments)]
+    fn one_cut(
+        &self,
+        ctx: &RunContext,
+        fs: &Fs,
+        fsck: &Fsck,
+        server: Option<&DiskServer>,
+        work: &Path,
+        cut: u32,
+        t: &mut Totals,
+        phases: &mut Phases,
+    ) -> Result<Option<String>, EngineError> {
+        let dir = work.join(format!("cut{cut}"));
+        let rel = dir
+            .strip_prefix(&fs.mountpoint)
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        std::fs::create_dir_all(&dir).map_err(|e| EngineError::io(format!("create {}", dir.display()), e))?;
+        sync_fs(&dir)?;
+        if let Some(s) = server {
+            if s.model() == Model::BrokenFlush {
+                s.arm().map_err(|e| eio("arm the broken disk", e))?;
+            }
+        }
+        let spec = WriterSpec {
+            seed: self.seed.wrapping_mul(1000).wrapping_add(cut as u64),
+            max_write: self.max_write.0 as usize,
+            sqlite: self.sqlite,
+            max_ops: 0,
+        };
+        let target = self.cut_target(cut);
+        let acked = AtomicU64::new(0);
+        let cutting = AtomicBool::new(false);
+        let stop = AtomicBool::new(false);
+        let (ledger, cut_err) = std::thread::scope(|s| {
+            let h = s.spawn(|| writer::run(&spec, &dir, &acked, &cutting, &stop));
+            while acked.load(Ordering::SeqCst) < target && !h.is_finished() && !ctx.interrupt.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            cutting.store(true, Ordering::SeqCst);
+            let cut_err = if ctx.interrupt.load(Ordering::Relaxed) || h.is_finished() {
+                None // no cut: interrupted, or the writer failed on its own
+            } else {
+                match server {
+                    Some(s) => s.cut().err().map(|e| e.to_string()),
+                    None => recover::shutdown_now(&dir).err().map(|e| e.to_string()),
+                }
+            };
+            stop.store(true, Ordering::SeqCst);
+            (h.join(), cut_err)
+        });
+        if ctx.interrupt.load(Ordering::Relaxed) {
+            return Err(EngineError::Interrupted);
+        }
+        let ledger: Ledger = match ledger {
+            Ok(Ok(l)) => l,
+            Ok(Err(e)) => return Err(eio("powercut writer", e)),
+            Err(_) => return Err(EngineError::Invalid("the powercut writer panicked".into())),
+        };
+        if let Some(e) = cut_err {
+            return Err(eio("cut the power", e));
+        }
+        t.acked_ops += ledger.acked_ops;
+        fs.unmount()?;
+        if let Some(s) = server {
+            s.reset().map_err(|e| eio("power the disk back on", e))?;
+        }
+        // The recovery mount: journal replay.
+        let meter = crate::engine::cpu::CpuMeter::start();
+        let t0 = Instant::now();
+        let mounted = fs.mount();
+        let wall = t0.elapsed();
+        let cpu = meter.stop();
+        let mut line = format!("cut {} after {} acked ops: ", cut + 1, ledger.acked_ops);
+        match mounted {
+            Ok(()) => {
+                t.mount.push(wall);
+                t.mount_cpu.push(cpu);
+                line.push_str(&format!("mount {:.3} s", wall.as_secs_f64()));
+                let meter = crate::engine::cpu::CpuMeter::start();
+                let t1 = Instant::now();
+                let v = writer::verify(&fs.mountpoint.join(&rel), &ledger, self.sqlite);
+                t.verify_wall += t1.elapsed();
+                t.verify_cpu.push(meter.stop());
+                t.acked_lost += v.acked_lost.len() as u64;
+                t.db_rows_lost += v.db_rows_lost;
+                t.unsynced_lost += v.unsynced_lost;
+                t.unsynced_kept += v.unsynced_kept;
+                line.push_str(&format!(
+                    ", acked lost {}, unsynced lost {} kept {}",
+                    v.acked_lost.len(),
+                    v.unsynced_lost,
+                    v.unsynced_kept
+                ));
+                for l in &v.acked_lost {
+                    phases.note(format!("acked_lost: cut {}: {}", cut + 1, l));
+                }
+                fs.unmount()?;
+            }
+            Err(e) => {
+                t.recovery_failed += 1;
+                line.push_str("recovery_failed");
+                phases.note(format!("recovery_failed: cut {}: {e}", cut + 1));
+            }
+        }
+        // The read-only check, then a repair when it asked for one.
+        let meter = crate::engine::cpu::CpuMeter::start();
+        let checked = fsck
+            .check(&fs.device)
+            .map_err(|e| EngineError::io(format!("{} {}", fsck.program, fs.device), e))?;
+        let mut cpu = meter.stop();
+        let (verdict, fwall, tail) = (checked.verdict, checked.wall, checked.tail);
+        // The checker is a child: its CPU counts as the phase's process CPU.
+        cpu.process_pct += crate::engine::cpu::process_pct(checked.cpu, fwall);
+        t.fsck.push(fwall);
+        t.fsck_cpu.push(cpu);
+        line.push_str(&format!(", fsck {:.3} s {}", fwall.as_secs_f64(), verdict.as_str()));
+        match verdict {
+            FsckVerdict::Clean => {}
+            FsckVerdict::RepairNeeded => t.repair_needed += 1,
+            FsckVerdict::Failed => t.fsck_failed += 1,
+        }
+        if verdict != FsckVerdict::Clean {
+            phases.note(format!("fsck {}: cut {}: {tail}", verdict.as_str(), cut + 1));
+            if let Err(e) = fsck.repair(&fs.device) {
+                phases.note(format!(
+                    "repair after cut {} failed: {e}; remaining cuts skipped",
+                    cut + 1
+                ));
+                return Ok(None);
+            }
+        }
+        if let Err(e) = fs.mount() {
+            phases.note(format!(
+                "the filesystem did not mount after cut {} and its repair: {e}; remaining cuts skipped",
+                cut + 1
+            ));
+            return Ok(None);
+        }
+        std::fs::remove_dir_all(&dir).map_err(|e| EngineError::io(format!("remove {}", dir.display()), e))?;
+        sync_fs(work)?;
+        Ok(Some(line))
+    }
+}
+
+/// `syncfs` of the filesystem holding `path`: the writer starts from a durable state.
+fn sync_fs(path: &Path) -> Result<(), EngineError> {
+    let f = std::fs::File::open(path).map_err(|e| EngineError::io(format!("open {}", path.display()), e))?;
+    rustix::fs::syncfs(&f).map_err(|e| EngineError::io(format!("syncfs {}", path.display()), e.into()))
+}
+
+impl Workload for PowercutSpec {
+    fn phases(&self) -> Vec<String> {
+        vec![PHASE_RECOVERY.into(), PHASE_FSCK.into(), PHASE_LOSS.into()]
+    }
+
+    fn scaled(&self, factor: f64) -> WorkloadKind {
+        let mut s = self.clone();
+        s.ops = ((self.ops as f64 * factor).round() as u64).max(20);
+        WorkloadKind::Powercut(s)
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        if self.cuts == 0 {
+            return Err("cuts must be at least 1".into());
+        }
+        if self.ops < 2 {
+            return Err("ops must be at least 2".into());
+        }
+        if self.max_write.0 == 0 || self.max_write.0 > 64 << 20 {
+            return Err("max_write must be between 1 byte and 64 MiB".into());
+        }
+        if self.disk_model == Model::Passthrough {
+            return Err("disk_model = \"passthrough\" cannot cut the power; use \"volatile\"".into());
+        }
+        Ok(())
+    }
+
+    fn needs_block_device(&self) -> bool {
+        true
+    }
+
+    fn footprint(&self) -> crate::fstype::Footprint {
+        // At most `ops` operations per cut (one folder at a time); a third create files and a
+        // fifth append, each up to `max_write`; unsynced files add as many again.
+        let files = self.ops + self.ops / 4;
+        let data = files * self.max_write.0.div_ceil(4096) * 4096;
+        crate::fstype::Footprint {
+            files,
+            dirs: self.ops / 10 + 2,
+            block_bytes: data,
+            entry_bytes: files * 16,
+            extra_bytes: if self.sqlite { self.ops * 512 + (4 << 20) } else { 0 },
+            ..Default::default()
+        }
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "powercut: {} cuts, each after {}..{} acked ops (seed {}), writes up to {}, method {}{}",
+            self.cuts,
+            (self.ops / 2).max(1),
+            self.ops,
+            self.seed,
+            self.max_write.human(),
+            match self.method {
+                Method::Auto => "auto (shutdown ioctl where supported, else power-cut disk)",
+                Method::Shutdown => "FS_IOC_SHUTDOWN",
+                Method::Disk => "power-cut disk",
+            },
+            if self.sqlite { ", SQLite rows" } else { "" }
+        )
+    }
+
+    fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
+        self.run_cuts(ctx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cut_moments_are_seeded_and_within_range() {
+        let s = PowercutSpec::default();
+        let a: Vec<u64> = (0..5).map(|c| s.cut_target(c)).collect();
+        let b: Vec<u64> = (0..5).map(|c| s.cut_target(c)).collect();
+        assert_eq!(a, b);
+        assert!(a.iter().all(|t| (200..=400).contains(t)), "{a:?}");
+        let other = PowercutSpec { seed: 2, ..s.clone() };
+        assert_ne!(a, (0..5).map(|c| other.cut_target(c)).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn bad_parameters_are_refused_with_what_to_change() {
+        for (s, want) in [
+            (
+                PowercutSpec {
+                    cuts: 0,
+                    ..Default::default()
+                },
+                "cuts",
+            ),
+            (
+                PowercutSpec {
+                    ops: 1,
+                    ..Default::default()
+                },
+                "ops",
+            ),
+            (
+                PowercutSpec {
+                    disk_model: Model::Passthrough,
+                    ..Default::default()
+                },
+                "passthrough",
+            ),
+        ] {
+            assert!(s.validate().unwrap_err().contains(want));
+        }
+        let parsed: WorkloadKind =
+            toml::from_str("kind = \"powercut\"\nmethod = \"disk\"\ndisk_model = \"broken-flush\"\nsqlite = true")
+                .unwrap();
+        assert!(matches!(
+            parsed,
+            WorkloadKind::Powercut(PowercutSpec {
+                method: Method::Disk,
+                disk_model: Model::BrokenFlush,
+                sqlite: true,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn remount_options_drop_read_only_and_seclabel() {
+        assert_eq!(remount_opts("ro,relatime,seclabel,attr2"), "relatime,attr2");
+    }
+}

@@ -1,0 +1,668 @@
+//! The power-cut disk: a small FUSE server that serves one image file (`image`) whose loop
+//! device backs the filesystem under test, and a control file (`ctl`).
+//!
+//! The loop driver turns every REQ_PREFLUSH/FUA of the filesystem into an fsync of its backing
+//! file, so the server sees every write and every flush. With [`Model::Volatile`] it models a
+//! disk with a volatile write cache: writes reach the base image at once, but before the first
+//! overwrite of a 4 KiB block since the last completed flush the block's old contents are kept
+//! in an undo map. A completed flush empties the map; writing `cut` to `ctl` writes every kept
+//! block back (discarding every write since the last flush, exactly what such a disk loses) and
+//! fails all further I/O with EIO until `reset` (sent after the filesystem is unmounted).
+//! [`Model::BrokenFlush`] is the deliberately broken disk of the tests: after `arm` it
+//! acknowledges flushes but keeps their writes in the undo map, so a cut drops writes the
+//! filesystem was told are durable. [`Model::Passthrough`] keeps nothing (the instrument's own
+//! cost, `bench/powerdisk_cost.sh`).
+//!
+//! The server runs as its own process (`fsbench powerdisk`, started by [`DiskServer::start`]) so
+//! that a SIGKILLed fsbench, whose threads may be blocked on I/O that the server must answer,
+//! can still exit; it ends when its FUSE mount is unmounted. Its arguments are relative to the
+//! run folder (its working directory) so `fsbench cleanup` never waits for it as for an
+//! orphaned `losetup`. Everything lives in the run folder (`mnt-*` names), so cleanup's sweep of
+//! a killed run's folder unmounts the filesystem, detaches the loop device and then unmounts the
+//! FUSE mount, which ends the server.
+//!
+//! Reference: the kernel's drivers/block/loop.c (`lo_req_flush` → `vfs_fsync`), fs/fuse
+//! (`FOPEN_DIRECT_IO` keeps the kernel from caching the image's pages, so a read after a cut
+//! sees what the disk kept).
+
+use fuser::{
+    Config, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo, LockOwner, MountOption,
+    OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyWrite, Request,
+    WriteFlags,
+};
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant, UNIX_EPOCH};
+
+/// The source name of the FUSE mount in /proc/mounts.
+pub const FS_NAME: &str = "fsbench-powerdisk";
+/// The served image's name inside the FUSE mount.
+pub const IMAGE: &str = "image";
+/// The control file's name inside the FUSE mount.
+pub const CTL: &str = "ctl";
+/// Granularity of the undo map, in bytes.
+const BLOCK: u64 = 4096;
+
+/// What the disk keeps across a cut.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Model {
+    /// Keeps nothing: every write goes straight to the image; no cut.
+    Passthrough,
+    /// A volatile write cache: a cut discards every write since the last completed flush.
+    Volatile,
+    /// Broken on purpose: after `arm`, flushes are acknowledged but their writes are still
+    /// discarded by a cut (the test that proves `acked_lost` can be non-zero).
+    BrokenFlush,
+}
+
+impl Model {
+    /// The model's name as the results state it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Model::Passthrough => "pass-through (no cache modelled)",
+            Model::Volatile => "volatile write cache, discard since last flush",
+            Model::BrokenFlush => "BROKEN: flushes acknowledged but discarded by the cut",
+        }
+    }
+
+    /// The command-line value.
+    pub fn as_arg(self) -> &'static str {
+        match self {
+            Model::Passthrough => "passthrough",
+            Model::Volatile => "volatile",
+            Model::BrokenFlush => "broken-flush",
+        }
+    }
+}
+
+/// Counters of the disk since it started, as `ctl` reports them.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Stats {
+    /// Write requests.
+    pub writes: u64,
+    /// Flushes (fsync of the image).
+    pub flushes: u64,
+    /// 4 KiB blocks written back to their flushed contents by cuts.
+    pub discarded_blocks: u64,
+    /// Cuts.
+    pub cuts: u64,
+}
+
+/// The state the FUSE handlers share.
+struct State {
+    undo: HashMap<u64, Vec<u8>>,
+    failed: bool,
+    armed: bool,
+    stats: Stats,
+}
+
+/// The FUSE filesystem: a root directory with `image` and `ctl`.
+struct PowerDisk {
+    base: File,
+    size: u64,
+    model: Model,
+    st: Mutex<State>,
+}
+
+const ROOT: u64 = 1;
+const INO_IMAGE: u64 = 2;
+const INO_CTL: u64 = 3;
+const TTL: Duration = Duration::from_secs(3600);
+
+impl PowerDisk {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.st.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn attr(&self, ino: u64) -> Option<FileAttr> {
+        let (kind, size, perm, nlink) = match ino {
+            ROOT => (FileType::Directory, 0, 0o700, 2),
+            INO_IMAGE => (FileType::RegularFile, self.size, 0o600, 1),
+            INO_CTL => (FileType::RegularFile, BLOCK, 0o600, 1),
+            _ => return None,
+        };
+        Some(FileAttr {
+            ino: INodeNo(ino),
+            size,
+            blocks: size.div_ceil(512),
+            atime: UNIX_EPOCH,
+            mtime: UNIX_EPOCH,
+            ctime: UNIX_EPOCH,
+            crtime: UNIX_EPOCH,
+            kind,
+            perm,
+            nlink,
+            uid: rustix::process::getuid().as_raw(),
+            gid: rustix::process::getgid().as_raw(),
+            rdev: 0,
+            flags: 0,
+            blksize: BLOCK as u32,
+        })
+    }
+
+    /// Whether writes since the last flush are kept for a cut to discard.
+    fn keeps_undo(&self) -> bool {
+        self.model != Model::Passthrough
+    }
+
+    fn write_image(&self, offset: u64, data: &[u8]) -> std::io::Result<()> {
+        let mut st = self.lock();
+        if st.failed {
+            return Err(std::io::Error::from_raw_os_error(libc::EIO));
+        }
+        st.stats.writes += 1;
+        if self.keeps_undo() && !data.is_empty() {
+            let first = offset / BLOCK;
+            let last = (offset + data.len() as u64 - 1) / BLOCK;
+            for b in first..=last {
+                if let std::collections::hash_map::Entry::Vacant(e) = st.undo.entry(b) {
+                    let mut old = vec![0u8; BLOCK as usize];
+                    let n = read_at_most(&self.base, &mut old, b * BLOCK)?;
+                    old.truncate(n);
+                    e.insert(old);
+                }
+            }
+        }
+        self.base.write_all_at(data, offset)
+    }
+
+    fn flush_image(&self) -> std::io::Result<()> {
+        let mut st = self.lock();
+        if st.failed {
+            return Err(std::io::Error::from_raw_os_error(libc::EIO));
+        }
+        self.base.sync_data()?;
+        st.stats.flushes += 1;
+        if !(self.model == Model::BrokenFlush && st.armed) {
+            st.undo.clear();
+        }
+        Ok(())
+    }
+
+    fn control(&self, text: &str) -> std::io::Result<()> {
+        let mut st = self.lock();
+        match text.trim() {
+            "cut" if self.model == Model::Passthrough => Err(std::io::Error::from_raw_os_error(libc::EINVAL)),
+            "cut" => {
+                for (b, old) in st.undo.drain().collect::<Vec<_>>() {
+                    self.base.write_all_at(&old, b * BLOCK)?;
+                    st.stats.discarded_blocks += 1;
+                }
+                self.base.sync_data()?;
+                st.failed = true;
+                st.armed = false;
+                st.stats.cuts += 1;
+                Ok(())
+            }
+            "reset" => {
+                st.failed = false;
+                Ok(())
+            }
+            "arm" => {
+                st.armed = true;
+                Ok(())
+            }
+            _ => Err(std::io::Error::from_raw_os_error(libc::EINVAL)),
+        }
+    }
+
+    fn stats_text(&self) -> String {
+        let st = self.lock();
+        format!(
+            "writes {}\nflushes {}\ndiscarded_blocks {}\ncuts {}\nfailed {}\n",
+            st.stats.writes, st.stats.flushes, st.stats.discarded_blocks, st.stats.cuts, st.failed as u8
+        )
+    }
+}
+
+/// Reads up to `buf.len()` bytes at `offset`, fewer only at the end of the file.
+fn read_at_most(f: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    let mut done = 0;
+    while done < buf.len() {
+        match f.read_at(&mut buf[done..], offset + done as u64) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done)
+}
+
+fn errno(e: &std::io::Error) -> Errno {
+    Errno::from_i32(e.raw_os_error().unwrap_or(libc::EIO))
+}
+
+impl Filesystem for PowerDisk {
+    fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        let ino = match (u64::from(parent), name.to_str()) {
+            (ROOT, Some(IMAGE)) => INO_IMAGE,
+            (ROOT, Some(CTL)) => INO_CTL,
+            _ => return reply.error(Errno::ENOENT),
+        };
+        match self.attr(ino) {
+            Some(a) => reply.entry(&TTL, &a, Generation(0)),
+            None => reply.error(Errno::ENOENT),
+        }
+    }
+
+    fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
+        match self.attr(u64::from(ino)) {
+            Some(a) => reply.attr(&TTL, &a),
+            None => reply.error(Errno::ENOENT),
+        }
+    }
+
+    /// Size and mode changes are ignored (the image has the size of its base; `ctl` is a
+    /// channel): answering with the attributes lets `open(O_TRUNC)` of `ctl` succeed.
+    fn setattr(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _mode: Option<u32>,
+        _uid: Option<u32>,
+        _gid: Option<u32>,
+        _size: Option<u64>,
+        _atime: Option<fuser::TimeOrNow>,
+        _mtime: Option<fuser::TimeOrNow>,
+        _ctime: Option<std::time::SystemTime>,
+        _fh: Option<FileHandle>,
+        _crtime: Option<std::time::SystemTime>,
+        _chgtime: Option<std::time::SystemTime>,
+        _bkuptime: Option<std::time::SystemTime>,
+        _flags: Option<fuser::BsdFileFlags>,
+        reply: ReplyAttr,
+    ) {
+        match self.attr(u64::from(ino)) {
+            Some(a) => reply.attr(&TTL, &a),
+            None => reply.error(Errno::ENOENT),
+        }
+    }
+
+    fn open(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        match u64::from(ino) {
+            // No page cache for either file: after a cut, reads must see what the disk kept.
+            INO_IMAGE | INO_CTL => reply.opened(FileHandle(0), FopenFlags::FOPEN_DIRECT_IO),
+            _ => reply.error(Errno::EISDIR),
+        }
+    }
+
+    fn read(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        size: u32,
+        _flags: OpenFlags,
+        _lock: Option<LockOwner>,
+        reply: ReplyData,
+    ) {
+        match u64::from(ino) {
+            INO_IMAGE => {
+                if self.lock().failed {
+                    return reply.error(Errno::EIO);
+                }
+                let len = (size as u64).min(self.size.saturating_sub(offset)) as usize;
+                let mut buf = vec![0u8; len];
+                match read_at_most(&self.base, &mut buf, offset) {
+                    Ok(n) => reply.data(&buf[..n]),
+                    Err(e) => reply.error(errno(&e)),
+                }
+            }
+            INO_CTL => {
+                let text = self.stats_text();
+                let b = text.as_bytes();
+                let start = (offset as usize).min(b.len());
+                let end = (start + size as usize).min(b.len());
+                reply.data(&b[start..end]);
+            }
+            _ => reply.error(Errno::EISDIR),
+        }
+    }
+
+    fn write(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        data: &[u8],
+        _wf: WriteFlags,
+        _flags: OpenFlags,
+        _lock: Option<LockOwner>,
+        reply: ReplyWrite,
+    ) {
+        let r = match u64::from(ino) {
+            INO_IMAGE if offset + data.len() as u64 > self.size => Err(std::io::Error::from_raw_os_error(libc::ENOSPC)),
+            INO_IMAGE => self.write_image(offset, data),
+            INO_CTL => self.control(&String::from_utf8_lossy(data)),
+            _ => Err(std::io::Error::from_raw_os_error(libc::EISDIR)),
+        };
+        match r {
+            Ok(()) => reply.written(data.len() as u32),
+            Err(e) => reply.error(errno(&e)),
+        }
+    }
+
+    fn flush(&self, _req: &Request, _ino: INodeNo, _fh: FileHandle, _lock: LockOwner, reply: ReplyEmpty) {
+        reply.ok();
+    }
+
+    fn fsync(&self, _req: &Request, ino: INodeNo, _fh: FileHandle, _datasync: bool, reply: ReplyEmpty) {
+        if u64::from(ino) != INO_IMAGE {
+            return reply.ok();
+        }
+        match self.flush_image() {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(errno(&e)),
+        }
+    }
+
+    fn readdir(&self, _req: &Request, ino: INodeNo, _fh: FileHandle, offset: u64, mut reply: ReplyDirectory) {
+        if u64::from(ino) != ROOT {
+            return reply.error(Errno::ENOTDIR);
+        }
+        let entries = [
+            (ROOT, FileType::Directory, "."),
+            (ROOT, FileType::Directory, ".."),
+            (INO_IMAGE, FileType::RegularFile, IMAGE),
+            (INO_CTL, FileType::RegularFile, CTL),
+        ];
+        for (i, (ino, kind, name)) in entries.into_iter().enumerate().skip(offset as usize) {
+            if reply.add(INodeNo(ino), (i + 1) as u64, kind, name) {
+                break;
+            }
+        }
+        reply.ok();
+    }
+}
+
+/// Serves `base` (an image file or block device, opened read-write) as `MOUNTPOINT/image` until
+/// the mount is unmounted: the body of `fsbench powerdisk`.
+pub fn serve(base: &Path, mountpoint: &Path, model: Model) -> std::io::Result<()> {
+    let file = std::fs::OpenOptions::new().read(true).write(true).open(base)?;
+    let size = {
+        use std::io::Seek;
+        (&file).seek(std::io::SeekFrom::End(0))?
+    };
+    let fs = PowerDisk {
+        base: file,
+        size,
+        model,
+        st: Mutex::new(State {
+            undo: HashMap::new(),
+            failed: false,
+            armed: false,
+            stats: Stats::default(),
+        }),
+    };
+    let mut cfg = Config::default();
+    cfg.mount_options = vec![
+        MountOption::FSName(FS_NAME.into()),
+        MountOption::Subtype("powerdisk".into()),
+    ];
+    cfg.n_threads = Some(1);
+    fuser::mount(fs, mountpoint, &cfg)
+}
+
+/// Why the power-cut disk could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum DiskError {
+    /// Starting, talking to or stopping the server failed.
+    #[error("power-cut disk: {what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The server did not come up.
+    #[error("power-cut disk: the server did not mount {mountpoint}: {why}")]
+    Start {
+        /// Where it should have mounted.
+        mountpoint: PathBuf,
+        /// Its stderr or the timeout.
+        why: String,
+    },
+}
+
+fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> DiskError {
+    let what = what.into();
+    move |source| DiskError::Io { what, source }
+}
+
+/// A running power-cut disk server: its process and FUSE mount. [`DiskServer::stop`] (or drop)
+/// unmounts the FUSE mount and waits for the process; the loop device over `image` must be
+/// detached first.
+pub struct DiskServer {
+    child: Option<Child>,
+    mountpoint: PathBuf,
+    model: Model,
+}
+
+impl DiskServer {
+    /// Starts `fsbench powerdisk` serving `run_dir/base_name` on a new folder
+    /// `run_dir/mount_name`, and waits (up to 10 s) until the mount is there.
+    pub fn start(run_dir: &Path, base_name: &str, mount_name: &str, model: Model) -> Result<Self, DiskError> {
+        let mountpoint = run_dir.join(mount_name);
+        std::fs::create_dir(&mountpoint).map_err(io(format!("create {}", mountpoint.display())))?;
+        // The running binary itself, even if its file was replaced since it started (a rebuild).
+        let child = Command::new("/proc/self/exe")
+            .args([
+                "powerdisk",
+                "--base",
+                base_name,
+                "--mount",
+                mount_name,
+                "--model",
+                model.as_arg(),
+            ])
+            .current_dir(run_dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn();
+        let child = match child {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = std::fs::remove_dir(&mountpoint);
+                return Err(io("start fsbench powerdisk")(e));
+            }
+        };
+        let mut s = DiskServer {
+            child: Some(child),
+            mountpoint,
+            model,
+        };
+        let t0 = Instant::now();
+        loop {
+            if crate::provision::mount_entry(&s.mountpoint).is_some_and(|(src, _, _)| src == FS_NAME) {
+                return Ok(s);
+            }
+            let exited = s.child.as_mut().and_then(|c| c.try_wait().ok().flatten());
+            if exited.is_some() || t0.elapsed() > Duration::from_secs(10) {
+                let mut why = String::new();
+                if let Some(mut c) = s.child.take() {
+                    let _ = c.kill();
+                    let _ = c.wait();
+                    if let Some(mut e) = c.stderr.take() {
+                        use std::io::Read;
+                        let _ = e.read_to_string(&mut why);
+                    }
+                }
+                let _ = std::fs::remove_dir(&s.mountpoint);
+                return Err(DiskError::Start {
+                    mountpoint: s.mountpoint.clone(),
+                    why: if why.trim().is_empty() {
+                        "no mount after 10 s".into()
+                    } else {
+                        why.trim().to_string()
+                    },
+                });
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The served image, for `losetup`.
+    pub fn image(&self) -> PathBuf {
+        self.mountpoint.join(IMAGE)
+    }
+
+    /// The FUSE mountpoint.
+    pub fn mountpoint(&self) -> &Path {
+        &self.mountpoint
+    }
+
+    /// The disk's model.
+    pub fn model(&self) -> Model {
+        self.model
+    }
+
+    fn send(&self, cmd: &str) -> Result<(), DiskError> {
+        std::fs::write(self.mountpoint.join(CTL), cmd).map_err(io(format!("send `{cmd}`")))
+    }
+
+    /// Cuts the power: discards every write since the last completed flush and fails all I/O.
+    pub fn cut(&self) -> Result<(), DiskError> {
+        self.send("cut")
+    }
+
+    /// Powers the disk back on after a cut (I/O works again).
+    pub fn reset(&self) -> Result<(), DiskError> {
+        self.send("reset")
+    }
+
+    /// From now on the broken model acknowledges flushes without keeping their writes.
+    pub fn arm(&self) -> Result<(), DiskError> {
+        self.send("arm")
+    }
+
+    /// The disk's counters.
+    pub fn stats(&self) -> Result<Stats, DiskError> {
+        let text = std::fs::read_to_string(self.mountpoint.join(CTL)).map_err(io("read ctl"))?;
+        let mut s = Stats::default();
+        for l in text.lines() {
+            let mut f = l.split_whitespace();
+            let (Some(k), Some(v)) = (f.next(), f.next().and_then(|v| v.parse().ok())) else {
+                continue;
+            };
+            match k {
+                "writes" => s.writes = v,
+                "flushes" => s.flushes = v,
+                "discarded_blocks" => s.discarded_blocks = v,
+                "cuts" => s.cuts = v,
+                _ => {}
+            }
+        }
+        Ok(s)
+    }
+
+    /// Unmounts the FUSE mount (the loop device over it must be detached already), waits for the
+    /// server to end and removes the mountpoint folder.
+    pub fn stop(mut self) -> Result<(), DiskError> {
+        self.stop_inner()
+    }
+
+    fn stop_inner(&mut self) -> Result<(), DiskError> {
+        let Some(mut child) = self.child.take() else {
+            return Ok(());
+        };
+        let r = crate::provision::unmount(&self.mountpoint)
+            .map_err(|e| io(format!("unmount {}", self.mountpoint.display()))(std::io::Error::other(e.to_string())));
+        let t0 = Instant::now();
+        while child.try_wait().ok().flatten().is_none() {
+            if t0.elapsed() > Duration::from_secs(5) {
+                let _ = child.kill();
+                let _ = child.wait();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = std::fs::remove_dir(&self.mountpoint);
+        r
+    }
+}
+
+impl Drop for DiskServer {
+    fn drop(&mut self) {
+        if let Err(e) = self.stop_inner() {
+            eprintln!("fsbench: {e}; run `fsbench cleanup`");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn disk(model: Model, bytes: usize) -> (tempfile::NamedTempFile, PowerDisk) {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        f.as_file().write_all_at(&vec![0xAAu8; bytes], 0).unwrap();
+        let base = File::options().read(true).write(true).open(f.path()).unwrap();
+        let d = PowerDisk {
+            base,
+            size: bytes as u64,
+            model,
+            st: Mutex::new(State {
+                undo: HashMap::new(),
+                failed: false,
+                armed: false,
+                stats: Stats::default(),
+            }),
+        };
+        (f, d)
+    }
+
+    fn content(d: &PowerDisk) -> Vec<u8> {
+        let mut b = vec![0u8; d.size as usize];
+        read_at_most(&d.base, &mut b, 0).unwrap();
+        b
+    }
+
+    #[test]
+    fn a_cut_discards_exactly_the_writes_since_the_last_flush_and_fails_io_until_reset() {
+        let (_f, d) = disk(Model::Volatile, 4 * BLOCK as usize);
+        d.write_image(100, &[1u8; 10]).unwrap();
+        d.flush_image().unwrap();
+        // Unaligned, spanning two blocks, and one block written twice.
+        d.write_image(BLOCK - 5, &[2u8; 10]).unwrap();
+        d.write_image(3 * BLOCK, &[3u8; 4]).unwrap();
+        d.write_image(3 * BLOCK + 1, &[4u8; 4]).unwrap();
+        d.control("cut").unwrap();
+        let c = content(&d);
+        let mut want = vec![0xAAu8; 4 * BLOCK as usize];
+        want[100..110].fill(1);
+        assert_eq!(c, want, "only the flushed write survives");
+        assert!(d.write_image(0, &[9]).is_err() && d.flush_image().is_err());
+        d.control("reset").unwrap();
+        d.write_image(0, &[9]).unwrap();
+        assert_eq!(d.lock().stats.discarded_blocks, 3);
+    }
+
+    #[test]
+    fn the_broken_model_drops_acknowledged_flushes_after_arm_and_passthrough_refuses_a_cut() {
+        let (_f, d) = disk(Model::BrokenFlush, 2 * BLOCK as usize);
+        d.write_image(0, &[1u8; 8]).unwrap();
+        d.flush_image().unwrap();
+        d.control("arm").unwrap();
+        d.write_image(BLOCK, &[2u8; 8]).unwrap();
+        d.flush_image().unwrap(); // acknowledged, yet not kept
+        d.control("cut").unwrap();
+        let c = content(&d);
+        assert_eq!(&c[..8], &[1u8; 8]);
+        assert_eq!(&c[BLOCK as usize..BLOCK as usize + 8], &[0xAAu8; 8]);
+        let (_g, p) = disk(Model::Passthrough, BLOCK as usize);
+        p.write_image(0, &[5u8; 4]).unwrap();
+        assert!(p.control("cut").is_err());
+        assert!(p.lock().undo.is_empty(), "pass-through keeps nothing");
+    }
+}

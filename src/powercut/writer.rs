@@ -1,0 +1,494 @@
+//! The seeded writer that runs until the power is cut, and the ledger of what it was told is
+//! durable.
+//!
+//! Each operation is chosen by a seeded RNG: create a file and fsync it and its directory,
+//! append with fdatasync, rename and fsync the directory, mkdir and fsync the parent, write a
+//! file without any sync (information only), and optionally commit one numbered row to an
+//! SQLite database (WAL, `synchronous=FULL`). The [`Ledger`] lives in fsbench's memory, never on
+//! the filesystem under test: a path enters it as acknowledged only after every sync of its
+//! operation returned success. The operation in flight when the cut came is remembered, and
+//! either of its outcomes is accepted.
+//!
+//! [`verify`] compares a recovered filesystem with the ledger: every acknowledged file must
+//! hold at least its acknowledged bytes with the same checksum (FNV-1a 64), every acknowledged
+//! directory must exist, a name renamed away durably must be gone, and every acknowledged SQLite
+//! row must be there. Each miss is one `acked_lost` with its path and what is wrong.
+//!
+//! Invariant: the writer's loop allocates its buffers once; file contents come from the
+//! seeded RNG, so a run with the same seed writes the same bytes.
+
+use rand::{Rng, RngCore, SeedableRng};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
+use std::io::{Read, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// The name of the writer's SQLite database in its folder.
+pub const DB_NAME: &str = "rows.sqlite";
+
+/// What the writer does.
+#[derive(Clone, Debug)]
+pub struct WriterSpec {
+    /// Seed of the operation sequence and of the file contents.
+    pub seed: u64,
+    /// Largest file created or append made, in bytes (at least 1).
+    pub max_write: usize,
+    /// Commit numbered rows to an SQLite database too.
+    pub sqlite: bool,
+    /// Stop after this many acknowledged operations (0: only a failure or `stop` ends it).
+    pub max_ops: u64,
+}
+
+/// What a recovered path should hold.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Expect {
+    /// A file of at least `len` bytes whose first `len` bytes hash to `hash`.
+    File {
+        /// Acknowledged length, in bytes.
+        len: u64,
+        /// FNV-1a 64 of those bytes.
+        hash: u64,
+    },
+    /// A directory.
+    Dir,
+}
+
+/// The acknowledged state after one writer run, kept on the host side.
+#[derive(Clone, Debug, Default)]
+pub struct Ledger {
+    /// Paths (relative to the writer's folder) acknowledged durable, and what they hold.
+    pub acked: BTreeMap<String, Expect>,
+    /// Names durably renamed away: they must not come back.
+    pub gone: BTreeSet<String>,
+    /// The rename in flight at the cut (`from`, `to`): the file may be under either name.
+    pub in_flight_rename: Option<(String, String)>,
+    /// Files written without any sync: (path, length, hash).
+    pub unsynced: Vec<(String, u64, u64)>,
+    /// Operations acknowledged.
+    pub acked_ops: u64,
+    /// SQLite rows committed (1..=n).
+    pub db_rows: u64,
+}
+
+/// FNV-1a 64, streaming: hashing `a` then `b` equals hashing `a ++ b`.
+#[derive(Clone, Copy, Debug)]
+pub struct Fnv(pub u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    /// Adds `data`.
+    pub fn write(&mut self, data: &[u8]) {
+        for b in data {
+            self.0 ^= *b as u64;
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+}
+
+/// Why the writer stopped before the cut.
+#[derive(Debug, thiserror::Error)]
+#[error("{what}: {source}")]
+pub struct WriterError {
+    /// Operation and path.
+    pub what: String,
+    /// The OS error.
+    #[source]
+    pub source: std::io::Error,
+}
+
+fn werr(what: String) -> impl FnOnce(std::io::Error) -> WriterError {
+    move |source| WriterError { what, source }
+}
+
+fn fsync_dir(dir: &Path) -> std::io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// Runs the writer in `dir` until an operation fails. `acked` counts acknowledged operations
+/// for the cutter; `cutting` says the power is being cut, after which a failure is the expected
+/// end (`Ok`) rather than an error; `stop` ends it without a cut (an interrupt).
+pub fn run(
+    spec: &WriterSpec,
+    dir: &Path,
+    acked: &AtomicU64,
+    cutting: &AtomicBool,
+    stop: &AtomicBool,
+) -> Result<Ledger, WriterError> {
+    let mut l = Ledger::default();
+    match run_ops(spec, dir, acked, cutting, stop, &mut l) {
+        Ok(()) => Ok(l),
+        Err(_) if cutting.load(Ordering::SeqCst) => Ok(l),
+        Err(e) => Err(e),
+    }
+}
+
+fn run_ops(
+    spec: &WriterSpec,
+    dir: &Path,
+    acked: &AtomicU64,
+    cutting: &AtomicBool,
+    stop: &AtomicBool,
+    l: &mut Ledger,
+) -> Result<(), WriterError> {
+    // An operation counts as acknowledged only if its last sync returned before the cut began:
+    // `cutting` is raised before the cut, so an operation that finds it still down after its
+    // sync finished before the power went. One that finds it up may have "succeeded" on a
+    // filesystem already shut down (XFS answers a directory fsync with 0 once the shutdown has
+    // dropped the directory's log items): a real power cut would never have let it return, so
+    // it stays in flight (either outcome accepted) and the writer stops.
+    let after_cut = || cutting.load(Ordering::SeqCst);
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(spec.seed);
+    let mut buf = vec![0u8; spec.max_write.max(1)];
+    let mut files: Vec<String> = Vec::new(); // acknowledged files (append and rename sources)
+    let mut dirs: Vec<String> = vec![String::new()];
+    let db = if spec.sqlite {
+        let c = rusqlite::Connection::open(dir.join(DB_NAME))
+            .and_then(|c| {
+                // Exclusive locking before WAL: the wal-index lives on the heap instead of an
+                // mmap'ed `-shm` file, whose page faults would kill fsbench with SIGBUS once
+                // the filesystem under it is cut off.
+                c.pragma_update(None, "locking_mode", "EXCLUSIVE")?;
+                c.pragma_update(None, "journal_mode", "WAL")?;
+                c.pragma_update(None, "synchronous", "FULL")?;
+                c.execute("CREATE TABLE rows (n INTEGER PRIMARY KEY, payload BLOB NOT NULL)", [])?;
+                Ok(c)
+            })
+            .map_err(|e| werr(format!("create {}", DB_NAME))(std::io::Error::other(e)))?;
+        fsync_dir(dir).map_err(werr(format!("fsync {}", dir.display())))?;
+        Some(c)
+    } else {
+        None
+    };
+    let mut k: u64 = 0;
+    while !stop.load(Ordering::Relaxed) && (spec.max_ops == 0 || l.acked_ops < spec.max_ops) {
+        k += 1;
+        let roll = rng.gen_range(0..100u32);
+        let sub = |d: &str, name: String| if d.is_empty() { name } else { format!("{d}/{name}") };
+        match roll {
+            // Create, fsync the file and its directory.
+            0..=34 => {
+                let d = dirs[rng.gen_range(0..dirs.len())].clone();
+                let rel = sub(&d, format!("f{k}"));
+                let n = rng.gen_range(1..=buf.len());
+                rng.fill_bytes(&mut buf[..n]);
+                let path = dir.join(&rel);
+                let mut f = File::create_new(&path).map_err(werr(format!("create {rel}")))?;
+                f.write_all(&buf[..n]).map_err(werr(format!("write {rel}")))?;
+                f.sync_all().map_err(werr(format!("fsync {rel}")))?;
+                fsync_dir(&dir.join(&d)).map_err(werr(format!("fsync dir of {rel}")))?;
+                if after_cut() {
+                    return Ok(());
+                }
+                let mut h = Fnv::default();
+                h.write(&buf[..n]);
+                l.acked.insert(
+                    rel.clone(),
+                    Expect::File {
+                        len: n as u64,
+                        hash: h.0,
+                    },
+                );
+                files.push(rel);
+            }
+            // Append with fdatasync.
+            35..=54 if !files.is_empty() => {
+                let rel = files[rng.gen_range(0..files.len())].clone();
+                let n = rng.gen_range(1..=buf.len());
+                rng.fill_bytes(&mut buf[..n]);
+                let path = dir.join(&rel);
+                let mut f = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&path)
+                    .map_err(werr(format!("open {rel}")))?;
+                f.write_all(&buf[..n]).map_err(werr(format!("append {rel}")))?;
+                f.sync_data().map_err(werr(format!("fdatasync {rel}")))?;
+                if after_cut() {
+                    return Ok(());
+                }
+                if let Some(Expect::File { len, hash }) = l.acked.get_mut(&rel) {
+                    let mut h = Fnv(*hash);
+                    h.write(&buf[..n]);
+                    *len += n as u64;
+                    *hash = h.0;
+                }
+            }
+            // Rename into a (maybe other) directory, fsync both directories.
+            55..=64 if !files.is_empty() => {
+                let i = rng.gen_range(0..files.len());
+                let from = files[i].clone();
+                let d = dirs[rng.gen_range(0..dirs.len())].clone();
+                let to = sub(&d, format!("r{k}"));
+                l.in_flight_rename = Some((from.clone(), to.clone()));
+                std::fs::rename(dir.join(&from), dir.join(&to)).map_err(werr(format!("rename {from} {to}")))?;
+                let from_dir = Path::new(&from)
+                    .parent()
+                    .map(|p| dir.join(p))
+                    .unwrap_or(dir.to_path_buf());
+                fsync_dir(&from_dir).map_err(werr(format!("fsync dir of {from}")))?;
+                fsync_dir(&dir.join(&d)).map_err(werr(format!("fsync dir of {to}")))?;
+                if after_cut() {
+                    return Ok(());
+                }
+                l.in_flight_rename = None;
+                if let Some(e) = l.acked.remove(&from) {
+                    l.acked.insert(to.clone(), e);
+                }
+                l.gone.insert(from);
+                files[i] = to;
+            }
+            // Make a directory, fsync its parent.
+            65..=74 => {
+                let rel = format!("d{k}");
+                std::fs::create_dir(dir.join(&rel)).map_err(werr(format!("mkdir {rel}")))?;
+                fsync_dir(dir).map_err(werr(format!("fsync {}", dir.display())))?;
+                if after_cut() {
+                    return Ok(());
+                }
+                l.acked.insert(rel.clone(), Expect::Dir);
+                dirs.push(rel);
+            }
+            // Commit one numbered row.
+            90..=99 if db.is_some() => {
+                let n = l.db_rows + 1;
+                let n_bytes = rng.gen_range(16..=256usize).min(buf.len().max(16));
+                let payload = &buf[..n_bytes.min(buf.len())];
+                db.as_ref()
+                    .map(|c| {
+                        c.execute(
+                            "INSERT INTO rows (n, payload) VALUES (?1, ?2)",
+                            rusqlite::params![n as i64, payload],
+                        )
+                    })
+                    .transpose()
+                    .map_err(|e| werr(format!("commit row {n}"))(std::io::Error::other(e)))?;
+                if after_cut() {
+                    return Ok(());
+                }
+                l.db_rows = n;
+            }
+            // Write without any sync: may or may not survive.
+            _ => {
+                let rel = format!("u{k}");
+                let n = rng.gen_range(1..=buf.len());
+                rng.fill_bytes(&mut buf[..n]);
+                let mut f = File::create_new(dir.join(&rel)).map_err(werr(format!("create {rel}")))?;
+                f.write_all(&buf[..n]).map_err(werr(format!("write {rel}")))?;
+                let mut h = Fnv::default();
+                h.write(&buf[..n]);
+                l.unsynced.push((rel, n as u64, h.0));
+                continue; // not an acknowledged operation
+            }
+        }
+        l.acked_ops += 1;
+        acked.store(l.acked_ops, Ordering::SeqCst);
+    }
+    Ok(())
+}
+
+/// What [`verify`] found.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// Acknowledged operations' results missing or wrong: `path: what`.
+    pub acked_lost: Vec<String>,
+    /// Unsynced files missing or incomplete.
+    pub unsynced_lost: u64,
+    /// Unsynced files fully there.
+    pub unsynced_kept: u64,
+    /// Committed SQLite rows missing (or all of them when the database cannot be read).
+    pub db_rows_lost: u64,
+    /// Why the database could not be read, if it could not.
+    pub db_error: Option<String>,
+}
+
+/// Reads the first `len` bytes of `path` and hashes them; `Err` says what is wrong.
+fn check_file(path: &Path, len: u64, hash: u64) -> Result<(), String> {
+    let f = File::open(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            "missing".to_string()
+        } else {
+            format!("unreadable: {e}")
+        }
+    })?;
+    let mut h = Fnv::default();
+    let mut got = 0u64;
+    let mut buf = [0u8; 64 * 1024];
+    let mut r = f.take(len);
+    loop {
+        match r.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                h.write(&buf[..n]);
+                got += n as u64;
+            }
+            Err(e) => return Err(format!("read error after {got} bytes: {e}")),
+        }
+    }
+    if got < len {
+        return Err(format!("short: {got} of {len} acknowledged bytes"));
+    }
+    if h.0 != hash {
+        return Err("content differs from what was acknowledged".into());
+    }
+    Ok(())
+}
+
+/// Compares the writer's folder `dir` on the recovered filesystem with `l`.
+pub fn verify(dir: &Path, l: &Ledger, sqlite: bool) -> Verdict {
+    let mut v = Verdict::default();
+    for (rel, e) in &l.acked {
+        let p = dir.join(rel);
+        let r = match e {
+            Expect::Dir => match std::fs::metadata(&p) {
+                Ok(m) if m.is_dir() => Ok(()),
+                Ok(_) => Err("not a directory".to_string()),
+                Err(_) => Err("directory missing".to_string()),
+            },
+            Expect::File { len, hash } => check_file(&p, *len, *hash).or_else(|why| {
+                // The rename in flight may have reached the disk: the file under its new name.
+                match &l.in_flight_rename {
+                    Some((from, to)) if from == rel => check_file(&dir.join(to), *len, *hash).map_err(|_| why),
+                    _ => Err(why),
+                }
+            }),
+        };
+        if let Err(why) = r {
+            v.acked_lost.push(format!("{rel}: {why}"));
+        }
+    }
+    for rel in &l.gone {
+        if std::fs::symlink_metadata(dir.join(rel)).is_ok() {
+            v.acked_lost
+                .push(format!("{rel}: renamed away durably, but back after the cut"));
+        }
+    }
+    for (rel, len, hash) in &l.unsynced {
+        match check_file(&dir.join(rel), *len, *hash) {
+            Ok(()) => v.unsynced_kept += 1,
+            Err(_) => v.unsynced_lost += 1,
+        }
+    }
+    if sqlite {
+        let present =
+            rusqlite::Connection::open_with_flags(dir.join(DB_NAME), rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE)
+                .and_then(|c| {
+                    c.query_row(
+                        "SELECT count(*) FROM rows WHERE n BETWEEN 1 AND ?1",
+                        [l.db_rows as i64],
+                        |r| r.get::<_, i64>(0),
+                    )
+                });
+        match present {
+            Ok(n) => v.db_rows_lost = l.db_rows.saturating_sub(n as u64),
+            Err(e) => {
+                v.db_rows_lost = l.db_rows;
+                v.db_error = Some(e.to_string());
+            }
+        }
+        if v.db_rows_lost > 0 {
+            v.acked_lost.push(format!(
+                "{DB_NAME}: {} of {} committed rows missing",
+                v.db_rows_lost, l.db_rows
+            ));
+        }
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ledger_after(spec: &WriterSpec, dir: &Path, ops: u64) -> Ledger {
+        let acked = AtomicU64::new(0);
+        let stop = AtomicBool::new(false);
+        let cutting = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let h = s.spawn(|| run(spec, dir, &acked, &cutting, &stop));
+            while acked.load(Ordering::SeqCst) < ops && !h.is_finished() {
+                std::thread::yield_now();
+            }
+            stop.store(true, Ordering::SeqCst);
+            h.join().unwrap().unwrap()
+        })
+    }
+
+    #[test]
+    fn fnv_streams() {
+        let mut a = Fnv::default();
+        a.write(b"hello ");
+        a.write(b"world");
+        let mut b = Fnv::default();
+        b.write(b"hello world");
+        assert_eq!(a.0, b.0);
+    }
+
+    #[test]
+    fn an_intact_folder_verifies_and_every_kind_of_damage_is_an_acked_loss() {
+        let t = tempfile::tempdir().unwrap();
+        let spec = WriterSpec {
+            seed: 7,
+            max_write: 8192,
+            sqlite: true,
+            max_ops: 0,
+        };
+        let l = ledger_after(&spec, t.path(), 120);
+        assert!(l.acked_ops >= 120 && !l.gone.is_empty() && l.db_rows > 0, "{l:?}");
+        let v = verify(t.path(), &l, true);
+        assert!(v.acked_lost.is_empty(), "{v:?}");
+        assert_eq!(v.unsynced_kept as usize, l.unsynced.len());
+
+        // Damage: truncate one file, flip a byte of another, remove a directory's entry,
+        // bring back a renamed-away name, delete rows.
+        let files: Vec<(&String, u64)> = l
+            .acked
+            .iter()
+            .filter_map(|(p, e)| match e {
+                Expect::File { len, .. } if *len > 1 => Some((p, *len)),
+                _ => None,
+            })
+            .collect();
+        let (a, alen) = files[0];
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(t.path().join(a))
+            .unwrap()
+            .set_len(alen - 1)
+            .unwrap();
+        let (b, _) = files[1];
+        let mut bytes = std::fs::read(t.path().join(b)).unwrap();
+        bytes[0] ^= 0xFF;
+        std::fs::write(t.path().join(b), bytes).unwrap();
+        let gone = l.gone.iter().next().unwrap();
+        std::fs::write(t.path().join(gone), b"x").unwrap();
+        let c = rusqlite::Connection::open(t.path().join(DB_NAME)).unwrap();
+        c.execute("DELETE FROM rows WHERE n = 1", []).unwrap();
+        drop(c);
+        let v = verify(t.path(), &l, true);
+        assert_eq!(v.db_rows_lost, 1);
+        let text = v.acked_lost.join("\n");
+        assert!(text.contains(&format!("{a}: short")), "{text}");
+        assert!(text.contains(&format!("{b}: content differs")), "{text}");
+        assert!(text.contains(&format!("{gone}: renamed away")), "{text}");
+        assert_eq!(v.acked_lost.len(), 4, "{text}");
+    }
+
+    #[test]
+    fn the_same_seed_writes_the_same_sequence() {
+        let spec = WriterSpec {
+            seed: 3,
+            max_write: 1000,
+            sqlite: false,
+            max_ops: 40,
+        };
+        let (t1, t2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let a = ledger_after(&spec, t1.path(), 40);
+        let b = ledger_after(&spec, t2.path(), 40);
+        assert_eq!((a.acked_ops, &a.acked, &a.unsynced), (40, &b.acked, &b.unsynced));
+    }
+}
