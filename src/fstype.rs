@@ -251,8 +251,15 @@ pub const TABLE: &[FsType] = &[
     },
     block("zfs", "mkfs.zfs", None, DEFAULT_MIN, EXT),
     block("f2fs", "mkfs.f2fs", Some("f2fs-tools"), DEFAULT_MIN, EXT),
-    block("jfs", "mkfs.jfs", Some("jfsutils"), DEFAULT_MIN, EXT),
-    block("reiserfs", "mkfs.reiserfs", Some("reiserfsprogs"), DEFAULT_MIN, EXT),
+    // Both ask for confirmation without these (jfs: `-q`; reiserfs: `-f -f` for a whole disk).
+    FsType {
+        mkfs_args: &["-q"],
+        ..block("jfs", "mkfs.jfs", Some("jfsutils"), DEFAULT_MIN, EXT)
+    },
+    FsType {
+        mkfs_args: &["-f", "-f", "-q"],
+        ..block("reiserfs", "mkfs.reiserfs", Some("reiserfsprogs"), DEFAULT_MIN, EXT)
+    },
     block("bcachefs", "mkfs.bcachefs", None, DEFAULT_MIN, EXT),
     block("nilfs2", "mkfs.nilfs2", Some("nilfs-tools"), DEFAULT_MIN, EXT),
     // Recognised in `--fs` lists only (not listed by `fsbench list filesystems`).

@@ -291,6 +291,7 @@ impl Runner {
             };
             let outcome = slot::run_slot(
                 provisioner.as_ref(),
+                &state,
                 case,
                 &self.suite,
                 &slot::tag_for(slot_index, &case.variant.name),

@@ -159,6 +159,7 @@ impl Target {
                 mkfs_args: vec![],
                 mount_opts: vec![],
                 image_size: None,
+                kernel: None,
             }];
         }
         Ok(())
@@ -166,6 +167,15 @@ impl Target {
 
     /// Whether this target can make `v` here; `Err` says why not and what would fix it.
     pub fn availability(&self, v: &FsVariant) -> Result<(), String> {
+        if v.kernel.is_some() {
+            // A guest variant needs QEMU and a guest kernel, not the host's driver.
+            return match self {
+                Target::Images { .. } => crate::guest::availability(v),
+                Target::Device { .. } | Target::Dir { .. } => {
+                    Err("a guest kernel runs on loop images only (not with --device or --dir)".into())
+                }
+            };
+        }
         match self {
             Target::Dir { .. } => Ok(()),
             Target::Images { .. } | Target::Device { .. } => provision::availability(&v.fs_type),
