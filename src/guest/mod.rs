@@ -571,7 +571,8 @@ pub fn run_slot(
     let mut raw = reply.result.map_err(GuestError::Agent)?;
     let boot_s = booted.map(|d| d.as_secs_f64()).unwrap_or(0.0);
     let mut note = format!(
-        "guest: Linux {} under {} ({}), booted in {boot_s:.1} s",
+        "{}{} under {} ({}), booted in {boot_s:.1} s",
+        crate::report::group::NOTE_PREFIX,
         reply.kernel,
         accel.name(),
         match accel {
@@ -605,14 +606,6 @@ pub struct GuestSample {
     pub boot: Measurement,
     /// Mount options as the guest's /proc/mounts showed them.
     pub effective_mount_opts: Option<String>,
-}
-
-/// The kernel release and accelerator a stored guest note names (`guest: Linux R under A …`).
-pub fn parse_note(note: &str) -> Option<(String, String)> {
-    let rest = note.strip_prefix("guest: Linux ")?;
-    let (release, rest) = rest.split_once(" under ")?;
-    let accel = rest.split_whitespace().next()?;
-    Some((release.to_string(), accel.to_string()))
 }
 
 /// Undoes an [`Undo::Kill`]: SIGKILL to `pid` only while its start time and command line still
@@ -658,13 +651,6 @@ mod tests {
         assert_eq!(strip_guest_suffix("ext4:noatime"), ("ext4:noatime".into(), false));
         assert_eq!(strip_guest_suffix("jfs@host"), ("jfs@host".into(), false));
         assert_eq!(variant_name("ext4", &["noatime".into()]), "ext4@guest:noatime");
-    }
-
-    #[test]
-    fn the_guest_note_gives_back_release_and_accelerator() {
-        let n = "guest: Linux 6.1.0-56-amd64 under tcg (emulated: compare only with each other), booted in 3.1 s";
-        assert_eq!(parse_note(n), Some(("6.1.0-56-amd64".into(), "tcg".into())));
-        assert_eq!(parse_note("quiesce: waited"), None);
     }
 
     #[test]

@@ -82,7 +82,8 @@ impl Guest {
         let mut cmd = Command::new(qemu);
         let accel = match b.accel {
             Accel::Kvm => ["-accel", "kvm", "-cpu", "host"],
-            Accel::Tcg => ["-accel", "tcg", "-cpu", "max"],
+            // qemu64 boots in about half the time of `max` under TCG (fewer features to emulate).
+            Accel::Tcg => ["-accel", "tcg", "-cpu", "qemu64"],
         };
         cmd.args(accel)
             .args(["-m", &b.mem_mib.to_string(), "-smp", "1", "-nodefaults", "-no-reboot"])

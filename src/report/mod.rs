@@ -37,6 +37,7 @@ pub mod charts;
 pub mod compare;
 mod csv;
 mod escape;
+pub mod group;
 mod html;
 mod number;
 mod role;
@@ -97,6 +98,9 @@ pub struct Cell {
     /// the disk.
     #[serde(default)]
     pub cache_bound: bool,
+    /// The comparison group of a guest variant ([`group`]); `None` for the host's kernel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }
 
 /// How far above the raw device's faster sequential rate a mean throughput must lie to be
