@@ -24,6 +24,8 @@
 //! - `cleanup`: a killed run with its own scratch folder, undone by a bare `fsbench cleanup`.
 //! - `quiesce`: the quiesce gate's stored wait per repeat; a hammered device timing it out.
 //! - `device_reuse`: a second run on the same confirmed device; foreign filesystems refused.
+//! - `guest`: a TCG QEMU guest running bonnie on jfs and reiserfs; a guest that cannot boot;
+//!   SIGKILL + cleanup while a guest runs.
 
 #[path = "integration/util.rs"]
 mod util;
@@ -78,3 +80,6 @@ mod device_reuse;
 
 #[path = "integration/space.rs"]
 mod space;
+
+#[path = "integration/guest.rs"]
+mod guest;

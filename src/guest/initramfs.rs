@@ -100,6 +100,21 @@ impl ModuleTree {
         for dep in depends(&bytes) {
             self.visit(&norm(&dep), seen, out, depth + 1)?;
         }
+        // Soft dependencies are loaded on demand by modprobe, which the guest does not have:
+        // load them first. They name aliases; `crypto-X` is served by `X_generic` (or `X`).
+        for soft in modinfo(&bytes, "softdep") {
+            let names = soft.split_whitespace().skip_while(|w| *w != "pre:").skip(1).take_while(|w| !w.ends_with(':'));
+            for alias in names {
+                let base = alias.strip_prefix("crypto-").unwrap_or(alias);
+                if let Some(m) = [format!("{base}_generic"), base.to_string()]
+                    .into_iter()
+                    .map(|n| norm(&n))
+                    .find(|n| self.files.contains_key(n))
+                {
+                    self.visit(&m, seen, out, depth + 1)?;
+                }
+            }
+        }
         out.push(path.clone());
         Ok(())
     }
@@ -107,17 +122,25 @@ impl ModuleTree {
 
 /// The `depends=a,b` entry of a module's `.modinfo` section (NUL-terminated strings).
 fn depends(ko: &[u8]) -> Vec<String> {
-    let key = b"\0depends=";
-    let Some(at) = ko.windows(key.len()).position(|w| w == key) else {
-        return vec![];
-    };
-    let rest = &ko[at + key.len()..];
-    let end = rest.iter().position(|b| *b == 0).unwrap_or(rest.len());
-    String::from_utf8_lossy(&rest[..end])
-        .split(',')
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect()
+    modinfo(ko, "depends")
+        .first()
+        .map(|d| d.split(',').filter(|s| !s.is_empty()).map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// Every `KEY=value` string of a module's `.modinfo` section.
+fn modinfo(ko: &[u8], key: &str) -> Vec<String> {
+    let needle = format!("\0{key}=");
+    let needle = needle.as_bytes();
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(at) = ko[from..].windows(needle.len()).position(|w| w == needle) {
+        let rest = &ko[from + at + needle.len()..];
+        let end = rest.iter().position(|b| *b == 0).unwrap_or(rest.len());
+        out.push(String::from_utf8_lossy(&rest[..end]).into_owned());
+        from += at + needle.len() + end;
+    }
+    out
 }
 
 /// One `newc` cpio writer (no compression; the kernel unpacks it as is).
@@ -246,13 +269,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let k = dir.path().join("kernel/fs");
         std::fs::create_dir_all(&k).unwrap();
-        std::fs::write(k.join("ext4.ko"), b"\0depends=jbd2,crc16\0").unwrap();
+        std::fs::write(k.join("ext4.ko"), b"\0depends=jbd2,crc16\0softdep=pre: crypto-crc32c\0").unwrap();
+        std::fs::write(k.join("crc32c_generic.ko"), b"\0depends=\0").unwrap();
         std::fs::write(k.join("jbd2.ko"), b"\0depends=\0").unwrap();
         std::fs::write(dir.path().join("modules.builtin"), "kernel/lib/crc16.ko\n").unwrap();
         let t = ModuleTree::open(dir.path()).unwrap();
         let got = t.resolve(&["ext4"]).unwrap();
         let names: Vec<_> = got.iter().map(|p| p.file_name().unwrap().to_str().unwrap()).collect();
-        assert_eq!(names, ["jbd2.ko", "ext4.ko"]);
+        assert_eq!(names, ["jbd2.ko", "crc32c_generic.ko", "ext4.ko"]);
         assert!(t.has("crc16") && t.has("ext4") && !t.has("jfs"));
         assert!(t.resolve(&["jfs"]).unwrap_err().contains("no module jfs"));
     }

@@ -686,6 +686,34 @@ mod tests {
     }
 
     #[test]
+    fn a_recorded_process_is_killed_only_while_start_time_and_marker_match() {
+        let marker = Path::new("/var/tmp/fsbench-guest-unit-marker");
+        // `sh -c CMD NAME`: NAME ($0) puts the marker in the command line, as QEMU's paths do.
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "sleep 30", &marker.display().to_string()])
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let mut start = None;
+        for _ in 0..100 {
+            start = crate::provision::state::process_start_time(pid);
+            if std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.windows(8).any(|w| w == b"fsbench-")) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let start = start.unwrap();
+        // A wrong start time (a recycled pid) or another marker: left alone.
+        kill_recorded(pid, start + 1, marker).unwrap();
+        kill_recorded(pid, start, Path::new("/var/tmp/another-run")).unwrap();
+        assert!(child.try_wait().unwrap().is_none(), "a process that is not ours was killed");
+        kill_recorded(pid, start, marker).unwrap();
+        let status = child.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc::SIGKILL));
+    }
+
+    #[test]
     fn a_recorded_pid_that_is_not_ours_is_never_killed() {
         // This process: right pid, but a different start time and no marker in its command line.
         let me = std::process::id();

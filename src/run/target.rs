@@ -70,12 +70,13 @@ fn largest_image(plan: &Plan) -> u64 {
         .unwrap_or(0)
 }
 
-/// Whether any case that will run puts a filesystem on a block device (anything but tmpfs):
-/// only then is there a raw device to measure.
+/// Whether any case that will run puts a filesystem on a block device (anything but tmpfs) of
+/// the host: only then is there a raw device to measure (a guest's disk is its own virtio image,
+/// which the host's loop baseline does not describe).
 pub fn needs_block_device(plan: &Plan) -> bool {
-    plan.cases
-        .iter()
-        .any(|c| c.unavailable.is_none() && !FsType::of(&c.variant.fs_type).in_memory())
+    plan.cases.iter().any(|c| {
+        c.unavailable.is_none() && !FsType::of(&c.variant.fs_type).in_memory() && c.variant.kernel.is_none()
+    })
 }
 
 impl Target {

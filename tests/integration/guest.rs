@@ -1,0 +1,224 @@
+//! The guest-kernel target (src/guest): a real QEMU guest (TCG here: KVM hangs in early boot on
+//! this machine, which the probe detects) boots Debian's kernel, runs a tiny bonnie on jfs and
+//! on reiserfs inside, and the host stores the samples with the guest's kernel release; a guest
+//! that cannot boot is a clean failed case with its console lines; nothing is left after success
+//! or after SIGKILL + `fsbench cleanup`. The guest boots are the slow part: the set boots three
+//! guests (two cases, one killed), each a few seconds of guest time.
+
+use crate::require_privileged;
+use crate::util::{assert_no_leftovers, fsbench, report_json, scratch, skip_or_fail, spawn_run, text, write_suite};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// A bonnie small enough for an emulated CPU.
+const BONNIE: &str = r#"
+[[workload]]
+kind = "bonnie"
+file_size = "8MiB"
+char_size = "512KiB"
+files = 64
+seeks = 50
+"#;
+
+fn suite(fs: &[(&str, &str)]) -> String {
+    let mut s = String::from("[suite]\nname = \"guest\"\n\n[run]\nrepeats = 1\n\n");
+    for (t, kernel) in fs {
+        s += &format!("[[fs]]\ntype = \"{t}\"\nkernel = \"{kernel}\"\n\n");
+    }
+    s + BONNIE
+}
+
+/// Whether QEMU and the guest kernel are here; otherwise the test is skipped (or fails in CI).
+fn guest_ready() -> bool {
+    let have_qemu = crate::util::tool_path("qemu-system-x86_64").is_some();
+    let have_kernel = std::fs::read_dir("/var/lib/fsbench/guest/boot")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| e.file_name().to_string_lossy().starts_with("vmlinuz-"));
+    if !(have_qemu && have_kernel) {
+        skip_or_fail("no qemu-system-x86_64 or guest kernel: run scripts/install.sh");
+        return false;
+    }
+    true
+}
+
+/// QEMU processes whose command line names something under `dir`.
+fn qemus_under(dir: &Path) -> Vec<u32> {
+    let needle = dir.as_os_str().as_encoded_bytes().to_vec();
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                c.starts_with(b"qemu-system") || c.windows(18).any(|w| w == b"qemu-system-x86_64")
+            } && c.windows(needle.len()).any(|w| w == needle.as_slice()))
+        })
+        .collect()
+}
+
+/// Files left anywhere under `dir` (images, initramfs, logs).
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(e.path());
+            } else {
+                out.push(e.path().display().to_string());
+            }
+        }
+    }
+    out
+}
+
+/// The release of the guest kernel install.sh unpacked.
+fn guest_release() -> String {
+    std::fs::read_dir("/var/lib/fsbench/guest/boot")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().strip_prefix("vmlinuz-").map(str::to_string))
+        .max()
+        .unwrap()
+}
+
+#[test]
+fn a_tcg_guest_runs_bonnie_on_jfs_and_reiserfs_and_the_host_stores_the_samples() {
+    require_privileged!();
+    if !guest_ready() {
+        return;
+    }
+    let dir = scratch();
+    let scr = dir.path().join("scratch");
+    let suite = write_suite(dir.path(), "guest.toml", &suite(&[("jfs", "guest"), ("reiserfs", "guest")]));
+    let db = dir.path().join("r.db");
+    let t0 = Instant::now();
+    let o = fsbench(&["--db", db.to_str().unwrap(), "run", &suite, "--scratch", scr.to_str().unwrap()]);
+    eprintln!("two guest cases took {:.0} s", t0.elapsed().as_secs_f64());
+    assert!(o.status.success(), "{}", text(&o));
+
+    let report = report_json(db.to_str().unwrap(), "latest");
+    let release = guest_release();
+    let cases = report["cases"].as_array().unwrap();
+    for variant in ["jfs@guest", "reiserfs@guest"] {
+        let case = cases.iter().find(|c| c["variant"] == variant).expect(variant);
+        let samples: Vec<_> = report["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["case_id"] == case["case_id"])
+            .collect();
+        assert_eq!(samples.len(), 1, "{variant}: {samples:?}");
+        let s = samples[0];
+        assert_eq!(s["status"], "ok", "{variant}: {s}");
+        let notes: Vec<&str> = s["notes"].as_array().unwrap().iter().filter_map(|n| n.as_str()).collect();
+        let note = notes[0];
+        assert!(
+            note.starts_with(&format!("guest: Linux {release} under ")),
+            "{variant}: the guest's kernel is not in the sample: {notes:?}"
+        );
+        // Measured in the guest by the engine: bonnie's phases with real numbers.
+        let m = s["measurements"].as_array().unwrap();
+        let tput = m
+            .iter()
+            .find(|x| x["phase"] == "seq_write_block" && x["metric"]["name"] == "throughput")
+            .expect("seq_write_block throughput");
+        assert!(tput["value"].as_f64().unwrap() > 0.0, "{tput}");
+        let boot = m.iter().find(|x| x["phase"] == "guest" && x["metric"]["name"] == "boot").expect("boot time");
+        let boot_s = boot["value"].as_f64().unwrap();
+        assert!(boot_s > 0.0 && boot_s < 180.0, "boot took {boot_s} s");
+        eprintln!("{variant}: {note}");
+        // The mount was the guest's, of the requested type.
+        assert!(s["effective_mount_opts"].as_str().is_some_and(|o| o.contains("rw")), "{s}");
+    }
+    // The report groups them apart from any host variant and labels emulated results.
+    let cell = &report["workloads"][0]["rows"][0]["cells"][0];
+    if note_accel(&report) == "tcg" {
+        assert!(
+            cell["group"].as_str().is_some_and(|g| g.contains("emulated: compare only with each other")),
+            "{cell}"
+        );
+    }
+    assert!(qemus_under(&scr).is_empty(), "a QEMU process is left");
+    assert_no_leftovers(&scr);
+    assert_eq!(files_under(&scr), Vec::<String>::new(), "files left behind");
+}
+
+/// The accelerator the stored note names.
+fn note_accel(report: &serde_json::Value) -> String {
+    let note = report["samples"][0]["notes"][0].as_str().unwrap_or_default();
+    note.split(" under ").nth(1).unwrap_or("").split(' ').next().unwrap_or("").to_string()
+}
+
+#[test]
+fn a_guest_that_cannot_boot_is_a_clean_failed_case_with_its_console_lines() {
+    require_privileged!();
+    if !guest_ready() {
+        return;
+    }
+    let dir = scratch();
+    let scr = dir.path().join("scratch");
+    // A file that is not a kernel: QEMU refuses it at once.
+    let bogus = dir.path().join("vmlinuz-bogus");
+    std::fs::write(&bogus, vec![0x42u8; 64 << 10]).unwrap();
+    let suite = write_suite(
+        dir.path(),
+        "bad.toml",
+        &suite(&[("jfs", bogus.to_str().unwrap())]),
+    );
+    let db = dir.path().join("r.db");
+    let o = fsbench(&["--db", db.to_str().unwrap(), "run", &suite, "--scratch", scr.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "a failed repeat, not a crash or a usage error: {}", text(&o));
+    let report = report_json(db.to_str().unwrap(), "latest");
+    let s = &report["samples"][0];
+    let why = s["status"]["failed"].as_str().unwrap_or_else(|| panic!("not failed: {s}"));
+    assert!(why.contains("console:"), "{why}");
+    assert!(why.contains("qemu-system-x86_64"), "QEMU's own words are missing: {why}");
+    assert!(qemus_under(&scr).is_empty(), "a QEMU process is left");
+    assert_no_leftovers(&scr);
+    assert_eq!(files_under(&scr), Vec::<String>::new(), "files left behind");
+}
+
+#[test]
+fn a_sigkilled_run_with_a_guest_leaves_nothing_after_cleanup() {
+    require_privileged!();
+    if !guest_ready() {
+        return;
+    }
+    let dir = scratch();
+    let scr = dir.path().join("scratch");
+    let suite = write_suite(dir.path(), "kill.toml", &suite(&[("jfs", "guest")]));
+    let db = dir.path().join("r.db");
+    let mut child = spawn_run(&db, &suite, &scr, &[]);
+    // Kill fsbench while the guest (not the KVM probe: it has a disk image) runs.
+    let t0 = Instant::now();
+    let image = || {
+        files_under(&scr)
+            .iter()
+            .any(|f| f.contains("/img-") && f.ends_with(".img"))
+    };
+    while qemus_under(&scr).is_empty() || !image() {
+        assert!(t0.elapsed() < Duration::from_secs(120), "the guest never started");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended before it was killed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL: no guard runs
+    child.wait().unwrap();
+    assert!(image(), "the disk image should still be there before cleanup");
+
+    let o = fsbench(&["cleanup", "--scratch", scr.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("removed image") && out.contains("img-"), "{out}");
+    // QEMU dies with fsbench (PR_SET_PDEATHSIG); the recorded kill step covers the rest.
+    let t1 = Instant::now();
+    while !qemus_under(&scr).is_empty() && t1.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(qemus_under(&scr).is_empty(), "a QEMU process is left");
+    assert_no_leftovers(&scr);
+    assert_eq!(files_under(&scr), Vec::<String>::new(), "files left behind");
+}
