@@ -446,6 +446,9 @@ pub fn availability(name: &str) -> Result<(), String> {
     let t = FsType::of(name);
     let probe = if t.kernel.is_empty() { name } else { t.kernel };
     let in_kernel = kernel_filesystems().iter().any(|k| k == probe);
+    if name == "reiser4" && !in_kernel {
+        return Err("never merged into Linux; needs a patched kernel: name one with kernel = \"/path/to/bzImage\" in the suite's [[fs]] (src/guest)".into());
+    }
     let modules_possible = std::path::Path::new("/proc/modules").exists();
     if !in_kernel && !modules_possible {
         return Err(format!(

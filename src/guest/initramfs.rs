@@ -103,7 +103,11 @@ impl ModuleTree {
         // Soft dependencies are loaded on demand by modprobe, which the guest does not have:
         // load them first. They name aliases; `crypto-X` is served by `X_generic` (or `X`).
         for soft in modinfo(&bytes, "softdep") {
-            let names = soft.split_whitespace().skip_while(|w| *w != "pre:").skip(1).take_while(|w| !w.ends_with(':'));
+            let names = soft
+                .split_whitespace()
+                .skip_while(|w| *w != "pre:")
+                .skip(1)
+                .take_while(|w| !w.ends_with(':'));
             for alias in names {
                 let base = alias.strip_prefix("crypto-").unwrap_or(alias);
                 if let Some(m) = [format!("{base}_generic"), base.to_string()]

@@ -560,12 +560,15 @@ pub fn run_slot(
         }
         Ended::Exited => {}
     }
+    if booted.is_none() {
+        return Err(GuestError::Boot {
+            why: "ended before it reached its init".into(),
+            console: tail(),
+        });
+    }
     let text = String::from_utf8_lossy(&std::fs::read(&channel).unwrap_or_default()).into_owned();
     let reply = agent::decode(&text).map_err(|why| GuestError::Boot {
-        why: match booted {
-            None => format!("never reached its init ({why})"),
-            Some(_) => format!("ended without a valid answer ({why})"),
-        },
+        why: format!("ended without a valid answer: {why}"),
         console: tail(),
     })?;
     let mut raw = reply.result.map_err(GuestError::Agent)?;
@@ -706,7 +709,10 @@ mod tests {
         // A wrong start time (a recycled pid) or another marker: left alone.
         kill_recorded(pid, start + 1, marker).unwrap();
         kill_recorded(pid, start, Path::new("/var/tmp/another-run")).unwrap();
-        assert!(child.try_wait().unwrap().is_none(), "a process that is not ours was killed");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "a process that is not ours was killed"
+        );
         kill_recorded(pid, start, marker).unwrap();
         let status = child.wait().unwrap();
         use std::os::unix::process::ExitStatusExt;

@@ -74,9 +74,9 @@ fn largest_image(plan: &Plan) -> u64 {
 /// the host: only then is there a raw device to measure (a guest's disk is its own virtio image,
 /// which the host's loop baseline does not describe).
 pub fn needs_block_device(plan: &Plan) -> bool {
-    plan.cases.iter().any(|c| {
-        c.unavailable.is_none() && !FsType::of(&c.variant.fs_type).in_memory() && c.variant.kernel.is_none()
-    })
+    plan.cases
+        .iter()
+        .any(|c| c.unavailable.is_none() && !FsType::of(&c.variant.fs_type).in_memory() && c.variant.kernel.is_none())
 }
 
 impl Target {
