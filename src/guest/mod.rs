@@ -611,6 +611,35 @@ pub struct GuestSample {
     pub effective_mount_opts: Option<String>,
 }
 
+/// The session's record of the guests `variants` use: `("guest kernel", RELEASE)` per kernel
+/// and QEMU's version line; empty without guest variants.
+pub fn tool_versions(variants: &[FsVariant]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for spec in variants.iter().filter_map(|v| v.kernel.as_deref()) {
+        if let Ok(k) = find_kernel(spec) {
+            let entry = (
+                "guest kernel".to_string(),
+                format!("{} ({})", k.release, k.image.display()),
+            );
+            if !out.contains(&entry) {
+                out.push(entry);
+            }
+        }
+    }
+    if !out.is_empty() {
+        if let Some(q) = crate::provision::find_tool(qemu::QEMU) {
+            let v = std::process::Command::new(q).arg("--version").output();
+            if let Some(line) = v
+                .ok()
+                .and_then(|o| String::from_utf8_lossy(&o.stdout).lines().next().map(str::to_string))
+            {
+                out.push((qemu::QEMU.to_string(), line));
+            }
+        }
+    }
+    out
+}
+
 /// Undoes an [`Undo::Kill`]: SIGKILL to `pid` only while its start time and command line still
 /// show it is the QEMU this run started; then waits (5 s at most) until it is gone.
 pub fn kill_recorded(pid: u32, start_time: u64, marker: &Path) -> Result<(), crate::provision::ProvisionError> {

@@ -161,6 +161,12 @@ fn a_tcg_guest_runs_bonnie_on_jfs_and_reiserfs_and_the_host_stores_the_samples()
             "{s}"
         );
     }
+    // The session records the guest kernel and QEMU.
+    let tools = report["session"]["info"]["tool_versions"].to_string();
+    assert!(
+        tools.contains("guest kernel") && tools.contains(&release) && tools.contains("QEMU emulator"),
+        "{tools}"
+    );
     // The report groups them apart from any host variant and labels emulated results.
     let cell = &report["workloads"][0]["rows"][0]["cells"][0];
     if note_accel(&report) == "tcg" {
@@ -266,6 +272,35 @@ fn a_sigkilled_run_with_a_guest_leaves_nothing_after_cleanup() {
     while !qemus_under(&scr).is_empty() && t1.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(20));
     }
+    assert!(qemus_under(&scr).is_empty(), "a QEMU process is left");
+    assert_no_leftovers(&scr);
+    assert_eq!(files_under(&scr), Vec::<String>::new(), "files left behind");
+}
+
+#[test]
+fn ctrl_c_while_a_guest_runs_kills_qemu_and_removes_its_files() {
+    require_privileged!();
+    if !guest_ready() {
+        return;
+    }
+    let dir = scratch();
+    let scr = dir.path().join("scratch");
+    let suite = write_suite(dir.path(), "int.toml", &suite(&[("reiserfs", "guest")]));
+    let db = dir.path().join("r.db");
+    let mut child = spawn_run(&db, &suite, &scr, &[]);
+    let t0 = Instant::now();
+    while qemus_under(&scr).is_empty() || !files_under(&scr).iter().any(|f| f.ends_with(".img")) {
+        assert!(t0.elapsed() < Duration::from_secs(120), "the guest never started");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before it was interrupted"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "an interrupted run exits 130");
     assert!(qemus_under(&scr).is_empty(), "a QEMU process is left");
     assert_no_leftovers(&scr);
     assert_eq!(files_under(&scr), Vec::<String>::new(), "files left behind");
