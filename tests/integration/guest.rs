@@ -162,7 +162,7 @@ fn a_tcg_guest_runs_bonnie_on_jfs_and_reiserfs_and_the_host_stores_the_samples()
         );
     }
     // The session records the guest kernel and QEMU.
-    let tools = report["session"]["info"]["tool_versions"].to_string();
+    let tools = report["session"]["tool_versions"].to_string();
     assert!(
         tools.contains("guest kernel") && tools.contains(&release) && tools.contains("QEMU emulator"),
         "{tools}"
