@@ -20,7 +20,7 @@
 
 use crate::config::FsVariant;
 use crate::engine::{RunContext, WorkloadKind};
-use crate::metric::RawSample;
+use crate::metric::{Measurement, RawSample, Role};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -51,7 +51,45 @@ pub struct Reply {
     /// Mount options as the guest's /proc/mounts shows them.
     pub effective_mount_opts: Option<String>,
     /// The repeat's sample, or why it failed.
-    pub result: Result<RawSample, String>,
+    pub result: Result<WireSample, String>,
+}
+
+/// A repeat's sample as it crosses the serial line: every measurement with its declared role
+/// (which [`crate::metric::MetricId`]'s own serde form leaves out), and the notes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WireSample {
+    /// `(measurement, its metric's role)` in phase order.
+    pub measurements: Vec<(Measurement, Role)>,
+    /// The sample's notes.
+    pub notes: Vec<String>,
+}
+
+impl WireSample {
+    /// The wire form of `raw`.
+    pub fn of(raw: &RawSample) -> WireSample {
+        WireSample {
+            measurements: raw
+                .measurements()
+                .into_iter()
+                .map(|m| {
+                    let role = m.metric.role;
+                    (m, role)
+                })
+                .collect(),
+            notes: raw.notes.clone(),
+        }
+    }
+
+    /// The measurements with their roles restored.
+    pub fn measurements(&self) -> Vec<Measurement> {
+        self.measurements
+            .iter()
+            .map(|(m, role)| Measurement {
+                metric: m.metric.clone().with_role(*role),
+                ..m.clone()
+            })
+            .collect()
+    }
 }
 
 /// The framed form of `reply`.
@@ -154,7 +192,9 @@ fn run_job(job: &Job) -> Reply {
         interrupt: &interrupt,
         on_phase: &no_phase,
     };
-    let result = crate::engine::run(job.workload.workload(), &ctx).map_err(|e| e.to_string());
+    let result = crate::engine::run(job.workload.workload(), &ctx)
+        .map(|raw| WireSample::of(&raw))
+        .map_err(|e| e.to_string());
     let effective_mount_opts = mounted.effective_opts.clone();
     let teardown = mounted.teardown();
     state.finish();
@@ -186,6 +226,38 @@ mod tests {
         let framed = encode(&reply());
         let noisy = format!("[    3.1] random: crng init done\r\n{}", framed.replace('\n', "\r\n"));
         assert_eq!(decode(&noisy).unwrap(), reply());
+    }
+
+    #[test]
+    fn roles_survive_the_wire() {
+        use crate::metric::{MetricId, PhaseResult, Unit};
+        let raw = RawSample {
+            phases: vec![PhaseResult {
+                phase: "seq_write_block".into(),
+                wall: std::time::Duration::from_secs(1),
+                cpu: Default::default(),
+                metrics: vec![
+                    (MetricId::higher("throughput", Unit::MibPerSec), 12.5),
+                    (MetricId::latency("lat_p99"), 80.0),
+                ],
+            }],
+            notes: vec!["n".into()],
+        };
+        let reply = Reply {
+            kernel: "k".into(),
+            effective_mount_opts: None,
+            result: Ok(WireSample::of(&raw)),
+        };
+        let back = decode(&encode(&reply)).unwrap().result.unwrap();
+        assert_eq!(back.measurements(), raw.measurements());
+        let roles: Vec<Role> = back.measurements().iter().map(|m| m.metric.role).collect();
+        assert_eq!(
+            roles,
+            [Role::Headline, Role::Latency, Role::ProcessCpu, Role::SystemCpu]
+        );
+        // Through MetricId's own serde form, the latency role would come back as a headline.
+        let plain: RawSample = serde_json::from_str(&serde_json::to_string(&raw).unwrap()).unwrap();
+        assert_ne!(plain.measurements()[1].metric.role, Role::Latency);
     }
 
     #[test]

@@ -42,7 +42,7 @@ pub mod qemu;
 
 use crate::config::FsVariant;
 use crate::engine::WorkloadKind;
-use crate::metric::{Measurement, MetricId, RawSample, Role, Unit};
+use crate::metric::{Measurement, MetricId, Role, Unit};
 use crate::provision::{RunState, Undo};
 use qemu::{Accel, Boot, Ended, Guest};
 use std::path::{Path, PathBuf};
@@ -604,7 +604,7 @@ pub fn run_slot(
 /// What one guest repeat gives the runner.
 pub struct GuestSample {
     /// The agent's sample, with the guest's kernel, accelerator and boot time in its first note.
-    pub raw: RawSample,
+    pub raw: agent::WireSample,
     /// The boot time (phase `guest`, metric `boot`, seconds, a detail row).
     pub boot: Measurement,
     /// Mount options as the guest's /proc/mounts showed them.
