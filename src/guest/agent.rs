@@ -1,8 +1,9 @@
 //! The agent: the same fsbench binary, started inside the guest as `fsbench guest-agent`, and
 //! the framed protocol that carries its answer back to the host.
 //!
-//! The host writes a [`Job`] (the variant, the workload, the disk) into its run folder, which the
-//! guest sees read-only through the 9p share of the host's root. The agent makes the filesystem
+//! The host puts a [`Job`] (the variant, the workload, the disk) into the initramfs as
+//! `/job.json`; the guest's init copies it to `/run` of the host root it mounted read-only over
+//! 9p (a tmpfs there) and runs the agent in that root. The agent makes the filesystem
 //! with the normal provisioner code ([`crate::provision::provision_device`]), runs the workload
 //! through the normal engine ([`crate::engine::run`], the one phase driver), tears down, and
 //! writes one [`Reply`] to the guest's second serial port, which QEMU writes to a file on the
@@ -10,7 +11,7 @@
 //!
 //! ```text
 //! FSBENCH-AGENT-BEGIN <length of the JSON in bytes>
-//! {"kernel": "...", "result": {...}}
+//! {"kernel": "...", "effective_mount_opts": "...", "result": {"Ok": {"measurements": [...], "notes": [...]}}}
 //! FSBENCH-AGENT-END
 //! ```
 //!

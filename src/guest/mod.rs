@@ -10,7 +10,8 @@
 //!    runs the very fsbench binary that started the guest as `fsbench guest-agent`
 //!    ([`agent`]). This was chosen over packing fsbench into the initramfs because the agent
 //!    then uses the host's own mkfs programs, libraries and binary unchanged (nothing to copy
-//!    or keep in step), and the initramfs stays a few MiB; the price is a 9p share, read-only;
+//!    or keep in step), and the initramfs stays a few MiB; the price is a 9p share, read-only,
+//!    with the guest's own tmpfs over `/tmp` and `/run` (so fsbench must not live there);
 //! 3. the agent makes the filesystem and runs the workload through the normal engine (the one
 //!    phase driver), and answers over the guest's second serial port in a framed JSON
 //!    protocol ([`agent::encode`]); the host stores the sample as any other, with the guest's

@@ -270,10 +270,18 @@ fn a_sigkilled_run_with_a_guest_leaves_nothing_after_cleanup() {
     child.wait().unwrap();
     assert!(image(), "the disk image should still be there before cleanup");
 
+    // `cleanup` also visits the run registry, where other processes' runs may fail to undo:
+    // only what it says about this scratch folder is this test's business.
     let o = fsbench(&["cleanup", "--scratch", scr.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", text(&o));
+    let ours = scr.to_str().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.lines().any(|l| l.contains(ours)), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("removed image") && out.contains("img-"), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("removed image") && l.contains(ours) && l.contains("/img-")),
+        "{out}"
+    );
     // QEMU dies with fsbench (PR_SET_PDEATHSIG); the recorded kill step covers the rest.
     let t1 = Instant::now();
     while !qemus_under(&scr).is_empty() && t1.elapsed() < Duration::from_secs(5) {
