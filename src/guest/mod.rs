@@ -60,8 +60,16 @@ pub const INSTALL_HINT: &str =
     "apt-get install qemu-system-x86 linux-image-amd64 (scripts/install.sh unpacks the kernel into /var/lib/fsbench/guest without installing it)";
 /// How long a KVM probe boot may take to reach the initramfs.
 pub const KVM_PROBE_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long a guest may take to reach its init, by accelerator.
+/// How long a guest may take to reach its init, by accelerator; `FSBENCH_GUEST_BOOT_TIMEOUT`
+/// (seconds) overrides it, for machines slower or faster than these.
 pub fn boot_timeout(accel: Accel) -> Duration {
+    if let Some(s) = std::env::var("FSBENCH_GUEST_BOOT_TIMEOUT")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|s| *s > 0.0 && s.is_finite())
+    {
+        return Duration::from_secs_f64(s);
+    }
     match accel {
         Accel::Kvm => Duration::from_secs(60),
         Accel::Tcg => Duration::from_secs(180),
@@ -555,7 +563,7 @@ pub fn run_slot(
         Ended::Interrupted => return Err(GuestError::Interrupted),
         Ended::BootTimeout => {
             return Err(GuestError::Boot {
-                why: format!("did not reach its init within {} s", boot_timeout(accel).as_secs()),
+                why: format!("did not reach its init within {} s", boot_timeout(accel).as_secs_f64()),
                 console: tail(),
             })
         }

@@ -320,3 +320,38 @@ fn ctrl_c_while_a_guest_runs_kills_qemu_and_removes_its_files() {
     assert_no_leftovers(&scr);
     assert_eq!(files_under(&scr), Vec::<String>::new(), "files left behind");
 }
+
+#[test]
+fn a_guest_that_misses_its_boot_timeout_is_killed_and_a_failed_case_with_its_console() {
+    require_privileged!();
+    if !guest_ready() {
+        return;
+    }
+    let dir = scratch();
+    let scr = dir.path().join("scratch");
+    let suite = write_suite(dir.path(), "slow.toml", &suite(&[("jfs", "guest")]));
+    let db = dir.path().join("r.db");
+    // No kernel reaches its init in 0.3 s under emulation.
+    let o = std::process::Command::new(crate::util::bin())
+        .args([
+            "--db",
+            db.to_str().unwrap(),
+            "run",
+            &suite,
+            "--scratch",
+            scr.to_str().unwrap(),
+        ])
+        .env("FSBENCH_GUEST_BOOT_TIMEOUT", "0.3")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let report = report_json(db.to_str().unwrap(), "latest");
+    let why = report["samples"][0]["status"]["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(why.contains("did not reach its init within 0.3 s; console: "), "{why}");
+    assert!(qemus_under(&scr).is_empty(), "a QEMU process is left");
+    assert_no_leftovers(&scr);
+    assert_eq!(files_under(&scr), Vec::<String>::new(), "files left behind");
+}
