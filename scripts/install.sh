@@ -34,6 +34,9 @@ want+=(lvm2:pvcreate)
 # fsbench starts and stops its own zfs-fuse daemon, so the package's service must not be left
 # running (see the policy-rc.d step below).
 want+=(zfs-fuse:zfs-fuse)
+# The guest-kernel target (`--fs jfs@guest`, src/guest/): QEMU runs a Debian kernel under TCG
+# or KVM; jfsutils and reiserfsprogs are the mkfs programs the guest runs from the host's root.
+want+=(qemu-system-x86:qemu-system-x86_64 jfsutils:mkfs.jfs reiserfsprogs:mkfs.reiserfs)
 if [[ "${1:-}" == "--bench" ]]; then
   want+=(gcc:gcc time:/usr/bin/time)
 fi
@@ -69,6 +72,29 @@ if ((${#missing[@]})); then
     # Not started at boot either: fsbench starts the daemon when a run needs it.
     if command -v systemctl >/dev/null 2>&1; then systemctl disable --now zfs-fuse.service >/dev/null 2>&1 || true; fi
   fi
+fi
+
+# The guest's kernel (Debian's linux-image-amd64) and a static busybox for its initramfs are
+# unpacked with `apt-get download` + `dpkg -x` into /var/lib/fsbench/guest, never installed:
+# installing a kernel package runs update-initramfs and, on a real machine, update-grub, which
+# would change how the host boots. Nothing outside that folder is written.
+guest_dir=/var/lib/fsbench/guest
+if ! compgen -G "$guest_dir/boot/vmlinuz-*" >/dev/null || [[ ! -x "$guest_dir/bin/busybox" ]]; then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "install.sh: the guest kernel is missing; run as root (sudo $0)" >&2
+    exit 2
+  fi
+  echo "install.sh: unpacking linux-image-amd64 and busybox-static into $guest_dir" >&2
+  kpkg=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-/ {print $2; exit}')
+  if [[ -z "$kpkg" ]]; then
+    apt-get update -qq
+    kpkg=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-/ {print $2; exit}')
+  fi
+  dl=$(mktemp -d) && chmod 755 "$dl"
+  (cd "$dl" && apt-get download -qq "$kpkg" busybox-static >/dev/null)
+  mkdir -p "$guest_dir"
+  for deb in "$dl"/*.deb; do dpkg -x "$deb" "$guest_dir"; done
+  rm -rf "$dl"
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then

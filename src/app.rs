@@ -64,6 +64,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::List { what } => cmd_list(&cli.db, what),
         Command::Doctor(a) => cmd_doctor(&a),
         Command::Cleanup(a) => cmd_cleanup(&a),
+        Command::GuestAgent { job, out } => Ok(crate::guest::agent::main(&job, &out)),
         Command::Dataset { what } => cmd_dataset(what),
         Command::Powerdisk(a) => {
             crate::powercut::disk::serve(&a.base, &a.mount, a.model)

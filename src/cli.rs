@@ -59,6 +59,16 @@ pub enum Command {
     /// Undo what a killed run left behind (mounts, loop devices, images) from its state file;
     /// touches nothing else.
     Cleanup(ScratchArgs),
+    /// Inside a QEMU guest only (src/guest/agent.rs): run one job and answer on a serial port.
+    #[command(hide = true)]
+    GuestAgent {
+        /// The job file the host wrote.
+        #[arg(long)]
+        job: PathBuf,
+        /// Where the framed reply goes (the guest's second serial port).
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Deterministic datasets (the trees the treecopy workload copies).
     Dataset {
         /// What to do with datasets.

@@ -284,8 +284,15 @@ pub const TABLE: &[FsType] = &[
         ..block("zfs", "zpool", Some("zfs-fuse"), 128 * Bytes::MIB, ZFS)
     },
     block("f2fs", "mkfs.f2fs", Some("f2fs-tools"), DEFAULT_MIN, EXT),
-    block("jfs", "mkfs.jfs", Some("jfsutils"), DEFAULT_MIN, EXT),
-    block("reiserfs", "mkfs.reiserfs", Some("reiserfsprogs"), DEFAULT_MIN, EXT),
+    // Both ask for confirmation without these (jfs: `-q`; reiserfs: `-f -f` for a whole disk).
+    FsType {
+        mkfs_args: &["-q"],
+        ..block("jfs", "mkfs.jfs", Some("jfsutils"), DEFAULT_MIN, EXT)
+    },
+    FsType {
+        mkfs_args: &["-f", "-f", "-q"],
+        ..block("reiserfs", "mkfs.reiserfs", Some("reiserfsprogs"), DEFAULT_MIN, EXT)
+    },
     block("bcachefs", "mkfs.bcachefs", None, DEFAULT_MIN, EXT),
     block("nilfs2", "mkfs.nilfs2", Some("nilfs-tools"), DEFAULT_MIN, EXT),
     // Recognised in `--fs` lists only (not listed by `fsbench list filesystems`).
@@ -475,6 +482,9 @@ pub fn availability(name: &str) -> Result<(), String> {
     }
     let probe = if t.kernel.is_empty() { name } else { t.kernel };
     let in_kernel = kernel_filesystems().iter().any(|k| k == probe);
+    if name == "reiser4" && !in_kernel {
+        return Err("never merged into Linux; needs a patched kernel: name one with kernel = \"/path/to/bzImage\" in the suite's [[fs]] (src/guest)".into());
+    }
     let modules_possible = std::path::Path::new("/proc/modules").exists();
     if !in_kernel && !modules_possible {
         return Err(format!(

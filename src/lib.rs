@@ -34,6 +34,7 @@ pub mod datasets;
 pub mod engine;
 pub mod external;
 pub mod fstype;
+pub mod guest;
 pub mod metric;
 pub mod plan;
 pub mod policy;

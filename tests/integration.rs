@@ -30,6 +30,8 @@
 //!   a pool fsbench did not make left alone.
 //! - `powercut`: power cuts by the shutdown ioctl and by the FUSE power-cut disk, the broken
 //!   disk caught, SQLite rows, `--dir` refused, SIGKILL + cleanup with a live disk server.
+//! - `guest`: a TCG QEMU guest running bonnie on jfs and reiserfs; a guest that cannot boot;
+//!   SIGKILL + cleanup while a guest runs.
 
 #[path = "integration/util.rs"]
 mod util;
@@ -93,3 +95,5 @@ mod space;
 
 #[path = "integration/zfs.rs"]
 mod zfs;
+#[path = "integration/guest.rs"]
+mod guest;

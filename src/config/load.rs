@@ -20,6 +20,7 @@
 //! name = "ext4-nojournal"   # optional; default "type", or "type:opt1,opt2" with mount options
 //! mkfs_args = ["-O", "^has_journal"]   # optional, after fsbench's own mkfs arguments
 //! image_size = "1GiB"    # optional loop image size; default computed from the workloads
+//! kernel = "guest"       # optional: run in a QEMU guest with Debian's kernel, or a bzImage path
 //!
 //! [[fs]]
 //! type = "btrfs"
@@ -184,7 +185,7 @@ pub(crate) fn check_name(name: &str) -> Result<(), String> {
     }
     if let Some(bad) = name
         .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || "._:,=+-".contains(*c)))
+        .find(|c| !(c.is_ascii_alphanumeric() || "._:,=+-@".contains(*c)))
     {
         return Err(format!(
             "contains `{}`, which is not allowed in names: use only letters, digits and `._:,=+-`",
@@ -465,6 +466,7 @@ fn build_variant(src: &Source, fs: &Spanned<RawFs>) -> Result<(FsVariant, usize)
 
     let (name, name_at, explicit) = match &fs.name {
         Some(n) => (n.get_ref().clone(), n.span().start, true),
+        None if fs.kernel.is_some() => (crate::guest::variant_name(fs_type, &mount_opts), table_at, false),
         None => (default_variant_name(fs_type, &mount_opts), table_at, false),
     };
     check_name(&name).map_err(|why| {
@@ -483,6 +485,7 @@ fn build_variant(src: &Source, fs: &Spanned<RawFs>) -> Result<(FsVariant, usize)
             mkfs_args: fs.mkfs_args.clone(),
             mount_opts,
             image_size,
+            kernel: fs.kernel.clone(),
         },
         name_at,
     ))

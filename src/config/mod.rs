@@ -44,6 +44,10 @@ pub struct FsVariant {
     pub mount_opts: Vec<String>,
     /// Loop image size; when absent it is computed from the workloads.
     pub image_size: Option<Bytes>,
+    /// The kernel the variant runs under in a QEMU guest ([`crate::guest`]): `guest` for
+    /// Debian's linux-image-amd64, or a path to a bzImage; `None` for the host's own kernel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
 }
 
 /// A named workload with its parameters.

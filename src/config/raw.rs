@@ -80,6 +80,8 @@ pub(super) struct RawFs {
     pub mkfs_args: Vec<String>,
     pub mount_opts: Option<Spanned<MountOpts>>,
     pub image_size: Option<Spanned<Bytes>>,
+    /// `"guest"` or a bzImage path: the variant runs in a QEMU guest (crate::guest).
+    pub kernel: Option<String>,
 }
 
 /// Mount options written as a list (`["noatime", "discard"]`) or as mount(8) writes them

@@ -56,10 +56,13 @@ fn parse_with(s: &str, is_type: &dyn Fn(&str) -> bool) -> Result<Vec<FsVariant>,
             "the list is empty: name at least one filesystem, e.g. `--fs ext4,xfs`".into(),
         ));
     }
-    // (type, options) in order.
-    let mut list: Vec<(String, Vec<String>)> = Vec::new();
+    // (type, options, under a guest kernel) in order.
+    let mut list: Vec<(String, Vec<String>, bool)> = Vec::new();
     for raw in s.split(',') {
         let token = raw.trim();
+        // `jfs@guest`, `ext4@guest:noatime`: the type runs in a QEMU guest (crate::guest).
+        let (stripped, guest) = crate::guest::strip_guest_suffix(token);
+        let token: &str = &stripped;
         if token.is_empty() {
             return Err(err("it has an empty entry: remove the extra comma".into()));
         }
@@ -75,9 +78,9 @@ fn parse_with(s: &str, is_type: &dyn Fn(&str) -> bool) -> Result<Vec<FsVariant>,
                     "`{token}` has nothing after the colon: write `{fs_type}` or `{fs_type}:OPTION`"
                 )));
             }
-            list.push((fs_type.to_string(), vec![opt.to_string()]));
-        } else if is_type(token) {
-            list.push((token.to_string(), Vec::new()));
+            list.push((fs_type.to_string(), vec![opt.to_string()], guest));
+        } else if guest || is_type(token) {
+            list.push((token.to_string(), Vec::new(), guest));
         } else if let near @ [_, ..] = typos_of_type(token).as_slice() {
             let near = match near {
                 [one] => format!("`{one}`"),
@@ -86,7 +89,7 @@ fn parse_with(s: &str, is_type: &dyn Fn(&str) -> bool) -> Result<Vec<FsVariant>,
             return Err(err(format!(
                 "`{token}` is not a filesystem type fsbench knows or a `mkfs.{token}` on this machine: did you mean {near}?"
             )));
-        } else if let Some((_, opts)) = list.last_mut() {
+        } else if let Some((_, opts, _)) = list.last_mut() {
             opts.push(token.to_string());
         } else {
             return Err(err(format!(
@@ -96,9 +99,15 @@ fn parse_with(s: &str, is_type: &dyn Fn(&str) -> bool) -> Result<Vec<FsVariant>,
     }
 
     let mut out: Vec<FsVariant> = Vec::with_capacity(list.len());
-    for (fs_type, mount_opts) in list {
+    for (fs_type, mount_opts, guest) in list {
         crate::provision::zfs::check_options(&fs_type, &mount_opts).map_err(err)?;
-        let name = default_variant_name(&fs_type, &mount_opts);
+        if guest {
+            check_fs_type(&fs_type).map_err(|why| err(format!("filesystem type `{fs_type}` {why}")))?;
+        }
+        let name = match guest {
+            true => crate::guest::variant_name(&fs_type, &mount_opts),
+            false => default_variant_name(&fs_type, &mount_opts),
+        };
         check_name(&name).map_err(|why| {
             err(format!(
                 "variant name `{name}` {why}; for such options use a suite file with an explicit `name`"
@@ -113,6 +122,7 @@ fn parse_with(s: &str, is_type: &dyn Fn(&str) -> bool) -> Result<Vec<FsVariant>,
             mkfs_args: Vec::new(),
             mount_opts,
             image_size: None,
+            kernel: guest.then(|| crate::guest::DEBIAN_KERNEL.to_string()),
         });
     }
     Ok(out)

@@ -198,6 +198,7 @@ mod tests {
             mkfs_args: vec![],
             mount_opts: vec![],
             image_size: None,
+            kernel: None,
         }
     }
 

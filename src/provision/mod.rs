@@ -207,6 +207,15 @@ pub enum Undo {
         pid: u32,
         /// Its start time (field 22 of /proc/PID/stat), so a recycled pid is never signalled.
         start_time: u64,
+    /// Kill a process fsbench started (a QEMU guest, [`crate::guest`]), if it is still the same
+    /// process: same pid, same start time, and an argument naming `marker` (the run folder).
+    Kill {
+        /// Process id.
+        pid: u32,
+        /// Its start time in clock ticks since boot (field 22 of /proc/PID/stat).
+        start_time: u64,
+        /// A path its command line names.
+        marker: PathBuf,
     },
 }
 
@@ -223,6 +232,7 @@ impl Undo {
             // A pool's dataset mount is the pool's: destroying the pool unmounts it.
             (Undo::DestroyPool { pool, .. }, Undo::Unmount { source, .. }) => source == pool,
             (Undo::StopDaemon { pid: a, .. }, Undo::StopDaemon { pid: b, .. }) => a == b,
+            (Undo::Kill { pid: a, .. }, Undo::Kill { pid: b, .. }) => a == b,
             _ => false,
         }
     }
@@ -283,6 +293,11 @@ impl Undo {
                 mountpoint,
             } => zfs::destroy_pool(pool, device, mountpoint),
             Undo::StopDaemon { pid, start_time } => zfs::stop_daemon(*pid, *start_time),
+            Undo::Kill {
+                pid,
+                start_time,
+                marker,
+            } => crate::guest::kill_recorded(*pid, *start_time, marker),
         }
     }
 }
@@ -652,6 +667,21 @@ fn mkfs_and_mount(m: &mut Mounted, variant: &FsVariant, device: &str) -> Result<
     });
     run_tool("mount", &margs, &[])?;
     Ok(())
+}
+
+/// A fresh filesystem of `variant` on `device`, mounted in `state`'s run folder as `mnt-TAG`,
+/// behind the usual guard: what the guest agent ([`crate::guest::agent`]) does with the guest's
+/// disk, which fsbench itself created on the host.
+pub fn provision_device(
+    state: &RunState,
+    variant: &FsVariant,
+    device: &str,
+    tag: &str,
+) -> Result<Mounted, ProvisionError> {
+    let mut m = Mounted::with_mountpoint(state.clone(), state.dir().join(format!("mnt-{tag}")))?;
+    m.device = Some(device.to_string());
+    mkfs_and_mount(&mut m, variant, device)?;
+    m.ready()
 }
 
 /// A real block device the user named and confirmed (see [`safety`]): a fresh filesystem on it

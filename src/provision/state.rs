@@ -101,7 +101,7 @@ struct Inner {
 pub struct RunState(Arc<Mutex<Inner>>);
 
 /// Start time of a process in clock ticks since boot (field 22 of /proc/PID/stat).
-pub(super) fn process_start_time(pid: u32) -> Option<u64> {
+pub(crate) fn process_start_time(pid: u32) -> Option<u64> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) may contain spaces; fields after the last ')' are fixed.
     let rest = &s[s.rfind(')')? + 2..];
@@ -398,6 +398,7 @@ fn describe(u: &Undo) -> String {
         Undo::RemoveDir { path, .. } => format!("removed folder {}", path.display()),
         Undo::DestroyPool { pool, device, .. } => format!("destroyed zfs pool {pool} ({device})"),
         Undo::StopDaemon { pid, .. } => format!("stopped zfs-fuse (pid {pid}) fsbench had started"),
+        Undo::Kill { pid, .. } => format!("killed guest process {pid}"),
     }
 }
 

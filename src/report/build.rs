@@ -39,6 +39,14 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
         }
     }
     let case_by_id: HashMap<&str, &CaseRecord> = data.cases.iter().map(|c| (c.case_id.as_str(), c)).collect();
+    // Guest variants form their own comparison groups (see super::group): columns of one group
+    // stay together, the host's first; nothing is ranked across groups.
+    let groups = super::group::of_variants(data);
+    let mut group_order: Vec<Option<&String>> = vec![None];
+    for v in &variants {
+        push_unique(&mut group_order, groups.get(v));
+    }
+    variants.sort_by_key(|v| group_order.iter().position(|g| *g == groups.get(v)));
 
     // Rows per workload in discovery order, and values per (workload, phase, metric, variant).
     let mut phases: HashMap<&str, Vec<&str>> = HashMap::new();
@@ -91,6 +99,7 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
                             standing: None,
                             vs_best: None,
                             cache_bound: false,
+                            group: groups.get(variant).cloned(),
                         })
                     })
                     .collect();
@@ -99,7 +108,7 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
                     metric: metric.clone(),
                     cells,
                 };
-                mark_best(&mut row);
+                mark_best_by_group(&mut row);
                 if !row.cells.is_empty() {
                     rows.push(row);
                 }
@@ -123,6 +132,21 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
         confidence,
     }
     .collect(&non_finite);
+    let mut warnings = warnings;
+    for (i, g) in group_order.iter().flatten().enumerate() {
+        let members: Vec<&str> = variants
+            .iter()
+            .filter(|v| groups.get(*v) == Some(*g))
+            .map(String::as_str)
+            .collect();
+        warnings.insert(
+            i,
+            format!(
+                "{} ran in a QEMU guest ({g}): ranked only among themselves, never against the host's variants",
+                super::words::list(&members)
+            ),
+        );
+    }
     ReportModel {
         schema_version: SCHEMA_VERSION,
         session: data.session.clone(),
@@ -175,6 +199,33 @@ fn mark_best(row: &mut Row) {
             ratio: ratio_ci(this, best_sample, 1.0 - two_sample::ALPHA),
         });
     }
+}
+
+/// [`mark_best`] within each comparison group of the row's cells (one group: the same call).
+fn mark_best_by_group(row: &mut Row) {
+    let mut order: Vec<Option<String>> = Vec::new();
+    for c in &row.cells {
+        push_unique(&mut order, c.group.clone());
+    }
+    if order.len() < 2 {
+        return mark_best(row);
+    }
+    let cells = std::mem::take(&mut row.cells);
+    let mut marked: Vec<Option<super::Cell>> = vec![None; cells.len()];
+    for g in &order {
+        let (idx, part): (Vec<usize>, Vec<super::Cell>) =
+            cells.iter().cloned().enumerate().filter(|(_, c)| c.group == *g).unzip();
+        let mut sub = Row {
+            phase: row.phase.clone(),
+            metric: row.metric.clone(),
+            cells: part,
+        };
+        mark_best(&mut sub);
+        for (i, c) in idx.into_iter().zip(sub.cells) {
+            marked[i] = Some(c);
+        }
+    }
+    row.cells = marked.into_iter().flatten().collect();
 }
 
 /// `reason` without a leading `"<name>: "` that would repeat the variant or filesystem name.
@@ -348,6 +399,7 @@ pub(crate) mod tests_support {
             cells: cells
                 .iter()
                 .map(|(variant, values)| Cell {
+                    group: None,
                     variant: variant.to_string(),
                     summary: summarize(values, 0, 0.95).unwrap(),
                     values: values.to_vec(),
@@ -378,6 +430,48 @@ mod tests {
 
     fn cell<'a>(row: &'a Row, variant: &str) -> &'a Cell {
         row.cells.iter().find(|c| c.variant == variant).unwrap()
+    }
+
+    #[test]
+    fn a_guest_variant_is_its_own_group_never_ranked_against_the_host() {
+        let mut data = session_data();
+        let xfs: Vec<String> = data
+            .cases
+            .iter()
+            .filter(|c| c.variant == "xfs")
+            .map(|c| c.case_id.clone())
+            .collect();
+        for s in data.samples.iter_mut().filter(|s| xfs.contains(&s.sample.case_id)) {
+            s.sample.notes.push(
+                "guest: Linux 6.1.0-56-amd64 under tcg (emulated: compare only with each other), booted in 3.0 s"
+                    .into(),
+            );
+        }
+        let plain = build(&session_data(), 1, 0.95);
+        let m = build(&data, 1, 0.95);
+        // Host columns first, the guest's after them.
+        assert_eq!(m.variants, ["ext4", BTRFS, "zfs", "xfs"]);
+        let r = row(&m.workloads[0], "seq_write_block", "throughput");
+        let x = cell(r, "xfs");
+        assert_eq!(
+            x.group.as_deref(),
+            Some("guest Linux 6.1.0-56-amd64, tcg (emulated: compare only with each other)")
+        );
+        // Alone in its group: not ranked, and no host cell is compared with it.
+        assert!(!x.best && x.standing.is_none() && x.vs_best.is_none());
+        for c in r.cells.iter().filter(|c| c.group.is_none()) {
+            assert!(c.vs_best.as_ref().is_none_or(|v| v.best != "xfs"));
+            assert_eq!(c.group, None);
+        }
+        // Without the guest, xfs was compared with the host's variants.
+        let before = row(&plain.workloads[0], "seq_write_block", "throughput");
+        assert!(cell(before, "xfs").standing.is_some());
+        assert!(
+            m.warnings[0].starts_with("xfs ran in a QEMU guest (guest Linux 6.1.0-56-amd64, tcg"),
+            "{}",
+            m.warnings[0]
+        );
+        assert!(!m.workloads[0].summary.contains("xfs"), "{}", m.workloads[0].summary);
     }
 
     #[test]

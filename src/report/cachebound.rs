@@ -37,7 +37,8 @@ pub(super) fn mark(tables: &mut [WorkloadTable], data: &SessionData) {
             continue;
         }
         for cell in &mut row.cells {
-            cell.cache_bound = cell.summary.mean > limit && !in_memory(data, &cell.variant);
+            // A guest's disk is a virtio image the host's baseline does not describe.
+            cell.cache_bound = cell.summary.mean > limit && !in_memory(data, &cell.variant) && cell.group.is_none();
         }
     }
 }

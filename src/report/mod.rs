@@ -38,6 +38,7 @@ pub mod compare;
 mod csv;
 mod escape;
 mod histogram;
+pub mod group;
 mod html;
 mod number;
 mod role;
@@ -98,6 +99,9 @@ pub struct Cell {
     /// the disk.
     #[serde(default)]
     pub cache_bound: bool,
+    /// The comparison group of a guest variant ([`group`]); `None` for the host's kernel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }
 
 /// How far above the raw device's faster sequential rate a mean throughput must lie to be

@@ -128,8 +128,43 @@ fn all_tied(cells: &[&Cell]) -> bool {
 /// The paragraph of `table` (empty when no row has two variants to compare). Rows where every
 /// variant is tied are merged into one sentence per set of variants ("At a, b and c, ext4 and xfs
 /// are tied."), placed where its first row was; every other row gets its own sentence.
+///
+/// Variants of different comparison groups ([`super::group`]: the host, each guest kernel) are
+/// never compared: each group gets its own sentences, a guest group's introduced by its label.
 pub fn workload_summary(table: &WorkloadTable) -> String {
-    let headline: Vec<&Row> = table.rows.iter().filter(|r| role::is_headline(&r.metric)).collect();
+    let mut groups: Vec<Option<&String>> = Vec::new();
+    for c in table.rows.iter().flat_map(|r| &r.cells) {
+        if !groups.contains(&c.group.as_ref()) {
+            groups.push(c.group.as_ref());
+        }
+    }
+    if groups.len() < 2 {
+        let rows: Vec<&Row> = table.rows.iter().collect();
+        return group_summary(&rows);
+    }
+    let mut out: Vec<String> = Vec::new();
+    for g in groups {
+        let rows: Vec<Row> = table
+            .rows
+            .iter()
+            .map(|r| Row {
+                cells: r.cells.iter().filter(|c| c.group.as_ref() == g).cloned().collect(),
+                ..r.clone()
+            })
+            .collect();
+        let s = group_summary(&rows.iter().collect::<Vec<_>>());
+        match (g, s.is_empty()) {
+            (_, true) => {}
+            (None, false) => out.push(s),
+            (Some(label), false) => out.push(format!("In the {label}: {s}")),
+        }
+    }
+    out.join(" ")
+}
+
+/// The sentences of one comparison group's rows.
+fn group_summary(rows: &[&Row]) -> String {
+    let headline: Vec<&Row> = rows.iter().copied().filter(|r| role::is_headline(&r.metric)).collect();
     // Either a finished sentence, or (tied variants in column order, labels) to merge.
     enum Part {
         Sentence(String),

@@ -162,6 +162,9 @@ impl Runner {
             host: sysinfo::host_info(),
             tool_versions: {
                 let mut tools = sysinfo::tool_versions(suite.variants.iter().map(|v| v.fs_type.as_str()));
+                // Guest variants: the guest kernel release(s) and QEMU's version (the accelerator
+                // is decided at the first boot and stored in each sample's guest note).
+                tools.extend(crate::guest::tool_versions(&suite.variants));
                 for w in &suite.workloads {
                     for t in w.kind.workload().tool_versions() {
                         if !tools.contains(&t) {
@@ -292,6 +295,7 @@ impl Runner {
             };
             let outcome = slot::run_slot(
                 provisioner.as_ref(),
+                &state,
                 case,
                 &self.suite,
                 &slot::tag_for(slot_index, &case.variant.name),

@@ -8,7 +8,7 @@ use crate::config::Suite;
 use crate::engine::RunContext;
 use crate::metric::{Measurement, MetricId, Role, Unit};
 use crate::plan;
-use crate::provision::{self, Provisioner};
+use crate::provision::{self, Provisioner, RunState};
 use crate::store::{CaseAvailability, CaseRecord, NewSample};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -52,9 +52,45 @@ pub(super) fn case_record(c: &plan::Case) -> CaseRecord {
     }
 }
 
+/// One repeat of a variant that runs under a guest kernel ([`crate::guest`]): QEMU boots, the
+/// agent inside provisions and runs the workload through the engine, and the sample comes back.
+fn run_guest_slot(
+    state: &RunState,
+    case: &plan::Case,
+    suite: &Suite,
+    tag: &str,
+    interrupt: &AtomicBool,
+    sample: &mut NewSample,
+) -> SlotOutcome {
+    use crate::guest::GuestError;
+    match crate::guest::run_slot(
+        state,
+        &case.variant,
+        &case.workload.kind,
+        case.image_bytes,
+        suite.policy.drop_caches,
+        tag,
+        interrupt,
+    ) {
+        Err(GuestError::Interrupted) => SlotOutcome::Interrupted,
+        Err(_) if interrupt.load(Ordering::Relaxed) => SlotOutcome::Interrupted,
+        Err(e) => SlotOutcome::Failed(e.to_string()),
+        Ok(g) => {
+            sample.device = Some("/dev/vda (guest)".into());
+            sample.effective_mount_opts = g.effective_mount_opts;
+            sample.measurements = g.raw.measurements();
+            sample.measurements.push(g.boot);
+            sample.notes = g.raw.notes;
+            SlotOutcome::Done
+        }
+    }
+}
+
 /// Provisions, runs and tears down one repeat, filling `sample`.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn run_slot(
     provisioner: &dyn Provisioner,
+    state: &RunState,
     case: &plan::Case,
     suite: &Suite,
     tag: &str,
@@ -62,6 +98,9 @@ pub(super) fn run_slot(
     on_phase: &(dyn Fn(&str) + Sync),
     sample: &mut NewSample,
 ) -> SlotOutcome {
+    if case.variant.kernel.is_some() {
+        return run_guest_slot(state, case, suite, tag, interrupt, sample);
+    }
     let interrupted = || interrupt.load(Ordering::Relaxed);
     let mut mounted = match provisioner.provision(&case.variant, case.image_bytes, tag) {
         Ok(m) => m,

@@ -70,12 +70,13 @@ fn largest_image(plan: &Plan) -> u64 {
         .unwrap_or(0)
 }
 
-/// Whether any case that will run puts a filesystem on a block device (anything but tmpfs):
-/// only then is there a raw device to measure.
+/// Whether any case that will run puts a filesystem on a block device (anything but tmpfs) of
+/// the host: only then is there a raw device to measure (a guest's disk is its own virtio image,
+/// which the host's loop baseline does not describe).
 pub fn needs_block_device(plan: &Plan) -> bool {
     plan.cases
         .iter()
-        .any(|c| c.unavailable.is_none() && !FsType::of(&c.variant.fs_type).in_memory())
+        .any(|c| c.unavailable.is_none() && !FsType::of(&c.variant.fs_type).in_memory() && c.variant.kernel.is_none())
 }
 
 impl Target {
@@ -167,6 +168,7 @@ impl Target {
                 mkfs_args: vec![],
                 mount_opts: vec![],
                 image_size: None,
+                kernel: None,
             }];
         }
         Ok(())
@@ -174,6 +176,15 @@ impl Target {
 
     /// Whether this target can make `v` here; `Err` says why not and what would fix it.
     pub fn availability(&self, v: &FsVariant) -> Result<(), String> {
+        if v.kernel.is_some() {
+            // A guest variant needs QEMU and a guest kernel, not the host's driver.
+            return match self {
+                Target::Images { .. } => crate::guest::availability(v),
+                Target::Device { .. } | Target::Dir { .. } => {
+                    Err("a guest kernel runs on loop images only (not with --device or --dir)".into())
+                }
+            };
+        }
         match self {
             Target::Dir { .. } => Ok(()),
             Target::Images { .. } | Target::Device { .. } => provision::availability(&v.fs_type),

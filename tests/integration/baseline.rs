@@ -68,6 +68,7 @@ fn a_mounted_device_is_refused_by_the_kernel_and_an_interrupt_stops_at_once() {
         mkfs_args: vec![],
         mount_opts: vec![],
         image_size: None,
+        kernel: None,
     };
     let m = prov.provision(&variant, 64 << 20, "mounted").unwrap();
     let dev = m.device.clone().unwrap();

@@ -129,6 +129,7 @@ fn fragments_match_filefrag_on_loop_filesystems() {
             mkfs_args: vec![],
             mount_opts: vec![],
             image_size: None,
+            kernel: None,
         };
         let m = prov.provision(&v, min_image_bytes(t), &format!("frag-{t}")).unwrap();
         let files = make_files(&m.workdir);

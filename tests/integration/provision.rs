@@ -13,6 +13,7 @@ fn variant(fs_type: &str, opts: &[&str]) -> FsVariant {
         mkfs_args: vec![],
         mount_opts: opts.iter().map(|s| s.to_string()).collect(),
         image_size: None,
+        kernel: None,
     }
 }
 

@@ -19,6 +19,7 @@ fn ext4() -> FsVariant {
         mkfs_args: vec![],
         mount_opts: vec![],
         image_size: None,
+        kernel: None,
     }
 }
 

@@ -74,6 +74,7 @@ fn measure(prov: &ImageProvisioner, fs: &str, name: &str, spec: &WorkloadKind) -
         mkfs_args: vec![],
         mount_opts: vec![],
         image_size: None,
+        kernel: None,
     };
     let m = prov
         .provision(&v, est.image_bytes, &format!("{name}-{fs}"))
@@ -355,6 +356,7 @@ fn running_out_of_inodes_is_named_as_such() {
         mkfs_args: vec![],
         mount_opts: vec![],
         image_size: None,
+        kernel: None,
     };
     let m = prov.provision(&v, 512 << 20, "inodes").expect("provision");
     let spec: WorkloadKind = toml::from_str("kind = \"mongo\"\nfiles = 20000\nfile_size = 10\ndirs = 4\n").unwrap();

@@ -57,7 +57,8 @@ fn a_minimal_file_loads_with_default_policy() {
             fs_type: "ext4".into(),
             mkfs_args: vec![],
             mount_opts: vec![],
-            image_size: None
+            image_size: None,
+            kernel: None
         }
     );
     assert_eq!(s.workloads.len(), 1);

@@ -1,0 +1,275 @@
+//! The agent: the same fsbench binary, started inside the guest as `fsbench guest-agent`, and
+//! the framed protocol that carries its answer back to the host.
+//!
+//! The host puts a [`Job`] (the variant, the workload, the disk) into the initramfs as
+//! `/job.json`; the guest's init copies it to `/run` of the host root it mounted read-only over
+//! 9p (a tmpfs there) and runs the agent in that root. The agent makes the filesystem
+//! with the normal provisioner code ([`crate::provision::provision_device`]), runs the workload
+//! through the normal engine ([`crate::engine::run`], the one phase driver), tears down, and
+//! writes one [`Reply`] to the guest's second serial port, which QEMU writes to a file on the
+//! host:
+//!
+//! ```text
+//! FSBENCH-AGENT-BEGIN <length of the JSON in bytes>
+//! {"kernel": "...", "effective_mount_opts": "...", "result": {"Ok": {"measurements": [...], "notes": [...]}}}
+//! FSBENCH-AGENT-END
+//! ```
+//!
+//! Invariant: [`decode`] accepts a reply only when the length, the JSON and the end marker all
+//! agree (a serial line may add `\r`, which JSON never contains unescaped, so it is dropped); a
+//! truncated or garbled reply is an error, never a partial sample.
+
+use crate::config::FsVariant;
+use crate::engine::{RunContext, WorkloadKind};
+use crate::metric::{Measurement, RawSample, Role};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+/// Marks the start of a reply.
+pub const BEGIN: &str = "FSBENCH-AGENT-BEGIN";
+/// Marks the end of a reply.
+pub const END: &str = "FSBENCH-AGENT-END";
+
+/// What the host asks the agent to do: one repeat of one case.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Job {
+    /// The filesystem variant (its `kernel` is ignored inside the guest).
+    pub variant: FsVariant,
+    /// The workload and its parameters.
+    pub workload: WorkloadKind,
+    /// The disk under test inside the guest (`/dev/vda`).
+    pub device: String,
+    /// Sync and drop the guest's caches before each timed phase.
+    pub drop_caches: bool,
+}
+
+/// What the agent answers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Reply {
+    /// `uname -r` of the guest.
+    pub kernel: String,
+    /// Mount options as the guest's /proc/mounts shows them.
+    pub effective_mount_opts: Option<String>,
+    /// The repeat's sample, or why it failed.
+    pub result: Result<WireSample, String>,
+}
+
+/// A repeat's sample as it crosses the serial line: every measurement with its declared role
+/// (which [`crate::metric::MetricId`]'s own serde form leaves out), and the notes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WireSample {
+    /// `(measurement, its metric's role)` in phase order.
+    pub measurements: Vec<(Measurement, Role)>,
+    /// The sample's notes.
+    pub notes: Vec<String>,
+}
+
+impl WireSample {
+    /// The wire form of `raw`.
+    pub fn of(raw: &RawSample) -> WireSample {
+        WireSample {
+            measurements: raw
+                .measurements()
+                .into_iter()
+                .map(|m| {
+                    let role = m.metric.role;
+                    (m, role)
+                })
+                .collect(),
+            notes: raw.notes.clone(),
+        }
+    }
+
+    /// The measurements with their roles restored.
+    pub fn measurements(&self) -> Vec<Measurement> {
+        self.measurements
+            .iter()
+            .map(|(m, role)| Measurement {
+                metric: m.metric.clone().with_role(*role),
+                ..m.clone()
+            })
+            .collect()
+    }
+}
+
+/// The framed form of `reply`.
+pub fn encode(reply: &Reply) -> String {
+    let json = serde_json::to_string(reply).unwrap_or_else(|e| {
+        serde_json::to_string(&Reply {
+            kernel: reply.kernel.clone(),
+            effective_mount_opts: None,
+            result: Err(format!("the agent could not encode its sample: {e}")),
+        })
+        .unwrap_or_default()
+    });
+    format!("\n{BEGIN} {}\n{json}\n{END}\n", json.len())
+}
+
+/// The last complete reply in `text` (the agent's serial output).
+pub fn decode(text: &str) -> Result<Reply, String> {
+    let text = text.replace('\r', "");
+    let at = text
+        .rfind(BEGIN)
+        .ok_or("the guest sent no reply (no FSBENCH-AGENT-BEGIN)")?;
+    let mut lines = text[at + BEGIN.len()..].splitn(3, '\n');
+    let len: usize = lines
+        .next()
+        .and_then(|l| l.trim().parse().ok())
+        .ok_or("the reply's length is missing")?;
+    let json = lines.next().ok_or("the reply ends after its header")?;
+    if json.len() != len {
+        return Err(format!(
+            "the reply is garbled: {} bytes of JSON where the header announced {len}",
+            json.len()
+        ));
+    }
+    if !lines.next().is_some_and(|rest| rest.starts_with(END)) {
+        return Err("the reply has no FSBENCH-AGENT-END".into());
+    }
+    serde_json::from_str(json).map_err(|e| format!("the reply is not valid: {e}"))
+}
+
+/// The guest's kernel release.
+fn uname_release() -> String {
+    rustix::system::uname().release().to_string_lossy().into_owned()
+}
+
+/// Runs the job in `job_path` and writes the framed reply to `out` (the guest's serial port).
+/// Returns the process exit code (0 also when the workload failed: the reply says so).
+pub fn main(job_path: &Path, out: &Path) -> i32 {
+    let reply = match std::fs::read_to_string(job_path)
+        .map_err(|e| format!("read {}: {e}", job_path.display()))
+        .and_then(|t| serde_json::from_str::<Job>(&t).map_err(|e| format!("parse {}: {e}", job_path.display())))
+    {
+        Ok(job) => run_job(&job),
+        Err(e) => Reply {
+            kernel: uname_release(),
+            effective_mount_opts: None,
+            result: Err(e),
+        },
+    };
+    let framed = encode(&reply);
+    match std::fs::OpenOptions::new().write(true).open(out) {
+        Ok(mut f) => {
+            use std::io::Write;
+            if f.write_all(framed.as_bytes()).and_then(|_| f.flush()).is_err() {
+                return 1;
+            }
+            0
+        }
+        Err(e) => {
+            eprintln!("fsbench guest-agent: open {}: {e}", out.display());
+            1
+        }
+    }
+}
+
+fn run_job(job: &Job) -> Reply {
+    let kernel = uname_release();
+    let fail = |e: String| Reply {
+        kernel: kernel.clone(),
+        effective_mount_opts: None,
+        result: Err(e),
+    };
+    let state = match crate::provision::RunState::create(Path::new("/tmp/fsbench-agent")) {
+        Ok(s) => s,
+        Err(e) => return fail(format!("guest run folder: {e}")),
+    };
+    let mut variant = job.variant.clone();
+    variant.kernel = None;
+    let mounted = match crate::provision::provision_device(&state, &variant, &job.device, "guest") {
+        Ok(m) => m,
+        Err(e) => {
+            state.finish();
+            return fail(format!("provisioning {} in the guest: {e}", variant.name));
+        }
+    };
+    let interrupt = AtomicBool::new(false);
+    let no_phase = |_: &str| {};
+    let ctx = RunContext {
+        dir: &mounted.workdir,
+        drop_caches: job.drop_caches,
+        interrupt: &interrupt,
+        on_phase: &no_phase,
+    };
+    let result = crate::engine::run(job.workload.workload(), &ctx)
+        .map(|raw| WireSample::of(&raw))
+        .map_err(|e| e.to_string());
+    let effective_mount_opts = mounted.effective_opts.clone();
+    let teardown = mounted.teardown();
+    state.finish();
+    let result = match (result, teardown) {
+        (Ok(_), Err(e)) => Err(format!("teardown in the guest: {e}")),
+        (r, _) => r,
+    };
+    Reply {
+        kernel,
+        effective_mount_opts,
+        result,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply() -> Reply {
+        Reply {
+            kernel: "6.1.0-56-amd64".into(),
+            effective_mount_opts: Some("rw,relatime".into()),
+            result: Err("no space".into()),
+        }
+    }
+
+    #[test]
+    fn a_framed_reply_survives_a_serial_line_and_console_noise() {
+        let framed = encode(&reply());
+        let noisy = format!("[    3.1] random: crng init done\r\n{}", framed.replace('\n', "\r\n"));
+        assert_eq!(decode(&noisy).unwrap(), reply());
+    }
+
+    #[test]
+    fn roles_survive_the_wire() {
+        use crate::metric::{MetricId, PhaseResult, Unit};
+        let raw = RawSample {
+            phases: vec![PhaseResult {
+                phase: "seq_write_block".into(),
+                wall: std::time::Duration::from_secs(1),
+                cpu: Default::default(),
+                metrics: vec![
+                    (MetricId::higher("throughput", Unit::MibPerSec), 12.5),
+                    (MetricId::latency("lat_p99"), 80.0),
+                ],
+            }],
+            notes: vec!["n".into()],
+        };
+        let reply = Reply {
+            kernel: "k".into(),
+            effective_mount_opts: None,
+            result: Ok(WireSample::of(&raw)),
+        };
+        let back = decode(&encode(&reply)).unwrap().result.unwrap();
+        assert_eq!(back.measurements(), raw.measurements());
+        let roles: Vec<Role> = back.measurements().iter().map(|m| m.metric.role).collect();
+        assert_eq!(
+            roles,
+            [Role::Headline, Role::Latency, Role::ProcessCpu, Role::SystemCpu]
+        );
+        // Through MetricId's own serde form, the latency role would come back as a headline.
+        let plain: RawSample = serde_json::from_str(&serde_json::to_string(&raw).unwrap()).unwrap();
+        assert_ne!(plain.measurements()[1].metric.role, Role::Latency);
+    }
+
+    #[test]
+    fn a_truncated_or_garbled_reply_is_refused() {
+        let framed = encode(&reply());
+        let cut = &framed[..framed.len() - 10];
+        assert!(decode(cut).unwrap_err().contains("END"), "{}", decode(cut).unwrap_err());
+        let garbled = framed.replacen("no space", "no spac", 1);
+        assert!(decode(&garbled).unwrap_err().contains("garbled"));
+        assert!(decode("booted, then nothing").unwrap_err().contains("no reply"));
+        let bad_len = framed.replacen(&format!("{BEGIN} "), &format!("{BEGIN} x"), 1);
+        assert!(decode(&bad_len).unwrap_err().contains("length"));
+    }
+}

@@ -1,0 +1,767 @@
+//! The guest-kernel target: a filesystem variant measured under another kernel, in a small QEMU
+//! guest (`--fs jfs@guest`, or `kernel = "guest"` / `kernel = "/path/to/bzImage"` in a suite's
+//! `[[fs]]`), for filesystems the running kernel lacks (jfs, reiserfs) and for comparing kernels.
+//!
+//! One repeat of a guest variant ([`run_slot`]):
+//! 1. a sparse image `img-TAG.img` in the run folder becomes the guest's `/dev/vda`
+//!    (virtio-blk, `cache=none`, so the host's page cache is not in the path);
+//! 2. a generated initramfs (busybox + the virtio, 9p and filesystem modules, [`initramfs`])
+//!    mounts the **host's root read-only over QEMU's own 9p server** and `chroot`s into it, then
+//!    runs the very fsbench binary that started the guest as `fsbench guest-agent`
+//!    ([`agent`]). This was chosen over packing fsbench into the initramfs because the agent
+//!    then uses the host's own mkfs programs, libraries and binary unchanged (nothing to copy
+//!    or keep in step), and the initramfs stays a few MiB; the price is a 9p share, read-only,
+//!    with the guest's own tmpfs over `/tmp` and `/run` (so fsbench must not live there);
+//! 3. the agent makes the filesystem and runs the workload through the normal engine (the one
+//!    phase driver), and answers over the guest's second serial port in a framed JSON
+//!    protocol ([`agent::encode`]); the host stores the sample as any other, with the guest's
+//!    kernel release, the accelerator and the boot time in the sample's notes and a `guest`
+//!    phase (`boot`, seconds, a detail row).
+//!
+//! The accelerator is KVM when `/dev/kvm` opens and a probe boot reaches the initramfs within
+//! [`KVM_PROBE_TIMEOUT`]; otherwise TCG, with the reason in every sample's notes (on machines
+//! without nested virtualisation, KVM opens but the guest hangs in early boot). TCG results are
+//! emulated: the report groups them apart and says to compare them only with each other.
+//!
+//! The kernel is Debian's `linux-image-amd64`, unpacked (not installed: installing a kernel
+//! package changes how the host boots) by `scripts/install.sh` into [`GUEST_DIR`], or found in
+//! `/boot` with its modules in `/lib/modules`. A static busybox comes from Debian's
+//! `busybox-static`, unpacked the same way.
+//!
+//! Invariants:
+//! - QEMU is killed and every file of the repeat (image, initramfs, job, logs) removed on
+//!   success, failure, Ctrl-C and panic (a guard), and by `fsbench cleanup` after SIGKILL
+//!   ([`crate::provision::Undo::Kill`] and `RemoveFile` records, written before each exists).
+//! - A guest that shows no sign of life within its boot timeout, or ends without a reply, is a
+//!   failed repeat whose message ends with the console's last lines.
+//! - Nothing here touches a process it did not start: a recorded pid is killed only while its
+//!   start time and command line still match.
+
+pub mod agent;
+pub mod initramfs;
+pub mod qemu;
+
+use crate::config::FsVariant;
+use crate::engine::WorkloadKind;
+use crate::metric::{Measurement, MetricId, Role, Unit};
+use crate::provision::{RunState, Undo};
+use qemu::{Accel, Boot, Ended, Guest};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// `kernel` value of Debian's kernel (`--fs TYPE@guest`).
+pub const DEBIAN_KERNEL: &str = "guest";
+/// Where `scripts/install.sh` unpacks the guest kernel and busybox.
+pub const GUEST_DIR: &str = "/var/lib/fsbench/guest";
+/// What to install when QEMU or the kernel is missing.
+pub const INSTALL_HINT: &str =
+    "apt-get install qemu-system-x86 linux-image-amd64 (scripts/install.sh unpacks the kernel into /var/lib/fsbench/guest without installing it)";
+/// How long a KVM probe boot may take to reach the initramfs.
+pub const KVM_PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a guest may take to reach its init, by accelerator; `FSBENCH_GUEST_BOOT_TIMEOUT`
+/// (seconds) overrides it, for machines slower or faster than these.
+pub fn boot_timeout(accel: Accel) -> Duration {
+    if let Some(s) = std::env::var("FSBENCH_GUEST_BOOT_TIMEOUT")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|s| *s > 0.0 && s.is_finite())
+    {
+        return Duration::from_secs_f64(s);
+    }
+    match accel {
+        Accel::Kvm => Duration::from_secs(60),
+        Accel::Tcg => Duration::from_secs(180),
+    }
+}
+/// Guest memory in MiB.
+const GUEST_MEM_MIB: u64 = 1024;
+/// The line the guest's init prints first (the boot time is measured to it).
+const INIT_MARKER: &str = "fsbench-guest: init";
+/// The line the probe's init prints.
+const PROBE_MARKER: &str = "fsbench-guest: probe ok";
+/// The phase and metric of the boot time.
+pub const BOOT_PHASE: &str = "guest";
+/// See [`BOOT_PHASE`].
+pub const BOOT_METRIC: &str = "boot";
+
+/// Why a guest repeat did not produce a sample.
+#[derive(Debug, thiserror::Error)]
+pub enum GuestError {
+    /// QEMU, the kernel, busybox or a module is missing.
+    #[error("unavailable: {0}")]
+    Unavailable(String),
+    /// A file of the repeat could not be made.
+    #[error("{what}: {source}")]
+    Io {
+        /// Operation and path.
+        what: String,
+        /// OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The guest did not boot or did not answer; the console's last lines.
+    #[error("the guest {why}; console: {console}")]
+    Boot {
+        /// What went wrong.
+        why: String,
+        /// The console log's (and QEMU's stderr's) last lines.
+        console: String,
+    },
+    /// The agent ran and reported a failure.
+    #[error("in the guest: {0}")]
+    Agent(String),
+    /// SIGINT/SIGTERM.
+    #[error("interrupted")]
+    Interrupted,
+}
+
+fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> GuestError {
+    let what = what.into();
+    move |source| GuestError::Io { what, source }
+}
+
+/// `jfs@guest` → (`jfs`, true); `ext4@guest:noatime` → (`ext4:noatime`, true); anything else
+/// unchanged with false.
+pub fn strip_guest_suffix(token: &str) -> (std::borrow::Cow<'_, str>, bool) {
+    let (head, tail) = match token.split_once(':') {
+        Some((h, t)) => (h, Some(t)),
+        None => (token, None),
+    };
+    match (head.strip_suffix("@guest"), tail) {
+        (Some(t), None) => (t.into(), true),
+        (Some(t), Some(rest)) => (format!("{t}:{rest}").into(), true),
+        (None, _) => (token.into(), false),
+    }
+}
+
+/// The default name of a guest variant: `jfs@guest`, `ext4@guest:noatime`.
+pub fn variant_name(fs_type: &str, mount_opts: &[String]) -> String {
+    if mount_opts.is_empty() {
+        format!("{fs_type}@guest")
+    } else {
+        format!("{fs_type}@guest:{}", mount_opts.join(","))
+    }
+}
+
+/// A guest kernel: its image, release and module tree.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    /// The bzImage.
+    pub image: PathBuf,
+    /// Its release (`6.1.0-56-amd64`), from the file name.
+    pub release: String,
+    /// `lib/modules/RELEASE`, if there is one (a custom kernel may have everything built in).
+    pub modules: Option<PathBuf>,
+}
+
+/// The kernel `spec` names: [`DEBIAN_KERNEL`] (in [`GUEST_DIR`], then `/boot`), or a path.
+pub fn find_kernel(spec: &str) -> Result<Kernel, String> {
+    let modules_for = |release: &str| {
+        [Path::new(GUEST_DIR), Path::new("/")]
+            .iter()
+            .map(|r| r.join("lib/modules").join(release))
+            .find(|d| d.join("kernel").is_dir())
+    };
+    if spec != DEBIAN_KERNEL {
+        let image = PathBuf::from(spec);
+        if !image.is_file() {
+            return Err(format!(
+                "kernel = \"{spec}\": no such file; name a bzImage or use kernel = \"guest\""
+            ));
+        }
+        let name = image
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let release = name.strip_prefix("vmlinuz-").unwrap_or(&name).to_string();
+        let modules = modules_for(&release);
+        return Ok(Kernel {
+            image,
+            release,
+            modules,
+        });
+    }
+    for boot in [Path::new(GUEST_DIR).join("boot"), PathBuf::from("/boot")] {
+        let mut found: Vec<(String, PathBuf)> = std::fs::read_dir(&boot)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let n = e.file_name().to_string_lossy().into_owned();
+                let release = n.strip_prefix("vmlinuz-")?.to_string();
+                release.ends_with("-amd64").then_some((release, e.path()))
+            })
+            .filter(|(r, _)| modules_for(r).is_some())
+            .collect();
+        found.sort();
+        if let Some((release, image)) = found.pop() {
+            let modules = modules_for(&release);
+            return Ok(Kernel {
+                image,
+                release,
+                modules,
+            });
+        }
+    }
+    Err(format!("no guest kernel: {INSTALL_HINT}"))
+}
+
+/// A static busybox for the initramfs.
+fn find_busybox() -> Option<PathBuf> {
+    [Path::new(GUEST_DIR).join("bin/busybox"), PathBuf::from("/bin/busybox")]
+        .into_iter()
+        .find(|p| p.is_file() && is_static(p))
+}
+
+/// Whether a 64-bit ELF executable has no `PT_INTERP` program header (is statically linked).
+fn is_static(p: &Path) -> bool {
+    let Ok(b) = std::fs::read(p) else { return false };
+    let u16_at = |o: usize| b.get(o..o + 2).map(|s| u16::from_le_bytes([s[0], s[1]]) as usize);
+    let u64_at = |o: usize| b.get(o..o + 8).and_then(|s| s.try_into().ok()).map(u64::from_le_bytes);
+    if !b.starts_with(b"\x7fELF\x02\x01") {
+        return false;
+    }
+    let (Some(phoff), Some(size), Some(n)) = (u64_at(0x20), u16_at(0x36), u16_at(0x38)) else {
+        return false;
+    };
+    (0..n).all(|i| {
+        let at = phoff as usize + i * size;
+        b.get(at..at + 4).is_some_and(|t| t != 3u32.to_le_bytes()) // PT_INTERP = 3
+    })
+}
+
+/// The kernel module of a filesystem type (`ext2`/`ext3` are served by `ext4`).
+fn fs_module(fs_type: &str) -> &str {
+    match fs_type {
+        "ext2" | "ext3" => "ext4",
+        t => t,
+    }
+}
+
+/// Whether this machine can run `v` in a guest; `Err` says why not and what to install.
+pub fn availability(v: &FsVariant) -> Result<(), String> {
+    let spec = v.kernel.as_deref().unwrap_or(DEBIAN_KERNEL);
+    if !crate::engine::host::is_root() {
+        return Err("needs root (a guest's disk image and QEMU's 9p share of /)".into());
+    }
+    if v.fs_type == "reiser4" && spec == DEBIAN_KERNEL {
+        return Err(
+            "never merged into Linux; needs a patched kernel: name one with kernel = \"/path/to/bzImage\"".into(),
+        );
+    }
+    let t = crate::fstype::FsType::of(&v.fs_type);
+    if t.in_memory() || !matches!(t.backing, crate::fstype::Backing::Block) {
+        return Err(format!(
+            "{} in a guest: only block-device filesystems run there",
+            v.fs_type
+        ));
+    }
+    if crate::provision::find_tool(qemu::QEMU).is_none() {
+        return Err(INSTALL_HINT.into());
+    }
+    let k = find_kernel(spec)?;
+    if find_busybox().is_none() {
+        return Err(
+            "no static busybox for the guest's initramfs: apt-get install busybox-static (or scripts/install.sh)"
+                .into(),
+        );
+    }
+    if let Some(dir) = &k.modules {
+        let tree = initramfs::ModuleTree::open(dir).map_err(|e| format!("read {}: {e}", dir.display()))?;
+        if !tree.has(fs_module(&v.fs_type)) {
+            return Err(format!("the guest kernel {} has no {} driver", k.release, v.fs_type));
+        }
+    }
+    let mkfs = t.mkfs_program(&v.fs_type);
+    if crate::provision::find_tool(&mkfs).is_none() {
+        return Err(format!(
+            "`{mkfs}` is not installed (the guest runs the host's); {}",
+            crate::provision::install_hint(&mkfs)
+        ));
+    }
+    Ok(())
+}
+
+/// The fsbench binary the guest runs as its agent: `FSBENCH_EXE`, this process if it is
+/// fsbench, else the `fsbench` next to the test binary's `deps/` folder (cargo's layout).
+fn agent_exe() -> Result<PathBuf, GuestError> {
+    if let Some(p) = std::env::var_os("FSBENCH_EXE") {
+        return Ok(PathBuf::from(p));
+    }
+    let me = std::env::current_exe().map_err(io("locate the fsbench binary"))?;
+    let exe = if me.file_name().is_some_and(|n| n == "fsbench") {
+        me
+    } else {
+        me.parent()
+            .and_then(Path::parent)
+            .map(|d| d.join("fsbench"))
+            .filter(|p| p.is_file())
+            .ok_or_else(|| {
+                GuestError::Unavailable("the fsbench binary for the guest agent was not found: set FSBENCH_EXE".into())
+            })?
+    };
+    if exe.starts_with("/tmp") || exe.starts_with("/run") {
+        return Err(GuestError::Unavailable(format!(
+            "the guest replaces /tmp and /run with its own tmpfs, so it cannot run {}: install fsbench elsewhere",
+            exe.display()
+        )));
+    }
+    Ok(exe)
+}
+
+/// Single-quotes `s` for the init script.
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// The guest's `/init`: load the modules, then either say the probe is ok, or mount the host's
+/// root over 9p and run the agent in it; then power off (QEMU runs with `-no-reboot`).
+fn init_script(agent: Option<&Path>) -> String {
+    let mut s = String::from(
+        "#!/bin/busybox sh\n\
+         B=/bin/busybox\n\
+         $B mkdir -p /proc /sys /dev /host\n\
+         $B mount -t proc proc /proc\n\
+         $B mount -t sysfs sysfs /sys\n\
+         $B mount -t devtmpfs devtmpfs /dev\n",
+    );
+    s += &format!("echo \"{INIT_MARKER} $($B uname -r)\"\n");
+    s += "for m in /modules/*.ko; do [ -e \"$m\" ] || continue; $B insmod \"$m\" || echo \"fsbench-guest: insmod $m failed\"; done\n";
+    match agent {
+        None => s += &format!("echo \"{PROBE_MARKER}\"\n"),
+        Some(exe) => {
+            s += "if $B mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144 hostroot /host; then\n\
+                  $B mount -o bind /dev /host/dev\n\
+                  $B mount -t proc proc /host/proc\n\
+                  $B mount -t sysfs sysfs /host/sys\n\
+                  $B mount -t tmpfs tmpfs /host/tmp\n\
+                  $B mount -t tmpfs tmpfs /host/run\n\
+                  $B cp /job.json /host/run/fsbench-job.json\n\
+                  echo 'fsbench-guest: agent starting'\n";
+            s += &format!(
+                "$B chroot /host {} guest-agent --job /run/fsbench-job.json --out /dev/ttyS1\n",
+                sh_quote(&exe.display().to_string()),
+            );
+            s += "echo \"fsbench-guest: agent exited with status $?\"\n\
+                  else echo 'fsbench-guest: cannot mount the host root over 9p'; fi\n";
+        }
+    }
+    s += "$B sync\n$B reboot -f\n";
+    s
+}
+
+/// Undo steps of one guest repeat, undone in reverse on drop (and recorded in the run's state
+/// file the moment each resource may exist).
+struct Steps {
+    state: RunState,
+    steps: Vec<Undo>,
+}
+
+impl Steps {
+    fn push(&mut self, u: Undo) {
+        self.state.push(&u);
+        self.steps.push(u);
+    }
+
+    /// A file that will be created now, removed at the end.
+    fn file(&mut self, path: PathBuf) -> PathBuf {
+        self.push(Undo::RemoveFile { path: path.clone() });
+        path
+    }
+
+    fn pop_kill(&mut self, pid: u32) {
+        if let Some(i) = self
+            .steps
+            .iter()
+            .rposition(|u| matches!(u, Undo::Kill { pid: p, .. } if *p == pid))
+        {
+            let u = self.steps.remove(i);
+            self.state.pop(&u);
+        }
+    }
+}
+
+impl Drop for Steps {
+    fn drop(&mut self) {
+        while let Some(u) = self.steps.pop() {
+            match u.apply() {
+                Ok(()) => self.state.pop(&u),
+                Err(e) => eprintln!("fsbench: guest cleanup incomplete: {e}; run `fsbench cleanup`"),
+            }
+        }
+    }
+}
+
+/// Starts QEMU for `b`, recording its kill step in `steps`.
+fn start(steps: &mut Steps, b: &Boot) -> Result<Guest, GuestError> {
+    let qemu = crate::provision::find_tool(qemu::QEMU).ok_or_else(|| GuestError::Unavailable(INSTALL_HINT.into()))?;
+    let g = Guest::start(&qemu, b).map_err(io(format!("start {}", qemu.display())))?;
+    let start_time = crate::provision::state::process_start_time(g.pid).unwrap_or(0);
+    steps.push(Undo::Kill {
+        pid: g.pid,
+        start_time,
+        marker: steps.state.dir(),
+    });
+    Ok(g)
+}
+
+/// The accelerator of this process's guests, decided once: KVM if `/dev/kvm` opens and a probe
+/// boot reaches its init in time, else TCG with the reason.
+fn accelerator(state: &RunState, kernel: &Kernel, busybox: &Path, interrupt: &AtomicBool) -> (Accel, Option<String>) {
+    static DECIDED: OnceLock<(Accel, Option<String>)> = OnceLock::new();
+    if let Some(d) = DECIDED.get() {
+        return d.clone();
+    }
+    let d = match std::env::var("FSBENCH_GUEST_ACCEL").as_deref() {
+        Ok("tcg") => (Accel::Tcg, Some("TCG chosen with FSBENCH_GUEST_ACCEL=tcg".into())),
+        _ => probe_kvm(state, kernel, busybox, interrupt),
+    };
+    DECIDED.get_or_init(|| d).clone()
+}
+
+fn probe_kvm(state: &RunState, kernel: &Kernel, busybox: &Path, interrupt: &AtomicBool) -> (Accel, Option<String>) {
+    if let Err(e) = std::fs::OpenOptions::new().read(true).write(true).open("/dev/kvm") {
+        return (Accel::Tcg, Some(format!("emulated (TCG): /dev/kvm: {e}")));
+    }
+    let mut steps = Steps {
+        state: state.clone(),
+        steps: vec![],
+    };
+    let dir = state.dir();
+    let initrd = steps.file(dir.join("guest-probe.cpio"));
+    let console = steps.file(dir.join("guest-probe.console.log"));
+    let channel = steps.file(dir.join("guest-probe.channel"));
+    let stderr = steps.file(dir.join("guest-probe.qemu.log"));
+    if let Err(e) = initramfs::write(&initrd, busybox, &[], b"{}", &init_script(None)) {
+        return (
+            Accel::Tcg,
+            Some(format!("emulated (TCG): the KVM probe's initramfs: {e}")),
+        );
+    }
+    let boot = Boot {
+        kernel: &kernel.image,
+        initrd: &initrd,
+        disk: None,
+        direct: false,
+        console: &console,
+        channel: &channel,
+        stderr: &stderr,
+        share_root: false,
+        accel: Accel::Kvm,
+        mem_mib: 256,
+    };
+    let mut g = match start(&mut steps, &boot) {
+        Ok(g) => g,
+        Err(e) => {
+            return (
+                Accel::Tcg,
+                Some(format!("emulated (TCG): the KVM probe did not start: {e}")),
+            )
+        }
+    };
+    let (ended, seen) = g.wait(&console, PROBE_MARKER, KVM_PROBE_TIMEOUT, interrupt);
+    g.kill();
+    steps.pop_kill(g.pid);
+    match (ended, seen) {
+        (_, Some(_)) => (Accel::Kvm, None),
+        (Ended::BootTimeout, None) => (
+            Accel::Tcg,
+            Some(format!(
+                "emulated (TCG): /dev/kvm opens but a KVM guest showed no sign of life within {} s (nested virtualisation?)",
+                KVM_PROBE_TIMEOUT.as_secs()
+            )),
+        ),
+        _ => (
+            Accel::Tcg,
+            Some(format!(
+                "emulated (TCG): a KVM guest failed to start: {}",
+                qemu::tail(&[stderr.clone(), console.clone()], 2)
+            )),
+        ),
+    }
+}
+
+/// One repeat of `variant` × `workload` in a guest, with a disk of `image_bytes` in `state`'s
+/// run folder; `tag` names the repeat's files.
+pub fn run_slot(
+    state: &RunState,
+    variant: &FsVariant,
+    workload: &WorkloadKind,
+    image_bytes: u64,
+    drop_caches: bool,
+    tag: &str,
+    interrupt: &AtomicBool,
+) -> Result<GuestSample, GuestError> {
+    availability(variant).map_err(GuestError::Unavailable)?;
+    let kernel = find_kernel(variant.kernel.as_deref().unwrap_or(DEBIAN_KERNEL)).map_err(GuestError::Unavailable)?;
+    let busybox = find_busybox().ok_or_else(|| GuestError::Unavailable("no static busybox".into()))?;
+    let exe = agent_exe()?;
+    let (accel, why) = accelerator(state, &kernel, &busybox, interrupt);
+
+    let mut steps = Steps {
+        state: state.clone(),
+        steps: vec![],
+    };
+    let dir = state.dir();
+    let disk = steps.file(dir.join(format!("img-{tag}.img")));
+    let f = std::fs::File::create_new(&disk).map_err(io(format!("create {}", disk.display())))?;
+    f.set_len(image_bytes).map_err(io(format!("size {}", disk.display())))?;
+    drop(f);
+    let direct = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&disk)
+            .is_ok()
+    };
+
+    let job = agent::Job {
+        variant: variant.clone(),
+        workload: workload.clone(),
+        device: "/dev/vda".into(),
+        drop_caches,
+    };
+    let job = serde_json::to_vec(&job).unwrap_or_default();
+
+    let modules = match &kernel.modules {
+        None => vec![],
+        Some(d) => {
+            let tree = initramfs::ModuleTree::open(d).map_err(io(format!("read {}", d.display())))?;
+            let mut want: Vec<&str> = initramfs::BASE_MODULES.to_vec();
+            want.push(fs_module(&variant.fs_type));
+            tree.resolve(&want).map_err(GuestError::Unavailable)?
+        }
+    };
+    let initrd = steps.file(dir.join(format!("guest-{tag}.cpio")));
+    initramfs::write(&initrd, &busybox, &modules, &job, &init_script(Some(&exe)))
+        .map_err(io(format!("write {}", initrd.display())))?;
+
+    let console = steps.file(dir.join(format!("guest-{tag}.console.log")));
+    let channel = steps.file(dir.join(format!("guest-{tag}.channel")));
+    let stderr = steps.file(dir.join(format!("guest-{tag}.qemu.log")));
+    let boot = Boot {
+        kernel: &kernel.image,
+        initrd: &initrd,
+        disk: Some(&disk),
+        direct,
+        console: &console,
+        channel: &channel,
+        stderr: &stderr,
+        share_root: true,
+        accel,
+        mem_mib: GUEST_MEM_MIB,
+    };
+    let mut g = start(&mut steps, &boot)?;
+    let (ended, booted) = g.wait(&console, INIT_MARKER, boot_timeout(accel), interrupt);
+    g.kill();
+    steps.pop_kill(g.pid);
+    let tail = || qemu::tail(&[stderr.clone(), console.clone()], 6);
+    match ended {
+        Ended::Interrupted => return Err(GuestError::Interrupted),
+        Ended::BootTimeout => {
+            return Err(GuestError::Boot {
+                why: format!("did not reach its init within {} s", boot_timeout(accel).as_secs_f64()),
+                console: tail(),
+            })
+        }
+        Ended::Exited => {}
+    }
+    if booted.is_none() {
+        return Err(GuestError::Boot {
+            why: "ended before it reached its init".into(),
+            console: tail(),
+        });
+    }
+    let text = String::from_utf8_lossy(&std::fs::read(&channel).unwrap_or_default()).into_owned();
+    let reply = agent::decode(&text).map_err(|why| GuestError::Boot {
+        why: format!("ended without a valid answer: {why}"),
+        console: tail(),
+    })?;
+    let mut raw = reply.result.map_err(GuestError::Agent)?;
+    let boot_s = booted.map(|d| d.as_secs_f64()).unwrap_or(0.0);
+    let mut note = format!(
+        "{}{} under {} ({}), booted in {boot_s:.1} s",
+        crate::report::group::NOTE_PREFIX,
+        reply.kernel,
+        accel.name(),
+        match accel {
+            Accel::Tcg => "emulated: compare only with each other",
+            Accel::Kvm => "hardware virtualisation",
+        }
+    );
+    if !direct {
+        note += "; the host refused O_DIRECT on the disk image, so it is cache=writethrough, not cache=none";
+    }
+    raw.notes.insert(0, note);
+    if let Some(w) = why {
+        raw.notes.insert(1, w);
+    }
+    Ok(GuestSample {
+        raw,
+        boot: Measurement {
+            phase: BOOT_PHASE.into(),
+            metric: MetricId::lower(BOOT_METRIC, Unit::Seconds).with_role(Role::Detail),
+            value: boot_s,
+        },
+        effective_mount_opts: reply.effective_mount_opts,
+    })
+}
+
+/// What one guest repeat gives the runner.
+pub struct GuestSample {
+    /// The agent's sample, with the guest's kernel, accelerator and boot time in its first note.
+    pub raw: agent::WireSample,
+    /// The boot time (phase `guest`, metric `boot`, seconds, a detail row).
+    pub boot: Measurement,
+    /// Mount options as the guest's /proc/mounts showed them.
+    pub effective_mount_opts: Option<String>,
+}
+
+/// The session's record of the guests `variants` use: `("guest kernel", RELEASE)` per kernel
+/// and QEMU's version line; empty without guest variants.
+pub fn tool_versions(variants: &[FsVariant]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for spec in variants.iter().filter_map(|v| v.kernel.as_deref()) {
+        if let Ok(k) = find_kernel(spec) {
+            let entry = (
+                "guest kernel".to_string(),
+                format!("{} ({})", k.release, k.image.display()),
+            );
+            if !out.contains(&entry) {
+                out.push(entry);
+            }
+        }
+    }
+    if !out.is_empty() {
+        if let Some(q) = crate::provision::find_tool(qemu::QEMU) {
+            let v = std::process::Command::new(q).arg("--version").output();
+            if let Some(line) = v
+                .ok()
+                .and_then(|o| String::from_utf8_lossy(&o.stdout).lines().next().map(str::to_string))
+            {
+                out.push((qemu::QEMU.to_string(), line));
+            }
+        }
+    }
+    out
+}
+
+/// Undoes an [`Undo::Kill`]: SIGKILL to `pid` only while its start time and command line still
+/// show it is the QEMU this run started; then waits (5 s at most) until it is gone.
+pub fn kill_recorded(pid: u32, start_time: u64, marker: &Path) -> Result<(), crate::provision::ProvisionError> {
+    let ours = || {
+        crate::provision::state::process_start_time(pid) == Some(start_time)
+            && std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                let needle = marker.as_os_str().as_encoded_bytes();
+                c.windows(needle.len()).any(|w| w == needle)
+            })
+    };
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| s.rfind(')').and_then(|i| s.get(i + 2..i + 3)).map(|st| st != "Z"))
+            .unwrap_or(false)
+    };
+    if !ours() {
+        return Ok(());
+    }
+    // SAFETY: kill(2) on a pid just checked to be our QEMU.
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    for _ in 0..250 {
+        if !ours() || !alive() {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Err(crate::provision::ProvisionError::Unavailable(format!(
+        "guest process {pid} is still alive after SIGKILL"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guest_suffixes_and_names() {
+        assert_eq!(strip_guest_suffix("jfs@guest"), ("jfs".into(), true));
+        assert_eq!(strip_guest_suffix("ext4@guest:noatime"), ("ext4:noatime".into(), true));
+        assert_eq!(strip_guest_suffix("ext4:noatime"), ("ext4:noatime".into(), false));
+        assert_eq!(strip_guest_suffix("jfs@host"), ("jfs@host".into(), false));
+        assert_eq!(variant_name("ext4", &["noatime".into()]), "ext4@guest:noatime");
+    }
+
+    #[test]
+    fn reiser4_needs_a_named_kernel_and_a_missing_kernel_file_says_so() {
+        let mut v = FsVariant {
+            name: "reiser4@guest".into(),
+            fs_type: "reiser4".into(),
+            mkfs_args: vec![],
+            mount_opts: vec![],
+            image_size: None,
+            kernel: Some(DEBIAN_KERNEL.into()),
+        };
+        if crate::engine::host::is_root() {
+            assert!(availability(&v).unwrap_err().contains("never merged into Linux"));
+        }
+        v.kernel = Some("/nonexistent/bzImage".into());
+        assert!(find_kernel("/nonexistent/bzImage")
+            .unwrap_err()
+            .contains("no such file"));
+    }
+
+    #[test]
+    fn a_dynamic_executable_is_not_static() {
+        assert!(
+            !is_static(Path::new("/bin/sh")),
+            "/bin/sh is dynamically linked on Debian"
+        );
+        assert!(!is_static(Path::new("/etc/hostname")));
+        let bb = Path::new(GUEST_DIR).join("bin/busybox");
+        if bb.is_file() {
+            assert!(is_static(&bb));
+        }
+    }
+
+    #[test]
+    fn a_recorded_process_is_killed_only_while_start_time_and_marker_match() {
+        let marker = Path::new("/var/tmp/fsbench-guest-unit-marker");
+        // `sh -c CMD NAME`: NAME ($0) puts the marker in the command line, as QEMU's paths do.
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "sleep 30", &marker.display().to_string()])
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let mut start = None;
+        for _ in 0..100 {
+            start = crate::provision::state::process_start_time(pid);
+            if std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.windows(8).any(|w| w == b"fsbench-")) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let start = start.unwrap();
+        // A wrong start time (a recycled pid) or another marker: left alone.
+        kill_recorded(pid, start + 1, marker).unwrap();
+        kill_recorded(pid, start, Path::new("/var/tmp/another-run")).unwrap();
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "a process that is not ours was killed"
+        );
+        kill_recorded(pid, start, marker).unwrap();
+        let status = child.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc::SIGKILL));
+    }
+
+    #[test]
+    fn a_recorded_pid_that_is_not_ours_is_never_killed() {
+        // This process: right pid, but a different start time and no marker in its command line.
+        let me = std::process::id();
+        kill_recorded(me, 1, Path::new("/no/such/run-folder")).unwrap();
+        assert!(Path::new(&format!("/proc/{me}")).exists());
+    }
+}
