@@ -207,6 +207,7 @@ pub enum Undo {
         pid: u32,
         /// Its start time (field 22 of /proc/PID/stat), so a recycled pid is never signalled.
         start_time: u64,
+    },
     /// Kill a process fsbench started (a QEMU guest, [`crate::guest`]), if it is still the same
     /// process: same pid, same start time, and an argument naming `marker` (the run folder).
     Kill {
