@@ -63,6 +63,9 @@ pub struct WireSample {
     pub measurements: Vec<(Measurement, Role)>,
     /// The sample's notes.
     pub notes: Vec<String>,
+    /// Latency histograms a tool reported (fio's json+ bins), as in [`RawSample::histograms`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub histograms: Vec<crate::metric::LatencyHistogram>,
 }
 
 impl WireSample {
@@ -78,6 +81,7 @@ impl WireSample {
                 })
                 .collect(),
             notes: raw.notes.clone(),
+            histograms: raw.histograms.clone(),
         }
     }
 
@@ -243,6 +247,7 @@ mod tests {
                 ],
             }],
             notes: vec!["n".into()],
+            histograms: vec![],
         };
         let reply = Reply {
             kernel: "k".into(),

@@ -81,6 +81,7 @@ fn run_guest_slot(
             sample.measurements = g.raw.measurements();
             sample.measurements.push(g.boot);
             sample.notes = g.raw.notes;
+            sample.histograms = g.raw.histograms;
             SlotOutcome::Done
         }
     }
