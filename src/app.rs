@@ -56,8 +56,13 @@ pub fn run(cli: Cli) -> Result<i32> {
     if matches!(cli.command, Command::Run(_)) {
         signal::interrupt_flag();
     }
+    let verbosity = if cli.quiet {
+        -1
+    } else {
+        cli.verbose.min(i8::MAX as u8) as i8
+    };
     match cli.command {
-        Command::Run(a) => cmd_run(&cli.db, &a),
+        Command::Run(a) => cmd_run(&cli.db, &a, verbosity),
         Command::Plan(a) => cmd_plan(&a),
         Command::Report(a) => cmd_report(&cli.db, &a),
         Command::Compare(a) => cmd_compare(&cli.db, &a),
@@ -65,6 +70,23 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Doctor(a) => cmd_doctor(&a),
         Command::Cleanup(a) => cmd_cleanup(&a),
         Command::Dataset { what } => cmd_dataset(what),
+        Command::History(a) => crate::history::cmd_history(&cli.db, &a),
+        Command::Completions { shell } => {
+            crate::cli_extra::completions(shell, &mut std::io::stdout().lock());
+            Ok(0)
+        }
+        Command::Man { dir: None } => {
+            crate::cli_extra::man_page(&mut std::io::stdout().lock())?;
+            Ok(0)
+        }
+        Command::Man { dir: Some(dir) } => {
+            for p in crate::cli_extra::man_pages_to(&dir)
+                .with_context(|| format!("writing man pages into {}", dir.display()))?
+            {
+                println!("{}", p.display());
+            }
+            Ok(0)
+        }
     }
 }
 
@@ -75,27 +97,49 @@ fn cmd_plan(a: &RunArgs) -> Result<i32> {
 
 /// `fsbench run`: the runner with the terminal observer, then the report of what is stored;
 /// 130 when interrupted, 1 when a repeat of the session failed.
-fn cmd_run(db: &Path, a: &RunArgs) -> Result<i32> {
+fn cmd_run(db: &Path, a: &RunArgs, verbosity: i8) -> Result<i32> {
+    let events = match &a.events {
+        Some(p) => Some(
+            crate::events::EventStream::open(p)
+                .map_err(|e| AppError::Usage(format!("--events {}: {e}", p.display())))?,
+        ),
+        None => None,
+    };
+    let events_on_stdout = a.events.as_deref() == Some(Path::new("-"));
     let runner = Runner::new(db, a, std::env::args().collect())?;
+    let terminal = TerminalObserver::with_verbosity(verbosity);
+    let mut observers: Vec<&dyn run::Observer> = vec![&terminal];
+    if let Some(e) = &events {
+        observers.push(e);
+    }
     let RunSummary {
         store,
         session,
         interrupted,
         failed,
-    } = runner.run(&TerminalObserver::new())?;
-    print_report(&store, session, Format::Table, &mut std::io::stdout().lock())?;
+    } = runner.run(&run::Fanout(observers))?;
+    // With `--events -` standard output carries the events only: the report goes to the HTML
+    // file and `fsbench report` as always.
+    let mut stdout = std::io::stdout().lock();
+    let mut sink = std::io::sink();
+    let out: &mut dyn Write = if events_on_stdout { &mut sink } else { &mut stdout };
+    print_report(&store, session, Format::Table, out)?;
     let html = db.with_file_name("report.html");
     let mut file = std::fs::File::create(&html).with_context(|| format!("writing {}", html.display()))?;
     print_report(&store, session, Format::Html, &mut file)?;
-    println!(
-        "\nResults: session {session} in {}; HTML report: {}",
-        db.display(),
-        html.display()
-    );
-    println!(
-        "More: fsbench --db {} report {session} --format json|csv|md|html",
-        db.display()
-    );
+    if verbosity >= 0 {
+        writeln!(
+            out,
+            "\nResults: session {session} in {}; HTML report: {}",
+            db.display(),
+            html.display()
+        )?;
+        writeln!(
+            out,
+            "More: fsbench --db {} report {session} --format json|csv|md|html",
+            db.display()
+        )?;
+    }
     if interrupted {
         eprintln!("fsbench: interrupted; every completed repeat is stored (session {session}), nothing is left mounted; `fsbench run --resume {session}` continues it");
         return Ok(130);

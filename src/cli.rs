@@ -27,6 +27,12 @@ pub struct Cli {
     /// Results database (SQLite), shared by every subcommand.
     #[arg(long, global = true, value_name = "PATH", default_value = DEFAULT_DB)]
     pub db: PathBuf,
+    /// Less output: no progress lines, only warnings, failures and the report.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// More output: `-v` shows every phase of every repeat as it starts.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -64,6 +70,21 @@ pub enum Command {
         /// What to do with datasets.
         #[command(subcommand)]
         what: DatasetCommand,
+    },
+    /// A metric across stored sessions, with change points (size and CI each); exit code 1
+    /// when the newest session starts a significant regression beyond --threshold.
+    History(crate::history::HistoryArgs),
+    /// Print a shell completion script: `fsbench completions bash > /etc/bash_completion.d/fsbench`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), or with --dir write fsbench.1 and one page per subcommand.
+    Man {
+        /// Write the pages into this folder instead (e.g. /usr/local/share/man/man1).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
     },
 }
 
@@ -161,6 +182,11 @@ pub struct RunArgs {
     /// stored, with the session's own suite and options.
     #[arg(long, value_name = "SESSION")]
     pub resume: Option<String>,
+    /// Write one JSON object per line for each session, case, phase and repeat (start, end,
+    /// results) to FILE as the run goes; `-` writes them to standard output instead of the
+    /// report table.
+    #[arg(long, value_name = "FILE|-")]
+    pub events: Option<PathBuf>,
 }
 
 /// Arguments of `report`.

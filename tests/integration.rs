@@ -24,6 +24,8 @@
 //! - `cleanup`: a killed run with its own scratch folder, undone by a bare `fsbench cleanup`.
 //! - `quiesce`: the quiesce gate's stored wait per repeat; a hammered device timing it out.
 //! - `device_reuse`: a second run on the same confirmed device; foreign filesystems refused.
+//! - `conventions`: `--events` on a real run, `--quiet`, `NO_COLOR`, completions, man pages,
+//!   `fsbench history` over stored sessions.
 
 #[path = "integration/util.rs"]
 mod util;
@@ -78,3 +80,6 @@ mod device_reuse;
 
 #[path = "integration/space.rs"]
 mod space;
+
+#[path = "integration/conventions.rs"]
+mod conventions;

@@ -312,6 +312,7 @@ impl Runner {
             };
             // Committed before it is announced: a line on screen means the repeat is stored.
             store.record_sample(session, &sample)?;
+            obs.repeat_result(&what, &sample);
             obs.repeat_finished(&RepeatEnd {
                 index: i,
                 what: &what,
