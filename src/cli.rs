@@ -24,8 +24,9 @@ pub const DEFAULT_SCRATCH: &str = "/var/tmp/fsbench";
 `fsbench report latest`.\n\nExit codes: 0 ok, 1 runtime failure, 2 usage or configuration error, 130 interrupted."
 )]
 pub struct Cli {
-    /// Results database (SQLite), shared by every subcommand.
-    #[arg(long, global = true, value_name = "PATH", default_value = DEFAULT_DB)]
+    /// Results database, shared by every subcommand: a SQLite file, or a PostgreSQL URL
+    /// (`postgres://user@host/dbname`; a unix socket: `postgresql:///dbname?host=/run/postgresql`).
+    #[arg(long, global = true, value_name = "PATH|URL", env = "FSBENCH_DB", default_value = DEFAULT_DB)]
     pub db: PathBuf,
     /// Less output: no progress lines, only warnings, failures and the report.
     #[arg(short, long, global = true, conflicts_with = "verbose")]
@@ -74,6 +75,16 @@ pub enum Command {
     /// A metric across stored sessions, with change points (size and CI each); exit code 1
     /// when the newest session starts a significant regression beyond --threshold.
     History(crate::history::HistoryArgs),
+    /// Copy stored sessions (default: every finished one) from the local SQLite --db into a
+    /// shared PostgreSQL store; a session already there is not copied again.
+    Push {
+        /// Sessions: ids, labels, or `latest`.
+        #[arg(value_name = "SESSION")]
+        sessions: Vec<String>,
+        /// The PostgreSQL store: `postgres://user@host/dbname`.
+        #[arg(long, value_name = "URL")]
+        to: String,
+    },
     /// Print a shell completion script: `fsbench completions bash > /etc/bash_completion.d/fsbench`.
     Completions {
         /// The shell.

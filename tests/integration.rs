@@ -26,6 +26,8 @@
 //! - `device_reuse`: a second run on the same confirmed device; foreign filesystems refused.
 //! - `conventions`: `--events` on a real run, `--quiet`, `NO_COLOR`, completions, man pages,
 //!   `fsbench history` over stored sessions.
+//! - `pgstore`: the PostgreSQL store on a real server: push round trip, push twice, two
+//!   concurrent writers.
 
 #[path = "integration/util.rs"]
 mod util;
@@ -83,3 +85,6 @@ mod space;
 
 #[path = "integration/conventions.rs"]
 mod conventions;
+
+#[path = "integration/pgstore.rs"]
+mod pgstore;

@@ -25,7 +25,7 @@ mod render;
 
 use crate::metric::{Direction, Role};
 use crate::report;
-use crate::store::{SessionRecord, SessionStatus, Store};
+use crate::store::{SessionRecord, SessionStatus};
 use changepoint::ChangePoint;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -363,14 +363,7 @@ pub fn cmd_history(db: &Path, a: &HistoryArgs) -> anyhow::Result<i32> {
     if !(a.threshold.is_finite() && a.threshold >= 0.0) {
         return Err(AppError::Usage(format!("--threshold {}: use a percentage such as 5", a.threshold)).into());
     }
-    if !db.exists() {
-        return Err(AppError::Usage(format!(
-            "no results database at {}: run `fsbench run` first, or pass --db",
-            db.display()
-        ))
-        .into());
-    }
-    let store = Store::open(db)?;
+    let store = crate::app::open_existing_store(db)?;
     let sessions = store.list_sessions()?;
     let model = match build(&sessions, &|id| store.load_session(id), a) {
         Ok(m) => m,
