@@ -37,7 +37,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
 ];
 
 /// Key of the advisory lock that serialises migrations.
-const MIGRATION_LOCK: i64 = 0x6673_6265_6e63_68; // "fsbench"
+const MIGRATION_LOCK: i64 = 0x0066_7362_656e_6368; // "fsbench" in ASCII
 
 const SESSION_COLUMNS: &str = "id, started_at, finished_at, status, label, suite_name, \
      suite_text, args_json, fsbench_version, hostname, kernel, cpu_model, ncpu, mem_bytes, target, \

@@ -6,6 +6,7 @@
 use crate::util::{fsbench, scratch, skip_or_fail, text, write_suite};
 use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -52,17 +53,19 @@ fn start_server(dir: &Path) -> Option<Server> {
     for p in [&base, &sock] {
         std::os::unix::fs::chown(p, Some(uid), Some(gid)).unwrap();
     }
-    let o = Command::new("runuser")
-        .args(["-u", "postgres", "--"])
-        .arg(&initdb)
+    // Started directly as the postgres user (not through runuser), so the child is the
+    // postmaster itself and Drop stops exactly it.
+    let o = Command::new(&initdb)
+        .uid(uid)
+        .gid(gid)
         .args(["-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "-D"])
         .arg(&data)
         .output()
         .unwrap();
     assert!(o.status.success(), "initdb: {}", text(&o));
-    let child = Command::new("runuser")
-        .args(["-u", "postgres", "--"])
-        .arg(&postgres)
+    let child = Command::new(&postgres)
+        .uid(uid)
+        .gid(gid)
         .arg("-D")
         .arg(&data)
         .arg("-k")
