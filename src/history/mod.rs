@@ -13,11 +13,11 @@
 //!
 //! Change points come from [`changepoint::detect`] (e-divisive means with a permutation test
 //! per split). The nightly-CI contract: exit code 1 when, in some headline series, the newest
-//! session starts a significant regression beyond `--threshold` percent — either the newest
-//! point lies outside the 95 % prediction interval of the segment before it (Student t, at
-//! least three points in that segment) on the worse side, or the last change point, worse by
-//! more than the threshold, begins at one of the newest [`changepoint::MIN_SEGMENT`] points
-//! (the first moment a split can be seen).
+//! session starts a significant regression beyond `--threshold` percent — either the mean of
+//! the newest one (or [`changepoint::MIN_SEGMENT`]) points lies outside the 95 % prediction
+//! interval of the segment before them (Student t, at least three points in that segment) on
+//! the worse side, or the last change point, worse by more than the threshold, begins at one of
+//! the newest [`changepoint::MIN_SEGMENT`] points (the first moment a split can be seen).
 
 pub mod changepoint;
 mod chart;
@@ -321,30 +321,43 @@ pub fn newest_regression(x: &[f64], cps: &[ChangePoint], direction: Direction, t
             ));
         }
     }
-    // The newest point against the segment it would extend.
-    let start = cps.last().map_or(0, |c| c.index).min(n.saturating_sub(1));
-    let seg = &x[start..n - 1];
-    let m = seg.len();
-    if m < 3 {
-        return None;
+    // The newest k points (k = 1, then up to MIN_SEGMENT, the shortest tail a split could
+    // show) against the segment before them: the prediction interval of the mean of k new
+    // values, Student t with m - 1 degrees of freedom, worse side only.
+    let start = cps.last().map_or(0, |c| c.index);
+    for k in 1..=changepoint::MIN_SEGMENT {
+        if n < start + k + 3 {
+            break;
+        }
+        let seg = &x[start..n - k];
+        let tail = &x[n - k..];
+        let m = seg.len();
+        let mean = seg.iter().sum::<f64>() / m as f64;
+        let sd = (seg.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (m - 1) as f64).sqrt();
+        let new = tail.iter().sum::<f64>() / k as f64;
+        let change_pct = (new / mean - 1.0) * 100.0;
+        if worse_pct(change_pct, direction) <= threshold {
+            continue;
+        }
+        let scale = sd * (1.0 / k as f64 + 1.0 / m as f64).sqrt();
+        let p = if scale == 0.0 {
+            0.0
+        } else {
+            let t = (new - mean) / scale;
+            2.0 * crate::stats::student_t::t_cdf(-t.abs(), (m - 1) as f64)?
+        };
+        if p < changepoint::ALPHA {
+            let which = if k == 1 {
+                "newest session".to_string()
+            } else {
+                format!("newest {k} sessions")
+            };
+            return Some(format!(
+                "{which} {change_pct:+.1} % against the {m} before (prediction-interval p = {p:.3})"
+            ));
+        }
     }
-    let mean = seg.iter().sum::<f64>() / m as f64;
-    let sd = (seg.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (m - 1) as f64).sqrt();
-    let new = x[n - 1];
-    let change_pct = (new / mean - 1.0) * 100.0;
-    if worse_pct(change_pct, direction) <= threshold {
-        return None;
-    }
-    let scale = sd * (1.0 + 1.0 / m as f64).sqrt();
-    let p = if scale == 0.0 {
-        0.0
-    } else {
-        let t = (new - mean) / scale;
-        2.0 * crate::stats::student_t::t_cdf(-t.abs(), (m - 1) as f64)?
-    };
-    (p < changepoint::ALPHA).then(|| {
-        format!("newest session {change_pct:+.1} % against the {m} before it (prediction-interval p = {p:.3})")
-    })
+    None
 }
 
 /// Renders `model` in `format`.
@@ -408,6 +421,12 @@ mod tests {
         y.push(99.0);
         assert!(newest_regression(&y, &[], Direction::HigherIsBetter, 0.5).is_none());
         assert!(newest_regression(&x, &[], Direction::HigherIsBetter, 25.0).is_none());
+        // A drop seen in the two newest sessions, which the one before it no longer shows
+        // against a segment that includes it, is still the regression of these nights.
+        let mut z = flat.to_vec();
+        z.extend([16.0, 16.3]);
+        let r = newest_regression(&z, &[], Direction::HigherIsBetter, 5.0).unwrap();
+        assert!(r.contains("newest 2 sessions"), "{r}");
     }
 
     /// The exit code's false-alarm rate on flat noisy series stays at or below alpha.
