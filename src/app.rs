@@ -12,7 +12,7 @@ use crate::engine::WorkloadKind;
 use crate::provision;
 use crate::report::{self, Format};
 use crate::run::{self, RunError, RunSummary, Runner, TerminalObserver};
-use crate::store::Store;
+use crate::store::{ResultStore, Store};
 use crate::units::Bytes;
 use crate::{signal, sysinfo};
 use anyhow::{Context, Result};
@@ -56,8 +56,13 @@ pub fn run(cli: Cli) -> Result<i32> {
     if matches!(cli.command, Command::Run(_)) {
         signal::interrupt_flag();
     }
+    let verbosity = if cli.quiet {
+        -1
+    } else {
+        cli.verbose.min(i8::MAX as u8) as i8
+    };
     match cli.command {
-        Command::Run(a) => cmd_run(&cli.db, &a),
+        Command::Run(a) => cmd_run(&cli.db, &a, verbosity),
         Command::Plan(a) => cmd_plan(&a),
         Command::Report(a) => cmd_report(&cli.db, &a),
         Command::Compare(a) => cmd_compare(&cli.db, &a),
@@ -71,6 +76,24 @@ pub fn run(cli: Cli) -> Result<i32> {
                 .map_err(|e| anyhow::anyhow!("powerdisk {}: {e}", a.mount.display()))?;
             Ok(0)
         }
+        Command::History(a) => crate::history::cmd_history(&cli.db, &a),
+        Command::Push { sessions, to } => crate::cli_extra::cmd_push(&cli.db, &sessions, &to),
+        Command::Completions { shell } => {
+            crate::cli_extra::completions(shell, &mut std::io::stdout().lock());
+            Ok(0)
+        }
+        Command::Man { dir: None } => {
+            crate::cli_extra::man_page(&mut std::io::stdout().lock())?;
+            Ok(0)
+        }
+        Command::Man { dir: Some(dir) } => {
+            for p in crate::cli_extra::man_pages_to(&dir)
+                .with_context(|| format!("writing man pages into {}", dir.display()))?
+            {
+                println!("{}", p.display());
+            }
+            Ok(0)
+        }
     }
 }
 
@@ -81,27 +104,58 @@ fn cmd_plan(a: &RunArgs) -> Result<i32> {
 
 /// `fsbench run`: the runner with the terminal observer, then the report of what is stored;
 /// 130 when interrupted, 1 when a repeat of the session failed.
-fn cmd_run(db: &Path, a: &RunArgs) -> Result<i32> {
+fn cmd_run(db: &Path, a: &RunArgs, verbosity: i8) -> Result<i32> {
+    let events = match &a.events {
+        Some(p) => Some(
+            crate::events::EventStream::open(p)
+                .map_err(|e| AppError::Usage(format!("--events {}: {e}", p.display())))?,
+        ),
+        None => None,
+    };
+    let events_on_stdout = a.events.as_deref() == Some(Path::new("-"));
     let runner = Runner::new(db, a, std::env::args().collect())?;
+    let terminal = TerminalObserver::with_verbosity(verbosity);
+    let mut observers: Vec<&dyn run::Observer> = vec![&terminal];
+    if let Some(e) = &events {
+        observers.push(e);
+    }
     let RunSummary {
         store,
         session,
         interrupted,
         failed,
-    } = runner.run(&TerminalObserver::new())?;
-    print_report(&store, session, Format::Table, &mut std::io::stdout().lock())?;
-    let html = db.with_file_name("report.html");
+    } = runner.run(&run::Fanout(observers))?;
+    // With `--events -` standard output carries the events only: the report goes to the HTML
+    // file and `fsbench report` as always.
+    let mut stdout = std::io::stdout().lock();
+    let mut sink = std::io::sink();
+    let out: &mut dyn Write = if events_on_stdout { &mut sink } else { &mut stdout };
+    print_report(store.as_ref(), session, Format::Table, out)?;
+    // Next to a SQLite database; for PostgreSQL in the default results folder.
+    let html = if crate::store::is_postgres(db) {
+        let p = Path::new(crate::cli::DEFAULT_DB).with_file_name("report.html");
+        if let Some(dir) = p.parent() {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        p
+    } else {
+        db.with_file_name("report.html")
+    };
     let mut file = std::fs::File::create(&html).with_context(|| format!("writing {}", html.display()))?;
-    print_report(&store, session, Format::Html, &mut file)?;
-    println!(
-        "\nResults: session {session} in {}; HTML report: {}",
-        db.display(),
-        html.display()
-    );
-    println!(
-        "More: fsbench --db {} report {session} --format json|csv|md|html",
-        db.display()
-    );
+    print_report(store.as_ref(), session, Format::Html, &mut file)?;
+    if verbosity >= 0 {
+        writeln!(
+            out,
+            "\nResults: session {session} in {}; HTML report: {}",
+            db.display(),
+            html.display()
+        )?;
+        writeln!(
+            out,
+            "More: fsbench --db {} report {session} --format json|csv|md|html",
+            db.display()
+        )?;
+    }
     if interrupted {
         eprintln!("fsbench: interrupted; every completed repeat is stored (session {session}), nothing is left mounted; `fsbench run --resume {session}` continues it");
         return Ok(130);
@@ -114,20 +168,24 @@ fn cmd_run(db: &Path, a: &RunArgs) -> Result<i32> {
 }
 
 /// The report model of a stored session, with the trim and confidence of its stored policy.
-fn build_model(store: &Store, session: i64) -> Result<report::ReportModel> {
+fn build_model(store: &dyn ResultStore, session: i64) -> Result<report::ReportModel> {
     let data = store.load_session(session)?;
     let policy = &data.session.info.policy;
     Ok(report::build(&data, policy.trim as usize, policy.confidence))
 }
 
-fn print_report(store: &Store, session: i64, format: Format, out: &mut dyn Write) -> Result<()> {
+fn print_report(store: &dyn ResultStore, session: i64, format: Format, out: &mut dyn Write) -> Result<()> {
     out.write_all(report::render(&build_model(store, session)?, format).as_bytes())?;
     Ok(())
 }
 
-/// Opens the results database of `compare` and `report`, which read sessions and so must not
-/// create an empty one: a missing file is a usage error (exit 2) that says how to get one.
-fn open_existing_store(db: &Path) -> Result<Store> {
+/// Opens the results database of `compare`, `report` and `history`, which read sessions and so
+/// must not create an empty one: a missing file is a usage error (exit 2) that says how to get
+/// one. A PostgreSQL URL is connected to (its schema made if missing).
+pub fn open_existing_store(db: &Path) -> Result<Box<dyn ResultStore>> {
+    if crate::store::is_postgres(db) {
+        return Ok(crate::store::open(db)?);
+    }
     if !db.exists() {
         return Err(AppError::Usage(format!(
             "no results database at {}: run `fsbench run` first, or pass --db",
@@ -135,7 +193,7 @@ fn open_existing_store(db: &Path) -> Result<Store> {
         ))
         .into());
     }
-    Ok(Store::open(db)?)
+    Ok(Box::new(Store::open(db)?))
 }
 
 /// `fsbench compare`: usage errors (no database, unknown session, bad threshold, nothing in
@@ -150,8 +208,8 @@ fn cmd_compare(db: &Path, a: &CompareArgs) -> Result<i32> {
     let store = open_existing_store(db)?;
     let resolve = |r: &str| store.resolve(r).map_err(|e| AppError::Usage(e.to_string()));
     let (base, cand) = (
-        build_model(&store, resolve(&a.base)?)?,
-        build_model(&store, resolve(&a.cand)?)?,
+        build_model(store.as_ref(), resolve(&a.base)?)?,
+        build_model(store.as_ref(), resolve(&a.cand)?)?,
     );
     let cmp = report::compare::compare(&base, &cand, a.threshold, a.equivalence, a.gate);
     if cmp.changes.is_empty() {
@@ -175,11 +233,11 @@ fn cmd_report(db: &Path, a: &ReportArgs) -> Result<i32> {
     match &a.output {
         Some(path) => {
             let mut buf = Vec::new();
-            print_report(&store, id, a.format, &mut buf)?;
+            print_report(store.as_ref(), id, a.format, &mut buf)?;
             std::fs::write(path, buf).with_context(|| format!("writing {}", path.display()))?;
             eprintln!("fsbench: wrote {}", path.display());
         }
-        None => print_report(&store, id, a.format, &mut std::io::stdout().lock())?,
+        None => print_report(store.as_ref(), id, a.format, &mut std::io::stdout().lock())?,
     }
     Ok(0)
 }
@@ -221,11 +279,11 @@ fn cmd_list(db: &Path, what: ListWhat) -> Result<i32> {
             }
         }
         ListWhat::Sessions => {
-            if !db.exists() {
+            if !crate::store::is_postgres(db) && !db.exists() {
                 writeln!(out, "no results database at {} yet", db.display())?;
                 return Ok(0);
             }
-            let store = Store::open(db)?;
+            let store = crate::store::open(db)?;
             for s in store.list_sessions()? {
                 writeln!(
                     out,

@@ -24,9 +24,16 @@ pub const DEFAULT_SCRATCH: &str = "/var/tmp/fsbench";
 `fsbench report latest`.\n\nExit codes: 0 ok, 1 runtime failure, 2 usage or configuration error, 130 interrupted."
 )]
 pub struct Cli {
-    /// Results database (SQLite), shared by every subcommand.
-    #[arg(long, global = true, value_name = "PATH", default_value = DEFAULT_DB)]
+    /// Results database, shared by every subcommand: a SQLite file, or a PostgreSQL URL
+    /// (`postgres://user@host/dbname`; a unix socket: `postgresql:///dbname?host=/run/postgresql`).
+    #[arg(long, global = true, value_name = "PATH|URL", env = "FSBENCH_DB", default_value = DEFAULT_DB)]
     pub db: PathBuf,
+    /// Less output: no progress lines, only warnings, failures and the report.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// More output: `-v` shows every phase of every repeat as it starts.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -78,6 +85,31 @@ pub enum Command {
     /// Serve the power-cut disk (started by the powercut workload; bench/powerdisk_cost.sh).
     #[command(hide = true)]
     Powerdisk(PowerdiskArgs),
+    /// A metric across stored sessions, with change points (size and CI each); exit code 1
+    /// when the newest session starts a significant regression beyond --threshold.
+    History(crate::history::HistoryArgs),
+    /// Copy stored sessions (default: every finished one) from the local SQLite --db into a
+    /// shared PostgreSQL store; a session already there is not copied again.
+    Push {
+        /// Sessions: ids, labels, or `latest`.
+        #[arg(value_name = "SESSION")]
+        sessions: Vec<String>,
+        /// The PostgreSQL store: `postgres://user@host/dbname`.
+        #[arg(long, value_name = "URL")]
+        to: String,
+    },
+    /// Print a shell completion script: `fsbench completions bash > /etc/bash_completion.d/fsbench`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), or with --dir write fsbench.1 and one page per subcommand.
+    Man {
+        /// Write the pages into this folder instead (e.g. /usr/local/share/man/man1).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 /// Arguments of the hidden `powerdisk` command: serve `base` as `MOUNT/image` until unmounted.
@@ -192,6 +224,11 @@ pub struct RunArgs {
     /// stored, with the session's own suite and options.
     #[arg(long, value_name = "SESSION")]
     pub resume: Option<String>,
+    /// Write one JSON object per line for each session, case, phase and repeat (start, end,
+    /// results) to FILE as the run goes; `-` writes them to standard output instead of the
+    /// report table.
+    #[arg(long, value_name = "FILE|-")]
+    pub events: Option<PathBuf>,
 }
 
 /// Arguments of `report`.

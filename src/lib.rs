@@ -29,12 +29,15 @@ macro_rules! skip_or_fail {
 pub mod app;
 pub mod baseline;
 pub mod cli;
+pub mod cli_extra;
 pub mod config;
 pub mod datasets;
 pub mod engine;
+pub mod events;
 pub mod external;
 pub mod fstype;
 pub mod guest;
+pub mod history;
 pub mod metric;
 pub mod plan;
 pub mod policy;

@@ -32,6 +32,10 @@
 //!   disk caught, SQLite rows, `--dir` refused, SIGKILL + cleanup with a live disk server.
 //! - `guest`: a TCG QEMU guest running bonnie on jfs and reiserfs; a guest that cannot boot;
 //!   SIGKILL + cleanup while a guest runs.
+//! - `conventions`: `--events` on a real run, `--quiet`, `NO_COLOR`, completions, man pages,
+//!   `fsbench history` over stored sessions.
+//! - `pgstore`: the PostgreSQL store on a real server: push round trip, push twice, two
+//!   concurrent writers.
 
 #[path = "integration/util.rs"]
 mod util;
@@ -97,3 +101,8 @@ mod space;
 mod zfs;
 #[path = "integration/guest.rs"]
 mod guest;
+#[path = "integration/conventions.rs"]
+mod conventions;
+
+#[path = "integration/pgstore.rs"]
+mod pgstore;

@@ -36,7 +36,7 @@ use crate::cli::RunArgs;
 use crate::config::{ConfigError, Suite};
 use crate::plan::{self, Plan};
 use crate::provision::{ProvisionError, Provisioner, RunState};
-use crate::store::{NewSample, NewSession, SampleStatus, SessionStatus, Store, StoreError};
+use crate::store::{NewSample, NewSession, ResultStore, SampleStatus, SessionStatus, Store, StoreError};
 use crate::sysinfo;
 use resume::Resume;
 use slot::SlotOutcome;
@@ -89,8 +89,8 @@ impl RunError {
 
 /// What a finished (or interrupted) run leaves for the caller.
 pub struct RunSummary {
-    /// The store the session is in.
-    pub store: Store,
+    /// The store the session is in (SQLite or PostgreSQL).
+    pub store: Box<dyn ResultStore>,
     /// Session id.
     pub session: i64,
     /// SIGINT or SIGTERM stopped it; every completed repeat is stored.
@@ -118,6 +118,11 @@ impl Runner {
     /// plan for the target. `command_line` is stored with a new session, so `--resume` can
     /// parse it again. Prints nothing.
     pub fn new(db: &Path, given: &RunArgs, command_line: Vec<String>) -> Result<Runner, RunError> {
+        if given.resume.is_some() && crate::store::is_postgres(db) {
+            return Err(RunError::Usage(
+                "--resume works with a SQLite --db only: run into a local database and `fsbench push` it".into(),
+            ));
+        }
         let (args, suite, resume, store) = resume::resolve(db, given)?;
         let target = Target::for_suite(&args, &suite)?;
         let plan = plan::expand(&suite, &|v| target.availability(v));
@@ -196,9 +201,9 @@ impl Runner {
             obs.warning(&offer);
         }
 
-        let store = match self.store.take() {
-            Some(s) => s,
-            None => Store::open(&self.db).map_err(|source| RunError::OpenStore {
+        let store: Box<dyn ResultStore> = match self.store.take() {
+            Some(s) => Box::new(s),
+            None => crate::store::open(&self.db).map_err(|source| RunError::OpenStore {
                 path: self.db.display().to_string(),
                 source: Box::new(source),
             })?,
@@ -218,10 +223,12 @@ impl Runner {
             }
             None => store.begin_session(&self.new_session(provisioner.as_ref()))?,
         };
-        // Held until this function returns: the session is this process's while it runs.
+        // Held until this function returns: the session is this process's while it runs. (A
+        // PostgreSQL session cannot be resumed, so it needs no lock file.)
         let _session_lock = match resumed_lock {
-            Some(l) => l,
-            None => lock::session(&self.db, session)?,
+            Some(l) => Some(l),
+            None if crate::store::is_postgres(&self.db) => None,
+            None => Some(lock::session(&self.db, session)?),
         };
         let plan = &self.plan;
         for c in &plan.cases {
@@ -317,6 +324,7 @@ impl Runner {
             };
             // Committed before it is announced: a line on screen means the repeat is stored.
             store.record_sample(session, &sample)?;
+            obs.repeat_result(&what, &sample);
             obs.repeat_finished(&RepeatEnd {
                 index: i,
                 what: &what,

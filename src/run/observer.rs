@@ -20,7 +20,7 @@
 //!   from inside a timed loop.
 
 use crate::plan::Case;
-use crate::store::{BaselineStatus, RawBaseline};
+use crate::store::{BaselineStatus, NewSample, RawBaseline};
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -107,6 +107,9 @@ pub trait Observer: Sync {
     fn repeat_started(&self, _start: &RepeatStart) {}
     /// The running repeat enters a timed phase (`seq_create`, …).
     fn phase_started(&self, _what: &str, _phase: &str) {}
+    /// The stored sample of the repeat that is about to be announced finished (its
+    /// measurements); sent right after the commit, just before `repeat_finished`.
+    fn repeat_result(&self, _what: &str, _sample: &NewSample) {}
     /// A repeat ended and is stored.
     fn repeat_finished(&self, _end: &RepeatEnd) {}
     /// The loop is over; the session's status is stored next.
@@ -137,6 +140,9 @@ impl Observer for Fanout<'_> {
     }
     fn phase_started(&self, what: &str, phase: &str) {
         self.0.iter().for_each(|o| o.phase_started(what, phase));
+    }
+    fn repeat_result(&self, what: &str, sample: &NewSample) {
+        self.0.iter().for_each(|o| o.repeat_result(what, sample));
     }
     fn repeat_finished(&self, end: &RepeatEnd) {
         self.0.iter().for_each(|o| o.repeat_finished(end));

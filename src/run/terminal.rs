@@ -20,6 +20,8 @@ pub struct TerminalObserver {
     total: OnceLock<usize>,
     /// The bar, made at the first repeat when standard error is a terminal.
     bar: OnceLock<Option<ProgressBar>>,
+    /// -1 quiet (warnings and failures only), 0 normal, 1+ verbose (every phase).
+    verbosity: i8,
 }
 
 impl TerminalObserver {
@@ -28,10 +30,23 @@ impl TerminalObserver {
         TerminalObserver::default()
     }
 
+    /// An observer at a verbosity level: -1 (`--quiet`) shows only warnings and failed
+    /// repeats, 0 the normal lines, 1 or more (`-v`) also each phase as it starts.
+    pub fn with_verbosity(verbosity: i8) -> TerminalObserver {
+        TerminalObserver {
+            verbosity,
+            ..TerminalObserver::default()
+        }
+    }
+
+    fn quiet(&self) -> bool {
+        self.verbosity < 0
+    }
+
     fn bar(&self) -> Option<&ProgressBar> {
         self.bar
             .get_or_init(|| {
-                if !std::io::stderr().is_terminal() {
+                if self.quiet() || !std::io::stderr().is_terminal() {
                     return None;
                 }
                 let bar = ProgressBar::new(self.total.get().copied().unwrap_or(0) as u64);
@@ -65,6 +80,9 @@ impl Observer for TerminalObserver {
 
     fn session_started(&self, s: &SessionStart) {
         let _ = self.total.set(s.repeats_left);
+        if self.quiet() {
+            return;
+        }
         if s.resumed {
             eprintln!(
                 "fsbench: resuming session {}: {} of {} repeats left; results in {}",
@@ -84,6 +102,9 @@ impl Observer for TerminalObserver {
     }
 
     fn baseline_started(&self, device: &Path, bytes: u64) {
+        if self.quiet() {
+            return;
+        }
         eprintln!(
             "fsbench: raw-device baseline: sequential O_DIRECT write and read of {} of {}",
             Bytes(bytes).human(),
@@ -92,7 +113,7 @@ impl Observer for TerminalObserver {
     }
 
     fn baseline_finished(&self, b: &RawBaseline) {
-        if b.status != BaselineStatus::Measured {
+        if b.status != BaselineStatus::Measured || self.quiet() {
             return;
         }
         if let (Some(w), Some(r)) = (b.value(RawBaseline::SEQ_WRITE), b.value(RawBaseline::SEQ_READ)) {
@@ -106,18 +127,23 @@ impl Observer for TerminalObserver {
     fn repeat_started(&self, s: &RepeatStart) {
         match self.bar() {
             Some(b) => b.set_message(s.what.to_string()),
+            None if self.quiet() => {}
             None => eprintln!("[{}/{}] {}", s.index + 1, s.of, s.what),
         }
     }
 
     fn phase_started(&self, what: &str, phase: &str) {
-        if let Some(Some(b)) = self.bar.get() {
-            b.set_message(format!("{what}: {phase}"));
+        match self.bar.get() {
+            Some(Some(b)) if self.verbosity > 0 => b.println(format!("      {what}: phase {phase}")),
+            Some(Some(b)) => b.set_message(format!("{what}: {phase}")),
+            _ if self.verbosity > 0 => eprintln!("      phase {phase}"),
+            _ => {}
         }
     }
 
     fn repeat_finished(&self, e: &RepeatEnd) {
         let line = match e.outcome {
+            RepeatOutcome::Done { .. } if self.quiet() => return,
             RepeatOutcome::Done { wall_s } => format!("{}: done in {wall_s:.1} s", e.what),
             RepeatOutcome::Failed(err) => format!("{}: FAILED: {err}", e.what),
         };

@@ -1,4 +1,5 @@
-//! The results database: SQLite (bundled), WAL mode, one transaction per repeat.
+//! The results database: SQLite (bundled), WAL mode, one transaction per repeat; or, with a
+//! `postgres://` `--db`, the shared PostgreSQL store (`pg`), both behind [`ResultStore`].
 //!
 //! Raw samples are the source of truth; summaries are never stored, they are recomputed at
 //! report time. Metrics are stored in long format (`sample, phase, metric, unit, direction,
@@ -9,10 +10,13 @@
 //! Invariant: after `record_sample` returns, that repeat survives a crash of fsbench (the
 //! transaction is committed; WAL + `synchronous=FULL`).
 
+mod backend;
 mod model;
+pub mod pg;
 mod sqlite;
 mod time;
 
+pub use backend::{is_postgres, open, ResultStore};
 pub use model::*;
 pub use sqlite::{Store, StoreError, BUSY_TIMEOUT, SCHEMA_VERSION};
 pub use time::{format_rfc3339, now_rfc3339};

@@ -71,6 +71,17 @@ pub enum StoreError {
         source: rusqlite::Error,
     },
     /// A session reference (`latest`, an id, a label) that matches nothing.
+    /// A PostgreSQL results database failed (`store::pg`).
+    #[error("results database {url}: {action}: {source}")]
+    Postgres {
+        /// The URL, without its password.
+        url: String,
+        /// What was being done.
+        action: String,
+        /// The client's error.
+        #[source]
+        source: postgres::Error,
+    },
     #[error("no session matches `{0}`: `fsbench list sessions` shows what is stored")]
     NoSuchSession(String),
     /// Filesystem error creating the database folder.

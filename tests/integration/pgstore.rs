@@ -1,0 +1,201 @@
+//! The shared PostgreSQL store on a real server (Debian's `postgresql`, started here as the
+//! `postgres` user on a unix socket in a private temporary folder): a session pushed from
+//! SQLite reads back with the same JSON export; pushing again copies nothing; two concurrent
+//! `fsbench run --db postgres://…` writers lose and duplicate nothing.
+
+use crate::util::{fsbench, scratch, skip_or_fail, text, write_suite};
+use serde_json::Value;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const TINY: &str = "[suite]\nname = \"tiny\"\n\n[run]\nrepeats = 2\nwarmup = 1\ndrop_caches = false\n\n\
+[[workload]]\nkind = \"bonnie\"\nfile_size = \"4MiB\"\nchunk_size = \"8KiB\"\nfiles = 64\n";
+
+/// A PostgreSQL server of this test; stopped (fast shutdown) on drop.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // SIGINT = fast shutdown of the postmaster we started.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
+        let _ = self.child.wait();
+    }
+}
+
+fn pg_bin(name: &str) -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
+        .collect();
+    dirs.sort();
+    dirs.into_iter().rev().map(|d| d.join(name)).find(|p| p.exists())
+}
+
+fn start_server(dir: &Path) -> Option<Server> {
+    let (Some(initdb), Some(postgres)) = (pg_bin("initdb"), pg_bin("postgres")) else {
+        skip_or_fail("postgresql is not installed (scripts/install.sh installs it)");
+        return None;
+    };
+    let out = Command::new("id").args(["-u", "postgres"]).output().ok()?;
+    let uid: u32 = String::from_utf8_lossy(&out.stdout).trim().parse().ok()?;
+    let out = Command::new("id").args(["-g", "postgres"]).output().ok()?;
+    let gid: u32 = String::from_utf8_lossy(&out.stdout).trim().parse().ok()?;
+    let base = dir.join("pg");
+    let (data, sock) = (base.join("data"), base.join("sock"));
+    std::fs::create_dir_all(&sock).unwrap();
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for p in [&base, &sock] {
+        std::os::unix::fs::chown(p, Some(uid), Some(gid)).unwrap();
+    }
+    // Started directly as the postgres user (not through runuser), so the child is the
+    // postmaster itself and Drop stops exactly it.
+    let o = Command::new(&initdb)
+        .uid(uid)
+        .gid(gid)
+        .args(["-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "-D"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "initdb: {}", text(&o));
+    let child = Command::new(&postgres)
+        .uid(uid)
+        .gid(gid)
+        .arg("-D")
+        .arg(&data)
+        .arg("-k")
+        .arg(&sock)
+        .args(["-c", "listen_addresses=", "-p", "5432", "-F"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let server = Server {
+        child,
+        url: format!("postgresql://postgres@localhost/postgres?host={}", sock.display()),
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !sock.join(".s.PGSQL.5432").exists() {
+        assert!(Instant::now() < deadline, "postgres did not start");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    Some(server)
+}
+
+/// The JSON export with the ids a database assigns (session, samples) blanked.
+fn without_ids(mut j: Value) -> Value {
+    j["session"]["id"] = Value::Null;
+    for s in j["samples"].as_array_mut().unwrap() {
+        s["id"] = Value::Null;
+    }
+    j
+}
+
+fn export(db: &str, session: &str) -> Value {
+    let o = fsbench(&["--db", db, "report", session, "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn postgres_store_round_trip_push_and_concurrent_writers() {
+    crate::require_privileged!();
+    let dir = scratch();
+    let Some(pg) = start_server(dir.path()) else { return };
+    let url = pg.url.as_str();
+    let suite = write_suite(dir.path(), "tiny.toml", TINY);
+    let work = |name: &str| {
+        let w = dir.path().join(name);
+        std::fs::create_dir(&w).unwrap();
+        w.to_string_lossy().into_owned()
+    };
+
+    // A real session into SQLite, pushed: the export from PostgreSQL equals SQLite's.
+    let sqlite = dir.path().join("local.db");
+    let sqlite = sqlite.to_str().unwrap();
+    let o = fsbench(&["--db", sqlite, "run", &suite, "--dir", &work("w0"), "--label", "local"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = fsbench(&["--db", sqlite, "push", "--to", url]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(out.contains("1 copied, 0 already there"), "{out}");
+    let local = export(sqlite, "latest");
+    let remote = export(url, "local");
+    assert_eq!(
+        without_ids(remote),
+        without_ids(local.clone()),
+        "PostgreSQL export differs from SQLite's"
+    );
+    // The check can fail: a changed value is seen.
+    let mut changed = without_ids(local);
+    changed["samples"][0]["measurements"][0]["value"] = Value::from(-1.0);
+    assert_ne!(without_ids(export(url, "local")), changed);
+
+    // Pushing again copies nothing.
+    let o = fsbench(&["--db", sqlite, "push", "--to", url]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("0 copied, 1 already there"),
+        "{}",
+        text(&o)
+    );
+
+    // Two writers at once, straight into PostgreSQL (FSBENCH_DB for one of them).
+    let spawn = |w: String, label: &str, via_env: bool| {
+        let mut c = Command::new(crate::util::bin());
+        if via_env {
+            c.env("FSBENCH_DB", url);
+        } else {
+            c.args(["--db", url]);
+        }
+        c.args(["run", &suite, "--dir", &w, "--label", label])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let a = spawn(work("w1"), "writer-a", false);
+    let b = spawn(work("w2"), "writer-b", true);
+    for c in [a, b] {
+        let o = c.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    }
+    let o = fsbench(&["--db", url, "list", "sessions"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let listing = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(listing.lines().count(), 3, "{listing}");
+    let mut ids = Vec::new();
+    for label in ["writer-a", "writer-b"] {
+        let j = export(url, label);
+        ids.push(j["session"]["id"].as_i64().unwrap());
+        assert_eq!(j["session"]["status"], "complete");
+        let samples = j["samples"].as_array().unwrap();
+        // 1 warm-up + 2 measured repeats, each once, each with its measurements.
+        let mut keys: Vec<(String, u64)> = samples
+            .iter()
+            .map(|s| {
+                (
+                    s["case_id"].as_str().unwrap().to_string(),
+                    s["repeat"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        keys.sort();
+        keys.dedup();
+        assert_eq!((samples.len(), keys.len()), (3, 3), "{label}: {keys:?}");
+        assert!(samples
+            .iter()
+            .all(|s| !s["measurements"].as_array().unwrap().is_empty()));
+    }
+    assert_ne!(ids[0], ids[1]);
+    // History reads the shared store too.
+    let o = fsbench(&["--db", url, "history", "--phase", "seq_create", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    drop(pg);
+}
