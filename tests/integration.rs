@@ -97,12 +97,12 @@ mod device_reuse;
 #[path = "integration/space.rs"]
 mod space;
 
-#[path = "integration/zfs.rs"]
-mod zfs;
-#[path = "integration/guest.rs"]
-mod guest;
 #[path = "integration/conventions.rs"]
 mod conventions;
+#[path = "integration/guest.rs"]
+mod guest;
+#[path = "integration/zfs.rs"]
+mod zfs;
 
 #[path = "integration/pgstore.rs"]
 mod pgstore;

@@ -26,14 +26,15 @@ use postgres::{Client, NoTls, Row, Transaction};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-/// The PostgreSQL migrations: (schema version, SQL). 005 and 007–012 are other features'
-/// SQLite-only numbers.
+/// The PostgreSQL migrations: (schema version, SQL), each the PostgreSQL form of the SQLite
+/// migration of the same number; 006 is PostgreSQL-only.
 const MIGRATIONS: &[(i32, &str)] = &[
     (1, include_str!("pg_migrations/001_init.sql")),
     (2, include_str!("pg_migrations/002_baselines.sql")),
     (3, include_str!("pg_migrations/003_metric_roles.sql")),
     (4, include_str!("pg_migrations/004_session_policy.sql")),
     (6, include_str!("pg_migrations/006_origin.sql")),
+    (11, include_str!("pg_migrations/011_latency_histograms.sql")),
 ];
 
 /// Key of the advisory lock that serialises migrations.
@@ -418,6 +419,14 @@ fn insert_sample(tx: &mut Transaction, session: i64, s: &NewSample) -> Result<i6
             ],
         )?;
     }
+    if !s.histograms.is_empty() {
+        let insert =
+            tx.prepare("INSERT INTO latency_histograms (sample_id, ord, phase, bins_json) VALUES ($1, $2, $3, $4)")?;
+        for (ord, h) in s.histograms.iter().enumerate() {
+            let bins = serde_json::to_string(&h.bins).unwrap_or_else(|_| "[]".into());
+            tx.execute(&insert, &[&id, &(ord as i32), &h.phase, &bins])?;
+        }
+    }
     Ok(id)
 }
 
@@ -714,6 +723,7 @@ impl ResultStore for PgStore {
                     effective_mount_opts: r.get(9),
                     notes: parse_json_strings(&r.get::<_, String>(10), "notes_json").map_err(self.bad(&action))?,
                     measurements: Vec::new(),
+                    histograms: Vec::new(),
                 },
             });
         }
@@ -746,6 +756,26 @@ impl ResultStore for PgStore {
                     },
                     value: r.get(5),
                 });
+            }
+        }
+        for r in tx
+            .query(
+                "SELECT h.sample_id, h.phase, h.bins_json \
+                 FROM latency_histograms AS h JOIN samples AS s ON s.id = h.sample_id \
+                 WHERE s.session_id = $1 ORDER BY h.sample_id, h.ord",
+                &[&session],
+            )
+            .map_err(self.err(action.as_str()))?
+        {
+            let (sample_id, phase, bins): (i64, String, String) = (r.get(0), r.get(1), r.get(2));
+            let bins = serde_json::from_str(&bins).map_err(|e| {
+                self.bad(&action)(format!("latency histogram of sample {sample_id} phase {phase}: {e}"))
+            })?;
+            if let Some(&i) = index.get(&sample_id) {
+                samples[i]
+                    .sample
+                    .histograms
+                    .push(crate::metric::LatencyHistogram { phase, bins });
             }
         }
         tx.commit().map_err(self.err(action.as_str()))?;
