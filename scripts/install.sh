@@ -26,6 +26,9 @@ want+=(fio:fio zstd:zstd)
 # pvcreate writes the LVM2 label that tests/integration/device.rs makes fsbench refuse (it
 # needs no device-mapper).
 want+=(lvm2:pvcreate)
+# The `mpi` cargo feature (src/comm/mpi.rs, rsmpi): Open MPI's headers/library and mpirun, and
+# libclang for rsmpi's bindgen; CI builds and tests the feature (tests/integration/mpi.rs).
+want+=(libopenmpi-dev:/usr/include/x86_64-linux-gnu/openmpi/mpi.h openmpi-bin:mpirun libclang-dev:/usr/lib/llvm-14/lib/libclang.so clang:clang)
 if [[ "${1:-}" == "--bench" ]]; then
   want+=(bonnie++:bonnie++ gcc:gcc time:/usr/bin/time)
 fi

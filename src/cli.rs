@@ -161,6 +161,11 @@ pub struct RunArgs {
     /// stored, with the session's own suite and options.
     #[arg(long, value_name = "SESSION")]
     pub resume: Option<String>,
+    /// Run N processes on this host through Open MPI's `mpirun` (needs a binary built with
+    /// `--features mpi`): rank 0 makes the filesystems, every rank runs each workload in its own
+    /// subdirectory, the report shows cluster totals and every rank.
+    #[arg(long, value_name = "N")]
+    pub ranks: Option<u32>,
 }
 
 /// Arguments of `report`.

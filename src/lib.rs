@@ -29,6 +29,7 @@ macro_rules! skip_or_fail {
 pub mod app;
 pub mod baseline;
 pub mod cli;
+pub mod comm;
 pub mod config;
 pub mod datasets;
 pub mod engine;
