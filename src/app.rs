@@ -85,7 +85,9 @@ fn cmd_run(db: &Path, a: &RunArgs) -> Result<i32> {
     let comm = crate::comm::init().map_err(|e| AppError::Usage(e.to_string()))?;
     let runner = Runner::new(db, a, std::env::args().collect())?;
     if comm.rank() != 0 {
-        runner.follow()?;
+        if runner.follow()? {
+            return Ok(130);
+        }
         comm.finish();
         return Ok(0);
     }

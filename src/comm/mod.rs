@@ -55,24 +55,12 @@ pub trait Comm: Send + Sync {
     fn rank(&self) -> usize;
     /// Number of ranks.
     fn size(&self) -> usize;
-    /// Waits until every rank arrived, at most `watchdog`, or until `interrupt` is set.
-    fn barrier(&self, what: &str, watchdog: Duration, interrupt: &AtomicBool) -> Result<(), CommError>;
+    /// Waits until every rank arrived, at most `watchdog`, or until `stop` says so.
+    fn barrier(&self, what: &str, watchdog: Duration, stop: &Stop) -> Result<(), CommError>;
     /// Gathers every rank's `mine` at rank 0 (in rank order); other ranks get an empty vector.
-    fn gather(
-        &self,
-        what: &str,
-        mine: &[u8],
-        watchdog: Duration,
-        interrupt: &AtomicBool,
-    ) -> Result<Vec<Vec<u8>>, CommError>;
+    fn gather(&self, what: &str, mine: &[u8], watchdog: Duration, stop: &Stop) -> Result<Vec<Vec<u8>>, CommError>;
     /// Rank 0's `buf` replaces every other rank's.
-    fn broadcast(
-        &self,
-        what: &str,
-        buf: &mut Vec<u8>,
-        watchdog: Duration,
-        interrupt: &AtomicBool,
-    ) -> Result<(), CommError>;
+    fn broadcast(&self, what: &str, buf: &mut Vec<u8>, watchdog: Duration, stop: &Stop) -> Result<(), CommError>;
     /// Offset of every rank's CLOCK_MONOTONIC against rank 0's, in nanoseconds (rank's clock −
     /// rank 0's clock), from ping-pongs keeping the one with the smallest round trip; meaningful
     /// at rank 0 (other ranks get zeros), with the smallest round trip of each rank.
@@ -81,6 +69,36 @@ pub trait Comm: Send + Sync {
     /// finished every collective.
     fn finish(&self) {}
 }
+
+/// When a wait gives up besides the watchdog.
+#[derive(Clone, Copy)]
+pub struct Stop<'a> {
+    /// The run's interrupt flag (SIGINT/SIGTERM, or a failure of the ranks).
+    pub interrupt: &'a AtomicBool,
+    /// `None`: an interrupt ends the wait at once. `Some(g)`: the wait goes on for at most `g`
+    /// after the interrupt (the end of a repeat, which every live rank reaches quickly once it
+    /// is interrupted too; a rank that does not within `g` is dead).
+    pub grace: Option<Duration>,
+}
+
+impl<'a> Stop<'a> {
+    /// An interrupt ends the wait at once.
+    pub fn now(interrupt: &'a AtomicBool) -> Stop<'a> {
+        Stop { interrupt, grace: None }
+    }
+
+    /// An interrupt leaves [`GRACE`] to finish.
+    pub fn graceful(interrupt: &'a AtomicBool) -> Stop<'a> {
+        Stop {
+            interrupt,
+            grace: Some(GRACE),
+        }
+    }
+}
+
+/// How long the end of a repeat waits for the other ranks after an interrupt (mpirun sends
+/// every rank SIGTERM together; a rank not there by then is dead).
+pub const GRACE: Duration = Duration::from_secs(5);
 
 /// One rank's clock against rank 0's.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -101,13 +119,13 @@ impl Comm for Solo {
     fn size(&self) -> usize {
         1
     }
-    fn barrier(&self, _: &str, _: Duration, _: &AtomicBool) -> Result<(), CommError> {
+    fn barrier(&self, _: &str, _: Duration, _: &Stop) -> Result<(), CommError> {
         Ok(())
     }
-    fn gather(&self, _: &str, mine: &[u8], _: Duration, _: &AtomicBool) -> Result<Vec<Vec<u8>>, CommError> {
+    fn gather(&self, _: &str, mine: &[u8], _: Duration, _: &Stop) -> Result<Vec<Vec<u8>>, CommError> {
         Ok(vec![mine.to_vec()])
     }
-    fn broadcast(&self, _: &str, _: &mut Vec<u8>, _: Duration, _: &AtomicBool) -> Result<(), CommError> {
+    fn broadcast(&self, _: &str, _: &mut Vec<u8>, _: Duration, _: &Stop) -> Result<(), CommError> {
         Ok(())
     }
     fn clock_offsets(&self) -> Result<Vec<ClockOffset>, CommError> {
@@ -195,16 +213,27 @@ pub fn now_ns() -> i64 {
 pub fn poll_until(
     what: &str,
     watchdog: Duration,
-    interrupt: &AtomicBool,
+    stop: &Stop,
     mut done: impl FnMut() -> Result<bool, CommError>,
 ) -> Result<(), CommError> {
     let t0 = std::time::Instant::now();
+    let mut interrupted_at = None;
     loop {
         if done()? {
             return Ok(());
         }
-        if interrupt.load(Ordering::Relaxed) {
-            return Err(CommError::Interrupted(what.to_string()));
+        if stop.interrupt.load(Ordering::Relaxed) {
+            match stop.grace {
+                None => return Err(CommError::Interrupted(what.to_string())),
+                Some(g) => {
+                    if interrupted_at.get_or_insert_with(std::time::Instant::now).elapsed() > g {
+                        return Err(CommError::Watchdog {
+                            what: what.to_string(),
+                            secs: g.as_secs(),
+                        });
+                    }
+                }
+            }
         }
         let waited = t0.elapsed();
         if waited > watchdog {

@@ -13,11 +13,10 @@
 //! point-to-point, after a watchdog barrier proved every rank alive); the offset of the round
 //! with the smallest round trip is kept (NTP's minimum-delay filter).
 
-use super::{poll_until, ClockOffset, Comm, CommError};
+use super::{poll_until, ClockOffset, Comm, CommError, Stop};
 use mpi::request::{Request, StaticScope};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
-use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -58,10 +57,10 @@ impl Mpi {
         what: &str,
         req: Request<'static, T, StaticScope>,
         watchdog: Duration,
-        interrupt: &AtomicBool,
+        stop: &Stop,
     ) -> Result<(), CommError> {
         let mut slot = Some(req);
-        let r = poll_until(what, watchdog, interrupt, || {
+        let r = poll_until(what, watchdog, stop, || {
             let Some(q) = slot.take() else { return Ok(true) };
             match q.test() {
                 Ok(_) => Ok(true),
@@ -83,7 +82,7 @@ impl Mpi {
         what: &str,
         mut data: Vec<u8>,
         watchdog: Duration,
-        interrupt: &AtomicBool,
+        stop: &Stop,
     ) -> Result<Vec<u8>, CommError> {
         // Open MPI refuses an empty buffer's dangling pointer: never send nothing.
         let n = data.len();
@@ -91,7 +90,7 @@ impl Mpi {
         let buf: &'static mut [u8] = Box::leak(data.into_boxed_slice());
         let ptr = buf as *mut [u8];
         let req = self.world.process_at_rank(0).immediate_broadcast_into(StaticScope, buf);
-        self.wait(what, req, watchdog, interrupt)?;
+        self.wait(what, req, watchdog, stop)?;
         // SAFETY: the request completed, so MPI no longer touches the buffer; reclaim it.
         let mut out = unsafe { Box::from_raw(ptr) }.into_vec();
         out.truncate(n);
@@ -108,24 +107,18 @@ impl Comm for Mpi {
         self.size
     }
 
-    fn barrier(&self, what: &str, watchdog: Duration, interrupt: &AtomicBool) -> Result<(), CommError> {
+    fn barrier(&self, what: &str, watchdog: Duration, stop: &Stop) -> Result<(), CommError> {
         let req = self.world.immediate_barrier();
-        self.wait(what, req, watchdog, interrupt)
+        self.wait(what, req, watchdog, stop)
     }
 
-    fn gather(
-        &self,
-        what: &str,
-        mine: &[u8],
-        watchdog: Duration,
-        interrupt: &AtomicBool,
-    ) -> Result<Vec<Vec<u8>>, CommError> {
+    fn gather(&self, what: &str, mine: &[u8], watchdog: Duration, stop: &Stop) -> Result<Vec<Vec<u8>>, CommError> {
         // 1. Every rank's length at every rank (so all pad to the same size).
         let len: &'static u64 = Box::leak(Box::new(mine.len() as u64));
         let lens: &'static mut [u64] = Box::leak(vec![0u64; self.size].into_boxed_slice());
         let lens_ptr = lens as *mut [u64];
         let req = self.world.immediate_all_gather_into(StaticScope, len, lens);
-        self.wait(what, req, watchdog, interrupt)?;
+        self.wait(what, req, watchdog, stop)?;
         // SAFETY: completed; MPI is done with both buffers.
         let lens = unsafe { Box::from_raw(lens_ptr) }.into_vec();
         let _ = unsafe { Box::from_raw(len as *const u64 as *mut u64) };
@@ -141,7 +134,7 @@ impl Comm for Mpi {
             let recv: &'static mut [u8] = Box::leak(vec![0u8; width * self.size].into_boxed_slice());
             let recv_ptr = recv as *mut [u8];
             let req = root.immediate_gather_into_root(StaticScope, send, recv);
-            self.wait(what, req, watchdog, interrupt)?;
+            self.wait(what, req, watchdog, stop)?;
             // SAFETY: completed.
             let all = unsafe { Box::from_raw(recv_ptr) }.into_vec();
             let _ = unsafe { Box::from_raw(send_ptr) };
@@ -152,26 +145,20 @@ impl Comm for Mpi {
                 .collect())
         } else {
             let req = root.immediate_gather_into(StaticScope, send);
-            self.wait(what, req, watchdog, interrupt)?;
+            self.wait(what, req, watchdog, stop)?;
             // SAFETY: completed.
             let _ = unsafe { Box::from_raw(send_ptr) };
             Ok(Vec::new())
         }
     }
 
-    fn broadcast(
-        &self,
-        what: &str,
-        buf: &mut Vec<u8>,
-        watchdog: Duration,
-        interrupt: &AtomicBool,
-    ) -> Result<(), CommError> {
+    fn broadcast(&self, what: &str, buf: &mut Vec<u8>, watchdog: Duration, stop: &Stop) -> Result<(), CommError> {
         let len = (buf.len() as u64).to_le_bytes().to_vec();
-        let len = self.bcast_fixed(what, len, watchdog, interrupt)?;
+        let len = self.bcast_fixed(what, len, watchdog, stop)?;
         let n = u64::from_le_bytes(len.try_into().map_err(|_| CommError::Mismatch("bad length".into()))?) as usize;
         let mut data = std::mem::take(buf);
         data.resize(n, 0);
-        *buf = self.bcast_fixed(what, data, watchdog, interrupt)?;
+        *buf = self.bcast_fixed(what, data, watchdog, stop)?;
         Ok(())
     }
 

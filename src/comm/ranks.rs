@@ -26,7 +26,7 @@
 //! - phase `P@rankN`: every rank's own rates, `wall_s`, `start_s`, `end_s`, `barrier_in_s`
 //!   (relative to the origin), as detail rows.
 
-use super::{fail, now_ns, world, ClockOffset, Comm, CommError};
+use super::{fail, now_ns, world, ClockOffset, Comm, CommError, Stop};
 use crate::engine::latency::{LatencyRecorder, Stat};
 use crate::engine::{EngineError, RunContext, WorkloadKind};
 use crate::metric::{CpuUsage, MetricId, PhaseResult, RawSample, Role, Unit};
@@ -99,10 +99,10 @@ const STARTING: u8 = 0;
 const ENDED: u8 = 1;
 
 /// An all-gather of one state byte: every rank's state at every rank.
-fn sync(comm: &dyn Comm, what: &str, state: u8, interrupt: &AtomicBool) -> Result<Vec<u8>, CommError> {
-    let all = comm.gather(what, &[state], super::watchdog(), interrupt)?;
+fn sync(comm: &dyn Comm, what: &str, state: u8, stop: &Stop) -> Result<Vec<u8>, CommError> {
+    let all = comm.gather(what, &[state], super::watchdog(), stop)?;
     let mut flat: Vec<u8> = all.into_iter().flatten().collect();
-    comm.broadcast(what, &mut flat, super::watchdog(), interrupt)?;
+    comm.broadcast(what, &mut flat, super::watchdog(), stop)?;
     Ok(flat)
 }
 
@@ -115,7 +115,12 @@ pub fn phase_begin(phase: &str, interrupt: &AtomicBool) {
         return;
     }
     let sync_in = now_ns();
-    let result = sync(comm, &format!("the start of phase {phase}"), STARTING, interrupt);
+    let result = sync(
+        comm,
+        &format!("the start of phase {phase}"),
+        STARTING,
+        &Stop::now(interrupt),
+    );
     let sync_out = now_ns();
     match result {
         Ok(states) => {
@@ -184,10 +189,6 @@ fn take_log() -> Vec<RankPhase> {
     LOG.lock().map(|mut l| std::mem::take(&mut l.done)).unwrap_or_default()
 }
 
-/// A flag nobody raises: the waits that must complete even after Ctrl-C (the end of a repeat),
-/// limited by the watchdog alone.
-static NEVER: AtomicBool = AtomicBool::new(false);
-
 /// Runs one repeat's workload on every rank: rank 0's side. Alone, it is `engine::run` in
 /// `ctx.dir`. With more ranks: tells the others, runs in `ctx.dir/rank-0`, and combines every
 /// rank's phases into cluster figures ([`combine`]).
@@ -206,7 +207,12 @@ pub fn lead_workload(
         dir: ctx.dir.to_path_buf(),
     })
     .unwrap_or_default();
-    if let Err(e) = comm.broadcast("the start of a repeat", &mut cmd, super::watchdog(), ctx.interrupt) {
+    if let Err(e) = comm.broadcast(
+        "the start of a repeat",
+        &mut cmd,
+        super::watchdog(),
+        &Stop::now(ctx.interrupt),
+    ) {
         if !matches!(e, CommError::Interrupted(_)) {
             fail(e, ctx.interrupt);
         }
@@ -259,7 +265,7 @@ fn run_and_gather(comm: &dyn Comm, kind: &WorkloadKind, ctx: &RunContext) -> Res
     let _ = std::fs::remove_dir(&sub);
     // Until every rank ended: a rank still starting phases sees this one ended and stops.
     loop {
-        match sync(comm, "the end of a repeat", ENDED, &NEVER) {
+        match sync(comm, "the end of a repeat", ENDED, &Stop::graceful(ctx.interrupt)) {
             Ok(states) if states.iter().all(|s| *s == ENDED) => break,
             Ok(_) => continue,
             Err(e) => {
@@ -274,29 +280,44 @@ fn run_and_gather(comm: &dyn Comm, kind: &WorkloadKind, ctx: &RunContext) -> Res
         phases: take_log(),
     };
     let bytes = serde_json::to_vec(&mine).unwrap_or_default();
-    comm.gather("the results of a repeat", &bytes, super::watchdog(), &NEVER)
-        .map_err(|e| {
-            fail(e, ctx.interrupt);
-            EngineError::Interrupted
-        })
+    comm.gather(
+        "the results of a repeat",
+        &bytes,
+        super::watchdog(),
+        &Stop::graceful(ctx.interrupt),
+    )
+    .map_err(|e| {
+        fail(e, ctx.interrupt);
+        EngineError::Interrupted
+    })
 }
 
 /// A rank other than 0: waits for rank 0's commands and runs each repeat in its subdirectory
-/// until [`Cmd::Stop`]. `workload_of(slot)` gives the workload of a slot of the plan.
+/// until [`Cmd::Stop`] (`Ok(false)`) or an interrupt (`Ok(true)`). `workload_of(slot)` gives
+/// the workload of a slot of the plan.
 pub fn follow(
     interrupt: &AtomicBool,
     drop_caches: bool,
     workload_of: &dyn Fn(usize) -> Option<WorkloadKind>,
-) -> Result<(), CommError> {
+) -> Result<bool, CommError> {
     let comm = world();
     fn no_phase(_: &str) {}
     loop {
         let mut buf = Vec::new();
-        comm.broadcast("rank 0's next command", &mut buf, super::watchdog(), interrupt)?;
+        match comm.broadcast(
+            "rank 0's next command",
+            &mut buf,
+            super::watchdog(),
+            &Stop::now(interrupt),
+        ) {
+            Ok(()) => {}
+            Err(CommError::Interrupted(_)) => return Ok(true),
+            Err(e) => return Err(e),
+        }
         let cmd: Cmd =
             serde_json::from_slice(&buf).map_err(|e| CommError::Mismatch(format!("rank 0's command: {e}")))?;
         match cmd {
-            Cmd::Stop => return Ok(()),
+            Cmd::Stop => return Ok(false),
             Cmd::Run { slot, dir } => {
                 let kind = workload_of(slot).ok_or_else(|| {
                     CommError::Mismatch(format!("rank 0 runs slot {slot}, which this rank's plan lacks"))
@@ -308,22 +329,32 @@ pub fn follow(
                     on_phase: &no_phase,
                 };
                 if run_and_gather(comm, &kind, &ctx).is_err() {
-                    return Err(super::failure().unwrap_or(CommError::Interrupted("a repeat".into())));
+                    return match super::failure() {
+                        Some(e) => Err(e),
+                        None => Ok(true),
+                    };
                 }
             }
         }
     }
 }
 
-/// Rank 0 at the end of the session: the other ranks stop waiting.
+/// Rank 0 at the end of the session: the other ranks stop waiting. Interrupted, it does not
+/// wait (the others were interrupted too and left, or take the message if still there).
 pub fn stop_followers(interrupt: &AtomicBool) {
     let comm = world();
     if comm.size() == 1 || super::failure().is_some() {
         return;
     }
     let mut cmd = serde_json::to_vec(&Cmd::Stop).unwrap_or_default();
-    if let Err(e) = comm.broadcast("the end of the session", &mut cmd, super::watchdog(), &NEVER) {
-        fail(e, interrupt);
+    match comm.broadcast(
+        "the end of the session",
+        &mut cmd,
+        super::watchdog(),
+        &Stop::now(interrupt),
+    ) {
+        Ok(()) | Err(CommError::Interrupted(_)) => {}
+        Err(e) => fail(e, interrupt),
     }
 }
 
@@ -342,7 +373,8 @@ pub fn start_session(suite_text: &str, interrupt: &AtomicBool) -> Result<(Vec<Cl
         serde_json::to_string(&crate::sysinfo::host_info()).unwrap_or_default(),
     ))
     .unwrap_or_default();
-    let all = comm.gather("the version check", &me, wd, interrupt)?;
+    let stop = Stop::now(interrupt);
+    let all = comm.gather("the version check", &me, wd, &stop)?;
     let mut verdict = Vec::new();
     let mut hosts = Vec::new();
     if comm.rank() == 0 {
@@ -367,11 +399,11 @@ pub fn start_session(suite_text: &str, interrupt: &AtomicBool) -> Result<(Vec<Cl
             hosts.push(h.clone());
         }
     }
-    comm.broadcast("the version check", &mut verdict, wd, interrupt)?;
+    comm.broadcast("the version check", &mut verdict, wd, &stop)?;
     if !verdict.is_empty() {
         return Err(CommError::Mismatch(String::from_utf8_lossy(&verdict).into_owned()));
     }
-    comm.barrier("the clock check", wd, interrupt)?;
+    comm.barrier("the clock check", wd, &stop)?;
     let offsets = comm.clock_offsets()?;
     Ok((offsets, hosts))
 }

@@ -206,13 +206,15 @@ impl Runner {
 
     /// A rank other than 0: runs the repeats rank 0 announces, in its own subdirectory of rank
     /// 0's filesystem, until rank 0 says stop. Writes no database and no report.
-    pub fn follow(self) -> Result<(), RunError> {
+    /// `Ok(true)` when it was interrupted.
+    pub fn follow(self) -> Result<bool, RunError> {
         self.start_ranks()?;
         let plan = &self.plan;
-        crate::comm::ranks::follow(&self.interrupt, self.suite.policy.drop_caches, &|slot| {
-            plan.slots.get(slot).map(|s| plan.cases[s.case].workload.kind.clone())
-        })?;
-        Ok(())
+        Ok(crate::comm::ranks::follow(
+            &self.interrupt,
+            self.suite.policy.drop_caches,
+            &|slot| plan.slots.get(slot).map(|s| plan.cases[s.case].workload.kind.clone()),
+        )?)
     }
 
     fn run_lead(mut self, obs: &dyn Observer, ranks: &RankFacts) -> Result<RunSummary, RunError> {
