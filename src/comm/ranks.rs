@@ -23,8 +23,8 @@
 //!   last arrival to the last rank leaving the sync);
 //! - latency statistics from the sum of every rank's histogram (one bucket layout), so cluster
 //!   percentiles are true percentiles; other metrics: the slowest rank's (seconds) or the mean;
-//! - phase `P@rankN`: every rank's own rates, `wall_s`, `start_s`, `end_s`, `barrier_in_s`
-//!   (relative to the origin), as detail rows.
+//! - phase `P@rankN`: every rank's own rates and latency statistics, `wall_s`, `sync_in_s`,
+//!   `start_s`, `end_s` (relative to the origin), as detail rows.
 
 use super::{fail, now_ns, world, ClockOffset, Comm, CommError, Stop};
 use crate::engine::latency::{LatencyRecorder, Stat};
@@ -533,6 +533,11 @@ pub fn combine(results: &[RankResult], offsets: &[ClockOffset]) -> Result<RawSam
                         .fold(f64::NAN, f64::max),
                 };
                 metrics.push((m.clone(), v));
+                for (row, (_, p, _, _)) in rank_rows.iter_mut().zip(&ranks) {
+                    if let Some((_, v)) = p.metrics.iter().find(|(x, _)| x == m) {
+                        row.push((m.clone().with_role(Role::Detail), *v));
+                    }
+                }
             }
         }
         let detail = |name: &str, v: f64| (MetricId::lower(name, Unit::Seconds).with_role(Role::Detail), v);
@@ -566,4 +571,115 @@ pub fn combine(results: &[RankResult], offsets: &[ClockOffset]) -> Result<RawSam
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recorder(values: impl IntoIterator<Item = u64>) -> LatencyRecorder {
+        let mut r = LatencyRecorder::new();
+        for v in values {
+            r.record_ns(v);
+        }
+        r
+    }
+
+    fn serialised(r: &LatencyRecorder) -> Vec<u8> {
+        use hdrhistogram::serialization::Serializer;
+        let mut buf = Vec::new();
+        hdrhistogram::serialization::V2Serializer::new()
+            .serialize(r.histogram(), &mut buf)
+            .unwrap();
+        buf
+    }
+
+    /// Rank `r` of a phase `p` that ran `wall` s from `start` s at `rate` ops/s.
+    fn rank(r: usize, start: f64, wall: f64, rate: f64, lat: &LatencyRecorder, offset_ns: i64) -> RankResult {
+        let ns = |s: f64| (s * 1e9) as i64 + offset_ns;
+        RankResult {
+            rank: r,
+            sample: Ok(RawSample {
+                phases: vec![PhaseResult {
+                    phase: "p".into(),
+                    wall: Duration::from_secs_f64(wall),
+                    cpu: CpuUsage::default(),
+                    metrics: vec![
+                        (MetricId::higher("rate", Unit::OpsPerSec), rate),
+                        (MetricId::latency("lat_p99"), lat.summary().p99_us),
+                        (MetricId::latency("lat_max"), lat.summary().max_us),
+                    ],
+                }],
+                notes: vec![],
+            }),
+            phases: vec![RankPhase {
+                phase: "p".into(),
+                sync_in_ns: ns(0.0),
+                sync_out_ns: ns(0.001),
+                start_ns: ns(start),
+                end_ns: ns(start + wall),
+                hist: Some(serialised(lat)),
+            }],
+        }
+    }
+
+    fn metric(s: &RawSample, phase: &str, name: &str) -> f64 {
+        let p = s.phases.iter().find(|p| p.phase == phase).unwrap();
+        p.metrics.iter().find(|(m, _)| m.name == name).unwrap().1
+    }
+
+    #[test]
+    fn cluster_figures_come_from_every_rank_on_one_timeline() {
+        // Two ranks; rank 1's clock runs 5 s ahead, which its offset corrects.
+        let a = recorder((1..=1000).map(|i| i * 1000));
+        let b = recorder((1..=3000).map(|i| i * 7000));
+        let offsets = [
+            ClockOffset::default(),
+            ClockOffset {
+                offset_ns: 5_000_000_000,
+                rtt_ns: 10_000,
+            },
+        ];
+        let results = [
+            rank(0, 0.010, 2.0, 1000.0, &a, 0),
+            rank(1, 0.020, 4.0, 750.0, &b, 5_000_000_000),
+        ];
+        let s = combine(&results, &offsets).unwrap();
+        // Aggregate: both ranks active from 0.020 to 2.010, each at its rate.
+        assert_eq!(metric(&s, "p", "rate"), 1750.0);
+        // Fair share: 2000 + 3000 operations over 0.010 ..= 4.020.
+        let fair = metric(&s, "p", "rate_fair_share");
+        assert!((fair - 5000.0 / 4.010).abs() < 1e-6, "{fair}");
+        assert_eq!(metric(&s, "p", "slowest_rank_s"), 4.0);
+        assert_eq!(metric(&s, "p", "straggler_index"), 4.0 / 3.0);
+        // The timeline: rank 1's start is 0.020 s after the sync on rank 0's clock.
+        assert!((metric(&s, "p@rank1", "start_s") - 0.020).abs() < 1e-9);
+        // Percentiles of the merged histograms are those of all values recorded in one.
+        let all = recorder((1..=1000).map(|i| i * 1000).chain((1..=3000).map(|i| i * 7000)));
+        assert_eq!(metric(&s, "p", "lat_p99"), all.summary().p99_us);
+        assert_eq!(metric(&s, "p", "lat_max"), all.summary().max_us);
+        // ... and not the mean or maximum of the ranks' own p99.
+        assert_ne!(
+            metric(&s, "p", "lat_p99"),
+            (a.summary().p99_us + b.summary().p99_us) / 2.0
+        );
+        assert_ne!(metric(&s, "p", "lat_p99"), b.summary().p99_us);
+    }
+
+    #[test]
+    fn ranks_that_never_ran_together_have_no_aggregate_and_a_failed_rank_fails_the_repeat() {
+        let a = recorder([1000]);
+        let results = [rank(0, 0.0, 1.0, 10.0, &a, 0), rank(1, 2.0, 1.0, 10.0, &a, 0)];
+        let s = combine(&results, &[ClockOffset::default(); 2]).unwrap();
+        let names: Vec<&str> = s.phases[0].metrics.iter().map(|(m, _)| m.name.as_str()).collect();
+        assert!(!names.contains(&"rate"), "{names:?}");
+        assert_eq!(metric(&s, "p", "rate_fair_share"), 20.0 / 3.0);
+
+        let mut results = [rank(0, 0.0, 1.0, 10.0, &a, 0), rank(1, 0.0, 1.0, 10.0, &a, 0)];
+        results[1].sample = Err("ENOSPC".into());
+        assert_eq!(
+            combine(&results, &[ClockOffset::default(); 2]).unwrap_err(),
+            "rank 1: ENOSPC"
+        );
+    }
 }
