@@ -24,6 +24,8 @@
 //! - `cleanup`: a killed run with its own scratch folder, undone by a bare `fsbench cleanup`.
 //! - `quiesce`: the quiesce gate's stored wait per repeat; a hammered device timing it out.
 //! - `device_reuse`: a second run on the same confirmed device; foreign filesystems refused.
+//! - `mpi` (only with `--features mpi`): 4 ranks under Open MPI's mpirun on one loop ext4, the
+//!   cluster figures against the per-rank rows, a rank killed with SIGKILL.
 
 #[path = "integration/util.rs"]
 mod util;
@@ -78,3 +80,7 @@ mod device_reuse;
 
 #[path = "integration/space.rs"]
 mod space;
+
+#[cfg(feature = "mpi")]
+#[path = "integration/mpi.rs"]
+mod mpi;

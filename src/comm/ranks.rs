@@ -76,6 +76,42 @@ pub struct RankResult {
     pub sample: Result<RawSample, String>,
     /// Its phases' timestamps, in the order of the sample's phases.
     pub phases: Vec<RankPhase>,
+    /// The role of every metric of every phase (`MetricId` does not serialise its role).
+    pub roles: Vec<Vec<String>>,
+}
+
+impl RankResult {
+    /// The result of `rank`, ready to send.
+    pub fn new(rank: usize, sample: Result<RawSample, String>, phases: Vec<RankPhase>) -> RankResult {
+        let roles = sample
+            .as_ref()
+            .map(|s| {
+                s.phases
+                    .iter()
+                    .map(|p| p.metrics.iter().map(|(m, _)| m.role.as_str().to_string()).collect())
+                    .collect()
+            })
+            .unwrap_or_default();
+        RankResult {
+            rank,
+            sample,
+            phases,
+            roles,
+        }
+    }
+
+    /// Reads a result another rank sent, roles restored.
+    pub fn from_bytes(b: &[u8]) -> Result<RankResult, String> {
+        let mut r: RankResult = serde_json::from_slice(b).map_err(|e| format!("a rank's result: {e}"))?;
+        if let Ok(s) = &mut r.sample {
+            for (p, roles) in s.phases.iter_mut().zip(&r.roles) {
+                for ((m, _), role) in p.metrics.iter_mut().zip(roles) {
+                    m.role = Role::parse(role).ok_or_else(|| format!("a rank's result: unknown role {role}"))?;
+                }
+            }
+        }
+        Ok(r)
+    }
 }
 
 struct Log {
@@ -221,10 +257,7 @@ pub fn lead_workload(
     let results = run_and_gather(comm, kind, ctx)?;
     let mut parsed = Vec::new();
     for r in results {
-        parsed.push(
-            serde_json::from_slice::<RankResult>(&r)
-                .map_err(|e| EngineError::Invalid(format!("a rank's result: {e}")))?,
-        );
+        parsed.push(RankResult::from_bytes(&r).map_err(EngineError::Invalid)?);
     }
     if let Some(e) = super::failure() {
         return Err(EngineError::Invalid(format!("{e}; {}", rank_errors(&parsed))));
@@ -274,11 +307,7 @@ fn run_and_gather(comm: &dyn Comm, kind: &WorkloadKind, ctx: &RunContext) -> Res
             }
         }
     }
-    let mine = RankResult {
-        rank: comm.rank(),
-        sample: local.map_err(|e| e.to_string()),
-        phases: take_log(),
-    };
+    let mine = RankResult::new(comm.rank(), local.map_err(|e| e.to_string()), take_log());
     let bytes = serde_json::to_vec(&mine).unwrap_or_default();
     comm.gather(
         "the results of a repeat",
@@ -597,9 +626,9 @@ mod tests {
     /// Rank `r` of a phase `p` that ran `wall` s from `start` s at `rate` ops/s.
     fn rank(r: usize, start: f64, wall: f64, rate: f64, lat: &LatencyRecorder, offset_ns: i64) -> RankResult {
         let ns = |s: f64| (s * 1e9) as i64 + offset_ns;
-        RankResult {
-            rank: r,
-            sample: Ok(RawSample {
+        let sent = RankResult::new(
+            r,
+            Ok(RawSample {
                 phases: vec![PhaseResult {
                     phase: "p".into(),
                     wall: Duration::from_secs_f64(wall),
@@ -612,7 +641,7 @@ mod tests {
                 }],
                 notes: vec![],
             }),
-            phases: vec![RankPhase {
+            vec![RankPhase {
                 phase: "p".into(),
                 sync_in_ns: ns(0.0),
                 sync_out_ns: ns(0.001),
@@ -620,7 +649,9 @@ mod tests {
                 end_ns: ns(start + wall),
                 hist: Some(serialised(lat)),
             }],
-        }
+        );
+        // As rank 0 receives it.
+        RankResult::from_bytes(&serde_json::to_vec(&sent).unwrap()).unwrap()
     }
 
     fn metric(s: &RawSample, phase: &str, name: &str) -> f64 {
