@@ -21,6 +21,7 @@ pub mod launch;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod ranks;
+pub mod report;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};

@@ -193,6 +193,20 @@ fn four_ranks_run_small_files_and_fileio_with_cluster_figures_from_every_rank() 
     }
     assert!(checked_aggregate > 0, "no phase had an aggregate window");
     assert!(checked_latency > 0, "no phase had latency");
+
+    // The report's section: every rank of every phase in the table and the timeline chart.
+    let db = db.to_str().unwrap();
+    let md = crate::util::fsbench(&["--db", db, "report", "latest", "--format", "md"]);
+    let md = String::from_utf8_lossy(&md.stdout).into_owned();
+    assert!(md.contains("## Ranks"), "{md}");
+    assert!(
+        md.contains("| rndrw | 3 |"),
+        "fileio's rank 3 in the per-rank table: {md}"
+    );
+    let html = crate::util::fsbench(&["--db", db, "report", "latest", "--format", "html"]);
+    let html = String::from_utf8_lossy(&html.stdout).into_owned();
+    assert!(html.contains("aria-label=\"per-rank timeline\""), "timeline chart");
+    assert!(html.contains("<title>rndrw rank 3:"), "a bar per rank and phase");
 }
 
 #[test]
@@ -286,4 +300,48 @@ fn a_killed_rank_ends_the_run_with_an_error_and_nothing_mounted() {
         .filter(|s| s["status"]["state"] == "ok")
         .count();
     assert_eq!(ok, 3, "the repeats committed before the kill are kept: {r}");
+}
+
+#[test]
+fn ranks_with_different_suites_are_refused_before_anything_is_made() {
+    require_privileged!();
+    if !have_mpirun() {
+        return;
+    }
+    let dir = scratch();
+    let a = write_suite(dir.path(), "a.toml", SUITE);
+    let b = write_suite(dir.path(), "b.toml", &SUITE.replace("files = 1024", "files = 2048"));
+    let db = dir.path().join("d.db");
+    let sc = dir.path().join("scratch");
+    let run = |suite: &str| -> Vec<String> {
+        [
+            bin().to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+            "run",
+            suite,
+            "--scratch",
+            sc.to_str().unwrap(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    // MPMD: rank 0 runs suite a, rank 1 suite b.
+    let o = Command::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-np", "1"])
+        .args(run(&a))
+        .arg(":")
+        .args(["-np", "1"])
+        .args(run(&b))
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert!(!o.status.success(), "{t}");
+    assert!(
+        t.matches("rank 1 has another suite text than rank 0").count() >= 2,
+        "both ranks say why: {t}"
+    );
+    assert_no_leftovers(&sc);
+    assert!(!db.exists(), "nothing stored: {t}");
 }
