@@ -9,7 +9,8 @@
 //! Invariants:
 //! - No collective can hang a run: every wait polls a non-blocking MPI request and gives up when
 //!   the run is interrupted or the watchdog ([`watchdog`], `FSBENCH_MPI_WATCHDOG` seconds,
-//!   default 600) expires; the first such failure is kept ([`failure`]) and the run's interrupt
+//!   default 600, or for the syncs of a repeat three times the longest stretch a rank worked
+//!   between two of them) expires; the first such failure is kept ([`failure`]) and the run's interrupt
 //!   flag is raised so the runner stops and tears down as after Ctrl-C, then exits 1.
 //! - Timestamps exchanged between ranks are CLOCK_MONOTONIC nanoseconds of the rank that took
 //!   them ([`now_ns`]); [`Comm::clock_offsets`] maps them onto rank 0's clock.

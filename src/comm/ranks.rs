@@ -32,7 +32,7 @@ use crate::engine::{EngineError, RunContext, WorkloadKind};
 use crate::metric::{CpuUsage, MetricId, PhaseResult, RawSample, Role, Unit};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -134,11 +134,33 @@ static LOG: Mutex<Log> = Mutex::new(Log {
 const STARTING: u8 = 0;
 const ENDED: u8 = 1;
 
+/// The least a rank waits for rank 0's next command.
+const COMMAND_WAIT: Duration = Duration::from_secs(600);
+
+/// When this rank last left a sync, and the longest stretch of its own work between two syncs
+/// (CLOCK_MONOTONIC ns).
+static LAST_SYNC_NS: AtomicI64 = AtomicI64::new(0);
+static LONGEST_GAP_NS: AtomicI64 = AtomicI64::new(0);
+
+/// The watchdog of a sync: [`super::watchdog`], or three times the longest stretch this rank
+/// itself worked between two syncs if that is longer (a phase that takes 20 min on a fast rank
+/// may take longer on a slow one; a dead rank is still found).
+fn sync_watchdog() -> Duration {
+    let longest = LONGEST_GAP_NS.load(Ordering::Relaxed).max(0) as u64;
+    super::watchdog().max(Duration::from_nanos(longest.saturating_mul(3)))
+}
+
 /// An all-gather of one state byte: every rank's state at every rank.
 fn sync(comm: &dyn Comm, what: &str, state: u8, stop: &Stop) -> Result<Vec<u8>, CommError> {
-    let all = comm.gather(what, &[state], super::watchdog(), stop)?;
+    let last = LAST_SYNC_NS.load(Ordering::Relaxed);
+    if last > 0 {
+        LONGEST_GAP_NS.fetch_max(now_ns() - last, Ordering::Relaxed);
+    }
+    let wd = sync_watchdog();
+    let all = comm.gather(what, &[state], wd, stop)?;
     let mut flat: Vec<u8> = all.into_iter().flatten().collect();
-    comm.broadcast(what, &mut flat, super::watchdog(), stop)?;
+    comm.broadcast(what, &mut flat, wd, stop)?;
+    LAST_SYNC_NS.store(now_ns(), Ordering::Relaxed);
     Ok(flat)
 }
 
@@ -246,7 +268,7 @@ pub fn lead_workload(
     if let Err(e) = comm.broadcast(
         "the start of a repeat",
         &mut cmd,
-        super::watchdog(),
+        super::watchdog().max(COMMAND_WAIT),
         &Stop::now(ctx.interrupt),
     ) {
         if !matches!(e, CommError::Interrupted(_)) {
@@ -312,7 +334,7 @@ fn run_and_gather(comm: &dyn Comm, kind: &WorkloadKind, ctx: &RunContext) -> Res
     comm.gather(
         "the results of a repeat",
         &bytes,
-        super::watchdog(),
+        sync_watchdog(),
         &Stop::graceful(ctx.interrupt),
     )
     .map_err(|e| {
@@ -336,7 +358,8 @@ pub fn follow(
         match comm.broadcast(
             "rank 0's next command",
             &mut buf,
-            super::watchdog(),
+            // Rank 0 makes and measures filesystems meanwhile (mkfs, the baseline): minutes.
+            super::watchdog().max(COMMAND_WAIT),
             &Stop::now(interrupt),
         ) {
             Ok(()) => {}

@@ -209,35 +209,39 @@ fn four_ranks_run_small_files_and_fileio_with_cluster_figures_from_every_rank() 
     assert!(html.contains("<title>rndrw rank 3:"), "a bar per rank and phase");
 }
 
-#[test]
-fn a_killed_rank_ends_the_run_with_an_error_and_nothing_mounted() {
-    require_privileged!();
-    if !have_mpirun() {
-        return;
-    }
+/// Starts 4 ranks on a two-repeat suite (smallfiles, fileio of 2 s), waits until the last
+/// repeat runs, sends `signal` to rank 2 and returns mpirun's status and its stderr.
+fn run_and_signal_rank_2(
+    signal: i32,
+    extra_env: &[(&str, &str)],
+) -> (std::process::ExitStatus, String, tempfile::TempDir) {
     let dir = scratch();
     let suite = write_suite(
         dir.path(),
         "kill.toml",
         &SUITE
             .replace("repeats = 1", "repeats = 2")
-            .replace("time = \"1s\"", "time = \"4s\""),
+            .replace("time = \"1s\"", "time = \"2s\""),
     );
     let db = dir.path().join("k.db");
     let sc = dir.path().join("scratch");
     let t0 = Instant::now();
     // mpirun sends the survivors SIGTERM after odls_base_sigkill_timeout and SIGKILL after
     // twice that; 10 s leaves rank 0 time to tear down.
-    let mut child = Command::new("mpirun")
-        .args([
-            "--allow-run-as-root",
-            "--oversubscribe",
-            "--mca",
-            "odls_base_sigkill_timeout",
-            "10",
-            "-np",
-            "4",
-        ])
+    let mut cmd = Command::new("mpirun");
+    cmd.args([
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "--mca",
+        "odls_base_sigkill_timeout",
+        "10",
+        "-np",
+        "4",
+    ]);
+    for (k, v) in extra_env {
+        cmd.env(k, v).args(["-x", k]);
+    }
+    let mut child = cmd
         .arg(bin())
         .args([
             "--db",
@@ -265,7 +269,7 @@ fn a_killed_rank_ends_the_run_with_an_error_and_nothing_mounted() {
     std::thread::sleep(Duration::from_secs(1));
     // Rank 2 of this run: our binary, our scratch folder on its command line, rank 2 in its
     // environment.
-    let mut killed = 0;
+    let mut found = 0;
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         let p = e.path();
         let cmd = std::fs::read(p.join("cmdline")).unwrap_or_default();
@@ -273,23 +277,16 @@ fn a_killed_rank_ends_the_run_with_an_error_and_nothing_mounted() {
         let has = |hay: &[u8], needle: &str| hay.split(|b| *b == 0).any(|w| w == needle.as_bytes());
         if has(&cmd, sc.to_str().unwrap()) && has(&env, "OMPI_COMM_WORLD_RANK=2") {
             let pid: i32 = e.file_name().to_string_lossy().parse().unwrap();
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            killed += 1;
+            unsafe { libc::kill(pid, signal) };
+            found += 1;
         }
     }
-    assert_eq!(killed, 1, "rank 2 not found: {log}");
+    assert_eq!(found, 1, "rank 2 not found: {log}");
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
     log.push_str(&rest);
     let status = child.wait().unwrap();
-    assert!(!status.success(), "{log}");
     assert!(t0.elapsed() < Duration::from_secs(120), "{log}");
-    // Every surviving rank says what happened.
-    assert!(
-        log.matches("did not reach the end of a repeat").count() >= 3,
-        "each of the 3 survivors reports the dead rank: {log}"
-    );
-    assert!(log.contains("the ranks stopped"), "{log}");
     assert_no_leftovers(&sc);
     let r = report_json(db.to_str().unwrap(), "latest");
     assert_eq!(r["session"]["status"], "interrupted", "{r}");
@@ -299,7 +296,38 @@ fn a_killed_rank_ends_the_run_with_an_error_and_nothing_mounted() {
         .iter()
         .filter(|s| s["status"]["state"] == "ok")
         .count();
-    assert_eq!(ok, 3, "the repeats committed before the kill are kept: {r}");
+    assert_eq!(ok, 3, "the repeats committed before the rank went are kept: {r}");
+    (status, log, dir)
+}
+
+#[test]
+fn a_killed_rank_ends_the_run_with_an_error_and_nothing_mounted() {
+    require_privileged!();
+    if !have_mpirun() {
+        return;
+    }
+    let (status, log, _dir) = run_and_signal_rank_2(libc::SIGKILL, &[]);
+    assert!(!status.success(), "{log}");
+    // Every surviving rank says what happened.
+    assert!(
+        log.matches("did not reach the end of a repeat").count() >= 3,
+        "each of the 3 survivors reports the dead rank: {log}"
+    );
+    assert!(log.contains("the ranks stopped"), "{log}");
+}
+
+#[test]
+fn a_hung_rank_trips_the_watchdog_instead_of_hanging_the_run() {
+    require_privileged!();
+    if !have_mpirun() {
+        return;
+    }
+    // SIGSTOP: mpirun sees nothing; the survivors' waits give up at the watchdog (2 s, or three
+    // times the longest stretch between syncs: the 2 s fileio phase).
+    let (status, log, _dir) = run_and_signal_rank_2(libc::SIGSTOP, &[("FSBENCH_MPI_WATCHDOG", "2")]);
+    assert!(!status.success(), "{log}");
+    assert!(log.contains("watchdog (a rank died or hangs)"), "{log}");
+    assert!(log.contains("the ranks stopped"), "{log}");
 }
 
 #[test]
