@@ -197,6 +197,15 @@ pub fn fail(e: CommError, interrupt: &AtomicBool) {
     interrupt.store(true, Ordering::Relaxed);
 }
 
+/// Adds `detail` (what the ranks reported) to the failure that stopped this run, if any.
+pub fn explain(detail: &str) {
+    if let Ok(mut f) = FAILURE.lock() {
+        if let Some(e) = f.take() {
+            *f = Some(CommError::Mismatch(format!("{e} ({detail})")));
+        }
+    }
+}
+
 /// The collective failure that stopped this run, if any.
 pub fn failure() -> Option<CommError> {
     FAILURE.lock().ok().and_then(|f| f.clone())

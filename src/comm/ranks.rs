@@ -281,8 +281,10 @@ pub fn lead_workload(
     for r in results {
         parsed.push(RankResult::from_bytes(&r).map_err(EngineError::Invalid)?);
     }
-    if let Some(e) = super::failure() {
-        return Err(EngineError::Invalid(format!("{e}; {}", rank_errors(&parsed))));
+    if super::failure().is_some() {
+        let errors = rank_errors(&parsed);
+        super::explain(&errors);
+        return Err(EngineError::Invalid(errors));
     }
     combine(&parsed, offsets).map_err(EngineError::Invalid)
 }
@@ -458,6 +460,35 @@ pub fn start_session(suite_text: &str, interrupt: &AtomicBool) -> Result<(Vec<Cl
     comm.barrier("the clock check", wd, &stop)?;
     let offsets = comm.clock_offsets()?;
     Ok((offsets, hosts))
+}
+
+/// With `ranks` ranks sharing each filesystem, every case holds `ranks` times its workload's
+/// footprint (one copy per `rank-N` subdirectory): its estimate and image are planned for that.
+/// A variant's own `image_size` is kept. Nothing changes for one rank.
+pub fn scale_plan(plan: &mut crate::plan::Plan, ranks: usize) {
+    if ranks <= 1 {
+        return;
+    }
+    let n = ranks as u64;
+    for c in &mut plan.cases {
+        let f = c.footprint;
+        let m = |x: u64| x.saturating_mul(n);
+        let scaled = crate::fstype::Footprint {
+            files: m(f.files),
+            dirs: m(f.dirs) + n,
+            symlinks: m(f.symlinks),
+            block_bytes: m(f.block_bytes),
+            small_files: m(f.small_files),
+            small_bytes: m(f.small_bytes),
+            entry_bytes: m(f.entry_bytes),
+            extra_bytes: m(f.extra_bytes),
+            growing_bytes: m(f.growing_bytes),
+            rewrite_bytes: m(f.rewrite_bytes),
+        };
+        c.estimate = crate::fstype::FsType::of(&c.variant.fs_type).plan(&scaled);
+        c.image_bytes = c.variant.image_size.map_or(c.estimate.image_bytes, |b| b.get());
+        c.footprint = scaled;
+    }
 }
 
 fn is_rate(m: &MetricId) -> bool {

@@ -123,7 +123,9 @@ impl Runner {
     pub fn new(db: &Path, given: &RunArgs, command_line: Vec<String>) -> Result<Runner, RunError> {
         let (args, suite, resume, store) = resume::resolve(db, given)?;
         let target = Target::for_suite(&args, &suite)?;
-        let plan = plan::expand(&suite, &|v| target.availability(v));
+        let mut plan = plan::expand(&suite, &|v| target.availability(v));
+        // Many ranks share each filesystem: room for every rank's copy.
+        crate::comm::ranks::scale_plan(&mut plan, crate::comm::world().size());
         Ok(Runner {
             db: db.to_path_buf(),
             args,
