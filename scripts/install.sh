@@ -38,6 +38,9 @@ want+=(zfs-fuse:zfs-fuse)
 # The guest-kernel target (`--fs jfs@guest`, src/guest/): QEMU runs a Debian kernel under TCG
 # or KVM; jfsutils and reiserfsprogs are the mkfs programs the guest runs from the host's root.
 want+=(qemu-system-x86:qemu-system-x86_64 jfsutils:mkfs.jfs reiserfsprogs:mkfs.reiserfs)
+# The `mpi` cargo feature (src/comm/mpi.rs, rsmpi): Open MPI's headers/library and mpirun, and
+# libclang for rsmpi's bindgen; CI builds and tests the feature (tests/integration/mpi.rs).
+want+=(libopenmpi-dev:/usr/include/x86_64-linux-gnu/openmpi/mpi.h openmpi-bin:mpirun libclang-dev:/usr/lib/llvm-14/lib/libclang.so clang:clang)
 if [[ "${1:-}" == "--bench" ]]; then
   want+=(gcc:gcc time:/usr/bin/time)
 fi

@@ -105,6 +105,21 @@ fn cmd_plan(a: &RunArgs) -> Result<i32> {
 /// `fsbench run`: the runner with the terminal observer, then the report of what is stored;
 /// 130 when interrupted, 1 when a repeat of the session failed.
 fn cmd_run(db: &Path, a: &RunArgs, verbosity: i8) -> Result<i32> {
+    // Many ranks (src/comm): `--ranks N` starts mpirun with this command line; under mpirun,
+    // ranks other than 0 only run workloads, and rank 0 does what follows.
+    let launched = crate::comm::launched_by_mpirun();
+    if let (Some(n), false) = (a.ranks, launched) {
+        return crate::comm::launch::run_under_mpirun(n).map_err(|e| AppError::Usage(e.to_string()).into());
+    }
+    let comm = crate::comm::init().map_err(|e| AppError::Usage(e.to_string()))?;
+    let runner = Runner::new(db, a, std::env::args().collect())?;
+    if comm.rank() != 0 {
+        if runner.follow()? {
+            return Ok(130);
+        }
+        comm.finish();
+        return Ok(0);
+    }
     let events = match &a.events {
         Some(p) => Some(
             crate::events::EventStream::open(p)
@@ -113,7 +128,6 @@ fn cmd_run(db: &Path, a: &RunArgs, verbosity: i8) -> Result<i32> {
         None => None,
     };
     let events_on_stdout = a.events.as_deref() == Some(Path::new("-"));
-    let runner = Runner::new(db, a, std::env::args().collect())?;
     let terminal = TerminalObserver::with_verbosity(verbosity);
     let mut observers: Vec<&dyn run::Observer> = vec![&terminal];
     if let Some(e) = &events {
@@ -156,6 +170,11 @@ fn cmd_run(db: &Path, a: &RunArgs, verbosity: i8) -> Result<i32> {
             db.display()
         )?;
     }
+    if let Some(e) = crate::comm::failure() {
+        eprintln!("fsbench: error: the ranks stopped: {e}; every completed repeat is stored (session {session}), nothing is left mounted");
+        return Ok(1);
+    }
+    comm.finish();
     if interrupted {
         eprintln!("fsbench: interrupted; every completed repeat is stored (session {session}), nothing is left mounted; `fsbench run --resume {session}` continues it");
         return Ok(130);
@@ -357,6 +376,11 @@ fn cmd_doctor(a: &ScratchArgs) -> Result<i32> {
     }
     println!();
     println!("info  per-operation clock: {}", crate::engine::clock::best().describe());
+    if crate::comm::HAS_MPI {
+        println!("info  MPI: built in (mpirun -np N fsbench run …, or fsbench run --ranks N)");
+    } else {
+        println!("info  MPI: not built in ({})", crate::comm::NO_MPI);
+    }
     println!();
     if problems == 0 {
         println!("Ready: `fsbench run` compares ext4, xfs and btrfs with the quick preset.");

@@ -229,6 +229,11 @@ pub struct RunArgs {
     /// report table.
     #[arg(long, value_name = "FILE|-")]
     pub events: Option<PathBuf>,
+    /// Run N processes on this host through Open MPI's `mpirun` (needs a binary built with
+    /// `--features mpi`): rank 0 makes the filesystems, every rank runs each workload in its own
+    /// subdirectory, the report shows cluster totals and every rank.
+    #[arg(long, value_name = "N")]
+    pub ranks: Option<u32>,
 }
 
 /// Arguments of `report`.

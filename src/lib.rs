@@ -30,6 +30,7 @@ pub mod app;
 pub mod baseline;
 pub mod cli;
 pub mod cli_extra;
+pub mod comm;
 pub mod config;
 pub mod datasets;
 pub mod engine;

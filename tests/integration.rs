@@ -36,6 +36,8 @@
 //!   `fsbench history` over stored sessions.
 //! - `pgstore`: the PostgreSQL store on a real server: push round trip, push twice, two
 //!   concurrent writers.
+//! - `mpi` (only with `--features mpi`): 4 ranks under Open MPI's mpirun on one loop ext4, the
+//!   cluster figures against the per-rank rows, a rank killed with SIGKILL.
 
 #[path = "integration/util.rs"]
 mod util;
@@ -106,3 +108,6 @@ mod zfs;
 
 #[path = "integration/pgstore.rs"]
 mod pgstore;
+#[cfg(feature = "mpi")]
+#[path = "integration/mpi.rs"]
+mod mpi;

@@ -113,6 +113,17 @@ impl LatencyRecorder {
         }
     }
 
+    /// A recorder holding `hist` (a histogram of this layout, e.g. another rank's, deserialised).
+    pub fn from_histogram(hist: Histogram<u64>) -> LatencyRecorder {
+        let mut r = LatencyRecorder::new();
+        if r.hist.add(&hist).is_err() {
+            for v in hist.iter_recorded() {
+                r.hist.saturating_record_n(v.value_iterated_to(), v.count_at_value());
+            }
+        }
+        r
+    }
+
     /// The underlying histogram (for serialisation or custom quantiles).
     pub fn histogram(&self) -> &Histogram<u64> {
         &self.hist

@@ -221,6 +221,8 @@ impl<'a, 'c> Phases<'a, 'c> {
     /// Step 1: reports `phase` to the progress display and, with [`Caches::DropIfAsked`], syncs
     /// and drops caches when the run asks for it.
     pub fn begin(&mut self, phase: &str, caches: Caches) {
+        // Many ranks: every rank starts the phase together (a no-op alone).
+        crate::comm::ranks::phase_begin(phase, self.ctx.interrupt);
         match caches {
             Caches::DropIfAsked => before_phase(self.ctx, phase, &mut self.sample),
             Caches::Keep => (self.ctx.on_phase)(phase),
@@ -233,6 +235,7 @@ impl<'a, 'c> Phases<'a, 'c> {
         let meter = CpuMeter::start();
         let run = pool.run(workers, self.ctx.interrupt)?;
         let cpu = meter.stop();
+        crate::comm::ranks::phase_histogram(&run.latency);
         Ok(Timed {
             wall: run.wall,
             cpu,
@@ -255,6 +258,7 @@ impl<'a, 'c> Phases<'a, 'c> {
         after(&run)?;
         let extra = t0.elapsed();
         let cpu = meter.stop();
+        crate::comm::ranks::phase_histogram(&run.latency);
         Ok(Timed {
             wall: run.wall + extra,
             cpu,
@@ -319,6 +323,7 @@ impl<'a, 'c> Phases<'a, 'c> {
                 }
             }
         }
+        crate::comm::ranks::phase_recorded(phase, t.wall);
         self.sample.phases.push(PhaseResult {
             phase: phase.to_string(),
             wall: t.wall,

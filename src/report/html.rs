@@ -121,6 +121,8 @@ pub fn render_html(model: &ReportModel) -> String {
         out.push_str("<p>No results.</p>\n");
     }
     synthetic_vs_real(&mut out, model);
+    // Many-rank sessions: cluster figures, per-rank table and timeline ("" for one rank).
+    out.push_str(&crate::comm::report::html(model));
     environment(&mut out, model);
     warnings(&mut out, model);
     out.push_str("</body></html>\n");

@@ -297,6 +297,8 @@ pub fn render_markdown(model: &ReportModel) -> String {
          are not ranked. {}",
         legend(model).join(" ")
     );
+    // Many-rank sessions: cluster figures and per-rank table ("" for one rank).
+    out.push_str(&crate::comm::report::markdown(model));
     if !model.warnings.is_empty() {
         let _ = writeln!(out, "\n## Warnings\n");
         for w in &model.warnings {

@@ -72,6 +72,9 @@ pub enum RunError {
     /// Writing the output failed.
     #[error(transparent)]
     Output(std::io::Error),
+    /// The ranks of a many-process run disagree or one of them is gone (src/comm).
+    #[error(transparent)]
+    Ranks(#[from] crate::comm::CommError),
 }
 
 impl From<StoreError> for RunError {
@@ -125,7 +128,9 @@ impl Runner {
         }
         let (args, suite, resume, store) = resume::resolve(db, given)?;
         let target = Target::for_suite(&args, &suite)?;
-        let plan = plan::expand(&suite, &|v| target.availability(v));
+        let mut plan = plan::expand(&suite, &|v| target.availability(v));
+        // Many ranks share each filesystem: room for every rank's copy.
+        crate::comm::ranks::scale_plan(&mut plan, crate::comm::world().size());
         Ok(Runner {
             db: db.to_path_buf(),
             args,
@@ -156,7 +161,7 @@ impl Runner {
 
     /// The session record of a new session. (The stored command line is what `--resume`
     /// parses again.)
-    fn new_session(&self, provisioner: &dyn Provisioner) -> NewSession {
+    fn new_session(&self, provisioner: &dyn Provisioner, ranks: &RankFacts) -> NewSession {
         let suite = &self.suite;
         NewSession {
             label: self.args.label.clone(),
@@ -177,6 +182,8 @@ impl Runner {
                         }
                     }
                 }
+                // Many ranks: every rank's host and clock offset, stored with the session.
+                tools.extend(ranks.session_facts());
                 tools
             },
             target: provisioner.describe(),
@@ -184,8 +191,43 @@ impl Runner {
         }
     }
 
-    /// Runs every slot not yet stored, announcing each step to `obs`.
-    pub fn run(mut self, obs: &dyn Observer) -> Result<RunSummary, RunError> {
+    /// Runs every slot not yet stored, announcing each step to `obs`. With many ranks this is
+    /// rank 0's part ([`Runner::follow`] is the others'): the ranks first agree on version and
+    /// suite and measure their clock offsets, and are told to stop at the end.
+    pub fn run(self, obs: &dyn Observer) -> Result<RunSummary, RunError> {
+        let interrupt = self.interrupt.clone();
+        let ranks = self.start_ranks()?;
+        let result = self.run_lead(obs, &ranks);
+        crate::comm::ranks::stop_followers(&interrupt);
+        result
+    }
+
+    /// Every rank, before the first phase: refuses a resume with many ranks, then
+    /// [`crate::comm::ranks::start_session`].
+    fn start_ranks(&self) -> Result<RankFacts, RunError> {
+        if crate::comm::world().size() > 1 && self.resume.is_some() {
+            return Err(RunError::Usage(
+                "--resume runs on one rank only: resume the session without mpirun".into(),
+            ));
+        }
+        let (offsets, hosts) = crate::comm::ranks::start_session(&self.suite.source_text, &self.interrupt)?;
+        Ok(RankFacts { offsets, hosts })
+    }
+
+    /// A rank other than 0: runs the repeats rank 0 announces, in its own subdirectory of rank
+    /// 0's filesystem, until rank 0 says stop. Writes no database and no report.
+    /// `Ok(true)` when it was interrupted.
+    pub fn follow(self) -> Result<bool, RunError> {
+        self.start_ranks()?;
+        let plan = &self.plan;
+        Ok(crate::comm::ranks::follow(
+            &self.interrupt,
+            self.suite.policy.drop_caches,
+            &|slot| plan.slots.get(slot).map(|s| plan.cases[s.case].workload.kind.clone()),
+        )?)
+    }
+
+    fn run_lead(mut self, obs: &dyn Observer, ranks: &RankFacts) -> Result<RunSummary, RunError> {
         let plan = &self.plan;
         for c in plan.cases.iter().filter(|c| c.unavailable.is_some()) {
             obs.case_unavailable(c);
@@ -221,7 +263,7 @@ impl Runner {
                 store.finish_session(r.session, SessionStatus::Running)?;
                 r.session
             }
-            None => store.begin_session(&self.new_session(provisioner.as_ref()))?,
+            None => store.begin_session(&self.new_session(provisioner.as_ref(), ranks))?,
         };
         // Held until this function returns: the session is this process's while it runs. (A
         // PostgreSQL session cannot be resumed, so it needs no lock file.)
@@ -305,7 +347,11 @@ impl Runner {
                 &state,
                 case,
                 &self.suite,
-                &slot::tag_for(slot_index, &case.variant.name),
+                &slot::SlotAt {
+                    tag: slot::tag_for(slot_index, &case.variant.name),
+                    index: slot_index,
+                    offsets: &ranks.offsets,
+                },
                 &self.interrupt,
                 &|p| obs.phase_started(&what, p),
                 &mut sample,
@@ -361,6 +407,30 @@ impl Runner {
             interrupted,
             failed,
         })
+    }
+}
+
+/// What the ranks of a session told rank 0 before the first phase.
+struct RankFacts {
+    /// Every rank's clock against rank 0's.
+    offsets: Vec<crate::comm::ClockOffset>,
+    /// Every rank's host facts (empty alone).
+    hosts: Vec<String>,
+}
+
+impl RankFacts {
+    /// Stored with the session's tool versions: every rank's host and clock offset (nothing
+    /// alone).
+    fn session_facts(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for (r, h) in self.hosts.iter().enumerate() {
+            let o = self.offsets.get(r).copied().unwrap_or_default();
+            out.push((
+                format!("mpi rank {r}"),
+                format!("{h}; clock offset {} ns (round trip {} ns)", o.offset_ns, o.rtt_ns),
+            ));
+        }
+        out
     }
 }
 

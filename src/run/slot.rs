@@ -52,6 +52,17 @@ pub(super) fn case_record(c: &plan::Case) -> CaseRecord {
     }
 }
 
+/// Which slot a repeat is: its path tag ([`tag_for`]), its index in the plan (what rank 0 tells
+/// the other ranks) and the ranks' clock offsets.
+pub(super) struct SlotAt<'a> {
+    /// Safe path component.
+    pub tag: String,
+    /// Index into the plan's slots.
+    pub index: usize,
+    /// Every rank's clock against rank 0's (one entry alone).
+    pub offsets: &'a [crate::comm::ClockOffset],
+}
+
 /// One repeat of a variant that runs under a guest kernel ([`crate::guest`]): QEMU boots, the
 /// agent inside provisions and runs the workload through the engine, and the sample comes back.
 fn run_guest_slot(
@@ -94,16 +105,16 @@ pub(super) fn run_slot(
     state: &RunState,
     case: &plan::Case,
     suite: &Suite,
-    tag: &str,
+    at: &SlotAt,
     interrupt: &AtomicBool,
     on_phase: &(dyn Fn(&str) + Sync),
     sample: &mut NewSample,
 ) -> SlotOutcome {
     if case.variant.kernel.is_some() {
-        return run_guest_slot(state, case, suite, tag, interrupt, sample);
+        return run_guest_slot(state, case, suite, &at.tag, interrupt, sample);
     }
     let interrupted = || interrupt.load(Ordering::Relaxed);
-    let mut mounted = match provisioner.provision(&case.variant, case.image_bytes, tag) {
+    let mut mounted = match provisioner.provision(&case.variant, case.image_bytes, &at.tag) {
         Ok(m) => m,
         Err(_) if interrupted() => return SlotOutcome::Interrupted,
         Err(e) => return SlotOutcome::Failed(format!("provisioning {}: {e}", case.variant.name)),
@@ -128,7 +139,8 @@ pub(super) fn run_slot(
         interrupt,
         on_phase,
     };
-    let result = crate::engine::run(case.workload.kind.workload(), &ctx);
+    // Alone, the workload in the slot's directory; with many ranks, every rank in its own.
+    let result = crate::comm::ranks::lead_workload(&case.workload.kind, at.index, &ctx, at.offsets);
     let provision_notes = std::mem::take(&mut mounted.notes);
     let teardown = mounted.teardown();
     match result {

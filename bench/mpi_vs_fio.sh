@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# bench/mpi_vs_fio.sh - fsbench's MPI mode against fio's own multi-job run, for 1, 2 and 4
+# processes on tmpfs (issue 16).
+#
+#   A = `mpirun -np N fsbench run` (release build with --features mpi): N ranks, each running the
+#       `fileio` workload (rndrd, FILES files of TOTAL/FILES bytes per rank, in its own
+#       subdirectory of the tmpfs rank 0 mounts), one sync before the phase; the figure is the
+#       stored fair-share throughput `reads_per_s_fair_share` (all ranks' reads over first start
+#       to last end; for N = 1 the rank's own reads_per_s);
+#   B = `fio --numjobs=N --group_reporting`: N independent jobs started together, each with its
+#       own file set of the same shape, psync, --norandommap --invalidate=0 like
+#       bench/fileio_vs_fio.sh; fio's read IOPS of the group.
+#
+# Alternates A B A B … PAIRS times per N and prints every pair, the medians, the ratio
+# fsbench / fio (above 1 = fsbench drives more reads per second), and the median of fsbench's
+# stored barrier cost of the phase (`barrier_s`: the last rank's arrival at the phase's sync to
+# the last rank leaving it). Reported, not pass/fail.
+#
+# Needs root, mpirun (openmpi-bin), fio, python3, cargo.
+# Environment: PAIRS (default 3), FILES (default 4), TOTAL per process (default 64M), BS
+# (default 4k), TIME seconds per run (default 3), RANKS (default "1 2 4").
+set -euo pipefail
+
+PAIRS=${PAIRS:-3}
+FILES=${FILES:-4}
+TOTAL=${TOTAL:-64M}
+BS=${BS:-4k}
+TIME=${TIME:-3}
+RANKS=${RANKS:-1 2 4}
+. "$(dirname "$0")/lib.sh"
+bench_init mpi_vs_fio.sh mpirun fio python3 cargo
+
+bench_build --bin fsbench --features mpi
+fsb="$target/release/fsbench"
+bench_tmpfs "$work/fio" $(( $(bytes "$TOTAL") * 4 * 2 ))
+
+cat >"$work/suite.toml" <<EOF
+[suite]
+name = "mpi-vs-fio"
+description = "bench/mpi_vs_fio.sh"
+
+[run]
+repeats = 1
+drop_caches = false
+
+[[fs]]
+type = "tmpfs"
+
+[[workload]]
+kind = "fileio"
+mode = "rndrd"
+files = $FILES
+total_size = "$TOTAL"
+block_size = "$BS"
+time = "${TIME}s"
+EOF
+
+# fsbench N: prints "fair_share barrier_s".
+run_fsbench() {
+    local n=$1 db="$work/fsb-$1-$RANDOM.db"
+    mpirun --allow-run-as-root --oversubscribe -np "$n" "$fsb" --db "$db" run "$work/suite.toml" \
+        --scratch "$work" >/dev/null 2>"$work/fsb.err" || { cat "$work/fsb.err" >&2; exit 1; }
+    "$fsb" --db "$db" report latest --format json | python3 -c '
+import json, sys
+s = json.load(sys.stdin)["samples"][0]
+m = {x["metric"]["name"]: x["value"] for x in s["measurements"] if x["phase"] == "rndrd"}
+print(m.get("reads_per_s_fair_share", m["reads_per_s"]), m.get("barrier_s", 0.0))'
+    rm -f "$db"*
+}
+
+# fio N: prints the group's read IOPS.
+run_fio() {
+    local n=$1
+    fio --name=r --directory="$work/fio" --rw=randread --bs="$BS" --ioengine=psync \
+        --nrfiles="$FILES" --size="$TOTAL" --numjobs="$n" --group_reporting --time_based \
+        --runtime="$TIME" --norandommap --invalidate=0 --output-format=json 2>/dev/null |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["jobs"][0]["read"]["iops"])'
+    rm -f "$work"/fio/r.*
+}
+
+printf '%-6s %-5s %14s %14s %10s\n' ranks pair fsbench/s fio/s barrier_s
+for n in $RANKS; do
+    : >"$work/pairs-$n"
+    for p in $(seq "$PAIRS"); do
+        read -r a barrier < <(run_fsbench "$n")
+        b=$(run_fio "$n")
+        printf '%-6s %-5s %14.0f %14.0f %10.6f\n' "$n" "$p" "$a" "$b" "$barrier"
+        echo "fsbench rndrd $a" >>"$work/pairs-$n"
+        echo "fio rndrd $b" >>"$work/pairs-$n"
+        echo "$barrier" >>"$work/barrier-$n"
+    done
+done
+echo
+printf '%-6s %14s %14s %8s %22s %14s\n' ranks "fsbench med" "fio med" ratio "pair ratios med (min-max)" "barrier med s"
+for n in $RANKS; do
+    a=$(awk '$1 == "fsbench" {print $3}' "$work/pairs-$n" | median)
+    b=$(awk '$1 == "fio" {print $3}' "$work/pairs-$n" | median)
+    printf '%-6s %14.0f %14.0f %8.3f %22s %14.6f\n' "$n" "$a" "$b" "$(echo "$a / $b" | bc -l)" \
+        "$(pair_spread "$work/pairs-$n" rndrd)" "$(median <"$work/barrier-$n")"
+done

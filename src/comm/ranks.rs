@@ -1,0 +1,770 @@
+//! One repeat on many ranks: the slot protocol between rank 0 (which provisions, stores and
+//! reports) and the other ranks, the per-phase synchronisation the phase driver calls, and the
+//! reduction of every rank's phases into cluster figures.
+//!
+//! Per slot: rank 0 provisions, then broadcasts [`Cmd::Run`] (slot, directory); every rank runs
+//! the workload in its own subdirectory `rank-N` (file-per-process). Every phase: sync →
+//! local start → run → stop ([`phase_begin`], [`phase_recorded`]). After the workload every rank
+//! syncs "ended" until all have, then the results are gathered at rank 0, which combines them
+//! ([`combine`]). A single rank ([`super::Solo`]) runs the workload directly in the slot's
+//! directory: the same code path, with collectives that return at once.
+//!
+//! A sync is an all-gather of every rank's state (starting a phase, or ended): a rank that sees
+//! a peer already ended while it starts a phase stops the run (a rank's workload failed or was
+//! interrupted), instead of waiting for a barrier the peer never reaches.
+//!
+//! Figures of a phase P (rank 0's timeline, every rank's clock corrected by its offset; the
+//! origin is the release of P's sync, the last rank's arrival):
+//! - `M` (for each rate metric M, MiB/s or ops/s): the aggregate while all ranks were active
+//!   (latest start to earliest end): the work done in that window over its length, with each
+//!   rank's work spread evenly over its phase (rate × window), so the sum of the ranks' rates;
+//! - `M_fair_share`: total work (Σ rate × wall) / (last end − first start), IOR's figure;
+//! - `slowest_rank_s`, `straggler_index` (slowest / median rank time), `barrier_s` (from the
+//!   last arrival to the last rank leaving the sync);
+//! - latency statistics from the sum of every rank's histogram (one bucket layout), so cluster
+//!   percentiles are true percentiles; other metrics: the slowest rank's (seconds) or the mean;
+//! - phase `P@rankN`: every rank's own rates and latency statistics, `wall_s`, `sync_in_s`,
+//!   `start_s`, `end_s` (relative to the origin), as detail rows.
+
+use super::{fail, now_ns, world, ClockOffset, Comm, CommError, Stop};
+use crate::engine::latency::{LatencyRecorder, Stat};
+use crate::engine::{EngineError, RunContext, WorkloadKind};
+use crate::metric::{CpuUsage, MetricId, PhaseResult, RawSample, Role, Unit};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// What rank 0 tells the other ranks before each repeat.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum Cmd {
+    /// Run slot `slot` of the plan in `dir` (each rank in `dir/rank-N`).
+    Run {
+        /// Index into the plan's slots.
+        slot: usize,
+        /// The mounted filesystem's work directory.
+        dir: PathBuf,
+    },
+    /// The session is over.
+    Stop,
+}
+
+/// One rank's timestamps of one phase (CLOCK_MONOTONIC ns of that rank).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct RankPhase {
+    /// Phase name.
+    pub phase: String,
+    /// When the rank arrived at the phase's sync.
+    pub sync_in_ns: i64,
+    /// When it left it.
+    pub sync_out_ns: i64,
+    /// Start of the timed region (end − wall).
+    pub start_ns: i64,
+    /// End of the timed region.
+    pub end_ns: i64,
+    /// The phase's latency histogram (hdrhistogram V2 serialisation), if it had one.
+    pub hist: Option<Vec<u8>>,
+}
+
+/// What every rank sends rank 0 after a repeat.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct RankResult {
+    /// The rank.
+    pub rank: usize,
+    /// Its sample, or why it has none.
+    pub sample: Result<RawSample, String>,
+    /// Its phases' timestamps, in the order of the sample's phases.
+    pub phases: Vec<RankPhase>,
+    /// The role of every metric of every phase (`MetricId` does not serialise its role).
+    pub roles: Vec<Vec<String>>,
+}
+
+impl RankResult {
+    /// The result of `rank`, ready to send.
+    pub fn new(rank: usize, sample: Result<RawSample, String>, phases: Vec<RankPhase>) -> RankResult {
+        let roles = sample
+            .as_ref()
+            .map(|s| {
+                s.phases
+                    .iter()
+                    .map(|p| p.metrics.iter().map(|(m, _)| m.role.as_str().to_string()).collect())
+                    .collect()
+            })
+            .unwrap_or_default();
+        RankResult {
+            rank,
+            sample,
+            phases,
+            roles,
+        }
+    }
+
+    /// Reads a result another rank sent, roles restored.
+    pub fn from_bytes(b: &[u8]) -> Result<RankResult, String> {
+        let mut r: RankResult = serde_json::from_slice(b).map_err(|e| format!("a rank's result: {e}"))?;
+        if let Ok(s) = &mut r.sample {
+            for (p, roles) in s.phases.iter_mut().zip(&r.roles) {
+                for ((m, _), role) in p.metrics.iter_mut().zip(roles) {
+                    m.role = Role::parse(role).ok_or_else(|| format!("a rank's result: unknown role {role}"))?;
+                }
+            }
+        }
+        Ok(r)
+    }
+}
+
+struct Log {
+    pending: RankPhase,
+    done: Vec<RankPhase>,
+}
+
+static LOG: Mutex<Log> = Mutex::new(Log {
+    pending: RankPhase {
+        phase: String::new(),
+        sync_in_ns: 0,
+        sync_out_ns: 0,
+        start_ns: 0,
+        end_ns: 0,
+        hist: None,
+    },
+    done: Vec::new(),
+});
+
+const STARTING: u8 = 0;
+const ENDED: u8 = 1;
+
+/// The least a rank waits for rank 0's next command.
+const COMMAND_WAIT: Duration = Duration::from_secs(600);
+
+/// When this rank last left a sync, and the longest stretch of its own work between two syncs
+/// (CLOCK_MONOTONIC ns).
+static LAST_SYNC_NS: AtomicI64 = AtomicI64::new(0);
+static LONGEST_GAP_NS: AtomicI64 = AtomicI64::new(0);
+
+/// The watchdog of a sync: [`super::watchdog`], or three times the longest stretch this rank
+/// itself worked between two syncs if that is longer (a phase that takes 20 min on a fast rank
+/// may take longer on a slow one; a dead rank is still found).
+fn sync_watchdog() -> Duration {
+    let longest = LONGEST_GAP_NS.load(Ordering::Relaxed).max(0) as u64;
+    super::watchdog().max(Duration::from_nanos(longest.saturating_mul(3)))
+}
+
+/// An all-gather of one state byte: every rank's state at every rank.
+fn sync(comm: &dyn Comm, what: &str, state: u8, stop: &Stop) -> Result<Vec<u8>, CommError> {
+    let last = LAST_SYNC_NS.load(Ordering::Relaxed);
+    if last > 0 {
+        LONGEST_GAP_NS.fetch_max(now_ns() - last, Ordering::Relaxed);
+    }
+    let wd = sync_watchdog();
+    let all = comm.gather(what, &[state], wd, stop)?;
+    let mut flat: Vec<u8> = all.into_iter().flatten().collect();
+    comm.broadcast(what, &mut flat, wd, stop)?;
+    LAST_SYNC_NS.store(now_ns(), Ordering::Relaxed);
+    Ok(flat)
+}
+
+/// Called by the phase driver before each phase: with more than one rank, waits until every
+/// rank starts `phase` too. A peer that already ended, a dead rank (watchdog) or an interrupt
+/// stops the run ([`super::fail`] raises `interrupt`).
+pub fn phase_begin(phase: &str, interrupt: &AtomicBool) {
+    let comm = world();
+    if comm.size() == 1 {
+        return;
+    }
+    let sync_in = now_ns();
+    let result = sync(
+        comm,
+        &format!("the start of phase {phase}"),
+        STARTING,
+        &Stop::now(interrupt),
+    );
+    let sync_out = now_ns();
+    match result {
+        Ok(states) => {
+            if let Some(r) = states.iter().position(|s| *s == ENDED) {
+                fail(
+                    CommError::Mismatch(format!(
+                        "rank {r} ended its workload before phase {phase} (it failed or was interrupted; its error is in the repeat)"
+                    )),
+                    interrupt,
+                );
+            }
+        }
+        Err(CommError::Interrupted(_)) => {}
+        Err(e) => fail(e, interrupt),
+    }
+    if let Ok(mut log) = LOG.lock() {
+        log.pending = RankPhase {
+            phase: phase.to_string(),
+            sync_in_ns: sync_in,
+            sync_out_ns: sync_out,
+            ..RankPhase::default()
+        };
+    }
+}
+
+/// Called by the phase driver with a pool phase's latency histogram (kept only with more than
+/// one rank).
+pub fn phase_histogram(latency: &LatencyRecorder) {
+    if world().size() == 1 {
+        return;
+    }
+    let mut buf = Vec::new();
+    use hdrhistogram::serialization::Serializer;
+    if hdrhistogram::serialization::V2Serializer::new()
+        .serialize(latency.histogram(), &mut buf)
+        .is_ok()
+    {
+        if let Ok(mut log) = LOG.lock() {
+            log.pending.hist = Some(buf);
+        }
+    }
+}
+
+/// Called by the phase driver when phase `phase` of `wall` was recorded.
+pub fn phase_recorded(phase: &str, wall: Duration) {
+    if world().size() == 1 {
+        return;
+    }
+    let end = now_ns();
+    if let Ok(mut log) = LOG.lock() {
+        let mut p = std::mem::take(&mut log.pending);
+        p.end_ns = end;
+        p.start_ns = end - i64::try_from(wall.as_nanos()).unwrap_or(i64::MAX);
+        if p.phase != phase {
+            // A phase recorded without its own start (one of several from one region): it
+            // starts with no sync of its own.
+            p.phase = phase.to_string();
+            p.sync_in_ns = p.start_ns;
+            p.sync_out_ns = p.start_ns;
+        }
+        log.done.push(p);
+    }
+}
+
+fn take_log() -> Vec<RankPhase> {
+    LOG.lock().map(|mut l| std::mem::take(&mut l.done)).unwrap_or_default()
+}
+
+/// Runs one repeat's workload on every rank: rank 0's side. Alone, it is `engine::run` in
+/// `ctx.dir`. With more ranks: tells the others, runs in `ctx.dir/rank-0`, and combines every
+/// rank's phases into cluster figures ([`combine`]).
+pub fn lead_workload(
+    kind: &WorkloadKind,
+    slot: usize,
+    ctx: &RunContext,
+    offsets: &[ClockOffset],
+) -> Result<RawSample, EngineError> {
+    let comm = world();
+    if comm.size() == 1 {
+        return crate::engine::run(kind.workload(), ctx);
+    }
+    let mut cmd = serde_json::to_vec(&Cmd::Run {
+        slot,
+        dir: ctx.dir.to_path_buf(),
+    })
+    .unwrap_or_default();
+    if let Err(e) = comm.broadcast(
+        "the start of a repeat",
+        &mut cmd,
+        super::watchdog().max(COMMAND_WAIT),
+        &Stop::now(ctx.interrupt),
+    ) {
+        if !matches!(e, CommError::Interrupted(_)) {
+            fail(e, ctx.interrupt);
+        }
+        return Err(EngineError::Interrupted);
+    }
+    let results = run_and_gather(comm, kind, ctx)?;
+    let mut parsed = Vec::new();
+    for r in results {
+        parsed.push(RankResult::from_bytes(&r).map_err(EngineError::Invalid)?);
+    }
+    if super::failure().is_some() {
+        let errors = rank_errors(&parsed);
+        super::explain(&errors);
+        return Err(EngineError::Invalid(errors));
+    }
+    combine(&parsed, offsets).map_err(EngineError::Invalid)
+}
+
+fn rank_errors(results: &[RankResult]) -> String {
+    let errs: Vec<String> = results
+        .iter()
+        .filter_map(|r| r.sample.as_ref().err().map(|e| format!("rank {}: {e}", r.rank)))
+        .collect();
+    if errs.is_empty() {
+        "no rank reported an error".into()
+    } else {
+        errs.join("; ")
+    }
+}
+
+/// Every rank: run the workload in `dir/rank-N`, sync until all ended, gather the results at
+/// rank 0 (others get an empty vector).
+fn run_and_gather(comm: &dyn Comm, kind: &WorkloadKind, ctx: &RunContext) -> Result<Vec<Vec<u8>>, EngineError> {
+    let sub = ctx.dir.join(format!("rank-{}", comm.rank()));
+    let local = std::fs::create_dir_all(&sub)
+        .map_err(|e| EngineError::io(format!("mkdir {}", sub.display()), e))
+        .and_then(|_| {
+            take_log();
+            crate::engine::run(
+                kind.workload(),
+                &RunContext {
+                    dir: &sub,
+                    drop_caches: ctx.drop_caches,
+                    interrupt: ctx.interrupt,
+                    on_phase: ctx.on_phase,
+                },
+            )
+        });
+    let _ = std::fs::remove_dir(&sub);
+    // Until every rank ended: a rank still starting phases sees this one ended and stops.
+    loop {
+        match sync(comm, "the end of a repeat", ENDED, &Stop::graceful(ctx.interrupt)) {
+            Ok(states) if states.iter().all(|s| *s == ENDED) => break,
+            Ok(_) => continue,
+            Err(e) => {
+                fail(e, ctx.interrupt);
+                return Err(EngineError::Interrupted);
+            }
+        }
+    }
+    let mine = RankResult::new(comm.rank(), local.map_err(|e| e.to_string()), take_log());
+    let bytes = serde_json::to_vec(&mine).unwrap_or_default();
+    comm.gather(
+        "the results of a repeat",
+        &bytes,
+        sync_watchdog(),
+        &Stop::graceful(ctx.interrupt),
+    )
+    .map_err(|e| {
+        fail(e, ctx.interrupt);
+        EngineError::Interrupted
+    })
+}
+
+/// A rank other than 0: waits for rank 0's commands and runs each repeat in its subdirectory
+/// until [`Cmd::Stop`] (`Ok(false)`) or an interrupt (`Ok(true)`). `workload_of(slot)` gives
+/// the workload of a slot of the plan.
+pub fn follow(
+    interrupt: &AtomicBool,
+    drop_caches: bool,
+    workload_of: &dyn Fn(usize) -> Option<WorkloadKind>,
+) -> Result<bool, CommError> {
+    let comm = world();
+    fn no_phase(_: &str) {}
+    loop {
+        let mut buf = Vec::new();
+        match comm.broadcast(
+            "rank 0's next command",
+            &mut buf,
+            // Rank 0 makes and measures filesystems meanwhile (mkfs, the baseline): minutes.
+            super::watchdog().max(COMMAND_WAIT),
+            &Stop::now(interrupt),
+        ) {
+            Ok(()) => {}
+            Err(CommError::Interrupted(_)) => return Ok(true),
+            Err(e) => return Err(e),
+        }
+        let cmd: Cmd =
+            serde_json::from_slice(&buf).map_err(|e| CommError::Mismatch(format!("rank 0's command: {e}")))?;
+        match cmd {
+            Cmd::Stop => return Ok(false),
+            Cmd::Run { slot, dir } => {
+                let kind = workload_of(slot).ok_or_else(|| {
+                    CommError::Mismatch(format!("rank 0 runs slot {slot}, which this rank's plan lacks"))
+                })?;
+                let ctx = RunContext {
+                    dir: &dir,
+                    drop_caches,
+                    interrupt,
+                    on_phase: &no_phase,
+                };
+                if run_and_gather(comm, &kind, &ctx).is_err() {
+                    return match super::failure() {
+                        Some(e) => Err(e),
+                        None => Ok(true),
+                    };
+                }
+            }
+        }
+    }
+}
+
+/// Rank 0 at the end of the session: the other ranks stop waiting. Interrupted, it does not
+/// wait (the others were interrupted too and left, or take the message if still there).
+pub fn stop_followers(interrupt: &AtomicBool) {
+    let comm = world();
+    if comm.size() == 1 || super::failure().is_some() {
+        return;
+    }
+    let mut cmd = serde_json::to_vec(&Cmd::Stop).unwrap_or_default();
+    match comm.broadcast(
+        "the end of the session",
+        &mut cmd,
+        super::watchdog(),
+        &Stop::now(interrupt),
+    ) {
+        Ok(()) | Err(CommError::Interrupted(_)) => {}
+        Err(e) => fail(e, interrupt),
+    }
+}
+
+/// Before the first phase: every rank must run the same fsbench version and suite text
+/// (refused otherwise, on every rank); then the clock offsets of every rank against rank 0, and
+/// every rank's host facts (at rank 0). Alone: no offsets and this host only.
+pub fn start_session(suite_text: &str, interrupt: &AtomicBool) -> Result<(Vec<ClockOffset>, Vec<String>), CommError> {
+    let comm = world();
+    if comm.size() == 1 {
+        return Ok((vec![ClockOffset::default()], Vec::new()));
+    }
+    let wd = super::watchdog();
+    let me = serde_json::to_vec(&(
+        env!("CARGO_PKG_VERSION"),
+        suite_text,
+        serde_json::to_string(&crate::sysinfo::host_info()).unwrap_or_default(),
+    ))
+    .unwrap_or_default();
+    let stop = Stop::now(interrupt);
+    let all = comm.gather("the version check", &me, wd, &stop)?;
+    let mut verdict = Vec::new();
+    let mut hosts = Vec::new();
+    if comm.rank() == 0 {
+        let parsed: Vec<(String, String, String)> = all
+            .iter()
+            .map(|b| serde_json::from_slice(b).unwrap_or_default())
+            .collect();
+        for (r, (v, s, h)) in parsed.iter().enumerate() {
+            if *v != parsed[0].0 {
+                verdict = format!(
+                    "rank {r} runs fsbench {v}, rank 0 runs {}: every rank must run the same fsbench",
+                    parsed[0].0
+                )
+                .into_bytes();
+                break;
+            }
+            if *s != parsed[0].1 {
+                verdict = format!("rank {r} has another suite text than rank 0: every rank must run the same suite")
+                    .into_bytes();
+                break;
+            }
+            hosts.push(h.clone());
+        }
+    }
+    comm.broadcast("the version check", &mut verdict, wd, &stop)?;
+    if !verdict.is_empty() {
+        return Err(CommError::Mismatch(String::from_utf8_lossy(&verdict).into_owned()));
+    }
+    comm.barrier("the clock check", wd, &stop)?;
+    let offsets = comm.clock_offsets()?;
+    Ok((offsets, hosts))
+}
+
+/// With `ranks` ranks sharing each filesystem, every case holds `ranks` times its workload's
+/// footprint (one copy per `rank-N` subdirectory): its estimate and image are planned for that.
+/// A variant's own `image_size` is kept. Nothing changes for one rank.
+pub fn scale_plan(plan: &mut crate::plan::Plan, ranks: usize) {
+    if ranks <= 1 {
+        return;
+    }
+    let n = ranks as u64;
+    for c in &mut plan.cases {
+        let f = c.footprint;
+        let m = |x: u64| x.saturating_mul(n);
+        let scaled = crate::fstype::Footprint {
+            files: m(f.files),
+            dirs: m(f.dirs) + n,
+            symlinks: m(f.symlinks),
+            block_bytes: m(f.block_bytes),
+            small_files: m(f.small_files),
+            small_bytes: m(f.small_bytes),
+            entry_bytes: m(f.entry_bytes),
+            extra_bytes: m(f.extra_bytes),
+            growing_bytes: m(f.growing_bytes),
+            rewrite_bytes: m(f.rewrite_bytes),
+        };
+        c.estimate = crate::fstype::FsType::of(&c.variant.fs_type).plan(&scaled);
+        c.image_bytes = c.variant.image_size.map_or(c.estimate.image_bytes, |b| b.get());
+        c.footprint = scaled;
+    }
+}
+
+fn is_rate(m: &MetricId) -> bool {
+    m.role == Role::Headline && matches!(m.unit, Unit::MibPerSec | Unit::OpsPerSec)
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        0.0
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Merges serialised histograms into one recorder (the ranks share one bucket layout).
+pub fn merge_histograms(hists: &[Vec<u8>]) -> Result<LatencyRecorder, String> {
+    let mut all = LatencyRecorder::new();
+    for h in hists {
+        let hist: hdrhistogram::Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
+            .deserialize(&mut h.as_slice())
+            .map_err(|e| format!("a rank's latency histogram: {e:?}"))?;
+        all.merge(&LatencyRecorder::from_histogram(hist));
+    }
+    Ok(all)
+}
+
+/// The repeat's sample from every rank's (see the module documentation for the figures).
+pub fn combine(results: &[RankResult], offsets: &[ClockOffset]) -> Result<RawSample, String> {
+    let errs: Vec<&RankResult> = results.iter().filter(|r| r.sample.is_err()).collect();
+    if !errs.is_empty() {
+        return Err(rank_errors(results));
+    }
+    let samples: Vec<&RawSample> = results.iter().filter_map(|r| r.sample.as_ref().ok()).collect();
+    let lead = samples[0];
+    let mut out = RawSample::default();
+    for r in results {
+        for n in &r.sample.as_ref().map(|s| s.notes.clone()).unwrap_or_default() {
+            let n = if r.rank == 0 {
+                n.clone()
+            } else {
+                format!("rank {}: {n}", r.rank)
+            };
+            if !out.notes.contains(&n) {
+                out.notes.push(n);
+            }
+        }
+    }
+    for (i, p0) in lead.phases.iter().enumerate() {
+        let mut ranks = Vec::new();
+        for r in results {
+            let s = r.sample.as_ref().map_err(Clone::clone)?;
+            let p = s.phases.get(i).filter(|p| p.phase == p0.phase);
+            let t = r.phases.get(i).filter(|t| t.phase == p0.phase);
+            match (p, t) {
+                (Some(p), Some(t)) => {
+                    let off = offsets.get(r.rank).map_or(0, |o| o.offset_ns);
+                    ranks.push((r.rank, p, t, off));
+                }
+                _ => return Err(format!("rank {} did not run phase {} like rank 0", r.rank, p0.phase)),
+            }
+        }
+        let s = |ns: i64| ns as f64 / 1e9;
+        let origin = ranks.iter().map(|(_, _, t, o)| t.sync_in_ns - o).max().unwrap_or(0);
+        let first_start = ranks.iter().map(|(_, _, t, o)| t.start_ns - o).min().unwrap_or(0);
+        let last_start = ranks.iter().map(|(_, _, t, o)| t.start_ns - o).max().unwrap_or(0);
+        let first_end = ranks.iter().map(|(_, _, t, o)| t.end_ns - o).min().unwrap_or(0);
+        let last_end = ranks.iter().map(|(_, _, t, o)| t.end_ns - o).max().unwrap_or(0);
+        let last_out = ranks.iter().map(|(_, _, t, o)| t.sync_out_ns - o).max().unwrap_or(0);
+        let mut walls: Vec<f64> = ranks.iter().map(|(_, p, _, _)| p.wall.as_secs_f64()).collect();
+        let slowest = walls.iter().copied().fold(0.0, f64::max);
+        let med = median(&mut walls);
+        let span = s(last_end - first_start);
+        let mut metrics = Vec::new();
+        let mut rank_rows: Vec<Vec<(MetricId, f64)>> = vec![Vec::new(); ranks.len()];
+        for (m, _) in p0.metrics.iter().filter(|(m, _)| m.role != Role::Latency) {
+            let vals: Vec<f64> = ranks
+                .iter()
+                .map(|(_, p, _, _)| p.metrics.iter().find(|(x, _)| x == m).map_or(f64::NAN, |(_, v)| *v))
+                .collect();
+            if is_rate(m) {
+                let work: f64 = ranks
+                    .iter()
+                    .zip(&vals)
+                    .map(|((_, p, _, _), v)| v * p.wall.as_secs_f64())
+                    .sum();
+                if last_start < first_end {
+                    metrics.push((m.clone(), vals.iter().sum()));
+                }
+                metrics.push((
+                    MetricId::higher(&format!("{}_fair_share", m.name), m.unit),
+                    if span > 0.0 { work / span } else { f64::NAN },
+                ));
+                for (row, v) in rank_rows.iter_mut().zip(&vals) {
+                    row.push((m.clone().with_role(Role::Detail), *v));
+                }
+            } else if m.unit == Unit::Seconds {
+                metrics.push((m.clone(), vals.iter().copied().fold(f64::NAN, f64::max)));
+            } else {
+                metrics.push((m.clone(), vals.iter().sum::<f64>() / vals.len() as f64));
+            }
+        }
+        let hists: Vec<Vec<u8>> = ranks.iter().filter_map(|(_, _, t, _)| t.hist.clone()).collect();
+        let lat_names: Vec<&MetricId> = p0
+            .metrics
+            .iter()
+            .map(|(m, _)| m)
+            .filter(|m| m.role == Role::Latency)
+            .collect();
+        if !lat_names.is_empty() {
+            let merged = if hists.len() == ranks.len() {
+                Some(merge_histograms(&hists)?.summary())
+            } else {
+                None
+            };
+            for m in lat_names {
+                let v = match (&merged, Stat::ALL.iter().find(|s| s.name() == m.name)) {
+                    (Some(sum), Some(stat)) => stat.of(sum),
+                    _ => ranks
+                        .iter()
+                        .filter_map(|(_, p, _, _)| p.metrics.iter().find(|(x, _)| x == m).map(|(_, v)| *v))
+                        .fold(f64::NAN, f64::max),
+                };
+                metrics.push((m.clone(), v));
+                for (row, (_, p, _, _)) in rank_rows.iter_mut().zip(&ranks) {
+                    if let Some((_, v)) = p.metrics.iter().find(|(x, _)| x == m) {
+                        row.push((m.clone().with_role(Role::Detail), *v));
+                    }
+                }
+            }
+        }
+        let detail = |name: &str, v: f64| (MetricId::lower(name, Unit::Seconds).with_role(Role::Detail), v);
+        metrics.push(detail("slowest_rank_s", slowest));
+        metrics.push((
+            MetricId::lower("straggler_index", Unit::Ratio).with_role(Role::Detail),
+            if med > 0.0 { slowest / med } else { f64::NAN },
+        ));
+        metrics.push(detail("barrier_s", s(last_out - origin)));
+        let n = ranks.len() as f64;
+        out.phases.push(PhaseResult {
+            phase: p0.phase.clone(),
+            wall: Duration::from_secs_f64(span.max(0.0)),
+            cpu: CpuUsage {
+                process_pct: ranks.iter().map(|(_, p, _, _)| p.cpu.process_pct).sum(),
+                system_pct: ranks.iter().map(|(_, p, _, _)| p.cpu.system_pct).sum::<f64>() / n,
+            },
+            metrics,
+        });
+        for ((rank, p, t, o), mut row) in ranks.iter().zip(rank_rows) {
+            row.push(detail("wall_s", p.wall.as_secs_f64()));
+            row.push(detail("sync_in_s", s(t.sync_in_ns - o - origin)));
+            row.push(detail("start_s", s(t.start_ns - o - origin)));
+            row.push(detail("end_s", s(t.end_ns - o - origin)));
+            out.phases.push(PhaseResult {
+                phase: format!("{}@rank{rank}", p0.phase),
+                wall: p.wall,
+                cpu: p.cpu,
+                metrics: row,
+            });
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recorder(values: impl IntoIterator<Item = u64>) -> LatencyRecorder {
+        let mut r = LatencyRecorder::new();
+        for v in values {
+            r.record_ns(v);
+        }
+        r
+    }
+
+    fn serialised(r: &LatencyRecorder) -> Vec<u8> {
+        use hdrhistogram::serialization::Serializer;
+        let mut buf = Vec::new();
+        hdrhistogram::serialization::V2Serializer::new()
+            .serialize(r.histogram(), &mut buf)
+            .unwrap();
+        buf
+    }
+
+    /// Rank `r` of a phase `p` that ran `wall` s from `start` s at `rate` ops/s.
+    fn rank(r: usize, start: f64, wall: f64, rate: f64, lat: &LatencyRecorder, offset_ns: i64) -> RankResult {
+        let ns = |s: f64| (s * 1e9) as i64 + offset_ns;
+        let sent = RankResult::new(
+            r,
+            Ok(RawSample {
+                phases: vec![PhaseResult {
+                    phase: "p".into(),
+                    wall: Duration::from_secs_f64(wall),
+                    cpu: CpuUsage::default(),
+                    metrics: vec![
+                        (MetricId::higher("rate", Unit::OpsPerSec), rate),
+                        (MetricId::latency("lat_p99"), lat.summary().p99_us),
+                        (MetricId::latency("lat_max"), lat.summary().max_us),
+                    ],
+                }],
+                notes: vec![],
+            }),
+            vec![RankPhase {
+                phase: "p".into(),
+                sync_in_ns: ns(0.0),
+                sync_out_ns: ns(0.001),
+                start_ns: ns(start),
+                end_ns: ns(start + wall),
+                hist: Some(serialised(lat)),
+            }],
+        );
+        // As rank 0 receives it.
+        RankResult::from_bytes(&serde_json::to_vec(&sent).unwrap()).unwrap()
+    }
+
+    fn metric(s: &RawSample, phase: &str, name: &str) -> f64 {
+        let p = s.phases.iter().find(|p| p.phase == phase).unwrap();
+        p.metrics.iter().find(|(m, _)| m.name == name).unwrap().1
+    }
+
+    #[test]
+    fn cluster_figures_come_from_every_rank_on_one_timeline() {
+        // Two ranks; rank 1's clock runs 5 s ahead, which its offset corrects.
+        let a = recorder((1..=1000).map(|i| i * 1000));
+        let b = recorder((1..=3000).map(|i| i * 7000));
+        let offsets = [
+            ClockOffset::default(),
+            ClockOffset {
+                offset_ns: 5_000_000_000,
+                rtt_ns: 10_000,
+            },
+        ];
+        let results = [
+            rank(0, 0.010, 2.0, 1000.0, &a, 0),
+            rank(1, 0.020, 4.0, 750.0, &b, 5_000_000_000),
+        ];
+        let s = combine(&results, &offsets).unwrap();
+        // Aggregate: both ranks active from 0.020 to 2.010, each at its rate.
+        assert_eq!(metric(&s, "p", "rate"), 1750.0);
+        // Fair share: 2000 + 3000 operations over 0.010 ..= 4.020.
+        let fair = metric(&s, "p", "rate_fair_share");
+        assert!((fair - 5000.0 / 4.010).abs() < 1e-6, "{fair}");
+        assert_eq!(metric(&s, "p", "slowest_rank_s"), 4.0);
+        assert_eq!(metric(&s, "p", "straggler_index"), 4.0 / 3.0);
+        // The timeline: rank 1's start is 0.020 s after the sync on rank 0's clock.
+        assert!((metric(&s, "p@rank1", "start_s") - 0.020).abs() < 1e-9);
+        // Percentiles of the merged histograms are those of all values recorded in one.
+        let all = recorder((1..=1000).map(|i| i * 1000).chain((1..=3000).map(|i| i * 7000)));
+        assert_eq!(metric(&s, "p", "lat_p99"), all.summary().p99_us);
+        assert_eq!(metric(&s, "p", "lat_max"), all.summary().max_us);
+        // ... and not the mean or maximum of the ranks' own p99.
+        assert_ne!(
+            metric(&s, "p", "lat_p99"),
+            (a.summary().p99_us + b.summary().p99_us) / 2.0
+        );
+        assert_ne!(metric(&s, "p", "lat_p99"), b.summary().p99_us);
+    }
+
+    #[test]
+    fn ranks_that_never_ran_together_have_no_aggregate_and_a_failed_rank_fails_the_repeat() {
+        let a = recorder([1000]);
+        let results = [rank(0, 0.0, 1.0, 10.0, &a, 0), rank(1, 2.0, 1.0, 10.0, &a, 0)];
+        let s = combine(&results, &[ClockOffset::default(); 2]).unwrap();
+        let names: Vec<&str> = s.phases[0].metrics.iter().map(|(m, _)| m.name.as_str()).collect();
+        assert!(!names.contains(&"rate"), "{names:?}");
+        assert_eq!(metric(&s, "p", "rate_fair_share"), 20.0 / 3.0);
+
+        let mut results = [rank(0, 0.0, 1.0, 10.0, &a, 0), rank(1, 0.0, 1.0, 10.0, &a, 0)];
+        results[1].sample = Err("ENOSPC".into());
+        assert_eq!(
+            combine(&results, &[ClockOffset::default(); 2]).unwrap_err(),
+            "rank 1: ENOSPC"
+        );
+    }
+}

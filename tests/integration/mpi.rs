@@ -1,0 +1,375 @@
+//! MPI mode (issue 16), with Open MPI's real `mpirun` and 4 ranks on one loop ext4 that rank 0
+//! makes: bonnie's small-file phases and fileio, the stored cluster figures checked against the
+//! stored per-rank rows, the timeline, the reduced percentiles, and a rank killed with SIGKILL.
+//! Built only with `--features mpi` (`cargo test --features mpi --test integration mpi`).
+
+use crate::require_privileged;
+use crate::util::{assert_no_leftovers, bin, report_json, scratch, skip_or_fail, text, tool_path, write_suite};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const SUITE: &str = r#"
+[suite]
+name = "mpi"
+
+[run]
+repeats = 1
+drop_caches = false
+
+[[fs]]
+type = "ext4"
+
+[[workload]]
+kind = "bonnie"
+name = "smallfiles"
+file_size = "0"
+seeks = 0
+files = 1024
+file_max_size = "0"
+
+[[workload]]
+kind = "fileio"
+name = "fileio"
+mode = "rndrw"
+files = 2
+total_size = "8MiB"
+block_size = "4KiB"
+time = "1s"
+"#;
+
+/// phase → metric → value of one stored sample.
+type Rows = BTreeMap<String, BTreeMap<String, f64>>;
+
+fn rows(sample: &serde_json::Value) -> Rows {
+    let mut out = Rows::new();
+    for m in sample["measurements"].as_array().unwrap() {
+        out.entry(m["phase"].as_str().unwrap().to_string()).or_default().insert(
+            m["metric"]["name"].as_str().unwrap().to_string(),
+            m["value"].as_f64().unwrap(),
+        );
+    }
+    out
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+fn have_mpirun() -> bool {
+    if tool_path("mpirun").is_none() {
+        skip_or_fail("mpirun is not installed (scripts/install.sh installs openmpi-bin)");
+        return false;
+    }
+    true
+}
+
+#[test]
+fn four_ranks_run_small_files_and_fileio_with_cluster_figures_from_every_rank() {
+    require_privileged!();
+    if !have_mpirun() {
+        return;
+    }
+    let dir = scratch();
+    let suite = write_suite(dir.path(), "mpi.toml", SUITE);
+    let db = dir.path().join("r.db");
+    let sc = dir.path().join("scratch");
+    // `--ranks 4` starts mpirun itself (src/comm/launch.rs).
+    let o = Command::new(bin())
+        .args([
+            "--db",
+            db.to_str().unwrap(),
+            "run",
+            &suite,
+            "--scratch",
+            sc.to_str().unwrap(),
+            "--ranks",
+            "4",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert_no_leftovers(&sc);
+
+    let r = report_json(db.to_str().unwrap(), "latest");
+    assert_eq!(r["session"]["status"], "complete", "{r}");
+    let tools = r["session"]["tool_versions"].to_string();
+    for rank in 0..4 {
+        assert!(
+            tools.contains(&format!("mpi rank {rank}")),
+            "host of rank {rank} stored: {tools}"
+        );
+    }
+    let samples = r["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 2);
+    let mut checked_aggregate = 0;
+    let mut checked_latency = 0;
+    for s in samples {
+        assert_eq!(s["status"]["state"], "ok", "{s}");
+        let rows = rows(s);
+        let phases: Vec<&String> = rows.keys().filter(|p| !p.contains('@') && *p != "quiesce").collect();
+        assert!(!phases.is_empty());
+        for p in phases {
+            let cluster = &rows[p];
+            let ranks: Vec<&BTreeMap<String, f64>> = (0..4)
+                .map(|k| {
+                    rows.get(&format!("{p}@rank{k}"))
+                        .unwrap_or_else(|| panic!("no row {p}@rank{k}"))
+                })
+                .collect();
+            // Timeline: every rank starts after the last rank arrived at the phase's sync (the
+            // origin, 0), and the sync's arrivals are at or before it; the clocks of one host
+            // agree to well under a millisecond.
+            for (k, rk) in ranks.iter().enumerate() {
+                assert!(
+                    rk["start_s"] >= -1e-3,
+                    "{p}: rank {k} started {} s before the sync released",
+                    rk["start_s"]
+                );
+                assert!(rk["sync_in_s"] <= 1e-3, "{p}: rank {k} arrived after the release");
+                assert!(
+                    close(rk["end_s"] - rk["start_s"], rk["wall_s"])
+                        || (rk["end_s"] - rk["start_s"] - rk["wall_s"]).abs() < 1e-6
+                );
+            }
+            let first_start = ranks.iter().map(|x| x["start_s"]).fold(f64::MAX, f64::min);
+            let last_start = ranks.iter().map(|x| x["start_s"]).fold(f64::MIN, f64::max);
+            let first_end = ranks.iter().map(|x| x["end_s"]).fold(f64::MAX, f64::min);
+            let last_end = ranks.iter().map(|x| x["end_s"]).fold(f64::MIN, f64::max);
+            let walls: Vec<f64> = ranks.iter().map(|x| x["wall_s"]).collect();
+            assert!(close(
+                cluster["slowest_rank_s"],
+                walls.iter().copied().fold(0.0, f64::max)
+            ));
+            for (name, v) in cluster {
+                let Some(base) = name.strip_suffix("_fair_share") else {
+                    continue;
+                };
+                // Fair share: the ranks' work (rate × wall) over first start to last end.
+                let work: f64 = ranks.iter().map(|x| x[base] * x["wall_s"]).sum();
+                assert!(
+                    (v - work / (last_end - first_start)).abs() <= 1e-6 * v.abs().max(1.0),
+                    "{p} {name}: {v} vs {}",
+                    work / (last_end - first_start)
+                );
+                // Aggregate while all ranks were active: each rank's work in that window.
+                if last_start < first_end {
+                    let window = first_end - last_start;
+                    let in_window: f64 = ranks.iter().map(|x| x[base] * x["wall_s"] * window / x["wall_s"]).sum();
+                    assert!(
+                        (cluster[base] - in_window / window).abs() <= 1e-6 * cluster[base].max(1.0),
+                        "{p} {base}: {} vs {}",
+                        cluster[base],
+                        in_window / window
+                    );
+                    checked_aggregate += 1;
+                } else {
+                    assert!(
+                        !cluster.contains_key(base),
+                        "{p}: no window in which all ran, yet an aggregate"
+                    );
+                }
+            }
+            // Reduced percentiles lie among the ranks'; the maximum is the largest rank's.
+            if let Some(max) = cluster.get("lat_max") {
+                // (A rank that timed no operation in the phase has no latency row.)
+                let rank_max = ranks
+                    .iter()
+                    .filter_map(|x| x.get("lat_max"))
+                    .fold(0.0, |a, b| f64::max(a, *b));
+                assert!(close(*max, rank_max), "{p}: cluster max {max} vs ranks' {rank_max}");
+                let p50s: Vec<f64> = ranks.iter().filter_map(|x| x.get("lat_p50").copied()).collect();
+                let lo = p50s.iter().copied().fold(f64::MAX, f64::min);
+                let hi = p50s.iter().copied().fold(0.0, f64::max);
+                assert!(
+                    (lo..=hi).contains(&cluster["lat_p50"]),
+                    "{p}: p50 {} outside {lo}..{hi}",
+                    cluster["lat_p50"]
+                );
+                checked_latency += 1;
+            }
+        }
+    }
+    assert!(checked_aggregate > 0, "no phase had an aggregate window");
+    assert!(checked_latency > 0, "no phase had latency");
+
+    // The report's section: every rank of every phase in the table and the timeline chart.
+    let db = db.to_str().unwrap();
+    let md = crate::util::fsbench(&["--db", db, "report", "latest", "--format", "md"]);
+    let md = String::from_utf8_lossy(&md.stdout).into_owned();
+    assert!(md.contains("## Ranks"), "{md}");
+    assert!(
+        md.contains("| rndrw | 3 |"),
+        "fileio's rank 3 in the per-rank table: {md}"
+    );
+    let html = crate::util::fsbench(&["--db", db, "report", "latest", "--format", "html"]);
+    let html = String::from_utf8_lossy(&html.stdout).into_owned();
+    assert!(html.contains("aria-label=\"per-rank timeline\""), "timeline chart");
+    assert!(html.contains("<title>rndrw rank 3:"), "a bar per rank and phase");
+}
+
+/// Starts 4 ranks on a two-repeat suite (smallfiles, fileio of 2 s), waits until the last
+/// repeat runs, sends `signal` to rank 2 and returns mpirun's status and its stderr.
+fn run_and_signal_rank_2(
+    signal: i32,
+    extra_env: &[(&str, &str)],
+) -> (std::process::ExitStatus, String, tempfile::TempDir) {
+    let dir = scratch();
+    let suite = write_suite(
+        dir.path(),
+        "kill.toml",
+        &SUITE
+            .replace("repeats = 1", "repeats = 2")
+            .replace("time = \"1s\"", "time = \"2s\""),
+    );
+    let db = dir.path().join("k.db");
+    let sc = dir.path().join("scratch");
+    let t0 = Instant::now();
+    // mpirun sends the survivors SIGTERM after odls_base_sigkill_timeout and SIGKILL after
+    // twice that; 10 s leaves rank 0 time to tear down.
+    let mut cmd = Command::new("mpirun");
+    cmd.args([
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "--mca",
+        "odls_base_sigkill_timeout",
+        "10",
+        "-np",
+        "4",
+    ]);
+    for (k, v) in extra_env {
+        cmd.env(k, v).args(["-x", k]);
+    }
+    let mut child = cmd
+        .arg(bin())
+        .args([
+            "--db",
+            db.to_str().unwrap(),
+            "run",
+            &suite,
+            "--scratch",
+            sc.to_str().unwrap(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut log = String::new();
+    // The last repeat of four is fileio's second: three repeats are committed by then.
+    while !log.contains("[4/4]") {
+        let mut line = String::new();
+        if err.read_line(&mut line).unwrap() == 0 {
+            panic!("the run ended before its last repeat: {log}");
+        }
+        log.push_str(&line);
+        assert!(t0.elapsed() < Duration::from_secs(90), "{log}");
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    // Rank 2 of this run: our binary, our scratch folder on its command line, rank 2 in its
+    // environment.
+    let mut found = 0;
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let p = e.path();
+        let cmd = std::fs::read(p.join("cmdline")).unwrap_or_default();
+        let env = std::fs::read(p.join("environ")).unwrap_or_default();
+        let has = |hay: &[u8], needle: &str| hay.split(|b| *b == 0).any(|w| w == needle.as_bytes());
+        if has(&cmd, sc.to_str().unwrap()) && has(&env, "OMPI_COMM_WORLD_RANK=2") {
+            let pid: i32 = e.file_name().to_string_lossy().parse().unwrap();
+            unsafe { libc::kill(pid, signal) };
+            found += 1;
+        }
+    }
+    assert_eq!(found, 1, "rank 2 not found: {log}");
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    log.push_str(&rest);
+    let status = child.wait().unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(120), "{log}");
+    assert_no_leftovers(&sc);
+    let r = report_json(db.to_str().unwrap(), "latest");
+    assert_eq!(r["session"]["status"], "interrupted", "{r}");
+    let ok = r["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["status"]["state"] == "ok")
+        .count();
+    assert_eq!(ok, 3, "the repeats committed before the rank went are kept: {r}");
+    (status, log, dir)
+}
+
+#[test]
+fn a_killed_rank_ends_the_run_with_an_error_and_nothing_mounted() {
+    require_privileged!();
+    if !have_mpirun() {
+        return;
+    }
+    let (status, log, _dir) = run_and_signal_rank_2(libc::SIGKILL, &[]);
+    assert!(!status.success(), "{log}");
+    // Every surviving rank says what happened.
+    assert!(
+        log.matches("did not reach the end of a repeat").count() >= 3,
+        "each of the 3 survivors reports the dead rank: {log}"
+    );
+    assert!(log.contains("the ranks stopped"), "{log}");
+}
+
+#[test]
+fn a_hung_rank_trips_the_watchdog_instead_of_hanging_the_run() {
+    require_privileged!();
+    if !have_mpirun() {
+        return;
+    }
+    // SIGSTOP: mpirun sees nothing; the survivors' waits give up at the watchdog (2 s, or three
+    // times the longest stretch between syncs: the 2 s fileio phase).
+    let (status, log, _dir) = run_and_signal_rank_2(libc::SIGSTOP, &[("FSBENCH_MPI_WATCHDOG", "2")]);
+    assert!(!status.success(), "{log}");
+    assert!(log.contains("watchdog (a rank died or hangs)"), "{log}");
+    assert!(log.contains("the ranks stopped"), "{log}");
+}
+
+#[test]
+fn ranks_with_different_suites_are_refused_before_anything_is_made() {
+    require_privileged!();
+    if !have_mpirun() {
+        return;
+    }
+    let dir = scratch();
+    let a = write_suite(dir.path(), "a.toml", SUITE);
+    let b = write_suite(dir.path(), "b.toml", &SUITE.replace("files = 1024", "files = 2048"));
+    let db = dir.path().join("d.db");
+    let sc = dir.path().join("scratch");
+    let run = |suite: &str| -> Vec<String> {
+        [
+            bin().to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+            "run",
+            suite,
+            "--scratch",
+            sc.to_str().unwrap(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    // MPMD: rank 0 runs suite a, rank 1 suite b.
+    let o = Command::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-np", "1"])
+        .args(run(&a))
+        .arg(":")
+        .args(["-np", "1"])
+        .args(run(&b))
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert!(!o.status.success(), "{t}");
+    assert!(
+        t.matches("rank 1 has another suite text than rank 0").count() >= 2,
+        "both ranks say why: {t}"
+    );
+    assert_no_leftovers(&sc);
+    assert!(!db.exists(), "nothing stored: {t}");
+}
