@@ -24,6 +24,7 @@
 //! - `cleanup`: a killed run with its own scratch folder, undone by a bare `fsbench cleanup`.
 //! - `quiesce`: the quiesce gate's stored wait per repeat; a hammered device timing it out.
 //! - `device_reuse`: a second run on the same confirmed device; foreign filesystems refused.
+//! - `memory`: `--memory` cgroups: a limited read reads the disk; removal after Ctrl-C and SIGKILL.
 
 #[path = "integration/util.rs"]
 mod util;
@@ -78,3 +79,6 @@ mod device_reuse;
 
 #[path = "integration/space.rs"]
 mod space;
+
+#[path = "integration/memory.rs"]
+mod memory;

@@ -62,6 +62,9 @@ pub(super) struct RawRun {
     pub drop_caches: Option<bool>,
     pub trim: Option<Spanned<u32>>,
     pub confidence: Option<Spanned<f64>>,
+    pub memory: Option<Spanned<Bytes>>,
+    pub precision: Option<Spanned<f64>>,
+    pub budget: Option<Spanned<crate::units::Dur>>,
 }
 
 /// One `[[fs]]`.

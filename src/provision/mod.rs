@@ -189,6 +189,12 @@ pub enum Undo {
         /// Remove contents too.
         recursive: bool,
     },
+    /// Remove a memory cgroup fsbench made (`fsbench-run-*`; processes still in it move to its
+    /// parent first). See [`crate::cgroup`].
+    RemoveCgroup {
+        /// The cgroup directory.
+        path: PathBuf,
+    },
 }
 
 impl Undo {
@@ -200,6 +206,7 @@ impl Undo {
             (Undo::Detach { device: a, .. }, Undo::Detach { device: b, .. }) => a == b,
             (Undo::Unmount { mountpoint: a, .. }, Undo::Unmount { mountpoint: b, .. }) => a == b,
             (Undo::RemoveDir { path: a, .. }, Undo::RemoveDir { path: b, .. }) => a == b,
+            (Undo::RemoveCgroup { path: a }, Undo::RemoveCgroup { path: b }) => a == b,
             _ => false,
         }
     }
@@ -254,6 +261,10 @@ impl Undo {
                     _ => Ok(()),
                 }
             }
+            Undo::RemoveCgroup { path } => crate::cgroup::remove(path).map_err(|e| ProvisionError::Io {
+                what: format!("remove cgroup {}", path.display()),
+                source: std::io::Error::other(e.to_string()),
+            }),
         }
     }
 }

@@ -378,6 +378,7 @@ fn describe(u: &Undo) -> String {
         Undo::Detach { device, image } => format!("detached {device} ({})", image.display()),
         Undo::Unmount { mountpoint, source } => format!("unmounted {source} from {}", mountpoint.display()),
         Undo::RemoveDir { path, .. } => format!("removed folder {}", path.display()),
+        Undo::RemoveCgroup { path } => format!("removed memory cgroup {}", path.display()),
     }
 }
 

@@ -72,6 +72,9 @@ pub enum RunError {
     /// Writing the output failed.
     #[error(transparent)]
     Output(std::io::Error),
+    /// The memory cgroup of `--memory` could not be made.
+    #[error(transparent)]
+    Cgroup(#[from] crate::cgroup::CgroupError),
 }
 
 impl From<StoreError> for RunError {
@@ -207,6 +210,17 @@ impl Runner {
             .map(|r| lock::session(&self.db, r.session))
             .transpose()?;
         let state = RunState::create(self.target.scratch())?;
+        // The small machine's memory: one cgroup for the run, entered for each workload.
+        let memory = match self.suite.policy.memory {
+            Some(requested) => {
+                let (limit, warning) = crate::cgroup::effective_limit(requested);
+                if let Some(w) = warning {
+                    obs.warning(&w);
+                }
+                Some(crate::cgroup::MemoryCgroup::create(&state, limit)?)
+            }
+            None => None,
+        };
         let provisioner = self.target.provisioner(state.clone())?;
         let session = match &self.resume {
             Some(r) => {
@@ -295,6 +309,7 @@ impl Runner {
                 &self.suite,
                 &slot::tag_for(slot_index, &case.variant.name),
                 &self.interrupt,
+                memory.as_ref(),
                 &|p| obs.phase_started(&what, p),
                 &mut sample,
             );
@@ -329,6 +344,7 @@ impl Runner {
             SessionStatus::Complete
         };
         store.finish_session(session, status)?;
+        drop(memory);
         state.finish();
 
         // The stored session is the truth: a resumed run replaced the repeats it ran again.

@@ -52,13 +52,16 @@ pub(super) fn case_record(c: &plan::Case) -> CaseRecord {
     }
 }
 
-/// Provisions, runs and tears down one repeat, filling `sample`.
+/// Provisions, runs and tears down one repeat, filling `sample`; the workload runs in `memory`
+/// when given.
+#[allow(clippy::too_many_arguments)] // each is a distinct input of one repeat
 pub(super) fn run_slot(
     provisioner: &dyn Provisioner,
     case: &plan::Case,
     suite: &Suite,
     tag: &str,
     interrupt: &AtomicBool,
+    memory: Option<&crate::cgroup::MemoryCgroup>,
     on_phase: &(dyn Fn(&str) + Sync),
     sample: &mut NewSample,
 ) -> SlotOutcome {
@@ -88,7 +91,27 @@ pub(super) fn run_slot(
         interrupt,
         on_phase,
     };
+    // The workload (and whatever it starts) runs in the memory cgroup; provisioning, the quiesce
+    // gate and teardown do not.
+    let oom_before = memory.and_then(|m| m.oom_kills());
+    let entered = match memory.map(|m| m.enter()).transpose() {
+        Ok(e) => e,
+        Err(e) => {
+            let _ = mounted.teardown();
+            return SlotOutcome::Failed(e.to_string());
+        }
+    };
     let result = crate::engine::run(case.workload.kind.workload(), &ctx);
+    drop(entered);
+    if let (Some(m), Some(before)) = (memory, oom_before) {
+        if let Some(after) = m.oom_kills().filter(|a| *a > before) {
+            sample.notes.push(format!(
+                "memory cgroup: the OOM killer ended {} process(es) during the workload (limit {} MiB): raise --memory",
+                after - before,
+                m.limit() >> 20
+            ));
+        }
+    }
     let teardown = mounted.teardown();
     match result {
         Err(crate::engine::EngineError::Interrupted) => SlotOutcome::Interrupted,
@@ -96,7 +119,7 @@ pub(super) fn run_slot(
         Err(e) => SlotOutcome::Failed(e.to_string()),
         Ok(raw) => {
             sample.measurements = raw.measurements();
-            sample.notes = raw.notes;
+            sample.notes.extend(raw.notes);
             if let Some((waited, note)) = quiesce {
                 if let Some(w) = waited {
                     sample.measurements.push(Measurement {

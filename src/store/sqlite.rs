@@ -41,6 +41,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/002_baselines.sql"),
     include_str!("migrations/003_metric_roles.sql"),
     include_str!("migrations/004_session_policy.sql"),
+    include_str!("migrations/005_adaptive_policy.sql"),
 ];
 
 /// The schema version this fsbench writes (`PRAGMA user_version` after migrations).
@@ -53,7 +54,8 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// Columns of `sessions`, in the order [`session_from_row`] reads them.
 const SESSION_COLUMNS: &str = "id, started_at, finished_at, status, label, suite_name, \
      suite_text, args_json, fsbench_version, hostname, kernel, cpu_model, ncpu, mem_bytes, target, \
-     policy_repeats, policy_warmup, policy_order, policy_drop_caches, policy_trim, policy_confidence";
+     policy_repeats, policy_warmup, policy_order, policy_drop_caches, policy_trim, policy_confidence, \
+     policy_memory_bytes, policy_precision_pct, policy_budget_s";
 
 /// Store failures. Every variant names the database and says what to do.
 #[derive(Debug, thiserror::Error)]
@@ -372,8 +374,9 @@ impl Store {
             "INSERT INTO sessions (started_at, finished_at, status, label, suite_name, \
              suite_text, args_json, fsbench_version, hostname, kernel, cpu_model, ncpu, \
              mem_bytes, target, policy_repeats, policy_warmup, policy_order, policy_drop_caches, \
-             policy_trim, policy_confidence) VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, \
-             ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+             policy_trim, policy_confidence, policy_memory_bytes, policy_precision_pct, \
+             policy_budget_s) VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, \
+             ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
             params![
                 now_rfc3339(),
                 SessionStatus::Running.as_str(),
@@ -394,6 +397,9 @@ impl Store {
                 s.policy.drop_caches,
                 s.policy.trim,
                 s.policy.confidence,
+                s.policy.memory,
+                s.policy.precision,
+                s.policy.budget_s,
             ],
         )
         .map_err(self.sql(action))?;
@@ -946,6 +952,9 @@ fn policy_from_row(row: &rusqlite::Row<'_>, id: i64, suite_text: &str) -> Result
                 drop_caches,
                 trim,
                 confidence,
+                memory: row.get(21)?,
+                precision: row.get(22)?,
+                budget_s: row.get(23)?,
             })
         }
         (None, None, None, None, None, None) => crate::config::load_str(
@@ -1109,6 +1118,9 @@ mod tests {
                 drop_caches: false,
                 trim: 2,
                 confidence: 0.9,
+                memory: Some(786 << 20),
+                precision: Some(5.0),
+                budget_s: Some(600.0),
             },
         }
     }
@@ -1495,8 +1507,8 @@ mod tests {
         assert_eq!(user_version(&path), 1);
 
         let store = Store::open(&path).expect("open migrates");
-        assert_eq!(user_version(&path), 4);
-        assert_eq!(SCHEMA_VERSION, 4);
+        assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
+        assert_eq!(SCHEMA_VERSION, 5);
         let old = store
             .load_session(store.resolve("old").expect("resolve"))
             .expect("load");
@@ -1510,6 +1522,7 @@ mod tests {
                 drop_caches: true,
                 trim: 2,
                 confidence: 0.9,
+                ..Policy::default()
             }
         );
         assert_eq!(old.baseline, None, "a v1 session has no baseline");
