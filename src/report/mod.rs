@@ -38,6 +38,7 @@ pub mod compare;
 mod csv;
 mod escape;
 mod html;
+pub mod methodology;
 mod number;
 mod role;
 mod summary;
