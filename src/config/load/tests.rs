@@ -621,7 +621,7 @@ fn the_quick_preset_is_the_default_comparison() {
             trim: 1,
             confidence: 0.95,
             // Issue 18: a small machine's cache, and repeats until the answer is clear.
-            memory: Some(512 << 20),
+            memory: Some(256 << 20),
             precision: Some(5.0),
             budget_s: Some(300.0),
         }
@@ -629,13 +629,13 @@ fn the_quick_preset_is_the_default_comparison() {
     assert_eq!(s.workloads.len(), 1);
     assert_eq!(s.workloads[0].name, "bonnie");
     // bonnie's reads must read the disk: its file is larger than the memory cgroup.
-    assert_eq!(file_size(&s, 0), 2 * Bytes::GIB);
+    assert_eq!(file_size(&s, 0), Bytes::GIB);
     assert!(file_size(&s, 0) > s.policy.memory.unwrap());
     let text = preset_text("quick").unwrap();
     for line in [
         "chunk_size = \"8KiB\"",
         "char_mode = \"stdio\"",
-        "files = 65536",
+        "files = 32768",
         "file_max_size = \"0\"",
         "dirs = 1",
     ] {
