@@ -123,7 +123,7 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
         confidence,
     }
     .collect(&non_finite);
-    ReportModel {
+    let mut model = ReportModel {
         schema_version: SCHEMA_VERSION,
         session: data.session.clone(),
         variants,
@@ -132,7 +132,10 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
         warnings,
         samples: data.samples.clone(),
         baseline: data.baseline.clone(),
-    }
+    };
+    let checks = super::methodology::checks(&model);
+    model.warnings.extend(checks);
+    model
 }
 
 /// Marks the best mean of a row by its direction (exact ties are all marked) and gives every

@@ -5,9 +5,26 @@
 //! / "inconclusive" — never "tied", which mixed "shown the same" with "not shown different".
 //!
 //! Sessions without a stopping rule get no answers (their exports are unchanged; the golden
-//! test pins them). Everything here reads the model only and never panics.
+//! test pins them).
+//!
+//! [`checks`]: the methodology check of every report of a session recorded since schema 5
+//! (`Policy::methodology`), warnings that say what is wrong with the set-up and the fix, as
+//! hyperfine's do:
+//! - **cache regime**: a workload's data set (`file_size`) under 2 × the memory it can cache
+//!   (the memory cgroup, else the machine's memory);
+//! - **device-bound**: every filesystem of a throughput row within 15 % of the raw device's
+//!   ceiling (the device is measured, not the filesystems: compare their CPU rows);
+//! - **multimodal**: a headline cell of ≥ 8 values whose bimodality coefficient
+//!   (Pfister et al. 2013: `(g² + 1) / (κ + 3(n−1)²/((n−2)(n−3)))`, sample skewness g, excess
+//!   kurtosis κ) is above 5/9, the value of a uniform distribution: the median is shown;
+//! - **drift**: a headline cell of ≥ 6 values, in run order, with a change point: the largest
+//!   standardised difference of the means before and after a split, against 999 permutations
+//!   of the same values (p < 0.01) and a shift of at least 5 %.
+//!
+//! Phases under the minimum time are already flagged by the engine's notes (engine::phase).
+//! Everything here reads the model only and never panics.
 
-use super::{role, ReportModel, WorkloadTable};
+use super::{cachebound, role, ReportModel, WorkloadTable};
 use crate::run::adaptive::{pair_verdict, StoppingRule, DECIDED_MARGIN_PCT};
 use crate::stats::two_sample::{Sample, Verdict};
 use serde::{Deserialize, Serialize};
@@ -128,6 +145,166 @@ pub fn render_text(model: &ReportModel) -> String {
     out
 }
 
+/// Bimodality coefficient above this (5/9, a uniform distribution's) suggests two modes.
+pub const BIMODAL_BC: f64 = 5.0 / 9.0;
+
+/// The methodology warnings of `model` (empty when its session predates them).
+pub fn checks(model: &ReportModel) -> Vec<String> {
+    if !model.session.info.policy.methodology {
+        return vec![];
+    }
+    let mut out = cache_regime(model);
+    out.extend(device_bound(model));
+    for t in &model.workloads {
+        for row in t.rows.iter().filter(|r| role::is_headline(&r.metric)) {
+            for c in &row.cells {
+                let label = format!("{} / {} {} on {}", t.workload, row.phase, row.metric.name, c.variant);
+                if let Some(bc) = bimodality(&c.values).filter(|bc| *bc > BIMODAL_BC) {
+                    out.push(format!(
+                        "{label}: the values look multimodal (bimodality coefficient {bc:.2} > 0.56): the typical value is the median, {}, not the mean, {}; look for two regimes (caches, background work) or run more repeats",
+                        super::number::value(c.summary.median),
+                        super::number::value(c.summary.mean)
+                    ));
+                }
+                if let Some((k, p)) = change_point(&c.values) {
+                    out.push(format!(
+                        "{label}: the series drifts: the repeats from {} on differ from those before (change-point test over the run order, p = {p:.3}): the machine changed during the run; add warm-up repeats, keep other work off the machine, or rerun",
+                        k + 1
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Data sets smaller than twice the cacheable memory.
+fn cache_regime(model: &ReportModel) -> Vec<String> {
+    let info = &model.session.info;
+    let (memory, which) = match info.policy.memory {
+        Some(m) => (m, "the memory cgroup"),
+        None => (info.host.mem_bytes, "the machine's memory"),
+    };
+    let mut out = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for c in &model.cases {
+        if seen.contains(&c.workload.as_str()) {
+            continue;
+        }
+        seen.push(&c.workload);
+        let Ok(json) = serde_json::from_str::<serde_json::Value>(&c.workload_json) else {
+            continue;
+        };
+        let Some(size) = json
+            .get("file_size")
+            .and_then(|v| v.as_str())
+            .and_then(|s| s.parse::<crate::units::Bytes>().ok())
+        else {
+            continue;
+        };
+        if size.get() > 0 && size.get() < 2 * memory {
+            out.push(format!(
+                "{}: its data set ({}) is smaller than 2 × {which} ({}): cache regime, reads may be served from the page cache rather than the disk; set `[run] memory` (--memory) to at most half the data set, or raise file_size",
+                c.workload,
+                size.human(),
+                crate::units::Bytes(memory).human()
+            ));
+        }
+    }
+    out
+}
+
+/// Throughput rows where every filesystem runs at the raw device's speed.
+fn device_bound(model: &ReportModel) -> Vec<String> {
+    let Some(ceiling) = model.baseline.as_ref().and_then(|b| b.ceiling_mib_s()) else {
+        return vec![];
+    };
+    let mut out = Vec::new();
+    for t in &model.workloads {
+        for row in t
+            .rows
+            .iter()
+            .filter(|r| role::is_headline(&r.metric) && cachebound::is_throughput(&r.metric))
+        {
+            let at = |m: f64| m >= 0.85 * ceiling && m <= (1.0 + super::CACHE_BOUND_TOLERANCE) * ceiling;
+            if row.cells.len() >= 2 && row.cells.iter().all(|c| at(c.summary.mean)) {
+                out.push(format!(
+                    "{} / {}: every filesystem runs within 15 % of the raw device's {} MiB/s: device-bound, the disk is measured, not the filesystems; compare their cpu % rows (CPU per operation) instead, or use a faster device",
+                    t.workload,
+                    row.phase,
+                    super::number::value(ceiling)
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The bimodality coefficient of `values` (≥ 8 finite values, non-zero spread).
+pub fn bimodality(values: &[f64]) -> Option<f64> {
+    let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    let n = v.len() as f64;
+    if v.len() < 8 {
+        return None;
+    }
+    let mean = v.iter().sum::<f64>() / n;
+    let m2 = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
+    if m2 <= 0.0 {
+        return None;
+    }
+    let m3 = v.iter().map(|x| (x - mean).powi(3)).sum::<f64>() / n;
+    let m4 = v.iter().map(|x| (x - mean).powi(4)).sum::<f64>() / n;
+    // Sample (bias-corrected) skewness and excess kurtosis.
+    let g = (n * (n - 1.0)).sqrt() / (n - 2.0) * m3 / m2.powf(1.5);
+    let k = (n - 1.0) / ((n - 2.0) * (n - 3.0)) * ((n + 1.0) * (m4 / (m2 * m2) - 3.0) + 6.0);
+    let bc = (g * g + 1.0) / (k + 3.0 * (n - 1.0).powi(2) / ((n - 2.0) * (n - 3.0)));
+    bc.is_finite().then_some(bc)
+}
+
+/// The change point of `values` in run order, if significant: the index of the first value
+/// after the split and the permutation p-value (999 permutations, fixed seed).
+pub fn change_point(values: &[f64]) -> Option<(usize, f64)> {
+    use rand::seq::SliceRandom;
+    use rand::SeedableRng;
+    let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.len() < 6 {
+        return None;
+    }
+    let stat = |x: &[f64]| -> (f64, usize) {
+        let n = x.len();
+        let total: f64 = x.iter().sum();
+        let mut left = 0.0;
+        let mut best = (0.0, 0);
+        for k in 1..n {
+            left += x[k - 1];
+            let (a, b) = (left / k as f64, (total - left) / (n - k) as f64);
+            let z = (a - b).abs() * ((k * (n - k)) as f64 / n as f64).sqrt();
+            if z > best.0 {
+                best = (z, k);
+            }
+        }
+        best
+    };
+    let (observed, k) = stat(&v);
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    let before = v[..k].iter().sum::<f64>() / k as f64;
+    let after = v[k..].iter().sum::<f64>() / (v.len() - k) as f64;
+    if mean == 0.0 || (before - after).abs() < 0.05 * mean.abs() {
+        return None;
+    }
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(0);
+    let mut perm = v.clone();
+    let mut at_least = 1;
+    for _ in 0..999 {
+        perm.shuffle(&mut rng);
+        if stat(&perm).0 >= observed {
+            at_least += 1;
+        }
+    }
+    let p = at_least as f64 / 1000.0;
+    (p < 0.01).then_some((k, p))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,5 +360,156 @@ mod tests {
             MetricId::higher("x", Unit::MibPerSec).direction,
             Direction::HigherIsBetter
         );
+    }
+
+    /// A constructed session: one bonnie-like workload (`file_size`), one headline throughput
+    /// row with `values` per variant in run order, a baseline of `ceiling` MiB/s, `memory`.
+    fn session(file_size: &str, memory: Option<u64>, ceiling: f64, values: &[(&str, &[f64])]) -> ReportModel {
+        use crate::metric::Measurement;
+        use crate::store::{
+            BaselineStatus, BaselineValue, CaseAvailability, CaseRecord, NewSample, RawBaseline, SampleRecord,
+            SampleStatus, SessionData,
+        };
+        let mut data: SessionData = crate::report::fixture::session_data();
+        data.session.info.policy = crate::policy::Policy {
+            memory,
+            ..Default::default()
+        };
+        data.session.info.host.mem_bytes = 24 << 30;
+        data.cases = values
+            .iter()
+            .map(|(v, _)| CaseRecord {
+                case_id: format!("{v}-w"),
+                variant: v.to_string(),
+                fs_type: "ext4".into(),
+                mkfs_args: vec![],
+                mount_opts: vec![],
+                workload: "w".into(),
+                workload_kind: "bonnie".into(),
+                workload_json: format!("{{\"kind\":\"bonnie\",\"file_size\":\"{file_size}\"}}"),
+                availability: CaseAvailability::Available,
+            })
+            .collect();
+        let mut samples = Vec::new();
+        let n = values[0].1.len();
+        for r in 0..n {
+            for (v, vals) in values {
+                samples.push(SampleRecord {
+                    id: samples.len() as i64,
+                    sample: NewSample {
+                        case_id: format!("{v}-w"),
+                        repeat: r as u32,
+                        is_warmup: false,
+                        started_at: String::new(),
+                        wall_s: 1.0,
+                        status: SampleStatus::Ok,
+                        device: None,
+                        effective_mount_opts: None,
+                        notes: vec![],
+                        measurements: vec![Measurement {
+                            phase: "seq_read_block".into(),
+                            metric: MetricId::higher("throughput", Unit::MibPerSec),
+                            value: vals[r],
+                        }],
+                    },
+                });
+            }
+        }
+        data.samples = samples;
+        let value = |name: &str| BaselineValue {
+            name: name.into(),
+            value: ceiling,
+            unit: Unit::MibPerSec,
+            bytes: 1 << 29,
+            seconds: 1.0,
+        };
+        data.baseline = Some(RawBaseline {
+            status: BaselineStatus::Measured,
+            device: None,
+            method: String::new(),
+            note: None,
+            values: vec![value(RawBaseline::SEQ_WRITE), value(RawBaseline::SEQ_READ)],
+        });
+        crate::report::build(&data, 0, 0.95)
+    }
+
+    fn has(m: &ReportModel, what: &str) -> bool {
+        m.warnings.iter().any(|w| w.contains(what))
+    }
+
+    const STEADY: [f64; 8] = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2, 99.8, 100.4];
+
+    #[test]
+    fn a_clean_session_gets_no_methodology_warning() {
+        let m = session(
+            "8GiB",
+            Some(1 << 30),
+            1000.0,
+            &[("a", &STEADY), ("b", &STEADY.map(|x| x * 2.0))],
+        );
+        let ours: Vec<&String> = m
+            .warnings
+            .iter()
+            .filter(|w| {
+                ["cache regime", "device-bound", "multimodal", "drifts"]
+                    .iter()
+                    .any(|k| w.contains(k))
+            })
+            .collect();
+        assert!(ours.is_empty(), "{ours:#?}");
+    }
+
+    #[test]
+    fn a_small_data_set_is_the_cache_regime_and_says_which_memory() {
+        let m = session("1GiB", Some(1 << 30), 1000.0, &[("a", &STEADY)]);
+        assert!(
+            has(&m, "cache regime") && has(&m, "the memory cgroup"),
+            "{:#?}",
+            m.warnings
+        );
+        let m = session("1GiB", None, 1000.0, &[("a", &STEADY)]);
+        assert!(
+            has(&m, "cache regime") && has(&m, "the machine's memory"),
+            "{:#?}",
+            m.warnings
+        );
+    }
+
+    #[test]
+    fn every_filesystem_at_the_device_ceiling_is_device_bound() {
+        let m = session(
+            "8GiB",
+            Some(1 << 30),
+            100.0,
+            &[("a", &STEADY), ("b", &STEADY.map(|x| x * 0.95))],
+        );
+        assert!(has(&m, "device-bound") && has(&m, "cpu %"), "{:#?}", m.warnings);
+    }
+
+    #[test]
+    fn two_modes_are_flagged_with_the_median() {
+        let two = [50.0, 51.0, 49.0, 50.5, 100.0, 101.0, 99.0, 100.5, 50.2, 100.2];
+        assert!(bimodality(&two).unwrap() > BIMODAL_BC);
+        assert!(bimodality(&STEADY).unwrap() < BIMODAL_BC);
+        let m = session("8GiB", Some(1 << 30), 1000.0, &[("a", &two)]);
+        assert!(has(&m, "multimodal") && has(&m, "median"), "{:#?}", m.warnings);
+    }
+
+    #[test]
+    fn a_series_that_shifts_in_run_order_drifts() {
+        let shift = [
+            100.0, 101.0, 99.0, 100.5, 99.5, 100.2, 80.0, 81.0, 79.5, 80.4, 80.2, 79.8,
+        ];
+        let (k, p) = change_point(&shift).unwrap();
+        assert_eq!(k, 6);
+        assert!(p < 0.01);
+        // The same values shuffled (no order effect) and a steady series are not flagged.
+        let mixed = [
+            100.0, 80.0, 101.0, 81.0, 99.0, 79.5, 100.5, 80.4, 99.5, 80.2, 100.2, 79.8,
+        ];
+        assert_eq!(change_point(&mixed), None);
+        assert_eq!(change_point(&STEADY), None);
+        let m = session("8GiB", Some(1 << 30), 1000.0, &[("a", &shift)]);
+        assert!(has(&m, "drifts") && has(&m, "from 7 on"), "{:#?}", m.warnings);
     }
 }

@@ -55,7 +55,7 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 const SESSION_COLUMNS: &str = "id, started_at, finished_at, status, label, suite_name, \
      suite_text, args_json, fsbench_version, hostname, kernel, cpu_model, ncpu, mem_bytes, target, \
      policy_repeats, policy_warmup, policy_order, policy_drop_caches, policy_trim, policy_confidence, \
-     policy_memory_bytes, policy_precision_pct, policy_budget_s";
+     policy_memory_bytes, policy_precision_pct, policy_budget_s, policy_methodology";
 
 /// Store failures. Every variant names the database and says what to do.
 #[derive(Debug, thiserror::Error)]
@@ -375,8 +375,8 @@ impl Store {
              suite_text, args_json, fsbench_version, hostname, kernel, cpu_model, ncpu, \
              mem_bytes, target, policy_repeats, policy_warmup, policy_order, policy_drop_caches, \
              policy_trim, policy_confidence, policy_memory_bytes, policy_precision_pct, \
-             policy_budget_s) VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, \
-             ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
+             policy_budget_s, policy_methodology) VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, \
+             ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
             params![
                 now_rfc3339(),
                 SessionStatus::Running.as_str(),
@@ -400,6 +400,7 @@ impl Store {
                 s.policy.memory,
                 s.policy.precision,
                 s.policy.budget_s,
+                s.policy.methodology,
             ],
         )
         .map_err(self.sql(action))?;
@@ -955,6 +956,7 @@ fn policy_from_row(row: &rusqlite::Row<'_>, id: i64, suite_text: &str) -> Result
                 memory: row.get(21)?,
                 precision: row.get(22)?,
                 budget_s: row.get(23)?,
+                methodology: row.get::<_, Option<bool>>(24)?.unwrap_or(false),
             })
         }
         (None, None, None, None, None, None) => crate::config::load_str(
@@ -962,7 +964,10 @@ fn policy_from_row(row: &rusqlite::Row<'_>, id: i64, suite_text: &str) -> Result
             &format!("stored suite of session {id}"),
             &Default::default(),
         )
-        .map(|suite| suite.policy)
+        .map(|suite| crate::policy::Policy {
+            methodology: false,
+            ..suite.policy
+        })
         .map_err(|e| RowError::NoPolicy {
             session: id,
             reason: e.to_string(),
@@ -1121,6 +1126,7 @@ mod tests {
                 memory: Some(786 << 20),
                 precision: Some(5.0),
                 budget_s: Some(600.0),
+                methodology: true,
             },
         }
     }
@@ -1512,7 +1518,8 @@ mod tests {
         let old = store
             .load_session(store.resolve("old").expect("resolve"))
             .expect("load");
-        // A session from before schema 4 gets the policy of its stored suite text.
+        // A session from before schema 4 gets the policy of its stored suite text, and, being
+        // from before schema 5, no methodology checks (its exports stay as they were).
         assert_eq!(
             old.session.info.policy,
             Policy {
@@ -1522,6 +1529,7 @@ mod tests {
                 drop_caches: true,
                 trim: 2,
                 confidence: 0.9,
+                methodology: false,
                 ..Policy::default()
             }
         );

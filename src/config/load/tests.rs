@@ -624,6 +624,7 @@ fn the_quick_preset_is_the_default_comparison() {
             memory: Some(256 << 20),
             precision: Some(5.0),
             budget_s: Some(300.0),
+            methodology: true,
         }
     );
     assert_eq!(s.workloads.len(), 1);

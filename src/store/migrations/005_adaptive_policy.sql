@@ -10,3 +10,6 @@
 ALTER TABLE sessions ADD COLUMN policy_memory_bytes INTEGER;
 ALTER TABLE sessions ADD COLUMN policy_precision_pct REAL;
 ALTER TABLE sessions ADD COLUMN policy_budget_s REAL;
+-- policy_methodology: 1 for sessions recorded since this version, whose reports run the
+-- methodology checks (src/report/methodology.rs); NULL before, so their exports stay as they were.
+ALTER TABLE sessions ADD COLUMN policy_methodology INTEGER;
