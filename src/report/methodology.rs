@@ -145,6 +145,62 @@ pub fn render_text(model: &ReportModel) -> String {
     out
 }
 
+/// How the set-ups of two sessions differ, one item per fact (`kernel A → B`): kernel, CPU,
+/// CPUs, memory, fsbench version, tool versions, each variant's mkfs arguments and mount
+/// options, the target, and the memory limit. Empty when they match.
+pub fn fingerprint_differences(base: &ReportModel, cand: &ReportModel) -> Vec<String> {
+    let (b, c) = (&base.session.info, &cand.session.info);
+    let mut out = Vec::new();
+    let mut diff = |what: &str, x: String, y: String| {
+        if x != y {
+            out.push(format!("{what} {x} → {y}"));
+        }
+    };
+    diff("kernel", b.host.kernel.clone(), c.host.kernel.clone());
+    diff("CPU", b.host.cpu_model.clone(), c.host.cpu_model.clone());
+    diff("CPUs", b.host.ncpu.to_string(), c.host.ncpu.to_string());
+    diff("memory", b.host.mem_bytes.to_string(), c.host.mem_bytes.to_string());
+    diff("fsbench", b.fsbench_version.clone(), c.fsbench_version.clone());
+    // The target names the run's private folder (`run-<pid>-<secs>`), different every run.
+    let target = |t: &str| {
+        t.split('/')
+            .map(|p| if p.starts_with("run-") { "run-*" } else { p })
+            .collect::<Vec<_>>()
+            .join("/")
+    };
+    diff("target", target(&b.target), target(&c.target));
+    diff(
+        "memory limit",
+        format!("{:?}", b.policy.memory),
+        format!("{:?}", c.policy.memory),
+    );
+    for (tool, version) in &b.tool_versions {
+        if let Some((_, other)) = c.tool_versions.iter().find(|(t, _)| t == tool) {
+            diff(tool, version.clone(), other.clone());
+        }
+    }
+    for bc in &base.cases {
+        if let Some(cc) = cand
+            .cases
+            .iter()
+            .find(|c| c.variant == bc.variant && c.workload == bc.workload)
+        {
+            diff(
+                &format!("{} mkfs", bc.variant),
+                bc.mkfs_args.join(" "),
+                cc.mkfs_args.join(" "),
+            );
+            diff(
+                &format!("{} mount", bc.variant),
+                bc.mount_opts.join(","),
+                cc.mount_opts.join(","),
+            );
+        }
+    }
+    out.dedup();
+    out
+}
+
 /// Bimodality coefficient above this (5/9, a uniform distribution's) suggests two modes.
 pub const BIMODAL_BC: f64 = 5.0 / 9.0;
 
@@ -438,6 +494,33 @@ mod tests {
     }
 
     const STEADY: [f64; 8] = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2, 99.8, 100.4];
+
+    #[test]
+    fn compare_of_different_set_ups_says_how_they_differ() {
+        let a = session("8GiB", Some(1 << 30), 1000.0, &[("a", &STEADY)]);
+        assert!(fingerprint_differences(&a, &a).is_empty());
+        let mut b = a.clone();
+        b.session.info.host.kernel = "6.8.0".into();
+        b.cases[0].mount_opts = vec!["noatime".into()];
+        // Only the run's private folder differs: the same target.
+        let mut same = a.clone();
+        same.session.info.target = "loop images in /var/tmp/fsbench/run-1-2".into();
+        b.session.info.target = "loop images in /var/tmp/fsbench/run-3-4".into();
+        assert!(fingerprint_differences(&same, &{
+            let mut x = a.clone();
+            x.session.info.target = "loop images in /var/tmp/fsbench/run-3-4".into();
+            x
+        })
+        .is_empty());
+        let a = same;
+        let d = fingerprint_differences(&a, &b);
+        assert_eq!(d.len(), 2, "{d:?}");
+        assert!(d[0].starts_with("kernel ") && d[0].ends_with("→ 6.8.0"), "{d:?}");
+        assert_eq!(d[1], "a mount  → noatime");
+        let c = crate::report::compare::compare(&a, &b, 5.0, 3.0, crate::report::compare::Gate::Headline);
+        let text = crate::report::compare::render(&c, crate::report::compare::CompareFormat::Table);
+        assert!(text.contains("different set-ups (kernel"), "{text}");
+    }
 
     #[test]
     fn a_clean_session_gets_no_methodology_warning() {
