@@ -24,7 +24,8 @@
 //! - `cleanup`: a killed run with its own scratch folder, undone by a bare `fsbench cleanup`.
 //! - `quiesce`: the quiesce gate's stored wait per repeat; a hammered device timing it out.
 //! - `device_reuse`: a second run on the same confirmed device; foreign filesystems refused.
-//! - `memory`: `--memory` cgroups: a limited read reads the disk; removal after Ctrl-C and SIGKILL.
+//! - `memory`: `--memory` cgroups (a limited read reads the disk; removal after Ctrl-C and
+//!   SIGKILL) and the `--precision`/`--budget` stopping rule adding rounds within its budget.
 
 #[path = "integration/util.rs"]
 mod util;

@@ -161,3 +161,49 @@ fn the_memory_cgroup_goes_after_ctrl_c_and_after_sigkill_by_cleanup() {
         assert_no_leftovers(&scratch);
     }
 }
+
+#[test]
+fn a_stopping_rule_adds_interleaved_rounds_within_its_budget() {
+    require_privileged!();
+    let dir = tempfile::Builder::new()
+        .prefix("fsbench-adaptive-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let suite = write_suite(dir.path(), "tiny.toml", crate::util::TINY);
+    let db = dir.path().join("r.db");
+    let scratch = dir.path().join("s");
+    let t0 = Instant::now();
+    // A precision no run reaches: the budget decides.
+    let o = fsbench(&[
+        "--db",
+        db.to_str().unwrap(),
+        "run",
+        &suite,
+        "--scratch",
+        scratch.to_str().unwrap(),
+        "--repeat",
+        "2",
+        "--precision",
+        "0.01",
+        "--budget",
+        "25s",
+    ]);
+    let wall = t0.elapsed().as_secs_f64();
+    assert!(o.status.success(), "{}", text(&o));
+    let out = text(&o);
+    assert!(out.contains("stopping rule: stopped after"), "{out}");
+    assert!(out.contains("(round 3"), "no extra round ran:\n{out}");
+    assert!(out.contains("precision NOT reached"), "{out}");
+    let store = fsbench::store::Store::open(&db).unwrap();
+    let data = store.load_session(1).unwrap();
+    assert_eq!(data.session.info.policy.budget_s, Some(25.0));
+    let repeats = data.samples.len();
+    let slowest = data.samples.iter().map(|s| s.sample.wall_s).fold(0.0, f64::max);
+    assert!(repeats > 2, "{repeats} repeats");
+    // Over the budget by at most one round (one case here), plus start-up and the report.
+    assert!(
+        wall <= 25.0 + 2.0 * slowest + 15.0,
+        "{wall} s for a 25 s budget (repeat ≤ {slowest} s)"
+    );
+    assert_no_leftovers(&scratch);
+}
