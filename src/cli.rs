@@ -205,6 +205,18 @@ pub struct RunArgs {
     /// sysbench fileio, …) in place of fsbench's native workloads (suite key `[run] tools`).
     #[arg(long, value_enum, value_name = "native|real")]
     pub tools: Option<crate::config::Tools>,
+    /// Run every repeat's workload (and the servers it starts) in a memory cgroup with this
+    /// limit, e.g. `786MiB`: the page cache of a machine with that much memory.
+    #[arg(long, value_name = "SIZE")]
+    pub memory: Option<crate::units::Bytes>,
+    /// After the minimum repeats, run more rounds until every headline metric's confidence
+    /// interval is within PCT % of its mean (or every comparison is decided, or --budget is spent).
+    #[arg(long, value_name = "PCT")]
+    pub precision: Option<f64>,
+    /// Most wall time the session may take with extra rounds (e.g. `10m`); never exceeded by
+    /// more than one round.
+    #[arg(long, value_name = "DURATION")]
+    pub budget: Option<crate::units::Dur>,
     #[command(flatten)]
     pub scratch: ScratchArgs,
     /// Benchmark this existing directory instead (no mkfs, no mount; works without root).

@@ -28,6 +28,7 @@ macro_rules! skip_or_fail {
 
 pub mod app;
 pub mod baseline;
+pub mod cgroup;
 pub mod cli;
 pub mod cli_extra;
 pub mod comm;

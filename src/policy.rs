@@ -55,6 +55,29 @@ pub struct Policy {
     pub trim: u32,
     /// Confidence level of intervals, e.g. 0.95.
     pub confidence: f64,
+    /// Memory cgroup limit of every repeat's workload, in bytes (`[run] memory`, `--memory`);
+    /// `None`: no limit (schema 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<u64>,
+    /// Adaptive stopping rule: the target CI half-width of every headline metric, in percent of
+    /// its mean (`[run] precision`, `--precision`); `None`: exactly `repeats` repeats (schema 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<f64>,
+    /// Adaptive stopping rule: wall-time budget of the whole session in seconds (`[run]
+    /// budget`, `--budget`), never exceeded by more than one round (schema 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_s: Option<f64>,
+    /// The report runs the methodology checks (src/report/methodology.rs): true for every
+    /// session recorded since schema 5, false for older ones, whose exports stay unchanged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub methodology: bool,
+}
+
+impl Policy {
+    /// Whether more rounds than `repeats` may run (a precision target or a budget is set).
+    pub fn is_adaptive(&self) -> bool {
+        self.precision.is_some() || self.budget_s.is_some()
+    }
 }
 
 impl Default for Policy {
@@ -66,6 +89,10 @@ impl Default for Policy {
             drop_caches: true,
             trim: 1,
             confidence: 0.95,
+            memory: None,
+            precision: None,
+            budget_s: None,
+            methodology: true,
         }
     }
 }

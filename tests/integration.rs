@@ -38,6 +38,8 @@
 //!   concurrent writers.
 //! - `mpi` (only with `--features mpi`): 4 ranks under Open MPI's mpirun on one loop ext4, the
 //!   cluster figures against the per-rank rows, a rank killed with SIGKILL.
+//! - `memory`: `--memory` cgroups (a limited read reads the disk; removal after Ctrl-C and
+//!   SIGKILL) and the `--precision`/`--budget` stopping rule adding rounds within its budget.
 
 #[path = "integration/util.rs"]
 mod util;
@@ -106,8 +108,10 @@ mod guest;
 #[path = "integration/zfs.rs"]
 mod zfs;
 
-#[path = "integration/pgstore.rs"]
-mod pgstore;
+#[path = "integration/memory.rs"]
+mod memory;
 #[cfg(feature = "mpi")]
 #[path = "integration/mpi.rs"]
 mod mpi;
+#[path = "integration/pgstore.rs"]
+mod pgstore;

@@ -693,6 +693,7 @@ mod tests {
                         (MetricId::latency("lat_max"), lat.summary().max_us),
                     ],
                 }],
+                histograms: vec![],
                 notes: vec![],
             }),
             vec![RankPhase {

@@ -396,6 +396,24 @@ fn build_policy(src: &Source, run: Option<RawRun>) -> Result<Policy, ConfigError
             ));
         }
     }
+    if let Some(m) = &run.memory {
+        p.memory = Some(
+            check_memory(m.get_ref().get())
+                .map_err(|why| src.at(m.span().start, format!("memory = \"{}\" {why}", m.get_ref())))?,
+        );
+    }
+    if let Some(x) = &run.precision {
+        p.precision = Some(
+            check_precision(*x.get_ref())
+                .map_err(|why| src.at(x.span().start, format!("precision = {} {why}", x.get_ref())))?,
+        );
+    }
+    if let Some(b) = &run.budget {
+        p.budget_s = Some(
+            check_budget(b.get_ref().0.as_secs_f64())
+                .map_err(|why| src.at(b.span().start, format!("budget = \"{}\" {why}", b.get_ref())))?,
+        );
+    }
     // An explicit trim must leave samples; a defaulted one is fitted to the repeats later.
     if let Some(t) = &run.trim {
         p.trim = *t.get_ref();
@@ -420,6 +438,34 @@ fn check_repeats(r: u32) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!("is out of range: use 1 to {MAX_REPEATS}"))
+    }
+}
+
+/// A memory limit: at least 1 MiB (below [`crate::cgroup::MIN_LIMIT`] the run raises it and
+/// warns), at most 16 TiB.
+fn check_memory(b: u64) -> Result<u64, String> {
+    if (1 << 20..=1 << 44).contains(&b) {
+        Ok(b)
+    } else {
+        Err("is out of range: use a size from 1MiB to 16TiB, e.g. \"786MiB\" or \"1GiB\"".into())
+    }
+}
+
+/// A precision target in percent of the mean: above 0, at most 100.
+fn check_precision(p: f64) -> Result<f64, String> {
+    if p.is_finite() && p > 0.0 && p <= 100.0 {
+        Ok(p)
+    } else {
+        Err("is out of range: use a percentage above 0 and at most 100, e.g. 5".into())
+    }
+}
+
+/// A budget in seconds: at least one second.
+fn check_budget(s: f64) -> Result<f64, String> {
+    if s.is_finite() && s >= 1.0 {
+        Ok(s)
+    } else {
+        Err("is out of range: use a duration of at least 1s, e.g. \"10m\"".into())
     }
 }
 
@@ -554,6 +600,16 @@ fn apply_overrides(mut suite: Suite, o: &Overrides) -> Result<Suite, ConfigError
     if let Some(w) = o.warmup {
         check_warmup(w).map_err(|why| invalid(format!("--warmup {w} {why}")))?;
         suite.policy.warmup = w;
+    }
+    if let Some(m) = o.memory {
+        suite.policy.memory = Some(check_memory(m.get()).map_err(|why| invalid(format!("--memory {m} {why}")))?);
+    }
+    if let Some(p) = o.precision {
+        suite.policy.precision = Some(check_precision(p).map_err(|why| invalid(format!("--precision {p} {why}")))?);
+    }
+    if let Some(b) = o.budget {
+        suite.policy.budget_s =
+            Some(check_budget(b.0.as_secs_f64()).map_err(|why| invalid(format!("--budget {b} {why}")))?);
     }
     // The trimmed mean needs at least one sample left: a default (or a `--repeat` lower than
     // the file planned for) drops only what the repeats allow.

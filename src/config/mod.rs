@@ -94,6 +94,12 @@ pub struct Overrides {
     pub warmup: Option<u32>,
     /// `--scale`: multiplies every size (and duration) of every workload.
     pub scale: Option<f64>,
+    /// `--memory`: the memory cgroup limit of every repeat's workload.
+    pub memory: Option<crate::units::Bytes>,
+    /// `--precision`: target CI half-width of headline metrics, percent of the mean.
+    pub precision: Option<f64>,
+    /// `--budget`: the session's wall-time budget.
+    pub budget: Option<crate::units::Dur>,
     /// `--dir`: the target is an existing directory, so no filesystem is made and the suite
     /// needs no `[[fs]]` table (the directory's own filesystem is the one variant).
     pub dir_target: bool,

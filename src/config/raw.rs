@@ -67,6 +67,9 @@ pub(super) struct RawRun {
     pub confidence: Option<Spanned<f64>>,
     /// `"native"` or `"real"` (see `config::real`).
     pub tools: Option<Spanned<String>>,
+    pub memory: Option<Spanned<Bytes>>,
+    pub precision: Option<Spanned<f64>>,
+    pub budget: Option<Spanned<crate::units::Dur>>,
 }
 
 /// One `[[fs]]`.

@@ -218,6 +218,12 @@ pub enum Undo {
         /// A path its command line names.
         marker: PathBuf,
     },
+    /// Remove a memory cgroup fsbench made (`fsbench-run-*`; processes still in it move to its
+    /// parent first). See [`crate::cgroup`].
+    RemoveCgroup {
+        /// The cgroup directory.
+        path: PathBuf,
+    },
 }
 
 impl Undo {
@@ -234,6 +240,7 @@ impl Undo {
             (Undo::DestroyPool { pool, .. }, Undo::Unmount { source, .. }) => source == pool,
             (Undo::StopDaemon { pid: a, .. }, Undo::StopDaemon { pid: b, .. }) => a == b,
             (Undo::Kill { pid: a, .. }, Undo::Kill { pid: b, .. }) => a == b,
+            (Undo::RemoveCgroup { path: a }, Undo::RemoveCgroup { path: b }) => a == b,
             _ => false,
         }
     }
@@ -299,6 +306,10 @@ impl Undo {
                 start_time,
                 marker,
             } => crate::guest::kill_recorded(*pid, *start_time, marker),
+            Undo::RemoveCgroup { path } => crate::cgroup::remove(path).map_err(|e| ProvisionError::Io {
+                what: format!("remove cgroup {}", path.display()),
+                source: std::io::Error::other(e.to_string()),
+            }),
         }
     }
 }

@@ -399,6 +399,7 @@ fn describe(u: &Undo) -> String {
         Undo::DestroyPool { pool, device, .. } => format!("destroyed zfs pool {pool} ({device})"),
         Undo::StopDaemon { pid, .. } => format!("stopped zfs-fuse (pid {pid}) fsbench had started"),
         Undo::Kill { pid, .. } => format!("killed guest process {pid}"),
+        Undo::RemoveCgroup { path } => format!("removed memory cgroup {}", path.display()),
     }
 }
 

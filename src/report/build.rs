@@ -147,7 +147,7 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
             ),
         );
     }
-    ReportModel {
+    let mut model = ReportModel {
         schema_version: SCHEMA_VERSION,
         session: data.session.clone(),
         variants,
@@ -156,7 +156,10 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
         warnings,
         samples: data.samples.clone(),
         baseline: data.baseline.clone(),
-    }
+    };
+    let checks = super::methodology::checks(&model);
+    model.warnings.extend(checks);
+    model
 }
 
 /// Marks the best mean of a row by its direction (exact ties are all marked) and gives every

@@ -263,6 +263,11 @@ pub struct Comparison {
     pub only_in_cand: Vec<String>,
     /// Number of gating rows with verdict `worse`.
     pub regressions: usize,
+    /// How the two sessions' set-ups differ (host, tools, fsbench version, mkfs/mount options,
+    /// target): a difference may come from the set-up, not the change
+    /// ([`super::methodology::fingerprint_differences`]). Absent when identical.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub setup_differs: Vec<String>,
 }
 
 impl Comparison {
@@ -399,6 +404,7 @@ pub fn compare(base: &ReportModel, cand: &ReportModel, threshold_pct: f64, margi
         only_in_base,
         only_in_cand,
         regressions,
+        setup_differs: super::methodology::fingerprint_differences(base, cand),
     }
 }
 
@@ -522,6 +528,13 @@ fn render_table(c: &Comparison) -> String {
         if c.gate == Gate::All { "all non-CPU" } else { "headline" }
     );
     unmatched(&mut out, c, |s| s.to_string());
+    if !c.setup_differs.is_empty() {
+        let _ = writeln!(
+            out,
+            "warning: the two sessions ran on different set-ups ({}): a difference may come from the set-up, not the change; compare sessions of one machine and one configuration",
+            c.setup_differs.join("; ")
+        );
+    }
     let _ = writeln!(
         out,
         "{}",

@@ -135,7 +135,11 @@ pub fn session_data() -> SessionData {
                 },
                 tool_versions: vec![("mkfs.ext4".into(), "1.47.0".into())],
                 target: "loop images in /var/tmp/fsbench".into(),
-                policy: Default::default(),
+                // The report tests pin warnings written before the methodology checks.
+                policy: crate::policy::Policy {
+                    methodology: false,
+                    ..Default::default()
+                },
             },
         },
         cases: vec![

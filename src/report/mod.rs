@@ -40,6 +40,7 @@ pub(crate) mod escape;
 pub mod group;
 mod histogram;
 mod html;
+pub mod methodology;
 pub(crate) mod number;
 mod role;
 mod summary;

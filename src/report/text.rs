@@ -177,6 +177,7 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
         "Medians, sd, min/max and trimmed means ({trim} dropped from each end) are in the md and \
          json formats."
     );
+    out.push_str(&super::methodology::render_text(model));
     if !model.warnings.is_empty() {
         let _ = writeln!(out, "\nwarnings:");
         for w in &model.warnings {

@@ -15,6 +15,7 @@
 //!   only the `(case, repeat)` pairs not stored with status ok.
 //! - Everything that depends on the kind of target goes through [`Target`].
 
+pub mod adaptive;
 mod baseline;
 mod lock;
 pub mod observer;
@@ -75,6 +76,9 @@ pub enum RunError {
     /// The ranks of a many-process run disagree or one of them is gone (src/comm).
     #[error(transparent)]
     Ranks(#[from] crate::comm::CommError),
+    /// The memory cgroup of `--memory` could not be made.
+    #[error(transparent)]
+    Cgroup(#[from] crate::cgroup::CgroupError),
 }
 
 impl From<StoreError> for RunError {
@@ -257,6 +261,17 @@ impl Runner {
             .map(|r| lock::session(&self.db, r.session))
             .transpose()?;
         let state = RunState::create(self.target.scratch())?;
+        // The small machine's memory: one cgroup for the run, entered for each workload.
+        let memory = match self.suite.policy.memory {
+            Some(requested) => {
+                let (limit, warning) = crate::cgroup::effective_limit(requested);
+                if let Some(w) = warning {
+                    obs.warning(&w);
+                }
+                Some(crate::cgroup::MemoryCgroup::create(&state, limit)?)
+            }
+            None => None,
+        };
         let provisioner = self.target.provisioner(state.clone())?;
         let session = match &self.resume {
             Some(r) => {
@@ -276,7 +291,7 @@ impl Runner {
         for c in &plan.cases {
             store.record_case(session, &slot::case_record(c))?;
         }
-        let todo: Vec<(usize, &plan::Slot)> = plan
+        let mut todo: std::collections::VecDeque<(usize, plan::Slot)> = plan
             .slots
             .iter()
             .enumerate()
@@ -285,6 +300,7 @@ impl Runner {
                     .as_ref()
                     .is_none_or(|r| !r.is_done(&plan.cases[s.case], s.repeat))
             })
+            .map(|(i, s)| (i, *s))
             .collect();
         obs.session_started(&SessionStart {
             session,
@@ -305,23 +321,81 @@ impl Runner {
 
         let mut interrupted = false;
         let per_case = self.suite.policy.warmup + self.suite.policy.repeats;
-        for (i, &(slot_index, slot)) in todo.iter().enumerate() {
+        // The stopping rule (issue 18): consulted whenever the slots planned so far are done.
+        let rule = adaptive::StoppingRule::of(&self.suite.policy);
+        let started = Instant::now();
+        let mut of = todo.len();
+        let mut next_slot_index = plan.slots.len();
+        let mut round_note = String::new();
+        let mut i = 0;
+        loop {
             if self.interrupted() {
                 interrupted = true;
                 break;
             }
+            if todo.is_empty() {
+                let Some(rule) = &rule else { break };
+                let data = store.load_session(session)?;
+                let done = adaptive::repeats_done(&data);
+                let estimate = adaptive::round_estimate(&data);
+                let decision = rule.decide(&adaptive::headline_rows(&data), done, started.elapsed(), estimate);
+                let adaptive::Decision::Continue = decision else {
+                    if let adaptive::Decision::Stop(why) = decision {
+                        obs.warning(&format!(
+                            "stopping rule: stopped after {done} measured repeats per case: {}",
+                            why.describe()
+                        ));
+                    }
+                    break;
+                };
+                let repeat = data
+                    .samples
+                    .iter()
+                    .map(|s| s.sample.repeat + 1)
+                    .max()
+                    .unwrap_or(per_case);
+                for c in (0..plan.cases.len()).filter(|&c| plan.cases[c].unavailable.is_none()) {
+                    todo.push_back((
+                        next_slot_index,
+                        plan::Slot {
+                            case: c,
+                            repeat,
+                            warmup: false,
+                        },
+                    ));
+                    next_slot_index += 1;
+                }
+                of += todo.len();
+                round_note = format!(
+                    " (round {}{})",
+                    repeat + 1 - self.suite.policy.warmup,
+                    rule.budget
+                        .map(|b| format!(
+                            ", {:.0} of {:.0} s budget",
+                            started.elapsed().as_secs_f64(),
+                            b.as_secs_f64()
+                        ))
+                        .unwrap_or_default()
+                );
+                continue;
+            }
+            let Some((slot_index, slot)) = todo.pop_front() else {
+                break;
+            };
+            let slot = &slot;
             let case = &plan.cases[slot.case];
             let what = format!(
-                "{} × {} repeat {}/{}{}",
+                "{} × {} repeat {}/{}{}{}",
                 case.variant.name,
                 case.workload.name,
                 slot.repeat + 1,
-                per_case,
-                if slot.warmup { " (warm-up)" } else { "" }
+                per_case.max(slot.repeat + 1),
+                if slot.warmup { " (warm-up)" } else { "" },
+                round_note
             );
             obs.repeat_started(&RepeatStart {
                 index: i,
-                of: todo.len(),
+                of,
                 case,
                 repeat: slot.repeat,
                 repeats_per_case: per_case,
@@ -353,6 +427,7 @@ impl Runner {
                     offsets: &ranks.offsets,
                 },
                 &self.interrupt,
+                memory.as_ref(),
                 &|p| obs.phase_started(&what, p),
                 &mut sample,
             );
@@ -376,6 +451,7 @@ impl Runner {
                 what: &what,
                 outcome: &outcome,
             });
+            i += 1;
         }
         obs.session_finished(if interrupted {
             SessionEnd::Interrupted
@@ -388,6 +464,7 @@ impl Runner {
             SessionStatus::Complete
         };
         store.finish_session(session, status)?;
+        drop(memory);
         state.finish();
 
         // The stored session is the truth: a resumed run replaced the repeats it ran again.

@@ -48,6 +48,9 @@ fn overrides(a: &RunArgs) -> Result<Overrides, RunError> {
         repeats: a.repeat,
         warmup: a.warmup,
         scale: a.scale,
+        memory: a.memory,
+        precision: a.precision,
+        budget: a.budget,
         dir_target: Target::from_args(a).replaces_variants(),
         tools: a.tools,
     })
@@ -90,6 +93,9 @@ pub(super) fn resolve(db: &Path, given: &RunArgs) -> Result<(RunArgs, Suite, Opt
         || given.repeat.is_some()
         || given.warmup.is_some()
         || given.scale.is_some()
+        || given.memory.is_some()
+        || given.precision.is_some()
+        || given.budget.is_some()
         || Target::from_args(given).replaces_variants()
     {
         return Err(RunError::Usage(

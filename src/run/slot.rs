@@ -98,8 +98,9 @@ fn run_guest_slot(
     }
 }
 
-/// Provisions, runs and tears down one repeat, filling `sample`.
-#[allow(clippy::too_many_arguments)]
+/// Provisions, runs and tears down one repeat, filling `sample`; the workload runs in `memory`
+/// when given (a guest variant's workload runs in the guest's own memory instead).
+#[allow(clippy::too_many_arguments)] // each is a distinct input of one repeat
 pub(super) fn run_slot(
     provisioner: &dyn Provisioner,
     state: &RunState,
@@ -107,6 +108,7 @@ pub(super) fn run_slot(
     suite: &Suite,
     at: &SlotAt,
     interrupt: &AtomicBool,
+    memory: Option<&crate::cgroup::MemoryCgroup>,
     on_phase: &(dyn Fn(&str) + Sync),
     sample: &mut NewSample,
 ) -> SlotOutcome {
@@ -139,8 +141,28 @@ pub(super) fn run_slot(
         interrupt,
         on_phase,
     };
+    // The workload (and whatever it starts) runs in the memory cgroup; provisioning, the quiesce
+    // gate and teardown do not.
+    let oom_before = memory.and_then(|m| m.oom_kills());
+    let entered = match memory.map(|m| m.enter()).transpose() {
+        Ok(e) => e,
+        Err(e) => {
+            let _ = mounted.teardown();
+            return SlotOutcome::Failed(e.to_string());
+        }
+    };
     // Alone, the workload in the slot's directory; with many ranks, every rank in its own.
     let result = crate::comm::ranks::lead_workload(&case.workload.kind, at.index, &ctx, at.offsets);
+    drop(entered);
+    if let (Some(m), Some(before)) = (memory, oom_before) {
+        if let Some(after) = m.oom_kills().filter(|a| *a > before) {
+            sample.notes.push(format!(
+                "memory cgroup: the OOM killer ended {} process(es) during the workload (limit {} MiB): raise --memory",
+                after - before,
+                m.limit() >> 20
+            ));
+        }
+    }
     let provision_notes = std::mem::take(&mut mounted.notes);
     let teardown = mounted.teardown();
     match result {
@@ -149,7 +171,7 @@ pub(super) fn run_slot(
         Err(e) => SlotOutcome::Failed(e.to_string()),
         Ok(raw) => {
             sample.measurements = raw.measurements();
-            sample.notes = raw.notes;
+            sample.notes.extend(raw.notes);
             sample.notes.extend(provision_notes);
             sample.histograms = raw.histograms;
             if let Some((waited, note)) = quiesce {

@@ -126,7 +126,13 @@ impl Observer for TerminalObserver {
 
     fn repeat_started(&self, s: &RepeatStart) {
         match self.bar() {
-            Some(b) => b.set_message(s.what.to_string()),
+            Some(b) => {
+                // The stopping rule adds rounds: the bar grows with them.
+                if b.length().is_some_and(|l| l < s.of as u64) {
+                    b.set_length(s.of as u64);
+                }
+                b.set_message(s.what.to_string())
+            }
             None if self.quiet() => {}
             None => eprintln!("[{}/{}] {}", s.index + 1, s.of, s.what),
         }

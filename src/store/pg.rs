@@ -27,14 +27,16 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 /// The PostgreSQL migrations: (schema version, SQL), each the PostgreSQL form of the SQLite
-/// migration of the same number; 006 is PostgreSQL-only.
+/// migration of the same number; PostgreSQL-only ones count from 1001 (`origin` of pushed
+/// sessions), so SQLite's numbers stay shared. Ascending: the newest is the last.
 const MIGRATIONS: &[(i32, &str)] = &[
     (1, include_str!("pg_migrations/001_init.sql")),
     (2, include_str!("pg_migrations/002_baselines.sql")),
     (3, include_str!("pg_migrations/003_metric_roles.sql")),
     (4, include_str!("pg_migrations/004_session_policy.sql")),
-    (6, include_str!("pg_migrations/006_origin.sql")),
-    (11, include_str!("pg_migrations/011_latency_histograms.sql")),
+    (5, include_str!("pg_migrations/005_adaptive_policy.sql")),
+    (6, include_str!("pg_migrations/006_latency_histograms.sql")),
+    (1001, include_str!("pg_migrations/1001_origin.sql")),
 ];
 
 /// Key of the advisory lock that serialises migrations.
@@ -42,7 +44,8 @@ const MIGRATION_LOCK: i64 = 0x0066_7362_656e_6368; // "fsbench" in ASCII
 
 const SESSION_COLUMNS: &str = "id, started_at, finished_at, status, label, suite_name, \
      suite_text, args_json, fsbench_version, hostname, kernel, cpu_model, ncpu, mem_bytes, target, \
-     policy_repeats, policy_warmup, policy_order, policy_drop_caches, policy_trim, policy_confidence";
+     policy_repeats, policy_warmup, policy_order, policy_drop_caches, policy_trim, policy_confidence, \
+     policy_memory_bytes, policy_precision_pct, policy_budget_s, policy_methodology";
 
 /// Whether `db` names a PostgreSQL database rather than a SQLite file.
 pub fn is_postgres_url(db: &str) -> bool {
@@ -304,8 +307,9 @@ fn insert_session(
         "INSERT INTO sessions (started_at, finished_at, status, label, suite_name, suite_text, \
          args_json, fsbench_version, hostname, kernel, cpu_model, ncpu, mem_bytes, target, \
          policy_repeats, policy_warmup, policy_order, policy_drop_caches, policy_trim, \
-         policy_confidence, origin) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, \
-         $13, $14, $15, $16, $17, $18, $19, $20, $21) RETURNING id",
+         policy_confidence, policy_memory_bytes, policy_precision_pct, policy_budget_s, \
+         policy_methodology, origin) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, \
+         $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25) RETURNING id",
         &[
             &started_at,
             &finished_at,
@@ -327,6 +331,10 @@ fn insert_session(
             &i32::from(s.policy.drop_caches),
             &i64::from(s.policy.trim),
             &s.policy.confidence,
+            &s.policy.memory.map(|b| b as i64),
+            &s.policy.precision,
+            &s.policy.budget_s,
+            &i32::from(s.policy.methodology),
             &origin,
         ],
     )?;
@@ -481,6 +489,10 @@ fn session_from_row(r: &Row) -> Result<SessionRecord, Bad> {
             drop_caches: drop_caches != 0,
             trim: trim as u32,
             confidence,
+            memory: r.get::<_, Option<i64>>(21).map(|b| b as u64),
+            precision: r.get(22),
+            budget_s: r.get(23),
+            methodology: r.get::<_, Option<i32>>(24).is_some_and(|m| m != 0),
         },
         _ => return Err(format!("session {id} has no complete run policy")),
     };

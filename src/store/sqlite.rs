@@ -41,7 +41,8 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/002_baselines.sql"),
     include_str!("migrations/003_metric_roles.sql"),
     include_str!("migrations/004_session_policy.sql"),
-    include_str!("migrations/011_latency_histograms.sql"),
+    include_str!("migrations/005_adaptive_policy.sql"),
+    include_str!("migrations/006_latency_histograms.sql"),
 ];
 
 /// The schema version this fsbench writes (`PRAGMA user_version` after migrations).
@@ -54,7 +55,8 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// Columns of `sessions`, in the order [`session_from_row`] reads them.
 const SESSION_COLUMNS: &str = "id, started_at, finished_at, status, label, suite_name, \
      suite_text, args_json, fsbench_version, hostname, kernel, cpu_model, ncpu, mem_bytes, target, \
-     policy_repeats, policy_warmup, policy_order, policy_drop_caches, policy_trim, policy_confidence";
+     policy_repeats, policy_warmup, policy_order, policy_drop_caches, policy_trim, policy_confidence, \
+     policy_memory_bytes, policy_precision_pct, policy_budget_s, policy_methodology";
 
 /// Store failures. Every variant names the database and says what to do.
 #[derive(Debug, thiserror::Error)]
@@ -384,8 +386,9 @@ impl Store {
             "INSERT INTO sessions (started_at, finished_at, status, label, suite_name, \
              suite_text, args_json, fsbench_version, hostname, kernel, cpu_model, ncpu, \
              mem_bytes, target, policy_repeats, policy_warmup, policy_order, policy_drop_caches, \
-             policy_trim, policy_confidence) VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, \
-             ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+             policy_trim, policy_confidence, policy_memory_bytes, policy_precision_pct, \
+             policy_budget_s, policy_methodology) VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, \
+             ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
             params![
                 now_rfc3339(),
                 SessionStatus::Running.as_str(),
@@ -406,6 +409,10 @@ impl Store {
                 s.policy.drop_caches,
                 s.policy.trim,
                 s.policy.confidence,
+                s.policy.memory,
+                s.policy.precision,
+                s.policy.budget_s,
+                s.policy.methodology,
             ],
         )
         .map_err(self.sql(action))?;
@@ -999,6 +1006,10 @@ fn policy_from_row(row: &rusqlite::Row<'_>, id: i64, suite_text: &str) -> Result
                 drop_caches,
                 trim,
                 confidence,
+                memory: row.get(21)?,
+                precision: row.get(22)?,
+                budget_s: row.get(23)?,
+                methodology: row.get::<_, Option<bool>>(24)?.unwrap_or(false),
             })
         }
         (None, None, None, None, None, None) => crate::config::load_str(
@@ -1006,7 +1017,10 @@ fn policy_from_row(row: &rusqlite::Row<'_>, id: i64, suite_text: &str) -> Result
             &format!("stored suite of session {id}"),
             &Default::default(),
         )
-        .map(|suite| suite.policy)
+        .map(|suite| crate::policy::Policy {
+            methodology: false,
+            ..suite.policy
+        })
         .map_err(|e| RowError::NoPolicy {
             session: id,
             reason: e.to_string(),
@@ -1163,6 +1177,10 @@ mod tests {
                 drop_caches: false,
                 trim: 2,
                 confidence: 0.9,
+                memory: Some(786 << 20),
+                precision: Some(5.0),
+                budget_s: Some(600.0),
+                methodology: true,
             },
         }
     }
@@ -1550,13 +1568,15 @@ mod tests {
         assert_eq!(user_version(&path), 1);
 
         let store = Store::open(&path).expect("open migrates");
-        // Every migration ran (latency_histograms, 011, included).
-        assert_eq!(user_version(&path), SCHEMA_VERSION as i64);
+        // Every migration ran (005 the adaptive policy, 006 latency_histograms, included).
+        assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
+        assert_eq!(SCHEMA_VERSION, 6);
         assert!(MIGRATIONS.iter().any(|m| m.contains("CREATE TABLE latency_histograms")));
         let old = store
             .load_session(store.resolve("old").expect("resolve"))
             .expect("load");
-        // A session from before schema 4 gets the policy of its stored suite text.
+        // A session from before schema 4 gets the policy of its stored suite text, and, being
+        // from before schema 5, no methodology checks (its exports stay as they were).
         assert_eq!(
             old.session.info.policy,
             Policy {
@@ -1566,6 +1586,8 @@ mod tests {
                 drop_caches: true,
                 trim: 2,
                 confidence: 0.9,
+                methodology: false,
+                ..Policy::default()
             }
         );
         assert_eq!(old.baseline, None, "a v1 session has no baseline");

@@ -1,5 +1,5 @@
--- PostgreSQL form of migrations/011_latency_histograms.sql: the latency histograms a tool
--- reported for a repeat's phases (fio's json+ bins), one row per phase, removed with its sample.
+-- Schema version 6 on PostgreSQL: migrations/006_latency_histograms.sql translated: the latency
+-- histograms a tool reported for a repeat's phases (fio's json+ bins), one row per phase, removed with its sample.
 -- `bins_json` is a JSON array of [bucket value in ns, operations] pairs in increasing latency.
 CREATE TABLE latency_histograms (
     sample_id BIGINT  NOT NULL REFERENCES samples(id) ON DELETE CASCADE,

@@ -1,4 +1,4 @@
--- fsbench results database: latency histograms of a repeat's phases (issue 13, item 1).
+-- fsbench results database, schema version 6: latency histograms of a repeat's phases (issue 13, item 1).
 --
 -- Some external tools report the distribution of their operations' latencies, not only
 -- percentiles: fio's json+ lists every non-empty completion-latency bucket (about 1.6 % wide).

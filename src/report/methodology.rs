@@ -1,0 +1,600 @@
+//! What a session can answer: for sessions run with a stopping rule (`--precision`,
+//! `--budget`, schema 5), one [`RowAnswer`] per headline row that says whether its intervals
+//! reached the precision target and, for every other variant against the best, the verdict of
+//! `compare`'s rule ([`crate::run::adaptive::pair_verdict`]): better / worse / "same within 3 %"
+//! / "inconclusive" — never "tied", which mixed "shown the same" with "not shown different".
+//!
+//! Sessions without a stopping rule get no answers (their exports are unchanged; the golden
+//! test pins them).
+//!
+//! [`checks`]: the methodology check of every report of a session recorded since schema 5
+//! (`Policy::methodology`), warnings that say what is wrong with the set-up and the fix, as
+//! hyperfine's do:
+//! - **cache regime**: a workload's data set (`file_size`) under 2 × the memory it can cache
+//!   (the memory cgroup, else the machine's memory);
+//! - **device-bound**: every filesystem of a throughput row within 15 % of the raw device's
+//!   ceiling (the device is measured, not the filesystems: compare their CPU rows);
+//! - **multimodal**: a headline cell of ≥ 8 values whose bimodality coefficient
+//!   (Pfister et al. 2013: `(g² + 1) / (κ + 3(n−1)²/((n−2)(n−3)))`, sample skewness g, excess
+//!   kurtosis κ) is above 5/9, the value of a uniform distribution: the median is shown;
+//! - **drift**: a headline cell of ≥ 6 values, in run order, with a change point: the largest
+//!   standardised difference of the means before and after a split, against 999 permutations
+//!   of the same values (p < 0.01) and a shift of at least 5 %.
+//!
+//! Phases under the minimum time are already flagged by the engine's notes (engine::phase).
+//! Everything here reads the model only and never panics.
+
+use super::{cachebound, role, ReportModel, WorkloadTable};
+use crate::run::adaptive::{pair_verdict, StoppingRule, DECIDED_MARGIN_PCT};
+use crate::stats::two_sample::{Sample, Verdict};
+use serde::{Deserialize, Serialize};
+
+/// The answer of one headline row.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RowAnswer {
+    /// Workload name.
+    pub workload: String,
+    /// Phase.
+    pub phase: String,
+    /// Metric name.
+    pub metric: String,
+    /// Whether every cell's interval reached the precision target (`None`: no target).
+    pub precise: Option<bool>,
+    /// The best variant of the row.
+    pub best: String,
+    /// Every other variant against the best: (variant, verdict of the variant vs the best).
+    pub versus_best: Vec<(String, Verdict)>,
+}
+
+impl RowAnswer {
+    /// Decided: every other variant is better, worse or the same as the best (a row of one
+    /// variant has nothing to decide and counts as decided).
+    pub fn decided(&self) -> bool {
+        self.versus_best.iter().all(|(_, v)| *v != Verdict::Inconclusive)
+    }
+}
+
+/// The answers of `model`'s headline rows, if its session ran with a stopping rule.
+pub fn answers(model: &ReportModel) -> Vec<RowAnswer> {
+    let Some(rule) = StoppingRule::of(&model.session.info.policy) else {
+        return vec![];
+    };
+    model.workloads.iter().flat_map(|t| table_answers(&rule, t)).collect()
+}
+
+fn table_answers(rule: &StoppingRule, table: &WorkloadTable) -> Vec<RowAnswer> {
+    let mut out = Vec::new();
+    for row in table.rows.iter().filter(|r| role::is_headline(&r.metric)) {
+        let Some(best) = row.cells.iter().find(|c| c.best).or(row.cells.first()) else {
+            continue;
+        };
+        let best_sample = Sample::from(&best.summary);
+        let versus_best = row
+            .cells
+            .iter()
+            .filter(|c| c.variant != best.variant)
+            .map(|c| {
+                (
+                    c.variant.clone(),
+                    pair_verdict(Sample::from(&c.summary), best_sample, row.metric.direction),
+                )
+            })
+            .collect();
+        out.push(RowAnswer {
+            workload: table.workload.clone(),
+            phase: row.phase.clone(),
+            metric: row.metric.name.clone(),
+            precise: rule
+                .precision_pct
+                .map(|_| row.cells.iter().all(|c| rule.precise(&c.values))),
+            best: best.variant.clone(),
+            versus_best,
+        });
+    }
+    out
+}
+
+/// The plain-text block of `answers` (empty when there are none): one line per row and a
+/// closing count of decided rows.
+pub fn render_text(model: &ReportModel) -> String {
+    let answers = answers(model);
+    if answers.is_empty() {
+        return String::new();
+    }
+    let policy = &model.session.info.policy;
+    let mut out = String::from("\nanswers (stopping rule:");
+    if let Some(p) = policy.precision {
+        out.push_str(&format!(" precision {p} %"));
+    }
+    if let Some(b) = policy.budget_s {
+        out.push_str(&format!(" budget {b:.0} s"));
+    }
+    out.push_str(&format!(
+        "; verdicts against the best: Welch p < 0.05 → better/worse, TOST ±{DECIDED_MARGIN_PCT} % → same, else inconclusive):\n"
+    ));
+    for a in &answers {
+        let verdicts: Vec<String> = a
+            .versus_best
+            .iter()
+            .map(|(v, verdict)| format!("{v} {}", verdict.label(DECIDED_MARGIN_PCT)))
+            .collect();
+        let precise = match a.precise {
+            Some(true) => ", precision reached",
+            Some(false) => ", precision NOT reached",
+            None => "",
+        };
+        out.push_str(&format!(
+            "  {} / {} {}: best {}{}{}\n",
+            a.workload,
+            a.phase,
+            a.metric,
+            a.best,
+            if verdicts.is_empty() {
+                String::new()
+            } else {
+                format!("; {}", verdicts.join(", "))
+            },
+            precise
+        ));
+    }
+    let decided = answers.iter().filter(|a| a.decided()).count();
+    out.push_str(&format!(
+        "{decided} of {} headline rows decided (\"inconclusive\" is not \"the same\": more repeats or a larger budget may decide it).\n",
+        answers.len()
+    ));
+    out
+}
+
+/// How the set-ups of two sessions differ, one item per fact (`kernel A → B`): kernel, CPU,
+/// CPUs, memory, fsbench version, tool versions, each variant's mkfs arguments and mount
+/// options, the target, and the memory limit. Empty when they match.
+pub fn fingerprint_differences(base: &ReportModel, cand: &ReportModel) -> Vec<String> {
+    let (b, c) = (&base.session.info, &cand.session.info);
+    let mut out = Vec::new();
+    let mut diff = |what: &str, x: String, y: String| {
+        if x != y {
+            out.push(format!("{what} {x} → {y}"));
+        }
+    };
+    diff("kernel", b.host.kernel.clone(), c.host.kernel.clone());
+    diff("CPU", b.host.cpu_model.clone(), c.host.cpu_model.clone());
+    diff("CPUs", b.host.ncpu.to_string(), c.host.ncpu.to_string());
+    diff("memory", b.host.mem_bytes.to_string(), c.host.mem_bytes.to_string());
+    diff("fsbench", b.fsbench_version.clone(), c.fsbench_version.clone());
+    // The target names the run's private folder (`run-<pid>-<secs>`), different every run.
+    let target = |t: &str| {
+        t.split('/')
+            .map(|p| if p.starts_with("run-") { "run-*" } else { p })
+            .collect::<Vec<_>>()
+            .join("/")
+    };
+    diff("target", target(&b.target), target(&c.target));
+    diff(
+        "memory limit",
+        format!("{:?}", b.policy.memory),
+        format!("{:?}", c.policy.memory),
+    );
+    for (tool, version) in &b.tool_versions {
+        if let Some((_, other)) = c.tool_versions.iter().find(|(t, _)| t == tool) {
+            diff(tool, version.clone(), other.clone());
+        }
+    }
+    for bc in &base.cases {
+        if let Some(cc) = cand
+            .cases
+            .iter()
+            .find(|c| c.variant == bc.variant && c.workload == bc.workload)
+        {
+            diff(
+                &format!("{} mkfs", bc.variant),
+                bc.mkfs_args.join(" "),
+                cc.mkfs_args.join(" "),
+            );
+            diff(
+                &format!("{} mount", bc.variant),
+                bc.mount_opts.join(","),
+                cc.mount_opts.join(","),
+            );
+        }
+    }
+    out.dedup();
+    out
+}
+
+/// Bimodality coefficient above this (5/9, a uniform distribution's) suggests two modes.
+pub const BIMODAL_BC: f64 = 5.0 / 9.0;
+
+/// The methodology warnings of `model` (empty when its session predates them).
+pub fn checks(model: &ReportModel) -> Vec<String> {
+    if !model.session.info.policy.methodology {
+        return vec![];
+    }
+    let mut out = cache_regime(model);
+    out.extend(device_bound(model));
+    for t in &model.workloads {
+        for row in t.rows.iter().filter(|r| role::is_headline(&r.metric)) {
+            for c in &row.cells {
+                let label = format!("{} / {} {} on {}", t.workload, row.phase, row.metric.name, c.variant);
+                if let Some(bc) = bimodality(&c.values).filter(|bc| *bc > BIMODAL_BC) {
+                    out.push(format!(
+                        "{label}: the values look multimodal (bimodality coefficient {bc:.2} > 0.56): the typical value is the median, {}, not the mean, {}; look for two regimes (caches, background work) or run more repeats",
+                        super::number::value(c.summary.median),
+                        super::number::value(c.summary.mean)
+                    ));
+                }
+                if let Some((k, p)) = change_point(&c.values) {
+                    out.push(format!(
+                        "{label}: the series drifts: the repeats from {} on differ from those before (change-point test over the run order, p = {p:.3}): the machine changed during the run; add warm-up repeats, keep other work off the machine, or rerun",
+                        k + 1
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Data sets smaller than twice the cacheable memory.
+fn cache_regime(model: &ReportModel) -> Vec<String> {
+    let info = &model.session.info;
+    let (memory, which) = match info.policy.memory {
+        Some(m) => (m, "the memory cgroup"),
+        None => (info.host.mem_bytes, "the machine's memory"),
+    };
+    let mut out = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for c in &model.cases {
+        if seen.contains(&c.workload.as_str()) {
+            continue;
+        }
+        seen.push(&c.workload);
+        let Ok(json) = serde_json::from_str::<serde_json::Value>(&c.workload_json) else {
+            continue;
+        };
+        let Some(size) = json
+            .get("file_size")
+            .and_then(|v| v.as_str())
+            .and_then(|s| s.parse::<crate::units::Bytes>().ok())
+        else {
+            continue;
+        };
+        if size.get() > 0 && size.get() < 2 * memory {
+            out.push(format!(
+                "{}: its data set ({}) is smaller than 2 × {which} ({}): cache regime, reads may be served from the page cache rather than the disk; set `[run] memory` (--memory) to at most half the data set, or raise file_size",
+                c.workload,
+                size.human(),
+                crate::units::Bytes(memory).human()
+            ));
+        }
+    }
+    out
+}
+
+/// Throughput rows where every filesystem runs at the raw device's speed.
+fn device_bound(model: &ReportModel) -> Vec<String> {
+    let Some(ceiling) = model.baseline.as_ref().and_then(|b| b.ceiling_mib_s()) else {
+        return vec![];
+    };
+    let mut out = Vec::new();
+    for t in &model.workloads {
+        for row in t
+            .rows
+            .iter()
+            .filter(|r| role::is_headline(&r.metric) && cachebound::is_throughput(&r.metric))
+        {
+            let at = |m: f64| m >= 0.85 * ceiling && m <= (1.0 + super::CACHE_BOUND_TOLERANCE) * ceiling;
+            if row.cells.len() >= 2 && row.cells.iter().all(|c| at(c.summary.mean)) {
+                out.push(format!(
+                    "{} / {}: every filesystem runs within 15 % of the raw device's {} MiB/s: device-bound, the disk is measured, not the filesystems; compare their cpu % rows (CPU per operation) instead, or use a faster device",
+                    t.workload,
+                    row.phase,
+                    super::number::value(ceiling)
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The bimodality coefficient of `values` (≥ 8 finite values, non-zero spread).
+pub fn bimodality(values: &[f64]) -> Option<f64> {
+    let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    let n = v.len() as f64;
+    if v.len() < 8 {
+        return None;
+    }
+    let mean = v.iter().sum::<f64>() / n;
+    let m2 = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
+    if m2 <= 0.0 {
+        return None;
+    }
+    let m3 = v.iter().map(|x| (x - mean).powi(3)).sum::<f64>() / n;
+    let m4 = v.iter().map(|x| (x - mean).powi(4)).sum::<f64>() / n;
+    // Sample (bias-corrected) skewness and excess kurtosis.
+    let g = (n * (n - 1.0)).sqrt() / (n - 2.0) * m3 / m2.powf(1.5);
+    let k = (n - 1.0) / ((n - 2.0) * (n - 3.0)) * ((n + 1.0) * (m4 / (m2 * m2) - 3.0) + 6.0);
+    let bc = (g * g + 1.0) / (k + 3.0 * (n - 1.0).powi(2) / ((n - 2.0) * (n - 3.0)));
+    bc.is_finite().then_some(bc)
+}
+
+/// The change point of `values` in run order, if significant: the index of the first value
+/// after the split and the permutation p-value (999 permutations, fixed seed).
+pub fn change_point(values: &[f64]) -> Option<(usize, f64)> {
+    use rand::seq::SliceRandom;
+    use rand::SeedableRng;
+    let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.len() < 6 {
+        return None;
+    }
+    let stat = |x: &[f64]| -> (f64, usize) {
+        let n = x.len();
+        let total: f64 = x.iter().sum();
+        let mut left = 0.0;
+        let mut best = (0.0, 0);
+        for k in 1..n {
+            left += x[k - 1];
+            let (a, b) = (left / k as f64, (total - left) / (n - k) as f64);
+            let z = (a - b).abs() * ((k * (n - k)) as f64 / n as f64).sqrt();
+            if z > best.0 {
+                best = (z, k);
+            }
+        }
+        best
+    };
+    let (observed, k) = stat(&v);
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    let before = v[..k].iter().sum::<f64>() / k as f64;
+    let after = v[k..].iter().sum::<f64>() / (v.len() - k) as f64;
+    if mean == 0.0 || (before - after).abs() < 0.05 * mean.abs() {
+        return None;
+    }
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(0);
+    let mut perm = v.clone();
+    let mut at_least = 1;
+    for _ in 0..999 {
+        perm.shuffle(&mut rng);
+        if stat(&perm).0 >= observed {
+            at_least += 1;
+        }
+    }
+    let p = at_least as f64 / 1000.0;
+    (p < 0.01).then_some((k, p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metric::{Direction, MetricId, Unit};
+    use crate::report::{Cell, Row};
+    use crate::stats::summarize;
+
+    fn cell(variant: &str, values: &[f64], best: bool) -> Cell {
+        Cell {
+            variant: variant.into(),
+            summary: summarize(values, 0, 0.95).unwrap(),
+            values: values.to_vec(),
+            best,
+            standing: None,
+            vs_best: None,
+            cache_bound: false,
+            group: None,
+        }
+    }
+
+    #[test]
+    fn same_inconclusive_and_worse_are_told_apart_and_counted() {
+        let rule = StoppingRule::of(&crate::policy::Policy {
+            precision: Some(5.0),
+            ..Default::default()
+        })
+        .unwrap();
+        let best = [100.0, 100.5, 99.5, 100.2, 99.8, 100.1, 99.9, 100.3];
+        let same = [99.9, 100.4, 99.6, 100.0, 99.7, 100.2, 99.8, 100.1];
+        let noisy = [60.0, 140.0, 95.0, 120.0, 70.0, 110.0, 85.0, 100.0];
+        let slow = [50.0, 50.5, 49.5, 50.2, 49.8, 50.1, 49.9, 50.3];
+        let table = WorkloadTable {
+            workload: "w".into(),
+            kind: "bonnie".into(),
+            rows: vec![Row {
+                phase: "p".into(),
+                metric: MetricId::higher("throughput", Unit::MibPerSec),
+                cells: vec![
+                    cell("a", &best, true),
+                    cell("b", &same, false),
+                    cell("c", &noisy, false),
+                    cell("d", &slow, false),
+                ],
+            }],
+            summary: String::new(),
+        };
+        let a = table_answers(&rule, &table);
+        assert_eq!(a.len(), 1);
+        let v: Vec<Verdict> = a[0].versus_best.iter().map(|(_, v)| *v).collect();
+        assert_eq!(v, [Verdict::Equivalent, Verdict::Inconclusive, Verdict::Worse]);
+        assert_eq!(a[0].precise, Some(false), "the noisy cell is not precise");
+        assert!(!a[0].decided());
+        assert_eq!(
+            MetricId::higher("x", Unit::MibPerSec).direction,
+            Direction::HigherIsBetter
+        );
+    }
+
+    /// A constructed session: one bonnie-like workload (`file_size`), one headline throughput
+    /// row with `values` per variant in run order, a baseline of `ceiling` MiB/s, `memory`.
+    fn session(file_size: &str, memory: Option<u64>, ceiling: f64, values: &[(&str, &[f64])]) -> ReportModel {
+        use crate::metric::Measurement;
+        use crate::store::{
+            BaselineStatus, BaselineValue, CaseAvailability, CaseRecord, NewSample, RawBaseline, SampleRecord,
+            SampleStatus, SessionData,
+        };
+        let mut data: SessionData = crate::report::fixture::session_data();
+        data.session.info.policy = crate::policy::Policy {
+            memory,
+            ..Default::default()
+        };
+        data.session.info.host.mem_bytes = 24 << 30;
+        data.cases = values
+            .iter()
+            .map(|(v, _)| CaseRecord {
+                case_id: format!("{v}-w"),
+                variant: v.to_string(),
+                fs_type: "ext4".into(),
+                mkfs_args: vec![],
+                mount_opts: vec![],
+                workload: "w".into(),
+                workload_kind: "bonnie".into(),
+                workload_json: format!("{{\"kind\":\"bonnie\",\"file_size\":\"{file_size}\"}}"),
+                availability: CaseAvailability::Available,
+            })
+            .collect();
+        let mut samples = Vec::new();
+        let n = values[0].1.len();
+        for r in 0..n {
+            for (v, vals) in values {
+                samples.push(SampleRecord {
+                    id: samples.len() as i64,
+                    sample: NewSample {
+                        case_id: format!("{v}-w"),
+                        repeat: r as u32,
+                        is_warmup: false,
+                        started_at: String::new(),
+                        wall_s: 1.0,
+                        status: SampleStatus::Ok,
+                        device: None,
+                        effective_mount_opts: None,
+                        notes: vec![],
+                        histograms: vec![],
+                        measurements: vec![Measurement {
+                            phase: "seq_read_block".into(),
+                            metric: MetricId::higher("throughput", Unit::MibPerSec),
+                            value: vals[r],
+                        }],
+                    },
+                });
+            }
+        }
+        data.samples = samples;
+        let value = |name: &str| BaselineValue {
+            name: name.into(),
+            value: ceiling,
+            unit: Unit::MibPerSec,
+            bytes: 1 << 29,
+            seconds: 1.0,
+        };
+        data.baseline = Some(RawBaseline {
+            status: BaselineStatus::Measured,
+            device: None,
+            method: String::new(),
+            note: None,
+            values: vec![value(RawBaseline::SEQ_WRITE), value(RawBaseline::SEQ_READ)],
+        });
+        crate::report::build(&data, 0, 0.95)
+    }
+
+    fn has(m: &ReportModel, what: &str) -> bool {
+        m.warnings.iter().any(|w| w.contains(what))
+    }
+
+    const STEADY: [f64; 8] = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2, 99.8, 100.4];
+
+    #[test]
+    fn compare_of_different_set_ups_says_how_they_differ() {
+        let a = session("8GiB", Some(1 << 30), 1000.0, &[("a", &STEADY)]);
+        assert!(fingerprint_differences(&a, &a).is_empty());
+        let mut b = a.clone();
+        b.session.info.host.kernel = "6.8.0".into();
+        b.cases[0].mount_opts = vec!["noatime".into()];
+        // Only the run's private folder differs: the same target.
+        let mut same = a.clone();
+        same.session.info.target = "loop images in /var/tmp/fsbench/run-1-2".into();
+        b.session.info.target = "loop images in /var/tmp/fsbench/run-3-4".into();
+        assert!(fingerprint_differences(&same, &{
+            let mut x = a.clone();
+            x.session.info.target = "loop images in /var/tmp/fsbench/run-3-4".into();
+            x
+        })
+        .is_empty());
+        let a = same;
+        let d = fingerprint_differences(&a, &b);
+        assert_eq!(d.len(), 2, "{d:?}");
+        assert!(d[0].starts_with("kernel ") && d[0].ends_with("→ 6.8.0"), "{d:?}");
+        assert_eq!(d[1], "a mount  → noatime");
+        let c = crate::report::compare::compare(&a, &b, 5.0, 3.0, crate::report::compare::Gate::Headline);
+        let text = crate::report::compare::render(&c, crate::report::compare::CompareFormat::Table);
+        assert!(text.contains("different set-ups (kernel"), "{text}");
+    }
+
+    #[test]
+    fn a_clean_session_gets_no_methodology_warning() {
+        let m = session(
+            "8GiB",
+            Some(1 << 30),
+            1000.0,
+            &[("a", &STEADY), ("b", &STEADY.map(|x| x * 2.0))],
+        );
+        let ours: Vec<&String> = m
+            .warnings
+            .iter()
+            .filter(|w| {
+                ["cache regime", "device-bound", "multimodal", "drifts"]
+                    .iter()
+                    .any(|k| w.contains(k))
+            })
+            .collect();
+        assert!(ours.is_empty(), "{ours:#?}");
+    }
+
+    #[test]
+    fn a_small_data_set_is_the_cache_regime_and_says_which_memory() {
+        let m = session("1GiB", Some(1 << 30), 1000.0, &[("a", &STEADY)]);
+        assert!(
+            has(&m, "cache regime") && has(&m, "the memory cgroup"),
+            "{:#?}",
+            m.warnings
+        );
+        let m = session("1GiB", None, 1000.0, &[("a", &STEADY)]);
+        assert!(
+            has(&m, "cache regime") && has(&m, "the machine's memory"),
+            "{:#?}",
+            m.warnings
+        );
+    }
+
+    #[test]
+    fn every_filesystem_at_the_device_ceiling_is_device_bound() {
+        let m = session(
+            "8GiB",
+            Some(1 << 30),
+            100.0,
+            &[("a", &STEADY), ("b", &STEADY.map(|x| x * 0.95))],
+        );
+        assert!(has(&m, "device-bound") && has(&m, "cpu %"), "{:#?}", m.warnings);
+    }
+
+    #[test]
+    fn two_modes_are_flagged_with_the_median() {
+        let two = [50.0, 51.0, 49.0, 50.5, 100.0, 101.0, 99.0, 100.5, 50.2, 100.2];
+        assert!(bimodality(&two).unwrap() > BIMODAL_BC);
+        assert!(bimodality(&STEADY).unwrap() < BIMODAL_BC);
+        let m = session("8GiB", Some(1 << 30), 1000.0, &[("a", &two)]);
+        assert!(has(&m, "multimodal") && has(&m, "median"), "{:#?}", m.warnings);
+    }
+
+    #[test]
+    fn a_series_that_shifts_in_run_order_drifts() {
+        let shift = [
+            100.0, 101.0, 99.0, 100.5, 99.5, 100.2, 80.0, 81.0, 79.5, 80.4, 80.2, 79.8,
+        ];
+        let (k, p) = change_point(&shift).unwrap();
+        assert_eq!(k, 6);
+        assert!(p < 0.01);
+        // The same values shuffled (no order effect) and a steady series are not flagged.
+        let mixed = [
+            100.0, 80.0, 101.0, 81.0, 99.0, 79.5, 100.5, 80.4, 99.5, 80.2, 100.2, 79.8,
+        ];
+        assert_eq!(change_point(&mixed), None);
+        assert_eq!(change_point(&STEADY), None);
+        let m = session("8GiB", Some(1 << 30), 1000.0, &[("a", &shift)]);
+        assert!(has(&m, "drifts") && has(&m, "from 7 on"), "{:#?}", m.warnings);
+    }
+}

@@ -1,0 +1,432 @@
+//! The adaptive stopping rule (`--precision PCT`, `--budget DURATION`, `[run] precision` and
+//! `budget`): after the minimum repeats, the [`super::Runner`] asks the rule between rounds
+//! whether to run one more round (one repeat of every available case, each on a freshly made
+//! filesystem, interleaved as ever). The runner keeps its one slot loop; this module only
+//! decides.
+//!
+//! The rule, evaluated on the stored measured repeats of the session's headline metrics
+//! ([`crate::metric::Role::Headline`]):
+//! 1. **Precise**: stop when every headline cell's Student-t CI half-width at the session's
+//!    confidence is at most `precision` % of its mean (only with a precision target).
+//! 2. **Decided**: stop when, in every headline row with two or more variants, every pair of
+//!    variants is decided: better or worse (Welch's test on the log-ratio, p < α, by more than
+//!    [`DECIDED_THRESHOLD_PCT`]) or the same within [`DECIDED_MARGIN_PCT`] (TOST), by
+//!    [`two_sample::verdict`] — the verdict `compare` uses; "inconclusive" keeps measuring.
+//! 3. **Budget**: never start a round whose estimated time ([`round_estimate`]: each case's
+//!    slowest stored repeat, summed) would end after the budget; so the session ends within the
+//!    budget unless a round runs longer than any repeat before it did (at most one round over).
+//! 4. **Cap**: at most [`MAX_REPEATS`] measured repeats per case.
+//!
+//! Without a budget, rule 4 bounds the run; without a precision target, rules 2–4 decide.
+//! What a stopping rule does to the coverage of the reported intervals is in
+//! doc/statistics.md, with the simulation of the tests below.
+
+use crate::metric::{Direction, Role};
+use crate::policy::Policy;
+use crate::stats::two_sample::{self, Sample, Verdict};
+use crate::store::{SampleStatus, SessionData};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Most measured repeats per case the rule runs (the first reason to stop without a budget).
+pub const MAX_REPEATS: u32 = 30;
+
+/// Fewest values a cell needs before it can count as precise. A stop on a small sample whose
+/// sd happened to come out small is what makes a sequential interval under-cover; from 5
+/// values on, the simulated coverage of the reported 95 % interval stays above 93 %
+/// (doc/statistics.md).
+pub const MIN_PRECISE_N: usize = 5;
+
+/// The precision check uses the interval at level `1 − (1 − confidence) / 5` (99 % for a
+/// reported 95 %): a session stops when even that interval is within the target, so the stop
+/// does not land exactly on the first sample whose sd came out small, which is what makes the
+/// reported interval of a sequential rule under-cover (doc/statistics.md).
+pub const STOP_LEVEL_FACTOR: f64 = 1.0;
+
+/// The precision target must already have held on this fraction (3/4) of the values: a
+/// quarter of the values behind each stop are drawn after the target was first met.
+pub const STABLE_FRACTION: (usize, usize) = (3, 4);
+
+/// Equivalence margin of "decided: the same", percent (the `compare` default).
+pub const DECIDED_MARGIN_PCT: f64 = two_sample::DEFAULT_EQUIVALENCE_PCT;
+
+/// Smallest difference that counts as "decided: better/worse", percent.
+pub const DECIDED_THRESHOLD_PCT: f64 = 0.0;
+
+/// The stopping rule of a session.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoppingRule {
+    /// Target CI half-width, percent of the mean.
+    pub precision_pct: Option<f64>,
+    /// Wall-time budget of the session.
+    pub budget: Option<Duration>,
+    /// Confidence level of the intervals.
+    pub confidence: f64,
+    /// The minimum measured repeats (the policy's `repeats`).
+    pub min_repeats: u32,
+}
+
+/// Why the rule stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// Every headline CI is within the precision target.
+    Precise,
+    /// Every headline comparison is decided.
+    Decided,
+    /// One more round would end after the budget.
+    Budget,
+    /// [`MAX_REPEATS`] reached.
+    Cap,
+}
+
+impl Stop {
+    /// What the run prints when it stops.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Stop::Precise => "every headline interval reached the precision target",
+            Stop::Decided => "every headline comparison is decided (better, worse or the same)",
+            Stop::Budget => "one more round would overrun the budget",
+            Stop::Cap => "the most repeats the stopping rule runs",
+        }
+    }
+}
+
+/// The rule's answer between rounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Run one more round.
+    Continue,
+    /// Stop, for this reason.
+    Stop(Stop),
+}
+
+/// One headline row: a (workload, phase, metric) with each variant's measured values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeadlineRow {
+    /// `workload / phase / metric`.
+    pub name: String,
+    /// Which way is better.
+    pub direction: Direction,
+    /// Per variant (column order), its values in run order.
+    pub cells: Vec<(String, Vec<f64>)>,
+}
+
+impl StoppingRule {
+    /// The rule of `policy`, if it has one (a precision target or a budget).
+    pub fn of(policy: &Policy) -> Option<StoppingRule> {
+        policy.is_adaptive().then(|| StoppingRule {
+            precision_pct: policy.precision,
+            budget: policy.budget_s.map(Duration::from_secs_f64),
+            confidence: policy.confidence,
+            min_repeats: policy.repeats,
+        })
+    }
+
+    /// Whether `values` reached the precision target (false without a target or with fewer
+    /// than two values or a zero mean).
+    ///
+    /// The target must hold on all the values and already on their first three quarters
+    /// ([`STABLE_FRACTION`]), so the last quarter are fresh values drawn after the target was
+    /// first met (see doc/statistics.md for why that keeps the coverage).
+    pub fn precise(&self, values: &[f64]) -> bool {
+        let earlier = values.len() * STABLE_FRACTION.0 / STABLE_FRACTION.1;
+        self.precise_now(values) && self.precise_now(&values[..earlier])
+    }
+
+    fn precise_now(&self, values: &[f64]) -> bool {
+        let Some(p) = self.precision_pct else { return false };
+        if values.len() < MIN_PRECISE_N {
+            return false;
+        }
+        // Checked at a stricter level than reported (see STOP_LEVEL_FACTOR).
+        let level = 1.0 - (1.0 - self.confidence) / STOP_LEVEL_FACTOR;
+        let Some(s) = crate::stats::summarize(values, 0, level) else {
+            return false;
+        };
+        match s.ci_half_width() {
+            Some(h) if s.mean != 0.0 => h <= p / 100.0 * s.mean.abs(),
+            _ => false,
+        }
+    }
+
+    /// Whether every pair of variants of `row` is decided (a row of one variant is).
+    pub fn decided(row: &HeadlineRow) -> bool {
+        let samples: Vec<Option<Sample>> = row.cells.iter().map(|(_, v)| Sample::of(v)).collect();
+        for i in 0..samples.len() {
+            for j in i + 1..samples.len() {
+                let (Some(a), Some(b)) = (samples[i], samples[j]) else {
+                    return false;
+                };
+                if pair_verdict(a, b, row.direction) == Verdict::Inconclusive {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// Whether to run another round, given the headline rows so far, the measured repeats
+    /// per case so far, the session's elapsed time and the estimate of one more round.
+    pub fn decide(&self, rows: &[HeadlineRow], repeats_done: u32, elapsed: Duration, next_round: Duration) -> Decision {
+        if self.precision_pct.is_some() && rows.iter().all(|r| r.cells.iter().all(|(_, v)| self.precise(v))) {
+            return Decision::Stop(Stop::Precise);
+        }
+        let compared: Vec<&HeadlineRow> = rows.iter().filter(|r| r.cells.len() >= 2).collect();
+        if !compared.is_empty() && compared.iter().all(|r| Self::decided(r)) {
+            return Decision::Stop(Stop::Decided);
+        }
+        if repeats_done >= MAX_REPEATS.max(self.min_repeats) {
+            return Decision::Stop(Stop::Cap);
+        }
+        if let Some(b) = self.budget {
+            if elapsed + next_round > b {
+                return Decision::Stop(Stop::Budget);
+            }
+        }
+        Decision::Continue
+    }
+}
+
+/// `compare`'s four-way verdict of `a` against `b` (unadjusted p, margin
+/// [`DECIDED_MARGIN_PCT`], threshold [`DECIDED_THRESHOLD_PCT`]).
+pub fn pair_verdict(a: Sample, b: Sample, direction: Direction) -> Verdict {
+    let change_pct = if b.mean != 0.0 {
+        (a.mean / b.mean - 1.0) * 100.0
+    } else {
+        0.0
+    };
+    two_sample::verdict(
+        two_sample::log_ratio_p(a, b),
+        two_sample::tost_ratio(a, b, DECIDED_MARGIN_PCT),
+        change_pct,
+        DECIDED_THRESHOLD_PCT,
+        direction,
+        a.mean,
+        b.mean,
+    )
+}
+
+/// The headline rows of a session's measured, successful repeats, in first-appearance order.
+pub fn headline_rows(data: &SessionData) -> Vec<HeadlineRow> {
+    let case_variant: BTreeMap<&str, (&str, &str)> = data
+        .cases
+        .iter()
+        .map(|c| (c.case_id.as_str(), (c.workload.as_str(), c.variant.as_str())))
+        .collect();
+    let mut rows: Vec<HeadlineRow> = Vec::new();
+    for s in &data.samples {
+        let s = &s.sample;
+        if s.is_warmup || s.status != SampleStatus::Ok {
+            continue;
+        }
+        let Some(&(workload, variant)) = case_variant.get(s.case_id.as_str()) else {
+            continue;
+        };
+        for m in s
+            .measurements
+            .iter()
+            .filter(|m| m.metric.role == Role::Headline && m.value.is_finite())
+        {
+            let name = format!("{workload} / {} / {}", m.phase, m.metric.name);
+            let i = match rows.iter().position(|r| r.name == name) {
+                Some(i) => i,
+                None => {
+                    rows.push(HeadlineRow {
+                        name,
+                        direction: m.metric.direction,
+                        cells: vec![],
+                    });
+                    rows.len() - 1
+                }
+            };
+            let row = &mut rows[i];
+            match row.cells.iter_mut().find(|(v, _)| v == variant) {
+                Some((_, vals)) => vals.push(m.value),
+                None => row.cells.push((variant.to_string(), vec![m.value])),
+            }
+        }
+    }
+    rows
+}
+
+/// Estimated wall time of one more round: each case's slowest stored repeat, summed (plus the
+/// time between repeats, which a repeat's own wall time does not include: 10 % on top).
+pub fn round_estimate(data: &SessionData) -> Duration {
+    let mut slowest: BTreeMap<&str, f64> = BTreeMap::new();
+    for s in &data.samples {
+        let e = slowest.entry(s.sample.case_id.as_str()).or_insert(0.0);
+        *e = e.max(s.sample.wall_s);
+    }
+    Duration::from_secs_f64(slowest.values().sum::<f64>() * 1.1)
+}
+
+/// Measured repeats stored for the case with the fewest (the rounds completed).
+pub fn repeats_done(data: &SessionData) -> u32 {
+    let mut per_case: BTreeMap<&str, u32> = data
+        .cases
+        .iter()
+        .filter(|c| c.availability == crate::store::CaseAvailability::Available)
+        .map(|c| (c.case_id.as_str(), 0))
+        .collect();
+    for s in data.samples.iter().filter(|s| !s.sample.is_warmup) {
+        if let Some(n) = per_case.get_mut(s.sample.case_id.as_str()) {
+            *n += 1;
+        }
+    }
+    per_case.values().copied().min().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::student_t::t_quantile;
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+
+    /// A normal deviate (Box–Muller).
+    fn normal(rng: &mut SmallRng, mu: f64, sd: f64) -> f64 {
+        let u: f64 = rng.gen::<f64>().max(1e-300);
+        let v: f64 = rng.gen();
+        mu + sd * (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+
+    fn rule(precision: Option<f64>, budget_s: Option<f64>) -> StoppingRule {
+        StoppingRule::of(&Policy {
+            precision,
+            budget_s,
+            ..Policy::default()
+        })
+        .unwrap()
+    }
+
+    fn row(cells: &[(&str, &[f64])]) -> HeadlineRow {
+        HeadlineRow {
+            name: "w / p / m".into(),
+            direction: Direction::HigherIsBetter,
+            cells: cells.iter().map(|(v, x)| (v.to_string(), x.to_vec())).collect(),
+        }
+    }
+
+    #[test]
+    fn no_rule_without_precision_or_budget() {
+        assert_eq!(StoppingRule::of(&Policy::default()), None);
+    }
+
+    #[test]
+    fn precision_decided_budget_and_cap_each_stop_the_run() {
+        let r = rule(Some(5.0), None);
+        let tight = [100.0, 101.0, 99.0, 100.5, 100.2, 99.8, 100.4, 99.6];
+        let loose = [100.0, 130.0, 70.0];
+        assert!(r.precise(&tight) && !r.precise(&loose));
+        let zero = Duration::ZERO;
+        let one = Duration::from_secs(1);
+        assert_eq!(
+            r.decide(&[row(&[("a", &tight)])], 8, zero, one),
+            Decision::Stop(Stop::Precise)
+        );
+        assert_eq!(r.decide(&[row(&[("a", &loose)])], 3, zero, one), Decision::Continue);
+        // Clearly apart: decided though not precise.
+        let far = [200.0, 260.0, 140.0];
+        assert_eq!(
+            r.decide(&[row(&[("a", &loose), ("b", &far)])], 3, zero, one),
+            Decision::Stop(Stop::Decided)
+        );
+        // Equal and tight: "the same within 3 %" is decided too.
+        let same = [100.2, 100.9, 99.4, 100.1];
+        assert!(StoppingRule::decided(&row(&[("a", &tight), ("b", &same)])));
+        // Overlapping and loose: inconclusive, so more rounds unless the cap or budget says no.
+        let near = [105.0, 75.0, 128.0];
+        assert!(!StoppingRule::decided(&row(&[("a", &loose), ("b", &near)])));
+        let both = [row(&[("a", &loose), ("b", &near)])];
+        assert_eq!(r.decide(&both, MAX_REPEATS, zero, one), Decision::Stop(Stop::Cap));
+        let b = rule(None, Some(60.0));
+        assert_eq!(
+            b.decide(&both, 3, Duration::from_secs(50), Duration::from_secs(9)),
+            Decision::Continue
+        );
+        assert_eq!(
+            b.decide(&both, 3, Duration::from_secs(50), Duration::from_secs(11)),
+            Decision::Stop(Stop::Budget)
+        );
+    }
+
+    /// Runs the rule on one simulated session: every round takes a random time around `round_s`
+    /// (the estimate is the slowest round so far, as [`round_estimate`] does); returns the
+    /// values and the elapsed time.
+    fn simulate(rule: &StoppingRule, rng: &mut SmallRng, mu: f64, sd: f64, round_s: f64) -> (Vec<f64>, f64) {
+        let mut values = Vec::new();
+        let (mut elapsed, mut slowest) = (0.0f64, 0.0f64);
+        let mut round = |values: &mut Vec<f64>, elapsed: &mut f64, slowest: &mut f64| {
+            values.push(normal(rng, mu, sd));
+            let t = round_s * rng.gen_range(0.8..1.2);
+            *elapsed += t;
+            *slowest = slowest.max(t);
+        };
+        for _ in 0..rule.min_repeats {
+            round(&mut values, &mut elapsed, &mut slowest);
+        }
+        loop {
+            let rows = [row(&[("a", &values)])];
+            let d = rule.decide(
+                &rows,
+                values.len() as u32,
+                Duration::from_secs_f64(elapsed),
+                Duration::from_secs_f64(slowest * 1.1),
+            );
+            if d != Decision::Continue {
+                return (values, elapsed);
+            }
+            round(&mut values, &mut elapsed, &mut slowest);
+        }
+    }
+
+    #[test]
+    fn the_reported_interval_keeps_its_coverage_with_the_rule_in_place() {
+        // 4000 sessions of a metric with a CoV of 10 %, a 5 % precision target and the
+        // default 3 minimum repeats: the fraction of reported 95 % intervals that hold the
+        // true mean (doc/statistics.md quotes this figure).
+        let mut rng = SmallRng::seed_from_u64(18);
+        for (cov, precision) in [(0.10, 5.0), (0.05, 5.0), (0.03, 5.0), (0.20, 10.0)] {
+            let r = rule(Some(precision), None);
+            let (mu, sims) = (100.0, 2000);
+            let mut covered = 0;
+            let mut n_total = 0;
+            for _ in 0..sims {
+                let (v, _) = simulate(&r, &mut rng, mu, cov * mu, 1.0);
+                let s = crate::stats::summarize(&v, 0, 0.95).unwrap();
+                n_total += v.len();
+                if s.ci_low.unwrap() <= mu && mu <= s.ci_high.unwrap() {
+                    covered += 1;
+                }
+            }
+            let coverage = covered as f64 / sims as f64;
+            eprintln!(
+                "CoV {cov}, precision {precision} %: coverage {coverage:.3}, mean repeats {:.1}",
+                n_total as f64 / sims as f64
+            );
+            assert!(
+                coverage >= 0.93,
+                "coverage {coverage} < 0.93 at CoV {cov}, precision {precision} %"
+            );
+        }
+        // Sanity of the simulation itself: the fixed-n interval covers at its nominal rate.
+        let t = t_quantile(0.975, 2.0).unwrap();
+        assert!(t > 4.0 && t < 4.4);
+    }
+
+    #[test]
+    fn the_budget_is_never_exceeded_by_more_than_one_round() {
+        let mut rng = SmallRng::seed_from_u64(7);
+        let r = rule(Some(0.5), Some(100.0)); // a precision it cannot reach: the budget decides
+        for _ in 0..500 {
+            let round_s = rng.gen_range(1.0..40.0);
+            let (v, elapsed) = simulate(&r, &mut rng, 100.0, 10.0, round_s);
+            let minimum = f64::from(r.min_repeats) * round_s * 1.2;
+            assert!(
+                elapsed <= 100.0_f64.max(minimum) + round_s * 1.2,
+                "{elapsed} s for a 100 s budget with {round_s} s rounds ({} repeats)",
+                v.len()
+            );
+        }
+    }
+}
