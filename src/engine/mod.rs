@@ -275,6 +275,8 @@ workload_kinds! {
     Scan(workloads::scan::ScanSpec) = "scan",
     /// The real fio, from a job file or inline options; every job's IOPS, bandwidth and latency.
     Fio(workloads::fio::FioSpec) = "fio",
+    /// coreutils `dd` writing one file (`conv=fsync` or `oflag=direct`): bigfile's referee.
+    Dd(workloads::dd::DdSpec) = "dd",
 }
 
 #[cfg(test)]

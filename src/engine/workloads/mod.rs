@@ -3,6 +3,7 @@
 
 pub mod bigfile;
 pub mod bonnie;
+pub mod dd;
 pub mod filecopy;
 pub mod fileio;
 pub mod fio;
