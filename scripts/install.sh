@@ -5,8 +5,9 @@
 #   scripts/install.sh            everything the default comparison and the test suite use:
 #                                 filesystem tools, chromium (the tests render the HTML report),
 #                                 the database servers, and the real tools the tests run as
-#                                 referees (fio, zstd)
-#   scripts/install.sh --bench    also what only bench/ uses (bonnie++, gcc, GNU time)
+#                                 referees and the external-tool workloads run (fio, bonnie++,
+#                                 dbench, postmark, zstd)
+#   scripts/install.sh --bench    also what only bench/ uses (gcc, GNU time)
 #
 # Needs root. The Rust toolchain (cargo >= 1.85) is expected to be present (rustup).
 set -euo pipefail
@@ -23,11 +24,14 @@ want+=(mariadb-server:mariadbd sysbench:sysbench postgresql:postgres)
 # Tools the tests themselves run: fio is the referee of tests/integration/db.rs, zstd checks the
 # compressibility of datasets::content, filefrag (e2fsprogs) cross-checks FIEMAP.
 want+=(fio:fio zstd:zstd)
+# The external-tool workloads (src/engine/workloads/{bonnie_pp,sysbench_fileio,dbench,postmark}.rs)
+# and their tests run the real bonnie++, dbench (with its loadfile client.txt) and postmark.
+want+=(bonnie++:bonnie++ dbench:dbench postmark:postmark)
 # pvcreate writes the LVM2 label that tests/integration/device.rs makes fsbench refuse (it
 # needs no device-mapper).
 want+=(lvm2:pvcreate)
 if [[ "${1:-}" == "--bench" ]]; then
-  want+=(bonnie++:bonnie++ gcc:gcc time:/usr/bin/time)
+  want+=(gcc:gcc time:/usr/bin/time)
 fi
 
 have() { command -v "$1" >/dev/null 2>&1 || [[ -x "/usr/sbin/$1" || -x "/sbin/$1" || -e "$1" ]] || compgen -G "/usr/lib/postgresql/*/bin/$1" >/dev/null; }

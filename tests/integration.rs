@@ -18,6 +18,8 @@
 //! - `safety`: faults, resume (also after SIGKILL; refused while a live process runs the
 //!   session), kills at random moments, `cleanup` sparing a live run.
 //! - `fio`: the fio workload (the real fio) on a loop ext4, and Ctrl-C while fio runs.
+//! - `tools`: bonnie++, sysbench fileio, dbench and PostMark on a loop ext4; a missing tool;
+//!   bonnie++ SIGKILLed mid-run.
 //! - `golden`: the exports of a stored session, byte for byte.
 //! - `space`: image-size estimates against the peaks real runs use; every study preset planned.
 //! - `dirtarget`: `--dir` suites, which need no `[[fs]]` table.
@@ -63,6 +65,9 @@ mod db;
 
 #[path = "integration/fio.rs"]
 mod fio;
+
+#[path = "integration/tools.rs"]
+mod tools;
 
 #[path = "integration/golden.rs"]
 mod golden;

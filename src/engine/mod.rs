@@ -275,6 +275,14 @@ workload_kinds! {
     Scan(workloads::scan::ScanSpec) = "scan",
     /// The real fio, from a job file or inline options; every job's IOPS, bandwidth and latency.
     Fio(workloads::fio::FioSpec) = "fio",
+    /// The real bonnie++, its CSV line as the native bonnie phases.
+    BonniePp(workloads::bonnie_pp::BonniePpSpec) = "bonnie_pp",
+    /// The real `sysbench fileio` (prepare, run, cleanup), every --file-test-mode.
+    SysbenchFileio(workloads::sysbench_fileio::SysbenchFileioSpec) = "sysbench_fileio",
+    /// The real dbench 4 with its client.txt loadfile: throughput and per-operation latency.
+    Dbench(workloads::dbench::DbenchSpec) = "dbench",
+    /// The real PostMark 1.51: the mail-server small-file transactions.
+    Postmark(workloads::postmark::PostmarkSpec) = "postmark",
     /// coreutils `dd` writing one file (`conv=fsync` or `oflag=direct`): bigfile's referee.
     Dd(workloads::dd::DdSpec) = "dd",
 }

@@ -12,10 +12,18 @@
 //!   MariaDB/MySQL or PostgreSQL.
 //! - [`pgbench`]: PostgreSQL's pgbench (TPC-B-like and select-only built-ins).
 //! - [`fio`]: fio's `--output-format=json+` report (every job and direction).
+//! - [`bonnie_pp`]: bonnie++'s CSV line (`+++++` as "too fast to time", latencies).
+//! - [`sysbench_fileio`]: `sysbench fileio run`'s report (rates, bandwidth, latency).
+//! - [`dbench`]: dbench 4's throughput and per-operation latency table.
+//! - [`postmark`]: PostMark 1.51's verbose report (transaction and file rates, bandwidth).
 
+pub mod bonnie_pp;
+pub mod dbench;
 pub mod fio;
 pub mod pgbench;
+pub mod postmark;
 pub mod sysbench;
+pub mod sysbench_fileio;
 
 /// Why a tool's output could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

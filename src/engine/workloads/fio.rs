@@ -300,7 +300,7 @@ impl FioSpec {
 
 /// fio's stderr, or its stdout when stderr is empty (it prints some option errors there),
 /// trimmed to the last 2,000 characters.
-fn tool_text(done: &child::Finished) -> String {
+pub(crate) fn tool_text(done: &child::Finished) -> String {
     let t = if done.stderr.trim().is_empty() {
         done.stdout.trim()
     } else {
@@ -316,7 +316,7 @@ const LEAVE_TIMEOUT: Duration = Duration::from_secs(30);
 /// SIGKILLs every process whose working directory is `dir` and waits (polling every 10 ms,
 /// at most [`LEAVE_TIMEOUT`]) until none is left. fio runs in `dir` and its job processes
 /// inherit it; they call setsid(2), so killing fio's process group does not reach them.
-fn kill_processes_in(dir: &Path) {
+pub(crate) fn kill_processes_in(dir: &Path) {
     let Ok(dir) = std::fs::canonicalize(dir) else {
         return;
     };
@@ -348,7 +348,7 @@ fn kill_processes_in(dir: &Path) {
 }
 
 /// Removes every entry of `dir` (fio's data files), keeping `dir`.
-fn empty_dir(dir: &Path) -> Result<(), EngineError> {
+pub(crate) fn empty_dir(dir: &Path) -> Result<(), EngineError> {
     let rd = std::fs::read_dir(dir).map_err(|e| EngineError::io(format!("read directory {}", dir.display()), e))?;
     for e in rd {
         let e = e.map_err(|e| EngineError::io(format!("read directory {}", dir.display()), e))?;

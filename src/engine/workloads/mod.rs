@@ -3,11 +3,16 @@
 
 pub mod bigfile;
 pub mod bonnie;
+pub mod bonnie_pp;
+pub mod dbench;
 pub mod dd;
 pub mod filecopy;
 pub mod fileio;
 pub mod fio;
 pub mod mongo;
 pub mod oltp;
+pub mod postmark;
 pub mod scan;
+pub mod sysbench_fileio;
+pub mod tool;
 pub mod treecopy;
