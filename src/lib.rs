@@ -45,3 +45,4 @@ pub mod stats;
 pub mod store;
 pub mod sysinfo;
 pub mod units;
+pub mod verify;
