@@ -121,6 +121,7 @@ pub fn render_html(model: &ReportModel) -> String {
         out.push_str("<p>No results.</p>\n");
     }
     synthetic_vs_real(&mut out, model);
+    crate::verify::html::section(&mut out, model);
     environment(&mut out, model);
     warnings(&mut out, model);
     out.push_str("</body></html>\n");

@@ -36,7 +36,7 @@ pub mod cachebound;
 pub mod charts;
 pub mod compare;
 mod csv;
-mod escape;
+pub(crate) mod escape;
 mod html;
 mod number;
 mod role;

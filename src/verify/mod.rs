@@ -20,6 +20,7 @@
 //!
 //! See doc/verify.md for every pair, its matching settings and the rows outside tolerance.
 
+pub mod html;
 pub mod pairs;
 pub mod ratios;
 
