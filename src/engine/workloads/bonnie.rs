@@ -1945,4 +1945,29 @@ mod tests {
         );
         assert!(!d.contains('\n'));
     }
+
+    #[test]
+    fn caches_once_is_left_out_of_the_spec_by_default_and_runs_every_phase() {
+        let json = serde_json::to_string(&BonnieSpec::default()).expect("json");
+        assert!(!json.contains("caches"), "{json}");
+        let spec: BonnieSpec = toml::from_str("caches = \"once\"").expect("toml");
+        assert_eq!(spec.caches, BonnieCaches::Once);
+        assert!(spec.describe().contains("caches-dropped-once"));
+        assert!(toml::from_str::<BonnieSpec>("caches = \"never\"").is_err());
+        // A tiny run with caches = "once" records every phase.
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let flag = AtomicBool::new(false);
+        let spec = BonnieSpec {
+            file_size: Bytes(Bytes::MIB),
+            char_size: Some(Bytes(0)),
+            seekers: 1,
+            seeks: 16,
+            files: 16,
+            caches: BonnieCaches::Once,
+            ..BonnieSpec::default()
+        };
+        let s = crate::engine::run_quiet(&spec, tmp.path(), &flag).expect("run");
+        assert!(s.phases.iter().any(|p| p.phase == RANDOM_SEEKS));
+        assert!(s.phases.iter().any(|p| p.phase == "rand_delete"));
+    }
 }
