@@ -76,6 +76,10 @@ pub enum Command {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Run every native workload and the real tool it reproduces (fio, sysbench fileio,
+    /// bonnie++, cp/rm, dd) alternately on fresh filesystems; print native/referee per metric
+    /// with its 95 % CI; exit 1 if any is outside ±15 % (±10 % for copies).
+    Verify(VerifyArgs),
     /// Deterministic datasets (the trees the treecopy workload copies).
     Dataset {
         /// What to do with datasets.
@@ -246,6 +250,32 @@ pub struct RunArgs {
     /// subdirectory, the report shows cluster totals and every rank.
     #[arg(long, value_name = "N")]
     pub ranks: Option<u32>,
+}
+
+/// Arguments of `verify`.
+#[derive(Debug, Clone, Args)]
+pub struct VerifyArgs {
+    /// Filesystem variants, as `run --fs`.
+    #[arg(long, value_name = "LIST", default_value = "ext4,xfs,btrfs")]
+    pub fs: String,
+    /// Runs of each native workload and of its referee (at least 2).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub pairs: u32,
+    /// Multiply every size and duration, e.g. 0.25 for a quicker check.
+    #[arg(long, value_name = "S")]
+    pub scale: Option<f64>,
+    /// Run only these pairs (comma-separated): fileio-rndrd, fileio-rndrw, bonnie, treecopy,
+    /// bigfile.
+    #[arg(long, value_name = "PAIRS", value_delimiter = ',')]
+    pub only: Option<Vec<String>>,
+    #[command(flatten)]
+    pub scratch: ScratchArgs,
+    /// Label stored with the session.
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+    /// Test of the check itself: feed the bigfile pair's referee a mismatched setting.
+    #[arg(long, hide = true)]
+    pub mismatch: bool,
 }
 
 /// Arguments of `report`.

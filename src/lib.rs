@@ -52,3 +52,4 @@ pub mod stats;
 pub mod store;
 pub mod sysinfo;
 pub mod units;
+pub mod verify;

@@ -20,6 +20,7 @@
 //! - `fio`: the fio workload (the real fio) on a loop ext4, and Ctrl-C while fio runs.
 //! - `tools`: bonnie++, sysbench fileio, dbench and PostMark on a loop ext4; a missing tool;
 //!   bonnie++ SIGKILLed mid-run.
+//! - `verify`: `fsbench verify` end to end on loop ext4; a mismatched referee makes it exit 1.
 //! - `golden`: the exports of a stored session, byte for byte.
 //! - `space`: image-size estimates against the peaks real runs use; every study preset planned.
 //! - `dirtarget`: `--dir` suites, which need no `[[fs]]` table.
@@ -82,6 +83,9 @@ mod fio;
 
 #[path = "integration/tools.rs"]
 mod tools;
+
+#[path = "integration/verify.rs"]
+mod verify;
 
 #[path = "integration/golden.rs"]
 mod golden;

@@ -291,6 +291,8 @@ workload_kinds! {
     /// Cut the power under a seeded writer (shutdown ioctl or the FUSE power-cut disk), then
     /// measure recovery mount, fsck and what acknowledged-durable data was lost.
     Powercut(workloads::powercut::PowercutSpec) = "powercut",
+    /// coreutils `dd` writing one file (`conv=fsync` or `oflag=direct`): bigfile's referee.
+    Dd(workloads::dd::DdSpec) = "dd",
 }
 
 #[cfg(test)]

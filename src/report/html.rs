@@ -123,6 +123,7 @@ pub fn render_html(model: &ReportModel) -> String {
     synthetic_vs_real(&mut out, model);
     // Many-rank sessions: cluster figures, per-rank table and timeline ("" for one rank).
     out.push_str(&crate::comm::report::html(model));
+    crate::verify::html::section(&mut out, model);
     environment(&mut out, model);
     warnings(&mut out, model);
     out.push_str("</body></html>\n");

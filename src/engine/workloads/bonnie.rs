@@ -49,7 +49,7 @@
 //! bytes inside a syscall-per-byte chunk); everything created is removed at the end and on
 //! error or interrupt, leaving the directory empty.
 
-use crate::engine::phase::{LatencySet, Phases, Policy, Short, MIN_TIME};
+use crate::engine::phase::{Caches, LatencySet, Phases, Policy, Short, MIN_TIME};
 use crate::engine::pool::{Step, Worker, WorkerPool};
 use crate::engine::sysio;
 use crate::engine::{EngineError, ErrHint, RunContext, Workload, WorkloadKind};
@@ -199,6 +199,30 @@ pub struct BonnieSpec {
     /// repeats do the same work. Default 0.
     #[serde(default)]
     pub seed: u64,
+    /// When the run's `drop_caches` applies: `each_phase` (default: before every phase, so
+    /// each one starts cold) or `once` (before the first phase only, the way bonnie++ sees the
+    /// caches when it is started after a drop: its rewrite, reads and seeks run over what the
+    /// phases before them left in the page cache). `fsbench verify` uses `once` against the
+    /// real bonnie++; with `each_phase`, `random_seeks` reads a cold file that bonnie++ would
+    /// find cached (or, with a file over twice the RAM, mostly not), so the two measure
+    /// different things.
+    #[serde(default, skip_serializing_if = "is_each_phase")]
+    pub caches: BonnieCaches,
+}
+
+/// When a bonnie run drops caches (if the run asks for it at all).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BonnieCaches {
+    /// Before every timed phase (the default).
+    #[default]
+    EachPhase,
+    /// Before the first timed phase only, as a bonnie++ run started after a drop.
+    Once,
+}
+
+fn is_each_phase(c: &BonnieCaches) -> bool {
+    *c == BonnieCaches::EachPhase
 }
 
 fn default_file_size() -> Bytes {
@@ -238,6 +262,7 @@ impl Default for BonnieSpec {
             dirs: default_dirs(),
             fsync: true,
             seed: 0,
+            caches: BonnieCaches::EachPhase,
         }
     }
 }
@@ -408,6 +433,9 @@ impl Workload for BonnieSpec {
             ));
         }
         s.push_str(if self.fsync { " fsync" } else { " no-fsync" });
+        if self.caches == BonnieCaches::Once {
+            s.push_str(" caches-dropped-once");
+        }
         s
     }
 
@@ -448,6 +476,8 @@ struct Runner<'a, 'c> {
     parent: BorrowedFd<'a>,
     io_path: PathBuf,
     files_path: PathBuf,
+    /// Phases timed so far (with `caches = "once"` only the first drops caches).
+    timed_phases: usize,
 }
 
 impl<'a, 'c: 'a> Runner<'a, 'c> {
@@ -460,6 +490,7 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
             parent,
             io_path: ctx.dir.join(IO_FILE),
             files_path: ctx.dir.join(FILES_DIR.to_string_lossy().as_ref()),
+            timed_phases: 0,
         }
     }
 
@@ -490,8 +521,13 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
         workers: Vec<W>,
         amount: Amount,
     ) -> Result<Vec<W::Output>, EngineError> {
+        let policy = match (self.spec.caches, self.timed_phases) {
+            (BonnieCaches::Once, n) if n > 0 => POLICY.caches(Caches::Keep),
+            _ => POLICY,
+        };
+        self.timed_phases += 1;
         self.phases
-            .run_pool(phase, WorkerPool::new(), workers, &POLICY, |_, wall| {
+            .run_pool(phase, WorkerPool::new(), workers, &policy, |_, wall| {
                 let secs = wall.as_secs_f64().max(1e-9);
                 Ok(vec![match amount {
                     Amount::Bytes(b) => (
@@ -1908,5 +1944,30 @@ mod tests {
             "{d}"
         );
         assert!(!d.contains('\n'));
+    }
+
+    #[test]
+    fn caches_once_is_left_out_of_the_spec_by_default_and_runs_every_phase() {
+        let json = serde_json::to_string(&BonnieSpec::default()).expect("json");
+        assert!(!json.contains("caches"), "{json}");
+        let spec: BonnieSpec = toml::from_str("caches = \"once\"").expect("toml");
+        assert_eq!(spec.caches, BonnieCaches::Once);
+        assert!(spec.describe().contains("caches-dropped-once"));
+        assert!(toml::from_str::<BonnieSpec>("caches = \"never\"").is_err());
+        // A tiny run with caches = "once" records every phase.
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let flag = AtomicBool::new(false);
+        let spec = BonnieSpec {
+            file_size: Bytes(Bytes::MIB),
+            char_size: Some(Bytes(0)),
+            seekers: 1,
+            seeks: 16,
+            files: 16,
+            caches: BonnieCaches::Once,
+            ..BonnieSpec::default()
+        };
+        let s = crate::engine::run_quiet(&spec, tmp.path(), &flag).expect("run");
+        assert!(s.phases.iter().any(|p| p.phase == RANDOM_SEEKS));
+        assert!(s.phases.iter().any(|p| p.phase == "rand_delete"));
     }
 }

@@ -5,6 +5,7 @@ pub mod bigfile;
 pub mod bonnie;
 pub mod bonnie_pp;
 pub mod dbench;
+pub mod dd;
 pub mod filecopy;
 pub mod fileio;
 pub mod fio;

@@ -1,0 +1,81 @@
+//! The verify section of a session's HTML report: a forest plot of native/referee per metric
+//! (the ratio − 1 in percent with its 95 % CI, plotters SVG as every chart of the report, through
+//! [`crate::report::charts::forest_chart`]) and the table of [`super::ratios`]. Empty for every
+//! session that is not a verify session.
+
+use super::ratios::{self, Verdict};
+use crate::report::charts::{self, ForestRow};
+use crate::report::escape::html as esc;
+use crate::report::ReportModel;
+use std::fmt::Write as _;
+
+/// Upper end of the intervals drawn, percent (the table gives the full interval).
+const CLIP_PCT: f64 = 200.0;
+
+/// Appends the section to `out` when `model` is a verify session.
+pub fn section(out: &mut String, model: &ReportModel) {
+    let Some(t) = ratios::table(&model.session.info.suite_name, &model.cases, &model.samples) else {
+        return;
+    };
+    out.push_str("<h2 id=\"verify\">Native against the real tools</h2>\n");
+    let rows: Vec<ForestRow> = t
+        .rows
+        .iter()
+        .filter_map(|r| {
+            let (x, lo, hi) = r.ratio?;
+            Some(ForestRow {
+                label: r.label(),
+                change: (x - 1.0) * 100.0,
+                // Three pairs on a loaded machine give intervals up to ×40: clip them so the
+                // points stay readable (the table below has the full interval).
+                ci: Some(((lo - 1.0) * 100.0, ((hi - 1.0) * 100.0).min(CLIP_PCT))),
+                tone: match r.verdict {
+                    Verdict::Ok => 1,
+                    Verdict::Outside | Verdict::NoData(_) => 2,
+                    Verdict::ByDesign(_) => 0,
+                },
+            })
+        })
+        .collect();
+    if !rows.is_empty() {
+        out.push_str("<figure class=\"chart chart-forest\">");
+        match charts::forest_chart(&rows, super::pairs::TOLERANCE_PCT, 1100) {
+            Ok(svg) => out.push_str(&svg),
+            Err(e) => {
+                let _ = write!(out, "<p class=\"note\">{}</p>", esc(&e.to_string()));
+            }
+        }
+        out.push_str(
+            "<figcaption class=\"note\">native / referee − 1 of each metric, in percent, with its 95 % \
+             log-ratio CI (drawn up to +200 %; the table gives the whole interval); grey band: ±15 % (copies are held to ±10 %). Green: within tolerance, red: \
+             outside, grey: the tools differ by design.</figcaption></figure>\n",
+        );
+    }
+    out.push_str(
+        "<table><thead><tr><th style=\"text-align:left\">fs</th><th style=\"text-align:left\">pair</th>\
+         <th style=\"text-align:left\">native</th><th style=\"text-align:left\">referee</th><th>native mean</th>\
+         <th>referee mean</th><th>ratio</th><th>95 % CI</th><th style=\"text-align:left\">verdict</th></tr></thead><tbody>\n",
+    );
+    for r in &t.rows {
+        let f = |v: Option<f64>| v.map_or("–".to_string(), |x| format!("{x:.4}"));
+        let (ratio, ci) = match r.ratio {
+            Some((x, lo, hi)) => (format!("{x:.3}"), format!("{lo:.3} – {hi:.3}")),
+            None => ("–".into(), "–".into()),
+        };
+        let _ = writeln!(
+            out,
+            "<tr><td style=\"text-align:left\">{}</td><td style=\"text-align:left\">{}</td><td style=\"text-align:left\">{}</td>\
+             <td style=\"text-align:left\">{} {}</td><td>{}</td><td>{}</td><td>{ratio}</td><td>{ci}</td><td style=\"text-align:left\">±{:.0} %: {}</td></tr>",
+            esc(&r.variant),
+            esc(&r.pair),
+            esc(&r.native),
+            esc(&r.tool),
+            esc(&r.referee),
+            f(r.native_mean),
+            f(r.referee_mean),
+            r.tolerance_pct,
+            esc(&r.verdict.text()),
+        );
+    }
+    out.push_str("</tbody></table>\n");
+}

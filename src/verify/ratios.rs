@@ -1,0 +1,389 @@
+//! The ratios of a stored verify session: for every filesystem variant, pair and compared
+//! metric, native mean / referee mean with its 95 % log-ratio confidence interval
+//! ([`crate::stats::two_sample::ratio_ci`], the interval `compare` uses), and a verdict.
+//!
+//! Built from stored cases and samples only (the report renders it as a forest plot), so it
+//! imports nothing from `config` and never re-runs anything.
+//!
+//! Verdicts: `ok` (|ratio − 1| within the tolerance), `outside` (beyond it: the exit code of
+//! `fsbench verify` is 1), `by design` (the pair's table says the tools cannot agree, or the
+//! referee printed `+++++` for the phase: shown with the reason, never counted), `no data`
+//! (a side has fewer than two ok repeats with the metric: counted as outside, because nothing
+//! was verified).
+
+use super::pairs::{self, MetricPair, Pair};
+use crate::stats::two_sample::{ratio_ci, Sample};
+use crate::store::{CaseRecord, SampleRecord, SampleStatus};
+use std::fmt::Write as _;
+
+/// The suite name of every verify session.
+pub const SUITE_NAME: &str = "verify";
+/// Confidence of the intervals.
+pub const CONFIDENCE: f64 = 0.95;
+
+/// What a row says.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verdict {
+    /// Inside the tolerance.
+    Ok,
+    /// Outside the tolerance.
+    Outside,
+    /// Cannot agree by design; the reason.
+    ByDesign(String),
+    /// Not enough data on one side; the reason.
+    NoData(String),
+}
+
+impl Verdict {
+    /// Whether the row fails `fsbench verify`.
+    pub fn fails(&self) -> bool {
+        matches!(self, Verdict::Outside | Verdict::NoData(_))
+    }
+
+    /// Short text for tables.
+    pub fn text(&self) -> String {
+        match self {
+            Verdict::Ok => "ok".into(),
+            Verdict::Outside => "OUTSIDE".into(),
+            Verdict::ByDesign(why) => format!("by design: {why}"),
+            Verdict::NoData(why) => format!("NO DATA: {why}"),
+        }
+    }
+}
+
+/// One compared metric on one filesystem.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// Filesystem variant (report column name).
+    pub variant: String,
+    /// Pair id.
+    pub pair: String,
+    /// The referee's name.
+    pub tool: String,
+    /// `phase metric` of the native side.
+    pub native: String,
+    /// `phase metric` of the referee.
+    pub referee: String,
+    /// Mean of the native values (metric's unit), if any.
+    pub native_mean: Option<f64>,
+    /// Mean of the referee values, if any.
+    pub referee_mean: Option<f64>,
+    /// Ok repeats with the metric: native, referee.
+    pub n: (usize, usize),
+    /// Native / referee with its interval (`None` without two values a side).
+    pub ratio: Option<(f64, f64, f64)>,
+    /// Tolerance, percent.
+    pub tolerance_pct: f64,
+    /// The verdict.
+    pub verdict: Verdict,
+}
+
+impl Row {
+    /// Label of the row in tables and the forest plot.
+    pub fn label(&self) -> String {
+        format!(
+            "{} {} {} vs {} {}",
+            self.variant, self.pair, self.native, self.tool, self.referee
+        )
+    }
+}
+
+/// Every row of a verify session.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct VerifyTable {
+    /// Rows in variant, pair, metric order.
+    pub rows: Vec<Row>,
+}
+
+impl VerifyTable {
+    /// Rows that fail the check.
+    pub fn failures(&self) -> usize {
+        self.rows.iter().filter(|r| r.verdict.fails()).count()
+    }
+}
+
+/// The values of (phase, metric) in the ok, measured repeats of the case `workload` on
+/// `variant`; and whether some repeat ran the phase without the metric (bonnie++'s `+++++`).
+fn values(
+    cases: &[CaseRecord],
+    samples: &[SampleRecord],
+    variant: &str,
+    workload: &str,
+    (phase, metric): (&str, &str),
+) -> (Vec<f64>, bool) {
+    let Some(case) = cases.iter().find(|c| c.variant == variant && c.workload == workload) else {
+        return (Vec::new(), false);
+    };
+    let mut v = Vec::new();
+    let mut untimed = false;
+    for s in samples.iter().map(|s| &s.sample) {
+        if s.case_id != case.case_id || s.is_warmup || s.status != SampleStatus::Ok {
+            continue;
+        }
+        let in_phase: Vec<_> = s.measurements.iter().filter(|m| m.phase == phase).collect();
+        match in_phase.iter().find(|m| m.metric.name == metric) {
+            Some(m) => v.push(m.value),
+            None if !in_phase.is_empty() => untimed = true,
+            None => {}
+        }
+    }
+    (v, untimed)
+}
+
+fn row(cases: &[CaseRecord], samples: &[SampleRecord], variant: &str, p: &Pair, mp: &MetricPair) -> Row {
+    let (nv, _) = values(cases, samples, variant, &pairs::native_name(p), mp.native);
+    let (rv, plus) = values(cases, samples, variant, &pairs::referee_name(p), mp.referee);
+    let (ns, rs) = (Sample::of(&nv), Sample::of(&rv));
+    let ratio = match (ns, rs) {
+        (Some(a), Some(b)) => ratio_ci(a, b, CONFIDENCE).map(|c| (c.ratio, c.low, c.high)),
+        _ => None,
+    };
+    let verdict = if let Some(why) = mp.by_design {
+        Verdict::ByDesign(why.to_string())
+    } else if rv.len() < 2 && plus {
+        Verdict::ByDesign(format!(
+            "{} printed +++++ (the phase took under 0.5 s, so it gives no rate): raise --scale",
+            p.tool
+        ))
+    } else if let Some((r, _, _)) = ratio {
+        if (r - 1.0).abs() * 100.0 <= mp.tolerance_pct {
+            Verdict::Ok
+        } else {
+            Verdict::Outside
+        }
+    } else {
+        Verdict::NoData(format!(
+            "{} native and {} {} repeat(s) with the metric; need 2 each",
+            nv.len(),
+            rv.len(),
+            p.tool
+        ))
+    };
+    Row {
+        variant: variant.to_string(),
+        pair: p.id.to_string(),
+        tool: p.tool.to_string(),
+        native: format!("{} {}", mp.native.0, mp.native.1),
+        referee: format!("{} {}", mp.referee.0, mp.referee.1),
+        native_mean: ns.map(|s| s.mean),
+        referee_mean: rs.map(|s| s.mean),
+        n: (nv.len(), rv.len()),
+        ratio,
+        tolerance_pct: mp.tolerance_pct,
+        verdict,
+    }
+}
+
+/// The verify table of a stored session: `None` unless it is a verify session (suite name
+/// [`SUITE_NAME`]). Pairs none of whose workloads the session has (`--only`) are left out.
+pub fn table(suite_name: &str, cases: &[CaseRecord], samples: &[SampleRecord]) -> Option<VerifyTable> {
+    if suite_name != SUITE_NAME {
+        return None;
+    }
+    let mut variants: Vec<&str> = Vec::new();
+    for c in cases {
+        if !variants.contains(&c.variant.as_str()) {
+            variants.push(&c.variant);
+        }
+    }
+    let mut rows = Vec::new();
+    for v in variants {
+        for p in pairs::PAIRS {
+            let has = |name: String| cases.iter().any(|c| c.variant == v && c.workload == name);
+            if !has(pairs::native_name(p)) && !has(pairs::referee_name(p)) {
+                continue;
+            }
+            for mp in p.metrics {
+                rows.push(row(cases, samples, v, p, mp));
+            }
+        }
+    }
+    Some(VerifyTable { rows })
+}
+
+fn num(v: Option<f64>) -> String {
+    match v {
+        Some(x) if x.abs() >= 100.0 => format!("{x:.0}"),
+        Some(x) if x.abs() >= 1.0 => format!("{x:.2}"),
+        Some(x) => format!("{x:.4}"),
+        None => "-".into(),
+    }
+}
+
+/// The closing table of `fsbench verify` (plain text, one line per row, then a summary line).
+pub fn render_text(t: &VerifyTable) -> String {
+    let mut out = String::new();
+    let lines: Vec<[String; 8]> = t
+        .rows
+        .iter()
+        .map(|r| {
+            let (ratio, ci) = match r.ratio {
+                Some((x, lo, hi)) => (format!("{x:.3}"), format!("[{lo:.3}, {hi:.3}]")),
+                None => ("-".into(), "-".into()),
+            };
+            [
+                r.variant.clone(),
+                format!("{} ({})", r.pair, r.tool),
+                format!("{} | {}", r.native, r.referee),
+                num(r.native_mean),
+                num(r.referee_mean),
+                ratio,
+                ci,
+                format!("±{:.0}% {}", r.tolerance_pct, r.verdict.text()),
+            ]
+        })
+        .collect();
+    let head = [
+        "fs",
+        "pair (referee)",
+        "native metric | referee metric",
+        "native",
+        "referee",
+        "ratio",
+        "95% CI",
+        "verdict",
+    ];
+    let mut w = head.map(str::len);
+    for l in &lines {
+        for (i, c) in l.iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let pad = |s: &str, n: usize, right: bool| {
+        let fill = " ".repeat(n.saturating_sub(s.chars().count()));
+        if right {
+            format!("{fill}{s}")
+        } else {
+            format!("{s}{fill}")
+        }
+    };
+    let mut line = |cells: &[String]| {
+        let mut s = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            let right = (3..=5).contains(&i);
+            if i == cells.len() - 1 {
+                s.push_str(c);
+            } else {
+                s.push_str(&pad(c, w[i], right));
+                s.push_str("  ");
+            }
+        }
+        let _ = writeln!(out, "{}", s.trim_end());
+    };
+    line(&head.map(String::from));
+    for l in &lines {
+        line(l);
+    }
+    let ok = t.rows.iter().filter(|r| r.verdict == Verdict::Ok).count();
+    let design = t
+        .rows
+        .iter()
+        .filter(|r| matches!(r.verdict, Verdict::ByDesign(_)))
+        .count();
+    let _ = writeln!(
+        out,
+        "{} metric(s): {ok} within tolerance, {} outside or without data, {design} differ by design",
+        t.rows.len(),
+        t.failures()
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metric::{Measurement, MetricId, Unit};
+    use crate::store::{CaseAvailability, NewSample};
+
+    fn case(id: &str, variant: &str, workload: &str) -> CaseRecord {
+        CaseRecord {
+            case_id: id.into(),
+            variant: variant.into(),
+            fs_type: variant.into(),
+            mkfs_args: vec![],
+            mount_opts: vec![],
+            workload: workload.into(),
+            workload_kind: "x".into(),
+            workload_json: "{}".into(),
+            availability: CaseAvailability::Available,
+        }
+    }
+
+    fn sample(case: &str, repeat: u32, phase: &str, metric: &str, value: Option<f64>) -> SampleRecord {
+        let mut measurements = vec![Measurement {
+            phase: phase.into(),
+            metric: MetricId::latency("lat_max"),
+            value: 1.0,
+        }];
+        if let Some(v) = value {
+            measurements.push(Measurement {
+                phase: phase.into(),
+                metric: MetricId::higher(metric, Unit::MibPerSec),
+                value: v,
+            });
+        }
+        SampleRecord {
+            id: i64::from(repeat),
+            sample: NewSample {
+                case_id: case.into(),
+                repeat,
+                is_warmup: false,
+                started_at: String::new(),
+                wall_s: 1.0,
+                status: SampleStatus::Ok,
+                device: None,
+                effective_mount_opts: None,
+                notes: vec![],
+                measurements,
+            },
+        }
+    }
+
+    #[test]
+    fn ratios_verdicts_and_plus_rows() {
+        let cases = vec![case("a", "ext4", "bigfile:native"), case("b", "ext4", "bigfile:dd")];
+        let mk = |nat: [f64; 3], refv: [Option<f64>; 3]| {
+            let mut s = Vec::new();
+            for r in 0..3 {
+                s.push(sample("a", r, "fsync", "durable_throughput", Some(nat[r as usize])));
+                s.push(sample("b", r, "write", "throughput", refv[r as usize]));
+            }
+            s
+        };
+        let ok = table(
+            SUITE_NAME,
+            &cases,
+            &mk([100.0, 102.0, 98.0], [Some(101.0), Some(99.0), Some(100.0)]),
+        )
+        .unwrap();
+        assert_eq!(ok.rows.len(), 1);
+        let (r, lo, hi) = ok.rows[0].ratio.unwrap();
+        assert!((r - 1.0).abs() < 0.01 && lo < r && r < hi, "{:?}", ok.rows[0]);
+        assert_eq!(ok.rows[0].verdict, Verdict::Ok);
+        assert_eq!(ok.failures(), 0);
+
+        let bad = table(
+            SUITE_NAME,
+            &cases,
+            &mk([150.0, 152.0, 148.0], [Some(101.0), Some(99.0), Some(100.0)]),
+        )
+        .unwrap();
+        assert_eq!(bad.rows[0].verdict, Verdict::Outside);
+        assert_eq!(bad.failures(), 1);
+        assert!(render_text(&bad).contains("OUTSIDE"), "{}", render_text(&bad));
+
+        let plus = table(SUITE_NAME, &cases, &mk([100.0, 100.0, 100.0], [None, None, None])).unwrap();
+        assert!(matches!(plus.rows[0].verdict, Verdict::ByDesign(ref w) if w.contains("+++++")));
+        assert_eq!(plus.failures(), 0);
+
+        // A referee that never ran the phase at all is no data, and fails.
+        let only_native: Vec<_> = mk([100.0, 100.0, 100.0], [None, None, None])
+            .into_iter()
+            .filter(|s| s.sample.case_id == "a")
+            .collect();
+        let none = table(SUITE_NAME, &cases, &only_native).unwrap();
+        assert!(none.rows[0].verdict.fails(), "{:?}", none.rows[0]);
+
+        assert!(table("quick", &cases, &[]).is_none());
+    }
+}
