@@ -335,6 +335,7 @@ mod tests {
                 effective_mount_opts: None,
                 notes: vec![],
                 measurements,
+                histograms: vec![],
             },
         }
     }
