@@ -11,7 +11,8 @@
 //!    ([`agent`]). This was chosen over packing fsbench into the initramfs because the agent
 //!    then uses the host's own mkfs programs, libraries and binary unchanged (nothing to copy
 //!    or keep in step), and the initramfs stays a few MiB; the price is a 9p share, read-only,
-//!    with the guest's own tmpfs over `/tmp` and `/run` (so fsbench must not live there);
+//!    with the guest's own tmpfs over `/tmp` and `/run` (the binary's own folder is a second
+//!    read-only 9p share mounted at `/run/fsbench-bin`, so a binary under /tmp works too);
 //! 3. the agent makes the filesystem and runs the workload through the normal engine (the one
 //!    phase driver), and answers over the guest's second serial port in a framed JSON
 //!    protocol ([`agent::encode`]); the host stores the sample as any other, with the guest's
@@ -302,12 +303,6 @@ fn agent_exe() -> Result<PathBuf, GuestError> {
                 GuestError::Unavailable("the fsbench binary for the guest agent was not found: set FSBENCH_EXE".into())
             })?
     };
-    if exe.starts_with("/tmp") || exe.starts_with("/run") {
-        return Err(GuestError::Unavailable(format!(
-            "the guest replaces /tmp and /run with its own tmpfs, so it cannot run {}: install fsbench elsewhere",
-            exe.display()
-        )));
-    }
     Ok(exe)
 }
 
@@ -339,10 +334,15 @@ fn init_script(agent: Option<&Path>) -> String {
                   $B mount -t tmpfs tmpfs /host/tmp\n\
                   $B mount -t tmpfs tmpfs /host/run\n\
                   $B cp /job.json /host/run/fsbench-job.json\n\
+                  $B mkdir -p /host/run/fsbench-bin\n\
+                  $B mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144 fsbenchbin /host/run/fsbench-bin\n\
                   echo 'fsbench-guest: agent starting'\n";
             s += &format!(
                 "$B chroot /host {} guest-agent --job /run/fsbench-job.json --out /dev/ttyS1\n",
-                sh_quote(&exe.display().to_string()),
+                sh_quote(&format!(
+                    "/run/fsbench-bin/{}",
+                    exe.file_name().unwrap_or_default().to_string_lossy()
+                )),
             );
             s += "echo \"fsbench-guest: agent exited with status $?\"\n\
                   else echo 'fsbench-guest: cannot mount the host root over 9p'; fi\n";
@@ -449,6 +449,7 @@ fn probe_kvm(state: &RunState, kernel: &Kernel, busybox: &Path, interrupt: &Atom
         channel: &channel,
         stderr: &stderr,
         share_root: false,
+        agent_dir: None,
         accel: Accel::Kvm,
         mem_mib: 256,
     };
@@ -551,6 +552,7 @@ pub fn run_slot(
         channel: &channel,
         stderr: &stderr,
         share_root: true,
+        agent_dir: exe.parent(),
         accel,
         mem_mib: GUEST_MEM_MIB,
     };

@@ -52,6 +52,10 @@ pub struct Boot<'a> {
     pub stderr: &'a Path,
     /// Share the host's root read-only over 9p as `hostroot`.
     pub share_root: bool,
+    /// Share the folder of the agent's binary read-only over 9p as `fsbenchbin`: the guest
+    /// mounts its own tmpfs over `/tmp` and `/run`, so a binary there (a checkout in /tmp) would
+    /// be hidden in the shared root.
+    pub agent_dir: Option<&'a Path>,
     /// Accelerator.
     pub accel: Accel,
     /// Guest memory in MiB.
@@ -109,6 +113,12 @@ impl Guest {
                 "-virtfs",
                 "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
             ]);
+        }
+        if let Some(dir) = b.agent_dir {
+            cmd.arg("-virtfs").arg(format!(
+                "local,path={},mount_tag=fsbenchbin,security_model=none,readonly=on,multidevs=remap",
+                qemu_path(dir)
+            ));
         }
         cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
