@@ -657,7 +657,12 @@ mod tests {
         }
         let dir = tempfile::tempdir().unwrap();
         let flag = AtomicBool::new(false);
-        let s = quick("randrw");
+        // 1 s, not quick()'s 300 ms: on a loaded machine 300 ms of randrw once moved no write
+        // bytes, and a direction that moved nothing is (rightly) not a phase.
+        let s = FioSpec {
+            runtime: Some(Dur(Duration::from_secs(1))),
+            ..quick("randrw")
+        };
         let sample = run_quiet(&s, dir.path(), &flag).expect("fio runs");
         let names: Vec<&str> = sample.phases.iter().map(|p| p.phase.as_str()).collect();
         assert_eq!(names, s.phases());
