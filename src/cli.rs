@@ -250,6 +250,10 @@ pub struct RunArgs {
     /// subdirectory, the report shows cluster totals and every rank.
     #[arg(long, value_name = "N")]
     pub ranks: Option<u32>,
+    /// Exit 1 when any repeat failed (suite key `[run] strict = true`). Without it a run exits
+    /// 0 when some case produced results, warning which cases failed, and 1 only when none did.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// Arguments of `verify`.
