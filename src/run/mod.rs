@@ -247,7 +247,10 @@ impl Runner {
             obs.case_unavailable(c);
         }
         if plan.slots.is_empty() {
-            return Err(RunError::Usage("nothing to run: every filesystem variant is unavailable here (see above); `fsbench doctor` says what to install".into()));
+            return Err(RunError::Usage(
+                "nothing to run: every case is unavailable here (see above); `fsbench doctor` says what to install"
+                    .into(),
+            ));
         }
         // What a device holds (a mount, a signature, swap) matters before whether it is big
         // enough: the safety refusal says what was found, as `plan` does.
