@@ -44,6 +44,9 @@ pub struct Cli {
 pub enum Command {
     /// Run a suite or preset: provision, run every workload on every filesystem, repeat, store,
     /// and print the comparison table.
+    #[command(
+        after_help = "Exit codes: 0 every repeat succeeded, or some failed but other cases produced results (a warning names each failed case; unavailable cases are reported, not errors); 1 no case produced results, or any repeat failed with --strict / `[run] strict = true`; 2 usage error or nothing runnable; 130 interrupted."
+    )]
     Run(RunArgs),
     /// Print the cases, repeats, order, sizes and disk space a run would use, and stop.
     Plan(RunArgs),
