@@ -115,6 +115,7 @@ fn cmd_verify(db: &Path, a: &crate::cli::VerifyArgs) -> Result<i32> {
         session,
         interrupted,
         failed,
+        ..
     } = crate::verify::run(db, &o, &TerminalObserver::new())?;
     let data = store.load_session(session)?;
     let table =
@@ -154,7 +155,8 @@ fn cmd_plan(a: &RunArgs) -> Result<i32> {
 }
 
 /// `fsbench run`: the runner with the terminal observer, then the report of what is stored;
-/// 130 when interrupted, 1 when a repeat of the session failed.
+/// 130 when interrupted; when a repeat failed, 1 if no case produced results or the run is
+/// strict, else 0 with a warning naming the failed cases ([`run::Failures`]).
 fn cmd_run(db: &Path, a: &RunArgs, verbosity: i8) -> Result<i32> {
     // Many ranks (src/comm): `--ranks N` starts mpirun with this command line; under mpirun,
     // ranks other than 0 only run workloads, and rank 0 does what follows.
@@ -164,6 +166,7 @@ fn cmd_run(db: &Path, a: &RunArgs, verbosity: i8) -> Result<i32> {
     }
     let comm = crate::comm::init().map_err(|e| AppError::Usage(e.to_string()))?;
     let runner = Runner::new(db, a, std::env::args().collect())?;
+    let strict = a.strict || runner.strict();
     if comm.rank() != 0 {
         if runner.follow()? {
             return Ok(130);
@@ -188,7 +191,8 @@ fn cmd_run(db: &Path, a: &RunArgs, verbosity: i8) -> Result<i32> {
         store,
         session,
         interrupted,
-        failed,
+        failures,
+        ..
     } = runner.run(&run::Fanout(observers))?;
     // With `--events -` standard output carries the events only: the report goes to the HTML
     // file and `fsbench report` as always.
@@ -230,11 +234,10 @@ fn cmd_run(db: &Path, a: &RunArgs, verbosity: i8) -> Result<i32> {
         eprintln!("fsbench: interrupted; every completed repeat is stored (session {session}), nothing is left mounted; `fsbench run --resume {session}` continues it");
         return Ok(130);
     }
-    if failed > 0 {
-        eprintln!("fsbench: {failed} repeat(s) failed; the report above says which and why");
-        return Ok(1);
+    if let Some(m) = failures.message(strict) {
+        eprintln!("{m}");
     }
-    Ok(0)
+    Ok(failures.exit_code(strict))
 }
 
 /// The report model of a stored session, with the trim and confidence of its stored policy.

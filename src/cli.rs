@@ -44,6 +44,9 @@ pub struct Cli {
 pub enum Command {
     /// Run a suite or preset: provision, run every workload on every filesystem, repeat, store,
     /// and print the comparison table.
+    #[command(
+        after_help = "Exit codes: 0 every repeat succeeded, or some failed but other cases produced results (a warning names each failed case; unavailable cases are reported, not errors); 1 no case produced results, or any repeat failed with --strict / `[run] strict = true`; 2 usage error or nothing runnable; 130 interrupted."
+    )]
     Run(RunArgs),
     /// Print the cases, repeats, order, sizes and disk space a run would use, and stop.
     Plan(RunArgs),
@@ -250,6 +253,10 @@ pub struct RunArgs {
     /// subdirectory, the report shows cluster totals and every rank.
     #[arg(long, value_name = "N")]
     pub ranks: Option<u32>,
+    /// Exit 1 when any repeat failed (suite key `[run] strict = true`). Without it a run exits
+    /// 0 when some case produced results, warning which cases failed, and 1 only when none did.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// Arguments of `verify`.

@@ -24,6 +24,7 @@
 //! - `golden`: the exports of a stored session, byte for byte.
 //! - `space`: image-size estimates against the peaks real runs use; every study preset planned.
 //! - `dirtarget`: `--dir` suites, which need no `[[fs]]` table.
+//! - `exitcode`: `run`'s exit code when some or all cases fail or are unavailable; `--strict`.
 //! - `cleanup`: a killed run with its own scratch folder, undone by a bare `fsbench cleanup`.
 //! - `quiesce`: the quiesce gate's stored wait per repeat; a hammered device timing it out.
 //! - `device_reuse`: a second run on the same confirmed device; foreign filesystems refused.
@@ -112,6 +113,8 @@ mod guest;
 #[path = "integration/zfs.rs"]
 mod zfs;
 
+#[path = "integration/exitcode.rs"]
+mod exitcode;
 #[path = "integration/memory.rs"]
 mod memory;
 #[cfg(feature = "mpi")]

@@ -14,6 +14,7 @@
 //! drop_caches = true     # sync and drop caches before every timed phase [true]
 //! trim = 1               # best and worst repeats dropped, per end, by the trimmed mean [1]
 //! confidence = 0.95      # confidence level of intervals, between 0 and 1 [0.95]
+//! strict = true          # `run` exits 1 when any repeat failed, not only when no case produced results [false]
 //!
 //! [[fs]]                 # one table per filesystem variant, in column order
 //! type = "ext4"          # required: what mkfs.TYPE and mount -t get
@@ -255,6 +256,7 @@ fn build(src: &Source, tools: Option<super::Tools>) -> Result<Suite, ConfigError
         Some(t) => Some(super::Tools::parse(src, t)?),
         None => None,
     };
+    let strict = raw.run.as_ref().and_then(|r| r.strict).unwrap_or(false);
     let policy = build_policy(src, raw.run)?;
 
     // No [[fs]] is fine while `--fs` or `--dir` supplies the variants: `load_str` decides.
@@ -331,6 +333,7 @@ fn build(src: &Source, tools: Option<super::Tools>) -> Result<Suite, ConfigError
         workloads,
         scale: 1.0,
         device,
+        strict,
         source_text: src.text.to_string(),
     })
 }

@@ -77,6 +77,10 @@ pub struct Suite {
     /// `[target] device`, confirmed by an identical `wipe` in the file: the real device to
     /// format, as `--device X --wipe X` names it on the command line.
     pub device: Option<std::path::PathBuf>,
+    /// `[run] strict = true`: `fsbench run` exits 1 when any repeat failed (as `--strict`), not
+    /// only when no case produced results.
+    #[serde(default)]
+    pub strict: bool,
     /// The exact TOML text the suite came from (stored with the session).
     pub source_text: String,
 }

@@ -70,6 +70,8 @@ pub(super) struct RawRun {
     pub memory: Option<Spanned<Bytes>>,
     pub precision: Option<Spanned<f64>>,
     pub budget: Option<Spanned<crate::units::Dur>>,
+    /// `true`: `fsbench run` exits 1 when any repeat failed (`--strict`).
+    pub strict: Option<bool>,
 }
 
 /// One `[[fs]]`.

@@ -220,6 +220,7 @@ mod tests {
             }],
             device: None,
             scale: 1.0,
+            strict: false,
             source_text: String::new(),
         }
     }

@@ -17,6 +17,7 @@
 
 pub mod adaptive;
 mod baseline;
+pub mod failures;
 mod lock;
 pub mod observer;
 pub mod plan_view;
@@ -26,6 +27,7 @@ mod slot;
 pub mod target;
 mod terminal;
 
+pub use failures::Failures;
 pub use observer::{
     Event, Fanout, Observer, Recorder, RepeatEnd, RepeatOutcome, RepeatStart, SessionEnd, SessionStart,
 };
@@ -104,6 +106,9 @@ pub struct RunSummary {
     pub interrupted: bool,
     /// Repeats of the whole stored session (not only this run) that failed; 0 when interrupted.
     pub failed: usize,
+    /// The same by case, and how many cases produced results: what decides the exit code
+    /// ([`Failures::exit_code`]); empty when interrupted.
+    pub failures: Failures,
 }
 
 /// One `fsbench run`, decided and ready to start.
@@ -152,6 +157,11 @@ impl Runner {
     pub fn with_interrupt(mut self, flag: Arc<AtomicBool>) -> Runner {
         self.interrupt = flag;
         self
+    }
+
+    /// `--strict` or `[run] strict = true`: any failed repeat makes the run exit 1.
+    pub fn strict(&self) -> bool {
+        self.args.strict || self.suite.strict
     }
 
     /// The plan this runner executes (every case, available or not, and every slot).
@@ -237,7 +247,10 @@ impl Runner {
             obs.case_unavailable(c);
         }
         if plan.slots.is_empty() {
-            return Err(RunError::Usage("nothing to run: every filesystem variant is unavailable here (see above); `fsbench doctor` says what to install".into()));
+            return Err(RunError::Usage(
+                "nothing to run: every case is unavailable here (see above); `fsbench doctor` says what to install"
+                    .into(),
+            ));
         }
         // What a device holds (a mount, a signature, swap) matters before whether it is big
         // enough: the safety refusal says what was found, as `plan` does.
@@ -468,21 +481,18 @@ impl Runner {
         state.finish();
 
         // The stored session is the truth: a resumed run replaced the repeats it ran again.
-        let failed = if interrupted {
-            0
+        let failures = if interrupted {
+            Failures::default()
         } else {
-            store
-                .load_session(session)?
-                .samples
-                .iter()
-                .filter(|s| matches!(s.sample.status, SampleStatus::Failed(_)))
-                .count()
+            let data = store.load_session(session)?;
+            Failures::of(&data.cases, &data.samples)
         };
         Ok(RunSummary {
             store,
             session,
             interrupted,
-            failed,
+            failed: failures.repeats,
+            failures,
         })
     }
 }

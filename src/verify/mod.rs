@@ -142,6 +142,8 @@ fn run_args(o: &VerifyOptions, suite: &Path) -> RunArgs {
         resume: None,
         events: None,
         ranks: None,
+        // `fsbench verify` exits 1 on any failed repeat (app::cmd_verify).
+        strict: true,
     }
 }
 

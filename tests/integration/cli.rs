@@ -24,9 +24,15 @@ fn help_lists_every_subcommand_and_the_exit_codes() {
         "--dir",
         "--db",
         "--label",
+        "--strict",
     ] {
         assert!(out.contains(flag), "run --help lacks {flag}");
     }
+    // `run`'s own exit codes: a partial failure is 0, --strict makes any failure 1.
+    assert!(
+        out.contains("some failed but other cases produced results") && out.contains("with --strict"),
+        "{out}"
+    );
 }
 
 #[test]

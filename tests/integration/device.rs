@@ -301,6 +301,9 @@ fn a_device_mounted_by_someone_else_during_the_run_is_refused_at_the_next_repeat
     let mut child = Command::new(crate::util::bin())
         .args(["--db", db.to_str().unwrap(), "run", suite.to_str().unwrap()])
         .args(["--device", &d.dev, "--wipe", &d.dev, "--scratch", sc.to_str().unwrap()])
+        // The refused repeats are an error to the caller: --strict exits 1 on any failed repeat
+        // (without it, the first repeat's results would make it 0 with a warning).
+        .arg("--strict")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -343,8 +346,9 @@ fn a_device_mounted_by_someone_else_during_the_run_is_refused_at_the_next_repeat
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
     sh("umount", &[ours.to_str().unwrap()]);
     assert_no_leftovers(&sc);
-    // The first repeat completes; the two after it are refused with what was found.
+    // The first repeat completes; the two after it are refused with what was found (--strict).
     assert_eq!(status.code(), Some(1), "{err}");
+    assert!(err.contains("2 repeat(s) failed (--strict"), "{err}");
     let store = fsbench::store::Store::open(&db).unwrap();
     let samples = store.load_session(1).unwrap().samples;
     let errors: Vec<String> = samples.iter().map(|s| format!("{:?}", s.sample.status)).collect();
