@@ -283,6 +283,7 @@ fn timed(wall: Duration, cpu: CpuUsage) -> Timed<()> {
         wall,
         cpu,
         latency: LatencySummary::default(),
+        bins: Vec::new(),
         value: (),
     }
 }
