@@ -173,10 +173,11 @@ pub(super) fn section(out: &mut String, model: &ReportModel, workload: &str) {
     for (phase, per_variant) in &groups {
         let _ = writeln!(
             out,
-            "<figure class=\"chart chart-histogram\" data-workload=\"{w}\" data-phase=\"{p}\">{svg}<figcaption>{p}: share of each filesystem's operations per completion-latency bucket ({PER_DECADE} per factor of ten), from the recorded histogram (fsbench's per-operation clock for its own workloads, the tool's for external tools), measured repeats summed.</figcaption></figure>",
+            "<figure class=\"chart chart-histogram\" data-workload=\"{w}\" data-phase=\"{p}\">{svg}<figcaption>{p}: share of each filesystem's operations per completion-latency bucket ({PER_DECADE} per factor of ten), from the recorded histogram (fsbench's per-operation clock for its own workloads, the tool's for external tools), measured repeats summed.{prov}</figcaption></figure>",
             w = esc(workload),
             p = esc(phase),
-            svg = svg(phase, per_variant, &model.variants)
+            svg = svg(phase, per_variant, &model.variants),
+            prov = super::caption::provenance(&model.session.info)
         );
     }
     out.push_str("</div>\n");

@@ -33,6 +33,7 @@
 
 mod build;
 pub mod cachebound;
+pub mod caption;
 pub mod charts;
 pub mod compare;
 mod csv;
