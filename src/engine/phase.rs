@@ -27,7 +27,7 @@ use crate::engine::host::before_phase;
 use crate::engine::latency::{LatencySummary, Stat};
 use crate::engine::pool::{PoolRun, Worker, WorkerPool};
 use crate::engine::{EngineError, RunContext};
-use crate::metric::{CpuUsage, LatencyHistogram, MetricId, PhaseResult, RawSample};
+use crate::metric::{CpuUsage, LatencyHistogram, MetricId, PhaseResult, RawSample, ThroughputSeries};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -167,6 +167,9 @@ pub struct Timed<T> {
     /// bucket ([`crate::engine::latency::LatencyRecorder::log_bins`]); empty outside a pool run.
     /// [`Phases::record`] stores it as the phase's [`crate::metric::LatencyHistogram`].
     pub bins: Vec<(u64, u64)>,
+    /// Operations per elapsed second of a pool with a deadline ([`PoolRun::per_second`]);
+    /// empty otherwise. [`Phases::record`] stores it as the phase's throughput series.
+    pub per_second: Vec<u64>,
     /// What the region produced (the [`PoolRun`] for a pool).
     pub value: T,
 }
@@ -179,6 +182,7 @@ impl<T> Timed<T> {
             cpu: self.cpu,
             latency: self.latency,
             bins: self.bins,
+            per_second: self.per_second,
             value: f(self.value),
         }
     }
@@ -247,6 +251,7 @@ impl<'a, 'c> Phases<'a, 'c> {
             cpu,
             latency: run.latency.summary(),
             bins: run.latency.log_bins(),
+            per_second: run.per_second.clone(),
             value: run,
         })
     }
@@ -271,6 +276,7 @@ impl<'a, 'c> Phases<'a, 'c> {
             cpu,
             latency: run.latency.summary(),
             bins: run.latency.log_bins(),
+            per_second: run.per_second.clone(),
             value: run,
         })
     }
@@ -288,6 +294,7 @@ impl<'a, 'c> Phases<'a, 'c> {
             cpu,
             latency: LatencySummary::default(),
             bins: Vec::new(),
+            per_second: Vec::new(),
             value,
         })
     }
@@ -337,6 +344,12 @@ impl<'a, 'c> Phases<'a, 'c> {
             self.sample.histograms.push(LatencyHistogram {
                 phase: phase.to_string(),
                 bins: t.bins.clone(),
+            });
+        }
+        if !t.per_second.is_empty() {
+            self.sample.series.push(ThroughputSeries {
+                phase: phase.to_string(),
+                ops: t.per_second.clone(),
             });
         }
         self.sample.phases.push(PhaseResult {

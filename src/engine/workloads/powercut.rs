@@ -284,6 +284,7 @@ fn timed(wall: Duration, cpu: CpuUsage) -> Timed<()> {
         cpu,
         latency: LatencySummary::default(),
         bins: Vec::new(),
+        per_second: Vec::new(),
         value: (),
     }
 }
