@@ -393,6 +393,7 @@ fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable
         );
     }
     super::histogram::section(out, model, wl);
+    super::throughput::section(out, model, wl);
     if !headline.is_empty() {
         out.push_str("<h3>Every repeat</h3>\n<p class=\"note\">Each point is one measured repeat in run order; the dashed line is the trimmed mean and the band the 95 % confidence interval of the mean. A first point far from the rest is a first-run effect.</p>\n<div class=\"grid\">\n");
         let absent = view::absent(model, wl);

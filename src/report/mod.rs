@@ -46,6 +46,7 @@ pub(crate) mod number;
 mod role;
 mod summary;
 mod text;
+mod throughput;
 mod view;
 mod words;
 
