@@ -112,6 +112,8 @@ mod guest;
 #[path = "integration/zfs.rs"]
 mod zfs;
 
+#[path = "integration/charts.rs"]
+mod charts;
 #[path = "integration/memory.rs"]
 mod memory;
 #[cfg(feature = "mpi")]
