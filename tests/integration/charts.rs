@@ -65,10 +65,7 @@ fn a_dir_run_stores_histograms_and_per_second_series_and_the_report_draws_them()
                 with_latency += 1;
             }
         }
-        assert!(
-            with_latency > 0 || hist.is_empty(),
-            "histograms but no latency metrics: {s}"
-        );
+        latency_phases += with_latency;
         for t in s["series"].as_array().cloned().unwrap_or_default() {
             let phase = t["phase"].as_str().unwrap();
             let ops: Vec<u64> = t["ops"]
