@@ -129,4 +129,24 @@ fn a_dir_run_stores_histograms_and_per_second_series_and_the_report_draws_them()
             &fig[fig.len().saturating_sub(400)..]
         );
     }
+    // As a browser builds it: both charts with a line for ext4 (skips loudly without Chromium,
+    // fails under FSBENCH_REQUIRE_PRIVILEGED=1).
+    let Some(browser) = crate::report_html::chromium_or_skip() else {
+        return;
+    };
+    let profile = dir.path().join("chromium-profile");
+    let o = crate::report_html::chromium(&browser, &profile, &["--dump-dom"], &page);
+    assert!(o.status.success(), "{}", text(&o));
+    let dom = String::from_utf8_lossy(&o.stdout);
+    for class in ["chart chart-histogram", "chart chart-throughput"] {
+        let at = dom
+            .find(&format!("class=\"{class}\""))
+            .unwrap_or_else(|| panic!("{class} not in the DOM"));
+        let fig = &dom[at..at + dom[at..].find("</figure>").unwrap()];
+        assert!(
+            fig.contains("<polyline") && fig.contains("data-variant=\"ext4\""),
+            "{class}: {fig}"
+        );
+        assert!(fig.contains(&caption), "{class} caption");
+    }
 }
