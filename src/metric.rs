@@ -292,6 +292,16 @@ pub struct LatencyHistogram {
     pub bins: Vec<(u64, u64)>,
 }
 
+/// Operations per elapsed second of one time-based phase (a pool phase with a deadline:
+/// fileio, oltp on SQLite), all workers summed; the last entry is a partial second.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ThroughputSeries {
+    /// The phase it belongs to.
+    pub phase: String,
+    /// Operations completed in second `i` after the phase's start, for each `i`.
+    pub ops: Vec<u64>,
+}
+
 /// Everything one repeat of one case produced, before it is stored.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RawSample {
@@ -300,6 +310,9 @@ pub struct RawSample {
     /// Latency histograms of phases whose tool reported one (fio); usually empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub histograms: Vec<LatencyHistogram>,
+    /// Per-second operation counts of time-based phases; usually empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<ThroughputSeries>,
     /// Things the report should say about this repeat (for example "phase too short to time").
     pub notes: Vec<String>,
 }

@@ -113,6 +113,8 @@ mod guest;
 #[path = "integration/zfs.rs"]
 mod zfs;
 
+#[path = "integration/charts.rs"]
+mod charts;
 #[path = "integration/exitcode.rs"]
 mod exitcode;
 #[path = "integration/memory.rs"]

@@ -694,6 +694,7 @@ mod tests {
                     ],
                 }],
                 histograms: vec![],
+                series: Vec::new(),
                 notes: vec![],
             }),
             vec![RankPhase {

@@ -124,10 +124,41 @@ impl LatencyRecorder {
         r
     }
 
+    /// The histogram in compact form for storage: `(ns, operations)` of every non-empty
+    /// log-spaced bucket ([`BUCKETS_PER_DECADE`] per factor of ten of latency), in increasing
+    /// latency. Each bucket is named by its geometric centre in ns, so any coarser regrouping
+    /// by a divisor of [`BUCKETS_PER_DECADE`] (the report's 8 per decade) puts it in the right
+    /// group. At most ⌈log10([`HIGHEST_NS`]) × [`BUCKETS_PER_DECADE`]⌉ + 1 (≈ 200) buckets;
+    /// their counts sum to [`LatencyRecorder::count`]. Empty when nothing was recorded.
+    pub fn log_bins(&self) -> Vec<(u64, u64)> {
+        let mut out: Vec<(i64, u64)> = Vec::new();
+        for v in self.hist.iter_recorded() {
+            let k = log_bucket(v.value_iterated_to());
+            match out.last_mut() {
+                Some((last, n)) if *last == k => *n += v.count_at_value(),
+                _ => out.push((k, v.count_at_value())),
+            }
+        }
+        out.into_iter()
+            .map(|(k, n)| {
+                let centre = 10f64.powf((k as f64 + 0.5) / BUCKETS_PER_DECADE as f64);
+                (centre.round().max(1.0) as u64, n)
+            })
+            .collect()
+    }
+
     /// The underlying histogram (for serialisation or custom quantiles).
     pub fn histogram(&self) -> &Histogram<u64> {
         &self.hist
     }
+}
+
+/// Buckets per factor of ten in [`LatencyRecorder::log_bins`] (a multiple of the report's 8).
+pub const BUCKETS_PER_DECADE: u32 = 16;
+
+/// The log bucket of `ns`: `floor(log10(ns) × BUCKETS_PER_DECADE)` (0 ns counts as 1 ns).
+fn log_bucket(ns: u64) -> i64 {
+    ((ns.max(1) as f64).log10() * f64::from(BUCKETS_PER_DECADE)).floor() as i64
 }
 
 /// Latency percentiles of one phase, in microseconds.
@@ -285,6 +316,37 @@ mod tests {
             && id.direction == crate::metric::Direction::LowerIsBetter
             && id.role == crate::metric::Role::Latency
             && close(*v, 2.0)));
+    }
+
+    #[test]
+    fn log_bins_are_compact_sorted_and_keep_every_operation() {
+        assert!(LatencyRecorder::new().log_bins().is_empty());
+        let mut r = LatencyRecorder::new();
+        // A wide spread: 1 ns to one hour, many distinct values.
+        let mut ns = 1u64;
+        let mut n = 0u64;
+        while ns < HIGHEST_NS {
+            r.record_ns(ns);
+            n += 1;
+            ns = ns + ns / 50 + 1;
+        }
+        r.record_ns(HIGHEST_NS);
+        n += 1;
+        let bins = r.log_bins();
+        assert!(bins.len() <= 202, "{} buckets", bins.len());
+        assert!(bins.len() > 150, "{} buckets", bins.len());
+        assert_eq!(bins.iter().map(|b| b.1).sum::<u64>(), n);
+        assert!(bins.windows(2).all(|w| w[0].0 < w[1].0), "increasing");
+        // A bucket's centre falls in that bucket and in the report's coarser one.
+        let mut one = LatencyRecorder::new();
+        for _ in 0..7 {
+            one.record_ns(12_345);
+        }
+        let b = one.log_bins();
+        assert_eq!(b.len(), 1);
+        assert_eq!(b[0].1, 7);
+        assert_eq!(log_bucket(b[0].0), log_bucket(12_345));
+        assert!(b[0].0 > 11_000 && b[0].0 < 14_000, "{b:?}");
     }
 
     #[test]

@@ -12,7 +12,8 @@
 //!    its client);
 //! 3. [`Phases::record`]: the headline metrics, then the phase's [`LatencySet`] (chosen by
 //!    [`Stat`], declared [`crate::metric::Role::Latency`]), the minimum-time policy
-//!    ([`Short`]), and the [`PhaseResult`].
+//!    ([`Short`]), and the [`PhaseResult`]; a pool phase's latency histogram, log-bucketed
+//!    (≤ ~200 buckets), goes into the sample's `histograms` (the report's histogram chart).
 //!
 //! [`Phases::run_pool`] is the three steps for the common case.
 //!
@@ -26,7 +27,7 @@ use crate::engine::host::before_phase;
 use crate::engine::latency::{LatencySummary, Stat};
 use crate::engine::pool::{PoolRun, Worker, WorkerPool};
 use crate::engine::{EngineError, RunContext};
-use crate::metric::{CpuUsage, MetricId, PhaseResult, RawSample};
+use crate::metric::{CpuUsage, LatencyHistogram, MetricId, PhaseResult, RawSample, ThroughputSeries};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -162,6 +163,13 @@ pub struct Timed<T> {
     pub cpu: CpuUsage,
     /// The pool's latency percentiles (empty outside a pool run).
     pub latency: LatencySummary,
+    /// The pool's latency histogram in compact form, `(ns, operations)` per non-empty log
+    /// bucket ([`crate::engine::latency::LatencyRecorder::log_bins`]); empty outside a pool run.
+    /// [`Phases::record`] stores it as the phase's [`crate::metric::LatencyHistogram`].
+    pub bins: Vec<(u64, u64)>,
+    /// Operations per elapsed second of a pool with a deadline ([`PoolRun::per_second`]);
+    /// empty otherwise. [`Phases::record`] stores it as the phase's throughput series.
+    pub per_second: Vec<u64>,
     /// What the region produced (the [`PoolRun`] for a pool).
     pub value: T,
 }
@@ -173,6 +181,8 @@ impl<T> Timed<T> {
             wall: self.wall,
             cpu: self.cpu,
             latency: self.latency,
+            bins: self.bins,
+            per_second: self.per_second,
             value: f(self.value),
         }
     }
@@ -240,6 +250,8 @@ impl<'a, 'c> Phases<'a, 'c> {
             wall: run.wall,
             cpu,
             latency: run.latency.summary(),
+            bins: run.latency.log_bins(),
+            per_second: run.per_second.clone(),
             value: run,
         })
     }
@@ -263,6 +275,8 @@ impl<'a, 'c> Phases<'a, 'c> {
             wall: run.wall + extra,
             cpu,
             latency: run.latency.summary(),
+            bins: run.latency.log_bins(),
+            per_second: run.per_second.clone(),
             value: run,
         })
     }
@@ -279,6 +293,8 @@ impl<'a, 'c> Phases<'a, 'c> {
             wall,
             cpu,
             latency: LatencySummary::default(),
+            bins: Vec::new(),
+            per_second: Vec::new(),
             value,
         })
     }
@@ -324,6 +340,18 @@ impl<'a, 'c> Phases<'a, 'c> {
             }
         }
         crate::comm::ranks::phase_recorded(phase, t.wall);
+        if !t.bins.is_empty() {
+            self.sample.histograms.push(LatencyHistogram {
+                phase: phase.to_string(),
+                bins: t.bins.clone(),
+            });
+        }
+        if !t.per_second.is_empty() {
+            self.sample.series.push(ThroughputSeries {
+                phase: phase.to_string(),
+                ops: t.per_second.clone(),
+            });
+        }
         self.sample.phases.push(PhaseResult {
             phase: phase.to_string(),
             wall: t.wall,

@@ -23,6 +23,13 @@
 //! lock (the only shared state is two atomic flags, read with relaxed loads, written only when
 //! something ends the run).
 //!
+//! A pool with a deadline (a time-based phase) also counts each worker's operations per elapsed
+//! second ([`PoolRun::per_second`]): the counts array is sized from the deadline before the start
+//! barrier (at most [`MAX_SECONDS`] entries; later seconds add to the last), and the hot loop
+//! only compares the reading it already took with the next second's boundary and increments a
+//! local counter, storing it when a boundary passes. Boundaries are the clock's `ticks_in`
+//! (never early, at most 0.1 % late on the TSC). The counts sum to the operations exactly.
+//!
 //! The pool's wall time runs from the earliest worker start (barrier release) to the latest
 //! worker end, as bonnie++ times its seeker processes (first start to last stop). A single
 //! worker runs on the calling thread, without a barrier or a spawn.
@@ -113,7 +120,13 @@ pub struct PoolRun<O> {
     pub outputs: Vec<O>,
     /// Why the run stopped.
     pub stop: StopReason,
+    /// Operations of all workers per elapsed second since each worker's start (entry `i` is
+    /// second `i`; the last entry is a partial second); empty for a pool without a deadline.
+    pub per_second: Vec<u64>,
 }
+
+/// Longest per-second series a pool keeps (one hour); later seconds add to the last entry.
+pub const MAX_SECONDS: usize = 3600;
 
 impl<O> PoolRun<O> {
     /// Operations per second over the pool's wall time (0 for a zero wall time).
@@ -148,6 +161,7 @@ struct Finished<O> {
     latency: LatencyRecorder,
     output: O,
     deadline_hit: bool,
+    per_second: Vec<u64>,
 }
 
 impl WorkerPool {
@@ -293,7 +307,14 @@ fn merge<O>(results: Vec<Result<Finished<O>, Exit>>, interrupt: &AtomicBool) -> 
     let mut outputs = Vec::with_capacity(finished.len());
     let mut ops = 0;
     let mut stop = StopReason::Done;
+    let mut per_second: Vec<u64> = Vec::new();
     for f in finished {
+        if per_second.len() < f.per_second.len() {
+            per_second.resize(f.per_second.len(), 0);
+        }
+        for (total, n) in per_second.iter_mut().zip(&f.per_second) {
+            *total += n;
+        }
         latency.merge(&f.latency);
         ops += f.ops;
         if f.deadline_hit {
@@ -312,6 +333,7 @@ fn merge<O>(results: Vec<Result<Finished<O>, Exit>>, interrupt: &AtomicBool) -> 
         workers,
         outputs,
         stop,
+        per_second,
     })
 }
 
@@ -370,15 +392,31 @@ fn run_one<W: Worker, C: OpClock>(
     interrupt: &AtomicBool,
     abort: &AtomicBool,
 ) -> Result<Finished<W::Output>, Exit> {
+    // Per-second counts of a time-based phase: sized now, before the start (seconds of the
+    // deadline, one partial, one spare), never grown in the loop.
+    let mut per_second: Vec<u64> = match deadline {
+        Some(d) => vec![0; (d.as_secs() as usize + 2).min(MAX_SECONDS)],
+        None => Vec::new(),
+    };
     if let Some(b) = barrier {
         b.wait();
     }
     let start = Instant::now();
     let mut t0 = clock.now();
+    let started = t0;
     let deadline_at =
         deadline.map(|d| t0.saturating_add(clock.ticks_in(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))));
     let mut ops: u64 = 0;
     let mut deadline_hit = false;
+    // The second being counted, its operations so far, and the reading at which it ends
+    // (never, without a series).
+    let mut second: usize = 0;
+    let mut in_second: u64 = 0;
+    let mut second_ends = if per_second.is_empty() {
+        u64::MAX
+    } else {
+        started.saturating_add(clock.ticks_in(1_000_000_000))
+    };
     loop {
         if interrupt.load(Ordering::Relaxed) {
             return Err(Exit::Interrupted);
@@ -398,6 +436,18 @@ fn run_one<W: Worker, C: OpClock>(
         latency.record_ns(clock.ns_between(t0, t1));
         t0 = t1;
         ops += 1;
+        if t1 >= second_ends {
+            // Rare (once a second): store the finished second, find the current one.
+            per_second[second] += in_second;
+            in_second = 0;
+            let secs = clock.ns_between(started, t1) / 1_000_000_000;
+            second = (secs as usize).max(second + 1).min(per_second.len() - 1);
+            second_ends = started.saturating_add(clock.ticks_in((second as u64 + 1) * 1_000_000_000));
+            if second == per_second.len() - 1 {
+                second_ends = u64::MAX;
+            }
+        }
+        in_second += 1;
         if let Some(d) = deadline_at {
             if t1 >= d {
                 deadline_hit = true;
@@ -405,6 +455,12 @@ fn run_one<W: Worker, C: OpClock>(
             }
         }
     }
+    if let Some(last) = per_second.get_mut(second) {
+        *last += in_second;
+    }
+    // Trailing seconds nobody reached are not part of the series.
+    let reached = if ops == 0 { 0 } else { second + 1 };
+    per_second.truncate(reached);
     if let Err(e) = w.end() {
         abort.store(true, Ordering::Relaxed);
         return Err(Exit::Failed(e));
@@ -417,6 +473,7 @@ fn run_one<W: Worker, C: OpClock>(
         latency,
         output: w.finish(),
         deadline_hit,
+        per_second,
     })
 }
 
@@ -550,6 +607,31 @@ mod tests {
         assert_eq!(run.stop, StopReason::Deadline);
         assert!(run.ops > 0);
         assert!(run.wall >= Duration::from_millis(30) && run.wall < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn a_deadline_pool_counts_operations_per_second_with_either_clock() {
+        let flag = AtomicBool::new(false);
+        let check = |run: PoolRun<(u64, Option<Instant>, bool)>| {
+            // 2.3 s: seconds 0 and 1 full, second 2 partial; no trailing empty seconds.
+            assert_eq!(run.per_second.len(), 3, "{:?}", run.per_second);
+            assert_eq!(run.per_second.iter().sum::<u64>(), run.ops, "{:?}", run.per_second);
+            // Each full second holds about a second's share of the operations (20 µs spins).
+            let full = run.ops as f64 / run.wall.as_secs_f64();
+            for &n in &run.per_second[..2] {
+                assert!((n as f64) > 0.7 * full && (n as f64) < 1.3 * full, "{n} of {full}/s");
+            }
+            assert!((run.per_second[2] as f64) < 0.6 * full, "{:?}", run.per_second);
+        };
+        let pool = WorkerPool::with_deadline(Duration::from_millis(2300));
+        let two = vec![Countdown::new(u64::MAX), Countdown::new(u64::MAX)];
+        check(pool.run_with(clock::Monotonic, two, &flag).expect("monotonic"));
+        if let Best::Tsc(tsc) = clock::best() {
+            check(pool.run_with(tsc, vec![Countdown::new(u64::MAX)], &flag).expect("tsc"));
+        }
+        // No deadline, no series.
+        let run = WorkerPool::new().run(vec![Countdown::new(10)], &flag).expect("run");
+        assert!(run.per_second.is_empty());
     }
 
     #[test]

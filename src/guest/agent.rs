@@ -66,6 +66,9 @@ pub struct WireSample {
     /// Latency histograms a tool reported (fio's json+ bins), as in [`RawSample::histograms`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub histograms: Vec<crate::metric::LatencyHistogram>,
+    /// Per-second series of time-based phases, as in [`RawSample::series`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<crate::metric::ThroughputSeries>,
 }
 
 impl WireSample {
@@ -82,6 +85,7 @@ impl WireSample {
                 .collect(),
             notes: raw.notes.clone(),
             histograms: raw.histograms.clone(),
+            series: raw.series.clone(),
         }
     }
 
@@ -248,6 +252,7 @@ mod tests {
             }],
             notes: vec!["n".into()],
             histograms: vec![],
+            series: Vec::new(),
         };
         let reply = Reply {
             kernel: "k".into(),

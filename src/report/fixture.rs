@@ -106,6 +106,7 @@ fn sample(
             notes: notes.iter().map(|s| s.to_string()).collect(),
             measurements,
             histograms: Vec::new(),
+            series: Vec::new(),
         },
     }
 }

@@ -1,5 +1,6 @@
-//! Latency histograms in the HTML report: for each phase of a workload whose tool stored one
-//! (fio's json+ completion-latency bins, `latency_histograms`), one SVG with a line per
+//! Latency histograms in the HTML report: for each phase that stored one (`latency_histograms`:
+//! every pool phase of fsbench's own workloads, from its hdrhistogram log-bucketed by
+//! `engine::phase`; fio's json+ completion-latency bins), one SVG with a line per
 //! filesystem: the share of that filesystem's operations per latency bucket, on a logarithmic
 //! latency axis.
 //!
@@ -172,10 +173,11 @@ pub(super) fn section(out: &mut String, model: &ReportModel, workload: &str) {
     for (phase, per_variant) in &groups {
         let _ = writeln!(
             out,
-            "<figure class=\"chart chart-histogram\" data-workload=\"{w}\" data-phase=\"{p}\">{svg}<figcaption>{p}: share of each filesystem's operations per completion-latency bucket ({PER_DECADE} per factor of ten), from the tool's own histogram, measured repeats summed.</figcaption></figure>",
+            "<figure class=\"chart chart-histogram\" data-workload=\"{w}\" data-phase=\"{p}\">{svg}<figcaption>{p}: share of each filesystem's operations per completion-latency bucket ({PER_DECADE} per factor of ten), from the recorded histogram (fsbench's per-operation clock for its own workloads, the tool's for external tools), measured repeats summed.{prov}</figcaption></figure>",
             w = esc(workload),
             p = esc(phase),
-            svg = svg(phase, per_variant, &model.variants)
+            svg = svg(phase, per_variant, &model.variants),
+            prov = super::caption::provenance(&model.session.info)
         );
     }
     out.push_str("</div>\n");

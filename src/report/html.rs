@@ -274,7 +274,15 @@ fn caption_notes(model: &ReportModel, panels: &[Panel]) -> String {
 }
 
 /// A `<figure>` with a chart or, if drawing failed, the error in its place.
-fn figure(out: &mut String, class: &str, attrs: &str, svg: Result<String, charts::ChartError>, caption: &str) {
+/// The caption ends with the session's provenance (kernel, fsbench and tool versions).
+fn figure(
+    out: &mut String,
+    model: &ReportModel,
+    class: &str,
+    attrs: &str,
+    svg: Result<String, charts::ChartError>,
+    caption: &str,
+) {
     let _ = write!(out, "<figure class=\"chart {class}\"{attrs}>");
     match svg {
         Ok(svg) => out.push_str(&svg),
@@ -282,7 +290,11 @@ fn figure(out: &mut String, class: &str, attrs: &str, svg: Result<String, charts
             let _ = write!(out, "<p class=\"note\">{}</p>", esc(&e.to_string()));
         }
     }
-    let _ = writeln!(out, "<figcaption>{caption}</figcaption></figure>");
+    let _ = writeln!(
+        out,
+        "<figcaption>{caption}{}</figcaption></figure>",
+        super::caption::provenance(&model.session.info)
+    );
 }
 
 fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable, index: usize) {
@@ -321,6 +333,7 @@ fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable
         });
         figure(
             out,
+            model,
             "chart-bars",
             &attrs,
             charts::bar_chart(&p, &model.variants, WIDE),
@@ -344,6 +357,7 @@ fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable
         });
         figure(
             out,
+            model,
             "chart-cpu",
             &format!(" id=\"cpu-{index}\" data-workload=\"{w}\""),
             charts::bar_chart(&p, &model.variants, WIDE),
@@ -367,6 +381,7 @@ fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable
         });
         figure(
             out,
+            model,
             "chart-latency",
             &format!(" id=\"latency-{index}\" data-workload=\"{w}\""),
             charts::bar_chart(&p, &model.variants, WIDE),
@@ -378,6 +393,7 @@ fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable
         );
     }
     super::histogram::section(out, model, wl);
+    super::throughput::section(out, model, wl);
     if !headline.is_empty() {
         out.push_str("<h3>Every repeat</h3>\n<p class=\"note\">Each point is one measured repeat in run order; the dashed line is the trimmed mean and the band the 95 % confidence interval of the mean. A first point far from the rest is a first-run effect.</p>\n<div class=\"grid\">\n");
         let absent = view::absent(model, wl);
@@ -423,6 +439,7 @@ fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable
             );
             figure(
                 out,
+                model,
                 "chart-repeats",
                 &format!(
                     " data-workload=\"{w}\" data-phase=\"{}\" data-metric=\"{}\"",
@@ -565,6 +582,7 @@ fn synthetic_vs_real(out: &mut String, model: &ReportModel) {
     out.push_str("<section id=\"synthetic-real\"><h2>Synthetic versus real-data throughput</h2>\n");
     figure(
         out,
+        model,
         "chart-synthetic-real",
         "",
         charts::bar_chart(&p, &model.variants, WIDE),

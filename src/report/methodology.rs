@@ -464,6 +464,7 @@ mod tests {
                         effective_mount_opts: None,
                         notes: vec![],
                         histograms: vec![],
+                        series: Vec::new(),
                         measurements: vec![Measurement {
                             phase: "seq_read_block".into(),
                             metric: MetricId::higher("throughput", Unit::MibPerSec),

@@ -33,6 +33,7 @@
 
 mod build;
 pub mod cachebound;
+pub mod caption;
 pub mod charts;
 pub mod compare;
 mod csv;
@@ -45,6 +46,7 @@ pub(crate) mod number;
 mod role;
 mod summary;
 mod text;
+mod throughput;
 mod view;
 mod words;
 

@@ -147,6 +147,7 @@ mod tests {
                 notes: vec![],
                 measurements: vec![],
                 histograms: vec![],
+                series: vec![],
             },
         }
     }

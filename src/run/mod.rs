@@ -428,6 +428,7 @@ impl Runner {
                 notes: vec![],
                 measurements: vec![],
                 histograms: vec![],
+                series: vec![],
             };
             let outcome = slot::run_slot(
                 provisioner.as_ref(),

@@ -93,6 +93,7 @@ fn run_guest_slot(
             sample.measurements.push(g.boot);
             sample.notes = g.raw.notes;
             sample.histograms = g.raw.histograms;
+            sample.series = g.raw.series;
             SlotOutcome::Done
         }
     }
@@ -174,6 +175,7 @@ pub(super) fn run_slot(
             sample.notes.extend(raw.notes);
             sample.notes.extend(provision_notes);
             sample.histograms = raw.histograms;
+            sample.series = raw.series;
             if let Some((waited, note)) = quiesce {
                 if let Some(w) = waited {
                     sample.measurements.push(Measurement {

@@ -170,6 +170,10 @@ pub struct NewSample {
     /// Latency histograms some tools report (fio); absent from exports when there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub histograms: Vec<crate::metric::LatencyHistogram>,
+    /// Per-second operation counts of time-based phases (schema 7); absent from exports when
+    /// there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<crate::metric::ThroughputSeries>,
 }
 
 /// A stored repeat.

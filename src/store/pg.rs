@@ -36,6 +36,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (4, include_str!("pg_migrations/004_session_policy.sql")),
     (5, include_str!("pg_migrations/005_adaptive_policy.sql")),
     (6, include_str!("pg_migrations/006_latency_histograms.sql")),
+    (7, include_str!("pg_migrations/007_throughput_series.sql")),
     (1001, include_str!("pg_migrations/1001_origin.sql")),
 ];
 
@@ -435,6 +436,14 @@ fn insert_sample(tx: &mut Transaction, session: i64, s: &NewSample) -> Result<i6
             tx.execute(&insert, &[&id, &(ord as i32), &h.phase, &bins])?;
         }
     }
+    if !s.series.is_empty() {
+        let insert =
+            tx.prepare("INSERT INTO throughput_series (sample_id, ord, phase, ops_json) VALUES ($1, $2, $3, $4)")?;
+        for (ord, t) in s.series.iter().enumerate() {
+            let ops = serde_json::to_string(&t.ops).unwrap_or_else(|_| "[]".into());
+            tx.execute(&insert, &[&id, &(ord as i32), &t.phase, &ops])?;
+        }
+    }
     Ok(id)
 }
 
@@ -736,6 +745,7 @@ impl ResultStore for PgStore {
                     notes: parse_json_strings(&r.get::<_, String>(10), "notes_json").map_err(self.bad(&action))?,
                     measurements: Vec::new(),
                     histograms: Vec::new(),
+                    series: Vec::new(),
                 },
             });
         }
@@ -788,6 +798,26 @@ impl ResultStore for PgStore {
                     .sample
                     .histograms
                     .push(crate::metric::LatencyHistogram { phase, bins });
+            }
+        }
+        for r in tx
+            .query(
+                "SELECT t.sample_id, t.phase, t.ops_json \
+                 FROM throughput_series AS t JOIN samples AS s ON s.id = t.sample_id \
+                 WHERE s.session_id = $1 ORDER BY t.sample_id, t.ord",
+                &[&session],
+            )
+            .map_err(self.err(action.as_str()))?
+        {
+            let (sample_id, phase, ops): (i64, String, String) = (r.get(0), r.get(1), r.get(2));
+            let ops = serde_json::from_str(&ops).map_err(|e| {
+                self.bad(&action)(format!("throughput series of sample {sample_id} phase {phase}: {e}"))
+            })?;
+            if let Some(&i) = index.get(&sample_id) {
+                samples[i]
+                    .sample
+                    .series
+                    .push(crate::metric::ThroughputSeries { phase, ops });
             }
         }
         tx.commit().map_err(self.err(action.as_str()))?;

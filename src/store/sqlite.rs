@@ -43,6 +43,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/004_session_policy.sql"),
     include_str!("migrations/005_adaptive_policy.sql"),
     include_str!("migrations/006_latency_histograms.sql"),
+    include_str!("migrations/007_throughput_series.sql"),
 ];
 
 /// The schema version this fsbench writes (`PRAGMA user_version` after migrations).
@@ -585,6 +586,19 @@ impl Store {
                     .map_err(|e| self.sql(format!("{action}: storing the {} histogram", h.phase))(e))?;
             }
         }
+        if !s.series.is_empty() {
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT INTO throughput_series (sample_id, ord, phase, ops_json) VALUES (?1, ?2, ?3, ?4)",
+                )
+                .map_err(self.sql(action.as_str()))?;
+            for (ord, t) in s.series.iter().enumerate() {
+                let ops = serde_json::to_string(&t.ops).unwrap_or_else(|_| "[]".into());
+                insert
+                    .execute(params![id, ord, t.phase, ops])
+                    .map_err(|e| self.sql(format!("{action}: storing the {} series", t.phase))(e))?;
+            }
+        }
         tx.commit().map_err(self.sql(format!("{action}: committing")))?;
         Ok(id)
     }
@@ -797,6 +811,34 @@ impl Store {
                         .sample
                         .histograms
                         .push(crate::metric::LatencyHistogram { phase, bins });
+                }
+            }
+        }
+
+        let action = format!("reading the throughput series of session {session}");
+        {
+            let mut stmt = tx
+                .prepare(
+                    "SELECT t.sample_id, t.phase, t.ops_json \
+                     FROM throughput_series AS t JOIN samples AS s ON s.id = t.sample_id \
+                     WHERE s.session_id = ?1 ORDER BY t.sample_id, t.ord",
+                )
+                .map_err(self.sql(action.as_str()))?;
+            let mut rows = stmt.query([session]).map_err(self.sql(action.as_str()))?;
+            while let Some(row) = rows.next().map_err(self.sql(action.as_str()))? {
+                let read = |row: &rusqlite::Row| -> rusqlite::Result<(i64, String, String)> {
+                    Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                };
+                let (sample_id, phase, ops) = read(row).map_err(self.sql(action.as_str()))?;
+                let ops = serde_json::from_str(&ops).map_err(|e| StoreError::Corrupt {
+                    path: self.path.display().to_string(),
+                    what: format!("throughput series of sample {sample_id} phase {phase}: {e}"),
+                })?;
+                if let Some(&i) = index.get(&sample_id) {
+                    samples[i]
+                        .sample
+                        .series
+                        .push(crate::metric::ThroughputSeries { phase, ops });
                 }
             }
         }
@@ -1087,6 +1129,7 @@ fn sample_from_row(row: &rusqlite::Row<'_>) -> Result<SampleRecord, RowError> {
             notes: parse_json_strings(&notes, &format!("notes_json of sample {id}"))?,
             measurements: Vec::new(),
             histograms: Vec::new(),
+            series: Vec::new(),
         },
     })
 }
@@ -1240,6 +1283,7 @@ mod tests {
             notes: vec!["drop_caches skipped: not root".into()],
             measurements,
             histograms: Vec::new(),
+            series: Vec::new(),
         }
     }
 
@@ -1568,10 +1612,12 @@ mod tests {
         assert_eq!(user_version(&path), 1);
 
         let store = Store::open(&path).expect("open migrates");
-        // Every migration ran (005 the adaptive policy, 006 latency_histograms, included).
+        // Every migration ran (005 the adaptive policy, 006 latency_histograms, 007
+        // throughput_series, included).
         assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
-        assert_eq!(SCHEMA_VERSION, 6);
+        assert_eq!(SCHEMA_VERSION, 7);
         assert!(MIGRATIONS.iter().any(|m| m.contains("CREATE TABLE latency_histograms")));
+        assert!(MIGRATIONS[6].contains("CREATE TABLE throughput_series"));
         let old = store
             .load_session(store.resolve("old").expect("resolve"))
             .expect("load");

@@ -48,8 +48,10 @@ pub fn section(out: &mut String, model: &ReportModel) {
         out.push_str(
             "<figcaption class=\"note\">native / referee − 1 of each metric, in percent, with its 95 % \
              log-ratio CI (drawn up to +200 %; the table gives the whole interval); grey band: ±15 % (copies are held to ±10 %). Green: within tolerance, red: \
-             outside, grey: the tools differ by design.</figcaption></figure>\n",
+             outside, grey: the tools differ by design.",
         );
+        out.push_str(&crate::report::caption::provenance(&model.session.info));
+        out.push_str("</figcaption></figure>\n");
     }
     out.push_str(
         "<table><thead><tr><th style=\"text-align:left\">fs</th><th style=\"text-align:left\">pair</th>\

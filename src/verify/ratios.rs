@@ -336,6 +336,7 @@ mod tests {
                 notes: vec![],
                 measurements,
                 histograms: vec![],
+                series: Vec::new(),
             },
         }
     }

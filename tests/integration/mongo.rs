@@ -448,6 +448,7 @@ fn first_run_warnings(slow_first: bool) -> Vec<String> {
                     notes: vec![],
                     measurements,
                     histograms: vec![],
+                    series: vec![],
                 },
             )
             .unwrap();

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The Chromium binary, or `None` after a loud skip; panics under `FSBENCH_REQUIRE_PRIVILEGED=1`.
-fn chromium_or_skip() -> Option<PathBuf> {
+pub(crate) fn chromium_or_skip() -> Option<PathBuf> {
     let found = ["chromium", "chromium-browser", "google-chrome"]
         .iter()
         .find_map(|name| {
@@ -32,7 +32,7 @@ fn chromium_or_skip() -> Option<PathBuf> {
 
 /// Runs headless Chromium on `page` with `args` (`--dump-dom` or `--screenshot=…`), in a
 /// private profile, with nothing reaching the network.
-fn chromium(browser: &Path, profile: &Path, args: &[&str], page: &Path) -> std::process::Output {
+pub(crate) fn chromium(browser: &Path, profile: &Path, args: &[&str], page: &Path) -> std::process::Output {
     let url = format!("file://{}", page.display());
     Command::new(browser)
         .args([

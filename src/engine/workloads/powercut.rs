@@ -283,6 +283,8 @@ fn timed(wall: Duration, cpu: CpuUsage) -> Timed<()> {
         wall,
         cpu,
         latency: LatencySummary::default(),
+        bins: Vec::new(),
+        per_second: Vec::new(),
         value: (),
     }
 }

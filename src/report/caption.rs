@@ -1,0 +1,47 @@
+//! The provenance line every chart's caption ends with: the host kernel, fsbench's version and
+//! the external tools' versions the session recorded (`sysinfo::tool_versions`), so a chart
+//! copied out of the report still says what produced it.
+//!
+//! Invariants: built from the stored session only; the text is HTML-escaped here, once; an
+//! empty tool list prints no "tools" part.
+
+use super::escape::html as esc;
+use crate::store::NewSession;
+
+/// `<span class="provenance">Linux 6.1.0 · fsbench 0.1.0 · mkfs.ext4 1.47.0, …</span>`, with a
+/// leading space, for the end of a `<figcaption>`.
+pub fn provenance(info: &NewSession) -> String {
+    let mut parts = Vec::new();
+    if !info.host.kernel.is_empty() {
+        parts.push(format!("Linux {}", info.host.kernel));
+    }
+    if !info.fsbench_version.is_empty() {
+        parts.push(format!("fsbench {}", info.fsbench_version));
+    }
+    if !info.tool_versions.is_empty() {
+        let tools: Vec<String> = info.tool_versions.iter().map(|(t, v)| format!("{t} {v}")).collect();
+        parts.push(tools.join(", "));
+    }
+    if parts.is_empty() {
+        return String::new();
+    }
+    format!(" <span class=\"provenance\">{}</span>", esc(&parts.join(" · ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_kernel_fsbench_and_tools_escaped() {
+        let mut info = super::super::fixture::session_data().session.info;
+        info.host.kernel = "6.1.0-<x>".into();
+        info.tool_versions = vec![("mkfs.ext4".into(), "1.47.0".into()), ("fio".into(), "3.33".into())];
+        let p = provenance(&info);
+        assert!(p.contains("Linux 6.1.0-&lt;x&gt;"), "{p}");
+        assert!(p.contains("mkfs.ext4 1.47.0, fio 3.33"), "{p}");
+        assert!(p.contains(&format!("fsbench {}", info.fsbench_version)), "{p}");
+        info.tool_versions.clear();
+        assert!(!provenance(&info).contains(", "), "no tools part");
+    }
+}
