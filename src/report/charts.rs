@@ -60,6 +60,21 @@ pub fn color(i: usize) -> RGBColor {
     RGBColor(r, g, b)
 }
 
+/// One variant's line in a hand-written SVG line chart (the latency histograms and the
+/// per-second throughput): `points` already in pixels, the variant's colour, its name escaped
+/// as the hover title and in `data-variant`.
+pub(super) fn svg_polyline(out: &mut String, variant: usize, name: &str, points: impl Iterator<Item = (f64, f64)>) {
+    use std::fmt::Write as _;
+    let pts: Vec<String> = points.map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
+    let _ = write!(
+        out,
+        "<polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"2\" points=\"{pts}\" data-variant=\"{n}\"><title>{n}</title></polyline>",
+        c = css_color(variant),
+        pts = pts.join(" "),
+        n = super::escape::html(name)
+    );
+}
+
 /// `#rrggbb` of variant `i`, for HTML legends.
 pub fn css_color(i: usize) -> String {
     let (r, g, b) = PALETTE[i % PALETTE.len()];

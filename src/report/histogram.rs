@@ -11,7 +11,6 @@
 //! from different runs share their x positions. Colours are the variants' (`charts::css_color`).
 //! The SVG is written by hand (a few lines and labels), every text escaped.
 
-use super::charts::css_color;
 use super::escape::html as esc;
 use super::ReportModel;
 use crate::store::SampleStatus;
@@ -149,15 +148,8 @@ fn svg(phase: &str, per_variant: &BTreeMap<usize, BTreeMap<i32, u64>>, variants:
         by = H - 6.0
     );
     for (v, pts) in &shares {
-        let points: Vec<String> = pts.iter().map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y))).collect();
         let name = variants.get(*v).map_or("", String::as_str);
-        let _ = write!(
-            s,
-            "<polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"2\" points=\"{pts}\" data-variant=\"{n}\"><title>{n}</title></polyline>",
-            c = css_color(*v),
-            pts = points.join(" "),
-            n = esc(name)
-        );
+        super::charts::svg_polyline(&mut s, *v, name, pts.iter().map(|&(x, y)| (px(x), py(y))));
     }
     s.push_str("</svg>");
     s

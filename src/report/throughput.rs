@@ -7,7 +7,6 @@
 //! partial second of every series is left out (it would show as a false drop); colours are the
 //! variants' (`charts::css_color`). The SVG is written by hand, every text escaped.
 
-use super::charts::css_color;
 use super::escape::html as esc;
 use super::ReportModel;
 use crate::store::SampleStatus;
@@ -139,19 +138,9 @@ fn svg(phase: &str, per_variant: &BTreeMap<usize, Vec<(u64, u32)>>, variants: &[
     );
     for (v, ys) in &lines {
         // Each second's count drawn at the middle of that second.
-        let points: Vec<String> = ys
-            .iter()
-            .enumerate()
-            .map(|(i, &y)| format!("{:.1},{:.1}", px(i as f64 + 0.5), py(y)))
-            .collect();
         let name = variants.get(*v).map_or("", String::as_str);
-        let _ = write!(
-            s,
-            "<polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"2\" points=\"{pts}\" data-variant=\"{n}\"><title>{n}</title></polyline>",
-            c = css_color(*v),
-            pts = points.join(" "),
-            n = esc(name)
-        );
+        let points = ys.iter().enumerate().map(|(i, &y)| (px(i as f64 + 0.5), py(y)));
+        super::charts::svg_polyline(&mut s, *v, name, points);
     }
     s.push_str("</svg>");
     s
