@@ -17,14 +17,19 @@
 //! that a SIGKILLed fsbench, whose threads may be blocked on I/O that the server must answer,
 //! can still exit; it ends when its FUSE mount is unmounted. Its arguments are relative to the
 //! run folder (its working directory) so `fsbench cleanup` never waits for it as for an
-//! orphaned `losetup`. Everything lives in the run folder (`mnt-*` names), so cleanup's sweep of
-//! a killed run's folder unmounts the filesystem, detaches the loop device and then unmounts the
-//! FUSE mount, which ends the server.
+//! orphaned `losetup`. Given the run's state ([`crate::provision::RunState`]), the server
+//! records itself the moment it is spawned, before its mount exists: an [`Undo::Kill`] (pid,
+//! start time, its mount folder's name as the marker) and then an [`Undo::Unmount`] of its FUSE
+//! mount, so cleanup (which undoes in reverse) unmounts the FUSE mount first, which ends the
+//! server, and kills it only if it is still there; each record is removed only once its step
+//! succeeded. Everything also lives in the run folder (`mnt-*` names), which cleanup's sweep
+//! covers as a second line of defence.
 //!
 //! Reference: the kernel's drivers/block/loop.c (`lo_req_flush` → `vfs_fsync`), fs/fuse
 //! (`FOPEN_DIRECT_IO` keeps the kernel from caching the image's pages, so a read after a cut
 //! sees what the disk kept).
 
+use crate::provision::{RunState, Undo};
 use fuser::{
     Config, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo, LockOwner, MountOption,
     OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyWrite, Request,
@@ -446,12 +451,21 @@ pub struct DiskServer {
     child: Option<Child>,
     mountpoint: PathBuf,
     model: Model,
+    /// The run's state and the two records of this server (kill, FUSE unmount), when recorded.
+    records: Option<(RunState, Undo, Undo)>,
 }
 
 impl DiskServer {
     /// Starts `fsbench powerdisk` serving `run_dir/base_name` on a new folder
-    /// `run_dir/mount_name`, and waits (up to 10 s) until the mount is there.
-    pub fn start(run_dir: &Path, base_name: &str, mount_name: &str, model: Model) -> Result<Self, DiskError> {
+    /// `run_dir/mount_name`, and waits (up to 10 s) until the mount is there. With `state`, the
+    /// process and its mount are recorded as undo steps as soon as it is spawned (module doc).
+    pub fn start(
+        run_dir: &Path,
+        base_name: &str,
+        mount_name: &str,
+        model: Model,
+        state: Option<&RunState>,
+    ) -> Result<Self, DiskError> {
         let mountpoint = run_dir.join(mount_name);
         std::fs::create_dir(&mountpoint).map_err(io(format!("create {}", mountpoint.display())))?;
         // The running binary itself, even if its file was replaced since it started (a rebuild).
@@ -477,10 +491,26 @@ impl DiskServer {
                 return Err(io("start fsbench powerdisk")(e));
             }
         };
+        let records = state.map(|st| {
+            let pid = child.id();
+            let kill = Undo::Kill {
+                pid,
+                start_time: crate::provision::state::process_start_time(pid).unwrap_or(0),
+                marker: PathBuf::from(mount_name),
+            };
+            let unmount = Undo::Unmount {
+                mountpoint: mountpoint.clone(),
+                source: FS_NAME.into(),
+            };
+            st.push(&kill);
+            st.push(&unmount);
+            (st.clone(), kill, unmount)
+        });
         let mut s = DiskServer {
             child: Some(child),
             mountpoint,
             model,
+            records,
         };
         let t0 = Instant::now();
         loop {
@@ -499,6 +529,12 @@ impl DiskServer {
                     }
                 }
                 let _ = std::fs::remove_dir(&s.mountpoint);
+                if let Some((st, kill, unmount)) = s.records.take() {
+                    if !crate::provision::is_mounted(&s.mountpoint, Some(FS_NAME)) {
+                        st.pop(&unmount);
+                        st.pop(&kill);
+                    }
+                }
                 return Err(DiskError::Start {
                     mountpoint: s.mountpoint.clone(),
                     why: if why.trim().is_empty() {
@@ -579,13 +615,24 @@ impl DiskServer {
         let r = crate::provision::unmount(&self.mountpoint)
             .map_err(|e| io(format!("unmount {}", self.mountpoint.display()))(std::io::Error::other(e.to_string())));
         let t0 = Instant::now();
+        let mut ended = true;
         while child.try_wait().ok().flatten().is_none() {
             if t0.elapsed() > Duration::from_secs(5) {
                 let _ = child.kill();
-                let _ = child.wait();
+                ended = child.wait().is_ok();
                 break;
             }
             std::thread::sleep(Duration::from_millis(10));
+        }
+        // A record goes only once its step is done: a failure leaves it for `fsbench cleanup`
+        // (and keeps the runner from removing the state file).
+        if let Some((st, kill, unmount)) = &self.records {
+            if r.is_ok() {
+                st.pop(unmount);
+            }
+            if ended {
+                st.pop(kill);
+            }
         }
         let _ = std::fs::remove_dir(&self.mountpoint);
         r

@@ -212,13 +212,13 @@ sqlite = true
     );
 }
 
-/// Starts a long power-cut-disk run in `dir` and returns it once the disk's FUSE mount and the
-/// filesystem over it are both mounted, with its scratch folder.
-fn run_with_the_disk_up(dir: &Path) -> (std::process::Child, std::path::PathBuf) {
+/// Starts a long power-cut-disk run on `fs_type` in `dir` and returns it once the disk's FUSE
+/// mount and the filesystem over it are both mounted, with its scratch folder.
+fn run_with_the_disk_up(dir: &Path, fs_type: &str) -> (std::process::Child, std::path::PathBuf) {
     let suite = write_suite(
         dir,
         "long.toml",
-        r#"
+        &r#"
 [suite]
 name = "long"
 description = "integration test"
@@ -227,13 +227,14 @@ repeats = 1
 warmup = 0
 drop_caches = false
 [[fs]]
-type = "ext4"
+type = "FSTYPE"
 [[workload]]
 kind = "powercut"
 method = "disk"
 cuts = 50
 ops = 400
-"#,
+"#
+        .replace("FSTYPE", fs_type),
     );
     let db = dir.join("r.db");
     let sc = dir.join("scratch");
@@ -259,7 +260,7 @@ ops = 400
 fn ctrl_c_with_a_live_power_cut_disk_leaves_nothing() {
     require_privileged!();
     let dir = scratch();
-    let (mut child, sc) = run_with_the_disk_up(dir.path());
+    let (mut child, sc) = run_with_the_disk_up(dir.path(), "ext4");
     let pid = rustix::process::Pid::from_child(&child);
     rustix::process::kill_process(pid, rustix::process::Signal::Int).unwrap();
     let status = child.wait().unwrap();
@@ -268,11 +269,26 @@ fn ctrl_c_with_a_live_power_cut_disk_leaves_nothing() {
     assert_eq!(servers_under(dir.path()), Vec::<u32>::new());
 }
 
+/// The pending undo steps in the state file of the one run folder under `sc`.
+fn pending_steps(sc: &Path) -> Vec<serde_json::Value> {
+    let run = std::fs::read_dir(sc)
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("run-"))
+        .expect("a run folder")
+        .path();
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("state.json")).unwrap()).unwrap();
+    doc["pending"].as_array().unwrap().clone()
+}
+
 #[test]
 fn a_sigkilled_run_with_a_live_power_cut_disk_is_undone_by_cleanup() {
     require_privileged!();
     let dir = scratch();
-    let (mut child, sc) = run_with_the_disk_up(dir.path());
+    // btrfs: the filesystem a run once left mounted read-only over the disk, when its pieces
+    // were not in the state file.
+    let (mut child, sc) = run_with_the_disk_up(dir.path(), "btrfs");
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(
@@ -280,10 +296,32 @@ fn a_sigkilled_run_with_a_live_power_cut_disk_is_undone_by_cleanup() {
         "{:?}",
         mounts_under(&sc)
     );
-    assert!(
-        !servers_under(dir.path()).is_empty(),
-        "the server outlives fsbench until cleanup"
-    );
+    let servers = servers_under(dir.path());
+    assert_eq!(servers.len(), 1, "the server outlives fsbench until cleanup");
+    // Every piece is in the state file, in creation order: server, FUSE mount, loop device over
+    // its image, the filesystem's mount over that (cleanup undoes them in reverse).
+    let pending = pending_steps(&sc);
+    let at = |what: &str, pred: &dyn Fn(&serde_json::Value) -> bool| {
+        pending
+            .iter()
+            .position(pred)
+            .unwrap_or_else(|| panic!("no record of the {what}: {pending:#?}"))
+    };
+    let s = |v: &serde_json::Value, k: &str| v[k].as_str().unwrap_or_default().to_string();
+    let kill = at("server process", &|u| {
+        u["undo"] == "kill" && u["pid"].as_u64() == Some(servers[0] as u64) && s(u, "marker").ends_with("-pcdisk")
+    });
+    let fuse = at("FUSE mount", &|u| {
+        u["undo"] == "unmount" && s(u, "source") == "fsbench-powerdisk"
+    });
+    let detach = at("loop device", &|u| {
+        u["undo"] == "detach" && s(u, "image").ends_with("-pcdisk/image")
+    });
+    let fs = at("mount over the disk", &|u| {
+        u["undo"] == "unmount" && s(u, "mountpoint").ends_with("-pc")
+    });
+    assert!(kill < fuse && fuse < detach && detach < fs, "{pending:#?}");
+
     let o = fsbench(&["cleanup", "--scratch", sc.to_str().unwrap()]);
     // Cleanup also visits other runs in the registry (other tests, other users of this
     // machine), whose failures are not ours: judge only the lines about our scratch folder.
@@ -301,6 +339,12 @@ fn a_sigkilled_run_with_a_live_power_cut_disk_is_undone_by_cleanup() {
     assert!(
         out.lines()
             .any(|l| l.starts_with("detached") && l.contains("-pcdisk/image")),
+        "{out}"
+    );
+    // Only a record names the server process: the sweep of mounts and loop devices never does.
+    let killed = format!("killed process {} (", servers[0]);
+    assert!(
+        out.lines().any(|l| l.starts_with(&killed) && l.contains("-pcdisk")),
         "{out}"
     );
     let t0 = Instant::now();
