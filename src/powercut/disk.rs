@@ -10,7 +10,8 @@
 //! fails all further I/O with EIO until `reset` (sent after the filesystem is unmounted).
 //! [`Model::BrokenFlush`] is the deliberately broken disk of the tests: after `arm` it
 //! acknowledges flushes but keeps their writes in the undo map, so a cut drops writes the
-//! filesystem was told are durable. [`Model::Passthrough`] keeps nothing (the instrument's own
+//! filesystem was told are durable; [`Model::BrokenSuperblock`] is the other one: a cut also
+//! zeroes the image's first MiB, so the filesystem cannot mount. [`Model::Passthrough`] keeps nothing (the instrument's own
 //! cost, `bench/powerdisk_cost.sh`).
 //!
 //! The server runs as its own process (`fsbench powerdisk`, started by [`DiskServer::start`]) so
@@ -64,7 +65,15 @@ pub enum Model {
     /// Broken on purpose: after `arm`, flushes are acknowledged but their writes are still
     /// discarded by a cut (the test that proves `acked_lost` can be non-zero).
     BrokenFlush,
+    /// Broken on purpose: a cut also zeroes the first [`WIPE`] bytes of the image (where every
+    /// supported filesystem keeps its primary superblock), so the filesystem cannot mount after
+    /// it (the test that proves `recovery_failed` is a stored result).
+    BrokenSuperblock,
 }
+
+/// Bytes a cut of [`Model::BrokenSuperblock`] zeroes at the start of the image: 1 MiB, which
+/// holds the primary superblock of ext2/3/4 (1 KiB), xfs (0) and btrfs (64 KiB).
+pub const WIPE: u64 = 1 << 20;
 
 impl Model {
     /// The model's name as the results state it.
@@ -73,6 +82,7 @@ impl Model {
             Model::Passthrough => "pass-through (no cache modelled)",
             Model::Volatile => "volatile write cache, discard since last flush",
             Model::BrokenFlush => "BROKEN: flushes acknowledged but discarded by the cut",
+            Model::BrokenSuperblock => "BROKEN: the cut also zeroes the first MiB (superblock)",
         }
     }
 
@@ -82,6 +92,7 @@ impl Model {
             Model::Passthrough => "passthrough",
             Model::Volatile => "volatile",
             Model::BrokenFlush => "broken-flush",
+            Model::BrokenSuperblock => "broken-superblock",
         }
     }
 }
@@ -198,6 +209,9 @@ impl PowerDisk {
                 for (b, old) in st.undo.drain().collect::<Vec<_>>() {
                     self.base.write_all_at(&old, b * BLOCK)?;
                     st.stats.discarded_blocks += 1;
+                }
+                if self.model == Model::BrokenSuperblock {
+                    self.base.write_all_at(&vec![0u8; WIPE.min(self.size) as usize], 0)?;
                 }
                 self.base.sync_data()?;
                 st.failed = true;
@@ -711,5 +725,18 @@ mod tests {
         p.write_image(0, &[5u8; 4]).unwrap();
         assert!(p.control("cut").is_err());
         assert!(p.lock().undo.is_empty(), "pass-through keeps nothing");
+    }
+
+    #[test]
+    fn the_broken_superblock_model_zeroes_the_first_mib_on_a_cut_only() {
+        let size = (WIPE + 2 * BLOCK) as usize;
+        let (_f, d) = disk(Model::BrokenSuperblock, size);
+        d.write_image(0, &[3u8; 8]).unwrap();
+        d.flush_image().unwrap();
+        assert_eq!(&content(&d)[..8], &[3u8; 8], "no wipe before the cut");
+        d.control("cut").unwrap();
+        let c = content(&d);
+        assert!(c[..WIPE as usize].iter().all(|b| *b == 0), "the first MiB is zeroed");
+        assert!(c[WIPE as usize..].iter().all(|b| *b == 0xAA), "nothing past it");
     }
 }

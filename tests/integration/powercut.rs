@@ -354,3 +354,78 @@ fn a_sigkilled_run_with_a_live_power_cut_disk_is_undone_by_cleanup() {
     assert_eq!(servers_under(dir.path()), Vec::<u32>::new(), "{}", text(&o));
     assert_no_leftovers(&sc);
 }
+
+#[test]
+fn a_filesystem_that_cannot_mount_after_the_cut_is_a_stored_recovery_failure() {
+    require_privileged!();
+    let dir = scratch();
+    // The broken-superblock disk zeroes the first MiB on the cut: ext4's superblock is gone.
+    // The workload after it runs on a fresh filesystem: the run goes on.
+    let suite = write_suite(
+        dir.path(),
+        "wiped.toml",
+        r#"
+[suite]
+name = "wiped"
+description = "integration test"
+[run]
+repeats = 1
+warmup = 0
+drop_caches = false
+[[fs]]
+type = "ext4"
+[[workload]]
+kind = "powercut"
+name = "wiped"
+method = "disk"
+disk_model = "broken-superblock"
+cuts = 2
+ops = 20
+max_write = "8KiB"
+[[workload]]
+kind = "powercut"
+name = "after"
+method = "disk"
+cuts = 1
+ops = 20
+max_write = "8KiB"
+"#,
+    );
+    let db = dir.path().join("r.db");
+    let sc = dir.path().join("scratch");
+    let o = fsbench(&[
+        "--db",
+        db.to_str().unwrap(),
+        "run",
+        &suite,
+        "--scratch",
+        sc.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{:?}\n{}", o.status, text(&o));
+    let j = report_json(db.to_str().unwrap(), "latest");
+    let n = notes(&j, "wiped", "ext4");
+    let (count, failed) = cell(&j, "wiped", "recovery", "recovery_failed", "ext4").expect("recovery_failed stored");
+    assert_eq!(count, 1, "{n}");
+    assert!(failed >= 1.0, "the wiped filesystem mounted? {n}");
+    assert!(n.contains("BROKEN") && n.contains("recovery_failed: cut 1: "), "{n}");
+    // The note carries mount(8)'s own error (the model's description also says "superblock").
+    let failure = &n[n.find("recovery_failed: cut 1: ").unwrap()..];
+    let failure = &failure[..failure.find('"').unwrap_or(failure.len())];
+    assert!(
+        failure.contains("mount") && failure.contains("bad superblock"),
+        "the mount error is in the notes: {failure}"
+    );
+    let after = notes(&j, "after", "ext4");
+    assert_eq!(
+        cell(&j, "after", "recovery", "recovery_failed", "ext4"),
+        Some((1, 0.0)),
+        "{after}"
+    );
+    assert_eq!(
+        cell(&j, "after", "loss", "acked_lost", "ext4"),
+        Some((1, 0.0)),
+        "{after}"
+    );
+    assert_no_leftovers(&sc);
+    assert_eq!(servers_under(dir.path()), Vec::<u32>::new());
+}

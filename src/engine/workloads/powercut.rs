@@ -75,8 +75,10 @@ pub struct PowercutSpec {
     /// `auto`, `shutdown` or `disk`. Default `auto`.
     #[serde(default)]
     pub method: Method,
-    /// The power-cut disk's model: `volatile` (default) or `broken-flush` (acknowledges flushes
-    /// but drops them: a broken disk, to show that the loss check can fail).
+    /// The power-cut disk's model: `volatile` (default), `broken-flush` (acknowledges flushes
+    /// but drops them: a broken disk, to show that the loss check can fail) or
+    /// `broken-superblock` (a cut also zeroes the first MiB: the filesystem cannot mount after
+    /// it, to show that `recovery_failed` is a result).
     #[serde(default = "default_model")]
     pub disk_model: Model,
     /// Also commit numbered rows to an SQLite database and count `db_rows_lost`. Default false.
@@ -639,8 +641,14 @@ impl PowercutSpec {
             ));
             return Ok(None);
         }
-        std::fs::remove_dir_all(&dir).map_err(|e| EngineError::io(format!("remove {}", dir.display()), e))?;
-        sync_fs(work)?;
+        // A repair after a failed recovery may have lost the cut's folder (or the work folder).
+        match std::fs::remove_dir_all(&dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(EngineError::io(format!("remove {}", dir.display()), e))
+            }
+            _ => {}
+        }
+        sync_fs(&fs.mountpoint)?;
         Ok(Some(line))
     }
 }
