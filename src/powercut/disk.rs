@@ -11,7 +11,9 @@
 //! [`Model::BrokenFlush`] is the deliberately broken disk of the tests: after `arm` it
 //! acknowledges flushes but keeps their writes in the undo map, so a cut drops writes the
 //! filesystem was told are durable; [`Model::BrokenSuperblock`] is the other one: a cut also
-//! zeroes the image's first MiB, so the filesystem cannot mount. [`Model::Passthrough`] keeps nothing (the instrument's own
+//! zeroes the image's first MiB, so the filesystem cannot mount. [`Model::Tear`] is the volatile
+//! cache whose cut also tears the last unflushed write (its first half, in whole sectors,
+//! reaches the image). [`Model::Passthrough`] keeps nothing (the instrument's own
 //! cost, `bench/powerdisk_cost.sh`).
 //!
 //! The server runs as its own process (`fsbench powerdisk`, started by [`DiskServer::start`]) so
@@ -69,6 +71,10 @@ pub enum Model {
     /// supported filesystem keeps its primary superblock), so the filesystem cannot mount after
     /// it (the test that proves `recovery_failed` is a stored result).
     BrokenSuperblock,
+    /// [`Model::Volatile`], and the last write since the last completed flush is torn: the cut
+    /// keeps the first half of it (whole 512-byte sectors), what a disk losing power in the
+    /// middle of a write leaves.
+    Tear,
 }
 
 /// Bytes a cut of [`Model::BrokenSuperblock`] zeroes at the start of the image: 1 MiB, which
@@ -83,6 +89,9 @@ impl Model {
             Model::Volatile => "volatile write cache, discard since last flush",
             Model::BrokenFlush => "BROKEN: flushes acknowledged but discarded by the cut",
             Model::BrokenSuperblock => "BROKEN: the cut also zeroes the first MiB (superblock)",
+            Model::Tear => {
+                "volatile write cache, discard since last flush, the last unflushed write torn (first half kept)"
+            }
         }
     }
 
@@ -93,6 +102,7 @@ impl Model {
             Model::Volatile => "volatile",
             Model::BrokenFlush => "broken-flush",
             Model::BrokenSuperblock => "broken-superblock",
+            Model::Tear => "tear",
         }
     }
 }
@@ -113,6 +123,9 @@ pub struct Stats {
 /// The state the FUSE handlers share.
 struct State {
     undo: HashMap<u64, Vec<u8>>,
+    /// Offset and length of the last write since the last completed flush (what [`Model::Tear`]
+    /// tears).
+    last_write: Option<(u64, usize)>,
     failed: bool,
     armed: bool,
     stats: Stats,
@@ -184,6 +197,7 @@ impl PowerDisk {
                     e.insert(old);
                 }
             }
+            st.last_write = Some((offset, data.len()));
         }
         self.base.write_all_at(data, offset)
     }
@@ -197,6 +211,7 @@ impl PowerDisk {
         st.stats.flushes += 1;
         if !(self.model == Model::BrokenFlush && st.armed) {
             st.undo.clear();
+            st.last_write = None;
         }
         Ok(())
     }
@@ -206,9 +221,20 @@ impl PowerDisk {
         match text.trim() {
             "cut" if self.model == Model::Passthrough => Err(std::io::Error::from_raw_os_error(libc::EINVAL)),
             "cut" => {
+                // The torn half of the last unflushed write, read before the discard below.
+                let mut torn = None;
+                if let (Model::Tear, Some((offset, len))) = (self.model, st.last_write.take()) {
+                    let mut half = vec![0u8; len / 2 / 512 * 512];
+                    let n = read_at_most(&self.base, &mut half, offset)?;
+                    half.truncate(n);
+                    torn = Some((offset, half));
+                }
                 for (b, old) in st.undo.drain().collect::<Vec<_>>() {
                     self.base.write_all_at(&old, b * BLOCK)?;
                     st.stats.discarded_blocks += 1;
+                }
+                if let Some((offset, half)) = torn {
+                    self.base.write_all_at(&half, offset)?;
                 }
                 if self.model == Model::BrokenSuperblock {
                     self.base.write_all_at(&vec![0u8; WIPE.min(self.size) as usize], 0)?;
@@ -417,6 +443,7 @@ pub fn serve(base: &Path, mountpoint: &Path, model: Model) -> std::io::Result<()
         model,
         st: Mutex::new(State {
             undo: HashMap::new(),
+            last_write: None,
             failed: false,
             armed: false,
             stats: Stats::default(),
@@ -675,6 +702,7 @@ mod tests {
             model,
             st: Mutex::new(State {
                 undo: HashMap::new(),
+                last_write: None,
                 failed: false,
                 armed: false,
                 stats: Stats::default(),
@@ -738,5 +766,30 @@ mod tests {
         let c = content(&d);
         assert!(c[..WIPE as usize].iter().all(|b| *b == 0), "the first MiB is zeroed");
         assert!(c[WIPE as usize..].iter().all(|b| *b == 0xAA), "nothing past it");
+    }
+
+    #[test]
+    fn the_tear_model_keeps_the_first_half_of_the_last_unflushed_write_only() {
+        let (_f, d) = disk(Model::Tear, 4 * BLOCK as usize);
+        d.write_image(0, &[1u8; 4096]).unwrap();
+        d.flush_image().unwrap();
+        d.write_image(BLOCK, &[2u8; 4096]).unwrap(); // unflushed: discarded
+        d.write_image(2 * BLOCK, &[3u8; 4096]).unwrap(); // the last one: torn
+        d.control("cut").unwrap();
+        let c = content(&d);
+        let b = BLOCK as usize;
+        assert!(c[..b].iter().all(|x| *x == 1), "flushed data kept");
+        assert!(c[b..2 * b].iter().all(|x| *x == 0xAA), "unflushed write discarded");
+        assert!(
+            c[2 * b..2 * b + b / 2].iter().all(|x| *x == 3),
+            "first half of the torn write"
+        );
+        assert!(c[2 * b + b / 2..].iter().all(|x| *x == 0xAA), "its second half lost");
+        // After a flush there is nothing to tear.
+        let (_g, e) = disk(Model::Tear, BLOCK as usize);
+        e.write_image(0, &[4u8; 4096]).unwrap();
+        e.flush_image().unwrap();
+        e.control("cut").unwrap();
+        assert!(content(&e).iter().all(|x| *x == 4));
     }
 }

@@ -2,7 +2,9 @@
 //! power-cut disk (ext4, xfs, btrfs), 5 seeded cuts each, lose nothing acknowledged and store
 //! recovery and fsck times with verdicts; the broken-flush disk shows the loss check failing;
 //! SQLite loses no committed row; `--dir` is refused; nothing is left after success or after
-//! SIGKILL + `fsbench cleanup`.
+//! SIGKILL + `fsbench cleanup` (which undoes the disk's pieces from the state file's records);
+//! the broken-superblock disk makes `recovery_failed` a stored result; the tear model loses
+//! nothing acknowledged.
 
 use crate::require_privileged;
 use crate::util::{assert_no_leftovers, fsbench, mounts_under, report_json, scratch, spawn_run, text, write_suite};
@@ -425,6 +427,58 @@ max_write = "8KiB"
         cell(&j, "after", "loss", "acked_lost", "ext4"),
         Some((1, 0.0)),
         "{after}"
+    );
+    assert_no_leftovers(&sc);
+    assert_eq!(servers_under(dir.path()), Vec::<u32>::new());
+}
+
+#[test]
+fn a_torn_last_unflushed_write_loses_nothing_acknowledged() {
+    require_privileged!();
+    let dir = scratch();
+    let suite = write_suite(
+        dir.path(),
+        "tear.toml",
+        r#"
+[suite]
+name = "tear"
+description = "integration test"
+[run]
+repeats = 1
+warmup = 0
+drop_caches = false
+[[fs]]
+type = "ext4"
+[[workload]]
+kind = "powercut"
+name = "tear"
+method = "disk"
+disk_model = "tear"
+cuts = 2
+ops = 30
+max_write = "8KiB"
+"#,
+    );
+    let db = dir.path().join("r.db");
+    let sc = dir.path().join("scratch");
+    let o = fsbench(&[
+        "--db",
+        db.to_str().unwrap(),
+        "run",
+        &suite,
+        "--scratch",
+        sc.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{:?}\n{}", o.status, text(&o));
+    let j = report_json(db.to_str().unwrap(), "latest");
+    let n = notes(&j, "tear", "ext4");
+    assert!(n.contains("last unflushed write torn"), "the model is stated: {n}");
+    assert_eq!(n.matches("fsck ").count(), 2, "{n}");
+    assert_eq!(cell(&j, "tear", "loss", "acked_lost", "ext4"), Some((1, 0.0)), "{n}");
+    assert_eq!(
+        cell(&j, "tear", "recovery", "recovery_failed", "ext4"),
+        Some((1, 0.0)),
+        "{n}"
     );
     assert_no_leftovers(&sc);
     assert_eq!(servers_under(dir.path()), Vec::<u32>::new());

@@ -78,7 +78,8 @@ pub struct PowercutSpec {
     /// The power-cut disk's model: `volatile` (default), `broken-flush` (acknowledges flushes
     /// but drops them: a broken disk, to show that the loss check can fail) or
     /// `broken-superblock` (a cut also zeroes the first MiB: the filesystem cannot mount after
-    /// it, to show that `recovery_failed` is a result).
+    /// it, to show that `recovery_failed` is a result) or `tear` (volatile, and the cut tears the
+    /// last unflushed write: its first half is kept).
     #[serde(default = "default_model")]
     pub disk_model: Model,
     /// Also commit numbered rows to an SQLite database and count `db_rows_lost`. Default false.
