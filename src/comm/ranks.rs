@@ -316,6 +316,7 @@ fn run_and_gather(comm: &dyn Comm, kind: &WorkloadKind, ctx: &RunContext) -> Res
                     drop_caches: ctx.drop_caches,
                     interrupt: ctx.interrupt,
                     on_phase: ctx.on_phase,
+                    state: ctx.state,
                 },
             )
         });
@@ -381,6 +382,7 @@ pub fn follow(
                     drop_caches,
                     interrupt,
                     on_phase: &no_phase,
+                    state: None,
                 };
                 if run_and_gather(comm, &kind, &ctx).is_err() {
                     return match super::failure() {

@@ -119,6 +119,7 @@ mod tests {
             drop_caches: true,
             interrupt: &flag,
             on_phase: &on_phase,
+            state: None,
         };
         let mut sample = RawSample::default();
         before_phase(&ctx, "a", &mut sample);

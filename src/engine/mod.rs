@@ -117,6 +117,11 @@ pub struct RunContext<'a> {
     pub interrupt: &'a AtomicBool,
     /// Called with a phase name when it starts (progress display).
     pub on_phase: &'a (dyn Fn(&str) + Sync),
+    /// The run's state file, for a workload that creates pieces of its own outside `dir` (the
+    /// power-cut disk's server, mounts and loop device): each is recorded as an
+    /// [`crate::provision::Undo`] the moment it may exist, so `fsbench cleanup` undoes it after a
+    /// SIGKILL. `None` outside a run (unit tests, `run_quiet`).
+    pub state: Option<&'a crate::provision::RunState>,
 }
 
 impl<'a> RunContext<'a> {
@@ -129,6 +134,7 @@ impl<'a> RunContext<'a> {
             drop_caches: false,
             interrupt,
             on_phase: &no_phase,
+            state: None,
         }
     }
 }
@@ -210,6 +216,7 @@ pub(crate) fn run_seeing_phases(workload: &dyn Workload, dir: &Path) -> (Result<
         drop_caches: false,
         interrupt: &flag,
         on_phase: &on_phase,
+        state: None,
     };
     let r = workload.run(&ctx);
     (r, seen.into_inner().expect("test mutex"))

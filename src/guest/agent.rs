@@ -200,6 +200,7 @@ fn run_job(job: &Job) -> Reply {
         drop_caches: job.drop_caches,
         interrupt: &interrupt,
         on_phase: &no_phase,
+        state: Some(&state),
     };
     let result = crate::engine::run(job.workload.workload(), &ctx)
         .map(|raw| WireSample::of(&raw))

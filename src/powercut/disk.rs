@@ -10,21 +10,29 @@
 //! fails all further I/O with EIO until `reset` (sent after the filesystem is unmounted).
 //! [`Model::BrokenFlush`] is the deliberately broken disk of the tests: after `arm` it
 //! acknowledges flushes but keeps their writes in the undo map, so a cut drops writes the
-//! filesystem was told are durable. [`Model::Passthrough`] keeps nothing (the instrument's own
+//! filesystem was told are durable; [`Model::BrokenSuperblock`] is the other one: a cut also
+//! zeroes the image's first MiB, so the filesystem cannot mount. [`Model::Tear`] is the volatile
+//! cache whose cut also tears the last unflushed write (its first half, in whole sectors,
+//! reaches the image). [`Model::Passthrough`] keeps nothing (the instrument's own
 //! cost, `bench/powerdisk_cost.sh`).
 //!
 //! The server runs as its own process (`fsbench powerdisk`, started by [`DiskServer::start`]) so
 //! that a SIGKILLed fsbench, whose threads may be blocked on I/O that the server must answer,
 //! can still exit; it ends when its FUSE mount is unmounted. Its arguments are relative to the
 //! run folder (its working directory) so `fsbench cleanup` never waits for it as for an
-//! orphaned `losetup`. Everything lives in the run folder (`mnt-*` names), so cleanup's sweep of
-//! a killed run's folder unmounts the filesystem, detaches the loop device and then unmounts the
-//! FUSE mount, which ends the server.
+//! orphaned `losetup`. Given the run's state ([`crate::provision::RunState`]), the server
+//! records itself the moment it is spawned, before its mount exists: an [`Undo::Kill`] (pid,
+//! start time, its mount folder's name as the marker) and then an [`Undo::Unmount`] of its FUSE
+//! mount, so cleanup (which undoes in reverse) unmounts the FUSE mount first, which ends the
+//! server, and kills it only if it is still there; each record is removed only once its step
+//! succeeded. Everything also lives in the run folder (`mnt-*` names), which cleanup's sweep
+//! covers as a second line of defence.
 //!
 //! Reference: the kernel's drivers/block/loop.c (`lo_req_flush` → `vfs_fsync`), fs/fuse
 //! (`FOPEN_DIRECT_IO` keeps the kernel from caching the image's pages, so a read after a cut
 //! sees what the disk kept).
 
+use crate::provision::{RunState, Undo};
 use fuser::{
     Config, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo, LockOwner, MountOption,
     OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyWrite, Request,
@@ -59,7 +67,19 @@ pub enum Model {
     /// Broken on purpose: after `arm`, flushes are acknowledged but their writes are still
     /// discarded by a cut (the test that proves `acked_lost` can be non-zero).
     BrokenFlush,
+    /// Broken on purpose: a cut also zeroes the first [`WIPE`] bytes of the image (where every
+    /// supported filesystem keeps its primary superblock), so the filesystem cannot mount after
+    /// it (the test that proves `recovery_failed` is a stored result).
+    BrokenSuperblock,
+    /// [`Model::Volatile`], and the last write since the last completed flush is torn: the cut
+    /// keeps the first half of it (whole 512-byte sectors), what a disk losing power in the
+    /// middle of a write leaves.
+    Tear,
 }
+
+/// Bytes a cut of [`Model::BrokenSuperblock`] zeroes at the start of the image: 1 MiB, which
+/// holds the primary superblock of ext2/3/4 (1 KiB), xfs (0) and btrfs (64 KiB).
+pub const WIPE: u64 = 1 << 20;
 
 impl Model {
     /// The model's name as the results state it.
@@ -68,6 +88,10 @@ impl Model {
             Model::Passthrough => "pass-through (no cache modelled)",
             Model::Volatile => "volatile write cache, discard since last flush",
             Model::BrokenFlush => "BROKEN: flushes acknowledged but discarded by the cut",
+            Model::BrokenSuperblock => "BROKEN: the cut also zeroes the first MiB (superblock)",
+            Model::Tear => {
+                "volatile write cache, discard since last flush, the last unflushed write torn (first half kept)"
+            }
         }
     }
 
@@ -77,6 +101,8 @@ impl Model {
             Model::Passthrough => "passthrough",
             Model::Volatile => "volatile",
             Model::BrokenFlush => "broken-flush",
+            Model::BrokenSuperblock => "broken-superblock",
+            Model::Tear => "tear",
         }
     }
 }
@@ -97,6 +123,9 @@ pub struct Stats {
 /// The state the FUSE handlers share.
 struct State {
     undo: HashMap<u64, Vec<u8>>,
+    /// Offset and length of the last write since the last completed flush (what [`Model::Tear`]
+    /// tears).
+    last_write: Option<(u64, usize)>,
     failed: bool,
     armed: bool,
     stats: Stats,
@@ -168,6 +197,7 @@ impl PowerDisk {
                     e.insert(old);
                 }
             }
+            st.last_write = Some((offset, data.len()));
         }
         self.base.write_all_at(data, offset)
     }
@@ -181,6 +211,7 @@ impl PowerDisk {
         st.stats.flushes += 1;
         if !(self.model == Model::BrokenFlush && st.armed) {
             st.undo.clear();
+            st.last_write = None;
         }
         Ok(())
     }
@@ -190,9 +221,23 @@ impl PowerDisk {
         match text.trim() {
             "cut" if self.model == Model::Passthrough => Err(std::io::Error::from_raw_os_error(libc::EINVAL)),
             "cut" => {
+                // The torn half of the last unflushed write, read before the discard below.
+                let mut torn = None;
+                if let (Model::Tear, Some((offset, len))) = (self.model, st.last_write.take()) {
+                    let mut half = vec![0u8; len / 2 / 512 * 512];
+                    let n = read_at_most(&self.base, &mut half, offset)?;
+                    half.truncate(n);
+                    torn = Some((offset, half));
+                }
                 for (b, old) in st.undo.drain().collect::<Vec<_>>() {
                     self.base.write_all_at(&old, b * BLOCK)?;
                     st.stats.discarded_blocks += 1;
+                }
+                if let Some((offset, half)) = torn {
+                    self.base.write_all_at(&half, offset)?;
+                }
+                if self.model == Model::BrokenSuperblock {
+                    self.base.write_all_at(&vec![0u8; WIPE.min(self.size) as usize], 0)?;
                 }
                 self.base.sync_data()?;
                 st.failed = true;
@@ -398,6 +443,7 @@ pub fn serve(base: &Path, mountpoint: &Path, model: Model) -> std::io::Result<()
         model,
         st: Mutex::new(State {
             undo: HashMap::new(),
+            last_write: None,
             failed: false,
             armed: false,
             stats: Stats::default(),
@@ -446,12 +492,21 @@ pub struct DiskServer {
     child: Option<Child>,
     mountpoint: PathBuf,
     model: Model,
+    /// The run's state and the two records of this server (kill, FUSE unmount), when recorded.
+    records: Option<(RunState, Undo, Undo)>,
 }
 
 impl DiskServer {
     /// Starts `fsbench powerdisk` serving `run_dir/base_name` on a new folder
-    /// `run_dir/mount_name`, and waits (up to 10 s) until the mount is there.
-    pub fn start(run_dir: &Path, base_name: &str, mount_name: &str, model: Model) -> Result<Self, DiskError> {
+    /// `run_dir/mount_name`, and waits (up to 10 s) until the mount is there. With `state`, the
+    /// process and its mount are recorded as undo steps as soon as it is spawned (module doc).
+    pub fn start(
+        run_dir: &Path,
+        base_name: &str,
+        mount_name: &str,
+        model: Model,
+        state: Option<&RunState>,
+    ) -> Result<Self, DiskError> {
         let mountpoint = run_dir.join(mount_name);
         std::fs::create_dir(&mountpoint).map_err(io(format!("create {}", mountpoint.display())))?;
         // The running binary itself, even if its file was replaced since it started (a rebuild).
@@ -477,10 +532,26 @@ impl DiskServer {
                 return Err(io("start fsbench powerdisk")(e));
             }
         };
+        let records = state.map(|st| {
+            let pid = child.id();
+            let kill = Undo::Kill {
+                pid,
+                start_time: crate::provision::state::process_start_time(pid).unwrap_or(0),
+                marker: PathBuf::from(mount_name),
+            };
+            let unmount = Undo::Unmount {
+                mountpoint: mountpoint.clone(),
+                source: FS_NAME.into(),
+            };
+            st.push(&kill);
+            st.push(&unmount);
+            (st.clone(), kill, unmount)
+        });
         let mut s = DiskServer {
             child: Some(child),
             mountpoint,
             model,
+            records,
         };
         let t0 = Instant::now();
         loop {
@@ -499,6 +570,12 @@ impl DiskServer {
                     }
                 }
                 let _ = std::fs::remove_dir(&s.mountpoint);
+                if let Some((st, kill, unmount)) = s.records.take() {
+                    if !crate::provision::is_mounted(&s.mountpoint, Some(FS_NAME)) {
+                        st.pop(&unmount);
+                        st.pop(&kill);
+                    }
+                }
                 return Err(DiskError::Start {
                     mountpoint: s.mountpoint.clone(),
                     why: if why.trim().is_empty() {
@@ -579,13 +656,24 @@ impl DiskServer {
         let r = crate::provision::unmount(&self.mountpoint)
             .map_err(|e| io(format!("unmount {}", self.mountpoint.display()))(std::io::Error::other(e.to_string())));
         let t0 = Instant::now();
+        let mut ended = true;
         while child.try_wait().ok().flatten().is_none() {
             if t0.elapsed() > Duration::from_secs(5) {
                 let _ = child.kill();
-                let _ = child.wait();
+                ended = child.wait().is_ok();
                 break;
             }
             std::thread::sleep(Duration::from_millis(10));
+        }
+        // A record goes only once its step is done: a failure leaves it for `fsbench cleanup`
+        // (and keeps the runner from removing the state file).
+        if let Some((st, kill, unmount)) = &self.records {
+            if r.is_ok() {
+                st.pop(unmount);
+            }
+            if ended {
+                st.pop(kill);
+            }
         }
         let _ = std::fs::remove_dir(&self.mountpoint);
         r
@@ -614,6 +702,7 @@ mod tests {
             model,
             st: Mutex::new(State {
                 undo: HashMap::new(),
+                last_write: None,
                 failed: false,
                 armed: false,
                 stats: Stats::default(),
@@ -664,5 +753,43 @@ mod tests {
         p.write_image(0, &[5u8; 4]).unwrap();
         assert!(p.control("cut").is_err());
         assert!(p.lock().undo.is_empty(), "pass-through keeps nothing");
+    }
+
+    #[test]
+    fn the_broken_superblock_model_zeroes_the_first_mib_on_a_cut_only() {
+        let size = (WIPE + 2 * BLOCK) as usize;
+        let (_f, d) = disk(Model::BrokenSuperblock, size);
+        d.write_image(0, &[3u8; 8]).unwrap();
+        d.flush_image().unwrap();
+        assert_eq!(&content(&d)[..8], &[3u8; 8], "no wipe before the cut");
+        d.control("cut").unwrap();
+        let c = content(&d);
+        assert!(c[..WIPE as usize].iter().all(|b| *b == 0), "the first MiB is zeroed");
+        assert!(c[WIPE as usize..].iter().all(|b| *b == 0xAA), "nothing past it");
+    }
+
+    #[test]
+    fn the_tear_model_keeps_the_first_half_of_the_last_unflushed_write_only() {
+        let (_f, d) = disk(Model::Tear, 4 * BLOCK as usize);
+        d.write_image(0, &[1u8; 4096]).unwrap();
+        d.flush_image().unwrap();
+        d.write_image(BLOCK, &[2u8; 4096]).unwrap(); // unflushed: discarded
+        d.write_image(2 * BLOCK, &[3u8; 4096]).unwrap(); // the last one: torn
+        d.control("cut").unwrap();
+        let c = content(&d);
+        let b = BLOCK as usize;
+        assert!(c[..b].iter().all(|x| *x == 1), "flushed data kept");
+        assert!(c[b..2 * b].iter().all(|x| *x == 0xAA), "unflushed write discarded");
+        assert!(
+            c[2 * b..2 * b + b / 2].iter().all(|x| *x == 3),
+            "first half of the torn write"
+        );
+        assert!(c[2 * b + b / 2..].iter().all(|x| *x == 0xAA), "its second half lost");
+        // After a flush there is nothing to tear.
+        let (_g, e) = disk(Model::Tear, BLOCK as usize);
+        e.write_image(0, &[4u8; 4096]).unwrap();
+        e.flush_image().unwrap();
+        e.control("cut").unwrap();
+        assert!(content(&e).iter().all(|x| *x == 4));
     }
 }

@@ -398,7 +398,7 @@ fn describe(u: &Undo) -> String {
         Undo::RemoveDir { path, .. } => format!("removed folder {}", path.display()),
         Undo::DestroyPool { pool, device, .. } => format!("destroyed zfs pool {pool} ({device})"),
         Undo::StopDaemon { pid, .. } => format!("stopped zfs-fuse (pid {pid}) fsbench had started"),
-        Undo::Kill { pid, .. } => format!("killed guest process {pid}"),
+        Undo::Kill { pid, marker, .. } => format!("killed process {pid} ({})", marker.display()),
         Undo::RemoveCgroup { path } => format!("removed memory cgroup {}", path.display()),
     }
 }

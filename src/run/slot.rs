@@ -141,6 +141,7 @@ pub(super) fn run_slot(
         drop_caches: suite.policy.drop_caches,
         interrupt,
         on_phase,
+        state: Some(state),
     };
     // The workload (and whatever it starts) runs in the memory cgroup; provisioning, the quiesce
     // gate and teardown do not.

@@ -374,6 +374,7 @@ fn first_run_warnings(slow_first: bool) -> Vec<String> {
         drop_caches: false,
         interrupt: &flag,
         on_phase: &on_phase,
+        state: None,
     };
     let raw: RawSample = spec.run(&ctx).unwrap();
     let base: Vec<Measurement> = raw.measurements();

@@ -2,7 +2,9 @@
 //! power-cut disk (ext4, xfs, btrfs), 5 seeded cuts each, lose nothing acknowledged and store
 //! recovery and fsck times with verdicts; the broken-flush disk shows the loss check failing;
 //! SQLite loses no committed row; `--dir` is refused; nothing is left after success or after
-//! SIGKILL + `fsbench cleanup`.
+//! SIGKILL + `fsbench cleanup` (which undoes the disk's pieces from the state file's records);
+//! the broken-superblock disk makes `recovery_failed` a stored result; the tear model loses
+//! nothing acknowledged.
 
 use crate::require_privileged;
 use crate::util::{assert_no_leftovers, fsbench, mounts_under, report_json, scratch, spawn_run, text, write_suite};
@@ -212,13 +214,13 @@ sqlite = true
     );
 }
 
-/// Starts a long power-cut-disk run in `dir` and returns it once the disk's FUSE mount and the
-/// filesystem over it are both mounted, with its scratch folder.
-fn run_with_the_disk_up(dir: &Path) -> (std::process::Child, std::path::PathBuf) {
+/// Starts a long power-cut-disk run on `fs_type` in `dir` and returns it once the disk's FUSE
+/// mount and the filesystem over it are both mounted, with its scratch folder.
+fn run_with_the_disk_up(dir: &Path, fs_type: &str) -> (std::process::Child, std::path::PathBuf) {
     let suite = write_suite(
         dir,
         "long.toml",
-        r#"
+        &r#"
 [suite]
 name = "long"
 description = "integration test"
@@ -227,13 +229,14 @@ repeats = 1
 warmup = 0
 drop_caches = false
 [[fs]]
-type = "ext4"
+type = "FSTYPE"
 [[workload]]
 kind = "powercut"
 method = "disk"
 cuts = 50
 ops = 400
-"#,
+"#
+        .replace("FSTYPE", fs_type),
     );
     let db = dir.join("r.db");
     let sc = dir.join("scratch");
@@ -259,7 +262,7 @@ ops = 400
 fn ctrl_c_with_a_live_power_cut_disk_leaves_nothing() {
     require_privileged!();
     let dir = scratch();
-    let (mut child, sc) = run_with_the_disk_up(dir.path());
+    let (mut child, sc) = run_with_the_disk_up(dir.path(), "ext4");
     let pid = rustix::process::Pid::from_child(&child);
     rustix::process::kill_process(pid, rustix::process::Signal::Int).unwrap();
     let status = child.wait().unwrap();
@@ -268,11 +271,26 @@ fn ctrl_c_with_a_live_power_cut_disk_leaves_nothing() {
     assert_eq!(servers_under(dir.path()), Vec::<u32>::new());
 }
 
+/// The pending undo steps in the state file of the one run folder under `sc`.
+fn pending_steps(sc: &Path) -> Vec<serde_json::Value> {
+    let run = std::fs::read_dir(sc)
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("run-"))
+        .expect("a run folder")
+        .path();
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("state.json")).unwrap()).unwrap();
+    doc["pending"].as_array().unwrap().clone()
+}
+
 #[test]
 fn a_sigkilled_run_with_a_live_power_cut_disk_is_undone_by_cleanup() {
     require_privileged!();
     let dir = scratch();
-    let (mut child, sc) = run_with_the_disk_up(dir.path());
+    // btrfs: the filesystem a run once left mounted read-only over the disk, when its pieces
+    // were not in the state file.
+    let (mut child, sc) = run_with_the_disk_up(dir.path(), "btrfs");
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(
@@ -280,10 +298,32 @@ fn a_sigkilled_run_with_a_live_power_cut_disk_is_undone_by_cleanup() {
         "{:?}",
         mounts_under(&sc)
     );
-    assert!(
-        !servers_under(dir.path()).is_empty(),
-        "the server outlives fsbench until cleanup"
-    );
+    let servers = servers_under(dir.path());
+    assert_eq!(servers.len(), 1, "the server outlives fsbench until cleanup");
+    // Every piece is in the state file, in creation order: server, FUSE mount, loop device over
+    // its image, the filesystem's mount over that (cleanup undoes them in reverse).
+    let pending = pending_steps(&sc);
+    let at = |what: &str, pred: &dyn Fn(&serde_json::Value) -> bool| {
+        pending
+            .iter()
+            .position(pred)
+            .unwrap_or_else(|| panic!("no record of the {what}: {pending:#?}"))
+    };
+    let s = |v: &serde_json::Value, k: &str| v[k].as_str().unwrap_or_default().to_string();
+    let kill = at("server process", &|u| {
+        u["undo"] == "kill" && u["pid"].as_u64() == Some(servers[0] as u64) && s(u, "marker").ends_with("-pcdisk")
+    });
+    let fuse = at("FUSE mount", &|u| {
+        u["undo"] == "unmount" && s(u, "source") == "fsbench-powerdisk"
+    });
+    let detach = at("loop device", &|u| {
+        u["undo"] == "detach" && s(u, "image").ends_with("-pcdisk/image")
+    });
+    let fs = at("mount over the disk", &|u| {
+        u["undo"] == "unmount" && s(u, "mountpoint").ends_with("-pc")
+    });
+    assert!(kill < fuse && fuse < detach && detach < fs, "{pending:#?}");
+
     let o = fsbench(&["cleanup", "--scratch", sc.to_str().unwrap()]);
     // Cleanup also visits other runs in the registry (other tests, other users of this
     // machine), whose failures are not ours: judge only the lines about our scratch folder.
@@ -303,10 +343,143 @@ fn a_sigkilled_run_with_a_live_power_cut_disk_is_undone_by_cleanup() {
             .any(|l| l.starts_with("detached") && l.contains("-pcdisk/image")),
         "{out}"
     );
+    // Only a record names the server process: the sweep of mounts and loop devices never does.
+    let killed = format!("killed process {} (", servers[0]);
+    assert!(
+        out.lines().any(|l| l.starts_with(&killed) && l.contains("-pcdisk")),
+        "{out}"
+    );
     let t0 = Instant::now();
     while !servers_under(dir.path()).is_empty() && t0.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert_eq!(servers_under(dir.path()), Vec::<u32>::new(), "{}", text(&o));
     assert_no_leftovers(&sc);
+}
+
+#[test]
+fn a_filesystem_that_cannot_mount_after_the_cut_is_a_stored_recovery_failure() {
+    require_privileged!();
+    let dir = scratch();
+    // The broken-superblock disk zeroes the first MiB on the cut: ext4's superblock is gone.
+    // The workload after it runs on a fresh filesystem: the run goes on.
+    let suite = write_suite(
+        dir.path(),
+        "wiped.toml",
+        r#"
+[suite]
+name = "wiped"
+description = "integration test"
+[run]
+repeats = 1
+warmup = 0
+drop_caches = false
+[[fs]]
+type = "ext4"
+[[workload]]
+kind = "powercut"
+name = "wiped"
+method = "disk"
+disk_model = "broken-superblock"
+cuts = 2
+ops = 20
+max_write = "8KiB"
+[[workload]]
+kind = "powercut"
+name = "after"
+method = "disk"
+cuts = 1
+ops = 20
+max_write = "8KiB"
+"#,
+    );
+    let db = dir.path().join("r.db");
+    let sc = dir.path().join("scratch");
+    let o = fsbench(&[
+        "--db",
+        db.to_str().unwrap(),
+        "run",
+        &suite,
+        "--scratch",
+        sc.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{:?}\n{}", o.status, text(&o));
+    let j = report_json(db.to_str().unwrap(), "latest");
+    let n = notes(&j, "wiped", "ext4");
+    let (count, failed) = cell(&j, "wiped", "recovery", "recovery_failed", "ext4").expect("recovery_failed stored");
+    assert_eq!(count, 1, "{n}");
+    assert!(failed >= 1.0, "the wiped filesystem mounted? {n}");
+    assert!(n.contains("BROKEN") && n.contains("recovery_failed: cut 1: "), "{n}");
+    // The note carries mount(8)'s own error (the model's description also says "superblock").
+    let failure = &n[n.find("recovery_failed: cut 1: ").unwrap()..];
+    let failure = &failure[..failure.find('"').unwrap_or(failure.len())];
+    assert!(
+        failure.contains("mount") && failure.contains("bad superblock"),
+        "the mount error is in the notes: {failure}"
+    );
+    let after = notes(&j, "after", "ext4");
+    assert_eq!(
+        cell(&j, "after", "recovery", "recovery_failed", "ext4"),
+        Some((1, 0.0)),
+        "{after}"
+    );
+    assert_eq!(
+        cell(&j, "after", "loss", "acked_lost", "ext4"),
+        Some((1, 0.0)),
+        "{after}"
+    );
+    assert_no_leftovers(&sc);
+    assert_eq!(servers_under(dir.path()), Vec::<u32>::new());
+}
+
+#[test]
+fn a_torn_last_unflushed_write_loses_nothing_acknowledged() {
+    require_privileged!();
+    let dir = scratch();
+    let suite = write_suite(
+        dir.path(),
+        "tear.toml",
+        r#"
+[suite]
+name = "tear"
+description = "integration test"
+[run]
+repeats = 1
+warmup = 0
+drop_caches = false
+[[fs]]
+type = "ext4"
+[[workload]]
+kind = "powercut"
+name = "tear"
+method = "disk"
+disk_model = "tear"
+cuts = 2
+ops = 30
+max_write = "8KiB"
+"#,
+    );
+    let db = dir.path().join("r.db");
+    let sc = dir.path().join("scratch");
+    let o = fsbench(&[
+        "--db",
+        db.to_str().unwrap(),
+        "run",
+        &suite,
+        "--scratch",
+        sc.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{:?}\n{}", o.status, text(&o));
+    let j = report_json(db.to_str().unwrap(), "latest");
+    let n = notes(&j, "tear", "ext4");
+    assert!(n.contains("last unflushed write torn"), "the model is stated: {n}");
+    assert_eq!(n.matches("fsck ").count(), 2, "{n}");
+    assert_eq!(cell(&j, "tear", "loss", "acked_lost", "ext4"), Some((1, 0.0)), "{n}");
+    assert_eq!(
+        cell(&j, "tear", "recovery", "recovery_failed", "ext4"),
+        Some((1, 0.0)),
+        "{n}"
+    );
+    assert_no_leftovers(&sc);
+    assert_eq!(servers_under(dir.path()), Vec::<u32>::new());
 }

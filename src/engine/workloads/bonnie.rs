@@ -1568,6 +1568,7 @@ mod tests {
             drop_caches: false,
             interrupt: &flag,
             on_phase: &on_phase,
+            state: None,
         };
         let sample = spec.run(&ctx).expect("bonnie run");
         let names: Vec<&str> = sample.phases.iter().map(|p| p.phase.as_str()).collect();

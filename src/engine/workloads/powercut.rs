@@ -15,6 +15,8 @@
 //!   server and a second loop device over it carries the filesystem; a cut discards every
 //!   write since the last completed flush and fails all I/O until the filesystem is unmounted.
 //!   The runner's own mount is unmounted first and its loop device stays idle until teardown.
+//!   Server, FUSE mount, loop device and mount are each written to the run's state file as an
+//!   undo step the moment they may exist, so `fsbench cleanup` undoes them after a SIGKILL.
 //!
 //! Per repeat (over its cuts): `recovery/recovery_mount_s` (mean), `recovery/recovery_failed`,
 //! `fsck/fsck_s` (mean of the read-only check), `fsck/fsck_repair_needed`, `fsck/fsck_failed`,
@@ -32,7 +34,7 @@ use crate::metric::{CpuUsage, RawSample};
 use crate::powercut::disk::{DiskServer, Model};
 use crate::powercut::recover::{self, Fsck, FsckVerdict};
 use crate::powercut::writer::{self, Ledger, WriterSpec};
-use crate::provision::{self, Undo};
+use crate::provision::{self, RunState, Undo};
 use crate::units::Bytes;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -73,8 +75,11 @@ pub struct PowercutSpec {
     /// `auto`, `shutdown` or `disk`. Default `auto`.
     #[serde(default)]
     pub method: Method,
-    /// The power-cut disk's model: `volatile` (default) or `broken-flush` (acknowledges flushes
-    /// but drops them: a broken disk, to show that the loss check can fail).
+    /// The power-cut disk's model: `volatile` (default), `broken-flush` (acknowledges flushes
+    /// but drops them: a broken disk, to show that the loss check can fail) or
+    /// `broken-superblock` (a cut also zeroes the first MiB: the filesystem cannot mount after
+    /// it, to show that `recovery_failed` is a result) or `tear` (volatile, and the cut tears the
+    /// last unflushed write: its first half is kept).
     #[serde(default = "default_model")]
     pub disk_model: Model,
     /// Also commit numbered rows to an SQLite database and count `db_rows_lost`. Default false.
@@ -202,28 +207,59 @@ fn remount_opts(opts: &str) -> String {
 }
 
 /// The power-cut disk's stack: server, loop device over its image, mount. Undone in reverse
-/// order on drop; every piece lives in the run folder under a `mnt-` name, so `fsbench cleanup`
-/// sweeps it after a SIGKILL.
+/// order on drop. With the run's state ([`RunContext::state`]) each piece is recorded as an
+/// [`Undo`] the moment it may exist, in creation order (server kill, FUSE unmount, loop detach,
+/// mount), so `fsbench cleanup` undoes them in the reverse order after a SIGKILL; a record goes
+/// only once its step is done, so a failed teardown keeps the state file for cleanup. Every
+/// piece also lives in the run folder under a `mnt-` name, which cleanup sweeps as well.
 struct DiskStack {
+    state: Option<RunState>,
     server: Option<DiskServer>,
-    loop_dev: Option<(String, PathBuf)>,
-    mnt: Option<PathBuf>,
+    loop_dev: Option<Undo>,
+    mnt: Option<Undo>,
 }
 
 impl DiskStack {
+    /// Records `u` (a piece that may exist from now on).
+    fn record(&self, u: &Undo) {
+        if let Some(st) = &self.state {
+            st.push(u);
+        }
+    }
+
+    /// Drops the record of `u` (its step is done).
+    fn done(&self, u: &Undo) {
+        if let Some(st) = &self.state {
+            st.pop(u);
+        }
+    }
+
     fn teardown(&mut self) -> Result<(), String> {
         let mut first: Option<String> = None;
-        if let Some(m) = self.mnt.take() {
-            if provision::is_mounted(&m, None) {
-                if let Err(e) = provision::unmount(&m) {
-                    first.get_or_insert(e.to_string());
+        if let Some(u) = self.mnt.take() {
+            if let Undo::Unmount { mountpoint, .. } = &u {
+                let r = if provision::is_mounted(mountpoint, None) {
+                    provision::unmount(mountpoint)
+                } else {
+                    Ok(())
+                };
+                match r {
+                    Ok(()) => {
+                        let _ = std::fs::remove_dir(mountpoint);
+                        self.done(&u);
+                    }
+                    Err(e) => {
+                        first.get_or_insert(e.to_string());
+                    }
                 }
             }
-            let _ = std::fs::remove_dir(&m);
         }
-        if let Some((device, image)) = self.loop_dev.take() {
-            if let Err(e) = (Undo::Detach { device, image }).apply() {
-                first.get_or_insert(e.to_string());
+        if let Some(u) = self.loop_dev.take() {
+            match u.apply() {
+                Ok(()) => self.done(&u),
+                Err(e) => {
+                    first.get_or_insert(e.to_string());
+                }
             }
         }
         if let Some(s) = self.server.take() {
@@ -342,6 +378,7 @@ impl PowercutSpec {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "mnt".into());
         let mut stack = DiskStack {
+            state: ctx.state.cloned(),
             server: None,
             loop_dev: None,
             mnt: None,
@@ -362,8 +399,14 @@ impl PowercutSpec {
                 Err(_) => base.to_string_lossy().into_owned(),
             };
             runner_fs.unmount()?;
-            let server = DiskServer::start(&run_dir, &base_arg, &format!("{tag}-pcdisk"), self.disk_model)
-                .map_err(|e| eio("start the power-cut disk", e))?;
+            let server = DiskServer::start(
+                &run_dir,
+                &base_arg,
+                &format!("{tag}-pcdisk"),
+                self.disk_model,
+                ctx.state,
+            )
+            .map_err(|e| eio("start the power-cut disk", e))?;
             let image = server.image();
             stack.server = Some(server);
             let out = provision::run_tool(
@@ -373,10 +416,21 @@ impl PowercutSpec {
             )
             .map_err(|e| eio("attach a loop device to the power-cut disk", e))?;
             let dev = out.trim().to_string();
-            stack.loop_dev = Some((dev.clone(), image));
+            let detach = Undo::Detach {
+                device: dev.clone(),
+                image,
+            };
+            stack.record(&detach);
+            stack.loop_dev = Some(detach);
             let mnt = run_dir.join(format!("{tag}-pc"));
             std::fs::create_dir(&mnt).map_err(|e| EngineError::io(format!("create {}", mnt.display()), e))?;
-            stack.mnt = Some(mnt.clone());
+            // Recorded before the first mount; the cuts unmount and mount it again under it.
+            let unmount = Undo::Unmount {
+                mountpoint: mnt.clone(),
+                source: dev.clone(),
+            };
+            stack.record(&unmount);
+            stack.mnt = Some(unmount);
             let fs = Fs {
                 device: dev,
                 fs_type: runner_fs.fs_type.clone(),
@@ -590,8 +644,14 @@ impl PowercutSpec {
             ));
             return Ok(None);
         }
-        std::fs::remove_dir_all(&dir).map_err(|e| EngineError::io(format!("remove {}", dir.display()), e))?;
-        sync_fs(work)?;
+        // A repair after a failed recovery may have lost the cut's folder (or the work folder).
+        match std::fs::remove_dir_all(&dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(EngineError::io(format!("remove {}", dir.display()), e))
+            }
+            _ => {}
+        }
+        sync_fs(&fs.mountpoint)?;
         Ok(Some(line))
     }
 }
