@@ -290,6 +290,12 @@ pub struct FileioSpec {
     /// Seed of the per-worker random generators. Default 0.
     #[serde(default)]
     pub seed: u64,
+    /// Wear-out stonewalling (IOR's `-D time -O stoneWallingWearOut=1`): at `time` (the
+    /// stonewall) the ranks of a many-rank run agree on the largest request count any rank
+    /// reached and every rank goes on to it, so each does the same work. Needs `time`. Alone it
+    /// changes nothing. Default false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub wear_out: bool,
 }
 
 fn default_files() -> u32 {
@@ -349,6 +355,7 @@ impl Default for FileioSpec {
             data: Fill::default(),
             fadvise: Fadvise::default(),
             seed: 0,
+            wear_out: false,
         }
     }
 }
@@ -411,6 +418,9 @@ impl Workload for FileioSpec {
                 "block_size must be between 1 byte and 256MiB (is {})",
                 self.block_size
             ));
+        }
+        if self.wear_out && self.time.0.is_zero() {
+            return Err("wear_out needs a time limit (the stonewall): set time".into());
         }
         if self.file_size() == 0 {
             return Err(format!(
@@ -526,6 +536,9 @@ impl Workload for FileioSpec {
         if self.pin {
             s.push_str(", pinned");
         }
+        if self.wear_out {
+            s.push_str(", wear-out stonewall");
+        }
         s
     }
 
@@ -577,7 +590,8 @@ impl FileioSpec {
         } else {
             WorkerPool::with_deadline(self.time.0)
         }
-        .pinned(self.pin);
+        .pinned(self.pin)
+        .wear_out(self.wear_out);
         phases.run_pool(phase, pool, workers, &POLICY, |run, wall| {
             let mut c = Counters::default();
             for o in &run.outputs {
