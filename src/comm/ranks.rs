@@ -260,6 +260,50 @@ pub fn phase_stonewall(stats: Option<StonewallStats>) {
     }
 }
 
+/// Where a workload that shares one file set between the ranks (fileio `ranks_share`, IOR's
+/// N-1 against `-F`) keeps it, and whether this rank prepares and removes it: with more than
+/// one rank, the slot's directory (the parent of this rank's `rank-N`) and rank 0; alone,
+/// `dir` itself.
+pub fn shared_dir(dir: &std::path::Path) -> (PathBuf, bool) {
+    let comm = world();
+    match dir.parent() {
+        Some(parent) if comm.size() > 1 => (parent.to_path_buf(), comm.rank() == 0),
+        _ => (dir.to_path_buf(), true),
+    }
+}
+
+/// With more than one rank, waits until every rank arrived at `what` (for example: rank 0 has
+/// prepared the shared file set): a sync like a phase's start, so a rank whose workload failed
+/// before (it syncs "ended" instead) stops the run rather than leaving the others waiting. A
+/// dead rank or the watchdog stops the run too ([`super::fail`]); every such stop is
+/// [`EngineError::Interrupted`]. Alone it returns at once. A rank whose workload failed must
+/// not call it afterwards.
+pub fn barrier(what: &str, interrupt: &AtomicBool) -> Result<(), EngineError> {
+    let comm = world();
+    if comm.size() == 1 {
+        return Ok(());
+    }
+    match sync(comm, what, STARTING, &Stop::now(interrupt)) {
+        Ok(states) => match states.iter().position(|s| *s == ENDED) {
+            Some(r) => {
+                fail(
+                    CommError::Mismatch(format!(
+                        "rank {r} ended its workload before {what} (it failed or was interrupted; its error is in the repeat)"
+                    )),
+                    interrupt,
+                );
+                Err(EngineError::Interrupted)
+            }
+            None => Ok(()),
+        },
+        Err(CommError::Interrupted(_)) => Err(EngineError::Interrupted),
+        Err(e) => {
+            fail(e, interrupt);
+            Err(EngineError::Interrupted)
+        }
+    }
+}
+
 /// Called by the phase driver when phase `phase` of `wall` was recorded.
 pub fn phase_recorded(phase: &str, wall: Duration) {
     if world().size() == 1 {

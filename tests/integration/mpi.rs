@@ -505,3 +505,75 @@ wear_out = true
     assert!(took < Duration::from_secs(60), "{took:?}");
     drop(slow);
 }
+
+/// A fileio suite on a 160 MiB tmpfs: 64 MiB of files, shared by the ranks or one set each.
+fn shared_suite(share: bool) -> String {
+    format!(
+        r#"
+[suite]
+name = "shared"
+
+[run]
+repeats = 1
+drop_caches = false
+
+[[fs]]
+type = "tmpfs"
+image_size = "160MiB"
+
+[[workload]]
+kind = "fileio"
+name = "shared"
+mode = "rndrd"
+files = 2
+total_size = "64MiB"
+block_size = "4KiB"
+time = "1s"
+ranks_share = {share}
+"#
+    )
+}
+
+#[test]
+fn four_ranks_share_one_fileio_file_set_that_would_not_fit_four_times() {
+    require_privileged!();
+    if !have_mpirun() {
+        return;
+    }
+    let dir = scratch();
+    let run = |share: bool| {
+        let suite = write_suite(dir.path(), &format!("s{share}.toml"), &shared_suite(share));
+        let db = dir.path().join(format!("s{share}.db"));
+        let sc = dir.path().join(format!("scratch{share}"));
+        let o = Command::new(bin())
+            .args(["--db", db.to_str().unwrap(), "run", &suite])
+            .args(["--scratch", sc.to_str().unwrap(), "--ranks", "4"])
+            .output()
+            .unwrap();
+        assert_no_leftovers(&sc);
+        (o, report_json(db.to_str().unwrap(), "latest"))
+    };
+    // Shared: 64 MiB on the 160 MiB filesystem, every rank reads it.
+    let (o, r) = run(true);
+    assert!(o.status.success(), "{}", text(&o));
+    let s = &r["samples"][0];
+    assert_eq!(s["status"]["state"], "ok", "{s}");
+    assert!(s["notes"].to_string().contains("one shared file set of 2 files"), "{s}");
+    let rows = rows(s);
+    let cluster = &rows["rndrd"];
+    let ranks: Vec<&BTreeMap<String, f64>> = (0..4).map(|k| &rows[&format!("rndrd@rank{k}")]).collect();
+    assert!(ranks.iter().all(|r| r["reads_per_s"] > 0.0), "{rows:?}");
+    // The aggregate figures: fair share is every rank's work over the span.
+    let first_start = ranks.iter().map(|x| x["start_s"]).fold(f64::MAX, f64::min);
+    let last_end = ranks.iter().map(|x| x["end_s"]).fold(f64::MIN, f64::max);
+    let work: f64 = ranks.iter().map(|x| x["reads_per_s"] * x["wall_s"]).sum();
+    let fair = cluster["reads_per_s_fair_share"];
+    assert!(
+        (fair - work / (last_end - first_start)).abs() <= 1e-6 * fair,
+        "{rows:?}"
+    );
+    // One set each: 4 × 64 MiB does not fit in 160 MiB, so the same suite fails.
+    let (o, _) = run(false);
+    assert!(!o.status.success(), "four private sets fitted: {}", text(&o));
+    assert!(text(&o).contains("No space left"), "{}", text(&o));
+}

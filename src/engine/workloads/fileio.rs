@@ -296,6 +296,12 @@ pub struct FileioSpec {
     /// changes nothing. Default false.
     #[serde(default, skip_serializing_if = "is_false")]
     pub wear_out: bool,
+    /// With many ranks (MPI): every rank works on one shared file set in the slot's directory,
+    /// prepared and removed by rank 0 (IOR's N-1, one shared file set), instead of its own in
+    /// `rank-N` (file-per-rank, IOR `-F`, the default). Sequential modes walk the whole set on
+    /// every rank. Alone it changes nothing. Default false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub ranks_share: bool,
 }
 
 fn default_files() -> u32 {
@@ -356,6 +362,7 @@ impl Default for FileioSpec {
             fadvise: Fadvise::default(),
             seed: 0,
             wear_out: false,
+            ranks_share: false,
         }
     }
 }
@@ -539,27 +546,56 @@ impl Workload for FileioSpec {
         if self.wear_out {
             s.push_str(", wear-out stonewall");
         }
+        if self.ranks_share {
+            s.push_str(", one file set shared by the ranks");
+        }
         s
     }
 
     fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
         self.validate().map_err(EngineError::Invalid)?;
-        let set = FileSet::new(ctx.dir, self.files);
-        let result = self.run_on(&set, ctx);
-        // The files are removed whatever happened (untimed).
-        let removed = set.remove_all();
-        let sample = result?;
+        let (dir, lead) = if self.ranks_share && self.io != IoMode::Null {
+            crate::comm::ranks::shared_dir(ctx.dir)
+        } else {
+            (ctx.dir.to_path_buf(), true)
+        };
+        let shared = dir != ctx.dir;
+        let set = FileSet::new(&dir, self.files);
+        let result = self.run_on(&set, lead, shared, ctx);
+        // The files are removed whatever happened (untimed); a shared set by rank 0 once every
+        // rank closed it.
+        let done = if shared && result.is_ok() {
+            crate::comm::ranks::barrier("the end of the shared file set", ctx.interrupt)
+        } else {
+            Ok(())
+        };
+        let removed = if lead { set.remove_all() } else { Ok(()) };
+        let mut sample = result?;
+        done?;
+        if shared {
+            sample.notes.push(format!(
+                "fileio: every rank worked on one shared file set of {} files (rank 0 prepared it)",
+                self.files
+            ));
+        }
         removed.map(|()| sample)
     }
 }
 
 impl FileioSpec {
-    fn run_on(&self, set: &FileSet, ctx: &RunContext) -> Result<RawSample, EngineError> {
+    fn run_on(&self, set: &FileSet, lead: bool, shared: bool, ctx: &RunContext) -> Result<RawSample, EngineError> {
         // The null engine touches no file: nothing to lay out or open.
         let files = if self.io == IoMode::Null {
             Vec::new()
         } else {
-            set.prepare(self, ctx.interrupt)?;
+            if lead {
+                set.prepare(self, ctx.interrupt)?;
+            }
+            if shared {
+                // Every rank waits for rank 0's files (a failed preparation: rank 0 syncs
+                // "ended" instead, which stops the others here).
+                crate::comm::ranks::barrier("the shared file set", ctx.interrupt)?;
+            }
             let files = set.open(self.o_direct())?;
             if let Some(advice) = self.fadvise.advice(self.mode) {
                 for (f, p) in files.iter().zip(&set.paths) {
