@@ -1421,7 +1421,7 @@ mod tests {
         };
         let set = FileSet::new(tmp.path(), spec.files);
         let ctx = RunContext::quiet(tmp.path(), &flag);
-        let s = spec.run_on(&set, &ctx).expect("run");
+        let s = spec.run_on(&set, true, false, &ctx).expect("run");
         for p in &set.paths {
             assert_eq!(std::fs::metadata(p).expect("file").len(), Bytes::MIB, "{}", p.display());
         }
