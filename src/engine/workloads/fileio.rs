@@ -572,7 +572,7 @@ impl Workload for FileioSpec {
         let removed = if lead { set.remove_all() } else { Ok(()) };
         let mut sample = result?;
         done?;
-        if shared {
+        if shared && lead {
             sample.notes.push(format!(
                 "fileio: every rank worked on one shared file set of {} files (rank 0 prepared it)",
                 self.files
