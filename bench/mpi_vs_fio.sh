@@ -9,10 +9,13 @@
 #       to last end; for N = 1 the rank's own reads_per_s);
 #   B = `fio --numjobs=N --group_reporting`: N independent jobs started together, each with its
 #       own file set of the same shape, psync, --norandommap --invalidate=0 like
-#       bench/fileio_vs_fio.sh; fio's read IOPS of the group.
+#       bench/fileio_vs_fio.sh; fio's read IOPS of the group;
+#   C = fio's own client/server mode, the second referee: N `fio --server` processes on this
+#       host (ports 18765…), one `fio --client=… job --client=… job …` sending each its own job
+#       (the same shape, its own directory); fio's "All clients" read IOPS.
 #
-# Alternates A B A B … PAIRS times per N and prints every pair, the medians, the ratio
-# fsbench / fio (above 1 = fsbench drives more reads per second), and the median of fsbench's
+# Alternates A B C A B C … PAIRS times per N and prints every pair, the medians, the ratios
+# fsbench / fio and fsbench / fio client-server (above 1 = fsbench drives more reads per second), and the median of fsbench's
 # stored barrier cost of the phase (`barrier_s`: the last rank's arrival at the phase's sync to
 # the last rank leaving it). Reported, not pass/fail.
 #
@@ -78,23 +81,50 @@ run_fio() {
     rm -f "$work"/fio/r.*
 }
 
-printf '%-6s %-5s %14s %14s %10s\n' ranks pair fsbench/s fio/s barrier_s
+# fio client/server N: prints fio's "All clients" read IOPS.
+run_fio_cs() {
+    local n=$1 i args=() pids=()
+    for i in $(seq 0 $((n - 1))); do
+        mkdir -p "$work/fio/c$i"
+        fio --server="ip:127.0.0.1,$((18765 + i))" --daemonize="$work/fio/s$i.pid"
+        printf '[r]\ndirectory=%s\nrw=randread\nbs=%s\nioengine=psync\nnrfiles=%s\nsize=%s\ntime_based\nruntime=%s\nnorandommap\ninvalidate=0\n' \
+            "$work/fio/c$i" "$BS" "$FILES" "$TOTAL" "$TIME" >"$work/fio/j$i.fio"
+        args+=(--client="ip:127.0.0.1,$((18765 + i))" "$work/fio/j$i.fio")
+    done
+    sleep 0.5
+    fio --output-format=json "${args[@]}" 2>/dev/null | python3 -c '
+import json, sys
+t = sys.stdin.read()
+d = json.loads(t[t.index("{"):])
+print([c for c in d["client_stats"] if c["jobname"] == "All clients" or len(d["client_stats"]) == 1][-1]["read"]["iops"])'
+    for i in $(seq 0 $((n - 1))); do
+        pids+=("$(cat "$work/fio/s$i.pid")")
+    done
+    kill "${pids[@]}" 2>/dev/null || true
+    rm -rf "$work"/fio/c* "$work"/fio/j*.fio "$work"/fio/s*.pid
+}
+
+printf '%-6s %-5s %14s %14s %14s %10s\n' ranks pair fsbench/s fio/s fio-cs/s barrier_s
 for n in $RANKS; do
     : >"$work/pairs-$n"
     for p in $(seq "$PAIRS"); do
         read -r a barrier < <(run_fsbench "$n")
         b=$(run_fio "$n")
-        printf '%-6s %-5s %14.0f %14.0f %10.6f\n' "$n" "$p" "$a" "$b" "$barrier"
+        c=$(run_fio_cs "$n")
+        printf '%-6s %-5s %14.0f %14.0f %14.0f %10.6f\n' "$n" "$p" "$a" "$b" "$c" "$barrier"
         echo "fsbench rndrd $a" >>"$work/pairs-$n"
         echo "fio rndrd $b" >>"$work/pairs-$n"
+        echo "$c" >>"$work/cs-$n"
         echo "$barrier" >>"$work/barrier-$n"
     done
 done
 echo
-printf '%-6s %14s %14s %8s %22s %14s\n' ranks "fsbench med" "fio med" ratio "pair ratios med (min-max)" "barrier med s"
+printf '%-6s %14s %14s %8s %22s %14s %8s %14s\n' ranks "fsbench med" "fio med" ratio "pair ratios med (min-max)" \
+    "fio-cs med" "ratio" "barrier med s"
 for n in $RANKS; do
     a=$(awk '$1 == "fsbench" {print $3}' "$work/pairs-$n" | median)
     b=$(awk '$1 == "fio" {print $3}' "$work/pairs-$n" | median)
-    printf '%-6s %14.0f %14.0f %8.3f %22s %14.6f\n' "$n" "$a" "$b" "$(echo "$a / $b" | bc -l)" \
-        "$(pair_spread "$work/pairs-$n" rndrd)" "$(median <"$work/barrier-$n")"
+    c=$(median <"$work/cs-$n")
+    printf '%-6s %14.0f %14.0f %8.3f %22s %14.0f %8.3f %14.6f\n' "$n" "$a" "$b" "$(echo "$a / $b" | bc -l)" \
+        "$(pair_spread "$work/pairs-$n" rndrd)" "$c" "$(echo "$a / $c" | bc -l)" "$(median <"$work/barrier-$n")"
 done

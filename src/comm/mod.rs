@@ -63,6 +63,9 @@ pub trait Comm: Send + Sync {
     fn gather(&self, what: &str, mine: &[u8], watchdog: Duration, stop: &Stop) -> Result<Vec<Vec<u8>>, CommError>;
     /// Rank 0's `buf` replaces every other rank's.
     fn broadcast(&self, what: &str, buf: &mut Vec<u8>, watchdog: Duration, stop: &Stop) -> Result<(), CommError>;
+    /// The largest of every rank's `mine`, at every rank (a non-blocking all-reduce, MPI_MAX):
+    /// the count the ranks agree on at a wear-out stonewall.
+    fn all_max(&self, what: &str, mine: u64, watchdog: Duration, stop: &Stop) -> Result<u64, CommError>;
     /// Offset of every rank's CLOCK_MONOTONIC against rank 0's, in nanoseconds (rank's clock −
     /// rank 0's clock), from ping-pongs keeping the one with the smallest round trip; meaningful
     /// at rank 0 (other ranks get zeros), with the smallest round trip of each rank.
@@ -129,6 +132,9 @@ impl Comm for Solo {
     }
     fn broadcast(&self, _: &str, _: &mut Vec<u8>, _: Duration, _: &Stop) -> Result<(), CommError> {
         Ok(())
+    }
+    fn all_max(&self, _: &str, mine: u64, _: Duration, _: &Stop) -> Result<u64, CommError> {
+        Ok(mine)
     }
     fn clock_offsets(&self) -> Result<Vec<ClockOffset>, CommError> {
         Ok(vec![ClockOffset::default()])

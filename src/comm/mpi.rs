@@ -1,6 +1,6 @@
 //! [`Mpi`]: the [`Comm`] of a run under `mpirun`, Open MPI through the `mpi` crate (rsmpi).
 //!
-//! Every collective is non-blocking (MPI_Ibarrier, MPI_Ibcast, MPI_Igather) and waited for by
+//! Every collective is non-blocking (MPI_Ibarrier, MPI_Ibcast, MPI_Igather, MPI_Iallreduce) and waited for by
 //! [`super::poll_until`], so a dead or hung rank ends in a watchdog error instead of a hang
 //! (hpc/ior#210, #506). A request that is given up is leaked with its buffers (never freed while
 //! MPI may still write them); after that the process only tears down and exits, without
@@ -160,6 +160,20 @@ impl Comm for Mpi {
         data.resize(n, 0);
         *buf = self.bcast_fixed(what, data, watchdog, stop)?;
         Ok(())
+    }
+
+    fn all_max(&self, what: &str, mine: u64, watchdog: Duration, stop: &Stop) -> Result<u64, CommError> {
+        let send: &'static u64 = Box::leak(Box::new(mine));
+        let recv: &'static mut u64 = Box::leak(Box::new(0u64));
+        let recv_ptr = recv as *mut u64;
+        let req =
+            self.world
+                .immediate_all_reduce_into(StaticScope, send, recv, mpi::collective::SystemOperation::max());
+        self.wait(what, req, watchdog, stop)?;
+        // SAFETY: completed; MPI is done with both buffers.
+        let out = *unsafe { Box::from_raw(recv_ptr) };
+        let _ = unsafe { Box::from_raw(send as *const u64 as *mut u64) };
+        Ok(out)
     }
 
     fn clock_offsets(&self) -> Result<Vec<ClockOffset>, CommError> {

@@ -24,10 +24,15 @@
 //! - latency statistics from the sum of every rank's histogram (one bucket layout), so cluster
 //!   percentiles are true percentiles; other metrics: the slowest rank's (seconds) or the mean;
 //! - phase `P@rankN`: every rank's own rates and latency statistics, `wall_s`, `sync_in_s`,
-//!   `start_s`, `end_s` (relative to the origin), as detail rows.
+//!   `start_s`, `end_s` (relative to the origin), as detail rows;
+//! - with wear-out stonewalling (`engine::pool`, IOR's `stoneWallingWearOut`): `stonewall_ops_min`
+//!   / `_max` (operations of the least and most advanced rank at the deadline) and
+//!   `stonewall_agreed_ops` (the all-reduced maximum every rank wore out to), and per rank
+//!   `ops_before_stonewall` / `ops_after_stonewall`.
 
 use super::{fail, now_ns, world, ClockOffset, Comm, CommError, Stop};
 use crate::engine::latency::{LatencyRecorder, Stat};
+use crate::engine::pool::StonewallStats;
 use crate::engine::{EngineError, RunContext, WorkloadKind};
 use crate::metric::{CpuUsage, MetricId, PhaseResult, RawSample, Role, Unit};
 use serde::{Deserialize, Serialize};
@@ -65,6 +70,9 @@ pub struct RankPhase {
     pub end_ns: i64,
     /// The phase's latency histogram (hdrhistogram V2 serialisation), if it had one.
     pub hist: Option<Vec<u8>>,
+    /// What wear-out stonewalling did on this rank, if the phase had it.
+    #[serde(default)]
+    pub stonewall: Option<StonewallStats>,
 }
 
 /// What every rank sends rank 0 after a repeat.
@@ -127,6 +135,7 @@ static LOG: Mutex<Log> = Mutex::new(Log {
         start_ns: 0,
         end_ns: 0,
         hist: None,
+        stonewall: None,
     },
     done: Vec::new(),
 });
@@ -218,6 +227,79 @@ pub fn phase_histogram(latency: &LatencyRecorder) {
     {
         if let Ok(mut log) = LOG.lock() {
             log.pending.hist = Some(buf);
+        }
+    }
+}
+
+/// The count the ranks agree on at a wear-out stonewall: the largest `ops` of any rank (a
+/// non-blocking all-reduce under the sync watchdog). Alone: `ops`. A failure (dead rank,
+/// watchdog, interrupt) stops the run ([`super::fail`]) and returns `ops` (no wear-out).
+pub fn stonewall_agree(ops: u64, interrupt: &AtomicBool) -> u64 {
+    let comm = world();
+    if comm.size() == 1 {
+        return ops;
+    }
+    match comm.all_max("the stonewall", ops, sync_watchdog(), &Stop::now(interrupt)) {
+        Ok(max) => max,
+        Err(CommError::Interrupted(_)) => ops,
+        Err(e) => {
+            fail(e, interrupt);
+            ops
+        }
+    }
+}
+
+/// Called by the phase driver with what wear-out stonewalling did in a pool phase (kept only
+/// with more than one rank).
+pub fn phase_stonewall(stats: Option<StonewallStats>) {
+    if world().size() == 1 || stats.is_none() {
+        return;
+    }
+    if let Ok(mut log) = LOG.lock() {
+        log.pending.stonewall = stats;
+    }
+}
+
+/// Where a workload that shares one file set between the ranks (fileio `ranks_share`, IOR's
+/// N-1 against `-F`) keeps it, and whether this rank prepares and removes it: with more than
+/// one rank, the slot's directory (the parent of this rank's `rank-N`) and rank 0; alone,
+/// `dir` itself.
+pub fn shared_dir(dir: &std::path::Path) -> (PathBuf, bool) {
+    let comm = world();
+    match dir.parent() {
+        Some(parent) if comm.size() > 1 => (parent.to_path_buf(), comm.rank() == 0),
+        _ => (dir.to_path_buf(), true),
+    }
+}
+
+/// With more than one rank, waits until every rank arrived at `what` (for example: rank 0 has
+/// prepared the shared file set): a sync like a phase's start, so a rank whose workload failed
+/// before (it syncs "ended" instead) stops the run rather than leaving the others waiting. A
+/// dead rank or the watchdog stops the run too ([`super::fail`]); every such stop is
+/// [`EngineError::Interrupted`]. Alone it returns at once. A rank whose workload failed must
+/// not call it afterwards.
+pub fn barrier(what: &str, interrupt: &AtomicBool) -> Result<(), EngineError> {
+    let comm = world();
+    if comm.size() == 1 {
+        return Ok(());
+    }
+    match sync(comm, what, STARTING, &Stop::now(interrupt)) {
+        Ok(states) => match states.iter().position(|s| *s == ENDED) {
+            Some(r) => {
+                fail(
+                    CommError::Mismatch(format!(
+                        "rank {r} ended its workload before {what} (it failed or was interrupted; its error is in the repeat)"
+                    )),
+                    interrupt,
+                );
+                Err(EngineError::Interrupted)
+            }
+            None => Ok(()),
+        },
+        Err(CommError::Interrupted(_)) => Err(EngineError::Interrupted),
+        Err(e) => {
+            fail(e, interrupt);
+            Err(EngineError::Interrupted)
         }
     }
 }
@@ -632,6 +714,20 @@ pub fn combine(results: &[RankResult], offsets: &[ClockOffset]) -> Result<RawSam
             if med > 0.0 { slowest / med } else { f64::NAN },
         ));
         metrics.push(detail("barrier_s", s(last_out - origin)));
+        let walls: Vec<StonewallStats> = ranks.iter().filter_map(|(_, _, t, _)| t.stonewall).collect();
+        if !walls.is_empty() {
+            let count = |name: &str, v: u64| (MetricId::higher(name, Unit::Count).with_role(Role::Detail), v as f64);
+            let min = walls.iter().map(|w| w.ops_before).min().unwrap_or(0);
+            let max = walls.iter().map(|w| w.ops_before).max().unwrap_or(0);
+            let agreed = walls.iter().map(|w| w.agreed).max().unwrap_or(0);
+            metrics.push(count("stonewall_ops_min", min));
+            metrics.push(count("stonewall_ops_max", max));
+            metrics.push(count("stonewall_agreed_ops", agreed));
+            out.notes.push(format!(
+                "{}: stonewall (wear-out): the ranks had done {min} to {max} operations at the deadline; every rank went on to {agreed}",
+                p0.phase
+            ));
+        }
         let n = ranks.len() as f64;
         out.phases.push(PhaseResult {
             phase: p0.phase.clone(),
@@ -647,6 +743,12 @@ pub fn combine(results: &[RankResult], offsets: &[ClockOffset]) -> Result<RawSam
             row.push(detail("sync_in_s", s(t.sync_in_ns - o - origin)));
             row.push(detail("start_s", s(t.start_ns - o - origin)));
             row.push(detail("end_s", s(t.end_ns - o - origin)));
+            if let Some(w) = t.stonewall {
+                let count =
+                    |name: &str, v: u64| (MetricId::higher(name, Unit::Count).with_role(Role::Detail), v as f64);
+                row.push(count("ops_before_stonewall", w.ops_before));
+                row.push(count("ops_after_stonewall", w.ops_after));
+            }
             out.phases.push(PhaseResult {
                 phase: format!("{}@rank{rank}", p0.phase),
                 wall: p.wall,
@@ -706,6 +808,7 @@ mod tests {
                 start_ns: ns(start),
                 end_ns: ns(start + wall),
                 hist: Some(serialised(lat)),
+                stonewall: None,
             }],
         );
         // As rank 0 receives it.

@@ -246,6 +246,7 @@ impl<'a, 'c> Phases<'a, 'c> {
         let run = pool.run(workers, self.ctx.interrupt)?;
         let cpu = meter.stop();
         crate::comm::ranks::phase_histogram(&run.latency);
+        crate::comm::ranks::phase_stonewall(run.stonewall);
         Ok(Timed {
             wall: run.wall,
             cpu,
@@ -271,6 +272,7 @@ impl<'a, 'c> Phases<'a, 'c> {
         let extra = t0.elapsed();
         let cpu = meter.stop();
         crate::comm::ranks::phase_histogram(&run.latency);
+        crate::comm::ranks::phase_stonewall(run.stonewall);
         Ok(Timed {
             wall: run.wall + extra,
             cpu,

@@ -33,11 +33,21 @@
 //! The pool's wall time runs from the earliest worker start (barrier release) to the latest
 //! worker end, as bonnie++ times its seeker processes (first start to last stop). A single
 //! worker runs on the calling thread, without a barrier or a spawn.
+//!
+//! **Wear-out stonewalling** ([`WorkerPool::wear_out`], IOR's `-D` with
+//! `-O stoneWallingWearOut=1`): at the deadline (the stonewall) every worker stops, and the
+//! ranks of a many-rank run agree on the largest operation count any rank reached (a
+//! non-blocking MPI reduction, [`crate::comm::ranks::stonewall_agree`], called from the calling
+//! thread while the workers wait at a barrier); workers that stopped at the deadline then go on
+//! until this rank has done that many operations, so every rank does the same work. Workers
+//! that finished their own work before the deadline stay stopped. The timed region includes
+//! the wait and the wear-out, as in IOR. With one rank the agreed count is this rank's own: no
+//! extra work.
 
 use crate::engine::clock::{self, Best, OpClock};
 use crate::engine::latency::LatencyRecorder;
 use crate::engine::EngineError;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
@@ -123,6 +133,19 @@ pub struct PoolRun<O> {
     /// Operations of all workers per elapsed second since each worker's start (entry `i` is
     /// second `i`; the last entry is a partial second); empty for a pool without a deadline.
     pub per_second: Vec<u64>,
+    /// With [`WorkerPool::wear_out`] and a deadline: what the stonewall did.
+    pub stonewall: Option<StonewallStats>,
+}
+
+/// What wear-out stonewalling did on this rank (operation counts of all its workers).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StonewallStats {
+    /// Operations done before the stonewall (the deadline, or the end of the work if earlier).
+    pub ops_before: u64,
+    /// Operations done after it, wearing out to the agreed count.
+    pub ops_after: u64,
+    /// The count the ranks agreed on (the largest any rank reached at its stonewall).
+    pub agreed: u64,
 }
 
 /// Longest per-second series a pool keeps (one hour); later seconds add to the last entry.
@@ -145,6 +168,21 @@ impl<O> PoolRun<O> {
 pub struct WorkerPool {
     deadline: Option<Duration>,
     pin: bool,
+    wear_out: bool,
+}
+
+/// The shared state of wear-out stonewalling (see the module documentation).
+struct Wear {
+    /// Every worker and the coordinator meet here at the stonewall, and again once the
+    /// agreed count is known.
+    arrive: Barrier,
+    release: Barrier,
+    /// Operations of all workers at the stonewall.
+    before: AtomicU64,
+    /// Operations this rank still has to do, and how many the workers claimed so far.
+    extra: AtomicU64,
+    claimed: AtomicU64,
+    agreed: AtomicU64,
 }
 
 enum Exit {
@@ -162,6 +200,7 @@ struct Finished<O> {
     output: O,
     deadline_hit: bool,
     per_second: Vec<u64>,
+    ops_before: u64,
 }
 
 impl WorkerPool {
@@ -170,6 +209,7 @@ impl WorkerPool {
         WorkerPool {
             deadline: None,
             pin: false,
+            wear_out: false,
         }
     }
 
@@ -178,6 +218,7 @@ impl WorkerPool {
         WorkerPool {
             deadline: Some(limit),
             pin: false,
+            wear_out: false,
         }
     }
 
@@ -186,6 +227,12 @@ impl WorkerPool {
     /// runs on the calling thread, whose affinity is restored after the run.
     pub fn pinned(self, pin: bool) -> WorkerPool {
         WorkerPool { pin, ..self }
+    }
+
+    /// With `wear_out` (and a deadline): wear-out stonewalling across the ranks of the run (see
+    /// the module documentation).
+    pub fn wear_out(self, wear_out: bool) -> WorkerPool {
+        WorkerPool { wear_out, ..self }
     }
 
     /// Runs `workers`, one thread each, released together. Returns
@@ -217,6 +264,24 @@ impl WorkerPool {
             Vec::new()
         };
         let cpu_of = |i: usize| (!cpus.is_empty()).then(|| cpus[i % cpus.len()]);
+        let n = workers.len();
+        let wear = (self.wear_out && deadline.is_some()).then(|| Wear {
+            arrive: Barrier::new(n + 1),
+            release: Barrier::new(n + 1),
+            before: AtomicU64::new(0),
+            extra: AtomicU64::new(0),
+            claimed: AtomicU64::new(0),
+            agreed: AtomicU64::new(0),
+        });
+        // The coordinator's side of the stonewall: the rank's operations → the agreed count.
+        let coordinate = |w: &Wear| {
+            w.arrive.wait();
+            let before = w.before.load(Ordering::Relaxed);
+            let agreed = crate::comm::ranks::stonewall_agree(before, interrupt).max(before);
+            w.agreed.store(agreed, Ordering::Relaxed);
+            w.extra.store(agreed - before, Ordering::Relaxed);
+            w.release.wait();
+        };
         let results: Vec<Result<Finished<W::Output>, Exit>> = if workers.len() == 1 {
             // On the calling thread: pin it for the run only.
             let restore = match cpu_of(0) {
@@ -229,7 +294,32 @@ impl WorkerPool {
             };
             let r = workers
                 .into_iter()
-                .map(|w| run_one(clock, w, LatencyRecorder::new(), None, deadline, interrupt, &abort))
+                .map(|w| {
+                    // One worker: it coordinates itself, between its two barriers (of two
+                    // parties, run on one thread: the coordinator's waits are its own).
+                    let solo = wear.as_ref().map(|w| Wear {
+                        arrive: Barrier::new(1),
+                        release: Barrier::new(1),
+                        before: AtomicU64::new(0),
+                        extra: AtomicU64::new(0),
+                        claimed: AtomicU64::new(0),
+                        agreed: AtomicU64::new(w.agreed.load(Ordering::Relaxed)),
+                    });
+                    let r = run_one(
+                        clock,
+                        w,
+                        LatencyRecorder::new(),
+                        None,
+                        deadline,
+                        interrupt,
+                        &abort,
+                        solo.as_ref().map(|s| (s, &coordinate as &(dyn Fn(&Wear) + Sync))),
+                    );
+                    if let (Some(s), Some(w)) = (&solo, &wear) {
+                        w.agreed.store(s.agreed.load(Ordering::Relaxed), Ordering::Relaxed);
+                    }
+                    r
+                })
                 .collect();
             if let Some(old) = restore {
                 affinity::set(&old).map_err(|e| EngineError::io("sched_setaffinity", e))?;
@@ -237,6 +327,7 @@ impl WorkerPool {
             r
         } else {
             let barrier = Barrier::new(workers.len());
+            let wear = wear.as_ref();
             std::thread::scope(|s| {
                 let handles: Vec<_> = workers
                     .into_iter()
@@ -251,13 +342,33 @@ impl WorkerPool {
                                     // Still meet the others at the barrier, then fail.
                                     barrier.wait();
                                     abort.store(true, Ordering::Relaxed);
+                                    if let Some(w) = wear {
+                                        w.arrive.wait();
+                                        w.release.wait();
+                                    }
                                     return Err(Exit::Failed(EngineError::io("sched_setaffinity", e)));
                                 }
                             }
-                            run_one(clock, w, latency, Some(barrier), deadline, interrupt, abort)
+                            let meet = |w: &Wear| {
+                                w.arrive.wait();
+                                w.release.wait();
+                            };
+                            run_one(
+                                clock,
+                                w,
+                                latency,
+                                Some(barrier),
+                                deadline,
+                                interrupt,
+                                abort,
+                                wear.map(|w| (w, &meet as &(dyn Fn(&Wear) + Sync))),
+                            )
                         })
                     })
                     .collect();
+                if let Some(w) = wear {
+                    coordinate(w);
+                }
                 handles
                     .into_iter()
                     .map(|h| {
@@ -269,11 +380,16 @@ impl WorkerPool {
                     .collect()
             })
         };
-        merge(results, interrupt)
+        let agreed = wear.map(|w| w.agreed.load(Ordering::Relaxed));
+        merge(results, interrupt, agreed)
     }
 }
 
-fn merge<O>(results: Vec<Result<Finished<O>, Exit>>, interrupt: &AtomicBool) -> Result<PoolRun<O>, EngineError> {
+fn merge<O>(
+    results: Vec<Result<Finished<O>, Exit>>,
+    interrupt: &AtomicBool,
+    agreed: Option<u64>,
+) -> Result<PoolRun<O>, EngineError> {
     let mut finished = Vec::with_capacity(results.len());
     let mut first_error = None;
     let mut interrupted = interrupt.load(Ordering::Relaxed);
@@ -308,6 +424,11 @@ fn merge<O>(results: Vec<Result<Finished<O>, Exit>>, interrupt: &AtomicBool) -> 
     let mut ops = 0;
     let mut stop = StopReason::Done;
     let mut per_second: Vec<u64> = Vec::new();
+    let stonewall = agreed.map(|agreed| StonewallStats {
+        ops_before: finished.iter().map(|f| f.ops_before).sum(),
+        ops_after: finished.iter().map(|f| f.ops - f.ops_before).sum(),
+        agreed,
+    });
     for f in finished {
         if per_second.len() < f.per_second.len() {
             per_second.resize(f.per_second.len(), 0);
@@ -334,6 +455,7 @@ fn merge<O>(results: Vec<Result<Finished<O>, Exit>>, interrupt: &AtomicBool) -> 
         outputs,
         stop,
         per_second,
+        stonewall,
     })
 }
 
@@ -382,7 +504,12 @@ mod affinity {
     }
 }
 
-/// The per-thread hot loop.
+/// The stonewall state of a worker and how it meets the others there.
+type WearRef<'a> = Option<(&'a Wear, &'a (dyn Fn(&Wear) + Sync))>;
+
+/// The per-thread hot loop; with `wear`, the stonewall (`meet` waits for the agreed count)
+/// and the wear-out after it.
+#[allow(clippy::too_many_arguments)]
 fn run_one<W: Worker, C: OpClock>(
     clock: C,
     mut w: W,
@@ -391,6 +518,7 @@ fn run_one<W: Worker, C: OpClock>(
     deadline: Option<Duration>,
     interrupt: &AtomicBool,
     abort: &AtomicBool,
+    wear: WearRef,
 ) -> Result<Finished<W::Output>, Exit> {
     // Per-second counts of a time-based phase: sized now, before the start (seconds of the
     // deadline, one partial, one spare), never grown in the loop.
@@ -417,19 +545,19 @@ fn run_one<W: Worker, C: OpClock>(
     } else {
         started.saturating_add(clock.ticks_in(1_000_000_000))
     };
-    loop {
+    let mut first: Result<(), Exit> = loop {
         if interrupt.load(Ordering::Relaxed) {
-            return Err(Exit::Interrupted);
+            break Err(Exit::Interrupted);
         }
         if abort.load(Ordering::Relaxed) {
-            return Err(Exit::Aborted);
+            break Err(Exit::Aborted);
         }
         match w.op() {
             Ok(Step::Op) => {}
-            Ok(Step::Done) => break,
+            Ok(Step::Done) => break Ok(()),
             Err(e) => {
                 abort.store(true, Ordering::Relaxed);
-                return Err(Exit::Failed(e));
+                break Err(Exit::Failed(e));
             }
         }
         let t1 = clock.now();
@@ -451,7 +579,43 @@ fn run_one<W: Worker, C: OpClock>(
         if let Some(d) = deadline_at {
             if t1 >= d {
                 deadline_hit = true;
-                break;
+                break Ok(());
+            }
+        }
+    };
+    let ops_before = ops;
+    if let Some((shared, meet)) = wear {
+        // Every worker meets the stonewall, whatever ended its run, so none waits forever.
+        shared.before.fetch_add(ops, Ordering::Relaxed);
+        meet(shared);
+        if first.is_ok() && deadline_hit {
+            let extra = shared.extra.load(Ordering::Relaxed);
+            t0 = clock.now();
+            while shared.claimed.fetch_add(1, Ordering::Relaxed) < extra {
+                if interrupt.load(Ordering::Relaxed) {
+                    first = Err(Exit::Interrupted);
+                    break;
+                }
+                if abort.load(Ordering::Relaxed) {
+                    first = Err(Exit::Aborted);
+                    break;
+                }
+                match w.op() {
+                    Ok(Step::Op) => {}
+                    Ok(Step::Done) => break,
+                    Err(e) => {
+                        abort.store(true, Ordering::Relaxed);
+                        first = Err(Exit::Failed(e));
+                        break;
+                    }
+                }
+                let t1 = clock.now();
+                latency.record_ns(clock.ns_between(t0, t1));
+                t0 = t1;
+                ops += 1;
+                // Wear-out after the deadline: counted in the last second reached, so the
+                // series still sums to `ops`.
+                in_second += 1;
             }
         }
     }
@@ -461,6 +625,7 @@ fn run_one<W: Worker, C: OpClock>(
     // Trailing seconds nobody reached are not part of the series.
     let reached = if ops == 0 { 0 } else { second + 1 };
     per_second.truncate(reached);
+    first?;
     if let Err(e) = w.end() {
         abort.store(true, Ordering::Relaxed);
         return Err(Exit::Failed(e));
@@ -474,6 +639,7 @@ fn run_one<W: Worker, C: OpClock>(
         output: w.finish(),
         deadline_hit,
         per_second,
+        ops_before,
     })
 }
 
@@ -632,6 +798,36 @@ mod tests {
         // No deadline, no series.
         let run = WorkerPool::new().run(vec![Countdown::new(10)], &flag).expect("run");
         assert!(run.per_second.is_empty());
+    }
+
+    #[test]
+    fn wear_out_alone_meets_its_own_stonewall_and_does_no_extra_work() {
+        // One rank (this process): the agreed count is its own. One worker coordinates
+        // itself, several meet the coordinator at the barriers; neither may hang.
+        for n in [1, 3] {
+            let flag = AtomicBool::new(false);
+            let workers: Vec<Countdown> = (0..n).map(|_| Countdown::new(u64::MAX)).collect();
+            let run = WorkerPool::with_deadline(Duration::from_millis(20))
+                .wear_out(true)
+                .run(workers, &flag)
+                .expect("pool run");
+            let wall = run.stonewall.expect("stonewall stats");
+            assert_eq!(wall.ops_before, run.ops);
+            assert_eq!(wall.agreed, run.ops);
+            assert_eq!(wall.ops_after, 0);
+        }
+        // Workers done before the deadline meet the stonewall too, and wear-out needs a deadline.
+        let flag = AtomicBool::new(false);
+        let run = WorkerPool::with_deadline(Duration::from_secs(30))
+            .wear_out(true)
+            .run(vec![Countdown::new(5), Countdown::new(7)], &flag)
+            .unwrap();
+        assert_eq!(run.stonewall.unwrap().ops_before, 12);
+        let run = WorkerPool::new()
+            .wear_out(true)
+            .run(vec![Countdown::new(5)], &flag)
+            .unwrap();
+        assert!(run.stonewall.is_none());
     }
 
     #[test]

@@ -373,3 +373,207 @@ fn ranks_with_different_suites_are_refused_before_anything_is_made() {
     assert_no_leftovers(&sc);
     assert!(!db.exists(), "nothing stored: {t}");
 }
+
+/// A cgroup v1 `cpu` group that holds a process to `pct` % of one CPU, removed on drop (its
+/// processes have ended by then).
+struct CpuLimit(std::path::PathBuf);
+
+impl CpuLimit {
+    fn new(pct: u32) -> Option<CpuLimit> {
+        let dir = std::path::PathBuf::from(format!("/sys/fs/cgroup/cpu/fsbench-test-slow-{}", std::process::id()));
+        std::fs::create_dir(&dir).ok()?;
+        let g = CpuLimit(dir);
+        std::fs::write(g.0.join("cpu.cfs_period_us"), "100000").ok()?;
+        std::fs::write(g.0.join("cpu.cfs_quota_us"), (1000 * pct).to_string()).ok()?;
+        Some(g)
+    }
+}
+
+impl Drop for CpuLimit {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+#[test]
+fn a_slowed_rank_wears_out_to_the_count_agreed_at_the_stonewall() {
+    require_privileged!();
+    if !have_mpirun() {
+        return;
+    }
+    let Some(slow) = CpuLimit::new(25) else {
+        skip_or_fail("no cgroup v1 cpu controller to slow a rank with");
+        return;
+    };
+    let dir = scratch();
+    // Null I/O: pure CPU, so the cgroup's quota slows rank 1 to about a quarter of rank 0.
+    let suite = write_suite(
+        dir.path(),
+        "wall.toml",
+        r#"
+[suite]
+name = "stonewall"
+
+[run]
+repeats = 1
+drop_caches = false
+
+[[fs]]
+type = "tmpfs"
+
+[[workload]]
+kind = "fileio"
+name = "wall"
+mode = "rndrd"
+files = 1
+total_size = "1MiB"
+block_size = "4KiB"
+io = "null"
+time = "1s"
+wear_out = true
+"#,
+    );
+    let db = dir.path().join("w.db");
+    let sc = dir.path().join("scratch");
+    let args = |slowed: bool| -> Vec<String> {
+        let mut a = vec![];
+        if slowed {
+            // Rank 1 enters the cgroup, then becomes fsbench (same process, same environment).
+            a.extend(["sh", "-c", "echo $$ > \"$0\"/tasks && exec \"$@\""].map(String::from));
+            a.push(slow.0.to_str().unwrap().to_string());
+        }
+        a.extend(
+            [
+                bin().to_str().unwrap(),
+                "--db",
+                db.to_str().unwrap(),
+                "run",
+                &suite,
+                "--scratch",
+                sc.to_str().unwrap(),
+            ]
+            .map(String::from),
+        );
+        a
+    };
+    let t0 = Instant::now();
+    let o = Command::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-np", "1"])
+        .args(args(false))
+        .arg(":")
+        .args(["-np", "1"])
+        .args(args(true))
+        .output()
+        .unwrap();
+    let took = t0.elapsed();
+    assert!(o.status.success(), "{}", text(&o));
+    assert_no_leftovers(&sc);
+    let r = report_json(db.to_str().unwrap(), "latest");
+    let s = &r["samples"][0];
+    assert_eq!(s["status"]["state"], "ok", "{s}");
+    let rows = rows(s);
+    let (cluster, fast, slowed) = (&rows["rndrd"], &rows["rndrd@rank0"], &rows["rndrd@rank1"]);
+    let agreed = cluster["stonewall_agreed_ops"];
+    // The agreed count is the larger count at the stonewall: the fast rank's, so it did no
+    // extra work; the slowed one had done fewer and wore out to exactly that count.
+    assert_eq!(agreed, fast["ops_before_stonewall"], "{rows:?}");
+    assert_eq!(fast["ops_after_stonewall"], 0.0, "{rows:?}");
+    assert!(
+        slowed["ops_before_stonewall"] < 0.8 * agreed,
+        "rank 1 was slowed: {rows:?}"
+    );
+    assert_eq!(
+        slowed["ops_before_stonewall"] + slowed["ops_after_stonewall"],
+        agreed,
+        "{rows:?}"
+    );
+    assert_eq!(cluster["stonewall_ops_min"], slowed["ops_before_stonewall"]);
+    assert_eq!(cluster["stonewall_ops_max"], agreed);
+    // The figures cover the same work on every rank: rate × wall is the agreed count.
+    for (k, rk) in [fast, slowed].iter().enumerate() {
+        let work = rk["reads_per_s"] * rk["wall_s"];
+        assert!(
+            (work - agreed).abs() <= 1e-6 * agreed,
+            "rank {k}: {work} requests vs {agreed}"
+        );
+    }
+    // The fast rank stopped at the stonewall (1 s), not later; the slowed one wore out after it.
+    assert!(fast["wall_s"] < 1.5, "{rows:?}");
+    assert!(slowed["wall_s"] > fast["wall_s"], "{rows:?}");
+    let notes = s["notes"].to_string();
+    assert!(notes.contains("stonewall (wear-out)"), "{notes}");
+    assert!(took < Duration::from_secs(60), "{took:?}");
+    drop(slow);
+}
+
+/// A fileio suite on a 160 MiB tmpfs: 64 MiB of files, shared by the ranks or one set each.
+fn shared_suite(share: bool) -> String {
+    format!(
+        r#"
+[suite]
+name = "shared"
+
+[run]
+repeats = 1
+drop_caches = false
+
+[[fs]]
+type = "tmpfs"
+image_size = "160MiB"
+
+[[workload]]
+kind = "fileio"
+name = "shared"
+mode = "rndrd"
+files = 2
+total_size = "64MiB"
+block_size = "4KiB"
+time = "1s"
+ranks_share = {share}
+"#
+    )
+}
+
+#[test]
+fn four_ranks_share_one_fileio_file_set_that_would_not_fit_four_times() {
+    require_privileged!();
+    if !have_mpirun() {
+        return;
+    }
+    let dir = scratch();
+    let run = |share: bool| {
+        let suite = write_suite(dir.path(), &format!("s{share}.toml"), &shared_suite(share));
+        let db = dir.path().join(format!("s{share}.db"));
+        let sc = dir.path().join(format!("scratch{share}"));
+        let o = Command::new(bin())
+            .args(["--db", db.to_str().unwrap(), "run", &suite])
+            .args(["--scratch", sc.to_str().unwrap(), "--ranks", "4"])
+            .output()
+            .unwrap();
+        assert_no_leftovers(&sc);
+        (o, report_json(db.to_str().unwrap(), "latest"))
+    };
+    // Shared: 64 MiB on the 160 MiB filesystem, every rank reads it.
+    let (o, r) = run(true);
+    assert!(o.status.success(), "{}", text(&o));
+    let s = &r["samples"][0];
+    assert_eq!(s["status"]["state"], "ok", "{s}");
+    assert!(s["notes"].to_string().contains("one shared file set of 2 files"), "{s}");
+    let rows = rows(s);
+    let cluster = &rows["rndrd"];
+    let ranks: Vec<&BTreeMap<String, f64>> = (0..4).map(|k| &rows[&format!("rndrd@rank{k}")]).collect();
+    assert!(ranks.iter().all(|r| r["reads_per_s"] > 0.0), "{rows:?}");
+    // The aggregate figures: fair share is every rank's work over the span.
+    let first_start = ranks.iter().map(|x| x["start_s"]).fold(f64::MAX, f64::min);
+    let last_end = ranks.iter().map(|x| x["end_s"]).fold(f64::MIN, f64::max);
+    let work: f64 = ranks.iter().map(|x| x["reads_per_s"] * x["wall_s"]).sum();
+    let fair = cluster["reads_per_s_fair_share"];
+    assert!(
+        (fair - work / (last_end - first_start)).abs() <= 1e-6 * fair,
+        "{rows:?}"
+    );
+    // One set each: 4 × 64 MiB does not fit in 160 MiB, so the same suite fails.
+    let (o, _) = run(false);
+    assert!(!o.status.success(), "four private sets fitted: {}", text(&o));
+    assert!(text(&o).contains("No space left"), "{}", text(&o));
+}

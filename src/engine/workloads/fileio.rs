@@ -290,6 +290,18 @@ pub struct FileioSpec {
     /// Seed of the per-worker random generators. Default 0.
     #[serde(default)]
     pub seed: u64,
+    /// Wear-out stonewalling (IOR's `-D time -O stoneWallingWearOut=1`): at `time` (the
+    /// stonewall) the ranks of a many-rank run agree on the largest request count any rank
+    /// reached and every rank goes on to it, so each does the same work. Needs `time`. Alone it
+    /// changes nothing. Default false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub wear_out: bool,
+    /// With many ranks (MPI): every rank works on one shared file set in the slot's directory,
+    /// prepared and removed by rank 0 (IOR's N-1, one shared file set), instead of its own in
+    /// `rank-N` (file-per-rank, IOR `-F`, the default). Sequential modes walk the whole set on
+    /// every rank. Alone it changes nothing. Default false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub ranks_share: bool,
 }
 
 fn default_files() -> u32 {
@@ -349,6 +361,8 @@ impl Default for FileioSpec {
             data: Fill::default(),
             fadvise: Fadvise::default(),
             seed: 0,
+            wear_out: false,
+            ranks_share: false,
         }
     }
 }
@@ -411,6 +425,9 @@ impl Workload for FileioSpec {
                 "block_size must be between 1 byte and 256MiB (is {})",
                 self.block_size
             ));
+        }
+        if self.wear_out && self.time.0.is_zero() {
+            return Err("wear_out needs a time limit (the stonewall): set time".into());
         }
         if self.file_size() == 0 {
             return Err(format!(
@@ -526,27 +543,59 @@ impl Workload for FileioSpec {
         if self.pin {
             s.push_str(", pinned");
         }
+        if self.wear_out {
+            s.push_str(", wear-out stonewall");
+        }
+        if self.ranks_share {
+            s.push_str(", one file set shared by the ranks");
+        }
         s
     }
 
     fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
         self.validate().map_err(EngineError::Invalid)?;
-        let set = FileSet::new(ctx.dir, self.files);
-        let result = self.run_on(&set, ctx);
-        // The files are removed whatever happened (untimed).
-        let removed = set.remove_all();
-        let sample = result?;
+        let (dir, lead) = if self.ranks_share && self.io != IoMode::Null {
+            crate::comm::ranks::shared_dir(ctx.dir)
+        } else {
+            (ctx.dir.to_path_buf(), true)
+        };
+        let shared = dir != ctx.dir;
+        let set = FileSet::new(&dir, self.files);
+        let result = self.run_on(&set, lead, shared, ctx);
+        // The files are removed whatever happened (untimed); a shared set by rank 0 once every
+        // rank closed it.
+        let done = if shared && result.is_ok() {
+            crate::comm::ranks::barrier("the end of the shared file set", ctx.interrupt)
+        } else {
+            Ok(())
+        };
+        let removed = if lead { set.remove_all() } else { Ok(()) };
+        let mut sample = result?;
+        done?;
+        if shared && lead {
+            sample.notes.push(format!(
+                "fileio: every rank worked on one shared file set of {} files (rank 0 prepared it)",
+                self.files
+            ));
+        }
         removed.map(|()| sample)
     }
 }
 
 impl FileioSpec {
-    fn run_on(&self, set: &FileSet, ctx: &RunContext) -> Result<RawSample, EngineError> {
+    fn run_on(&self, set: &FileSet, lead: bool, shared: bool, ctx: &RunContext) -> Result<RawSample, EngineError> {
         // The null engine touches no file: nothing to lay out or open.
         let files = if self.io == IoMode::Null {
             Vec::new()
         } else {
-            set.prepare(self, ctx.interrupt)?;
+            if lead {
+                set.prepare(self, ctx.interrupt)?;
+            }
+            if shared {
+                // Every rank waits for rank 0's files (a failed preparation: rank 0 syncs
+                // "ended" instead, which stops the others here).
+                crate::comm::ranks::barrier("the shared file set", ctx.interrupt)?;
+            }
             let files = set.open(self.o_direct())?;
             if let Some(advice) = self.fadvise.advice(self.mode) {
                 for (f, p) in files.iter().zip(&set.paths) {
@@ -577,7 +626,8 @@ impl FileioSpec {
         } else {
             WorkerPool::with_deadline(self.time.0)
         }
-        .pinned(self.pin);
+        .pinned(self.pin)
+        .wear_out(self.wear_out);
         phases.run_pool(phase, pool, workers, &POLICY, |run, wall| {
             let mut c = Counters::default();
             for o in &run.outputs {
@@ -1371,7 +1421,7 @@ mod tests {
         };
         let set = FileSet::new(tmp.path(), spec.files);
         let ctx = RunContext::quiet(tmp.path(), &flag);
-        let s = spec.run_on(&set, &ctx).expect("run");
+        let s = spec.run_on(&set, true, false, &ctx).expect("run");
         for p in &set.paths {
             assert_eq!(std::fs::metadata(p).expect("file").len(), Bytes::MIB, "{}", p.display());
         }
