@@ -347,7 +347,18 @@ fn cmd_list(db: &Path, what: ListWhat) -> Result<i32> {
             for t in candidate_fs_types() {
                 match provision::availability(&t) {
                     Ok(()) => writeln!(out, "{t:10} available{}", provision::zfs::listing_suffix(&t))?,
-                    Err(r) => writeln!(out, "{t:10} unavailable: {r}")?,
+                    // A type the running kernel lacks may still run under a guest kernel.
+                    Err(r) => match crate::config::parse_fs_list(&format!("{t}@guest"))
+                        .ok()
+                        .and_then(|v| v.into_iter().next())
+                        .map(|v| crate::guest::availability(&v))
+                    {
+                        Some(Ok(())) => writeln!(
+                            out,
+                            "{t:10} unavailable here: {r}; runs under a QEMU guest kernel: --fs {t}@guest"
+                        )?,
+                        _ => writeln!(out, "{t:10} unavailable: {r}")?,
+                    },
                 }
             }
         }
