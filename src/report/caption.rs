@@ -11,6 +11,21 @@ use crate::store::NewSession;
 /// `<span class="provenance">Linux 6.1.0 · fsbench 0.1.0 · mkfs.ext4 1.47.0, …</span>`, with a
 /// leading space, for the end of a `<figcaption>`.
 pub fn provenance(info: &NewSession) -> String {
+    provenance_of(&versions(info))
+}
+
+/// The same line for a text already made by [`versions`] (or several joined): empty stays empty.
+pub fn provenance_of(text: &str) -> String {
+    if text.is_empty() {
+        return String::new();
+    }
+    format!(" <span class=\"provenance\">{}</span>", esc(text))
+}
+
+/// The provenance as plain, unescaped text: `Linux 6.1.0 · fsbench 0.1.0 · mkfs.ext4 1.47.0, …`
+/// (empty when the session recorded none of them). Compare and history, which span sessions,
+/// name each distinct line with the sessions it belongs to.
+pub fn versions(info: &NewSession) -> String {
     let mut parts = Vec::new();
     if !info.host.kernel.is_empty() {
         parts.push(format!("Linux {}", info.host.kernel));
@@ -22,10 +37,7 @@ pub fn provenance(info: &NewSession) -> String {
         let tools: Vec<String> = info.tool_versions.iter().map(|(t, v)| format!("{t} {v}")).collect();
         parts.push(tools.join(", "));
     }
-    if parts.is_empty() {
-        return String::new();
-    }
-    format!(" <span class=\"provenance\">{}</span>", esc(&parts.join(" · ")))
+    parts.join(" · ")
 }
 
 #[cfg(test)]
