@@ -124,3 +124,5 @@ mod memory;
 mod mpi;
 #[path = "integration/pgstore.rs"]
 mod pgstore;
+#[path = "integration/steps.rs"]
+mod steps;
