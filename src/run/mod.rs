@@ -213,8 +213,14 @@ impl Runner {
         let interrupt = self.interrupt.clone();
         let ranks = self.start_ranks()?;
         // The long untimed steps (mkfs, data sets, baseline, loads) reach `obs` too; each
-        // step's ETA without a total is its last duration in this run.
-        let (result, _) = steps::relayed(obs, Default::default(), || self.run_lead(obs, &ranks));
+        // step's ETA without a total is its last duration on this machine.
+        let cache = steps::durations_file();
+        let known = steps::load_durations(cache.as_deref());
+        let (result, durations) = steps::relayed(obs, known.clone(), || self.run_lead(obs, &ranks));
+        // Only an ETA: a cache that cannot be written costs nothing but that.
+        if let Some(f) = cache.filter(|_| durations != known) {
+            let _ = steps::save_durations(&f, &durations);
+        }
         crate::comm::ranks::stop_followers(&interrupt);
         result
     }

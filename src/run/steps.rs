@@ -7,6 +7,11 @@
 //! Each event waits until it has been forwarded, so steps keep their order with the runner's
 //! own events (a `step_finished` of mkfs comes before the repeat's first `phase_started`).
 //!
+//! The durations outlive the run in a small per-machine cache file ([`durations_file`]:
+//! `$XDG_CACHE_HOME/fsbench/step-durations.json`, else `~/.cache/…`): how long mkfs takes is a
+//! fact of this machine and its disks, not of a results database that many machines share. A
+//! missing or unreadable cache only means no ETA for a spinner's first run.
+//!
 //! Invariants: the forwarding thread ends when the session does (an explicit stop, not the
 //! last sender's drop, so a sink a thread kept cannot hang the run); step durations learnt are
 //! those of steps that ran to their end.
@@ -14,6 +19,7 @@
 use super::observer::{Observer, StepStart};
 use crate::progress::{self, StepEvent, StepSink};
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, sync_channel, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
 
@@ -105,6 +111,36 @@ pub fn relayed<R>(obs: &dyn Observer, known: HashMap<String, f64>, f: impl FnOnc
     })
 }
 
+/// Where step durations are kept between runs: `$XDG_CACHE_HOME/fsbench/step-durations.json`,
+/// else `$HOME/.cache/fsbench/step-durations.json`; `None` when neither is set.
+pub fn durations_file() -> Option<PathBuf> {
+    let base = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
+        Some(x) => PathBuf::from(x),
+        None => PathBuf::from(std::env::var_os("HOME").filter(|v| !v.is_empty())?).join(".cache"),
+    };
+    Some(base.join("fsbench").join("step-durations.json"))
+}
+
+/// The stored durations (name → seconds); empty when there are none or the file is unreadable.
+pub fn load_durations(file: Option<&Path>) -> HashMap<String, f64> {
+    file.and_then(|f| std::fs::read(f).ok())
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+/// Writes `durations` (complete: what [`relayed`] returns, the loaded ones included) to `file`
+/// through a temporary file and a rename, so a reader never sees half a file. Errors are
+/// returned for the caller to ignore or report; the cache is never needed.
+pub fn save_durations(file: &Path, durations: &HashMap<String, f64>) -> std::io::Result<()> {
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let sorted: std::collections::BTreeMap<&String, &f64> = durations.iter().collect();
+    let tmp = file.with_extension(format!("json.{}", std::process::id()));
+    std::fs::write(&tmp, serde_json::to_vec_pretty(&sorted).map_err(std::io::Error::other)?)?;
+    std::fs::rename(&tmp, file)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,5 +192,24 @@ mod tests {
         );
         // Outside `relayed`, nothing is installed any more.
         assert!(progress::current().is_none());
+    }
+
+    /// Durations survive in the cache file; a missing or broken file gives none.
+    #[test]
+    fn durations_round_trip_through_the_cache_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("sub").join("step-durations.json");
+        assert!(load_durations(Some(&f)).is_empty());
+        assert!(load_durations(None).is_empty());
+        let d = HashMap::from([("mkfs.ext4 (64 MiB)".to_string(), 0.25), ("b".to_string(), 3.0)]);
+        save_durations(&f, &d).unwrap();
+        assert_eq!(load_durations(Some(&f)), d);
+        std::fs::write(&f, "{not json").unwrap();
+        assert!(load_durations(Some(&f)).is_empty());
+        assert_eq!(
+            std::fs::read_dir(f.parent().unwrap()).unwrap().count(),
+            1,
+            "no temporary file left"
+        );
     }
 }

@@ -2,11 +2,12 @@
 //! the first repeat, and in every repeat mkfs and the workload's preparation (fileio's file
 //! set, the generated kernel tree, the SQLite load) each start and end in the `--events`
 //! stream inside their repeat and before its first timed phase; a later mkfs of the same size
-//! carries the first one's duration as its ETA. On a terminal (a pty from `script`) the steps
+//! carries the first one's duration as its ETA, and so does the next run's first (the machine's
+//! cache of step durations). On a terminal (a pty from `script`) the steps
 //! are drawn under the bar; without one a short step prints nothing, and `--quiet` nothing at
 //! all.
 
-use crate::util::{assert_no_leftovers, bin, fsbench, scratch, text, write_suite};
+use crate::util::{assert_no_leftovers, bin, scratch, text, write_suite};
 use serde_json::Value;
 use std::path::Path;
 
@@ -50,7 +51,16 @@ fn long_steps_are_announced_inside_their_repeat_with_an_eta_from_the_last_run() 
     let db = dir.path().join("r.db");
     let sc = dir.path().join("scratch");
     let events = dir.path().join("events.jsonl");
-    let o = fsbench(&[
+    // The machine's step durations live in the cache folder: a fresh one here.
+    let cache = dir.path().join("cache");
+    let run = |args: &[&str]| {
+        std::process::Command::new(bin())
+            .env("XDG_CACHE_HOME", &cache)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let o = run(&[
         "--db",
         db.to_str().unwrap(),
         "run",
@@ -138,8 +148,18 @@ fn long_steps_are_announced_inside_their_repeat_with_an_eta_from_the_last_run() 
         "{mkfs_expected:?}"
     );
 
-    // --quiet: no step on standard error.
-    let o = fsbench(&[
+    // The durations outlive the run: the cache names the mkfs step.
+    let stored: Value =
+        serde_json::from_slice(&std::fs::read(cache.join("fsbench/step-durations.json")).unwrap()).unwrap();
+    let mkfs = ev[starts[0]..].iter().find(|e| kind(e) == "step_start").unwrap()["step"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(stored[&mkfs].as_f64().is_some_and(|s| s > 0.0), "{stored}");
+
+    // The next run's first mkfs has that ETA; --quiet prints no step on standard error.
+    let events2 = dir.path().join("events2.jsonl");
+    let o = run(&[
         "--db",
         db.to_str().unwrap(),
         "--quiet",
@@ -151,9 +171,21 @@ fn long_steps_are_announced_inside_their_repeat_with_an_eta_from_the_last_run() 
         "fileio",
         "--repeat",
         "1",
+        "--events",
+        events2.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(!String::from_utf8_lossy(&o.stderr).contains("mkfs"), "{}", text(&o));
+    let first_mkfs: Value = std::fs::read_to_string(&events2)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["event"] == "step_start" && e["step"] == mkfs.as_str())
+        .unwrap();
+    assert!(
+        first_mkfs["expected_s"].as_f64().is_some_and(|s| s > 0.0),
+        "{first_mkfs}"
+    );
     assert_no_leftovers(&sc);
 }
 
