@@ -2,9 +2,9 @@
 //! make the numbers honest").
 //!
 //! Rule: a cell of a throughput row (unit MiB/s) is cache-bound when its mean is more than
-//! [`CACHE_BOUND_TOLERANCE`] above the faster of the session's two raw rates (sequential O_DIRECT
-//! write and read, [`RawBaseline::ceiling_mib_s`]). tmpfs cells are never compared: there is no
-//! raw device under them. Without a measured baseline nothing is flagged, and one warning says
+//! [`CACHE_BOUND_TOLERANCE`] above the faster of the session's two raw rates (sequential write
+//! and read, each the fastest of its passes: `crate::baseline`; [`RawBaseline::ceiling_mib_s`]).
+//! tmpfs cells are never compared: there is no raw device under them. Without a measured baseline nothing is flagged, and one warning says
 //! why; so does one warning per workload that has flagged cells, listing them.
 //!
 //! Everything here reads the model only and never panics.
