@@ -2,9 +2,9 @@
 //! make the numbers honest").
 //!
 //! Rule: a cell of a throughput row (unit MiB/s) is cache-bound when its mean is more than
-//! [`CACHE_BOUND_TOLERANCE`] above the faster of the session's two raw rates (sequential O_DIRECT
-//! write and read, [`RawBaseline::ceiling_mib_s`]). tmpfs cells are never compared: there is no
-//! raw device under them. Without a measured baseline nothing is flagged, and one warning says
+//! [`CACHE_BOUND_TOLERANCE`] above the faster of the session's two raw rates (sequential write
+//! and read, each the fastest of its passes: `crate::baseline`; [`RawBaseline::ceiling_mib_s`]).
+//! tmpfs cells are never compared: there is no raw device under them. Without a measured baseline nothing is flagged, and one warning says
 //! why; so does one warning per workload that has flagged cells, listing them.
 //!
 //! Everything here reads the model only and never panics.
@@ -60,12 +60,15 @@ fn throughput_variants(tables: &[WorkloadTable], keep: impl Fn(&str) -> bool) ->
 }
 
 /// The raw device's faster rate as text, with how it was measured: `2100 MiB/s (sequential
-/// O_DIRECT, measured before the run)`.
-fn ceiling_text(ceiling: f64) -> String {
-    format!(
-        "{} MiB/s (sequential O_DIRECT, measured before the run)",
-        number::value(ceiling)
-    )
+/// O_DIRECT, measured before the run)` for a baseline of two passes (older sessions), or
+/// naming the fastest-of-several method for one that stored every pass (`crate::baseline`).
+fn ceiling_text(baseline: Option<&RawBaseline>, ceiling: f64) -> String {
+    let method = if baseline.is_some_and(|b| b.values.len() > 2) {
+        "sequential, the fastest of O_DIRECT and buffered readahead passes"
+    } else {
+        "sequential O_DIRECT"
+    };
+    format!("{} MiB/s ({method}, measured before the run)", number::value(ceiling))
 }
 
 /// The warnings about the baseline and the cache-bound cells of `tables`, in this order: why
@@ -142,7 +145,7 @@ pub(super) fn warnings(data: &SessionData, tables: &[WorkloadTable], out: &mut V
                 table.workload,
                 items.join("; "),
                 if count == 1 { "is" } else { "are" },
-                ceiling_text(ceiling)
+                ceiling_text(data.baseline.as_ref(), ceiling)
             ));
         }
     }
@@ -154,7 +157,7 @@ pub(super) fn legend(model: &ReportModel) -> Option<String> {
     let ceiling = model.baseline.as_ref()?.ceiling_mib_s()?;
     Some(format!(
         "‡ above the raw device's {}: served from a cache, not the disk (see the warnings).",
-        ceiling_text(ceiling)
+        ceiling_text(model.baseline.as_ref(), ceiling)
     ))
 }
 
@@ -177,7 +180,8 @@ pub fn describe(baseline: Option<&RawBaseline>) -> String {
                     let what = match v.name.as_str() {
                         RawBaseline::SEQ_WRITE => "write",
                         RawBaseline::SEQ_READ => "read",
-                        other => other,
+                        // One pass of several (`read_direct_qd16`): see crate::baseline.
+                        other => other.strip_prefix("raw_seq_").unwrap_or(other),
                     };
                     format!(
                         "{what} {} {} ({} in {:.2} s)",

@@ -422,6 +422,16 @@ mod tests {
     /// A constructed session: one bonnie-like workload (`file_size`), one headline throughput
     /// row with `values` per variant in run order, a baseline of `ceiling` MiB/s, `memory`.
     fn session(file_size: &str, memory: Option<u64>, ceiling: f64, values: &[(&str, &[f64])]) -> ReportModel {
+        crate::report::build(&session_data_of(file_size, memory, ceiling, values), 0, 0.95)
+    }
+
+    /// The stored data of [`session`], before the report is built.
+    fn session_data_of(
+        file_size: &str,
+        memory: Option<u64>,
+        ceiling: f64,
+        values: &[(&str, &[f64])],
+    ) -> crate::store::SessionData {
         use crate::metric::Measurement;
         use crate::store::{
             BaselineStatus, BaselineValue, CaseAvailability, CaseRecord, NewSample, RawBaseline, SampleRecord,
@@ -489,7 +499,7 @@ mod tests {
             note: None,
             values: vec![value(RawBaseline::SEQ_WRITE), value(RawBaseline::SEQ_READ)],
         });
-        crate::report::build(&data, 0, 0.95)
+        data
     }
 
     fn has(m: &ReportModel, what: &str) -> bool {
@@ -597,5 +607,28 @@ mod tests {
         assert_eq!(change_point(&STEADY), None);
         let m = session("8GiB", Some(1 << 30), 1000.0, &[("a", &shift)]);
         assert!(has(&m, "drifts") && has(&m, "from 7 on"), "{:#?}", m.warnings);
+    }
+
+    #[test]
+    fn a_phase_under_the_minimum_time_is_a_warning_naming_the_cases() {
+        // The note the engine writes for a bonnie phase under MIN_TIME (its text is pinned by
+        // engine::phase's short_phase_notes_keep_their_texts), on the second repeat of one
+        // variant only: the report warns once and names that case.
+        let note =
+            "seq_read_block ran under 0.5 s (where bonnie++ prints +++++): too short to time reliably; raise its size";
+        let mut data = session_data_of("8GiB", None, 1000.0, &[("a", &STEADY), ("b", &STEADY)]);
+        let clean = crate::report::build(&data, 0, 0.95);
+        assert!(!has(&clean, "too short to time"), "{:#?}", clean.warnings);
+        data.samples[2].sample.notes.push(note.into());
+        assert_eq!(data.samples[2].sample.case_id, "a-w");
+        let m = crate::report::build(&data, 0, 0.95);
+        let short: Vec<&String> = m.warnings.iter().filter(|w| w.contains("too short to time")).collect();
+        assert_eq!(short.len(), 1, "{:#?}", m.warnings);
+        assert!(
+            short[0].contains(note) && short[0].contains("a / w") && !short[0].contains("b / w"),
+            "{short:?}"
+        );
+        let text = crate::report::render(&m, crate::report::Format::Table);
+        assert!(text.contains(&format!("! note: {note}")), "{text}");
     }
 }

@@ -108,10 +108,11 @@ pub struct Cell {
 }
 
 /// How far above the raw device's faster sequential rate a mean throughput must lie to be
-/// flagged cache-bound: 5 %. The baseline is a single pass whose run-to-run spread is a few
-/// percent, and a filesystem may legitimately match or slightly beat it (it merges requests and
-/// can keep several in flight where the baseline keeps one), so only a mean clearly above the
-/// device counts as proof of a cache.
+/// flagged cache-bound: 5 %. The baseline is the fastest of a few passes measured once, whose
+/// run-to-run spread is a few percent on a quiet machine, and a filesystem may legitimately match
+/// or slightly beat it (it merges requests), so only a mean clearly above the device counts as
+/// proof of a cache. (Sessions stored before the baseline kept 16 requests in flight measured
+/// one O_DIRECT stream, which readahead beats: see `crate::baseline`.)
 pub const CACHE_BOUND_TOLERANCE: f64 = 0.05;
 
 /// Where a cell stands against the best cell of its row (see `doc/significance.md`).

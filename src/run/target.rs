@@ -315,7 +315,8 @@ impl Target {
         if self.plans_baseline(plan) {
             writeln!(
                 out,
-                "Before the first case: raw-device baseline, a sequential O_DIRECT write and read of {} of {}",
+                "Before the first case: raw-device baseline, a sequential write and reads (the fastest of O_DIRECT \
+                 and buffered-readahead passes) of {} of {}",
                 Bytes(crate::baseline::DEFAULT_BYTES).human(),
                 match self {
                     Target::Device { .. } => "the device",

@@ -239,9 +239,11 @@ impl Observer for TerminalObserver {
             return;
         }
         eprintln!(
-            "fsbench: raw-device baseline: sequential O_DIRECT write and read of {} of {}",
+            "fsbench: raw-device baseline: sequential write and read of {} of {} (O_DIRECT with {} \
+             requests in flight, and buffered readahead; the fastest counts)",
             Bytes(bytes).human(),
-            device.display()
+            device.display(),
+            crate::baseline::DEPTH
         );
     }
 

@@ -230,8 +230,8 @@ pub struct BaselineValue {
 }
 
 /// A session's raw-device baseline: what the block device under the filesystems delivers by
-/// itself (sequential O_DIRECT write and read, measured once before the first case, see
-/// `crate::baseline`). The report flags throughputs above it as cache-bound.
+/// itself (sequential write and read, each the fastest of its passes, measured once before the
+/// first case, see `crate::baseline`). The report flags throughputs above it as cache-bound.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RawBaseline {
     /// How it ended.

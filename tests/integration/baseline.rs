@@ -3,7 +3,7 @@
 
 use crate::require_privileged;
 use crate::util::{assert_no_leftovers, fsbench, loops_under, scratch, spawn_run, text, write_suite, TINY};
-use fsbench::baseline::{measure, BaselineError};
+use fsbench::baseline::{measure, BaselineError, Method};
 use fsbench::config::FsVariant;
 use fsbench::provision::{loop_backing_file, loop_direct_io, ImageProvisioner, Provisioner, RunState};
 use std::path::Path;
@@ -34,12 +34,21 @@ fn a_real_loop_device_is_measured_and_fully_undone() {
     assert_eq!(state.pending().len(), 2, "{:?}", state.pending());
 
     let r = measure(&raw.path, raw.bytes, &AtomicBool::new(false)).unwrap();
-    assert_eq!((r.write.bytes, r.read.bytes), (64 << 20, 64 << 20));
-    assert!(r.write.mib_per_sec() > 0.0 && r.read.mib_per_sec() > 0.0, "{r:?}");
+    assert_eq!((r.write().bytes, r.read().bytes), (64 << 20, 64 << 20));
+    assert!(r.write().mib_per_sec() > 0.0 && r.read().mib_per_sec() > 0.0, "{r:?}");
     assert!(
-        r.write.mib_per_sec().is_finite() && r.read.mib_per_sec().is_finite(),
+        r.write().mib_per_sec().is_finite() && r.read().mib_per_sec().is_finite(),
         "{r:?}"
     );
+    // A write and three reads of each method, the buffered one among them; none above the best.
+    assert_eq!(r.passes.len(), 7, "{r:?}");
+    assert!(r.passes.iter().any(|(_, m, _)| *m == Method::Buffered), "{r:?}");
+    for (dir, _, p) in &r.passes {
+        assert!(
+            p.mib_per_sec() > 0.0 && p.mib_per_sec() <= r.best(*dir).mib_per_sec(),
+            "{r:?}"
+        );
+    }
     // The image really was written (sparse before, allocated now).
     let allocated = std::os::unix::fs::MetadataExt::blocks(&std::fs::metadata(&image).unwrap()) * 512;
     assert!(allocated >= 64 << 20, "{allocated} bytes allocated");

@@ -74,7 +74,17 @@ fn a_short_run_compares_three_filesystems_stores_samples_and_reports_json() {
     assert!(b["device"].as_str().unwrap().starts_with("/dev/loop"), "{b}");
     let values = b["values"].as_array().unwrap();
     let names: Vec<&str> = values.iter().map(|v| v["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["raw_seq_write", "raw_seq_read"]);
+    // The two rates the report uses, then each pass (crate::baseline).
+    assert_eq!(
+        names,
+        [
+            "raw_seq_write",
+            "raw_seq_read",
+            "raw_seq_write_direct_qd16",
+            "raw_seq_read_direct_qd16",
+            "raw_seq_read_buffered"
+        ]
+    );
     for v in values {
         assert_eq!(v["unit"], "MiB/s", "{v}");
         assert!(
