@@ -10,8 +10,10 @@
 //! directory: the same code path, with collectives that return at once.
 //!
 //! A sync is an all-gather of every rank's state (starting a phase, or ended): a rank that sees
-//! a peer already ended while it starts a phase stops the run (a rank's workload failed or was
-//! interrupted), instead of waiting for a barrier the peer never reaches.
+//! a peer already ended while it starts a phase stops its own workload (the peer's failed),
+//! instead of waiting for a barrier the peer never reaches. The repeat is then a failed repeat
+//! of the session, with every rank's error (as alone: the session goes on with the next repeat
+//! or case); only a dead or hung rank (watchdog) or an interrupt stops the session.
 //!
 //! Figures of a phase P (rank 0's timeline, every rank's clock corrected by its offset; the
 //! origin is the release of P's sync, the last rank's arrival):
@@ -140,6 +142,27 @@ static LOG: Mutex<Log> = Mutex::new(Log {
     done: Vec::new(),
 });
 
+/// Why this rank stopped the current repeat early: a peer ended its workload (it failed) while
+/// this rank was still starting phases. Reset at the start of each repeat.
+static PEER_ENDED: Mutex<Option<String>> = Mutex::new(None);
+
+/// A peer ended the repeat: this rank stops its own workload too (`interrupt` is the repeat's
+/// flag), and its result says why; the session goes on with the next repeat.
+fn peer_ended(why: String, interrupt: &AtomicBool) {
+    if let Ok(mut p) = PEER_ENDED.lock() {
+        p.get_or_insert(why);
+    }
+    interrupt.store(true, Ordering::Relaxed);
+}
+
+/// What [`peer_ended`] recorded in this repeat, cleared.
+fn take_peer_ended() -> Option<String> {
+    PEER_ENDED.lock().ok().and_then(|mut p| p.take())
+}
+
+/// Prefix of the error of a rank that stopped because another rank's workload failed.
+const STOPPED: &str = "stopped: ";
+
 const STARTING: u8 = 0;
 const ENDED: u8 = 1;
 
@@ -174,8 +197,9 @@ fn sync(comm: &dyn Comm, what: &str, state: u8, stop: &Stop) -> Result<Vec<u8>, 
 }
 
 /// Called by the phase driver before each phase: with more than one rank, waits until every
-/// rank starts `phase` too. A peer that already ended, a dead rank (watchdog) or an interrupt
-/// stops the run ([`super::fail`] raises `interrupt`).
+/// rank starts `phase` too. A peer that already ended (its workload failed) stops this rank's
+/// repeat (`interrupt` is the repeat's own flag, see [`run_and_gather`]); a dead rank
+/// (watchdog) stops the run ([`super::fail`]).
 pub fn phase_begin(phase: &str, interrupt: &AtomicBool) {
     let comm = world();
     if comm.size() == 1 {
@@ -192,12 +216,7 @@ pub fn phase_begin(phase: &str, interrupt: &AtomicBool) {
     match result {
         Ok(states) => {
             if let Some(r) = states.iter().position(|s| *s == ENDED) {
-                fail(
-                    CommError::Mismatch(format!(
-                        "rank {r} ended its workload before phase {phase} (it failed or was interrupted; its error is in the repeat)"
-                    )),
-                    interrupt,
-                );
+                peer_ended(format!("rank {r} ended its workload before phase {phase}"), interrupt);
             }
         }
         Err(CommError::Interrupted(_)) => {}
@@ -274,9 +293,9 @@ pub fn shared_dir(dir: &std::path::Path) -> (PathBuf, bool) {
 
 /// With more than one rank, waits until every rank arrived at `what` (for example: rank 0 has
 /// prepared the shared file set): a sync like a phase's start, so a rank whose workload failed
-/// before (it syncs "ended" instead) stops the run rather than leaving the others waiting. A
-/// dead rank or the watchdog stops the run too ([`super::fail`]); every such stop is
-/// [`EngineError::Interrupted`]. Alone it returns at once. A rank whose workload failed must
+/// before (it syncs "ended" instead) stops this repeat on every rank rather than leaving the
+/// others waiting. A dead rank or the watchdog stops the run ([`super::fail`]); every such stop
+/// is [`EngineError::Interrupted`]. Alone it returns at once. A rank whose workload failed must
 /// not call it afterwards.
 pub fn barrier(what: &str, interrupt: &AtomicBool) -> Result<(), EngineError> {
     let comm = world();
@@ -286,12 +305,7 @@ pub fn barrier(what: &str, interrupt: &AtomicBool) -> Result<(), EngineError> {
     match sync(comm, what, STARTING, &Stop::now(interrupt)) {
         Ok(states) => match states.iter().position(|s| *s == ENDED) {
             Some(r) => {
-                fail(
-                    CommError::Mismatch(format!(
-                        "rank {r} ended its workload before {what} (it failed or was interrupted; its error is in the repeat)"
-                    )),
-                    interrupt,
-                );
+                peer_ended(format!("rank {r} ended its workload before {what}"), interrupt);
                 Err(EngineError::Interrupted)
             }
             None => Ok(()),
@@ -371,11 +385,20 @@ pub fn lead_workload(
     combine(&parsed, offsets).map_err(EngineError::Invalid)
 }
 
+/// Every rank's error, the ranks whose own workload failed first (then those that stopped
+/// because of them).
 fn rank_errors(results: &[RankResult]) -> String {
-    let errs: Vec<String> = results
+    let mut errs: Vec<(bool, String)> = results
         .iter()
-        .filter_map(|r| r.sample.as_ref().err().map(|e| format!("rank {}: {e}", r.rank)))
+        .filter_map(|r| {
+            r.sample
+                .as_ref()
+                .err()
+                .map(|e| (e.starts_with(STOPPED), format!("rank {}: {e}", r.rank)))
+        })
         .collect();
+    errs.sort_by_key(|(stopped, _)| *stopped);
+    let errs: Vec<String> = errs.into_iter().map(|(_, e)| e).collect();
     if errs.is_empty() {
         "no rank reported an error".into()
     } else {
@@ -387,22 +410,50 @@ fn rank_errors(results: &[RankResult]) -> String {
 /// rank 0 (others get an empty vector).
 fn run_and_gather(comm: &dyn Comm, kind: &WorkloadKind, ctx: &RunContext) -> Result<Vec<Vec<u8>>, EngineError> {
     let sub = ctx.dir.join(format!("rank-{}", comm.rank()));
-    let local = std::fs::create_dir_all(&sub)
-        .map_err(|e| EngineError::io(format!("mkdir {}", sub.display()), e))
-        .and_then(|_| {
-            take_log();
-            crate::engine::run(
-                kind.workload(),
-                &RunContext {
-                    dir: &sub,
-                    drop_caches: ctx.drop_caches,
-                    interrupt: ctx.interrupt,
-                    on_phase: ctx.on_phase,
-                    state: ctx.state,
-                },
-            )
+    take_peer_ended();
+    // The repeat's own stop flag: raised by the run's (SIGINT/SIGTERM, a failure of the ranks),
+    // copied by the watcher below, and by a peer whose workload failed ([`peer_ended`]), which
+    // stops this repeat only.
+    let repeat_stop = AtomicBool::new(false);
+    let finished = AtomicBool::new(false);
+    let local = std::thread::scope(|s| {
+        s.spawn(|| {
+            while !finished.load(Ordering::Relaxed) {
+                if ctx.interrupt.load(Ordering::Relaxed) {
+                    repeat_stop.store(true, Ordering::Relaxed);
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
         });
+        let r = std::fs::create_dir_all(&sub)
+            .map_err(|e| EngineError::io(format!("mkdir {}", sub.display()), e))
+            .and_then(|_| {
+                take_log();
+                crate::engine::run(
+                    kind.workload(),
+                    &RunContext {
+                        dir: &sub,
+                        drop_caches: ctx.drop_caches,
+                        interrupt: &repeat_stop,
+                        on_phase: ctx.on_phase,
+                        state: ctx.state,
+                    },
+                )
+            });
+        finished.store(true, Ordering::Relaxed);
+        r
+    });
     let _ = std::fs::remove_dir(&sub);
+    // A failure of the ranks (dead rank, watchdog) stops the session, not only the repeat.
+    if super::failure().is_some() {
+        ctx.interrupt.store(true, Ordering::Relaxed);
+    }
+    let local = match (local, take_peer_ended()) {
+        (Err(EngineError::Interrupted), Some(why)) if !ctx.interrupt.load(Ordering::Relaxed) => {
+            Err(format!("{STOPPED}{why}"))
+        }
+        (r, _) => r.map_err(|e| e.to_string()),
+    };
     // Until every rank ended: a rank still starting phases sees this one ended and stops.
     loop {
         match sync(comm, "the end of a repeat", ENDED, &Stop::graceful(ctx.interrupt)) {
@@ -414,7 +465,7 @@ fn run_and_gather(comm: &dyn Comm, kind: &WorkloadKind, ctx: &RunContext) -> Res
             }
         }
     }
-    let mine = RankResult::new(comm.rank(), local.map_err(|e| e.to_string()), take_log());
+    let mine = RankResult::new(comm.rank(), local, take_log());
     let bytes = serde_json::to_vec(&mine).unwrap_or_default();
     comm.gather(
         "the results of a repeat",
