@@ -211,10 +211,14 @@ fn four_ranks_run_small_files_and_fileio_with_cluster_figures_from_every_rank() 
 
 /// Starts 4 ranks on a two-repeat suite (smallfiles, fileio of 2 s), waits until the last
 /// repeat runs, sends `signal` to rank 2 and returns mpirun's status and its stderr.
+///
+/// `launcher`: started as `fsbench run --ranks 4` (src/comm/launch.rs), else by mpirun directly.
+/// Returns too how long the run took from the signal to its end.
 fn run_and_signal_rank_2(
     signal: i32,
     extra_env: &[(&str, &str)],
-) -> (std::process::ExitStatus, String, tempfile::TempDir) {
+    launcher: bool,
+) -> (std::process::ExitStatus, String, tempfile::TempDir, Duration) {
     let dir = scratch();
     let suite = write_suite(
         dir.path(),
@@ -228,21 +232,26 @@ fn run_and_signal_rank_2(
     let t0 = Instant::now();
     // mpirun sends the survivors SIGTERM after odls_base_sigkill_timeout and SIGKILL after
     // twice that; 10 s leaves rank 0 time to tear down.
-    let mut cmd = Command::new("mpirun");
-    cmd.args([
-        "--allow-run-as-root",
-        "--oversubscribe",
-        "--mca",
-        "odls_base_sigkill_timeout",
-        "10",
-        "-np",
-        "4",
-    ]);
-    for (k, v) in extra_env {
-        cmd.env(k, v).args(["-x", k]);
-    }
+    let mut cmd = if launcher {
+        Command::new(bin())
+    } else {
+        let mut c = Command::new("mpirun");
+        c.args([
+            "--allow-run-as-root",
+            "--oversubscribe",
+            "--mca",
+            "odls_base_sigkill_timeout",
+            "10",
+            "-np",
+            "4",
+        ]);
+        for (k, v) in extra_env {
+            c.env(k, v).args(["-x", k]);
+        }
+        c.arg(bin());
+        c
+    };
     let mut child = cmd
-        .arg(bin())
         .args([
             "--db",
             db.to_str().unwrap(),
@@ -251,6 +260,7 @@ fn run_and_signal_rank_2(
             "--scratch",
             sc.to_str().unwrap(),
         ])
+        .args(if launcher { &["--ranks", "4"][..] } else { &[] })
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -282,10 +292,12 @@ fn run_and_signal_rank_2(
         }
     }
     assert_eq!(found, 1, "rank 2 not found: {log}");
+    let signalled = Instant::now();
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
     log.push_str(&rest);
     let status = child.wait().unwrap();
+    let took = signalled.elapsed();
     assert!(t0.elapsed() < Duration::from_secs(120), "{log}");
     assert_no_leftovers(&sc);
     let r = report_json(db.to_str().unwrap(), "latest");
@@ -297,7 +309,7 @@ fn run_and_signal_rank_2(
         .filter(|s| s["status"]["state"] == "ok")
         .count();
     assert_eq!(ok, 3, "the repeats committed before the rank went are kept: {r}");
-    (status, log, dir)
+    (status, log, dir, took)
 }
 
 #[test]
@@ -306,14 +318,23 @@ fn a_killed_rank_ends_the_run_with_an_error_and_nothing_mounted() {
     if !have_mpirun() {
         return;
     }
-    let (status, log, _dir) = run_and_signal_rank_2(libc::SIGKILL, &[]);
-    assert!(!status.success(), "{log}");
-    // Every surviving rank says what happened.
+    // Through `--ranks 4`: mpirun itself exits 137 (128 + SIGKILL) when a rank was killed; the
+    // launcher turns that into the contract's exit 1 and names the rank.
+    let (status, log, _dir, took) = run_and_signal_rank_2(libc::SIGKILL, &[], true);
+    assert_eq!(status.code(), Some(1), "{log}");
+    assert!(log.contains("fsbench: error: rank 2 was killed (signal 9"), "{log}");
+    // Every surviving rank says what happened: mpirun's SIGCONT reached it while it waited for
+    // the dead rank (or its wait gave up first).
     assert!(
-        log.matches("did not reach the end of a repeat").count() >= 3,
+        log.matches("mpirun is ending the job").count() + log.matches("did not reach").count() >= 3,
         "each of the 3 survivors reports the dead rank: {log}"
     );
     assert!(log.contains("the ranks stopped"), "{log}");
+    // Prompt: mpirun's two sleeps of odls_base_sigkill_timeout (5 s), not a minute.
+    assert!(
+        took < Duration::from_secs(25),
+        "{took:?} from the kill to the end: {log}"
+    );
 }
 
 #[test]
@@ -324,7 +345,7 @@ fn a_hung_rank_trips_the_watchdog_instead_of_hanging_the_run() {
     }
     // SIGSTOP: mpirun sees nothing; the survivors' waits give up at the watchdog (2 s, or three
     // times the longest stretch between syncs: the 2 s fileio phase).
-    let (status, log, _dir) = run_and_signal_rank_2(libc::SIGSTOP, &[("FSBENCH_MPI_WATCHDOG", "2")]);
+    let (status, log, _dir, _) = run_and_signal_rank_2(libc::SIGSTOP, &[("FSBENCH_MPI_WATCHDOG", "2")], false);
     assert!(!status.success(), "{log}");
     assert!(log.contains("watchdog (a rank died or hangs)"), "{log}");
     assert!(log.contains("the ranks stopped"), "{log}");
@@ -534,6 +555,18 @@ ranks_share = {share}
     )
 }
 
+/// A second, small fileio case, one file set per rank, after [`shared_suite`]'s.
+const SMALL_CASE: &str = r#"
+[[workload]]
+kind = "fileio"
+name = "small"
+mode = "rndrd"
+files = 1
+total_size = "4MiB"
+block_size = "4KiB"
+time = "1s"
+"#;
+
 #[test]
 fn four_ranks_share_one_fileio_file_set_that_would_not_fit_four_times() {
     require_privileged!();
@@ -542,7 +575,12 @@ fn four_ranks_share_one_fileio_file_set_that_would_not_fit_four_times() {
     }
     let dir = scratch();
     let run = |share: bool| {
-        let suite = write_suite(dir.path(), &format!("s{share}.toml"), &shared_suite(share));
+        let text = if share {
+            shared_suite(true)
+        } else {
+            shared_suite(false) + SMALL_CASE
+        };
+        let suite = write_suite(dir.path(), &format!("s{share}.toml"), &text);
         let db = dir.path().join(format!("s{share}.db"));
         let sc = dir.path().join(format!("scratch{share}"));
         let o = Command::new(bin())
@@ -572,8 +610,116 @@ fn four_ranks_share_one_fileio_file_set_that_would_not_fit_four_times() {
         (fair - work / (last_end - first_start)).abs() <= 1e-6 * fair,
         "{rows:?}"
     );
-    // One set each: 4 × 64 MiB does not fit in 160 MiB, so the same suite fails.
-    let (o, _) = run(false);
-    assert!(!o.status.success(), "four private sets fitted: {}", text(&o));
-    assert!(text(&o).contains("No space left"), "{}", text(&o));
+    // One set each: 4 × 64 MiB does not fit in 160 MiB, so the same case fails (on the ranks
+    // that ran out of space; the others stop at the start of the phase). That is a failed
+    // repeat of the session, as alone, and the session goes on with the next case (which
+    // succeeds, so the run exits 0 with a warning), promptly.
+    let t0 = Instant::now();
+    let (o, r) = run(false);
+    let took = t0.elapsed();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "a case produced results: {t}");
+    assert_eq!(r["session"]["status"], "complete", "{r}");
+    let samples = r["samples"].as_array().unwrap();
+    let by_case = |name: &str| {
+        let case = r["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["workload"] == name)
+            .unwrap()["case_id"]
+            .clone();
+        samples
+            .iter()
+            .find(|s| s["case_id"] == case)
+            .unwrap_or_else(|| panic!("no sample of {name}: {r}"))
+    };
+    let failed = by_case("shared");
+    let why = failed["status"]["error"].to_string();
+    assert_eq!(failed["status"]["state"], "failed", "{failed}");
+    assert!(why.contains("No space left"), "{why}");
+    assert_eq!(by_case("small")["status"]["state"], "ok", "{r}");
+    assert!(t.contains("repeat 1 failed"), "{t}");
+    assert!(took < Duration::from_secs(40), "{took:?}: {t}");
+}
+
+#[test]
+fn one_rank_failing_a_repeat_fails_that_repeat_for_the_session_which_goes_on() {
+    require_privileged!();
+    if !have_mpirun() {
+        return;
+    }
+    let dir = scratch();
+    // fileio, one file set per rank (8 MiB in 4 MiB files), then a small case of 1 MiB. Rank 2
+    // alone may write no file above 2 MiB (RLIMIT_FSIZE, SIGXFSZ ignored so write(2) says
+    // EFBIG): its first case fails while it lays out its files, the others stop at the start
+    // of the phase; its second case fits.
+    let suite = write_suite(
+        dir.path(),
+        "one.toml",
+        &(shared_suite(false).replace("64MiB", "8MiB") + &SMALL_CASE.replace("4MiB", "1MiB")),
+    );
+    let db = dir.path().join("o.db");
+    let sc = dir.path().join("scratch");
+    let fsbench: Vec<String> = [
+        bin().to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+        "run",
+        &suite,
+        "--scratch",
+        sc.to_str().unwrap(),
+    ]
+    .map(String::from)
+    .to_vec();
+    let t0 = Instant::now();
+    let o = Command::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-np", "2"])
+        .args(&fsbench)
+        .args([
+            ":",
+            "-np",
+            "1",
+            "sh",
+            "-c",
+            "trap '' XFSZ; ulimit -f 2048; exec \"$@\"",
+            "sh",
+        ])
+        .args(&fsbench)
+        .args([":", "-np", "1"])
+        .args(&fsbench)
+        .output()
+        .unwrap();
+    let took = t0.elapsed();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "a case produced results: {t}");
+    assert_no_leftovers(&sc);
+    let r = report_json(db.to_str().unwrap(), "latest");
+    assert_eq!(r["session"]["status"], "complete", "{r}");
+    let case_of = |name: &str| {
+        r["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["workload"] == name)
+            .unwrap()["case_id"]
+            .clone()
+    };
+    let samples = r["samples"].as_array().unwrap();
+    let failed = samples.iter().find(|s| s["case_id"] == case_of("shared")).unwrap();
+    assert_eq!(failed["status"]["state"], "failed", "{failed}");
+    let why = failed["status"]["error"].as_str().unwrap();
+    // Rank 2's own error first, then every other rank stopped because of it.
+    assert!(why.starts_with("invalid workload: rank 2: "), "{why}");
+    assert!(why.contains("File too large"), "{why}");
+    for k in [0, 1, 3] {
+        assert!(
+            why.contains(&format!("rank {k}: stopped: rank 2 ended its workload")),
+            "rank {k}: {why}"
+        );
+    }
+    let ok = samples.iter().find(|s| s["case_id"] == case_of("small")).unwrap();
+    assert_eq!(ok["status"]["state"], "ok", "the session went on: {ok}");
+    assert!(t.contains("repeat 1 failed"), "{t}");
+    assert!(took < Duration::from_secs(40), "{took:?}: {t}");
 }
