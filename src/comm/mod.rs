@@ -18,6 +18,7 @@
 //!
 //! References: MPI 3.1 §5.12 (non-blocking collectives); IOR's fair-share ("stonewall") figures.
 
+pub mod fingerprint;
 pub mod launch;
 #[cfg(feature = "mpi")]
 pub mod mpi;

@@ -19,7 +19,10 @@
 //! origin is the release of P's sync, the last rank's arrival):
 //! - `M` (for each rate metric M, MiB/s or ops/s): the aggregate while all ranks were active
 //!   (latest start to earliest end): the work done in that window over its length, with each
-//!   rank's work spread evenly over its phase (rate × window), so the sum of the ranks' rates;
+//!   rank's work spread evenly over its phase (rate × window), so the sum of the ranks' rates.
+//!   It assumes every rank ran at a steady rate through its phase; where the phase has a
+//!   per-second series, every rank's is stored too (`P@rankN`), and the MPI test checks the
+//!   aggregate against the ranks' series summed over the window, within their 1 s buckets;
 //! - `M_fair_share`: total work (Σ rate × wall) / (last end − first start), IOR's figure;
 //! - `slowest_rank_s`, `straggler_index` (slowest / median rank time), `barrier_s` (from the
 //!   last arrival to the last rank leaving the sync);
@@ -549,8 +552,13 @@ pub fn stop_followers(interrupt: &AtomicBool) {
 
 /// Before the first phase: every rank must run the same fsbench version and suite text
 /// (refused otherwise, on every rank); then the clock offsets of every rank against rank 0, and
-/// every rank's host facts (at rank 0). Alone: no offsets and this host only.
-pub fn start_session(suite_text: &str, interrupt: &AtomicBool) -> Result<(Vec<ClockOffset>, Vec<String>), CommError> {
+/// every rank's fingerprint for the ranks' directory `dir` ([`super::fingerprint`]), with its
+/// clock offset, at rank 0. Alone: no offsets and no fingerprints.
+pub fn start_session(
+    suite_text: &str,
+    dir: &std::path::Path,
+    interrupt: &AtomicBool,
+) -> Result<(Vec<ClockOffset>, Vec<crate::store::RankHost>), CommError> {
     let comm = world();
     if comm.size() == 1 {
         return Ok((vec![ClockOffset::default()], Vec::new()));
@@ -559,13 +567,13 @@ pub fn start_session(suite_text: &str, interrupt: &AtomicBool) -> Result<(Vec<Cl
     let me = serde_json::to_vec(&(
         env!("CARGO_PKG_VERSION"),
         suite_text,
-        serde_json::to_string(&crate::sysinfo::host_info()).unwrap_or_default(),
+        serde_json::to_string(&super::fingerprint::of_this_rank(comm.rank(), dir)).unwrap_or_default(),
     ))
     .unwrap_or_default();
     let stop = Stop::now(interrupt);
     let all = comm.gather("the version check", &me, wd, &stop)?;
     let mut verdict = Vec::new();
-    let mut hosts = Vec::new();
+    let mut hosts: Vec<crate::store::RankHost> = Vec::new();
     if comm.rank() == 0 {
         let parsed: Vec<(String, String, String)> = all
             .iter()
@@ -585,7 +593,10 @@ pub fn start_session(suite_text: &str, interrupt: &AtomicBool) -> Result<(Vec<Cl
                     .into_bytes();
                 break;
             }
-            hosts.push(h.clone());
+            hosts.push(serde_json::from_str(h).unwrap_or_else(|_| crate::store::RankHost {
+                rank: r as u32,
+                ..Default::default()
+            }));
         }
     }
     comm.broadcast("the version check", &mut verdict, wd, &stop)?;
@@ -594,6 +605,11 @@ pub fn start_session(suite_text: &str, interrupt: &AtomicBool) -> Result<(Vec<Cl
     }
     comm.barrier("the clock check", wd, &stop)?;
     let offsets = comm.clock_offsets()?;
+    for h in &mut hosts {
+        let o = offsets.get(h.rank as usize).copied().unwrap_or_default();
+        h.clock_offset_ns = o.offset_ns;
+        h.clock_rtt_ns = o.rtt_ns;
+    }
     Ok((offsets, hosts))
 }
 
@@ -673,6 +689,16 @@ pub fn combine(results: &[RankResult], offsets: &[ClockOffset]) -> Result<RawSam
             if !out.notes.contains(&n) {
                 out.notes.push(n);
             }
+        }
+    }
+    // Every rank's per-second series of its time-based phases, as `P@rankN` (second i from
+    // that rank's own start of P, which its `start_s` row puts on rank 0's timeline).
+    for r in results {
+        for t in r.sample.as_ref().map(|s| s.series.as_slice()).unwrap_or_default() {
+            out.series.push(crate::metric::ThroughputSeries {
+                phase: format!("{}@rank{}", t.phase, r.rank),
+                ops: t.ops.clone(),
+            });
         }
     }
     for (i, p0) in lead.phases.iter().enumerate() {

@@ -53,6 +53,22 @@ fn rows(sample: &serde_json::Value) -> Rows {
     out
 }
 
+/// The per-second series of `phase` in a stored sample, if it has one.
+fn series_of(sample: &serde_json::Value, phase: &str) -> Option<Vec<f64>> {
+    sample["series"]
+        .as_array()?
+        .iter()
+        .find(|t| t["phase"] == phase)
+        .map(|t| {
+            t["ops"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect()
+        })
+}
+
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
 }
@@ -72,7 +88,8 @@ fn four_ranks_run_small_files_and_fileio_with_cluster_figures_from_every_rank() 
         return;
     }
     let dir = scratch();
-    let suite = write_suite(dir.path(), "mpi.toml", SUITE);
+    // fileio for 3 s: a window of a few per-second buckets for the series check below.
+    let suite = write_suite(dir.path(), "mpi.toml", &SUITE.replace("time = \"1s\"", "time = \"3s\""));
     let db = dir.path().join("r.db");
     let sc = dir.path().join("scratch");
     // `--ranks 4` starts mpirun itself (src/comm/launch.rs).
@@ -94,17 +111,48 @@ fn four_ranks_run_small_files_and_fileio_with_cluster_figures_from_every_rank() 
 
     let r = report_json(db.to_str().unwrap(), "latest");
     assert_eq!(r["session"]["status"], "complete", "{r}");
-    let tools = r["session"]["tool_versions"].to_string();
-    for rank in 0..4 {
+    // Every rank's fingerprint, in its own table (rank_hosts): host, and the mount of the
+    // ranks' directory (here the scratch folder) as /proc/self/mountinfo names it.
+    let rank_hosts = r["session"]["ranks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no ranks: {r}"));
+    assert_eq!(rank_hosts.len(), 4, "{r}");
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    for (k, rk) in rank_hosts.iter().enumerate() {
+        assert_eq!(rk["rank"], k, "{rk}");
+        assert!(!rk["host"]["kernel"].as_str().unwrap().is_empty(), "{rk}");
+        assert!(rk["host"]["mem_bytes"].as_u64().unwrap() > 0, "{rk}");
+        assert_eq!(rk["dir"], sc.to_str().unwrap(), "{rk}");
+        let point = rk["mount_point"].as_str().unwrap();
+        assert!(sc.starts_with(point), "{rk}");
+        // The mount's line: its point, options, then after " - " its type and source.
+        let line = mountinfo
+            .lines()
+            .rev()
+            .find(|l| l.split(' ').nth(4) == Some(point))
+            .unwrap_or_else(|| panic!("{point} in mountinfo"));
+        assert_eq!(line.split(' ').nth(5), rk["mount_opts"].as_str(), "{rk}");
+        let after = line.split(" - ").nth(1).unwrap();
         assert!(
-            tools.contains(&format!("mpi rank {rank}")),
-            "host of rank {rank} stored: {tools}"
+            after.starts_with(&format!(
+                "{} {} ",
+                rk["fs_type"].as_str().unwrap(),
+                rk["mount_source"].as_str().unwrap()
+            )),
+            "{rk} vs {line}"
         );
+        assert!(!rk["mount_opts"].as_str().unwrap().is_empty(), "{rk}");
     }
+    assert_eq!(rank_hosts[0]["clock_offset_ns"], 0, "rank 0 against itself");
+    assert!(
+        !r["session"]["tool_versions"].to_string().contains("mpi rank"),
+        "fingerprints are no longer tool versions"
+    );
     let samples = r["samples"].as_array().unwrap();
     assert_eq!(samples.len(), 2);
     let mut checked_aggregate = 0;
     let mut checked_latency = 0;
+    let mut checked_series = 0;
     for s in samples {
         assert_eq!(s["status"]["state"], "ok", "{s}");
         let rows = rows(s);
@@ -153,7 +201,9 @@ fn four_ranks_run_small_files_and_fileio_with_cluster_figures_from_every_rank() 
                     "{p} {name}: {v} vs {}",
                     work / (last_end - first_start)
                 );
-                // Aggregate while all ranks were active: each rank's work in that window.
+                // Aggregate while all ranks were active, as stored: each rank's work spread
+                // evenly over its phase (rate × window), i.e. the sum of the per-rank rates
+                // (the series check below tests that assumption against the raw seconds).
                 if last_start < first_end {
                     let window = first_end - last_start;
                     let in_window: f64 = ranks.iter().map(|x| x[base] * x["wall_s"] * window / x["wall_s"]).sum();
@@ -170,6 +220,52 @@ fn four_ranks_run_small_files_and_fileio_with_cluster_figures_from_every_rank() 
                         "{p}: no window in which all ran, yet an aggregate"
                     );
                 }
+            }
+            // The aggregate against the raw per-rank per-second series (`P@rankN`, second i
+            // from the rank's own start): the operations of every rank inside the window
+            // (latest start → earliest end) lie between the buckets wholly inside it and those
+            // touching it, so the aggregate's work (Σ rates × window) must lie there too,
+            // within the 1 s bucket resolution.
+            let series: Vec<Vec<f64>> = (0..4).filter_map(|k| series_of(s, &format!("{p}@rank{k}"))).collect();
+            if !series.is_empty() {
+                assert_eq!(series.len(), 4, "{p}: a series from every rank");
+                let ops_rates: Vec<&String> = cluster
+                    .keys()
+                    .filter(|n| n.ends_with("_per_s") && !n.contains("fair_share"))
+                    .collect();
+                assert!(!ops_rates.is_empty(), "{p}: no ops/s aggregate: {cluster:?}");
+                // The series count every operation of the timed loop: each rank's equals its
+                // rates × wall, but for the final fsync of each of the 2 files (fileio's
+                // fsync-at-end, counted in fsyncs_per_s after the loop).
+                for (k, (ser, rk)) in series.iter().zip(&ranks).enumerate() {
+                    let counted: f64 = ser.iter().sum();
+                    let rated: f64 = ops_rates.iter().map(|n| rk[n.as_str()] * rk["wall_s"]).sum();
+                    assert!(
+                        (rated - counted).abs() <= 2.5 + 1e-9 * rated,
+                        "{p} rank {k}: {counted} vs {rated}"
+                    );
+                }
+                let (from, to) = (last_start, first_end);
+                assert!(to > from, "{p}: the ranks overlapped");
+                let (mut inside, mut touching) = (0.0, 0.0);
+                for (ser, rk) in series.iter().zip(&ranks) {
+                    for (i, n) in ser.iter().enumerate() {
+                        let (a, b) = (rk["start_s"] + i as f64, rk["start_s"] + i as f64 + 1.0);
+                        if a >= from && b <= to {
+                            inside += n;
+                        }
+                        if b > from && a < to {
+                            touching += n;
+                        }
+                    }
+                }
+                let window = to - from;
+                let aggregate: f64 = ops_rates.iter().map(|n| cluster[n.as_str()]).sum();
+                assert!(
+                    inside <= aggregate * window && aggregate * window <= touching,
+                    "{p}: aggregate {aggregate}/s × {window} s outside the series' {inside}..={touching} operations"
+                );
+                checked_series += 1;
             }
             // Reduced percentiles lie among the ranks'; the maximum is the largest rank's.
             if let Some(max) = cluster.get("lat_max") {
@@ -192,6 +288,10 @@ fn four_ranks_run_small_files_and_fileio_with_cluster_figures_from_every_rank() 
         }
     }
     assert!(checked_aggregate > 0, "no phase had an aggregate window");
+    assert!(
+        checked_series > 0,
+        "no phase had per-rank series to check the aggregate with"
+    );
     assert!(checked_latency > 0, "no phase had latency");
 
     // The report's section: every rank of every phase in the table and the timeline chart.
@@ -199,6 +299,15 @@ fn four_ranks_run_small_files_and_fileio_with_cluster_figures_from_every_rank() 
     let md = crate::util::fsbench(&["--db", db, "report", "latest", "--format", "md"]);
     let md = String::from_utf8_lossy(&md.stdout).into_owned();
     assert!(md.contains("## Ranks"), "{md}");
+    // The fingerprint table: one row per rank with its mount.
+    let mount_type = rank_hosts[0]["fs_type"].as_str().unwrap();
+    for k in 0..4 {
+        assert!(
+            md.lines()
+                .any(|l| l.starts_with(&format!("| {k} |")) && l.contains(&format!("type {mount_type}"))),
+            "rank {k}'s fingerprint row: {md}"
+        );
+    }
     assert!(
         md.contains("| rndrw | 3 |"),
         "fileio's rank 3 in the per-rank table: {md}"
