@@ -50,9 +50,7 @@ pub enum CommError {
     #[error("MPI: {0}")]
     Mpi(String),
     /// mpirun is ending the job (it signalled this rank: another rank died or left early).
-    #[error(
-        "mpirun is ending the job while this rank waited for {0} (another rank died or left early; mpirun names it)"
-    )]
+    #[error("mpirun is ending the job (another rank died or left early; mpirun names it) at {0}")]
     Aborted(String),
 }
 
@@ -241,9 +239,14 @@ pub fn explain(detail: &str) {
     }
 }
 
-/// The collective failure that stopped this run, if any.
+/// The collective failure that stopped this run, if any: one a wait met, else mpirun ending
+/// the job ([`mpirun_aborting`]) while this rank was busy with its own work.
 pub fn failure() -> Option<CommError> {
-    FAILURE.lock().ok().and_then(|f| f.clone())
+    FAILURE
+        .lock()
+        .ok()
+        .and_then(|f| f.clone())
+        .or_else(|| mpirun_aborting().then(|| CommError::Aborted("this rank's own work".into())))
 }
 
 /// This rank's CLOCK_MONOTONIC, in nanoseconds.
