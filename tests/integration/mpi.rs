@@ -1,6 +1,8 @@
 //! MPI mode (issue 16), with Open MPI's real `mpirun` and 4 ranks on one loop ext4 that rank 0
 //! makes: bonnie's small-file phases and fileio, the stored cluster figures checked against the
-//! stored per-rank rows, the timeline, the reduced percentiles, and a rank killed with SIGKILL.
+//! stored per-rank rows and the per-rank per-second series, the timeline, the reduced
+//! percentiles, every rank's fingerprint, a rank killed with SIGKILL (exit 1 naming it, within
+//! seconds), and one rank failing a repeat (a failed repeat; the session goes on).
 //! Built only with `--features mpi` (`cargo test --features mpi --test integration mpi`).
 
 use crate::require_privileged;
