@@ -20,11 +20,20 @@
 # the last rank leaving it). Reported, not pass/fail.
 #
 # Needs root, mpirun (openmpi-bin), fio, python3, cargo.
-# Environment: PAIRS (default 3), FILES (default 4), TOTAL per process (default 64M), BS
-# (default 4k), TIME seconds per run (default 3), RANKS (default "1 2 4").
+# Environment: PAIRS (default 3, a positive integer: `PAIRS=1` for a quick look, more on a quiet
+# machine), FILES (default 4), TOTAL per process (default 64M), BS (default 4k), TIME seconds
+# per run (default 3), RANKS (default "1 2 4"), FSBENCH_BIN (an fsbench built with
+# --features mpi to use instead of the release build, e.g. target/debug/fsbench for a smoke
+# test; its figures are then not the release build's).
+#
+# The barrier cost is printed per phase of the suite (`barrier_s` of every cluster phase,
+# median over the pairs), so a suite with more phases shows each.
 set -euo pipefail
 
 PAIRS=${PAIRS:-3}
+case $PAIRS in
+'' | *[!0-9]* | 0) echo "mpi_vs_fio.sh: PAIRS must be a positive integer, not '$PAIRS'" >&2; exit 2 ;;
+esac
 FILES=${FILES:-4}
 TOTAL=${TOTAL:-64M}
 BS=${BS:-4k}
@@ -33,8 +42,12 @@ RANKS=${RANKS:-1 2 4}
 . "$(dirname "$0")/lib.sh"
 bench_init mpi_vs_fio.sh mpirun fio python3 cargo
 
-bench_build --bin fsbench --features mpi
-fsb="$target/release/fsbench"
+if [ -n "${FSBENCH_BIN:-}" ]; then
+    fsb=$(realpath "$FSBENCH_BIN")
+else
+    bench_build --bin fsbench --features mpi
+    fsb="$target/release/fsbench"
+fi
 bench_tmpfs "$work/fio" $(( $(bytes "$TOTAL") * 4 * 2 ))
 
 cat >"$work/suite.toml" <<EOF
@@ -58,7 +71,8 @@ block_size = "$BS"
 time = "${TIME}s"
 EOF
 
-# fsbench N: prints "fair_share barrier_s".
+# fsbench N: prints "fair_share barrier_s" and appends "phase barrier_s" of every cluster phase
+# to $work/phases-N.
 run_fsbench() {
     local n=$1 db="$work/fsb-$1-$RANDOM.db"
     mpirun --allow-run-as-root --oversubscribe -np "$n" "$fsb" --db "$db" run "$work/suite.toml" \
@@ -66,8 +80,13 @@ run_fsbench() {
     "$fsb" --db "$db" report latest --format json | python3 -c '
 import json, sys
 s = json.load(sys.stdin)["samples"][0]
-m = {x["metric"]["name"]: x["value"] for x in s["measurements"] if x["phase"] == "rndrd"}
-print(m.get("reads_per_s_fair_share", m["reads_per_s"]), m.get("barrier_s", 0.0))'
+ms = [x for x in s["measurements"] if "@" not in x["phase"]]
+with open(sys.argv[1], "a") as out:
+    for x in ms:
+        if x["metric"]["name"] == "barrier_s":
+            out.write("%s %s\n" % (x["phase"], x["value"]))
+m = {x["metric"]["name"]: x["value"] for x in ms if x["phase"] == "rndrd"}
+print(m.get("reads_per_s_fair_share", m["reads_per_s"]), m.get("barrier_s", 0.0))' "$work/phases-$n"
     rm -f "$db"*
 }
 
@@ -127,4 +146,13 @@ for n in $RANKS; do
     c=$(median <"$work/cs-$n")
     printf '%-6s %14.0f %14.0f %8.3f %22s %14.0f %8.3f %14.6f\n' "$n" "$a" "$b" "$(echo "$a / $b" | bc -l)" \
         "$(pair_spread "$work/pairs-$n" rndrd)" "$c" "$(echo "$a / $c" | bc -l)" "$(median <"$work/barrier-$n")"
+done
+echo
+echo "barrier cost per phase (median s over $PAIRS pair(s); 0 for one rank):"
+printf '%-6s %-16s %14s\n' ranks phase "barrier med s"
+for n in $RANKS; do
+    [ -s "$work/phases-$n" ] || continue
+    for ph in $(awk '{print $1}' "$work/phases-$n" | sort -u); do
+        printf '%-6s %-16s %14.6f\n' "$n" "$ph" "$(awk -v p="$ph" '$1 == p {print $2}' "$work/phases-$n" | median)"
+    done
 done

@@ -15,7 +15,8 @@ fn main() {
             fsbench::app::exit_code(&e)
         }
     };
-    std::process::exit(code);
+    // Under `fsbench run --ranks N`, rank 0 hands its code to the launcher (src/comm/launch.rs).
+    std::process::exit(fsbench::comm::launch::exit_code_for_launcher(code));
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

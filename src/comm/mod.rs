@@ -18,6 +18,7 @@
 //!
 //! References: MPI 3.1 §5.12 (non-blocking collectives); IOR's fair-share ("stonewall") figures.
 
+pub mod fingerprint;
 pub mod launch;
 #[cfg(feature = "mpi")]
 pub mod mpi;
@@ -48,6 +49,9 @@ pub enum CommError {
     /// MPI itself reported an error.
     #[error("MPI: {0}")]
     Mpi(String),
+    /// mpirun is ending the job (it signalled this rank: another rank died or left early).
+    #[error("mpirun is ending the job (another rank died or left early; mpirun names it) at {0}")]
+    Aborted(String),
 }
 
 /// The collective operations of a run's ranks. Rank 0 is the leader: it provisions, stores and
@@ -71,7 +75,8 @@ pub trait Comm: Send + Sync {
     /// at rank 0 (other ranks get zeros), with the smallest round trip of each rank.
     fn clock_offsets(&self) -> Result<Vec<ClockOffset>, CommError>;
     /// Ends the communicator cleanly (MPI_Finalize); only after a run in which every rank
-    /// finished every collective.
+    /// finished every collective. It first waits for every rank in a barrier that SIGINT/SIGTERM
+    /// ends (then without MPI_Finalize), so a rank that left early never holds the others.
     fn finish(&self) {}
 }
 
@@ -161,6 +166,7 @@ pub fn init() -> Result<&'static dyn Comm, CommError> {
     let comm: Box<dyn Comm> = if launched_by_mpirun() {
         #[cfg(feature = "mpi")]
         {
+            watch_mpirun_abort();
             Box::new(mpi::Mpi::init()?)
         }
         #[cfg(not(feature = "mpi"))]
@@ -171,6 +177,27 @@ pub fn init() -> Result<&'static dyn Comm, CommError> {
         Box::new(Solo)
     };
     Ok(WORLD.get_or_init(|| comm).as_ref())
+}
+
+/// Set when mpirun began to end the job: when a rank dies or exits early, Open MPI's mpirun
+/// (odls `kill_local_procs`) sends every other rank SIGCONT, then SIGTERM after
+/// `odls_base_sigkill_timeout` seconds and SIGKILL after twice that. A rank that is not stopped
+/// gets SIGCONT from nobody else, so it is the earliest word that the job is over: the rank
+/// stops at once (the run's interrupt flag) and no wait lingers for peers ([`poll_until`]), which
+/// leaves the whole timeout to tear down.
+static ABORTING: OnceLock<std::sync::Arc<AtomicBool>> = OnceLock::new();
+
+/// Under mpirun: SIGCONT raises the run's interrupt flag and [`ABORTING`].
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+fn watch_mpirun_abort() {
+    let flag = ABORTING.get_or_init(|| std::sync::Arc::new(AtomicBool::new(false)));
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGCONT, flag.clone());
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGCONT, crate::signal::interrupt_flag().clone());
+}
+
+/// Whether mpirun began to end the job ([`ABORTING`]).
+pub fn mpirun_aborting() -> bool {
+    ABORTING.get().is_some_and(|f| f.load(Ordering::Relaxed))
 }
 
 /// What to do when this binary has no MPI.
@@ -212,9 +239,14 @@ pub fn explain(detail: &str) {
     }
 }
 
-/// The collective failure that stopped this run, if any.
+/// The collective failure that stopped this run, if any: one a wait met, else mpirun ending
+/// the job ([`mpirun_aborting`]) while this rank was busy with its own work.
 pub fn failure() -> Option<CommError> {
-    FAILURE.lock().ok().and_then(|f| f.clone())
+    FAILURE
+        .lock()
+        .ok()
+        .and_then(|f| f.clone())
+        .or_else(|| mpirun_aborting().then(|| CommError::Aborted("this rank's own work".into())))
 }
 
 /// This rank's CLOCK_MONOTONIC, in nanoseconds.
@@ -238,6 +270,9 @@ pub fn poll_until(
     loop {
         if done()? {
             return Ok(());
+        }
+        if mpirun_aborting() {
+            return Err(CommError::Aborted(what.to_string()));
         }
         if stop.interrupt.load(Ordering::Relaxed) {
             match stop.grace {

@@ -211,6 +211,18 @@ impl Comm for Mpi {
     }
 
     fn finish(&self) {
+        // MPI_Finalize waits for every rank and does not return on SIGTERM: a rank that left
+        // without it (a failed rank exits at once) would hold the others until mpirun's SIGKILL.
+        // So first a barrier every finishing rank polls; it gives up when mpirun, seeing a rank
+        // leave early, sends SIGTERM, and the process then exits without MPI_Finalize.
+        let stop = Stop::now(crate::signal::interrupt_flag());
+        let req = self.world.immediate_barrier();
+        if self
+            .wait("the end of the session", req, super::watchdog(), &stop)
+            .is_err()
+        {
+            return;
+        }
         if let Ok(mut u) = self.universe.lock() {
             // Dropping the universe calls MPI_Finalize.
             drop(u.take());

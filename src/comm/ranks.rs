@@ -10,14 +10,19 @@
 //! directory: the same code path, with collectives that return at once.
 //!
 //! A sync is an all-gather of every rank's state (starting a phase, or ended): a rank that sees
-//! a peer already ended while it starts a phase stops the run (a rank's workload failed or was
-//! interrupted), instead of waiting for a barrier the peer never reaches.
+//! a peer already ended while it starts a phase stops its own workload (the peer's failed),
+//! instead of waiting for a barrier the peer never reaches. The repeat is then a failed repeat
+//! of the session, with every rank's error (as alone: the session goes on with the next repeat
+//! or case); only a dead or hung rank (watchdog) or an interrupt stops the session.
 //!
 //! Figures of a phase P (rank 0's timeline, every rank's clock corrected by its offset; the
 //! origin is the release of P's sync, the last rank's arrival):
 //! - `M` (for each rate metric M, MiB/s or ops/s): the aggregate while all ranks were active
 //!   (latest start to earliest end): the work done in that window over its length, with each
-//!   rank's work spread evenly over its phase (rate × window), so the sum of the ranks' rates;
+//!   rank's work spread evenly over its phase (rate × window), so the sum of the ranks' rates.
+//!   It assumes every rank ran at a steady rate through its phase; where the phase has a
+//!   per-second series, every rank's is stored too (`P@rankN`), and the MPI test checks the
+//!   aggregate against the ranks' series summed over the window, within their 1 s buckets;
 //! - `M_fair_share`: total work (Σ rate × wall) / (last end − first start), IOR's figure;
 //! - `slowest_rank_s`, `straggler_index` (slowest / median rank time), `barrier_s` (from the
 //!   last arrival to the last rank leaving the sync);
@@ -140,6 +145,27 @@ static LOG: Mutex<Log> = Mutex::new(Log {
     done: Vec::new(),
 });
 
+/// Why this rank stopped the current repeat early: a peer ended its workload (it failed) while
+/// this rank was still starting phases. Reset at the start of each repeat.
+static PEER_ENDED: Mutex<Option<String>> = Mutex::new(None);
+
+/// A peer ended the repeat: this rank stops its own workload too (`interrupt` is the repeat's
+/// flag), and its result says why; the session goes on with the next repeat.
+fn peer_ended(why: String, interrupt: &AtomicBool) {
+    if let Ok(mut p) = PEER_ENDED.lock() {
+        p.get_or_insert(why);
+    }
+    interrupt.store(true, Ordering::Relaxed);
+}
+
+/// What [`peer_ended`] recorded in this repeat, cleared.
+fn take_peer_ended() -> Option<String> {
+    PEER_ENDED.lock().ok().and_then(|mut p| p.take())
+}
+
+/// Prefix of the error of a rank that stopped because another rank's workload failed.
+const STOPPED: &str = "stopped: ";
+
 const STARTING: u8 = 0;
 const ENDED: u8 = 1;
 
@@ -174,8 +200,9 @@ fn sync(comm: &dyn Comm, what: &str, state: u8, stop: &Stop) -> Result<Vec<u8>, 
 }
 
 /// Called by the phase driver before each phase: with more than one rank, waits until every
-/// rank starts `phase` too. A peer that already ended, a dead rank (watchdog) or an interrupt
-/// stops the run ([`super::fail`] raises `interrupt`).
+/// rank starts `phase` too. A peer that already ended (its workload failed) stops this rank's
+/// repeat (`interrupt` is the repeat's own flag, see [`run_and_gather`]); a dead rank
+/// (watchdog) stops the run ([`super::fail`]).
 pub fn phase_begin(phase: &str, interrupt: &AtomicBool) {
     let comm = world();
     if comm.size() == 1 {
@@ -192,12 +219,7 @@ pub fn phase_begin(phase: &str, interrupt: &AtomicBool) {
     match result {
         Ok(states) => {
             if let Some(r) = states.iter().position(|s| *s == ENDED) {
-                fail(
-                    CommError::Mismatch(format!(
-                        "rank {r} ended its workload before phase {phase} (it failed or was interrupted; its error is in the repeat)"
-                    )),
-                    interrupt,
-                );
+                peer_ended(format!("rank {r} ended its workload before phase {phase}"), interrupt);
             }
         }
         Err(CommError::Interrupted(_)) => {}
@@ -274,9 +296,9 @@ pub fn shared_dir(dir: &std::path::Path) -> (PathBuf, bool) {
 
 /// With more than one rank, waits until every rank arrived at `what` (for example: rank 0 has
 /// prepared the shared file set): a sync like a phase's start, so a rank whose workload failed
-/// before (it syncs "ended" instead) stops the run rather than leaving the others waiting. A
-/// dead rank or the watchdog stops the run too ([`super::fail`]); every such stop is
-/// [`EngineError::Interrupted`]. Alone it returns at once. A rank whose workload failed must
+/// before (it syncs "ended" instead) stops this repeat on every rank rather than leaving the
+/// others waiting. A dead rank or the watchdog stops the run ([`super::fail`]); every such stop
+/// is [`EngineError::Interrupted`]. Alone it returns at once. A rank whose workload failed must
 /// not call it afterwards.
 pub fn barrier(what: &str, interrupt: &AtomicBool) -> Result<(), EngineError> {
     let comm = world();
@@ -286,12 +308,7 @@ pub fn barrier(what: &str, interrupt: &AtomicBool) -> Result<(), EngineError> {
     match sync(comm, what, STARTING, &Stop::now(interrupt)) {
         Ok(states) => match states.iter().position(|s| *s == ENDED) {
             Some(r) => {
-                fail(
-                    CommError::Mismatch(format!(
-                        "rank {r} ended its workload before {what} (it failed or was interrupted; its error is in the repeat)"
-                    )),
-                    interrupt,
-                );
+                peer_ended(format!("rank {r} ended its workload before {what}"), interrupt);
                 Err(EngineError::Interrupted)
             }
             None => Ok(()),
@@ -371,11 +388,20 @@ pub fn lead_workload(
     combine(&parsed, offsets).map_err(EngineError::Invalid)
 }
 
+/// Every rank's error, the ranks whose own workload failed first (then those that stopped
+/// because of them).
 fn rank_errors(results: &[RankResult]) -> String {
-    let errs: Vec<String> = results
+    let mut errs: Vec<(bool, String)> = results
         .iter()
-        .filter_map(|r| r.sample.as_ref().err().map(|e| format!("rank {}: {e}", r.rank)))
+        .filter_map(|r| {
+            r.sample
+                .as_ref()
+                .err()
+                .map(|e| (e.starts_with(STOPPED), format!("rank {}: {e}", r.rank)))
+        })
         .collect();
+    errs.sort_by_key(|(stopped, _)| *stopped);
+    let errs: Vec<String> = errs.into_iter().map(|(_, e)| e).collect();
     if errs.is_empty() {
         "no rank reported an error".into()
     } else {
@@ -387,22 +413,50 @@ fn rank_errors(results: &[RankResult]) -> String {
 /// rank 0 (others get an empty vector).
 fn run_and_gather(comm: &dyn Comm, kind: &WorkloadKind, ctx: &RunContext) -> Result<Vec<Vec<u8>>, EngineError> {
     let sub = ctx.dir.join(format!("rank-{}", comm.rank()));
-    let local = std::fs::create_dir_all(&sub)
-        .map_err(|e| EngineError::io(format!("mkdir {}", sub.display()), e))
-        .and_then(|_| {
-            take_log();
-            crate::engine::run(
-                kind.workload(),
-                &RunContext {
-                    dir: &sub,
-                    drop_caches: ctx.drop_caches,
-                    interrupt: ctx.interrupt,
-                    on_phase: ctx.on_phase,
-                    state: ctx.state,
-                },
-            )
+    take_peer_ended();
+    // The repeat's own stop flag: raised by the run's (SIGINT/SIGTERM, a failure of the ranks),
+    // copied by the watcher below, and by a peer whose workload failed ([`peer_ended`]), which
+    // stops this repeat only.
+    let repeat_stop = AtomicBool::new(false);
+    let finished = AtomicBool::new(false);
+    let local = std::thread::scope(|s| {
+        s.spawn(|| {
+            while !finished.load(Ordering::Relaxed) {
+                if ctx.interrupt.load(Ordering::Relaxed) {
+                    repeat_stop.store(true, Ordering::Relaxed);
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
         });
+        let r = std::fs::create_dir_all(&sub)
+            .map_err(|e| EngineError::io(format!("mkdir {}", sub.display()), e))
+            .and_then(|_| {
+                take_log();
+                crate::engine::run(
+                    kind.workload(),
+                    &RunContext {
+                        dir: &sub,
+                        drop_caches: ctx.drop_caches,
+                        interrupt: &repeat_stop,
+                        on_phase: ctx.on_phase,
+                        state: ctx.state,
+                    },
+                )
+            });
+        finished.store(true, Ordering::Relaxed);
+        r
+    });
     let _ = std::fs::remove_dir(&sub);
+    // A failure of the ranks (dead rank, watchdog) stops the session, not only the repeat.
+    if super::failure().is_some() {
+        ctx.interrupt.store(true, Ordering::Relaxed);
+    }
+    let local = match (local, take_peer_ended()) {
+        (Err(EngineError::Interrupted), Some(why)) if !ctx.interrupt.load(Ordering::Relaxed) => {
+            Err(format!("{STOPPED}{why}"))
+        }
+        (r, _) => r.map_err(|e| e.to_string()),
+    };
     // Until every rank ended: a rank still starting phases sees this one ended and stops.
     loop {
         match sync(comm, "the end of a repeat", ENDED, &Stop::graceful(ctx.interrupt)) {
@@ -414,7 +468,7 @@ fn run_and_gather(comm: &dyn Comm, kind: &WorkloadKind, ctx: &RunContext) -> Res
             }
         }
     }
-    let mine = RankResult::new(comm.rank(), local.map_err(|e| e.to_string()), take_log());
+    let mine = RankResult::new(comm.rank(), local, take_log());
     let bytes = serde_json::to_vec(&mine).unwrap_or_default();
     comm.gather(
         "the results of a repeat",
@@ -498,8 +552,13 @@ pub fn stop_followers(interrupt: &AtomicBool) {
 
 /// Before the first phase: every rank must run the same fsbench version and suite text
 /// (refused otherwise, on every rank); then the clock offsets of every rank against rank 0, and
-/// every rank's host facts (at rank 0). Alone: no offsets and this host only.
-pub fn start_session(suite_text: &str, interrupt: &AtomicBool) -> Result<(Vec<ClockOffset>, Vec<String>), CommError> {
+/// every rank's fingerprint for the ranks' directory `dir` ([`super::fingerprint`]), with its
+/// clock offset, at rank 0. Alone: no offsets and no fingerprints.
+pub fn start_session(
+    suite_text: &str,
+    dir: &std::path::Path,
+    interrupt: &AtomicBool,
+) -> Result<(Vec<ClockOffset>, Vec<crate::store::RankHost>), CommError> {
     let comm = world();
     if comm.size() == 1 {
         return Ok((vec![ClockOffset::default()], Vec::new()));
@@ -508,13 +567,13 @@ pub fn start_session(suite_text: &str, interrupt: &AtomicBool) -> Result<(Vec<Cl
     let me = serde_json::to_vec(&(
         env!("CARGO_PKG_VERSION"),
         suite_text,
-        serde_json::to_string(&crate::sysinfo::host_info()).unwrap_or_default(),
+        serde_json::to_string(&super::fingerprint::of_this_rank(comm.rank(), dir)).unwrap_or_default(),
     ))
     .unwrap_or_default();
     let stop = Stop::now(interrupt);
     let all = comm.gather("the version check", &me, wd, &stop)?;
     let mut verdict = Vec::new();
-    let mut hosts = Vec::new();
+    let mut hosts: Vec<crate::store::RankHost> = Vec::new();
     if comm.rank() == 0 {
         let parsed: Vec<(String, String, String)> = all
             .iter()
@@ -534,7 +593,10 @@ pub fn start_session(suite_text: &str, interrupt: &AtomicBool) -> Result<(Vec<Cl
                     .into_bytes();
                 break;
             }
-            hosts.push(h.clone());
+            hosts.push(serde_json::from_str(h).unwrap_or_else(|_| crate::store::RankHost {
+                rank: r as u32,
+                ..Default::default()
+            }));
         }
     }
     comm.broadcast("the version check", &mut verdict, wd, &stop)?;
@@ -543,6 +605,11 @@ pub fn start_session(suite_text: &str, interrupt: &AtomicBool) -> Result<(Vec<Cl
     }
     comm.barrier("the clock check", wd, &stop)?;
     let offsets = comm.clock_offsets()?;
+    for h in &mut hosts {
+        let o = offsets.get(h.rank as usize).copied().unwrap_or_default();
+        h.clock_offset_ns = o.offset_ns;
+        h.clock_rtt_ns = o.rtt_ns;
+    }
     Ok((offsets, hosts))
 }
 
@@ -622,6 +689,16 @@ pub fn combine(results: &[RankResult], offsets: &[ClockOffset]) -> Result<RawSam
             if !out.notes.contains(&n) {
                 out.notes.push(n);
             }
+        }
+    }
+    // Every rank's per-second series of its time-based phases, as `P@rankN` (second i from
+    // that rank's own start of P, which its `start_s` row puts on rank 0's timeline).
+    for r in results {
+        for t in r.sample.as_ref().map(|s| s.series.as_slice()).unwrap_or_default() {
+            out.series.push(crate::metric::ThroughputSeries {
+                phase: format!("{}@rank{}", t.phase, r.rank),
+                ops: t.ops.clone(),
+            });
         }
     }
     for (i, p0) in lead.phases.iter().enumerate() {

@@ -5,7 +5,8 @@
 //! a session of one rank has none, so its report is unchanged (the section renders to "").
 //!
 //! Shown for the first measured, successful repeat of each case: the figures of every repeat
-//! are in the main tables (rates, fair share) and in the exports.
+//! are in the main tables (rates, fair share) and in the exports. First, every rank's
+//! fingerprint (host, the mount of the ranks' directory, clock offset; `rank_hosts`).
 
 use crate::metric::Unit;
 use crate::report::escape;
@@ -108,6 +109,27 @@ fn collect(model: &ReportModel) -> Vec<CaseView> {
     out
 }
 
+/// The cells of a rank's fingerprint row after its number: host, kernel, CPU, memory, the
+/// ranks' directory, its mount (source on point, type, options), clock offset.
+fn host_cells(r: &crate::store::RankHost) -> [String; 7] {
+    [
+        r.host.hostname.clone(),
+        r.host.kernel.clone(),
+        format!("{} × {}", r.host.ncpu, r.host.cpu_model),
+        format!("{:.1} GiB", r.host.mem_bytes as f64 / (1u64 << 30) as f64),
+        r.dir.clone(),
+        format!(
+            "{} on {} type {} ({}; {})",
+            r.mount_source, r.mount_point, r.fs_type, r.mount_opts, r.super_opts
+        ),
+        format!(
+            "{:.1} µs ± {:.1}",
+            r.clock_offset_ns as f64 / 1e3,
+            r.clock_rtt_ns as f64 / 2e3
+        ),
+    ]
+}
+
 fn num(v: f64) -> String {
     if v.abs() >= 100.0 {
         format!("{v:.0}")
@@ -120,11 +142,32 @@ fn num(v: f64) -> String {
 pub fn markdown(model: &ReportModel) -> String {
     let cases = collect(model);
     let mut out = String::new();
-    if cases.is_empty() {
+    let ranks = &model.session.info.ranks;
+    if cases.is_empty() && ranks.is_empty() {
         return out;
     }
     let md = escape::markdown;
     out.push_str("\n## Ranks\n");
+    if !ranks.is_empty() {
+        out.push_str(
+            "\n| rank | host | kernel | CPU | memory | ranks' directory | mount | clock offset |\n|--:|:--|:--|:--|--:|:--|:--|--:|\n",
+        );
+        for r in ranks {
+            let c = host_cells(r);
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                r.rank,
+                md(&c[0]),
+                md(&c[1]),
+                md(&c[2]),
+                md(&c[3]),
+                md(&c[4]),
+                md(&c[5]),
+                md(&c[6])
+            );
+        }
+    }
     for c in &cases {
         let _ = writeln!(out, "\n### {} (repeat {})\n", md(&c.title), c.repeat);
         out.push_str("| phase | figure | value |\n|:--|:--|--:|\n");
@@ -157,11 +200,24 @@ pub fn markdown(model: &ReportModel) -> String {
 pub fn html(model: &ReportModel) -> String {
     let cases = collect(model);
     let mut out = String::new();
-    if cases.is_empty() {
+    let ranks = &model.session.info.ranks;
+    if cases.is_empty() && ranks.is_empty() {
         return out;
     }
     let h = escape::html;
     out.push_str("<h2 id=\"ranks\">Ranks</h2>\n");
+    if !ranks.is_empty() {
+        out.push_str("<table><tr><th>rank</th><th>host</th><th>kernel</th><th>CPU</th><th>memory</th><th>ranks' directory</th><th>mount</th><th>clock offset</th></tr>\n");
+        for r in ranks {
+            let c = host_cells(r);
+            let _ = write!(out, "<tr><td>{}</td>", r.rank);
+            for cell in &c {
+                let _ = write!(out, "<td>{}</td>", h(cell));
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</table>\n");
+    }
     for c in &cases {
         let _ = writeln!(out, "<h3>{} (repeat {})</h3>", h(&c.title), c.repeat);
         out.push_str(&timeline_svg(c));

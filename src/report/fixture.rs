@@ -136,6 +136,7 @@ pub fn session_data() -> SessionData {
                 },
                 tool_versions: vec![("mkfs.ext4".into(), "1.47.0".into())],
                 target: "loop images in /var/tmp/fsbench".into(),
+                ranks: Vec::new(),
                 // The report tests pin warnings written before the methodology checks.
                 policy: crate::policy::Policy {
                     methodology: false,

@@ -197,11 +197,11 @@ impl Runner {
                         }
                     }
                 }
-                // Many ranks: every rank's host and clock offset, stored with the session.
-                tools.extend(ranks.session_facts());
                 tools
             },
             target: provisioner.describe(),
+            // Many ranks: every rank's host, mount and clock offset (table rank_hosts).
+            ranks: ranks.hosts.clone(),
             policy: suite.policy.clone(),
         }
     }
@@ -233,7 +233,12 @@ impl Runner {
                 "--resume runs on one rank only: resume the session without mpirun".into(),
             ));
         }
-        let (offsets, hosts) = crate::comm::ranks::start_session(&self.suite.source_text, &self.interrupt)?;
+        // The directory the ranks use: `--dir`, else the scratch folder the filesystems are made in.
+        let dir = match &self.target {
+            Target::Dir { dir, .. } => dir.as_path(),
+            t => t.scratch(),
+        };
+        let (offsets, hosts) = crate::comm::ranks::start_session(&self.suite.source_text, dir, &self.interrupt)?;
         Ok(RankFacts { offsets, hosts })
     }
 
@@ -511,24 +516,8 @@ impl Runner {
 struct RankFacts {
     /// Every rank's clock against rank 0's.
     offsets: Vec<crate::comm::ClockOffset>,
-    /// Every rank's host facts (empty alone).
-    hosts: Vec<String>,
-}
-
-impl RankFacts {
-    /// Stored with the session's tool versions: every rank's host and clock offset (nothing
-    /// alone).
-    fn session_facts(&self) -> Vec<(String, String)> {
-        let mut out = Vec::new();
-        for (r, h) in self.hosts.iter().enumerate() {
-            let o = self.offsets.get(r).copied().unwrap_or_default();
-            out.push((
-                format!("mpi rank {r}"),
-                format!("{h}; clock offset {} ns (round trip {} ns)", o.offset_ns, o.rtt_ns),
-            ));
-        }
-        out
-    }
+    /// Every rank's fingerprint (empty alone).
+    hosts: Vec<crate::store::RankHost>,
 }
 
 #[cfg(test)]

@@ -59,6 +59,34 @@ pub struct HostInfo {
     pub mem_bytes: u64,
 }
 
+/// One rank of a many-rank session (src/comm): its host and the filesystem holding the
+/// directory the ranks use, as that rank saw them, and its clock against rank 0's. Stored in
+/// `rank_hosts` (schema 8); a session of one rank has none.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RankHost {
+    /// The rank, 0-based.
+    pub rank: u32,
+    /// The rank's machine (`uname -n`, `uname -r`, CPU model, online CPUs, MemTotal bytes).
+    pub host: HostInfo,
+    /// The directory the ranks use (`--dir`, else the scratch folder the filesystems are made
+    /// in), as this rank named it.
+    pub dir: String,
+    /// Mount point of the filesystem holding `dir` (/proc/self/mountinfo field 5).
+    pub mount_point: String,
+    /// Its mount source (an NFS export, a device, `tmpfs`).
+    pub mount_source: String,
+    /// Its filesystem type (`nfs4`, `ext4`, `fuse.cephfs`, …).
+    pub fs_type: String,
+    /// Its per-mount options (`rw,relatime`).
+    pub mount_opts: String,
+    /// Its superblock options (`rw,vers=4.2,rsize=1048576,…` for NFS).
+    pub super_opts: String,
+    /// The rank's CLOCK_MONOTONIC minus rank 0's, in nanoseconds.
+    pub clock_offset_ns: i64,
+    /// The smallest ping-pong round trip that offset came from, in nanoseconds.
+    pub clock_rtt_ns: i64,
+}
+
 /// What is known about a session before it runs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NewSession {
@@ -78,6 +106,10 @@ pub struct NewSession {
     pub tool_versions: Vec<(String, String)>,
     /// Target description (`loop images in /var/tmp/fsbench`, `directory /mnt/x`).
     pub target: String,
+    /// Every rank of a many-rank session (schema 8), in rank order; empty (and absent from the
+    /// JSON export) for one rank.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<RankHost>,
     /// How the repeats run and are summarised (trim, confidence, …), with the CLI's overrides
     /// applied; stored typed (schema 4). Not part of the JSON export (schema 1 has no such
     /// field): a model read back from JSON gets [`Policy::default`].

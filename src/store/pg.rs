@@ -37,8 +37,21 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (5, include_str!("pg_migrations/005_adaptive_policy.sql")),
     (6, include_str!("pg_migrations/006_latency_histograms.sql")),
     (7, include_str!("pg_migrations/007_throughput_series.sql")),
+    (8, include_str!("pg_migrations/008_rank_hosts.sql")),
     (1001, include_str!("pg_migrations/1001_origin.sql")),
 ];
+
+/// Columns of `rank_hosts` (schema 8), in the order they are written and read.
+const RANK_HOST_COLUMNS: &str = "session_id, rank, hostname, kernel, cpu_model, ncpu, mem_bytes, dir, \
+     mount_point, mount_source, fs_type, mount_opts, super_opts, clock_offset_ns, clock_rtt_ns";
+
+/// The first PostgreSQL-only migration number.
+const PG_ONLY_FROM: i32 = 1001;
+
+/// The newest shared migration when [`PG_ONLY_FROM`] was introduced: a database at a
+/// PostgreSQL-only version from before `fsbench_migrations` existed had exactly the shared
+/// ones up to this.
+const SHARED_BEFORE_PG_ONLY: i32 = 7;
 
 /// Key of the advisory lock that serialises migrations.
 const MIGRATION_LOCK: i64 = 0x0066_7362_656e_6368; // "fsbench" in ASCII
@@ -147,10 +160,36 @@ impl PgStore {
                 0
             }
         };
-        for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > found) {
+        // Which migrations ran is kept per version: a shared migration numbered below the
+        // PostgreSQL-only ones (008 after 1001) must still run on a database already at 1001.
+        // A database from before this table had every migration up to its version, except
+        // that one at a PostgreSQL-only version had the shared ones only up to
+        // SHARED_BEFORE_PG_ONLY (the newest when 1001 came).
+        tx.batch_execute("CREATE TABLE IF NOT EXISTS fsbench_migrations (version INTEGER PRIMARY KEY)")
+            .map_err(self.err(action))?;
+        let mut applied: Vec<i32> = tx
+            .query("SELECT version FROM fsbench_migrations", &[])
+            .map_err(self.err(action))?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        if applied.is_empty() {
+            applied = MIGRATIONS
+                .iter()
+                .map(|m| m.0)
+                .filter(|&v| v <= found && (v <= SHARED_BEFORE_PG_ONLY || v >= PG_ONLY_FROM || found < PG_ONLY_FROM))
+                .collect();
+            for v in &applied {
+                tx.execute("INSERT INTO fsbench_migrations (version) VALUES ($1)", &[v])
+                    .map_err(self.err(action))?;
+            }
+        }
+        for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| !applied.contains(v)) {
             tx.batch_execute(sql)
                 .map_err(self.err(format!("{action}: version {version}")))?;
-            tx.execute("UPDATE fsbench_schema SET version = $1", &[version])
+            tx.execute("INSERT INTO fsbench_migrations (version) VALUES ($1)", &[version])
+                .map_err(self.err(action))?;
+            tx.execute("UPDATE fsbench_schema SET version = GREATEST(version, $1)", &[version])
                 .map_err(self.err(action))?;
         }
         tx.commit().map_err(self.err(action))
@@ -232,6 +271,37 @@ impl PgStore {
             out.entry(r.get(0)).or_default().push((r.get(1), r.get(2)));
         }
         Ok(out)
+    }
+
+    /// The ranks of a many-rank session, in rank order (none for one rank).
+    fn rank_hosts(&self, c: &mut Client, session: i64) -> Result<Vec<RankHost>, StoreError> {
+        let rows = c
+            .query(
+                &format!("SELECT {RANK_HOST_COLUMNS} FROM rank_hosts WHERE session_id = $1 ORDER BY rank"),
+                &[&session],
+            )
+            .map_err(self.err(format!("reading the ranks of session {session}")))?;
+        Ok(rows
+            .iter()
+            .map(|r| RankHost {
+                rank: r.get::<_, i32>(1) as u32,
+                host: HostInfo {
+                    hostname: r.get(2),
+                    kernel: r.get(3),
+                    cpu_model: r.get(4),
+                    ncpu: r.get::<_, i32>(5) as u32,
+                    mem_bytes: r.get::<_, i64>(6) as u64,
+                },
+                dir: r.get(7),
+                mount_point: r.get(8),
+                mount_source: r.get(9),
+                fs_type: r.get(10),
+                mount_opts: r.get(11),
+                super_opts: r.get(12),
+                clock_offset_ns: r.get(13),
+                clock_rtt_ns: r.get(14),
+            })
+            .collect())
     }
 
     fn baseline(&self, c: &mut Client, session: i64) -> Result<Option<RawBaseline>, StoreError> {
@@ -344,6 +414,31 @@ fn insert_session(
         tx.execute(
             "INSERT INTO tool_versions (session_id, ord, tool, version) VALUES ($1, $2, $3, $4)",
             &[&id, &(ord as i32), tool, version],
+        )?;
+    }
+    for r in &s.ranks {
+        tx.execute(
+            &format!(
+                "INSERT INTO rank_hosts ({RANK_HOST_COLUMNS}) VALUES \
+                 ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+            ),
+            &[
+                &id,
+                &(r.rank as i32),
+                &r.host.hostname,
+                &r.host.kernel,
+                &r.host.cpu_model,
+                &(r.host.ncpu as i32),
+                &(r.host.mem_bytes as i64),
+                &r.dir,
+                &r.mount_point,
+                &r.mount_source,
+                &r.fs_type,
+                &r.mount_opts,
+                &r.super_opts,
+                &r.clock_offset_ns,
+                &r.clock_rtt_ns,
+            ],
         )?;
     }
     Ok(id)
@@ -525,6 +620,7 @@ fn session_from_row(r: &Row) -> Result<SessionRecord, Bad> {
             },
             tool_versions: Vec::new(),
             target: r.get(14),
+            ranks: Vec::new(),
             policy,
         },
     })
@@ -825,6 +921,7 @@ impl ResultStore for PgStore {
             .tool_versions(&mut c, Some(session))?
             .remove(&session)
             .unwrap_or_default();
+        record.info.ranks = self.rank_hosts(&mut c, session)?;
         let baseline = self.baseline(&mut c, session)?;
         Ok(SessionData {
             session: record,

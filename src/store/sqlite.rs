@@ -44,6 +44,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/005_adaptive_policy.sql"),
     include_str!("migrations/006_latency_histograms.sql"),
     include_str!("migrations/007_throughput_series.sql"),
+    include_str!("migrations/008_rank_hosts.sql"),
 ];
 
 /// The schema version this fsbench writes (`PRAGMA user_version` after migrations).
@@ -52,6 +53,10 @@ pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 /// How long a statement waits for another connection's write lock before failing with
 /// "database is locked". Repeats are committed in milliseconds, so seconds is ample.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Columns of `rank_hosts` (schema 8), in the order they are written and read.
+const RANK_HOST_COLUMNS: &str = "session_id, rank, hostname, kernel, cpu_model, ncpu, mem_bytes, dir, \
+     mount_point, mount_source, fs_type, mount_opts, super_opts, clock_offset_ns, clock_rtt_ns";
 
 /// Columns of `sessions`, in the order [`session_from_row`] reads them.
 const SESSION_COLUMNS: &str = "id, started_at, finished_at, status, label, suite_name, \
@@ -431,6 +436,35 @@ impl Store {
                     .map_err(|e| self.sql(format!("{action}: storing the version of {tool}"))(e))?;
             }
         }
+        if !s.ranks.is_empty() {
+            let mut insert = tx
+                .prepare(&format!(
+                    "INSERT INTO rank_hosts ({RANK_HOST_COLUMNS}) VALUES \
+                     (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
+                ))
+                .map_err(self.sql(action))?;
+            for r in &s.ranks {
+                insert
+                    .execute(params![
+                        id,
+                        r.rank,
+                        r.host.hostname,
+                        r.host.kernel,
+                        r.host.cpu_model,
+                        r.host.ncpu,
+                        r.host.mem_bytes as i64,
+                        r.dir,
+                        r.mount_point,
+                        r.mount_source,
+                        r.fs_type,
+                        r.mount_opts,
+                        r.super_opts,
+                        r.clock_offset_ns,
+                        r.clock_rtt_ns,
+                    ])
+                    .map_err(|e| self.sql(format!("{action}: storing rank {}", r.rank))(e))?;
+            }
+        }
         tx.commit().map_err(self.sql(action))?;
         Ok(id)
     }
@@ -677,6 +711,39 @@ impl Store {
         Ok(out)
     }
 
+    /// The ranks of a many-rank session, in rank order (none for one rank).
+    fn rank_hosts(&self, conn: &Connection, session: i64) -> Result<Vec<RankHost>, StoreError> {
+        let action = format!("reading the ranks of session {session}");
+        let mut stmt = conn
+            .prepare(&format!(
+                "SELECT {RANK_HOST_COLUMNS} FROM rank_hosts WHERE session_id = ?1 ORDER BY rank"
+            ))
+            .map_err(self.sql(action.as_str()))?;
+        let rows = stmt
+            .query_map([session], |r| {
+                Ok(RankHost {
+                    rank: r.get(1)?,
+                    host: HostInfo {
+                        hostname: r.get(2)?,
+                        kernel: r.get(3)?,
+                        cpu_model: r.get(4)?,
+                        ncpu: r.get(5)?,
+                        mem_bytes: r.get::<_, i64>(6)? as u64,
+                    },
+                    dir: r.get(7)?,
+                    mount_point: r.get(8)?,
+                    mount_source: r.get(9)?,
+                    fs_type: r.get(10)?,
+                    mount_opts: r.get(11)?,
+                    super_opts: r.get(12)?,
+                    clock_offset_ns: r.get(13)?,
+                    clock_rtt_ns: r.get(14)?,
+                })
+            })
+            .map_err(self.sql(action.as_str()))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(self.sql(action.as_str()))
+    }
+
     /// Resolves a session reference to an id.
     ///
     /// `latest` is the highest id; a number is that id if it exists; anything else (or a
@@ -732,6 +799,7 @@ impl Store {
             .tool_versions(&tx, Some(session))?
             .remove(&session)
             .unwrap_or_default();
+        record.info.ranks = self.rank_hosts(&tx, session)?;
 
         let action = format!("reading the cases of session {session}");
         let mut cases = Vec::new();
@@ -1020,6 +1088,7 @@ fn session_from_row(row: &rusqlite::Row<'_>) -> Result<SessionRecord, RowError> 
             },
             tool_versions: Vec::new(),
             target: row.get(14)?,
+            ranks: Vec::new(),
             policy,
         },
     })
@@ -1212,6 +1281,7 @@ mod tests {
                 ("mkfs.ext4".into(), "1.47.0".into()),
             ],
             target: "loop images in /var/tmp/fsbench".into(),
+            ranks: Vec::new(),
             // Not the default, so a round trip shows every field is stored.
             policy: Policy {
                 repeats: 5,
@@ -1615,7 +1685,7 @@ mod tests {
         // Every migration ran (005 the adaptive policy, 006 latency_histograms, 007
         // throughput_series, included).
         assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
-        assert_eq!(SCHEMA_VERSION, 7);
+        assert_eq!(SCHEMA_VERSION, 8);
         assert!(MIGRATIONS.iter().any(|m| m.contains("CREATE TABLE latency_histograms")));
         assert!(MIGRATIONS[6].contains("CREATE TABLE throughput_series"));
         let old = store

@@ -396,6 +396,7 @@ fn first_run_warnings(slow_first: bool) -> Vec<String> {
             },
             tool_versions: vec![],
             target: "dir".into(),
+            ranks: Vec::new(),
             policy: Default::default(),
         })
         .unwrap();

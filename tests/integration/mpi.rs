@@ -1,6 +1,8 @@
 //! MPI mode (issue 16), with Open MPI's real `mpirun` and 4 ranks on one loop ext4 that rank 0
 //! makes: bonnie's small-file phases and fileio, the stored cluster figures checked against the
-//! stored per-rank rows, the timeline, the reduced percentiles, and a rank killed with SIGKILL.
+//! stored per-rank rows and the per-rank per-second series, the timeline, the reduced
+//! percentiles, every rank's fingerprint, a rank killed with SIGKILL (exit 1 naming it, within
+//! seconds), and one rank failing a repeat (a failed repeat; the session goes on).
 //! Built only with `--features mpi` (`cargo test --features mpi --test integration mpi`).
 
 use crate::require_privileged;
@@ -53,6 +55,22 @@ fn rows(sample: &serde_json::Value) -> Rows {
     out
 }
 
+/// The per-second series of `phase` in a stored sample, if it has one.
+fn series_of(sample: &serde_json::Value, phase: &str) -> Option<Vec<f64>> {
+    sample["series"]
+        .as_array()?
+        .iter()
+        .find(|t| t["phase"] == phase)
+        .map(|t| {
+            t["ops"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect()
+        })
+}
+
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
 }
@@ -72,7 +90,8 @@ fn four_ranks_run_small_files_and_fileio_with_cluster_figures_from_every_rank() 
         return;
     }
     let dir = scratch();
-    let suite = write_suite(dir.path(), "mpi.toml", SUITE);
+    // fileio for 3 s: a window of a few per-second buckets for the series check below.
+    let suite = write_suite(dir.path(), "mpi.toml", &SUITE.replace("time = \"1s\"", "time = \"3s\""));
     let db = dir.path().join("r.db");
     let sc = dir.path().join("scratch");
     // `--ranks 4` starts mpirun itself (src/comm/launch.rs).
@@ -94,17 +113,48 @@ fn four_ranks_run_small_files_and_fileio_with_cluster_figures_from_every_rank() 
 
     let r = report_json(db.to_str().unwrap(), "latest");
     assert_eq!(r["session"]["status"], "complete", "{r}");
-    let tools = r["session"]["tool_versions"].to_string();
-    for rank in 0..4 {
+    // Every rank's fingerprint, in its own table (rank_hosts): host, and the mount of the
+    // ranks' directory (here the scratch folder) as /proc/self/mountinfo names it.
+    let rank_hosts = r["session"]["ranks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no ranks: {r}"));
+    assert_eq!(rank_hosts.len(), 4, "{r}");
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    for (k, rk) in rank_hosts.iter().enumerate() {
+        assert_eq!(rk["rank"], k, "{rk}");
+        assert!(!rk["host"]["kernel"].as_str().unwrap().is_empty(), "{rk}");
+        assert!(rk["host"]["mem_bytes"].as_u64().unwrap() > 0, "{rk}");
+        assert_eq!(rk["dir"], sc.to_str().unwrap(), "{rk}");
+        let point = rk["mount_point"].as_str().unwrap();
+        assert!(sc.starts_with(point), "{rk}");
+        // The mount's line: its point, options, then after " - " its type and source.
+        let line = mountinfo
+            .lines()
+            .rev()
+            .find(|l| l.split(' ').nth(4) == Some(point))
+            .unwrap_or_else(|| panic!("{point} in mountinfo"));
+        assert_eq!(line.split(' ').nth(5), rk["mount_opts"].as_str(), "{rk}");
+        let after = line.split(" - ").nth(1).unwrap();
         assert!(
-            tools.contains(&format!("mpi rank {rank}")),
-            "host of rank {rank} stored: {tools}"
+            after.starts_with(&format!(
+                "{} {} ",
+                rk["fs_type"].as_str().unwrap(),
+                rk["mount_source"].as_str().unwrap()
+            )),
+            "{rk} vs {line}"
         );
+        assert!(!rk["mount_opts"].as_str().unwrap().is_empty(), "{rk}");
     }
+    assert_eq!(rank_hosts[0]["clock_offset_ns"], 0, "rank 0 against itself");
+    assert!(
+        !r["session"]["tool_versions"].to_string().contains("mpi rank"),
+        "fingerprints are no longer tool versions"
+    );
     let samples = r["samples"].as_array().unwrap();
     assert_eq!(samples.len(), 2);
     let mut checked_aggregate = 0;
     let mut checked_latency = 0;
+    let mut checked_series = 0;
     for s in samples {
         assert_eq!(s["status"]["state"], "ok", "{s}");
         let rows = rows(s);
@@ -153,7 +203,9 @@ fn four_ranks_run_small_files_and_fileio_with_cluster_figures_from_every_rank() 
                     "{p} {name}: {v} vs {}",
                     work / (last_end - first_start)
                 );
-                // Aggregate while all ranks were active: each rank's work in that window.
+                // Aggregate while all ranks were active, as stored: each rank's work spread
+                // evenly over its phase (rate × window), i.e. the sum of the per-rank rates
+                // (the series check below tests that assumption against the raw seconds).
                 if last_start < first_end {
                     let window = first_end - last_start;
                     let in_window: f64 = ranks.iter().map(|x| x[base] * x["wall_s"] * window / x["wall_s"]).sum();
@@ -170,6 +222,52 @@ fn four_ranks_run_small_files_and_fileio_with_cluster_figures_from_every_rank() 
                         "{p}: no window in which all ran, yet an aggregate"
                     );
                 }
+            }
+            // The aggregate against the raw per-rank per-second series (`P@rankN`, second i
+            // from the rank's own start): the operations of every rank inside the window
+            // (latest start → earliest end) lie between the buckets wholly inside it and those
+            // touching it, so the aggregate's work (Σ rates × window) must lie there too,
+            // within the 1 s bucket resolution.
+            let series: Vec<Vec<f64>> = (0..4).filter_map(|k| series_of(s, &format!("{p}@rank{k}"))).collect();
+            if !series.is_empty() {
+                assert_eq!(series.len(), 4, "{p}: a series from every rank");
+                let ops_rates: Vec<&String> = cluster
+                    .keys()
+                    .filter(|n| n.ends_with("_per_s") && !n.contains("fair_share"))
+                    .collect();
+                assert!(!ops_rates.is_empty(), "{p}: no ops/s aggregate: {cluster:?}");
+                // The series count every operation of the timed loop: each rank's equals its
+                // rates × wall, but for the final fsync of each of the 2 files (fileio's
+                // fsync-at-end, counted in fsyncs_per_s after the loop).
+                for (k, (ser, rk)) in series.iter().zip(&ranks).enumerate() {
+                    let counted: f64 = ser.iter().sum();
+                    let rated: f64 = ops_rates.iter().map(|n| rk[n.as_str()] * rk["wall_s"]).sum();
+                    assert!(
+                        (rated - counted).abs() <= 2.5 + 1e-9 * rated,
+                        "{p} rank {k}: {counted} vs {rated}"
+                    );
+                }
+                let (from, to) = (last_start, first_end);
+                assert!(to > from, "{p}: the ranks overlapped");
+                let (mut inside, mut touching) = (0.0, 0.0);
+                for (ser, rk) in series.iter().zip(&ranks) {
+                    for (i, n) in ser.iter().enumerate() {
+                        let (a, b) = (rk["start_s"] + i as f64, rk["start_s"] + i as f64 + 1.0);
+                        if a >= from && b <= to {
+                            inside += n;
+                        }
+                        if b > from && a < to {
+                            touching += n;
+                        }
+                    }
+                }
+                let window = to - from;
+                let aggregate: f64 = ops_rates.iter().map(|n| cluster[n.as_str()]).sum();
+                assert!(
+                    inside <= aggregate * window && aggregate * window <= touching,
+                    "{p}: aggregate {aggregate}/s × {window} s outside the series' {inside}..={touching} operations"
+                );
+                checked_series += 1;
             }
             // Reduced percentiles lie among the ranks'; the maximum is the largest rank's.
             if let Some(max) = cluster.get("lat_max") {
@@ -192,6 +290,10 @@ fn four_ranks_run_small_files_and_fileio_with_cluster_figures_from_every_rank() 
         }
     }
     assert!(checked_aggregate > 0, "no phase had an aggregate window");
+    assert!(
+        checked_series > 0,
+        "no phase had per-rank series to check the aggregate with"
+    );
     assert!(checked_latency > 0, "no phase had latency");
 
     // The report's section: every rank of every phase in the table and the timeline chart.
@@ -199,6 +301,15 @@ fn four_ranks_run_small_files_and_fileio_with_cluster_figures_from_every_rank() 
     let md = crate::util::fsbench(&["--db", db, "report", "latest", "--format", "md"]);
     let md = String::from_utf8_lossy(&md.stdout).into_owned();
     assert!(md.contains("## Ranks"), "{md}");
+    // The fingerprint table: one row per rank with its mount.
+    let mount_type = rank_hosts[0]["fs_type"].as_str().unwrap();
+    for k in 0..4 {
+        assert!(
+            md.lines()
+                .any(|l| l.starts_with(&format!("| {k} |")) && l.contains(&format!("type {mount_type}"))),
+            "rank {k}'s fingerprint row: {md}"
+        );
+    }
     assert!(
         md.contains("| rndrw | 3 |"),
         "fileio's rank 3 in the per-rank table: {md}"
@@ -211,10 +322,14 @@ fn four_ranks_run_small_files_and_fileio_with_cluster_figures_from_every_rank() 
 
 /// Starts 4 ranks on a two-repeat suite (smallfiles, fileio of 2 s), waits until the last
 /// repeat runs, sends `signal` to rank 2 and returns mpirun's status and its stderr.
+///
+/// `launcher`: started as `fsbench run --ranks 4` (src/comm/launch.rs), else by mpirun directly.
+/// Returns too how long the run took from the signal to its end.
 fn run_and_signal_rank_2(
     signal: i32,
     extra_env: &[(&str, &str)],
-) -> (std::process::ExitStatus, String, tempfile::TempDir) {
+    launcher: bool,
+) -> (std::process::ExitStatus, String, tempfile::TempDir, Duration) {
     let dir = scratch();
     let suite = write_suite(
         dir.path(),
@@ -228,21 +343,26 @@ fn run_and_signal_rank_2(
     let t0 = Instant::now();
     // mpirun sends the survivors SIGTERM after odls_base_sigkill_timeout and SIGKILL after
     // twice that; 10 s leaves rank 0 time to tear down.
-    let mut cmd = Command::new("mpirun");
-    cmd.args([
-        "--allow-run-as-root",
-        "--oversubscribe",
-        "--mca",
-        "odls_base_sigkill_timeout",
-        "10",
-        "-np",
-        "4",
-    ]);
-    for (k, v) in extra_env {
-        cmd.env(k, v).args(["-x", k]);
-    }
+    let mut cmd = if launcher {
+        Command::new(bin())
+    } else {
+        let mut c = Command::new("mpirun");
+        c.args([
+            "--allow-run-as-root",
+            "--oversubscribe",
+            "--mca",
+            "odls_base_sigkill_timeout",
+            "10",
+            "-np",
+            "4",
+        ]);
+        for (k, v) in extra_env {
+            c.env(k, v).args(["-x", k]);
+        }
+        c.arg(bin());
+        c
+    };
     let mut child = cmd
-        .arg(bin())
         .args([
             "--db",
             db.to_str().unwrap(),
@@ -251,6 +371,7 @@ fn run_and_signal_rank_2(
             "--scratch",
             sc.to_str().unwrap(),
         ])
+        .args(if launcher { &["--ranks", "4"][..] } else { &[] })
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -282,10 +403,12 @@ fn run_and_signal_rank_2(
         }
     }
     assert_eq!(found, 1, "rank 2 not found: {log}");
+    let signalled = Instant::now();
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
     log.push_str(&rest);
     let status = child.wait().unwrap();
+    let took = signalled.elapsed();
     assert!(t0.elapsed() < Duration::from_secs(120), "{log}");
     assert_no_leftovers(&sc);
     let r = report_json(db.to_str().unwrap(), "latest");
@@ -297,7 +420,7 @@ fn run_and_signal_rank_2(
         .filter(|s| s["status"]["state"] == "ok")
         .count();
     assert_eq!(ok, 3, "the repeats committed before the rank went are kept: {r}");
-    (status, log, dir)
+    (status, log, dir, took)
 }
 
 #[test]
@@ -306,14 +429,23 @@ fn a_killed_rank_ends_the_run_with_an_error_and_nothing_mounted() {
     if !have_mpirun() {
         return;
     }
-    let (status, log, _dir) = run_and_signal_rank_2(libc::SIGKILL, &[]);
-    assert!(!status.success(), "{log}");
-    // Every surviving rank says what happened.
+    // Through `--ranks 4`: mpirun itself exits 137 (128 + SIGKILL) when a rank was killed; the
+    // launcher turns that into the contract's exit 1 and names the rank.
+    let (status, log, _dir, took) = run_and_signal_rank_2(libc::SIGKILL, &[], true);
+    assert_eq!(status.code(), Some(1), "{log}");
+    assert!(log.contains("fsbench: error: rank 2 was killed (signal 9"), "{log}");
+    // Every surviving rank says what happened: mpirun's SIGCONT reached it while it waited for
+    // the dead rank (or its wait gave up first).
     assert!(
-        log.matches("did not reach the end of a repeat").count() >= 3,
+        log.matches("mpirun is ending the job").count() + log.matches("did not reach").count() >= 3,
         "each of the 3 survivors reports the dead rank: {log}"
     );
     assert!(log.contains("the ranks stopped"), "{log}");
+    // Prompt: mpirun's two sleeps of odls_base_sigkill_timeout (5 s), not a minute.
+    assert!(
+        took < Duration::from_secs(25),
+        "{took:?} from the kill to the end: {log}"
+    );
 }
 
 #[test]
@@ -324,7 +456,7 @@ fn a_hung_rank_trips_the_watchdog_instead_of_hanging_the_run() {
     }
     // SIGSTOP: mpirun sees nothing; the survivors' waits give up at the watchdog (2 s, or three
     // times the longest stretch between syncs: the 2 s fileio phase).
-    let (status, log, _dir) = run_and_signal_rank_2(libc::SIGSTOP, &[("FSBENCH_MPI_WATCHDOG", "2")]);
+    let (status, log, _dir, _) = run_and_signal_rank_2(libc::SIGSTOP, &[("FSBENCH_MPI_WATCHDOG", "2")], false);
     assert!(!status.success(), "{log}");
     assert!(log.contains("watchdog (a rank died or hangs)"), "{log}");
     assert!(log.contains("the ranks stopped"), "{log}");
@@ -534,6 +666,18 @@ ranks_share = {share}
     )
 }
 
+/// A second, small fileio case, one file set per rank, after [`shared_suite`]'s.
+const SMALL_CASE: &str = r#"
+[[workload]]
+kind = "fileio"
+name = "small"
+mode = "rndrd"
+files = 1
+total_size = "4MiB"
+block_size = "4KiB"
+time = "1s"
+"#;
+
 #[test]
 fn four_ranks_share_one_fileio_file_set_that_would_not_fit_four_times() {
     require_privileged!();
@@ -542,7 +686,12 @@ fn four_ranks_share_one_fileio_file_set_that_would_not_fit_four_times() {
     }
     let dir = scratch();
     let run = |share: bool| {
-        let suite = write_suite(dir.path(), &format!("s{share}.toml"), &shared_suite(share));
+        let text = if share {
+            shared_suite(true)
+        } else {
+            shared_suite(false) + SMALL_CASE
+        };
+        let suite = write_suite(dir.path(), &format!("s{share}.toml"), &text);
         let db = dir.path().join(format!("s{share}.db"));
         let sc = dir.path().join(format!("scratch{share}"));
         let o = Command::new(bin())
@@ -572,8 +721,116 @@ fn four_ranks_share_one_fileio_file_set_that_would_not_fit_four_times() {
         (fair - work / (last_end - first_start)).abs() <= 1e-6 * fair,
         "{rows:?}"
     );
-    // One set each: 4 × 64 MiB does not fit in 160 MiB, so the same suite fails.
-    let (o, _) = run(false);
-    assert!(!o.status.success(), "four private sets fitted: {}", text(&o));
-    assert!(text(&o).contains("No space left"), "{}", text(&o));
+    // One set each: 4 × 64 MiB does not fit in 160 MiB, so the same case fails (on the ranks
+    // that ran out of space; the others stop at the start of the phase). That is a failed
+    // repeat of the session, as alone, and the session goes on with the next case (which
+    // succeeds, so the run exits 0 with a warning), promptly.
+    let t0 = Instant::now();
+    let (o, r) = run(false);
+    let took = t0.elapsed();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "a case produced results: {t}");
+    assert_eq!(r["session"]["status"], "complete", "{r}");
+    let samples = r["samples"].as_array().unwrap();
+    let by_case = |name: &str| {
+        let case = r["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["workload"] == name)
+            .unwrap()["case_id"]
+            .clone();
+        samples
+            .iter()
+            .find(|s| s["case_id"] == case)
+            .unwrap_or_else(|| panic!("no sample of {name}: {r}"))
+    };
+    let failed = by_case("shared");
+    let why = failed["status"]["error"].to_string();
+    assert_eq!(failed["status"]["state"], "failed", "{failed}");
+    assert!(why.contains("No space left"), "{why}");
+    assert_eq!(by_case("small")["status"]["state"], "ok", "{r}");
+    assert!(t.contains("repeat 1 failed"), "{t}");
+    assert!(took < Duration::from_secs(40), "{took:?}: {t}");
+}
+
+#[test]
+fn one_rank_failing_a_repeat_fails_that_repeat_for_the_session_which_goes_on() {
+    require_privileged!();
+    if !have_mpirun() {
+        return;
+    }
+    let dir = scratch();
+    // fileio, one file set per rank (8 MiB in 4 MiB files), then a small case of 1 MiB. Rank 2
+    // alone may write no file above 2 MiB (RLIMIT_FSIZE, SIGXFSZ ignored so write(2) says
+    // EFBIG): its first case fails while it lays out its files, the others stop at the start
+    // of the phase; its second case fits.
+    let suite = write_suite(
+        dir.path(),
+        "one.toml",
+        &(shared_suite(false).replace("64MiB", "8MiB") + &SMALL_CASE.replace("4MiB", "1MiB")),
+    );
+    let db = dir.path().join("o.db");
+    let sc = dir.path().join("scratch");
+    let fsbench: Vec<String> = [
+        bin().to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+        "run",
+        &suite,
+        "--scratch",
+        sc.to_str().unwrap(),
+    ]
+    .map(String::from)
+    .to_vec();
+    let t0 = Instant::now();
+    let o = Command::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-np", "2"])
+        .args(&fsbench)
+        .args([
+            ":",
+            "-np",
+            "1",
+            "sh",
+            "-c",
+            "trap '' XFSZ; ulimit -f 2048; exec \"$@\"",
+            "sh",
+        ])
+        .args(&fsbench)
+        .args([":", "-np", "1"])
+        .args(&fsbench)
+        .output()
+        .unwrap();
+    let took = t0.elapsed();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "a case produced results: {t}");
+    assert_no_leftovers(&sc);
+    let r = report_json(db.to_str().unwrap(), "latest");
+    assert_eq!(r["session"]["status"], "complete", "{r}");
+    let case_of = |name: &str| {
+        r["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["workload"] == name)
+            .unwrap()["case_id"]
+            .clone()
+    };
+    let samples = r["samples"].as_array().unwrap();
+    let failed = samples.iter().find(|s| s["case_id"] == case_of("shared")).unwrap();
+    assert_eq!(failed["status"]["state"], "failed", "{failed}");
+    let why = failed["status"]["error"].as_str().unwrap();
+    // Rank 2's own error first, then every other rank stopped because of it.
+    assert!(why.starts_with("invalid workload: rank 2: "), "{why}");
+    assert!(why.contains("File too large"), "{why}");
+    for k in [0, 1, 3] {
+        assert!(
+            why.contains(&format!("rank {k}: stopped: rank 2 ended its workload")),
+            "rank {k}: {why}"
+        );
+    }
+    let ok = samples.iter().find(|s| s["case_id"] == case_of("small")).unwrap();
+    assert_eq!(ok["status"]["state"], "ok", "the session went on: {ok}");
+    assert!(t.contains("repeat 1 failed"), "{t}");
+    assert!(took < Duration::from_secs(40), "{took:?}: {t}");
 }

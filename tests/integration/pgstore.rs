@@ -310,5 +310,77 @@ fn postgres_stores_and_pushes_per_second_series_and_latency_histograms() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let html = String::from_utf8_lossy(&o.stdout);
     assert!(html.contains("class=\"chart chart-histogram\"") && html.contains("class=\"chart chart-throughput\""));
+}
+
+#[test]
+fn the_ranks_of_a_many_rank_session_round_trip_through_postgres() {
+    crate::require_privileged!();
+    let dir = scratch();
+    let Some(pg) = start_server(dir.path()) else { return };
+    use fsbench::store::{HostInfo, NewSession, RankHost, SessionStatus, Store};
+    // A many-rank session's record (schema 8, rank_hosts) in SQLite, pushed.
+    let sqlite = dir.path().join("ranks.db");
+    let store = Store::open(&sqlite).unwrap();
+    let rank = |r: u32| RankHost {
+        rank: r,
+        host: HostInfo {
+            hostname: format!("node{r}"),
+            kernel: "6.1.0-13-amd64".into(),
+            cpu_model: "Xeon".into(),
+            ncpu: 8,
+            mem_bytes: 1 << 34,
+        },
+        dir: "/mnt/shared/run".into(),
+        mount_point: "/mnt/shared".into(),
+        mount_source: "srv:/export".into(),
+        fs_type: "nfs4".into(),
+        mount_opts: "rw,relatime".into(),
+        super_opts: "rw,vers=4.2,rsize=1048576".into(),
+        clock_offset_ns: -1234 * i64::from(r),
+        clock_rtt_ns: 40_000,
+    };
+    let id = store
+        .begin_session(&NewSession {
+            label: Some("ranks".into()),
+            suite_name: "mpi".into(),
+            suite_text: String::new(),
+            args: vec![],
+            fsbench_version: "test".into(),
+            host: rank(0).host,
+            tool_versions: vec![],
+            target: "directory /mnt/shared/run".into(),
+            ranks: vec![rank(0), rank(1)],
+            policy: Default::default(),
+        })
+        .unwrap();
+    store.finish_session(id, SessionStatus::Complete).unwrap();
+    drop(store);
+    let sqlite = sqlite.to_str().unwrap();
+    let o = fsbench(&["--db", sqlite, "push", "--to", &pg.url]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let local = export(sqlite, "ranks");
+    assert_eq!(
+        local["session"]["ranks"][1]["super_opts"], "rw,vers=4.2,rsize=1048576",
+        "{local}"
+    );
+    assert_eq!(local["session"]["ranks"][1]["clock_offset_ns"], -1234, "{local}");
+    assert_eq!(without_ids(export(&pg.url, "ranks")), without_ids(local));
+
+    // A database from before schema 8 at the PostgreSQL-only version 1001 (no rank_hosts, no
+    // record of applied migrations) gains rank_hosts when fsbench opens it, though 8 < 1001.
+    let psql = pg_bin("psql").expect("psql next to postgres");
+    let o = Command::new(psql)
+        .arg(&pg.url)
+        .args([
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-c",
+            "DROP TABLE rank_hosts; DROP TABLE fsbench_migrations; UPDATE fsbench_schema SET version = 1001",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let j = export(&pg.url, "ranks");
+    assert!(j["session"].get("ranks").is_none(), "the rows went with the table: {j}");
     drop(pg);
 }
