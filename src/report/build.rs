@@ -9,7 +9,7 @@
 use super::number;
 use super::role;
 use super::words::without_name;
-use super::{Cell, ReportModel, Row, Standing, VsBest, WorkloadTable, SCHEMA_VERSION};
+use super::{Cell, ReportModel, Row, Standing, StandingRule, VsBest, WorkloadTable, SCHEMA_VERSION};
 use crate::metric::MetricId;
 use crate::stats::two_sample::{self, ratio_ci, tie, Sample, Tie};
 use crate::stats::{self, first_run_effect, high_cov, summarize};
@@ -77,6 +77,11 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
         }
     }
 
+    let rule = if data.session.info.policy.methodology {
+        StandingRule::Equivalence
+    } else {
+        StandingRule::Welch
+    };
     let mut tables = Vec::with_capacity(workloads.len());
     for (workload, kind) in &workloads {
         let mut rows = Vec::new();
@@ -108,7 +113,7 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
                     metric: metric.clone(),
                     cells,
                 };
-                mark_best_by_group(&mut row);
+                mark_best_by_group(&mut row, rule);
                 if !row.cells.is_empty() {
                     rows.push(row);
                 }
@@ -120,7 +125,7 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
             rows,
             summary: String::new(),
         };
-        table.summary = super::summary::workload_summary(&table);
+        table.summary = super::summary::workload_summary(&table, rule);
         tables.push(table);
     }
 
@@ -163,11 +168,9 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
 }
 
 /// Marks the best mean of a row by its direction (exact ties are all marked) and gives every
-/// cell its [`Standing`] against the first best cell: Welch's t-test at
-/// [`two_sample::tie`] at [`two_sample::ALPHA`] decides `tied` or `behind`. Nothing is marked on
-/// rows that are not ranked ([`role::is_ranked`]: CPU, details) or when fewer than two variants
-/// have values.
-fn mark_best(row: &mut Row) {
+/// cell its [`Standing`] against the first best cell by `rule`. Nothing is marked on rows that
+/// are not ranked ([`role::is_ranked`]: CPU, details) or when fewer than two variants have values.
+fn mark_best(row: &mut Row, rule: StandingRule) {
     if !role::is_ranked(&row.metric) || row.cells.len() < 2 {
         return;
     }
@@ -191,10 +194,22 @@ fn mark_best(row: &mut Row) {
         }
         let this = Sample::from(&cell.summary);
         let (decision, test) = tie(this, best_sample);
-        cell.standing = Some(match decision {
-            Tie::Untested => Standing::Untested,
-            Tie::Tied => Standing::Tied,
-            Tie::Separated => Standing::Behind,
+        cell.standing = Some(match (decision, rule) {
+            (Tie::Untested, _) => Standing::Untested,
+            (Tie::Tied, StandingRule::Welch) => Standing::Tied,
+            (Tie::Separated, StandingRule::Welch) => Standing::Behind,
+            // Shown the same within the margin first: a real 0.2 % gap is still "the same
+            // within 3 %"; then significantly behind; else inconclusive.
+            (_, StandingRule::Equivalence)
+                if two_sample::tost_ratio(this, best_sample, crate::run::adaptive::DECIDED_MARGIN_PCT)
+                    .is_some_and(|t| t.equivalent()) =>
+            {
+                Standing::Same
+            }
+            (_, StandingRule::Equivalence) => match crate::run::adaptive::pair_verdict(this, best_sample, direction) {
+                two_sample::Verdict::Worse => Standing::Behind,
+                _ => Standing::Inconclusive,
+            },
         });
         cell.vs_best = Some(VsBest {
             best: best_variant.clone(),
@@ -205,13 +220,13 @@ fn mark_best(row: &mut Row) {
 }
 
 /// [`mark_best`] within each comparison group of the row's cells (one group: the same call).
-fn mark_best_by_group(row: &mut Row) {
+fn mark_best_by_group(row: &mut Row, rule: StandingRule) {
     let mut order: Vec<Option<String>> = Vec::new();
     for c in &row.cells {
         push_unique(&mut order, c.group.clone());
     }
     if order.len() < 2 {
-        return mark_best(row);
+        return mark_best(row, rule);
     }
     let cells = std::mem::take(&mut row.cells);
     let mut marked: Vec<Option<super::Cell>> = vec![None; cells.len()];
@@ -223,7 +238,7 @@ fn mark_best_by_group(row: &mut Row) {
             metric: row.metric.clone(),
             cells: part,
         };
-        mark_best(&mut sub);
+        mark_best(&mut sub, rule);
         for (i, c) in idx.into_iter().zip(sub.cells) {
             marked[i] = Some(c);
         }
@@ -394,8 +409,14 @@ impl Warnings<'_> {
 pub(crate) mod tests_support {
     use super::*;
 
-    /// A ranked row of `metric` from `(variant, values)` pairs, as [`build()`] makes it.
+    /// A ranked row of `metric` from `(variant, values)` pairs, as [`build()`] makes it for a
+    /// session before schema 5 (Welch's "tied").
     pub fn row_of(metric: MetricId, cells: &[(&str, &[f64])]) -> Row {
+        row_by(metric, cells, StandingRule::Welch)
+    }
+
+    /// [`row_of`] with the standings of `rule`.
+    pub fn row_by(metric: MetricId, cells: &[(&str, &[f64])], rule: StandingRule) -> Row {
         let mut row = Row {
             phase: "p".into(),
             metric,
@@ -413,7 +434,7 @@ pub(crate) mod tests_support {
                 })
                 .collect(),
         };
-        mark_best(&mut row);
+        mark_best(&mut row, rule);
         row
     }
 }

@@ -49,7 +49,7 @@ figure{margin:12px 0}figure svg{max-width:100%;height:auto;display:block}figcapt
 .legend span{display:inline-block;margin-right:16px;font-size:0.95em}.legend i{display:inline-block;width:14px;height:14px;margin-right:6px;vertical-align:-2px;border-radius:2px}
 table{border-collapse:collapse;margin:8px 0;font-size:0.92em;display:block;max-width:100%;overflow-x:auto}td.l{overflow-wrap:anywhere}th,td{border:1px solid #ddd;padding:3px 8px;text-align:right;vertical-align:top}
 th{background:#f2f2f2}td.l,th.l{text-align:left}
-td.best{font-weight:bold;background:#e6f4ea}td.tied{background:#f1f8f3}td.untested{color:#666}
+td.best{font-weight:bold;background:#e6f4ea}td.tied,td.same{background:#f1f8f3}td.inconclusive{color:#555}td.untested{color:#666}
 td.cache-bound{background:#fdf0dc}.mark.cb{color:#a05a00}
 .mark{font-size:0.85em;color:#2a7a3a;margin-left:4px}
 pre{background:#f6f6f6;padding:10px;overflow-x:auto;font-size:0.88em;white-space:pre-wrap;overflow-wrap:anywhere}
@@ -101,9 +101,17 @@ pub fn render_html(model: &ReportModel) -> String {
                 esc(paragraph)
             );
         }
+        let meaning = if model.session.info.policy.methodology {
+            format!(
+                "“The same within {} %” means both one-sided tests pass; “inconclusive” means neither different nor shown the same, never “the same”",
+                crate::run::adaptive::DECIDED_MARGIN_PCT
+            )
+        } else {
+            "“Tied” means Welch’s t-test cannot tell the two apart at the 5 % level".to_string()
+        };
         let _ = writeln!(
             out,
-            "<p class=\"note\">“Tied” means Welch’s t-test cannot tell the two apart at the 5 % level; \
+            "<p class=\"note\">{meaning}; \
              “x % ± y % ahead” is the difference of the means as a share of the runner-up’s mean, with the half-width of its 95 % confidence interval (Welch).</p>"
         );
     }
@@ -461,6 +469,8 @@ fn standing_class(standing: Option<Standing>) -> (&'static str, &'static str) {
     match standing {
         Some(Standing::Best) => ("best", "★"),
         Some(Standing::Tied) => ("tied", "="),
+        Some(Standing::Same) => ("same", "="),
+        Some(Standing::Inconclusive) => ("inconclusive", "~"),
         Some(Standing::Untested) => ("untested", "?"),
         _ => ("", ""),
     }
@@ -519,7 +529,15 @@ fn results_table(out: &mut String, model: &ReportModel, table: &WorkloadTable) {
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</tbody></table>\n<p class=\"note\">mean ± half-width of the 95 % confidence interval (Student t). ★ best mean of the row; = tied with the best (Welch’s t-test, p ≥ 0.05); ? too few repeats to test. CPU rows are not ranked. Empty cells say why: unavailable, failed or n/a (see the warnings). The ± is the symmetric half-width as computed, never clipped: where mean − half-width is below 0 (or CPU plus it above 100 %), the interval is wider than the data allow and the charts draw it clipped.");
+    let marks = if model.session.info.policy.methodology {
+        format!(
+            "★ best mean of the row; = the same as the best within {} % (both one-sided tests pass); ~ inconclusive: neither shown different nor shown the same (not “the same”: more repeats may decide); unmarked: significantly behind",
+            crate::run::adaptive::DECIDED_MARGIN_PCT
+        )
+    } else {
+        "★ best mean of the row; = tied with the best (Welch’s t-test, p ≥ 0.05)".to_string()
+    };
+    let _ = write!(out, "</tbody></table>\n<p class=\"note\">mean ± half-width of the 95 % confidence interval (Student t). {marks}; ? too few repeats to test. CPU rows are not ranked. Empty cells say why: unavailable, failed or n/a (see the warnings). The ± is the symmetric half-width as computed, never clipped: where mean − half-width is below 0 (or CPU plus it above 100 %), the interval is wider than the data allow and the charts draw it clipped.");
     if let Some(legend) = legend.filter(|_| flagged) {
         let _ = write!(out, " {}", esc(&legend));
     }

@@ -127,6 +127,38 @@ pub enum Standing {
     Behind,
     /// Cannot be tested: fewer than two measured repeats on one side.
     Untested,
+    /// The same as the best within the equivalence margin
+    /// ([`crate::run::adaptive::DECIDED_MARGIN_PCT`]): both one-sided tests pass. Sessions
+    /// recorded since schema 5 (`policy.methodology`) only; older ones keep [`Standing::Tied`].
+    Same,
+    /// Neither shown different from the best nor shown the same: not "the same". Sessions
+    /// recorded since schema 5 only.
+    Inconclusive,
+}
+
+impl Standing {
+    /// The mark a table prints after the cell: `=` tied or the same, `~` inconclusive.
+    pub fn mark(self) -> Option<&'static str> {
+        match self {
+            Standing::Tied | Standing::Same => Some("="),
+            Standing::Inconclusive => Some("~"),
+            Standing::Best | Standing::Behind | Standing::Untested => None,
+        }
+    }
+}
+
+/// How a cell that is not the best is judged against it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StandingRule {
+    /// Sessions before schema 5: Welch's t-test decides `tied` or `behind` (what their stored
+    /// reports said; the golden exports keep it).
+    Welch,
+    /// Sessions recorded since schema 5 (`policy.methodology`): `same` when both one-sided tests
+    /// pass within [`crate::run::adaptive::DECIDED_MARGIN_PCT`] (even if a smaller gap is
+    /// significant), else `behind` when `compare`'s verdict
+    /// ([`crate::run::adaptive::pair_verdict`]) is worse, else `inconclusive` — never "tied",
+    /// which mixed "shown the same" with "not shown different".
+    Equivalence,
 }
 
 /// A cell compared with the best cell of its row.

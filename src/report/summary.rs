@@ -12,7 +12,7 @@
 use super::role;
 use super::view::{self, Absence};
 use super::words::list;
-use super::{Cell, ReportModel, Row, Standing, WorkloadTable};
+use super::{Cell, ReportModel, Row, Standing, StandingRule, WorkloadTable};
 use crate::metric::{Direction, Unit};
 use crate::stats::two_sample::{self, tie, welch_diff_ci, Sample, Tie};
 
@@ -60,8 +60,29 @@ fn lead(best: &Cell, runner: &Cell) -> String {
     }
 }
 
+/// "x % ahead of b (95 % CI lo–hi %)" from the ratio of means and its log-ratio interval, the
+/// interval the equivalence rule's verdicts come from (so it excludes 0 whenever the runner-up
+/// is shown behind); the ratio is best / runner-up, inverted for lower-is-better metrics.
+fn lead_ratio(best: &Cell, runner: &Cell, direction: Direction) -> String {
+    let (a, b) = (Sample::from(&best.summary), Sample::from(&runner.summary));
+    let ci = match direction {
+        Direction::HigherIsBetter => two_sample::ratio_ci(a, b, 1.0 - two_sample::ALPHA),
+        Direction::LowerIsBetter => two_sample::ratio_ci(b, a, 1.0 - two_sample::ALPHA),
+    };
+    match ci {
+        Some(r) => format!(
+            "{} % ahead of {} (95 % CI {}–{} %)",
+            pct((r.ratio - 1.0) * 100.0),
+            runner.variant,
+            pct((r.low - 1.0) * 100.0),
+            pct((r.high - 1.0) * 100.0)
+        ),
+        None => format!("ahead of {}", runner.variant),
+    }
+}
+
 /// The sentence of one ranked row, or `None` when it has fewer than two cells.
-fn row_sentence(row: &Row, label: &str) -> Option<String> {
+fn row_sentence(row: &Row, label: &str, rule: StandingRule) -> Option<String> {
     if row.cells.len() < 2 || row.cells.iter().all(|c| c.standing.is_none()) {
         return None;
     }
@@ -82,6 +103,10 @@ fn row_sentence(row: &Row, label: &str) -> Option<String> {
             .filter(|c| c.standing.is_some_and(|s| standing.contains(&s)))
             .collect()
     };
+    // Sessions since schema 5 carry Same / Inconclusive instead of Tied (build::StandingRule).
+    if rule == StandingRule::Equivalence {
+        return Some(equivalence_sentence(row, label, &cells));
+    }
     let top: Vec<&str> = names(&[Standing::Best, Standing::Tied])
         .iter()
         .map(|c| c.variant.as_str())
@@ -116,6 +141,69 @@ fn row_sentence(row: &Row, label: &str) -> Option<String> {
     Some(s)
 }
 
+/// The sentence of a row judged by the equivalence rule (sessions since schema 5): the best,
+/// who is the same within the margin, the lead over the first significantly behind, and who is
+/// inconclusive — never "tied". `cells` are the row's cells, best first.
+fn equivalence_sentence(row: &Row, label: &str, cells: &[&Cell]) -> String {
+    let with = |s: Standing| -> Vec<&str> {
+        cells
+            .iter()
+            .filter(|c| c.standing == Some(s))
+            .map(|c| c.variant.as_str())
+            .collect()
+    };
+    let (best, same, inconclusive, untested) = (
+        with(Standing::Best),
+        with(Standing::Same),
+        with(Standing::Inconclusive),
+        with(Standing::Untested),
+    );
+    let behind: Vec<&Cell> = cells
+        .iter()
+        .copied()
+        .filter(|c| c.standing == Some(Standing::Behind))
+        .collect();
+    let margin = crate::run::adaptive::DECIDED_MARGIN_PCT;
+    let word = superlative(row);
+    let verb = |n: &[&str]| if n.len() == 1 { "is" } else { "are" };
+    let mut s = if behind.is_empty() && inconclusive.is_empty() && untested.is_empty() {
+        let all: Vec<&str> = best.iter().chain(&same).copied().collect();
+        format!("At {label}, {} are the same within {margin} %", list(&all))
+    } else {
+        // "fastest" only when someone is shown behind or the same; otherwise just the top mean.
+        let mut s = if behind.is_empty() && same.is_empty() {
+            format!(
+                "At {label}, {} {} the best mean",
+                list(&best),
+                if best.len() == 1 { "has" } else { "have" }
+            )
+        } else {
+            format!("At {label}, {} {} {word}", list(&best), verb(&best))
+        };
+        if !same.is_empty() {
+            s.push_str(&format!(" ({} the same within {margin} %)", list(&same)));
+        }
+        s
+    };
+    if let (Some(runner), Some(first)) = (behind.first(), cells.first()) {
+        s.push_str(", ");
+        s.push_str(&lead_ratio(first, runner, row.metric.direction));
+    }
+    if !inconclusive.is_empty() {
+        s.push_str(&format!(
+            "; {} {} inconclusive (neither shown behind nor shown the same)",
+            list(&inconclusive),
+            verb(&inconclusive)
+        ));
+    }
+    if !untested.is_empty() {
+        let verb = if untested.len() == 1 { "has" } else { "have" };
+        s.push_str(&format!("; {} {verb} too few repeats to compare", list(&untested)));
+    }
+    s.push('.');
+    s
+}
+
 /// `true` when every pair of `cells` is tied (Welch's t-test at α does not separate them).
 fn all_tied(cells: &[&Cell]) -> bool {
     cells.iter().enumerate().all(|(i, a)| {
@@ -131,7 +219,7 @@ fn all_tied(cells: &[&Cell]) -> bool {
 ///
 /// Variants of different comparison groups ([`super::group`]: the host, each guest kernel) are
 /// never compared: each group gets its own sentences, a guest group's introduced by its label.
-pub fn workload_summary(table: &WorkloadTable) -> String {
+pub fn workload_summary(table: &WorkloadTable, rule: StandingRule) -> String {
     let mut groups: Vec<Option<&String>> = Vec::new();
     for c in table.rows.iter().flat_map(|r| &r.cells) {
         if !groups.contains(&c.group.as_ref()) {
@@ -140,7 +228,7 @@ pub fn workload_summary(table: &WorkloadTable) -> String {
     }
     if groups.len() < 2 {
         let rows: Vec<&Row> = table.rows.iter().collect();
-        return group_summary(&rows);
+        return group_summary(&rows, rule);
     }
     let mut out: Vec<String> = Vec::new();
     for g in groups {
@@ -152,7 +240,7 @@ pub fn workload_summary(table: &WorkloadTable) -> String {
                 ..r.clone()
             })
             .collect();
-        let s = group_summary(&rows.iter().collect::<Vec<_>>());
+        let s = group_summary(&rows.iter().collect::<Vec<_>>(), rule);
         match (g, s.is_empty()) {
             (_, true) => {}
             (None, false) => out.push(s),
@@ -163,7 +251,7 @@ pub fn workload_summary(table: &WorkloadTable) -> String {
 }
 
 /// The sentences of one comparison group's rows.
-fn group_summary(rows: &[&Row]) -> String {
+fn group_summary(rows: &[&Row], rule: StandingRule) -> String {
     let headline: Vec<&Row> = rows.iter().copied().filter(|r| role::is_headline(&r.metric)).collect();
     // Either a finished sentence, or (tied variants in column order, labels) to merge.
     enum Part {
@@ -178,6 +266,8 @@ fn group_summary(rows: &[&Row]) -> String {
         } else {
             row.phase.clone()
         };
+        // Only Welch's "tied" rows merge (sessions before schema 5); a row with `Same` cells
+        // gets its own sentence from `row_sentence`.
         let all_tied = row.cells.len() >= 2
             && row
                 .cells
@@ -192,7 +282,7 @@ fn group_summary(rows: &[&Row]) -> String {
                 Some(Part::AllTied(_, labels)) => labels.push(label),
                 _ => parts.push(Part::AllTied(names, vec![label])),
             }
-        } else if let Some(s) = row_sentence(row, &label) {
+        } else if let Some(s) = row_sentence(row, &label, rule) {
             parts.push(Part::Sentence(s));
         }
     }
@@ -282,7 +372,7 @@ mod tests {
             rows: vec![tied("write"), apart, tied("read")],
             summary: String::new(),
         };
-        let s = workload_summary(&table);
+        let s = workload_summary(&table, StandingRule::Welch);
         assert!(
             s.starts_with("At write and read, ext4 and xfs are tied. At create, xfs is fastest, 100 % ± "),
             "{s}"
@@ -301,7 +391,7 @@ mod tests {
                 ("btrfs", &[99.0, 101.0, 100.0, 97.0, 103.0]),
             ],
         );
-        let s = row_sentence(&row, "seq_write_block").unwrap();
+        let s = row_sentence(&row, "seq_write_block", StandingRule::Welch).unwrap();
         assert!(s.starts_with("At seq_write_block, xfs is fastest, 12 % ± "), "{s}");
         assert!(s.contains("ahead of ext4; ext4 and btrfs are tied."), "{s}");
     }
@@ -316,7 +406,7 @@ mod tests {
                 ("btrfs", &[20.0, 20.2, 19.8]),
             ],
         );
-        let s = row_sentence(&row, "copy").unwrap();
+        let s = row_sentence(&row, "copy", StandingRule::Welch).unwrap();
         assert!(
             s.starts_with("At copy, xfs and ext4 are tied for fastest, 50 % ± "),
             "{s}"
@@ -326,12 +416,86 @@ mod tests {
             MetricId::higher("rate", Unit::OpsPerSec),
             &[("a", &[5.0, 6.0, 7.0]), ("b", &[5.5, 6.5, 6.3])],
         );
-        assert_eq!(row_sentence(&all, "stat").unwrap(), "At stat, b and a are tied.");
+        assert_eq!(
+            row_sentence(&all, "stat", StandingRule::Welch).unwrap(),
+            "At stat, b and a are tied."
+        );
         let few = row_of(
             MetricId::higher("rate", Unit::OpsPerSec),
             &[("a", &[5.0, 6.0]), ("b", &[9.0])],
         );
-        let s = row_sentence(&few, "stat").unwrap();
+        let s = row_sentence(&few, "stat", StandingRule::Welch).unwrap();
         assert_eq!(s, "At stat, b is fastest; a has too few repeats to compare.");
+    }
+
+    #[test]
+    fn the_equivalence_rule_says_same_behind_or_inconclusive_never_tied() {
+        use crate::report::build::tests_support::row_by;
+        let eq = StandingRule::Equivalence;
+        // xfs best; ext4 the same within 3 % (0.5 % apart, tight: significant, yet the same within
+        // the margin); btrfs clearly behind;
+        // zfs noisy: neither shown behind nor the same.
+        let row = row_by(
+            MetricId::higher("throughput", Unit::MibPerSec),
+            &[
+                ("ext4", &[199.0, 199.2, 198.8, 199.1, 198.9, 199.0]),
+                ("xfs", &[200.0, 200.2, 199.8, 200.1, 199.9, 200.0]),
+                ("btrfs", &[100.0, 101.0, 99.0, 100.5, 99.5, 100.0]),
+                ("zfs", &[120.0, 260.0, 150.0, 230.0, 180.0, 210.0]),
+            ],
+            eq,
+        );
+        let by = |v: &str| row.cells.iter().find(|c| c.variant == v).unwrap().standing;
+        assert_eq!(
+            [by("xfs"), by("ext4"), by("btrfs"), by("zfs")],
+            [
+                Some(Standing::Best),
+                Some(Standing::Same),
+                Some(Standing::Behind),
+                Some(Standing::Inconclusive)
+            ]
+        );
+        let s = row_sentence(&row, "seq_write_block", eq).unwrap();
+        assert!(
+            s.starts_with(
+                "At seq_write_block, xfs is fastest (ext4 the same within 3 %), 100 % ahead of btrfs (95 % CI "
+            ),
+            "{s}"
+        );
+        assert!(
+            s.ends_with("; zfs is inconclusive (neither shown behind nor shown the same)."),
+            "{s}"
+        );
+        assert!(!s.contains("tied"), "{s}");
+        // Nobody shown behind or the same: no "fastest", only the best mean.
+        let open = row_by(
+            MetricId::higher("rate", Unit::OpsPerSec),
+            &[("a", &[5.0, 6.0, 7.0]), ("b", &[5.5, 6.5, 6.3])],
+            eq,
+        );
+        assert_eq!(
+            row_sentence(&open, "stat", eq).unwrap(),
+            "At stat, b has the best mean; a is inconclusive (neither shown behind nor shown the same)."
+        );
+        // The same data under the old rule still say "tied" (sessions before schema 5).
+        let old = row_by(
+            MetricId::higher("rate", Unit::OpsPerSec),
+            &[("a", &[5.0, 6.0, 7.0]), ("b", &[5.5, 6.5, 6.3])],
+            StandingRule::Welch,
+        );
+        assert_eq!(
+            row_sentence(&old, "stat", StandingRule::Welch).unwrap(),
+            "At stat, b and a are tied."
+        );
+        // All the same: one plain sentence.
+        let same = row_by(
+            MetricId::lower("time", Unit::Seconds),
+            &[("a", &[10.0, 10.01, 9.99, 10.0]), ("b", &[10.02, 10.03, 10.01, 10.02])],
+            eq,
+        );
+        assert_eq!(
+            row_sentence(&same, "copy", eq).unwrap(),
+            "At copy, a and b are the same within 3 %."
+        );
     }
 }

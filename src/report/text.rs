@@ -141,8 +141,8 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
                     (true, false) => {
                         let _ = write!(line, "  {padded} *{dagger}");
                     }
-                    _ if cell.tied() => {
-                        let _ = write!(line, "  {padded} ={dagger}");
+                    _ if cell.mark().is_some() => {
+                        let _ = write!(line, "  {padded} {}{dagger}", cell.mark().unwrap_or_default());
                     }
                     _ => {
                         let _ = write!(line, "  {padded}  {dagger}");
@@ -163,10 +163,7 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
         let _ = writeln!(out, "\nno results");
     }
     let (_, trim) = method(model);
-    let _ = writeln!(
-        out,
-        "\n* best mean of its row; = tied with the best (Welch's t-test, p >= 0.05). CPU rows are not ranked."
-    );
+    let _ = writeln!(out, "\n{}", standing_legend(model));
     let _ = writeln!(
         out,
         "Latency percentiles and whole-system CPU are in the md, json and html formats."
@@ -274,8 +271,8 @@ pub fn render_markdown(model: &ReportModel) -> String {
                 let dagger = if cell.cache_bound() { " ‡" } else { "" };
                 if cell.best() {
                     let _ = write!(out, " **{text}**{dagger} |");
-                } else if cell.tied() {
-                    let _ = write!(out, " {text} ={dagger} |");
+                } else if let Some(mark) = cell.mark() {
+                    let _ = write!(out, " {text} {mark}{dagger} |");
                 } else {
                     let _ = write!(out, " {text}{dagger} |");
                 }
@@ -294,8 +291,8 @@ pub fn render_markdown(model: &ReportModel) -> String {
     }
     let _ = writeln!(
         out,
-        "\n**Bold**: best mean of its row; `=`: tied with the best (Welch's t-test, p ≥ 0.05). CPU rows \
-         are not ranked. {}",
+        "\n**Bold**: best mean of its row; {} {}",
+        standing_legend_md(model),
         legend(model).join(" ")
     );
     // Many-rank sessions: cluster figures and per-rank table ("" for one rank).
@@ -338,6 +335,35 @@ fn details(out: &mut String, table: &WorkloadTable, trim: usize) {
         );
     }
     let _ = writeln!(out, "\n</details>");
+}
+
+/// The line explaining the table's marks: Welch's "tied" for sessions before schema 5, the
+/// equivalence standings ([`super::Standing::Same`], [`super::Standing::Inconclusive`]) since.
+fn standing_legend(model: &ReportModel) -> String {
+    if model.session.info.policy.methodology {
+        format!(
+            "* best mean of its row; = the same as the best within {m} % (both one-sided tests pass); \
+             ~ inconclusive: neither shown different nor shown the same (not \"the same\": more repeats may \
+             decide); unmarked: significantly behind the best. CPU rows are not ranked.",
+            m = crate::run::adaptive::DECIDED_MARGIN_PCT
+        )
+    } else {
+        "* best mean of its row; = tied with the best (Welch's t-test, p >= 0.05). CPU rows are not ranked.".into()
+    }
+}
+
+/// [`standing_legend`] for the Markdown table (after "**Bold**: best mean of its row;").
+fn standing_legend_md(model: &ReportModel) -> String {
+    if model.session.info.policy.methodology {
+        format!(
+            "`=`: the same as the best within {m} % (both one-sided tests pass); `~`: inconclusive, neither \
+             shown different nor shown the same (not \"the same\"); unmarked: significantly behind. CPU rows \
+             are not ranked.",
+            m = crate::run::adaptive::DECIDED_MARGIN_PCT
+        )
+    } else {
+        "`=`: tied with the best (Welch's t-test, p ≥ 0.05). CPU rows are not ranked.".into()
+    }
 }
 
 #[cfg(test)]

@@ -64,9 +64,10 @@ impl CellView<'_> {
         self.cell().is_some_and(|c| c.best)
     }
 
-    /// Indistinguishable from the best (Welch, α = 0.05).
-    pub fn tied(&self) -> bool {
-        self.standing() == Some(Standing::Tied)
+    /// The mark after the cell's text ([`Standing::mark`]): `=` tied with (older sessions) or
+    /// the same as the best, `~` inconclusive.
+    pub fn mark(&self) -> Option<&'static str> {
+        self.standing().and_then(Standing::mark)
     }
 
     /// Standing against the best, on ranked rows.
