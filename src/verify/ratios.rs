@@ -10,6 +10,12 @@
 //! referee printed `+++++` for the phase: shown with the reason, never counted), `no data`
 //! (a side has fewer than two ok repeats with the metric: counted as outside, because nothing
 //! was verified).
+//!
+//! Next to the point verdict (which alone decides the exit code, as issue 13 asks), every row
+//! with a ratio gets the verdict of its interval ([`Interval`]) against the same band
+//! `[1 − tol, 1 + tol]`: the whole 95 % CI inside it (`agrees`), wholly outside it (`differs`),
+//! or across an edge (`undecided: more pairs`). A point outside the band with an undecided
+//! interval is what noise looks like; a `differs` row is a difference the data proves.
 
 use super::pairs::{self, MetricPair, Pair};
 use crate::stats::two_sample::{ratio_ci, Sample};
@@ -51,6 +57,40 @@ impl Verdict {
     }
 }
 
+/// Where a row's 95 % CI lies relative to the tolerance band `[1 − tol, 1 + tol]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interval {
+    /// The whole interval lies inside the band: the two agree at 95 %.
+    Agrees,
+    /// The whole interval lies outside the band: the two differ by more than the tolerance.
+    Differs,
+    /// The interval crosses an edge of the band: more pairs are needed to decide.
+    Undecided,
+}
+
+impl Interval {
+    /// The interval `[low, high]` of a ratio against the band of `tolerance_pct` percent.
+    pub fn of(low: f64, high: f64, tolerance_pct: f64) -> Interval {
+        let (lo_band, hi_band) = (1.0 - tolerance_pct / 100.0, 1.0 + tolerance_pct / 100.0);
+        if low >= lo_band && high <= hi_band {
+            Interval::Agrees
+        } else if high < lo_band || low > hi_band {
+            Interval::Differs
+        } else {
+            Interval::Undecided
+        }
+    }
+
+    /// Short text for tables (`CI agrees`, `CI differs`, `CI undecided: more pairs`).
+    pub fn text(self) -> &'static str {
+        match self {
+            Interval::Agrees => "CI agrees",
+            Interval::Differs => "CI differs",
+            Interval::Undecided => "CI undecided: more pairs",
+        }
+    }
+}
+
 /// One compared metric on one filesystem.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
@@ -74,8 +114,10 @@ pub struct Row {
     pub ratio: Option<(f64, f64, f64)>,
     /// Tolerance, percent.
     pub tolerance_pct: f64,
-    /// The verdict.
+    /// The verdict of the point ratio (decides the exit code).
     pub verdict: Verdict,
+    /// The verdict of the interval; `None` without a ratio or for a by-design row.
+    pub interval: Option<Interval>,
 }
 
 impl Row {
@@ -99,6 +141,11 @@ impl VerifyTable {
     /// Rows that fail the check.
     pub fn failures(&self) -> usize {
         self.rows.iter().filter(|r| r.verdict.fails()).count()
+    }
+
+    /// Rows whose interval has the verdict `i`.
+    pub fn intervals(&self, i: Interval) -> usize {
+        self.rows.iter().filter(|r| r.interval == Some(i)).count()
     }
 }
 
@@ -159,6 +206,10 @@ fn row(cases: &[CaseRecord], samples: &[SampleRecord], variant: &str, p: &Pair, 
             p.tool
         ))
     };
+    let interval = match (&verdict, ratio) {
+        (Verdict::ByDesign(_), _) | (_, None) => None,
+        (_, Some((_, lo, hi))) => Some(Interval::of(lo, hi, mp.tolerance_pct)),
+    };
     Row {
         variant: variant.to_string(),
         pair: p.id.to_string(),
@@ -171,6 +222,7 @@ fn row(cases: &[CaseRecord], samples: &[SampleRecord], variant: &str, p: &Pair, 
         ratio,
         tolerance_pct: mp.tolerance_pct,
         verdict,
+        interval,
     }
 }
 
@@ -229,7 +281,10 @@ pub fn render_text(t: &VerifyTable) -> String {
                 num(r.referee_mean),
                 ratio,
                 ci,
-                format!("±{:.0}% {}", r.tolerance_pct, r.verdict.text()),
+                match r.interval {
+                    Some(i) => format!("±{:.0}% {}, {}", r.tolerance_pct, r.verdict.text(), i.text()),
+                    None => format!("±{:.0}% {}", r.tolerance_pct, r.verdict.text()),
+                },
             ]
         })
         .collect();
@@ -282,9 +337,13 @@ pub fn render_text(t: &VerifyTable) -> String {
         .count();
     let _ = writeln!(
         out,
-        "{} metric(s): {ok} within tolerance, {} outside or without data, {design} differ by design",
+        "{} metric(s): {ok} within tolerance, {} outside or without data, {design} differ by design; \
+         95 % CI: {} agree, {} differ, {} undecided (more pairs)",
         t.rows.len(),
-        t.failures()
+        t.failures(),
+        t.intervals(Interval::Agrees),
+        t.intervals(Interval::Differs),
+        t.intervals(Interval::Undecided),
     );
     out
 }
@@ -387,5 +446,63 @@ mod tests {
         assert!(none.rows[0].verdict.fails(), "{:?}", none.rows[0]);
 
         assert!(table("quick", &cases, &[]).is_none());
+    }
+
+    #[test]
+    fn interval_verdicts_against_the_band() {
+        // ±15 %: the band is [0.85, 1.15]; edges count as inside.
+        assert_eq!(Interval::of(0.90, 1.10, 15.0), Interval::Agrees);
+        assert_eq!(Interval::of(0.85, 1.15, 15.0), Interval::Agrees);
+        assert_eq!(Interval::of(1.20, 1.40, 15.0), Interval::Differs);
+        assert_eq!(Interval::of(0.50, 0.80, 15.0), Interval::Differs);
+        assert_eq!(Interval::of(0.95, 1.30, 15.0), Interval::Undecided);
+        assert_eq!(Interval::of(0.50, 2.00, 15.0), Interval::Undecided);
+        // ±10 % for copies: the same interval agrees with 15 % and is undecided with 10 %.
+        assert_eq!(Interval::of(0.88, 1.05, 15.0), Interval::Agrees);
+        assert_eq!(Interval::of(0.88, 1.05, 10.0), Interval::Undecided);
+    }
+
+    #[test]
+    fn rows_carry_the_interval_verdict_and_the_summary_counts_them() {
+        let cases = vec![case("a", "ext4", "bigfile:native"), case("b", "ext4", "bigfile:dd")];
+        let mk = |nat: &[f64], refv: &[f64]| {
+            let mut s = Vec::new();
+            for (r, v) in nat.iter().enumerate() {
+                s.push(sample("a", r as u32, "fsync", "durable_throughput", Some(*v)));
+            }
+            for (r, v) in refv.iter().enumerate() {
+                s.push(sample("b", r as u32, "write", "throughput", Some(*v)));
+            }
+            s
+        };
+        // Tight on both sides and equal: ok, and the interval agrees.
+        let agree = table(SUITE_NAME, &cases, &mk(&[100.0, 101.0, 99.0], &[100.0, 99.5, 100.5])).unwrap();
+        assert_eq!(agree.rows[0].interval, Some(Interval::Agrees), "{:?}", agree.rows[0]);
+        // Tight and 1.5×: outside, and the interval differs.
+        let differ = table(SUITE_NAME, &cases, &mk(&[150.0, 151.0, 149.0], &[100.0, 99.5, 100.5])).unwrap();
+        assert_eq!(differ.rows[0].verdict, Verdict::Outside);
+        assert_eq!(differ.rows[0].interval, Some(Interval::Differs));
+        // A point 1.2× outside the band but with noisy sides: outside, interval undecided.
+        let noisy = table(SUITE_NAME, &cases, &mk(&[60.0, 180.0, 120.0], &[50.0, 150.0, 100.0])).unwrap();
+        assert_eq!(noisy.rows[0].verdict, Verdict::Outside);
+        assert_eq!(noisy.rows[0].interval, Some(Interval::Undecided));
+        let text = render_text(&noisy);
+        assert!(text.contains("OUTSIDE, CI undecided: more pairs"), "{text}");
+        assert!(
+            text.contains("95 % CI: 0 agree, 0 differ, 1 undecided (more pairs)"),
+            "{text}"
+        );
+        // No ratio (a side without values): no interval verdict.
+        let none = table(SUITE_NAME, &cases, &mk(&[100.0, 100.0], &[])).unwrap();
+        assert_eq!(none.rows[0].interval, None);
+        let both = VerifyTable {
+            rows: vec![agree.rows[0].clone(), differ.rows[0].clone(), none.rows[0].clone()],
+        };
+        let text = render_text(&both);
+        assert!(
+            text.contains("95 % CI: 1 agree, 1 differ, 0 undecided (more pairs)"),
+            "{text}"
+        );
+        assert!(text.contains("±15% ok, CI agrees"), "{text}");
     }
 }
