@@ -16,6 +16,10 @@
 //! `[1 − tol, 1 + tol]`: the whole 95 % CI inside it (`agrees`), wholly outside it (`differs`),
 //! or across an edge (`undecided: more pairs`). A point outside the band with an undecided
 //! interval is what noise looks like; a `differs` row is a difference the data proves.
+//! That interval is the *paired* one ([`paired_ratio_ci`]) when two or more repeats have both
+//! sides: the native run and its referee of one repeat run back to back, so the machine's
+//! drift from repeat to repeat (here up to ×10 in a shared VM's disk speed) cancels in each
+//! repeat's ratio; the unpaired log-ratio CI of the means is printed too, as issue 13 asks.
 
 use super::pairs::{self, MetricPair, Pair};
 use crate::stats::two_sample::{ratio_ci, Sample};
@@ -112,6 +116,9 @@ pub struct Row {
     pub n: (usize, usize),
     /// Native / referee with its interval (`None` without two values a side).
     pub ratio: Option<(f64, f64, f64)>,
+    /// The paired ratio (geometric mean of each repeat's native/referee) with its interval
+    /// ([`paired_ratio_ci`]); `None` under two repeats with both sides.
+    pub paired: Option<(f64, f64, f64)>,
     /// Tolerance, percent.
     pub tolerance_pct: f64,
     /// The verdict of the point ratio (decides the exit code).
@@ -150,14 +157,15 @@ impl VerifyTable {
 }
 
 /// The values of (phase, metric) in the ok, measured repeats of the case `workload` on
-/// `variant`; and whether some repeat ran the phase without the metric (bonnie++'s `+++++`).
+/// `variant`, with their repeat numbers; and whether some repeat ran the phase without the
+/// metric (bonnie++'s `+++++`).
 fn values(
     cases: &[CaseRecord],
     samples: &[SampleRecord],
     variant: &str,
     workload: &str,
     (phase, metric): (&str, &str),
-) -> (Vec<f64>, bool) {
+) -> (Vec<(u32, f64)>, bool) {
     let Some(case) = cases.iter().find(|c| c.variant == variant && c.workload == workload) else {
         return (Vec::new(), false);
     };
@@ -169,7 +177,7 @@ fn values(
         }
         let in_phase: Vec<_> = s.measurements.iter().filter(|m| m.phase == phase).collect();
         match in_phase.iter().find(|m| m.metric.name == metric) {
-            Some(m) => v.push(m.value),
+            Some(m) => v.push((s.repeat, m.value)),
             None if !in_phase.is_empty() => untimed = true,
             None => {}
         }
@@ -177,9 +185,36 @@ fn values(
     (v, untimed)
 }
 
+/// The paired ratio of the repeats both sides have: the geometric mean of native/referee over
+/// the repeats with a positive value on each side, and its `confidence` interval from Student's
+/// t on the log ratios (n − 1 degrees of freedom). `None` under two pairs, or when every pair
+/// has a non-positive value. Identical ratios give a zero-width interval.
+pub fn paired_ratio_ci(native: &[(u32, f64)], referee: &[(u32, f64)], confidence: f64) -> Option<(f64, f64, f64)> {
+    let logs: Vec<f64> = native
+        .iter()
+        .filter_map(|(k, a)| {
+            let (_, b) = referee.iter().find(|(j, _)| j == k)?;
+            (*a > 0.0 && *b > 0.0).then(|| (a / b).ln())
+        })
+        .collect();
+    let n = logs.len();
+    if n < 2 || !(confidence > 0.0 && confidence < 1.0) {
+        return None;
+    }
+    let mean = logs.iter().sum::<f64>() / n as f64;
+    let var = logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let t = crate::stats::t_quantile(0.5 + confidence / 2.0, (n - 1) as f64)?;
+    let half = t * (var / n as f64).sqrt();
+    let (r, lo, hi) = (mean.exp(), (mean - half).exp(), (mean + half).exp());
+    (r.is_finite() && lo.is_finite() && hi.is_finite()).then_some((r, lo, hi))
+}
+
 fn row(cases: &[CaseRecord], samples: &[SampleRecord], variant: &str, p: &Pair, mp: &MetricPair) -> Row {
-    let (nv, _) = values(cases, samples, variant, &pairs::native_name(p), mp.native);
-    let (rv, plus) = values(cases, samples, variant, &pairs::referee_name(p), mp.referee);
+    let (nk, _) = values(cases, samples, variant, &pairs::native_name(p), mp.native);
+    let (rk, plus) = values(cases, samples, variant, &pairs::referee_name(p), mp.referee);
+    let paired = paired_ratio_ci(&nk, &rk, CONFIDENCE);
+    let nv: Vec<f64> = nk.iter().map(|(_, v)| *v).collect();
+    let rv: Vec<f64> = rk.iter().map(|(_, v)| *v).collect();
     let (ns, rs) = (Sample::of(&nv), Sample::of(&rv));
     let ratio = match (ns, rs) {
         (Some(a), Some(b)) => ratio_ci(a, b, CONFIDENCE).map(|c| (c.ratio, c.low, c.high)),
@@ -206,7 +241,9 @@ fn row(cases: &[CaseRecord], samples: &[SampleRecord], variant: &str, p: &Pair, 
             p.tool
         ))
     };
-    let interval = match (&verdict, ratio) {
+    // The interval verdict uses the paired interval when there is one (the runs of a repeat
+    // are adjacent, so the machine's drift between repeats cancels), else the unpaired one.
+    let interval = match (&verdict, paired.or(ratio)) {
         (Verdict::ByDesign(_), _) | (_, None) => None,
         (_, Some((_, lo, hi))) => Some(Interval::of(lo, hi, mp.tolerance_pct)),
     };
@@ -220,6 +257,7 @@ fn row(cases: &[CaseRecord], samples: &[SampleRecord], variant: &str, p: &Pair, 
         referee_mean: rs.map(|s| s.mean),
         n: (nv.len(), rv.len()),
         ratio,
+        paired,
         tolerance_pct: mp.tolerance_pct,
         verdict,
         interval,
@@ -265,13 +303,17 @@ fn num(v: Option<f64>) -> String {
 /// The closing table of `fsbench verify` (plain text, one line per row, then a summary line).
 pub fn render_text(t: &VerifyTable) -> String {
     let mut out = String::new();
-    let lines: Vec<[String; 8]> = t
+    let lines: Vec<[String; 9]> = t
         .rows
         .iter()
         .map(|r| {
             let (ratio, ci) = match r.ratio {
                 Some((x, lo, hi)) => (format!("{x:.3}"), format!("[{lo:.3}, {hi:.3}]")),
                 None => ("-".into(), "-".into()),
+            };
+            let paired = match r.paired {
+                Some((x, lo, hi)) => format!("{x:.3} [{lo:.3}, {hi:.3}]"),
+                None => "-".into(),
             };
             [
                 r.variant.clone(),
@@ -281,6 +323,7 @@ pub fn render_text(t: &VerifyTable) -> String {
                 num(r.referee_mean),
                 ratio,
                 ci,
+                paired,
                 match r.interval {
                     Some(i) => format!("±{:.0}% {}, {}", r.tolerance_pct, r.verdict.text(), i.text()),
                     None => format!("±{:.0}% {}", r.tolerance_pct, r.verdict.text()),
@@ -296,6 +339,7 @@ pub fn render_text(t: &VerifyTable) -> String {
         "referee",
         "ratio",
         "95% CI",
+        "paired ratio [95% CI]",
         "verdict",
     ];
     let mut w = head.map(str::len);
@@ -482,8 +526,9 @@ mod tests {
         let differ = table(SUITE_NAME, &cases, &mk(&[150.0, 151.0, 149.0], &[100.0, 99.5, 100.5])).unwrap();
         assert_eq!(differ.rows[0].verdict, Verdict::Outside);
         assert_eq!(differ.rows[0].interval, Some(Interval::Differs));
-        // A point 1.2× outside the band but with noisy sides: outside, interval undecided.
-        let noisy = table(SUITE_NAME, &cases, &mk(&[60.0, 180.0, 120.0], &[50.0, 150.0, 100.0])).unwrap();
+        // A point 1.29× outside the band but with noisy pairs (0.6, 1.5, 2.0): outside,
+        // interval undecided.
+        let noisy = table(SUITE_NAME, &cases, &mk(&[60.0, 180.0, 120.0], &[100.0, 120.0, 60.0])).unwrap();
         assert_eq!(noisy.rows[0].verdict, Verdict::Outside);
         assert_eq!(noisy.rows[0].interval, Some(Interval::Undecided));
         let text = render_text(&noisy);
@@ -504,5 +549,35 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("±15% ok, CI agrees"), "{text}");
+    }
+
+    #[test]
+    fn the_paired_interval_cancels_drift_between_repeats() {
+        // The machine slows down tenfold from repeat to repeat; within a repeat both sides see
+        // the same speed. Unpaired, the interval spans everything; paired, it agrees.
+        let cases = vec![case("a", "ext4", "bigfile:native"), case("b", "ext4", "bigfile:dd")];
+        let mut s = Vec::new();
+        for (r, (n, d)) in [(100.0, 101.0), (1000.0, 1005.0), (10000.0, 10080.0)]
+            .into_iter()
+            .enumerate()
+        {
+            s.push(sample("a", r as u32, "fsync", "durable_throughput", Some(n)));
+            s.push(sample("b", r as u32, "write", "throughput", Some(d)));
+        }
+        let t = table(SUITE_NAME, &cases, &s).unwrap();
+        let row = &t.rows[0];
+        let (_, lo, hi) = row.ratio.unwrap();
+        assert!(lo < 0.5 && hi > 2.0, "unpaired {lo} {hi}");
+        let (g, plo, phi) = row.paired.unwrap();
+        assert!(
+            0.98 < g && g < 1.0 && plo > 0.95 && phi < 1.01,
+            "paired {g} {plo} {phi}"
+        );
+        assert_eq!(row.interval, Some(Interval::Agrees));
+        // Pairs are matched by repeat: a repeat missing on one side is left out, and under two
+        // pairs there is no paired interval (the unpaired one decides).
+        assert!(paired_ratio_ci(&[(0, 1.0), (1, 2.0)], &[(1, 2.0), (2, 3.0)], 0.95).is_none());
+        let p = paired_ratio_ci(&[(0, 1.0), (1, 2.0), (2, 4.0)], &[(1, 2.0), (2, 4.0), (3, 9.0)], 0.95);
+        assert_eq!(p, Some((1.0, 1.0, 1.0)));
     }
 }
