@@ -48,7 +48,8 @@ pub fn section(out: &mut String, model: &ReportModel) {
         out.push_str(
             "<figcaption class=\"note\">native / referee − 1 of each metric, in percent, with its 95 % \
              log-ratio CI (drawn up to +200 %; the table gives the whole interval); grey band: ±15 % (copies are held to ±10 %). Green: within tolerance, red: \
-             outside, grey: the tools differ by design.",
+             outside, grey: the tools differ by design. The table says whether each interval lies inside the band \
+             (agrees), outside it (differs) or across its edge (undecided: more pairs).",
         );
         out.push_str(&crate::report::caption::provenance(&model.session.info));
         out.push_str("</figcaption></figure>\n");
@@ -76,7 +77,10 @@ pub fn section(out: &mut String, model: &ReportModel) {
             f(r.native_mean),
             f(r.referee_mean),
             r.tolerance_pct,
-            esc(&r.verdict.text()),
+            esc(&match r.interval {
+                Some(i) => format!("{}, {}", r.verdict.text(), i.text()),
+                None => r.verdict.text(),
+            }),
         );
     }
     out.push_str("</tbody></table>\n");

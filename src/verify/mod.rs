@@ -10,8 +10,9 @@
 //! machine's drift falls on both alike. The session is a normal session (report, compare and
 //! `run --resume` work on it); the pairing is in its workload names (`<pair>:native`,
 //! `<pair>:<tool>`). Then [`ratios::table`] computes native/referee per metric with the
-//! log-ratio 95 % CI, and the exit code is 1 when any row is outside its tolerance (±15 %,
-//! ±10 % for copies) or has no data.
+//! log-ratio 95 % CI and the paired interval of the repeats (whether it lies inside, outside or
+//! across the tolerance band), and the exit code is 1 when any row's ratio is outside its
+//! tolerance (±15 %, ±10 % for copies) or has no data.
 //!
 //! Invariants:
 //! - Nothing here provisions, times or stores by itself: the runner does, as for `run`.

@@ -10,6 +10,16 @@
 //! referee printed `+++++` for the phase: shown with the reason, never counted), `no data`
 //! (a side has fewer than two ok repeats with the metric: counted as outside, because nothing
 //! was verified).
+//!
+//! Next to the point verdict (which alone decides the exit code, as issue 13 asks), every row
+//! with a ratio gets the verdict of its interval ([`Interval`]) against the same band
+//! `[1 − tol, 1 + tol]`: the whole 95 % CI inside it (`agrees`), wholly outside it (`differs`),
+//! or across an edge (`undecided: more pairs`). A point outside the band with an undecided
+//! interval is what noise looks like; a `differs` row is a difference the data proves.
+//! That interval is the *paired* one ([`paired_ratio_ci`]) when two or more repeats have both
+//! sides: the native run and its referee of one repeat run back to back, so the machine's
+//! drift from repeat to repeat (here up to ×10 in a shared VM's disk speed) cancels in each
+//! repeat's ratio; the unpaired log-ratio CI of the means is printed too, as issue 13 asks.
 
 use super::pairs::{self, MetricPair, Pair};
 use crate::stats::two_sample::{ratio_ci, Sample};
@@ -51,6 +61,40 @@ impl Verdict {
     }
 }
 
+/// Where a row's 95 % CI lies relative to the tolerance band `[1 − tol, 1 + tol]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interval {
+    /// The whole interval lies inside the band: the two agree at 95 %.
+    Agrees,
+    /// The whole interval lies outside the band: the two differ by more than the tolerance.
+    Differs,
+    /// The interval crosses an edge of the band: more pairs are needed to decide.
+    Undecided,
+}
+
+impl Interval {
+    /// The interval `[low, high]` of a ratio against the band of `tolerance_pct` percent.
+    pub fn of(low: f64, high: f64, tolerance_pct: f64) -> Interval {
+        let (lo_band, hi_band) = (1.0 - tolerance_pct / 100.0, 1.0 + tolerance_pct / 100.0);
+        if low >= lo_band && high <= hi_band {
+            Interval::Agrees
+        } else if high < lo_band || low > hi_band {
+            Interval::Differs
+        } else {
+            Interval::Undecided
+        }
+    }
+
+    /// Short text for tables (`CI agrees`, `CI differs`, `CI undecided: more pairs`).
+    pub fn text(self) -> &'static str {
+        match self {
+            Interval::Agrees => "CI agrees",
+            Interval::Differs => "CI differs",
+            Interval::Undecided => "CI undecided: more pairs",
+        }
+    }
+}
+
 /// One compared metric on one filesystem.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
@@ -72,10 +116,15 @@ pub struct Row {
     pub n: (usize, usize),
     /// Native / referee with its interval (`None` without two values a side).
     pub ratio: Option<(f64, f64, f64)>,
+    /// The paired ratio (geometric mean of each repeat's native/referee) with its interval
+    /// ([`paired_ratio_ci`]); `None` under two repeats with both sides.
+    pub paired: Option<(f64, f64, f64)>,
     /// Tolerance, percent.
     pub tolerance_pct: f64,
-    /// The verdict.
+    /// The verdict of the point ratio (decides the exit code).
     pub verdict: Verdict,
+    /// The verdict of the interval; `None` without a ratio or for a by-design row.
+    pub interval: Option<Interval>,
 }
 
 impl Row {
@@ -100,17 +149,23 @@ impl VerifyTable {
     pub fn failures(&self) -> usize {
         self.rows.iter().filter(|r| r.verdict.fails()).count()
     }
+
+    /// Rows whose interval has the verdict `i`.
+    pub fn intervals(&self, i: Interval) -> usize {
+        self.rows.iter().filter(|r| r.interval == Some(i)).count()
+    }
 }
 
 /// The values of (phase, metric) in the ok, measured repeats of the case `workload` on
-/// `variant`; and whether some repeat ran the phase without the metric (bonnie++'s `+++++`).
+/// `variant`, with their repeat numbers; and whether some repeat ran the phase without the
+/// metric (bonnie++'s `+++++`).
 fn values(
     cases: &[CaseRecord],
     samples: &[SampleRecord],
     variant: &str,
     workload: &str,
     (phase, metric): (&str, &str),
-) -> (Vec<f64>, bool) {
+) -> (Vec<(u32, f64)>, bool) {
     let Some(case) = cases.iter().find(|c| c.variant == variant && c.workload == workload) else {
         return (Vec::new(), false);
     };
@@ -122,7 +177,7 @@ fn values(
         }
         let in_phase: Vec<_> = s.measurements.iter().filter(|m| m.phase == phase).collect();
         match in_phase.iter().find(|m| m.metric.name == metric) {
-            Some(m) => v.push(m.value),
+            Some(m) => v.push((s.repeat, m.value)),
             None if !in_phase.is_empty() => untimed = true,
             None => {}
         }
@@ -130,9 +185,36 @@ fn values(
     (v, untimed)
 }
 
+/// The paired ratio of the repeats both sides have: the geometric mean of native/referee over
+/// the repeats with a positive value on each side, and its `confidence` interval from Student's
+/// t on the log ratios (n − 1 degrees of freedom). `None` under two pairs, or when every pair
+/// has a non-positive value. Identical ratios give a zero-width interval.
+pub fn paired_ratio_ci(native: &[(u32, f64)], referee: &[(u32, f64)], confidence: f64) -> Option<(f64, f64, f64)> {
+    let logs: Vec<f64> = native
+        .iter()
+        .filter_map(|(k, a)| {
+            let (_, b) = referee.iter().find(|(j, _)| j == k)?;
+            (*a > 0.0 && *b > 0.0).then(|| (a / b).ln())
+        })
+        .collect();
+    let n = logs.len();
+    if n < 2 || !(confidence > 0.0 && confidence < 1.0) {
+        return None;
+    }
+    let mean = logs.iter().sum::<f64>() / n as f64;
+    let var = logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let t = crate::stats::t_quantile(0.5 + confidence / 2.0, (n - 1) as f64)?;
+    let half = t * (var / n as f64).sqrt();
+    let (r, lo, hi) = (mean.exp(), (mean - half).exp(), (mean + half).exp());
+    (r.is_finite() && lo.is_finite() && hi.is_finite()).then_some((r, lo, hi))
+}
+
 fn row(cases: &[CaseRecord], samples: &[SampleRecord], variant: &str, p: &Pair, mp: &MetricPair) -> Row {
-    let (nv, _) = values(cases, samples, variant, &pairs::native_name(p), mp.native);
-    let (rv, plus) = values(cases, samples, variant, &pairs::referee_name(p), mp.referee);
+    let (nk, _) = values(cases, samples, variant, &pairs::native_name(p), mp.native);
+    let (rk, plus) = values(cases, samples, variant, &pairs::referee_name(p), mp.referee);
+    let paired = paired_ratio_ci(&nk, &rk, CONFIDENCE);
+    let nv: Vec<f64> = nk.iter().map(|(_, v)| *v).collect();
+    let rv: Vec<f64> = rk.iter().map(|(_, v)| *v).collect();
     let (ns, rs) = (Sample::of(&nv), Sample::of(&rv));
     let ratio = match (ns, rs) {
         (Some(a), Some(b)) => ratio_ci(a, b, CONFIDENCE).map(|c| (c.ratio, c.low, c.high)),
@@ -159,6 +241,12 @@ fn row(cases: &[CaseRecord], samples: &[SampleRecord], variant: &str, p: &Pair, 
             p.tool
         ))
     };
+    // The interval verdict uses the paired interval when there is one (the runs of a repeat
+    // are adjacent, so the machine's drift between repeats cancels), else the unpaired one.
+    let interval = match (&verdict, paired.or(ratio)) {
+        (Verdict::ByDesign(_), _) | (_, None) => None,
+        (_, Some((_, lo, hi))) => Some(Interval::of(lo, hi, mp.tolerance_pct)),
+    };
     Row {
         variant: variant.to_string(),
         pair: p.id.to_string(),
@@ -169,8 +257,10 @@ fn row(cases: &[CaseRecord], samples: &[SampleRecord], variant: &str, p: &Pair, 
         referee_mean: rs.map(|s| s.mean),
         n: (nv.len(), rv.len()),
         ratio,
+        paired,
         tolerance_pct: mp.tolerance_pct,
         verdict,
+        interval,
     }
 }
 
@@ -213,13 +303,17 @@ fn num(v: Option<f64>) -> String {
 /// The closing table of `fsbench verify` (plain text, one line per row, then a summary line).
 pub fn render_text(t: &VerifyTable) -> String {
     let mut out = String::new();
-    let lines: Vec<[String; 8]> = t
+    let lines: Vec<[String; 9]> = t
         .rows
         .iter()
         .map(|r| {
             let (ratio, ci) = match r.ratio {
                 Some((x, lo, hi)) => (format!("{x:.3}"), format!("[{lo:.3}, {hi:.3}]")),
                 None => ("-".into(), "-".into()),
+            };
+            let paired = match r.paired {
+                Some((x, lo, hi)) => format!("{x:.3} [{lo:.3}, {hi:.3}]"),
+                None => "-".into(),
             };
             [
                 r.variant.clone(),
@@ -229,7 +323,11 @@ pub fn render_text(t: &VerifyTable) -> String {
                 num(r.referee_mean),
                 ratio,
                 ci,
-                format!("±{:.0}% {}", r.tolerance_pct, r.verdict.text()),
+                paired,
+                match r.interval {
+                    Some(i) => format!("±{:.0}% {}, {}", r.tolerance_pct, r.verdict.text(), i.text()),
+                    None => format!("±{:.0}% {}", r.tolerance_pct, r.verdict.text()),
+                },
             ]
         })
         .collect();
@@ -241,6 +339,7 @@ pub fn render_text(t: &VerifyTable) -> String {
         "referee",
         "ratio",
         "95% CI",
+        "paired ratio [95% CI]",
         "verdict",
     ];
     let mut w = head.map(str::len);
@@ -282,9 +381,13 @@ pub fn render_text(t: &VerifyTable) -> String {
         .count();
     let _ = writeln!(
         out,
-        "{} metric(s): {ok} within tolerance, {} outside or without data, {design} differ by design",
+        "{} metric(s): {ok} within tolerance, {} outside or without data, {design} differ by design; \
+         95 % CI: {} agree, {} differ, {} undecided (more pairs)",
         t.rows.len(),
-        t.failures()
+        t.failures(),
+        t.intervals(Interval::Agrees),
+        t.intervals(Interval::Differs),
+        t.intervals(Interval::Undecided),
     );
     out
 }
@@ -387,5 +490,94 @@ mod tests {
         assert!(none.rows[0].verdict.fails(), "{:?}", none.rows[0]);
 
         assert!(table("quick", &cases, &[]).is_none());
+    }
+
+    #[test]
+    fn interval_verdicts_against_the_band() {
+        // ±15 %: the band is [0.85, 1.15]; edges count as inside.
+        assert_eq!(Interval::of(0.90, 1.10, 15.0), Interval::Agrees);
+        assert_eq!(Interval::of(0.85, 1.15, 15.0), Interval::Agrees);
+        assert_eq!(Interval::of(1.20, 1.40, 15.0), Interval::Differs);
+        assert_eq!(Interval::of(0.50, 0.80, 15.0), Interval::Differs);
+        assert_eq!(Interval::of(0.95, 1.30, 15.0), Interval::Undecided);
+        assert_eq!(Interval::of(0.50, 2.00, 15.0), Interval::Undecided);
+        // ±10 % for copies: the same interval agrees with 15 % and is undecided with 10 %.
+        assert_eq!(Interval::of(0.88, 1.05, 15.0), Interval::Agrees);
+        assert_eq!(Interval::of(0.88, 1.05, 10.0), Interval::Undecided);
+    }
+
+    #[test]
+    fn rows_carry_the_interval_verdict_and_the_summary_counts_them() {
+        let cases = vec![case("a", "ext4", "bigfile:native"), case("b", "ext4", "bigfile:dd")];
+        let mk = |nat: &[f64], refv: &[f64]| {
+            let mut s = Vec::new();
+            for (r, v) in nat.iter().enumerate() {
+                s.push(sample("a", r as u32, "fsync", "durable_throughput", Some(*v)));
+            }
+            for (r, v) in refv.iter().enumerate() {
+                s.push(sample("b", r as u32, "write", "throughput", Some(*v)));
+            }
+            s
+        };
+        // Tight on both sides and equal: ok, and the interval agrees.
+        let agree = table(SUITE_NAME, &cases, &mk(&[100.0, 101.0, 99.0], &[100.0, 99.5, 100.5])).unwrap();
+        assert_eq!(agree.rows[0].interval, Some(Interval::Agrees), "{:?}", agree.rows[0]);
+        // Tight and 1.5×: outside, and the interval differs.
+        let differ = table(SUITE_NAME, &cases, &mk(&[150.0, 151.0, 149.0], &[100.0, 99.5, 100.5])).unwrap();
+        assert_eq!(differ.rows[0].verdict, Verdict::Outside);
+        assert_eq!(differ.rows[0].interval, Some(Interval::Differs));
+        // A point 1.29× outside the band but with noisy pairs (0.6, 1.5, 2.0): outside,
+        // interval undecided.
+        let noisy = table(SUITE_NAME, &cases, &mk(&[60.0, 180.0, 120.0], &[100.0, 120.0, 60.0])).unwrap();
+        assert_eq!(noisy.rows[0].verdict, Verdict::Outside);
+        assert_eq!(noisy.rows[0].interval, Some(Interval::Undecided));
+        let text = render_text(&noisy);
+        assert!(text.contains("OUTSIDE, CI undecided: more pairs"), "{text}");
+        assert!(
+            text.contains("95 % CI: 0 agree, 0 differ, 1 undecided (more pairs)"),
+            "{text}"
+        );
+        // No ratio (a side without values): no interval verdict.
+        let none = table(SUITE_NAME, &cases, &mk(&[100.0, 100.0], &[])).unwrap();
+        assert_eq!(none.rows[0].interval, None);
+        let both = VerifyTable {
+            rows: vec![agree.rows[0].clone(), differ.rows[0].clone(), none.rows[0].clone()],
+        };
+        let text = render_text(&both);
+        assert!(
+            text.contains("95 % CI: 1 agree, 1 differ, 0 undecided (more pairs)"),
+            "{text}"
+        );
+        assert!(text.contains("±15% ok, CI agrees"), "{text}");
+    }
+
+    #[test]
+    fn the_paired_interval_cancels_drift_between_repeats() {
+        // The machine slows down tenfold from repeat to repeat; within a repeat both sides see
+        // the same speed. Unpaired, the interval spans everything; paired, it agrees.
+        let cases = vec![case("a", "ext4", "bigfile:native"), case("b", "ext4", "bigfile:dd")];
+        let mut s = Vec::new();
+        for (r, (n, d)) in [(100.0, 101.0), (1000.0, 1005.0), (10000.0, 10080.0)]
+            .into_iter()
+            .enumerate()
+        {
+            s.push(sample("a", r as u32, "fsync", "durable_throughput", Some(n)));
+            s.push(sample("b", r as u32, "write", "throughput", Some(d)));
+        }
+        let t = table(SUITE_NAME, &cases, &s).unwrap();
+        let row = &t.rows[0];
+        let (_, lo, hi) = row.ratio.unwrap();
+        assert!(lo < 0.5 && hi > 2.0, "unpaired {lo} {hi}");
+        let (g, plo, phi) = row.paired.unwrap();
+        assert!(
+            0.98 < g && g < 1.0 && plo > 0.95 && phi < 1.01,
+            "paired {g} {plo} {phi}"
+        );
+        assert_eq!(row.interval, Some(Interval::Agrees));
+        // Pairs are matched by repeat: a repeat missing on one side is left out, and under two
+        // pairs there is no paired interval (the unpaired one decides).
+        assert!(paired_ratio_ci(&[(0, 1.0), (1, 2.0)], &[(1, 2.0), (2, 3.0)], 0.95).is_none());
+        let p = paired_ratio_ci(&[(0, 1.0), (1, 2.0), (2, 4.0)], &[(1, 2.0), (2, 4.0), (3, 9.0)], 0.95);
+        assert_eq!(p, Some((1.0, 1.0, 1.0)));
     }
 }

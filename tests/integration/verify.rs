@@ -55,6 +55,24 @@ fn verify_runs_pairs_end_to_end_and_stores_the_ratios() {
         "{}",
         text(&o)
     );
+    // Every row with a ratio also says where its (paired) interval lies, and the last line
+    // counts those verdicts.
+    let rows: Vec<&str> = out.lines().filter(|l| l.starts_with("ext4 ")).collect();
+    assert_eq!(rows.len(), 3, "{out}");
+    let kinds = ["CI agrees", "CI differs", "CI undecided: more pairs"];
+    let count = |k: &str| rows.iter().filter(|l| l.contains(k)).count();
+    assert_eq!(kinds.iter().map(|k| count(k)).sum::<usize>(), 3, "{out}");
+    assert!(
+        rows.iter().all(|l| l.matches('[').count() == 2),
+        "an unpaired and a paired CI on every row: {out}"
+    );
+    let summary = format!(
+        "95 % CI: {} agree, {} differ, {} undecided (more pairs)",
+        count(kinds[0]),
+        count(kinds[1]),
+        count(kinds[2])
+    );
+    assert!(out.contains(&summary), "{summary}\n{out}");
 
     // A normal stored session: both sides of each pair, two ok repeats each.
     let j = report_json(db_s, "latest");

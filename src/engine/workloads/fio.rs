@@ -103,6 +103,13 @@ pub struct FioSpec {
     /// Extra fio arguments, each `--key=value` or `--flag`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub options: Vec<String>,
+    /// Lay the files out first, in an untimed fio run with the same arguments and
+    /// `--create_only=1`, then drop caches (if the run drops them) before the timed run, as
+    /// fileio and sysbench fileio prepare their files. Default false: fio lays its files out
+    /// inside the timed child, after the caches were dropped, so they start cached — including,
+    /// on a loop device, the backing file's pages, which fio's `invalidate=1` does not reach.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub prepare: bool,
 }
 
 /// A job file read by the tiny INI reader: `(section, key=value pairs)` in file order, the
@@ -247,6 +254,9 @@ impl FioSpec {
     /// Runs `program` (fio) as one repeat; see the module documentation.
     fn run_with(&self, program: &Path, ctx: &RunContext) -> Result<RawSample, EngineError> {
         let mut p = Phases::new(ctx);
+        if self.prepare {
+            self.lay_out(program, ctx)?;
+        }
         let first = self.phases().into_iter().next().unwrap_or_else(|| "fio".into());
         p.begin(&first, Caches::DropIfAsked);
         let mut cmd = Command::new(program);
@@ -308,6 +318,37 @@ impl FioSpec {
             })
             .collect();
         Ok(sample)
+    }
+}
+
+impl FioSpec {
+    /// `prepare`: fio with the same arguments and `--create_only=1` (lays the files out and
+    /// exits), untimed. On failure or interrupt the run directory is emptied.
+    fn lay_out(&self, program: &Path, ctx: &RunContext) -> Result<(), EngineError> {
+        let mut cmd = Command::new(program);
+        cmd.args(self.args(ctx.dir))
+            .arg("--create_only=1")
+            .current_dir(ctx.dir)
+            .process_group(0);
+        let shown = child::describe(&cmd);
+        let watch = Watch {
+            interrupt: Some(ctx.interrupt),
+            timeout: None,
+            kill_group: true,
+        };
+        let done = child::run(&mut cmd, Sink::Capture, Sink::Capture, watch);
+        let failed = match done {
+            Ok(d) if d.status.success() => return Ok(()),
+            Ok(d) => EngineError::Invalid(format!("{shown} (prepare) failed ({}): {}", d.status, tool_text(&d))),
+            Err(ChildError::Interrupted) => EngineError::Interrupted,
+            Err(ChildError::Spawn(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+                EngineError::Unavailable(format!("{} not found: {INSTALL}", program.display()))
+            }
+            Err(e) => EngineError::Invalid(format!("{shown} (prepare): {e}")),
+        };
+        kill_processes_in(ctx.dir);
+        let _ = empty_dir(ctx.dir);
+        Err(failed)
     }
 }
 
@@ -520,7 +561,7 @@ impl Workload for FioSpec {
                 .trim_end()
                 .to_string(),
             None => format!(
-                "fio {} bs={} size={} runtime={} ioengine={} iodepth={} numjobs={} direct={}{}",
+                "fio {} bs={} size={} runtime={} ioengine={} iodepth={} numjobs={} direct={}{}{}",
                 self.rw(),
                 self.bs(),
                 self.size(),
@@ -529,7 +570,12 @@ impl Workload for FioSpec {
                 self.iodepth.unwrap_or(1),
                 self.numjobs(),
                 u8::from(self.direct.unwrap_or(false)),
-                self.options.iter().map(|o| format!(" {o}")).collect::<String>()
+                self.options.iter().map(|o| format!(" {o}")).collect::<String>(),
+                if self.prepare {
+                    " (files laid out before the caches are dropped)"
+                } else {
+                    ""
+                }
             ),
         }
     }
@@ -682,6 +728,62 @@ mod tests {
             .histograms
             .iter()
             .all(|h| h.bins.iter().map(|b| b.1).sum::<u64>() > 0));
+        assert!(dir_is_empty(dir.path()));
+    }
+
+    #[test]
+    fn prepare_lays_the_files_out_before_the_phase_begins() {
+        if !have_fio() {
+            skip_or_fail!("fio not installed ({INSTALL})");
+        }
+        // Left out of the stored spec when false, so existing case ids do not change.
+        assert!(!serde_json::to_string(&quick("read")).unwrap().contains("prepare"));
+        let s: FioSpec = toml::from_str("rw = \"read\"\nprepare = true").expect("toml");
+        assert!(
+            s.prepare && s.describe().contains("laid out before"),
+            "{}",
+            s.describe()
+        );
+        // What the directory holds when the timed phase begins (where caches are dropped):
+        // fio's file with `prepare`, nothing without it (fio lays it out inside the timed run).
+        for prepare in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let flag = AtomicBool::new(false);
+            let seen = std::sync::Mutex::new(None);
+            let on_phase = |_: &str| {
+                let n = std::fs::read_dir(dir.path()).map(|d| d.count()).unwrap_or(0);
+                *seen.lock().expect("test mutex") = Some(n);
+            };
+            let ctx = RunContext {
+                on_phase: &on_phase,
+                ..RunContext::quiet(dir.path(), &flag)
+            };
+            let spec = FioSpec {
+                prepare,
+                ..quick("read")
+            };
+            let sample = spec.run_with(&locate("fio").unwrap(), &ctx).expect("fio runs");
+            assert_eq!(sample.phases.len(), 1);
+            let files = seen.lock().expect("test mutex").expect("the phase began");
+            assert_eq!(
+                files > 0,
+                prepare,
+                "{files} entries at the phase start, prepare = {prepare}"
+            );
+            assert!(dir_is_empty(dir.path()));
+        }
+        // A failing preparation is an error naming it, and leaves the directory empty.
+        let dir = tempfile::tempdir().unwrap();
+        let flag = AtomicBool::new(false);
+        let bad = FioSpec {
+            prepare: true,
+            options: vec!["--no-such-option=1".into()],
+            ..quick("read")
+        };
+        match run_quiet(&bad, dir.path(), &flag) {
+            Err(EngineError::Invalid(m)) => assert!(m.contains("(prepare)") && m.contains("no-such-option"), "{m}"),
+            other => panic!("{other:?}"),
+        }
         assert!(dir_is_empty(dir.path()));
     }
 
