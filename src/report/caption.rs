@@ -2,11 +2,15 @@
 //! the external tools' versions the session recorded (`sysinfo::tool_versions`), so a chart
 //! copied out of the report still says what produced it.
 //!
+//! [`figure`] writes a chart's `<figure>` with that caption (every chart of the HTML report).
+//!
 //! Invariants: built from the stored session only; the text is HTML-escaped here, once; an
 //! empty tool list prints no "tools" part.
 
 use super::escape::html as esc;
+use super::ReportModel;
 use crate::store::NewSession;
+use std::fmt::Write as _;
 
 /// `<span class="provenance">Linux 6.1.0 · fsbench 0.1.0 · mkfs.ext4 1.47.0, …</span>`, with a
 /// leading space, for the end of a `<figcaption>`.
@@ -26,6 +30,54 @@ pub fn provenance(info: &NewSession) -> String {
         return String::new();
     }
     format!(" <span class=\"provenance\">{}</span>", esc(&parts.join(" · ")))
+}
+
+/// A `<figure>` with a chart or, if drawing failed, the error in its place.
+/// The caption ends with the session's provenance (kernel, fsbench and tool versions).
+pub fn figure(
+    out: &mut String,
+    model: &ReportModel,
+    class: &str,
+    attrs: &str,
+    svg: Result<String, super::charts::ChartError>,
+    caption: &str,
+) {
+    let _ = write!(out, "<figure class=\"chart {class}\"{attrs}>");
+    match svg {
+        Ok(svg) => out.push_str(&svg),
+        Err(e) => {
+            let _ = write!(out, "<p class=\"note\">{}</p>", esc(&e.to_string()));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "<figcaption>{caption}{}</figcaption></figure>",
+        provenance(&model.session.info)
+    );
+}
+
+/// An `<h3>` heading and a grid of one [`figure`] per phase of `workload` (`(heading, class)`),
+/// each `charts` entry a phase and its SVG, captioned by `caption(escaped phase)`; nothing
+/// when `charts` is empty.
+pub fn phase_figures<'a>(
+    out: &mut String,
+    model: &ReportModel,
+    workload: &str,
+    (heading, class): (&str, &str),
+    charts: impl Iterator<Item = (&'a str, Result<String, super::charts::ChartError>)>,
+    caption: impl Fn(&str) -> String,
+) {
+    let mut charts = charts.peekable();
+    if charts.peek().is_none() {
+        return;
+    }
+    let _ = writeln!(out, "<h3>{heading}</h3>\n<div class=\"grid\">");
+    for (phase, svg) in charts {
+        let p = esc(phase);
+        let attrs = format!(" data-workload=\"{}\" data-phase=\"{p}\"", esc(workload));
+        figure(out, model, class, &attrs, svg, &caption(&p));
+    }
+    out.push_str("</div>\n");
 }
 
 #[cfg(test)]
