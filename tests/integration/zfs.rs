@@ -81,6 +81,14 @@ fn pools_named(prefix: &str) -> Vec<String> {
     zfs::pools().into_iter().filter(|p| p.starts_with(prefix)).collect()
 }
 
+/// Nothing of a zfs run left: no pool named `prefix…`, the daemon fsbench started (`daemon`)
+/// gone, no mount, loop device or run folder under `scratch`; `context` ends the messages.
+fn assert_zfs_left_nothing(prefix: &str, daemon: u32, scratch: &Path, context: &str) {
+    assert_eq!(pools_named(prefix), Vec::<String>::new(), "{context}");
+    assert!(!alive(daemon), "zfs-fuse (pid {daemon}) still runs {context}");
+    assert_no_leftovers(scratch);
+}
+
 /// Starts `fsbench run` in its own process group, as a shell starts a foreground job.
 fn spawn_run_in_own_group(db: &Path, suite: &str, scratch: &Path) -> std::process::Child {
     use std::os::unix::process::CommandExt;
@@ -190,9 +198,7 @@ fn a_zfs_fuse_pool_runs_bonnie_and_nothing_is_left() {
     );
 
     // Nothing left: no pool, no daemon fsbench started, no mount, no loop device, no run folder.
-    assert_eq!(pools_named(&prefix), Vec::<String>::new());
-    assert!(!alive(daemons[0]), "zfs-fuse (pid {}) still runs", daemons[0]);
-    assert_no_leftovers(&scratch);
+    assert_zfs_left_nothing(&prefix, daemons[0], &scratch, "");
 }
 
 #[test]
@@ -216,9 +222,7 @@ fn a_sigkilled_zfs_run_is_undone_by_cleanup_pool_and_daemon() {
     assert!(failed.is_empty(), "{failed:?}\n{out}");
     assert!(out.contains(&format!("destroyed zfs pool {prefix}")), "{out}");
     assert!(out.contains(&format!("stopped zfs-fuse (pid {daemon})")), "{out}");
-    assert_eq!(pools_named(&prefix), Vec::<String>::new());
-    assert!(!alive(daemon), "zfs-fuse (pid {daemon}) still runs");
-    assert_no_leftovers(&scratch);
+    assert_zfs_left_nothing(&prefix, daemon, &scratch, "");
 }
 
 #[test]
@@ -342,7 +346,5 @@ fn ctrl_c_at_the_terminal_destroys_the_pool_and_stops_the_daemon() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(!err.contains("cleanup incomplete"), "{err}");
-    assert_eq!(pools_named(&prefix), Vec::<String>::new(), "{err}");
-    assert!(!alive(daemon), "zfs-fuse (pid {daemon}) still runs");
-    assert_no_leftovers(&scratch);
+    assert_zfs_left_nothing(&prefix, daemon, &scratch, &err);
 }
