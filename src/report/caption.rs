@@ -56,26 +56,34 @@ pub fn figure(
     );
 }
 
-/// An `<h3>` heading and a grid of one [`figure`] per phase of `workload` (`(heading, class)`),
-/// each `charts` entry a phase and its SVG, captioned by `caption(escaped phase)`; nothing
-/// when `charts` is empty.
-pub fn phase_figures<'a>(
+/// What the figures of one kind of per-phase chart say: see [`phase_figures`].
+pub struct PhaseFigures {
+    /// The `<h3>` above them.
+    pub heading: &'static str,
+    /// The figure's class after `chart`.
+    pub class: &'static str,
+    /// The caption of the figure of a phase (given HTML-escaped).
+    pub caption: fn(&str) -> String,
+}
+
+/// The heading and a grid of one [`figure`] per `(phase, data)` of `groups` of `workload`, each
+/// drawn by `draw(phase, data)`; nothing when `groups` is empty.
+pub fn phase_figures<T>(
     out: &mut String,
     model: &ReportModel,
     workload: &str,
-    (heading, class): (&str, &str),
-    charts: impl Iterator<Item = (&'a str, Result<String, super::charts::ChartError>)>,
-    caption: impl Fn(&str) -> String,
+    kind: &PhaseFigures,
+    groups: &[(String, T)],
+    draw: impl Fn(&str, &T) -> Result<String, super::charts::ChartError>,
 ) {
-    let mut charts = charts.peekable();
-    if charts.peek().is_none() {
+    if groups.is_empty() {
         return;
     }
-    let _ = writeln!(out, "<h3>{heading}</h3>\n<div class=\"grid\">");
-    for (phase, svg) in charts {
+    let _ = writeln!(out, "<h3>{}</h3>\n<div class=\"grid\">", kind.heading);
+    for (phase, data) in groups {
         let p = esc(phase);
         let attrs = format!(" data-workload=\"{}\" data-phase=\"{p}\"", esc(workload));
-        figure(out, model, class, &attrs, svg, &caption(&p));
+        figure(out, model, kind.class, &attrs, draw(phase, data), &(kind.caption)(&p));
     }
     out.push_str("</div>\n");
 }

@@ -136,21 +136,24 @@ fn svg(
 
 /// Writes the histogram figures of workload `workload` (none when no repeat stored one).
 pub(super) fn section(out: &mut String, model: &ReportModel, workload: &str) {
-    let groups = grouped(model, workload);
-    let charts = groups
-        .iter()
-        .map(|(phase, per_variant)| (phase.as_str(), svg(phase, per_variant, &model.variants)));
     super::caption::phase_figures(
         out,
         model,
         workload,
-        ("Latency histograms", "chart-histogram"),
-        charts,
-        |p| {
-            format!("{p}: share of each filesystem's operations per completion-latency bucket ({PER_DECADE} per factor of ten), from the recorded histogram (fsbench's per-operation clock for its own workloads, the tool's for external tools), measured repeats summed.")
-        },
+        &FIGURES,
+        &grouped(model, workload),
+        |phase, data| svg(phase, data, &model.variants),
     );
 }
+
+/// Heading, class and caption of these figures.
+const FIGURES: super::caption::PhaseFigures = super::caption::PhaseFigures {
+    heading: "Latency histograms",
+    class: "chart-histogram",
+    caption: |p| {
+        format!("{p}: share of each filesystem's operations per completion-latency bucket ({PER_DECADE} per factor of ten), from the recorded histogram (fsbench's per-operation clock for its own workloads, the tool's for external tools), measured repeats summed.")
+    },
+};
 
 #[cfg(test)]
 mod tests {

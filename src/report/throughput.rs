@@ -79,21 +79,24 @@ fn svg(
 /// Writes the per-second throughput figures of workload `workload` (none when no repeat
 /// stored a series).
 pub(super) fn section(out: &mut String, model: &ReportModel, workload: &str) {
-    let groups = grouped(model, workload);
-    let charts = groups
-        .iter()
-        .map(|(phase, per_variant)| (phase.as_str(), svg(phase, per_variant, &model.variants)));
     super::caption::phase_figures(
         out,
         model,
         workload,
-        ("Throughput per second", "chart-throughput"),
-        charts,
-        |p| {
-            format!("{p}: operations completed in each second of the phase, mean over measured repeats, one line per filesystem (the last, partial second left out).")
-        },
+        &FIGURES,
+        &grouped(model, workload),
+        |phase, data| svg(phase, data, &model.variants),
     );
 }
+
+/// Heading, class and caption of these figures.
+const FIGURES: super::caption::PhaseFigures = super::caption::PhaseFigures {
+    heading: "Throughput per second",
+    class: "chart-throughput",
+    caption: |p| {
+        format!("{p}: operations completed in each second of the phase, mean over measured repeats, one line per filesystem (the last, partial second left out).")
+    },
+};
 
 #[cfg(test)]
 mod tests {
