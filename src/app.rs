@@ -478,7 +478,12 @@ fn cmd_dataset(what: DatasetCommand) -> Result<i32> {
         DatasetCommand::Gen(g) => {
             let flag = signal::interrupt_flag().clone();
             let mut out = std::io::stdout().lock();
-            match crate::datasets::generate_into(g.kind, &g.dir, g.scale, g.seed, g.content, &flag, &mut out) {
+            // Laying out a large tree is a long step: its bar (and ETA) on a terminal.
+            let terminal = TerminalObserver::new();
+            let (generated, _) = run::steps::relayed(&terminal, Default::default(), || {
+                crate::datasets::generate_into(g.kind, &g.dir, g.scale, g.seed, g.content, &flag, &mut out)
+            });
+            match generated {
                 Ok(_) => Ok(0),
                 Err(crate::datasets::DatasetError::Interrupted) => Err(AppError::Interrupted.into()),
                 Err(crate::datasets::DatasetError::Invalid(m)) => Err(AppError::Usage(m).into()),

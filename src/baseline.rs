@@ -157,6 +157,12 @@ pub fn measure(device: &Path, bytes: u64, interrupt: &AtomicBool) -> Result<RawR
     let fd = open_direct(device).map_err(|source| BaselineError::Open { device: name(), source })?;
     let mut buf = request_buf();
     fill_pseudo_random(buf.as_mut_slice(), 0x9e37_79b9_7f4a_7c15);
+    // Progress only between the two timed passes, never inside them.
+    let mut step = crate::progress::step(
+        format!("raw-device baseline ({})", crate::units::Bytes(bytes).human()),
+        Some(2 * requests * REQUEST as u64),
+        "bytes",
+    );
 
     let start = Instant::now();
     for i in 0..requests {
@@ -174,6 +180,7 @@ pub fn measure(device: &Path, bytes: u64, interrupt: &AtomicBool) -> Result<RawR
         bytes: requests * REQUEST as u64,
         seconds: start.elapsed().as_secs_f64(),
     };
+    step.set(write.bytes);
 
     let start = Instant::now();
     for i in 0..requests {
@@ -186,6 +193,8 @@ pub fn measure(device: &Path, bytes: u64, interrupt: &AtomicBool) -> Result<RawR
         bytes: requests * REQUEST as u64,
         seconds: start.elapsed().as_secs_f64(),
     };
+    step.set(write.bytes + read.bytes);
+    step.finish();
     Ok(RawRates { write, read })
 }
 

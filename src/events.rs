@@ -15,6 +15,9 @@
 //! | `phase_end` | `case`, `repeat`, `phase`, `seconds` (wall time until the next phase or the end) |
 //! | `repeat_end` | `case`, `repeat`, `status` (`ok`/`failed`), `error`, `wall_s`, `results`: `[{phase, metric, unit, value}]` |
 //! | `case_end` | `case`, `variant`, `workload` (after its last repeat) |
+//! | `step_start` | `step`, `total` (null when unknown), `unit`, `expected_s` (the same step's last duration, or null), `case`, `repeat` |
+//! | `step_progress` | `step`, `done`, `total`, `eta_s` (from the rate so far; null without a total), at most every [`STEP_EVERY`] per step |
+//! | `step_end` | `step`, `seconds`, `status` (`ok`/`failed`) |
 //! | `warning` | `message` |
 //! | `session_end` | `status` (`complete`/`interrupted`) |
 //!
@@ -25,13 +28,16 @@
 //! error is reported once as a warning on standard error and the stream goes quiet.
 
 use crate::plan::Case;
-use crate::run::{Observer, RepeatEnd, RepeatOutcome, RepeatStart, SessionEnd, SessionStart};
+use crate::run::{Observer, RepeatEnd, RepeatOutcome, RepeatStart, SessionEnd, SessionStart, StepStart};
 use crate::store::{now_rfc3339, NewSample};
 use serde_json::{json, Map, Value};
 use std::io::Write;
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::Instant;
+
+/// Smallest interval between two `step_progress` lines of one step.
+pub const STEP_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// Writes the events of one run as JSON lines.
 pub struct EventStream {
@@ -49,6 +55,8 @@ struct Inner {
     started: Vec<String>,
     /// Results of the repeat that is about to finish.
     results: Vec<Value>,
+    /// Running steps: when each started and when its last `step_progress` was written.
+    steps: Vec<(String, Instant, Option<Instant>)>,
 }
 
 impl EventStream {
@@ -73,6 +81,7 @@ impl EventStream {
                 phase: None,
                 started: vec![],
                 results: vec![],
+                steps: vec![],
             }),
         }
     }
@@ -213,6 +222,51 @@ impl Observer for EventStream {
         });
     }
 
+    fn step_started(&self, st: &StepStart) {
+        self.with(|s| {
+            s.steps.retain(|(n, _, _)| n != st.name);
+            s.steps.push((st.name.to_string(), Instant::now(), None));
+            let (case, repeat) = match &s.repeat {
+                Some((c, _, _, r, _)) => (Value::from(c.as_str()), Value::from(*r)),
+                None => (Value::Null, Value::Null),
+            };
+            s.emit(
+                "step_start",
+                json!({"step": st.name, "total": st.total, "unit": st.unit, "expected_s": st.expected_s,
+                       "case": case, "repeat": repeat}),
+            );
+        });
+    }
+
+    fn step_progress(&self, name: &str, done: u64, total: Option<u64>) {
+        self.with(|s| {
+            let now = Instant::now();
+            let Some(entry) = s.steps.iter_mut().find(|(n, _, _)| n == name) else {
+                return;
+            };
+            if entry.2.is_some_and(|t| now.duration_since(t) < STEP_EVERY) {
+                return;
+            }
+            entry.2 = Some(now);
+            let elapsed = now.duration_since(entry.1).as_secs_f64();
+            let eta = total
+                .filter(|_| done > 0)
+                .map(|t| elapsed * t.saturating_sub(done) as f64 / done as f64);
+            s.emit(
+                "step_progress",
+                json!({"step": name, "done": done, "total": total, "eta_s": eta}),
+            );
+        });
+    }
+
+    fn step_finished(&self, name: &str, seconds: f64, ok: bool) {
+        self.with(|s| {
+            s.steps.retain(|(n, _, _)| n != name);
+            let status = if ok { "ok" } else { "failed" };
+            s.emit("step_end", json!({"step": name, "seconds": seconds, "status": status}));
+        });
+    }
+
     fn session_finished(&self, end: SessionEnd) {
         self.with(|s| {
             s.phase = None;
@@ -286,5 +340,40 @@ mod tests {
         ev.warning("one");
         ev.warning("two");
         assert!(ev.inner.lock().unwrap().out.is_none());
+    }
+
+    /// A step writes start, throttled progress (at most one per STEP_EVERY) and end lines.
+    #[test]
+    fn steps_write_start_throttled_progress_and_end() {
+        let buf = Shared::default();
+        let ev = EventStream::to_writer(Box::new(buf.clone()));
+        ev.step_started(&StepStart {
+            name: "fileio prepare (4 files, 8.0 MiB)",
+            total: Some(100),
+            unit: "bytes",
+            expected_s: None,
+        });
+        for done in 1..=50 {
+            ev.step_progress("fileio prepare (4 files, 8.0 MiB)", done, Some(100));
+        }
+        std::thread::sleep(STEP_EVERY);
+        ev.step_progress("fileio prepare (4 files, 8.0 MiB)", 100, Some(100));
+        ev.step_progress("not running", 1, None);
+        ev.step_finished("fileio prepare (4 files, 8.0 MiB)", 1.5, true);
+        let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let kinds: Vec<&str> = lines.iter().map(|l| l["event"].as_str().unwrap()).collect();
+        assert_eq!(
+            kinds,
+            ["step_start", "step_progress", "step_progress", "step_end"],
+            "{text}"
+        );
+        assert_eq!(lines[0]["total"], 100);
+        assert_eq!(lines[0]["expected_s"], Value::Null);
+        assert_eq!(lines[1]["done"], 1);
+        assert!(lines[1]["eta_s"].as_f64().unwrap() >= 0.0);
+        assert_eq!(lines[2]["done"], 100);
+        assert_eq!(lines[3]["status"], "ok");
+        assert_eq!(lines[3]["seconds"], 1.5);
     }
 }

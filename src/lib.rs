@@ -44,6 +44,7 @@ pub mod metric;
 pub mod plan;
 pub mod policy;
 pub mod powercut;
+pub mod progress;
 pub mod provision;
 pub mod report;
 pub mod run;

@@ -37,7 +37,9 @@
 //! - `conventions`: `--events` on a real run, `--quiet`, `NO_COLOR`, completions, man pages,
 //!   `fsbench history` over stored sessions.
 //! - `pgstore`: the PostgreSQL store on a real server: push round trip, push twice, two
-//!   concurrent writers.
+//!   concurrent writers; per-second series and latency histograms pushed and stored directly.
+//! - `steps`: long untimed steps (baseline, mkfs, file set, tree, SQLite load) in the event
+//!   stream of a loop-image run with the last duration as ETA; their bars on a pty.
 //! - `mpi` (only with `--features mpi`): 4 ranks under Open MPI's mpirun on one loop ext4, the
 //!   cluster figures against the per-rank rows, a rank killed with SIGKILL.
 //! - `memory`: `--memory` cgroups (a limited read reads the disk; removal after Ctrl-C and
@@ -124,3 +126,5 @@ mod memory;
 mod mpi;
 #[path = "integration/pgstore.rs"]
 mod pgstore;
+#[path = "integration/steps.rs"]
+mod steps;

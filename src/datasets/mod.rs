@@ -769,7 +769,17 @@ impl Manifest {
                 Ok(())
             }
         };
-        for e in &self.entries {
+        let mut step = crate::progress::step(
+            format!(
+                "data set ({} entries, {})",
+                self.entries.len(),
+                Bytes(self.disk_bytes()).human()
+            ),
+            Some(self.entries.len() as u64),
+            "entries",
+        );
+        for (done, e) in self.entries.iter().enumerate() {
+            step.set(done as u64);
             check()?;
             path.clear();
             path.push(root);
@@ -813,7 +823,10 @@ impl Manifest {
             set_mode_and_times(&f, &path, e.mode, (e.mtime_sec, e.mtime_nsec))?;
         }
         let f = File::open(root).map_err(|err| DatasetError::io("open", root, err))?;
-        set_mode_and_times(&f, root, 0o755, self.root_mtime)
+        set_mode_and_times(&f, root, 0o755, self.root_mtime)?;
+        step.set(self.entries.len() as u64);
+        step.finish();
+        Ok(())
     }
 }
 

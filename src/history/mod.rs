@@ -135,6 +135,47 @@ pub struct HistoryModel {
     pub threshold_pct: f64,
     /// Every series that matched the filters.
     pub series: Vec<Series>,
+    /// What produced the sessions shown: each distinct kernel · fsbench · tools line
+    /// ([`crate::report::caption::versions`]) with its sessions, oldest first.
+    pub versions: Vec<VersionSpan>,
+}
+
+/// One version line and the sessions that ran with it.
+#[derive(Clone, Debug, Serialize)]
+pub struct VersionSpan {
+    /// `Linux 6.1.0 · fsbench 0.1.0 · mkfs.ext4 1.47.0, …`.
+    pub line: String,
+    /// Session ids, oldest first.
+    pub sessions: Vec<i64>,
+}
+
+impl HistoryModel {
+    /// The version line of `sessions` (a chart's caption): the one line when they share it,
+    /// else `sessions 1, 2: …; sessions 3: …`; empty when none was recorded.
+    pub fn versions_of(&self, sessions: &[i64]) -> String {
+        let spans: Vec<(&str, Vec<i64>)> = self
+            .versions
+            .iter()
+            .filter(|v| !v.line.is_empty())
+            .map(|v| {
+                let ids: Vec<i64> = v.sessions.iter().copied().filter(|id| sessions.contains(id)).collect();
+                (v.line.as_str(), ids)
+            })
+            .filter(|(_, ids)| !ids.is_empty())
+            .collect();
+        match spans.as_slice() {
+            [] => String::new(),
+            [(line, _)] => line.to_string(),
+            _ => spans
+                .iter()
+                .map(|(line, ids)| {
+                    let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
+                    format!("sessions {}: {line}", ids.join(", "))
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+        }
+    }
 }
 
 impl HistoryModel {
@@ -218,8 +259,17 @@ pub fn build(
         chosen.drain(..cut);
     }
     let mut series: Vec<Series> = Vec::new();
+    let mut versions: Vec<VersionSpan> = Vec::new();
     for s in &chosen {
         let data = load(s.id)?;
+        let line = report::caption::versions(&data.session.info);
+        match versions.iter_mut().find(|v| v.line == line) {
+            Some(v) => v.sessions.push(s.id),
+            None => versions.push(VersionSpan {
+                line,
+                sessions: vec![s.id],
+            }),
+        }
         let policy = &data.session.info.policy;
         let model = report::build(&data, policy.trim as usize, policy.confidence);
         for w in &model.workloads {
@@ -298,6 +348,7 @@ pub fn build(
         alpha: changepoint::ALPHA,
         threshold_pct: a.threshold,
         series,
+        versions,
     })
 }
 
@@ -452,5 +503,64 @@ mod tests {
             rate <= changepoint::ALPHA + 3.0 * (0.05f64 * 0.95 / trials as f64).sqrt(),
             "{rate}"
         );
+    }
+
+    /// The version line of the sessions ends every trend chart's caption and the Markdown
+    /// header; sessions made by different kernels are named with their own line.
+    #[test]
+    fn charts_and_markdown_name_the_versions_of_their_sessions() {
+        let mut sessions = Vec::new();
+        let mut datas = Vec::new();
+        for (id, kernel) in [(1, "6.1.0-<a>"), (2, "6.1.0-<a>"), (3, "6.12.0")] {
+            let mut d = crate::report::fixture::session_data();
+            d.session.id = id;
+            d.session.started_at = format!("2026-03-0{id}T10:00:00Z");
+            d.session.info.host.kernel = kernel.into();
+            d.session.info.tool_versions = vec![("mkfs.ext4".into(), "1.47.0".into())];
+            sessions.push(d.session.clone());
+            datas.push(d);
+        }
+        let load = |id: i64| Ok(datas.iter().find(|d| d.session.id == id).unwrap().clone());
+        let args = HistoryArgs {
+            host: None,
+            suite: None,
+            fs: None,
+            workload: None,
+            phase: None,
+            metric: None,
+            last: 30,
+            threshold: 5.0,
+            format: HistoryFormat::Html,
+            output: None,
+        };
+        let m = build(&sessions, &load, &args).unwrap();
+        assert_eq!(m.versions.len(), 2, "{:?}", m.versions);
+        assert_eq!(m.versions[0].sessions, vec![1, 2]);
+        let v = m.versions_of(&[1, 2, 3]);
+        assert!(
+            v.starts_with(
+                "sessions 1, 2: Linux 6.1.0-<a> · fsbench 0.1.0 · mkfs.ext4 1.47.0; sessions 3: Linux 6.12.0"
+            ),
+            "{v}"
+        );
+        assert_eq!(m.versions_of(&[3]), "Linux 6.12.0 · fsbench 0.1.0 · mkfs.ext4 1.47.0");
+        let html = render(&m, HistoryFormat::Html);
+        let figures = html.matches("<figure").count();
+        assert_eq!(figures, m.series.len());
+        assert_eq!(
+            html.matches("<figcaption class=\"note\">Mean of each session").count(),
+            figures,
+            "each chart has its caption"
+        );
+        assert_eq!(
+            html.matches("<span class=\"provenance\">sessions 1, 2: Linux 6.1.0-&lt;a&gt;")
+                .count(),
+            figures,
+            "every caption names the versions, escaped"
+        );
+        let md = render(&m, HistoryFormat::Md);
+        assert!(md.contains("Versions: sessions 1, 2: Linux 6.1.0-\\<a\\>"), "{md}");
+        let json: serde_json::Value = serde_json::from_str(&render(&m, HistoryFormat::Json)).unwrap();
+        assert_eq!(json["versions"][1]["sessions"][0], 3);
     }
 }

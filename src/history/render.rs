@@ -20,6 +20,10 @@ fn header_lines(m: &HistoryModel) -> Vec<String> {
     if !m.left_out.is_empty() {
         v.push(format!("Left out: {}.", m.left_out.join("; ")));
     }
+    let versions = m.versions_of(&m.sessions);
+    if !versions.is_empty() {
+        v.push(format!("Versions: {versions}."));
+    }
     v
 }
 
@@ -104,7 +108,8 @@ pub fn html(m: &HistoryModel) -> String {
     let mut o = String::from(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>fsbench history</title>\n\
 <style>body{font-family:sans-serif;max-width:1000px;margin:auto}table{border-collapse:collapse}\
-td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}.reg{color:#c81e1e;font-weight:bold}</style>\n\
+td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}.reg{color:#c81e1e;font-weight:bold}\
+.note{color:#555;font-size:0.9em}figure{margin:0}</style>\n\
 </head><body>\n<h1>fsbench history</h1>\n",
     );
     for l in header_lines(m) {
@@ -112,12 +117,19 @@ td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}.reg{color:#c81e1e;
     }
     for s in &m.series {
         let _ = writeln!(o, "<h2>{}</h2>", esc(&title(s)));
+        o.push_str("<figure class=\"chart chart-trend\">");
         match chart::trend_chart(s, 900, 320) {
             Ok(svg) => o.push_str(&svg),
             Err(e) => {
                 let _ = write!(o, "<p>chart: {}</p>", esc(&e));
             }
         }
+        let sessions: Vec<i64> = s.points.iter().map(|p| p.session).collect();
+        let _ = write!(
+            o,
+            "<figcaption class=\"note\">Mean of each session with its CI; dashed: segment means; vertical lines: change points.{}</figcaption></figure>",
+            crate::report::caption::provenance_of(&m.versions_of(&sessions))
+        );
         o.push_str("\n<ul>");
         for l in cp_lines(s) {
             let class = if l.starts_with("REGRESSION") {

@@ -654,6 +654,19 @@ pub fn loop_direct_io(device: &str) -> bool {
         .is_some_and(|s| s.trim() == "1")
 }
 
+/// The progress step of mkfs: `mkfs.ext4 (64 MiB)`, the size read from sysfs (no size when
+/// sysfs does not know the device), so runs on images of one size share their ETA.
+fn mkfs_step_name(mkfs: &str, device: &str) -> String {
+    let sectors = Path::new(device)
+        .file_name()
+        .and_then(|n| std::fs::read_to_string(format!("/sys/class/block/{}/size", n.to_string_lossy())).ok())
+        .and_then(|s| s.trim().parse::<u64>().ok());
+    match sectors {
+        Some(n) => format!("{mkfs} ({})", crate::units::Bytes(n * 512).human()),
+        None => mkfs.to_string(),
+    }
+}
+
 /// Makes a fresh filesystem of `variant` on `device` and mounts it on `m.mountpoint`.
 fn mkfs_and_mount(m: &mut Mounted, variant: &FsVariant, device: &str) -> Result<(), ProvisionError> {
     let t = crate::fstype::FsType::of(&variant.fs_type);
@@ -664,7 +677,10 @@ fn mkfs_and_mount(m: &mut Mounted, variant: &FsVariant, device: &str) -> Result<
     let mut args = t.default_mkfs_args();
     args.extend(variant.mkfs_args.iter().cloned());
     args.push(device.to_string());
+    // A long step on a large image: a spinner with the last run's time as its ETA.
+    let step = crate::progress::step(mkfs_step_name(&mkfs, device), None, "steps");
     run_tool(&mkfs, &args, &[])?;
+    step.finish();
     let mut margs = vec!["-t".to_string(), variant.fs_type.clone()];
     let opts = variant.mount_opts.join(",");
     if !opts.is_empty() {

@@ -15,6 +15,21 @@ use std::fmt::Write as _;
 /// `<span class="provenance">Linux 6.1.0 · fsbench 0.1.0 · mkfs.ext4 1.47.0, …</span>`, with a
 /// leading space, for the end of a `<figcaption>`.
 pub fn provenance(info: &NewSession) -> String {
+    provenance_of(&versions(info))
+}
+
+/// The same line for a text already made by [`versions`] (or several joined): empty stays empty.
+pub fn provenance_of(text: &str) -> String {
+    if text.is_empty() {
+        return String::new();
+    }
+    format!(" <span class=\"provenance\">{}</span>", esc(text))
+}
+
+/// The provenance as plain, unescaped text: `Linux 6.1.0 · fsbench 0.1.0 · mkfs.ext4 1.47.0, …`
+/// (empty when the session recorded none of them). Compare and history, which span sessions,
+/// name each distinct line with the sessions it belongs to.
+pub fn versions(info: &NewSession) -> String {
     let mut parts = Vec::new();
     if !info.host.kernel.is_empty() {
         parts.push(format!("Linux {}", info.host.kernel));
@@ -23,13 +38,17 @@ pub fn provenance(info: &NewSession) -> String {
         parts.push(format!("fsbench {}", info.fsbench_version));
     }
     if !info.tool_versions.is_empty() {
-        let tools: Vec<String> = info.tool_versions.iter().map(|(t, v)| format!("{t} {v}")).collect();
+        let tools: Vec<String> = info.tool_versions.iter().map(|(t, v)| format!("{t} {}", short(v))).collect();
         parts.push(tools.join(", "));
     }
-    if parts.is_empty() {
-        return String::new();
-    }
-    format!(" <span class=\"provenance\">{}</span>", esc(&parts.join(" · ")))
+    parts.join(" · ")
+}
+
+/// A tool's version text as a caption shows it: up to its first parenthesis, so
+/// `mount from util-linux 2.38.1 (libmount 2.38.1: selinux, smack, …)` becomes
+/// `mount from util-linux 2.38.1` (the store keeps the whole text).
+fn short(version: &str) -> &str {
+    version.split(" (").next().unwrap_or(version).trim()
 }
 
 /// A `<figure>` with a chart or, if drawing failed, the error in its place.
@@ -101,6 +120,10 @@ mod tests {
         assert!(p.contains("Linux 6.1.0-&lt;x&gt;"), "{p}");
         assert!(p.contains("mkfs.ext4 1.47.0, fio 3.33"), "{p}");
         assert!(p.contains(&format!("fsbench {}", info.fsbench_version)), "{p}");
+        info.tool_versions
+            .push(("mount".into(), "mount from util-linux 2.38.1 (libmount 2.38.1: selinux, smack, btrfs)".into()));
+        let p = provenance(&info);
+        assert!(p.contains("mount mount from util-linux 2.38.1") && !p.contains("selinux"), "{p}");
         info.tool_versions.clear();
         assert!(!provenance(&info).contains(", "), "no tools part");
     }

@@ -168,6 +168,10 @@ pub struct SessionRef {
     pub started_at: String,
     /// Host name.
     pub hostname: String,
+    /// What produced it: kernel, fsbench and tool versions ([`super::caption::versions`]);
+    /// absent when the session recorded none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub versions: String,
 }
 
 impl SessionRef {
@@ -179,6 +183,7 @@ impl SessionRef {
             suite_name: s.info.suite_name.clone(),
             started_at: s.started_at.clone(),
             hostname: s.info.host.hostname.clone(),
+            versions: super::caption::versions(&s.info),
         }
     }
 
@@ -271,6 +276,24 @@ pub struct Comparison {
 }
 
 impl Comparison {
+    /// The version line of the two sessions: one line when both ran with the same kernel,
+    /// fsbench and tools, else `base: … ; candidate: …`; empty when neither recorded any.
+    pub fn versions(&self) -> String {
+        let (b, c) = (&self.base.versions, &self.cand.versions);
+        if b == c {
+            b.clone()
+        } else {
+            let side = |v: &str| {
+                if v.is_empty() {
+                    "not recorded".to_string()
+                } else {
+                    v.to_string()
+                }
+            };
+            format!("base: {} ; candidate: {}", side(b), side(c))
+        }
+    }
+
     /// 1 when any gating metric is significantly worse (Holm-adjusted) by more than the
     /// threshold, else 0.
     pub fn exit_code(&self) -> i32 {
@@ -599,6 +622,10 @@ fn render_markdown(c: &Comparison) -> String {
         c.margin_pct,
         if c.gate == Gate::All { "all non-CPU" } else { "headline" }
     );
+    let versions = c.versions();
+    if !versions.is_empty() {
+        let _ = writeln!(out, "\nVersions: {}", md(&versions));
+    }
     unmatched(&mut out, c, md);
     out
 }
@@ -649,7 +676,11 @@ fn render_html(c: &Comparison) -> String {
                 let _ = write!(out, "<p class=\"note\">{}</p>", esc(&e.to_string()));
             }
         }
-        out.push_str("<figcaption class=\"note\">Change of each metric (candidate against base) with its 95 % CI; grey band: ± threshold. Red: worse, green: better.</figcaption></figure>\n");
+        let _ = writeln!(
+            out,
+            "<figcaption class=\"note\">Change of each metric (candidate against base) with its 95 % CI; grey band: ± threshold. Red: worse, green: better.{}</figcaption></figure>",
+            super::caption::provenance_of(&c.versions())
+        );
     }
     out.push_str("<table><thead><tr>");
     for (i, h) in HEADER.iter().enumerate() {
@@ -965,5 +996,48 @@ mod tests {
             "{}",
             &html[..600]
         );
+    }
+
+    /// The version line ends the forest chart's caption (HTML) and the Markdown; two sessions
+    /// made by different versions name both, the base's first.
+    #[test]
+    fn compare_outputs_carry_the_version_line_of_both_sessions() {
+        let mut data = session_data();
+        data.session.info.host.kernel = "6.1.0-<a>".into();
+        data.session.info.tool_versions = vec![("mkfs.ext4".into(), "1.47.0".into())];
+        let base = build(&data, 1, 0.95);
+        let c = cmp(&base, &base, DEFAULT_THRESHOLD_PCT);
+        let line = format!(
+            "Linux 6.1.0-<a> · fsbench {} · mkfs.ext4 1.47.0",
+            data.session.info.fsbench_version
+        );
+        assert_eq!(c.versions(), line);
+        let html = render(&c, CompareFormat::Html);
+        let cap = &html[html.find("<figcaption").unwrap()..html.find("</figcaption>").unwrap()];
+        assert!(
+            cap.contains("<span class=\"provenance\">Linux 6.1.0-&lt;a&gt; · fsbench"),
+            "{cap}"
+        );
+        let md = render(&c, CompareFormat::Md);
+        assert!(md.contains("\nVersions: Linux 6.1.0-\\<a\\> · fsbench"), "{md}");
+        // A candidate on another kernel: both lines, labelled.
+        data.session.info.host.kernel = "6.12.0".into();
+        let cand = build(&data, 1, 0.95);
+        let c = cmp(&base, &cand, DEFAULT_THRESHOLD_PCT);
+        let v = c.versions();
+        assert!(
+            v.starts_with("base: Linux 6.1.0-<a>") && v.contains("; candidate: Linux 6.12.0"),
+            "{v}"
+        );
+        assert!(render(&c, CompareFormat::Html).contains("candidate: Linux 6.12.0"));
+        // A session that recorded nothing adds no line at all.
+        let mut bare = session_data();
+        bare.session.info.host.kernel.clear();
+        bare.session.info.fsbench_version.clear();
+        bare.session.info.tool_versions.clear();
+        let bare = build(&bare, 1, 0.95);
+        let c = cmp(&bare, &bare, DEFAULT_THRESHOLD_PCT);
+        assert!(!render(&c, CompareFormat::Md).contains("Versions:"));
+        assert!(!render(&c, CompareFormat::Html).contains("provenance"));
     }
 }

@@ -51,7 +51,7 @@ mod view;
 mod words;
 
 #[cfg(test)]
-mod fixture;
+pub(crate) mod fixture;
 
 pub use build::build;
 pub use text::render_table;

@@ -24,12 +24,13 @@ pub mod plan_view;
 pub mod quiesce;
 mod resume;
 mod slot;
+pub mod steps;
 pub mod target;
 mod terminal;
 
 pub use failures::Failures;
 pub use observer::{
-    Event, Fanout, Observer, Recorder, RepeatEnd, RepeatOutcome, RepeatStart, SessionEnd, SessionStart,
+    Event, Fanout, Observer, Recorder, RepeatEnd, RepeatOutcome, RepeatStart, SessionEnd, SessionStart, StepStart,
 };
 pub use resume::load_suite;
 pub use target::Target;
@@ -211,7 +212,15 @@ impl Runner {
     pub fn run(self, obs: &dyn Observer) -> Result<RunSummary, RunError> {
         let interrupt = self.interrupt.clone();
         let ranks = self.start_ranks()?;
-        let result = self.run_lead(obs, &ranks);
+        // The long untimed steps (mkfs, data sets, baseline, loads) reach `obs` too; each
+        // step's ETA without a total is its last duration on this machine.
+        let cache = steps::durations_file();
+        let known = steps::load_durations(cache.as_deref());
+        let (result, durations) = steps::relayed(obs, known.clone(), || self.run_lead(obs, &ranks));
+        // Only an ETA: a cache that cannot be written costs nothing but that.
+        if let Some(f) = cache.filter(|_| durations != known) {
+            let _ = steps::save_durations(&f, &durations);
+        }
         crate::comm::ranks::stop_followers(&interrupt);
         result
     }

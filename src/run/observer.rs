@@ -9,7 +9,9 @@
 //! `case_unavailable`* → `warning`* → `session_started` → (`baseline_started` →)
 //! `baseline_finished`? → { `repeat_started` → `phase_started`* → `repeat_finished` }* →
 //! `session_finished`. `warning` may also come at any point (a failed baseline, an incomplete
-//! cleanup).
+//! cleanup). `step_started` → `step_progress`* → `step_finished` (a long untimed step: mkfs,
+//! a data set, the baseline, a database load; [`crate::progress`]) may come between any two
+//! of these, from the runner's thread, never inside a timed phase.
 //!
 //! Invariants:
 //! - `repeat_finished` is sent only after the repeat is committed to the store: an observer that
@@ -56,6 +58,20 @@ pub struct RepeatStart<'a> {
     pub warmup: bool,
     /// One line naming it: `ext4 × bonnie repeat 2/3` (` (warm-up)` appended for warm-ups).
     pub what: &'a str,
+}
+
+/// A long untimed step starts ([`crate::progress`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepStart<'a> {
+    /// What it is, with its size (`mkfs.ext4 (64 MiB)`); the same work has the same name.
+    pub name: &'a str,
+    /// Units of work, `None` when unknown (a spinner: mkfs, a server's load).
+    pub total: Option<u64>,
+    /// What the units count: `bytes`, `files`, `rows`, `entries`.
+    pub unit: &'a str,
+    /// Seconds the same step took the last time it ran (in this run or a stored session), for
+    /// the ETA of a step without a total.
+    pub expected_s: Option<f64>,
 }
 
 /// How a repeat ended (an interrupted repeat sends no event).
@@ -114,6 +130,13 @@ pub trait Observer: Sync {
     fn repeat_finished(&self, _end: &RepeatEnd) {}
     /// The loop is over; the session's status is stored next.
     fn session_finished(&self, _end: SessionEnd) {}
+    /// A long untimed step starts.
+    fn step_started(&self, _step: &StepStart) {}
+    /// `done` of `total` units of the step `name` are done (at most every
+    /// [`crate::progress::TICK`]).
+    fn step_progress(&self, _name: &str, _done: u64, _total: Option<u64>) {}
+    /// The step `name` ended after `seconds`; `ok` is `false` when it failed or was interrupted.
+    fn step_finished(&self, _name: &str, _seconds: f64, _ok: bool) {}
 }
 
 /// Sends every event to each of several observers, in order.
@@ -149,6 +172,15 @@ impl Observer for Fanout<'_> {
     }
     fn session_finished(&self, end: SessionEnd) {
         self.0.iter().for_each(|o| o.session_finished(end));
+    }
+    fn step_started(&self, step: &StepStart) {
+        self.0.iter().for_each(|o| o.step_started(step));
+    }
+    fn step_progress(&self, name: &str, done: u64, total: Option<u64>) {
+        self.0.iter().for_each(|o| o.step_progress(name, done, total));
+    }
+    fn step_finished(&self, name: &str, seconds: f64, ok: bool) {
+        self.0.iter().for_each(|o| o.step_finished(name, seconds, ok));
     }
 }
 
@@ -192,6 +224,10 @@ pub enum Event {
     },
     /// [`Observer::session_finished`].
     SessionFinished(SessionEnd),
+    /// [`Observer::step_started`]: its name and the seconds it took last time.
+    StepStarted(String, Option<f64>),
+    /// [`Observer::step_finished`]: its name and whether it ran to its end.
+    StepFinished(String, bool),
 }
 
 /// Keeps every event in order (for tests, and as the model of a machine-readable stream).
@@ -249,5 +285,11 @@ impl Observer for Recorder {
     }
     fn session_finished(&self, end: SessionEnd) {
         self.push(Event::SessionFinished(end));
+    }
+    fn step_started(&self, s: &StepStart) {
+        self.push(Event::StepStarted(s.name.to_string(), s.expected_s));
+    }
+    fn step_finished(&self, name: &str, _seconds: f64, ok: bool) {
+        self.push(Event::StepFinished(name.to_string(), ok));
     }
 }

@@ -2,16 +2,98 @@
 //! line per repeat otherwise, and the `fsbench: …` lines of a run. Its text is the user
 //! interface of `fsbench run`; tests read it from a pipe (the non-interactive form).
 //!
+//! Long untimed steps ([`crate::progress`]: mkfs, data sets, the baseline, database loads) get
+//! a bar of their own under the run's bar, with indicatif's ETA when their total is known, else
+//! a spinner with the elapsed time and the ETA from the step's last duration. Without a
+//! terminal they print plain lines only once a step has run [`LINE_EVERY`], and then at most
+//! once per [`LINE_EVERY`]; `--quiet` shows no step.
+//!
 //! Invariant: everything goes to standard error; standard output carries only the report.
 
-use super::observer::{Observer, RepeatEnd, RepeatOutcome, RepeatStart, SessionEnd, SessionStart};
+use super::observer::{Observer, RepeatEnd, RepeatOutcome, RepeatStart, SessionEnd, SessionStart, StepStart};
 use crate::plan::Case;
 use crate::store::{BaselineStatus, RawBaseline};
 use crate::units::Bytes;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressState, ProgressStyle};
+use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Without a terminal: a step prints its first line after this long, then at most this often.
+pub const LINE_EVERY: Duration = Duration::from_secs(10);
+
+/// A running step as the terminal shows it.
+#[derive(Debug)]
+struct StepView {
+    bar: Option<ProgressBar>,
+    started: Instant,
+    /// When the last plain line was printed.
+    last_line: Option<Instant>,
+    total: Option<u64>,
+    unit: String,
+    expected_s: Option<f64>,
+}
+
+/// `  12 s left (last run 30 s)`, `  due (last run 30 s)`, or nothing without an expectation.
+fn eta_from_last(expected_s: Option<f64>, elapsed: Duration) -> String {
+    match expected_s {
+        Some(e) => {
+            let left = e - elapsed.as_secs_f64();
+            if left >= 0.5 {
+                format!("  ETA {left:.0} s (last run {e:.0} s)")
+            } else {
+                format!("  ETA due (last run {e:.0} s)")
+            }
+        }
+        None => String::new(),
+    }
+}
+
+impl StepView {
+    /// The plain line for a step at `now` with `done` units, if one is due (no terminal).
+    fn plain_line(&mut self, name: &str, done: Option<u64>, now: Instant) -> Option<String> {
+        let elapsed = now.duration_since(self.started);
+        let due = elapsed >= LINE_EVERY && self.last_line.is_none_or(|t| now.duration_since(t) >= LINE_EVERY);
+        if !due {
+            return None;
+        }
+        self.last_line = Some(now);
+        let secs = elapsed.as_secs_f64();
+        Some(match (done, self.total) {
+            (Some(d), Some(t)) if t > 0 && d > 0 => {
+                let left = secs * (t.saturating_sub(d)) as f64 / d as f64;
+                format!(
+                    "      {name}: {:.0} % of {} after {secs:.0} s, ETA {left:.0} s",
+                    100.0 * d as f64 / t as f64,
+                    self.amount(t)
+                )
+            }
+            _ => format!("      {name}: {secs:.0} s{}", eta_from_last(self.expected_s, elapsed)),
+        })
+    }
+
+    fn amount(&self, n: u64) -> String {
+        if self.unit == "bytes" {
+            Bytes(n).human()
+        } else {
+            format!("{n} {}", self.unit)
+        }
+    }
+
+    /// The closing plain line: only for a step that printed a line or ran [`LINE_EVERY`].
+    fn plain_end(&self, name: &str, seconds: f64, ok: bool) -> Option<String> {
+        if self.last_line.is_none() && seconds < LINE_EVERY.as_secs_f64() {
+            return None;
+        }
+        Some(if ok {
+            format!("      {name}: done in {seconds:.1} s")
+        } else {
+            format!("      {name}: stopped after {seconds:.1} s")
+        })
+    }
+}
 
 /// Shows a run on standard error: a progress bar when it is a terminal, plain lines otherwise.
 #[derive(Default)]
@@ -22,6 +104,10 @@ pub struct TerminalObserver {
     bar: OnceLock<Option<ProgressBar>>,
     /// -1 quiet (warnings and failures only), 0 normal, 1+ verbose (every phase).
     verbosity: i8,
+    /// The bars on a terminal: the run's, and one per running step below it.
+    multi: OnceLock<MultiProgress>,
+    /// Running steps by name.
+    steps: Mutex<HashMap<String, StepView>>,
 }
 
 impl TerminalObserver {
@@ -43,13 +129,60 @@ impl TerminalObserver {
         self.verbosity < 0
     }
 
+    fn interactive(&self) -> bool {
+        !self.quiet() && std::io::stderr().is_terminal()
+    }
+
+    fn multi(&self) -> &MultiProgress {
+        self.multi.get_or_init(MultiProgress::new)
+    }
+
+    /// A bar for a step: a bar with indicatif's ETA for a known total, else a spinner with the
+    /// elapsed time and the ETA from the last duration.
+    fn step_bar(&self, s: &StepStart) -> ProgressBar {
+        let bar = match s.total {
+            Some(t) => {
+                let amounts = if s.unit == "bytes" {
+                    "{bytes}/{total_bytes}".to_string()
+                } else {
+                    format!("{{pos}}/{{len}} {}", s.unit)
+                };
+                let bar = ProgressBar::new(t);
+                bar.set_style(
+                    ProgressStyle::with_template(&format!("  {{spinner}} {{msg}} [{{bar:24}}] {amounts} ETA {{eta}}"))
+                        .unwrap_or_else(|_| ProgressStyle::default_bar())
+                        .progress_chars("=> "),
+                );
+                bar
+            }
+            None => {
+                let bar = ProgressBar::new_spinner();
+                let expected = s.expected_s;
+                bar.set_style(
+                    ProgressStyle::with_template("  {spinner} {msg} {elapsed}{eta_last}")
+                        .unwrap_or_else(|_| ProgressStyle::default_spinner())
+                        .with_key("eta_last", move |st: &ProgressState, w: &mut dyn std::fmt::Write| {
+                            let _ = w.write_str(&eta_from_last(expected, st.elapsed()));
+                        }),
+                );
+                bar
+            }
+        };
+        bar.set_message(s.name.to_string());
+        let bar = self.multi().add(bar);
+        bar.enable_steady_tick(Duration::from_millis(200));
+        bar
+    }
+
     fn bar(&self) -> Option<&ProgressBar> {
         self.bar
             .get_or_init(|| {
                 if self.quiet() || !std::io::stderr().is_terminal() {
                     return None;
                 }
-                let bar = ProgressBar::new(self.total.get().copied().unwrap_or(0) as u64);
+                let bar = self
+                    .multi()
+                    .add(ProgressBar::new(self.total.get().copied().unwrap_or(0) as u64));
                 bar.set_style(
                     ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} ETA {eta} {msg}")
                         .unwrap_or_else(|_| ProgressStyle::default_bar())
@@ -166,5 +299,140 @@ impl Observer for TerminalObserver {
         if let Some(Some(b)) = self.bar.get() {
             b.finish_and_clear();
         }
+    }
+
+    fn step_started(&self, s: &StepStart) {
+        if self.quiet() {
+            return;
+        }
+        let bar = self.interactive().then(|| self.step_bar(s));
+        if let Ok(mut steps) = self.steps.lock() {
+            steps.insert(
+                s.name.to_string(),
+                StepView {
+                    bar,
+                    started: Instant::now(),
+                    last_line: None,
+                    total: s.total,
+                    unit: s.unit.to_string(),
+                    expected_s: s.expected_s,
+                },
+            );
+        }
+    }
+
+    fn step_progress(&self, name: &str, done: u64, _total: Option<u64>) {
+        let Ok(mut steps) = self.steps.lock() else { return };
+        let Some(v) = steps.get_mut(name) else { return };
+        match &v.bar {
+            Some(b) => b.set_position(done),
+            None => {
+                if let Some(line) = v.plain_line(name, Some(done), Instant::now()) {
+                    eprintln!("{line}");
+                }
+            }
+        }
+    }
+
+    fn step_finished(&self, name: &str, seconds: f64, ok: bool) {
+        let Some(v) = self.steps.lock().ok().and_then(|mut s| s.remove(name)) else {
+            return;
+        };
+        match &v.bar {
+            Some(b) => b.finish_and_clear(),
+            None => {
+                if let Some(line) = v.plain_end(name, seconds, ok) {
+                    eprintln!("{line}");
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(total: Option<u64>, unit: &str, expected_s: Option<f64>, started: Instant) -> StepView {
+        StepView {
+            bar: None,
+            started,
+            last_line: None,
+            total,
+            unit: unit.into(),
+            expected_s,
+        }
+    }
+
+    /// Without a terminal: nothing for a short step, then one line per LINE_EVERY with the
+    /// fraction and ETA of a counted step, or the elapsed time and the last run's ETA of a
+    /// spinner; the closing line only after lines or a long step.
+    #[test]
+    fn plain_lines_come_at_a_low_rate_with_an_eta() {
+        let t0 = Instant::now();
+        let at = |s: u64| t0 + Duration::from_secs(s);
+        let mut v = view(Some(4 << 20), "bytes", None, t0);
+        assert_eq!(v.plain_line("fileio prepare", Some(1 << 20), at(3)), None);
+        assert_eq!(
+            v.plain_end("fileio prepare", 3.0, true),
+            None,
+            "a short step prints nothing"
+        );
+        let line = v.plain_line("fileio prepare", Some(1 << 20), at(10)).unwrap();
+        assert_eq!(line, "      fileio prepare: 25 % of 4.0 MiB after 10 s, ETA 30 s");
+        assert_eq!(
+            v.plain_line("fileio prepare", Some(2 << 20), at(15)),
+            None,
+            "at most every 10 s"
+        );
+        assert!(v
+            .plain_line("fileio prepare", Some(3 << 20), at(20))
+            .unwrap()
+            .contains("75 %"));
+        assert_eq!(
+            v.plain_end("fileio prepare", 26.04, true).unwrap(),
+            "      fileio prepare: done in 26.0 s"
+        );
+
+        let mut m = view(None, "steps", Some(42.0), t0);
+        assert_eq!(
+            m.plain_line("mkfs.ext4 (8 GiB)", None, at(12)).unwrap(),
+            "      mkfs.ext4 (8 GiB): 12 s  ETA 30 s (last run 42 s)"
+        );
+        let mut m = view(None, "steps", None, t0);
+        assert_eq!(m.plain_line("mkfs.xfs", None, at(12)).unwrap(), "      mkfs.xfs: 12 s");
+        assert_eq!(
+            view(None, "steps", None, t0)
+                .plain_end("mkfs.xfs", 11.0, false)
+                .unwrap(),
+            "      mkfs.xfs: stopped after 11.0 s"
+        );
+        assert_eq!(
+            eta_from_last(Some(5.0), Duration::from_secs(9)),
+            "  ETA due (last run 5 s)"
+        );
+        assert_eq!(eta_from_last(None, Duration::from_secs(9)), "");
+    }
+
+    /// `--quiet` keeps no step at all; a normal observer without a terminal keeps it without a
+    /// bar until it ends.
+    #[test]
+    fn quiet_shows_no_step() {
+        let s = StepStart {
+            name: "mkfs.ext4 (64 MiB)",
+            total: None,
+            unit: "steps",
+            expected_s: None,
+        };
+        let q = TerminalObserver::with_verbosity(-1);
+        q.step_started(&s);
+        assert!(q.steps.lock().unwrap().is_empty());
+        let n = TerminalObserver::new();
+        n.step_started(&s);
+        let running = n.steps.lock().unwrap().get(s.name).map(|v| v.bar.is_some());
+        // Under `cargo test` standard error is a pipe or a terminal; either way the step is kept.
+        assert_eq!(running, Some(std::io::stderr().is_terminal()));
+        n.step_finished(s.name, 0.5, true);
+        assert!(n.steps.lock().unwrap().is_empty());
     }
 }

@@ -139,7 +139,31 @@ fn the_event_stream_of_a_real_run_covers_every_repeat_and_phase() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let o = fsbench(&["--db", db.to_str().unwrap(), "history", "--format", "html"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("<svg"));
+    let html = String::from_utf8_lossy(&o.stdout);
+    assert!(html.contains("<svg"));
+    // Every trend chart's caption ends with the kernel and fsbench version of its sessions,
+    // as the run's report charts do.
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    let line = format!(
+        "<span class=\"provenance\">Linux {} · fsbench {}",
+        kernel.trim(),
+        env!("CARGO_PKG_VERSION")
+    );
+    let charts = html.matches("<figure").count();
+    assert!(charts > 0);
+    assert_eq!(html.matches(&line).count(), charts, "{line} missing in some caption");
+    // So do compare's forest chart and its Markdown.
+    let o = fsbench(&["--db", db.to_str().unwrap(), "compare", "1", "2", "--format", "html"]);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", text(&o));
+    let html = String::from_utf8_lossy(&o.stdout);
+    let cap = &html[html.find("<figcaption").unwrap()..];
+    assert!(cap[..cap.find("</figcaption>").unwrap()].contains(&line), "{cap}");
+    let o = fsbench(&["--db", db.to_str().unwrap(), "compare", "1", "2", "--format", "md"]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains(&format!("\nVersions: Linux {}", kernel.trim())),
+        "{}",
+        text(&o)
+    );
 }
 
 #[test]

@@ -204,10 +204,41 @@ fn mariadb_and_postgresql_servers_on_a_loop_filesystem() {
     let db = dir.path().join("r.db");
     let sc = dir.path().join("scratch");
     let (db, sc) = (db.to_str().unwrap(), sc.to_str().unwrap());
-    let o = fsbench(&["--db", db, "run", &suite, "--scratch", sc]);
+    let events = dir.path().join("events.jsonl");
+    let o = fsbench(&[
+        "--db",
+        db,
+        "run",
+        &suite,
+        "--scratch",
+        sc,
+        "--events",
+        events.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert_no_leftovers(Path::new(sc));
     assert_eq!(processes_mentioning(sc), Vec::<String>::new(), "server processes left");
+    // Each server's load is a long step of its repeat, ended before the timed phase.
+    let ev: Vec<serde_json::Value> = std::fs::read_to_string(&events)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for (workload, load) in [
+        ("maria-rw", "mariadb load (2 × 2000 rows)"),
+        ("pg-ro", "postgresql load (1 × 2000 rows)"),
+        ("pgbench", "postgresql load (1 × 100000 rows)"),
+    ] {
+        let start = ev
+            .iter()
+            .position(|e| e["event"] == "repeat_start" && e["workload"] == workload)
+            .unwrap();
+        let phase = start + ev[start..].iter().position(|e| e["event"] == "phase_start").unwrap();
+        let ended = ev[start..phase]
+            .iter()
+            .any(|e| e["event"] == "step_end" && e["step"] == load && e["status"] == "ok");
+        assert!(ended, "{workload}: no `{load}` step before its phase");
+    }
 
     let j = crate::util::report_json(db, "latest");
     let (_, tps) = cell(&j, "maria-rw", "oltp_read_write", "tps", "ext4");

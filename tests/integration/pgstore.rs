@@ -1,7 +1,9 @@
 //! The shared PostgreSQL store on a real server (Debian's `postgresql`, started here as the
 //! `postgres` user on a unix socket in a private temporary folder): a session pushed from
 //! SQLite reads back with the same JSON export; pushing again copies nothing; two concurrent
-//! `fsbench run --db postgres://…` writers lose and duplicate nothing.
+//! `fsbench run --db postgres://…` writers lose and duplicate nothing; a run's per-second
+//! throughput series and latency histograms survive a push unchanged and are stored by a run
+//! straight into PostgreSQL.
 
 use crate::util::{fsbench, scratch, skip_or_fail, text, write_suite};
 use serde_json::Value;
@@ -197,5 +199,116 @@ fn postgres_store_round_trip_push_and_concurrent_writers() {
     // History reads the shared store too.
     let o = fsbench(&["--db", url, "history", "--phase", "seq_create", "--format", "json"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    drop(pg);
+}
+
+/// A suite whose phases store both kinds of chart data: mongo's pool phases their latency
+/// histograms, fileio's time-based phase also its per-second throughput series.
+const SERIES: &str = "[suite]\nname = \"series\"\n\n[run]\nrepeats = 1\ndrop_caches = false\n\n\
+[[workload]]\nkind = \"mongo\"\nfiles = 200\n\n\
+[[workload]]\nkind = \"fileio\"\nmode = \"rndrw\"\ntotal_size = \"8MiB\"\nfiles = 4\nblock_size = \"4KiB\"\ntime = \"2s\"\n";
+
+/// The (phase, ops) series and the phases with a histogram of an export's samples.
+fn chart_data(j: &Value) -> (Vec<(String, Vec<u64>)>, Vec<String>) {
+    let (mut series, mut hist) = (Vec::new(), Vec::new());
+    for s in j["samples"].as_array().unwrap() {
+        for t in s["series"].as_array().cloned().unwrap_or_default() {
+            let ops = t["ops"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_u64().unwrap())
+                .collect();
+            series.push((t["phase"].as_str().unwrap().to_string(), ops));
+        }
+        for h in s["histograms"].as_array().cloned().unwrap_or_default() {
+            assert!(!h["bins"].as_array().unwrap().is_empty());
+            hist.push(h["phase"].as_str().unwrap().to_string());
+        }
+    }
+    (series, hist)
+}
+
+#[test]
+fn postgres_stores_and_pushes_per_second_series_and_latency_histograms() {
+    crate::require_privileged!();
+    let dir = scratch();
+    let Some(pg) = start_server(dir.path()) else { return };
+    let url = pg.url.as_str();
+    let suite = write_suite(dir.path(), "series.toml", SERIES);
+    let work = |name: &str| {
+        let w = dir.path().join(name);
+        std::fs::create_dir(&w).unwrap();
+        w.to_string_lossy().into_owned()
+    };
+
+    // A real run into SQLite, pushed: PostgreSQL's export, series and histograms included,
+    // equals SQLite's.
+    let sqlite = dir.path().join("local.db");
+    let sqlite = sqlite.to_str().unwrap();
+    let o = fsbench(&["--db", sqlite, "run", &suite, "--dir", &work("w0"), "--label", "local"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let local = export(sqlite, "latest");
+    let (series, hist) = chart_data(&local);
+    assert!(!series.is_empty(), "fileio stored no per-second series: {series:?}");
+    assert!(series.iter().all(|(_, ops)| (2..=3).contains(&ops.len())), "{series:?}");
+    assert!(hist.len() >= 3, "mongo and fileio phases stored histograms: {hist:?}");
+    let o = fsbench(&["--db", sqlite, "push", "--to", url]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("1 copied, 0 already there"),
+        "{}",
+        text(&o)
+    );
+    let remote = export(url, "local");
+    assert_eq!(
+        chart_data(&remote),
+        (series.clone(), hist.clone()),
+        "push lost chart data"
+    );
+    assert_eq!(without_ids(remote.clone()), without_ids(local.clone()));
+    // The check can fail: one changed second of a series, or a lost histogram, is seen.
+    let mut changed = without_ids(local.clone());
+    let s = changed["samples"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|s| s["series"].as_array().is_some_and(|a| !a.is_empty()))
+        .unwrap();
+    s["series"][0]["ops"][0] = Value::from(s["series"][0]["ops"][0].as_u64().unwrap() + 1);
+    assert_ne!(without_ids(remote.clone()), changed);
+    let mut changed = without_ids(local);
+    let s = changed["samples"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|s| s["histograms"].as_array().is_some_and(|a| !a.is_empty()))
+        .unwrap();
+    s["histograms"].as_array_mut().unwrap().pop();
+    assert_ne!(without_ids(remote), changed);
+    // Pushing again copies nothing.
+    let o = fsbench(&["--db", sqlite, "push", "--to", url]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("0 copied, 1 already there"),
+        "{}",
+        text(&o)
+    );
+
+    // A run straight into PostgreSQL stores them too: the same phases, each series about the
+    // 2 s of its phase, and the HTML report drawn from PostgreSQL has both charts.
+    let o = fsbench(&["--db", url, "run", &suite, "--dir", &work("w1"), "--label", "direct"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let direct = export(url, "direct");
+    let (d_series, d_hist) = chart_data(&direct);
+    let phases = |v: &[(String, Vec<u64>)]| v.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>();
+    assert_eq!(phases(&d_series), phases(&series));
+    assert!(d_series
+        .iter()
+        .all(|(_, ops)| (2..=3).contains(&ops.len()) && ops.iter().sum::<u64>() > 0));
+    assert_eq!(d_hist, hist);
+    let o = fsbench(&["--db", url, "report", "direct", "--format", "html"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let html = String::from_utf8_lossy(&o.stdout);
+    assert!(html.contains("class=\"chart chart-histogram\"") && html.contains("class=\"chart chart-throughput\""));
     drop(pg);
 }

@@ -701,6 +701,17 @@ impl FileSet {
         if spec.data == Fill::Random {
             SmallRng::seed_from_u64(spec.seed ^ 0x5eed).fill_bytes(&mut buf);
         }
+        let laid = if spec.mode == FileioMode::Seqwr { 0 } else { size };
+        let total = laid * self.paths.len() as u64;
+        let mut step = crate::progress::step(
+            format!(
+                "fileio prepare ({} files, {})",
+                self.paths.len(),
+                crate::units::Bytes(total).human()
+            ),
+            Some(total),
+            "bytes",
+        );
         for path in &self.paths {
             if interrupt.load(Ordering::Relaxed) {
                 return Err(EngineError::Interrupted);
@@ -723,9 +734,11 @@ impl FileSet {
                 let n = left.min(chunk) as usize;
                 f.write_all(&buf[..n]).map_err(|e| ERR.io("write", path, e))?;
                 left -= n as u64;
+                step.add(n as u64);
             }
             f.sync_all().map_err(|e| ERR.io("fsync", path, e))?;
         }
+        step.finish();
         Ok(())
     }
 

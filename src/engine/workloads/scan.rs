@@ -232,6 +232,12 @@ fn prepare(spec: &ScanSpec, parent: &Path, top_path: &Path, interrupt: &AtomicBo
         .map_err(|e| ERR.io_in("open", top_path, None, e.into()))?;
     let mut data = vec![0u8; spec.file_size.get().min(Bytes::MIB) as usize];
     Content::Random.fill(&mut data, spec.seed ^ 0x7363_616e);
+    let files: u64 = (0..spec.dirs).map(|d| u64::from(spec.files_in(d))).sum();
+    let mut step = crate::progress::step(
+        format!("scan data set ({} directories, {files} files)", spec.dirs),
+        Some(files),
+        "files",
+    );
     let mut file = 0u32;
     for d in 0..spec.dirs {
         let dname = CString::new(format!("d{d:05}")).expect("no NUL in a formatted name");
@@ -260,9 +266,11 @@ fn prepare(spec: &ScanSpec, parent: &Path, top_path: &Path, interrupt: &AtomicBo
             }
             sysio::close_checked(fd).map_err(|e| ERR.io_in("close", &dir_path, Some(&fname), e.into()))?;
             file += 1;
+            step.set(u64::from(file));
         }
     }
     rustix::fs::syncfs(&top).map_err(|e| ERR.io_in("syncfs", top_path, None, e.into()))?;
+    step.finish();
     Ok(top)
 }
 

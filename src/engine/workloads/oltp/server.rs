@@ -671,7 +671,20 @@ impl Session<'_> {
                     .args(["-i", "-q", "-s", &self.spec.pgbench_scale().to_string(), DB_NAME]);
             }
         }
-        run_logged(c, &self.log("load.log"), self.interrupt, Duration::MAX).map(drop)
+        // The client's own load: no total to count, a spinner with the last run's time as ETA.
+        let step = crate::progress::step(
+            format!(
+                "{} load ({} × {} rows)",
+                self.spec.engine.name(),
+                self.spec.tables,
+                self.spec.rows
+            ),
+            None,
+            "rows",
+        );
+        run_logged(c, &self.log("load.log"), self.interrupt, Duration::MAX)?;
+        step.finish();
+        Ok(())
     }
 
     /// The timed client run; returns its report text and wall time.

@@ -136,6 +136,11 @@ fn load(spec: &OltpSpec, dir: &Path, interrupt: &AtomicBool) -> Result<(), Engin
         .map_err(|e| db_err(what("PRAGMA synchronous"), e))?;
     let mut rng = SmallRng::seed_from_u64(spec.seed ^ 0x0171_7e57);
     let (mut c, mut pad) = ([0u8; C_LEN], [0u8; PAD_LEN]);
+    let mut step = crate::progress::step(
+        format!("SQLite load ({} × {} rows)", spec.tables, spec.rows),
+        Some(u64::from(spec.tables) * spec.rows),
+        "rows",
+    );
     for t in 1..=spec.tables {
         conn.execute_batch(&format!(
             "CREATE TABLE sbtest{t}(id INTEGER PRIMARY KEY, k INTEGER DEFAULT 0 NOT NULL, \
@@ -148,8 +153,11 @@ fn load(spec: &OltpSpec, dir: &Path, interrupt: &AtomicBool) -> Result<(), Engin
                 .prepare(&format!("INSERT INTO sbtest{t}(id, k, c, pad) VALUES (?1, ?2, ?3, ?4)"))
                 .map_err(|e| db_err(what("prepare INSERT"), e))?;
             for id in 1..=spec.rows {
-                if id % 4096 == 0 && interrupt.load(Ordering::Relaxed) {
-                    return Err(EngineError::Interrupted);
+                if id % 4096 == 0 {
+                    if interrupt.load(Ordering::Relaxed) {
+                        return Err(EngineError::Interrupted);
+                    }
+                    step.set(u64::from(t - 1) * spec.rows + id);
                 }
                 fill_digits(&mut rng, &mut c);
                 fill_digits(&mut rng, &mut pad);
@@ -166,7 +174,10 @@ fn load(spec: &OltpSpec, dir: &Path, interrupt: &AtomicBool) -> Result<(), Engin
         conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
             .map_err(|e| db_err(what("wal_checkpoint"), e))?;
     }
-    conn.close().map_err(|(_, e)| db_err(what("close"), e))
+    conn.close().map_err(|(_, e)| db_err(what("close"), e))?;
+    step.set(u64::from(spec.tables) * spec.rows);
+    step.finish();
+    Ok(())
 }
 
 /// The generated digits as &str (they are ASCII by construction).
