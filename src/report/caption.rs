@@ -38,7 +38,11 @@ pub fn versions(info: &NewSession) -> String {
         parts.push(format!("fsbench {}", info.fsbench_version));
     }
     if !info.tool_versions.is_empty() {
-        let tools: Vec<String> = info.tool_versions.iter().map(|(t, v)| format!("{t} {}", short(v))).collect();
+        let tools: Vec<String> = info
+            .tool_versions
+            .iter()
+            .map(|(t, v)| format!("{t} {}", short(v)))
+            .collect();
         parts.push(tools.join(", "));
     }
     parts.join(" · ")
@@ -120,10 +124,15 @@ mod tests {
         assert!(p.contains("Linux 6.1.0-&lt;x&gt;"), "{p}");
         assert!(p.contains("mkfs.ext4 1.47.0, fio 3.33"), "{p}");
         assert!(p.contains(&format!("fsbench {}", info.fsbench_version)), "{p}");
-        info.tool_versions
-            .push(("mount".into(), "mount from util-linux 2.38.1 (libmount 2.38.1: selinux, smack, btrfs)".into()));
+        info.tool_versions.push((
+            "mount".into(),
+            "mount from util-linux 2.38.1 (libmount 2.38.1: selinux, smack, btrfs)".into(),
+        ));
         let p = provenance(&info);
-        assert!(p.contains("mount mount from util-linux 2.38.1") && !p.contains("selinux"), "{p}");
+        assert!(
+            p.contains("mount mount from util-linux 2.38.1") && !p.contains("selinux"),
+            "{p}"
+        );
         info.tool_versions.clear();
         assert!(!provenance(&info).contains(", "), "no tools part");
     }
