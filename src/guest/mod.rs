@@ -654,33 +654,20 @@ pub fn tool_versions(variants: &[FsVariant]) -> Vec<(String, String)> {
 /// Undoes an [`Undo::Kill`]: SIGKILL to `pid` only while its start time and command line still
 /// show it is the QEMU this run started; then waits (5 s at most) until it is gone.
 pub fn kill_recorded(pid: u32, start_time: u64, marker: &Path) -> Result<(), crate::provision::ProvisionError> {
-    let ours = || {
-        crate::provision::state::process_start_time(pid) == Some(start_time)
-            && std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
-                let needle = marker.as_os_str().as_encoded_bytes();
-                c.windows(needle.len()).any(|w| w == needle)
-            })
+    use crate::provision::process::{stop, Identity, Stop};
+    let how = Stop {
+        first: libc::SIGKILL,
+        kill_after: Duration::ZERO,
+        give_up_after: Duration::from_secs(5),
+        reap: false,
     };
-    let alive = || {
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|s| s.rfind(')').and_then(|i| s.get(i + 2..i + 3)).map(|st| st != "Z"))
-            .unwrap_or(false)
-    };
-    if !ours() {
-        return Ok(());
+    if stop(pid, start_time, Identity::Arg(marker), how) {
+        Ok(())
+    } else {
+        Err(crate::provision::ProvisionError::Unavailable(format!(
+            "guest process {pid} is still alive after SIGKILL"
+        )))
     }
-    // SAFETY: kill(2) on a pid just checked to be our QEMU.
-    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-    for _ in 0..250 {
-        if !ours() || !alive() {
-            return Ok(());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Err(crate::provision::ProvisionError::Unavailable(format!(
-        "guest process {pid} is still alive after SIGKILL"
-    )))
 }
 
 #[cfg(test)]

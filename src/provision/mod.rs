@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub mod made;
+pub mod process;
 pub mod safety;
 pub mod state;
 pub mod zfs;

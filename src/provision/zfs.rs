@@ -34,6 +34,7 @@
 //! `relatime`), zfs-fuse(8) (`--no-daemon`, `--no-kstat-mount`; the socket
 //! `/var/run/zfs/zfs_socket`), /work/shared/research/capabilities.md (zfs-fuse on this machine).
 
+use super::process::{alive_comm, is_ours, stop, Identity, Stop};
 use super::{io_err, run_tool, Mounted, ProvisionError, Undo};
 use crate::config::FsVariant;
 use std::path::{Path, PathBuf};
@@ -321,15 +322,7 @@ pub fn running_daemon() -> Option<(u32, u64)> {
 
 /// Whether `pid` is a zfs-fuse process that has not exited (a zombie has).
 fn is_live_daemon(pid: u32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
-        return false;
-    };
-    let comm = &stat[open + 1..close];
-    let state = stat[close + 1..].split_whitespace().next().unwrap_or("");
-    comm == "zfs-fuse" && state != "Z" && state != "X"
+    alive_comm(pid).as_deref() == Some("zfs-fuse")
 }
 
 /// Starts zfs-fuse in its own process group, recorded as [`Undo::StopDaemon`], and waits until
@@ -430,43 +423,26 @@ pub(super) fn destroy_pool(pool: &str, device: &str, mountpoint: &Path) -> Resul
 /// holds no pool; a pool in it is someone else's, so the daemon is left running and the step
 /// fails (and stays pending) saying so.
 pub(super) fn stop_daemon(pid: u32, start_time: u64) -> Result<(), ProvisionError> {
-    let ours = || is_live_daemon(pid) && super::state::process_start_time(pid) == Some(start_time);
-    if !ours() {
-        reap(pid);
-        return Ok(());
-    }
-    let others = pools();
-    if !others.is_empty() {
+    let me = Identity::Comm("zfs-fuse");
+    if is_ours(pid, start_time, me) && !pools().is_empty() {
         return Err(ProvisionError::Unavailable(format!(
             "zfs-fuse (pid {pid}), started by fsbench, still serves pools fsbench did not leave there ({}): \
              left running; destroy or export them, then run `fsbench cleanup` again",
-            others.join(", ")
+            pools().join(", ")
         )));
     }
-    let target = rustix::process::Pid::from_raw(pid as i32);
-    let Some(target) = target else { return Ok(()) };
-    let _ = rustix::process::kill_process(target, rustix::process::Signal::Term);
-    let t0 = Instant::now();
-    while ours() {
-        reap(pid);
-        if t0.elapsed() > STOP_TIMEOUT {
-            let _ = rustix::process::kill_process(target, rustix::process::Signal::Kill);
-        }
-        if t0.elapsed() > STOP_TIMEOUT * 2 {
-            return Err(ProvisionError::Unavailable(format!(
-                "zfs-fuse (pid {pid}) did not exit after SIGTERM and SIGKILL"
-            )));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    reap(pid);
-    Ok(())
-}
-
-/// Collects the exit status of `pid` if it is this process's child (no-op otherwise).
-fn reap(pid: u32) {
-    if let Some(p) = rustix::process::Pid::from_raw(pid as i32) {
-        let _ = rustix::process::waitpid(Some(p), rustix::process::WaitOptions::NOHANG);
+    let how = Stop {
+        first: libc::SIGTERM,
+        kill_after: STOP_TIMEOUT,
+        give_up_after: STOP_TIMEOUT * 2,
+        reap: true,
+    };
+    if stop(pid, start_time, me, how) {
+        Ok(())
+    } else {
+        Err(ProvisionError::Unavailable(format!(
+            "zfs-fuse (pid {pid}) did not exit after SIGTERM and SIGKILL"
+        )))
     }
 }
 

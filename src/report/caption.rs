@@ -2,11 +2,15 @@
 //! the external tools' versions the session recorded (`sysinfo::tool_versions`), so a chart
 //! copied out of the report still says what produced it.
 //!
+//! [`figure`] writes a chart's `<figure>` with that caption (every chart of the HTML report).
+//!
 //! Invariants: built from the stored session only; the text is HTML-escaped here, once; an
 //! empty tool list prints no "tools" part.
 
 use super::escape::html as esc;
+use super::ReportModel;
 use crate::store::NewSession;
+use std::fmt::Write as _;
 
 /// `<span class="provenance">Linux 6.1.0 · fsbench 0.1.0 · mkfs.ext4 1.47.0, …</span>`, with a
 /// leading space, for the end of a `<figcaption>`.
@@ -49,6 +53,62 @@ pub fn versions(info: &NewSession) -> String {
 /// `mount from util-linux 2.38.1` (the store keeps the whole text).
 fn short(version: &str) -> &str {
     version.split(" (").next().unwrap_or(version).trim()
+}
+
+/// A `<figure>` with a chart or, if drawing failed, the error in its place.
+/// The caption ends with the session's provenance (kernel, fsbench and tool versions).
+pub fn figure(
+    out: &mut String,
+    model: &ReportModel,
+    class: &str,
+    attrs: &str,
+    svg: Result<String, super::charts::ChartError>,
+    caption: &str,
+) {
+    let _ = write!(out, "<figure class=\"chart {class}\"{attrs}>");
+    match svg {
+        Ok(svg) => out.push_str(&svg),
+        Err(e) => {
+            let _ = write!(out, "<p class=\"note\">{}</p>", esc(&e.to_string()));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "<figcaption>{caption}{}</figcaption></figure>",
+        provenance(&model.session.info)
+    );
+}
+
+/// What the figures of one kind of per-phase chart say: see [`phase_figures`].
+pub struct PhaseFigures {
+    /// The `<h3>` above them.
+    pub heading: &'static str,
+    /// The figure's class after `chart`.
+    pub class: &'static str,
+    /// The caption of the figure of a phase (given HTML-escaped).
+    pub caption: fn(&str) -> String,
+}
+
+/// The heading and a grid of one [`figure`] per `(phase, data)` of `groups` of `workload`, each
+/// drawn by `draw(phase, data)`; nothing when `groups` is empty.
+pub fn phase_figures<T>(
+    out: &mut String,
+    model: &ReportModel,
+    workload: &str,
+    kind: &PhaseFigures,
+    groups: &[(String, T)],
+    draw: impl Fn(&str, &T) -> Result<String, super::charts::ChartError>,
+) {
+    if groups.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "<h3>{}</h3>\n<div class=\"grid\">", kind.heading);
+    for (phase, data) in groups {
+        let p = esc(phase);
+        let attrs = format!(" data-workload=\"{}\" data-phase=\"{p}\"", esc(workload));
+        figure(out, model, kind.class, &attrs, draw(phase, data), &(kind.caption)(&p));
+    }
+    out.push_str("</div>\n");
 }
 
 #[cfg(test)]

@@ -1,5 +1,7 @@
 //! SVG charts drawn with plotters' SVG backend (no hand-assembled SVG): grouped bars with
-//! confidence-interval whiskers, per-repeat series, and the forest plot of `fsbench compare`.
+//! confidence-interval whiskers, per-repeat series, the forest plot of `fsbench compare`, and
+//! line charts with a line per variant ([`line_chart`]: the latency histograms on a log-x axis,
+//! the per-second throughput).
 //!
 //! Every function returns one `<svg>` element as a string, ready to inline in HTML. Colours come
 //! from [`PALETTE`] (Okabe & Ito's colour-blind-safe set) by variant index, so a variant has the
@@ -10,7 +12,8 @@
 //! after drawing, the n-th rectangle with that opacity receives the n-th bar's
 //! `class="bar" data-variant="…" data-phase="…" data-metric="…"` and a `<title>` tooltip
 //! (draw order is plotters' write order). The count is checked, so a mismatch is an error, not a
-//! mislabelled bar. Attribute values are HTML-escaped.
+//! mislabelled bar. Attribute values are HTML-escaped. Lines of a [`line_chart`] are found the
+//! same way by [`LINE_ALPHA`] and get `class="series" data-variant="…"` and a `<title>`.
 //!
 //! Axes: categories sit at `i + 0.5` on an `f64` axis with explicit key points; a panel whose
 //! values span more than [`LOG_SPAN`] is drawn on a log₁₀ axis (values transformed here, ticks
@@ -58,21 +61,6 @@ fn de<E: Display>(e: E) -> ChartError {
 pub fn color(i: usize) -> RGBColor {
     let (r, g, b) = PALETTE[i % PALETTE.len()];
     RGBColor(r, g, b)
-}
-
-/// One variant's line in a hand-written SVG line chart (the latency histograms and the
-/// per-second throughput): `points` already in pixels, the variant's colour, its name escaped
-/// as the hover title and in `data-variant`.
-pub(super) fn svg_polyline(out: &mut String, variant: usize, name: &str, points: impl Iterator<Item = (f64, f64)>) {
-    use std::fmt::Write as _;
-    let pts: Vec<String> = points.map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
-    let _ = write!(
-        out,
-        "<polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"2\" points=\"{pts}\" data-variant=\"{n}\"><title>{n}</title></polyline>",
-        c = css_color(variant),
-        pts = pts.join(" "),
-        n = super::escape::html(name)
-    );
 }
 
 /// `#rrggbb` of variant `i`, for HTML legends.
@@ -154,7 +142,7 @@ pub const MISSING_ALPHA: f64 = 0.55;
 pub const WHISKER: RGBColor = RGBColor(17, 17, 17);
 
 /// Ticks 1-2-5 × 10ᵏ (log) or a "nice" step (linear) covering `[lo, hi]`.
-fn ticks(lo: f64, hi: f64, log: bool) -> Vec<f64> {
+pub(super) fn ticks(lo: f64, hi: f64, log: bool) -> Vec<f64> {
     if log {
         let mut out = Vec::new();
         let mut decade = 10f64.powf(lo.floor());
@@ -257,55 +245,78 @@ struct BarTag {
 /// Puts the attributes of `tags` on the rectangles drawn with [`BAR_ALPHA`] (bars) and
 /// [`MISSING_ALPHA`] (placeholders), each kind in its own drawing order.
 fn annotate_bars(svg: &str, tags: &[BarTag]) -> Result<String, ChartError> {
-    let bar_marker = format!("opacity=\"{BAR_ALPHA}\"");
-    let missing_marker = format!("opacity=\"{MISSING_ALPHA}\"");
-    let mut out = String::with_capacity(svg.len() + tags.len() * 120);
-    let mut rest = svg;
-    let mut bars = tags.iter().filter(|t| t.missing.is_none());
-    let mut missing = tags.iter().filter(|t| t.missing.is_some());
-    while let Some(start) = rest.find("<rect ") {
-        let Some(len) = rest[start..].find("/>") else { break };
-        let element = &rest[start..start + len];
-        out.push_str(&rest[..start]);
-        let next = if element.contains(&bar_marker) {
-            Some(
-                bars.next()
-                    .ok_or_else(|| ChartError("more bar rectangles than bars".into()))?,
-            )
-        } else if element.contains(&missing_marker) {
-            Some(
-                missing
-                    .next()
-                    .ok_or_else(|| ChartError("more placeholder rectangles than missing slots".into()))?,
-            )
-        } else {
-            None
-        };
-        match next {
-            Some(tag) => {
+    let kind = |missing: bool| -> Vec<Marked> {
+        tags.iter()
+            .filter(|t| t.missing.is_some() == missing)
+            .map(|tag| {
                 let (class, extra) = match &tag.missing {
                     None => ("bar", String::new()),
                     Some(word) => ("bar-missing", format!(" data-missing=\"{}\"", esc(word))),
                 };
+                Marked {
+                    attrs: format!(
+                        "class=\"{class}\" data-variant=\"{}\" data-phase=\"{}\" data-metric=\"{}\"{extra}",
+                        esc(&tag.variant),
+                        esc(&tag.phase),
+                        esc(&tag.metric)
+                    ),
+                    title: esc(&tag.tooltip),
+                }
+            })
+            .collect()
+    };
+    annotate(
+        svg,
+        "rect",
+        vec![
+            (format!("opacity=\"{BAR_ALPHA}\""), kind(false)),
+            (format!("opacity=\"{MISSING_ALPHA}\""), kind(true)),
+        ],
+    )
+}
+
+/// Attributes (escaped, without the leading space) and escaped `<title>` text given to one
+/// drawn element.
+struct Marked {
+    attrs: String,
+    title: String,
+}
+
+/// Gives the n-th `<element …/>` whose text contains a kind's marker (an opacity nothing else
+/// in the chart uses) that kind's n-th [`Marked`] (plotters writes elements in drawing order).
+/// Counts must match exactly, so a mismatch is an error, not a mislabelled element.
+fn annotate(svg: &str, element: &str, kinds: Vec<(String, Vec<Marked>)>) -> Result<String, ChartError> {
+    let open = format!("<{element} ");
+    let mut kinds: Vec<(String, std::vec::IntoIter<Marked>)> =
+        kinds.into_iter().map(|(m, v)| (m, v.into_iter())).collect();
+    let mut out = String::with_capacity(svg.len() * 2);
+    let mut rest = svg;
+    while let Some(start) = rest.find(&open) {
+        let Some(len) = rest[start..].find("/>") else { break };
+        let text = &rest[start..start + len];
+        out.push_str(&rest[..start]);
+        match kinds.iter_mut().find(|(marker, _)| text.contains(marker.as_str())) {
+            Some((_, tags)) => {
+                let tag = tags
+                    .next()
+                    .ok_or_else(|| ChartError(format!("more marked <{element}> elements than tags")))?;
                 out.push_str(&format!(
-                    "<rect class=\"{class}\" data-variant=\"{}\" data-phase=\"{}\" data-metric=\"{}\"{extra} {}><title>{}</title></rect>",
-                    esc(&tag.variant),
-                    esc(&tag.phase),
-                    esc(&tag.metric),
-                    &element["<rect ".len()..],
-                    esc(&tag.tooltip)
+                    "<{element} {} {}><title>{}</title></{element}>",
+                    tag.attrs,
+                    &text[open.len()..],
+                    tag.title
                 ));
             }
             None => {
-                out.push_str(element);
+                out.push_str(text);
                 out.push_str("/>");
             }
         }
         rest = &rest[start + len + 2..];
     }
     out.push_str(rest);
-    if bars.next().is_some() || missing.next().is_some() {
-        return Err(ChartError("fewer rectangles than bars and missing slots".into()));
+    if kinds.iter_mut().any(|(_, tags)| tags.next().is_some()) {
+        return Err(ChartError(format!("fewer <{element}> elements than tags")));
     }
     Ok(out)
 }
@@ -527,6 +538,139 @@ fn draw_bar_panel(
     chart.draw_series(rects).map_err(de)?;
     chart.draw_series(whiskers).map_err(de)?;
     Ok(())
+}
+
+/// Opacity of the lines of a [`line_chart`], which no other element of it uses (see [`annotate`]).
+pub const LINE_ALPHA: f64 = 0.9;
+
+/// One variant's line of a [`line_chart`].
+#[derive(Clone, Debug)]
+pub struct Line {
+    /// Colour index (the variant's column).
+    pub index: usize,
+    /// The variant's name: `data-variant` of the line and its hover title.
+    pub name: String,
+    /// Points in data units, in x order.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// Axes and size of a [`line_chart`].
+pub struct LineAxes<'a> {
+    /// `aria-label` of the `<svg>`.
+    pub label: &'a str,
+    /// x range in data units; on a log₁₀ axis when `x_log` (then both ends must be > 0).
+    pub x: (f64, f64),
+    /// Whether the x axis is logarithmic.
+    pub x_log: bool,
+    /// x ticks, in data units.
+    pub x_keys: Vec<f64>,
+    /// Label of an x tick.
+    pub x_fmt: &'a dyn Fn(f64) -> String,
+    /// Description under the x axis.
+    pub x_desc: &'a str,
+    /// Description of the y axis (from 0 to just above the largest point, linear).
+    pub y_desc: &'a str,
+    /// Size in pixels.
+    pub size: (u32, u32),
+}
+
+/// A line chart (the latency histograms and the per-second throughput): one line per variant
+/// in its colour, a dot on every point, each line's `<polyline>` with `class="series"`,
+/// `data-variant` and a `<title>` (found by [`LINE_ALPHA`], as bars are by [`BAR_ALPHA`]).
+pub fn line_chart(axes: &LineAxes, lines: &[Line]) -> Result<String, ChartError> {
+    let y_top = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.1))
+        .filter(|v| v.is_finite())
+        .fold(0.0_f64, f64::max);
+    let y_hi = if y_top > 0.0 { y_top * 1.1 } else { 1.0 };
+    let y = Axis::new(0.0, y_hi, ticks(0.0, y_hi, false));
+    let (x_lo, x_hi) = axes.x;
+    let mut buf = String::new();
+    {
+        let root = SVGBackend::with_string(&mut buf, axes.size).into_drawing_area();
+        root.fill(&WHITE).map_err(de)?;
+        if axes.x_log {
+            let x = (x_lo..x_hi).log_scale().with_key_points(axes.x_keys.clone());
+            draw_lines(&root, axes, x, y, lines)?;
+        } else {
+            draw_lines(&root, axes, Axis::new(x_lo, x_hi, axes.x_keys.clone()), y, lines)?;
+        }
+        root.present().map_err(de)?;
+    }
+    let tags = lines
+        .iter()
+        .filter(|l| !l.points.is_empty())
+        .map(|l| Marked {
+            attrs: format!("class=\"series\" data-variant=\"{}\"", esc(&l.name)),
+            title: esc(&l.name),
+        })
+        .collect();
+    let svg = annotate(&buf, "polyline", vec![(format!("opacity=\"{LINE_ALPHA}\""), tags)])?;
+    Ok(svg.replacen(
+        "<svg ",
+        &format!("<svg role=\"img\" aria-label=\"{}\" ", esc(axes.label)),
+        1,
+    ))
+}
+
+fn draw_lines<X>(
+    root: &DrawingArea<SVGBackend, plotters::coord::Shift>,
+    axes: &LineAxes,
+    x: X,
+    y: Axis,
+    lines: &[Line],
+) -> Result<(), ChartError>
+where
+    X: Ranged<ValueType = f64, FormatOption = DefaultFormatting>,
+{
+    let mut chart = ChartBuilder::on(root)
+        .margin(8)
+        .margin_right(20)
+        .x_label_area_size(40)
+        .y_label_area_size(62)
+        .build_cartesian_2d(x, y)
+        .map_err(de)?;
+    let x_fmt = |v: &f64| (axes.x_fmt)(*v);
+    let y_fmt = |v: &f64| tick_label(*v);
+    chart
+        .configure_mesh()
+        .x_label_formatter(&x_fmt)
+        .y_label_formatter(&y_fmt)
+        .x_desc(axes.x_desc)
+        .y_desc(axes.y_desc)
+        .label_style((FONT, 11))
+        .axis_desc_style((FONT, 12))
+        .draw()
+        .map_err(de)?;
+    for l in lines.iter().filter(|l| !l.points.is_empty()) {
+        let c = color(l.index).mix(LINE_ALPHA);
+        chart
+            .draw_series(LineSeries::new(l.points.clone(), c.stroke_width(2)))
+            .map_err(de)?;
+        chart
+            .draw_series(l.points.iter().map(|&p| Circle::new(p, 2, c.filled())))
+            .map_err(de)?;
+    }
+    Ok(())
+}
+
+/// The pixel points of the line of variant `name` (escaped as in `data-variant`) in an SVG of
+/// [`line_chart`], for tests.
+#[cfg(test)]
+pub(super) fn series_points(svg: &str, name: &str) -> Vec<(f64, f64)> {
+    let start = svg
+        .find(&format!("class=\"series\" data-variant=\"{name}\""))
+        .unwrap_or_else(|| panic!("no line for {name}"));
+    let points = &svg[start..];
+    let points = &points[points.find("points=\"").unwrap() + 8..];
+    points[..points.find('"').unwrap()]
+        .split_whitespace()
+        .map(|xy| {
+            let (x, y) = xy.split_once(',').unwrap();
+            (x.parse().unwrap(), y.parse().unwrap())
+        })
+        .collect()
 }
 
 /// The repeats of one variant for [`repeats_chart`].

@@ -9,22 +9,18 @@
 //! operations, so filesystems that did different numbers of operations compare by shape; fio's
 //! ~1.6 %-wide buckets are regrouped into [`PER_DECADE`] buckets per factor of ten, so lines
 //! from different runs share their x positions. Colours are the variants' (`charts::css_color`).
-//! The SVG is written by hand (a few lines and labels), every text escaped.
+//! The SVG is drawn by `charts::line_chart` (plotters), every text escaped.
 
-use super::escape::html as esc;
+use super::charts::{line_chart, Line, LineAxes};
 use super::ReportModel;
-use crate::store::SampleStatus;
+use crate::store::{NewSample, SampleStatus};
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 /// Buckets per factor of ten of latency.
 pub const PER_DECADE: f64 = 8.0;
-const W: f64 = 720.0;
-const H: f64 = 260.0;
-const LEFT: f64 = 56.0;
-const RIGHT: f64 = 28.0;
-const TOP: f64 = 16.0;
-const BOTTOM: f64 = 40.0;
+/// Size of one chart in pixels.
+const W: u32 = 720;
+const H: u32 = 260;
 
 /// Regrouped bucket of a latency in ns: `floor(log10(µs) × PER_DECADE)`.
 fn bucket(ns: u64) -> i32 {
@@ -37,30 +33,9 @@ type Grouped = Vec<(String, BTreeMap<usize, BTreeMap<i32, u64>>)>;
 
 fn grouped(model: &ReportModel, workload: &str) -> Grouped {
     let mut out: Grouped = Vec::new();
-    for s in &model.samples {
-        let sample = &s.sample;
-        if sample.is_warmup || sample.status != SampleStatus::Ok || sample.histograms.is_empty() {
-            continue;
-        }
-        let Some(case) = model
-            .cases
-            .iter()
-            .find(|c| c.case_id == sample.case_id && c.workload == workload)
-        else {
-            continue;
-        };
-        let Some(v) = model.variants.iter().position(|n| *n == case.variant) else {
-            continue;
-        };
+    for (v, sample) in measured(model, workload) {
         for h in &sample.histograms {
-            let i = match out.iter().position(|(p, _)| *p == h.phase) {
-                Some(i) => i,
-                None => {
-                    out.push((h.phase.clone(), BTreeMap::new()));
-                    out.len() - 1
-                }
-            };
-            let per = out[i].1.entry(v).or_default();
+            let per = phase_entry(&mut out, &h.phase).entry(v).or_default();
             for &(ns, n) in &h.bins {
                 *per.entry(bucket(ns)).or_default() += n;
             }
@@ -69,8 +44,45 @@ fn grouped(model: &ReportModel, workload: &str) -> Grouped {
     out
 }
 
-/// One SVG of `phase`: a line per variant, share of operations (%) against latency.
-fn svg(phase: &str, per_variant: &BTreeMap<usize, BTreeMap<i32, u64>>, variants: &[String]) -> String {
+/// The measured repeats (not warm-ups, status ok) of `workload`, each with its variant's index
+/// in `model.variants`. Shared with `throughput`.
+pub(super) fn measured<'a>(
+    model: &'a ReportModel,
+    workload: &'a str,
+) -> impl Iterator<Item = (usize, &'a NewSample)> + 'a {
+    model.samples.iter().filter_map(move |s| {
+        let sample = &s.sample;
+        if sample.is_warmup || sample.status != SampleStatus::Ok {
+            return None;
+        }
+        let case = model
+            .cases
+            .iter()
+            .find(|c| c.case_id == sample.case_id && c.workload == workload)?;
+        let v = model.variants.iter().position(|n| *n == case.variant)?;
+        Some((v, sample))
+    })
+}
+
+/// The entry of `phase` in a first-seen-order list, added empty when new.
+pub(super) fn phase_entry<'a, T: Default>(list: &'a mut Vec<(String, T)>, phase: &str) -> &'a mut T {
+    let i = match list.iter().position(|(p, _)| p == phase) {
+        Some(i) => i,
+        None => {
+            list.push((phase.to_string(), T::default()));
+            list.len() - 1
+        }
+    };
+    &mut list[i].1
+}
+
+/// One SVG of `phase`: a line per variant, share of operations (%) against latency (µs, a
+/// log₁₀ axis spanning whole decades, a point at each bucket's geometric middle).
+fn svg(
+    phase: &str,
+    per_variant: &BTreeMap<usize, BTreeMap<i32, u64>>,
+    variants: &[String],
+) -> Result<String, super::charts::ChartError> {
     let lo = per_variant
         .values()
         .filter_map(|b| b.keys().next())
@@ -84,101 +96,70 @@ fn svg(phase: &str, per_variant: &BTreeMap<usize, BTreeMap<i32, u64>>, variants:
         .copied()
         .unwrap_or(0);
     // Whole decades around the data.
-    let d_lo = (f64::from(lo) / PER_DECADE).floor();
-    let d_hi = (f64::from(hi + 1) / PER_DECADE).ceil().max(d_lo + 1.0);
-    let shares: Vec<(usize, Vec<(f64, f64)>)> = per_variant
+    let d_lo = (f64::from(lo) / PER_DECADE).floor() as i32;
+    let d_hi = ((f64::from(hi + 1) / PER_DECADE).ceil() as i32).max(d_lo + 1);
+    let lines: Vec<Line> = per_variant
         .iter()
         .map(|(&v, b)| {
             let total: u64 = b.values().sum();
-            let pts = b
+            let points = b
                 .iter()
                 .map(|(&k, &n)| {
-                    let x = (f64::from(k) + 0.5) / PER_DECADE;
-                    (x, 100.0 * n as f64 / total.max(1) as f64)
+                    let us = 10f64.powf((f64::from(k) + 0.5) / PER_DECADE);
+                    (us, 100.0 * n as f64 / total.max(1) as f64)
                 })
                 .collect();
-            (v, pts)
+            Line {
+                index: v,
+                name: variants.get(v).cloned().unwrap_or_default(),
+                points,
+            }
         })
         .collect();
-    let y_max = shares
-        .iter()
-        .flat_map(|(_, p)| p.iter().map(|q| q.1))
-        .fold(0.0_f64, f64::max)
-        .max(1.0);
-    let px = |x: f64| LEFT + (x - d_lo) / (d_hi - d_lo) * (W - LEFT - RIGHT);
-    let py = |y: f64| TOP + (1.0 - y / y_max) * (H - TOP - BOTTOM);
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {H}\" width=\"{W}\" height=\"{H}\" role=\"img\" \
-         aria-label=\"latency histogram of {p}\" font-family=\"sans-serif\" font-size=\"11\">",
-        p = esc(phase)
-    );
-    let _ = write!(
-        s,
-        "<line x1=\"{LEFT}\" y1=\"{y0}\" x2=\"{x1}\" y2=\"{y0}\" stroke=\"#444\"/>\
-         <line x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{y0}\" stroke=\"#444\"/>",
-        y0 = H - BOTTOM,
-        x1 = W - RIGHT
-    );
-    let mut d = d_lo;
-    while d <= d_hi {
-        let x = px(d);
-        let label = match d as i32 {
-            e if e < 3 => format!("{} µs", 10f64.powi(e)),
-            e if e < 6 => format!("{} ms", 10f64.powi(e - 3)),
-            e => format!("{} s", 10f64.powi(e - 6)),
-        };
-        let _ = write!(
-            s,
-            "<line x1=\"{x:.1}\" y1=\"{TOP}\" x2=\"{x:.1}\" y2=\"{y0}\" stroke=\"#ddd\"/>\
-             <text x=\"{x:.1}\" y=\"{ty}\" text-anchor=\"middle\">{label}</text>",
-            y0 = H - BOTTOM,
-            ty = H - BOTTOM + 14.0
-        );
-        d += 1.0;
-    }
-    let _ = write!(
-        s,
-        "<text x=\"{LEFT}\" y=\"{ty}\">0</text><text x=\"4\" y=\"{t2}\">{y_max:.1} %</text>\
-         <text x=\"{cx}\" y=\"{by}\" text-anchor=\"middle\">completion latency (log scale)</text>",
-        ty = H - BOTTOM - 2.0,
-        t2 = TOP + 4.0,
-        cx = (LEFT + W - RIGHT) / 2.0,
-        by = H - 6.0
-    );
-    for (v, pts) in &shares {
-        let name = variants.get(*v).map_or("", String::as_str);
-        super::charts::svg_polyline(&mut s, *v, name, pts.iter().map(|&(x, y)| (px(x), py(y))));
-    }
-    s.push_str("</svg>");
-    s
+    let x_fmt = |us: f64| match us.log10().round() as i32 {
+        e if e < 3 => format!("{} µs", 10f64.powi(e)),
+        e if e < 6 => format!("{} ms", 10f64.powi(e - 3)),
+        e => format!("{} s", 10f64.powi(e - 6)),
+    };
+    let axes = LineAxes {
+        label: &format!("latency histogram of {phase}"),
+        x: (10f64.powi(d_lo), 10f64.powi(d_hi)),
+        x_log: true,
+        x_keys: (d_lo..=d_hi).map(|e| 10f64.powi(e)).collect(),
+        x_fmt: &x_fmt,
+        x_desc: "completion latency (log scale)",
+        y_desc: "share of operations (%)",
+        size: (W, H),
+    };
+    line_chart(&axes, &lines)
 }
 
 /// Writes the histogram figures of workload `workload` (none when no repeat stored one).
 pub(super) fn section(out: &mut String, model: &ReportModel, workload: &str) {
-    let groups = grouped(model, workload);
-    if groups.is_empty() {
-        return;
-    }
-    out.push_str("<h3>Latency histograms</h3>\n<div class=\"grid\">\n");
-    for (phase, per_variant) in &groups {
-        let _ = writeln!(
-            out,
-            "<figure class=\"chart chart-histogram\" data-workload=\"{w}\" data-phase=\"{p}\">{svg}<figcaption>{p}: share of each filesystem's operations per completion-latency bucket ({PER_DECADE} per factor of ten), from the recorded histogram (fsbench's per-operation clock for its own workloads, the tool's for external tools), measured repeats summed.{prov}</figcaption></figure>",
-            w = esc(workload),
-            p = esc(phase),
-            svg = svg(phase, per_variant, &model.variants),
-            prov = super::caption::provenance(&model.session.info)
-        );
-    }
-    out.push_str("</div>\n");
+    super::caption::phase_figures(
+        out,
+        model,
+        workload,
+        &FIGURES,
+        &grouped(model, workload),
+        |phase, data| svg(phase, data, &model.variants),
+    );
 }
+
+/// Heading, class and caption of these figures.
+const FIGURES: super::caption::PhaseFigures = super::caption::PhaseFigures {
+    heading: "Latency histograms",
+    class: "chart-histogram",
+    caption: |p| {
+        format!("{p}: share of each filesystem's operations per completion-latency bucket ({PER_DECADE} per factor of ten), from the recorded histogram (fsbench's per-operation clock for its own workloads, the tool's for external tools), measured repeats summed.")
+    },
+};
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::metric::LatencyHistogram;
+    use crate::report::escape::html as esc;
 
     /// `(sample index, phase, bins)` added to the fixture session's samples.
     type Added<'a> = (usize, &'a str, Vec<(u64, u64)>);
@@ -249,10 +230,25 @@ mod tests {
         section(&mut out, &m, &wl);
         assert_eq!(out.matches("<figure").count(), 1, "{out}");
         assert!(!out.contains("warm_only"), "warm-ups are left out");
-        assert_eq!(out.matches("<polyline").count(), 2, "{out}");
-        for v in [variant_of(a), variant_of(b)] {
-            assert!(out.contains(&format!("data-variant=\"{}\"", esc(&v))), "{v}");
-        }
+        assert_eq!(
+            out.matches("class=\"series\"").count(),
+            2,
+            "a line per filesystem: {out}"
+        );
+        // A point per bucket: a's 1 µs (25 %) and 20 µs (75 %) buckets, b's one 5 µs bucket (100 %).
+        let pa = super::super::charts::series_points(&out, &esc(&variant_of(a)));
+        let pb = super::super::charts::series_points(&out, &esc(&variant_of(b)));
+        assert_eq!((pa.len(), pb.len()), (2, 1), "{out}");
+        assert_eq!(out.matches("<circle").count(), 3, "a dot per bucket: {out}");
+        // Log x axis: 1 µs → 5 µs → 20 µs left to right; y: 100 % above 75 % above 25 %.
+        assert!(pa[0].0 < pb[0].0 && pb[0].0 < pa[1].0, "{pa:?} {pb:?}");
+        assert!(pb[0].1 < pa[1].1 && pa[1].1 < pa[0].1, "{pa:?} {pb:?}");
+        // On a log axis 5 µs lies at log10(5/1)/log10(20/1) ≈ 54 % of the way from 1 to 20 µs
+        // (bucket middles: 10^(k+½)/8), not at the linear 21 %.
+        let mid = |k: f64| (k + 0.5) / PER_DECADE;
+        let want = (mid(f64::from(bucket(5_000))) - mid(0.0)) / (mid(10.0) - mid(0.0));
+        let got = (pb[0].0 - pa[0].0) / (pa[1].0 - pa[0].0);
+        assert!((got - want).abs() < 0.02, "log position {got}, want {want}");
         assert!(out.contains("1 µs") && out.contains("100 µs"), "{out}");
     }
 }

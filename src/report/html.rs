@@ -23,6 +23,7 @@
 //! comes from the user or the machine (labels, names, hostnames, paths, options, suite text,
 //! warnings) goes through [`esc`].
 
+use super::caption::figure;
 use super::charts::{self, Bar, Missing, Panel, RepeatSeries, Slot};
 use super::escape::html as esc;
 use super::role;
@@ -279,30 +280,6 @@ fn caption_notes(model: &ReportModel, panels: &[Panel]) -> String {
         );
     }
     out
-}
-
-/// A `<figure>` with a chart or, if drawing failed, the error in its place.
-/// The caption ends with the session's provenance (kernel, fsbench and tool versions).
-fn figure(
-    out: &mut String,
-    model: &ReportModel,
-    class: &str,
-    attrs: &str,
-    svg: Result<String, charts::ChartError>,
-    caption: &str,
-) {
-    let _ = write!(out, "<figure class=\"chart {class}\"{attrs}>");
-    match svg {
-        Ok(svg) => out.push_str(&svg),
-        Err(e) => {
-            let _ = write!(out, "<p class=\"note\">{}</p>", esc(&e.to_string()));
-        }
-    }
-    let _ = writeln!(
-        out,
-        "<figcaption>{caption}{}</figcaption></figure>",
-        super::caption::provenance(&model.session.info)
-    );
 }
 
 fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable, index: usize) {

@@ -10,11 +10,10 @@
 //! * the trimmed mean drops `trim` lowest and `trim` highest values, the published filesystem
 //!   studies' "drop best and worst" (a count per tail, not Wilcox's proportion γ);
 //! * the interval is `mean ± t_{1−α/2, n−1} · sd / √n` (Student 1908), with the quantile from
-//!   [`t_quantile`] (our own implementation, see [`student_t`]).
+//!   [`t_quantile`] (statrs' Student-t CDF, see [`student_t`]).
 //!
 //! Two samples are compared in [`two_sample`]: Welch's t-test, the tie test, the ratio-of-means
-//! interval and `fsbench compare`'s verdict rule. The t distribution stays our own code: `statrs`
-//! differs from it in the last bits (relative 1e-13), which would change printed JSON digits.
+//! interval and `fsbench compare`'s verdict rule.
 //!
 //! Invariants: nothing here panics. Non-finite values (NaN, ±∞) are ignored, so `n` counts the
 //! finite values only; callers that care (reports) warn about them. For any finite input,

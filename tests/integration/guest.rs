@@ -6,7 +6,10 @@
 //! guests (two cases, one killed), each a few seconds of guest time.
 
 use crate::require_privileged;
-use crate::util::{assert_no_leftovers, fsbench, report_json, scratch, skip_or_fail, spawn_run, text, write_suite};
+use crate::util::{
+    assert_nothing_left, files_under, fsbench, report_json, scratch, skip_or_fail, spawn_run, text, write_suite,
+    SuiteRun,
+};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -59,20 +62,11 @@ fn qemus_under(dir: &Path) -> Vec<u32> {
         .collect()
 }
 
-/// Files left anywhere under `dir` (images, initramfs, logs).
-fn files_under(dir: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                stack.push(e.path());
-            } else {
-                out.push(e.path().display().to_string());
-            }
-        }
-    }
-    out
+/// Nothing of a guest run left under `scr`: no QEMU naming it, no mount, loop device, run
+/// folder or file.
+fn assert_guest_left_nothing(scr: &Path) {
+    assert!(qemus_under(scr).is_empty(), "a QEMU process is left");
+    assert_nothing_left(scr);
 }
 
 /// The release of the guest kernel install.sh unpacked.
@@ -103,16 +97,9 @@ fn a_tcg_guest_runs_bonnie_on_jfs_and_reiserfs_and_the_host_stores_the_samples()
         "guest.toml",
         &suite(&[("jfs", "guest"), ("reiserfs", "guest")]),
     );
-    let db = dir.path().join("r.db");
+    let run = SuiteRun::in_dir(dir.path());
     let t0 = Instant::now();
-    let o = fsbench(&[
-        "--db",
-        db.to_str().unwrap(),
-        "run",
-        &suite,
-        "--scratch",
-        scr.to_str().unwrap(),
-    ]);
+    let o = run.run(&suite, &[]);
     eprintln!("two guest cases took {:.0} s", t0.elapsed().as_secs_f64());
     assert!(o.status.success(), "{}", text(&o));
     // The metrics keep their declared roles across the serial line: latency percentiles stay
@@ -123,7 +110,7 @@ fn a_tcg_guest_runs_bonnie_on_jfs_and_reiserfs_and_the_host_stores_the_samples()
         "{table}"
     );
 
-    let report = report_json(db.to_str().unwrap(), "latest");
+    let report = report_json(run.db_str(), "latest");
     let release = guest_release();
     let cases = report["cases"].as_array().unwrap();
     for variant in ["jfs@guest", "reiserfs@guest"] {
@@ -184,9 +171,7 @@ fn a_tcg_guest_runs_bonnie_on_jfs_and_reiserfs_and_the_host_stores_the_samples()
             "{cell}"
         );
     }
-    assert!(qemus_under(&scr).is_empty(), "a QEMU process is left");
-    assert_no_leftovers(&scr);
-    assert_eq!(files_under(&scr), Vec::<String>::new(), "files left behind");
+    assert_guest_left_nothing(&scr);
 }
 
 /// The accelerator the stored note names.
@@ -213,31 +198,22 @@ fn a_guest_that_cannot_boot_is_a_clean_failed_case_with_its_console_lines() {
     let bogus = dir.path().join("vmlinuz-bogus");
     std::fs::write(&bogus, vec![0x42u8; 64 << 10]).unwrap();
     let suite = write_suite(dir.path(), "bad.toml", &suite(&[("jfs", bogus.to_str().unwrap())]));
-    let db = dir.path().join("r.db");
-    let o = fsbench(&[
-        "--db",
-        db.to_str().unwrap(),
-        "run",
-        &suite,
-        "--scratch",
-        scr.to_str().unwrap(),
-    ]);
+    let run = SuiteRun::in_dir(dir.path());
+    let o = run.run(&suite, &[]);
     assert_eq!(
         o.status.code(),
         Some(1),
         "a failed repeat, not a crash or a usage error: {}",
         text(&o)
     );
-    let report = report_json(db.to_str().unwrap(), "latest");
+    let report = report_json(run.db_str(), "latest");
     let s = &report["samples"][0];
     assert_eq!(s["status"]["state"], "failed", "{s}");
     let why = s["status"]["error"].as_str().unwrap();
     assert!(why.contains("ended before it reached its init; console: "), "{why}");
     // QEMU's own words (here: "qemu: linux kernel too old to load a ram disk").
     assert!(why.contains("qemu"), "QEMU's words are missing: {why}");
-    assert!(qemus_under(&scr).is_empty(), "a QEMU process is left");
-    assert_no_leftovers(&scr);
-    assert_eq!(files_under(&scr), Vec::<String>::new(), "files left behind");
+    assert_guest_left_nothing(&scr);
 }
 
 #[test]
@@ -287,9 +263,7 @@ fn a_sigkilled_run_with_a_guest_leaves_nothing_after_cleanup() {
     while !qemus_under(&scr).is_empty() && t1.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(qemus_under(&scr).is_empty(), "a QEMU process is left");
-    assert_no_leftovers(&scr);
-    assert_eq!(files_under(&scr), Vec::<String>::new(), "files left behind");
+    assert_guest_left_nothing(&scr);
 }
 
 #[test]
@@ -316,9 +290,7 @@ fn ctrl_c_while_a_guest_runs_kills_qemu_and_removes_its_files() {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "an interrupted run exits 130");
-    assert!(qemus_under(&scr).is_empty(), "a QEMU process is left");
-    assert_no_leftovers(&scr);
-    assert_eq!(files_under(&scr), Vec::<String>::new(), "files left behind");
+    assert_guest_left_nothing(&scr);
 }
 
 #[test]
@@ -351,7 +323,5 @@ fn a_guest_that_misses_its_boot_timeout_is_killed_and_a_failed_case_with_its_con
         .unwrap_or_default()
         .to_string();
     assert!(why.contains("did not reach its init within 0.3 s; console: "), "{why}");
-    assert!(qemus_under(&scr).is_empty(), "a QEMU process is left");
-    assert_no_leftovers(&scr);
-    assert_eq!(files_under(&scr), Vec::<String>::new(), "files left behind");
+    assert_guest_left_nothing(&scr);
 }

@@ -7,7 +7,9 @@
 //! nothing acknowledged.
 
 use crate::require_privileged;
-use crate::util::{assert_no_leftovers, fsbench, mounts_under, report_json, scratch, spawn_run, text, write_suite};
+use crate::util::{
+    assert_no_leftovers, fsbench, mounts_under, report_json, scratch, spawn_run, text, write_suite, SuiteRun,
+};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -90,23 +92,26 @@ ops = 40
 max_write = "8KiB"
 "#;
 
+/// Nothing of a power-cut run in `dir` left: no mount, loop device or run folder under its
+/// scratch folder `sc`, no power-cut disk server naming `dir`.
+fn assert_powercut_left_nothing(dir: &Path, sc: &Path) {
+    assert_no_leftovers(sc);
+    assert_eq!(
+        servers_under(dir),
+        Vec::<u32>::new(),
+        "power-cut disk servers left behind"
+    );
+}
+
 #[test]
 fn seeded_cuts_by_shutdown_and_by_the_power_cut_disk_lose_nothing_acknowledged() {
     require_privileged!();
     let dir = scratch();
     let suite = write_suite(dir.path(), "pc.toml", SUITE);
-    let db = dir.path().join("r.db");
-    let sc = dir.path().join("scratch");
-    let o = fsbench(&[
-        "--db",
-        db.to_str().unwrap(),
-        "run",
-        &suite,
-        "--scratch",
-        sc.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{:?}\n{}", o.status, text(&o));
-    let j = report_json(db.to_str().unwrap(), "latest");
+    let run = SuiteRun::in_dir(dir.path());
+    let sc = &run.scratch;
+    run.run_ok(&suite);
+    let j = report_json(run.db_str(), "latest");
     for (workload, variant, method) in [
         ("auto", "ext4", "FS_IOC_SHUTDOWN"),
         ("auto", "xfs", "FS_IOC_SHUTDOWN"),
@@ -138,8 +143,7 @@ fn seeded_cuts_by_shutdown_and_by_the_power_cut_disk_lose_nothing_acknowledged()
             );
         }
     }
-    assert_no_leftovers(&sc);
-    assert_eq!(servers_under(dir.path()), Vec::<u32>::new());
+    assert_powercut_left_nothing(dir.path(), sc);
 }
 
 #[test]
@@ -170,18 +174,11 @@ max_write = "8KiB"
 sqlite = true
 "#,
     );
-    let db = dir.path().join("r.db");
-    let sc = dir.path().join("scratch");
-    let o = fsbench(&[
-        "--db",
-        db.to_str().unwrap(),
-        "run",
-        &suite,
-        "--scratch",
-        sc.to_str().unwrap(),
-    ]);
+    let run = SuiteRun::in_dir(dir.path());
+    let sc = &run.scratch;
+    let o = run.run(&suite, &[]);
     assert!(o.status.success(), "{}", text(&o));
-    let j = report_json(db.to_str().unwrap(), "latest");
+    let j = report_json(run.db_str(), "latest");
     let (_, lost) = cell(&j, "broken", "loss", "acked_lost", "ext4").unwrap();
     assert!(lost > 0.0, "the broken disk lost nothing acknowledged?");
     let n = notes(&j, "broken", "ext4");
@@ -190,15 +187,14 @@ sqlite = true
         cell(&j, "broken", "loss", "db_rows_lost", "ext4").unwrap().1 > 0.0,
         "{n}"
     );
-    assert_no_leftovers(&sc);
-    assert_eq!(servers_under(dir.path()), Vec::<u32>::new());
+    assert_powercut_left_nothing(dir.path(), sc);
 
     // --dir: refused before anything runs, exit 2, saying why.
     let work = dir.path().join("work");
     std::fs::create_dir(&work).unwrap();
     let o = fsbench(&[
         "--db",
-        db.to_str().unwrap(),
+        run.db_str(),
         "run",
         &suite,
         "--dir",
@@ -267,8 +263,7 @@ fn ctrl_c_with_a_live_power_cut_disk_leaves_nothing() {
     rustix::process::kill_process(pid, rustix::process::Signal::Int).unwrap();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
-    assert_no_leftovers(&sc);
-    assert_eq!(servers_under(dir.path()), Vec::<u32>::new());
+    assert_powercut_left_nothing(dir.path(), &sc);
 }
 
 /// The pending undo steps in the state file of the one run folder under `sc`.
@@ -393,18 +388,10 @@ ops = 20
 max_write = "8KiB"
 "#,
     );
-    let db = dir.path().join("r.db");
-    let sc = dir.path().join("scratch");
-    let o = fsbench(&[
-        "--db",
-        db.to_str().unwrap(),
-        "run",
-        &suite,
-        "--scratch",
-        sc.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{:?}\n{}", o.status, text(&o));
-    let j = report_json(db.to_str().unwrap(), "latest");
+    let run = SuiteRun::in_dir(dir.path());
+    let sc = &run.scratch;
+    run.run_ok(&suite);
+    let j = report_json(run.db_str(), "latest");
     let n = notes(&j, "wiped", "ext4");
     let (count, failed) = cell(&j, "wiped", "recovery", "recovery_failed", "ext4").expect("recovery_failed stored");
     assert_eq!(count, 1, "{n}");
@@ -428,8 +415,7 @@ max_write = "8KiB"
         Some((1, 0.0)),
         "{after}"
     );
-    assert_no_leftovers(&sc);
-    assert_eq!(servers_under(dir.path()), Vec::<u32>::new());
+    assert_powercut_left_nothing(dir.path(), sc);
 }
 
 #[test]
@@ -459,18 +445,10 @@ ops = 30
 max_write = "8KiB"
 "#,
     );
-    let db = dir.path().join("r.db");
-    let sc = dir.path().join("scratch");
-    let o = fsbench(&[
-        "--db",
-        db.to_str().unwrap(),
-        "run",
-        &suite,
-        "--scratch",
-        sc.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{:?}\n{}", o.status, text(&o));
-    let j = report_json(db.to_str().unwrap(), "latest");
+    let run = SuiteRun::in_dir(dir.path());
+    let sc = &run.scratch;
+    run.run_ok(&suite);
+    let j = report_json(run.db_str(), "latest");
     let n = notes(&j, "tear", "ext4");
     assert!(n.contains("last unflushed write torn"), "the model is stated: {n}");
     assert_eq!(n.matches("fsck ").count(), 2, "{n}");
@@ -480,6 +458,5 @@ max_write = "8KiB"
         Some((1, 0.0)),
         "{n}"
     );
-    assert_no_leftovers(&sc);
-    assert_eq!(servers_under(dir.path()), Vec::<u32>::new());
+    assert_powercut_left_nothing(dir.path(), sc);
 }

@@ -9,8 +9,8 @@
 
 use crate::require_privileged;
 use crate::util::{
-    assert_no_leftovers, fsbench, mounts_under, report_json, scratch, skip_or_fail, spawn_run, text, tool_path,
-    write_suite,
+    assert_no_leftovers, mounts_under, report_json, scratch, skip_or_fail, spawn_run, text, tool_path, write_suite,
+    SuiteRun,
 };
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -103,13 +103,10 @@ fn each_real_tool_runs_on_a_loop_ext4_and_stores_its_metrics() {
     }
     let dir = scratch();
     let suite = write_suite(dir.path(), "suite.toml", SUITE);
-    let db = dir.path().join("r.db");
-    let sc = dir.path().join("scratch");
-    let (dbs, scs) = (db.to_str().unwrap(), sc.to_str().unwrap());
-    let o = fsbench(&["--db", dbs, "run", &suite, "--scratch", scs]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    assert_no_leftovers(&sc);
-    let j = report_json(dbs, "latest");
+    let run = SuiteRun::in_dir(dir.path());
+    run.run_ok(&suite);
+    assert_no_leftovers(&run.scratch);
+    let j = report_json(run.db_str(), "latest");
     let has = |workload: &str, phase: &str, want: &[&str]| {
         let names = metric_names(&j, workload, phase);
         for w in want {

@@ -198,3 +198,71 @@ pub fn report_json(db: &str, session: &str) -> serde_json::Value {
     assert!(o.status.success(), "{}", text(&o));
     serde_json::from_slice(&o.stdout).expect("valid JSON")
 }
+
+/// The common run of a test: `fsbench --db DIR/r.db run SUITE --scratch DIR/scratch EXTRA…`
+/// in the test's folder `DIR`; `db` and `scratch` stay for the report and the leftover checks.
+pub struct SuiteRun {
+    /// `DIR/r.db`.
+    pub db: PathBuf,
+    /// `DIR/scratch`.
+    pub scratch: PathBuf,
+}
+
+impl SuiteRun {
+    /// The paths of a run in `dir` (nothing is created).
+    pub fn in_dir(dir: &Path) -> SuiteRun {
+        SuiteRun {
+            db: dir.join("r.db"),
+            scratch: dir.join("scratch"),
+        }
+    }
+
+    /// The database path as text (for `--db` and [`report_json`]).
+    pub fn db_str(&self) -> &str {
+        self.db.to_str().unwrap()
+    }
+
+    /// Runs `suite`, `extra` arguments after the scratch folder, and returns its output.
+    pub fn run(&self, suite: &str, extra: &[&str]) -> Output {
+        let mut args = vec![
+            "--db",
+            self.db_str(),
+            "run",
+            suite,
+            "--scratch",
+            self.scratch.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        fsbench(&args)
+    }
+
+    /// [`SuiteRun::run`] without extra arguments, asserting exit status 0 (status and output
+    /// in the message).
+    pub fn run_ok(&self, suite: &str) -> Output {
+        let o = self.run(suite, &[]);
+        assert_eq!(o.status.code(), Some(0), "{:?}\n{}", o.status, text(&o));
+        o
+    }
+}
+
+/// Files left anywhere under `dir` (images, initramfs, logs, state records).
+pub fn files_under(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(e.path());
+            } else {
+                out.push(e.path().display().to_string());
+            }
+        }
+    }
+    out
+}
+
+/// [`assert_no_leftovers`], and not a single file anywhere under `dir` either.
+pub fn assert_nothing_left(dir: &Path) {
+    assert_no_leftovers(dir);
+    assert_eq!(files_under(dir), Vec::<String>::new(), "files left behind");
+}

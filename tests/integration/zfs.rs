@@ -8,7 +8,7 @@
 use crate::require_privileged;
 use crate::util::{assert_no_leftovers, fsbench, scratch, skip_or_fail, spawn_run, text, write_suite};
 use ::fsbench::provision::zfs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -81,6 +81,26 @@ fn pools_named(prefix: &str) -> Vec<String> {
     zfs::pools().into_iter().filter(|p| p.starts_with(prefix)).collect()
 }
 
+/// Nothing of a zfs run left: no pool named `prefix…`, the daemon fsbench started (`daemon`)
+/// gone, no mount, loop device or run folder under `scratch`; `context` ends the messages.
+fn assert_zfs_left_nothing(prefix: &str, daemon: u32, scratch: &Path, context: &str) {
+    assert_eq!(pools_named(prefix), Vec::<String>::new(), "{context}");
+    assert!(!alive(daemon), "zfs-fuse (pid {daemon}) still runs {context}");
+    assert_no_leftovers(scratch);
+}
+
+/// The zfs tests' gate: one at a time (the guard), zfs-fuse installed (else a loud skip) and no
+/// zfs-fuse daemon running; `None` when the test cannot run.
+fn one_zfs_test() -> Option<std::sync::MutexGuard<'static, ()>> {
+    let one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    (zfs_fuse_here() && wait_for_no_daemon()).then_some(one)
+}
+
+/// The scratch folder `dir/scratch` and a small zfs suite (3 repeats, 64 MiB) written in `dir`.
+fn small_zfs_suite(dir: &Path) -> (PathBuf, String) {
+    (dir.join("scratch"), write_suite(dir, "zfs.toml", &suite(3, "64MiB")))
+}
+
 /// Starts `fsbench run` in its own process group, as a shell starts a foreground job.
 fn spawn_run_in_own_group(db: &Path, suite: &str, scratch: &Path) -> std::process::Child {
     use std::os::unix::process::CommandExt;
@@ -131,10 +151,9 @@ fn run_until_pool(db: &Path, suite: &str, scratch: &Path) -> (std::process::Chil
 #[test]
 fn a_zfs_fuse_pool_runs_bonnie_and_nothing_is_left() {
     require_privileged!();
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    if !zfs_fuse_here() || !wait_for_no_daemon() {
+    let Some(_one) = one_zfs_test() else {
         return;
-    }
+    };
     // `list filesystems` and `doctor` say which ZFS a run would use.
     for args in [&["list", "filesystems"][..], &["doctor"][..]] {
         let o = fsbench(args);
@@ -190,21 +209,17 @@ fn a_zfs_fuse_pool_runs_bonnie_and_nothing_is_left() {
     );
 
     // Nothing left: no pool, no daemon fsbench started, no mount, no loop device, no run folder.
-    assert_eq!(pools_named(&prefix), Vec::<String>::new());
-    assert!(!alive(daemons[0]), "zfs-fuse (pid {}) still runs", daemons[0]);
-    assert_no_leftovers(&scratch);
+    assert_zfs_left_nothing(&prefix, daemons[0], &scratch, "");
 }
 
 #[test]
 fn a_sigkilled_zfs_run_is_undone_by_cleanup_pool_and_daemon() {
     require_privileged!();
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    if !zfs_fuse_here() || !wait_for_no_daemon() {
+    let Some(_one) = one_zfs_test() else {
         return;
-    }
+    };
     let dir = scratch();
-    let scratch = dir.path().join("scratch");
-    let suite = write_suite(dir.path(), "zfs.toml", &suite(3, "64MiB"));
+    let (scratch, suite) = small_zfs_suite(dir.path());
     let (mut child, prefix, (daemon, _)) = run_until_pool(&dir.path().join("r.db"), &suite, &scratch);
     child.kill().unwrap(); // SIGKILL: no guard runs
     child.wait().unwrap();
@@ -216,21 +231,17 @@ fn a_sigkilled_zfs_run_is_undone_by_cleanup_pool_and_daemon() {
     assert!(failed.is_empty(), "{failed:?}\n{out}");
     assert!(out.contains(&format!("destroyed zfs pool {prefix}")), "{out}");
     assert!(out.contains(&format!("stopped zfs-fuse (pid {daemon})")), "{out}");
-    assert_eq!(pools_named(&prefix), Vec::<String>::new());
-    assert!(!alive(daemon), "zfs-fuse (pid {daemon}) still runs");
-    assert_no_leftovers(&scratch);
+    assert_zfs_left_nothing(&prefix, daemon, &scratch, "");
 }
 
 #[test]
 fn cleanup_never_touches_a_pool_fsbench_did_not_make() {
     require_privileged!();
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    if !zfs_fuse_here() || !wait_for_no_daemon() {
+    let Some(_one) = one_zfs_test() else {
         return;
-    }
+    };
     let dir = scratch();
-    let scratch = dir.path().join("scratch");
-    let suite = write_suite(dir.path(), "zfs.toml", &suite(3, "64MiB"));
+    let (scratch, suite) = small_zfs_suite(dir.path());
     let (mut child, prefix, (daemon, _)) = run_until_pool(&dir.path().join("r.db"), &suite, &scratch);
 
     // A pool the test makes by hand on the same daemon, named like fsbench's.
@@ -320,13 +331,11 @@ fn a_mount_option_zfs_has_no_property_for_is_a_usage_error() {
 #[test]
 fn ctrl_c_at_the_terminal_destroys_the_pool_and_stops_the_daemon() {
     require_privileged!();
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    if !zfs_fuse_here() || !wait_for_no_daemon() {
+    let Some(_one) = one_zfs_test() else {
         return;
-    }
+    };
     let dir = scratch();
-    let scratch = dir.path().join("scratch");
-    let suite = write_suite(dir.path(), "zfs.toml", &suite(3, "64MiB"));
+    let (scratch, suite) = small_zfs_suite(dir.path());
     let mut child = spawn_run_in_own_group(&dir.path().join("r.db"), &suite, &scratch);
     let prefix = format!("fsbench-{}-", child.id());
     let t0 = Instant::now();
@@ -342,7 +351,5 @@ fn ctrl_c_at_the_terminal_destroys_the_pool_and_stops_the_daemon() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(!err.contains("cleanup incomplete"), "{err}");
-    assert_eq!(pools_named(&prefix), Vec::<String>::new(), "{err}");
-    assert!(!alive(daemon), "zfs-fuse (pid {daemon}) still runs");
-    assert_no_leftovers(&scratch);
+    assert_zfs_left_nothing(&prefix, daemon, &scratch, &err);
 }
