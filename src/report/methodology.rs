@@ -24,7 +24,7 @@
 //! Phases under the minimum time are already flagged by the engine's notes (engine::phase).
 //! Everything here reads the model only and never panics.
 
-use super::{cachebound, role, ReportModel, WorkloadTable};
+use super::{cachebound, role, ReportModel, Standing, WorkloadTable};
 use crate::run::adaptive::{pair_verdict, StoppingRule, DECIDED_MARGIN_PCT};
 use crate::stats::two_sample::{Sample, Verdict};
 use serde::{Deserialize, Serialize};
@@ -74,10 +74,16 @@ fn table_answers(rule: &StoppingRule, table: &WorkloadTable) -> Vec<RowAnswer> {
             .iter()
             .filter(|c| c.variant != best.variant)
             .map(|c| {
-                (
-                    c.variant.clone(),
-                    pair_verdict(Sample::from(&c.summary), best_sample, row.metric.direction),
-                )
+                // The table's standing where it has one (so the answers and the table never
+                // disagree: a significant 1 % gap that is within the margin is "same" in both),
+                // else compare's verdict.
+                let verdict = match c.standing {
+                    Some(Standing::Same) => Verdict::Equivalent,
+                    Some(Standing::Behind) => Verdict::Worse,
+                    Some(Standing::Inconclusive | Standing::Untested) => Verdict::Inconclusive,
+                    _ => pair_verdict(Sample::from(&c.summary), best_sample, row.metric.direction),
+                };
+                (c.variant.clone(), verdict)
             })
             .collect();
         out.push(RowAnswer {
@@ -110,7 +116,7 @@ pub fn render_text(model: &ReportModel) -> String {
         out.push_str(&format!(" budget {b:.0} s"));
     }
     out.push_str(&format!(
-        "; verdicts against the best: Welch p < 0.05 → better/worse, TOST ±{DECIDED_MARGIN_PCT} % → same, else inconclusive):\n"
+        "; verdicts against the best, as in the table: TOST ±{DECIDED_MARGIN_PCT} % → same, else log-ratio p < 0.05 → worse, else inconclusive):\n"
     ));
     for a in &answers {
         let verdicts: Vec<String> = a

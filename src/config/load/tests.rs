@@ -616,7 +616,7 @@ fn the_quick_preset_is_the_default_comparison() {
         s.policy,
         Policy {
             repeats: 3,
-            warmup: 0,
+            warmup: 1,
             order: Order::Interleaved,
             drop_caches: true,
             trim: 1,
