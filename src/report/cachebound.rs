@@ -2,7 +2,8 @@
 //! make the numbers honest").
 //!
 //! Rule: a cell of a throughput row (unit MiB/s) is cache-bound when its mean is more than
-//! [`CACHE_BOUND_TOLERANCE`] above the faster of the session's two raw rates (sequential write
+//! [`super::cache_bound_tolerance`] (5 %, or 50 % for a baseline that stored every pass) above
+//! the faster of the session's two raw rates (sequential write
 //! and read, each the fastest of its passes: `crate::baseline`; [`RawBaseline::ceiling_mib_s`]).
 //! tmpfs cells are never compared: there is no raw device under them. Without a measured baseline nothing is flagged, and one warning says
 //! why; so does one warning per workload that has flagged cells, listing them.
@@ -10,7 +11,7 @@
 //! Everything here reads the model only and never panics.
 
 use super::words::list;
-use super::{number, ReportModel, WorkloadTable, CACHE_BOUND_TOLERANCE};
+use super::{cache_bound_tolerance, number, ReportModel, WorkloadTable};
 use crate::metric::{MetricId, Unit};
 use crate::store::{BaselineStatus, RawBaseline, SessionData};
 
@@ -31,7 +32,7 @@ pub(super) fn mark(tables: &mut [WorkloadTable], data: &SessionData) {
     let Some(ceiling) = data.baseline.as_ref().and_then(RawBaseline::ceiling_mib_s) else {
         return;
     };
-    let limit = ceiling * (1.0 + CACHE_BOUND_TOLERANCE);
+    let limit = ceiling * (1.0 + cache_bound_tolerance(data.baseline.as_ref()));
     for row in tables.iter_mut().flat_map(|t| t.rows.iter_mut()) {
         if !is_throughput(&row.metric) {
             continue;

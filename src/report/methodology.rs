@@ -288,7 +288,8 @@ fn device_bound(model: &ReportModel) -> Vec<String> {
             .iter()
             .filter(|r| role::is_headline(&r.metric) && cachebound::is_throughput(&r.metric))
         {
-            let at = |m: f64| m >= 0.85 * ceiling && m <= (1.0 + super::CACHE_BOUND_TOLERANCE) * ceiling;
+            let tolerance = super::cache_bound_tolerance(model.baseline.as_ref());
+            let at = |m: f64| m >= 0.85 * ceiling && m <= (1.0 + tolerance) * ceiling;
             if row.cells.len() >= 2 && row.cells.iter().all(|c| at(c.summary.mean)) {
                 out.push(format!(
                     "{} / {}: every filesystem runs within 15 % of the raw device's {} MiB/s: device-bound, the disk is measured, not the filesystems; compare their cpu % rows (CPU per operation) instead, or use a faster device",

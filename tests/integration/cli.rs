@@ -74,7 +74,10 @@ fn plan_shows_cases_order_sizes_and_space_and_marks_unavailable_types() {
     assert!(out.contains("UNAVAILABLE"), "{out}");
     assert!(out.contains("reiser4"), "{out}");
     assert!(out.contains("xfs:noatime"), "{out}");
-    assert!(out.contains("Run order: ext4#1 xfs:noatime#1 ext4#2"), "{out}");
+    assert!(
+        out.contains("Run order: ext4#1w xfs:noatime#1w ext4#2 xfs:noatime#2"),
+        "{out}"
+    );
     assert!(out.contains("needs"), "{out}");
     // plan never provisions anything
     assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
