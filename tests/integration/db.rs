@@ -237,7 +237,12 @@ fn mariadb_and_postgresql_servers_on_a_loop_filesystem() {
         let ended = ev[start..phase]
             .iter()
             .any(|e| e["event"] == "step_end" && e["step"] == load && e["status"] == "ok");
-        assert!(ended, "{workload}: no `{load}` step before its phase");
+        assert!(
+            ended,
+            "{workload}: no `{load}` step before its phase; events of the repeat: {:?}\nrun output:\n{}",
+            &ev[start..=phase],
+            text(&o)
+        );
     }
 
     let j = crate::util::report_json(db, "latest");
