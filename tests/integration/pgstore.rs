@@ -99,6 +99,13 @@ fn without_ids(mut j: Value) -> Value {
     j
 }
 
+/// A new empty folder `name` under `root`, for a `--dir` run.
+fn work_dir(root: &std::path::Path, name: &str) -> String {
+    let w = root.join(name);
+    std::fs::create_dir(&w).unwrap();
+    w.to_string_lossy().into_owned()
+}
+
 fn export(db: &str, session: &str) -> Value {
     let o = fsbench(&["--db", db, "report", session, "--format", "json"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
@@ -112,11 +119,7 @@ fn postgres_store_round_trip_push_and_concurrent_writers() {
     let Some(pg) = start_server(dir.path()) else { return };
     let url = pg.url.as_str();
     let suite = write_suite(dir.path(), "tiny.toml", TINY);
-    let work = |name: &str| {
-        let w = dir.path().join(name);
-        std::fs::create_dir(&w).unwrap();
-        w.to_string_lossy().into_owned()
-    };
+    let work = |name: &str| work_dir(dir.path(), name);
 
     // A real session into SQLite, pushed: the export from PostgreSQL equals SQLite's.
     let sqlite = dir.path().join("local.db");
@@ -236,11 +239,7 @@ fn postgres_stores_and_pushes_per_second_series_and_latency_histograms() {
     let Some(pg) = start_server(dir.path()) else { return };
     let url = pg.url.as_str();
     let suite = write_suite(dir.path(), "series.toml", SERIES);
-    let work = |name: &str| {
-        let w = dir.path().join(name);
-        std::fs::create_dir(&w).unwrap();
-        w.to_string_lossy().into_owned()
-    };
+    let work = |name: &str| work_dir(dir.path(), name);
 
     // A real run into SQLite, pushed: PostgreSQL's export, series and histograms included,
     // equals SQLite's.
