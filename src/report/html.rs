@@ -445,10 +445,11 @@ fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable
 fn standing_class(standing: Option<Standing>) -> (&'static str, &'static str) {
     match standing {
         Some(Standing::Best) => ("best", "★"),
-        Some(Standing::Tied) => ("tied", "="),
-        Some(Standing::Same) => ("same", "="),
-        Some(Standing::Inconclusive) => ("inconclusive", "~"),
         Some(Standing::Untested) => ("untested", "?"),
+        // `=` / `~`: the one table of marks, Standing::mark.
+        Some(s @ Standing::Tied) => ("tied", s.mark().unwrap_or_default()),
+        Some(s @ Standing::Same) => ("same", s.mark().unwrap_or_default()),
+        Some(s @ Standing::Inconclusive) => ("inconclusive", s.mark().unwrap_or_default()),
         _ => ("", ""),
     }
 }

@@ -133,16 +133,16 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
                     (true, false) => " ",
                     (false, _) => "",
                 };
-                match (cell.best(), color) {
-                    (true, true) => {
+                match (cell.best(), color, cell.mark()) {
+                    (true, true, _) => {
                         let pad = &padded[..padded.len() - text.len()];
                         let _ = write!(line, "  {pad}{BOLD}{text} *{RESET}{dagger}");
                     }
-                    (true, false) => {
+                    (true, false, _) => {
                         let _ = write!(line, "  {padded} *{dagger}");
                     }
-                    _ if cell.mark().is_some() => {
-                        let _ = write!(line, "  {padded} {}{dagger}", cell.mark().unwrap_or_default());
+                    (false, _, Some(mark)) => {
+                        let _ = write!(line, "  {padded} {mark}{dagger}");
                     }
                     _ => {
                         let _ = write!(line, "  {padded}  {dagger}");
