@@ -42,6 +42,8 @@
 //!   stream of a loop-image run with the last duration as ETA; their bars on a pty.
 //! - `mpi` (only with `--features mpi`): 4 ranks under Open MPI's mpirun on one loop ext4, the
 //!   cluster figures against the per-rank rows, a rank killed with SIGKILL.
+//! - `layers`: the layer map of doc/architecture.md enforced over `src/`, with fixtures that
+//!   break each rule.
 //! - `memory`: `--memory` cgroups (a limited read reads the disk; removal after Ctrl-C and
 //!   SIGKILL) and the `--precision`/`--budget` stopping rule adding rounds within its budget.
 
@@ -128,3 +130,6 @@ mod mpi;
 mod pgstore;
 #[path = "integration/steps.rs"]
 mod steps;
+
+#[path = "integration/layers.rs"]
+mod layers;
