@@ -4,7 +4,7 @@
 //!
 //! Per slot: rank 0 provisions, then broadcasts [`Cmd::Run`] (slot, directory); every rank runs
 //! the workload in its own subdirectory `rank-N` (file-per-process). Every phase: sync →
-//! local start → run → stop ([`phase_begin`], [`phase_recorded`]). After the workload every rank
+//! local start → run → stop ([`RankSync`], the [`PhaseSync`] the engine's phases call). After the workload every rank
 //! syncs "ended" until all have, then the results are gathered at rank 0, which combines them
 //! ([`combine`]). A single rank ([`super::Solo`]) runs the workload directly in the slot's
 //! directory: the same code path, with collectives that return at once.
@@ -38,6 +38,7 @@
 use super::{fail, now_ns, world, ClockOffset, Comm, CommError, Stop};
 use crate::engine::latency::{LatencyRecorder, Stat};
 use crate::engine::pool::StonewallStats;
+use crate::engine::sync::{PhaseSync, Solo};
 use crate::engine::{EngineError, RunContext, WorkloadKind};
 use crate::metric::{CpuUsage, MetricId, PhaseResult, RawSample, Role, Unit};
 use serde::{Deserialize, Serialize};
@@ -199,146 +200,134 @@ fn sync(comm: &dyn Comm, what: &str, state: u8, stop: &Stop) -> Result<Vec<u8>, 
     Ok(flat)
 }
 
-/// Called by the phase driver before each phase: with more than one rank, waits until every
-/// rank starts `phase` too. A peer that already ended (its workload failed) stops this rank's
-/// repeat (`interrupt` is the repeat's own flag, see [`run_and_gather`]); a dead rank
-/// (watchdog) stops the run ([`super::fail`]).
-pub fn phase_begin(phase: &str, interrupt: &AtomicBool) {
-    let comm = world();
-    if comm.size() == 1 {
-        return;
+/// The [`PhaseSync`] of a repeat run by many ranks (the engine's phases call it; see the module
+/// documentation): syncs before every phase, agrees on wear-out stonewalls, shares the slot's
+/// directory, and logs every phase's timestamps, histogram and stonewall for [`combine`]. Used
+/// only with more than one rank ([`phase_sync`]); one rank runs with [`Solo`].
+#[derive(Clone, Copy, Debug)]
+pub struct RankSync;
+
+/// The synchroniser the runner puts in a repeat's [`RunContext`]: [`Solo`] alone (no call into
+/// the ranks during a phase), [`RankSync`] with more than one rank.
+pub fn phase_sync() -> &'static dyn PhaseSync {
+    if world().size() == 1 {
+        &Solo
+    } else {
+        &RankSync
     }
-    let sync_in = now_ns();
-    let result = sync(
-        comm,
-        &format!("the start of phase {phase}"),
-        STARTING,
-        &Stop::now(interrupt),
-    );
-    let sync_out = now_ns();
-    match result {
-        Ok(states) => {
-            if let Some(r) = states.iter().position(|s| *s == ENDED) {
-                peer_ended(format!("rank {r} ended its workload before phase {phase}"), interrupt);
+}
+
+impl PhaseSync for RankSync {
+    /// Waits until every rank starts `phase` too. A peer that already ended (its workload
+    /// failed) stops this rank's repeat (`interrupt` is the repeat's own flag, see
+    /// [`run_and_gather`]); a dead rank (watchdog) stops the run ([`super::fail`]).
+    fn begin(&self, phase: &str, interrupt: &AtomicBool) {
+        let sync_in = now_ns();
+        let result = sync(
+            world(),
+            &format!("the start of phase {phase}"),
+            STARTING,
+            &Stop::now(interrupt),
+        );
+        let sync_out = now_ns();
+        match result {
+            Ok(states) => {
+                if let Some(r) = states.iter().position(|s| *s == ENDED) {
+                    peer_ended(format!("rank {r} ended its workload before phase {phase}"), interrupt);
+                }
+            }
+            Err(CommError::Interrupted(_)) => {}
+            Err(e) => fail(e, interrupt),
+        }
+        if let Ok(mut log) = LOG.lock() {
+            log.pending = RankPhase {
+                phase: phase.to_string(),
+                sync_in_ns: sync_in,
+                sync_out_ns: sync_out,
+                ..RankPhase::default()
+            };
+        }
+    }
+
+    /// Keeps a pool phase's latency histogram and stonewall for rank 0's cluster figures.
+    fn pool_measured(&self, latency: &LatencyRecorder, stonewall: Option<StonewallStats>) {
+        let mut buf = Vec::new();
+        use hdrhistogram::serialization::Serializer;
+        let hist = hdrhistogram::serialization::V2Serializer::new()
+            .serialize(latency.histogram(), &mut buf)
+            .is_ok()
+            .then_some(buf);
+        if let Ok(mut log) = LOG.lock() {
+            if hist.is_some() {
+                log.pending.hist = hist;
+            }
+            if stonewall.is_some() {
+                log.pending.stonewall = stonewall;
             }
         }
-        Err(CommError::Interrupted(_)) => {}
-        Err(e) => fail(e, interrupt),
     }
-    if let Ok(mut log) = LOG.lock() {
-        log.pending = RankPhase {
-            phase: phase.to_string(),
-            sync_in_ns: sync_in,
-            sync_out_ns: sync_out,
-            ..RankPhase::default()
-        };
-    }
-}
 
-/// Called by the phase driver with a pool phase's latency histogram (kept only with more than
-/// one rank).
-pub fn phase_histogram(latency: &LatencyRecorder) {
-    if world().size() == 1 {
-        return;
-    }
-    let mut buf = Vec::new();
-    use hdrhistogram::serialization::Serializer;
-    if hdrhistogram::serialization::V2Serializer::new()
-        .serialize(latency.histogram(), &mut buf)
-        .is_ok()
-    {
+    /// Logs the phase's timed region (ending now).
+    fn recorded(&self, phase: &str, wall: Duration) {
+        let end = now_ns();
         if let Ok(mut log) = LOG.lock() {
-            log.pending.hist = Some(buf);
+            let mut p = std::mem::take(&mut log.pending);
+            p.end_ns = end;
+            p.start_ns = end - i64::try_from(wall.as_nanos()).unwrap_or(i64::MAX);
+            if p.phase != phase {
+                // A phase recorded without its own start (one of several from one region): it
+                // starts with no sync of its own.
+                p.phase = phase.to_string();
+                p.sync_in_ns = p.start_ns;
+                p.sync_out_ns = p.start_ns;
+            }
+            log.done.push(p);
         }
     }
-}
 
-/// The count the ranks agree on at a wear-out stonewall: the largest `ops` of any rank (a
-/// non-blocking all-reduce under the sync watchdog). Alone: `ops`. A failure (dead rank,
-/// watchdog, interrupt) stops the run ([`super::fail`]) and returns `ops` (no wear-out).
-pub fn stonewall_agree(ops: u64, interrupt: &AtomicBool) -> u64 {
-    let comm = world();
-    if comm.size() == 1 {
-        return ops;
-    }
-    match comm.all_max("the stonewall", ops, sync_watchdog(), &Stop::now(interrupt)) {
-        Ok(max) => max,
-        Err(CommError::Interrupted(_)) => ops,
-        Err(e) => {
-            fail(e, interrupt);
-            ops
+    /// The largest `ops` of any rank (a non-blocking all-reduce under the sync watchdog). A
+    /// failure (dead rank, watchdog, interrupt) stops the run ([`super::fail`]) and returns
+    /// `ops` (no wear-out).
+    fn stonewall_agree(&self, ops: u64, interrupt: &AtomicBool) -> u64 {
+        match world().all_max("the stonewall", ops, sync_watchdog(), &Stop::now(interrupt)) {
+            Ok(max) => max,
+            Err(CommError::Interrupted(_)) => ops,
+            Err(e) => {
+                fail(e, interrupt);
+                ops
+            }
         }
     }
-}
 
-/// Called by the phase driver with what wear-out stonewalling did in a pool phase (kept only
-/// with more than one rank).
-pub fn phase_stonewall(stats: Option<StonewallStats>) {
-    if world().size() == 1 || stats.is_none() {
-        return;
+    /// A file set shared between the ranks (fileio `ranks_share`, IOR's N-1 against `-F`) is
+    /// in the slot's directory (the parent of this rank's `rank-N`), prepared and removed by
+    /// rank 0.
+    fn shared_dir(&self, dir: &std::path::Path) -> (PathBuf, bool) {
+        match dir.parent() {
+            Some(parent) => (parent.to_path_buf(), world().rank() == 0),
+            None => (dir.to_path_buf(), true),
+        }
     }
-    if let Ok(mut log) = LOG.lock() {
-        log.pending.stonewall = stats;
-    }
-}
 
-/// Where a workload that shares one file set between the ranks (fileio `ranks_share`, IOR's
-/// N-1 against `-F`) keeps it, and whether this rank prepares and removes it: with more than
-/// one rank, the slot's directory (the parent of this rank's `rank-N`) and rank 0; alone,
-/// `dir` itself.
-pub fn shared_dir(dir: &std::path::Path) -> (PathBuf, bool) {
-    let comm = world();
-    match dir.parent() {
-        Some(parent) if comm.size() > 1 => (parent.to_path_buf(), comm.rank() == 0),
-        _ => (dir.to_path_buf(), true),
-    }
-}
-
-/// With more than one rank, waits until every rank arrived at `what` (for example: rank 0 has
-/// prepared the shared file set): a sync like a phase's start, so a rank whose workload failed
-/// before (it syncs "ended" instead) stops this repeat on every rank rather than leaving the
-/// others waiting. A dead rank or the watchdog stops the run ([`super::fail`]); every such stop
-/// is [`EngineError::Interrupted`]. Alone it returns at once. A rank whose workload failed must
-/// not call it afterwards.
-pub fn barrier(what: &str, interrupt: &AtomicBool) -> Result<(), EngineError> {
-    let comm = world();
-    if comm.size() == 1 {
-        return Ok(());
-    }
-    match sync(comm, what, STARTING, &Stop::now(interrupt)) {
-        Ok(states) => match states.iter().position(|s| *s == ENDED) {
-            Some(r) => {
-                peer_ended(format!("rank {r} ended its workload before {what}"), interrupt);
+    /// A sync like a phase's start (for example: rank 0 has prepared the shared file set), so
+    /// a rank whose workload failed before (it syncs "ended" instead) stops this repeat on every
+    /// rank rather than leaving the others waiting. A dead rank or the watchdog stops the run
+    /// ([`super::fail`]); every such stop is [`EngineError::Interrupted`].
+    fn barrier(&self, what: &str, interrupt: &AtomicBool) -> Result<(), EngineError> {
+        match sync(world(), what, STARTING, &Stop::now(interrupt)) {
+            Ok(states) => match states.iter().position(|s| *s == ENDED) {
+                Some(r) => {
+                    peer_ended(format!("rank {r} ended its workload before {what}"), interrupt);
+                    Err(EngineError::Interrupted)
+                }
+                None => Ok(()),
+            },
+            Err(CommError::Interrupted(_)) => Err(EngineError::Interrupted),
+            Err(e) => {
+                fail(e, interrupt);
                 Err(EngineError::Interrupted)
             }
-            None => Ok(()),
-        },
-        Err(CommError::Interrupted(_)) => Err(EngineError::Interrupted),
-        Err(e) => {
-            fail(e, interrupt);
-            Err(EngineError::Interrupted)
         }
-    }
-}
-
-/// Called by the phase driver when phase `phase` of `wall` was recorded.
-pub fn phase_recorded(phase: &str, wall: Duration) {
-    if world().size() == 1 {
-        return;
-    }
-    let end = now_ns();
-    if let Ok(mut log) = LOG.lock() {
-        let mut p = std::mem::take(&mut log.pending);
-        p.end_ns = end;
-        p.start_ns = end - i64::try_from(wall.as_nanos()).unwrap_or(i64::MAX);
-        if p.phase != phase {
-            // A phase recorded without its own start (one of several from one region): it
-            // starts with no sync of its own.
-            p.phase = phase.to_string();
-            p.sync_in_ns = p.start_ns;
-            p.sync_out_ns = p.start_ns;
-        }
-        log.done.push(p);
     }
 }
 
@@ -438,6 +427,7 @@ fn run_and_gather(comm: &dyn Comm, kind: &WorkloadKind, ctx: &RunContext) -> Res
                         dir: &sub,
                         drop_caches: ctx.drop_caches,
                         interrupt: &repeat_stop,
+                        sync: ctx.sync,
                         on_phase: ctx.on_phase,
                         state: ctx.state,
                     },
@@ -517,6 +507,7 @@ pub fn follow(
                     dir: &dir,
                     drop_caches,
                     interrupt,
+                    sync: &RankSync,
                     on_phase: &no_phase,
                     state: None,
                 };

@@ -37,7 +37,7 @@
 //! **Wear-out stonewalling** ([`WorkerPool::wear_out`], IOR's `-D` with
 //! `-O stoneWallingWearOut=1`): at the deadline (the stonewall) every worker stops, and the
 //! ranks of a many-rank run agree on the largest operation count any rank reached (a
-//! non-blocking MPI reduction, [`crate::comm::ranks::stonewall_agree`], called from the calling
+//! non-blocking MPI reduction behind [`PhaseSync::stonewall_agree`], called from the calling
 //! thread while the workers wait at a barrier); workers that stopped at the deadline then go on
 //! until this rank has done that many operations, so every rank does the same work. Workers
 //! that finished their own work before the deadline stay stopped. The timed region includes
@@ -46,6 +46,7 @@
 
 use crate::engine::clock::{self, Best, OpClock};
 use crate::engine::latency::LatencyRecorder;
+use crate::engine::sync::{PhaseSync, Solo};
 use crate::engine::EngineError;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
@@ -239,10 +240,22 @@ impl WorkerPool {
     /// [`EngineError::Interrupted`] if `interrupt` was set during the run, the first worker
     /// error otherwise (the other workers stop at their next operation), or the measurements.
     /// An empty `workers` is an [`EngineError::Invalid`].
+    /// A wear-out stonewall agrees with this process only ([`Solo`]).
     pub fn run<W: Worker>(&self, workers: Vec<W>, interrupt: &AtomicBool) -> Result<PoolRun<W::Output>, EngineError> {
+        self.run_synced(workers, interrupt, &Solo)
+    }
+
+    /// [`WorkerPool::run`], agreeing on a wear-out stonewall's count through `sync` (called
+    /// once, at the deadline, from the calling thread; never per operation).
+    pub fn run_synced<W: Worker>(
+        &self,
+        workers: Vec<W>,
+        interrupt: &AtomicBool,
+        sync: &dyn PhaseSync,
+    ) -> Result<PoolRun<W::Output>, EngineError> {
         match clock::best() {
-            Best::Tsc(c) => self.run_with(c, workers, interrupt),
-            Best::Monotonic(c) => self.run_with(c, workers, interrupt),
+            Best::Tsc(c) => self.run_with(c, workers, interrupt, sync),
+            Best::Monotonic(c) => self.run_with(c, workers, interrupt, sync),
         }
     }
 
@@ -252,6 +265,7 @@ impl WorkerPool {
         clock: C,
         workers: Vec<W>,
         interrupt: &AtomicBool,
+        sync: &dyn PhaseSync,
     ) -> Result<PoolRun<W::Output>, EngineError> {
         if workers.is_empty() {
             return Err(EngineError::Invalid("a worker pool needs at least one worker".into()));
@@ -277,7 +291,7 @@ impl WorkerPool {
         let coordinate = |w: &Wear| {
             w.arrive.wait();
             let before = w.before.load(Ordering::Relaxed);
-            let agreed = crate::comm::ranks::stonewall_agree(before, interrupt).max(before);
+            let agreed = sync.stonewall_agree(before, interrupt).max(before);
             w.agreed.store(agreed, Ordering::Relaxed);
             w.extra.store(agreed - before, Ordering::Relaxed);
             w.release.wait();
@@ -791,9 +805,12 @@ mod tests {
         };
         let pool = WorkerPool::with_deadline(Duration::from_millis(2300));
         let two = vec![Countdown::new(u64::MAX), Countdown::new(u64::MAX)];
-        check(pool.run_with(clock::Monotonic, two, &flag).expect("monotonic"));
+        check(pool.run_with(clock::Monotonic, two, &flag, &Solo).expect("monotonic"));
         if let Best::Tsc(tsc) = clock::best() {
-            check(pool.run_with(tsc, vec![Countdown::new(u64::MAX)], &flag).expect("tsc"));
+            check(
+                pool.run_with(tsc, vec![Countdown::new(u64::MAX)], &flag, &Solo)
+                    .expect("tsc"),
+            );
         }
         // No deadline, no series.
         let run = WorkerPool::new().run(vec![Countdown::new(10)], &flag).expect("run");
@@ -843,11 +860,14 @@ mod tests {
         };
         let pool = WorkerPool::with_deadline(Duration::from_millis(30));
         check(
-            pool.run_with(clock::Monotonic, vec![Countdown::new(u64::MAX)], &flag)
+            pool.run_with(clock::Monotonic, vec![Countdown::new(u64::MAX)], &flag, &Solo)
                 .expect("monotonic"),
         );
         if let Best::Tsc(tsc) = clock::best() {
-            check(pool.run_with(tsc, vec![Countdown::new(u64::MAX)], &flag).expect("tsc"));
+            check(
+                pool.run_with(tsc, vec![Countdown::new(u64::MAX)], &flag, &Solo)
+                    .expect("tsc"),
+            );
         }
     }
 

@@ -199,6 +199,7 @@ fn run_job(job: &Job) -> Reply {
         dir: &mounted.workdir,
         drop_caches: job.drop_caches,
         interrupt: &interrupt,
+        sync: &crate::engine::sync::Solo,
         on_phase: &no_phase,
         state: Some(&state),
     };

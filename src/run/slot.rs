@@ -140,6 +140,7 @@ pub(super) fn run_slot(
         dir: &mounted.workdir,
         drop_caches: suite.policy.drop_caches,
         interrupt,
+        sync: crate::comm::ranks::phase_sync(),
         on_phase,
         state: Some(state),
     };
