@@ -349,11 +349,13 @@ impl<'a, 'c> Phases<'a, 'c> {
         if !t.per_second.is_empty() {
             self.sample.series.push(ThroughputSeries {
                 phase: phase.to_string(),
+                rank: None,
                 ops: t.per_second.clone(),
             });
         }
         self.sample.phases.push(PhaseResult {
             phase: phase.to_string(),
+            rank: None,
             wall: t.wall,
             cpu: t.cpu,
             metrics,

@@ -245,6 +245,7 @@ mod tests {
         let raw = RawSample {
             phases: vec![PhaseResult {
                 phase: "seq_write_block".into(),
+                rank: None,
                 wall: std::time::Duration::from_secs(1),
                 cpu: Default::default(),
                 metrics: vec![
