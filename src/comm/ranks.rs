@@ -4,10 +4,11 @@
 //!
 //! Per slot: rank 0 provisions, then broadcasts [`Cmd::Run`] (slot, directory); every rank runs
 //! the workload in its own subdirectory `rank-N` (file-per-process). Every phase: sync →
-//! local start → run → stop ([`RankSync`], the [`PhaseSync`] the engine's phases call). After the workload every rank
-//! syncs "ended" until all have, then the results are gathered at rank 0, which combines them
-//! ([`combine`]). A single rank ([`super::Solo`]) runs the workload directly in the slot's
-//! directory: the same code path, with collectives that return at once.
+//! local start → run → stop ([`RankSync`], the [`PhaseSync`] the engine's phases call). After
+//! the workload every rank syncs "ended" until all have, then the results are gathered at rank
+//! 0, which combines them ([`combine`]). A single rank ([`super::Solo`]) runs the workload
+//! directly in the slot's directory with the engine's own [`Solo`] synchroniser
+//! ([`phase_sync`]): no call into the ranks during a phase.
 //!
 //! A sync is an all-gather of every rank's state (starting a phase, or ended): a rank that sees
 //! a peer already ended while it starts a phase stops its own workload (the peer's failed),
@@ -749,6 +750,9 @@ fn ranks_of_phase<'a>(
     Ok(ranks)
 }
 
+/// A phase's metrics with their values.
+type Metrics = Vec<(MetricId, f64)>;
+
 /// A detail row in seconds.
 fn detail(name: &str, v: f64) -> (MetricId, f64) {
     (MetricId::lower(name, Unit::Seconds).with_role(Role::Detail), v)
@@ -816,15 +820,11 @@ fn combine_phase(p0: &PhaseResult, ranks: &[RankOfPhase], out: &mut RawSample) -
 /// The cluster figures of every metric of `p0` but latencies (rates: aggregate and fair share
 /// over `span` seconds; seconds: the slowest rank's; others: the mean), and every rank's own
 /// rates as the start of its row.
-fn other_metrics(
-    p0: &PhaseResult,
-    ranks: &[RankOfPhase],
-    span: f64,
-) -> (Vec<(MetricId, f64)>, Vec<Vec<(MetricId, f64)>>) {
+fn other_metrics(p0: &PhaseResult, ranks: &[RankOfPhase], span: f64) -> (Metrics, Vec<Metrics>) {
     let last_start = ranks.iter().map(|(_, _, t, o)| t.start_ns - o).max().unwrap_or(0);
     let first_end = ranks.iter().map(|(_, _, t, o)| t.end_ns - o).min().unwrap_or(0);
     let mut metrics = Vec::new();
-    let mut rank_rows: Vec<Vec<(MetricId, f64)>> = vec![Vec::new(); ranks.len()];
+    let mut rank_rows: Vec<Metrics> = vec![Vec::new(); ranks.len()];
     for (m, _) in p0.metrics.iter().filter(|(m, _)| m.role != Role::Latency) {
         let vals: Vec<f64> = ranks
             .iter()
@@ -860,8 +860,8 @@ fn other_metrics(
 fn latency_metrics(
     p0: &PhaseResult,
     ranks: &[RankOfPhase],
-    metrics: &mut Vec<(MetricId, f64)>,
-    rank_rows: &mut [Vec<(MetricId, f64)>],
+    metrics: &mut Metrics,
+    rank_rows: &mut [Metrics],
 ) -> Result<(), String> {
     let hists: Vec<Vec<u8>> = ranks.iter().filter_map(|(_, _, t, _)| t.hist.clone()).collect();
     let lat_names: Vec<&MetricId> = p0

@@ -69,18 +69,14 @@ fn rows(sample: &serde_json::Value) -> Rows {
 
 /// The per-second series of `row` (as [`row_of`]) in a stored sample, if it has one.
 fn series_of(sample: &serde_json::Value, row: &str) -> Option<Vec<f64>> {
-    sample["series"]
-        .as_array()?
-        .iter()
-        .find(|t| row_of(t) == row)
-        .map(|t| {
-            t["ops"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|v| v.as_f64().unwrap())
-                .collect()
-        })
+    sample["series"].as_array()?.iter().find(|t| row_of(t) == row).map(|t| {
+        t["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect()
+    })
 }
 
 fn close(a: f64, b: f64) -> bool {
