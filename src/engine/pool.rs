@@ -296,49 +296,9 @@ impl WorkerPool {
             w.extra.store(agreed - before, Ordering::Relaxed);
             w.release.wait();
         };
-        let results: Vec<Result<Finished<W::Output>, Exit>> = if workers.len() == 1 {
-            // On the calling thread: pin it for the run only.
-            let restore = match cpu_of(0) {
-                Some(cpu) => {
-                    let old = affinity::get().map_err(|e| EngineError::io("sched_getaffinity", e))?;
-                    affinity::pin(cpu).map_err(|e| EngineError::io("sched_setaffinity", e))?;
-                    Some(old)
-                }
-                None => None,
-            };
-            let r = workers
-                .into_iter()
-                .map(|w| {
-                    // One worker: it coordinates itself, between its two barriers (of two
-                    // parties, run on one thread: the coordinator's waits are its own).
-                    let solo = wear.as_ref().map(|w| Wear {
-                        arrive: Barrier::new(1),
-                        release: Barrier::new(1),
-                        before: AtomicU64::new(0),
-                        extra: AtomicU64::new(0),
-                        claimed: AtomicU64::new(0),
-                        agreed: AtomicU64::new(w.agreed.load(Ordering::Relaxed)),
-                    });
-                    let r = run_one(
-                        clock,
-                        w,
-                        LatencyRecorder::new(),
-                        None,
-                        deadline,
-                        interrupt,
-                        &abort,
-                        solo.as_ref().map(|s| (s, &coordinate as &(dyn Fn(&Wear) + Sync))),
-                    );
-                    if let (Some(s), Some(w)) = (&solo, &wear) {
-                        w.agreed.store(s.agreed.load(Ordering::Relaxed), Ordering::Relaxed);
-                    }
-                    r
-                })
-                .collect();
-            if let Some(old) = restore {
-                affinity::set(&old).map_err(|e| EngineError::io("sched_setaffinity", e))?;
-            }
-            r
+        let results: Vec<Ended<W::Output>> = if workers.len() == 1 {
+            let coordinated = wear.as_ref().map(|w| (w, &coordinate as &(dyn Fn(&Wear) + Sync)));
+            self.run_alone(clock, workers, cpu_of(0), interrupt, &abort, coordinated)?
         } else {
             let barrier = Barrier::new(workers.len());
             let wear = wear.as_ref();
@@ -396,6 +356,60 @@ impl WorkerPool {
         };
         let agreed = wear.map(|w| w.agreed.load(Ordering::Relaxed));
         merge(results, interrupt, agreed)
+    }
+
+    /// [`WorkerPool::run_with`] of one worker: on the calling thread, pinned to `cpu` for the
+    /// run only. With wear-out stonewalling (`wear`: the pool's shared state and the
+    /// coordinator's side), the worker coordinates itself, between its two barriers (of two
+    /// parties, run on one thread: the coordinator's waits are its own).
+    fn run_alone<W: Worker, C: OpClock>(
+        &self,
+        clock: C,
+        workers: Vec<W>,
+        cpu: Option<usize>,
+        interrupt: &AtomicBool,
+        abort: &AtomicBool,
+        wear: WearRef,
+    ) -> Result<Vec<Ended<W::Output>>, EngineError> {
+        let restore = match cpu {
+            Some(cpu) => {
+                let old = affinity::get().map_err(|e| EngineError::io("sched_getaffinity", e))?;
+                affinity::pin(cpu).map_err(|e| EngineError::io("sched_setaffinity", e))?;
+                Some(old)
+            }
+            None => None,
+        };
+        let r = workers
+            .into_iter()
+            .map(|w| {
+                let solo = wear.map(|(shared, _)| Wear {
+                    arrive: Barrier::new(1),
+                    release: Barrier::new(1),
+                    before: AtomicU64::new(0),
+                    extra: AtomicU64::new(0),
+                    claimed: AtomicU64::new(0),
+                    agreed: AtomicU64::new(shared.agreed.load(Ordering::Relaxed)),
+                });
+                let r = run_one(
+                    clock,
+                    w,
+                    LatencyRecorder::new(),
+                    None,
+                    self.deadline,
+                    interrupt,
+                    abort,
+                    solo.as_ref().zip(wear).map(|(s, (_, coordinate))| (s, coordinate)),
+                );
+                if let (Some(s), Some((shared, _))) = (&solo, wear) {
+                    shared.agreed.store(s.agreed.load(Ordering::Relaxed), Ordering::Relaxed);
+                }
+                r
+            })
+            .collect();
+        if let Some(old) = restore {
+            affinity::set(&old).map_err(|e| EngineError::io("sched_setaffinity", e))?;
+        }
+        Ok(r)
     }
 }
 
@@ -517,6 +531,9 @@ mod affinity {
         self::set(&set)
     }
 }
+
+/// How one worker's run ended: what it did, or why it stopped.
+type Ended<O> = Result<Finished<O>, Exit>;
 
 /// The stonewall state of a worker and how it meets the others there.
 type WearRef<'a> = Option<(&'a Wear, &'a (dyn Fn(&Wear) + Sync))>;
