@@ -192,7 +192,7 @@ impl Observer for EventStream {
             s.results = sample
                 .measurements
                 .iter()
-                .map(|m| json!({"phase": m.phase, "metric": m.metric.name, "unit": m.metric.unit, "value": m.value}))
+                .map(|m| json!({"phase": m.row(), "metric": m.metric.name, "unit": m.metric.unit, "value": m.value}))
                 .collect();
         });
     }

@@ -9,6 +9,7 @@
 //! the same case (the store keeps them per row so old data stays readable).
 
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::fmt;
 use std::time::Duration;
 
@@ -225,10 +226,30 @@ impl MetricId {
 pub struct Measurement {
     /// The workload phase that produced it (`seq_write_block`, `rand_create`, …).
     pub phase: String,
+    /// In a many-rank session, the rank whose own figure this is; `None` for the figure of the
+    /// whole repeat (every measurement of a one-rank run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
     /// What it is.
     pub metric: MetricId,
     /// The value, in `metric.unit`.
     pub value: f64,
+}
+
+impl Measurement {
+    /// The report row this measurement is shown in ([`row_name`]).
+    pub fn row(&self) -> Cow<'_, str> {
+        row_name(&self.phase, self.rank)
+    }
+}
+
+/// The name a report shows for the row of `phase` and `rank`: the phase, and for one rank's own
+/// figures `PHASE@rankN` (display only: stored and passed around as the two fields).
+pub fn row_name(phase: &str, rank: Option<u32>) -> Cow<'_, str> {
+    match rank {
+        None => Cow::Borrowed(phase),
+        Some(r) => Cow::Owned(format!("{phase}@rank{r}")),
+    }
 }
 
 /// CPU use over one timed phase.
@@ -247,6 +268,10 @@ pub struct CpuUsage {
 pub struct PhaseResult {
     /// Phase name, snake_case, stable across versions (it is a report row).
     pub phase: String,
+    /// In a many-rank session, the rank whose own result this is; `None` for the result of the
+    /// whole repeat.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
     /// Wall time of the timed region (including the fsync the suite counts).
     pub wall: Duration,
     /// CPU use over the timed region.
@@ -264,17 +289,20 @@ impl PhaseResult {
             .iter()
             .map(|(m, v)| Measurement {
                 phase: self.phase.clone(),
+                rank: self.rank,
                 metric: m.clone(),
                 value: *v,
             })
             .collect();
         out.push(Measurement {
             phase: self.phase.clone(),
+            rank: self.rank,
             metric: MetricId::lower("cpu_process", Unit::Percent).with_role(Role::ProcessCpu),
             value: self.cpu.process_pct,
         });
         out.push(Measurement {
             phase: self.phase.clone(),
+            rank: self.rank,
             metric: MetricId::lower("cpu_system", Unit::Percent).with_role(Role::SystemCpu),
             value: self.cpu.system_pct,
         });
@@ -298,8 +326,18 @@ pub struct LatencyHistogram {
 pub struct ThroughputSeries {
     /// The phase it belongs to.
     pub phase: String,
+    /// In a many-rank session, the rank whose own series this is; `None` for one rank's run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
     /// Operations completed in second `i` after the phase's start, for each `i`.
     pub ops: Vec<u64>,
+}
+
+impl ThroughputSeries {
+    /// The report row (chart) this series is shown as ([`row_name`]).
+    pub fn row(&self) -> Cow<'_, str> {
+        row_name(&self.phase, self.rank)
+    }
 }
 
 /// Everything one repeat of one case produced, before it is stored.
@@ -348,6 +386,7 @@ mod tests {
     fn phase_result_flattens_with_cpu_metrics() {
         let p = PhaseResult {
             phase: "seq_write_block".into(),
+            rank: None,
             wall: Duration::from_secs(1),
             cpu: CpuUsage {
                 process_pct: 50.0,

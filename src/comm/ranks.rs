@@ -4,10 +4,11 @@
 //!
 //! Per slot: rank 0 provisions, then broadcasts [`Cmd::Run`] (slot, directory); every rank runs
 //! the workload in its own subdirectory `rank-N` (file-per-process). Every phase: sync →
-//! local start → run → stop ([`phase_begin`], [`phase_recorded`]). After the workload every rank
-//! syncs "ended" until all have, then the results are gathered at rank 0, which combines them
-//! ([`combine`]). A single rank ([`super::Solo`]) runs the workload directly in the slot's
-//! directory: the same code path, with collectives that return at once.
+//! local start → run → stop ([`RankSync`], the [`PhaseSync`] the engine's phases call). After
+//! the workload every rank syncs "ended" until all have, then the results are gathered at rank
+//! 0, which combines them ([`combine`]). A single rank ([`super::Solo`]) runs the workload
+//! directly in the slot's directory with the engine's own [`Solo`] synchroniser
+//! ([`phase_sync`]): no call into the ranks during a phase.
 //!
 //! A sync is an all-gather of every rank's state (starting a phase, or ended): a rank that sees
 //! a peer already ended while it starts a phase stops its own workload (the peer's failed),
@@ -21,15 +22,17 @@
 //!   (latest start to earliest end): the work done in that window over its length, with each
 //!   rank's work spread evenly over its phase (rate × window), so the sum of the ranks' rates.
 //!   It assumes every rank ran at a steady rate through its phase; where the phase has a
-//!   per-second series, every rank's is stored too (`P@rankN`), and the MPI test checks the
-//!   aggregate against the ranks' series summed over the window, within their 1 s buckets;
+//!   per-second series, every rank's is stored too (phase P with `rank` N), and the MPI test
+//!   checks the aggregate against the ranks' series summed over the window, within their 1 s
+//!   buckets;
 //! - `M_fair_share`: total work (Σ rate × wall) / (last end − first start), IOR's figure;
 //! - `slowest_rank_s`, `straggler_index` (slowest / median rank time), `barrier_s` (from the
 //!   last arrival to the last rank leaving the sync);
 //! - latency statistics from the sum of every rank's histogram (one bucket layout), so cluster
 //!   percentiles are true percentiles; other metrics: the slowest rank's (seconds) or the mean;
-//! - phase `P@rankN`: every rank's own rates and latency statistics, `wall_s`, `sync_in_s`,
-//!   `start_s`, `end_s` (relative to the origin), as detail rows;
+//! - phase P with `rank` N (a report shows it as `P@rankN`): every rank's own rates and latency
+//!   statistics, `wall_s`, `sync_in_s`, `start_s`, `end_s` (relative to the origin), as detail
+//!   rows;
 //! - with wear-out stonewalling (`engine::pool`, IOR's `stoneWallingWearOut`): `stonewall_ops_min`
 //!   / `_max` (operations of the least and most advanced rank at the deadline) and
 //!   `stonewall_agreed_ops` (the all-reduced maximum every rank wore out to), and per rank
@@ -38,6 +41,7 @@
 use super::{fail, now_ns, world, ClockOffset, Comm, CommError, Stop};
 use crate::engine::latency::{LatencyRecorder, Stat};
 use crate::engine::pool::StonewallStats;
+use crate::engine::sync::{PhaseSync, Solo};
 use crate::engine::{EngineError, RunContext, WorkloadKind};
 use crate::metric::{CpuUsage, MetricId, PhaseResult, RawSample, Role, Unit};
 use serde::{Deserialize, Serialize};
@@ -199,146 +203,134 @@ fn sync(comm: &dyn Comm, what: &str, state: u8, stop: &Stop) -> Result<Vec<u8>, 
     Ok(flat)
 }
 
-/// Called by the phase driver before each phase: with more than one rank, waits until every
-/// rank starts `phase` too. A peer that already ended (its workload failed) stops this rank's
-/// repeat (`interrupt` is the repeat's own flag, see [`run_and_gather`]); a dead rank
-/// (watchdog) stops the run ([`super::fail`]).
-pub fn phase_begin(phase: &str, interrupt: &AtomicBool) {
-    let comm = world();
-    if comm.size() == 1 {
-        return;
+/// The [`PhaseSync`] of a repeat run by many ranks (the engine's phases call it; see the module
+/// documentation): syncs before every phase, agrees on wear-out stonewalls, shares the slot's
+/// directory, and logs every phase's timestamps, histogram and stonewall for [`combine`]. Used
+/// only with more than one rank ([`phase_sync`]); one rank runs with [`Solo`].
+#[derive(Clone, Copy, Debug)]
+pub struct RankSync;
+
+/// The synchroniser the runner puts in a repeat's [`RunContext`]: [`Solo`] alone (no call into
+/// the ranks during a phase), [`RankSync`] with more than one rank.
+pub fn phase_sync() -> &'static dyn PhaseSync {
+    if world().size() == 1 {
+        &Solo
+    } else {
+        &RankSync
     }
-    let sync_in = now_ns();
-    let result = sync(
-        comm,
-        &format!("the start of phase {phase}"),
-        STARTING,
-        &Stop::now(interrupt),
-    );
-    let sync_out = now_ns();
-    match result {
-        Ok(states) => {
-            if let Some(r) = states.iter().position(|s| *s == ENDED) {
-                peer_ended(format!("rank {r} ended its workload before phase {phase}"), interrupt);
+}
+
+impl PhaseSync for RankSync {
+    /// Waits until every rank starts `phase` too. A peer that already ended (its workload
+    /// failed) stops this rank's repeat (`interrupt` is the repeat's own flag, see
+    /// [`run_and_gather`]); a dead rank (watchdog) stops the run ([`super::fail`]).
+    fn begin(&self, phase: &str, interrupt: &AtomicBool) {
+        let sync_in = now_ns();
+        let result = sync(
+            world(),
+            &format!("the start of phase {phase}"),
+            STARTING,
+            &Stop::now(interrupt),
+        );
+        let sync_out = now_ns();
+        match result {
+            Ok(states) => {
+                if let Some(r) = states.iter().position(|s| *s == ENDED) {
+                    peer_ended(format!("rank {r} ended its workload before phase {phase}"), interrupt);
+                }
+            }
+            Err(CommError::Interrupted(_)) => {}
+            Err(e) => fail(e, interrupt),
+        }
+        if let Ok(mut log) = LOG.lock() {
+            log.pending = RankPhase {
+                phase: phase.to_string(),
+                sync_in_ns: sync_in,
+                sync_out_ns: sync_out,
+                ..RankPhase::default()
+            };
+        }
+    }
+
+    /// Keeps a pool phase's latency histogram and stonewall for rank 0's cluster figures.
+    fn pool_measured(&self, latency: &LatencyRecorder, stonewall: Option<StonewallStats>) {
+        let mut buf = Vec::new();
+        use hdrhistogram::serialization::Serializer;
+        let hist = hdrhistogram::serialization::V2Serializer::new()
+            .serialize(latency.histogram(), &mut buf)
+            .is_ok()
+            .then_some(buf);
+        if let Ok(mut log) = LOG.lock() {
+            if hist.is_some() {
+                log.pending.hist = hist;
+            }
+            if stonewall.is_some() {
+                log.pending.stonewall = stonewall;
             }
         }
-        Err(CommError::Interrupted(_)) => {}
-        Err(e) => fail(e, interrupt),
     }
-    if let Ok(mut log) = LOG.lock() {
-        log.pending = RankPhase {
-            phase: phase.to_string(),
-            sync_in_ns: sync_in,
-            sync_out_ns: sync_out,
-            ..RankPhase::default()
-        };
-    }
-}
 
-/// Called by the phase driver with a pool phase's latency histogram (kept only with more than
-/// one rank).
-pub fn phase_histogram(latency: &LatencyRecorder) {
-    if world().size() == 1 {
-        return;
-    }
-    let mut buf = Vec::new();
-    use hdrhistogram::serialization::Serializer;
-    if hdrhistogram::serialization::V2Serializer::new()
-        .serialize(latency.histogram(), &mut buf)
-        .is_ok()
-    {
+    /// Logs the phase's timed region (ending now).
+    fn recorded(&self, phase: &str, wall: Duration) {
+        let end = now_ns();
         if let Ok(mut log) = LOG.lock() {
-            log.pending.hist = Some(buf);
+            let mut p = std::mem::take(&mut log.pending);
+            p.end_ns = end;
+            p.start_ns = end - i64::try_from(wall.as_nanos()).unwrap_or(i64::MAX);
+            if p.phase != phase {
+                // A phase recorded without its own start (one of several from one region): it
+                // starts with no sync of its own.
+                p.phase = phase.to_string();
+                p.sync_in_ns = p.start_ns;
+                p.sync_out_ns = p.start_ns;
+            }
+            log.done.push(p);
         }
     }
-}
 
-/// The count the ranks agree on at a wear-out stonewall: the largest `ops` of any rank (a
-/// non-blocking all-reduce under the sync watchdog). Alone: `ops`. A failure (dead rank,
-/// watchdog, interrupt) stops the run ([`super::fail`]) and returns `ops` (no wear-out).
-pub fn stonewall_agree(ops: u64, interrupt: &AtomicBool) -> u64 {
-    let comm = world();
-    if comm.size() == 1 {
-        return ops;
-    }
-    match comm.all_max("the stonewall", ops, sync_watchdog(), &Stop::now(interrupt)) {
-        Ok(max) => max,
-        Err(CommError::Interrupted(_)) => ops,
-        Err(e) => {
-            fail(e, interrupt);
-            ops
+    /// The largest `ops` of any rank (a non-blocking all-reduce under the sync watchdog). A
+    /// failure (dead rank, watchdog, interrupt) stops the run ([`super::fail`]) and returns
+    /// `ops` (no wear-out).
+    fn stonewall_agree(&self, ops: u64, interrupt: &AtomicBool) -> u64 {
+        match world().all_max("the stonewall", ops, sync_watchdog(), &Stop::now(interrupt)) {
+            Ok(max) => max,
+            Err(CommError::Interrupted(_)) => ops,
+            Err(e) => {
+                fail(e, interrupt);
+                ops
+            }
         }
     }
-}
 
-/// Called by the phase driver with what wear-out stonewalling did in a pool phase (kept only
-/// with more than one rank).
-pub fn phase_stonewall(stats: Option<StonewallStats>) {
-    if world().size() == 1 || stats.is_none() {
-        return;
+    /// A file set shared between the ranks (fileio `ranks_share`, IOR's N-1 against `-F`) is
+    /// in the slot's directory (the parent of this rank's `rank-N`), prepared and removed by
+    /// rank 0.
+    fn shared_dir(&self, dir: &std::path::Path) -> (PathBuf, bool) {
+        match dir.parent() {
+            Some(parent) => (parent.to_path_buf(), world().rank() == 0),
+            None => (dir.to_path_buf(), true),
+        }
     }
-    if let Ok(mut log) = LOG.lock() {
-        log.pending.stonewall = stats;
-    }
-}
 
-/// Where a workload that shares one file set between the ranks (fileio `ranks_share`, IOR's
-/// N-1 against `-F`) keeps it, and whether this rank prepares and removes it: with more than
-/// one rank, the slot's directory (the parent of this rank's `rank-N`) and rank 0; alone,
-/// `dir` itself.
-pub fn shared_dir(dir: &std::path::Path) -> (PathBuf, bool) {
-    let comm = world();
-    match dir.parent() {
-        Some(parent) if comm.size() > 1 => (parent.to_path_buf(), comm.rank() == 0),
-        _ => (dir.to_path_buf(), true),
-    }
-}
-
-/// With more than one rank, waits until every rank arrived at `what` (for example: rank 0 has
-/// prepared the shared file set): a sync like a phase's start, so a rank whose workload failed
-/// before (it syncs "ended" instead) stops this repeat on every rank rather than leaving the
-/// others waiting. A dead rank or the watchdog stops the run ([`super::fail`]); every such stop
-/// is [`EngineError::Interrupted`]. Alone it returns at once. A rank whose workload failed must
-/// not call it afterwards.
-pub fn barrier(what: &str, interrupt: &AtomicBool) -> Result<(), EngineError> {
-    let comm = world();
-    if comm.size() == 1 {
-        return Ok(());
-    }
-    match sync(comm, what, STARTING, &Stop::now(interrupt)) {
-        Ok(states) => match states.iter().position(|s| *s == ENDED) {
-            Some(r) => {
-                peer_ended(format!("rank {r} ended its workload before {what}"), interrupt);
+    /// A sync like a phase's start (for example: rank 0 has prepared the shared file set), so
+    /// a rank whose workload failed before (it syncs "ended" instead) stops this repeat on every
+    /// rank rather than leaving the others waiting. A dead rank or the watchdog stops the run
+    /// ([`super::fail`]); every such stop is [`EngineError::Interrupted`].
+    fn barrier(&self, what: &str, interrupt: &AtomicBool) -> Result<(), EngineError> {
+        match sync(world(), what, STARTING, &Stop::now(interrupt)) {
+            Ok(states) => match states.iter().position(|s| *s == ENDED) {
+                Some(r) => {
+                    peer_ended(format!("rank {r} ended its workload before {what}"), interrupt);
+                    Err(EngineError::Interrupted)
+                }
+                None => Ok(()),
+            },
+            Err(CommError::Interrupted(_)) => Err(EngineError::Interrupted),
+            Err(e) => {
+                fail(e, interrupt);
                 Err(EngineError::Interrupted)
             }
-            None => Ok(()),
-        },
-        Err(CommError::Interrupted(_)) => Err(EngineError::Interrupted),
-        Err(e) => {
-            fail(e, interrupt);
-            Err(EngineError::Interrupted)
         }
-    }
-}
-
-/// Called by the phase driver when phase `phase` of `wall` was recorded.
-pub fn phase_recorded(phase: &str, wall: Duration) {
-    if world().size() == 1 {
-        return;
-    }
-    let end = now_ns();
-    if let Ok(mut log) = LOG.lock() {
-        let mut p = std::mem::take(&mut log.pending);
-        p.end_ns = end;
-        p.start_ns = end - i64::try_from(wall.as_nanos()).unwrap_or(i64::MAX);
-        if p.phase != phase {
-            // A phase recorded without its own start (one of several from one region): it
-            // starts with no sync of its own.
-            p.phase = phase.to_string();
-            p.sync_in_ns = p.start_ns;
-            p.sync_out_ns = p.start_ns;
-        }
-        log.done.push(p);
     }
 }
 
@@ -438,6 +430,7 @@ fn run_and_gather(comm: &dyn Comm, kind: &WorkloadKind, ctx: &RunContext) -> Res
                         dir: &sub,
                         drop_caches: ctx.drop_caches,
                         interrupt: &repeat_stop,
+                        sync: ctx.sync,
                         on_phase: ctx.on_phase,
                         state: ctx.state,
                     },
@@ -517,6 +510,7 @@ pub fn follow(
                     dir: &dir,
                     drop_caches,
                     interrupt,
+                    sync: &RankSync,
                     on_phase: &no_phase,
                     state: None,
                 };
@@ -670,6 +664,10 @@ pub fn merge_histograms(hists: &[Vec<u8>]) -> Result<LatencyRecorder, String> {
     Ok(all)
 }
 
+/// One rank's share of one phase: its rank, its phase result, its timestamps and its clock
+/// offset against rank 0 (ns).
+type RankOfPhase<'a> = (usize, &'a PhaseResult, &'a RankPhase, i64);
+
 /// The repeat's sample from every rank's (see the module documentation for the figures).
 pub fn combine(results: &[RankResult], offsets: &[ClockOffset]) -> Result<RawSample, String> {
     let errs: Vec<&RankResult> = results.iter().filter(|r| r.sample.is_err()).collect();
@@ -678,7 +676,21 @@ pub fn combine(results: &[RankResult], offsets: &[ClockOffset]) -> Result<RawSam
     }
     let samples: Vec<&RawSample> = results.iter().filter_map(|r| r.sample.as_ref().ok()).collect();
     let lead = samples[0];
-    let mut out = RawSample::default();
+    let mut out = RawSample {
+        notes: rank_notes(results),
+        series: rank_series(results),
+        ..RawSample::default()
+    };
+    for (i, p0) in lead.phases.iter().enumerate() {
+        let ranks = ranks_of_phase(results, offsets, i, p0)?;
+        combine_phase(p0, &ranks, &mut out)?;
+    }
+    Ok(out)
+}
+
+/// Every rank's notes, once each; another rank's prefixed with its number.
+fn rank_notes(results: &[RankResult]) -> Vec<String> {
+    let mut notes: Vec<String> = Vec::new();
     for r in results {
         for n in &r.sample.as_ref().map(|s| s.notes.clone()).unwrap_or_default() {
             let n = if r.rank == 0 {
@@ -686,155 +698,226 @@ pub fn combine(results: &[RankResult], offsets: &[ClockOffset]) -> Result<RawSam
             } else {
                 format!("rank {}: {n}", r.rank)
             };
-            if !out.notes.contains(&n) {
-                out.notes.push(n);
+            if !notes.contains(&n) {
+                notes.push(n);
             }
         }
     }
-    // Every rank's per-second series of its time-based phases, as `P@rankN` (second i from
-    // that rank's own start of P, which its `start_s` row puts on rank 0's timeline).
+    notes
+}
+
+/// Every rank's per-second series of its time-based phases, with its rank (second i from that
+/// rank's own start of P, which its `start_s` row puts on rank 0's timeline).
+fn rank_series(results: &[RankResult]) -> Vec<crate::metric::ThroughputSeries> {
+    let mut series = Vec::new();
     for r in results {
         for t in r.sample.as_ref().map(|s| s.series.as_slice()).unwrap_or_default() {
-            out.series.push(crate::metric::ThroughputSeries {
-                phase: format!("{}@rank{}", t.phase, r.rank),
+            series.push(crate::metric::ThroughputSeries {
+                phase: t.phase.clone(),
+                rank: Some(rank_number(r.rank)),
                 ops: t.ops.clone(),
             });
         }
     }
-    for (i, p0) in lead.phases.iter().enumerate() {
-        let mut ranks = Vec::new();
-        for r in results {
-            let s = r.sample.as_ref().map_err(Clone::clone)?;
-            let p = s.phases.get(i).filter(|p| p.phase == p0.phase);
-            let t = r.phases.get(i).filter(|t| t.phase == p0.phase);
-            match (p, t) {
-                (Some(p), Some(t)) => {
-                    let off = offsets.get(r.rank).map_or(0, |o| o.offset_ns);
-                    ranks.push((r.rank, p, t, off));
-                }
-                _ => return Err(format!("rank {} did not run phase {} like rank 0", r.rank, p0.phase)),
+    series
+}
+
+/// A rank's number as stored with its rows.
+fn rank_number(rank: usize) -> u32 {
+    u32::try_from(rank).unwrap_or(u32::MAX)
+}
+
+/// Every rank's share of phase `i` of rank 0 (`p0`); an error if a rank did not run it.
+fn ranks_of_phase<'a>(
+    results: &'a [RankResult],
+    offsets: &[ClockOffset],
+    i: usize,
+    p0: &PhaseResult,
+) -> Result<Vec<RankOfPhase<'a>>, String> {
+    let mut ranks = Vec::new();
+    for r in results {
+        let s = r.sample.as_ref().map_err(Clone::clone)?;
+        let p = s.phases.get(i).filter(|p| p.phase == p0.phase);
+        let t = r.phases.get(i).filter(|t| t.phase == p0.phase);
+        match (p, t) {
+            (Some(p), Some(t)) => {
+                let off = offsets.get(r.rank).map_or(0, |o| o.offset_ns);
+                ranks.push((r.rank, p, t, off));
             }
-        }
-        let s = |ns: i64| ns as f64 / 1e9;
-        let origin = ranks.iter().map(|(_, _, t, o)| t.sync_in_ns - o).max().unwrap_or(0);
-        let first_start = ranks.iter().map(|(_, _, t, o)| t.start_ns - o).min().unwrap_or(0);
-        let last_start = ranks.iter().map(|(_, _, t, o)| t.start_ns - o).max().unwrap_or(0);
-        let first_end = ranks.iter().map(|(_, _, t, o)| t.end_ns - o).min().unwrap_or(0);
-        let last_end = ranks.iter().map(|(_, _, t, o)| t.end_ns - o).max().unwrap_or(0);
-        let last_out = ranks.iter().map(|(_, _, t, o)| t.sync_out_ns - o).max().unwrap_or(0);
-        let mut walls: Vec<f64> = ranks.iter().map(|(_, p, _, _)| p.wall.as_secs_f64()).collect();
-        let slowest = walls.iter().copied().fold(0.0, f64::max);
-        let med = median(&mut walls);
-        let span = s(last_end - first_start);
-        let mut metrics = Vec::new();
-        let mut rank_rows: Vec<Vec<(MetricId, f64)>> = vec![Vec::new(); ranks.len()];
-        for (m, _) in p0.metrics.iter().filter(|(m, _)| m.role != Role::Latency) {
-            let vals: Vec<f64> = ranks
-                .iter()
-                .map(|(_, p, _, _)| p.metrics.iter().find(|(x, _)| x == m).map_or(f64::NAN, |(_, v)| *v))
-                .collect();
-            if is_rate(m) {
-                let work: f64 = ranks
-                    .iter()
-                    .zip(&vals)
-                    .map(|((_, p, _, _), v)| v * p.wall.as_secs_f64())
-                    .sum();
-                if last_start < first_end {
-                    metrics.push((m.clone(), vals.iter().sum()));
-                }
-                metrics.push((
-                    MetricId::higher(&format!("{}_fair_share", m.name), m.unit),
-                    if span > 0.0 { work / span } else { f64::NAN },
-                ));
-                for (row, v) in rank_rows.iter_mut().zip(&vals) {
-                    row.push((m.clone().with_role(Role::Detail), *v));
-                }
-            } else if m.unit == Unit::Seconds {
-                metrics.push((m.clone(), vals.iter().copied().fold(f64::NAN, f64::max)));
-            } else {
-                metrics.push((m.clone(), vals.iter().sum::<f64>() / vals.len() as f64));
-            }
-        }
-        let hists: Vec<Vec<u8>> = ranks.iter().filter_map(|(_, _, t, _)| t.hist.clone()).collect();
-        let lat_names: Vec<&MetricId> = p0
-            .metrics
-            .iter()
-            .map(|(m, _)| m)
-            .filter(|m| m.role == Role::Latency)
-            .collect();
-        if !lat_names.is_empty() {
-            let merged = if hists.len() == ranks.len() {
-                Some(merge_histograms(&hists)?.summary())
-            } else {
-                None
-            };
-            for m in lat_names {
-                let v = match (&merged, Stat::ALL.iter().find(|s| s.name() == m.name)) {
-                    (Some(sum), Some(stat)) => stat.of(sum),
-                    _ => ranks
-                        .iter()
-                        .filter_map(|(_, p, _, _)| p.metrics.iter().find(|(x, _)| x == m).map(|(_, v)| *v))
-                        .fold(f64::NAN, f64::max),
-                };
-                metrics.push((m.clone(), v));
-                for (row, (_, p, _, _)) in rank_rows.iter_mut().zip(&ranks) {
-                    if let Some((_, v)) = p.metrics.iter().find(|(x, _)| x == m) {
-                        row.push((m.clone().with_role(Role::Detail), *v));
-                    }
-                }
-            }
-        }
-        let detail = |name: &str, v: f64| (MetricId::lower(name, Unit::Seconds).with_role(Role::Detail), v);
-        metrics.push(detail("slowest_rank_s", slowest));
-        metrics.push((
-            MetricId::lower("straggler_index", Unit::Ratio).with_role(Role::Detail),
-            if med > 0.0 { slowest / med } else { f64::NAN },
-        ));
-        metrics.push(detail("barrier_s", s(last_out - origin)));
-        let walls: Vec<StonewallStats> = ranks.iter().filter_map(|(_, _, t, _)| t.stonewall).collect();
-        if !walls.is_empty() {
-            let count = |name: &str, v: u64| (MetricId::higher(name, Unit::Count).with_role(Role::Detail), v as f64);
-            let min = walls.iter().map(|w| w.ops_before).min().unwrap_or(0);
-            let max = walls.iter().map(|w| w.ops_before).max().unwrap_or(0);
-            let agreed = walls.iter().map(|w| w.agreed).max().unwrap_or(0);
-            metrics.push(count("stonewall_ops_min", min));
-            metrics.push(count("stonewall_ops_max", max));
-            metrics.push(count("stonewall_agreed_ops", agreed));
-            out.notes.push(format!(
-                "{}: stonewall (wear-out): the ranks had done {min} to {max} operations at the deadline; every rank went on to {agreed}",
-                p0.phase
-            ));
-        }
-        let n = ranks.len() as f64;
-        out.phases.push(PhaseResult {
-            phase: p0.phase.clone(),
-            wall: Duration::from_secs_f64(span.max(0.0)),
-            cpu: CpuUsage {
-                process_pct: ranks.iter().map(|(_, p, _, _)| p.cpu.process_pct).sum(),
-                system_pct: ranks.iter().map(|(_, p, _, _)| p.cpu.system_pct).sum::<f64>() / n,
-            },
-            metrics,
-        });
-        for ((rank, p, t, o), mut row) in ranks.iter().zip(rank_rows) {
-            row.push(detail("wall_s", p.wall.as_secs_f64()));
-            row.push(detail("sync_in_s", s(t.sync_in_ns - o - origin)));
-            row.push(detail("start_s", s(t.start_ns - o - origin)));
-            row.push(detail("end_s", s(t.end_ns - o - origin)));
-            if let Some(w) = t.stonewall {
-                let count =
-                    |name: &str, v: u64| (MetricId::higher(name, Unit::Count).with_role(Role::Detail), v as f64);
-                row.push(count("ops_before_stonewall", w.ops_before));
-                row.push(count("ops_after_stonewall", w.ops_after));
-            }
-            out.phases.push(PhaseResult {
-                phase: format!("{}@rank{rank}", p0.phase),
-                wall: p.wall,
-                cpu: p.cpu,
-                metrics: row,
-            });
+            _ => return Err(format!("rank {} did not run phase {} like rank 0", r.rank, p0.phase)),
         }
     }
-    Ok(out)
+    Ok(ranks)
+}
+
+/// A phase's metrics with their values.
+type Metrics = Vec<(MetricId, f64)>;
+
+/// A detail row in seconds.
+fn detail(name: &str, v: f64) -> (MetricId, f64) {
+    (MetricId::lower(name, Unit::Seconds).with_role(Role::Detail), v)
+}
+
+/// A detail row counting operations.
+fn count(name: &str, v: u64) -> (MetricId, f64) {
+    (MetricId::higher(name, Unit::Count).with_role(Role::Detail), v as f64)
+}
+
+fn secs(ns: i64) -> f64 {
+    ns as f64 / 1e9
+}
+
+/// Phase `p0`'s cluster row and every rank's own row, from `ranks`, added to `out`.
+fn combine_phase(p0: &PhaseResult, ranks: &[RankOfPhase], out: &mut RawSample) -> Result<(), String> {
+    let origin = ranks.iter().map(|(_, _, t, o)| t.sync_in_ns - o).max().unwrap_or(0);
+    let first_start = ranks.iter().map(|(_, _, t, o)| t.start_ns - o).min().unwrap_or(0);
+    let last_end = ranks.iter().map(|(_, _, t, o)| t.end_ns - o).max().unwrap_or(0);
+    let last_out = ranks.iter().map(|(_, _, t, o)| t.sync_out_ns - o).max().unwrap_or(0);
+    let mut walls: Vec<f64> = ranks.iter().map(|(_, p, _, _)| p.wall.as_secs_f64()).collect();
+    let slowest = walls.iter().copied().fold(0.0, f64::max);
+    let med = median(&mut walls);
+    let span = secs(last_end - first_start);
+    let (mut metrics, mut rank_rows) = other_metrics(p0, ranks, span);
+    latency_metrics(p0, ranks, &mut metrics, &mut rank_rows)?;
+    metrics.push(detail("slowest_rank_s", slowest));
+    metrics.push((
+        MetricId::lower("straggler_index", Unit::Ratio).with_role(Role::Detail),
+        if med > 0.0 { slowest / med } else { f64::NAN },
+    ));
+    metrics.push(detail("barrier_s", secs(last_out - origin)));
+    stonewall_metrics(p0, ranks, &mut metrics, &mut out.notes);
+    let n = ranks.len() as f64;
+    out.phases.push(PhaseResult {
+        phase: p0.phase.clone(),
+        rank: None,
+        wall: Duration::from_secs_f64(span.max(0.0)),
+        cpu: CpuUsage {
+            process_pct: ranks.iter().map(|(_, p, _, _)| p.cpu.process_pct).sum(),
+            system_pct: ranks.iter().map(|(_, p, _, _)| p.cpu.system_pct).sum::<f64>() / n,
+        },
+        metrics,
+    });
+    for ((rank, p, t, o), mut row) in ranks.iter().zip(rank_rows) {
+        row.push(detail("wall_s", p.wall.as_secs_f64()));
+        row.push(detail("sync_in_s", secs(t.sync_in_ns - o - origin)));
+        row.push(detail("start_s", secs(t.start_ns - o - origin)));
+        row.push(detail("end_s", secs(t.end_ns - o - origin)));
+        if let Some(w) = t.stonewall {
+            row.push(count("ops_before_stonewall", w.ops_before));
+            row.push(count("ops_after_stonewall", w.ops_after));
+        }
+        out.phases.push(PhaseResult {
+            phase: p0.phase.clone(),
+            rank: Some(rank_number(*rank)),
+            wall: p.wall,
+            cpu: p.cpu,
+            metrics: row,
+        });
+    }
+    Ok(())
+}
+
+/// The cluster figures of every metric of `p0` but latencies (rates: aggregate and fair share
+/// over `span` seconds; seconds: the slowest rank's; others: the mean), and every rank's own
+/// rates as the start of its row.
+fn other_metrics(p0: &PhaseResult, ranks: &[RankOfPhase], span: f64) -> (Metrics, Vec<Metrics>) {
+    let last_start = ranks.iter().map(|(_, _, t, o)| t.start_ns - o).max().unwrap_or(0);
+    let first_end = ranks.iter().map(|(_, _, t, o)| t.end_ns - o).min().unwrap_or(0);
+    let mut metrics = Vec::new();
+    let mut rank_rows: Vec<Metrics> = vec![Vec::new(); ranks.len()];
+    for (m, _) in p0.metrics.iter().filter(|(m, _)| m.role != Role::Latency) {
+        let vals: Vec<f64> = ranks
+            .iter()
+            .map(|(_, p, _, _)| p.metrics.iter().find(|(x, _)| x == m).map_or(f64::NAN, |(_, v)| *v))
+            .collect();
+        if is_rate(m) {
+            let work: f64 = ranks
+                .iter()
+                .zip(&vals)
+                .map(|((_, p, _, _), v)| v * p.wall.as_secs_f64())
+                .sum();
+            if last_start < first_end {
+                metrics.push((m.clone(), vals.iter().sum()));
+            }
+            metrics.push((
+                MetricId::higher(&format!("{}_fair_share", m.name), m.unit),
+                if span > 0.0 { work / span } else { f64::NAN },
+            ));
+            for (row, v) in rank_rows.iter_mut().zip(&vals) {
+                row.push((m.clone().with_role(Role::Detail), *v));
+            }
+        } else if m.unit == Unit::Seconds {
+            metrics.push((m.clone(), vals.iter().copied().fold(f64::NAN, f64::max)));
+        } else {
+            metrics.push((m.clone(), vals.iter().sum::<f64>() / vals.len() as f64));
+        }
+    }
+    (metrics, rank_rows)
+}
+
+/// The latency statistics of `p0`: from the sum of every rank's histogram when every rank sent
+/// one, else the largest of the ranks' own; every rank's own added to its row.
+fn latency_metrics(
+    p0: &PhaseResult,
+    ranks: &[RankOfPhase],
+    metrics: &mut Metrics,
+    rank_rows: &mut [Metrics],
+) -> Result<(), String> {
+    let hists: Vec<Vec<u8>> = ranks.iter().filter_map(|(_, _, t, _)| t.hist.clone()).collect();
+    let lat_names: Vec<&MetricId> = p0
+        .metrics
+        .iter()
+        .map(|(m, _)| m)
+        .filter(|m| m.role == Role::Latency)
+        .collect();
+    if lat_names.is_empty() {
+        return Ok(());
+    }
+    let merged = if hists.len() == ranks.len() {
+        Some(merge_histograms(&hists)?.summary())
+    } else {
+        None
+    };
+    for m in lat_names {
+        let v = match (&merged, Stat::ALL.iter().find(|s| s.name() == m.name)) {
+            (Some(sum), Some(stat)) => stat.of(sum),
+            _ => ranks
+                .iter()
+                .filter_map(|(_, p, _, _)| p.metrics.iter().find(|(x, _)| x == m).map(|(_, v)| *v))
+                .fold(f64::NAN, f64::max),
+        };
+        metrics.push((m.clone(), v));
+        for (row, (_, p, _, _)) in rank_rows.iter_mut().zip(ranks) {
+            if let Some((_, v)) = p.metrics.iter().find(|(x, _)| x == m) {
+                row.push((m.clone().with_role(Role::Detail), *v));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// With wear-out stonewalling: the least and most advanced rank's operations at the deadline,
+/// the agreed count, and a note saying so.
+fn stonewall_metrics(
+    p0: &PhaseResult,
+    ranks: &[RankOfPhase],
+    metrics: &mut Vec<(MetricId, f64)>,
+    notes: &mut Vec<String>,
+) {
+    let walls: Vec<StonewallStats> = ranks.iter().filter_map(|(_, _, t, _)| t.stonewall).collect();
+    if walls.is_empty() {
+        return;
+    }
+    let min = walls.iter().map(|w| w.ops_before).min().unwrap_or(0);
+    let max = walls.iter().map(|w| w.ops_before).max().unwrap_or(0);
+    let agreed = walls.iter().map(|w| w.agreed).max().unwrap_or(0);
+    metrics.push(count("stonewall_ops_min", min));
+    metrics.push(count("stonewall_ops_max", max));
+    metrics.push(count("stonewall_agreed_ops", agreed));
+    notes.push(format!(
+        "{}: stonewall (wear-out): the ranks had done {min} to {max} operations at the deadline; every rank went on to {agreed}",
+        p0.phase
+    ));
 }
 
 #[cfg(test)]
@@ -866,6 +949,7 @@ mod tests {
             Ok(RawSample {
                 phases: vec![PhaseResult {
                     phase: "p".into(),
+                    rank: None,
                     wall: Duration::from_secs_f64(wall),
                     cpu: CpuUsage::default(),
                     metrics: vec![
@@ -892,8 +976,14 @@ mod tests {
         RankResult::from_bytes(&serde_json::to_vec(&sent).unwrap()).unwrap()
     }
 
+    /// Metric `name` of the cluster's phase `phase`.
     fn metric(s: &RawSample, phase: &str, name: &str) -> f64 {
-        let p = s.phases.iter().find(|p| p.phase == phase).unwrap();
+        rank_metric(s, phase, None, name)
+    }
+
+    /// Metric `name` of `rank`'s own row of `phase` (`None`: the cluster's).
+    fn rank_metric(s: &RawSample, phase: &str, rank: Option<u32>, name: &str) -> f64 {
+        let p = s.phases.iter().find(|p| p.phase == phase && p.rank == rank).unwrap();
         p.metrics.iter().find(|(m, _)| m.name == name).unwrap().1
     }
 
@@ -922,7 +1012,10 @@ mod tests {
         assert_eq!(metric(&s, "p", "slowest_rank_s"), 4.0);
         assert_eq!(metric(&s, "p", "straggler_index"), 4.0 / 3.0);
         // The timeline: rank 1's start is 0.020 s after the sync on rank 0's clock.
-        assert!((metric(&s, "p@rank1", "start_s") - 0.020).abs() < 1e-9);
+        assert!((rank_metric(&s, "p", Some(1), "start_s") - 0.020).abs() < 1e-9);
+        // Every rank's own row is the phase with its rank, after the cluster's.
+        let rows: Vec<(&str, Option<u32>)> = s.phases.iter().map(|p| (p.phase.as_str(), p.rank)).collect();
+        assert_eq!(rows, [("p", None), ("p", Some(0)), ("p", Some(1))]);
         // Percentiles of the merged histograms are those of all values recorded in one.
         let all = recorder((1..=1000).map(|i| i * 1000).chain((1..=3000).map(|i| i * 7000)));
         assert_eq!(metric(&s, "p", "lat_p99"), all.summary().p99_us);

@@ -1,7 +1,7 @@
 //! The report's section on many-rank sessions: per case, the cluster figures of every phase
 //! (aggregate, fair share, slowest rank, straggler index, barrier cost), the per-rank table and
 //! a per-rank timeline chart (start/end bar of every rank in every phase, seconds from the
-//! phase's sync). Read from the stored samples only (`PHASE@rankN` rows, see [`super::ranks`]);
+//! phase's sync). Read from the stored samples only (rows with a `rank`, see [`super::ranks`]);
 //! a session of one rank has none, so its report is unchanged (the section renders to "").
 //!
 //! Shown for the first measured, successful repeat of each case: the figures of every repeat
@@ -50,14 +50,14 @@ fn collect(model: &ReportModel) -> Vec<CaseView> {
         else {
             continue;
         };
-        if !s.measurements.iter().any(|m| m.phase.contains("@rank")) {
+        if !s.measurements.iter().any(|m| m.rank.is_some()) {
             continue;
         }
         let mut phases: Vec<PhaseView> = Vec::new();
         for m in &s.measurements {
-            if let Some((phase, rank)) = m.phase.split_once("@rank") {
-                let Ok(rank) = rank.parse::<usize>() else { continue };
-                let Some(pv) = phases.iter_mut().find(|p| p.phase == phase) else {
+            if let Some(rank) = m.rank {
+                let rank = rank as usize;
+                let Some(pv) = phases.iter_mut().find(|p| p.phase == m.phase) else {
                     continue;
                 };
                 let row = match pv.ranks.iter().position(|r| r.rank == rank) {
@@ -82,7 +82,7 @@ fn collect(model: &ReportModel) -> Vec<CaseView> {
                         .push((format!("{} ({})", m.metric.name, m.metric.unit.as_str()), m.value)),
                     _ => {}
                 }
-            } else if s.measurements.iter().any(|x| x.phase == format!("{}@rank0", m.phase)) {
+            } else if s.measurements.iter().any(|x| x.phase == m.phase && x.rank == Some(0)) {
                 let pv = match phases.iter().position(|p| p.phase == m.phase) {
                     Some(i) => &mut phases[i],
                     None => {

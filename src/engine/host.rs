@@ -118,6 +118,7 @@ mod tests {
             dir: &dir,
             drop_caches: true,
             interrupt: &flag,
+            sync: &crate::engine::sync::Solo,
             on_phase: &on_phase,
             state: None,
         };

@@ -27,6 +27,7 @@ pub mod host;
 pub mod latency;
 pub mod phase;
 pub mod pool;
+pub mod sync;
 pub(crate) mod sysio;
 pub mod workloads;
 
@@ -115,6 +116,9 @@ pub struct RunContext<'a> {
     pub drop_caches: bool,
     /// Set by SIGINT/SIGTERM; poll it at least every few milliseconds of work.
     pub interrupt: &'a AtomicBool,
+    /// How the phases line up with other processes running the same repeat (the ranks of an
+    /// MPI run): [`sync::Solo`], which does nothing, for a single process.
+    pub sync: &'a dyn sync::PhaseSync,
     /// Called with a phase name when it starts (progress display).
     pub on_phase: &'a (dyn Fn(&str) + Sync),
     /// The run's state file, for a workload that creates pieces of its own outside `dir` (the
@@ -133,6 +137,7 @@ impl<'a> RunContext<'a> {
             dir,
             drop_caches: false,
             interrupt,
+            sync: &sync::Solo,
             on_phase: &no_phase,
             state: None,
         }
@@ -215,6 +220,7 @@ pub(crate) fn run_seeing_phases(workload: &dyn Workload, dir: &Path) -> (Result<
         dir,
         drop_caches: false,
         interrupt: &flag,
+        sync: &sync::Solo,
         on_phase: &on_phase,
         state: None,
     };

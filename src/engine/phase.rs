@@ -232,7 +232,7 @@ impl<'a, 'c> Phases<'a, 'c> {
     /// and drops caches when the run asks for it.
     pub fn begin(&mut self, phase: &str, caches: Caches) {
         // Many ranks: every rank starts the phase together (a no-op alone).
-        crate::comm::ranks::phase_begin(phase, self.ctx.interrupt);
+        self.ctx.sync.begin(phase, self.ctx.interrupt);
         match caches {
             Caches::DropIfAsked => before_phase(self.ctx, phase, &mut self.sample),
             Caches::Keep => (self.ctx.on_phase)(phase),
@@ -243,10 +243,9 @@ impl<'a, 'c> Phases<'a, 'c> {
     /// under the CPU meters. The wall time is the pool's.
     pub fn pool<W: Worker>(&self, pool: WorkerPool, workers: Vec<W>) -> Result<Timed<PoolRun<W::Output>>, EngineError> {
         let meter = CpuMeter::start();
-        let run = pool.run(workers, self.ctx.interrupt)?;
+        let run = pool.run_synced(workers, self.ctx.interrupt, self.ctx.sync)?;
         let cpu = meter.stop();
-        crate::comm::ranks::phase_histogram(&run.latency);
-        crate::comm::ranks::phase_stonewall(run.stonewall);
+        self.ctx.sync.pool_measured(&run.latency, run.stonewall);
         Ok(Timed {
             wall: run.wall,
             cpu,
@@ -266,13 +265,12 @@ impl<'a, 'c> Phases<'a, 'c> {
         after: impl FnOnce(&PoolRun<W::Output>) -> Result<(), EngineError>,
     ) -> Result<Timed<PoolRun<W::Output>>, EngineError> {
         let meter = CpuMeter::start();
-        let run = pool.run(workers, self.ctx.interrupt)?;
+        let run = pool.run_synced(workers, self.ctx.interrupt, self.ctx.sync)?;
         let t0 = Instant::now();
         after(&run)?;
         let extra = t0.elapsed();
         let cpu = meter.stop();
-        crate::comm::ranks::phase_histogram(&run.latency);
-        crate::comm::ranks::phase_stonewall(run.stonewall);
+        self.ctx.sync.pool_measured(&run.latency, run.stonewall);
         Ok(Timed {
             wall: run.wall + extra,
             cpu,
@@ -341,7 +339,7 @@ impl<'a, 'c> Phases<'a, 'c> {
                 }
             }
         }
-        crate::comm::ranks::phase_recorded(phase, t.wall);
+        self.ctx.sync.recorded(phase, t.wall);
         if !t.bins.is_empty() {
             self.sample.histograms.push(LatencyHistogram {
                 phase: phase.to_string(),
@@ -351,11 +349,13 @@ impl<'a, 'c> Phases<'a, 'c> {
         if !t.per_second.is_empty() {
             self.sample.series.push(ThroughputSeries {
                 phase: phase.to_string(),
+                rank: None,
                 ops: t.per_second.clone(),
             });
         }
         self.sample.phases.push(PhaseResult {
             phase: phase.to_string(),
+            rank: None,
             wall: t.wall,
             cpu: t.cpu,
             metrics,

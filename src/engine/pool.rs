@@ -37,7 +37,7 @@
 //! **Wear-out stonewalling** ([`WorkerPool::wear_out`], IOR's `-D` with
 //! `-O stoneWallingWearOut=1`): at the deadline (the stonewall) every worker stops, and the
 //! ranks of a many-rank run agree on the largest operation count any rank reached (a
-//! non-blocking MPI reduction, [`crate::comm::ranks::stonewall_agree`], called from the calling
+//! non-blocking MPI reduction behind [`PhaseSync::stonewall_agree`], called from the calling
 //! thread while the workers wait at a barrier); workers that stopped at the deadline then go on
 //! until this rank has done that many operations, so every rank does the same work. Workers
 //! that finished their own work before the deadline stay stopped. The timed region includes
@@ -46,6 +46,7 @@
 
 use crate::engine::clock::{self, Best, OpClock};
 use crate::engine::latency::LatencyRecorder;
+use crate::engine::sync::{PhaseSync, Solo};
 use crate::engine::EngineError;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
@@ -239,10 +240,22 @@ impl WorkerPool {
     /// [`EngineError::Interrupted`] if `interrupt` was set during the run, the first worker
     /// error otherwise (the other workers stop at their next operation), or the measurements.
     /// An empty `workers` is an [`EngineError::Invalid`].
+    /// A wear-out stonewall agrees with this process only ([`Solo`]).
     pub fn run<W: Worker>(&self, workers: Vec<W>, interrupt: &AtomicBool) -> Result<PoolRun<W::Output>, EngineError> {
+        self.run_synced(workers, interrupt, &Solo)
+    }
+
+    /// [`WorkerPool::run`], agreeing on a wear-out stonewall's count through `sync` (called
+    /// once, at the deadline, from the calling thread; never per operation).
+    pub fn run_synced<W: Worker>(
+        &self,
+        workers: Vec<W>,
+        interrupt: &AtomicBool,
+        sync: &dyn PhaseSync,
+    ) -> Result<PoolRun<W::Output>, EngineError> {
         match clock::best() {
-            Best::Tsc(c) => self.run_with(c, workers, interrupt),
-            Best::Monotonic(c) => self.run_with(c, workers, interrupt),
+            Best::Tsc(c) => self.run_with(c, workers, interrupt, sync),
+            Best::Monotonic(c) => self.run_with(c, workers, interrupt, sync),
         }
     }
 
@@ -252,6 +265,7 @@ impl WorkerPool {
         clock: C,
         workers: Vec<W>,
         interrupt: &AtomicBool,
+        sync: &dyn PhaseSync,
     ) -> Result<PoolRun<W::Output>, EngineError> {
         if workers.is_empty() {
             return Err(EngineError::Invalid("a worker pool needs at least one worker".into()));
@@ -277,54 +291,14 @@ impl WorkerPool {
         let coordinate = |w: &Wear| {
             w.arrive.wait();
             let before = w.before.load(Ordering::Relaxed);
-            let agreed = crate::comm::ranks::stonewall_agree(before, interrupt).max(before);
+            let agreed = sync.stonewall_agree(before, interrupt).max(before);
             w.agreed.store(agreed, Ordering::Relaxed);
             w.extra.store(agreed - before, Ordering::Relaxed);
             w.release.wait();
         };
-        let results: Vec<Result<Finished<W::Output>, Exit>> = if workers.len() == 1 {
-            // On the calling thread: pin it for the run only.
-            let restore = match cpu_of(0) {
-                Some(cpu) => {
-                    let old = affinity::get().map_err(|e| EngineError::io("sched_getaffinity", e))?;
-                    affinity::pin(cpu).map_err(|e| EngineError::io("sched_setaffinity", e))?;
-                    Some(old)
-                }
-                None => None,
-            };
-            let r = workers
-                .into_iter()
-                .map(|w| {
-                    // One worker: it coordinates itself, between its two barriers (of two
-                    // parties, run on one thread: the coordinator's waits are its own).
-                    let solo = wear.as_ref().map(|w| Wear {
-                        arrive: Barrier::new(1),
-                        release: Barrier::new(1),
-                        before: AtomicU64::new(0),
-                        extra: AtomicU64::new(0),
-                        claimed: AtomicU64::new(0),
-                        agreed: AtomicU64::new(w.agreed.load(Ordering::Relaxed)),
-                    });
-                    let r = run_one(
-                        clock,
-                        w,
-                        LatencyRecorder::new(),
-                        None,
-                        deadline,
-                        interrupt,
-                        &abort,
-                        solo.as_ref().map(|s| (s, &coordinate as &(dyn Fn(&Wear) + Sync))),
-                    );
-                    if let (Some(s), Some(w)) = (&solo, &wear) {
-                        w.agreed.store(s.agreed.load(Ordering::Relaxed), Ordering::Relaxed);
-                    }
-                    r
-                })
-                .collect();
-            if let Some(old) = restore {
-                affinity::set(&old).map_err(|e| EngineError::io("sched_setaffinity", e))?;
-            }
-            r
+        let results: Vec<Ended<W::Output>> = if workers.len() == 1 {
+            let coordinated = wear.as_ref().map(|w| (w, &coordinate as &(dyn Fn(&Wear) + Sync)));
+            self.run_alone(clock, workers, cpu_of(0), interrupt, &abort, coordinated)?
         } else {
             let barrier = Barrier::new(workers.len());
             let wear = wear.as_ref();
@@ -382,6 +356,60 @@ impl WorkerPool {
         };
         let agreed = wear.map(|w| w.agreed.load(Ordering::Relaxed));
         merge(results, interrupt, agreed)
+    }
+
+    /// [`WorkerPool::run_with`] of one worker: on the calling thread, pinned to `cpu` for the
+    /// run only. With wear-out stonewalling (`wear`: the pool's shared state and the
+    /// coordinator's side), the worker coordinates itself, between its two barriers (of two
+    /// parties, run on one thread: the coordinator's waits are its own).
+    fn run_alone<W: Worker, C: OpClock>(
+        &self,
+        clock: C,
+        workers: Vec<W>,
+        cpu: Option<usize>,
+        interrupt: &AtomicBool,
+        abort: &AtomicBool,
+        wear: WearRef,
+    ) -> Result<Vec<Ended<W::Output>>, EngineError> {
+        let restore = match cpu {
+            Some(cpu) => {
+                let old = affinity::get().map_err(|e| EngineError::io("sched_getaffinity", e))?;
+                affinity::pin(cpu).map_err(|e| EngineError::io("sched_setaffinity", e))?;
+                Some(old)
+            }
+            None => None,
+        };
+        let r = workers
+            .into_iter()
+            .map(|w| {
+                let solo = wear.map(|(shared, _)| Wear {
+                    arrive: Barrier::new(1),
+                    release: Barrier::new(1),
+                    before: AtomicU64::new(0),
+                    extra: AtomicU64::new(0),
+                    claimed: AtomicU64::new(0),
+                    agreed: AtomicU64::new(shared.agreed.load(Ordering::Relaxed)),
+                });
+                let r = run_one(
+                    clock,
+                    w,
+                    LatencyRecorder::new(),
+                    None,
+                    self.deadline,
+                    interrupt,
+                    abort,
+                    solo.as_ref().zip(wear).map(|(s, (_, coordinate))| (s, coordinate)),
+                );
+                if let (Some(s), Some((shared, _))) = (&solo, wear) {
+                    shared.agreed.store(s.agreed.load(Ordering::Relaxed), Ordering::Relaxed);
+                }
+                r
+            })
+            .collect();
+        if let Some(old) = restore {
+            affinity::set(&old).map_err(|e| EngineError::io("sched_setaffinity", e))?;
+        }
+        Ok(r)
     }
 }
 
@@ -503,6 +531,9 @@ mod affinity {
         self::set(&set)
     }
 }
+
+/// How one worker's run ended: what it did, or why it stopped.
+type Ended<O> = Result<Finished<O>, Exit>;
 
 /// The stonewall state of a worker and how it meets the others there.
 type WearRef<'a> = Option<(&'a Wear, &'a (dyn Fn(&Wear) + Sync))>;
@@ -791,9 +822,12 @@ mod tests {
         };
         let pool = WorkerPool::with_deadline(Duration::from_millis(2300));
         let two = vec![Countdown::new(u64::MAX), Countdown::new(u64::MAX)];
-        check(pool.run_with(clock::Monotonic, two, &flag).expect("monotonic"));
+        check(pool.run_with(clock::Monotonic, two, &flag, &Solo).expect("monotonic"));
         if let Best::Tsc(tsc) = clock::best() {
-            check(pool.run_with(tsc, vec![Countdown::new(u64::MAX)], &flag).expect("tsc"));
+            check(
+                pool.run_with(tsc, vec![Countdown::new(u64::MAX)], &flag, &Solo)
+                    .expect("tsc"),
+            );
         }
         // No deadline, no series.
         let run = WorkerPool::new().run(vec![Countdown::new(10)], &flag).expect("run");
@@ -843,11 +877,14 @@ mod tests {
         };
         let pool = WorkerPool::with_deadline(Duration::from_millis(30));
         check(
-            pool.run_with(clock::Monotonic, vec![Countdown::new(u64::MAX)], &flag)
+            pool.run_with(clock::Monotonic, vec![Countdown::new(u64::MAX)], &flag, &Solo)
                 .expect("monotonic"),
         );
         if let Best::Tsc(tsc) = clock::best() {
-            check(pool.run_with(tsc, vec![Countdown::new(u64::MAX)], &flag).expect("tsc"));
+            check(
+                pool.run_with(tsc, vec![Countdown::new(u64::MAX)], &flag, &Solo)
+                    .expect("tsc"),
+            );
         }
     }
 

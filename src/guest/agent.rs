@@ -199,6 +199,7 @@ fn run_job(job: &Job) -> Reply {
         dir: &mounted.workdir,
         drop_caches: job.drop_caches,
         interrupt: &interrupt,
+        sync: &crate::engine::sync::Solo,
         on_phase: &no_phase,
         state: Some(&state),
     };
@@ -244,6 +245,7 @@ mod tests {
         let raw = RawSample {
             phases: vec![PhaseResult {
                 phase: "seq_write_block".into(),
+                rank: None,
                 wall: std::time::Duration::from_secs(1),
                 cpu: Default::default(),
                 metrics: vec![

@@ -605,6 +605,7 @@ pub fn run_slot(
         raw,
         boot: Measurement {
             phase: BOOT_PHASE.into(),
+            rank: None,
             metric: MetricId::lower(BOOT_METRIC, Unit::Seconds).with_role(Role::Detail),
             value: boot_s,
         },

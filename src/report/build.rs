@@ -49,11 +49,17 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
     variants.sort_by_key(|v| group_order.iter().position(|g| *g == groups.get(v)));
 
     // Rows per workload in discovery order, and values per (workload, phase, metric, variant).
+    // A many-rank session's per-rank measurements are rows of their own (`PHASE@rankN`).
+    let row_names: Vec<Vec<std::borrow::Cow<str>>> = data
+        .samples
+        .iter()
+        .map(|r| r.sample.measurements.iter().map(|m| m.row()).collect())
+        .collect();
     let mut phases: HashMap<&str, Vec<&str>> = HashMap::new();
     let mut metrics: HashMap<(&str, &str), Vec<&MetricId>> = HashMap::new();
     let mut values: HashMap<Key, Vec<f64>> = HashMap::new();
     let mut non_finite: Vec<(Key, usize)> = Vec::new();
-    for record in &data.samples {
+    for (record, row_names) in data.samples.iter().zip(&row_names) {
         let sample = &record.sample;
         if sample.is_warmup || sample.status != SampleStatus::Ok {
             continue;
@@ -62,10 +68,11 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
             continue;
         };
         let workload = case.workload.as_str();
-        for m in &sample.measurements {
-            push_unique(phases.entry(workload).or_default(), m.phase.as_str());
-            push_unique(metrics.entry((workload, m.phase.as_str())).or_default(), &m.metric);
-            let key = (workload, m.phase.as_str(), &m.metric, case.variant.as_str());
+        for (m, row) in sample.measurements.iter().zip(row_names) {
+            let row: &str = row;
+            push_unique(phases.entry(workload).or_default(), row);
+            push_unique(metrics.entry((workload, row)).or_default(), &m.metric);
+            let key = (workload, row, &m.metric, case.variant.as_str());
             let cell = values.entry(key).or_default();
             if m.value.is_finite() {
                 cell.push(m.value);

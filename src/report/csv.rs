@@ -85,10 +85,11 @@ pub fn render_csv(model: &ReportModel) -> String {
         }
         for m in &s.measurements {
             let value = m.value.to_string();
+            let row = m.row();
             let mut fields = lead.to_vec();
             fields.extend([
                 status.as_str(),
-                &m.phase,
+                &row,
                 &m.metric.name,
                 m.metric.unit.as_str(),
                 m.metric.direction.as_str(),

@@ -33,6 +33,7 @@ fn case(variant: &str, fs_type: &str, workload: &str, available: bool) -> CaseRe
 fn m(phase: &str, metric: MetricId, value: f64) -> Measurement {
     Measurement {
         phase: phase.into(),
+        rank: None,
         metric,
         value,
     }

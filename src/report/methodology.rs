@@ -484,6 +484,7 @@ mod tests {
                         series: Vec::new(),
                         measurements: vec![Measurement {
                             phase: "seq_read_block".into(),
+                            rank: None,
                             metric: MetricId::higher("throughput", Unit::MibPerSec),
                             value: vals[r],
                         }],

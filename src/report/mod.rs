@@ -415,6 +415,7 @@ mod tests {
         for s in data.samples.iter_mut() {
             s.sample.measurements.push(Measurement {
                 phase: quiesce::PHASE.into(),
+                rank: None,
                 metric: MetricId::lower(quiesce::METRIC, Unit::Seconds).with_role(Role::Detail),
                 value: 0.3,
             });

@@ -28,7 +28,7 @@ fn grouped(model: &ReportModel, workload: &str) -> Grouped {
             if full.is_empty() {
                 continue;
             }
-            let per = super::histogram::phase_entry(&mut out, &t.phase).entry(v).or_default();
+            let per = super::histogram::phase_entry(&mut out, &t.row()).entry(v).or_default();
             if per.len() < full.len() {
                 per.resize(full.len(), (0, 0));
             }
@@ -124,6 +124,7 @@ mod tests {
         for &i in &measured {
             m.samples[i].sample.series.push(ThroughputSeries {
                 phase: "rndrd".into(),
+                rank: None,
                 ops: vec![100, 300, 7],
             });
         }

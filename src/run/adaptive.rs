@@ -227,7 +227,7 @@ pub fn headline_rows(data: &SessionData) -> Vec<HeadlineRow> {
             .iter()
             .filter(|m| m.metric.role == Role::Headline && m.value.is_finite())
         {
-            let name = format!("{workload} / {} / {}", m.phase, m.metric.name);
+            let name = format!("{workload} / {} / {}", m.row(), m.metric.name);
             let i = match rows.iter().position(|r| r.name == name) {
                 Some(i) => i,
                 None => {

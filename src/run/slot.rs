@@ -140,6 +140,7 @@ pub(super) fn run_slot(
         dir: &mounted.workdir,
         drop_caches: suite.policy.drop_caches,
         interrupt,
+        sync: crate::comm::ranks::phase_sync(),
         on_phase,
         state: Some(state),
     };
@@ -181,6 +182,7 @@ pub(super) fn run_slot(
                 if let Some(w) = waited {
                     sample.measurements.push(Measurement {
                         phase: super::quiesce::PHASE.into(),
+                        rank: None,
                         metric: MetricId::lower(super::quiesce::METRIC, Unit::Seconds).with_role(Role::Detail),
                         value: w.as_secs_f64(),
                     });

@@ -38,6 +38,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (6, include_str!("pg_migrations/006_latency_histograms.sql")),
     (7, include_str!("pg_migrations/007_throughput_series.sql")),
     (8, include_str!("pg_migrations/008_rank_hosts.sql")),
+    (9, include_str!("pg_migrations/009_metric_rank.sql")),
     (1001, include_str!("pg_migrations/1001_origin.sql")),
 ];
 
@@ -505,8 +506,8 @@ fn insert_sample(tx: &mut Transaction, session: i64, s: &NewSample) -> Result<i6
         )?
         .get(0);
     let insert = tx.prepare(
-        "INSERT INTO metrics (sample_id, ord, phase, metric, unit, direction, value, role) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        "INSERT INTO metrics (sample_id, ord, phase, metric, unit, direction, value, role, rank) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
     )?;
     for (ord, m) in s.measurements.iter().enumerate() {
         tx.execute(
@@ -520,6 +521,7 @@ fn insert_sample(tx: &mut Transaction, session: i64, s: &NewSample) -> Result<i6
                 &m.metric.direction.as_str(),
                 &m.value,
                 &m.metric.role.as_str(),
+                &pg_rank(m.rank),
             ],
         )?;
     }
@@ -532,14 +534,25 @@ fn insert_sample(tx: &mut Transaction, session: i64, s: &NewSample) -> Result<i6
         }
     }
     if !s.series.is_empty() {
-        let insert =
-            tx.prepare("INSERT INTO throughput_series (sample_id, ord, phase, ops_json) VALUES ($1, $2, $3, $4)")?;
+        let insert = tx.prepare(
+            "INSERT INTO throughput_series (sample_id, ord, phase, ops_json, rank) VALUES ($1, $2, $3, $4, $5)",
+        )?;
         for (ord, t) in s.series.iter().enumerate() {
             let ops = serde_json::to_string(&t.ops).unwrap_or_else(|_| "[]".into());
-            tx.execute(&insert, &[&id, &(ord as i32), &t.phase, &ops])?;
+            tx.execute(&insert, &[&id, &(ord as i32), &t.phase, &ops, &pg_rank(t.rank)])?;
         }
     }
     Ok(id)
+}
+
+/// A row's rank (schema 9) as the `INTEGER` column holds it.
+fn pg_rank(rank: Option<u32>) -> Option<i32> {
+    rank.and_then(|r| i32::try_from(r).ok())
+}
+
+/// A row's rank from its `INTEGER` column (`NULL`: the whole repeat's row).
+fn rank_of(column: Option<i32>) -> Option<u32> {
+    column.and_then(|r| u32::try_from(r).ok())
 }
 
 fn insert_baseline(tx: &mut Transaction, session: i64, b: &RawBaseline) -> Result<(), postgres::Error> {
@@ -653,7 +666,7 @@ impl ResultStore for PgStore {
     fn record_sample(&self, session: i64, s: &NewSample) -> Result<i64, StoreError> {
         self.check_finite(s.wall_s, || "wall_s".to_string())?;
         for m in &s.measurements {
-            self.check_finite(m.value, || format!("{}/{}", m.phase, m.metric.name))?;
+            self.check_finite(m.value, || format!("{}/{}", m.row(), m.metric.name))?;
         }
         let action = format!(
             "recording repeat {} of case {} in session {session}",
@@ -847,7 +860,7 @@ impl ResultStore for PgStore {
         }
         for r in tx
             .query(
-                "SELECT m.sample_id, m.phase, m.metric, m.unit, m.direction, m.value, m.role \
+                "SELECT m.sample_id, m.phase, m.metric, m.unit, m.direction, m.value, m.role, m.rank \
                  FROM metrics AS m JOIN samples AS s ON s.id = m.sample_id \
                  WHERE s.session_id = $1 ORDER BY m.sample_id, m.ord",
                 &[&session],
@@ -866,6 +879,7 @@ impl ResultStore for PgStore {
             if let Some(&i) = index.get(&sample_id) {
                 samples[i].sample.measurements.push(Measurement {
                     phase,
+                    rank: rank_of(r.get(7)),
                     metric: MetricId {
                         role,
                         name,
@@ -898,7 +912,7 @@ impl ResultStore for PgStore {
         }
         for r in tx
             .query(
-                "SELECT t.sample_id, t.phase, t.ops_json \
+                "SELECT t.sample_id, t.phase, t.ops_json, t.rank \
                  FROM throughput_series AS t JOIN samples AS s ON s.id = t.sample_id \
                  WHERE s.session_id = $1 ORDER BY t.sample_id, t.ord",
                 &[&session],
@@ -910,10 +924,11 @@ impl ResultStore for PgStore {
                 self.bad(&action)(format!("throughput series of sample {sample_id} phase {phase}: {e}"))
             })?;
             if let Some(&i) = index.get(&sample_id) {
-                samples[i]
-                    .sample
-                    .series
-                    .push(crate::metric::ThroughputSeries { phase, ops });
+                samples[i].sample.series.push(crate::metric::ThroughputSeries {
+                    phase,
+                    rank: rank_of(r.get(3)),
+                    ops,
+                });
             }
         }
         tx.commit().map_err(self.err(action.as_str()))?;

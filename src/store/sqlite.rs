@@ -45,6 +45,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/006_latency_histograms.sql"),
     include_str!("migrations/007_throughput_series.sql"),
     include_str!("migrations/008_rank_hosts.sql"),
+    include_str!("migrations/009_metric_rank.sql"),
 ];
 
 /// The schema version this fsbench writes (`PRAGMA user_version` after migrations).
@@ -531,7 +532,7 @@ impl Store {
     pub fn record_sample(&self, session: i64, s: &NewSample) -> Result<i64, StoreError> {
         self.check_finite(s.wall_s, || "wall_s".to_string())?;
         for m in &s.measurements {
-            self.check_finite(m.value, || format!("{}/{}", m.phase, m.metric.name))?;
+            self.check_finite(m.value, || format!("{}/{}", m.row(), m.metric.name))?;
         }
         let action = format!(
             "recording repeat {} of case {} in session {session}",
@@ -588,8 +589,8 @@ impl Store {
         {
             let mut insert = tx
                 .prepare_cached(
-                    "INSERT INTO metrics (sample_id, ord, phase, metric, unit, direction, value, role) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    "INSERT INTO metrics (sample_id, ord, phase, metric, unit, direction, value, role, rank) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 )
                 .map_err(self.sql(action.as_str()))?;
             for (ord, m) in s.measurements.iter().enumerate() {
@@ -603,8 +604,9 @@ impl Store {
                         m.metric.direction.as_str(),
                         m.value,
                         m.metric.role.as_str(),
+                        m.rank,
                     ])
-                    .map_err(|e| self.sql(format!("{action}: storing {}/{}", m.phase, m.metric.name))(e))?;
+                    .map_err(|e| self.sql(format!("{action}: storing {}/{}", m.row(), m.metric.name))(e))?;
             }
         }
         if !s.histograms.is_empty() {
@@ -623,14 +625,15 @@ impl Store {
         if !s.series.is_empty() {
             let mut insert = tx
                 .prepare_cached(
-                    "INSERT INTO throughput_series (sample_id, ord, phase, ops_json) VALUES (?1, ?2, ?3, ?4)",
+                    "INSERT INTO throughput_series (sample_id, ord, phase, ops_json, rank) \
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
                 )
                 .map_err(self.sql(action.as_str()))?;
             for (ord, t) in s.series.iter().enumerate() {
                 let ops = serde_json::to_string(&t.ops).unwrap_or_else(|_| "[]".into());
                 insert
-                    .execute(params![id, ord, t.phase, ops])
-                    .map_err(|e| self.sql(format!("{action}: storing the {} series", t.phase))(e))?;
+                    .execute(params![id, ord, t.phase, ops, t.rank])
+                    .map_err(|e| self.sql(format!("{action}: storing the {} series", t.row()))(e))?;
             }
         }
         tx.commit().map_err(self.sql(format!("{action}: committing")))?;
@@ -840,7 +843,7 @@ impl Store {
         {
             let mut stmt = tx
                 .prepare(
-                    "SELECT m.sample_id, m.phase, m.metric, m.unit, m.direction, m.value, m.role \
+                    "SELECT m.sample_id, m.phase, m.metric, m.unit, m.direction, m.value, m.role, m.rank \
                      FROM metrics AS m JOIN samples AS s ON s.id = m.sample_id \
                      WHERE s.session_id = ?1 ORDER BY m.sample_id, m.ord",
                 )
@@ -887,17 +890,18 @@ impl Store {
         {
             let mut stmt = tx
                 .prepare(
-                    "SELECT t.sample_id, t.phase, t.ops_json \
+                    "SELECT t.sample_id, t.phase, t.ops_json, t.rank \
                      FROM throughput_series AS t JOIN samples AS s ON s.id = t.sample_id \
                      WHERE s.session_id = ?1 ORDER BY t.sample_id, t.ord",
                 )
                 .map_err(self.sql(action.as_str()))?;
             let mut rows = stmt.query([session]).map_err(self.sql(action.as_str()))?;
             while let Some(row) = rows.next().map_err(self.sql(action.as_str()))? {
-                let read = |row: &rusqlite::Row| -> rusqlite::Result<(i64, String, String)> {
-                    Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                type Read = (i64, String, String, Option<u32>);
+                let read = |row: &rusqlite::Row| -> rusqlite::Result<Read> {
+                    Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
                 };
-                let (sample_id, phase, ops) = read(row).map_err(self.sql(action.as_str()))?;
+                let (sample_id, phase, ops, rank) = read(row).map_err(self.sql(action.as_str()))?;
                 let ops = serde_json::from_str(&ops).map_err(|e| StoreError::Corrupt {
                     path: self.path.display().to_string(),
                     what: format!("throughput series of sample {sample_id} phase {phase}: {e}"),
@@ -906,7 +910,7 @@ impl Store {
                     samples[i]
                         .sample
                         .series
-                        .push(crate::metric::ThroughputSeries { phase, ops });
+                        .push(crate::metric::ThroughputSeries { phase, rank, ops });
                 }
             }
         }
@@ -1242,10 +1246,12 @@ fn measurement_from_row(row: &rusqlite::Row<'_>) -> Result<(i64, Measurement), R
             "metric {phase}/{name} of sample {sample_id} has unknown role `{role_text}`"
         ))
     })?;
+    let rank: Option<u32> = row.get(7)?;
     Ok((
         sample_id,
         Measurement {
             phase,
+            rank,
             metric: MetricId {
                 role,
                 name,
@@ -1315,6 +1321,7 @@ mod tests {
     fn measurement(phase: &str, metric: MetricId, value: f64) -> Measurement {
         Measurement {
             phase: phase.into(),
+            rank: None,
             metric,
             value,
         }
@@ -1644,6 +1651,90 @@ mod tests {
     }
 
     #[test]
+    fn a_version_8_database_gets_the_rank_of_its_per_rank_rows_from_their_phase_names() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("v8.db");
+        // A many-rank session as schema 8 stored it: every rank's own rows as `PHASE@rankN`.
+        {
+            let conn = Connection::open(&path).expect("raw open");
+            for sql in &MIGRATIONS[..8] {
+                conn.execute_batch(sql).expect("schema 1-8");
+            }
+            conn.pragma_update(None, "user_version", 8).expect("version 8");
+            conn.execute_batch(
+                "INSERT INTO sessions (started_at, finished_at, status, label, suite_name, \
+                 suite_text, args_json, fsbench_version, hostname, kernel, cpu_model, ncpu, \
+                 mem_bytes, target) VALUES ('2025-01-01T00:00:00Z', '2025-01-01T00:10:00Z', \
+                 'complete', 'ranks', 'quick', '', '[]', '0.1.0', 'h', 'k', 'c', 2, 1, 'dir');
+                 INSERT INTO cases VALUES (1, 'c1', 0, 'ext4', 'ext4', '[]', '[]', 'fileio', \
+                 'fileio', '{}', 'available', NULL);
+                 INSERT INTO samples (session_id, case_id, repeat, is_warmup, started_at, wall_s, \
+                 status, error, device, effective_mount_opts, notes_json) VALUES (1, 'c1', 0, 0, \
+                 '2025-01-01T00:01:00Z', 3.5, 'ok', NULL, NULL, NULL, '[]');
+                 INSERT INTO metrics (sample_id, ord, phase, metric, unit, direction, value, role) \
+                 VALUES (1, 0, 'rndrd', 'iops', 'ops/s', 'higher_is_better', 900.0, 'headline'), \
+                 (1, 1, 'rndrd@rank0', 'iops', 'ops/s', 'higher_is_better', 400.0, 'detail'), \
+                 (1, 2, 'rndrd@rank12', 'start_s', 's', 'lower_is_better', 0.02, 'detail'), \
+                 (1, 3, 'odd@rankX', 'time', 's', 'lower_is_better', 1.0, 'headline');
+                 INSERT INTO throughput_series (sample_id, ord, phase, ops_json) VALUES \
+                 (1, 0, 'rndrd@rank1', '[1, 2]'), (1, 1, 'rndrd', '[3]');",
+            )
+            .expect("v8 data");
+            conn.execute("UPDATE sessions SET suite_text = ?1", [OLD_SUITE])
+                .expect("suite text");
+        }
+        let store = Store::open(&path).expect("open migrates");
+        assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
+        let data = store
+            .load_session(store.resolve("ranks").expect("resolve"))
+            .expect("load");
+        let old = &data.samples[0].sample;
+        let rows: Vec<(&str, Option<u32>, String)> = old
+            .measurements
+            .iter()
+            .map(|m| (m.phase.as_str(), m.rank, m.row().into_owned()))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("rndrd", None, "rndrd".to_string()),
+                ("rndrd", Some(0), "rndrd@rank0".to_string()),
+                ("rndrd", Some(12), "rndrd@rank12".to_string()),
+                // Not a rank suffix fsbench wrote: left as it was.
+                ("odd@rankX", None, "odd@rankX".to_string()),
+            ]
+        );
+        let series: Vec<(&str, Option<u32>, &[u64])> = old
+            .series
+            .iter()
+            .map(|t| (t.phase.as_str(), t.rank, t.ops.as_slice()))
+            .collect();
+        assert_eq!(
+            series,
+            [("rndrd", Some(1), &[1u64, 2][..]), ("rndrd", None, &[3u64][..])]
+        );
+
+        // A new per-rank row is stored with its rank and read back the same.
+        let mut s = sample("c1", 1, SampleStatus::Ok);
+        s.measurements[0].rank = Some(3);
+        s.series = vec![crate::metric::ThroughputSeries {
+            phase: "rndrd".into(),
+            rank: Some(3),
+            ops: vec![5],
+        }];
+        store.record_sample(data.session.id, &s).expect("record");
+        let again = store.load_session(data.session.id).expect("load again");
+        let new = &again
+            .samples
+            .iter()
+            .find(|r| r.sample.repeat == 1)
+            .expect("repeat 1")
+            .sample;
+        assert_eq!(new.measurements, s.measurements);
+        assert_eq!(new.series, s.series);
+    }
+
+    #[test]
     fn a_version_1_database_migrates_to_the_current_version_keeping_its_sessions() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("v1.db");
@@ -1685,7 +1776,7 @@ mod tests {
         // Every migration ran (005 the adaptive policy, 006 latency_histograms, 007
         // throughput_series, included).
         assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
-        assert_eq!(SCHEMA_VERSION, 8);
+        assert_eq!(SCHEMA_VERSION, 9);
         assert!(MIGRATIONS.iter().any(|m| m.contains("CREATE TABLE latency_histograms")));
         assert!(MIGRATIONS[6].contains("CREATE TABLE throughput_series"));
         let old = store

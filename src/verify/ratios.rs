@@ -175,7 +175,11 @@ fn values(
         if s.case_id != case.case_id || s.is_warmup || s.status != SampleStatus::Ok {
             continue;
         }
-        let in_phase: Vec<_> = s.measurements.iter().filter(|m| m.phase == phase).collect();
+        let in_phase: Vec<_> = s
+            .measurements
+            .iter()
+            .filter(|m| m.rank.is_none() && m.phase == phase)
+            .collect();
         match in_phase.iter().find(|m| m.metric.name == metric) {
             Some(m) => v.push((s.repeat, m.value)),
             None if !in_phase.is_empty() => untimed = true,
@@ -415,12 +419,14 @@ mod tests {
     fn sample(case: &str, repeat: u32, phase: &str, metric: &str, value: Option<f64>) -> SampleRecord {
         let mut measurements = vec![Measurement {
             phase: phase.into(),
+            rank: None,
             metric: MetricId::latency("lat_max"),
             value: 1.0,
         }];
         if let Some(v) = value {
             measurements.push(Measurement {
                 phase: phase.into(),
+                rank: None,
                 metric: MetricId::higher(metric, Unit::MibPerSec),
                 value: v,
             });

@@ -373,6 +373,7 @@ fn first_run_warnings(slow_first: bool) -> Vec<String> {
         dir: tmp.path(),
         drop_caches: false,
         interrupt: &flag,
+        sync: &fsbench::engine::sync::Solo,
         on_phase: &on_phase,
         state: None,
     };

@@ -41,13 +41,25 @@ block_size = "4KiB"
 time = "1s"
 "#;
 
-/// phase → metric → value of one stored sample.
+/// row → metric → value of one stored sample; a row is the phase, `PHASE@rankN` for rank N's
+/// own figures.
 type Rows = BTreeMap<String, BTreeMap<String, f64>>;
+
+/// The report row of a stored measurement or series: its phase, with `@rankN` when it has a
+/// `rank` (never inside the phase name itself).
+fn row_of(m: &serde_json::Value) -> String {
+    let phase = m["phase"].as_str().unwrap();
+    assert!(!phase.contains('@'), "a rank in a phase name: {phase}");
+    match m["rank"].as_u64() {
+        Some(r) => format!("{phase}@rank{r}"),
+        None => phase.to_string(),
+    }
+}
 
 fn rows(sample: &serde_json::Value) -> Rows {
     let mut out = Rows::new();
     for m in sample["measurements"].as_array().unwrap() {
-        out.entry(m["phase"].as_str().unwrap().to_string()).or_default().insert(
+        out.entry(row_of(m)).or_default().insert(
             m["metric"]["name"].as_str().unwrap().to_string(),
             m["value"].as_f64().unwrap(),
         );
@@ -55,20 +67,16 @@ fn rows(sample: &serde_json::Value) -> Rows {
     out
 }
 
-/// The per-second series of `phase` in a stored sample, if it has one.
-fn series_of(sample: &serde_json::Value, phase: &str) -> Option<Vec<f64>> {
-    sample["series"]
-        .as_array()?
-        .iter()
-        .find(|t| t["phase"] == phase)
-        .map(|t| {
-            t["ops"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|v| v.as_f64().unwrap())
-                .collect()
-        })
+/// The per-second series of `row` (as [`row_of`]) in a stored sample, if it has one.
+fn series_of(sample: &serde_json::Value, row: &str) -> Option<Vec<f64>> {
+    sample["series"].as_array()?.iter().find(|t| row_of(t) == row).map(|t| {
+        t["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect()
+    })
 }
 
 fn close(a: f64, b: f64) -> bool {

@@ -1579,6 +1579,7 @@ mod tests {
             dir: tmp.path(),
             drop_caches: false,
             interrupt: &flag,
+            sync: &crate::engine::sync::Solo,
             on_phase: &on_phase,
             state: None,
         };

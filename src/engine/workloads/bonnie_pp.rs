@@ -225,6 +225,7 @@ impl BonniePpSpec {
             }
             sample.phases.push(PhaseResult {
                 phase: c.phase.to_string(),
+                rank: None,
                 wall,
                 cpu: CpuUsage {
                     process_pct: c.cpu_pct.unwrap_or(t.cpu.process_pct),

@@ -555,7 +555,7 @@ impl Workload for FileioSpec {
     fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
         self.validate().map_err(EngineError::Invalid)?;
         let (dir, lead) = if self.ranks_share && self.io != IoMode::Null {
-            crate::comm::ranks::shared_dir(ctx.dir)
+            ctx.sync.shared_dir(ctx.dir)
         } else {
             (ctx.dir.to_path_buf(), true)
         };
@@ -565,7 +565,7 @@ impl Workload for FileioSpec {
         // The files are removed whatever happened (untimed); a shared set by rank 0 once every
         // rank closed it.
         let done = if shared && result.is_ok() {
-            crate::comm::ranks::barrier("the end of the shared file set", ctx.interrupt)
+            ctx.sync.barrier("the end of the shared file set", ctx.interrupt)
         } else {
             Ok(())
         };
@@ -594,7 +594,7 @@ impl FileioSpec {
             if shared {
                 // Every rank waits for rank 0's files (a failed preparation: rank 0 syncs
                 // "ended" instead, which stops the others here).
-                crate::comm::ranks::barrier("the shared file set", ctx.interrupt)?;
+                ctx.sync.barrier("the shared file set", ctx.interrupt)?;
             }
             let files = set.open(self.o_direct())?;
             if let Some(advice) = self.fadvise.advice(self.mode) {

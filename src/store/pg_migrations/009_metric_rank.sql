@@ -1,0 +1,17 @@
+-- Schema version 9 on PostgreSQL: migrations/009_metric_rank.sql translated: the rank of a
+-- per-rank row of a many-rank session in its own column (NULL: the whole session's row), and
+-- existing `PHASE@rankN` rows (a suffix of digits only) become (PHASE, N).
+ALTER TABLE metrics ADD COLUMN rank INTEGER;
+ALTER TABLE throughput_series ADD COLUMN rank INTEGER;
+
+UPDATE metrics SET
+    rank = CAST(substr(phase, strpos(phase, '@rank') + 5) AS INTEGER),
+    phase = substr(phase, 1, strpos(phase, '@rank') - 1)
+WHERE strpos(phase, '@rank') > 0
+  AND substr(phase, strpos(phase, '@rank') + 5) ~ '^[0-9]+$';
+
+UPDATE throughput_series SET
+    rank = CAST(substr(phase, strpos(phase, '@rank') + 5) AS INTEGER),
+    phase = substr(phase, 1, strpos(phase, '@rank') - 1)
+WHERE strpos(phase, '@rank') > 0
+  AND substr(phase, strpos(phase, '@rank') + 5) ~ '^[0-9]+$';
