@@ -1029,6 +1029,20 @@ mod tests {
     }
 
     #[test]
+    fn one_rank_runs_its_phases_with_the_engines_solo_synchroniser() {
+        // A unit test is one rank: the runner gets `Solo`, which keeps the rank's own
+        // directory (`RankSync` would share the slot's, the parent) and logs nothing.
+        take_log();
+        let sync = phase_sync();
+        let dir = std::path::Path::new("/x/rank-0");
+        assert_eq!(sync.shared_dir(dir), (dir.to_path_buf(), true));
+        sync.recorded("p", Duration::from_secs(1));
+        assert!(take_log().is_empty());
+        // The many-rank form shares the slot's directory, prepared by rank 0.
+        assert_eq!(RankSync.shared_dir(dir), (PathBuf::from("/x"), true));
+    }
+
+    #[test]
     fn ranks_that_never_ran_together_have_no_aggregate_and_a_failed_rank_fails_the_repeat() {
         let a = recorder([1000]);
         let results = [rank(0, 0.0, 1.0, 10.0, &a, 0), rank(1, 2.0, 1.0, 10.0, &a, 0)];

@@ -114,6 +114,90 @@ impl PgStore {
         Ok(store)
     }
 
+    /// Every measurement, latency histogram and per-second series of session `session`'s
+    /// samples, in the snapshot `tx`, added to `samples` (`index`: sample id → position).
+    fn load_sample_rows(
+        &self,
+        tx: &mut postgres::Transaction,
+        session: i64,
+        action: &str,
+        index: &HashMap<i64, usize>,
+        samples: &mut [SampleRecord],
+    ) -> Result<(), StoreError> {
+        for r in tx
+            .query(
+                "SELECT m.sample_id, m.phase, m.metric, m.unit, m.direction, m.value, m.role, m.rank \
+                 FROM metrics AS m JOIN samples AS s ON s.id = m.sample_id \
+                 WHERE s.session_id = $1 ORDER BY m.sample_id, m.ord",
+                &[&session],
+            )
+            .map_err(self.err(action))?
+        {
+            let sample_id: i64 = r.get(0);
+            let (phase, name): (String, String) = (r.get(1), r.get(2));
+            let (u, d, ro): (String, String, String) = (r.get(3), r.get(4), r.get(6));
+            let (Some(unit), Some(direction), Some(role)) = (Unit::parse(&u), Direction::parse(&d), Role::parse(&ro))
+            else {
+                return Err(self.bad(action)(format!(
+                    "metric {phase}/{name} of sample {sample_id} has unit `{u}`, direction `{d}`, role `{ro}`"
+                )));
+            };
+            if let Some(&i) = index.get(&sample_id) {
+                samples[i].sample.measurements.push(Measurement {
+                    phase,
+                    rank: rank_of(r.get(7)),
+                    metric: MetricId {
+                        role,
+                        name,
+                        unit,
+                        direction,
+                    },
+                    value: r.get(5),
+                });
+            }
+        }
+        for r in tx
+            .query(
+                "SELECT h.sample_id, h.phase, h.bins_json \
+                 FROM latency_histograms AS h JOIN samples AS s ON s.id = h.sample_id \
+                 WHERE s.session_id = $1 ORDER BY h.sample_id, h.ord",
+                &[&session],
+            )
+            .map_err(self.err(action))?
+        {
+            let (sample_id, phase, bins): (i64, String, String) = (r.get(0), r.get(1), r.get(2));
+            let bins = serde_json::from_str(&bins)
+                .map_err(|e| self.bad(action)(format!("latency histogram of sample {sample_id} phase {phase}: {e}")))?;
+            if let Some(&i) = index.get(&sample_id) {
+                samples[i]
+                    .sample
+                    .histograms
+                    .push(crate::metric::LatencyHistogram { phase, bins });
+            }
+        }
+        for r in tx
+            .query(
+                "SELECT t.sample_id, t.phase, t.ops_json, t.rank \
+                 FROM throughput_series AS t JOIN samples AS s ON s.id = t.sample_id \
+                 WHERE s.session_id = $1 ORDER BY t.sample_id, t.ord",
+                &[&session],
+            )
+            .map_err(self.err(action))?
+        {
+            let (sample_id, phase, ops): (i64, String, String) = (r.get(0), r.get(1), r.get(2));
+            let ops = serde_json::from_str(&ops)
+                .map_err(|e| self.bad(action)(format!("throughput series of sample {sample_id} phase {phase}: {e}")))?;
+            if let Some(&i) = index.get(&sample_id) {
+                samples[i].sample.series.push(crate::metric::ThroughputSeries {
+                    phase,
+                    rank: rank_of(r.get(3)),
+                    ops,
+                });
+            }
+        }
+        Ok(())
+    }
+
     fn err(&self, action: impl Into<String>) -> impl FnOnce(postgres::Error) -> StoreError {
         let url = self.url.clone();
         let action = action.into();
@@ -858,79 +942,7 @@ impl ResultStore for PgStore {
                 },
             });
         }
-        for r in tx
-            .query(
-                "SELECT m.sample_id, m.phase, m.metric, m.unit, m.direction, m.value, m.role, m.rank \
-                 FROM metrics AS m JOIN samples AS s ON s.id = m.sample_id \
-                 WHERE s.session_id = $1 ORDER BY m.sample_id, m.ord",
-                &[&session],
-            )
-            .map_err(self.err(action.as_str()))?
-        {
-            let sample_id: i64 = r.get(0);
-            let (phase, name): (String, String) = (r.get(1), r.get(2));
-            let (u, d, ro): (String, String, String) = (r.get(3), r.get(4), r.get(6));
-            let (Some(unit), Some(direction), Some(role)) = (Unit::parse(&u), Direction::parse(&d), Role::parse(&ro))
-            else {
-                return Err(self.bad(&action)(format!(
-                    "metric {phase}/{name} of sample {sample_id} has unit `{u}`, direction `{d}`, role `{ro}`"
-                )));
-            };
-            if let Some(&i) = index.get(&sample_id) {
-                samples[i].sample.measurements.push(Measurement {
-                    phase,
-                    rank: rank_of(r.get(7)),
-                    metric: MetricId {
-                        role,
-                        name,
-                        unit,
-                        direction,
-                    },
-                    value: r.get(5),
-                });
-            }
-        }
-        for r in tx
-            .query(
-                "SELECT h.sample_id, h.phase, h.bins_json \
-                 FROM latency_histograms AS h JOIN samples AS s ON s.id = h.sample_id \
-                 WHERE s.session_id = $1 ORDER BY h.sample_id, h.ord",
-                &[&session],
-            )
-            .map_err(self.err(action.as_str()))?
-        {
-            let (sample_id, phase, bins): (i64, String, String) = (r.get(0), r.get(1), r.get(2));
-            let bins = serde_json::from_str(&bins).map_err(|e| {
-                self.bad(&action)(format!("latency histogram of sample {sample_id} phase {phase}: {e}"))
-            })?;
-            if let Some(&i) = index.get(&sample_id) {
-                samples[i]
-                    .sample
-                    .histograms
-                    .push(crate::metric::LatencyHistogram { phase, bins });
-            }
-        }
-        for r in tx
-            .query(
-                "SELECT t.sample_id, t.phase, t.ops_json, t.rank \
-                 FROM throughput_series AS t JOIN samples AS s ON s.id = t.sample_id \
-                 WHERE s.session_id = $1 ORDER BY t.sample_id, t.ord",
-                &[&session],
-            )
-            .map_err(self.err(action.as_str()))?
-        {
-            let (sample_id, phase, ops): (i64, String, String) = (r.get(0), r.get(1), r.get(2));
-            let ops = serde_json::from_str(&ops).map_err(|e| {
-                self.bad(&action)(format!("throughput series of sample {sample_id} phase {phase}: {e}"))
-            })?;
-            if let Some(&i) = index.get(&sample_id) {
-                samples[i].sample.series.push(crate::metric::ThroughputSeries {
-                    phase,
-                    rank: rank_of(r.get(3)),
-                    ops,
-                });
-            }
-        }
+        self.load_sample_rows(&mut tx, session, &action, &index, &mut samples)?;
         tx.commit().map_err(self.err(action.as_str()))?;
         record.info.tool_versions = self
             .tool_versions(&mut c, Some(session))?

@@ -377,6 +377,94 @@ impl Store {
             .map_err(self.sql(format!("{action}: starting a write transaction")))
     }
 
+    /// Every measurement, latency histogram and per-second series of session `session`'s
+    /// samples, in the read transaction `tx`, added to `samples` (`index`: sample id →
+    /// position).
+    fn load_sample_rows(
+        &self,
+        tx: &Transaction,
+        session: i64,
+        index: &HashMap<i64, usize>,
+        samples: &mut [SampleRecord],
+    ) -> Result<(), StoreError> {
+        let action = format!("reading the measurements of session {session}");
+        {
+            let mut stmt = tx
+                .prepare(
+                    "SELECT m.sample_id, m.phase, m.metric, m.unit, m.direction, m.value, m.role, m.rank \
+                     FROM metrics AS m JOIN samples AS s ON s.id = m.sample_id \
+                     WHERE s.session_id = ?1 ORDER BY m.sample_id, m.ord",
+                )
+                .map_err(self.sql(action.as_str()))?;
+            let mut rows = stmt.query([session]).map_err(self.sql(action.as_str()))?;
+            while let Some(row) = rows.next().map_err(self.sql(action.as_str()))? {
+                let (sample_id, m) = measurement_from_row(row).map_err(self.row(action.as_str()))?;
+                // Same snapshot as the samples query, so every sample id is in the index.
+                if let Some(&i) = index.get(&sample_id) {
+                    samples[i].sample.measurements.push(m);
+                }
+            }
+        }
+
+        let action = format!("reading the latency histograms of session {session}");
+        {
+            let mut stmt = tx
+                .prepare(
+                    "SELECT h.sample_id, h.phase, h.bins_json \
+                     FROM latency_histograms AS h JOIN samples AS s ON s.id = h.sample_id \
+                     WHERE s.session_id = ?1 ORDER BY h.sample_id, h.ord",
+                )
+                .map_err(self.sql(action.as_str()))?;
+            let mut rows = stmt.query([session]).map_err(self.sql(action.as_str()))?;
+            while let Some(row) = rows.next().map_err(self.sql(action.as_str()))? {
+                let read = |row: &rusqlite::Row| -> rusqlite::Result<(i64, String, String)> {
+                    Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                };
+                let (sample_id, phase, bins) = read(row).map_err(self.sql(action.as_str()))?;
+                let bins = serde_json::from_str(&bins).map_err(|e| StoreError::Corrupt {
+                    path: self.path.display().to_string(),
+                    what: format!("latency histogram of sample {sample_id} phase {phase}: {e}"),
+                })?;
+                if let Some(&i) = index.get(&sample_id) {
+                    samples[i]
+                        .sample
+                        .histograms
+                        .push(crate::metric::LatencyHistogram { phase, bins });
+                }
+            }
+        }
+
+        let action = format!("reading the throughput series of session {session}");
+        {
+            let mut stmt = tx
+                .prepare(
+                    "SELECT t.sample_id, t.phase, t.ops_json, t.rank \
+                     FROM throughput_series AS t JOIN samples AS s ON s.id = t.sample_id \
+                     WHERE s.session_id = ?1 ORDER BY t.sample_id, t.ord",
+                )
+                .map_err(self.sql(action.as_str()))?;
+            let mut rows = stmt.query([session]).map_err(self.sql(action.as_str()))?;
+            while let Some(row) = rows.next().map_err(self.sql(action.as_str()))? {
+                type Read = (i64, String, String, Option<u32>);
+                let read = |row: &rusqlite::Row| -> rusqlite::Result<Read> {
+                    Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+                };
+                let (sample_id, phase, ops, rank) = read(row).map_err(self.sql(action.as_str()))?;
+                let ops = serde_json::from_str(&ops).map_err(|e| StoreError::Corrupt {
+                    path: self.path.display().to_string(),
+                    what: format!("throughput series of sample {sample_id} phase {phase}: {e}"),
+                })?;
+                if let Some(&i) = index.get(&sample_id) {
+                    samples[i]
+                        .sample
+                        .series
+                        .push(crate::metric::ThroughputSeries { phase, rank, ops });
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Starts a read transaction, so multi-query reads see one consistent snapshot.
     fn read(&self, action: &str) -> Result<Transaction<'_>, StoreError> {
         Transaction::new_unchecked(&self.conn, TransactionBehavior::Deferred)
@@ -839,82 +927,7 @@ impl Store {
             }
         }
 
-        let action = format!("reading the measurements of session {session}");
-        {
-            let mut stmt = tx
-                .prepare(
-                    "SELECT m.sample_id, m.phase, m.metric, m.unit, m.direction, m.value, m.role, m.rank \
-                     FROM metrics AS m JOIN samples AS s ON s.id = m.sample_id \
-                     WHERE s.session_id = ?1 ORDER BY m.sample_id, m.ord",
-                )
-                .map_err(self.sql(action.as_str()))?;
-            let mut rows = stmt.query([session]).map_err(self.sql(action.as_str()))?;
-            while let Some(row) = rows.next().map_err(self.sql(action.as_str()))? {
-                let (sample_id, m) = measurement_from_row(row).map_err(self.row(action.as_str()))?;
-                // Same snapshot as the samples query, so every sample id is in the index.
-                if let Some(&i) = index.get(&sample_id) {
-                    samples[i].sample.measurements.push(m);
-                }
-            }
-        }
-
-        let action = format!("reading the latency histograms of session {session}");
-        {
-            let mut stmt = tx
-                .prepare(
-                    "SELECT h.sample_id, h.phase, h.bins_json \
-                     FROM latency_histograms AS h JOIN samples AS s ON s.id = h.sample_id \
-                     WHERE s.session_id = ?1 ORDER BY h.sample_id, h.ord",
-                )
-                .map_err(self.sql(action.as_str()))?;
-            let mut rows = stmt.query([session]).map_err(self.sql(action.as_str()))?;
-            while let Some(row) = rows.next().map_err(self.sql(action.as_str()))? {
-                let read = |row: &rusqlite::Row| -> rusqlite::Result<(i64, String, String)> {
-                    Ok((row.get(0)?, row.get(1)?, row.get(2)?))
-                };
-                let (sample_id, phase, bins) = read(row).map_err(self.sql(action.as_str()))?;
-                let bins = serde_json::from_str(&bins).map_err(|e| StoreError::Corrupt {
-                    path: self.path.display().to_string(),
-                    what: format!("latency histogram of sample {sample_id} phase {phase}: {e}"),
-                })?;
-                if let Some(&i) = index.get(&sample_id) {
-                    samples[i]
-                        .sample
-                        .histograms
-                        .push(crate::metric::LatencyHistogram { phase, bins });
-                }
-            }
-        }
-
-        let action = format!("reading the throughput series of session {session}");
-        {
-            let mut stmt = tx
-                .prepare(
-                    "SELECT t.sample_id, t.phase, t.ops_json, t.rank \
-                     FROM throughput_series AS t JOIN samples AS s ON s.id = t.sample_id \
-                     WHERE s.session_id = ?1 ORDER BY t.sample_id, t.ord",
-                )
-                .map_err(self.sql(action.as_str()))?;
-            let mut rows = stmt.query([session]).map_err(self.sql(action.as_str()))?;
-            while let Some(row) = rows.next().map_err(self.sql(action.as_str()))? {
-                type Read = (i64, String, String, Option<u32>);
-                let read = |row: &rusqlite::Row| -> rusqlite::Result<Read> {
-                    Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
-                };
-                let (sample_id, phase, ops, rank) = read(row).map_err(self.sql(action.as_str()))?;
-                let ops = serde_json::from_str(&ops).map_err(|e| StoreError::Corrupt {
-                    path: self.path.display().to_string(),
-                    what: format!("throughput series of sample {sample_id} phase {phase}: {e}"),
-                })?;
-                if let Some(&i) = index.get(&sample_id) {
-                    samples[i]
-                        .sample
-                        .series
-                        .push(crate::metric::ThroughputSeries { phase, rank, ops });
-                }
-            }
-        }
-
+        self.load_sample_rows(&tx, session, &index, &mut samples)?;
         let baseline = self.baseline(&tx, session)?;
         Ok(SessionData {
             session: record,

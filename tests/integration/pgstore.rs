@@ -352,6 +352,55 @@ fn the_ranks_of_a_many_rank_session_round_trip_through_postgres() {
             policy: Default::default(),
         })
         .unwrap();
+    // One repeat with the cluster's row and every rank's own rows and series (schema 9: `rank`).
+    use fsbench::metric::{Measurement, MetricId, ThroughputSeries, Unit};
+    use fsbench::store::{CaseAvailability, CaseRecord, NewSample, SampleStatus};
+    store
+        .record_case(
+            id,
+            &CaseRecord {
+                case_id: "c1".into(),
+                variant: "nfs".into(),
+                fs_type: "nfs4".into(),
+                mkfs_args: vec![],
+                mount_opts: vec![],
+                workload: "fileio".into(),
+                workload_kind: "fileio".into(),
+                workload_json: "{}".into(),
+                availability: CaseAvailability::Available,
+            },
+        )
+        .unwrap();
+    let m = |rank: Option<u32>, value: f64| Measurement {
+        phase: "rndrw".into(),
+        rank,
+        metric: MetricId::higher("rate", Unit::OpsPerSec),
+        value,
+    };
+    let t = |rank: Option<u32>, ops: Vec<u64>| ThroughputSeries {
+        phase: "rndrw".into(),
+        rank,
+        ops,
+    };
+    store
+        .record_sample(
+            id,
+            &NewSample {
+                case_id: "c1".into(),
+                repeat: 0,
+                is_warmup: false,
+                started_at: "2025-01-01T00:00:00Z".into(),
+                wall_s: 2.0,
+                status: SampleStatus::Ok,
+                device: None,
+                effective_mount_opts: None,
+                notes: vec![],
+                measurements: vec![m(None, 900.0), m(Some(0), 400.0), m(Some(1), 500.0)],
+                histograms: vec![],
+                series: vec![t(Some(0), vec![400, 3]), t(Some(1), vec![500, 4])],
+            },
+        )
+        .unwrap();
     store.finish_session(id, SessionStatus::Complete).unwrap();
     drop(store);
     let sqlite = sqlite.to_str().unwrap();
@@ -363,10 +412,14 @@ fn the_ranks_of_a_many_rank_session_round_trip_through_postgres() {
         "{local}"
     );
     assert_eq!(local["session"]["ranks"][1]["clock_offset_ns"], -1234, "{local}");
-    assert_eq!(without_ids(export(&pg.url, "ranks")), without_ids(local));
+    assert_eq!(local["samples"][0]["measurements"][2]["rank"], 1, "{local}");
+    assert_eq!(local["samples"][0]["series"][1]["rank"], 1, "{local}");
+    assert_eq!(without_ids(export(&pg.url, "ranks")), without_ids(local.clone()));
 
     // A database from before schema 8 at the PostgreSQL-only version 1001 (no rank_hosts, no
-    // record of applied migrations) gains rank_hosts when fsbench opens it, though 8 < 1001.
+    // `rank` columns: every rank's own rows named `PHASE@rankN`; no record of applied
+    // migrations) gains rank_hosts when fsbench opens it, though 8 < 1001, and schema 9 gives
+    // the per-rank rows back their rank.
     let psql = pg_bin("psql").expect("psql next to postgres");
     let o = Command::new(psql)
         .arg(&pg.url)
@@ -374,12 +427,20 @@ fn the_ranks_of_a_many_rank_session_round_trip_through_postgres() {
             "-v",
             "ON_ERROR_STOP=1",
             "-c",
-            "DROP TABLE rank_hosts; DROP TABLE fsbench_migrations; UPDATE fsbench_schema SET version = 1001",
+            "DROP TABLE rank_hosts; DROP TABLE fsbench_migrations; UPDATE fsbench_schema SET version = 1001; \
+             UPDATE metrics SET phase = phase || '@rank' || rank WHERE rank IS NOT NULL; \
+             UPDATE throughput_series SET phase = phase || '@rank' || rank WHERE rank IS NOT NULL; \
+             ALTER TABLE metrics DROP COLUMN rank; ALTER TABLE throughput_series DROP COLUMN rank",
         ])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
     let j = export(&pg.url, "ranks");
     assert!(j["session"].get("ranks").is_none(), "the rows went with the table: {j}");
+    assert_eq!(
+        without_ids(j)["samples"],
+        without_ids(local)["samples"],
+        "the ranks of the rows are back"
+    );
     drop(pg);
 }
