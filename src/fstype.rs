@@ -471,8 +471,8 @@ impl FsType {
 
 /// Whether type `name` can be made and mounted here; `Err` says why not and what would fix it.
 pub fn availability(name: &str) -> Result<(), String> {
-    use crate::engine::host::is_root;
-    use crate::provision::{find_tool, install_hint, kernel_filesystems};
+    use crate::host::is_root;
+    use crate::host::{find_tool, install_hint, kernel_filesystems};
     if !is_root() {
         return Err("needs root (loop devices, mkfs and mount); run as root, or benchmark an existing directory with --dir PATH".into());
     }

@@ -40,6 +40,7 @@ pub mod external;
 pub mod fstype;
 pub mod guest;
 pub mod history;
+pub mod host;
 pub mod metric;
 pub mod plan;
 pub mod policy;

@@ -2,7 +2,7 @@
 //! versions of the external tools a run used (mkfs.*, losetup), because results depend on them
 //! (axboe/fio#1929: two fio versions differed 2× on identical drives).
 
-use crate::provision::find_tool;
+use crate::host::find_tool;
 use crate::store::HostInfo;
 use std::process::Command;
 

@@ -244,7 +244,7 @@ fn fs_module(fs_type: &str) -> &str {
 /// Whether this machine can run `v` in a guest; `Err` says why not and what to install.
 pub fn availability(v: &FsVariant) -> Result<(), String> {
     let spec = v.kernel.as_deref().unwrap_or(DEBIAN_KERNEL);
-    if !crate::engine::host::is_root() {
+    if !crate::host::is_root() {
         return Err("needs root (a guest's disk image and QEMU's 9p share of /)".into());
     }
     if v.fs_type == "reiser4" && spec == DEBIAN_KERNEL {
@@ -259,7 +259,7 @@ pub fn availability(v: &FsVariant) -> Result<(), String> {
             v.fs_type
         ));
     }
-    if crate::provision::find_tool(qemu::QEMU).is_none() {
+    if crate::host::find_tool(qemu::QEMU).is_none() {
         return Err(INSTALL_HINT.into());
     }
     let k = find_kernel(spec)?;
@@ -276,10 +276,10 @@ pub fn availability(v: &FsVariant) -> Result<(), String> {
         }
     }
     let mkfs = t.mkfs_program(&v.fs_type);
-    if crate::provision::find_tool(&mkfs).is_none() {
+    if crate::host::find_tool(&mkfs).is_none() {
         return Err(format!(
             "`{mkfs}` is not installed (the guest runs the host's); {}",
-            crate::provision::install_hint(&mkfs)
+            crate::host::install_hint(&mkfs)
         ));
     }
     Ok(())
@@ -396,9 +396,9 @@ impl Drop for Steps {
 
 /// Starts QEMU for `b`, recording its kill step in `steps`.
 fn start(steps: &mut Steps, b: &Boot) -> Result<Guest, GuestError> {
-    let qemu = crate::provision::find_tool(qemu::QEMU).ok_or_else(|| GuestError::Unavailable(INSTALL_HINT.into()))?;
+    let qemu = crate::host::find_tool(qemu::QEMU).ok_or_else(|| GuestError::Unavailable(INSTALL_HINT.into()))?;
     let g = Guest::start(&qemu, b).map_err(io(format!("start {}", qemu.display())))?;
-    let start_time = crate::provision::state::process_start_time(g.pid).unwrap_or(0);
+    let start_time = crate::host::process_start_time(g.pid).unwrap_or(0);
     steps.push(Undo::Kill {
         pid: g.pid,
         start_time,
@@ -638,7 +638,7 @@ pub fn tool_versions(variants: &[FsVariant]) -> Vec<(String, String)> {
         }
     }
     if !out.is_empty() {
-        if let Some(q) = crate::provision::find_tool(qemu::QEMU) {
+        if let Some(q) = crate::host::find_tool(qemu::QEMU) {
             let v = std::process::Command::new(q).arg("--version").output();
             if let Some(line) = v
                 .ok()
@@ -654,7 +654,7 @@ pub fn tool_versions(variants: &[FsVariant]) -> Vec<(String, String)> {
 /// Undoes an [`Undo::Kill`]: SIGKILL to `pid` only while its start time and command line still
 /// show it is the QEMU this run started; then waits (5 s at most) until it is gone.
 pub fn kill_recorded(pid: u32, start_time: u64, marker: &Path) -> Result<(), crate::provision::ProvisionError> {
-    use crate::provision::process::{stop, Identity, Stop};
+    use crate::host::process::{stop, Identity, Stop};
     let how = Stop {
         first: libc::SIGKILL,
         kill_after: Duration::ZERO,
@@ -693,7 +693,7 @@ mod tests {
             image_size: None,
             kernel: Some(DEBIAN_KERNEL.into()),
         };
-        if crate::engine::host::is_root() {
+        if crate::host::is_root() {
             assert!(availability(&v).unwrap_err().contains("never merged into Linux"));
         }
         v.kernel = Some("/nonexistent/bzImage".into());
@@ -726,7 +726,7 @@ mod tests {
         let pid = child.id();
         let mut start = None;
         for _ in 0..100 {
-            start = crate::provision::state::process_start_time(pid);
+            start = crate::host::process_start_time(pid);
             if std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.windows(8).any(|w| w == b"fsbench-")) {
                 break;
             }

@@ -536,7 +536,7 @@ impl DiskServer {
             let pid = child.id();
             let kill = Undo::Kill {
                 pid,
-                start_time: crate::provision::state::process_start_time(pid).unwrap_or(0),
+                start_time: crate::host::process_start_time(pid).unwrap_or(0),
                 marker: PathBuf::from(mount_name),
             };
             let unmount = Undo::Unmount {
@@ -555,7 +555,7 @@ impl DiskServer {
         };
         let t0 = Instant::now();
         loop {
-            if crate::provision::mount_entry(&s.mountpoint).is_some_and(|(src, _, _)| src == FS_NAME) {
+            if crate::host::mount_entry(&s.mountpoint).is_some_and(|(src, _, _)| src == FS_NAME) {
                 return Ok(s);
             }
             let exited = s.child.as_mut().and_then(|c| c.try_wait().ok().flatten());
@@ -571,7 +571,7 @@ impl DiskServer {
                 }
                 let _ = std::fs::remove_dir(&s.mountpoint);
                 if let Some((st, kill, unmount)) = s.records.take() {
-                    if !crate::provision::is_mounted(&s.mountpoint, Some(FS_NAME)) {
+                    if !crate::host::is_mounted(&s.mountpoint, Some(FS_NAME)) {
                         st.pop(&unmount);
                         st.pop(&kill);
                     }
@@ -653,7 +653,7 @@ impl DiskServer {
         let Some(mut child) = self.child.take() else {
             return Ok(());
         };
-        let r = crate::provision::unmount(&self.mountpoint)
+        let r = crate::host::unmount(&self.mountpoint)
             .map_err(|e| io(format!("unmount {}", self.mountpoint.display()))(std::io::Error::other(e.to_string())));
         let t0 = Instant::now();
         let mut ended = true;

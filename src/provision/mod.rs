@@ -25,11 +25,11 @@
 
 use crate::config::FsVariant;
 use crate::engine::child::{self, ChildError, Sink, Watch};
+use crate::host::{install_hint, loop_backing_file, mount_entry, unescape_mount_field};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub mod made;
-pub mod process;
 pub mod safety;
 pub mod state;
 pub mod zfs;
@@ -69,6 +69,9 @@ pub enum ProvisionError {
     /// The variant cannot be provided on this machine.
     #[error("{0}")]
     Unavailable(String),
+    /// A system call on the machine failed (an unmount).
+    #[error(transparent)]
+    Host(#[from] crate::host::HostError),
 }
 
 fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ProvisionError {
@@ -110,49 +113,6 @@ pub fn run_tool(program: &str, args: &[String], envs: &[(&str, &str)]) -> Result
             stderr: tail,
         })
     }
-}
-
-/// The Debian package that provides a tool, as an install hint (mkfs programs from the
-/// [`crate::fstype`] table).
-pub fn install_hint(tool: &str) -> String {
-    let pkg = match (crate::fstype::mkfs_package(tool), tool) {
-        (Some(p), _) => p,
-        (None, "mke2fs") => "e2fsprogs",
-        (None, "xfs_info") => "xfsprogs",
-        (None, "btrfs") => "btrfs-progs",
-        (None, "losetup" | "mount" | "umount" | "blkid") => "util-linux (and mount)",
-        (None, "mkfs.fat") => "dosfstools",
-        (None, "fio") => "fio",
-        (None, "bonnie++") => "bonnie++",
-        (None, "sysbench") => "sysbench",
-        (None, "dbench") => "dbench",
-        (None, "postmark") => "postmark",
-        _ => return format!("install the package that provides {tool}"),
-    };
-    format!("run `apt-get install {pkg}` (or `scripts/install.sh`)")
-}
-
-/// Finds an executable in PATH plus /sbin and /usr/sbin (root's tools may be outside PATH).
-pub fn find_tool(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .chain(["/usr/local/sbin", "/usr/sbin", "/sbin"].iter().map(PathBuf::from))
-        .map(|d| d.join(name))
-        .find(|p| {
-            use std::os::unix::fs::PermissionsExt;
-            p.metadata()
-                .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-                .unwrap_or(false)
-        })
-}
-
-/// Filesystem types the running kernel can mount now (/proc/filesystems).
-pub fn kernel_filesystems() -> Vec<String> {
-    std::fs::read_to_string("/proc/filesystems")
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.split_whitespace().last().map(str::to_string))
-        .collect()
 }
 
 pub use crate::fstype::availability;
@@ -278,10 +238,10 @@ impl Undo {
                 }))
             }
             Undo::Unmount { mountpoint, source } => {
-                if !is_mounted(mountpoint, Some(source)) {
+                if !crate::host::is_mounted(mountpoint, Some(source)) {
                     return Ok(());
                 }
-                unmount(mountpoint)
+                Ok(crate::host::unmount(mountpoint)?)
             }
             Undo::RemoveDir { path, recursive } => {
                 let r = if *recursive {
@@ -313,72 +273,6 @@ impl Undo {
             }),
         }
     }
-}
-
-/// The backing file of a loop device, from sysfs (`None` if not attached).
-pub fn loop_backing_file(device: &str) -> Option<PathBuf> {
-    let name = Path::new(device).file_name()?.to_str()?;
-    let s = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")).ok()?;
-    Some(PathBuf::from(s.trim_end_matches('\n').trim_end_matches(" (deleted)")))
-}
-
-/// Decodes the octal escapes /proc/mounts uses for spaces and tabs in paths.
-pub(crate) fn unescape_mount_field(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let b = s.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\' && i + 3 < b.len() {
-            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 4], 8) {
-                out.push(v as char);
-                i += 4;
-                continue;
-            }
-        }
-        out.push(b[i] as char);
-        i += 1;
-    }
-    out
-}
-
-/// The /proc/mounts entry for `mountpoint`: `(source, fstype, options)` of the topmost mount.
-pub fn mount_entry(mountpoint: &Path) -> Option<(String, String, String)> {
-    let text = std::fs::read_to_string("/proc/mounts").ok()?;
-    text.lines().rev().find_map(|l| {
-        let f: Vec<&str> = l.split(' ').collect();
-        (f.len() >= 4 && Path::new(&unescape_mount_field(f[1])) == mountpoint)
-            .then(|| (unescape_mount_field(f[0]), f[2].to_string(), f[3].to_string()))
-    })
-}
-
-/// Whether `mountpoint` is mounted (from `source`, when given).
-pub fn is_mounted(mountpoint: &Path, source: Option<&str>) -> bool {
-    match mount_entry(mountpoint) {
-        Some((src, _, _)) => source.is_none_or(|s| s == src),
-        None => false,
-    }
-}
-
-/// Unmounts, retrying briefly on EBUSY (a process may still be closing files), then detaching
-/// lazily as a last resort so the run never leaves a mount behind.
-pub fn unmount(mountpoint: &Path) -> Result<(), ProvisionError> {
-    use rustix::mount::{unmount as sys_unmount, UnmountFlags};
-    let mut last = None;
-    for attempt in 0..20 {
-        match sys_unmount(mountpoint, UnmountFlags::empty()) {
-            Ok(()) => return Ok(()),
-            Err(rustix::io::Errno::INVAL) | Err(rustix::io::Errno::NOENT) => return Ok(()),
-            Err(e) => last = Some(e),
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50 * (attempt + 1)));
-    }
-    if sys_unmount(mountpoint, UnmountFlags::DETACH).is_ok() {
-        return Ok(());
-    }
-    Err(ProvisionError::Io {
-        what: format!("umount {}", mountpoint.display()),
-        source: std::io::Error::from_raw_os_error(last.map(|e| e.raw_os_error()).unwrap_or(libc::EBUSY)),
-    })
 }
 
 /// A mounted filesystem (or work directory) for one repeat; undoes everything on drop.
@@ -901,13 +795,6 @@ impl Provisioner for DirProvisioner {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn mount_fields_unescape_spaces() {
-        assert_eq!(unescape_mount_field("/mnt/a\\040b"), "/mnt/a b");
-        assert_eq!(unescape_mount_field("/plain"), "/plain");
-        assert_eq!(unescape_mount_field("x\\"), "x\\");
-    }
 
     #[test]
     fn ext4_gets_lazy_init_disabled() {

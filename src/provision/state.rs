@@ -16,6 +16,7 @@
 //! the registry can never lead cleanup to anything fsbench did not create.
 
 use super::{ProvisionError, Undo};
+use crate::host::process_start_time;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -99,14 +100,6 @@ struct Inner {
 /// Handle on this run's folder and state file; cheap to clone, shared by guards.
 #[derive(Clone, Debug)]
 pub struct RunState(Arc<Mutex<Inner>>);
-
-/// Start time of a process in clock ticks since boot (field 22 of /proc/PID/stat).
-pub(crate) fn process_start_time(pid: u32) -> Option<u64> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) may contain spaces; fields after the last ')' are fixed.
-    let rest = &s[s.rfind(')')? + 2..];
-    rest.split_whitespace().nth(19)?.parse().ok()
-}
 
 impl RunState {
     /// Creates `scratch` if needed and a fresh private run folder inside it.
@@ -350,7 +343,7 @@ fn strays(dir: &Path) -> Vec<Undo> {
                 continue;
             }
             let device = format!("/dev/{name}");
-            if let Some(image) = super::loop_backing_file(&device) {
+            if let Some(image) = crate::host::loop_backing_file(&device) {
                 if image.starts_with(dir) {
                     out.push(Undo::Detach { device, image });
                 }
@@ -363,9 +356,9 @@ fn strays(dir: &Path) -> Vec<Undo> {
         if f.len() < 2 {
             continue;
         }
-        let mountpoint = PathBuf::from(super::unescape_mount_field(f[1]));
+        let mountpoint = PathBuf::from(crate::host::unescape_mount_field(f[1]));
         if mountpoint.starts_with(dir) {
-            let source = super::unescape_mount_field(f[0]);
+            let source = crate::host::unescape_mount_field(f[0]);
             let u = Undo::Unmount { mountpoint, source };
             match &u {
                 Undo::Unmount { source, .. } if source == crate::powercut::disk::FS_NAME => serving.push(u),
@@ -496,7 +489,7 @@ mod tests {
         let r = cleanup_in(scratch.path(), None).unwrap();
         let unmounted: Vec<&String> = r.undone.iter().filter(|l| l.starts_with("unmounted")).collect();
         assert_eq!(unmounted.len(), 1, "{:?}", r.undone);
-        assert!(!super::super::is_mounted(&mnt, None) && !dead.exists());
+        assert!(!crate::host::is_mounted(&mnt, None) && !dead.exists());
     }
 
     #[test]

@@ -34,9 +34,9 @@
 //! `relatime`), zfs-fuse(8) (`--no-daemon`, `--no-kstat-mount`; the socket
 //! `/var/run/zfs/zfs_socket`), /work/shared/research/capabilities.md (zfs-fuse on this machine).
 
-use super::process::{alive_comm, is_ours, stop, Identity, Stop};
 use super::{io_err, run_tool, Mounted, ProvisionError, Undo};
 use crate::config::FsVariant;
+use crate::host::process::{alive_comm, is_ours, stop, Identity, Stop};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -87,7 +87,7 @@ impl Backend {
 
 /// The ZFS on this machine, or why there is none and how to get one.
 pub fn detect() -> Result<Backend, String> {
-    use super::find_tool;
+    use crate::host::find_tool;
     let tools = find_tool("zpool").is_some() && find_tool("zfs").is_some();
     if Path::new("/sys/module/zfs").exists() && tools && find_tool("zfs-fuse").is_none() {
         let version = std::fs::read_to_string("/sys/module/zfs/version")
@@ -139,7 +139,7 @@ fn short_version(v: &str) -> Option<String> {
 /// Whether zfs can be provisioned here (`Err`: why not and what to install).
 pub fn availability() -> Result<(), String> {
     detect()?;
-    if super::find_tool("losetup").is_none() {
+    if crate::host::find_tool("losetup").is_none() {
         return Err(format!(
             "`losetup` is not installed; {}",
             super::install_hint("losetup")
@@ -256,7 +256,7 @@ pub(super) fn create_pool(m: &mut Mounted, variant: &FsVariant, device: &str) ->
     run_tool("zpool", &args, &[])?;
     // zfs-fuse mounts asynchronously after `zpool create` returns.
     let t0 = Instant::now();
-    while !super::is_mounted(&mnt, Some(&pool)) {
+    while !crate::host::is_mounted(&mnt, Some(&pool)) {
         if t0.elapsed() > Duration::from_secs(10) {
             return Err(ProvisionError::Unavailable(format!(
                 "pool {pool} was created but its dataset is not mounted on {} after 10 s",
@@ -316,7 +316,7 @@ pub fn running_daemon() -> Option<(u32, u64)> {
         if !is_live_daemon(pid) {
             return None;
         }
-        Some((pid, super::state::process_start_time(pid)?))
+        Some((pid, crate::host::process_start_time(pid)?))
     })
 }
 
@@ -329,7 +329,7 @@ fn is_live_daemon(pid: u32) -> bool {
 /// it answers `zpool list`.
 fn start_daemon(m: &mut Mounted) -> Result<(), ProvisionError> {
     use std::os::unix::process::CommandExt;
-    let program = super::find_tool("zfs-fuse").unwrap_or_else(|| PathBuf::from("zfs-fuse"));
+    let program = crate::host::find_tool("zfs-fuse").unwrap_or_else(|| PathBuf::from("zfs-fuse"));
     let child = std::process::Command::new(program)
         .args(["--no-daemon", "--no-kstat-mount"])
         .stdin(std::process::Stdio::null())
@@ -341,7 +341,7 @@ fn start_daemon(m: &mut Mounted) -> Result<(), ProvisionError> {
     let pid = child.id();
     // The process is reaped by `StopDaemon` (waitpid), not through `Child`.
     drop(child);
-    let start_time = super::state::process_start_time(pid).unwrap_or(0);
+    let start_time = crate::host::process_start_time(pid).unwrap_or(0);
     m.push(Undo::StopDaemon { pid, start_time });
     let t0 = Instant::now();
     loop {
@@ -401,8 +401,8 @@ pub(super) fn destroy_pool(pool: &str, device: &str, mountpoint: &Path) -> Resul
     }
     // Unmounting first makes zfs-fuse's `zpool destroy` succeed at once (it otherwise reports
     // "pool is busy" while its own unmount is still in flight).
-    if super::is_mounted(mountpoint, Some(pool)) {
-        super::unmount(mountpoint)?;
+    if crate::host::is_mounted(mountpoint, Some(pool)) {
+        crate::host::unmount(mountpoint)?;
     }
     let args = ["destroy".to_string(), "-f".into(), pool.to_string()];
     let mut last = None;
@@ -563,7 +563,7 @@ mod tests {
         // A live process with the recorded pid and start time, but not zfs-fuse.
         let mut other = std::process::Command::new("sleep").arg("30").spawn().unwrap();
         let pid = other.id();
-        let start = super::super::state::process_start_time(pid).unwrap();
+        let start = crate::host::process_start_time(pid).unwrap();
         let r = stop_daemon(pid, start);
         let alive = other.try_wait().unwrap().is_none();
         let _ = other.kill();

@@ -194,7 +194,7 @@ impl Fs {
     }
 
     fn unmount(&self) -> Result<(), EngineError> {
-        provision::unmount(&self.mountpoint)
+        crate::host::unmount(&self.mountpoint)
             .map_err(|e| EngineError::io("unmount after the cut", std::io::Error::other(e.to_string())))
     }
 }
@@ -238,8 +238,8 @@ impl DiskStack {
         let mut first: Option<String> = None;
         if let Some(u) = self.mnt.take() {
             if let Undo::Unmount { mountpoint, .. } = &u {
-                let r = if provision::is_mounted(mountpoint, None) {
-                    provision::unmount(mountpoint)
+                let r = if crate::host::is_mounted(mountpoint, None) {
+                    crate::host::unmount(mountpoint)
                 } else {
                     Ok(())
                 };
@@ -339,7 +339,7 @@ impl PowercutSpec {
     /// The filesystem under `ctx.dir`: the runner's mount, on a block device.
     fn find_fs(ctx: &RunContext) -> Result<Fs, EngineError> {
         let mountpoint = ctx.dir.parent().map(Path::to_path_buf).unwrap_or_default();
-        match provision::mount_entry(&mountpoint) {
+        match crate::host::mount_entry(&mountpoint) {
             Some((device, fs_type, opts)) if device.starts_with("/dev/") => Ok(Fs {
                 device,
                 fs_type,
@@ -393,7 +393,7 @@ impl PowercutSpec {
                 self.disk_model.describe()
             ));
             let base =
-                provision::loop_backing_file(&runner_fs.device).unwrap_or_else(|| PathBuf::from(&runner_fs.device));
+                crate::host::loop_backing_file(&runner_fs.device).unwrap_or_else(|| PathBuf::from(&runner_fs.device));
             let base_arg = match base.strip_prefix(&run_dir) {
                 Ok(rel) => rel.to_string_lossy().into_owned(),
                 Err(_) => base.to_string_lossy().into_owned(),

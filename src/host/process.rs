@@ -1,5 +1,5 @@
-//! Stopping a process fsbench started: the zfs-fuse daemon ([`super::Undo::StopDaemon`]) and a
-//! QEMU guest or the power-cut disk's server ([`super::Undo::Kill`]) both go through [`stop`].
+//! Stopping a process fsbench started: the zfs-fuse daemon ([`crate::provision::Undo::StopDaemon`]) and a
+//! QEMU guest or the power-cut disk's server ([`crate::provision::Undo::Kill`]) both go through [`stop`].
 //!
 //! Invariants: a process is signalled only while `/proc/PID/stat` shows it alive (not a zombie)
 //! with the recorded start time (field 22, clock ticks since boot, so a recycled pid is never
@@ -110,7 +110,7 @@ mod tests {
     use std::os::unix::process::ExitStatusExt;
 
     fn start_of(pid: u32) -> u64 {
-        super::super::state::process_start_time(pid).unwrap()
+        crate::host::process_start_time(pid).unwrap()
     }
 
     #[test]
@@ -177,7 +177,7 @@ mod tests {
     /// recorded QEMU-style process is killed, one whose identity does not match is left alone.
     #[test]
     fn stop_daemon_and_kill_records_of_older_runs_still_read_and_undo() {
-        use super::super::{zfs, Undo};
+        use crate::provision::{zfs, Undo};
         let dir = tempfile::tempdir().unwrap();
         let marker = dir.path().join("fsbench-run-1234");
         // Started from inside the run folder, so its command line names it (as QEMU's does).
