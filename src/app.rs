@@ -72,7 +72,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::GuestAgent { job, out } => Ok(crate::guest::agent::main(&job, &out)),
         Command::Dataset { what } => cmd_dataset(what),
         Command::Powerdisk(a) => {
-            crate::powercut::disk::serve(&a.base, &a.mount, a.model)
+            crate::engine::workloads::powercut::disk::serve(&a.base, &a.mount, a.model)
                 .map_err(|e| anyhow::anyhow!("powerdisk {}: {e}", a.mount.display()))?;
             Ok(0)
         }

@@ -44,7 +44,6 @@ pub mod host;
 pub mod metric;
 pub mod plan;
 pub mod policy;
-pub mod powercut;
 pub mod progress;
 pub mod provision;
 pub mod report;

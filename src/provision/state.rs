@@ -361,7 +361,9 @@ fn strays(dir: &Path) -> Vec<Undo> {
             let source = crate::host::unescape_mount_field(f[0]);
             let u = Undo::Unmount { mountpoint, source };
             match &u {
-                Undo::Unmount { source, .. } if source == crate::powercut::disk::FS_NAME => serving.push(u),
+                Undo::Unmount { source, .. } if source == crate::engine::workloads::powercut::disk::FS_NAME => {
+                    serving.push(u)
+                }
                 _ => out.push(u),
             }
         }

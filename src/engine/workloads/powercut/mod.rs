@@ -10,8 +10,8 @@
 //!
 //! Two ways to cut, chosen per filesystem (`method = "auto"`) and stated in the sample's notes:
 //! - `FS_IOC_SHUTDOWN` with NOLOGFLUSH where the filesystem implements it (probed, never
-//!   assumed: [`crate::powercut::recover::shutdown_supported`]);
-//! - the power-cut disk ([`crate::powercut::disk`]): the runner's image is served by a FUSE
+//!   assumed: [`recover::shutdown_supported`]);
+//! - the power-cut disk ([`disk`]): the runner's image is served by a FUSE
 //!   server and a second loop device over it carries the filesystem; a cut discards every
 //!   write since the last completed flush and fails all I/O until the filesystem is unmounted.
 //!   The runner's own mount is unmounted first and its loop device stays idle until teardown.
@@ -26,21 +26,35 @@
 //!
 //! This workload needs a filesystem fsbench made on a block device; `--dir` targets are refused
 //! before the run ([`crate::engine::Workload::needs_block_device`]).
+//!
+//! Its pieces (issue 14):
+//! - [`writer`]: the seeded writer and the host-side ledger of what was acknowledged durable,
+//!   and the check of a recovered filesystem against it;
+//! - [`recover`]: the `FS_IOC_SHUTDOWN` cut and its probe, and the table of read-only checkers
+//!   (e2fsck, xfs_repair, btrfs check) with their verdicts and repairs;
+//! - [`disk`]: the power-cut disk, a FUSE server (the `fuser` crate, mounted with the mount(2)
+//!   system call as root) that models a volatile write cache under a loop device.
+//!
+//! Invariant: nothing about what was acknowledged is ever kept on the filesystem under test.
 
 use crate::engine::latency::LatencySummary;
 use crate::engine::phase::{Caches, Phases, Policy, Timed};
 use crate::engine::{EngineError, RunContext, Workload, WorkloadKind};
 use crate::metric::{CpuUsage, RawSample};
-use crate::powercut::disk::{DiskServer, Model};
-use crate::powercut::recover::{self, Fsck, FsckVerdict};
-use crate::powercut::writer::{self, Ledger, WriterSpec};
 use crate::provision::{self, RunState, Undo};
 use crate::units::Bytes;
+use disk::{DiskServer, Model};
 use rand::{Rng, SeedableRng};
+use recover::{Fsck, FsckVerdict};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+use writer::{Ledger, WriterSpec};
+
+pub mod disk;
+pub mod recover;
+pub mod writer;
 
 /// How the power is cut.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
