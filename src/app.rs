@@ -456,8 +456,17 @@ fn cmd_doctor(a: &ScratchArgs) -> Result<i32> {
     }
 }
 
+/// Every kind of undo step a state file may hold: the generic ones and each module's own, so
+/// `fsbench cleanup` reads them without provision importing those modules.
+pub fn undo_kinds() -> crate::undo::Kinds {
+    crate::undo::Kinds::generic()
+        .with::<provision::zfs::DestroyPool>()
+        .with::<provision::zfs::StopDaemon>()
+        .with::<crate::cgroup::RemoveCgroup>()
+}
+
 fn cmd_cleanup(a: &ScratchArgs) -> Result<i32> {
-    let r = provision::cleanup_leftovers(&a.scratch)?;
+    let r = provision::cleanup_leftovers(&a.scratch, &undo_kinds())?;
     for l in &r.undone {
         println!("{l}");
     }

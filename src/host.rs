@@ -23,6 +23,16 @@ pub enum HostError {
         #[source]
         source: std::io::Error,
     },
+    /// A tool ran and failed; `stderr` is its last lines.
+    #[error("`{command}` failed ({status}): {stderr}")]
+    Tool {
+        /// The command line.
+        command: String,
+        /// Exit status description.
+        status: String,
+        /// What it printed on stderr (trimmed).
+        stderr: String,
+    },
 }
 
 /// `true` when the effective user id is 0.
@@ -145,6 +155,35 @@ pub fn unmount(mountpoint: &Path) -> Result<(), HostError> {
     Err(HostError::Io {
         what: format!("umount {}", mountpoint.display()),
         source: std::io::Error::from_raw_os_error(last.map(|e| e.raw_os_error()).unwrap_or(libc::EBUSY)),
+    })
+}
+
+/// Runs a tool (found by [`find_tool`]) to its end, stdin closed: its stdout, or a
+/// [`HostError::Tool`] with the last lines of its stderr (`losetup -d`, `mount`).
+pub fn run_tool<S: AsRef<str>>(program: &str, args: &[S]) -> Result<String, HostError> {
+    let argv: Vec<&str> = args.iter().map(|a| a.as_ref()).collect();
+    let command = std::iter::once(program)
+        .chain(argv.iter().copied())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let prog = find_tool(program).unwrap_or_else(|| program.into());
+    let out = std::process::Command::new(prog)
+        .args(&argv)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|source| HostError::Io {
+            what: format!("run {command}"),
+            source,
+        })?;
+    if out.status.success() {
+        return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let tail: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    Err(HostError::Tool {
+        command,
+        status: out.status.to_string(),
+        stderr: tail[tail.len().saturating_sub(3)..].join(" / "),
     })
 }
 

@@ -52,5 +52,6 @@ pub mod signal;
 pub mod stats;
 pub mod store;
 pub mod sysinfo;
+pub mod undo;
 pub mod units;
 pub mod verify;

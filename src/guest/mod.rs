@@ -32,7 +32,7 @@
 //! Invariants:
 //! - QEMU is killed and every file of the repeat (image, initramfs, job, logs) removed on
 //!   success, failure, Ctrl-C and panic (a guard), and by `fsbench cleanup` after SIGKILL
-//!   ([`crate::provision::Undo::Kill`] and `RemoveFile` records, written before each exists).
+//!   ([`crate::undo::Kill`] and `RemoveFile` records, written before each exists).
 //! - A guest that shows no sign of life within its boot timeout, or ends without a reply, is a
 //!   failed repeat whose message ends with the console's last lines.
 //! - Nothing here touches a process it did not start: a recorded pid is killed only while its
@@ -45,7 +45,8 @@ pub mod qemu;
 use crate::config::FsVariant;
 use crate::engine::WorkloadKind;
 use crate::metric::{Measurement, MetricId, Role, Unit};
-use crate::provision::{RunState, Undo};
+use crate::provision::RunState;
+use crate::undo::{Kill, RemoveFile, Step};
 use qemu::{Accel, Boot, Ended, Guest};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -356,18 +357,18 @@ fn init_script(agent: Option<&Path>) -> String {
 /// file the moment each resource may exist).
 struct Steps {
     state: RunState,
-    steps: Vec<Undo>,
+    steps: Vec<Box<dyn Step>>,
 }
 
 impl Steps {
-    fn push(&mut self, u: Undo) {
+    fn push(&mut self, u: impl Step) {
         self.state.push(&u);
-        self.steps.push(u);
+        self.steps.push(Box::new(u));
     }
 
     /// A file that will be created now, removed at the end.
     fn file(&mut self, path: PathBuf) -> PathBuf {
-        self.push(Undo::RemoveFile { path: path.clone() });
+        self.push(RemoveFile { path: path.clone() });
         path
     }
 
@@ -375,10 +376,10 @@ impl Steps {
         if let Some(i) = self
             .steps
             .iter()
-            .rposition(|u| matches!(u, Undo::Kill { pid: p, .. } if *p == pid))
+            .rposition(|u| crate::undo::as_kind::<Kill>(u.as_ref()).is_some_and(|k| k.pid == pid))
         {
             let u = self.steps.remove(i);
-            self.state.pop(&u);
+            self.state.pop(u.as_ref());
         }
     }
 }
@@ -387,7 +388,7 @@ impl Drop for Steps {
     fn drop(&mut self) {
         while let Some(u) = self.steps.pop() {
             match u.apply() {
-                Ok(()) => self.state.pop(&u),
+                Ok(()) => self.state.pop(u.as_ref()),
                 Err(e) => eprintln!("fsbench: guest cleanup incomplete: {e}; run `fsbench cleanup`"),
             }
         }
@@ -399,7 +400,7 @@ fn start(steps: &mut Steps, b: &Boot) -> Result<Guest, GuestError> {
     let qemu = crate::host::find_tool(qemu::QEMU).ok_or_else(|| GuestError::Unavailable(INSTALL_HINT.into()))?;
     let g = Guest::start(&qemu, b).map_err(io(format!("start {}", qemu.display())))?;
     let start_time = crate::host::process_start_time(g.pid).unwrap_or(0);
-    steps.push(Undo::Kill {
+    steps.push(Kill {
         pid: g.pid,
         start_time,
         marker: steps.state.dir(),
@@ -651,25 +652,6 @@ pub fn tool_versions(variants: &[FsVariant]) -> Vec<(String, String)> {
     out
 }
 
-/// Undoes an [`Undo::Kill`]: SIGKILL to `pid` only while its start time and command line still
-/// show it is the QEMU this run started; then waits (5 s at most) until it is gone.
-pub fn kill_recorded(pid: u32, start_time: u64, marker: &Path) -> Result<(), crate::provision::ProvisionError> {
-    use crate::host::process::{stop, Identity, Stop};
-    let how = Stop {
-        first: libc::SIGKILL,
-        kill_after: Duration::ZERO,
-        give_up_after: Duration::from_secs(5),
-        reap: false,
-    };
-    if stop(pid, start_time, Identity::Arg(marker), how) {
-        Ok(())
-    } else {
-        Err(crate::provision::ProvisionError::Unavailable(format!(
-            "guest process {pid} is still alive after SIGKILL"
-        )))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -734,23 +716,33 @@ mod tests {
         }
         let start = start.unwrap();
         // A wrong start time (a recycled pid) or another marker: left alone.
-        kill_recorded(pid, start + 1, marker).unwrap();
-        kill_recorded(pid, start, Path::new("/var/tmp/another-run")).unwrap();
+        kill(pid, start + 1, marker);
+        kill(pid, start, Path::new("/var/tmp/another-run"));
         assert!(
             child.try_wait().unwrap().is_none(),
             "a process that is not ours was killed"
         );
-        kill_recorded(pid, start, marker).unwrap();
+        kill(pid, start, marker);
         let status = child.wait().unwrap();
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(status.signal(), Some(libc::SIGKILL));
+    }
+
+    /// The generic [`Kill`] step as guests record it.
+    fn kill(pid: u32, start_time: u64, marker: &Path) {
+        let step = Kill {
+            pid,
+            start_time,
+            marker: marker.to_path_buf(),
+        };
+        step.apply().unwrap();
     }
 
     #[test]
     fn a_recorded_pid_that_is_not_ours_is_never_killed() {
         // This process: right pid, but a different start time and no marker in its command line.
         let me = std::process::id();
-        kill_recorded(me, 1, Path::new("/no/such/run-folder")).unwrap();
+        kill(me, 1, Path::new("/no/such/run-folder"));
         assert!(Path::new(&format!("/proc/{me}")).exists());
     }
 }

@@ -2,8 +2,8 @@
 //!
 //! Each run gets a private folder `SCRATCH/run-<pid>-<unix seconds>/` holding its images and
 //! mountpoints and `state.json`: the process id and its start time (field 22 of
-//! /proc/PID/stat, so a recycled pid is not mistaken for the run), and the list of [`Undo`]
-//! steps still pending. The file is rewritten atomically (temp file + rename) on every change,
+//! /proc/PID/stat, so a recycled pid is not mistaken for the run), and the list of undo steps
+//! still pending, each as its tagged record ([`crate::undo::Record`]). The file is rewritten atomically (temp file + rename) on every change,
 //! so after a SIGKILL it lists exactly what is left. [`cleanup_leftovers`] undoes the pending
 //! steps of dead runs only; it never touches a live run's folder or anything not listed.
 //!
@@ -15,8 +15,9 @@
 //! its scratch was. A link is followed only to a folder named `run-*` holding a state file, so
 //! the registry can never lead cleanup to anything fsbench did not create.
 
-use super::{ProvisionError, Undo};
+use super::ProvisionError;
 use crate::host::process_start_time;
+use crate::undo::{Detach, Kinds, Record, Step, UndoLog, Unmount};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -88,7 +89,7 @@ fn run_dirs(scratch: &Path, registry: Option<&Path>) -> Vec<PathBuf> {
 struct StateDoc {
     pid: u32,
     start_time: u64,
-    pending: Vec<Undo>,
+    pending: Vec<Record>,
 }
 
 #[derive(Debug)]
@@ -154,24 +155,25 @@ impl RunState {
     }
 
     /// Records a created resource.
-    pub fn push(&self, u: &Undo) {
-        self.lock().doc.pending.push(u.clone());
+    pub fn push(&self, u: &dyn Step) {
+        self.lock().doc.pending.push(u.record());
         self.save();
     }
 
     /// Records that a resource was undone.
-    pub fn pop(&self, u: &Undo) {
+    pub fn pop(&self, u: &dyn Step) {
+        let r = u.record();
         {
             let mut g = self.lock();
-            if let Some(i) = g.doc.pending.iter().rposition(|p| p == u) {
+            if let Some(i) = g.doc.pending.iter().rposition(|p| *p == r) {
                 g.doc.pending.remove(i);
             }
         }
         self.save();
     }
 
-    /// Steps still pending (for tests and diagnostics).
-    pub fn pending(&self) -> Vec<Undo> {
+    /// Records of the steps still pending (for tests and diagnostics).
+    pub fn pending(&self) -> Vec<Record> {
         self.lock().doc.pending.clone()
     }
 
@@ -184,6 +186,21 @@ impl RunState {
             let _ = std::fs::remove_dir(&g.dir);
             unregister(&g.dir);
         }
+    }
+}
+
+impl UndoLog for RunState {
+    fn push(&self, step: &dyn Step) {
+        RunState::push(self, step)
+    }
+    fn pop(&self, step: &dyn Step) {
+        RunState::pop(self, step)
+    }
+    fn dir(&self) -> PathBuf {
+        RunState::dir(self)
+    }
+    fn share(&self) -> Arc<dyn UndoLog> {
+        Arc::new(self.clone())
     }
 }
 
@@ -221,13 +238,14 @@ pub struct CleanupReport {
 
 /// Undoes what dead runs left under `scratch` and in every registered run folder (mounts, loop
 /// devices, images, folders), in reverse order of creation, and removes their run folders.
-/// Live runs are left alone. Each step is undone, and reported, once.
-pub fn cleanup_leftovers(scratch: &Path) -> Result<CleanupReport, ProvisionError> {
-    cleanup_in(scratch, Some(Path::new(REGISTRY)))
+/// Live runs are left alone. Each step is undone, and reported, once. `kinds` reads the
+/// records: every module's step kinds, listed by the caller.
+pub fn cleanup_leftovers(scratch: &Path, kinds: &Kinds) -> Result<CleanupReport, ProvisionError> {
+    cleanup_in(scratch, Some(Path::new(REGISTRY)), kinds)
 }
 
 /// [`cleanup_leftovers`] with the registry to visit (`None`: the scratch folder only).
-fn cleanup_in(scratch: &Path, registry: Option<&Path>) -> Result<CleanupReport, ProvisionError> {
+fn cleanup_in(scratch: &Path, registry: Option<&Path>, kinds: &Kinds) -> Result<CleanupReport, ProvisionError> {
     let mut report = CleanupReport::default();
     if let Err(source) = std::fs::read_dir(scratch) {
         if source.kind() != std::io::ErrorKind::NotFound {
@@ -255,32 +273,33 @@ fn cleanup_in(scratch: &Path, registry: Option<&Path>) -> Result<CleanupReport, 
         // A `losetup` or `mount(8)` child of the killed run may still be finishing; what it
         // makes after the sweep below would be left behind, so let it end first.
         wait_for_helpers_naming(&dir, std::time::Duration::from_secs(10));
+        let (steps, unreadable) = read_steps(&doc.pending, kinds);
+        report
+            .failed
+            .extend(unreadable.iter().map(|(_, e)| format!("{}: {e}", dir.display())));
         // A recorded step and the stray it left are one resource: undo (and report) it once.
-        let mut steps = doc.pending.clone();
+        let mut steps = steps;
         for stray in strays(&dir) {
-            if !steps.iter().any(|u| u.same_resource(&stray)) {
+            if !steps.iter().any(|u| u.same_resource(stray.as_ref())) {
                 steps.push(stray);
             }
         }
-        // zfs steps wait for the machine-wide zfs lock: a live run may use the daemon this one
-        // started (it then fails here and stays pending for the next cleanup).
-        let zfs_steps = steps
-            .iter()
-            .any(|u| matches!(u, Undo::DestroyPool { .. } | Undo::StopDaemon { .. }));
-        let _zfs_lock = match zfs_steps.then(|| super::zfs::ZfsLock::acquire(std::time::Duration::from_secs(60))) {
-            Some(Err(e)) => {
+        // Steps that need a lock (zfs: a live run may use the daemon this one started) wait for
+        // it; without it they fail here and stay pending for the next cleanup.
+        let _locks = match take_locks(&steps) {
+            Ok(l) => l,
+            Err(e) => {
                 report.failed.push(format!("{}: {e}", dir.display()));
                 continue;
             }
-            other => other,
         };
-        let mut left = Vec::new();
+        let mut left: Vec<Record> = unreadable.into_iter().map(|(r, _)| r).collect();
         for u in steps.iter().rev() {
             match u.apply() {
-                Ok(()) => report.undone.push(describe(u)),
+                Ok(()) => report.undone.push(u.describe()),
                 Err(e) => {
-                    report.failed.push(format!("{}: {e}", describe(u)));
-                    left.push(u.clone());
+                    report.failed.push(format!("{}: {e}", u.describe()));
+                    left.push(u.record());
                 }
             }
         }
@@ -331,11 +350,10 @@ fn wait_for_helpers_naming(dir: &Path, timeout: std::time::Duration) {
 
 /// Mounts under `dir` and loop devices backed by files in `dir`, as undo steps in creation
 /// order (detach before unmount when reversed: unmounts come last here so they run first).
-/// A mount whose source is not a device (the power-cut disk's FUSE mount) may serve a loop
-/// device's backing file, so it comes first here and is undone after the detaches.
-fn strays(dir: &Path) -> Vec<Undo> {
-    let mut out = Vec::new();
-    let mut serving = Vec::new();
+/// A mount that holds a loop device's backing file (the power-cut disk's FUSE mount serves its
+/// image) comes first here and is undone after the detaches.
+fn strays(dir: &Path) -> Vec<Box<dyn Step>> {
+    let mut detaches = Vec::new();
     if let Ok(rd) = std::fs::read_dir("/sys/block") {
         for e in rd.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
@@ -345,11 +363,13 @@ fn strays(dir: &Path) -> Vec<Undo> {
             let device = format!("/dev/{name}");
             if let Some(image) = crate::host::loop_backing_file(&device) {
                 if image.starts_with(dir) {
-                    out.push(Undo::Detach { device, image });
+                    detaches.push(Detach { device, image });
                 }
             }
         }
     }
+    let mut serving: Vec<Box<dyn Step>> = Vec::new();
+    let mut out: Vec<Box<dyn Step>> = Vec::new();
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
     for line in mounts.lines() {
         let f: Vec<&str> = line.split(' ').collect();
@@ -358,18 +378,48 @@ fn strays(dir: &Path) -> Vec<Undo> {
         }
         let mountpoint = PathBuf::from(crate::host::unescape_mount_field(f[1]));
         if mountpoint.starts_with(dir) {
+            let serves = detaches.iter().any(|d| d.image.starts_with(&mountpoint));
             let source = crate::host::unescape_mount_field(f[0]);
-            let u = Undo::Unmount { mountpoint, source };
-            match &u {
-                Undo::Unmount { source, .. } if source == crate::engine::workloads::powercut::disk::FS_NAME => {
-                    serving.push(u)
-                }
-                _ => out.push(u),
+            let u = Box::new(Unmount { mountpoint, source });
+            if serves {
+                serving.push(u);
+            } else {
+                out.push(u);
             }
         }
     }
+    serving.extend(detaches.into_iter().map(|d| Box::new(d) as Box<dyn Step>));
     serving.extend(out);
     serving
+}
+
+/// Records no registered kind reads, each with why.
+type Unreadable = Vec<(Record, String)>;
+
+/// The steps of `records`, and the records `kinds` cannot read.
+fn read_steps(records: &[Record], kinds: &Kinds) -> (Vec<Box<dyn Step>>, Unreadable) {
+    let mut steps = Vec::new();
+    let mut unreadable = Vec::new();
+    for r in records {
+        match kinds.read(r) {
+            Ok(s) => steps.push(s),
+            Err(e) => unreadable.push((r.clone(), e.to_string())),
+        }
+    }
+    (steps, unreadable)
+}
+
+/// Takes each lock the steps need once (by name), in the order the steps name them.
+fn take_locks(steps: &[Box<dyn Step>]) -> Result<Vec<Box<dyn std::any::Any>>, crate::undo::UndoError> {
+    let mut names = Vec::new();
+    let mut held = Vec::new();
+    for lock in steps.iter().filter_map(|s| s.lock()) {
+        if !names.contains(&lock.name) {
+            names.push(lock.name);
+            held.push((lock.acquire)()?);
+        }
+    }
+    Ok(held)
 }
 
 /// Removes the image files and empty mountpoint folders a dead run left in its own folder.
@@ -385,22 +435,10 @@ fn remove_run_files(dir: &Path) {
     }
 }
 
-fn describe(u: &Undo) -> String {
-    match u {
-        Undo::RemoveFile { path } => format!("removed image {}", path.display()),
-        Undo::Detach { device, image } => format!("detached {device} ({})", image.display()),
-        Undo::Unmount { mountpoint, source } => format!("unmounted {source} from {}", mountpoint.display()),
-        Undo::RemoveDir { path, .. } => format!("removed folder {}", path.display()),
-        Undo::DestroyPool { pool, device, .. } => format!("destroyed zfs pool {pool} ({device})"),
-        Undo::StopDaemon { pid, .. } => format!("stopped zfs-fuse (pid {pid}) fsbench had started"),
-        Undo::Kill { pid, marker, .. } => format!("killed process {pid} ({})", marker.display()),
-        Undo::RemoveCgroup { path } => format!("removed memory cgroup {}", path.display()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::undo::RemoveFile;
 
     #[test]
     fn state_file_tracks_pending_steps_and_finish_removes_the_run_folder() {
@@ -408,7 +446,7 @@ mod tests {
         let st = RunState::create(scratch.path()).unwrap();
         let f = st.dir().join("x.img");
         std::fs::write(&f, b"x").unwrap();
-        let u = Undo::RemoveFile { path: f.clone() };
+        let u = RemoveFile { path: f.clone() };
         st.push(&u);
         let text = std::fs::read_to_string(st.dir().join(STATE_FILE)).unwrap();
         assert!(text.contains("x.img"));
@@ -481,14 +519,15 @@ mod tests {
         let doc = StateDoc {
             pid: u32::MAX,
             start_time: 1,
-            pending: vec![Undo::Unmount {
+            pending: vec![Unmount {
                 mountpoint: mnt.clone(),
                 source: "fsbench-test".into(),
-            }],
+            }
+            .record()],
         };
         std::fs::write(dead.join(STATE_FILE), serde_json::to_vec(&doc).unwrap()).unwrap();
         assert_eq!(strays(&dead).len(), 1, "the sweep sees the mount");
-        let r = cleanup_in(scratch.path(), None).unwrap();
+        let r = cleanup_in(scratch.path(), None, &Kinds::generic()).unwrap();
         let unmounted: Vec<&String> = r.undone.iter().filter(|l| l.starts_with("unmounted")).collect();
         assert_eq!(unmounted.len(), 1, "{:?}", r.undone);
         assert!(!crate::host::is_mounted(&mnt, None) && !dead.exists());
@@ -505,7 +544,7 @@ mod tests {
         let doc = StateDoc {
             pid: u32::MAX,
             start_time: 1,
-            pending: vec![Undo::RemoveFile { path: img.clone() }],
+            pending: vec![RemoveFile { path: img.clone() }.record()],
         };
         std::fs::write(dead.join(STATE_FILE), serde_json::to_vec(&doc).unwrap()).unwrap();
         // A live run: the parent process (any live process with its start time).
@@ -523,7 +562,7 @@ mod tests {
         // Something that is not a run folder.
         std::fs::create_dir(scratch.path().join("keep-me")).unwrap();
 
-        let r = cleanup_in(scratch.path(), None).unwrap();
+        let r = cleanup_in(scratch.path(), None, &Kinds::generic()).unwrap();
         assert!(!img.exists());
         assert!(!dead.exists());
         assert!(live.exists());

@@ -41,7 +41,7 @@ use crate::engine::latency::LatencySummary;
 use crate::engine::phase::{Caches, Phases, Policy, Timed};
 use crate::engine::{EngineError, RunContext, Workload, WorkloadKind};
 use crate::metric::{CpuUsage, RawSample};
-use crate::provision::{self, RunState, Undo};
+use crate::undo::{Detach, Step, UndoLog, Unmount};
 use crate::units::Bytes;
 use disk::{DiskServer, Model};
 use rand::{Rng, SeedableRng};
@@ -49,6 +49,7 @@ use recover::{Fsck, FsckVerdict};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use writer::{Ledger, WriterSpec};
 
@@ -202,7 +203,7 @@ impl Fs {
             self.device.clone(),
             self.mountpoint.to_string_lossy().into_owned(),
         ];
-        provision::run_tool("mount", &args, &[])
+        crate::host::run_tool("mount", &args)
             .map(|_| ())
             .map_err(|e| e.to_string())
     }
@@ -222,27 +223,27 @@ fn remount_opts(opts: &str) -> String {
 
 /// The power-cut disk's stack: server, loop device over its image, mount. Undone in reverse
 /// order on drop. With the run's state ([`RunContext::state`]) each piece is recorded as an
-/// [`Undo`] the moment it may exist, in creation order (server kill, FUSE unmount, loop detach,
+/// undo step the moment it may exist, in creation order (server kill, FUSE unmount, loop detach,
 /// mount), so `fsbench cleanup` undoes them in the reverse order after a SIGKILL; a record goes
 /// only once its step is done, so a failed teardown keeps the state file for cleanup. Every
 /// piece also lives in the run folder under a `mnt-` name, which cleanup sweeps as well.
 struct DiskStack {
-    state: Option<RunState>,
+    state: Option<Arc<dyn UndoLog>>,
     server: Option<DiskServer>,
-    loop_dev: Option<Undo>,
-    mnt: Option<Undo>,
+    loop_dev: Option<Detach>,
+    mnt: Option<Unmount>,
 }
 
 impl DiskStack {
     /// Records `u` (a piece that may exist from now on).
-    fn record(&self, u: &Undo) {
+    fn record(&self, u: &dyn Step) {
         if let Some(st) = &self.state {
             st.push(u);
         }
     }
 
     /// Drops the record of `u` (its step is done).
-    fn done(&self, u: &Undo) {
+    fn done(&self, u: &dyn Step) {
         if let Some(st) = &self.state {
             st.pop(u);
         }
@@ -251,7 +252,8 @@ impl DiskStack {
     fn teardown(&mut self) -> Result<(), String> {
         let mut first: Option<String> = None;
         if let Some(u) = self.mnt.take() {
-            if let Undo::Unmount { mountpoint, .. } = &u {
+            {
+                let mountpoint = &u.mountpoint;
                 let r = if crate::host::is_mounted(mountpoint, None) {
                     crate::host::unmount(mountpoint)
                 } else {
@@ -392,7 +394,7 @@ impl PowercutSpec {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "mnt".into());
         let mut stack = DiskStack {
-            state: ctx.state.cloned(),
+            state: ctx.state.map(|s| s.share()),
             server: None,
             loop_dev: None,
             mnt: None,
@@ -423,14 +425,10 @@ impl PowercutSpec {
             .map_err(|e| eio("start the power-cut disk", e))?;
             let image = server.image();
             stack.server = Some(server);
-            let out = provision::run_tool(
-                "losetup",
-                &["--find".into(), "--show".into(), image.to_string_lossy().into_owned()],
-                &[],
-            )
-            .map_err(|e| eio("attach a loop device to the power-cut disk", e))?;
+            let out = crate::host::run_tool("losetup", &["--find", "--show", &image.to_string_lossy()])
+                .map_err(|e| eio("attach a loop device to the power-cut disk", e))?;
             let dev = out.trim().to_string();
-            let detach = Undo::Detach {
+            let detach = Detach {
                 device: dev.clone(),
                 image,
             };
@@ -439,7 +437,7 @@ impl PowercutSpec {
             let mnt = run_dir.join(format!("{tag}-pc"));
             std::fs::create_dir(&mnt).map_err(|e| EngineError::io(format!("create {}", mnt.display()), e))?;
             // Recorded before the first mount; the cuts unmount and mount it again under it.
-            let unmount = Undo::Unmount {
+            let unmount = Unmount {
                 mountpoint: mnt.clone(),
                 source: dev.clone(),
             };
