@@ -587,7 +587,7 @@ pub fn run_slot(
     let boot_s = booted.map(|d| d.as_secs_f64()).unwrap_or(0.0);
     let mut note = format!(
         "{}{} under {} ({}), booted in {boot_s:.1} s",
-        crate::report::group::NOTE_PREFIX,
+        crate::metric::GUEST_NOTE_PREFIX,
         reply.kernel,
         accel.name(),
         match accel {

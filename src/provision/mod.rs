@@ -119,7 +119,45 @@ pub fn run_tool(program: &str, args: &[String], envs: &[(&str, &str)]) -> Result
     }
 }
 
-pub use crate::fstype::availability;
+/// Whether type `name` (from the [`crate::fstype`] table) can be made and mounted here; `Err` says why not and what would fix it.
+pub fn availability(name: &str) -> Result<(), String> {
+    use crate::fstype::{Backing, FsType};
+    use crate::host::{find_tool, is_root, kernel_filesystems};
+    if !is_root() {
+        return Err("needs root (loop devices, mkfs and mount); run as root, or benchmark an existing directory with --dir PATH".into());
+    }
+    let t = FsType::of(name);
+    if t.backing == Backing::Pool {
+        return zfs::availability();
+    }
+    let probe = if t.kernel.is_empty() { name } else { t.kernel };
+    let in_kernel = kernel_filesystems().iter().any(|k| k == probe);
+    if name == "reiser4" && !in_kernel {
+        return Err("never merged into Linux; needs a patched kernel: name one with kernel = \"/path/to/bzImage\" in the suite's [[fs]] (src/guest)".into());
+    }
+    let modules_possible = std::path::Path::new("/proc/modules").exists();
+    if !in_kernel && !modules_possible {
+        return Err(format!(
+            "the running kernel has no {name} driver (not in /proc/filesystems) and cannot load modules"
+        ));
+    }
+    if t.in_memory() {
+        return Ok(());
+    }
+    let mkfs = t.mkfs_program(name);
+    if find_tool(&mkfs).is_none() {
+        return Err(format!("`{mkfs}` is not installed; {}", install_hint(&mkfs)));
+    }
+    if let Backing::Fuse { helper } = t.backing {
+        if find_tool(helper).is_none() {
+            return Err(format!("`{helper}` is not installed; {}", install_hint(helper)));
+        }
+    }
+    if find_tool("losetup").is_none() {
+        return Err(format!("`losetup` is not installed; {}", install_hint("losetup")));
+    }
+    Ok(())
+}
 
 /// fsbench's own mkfs arguments for a type, before the variant's (from the
 /// [`crate::fstype`] table).
