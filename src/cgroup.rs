@@ -282,9 +282,12 @@ impl Kind for RemoveCgroup {
 impl Step for RemoveCgroup {
     kind_basics!();
     fn apply(&self) -> Result<(), UndoError> {
-        remove(&self.path).map_err(|e| UndoError::Io {
-            what: format!("remove cgroup {}", self.path.display()),
-            source: std::io::Error::other(e.to_string()),
+        remove(&self.path).map_err(|e| {
+            crate::host::HostError::Io {
+                what: format!("remove cgroup {}", self.path.display()),
+                source: std::io::Error::other(e.to_string()),
+            }
+            .into()
         })
     }
     fn same_resource(&self, other: &dyn Step) -> bool {

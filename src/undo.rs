@@ -20,6 +20,7 @@
 //! of another source, a process with another start time or command line).
 
 use crate::host::process::{stop, Identity, Stop};
+use crate::host::HostError;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::any::Any;
@@ -36,25 +37,9 @@ pub const TAG_FIELD: &str = "undo";
 /// Why an undo step failed or a record could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum UndoError {
-    /// A file or system call failed.
-    #[error("{what}: {source}")]
-    Io {
-        /// Operation and path.
-        what: String,
-        /// OS error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// An external tool (losetup, zpool) failed; `stderr` is its last lines.
-    #[error("`{command}` failed ({status}): {stderr}")]
-    Tool {
-        /// The command line.
-        command: String,
-        /// Exit status description.
-        status: String,
-        /// What it printed on stderr (trimmed).
-        stderr: String,
-    },
+    /// A file operation, system call or tool (losetup, zpool) failed.
+    #[error(transparent)]
+    Host(#[from] HostError),
     /// The step could not be done (the resource is busy, the process will not die, …).
     #[error("{0}")]
     Failed(String),
@@ -66,23 +51,6 @@ pub enum UndoError {
         /// What is wrong with it.
         why: String,
     },
-}
-
-impl From<crate::host::HostError> for UndoError {
-    fn from(e: crate::host::HostError) -> Self {
-        match e {
-            crate::host::HostError::Io { what, source } => UndoError::Io { what, source },
-            crate::host::HostError::Tool {
-                command,
-                status,
-                stderr,
-            } => UndoError::Tool {
-                command,
-                status,
-                stderr,
-            },
-        }
-    }
 }
 
 /// A lock that undoing some steps after a dead run needs (the machine-wide zfs lock: a live run
@@ -246,10 +214,11 @@ pub struct Kill {
 
 fn not_found_ok(r: std::io::Result<()>, path: &Path) -> Result<(), UndoError> {
     match r {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(UndoError::Io {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(HostError::Io {
             what: format!("remove {}", path.display()),
             source: e,
-        }),
+        }
+        .into()),
         _ => Ok(()),
     }
 }
@@ -349,11 +318,14 @@ impl Step for Detach {
             }
             std::thread::sleep(Duration::from_millis(25));
         }
-        Err(detached.err().unwrap_or(UndoError::Tool {
-            command: format!("losetup -d {}", self.device),
-            status: "ok".into(),
-            stderr: "the device is still attached after 5 s".into(),
-        }))
+        Err(detached.err().unwrap_or(
+            HostError::Tool {
+                command: format!("losetup -d {}", self.device),
+                status: "ok".into(),
+                stderr: "the device is still attached after 5 s".into(),
+            }
+            .into(),
+        ))
     }
     fn same_resource(&self, other: &dyn Step) -> bool {
         as_kind::<Self>(other).is_some_and(|o| o.device == self.device)

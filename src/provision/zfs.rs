@@ -482,18 +482,11 @@ const CLEANUP_LOCK: Lock = Lock {
 };
 
 fn undo_err(e: ProvisionError) -> UndoError {
+    use crate::host::HostError;
     match e {
         ProvisionError::Undo(e) => e,
-        ProvisionError::Io { what, source } => UndoError::Io { what, source },
-        ProvisionError::Tool {
-            command,
-            status,
-            stderr,
-        } => UndoError::Tool {
-            command,
-            status,
-            stderr,
-        },
+        ProvisionError::Host(e) => e.into(),
+        ProvisionError::Io { what, source } => HostError::Io { what, source }.into(),
         other => UndoError::Failed(other.to_string()),
     }
 }

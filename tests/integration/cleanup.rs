@@ -3,8 +3,8 @@
 
 use crate::require_privileged;
 use crate::util::{assert_no_leftovers, fsbench, loops_under, mounts_under, spawn_run, text, write_suite, TINY};
-use std::path::Path;
-use std::sync::Mutex;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// Held by the tests of this file that kill a run and then run a bare `fsbench cleanup`: that
@@ -14,26 +14,16 @@ static KILL_THEN_CLEANUP: Mutex<()> = Mutex::new(());
 #[test]
 fn a_sigkilled_run_with_its_own_scratch_is_undone_by_a_bare_cleanup() {
     require_privileged!();
-    let _one_at_a_time = KILL_THEN_CLEANUP.lock().unwrap_or_else(|p| p.into_inner());
     // A scratch folder outside the default /var/tmp/fsbench, as `--scratch /big/disk` would be.
-    let dir = tempfile::Builder::new()
-        .prefix("fsbench-own-scratch-")
-        .tempdir_in("/var/tmp")
-        .unwrap();
-    let scratch = dir.path().join("big-disk");
-    let suite = write_suite(dir.path(), "tiny.toml", TINY);
-    let db = dir.path().join("r.db");
-    let mut child = spawn_run(&db, &suite, &scratch, &[]);
+    let Mounted {
+        _one_at_a_time,
+        dir,
+        scratch,
+        db,
+        suite,
+        mut child,
+    } = run_until_mounted("fsbench-own-scratch-", "big-disk");
     // Kill it while a filesystem is mounted and its loop device attached.
-    let t0 = Instant::now();
-    while mounts_under(&scratch).is_empty() || loops_under(&scratch).is_empty() {
-        assert!(t0.elapsed() < Duration::from_secs(60), "the run never mounted anything");
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the run ended before it was killed"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
     child.kill().unwrap(); // SIGKILL: no guard runs
     child.wait().unwrap();
     // Let a mount(8)/losetup child that outlived fsbench finish.
@@ -73,12 +63,8 @@ fn a_sigkilled_run_with_its_own_scratch_is_undone_by_a_bare_cleanup() {
     );
 
     // A bare cleanup (default scratch) finds it through the registry and undoes it once.
-    let o = fsbench(&["cleanup"]);
-    assert!(o.status.success(), "{}", text(&o));
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    let ours: Vec<&str> = out.lines().filter(|l| l.contains(scratch.to_str().unwrap())).collect();
-    assert!(ours.iter().any(|l| l.starts_with("unmounted")), "{out}");
-    assert!(ours.iter().any(|l| l.starts_with("detached")), "{out}");
+    let (out, ours) = bare_cleanup(&scratch);
+    let ours: Vec<&str> = ours.iter().map(String::as_str).collect();
     let mut sorted = ours.clone();
     sorted.sort();
     sorted.dedup();
@@ -86,6 +72,63 @@ fn a_sigkilled_run_with_its_own_scratch_is_undone_by_a_bare_cleanup() {
     assert_no_leftovers(&scratch);
     // And nothing of it stays registered.
     assert_eq!(registered_under(&scratch), 0);
+}
+
+/// A run of the tiny suite with its own scratch folder, holding a mounted filesystem.
+struct Mounted {
+    /// The other kill-then-cleanup tests wait meanwhile.
+    _one_at_a_time: MutexGuard<'static, ()>,
+    /// Holds the suite, the database and the scratch folder.
+    dir: tempfile::TempDir,
+    scratch: PathBuf,
+    db: PathBuf,
+    suite: String,
+    child: std::process::Child,
+}
+
+/// Starts a run of the tiny suite with the scratch folder `scratch_name` in a new temp folder
+/// named `prefix…` and waits until it has a filesystem mounted on its loop device (60 s at
+/// most; the run must not end before).
+fn run_until_mounted(prefix: &str, scratch_name: &str) -> Mounted {
+    let one_at_a_time = KILL_THEN_CLEANUP.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::Builder::new().prefix(prefix).tempdir_in("/var/tmp").unwrap();
+    let scratch = dir.path().join(scratch_name);
+    let suite = write_suite(dir.path(), "tiny.toml", TINY);
+    let db = dir.path().join("r.db");
+    let mut child = spawn_run(&db, &suite, &scratch, &[]);
+    let t0 = Instant::now();
+    while mounts_under(&scratch).is_empty() || loops_under(&scratch).is_empty() {
+        assert!(t0.elapsed() < Duration::from_secs(60), "the run never mounted anything");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before it was killed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Mounted {
+        _one_at_a_time: one_at_a_time,
+        dir,
+        scratch,
+        db,
+        suite,
+        child,
+    }
+}
+
+/// Runs a bare `fsbench cleanup` and checks it unmounted and detached what the run under
+/// `scratch` left; returns its output and the lines about `scratch`.
+fn bare_cleanup(scratch: &Path) -> (String, Vec<String>) {
+    let o = fsbench(&["cleanup"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let ours: Vec<String> = out
+        .lines()
+        .filter(|l| l.contains(scratch.to_str().unwrap()))
+        .map(str::to_string)
+        .collect();
+    assert!(ours.iter().any(|l| l.starts_with("unmounted")), "{out}");
+    assert!(ours.iter().any(|l| l.starts_with("detached")), "{out}");
+    (out, ours)
 }
 
 /// Registry entries in /run/fsbench/runs of runs under `scratch`: records naming it, or links
@@ -109,24 +152,13 @@ fn registered_under(scratch: &Path) -> usize {
 #[test]
 fn a_run_whose_scratch_folder_was_deleted_is_still_undone_by_a_bare_cleanup() {
     require_privileged!();
-    let _one_at_a_time = KILL_THEN_CLEANUP.lock().unwrap_or_else(|p| p.into_inner());
-    let dir = tempfile::Builder::new()
-        .prefix("fsbench-deleted-scratch-")
-        .tempdir_in("/var/tmp")
-        .unwrap();
-    let scratch = dir.path().join("scratch");
-    let suite = write_suite(dir.path(), "tiny.toml", TINY);
-    let db = dir.path().join("r.db");
-    let mut child = spawn_run(&db, &suite, &scratch, &[]);
-    let t0 = Instant::now();
-    while mounts_under(&scratch).is_empty() || loops_under(&scratch).is_empty() {
-        assert!(t0.elapsed() < Duration::from_secs(60), "the run never mounted anything");
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the run ended before it was killed"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let Mounted {
+        _one_at_a_time,
+        dir: _dir,
+        scratch,
+        mut child,
+        ..
+    } = run_until_mounted("fsbench-deleted-scratch-", "scratch");
     // Stopped, so it neither notices the deletion nor tears down before the SIGKILL.
     let pid = child.id() as i32;
     // SAFETY: kill(2) on our own child, which has not been waited for.
@@ -151,12 +183,7 @@ fn a_run_whose_scratch_folder_was_deleted_is_still_undone_by_a_bare_cleanup() {
     assert!(!mounts_under(&scratch).is_empty(), "nothing was left to clean");
     assert_eq!(registered_under(&scratch), 1, "the run's record is not in the registry");
 
-    let o = fsbench(&["cleanup"]);
-    assert!(o.status.success(), "{}", text(&o));
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    let ours: Vec<&str> = out.lines().filter(|l| l.contains(scratch.to_str().unwrap())).collect();
-    assert!(ours.iter().any(|l| l.starts_with("unmounted")), "{out}");
-    assert!(ours.iter().any(|l| l.starts_with("detached")), "{out}");
+    bare_cleanup(&scratch);
     assert_no_leftovers(&scratch);
     assert!(!run_dir.exists(), "the run folder is left");
     assert_eq!(registered_under(&scratch), 0, "the registry record is left");
