@@ -173,7 +173,7 @@ mod tests {
     }
 
     /// The undo records of processes as runs before this module wrote them (the JSON of
-    /// `Undo::StopDaemon` and `Undo::Kill` in a run's state file) still read and undo: a
+    /// the `stop_daemon` and `kill` records in a run's state file) still read and undo: a
     /// recorded QEMU-style process is killed, one whose identity does not match is left alone.
     #[test]
     fn stop_daemon_and_kill_records_of_older_runs_still_read_and_undo() {
