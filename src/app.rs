@@ -72,7 +72,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::GuestAgent { job, out } => Ok(crate::guest::agent::main(&job, &out)),
         Command::Dataset { what } => cmd_dataset(what),
         Command::Powerdisk(a) => {
-            crate::powercut::disk::serve(&a.base, &a.mount, a.model)
+            crate::engine::workloads::powercut::disk::serve(&a.base, &a.mount, a.model)
                 .map_err(|e| anyhow::anyhow!("powerdisk {}: {e}", a.mount.display()))?;
             Ok(0)
         }
@@ -394,7 +394,7 @@ fn cmd_doctor(a: &ScratchArgs) -> Result<i32> {
             println!("FIX   {what}: {fix}");
         }
     };
-    let root = crate::engine::host::is_root();
+    let root = crate::host::is_root();
     check(root, "running as root", "loop devices, mkfs and mount need root; run with sudo, or use `fsbench run --dir PATH` on an existing directory");
     check(
         Path::new("/dev/loop-control").exists(),
@@ -402,14 +402,14 @@ fn cmd_doctor(a: &ScratchArgs) -> Result<i32> {
         "the kernel needs CONFIG_BLK_DEV_LOOP; on a module kernel run `modprobe loop`",
     );
     check(
-        provision::find_tool("losetup").is_some(),
+        crate::host::find_tool("losetup").is_some(),
         "losetup",
-        &provision::install_hint("losetup"),
+        &crate::host::install_hint("losetup"),
     );
     check(
-        provision::find_tool("mount").is_some(),
+        crate::host::find_tool("mount").is_some(),
         "mount",
-        &provision::install_hint("mount"),
+        &crate::host::install_hint("mount"),
     );
     let dc = std::fs::OpenOptions::new()
         .write(true)
@@ -435,7 +435,7 @@ fn cmd_doctor(a: &ScratchArgs) -> Result<i32> {
             Some(v) => println!("ok    optional {tool}: {v}"),
             None => println!(
                 "--    optional {tool}: not installed ({})",
-                provision::install_hint(tool)
+                crate::host::install_hint(tool)
             ),
         }
     }
@@ -456,8 +456,17 @@ fn cmd_doctor(a: &ScratchArgs) -> Result<i32> {
     }
 }
 
+/// Every kind of undo step a state file may hold: the generic ones and each module's own, so
+/// `fsbench cleanup` reads them without provision importing those modules.
+pub fn undo_kinds() -> crate::undo::Kinds {
+    crate::undo::Kinds::generic()
+        .with::<provision::zfs::DestroyPool>()
+        .with::<provision::zfs::StopDaemon>()
+        .with::<crate::cgroup::RemoveCgroup>()
+}
+
 fn cmd_cleanup(a: &ScratchArgs) -> Result<i32> {
-    let r = provision::cleanup_leftovers(&a.scratch)?;
+    let r = provision::cleanup_leftovers(&a.scratch, &undo_kinds())?;
     for l in &r.undone {
         println!("{l}");
     }

@@ -16,7 +16,7 @@
 //!   `memory.limit_in_bytes`.
 //!
 //! Invariants:
-//! - The cgroup is recorded as an [`Undo::RemoveCgroup`] step in the run's state file the moment
+//! - The cgroup is recorded as an [`RemoveCgroup`] step in the run's state file the moment
 //!   it exists, and removed when the guard drops (success, error, panic, Ctrl-C) or by
 //!   `fsbench cleanup` after a SIGKILL. Removal first moves any process still inside to the
 //!   parent cgroup, then `rmdir`s it; only directories named `fsbench-run-*` under a cgroup
@@ -27,8 +27,10 @@
 //! References: Documentation/admin-guide/cgroup-v2.rst (memory.max, "no internal process"),
 //! Documentation/admin-guide/cgroup-v1/memory.rst (memory.limit_in_bytes, oom_control).
 
-use crate::provision::{RunState, Undo};
+use crate::undo::{as_kind, kind_basics, Kind, Step, UndoError, UndoLog};
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Smallest limit fsbench runs a workload in, in bytes (32 MiB): fsbench's own buffers, latency
 /// histograms and worker stacks, and a server it starts, need this much anonymous memory; a
@@ -163,14 +165,14 @@ pub struct MemoryCgroup {
     ctl: Controller,
     path: PathBuf,
     limit: u64,
-    state: RunState,
-    undo: Undo,
+    state: Arc<dyn UndoLog>,
+    undo: RemoveCgroup,
 }
 
 impl MemoryCgroup {
     /// Makes the cgroup of the run whose state is `state`, with `limit` bytes (already passed
     /// through [`effective_limit`]), and records it for cleanup.
-    pub fn create(state: &RunState, limit: u64) -> Result<MemoryCgroup, CgroupError> {
+    pub fn create(state: &dyn UndoLog, limit: u64) -> Result<MemoryCgroup, CgroupError> {
         let ctl = controller()?;
         let run = state.dir();
         let name = format!(
@@ -188,12 +190,12 @@ impl MemoryCgroup {
         }
         let path = ctl.parent.join(name);
         std::fs::create_dir(&path).map_err(io(format!("create {}", path.display())))?;
-        let undo = Undo::RemoveCgroup { path: path.clone() };
+        let undo = RemoveCgroup { path: path.clone() };
         state.push(&undo);
         let cg = MemoryCgroup {
             path,
             limit,
-            state: state.clone(),
+            state: state.share(),
             undo,
             ctl,
         };
@@ -262,6 +264,37 @@ impl Drop for MemoryCgroup {
         if remove(&self.path).is_ok() {
             self.state.pop(&self.undo);
         }
+    }
+}
+
+/// Remove a memory cgroup fsbench made (`fsbench-run-*`; processes still in it move to its
+/// parent first), see [`remove`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoveCgroup {
+    /// The cgroup directory.
+    pub path: PathBuf,
+}
+
+impl Kind for RemoveCgroup {
+    const TAG: &'static str = "remove_cgroup";
+}
+
+impl Step for RemoveCgroup {
+    kind_basics!();
+    fn apply(&self) -> Result<(), UndoError> {
+        remove(&self.path).map_err(|e| {
+            crate::host::HostError::Io {
+                what: format!("remove cgroup {}", self.path.display()),
+                source: std::io::Error::other(e.to_string()),
+            }
+            .into()
+        })
+    }
+    fn same_resource(&self, other: &dyn Step) -> bool {
+        as_kind::<Self>(other).is_some_and(|o| o.path == self.path)
+    }
+    fn describe(&self) -> String {
+        format!("removed memory cgroup {}", self.path.display())
     }
 }
 
@@ -371,13 +404,13 @@ mod tests {
             skip_or_fail!("no memory cgroup controller mounted");
         };
         let scratch = tempfile::tempdir().unwrap();
-        let st = RunState::create(scratch.path()).unwrap();
+        let st = crate::provision::RunState::create(scratch.path()).unwrap();
         let cg = MemoryCgroup::create(&st, 64 << 20).unwrap();
         let path = cg.path().to_path_buf();
         assert!(path.starts_with(&ctl.parent), "{}", path.display());
         let limit = std::fs::read_to_string(path.join(ctl.version.limit_file())).unwrap();
         assert_eq!(limit.trim(), (64u64 << 20).to_string());
-        assert!(st.pending().iter().any(|u| matches!(u, Undo::RemoveCgroup { .. })));
+        assert!(st.pending().iter().any(|u| u["undo"] == RemoveCgroup::TAG));
         drop(cg);
         assert!(!path.exists());
         assert!(st.pending().is_empty());

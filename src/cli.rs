@@ -130,7 +130,7 @@ pub struct PowerdiskArgs {
     pub mount: PathBuf,
     /// What the disk keeps across a cut.
     #[arg(long, value_enum, default_value = "volatile")]
-    pub model: crate::powercut::disk::Model,
+    pub model: crate::engine::workloads::powercut::disk::Model,
 }
 
 /// Subcommands of `dataset`.

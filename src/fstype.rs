@@ -469,46 +469,6 @@ impl FsType {
     }
 }
 
-/// Whether type `name` can be made and mounted here; `Err` says why not and what would fix it.
-pub fn availability(name: &str) -> Result<(), String> {
-    use crate::engine::host::is_root;
-    use crate::provision::{find_tool, install_hint, kernel_filesystems};
-    if !is_root() {
-        return Err("needs root (loop devices, mkfs and mount); run as root, or benchmark an existing directory with --dir PATH".into());
-    }
-    let t = FsType::of(name);
-    if t.backing == Backing::Pool {
-        return crate::provision::zfs::availability();
-    }
-    let probe = if t.kernel.is_empty() { name } else { t.kernel };
-    let in_kernel = kernel_filesystems().iter().any(|k| k == probe);
-    if name == "reiser4" && !in_kernel {
-        return Err("never merged into Linux; needs a patched kernel: name one with kernel = \"/path/to/bzImage\" in the suite's [[fs]] (src/guest)".into());
-    }
-    let modules_possible = std::path::Path::new("/proc/modules").exists();
-    if !in_kernel && !modules_possible {
-        return Err(format!(
-            "the running kernel has no {name} driver (not in /proc/filesystems) and cannot load modules"
-        ));
-    }
-    if t.in_memory() {
-        return Ok(());
-    }
-    let mkfs = t.mkfs_program(name);
-    if find_tool(&mkfs).is_none() {
-        return Err(format!("`{mkfs}` is not installed; {}", install_hint(&mkfs)));
-    }
-    if let Backing::Fuse { helper } = t.backing {
-        if find_tool(helper).is_none() {
-            return Err(format!("`{helper}` is not installed; {}", install_hint(helper)));
-        }
-    }
-    if find_tool("losetup").is_none() {
-        return Err(format!("`losetup` is not installed; {}", install_hint("losetup")));
-    }
-    Ok(())
-}
-
 /// The Debian package with a type's mkfs program `tool` (`mkfs.xfs` → `xfsprogs`), if known.
 pub fn mkfs_package(tool: &str) -> Option<&'static str> {
     TABLE.iter().find(|t| t.mkfs == Some(tool)).and_then(|t| t.package)

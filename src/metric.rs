@@ -161,6 +161,10 @@ impl fmt::Display for Unit {
 /// Prefix of the names of latency statistics (`lat_p50`, `lat_p99`, `lat_max`).
 pub const LATENCY_PREFIX: &str = "lat_";
 
+/// How a sample's note about the guest kernel it ran under begins (`guest: Linux 6.1.0-56-amd64
+/// under tcg …`): the guest runner writes it, the report groups samples by it.
+pub const GUEST_NOTE_PREFIX: &str = "guest: Linux ";
+
 /// What is measured: a name (`throughput`, `rate`, `cpu_process`, `lat_p99`, …), its unit, its
 /// direction and its role.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

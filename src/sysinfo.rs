@@ -2,9 +2,24 @@
 //! versions of the external tools a run used (mkfs.*, losetup), because results depend on them
 //! (axboe/fio#1929: two fio versions differed 2× on identical drives).
 
-use crate::provision::find_tool;
-use crate::store::HostInfo;
+use crate::host::find_tool;
+use serde::{Deserialize, Serialize};
 use std::process::Command;
+
+/// The machine a session ran on.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostInfo {
+    /// `uname -n`.
+    pub hostname: String,
+    /// `uname -r`.
+    pub kernel: String,
+    /// /proc/cpuinfo model name.
+    pub cpu_model: String,
+    /// Online CPUs.
+    pub ncpu: u32,
+    /// MemTotal in bytes.
+    pub mem_bytes: u64,
+}
 
 /// Reads hostname, kernel release, CPU model, CPU count and memory size.
 pub fn host_info() -> HostInfo {

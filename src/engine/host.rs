@@ -9,16 +9,11 @@
 //! Invariant: nothing here panics or fails a run; failures become a note.
 
 use crate::engine::RunContext;
+use crate::host::is_root;
 use crate::metric::RawSample;
 
 /// Prefix of the note added when caches could not be dropped.
 pub const DROP_CACHES_SKIPPED: &str = "drop_caches skipped";
-
-/// `true` when the effective user id is 0.
-pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
 
 /// `sync(2)`, then writes `3` to `/proc/sys/vm/drop_caches` (free page cache, dentries and
 /// inodes). The error says why caches were not dropped (not root, read-only /proc/sys in a

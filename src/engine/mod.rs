@@ -123,9 +123,9 @@ pub struct RunContext<'a> {
     pub on_phase: &'a (dyn Fn(&str) + Sync),
     /// The run's state file, for a workload that creates pieces of its own outside `dir` (the
     /// power-cut disk's server, mounts and loop device): each is recorded as an
-    /// [`crate::provision::Undo`] the moment it may exist, so `fsbench cleanup` undoes it after a
+    /// [`crate::undo::Step`] the moment it may exist, so `fsbench cleanup` undoes it after a
     /// SIGKILL. `None` outside a run (unit tests, `run_quiet`).
-    pub state: Option<&'a crate::provision::RunState>,
+    pub state: Option<&'a dyn crate::undo::UndoLog>,
 }
 
 impl<'a> RunContext<'a> {

@@ -32,7 +32,7 @@
 //! Invariants:
 //! - QEMU is killed and every file of the repeat (image, initramfs, job, logs) removed on
 //!   success, failure, Ctrl-C and panic (a guard), and by `fsbench cleanup` after SIGKILL
-//!   ([`crate::provision::Undo::Kill`] and `RemoveFile` records, written before each exists).
+//!   ([`crate::undo::Kill`] and `RemoveFile` records, written before each exists).
 //! - A guest that shows no sign of life within its boot timeout, or ends without a reply, is a
 //!   failed repeat whose message ends with the console's last lines.
 //! - Nothing here touches a process it did not start: a recorded pid is killed only while its
@@ -45,7 +45,8 @@ pub mod qemu;
 use crate::config::FsVariant;
 use crate::engine::WorkloadKind;
 use crate::metric::{Measurement, MetricId, Role, Unit};
-use crate::provision::{RunState, Undo};
+use crate::provision::RunState;
+use crate::undo::{Kill, RemoveFile, Step};
 use qemu::{Accel, Boot, Ended, Guest};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -244,7 +245,7 @@ fn fs_module(fs_type: &str) -> &str {
 /// Whether this machine can run `v` in a guest; `Err` says why not and what to install.
 pub fn availability(v: &FsVariant) -> Result<(), String> {
     let spec = v.kernel.as_deref().unwrap_or(DEBIAN_KERNEL);
-    if !crate::engine::host::is_root() {
+    if !crate::host::is_root() {
         return Err("needs root (a guest's disk image and QEMU's 9p share of /)".into());
     }
     if v.fs_type == "reiser4" && spec == DEBIAN_KERNEL {
@@ -259,7 +260,7 @@ pub fn availability(v: &FsVariant) -> Result<(), String> {
             v.fs_type
         ));
     }
-    if crate::provision::find_tool(qemu::QEMU).is_none() {
+    if crate::host::find_tool(qemu::QEMU).is_none() {
         return Err(INSTALL_HINT.into());
     }
     let k = find_kernel(spec)?;
@@ -276,10 +277,10 @@ pub fn availability(v: &FsVariant) -> Result<(), String> {
         }
     }
     let mkfs = t.mkfs_program(&v.fs_type);
-    if crate::provision::find_tool(&mkfs).is_none() {
+    if crate::host::find_tool(&mkfs).is_none() {
         return Err(format!(
             "`{mkfs}` is not installed (the guest runs the host's); {}",
-            crate::provision::install_hint(&mkfs)
+            crate::host::install_hint(&mkfs)
         ));
     }
     Ok(())
@@ -356,18 +357,18 @@ fn init_script(agent: Option<&Path>) -> String {
 /// file the moment each resource may exist).
 struct Steps {
     state: RunState,
-    steps: Vec<Undo>,
+    steps: Vec<Box<dyn Step>>,
 }
 
 impl Steps {
-    fn push(&mut self, u: Undo) {
+    fn push(&mut self, u: impl Step) {
         self.state.push(&u);
-        self.steps.push(u);
+        self.steps.push(Box::new(u));
     }
 
     /// A file that will be created now, removed at the end.
     fn file(&mut self, path: PathBuf) -> PathBuf {
-        self.push(Undo::RemoveFile { path: path.clone() });
+        self.push(RemoveFile { path: path.clone() });
         path
     }
 
@@ -375,10 +376,10 @@ impl Steps {
         if let Some(i) = self
             .steps
             .iter()
-            .rposition(|u| matches!(u, Undo::Kill { pid: p, .. } if *p == pid))
+            .rposition(|u| crate::undo::as_kind::<Kill>(u.as_ref()).is_some_and(|k| k.pid == pid))
         {
             let u = self.steps.remove(i);
-            self.state.pop(&u);
+            self.state.pop(u.as_ref());
         }
     }
 }
@@ -387,7 +388,7 @@ impl Drop for Steps {
     fn drop(&mut self) {
         while let Some(u) = self.steps.pop() {
             match u.apply() {
-                Ok(()) => self.state.pop(&u),
+                Ok(()) => self.state.pop(u.as_ref()),
                 Err(e) => eprintln!("fsbench: guest cleanup incomplete: {e}; run `fsbench cleanup`"),
             }
         }
@@ -396,10 +397,10 @@ impl Drop for Steps {
 
 /// Starts QEMU for `b`, recording its kill step in `steps`.
 fn start(steps: &mut Steps, b: &Boot) -> Result<Guest, GuestError> {
-    let qemu = crate::provision::find_tool(qemu::QEMU).ok_or_else(|| GuestError::Unavailable(INSTALL_HINT.into()))?;
+    let qemu = crate::host::find_tool(qemu::QEMU).ok_or_else(|| GuestError::Unavailable(INSTALL_HINT.into()))?;
     let g = Guest::start(&qemu, b).map_err(io(format!("start {}", qemu.display())))?;
-    let start_time = crate::provision::state::process_start_time(g.pid).unwrap_or(0);
-    steps.push(Undo::Kill {
+    let start_time = crate::host::process_start_time(g.pid).unwrap_or(0);
+    steps.push(Kill {
         pid: g.pid,
         start_time,
         marker: steps.state.dir(),
@@ -586,7 +587,7 @@ pub fn run_slot(
     let boot_s = booted.map(|d| d.as_secs_f64()).unwrap_or(0.0);
     let mut note = format!(
         "{}{} under {} ({}), booted in {boot_s:.1} s",
-        crate::report::group::NOTE_PREFIX,
+        crate::metric::GUEST_NOTE_PREFIX,
         reply.kernel,
         accel.name(),
         match accel {
@@ -639,7 +640,7 @@ pub fn tool_versions(variants: &[FsVariant]) -> Vec<(String, String)> {
         }
     }
     if !out.is_empty() {
-        if let Some(q) = crate::provision::find_tool(qemu::QEMU) {
+        if let Some(q) = crate::host::find_tool(qemu::QEMU) {
             let v = std::process::Command::new(q).arg("--version").output();
             if let Some(line) = v
                 .ok()
@@ -650,25 +651,6 @@ pub fn tool_versions(variants: &[FsVariant]) -> Vec<(String, String)> {
         }
     }
     out
-}
-
-/// Undoes an [`Undo::Kill`]: SIGKILL to `pid` only while its start time and command line still
-/// show it is the QEMU this run started; then waits (5 s at most) until it is gone.
-pub fn kill_recorded(pid: u32, start_time: u64, marker: &Path) -> Result<(), crate::provision::ProvisionError> {
-    use crate::provision::process::{stop, Identity, Stop};
-    let how = Stop {
-        first: libc::SIGKILL,
-        kill_after: Duration::ZERO,
-        give_up_after: Duration::from_secs(5),
-        reap: false,
-    };
-    if stop(pid, start_time, Identity::Arg(marker), how) {
-        Ok(())
-    } else {
-        Err(crate::provision::ProvisionError::Unavailable(format!(
-            "guest process {pid} is still alive after SIGKILL"
-        )))
-    }
 }
 
 #[cfg(test)]
@@ -694,7 +676,7 @@ mod tests {
             image_size: None,
             kernel: Some(DEBIAN_KERNEL.into()),
         };
-        if crate::engine::host::is_root() {
+        if crate::host::is_root() {
             assert!(availability(&v).unwrap_err().contains("never merged into Linux"));
         }
         v.kernel = Some("/nonexistent/bzImage".into());
@@ -727,7 +709,7 @@ mod tests {
         let pid = child.id();
         let mut start = None;
         for _ in 0..100 {
-            start = crate::provision::state::process_start_time(pid);
+            start = crate::host::process_start_time(pid);
             if std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.windows(8).any(|w| w == b"fsbench-")) {
                 break;
             }
@@ -735,23 +717,33 @@ mod tests {
         }
         let start = start.unwrap();
         // A wrong start time (a recycled pid) or another marker: left alone.
-        kill_recorded(pid, start + 1, marker).unwrap();
-        kill_recorded(pid, start, Path::new("/var/tmp/another-run")).unwrap();
+        kill(pid, start + 1, marker);
+        kill(pid, start, Path::new("/var/tmp/another-run"));
         assert!(
             child.try_wait().unwrap().is_none(),
             "a process that is not ours was killed"
         );
-        kill_recorded(pid, start, marker).unwrap();
+        kill(pid, start, marker);
         let status = child.wait().unwrap();
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(status.signal(), Some(libc::SIGKILL));
+    }
+
+    /// The generic [`Kill`] step as guests record it.
+    fn kill(pid: u32, start_time: u64, marker: &Path) {
+        let step = Kill {
+            pid,
+            start_time,
+            marker: marker.to_path_buf(),
+        };
+        step.apply().unwrap();
     }
 
     #[test]
     fn a_recorded_pid_that_is_not_ours_is_never_killed() {
         // This process: right pid, but a different start time and no marker in its command line.
         let me = std::process::id();
-        kill_recorded(me, 1, Path::new("/no/such/run-folder")).unwrap();
+        kill(me, 1, Path::new("/no/such/run-folder"));
         assert!(Path::new(&format!("/proc/{me}")).exists());
     }
 }

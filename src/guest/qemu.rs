@@ -2,7 +2,7 @@
 //!
 //! Invariants:
 //! - QEMU is started with `PR_SET_PDEATHSIG = SIGKILL`, so it dies with fsbench even after a
-//!   SIGKILL; the caller also records an [`crate::provision::Undo::Kill`] the moment it exists,
+//!   SIGKILL; the caller also records an [`crate::undo::Kill`] the moment it exists,
 //!   so `fsbench cleanup` kills it if it somehow survives.
 //! - [`Guest::wait`] always returns with the process reaped: on exit, on interrupt, on timeout.
 

@@ -42,7 +42,7 @@ fn load() -> Vec<MadeFs> {
 
 /// The filesystem UUID and type on `device`, read with `blkid -p` (the probe, not the cache).
 pub fn probe(device: &Path) -> Option<(String, String)> {
-    let out = std::process::Command::new(super::find_tool("blkid").unwrap_or_else(|| "blkid".into()))
+    let out = std::process::Command::new(crate::host::find_tool("blkid").unwrap_or_else(|| "blkid".into()))
         .args(["-p", "-o", "export"])
         .arg(device)
         .output()

@@ -1,7 +1,7 @@
 //! Provisioning: turning a filesystem variant into a mounted, empty directory, and undoing it.
 //!
 //! A [`Provisioner`] makes a [`Mounted`] for one repeat. `Mounted` is a guard holding an undo
-//! stack ([`Undo`]): every resource (image file, loop device, mount, directory) is pushed the
+//! stack ([`crate::undo::Step`]s): every resource (image file, loop device, mount, directory) is pushed the
 //! moment it exists, so a failure half-way through provisioning, an error in the workload, a
 //! panic (unwinding) or SIGINT/SIGTERM (the runner returns normally after polling the flag) all
 //! end in `Drop`, which undoes the stack in reverse order. Every push and pop is mirrored in the
@@ -25,11 +25,12 @@
 
 use crate::config::FsVariant;
 use crate::engine::child::{self, ChildError, Sink, Watch};
+use crate::host::{install_hint, mount_entry, unescape_mount_field};
+use crate::undo::{Detach, RemoveDir, RemoveFile, Step, Unmount};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub mod made;
-pub mod process;
 pub mod safety;
 pub mod state;
 pub mod zfs;
@@ -69,6 +70,12 @@ pub enum ProvisionError {
     /// The variant cannot be provided on this machine.
     #[error("{0}")]
     Unavailable(String),
+    /// A system call on the machine failed (an unmount).
+    #[error(transparent)]
+    Host(#[from] crate::host::HostError),
+    /// Taking back a resource failed.
+    #[error(transparent)]
+    Undo(#[from] crate::undo::UndoError),
 }
 
 fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ProvisionError {
@@ -112,273 +119,50 @@ pub fn run_tool(program: &str, args: &[String], envs: &[(&str, &str)]) -> Result
     }
 }
 
-/// The Debian package that provides a tool, as an install hint (mkfs programs from the
-/// [`crate::fstype`] table).
-pub fn install_hint(tool: &str) -> String {
-    let pkg = match (crate::fstype::mkfs_package(tool), tool) {
-        (Some(p), _) => p,
-        (None, "mke2fs") => "e2fsprogs",
-        (None, "xfs_info") => "xfsprogs",
-        (None, "btrfs") => "btrfs-progs",
-        (None, "losetup" | "mount" | "umount" | "blkid") => "util-linux (and mount)",
-        (None, "mkfs.fat") => "dosfstools",
-        (None, "fio") => "fio",
-        (None, "bonnie++") => "bonnie++",
-        (None, "sysbench") => "sysbench",
-        (None, "dbench") => "dbench",
-        (None, "postmark") => "postmark",
-        _ => return format!("install the package that provides {tool}"),
-    };
-    format!("run `apt-get install {pkg}` (or `scripts/install.sh`)")
+/// Whether type `name` (from the [`crate::fstype`] table) can be made and mounted here; `Err` says why not and what would fix it.
+pub fn availability(name: &str) -> Result<(), String> {
+    use crate::fstype::{Backing, FsType};
+    use crate::host::{find_tool, is_root, kernel_filesystems};
+    if !is_root() {
+        return Err("needs root (loop devices, mkfs and mount); run as root, or benchmark an existing directory with --dir PATH".into());
+    }
+    let t = FsType::of(name);
+    if t.backing == Backing::Pool {
+        return zfs::availability();
+    }
+    let probe = if t.kernel.is_empty() { name } else { t.kernel };
+    let in_kernel = kernel_filesystems().iter().any(|k| k == probe);
+    if name == "reiser4" && !in_kernel {
+        return Err("never merged into Linux; needs a patched kernel: name one with kernel = \"/path/to/bzImage\" in the suite's [[fs]] (src/guest)".into());
+    }
+    let modules_possible = std::path::Path::new("/proc/modules").exists();
+    if !in_kernel && !modules_possible {
+        return Err(format!(
+            "the running kernel has no {name} driver (not in /proc/filesystems) and cannot load modules"
+        ));
+    }
+    if t.in_memory() {
+        return Ok(());
+    }
+    let mkfs = t.mkfs_program(name);
+    if find_tool(&mkfs).is_none() {
+        return Err(format!("`{mkfs}` is not installed; {}", install_hint(&mkfs)));
+    }
+    if let Backing::Fuse { helper } = t.backing {
+        if find_tool(helper).is_none() {
+            return Err(format!("`{helper}` is not installed; {}", install_hint(helper)));
+        }
+    }
+    if find_tool("losetup").is_none() {
+        return Err(format!("`losetup` is not installed; {}", install_hint("losetup")));
+    }
+    Ok(())
 }
-
-/// Finds an executable in PATH plus /sbin and /usr/sbin (root's tools may be outside PATH).
-pub fn find_tool(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .chain(["/usr/local/sbin", "/usr/sbin", "/sbin"].iter().map(PathBuf::from))
-        .map(|d| d.join(name))
-        .find(|p| {
-            use std::os::unix::fs::PermissionsExt;
-            p.metadata()
-                .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-                .unwrap_or(false)
-        })
-}
-
-/// Filesystem types the running kernel can mount now (/proc/filesystems).
-pub fn kernel_filesystems() -> Vec<String> {
-    std::fs::read_to_string("/proc/filesystems")
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.split_whitespace().last().map(str::to_string))
-        .collect()
-}
-
-pub use crate::fstype::availability;
 
 /// fsbench's own mkfs arguments for a type, before the variant's (from the
 /// [`crate::fstype`] table).
 pub fn default_mkfs_args(fs_type: &str) -> Vec<String> {
     crate::fstype::FsType::of(fs_type).default_mkfs_args()
-}
-
-/// One step to undo, in the order resources were created.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case", tag = "undo")]
-pub enum Undo {
-    /// Delete an image file fsbench created.
-    RemoveFile {
-        /// The image.
-        path: PathBuf,
-    },
-    /// Detach a loop device, if it is still backed by `image`.
-    Detach {
-        /// `/dev/loopN`.
-        device: String,
-        /// Backing file it was attached to.
-        image: PathBuf,
-    },
-    /// Unmount, if /proc/mounts still shows `source` on `mountpoint`.
-    Unmount {
-        /// Where it is mounted.
-        mountpoint: PathBuf,
-        /// What is mounted (device or `tmpfs`).
-        source: String,
-    },
-    /// Remove a directory fsbench created (empty for mountpoints, a tree for `--dir` work dirs).
-    RemoveDir {
-        /// The directory.
-        path: PathBuf,
-        /// Remove contents too.
-        recursive: bool,
-    },
-    /// Destroy a ZFS pool fsbench made ([`zfs`]), if it is still on `device`.
-    DestroyPool {
-        /// The pool (`fsbench-…`).
-        pool: String,
-        /// The device it was made on.
-        device: String,
-        /// Where its dataset is mounted.
-        mountpoint: PathBuf,
-    },
-    /// Stop the zfs-fuse daemon fsbench started, if it is still that process and holds no pool.
-    StopDaemon {
-        /// Its process id.
-        pid: u32,
-        /// Its start time (field 22 of /proc/PID/stat), so a recycled pid is never signalled.
-        start_time: u64,
-    },
-    /// Kill a process fsbench started (a QEMU guest, [`crate::guest`]), if it is still the same
-    /// process: same pid, same start time, and an argument naming `marker` (the run folder).
-    Kill {
-        /// Process id.
-        pid: u32,
-        /// Its start time in clock ticks since boot (field 22 of /proc/PID/stat).
-        start_time: u64,
-        /// A path its command line names.
-        marker: PathBuf,
-    },
-    /// Remove a memory cgroup fsbench made (`fsbench-run-*`; processes still in it move to its
-    /// parent first). See [`crate::cgroup`].
-    RemoveCgroup {
-        /// The cgroup directory.
-        path: PathBuf,
-    },
-}
-
-impl Undo {
-    /// Whether `self` and `other` undo the same resource (the same mountpoint, loop device,
-    /// file or folder), whatever else their records say.
-    pub fn same_resource(&self, other: &Undo) -> bool {
-        match (self, other) {
-            (Undo::RemoveFile { path: a }, Undo::RemoveFile { path: b }) => a == b,
-            (Undo::Detach { device: a, .. }, Undo::Detach { device: b, .. }) => a == b,
-            (Undo::Unmount { mountpoint: a, .. }, Undo::Unmount { mountpoint: b, .. }) => a == b,
-            (Undo::RemoveDir { path: a, .. }, Undo::RemoveDir { path: b, .. }) => a == b,
-            (Undo::DestroyPool { pool: a, .. }, Undo::DestroyPool { pool: b, .. }) => a == b,
-            // A pool's dataset mount is the pool's: destroying the pool unmounts it.
-            (Undo::DestroyPool { pool, .. }, Undo::Unmount { source, .. }) => source == pool,
-            (Undo::StopDaemon { pid: a, .. }, Undo::StopDaemon { pid: b, .. }) => a == b,
-            (Undo::Kill { pid: a, .. }, Undo::Kill { pid: b, .. }) => a == b,
-            (Undo::RemoveCgroup { path: a }, Undo::RemoveCgroup { path: b }) => a == b,
-            _ => false,
-        }
-    }
-
-    /// Performs the step. Steps whose resource is already gone succeed.
-    pub fn apply(&self) -> Result<(), ProvisionError> {
-        match self {
-            Undo::RemoveFile { path } => match std::fs::remove_file(path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    Err(io_err(format!("remove {}", path.display()))(e))
-                }
-                _ => Ok(()),
-            },
-            Undo::Detach { device, image } => {
-                if loop_backing_file(device).as_deref() != Some(image.as_path()) {
-                    return Ok(()); // already detached, or now someone else's: never touch it
-                }
-                // A failure is final only if the device is still ours afterwards: another
-                // detach of the same device (an orphaned `losetup -d` of a killed run, say)
-                // makes ours fail with ENXIO while achieving exactly what we want.
-                let detached = run_tool("losetup", &["-d".into(), device.clone()], &[]);
-                // The kernel may defer the detach until the last opener (a filesystem whose
-                // unmount is still finishing) lets go; wait so "torn down" means detached.
-                for _ in 0..200 {
-                    if loop_backing_file(device).as_deref() != Some(image.as_path()) {
-                        return Ok(());
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(25));
-                }
-                Err(detached.err().unwrap_or(ProvisionError::Tool {
-                    command: format!("losetup -d {device}"),
-                    status: "ok".into(),
-                    stderr: "the device is still attached after 5 s".into(),
-                }))
-            }
-            Undo::Unmount { mountpoint, source } => {
-                if !is_mounted(mountpoint, Some(source)) {
-                    return Ok(());
-                }
-                unmount(mountpoint)
-            }
-            Undo::RemoveDir { path, recursive } => {
-                let r = if *recursive {
-                    std::fs::remove_dir_all(path)
-                } else {
-                    std::fs::remove_dir(path)
-                };
-                match r {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                        Err(io_err(format!("remove {}", path.display()))(e))
-                    }
-                    _ => Ok(()),
-                }
-            }
-            Undo::DestroyPool {
-                pool,
-                device,
-                mountpoint,
-            } => zfs::destroy_pool(pool, device, mountpoint),
-            Undo::StopDaemon { pid, start_time } => zfs::stop_daemon(*pid, *start_time),
-            Undo::Kill {
-                pid,
-                start_time,
-                marker,
-            } => crate::guest::kill_recorded(*pid, *start_time, marker),
-            Undo::RemoveCgroup { path } => crate::cgroup::remove(path).map_err(|e| ProvisionError::Io {
-                what: format!("remove cgroup {}", path.display()),
-                source: std::io::Error::other(e.to_string()),
-            }),
-        }
-    }
-}
-
-/// The backing file of a loop device, from sysfs (`None` if not attached).
-pub fn loop_backing_file(device: &str) -> Option<PathBuf> {
-    let name = Path::new(device).file_name()?.to_str()?;
-    let s = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")).ok()?;
-    Some(PathBuf::from(s.trim_end_matches('\n').trim_end_matches(" (deleted)")))
-}
-
-/// Decodes the octal escapes /proc/mounts uses for spaces and tabs in paths.
-pub(crate) fn unescape_mount_field(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let b = s.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\' && i + 3 < b.len() {
-            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 4], 8) {
-                out.push(v as char);
-                i += 4;
-                continue;
-            }
-        }
-        out.push(b[i] as char);
-        i += 1;
-    }
-    out
-}
-
-/// The /proc/mounts entry for `mountpoint`: `(source, fstype, options)` of the topmost mount.
-pub fn mount_entry(mountpoint: &Path) -> Option<(String, String, String)> {
-    let text = std::fs::read_to_string("/proc/mounts").ok()?;
-    text.lines().rev().find_map(|l| {
-        let f: Vec<&str> = l.split(' ').collect();
-        (f.len() >= 4 && Path::new(&unescape_mount_field(f[1])) == mountpoint)
-            .then(|| (unescape_mount_field(f[0]), f[2].to_string(), f[3].to_string()))
-    })
-}
-
-/// Whether `mountpoint` is mounted (from `source`, when given).
-pub fn is_mounted(mountpoint: &Path, source: Option<&str>) -> bool {
-    match mount_entry(mountpoint) {
-        Some((src, _, _)) => source.is_none_or(|s| s == src),
-        None => false,
-    }
-}
-
-/// Unmounts, retrying briefly on EBUSY (a process may still be closing files), then detaching
-/// lazily as a last resort so the run never leaves a mount behind.
-pub fn unmount(mountpoint: &Path) -> Result<(), ProvisionError> {
-    use rustix::mount::{unmount as sys_unmount, UnmountFlags};
-    let mut last = None;
-    for attempt in 0..20 {
-        match sys_unmount(mountpoint, UnmountFlags::empty()) {
-            Ok(()) => return Ok(()),
-            Err(rustix::io::Errno::INVAL) | Err(rustix::io::Errno::NOENT) => return Ok(()),
-            Err(e) => last = Some(e),
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50 * (attempt + 1)));
-    }
-    if sys_unmount(mountpoint, UnmountFlags::DETACH).is_ok() {
-        return Ok(());
-    }
-    Err(ProvisionError::Io {
-        what: format!("umount {}", mountpoint.display()),
-        source: std::io::Error::from_raw_os_error(last.map(|e| e.raw_os_error()).unwrap_or(libc::EBUSY)),
-    })
 }
 
 /// A mounted filesystem (or work directory) for one repeat; undoes everything on drop.
@@ -394,7 +178,7 @@ pub struct Mounted {
     /// What a reader of the results must know about how this filesystem was provided (a FUSE
     /// ZFS, say); the runner adds them to the sample's notes.
     pub notes: Vec<String>,
-    undo: Vec<Undo>,
+    undo: Vec<Box<dyn Step>>,
     state: RunState,
     /// Held while the guard lives and released after its undo steps (the zfs lock).
     hold: Vec<Box<dyn std::any::Any + Send>>,
@@ -418,7 +202,7 @@ impl Mounted {
     fn with_mountpoint(state: RunState, mnt: PathBuf) -> Result<Self, ProvisionError> {
         let mut m = Mounted::new(state, mnt.clone());
         std::fs::create_dir(&mnt).map_err(io_err(format!("create {}", mnt.display())))?;
-        m.push(Undo::RemoveDir {
+        m.push(RemoveDir {
             path: mnt,
             recursive: false,
         });
@@ -435,9 +219,9 @@ impl Mounted {
     }
 
     /// Records that a resource now exists (in memory and in the state file).
-    fn push(&mut self, u: Undo) {
+    fn push(&mut self, u: impl Step) {
         self.state.push(&u);
-        self.undo.push(u);
+        self.undo.push(Box::new(u));
     }
 
     /// Undoes everything now, reporting the first error (drop does the same, silently).
@@ -449,10 +233,10 @@ impl Mounted {
         let mut first = None;
         while let Some(u) = self.undo.pop() {
             match u.apply() {
-                Ok(()) => self.state.pop(&u),
+                Ok(()) => self.state.pop(u.as_ref()),
                 Err(e) => {
                     // Keep it in the state file so `fsbench cleanup` can try again.
-                    first.get_or_insert(e);
+                    first.get_or_insert(e.into());
                 }
             }
         }
@@ -560,7 +344,7 @@ impl Provisioner for ImageProvisioner {
             } else {
                 format!("{size_opt},{opts}")
             };
-            m.push(Undo::Unmount {
+            m.push(Unmount {
                 mountpoint: mnt.clone(),
                 source: "tmpfs".into(),
             });
@@ -631,14 +415,14 @@ impl Provisioner for ImageProvisioner {
 /// both onto `m`'s undo stack the moment they exist; returns the device (also set in `m`).
 fn attach_image(m: &mut Mounted, image: &Path, bytes: u64) -> Result<String, ProvisionError> {
     let f = std::fs::File::create_new(image).map_err(io_err(format!("create {}", image.display())))?;
-    m.push(Undo::RemoveFile {
+    m.push(RemoveFile {
         path: image.to_path_buf(),
     });
     f.set_len(bytes)
         .map_err(io_err(format!("size {} to {bytes} bytes", image.display())))?;
     drop(f);
     let device = attach_loop(image)?;
-    m.push(Undo::Detach {
+    m.push(Detach {
         device: device.clone(),
         image: image.to_path_buf(),
     });
@@ -690,7 +474,7 @@ fn mkfs_and_mount(m: &mut Mounted, variant: &FsVariant, device: &str) -> Result<
     margs.extend([device.to_string(), path_arg(&mnt)]);
     // Recorded before mount(8) runs: if fsbench is killed while the mount is in flight, the
     // state file already says to undo it (undoing a mount that never happened is a no-op).
-    m.push(Undo::Unmount {
+    m.push(Unmount {
         mountpoint: mnt,
         source: device.to_string(),
     });
@@ -888,7 +672,7 @@ impl Provisioner for DirProvisioner {
         let work = self.root.join(format!("fsbench-{}-{tag}", std::process::id()));
         let mut m = Mounted::new(self.state.clone(), self.root.clone());
         std::fs::create_dir(&work).map_err(io_err(format!("create {}", work.display())))?;
-        m.push(Undo::RemoveDir {
+        m.push(RemoveDir {
             path: work.clone(),
             recursive: true,
         });
@@ -901,13 +685,6 @@ impl Provisioner for DirProvisioner {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn mount_fields_unescape_spaces() {
-        assert_eq!(unescape_mount_field("/mnt/a\\040b"), "/mnt/a b");
-        assert_eq!(unescape_mount_field("/plain"), "/plain");
-        assert_eq!(unescape_mount_field("x\\"), "x\\");
-    }
 
     #[test]
     fn ext4_gets_lazy_init_disabled() {

@@ -138,7 +138,7 @@ pub fn inspect(path: &Path) -> Result<DeviceInfo, String> {
             holders.join(", ")
         ));
     }
-    match std::process::Command::new(super::find_tool("blkid").unwrap_or_else(|| "blkid".into()))
+    match std::process::Command::new(crate::host::find_tool("blkid").unwrap_or_else(|| "blkid".into()))
         .args(["-p", "-o", "export"])
         .arg(&canonical)
         .output()

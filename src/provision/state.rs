@@ -2,111 +2,174 @@
 //!
 //! Each run gets a private folder `SCRATCH/run-<pid>-<unix seconds>/` holding its images and
 //! mountpoints and `state.json`: the process id and its start time (field 22 of
-//! /proc/PID/stat, so a recycled pid is not mistaken for the run), and the list of [`Undo`]
-//! steps still pending. The file is rewritten atomically (temp file + rename) on every change,
-//! so after a SIGKILL it lists exactly what is left. [`cleanup_leftovers`] undoes the pending
-//! steps of dead runs only; it never touches a live run's folder or anything not listed.
+//! /proc/PID/stat, so a recycled pid is not mistaken for the run), and the list of undo steps
+//! still pending, each as its tagged record ([`crate::undo::Record`]). The file is rewritten
+//! atomically (temp file + rename) on every change, so after a SIGKILL it lists exactly what
+//! is left. [`cleanup_leftovers`] undoes the pending steps of dead runs only; it never touches
+//! a live run's folder or anything not listed.
 //!
-//! Runs may use any scratch folder (`--scratch`), so each run also registers itself in
-//! [`REGISTRY`] (`/run/fsbench/runs/`, a tmpfs that a reboot clears, as it clears the loop
-//! devices and mounts themselves): one symlink per run, named like the run folder and pointing
-//! at it, removed when the run finishes with nothing pending. A bare `fsbench cleanup` visits
-//! the default scratch folder and every registered run, so a SIGKILLed run is found wherever
-//! its scratch was. A link is followed only to a folder named `run-*` holding a state file, so
+//! Runs may use any scratch folder (`--scratch`), and a scratch folder may be deleted under a
+//! live run, so each run also keeps its state record in [`REGISTRY`] (`/run/fsbench/runs/`, a
+//! root-owned tmpfs that a reboot clears, as it clears the loop devices and mounts
+//! themselves): `<run folder name>.json`, the same record plus the run folder's path, written
+//! atomically with the folder's `state.json` on every change and removed when the run finishes
+//! with nothing pending. A bare `fsbench cleanup` visits the default scratch folder and every
+//! registered run, so a SIGKILLed run is found wherever its scratch was, even when its folder
+//! is gone. A registry record is taken only for a run folder named `run-*` like the record, and
+//! a symlink (the registry of older versions) only to such a folder holding a state file, so
 //! the registry can never lead cleanup to anything fsbench did not create.
 
-use super::{ProvisionError, Undo};
+use super::ProvisionError;
+use crate::host::process_start_time;
+use crate::undo::{Detach, Kinds, Record, Step, UndoLog, Unmount};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 const STATE_FILE: &str = "state.json";
 
-/// Where runs register their folders (see the module doc). Root-owned and cleared at boot.
+/// Where runs register their state (see the module doc). Root-owned and cleared at boot.
 pub const REGISTRY: &str = "/run/fsbench/runs";
 
-/// Registers `dir` in [`REGISTRY`]. Best effort: without a writable /run (not root) a run is
-/// still found by `fsbench cleanup --scratch` in its own scratch folder.
-fn register(dir: &Path) {
-    let (Some(name), Ok(abs)) = (dir.file_name(), std::path::absolute(dir)) else {
+/// The registry record of the run folder `dir` in `registry`.
+fn entry_path(registry: &Path, dir: &Path) -> Option<PathBuf> {
+    Some(registry.join(format!("{}.json", dir.file_name()?.to_string_lossy())))
+}
+
+/// Whether `p` is named like a run folder.
+fn is_run_name(p: &Path) -> bool {
+    p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("run-"))
+}
+
+/// Writes `doc` to `path` atomically (a temp file beside it, then rename). Best effort: a full
+/// disk or a read-only /run leaves the previous version.
+fn write_atomic(path: &Path, doc: &StateDoc) {
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
         return;
     };
-    if std::fs::create_dir_all(REGISTRY).is_ok() {
-        let _ = std::os::unix::fs::symlink(abs, Path::new(REGISTRY).join(name));
-    }
-}
-
-/// Removes the registry link of `dir`, if it points there (or at a folder that is gone).
-fn unregister(dir: &Path) {
-    let Some(name) = dir.file_name() else { return };
-    let link = Path::new(REGISTRY).join(name);
-    let Ok(target) = std::fs::read_link(&link) else { return };
-    if !target.exists() || std::path::absolute(dir).is_ok_and(|d| target == d) {
-        let _ = std::fs::remove_file(link);
-    }
-}
-
-/// Every run folder to consider: `run-*` folders under `scratch`, then the folders registered
-/// in `registry` (normally [`REGISTRY`]; unit tests leave it out so they never see each other's
-/// runs), each once. Registry links whose folder is gone are removed.
-fn run_dirs(scratch: &Path, registry: Option<&Path>) -> Vec<PathBuf> {
-    let is_run_dir = |p: &Path| {
-        p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("run-"))
-            && p.is_dir()
-            && p.join(STATE_FILE).is_file()
+    let tmp = parent.join(format!(".{}.tmp", name.to_string_lossy()));
+    let Ok(text) = serde_json::to_vec_pretty(doc) else {
+        return;
     };
-    let mut out: Vec<PathBuf> = std::fs::read_dir(scratch)
+    if std::fs::write(&tmp, text).is_ok() {
+        let _ = std::fs::rename(&tmp, path);
+    }
+}
+
+fn read_doc(path: &Path) -> Option<Result<StateDoc, ()>> {
+    let text = std::fs::read_to_string(path).ok()?;
+    Some(serde_json::from_str::<StateDoc>(&text).map_err(|_| ()))
+}
+
+/// A run cleanup may visit: its folder (which may be gone), its state (`Err`: unreadable) and
+/// its registry record or link.
+struct Found {
+    dir: PathBuf,
+    doc: Result<StateDoc, ()>,
+    entry: Option<PathBuf>,
+}
+
+/// Every run to consider: `run-*` folders with a state file under `scratch`, then the runs
+/// registered in `registry` (normally [`REGISTRY`]; unit tests leave it out so they never see
+/// each other's runs), each once. Registry links whose folder is gone are removed.
+fn find_runs(scratch: &Path, registry: Option<&Path>) -> Vec<Found> {
+    let is_run_dir = |p: &Path| is_run_name(p) && p.is_dir() && p.join(STATE_FILE).is_file();
+    let key = |p: &Path| {
+        p.canonicalize()
+            .or_else(|_| std::path::absolute(p))
+            .unwrap_or(p.to_path_buf())
+    };
+    let mut out: Vec<Found> = Vec::new();
+    for p in std::fs::read_dir(scratch)
         .into_iter()
         .flatten()
         .flatten()
         .map(|e| e.path())
-        .filter(|p| is_run_dir(p))
-        .collect();
-    let mut seen: Vec<PathBuf> = out.iter().filter_map(|p| p.canonicalize().ok()).collect();
-    let links = registry.map(std::fs::read_dir).into_iter().flatten();
-    for link in links.flatten().flatten() {
-        let Ok(target) = std::fs::read_link(link.path()) else {
+    {
+        if is_run_dir(&p) {
+            if let Some(doc) = read_doc(&p.join(STATE_FILE)) {
+                out.push(Found {
+                    dir: p,
+                    doc,
+                    entry: None,
+                });
+            }
+        }
+    }
+    let entries = registry.map(std::fs::read_dir).into_iter().flatten();
+    for e in entries.flatten().flatten() {
+        let path = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        let found = if let Ok(target) = std::fs::read_link(&path) {
+            if !target.exists() {
+                let _ = std::fs::remove_file(&path);
+                continue;
+            }
+            if !is_run_dir(&target) || target.file_name() != Some(e.file_name().as_os_str()) {
+                continue;
+            }
+            let Some(doc) = read_doc(&target.join(STATE_FILE)) else {
+                continue;
+            };
+            Found {
+                dir: target,
+                doc,
+                entry: Some(path),
+            }
+        } else if let Some(stem) = name.strip_suffix(".json").filter(|n| n.starts_with("run-")) {
+            match read_doc(&path) {
+                Some(Ok(doc)) => match doc.dir.clone() {
+                    Some(dir) if is_run_name(&dir) && dir.file_name().is_some_and(|n| n == stem) => Found {
+                        dir,
+                        doc: Ok(doc),
+                        entry: Some(path),
+                    },
+                    _ => continue,
+                },
+                Some(Err(())) => Found {
+                    dir: path.clone(),
+                    doc: Err(()),
+                    entry: None,
+                },
+                None => continue,
+            }
+        } else {
             continue;
         };
-        if !target.exists() {
-            let _ = std::fs::remove_file(link.path());
-            continue;
-        }
-        if is_run_dir(&target) && target.file_name() == Some(link.file_name().as_os_str()) {
-            let canon = target.canonicalize().unwrap_or_else(|_| target.clone());
-            if !seen.contains(&canon) {
-                seen.push(canon);
-                out.push(target);
+        match out.iter_mut().find(|f| key(&f.dir) == key(&found.dir)) {
+            Some(f) => {
+                f.entry = f.entry.take().or(found.entry);
+                if f.doc.is_err() {
+                    f.doc = found.doc;
+                }
             }
+            None => out.push(found),
         }
     }
     out
 }
 
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 struct StateDoc {
     pid: u32,
     start_time: u64,
-    pending: Vec<Undo>,
+    pending: Vec<Record>,
+    /// The run folder (absolute), so the registry's copy leads back to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dir: Option<PathBuf>,
 }
 
 #[derive(Debug)]
 struct Inner {
     dir: PathBuf,
     doc: StateDoc,
+    /// Its record in [`REGISTRY`], when /run is writable.
+    entry: Option<PathBuf>,
 }
 
 /// Handle on this run's folder and state file; cheap to clone, shared by guards.
 #[derive(Clone, Debug)]
 pub struct RunState(Arc<Mutex<Inner>>);
-
-/// Start time of a process in clock ticks since boot (field 22 of /proc/PID/stat).
-pub(crate) fn process_start_time(pid: u32) -> Option<u64> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) may contain spaces; fields after the last ')' are fixed.
-    let rest = &s[s.rfind(')')? + 2..];
-    rest.split_whitespace().nth(19)?.parse().ok()
-}
 
 impl RunState {
     /// Creates `scratch` if needed and a fresh private run folder inside it.
@@ -125,16 +188,25 @@ impl RunState {
             what: format!("create run folder {}", dir.display()),
             source,
         })?;
+        // Registered with its absolute path, so cleanup finds it from anywhere. Best effort:
+        // without a writable /run (not root) a run is still found by `fsbench cleanup
+        // --scratch` in its own scratch folder.
+        let abs = std::path::absolute(&dir).ok();
+        let entry = abs
+            .as_deref()
+            .filter(|_| std::fs::create_dir_all(REGISTRY).is_ok())
+            .and_then(|d| entry_path(Path::new(REGISTRY), d));
         let st = RunState(Arc::new(Mutex::new(Inner {
             dir,
             doc: StateDoc {
                 pid,
                 start_time: process_start_time(pid).unwrap_or(0),
                 pending: vec![],
+                dir: abs,
             },
+            entry,
         })));
         st.save();
-        register(&st.dir());
         Ok(st)
     }
 
@@ -148,37 +220,36 @@ impl RunState {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Writes the state file and the registry record. Best effort: if the scratch disk is full
+    /// we still run and undo in memory.
     fn save(&self) {
         let g = self.lock();
-        let tmp = g.dir.join(".state.json.tmp");
-        let Ok(text) = serde_json::to_vec_pretty(&g.doc) else {
-            return;
-        };
-        // Best effort: if the scratch disk is full we still run and undo in memory.
-        if std::fs::write(&tmp, text).is_ok() {
-            let _ = std::fs::rename(&tmp, g.dir.join(STATE_FILE));
+        write_atomic(&g.dir.join(STATE_FILE), &g.doc);
+        if let Some(entry) = &g.entry {
+            write_atomic(entry, &g.doc);
         }
     }
 
     /// Records a created resource.
-    pub fn push(&self, u: &Undo) {
-        self.lock().doc.pending.push(u.clone());
+    pub fn push(&self, u: &dyn Step) {
+        self.lock().doc.pending.push(u.record());
         self.save();
     }
 
     /// Records that a resource was undone.
-    pub fn pop(&self, u: &Undo) {
+    pub fn pop(&self, u: &dyn Step) {
+        let r = u.record();
         {
             let mut g = self.lock();
-            if let Some(i) = g.doc.pending.iter().rposition(|p| p == u) {
+            if let Some(i) = g.doc.pending.iter().rposition(|p| *p == r) {
                 g.doc.pending.remove(i);
             }
         }
         self.save();
     }
 
-    /// Steps still pending (for tests and diagnostics).
-    pub fn pending(&self) -> Vec<Undo> {
+    /// Records of the steps still pending (for tests and diagnostics).
+    pub fn pending(&self) -> Vec<Record> {
         self.lock().doc.pending.clone()
     }
 
@@ -189,22 +260,39 @@ impl RunState {
             let _ = std::fs::remove_file(g.dir.join(STATE_FILE));
             let _ = std::fs::remove_file(g.dir.join(".state.json.tmp"));
             let _ = std::fs::remove_dir(&g.dir);
-            unregister(&g.dir);
+            if let Some(entry) = &g.entry {
+                let _ = std::fs::remove_file(entry);
+            }
         }
     }
 }
 
-/// Run folders under `scratch` or in the registry whose process is gone but whose state file
-/// still lists pending steps (what `fsbench cleanup` would undo).
+impl UndoLog for RunState {
+    fn push(&self, step: &dyn Step) {
+        RunState::push(self, step)
+    }
+    fn pop(&self, step: &dyn Step) {
+        RunState::pop(self, step)
+    }
+    fn dir(&self) -> PathBuf {
+        RunState::dir(self)
+    }
+    fn share(&self) -> Arc<dyn UndoLog> {
+        Arc::new(self.clone())
+    }
+}
+
+/// Run folders under `scratch` or in the registry whose process is gone but whose state still
+/// lists pending steps (what `fsbench cleanup` would undo).
 pub fn dead_runs(scratch: &Path) -> Vec<PathBuf> {
-    run_dirs(scratch, Some(Path::new(REGISTRY)))
+    find_runs(scratch, Some(Path::new(REGISTRY)))
         .into_iter()
-        .filter(|dir| {
-            std::fs::read_to_string(dir.join(STATE_FILE))
-                .ok()
-                .and_then(|t| serde_json::from_str::<StateDoc>(&t).ok())
-                .is_some_and(|doc| !doc.pending.is_empty() && !is_alive(&doc))
+        .filter(|f| {
+            f.doc
+                .as_ref()
+                .is_ok_and(|doc| !doc.pending.is_empty() && !is_alive(doc))
         })
+        .map(|f| f.dir)
         .collect()
 }
 
@@ -228,13 +316,14 @@ pub struct CleanupReport {
 
 /// Undoes what dead runs left under `scratch` and in every registered run folder (mounts, loop
 /// devices, images, folders), in reverse order of creation, and removes their run folders.
-/// Live runs are left alone. Each step is undone, and reported, once.
-pub fn cleanup_leftovers(scratch: &Path) -> Result<CleanupReport, ProvisionError> {
-    cleanup_in(scratch, Some(Path::new(REGISTRY)))
+/// Live runs are left alone. Each step is undone, and reported, once. `kinds` reads the
+/// records: every module's step kinds, listed by the caller.
+pub fn cleanup_leftovers(scratch: &Path, kinds: &Kinds) -> Result<CleanupReport, ProvisionError> {
+    cleanup_in(scratch, Some(Path::new(REGISTRY)), kinds)
 }
 
 /// [`cleanup_leftovers`] with the registry to visit (`None`: the scratch folder only).
-fn cleanup_in(scratch: &Path, registry: Option<&Path>) -> Result<CleanupReport, ProvisionError> {
+fn cleanup_in(scratch: &Path, registry: Option<&Path>, kinds: &Kinds) -> Result<CleanupReport, ProvisionError> {
     let mut report = CleanupReport::default();
     if let Err(source) = std::fs::read_dir(scratch) {
         if source.kind() != std::io::ErrorKind::NotFound {
@@ -244,73 +333,91 @@ fn cleanup_in(scratch: &Path, registry: Option<&Path>) -> Result<CleanupReport, 
             });
         }
     }
-    for dir in run_dirs(scratch, registry) {
-        let Ok(text) = std::fs::read_to_string(dir.join(STATE_FILE)) else {
-            continue;
-        };
-        let Ok(doc) = serde_json::from_str::<StateDoc>(&text) else {
+    for found in find_runs(scratch, registry) {
+        let dir = found.dir.clone();
+        let Ok(doc) = &found.doc else {
             report.failed.push(format!("{}: unreadable state file", dir.display()));
             continue;
         };
-        if is_alive(&doc) {
+        if is_alive(doc) {
             report.live_runs.push(dir);
             continue;
         }
-        // The run folder is private to that run, so anything mounted under it or any loop
-        // device backed by an image in it is that run's, even if it was killed before it could
-        // write the step down (a mount(8) or losetup child finishing after the SIGKILL).
-        // A `losetup` or `mount(8)` child of the killed run may still be finishing; what it
-        // makes after the sweep below would be left behind, so let it end first.
-        wait_for_helpers_naming(&dir, std::time::Duration::from_secs(10));
-        // A recorded step and the stray it left are one resource: undo (and report) it once.
-        let mut steps = doc.pending.clone();
-        for stray in strays(&dir) {
-            if !steps.iter().any(|u| u.same_resource(&stray)) {
-                steps.push(stray);
-            }
+        undo_dead_run(&found, doc, kinds, &mut report);
+    }
+    Ok(report)
+}
+
+/// Undoes the pending steps of the dead run `found` (and the strays in its folder), then
+/// removes its folder and registry record; what fails stays in both for the next cleanup.
+fn undo_dead_run(found: &Found, doc: &StateDoc, kinds: &Kinds, report: &mut CleanupReport) {
+    let dir = &found.dir;
+    // The run folder is private to that run, so anything mounted under it or any loop
+    // device backed by an image in it is that run's, even if it was killed before it could
+    // write the step down (a mount(8) or losetup child finishing after the SIGKILL).
+    // A `losetup` or `mount(8)` child of the killed run may still be finishing; what it
+    // makes after the sweep below would be left behind, so let it end first.
+    wait_for_helpers_naming(dir, std::time::Duration::from_secs(10));
+    let (mut steps, unreadable) = read_steps(&doc.pending, kinds);
+    report
+        .failed
+        .extend(unreadable.iter().map(|(_, e)| format!("{}: {e}", dir.display())));
+    // A recorded step and the stray it left are one resource: undo (and report) it once.
+    for stray in strays(dir) {
+        if !steps.iter().any(|u| u.same_resource(stray.as_ref())) {
+            steps.push(stray);
         }
-        // zfs steps wait for the machine-wide zfs lock: a live run may use the daemon this one
-        // started (it then fails here and stays pending for the next cleanup).
-        let zfs_steps = steps
-            .iter()
-            .any(|u| matches!(u, Undo::DestroyPool { .. } | Undo::StopDaemon { .. }));
-        let _zfs_lock = match zfs_steps.then(|| super::zfs::ZfsLock::acquire(std::time::Duration::from_secs(60))) {
-            Some(Err(e)) => {
-                report.failed.push(format!("{}: {e}", dir.display()));
-                continue;
-            }
-            other => other,
-        };
-        let mut left = Vec::new();
-        for u in steps.iter().rev() {
-            match u.apply() {
-                Ok(()) => report.undone.push(describe(u)),
-                Err(e) => {
-                    report.failed.push(format!("{}: {e}", describe(u)));
-                    left.push(u.clone());
-                }
-            }
+    }
+    // Steps that need a lock (zfs: a live run may use the daemon this one started) wait for
+    // it; without it they fail here and stay pending for the next cleanup.
+    let _locks = match take_locks(&steps) {
+        Ok(l) => l,
+        Err(e) => {
+            report.failed.push(format!("{}: {e}", dir.display()));
+            return;
         }
-        if left.is_empty() {
-            remove_run_files(&dir);
-            let _ = std::fs::remove_file(dir.join(STATE_FILE));
-            let _ = std::fs::remove_file(dir.join(".state.json.tmp"));
-            match std::fs::remove_dir(&dir) {
-                Ok(()) => {
-                    unregister(&dir);
-                    report.undone.push(format!("removed run folder {}", dir.display()))
-                }
-                Err(e) => report.failed.push(format!("remove {}: {e}", dir.display())),
-            }
-        } else {
-            left.reverse();
-            let doc = StateDoc { pending: left, ..doc };
-            if let Ok(t) = serde_json::to_vec_pretty(&doc) {
-                let _ = std::fs::write(dir.join(STATE_FILE), t);
+    };
+    let mut left: Vec<Record> = unreadable.into_iter().map(|(r, _)| r).collect();
+    for u in steps.iter().rev() {
+        match u.apply() {
+            Ok(()) => report.undone.push(u.describe()),
+            Err(e) => {
+                report.failed.push(format!("{}: {e}", u.describe()));
+                left.push(u.record());
             }
         }
     }
-    Ok(report)
+    if left.is_empty() {
+        remove_run_files(dir);
+        let _ = std::fs::remove_file(dir.join(STATE_FILE));
+        let _ = std::fs::remove_file(dir.join(".state.json.tmp"));
+        match std::fs::remove_dir(dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                report.failed.push(format!("remove {}: {e}", dir.display()));
+                return;
+            }
+            _ => report.undone.push(format!("removed run folder {}", dir.display())),
+        }
+        if let Some(entry) = &found.entry {
+            let _ = std::fs::remove_file(entry);
+        }
+    } else {
+        left.reverse();
+        let doc = StateDoc {
+            pending: left,
+            ..doc.clone()
+        };
+        if dir.is_dir() {
+            write_atomic(&dir.join(STATE_FILE), &doc);
+        }
+        if let Some(entry) = found
+            .entry
+            .as_deref()
+            .filter(|e| e.extension().is_some_and(|x| x == "json"))
+        {
+            write_atomic(entry, &doc);
+        }
+    }
 }
 
 /// Waits (up to `timeout`) until no other process has an argument naming something in `dir`:
@@ -338,11 +445,10 @@ fn wait_for_helpers_naming(dir: &Path, timeout: std::time::Duration) {
 
 /// Mounts under `dir` and loop devices backed by files in `dir`, as undo steps in creation
 /// order (detach before unmount when reversed: unmounts come last here so they run first).
-/// A mount whose source is not a device (the power-cut disk's FUSE mount) may serve a loop
-/// device's backing file, so it comes first here and is undone after the detaches.
-fn strays(dir: &Path) -> Vec<Undo> {
-    let mut out = Vec::new();
-    let mut serving = Vec::new();
+/// A mount that holds a loop device's backing file (the power-cut disk's FUSE mount serves its
+/// image) comes first here and is undone after the detaches.
+fn strays(dir: &Path) -> Vec<Box<dyn Step>> {
+    let mut detaches = Vec::new();
     if let Ok(rd) = std::fs::read_dir("/sys/block") {
         for e in rd.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
@@ -350,31 +456,65 @@ fn strays(dir: &Path) -> Vec<Undo> {
                 continue;
             }
             let device = format!("/dev/{name}");
-            if let Some(image) = super::loop_backing_file(&device) {
+            if let Some(image) = crate::host::loop_backing_file(&device) {
                 if image.starts_with(dir) {
-                    out.push(Undo::Detach { device, image });
+                    detaches.push(Detach { device, image });
                 }
             }
         }
     }
+    let mut serving: Vec<Box<dyn Step>> = Vec::new();
+    let mut out: Vec<Box<dyn Step>> = Vec::new();
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
     for line in mounts.lines() {
         let f: Vec<&str> = line.split(' ').collect();
         if f.len() < 2 {
             continue;
         }
-        let mountpoint = PathBuf::from(super::unescape_mount_field(f[1]));
+        let mountpoint = PathBuf::from(crate::host::unescape_mount_field(f[1]));
         if mountpoint.starts_with(dir) {
-            let source = super::unescape_mount_field(f[0]);
-            let u = Undo::Unmount { mountpoint, source };
-            match &u {
-                Undo::Unmount { source, .. } if source == crate::powercut::disk::FS_NAME => serving.push(u),
-                _ => out.push(u),
+            let serves = detaches.iter().any(|d| d.image.starts_with(&mountpoint));
+            let source = crate::host::unescape_mount_field(f[0]);
+            let u = Box::new(Unmount { mountpoint, source });
+            if serves {
+                serving.push(u);
+            } else {
+                out.push(u);
             }
         }
     }
+    serving.extend(detaches.into_iter().map(|d| Box::new(d) as Box<dyn Step>));
     serving.extend(out);
     serving
+}
+
+/// Records no registered kind reads, each with why.
+type Unreadable = Vec<(Record, String)>;
+
+/// The steps of `records`, and the records `kinds` cannot read.
+fn read_steps(records: &[Record], kinds: &Kinds) -> (Vec<Box<dyn Step>>, Unreadable) {
+    let mut steps = Vec::new();
+    let mut unreadable = Vec::new();
+    for r in records {
+        match kinds.read(r) {
+            Ok(s) => steps.push(s),
+            Err(e) => unreadable.push((r.clone(), e.to_string())),
+        }
+    }
+    (steps, unreadable)
+}
+
+/// Takes each lock the steps need once (by name), in the order the steps name them.
+fn take_locks(steps: &[Box<dyn Step>]) -> Result<Vec<Box<dyn std::any::Any>>, crate::undo::UndoError> {
+    let mut names = Vec::new();
+    let mut held = Vec::new();
+    for lock in steps.iter().filter_map(|s| s.lock()) {
+        if !names.contains(&lock.name) {
+            names.push(lock.name);
+            held.push((lock.acquire)()?);
+        }
+    }
+    Ok(held)
 }
 
 /// Removes the image files and empty mountpoint folders a dead run left in its own folder.
@@ -390,22 +530,10 @@ fn remove_run_files(dir: &Path) {
     }
 }
 
-fn describe(u: &Undo) -> String {
-    match u {
-        Undo::RemoveFile { path } => format!("removed image {}", path.display()),
-        Undo::Detach { device, image } => format!("detached {device} ({})", image.display()),
-        Undo::Unmount { mountpoint, source } => format!("unmounted {source} from {}", mountpoint.display()),
-        Undo::RemoveDir { path, .. } => format!("removed folder {}", path.display()),
-        Undo::DestroyPool { pool, device, .. } => format!("destroyed zfs pool {pool} ({device})"),
-        Undo::StopDaemon { pid, .. } => format!("stopped zfs-fuse (pid {pid}) fsbench had started"),
-        Undo::Kill { pid, marker, .. } => format!("killed process {pid} ({})", marker.display()),
-        Undo::RemoveCgroup { path } => format!("removed memory cgroup {}", path.display()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::undo::RemoveFile;
 
     #[test]
     fn state_file_tracks_pending_steps_and_finish_removes_the_run_folder() {
@@ -413,7 +541,7 @@ mod tests {
         let st = RunState::create(scratch.path()).unwrap();
         let f = st.dir().join("x.img");
         std::fs::write(&f, b"x").unwrap();
-        let u = Undo::RemoveFile { path: f.clone() };
+        let u = RemoveFile { path: f.clone() };
         st.push(&u);
         let text = std::fs::read_to_string(st.dir().join(STATE_FILE)).unwrap();
         assert!(text.contains("x.img"));
@@ -431,17 +559,44 @@ mod tests {
         }
         let scratch = tempfile::tempdir().unwrap();
         let st = RunState::create(scratch.path()).unwrap();
-        let link = Path::new(REGISTRY).join(st.dir().file_name().unwrap());
-        assert_eq!(std::fs::read_link(&link).unwrap(), st.dir());
+        let entry = entry_path(Path::new(REGISTRY), &st.dir()).unwrap();
+        let doc = read_doc(&entry).unwrap().unwrap();
+        assert_eq!(doc.dir.as_deref(), Some(st.dir().as_path()));
         // Found through the registry even when cleanup is pointed at another scratch folder.
         let elsewhere = tempfile::tempdir().unwrap();
-        assert!(run_dirs(elsewhere.path(), Some(Path::new(REGISTRY))).contains(&st.dir()));
+        let dirs = |scratch: &Path| -> Vec<PathBuf> {
+            find_runs(scratch, Some(Path::new(REGISTRY)))
+                .into_iter()
+                .map(|f| f.dir)
+                .collect()
+        };
+        assert!(dirs(elsewhere.path()).contains(&st.dir()));
         st.finish();
-        assert!(
-            std::fs::symlink_metadata(&link).is_err(),
-            "finish removes the registry link"
-        );
-        assert!(!run_dirs(elsewhere.path(), Some(Path::new(REGISTRY))).contains(&st.dir()));
+        assert!(!entry.exists(), "finish removes the registry record");
+        assert!(!dirs(elsewhere.path()).contains(&st.dir()));
+    }
+
+    #[test]
+    fn the_registry_record_outlives_a_deleted_run_folder() {
+        let registry = tempfile::tempdir().unwrap();
+        let scratch = tempfile::tempdir().unwrap();
+        let keep = tempfile::tempdir().unwrap();
+        // A dead run whose folder (state.json included) was deleted; its image lived elsewhere.
+        let dir = scratch.path().join("run-4-4");
+        let img = keep.path().join("img-a.img");
+        std::fs::write(&img, b"x").unwrap();
+        let doc = StateDoc {
+            pid: u32::MAX,
+            start_time: 1,
+            pending: vec![RemoveFile { path: img.clone() }.record()],
+            dir: Some(dir.clone()),
+        };
+        let entry = entry_path(registry.path(), &dir).unwrap();
+        write_atomic(&entry, &doc);
+        let r = cleanup_in(scratch.path(), Some(registry.path()), &Kinds::generic()).unwrap();
+        assert!(!img.exists(), "{r:?}");
+        assert!(!entry.exists(), "the record goes once everything is undone");
+        assert!(r.failed.is_empty(), "{:?}", r.failed);
     }
 
     #[test]
@@ -460,9 +615,25 @@ mod tests {
         let l2 = Path::new(REGISTRY).join("run-8-8");
         std::os::unix::fs::symlink(&fake, &l1).unwrap();
         std::os::unix::fs::symlink(&other, &l2).unwrap();
+        // A registry record naming a folder that is not named like it.
+        let l3 = Path::new(REGISTRY).join("run-7-7.json");
+        let doc = StateDoc {
+            pid: u32::MAX,
+            start_time: 1,
+            pending: vec![],
+            dir: Some(other.clone()),
+        };
+        std::fs::write(&l3, serde_json::to_vec(&doc).unwrap()).unwrap();
         let elsewhere = tempfile::tempdir().unwrap();
-        let dirs = run_dirs(elsewhere.path(), Some(Path::new(REGISTRY)));
-        let _ = (std::fs::remove_file(&l1), std::fs::remove_file(&l2));
+        let dirs: Vec<PathBuf> = find_runs(elsewhere.path(), Some(Path::new(REGISTRY)))
+            .into_iter()
+            .map(|f| f.dir)
+            .collect();
+        let _ = (
+            std::fs::remove_file(&l1),
+            std::fs::remove_file(&l2),
+            std::fs::remove_file(&l3),
+        );
         assert!(!dirs.contains(&fake) && !dirs.contains(&other), "{dirs:?}");
         assert!(other.join(STATE_FILE).exists());
     }
@@ -486,17 +657,19 @@ mod tests {
         let doc = StateDoc {
             pid: u32::MAX,
             start_time: 1,
-            pending: vec![Undo::Unmount {
+            pending: vec![Unmount {
                 mountpoint: mnt.clone(),
                 source: "fsbench-test".into(),
-            }],
+            }
+            .record()],
+            dir: None,
         };
         std::fs::write(dead.join(STATE_FILE), serde_json::to_vec(&doc).unwrap()).unwrap();
         assert_eq!(strays(&dead).len(), 1, "the sweep sees the mount");
-        let r = cleanup_in(scratch.path(), None).unwrap();
+        let r = cleanup_in(scratch.path(), None, &Kinds::generic()).unwrap();
         let unmounted: Vec<&String> = r.undone.iter().filter(|l| l.starts_with("unmounted")).collect();
         assert_eq!(unmounted.len(), 1, "{:?}", r.undone);
-        assert!(!super::super::is_mounted(&mnt, None) && !dead.exists());
+        assert!(!crate::host::is_mounted(&mnt, None) && !dead.exists());
     }
 
     #[test]
@@ -510,7 +683,8 @@ mod tests {
         let doc = StateDoc {
             pid: u32::MAX,
             start_time: 1,
-            pending: vec![Undo::RemoveFile { path: img.clone() }],
+            pending: vec![RemoveFile { path: img.clone() }.record()],
+            dir: None,
         };
         std::fs::write(dead.join(STATE_FILE), serde_json::to_vec(&doc).unwrap()).unwrap();
         // A live run: the parent process (any live process with its start time).
@@ -523,12 +697,13 @@ mod tests {
             pid: ppid,
             start_time: process_start_time(ppid).unwrap(),
             pending: vec![],
+            dir: None,
         };
         std::fs::write(live.join(STATE_FILE), serde_json::to_vec(&doc).unwrap()).unwrap();
         // Something that is not a run folder.
         std::fs::create_dir(scratch.path().join("keep-me")).unwrap();
 
-        let r = cleanup_in(scratch.path(), None).unwrap();
+        let r = cleanup_in(scratch.path(), None, &Kinds::generic()).unwrap();
         assert!(!img.exists());
         assert!(!dead.exists());
         assert!(live.exists());

@@ -18,7 +18,7 @@
 //!
 //! Invariants (safety):
 //! - Pools are named `fsbench-<pid>-<seconds>-<slot tag>` after the run folder, and both the
-//!   daemon ([`Undo::StopDaemon`], with its start time) and the pool ([`Undo::DestroyPool`],
+//!   daemon ([`StopDaemon`], with its start time) and the pool ([`DestroyPool`],
 //!   with the device it was made on) are undo steps in the run's state file, written before
 //!   the daemon or pool exists, so `fsbench cleanup` after a SIGKILL finds them.
 //! - A pool is destroyed only if its name is one fsbench makes and `zpool status` shows it on
@@ -34,9 +34,12 @@
 //! `relatime`), zfs-fuse(8) (`--no-daemon`, `--no-kstat-mount`; the socket
 //! `/var/run/zfs/zfs_socket`), /work/shared/research/capabilities.md (zfs-fuse on this machine).
 
-use super::process::{alive_comm, is_ours, stop, Identity, Stop};
-use super::{io_err, run_tool, Mounted, ProvisionError, Undo};
+use super::{io_err, run_tool, Mounted, ProvisionError};
 use crate::config::FsVariant;
+use crate::host::process::{alive_comm, is_ours, stop, Identity, Stop};
+use crate::undo::{as_kind, kind_basics, Kind, Lock, Step, UndoError, Unmount};
+use serde::{Deserialize, Serialize};
+use std::any::Any;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -87,7 +90,7 @@ impl Backend {
 
 /// The ZFS on this machine, or why there is none and how to get one.
 pub fn detect() -> Result<Backend, String> {
-    use super::find_tool;
+    use crate::host::find_tool;
     let tools = find_tool("zpool").is_some() && find_tool("zfs").is_some();
     if Path::new("/sys/module/zfs").exists() && tools && find_tool("zfs-fuse").is_none() {
         let version = std::fs::read_to_string("/sys/module/zfs/version")
@@ -139,7 +142,7 @@ fn short_version(v: &str) -> Option<String> {
 /// Whether zfs can be provisioned here (`Err`: why not and what to install).
 pub fn availability() -> Result<(), String> {
     detect()?;
-    if super::find_tool("losetup").is_none() {
+    if crate::host::find_tool("losetup").is_none() {
         return Err(format!(
             "`losetup` is not installed; {}",
             super::install_hint("losetup")
@@ -241,7 +244,7 @@ pub(super) fn create_pool(m: &mut Mounted, variant: &FsVariant, device: &str) ->
         .unwrap_or_default();
     let pool = pool_name(&run_dir, &tag);
     let mnt = m.mountpoint.clone();
-    m.push(Undo::DestroyPool {
+    m.push(DestroyPool {
         pool: pool.clone(),
         device: device.to_string(),
         mountpoint: mnt.clone(),
@@ -256,7 +259,7 @@ pub(super) fn create_pool(m: &mut Mounted, variant: &FsVariant, device: &str) ->
     run_tool("zpool", &args, &[])?;
     // zfs-fuse mounts asynchronously after `zpool create` returns.
     let t0 = Instant::now();
-    while !super::is_mounted(&mnt, Some(&pool)) {
+    while !crate::host::is_mounted(&mnt, Some(&pool)) {
         if t0.elapsed() > Duration::from_secs(10) {
             return Err(ProvisionError::Unavailable(format!(
                 "pool {pool} was created but its dataset is not mounted on {} after 10 s",
@@ -316,7 +319,7 @@ pub fn running_daemon() -> Option<(u32, u64)> {
         if !is_live_daemon(pid) {
             return None;
         }
-        Some((pid, super::state::process_start_time(pid)?))
+        Some((pid, crate::host::process_start_time(pid)?))
     })
 }
 
@@ -325,11 +328,11 @@ fn is_live_daemon(pid: u32) -> bool {
     alive_comm(pid).as_deref() == Some("zfs-fuse")
 }
 
-/// Starts zfs-fuse in its own process group, recorded as [`Undo::StopDaemon`], and waits until
+/// Starts zfs-fuse in its own process group, recorded as [`StopDaemon`], and waits until
 /// it answers `zpool list`.
 fn start_daemon(m: &mut Mounted) -> Result<(), ProvisionError> {
     use std::os::unix::process::CommandExt;
-    let program = super::find_tool("zfs-fuse").unwrap_or_else(|| PathBuf::from("zfs-fuse"));
+    let program = crate::host::find_tool("zfs-fuse").unwrap_or_else(|| PathBuf::from("zfs-fuse"));
     let child = std::process::Command::new(program)
         .args(["--no-daemon", "--no-kstat-mount"])
         .stdin(std::process::Stdio::null())
@@ -341,8 +344,8 @@ fn start_daemon(m: &mut Mounted) -> Result<(), ProvisionError> {
     let pid = child.id();
     // The process is reaped by `StopDaemon` (waitpid), not through `Child`.
     drop(child);
-    let start_time = super::state::process_start_time(pid).unwrap_or(0);
-    m.push(Undo::StopDaemon { pid, start_time });
+    let start_time = crate::host::process_start_time(pid).unwrap_or(0);
+    m.push(StopDaemon { pid, start_time });
     let t0 = Instant::now();
     loop {
         if Path::new(FUSE_SOCKET).exists() && run_tool("zpool", &["list".into()], &[]).is_ok() {
@@ -390,7 +393,7 @@ fn pool_on_device(pool: &str, device: &str) -> bool {
         .any(|w| w == device || w == short)
 }
 
-/// [`Undo::DestroyPool`]: unmounts the dataset and destroys the pool, only if the pool is
+/// [`DestroyPool`]: unmounts the dataset and destroys the pool, only if the pool is
 /// fsbench's (name) and on the recorded device; a pool that is gone is done.
 pub(super) fn destroy_pool(pool: &str, device: &str, mountpoint: &Path) -> Result<(), ProvisionError> {
     if !pool.starts_with(POOL_PREFIX) || !pools().iter().any(|p| p == pool) {
@@ -401,8 +404,8 @@ pub(super) fn destroy_pool(pool: &str, device: &str, mountpoint: &Path) -> Resul
     }
     // Unmounting first makes zfs-fuse's `zpool destroy` succeed at once (it otherwise reports
     // "pool is busy" while its own unmount is still in flight).
-    if super::is_mounted(mountpoint, Some(pool)) {
-        super::unmount(mountpoint)?;
+    if crate::host::is_mounted(mountpoint, Some(pool)) {
+        crate::host::unmount(mountpoint)?;
     }
     let args = ["destroy".to_string(), "-f".into(), pool.to_string()];
     let mut last = None;
@@ -419,7 +422,7 @@ pub(super) fn destroy_pool(pool: &str, device: &str, mountpoint: &Path) -> Resul
     Err(last.unwrap_or(ProvisionError::Unavailable(format!("zpool destroy {pool} failed"))))
 }
 
-/// [`Undo::StopDaemon`]: stops the zfs-fuse fsbench started, if it is still that process and
+/// [`StopDaemon`]: stops the zfs-fuse fsbench started, if it is still that process and
 /// holds no pool; a pool in it is someone else's, so the daemon is left running and the step
 /// fails (and stays pending) saying so.
 pub(super) fn stop_daemon(pid: u32, start_time: u64) -> Result<(), ProvisionError> {
@@ -443,6 +446,90 @@ pub(super) fn stop_daemon(pid: u32, start_time: u64) -> Result<(), ProvisionErro
         Err(ProvisionError::Unavailable(format!(
             "zfs-fuse (pid {pid}) did not exit after SIGTERM and SIGKILL"
         )))
+    }
+}
+
+/// Destroy a ZFS pool fsbench made, if it is still on `device` (see [`destroy_pool`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DestroyPool {
+    /// The pool (`fsbench-…`).
+    pub pool: String,
+    /// The device it was made on.
+    pub device: String,
+    /// Where its dataset is mounted.
+    pub mountpoint: PathBuf,
+}
+
+/// Stop the zfs-fuse daemon fsbench started, if it is still that process and holds no pool
+/// (see [`stop_daemon`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StopDaemon {
+    /// Its process id.
+    pub pid: u32,
+    /// Its start time (field 22 of /proc/PID/stat), so a recycled pid is never signalled.
+    pub start_time: u64,
+}
+
+/// The zfs lock as a [`Lock`] for `fsbench cleanup`: a live run may use the daemon a dead one
+/// started (the step then fails and stays pending for the next cleanup).
+const CLEANUP_LOCK: Lock = Lock {
+    name: "zfs",
+    acquire: || {
+        ZfsLock::acquire(Duration::from_secs(60))
+            .map(|l| Box::new(l) as Box<dyn Any>)
+            .map_err(|e| UndoError::Failed(e.to_string()))
+    },
+};
+
+fn undo_err(e: ProvisionError) -> UndoError {
+    use crate::host::HostError;
+    match e {
+        ProvisionError::Undo(e) => e,
+        ProvisionError::Host(e) => e.into(),
+        ProvisionError::Io { what, source } => HostError::Io { what, source }.into(),
+        other => UndoError::Failed(other.to_string()),
+    }
+}
+
+impl Kind for DestroyPool {
+    const TAG: &'static str = "destroy_pool";
+}
+
+impl Step for DestroyPool {
+    kind_basics!();
+    fn apply(&self) -> Result<(), UndoError> {
+        destroy_pool(&self.pool, &self.device, &self.mountpoint).map_err(undo_err)
+    }
+    /// Also a mount of the pool's dataset: destroying the pool unmounts it.
+    fn same_resource(&self, other: &dyn Step) -> bool {
+        as_kind::<Self>(other).is_some_and(|o| o.pool == self.pool)
+            || as_kind::<Unmount>(other).is_some_and(|u| u.source == self.pool)
+    }
+    fn describe(&self) -> String {
+        format!("destroyed zfs pool {} ({})", self.pool, self.device)
+    }
+    fn lock(&self) -> Option<Lock> {
+        Some(CLEANUP_LOCK)
+    }
+}
+
+impl Kind for StopDaemon {
+    const TAG: &'static str = "stop_daemon";
+}
+
+impl Step for StopDaemon {
+    kind_basics!();
+    fn apply(&self) -> Result<(), UndoError> {
+        stop_daemon(self.pid, self.start_time).map_err(undo_err)
+    }
+    fn same_resource(&self, other: &dyn Step) -> bool {
+        as_kind::<Self>(other).is_some_and(|o| o.pid == self.pid)
+    }
+    fn describe(&self) -> String {
+        format!("stopped zfs-fuse (pid {}) fsbench had started", self.pid)
+    }
+    fn lock(&self) -> Option<Lock> {
+        Some(CLEANUP_LOCK)
     }
 }
 
@@ -545,12 +632,12 @@ mod tests {
 
     #[test]
     fn a_pools_dataset_mount_is_the_pools_own_resource() {
-        let pool = Undo::DestroyPool {
+        let pool = DestroyPool {
             pool: "fsbench-1-2-s000-zfs".into(),
             device: "/dev/loop9".into(),
             mountpoint: PathBuf::from("/x/mnt-s000-zfs"),
         };
-        let mount = |source: &str| Undo::Unmount {
+        let mount = |source: &str| Unmount {
             mountpoint: PathBuf::from("/x/mnt-s000-zfs"),
             source: source.into(),
         };
@@ -563,7 +650,7 @@ mod tests {
         // A live process with the recorded pid and start time, but not zfs-fuse.
         let mut other = std::process::Command::new("sleep").arg("30").spawn().unwrap();
         let pid = other.id();
-        let start = super::super::state::process_start_time(pid).unwrap();
+        let start = crate::host::process_start_time(pid).unwrap();
         let r = stop_daemon(pid, start);
         let alive = other.try_wait().unwrap().is_none();
         let _ = other.kill();

@@ -10,8 +10,7 @@
 use crate::store::{SampleStatus, SessionData};
 use std::collections::HashMap;
 
-/// The note prefix the guest runner writes (`guest: Linux 6.1.0-56-amd64 under tcg …`).
-pub const NOTE_PREFIX: &str = "guest: Linux ";
+use crate::metric::GUEST_NOTE_PREFIX as NOTE_PREFIX;
 
 /// The kernel release and accelerator a guest note names.
 pub fn parse_note(note: &str) -> Option<(&str, &str)> {

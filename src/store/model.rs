@@ -7,6 +7,9 @@ use crate::metric::{Measurement, Unit};
 use crate::policy::Policy;
 use serde::{Deserialize, Serialize};
 
+/// The machine a session ran on (defined with the code that reads it, [`crate::sysinfo`]).
+pub use crate::sysinfo::HostInfo;
+
 /// Lifecycle of a session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -42,21 +45,6 @@ impl SessionStatus {
         .into_iter()
         .find(|v| v.as_str() == s)
     }
-}
-
-/// The machine a session ran on.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct HostInfo {
-    /// `uname -n`.
-    pub hostname: String,
-    /// `uname -r`.
-    pub kernel: String,
-    /// /proc/cpuinfo model name.
-    pub cpu_model: String,
-    /// Online CPUs.
-    pub ncpu: u32,
-    /// MemTotal in bytes.
-    pub mem_bytes: u64,
 }
 
 /// One rank of a many-rank session (src/comm): its host and the filesystem holding the

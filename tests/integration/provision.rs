@@ -3,8 +3,9 @@
 use crate::require_privileged;
 use crate::util::{assert_no_leftovers, loops_under, mounts_under, scratch};
 use fsbench::config::FsVariant;
+use fsbench::host::loop_backing_file;
 use fsbench::plan::min_image_bytes;
-use fsbench::provision::{availability, loop_backing_file, ImageProvisioner, Provisioner, RunState};
+use fsbench::provision::{availability, ImageProvisioner, Provisioner, RunState};
 
 fn variant(fs_type: &str, opts: &[&str]) -> FsVariant {
     FsVariant {
@@ -37,7 +38,7 @@ fn every_available_type_is_made_mounted_written_and_fully_undone() {
         let m = prov
             .provision(&variant(t, &["noatime"]), min_image_bytes(t), &format!("t-{t}"))
             .unwrap();
-        let entry = fsbench::provision::mount_entry(&m.mountpoint).expect("mounted");
+        let entry = fsbench::host::mount_entry(&m.mountpoint).expect("mounted");
         assert_eq!(entry.1, t, "wrong type mounted");
         assert!(
             m.effective_opts.as_deref().unwrap().contains("noatime"),

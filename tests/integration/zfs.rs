@@ -8,6 +8,7 @@
 use crate::require_privileged;
 use crate::util::{assert_no_leftovers, fsbench, scratch, skip_or_fail, spawn_run, text, write_suite};
 use ::fsbench::provision::zfs;
+use ::fsbench::undo::Step;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
@@ -265,7 +266,7 @@ fn cleanup_never_touches_a_pool_fsbench_did_not_make() {
     // The test's own pool goes the way fsbench's do (unmount, then `zpool destroy` with the
     // retries zfs-fuse needs while its unmount settles).
     let undo_hand = || {
-        let gone = ::fsbench::provision::Undo::DestroyPool {
+        let gone = ::fsbench::provision::zfs::DestroyPool {
             pool: hand.clone(),
             device: dev.clone(),
             mountpoint: hand_mnt.clone(),
@@ -287,7 +288,7 @@ fn cleanup_never_touches_a_pool_fsbench_did_not_make() {
     let hand_left = pools_named(&hand).len() == 1;
     let daemon_left = alive(daemon);
     // A DestroyPool step naming the hand-made pool on another device is refused too.
-    let guard = ::fsbench::provision::Undo::DestroyPool {
+    let guard = ::fsbench::provision::zfs::DestroyPool {
         pool: hand.clone(),
         device: "/dev/loop-not-this-one".into(),
         mountpoint: hand_mnt.clone(),

@@ -33,9 +33,10 @@
 //! References: bonnie++(8), `/usr/share/doc/bonnie++/readme.html`.
 
 use crate::engine::phase::{Caches, Phases};
-use crate::engine::workloads::tool::{is_root, Tool};
+use crate::engine::workloads::tool::Tool;
 use crate::engine::{EngineError, RunContext, Workload, WorkloadKind};
 use crate::external::bonnie_pp::{self as report, Amount, Value};
+use crate::host::is_root;
 use crate::metric::{CpuUsage, MetricId, PhaseResult, RawSample, Unit};
 use crate::units::Bytes;
 use serde::{Deserialize, Serialize};

@@ -419,7 +419,7 @@ pub(crate) fn empty_dir(dir: &Path) -> Result<(), EngineError> {
 
 /// Where fio is, or what to install.
 fn locate(program: &str) -> Result<PathBuf, String> {
-    crate::provision::find_tool(program)
+    crate::host::find_tool(program)
         .ok_or_else(|| format!("{program} is not installed: run `{INSTALL}` (or scripts/install.sh)"))
 }
 

@@ -40,7 +40,7 @@ impl Tool {
 
     /// Where the program is, or what to install.
     pub fn locate(&self) -> Result<PathBuf, String> {
-        crate::provision::find_tool(self.program).ok_or_else(|| {
+        crate::host::find_tool(self.program).ok_or_else(|| {
             format!(
                 "{} is not installed: run `{}` (or scripts/install.sh)",
                 self.program,
@@ -150,9 +150,4 @@ impl Tool {
             String::from_utf8_lossy(&o.stderr)
         ))
     }
-}
-
-/// Is fsbench running as root (bonnie++ then needs `-u root`).
-pub fn is_root() -> bool {
-    rustix::process::geteuid().is_root()
 }

@@ -43,12 +43,12 @@
 
 use super::{Client, DbEngine, OltpSpec};
 use crate::engine::child::{self, describe, ChildError, Sink, Watch};
-use crate::engine::host::is_root;
 use crate::engine::phase::{Phases, Policy};
 use crate::engine::{EngineError, RunContext};
 use crate::external::{pgbench, sysbench};
+use crate::host::find_tool;
+use crate::host::is_root;
 use crate::metric::{MetricId, RawSample, Unit};
-use crate::provision::find_tool;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};

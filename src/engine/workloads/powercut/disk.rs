@@ -20,9 +20,9 @@
 //! that a SIGKILLed fsbench, whose threads may be blocked on I/O that the server must answer,
 //! can still exit; it ends when its FUSE mount is unmounted. Its arguments are relative to the
 //! run folder (its working directory) so `fsbench cleanup` never waits for it as for an
-//! orphaned `losetup`. Given the run's state ([`crate::provision::RunState`]), the server
-//! records itself the moment it is spawned, before its mount exists: an [`Undo::Kill`] (pid,
-//! start time, its mount folder's name as the marker) and then an [`Undo::Unmount`] of its FUSE
+//! orphaned `losetup`. Given the run's undo log ([`UndoLog`]), the server
+//! records itself the moment it is spawned, before its mount exists: a [`Kill`] (pid,
+//! start time, its mount folder's name as the marker) and then an [`Unmount`] of its FUSE
 //! mount, so cleanup (which undoes in reverse) unmounts the FUSE mount first, which ends the
 //! server, and kills it only if it is still there; each record is removed only once its step
 //! succeeded. Everything also lives in the run folder (`mnt-*` names), which cleanup's sweep
@@ -32,7 +32,7 @@
 //! (`FOPEN_DIRECT_IO` keeps the kernel from caching the image's pages, so a read after a cut
 //! sees what the disk kept).
 
-use crate::provision::{RunState, Undo};
+use crate::undo::{Kill, UndoLog, Unmount};
 use fuser::{
     Config, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo, LockOwner, MountOption,
     OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyWrite, Request,
@@ -44,6 +44,7 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
@@ -493,7 +494,7 @@ pub struct DiskServer {
     mountpoint: PathBuf,
     model: Model,
     /// The run's state and the two records of this server (kill, FUSE unmount), when recorded.
-    records: Option<(RunState, Undo, Undo)>,
+    records: Option<(Arc<dyn UndoLog>, Kill, Unmount)>,
 }
 
 impl DiskServer {
@@ -505,7 +506,7 @@ impl DiskServer {
         base_name: &str,
         mount_name: &str,
         model: Model,
-        state: Option<&RunState>,
+        state: Option<&dyn UndoLog>,
     ) -> Result<Self, DiskError> {
         let mountpoint = run_dir.join(mount_name);
         std::fs::create_dir(&mountpoint).map_err(io(format!("create {}", mountpoint.display())))?;
@@ -534,18 +535,18 @@ impl DiskServer {
         };
         let records = state.map(|st| {
             let pid = child.id();
-            let kill = Undo::Kill {
+            let kill = Kill {
                 pid,
-                start_time: crate::provision::state::process_start_time(pid).unwrap_or(0),
+                start_time: crate::host::process_start_time(pid).unwrap_or(0),
                 marker: PathBuf::from(mount_name),
             };
-            let unmount = Undo::Unmount {
+            let unmount = Unmount {
                 mountpoint: mountpoint.clone(),
                 source: FS_NAME.into(),
             };
             st.push(&kill);
             st.push(&unmount);
-            (st.clone(), kill, unmount)
+            (st.share(), kill, unmount)
         });
         let mut s = DiskServer {
             child: Some(child),
@@ -555,7 +556,7 @@ impl DiskServer {
         };
         let t0 = Instant::now();
         loop {
-            if crate::provision::mount_entry(&s.mountpoint).is_some_and(|(src, _, _)| src == FS_NAME) {
+            if crate::host::mount_entry(&s.mountpoint).is_some_and(|(src, _, _)| src == FS_NAME) {
                 return Ok(s);
             }
             let exited = s.child.as_mut().and_then(|c| c.try_wait().ok().flatten());
@@ -571,7 +572,7 @@ impl DiskServer {
                 }
                 let _ = std::fs::remove_dir(&s.mountpoint);
                 if let Some((st, kill, unmount)) = s.records.take() {
-                    if !crate::provision::is_mounted(&s.mountpoint, Some(FS_NAME)) {
+                    if !crate::host::is_mounted(&s.mountpoint, Some(FS_NAME)) {
                         st.pop(&unmount);
                         st.pop(&kill);
                     }
@@ -653,7 +654,7 @@ impl DiskServer {
         let Some(mut child) = self.child.take() else {
             return Ok(());
         };
-        let r = crate::provision::unmount(&self.mountpoint)
+        let r = crate::host::unmount(&self.mountpoint)
             .map_err(|e| io(format!("unmount {}", self.mountpoint.display()))(std::io::Error::other(e.to_string())));
         let t0 = Instant::now();
         let mut ended = true;

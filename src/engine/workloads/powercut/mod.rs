@@ -10,8 +10,8 @@
 //!
 //! Two ways to cut, chosen per filesystem (`method = "auto"`) and stated in the sample's notes:
 //! - `FS_IOC_SHUTDOWN` with NOLOGFLUSH where the filesystem implements it (probed, never
-//!   assumed: [`crate::powercut::recover::shutdown_supported`]);
-//! - the power-cut disk ([`crate::powercut::disk`]): the runner's image is served by a FUSE
+//!   assumed: [`recover::shutdown_supported`]);
+//! - the power-cut disk ([`disk`]): the runner's image is served by a FUSE
 //!   server and a second loop device over it carries the filesystem; a cut discards every
 //!   write since the last completed flush and fails all I/O until the filesystem is unmounted.
 //!   The runner's own mount is unmounted first and its loop device stays idle until teardown.
@@ -26,21 +26,36 @@
 //!
 //! This workload needs a filesystem fsbench made on a block device; `--dir` targets are refused
 //! before the run ([`crate::engine::Workload::needs_block_device`]).
+//!
+//! Its pieces (issue 14):
+//! - [`writer`]: the seeded writer and the host-side ledger of what was acknowledged durable,
+//!   and the check of a recovered filesystem against it;
+//! - [`recover`]: the `FS_IOC_SHUTDOWN` cut and its probe, and the table of read-only checkers
+//!   (e2fsck, xfs_repair, btrfs check) with their verdicts and repairs;
+//! - [`disk`]: the power-cut disk, a FUSE server (the `fuser` crate, mounted with the mount(2)
+//!   system call as root) that models a volatile write cache under a loop device.
+//!
+//! Invariant: nothing about what was acknowledged is ever kept on the filesystem under test.
 
 use crate::engine::latency::LatencySummary;
 use crate::engine::phase::{Caches, Phases, Policy, Timed};
 use crate::engine::{EngineError, RunContext, Workload, WorkloadKind};
 use crate::metric::{CpuUsage, RawSample};
-use crate::powercut::disk::{DiskServer, Model};
-use crate::powercut::recover::{self, Fsck, FsckVerdict};
-use crate::powercut::writer::{self, Ledger, WriterSpec};
-use crate::provision::{self, RunState, Undo};
+use crate::undo::{Detach, Step, UndoLog, Unmount};
 use crate::units::Bytes;
+use disk::{DiskServer, Model};
 use rand::{Rng, SeedableRng};
+use recover::{Fsck, FsckVerdict};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+use writer::{Ledger, WriterSpec};
+
+pub mod disk;
+pub mod recover;
+pub mod writer;
 
 /// How the power is cut.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -188,13 +203,13 @@ impl Fs {
             self.device.clone(),
             self.mountpoint.to_string_lossy().into_owned(),
         ];
-        provision::run_tool("mount", &args, &[])
+        crate::host::run_tool("mount", &args)
             .map(|_| ())
             .map_err(|e| e.to_string())
     }
 
     fn unmount(&self) -> Result<(), EngineError> {
-        provision::unmount(&self.mountpoint)
+        crate::host::unmount(&self.mountpoint)
             .map_err(|e| EngineError::io("unmount after the cut", std::io::Error::other(e.to_string())))
     }
 }
@@ -208,27 +223,27 @@ fn remount_opts(opts: &str) -> String {
 
 /// The power-cut disk's stack: server, loop device over its image, mount. Undone in reverse
 /// order on drop. With the run's state ([`RunContext::state`]) each piece is recorded as an
-/// [`Undo`] the moment it may exist, in creation order (server kill, FUSE unmount, loop detach,
+/// undo step the moment it may exist, in creation order (server kill, FUSE unmount, loop detach,
 /// mount), so `fsbench cleanup` undoes them in the reverse order after a SIGKILL; a record goes
 /// only once its step is done, so a failed teardown keeps the state file for cleanup. Every
 /// piece also lives in the run folder under a `mnt-` name, which cleanup sweeps as well.
 struct DiskStack {
-    state: Option<RunState>,
+    state: Option<Arc<dyn UndoLog>>,
     server: Option<DiskServer>,
-    loop_dev: Option<Undo>,
-    mnt: Option<Undo>,
+    loop_dev: Option<Detach>,
+    mnt: Option<Unmount>,
 }
 
 impl DiskStack {
     /// Records `u` (a piece that may exist from now on).
-    fn record(&self, u: &Undo) {
+    fn record(&self, u: &dyn Step) {
         if let Some(st) = &self.state {
             st.push(u);
         }
     }
 
     /// Drops the record of `u` (its step is done).
-    fn done(&self, u: &Undo) {
+    fn done(&self, u: &dyn Step) {
         if let Some(st) = &self.state {
             st.pop(u);
         }
@@ -237,9 +252,10 @@ impl DiskStack {
     fn teardown(&mut self) -> Result<(), String> {
         let mut first: Option<String> = None;
         if let Some(u) = self.mnt.take() {
-            if let Undo::Unmount { mountpoint, .. } = &u {
-                let r = if provision::is_mounted(mountpoint, None) {
-                    provision::unmount(mountpoint)
+            {
+                let mountpoint = &u.mountpoint;
+                let r = if crate::host::is_mounted(mountpoint, None) {
+                    crate::host::unmount(mountpoint)
                 } else {
                     Ok(())
                 };
@@ -339,7 +355,7 @@ impl PowercutSpec {
     /// The filesystem under `ctx.dir`: the runner's mount, on a block device.
     fn find_fs(ctx: &RunContext) -> Result<Fs, EngineError> {
         let mountpoint = ctx.dir.parent().map(Path::to_path_buf).unwrap_or_default();
-        match provision::mount_entry(&mountpoint) {
+        match crate::host::mount_entry(&mountpoint) {
             Some((device, fs_type, opts)) if device.starts_with("/dev/") => Ok(Fs {
                 device,
                 fs_type,
@@ -378,7 +394,7 @@ impl PowercutSpec {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "mnt".into());
         let mut stack = DiskStack {
-            state: ctx.state.cloned(),
+            state: ctx.state.map(|s| s.share()),
             server: None,
             loop_dev: None,
             mnt: None,
@@ -393,7 +409,7 @@ impl PowercutSpec {
                 self.disk_model.describe()
             ));
             let base =
-                provision::loop_backing_file(&runner_fs.device).unwrap_or_else(|| PathBuf::from(&runner_fs.device));
+                crate::host::loop_backing_file(&runner_fs.device).unwrap_or_else(|| PathBuf::from(&runner_fs.device));
             let base_arg = match base.strip_prefix(&run_dir) {
                 Ok(rel) => rel.to_string_lossy().into_owned(),
                 Err(_) => base.to_string_lossy().into_owned(),
@@ -409,14 +425,10 @@ impl PowercutSpec {
             .map_err(|e| eio("start the power-cut disk", e))?;
             let image = server.image();
             stack.server = Some(server);
-            let out = provision::run_tool(
-                "losetup",
-                &["--find".into(), "--show".into(), image.to_string_lossy().into_owned()],
-                &[],
-            )
-            .map_err(|e| eio("attach a loop device to the power-cut disk", e))?;
+            let out = crate::host::run_tool("losetup", &["--find", "--show", &image.to_string_lossy()])
+                .map_err(|e| eio("attach a loop device to the power-cut disk", e))?;
             let dev = out.trim().to_string();
-            let detach = Undo::Detach {
+            let detach = Detach {
                 device: dev.clone(),
                 image,
             };
@@ -425,7 +437,7 @@ impl PowercutSpec {
             let mnt = run_dir.join(format!("{tag}-pc"));
             std::fs::create_dir(&mnt).map_err(|e| EngineError::io(format!("create {}", mnt.display()), e))?;
             // Recorded before the first mount; the cuts unmount and mount it again under it.
-            let unmount = Undo::Unmount {
+            let unmount = Unmount {
                 mountpoint: mnt.clone(),
                 source: dev.clone(),
             };

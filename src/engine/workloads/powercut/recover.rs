@@ -137,7 +137,7 @@ pub fn fsck_for(fs_type: &str) -> Option<Fsck> {
 impl Fsck {
     /// `Err("unavailable: …")` text when the program is not installed.
     pub fn available(&self) -> Result<(), String> {
-        match crate::provision::find_tool(self.program) {
+        match crate::host::find_tool(self.program) {
             Some(_) => Ok(()),
             None => Err(format!(
                 "`{}` is not installed: apt-get install {}",
@@ -147,7 +147,7 @@ impl Fsck {
     }
 
     fn run(&self, args: &[&str], device: &str) -> std::io::Result<(i32, String, Duration)> {
-        let prog = crate::provision::find_tool(self.program).unwrap_or_else(|| self.program.into());
+        let prog = crate::host::find_tool(self.program).unwrap_or_else(|| self.program.into());
         let mut cmd = Command::new(prog);
         cmd.args(args).arg(device);
         let out = child::run(

@@ -1,5 +1,5 @@
-//! Stopping a process fsbench started: the zfs-fuse daemon ([`super::Undo::StopDaemon`]) and a
-//! QEMU guest or the power-cut disk's server ([`super::Undo::Kill`]) both go through [`stop`].
+//! Stopping a process fsbench started: the zfs-fuse daemon ([`crate::provision::zfs::StopDaemon`]) and a
+//! QEMU guest or the power-cut disk's server ([`crate::undo::Kill`]) both go through [`stop`].
 //!
 //! Invariants: a process is signalled only while `/proc/PID/stat` shows it alive (not a zombie)
 //! with the recorded start time (field 22, clock ticks since boot, so a recycled pid is never
@@ -110,7 +110,7 @@ mod tests {
     use std::os::unix::process::ExitStatusExt;
 
     fn start_of(pid: u32) -> u64 {
-        super::super::state::process_start_time(pid).unwrap()
+        crate::host::process_start_time(pid).unwrap()
     }
 
     #[test]
@@ -173,11 +173,14 @@ mod tests {
     }
 
     /// The undo records of processes as runs before this module wrote them (the JSON of
-    /// `Undo::StopDaemon` and `Undo::Kill` in a run's state file) still read and undo: a
+    /// the `stop_daemon` and `kill` records in a run's state file) still read and undo: a
     /// recorded QEMU-style process is killed, one whose identity does not match is left alone.
     #[test]
     fn stop_daemon_and_kill_records_of_older_runs_still_read_and_undo() {
-        use super::super::{zfs, Undo};
+        use crate::provision::zfs;
+        use crate::undo::{Kill, Kinds, Record, Step};
+        let kinds = Kinds::generic().with::<zfs::StopDaemon>();
+        let read = |text: &str| kinds.read(&serde_json::from_str::<Record>(text).unwrap()).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let marker = dir.path().join("fsbench-run-1234");
         // Started from inside the run folder, so its command line names it (as QEMU's does).
@@ -190,21 +193,18 @@ mod tests {
             r#"{{"undo":"kill","pid":{pid},"start_time":{start},"marker":"{}"}}"#,
             marker.display()
         );
-        let kill: Undo = serde_json::from_str(&old_kill).unwrap();
-        assert_eq!(
-            kill,
-            Undo::Kill {
-                pid,
-                start_time: start,
-                marker: marker.clone()
-            }
-        );
+        let kill = read(&old_kill);
+        let expected = Kill {
+            pid,
+            start_time: start,
+            marker: marker.clone(),
+        };
+        assert_eq!(kill.record(), expected.record());
         // The same record with another start time (a recycled pid) is left alone.
-        let recycled: Undo = serde_json::from_str(&old_kill.replace(
+        let recycled = read(&old_kill.replace(
             &format!("\"start_time\":{start}"),
             &format!("\"start_time\":{}", start + 1),
-        ))
-        .unwrap();
+        ));
         recycled.apply().unwrap();
         assert!(
             guest.try_wait().unwrap().is_none(),
@@ -221,13 +221,12 @@ mod tests {
         let pid = daemon.id();
         let start = start_of(pid);
         let old_stop = format!(r#"{{"undo":"stop_daemon","pid":{pid},"start_time":{start}}}"#);
-        let stop_rec: Undo = serde_json::from_str(&old_stop).unwrap();
-        assert_eq!(stop_rec, Undo::StopDaemon { pid, start_time: start });
-        let not_ours: Undo = serde_json::from_str(&old_stop.replace(
+        let stop_rec = read(&old_stop);
+        assert_eq!(stop_rec.record(), zfs::StopDaemon { pid, start_time: start }.record());
+        let not_ours = read(&old_stop.replace(
             &format!("\"start_time\":{start}"),
             &format!("\"start_time\":{}", start + 1),
-        ))
-        .unwrap();
+        ));
         not_ours.apply().unwrap();
         assert!(daemon.try_wait().unwrap().is_none(), "another start time was stopped");
         if zfs::pools().is_empty() {
