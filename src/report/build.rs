@@ -201,12 +201,12 @@ fn mark_best(row: &mut Row, rule: StandingRule) {
             // Shown the same within the margin first: a real 0.2 % gap is still "the same
             // within 3 %"; then significantly behind; else inconclusive.
             (_, StandingRule::Equivalence)
-                if two_sample::tost_ratio(this, best_sample, crate::run::adaptive::DECIDED_MARGIN_PCT)
+                if two_sample::tost_ratio(this, best_sample, crate::stats::verdict::DECIDED_MARGIN_PCT)
                     .is_some_and(|t| t.equivalent()) =>
             {
                 Standing::Same
             }
-            (_, StandingRule::Equivalence) => match crate::run::adaptive::pair_verdict(this, best_sample, direction) {
+            (_, StandingRule::Equivalence) => match crate::stats::verdict::pair_verdict(this, best_sample, direction) {
                 two_sample::Verdict::Worse => Standing::Behind,
                 _ => Standing::Inconclusive,
             },

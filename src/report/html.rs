@@ -29,7 +29,7 @@ use super::escape::html as esc;
 use super::role;
 use super::summary;
 use super::view::{self, name_unit, CellView};
-use super::{Cell, ReportModel, Row, Standing, WorkloadTable};
+use super::{Cell, ReportModel, Row, Section, Standing, WorkloadTable};
 use crate::metric::Direction;
 use std::fmt::Write as _;
 
@@ -59,8 +59,9 @@ details{margin:6px 0}summary{cursor:pointer;color:#0a58a5}
 .note{font-size:0.9em;color:#555}
 "#;
 
-/// Renders `model` as one self-contained HTML page (see the module docs).
-pub fn render_html(model: &ReportModel) -> String {
+/// Renders `model` as one self-contained HTML page (see the module docs), with the features'
+/// `sections` before the environment.
+pub fn render_html(model: &ReportModel, sections: &[&dyn Section]) -> String {
     let mut out = String::with_capacity(256 * 1024);
     let s = &model.session;
     let h = &s.info.host;
@@ -105,7 +106,7 @@ pub fn render_html(model: &ReportModel) -> String {
         let meaning = if model.session.info.policy.methodology {
             format!(
                 "“The same within {} %” means both one-sided tests pass; “inconclusive” means neither different nor shown the same, never “the same”",
-                crate::run::adaptive::DECIDED_MARGIN_PCT
+                crate::stats::verdict::DECIDED_MARGIN_PCT
             )
         } else {
             "“Tied” means Welch’s t-test cannot tell the two apart at the 5 % level".to_string()
@@ -130,9 +131,9 @@ pub fn render_html(model: &ReportModel) -> String {
         out.push_str("<p>No results.</p>\n");
     }
     synthetic_vs_real(&mut out, model);
-    // Many-rank sessions: cluster figures, per-rank table and timeline ("" for one rank).
-    out.push_str(&crate::comm::report::html(model));
-    crate::verify::html::section(&mut out, model);
+    for section in sections {
+        out.push_str(&section.html(model));
+    }
     environment(&mut out, model);
     warnings(&mut out, model);
     out.push_str("</body></html>\n");
@@ -510,7 +511,7 @@ fn results_table(out: &mut String, model: &ReportModel, table: &WorkloadTable) {
     let marks = if model.session.info.policy.methodology {
         format!(
             "★ best mean of the row; = the same as the best within {} % (both one-sided tests pass); ~ inconclusive: neither shown different nor shown the same (not “the same”: more repeats may decide); unmarked: significantly behind",
-            crate::run::adaptive::DECIDED_MARGIN_PCT
+            crate::stats::verdict::DECIDED_MARGIN_PCT
         )
     } else {
         "★ best mean of the row; = tied with the best (Welch’s t-test, p ≥ 0.05)".to_string()
@@ -685,7 +686,7 @@ mod tests {
         data.session.info.label = Some("<script>alert(1)</script>".into());
         data.session.info.host.hostname = "h<o>st".into();
         data.session.info.suite_text = "name = \"</pre><script>\"".into();
-        render_html(&build(&data, 1, 0.95))
+        render_html(&build(&data, 1, 0.95), &[])
     }
 
     #[test]
@@ -787,7 +788,7 @@ mod tests {
             row.cells[1].summary.ci_high.unwrap(),
         );
         assert!(lo < 0.0 && hi > 100.0, "the fixture must cross both bounds: {lo} {hi}");
-        let html = render_html(&model);
+        let html = render_html(&model, &[]);
         let cpu = figure_of(&html, "id=\"cpu-0\"");
         assert!(
             cpu.contains("Whiskers clipped at 0 % and 100 %"),
@@ -850,7 +851,7 @@ mod tests {
             s.sample.status = crate::store::SampleStatus::Failed("filesystem full (ENOSPC)".into());
             s.sample.measurements.clear();
         }
-        let html = render_html(&build(&data, 1, 0.95));
+        let html = render_html(&build(&data, 1, 0.95), &[]);
         let summary = &html[html.find("id=\"summary\"").unwrap()..html.find("id=\"w0\"").unwrap()];
         assert!(
             summary.contains("Not compared: xfs failed every repeat (filesystem full (ENOSPC)); zfs is unavailable (module not loaded)."),
@@ -886,14 +887,14 @@ mod tests {
         data.samples.retain(|s| s.sample.case_id.ends_with("-bonnie"));
         let model = build(&data, 1, 0.95);
         assert!(!model.workloads[0].summary.is_empty());
-        let html = render_html(&model);
+        let html = render_html(&model, &[]);
         assert_eq!(
             html.matches(&esc(&model.workloads[0].summary)).count(),
             1,
             "summary repeated"
         );
         // With two workloads each section repeats its own paragraph below the overview.
-        let two = render_html(&build(&session_data(), 1, 0.95));
+        let two = render_html(&build(&session_data(), 1, 0.95), &[]);
         let first = build(&session_data(), 1, 0.95).workloads[0].summary.clone();
         assert_eq!(two.matches(&esc(&first)).count(), 2);
     }
@@ -915,7 +916,7 @@ mod tests {
                 m.value = 100.0 / m.value;
             }
         }
-        let html = render_html(&build(&data, 1, 0.95));
+        let html = render_html(&build(&data, 1, 0.95), &[]);
         let start = html.find("chart-synthetic-real").expect("chart");
         let chart = &html[start..];
         assert!(chart.contains("synthetic workloads") && chart.contains("real-data workloads"));

@@ -213,8 +213,8 @@ fn width_of(s: &str) -> usize {
 }
 
 /// GitHub Markdown: session header, one table per workload (best in **bold**), a details table
-/// with every summary field, the legend and the warnings.
-pub fn render_markdown(model: &ReportModel) -> String {
+/// with every summary field, the legend, the features' `sections` and the warnings.
+pub fn render_markdown(model: &ReportModel, sections: &[&dyn super::Section]) -> String {
     let mut out = String::new();
     let s = &model.session;
     let h = &s.info.host;
@@ -295,8 +295,9 @@ pub fn render_markdown(model: &ReportModel) -> String {
         standing_legend_md(model),
         legend(model).join(" ")
     );
-    // Many-rank sessions: cluster figures and per-rank table ("" for one rank).
-    out.push_str(&crate::comm::report::markdown(model));
+    for section in sections {
+        out.push_str(&section.markdown(model));
+    }
     if !model.warnings.is_empty() {
         let _ = writeln!(out, "\n## Warnings\n");
         for w in &model.warnings {
@@ -345,7 +346,7 @@ fn standing_legend(model: &ReportModel) -> String {
             "* best mean of its row; = the same as the best within {m} % (both one-sided tests pass); \
              ~ inconclusive: neither shown different nor shown the same (not \"the same\": more repeats may \
              decide); unmarked: significantly behind the best. CPU rows are not ranked.",
-            m = crate::run::adaptive::DECIDED_MARGIN_PCT
+            m = crate::stats::verdict::DECIDED_MARGIN_PCT
         )
     } else {
         "* best mean of its row; = tied with the best (Welch's t-test, p >= 0.05). CPU rows are not ranked.".into()
@@ -359,7 +360,7 @@ fn standing_legend_md(model: &ReportModel) -> String {
             "`=`: the same as the best within {m} % (both one-sided tests pass); `~`: inconclusive, neither \
              shown different nor shown the same (not \"the same\"); unmarked: significantly behind. CPU rows \
              are not ranked.",
-            m = crate::run::adaptive::DECIDED_MARGIN_PCT
+            m = crate::stats::verdict::DECIDED_MARGIN_PCT
         )
     } else {
         "`=`: tied with the best (Welch's t-test, p ≥ 0.05). CPU rows are not ranked.".into()
@@ -431,7 +432,7 @@ warnings:
     #[test]
     fn markdown_has_header_bold_best_and_warnings() {
         let model = build(&session_data(), 1, 0.95);
-        let md = render_markdown(&model);
+        let md = render_markdown(&model, &[]);
         assert!(md.starts_with("# fsbench report: session 7\n"));
         assert!(md.contains("| suite | quick |"));
         assert!(md.contains("| label | nightly, \"fast\" |"));
