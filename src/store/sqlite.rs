@@ -26,6 +26,7 @@
 //! <https://sqlite.org/lang_transaction.html>.
 
 use super::model::*;
+use super::read;
 use super::time::now_rfc3339;
 use crate::metric::{Direction, Measurement, MetricId, Role, Unit};
 use crate::policy::{Order, Policy};
@@ -778,6 +779,24 @@ impl Store {
         found.ok_or_else(|| StoreError::NoSuchSession(reference.to_string()))
     }
 
+    /// Runs `sql` (one `?1`: `session`) in `conn` and calls `f` on every row; SQL errors name
+    /// `action`.
+    fn each_row(
+        &self,
+        conn: &Connection,
+        sql: &str,
+        session: i64,
+        action: &str,
+        mut f: impl FnMut(&rusqlite::Row<'_>) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        let mut stmt = conn.prepare(sql).map_err(self.sql(action))?;
+        let mut rows = stmt.query([session]).map_err(self.sql(action))?;
+        while let Some(row) = rows.next().map_err(self.sql(action))? {
+            f(row)?;
+        }
+        Ok(())
+    }
+
     /// Loads a whole session for reporting: cases in plan order, samples in the order they ran
     /// (row id), measurements in the order they were recorded, and the raw-device baseline.
     /// Read in one snapshot, so a concurrent writer never shows half a repeat.
@@ -803,112 +822,45 @@ impl Store {
 
         let action = format!("reading the cases of session {session}");
         let mut cases = Vec::new();
-        {
-            let mut stmt = tx
-                .prepare(
-                    "SELECT case_id, variant, fs_type, mkfs_args_json, mount_opts_json, workload, \
-                     workload_kind, workload_json, availability, unavailable_reason \
-                     FROM cases WHERE session_id = ?1 ORDER BY ord",
-                )
-                .map_err(self.sql(action.as_str()))?;
-            let mut rows = stmt.query([session]).map_err(self.sql(action.as_str()))?;
-            while let Some(row) = rows.next().map_err(self.sql(action.as_str()))? {
-                cases.push(case_from_row(row).map_err(self.row(action.as_str()))?);
-            }
-        }
+        self.each_row(&tx, &read::cases_query("?1"), session, &action, |row| {
+            cases.push(case_from_row(row).map_err(self.row(action.as_str()))?);
+            Ok(())
+        })?;
 
         let action = format!("reading the samples of session {session}");
         let mut samples = Vec::new();
         let mut index = HashMap::new();
-        {
-            let mut stmt = tx
-                .prepare(
-                    "SELECT id, case_id, repeat, is_warmup, started_at, wall_s, status, error, \
-                     device, effective_mount_opts, notes_json \
-                     FROM samples WHERE session_id = ?1 ORDER BY id",
-                )
-                .map_err(self.sql(action.as_str()))?;
-            let mut rows = stmt.query([session]).map_err(self.sql(action.as_str()))?;
-            while let Some(row) = rows.next().map_err(self.sql(action.as_str()))? {
-                let sample = sample_from_row(row).map_err(self.row(action.as_str()))?;
-                index.insert(sample.id, samples.len());
-                samples.push(sample);
-            }
-        }
+        self.each_row(&tx, &read::samples_query("?1"), session, &action, |row| {
+            let sample = sample_from_row(row).map_err(self.row(action.as_str()))?;
+            index.insert(sample.id, samples.len());
+            samples.push(sample);
+            Ok(())
+        })?;
 
         let action = format!("reading the measurements of session {session}");
-        {
-            let mut stmt = tx
-                .prepare(
-                    "SELECT m.sample_id, m.phase, m.metric, m.unit, m.direction, m.value, m.role \
-                     FROM metrics AS m JOIN samples AS s ON s.id = m.sample_id \
-                     WHERE s.session_id = ?1 ORDER BY m.sample_id, m.ord",
-                )
-                .map_err(self.sql(action.as_str()))?;
-            let mut rows = stmt.query([session]).map_err(self.sql(action.as_str()))?;
-            while let Some(row) = rows.next().map_err(self.sql(action.as_str()))? {
-                let (sample_id, m) = measurement_from_row(row).map_err(self.row(action.as_str()))?;
-                // Same snapshot as the samples query, so every sample id is in the index.
-                if let Some(&i) = index.get(&sample_id) {
-                    samples[i].sample.measurements.push(m);
-                }
+        self.each_row(&tx, &read::metrics_query("?1"), session, &action, |row| {
+            let (sample_id, m) = measurement_from_row(row).map_err(self.row(action.as_str()))?;
+            // Same snapshot as the samples query, so every sample id is in the index.
+            if let Some(&i) = index.get(&sample_id) {
+                samples[i].sample.measurements.push(m);
             }
-        }
+            Ok(())
+        })?;
 
-        let action = format!("reading the latency histograms of session {session}");
-        {
-            let mut stmt = tx
-                .prepare(
-                    "SELECT h.sample_id, h.phase, h.bins_json \
-                     FROM latency_histograms AS h JOIN samples AS s ON s.id = h.sample_id \
-                     WHERE s.session_id = ?1 ORDER BY h.sample_id, h.ord",
-                )
-                .map_err(self.sql(action.as_str()))?;
-            let mut rows = stmt.query([session]).map_err(self.sql(action.as_str()))?;
-            while let Some(row) = rows.next().map_err(self.sql(action.as_str()))? {
+        for child in read::Child::ALL {
+            let action = format!("reading the {} of session {session}", child.plural());
+            self.each_row(&tx, &child.query("?1"), session, &action, |row| {
                 let read = |row: &rusqlite::Row| -> rusqlite::Result<(i64, String, String)> {
                     Ok((row.get(0)?, row.get(1)?, row.get(2)?))
                 };
-                let (sample_id, phase, bins) = read(row).map_err(self.sql(action.as_str()))?;
-                let bins = serde_json::from_str(&bins).map_err(|e| StoreError::Corrupt {
-                    path: self.path.display().to_string(),
-                    what: format!("latency histogram of sample {sample_id} phase {phase}: {e}"),
-                })?;
-                if let Some(&i) = index.get(&sample_id) {
-                    samples[i]
-                        .sample
-                        .histograms
-                        .push(crate::metric::LatencyHistogram { phase, bins });
-                }
-            }
-        }
-
-        let action = format!("reading the throughput series of session {session}");
-        {
-            let mut stmt = tx
-                .prepare(
-                    "SELECT t.sample_id, t.phase, t.ops_json \
-                     FROM throughput_series AS t JOIN samples AS s ON s.id = t.sample_id \
-                     WHERE s.session_id = ?1 ORDER BY t.sample_id, t.ord",
-                )
-                .map_err(self.sql(action.as_str()))?;
-            let mut rows = stmt.query([session]).map_err(self.sql(action.as_str()))?;
-            while let Some(row) = rows.next().map_err(self.sql(action.as_str()))? {
-                let read = |row: &rusqlite::Row| -> rusqlite::Result<(i64, String, String)> {
-                    Ok((row.get(0)?, row.get(1)?, row.get(2)?))
-                };
-                let (sample_id, phase, ops) = read(row).map_err(self.sql(action.as_str()))?;
-                let ops = serde_json::from_str(&ops).map_err(|e| StoreError::Corrupt {
-                    path: self.path.display().to_string(),
-                    what: format!("throughput series of sample {sample_id} phase {phase}: {e}"),
-                })?;
-                if let Some(&i) = index.get(&sample_id) {
-                    samples[i]
-                        .sample
-                        .series
-                        .push(crate::metric::ThroughputSeries { phase, ops });
-                }
-            }
+                let values = read(row).map_err(self.sql(action.as_str()))?;
+                child
+                    .attach(&mut samples, &index, values)
+                    .map_err(|what| StoreError::Corrupt {
+                        path: self.path.display().to_string(),
+                        what,
+                    })
+            })?;
         }
 
         let baseline = self.baseline(&tx, session)?;
@@ -1147,15 +1099,7 @@ fn case_from_row(row: &rusqlite::Row<'_>) -> Result<CaseRecord, RowError> {
     let mount_opts: String = row.get(4)?;
     let availability: String = row.get(8)?;
     let reason: Option<String> = row.get(9)?;
-    let availability = match (availability.as_str(), reason) {
-        ("available", None) => CaseAvailability::Available,
-        ("unavailable", Some(why)) => CaseAvailability::Unavailable(why),
-        (state, reason) => {
-            return Err(RowError::Bad(format!(
-                "case {case_id} has availability `{state}` with reason {reason:?}"
-            )))
-        }
-    };
+    let availability = read::availability(&case_id, &availability, reason).map_err(RowError::Bad)?;
     Ok(CaseRecord {
         variant: row.get(1)?,
         fs_type: row.get(2)?,
@@ -1174,15 +1118,7 @@ fn sample_from_row(row: &rusqlite::Row<'_>) -> Result<SampleRecord, RowError> {
     let id: i64 = row.get(0)?;
     let status: String = row.get(6)?;
     let error: Option<String> = row.get(7)?;
-    let status = match (status.as_str(), error) {
-        ("ok", None) => SampleStatus::Ok,
-        ("failed", Some(e)) => SampleStatus::Failed(e),
-        (state, error) => {
-            return Err(RowError::Bad(format!(
-                "sample {id} has status `{state}` with error {error:?}"
-            )))
-        }
-    };
+    let status = read::status(id, &status, error).map_err(RowError::Bad)?;
     let notes: String = row.get(10)?;
     Ok(SampleRecord {
         id,

@@ -1,0 +1,121 @@
+//! What the SQLite and PostgreSQL stores share when they read a session back: the queries of
+//! its child tables (`{p}` stands for the backend's placeholder of the session id, `?1` or
+//! `$1`), the decoding of a case's availability and a sample's status, and the JSON child rows
+//! of a sample (latency histograms, throughput series).
+//!
+//! Invariant: both backends read the same rows in the same order and refuse the same
+//! inconsistent values with the same words, so a session reads back the same from either.
+
+use super::model::{CaseAvailability, SampleRecord, SampleStatus};
+use crate::metric::{LatencyHistogram, ThroughputSeries};
+use std::collections::HashMap;
+
+/// The cases of a session, in the order they were recorded.
+pub(crate) fn cases_query(p: &str) -> String {
+    format!(
+        "SELECT case_id, variant, fs_type, mkfs_args_json, mount_opts_json, workload, \
+         workload_kind, workload_json, availability, unavailable_reason \
+         FROM cases WHERE session_id = {p} ORDER BY ord"
+    )
+}
+
+/// The samples of a session, in id order.
+pub(crate) fn samples_query(p: &str) -> String {
+    format!(
+        "SELECT id, case_id, repeat, is_warmup, started_at, wall_s, status, error, \
+         device, effective_mount_opts, notes_json \
+         FROM samples WHERE session_id = {p} ORDER BY id"
+    )
+}
+
+/// The measurements of every sample of a session, by sample and position.
+pub(crate) fn metrics_query(p: &str) -> String {
+    format!(
+        "SELECT m.sample_id, m.phase, m.metric, m.unit, m.direction, m.value, m.role \
+         FROM metrics AS m JOIN samples AS s ON s.id = m.sample_id \
+         WHERE s.session_id = {p} ORDER BY m.sample_id, m.ord"
+    )
+}
+
+/// A case's availability from its `availability` and `unavailable_reason` columns.
+pub(crate) fn availability(case_id: &str, state: &str, reason: Option<String>) -> Result<CaseAvailability, String> {
+    match (state, reason) {
+        ("available", None) => Ok(CaseAvailability::Available),
+        ("unavailable", Some(why)) => Ok(CaseAvailability::Unavailable(why)),
+        (state, reason) => Err(format!(
+            "case {case_id} has availability `{state}` with reason {reason:?}"
+        )),
+    }
+}
+
+/// A sample's status from its `status` and `error` columns.
+pub(crate) fn status(id: i64, state: &str, error: Option<String>) -> Result<SampleStatus, String> {
+    match (state, error) {
+        ("ok", None) => Ok(SampleStatus::Ok),
+        ("failed", Some(e)) => Ok(SampleStatus::Failed(e)),
+        (state, error) => Err(format!("sample {id} has status `{state}` with error {error:?}")),
+    }
+}
+
+/// A child table of samples whose rows are (sample id, phase, JSON).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Child {
+    /// `latency_histograms`: a phase's histogram bins.
+    Histograms,
+    /// `throughput_series`: a phase's operations per second.
+    Series,
+}
+
+impl Child {
+    /// Both child tables, in the order the stores read them.
+    pub(crate) const ALL: [Child; 2] = [Child::Histograms, Child::Series];
+
+    /// The rows of the table for every sample of a session, by sample and position.
+    pub(crate) fn query(self, p: &str) -> String {
+        let (alias, json, table) = match self {
+            Child::Histograms => ("h", "bins_json", "latency_histograms"),
+            Child::Series => ("t", "ops_json", "throughput_series"),
+        };
+        format!(
+            "SELECT {alias}.sample_id, {alias}.phase, {alias}.{json} \
+             FROM {table} AS {alias} JOIN samples AS s ON s.id = {alias}.sample_id \
+             WHERE s.session_id = {p} ORDER BY {alias}.sample_id, {alias}.ord"
+        )
+    }
+
+    /// What the table holds, in the plural (for the action of an error).
+    pub(crate) fn plural(self) -> &'static str {
+        match self {
+            Child::Histograms => "latency histograms",
+            Child::Series => "throughput series",
+        }
+    }
+
+    /// Decodes one row's JSON and appends it to its sample (`index`: sample id → position in
+    /// `samples`; a row of a sample not in the index is skipped). The error says which row.
+    pub(crate) fn attach(
+        self,
+        samples: &mut [SampleRecord],
+        index: &HashMap<i64, usize>,
+        (sample_id, phase, json): (i64, String, String),
+    ) -> Result<(), String> {
+        let sample = index.get(&sample_id).map(|&i| &mut samples[i].sample);
+        match self {
+            Child::Histograms => {
+                let bins = serde_json::from_str(&json)
+                    .map_err(|e| format!("latency histogram of sample {sample_id} phase {phase}: {e}"))?;
+                if let Some(s) = sample {
+                    s.histograms.push(LatencyHistogram { phase, bins });
+                }
+            }
+            Child::Series => {
+                let ops = serde_json::from_str(&json)
+                    .map_err(|e| format!("throughput series of sample {sample_id} phase {phase}: {e}"))?;
+                if let Some(s) = sample {
+                    s.series.push(ThroughputSeries { phase, ops });
+                }
+            }
+        }
+        Ok(())
+    }
+}
