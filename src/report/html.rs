@@ -301,145 +301,150 @@ fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable
     }
     legend(out, model);
     let wl = table.workload.as_str();
-    let attrs = format!(" id=\"bars-{index}\" data-workload=\"{w}\"");
-    let headline: Vec<(&str, &Row)> = table
-        .rows
-        .iter()
-        .filter(|r| role::is_headline(&r.metric))
-        .map(|r| (wl, r))
-        .collect();
-    if !headline.is_empty() {
-        let p = panels(model, &headline, |r| {
+    let rows_where = |keep: fn(&crate::metric::MetricId) -> bool| -> Vec<(&str, &Row)> {
+        table.rows.iter().filter(|r| keep(&r.metric)).map(|r| (wl, r)).collect()
+    };
+    let headline = rows_where(role::is_headline);
+    bar_figure(
+        out,
+        model,
+        &headline,
+        ("chart-bars", &format!(" id=\"bars-{index}\" data-workload=\"{w}\"")),
+        |r| {
             format!(
                 "{} ({}) per phase — {}",
                 r.metric.name,
                 r.metric.unit,
                 direction_text(r.metric.direction)
             )
-        });
-        figure(
-            out,
-            model,
-            "chart-bars",
-            &attrs,
-            charts::bar_chart(&p, &model.variants, WIDE),
-            &format!("{}{}", "Mean of the measured repeats per phase, filesystems side by side; whiskers: 95 % confidence interval of the mean.", caption_notes(model, &p)),
-        );
-    }
-    let cpu: Vec<(&str, &Row)> = table
-        .rows
-        .iter()
-        .filter(|r| role::is_cpu(&r.metric))
-        .map(|r| (wl, r))
-        .collect();
-    if !cpu.is_empty() {
-        let p = panels(model, &cpu, |r| {
+        },
+        "Mean of the measured repeats per phase, filesystems side by side; whiskers: 95 % confidence interval of the mean.",
+    );
+    bar_figure(
+        out,
+        model,
+        &rows_where(role::is_cpu),
+        ("chart-cpu", &format!(" id=\"cpu-{index}\" data-workload=\"{w}\"")),
+        |r| {
             let whose = if r.metric.role == crate::metric::Role::ProcessCpu {
                 "fsbench process, % of one CPU"
             } else {
                 "whole system, % of all CPUs"
             };
             format!("CPU use ({whose}) per phase — lower is better")
-        });
-        figure(
-            out,
-            model,
-            "chart-cpu",
-            &format!(" id=\"cpu-{index}\" data-workload=\"{w}\""),
-            charts::bar_chart(&p, &model.variants, WIDE),
-            &format!("{}{}", "CPU use during each timed phase: the benchmark process (getrusage) and the whole machine (/proc/stat), which includes kernel threads doing journaling, writeback and compression.", caption_notes(model, &p)),
-        );
-    }
-    let lat: Vec<(&str, &Row)> = table
-        .rows
-        .iter()
-        .filter(|r| role::is_latency(&r.metric))
-        .map(|r| (wl, r))
-        .collect();
-    if !lat.is_empty() {
-        let p = panels(model, &lat, |r| {
+        },
+        "CPU use during each timed phase: the benchmark process (getrusage) and the whole machine (/proc/stat), which includes kernel threads doing journaling, writeback and compression.",
+    );
+    bar_figure(
+        out,
+        model,
+        &rows_where(role::is_latency),
+        (
+            "chart-latency",
+            &format!(" id=\"latency-{index}\" data-workload=\"{w}\""),
+        ),
+        |r| {
             format!(
                 "latency {} ({}) per phase — {}",
                 r.metric.name_within_role(),
                 r.metric.unit,
                 direction_text(r.metric.direction)
             )
-        });
-        figure(
-            out,
-            model,
-            "chart-latency",
-            &format!(" id=\"latency-{index}\" data-workload=\"{w}\""),
-            charts::bar_chart(&p, &model.variants, WIDE),
-            &format!(
-                "{}{}",
-                "Per-operation latency percentiles (mean over repeats of each repeat's percentile).",
-                caption_notes(model, &p)
-            ),
-        );
-    }
+        },
+        "Per-operation latency percentiles (mean over repeats of each repeat's percentile).",
+    );
     super::histogram::section(out, model, wl);
     super::throughput::section(out, model, wl);
     if !headline.is_empty() {
         out.push_str("<h3>Every repeat</h3>\n<p class=\"note\">Each point is one measured repeat in run order; the dashed line is the trimmed mean and the band the 95 % confidence interval of the mean. A first point far from the rest is a first-run effect.</p>\n<div class=\"grid\">\n");
         let absent = view::absent(model, wl);
         for (_, row) in &headline {
-            let series: Vec<RepeatSeries> = row
-                .cells
-                .iter()
-                .filter_map(|c| {
-                    let index = model.variants.iter().position(|v| *v == c.variant)?;
-                    Some(RepeatSeries {
-                        index,
-                        values: c.values.clone(),
-                        trimmed_mean: c.summary.trimmed_mean,
-                        ci: c.summary.ci_low.zip(c.summary.ci_high),
-                    })
-                })
-                .collect();
-            let bounds = role::bounds(&row.metric, model.session.info.host.ncpu);
-            let marks: Vec<(usize, String)> = absent
-                .iter()
-                .map(|(i, a)| (*i, format!("{}: {}", model.variants[*i], a.word())))
-                .collect();
-            let mut caption: Vec<String> = absent
-                .iter()
-                .map(|(i, a)| format!("<b>{}</b>: {}", esc(&model.variants[*i]), esc(&a.describe())))
-                .collect();
-            let clipped = series
-                .iter()
-                .any(|s| s.ci.is_some_and(|(l, h)| l < bounds.0 || h > bounds.1));
-            if clipped {
-                caption.push(format!(
-                    "bands clipped at {} {}: the interval reaches past what the quantity can be",
-                    bound_text(bounds.0),
-                    esc(row.metric.unit.as_str())
-                ));
-            }
-            let caption = caption.join("; ");
-            let title = format!(
-                "{} {} — {}",
-                row.phase,
-                row.metric.name,
-                direction_text(row.metric.direction)
-            );
-            figure(
-                out,
-                model,
-                "chart-repeats",
-                &format!(
-                    " data-workload=\"{w}\" data-phase=\"{}\" data-metric=\"{}\"",
-                    esc(&row.phase),
-                    esc(&row.metric.name)
-                ),
-                charts::repeats_chart(&title, row.metric.unit.as_str(), &series, &marks, bounds, 540, 270),
-                &caption,
-            );
+            repeats_figure(out, model, &w, row, &absent);
         }
         out.push_str("</div>\n");
     }
     results_table(out, model, table);
     out.push_str("</section>\n");
+}
+
+/// One figure of grouped bars, a panel per row of `rows` titled by `title` (nothing without
+/// rows); `(class, attrs)` of the `<figure>`; `caption` is followed by the panels' notes.
+fn bar_figure(
+    out: &mut String,
+    model: &ReportModel,
+    rows: &[(&str, &Row)],
+    (class, attrs): (&str, &str),
+    title: impl Fn(&Row) -> String,
+    caption: &str,
+) {
+    if rows.is_empty() {
+        return;
+    }
+    let p = panels(model, rows, title);
+    figure(
+        out,
+        model,
+        class,
+        attrs,
+        charts::bar_chart(&p, &model.variants, WIDE),
+        &format!("{}{}", caption, caption_notes(model, &p)),
+    );
+}
+
+/// The figure of every measured repeat of headline `row` of workload `w` (escaped), with the
+/// workload's `absent` variants marked.
+fn repeats_figure(out: &mut String, model: &ReportModel, w: &str, row: &Row, absent: &[(usize, view::Absence)]) {
+    let series: Vec<RepeatSeries> = row
+        .cells
+        .iter()
+        .filter_map(|c| {
+            let index = model.variants.iter().position(|v| *v == c.variant)?;
+            Some(RepeatSeries {
+                index,
+                values: c.values.clone(),
+                trimmed_mean: c.summary.trimmed_mean,
+                ci: c.summary.ci_low.zip(c.summary.ci_high),
+            })
+        })
+        .collect();
+    let bounds = role::bounds(&row.metric, model.session.info.host.ncpu);
+    let marks: Vec<(usize, String)> = absent
+        .iter()
+        .map(|(i, a)| (*i, format!("{}: {}", model.variants[*i], a.word())))
+        .collect();
+    let mut caption: Vec<String> = absent
+        .iter()
+        .map(|(i, a)| format!("<b>{}</b>: {}", esc(&model.variants[*i]), esc(&a.describe())))
+        .collect();
+    let clipped = series
+        .iter()
+        .any(|s| s.ci.is_some_and(|(l, h)| l < bounds.0 || h > bounds.1));
+    if clipped {
+        caption.push(format!(
+            "bands clipped at {} {}: the interval reaches past what the quantity can be",
+            bound_text(bounds.0),
+            esc(row.metric.unit.as_str())
+        ));
+    }
+    let caption = caption.join("; ");
+    let title = format!(
+        "{} {} — {}",
+        row.phase,
+        row.metric.name,
+        direction_text(row.metric.direction)
+    );
+    figure(
+        out,
+        model,
+        "chart-repeats",
+        &format!(
+            " data-workload=\"{w}\" data-phase=\"{}\" data-metric=\"{}\"",
+            esc(&row.phase),
+            esc(&row.metric.name)
+        ),
+        charts::repeats_chart(&title, row.metric.unit.as_str(), &series, &marks, bounds, 540, 270),
+        &caption,
+    );
 }
 
 /// Class and mark of a table cell with values, by its standing.
