@@ -353,8 +353,8 @@ fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable
         },
         "Per-operation latency percentiles (mean over repeats of each repeat's percentile).",
     );
-    super::histogram::section(out, model, wl);
-    super::throughput::section(out, model, wl);
+    super::histogram::FIGURES.section(out, model, wl);
+    super::throughput::FIGURES.section(out, model, wl);
     if !headline.is_empty() {
         out.push_str("<h3>Every repeat</h3>\n<p class=\"note\">Each point is one measured repeat in run order; the dashed line is the trimmed mean and the band the 95 % confidence interval of the mean. A first point far from the rest is a first-run effect.</p>\n<div class=\"grid\">\n");
         let absent = view::absent(model, wl);
@@ -532,25 +532,15 @@ fn results_table(out: &mut String, model: &ReportModel, table: &WorkloadTable) {
         esc(&table.workload)
     );
     for d in view::details(table) {
-        let x = &d.numbers;
-        let _ = writeln!(
-            out,
-            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} ({}/end)</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&d.row.phase),
-            esc(&name_unit(&d.row.metric)),
-            esc(&d.cell.variant),
-            d.cell.summary.n,
-            x.mean,
-            x.ci,
-            x.median,
-            x.sd,
-            x.cov_pct,
-            x.trimmed_mean,
-            d.cell.summary.trimmed,
-            x.min,
-            x.max,
-            d.p_vs_best,
-        );
+        let mut cells = d.cells(esc);
+        cells[9] = format!("{} ({}/end)", cells[9], d.cell.summary.trimmed);
+        cells.push(d.p_vs_best.clone());
+        out.push_str("<tr>");
+        for (i, c) in cells.iter().enumerate() {
+            let class = if i < 3 { " class=\"l\"" } else { "" };
+            let _ = write!(out, "<td{class}>{c}</td>");
+        }
+        out.push_str("</tr>\n");
     }
     out.push_str("</tbody></table></details>\n");
 }

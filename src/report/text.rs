@@ -14,7 +14,7 @@
 //! common Latin text of names and numbers; wide CJK names would misalign, not break.
 
 use super::escape::markdown as md;
-use super::view::{self, name_unit, short_label};
+use super::view::{self, short_label};
 use super::{cachebound, number, summary, ReportModel, WorkloadTable};
 use std::fmt::Write as _;
 
@@ -317,23 +317,7 @@ fn details(out: &mut String, table: &WorkloadTable, trim: usize) {
         md(&table.workload)
     );
     for d in view::details(table) {
-        let x = &d.numbers;
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            md(&d.row.phase),
-            md(&name_unit(&d.row.metric)),
-            md(&d.cell.variant),
-            d.cell.summary.n,
-            x.mean,
-            x.ci,
-            x.median,
-            x.sd,
-            x.cov_pct,
-            x.trimmed_mean,
-            x.min,
-            x.max,
-        );
+        let _ = writeln!(out, "| {} |", d.cells(md).join(" | "));
     }
     let _ = writeln!(out, "\n</details>");
 }
