@@ -626,20 +626,14 @@ fn insert_sample(tx: &mut Transaction, session: i64, s: &NewSample) -> Result<i6
             ],
         )?;
     }
-    if !s.histograms.is_empty() {
-        let insert =
-            tx.prepare("INSERT INTO latency_histograms (sample_id, ord, phase, bins_json) VALUES ($1, $2, $3, $4)")?;
-        for (ord, h) in s.histograms.iter().enumerate() {
-            let bins = serde_json::to_string(&h.bins).unwrap_or_else(|_| "[]".into());
-            tx.execute(&insert, &[&id, &(ord as i32), &h.phase, &bins])?;
+    for child in read::Child::ALL {
+        let rows = child.rows(s);
+        if rows.is_empty() {
+            continue;
         }
-    }
-    if !s.series.is_empty() {
-        let insert =
-            tx.prepare("INSERT INTO throughput_series (sample_id, ord, phase, ops_json) VALUES ($1, $2, $3, $4)")?;
-        for (ord, t) in s.series.iter().enumerate() {
-            let ops = serde_json::to_string(&t.ops).unwrap_or_else(|_| "[]".into());
-            tx.execute(&insert, &[&id, &(ord as i32), &t.phase, &ops])?;
+        let insert = tx.prepare(&child.insert('$'))?;
+        for (ord, (phase, json)) in rows.into_iter().enumerate() {
+            tx.execute(&insert, &[&id, &(ord as i32), &phase, &json])?;
         }
     }
     Ok(id)

@@ -1,12 +1,12 @@
 //! What the SQLite and PostgreSQL stores share when they read a session back: the queries of
 //! its child tables (`{p}` stands for the backend's placeholder of the session id, `?1` or
 //! `$1`), the decoding of a case's availability and a sample's status, and the JSON child rows
-//! of a sample (latency histograms, throughput series).
+//! of a sample (latency histograms, throughput series), which [`Child`] also writes.
 //!
 //! Invariant: both backends read the same rows in the same order and refuse the same
 //! inconsistent values with the same words, so a session reads back the same from either.
 
-use super::model::{CaseAvailability, SampleRecord, SampleStatus};
+use super::model::{CaseAvailability, NewSample, SampleRecord, SampleStatus};
 use crate::metric::{LatencyHistogram, ThroughputSeries};
 use std::collections::HashMap;
 
@@ -81,6 +81,41 @@ impl Child {
              FROM {table} AS {alias} JOIN samples AS s ON s.id = {alias}.sample_id \
              WHERE s.session_id = {p} ORDER BY {alias}.sample_id, {alias}.ord"
         )
+    }
+
+    /// The insert of one row (`sample_id, ord, phase, json`), with the backend's placeholder
+    /// prefix (`?` or `$`).
+    pub(crate) fn insert(self, p: char) -> String {
+        let (json, table) = match self {
+            Child::Histograms => ("bins_json", "latency_histograms"),
+            Child::Series => ("ops_json", "throughput_series"),
+        };
+        format!("INSERT INTO {table} (sample_id, ord, phase, {json}) VALUES ({p}1, {p}2, {p}3, {p}4)")
+    }
+
+    /// The `(phase, JSON)` rows of `sample` in this table, in order.
+    pub(crate) fn rows(self, sample: &NewSample) -> Vec<(&str, String)> {
+        let json = |v: Result<String, serde_json::Error>| v.unwrap_or_else(|_| "[]".into());
+        match self {
+            Child::Histograms => sample
+                .histograms
+                .iter()
+                .map(|h| (h.phase.as_str(), json(serde_json::to_string(&h.bins))))
+                .collect(),
+            Child::Series => sample
+                .series
+                .iter()
+                .map(|t| (t.phase.as_str(), json(serde_json::to_string(&t.ops))))
+                .collect(),
+        }
+    }
+
+    /// What one row is, for the action of an error storing it (`the PHASE histogram`).
+    pub(crate) fn one(self, phase: &str) -> String {
+        match self {
+            Child::Histograms => format!("the {phase} histogram"),
+            Child::Series => format!("the {phase} series"),
+        }
     }
 
     /// What the table holds, in the plural (for the action of an error).

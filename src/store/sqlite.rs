@@ -608,30 +608,18 @@ impl Store {
                     .map_err(|e| self.sql(format!("{action}: storing {}/{}", m.phase, m.metric.name))(e))?;
             }
         }
-        if !s.histograms.is_empty() {
-            let mut insert = tx
-                .prepare_cached(
-                    "INSERT INTO latency_histograms (sample_id, ord, phase, bins_json) VALUES (?1, ?2, ?3, ?4)",
-                )
-                .map_err(self.sql(action.as_str()))?;
-            for (ord, h) in s.histograms.iter().enumerate() {
-                let bins = serde_json::to_string(&h.bins).unwrap_or_else(|_| "[]".into());
-                insert
-                    .execute(params![id, ord, h.phase, bins])
-                    .map_err(|e| self.sql(format!("{action}: storing the {} histogram", h.phase))(e))?;
+        for child in read::Child::ALL {
+            let rows = child.rows(s);
+            if rows.is_empty() {
+                continue;
             }
-        }
-        if !s.series.is_empty() {
             let mut insert = tx
-                .prepare_cached(
-                    "INSERT INTO throughput_series (sample_id, ord, phase, ops_json) VALUES (?1, ?2, ?3, ?4)",
-                )
+                .prepare_cached(&child.insert('?'))
                 .map_err(self.sql(action.as_str()))?;
-            for (ord, t) in s.series.iter().enumerate() {
-                let ops = serde_json::to_string(&t.ops).unwrap_or_else(|_| "[]".into());
+            for (ord, (phase, json)) in rows.into_iter().enumerate() {
                 insert
-                    .execute(params![id, ord, t.phase, ops])
-                    .map_err(|e| self.sql(format!("{action}: storing the {} series", t.phase))(e))?;
+                    .execute(params![id, ord, phase, json])
+                    .map_err(|e| self.sql(format!("{action}: storing {}", child.one(phase)))(e))?;
             }
         }
         tx.commit().map_err(self.sql(format!("{action}: committing")))?;
