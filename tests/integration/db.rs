@@ -7,6 +7,7 @@
 //! skip them loudly otherwise, like the root gate.
 
 use crate::require_privileged;
+use crate::util::interrupt;
 use crate::util::{assert_no_leftovers, fsbench, mounts_under, scratch, spawn_run, text, write_suite};
 use std::path::Path;
 use std::process::Command;
@@ -333,10 +334,7 @@ fn ctrl_c_during_the_mariadb_phase_stops_the_server_and_unmounts() {
     wait_for_mariadb_phase(&mut child, &sc);
     std::thread::sleep(Duration::from_millis(500));
     let t1 = Instant::now();
-    rustix::process::kill_process(rustix::process::Pid::from_child(&child), rustix::process::Signal::Int).unwrap();
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    let (status, err) = interrupt(&mut child);
     assert_eq!(status.code(), Some(130), "{err}");
     // The 120 s load was cut short: the server stopped politely within seconds.
     assert!(

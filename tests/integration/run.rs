@@ -1,6 +1,7 @@
 //! Real `fsbench run` sessions end to end: provision, run, store, report, and Ctrl-C.
 
 use crate::require_privileged;
+use crate::util::interrupt;
 use crate::util::{
     assert_no_leftovers, fsbench, mounts_under, scratch, spawn_run, text, write_suite, BONNIE_PHASES, TINY,
 };
@@ -140,10 +141,7 @@ fn ctrl_c_in_the_middle_of_a_phase_leaves_nothing_mounted_and_keeps_finished_rep
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(700));
-    rustix::process::kill_process(rustix::process::Pid::from_child(&child), rustix::process::Signal::Int).unwrap();
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    let (status, err) = interrupt(&mut child);
     assert_eq!(status.code(), Some(130), "{err}");
     assert!(t0.elapsed() < Duration::from_secs(60), "took too long to stop");
     assert_no_leftovers(&sc);

@@ -4,24 +4,15 @@ use crate::require_privileged;
 use crate::util::{
     assert_no_leftovers, fsbench, mounts_under, report_json, scratch, spawn_run, text, write_suite, TINY,
 };
+use crate::util::{samples_of, wait_with_stderr};
 use rand::{Rng, SeedableRng};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn sample_errors(j: &serde_json::Value, variant: &str) -> Vec<String> {
-    let ids: Vec<&str> = j["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["variant"] == variant)
-        .map(|c| c["case_id"].as_str().unwrap())
-        .collect();
-    j["samples"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|s| ids.contains(&s["case_id"].as_str().unwrap()))
+    samples_of(j, |c| c["variant"] == variant)
+        .into_iter()
         .map(|s| s["status"]["error"].as_str().unwrap_or("").to_string())
         .collect()
 }
@@ -212,9 +203,7 @@ fn sigint_sigterm_and_sigkill_at_twenty_random_moments_leave_nothing_and_lose_no
         let mut child = spawn_run(&db, &suite, &sc, &[]);
         std::thread::sleep(delay);
         let _ = rustix::process::kill_process(rustix::process::Pid::from_child(&child), sig);
-        let status = child.wait().unwrap();
-        let mut err = String::new();
-        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+        let (status, err) = wait_with_stderr(&mut child);
         let ctx = format!("round {round}, {sig:?} after {delay:?}: {status:?}\n{err}");
         if sig == Signal::Kill {
             let o = fsbench(&["cleanup", "--scratch", sc.to_str().unwrap()]);

@@ -8,6 +8,7 @@
 //! `FSBENCH_REQUIRE_PRIVILEGED=1` and skips loudly otherwise.
 
 use crate::require_privileged;
+use crate::util::wait_with_stderr;
 use crate::util::{
     assert_no_leftovers, mounts_under, report_json, scratch, skip_or_fail, spawn_run, text, tool_path, write_suite,
     SuiteRun,
@@ -317,9 +318,7 @@ transactions = 200
     assert!(!mounts_under(&sc).is_empty());
     // SAFETY: kill(2) of the bonnie++ this test's run started.
     unsafe { libc::kill(pid, libc::SIGKILL) };
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    let (status, err) = wait_with_stderr(&mut child);
     // One repeat failed and the next case still ran and produced results: exit 0 with a
     // warning naming the failed case (`--strict` would make it 1).
     assert_eq!(status.code(), Some(0), "{err}");
