@@ -48,34 +48,12 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
     }
     variants.sort_by_key(|v| group_order.iter().position(|g| *g == groups.get(v)));
 
-    // Rows per workload in discovery order, and values per (workload, phase, metric, variant).
-    let mut phases: HashMap<&str, Vec<&str>> = HashMap::new();
-    let mut metrics: HashMap<(&str, &str), Vec<&MetricId>> = HashMap::new();
-    let mut values: HashMap<Key, Vec<f64>> = HashMap::new();
-    let mut non_finite: Vec<(Key, usize)> = Vec::new();
-    for record in &data.samples {
-        let sample = &record.sample;
-        if sample.is_warmup || sample.status != SampleStatus::Ok {
-            continue;
-        }
-        let Some(case) = case_by_id.get(sample.case_id.as_str()) else {
-            continue;
-        };
-        let workload = case.workload.as_str();
-        for m in &sample.measurements {
-            push_unique(phases.entry(workload).or_default(), m.phase.as_str());
-            push_unique(metrics.entry((workload, m.phase.as_str())).or_default(), &m.metric);
-            let key = (workload, m.phase.as_str(), &m.metric, case.variant.as_str());
-            let cell = values.entry(key).or_default();
-            if m.value.is_finite() {
-                cell.push(m.value);
-            } else if let Some(entry) = non_finite.iter_mut().find(|(k, _)| *k == key) {
-                entry.1 += 1;
-            } else {
-                non_finite.push((key, 1));
-            }
-        }
-    }
+    let Measured {
+        phases,
+        metrics,
+        values,
+        non_finite,
+    } = measured(data, &case_by_id);
 
     let rule = if data.session.info.policy.methodology {
         StandingRule::Equivalence
@@ -165,6 +143,56 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
     let checks = super::methodology::checks(&model);
     model.warnings.extend(checks);
     model
+}
+
+/// The measured values of a session: rows per workload in discovery order, and values per
+/// (workload, phase, metric, variant).
+struct Measured<'a> {
+    /// The phases of each workload, in the order they first appear.
+    phases: HashMap<&'a str, Vec<&'a str>>,
+    /// The metrics of each (workload, phase), in the order they first appear.
+    metrics: HashMap<(&'a str, &'a str), Vec<&'a MetricId>>,
+    /// The finite values of each cell, in run order.
+    values: HashMap<Key<'a>, Vec<f64>>,
+    /// The cells with non-finite values dropped, and how many.
+    non_finite: Vec<(Key<'a>, usize)>,
+}
+
+/// The [`Measured`] values of the successful, measured (not warm-up) repeats of `data`.
+fn measured<'a>(data: &'a SessionData, case_by_id: &HashMap<&str, &'a CaseRecord>) -> Measured<'a> {
+    let mut phases: HashMap<&str, Vec<&str>> = HashMap::new();
+    let mut metrics: HashMap<(&str, &str), Vec<&MetricId>> = HashMap::new();
+    let mut values: HashMap<Key, Vec<f64>> = HashMap::new();
+    let mut non_finite: Vec<(Key, usize)> = Vec::new();
+    for record in &data.samples {
+        let sample = &record.sample;
+        if sample.is_warmup || sample.status != SampleStatus::Ok {
+            continue;
+        }
+        let Some(case) = case_by_id.get(sample.case_id.as_str()) else {
+            continue;
+        };
+        let workload = case.workload.as_str();
+        for m in &sample.measurements {
+            push_unique(phases.entry(workload).or_default(), m.phase.as_str());
+            push_unique(metrics.entry((workload, m.phase.as_str())).or_default(), &m.metric);
+            let key = (workload, m.phase.as_str(), &m.metric, case.variant.as_str());
+            let cell = values.entry(key).or_default();
+            if m.value.is_finite() {
+                cell.push(m.value);
+            } else if let Some(entry) = non_finite.iter_mut().find(|(k, _)| *k == key) {
+                entry.1 += 1;
+            } else {
+                non_finite.push((key, 1));
+            }
+        }
+    }
+    Measured {
+        phases,
+        metrics,
+        values,
+        non_finite,
+    }
 }
 
 /// Marks the best mean of a row by its direction (exact ties are all marked) and gives every
