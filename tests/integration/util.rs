@@ -298,10 +298,10 @@ pub fn interrupt(child: &mut Child) -> (ExitStatus, String) {
 }
 
 /// The stored samples, in the JSON report `j`, of the cases for which `keep(case)` holds.
-pub fn samples_of<'a>(
-    j: &'a serde_json::Value,
+pub fn samples_of(
+    j: &serde_json::Value,
     keep: impl Fn(&serde_json::Value) -> bool,
-) -> Vec<&'a serde_json::Value> {
+) -> Vec<&serde_json::Value> {
     let ids: Vec<&str> = j["cases"]
         .as_array()
         .unwrap()
