@@ -6,7 +6,8 @@
 //! `FSBENCH_REQUIRE_PRIVILEGED=1` and skips loudly otherwise.
 
 use crate::require_privileged;
-use crate::util::{assert_no_leftovers, fsbench, mounts_under, scratch, spawn_run, text, write_suite};
+use crate::util::start_run;
+use crate::util::{assert_no_leftovers, fsbench, mounts_under, scratch, text, write_suite};
 use crate::util::{interrupt, samples_of};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -122,9 +123,8 @@ fn ctrl_c_while_fio_runs_leaves_nothing_mounted() {
     require_privileged!();
     require_fio!();
     let dir = scratch();
-    let suite = write_suite(
+    let (_db, sc, mut child) = start_run(
         dir.path(),
-        "suite.toml",
         r#"
 [suite]
 name = "fio-long"
@@ -140,9 +140,6 @@ size = "32MiB"
 runtime = "120s"
 "#,
     );
-    let db = dir.path().join("r.db");
-    let sc = dir.path().join("scratch");
-    let mut child = spawn_run(&db, &suite, &sc, &[]);
     // Wait for fio's processes working under the scratch folder.
     let scs = sc.to_str().unwrap().to_string();
     let fio_running = || {

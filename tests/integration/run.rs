@@ -2,9 +2,8 @@
 
 use crate::require_privileged;
 use crate::util::interrupt;
-use crate::util::{
-    assert_no_leftovers, fsbench, mounts_under, scratch, spawn_run, text, write_suite, BONNIE_PHASES, TINY,
-};
+use crate::util::start_run;
+use crate::util::{assert_no_leftovers, fsbench, mounts_under, scratch, text, write_suite, BONNIE_PHASES, TINY};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -125,16 +124,12 @@ fn ctrl_c_in_the_middle_of_a_phase_leaves_nothing_mounted_and_keeps_finished_rep
     require_privileged!();
     let dir = scratch();
     // Big enough that the first repeat is still running when the signal arrives.
-    let suite = write_suite(
+    let (db, sc, mut child) = start_run(
         dir.path(),
-        "suite.toml",
         &TINY
             .replace("file_size = \"16MiB\"", "file_size = \"256MiB\"")
             .replace("files = 256", "files = 20000"),
     );
-    let db = dir.path().join("r.db");
-    let sc = dir.path().join("scratch");
-    let mut child = spawn_run(&db, &suite, &sc, &[]);
     let t0 = Instant::now();
     while mounts_under(&sc).is_empty() {
         assert!(t0.elapsed() < Duration::from_secs(60), "never mounted");

@@ -1,6 +1,7 @@
 //! Safety under failure: faults become results, resume, and kills at random moments.
 
 use crate::require_privileged;
+use crate::util::start_run;
 use crate::util::{
     assert_no_leftovers, fsbench, mounts_under, report_json, scratch, spawn_run, text, write_suite, TINY,
 };
@@ -342,10 +343,7 @@ fn two_runs_at_once_share_scratch_and_database_without_colliding() {
 fn a_session_sigkilled_mid_run_resumes_after_cleanup_and_completes() {
     require_privileged!();
     let dir = scratch();
-    let suite = write_suite(dir.path(), "s.toml", TINY);
-    let sc = dir.path().join("scratch");
-    let db = dir.path().join("r.db");
-    let mut child = spawn_run(&db, &suite, &sc, &[]);
+    let (db, sc, mut child) = start_run(dir.path(), TINY);
     interrupt_after_samples(&mut child, &db, 1, rustix::process::Signal::Kill);
     assert_eq!(child.wait().unwrap().code(), None, "killed by a signal");
     let partial = report_json(db.to_str().unwrap(), "1");
@@ -383,10 +381,7 @@ fn a_session_sigkilled_mid_run_resumes_after_cleanup_and_completes() {
 fn resuming_a_session_that_a_live_process_runs_is_refused() {
     require_privileged!();
     let dir = scratch();
-    let suite = write_suite(dir.path(), "s.toml", TINY);
-    let sc = dir.path().join("scratch");
-    let db = dir.path().join("r.db");
-    let child = spawn_run(&db, &suite, &sc, &[]);
+    let (db, sc, child) = start_run(dir.path(), TINY);
     // The session exists (status running) as soon as its first repeat is stored.
     let t0 = Instant::now();
     loop {
@@ -424,10 +419,7 @@ fn resuming_a_session_that_a_live_process_runs_is_refused() {
 fn cleanup_spares_a_live_run() {
     require_privileged!();
     let dir = scratch();
-    let suite = write_suite(dir.path(), "s.toml", TINY);
-    let sc = dir.path().join("scratch");
-    let db = dir.path().join("r.db");
-    let child = spawn_run(&db, &suite, &sc, &[]);
+    let (db, sc, child) = start_run(dir.path(), TINY);
     let pid = rustix::process::Pid::from_child(&child);
     // Caught with its filesystem mounted (and stopped, so nothing changes but what cleanup does).
     let t0 = Instant::now();

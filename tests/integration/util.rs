@@ -170,6 +170,15 @@ pub fn spawn_run(db: &Path, suite: &str, scratch: &Path, extra: &[&str]) -> std:
         .expect("start fsbench run")
 }
 
+/// `fsbench run` of the suite `text` (written to DIR/suite.toml) started in the background with
+/// the database DIR/r.db and the scratch folder DIR/scratch: those two paths and the run.
+pub fn start_run(dir: &Path, text: &str) -> (PathBuf, PathBuf, Child) {
+    let suite = write_suite(dir, "suite.toml", text);
+    let (db, sc) = (dir.join("r.db"), dir.join("scratch"));
+    let child = spawn_run(&db, &suite, &sc, &[]);
+    (db, sc, child)
+}
+
 /// A mount the test made itself (`mount ARGS… MNT`), unmounted on drop — lazily if busy — so a
 /// failing assertion leaves nothing mounted for the leftover checks of `.ci/run`.
 pub struct TestMount(PathBuf);
@@ -298,10 +307,7 @@ pub fn interrupt(child: &mut Child) -> (ExitStatus, String) {
 }
 
 /// The stored samples, in the JSON report `j`, of the cases for which `keep(case)` holds.
-pub fn samples_of(
-    j: &serde_json::Value,
-    keep: impl Fn(&serde_json::Value) -> bool,
-) -> Vec<&serde_json::Value> {
+pub fn samples_of(j: &serde_json::Value, keep: impl Fn(&serde_json::Value) -> bool) -> Vec<&serde_json::Value> {
     let ids: Vec<&str> = j["cases"]
         .as_array()
         .unwrap()
