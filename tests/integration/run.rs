@@ -2,6 +2,7 @@
 
 use crate::require_privileged;
 use crate::util::interrupt;
+use crate::util::run_suite;
 use crate::util::start_run;
 use crate::util::{assert_no_leftovers, fsbench, mounts_under, scratch, text, write_suite, BONNIE_PHASES, TINY};
 use std::path::Path;
@@ -191,14 +192,7 @@ fn trimmed_means_whole_system_cpu_and_the_cache_bound_flag_reach_the_report() {
     let suite = write_suite(dir.path(), "suite.toml", E2E);
     let db = dir.path().join("r.db");
     let sc = dir.path().join("scratch");
-    let o = fsbench(&[
-        "--db",
-        db.to_str().unwrap(),
-        "run",
-        &suite,
-        "--scratch",
-        sc.to_str().unwrap(),
-    ]);
+    let o = run_suite(&db, &suite, ("--scratch", &sc), &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert_no_leftovers(&sc);
     let o = fsbench(&["--db", db.to_str().unwrap(), "report", "latest", "--format", "json"]);

@@ -1,6 +1,7 @@
 //! Safety under failure: faults become results, resume, and kills at random moments.
 
 use crate::require_privileged;
+use crate::util::run_suite;
 use crate::util::start_run;
 use crate::util::{
     assert_no_leftovers, fsbench, mounts_under, report_json, scratch, spawn_run, text, write_suite, TINY,
@@ -291,16 +292,8 @@ fn eio_from_a_failing_disk_fails_its_case_and_the_rest_runs() {
     );
     let db = dir.path().join("r.db");
     let sc = fs.mountpoint.join("scratch");
-    let o = fsbench(&[
-        "--db",
-        db.to_str().unwrap(),
-        "run",
-        &suite,
-        "--scratch",
-        sc.to_str().unwrap(),
-        // A failing disk is an error to the caller: any failed repeat exits 1.
-        "--strict",
-    ]);
+    // A failing disk is an error to the caller: any failed repeat exits 1.
+    let o = run_suite(&db, &suite, ("--scratch", &sc), &["--strict"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert_no_leftovers(&sc);
     let j = report_json(db.to_str().unwrap(), "latest");

@@ -170,6 +170,14 @@ pub fn spawn_run(db: &Path, suite: &str, scratch: &Path, extra: &[&str]) -> std:
         .expect("start fsbench run")
 }
 
+/// `fsbench --db DB run SUITE FLAG PATH EXTRA…`, run to its end; `(FLAG, PATH)` is where it
+/// runs (`--scratch` or `--dir`).
+pub fn run_suite(db: &Path, suite: &str, (flag, path): (&str, &Path), extra: &[&str]) -> Output {
+    let mut args = vec!["--db", db.to_str().unwrap(), "run", suite, flag, path.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    fsbench(&args)
+}
+
 /// `fsbench run` of the suite `text` (written to DIR/suite.toml) started in the background with
 /// the database DIR/r.db and the scratch folder DIR/scratch: those two paths and the run.
 pub fn start_run(dir: &Path, text: &str) -> (PathBuf, PathBuf, Child) {
