@@ -257,16 +257,7 @@ impl SuiteRun {
 
     /// Runs `suite`, `extra` arguments after the scratch folder, and returns its output.
     pub fn run(&self, suite: &str, extra: &[&str]) -> Output {
-        let mut args = vec![
-            "--db",
-            self.db_str(),
-            "run",
-            suite,
-            "--scratch",
-            self.scratch.to_str().unwrap(),
-        ];
-        args.extend_from_slice(extra);
-        fsbench(&args)
+        run_suite(&self.db, suite, ("--scratch", &self.scratch), extra)
     }
 
     /// [`SuiteRun::run`] without extra arguments, asserting exit status 0 (status and output
