@@ -21,7 +21,7 @@ use super::read;
 use super::sqlite::StoreError;
 use super::time::now_rfc3339;
 use super::ResultStore;
-use crate::metric::{Direction, Measurement, MetricId, Role, Unit};
+use crate::metric::{Direction, Role, Unit};
 use crate::policy::{Order, Policy};
 use postgres::{Client, NoTls, Row, Transaction};
 use std::collections::HashMap;
@@ -392,16 +392,8 @@ impl PgStore {
                 )));
             };
             if let Some(&i) = index.get(&sample_id) {
-                samples[i].sample.measurements.push(Measurement {
-                    phase,
-                    metric: MetricId {
-                        role,
-                        name,
-                        unit,
-                        direction,
-                    },
-                    value: r.get(5),
-                });
+                let m = read::measurement(phase, name, (unit, direction, role), r.get(5));
+                samples[i].sample.measurements.push(m);
             }
         }
         Ok(())

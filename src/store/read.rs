@@ -7,7 +7,7 @@
 //! inconsistent values with the same words, so a session reads back the same from either.
 
 use super::model::{CaseAvailability, NewSample, SampleRecord, SampleStatus};
-use crate::metric::{LatencyHistogram, ThroughputSeries};
+use crate::metric::{Direction, LatencyHistogram, Measurement, MetricId, Role, ThroughputSeries, Unit};
 use std::collections::HashMap;
 
 /// The cases of a session, in the order they were recorded.
@@ -35,6 +35,25 @@ pub(crate) fn metrics_query(p: &str) -> String {
          FROM metrics AS m JOIN samples AS s ON s.id = m.sample_id \
          WHERE s.session_id = {p} ORDER BY m.sample_id, m.ord"
     )
+}
+
+/// A stored measurement from its decoded columns.
+pub(crate) fn measurement(
+    phase: String,
+    name: String,
+    (unit, direction, role): (Unit, Direction, Role),
+    value: f64,
+) -> Measurement {
+    Measurement {
+        phase,
+        metric: MetricId {
+            role,
+            name,
+            unit,
+            direction,
+        },
+        value,
+    }
 }
 
 /// A case's availability from its `availability` and `unavailable_reason` columns.

@@ -28,7 +28,7 @@
 use super::model::*;
 use super::read;
 use super::time::now_rfc3339;
-use crate::metric::{Direction, Measurement, MetricId, Role, Unit};
+use crate::metric::{Direction, Measurement, Role, Unit};
 use crate::policy::{Order, Policy};
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension, Transaction, TransactionBehavior};
 use std::collections::HashMap;
@@ -1168,22 +1168,14 @@ fn measurement_from_row(row: &rusqlite::Row<'_>) -> Result<(i64, Measurement), R
     })?;
     Ok((
         sample_id,
-        Measurement {
-            phase,
-            metric: MetricId {
-                role,
-                name,
-                unit,
-                direction,
-            },
-            value,
-        },
+        read::measurement(phase, name, (unit, direction, role), value),
     ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metric::MetricId;
     use std::sync::{Arc, Barrier};
 
     fn new_session(label: Option<&str>) -> NewSession {
