@@ -556,6 +556,23 @@ fn ci_tooltip((l, h): (f64, f64), (floor, ceiling): (f64, f64)) -> String {
     format!(", 95 % CI {} – {}{cut}", number::value(l), number::value(h))
 }
 
+/// The y range of a chart of values from `lo` to `hi`: 12 % of the span added at each end (10 %
+/// of the value when they are equal), never below 0 for values that are not; `0..1` when there
+/// are no finite values.
+pub fn padded_range(lo: f64, hi: f64) -> (f64, f64) {
+    let (lo, hi) = if lo.is_finite() && hi.is_finite() {
+        (lo, hi)
+    } else {
+        (0.0, 1.0)
+    };
+    let pad = if hi > lo {
+        (hi - lo) * 0.12
+    } else {
+        hi.abs().max(1.0) * 0.1
+    };
+    (if lo >= 0.0 { (lo - pad).max(0.0) } else { lo - pad }, hi + pad)
+}
+
 /// Opacity of the lines of a [`line_chart`], which no other element of it uses (see [`annotate`]).
 pub const LINE_ALPHA: f64 = 0.9;
 
@@ -730,18 +747,10 @@ pub fn repeats_chart(
         })
         .filter(|v| v.is_finite())
         .collect();
-    let (mut lo, mut hi) = all
+    let (lo, hi) = all
         .iter()
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(*v), b.max(*v)));
-    if !lo.is_finite() {
-        (lo, hi) = (0.0, 1.0);
-    }
-    let pad = if hi > lo {
-        (hi - lo) * 0.12
-    } else {
-        hi.abs().max(1.0) * 0.1
-    };
-    let (lo, hi) = (if lo >= 0.0 { (lo - pad).max(0.0) } else { lo - pad }, hi + pad);
+    let (lo, hi) = padded_range(lo, hi);
     let step = n.div_ceil(12);
     let x_keys: Vec<f64> = (1..=n).step_by(step).map(|k| k as f64).collect();
     let mut buf = String::new();
