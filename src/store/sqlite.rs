@@ -1295,6 +1295,13 @@ mod tests {
     }
 
     /// A session with one available case, ready for samples.
+    /// A new store `r.db` in a new temporary folder (kept alive by the returned handle).
+    fn temp_store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        (dir, store)
+    }
+
     fn session_with_case(store: &Store, label: Option<&str>) -> i64 {
         let id = store.begin_session(&new_session(label)).expect("begin");
         store
@@ -1411,8 +1418,7 @@ mod tests {
 
     #[test]
     fn connection_runs_in_wal_with_full_sync_and_foreign_keys() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        let (dir, store) = temp_store();
         let pragma = |name: &str| -> String {
             store
                 .conn
@@ -1709,8 +1715,7 @@ mod tests {
 
     #[test]
     fn resolve_latest_id_label_and_unknown() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        let (_dir, store) = temp_store();
         assert!(matches!(store.resolve("latest"), Err(StoreError::NoSuchSession(r)) if r == "latest"));
 
         let s1 = store.begin_session(&new_session(Some("base"))).expect("s1");
@@ -1734,8 +1739,7 @@ mod tests {
 
     #[test]
     fn list_sessions_is_newest_first_with_status_and_tools() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        let (_dir, store) = temp_store();
         let a = store.begin_session(&new_session(Some("a"))).expect("a");
         let b = store
             .begin_session(&NewSession {
@@ -1766,8 +1770,7 @@ mod tests {
 
     #[test]
     fn unknown_sessions_and_cases_are_refused() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        let (_dir, store) = temp_store();
         let c = case("c1", "ext4", CaseAvailability::Available);
         assert!(matches!(store.record_case(42, &c), Err(StoreError::NoSuchSession(r)) if r == "42"));
         assert!(matches!(
@@ -1789,8 +1792,7 @@ mod tests {
 
     #[test]
     fn non_finite_numbers_are_refused_and_nothing_is_stored() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        let (_dir, store) = temp_store();
         let id = session_with_case(&store, None);
         let mut bad = sample("c1", 1, SampleStatus::Ok);
         bad.measurements[2].value = f64::NAN;
@@ -1809,8 +1811,7 @@ mod tests {
 
     #[test]
     fn recording_a_repeat_again_replaces_it() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        let (_dir, store) = temp_store();
         let id = session_with_case(&store, None);
         let first = store
             .record_sample(id, &sample("c1", 1, SampleStatus::Ok))
@@ -1845,8 +1846,7 @@ mod tests {
 
     #[test]
     fn recording_a_case_again_keeps_its_place_and_samples() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        let (_dir, store) = temp_store();
         let id = session_with_case(&store, None);
         store
             .record_case(id, &case("c2", "xfs", CaseAvailability::Available))
@@ -1866,8 +1866,7 @@ mod tests {
 
     #[test]
     fn completed_repeats_lists_ok_repeats_only() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        let (_dir, store) = temp_store();
         let id = session_with_case(&store, None);
         store
             .record_case(id, &case("c2", "xfs", CaseAvailability::Available))
