@@ -138,6 +138,20 @@ fn num(v: f64) -> String {
     }
 }
 
+/// The Ranks section of a session's report, for [`crate::report::render`]: [`markdown`] and
+/// [`html`] ("" for a one-rank session).
+pub struct RanksSection;
+
+impl crate::report::Section for RanksSection {
+    fn markdown(&self, model: &ReportModel) -> String {
+        markdown(model)
+    }
+
+    fn html(&self, model: &ReportModel) -> String {
+        html(model)
+    }
+}
+
 /// The Markdown section ("" for a one-rank session).
 pub fn markdown(model: &ReportModel) -> String {
     let cases = collect(model);

@@ -19,15 +19,7 @@ pub fn trend_chart(s: &Series, width: u32, height: u32) -> Result<String, String
         lo = lo.min(l).min(p.mean);
         hi = hi.max(h).max(p.mean);
     }
-    if !lo.is_finite() || !hi.is_finite() {
-        (lo, hi) = (0.0, 1.0);
-    }
-    let pad = if hi > lo {
-        (hi - lo) * 0.12
-    } else {
-        hi.abs().max(1.0) * 0.1
-    };
-    let (lo, hi) = (if lo >= 0.0 { (lo - pad).max(0.0) } else { lo - pad }, hi + pad);
+    let (lo, hi) = crate::report::charts::padded_range(lo, hi);
     let higher = s.direction == "higher_is_better";
     let mut buf = String::new();
     {

@@ -272,54 +272,7 @@ pub fn build(
         }
         let policy = &data.session.info.policy;
         let model = report::build(&data, policy.trim as usize, policy.confidence);
-        for w in &model.workloads {
-            if a.workload.as_ref().is_some_and(|x| x != &w.workload) {
-                continue;
-            }
-            for row in &w.rows {
-                let wanted = match &a.metric {
-                    Some(m) => &row.metric.name == m,
-                    None => row.metric.role == Role::Headline,
-                };
-                if !wanted || a.phase.as_ref().is_some_and(|p| p != &row.phase) {
-                    continue;
-                }
-                for c in &row.cells {
-                    if a.fs.as_ref().is_some_and(|f| f != &c.variant) || c.summary.n == 0 {
-                        continue;
-                    }
-                    let point = Point {
-                        session: s.id,
-                        started_at: s.started_at.clone(),
-                        label: s.info.label.clone(),
-                        kernel: s.info.host.kernel.clone(),
-                        mean: c.summary.mean,
-                        ci: c.summary.ci_low.zip(c.summary.ci_high),
-                        n: c.summary.n,
-                    };
-                    let key = |x: &Series| {
-                        x.workload == w.workload
-                            && x.phase == row.phase
-                            && x.metric == row.metric.name
-                            && x.variant == c.variant
-                    };
-                    match series.iter_mut().find(|x| key(x)) {
-                        Some(x) => x.points.push(point),
-                        None => series.push(Series {
-                            workload: w.workload.clone(),
-                            phase: row.phase.clone(),
-                            metric: row.metric.name.clone(),
-                            unit: row.metric.unit.to_string(),
-                            direction: row.metric.direction.as_str().to_string(),
-                            variant: c.variant.clone(),
-                            points: vec![point],
-                            change_points: vec![],
-                            regression: None,
-                        }),
-                    }
-                }
-            }
-        }
+        add_points(&mut series, s, &model, a);
     }
     if series.is_empty() {
         return Err(HistoryError::Usage(format!(
@@ -350,6 +303,59 @@ pub fn build(
         series,
         versions,
     })
+}
+
+/// Adds a point for session `s` to its series (made when new) for every cell of `model` that
+/// `a` selects: its workload, phase, variant and metric (headline metrics without `--metric`).
+fn add_points(series: &mut Vec<Series>, s: &SessionRecord, model: &report::ReportModel, a: &HistoryArgs) {
+    for w in &model.workloads {
+        if a.workload.as_ref().is_some_and(|x| x != &w.workload) {
+            continue;
+        }
+        for row in &w.rows {
+            let wanted = match &a.metric {
+                Some(m) => &row.metric.name == m,
+                None => row.metric.role == Role::Headline,
+            };
+            if !wanted || a.phase.as_ref().is_some_and(|p| p != &row.phase) {
+                continue;
+            }
+            for c in &row.cells {
+                if a.fs.as_ref().is_some_and(|f| f != &c.variant) || c.summary.n == 0 {
+                    continue;
+                }
+                let point = Point {
+                    session: s.id,
+                    started_at: s.started_at.clone(),
+                    label: s.info.label.clone(),
+                    kernel: s.info.host.kernel.clone(),
+                    mean: c.summary.mean,
+                    ci: c.summary.ci_low.zip(c.summary.ci_high),
+                    n: c.summary.n,
+                };
+                let key = |x: &Series| {
+                    x.workload == w.workload
+                        && x.phase == row.phase
+                        && x.metric == row.metric.name
+                        && x.variant == c.variant
+                };
+                match series.iter_mut().find(|x| key(x)) {
+                    Some(x) => x.points.push(point),
+                    None => series.push(Series {
+                        workload: w.workload.clone(),
+                        phase: row.phase.clone(),
+                        metric: row.metric.name.clone(),
+                        unit: row.metric.unit.to_string(),
+                        direction: row.metric.direction.as_str().to_string(),
+                        variant: c.variant.clone(),
+                        points: vec![point],
+                        change_points: vec![],
+                        regression: None,
+                    }),
+                }
+            }
+        }
+    }
 }
 
 /// Change in percent that is worse in `direction` (positive = worse).

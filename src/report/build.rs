@@ -48,41 +48,18 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
     }
     variants.sort_by_key(|v| group_order.iter().position(|g| *g == groups.get(v)));
 
-    // Rows per workload in discovery order, and values per (workload, phase, metric, variant).
     // A many-rank session's per-rank measurements are rows of their own (`PHASE@rankN`).
     let row_names: Vec<Vec<std::borrow::Cow<str>>> = data
         .samples
         .iter()
         .map(|r| r.sample.measurements.iter().map(|m| m.row()).collect())
         .collect();
-    let mut phases: HashMap<&str, Vec<&str>> = HashMap::new();
-    let mut metrics: HashMap<(&str, &str), Vec<&MetricId>> = HashMap::new();
-    let mut values: HashMap<Key, Vec<f64>> = HashMap::new();
-    let mut non_finite: Vec<(Key, usize)> = Vec::new();
-    for (record, row_names) in data.samples.iter().zip(&row_names) {
-        let sample = &record.sample;
-        if sample.is_warmup || sample.status != SampleStatus::Ok {
-            continue;
-        }
-        let Some(case) = case_by_id.get(sample.case_id.as_str()) else {
-            continue;
-        };
-        let workload = case.workload.as_str();
-        for (m, row) in sample.measurements.iter().zip(row_names) {
-            let row: &str = row;
-            push_unique(phases.entry(workload).or_default(), row);
-            push_unique(metrics.entry((workload, row)).or_default(), &m.metric);
-            let key = (workload, row, &m.metric, case.variant.as_str());
-            let cell = values.entry(key).or_default();
-            if m.value.is_finite() {
-                cell.push(m.value);
-            } else if let Some(entry) = non_finite.iter_mut().find(|(k, _)| *k == key) {
-                entry.1 += 1;
-            } else {
-                non_finite.push((key, 1));
-            }
-        }
-    }
+    let Measured {
+        phases,
+        metrics,
+        values,
+        non_finite,
+    } = measured(data, &row_names, &case_by_id);
 
     let rule = if data.session.info.policy.methodology {
         StandingRule::Equivalence
@@ -174,6 +151,61 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
     model
 }
 
+/// The measured values of a session: rows per workload in discovery order, and values per
+/// (workload, phase, metric, variant).
+struct Measured<'a> {
+    /// The phases of each workload, in the order they first appear.
+    phases: HashMap<&'a str, Vec<&'a str>>,
+    /// The metrics of each (workload, phase), in the order they first appear.
+    metrics: HashMap<(&'a str, &'a str), Vec<&'a MetricId>>,
+    /// The finite values of each cell, in run order.
+    values: HashMap<Key<'a>, Vec<f64>>,
+    /// The cells with non-finite values dropped, and how many.
+    non_finite: Vec<(Key<'a>, usize)>,
+}
+
+/// The [`Measured`] values of the successful, measured (not warm-up) repeats of `data`.
+fn measured<'a>(
+    data: &'a SessionData,
+    row_names: &'a [Vec<std::borrow::Cow<'a, str>>],
+    case_by_id: &HashMap<&str, &'a CaseRecord>,
+) -> Measured<'a> {
+    let mut phases: HashMap<&str, Vec<&str>> = HashMap::new();
+    let mut metrics: HashMap<(&str, &str), Vec<&MetricId>> = HashMap::new();
+    let mut values: HashMap<Key, Vec<f64>> = HashMap::new();
+    let mut non_finite: Vec<(Key, usize)> = Vec::new();
+    for (record, row_names) in data.samples.iter().zip(row_names) {
+        let sample = &record.sample;
+        if sample.is_warmup || sample.status != SampleStatus::Ok {
+            continue;
+        }
+        let Some(case) = case_by_id.get(sample.case_id.as_str()) else {
+            continue;
+        };
+        let workload = case.workload.as_str();
+        for (m, row) in sample.measurements.iter().zip(row_names) {
+            let row: &str = row;
+            push_unique(phases.entry(workload).or_default(), row);
+            push_unique(metrics.entry((workload, row)).or_default(), &m.metric);
+            let key = (workload, row, &m.metric, case.variant.as_str());
+            let cell = values.entry(key).or_default();
+            if m.value.is_finite() {
+                cell.push(m.value);
+            } else if let Some(entry) = non_finite.iter_mut().find(|(k, _)| *k == key) {
+                entry.1 += 1;
+            } else {
+                non_finite.push((key, 1));
+            }
+        }
+    }
+    Measured {
+        phases,
+        metrics,
+        values,
+        non_finite,
+    }
+}
+
 /// Marks the best mean of a row by its direction (exact ties are all marked) and gives every
 /// cell its [`Standing`] against the first best cell by `rule`. Nothing is marked on rows that
 /// are not ranked ([`role::is_ranked`]: CPU, details) or when fewer than two variants have values.
@@ -208,12 +240,12 @@ fn mark_best(row: &mut Row, rule: StandingRule) {
             // Shown the same within the margin first: a real 0.2 % gap is still "the same
             // within 3 %"; then significantly behind; else inconclusive.
             (_, StandingRule::Equivalence)
-                if two_sample::tost_ratio(this, best_sample, crate::run::adaptive::DECIDED_MARGIN_PCT)
+                if two_sample::tost_ratio(this, best_sample, crate::stats::verdict::DECIDED_MARGIN_PCT)
                     .is_some_and(|t| t.equivalent()) =>
             {
                 Standing::Same
             }
-            (_, StandingRule::Equivalence) => match crate::run::adaptive::pair_verdict(this, best_sample, direction) {
+            (_, StandingRule::Equivalence) => match crate::stats::verdict::pair_verdict(this, best_sample, direction) {
                 two_sample::Verdict::Worse => Standing::Behind,
                 _ => Standing::Inconclusive,
             },

@@ -368,7 +368,7 @@ mod tests {
             .warnings
             .contains(&"raw-device baseline: measured over 256.0 MiB instead of 512.0 MiB".to_string()));
 
-        let table = render(&m, Format::Table);
+        let table = render(&m, Format::Table, &[]);
         assert!(table.contains("310.0 ± 24.8 *‡"), "{table}");
         assert_eq!(table.matches('‡').count(), 2, "one cell and one legend line:\n{table}");
         assert!(
@@ -384,7 +384,7 @@ mod tests {
             "{bonnie:#?}"
         );
 
-        let md = render(&m, Format::Md);
+        let md = render(&m, Format::Md, &[]);
         assert!(md.contains("| **310.0 ± 24.8** ‡ |"), "{md}");
         assert!(md.contains("\n‡ above the raw device's 290.0 MiB/s"), "{md}");
         assert!(
@@ -392,11 +392,11 @@ mod tests {
             "{md}"
         );
 
-        let html = render(&m, Format::Html);
+        let html = render(&m, Format::Html, &[]);
         assert_eq!(html.matches("class=\"best cache-bound\"").count(), 1, "{html}");
         assert!(html.contains("<th class=\"l\">raw device</th><td class=\"l\">write 200.0 MiB/s"));
 
-        let json: serde_json::Value = serde_json::from_str(&render(&m, Format::Json)).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&render(&m, Format::Json, &[])).unwrap();
         assert_eq!(json["baseline"]["status"]["state"], "measured");
         assert_eq!(json["baseline"]["values"][1]["name"], "raw_seq_read");
         assert_eq!(json["baseline"]["values"][1]["unit"], "MiB/s");

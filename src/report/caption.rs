@@ -79,36 +79,39 @@ pub fn figure(
     );
 }
 
-/// What the figures of one kind of per-phase chart say: see [`phase_figures`].
-pub struct PhaseFigures {
+/// A kind of per-phase figure of a workload section (latency histograms, throughput per
+/// second): what it is called, how its data is grouped per phase and how one phase is drawn.
+/// `T` is the data of one phase.
+pub struct PhaseFigures<T> {
     /// The `<h3>` above them.
     pub heading: &'static str,
     /// The figure's class after `chart`.
     pub class: &'static str,
     /// The caption of the figure of a phase (given HTML-escaped).
     pub caption: fn(&str) -> String,
+    /// The `(phase, data)` groups of a workload, in phase order (empty: no figures).
+    pub groups: fn(&ReportModel, &str) -> Vec<(String, T)>,
+    /// The SVG of one phase's data, given the session's variants.
+    pub svg: fn(&str, &T, &[String]) -> Result<String, super::charts::ChartError>,
 }
 
-/// The heading and a grid of one [`figure`] per `(phase, data)` of `groups` of `workload`, each
-/// drawn by `draw(phase, data)`; nothing when `groups` is empty.
-pub fn phase_figures<T>(
-    out: &mut String,
-    model: &ReportModel,
-    workload: &str,
-    kind: &PhaseFigures,
-    groups: &[(String, T)],
-    draw: impl Fn(&str, &T) -> Result<String, super::charts::ChartError>,
-) {
-    if groups.is_empty() {
-        return;
+impl<T> PhaseFigures<T> {
+    /// The heading and a grid of one [`figure`] per phase of `workload`; nothing when it has
+    /// no data.
+    pub fn section(&self, out: &mut String, model: &ReportModel, workload: &str) {
+        let groups = (self.groups)(model, workload);
+        if groups.is_empty() {
+            return;
+        }
+        let _ = writeln!(out, "<h3>{}</h3>\n<div class=\"grid\">", self.heading);
+        for (phase, data) in &groups {
+            let p = esc(phase);
+            let attrs = format!(" data-workload=\"{}\" data-phase=\"{p}\"", esc(workload));
+            let svg = (self.svg)(phase, data, &model.variants);
+            figure(out, model, self.class, &attrs, svg, &(self.caption)(&p));
+        }
+        out.push_str("</div>\n");
     }
-    let _ = writeln!(out, "<h3>{}</h3>\n<div class=\"grid\">", kind.heading);
-    for (phase, data) in groups {
-        let p = esc(phase);
-        let attrs = format!(" data-workload=\"{}\" data-phase=\"{p}\"", esc(workload));
-        figure(out, model, kind.class, &attrs, draw(phase, data), &(kind.caption)(&p));
-    }
-    out.push_str("</div>\n");
 }
 
 #[cfg(test)]

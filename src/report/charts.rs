@@ -387,7 +387,6 @@ fn draw_bar_panel(
     variants: &[String],
     tags: &mut Vec<BarTag>,
 ) -> Result<(), ChartError> {
-    let ncat = panel.categories.len().max(1);
     let (floor, ceiling) = panel.bounds;
     let clip = |v: f64| v.max(floor).min(ceiling);
     let bars = || {
@@ -407,37 +406,7 @@ fn draw_bar_panel(
     } else {
         panel.title.clone()
     };
-    let x_keys: Vec<f64> = (0..ncat).map(|i| i as f64 + 0.5).collect();
-    let x = Axis::new(0.0, ncat as f64, x_keys);
-    let y = Axis::new(lo, hi, ticks(lo, hi, scale.log));
-    let mut chart = ChartBuilder::on(area)
-        .caption(&title, (FONT, 17))
-        .margin(10)
-        .margin_right(20)
-        .x_label_area_size(34)
-        .y_label_area_size(70)
-        .build_cartesian_2d(x, y)
-        .map_err(de)?;
-    let categories = &panel.categories;
-    let x_fmt = |v: &f64| -> String {
-        let i = (*v - 0.5).round();
-        if i >= 0.0 {
-            categories.get(i as usize).cloned().unwrap_or_default()
-        } else {
-            String::new()
-        }
-    };
-    let y_fmt = |v: &f64| tick_label(scale.back(*v));
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_label_formatter(&x_fmt)
-        .y_label_formatter(&y_fmt)
-        .y_desc(panel.unit.as_str())
-        .label_style((FONT, 13))
-        .axis_desc_style((FONT, 13))
-        .draw()
-        .map_err(de)?;
+    let mut chart = bar_panel_axes(area, panel, &title, scale, (lo, hi))?;
 
     // Slots only for the variants this panel has a bar or a placeholder for, so groups stay
     // centred; colours still follow the variant's index.
@@ -492,19 +461,7 @@ fn draw_bar_panel(
             };
             let top = scale.fwd(bar.mean).clamp(lo, hi);
             rects.push(Rectangle::new([(x0, lo), (x1, top)], color(v).mix(BAR_ALPHA).filled()));
-            let ci = bar.ci.map(|(l, h)| {
-                let cut = match (l < floor, h > ceiling) {
-                    (false, false) => String::new(),
-                    (true, false) => format!("; whisker clipped at {}", number::value(floor)),
-                    (false, true) => format!("; whisker clipped at {}", number::value(ceiling)),
-                    (true, true) => format!(
-                        "; whisker clipped at {} and {}",
-                        number::value(floor),
-                        number::value(ceiling)
-                    ),
-                };
-                format!(", 95 % CI {} – {}{cut}", number::value(l), number::value(h))
-            });
+            let ci = bar.ci.map(|ci| ci_tooltip(ci, panel.bounds));
             tags.push(BarTag {
                 variant: variant.to_string(),
                 phase: phase.to_string(),
@@ -523,11 +480,10 @@ fn draw_bar_panel(
                 let (cap_l, cap_h) = (l >= floor, h <= ceiling);
                 let (l, h) = (scale.fwd(clip(l)).clamp(lo, hi), scale.fwd(clip(h)).clamp(lo, hi));
                 whiskers.push(PathElement::new(vec![(xm, l), (xm, h)], whisker));
-                if cap_l {
-                    whiskers.push(PathElement::new(vec![(xm - cap, l), (xm + cap, l)], whisker));
-                }
-                if cap_h {
-                    whiskers.push(PathElement::new(vec![(xm - cap, h), (xm + cap, h)], whisker));
+                for (capped, y) in [(cap_l, l), (cap_h, h)] {
+                    if capped {
+                        whiskers.push(PathElement::new(vec![(xm - cap, y), (xm + cap, y)], whisker));
+                    }
                 }
             }
         }
@@ -538,6 +494,83 @@ fn draw_bar_panel(
     chart.draw_series(rects).map_err(de)?;
     chart.draw_series(whiskers).map_err(de)?;
     Ok(())
+}
+
+/// The axes of one bar panel: a category per group on x, `lo..hi` on y (in `scale`), the
+/// panel's unit as the y description, `title` as the caption.
+fn bar_panel_axes<'a, 'b>(
+    area: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    panel: &Panel,
+    title: &str,
+    scale: Scale,
+    (lo, hi): (f64, f64),
+) -> Result<ChartContext<'a, SVGBackend<'b>, Cartesian2d<Axis, Axis>>, ChartError> {
+    let ncat = panel.categories.len().max(1);
+    let x_keys: Vec<f64> = (0..ncat).map(|i| i as f64 + 0.5).collect();
+    let x = Axis::new(0.0, ncat as f64, x_keys);
+    let y = Axis::new(lo, hi, ticks(lo, hi, scale.log));
+    let mut chart = ChartBuilder::on(area)
+        .caption(title, (FONT, 17))
+        .margin(10)
+        .margin_right(20)
+        .x_label_area_size(34)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x, y)
+        .map_err(de)?;
+    let categories = &panel.categories;
+    let x_fmt = |v: &f64| -> String {
+        let i = (*v - 0.5).round();
+        if i >= 0.0 {
+            categories.get(i as usize).cloned().unwrap_or_default()
+        } else {
+            String::new()
+        }
+    };
+    let y_fmt = |v: &f64| tick_label(scale.back(*v));
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_label_formatter(&x_fmt)
+        .y_label_formatter(&y_fmt)
+        .y_desc(panel.unit.as_str())
+        .label_style((FONT, 13))
+        .axis_desc_style((FONT, 13))
+        .draw()
+        .map_err(de)?;
+    Ok(chart)
+}
+
+/// The tooltip's words for a bar's 95 % interval `(l, h)`, saying where its whisker is clipped
+/// at the panel's `(floor, ceiling)`.
+fn ci_tooltip((l, h): (f64, f64), (floor, ceiling): (f64, f64)) -> String {
+    let cut = match (l < floor, h > ceiling) {
+        (false, false) => String::new(),
+        (true, false) => format!("; whisker clipped at {}", number::value(floor)),
+        (false, true) => format!("; whisker clipped at {}", number::value(ceiling)),
+        (true, true) => format!(
+            "; whisker clipped at {} and {}",
+            number::value(floor),
+            number::value(ceiling)
+        ),
+    };
+    format!(", 95 % CI {} – {}{cut}", number::value(l), number::value(h))
+}
+
+/// The y range of a chart of values from `lo` to `hi`: 12 % of the span added at each end (10 %
+/// of the value when they are equal), never below 0 for values that are not; `0..1` when there
+/// are no finite values.
+pub fn padded_range(lo: f64, hi: f64) -> (f64, f64) {
+    let (lo, hi) = if lo.is_finite() && hi.is_finite() {
+        (lo, hi)
+    } else {
+        (0.0, 1.0)
+    };
+    let pad = if hi > lo {
+        (hi - lo) * 0.12
+    } else {
+        hi.abs().max(1.0) * 0.1
+    };
+    (if lo >= 0.0 { (lo - pad).max(0.0) } else { lo - pad }, hi + pad)
 }
 
 /// Opacity of the lines of a [`line_chart`], which no other element of it uses (see [`annotate`]).
@@ -714,18 +747,10 @@ pub fn repeats_chart(
         })
         .filter(|v| v.is_finite())
         .collect();
-    let (mut lo, mut hi) = all
+    let (lo, hi) = all
         .iter()
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(*v), b.max(*v)));
-    if !lo.is_finite() {
-        (lo, hi) = (0.0, 1.0);
-    }
-    let pad = if hi > lo {
-        (hi - lo) * 0.12
-    } else {
-        hi.abs().max(1.0) * 0.1
-    };
-    let (lo, hi) = (if lo >= 0.0 { (lo - pad).max(0.0) } else { lo - pad }, hi + pad);
+    let (lo, hi) = padded_range(lo, hi);
     let step = n.div_ceil(12);
     let x_keys: Vec<f64> = (1..=n).step_by(step).map(|k| k as f64).collect();
     let mut buf = String::new();

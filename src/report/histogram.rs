@@ -134,26 +134,18 @@ fn svg(
     line_chart(&axes, &lines)
 }
 
-/// Writes the histogram figures of workload `workload` (none when no repeat stored one).
-pub(super) fn section(out: &mut String, model: &ReportModel, workload: &str) {
-    super::caption::phase_figures(
-        out,
-        model,
-        workload,
-        &FIGURES,
-        &grouped(model, workload),
-        |phase, data| svg(phase, data, &model.variants),
-    );
-}
-
-/// Heading, class and caption of these figures.
-const FIGURES: super::caption::PhaseFigures = super::caption::PhaseFigures {
-    heading: "Latency histograms",
-    class: "chart-histogram",
-    caption: |p| {
-        format!("{p}: share of each filesystem's operations per completion-latency bucket ({PER_DECADE} per factor of ten), from the recorded histogram (fsbench's per-operation clock for its own workloads, the tool's for external tools), measured repeats summed.")
-    },
-};
+/// These figures of a workload: `FIGURES.section(out, model, workload)` writes them (none
+/// when no repeat stored the data).
+pub(super) const FIGURES: super::caption::PhaseFigures<BTreeMap<usize, BTreeMap<i32, u64>>> =
+    super::caption::PhaseFigures {
+        heading: "Latency histograms",
+        class: "chart-histogram",
+        caption: |p| {
+            format!("{p}: share of each filesystem's operations per completion-latency bucket ({PER_DECADE} per factor of ten), from the recorded histogram (fsbench's per-operation clock for its own workloads, the tool's for external tools), measured repeats summed.")
+        },
+        groups: grouped,
+        svg,
+    };
 
 #[cfg(test)]
 mod tests {
@@ -188,7 +180,7 @@ mod tests {
     fn one_figure_per_phase_with_a_line_per_filesystem_and_only_measured_repeats() {
         let base = model_with(&[]);
         let mut out = String::new();
-        section(&mut out, &base, "bonnie");
+        FIGURES.section(&mut out, &base, "bonnie");
         assert!(out.is_empty(), "no histograms, no section");
 
         // Find two measured samples of different variants and one warm-up of the same workload.
@@ -227,7 +219,7 @@ mod tests {
         }
         let m = model_with(&hist);
         let mut out = String::new();
-        section(&mut out, &m, &wl);
+        FIGURES.section(&mut out, &m, &wl);
         assert_eq!(out.matches("<figure").count(), 1, "{out}");
         assert!(!out.contains("warm_only"), "warm-ups are left out");
         assert_eq!(

@@ -29,7 +29,7 @@ use super::escape::html as esc;
 use super::role;
 use super::summary;
 use super::view::{self, name_unit, CellView};
-use super::{Cell, ReportModel, Row, Standing, WorkloadTable};
+use super::{Cell, ReportModel, Row, Section, Standing, WorkloadTable};
 use crate::metric::Direction;
 use std::fmt::Write as _;
 
@@ -59,8 +59,9 @@ details{margin:6px 0}summary{cursor:pointer;color:#0a58a5}
 .note{font-size:0.9em;color:#555}
 "#;
 
-/// Renders `model` as one self-contained HTML page (see the module docs).
-pub fn render_html(model: &ReportModel) -> String {
+/// Renders `model` as one self-contained HTML page (see the module docs), with the features'
+/// `sections` before the environment.
+pub fn render_html(model: &ReportModel, sections: &[&dyn Section]) -> String {
     let mut out = String::with_capacity(256 * 1024);
     let s = &model.session;
     let h = &s.info.host;
@@ -105,7 +106,7 @@ pub fn render_html(model: &ReportModel) -> String {
         let meaning = if model.session.info.policy.methodology {
             format!(
                 "“The same within {} %” means both one-sided tests pass; “inconclusive” means neither different nor shown the same, never “the same”",
-                crate::run::adaptive::DECIDED_MARGIN_PCT
+                crate::stats::verdict::DECIDED_MARGIN_PCT
             )
         } else {
             "“Tied” means Welch’s t-test cannot tell the two apart at the 5 % level".to_string()
@@ -130,9 +131,9 @@ pub fn render_html(model: &ReportModel) -> String {
         out.push_str("<p>No results.</p>\n");
     }
     synthetic_vs_real(&mut out, model);
-    // Many-rank sessions: cluster figures, per-rank table and timeline ("" for one rank).
-    out.push_str(&crate::comm::report::html(model));
-    crate::verify::html::section(&mut out, model);
+    for section in sections {
+        out.push_str(&section.html(model));
+    }
     environment(&mut out, model);
     warnings(&mut out, model);
     out.push_str("</body></html>\n");
@@ -300,145 +301,150 @@ fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable
     }
     legend(out, model);
     let wl = table.workload.as_str();
-    let attrs = format!(" id=\"bars-{index}\" data-workload=\"{w}\"");
-    let headline: Vec<(&str, &Row)> = table
-        .rows
-        .iter()
-        .filter(|r| role::is_headline(&r.metric))
-        .map(|r| (wl, r))
-        .collect();
-    if !headline.is_empty() {
-        let p = panels(model, &headline, |r| {
+    let rows_where = |keep: fn(&crate::metric::MetricId) -> bool| -> Vec<(&str, &Row)> {
+        table.rows.iter().filter(|r| keep(&r.metric)).map(|r| (wl, r)).collect()
+    };
+    let headline = rows_where(role::is_headline);
+    bar_figure(
+        out,
+        model,
+        &headline,
+        ("chart-bars", &format!(" id=\"bars-{index}\" data-workload=\"{w}\"")),
+        |r| {
             format!(
                 "{} ({}) per phase — {}",
                 r.metric.name,
                 r.metric.unit,
                 direction_text(r.metric.direction)
             )
-        });
-        figure(
-            out,
-            model,
-            "chart-bars",
-            &attrs,
-            charts::bar_chart(&p, &model.variants, WIDE),
-            &format!("{}{}", "Mean of the measured repeats per phase, filesystems side by side; whiskers: 95 % confidence interval of the mean.", caption_notes(model, &p)),
-        );
-    }
-    let cpu: Vec<(&str, &Row)> = table
-        .rows
-        .iter()
-        .filter(|r| role::is_cpu(&r.metric))
-        .map(|r| (wl, r))
-        .collect();
-    if !cpu.is_empty() {
-        let p = panels(model, &cpu, |r| {
+        },
+        "Mean of the measured repeats per phase, filesystems side by side; whiskers: 95 % confidence interval of the mean.",
+    );
+    bar_figure(
+        out,
+        model,
+        &rows_where(role::is_cpu),
+        ("chart-cpu", &format!(" id=\"cpu-{index}\" data-workload=\"{w}\"")),
+        |r| {
             let whose = if r.metric.role == crate::metric::Role::ProcessCpu {
                 "fsbench process, % of one CPU"
             } else {
                 "whole system, % of all CPUs"
             };
             format!("CPU use ({whose}) per phase — lower is better")
-        });
-        figure(
-            out,
-            model,
-            "chart-cpu",
-            &format!(" id=\"cpu-{index}\" data-workload=\"{w}\""),
-            charts::bar_chart(&p, &model.variants, WIDE),
-            &format!("{}{}", "CPU use during each timed phase: the benchmark process (getrusage) and the whole machine (/proc/stat), which includes kernel threads doing journaling, writeback and compression.", caption_notes(model, &p)),
-        );
-    }
-    let lat: Vec<(&str, &Row)> = table
-        .rows
-        .iter()
-        .filter(|r| role::is_latency(&r.metric))
-        .map(|r| (wl, r))
-        .collect();
-    if !lat.is_empty() {
-        let p = panels(model, &lat, |r| {
+        },
+        "CPU use during each timed phase: the benchmark process (getrusage) and the whole machine (/proc/stat), which includes kernel threads doing journaling, writeback and compression.",
+    );
+    bar_figure(
+        out,
+        model,
+        &rows_where(role::is_latency),
+        (
+            "chart-latency",
+            &format!(" id=\"latency-{index}\" data-workload=\"{w}\""),
+        ),
+        |r| {
             format!(
                 "latency {} ({}) per phase — {}",
                 r.metric.name_within_role(),
                 r.metric.unit,
                 direction_text(r.metric.direction)
             )
-        });
-        figure(
-            out,
-            model,
-            "chart-latency",
-            &format!(" id=\"latency-{index}\" data-workload=\"{w}\""),
-            charts::bar_chart(&p, &model.variants, WIDE),
-            &format!(
-                "{}{}",
-                "Per-operation latency percentiles (mean over repeats of each repeat's percentile).",
-                caption_notes(model, &p)
-            ),
-        );
-    }
-    super::histogram::section(out, model, wl);
-    super::throughput::section(out, model, wl);
+        },
+        "Per-operation latency percentiles (mean over repeats of each repeat's percentile).",
+    );
+    super::histogram::FIGURES.section(out, model, wl);
+    super::throughput::FIGURES.section(out, model, wl);
     if !headline.is_empty() {
         out.push_str("<h3>Every repeat</h3>\n<p class=\"note\">Each point is one measured repeat in run order; the dashed line is the trimmed mean and the band the 95 % confidence interval of the mean. A first point far from the rest is a first-run effect.</p>\n<div class=\"grid\">\n");
         let absent = view::absent(model, wl);
         for (_, row) in &headline {
-            let series: Vec<RepeatSeries> = row
-                .cells
-                .iter()
-                .filter_map(|c| {
-                    let index = model.variants.iter().position(|v| *v == c.variant)?;
-                    Some(RepeatSeries {
-                        index,
-                        values: c.values.clone(),
-                        trimmed_mean: c.summary.trimmed_mean,
-                        ci: c.summary.ci_low.zip(c.summary.ci_high),
-                    })
-                })
-                .collect();
-            let bounds = role::bounds(&row.metric, model.session.info.host.ncpu);
-            let marks: Vec<(usize, String)> = absent
-                .iter()
-                .map(|(i, a)| (*i, format!("{}: {}", model.variants[*i], a.word())))
-                .collect();
-            let mut caption: Vec<String> = absent
-                .iter()
-                .map(|(i, a)| format!("<b>{}</b>: {}", esc(&model.variants[*i]), esc(&a.describe())))
-                .collect();
-            let clipped = series
-                .iter()
-                .any(|s| s.ci.is_some_and(|(l, h)| l < bounds.0 || h > bounds.1));
-            if clipped {
-                caption.push(format!(
-                    "bands clipped at {} {}: the interval reaches past what the quantity can be",
-                    bound_text(bounds.0),
-                    esc(row.metric.unit.as_str())
-                ));
-            }
-            let caption = caption.join("; ");
-            let title = format!(
-                "{} {} — {}",
-                row.phase,
-                row.metric.name,
-                direction_text(row.metric.direction)
-            );
-            figure(
-                out,
-                model,
-                "chart-repeats",
-                &format!(
-                    " data-workload=\"{w}\" data-phase=\"{}\" data-metric=\"{}\"",
-                    esc(&row.phase),
-                    esc(&row.metric.name)
-                ),
-                charts::repeats_chart(&title, row.metric.unit.as_str(), &series, &marks, bounds, 540, 270),
-                &caption,
-            );
+            repeats_figure(out, model, &w, row, &absent);
         }
         out.push_str("</div>\n");
     }
     results_table(out, model, table);
     out.push_str("</section>\n");
+}
+
+/// One figure of grouped bars, a panel per row of `rows` titled by `title` (nothing without
+/// rows); `(class, attrs)` of the `<figure>`; `caption` is followed by the panels' notes.
+fn bar_figure(
+    out: &mut String,
+    model: &ReportModel,
+    rows: &[(&str, &Row)],
+    (class, attrs): (&str, &str),
+    title: impl Fn(&Row) -> String,
+    caption: &str,
+) {
+    if rows.is_empty() {
+        return;
+    }
+    let p = panels(model, rows, title);
+    figure(
+        out,
+        model,
+        class,
+        attrs,
+        charts::bar_chart(&p, &model.variants, WIDE),
+        &format!("{}{}", caption, caption_notes(model, &p)),
+    );
+}
+
+/// The figure of every measured repeat of headline `row` of workload `w` (escaped), with the
+/// workload's `absent` variants marked.
+fn repeats_figure(out: &mut String, model: &ReportModel, w: &str, row: &Row, absent: &[(usize, view::Absence)]) {
+    let series: Vec<RepeatSeries> = row
+        .cells
+        .iter()
+        .filter_map(|c| {
+            let index = model.variants.iter().position(|v| *v == c.variant)?;
+            Some(RepeatSeries {
+                index,
+                values: c.values.clone(),
+                trimmed_mean: c.summary.trimmed_mean,
+                ci: c.summary.ci_low.zip(c.summary.ci_high),
+            })
+        })
+        .collect();
+    let bounds = role::bounds(&row.metric, model.session.info.host.ncpu);
+    let marks: Vec<(usize, String)> = absent
+        .iter()
+        .map(|(i, a)| (*i, format!("{}: {}", model.variants[*i], a.word())))
+        .collect();
+    let mut caption: Vec<String> = absent
+        .iter()
+        .map(|(i, a)| format!("<b>{}</b>: {}", esc(&model.variants[*i]), esc(&a.describe())))
+        .collect();
+    let clipped = series
+        .iter()
+        .any(|s| s.ci.is_some_and(|(l, h)| l < bounds.0 || h > bounds.1));
+    if clipped {
+        caption.push(format!(
+            "bands clipped at {} {}: the interval reaches past what the quantity can be",
+            bound_text(bounds.0),
+            esc(row.metric.unit.as_str())
+        ));
+    }
+    let caption = caption.join("; ");
+    let title = format!(
+        "{} {} — {}",
+        row.phase,
+        row.metric.name,
+        direction_text(row.metric.direction)
+    );
+    figure(
+        out,
+        model,
+        "chart-repeats",
+        &format!(
+            " data-workload=\"{w}\" data-phase=\"{}\" data-metric=\"{}\"",
+            esc(&row.phase),
+            esc(&row.metric.name)
+        ),
+        charts::repeats_chart(&title, row.metric.unit.as_str(), &series, &marks, bounds, 540, 270),
+        &caption,
+    );
 }
 
 /// Class and mark of a table cell with values, by its standing.
@@ -510,7 +516,7 @@ fn results_table(out: &mut String, model: &ReportModel, table: &WorkloadTable) {
     let marks = if model.session.info.policy.methodology {
         format!(
             "★ best mean of the row; = the same as the best within {} % (both one-sided tests pass); ~ inconclusive: neither shown different nor shown the same (not “the same”: more repeats may decide); unmarked: significantly behind",
-            crate::run::adaptive::DECIDED_MARGIN_PCT
+            crate::stats::verdict::DECIDED_MARGIN_PCT
         )
     } else {
         "★ best mean of the row; = tied with the best (Welch’s t-test, p ≥ 0.05)".to_string()
@@ -526,25 +532,15 @@ fn results_table(out: &mut String, model: &ReportModel, table: &WorkloadTable) {
         esc(&table.workload)
     );
     for d in view::details(table) {
-        let x = &d.numbers;
-        let _ = writeln!(
-            out,
-            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} ({}/end)</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&d.row.phase),
-            esc(&name_unit(&d.row.metric)),
-            esc(&d.cell.variant),
-            d.cell.summary.n,
-            x.mean,
-            x.ci,
-            x.median,
-            x.sd,
-            x.cov_pct,
-            x.trimmed_mean,
-            d.cell.summary.trimmed,
-            x.min,
-            x.max,
-            d.p_vs_best,
-        );
+        let mut cells = d.cells(esc);
+        cells[9] = format!("{} ({}/end)", cells[9], d.cell.summary.trimmed);
+        cells.push(d.p_vs_best.clone());
+        out.push_str("<tr>");
+        for (i, c) in cells.iter().enumerate() {
+            let class = if i < 3 { " class=\"l\"" } else { "" };
+            let _ = write!(out, "<td{class}>{c}</td>");
+        }
+        out.push_str("</tr>\n");
     }
     out.push_str("</tbody></table></details>\n");
 }
@@ -685,7 +681,7 @@ mod tests {
         data.session.info.label = Some("<script>alert(1)</script>".into());
         data.session.info.host.hostname = "h<o>st".into();
         data.session.info.suite_text = "name = \"</pre><script>\"".into();
-        render_html(&build(&data, 1, 0.95))
+        render_html(&build(&data, 1, 0.95), &[])
     }
 
     #[test]
@@ -787,7 +783,7 @@ mod tests {
             row.cells[1].summary.ci_high.unwrap(),
         );
         assert!(lo < 0.0 && hi > 100.0, "the fixture must cross both bounds: {lo} {hi}");
-        let html = render_html(&model);
+        let html = render_html(&model, &[]);
         let cpu = figure_of(&html, "id=\"cpu-0\"");
         assert!(
             cpu.contains("Whiskers clipped at 0 % and 100 %"),
@@ -850,7 +846,7 @@ mod tests {
             s.sample.status = crate::store::SampleStatus::Failed("filesystem full (ENOSPC)".into());
             s.sample.measurements.clear();
         }
-        let html = render_html(&build(&data, 1, 0.95));
+        let html = render_html(&build(&data, 1, 0.95), &[]);
         let summary = &html[html.find("id=\"summary\"").unwrap()..html.find("id=\"w0\"").unwrap()];
         assert!(
             summary.contains("Not compared: xfs failed every repeat (filesystem full (ENOSPC)); zfs is unavailable (module not loaded)."),
@@ -886,14 +882,14 @@ mod tests {
         data.samples.retain(|s| s.sample.case_id.ends_with("-bonnie"));
         let model = build(&data, 1, 0.95);
         assert!(!model.workloads[0].summary.is_empty());
-        let html = render_html(&model);
+        let html = render_html(&model, &[]);
         assert_eq!(
             html.matches(&esc(&model.workloads[0].summary)).count(),
             1,
             "summary repeated"
         );
         // With two workloads each section repeats its own paragraph below the overview.
-        let two = render_html(&build(&session_data(), 1, 0.95));
+        let two = render_html(&build(&session_data(), 1, 0.95), &[]);
         let first = build(&session_data(), 1, 0.95).workloads[0].summary.clone();
         assert_eq!(two.matches(&esc(&first)).count(), 2);
     }
@@ -915,7 +911,7 @@ mod tests {
                 m.value = 100.0 / m.value;
             }
         }
-        let html = render_html(&build(&data, 1, 0.95));
+        let html = render_html(&build(&data, 1, 0.95), &[]);
         let start = html.find("chart-synthetic-real").expect("chart");
         let chart = &html[start..];
         assert!(chart.contains("synthetic workloads") && chart.contains("real-data workloads"));

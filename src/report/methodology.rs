@@ -1,7 +1,7 @@
 //! What a session can answer: for sessions run with a stopping rule (`--precision`,
 //! `--budget`, schema 5), one [`RowAnswer`] per headline row that says whether its intervals
 //! reached the precision target and, for every other variant against the best, the verdict of
-//! `compare`'s rule ([`crate::run::adaptive::pair_verdict`]): better / worse / "same within 3 %"
+//! `compare`'s rule ([`crate::stats::verdict::pair_verdict`]): better / worse / "same within 3 %"
 //! / "inconclusive" — never "tied", which mixed "shown the same" with "not shown different".
 //!
 //! Sessions without a stopping rule get no answers (their exports are unchanged; the golden
@@ -25,8 +25,8 @@
 //! Everything here reads the model only and never panics.
 
 use super::{cachebound, role, ReportModel, Standing, WorkloadTable};
-use crate::run::adaptive::{pair_verdict, StoppingRule, DECIDED_MARGIN_PCT};
 use crate::stats::two_sample::{Sample, Verdict};
+use crate::stats::verdict::{pair_verdict, StoppingRule, DECIDED_MARGIN_PCT};
 use serde::{Deserialize, Serialize};
 
 /// The answer of one headline row.
@@ -636,7 +636,7 @@ mod tests {
             short[0].contains(note) && short[0].contains("a / w") && !short[0].contains("b / w"),
             "{short:?}"
         );
-        let text = crate::report::render(&m, crate::report::Format::Table);
+        let text = crate::report::render(&m, crate::report::Format::Table, &[]);
         assert!(text.contains(&format!("! note: {note}")), "{text}");
     }
 }

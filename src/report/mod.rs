@@ -149,7 +149,7 @@ pub enum Standing {
     /// Cannot be tested: fewer than two measured repeats on one side.
     Untested,
     /// The same as the best within the equivalence margin
-    /// ([`crate::run::adaptive::DECIDED_MARGIN_PCT`]): both one-sided tests pass. Sessions
+    /// ([`crate::stats::verdict::DECIDED_MARGIN_PCT`]): both one-sided tests pass. Sessions
     /// recorded since schema 5 (`policy.methodology`) only; older ones keep [`Standing::Tied`].
     Same,
     /// Neither shown different from the best nor shown the same: not "the same". Sessions
@@ -175,9 +175,9 @@ pub enum StandingRule {
     /// reports said; the golden exports keep it).
     Welch,
     /// Sessions recorded since schema 5 (`policy.methodology`): `same` when both one-sided tests
-    /// pass within [`crate::run::adaptive::DECIDED_MARGIN_PCT`] (even if a smaller gap is
+    /// pass within [`crate::stats::verdict::DECIDED_MARGIN_PCT`] (even if a smaller gap is
     /// significant), else `behind` when `compare`'s verdict
-    /// ([`crate::run::adaptive::pair_verdict`]) is worse, else `inconclusive` — never "tied",
+    /// ([`crate::stats::verdict::pair_verdict`]) is worse, else `inconclusive` — never "tied",
     /// which mixed "shown the same" with "not shown different".
     Equivalence,
 }
@@ -240,15 +240,31 @@ pub struct ReportModel {
     pub baseline: Option<RawBaseline>,
 }
 
-/// Renders `model` in `format` (plain text for [`Format::Table`]; use [`render_table`] for
-/// ANSI bold on the best cells). The output always ends with a newline.
-pub fn render(model: &ReportModel, format: Format) -> String {
+/// A section that a feature above the report (the many-rank figures of `comm`, the forest
+/// plot of `verify`) adds to a session's Markdown and HTML reports. The report knows nothing of
+/// the features: their caller passes the sections to [`render`], which puts them, in the order
+/// given, after the workloads (HTML: after the synthetic-versus-real chart, before the
+/// environment; Markdown: after the legend, before the warnings).
+///
+/// Invariant: a section that has nothing to say about `model` renders to "" in both formats, so
+/// the report of a session the feature did not touch is the same with or without it.
+pub trait Section {
+    /// The section in Markdown, starting with its own blank line and heading ("" for none).
+    fn markdown(&self, model: &ReportModel) -> String;
+    /// The section in HTML, starting with its `<h2>` ("" for none).
+    fn html(&self, model: &ReportModel) -> String;
+}
+
+/// Renders `model` in `format` with the features' `sections` (Markdown and HTML only; plain
+/// text for [`Format::Table`]; use [`render_table`] for ANSI bold on the best cells). The
+/// output always ends with a newline.
+pub fn render(model: &ReportModel, format: Format, sections: &[&dyn Section]) -> String {
     match format {
         Format::Table => text::render_table(model, false),
-        Format::Md => text::render_markdown(model),
+        Format::Md => text::render_markdown(model, sections),
         Format::Csv => csv::render_csv(model),
         Format::Json => render_json(model),
-        Format::Html => html::render_html(model),
+        Format::Html => html::render_html(model, sections),
     }
 }
 
@@ -277,7 +293,7 @@ mod tests {
     #[test]
     fn json_parses_back_with_schema_version_summaries_and_cpu_rows() {
         let model = build(&session_data(), 1, 0.95);
-        let json = render(&model, Format::Json);
+        let json = render(&model, Format::Json, &[]);
         let v: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
         assert_eq!(v["schema_version"], SCHEMA_VERSION);
         let rows = v["workloads"][0]["rows"].as_array().unwrap();
@@ -310,7 +326,7 @@ mod tests {
         let empty = build(&data, 0, 0.95);
         for model in [build(&session_data(), 1, 0.95), empty] {
             for format in [Format::Table, Format::Md, Format::Csv, Format::Json] {
-                let out = render(&model, format);
+                let out = render(&model, format, &[]);
                 assert!(out.ends_with('\n'), "{format:?}");
             }
         }
@@ -423,11 +439,11 @@ mod tests {
         data.samples[0].sample.notes.push(note.clone());
         let model = build(&data, 1, 0.95);
         assert!(model.warnings.iter().any(|w| w.contains(&note)), "{:?}", model.warnings);
-        let table = render(&model, Format::Table);
+        let table = render(&model, Format::Table, &[]);
         assert!(table.contains("still busy after 10.0 s"), "{table}");
         // The wait is context, never a ranked or summarised row: not in the terminal table.
         assert!(!table.contains("quiesce "), "{table}");
-        let md = render(&model, Format::Md);
+        let md = render(&model, Format::Md, &[]);
         assert!(md.contains("| quiesce | wait"), "{md}");
     }
 }

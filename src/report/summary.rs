@@ -163,7 +163,7 @@ fn equivalence_sentence(row: &Row, label: &str, cells: &[&Cell]) -> String {
         .copied()
         .filter(|c| c.standing == Some(Standing::Behind))
         .collect();
-    let margin = crate::run::adaptive::DECIDED_MARGIN_PCT;
+    let margin = crate::stats::verdict::DECIDED_MARGIN_PCT;
     let word = superlative(row);
     let verb = |n: &[&str]| if n.len() == 1 { "is" } else { "are" };
     let mut s = if behind.is_empty() && inconclusive.is_empty() && untested.is_empty() {

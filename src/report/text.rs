@@ -14,7 +14,7 @@
 //! common Latin text of names and numbers; wide CJK names would misalign, not break.
 
 use super::escape::markdown as md;
-use super::view::{self, name_unit, short_label};
+use super::view::{self, short_label};
 use super::{cachebound, number, summary, ReportModel, WorkloadTable};
 use std::fmt::Write as _;
 
@@ -213,8 +213,8 @@ fn width_of(s: &str) -> usize {
 }
 
 /// GitHub Markdown: session header, one table per workload (best in **bold**), a details table
-/// with every summary field, the legend and the warnings.
-pub fn render_markdown(model: &ReportModel) -> String {
+/// with every summary field, the legend, the features' `sections` and the warnings.
+pub fn render_markdown(model: &ReportModel, sections: &[&dyn super::Section]) -> String {
     let mut out = String::new();
     let s = &model.session;
     let h = &s.info.host;
@@ -295,8 +295,9 @@ pub fn render_markdown(model: &ReportModel) -> String {
         standing_legend_md(model),
         legend(model).join(" ")
     );
-    // Many-rank sessions: cluster figures and per-rank table ("" for one rank).
-    out.push_str(&crate::comm::report::markdown(model));
+    for section in sections {
+        out.push_str(&section.markdown(model));
+    }
     if !model.warnings.is_empty() {
         let _ = writeln!(out, "\n## Warnings\n");
         for w in &model.warnings {
@@ -316,23 +317,7 @@ fn details(out: &mut String, table: &WorkloadTable, trim: usize) {
         md(&table.workload)
     );
     for d in view::details(table) {
-        let x = &d.numbers;
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            md(&d.row.phase),
-            md(&name_unit(&d.row.metric)),
-            md(&d.cell.variant),
-            d.cell.summary.n,
-            x.mean,
-            x.ci,
-            x.median,
-            x.sd,
-            x.cov_pct,
-            x.trimmed_mean,
-            x.min,
-            x.max,
-        );
+        let _ = writeln!(out, "| {} |", d.cells(md).join(" | "));
     }
     let _ = writeln!(out, "\n</details>");
 }
@@ -345,7 +330,7 @@ fn standing_legend(model: &ReportModel) -> String {
             "* best mean of its row; = the same as the best within {m} % (both one-sided tests pass); \
              ~ inconclusive: neither shown different nor shown the same (not \"the same\": more repeats may \
              decide); unmarked: significantly behind the best. CPU rows are not ranked.",
-            m = crate::run::adaptive::DECIDED_MARGIN_PCT
+            m = crate::stats::verdict::DECIDED_MARGIN_PCT
         )
     } else {
         "* best mean of its row; = tied with the best (Welch's t-test, p >= 0.05). CPU rows are not ranked.".into()
@@ -359,7 +344,7 @@ fn standing_legend_md(model: &ReportModel) -> String {
             "`=`: the same as the best within {m} % (both one-sided tests pass); `~`: inconclusive, neither \
              shown different nor shown the same (not \"the same\"); unmarked: significantly behind. CPU rows \
              are not ranked.",
-            m = crate::run::adaptive::DECIDED_MARGIN_PCT
+            m = crate::stats::verdict::DECIDED_MARGIN_PCT
         )
     } else {
         "`=`: tied with the best (Welch's t-test, p ≥ 0.05). CPU rows are not ranked.".into()
@@ -431,7 +416,7 @@ warnings:
     #[test]
     fn markdown_has_header_bold_best_and_warnings() {
         let model = build(&session_data(), 1, 0.95);
-        let md = render_markdown(&model);
+        let md = render_markdown(&model, &[]);
         assert!(md.starts_with("# fsbench report: session 7\n"));
         assert!(md.contains("| suite | quick |"));
         assert!(md.contains("| label | nightly, \"fast\" |"));

@@ -76,27 +76,18 @@ fn svg(
     line_chart(&axes, &lines)
 }
 
-/// Writes the per-second throughput figures of workload `workload` (none when no repeat
-/// stored a series).
-pub(super) fn section(out: &mut String, model: &ReportModel, workload: &str) {
-    super::caption::phase_figures(
-        out,
-        model,
-        workload,
-        &FIGURES,
-        &grouped(model, workload),
-        |phase, data| svg(phase, data, &model.variants),
-    );
-}
-
-/// Heading, class and caption of these figures.
-const FIGURES: super::caption::PhaseFigures = super::caption::PhaseFigures {
-    heading: "Throughput per second",
-    class: "chart-throughput",
-    caption: |p| {
-        format!("{p}: operations completed in each second of the phase, mean over measured repeats, one line per filesystem (the last, partial second left out).")
-    },
-};
+/// These figures of a workload: `FIGURES.section(out, model, workload)` writes them (none
+/// when no repeat stored the data).
+pub(super) const FIGURES: super::caption::PhaseFigures<BTreeMap<usize, Vec<(u64, u32)>>> =
+    super::caption::PhaseFigures {
+        heading: "Throughput per second",
+        class: "chart-throughput",
+        caption: |p| {
+            format!("{p}: operations completed in each second of the phase, mean over measured repeats, one line per filesystem (the last, partial second left out).")
+        },
+        groups: grouped,
+        svg,
+    };
 
 #[cfg(test)]
 mod tests {
@@ -111,7 +102,7 @@ mod tests {
         let mut m = super::super::build::build(&data, 0, 0.95);
         let mut out = String::new();
         let wl = m.cases[0].workload.clone();
-        section(&mut out, &m, &wl);
+        FIGURES.section(&mut out, &m, &wl);
         assert!(out.is_empty(), "no series, no section");
         let measured: Vec<usize> = (0..m.samples.len())
             .filter(|&i| {
@@ -135,7 +126,7 @@ mod tests {
             assert_eq!(secs[0].0 / u64::from(secs[0].1), 100);
             assert_eq!(secs[1].0 / u64::from(secs[1].1), 300);
         }
-        section(&mut out, &m, &wl);
+        FIGURES.section(&mut out, &m, &wl);
         assert_eq!(out.matches("<figure").count(), 1, "{out}");
         assert_eq!(out.matches("class=\"series\"").count(), g[0].1.len());
         // Each line has a point per full second: 100 then 300 operations, the higher one above.

@@ -241,6 +241,29 @@ pub(super) struct DetailRow<'a> {
     pub p_vs_best: String,
 }
 
+impl DetailRow<'_> {
+    /// The line's cells as every format prints them: phase, metric with its unit and variant
+    /// (through the format's escaper `esc`), then n, mean, ± CI, median, sd, CoV %, trimmed
+    /// mean, min and max.
+    pub fn cells(&self, esc: fn(&str) -> String) -> Vec<String> {
+        let x = &self.numbers;
+        vec![
+            esc(&self.row.phase),
+            esc(&name_unit(&self.row.metric)),
+            esc(&self.cell.variant),
+            self.cell.summary.n.to_string(),
+            x.mean.clone(),
+            x.ci.clone(),
+            x.median.clone(),
+            x.sd.clone(),
+            x.cov_pct.clone(),
+            x.trimmed_mean.clone(),
+            x.min.clone(),
+            x.max.clone(),
+        ]
+    }
+}
+
 /// The formatted numbers of a [`DetailRow`].
 pub(super) struct DetailNumbers {
     pub mean: String,

@@ -22,49 +22,14 @@
 //! doc/statistics.md, with the simulation of the tests below.
 
 use crate::metric::{Direction, Role};
-use crate::policy::Policy;
-use crate::stats::two_sample::{self, Sample, Verdict};
+use crate::stats::two_sample::{Sample, Verdict};
+pub use crate::stats::verdict::{pair_verdict, StoppingRule, DECIDED_MARGIN_PCT, DECIDED_THRESHOLD_PCT};
 use crate::store::{SampleStatus, SessionData};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// Most measured repeats per case the rule runs (the first reason to stop without a budget).
 pub const MAX_REPEATS: u32 = 30;
-
-/// Fewest values a cell needs before it can count as precise. A stop on a small sample whose
-/// sd happened to come out small is what makes a sequential interval under-cover; from 5
-/// values on, the simulated coverage of the reported 95 % interval stays above 93 %
-/// (doc/statistics.md).
-pub const MIN_PRECISE_N: usize = 5;
-
-/// The precision check uses the interval at level `1 − (1 − confidence) / 5` (99 % for a
-/// reported 95 %): a session stops when even that interval is within the target, so the stop
-/// does not land exactly on the first sample whose sd came out small, which is what makes the
-/// reported interval of a sequential rule under-cover (doc/statistics.md).
-pub const STOP_LEVEL_FACTOR: f64 = 1.0;
-
-/// The precision target must already have held on this fraction (3/4) of the values: a
-/// quarter of the values behind each stop are drawn after the target was first met.
-pub const STABLE_FRACTION: (usize, usize) = (3, 4);
-
-/// Equivalence margin of "decided: the same", percent (the `compare` default).
-pub const DECIDED_MARGIN_PCT: f64 = two_sample::DEFAULT_EQUIVALENCE_PCT;
-
-/// Smallest difference that counts as "decided: better/worse", percent.
-pub const DECIDED_THRESHOLD_PCT: f64 = 0.0;
-
-/// The stopping rule of a session.
-#[derive(Clone, Debug, PartialEq)]
-pub struct StoppingRule {
-    /// Target CI half-width, percent of the mean.
-    pub precision_pct: Option<f64>,
-    /// Wall-time budget of the session.
-    pub budget: Option<Duration>,
-    /// Confidence level of the intervals.
-    pub confidence: f64,
-    /// The minimum measured repeats (the policy's `repeats`).
-    pub min_repeats: u32,
-}
 
 /// Why the rule stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,44 +76,9 @@ pub struct HeadlineRow {
     pub cells: Vec<(String, Vec<f64>)>,
 }
 
+/// The runner's half of the rule (the data and its precision check are statistics:
+/// [`crate::stats::verdict`]).
 impl StoppingRule {
-    /// The rule of `policy`, if it has one (a precision target or a budget).
-    pub fn of(policy: &Policy) -> Option<StoppingRule> {
-        policy.is_adaptive().then(|| StoppingRule {
-            precision_pct: policy.precision,
-            budget: policy.budget_s.map(Duration::from_secs_f64),
-            confidence: policy.confidence,
-            min_repeats: policy.repeats,
-        })
-    }
-
-    /// Whether `values` reached the precision target (false without a target or with fewer
-    /// than two values or a zero mean).
-    ///
-    /// The target must hold on all the values and already on their first three quarters
-    /// ([`STABLE_FRACTION`]), so the last quarter are fresh values drawn after the target was
-    /// first met (see doc/statistics.md for why that keeps the coverage).
-    pub fn precise(&self, values: &[f64]) -> bool {
-        let earlier = values.len() * STABLE_FRACTION.0 / STABLE_FRACTION.1;
-        self.precise_now(values) && self.precise_now(&values[..earlier])
-    }
-
-    fn precise_now(&self, values: &[f64]) -> bool {
-        let Some(p) = self.precision_pct else { return false };
-        if values.len() < MIN_PRECISE_N {
-            return false;
-        }
-        // Checked at a stricter level than reported (see STOP_LEVEL_FACTOR).
-        let level = 1.0 - (1.0 - self.confidence) / STOP_LEVEL_FACTOR;
-        let Some(s) = crate::stats::summarize(values, 0, level) else {
-            return false;
-        };
-        match s.ci_half_width() {
-            Some(h) if s.mean != 0.0 => h <= p / 100.0 * s.mean.abs(),
-            _ => false,
-        }
-    }
-
     /// Whether every pair of variants of `row` is decided (a row of one variant is).
     pub fn decided(row: &HeadlineRow) -> bool {
         let samples: Vec<Option<Sample>> = row.cells.iter().map(|(_, v)| Sample::of(v)).collect();
@@ -185,25 +115,6 @@ impl StoppingRule {
         }
         Decision::Continue
     }
-}
-
-/// `compare`'s four-way verdict of `a` against `b` (unadjusted p, margin
-/// [`DECIDED_MARGIN_PCT`], threshold [`DECIDED_THRESHOLD_PCT`]).
-pub fn pair_verdict(a: Sample, b: Sample, direction: Direction) -> Verdict {
-    let change_pct = if b.mean != 0.0 {
-        (a.mean / b.mean - 1.0) * 100.0
-    } else {
-        0.0
-    };
-    two_sample::verdict(
-        two_sample::log_ratio_p(a, b),
-        two_sample::tost_ratio(a, b, DECIDED_MARGIN_PCT),
-        change_pct,
-        DECIDED_THRESHOLD_PCT,
-        direction,
-        a.mean,
-        b.mean,
-    )
 }
 
 /// The headline rows of a session's measured, successful repeats, in first-appearance order.
@@ -279,6 +190,7 @@ pub fn repeats_done(data: &SessionData) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::Policy;
     use crate::stats::student_t::t_quantile;
     use rand::rngs::SmallRng;
     use rand::{Rng, SeedableRng};

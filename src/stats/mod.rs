@@ -23,6 +23,7 @@
 
 pub mod student_t;
 pub mod two_sample;
+pub mod verdict;
 
 pub use student_t::{t_cdf, t_quantile};
 

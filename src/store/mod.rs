@@ -13,6 +13,7 @@
 mod backend;
 mod model;
 pub mod pg;
+mod read;
 mod sqlite;
 mod time;
 

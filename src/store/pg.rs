@@ -17,10 +17,11 @@
 //! it, so a unix socket is `postgresql:///db?host=/run/postgresql&user=me`.
 
 use super::model::*;
+use super::read;
 use super::sqlite::StoreError;
 use super::time::now_rfc3339;
 use super::ResultStore;
-use crate::metric::{Direction, Measurement, MetricId, Role, Unit};
+use crate::metric::{Direction, Role, Unit};
 use crate::policy::{Order, Policy};
 use postgres::{Client, NoTls, Row, Transaction};
 use std::collections::HashMap;
@@ -112,90 +113,6 @@ impl PgStore {
         };
         store.migrate()?;
         Ok(store)
-    }
-
-    /// Every measurement, latency histogram and per-second series of session `session`'s
-    /// samples, in the snapshot `tx`, added to `samples` (`index`: sample id → position).
-    fn load_sample_rows(
-        &self,
-        tx: &mut postgres::Transaction,
-        session: i64,
-        action: &str,
-        index: &HashMap<i64, usize>,
-        samples: &mut [SampleRecord],
-    ) -> Result<(), StoreError> {
-        for r in tx
-            .query(
-                "SELECT m.sample_id, m.phase, m.metric, m.unit, m.direction, m.value, m.role, m.rank \
-                 FROM metrics AS m JOIN samples AS s ON s.id = m.sample_id \
-                 WHERE s.session_id = $1 ORDER BY m.sample_id, m.ord",
-                &[&session],
-            )
-            .map_err(self.err(action))?
-        {
-            let sample_id: i64 = r.get(0);
-            let (phase, name): (String, String) = (r.get(1), r.get(2));
-            let (u, d, ro): (String, String, String) = (r.get(3), r.get(4), r.get(6));
-            let (Some(unit), Some(direction), Some(role)) = (Unit::parse(&u), Direction::parse(&d), Role::parse(&ro))
-            else {
-                return Err(self.bad(action)(format!(
-                    "metric {phase}/{name} of sample {sample_id} has unit `{u}`, direction `{d}`, role `{ro}`"
-                )));
-            };
-            if let Some(&i) = index.get(&sample_id) {
-                samples[i].sample.measurements.push(Measurement {
-                    phase,
-                    rank: rank_of(r.get(7)),
-                    metric: MetricId {
-                        role,
-                        name,
-                        unit,
-                        direction,
-                    },
-                    value: r.get(5),
-                });
-            }
-        }
-        for r in tx
-            .query(
-                "SELECT h.sample_id, h.phase, h.bins_json \
-                 FROM latency_histograms AS h JOIN samples AS s ON s.id = h.sample_id \
-                 WHERE s.session_id = $1 ORDER BY h.sample_id, h.ord",
-                &[&session],
-            )
-            .map_err(self.err(action))?
-        {
-            let (sample_id, phase, bins): (i64, String, String) = (r.get(0), r.get(1), r.get(2));
-            let bins = serde_json::from_str(&bins)
-                .map_err(|e| self.bad(action)(format!("latency histogram of sample {sample_id} phase {phase}: {e}")))?;
-            if let Some(&i) = index.get(&sample_id) {
-                samples[i]
-                    .sample
-                    .histograms
-                    .push(crate::metric::LatencyHistogram { phase, bins });
-            }
-        }
-        for r in tx
-            .query(
-                "SELECT t.sample_id, t.phase, t.ops_json, t.rank \
-                 FROM throughput_series AS t JOIN samples AS s ON s.id = t.sample_id \
-                 WHERE s.session_id = $1 ORDER BY t.sample_id, t.ord",
-                &[&session],
-            )
-            .map_err(self.err(action))?
-        {
-            let (sample_id, phase, ops): (i64, String, String) = (r.get(0), r.get(1), r.get(2));
-            let ops = serde_json::from_str(&ops)
-                .map_err(|e| self.bad(action)(format!("throughput series of sample {sample_id} phase {phase}: {e}")))?;
-            if let Some(&i) = index.get(&sample_id) {
-                samples[i].sample.series.push(crate::metric::ThroughputSeries {
-                    phase,
-                    rank: rank_of(r.get(3)),
-                    ops,
-                });
-            }
-        }
-        Ok(())
     }
 
     fn err(&self, action: impl Into<String>) -> impl FnOnce(postgres::Error) -> StoreError {
@@ -387,6 +304,100 @@ impl PgStore {
                 clock_rtt_ns: r.get(14),
             })
             .collect())
+    }
+
+    /// The cases of `session`, in the order they were recorded.
+    fn load_cases(&self, tx: &mut Transaction, session: i64, action: &str) -> Result<Vec<CaseRecord>, StoreError> {
+        let mut cases = Vec::new();
+        for r in tx
+            .query(&read::cases_query("$1"), &[&session])
+            .map_err(self.err(action))?
+        {
+            let case_id: String = r.get(0);
+            let availability =
+                read::availability(&case_id, &r.get::<_, String>(8), r.get(9)).map_err(self.bad(action))?;
+            cases.push(CaseRecord {
+                variant: r.get(1),
+                fs_type: r.get(2),
+                mkfs_args: parse_json_strings(&r.get::<_, String>(3), "mkfs_args_json").map_err(self.bad(action))?,
+                mount_opts: parse_json_strings(&r.get::<_, String>(4), "mount_opts_json").map_err(self.bad(action))?,
+                workload: r.get(5),
+                workload_kind: r.get(6),
+                workload_json: r.get(7),
+                availability,
+                case_id,
+            });
+        }
+        Ok(cases)
+    }
+
+    /// The samples of `session` in id order (measurements, histograms and series left empty)
+    /// and the index of each sample id in them.
+    fn load_samples(
+        &self,
+        tx: &mut Transaction,
+        session: i64,
+        action: &str,
+    ) -> Result<(Vec<SampleRecord>, HashMap<i64, usize>), StoreError> {
+        let mut samples: Vec<SampleRecord> = Vec::new();
+        let mut index = HashMap::new();
+        for r in tx
+            .query(&read::samples_query("$1"), &[&session])
+            .map_err(self.err(action))?
+        {
+            let id: i64 = r.get(0);
+            let status = read::status(id, &r.get::<_, String>(6), r.get(7)).map_err(self.bad(action))?;
+            index.insert(id, samples.len());
+            samples.push(SampleRecord {
+                id,
+                sample: NewSample {
+                    case_id: r.get(1),
+                    repeat: r.get::<_, i64>(2) as u32,
+                    is_warmup: r.get::<_, i32>(3) != 0,
+                    started_at: r.get(4),
+                    wall_s: r.get(5),
+                    status,
+                    device: r.get(8),
+                    effective_mount_opts: r.get(9),
+                    notes: parse_json_strings(&r.get::<_, String>(10), "notes_json").map_err(self.bad(action))?,
+                    measurements: Vec::new(),
+                    histograms: Vec::new(),
+                    series: Vec::new(),
+                },
+            });
+        }
+        Ok((samples, index))
+    }
+
+    /// Appends every stored measurement of `session` to its sample (`index`: sample id →
+    /// position in `samples`).
+    fn load_measurements(
+        &self,
+        tx: &mut Transaction,
+        session: i64,
+        action: &str,
+        samples: &mut [SampleRecord],
+        index: &HashMap<i64, usize>,
+    ) -> Result<(), StoreError> {
+        for r in tx
+            .query(&read::metrics_query("$1"), &[&session])
+            .map_err(self.err(action))?
+        {
+            let sample_id: i64 = r.get(0);
+            let (phase, name): (String, String) = (r.get(1), r.get(2));
+            let (u, d, ro): (String, String, String) = (r.get(3), r.get(4), r.get(6));
+            let (Some(unit), Some(direction), Some(role)) = (Unit::parse(&u), Direction::parse(&d), Role::parse(&ro))
+            else {
+                return Err(self.bad(action)(format!(
+                    "metric {phase}/{name} of sample {sample_id} has unit `{u}`, direction `{d}`, role `{ro}`"
+                )));
+            };
+            if let Some(&i) = index.get(&sample_id) {
+                let m = read::measurement((phase, rank_of(r.get(7))), name, (unit, direction, role), r.get(5));
+                samples[i].sample.measurements.push(m);
+            }
+        }
+        Ok(())
     }
 
     fn baseline(&self, c: &mut Client, session: i64) -> Result<Option<RawBaseline>, StoreError> {
@@ -609,21 +620,14 @@ fn insert_sample(tx: &mut Transaction, session: i64, s: &NewSample) -> Result<i6
             ],
         )?;
     }
-    if !s.histograms.is_empty() {
-        let insert =
-            tx.prepare("INSERT INTO latency_histograms (sample_id, ord, phase, bins_json) VALUES ($1, $2, $3, $4)")?;
-        for (ord, h) in s.histograms.iter().enumerate() {
-            let bins = serde_json::to_string(&h.bins).unwrap_or_else(|_| "[]".into());
-            tx.execute(&insert, &[&id, &(ord as i32), &h.phase, &bins])?;
+    for child in read::Child::ALL {
+        let rows = child.rows(s);
+        if rows.is_empty() {
+            continue;
         }
-    }
-    if !s.series.is_empty() {
-        let insert = tx.prepare(
-            "INSERT INTO throughput_series (sample_id, ord, phase, ops_json, rank) VALUES ($1, $2, $3, $4, $5)",
-        )?;
-        for (ord, t) in s.series.iter().enumerate() {
-            let ops = serde_json::to_string(&t.ops).unwrap_or_else(|_| "[]".into());
-            tx.execute(&insert, &[&id, &(ord as i32), &t.phase, &ops, &pg_rank(t.rank)])?;
+        let insert = tx.prepare(&child.insert('$'))?;
+        for (ord, (phase, json, rank)) in rows.into_iter().enumerate() {
+            tx.execute(&insert, &[&id, &(ord as i32), &phase, &json, &pg_rank(rank)])?;
         }
     }
     Ok(id)
@@ -871,78 +875,19 @@ impl ResultStore for PgStore {
             .map_err(self.err(action.as_str()))?
             .ok_or_else(|| StoreError::NoSuchSession(session.to_string()))?;
         let mut record = session_from_row(&r).map_err(self.bad(&action))?;
-        let mut cases = Vec::new();
-        for r in tx
-            .query(
-                "SELECT case_id, variant, fs_type, mkfs_args_json, mount_opts_json, workload, \
-                 workload_kind, workload_json, availability, unavailable_reason \
-                 FROM cases WHERE session_id = $1 ORDER BY ord",
-                &[&session],
-            )
-            .map_err(self.err(action.as_str()))?
-        {
-            let case_id: String = r.get(0);
-            let availability = match (r.get::<_, String>(8).as_str(), r.get::<_, Option<String>>(9)) {
-                ("available", None) => CaseAvailability::Available,
-                ("unavailable", Some(why)) => CaseAvailability::Unavailable(why),
-                (state, reason) => {
-                    return Err(self.bad(&action)(format!(
-                        "case {case_id} has availability `{state}` with reason {reason:?}"
-                    )))
-                }
-            };
-            cases.push(CaseRecord {
-                variant: r.get(1),
-                fs_type: r.get(2),
-                mkfs_args: parse_json_strings(&r.get::<_, String>(3), "mkfs_args_json").map_err(self.bad(&action))?,
-                mount_opts: parse_json_strings(&r.get::<_, String>(4), "mount_opts_json").map_err(self.bad(&action))?,
-                workload: r.get(5),
-                workload_kind: r.get(6),
-                workload_json: r.get(7),
-                availability,
-                case_id,
-            });
+        let cases = self.load_cases(&mut tx, session, &action)?;
+        let (mut samples, index) = self.load_samples(&mut tx, session, &action)?;
+        self.load_measurements(&mut tx, session, &action, &mut samples, &index)?;
+        for child in read::Child::ALL {
+            for r in tx
+                .query(&child.query("$1"), &[&session])
+                .map_err(self.err(action.as_str()))?
+            {
+                child
+                    .attach(&mut samples, &index, (r.get(0), r.get(1), r.get(2), rank_of(r.get(3))))
+                    .map_err(self.bad(&action))?;
+            }
         }
-        let mut samples: Vec<SampleRecord> = Vec::new();
-        let mut index = HashMap::new();
-        for r in tx
-            .query(
-                "SELECT id, case_id, repeat, is_warmup, started_at, wall_s, status, error, device, \
-                 effective_mount_opts, notes_json FROM samples WHERE session_id = $1 ORDER BY id",
-                &[&session],
-            )
-            .map_err(self.err(action.as_str()))?
-        {
-            let id: i64 = r.get(0);
-            let status = match (r.get::<_, String>(6).as_str(), r.get::<_, Option<String>>(7)) {
-                ("ok", None) => SampleStatus::Ok,
-                ("failed", Some(e)) => SampleStatus::Failed(e),
-                (state, error) => {
-                    return Err(self.bad(&action)(format!(
-                        "sample {id} has status `{state}` with error {error:?}"
-                    )))
-                }
-            };
-            index.insert(id, samples.len());
-            samples.push(SampleRecord {
-                id,
-                sample: NewSample {
-                    case_id: r.get(1),
-                    repeat: r.get::<_, i64>(2) as u32,
-                    is_warmup: r.get::<_, i32>(3) != 0,
-                    started_at: r.get(4),
-                    wall_s: r.get(5),
-                    status,
-                    device: r.get(8),
-                    effective_mount_opts: r.get(9),
-                    notes: parse_json_strings(&r.get::<_, String>(10), "notes_json").map_err(self.bad(&action))?,
-                    measurements: Vec::new(),
-                    histograms: Vec::new(),
-                    series: Vec::new(),
-                },
-            });
-        }
-        self.load_sample_rows(&mut tx, session, &action, &index, &mut samples)?;
         tx.commit().map_err(self.err(action.as_str()))?;
         record.info.tool_versions = self
             .tool_versions(&mut c, Some(session))?

@@ -26,8 +26,9 @@
 //! <https://sqlite.org/lang_transaction.html>.
 
 use super::model::*;
+use super::read;
 use super::time::now_rfc3339;
-use crate::metric::{Direction, Measurement, MetricId, Role, Unit};
+use crate::metric::{Direction, Measurement, Role, Unit};
 use crate::policy::{Order, Policy};
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension, Transaction, TransactionBehavior};
 use std::collections::HashMap;
@@ -377,94 +378,6 @@ impl Store {
             .map_err(self.sql(format!("{action}: starting a write transaction")))
     }
 
-    /// Every measurement, latency histogram and per-second series of session `session`'s
-    /// samples, in the read transaction `tx`, added to `samples` (`index`: sample id →
-    /// position).
-    fn load_sample_rows(
-        &self,
-        tx: &Transaction,
-        session: i64,
-        index: &HashMap<i64, usize>,
-        samples: &mut [SampleRecord],
-    ) -> Result<(), StoreError> {
-        let action = format!("reading the measurements of session {session}");
-        {
-            let mut stmt = tx
-                .prepare(
-                    "SELECT m.sample_id, m.phase, m.metric, m.unit, m.direction, m.value, m.role, m.rank \
-                     FROM metrics AS m JOIN samples AS s ON s.id = m.sample_id \
-                     WHERE s.session_id = ?1 ORDER BY m.sample_id, m.ord",
-                )
-                .map_err(self.sql(action.as_str()))?;
-            let mut rows = stmt.query([session]).map_err(self.sql(action.as_str()))?;
-            while let Some(row) = rows.next().map_err(self.sql(action.as_str()))? {
-                let (sample_id, m) = measurement_from_row(row).map_err(self.row(action.as_str()))?;
-                // Same snapshot as the samples query, so every sample id is in the index.
-                if let Some(&i) = index.get(&sample_id) {
-                    samples[i].sample.measurements.push(m);
-                }
-            }
-        }
-
-        let action = format!("reading the latency histograms of session {session}");
-        {
-            let mut stmt = tx
-                .prepare(
-                    "SELECT h.sample_id, h.phase, h.bins_json \
-                     FROM latency_histograms AS h JOIN samples AS s ON s.id = h.sample_id \
-                     WHERE s.session_id = ?1 ORDER BY h.sample_id, h.ord",
-                )
-                .map_err(self.sql(action.as_str()))?;
-            let mut rows = stmt.query([session]).map_err(self.sql(action.as_str()))?;
-            while let Some(row) = rows.next().map_err(self.sql(action.as_str()))? {
-                let read = |row: &rusqlite::Row| -> rusqlite::Result<(i64, String, String)> {
-                    Ok((row.get(0)?, row.get(1)?, row.get(2)?))
-                };
-                let (sample_id, phase, bins) = read(row).map_err(self.sql(action.as_str()))?;
-                let bins = serde_json::from_str(&bins).map_err(|e| StoreError::Corrupt {
-                    path: self.path.display().to_string(),
-                    what: format!("latency histogram of sample {sample_id} phase {phase}: {e}"),
-                })?;
-                if let Some(&i) = index.get(&sample_id) {
-                    samples[i]
-                        .sample
-                        .histograms
-                        .push(crate::metric::LatencyHistogram { phase, bins });
-                }
-            }
-        }
-
-        let action = format!("reading the throughput series of session {session}");
-        {
-            let mut stmt = tx
-                .prepare(
-                    "SELECT t.sample_id, t.phase, t.ops_json, t.rank \
-                     FROM throughput_series AS t JOIN samples AS s ON s.id = t.sample_id \
-                     WHERE s.session_id = ?1 ORDER BY t.sample_id, t.ord",
-                )
-                .map_err(self.sql(action.as_str()))?;
-            let mut rows = stmt.query([session]).map_err(self.sql(action.as_str()))?;
-            while let Some(row) = rows.next().map_err(self.sql(action.as_str()))? {
-                type Read = (i64, String, String, Option<u32>);
-                let read = |row: &rusqlite::Row| -> rusqlite::Result<Read> {
-                    Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
-                };
-                let (sample_id, phase, ops, rank) = read(row).map_err(self.sql(action.as_str()))?;
-                let ops = serde_json::from_str(&ops).map_err(|e| StoreError::Corrupt {
-                    path: self.path.display().to_string(),
-                    what: format!("throughput series of sample {sample_id} phase {phase}: {e}"),
-                })?;
-                if let Some(&i) = index.get(&sample_id) {
-                    samples[i]
-                        .sample
-                        .series
-                        .push(crate::metric::ThroughputSeries { phase, rank, ops });
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// Starts a read transaction, so multi-query reads see one consistent snapshot.
     fn read(&self, action: &str) -> Result<Transaction<'_>, StoreError> {
         Transaction::new_unchecked(&self.conn, TransactionBehavior::Deferred)
@@ -697,31 +610,18 @@ impl Store {
                     .map_err(|e| self.sql(format!("{action}: storing {}/{}", m.row(), m.metric.name))(e))?;
             }
         }
-        if !s.histograms.is_empty() {
-            let mut insert = tx
-                .prepare_cached(
-                    "INSERT INTO latency_histograms (sample_id, ord, phase, bins_json) VALUES (?1, ?2, ?3, ?4)",
-                )
-                .map_err(self.sql(action.as_str()))?;
-            for (ord, h) in s.histograms.iter().enumerate() {
-                let bins = serde_json::to_string(&h.bins).unwrap_or_else(|_| "[]".into());
-                insert
-                    .execute(params![id, ord, h.phase, bins])
-                    .map_err(|e| self.sql(format!("{action}: storing the {} histogram", h.phase))(e))?;
+        for child in read::Child::ALL {
+            let rows = child.rows(s);
+            if rows.is_empty() {
+                continue;
             }
-        }
-        if !s.series.is_empty() {
             let mut insert = tx
-                .prepare_cached(
-                    "INSERT INTO throughput_series (sample_id, ord, phase, ops_json, rank) \
-                     VALUES (?1, ?2, ?3, ?4, ?5)",
-                )
+                .prepare_cached(&child.insert('?'))
                 .map_err(self.sql(action.as_str()))?;
-            for (ord, t) in s.series.iter().enumerate() {
-                let ops = serde_json::to_string(&t.ops).unwrap_or_else(|_| "[]".into());
+            for (ord, (phase, json, rank)) in rows.into_iter().enumerate() {
                 insert
-                    .execute(params![id, ord, t.phase, ops, t.rank])
-                    .map_err(|e| self.sql(format!("{action}: storing the {} series", t.row()))(e))?;
+                    .execute(params![id, ord, phase, json, rank])
+                    .map_err(|e| self.sql(format!("{action}: storing {}", child.one(phase)))(e))?;
             }
         }
         tx.commit().map_err(self.sql(format!("{action}: committing")))?;
@@ -869,6 +769,24 @@ impl Store {
         found.ok_or_else(|| StoreError::NoSuchSession(reference.to_string()))
     }
 
+    /// Runs `sql` (one `?1`: `session`) in `conn` and calls `f` on every row; SQL errors name
+    /// `action`.
+    fn each_row(
+        &self,
+        conn: &Connection,
+        sql: &str,
+        session: i64,
+        action: &str,
+        mut f: impl FnMut(&rusqlite::Row<'_>) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        let mut stmt = conn.prepare(sql).map_err(self.sql(action))?;
+        let mut rows = stmt.query([session]).map_err(self.sql(action))?;
+        while let Some(row) = rows.next().map_err(self.sql(action))? {
+            f(row)?;
+        }
+        Ok(())
+    }
+
     /// Loads a whole session for reporting: cases in plan order, samples in the order they ran
     /// (row id), measurements in the order they were recorded, and the raw-device baseline.
     /// Read in one snapshot, so a concurrent writer never shows half a repeat.
@@ -894,40 +812,48 @@ impl Store {
 
         let action = format!("reading the cases of session {session}");
         let mut cases = Vec::new();
-        {
-            let mut stmt = tx
-                .prepare(
-                    "SELECT case_id, variant, fs_type, mkfs_args_json, mount_opts_json, workload, \
-                     workload_kind, workload_json, availability, unavailable_reason \
-                     FROM cases WHERE session_id = ?1 ORDER BY ord",
-                )
-                .map_err(self.sql(action.as_str()))?;
-            let mut rows = stmt.query([session]).map_err(self.sql(action.as_str()))?;
-            while let Some(row) = rows.next().map_err(self.sql(action.as_str()))? {
-                cases.push(case_from_row(row).map_err(self.row(action.as_str()))?);
-            }
-        }
+        self.each_row(&tx, &read::cases_query("?1"), session, &action, |row| {
+            cases.push(case_from_row(row).map_err(self.row(action.as_str()))?);
+            Ok(())
+        })?;
 
         let action = format!("reading the samples of session {session}");
         let mut samples = Vec::new();
         let mut index = HashMap::new();
-        {
-            let mut stmt = tx
-                .prepare(
-                    "SELECT id, case_id, repeat, is_warmup, started_at, wall_s, status, error, \
-                     device, effective_mount_opts, notes_json \
-                     FROM samples WHERE session_id = ?1 ORDER BY id",
-                )
-                .map_err(self.sql(action.as_str()))?;
-            let mut rows = stmt.query([session]).map_err(self.sql(action.as_str()))?;
-            while let Some(row) = rows.next().map_err(self.sql(action.as_str()))? {
-                let sample = sample_from_row(row).map_err(self.row(action.as_str()))?;
-                index.insert(sample.id, samples.len());
-                samples.push(sample);
+        self.each_row(&tx, &read::samples_query("?1"), session, &action, |row| {
+            let sample = sample_from_row(row).map_err(self.row(action.as_str()))?;
+            index.insert(sample.id, samples.len());
+            samples.push(sample);
+            Ok(())
+        })?;
+
+        let action = format!("reading the measurements of session {session}");
+        self.each_row(&tx, &read::metrics_query("?1"), session, &action, |row| {
+            let (sample_id, m) = measurement_from_row(row).map_err(self.row(action.as_str()))?;
+            // Same snapshot as the samples query, so every sample id is in the index.
+            if let Some(&i) = index.get(&sample_id) {
+                samples[i].sample.measurements.push(m);
             }
+            Ok(())
+        })?;
+
+        for child in read::Child::ALL {
+            let action = format!("reading the {} of session {session}", child.plural());
+            self.each_row(&tx, &child.query("?1"), session, &action, |row| {
+                type Read = (i64, String, String, Option<u32>);
+                let read = |row: &rusqlite::Row| -> rusqlite::Result<Read> {
+                    Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+                };
+                let values = read(row).map_err(self.sql(action.as_str()))?;
+                child
+                    .attach(&mut samples, &index, values)
+                    .map_err(|what| StoreError::Corrupt {
+                        path: self.path.display().to_string(),
+                        what,
+                    })
+            })?;
         }
 
-        self.load_sample_rows(&tx, session, &index, &mut samples)?;
         let baseline = self.baseline(&tx, session)?;
         Ok(SessionData {
             session: record,
@@ -1164,15 +1090,7 @@ fn case_from_row(row: &rusqlite::Row<'_>) -> Result<CaseRecord, RowError> {
     let mount_opts: String = row.get(4)?;
     let availability: String = row.get(8)?;
     let reason: Option<String> = row.get(9)?;
-    let availability = match (availability.as_str(), reason) {
-        ("available", None) => CaseAvailability::Available,
-        ("unavailable", Some(why)) => CaseAvailability::Unavailable(why),
-        (state, reason) => {
-            return Err(RowError::Bad(format!(
-                "case {case_id} has availability `{state}` with reason {reason:?}"
-            )))
-        }
-    };
+    let availability = read::availability(&case_id, &availability, reason).map_err(RowError::Bad)?;
     Ok(CaseRecord {
         variant: row.get(1)?,
         fs_type: row.get(2)?,
@@ -1191,15 +1109,7 @@ fn sample_from_row(row: &rusqlite::Row<'_>) -> Result<SampleRecord, RowError> {
     let id: i64 = row.get(0)?;
     let status: String = row.get(6)?;
     let error: Option<String> = row.get(7)?;
-    let status = match (status.as_str(), error) {
-        ("ok", None) => SampleStatus::Ok,
-        ("failed", Some(e)) => SampleStatus::Failed(e),
-        (state, error) => {
-            return Err(RowError::Bad(format!(
-                "sample {id} has status `{state}` with error {error:?}"
-            )))
-        }
-    };
+    let status = read::status(id, &status, error).map_err(RowError::Bad)?;
     let notes: String = row.get(10)?;
     Ok(SampleRecord {
         id,
@@ -1259,26 +1169,16 @@ fn measurement_from_row(row: &rusqlite::Row<'_>) -> Result<(i64, Measurement), R
             "metric {phase}/{name} of sample {sample_id} has unknown role `{role_text}`"
         ))
     })?;
-    let rank: Option<u32> = row.get(7)?;
     Ok((
         sample_id,
-        Measurement {
-            phase,
-            rank,
-            metric: MetricId {
-                role,
-                name,
-                unit,
-                direction,
-            },
-            value,
-        },
+        read::measurement((phase, row.get(7)?), name, (unit, direction, role), value),
     ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metric::MetricId;
     use std::sync::{Arc, Barrier};
 
     fn new_session(label: Option<&str>) -> NewSession {
@@ -1399,6 +1299,13 @@ mod tests {
     }
 
     /// A session with one available case, ready for samples.
+    /// A new store `r.db` in a new temporary folder (kept alive by the returned handle).
+    fn temp_store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        (dir, store)
+    }
+
     fn session_with_case(store: &Store, label: Option<&str>) -> i64 {
         let id = store.begin_session(&new_session(label)).expect("begin");
         store
@@ -1515,8 +1422,7 @@ mod tests {
 
     #[test]
     fn connection_runs_in_wal_with_full_sync_and_foreign_keys() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        let (dir, store) = temp_store();
         let pragma = |name: &str| -> String {
             store
                 .conn
@@ -1661,90 +1567,6 @@ mod tests {
             .expect("edit by hand");
         let err = store.load_session(id).expect_err("refused");
         assert!(err.to_string().contains("partly stored run policy"), "{err}");
-    }
-
-    #[test]
-    fn a_version_8_database_gets_the_rank_of_its_per_rank_rows_from_their_phase_names() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("v8.db");
-        // A many-rank session as schema 8 stored it: every rank's own rows as `PHASE@rankN`.
-        {
-            let conn = Connection::open(&path).expect("raw open");
-            for sql in &MIGRATIONS[..8] {
-                conn.execute_batch(sql).expect("schema 1-8");
-            }
-            conn.pragma_update(None, "user_version", 8).expect("version 8");
-            conn.execute_batch(
-                "INSERT INTO sessions (started_at, finished_at, status, label, suite_name, \
-                 suite_text, args_json, fsbench_version, hostname, kernel, cpu_model, ncpu, \
-                 mem_bytes, target) VALUES ('2025-01-01T00:00:00Z', '2025-01-01T00:10:00Z', \
-                 'complete', 'ranks', 'quick', '', '[]', '0.1.0', 'h', 'k', 'c', 2, 1, 'dir');
-                 INSERT INTO cases VALUES (1, 'c1', 0, 'ext4', 'ext4', '[]', '[]', 'fileio', \
-                 'fileio', '{}', 'available', NULL);
-                 INSERT INTO samples (session_id, case_id, repeat, is_warmup, started_at, wall_s, \
-                 status, error, device, effective_mount_opts, notes_json) VALUES (1, 'c1', 0, 0, \
-                 '2025-01-01T00:01:00Z', 3.5, 'ok', NULL, NULL, NULL, '[]');
-                 INSERT INTO metrics (sample_id, ord, phase, metric, unit, direction, value, role) \
-                 VALUES (1, 0, 'rndrd', 'iops', 'ops/s', 'higher_is_better', 900.0, 'headline'), \
-                 (1, 1, 'rndrd@rank0', 'iops', 'ops/s', 'higher_is_better', 400.0, 'detail'), \
-                 (1, 2, 'rndrd@rank12', 'start_s', 's', 'lower_is_better', 0.02, 'detail'), \
-                 (1, 3, 'odd@rankX', 'time', 's', 'lower_is_better', 1.0, 'headline');
-                 INSERT INTO throughput_series (sample_id, ord, phase, ops_json) VALUES \
-                 (1, 0, 'rndrd@rank1', '[1, 2]'), (1, 1, 'rndrd', '[3]');",
-            )
-            .expect("v8 data");
-            conn.execute("UPDATE sessions SET suite_text = ?1", [OLD_SUITE])
-                .expect("suite text");
-        }
-        let store = Store::open(&path).expect("open migrates");
-        assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
-        let data = store
-            .load_session(store.resolve("ranks").expect("resolve"))
-            .expect("load");
-        let old = &data.samples[0].sample;
-        let rows: Vec<(&str, Option<u32>, String)> = old
-            .measurements
-            .iter()
-            .map(|m| (m.phase.as_str(), m.rank, m.row().into_owned()))
-            .collect();
-        assert_eq!(
-            rows,
-            [
-                ("rndrd", None, "rndrd".to_string()),
-                ("rndrd", Some(0), "rndrd@rank0".to_string()),
-                ("rndrd", Some(12), "rndrd@rank12".to_string()),
-                // Not a rank suffix fsbench wrote: left as it was.
-                ("odd@rankX", None, "odd@rankX".to_string()),
-            ]
-        );
-        let series: Vec<(&str, Option<u32>, &[u64])> = old
-            .series
-            .iter()
-            .map(|t| (t.phase.as_str(), t.rank, t.ops.as_slice()))
-            .collect();
-        assert_eq!(
-            series,
-            [("rndrd", Some(1), &[1u64, 2][..]), ("rndrd", None, &[3u64][..])]
-        );
-
-        // A new per-rank row is stored with its rank and read back the same.
-        let mut s = sample("c1", 1, SampleStatus::Ok);
-        s.measurements[0].rank = Some(3);
-        s.series = vec![crate::metric::ThroughputSeries {
-            phase: "rndrd".into(),
-            rank: Some(3),
-            ops: vec![5],
-        }];
-        store.record_sample(data.session.id, &s).expect("record");
-        let again = store.load_session(data.session.id).expect("load again");
-        let new = &again
-            .samples
-            .iter()
-            .find(|r| r.sample.repeat == 1)
-            .expect("repeat 1")
-            .sample;
-        assert_eq!(new.measurements, s.measurements);
-        assert_eq!(new.series, s.series);
     }
 
     #[test]
@@ -1897,8 +1719,7 @@ mod tests {
 
     #[test]
     fn resolve_latest_id_label_and_unknown() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        let (_dir, store) = temp_store();
         assert!(matches!(store.resolve("latest"), Err(StoreError::NoSuchSession(r)) if r == "latest"));
 
         let s1 = store.begin_session(&new_session(Some("base"))).expect("s1");
@@ -1922,8 +1743,7 @@ mod tests {
 
     #[test]
     fn list_sessions_is_newest_first_with_status_and_tools() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        let (_dir, store) = temp_store();
         let a = store.begin_session(&new_session(Some("a"))).expect("a");
         let b = store
             .begin_session(&NewSession {
@@ -1954,8 +1774,7 @@ mod tests {
 
     #[test]
     fn unknown_sessions_and_cases_are_refused() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        let (_dir, store) = temp_store();
         let c = case("c1", "ext4", CaseAvailability::Available);
         assert!(matches!(store.record_case(42, &c), Err(StoreError::NoSuchSession(r)) if r == "42"));
         assert!(matches!(
@@ -1977,8 +1796,7 @@ mod tests {
 
     #[test]
     fn non_finite_numbers_are_refused_and_nothing_is_stored() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        let (_dir, store) = temp_store();
         let id = session_with_case(&store, None);
         let mut bad = sample("c1", 1, SampleStatus::Ok);
         bad.measurements[2].value = f64::NAN;
@@ -1997,8 +1815,7 @@ mod tests {
 
     #[test]
     fn recording_a_repeat_again_replaces_it() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        let (_dir, store) = temp_store();
         let id = session_with_case(&store, None);
         let first = store
             .record_sample(id, &sample("c1", 1, SampleStatus::Ok))
@@ -2033,8 +1850,7 @@ mod tests {
 
     #[test]
     fn recording_a_case_again_keeps_its_place_and_samples() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        let (_dir, store) = temp_store();
         let id = session_with_case(&store, None);
         store
             .record_case(id, &case("c2", "xfs", CaseAvailability::Available))
@@ -2054,8 +1870,7 @@ mod tests {
 
     #[test]
     fn completed_repeats_lists_ok_repeats_only() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::open(&dir.path().join("r.db")).expect("open");
+        let (_dir, store) = temp_store();
         let id = session_with_case(&store, None);
         store
             .record_case(id, &case("c2", "xfs", CaseAvailability::Available))
@@ -2236,5 +2051,89 @@ mod tests {
             assert!(data.samples.iter().all(|s| s.sample.measurements.len() == 7));
         }
         assert!(store.integrity_check().expect("integrity"));
+    }
+
+    #[test]
+    fn a_version_8_database_gets_the_rank_of_its_per_rank_rows_from_their_phase_names() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("v8.db");
+        // A many-rank session as schema 8 stored it: every rank's own rows as `PHASE@rankN`.
+        {
+            let conn = Connection::open(&path).expect("raw open");
+            for sql in &MIGRATIONS[..8] {
+                conn.execute_batch(sql).expect("schema 1-8");
+            }
+            conn.pragma_update(None, "user_version", 8).expect("version 8");
+            conn.execute_batch(
+                "INSERT INTO sessions (started_at, finished_at, status, label, suite_name, \
+                 suite_text, args_json, fsbench_version, hostname, kernel, cpu_model, ncpu, \
+                 mem_bytes, target) VALUES ('2025-01-01T00:00:00Z', '2025-01-01T00:10:00Z', \
+                 'complete', 'ranks', 'quick', '', '[]', '0.1.0', 'h', 'k', 'c', 2, 1, 'dir');
+                 INSERT INTO cases VALUES (1, 'c1', 0, 'ext4', 'ext4', '[]', '[]', 'fileio', \
+                 'fileio', '{}', 'available', NULL);
+                 INSERT INTO samples (session_id, case_id, repeat, is_warmup, started_at, wall_s, \
+                 status, error, device, effective_mount_opts, notes_json) VALUES (1, 'c1', 0, 0, \
+                 '2025-01-01T00:01:00Z', 3.5, 'ok', NULL, NULL, NULL, '[]');
+                 INSERT INTO metrics (sample_id, ord, phase, metric, unit, direction, value, role) \
+                 VALUES (1, 0, 'rndrd', 'iops', 'ops/s', 'higher_is_better', 900.0, 'headline'), \
+                 (1, 1, 'rndrd@rank0', 'iops', 'ops/s', 'higher_is_better', 400.0, 'detail'), \
+                 (1, 2, 'rndrd@rank12', 'start_s', 's', 'lower_is_better', 0.02, 'detail'), \
+                 (1, 3, 'odd@rankX', 'time', 's', 'lower_is_better', 1.0, 'headline');
+                 INSERT INTO throughput_series (sample_id, ord, phase, ops_json) VALUES \
+                 (1, 0, 'rndrd@rank1', '[1, 2]'), (1, 1, 'rndrd', '[3]');",
+            )
+            .expect("v8 data");
+            conn.execute("UPDATE sessions SET suite_text = ?1", [OLD_SUITE])
+                .expect("suite text");
+        }
+        let store = Store::open(&path).expect("open migrates");
+        assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
+        let data = store
+            .load_session(store.resolve("ranks").expect("resolve"))
+            .expect("load");
+        let old = &data.samples[0].sample;
+        let rows: Vec<(&str, Option<u32>, String)> = old
+            .measurements
+            .iter()
+            .map(|m| (m.phase.as_str(), m.rank, m.row().into_owned()))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("rndrd", None, "rndrd".to_string()),
+                ("rndrd", Some(0), "rndrd@rank0".to_string()),
+                ("rndrd", Some(12), "rndrd@rank12".to_string()),
+                // Not a rank suffix fsbench wrote: left as it was.
+                ("odd@rankX", None, "odd@rankX".to_string()),
+            ]
+        );
+        let series: Vec<(&str, Option<u32>, &[u64])> = old
+            .series
+            .iter()
+            .map(|t| (t.phase.as_str(), t.rank, t.ops.as_slice()))
+            .collect();
+        assert_eq!(
+            series,
+            [("rndrd", Some(1), &[1u64, 2][..]), ("rndrd", None, &[3u64][..])]
+        );
+
+        // A new per-rank row is stored with its rank and read back the same.
+        let mut s = sample("c1", 1, SampleStatus::Ok);
+        s.measurements[0].rank = Some(3);
+        s.series = vec![crate::metric::ThroughputSeries {
+            phase: "rndrd".into(),
+            rank: Some(3),
+            ops: vec![5],
+        }];
+        store.record_sample(data.session.id, &s).expect("record");
+        let again = store.load_session(data.session.id).expect("load again");
+        let new = &again
+            .samples
+            .iter()
+            .find(|r| r.sample.repeat == 1)
+            .expect("repeat 1")
+            .sample;
+        assert_eq!(new.measurements, s.measurements);
+        assert_eq!(new.series, s.series);
     }
 }

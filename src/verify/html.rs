@@ -12,6 +12,22 @@ use std::fmt::Write as _;
 /// Upper end of the intervals drawn, percent (the table gives the full interval).
 const CLIP_PCT: f64 = 200.0;
 
+/// The verify section of a session's report, for [`crate::report::render`]: HTML only (the
+/// Markdown report has none), "" for every session that is not a verify session.
+pub struct ForestSection;
+
+impl crate::report::Section for ForestSection {
+    fn markdown(&self, _model: &ReportModel) -> String {
+        String::new()
+    }
+
+    fn html(&self, model: &ReportModel) -> String {
+        let mut out = String::new();
+        section(&mut out, model);
+        out
+    }
+}
+
 /// Appends the section to `out` when `model` is a verify session.
 pub fn section(out: &mut String, model: &ReportModel) {
     let Some(t) = ratios::table(&model.session.info.suite_name, &model.cases, &model.samples) else {

@@ -2,6 +2,7 @@
 //! success, Ctrl-C and SIGKILL.
 
 use crate::require_privileged;
+use crate::util::interrupt;
 use crate::util::{assert_no_leftovers, fsbench, loops_under, scratch, spawn_run, text, write_suite, TINY};
 use fsbench::baseline::{measure, BaselineError, Method};
 use fsbench::config::FsVariant;
@@ -124,10 +125,7 @@ fn ctrl_c_or_sigkill_during_the_baseline_leave_nothing_behind() {
     // Ctrl-C: the run stops with 130, nothing mounted or attached, no baseline stored.
     let db = dir.path().join("int.db");
     let mut child = run_until_baseline(&db, &suite, &sc);
-    rustix::process::kill_process(rustix::process::Pid::from_child(&child), rustix::process::Signal::Int).unwrap();
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    let (status, err) = interrupt(&mut child);
     assert_eq!(status.code(), Some(130), "{err}");
     assert_no_leftovers(&sc);
     let store = fsbench::store::Store::open(&db).unwrap();

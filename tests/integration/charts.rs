@@ -3,7 +3,7 @@
 //! and the HTML report draws both with the kernel and tool versions in the captions (checked in
 //! the DOM headless Chromium builds, when it is installed).
 
-use crate::util::{fsbench, scratch, text, write_suite};
+use crate::util::{fsbench, report_file, scratch, text, write_suite};
 
 const SUITE: &str = r#"
 [suite]
@@ -105,18 +105,7 @@ fn a_dir_run_stores_histograms_and_per_second_series_and_the_report_draws_them()
     );
 
     let page = dir.path().join("report.html");
-    let o = fsbench(&[
-        "--db",
-        db_s,
-        "report",
-        "latest",
-        "--format",
-        "html",
-        "-o",
-        page.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", text(&o));
-    let html = std::fs::read_to_string(&page).unwrap();
+    let html = report_file(db_s, "latest", "html", &page);
     assert!(html.contains("class=\"chart chart-histogram\""), "no histogram chart");
     assert!(html.contains("class=\"chart chart-throughput\""), "no throughput chart");
     let kernel = String::from_utf8(std::process::Command::new("uname").arg("-r").output().unwrap().stdout).unwrap();

@@ -2,6 +2,7 @@
 //! /run/fsbench), undoes each step once, and `fsbench run` points at the leftovers first.
 
 use crate::require_privileged;
+use crate::util::run_suite;
 use crate::util::{assert_no_leftovers, fsbench, loops_under, mounts_under, spawn_run, text, write_suite, TINY};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -45,16 +46,7 @@ fn a_sigkilled_run_with_its_own_scratch_is_undone_by_a_bare_cleanup() {
         work.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", text(&o));
-    let o = fsbench(&[
-        "--db",
-        db.to_str().unwrap(),
-        "run",
-        &suite,
-        "--dir",
-        work.to_str().unwrap(),
-        "--repeat",
-        "1",
-    ]);
+    let o = run_suite(&db, &suite, ("--dir", &work), &["--repeat", "1"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.contains("killed run") && err.contains(scratch.to_str().unwrap()) && err.contains("`fsbench cleanup`"),

@@ -3,6 +3,7 @@
 //! standard output, `--quiet`, `NO_COLOR`, shell completions and man pages, and `fsbench
 //! history` over real stored sessions.
 
+use crate::util::run_suite;
 use crate::util::{bin, fsbench, scratch, text};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -25,16 +26,7 @@ fn the_event_stream_of_a_real_run_covers_every_repeat_and_phase() {
     std::fs::create_dir(&work).unwrap();
     let db = dir.path().join("r.db");
     let events = dir.path().join("events.jsonl");
-    let o = fsbench(&[
-        "--db",
-        db.to_str().unwrap(),
-        "run",
-        &suite,
-        "--dir",
-        work.to_str().unwrap(),
-        "--events",
-        events.to_str().unwrap(),
-    ]);
+    let o = run_suite(&db, &suite, ("--dir", &work), &["--events", events.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let ev = parse_lines(&std::fs::read_to_string(&events).unwrap());
     let kinds: Vec<&str> = ev.iter().map(|e| e["event"].as_str().unwrap()).collect();

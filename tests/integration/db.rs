@@ -7,7 +7,9 @@
 //! skip them loudly otherwise, like the root gate.
 
 use crate::require_privileged;
-use crate::util::{assert_no_leftovers, fsbench, mounts_under, scratch, spawn_run, text, write_suite};
+use crate::util::interrupt;
+use crate::util::start_run;
+use crate::util::{assert_no_leftovers, fsbench, mounts_under, scratch, text, write_suite};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -325,18 +327,12 @@ fn ctrl_c_during_the_mariadb_phase_stops_the_server_and_unmounts() {
     require_privileged!();
     require_tools!("mariadbd", "mariadb-install-db", "sysbench");
     let dir = open_scratch();
-    let suite = write_suite(dir.path(), "suite.toml", MARIA_LONG);
-    let db = dir.path().join("r.db");
-    let sc = dir.path().join("scratch");
+    let (_db, sc, mut child) = start_run(dir.path(), MARIA_LONG);
     let scs = sc.to_str().unwrap();
-    let mut child = spawn_run(&db, &suite, &sc, &[]);
     wait_for_mariadb_phase(&mut child, &sc);
     std::thread::sleep(Duration::from_millis(500));
     let t1 = Instant::now();
-    rustix::process::kill_process(rustix::process::Pid::from_child(&child), rustix::process::Signal::Int).unwrap();
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    let (status, err) = interrupt(&mut child);
     assert_eq!(status.code(), Some(130), "{err}");
     // The 120 s load was cut short: the server stopped politely within seconds.
     assert!(
@@ -354,10 +350,7 @@ fn sigkill_during_the_mariadb_phase_leaves_nothing_after_cleanup() {
     require_privileged!();
     require_tools!("mariadbd", "mariadb-install-db", "sysbench");
     let dir = open_scratch();
-    let suite = write_suite(dir.path(), "suite.toml", MARIA_LONG);
-    let db = dir.path().join("r.db");
-    let sc = dir.path().join("scratch");
-    let mut child = spawn_run(&db, &suite, &sc, &[]);
+    let (_db, sc, mut child) = start_run(dir.path(), MARIA_LONG);
     wait_for_mariadb_phase(&mut child, &sc);
     rustix::process::kill_process(rustix::process::Pid::from_child(&child), rustix::process::Signal::Kill).unwrap();
     assert_eq!(child.wait().unwrap().code(), None, "killed by a signal");

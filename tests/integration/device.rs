@@ -1,6 +1,7 @@
 //! `--device`: refusals on real loop devices, and the exact `--wipe` confirmation.
 
 use crate::require_privileged;
+use crate::util::wait_with_stderr;
 use crate::util::{assert_no_leftovers, fsbench, scratch, text, TestMount};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -341,9 +342,7 @@ fn a_device_mounted_by_someone_else_during_the_run_is_refused_at_the_next_repeat
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    let (status, err) = wait_with_stderr(&mut child);
     sh("umount", &[ours.to_str().unwrap()]);
     assert_no_leftovers(&sc);
     // The first repeat completes; the two after it are refused with what was found (--strict).

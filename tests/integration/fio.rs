@@ -6,7 +6,9 @@
 //! `FSBENCH_REQUIRE_PRIVILEGED=1` and skips loudly otherwise.
 
 use crate::require_privileged;
-use crate::util::{assert_no_leftovers, fsbench, mounts_under, scratch, spawn_run, text, write_suite};
+use crate::util::start_run;
+use crate::util::{assert_no_leftovers, fsbench, mounts_under, scratch, text, write_suite};
+use crate::util::{interrupt, samples_of};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -29,18 +31,8 @@ macro_rules! require_fio {
 /// `(name, value)` of every stored measurement of `phase`, one list per stored repeat of
 /// workload `workload` (samples are joined to their case by `case_id`).
 fn sample_metrics(j: &serde_json::Value, workload: &str, phase: &str) -> Vec<Vec<(String, f64)>> {
-    let cases: Vec<&str> = j["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["workload"] == workload)
-        .map(|c| c["case_id"].as_str().unwrap())
-        .collect();
-    j["samples"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|s| cases.contains(&s["case_id"].as_str().unwrap()))
+    samples_of(j, |c| c["workload"] == workload)
+        .into_iter()
         .map(|s| {
             s["measurements"]
                 .as_array()
@@ -131,9 +123,8 @@ fn ctrl_c_while_fio_runs_leaves_nothing_mounted() {
     require_privileged!();
     require_fio!();
     let dir = scratch();
-    let suite = write_suite(
+    let (_db, sc, mut child) = start_run(
         dir.path(),
-        "suite.toml",
         r#"
 [suite]
 name = "fio-long"
@@ -149,9 +140,6 @@ size = "32MiB"
 runtime = "120s"
 "#,
     );
-    let db = dir.path().join("r.db");
-    let sc = dir.path().join("scratch");
-    let mut child = spawn_run(&db, &suite, &sc, &[]);
     // Wait for fio's processes working under the scratch folder.
     let scs = sc.to_str().unwrap().to_string();
     let fio_running = || {
@@ -176,10 +164,7 @@ runtime = "120s"
     std::thread::sleep(Duration::from_millis(700));
     assert!(!mounts_under(&sc).is_empty());
     let t1 = Instant::now();
-    rustix::process::kill_process(rustix::process::Pid::from_child(&child), rustix::process::Signal::Int).unwrap();
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    let (status, err) = interrupt(&mut child);
     assert_eq!(status.code(), Some(130), "{err}");
     assert!(
         t1.elapsed() < Duration::from_secs(30),

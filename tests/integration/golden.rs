@@ -8,7 +8,7 @@
 //! t moved to statrs: only the last digits of `ci_low`, `ci_high`, `welch.p` and the ratio bounds
 //! changed, at most 6.2e-13 relative; no standing, verdict or other field.)
 
-use crate::util::{fsbench, scratch, text};
+use crate::util::{report_file, scratch};
 use std::path::Path;
 
 fn fixture(name: &str) -> std::path::PathBuf {
@@ -30,18 +30,7 @@ fn exports_of_a_stored_session_are_unchanged_byte_for_byte() {
         ("table", "report.txt"),
     ] {
         let out = dir.path().join(expected);
-        let o = fsbench(&[
-            "--db",
-            db.to_str().unwrap(),
-            "report",
-            "1",
-            "--format",
-            format,
-            "-o",
-            out.to_str().unwrap(),
-        ]);
-        assert!(o.status.success(), "report --format {format} failed:\n{}", text(&o));
-        let got = std::fs::read(&out).unwrap();
+        let got = report_file(db.to_str().unwrap(), "1", format, &out).into_bytes();
         let want = std::fs::read(fixture(expected)).unwrap();
         if got != want {
             let (g, w) = (String::from_utf8_lossy(&got), String::from_utf8_lossy(&want));

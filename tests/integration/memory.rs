@@ -3,6 +3,7 @@
 //! `fsbench cleanup` after a SIGKILL.
 
 use crate::require_privileged;
+use crate::util::run_suite;
 use crate::util::{assert_no_leftovers, fsbench, mounts_under, report_json, spawn_run, text, write_suite};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -192,20 +193,12 @@ fn a_stopping_rule_adds_interleaved_rounds_within_its_budget() {
     let scratch = dir.path().join("s");
     let t0 = Instant::now();
     // A precision no run reaches: the budget decides.
-    let o = fsbench(&[
-        "--db",
-        db.to_str().unwrap(),
-        "run",
+    let o = run_suite(
+        &db,
         &suite,
-        "--scratch",
-        scratch.to_str().unwrap(),
-        "--repeat",
-        "2",
-        "--precision",
-        "0.01",
-        "--budget",
-        "25s",
-    ]);
+        ("--scratch", &scratch),
+        &["--repeat", "2", "--precision", "0.01", "--budget", "25s"],
+    );
     let wall = t0.elapsed().as_secs_f64();
     assert!(o.status.success(), "{}", text(&o));
     let out = text(&o);

@@ -7,6 +7,7 @@
 //! nothing acknowledged.
 
 use crate::require_privileged;
+use crate::util::samples_of;
 use crate::util::{
     assert_no_leftovers, fsbench, mounts_under, report_json, scratch, spawn_run, text, write_suite, SuiteRun,
 };
@@ -25,18 +26,8 @@ fn cell(j: &serde_json::Value, workload: &str, phase: &str, metric: &str, varian
 
 /// The notes of the samples of `workload` on `variant`.
 fn notes(j: &serde_json::Value, workload: &str, variant: &str) -> String {
-    let case_ids: Vec<&str> = j["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["workload"] == workload && c["variant"] == variant)
-        .filter_map(|c| c["case_id"].as_str())
-        .collect();
-    j["samples"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|s| s["case_id"].as_str().is_some_and(|id| case_ids.contains(&id)))
+    samples_of(j, |c| c["workload"] == workload && c["variant"] == variant)
+        .into_iter()
         .map(|s| s["notes"].to_string())
         .collect::<Vec<_>>()
         .join("\n")

@@ -6,7 +6,7 @@
 //! fails the test; elsewhere the test skips loudly. `scripts/install.sh` installs it.
 
 use crate::require_privileged;
-use crate::util::{assert_no_leftovers, fsbench, scratch, text, write_suite, BONNIE_PHASES, TINY};
+use crate::util::{assert_no_leftovers, fsbench, report_file, scratch, text, write_suite, BONNIE_PHASES, TINY};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -92,18 +92,7 @@ fn the_html_report_of_a_real_run_renders_its_charts_in_chromium() {
     let html = std::fs::read_to_string(&page).expect("report.html beside the database");
     // `report --format html -o FILE` renders the same page from the same session.
     let out = dir.path().join("again.html");
-    let o = fsbench(&[
-        "--db",
-        db_s,
-        "report",
-        "latest",
-        "--format",
-        "html",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", text(&o));
-    assert_eq!(std::fs::read_to_string(&out).unwrap(), html);
+    assert_eq!(report_file(db_s, "latest", "html", &out), html);
     // Self-contained: no scripts, no external resources.
     assert!(!html.contains("<script"), "unescaped label or script in the page");
     assert!(!html.contains("<link") && !html.contains(" src="));
@@ -346,18 +335,7 @@ fn a_failed_variant_shows_in_the_summary_and_every_chart_and_the_page_fits_1280_
     let dir = scratch();
     let db = session_with_a_failed_variant(dir.path());
     let page = dir.path().join("failed.html");
-    let o = fsbench(&[
-        "--db",
-        db.to_str().unwrap(),
-        "report",
-        "1",
-        "--format",
-        "html",
-        "-o",
-        page.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", text(&o));
-    let html = std::fs::read_to_string(&page).unwrap();
+    let html = report_file(db.to_str().unwrap(), "1", "html", &page);
     assert!(!html.contains("<script"), "the report itself has no scripts");
     // A copy of the page with one script that writes the page's widths into the DOM.
     let measured = dir.path().join("measured.html");

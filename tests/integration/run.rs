@@ -1,9 +1,10 @@
 //! Real `fsbench run` sessions end to end: provision, run, store, report, and Ctrl-C.
 
 use crate::require_privileged;
-use crate::util::{
-    assert_no_leftovers, fsbench, mounts_under, scratch, spawn_run, text, write_suite, BONNIE_PHASES, TINY,
-};
+use crate::util::interrupt;
+use crate::util::run_suite;
+use crate::util::start_run;
+use crate::util::{assert_no_leftovers, fsbench, mounts_under, scratch, text, write_suite, BONNIE_PHASES, TINY};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -124,26 +125,19 @@ fn ctrl_c_in_the_middle_of_a_phase_leaves_nothing_mounted_and_keeps_finished_rep
     require_privileged!();
     let dir = scratch();
     // Big enough that the first repeat is still running when the signal arrives.
-    let suite = write_suite(
+    let (db, sc, mut child) = start_run(
         dir.path(),
-        "suite.toml",
         &TINY
             .replace("file_size = \"16MiB\"", "file_size = \"256MiB\"")
             .replace("files = 256", "files = 20000"),
     );
-    let db = dir.path().join("r.db");
-    let sc = dir.path().join("scratch");
-    let mut child = spawn_run(&db, &suite, &sc, &[]);
     let t0 = Instant::now();
     while mounts_under(&sc).is_empty() {
         assert!(t0.elapsed() < Duration::from_secs(60), "never mounted");
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(700));
-    rustix::process::kill_process(rustix::process::Pid::from_child(&child), rustix::process::Signal::Int).unwrap();
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    let (status, err) = interrupt(&mut child);
     assert_eq!(status.code(), Some(130), "{err}");
     assert!(t0.elapsed() < Duration::from_secs(60), "took too long to stop");
     assert_no_leftovers(&sc);
@@ -198,14 +192,7 @@ fn trimmed_means_whole_system_cpu_and_the_cache_bound_flag_reach_the_report() {
     let suite = write_suite(dir.path(), "suite.toml", E2E);
     let db = dir.path().join("r.db");
     let sc = dir.path().join("scratch");
-    let o = fsbench(&[
-        "--db",
-        db.to_str().unwrap(),
-        "run",
-        &suite,
-        "--scratch",
-        sc.to_str().unwrap(),
-    ]);
+    let o = run_suite(&db, &suite, ("--scratch", &sc), &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert_no_leftovers(&sc);
     let o = fsbench(&["--db", db.to_str().unwrap(), "report", "latest", "--format", "json"]);

@@ -1,27 +1,20 @@
 //! Safety under failure: faults become results, resume, and kills at random moments.
 
 use crate::require_privileged;
+use crate::util::run_suite;
+use crate::util::start_run;
 use crate::util::{
     assert_no_leftovers, fsbench, mounts_under, report_json, scratch, spawn_run, text, write_suite, TINY,
 };
+use crate::util::{samples_of, wait_with_stderr};
 use rand::{Rng, SeedableRng};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn sample_errors(j: &serde_json::Value, variant: &str) -> Vec<String> {
-    let ids: Vec<&str> = j["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["variant"] == variant)
-        .map(|c| c["case_id"].as_str().unwrap())
-        .collect();
-    j["samples"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|s| ids.contains(&s["case_id"].as_str().unwrap()))
+    samples_of(j, |c| c["variant"] == variant)
+        .into_iter()
         .map(|s| s["status"]["error"].as_str().unwrap_or("").to_string())
         .collect()
 }
@@ -212,9 +205,7 @@ fn sigint_sigterm_and_sigkill_at_twenty_random_moments_leave_nothing_and_lose_no
         let mut child = spawn_run(&db, &suite, &sc, &[]);
         std::thread::sleep(delay);
         let _ = rustix::process::kill_process(rustix::process::Pid::from_child(&child), sig);
-        let status = child.wait().unwrap();
-        let mut err = String::new();
-        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+        let (status, err) = wait_with_stderr(&mut child);
         let ctx = format!("round {round}, {sig:?} after {delay:?}: {status:?}\n{err}");
         if sig == Signal::Kill {
             let o = fsbench(&["cleanup", "--scratch", sc.to_str().unwrap()]);
@@ -301,16 +292,8 @@ fn eio_from_a_failing_disk_fails_its_case_and_the_rest_runs() {
     );
     let db = dir.path().join("r.db");
     let sc = fs.mountpoint.join("scratch");
-    let o = fsbench(&[
-        "--db",
-        db.to_str().unwrap(),
-        "run",
-        &suite,
-        "--scratch",
-        sc.to_str().unwrap(),
-        // A failing disk is an error to the caller: any failed repeat exits 1.
-        "--strict",
-    ]);
+    // A failing disk is an error to the caller: any failed repeat exits 1.
+    let o = run_suite(&db, &suite, ("--scratch", &sc), &["--strict"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert_no_leftovers(&sc);
     let j = report_json(db.to_str().unwrap(), "latest");
@@ -353,10 +336,7 @@ fn two_runs_at_once_share_scratch_and_database_without_colliding() {
 fn a_session_sigkilled_mid_run_resumes_after_cleanup_and_completes() {
     require_privileged!();
     let dir = scratch();
-    let suite = write_suite(dir.path(), "s.toml", TINY);
-    let sc = dir.path().join("scratch");
-    let db = dir.path().join("r.db");
-    let mut child = spawn_run(&db, &suite, &sc, &[]);
+    let (db, sc, mut child) = start_run(dir.path(), TINY);
     interrupt_after_samples(&mut child, &db, 1, rustix::process::Signal::Kill);
     assert_eq!(child.wait().unwrap().code(), None, "killed by a signal");
     let partial = report_json(db.to_str().unwrap(), "1");
@@ -394,10 +374,7 @@ fn a_session_sigkilled_mid_run_resumes_after_cleanup_and_completes() {
 fn resuming_a_session_that_a_live_process_runs_is_refused() {
     require_privileged!();
     let dir = scratch();
-    let suite = write_suite(dir.path(), "s.toml", TINY);
-    let sc = dir.path().join("scratch");
-    let db = dir.path().join("r.db");
-    let child = spawn_run(&db, &suite, &sc, &[]);
+    let (db, sc, child) = start_run(dir.path(), TINY);
     // The session exists (status running) as soon as its first repeat is stored.
     let t0 = Instant::now();
     loop {
@@ -435,10 +412,7 @@ fn resuming_a_session_that_a_live_process_runs_is_refused() {
 fn cleanup_spares_a_live_run() {
     require_privileged!();
     let dir = scratch();
-    let suite = write_suite(dir.path(), "s.toml", TINY);
-    let sc = dir.path().join("scratch");
-    let db = dir.path().join("r.db");
-    let child = spawn_run(&db, &suite, &sc, &[]);
+    let (db, sc, child) = start_run(dir.path(), TINY);
     let pid = rustix::process::Pid::from_child(&child);
     // Caught with its filesystem mounted (and stopped, so nothing changes but what cleanup does).
     let t0 = Instant::now();

@@ -8,9 +8,10 @@
 //! `FSBENCH_REQUIRE_PRIVILEGED=1` and skips loudly otherwise.
 
 use crate::require_privileged;
+use crate::util::start_run;
+use crate::util::wait_with_stderr;
 use crate::util::{
-    assert_no_leftovers, mounts_under, report_json, scratch, skip_or_fail, spawn_run, text, tool_path, write_suite,
-    SuiteRun,
+    assert_no_leftovers, mounts_under, report_json, scratch, skip_or_fail, text, tool_path, write_suite, SuiteRun,
 };
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -265,9 +266,8 @@ fn bonnie_killed_mid_run_fails_its_case_the_run_continues_and_nothing_stays_moun
         return;
     }
     let dir = scratch();
-    let suite = write_suite(
+    let (db, sc, mut child) = start_run(
         dir.path(),
-        "suite.toml",
         r#"
 [suite]
 name = "killed"
@@ -292,9 +292,6 @@ files = 100
 transactions = 200
 "#,
     );
-    let db = dir.path().join("r.db");
-    let sc = dir.path().join("scratch");
-    let mut child = spawn_run(&db, &suite, &sc, &[]);
     let scs = sc.to_str().unwrap().to_string();
     let bonnie = || {
         std::fs::read_dir("/proc").unwrap().flatten().find_map(|e| {
@@ -317,9 +314,7 @@ transactions = 200
     assert!(!mounts_under(&sc).is_empty());
     // SAFETY: kill(2) of the bonnie++ this test's run started.
     unsafe { libc::kill(pid, libc::SIGKILL) };
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    let (status, err) = wait_with_stderr(&mut child);
     // One repeat failed and the next case still ran and produced results: exit 0 with a
     // warning naming the failed case (`--strict` would make it 1).
     assert_eq!(status.code(), Some(0), "{err}");

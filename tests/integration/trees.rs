@@ -3,6 +3,7 @@
 //! with `--dir`), the presets' disk-space checks, and a privileged miniature of both studies.
 
 use crate::require_privileged;
+use crate::util::run_suite;
 use crate::util::{assert_no_leftovers, fsbench, scratch, text};
 use fsbench::datasets::tree;
 use std::path::Path;
@@ -127,14 +128,7 @@ verify = true
     )
     .unwrap();
     let db = dir.path().join("r.db");
-    let o = fsbench(&[
-        "--db",
-        db.to_str().unwrap(),
-        "run",
-        suite.to_str().unwrap(),
-        "--dir",
-        target.to_str().unwrap(),
-    ]);
+    let o = run_suite(&db, suite.to_str().unwrap(), ("--dir", &target), &[]);
     // verify = true fails the repeat on any difference (names, types, sizes, modes, owners,
     // symlink targets, mtimes, content hashes), so success means exact copies.
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, ExitStatus, Output};
 
 /// Skips (loudly) a test that needs root, or fails it when `FSBENCH_REQUIRE_PRIVILEGED=1`
 /// (set by `.ci/run`), so CI can never count a skipped privileged test as passed.
@@ -170,6 +170,23 @@ pub fn spawn_run(db: &Path, suite: &str, scratch: &Path, extra: &[&str]) -> std:
         .expect("start fsbench run")
 }
 
+/// `fsbench --db DB run SUITE FLAG PATH EXTRA…`, run to its end; `(FLAG, PATH)` is where it
+/// runs (`--scratch` or `--dir`).
+pub fn run_suite(db: &Path, suite: &str, (flag, path): (&str, &Path), extra: &[&str]) -> Output {
+    let mut args = vec!["--db", db.to_str().unwrap(), "run", suite, flag, path.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    fsbench(&args)
+}
+
+/// `fsbench run` of the suite `text` (written to DIR/suite.toml) started in the background with
+/// the database DIR/r.db and the scratch folder DIR/scratch: those two paths and the run.
+pub fn start_run(dir: &Path, text: &str) -> (PathBuf, PathBuf, Child) {
+    let suite = write_suite(dir, "suite.toml", text);
+    let (db, sc) = (dir.join("r.db"), dir.join("scratch"));
+    let child = spawn_run(&db, &suite, &sc, &[]);
+    (db, sc, child)
+}
+
 /// A mount the test made itself (`mount ARGS… MNT`), unmounted on drop — lazily if busy — so a
 /// failing assertion leaves nothing mounted for the leftover checks of `.ci/run`.
 pub struct TestMount(PathBuf);
@@ -199,6 +216,22 @@ pub fn report_json(db: &str, session: &str) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).expect("valid JSON")
 }
 
+/// `fsbench --db DB report SESSION --format FORMAT -o OUT`, which must succeed; the text it wrote.
+pub fn report_file(db: &str, session: &str, format: &str, out: &Path) -> String {
+    let o = fsbench(&[
+        "--db",
+        db,
+        "report",
+        session,
+        "--format",
+        format,
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "report --format {format} failed:\n{}", text(&o));
+    std::fs::read_to_string(out).unwrap()
+}
+
 /// The common run of a test: `fsbench --db DIR/r.db run SUITE --scratch DIR/scratch EXTRA…`
 /// in the test's folder `DIR`; `db` and `scratch` stay for the report and the leftover checks.
 pub struct SuiteRun {
@@ -224,16 +257,7 @@ impl SuiteRun {
 
     /// Runs `suite`, `extra` arguments after the scratch folder, and returns its output.
     pub fn run(&self, suite: &str, extra: &[&str]) -> Output {
-        let mut args = vec![
-            "--db",
-            self.db_str(),
-            "run",
-            suite,
-            "--scratch",
-            self.scratch.to_str().unwrap(),
-        ];
-        args.extend_from_slice(extra);
-        fsbench(&args)
+        run_suite(&self.db, suite, ("--scratch", &self.scratch), extra)
     }
 
     /// [`SuiteRun::run`] without extra arguments, asserting exit status 0 (status and output
@@ -265,4 +289,35 @@ pub fn files_under(dir: &Path) -> Vec<String> {
 pub fn assert_nothing_left(dir: &Path) {
     assert_no_leftovers(dir);
     assert_eq!(files_under(dir), Vec::<String>::new(), "files left behind");
+}
+
+/// Waits for `child` (its stderr piped) to end: its exit status and what it wrote to stderr.
+pub fn wait_with_stderr(child: &mut Child) -> (ExitStatus, String) {
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    (status, err)
+}
+
+/// Ctrl-C (SIGINT) to the run `child` started by this test, then [`wait_with_stderr`].
+pub fn interrupt(child: &mut Child) -> (ExitStatus, String) {
+    rustix::process::kill_process(rustix::process::Pid::from_child(child), rustix::process::Signal::Int).unwrap();
+    wait_with_stderr(child)
+}
+
+/// The stored samples, in the JSON report `j`, of the cases for which `keep(case)` holds.
+pub fn samples_of(j: &serde_json::Value, keep: impl Fn(&serde_json::Value) -> bool) -> Vec<&serde_json::Value> {
+    let ids: Vec<&str> = j["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| keep(c))
+        .filter_map(|c| c["case_id"].as_str())
+        .collect();
+    j["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["case_id"].as_str().is_some_and(|id| ids.contains(&id)))
+        .collect()
 }

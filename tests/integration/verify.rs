@@ -6,6 +6,15 @@
 use crate::require_privileged;
 use crate::util::{assert_no_leftovers, fsbench, report_json, scratch, text};
 
+/// `fsbench --db DB verify` of two pairs at scale 0.1 on ext4 with `extra` arguments, in
+/// `scratch`.
+fn verify(db: &str, scratch: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["--db", db, "verify", "--fs", "ext4", "--pairs", "2", "--scale", "0.1"];
+    args.extend_from_slice(extra);
+    args.extend(["--scratch", scratch.to_str().unwrap()]);
+    fsbench(&args)
+}
+
 /// The ratio printed on the table line that contains every one of `parts`.
 fn ratio_of(stdout: &str, parts: &[&str]) -> f64 {
     let line = stdout
@@ -23,21 +32,7 @@ fn verify_runs_pairs_end_to_end_and_stores_the_ratios() {
     let dir = scratch();
     let db = dir.path().join("r.db");
     let (db_s, scr) = (db.to_str().unwrap(), dir.path().join("scr"));
-    let o = fsbench(&[
-        "--db",
-        db_s,
-        "verify",
-        "--fs",
-        "ext4",
-        "--pairs",
-        "2",
-        "--scale",
-        "0.1",
-        "--only",
-        "treecopy,bigfile",
-        "--scratch",
-        scr.to_str().unwrap(),
-    ]);
+    let o = verify(db_s, &scr, &["--only", "treecopy,bigfile"]);
     let code = o.status.code();
     assert!(matches!(code, Some(0) | Some(1)), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
@@ -101,22 +96,11 @@ fn verify_exits_1_when_a_referee_is_fed_a_mismatched_setting() {
     require_privileged!();
     let dir = scratch();
     let db = dir.path().join("r.db");
-    let o = fsbench(&[
-        "--db",
+    let o = verify(
         db.to_str().unwrap(),
-        "verify",
-        "--fs",
-        "ext4",
-        "--pairs",
-        "2",
-        "--scale",
-        "0.1",
-        "--only",
-        "bigfile",
-        "--mismatch",
-        "--scratch",
-        dir.path().join("scr").to_str().unwrap(),
-    ]);
+        &dir.path().join("scr"),
+        &["--only", "bigfile", "--mismatch"],
+    );
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("OUTSIDE"), "{out}");

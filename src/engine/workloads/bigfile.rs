@@ -55,6 +55,16 @@ pub const SPACE_FREED: &str = "space_freed";
 pub const POLL: Duration = Duration::from_millis(5);
 /// Name of the file in the run directory.
 const FILE: &str = "bigfile.data";
+
+/// The peak footprint of one file `name` written sequentially to `size` bytes (bigfile and its
+/// referee dd): the file, growing, and its block map (ext2's indirect blocks are 1/1024 of it)
+/// as extra bytes.
+pub(super) fn one_file_footprint(name: &str, size: u64) -> crate::fstype::Footprint {
+    crate::fstype::Footprint::default()
+        .files(1, size, name.len() as u64)
+        .growing()
+        .extra(size / 1024)
+}
 /// Largest accepted block.
 const MAX_BLOCK: u64 = Bytes::GIB;
 /// Smallest size a scaled workload keeps.
@@ -150,12 +160,7 @@ impl Workload for BigfileSpec {
     }
 
     fn footprint(&self) -> crate::fstype::Footprint {
-        // One file; its block map (ext2's indirect blocks are 1/1024 of it) as extra bytes.
-        let size = self.size.get();
-        crate::fstype::Footprint::default()
-            .files(1, size, FILE.len() as u64)
-            .growing()
-            .extra(size / 1024)
+        one_file_footprint(FILE, self.size.get())
     }
 
     fn describe(&self) -> String {

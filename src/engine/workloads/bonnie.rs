@@ -580,21 +580,11 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
         }
 
         let file = self.open_io(true)?;
-        let w = BlockWriter {
-            io: IoFile::new(file, &path, fsync),
-            left: chunks,
-            buf: vec![0; chunk],
-            idx: 0,
-        };
+        let w = ChunkWorker::new(ChunkPass::Write, IoFile::new(file, &path, fsync), chunks, chunk);
         self.timed(SEQ_WRITE_BLOCK, vec![w], Amount::Bytes(chunks * chunk as u64))?;
 
         let file = self.open_io(false)?;
-        let w = Rewriter {
-            io: IoFile::new(file, &path, fsync),
-            left: chunks,
-            buf: vec![0; chunk],
-            idx: 0,
-        };
+        let w = ChunkWorker::new(ChunkPass::Rewrite, IoFile::new(file, &path, fsync), chunks, chunk);
         self.timed(REWRITE, vec![w], Amount::Bytes(chunks * chunk as u64))?;
 
         if char_bytes > 0 {
@@ -605,11 +595,7 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
         }
 
         let file = self.open_io(false)?;
-        let r = BlockReader {
-            io: IoFile::new(file, &path, fsync),
-            left: chunks,
-            buf: vec![0; chunk],
-        };
+        let r = ChunkWorker::new(ChunkPass::Read, IoFile::new(file, &path, fsync), chunks, chunk);
         self.timed(SEQ_READ_BLOCK, vec![r], Amount::Bytes(chunks * chunk as u64))?;
 
         if spec.seeks > 0 {
@@ -998,93 +984,65 @@ fn dirty_next_byte(buf: &mut [u8], idx: &mut usize) {
     *idx = (*idx + 1) % buf.len();
 }
 
-/// `seq_write_block`: one op = one chunk written; one byte of the chunk changes each time.
-struct BlockWriter<'p> {
+/// Which whole-chunk pass a [`ChunkWorker`] makes over the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ChunkPass {
+    /// `seq_write_block`: one op = one chunk written; one byte of the chunk changes each time.
+    Write,
+    /// `rewrite`: one op = read a chunk, dirty one byte, seek back one chunk, write it.
+    Rewrite,
+    /// `seq_read_block`: one op = one chunk read.
+    Read,
+}
+
+/// The one thread of `seq_write_block`, `rewrite` or `seq_read_block`: `left` chunks of
+/// `buf.len()` bytes, from the start of the file.
+struct ChunkWorker<'p> {
+    pass: ChunkPass,
     io: IoFile<'p>,
     left: u64,
     buf: Vec<u8>,
     idx: usize,
 }
 
-impl Worker for BlockWriter<'_> {
+impl<'p> ChunkWorker<'p> {
+    fn new(pass: ChunkPass, io: IoFile<'p>, chunks: u64, chunk: usize) -> Self {
+        ChunkWorker {
+            pass,
+            io,
+            left: chunks,
+            buf: vec![0; chunk],
+            idx: 0,
+        }
+    }
+}
+
+impl Worker for ChunkWorker<'_> {
     type Output = ();
 
     fn op(&mut self) -> Result<Step, EngineError> {
         if self.left == 0 {
             return Ok(Step::Done);
         }
-        dirty_next_byte(&mut self.buf, &mut self.idx);
-        let f = self.io.get()?;
-        if let Err(e) = f.write_all(&self.buf) {
-            return Err(self.io.err("write", e));
-        }
-        self.left -= 1;
-        Ok(Step::Op)
-    }
-
-    fn end(&mut self) -> Result<(), EngineError> {
-        self.io.close()
-    }
-
-    fn finish(self) {}
-}
-
-/// `rewrite`: one op = read a chunk, dirty one byte, seek back one chunk, write it.
-struct Rewriter<'p> {
-    io: IoFile<'p>,
-    left: u64,
-    buf: Vec<u8>,
-    idx: usize,
-}
-
-impl Worker for Rewriter<'_> {
-    type Output = ();
-
-    fn op(&mut self) -> Result<Step, EngineError> {
-        if self.left == 0 {
-            return Ok(Step::Done);
+        if self.pass == ChunkPass::Write {
+            dirty_next_byte(&mut self.buf, &mut self.idx);
         }
         let back = -(self.buf.len() as i64);
         let f = self.io.get()?;
-        let r = f
-            .read_exact(&mut self.buf)
-            .map_err(|e| ("read", e))
-            .and_then(|()| {
-                dirty_next_byte(&mut self.buf, &mut self.idx);
-                f.seek(SeekFrom::Current(back)).map_err(|e| ("lseek", e))
-            })
-            .and_then(|_| f.write_all(&self.buf).map_err(|e| ("write", e)));
+        let r = match self.pass {
+            ChunkPass::Write => f.write_all(&self.buf).map_err(|e| ("write", e)),
+            ChunkPass::Read => f.read_exact(&mut self.buf).map_err(|e| ("read", e)),
+            ChunkPass::Rewrite => f
+                .read_exact(&mut self.buf)
+                .map_err(|e| ("read", e))
+                .and_then(|()| {
+                    dirty_next_byte(&mut self.buf, &mut self.idx);
+                    f.seek(SeekFrom::Current(back)).map_err(|e| ("lseek", e))
+                })
+                .and_then(|_| f.write_all(&self.buf).map_err(|e| ("write", e))),
+        };
         if let Err((op, e)) = r {
             return Err(self.io.err(op, e));
-        }
-        self.left -= 1;
-        Ok(Step::Op)
-    }
-
-    fn end(&mut self) -> Result<(), EngineError> {
-        self.io.close()
-    }
-
-    fn finish(self) {}
-}
-
-/// `seq_read_block`: one op = one chunk read.
-struct BlockReader<'p> {
-    io: IoFile<'p>,
-    left: u64,
-    buf: Vec<u8>,
-}
-
-impl Worker for BlockReader<'_> {
-    type Output = ();
-
-    fn op(&mut self) -> Result<Step, EngineError> {
-        if self.left == 0 {
-            return Ok(Step::Done);
-        }
-        let f = self.io.get()?;
-        if let Err(e) = f.read_exact(&mut self.buf) {
-            return Err(self.io.err("read", e));
         }
         self.left -= 1;
         Ok(Step::Op)

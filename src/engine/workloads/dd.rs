@@ -129,11 +129,7 @@ impl Workload for DdSpec {
     }
 
     fn footprint(&self) -> crate::fstype::Footprint {
-        let size = self.size.get();
-        crate::fstype::Footprint::default()
-            .files(1, size, FILE.len() as u64)
-            .growing()
-            .extra(size / 1024)
+        super::bigfile::one_file_footprint(FILE, self.size.get())
     }
 
     fn describe(&self) -> String {

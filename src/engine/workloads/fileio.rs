@@ -304,28 +304,28 @@ pub struct FileioSpec {
     pub ranks_share: bool,
 }
 
-fn default_files() -> u32 {
+pub(super) fn default_files() -> u32 {
     128
 }
-fn default_total_size() -> Bytes {
+pub(super) fn default_total_size() -> Bytes {
     Bytes(2 * Bytes::GIB)
 }
-fn default_block_size() -> Bytes {
+pub(super) fn default_block_size() -> Bytes {
     Bytes(16 * Bytes::KIB)
 }
-fn default_rw_ratio() -> f64 {
+pub(super) fn default_rw_ratio() -> f64 {
     1.5
 }
-fn default_fsync_freq() -> u32 {
+pub(super) fn default_fsync_freq() -> u32 {
     100
 }
-fn default_true() -> bool {
+pub(super) fn default_true() -> bool {
     true
 }
-fn default_threads() -> u32 {
+pub(super) fn default_threads() -> u32 {
     1
 }
-fn default_time() -> Dur {
+pub(super) fn default_time() -> Dur {
     Dur(Duration::from_secs(10))
 }
 fn default_iodepth() -> u32 {

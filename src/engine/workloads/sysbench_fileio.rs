@@ -37,6 +37,11 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
+// The defaults of the options both share (sysbench's), written once.
+use super::fileio::{
+    default_block_size, default_files, default_fsync_freq, default_rw_ratio, default_threads, default_time,
+    default_total_size, default_true,
+};
 
 /// The tool.
 pub const TOOL: Tool = Tool {
@@ -100,31 +105,6 @@ pub struct SysbenchFileioSpec {
     /// Extra sysbench arguments, each `--key=value`, passed as they are.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub options: Vec<String>,
-}
-
-fn default_files() -> u32 {
-    128
-}
-fn default_total_size() -> Bytes {
-    Bytes(2 * Bytes::GIB)
-}
-fn default_block_size() -> Bytes {
-    Bytes(16 * Bytes::KIB)
-}
-fn default_threads() -> u32 {
-    1
-}
-fn default_time() -> Dur {
-    Dur(Duration::from_secs(10))
-}
-fn default_rw_ratio() -> f64 {
-    1.5
-}
-fn default_fsync_freq() -> u32 {
-    100
-}
-fn default_true() -> bool {
-    true
 }
 
 impl Default for SysbenchFileioSpec {

@@ -7,6 +7,10 @@
 -- (P, N): a suffix of digits only, as fsbench wrote them.
 ALTER TABLE metrics ADD COLUMN rank INTEGER;
 ALTER TABLE throughput_series ADD COLUMN rank INTEGER;
+-- Latency histograms: every stored one is a whole session's merge (per-rank histograms are
+-- summed, never stored apart), so the column is NULL for now; it keeps the three child tables
+-- of a sample one shape.
+ALTER TABLE latency_histograms ADD COLUMN rank INTEGER;
 
 UPDATE metrics SET
     rank = CAST(substr(phase, instr(phase, '@rank') + 5) AS INTEGER),

@@ -3,6 +3,10 @@
 -- existing `PHASE@rankN` rows (a suffix of digits only) become (PHASE, N).
 ALTER TABLE metrics ADD COLUMN rank INTEGER;
 ALTER TABLE throughput_series ADD COLUMN rank INTEGER;
+-- Latency histograms: every stored one is a whole session's merge (per-rank histograms are
+-- summed, never stored apart), so the column is NULL for now; it keeps the three child tables
+-- of a sample one shape.
+ALTER TABLE latency_histograms ADD COLUMN rank INTEGER;
 
 UPDATE metrics SET
     rank = CAST(substr(phase, strpos(phase, '@rank') + 5) AS INTEGER),

@@ -1,0 +1,178 @@
+//! What the SQLite and PostgreSQL stores share when they read a session back: the queries of
+//! its child tables (`{p}` stands for the backend's placeholder of the session id, `?1` or
+//! `$1`), the decoding of a case's availability and a sample's status, and the JSON child rows
+//! of a sample (latency histograms, throughput series), which [`Child`] also writes.
+//!
+//! Invariant: both backends read the same rows in the same order and refuse the same
+//! inconsistent values with the same words, so a session reads back the same from either.
+
+use super::model::{CaseAvailability, NewSample, SampleRecord, SampleStatus};
+use crate::metric::{Direction, LatencyHistogram, Measurement, MetricId, Role, ThroughputSeries, Unit};
+use std::collections::HashMap;
+
+/// The cases of a session, in the order they were recorded.
+pub(crate) fn cases_query(p: &str) -> String {
+    format!(
+        "SELECT case_id, variant, fs_type, mkfs_args_json, mount_opts_json, workload, \
+         workload_kind, workload_json, availability, unavailable_reason \
+         FROM cases WHERE session_id = {p} ORDER BY ord"
+    )
+}
+
+/// The samples of a session, in id order.
+pub(crate) fn samples_query(p: &str) -> String {
+    format!(
+        "SELECT id, case_id, repeat, is_warmup, started_at, wall_s, status, error, \
+         device, effective_mount_opts, notes_json \
+         FROM samples WHERE session_id = {p} ORDER BY id"
+    )
+}
+
+/// The measurements of every sample of a session, by sample and position.
+pub(crate) fn metrics_query(p: &str) -> String {
+    format!(
+        "SELECT m.sample_id, m.phase, m.metric, m.unit, m.direction, m.value, m.role, m.rank \
+         FROM metrics AS m JOIN samples AS s ON s.id = m.sample_id \
+         WHERE s.session_id = {p} ORDER BY m.sample_id, m.ord"
+    )
+}
+
+/// A stored measurement from its decoded columns (`rank`: a many-rank session's per-rank row,
+/// schema 9).
+pub(crate) fn measurement(
+    (phase, rank): (String, Option<u32>),
+    name: String,
+    (unit, direction, role): (Unit, Direction, Role),
+    value: f64,
+) -> Measurement {
+    Measurement {
+        phase,
+        rank,
+        metric: MetricId {
+            role,
+            name,
+            unit,
+            direction,
+        },
+        value,
+    }
+}
+
+/// A case's availability from its `availability` and `unavailable_reason` columns.
+pub(crate) fn availability(case_id: &str, state: &str, reason: Option<String>) -> Result<CaseAvailability, String> {
+    match (state, reason) {
+        ("available", None) => Ok(CaseAvailability::Available),
+        ("unavailable", Some(why)) => Ok(CaseAvailability::Unavailable(why)),
+        (state, reason) => Err(format!(
+            "case {case_id} has availability `{state}` with reason {reason:?}"
+        )),
+    }
+}
+
+/// A sample's status from its `status` and `error` columns.
+pub(crate) fn status(id: i64, state: &str, error: Option<String>) -> Result<SampleStatus, String> {
+    match (state, error) {
+        ("ok", None) => Ok(SampleStatus::Ok),
+        ("failed", Some(e)) => Ok(SampleStatus::Failed(e)),
+        (state, error) => Err(format!("sample {id} has status `{state}` with error {error:?}")),
+    }
+}
+
+/// A child table of samples whose rows are (sample id, phase, JSON, rank); `rank` (schema 9) is
+/// a many-rank session's per-rank row, `NULL` for the whole session's.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Child {
+    /// `latency_histograms`: a phase's histogram bins.
+    Histograms,
+    /// `throughput_series`: a phase's operations per second.
+    Series,
+}
+
+impl Child {
+    /// Both child tables, in the order the stores read them.
+    pub(crate) const ALL: [Child; 2] = [Child::Histograms, Child::Series];
+
+    /// The rows of the table for every sample of a session, by sample and position.
+    pub(crate) fn query(self, p: &str) -> String {
+        let (alias, json, table) = match self {
+            Child::Histograms => ("h", "bins_json", "latency_histograms"),
+            Child::Series => ("t", "ops_json", "throughput_series"),
+        };
+        format!(
+            "SELECT {alias}.sample_id, {alias}.phase, {alias}.{json}, {alias}.rank \
+             FROM {table} AS {alias} JOIN samples AS s ON s.id = {alias}.sample_id \
+             WHERE s.session_id = {p} ORDER BY {alias}.sample_id, {alias}.ord"
+        )
+    }
+
+    /// The insert of one row (`sample_id, ord, phase, json, rank`), with the backend's
+    /// placeholder prefix (`?` or `$`).
+    pub(crate) fn insert(self, p: char) -> String {
+        let (json, table) = match self {
+            Child::Histograms => ("bins_json", "latency_histograms"),
+            Child::Series => ("ops_json", "throughput_series"),
+        };
+        format!("INSERT INTO {table} (sample_id, ord, phase, {json}, rank) VALUES ({p}1, {p}2, {p}3, {p}4, {p}5)")
+    }
+
+    /// The `(phase, JSON, rank)` rows of `sample` in this table, in order.
+    pub(crate) fn rows(self, sample: &NewSample) -> Vec<(&str, String, Option<u32>)> {
+        let json = |v: Result<String, serde_json::Error>| v.unwrap_or_else(|_| "[]".into());
+        match self {
+            Child::Histograms => sample
+                .histograms
+                .iter()
+                .map(|h| (h.phase.as_str(), json(serde_json::to_string(&h.bins)), None))
+                .collect(),
+            Child::Series => sample
+                .series
+                .iter()
+                .map(|t| (t.phase.as_str(), json(serde_json::to_string(&t.ops)), t.rank))
+                .collect(),
+        }
+    }
+
+    /// What one row is, for the action of an error storing it (`the PHASE histogram`).
+    pub(crate) fn one(self, phase: &str) -> String {
+        match self {
+            Child::Histograms => format!("the {phase} histogram"),
+            Child::Series => format!("the {phase} series"),
+        }
+    }
+
+    /// What the table holds, in the plural (for the action of an error).
+    pub(crate) fn plural(self) -> &'static str {
+        match self {
+            Child::Histograms => "latency histograms",
+            Child::Series => "throughput series",
+        }
+    }
+
+    /// Decodes one row's JSON and appends it to its sample (`index`: sample id → position in
+    /// `samples`; a row of a sample not in the index is skipped). The error says which row.
+    pub(crate) fn attach(
+        self,
+        samples: &mut [SampleRecord],
+        index: &HashMap<i64, usize>,
+        (sample_id, phase, json, rank): (i64, String, String, Option<u32>),
+    ) -> Result<(), String> {
+        let sample = index.get(&sample_id).map(|&i| &mut samples[i].sample);
+        match self {
+            Child::Histograms => {
+                let bins = serde_json::from_str(&json)
+                    .map_err(|e| format!("latency histogram of sample {sample_id} phase {phase}: {e}"))?;
+                if let Some(s) = sample {
+                    s.histograms.push(LatencyHistogram { phase, bins });
+                }
+            }
+            Child::Series => {
+                let ops = serde_json::from_str(&json)
+                    .map_err(|e| format!("throughput series of sample {sample_id} phase {phase}: {e}"))?;
+                if let Some(s) = sample {
+                    s.series.push(ThroughputSeries { phase, rank, ops });
+                }
+            }
+        }
+        Ok(())
+    }
+}
