@@ -38,8 +38,8 @@
 //! Deliberate differences: `char_mode = "stdio"` (the default) reproduces bonnie++ 1.03's
 //! putc()/getc() per-char phases instead of 2.x's syscall-per-byte (select `"syscall"` for the
 //! latter); the random permutation is a uniform Fisher–Yates shuffle (bonnie++'s swap loop is
-//! slightly biased); seeks are split evenly between seekers up front instead of handed out
-//! through a pipe; `file_size = 0` skips the I/O phases and `files = 0` the small-file phases,
+//! slightly biased); by default seeks are split evenly between seekers up front instead of
+//! handed out through a pipe (`seek_dispatch = "pipe"` does the latter, [`seek`]); `file_size = 0` skips the I/O phases and `files = 0` the small-file phases,
 //! as bonnie++'s `-s 0` and `-n 0`; `char_size = 0` skips the per-char phases as `-f` does.
 //!
 //! Engine rules kept: buffers, names, sizes and permutations are prepared before each timed
@@ -78,6 +78,10 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+mod seek;
+pub use seek::SeekDispatch;
+use seek::Tickets;
 
 /// Phase: one-byte writes.
 pub const SEQ_WRITE_CHAR: &str = "seq_write_char";
@@ -186,6 +190,15 @@ pub struct BonnieSpec {
     /// skips `random_seeks`.
     #[serde(default = "default_seeks")]
     pub seeks: u32,
+    /// How the seeks reach the seekers: `split` (default: evenly, before the start) or `pipe`
+    /// (one read(2) of a ticket per seek from a pipe all seekers share, as bonnie++ 2.00a;
+    /// [`seek`], doc/verify.md).
+    #[serde(default, skip_serializing_if = "seek::is_split")]
+    pub seek_dispatch: SeekDispatch,
+    /// Keep `seeks` as it is under `--scale` (bonnie++'s 8192 seeks are fixed: no option sets
+    /// them). `fsbench verify` sets it so both sides seek alike at every scale. Default false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fixed_seeks: bool,
     /// Number of small files (bonnie++ `-n` × 1024). Default 16384 (`-n 16`). `0` skips the
     /// six small-file phases.
     #[serde(default = "default_files")]
@@ -266,6 +279,8 @@ impl Default for BonnieSpec {
             char_size: None,
             seekers: default_seekers(),
             seeks: default_seeks(),
+            seek_dispatch: SeekDispatch::Split,
+            fixed_seeks: false,
             files: default_files(),
             file_min_size: Bytes(0),
             file_max_size: Bytes(0),
@@ -352,7 +367,11 @@ impl Workload for BonnieSpec {
             file_size,
             char_size,
             files: scale_count(self.files, 256),
-            seeks: scale_count(self.seeks, 64),
+            seeks: if self.fixed_seeks {
+                self.seeks
+            } else {
+                scale_count(self.seeks, 64)
+            },
             ..self.clone()
         })
     }
@@ -613,21 +632,18 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
         self.timed(SEQ_READ_BLOCK, vec![r], Amount::Bytes(chunks * chunk as u64))?;
 
         if spec.seeks > 0 {
-            let seekers = spec.seekers as usize;
-            let mut workers = Vec::with_capacity(seekers);
-            for k in 0..seekers {
-                let n = spec.seeks as usize / seekers + usize::from(k < spec.seeks as usize % seekers);
-                let tickets = (0..n)
-                    .map(|_| {
-                        let r: u64 = self.rng.gen();
-                        ((r % chunks) << 1) | u64::from(r % UPDATE_SEEK == 0)
-                    })
-                    .collect();
+            let all: Vec<u64> = (0..spec.seeks)
+                .map(|_| {
+                    let r: u64 = self.rng.gen();
+                    ((r % chunks) << 1) | u64::from(r % UPDATE_SEEK == 0)
+                })
+                .collect();
+            let mut workers = Vec::with_capacity(spec.seekers as usize);
+            for tickets in seek::deal(all, spec.seekers as usize, spec.seek_dispatch)? {
                 let file = self.open_io(false)?;
                 workers.push(Seeker {
                     io: IoFile::new(file, &path, fsync),
                     tickets,
-                    next: 0,
                     buf: vec![0; chunk],
                 });
             }
@@ -1097,11 +1113,11 @@ impl Worker for BlockReader<'_> {
     fn finish(self) {}
 }
 
-/// One `random_seeks` thread. Tickets are `chunk << 1 | update`, drawn before the start.
+/// One `random_seeks` thread. Tickets are `chunk << 1 | update`, drawn before the start and
+/// dealt as [`SeekDispatch`] says.
 struct Seeker<'p> {
     io: IoFile<'p>,
-    tickets: Vec<u64>,
-    next: usize,
+    tickets: Tickets,
     buf: Vec<u8>,
 }
 
@@ -1109,8 +1125,10 @@ impl Worker for Seeker<'_> {
     type Output = ();
 
     fn op(&mut self) -> Result<Step, EngineError> {
-        let Some(&t) = self.tickets.get(self.next) else {
-            return Ok(Step::Done);
+        let t = match self.tickets.next() {
+            Ok(Some(t)) => t,
+            Ok(None) => return Ok(Step::Done),
+            Err(e) => return Err(self.io.err("read a seek ticket", e)),
         };
         let (chunk, update) = (t >> 1, t & 1 == 1);
         let len = self.buf.len() as u64;
@@ -1132,7 +1150,6 @@ impl Worker for Seeker<'_> {
         if let Err((op, e)) = r {
             return Err(self.io.err(op, e));
         }
-        self.next += 1;
         Ok(Step::Op)
     }
 
