@@ -74,7 +74,7 @@ use std::ffi::CStr;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::fd::{AsFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -156,7 +156,9 @@ pub enum CharMode {
     /// (glibc sizes stdio buffers from `st_blksize`).
     #[default]
     Stdio,
-    /// One write(2)/read(2) system call per byte, as bonnie++ 2.x does.
+    /// One system call per byte, as bonnie++ 2.x does (pwrite(2)/pread(2) at the byte's offset
+    /// where bonnie++ calls write(2)/read(2): the same work, without the `f_pos` lock of a
+    /// multithreaded process; see `put_bytes`).
     Syscall,
 }
 
@@ -805,6 +807,8 @@ fn stdio_buffer(file: &File) -> usize {
 /// written one byte at a time.
 struct CharWriter<'p> {
     io: IoFile<'p>,
+    /// Offset of the next byte (syscall mode).
+    off: u64,
     left: u64,
     chunk: u64,
     mode: CharMode,
@@ -829,6 +833,7 @@ impl<'p> CharWriter<'p> {
         };
         CharWriter {
             io: IoFile::new(file, path, fsync),
+            off: 0,
             left: bytes,
             chunk: chunk as u64,
             mode,
@@ -877,16 +882,10 @@ impl Worker for CharWriter<'_> {
                 }
             }
             CharMode::Syscall => {
-                for i in 0..n {
-                    if i % 1024 == 0 && self.interrupt.load(Ordering::Relaxed) {
-                        return Err(EngineError::Interrupted);
-                    }
-                    let byte = [(i & 0x7f) as u8];
-                    let f = self.io.get()?;
-                    if let Err(e) = f.write_all(&byte) {
-                        return Err(self.io.err("write", e));
-                    }
-                }
+                let f = self.io.get()?;
+                let r = put_bytes(f, self.off, n, self.interrupt);
+                self.off += n;
+                r.map_err(|e| e.map_or(EngineError::Interrupted, |e| self.io.err("write", e)))?;
             }
         }
         self.left -= n;
@@ -901,10 +900,56 @@ impl Worker for CharWriter<'_> {
     fn finish(self) {}
 }
 
+/// Syscall mode of `seq_write_char`: `n` one-byte pwrite(2)s of `i & 0x7f` from offset `off`,
+/// the interrupt polled every 1024 bytes (`Err(None)`). pwrite(2) at the byte's offset does
+/// the same write through the page cache as bonnie++'s write(2), without the `f_pos` lock
+/// Linux takes on each read/write of a descriptor shared by threads (`fdget_pos`): fsbench has
+/// several threads, bonnie++ one during these phases, and the lock cost 10-20 % more CPU per
+/// byte (perf: `mutex_lock`, `mutex_unlock`, `fput`; doc/verify.md).
+fn put_bytes(f: &File, off: u64, n: u64, interrupt: &AtomicBool) -> Result<(), Option<io::Error>> {
+    let mut i = 0;
+    while i < n {
+        if i % 1024 == 0 && interrupt.load(Ordering::Relaxed) {
+            return Err(None);
+        }
+        match f.write_at(&[(i & 0x7f) as u8], off + i) {
+            Ok(1) => i += 1,
+            Ok(_) => return Err(Some(io::ErrorKind::WriteZero.into())),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Some(e)),
+        }
+    }
+    Ok(())
+}
+
+/// Syscall mode of `seq_read_char`: `n` one-byte pread(2)s from offset `off`, each byte added
+/// to `sum`; as [`put_bytes`].
+fn get_bytes(f: &File, off: u64, n: u64, sum: &mut u64, interrupt: &AtomicBool) -> Result<(), Option<io::Error>> {
+    let mut byte = [0u8; 1];
+    let mut i = 0;
+    while i < n {
+        if i % 1024 == 0 && interrupt.load(Ordering::Relaxed) {
+            return Err(None);
+        }
+        match f.read_at(&mut byte, off + i) {
+            Ok(1) => {
+                *sum = sum.wrapping_add(u64::from(byte[0]));
+                i += 1;
+            }
+            Ok(_) => return Err(Some(io::ErrorKind::UnexpectedEof.into())),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Some(e)),
+        }
+    }
+    Ok(())
+}
+
 /// `seq_read_char`: one op (one clock read, one histogram record) = one chunk of bytes, read
 /// one byte at a time.
 struct CharReader<'p> {
     io: IoFile<'p>,
+    /// Offset of the next byte (syscall mode).
+    off: u64,
     left: u64,
     chunk: u64,
     mode: CharMode,
@@ -932,6 +977,7 @@ impl<'p> CharReader<'p> {
         let io = IoFile::new(file, path, fsync);
         CharReader {
             io,
+            off: 0,
             left: bytes,
             chunk: chunk as u64,
             mode,
@@ -980,17 +1026,10 @@ impl Worker for CharReader<'_> {
                 }
             }
             CharMode::Syscall => {
-                let mut byte = [0u8; 1];
-                for i in 0..n {
-                    if i % 1024 == 0 && self.interrupt.load(Ordering::Relaxed) {
-                        return Err(EngineError::Interrupted);
-                    }
-                    let f = self.io.get()?;
-                    if let Err(e) = f.read_exact(&mut byte) {
-                        return Err(self.io.err("read", e));
-                    }
-                    self.sum = self.sum.wrapping_add(u64::from(byte[0]));
-                }
+                let f = self.io.get()?;
+                let r = get_bytes(f, self.off, n, &mut self.sum, self.interrupt);
+                self.off += n;
+                r.map_err(|e| e.map_or(EngineError::Interrupted, |e| self.io.err("read", e)))?;
             }
         }
         self.left -= n;

@@ -183,7 +183,7 @@ impl BonniePpSpec {
     }
 
     /// The work of a phase bonnie++ rates: bytes for I/O, operations for seeks and files.
-    fn work(&self, phase: &str) -> f64 {
+    pub fn work(&self, phase: &str) -> f64 {
         match phase {
             "seq_write_char" | "seq_read_char" => (self.char_mib() * Bytes::MIB) as f64,
             "random_seeks" => f64::from(SEEKS),
@@ -306,6 +306,10 @@ impl Workload for BonniePpSpec {
         if self.files > 0 {
             let k = (f64::from(self.files / 1024) * factor).round().max(1.0);
             s.files = (k as u32).saturating_mul(1024);
+        }
+        // A set per-char size scales as the native's does (at least 1 MiB), in whole MiB.
+        if let Some(c) = self.char_size.filter(|c| c.get() >= Bytes::MIB) {
+            s.char_size = Some(Bytes(c.scaled(factor, Bytes::MIB).get() / Bytes::MIB * Bytes::MIB));
         }
         WorkloadKind::BonniePp(s)
     }
