@@ -1,7 +1,9 @@
 //! `fsbench verify` through the real binary on loop ext4 (privileged): tiny pairs run end to
 //! end, the ratios are printed and the session is stored (report JSON, HTML forest plot), and a
 //! referee fed a mismatched setting (`--mismatch`: dd with 4 KiB O_DIRECT writes against
-//! bigfile's buffered 1 MiB writes) makes verify exit 1 — the check can fail.
+//! bigfile's buffered 1 MiB writes) makes verify exit 1 — the check can fail. The bonnie pair
+//! runs end to end against the real bonnie++ (when installed) at a scale where both sides do
+//! the same work: every row compared, bounded by bonnie++'s `+++++`, or NO DATA.
 
 use crate::require_privileged;
 use crate::util::{assert_no_leftovers, fsbench, report_json, scratch, text};
@@ -125,5 +127,66 @@ fn verify_exits_1_when_a_referee_is_fed_a_mismatched_setting() {
     // Usage errors are exit 2.
     let bad = fsbench(&["--db", db.to_str().unwrap(), "verify", "--only", "nope"]);
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    assert_no_leftovers(dir.path());
+}
+
+#[test]
+fn verify_compares_every_bonnie_row_or_checks_its_bound() {
+    require_privileged!();
+    if crate::util::tool_path("bonnie++").is_none() {
+        crate::util::skip_or_fail("bonnie++ not installed; run scripts/install.sh");
+        return;
+    }
+    let dir = scratch();
+    let db = dir.path().join("r.db");
+    let (db_s, scr) = (db.to_str().unwrap(), dir.path().join("scr"));
+    // 1/16 is a scale at which bonnie++ and the native do the same work (32 MiB file, 1 MiB
+    // per char, 8 Ki files, bonnie++'s fixed 8192 seeks on both sides).
+    let o = fsbench(&[
+        "--db",
+        db_s,
+        "verify",
+        "--fs",
+        "ext4",
+        "--pairs",
+        "2",
+        "--scale",
+        "0.0625",
+        "--only",
+        "bonnie",
+        "--scratch",
+        scr.to_str().unwrap(),
+    ]);
+    let code = o.status.code();
+    assert!(matches!(code, Some(0) | Some(1)), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let rows: Vec<&str> = out.lines().filter(|l| l.starts_with("ext4 ")).collect();
+    assert_eq!(rows.len(), 12, "one row per bonnie++ column:\n{out}");
+    for r in &rows {
+        // Every row is compared, checked against bonnie++'s +++++ bound, or fails for want of
+        // data; none passes unchecked.
+        assert!(!r.contains("by design"), "{r}");
+        let compared = r.contains("±15% ok") || r.contains("±15% OUTSIDE");
+        let bound = r.contains("bound: referee +++++") || r.contains("BELOW BOUND");
+        assert!(compared || bound || r.contains("NO DATA"), "{r}");
+        // Each row says who went first: native in repeat 0, the referee in repeat 1 (ABBA).
+        assert!(r.contains(" NR "), "{r}");
+    }
+    let failed = ["OUTSIDE", "NO DATA", "BELOW BOUND"].iter().any(|w| out.contains(w));
+    assert_eq!(code == Some(1), failed, "{}", text(&o));
+    // The seeks went through the pipe, as bonnie++'s do.
+    let j = report_json(db_s, "latest");
+    let native = j["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["workload"] == "bonnie:native")
+        .expect("native case");
+    let spec = native["workload_json"].as_str().expect("workload_json");
+    assert!(spec.contains(r#""seek_dispatch":"pipe""#), "{spec}");
+    // A scale at which the two would do different work is refused before anything runs.
+    let bad = fsbench(&["--db", db_s, "verify", "--only", "bonnie", "--scale", "0.5"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    assert!(text(&bad).contains("different work"), "{}", text(&bad));
     assert_no_leftovers(dir.path());
 }
