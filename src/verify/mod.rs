@@ -3,7 +3,7 @@
 //!
 //! How: [`suite_text`] writes one suite (name [`ratios::SUITE_NAME`]) holding both workloads of
 //! every pair ([`pairs::PAIRS`]: fileio ↔ fio, fileio ↔ sysbench fileio, bonnie ↔ bonnie++,
-//! treecopy ↔ `cp -a --reflink=never`/`rm -rf` + syncfs, bigfile ↔ `dd conv=fsync`), and the
+//! treecopy ↔ `cp -dR --preserve=ownership,timestamps,links --reflink=never`/`rm -rf` + syncfs, bigfile ↔ `dd conv=fsync`), and the
 //! one runner of `fsbench run` ([`crate::run::Runner`]) runs it: the same targets, provisioner,
 //! fresh filesystem per repeat, store and undo as every run. The order is `alternating`: in
 //! even repeats each native workload runs before its referee, in odd ones after it (ABBA), so
