@@ -19,27 +19,25 @@ fn ratio_of(stdout: &str, parts: &[&str]) -> f64 {
     before.split_whitespace().last().unwrap().parse().expect("ratio")
 }
 
+/// `fsbench --db <db> verify --fs ext4 --pairs 2 --scale <scale> --only <only> <extra…>
+/// --scratch <dir>/scr`.
+fn verify(db: &str, dir: &std::path::Path, scale: &str, only: &str, extra: &[&str]) -> std::process::Output {
+    let scr = dir.join("scr");
+    let mut args = vec![
+        "--db", db, "verify", "--fs", "ext4", "--pairs", "2", "--scale", scale, "--only", only,
+    ];
+    args.extend_from_slice(extra);
+    args.extend(["--scratch", scr.to_str().unwrap()]);
+    fsbench(&args)
+}
+
 #[test]
 fn verify_runs_pairs_end_to_end_and_stores_the_ratios() {
     require_privileged!();
     let dir = scratch();
     let db = dir.path().join("r.db");
-    let (db_s, scr) = (db.to_str().unwrap(), dir.path().join("scr"));
-    let o = fsbench(&[
-        "--db",
-        db_s,
-        "verify",
-        "--fs",
-        "ext4",
-        "--pairs",
-        "2",
-        "--scale",
-        "0.1",
-        "--only",
-        "treecopy,bigfile",
-        "--scratch",
-        scr.to_str().unwrap(),
-    ]);
+    let db_s = db.to_str().unwrap();
+    let o = verify(db_s, dir.path(), "0.1", "treecopy,bigfile", &[]);
     let code = o.status.code();
     assert!(matches!(code, Some(0) | Some(1)), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
@@ -103,22 +101,7 @@ fn verify_exits_1_when_a_referee_is_fed_a_mismatched_setting() {
     require_privileged!();
     let dir = scratch();
     let db = dir.path().join("r.db");
-    let o = fsbench(&[
-        "--db",
-        db.to_str().unwrap(),
-        "verify",
-        "--fs",
-        "ext4",
-        "--pairs",
-        "2",
-        "--scale",
-        "0.1",
-        "--only",
-        "bigfile",
-        "--mismatch",
-        "--scratch",
-        dir.path().join("scr").to_str().unwrap(),
-    ]);
+    let o = verify(db.to_str().unwrap(), dir.path(), "0.1", "bigfile", &["--mismatch"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("OUTSIDE"), "{out}");
@@ -139,24 +122,10 @@ fn verify_compares_every_bonnie_row_or_checks_its_bound() {
     }
     let dir = scratch();
     let db = dir.path().join("r.db");
-    let (db_s, scr) = (db.to_str().unwrap(), dir.path().join("scr"));
+    let db_s = db.to_str().unwrap();
     // 1/16 is a scale at which bonnie++ and the native do the same work (32 MiB file, 1 MiB
     // per char, 8 Ki files, bonnie++'s fixed 8192 seeks on both sides).
-    let o = fsbench(&[
-        "--db",
-        db_s,
-        "verify",
-        "--fs",
-        "ext4",
-        "--pairs",
-        "2",
-        "--scale",
-        "0.0625",
-        "--only",
-        "bonnie",
-        "--scratch",
-        scr.to_str().unwrap(),
-    ]);
+    let o = verify(db_s, dir.path(), "0.0625", "bonnie", &[]);
     let code = o.status.code();
     assert!(matches!(code, Some(0) | Some(1)), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
