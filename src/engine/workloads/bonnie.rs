@@ -39,8 +39,9 @@
 //! putc()/getc() per-char phases instead of 2.x's syscall-per-byte (select `"syscall"` for the
 //! latter); the random permutation is a uniform Fisher–Yates shuffle (bonnie++'s swap loop is
 //! slightly biased); by default seeks are split evenly between seekers up front instead of
-//! handed out through a pipe (`seek_dispatch = "pipe"` does the latter, [`seek`]); `file_size = 0` skips the I/O phases and `files = 0` the small-file phases,
-//! as bonnie++'s `-s 0` and `-n 0`; `char_size = 0` skips the per-char phases as `-f` does.
+//! handed out through a pipe (`seek_dispatch = "pipe"` does the latter, module `seek`);
+//! `file_size = 0` skips the I/O phases and `files = 0` the small-file phases, as bonnie++'s
+//! `-s 0` and `-n 0`; `char_size = 0` skips the per-char phases as `-f` does.
 //!
 //! Engine rules kept: buffers, names, sizes and permutations are prepared before each timed
 //! region; descriptors are opened outside it unless opening is the measured operation; the hot
@@ -53,11 +54,13 @@
 //! `chunk_size` batch of bytes (8192 one-byte calls at the default chunk, in either char mode),
 //! so the clock is read and the histogram written once per batch, not per byte, and their
 //! `lat_p50`/`lat_p99`/`lat_max` and histograms are the latency of a batch of `chunk_size`
-//! one-byte operations. The per-byte cost is the system call's alone: measured with the stored
-//! CPU of `seq_write_char`/`seq_read_char` against bonnie++ 2.00a's on the same mount (16 MiB,
-//! syscall mode), 0.344 against 0.340 µs of CPU per byte written and 0.248 against 0.239 per
-//! byte read (doc/verify.md). In the block, rewrite and seek phases an operation is one chunk;
-//! in the small-file phases one file.
+//! one-byte operations. The per-byte cost is the system call's: in syscall mode one
+//! pwrite(2)/pread(2) per byte (`put_bytes`, `get_bytes`: write(2)/read(2) of a
+//! multithreaded process take the descriptor's `f_pos` mutex per call, which single-threaded
+//! bonnie++ does not), measured with the stored CPU of `seq_write_char`/`seq_read_char` against
+//! bonnie++ 2.00a's in the same runs at 1.09 / 1.14 × its CPU per byte written / read (1.14 /
+//! 1.23 with write/read; doc/verify.md). In the block, rewrite and seek phases an operation is
+//! one chunk; in the small-file phases one file.
 
 use crate::engine::phase::{Caches, LatencySet, Phases, Policy, Short, MIN_TIME};
 use crate::engine::pool::{Step, Worker, WorkerPool};
@@ -194,7 +197,7 @@ pub struct BonnieSpec {
     pub seeks: u32,
     /// How the seeks reach the seekers: `split` (default: evenly, before the start) or `pipe`
     /// (one read(2) of a ticket per seek from a pipe all seekers share, as bonnie++ 2.00a;
-    /// [`seek`], doc/verify.md).
+    /// module `seek`, doc/verify.md).
     #[serde(default, skip_serializing_if = "seek::is_split")]
     pub seek_dispatch: SeekDispatch,
     /// Keep `seeks` as it is under `--scale` (bonnie++'s 8192 seeks are fixed: no option sets
