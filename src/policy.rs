@@ -20,6 +20,9 @@ pub enum Order {
     Interleaved,
     /// All repeats of a case, then the next case (AAABBBCCC).
     Sequential,
+    /// As `interleaved`, with every odd-numbered repeat in the reverse order (ABC CBA ABC), so
+    /// two cases take turns running first (`fsbench verify`: native and referee, ABBA).
+    Alternating,
 }
 
 impl Order {
@@ -28,12 +31,13 @@ impl Order {
         match self {
             Order::Interleaved => "interleaved",
             Order::Sequential => "sequential",
+            Order::Alternating => "alternating",
         }
     }
 
     /// Inverse of [`Order::as_str`].
     pub fn parse(s: &str) -> Option<Self> {
-        [Order::Interleaved, Order::Sequential]
+        [Order::Interleaved, Order::Sequential, Order::Alternating]
             .into_iter()
             .find(|o| o.as_str() == s)
     }
@@ -103,7 +107,7 @@ mod tests {
 
     #[test]
     fn order_round_trips_through_its_text_and_matches_the_suite_spelling() {
-        for o in [Order::Interleaved, Order::Sequential] {
+        for o in [Order::Interleaved, Order::Sequential, Order::Alternating] {
             assert_eq!(Order::parse(o.as_str()), Some(o));
             assert_eq!(serde_json::to_value(o).unwrap(), o.as_str());
         }

@@ -10,7 +10,7 @@
 //! [run]                  # every key optional; defaults in brackets
 //! repeats = 5            # measured repeats per (filesystem, workload) [3], 1..=1000
 //! warmup = 1             # extra repeats run first and excluded from statistics [0], ≤ 100
-//! order = "interleaved"  # "interleaved" (ABCABC) or "sequential" (AAABBB) ["interleaved"]
+//! order = "interleaved"  # "interleaved" (ABCABC), "sequential" (AAABBB) or "alternating" (ABCCBA) ["interleaved"]
 //! drop_caches = true     # sync and drop caches before every timed phase [true]
 //! trim = 1               # best and worst repeats dropped, per end, by the trimmed mean [1]
 //! confidence = 0.95      # confidence level of intervals, between 0 and 1 [0.95]

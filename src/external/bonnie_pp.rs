@@ -93,6 +93,12 @@ pub fn all_phases() -> impl Iterator<Item = &'static str> {
     COLUMNS.iter().map(|c| c.0)
 }
 
+/// Whether `phase`'s value is bytes (a MiB/s rate) or operations (ops/s); `None` for a phase
+/// bonnie++ does not have.
+pub fn amount(phase: &str) -> Option<Amount> {
+    COLUMNS.iter().find(|c| c.0 == phase).map(|c| c.1)
+}
+
 fn bad(field: &'static str, value: &str) -> ParseError {
     ParseError::BadValue {
         tool: TOOL,

@@ -144,9 +144,15 @@ pub fn expand(suite: &Suite, availability: &dyn Fn(&FsVariant) -> Result<(), Str
     });
     let mut slots = Vec::new();
     match p.order {
-        Order::Interleaved => {
+        Order::Interleaved | Order::Alternating => {
+            let reversed: Vec<usize> = by_workload.iter().rev().copied().collect();
             for r in 0..total {
-                for &c in &by_workload {
+                let turn = if p.order == Order::Alternating && r % 2 == 1 {
+                    &reversed
+                } else {
+                    &by_workload
+                };
+                for &c in turn {
                     slots.push(Slot {
                         case: c,
                         repeat: r,
@@ -252,6 +258,27 @@ mod tests {
                 ("xfs".into(), 1, false),
                 ("ext4".into(), 2, false),
                 ("xfs".into(), 2, false),
+            ]
+        );
+    }
+
+    #[test]
+    fn alternating_plan_reverses_every_odd_repeat() {
+        let plan = expand(&suite(Order::Alternating, 1), &avail);
+        let seq: Vec<(&str, u32)> = plan
+            .slots
+            .iter()
+            .map(|s| (plan.cases[s.case].variant.name.as_str(), s.repeat))
+            .collect();
+        assert_eq!(
+            seq,
+            [
+                ("ext4", 0),
+                ("xfs", 0),
+                ("xfs", 1),
+                ("ext4", 1),
+                ("ext4", 2),
+                ("xfs", 2)
             ]
         );
     }

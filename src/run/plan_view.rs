@@ -38,6 +38,7 @@ pub fn print_plan(suite: &Suite, plan: &Plan, target: &Target, out: &mut dyn Wri
         match p.order {
             config::Order::Interleaved => "interleaved",
             config::Order::Sequential => "sequential",
+            config::Order::Alternating => "alternating",
         },
         p.trim,
         p.confidence * 100.0

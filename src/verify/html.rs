@@ -48,7 +48,7 @@ pub fn section(out: &mut String, model: &ReportModel) {
                 tone: match r.verdict {
                     Verdict::Ok => 1,
                     Verdict::Outside | Verdict::NoData(_) => 2,
-                    Verdict::ByDesign(_) => 0,
+                    Verdict::ByDesign(_) | Verdict::Bound { .. } => 0,
                 },
             })
         })

@@ -9,8 +9,13 @@
 //! - Sizes are those of `--scale 1`; `--scale` multiplies them through the workloads' own
 //!   `scaled` (never below what a workload needs).
 //! - Nothing here imports `config`: the report uses this table too.
+//! - Both sides of a pair do the same work at every accepted `--scale` ([`same_work`]); a
+//!   scale at which they would not is refused before anything runs.
 //!
 //! doc/verify.md explains every pair and every row outside tolerance.
+
+use crate::engine::WorkloadKind;
+use crate::units::Bytes;
 
 /// One compared metric: `native` (phase, metric) against `referee` (phase, metric).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -96,14 +101,14 @@ pub const PAIRS: &[Pair] = &[
         native: r#"kind = "fileio"
 mode = "rndrd"
 files = 8
-total_size = "256MiB"
+total_size = "512MiB"
 block_size = "4KiB"
 time = "4s"
 fadvise = "random""#,
         referee: r#"kind = "fio"
 rw = "randread"
 bs = "4KiB"
-size = "256MiB"
+size = "512MiB"
 runtime = "4s"
 ioengine = "psync"
 prepare = true
@@ -138,31 +143,42 @@ time = "4s""#,
         id: "bonnie",
         tool: "bonnie++",
         // bonnie++ 2.00a: one syscall per byte for 3 MiB in the per-char phases, caches as the
-        // earlier phases left them (dropped once, before the run). 32 Ki files (`-n 32`): at
-        // 40–70 k creates/s here fewer make bonnie++ print +++++ for every small-file phase.
+        // earlier phases left them (dropped once, before the run), its seeks handed out through
+        // one pipe and never scaled (8192). 64 Ki files (`-n 64`): at 80–90 k creates/s on a
+        // quiet machine 32 Ki made bonnie++ print +++++ for most small-file phases; the stat
+        // phases (several 100 k/s when cached) may still print it, and are then checked as
+        // bounds. The run's memory cgroup ([`MEMORY_MIB`]) keeps half of the 512 MiB file out
+        // of the page cache on both sides (128 Ki files under 128 MiB: the cgroup's OOM killer
+        // ended the run, ext4's inodes and dentries being charged to it).
         native: r#"kind = "bonnie"
 file_size = "512MiB"
 chunk_size = "8KiB"
 char_mode = "syscall"
 char_size = "3MiB"
-files = 32768
-caches = "once""#,
+files = 65536
+caches = "once"
+seek_dispatch = "pipe"
+fixed_seeks = true"#,
         referee: r#"kind = "bonnie_pp"
 size = "512MiB"
-files = 32768
+files = 65536
 char_size = "3MiB""#,
         metrics: BONNIE_METRICS,
     },
     Pair {
         id: "treecopy",
         tool: "cp",
+        // `cp -dR --preserve=ownership,timestamps,links`: what the native copier does. `cp -a`
+        // adds a flistxattr per file (two, coreutils 9.1) and ACL calls through
+        // --preserve=mode: 25 % more system calls on a 5,329-entry tree (doc/verify.md).
         native: r#"kind = "treecopy"
 dataset = "kernel"
 dataset_scale = 0.05"#,
         referee: r#"kind = "treecopy"
 dataset = "kernel"
 dataset_scale = 0.05
-method = "cp""#,
+method = "cp"
+cp_preserve = "ownership,timestamps,links""#,
         metrics: &[
             copy(("copy", "time"), ("copy", "time")),
             copy(("delete", "time"), ("delete", "time")),
@@ -193,6 +209,74 @@ pub const MISMATCHED_DD: &str = r#"kind = "dd"
 size = "512MiB"
 block = "4KiB"
 flag = "direct""#;
+
+/// The memory cgroup limit of a verify run at `--scale 1` (the suite's `[run] memory`): both
+/// sides of every pair run under it, so the bonnie pair's 512 MiB file and `fileio-rndrd`'s
+/// 512 MiB (twice the limit, bonnie++'s own rule for its file) are read mostly from the disk
+/// rather than the page cache. Scaled with the sizes, never under
+/// [`crate::cgroup::MIN_LIMIT`].
+pub const MEMORY_MIB: u64 = 256;
+
+/// The memory limit of a verify run at `scale`, MiB.
+pub fn memory_mib(scale: f64) -> u64 {
+    let min = crate::cgroup::MIN_LIMIT >> 20;
+    let v = (MEMORY_MIB as f64 * scale).floor();
+    if v.is_finite() && v >= min as f64 {
+        (v as u64).min(u64::from(u32::MAX))
+    } else {
+        min
+    }
+}
+
+/// The workload of a pair body (its TOML, `kind` included) scaled by `scale`.
+fn scaled_kind(body: &str, scale: f64) -> Result<WorkloadKind, String> {
+    let kind: WorkloadKind = toml::from_str(body).map_err(|e| format!("pair body does not load: {e}"))?;
+    Ok(kind.workload().scaled(scale))
+}
+
+/// Whether both sides of `p` do the same work at `--scale scale`: `Err` says what differs
+/// (then `fsbench verify` refuses the scale, exit 2). Only the bonnie pair can differ: bonnie++
+/// counts in whole MiB and in thousands of files, and always does 8192 seeks.
+pub fn same_work(p: &Pair, scale: f64) -> Result<(), String> {
+    let (WorkloadKind::Bonnie(n), WorkloadKind::BonniePp(r)) =
+        (scaled_kind(p.native, scale)?, scaled_kind(p.referee, scale)?)
+    else {
+        return Ok(());
+    };
+    let mib = |b: u64| b as f64 / Bytes::MIB as f64;
+    let native_file = n.file_size.get() / n.chunk_size.get().max(1) * n.chunk_size.get();
+    let checks = [
+        (
+            "file MiB",
+            mib(native_file),
+            r.work("seq_write_block") / Bytes::MIB as f64,
+        ),
+        (
+            "per-char MiB",
+            mib(n.effective_char_size()),
+            r.work("seq_write_char") / Bytes::MIB as f64,
+        ),
+        ("seeks", f64::from(n.seeks), r.work("random_seeks")),
+        ("files", f64::from(n.files), r.work("seq_create")),
+        ("directories", f64::from(n.dirs), f64::from(r.dirs)),
+    ];
+    let differ: Vec<String> = checks
+        .iter()
+        .filter(|(_, a, b)| a != b)
+        .map(|(what, a, b)| format!("{what} {a} native against {b} {}", p.tool))
+        .collect();
+    if differ.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "--scale {scale}: the {} pair would do different work on its two sides ({}): {} takes whole MiB and \
+             thousands of files; use a scale at which both agree (1, or 1/16 = 0.0625), or leave the pair out with --only",
+            p.id,
+            differ.join(", "),
+            p.tool
+        ))
+    }
+}
 
 /// The pair named `id`.
 pub fn pair(id: &str) -> Option<&'static Pair> {
@@ -227,5 +311,24 @@ mod tests {
         }
         assert_eq!(pair("bigfile").map(|p| p.tool), Some("dd"));
         assert!(pair("nope").is_none());
+    }
+
+    #[test]
+    fn the_bonnie_pair_does_the_same_work_or_the_scale_is_refused() {
+        let bonnie = pair("bonnie").unwrap();
+        for ok in [1.0, 0.0625, 2.0] {
+            assert_eq!(same_work(bonnie, ok), Ok(()), "--scale {ok}");
+        }
+        // 3 MiB × 0.5 = 1.5 MiB of per-char bytes natively, 1 MiB for bonnie++.
+        let half = same_work(bonnie, 0.5).unwrap_err();
+        assert!(half.contains("per-char MiB 1.5 native against 1 bonnie++"), "{half}");
+        // 64 Ki files × 0.3: 19660 natively, 19 × 1024 for bonnie++.
+        let odd = same_work(bonnie, 0.3).unwrap_err();
+        assert!(odd.contains("files 19660 native against 19456"), "{odd}");
+        for p in PAIRS.iter().filter(|p| p.id != "bonnie") {
+            assert_eq!(same_work(p, 0.3), Ok(()), "{}", p.id);
+        }
+        assert_eq!(memory_mib(1.0), 256);
+        assert_eq!(memory_mib(0.0625), crate::cgroup::MIN_LIMIT >> 20);
     }
 }

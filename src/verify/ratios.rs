@@ -6,10 +6,17 @@
 //! imports nothing from `config` and never re-runs anything.
 //!
 //! Verdicts: `ok` (|ratio − 1| within the tolerance), `outside` (beyond it: the exit code of
-//! `fsbench verify` is 1), `by design` (the pair's table says the tools cannot agree, or the
-//! referee printed `+++++` for the phase: shown with the reason, never counted), `no data`
-//! (a side has fewer than two ok repeats with the metric: counted as outside, because nothing
-//! was verified).
+//! `fsbench verify` is 1), `by design` (the pair's table says the tools cannot agree: shown with
+//! the reason, never counted), `bound` (bonnie++ printed `+++++` for the phase in every repeat
+//! it ran it, told by the note [`too_fast_phases`] reads: its rate was above work / 0.5 s, and
+//! the native mean must reach that bound, or the row fails as `BELOW BOUND`), `no data` (a side
+//! has no ok repeat with the metric, or the referee ran the phase without it, e.g. a renamed
+//! fio / sysbench / dd metric: counted as a failure, because nothing was verified).
+//!
+//! Partial data is kept: the point ratio is native mean / referee mean over whatever repeats
+//! each side has (one is enough), and every row carries its n per side (shown in the table and
+//! in the forest plot's labels) and which side ran first in each repeat (from the stored start
+//! times).
 //!
 //! Next to the point verdict (which alone decides the exit code, as issue 13 asks), every row
 //! with a ratio gets the verdict of its interval ([`Interval`]) against the same band
@@ -22,6 +29,8 @@
 //! repeat's ratio; the unpaired log-ratio CI of the means is printed too, as issue 13 asks.
 
 use super::pairs::{self, MetricPair, Pair};
+use crate::engine::workloads::bonnie_pp::too_fast_phases;
+use crate::engine::WorkloadKind;
 use crate::stats::two_sample::{ratio_ci, Sample};
 use crate::store::{CaseRecord, SampleRecord, SampleStatus};
 use std::fmt::Write as _;
@@ -42,12 +51,26 @@ pub enum Verdict {
     ByDesign(String),
     /// Not enough data on one side; the reason.
     NoData(String),
+    /// bonnie++ printed `+++++` for the phase in every repeat it ran it: its rate was above
+    /// `bound` (work / 0.5 s). The native mean must reach the bound; below it is a failure.
+    Bound {
+        /// Native mean, in the metric's unit.
+        native: f64,
+        /// The referee's lower bound, same unit.
+        bound: f64,
+        /// Repeats in which the referee printed `+++++`.
+        repeats: usize,
+    },
 }
 
 impl Verdict {
     /// Whether the row fails `fsbench verify`.
     pub fn fails(&self) -> bool {
-        matches!(self, Verdict::Outside | Verdict::NoData(_))
+        match self {
+            Verdict::Outside | Verdict::NoData(_) => true,
+            Verdict::Bound { native, bound, .. } => native < bound,
+            Verdict::Ok | Verdict::ByDesign(_) => false,
+        }
     }
 
     /// Short text for tables.
@@ -57,6 +80,14 @@ impl Verdict {
             Verdict::Outside => "OUTSIDE".into(),
             Verdict::ByDesign(why) => format!("by design: {why}"),
             Verdict::NoData(why) => format!("NO DATA: {why}"),
+            Verdict::Bound { native, bound, repeats } => {
+                let (n, b) = (num(Some(*native)), num(Some(*bound)));
+                if native >= bound {
+                    format!("bound: referee +++++ (> {b}, {repeats} repeat(s)); native {n} >= {b}: consistent")
+                } else {
+                    format!("BELOW BOUND: referee +++++ (> {b}, {repeats} repeat(s)); native {n} < {b}")
+                }
+            }
         }
     }
 }
@@ -114,6 +145,9 @@ pub struct Row {
     pub referee_mean: Option<f64>,
     /// Ok repeats with the metric: native, referee.
     pub n: (usize, usize),
+    /// Native mean / referee mean, from whatever repeats each side has (`None` without a
+    /// value on a side).
+    pub point: Option<f64>,
     /// Native / referee with its interval (`None` without two values a side).
     pub ratio: Option<(f64, f64, f64)>,
     /// The paired ratio (geometric mean of each repeat's native/referee) with its interval
@@ -121,6 +155,8 @@ pub struct Row {
     pub paired: Option<(f64, f64, f64)>,
     /// Tolerance, percent.
     pub tolerance_pct: f64,
+    /// Which side ran first in each repeat both ran, in repeat order: `N` native, `R` referee.
+    pub order: String,
     /// The verdict of the point ratio (decides the exit code).
     pub verdict: Verdict,
     /// The verdict of the interval; `None` without a ratio or for a by-design row.
@@ -131,8 +167,8 @@ impl Row {
     /// Label of the row in tables and the forest plot.
     pub fn label(&self) -> String {
         format!(
-            "{} {} {} vs {} {}",
-            self.variant, self.pair, self.native, self.tool, self.referee
+            "{} {} {} vs {} {} (n {}/{})",
+            self.variant, self.pair, self.native, self.tool, self.referee, self.n.0, self.n.1
         )
     }
 }
@@ -156,37 +192,76 @@ impl VerifyTable {
     }
 }
 
-/// The values of (phase, metric) in the ok, measured repeats of the case `workload` on
-/// `variant`, with their repeat numbers; and whether some repeat ran the phase without the
-/// metric (bonnie++'s `+++++`).
-fn values(
+/// What one side of a row has in the ok, measured repeats of its case.
+#[derive(Default)]
+struct Side {
+    /// (repeat, value) of the metric.
+    values: Vec<(u32, f64)>,
+    /// (repeat, start time) of every ok repeat, for the order of the two sides.
+    started: Vec<(u32, String)>,
+    /// Repeats that ran the phase without the metric.
+    untimed: usize,
+    /// Repeats whose referee is bonnie++ and printed `+++++` for the phase, with the rate the
+    /// phase must have exceeded ([`BonniePpSpec::too_fast_bound`]).
+    too_fast: Option<(usize, f64)>,
+}
+
+/// The side of (phase, metric) of the case `workload` on `variant`.
+fn side(
     cases: &[CaseRecord],
     samples: &[SampleRecord],
     variant: &str,
     workload: &str,
     (phase, metric): (&str, &str),
-) -> (Vec<(u32, f64)>, bool) {
+) -> Side {
     let Some(case) = cases.iter().find(|c| c.variant == variant && c.workload == workload) else {
-        return (Vec::new(), false);
+        return Side::default();
     };
-    let mut v = Vec::new();
-    let mut untimed = false;
+    // Only bonnie++ may leave a rate out (`+++++`): its work gives the bound.
+    let bound = match serde_json::from_str::<WorkloadKind>(&case.workload_json) {
+        Ok(WorkloadKind::BonniePp(spec)) => Some(spec.too_fast_bound(phase)),
+        _ => None,
+    };
+    let mut out = Side::default();
     for s in samples.iter().map(|s| &s.sample) {
         if s.case_id != case.case_id || s.is_warmup || s.status != SampleStatus::Ok {
             continue;
         }
+        out.started.push((s.repeat, s.started_at.clone()));
         let in_phase: Vec<_> = s
             .measurements
             .iter()
             .filter(|m| m.rank.is_none() && m.phase == phase)
             .collect();
         match in_phase.iter().find(|m| m.metric.name == metric) {
-            Some(m) => v.push((s.repeat, m.value)),
-            None if !in_phase.is_empty() => untimed = true,
-            None => {}
+            Some(m) => out.values.push((s.repeat, m.value)),
+            None if in_phase.is_empty() => {}
+            None => {
+                out.untimed += 1;
+                let fast = s.notes.iter().any(|n| too_fast_phases(n).contains(&phase));
+                if let (true, Some(b)) = (fast, bound) {
+                    let k = out.too_fast.map_or(0, |(k, _)| k);
+                    out.too_fast = Some((k + 1, b));
+                }
+            }
         }
     }
-    (v, untimed)
+    out
+}
+
+/// Who ran first in each repeat both sides ran: `N` (native) or `R` (referee) per repeat,
+/// in repeat order (`NRN`); empty when no repeat has both.
+fn order(native: &Side, referee: &Side) -> String {
+    let mut o: Vec<(u32, char)> = native
+        .started
+        .iter()
+        .filter_map(|(k, a)| {
+            let (_, b) = referee.started.iter().find(|(j, _)| j == k)?;
+            Some((*k, if a <= b { 'N' } else { 'R' }))
+        })
+        .collect();
+    o.sort_unstable();
+    o.into_iter().map(|(_, c)| c).collect()
 }
 
 /// The paired ratio of the repeats both sides have: the geometric mean of native/referee over
@@ -213,42 +288,65 @@ pub fn paired_ratio_ci(native: &[(u32, f64)], referee: &[(u32, f64)], confidence
     (r.is_finite() && lo.is_finite() && hi.is_finite()).then_some((r, lo, hi))
 }
 
-fn row(cases: &[CaseRecord], samples: &[SampleRecord], variant: &str, p: &Pair, mp: &MetricPair) -> Row {
-    let (nk, _) = values(cases, samples, variant, &pairs::native_name(p), mp.native);
-    let (rk, plus) = values(cases, samples, variant, &pairs::referee_name(p), mp.referee);
-    let paired = paired_ratio_ci(&nk, &rk, CONFIDENCE);
-    let nv: Vec<f64> = nk.iter().map(|(_, v)| *v).collect();
-    let rv: Vec<f64> = rk.iter().map(|(_, v)| *v).collect();
-    let (ns, rs) = (Sample::of(&nv), Sample::of(&rv));
-    let ratio = match (ns, rs) {
-        (Some(a), Some(b)) => ratio_ci(a, b, CONFIDENCE).map(|c| (c.ratio, c.low, c.high)),
-        _ => None,
-    };
-    let verdict = if let Some(why) = mp.by_design {
-        Verdict::ByDesign(why.to_string())
-    } else if rv.len() < 2 && plus {
-        Verdict::ByDesign(format!(
-            "{} printed +++++ (the phase took under 0.5 s, so it gives no rate): raise --scale",
-            p.tool
-        ))
-    } else if let Some((r, _, _)) = ratio {
-        if (r - 1.0).abs() * 100.0 <= mp.tolerance_pct {
+fn mean(v: &[(u32, f64)]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().map(|(_, x)| x).sum::<f64>() / v.len() as f64)
+}
+
+/// The point verdict of a row from its two sides; `point` is native mean / referee mean.
+fn verdict(p: &Pair, mp: &MetricPair, nat: &Side, rf: &Side, point: Option<f64>) -> Verdict {
+    if let Some(why) = mp.by_design {
+        return Verdict::ByDesign(why.to_string());
+    }
+    if let Some(r) = point {
+        return if (r - 1.0).abs() * 100.0 <= mp.tolerance_pct {
             Verdict::Ok
         } else {
             Verdict::Outside
-        }
-    } else {
-        Verdict::NoData(format!(
-            "{} native and {} {} repeat(s) with the metric; need 2 each",
-            nv.len(),
-            rv.len(),
-            p.tool
-        ))
+        };
+    }
+    match (rf.too_fast, mean(&nat.values)) {
+        (Some((k, bound)), Some(native)) if rf.values.is_empty() => Verdict::Bound {
+            native,
+            bound,
+            repeats: k,
+        },
+        _ => Verdict::NoData(if rf.untimed > 0 && rf.too_fast.is_none() {
+            format!(
+                "{} ran {} without `{}` in {} repeat(s) (a renamed metric?)",
+                p.tool, mp.referee.0, mp.referee.1, rf.untimed
+            )
+        } else {
+            format!(
+                "{} native and {} {} repeat(s) with the metric; need 1 each",
+                nat.values.len(),
+                rf.values.len(),
+                p.tool
+            )
+        }),
+    }
+}
+
+fn row(cases: &[CaseRecord], samples: &[SampleRecord], variant: &str, p: &Pair, mp: &MetricPair) -> Row {
+    let nat = side(cases, samples, variant, &pairs::native_name(p), mp.native);
+    let rf = side(cases, samples, variant, &pairs::referee_name(p), mp.referee);
+    let paired = paired_ratio_ci(&nat.values, &rf.values, CONFIDENCE);
+    let nv: Vec<f64> = nat.values.iter().map(|(_, v)| *v).collect();
+    let rv: Vec<f64> = rf.values.iter().map(|(_, v)| *v).collect();
+    let ratio = match (Sample::of(&nv), Sample::of(&rv)) {
+        (Some(a), Some(b)) => ratio_ci(a, b, CONFIDENCE).map(|c| (c.ratio, c.low, c.high)),
+        _ => None,
     };
+    let (native_mean, referee_mean) = (mean(&nat.values), mean(&rf.values));
+    // Compared on whatever repeats each side has (one is enough for the point ratio).
+    let point = match (native_mean, referee_mean) {
+        (Some(a), Some(b)) if a > 0.0 && b > 0.0 => Some(a / b),
+        _ => None,
+    };
+    let verdict = verdict(p, mp, &nat, &rf, point);
     // The interval verdict uses the paired interval when there is one (the runs of a repeat
     // are adjacent, so the machine's drift between repeats cancels), else the unpaired one.
     let interval = match (&verdict, paired.or(ratio)) {
-        (Verdict::ByDesign(_), _) | (_, None) => None,
+        (Verdict::ByDesign(_) | Verdict::Bound { .. }, _) | (_, None) => None,
         (_, Some((_, lo, hi))) => Some(Interval::of(lo, hi, mp.tolerance_pct)),
     };
     Row {
@@ -257,12 +355,14 @@ fn row(cases: &[CaseRecord], samples: &[SampleRecord], variant: &str, p: &Pair, 
         tool: p.tool.to_string(),
         native: format!("{} {}", mp.native.0, mp.native.1),
         referee: format!("{} {}", mp.referee.0, mp.referee.1),
-        native_mean: ns.map(|s| s.mean),
-        referee_mean: rs.map(|s| s.mean),
+        native_mean,
+        referee_mean,
         n: (nv.len(), rv.len()),
+        point,
         ratio,
         paired,
         tolerance_pct: mp.tolerance_pct,
+        order: order(&nat, &rf),
         verdict,
         interval,
     }
@@ -307,13 +407,14 @@ fn num(v: Option<f64>) -> String {
 /// The closing table of `fsbench verify` (plain text, one line per row, then a summary line).
 pub fn render_text(t: &VerifyTable) -> String {
     let mut out = String::new();
-    let lines: Vec<[String; 9]> = t
+    let lines: Vec<[String; 11]> = t
         .rows
         .iter()
         .map(|r| {
-            let (ratio, ci) = match r.ratio {
-                Some((x, lo, hi)) => (format!("{x:.3}"), format!("[{lo:.3}, {hi:.3}]")),
-                None => ("-".into(), "-".into()),
+            let (ratio, ci) = match (r.ratio, r.point) {
+                (Some((x, lo, hi)), _) => (format!("{x:.3}"), format!("[{lo:.3}, {hi:.3}]")),
+                (None, Some(x)) => (format!("{x:.3}"), "-".into()),
+                (None, None) => ("-".into(), "-".into()),
             };
             let paired = match r.paired {
                 Some((x, lo, hi)) => format!("{x:.3} [{lo:.3}, {hi:.3}]"),
@@ -325,6 +426,12 @@ pub fn render_text(t: &VerifyTable) -> String {
                 format!("{} | {}", r.native, r.referee),
                 num(r.native_mean),
                 num(r.referee_mean),
+                format!("{}/{}", r.n.0, r.n.1),
+                if r.order.is_empty() {
+                    "-".into()
+                } else {
+                    r.order.clone()
+                },
                 ratio,
                 ci,
                 paired,
@@ -341,6 +448,8 @@ pub fn render_text(t: &VerifyTable) -> String {
         "native metric | referee metric",
         "native",
         "referee",
+        "n",
+        "first",
         "ratio",
         "95% CI",
         "paired ratio [95% CI]",
@@ -363,7 +472,7 @@ pub fn render_text(t: &VerifyTable) -> String {
     let mut line = |cells: &[String]| {
         let mut s = String::new();
         for (i, c) in cells.iter().enumerate() {
-            let right = (3..=5).contains(&i);
+            let right = (3..=7).contains(&i);
             if i == cells.len() - 1 {
                 s.push_str(c);
             } else {
@@ -383,9 +492,15 @@ pub fn render_text(t: &VerifyTable) -> String {
         .iter()
         .filter(|r| matches!(r.verdict, Verdict::ByDesign(_)))
         .count();
+    let bounds = t
+        .rows
+        .iter()
+        .filter(|r| matches!(r.verdict, Verdict::Bound { .. }) && !r.verdict.fails())
+        .count();
     let _ = writeln!(
         out,
-        "{} metric(s): {ok} within tolerance, {} outside or without data, {design} differ by design; \
+        "{} metric(s): {ok} within tolerance, {bounds} above the referee's +++++ bound, {} outside, \
+         below a bound or without data, {design} differ by design; \
          95 % CI: {} agree, {} differ, {} undecided (more pairs)",
         t.rows.len(),
         t.failures(),
@@ -483,9 +598,16 @@ mod tests {
         assert_eq!(bad.failures(), 1);
         assert!(render_text(&bad).contains("OUTSIDE"), "{}", render_text(&bad));
 
-        let plus = table(SUITE_NAME, &cases, &mk([100.0, 100.0, 100.0], [None, None, None])).unwrap();
-        assert!(matches!(plus.rows[0].verdict, Verdict::ByDesign(ref w) if w.contains("+++++")));
-        assert_eq!(plus.failures(), 0);
+        // The referee ran the phase but has no such metric (renamed, misspelt): not a
+        // `+++++` (only bonnie++ prints that), so no data, and it fails.
+        let renamed = table(SUITE_NAME, &cases, &mk([100.0, 100.0, 100.0], [None, None, None])).unwrap();
+        assert!(
+            matches!(renamed.rows[0].verdict, Verdict::NoData(ref w) if w.contains("renamed")),
+            "{:?}",
+            renamed.rows[0]
+        );
+        assert_eq!(renamed.failures(), 1);
+        assert!(render_text(&renamed).contains("NO DATA"));
 
         // A referee that never ran the phase at all is no data, and fails.
         let only_native: Vec<_> = mk([100.0, 100.0, 100.0], [None, None, None])
@@ -496,6 +618,113 @@ mod tests {
         assert!(none.rows[0].verdict.fails(), "{:?}", none.rows[0]);
 
         assert!(table("quick", &cases, &[]).is_none());
+    }
+
+    /// A bonnie pair: the native's `rate` of `random_seeks` in every repeat; the referee
+    /// (bonnie++ with `files`… as in [`pairs::PAIRS`]) timed the repeats of `timed` and printed
+    /// `+++++` in the others.
+    fn bonnie(native: &[f64], timed: &[Option<f64>]) -> (Vec<CaseRecord>, Vec<SampleRecord>) {
+        let spec = crate::engine::workloads::bonnie_pp::BonniePpSpec::default();
+        let mut referee = case("b", "ext4", "bonnie:bonnie++");
+        referee.workload_json = serde_json::to_string(&WorkloadKind::BonniePp(spec)).unwrap();
+        let cases = vec![case("a", "ext4", "bonnie:native"), referee];
+        let mut s = Vec::new();
+        for (r, v) in native.iter().enumerate() {
+            s.push(sample("a", r as u32, "random_seeks", "rate", Some(*v)));
+        }
+        for (r, v) in timed.iter().enumerate() {
+            let mut x = sample("b", r as u32, "random_seeks", "rate", *v);
+            if v.is_none() {
+                x.sample.notes.push(
+                    "bonnie++ printed +++++ for seq_create, random_seeks (ran under 0.5 s, too fast to time): \
+                     no number; raise size or files"
+                        .into(),
+                );
+            }
+            s.push(x);
+        }
+        (cases, s)
+    }
+
+    #[test]
+    fn a_plus_row_is_a_bound_the_native_must_reach() {
+        // 8192 seeks under 0.5 s: above 16384/s.
+        let (cases, s) = bonnie(&[20000.0, 21000.0], &[None, None]);
+        let t = table(SUITE_NAME, &cases, &s).unwrap();
+        let row = &t.rows.iter().find(|r| r.native == "random_seeks rate").unwrap();
+        assert_eq!(
+            row.verdict,
+            Verdict::Bound {
+                native: 20500.0,
+                bound: 16384.0,
+                repeats: 2
+            }
+        );
+        assert!(!row.verdict.fails() && row.interval.is_none());
+        assert!(
+            render_text(&t).contains("native 20500 >= 16384: consistent"),
+            "{}",
+            render_text(&t)
+        );
+        // A native rate below what bonnie++'s +++++ proves fails.
+        let (cases, s) = bonnie(&[9000.0, 9500.0], &[None, None]);
+        let t = table(SUITE_NAME, &cases, &s).unwrap();
+        let row = &t.rows.iter().find(|r| r.native == "random_seeks rate").unwrap();
+        assert!(row.verdict.fails(), "{row:?}");
+        assert!(render_text(&t).contains("BELOW BOUND"), "{}", render_text(&t));
+        // The other bonnie rows, never run here, are no data.
+        assert!(t
+            .rows
+            .iter()
+            .filter(|r| r.native != "random_seeks rate")
+            .all(|r| r.verdict.fails()));
+    }
+
+    #[test]
+    fn partial_referee_data_is_compared_with_its_n() {
+        // bonnie++ timed one repeat of three (+++++ in the others): the point ratio of that one
+        // decides, with n 3/1 shown; no interval from one value.
+        let (cases, s) = bonnie(&[100.0, 110.0, 90.0], &[None, Some(95.0), None]);
+        let t = table(SUITE_NAME, &cases, &s).unwrap();
+        let row = t.rows.iter().find(|r| r.native == "random_seeks rate").unwrap();
+        assert_eq!(row.n, (3, 1));
+        assert!((row.point.unwrap() - 100.0 / 95.0).abs() < 1e-9, "{row:?}");
+        assert_eq!(row.verdict, Verdict::Ok);
+        assert_eq!((row.ratio, row.interval), (None, None));
+        assert!(row.label().ends_with("(n 3/1)"), "{}", row.label());
+        let text = render_text(&t);
+        assert!(
+            text.lines().any(|l| l.contains("random_seeks") && l.contains("3/1")),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_order_of_each_repeat_is_read_from_the_start_times() {
+        let (cases, mut s) = bonnie(&[100.0, 100.0], &[Some(100.0), Some(100.0)]);
+        for x in &mut s {
+            let first = (x.sample.case_id == "a") == (x.sample.repeat == 0);
+            x.sample.started_at = format!("2026-01-01T00:0{}:00Z", x.sample.repeat * 2 + u32::from(!first));
+        }
+        let t = table(SUITE_NAME, &cases, &s).unwrap();
+        assert_eq!(
+            t.rows.iter().find(|r| r.native == "random_seeks rate").unwrap().order,
+            "NR"
+        );
+    }
+
+    #[test]
+    fn the_paired_interval_of_a_known_series() {
+        // Ratios 1, 2, 4: log ratios 0, ln 2, 2 ln 2, mean ln 2 (geometric mean 2), sd ln 2;
+        // t(0.975, 2) = 4.302653, so the interval is 2 · exp(∓4.302653 · ln 2 / √3).
+        let nat = [(0, 100.0), (1, 200.0), (2, 400.0)];
+        let rf = [(0, 100.0), (1, 100.0), (2, 100.0)];
+        let (g, lo, hi) = paired_ratio_ci(&nat, &rf, 0.95).unwrap();
+        let half = 4.302_652_729_911_275 * std::f64::consts::LN_2 / 3f64.sqrt();
+        assert!((g - 2.0).abs() < 1e-9, "{g}");
+        assert!((lo - 2.0 * (-half).exp()).abs() < 1e-6, "{lo}");
+        assert!((hi - 2.0 * half.exp()).abs() < 1e-6, "{hi}");
+        assert!((lo - 0.357_5).abs() < 1e-3 && (hi - 11.19).abs() < 1e-2, "{lo} {hi}");
     }
 
     #[test]

@@ -1,19 +1,12 @@
 //! `fsbench verify` through the real binary on loop ext4 (privileged): tiny pairs run end to
 //! end, the ratios are printed and the session is stored (report JSON, HTML forest plot), and a
 //! referee fed a mismatched setting (`--mismatch`: dd with 4 KiB O_DIRECT writes against
-//! bigfile's buffered 1 MiB writes) makes verify exit 1 — the check can fail.
+//! bigfile's buffered 1 MiB writes) makes verify exit 1 — the check can fail. The bonnie pair
+//! runs end to end against the real bonnie++ (when installed) at a scale where both sides do
+//! the same work: every row compared, bounded by bonnie++'s `+++++`, or NO DATA.
 
 use crate::require_privileged;
 use crate::util::{assert_no_leftovers, fsbench, report_json, scratch, text};
-
-/// `fsbench --db DB verify` of two pairs at scale 0.1 on ext4 with `extra` arguments, in
-/// `scratch`.
-fn verify(db: &str, scratch: &std::path::Path, extra: &[&str]) -> std::process::Output {
-    let mut args = vec!["--db", db, "verify", "--fs", "ext4", "--pairs", "2", "--scale", "0.1"];
-    args.extend_from_slice(extra);
-    args.extend(["--scratch", scratch.to_str().unwrap()]);
-    fsbench(&args)
-}
 
 /// The ratio printed on the table line that contains every one of `parts`.
 fn ratio_of(stdout: &str, parts: &[&str]) -> f64 {
@@ -26,13 +19,25 @@ fn ratio_of(stdout: &str, parts: &[&str]) -> f64 {
     before.split_whitespace().last().unwrap().parse().expect("ratio")
 }
 
+/// `fsbench --db <db> verify --fs ext4 --pairs 2 --scale <scale> --only <only> <extra…>
+/// --scratch <dir>/scr`.
+fn verify(db: &str, dir: &std::path::Path, scale: &str, only: &str, extra: &[&str]) -> std::process::Output {
+    let scr = dir.join("scr");
+    let mut args = vec![
+        "--db", db, "verify", "--fs", "ext4", "--pairs", "2", "--scale", scale, "--only", only,
+    ];
+    args.extend_from_slice(extra);
+    args.extend(["--scratch", scr.to_str().unwrap()]);
+    fsbench(&args)
+}
+
 #[test]
 fn verify_runs_pairs_end_to_end_and_stores_the_ratios() {
     require_privileged!();
     let dir = scratch();
     let db = dir.path().join("r.db");
-    let (db_s, scr) = (db.to_str().unwrap(), dir.path().join("scr"));
-    let o = verify(db_s, &scr, &["--only", "treecopy,bigfile"]);
+    let db_s = db.to_str().unwrap();
+    let o = verify(db_s, dir.path(), "0.1", "treecopy,bigfile", &[]);
     let code = o.status.code();
     assert!(matches!(code, Some(0) | Some(1)), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
@@ -96,11 +101,7 @@ fn verify_exits_1_when_a_referee_is_fed_a_mismatched_setting() {
     require_privileged!();
     let dir = scratch();
     let db = dir.path().join("r.db");
-    let o = verify(
-        db.to_str().unwrap(),
-        &dir.path().join("scr"),
-        &["--only", "bigfile", "--mismatch"],
-    );
+    let o = verify(db.to_str().unwrap(), dir.path(), "0.1", "bigfile", &["--mismatch"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("OUTSIDE"), "{out}");
@@ -109,5 +110,52 @@ fn verify_exits_1_when_a_referee_is_fed_a_mismatched_setting() {
     // Usage errors are exit 2.
     let bad = fsbench(&["--db", db.to_str().unwrap(), "verify", "--only", "nope"]);
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    assert_no_leftovers(dir.path());
+}
+
+#[test]
+fn verify_compares_every_bonnie_row_or_checks_its_bound() {
+    require_privileged!();
+    if crate::util::tool_path("bonnie++").is_none() {
+        crate::util::skip_or_fail("bonnie++ not installed; run scripts/install.sh");
+        return;
+    }
+    let dir = scratch();
+    let db = dir.path().join("r.db");
+    let db_s = db.to_str().unwrap();
+    // 1/16 is a scale at which bonnie++ and the native do the same work (32 MiB file, 1 MiB
+    // per char, 8 Ki files, bonnie++'s fixed 8192 seeks on both sides).
+    let o = verify(db_s, dir.path(), "0.0625", "bonnie", &[]);
+    let code = o.status.code();
+    assert!(matches!(code, Some(0) | Some(1)), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let rows: Vec<&str> = out.lines().filter(|l| l.starts_with("ext4 ")).collect();
+    assert_eq!(rows.len(), 12, "one row per bonnie++ column:\n{out}");
+    for r in &rows {
+        // Every row is compared, checked against bonnie++'s +++++ bound, or fails for want of
+        // data; none passes unchecked.
+        assert!(!r.contains("by design"), "{r}");
+        let compared = r.contains("±15% ok") || r.contains("±15% OUTSIDE");
+        let bound = r.contains("bound: referee +++++") || r.contains("BELOW BOUND");
+        assert!(compared || bound || r.contains("NO DATA"), "{r}");
+        // Each row says who went first: native in repeat 0, the referee in repeat 1 (ABBA).
+        assert!(r.contains(" NR "), "{r}");
+    }
+    let failed = ["OUTSIDE", "NO DATA", "BELOW BOUND"].iter().any(|w| out.contains(w));
+    assert_eq!(code == Some(1), failed, "{}", text(&o));
+    // The seeks went through the pipe, as bonnie++'s do.
+    let j = report_json(db_s, "latest");
+    let native = j["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["workload"] == "bonnie:native")
+        .expect("native case");
+    let spec = native["workload_json"].as_str().expect("workload_json");
+    assert!(spec.contains(r#""seek_dispatch":"pipe""#), "{spec}");
+    // A scale at which the two would do different work is refused before anything runs.
+    let bad = fsbench(&["--db", db_s, "verify", "--only", "bonnie", "--scale", "0.5"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    assert!(text(&bad).contains("different work"), "{}", text(&bad));
     assert_no_leftovers(dir.path());
 }

@@ -38,9 +38,10 @@
 //! Deliberate differences: `char_mode = "stdio"` (the default) reproduces bonnie++ 1.03's
 //! putc()/getc() per-char phases instead of 2.x's syscall-per-byte (select `"syscall"` for the
 //! latter); the random permutation is a uniform Fisher–Yates shuffle (bonnie++'s swap loop is
-//! slightly biased); seeks are split evenly between seekers up front instead of handed out
-//! through a pipe; `file_size = 0` skips the I/O phases and `files = 0` the small-file phases,
-//! as bonnie++'s `-s 0` and `-n 0`; `char_size = 0` skips the per-char phases as `-f` does.
+//! slightly biased); by default seeks are split evenly between seekers up front instead of
+//! handed out through a pipe (`seek_dispatch = "pipe"` does the latter, module `seek`);
+//! `file_size = 0` skips the I/O phases and `files = 0` the small-file phases, as bonnie++'s
+//! `-s 0` and `-n 0`; `char_size = 0` skips the per-char phases as `-f` does.
 //!
 //! Engine rules kept: buffers, names, sizes and permutations are prepared before each timed
 //! region; descriptors are opened outside it unless opening is the measured operation; the hot
@@ -53,11 +54,13 @@
 //! `chunk_size` batch of bytes (8192 one-byte calls at the default chunk, in either char mode),
 //! so the clock is read and the histogram written once per batch, not per byte, and their
 //! `lat_p50`/`lat_p99`/`lat_max` and histograms are the latency of a batch of `chunk_size`
-//! one-byte operations. The per-byte cost is the system call's alone: measured with the stored
-//! CPU of `seq_write_char`/`seq_read_char` against bonnie++ 2.00a's on the same mount (16 MiB,
-//! syscall mode), 0.344 against 0.340 µs of CPU per byte written and 0.248 against 0.239 per
-//! byte read (doc/verify.md). In the block, rewrite and seek phases an operation is one chunk;
-//! in the small-file phases one file.
+//! one-byte operations. The per-byte cost is the system call's: in syscall mode one
+//! pwrite(2)/pread(2) per byte (`put_bytes`, `get_bytes`: write(2)/read(2) of a
+//! multithreaded process take the descriptor's `f_pos` mutex per call, which single-threaded
+//! bonnie++ does not), measured with the stored CPU of `seq_write_char`/`seq_read_char` against
+//! bonnie++ 2.00a's in the same runs at 1.09 / 1.14 × its CPU per byte written / read (1.14 /
+//! 1.23 with write/read; doc/verify.md). In the block, rewrite and seek phases an operation is
+//! one chunk; in the small-file phases one file.
 
 use crate::engine::phase::{Caches, LatencySet, Phases, Policy, Short, MIN_TIME};
 use crate::engine::pool::{Step, Worker, WorkerPool};
@@ -74,10 +77,14 @@ use std::ffi::CStr;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::fd::{AsFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+mod seek;
+pub use seek::SeekDispatch;
+use seek::Tickets;
 
 /// Phase: one-byte writes.
 pub const SEQ_WRITE_CHAR: &str = "seq_write_char";
@@ -152,7 +159,9 @@ pub enum CharMode {
     /// (glibc sizes stdio buffers from `st_blksize`).
     #[default]
     Stdio,
-    /// One write(2)/read(2) system call per byte, as bonnie++ 2.x does.
+    /// One system call per byte, as bonnie++ 2.x does (pwrite(2)/pread(2) at the byte's offset
+    /// where bonnie++ calls write(2)/read(2): the same work, without the `f_pos` lock of a
+    /// multithreaded process; see `put_bytes`).
     Syscall,
 }
 
@@ -186,6 +195,15 @@ pub struct BonnieSpec {
     /// skips `random_seeks`.
     #[serde(default = "default_seeks")]
     pub seeks: u32,
+    /// How the seeks reach the seekers: `split` (default: evenly, before the start) or `pipe`
+    /// (one read(2) of a ticket per seek from a pipe all seekers share, as bonnie++ 2.00a;
+    /// module `seek`, doc/verify.md).
+    #[serde(default, skip_serializing_if = "seek::is_split")]
+    pub seek_dispatch: SeekDispatch,
+    /// Keep `seeks` as it is under `--scale` (bonnie++'s 8192 seeks are fixed: no option sets
+    /// them). `fsbench verify` sets it so both sides seek alike at every scale. Default false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fixed_seeks: bool,
     /// Number of small files (bonnie++ `-n` × 1024). Default 16384 (`-n 16`). `0` skips the
     /// six small-file phases.
     #[serde(default = "default_files")]
@@ -266,6 +284,8 @@ impl Default for BonnieSpec {
             char_size: None,
             seekers: default_seekers(),
             seeks: default_seeks(),
+            seek_dispatch: SeekDispatch::Split,
+            fixed_seeks: false,
             files: default_files(),
             file_min_size: Bytes(0),
             file_max_size: Bytes(0),
@@ -352,7 +372,11 @@ impl Workload for BonnieSpec {
             file_size,
             char_size,
             files: scale_count(self.files, 256),
-            seeks: scale_count(self.seeks, 64),
+            seeks: if self.fixed_seeks {
+                self.seeks
+            } else {
+                scale_count(self.seeks, 64)
+            },
             ..self.clone()
         })
     }
@@ -599,21 +623,18 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
         self.timed(SEQ_READ_BLOCK, vec![r], Amount::Bytes(chunks * chunk as u64))?;
 
         if spec.seeks > 0 {
-            let seekers = spec.seekers as usize;
-            let mut workers = Vec::with_capacity(seekers);
-            for k in 0..seekers {
-                let n = spec.seeks as usize / seekers + usize::from(k < spec.seeks as usize % seekers);
-                let tickets = (0..n)
-                    .map(|_| {
-                        let r: u64 = self.rng.gen();
-                        ((r % chunks) << 1) | u64::from(r % UPDATE_SEEK == 0)
-                    })
-                    .collect();
+            let all: Vec<u64> = (0..spec.seeks)
+                .map(|_| {
+                    let r: u64 = self.rng.gen();
+                    ((r % chunks) << 1) | u64::from(r % UPDATE_SEEK == 0)
+                })
+                .collect();
+            let mut workers = Vec::with_capacity(spec.seekers as usize);
+            for tickets in seek::deal(all, spec.seekers as usize, spec.seek_dispatch)? {
                 let file = self.open_io(false)?;
                 workers.push(Seeker {
                     io: IoFile::new(file, &path, fsync),
                     tickets,
-                    next: 0,
                     buf: vec![0; chunk],
                 });
             }
@@ -775,6 +796,8 @@ fn stdio_buffer(file: &File) -> usize {
 /// written one byte at a time.
 struct CharWriter<'p> {
     io: IoFile<'p>,
+    /// Offset of the next byte (syscall mode).
+    off: u64,
     left: u64,
     chunk: u64,
     mode: CharMode,
@@ -799,6 +822,7 @@ impl<'p> CharWriter<'p> {
         };
         CharWriter {
             io: IoFile::new(file, path, fsync),
+            off: 0,
             left: bytes,
             chunk: chunk as u64,
             mode,
@@ -847,16 +871,10 @@ impl Worker for CharWriter<'_> {
                 }
             }
             CharMode::Syscall => {
-                for i in 0..n {
-                    if i % 1024 == 0 && self.interrupt.load(Ordering::Relaxed) {
-                        return Err(EngineError::Interrupted);
-                    }
-                    let byte = [(i & 0x7f) as u8];
-                    let f = self.io.get()?;
-                    if let Err(e) = f.write_all(&byte) {
-                        return Err(self.io.err("write", e));
-                    }
-                }
+                let f = self.io.get()?;
+                let r = put_bytes(f, self.off, n, self.interrupt);
+                self.off += n;
+                r.map_err(|e| e.map_or(EngineError::Interrupted, |e| self.io.err("write", e)))?;
             }
         }
         self.left -= n;
@@ -871,10 +889,56 @@ impl Worker for CharWriter<'_> {
     fn finish(self) {}
 }
 
+/// Syscall mode of `seq_write_char`: `n` one-byte pwrite(2)s of `i & 0x7f` from offset `off`,
+/// the interrupt polled every 1024 bytes (`Err(None)`). pwrite(2) at the byte's offset does
+/// the same write through the page cache as bonnie++'s write(2), without the `f_pos` lock
+/// Linux takes on each read/write of a descriptor shared by threads (`fdget_pos`): fsbench has
+/// several threads, bonnie++ one during these phases, and the lock cost 10-20 % more CPU per
+/// byte (perf: `mutex_lock`, `mutex_unlock`, `fput`; doc/verify.md).
+fn put_bytes(f: &File, off: u64, n: u64, interrupt: &AtomicBool) -> Result<(), Option<io::Error>> {
+    let mut i = 0;
+    while i < n {
+        if i % 1024 == 0 && interrupt.load(Ordering::Relaxed) {
+            return Err(None);
+        }
+        match f.write_at(&[(i & 0x7f) as u8], off + i) {
+            Ok(1) => i += 1,
+            Ok(_) => return Err(Some(io::ErrorKind::WriteZero.into())),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Some(e)),
+        }
+    }
+    Ok(())
+}
+
+/// Syscall mode of `seq_read_char`: `n` one-byte pread(2)s from offset `off`, each byte added
+/// to `sum`; as [`put_bytes`].
+fn get_bytes(f: &File, off: u64, n: u64, sum: &mut u64, interrupt: &AtomicBool) -> Result<(), Option<io::Error>> {
+    let mut byte = [0u8; 1];
+    let mut i = 0;
+    while i < n {
+        if i % 1024 == 0 && interrupt.load(Ordering::Relaxed) {
+            return Err(None);
+        }
+        match f.read_at(&mut byte, off + i) {
+            Ok(1) => {
+                *sum = sum.wrapping_add(u64::from(byte[0]));
+                i += 1;
+            }
+            Ok(_) => return Err(Some(io::ErrorKind::UnexpectedEof.into())),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Some(e)),
+        }
+    }
+    Ok(())
+}
+
 /// `seq_read_char`: one op (one clock read, one histogram record) = one chunk of bytes, read
 /// one byte at a time.
 struct CharReader<'p> {
     io: IoFile<'p>,
+    /// Offset of the next byte (syscall mode).
+    off: u64,
     left: u64,
     chunk: u64,
     mode: CharMode,
@@ -902,6 +966,7 @@ impl<'p> CharReader<'p> {
         let io = IoFile::new(file, path, fsync);
         CharReader {
             io,
+            off: 0,
             left: bytes,
             chunk: chunk as u64,
             mode,
@@ -950,17 +1015,10 @@ impl Worker for CharReader<'_> {
                 }
             }
             CharMode::Syscall => {
-                let mut byte = [0u8; 1];
-                for i in 0..n {
-                    if i % 1024 == 0 && self.interrupt.load(Ordering::Relaxed) {
-                        return Err(EngineError::Interrupted);
-                    }
-                    let f = self.io.get()?;
-                    if let Err(e) = f.read_exact(&mut byte) {
-                        return Err(self.io.err("read", e));
-                    }
-                    self.sum = self.sum.wrapping_add(u64::from(byte[0]));
-                }
+                let f = self.io.get()?;
+                let r = get_bytes(f, self.off, n, &mut self.sum, self.interrupt);
+                self.off += n;
+                r.map_err(|e| e.map_or(EngineError::Interrupted, |e| self.io.err("read", e)))?;
             }
         }
         self.left -= n;
@@ -1055,11 +1113,11 @@ impl Worker for ChunkWorker<'_> {
     fn finish(self) {}
 }
 
-/// One `random_seeks` thread. Tickets are `chunk << 1 | update`, drawn before the start.
+/// One `random_seeks` thread. Tickets are `chunk << 1 | update`, drawn before the start and
+/// dealt as [`SeekDispatch`] says.
 struct Seeker<'p> {
     io: IoFile<'p>,
-    tickets: Vec<u64>,
-    next: usize,
+    tickets: Tickets,
     buf: Vec<u8>,
 }
 
@@ -1067,8 +1125,10 @@ impl Worker for Seeker<'_> {
     type Output = ();
 
     fn op(&mut self) -> Result<Step, EngineError> {
-        let Some(&t) = self.tickets.get(self.next) else {
-            return Ok(Step::Done);
+        let t = match self.tickets.next() {
+            Ok(Some(t)) => t,
+            Ok(None) => return Ok(Step::Done),
+            Err(e) => return Err(self.io.err("read a seek ticket", e)),
         };
         let (chunk, update) = (t >> 1, t & 1 == 1);
         let len = self.buf.len() as u64;
@@ -1090,7 +1150,6 @@ impl Worker for Seeker<'_> {
         if let Err((op, e)) = r {
             return Err(self.io.err(op, e));
         }
-        self.next += 1;
         Ok(Step::Op)
     }
 

@@ -50,8 +50,20 @@ pub const TOOL: Tool = Tool {
 };
 /// bonnie++ 2.00a's per-char size when `-f` is not given (`DefaultByteIO`, MiB).
 const DEFAULT_CHAR_MIB: u64 = 3;
-/// bonnie++'s default number of seeks.
-const SEEKS: f64 = 8192.0;
+/// bonnie++'s number of seeks (2.00a: `SeekProcCount` 5 × 8192 / 5, fixed; no option sets it).
+pub const SEEKS: u32 = 8192;
+/// bonnie++ prints `+++++` for a test that took under this long, in seconds.
+pub const TOO_FAST_S: f64 = 0.5;
+/// How the note of a repeat with `+++++` phases begins; the phases follow, comma-separated.
+const TOO_FAST_NOTE: &str = "bonnie++ printed +++++ for ";
+
+/// The phases a repeat's note says printed `+++++` (none unless `note` is that note).
+pub fn too_fast_phases(note: &str) -> Vec<&str> {
+    note.strip_prefix(TOO_FAST_NOTE)
+        .and_then(|rest| rest.split(" (").next())
+        .map(|list| list.split(", ").collect())
+        .unwrap_or_default()
+}
 
 /// Parameters of the bonnie_pp workload. Sizes take `k`/`M`/`G` suffixes (binary); bonnie++
 /// takes MiB, so sizes are rounded down to whole MiB.
@@ -172,10 +184,10 @@ impl BonniePpSpec {
     }
 
     /// The work of a phase bonnie++ rates: bytes for I/O, operations for seeks and files.
-    fn work(&self, phase: &str) -> f64 {
+    pub fn work(&self, phase: &str) -> f64 {
         match phase {
             "seq_write_char" | "seq_read_char" => (self.char_mib() * Bytes::MIB) as f64,
-            "random_seeks" => SEEKS,
+            "random_seeks" => f64::from(SEEKS),
             "seq_write_block" | "rewrite" | "seq_read_block" => (self.size_mib() * Bytes::MIB) as f64,
             _ => f64::from(self.files / 1024 * 1024),
         }
@@ -237,11 +249,23 @@ impl BonniePpSpec {
         }
         if !fast.is_empty() {
             sample.notes.push(format!(
-                "bonnie++ printed +++++ for {} (ran under 0.5 s, too fast to time): no number; raise size or files",
+                "{TOO_FAST_NOTE}{} (ran under 0.5 s, too fast to time): no number; raise size or files",
                 fast.join(", ")
             ));
         }
         Ok(sample)
+    }
+
+    /// The rate a phase that printed `+++++` (under [`TOO_FAST_S`]) must have exceeded, in the
+    /// unit of its headline metric (MiB/s for bytes, ops/s for seeks and files): its work
+    /// divided by 0.5 s. A lower bound, not a measurement.
+    pub fn too_fast_bound(&self, phase: &str) -> f64 {
+        let work = self.work(phase);
+        let work = match report::amount(phase) {
+            Some(Amount::Bytes) => work / Bytes::MIB as f64,
+            _ => work,
+        };
+        work / TOO_FAST_S
     }
 
     fn phase_wall(&self, phase: &str, amount: Amount, rate: f64) -> Duration {
@@ -284,6 +308,10 @@ impl Workload for BonniePpSpec {
         if self.files > 0 {
             let k = (f64::from(self.files / 1024) * factor).round().max(1.0);
             s.files = (k as u32).saturating_mul(1024);
+        }
+        // A set per-char size scales as the native's does (at least 1 MiB), in whole MiB.
+        if let Some(c) = self.char_size.filter(|c| c.get() >= Bytes::MIB) {
+            s.char_size = Some(Bytes(c.scaled(factor, Bytes::MIB).get() / Bytes::MIB * Bytes::MIB));
         }
         WorkloadKind::BonniePp(s)
     }

@@ -36,7 +36,8 @@
 //!   Deliberate differences from `cp -a`: extended attributes and ACLs are not copied (the
 //!   generated datasets have none), holes are filled rather than preserved, and a file is copied
 //!   up to the size `fstatat` reported (one `read` fewer per file than reading to EOF).
-//! - `method = "cp"`: runs coreutils `cp -a --reflink=never` (or `--reflink=auto`) for `copy` and
+//! - `method = "cp"`: runs coreutils `cp -a --reflink=never` (or `--reflink=auto`; with
+//!   `cp_preserve`, `cp -dR --preserve=<cp_preserve>` in place of `-a`) for `copy` and
 //!   `rm -rf` for `delete`, then `syncfs`, as people time it by hand. The process CPU reported
 //!   adds the children's CPU (`RUSAGE_CHILDREN`).
 //!
@@ -119,6 +120,12 @@ pub struct TreecopySpec {
     /// difference. Default false.
     #[serde(default)]
     pub verify: bool,
+    /// With `method = "cp"`: run `cp -dR --preserve=<this>` instead of `cp -a` (which is
+    /// `-dR --preserve=all`). `ownership,timestamps,links` keeps what the native copier keeps
+    /// and leaves out `cp -a`'s extended-attribute and ACL calls (`fsbench verify` uses it;
+    /// doc/verify.md has the system-call counts). Default: unset (`cp -a`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cp_preserve: Option<String>,
 }
 
 fn default_dataset() -> DatasetSource {
@@ -146,6 +153,7 @@ impl Default for TreecopySpec {
             buffer: default_buffer(),
             fsync: true,
             verify: false,
+            cp_preserve: None,
         }
     }
 }
@@ -221,9 +229,20 @@ impl TreecopySpec {
                 self.reflink.as_str()
             ),
             Method::Cp => format!(
-                "treecopy: `cp -a --reflink={}` and `rm -rf`; {sync}",
+                "treecopy: `cp {} --reflink={}` and `rm -rf`; {sync}",
+                self.cp_mode_args().join(" "),
                 self.reflink.as_str()
             ),
+        }
+    }
+}
+
+impl TreecopySpec {
+    /// What `cp` is told to keep: `-a`, or `-dR --preserve=<cp_preserve>`.
+    fn cp_mode_args(&self) -> Vec<String> {
+        match &self.cp_preserve {
+            None => vec!["-a".into()],
+            Some(p) => vec!["-dR".into(), format!("--preserve={p}")],
         }
     }
 }
@@ -359,7 +378,7 @@ fn run_phases(spec: &TreecopySpec, ctx: &RunContext, tree: &Path, copy: &Path) -
         }
         Method::Cp => {
             let mut cmd = Command::new("cp");
-            cmd.arg("-a")
+            cmd.args(spec.cp_mode_args())
                 .arg(format!("--reflink={}", spec.reflink.as_str()))
                 .arg("--")
                 .arg(tree)
