@@ -233,6 +233,52 @@ mod tests {
     }
 
     #[test]
+    fn property_answers_are_consistent_on_random_rows() {
+        use rand::rngs::SmallRng;
+        use rand::{Rng, SeedableRng};
+        let mut rng = SmallRng::seed_from_u64(26);
+        for _ in 0..3000 {
+            let k = rng.gen_range(1..6);
+            let row: Vec<Option<Sample>> = (0..k)
+                .map(|_| {
+                    (!rng.gen_bool(0.05)).then(|| Sample {
+                        mean: 100.0 * rng.gen_range(0.8..1.2),
+                        sd: 100.0 * rng.gen_range(0.0..0.1),
+                        n: rng.gen_range(2..15),
+                    })
+                })
+                .collect();
+            let direction = if rng.gen_bool(0.5) {
+                Direction::HigherIsBetter
+            } else {
+                Direction::LowerIsBetter
+            };
+            let alpha = [0.0, 0.001, 0.05, 0.2][rng.gen_range(0..4)];
+            let a = compare_with_best(&row, direction, 3.0, Levels::both(alpha));
+            assert_eq!(a.len(), k);
+            let bests = a.iter().filter(|x| **x == Best).count();
+            // Decided exactly when the best is named, and then once.
+            assert_eq!(decided(&a), bests == 1, "{row:?} → {a:?}");
+            assert!(bests <= 1);
+            // The top sample mean is never behind, and a variant without a sample is undecided.
+            let top = (0..k)
+                .filter(|&i| row[i].is_some())
+                .fold(None, |b: Option<usize>, i| match b {
+                    Some(b) if !direction.better(row[i].unwrap().mean, row[b].unwrap().mean) => Some(b),
+                    _ => Some(i),
+                });
+            if let Some(t) = top {
+                assert_ne!(a[t], Behind, "{row:?} → {a:?}");
+            }
+            assert!((0..k).all(|i| row[i].is_some() || a[i] == Inconclusive));
+            // At level 0 nothing is shown: only a lone variant is the best.
+            if alpha == 0.0 {
+                assert!(a.iter().all(|x| *x == Inconclusive) || (k == 1 && a == [Best]), "{a:?}");
+            }
+        }
+    }
+
+    #[test]
     fn holm_leaves_a_borderline_gap_undecided_that_one_test_would_call() {
         // Two close variants, p ≈ 0.03 on their own: decided at α = 0.05 when alone, but with a
         // third pair in the family and Holm's factor it is not.

@@ -61,6 +61,7 @@
 //! planned never spends more than `α`. Stopping before the last planned look leaves α unspent,
 //! which is allowed (the bound only gets better). Nothing here panics.
 
+use super::best::Levels;
 use statrs::distribution::{ContinuousCDF, Normal};
 use thiserror::Error;
 
@@ -197,6 +198,14 @@ impl Plan {
         self.equivalence.get(look).copied().unwrap_or(0.0)
     }
 
+    /// Both levels of look `look` (0-based), for [`super::best::compare_with_best`].
+    pub fn levels(&self, look: usize) -> Levels {
+        Levels {
+            difference: self.difference_level(look),
+            equivalence: self.equivalence_level(look),
+        }
+    }
+
     /// Confidence level of an interval printed after a stop at look `look` (0-based):
     /// `1 − α_k` of the difference test, a repeated confidence interval that covers with at
     /// least `1 − α` however the stop was chosen. Past the plan: the last look's level (the
@@ -288,6 +297,8 @@ mod tests {
         assert!(o.difference_level(9) > p.difference_level(9));
         assert_eq!((p.look_of(2), p.look_of(3), p.look_of(12)), (None, Some(0), Some(9)));
         assert_eq!(p.repeats_at(9), 12);
+        assert_eq!(o.levels(4).difference, o.difference_level(4));
+        assert_eq!(o.levels(4).equivalence, o.equivalence_level(4));
         assert!((p.interval_confidence(9) - (1.0 - p.difference_level(9))).abs() < 1e-15);
         assert_eq!(p.interval_confidence(40), p.interval_confidence(9));
     }

@@ -13,7 +13,7 @@
 //! Invariants: deterministic for a seed (rand's `SmallRng`); per session it allocates only the
 //! few small vectors of the row's tests (running sums, no stored values). Higher is better.
 
-use super::best::{self, Answer, Levels};
+use super::best::{self, Answer};
 use super::sequential::Plan;
 use super::t_quantile;
 use super::two_sample::{self, Sample, ALPHA};
@@ -167,11 +167,12 @@ fn session(
         }
         let (answers, done) = match rule {
             Rule::Corrected(plan) => {
-                let levels = Levels {
-                    difference: plan.difference_level(look),
-                    equivalence: plan.equivalence_level(look),
-                };
-                let a = best::compare_with_best(samples, Direction::HigherIsBetter, scenario.margin_pct, levels);
+                let a = best::compare_with_best(
+                    samples,
+                    Direction::HigherIsBetter,
+                    scenario.margin_pct,
+                    plan.levels(look),
+                );
                 let done = best::decided(&a);
                 (a, done)
             }
