@@ -43,7 +43,7 @@
 //! K = 10 looks from n = 3 it tests the looks at n = 3, 4, …, 12 at
 //! `α_k ≈ 0.00009, 0.0006, 0.0017, 0.0032, 0.0047, 0.0061, 0.0073, 0.0082, 0.0089, 0.0094`:
 //! an early look decides only a large gap, and the last looks, where a noisy pair is decided
-//! if at all, keep nearly twice the level the even shapes leave them. In the simulation
+//! if at all, keep about twice α / K and three times the Pocock-type level. In the simulation
 //! (doc/statistics.md) that finds a 10 % gap at CoV 5 / 10 / 20 % more often than the other
 //! two shapes, and shows equal variants "the same within 3 %" more often; it costs about one
 //! more round where the gap is obvious (a 10 % gap at CoV 2 %: 4.7 repeats instead of 3.4).
@@ -260,7 +260,7 @@ mod tests {
     #[test]
     fn spending_functions_match_their_published_values() {
         // Lan–DeMets OBF type at t = 0.5, α = 0.05: 2 − 2Φ(1.959964 / 0.707107) = 2 − 2Φ(2.771808)
-        // = 0.005575 (Jennison & Turnbull 2000, table 7.6 lists 0.0056).
+        // = 0.005575.
         let obf = Spending::OBrienFleming.spent(0.05, 0.5);
         assert!((obf - 0.005575).abs() < 2e-6, "{obf}");
         // Pocock type at t = 0.5: 0.05 · ln(1 + 1.718282 / 2) = 0.05 · 0.620115 = 0.031006.
