@@ -37,9 +37,12 @@
 //! the per-pair Welch and TOST p-values fsbench already computes, and with k = 2…4 variants
 //! (1–6 pairs) costs little power.
 //!
-//! **Error guarantees** at levels `α_d` (difference) and `α_e` (equivalence): the probability
-//! of any false "behind" or false "best" in a row is at most `α_d` (each needs a rejected true
-//! null of the difference family); of a false "same" at most `α_d + α_e`. With the levels of a
+//! **Error guarantees** at levels `α_d` (difference) and `α_e` (equivalence), per row: a
+//! false "behind" (a variant that nothing is truly better than, called behind) has
+//! probability at most `α_d`: it needs a rejected true null of the difference family. A false
+//! "same" or "best" (called so while the true best is better by the margin or more) has
+//! probability at most `α_d + α_e`: it needs either the true best wrongly beaten (difference
+//! family) or a false equivalence with it (equivalence family). With the levels of a
 //! [`super::sequential::Plan`] look, these hold over all looks of an adaptive session.
 //!
 //! Invariants: one answer per input, in input order; a variant without a usable sample
