@@ -112,6 +112,9 @@ pub enum PlanError {
     /// Fewer than two repeats per variant at the first look: no variance, no test.
     #[error("the first look needs at least 2 repeats per variant, got {0}")]
     TooFewRepeats(usize),
+    /// The looks' repeats are not increasing.
+    #[error("the looks' repeats must increase")]
+    NotIncreasing,
     /// α outside (0, 1).
     #[error("the error rate must be inside (0, 1), got {0}")]
     Alpha(f64),
@@ -121,7 +124,8 @@ pub enum PlanError {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
     alpha: f64,
-    first_n: usize,
+    /// Repeats per variant at each look, increasing.
+    ns: Vec<usize>,
     difference: Vec<f64>,
     equivalence: Vec<f64>,
 }
@@ -137,29 +141,43 @@ impl Plan {
         difference: Spending,
         equivalence: Spending,
     ) -> Result<Plan, PlanError> {
-        if max_looks == 0 {
+        let ns: Vec<usize> = (first_n..first_n + max_looks).collect();
+        Plan::at(&ns, alpha, difference, equivalence)
+    }
+
+    /// A plan that looks only at the given repeats per variant (`ns`, increasing; the rounds
+    /// between looks only add repeats), spending as [`Plan::new`].
+    pub fn at(ns: &[usize], alpha: f64, difference: Spending, equivalence: Spending) -> Result<Plan, PlanError> {
+        let Some(&first_n) = ns.first() else {
             return Err(PlanError::NoLooks);
-        }
+        };
         if first_n < 2 {
             return Err(PlanError::TooFewRepeats(first_n));
+        }
+        if ns.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(PlanError::NotIncreasing);
         }
         if !(alpha > 0.0 && alpha < 1.0) {
             return Err(PlanError::Alpha(alpha));
         }
         Ok(Plan {
             alpha,
-            first_n,
-            difference: increments(first_n, max_looks, alpha, difference),
-            equivalence: increments(first_n, max_looks, alpha, equivalence),
+            ns: ns.to_vec(),
+            difference: increments(ns, alpha, difference),
+            equivalence: increments(ns, alpha, equivalence),
         })
     }
 
-    /// fsbench's design: α = 0.05 ([`super::two_sample::ALPHA`]), O'Brien–Fleming type for
-    /// both tests (see the module docs for why).
-    pub fn standard(first_n: usize, max_looks: usize) -> Result<Plan, PlanError> {
-        Plan::new(
-            first_n,
-            max_looks,
+    /// fsbench's design from `first_n` to `last_n` repeats per variant (the minimum repeats
+    /// and the most the budget and the cap allow): looks at [`schedule`]`(first_n, last_n)`,
+    /// α = 0.05 ([`super::two_sample::ALPHA`]), O'Brien–Fleming type for both tests (see the
+    /// module docs for why).
+    pub fn standard(first_n: usize, last_n: usize) -> Result<Plan, PlanError> {
+        if last_n < first_n {
+            return Err(PlanError::NotIncreasing);
+        }
+        Plan::at(
+            &schedule(first_n, last_n),
             super::two_sample::ALPHA,
             Spending::OBrienFleming,
             Spending::OBrienFleming,
@@ -176,15 +194,15 @@ impl Plan {
         self.difference.len()
     }
 
-    /// Repeats per variant at look `look` (0-based): `first_n + look`.
-    pub fn repeats_at(&self, look: usize) -> usize {
-        self.first_n + look
+    /// Repeats per variant at look `look` (0-based); `None` past the plan.
+    pub fn repeats_at(&self, look: usize) -> Option<usize> {
+        self.ns.get(look).copied()
     }
 
-    /// The look (0-based) at which each variant has `n` repeats; `None` before the first.
-    /// It may be past the plan (then every level is 0).
+    /// The look (0-based) made at `n` repeats per variant; `None` when no look is planned
+    /// there (before the first, between looks, past the last): nothing may be decided then.
     pub fn look_of(&self, n: usize) -> Option<usize> {
-        n.checked_sub(self.first_n)
+        self.ns.iter().position(|&m| m == n)
     }
 
     /// Level of the difference test at look `look` (0-based); 0 past the plan.
@@ -217,20 +235,45 @@ impl Plan {
     }
 }
 
-/// `α(t_k) − α(t_{k−1})` for `k = 1..=looks`, with `t_k = n_k / n_K`.
-fn increments(first_n: usize, looks: usize, alpha: f64, spending: Spending) -> Vec<f64> {
+/// Growth of the repeats from one look of [`schedule`] to the next: ×1.5.
+pub const LOOK_GROWTH: f64 = 1.5;
+
+/// The looks of [`Plan::standard`]: at `first_n` repeats per variant, then each at
+/// `⌈previous × 1.5⌉` ([`LOOK_GROWTH`]) while one more step would still fit within `last_n`,
+/// and last at `last_n`. From 3 to 12: 3, 5, 8, 12; to 13: 3, 5, 8, 13; to 30: 3, 5, 8, 12,
+/// 18, 30. Empty when `last_n < first_n`.
+pub fn schedule(first_n: usize, last_n: usize) -> Vec<usize> {
+    if last_n < first_n {
+        return vec![];
+    }
+    let mut looks = vec![first_n];
+    let mut at = first_n;
+    loop {
+        let next = ((at as f64 * LOOK_GROWTH).ceil() as usize).max(at + 1);
+        if next >= last_n || next as f64 * LOOK_GROWTH > last_n as f64 {
+            break;
+        }
+        looks.push(next);
+        at = next;
+    }
+    if last_n > at {
+        looks.push(last_n);
+    }
+    looks
+}
+
+/// `α(t_k) − α(t_{k−1})` for the looks at `ns` repeats, with `t_k = n_k / n_K`.
+fn increments(ns: &[usize], alpha: f64, spending: Spending) -> Vec<f64> {
+    let looks = ns.len();
     if spending == Spending::Equal {
         return vec![alpha / looks as f64; looks];
     }
-    let last = (first_n + looks - 1) as f64;
+    let last = ns[looks - 1] as f64;
     let mut before = 0.0;
-    (0..looks)
-        .map(|k| {
-            let t = if k + 1 == looks {
-                1.0
-            } else {
-                (first_n + k) as f64 / last
-            };
+    ns.iter()
+        .enumerate()
+        .map(|(k, &n)| {
+            let t = if k + 1 == looks { 1.0 } else { n as f64 / last };
             let now = spending.spent(alpha, t);
             let level = (now - before).max(0.0);
             before = now;
@@ -275,7 +318,7 @@ mod tests {
     #[test]
     fn obrien_fleming_spends_less_early_and_more_late_than_pocock() {
         let p = Plan::new(3, 10, 0.05, Spending::Pocock, Spending::Pocock).unwrap();
-        let o = Plan::standard(3, 10).unwrap();
+        let o = Plan::new(3, 10, 0.05, Spending::OBrienFleming, Spending::OBrienFleming).unwrap();
         // O'Brien–Fleming type, n = 3 … 12: the increments of 2 − 2Φ(1.959964 / √(n / 12)).
         let expected = [
             0.000089, 0.000598, 0.001708, 0.003180, 0.004707, 0.006093, 0.007250, 0.008166, 0.008856, 0.009353,
@@ -295,8 +338,11 @@ mod tests {
         );
         assert!(o.difference_level(0) < 1e-4);
         assert!(o.difference_level(9) > p.difference_level(9));
-        assert_eq!((p.look_of(2), p.look_of(3), p.look_of(12)), (None, Some(0), Some(9)));
-        assert_eq!(p.repeats_at(9), 12);
+        assert_eq!(
+            (p.look_of(2), p.look_of(3), p.look_of(12), p.look_of(13)),
+            (None, Some(0), Some(9), None)
+        );
+        assert_eq!((p.repeats_at(9), p.repeats_at(10)), (Some(12), None));
         assert_eq!(o.levels(4).difference, o.difference_level(4));
         assert_eq!(o.levels(4).equivalence, o.equivalence_level(4));
         assert!((p.interval_confidence(9) - (1.0 - p.difference_level(9))).abs() < 1e-15);
@@ -304,8 +350,44 @@ mod tests {
     }
 
     #[test]
+    fn the_standard_schedule_grows_by_half_and_ends_at_the_last_repeat() {
+        assert_eq!(schedule(3, 12), [3, 5, 8, 12]);
+        assert_eq!(schedule(3, 13), [3, 5, 8, 13]);
+        assert_eq!(schedule(3, 30), [3, 5, 8, 12, 18, 30]);
+        assert_eq!(schedule(5, 30), [5, 8, 12, 18, 30]);
+        assert_eq!(
+            (schedule(3, 3), schedule(3, 4), schedule(2, 3)),
+            (vec![3], vec![3, 4], vec![2, 3])
+        );
+        assert!(schedule(4, 3).is_empty());
+        // O'Brien–Fleming type at t = 3/12, 5/12, 8/12, 1: increments of 2 − 2Φ(1.959964 / √t).
+        let p = Plan::standard(3, 12).unwrap();
+        let expected = [0.0000886, 0.0023059, 0.0139802, 0.0336253];
+        for (k, e) in expected.iter().enumerate() {
+            assert!(
+                (p.difference_level(k) - e).abs() < 2e-6,
+                "look {k}: {}",
+                p.difference_level(k)
+            );
+        }
+        assert_eq!((p.look_of(4), p.look_of(5), p.look_of(12)), (None, Some(1), Some(3)));
+    }
+
+    #[test]
     fn invalid_plans_are_errors() {
-        assert_eq!(Plan::standard(3, 0), Err(PlanError::NoLooks));
+        assert_eq!(Plan::standard(3, 2), Err(PlanError::NotIncreasing));
+        assert_eq!(
+            Plan::at(&[], 0.05, Spending::Equal, Spending::Equal),
+            Err(PlanError::NoLooks)
+        );
+        assert_eq!(
+            Plan::at(&[3, 3], 0.05, Spending::Equal, Spending::Equal),
+            Err(PlanError::NotIncreasing)
+        );
+        assert_eq!(
+            Plan::new(3, 0, 0.05, Spending::Equal, Spending::Equal),
+            Err(PlanError::NoLooks)
+        );
         assert_eq!(Plan::standard(1, 5), Err(PlanError::TooFewRepeats(1)));
         assert_eq!(
             Plan::new(3, 5, 1.0, Spending::Equal, Spending::Equal),
