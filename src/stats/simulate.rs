@@ -7,8 +7,11 @@
 //! One simulated session is one headline row: `k` variants with true means `means` and a
 //! common coefficient of variation, values drawn lognormal (positive, right-skewed, like
 //! throughputs and times; the parameters keep the true mean and CoV exact). The session starts
-//! with `first_n` repeats per variant, looks after every round (one more repeat per variant),
-//! and stops at the first look where the row is decided, or at the last planned look.
+//! with `first_n` repeats per variant and adds one per variant per round; the corrected rule
+//! looks at its [`Plan`]'s looks, the naive one after every round; a session stops at the
+//! first look where the row is decided, or after the last round. [`run`] counts the outcomes
+//! of many sessions in a [`Tally`]. A later check of `fsbench compare` on two adaptive
+//! sessions can build on [`Scenario`], [`Rule`] and the session loop here.
 //!
 //! Invariants: deterministic for a seed (rand's `SmallRng`); per session it allocates only the
 //! few small vectors of the row's tests (running sums, no stored values). Higher is better.
@@ -30,9 +33,9 @@ pub struct Scenario<'a> {
     pub cov: f64,
     /// Repeats per variant at the first look.
     pub first_n: usize,
-    /// Most rounds (the last at `first_n + max_looks − 1` repeats per variant). The naive rule
+    /// Most rounds (the last at `first_n + rounds − 1` repeats per variant). The naive rule
     /// looks after every round, a corrected one at its plan's looks.
-    pub max_looks: usize,
+    pub rounds: usize,
     /// Equivalence margin, percent.
     pub margin_pct: f64,
 }
@@ -177,7 +180,7 @@ fn session(
 ) -> (Vec<Answer>, usize) {
     let k = scenario.means.len();
     let mut last = (vec![Answer::Inconclusive; k], 0);
-    for round in 0..scenario.max_looks {
+    for round in 0..scenario.rounds {
         let n = scenario.first_n + round;
         for (a, &mu) in acc.iter_mut().zip(scenario.means) {
             while a.n < n {
@@ -303,7 +306,7 @@ mod tests {
             means,
             cov,
             first_n: 3,
-            max_looks: LOOKS,
+            rounds: LOOKS,
             margin_pct: 3.0,
         }
     }
@@ -357,7 +360,7 @@ mod tests {
         for (i, cov) in COVS.into_iter().enumerate() {
             let s = Scenario {
                 first_n: 12,
-                max_looks: 1,
+                rounds: 1,
                 ..scenario(&[1.0; 3], cov)
             };
             let t = run(SEED + 600 + i as u64, SESSIONS, &s, Rule::Corrected(&plan));
@@ -424,7 +427,7 @@ mod tests {
                 let adaptive = run(seed, SESSIONS, &scenario(means, cov), Rule::Corrected(&plan));
                 let fixed = Scenario {
                     first_n: 12,
-                    max_looks: 1,
+                    rounds: 1,
                     ..scenario(means, cov)
                 };
                 let fixed = run(seed, SESSIONS, &fixed, Rule::Naive);
@@ -509,7 +512,7 @@ mod tests {
         );
         // One look at n = 3 with no noise to speak of: all the same, decided, 3 repeats.
         let one = Scenario {
-            max_looks: 1,
+            rounds: 1,
             cov: 1e-6,
             ..s
         };
