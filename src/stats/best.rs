@@ -90,7 +90,7 @@ impl Levels {
 /// The answers of a row: `samples[i]` is variant i's sample (`None` when it has none usable),
 /// `direction` which way is better, `margin_pct` the equivalence margin (percent, as
 /// [`two_sample::tost_ratio`]), `levels` the family-wise levels. One answer per sample, in
-/// order. An empty row gives no answers; a row of one usable variant makes it the best.
+/// order. An empty row gives no answers; a row of one variant with a sample makes it the best.
 pub fn compare_with_best(
     samples: &[Option<Sample>],
     direction: Direction,

@@ -456,18 +456,21 @@ mod tests {
         // behind Plan::standard's choice, quoted in doc/statistics.md.
         let every: Vec<usize> = (3..3 + LOOKS).collect();
         let sparse = schedule(3, 3 + LOOKS - 1);
+        let ten_apart = |i: usize, plan: &Plan| {
+            run(
+                SEED + 200 + i as u64,
+                1000,
+                &scenario(&[1.0, 1.1], COVS[i]),
+                Rule::Corrected(plan),
+            )
+        };
         let mut designs = Vec::new();
         for ns in [&sparse, &every] {
             for shape in [Spending::OBrienFleming, Spending::Pocock, Spending::Equal] {
                 let plan = Plan::at(ns, 0.05, shape, shape).unwrap();
                 let mut power = Vec::new();
                 for (i, cov) in COVS.into_iter().enumerate() {
-                    let two = run(
-                        SEED + 200 + i as u64,
-                        1000,
-                        &scenario(&[1.0, 1.1], cov),
-                        Rule::Corrected(&plan),
-                    );
+                    let two = ten_apart(i, &plan);
                     let three = run(
                         SEED + 300 + i as u64,
                         1000,
@@ -491,12 +494,7 @@ mod tests {
         // standard design gives up less than 10 points of power for its early stops.
         let single = Plan::at(&[3 + LOOKS - 1], 0.05, Spending::Equal, Spending::Equal).unwrap();
         for (i, cov) in COVS.into_iter().enumerate() {
-            let two = run(
-                SEED + 200 + i as u64,
-                1000,
-                &scenario(&[1.0, 1.1], cov),
-                Rule::Corrected(&single),
-            );
+            let two = ten_apart(i, &single);
             eprintln!("one look at 12, CoV {cov}: 10 % apart: {two}");
             assert!(standard[i] > two.rate(two.correct) - 0.1, "{standard:?} vs {two}");
         }
