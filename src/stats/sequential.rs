@@ -1,6 +1,6 @@
 //! A group-sequential design for the adaptive rounds: how much of the error rate α each look
-//! may spend, so that looking after every round and stopping as soon as the answer is clear
-//! keeps the overall rate of false decisions at α.
+//! may spend, so that looking at the data between rounds and stopping as soon as the answer is
+//! clear keeps the overall rate of false decisions at α.
 //!
 //! **The problem.** The adaptive rule looks at the data after every round (one more repeat per
 //! variant) and stops at the first look where every comparison is decided. Testing each look at
@@ -208,6 +208,14 @@ impl Plan {
         self.ns.iter().position(|&m| m == n)
     }
 
+    /// The last look made by the time each variant has `n` repeats: the look whose answers
+    /// stand when a session ends at `n` (by the budget or the cap) between looks. `None` before
+    /// the first look. Its answers are those of the first `repeats_at(look)` values of each
+    /// variant in run order; the repeats after it may be shown but decide nothing.
+    pub fn last_look_by(&self, n: usize) -> Option<usize> {
+        self.ns.iter().rposition(|&m| m <= n)
+    }
+
     /// Level of the difference test at look `look` (0-based); 0 past the plan.
     pub fn difference_level(&self, look: usize) -> f64 {
         self.difference.get(look).copied().unwrap_or(0.0)
@@ -374,6 +382,15 @@ mod tests {
             );
         }
         assert_eq!((p.look_of(4), p.look_of(5), p.look_of(12)), (None, Some(1), Some(3)));
+        assert_eq!(
+            (
+                p.last_look_by(2),
+                p.last_look_by(4),
+                p.last_look_by(11),
+                p.last_look_by(40)
+            ),
+            (None, Some(0), Some(2), Some(3))
+        );
     }
 
     #[test]
