@@ -21,6 +21,9 @@
 //! ever corrects floating-point rounding), and `ci_low ≤ mean ≤ ci_high` when an interval exists.
 //! Sums that would overflow `f64` are recomputed on values scaled by the largest magnitude.
 
+pub mod best;
+pub mod sequential;
+pub mod simulate;
 pub mod student_t;
 pub mod two_sample;
 pub mod verdict;
