@@ -150,7 +150,7 @@ fn cmd_verify(db: &Path, a: &crate::cli::VerifyArgs) -> Result<i32> {
 }
 
 fn cmd_plan(a: &RunArgs) -> Result<i32> {
-    run::plan_view::show_plan(a, &mut std::io::stdout().lock())?;
+    run::plan_view::show_plan(&a.options(), &mut std::io::stdout().lock())?;
     Ok(0)
 }
 
@@ -165,7 +165,12 @@ fn cmd_run(db: &Path, a: &RunArgs, verbosity: i8) -> Result<i32> {
         return crate::comm::launch::run_under_mpirun(n).map_err(|e| AppError::Usage(e.to_string()).into());
     }
     let comm = crate::comm::init().map_err(|e| AppError::Usage(e.to_string()))?;
-    let runner = Runner::new(db, a, std::env::args().collect())?;
+    let runner = Runner::new(
+        db,
+        &a.options(),
+        std::env::args().collect(),
+        crate::cli::legacy_run_options,
+    )?;
     let strict = a.strict || runner.strict();
     if comm.rank() != 0 {
         if runner.follow()? {

@@ -11,7 +11,7 @@
 //! - A repeat is committed to the store (one transaction) before any observer hears of it.
 //! - Nothing is left mounted or attached when `run` returns, interrupted or not: each slot's
 //!   guard is dropped inside the loop, and the run folder's state is finished at the end.
-//! - A resumed session runs exactly the suite text and command line it was started with, and
+//! - A resumed session runs exactly the suite text and [`RunOptions`] it was started with, and
 //!   only the `(case, repeat)` pairs not stored with status ok.
 //! - Everything that depends on the kind of target goes through [`Target`].
 
@@ -20,6 +20,7 @@ mod baseline;
 pub mod failures;
 mod lock;
 pub mod observer;
+pub mod options;
 pub mod plan_view;
 pub mod quiesce;
 mod resume;
@@ -32,11 +33,11 @@ pub use failures::Failures;
 pub use observer::{
     Event, Fanout, Observer, Recorder, RepeatEnd, RepeatOutcome, RepeatStart, SessionEnd, SessionStart, StepStart,
 };
-pub use resume::load_suite;
+pub use options::RunOptions;
+pub use resume::{load_suite, LegacyArgs};
 pub use target::Target;
 pub use terminal::TerminalObserver;
 
-use crate::cli::RunArgs;
 use crate::config::{ConfigError, Suite};
 use crate::plan::{self, Plan};
 use crate::provision::{ProvisionError, Provisioner, RunState};
@@ -115,7 +116,7 @@ pub struct RunSummary {
 /// One `fsbench run`, decided and ready to start.
 pub struct Runner {
     db: PathBuf,
-    args: RunArgs,
+    args: RunOptions,
     command_line: Vec<String>,
     suite: Suite,
     target: Target,
@@ -127,16 +128,22 @@ pub struct Runner {
 
 impl Runner {
     /// Decides what `given` runs into `db`: loads the suite (for `--resume`, the stored
-    /// session's suite and command line, and which repeats are already stored) and expands the
-    /// plan for the target. `command_line` is stored with a new session, so `--resume` can
-    /// parse it again. Prints nothing.
-    pub fn new(db: &Path, given: &RunArgs, command_line: Vec<String>) -> Result<Runner, RunError> {
+    /// session's suite and options, and which repeats are already stored) and expands the
+    /// plan for the target. `command_line` is stored with a new session for the record (the
+    /// options are what `--resume` runs); `legacy` reads the command line of a session stored
+    /// before its options were. Prints nothing.
+    pub fn new(
+        db: &Path,
+        given: &RunOptions,
+        command_line: Vec<String>,
+        legacy: LegacyArgs,
+    ) -> Result<Runner, RunError> {
         if given.resume.is_some() && crate::store::is_postgres(db) {
             return Err(RunError::Usage(
                 "--resume works with a SQLite --db only: run into a local database and `fsbench push` it".into(),
             ));
         }
-        let (args, suite, resume, store) = resume::resolve(db, given)?;
+        let (args, suite, resume, store) = resume::resolve(db, given, legacy)?;
         let target = Target::for_suite(&args, &suite)?;
         let mut plan = plan::expand(&suite, &|v| target.availability(v));
         // Many ranks share each filesystem: room for every rank's copy.
@@ -174,8 +181,7 @@ impl Runner {
         self.interrupt.load(Ordering::Relaxed)
     }
 
-    /// The session record of a new session. (The stored command line is what `--resume`
-    /// parses again.)
+    /// The session record of a new session, with the options `--resume` runs again.
     fn new_session(&self, provisioner: &dyn Provisioner, ranks: &RankFacts) -> NewSession {
         let suite = &self.suite;
         NewSession {
@@ -183,6 +189,7 @@ impl Runner {
             suite_name: suite.name.clone(),
             suite_text: suite.source_text.clone(),
             args: self.command_line.clone(),
+            run_options: Some(self.args.to_json()),
             fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
             host: sysinfo::host_info(),
             tool_versions: {

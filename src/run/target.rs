@@ -13,7 +13,7 @@
 //!   point as every other device check (after `plan` has printed the plan).
 
 use super::RunError;
-use crate::cli::RunArgs;
+use super::RunOptions;
 use crate::config::{FsVariant, Suite};
 use crate::fstype::FsType;
 use crate::plan::{self, Case, Plan};
@@ -81,8 +81,8 @@ pub fn needs_block_device(plan: &Plan) -> bool {
 
 impl Target {
     /// The target a `run` or `plan` command line names (nothing is checked yet).
-    pub fn from_args(a: &RunArgs) -> Target {
-        let scratch = a.scratch.scratch.clone();
+    pub fn from_args(a: &RunOptions) -> Target {
+        let scratch = a.scratch.clone();
         match (&a.dir, &a.device) {
             (Some(dir), _) => Target::Dir {
                 dir: dir.clone(),
@@ -105,7 +105,7 @@ impl Target {
     /// The target of a command line and its suite: a suite's `[target] device` (confirmed in
     /// the file by an identical `wipe`) is a device target as if named with `--device X --wipe
     /// X`; it must agree with the command line, which may not name another target.
-    pub fn for_suite(a: &RunArgs, suite: &Suite) -> Result<Target, RunError> {
+    pub fn for_suite(a: &RunOptions, suite: &Suite) -> Result<Target, RunError> {
         let target = Target::from_args(a);
         let Some(d) = &suite.device else { return Ok(target) };
         let differs = |what: &str| {
@@ -390,7 +390,7 @@ mod tests {
     fn target(args: &[&str]) -> Target {
         let line = [&["fsbench", "run"], args].concat();
         match Cli::try_parse_from(line).unwrap().command {
-            Command::Run(a) => Target::from_args(&a),
+            Command::Run(a) => Target::from_args(&a.options()),
             _ => unreachable!("a run command line"),
         }
     }

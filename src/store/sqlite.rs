@@ -45,6 +45,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/006_latency_histograms.sql"),
     include_str!("migrations/007_throughput_series.sql"),
     include_str!("migrations/008_rank_hosts.sql"),
+    include_str!("migrations/009_run_options.sql"),
 ];
 
 /// The schema version this fsbench writes (`PRAGMA user_version` after migrations).
@@ -62,7 +63,7 @@ const RANK_HOST_COLUMNS: &str = "session_id, rank, hostname, kernel, cpu_model, 
 const SESSION_COLUMNS: &str = "id, started_at, finished_at, status, label, suite_name, \
      suite_text, args_json, fsbench_version, hostname, kernel, cpu_model, ncpu, mem_bytes, target, \
      policy_repeats, policy_warmup, policy_order, policy_drop_caches, policy_trim, policy_confidence, \
-     policy_memory_bytes, policy_precision_pct, policy_budget_s, policy_methodology";
+     policy_memory_bytes, policy_precision_pct, policy_budget_s, policy_methodology, run_options_json";
 
 /// Store failures. Every variant names the database and says what to do.
 #[derive(Debug, thiserror::Error)]
@@ -393,8 +394,8 @@ impl Store {
              suite_text, args_json, fsbench_version, hostname, kernel, cpu_model, ncpu, \
              mem_bytes, target, policy_repeats, policy_warmup, policy_order, policy_drop_caches, \
              policy_trim, policy_confidence, policy_memory_bytes, policy_precision_pct, \
-             policy_budget_s, policy_methodology) VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, \
-             ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
+             policy_budget_s, policy_methodology, run_options_json) VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, \
+             ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
             params![
                 now_rfc3339(),
                 SessionStatus::Running.as_str(),
@@ -419,6 +420,7 @@ impl Store {
                 s.policy.precision,
                 s.policy.budget_s,
                 s.policy.methodology,
+                s.run_options,
             ],
         )
         .map_err(self.sql(action))?;
@@ -1078,6 +1080,7 @@ fn session_from_row(row: &rusqlite::Row<'_>) -> Result<SessionRecord, RowError> 
             suite_name: row.get(5)?,
             suite_text,
             args: parse_json_strings(&args_json, &format!("args_json of session {id}"))?,
+            run_options: row.get(25)?,
             fsbench_version: row.get(8)?,
             host: HostInfo {
                 hostname: row.get(9)?,
@@ -1264,6 +1267,7 @@ mod tests {
 
     fn new_session(label: Option<&str>) -> NewSession {
         NewSession {
+            run_options: None,
             label: label.map(str::to_string),
             suite_name: "ext4-vs-xfs".into(),
             suite_text: "[suite]\nname = \"ext4-vs-xfs\"\n# ünïcödé and 'quotes' \"too\"\n".into(),
@@ -1824,6 +1828,7 @@ mod tests {
         let b = store
             .begin_session(&NewSession {
                 tool_versions: vec![],
+                run_options: None,
                 ..new_session(None)
             })
             .expect("b");
