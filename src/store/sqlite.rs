@@ -1689,7 +1689,7 @@ mod tests {
         // Every migration ran (005 the adaptive policy, 006 latency_histograms, 007
         // throughput_series, included).
         assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
-        assert_eq!(SCHEMA_VERSION, 8);
+        assert_eq!(SCHEMA_VERSION, 9);
         assert!(MIGRATIONS.iter().any(|m| m.contains("CREATE TABLE latency_histograms")));
         assert!(MIGRATIONS[6].contains("CREATE TABLE throughput_series"));
         let old = store
