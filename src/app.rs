@@ -7,12 +7,14 @@
 //! to 2, interruption to 130, everything else to 1.
 
 use crate::cli::{Cli, Command, CompareArgs, DatasetCommand, ListWhat, ReportArgs, RunArgs, ScratchArgs};
+use crate::cli_extra::PushError;
 use crate::config::{self, ConfigError, Overrides};
 use crate::engine::WorkloadKind;
+use crate::history::HistoryError;
 use crate::provision;
 use crate::report::{self, Format};
 use crate::run::{self, RunError, RunSummary, Runner, TerminalObserver};
-use crate::store::{ResultStore, Store};
+use crate::store::{ResultStore, StoreError};
 use crate::units::Bytes;
 use crate::{signal, sysinfo};
 use anyhow::{Context, Result};
@@ -36,7 +38,11 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
         if cause.downcast_ref::<ConfigError>().is_some() {
             return 2;
         }
-        if cause.downcast_ref::<RunError>().is_some_and(RunError::is_usage) {
+        if cause.downcast_ref::<RunError>().is_some_and(RunError::is_usage)
+            || matches!(cause.downcast_ref::<StoreError>(), Some(StoreError::Missing { .. }))
+            || matches!(cause.downcast_ref::<HistoryError>(), Some(HistoryError::Usage(_)))
+            || matches!(cause.downcast_ref::<PushError>(), Some(PushError::Usage(_)))
+        {
             return 2;
         }
         match cause.downcast_ref::<AppError>() {
@@ -50,6 +56,8 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
 
 /// Runs a parsed command line; `Ok` carries the exit code.
 pub fn run(cli: Cli) -> Result<i32> {
+    // Sessions stored before schema 4 get their policy from their suite text, which config reads.
+    crate::store::set_suite_policy_reader(config::stored_suite_policy);
     // A run takes SIGINT/SIGTERM as a request to stop cleanly from its first moment: before
     // the handlers exist the default action kills it, which the Runner's setup (suite, plan,
     // tool probes) could take long enough on a loaded machine to be hit by (exit 143, not 130).
@@ -257,23 +265,6 @@ fn print_report(store: &dyn ResultStore, session: i64, format: Format, out: &mut
     Ok(())
 }
 
-/// Opens the results database of `compare`, `report` and `history`, which read sessions and so
-/// must not create an empty one: a missing file is a usage error (exit 2) that says how to get
-/// one. A PostgreSQL URL is connected to (its schema made if missing).
-pub fn open_existing_store(db: &Path) -> Result<Box<dyn ResultStore>> {
-    if crate::store::is_postgres(db) {
-        return Ok(crate::store::open(db)?);
-    }
-    if !db.exists() {
-        return Err(AppError::Usage(format!(
-            "no results database at {}: run `fsbench run` first, or pass --db",
-            db.display()
-        ))
-        .into());
-    }
-    Ok(Box::new(Store::open(db)?))
-}
-
 /// `fsbench compare`: usage errors (no database, unknown session, bad threshold, nothing in
 /// common) exit 2; otherwise the comparison's exit code, 1 when a metric regressed.
 fn cmd_compare(db: &Path, a: &CompareArgs) -> Result<i32> {
@@ -283,7 +274,7 @@ fn cmd_compare(db: &Path, a: &CompareArgs) -> Result<i32> {
     if !(a.equivalence > 0.0 && a.equivalence < 100.0) {
         return Err(AppError::Usage(format!("--equivalence {}: use a percentage such as 3", a.equivalence)).into());
     }
-    let store = open_existing_store(db)?;
+    let store = crate::store::open_existing(db)?;
     let resolve = |r: &str| store.resolve(r).map_err(|e| AppError::Usage(e.to_string()));
     let (base, cand) = (
         build_model(store.as_ref(), resolve(&a.base)?)?,
@@ -306,7 +297,7 @@ fn cmd_compare(db: &Path, a: &CompareArgs) -> Result<i32> {
 }
 
 fn cmd_report(db: &Path, a: &ReportArgs) -> Result<i32> {
-    let store = open_existing_store(db)?;
+    let store = crate::store::open_existing(db)?;
     let id = store.resolve(&a.session).map_err(|e| AppError::Usage(e.to_string()))?;
     match &a.output {
         Some(path) => {

@@ -26,7 +26,15 @@ pub use load::{
     MAX_WARMUP,
 };
 pub use real::Tools;
-pub use variant::parse_fs_list;
+
+/// The run policy of a stored suite text, for the store's sessions from before schema 4
+/// ([`crate::store::SuitePolicyReader`]); the error is the load error's text.
+pub fn stored_suite_policy(text: &str, name: &str) -> Result<Policy, String> {
+    load_str(text, name, &Overrides::default())
+        .map(|suite| suite.policy)
+        .map_err(|e| e.to_string())
+}
+pub use variant::{guest_variant_name, parse_fs_list, strip_guest_suffix, DEBIAN_KERNEL};
 
 pub use crate::policy::{Order, Policy};
 

@@ -18,6 +18,33 @@ use super::load::{check_fs_type, check_name, default_variant_name};
 use super::{ConfigError, FsVariant};
 use std::path::{Path, PathBuf};
 
+/// The kernel of a `TYPE@guest` variant: Debian's (what `scripts/install.sh` unpacks); the
+/// guest module finds it.
+pub const DEBIAN_KERNEL: &str = "guest";
+
+/// `jfs@guest` → (`jfs`, true); `ext4@guest:noatime` → (`ext4:noatime`, true); anything else
+/// unchanged with false.
+pub fn strip_guest_suffix(token: &str) -> (std::borrow::Cow<'_, str>, bool) {
+    let (head, tail) = match token.split_once(':') {
+        Some((h, t)) => (h, Some(t)),
+        None => (token, None),
+    };
+    match (head.strip_suffix("@guest"), tail) {
+        (Some(t), None) => (t.into(), true),
+        (Some(t), Some(rest)) => (format!("{t}:{rest}").into(), true),
+        (None, _) => (token.into(), false),
+    }
+}
+
+/// The default name of a guest variant: `jfs@guest`, `ext4@guest:noatime`.
+pub fn guest_variant_name(fs_type: &str, mount_opts: &[String]) -> String {
+    if mount_opts.is_empty() {
+        format!("{fs_type}@guest")
+    } else {
+        format!("{fs_type}@guest:{}", mount_opts.join(","))
+    }
+}
+
 /// Filesystem types recognised in `--fs` lists without looking for `mkfs.TYPE`: the rows of
 /// the [`crate::fstype`] table.
 fn known_fs_types() -> impl Iterator<Item = &'static str> {
@@ -61,7 +88,7 @@ fn parse_with(s: &str, is_type: &dyn Fn(&str) -> bool) -> Result<Vec<FsVariant>,
     for raw in s.split(',') {
         let token = raw.trim();
         // `jfs@guest`, `ext4@guest:noatime`: the type runs in a QEMU guest (crate::guest).
-        let (stripped, guest) = crate::guest::strip_guest_suffix(token);
+        let (stripped, guest) = strip_guest_suffix(token);
         let token: &str = &stripped;
         if token.is_empty() {
             return Err(err("it has an empty entry: remove the extra comma".into()));
@@ -100,12 +127,14 @@ fn parse_with(s: &str, is_type: &dyn Fn(&str) -> bool) -> Result<Vec<FsVariant>,
 
     let mut out: Vec<FsVariant> = Vec::with_capacity(list.len());
     for (fs_type, mount_opts, guest) in list {
-        crate::provision::zfs::check_options(&fs_type, &mount_opts).map_err(err)?;
+        crate::fstype::FsType::of(&fs_type)
+            .check_mount_options(&mount_opts)
+            .map_err(err)?;
         if guest {
             check_fs_type(&fs_type).map_err(|why| err(format!("filesystem type `{fs_type}` {why}")))?;
         }
         let name = match guest {
-            true => crate::guest::variant_name(&fs_type, &mount_opts),
+            true => guest_variant_name(&fs_type, &mount_opts),
             false => default_variant_name(&fs_type, &mount_opts),
         };
         check_name(&name).map_err(|why| {
@@ -122,7 +151,7 @@ fn parse_with(s: &str, is_type: &dyn Fn(&str) -> bool) -> Result<Vec<FsVariant>,
             mkfs_args: Vec::new(),
             mount_opts,
             image_size: None,
-            kernel: guest.then(|| crate::guest::DEBIAN_KERNEL.to_string()),
+            kernel: guest.then(|| DEBIAN_KERNEL.to_string()),
         });
     }
     Ok(out)

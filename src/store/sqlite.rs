@@ -102,6 +102,13 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+    /// A command that reads sessions (`report`, `compare`, `history`) found no database file:
+    /// the user's to fix (exit code 2).
+    #[error("no results database at {path}: run `fsbench run` first, or pass --db")]
+    Missing {
+        /// Database path.
+        path: String,
+    },
     /// The database was written by a newer fsbench (its `user_version` is above
     /// [`SCHEMA_VERSION`]).
     #[error(
@@ -1061,6 +1068,18 @@ impl Store {
     }
 }
 
+/// Reads the run policy of a stored suite text (`text`, named `name` in errors): how a session
+/// stored before schema 4 gets its policy. The store never parses suites; the caller that
+/// knows the suite format registers this ([`set_suite_policy_reader`]).
+pub type SuitePolicyReader = fn(text: &str, name: &str) -> Result<Policy, String>;
+
+static SUITE_POLICY: std::sync::OnceLock<SuitePolicyReader> = std::sync::OnceLock::new();
+
+/// Registers the reader of old sessions' policies (once per process; later calls are no-ops).
+pub fn set_suite_policy_reader(read: SuitePolicyReader) {
+    let _ = SUITE_POLICY.set(read);
+}
+
 /// Reads a `sessions` row selected with [`SESSION_COLUMNS`] (tool versions left empty).
 fn session_from_row(row: &rusqlite::Row<'_>) -> Result<SessionRecord, RowError> {
     let id: i64 = row.get(0)?;
@@ -1126,19 +1145,17 @@ fn policy_from_row(row: &rusqlite::Row<'_>, id: i64, suite_text: &str) -> Result
                 methodology: row.get::<_, Option<bool>>(24)?.unwrap_or(false),
             })
         }
-        (None, None, None, None, None, None) => crate::config::load_str(
-            suite_text,
-            &format!("stored suite of session {id}"),
-            &Default::default(),
-        )
-        .map(|suite| crate::policy::Policy {
-            methodology: false,
-            ..suite.policy
-        })
-        .map_err(|e| RowError::NoPolicy {
-            session: id,
-            reason: e.to_string(),
-        }),
+        (None, None, None, None, None, None) => {
+            let read = SUITE_POLICY
+                .get()
+                .ok_or_else(|| "no suite reader is registered (store::set_suite_policy_reader)".to_string());
+            read.and_then(|read| read(suite_text, &format!("stored suite of session {id}")))
+                .map(|policy| Policy {
+                    methodology: false,
+                    ..policy
+                })
+                .map_err(|reason| RowError::NoPolicy { session: id, reason })
+        }
         _ => Err(RowError::Bad(format!("session {id} has a partly stored run policy"))),
     }
 }
@@ -1649,6 +1666,7 @@ mod tests {
 
     #[test]
     fn a_version_1_database_migrates_to_the_current_version_keeping_its_sessions() {
+        set_suite_policy_reader(crate::config::stored_suite_policy);
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("v1.db");
         // A database as fsbench with schema version 1 left it: migration 1 only, one session
