@@ -778,9 +778,11 @@ pub fn dataset_properties(opts: &[String]) -> Result<Vec<(String, String)>, Stri
             ("recordsize", Some(v)) => ("recordsize", v),
             ("sync", Some(v)) => ("sync", v),
             ("checksum", Some(v)) => ("checksum", v),
-            _ => return Err(format!(
+            _ => {
+                return Err(format!(
                 "zfs: mount option `{opt}` has no dataset property fsbench knows; supported: {ZFS_SUPPORTED_OPTIONS}"
-            )),
+            ))
+            }
         };
         if prop.1.is_empty() || prop.1.contains([',', ' ']) {
             return Err(format!("zfs: mount option `{opt}` needs a value, e.g. `{key}=…`"));
