@@ -1,22 +1,25 @@
 //! Maps the subcommands of [`crate::cli`] to the code that does them: `run` to the
 //! [`crate::run::Runner`] (with the terminal observer) followed by the same report code
 //! `fsbench report` uses, reading back what was just stored; `plan` to [`crate::run::plan_view`];
-//! `report`, `compare`, `list`, `doctor`, `cleanup` and `dataset` to their modules.
+//! `report` and `compare` to the report code; `verify` ([`verify`]), `list` and `dataset`
+//! ([`list`]), `doctor` and `cleanup` ([`machine`]) to their handlers in this folder; `history`,
+//! `push`, completions and man pages to their modules.
 //!
 //! Errors are `anyhow` here (the edge); [`exit_code`] maps them: configuration and usage errors
 //! to 2, interruption to 130, everything else to 1.
 
-use crate::cli::{Cli, Command, CompareArgs, DatasetCommand, ListWhat, ReportArgs, RunArgs, ScratchArgs};
+mod list;
+mod machine;
+mod verify;
+
+use crate::cli::{Cli, Command, CompareArgs, ReportArgs, RunArgs};
 use crate::cli_extra::PushError;
-use crate::config::{self, ConfigError, Overrides};
-use crate::engine::WorkloadKind;
+use crate::config::{self, ConfigError};
 use crate::history::HistoryError;
-use crate::provision;
 use crate::report::{self, Format};
 use crate::run::{self, RunError, RunSummary, Runner, TerminalObserver};
+use crate::signal;
 use crate::store::{ResultStore, StoreError};
-use crate::units::Bytes;
-use crate::{signal, sysinfo};
 use anyhow::{Context, Result};
 use std::io::Write;
 use std::path::Path;
@@ -74,11 +77,11 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Plan(a) => cmd_plan(&a),
         Command::Report(a) => cmd_report(&cli.db, &a),
         Command::Compare(a) => cmd_compare(&cli.db, &a),
-        Command::List { what } => cmd_list(&cli.db, what),
-        Command::Doctor(a) => cmd_doctor(&a),
-        Command::Cleanup(a) => cmd_cleanup(&a),
+        Command::List { what } => list::cmd_list(&cli.db, what),
+        Command::Doctor(a) => machine::cmd_doctor(&a),
+        Command::Cleanup(a) => machine::cmd_cleanup(&a),
         Command::GuestAgent { job, out } => Ok(crate::guest::agent::main(&job, &out)),
-        Command::Dataset { what } => cmd_dataset(what),
+        Command::Dataset { what } => list::cmd_dataset(what),
         Command::Powerdisk(a) => {
             crate::powercut::disk::serve(&a.base, &a.mount, a.model)
                 .map_err(|e| anyhow::anyhow!("powerdisk {}: {e}", a.mount.display()))?;
@@ -102,59 +105,8 @@ pub fn run(cli: Cli) -> Result<i32> {
             }
             Ok(0)
         }
-        Command::Verify(a) => cmd_verify(&cli.db, &a),
+        Command::Verify(a) => verify::cmd_verify(&cli.db, &a),
     }
-}
-
-/// `fsbench verify`: the verify session through the runner, its ratio table, the HTML report;
-/// 1 when a row is outside tolerance (or a repeat failed), 130 when interrupted.
-fn cmd_verify(db: &Path, a: &crate::cli::VerifyArgs) -> Result<i32> {
-    let o = crate::verify::VerifyOptions {
-        fs: a.fs.clone(),
-        pairs: a.pairs,
-        scale: a.scale,
-        only: a.only.clone().unwrap_or_default(),
-        scratch: a.scratch.scratch.clone(),
-        label: a.label.clone(),
-        mismatch: a.mismatch,
-    };
-    let RunSummary {
-        store,
-        session,
-        interrupted,
-        failed,
-        ..
-    } = crate::verify::run(db, &o, &TerminalObserver::new())?;
-    let data = store.load_session(session)?;
-    let table =
-        crate::verify::ratios::table(&data.session.info.suite_name, &data.cases, &data.samples).unwrap_or_default();
-    let html = db.with_file_name("verify.html");
-    let mut file = std::fs::File::create(&html).with_context(|| format!("writing {}", html.display()))?;
-    print_report(store.as_ref(), session, Format::Html, &mut file)?;
-    println!(
-        "\nfsbench verify: session {session}, native / referee per metric (mean of each side, 95 % log-ratio CI)\n"
-    );
-    print!("{}", crate::verify::ratios::render_text(&table));
-    println!(
-        "\nResults: session {session} in {}; HTML report with the forest plot: {}",
-        db.display(),
-        html.display()
-    );
-    if interrupted {
-        eprintln!("fsbench: interrupted; every completed repeat is stored (session {session}); `fsbench run --resume {session}` continues it");
-        return Ok(130);
-    }
-    if failed > 0 {
-        eprintln!("fsbench: {failed} repeat(s) failed; `fsbench report {session}` says which and why");
-    }
-    if table.failures() > 0 || failed > 0 {
-        eprintln!(
-            "fsbench verify: {} metric(s) outside tolerance or without data",
-            table.failures()
-        );
-        return Ok(1);
-    }
-    Ok(0)
 }
 
 fn cmd_plan(a: &RunArgs) -> Result<i32> {
@@ -260,7 +212,7 @@ fn build_model(store: &dyn ResultStore, session: i64) -> Result<report::ReportMo
     Ok(report::build(&data, policy.trim as usize, policy.confidence))
 }
 
-fn print_report(store: &dyn ResultStore, session: i64, format: Format, out: &mut dyn Write) -> Result<()> {
+pub(super) fn print_report(store: &dyn ResultStore, session: i64, format: Format, out: &mut dyn Write) -> Result<()> {
     out.write_all(report::render(&build_model(store, session)?, format).as_bytes())?;
     Ok(())
 }
@@ -309,186 +261,6 @@ fn cmd_report(db: &Path, a: &ReportArgs) -> Result<i32> {
         None => print_report(store.as_ref(), id, a.format, &mut std::io::stdout().lock())?,
     }
     Ok(0)
-}
-
-/// Filesystem types worth listing: common ones, what the kernel has, and every mkfs.* found.
-fn candidate_fs_types() -> Vec<String> {
-    crate::fstype::candidate_types()
-}
-
-fn cmd_list(db: &Path, what: ListWhat) -> Result<i32> {
-    let mut out = std::io::stdout().lock();
-    match what {
-        ListWhat::Presets => {
-            for name in config::preset_names() {
-                let desc = config::load_preset(name, &Overrides::default())
-                    .map(|s| s.description)
-                    .unwrap_or_default();
-                writeln!(out, "{name:20} {desc}")?;
-            }
-        }
-        ListWhat::Workloads => {
-            for k in WorkloadKind::defaults() {
-                writeln!(
-                    out,
-                    "{:12} {}\n{:12} phases: {}",
-                    k.name(),
-                    k.workload().describe(),
-                    "",
-                    k.workload().phases().join(", ")
-                )?;
-            }
-        }
-        ListWhat::Filesystems => {
-            for t in candidate_fs_types() {
-                match provision::availability(&t) {
-                    Ok(()) => writeln!(out, "{t:10} available{}", provision::zfs::listing_suffix(&t))?,
-                    // A type the running kernel lacks may still run under a guest kernel.
-                    Err(r) => match crate::config::parse_fs_list(&format!("{t}@guest"))
-                        .ok()
-                        .and_then(|v| v.into_iter().next())
-                        .map(|v| crate::guest::availability(&v))
-                    {
-                        Some(Ok(())) => writeln!(
-                            out,
-                            "{t:10} unavailable here: {r}; runs under a QEMU guest kernel: --fs {t}@guest"
-                        )?,
-                        _ => writeln!(out, "{t:10} unavailable: {r}")?,
-                    },
-                }
-            }
-        }
-        ListWhat::Sessions => {
-            if !crate::store::is_postgres(db) && !db.exists() {
-                writeln!(out, "no results database at {} yet", db.display())?;
-                return Ok(0);
-            }
-            let store = crate::store::open(db)?;
-            for s in store.list_sessions()? {
-                writeln!(
-                    out,
-                    "{:>5}  {}  {:11}  {:16} {}",
-                    s.id,
-                    s.started_at,
-                    s.status.as_str(),
-                    s.info.suite_name,
-                    s.info.label.as_deref().unwrap_or("")
-                )?;
-            }
-        }
-    }
-    Ok(0)
-}
-
-fn cmd_doctor(a: &ScratchArgs) -> Result<i32> {
-    let mut problems = 0;
-    let mut check = |ok: bool, what: &str, fix: &str| {
-        if ok {
-            println!("ok    {what}");
-        } else {
-            problems += 1;
-            println!("FIX   {what}: {fix}");
-        }
-    };
-    let root = crate::engine::host::is_root();
-    check(root, "running as root", "loop devices, mkfs and mount need root; run with sudo, or use `fsbench run --dir PATH` on an existing directory");
-    check(
-        Path::new("/dev/loop-control").exists(),
-        "loop devices (/dev/loop-control)",
-        "the kernel needs CONFIG_BLK_DEV_LOOP; on a module kernel run `modprobe loop`",
-    );
-    check(
-        provision::find_tool("losetup").is_some(),
-        "losetup",
-        &provision::install_hint("losetup"),
-    );
-    check(
-        provision::find_tool("mount").is_some(),
-        "mount",
-        &provision::install_hint("mount"),
-    );
-    let dc = std::fs::OpenOptions::new()
-        .write(true)
-        .open("/proc/sys/vm/drop_caches")
-        .is_ok();
-    check(dc, "drop_caches writable", "needs root and a writable /proc/sys (not in an unprivileged container); without it results may come from the page cache");
-    let free = provision::free_bytes(&a.scratch).unwrap_or(0);
-    check(
-        free >= Bytes::GIB,
-        &format!("scratch {} ({} free)", a.scratch.display(), Bytes(free).human()),
-        "needs at least 1 GiB free for the quick preset; use --scratch DIR",
-    );
-    println!();
-    for t in candidate_fs_types() {
-        match provision::availability(&t) {
-            Ok(()) => println!("ok    filesystem {t}{}", provision::zfs::listing_suffix(&t)),
-            Err(r) => println!("--    filesystem {t}: {r}"),
-        }
-    }
-    println!();
-    for tool in ["fio", "bonnie++", "sysbench", "dbench", "postmark"] {
-        match sysinfo::tool_version(tool) {
-            Some(v) => println!("ok    optional {tool}: {v}"),
-            None => println!(
-                "--    optional {tool}: not installed ({})",
-                provision::install_hint(tool)
-            ),
-        }
-    }
-    println!();
-    println!("info  per-operation clock: {}", crate::engine::clock::best().describe());
-    if crate::comm::HAS_MPI {
-        println!("info  MPI: built in (mpirun -np N fsbench run …, or fsbench run --ranks N)");
-    } else {
-        println!("info  MPI: not built in ({})", crate::comm::NO_MPI);
-    }
-    println!();
-    if problems == 0 {
-        println!("Ready: `fsbench run` compares ext4, xfs and btrfs with the quick preset.");
-        Ok(0)
-    } else {
-        println!("{problems} problem(s) above; each line says how to fix it.");
-        Ok(1)
-    }
-}
-
-fn cmd_cleanup(a: &ScratchArgs) -> Result<i32> {
-    let r = provision::cleanup_leftovers(&a.scratch)?;
-    for l in &r.undone {
-        println!("{l}");
-    }
-    for l in &r.live_runs {
-        println!("left alone (run still alive): {}", l.display());
-    }
-    for l in &r.failed {
-        eprintln!("failed: {l}");
-    }
-    if r.undone.is_empty() && r.failed.is_empty() {
-        println!("nothing to clean up in {}", a.scratch.display());
-    }
-    Ok(if r.failed.is_empty() { 0 } else { 1 })
-}
-
-fn cmd_dataset(what: DatasetCommand) -> Result<i32> {
-    match what {
-        DatasetCommand::Gen(g) => {
-            let flag = signal::interrupt_flag().clone();
-            let mut out = std::io::stdout().lock();
-            // Laying out a large tree is a long step: its bar (and ETA) on a terminal.
-            let terminal = TerminalObserver::new();
-            let (generated, _) = run::steps::relayed(&terminal, Default::default(), || {
-                crate::datasets::generate_into(g.kind, &g.dir, g.scale, g.seed, g.content, &flag, &mut out)
-            });
-            match generated {
-                Ok(_) => Ok(0),
-                Err(crate::datasets::DatasetError::Interrupted) => Err(AppError::Interrupted.into()),
-                Err(crate::datasets::DatasetError::Invalid(m)) => Err(AppError::Usage(m).into()),
-                Err(e) => {
-                    Err(anyhow::Error::from(e).context(format!("generating {} into {}", g.kind, g.dir.display())))
-                }
-            }
-        }
-    }
 }
 
 #[cfg(test)]
