@@ -54,11 +54,37 @@ fn known_fs_types() -> impl Iterator<Item = &'static str> {
 /// Parses `ext4,xfs,btrfs:compress=lzo,ext4:noatime,discard` into variants (see the module
 /// docs for the grammar). Errors start with `--fs` and say how to fix the list.
 pub fn parse_fs_list(s: &str) -> Result<Vec<FsVariant>, ConfigError> {
+    let dirs = mkfs_dirs();
+    parse_with(s, &|t| is_fs_type(t, &dirs))
+}
+
+/// Where `mkfs.TYPE` programs are looked for: `$PATH`, `/sbin`, `/usr/sbin`.
+fn mkfs_dirs() -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).collect())
         .unwrap_or_default();
     dirs.extend([PathBuf::from("/sbin"), PathBuf::from("/usr/sbin")]);
-    parse_with(s, &|t| is_fs_type(t, &dirs))
+    dirs
+}
+
+/// Resolves a variant's type when a suite or `--fs` is read: a row of the [`crate::fstype`]
+/// table, or the generic row when this machine has `mkfs.TYPE`. Anything else is the reason
+/// (after "filesystem type `T` "), listing the known types. (A guest variant's type is the
+/// guest's question, [`crate::guest::availability`].)
+pub(crate) fn resolve_fs_type(t: &str) -> Result<&'static crate::fstype::FsType, String> {
+    if is_fs_type(t, &mkfs_dirs()) {
+        return Ok(crate::fstype::FsType::of(t));
+    }
+    Err(unknown_fs_type(t))
+}
+
+/// Why `t` is no filesystem type: neither known nor with a `mkfs.T` here; lists the known ones.
+fn unknown_fs_type(t: &str) -> String {
+    let known: Vec<&str> = known_fs_types().collect();
+    format!(
+        "is neither a type fsbench knows nor has a `mkfs.{t}` on this machine: use one of {}",
+        known.join(", ")
+    )
 }
 
 /// Whether `token` names a filesystem type: a known one, or one with `mkfs.TOKEN` in `dirs`.
@@ -100,6 +126,9 @@ fn parse_with(s: &str, is_type: &dyn Fn(&str) -> bool) -> Result<Vec<FsVariant>,
         if starts_variant {
             let (fs_type, opt) = token.split_once(':').unwrap_or((token, ""));
             check_fs_type(fs_type).map_err(|why| err(format!("filesystem type `{fs_type}` {why}")))?;
+            if !guest && !is_type(fs_type) {
+                return Err(err(format!("filesystem type `{fs_type}` {}", unknown_fs_type(fs_type))));
+            }
             if opt.is_empty() {
                 return Err(err(format!(
                     "`{token}` has nothing after the colon: write `{fs_type}` or `{fs_type}:OPTION`"
@@ -233,12 +262,20 @@ mod tests {
     }
 
     #[test]
-    fn an_unknown_type_with_a_colon_is_accepted_for_the_provisioner_to_judge() {
-        let v = parse("myfs:opt").unwrap();
+    fn an_unknown_type_with_a_colon_is_an_error_listing_the_known_ones_unless_mkfs_exists() {
+        let e = err_of("myfs:opt");
+        assert!(
+            e.contains("filesystem type `myfs`") && e.contains("mkfs.myfs") && e.contains("ext2, ext3, ext4, xfs"),
+            "{e}"
+        );
+        // With a `mkfs.myfs` on this machine it is the generic row's to make.
+        let v = parse_with("myfs:opt", &|t| t == "myfs").unwrap();
         assert_eq!(
             (v[0].fs_type.as_str(), v[0].mount_opts.as_slice()),
             ("myfs", &["opt".to_string()][..])
         );
+        // Under a guest kernel the type is the guest's question.
+        assert!(parse("myfs@guest:opt").is_ok());
     }
 
     #[test]
