@@ -15,7 +15,6 @@
 use super::RunError;
 use super::RunOptions;
 use crate::config::{FsVariant, Suite};
-use crate::fstype::FsType;
 use crate::plan::{self, Case, Plan};
 use crate::provision::{
     self, safety::DeviceInfo, DeviceProvisioner, DirProvisioner, ImageProvisioner, Provisioner, RunState,
@@ -65,7 +64,7 @@ fn largest_image(plan: &Plan) -> u64 {
     plan.cases
         .iter()
         .filter(|c| c.unavailable.is_none())
-        .map(|c| FsType::of(&c.variant.fs_type).device_bytes(&c.estimate.usage))
+        .map(|c| c.variant.fs().device_bytes(&c.estimate.usage))
         .max()
         .unwrap_or(0)
 }
@@ -76,7 +75,7 @@ fn largest_image(plan: &Plan) -> u64 {
 pub fn needs_block_device(plan: &Plan) -> bool {
     plan.cases
         .iter()
-        .any(|c| c.unavailable.is_none() && !FsType::of(&c.variant.fs_type).in_memory() && c.variant.kernel.is_none())
+        .any(|c| c.unavailable.is_none() && !c.variant.fs().in_memory() && c.variant.kernel.is_none())
 }
 
 impl Target {
@@ -256,7 +255,7 @@ impl Target {
             Target::Images { .. } => plan
                 .cases
                 .iter()
-                .filter(|c| c.unavailable.is_none() && FsType::of(&c.variant.fs_type).in_memory())
+                .filter(|c| c.unavailable.is_none() && c.variant.fs().in_memory())
                 .map(|c| c.image_bytes)
                 .max()
                 .unwrap_or(0),
@@ -302,7 +301,7 @@ impl Target {
         match self {
             Target::Dir { .. } => "-".to_string(),
             Target::Device { .. } => "device".to_string(),
-            Target::Images { .. } if FsType::of(&c.variant.fs_type).in_memory() => {
+            Target::Images { .. } if c.variant.fs().in_memory() => {
                 format!("{} RAM", Bytes(c.image_bytes).human())
             }
             Target::Images { .. } => Bytes(c.image_bytes).human(),
