@@ -118,7 +118,7 @@ pub struct RunSummary {
 /// One `fsbench run`, decided and ready to start.
 pub struct Runner {
     db: PathBuf,
-    args: RunOptions,
+    options: RunOptions,
     command_line: Vec<String>,
     suite: Suite,
     target: Target,
@@ -145,14 +145,14 @@ impl Runner {
                 "--resume works with a SQLite --db only: run into a local database and `fsbench push` it".into(),
             ));
         }
-        let (args, suite, resume, store) = resume::resolve(db, given, legacy)?;
-        let target = Target::for_suite(&args, &suite)?;
+        let (options, suite, resume, store) = resume::resolve(db, given, legacy)?;
+        let target = Target::for_suite(&options, &suite)?;
         let mut plan = plan::expand(&suite, &|v| target.availability(v));
         // Many ranks share each filesystem: room for every rank's copy.
         crate::comm::ranks::scale_plan(&mut plan, crate::comm::world().size());
         Ok(Runner {
             db: db.to_path_buf(),
-            args,
+            options,
             command_line,
             suite,
             target,
@@ -171,7 +171,7 @@ impl Runner {
 
     /// `--strict` or `[run] strict = true`: any failed repeat makes the run exit 1.
     pub fn strict(&self) -> bool {
-        self.args.strict || self.suite.strict
+        self.options.strict || self.suite.strict
     }
 
     /// The plan this runner executes (every case, available or not, and every slot).
@@ -187,11 +187,11 @@ impl Runner {
     fn new_session(&self, provisioner: &dyn Provisioner, ranks: &RankFacts) -> NewSession {
         let suite = &self.suite;
         NewSession {
-            label: self.args.label.clone(),
+            label: self.options.label.clone(),
             suite_name: suite.name.clone(),
             suite_text: suite.source_text.clone(),
             args: self.command_line.clone(),
-            run_options: Some(self.args.to_json()),
+            run_options: Some(self.options.to_json()),
             fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
             host: sysinfo::host_info(),
             tool_versions: {

@@ -226,7 +226,8 @@ fn interrupt_then_resume(f: &Fixture, before_resume: impl Fn(&Path)) {
     let data = summary.store.load_session(summary.session).unwrap();
     assert_eq!(data.session.status, SessionStatus::Interrupted);
     assert!(data.samples.is_empty());
-    assert!(data.session.info.run_options.is_some());
+    let stored = data.session.info.run_options.as_deref().expect("options stored");
+    assert_eq!(RunOptions::from_json(stored).unwrap(), f.args(&[]));
     drop(summary);
     before_resume(&f.db);
 
