@@ -259,6 +259,42 @@ pub struct RunArgs {
     pub strict: bool,
 }
 
+/// Reads the stored command line of a session stored before its options were (schema 8 and
+/// older) into the runner's options: [`crate::run::LegacyArgs`] for `--resume`.
+pub fn legacy_run_options(args: &[String]) -> Result<crate::run::RunOptions, String> {
+    let cli = Cli::try_parse_from(args).map_err(|e| format!("stored command line does not parse: {e}"))?;
+    match cli.command {
+        Command::Run(a) => Ok(a.options()),
+        _ => Err("the stored command line is not a `run`".into()),
+    }
+}
+
+impl RunArgs {
+    /// The runner's options of this command line (`--events` and `--ranks` are the edge's).
+    pub fn options(&self) -> crate::run::RunOptions {
+        crate::run::RunOptions {
+            suite: self.suite.clone(),
+            preset: self.preset.clone(),
+            fs: self.fs.clone(),
+            only: self.only.clone(),
+            repeat: self.repeat,
+            warmup: self.warmup,
+            scale: self.scale,
+            tools: self.tools,
+            memory: self.memory,
+            precision: self.precision,
+            budget: self.budget,
+            scratch: self.scratch.scratch.clone(),
+            dir: self.dir.clone(),
+            device: self.device.clone(),
+            wipe: self.wipe.clone(),
+            label: self.label.clone(),
+            resume: self.resume.clone(),
+            strict: self.strict,
+        }
+    }
+}
+
 /// Arguments of `verify`.
 #[derive(Debug, Clone, Args)]
 pub struct VerifyArgs {

@@ -41,21 +41,28 @@ fn list(dir: &Path) -> std::io::Result<Vec<std::path::PathBuf>> {
         .collect())
 }
 
+/// Why `fsbench push` refused (the user's to fix: exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum PushError {
+    /// A bad `--to`, `--db` or session reference.
+    #[error("{0}")]
+    Usage(String),
+}
+
 /// `fsbench push [SESSION…] --to URL`: copies each named (default: every finished) session of
 /// the SQLite database `db` into the PostgreSQL store at `to`, once: a session's origin
 /// (hostname, database file, local id, start time) is unique there, so pushing again copies
 /// nothing. Running sessions are skipped (push them when they end). Exit 0; usage errors 2.
 pub fn cmd_push(db: &Path, sessions: &[String], to: &str) -> anyhow::Result<i32> {
-    use crate::app::AppError;
     use crate::store::{pg, SessionStatus, Store};
     if !pg::is_postgres_url(to) {
-        return Err(AppError::Usage(format!(
+        return Err(PushError::Usage(format!(
             "--to {to}: give a PostgreSQL URL such as postgres://user@host/dbname"
         ))
         .into());
     }
     if crate::store::is_postgres(db) || !db.exists() {
-        return Err(AppError::Usage(format!(
+        return Err(PushError::Usage(format!(
             "push copies from a local SQLite database; {} is not one (pass --db PATH)",
             db.display()
         ))
@@ -67,7 +74,7 @@ pub fn cmd_push(db: &Path, sessions: &[String], to: &str) -> anyhow::Result<i32>
     } else {
         sessions
             .iter()
-            .map(|r| local.resolve(r).map_err(|e| AppError::Usage(e.to_string())))
+            .map(|r| local.resolve(r).map_err(|e| PushError::Usage(e.to_string())))
             .collect::<Result<_, _>>()?
     };
     let remote = pg::PgStore::open(to)?;

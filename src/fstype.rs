@@ -717,6 +717,54 @@ pub fn enospc_cause(path: &std::path::Path) -> &'static str {
     }
 }
 
+/// The mount options fsbench maps to ZFS dataset properties, for error messages.
+pub const ZFS_SUPPORTED_OPTIONS: &str = "noatime, atime, compress[=ALG] (or compression=ALG), recordsize=SIZE, \
+     sync=standard|always|disabled (OpenZFS only), checksum=ALG";
+
+/// The ZFS dataset properties for a variant's mount options, in order (provision::zfs), or
+/// one error naming the option and listing the supported ones.
+pub fn dataset_properties(opts: &[String]) -> Result<Vec<(String, String)>, String> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for opt in opts {
+        let (key, value) = match opt.split_once('=') {
+            Some((k, v)) => (k, Some(v)),
+            None => (opt.as_str(), None),
+        };
+        let prop = match (key, value) {
+            ("noatime", None) => ("atime", "off"),
+            ("atime", None) => ("atime", "on"),
+            ("compress", None) => ("compression", "on"),
+            ("compress" | "compression", Some(v)) => ("compression", v),
+            ("recordsize", Some(v)) => ("recordsize", v),
+            ("sync", Some(v)) => ("sync", v),
+            ("checksum", Some(v)) => ("checksum", v),
+            _ => {
+                return Err(format!(
+                "zfs: mount option `{opt}` has no dataset property fsbench knows; supported: {ZFS_SUPPORTED_OPTIONS}"
+            ))
+            }
+        };
+        if prop.1.is_empty() || prop.1.contains([',', ' ']) {
+            return Err(format!("zfs: mount option `{opt}` needs a value, e.g. `{key}=…`"));
+        }
+        // A later option overrides an earlier one, as with mount(8).
+        out.retain(|(k, _)| k != prop.0);
+        out.push((prop.0.to_string(), prop.1.to_string()));
+    }
+    Ok(out)
+}
+
+impl FsType {
+    /// Checks a variant's mount options when a suite or `--fs` is read: for a pool type they
+    /// must map to dataset properties ([`dataset_properties`]); other types pass.
+    pub fn check_mount_options(&self, opts: &[String]) -> Result<(), String> {
+        if self.backing != Backing::Pool {
+            return Ok(());
+        }
+        dataset_properties(opts).map(|_| ())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

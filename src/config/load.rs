@@ -487,6 +487,12 @@ fn build_variant(src: &Source, fs: &Spanned<RawFs>) -> Result<(FsVariant, usize)
     let fs_type = fs.fs_type.get_ref();
     check_fs_type(fs_type)
         .map_err(|why| src.at(fs.fs_type.span().start, format!("filesystem type `{fs_type}` {why}")))?;
+    // Resolved once, here: the table row (or the generic one of a `mkfs.TYPE` on this machine).
+    let entry = match fs.kernel {
+        Some(_) => crate::fstype::FsType::of(fs_type),
+        None => super::variant::resolve_fs_type(fs_type)
+            .map_err(|why| src.at(fs.fs_type.span().start, format!("filesystem type `{fs_type}` {why}")))?,
+    };
 
     let mount_opts = match &fs.mount_opts {
         None => Vec::new(),
@@ -497,7 +503,9 @@ fn build_variant(src: &Source, fs: &Spanned<RawFs>) -> Result<(FsVariant, usize)
                     "empty mount option: remove the extra comma or empty string",
                 ));
             }
-            crate::provision::zfs::check_options(fs_type, &m.get_ref().0).map_err(|why| src.at(m.span().start, why))?;
+            entry
+                .check_mount_options(&m.get_ref().0)
+                .map_err(|why| src.at(m.span().start, why))?;
             m.get_ref().0.clone()
         }
     };
@@ -515,7 +523,7 @@ fn build_variant(src: &Source, fs: &Spanned<RawFs>) -> Result<(FsVariant, usize)
 
     let (name, name_at, explicit) = match &fs.name {
         Some(n) => (n.get_ref().clone(), n.span().start, true),
-        None if fs.kernel.is_some() => (crate::guest::variant_name(fs_type, &mount_opts), table_at, false),
+        None if fs.kernel.is_some() => (super::guest_variant_name(fs_type, &mount_opts), table_at, false),
         None => (default_variant_name(fs_type, &mount_opts), table_at, false),
     };
     check_name(&name).map_err(|why| {

@@ -26,9 +26,18 @@ pub use load::{
     MAX_WARMUP,
 };
 pub use real::Tools;
-pub use variant::parse_fs_list;
+
+pub use variant::{guest_variant_name, parse_fs_list, strip_guest_suffix, DEBIAN_KERNEL};
 
 pub use crate::policy::{Order, Policy};
+
+/// The run policy of a stored suite text, for the store's sessions from before schema 4
+/// ([`crate::store::SuitePolicyReader`]); the error is the load error's text.
+pub fn stored_suite_policy(text: &str, name: &str) -> Result<Policy, String> {
+    load_str(text, name, &Overrides::default())
+        .map(|suite| suite.policy)
+        .map_err(|e| e.to_string())
+}
 
 /// One filesystem configuration to compare: a type plus mkfs arguments and mount options.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,6 +57,14 @@ pub struct FsVariant {
     /// Debian's linux-image-amd64, or a path to a bzImage; `None` for the host's own kernel.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel: Option<String>,
+}
+
+impl FsVariant {
+    /// The variant's row of the filesystem type table: resolved when the suite or `--fs` was
+    /// read (an unknown type is refused there), so this is a lookup, never a guess.
+    pub fn fs(&self) -> &'static crate::fstype::FsType {
+        crate::fstype::FsType::of(&self.fs_type)
+    }
 }
 
 /// A named workload with its parameters.

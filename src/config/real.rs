@@ -15,7 +15,8 @@ use super::{ConfigError, WorkloadSpec};
 use toml::Spanned;
 
 /// Which implementation of the suite's workloads runs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Tools {
     /// fsbench's native workloads (the default).
     #[default]

@@ -18,6 +18,33 @@ use super::load::{check_fs_type, check_name, default_variant_name};
 use super::{ConfigError, FsVariant};
 use std::path::{Path, PathBuf};
 
+/// The kernel of a `TYPE@guest` variant: Debian's (what `scripts/install.sh` unpacks); the
+/// guest module finds it.
+pub const DEBIAN_KERNEL: &str = "guest";
+
+/// `jfs@guest` → (`jfs`, true); `ext4@guest:noatime` → (`ext4:noatime`, true); anything else
+/// unchanged with false.
+pub fn strip_guest_suffix(token: &str) -> (std::borrow::Cow<'_, str>, bool) {
+    let (head, tail) = match token.split_once(':') {
+        Some((h, t)) => (h, Some(t)),
+        None => (token, None),
+    };
+    match (head.strip_suffix("@guest"), tail) {
+        (Some(t), None) => (t.into(), true),
+        (Some(t), Some(rest)) => (format!("{t}:{rest}").into(), true),
+        (None, _) => (token.into(), false),
+    }
+}
+
+/// The default name of a guest variant: `jfs@guest`, `ext4@guest:noatime`.
+pub fn guest_variant_name(fs_type: &str, mount_opts: &[String]) -> String {
+    if mount_opts.is_empty() {
+        format!("{fs_type}@guest")
+    } else {
+        format!("{fs_type}@guest:{}", mount_opts.join(","))
+    }
+}
+
 /// Filesystem types recognised in `--fs` lists without looking for `mkfs.TYPE`: the rows of
 /// the [`crate::fstype`] table.
 fn known_fs_types() -> impl Iterator<Item = &'static str> {
@@ -27,11 +54,37 @@ fn known_fs_types() -> impl Iterator<Item = &'static str> {
 /// Parses `ext4,xfs,btrfs:compress=lzo,ext4:noatime,discard` into variants (see the module
 /// docs for the grammar). Errors start with `--fs` and say how to fix the list.
 pub fn parse_fs_list(s: &str) -> Result<Vec<FsVariant>, ConfigError> {
+    let dirs = mkfs_dirs();
+    parse_with(s, &|t| is_fs_type(t, &dirs))
+}
+
+/// Where `mkfs.TYPE` programs are looked for: `$PATH`, `/sbin`, `/usr/sbin`.
+fn mkfs_dirs() -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).collect())
         .unwrap_or_default();
     dirs.extend([PathBuf::from("/sbin"), PathBuf::from("/usr/sbin")]);
-    parse_with(s, &|t| is_fs_type(t, &dirs))
+    dirs
+}
+
+/// Resolves a variant's type when a suite or `--fs` is read: a row of the [`crate::fstype`]
+/// table, or the generic row when this machine has `mkfs.TYPE`. Anything else is the reason
+/// (after "filesystem type `T` "), listing the known types. (A guest variant's type is the
+/// guest's question, [`crate::guest::availability`].)
+pub(crate) fn resolve_fs_type(t: &str) -> Result<&'static crate::fstype::FsType, String> {
+    if is_fs_type(t, &mkfs_dirs()) {
+        return Ok(crate::fstype::FsType::of(t));
+    }
+    Err(unknown_fs_type(t))
+}
+
+/// Why `t` is no filesystem type: neither known nor with a `mkfs.T` here; lists the known ones.
+fn unknown_fs_type(t: &str) -> String {
+    let known: Vec<&str> = known_fs_types().collect();
+    format!(
+        "is neither a type fsbench knows nor has a `mkfs.{t}` on this machine: use one of {}",
+        known.join(", ")
+    )
 }
 
 /// Whether `token` names a filesystem type: a known one, or one with `mkfs.TOKEN` in `dirs`.
@@ -61,7 +114,7 @@ fn parse_with(s: &str, is_type: &dyn Fn(&str) -> bool) -> Result<Vec<FsVariant>,
     for raw in s.split(',') {
         let token = raw.trim();
         // `jfs@guest`, `ext4@guest:noatime`: the type runs in a QEMU guest (crate::guest).
-        let (stripped, guest) = crate::guest::strip_guest_suffix(token);
+        let (stripped, guest) = strip_guest_suffix(token);
         let token: &str = &stripped;
         if token.is_empty() {
             return Err(err("it has an empty entry: remove the extra comma".into()));
@@ -73,6 +126,9 @@ fn parse_with(s: &str, is_type: &dyn Fn(&str) -> bool) -> Result<Vec<FsVariant>,
         if starts_variant {
             let (fs_type, opt) = token.split_once(':').unwrap_or((token, ""));
             check_fs_type(fs_type).map_err(|why| err(format!("filesystem type `{fs_type}` {why}")))?;
+            if !guest && !is_type(fs_type) {
+                return Err(err(format!("filesystem type `{fs_type}` {}", unknown_fs_type(fs_type))));
+            }
             if opt.is_empty() {
                 return Err(err(format!(
                     "`{token}` has nothing after the colon: write `{fs_type}` or `{fs_type}:OPTION`"
@@ -100,12 +156,14 @@ fn parse_with(s: &str, is_type: &dyn Fn(&str) -> bool) -> Result<Vec<FsVariant>,
 
     let mut out: Vec<FsVariant> = Vec::with_capacity(list.len());
     for (fs_type, mount_opts, guest) in list {
-        crate::provision::zfs::check_options(&fs_type, &mount_opts).map_err(err)?;
+        crate::fstype::FsType::of(&fs_type)
+            .check_mount_options(&mount_opts)
+            .map_err(err)?;
         if guest {
             check_fs_type(&fs_type).map_err(|why| err(format!("filesystem type `{fs_type}` {why}")))?;
         }
         let name = match guest {
-            true => crate::guest::variant_name(&fs_type, &mount_opts),
+            true => guest_variant_name(&fs_type, &mount_opts),
             false => default_variant_name(&fs_type, &mount_opts),
         };
         check_name(&name).map_err(|why| {
@@ -122,7 +180,7 @@ fn parse_with(s: &str, is_type: &dyn Fn(&str) -> bool) -> Result<Vec<FsVariant>,
             mkfs_args: Vec::new(),
             mount_opts,
             image_size: None,
-            kernel: guest.then(|| crate::guest::DEBIAN_KERNEL.to_string()),
+            kernel: guest.then(|| DEBIAN_KERNEL.to_string()),
         });
     }
     Ok(out)
@@ -204,12 +262,20 @@ mod tests {
     }
 
     #[test]
-    fn an_unknown_type_with_a_colon_is_accepted_for_the_provisioner_to_judge() {
-        let v = parse("myfs:opt").unwrap();
+    fn an_unknown_type_with_a_colon_is_an_error_listing_the_known_ones_unless_mkfs_exists() {
+        let e = err_of("myfs:opt");
+        assert!(
+            e.contains("filesystem type `myfs`") && e.contains("mkfs.myfs") && e.contains("ext2, ext3, ext4, xfs"),
+            "{e}"
+        );
+        // With a `mkfs.myfs` on this machine it is the generic row's to make.
+        let v = parse_with("myfs:opt", &|t| t == "myfs").unwrap();
         assert_eq!(
             (v[0].fs_type.as_str(), v[0].mount_opts.as_slice()),
             ("myfs", &["opt".to_string()][..])
         );
+        // Under a guest kernel the type is the guest's question.
+        assert!(parse("myfs@guest:opt").is_ok());
     }
 
     #[test]

@@ -53,8 +53,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-/// `kernel` value of Debian's kernel (`--fs TYPE@guest`).
-pub const DEBIAN_KERNEL: &str = "guest";
+/// `kernel` value of Debian's kernel (`--fs TYPE@guest`), and the `@guest` naming of config.
+pub use crate::config::{guest_variant_name as variant_name, strip_guest_suffix, DEBIAN_KERNEL};
 /// Where `scripts/install.sh` unpacks the guest kernel and busybox.
 pub const GUEST_DIR: &str = "/var/lib/fsbench/guest";
 /// What to install when QEMU or the kernel is missing.
@@ -122,29 +122,6 @@ pub enum GuestError {
 fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> GuestError {
     let what = what.into();
     move |source| GuestError::Io { what, source }
-}
-
-/// `jfs@guest` → (`jfs`, true); `ext4@guest:noatime` → (`ext4:noatime`, true); anything else
-/// unchanged with false.
-pub fn strip_guest_suffix(token: &str) -> (std::borrow::Cow<'_, str>, bool) {
-    let (head, tail) = match token.split_once(':') {
-        Some((h, t)) => (h, Some(t)),
-        None => (token, None),
-    };
-    match (head.strip_suffix("@guest"), tail) {
-        (Some(t), None) => (t.into(), true),
-        (Some(t), Some(rest)) => (format!("{t}:{rest}").into(), true),
-        (None, _) => (token.into(), false),
-    }
-}
-
-/// The default name of a guest variant: `jfs@guest`, `ext4@guest:noatime`.
-pub fn variant_name(fs_type: &str, mount_opts: &[String]) -> String {
-    if mount_opts.is_empty() {
-        format!("{fs_type}@guest")
-    } else {
-        format!("{fs_type}@guest:{}", mount_opts.join(","))
-    }
 }
 
 /// A guest kernel: its image, release and module tree.

@@ -429,17 +429,12 @@ pub fn render(model: &HistoryModel, format: HistoryFormat) -> String {
 /// `fsbench history`: 0, or 1 when the newest session starts a significant regression; usage
 /// errors (no database, nothing matching) exit 2.
 pub fn cmd_history(db: &Path, a: &HistoryArgs) -> anyhow::Result<i32> {
-    use crate::app::AppError;
     if !(a.threshold.is_finite() && a.threshold >= 0.0) {
-        return Err(AppError::Usage(format!("--threshold {}: use a percentage such as 5", a.threshold)).into());
+        return Err(HistoryError::Usage(format!("--threshold {}: use a percentage such as 5", a.threshold)).into());
     }
-    let store = crate::app::open_existing_store(db)?;
+    let store = crate::store::open_existing(db)?;
     let sessions = store.list_sessions()?;
-    let model = match build(&sessions, &|id| store.load_session(id), a) {
-        Ok(m) => m,
-        Err(HistoryError::Usage(m)) => return Err(AppError::Usage(m).into()),
-        Err(e) => return Err(e.into()),
-    };
+    let model = build(&sessions, &|id| store.load_session(id), a)?;
     let text = render(&model, a.format);
     match &a.output {
         Some(p) => std::fs::write(p, text).map_err(|e| anyhow::anyhow!("writing {}: {e}", p.display()))?,

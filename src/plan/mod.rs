@@ -108,7 +108,7 @@ pub fn expand(suite: &Suite, availability: &dyn Fn(&FsVariant) -> Result<(), Str
     for v in &suite.variants {
         let unavailable = availability(v).err();
         for (w, &footprint) in suite.workloads.iter().zip(&footprints) {
-            let estimate = FsType::of(&v.fs_type).plan(&footprint);
+            let estimate = v.fs().plan(&footprint);
             let image_bytes = v.image_size.map_or(estimate.image_bytes, |b| b.get());
             cases.push(Case {
                 id: CaseId::of(v, w),
@@ -176,7 +176,7 @@ pub fn expand(suite: &Suite, availability: &dyn Fn(&FsVariant) -> Result<(), Str
     let peak_scratch_bytes = slots
         .iter()
         .map(|s| &cases[s.case])
-        .filter(|c| !FsType::of(&c.variant.fs_type).in_memory())
+        .filter(|c| !c.variant.fs().in_memory())
         .map(|c| match c.variant.image_size {
             Some(b) => b.get(),
             None => c.estimate.scratch_bytes,

@@ -49,9 +49,7 @@ pub const LOCK: &str = "/run/fsbench/zfs.lock";
 pub const FUSE_SOCKET: &str = "/var/run/zfs/zfs_socket";
 /// Prefix of every pool fsbench makes.
 pub const POOL_PREFIX: &str = "fsbench-";
-/// The mount options fsbench maps to dataset properties, for error messages.
-pub const SUPPORTED: &str = "noatime, atime, compress[=ALG] (or compression=ALG), recordsize=SIZE, \
-     sync=standard|always|disabled (OpenZFS only), checksum=ALG";
+pub use crate::fstype::{dataset_properties, ZFS_SUPPORTED_OPTIONS as SUPPORTED};
 
 /// How long to wait for a started zfs-fuse to accept commands.
 const START_TIMEOUT: Duration = Duration::from_secs(15);
@@ -165,48 +163,6 @@ pub fn listing_suffix(name: &str) -> String {
         Ok(b) => format!(": {}", b.label()),
         Err(_) => String::new(),
     }
-}
-
-/// The dataset properties for a variant's mount options, in order (see the module doc), or
-/// one error naming the option and listing the supported ones.
-pub fn dataset_properties(opts: &[String]) -> Result<Vec<(String, String)>, String> {
-    let mut out: Vec<(String, String)> = Vec::new();
-    for opt in opts {
-        let (key, value) = match opt.split_once('=') {
-            Some((k, v)) => (k, Some(v)),
-            None => (opt.as_str(), None),
-        };
-        let prop = match (key, value) {
-            ("noatime", None) => ("atime", "off"),
-            ("atime", None) => ("atime", "on"),
-            ("compress", None) => ("compression", "on"),
-            ("compress" | "compression", Some(v)) => ("compression", v),
-            ("recordsize", Some(v)) => ("recordsize", v),
-            ("sync", Some(v)) => ("sync", v),
-            ("checksum", Some(v)) => ("checksum", v),
-            _ => {
-                return Err(format!(
-                    "zfs: mount option `{opt}` has no dataset property fsbench knows; supported: {SUPPORTED}"
-                ))
-            }
-        };
-        if prop.1.is_empty() || prop.1.contains([',', ' ']) {
-            return Err(format!("zfs: mount option `{opt}` needs a value, e.g. `{key}=…`"));
-        }
-        // A later option overrides an earlier one, as with mount(8).
-        out.retain(|(k, _)| k != prop.0);
-        out.push((prop.0.to_string(), prop.1.to_string()));
-    }
-    Ok(out)
-}
-
-/// Checks a variant's mount options when a suite or `--fs` is read: for a pool type they must
-/// map to dataset properties; other types pass.
-pub fn check_options(fs_type: &str, opts: &[String]) -> Result<(), String> {
-    if crate::fstype::FsType::of(fs_type).backing != crate::fstype::Backing::Pool {
-        return Ok(());
-    }
-    dataset_properties(opts).map(|_| ())
 }
 
 /// The pool name for the repeat `tag` of the run whose folder is `run_dir`

@@ -124,6 +124,7 @@ pub fn session_data() -> SessionData {
             status: SessionStatus::Complete,
             info: NewSession {
                 label: Some("nightly, \"fast\"".into()),
+                run_options: None,
                 suite_name: "quick".into(),
                 suite_text: "[policy]\nrepeats = 3\n".into(),
                 args: vec!["fsbench".into(), "run".into()],

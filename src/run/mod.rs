@@ -11,7 +11,7 @@
 //! - A repeat is committed to the store (one transaction) before any observer hears of it.
 //! - Nothing is left mounted or attached when `run` returns, interrupted or not: each slot's
 //!   guard is dropped inside the loop, and the run folder's state is finished at the end.
-//! - A resumed session runs exactly the suite text and command line it was started with, and
+//! - A resumed session runs exactly the suite text and [`RunOptions`] it was started with, and
 //!   only the `(case, repeat)` pairs not stored with status ok.
 //! - Everything that depends on the kind of target goes through [`Target`].
 
@@ -20,9 +20,11 @@ mod baseline;
 pub mod failures;
 mod lock;
 pub mod observer;
+pub mod options;
 pub mod plan_view;
 pub mod quiesce;
 mod resume;
+mod rounds;
 mod slot;
 pub mod steps;
 pub mod target;
@@ -32,17 +34,18 @@ pub use failures::Failures;
 pub use observer::{
     Event, Fanout, Observer, Recorder, RepeatEnd, RepeatOutcome, RepeatStart, SessionEnd, SessionStart, StepStart,
 };
-pub use resume::load_suite;
+pub use options::RunOptions;
+pub use resume::{load_suite, LegacyArgs};
 pub use target::Target;
 pub use terminal::TerminalObserver;
 
-use crate::cli::RunArgs;
 use crate::config::{ConfigError, Suite};
 use crate::plan::{self, Plan};
 use crate::provision::{ProvisionError, Provisioner, RunState};
 use crate::store::{NewSample, NewSession, ResultStore, SampleStatus, SessionStatus, Store, StoreError};
 use crate::sysinfo;
 use resume::Resume;
+use rounds::RoundQueue;
 use slot::SlotOutcome;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -115,7 +118,7 @@ pub struct RunSummary {
 /// One `fsbench run`, decided and ready to start.
 pub struct Runner {
     db: PathBuf,
-    args: RunArgs,
+    options: RunOptions,
     command_line: Vec<String>,
     suite: Suite,
     target: Target,
@@ -127,23 +130,29 @@ pub struct Runner {
 
 impl Runner {
     /// Decides what `given` runs into `db`: loads the suite (for `--resume`, the stored
-    /// session's suite and command line, and which repeats are already stored) and expands the
-    /// plan for the target. `command_line` is stored with a new session, so `--resume` can
-    /// parse it again. Prints nothing.
-    pub fn new(db: &Path, given: &RunArgs, command_line: Vec<String>) -> Result<Runner, RunError> {
+    /// session's suite and options, and which repeats are already stored) and expands the
+    /// plan for the target. `command_line` is stored with a new session for the record (the
+    /// options are what `--resume` runs); `legacy` reads the command line of a session stored
+    /// before its options were. Prints nothing.
+    pub fn new(
+        db: &Path,
+        given: &RunOptions,
+        command_line: Vec<String>,
+        legacy: LegacyArgs,
+    ) -> Result<Runner, RunError> {
         if given.resume.is_some() && crate::store::is_postgres(db) {
             return Err(RunError::Usage(
                 "--resume works with a SQLite --db only: run into a local database and `fsbench push` it".into(),
             ));
         }
-        let (args, suite, resume, store) = resume::resolve(db, given)?;
-        let target = Target::for_suite(&args, &suite)?;
+        let (options, suite, resume, store) = resume::resolve(db, given, legacy)?;
+        let target = Target::for_suite(&options, &suite)?;
         let mut plan = plan::expand(&suite, &|v| target.availability(v));
         // Many ranks share each filesystem: room for every rank's copy.
         crate::comm::ranks::scale_plan(&mut plan, crate::comm::world().size());
         Ok(Runner {
             db: db.to_path_buf(),
-            args,
+            options,
             command_line,
             suite,
             target,
@@ -162,7 +171,7 @@ impl Runner {
 
     /// `--strict` or `[run] strict = true`: any failed repeat makes the run exit 1.
     pub fn strict(&self) -> bool {
-        self.args.strict || self.suite.strict
+        self.options.strict || self.suite.strict
     }
 
     /// The plan this runner executes (every case, available or not, and every slot).
@@ -174,15 +183,15 @@ impl Runner {
         self.interrupt.load(Ordering::Relaxed)
     }
 
-    /// The session record of a new session. (The stored command line is what `--resume`
-    /// parses again.)
+    /// The session record of a new session, with the options `--resume` runs again.
     fn new_session(&self, provisioner: &dyn Provisioner, ranks: &RankFacts) -> NewSession {
         let suite = &self.suite;
         NewSession {
-            label: self.args.label.clone(),
+            label: self.options.label.clone(),
             suite_name: suite.name.clone(),
             suite_text: suite.source_text.clone(),
             args: self.command_line.clone(),
+            run_options: Some(self.options.to_json()),
             fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
             host: sysinfo::host_info(),
             tool_versions: {
@@ -255,7 +264,52 @@ impl Runner {
         )?)
     }
 
+    /// Rank 0's run: opens the session, runs the round queue's slots until it is done or
+    /// interrupted, and closes the session.
     fn run_lead(mut self, obs: &dyn Observer, ranks: &RankFacts) -> Result<RunSummary, RunError> {
+        let open = self.open_session(obs, ranks)?;
+        let plan = &self.plan;
+        let resume = self.resume.as_ref();
+        let mut queue = RoundQueue::new(plan, &self.suite, &|s| {
+            resume.is_some_and(|r| r.is_done(&plan.cases[s.case], s.repeat))
+        });
+        obs.session_started(&SessionStart {
+            session: open.session,
+            resumed: self.resume.is_some(),
+            repeats_left: queue.len(),
+            repeats_total: plan.slots.len(),
+            db: &self.db,
+        });
+        // The raw device's own speed, once per session, before the first case (a resumed session
+        // keeps the baseline it has). Interrupted, nothing is stored and the loop below stops.
+        if open.store.load_baseline(open.session)?.is_none() {
+            if let Some(b) = baseline::measure_baseline(open.provisioner.as_ref(), plan, &self.interrupt, obs) {
+                open.store.record_baseline(open.session, &b)?;
+                obs.baseline_finished(&b);
+            }
+        }
+        let mut interrupted = false;
+        let mut i = 0;
+        loop {
+            if self.interrupted() {
+                interrupted = true;
+                break;
+            }
+            let Some((slot_index, slot)) = queue.next(plan, open.store.as_ref(), open.session, obs)? else {
+                break;
+            };
+            if !self.run_repeat(&open, &queue, i, slot_index, &slot, ranks, obs)? {
+                interrupted = true;
+                break;
+            }
+            i += 1;
+        }
+        self.close_session(open, interrupted, obs)
+    }
+
+    /// Checks the target, opens the store, the run folder and the memory cgroup, and begins (or
+    /// reopens) the session with its cases recorded.
+    fn open_session(&mut self, obs: &dyn Observer, ranks: &RankFacts) -> Result<OpenSession, RunError> {
         let plan = &self.plan;
         for c in plan.cases.iter().filter(|c| c.unavailable.is_some()) {
             obs.case_unavailable(c);
@@ -273,7 +327,6 @@ impl Runner {
         if let Some(offer) = self.target.cleanup_offer() {
             obs.warning(&offer);
         }
-
         let store: Box<dyn ResultStore> = match self.store.take() {
             Some(s) => Box::new(s),
             None => crate::store::open(&self.db).map_err(|source| RunError::OpenStore {
@@ -307,180 +360,112 @@ impl Runner {
             }
             None => store.begin_session(&self.new_session(provisioner.as_ref(), ranks))?,
         };
-        // Held until this function returns: the session is this process's while it runs. (A
+        // Held until the session is closed: the session is this process's while it runs. (A
         // PostgreSQL session cannot be resumed, so it needs no lock file.)
-        let _session_lock = match resumed_lock {
+        let lock = match resumed_lock {
             Some(l) => Some(l),
             None if crate::store::is_postgres(&self.db) => None,
             None => Some(lock::session(&self.db, session)?),
         };
-        let plan = &self.plan;
-        for c in &plan.cases {
+        for c in &self.plan.cases {
             store.record_case(session, &slot::case_record(c))?;
         }
-        let mut todo: std::collections::VecDeque<(usize, plan::Slot)> = plan
-            .slots
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| {
-                self.resume
-                    .as_ref()
-                    .is_none_or(|r| !r.is_done(&plan.cases[s.case], s.repeat))
-            })
-            .map(|(i, s)| (i, *s))
-            .collect();
-        obs.session_started(&SessionStart {
+        Ok(OpenSession {
+            store,
             session,
-            resumed: self.resume.is_some(),
-            repeats_left: todo.len(),
-            repeats_total: plan.slots.len(),
-            db: &self.db,
+            state,
+            memory,
+            provisioner,
+            _lock: lock,
+        })
+    }
+
+    /// Runs repeat `i` (slot `slot_index` of the run) and commits it: stored before it is
+    /// announced. `false` when it was interrupted (nothing stored).
+    #[allow(clippy::too_many_arguments)]
+    fn run_repeat(
+        &self,
+        open: &OpenSession,
+        queue: &RoundQueue,
+        i: usize,
+        slot_index: usize,
+        slot: &plan::Slot,
+        ranks: &RankFacts,
+        obs: &dyn Observer,
+    ) -> Result<bool, RunError> {
+        let case = &self.plan.cases[slot.case];
+        let per_case = queue.per_case;
+        let what = format!(
+            "{} × {} repeat {}/{}{}{}",
+            case.variant.name,
+            case.workload.name,
+            slot.repeat + 1,
+            per_case.max(slot.repeat + 1),
+            if slot.warmup { " (warm-up)" } else { "" },
+            queue.round_note
+        );
+        obs.repeat_started(&RepeatStart {
+            index: i,
+            of: queue.of,
+            case,
+            repeat: slot.repeat,
+            repeats_per_case: per_case,
+            warmup: slot.warmup,
+            what: &what,
         });
+        let t0 = Instant::now();
+        let mut sample = NewSample {
+            case_id: case.id.0.clone(),
+            repeat: slot.repeat,
+            is_warmup: slot.warmup,
+            started_at: crate::store::now_rfc3339(),
+            wall_s: 0.0,
+            status: SampleStatus::Ok,
+            device: None,
+            effective_mount_opts: None,
+            notes: vec![],
+            measurements: vec![],
+            histograms: vec![],
+            series: vec![],
+        };
+        let outcome = slot::run_slot(
+            open.provisioner.as_ref(),
+            &open.state,
+            case,
+            &self.suite,
+            &slot::SlotAt {
+                tag: slot::tag_for(slot_index, &case.variant.name),
+                index: slot_index,
+                offsets: &ranks.offsets,
+            },
+            &self.interrupt,
+            open.memory.as_ref(),
+            &|p| obs.phase_started(&what, p),
+            &mut sample,
+        );
+        sample.wall_s = t0.elapsed().as_secs_f64();
+        let outcome = match outcome {
+            SlotOutcome::Interrupted => return Ok(false),
+            SlotOutcome::Failed(e) => {
+                sample.status = SampleStatus::Failed(e.clone());
+                RepeatOutcome::Failed(e)
+            }
+            SlotOutcome::Done => RepeatOutcome::Done { wall_s: sample.wall_s },
+        };
+        // Committed before it is announced: a line on screen means the repeat is stored.
+        open.store.record_sample(open.session, &sample)?;
+        obs.repeat_result(&what, &sample);
+        obs.repeat_finished(&RepeatEnd {
+            index: i,
+            what: &what,
+            outcome: &outcome,
+        });
+        Ok(true)
+    }
 
-        // The raw device's own speed, once per session, before the first case (a resumed session
-        // keeps the baseline it has). Interrupted, nothing is stored and the loop below stops.
-        if store.load_baseline(session)?.is_none() {
-            if let Some(b) = baseline::measure_baseline(provisioner.as_ref(), plan, &self.interrupt, obs) {
-                store.record_baseline(session, &b)?;
-                obs.baseline_finished(&b);
-            }
-        }
-
-        let mut interrupted = false;
-        let per_case = self.suite.policy.warmup + self.suite.policy.repeats;
-        // The stopping rule (issue 18): consulted whenever the slots planned so far are done.
-        let rule = adaptive::StoppingRule::of(&self.suite.policy);
-        let started = Instant::now();
-        let mut of = todo.len();
-        let mut next_slot_index = plan.slots.len();
-        let mut round_note = String::new();
-        let mut i = 0;
-        loop {
-            if self.interrupted() {
-                interrupted = true;
-                break;
-            }
-            if todo.is_empty() {
-                let Some(rule) = &rule else { break };
-                let data = store.load_session(session)?;
-                let done = adaptive::repeats_done(&data);
-                let estimate = adaptive::round_estimate(&data);
-                let decision = rule.decide(&adaptive::headline_rows(&data), done, started.elapsed(), estimate);
-                let adaptive::Decision::Continue = decision else {
-                    if let adaptive::Decision::Stop(why) = decision {
-                        obs.warning(&format!(
-                            "stopping rule: stopped after {done} measured repeats per case: {}",
-                            why.describe()
-                        ));
-                    }
-                    break;
-                };
-                let repeat = data
-                    .samples
-                    .iter()
-                    .map(|s| s.sample.repeat + 1)
-                    .max()
-                    .unwrap_or(per_case);
-                for c in (0..plan.cases.len()).filter(|&c| plan.cases[c].unavailable.is_none()) {
-                    todo.push_back((
-                        next_slot_index,
-                        plan::Slot {
-                            case: c,
-                            repeat,
-                            warmup: false,
-                        },
-                    ));
-                    next_slot_index += 1;
-                }
-                of += todo.len();
-                round_note = format!(
-                    " (round {}{})",
-                    repeat + 1 - self.suite.policy.warmup,
-                    rule.budget
-                        .map(|b| format!(
-                            ", {:.0} of {:.0} s budget",
-                            started.elapsed().as_secs_f64(),
-                            b.as_secs_f64()
-                        ))
-                        .unwrap_or_default()
-                );
-                continue;
-            }
-            let Some((slot_index, slot)) = todo.pop_front() else {
-                break;
-            };
-            let slot = &slot;
-            let case = &plan.cases[slot.case];
-            let what = format!(
-                "{} × {} repeat {}/{}{}{}",
-                case.variant.name,
-                case.workload.name,
-                slot.repeat + 1,
-                per_case.max(slot.repeat + 1),
-                if slot.warmup { " (warm-up)" } else { "" },
-                round_note
-            );
-            obs.repeat_started(&RepeatStart {
-                index: i,
-                of,
-                case,
-                repeat: slot.repeat,
-                repeats_per_case: per_case,
-                warmup: slot.warmup,
-                what: &what,
-            });
-            let t0 = Instant::now();
-            let mut sample = NewSample {
-                case_id: case.id.0.clone(),
-                repeat: slot.repeat,
-                is_warmup: slot.warmup,
-                started_at: crate::store::now_rfc3339(),
-                wall_s: 0.0,
-                status: SampleStatus::Ok,
-                device: None,
-                effective_mount_opts: None,
-                notes: vec![],
-                measurements: vec![],
-                histograms: vec![],
-                series: vec![],
-            };
-            let outcome = slot::run_slot(
-                provisioner.as_ref(),
-                &state,
-                case,
-                &self.suite,
-                &slot::SlotAt {
-                    tag: slot::tag_for(slot_index, &case.variant.name),
-                    index: slot_index,
-                    offsets: &ranks.offsets,
-                },
-                &self.interrupt,
-                memory.as_ref(),
-                &|p| obs.phase_started(&what, p),
-                &mut sample,
-            );
-            sample.wall_s = t0.elapsed().as_secs_f64();
-            let outcome = match outcome {
-                SlotOutcome::Interrupted => {
-                    interrupted = true;
-                    break;
-                }
-                SlotOutcome::Failed(e) => {
-                    sample.status = SampleStatus::Failed(e.clone());
-                    RepeatOutcome::Failed(e)
-                }
-                SlotOutcome::Done => RepeatOutcome::Done { wall_s: sample.wall_s },
-            };
-            // Committed before it is announced: a line on screen means the repeat is stored.
-            store.record_sample(session, &sample)?;
-            obs.repeat_result(&what, &sample);
-            obs.repeat_finished(&RepeatEnd {
-                index: i,
-                what: &what,
-                outcome: &outcome,
-            });
-            i += 1;
-        }
+    /// Ends the session (complete or interrupted), removes the cgroup and the run folder's
+    /// state, and reads the failures of the stored session.
+    fn close_session(&self, open: OpenSession, interrupted: bool, obs: &dyn Observer) -> Result<RunSummary, RunError> {
         obs.session_finished(if interrupted {
             SessionEnd::Interrupted
         } else {
@@ -491,10 +476,17 @@ impl Runner {
         } else {
             SessionStatus::Complete
         };
+        let OpenSession {
+            store,
+            session,
+            state,
+            memory,
+            provisioner: _provisioner,
+            _lock,
+        } = open;
         store.finish_session(session, status)?;
         drop(memory);
         state.finish();
-
         // The stored session is the truth: a resumed run replaced the repeats it ran again.
         let failures = if interrupted {
             Failures::default()
@@ -510,6 +502,17 @@ impl Runner {
             failures,
         })
     }
+}
+
+/// What an open session holds while its repeats run.
+struct OpenSession {
+    store: Box<dyn ResultStore>,
+    session: i64,
+    state: RunState,
+    memory: Option<crate::cgroup::MemoryCgroup>,
+    provisioner: Box<dyn Provisioner>,
+    /// The session's lock file, held until the session is closed.
+    _lock: Option<std::fs::File>,
 }
 
 /// What the ranks of a session told rank 0 before the first phase.

@@ -4,15 +4,14 @@
 //! Invariant: the plan of a command line is the plan `run` executes (same suite loading, same
 //! availability, same target), and printing it writes nothing but the text.
 
-use super::{load_suite, RunError, Target};
-use crate::cli::RunArgs;
+use super::{load_suite, RunError, RunOptions, Target};
 use crate::config::{self, Suite};
 use crate::plan::{self, Plan};
 use std::io::Write;
 
 /// Prints the plan of `a` to `out`, then refuses (as `run` would) an unconfirmed device or a
 /// plan the target cannot hold.
-pub fn show_plan(a: &RunArgs, out: &mut dyn Write) -> Result<(), RunError> {
+pub fn show_plan(a: &RunOptions, out: &mut dyn Write) -> Result<(), RunError> {
     let suite = load_suite(a, None)?;
     let mut target = Target::for_suite(a, &suite)?;
     let plan = plan::expand(&suite, &|v| target.availability(v));

@@ -1,15 +1,15 @@
-//! What a run executes: the suite and options of the command line, or, for `--resume`, the
-//! stored session's own suite text and command line and the repeats it already has.
+//! What a run executes: the suite and options given, or, for `--resume`, the stored session's
+//! own suite text and [`RunOptions`] and the repeats it already has. A session stored before
+//! the options were (schema 8 and older) has only its command line: the edge's
+//! [`LegacyArgs`] reads it into options, once, when it is resumed.
 //!
 //! Invariant: a resumed session never mixes suites: `--resume` refuses every other suite option,
 //! and the suite comes from the text stored with the session even if the file changed since.
 
-use super::{RunError, Target};
-use crate::cli::{Cli, Command, RunArgs};
+use super::{RunError, RunOptions, Target};
 use crate::config::{self, Overrides, Suite};
 use crate::plan::Case;
 use crate::store::{SessionStatus, Store};
-use clap::Parser;
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -28,7 +28,7 @@ impl Resume {
     }
 }
 
-fn overrides(a: &RunArgs) -> Result<Overrides, RunError> {
+fn overrides(a: &RunOptions) -> Result<Overrides, RunError> {
     if let Some(s) = a.scale {
         if !(s.is_finite() && s > 0.0) {
             return Err(RunError::Usage(format!(
@@ -58,7 +58,7 @@ fn overrides(a: &RunArgs) -> Result<Overrides, RunError> {
 
 /// Loads the suite a run (or `plan`) asks for, fitted to its target. `stored_text` replaces the
 /// file or preset when resuming, so a resumed session runs exactly the suite it started with.
-pub fn load_suite(a: &RunArgs, stored_text: Option<&str>) -> Result<Suite, RunError> {
+pub fn load_suite(a: &RunOptions, stored_text: Option<&str>) -> Result<Suite, RunError> {
     let o = overrides(a)?;
     let mut suite = match (stored_text, &a.suite, &a.preset) {
         (Some(text), _, _) => config::load_str(text, "stored suite", &o)?,
@@ -69,35 +69,33 @@ pub fn load_suite(a: &RunArgs, stored_text: Option<&str>) -> Result<Suite, RunEr
     Ok(suite)
 }
 
-/// Parses the command line a stored session was started with, to resume it the same way.
-fn stored_run_args(args: &[String]) -> Result<RunArgs, RunError> {
-    let cli = Cli::try_parse_from(args)
-        .map_err(|e| RunError::Usage(format!("cannot resume: stored command line does not parse: {e}")))?;
-    match cli.command {
-        Command::Run(a) => Ok(a),
-        _ => Err(RunError::Usage(
-            "cannot resume: the stored command line is not a `run`".into(),
-        )),
+/// Reads the command line of a session stored before its options were (the old way: the
+/// argv of `fsbench run`) into options; the edge owns the parser. The error says why.
+pub type LegacyArgs = fn(&[String]) -> Result<RunOptions, String>;
+
+/// The options a stored session runs with: its stored options, else its command line read by
+/// `legacy`.
+fn stored_options(id: i64, options: Option<&str>, args: &[String], legacy: LegacyArgs) -> Result<RunOptions, RunError> {
+    match options {
+        Some(json) => RunOptions::from_json(json).map_err(|e| {
+            RunError::Usage(format!(
+                "cannot resume session {id}: its stored options do not read: {e}"
+            ))
+        }),
+        None => legacy(args).map_err(|e| RunError::Usage(format!("cannot resume: {e}"))),
     }
 }
 
 /// The effective options, suite, resume state and (when resuming) the open store of a run.
-pub(super) fn resolve(db: &Path, given: &RunArgs) -> Result<(RunArgs, Suite, Option<Resume>, Option<Store>), RunError> {
+pub(super) fn resolve(
+    db: &Path,
+    given: &RunOptions,
+    legacy: LegacyArgs,
+) -> Result<(RunOptions, Suite, Option<Resume>, Option<Store>), RunError> {
     let Some(reference) = &given.resume else {
         return Ok((given.clone(), load_suite(given, None)?, None, None));
     };
-    if given.suite.is_some()
-        || given.preset.is_some()
-        || given.fs.is_some()
-        || given.only.is_some()
-        || given.repeat.is_some()
-        || given.warmup.is_some()
-        || given.scale.is_some()
-        || given.memory.is_some()
-        || given.precision.is_some()
-        || given.budget.is_some()
-        || Target::from_args(given).replaces_variants()
-    {
+    if given.names_suite() || Target::from_args(given).replaces_variants() {
         return Err(RunError::Usage(
             "--resume runs the stored session's own suite and options: drop the other suite options".into(),
         ));
@@ -114,7 +112,8 @@ pub(super) fn resolve(db: &Path, given: &RunArgs) -> Result<(RunArgs, Suite, Opt
     if data.session.status == SessionStatus::Complete {
         return Err(RunError::Usage(format!("session {id} is complete: nothing to resume")));
     }
-    let a = stored_run_args(&data.session.info.args)?;
+    let info = &data.session.info;
+    let a = stored_options(id, info.run_options.as_deref(), &info.args, legacy)?;
     let suite = load_suite(&a, Some(&data.session.info.suite_text))?;
     let mut done = HashSet::new();
     for c in &data.cases {

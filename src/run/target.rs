@@ -13,9 +13,8 @@
 //!   point as every other device check (after `plan` has printed the plan).
 
 use super::RunError;
-use crate::cli::RunArgs;
+use super::RunOptions;
 use crate::config::{FsVariant, Suite};
-use crate::fstype::FsType;
 use crate::plan::{self, Case, Plan};
 use crate::provision::{
     self, safety::DeviceInfo, DeviceProvisioner, DirProvisioner, ImageProvisioner, Provisioner, RunState,
@@ -65,7 +64,7 @@ fn largest_image(plan: &Plan) -> u64 {
     plan.cases
         .iter()
         .filter(|c| c.unavailable.is_none())
-        .map(|c| FsType::of(&c.variant.fs_type).device_bytes(&c.estimate.usage))
+        .map(|c| c.variant.fs().device_bytes(&c.estimate.usage))
         .max()
         .unwrap_or(0)
 }
@@ -76,13 +75,13 @@ fn largest_image(plan: &Plan) -> u64 {
 pub fn needs_block_device(plan: &Plan) -> bool {
     plan.cases
         .iter()
-        .any(|c| c.unavailable.is_none() && !FsType::of(&c.variant.fs_type).in_memory() && c.variant.kernel.is_none())
+        .any(|c| c.unavailable.is_none() && !c.variant.fs().in_memory() && c.variant.kernel.is_none())
 }
 
 impl Target {
     /// The target a `run` or `plan` command line names (nothing is checked yet).
-    pub fn from_args(a: &RunArgs) -> Target {
-        let scratch = a.scratch.scratch.clone();
+    pub fn from_args(a: &RunOptions) -> Target {
+        let scratch = a.scratch.clone();
         match (&a.dir, &a.device) {
             (Some(dir), _) => Target::Dir {
                 dir: dir.clone(),
@@ -105,7 +104,7 @@ impl Target {
     /// The target of a command line and its suite: a suite's `[target] device` (confirmed in
     /// the file by an identical `wipe`) is a device target as if named with `--device X --wipe
     /// X`; it must agree with the command line, which may not name another target.
-    pub fn for_suite(a: &RunArgs, suite: &Suite) -> Result<Target, RunError> {
+    pub fn for_suite(a: &RunOptions, suite: &Suite) -> Result<Target, RunError> {
         let target = Target::from_args(a);
         let Some(d) = &suite.device else { return Ok(target) };
         let differs = |what: &str| {
@@ -256,7 +255,7 @@ impl Target {
             Target::Images { .. } => plan
                 .cases
                 .iter()
-                .filter(|c| c.unavailable.is_none() && FsType::of(&c.variant.fs_type).in_memory())
+                .filter(|c| c.unavailable.is_none() && c.variant.fs().in_memory())
                 .map(|c| c.image_bytes)
                 .max()
                 .unwrap_or(0),
@@ -302,7 +301,7 @@ impl Target {
         match self {
             Target::Dir { .. } => "-".to_string(),
             Target::Device { .. } => "device".to_string(),
-            Target::Images { .. } if FsType::of(&c.variant.fs_type).in_memory() => {
+            Target::Images { .. } if c.variant.fs().in_memory() => {
                 format!("{} RAM", Bytes(c.image_bytes).human())
             }
             Target::Images { .. } => Bytes(c.image_bytes).human(),
@@ -390,7 +389,7 @@ mod tests {
     fn target(args: &[&str]) -> Target {
         let line = [&["fsbench", "run"], args].concat();
         match Cli::try_parse_from(line).unwrap().command {
-            Command::Run(a) => Target::from_args(&a),
+            Command::Run(a) => Target::from_args(&a.options()),
             _ => unreachable!("a run command line"),
         }
     }

@@ -7,6 +7,9 @@ use crate::cli::{Cli, Command};
 use clap::Parser;
 use std::sync::Mutex;
 
+/// The edge's reader of the command lines of sessions stored before their options were.
+const LEGACY: LegacyArgs = crate::cli::legacy_run_options;
+
 const SUITE: &str = r#"
 [suite]
 name = "runner-test"
@@ -75,7 +78,7 @@ impl Fixture {
         }
     }
 
-    fn args(&self, extra: &[&str]) -> RunArgs {
+    fn args(&self, extra: &[&str]) -> RunOptions {
         let mut line = self.command_line.clone();
         if !extra.is_empty() {
             // `--resume` takes the place of the suite options.
@@ -83,7 +86,7 @@ impl Fixture {
             line.extend(extra.iter().map(|s| s.to_string()));
         }
         match Cli::try_parse_from(&line).unwrap().command {
-            Command::Run(a) => a,
+            Command::Run(a) => a.options(),
             _ => unreachable!("a run command line"),
         }
     }
@@ -150,7 +153,7 @@ fn repeat_events(variant: &str, what: &str) -> Vec<Event> {
 #[test]
 fn a_real_run_announces_its_events_in_order_each_repeat_after_its_commit() {
     let f = Fixture::new();
-    let runner = Runner::new(&f.db, &f.args(&[]), f.command_line.clone())
+    let runner = Runner::new(&f.db, &f.args(&[]), f.command_line.clone(), LEGACY)
         .unwrap()
         .with_interrupt(Arc::new(AtomicBool::new(false)));
     let variant = runner.plan().cases[0].variant.name.clone();
@@ -190,9 +193,25 @@ fn a_real_run_announces_its_events_in_order_each_repeat_after_its_commit() {
 
 #[test]
 fn an_interrupted_run_stores_no_partial_repeat_and_resume_runs_the_rest() {
-    let f = Fixture::new();
+    interrupt_then_resume(&Fixture::new(), |_| {});
+}
+
+/// A session stored the old way (schema 8: its command line, no options) resumes: its
+/// command line is read once by the edge's parser.
+#[test]
+fn a_session_stored_with_only_its_command_line_resumes() {
+    interrupt_then_resume(&Fixture::new(), |db| {
+        let conn = rusqlite::Connection::open(db).unwrap();
+        let old = conn.execute("UPDATE sessions SET run_options_json = NULL", []).unwrap();
+        assert_eq!(old, 1);
+    });
+}
+
+/// Runs the fixture's suite, interrupted at its first phase, calls `before_resume` with the
+/// database, then resumes it to the end.
+fn interrupt_then_resume(f: &Fixture, before_resume: impl Fn(&Path)) {
     let flag = Arc::new(AtomicBool::new(false));
-    let runner = Runner::new(&f.db, &f.args(&[]), f.command_line.clone())
+    let runner = Runner::new(&f.db, &f.args(&[]), f.command_line.clone(), LEGACY)
         .unwrap()
         .with_interrupt(flag.clone());
     let (recorder, check) = (Recorder::default(), CommitCheck::new(&f.db, Some(flag)));
@@ -207,9 +226,12 @@ fn an_interrupted_run_stores_no_partial_repeat_and_resume_runs_the_rest() {
     let data = summary.store.load_session(summary.session).unwrap();
     assert_eq!(data.session.status, SessionStatus::Interrupted);
     assert!(data.samples.is_empty());
+    let stored = data.session.info.run_options.as_deref().expect("options stored");
+    assert_eq!(RunOptions::from_json(stored).unwrap(), f.args(&[]));
     drop(summary);
+    before_resume(&f.db);
 
-    let runner = Runner::new(&f.db, &f.args(&["--resume", "latest"]), vec![])
+    let runner = Runner::new(&f.db, &f.args(&["--resume", "latest"]), vec![], LEGACY)
         .unwrap()
         .with_interrupt(Arc::new(AtomicBool::new(false)));
     let (recorder, check) = (Recorder::default(), CommitCheck::new(&f.db, None));
@@ -241,12 +263,12 @@ fn an_interrupted_run_stores_no_partial_repeat_and_resume_runs_the_rest() {
 fn resume_refuses_suite_options_and_a_missing_database() {
     let f = Fixture::new();
     let a = f.args(&["--resume", "latest", "--dir", "/tmp"]);
-    let e = Runner::new(&f.db, &a, vec![]).err().expect("refused");
+    let e = Runner::new(&f.db, &a, vec![], LEGACY).err().expect("refused");
     assert!(
         e.is_usage() && e.to_string().contains("drop the other suite options"),
         "{e}"
     );
-    let e = Runner::new(&f.db, &f.args(&["--resume", "latest"]), vec![])
+    let e = Runner::new(&f.db, &f.args(&["--resume", "latest"]), vec![], LEGACY)
         .err()
         .expect("refused");
     assert!(e.is_usage() && e.to_string().contains("nothing to resume"), "{e}");

@@ -82,3 +82,15 @@ pub fn open(db: &Path) -> Result<Box<dyn ResultStore>, StoreError> {
         _ => Ok(Box::new(Store::open(db)?)),
     }
 }
+
+/// Opens the results database of `compare`, `report` and `history`, which read sessions and so
+/// must not create an empty one: a missing file is [`StoreError::Missing`] (a usage error). A
+/// PostgreSQL URL is connected to (its schema made if missing).
+pub fn open_existing(db: &Path) -> Result<Box<dyn ResultStore>, StoreError> {
+    if !is_postgres(db) && !db.exists() {
+        return Err(StoreError::Missing {
+            path: db.display().to_string(),
+        });
+    }
+    open(db)
+}

@@ -17,7 +17,7 @@ mod read;
 mod sqlite;
 mod time;
 
-pub use backend::{is_postgres, open, ResultStore};
+pub use backend::{is_postgres, open, open_existing, ResultStore};
 pub use model::*;
-pub use sqlite::{Store, StoreError, BUSY_TIMEOUT, SCHEMA_VERSION};
+pub use sqlite::{set_suite_policy_reader, Store, StoreError, SuitePolicyReader, BUSY_TIMEOUT, SCHEMA_VERSION};
 pub use time::{format_rfc3339, now_rfc3339};

@@ -86,6 +86,11 @@ pub struct NewSession {
     pub suite_text: String,
     /// The command line that started the session.
     pub args: Vec<String>,
+    /// The runner's options of the session as JSON (schema 10; what `--resume` runs with); the
+    /// store keeps the text and never reads it. `None` for sessions stored before, and not in
+    /// the JSON export.
+    #[serde(skip)]
+    pub run_options: Option<String>,
     /// fsbench version.
     pub fsbench_version: String,
     /// Machine description.

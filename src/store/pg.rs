@@ -40,6 +40,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (7, include_str!("pg_migrations/007_throughput_series.sql")),
     (8, include_str!("pg_migrations/008_rank_hosts.sql")),
     (9, include_str!("pg_migrations/009_metric_rank.sql")),
+    (10, include_str!("pg_migrations/010_run_options.sql")),
     (1001, include_str!("pg_migrations/1001_origin.sql")),
 ];
 
@@ -61,7 +62,7 @@ const MIGRATION_LOCK: i64 = 0x0066_7362_656e_6368; // "fsbench" in ASCII
 const SESSION_COLUMNS: &str = "id, started_at, finished_at, status, label, suite_name, \
      suite_text, args_json, fsbench_version, hostname, kernel, cpu_model, ncpu, mem_bytes, target, \
      policy_repeats, policy_warmup, policy_order, policy_drop_caches, policy_trim, policy_confidence, \
-     policy_memory_bytes, policy_precision_pct, policy_budget_s, policy_methodology";
+     policy_memory_bytes, policy_precision_pct, policy_budget_s, policy_methodology, run_options_json";
 
 /// Whether `db` names a PostgreSQL database rather than a SQLite file.
 pub fn is_postgres_url(db: &str) -> bool {
@@ -475,8 +476,8 @@ fn insert_session(
          args_json, fsbench_version, hostname, kernel, cpu_model, ncpu, mem_bytes, target, \
          policy_repeats, policy_warmup, policy_order, policy_drop_caches, policy_trim, \
          policy_confidence, policy_memory_bytes, policy_precision_pct, policy_budget_s, \
-         policy_methodology, origin) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, \
-         $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25) RETURNING id",
+         policy_methodology, origin, run_options_json) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, \
+         $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26) RETURNING id",
         &[
             &started_at,
             &finished_at,
@@ -503,6 +504,7 @@ fn insert_session(
             &s.policy.budget_s,
             &i32::from(s.policy.methodology),
             &origin,
+            &s.run_options,
         ],
     )?;
     let id: i64 = row.get(0);
@@ -711,6 +713,7 @@ fn session_from_row(r: &Row) -> Result<SessionRecord, Bad> {
             suite_name: r.get(5),
             suite_text,
             args: parse_json_strings(&args_json, &format!("args_json of session {id}"))?,
+            run_options: r.get(25),
             fsbench_version: r.get(8),
             host: HostInfo {
                 hostname: r.get(9),

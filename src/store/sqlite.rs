@@ -47,6 +47,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/007_throughput_series.sql"),
     include_str!("migrations/008_rank_hosts.sql"),
     include_str!("migrations/009_metric_rank.sql"),
+    include_str!("migrations/010_run_options.sql"),
 ];
 
 /// The schema version this fsbench writes (`PRAGMA user_version` after migrations).
@@ -64,7 +65,7 @@ const RANK_HOST_COLUMNS: &str = "session_id, rank, hostname, kernel, cpu_model, 
 const SESSION_COLUMNS: &str = "id, started_at, finished_at, status, label, suite_name, \
      suite_text, args_json, fsbench_version, hostname, kernel, cpu_model, ncpu, mem_bytes, target, \
      policy_repeats, policy_warmup, policy_order, policy_drop_caches, policy_trim, policy_confidence, \
-     policy_memory_bytes, policy_precision_pct, policy_budget_s, policy_methodology";
+     policy_memory_bytes, policy_precision_pct, policy_budget_s, policy_methodology, run_options_json";
 
 /// Store failures. Every variant names the database and says what to do.
 #[derive(Debug, thiserror::Error)]
@@ -102,6 +103,13 @@ pub enum StoreError {
         /// OS error.
         #[source]
         source: std::io::Error,
+    },
+    /// A command that reads sessions (`report`, `compare`, `history`) found no database file:
+    /// the user's to fix (exit code 2).
+    #[error("no results database at {path}: run `fsbench run` first, or pass --db")]
+    Missing {
+        /// Database path.
+        path: String,
     },
     /// The database was written by a newer fsbench (its `user_version` is above
     /// [`SCHEMA_VERSION`]).
@@ -395,8 +403,8 @@ impl Store {
              suite_text, args_json, fsbench_version, hostname, kernel, cpu_model, ncpu, \
              mem_bytes, target, policy_repeats, policy_warmup, policy_order, policy_drop_caches, \
              policy_trim, policy_confidence, policy_memory_bytes, policy_precision_pct, \
-             policy_budget_s, policy_methodology) VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, \
-             ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
+             policy_budget_s, policy_methodology, run_options_json) VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, \
+             ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
             params![
                 now_rfc3339(),
                 SessionStatus::Running.as_str(),
@@ -421,6 +429,7 @@ impl Store {
                 s.policy.precision,
                 s.policy.budget_s,
                 s.policy.methodology,
+                s.run_options,
             ],
         )
         .map_err(self.sql(action))?;
@@ -1002,6 +1011,18 @@ impl Store {
     }
 }
 
+/// Reads the run policy of a stored suite text (`text`, named `name` in errors): how a session
+/// stored before schema 4 gets its policy. The store never parses suites; the caller that
+/// knows the suite format registers this ([`set_suite_policy_reader`]).
+pub type SuitePolicyReader = fn(text: &str, name: &str) -> Result<Policy, String>;
+
+static SUITE_POLICY: std::sync::OnceLock<SuitePolicyReader> = std::sync::OnceLock::new();
+
+/// Registers the reader of old sessions' policies (once per process; later calls are no-ops).
+pub fn set_suite_policy_reader(read: SuitePolicyReader) {
+    let _ = SUITE_POLICY.set(read);
+}
+
 /// Reads a `sessions` row selected with [`SESSION_COLUMNS`] (tool versions left empty).
 fn session_from_row(row: &rusqlite::Row<'_>) -> Result<SessionRecord, RowError> {
     let id: i64 = row.get(0)?;
@@ -1021,6 +1042,7 @@ fn session_from_row(row: &rusqlite::Row<'_>) -> Result<SessionRecord, RowError> 
             suite_name: row.get(5)?,
             suite_text,
             args: parse_json_strings(&args_json, &format!("args_json of session {id}"))?,
+            run_options: row.get(25)?,
             fsbench_version: row.get(8)?,
             host: HostInfo {
                 hostname: row.get(9)?,
@@ -1066,19 +1088,17 @@ fn policy_from_row(row: &rusqlite::Row<'_>, id: i64, suite_text: &str) -> Result
                 methodology: row.get::<_, Option<bool>>(24)?.unwrap_or(false),
             })
         }
-        (None, None, None, None, None, None) => crate::config::load_str(
-            suite_text,
-            &format!("stored suite of session {id}"),
-            &Default::default(),
-        )
-        .map(|suite| crate::policy::Policy {
-            methodology: false,
-            ..suite.policy
-        })
-        .map_err(|e| RowError::NoPolicy {
-            session: id,
-            reason: e.to_string(),
-        }),
+        (None, None, None, None, None, None) => {
+            let read = SUITE_POLICY
+                .get()
+                .ok_or_else(|| "no suite reader is registered (store::set_suite_policy_reader)".to_string());
+            read.and_then(|read| read(suite_text, &format!("stored suite of session {id}")))
+                .map(|policy| Policy {
+                    methodology: false,
+                    ..policy
+                })
+                .map_err(|reason| RowError::NoPolicy { session: id, reason })
+        }
         _ => Err(RowError::Bad(format!("session {id} has a partly stored run policy"))),
     }
 }
@@ -1183,6 +1203,7 @@ mod tests {
 
     fn new_session(label: Option<&str>) -> NewSession {
         NewSession {
+            run_options: None,
             label: label.map(str::to_string),
             suite_name: "ext4-vs-xfs".into(),
             suite_text: "[suite]\nname = \"ext4-vs-xfs\"\n# ünïcödé and 'quotes' \"too\"\n".into(),
@@ -1571,6 +1592,7 @@ mod tests {
 
     #[test]
     fn a_version_1_database_migrates_to_the_current_version_keeping_its_sessions() {
+        set_suite_policy_reader(crate::config::stored_suite_policy);
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("v1.db");
         // A database as fsbench with schema version 1 left it: migration 1 only, one session
@@ -1611,7 +1633,7 @@ mod tests {
         // Every migration ran (005 the adaptive policy, 006 latency_histograms, 007
         // throughput_series, included).
         assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
-        assert_eq!(SCHEMA_VERSION, 9);
+        assert_eq!(SCHEMA_VERSION, 10);
         assert!(MIGRATIONS.iter().any(|m| m.contains("CREATE TABLE latency_histograms")));
         assert!(MIGRATIONS[6].contains("CREATE TABLE throughput_series"));
         let old = store
@@ -1748,6 +1770,7 @@ mod tests {
         let b = store
             .begin_session(&NewSession {
                 tool_versions: vec![],
+                run_options: None,
                 ..new_session(None)
             })
             .expect("b");

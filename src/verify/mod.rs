@@ -28,8 +28,7 @@ pub mod html;
 pub mod pairs;
 pub mod ratios;
 
-use crate::cli::{RunArgs, ScratchArgs};
-use crate::run::{Observer, RunError, RunSummary, Runner};
+use crate::run::{Observer, RunError, RunOptions, RunSummary, Runner};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -126,33 +125,24 @@ fn run_line(o: &VerifyOptions, suite: &Path) -> Vec<String> {
     v
 }
 
-/// The `run` arguments of a verify run of the suite file `suite`.
-fn run_args(o: &VerifyOptions, suite: &Path) -> RunArgs {
-    RunArgs {
+/// The runner's options of a verify run of the suite file `suite`.
+fn run_options(o: &VerifyOptions, suite: &Path) -> RunOptions {
+    RunOptions {
         suite: Some(suite.to_path_buf()),
-        preset: None,
         fs: Some(o.fs.clone()),
-        only: None,
         repeat: Some(o.pairs),
-        warmup: None,
         scale: o.scale,
-        tools: None,
-        memory: None,
-        precision: None,
-        budget: None,
-        scratch: ScratchArgs {
-            scratch: o.scratch.clone(),
-        },
-        dir: None,
-        device: None,
-        wipe: None,
+        scratch: o.scratch.clone(),
         label: o.label.clone(),
-        resume: None,
-        events: None,
-        ranks: None,
         // `fsbench verify` exits 1 on any failed repeat (app::cmd_verify).
         strict: true,
+        ..RunOptions::default()
     }
+}
+
+/// A verify session is never resumed by `verify` (`fsbench run --resume` does that).
+fn no_legacy(_: &[String]) -> Result<RunOptions, String> {
+    Err("verify does not resume sessions".into())
 }
 
 /// Runs the verify session into `db`, reporting progress to `obs`. The suite file is written
@@ -162,7 +152,7 @@ pub fn run(db: &Path, o: &VerifyOptions, obs: &dyn Observer) -> Result<RunSummar
     std::fs::create_dir_all(&o.scratch).map_err(RunError::Output)?;
     let suite = o.scratch.join(format!("verify-suite-{}.toml", std::process::id()));
     std::fs::write(&suite, text).map_err(RunError::Output)?;
-    let runner = Runner::new(db, &run_args(o, &suite), run_line(o, &suite));
+    let runner = Runner::new(db, &run_options(o, &suite), run_line(o, &suite), no_legacy);
     let _ = std::fs::remove_file(&suite);
     runner?.run(obs)
 }

@@ -64,6 +64,27 @@ fn usage_errors_exit_2() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 }
 
+/// A filesystem type no table row or `mkfs.NAME` knows is a configuration error (exit 2) that
+/// lists the known types, in a suite file and in `--fs`.
+#[test]
+fn an_unknown_filesystem_type_exits_2_with_the_known_ones() {
+    let dir = scratch();
+    let suite = crate::util::write_suite(
+        dir.path(),
+        "s.toml",
+        "[suite]\nname = \"t\"\n\n[[fs]]\ntype = \"nosuchfs\"\n\n[[workload]]\nkind = \"bonnie\"\n",
+    );
+    for args in [&["plan", suite.as_str()][..], &["plan", "--fs", "nosuchfs:noatime"]] {
+        let o = fsbench(args);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("`nosuchfs`") && err.contains("mkfs.nosuchfs") && err.contains("ext2, ext3, ext4, xfs, btrfs"),
+            "{err}"
+        );
+    }
+}
+
 #[test]
 fn plan_shows_cases_order_sizes_and_space_and_marks_unavailable_types() {
     let dir = scratch();

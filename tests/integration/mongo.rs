@@ -384,6 +384,7 @@ fn first_run_warnings(slow_first: bool) -> Vec<String> {
     let session = store
         .begin_session(&NewSession {
             label: None,
+            run_options: None,
             suite_name: "first-run".into(),
             suite_text: String::new(),
             args: vec![],

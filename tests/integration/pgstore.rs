@@ -341,6 +341,7 @@ fn the_ranks_of_a_many_rank_session_round_trip_through_postgres() {
     let id = store
         .begin_session(&NewSession {
             label: Some("ranks".into()),
+            run_options: None,
             suite_name: "mpi".into(),
             suite_text: String::new(),
             args: vec![],

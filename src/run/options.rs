@@ -1,0 +1,110 @@
+//! [`RunOptions`]: what one `fsbench run` (or `plan`) is asked to do, as plain data. The edge
+//! (`cli`) builds it from the command line; `verify` builds it for its own session; the runner
+//! and `plan` read nothing else, so `run` never depends on the command-line parser.
+//!
+//! Invariants:
+//! - It is stored with a new session (serde JSON, column `sessions.run_options_json`), and
+//!   `--resume` runs the stored options, never re-parsing a command line.
+//! - A field that is `None` takes the suite's value (or the built-in default); the checks of
+//!   values (`--scale`, `--repeat`) are made where the options become suite overrides
+//!   (`resume::overrides`), so stored and given options are checked alike.
+
+use crate::config::Tools;
+use crate::units::{Bytes, Dur};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// The options of one run or plan.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunOptions {
+    /// Suite file (TOML); without it, `preset` (default `quick`).
+    pub suite: Option<PathBuf>,
+    /// Built-in preset.
+    pub preset: Option<String>,
+    /// Filesystem variants replacing the suite's (the `--fs` list as typed).
+    pub fs: Option<String>,
+    /// Only these workloads (names or kinds).
+    pub only: Option<Vec<String>>,
+    /// Measured repeats per case.
+    pub repeat: Option<u32>,
+    /// Warm-up repeats per case.
+    pub warmup: Option<u32>,
+    /// Size (and duration) multiplier.
+    pub scale: Option<f64>,
+    /// Native workloads or the suite's real tools.
+    pub tools: Option<Tools>,
+    /// Memory cgroup limit of every repeat.
+    pub memory: Option<Bytes>,
+    /// Adaptive rounds until every headline CI is within this many percent.
+    pub precision: Option<f64>,
+    /// Most wall time with adaptive rounds.
+    pub budget: Option<Dur>,
+    /// Folder for loop images and mountpoints.
+    pub scratch: PathBuf,
+    /// Benchmark this existing directory instead.
+    pub dir: Option<PathBuf>,
+    /// Format this block device for every repeat.
+    pub device: Option<PathBuf>,
+    /// The confirmation of `device` (the same path).
+    pub wipe: Option<PathBuf>,
+    /// Label stored with the session.
+    pub label: Option<String>,
+    /// Continue this stored session (id, label or `latest`).
+    pub resume: Option<String>,
+    /// Any failed repeat makes the run exit 1.
+    pub strict: bool,
+}
+
+impl RunOptions {
+    /// Whether any option that decides the suite is given (refused with `--resume`, which runs
+    /// the stored session's own).
+    pub fn names_suite(&self) -> bool {
+        self.suite.is_some()
+            || self.preset.is_some()
+            || self.fs.is_some()
+            || self.only.is_some()
+            || self.repeat.is_some()
+            || self.warmup.is_some()
+            || self.scale.is_some()
+            || self.memory.is_some()
+            || self.precision.is_some()
+            || self.budget.is_some()
+    }
+
+    /// The JSON stored with a session.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("run options serialize")
+    }
+
+    /// Reads the JSON stored with a session.
+    pub fn from_json(text: &str) -> Result<RunOptions, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_round_trip_through_json() {
+        let o = RunOptions {
+            suite: Some("s.toml".into()),
+            fs: Some("ext4,btrfs:compress=lzo".into()),
+            only: Some(vec!["bonnie".into()]),
+            repeat: Some(3),
+            scale: Some(0.1),
+            tools: Some(Tools::Real),
+            memory: Some(Bytes(786 * Bytes::MIB)),
+            budget: Some(Dur(std::time::Duration::from_millis(1500))),
+            scratch: "/var/tmp/fsbench".into(),
+            label: Some("a b".into()),
+            strict: true,
+            ..Default::default()
+        };
+        assert_eq!(RunOptions::from_json(&o.to_json()).unwrap(), o);
+        assert!(o.names_suite());
+        assert!(!RunOptions::default().names_suite());
+    }
+}
