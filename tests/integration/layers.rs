@@ -27,7 +27,9 @@ struct Layers {
 
 /// Reads the "```text layers" block of an architecture document.
 fn read_layers(doc: &str) -> Layers {
-    let start = doc.find("```text layers").expect("a ```text layers block in the document");
+    let start = doc
+        .find("```text layers")
+        .expect("a ```text layers block in the document");
     let block = &doc[start..];
     let body = &block[block.find('\n').unwrap() + 1..];
     let body = &body[..body.find("```").expect("the layers block closes")];
@@ -43,7 +45,9 @@ fn read_layers(doc: &str) -> Layers {
         match words.as_slice() {
             ["never", a, "->", b] => layers.never.push((a.to_string(), b.to_string())),
             [level, name, modules @ ..] if level.starts_with('L') => {
-                let n: u32 = level[1..].parse().unwrap_or_else(|_| panic!("layer number in {line:?}"));
+                let n: u32 = level[1..]
+                    .parse()
+                    .unwrap_or_else(|_| panic!("layer number in {line:?}"));
                 for m in modules {
                     let m = m.trim_end_matches('/').to_string();
                     let before = layers.of.insert(m.clone(), (n, name.to_string()));
@@ -106,7 +110,10 @@ fn blank_comments_and_strings(text: &str) -> String {
             }
             let close: String = std::iter::once('"').chain(std::iter::repeat_n('#', hashes)).collect();
             let rest: String = b[j + 1..].iter().collect();
-            let len = rest.find(&close).map(|k| rest[..k].chars().count()).unwrap_or(rest.chars().count());
+            let len = rest
+                .find(&close)
+                .map(|k| rest[..k].chars().count())
+                .unwrap_or(rest.chars().count());
             let end = (j + 1 + len + close.chars().count()).min(b.len());
             for &ch in &b[i..end] {
                 out.push(blank(ch));
@@ -154,11 +161,7 @@ fn ident_before(b: &[char], i: usize) -> bool {
 
 /// A quote at `i` starts a character literal (`'x'`, `'\n'`, `'\u{1F600}'`), not a lifetime.
 fn is_char_literal(b: &[char], i: usize) -> bool {
-    match (b.get(i + 1), b.get(i + 2)) {
-        (Some('\\'), _) => true,
-        (Some(_), Some('\'')) => true,
-        _ => false,
-    }
+    matches!((b.get(i + 1), b.get(i + 2)), (Some('\\'), _) | (Some(_), Some('\'')))
 }
 
 /// The end (exclusive) of the item that starts at or after `from`: a `;` before any `{`, or the
@@ -369,7 +372,10 @@ fn violations(src: &Path, layers: &Layers) -> Vec<String> {
                 }
             }
             if layers.never.iter().any(|(x, y)| x == from && y == to) {
-                out.push(format!("{from} imports {to}, which the map forbids, in {}", file.display()));
+                out.push(format!(
+                    "{from} imports {to}, which the map forbids, in {}",
+                    file.display()
+                ));
             }
         }
     }
@@ -388,7 +394,12 @@ fn cycles(graph: &BTreeMap<String, BTreeMap<String, PathBuf>>) -> Vec<String> {
     ) {
         if let Some(i) = path.iter().position(|p| p == m) {
             let mut cycle = path[i..].to_vec();
-            let min = cycle.iter().enumerate().min_by_key(|(_, n)| *n).map(|(k, _)| k).unwrap();
+            let min = cycle
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, n)| *n)
+                .map(|(k, _)| k)
+                .unwrap();
             cycle.rotate_left(min);
             found.insert(cycle);
             return;
@@ -432,7 +443,11 @@ fn every_import_in_src_goes_down_the_layers_of_architecture_md() {
     // The scan sees imports at all: the report is built on the store.
     assert!(graph["report"].contains_key("store"), "{graph:?}");
     let v = violations(&manifest().join("src"), &layers);
-    assert!(v.is_empty(), "the layers of doc/architecture.md are broken:\n{}", v.join("\n"));
+    assert!(
+        v.is_empty(),
+        "the layers of doc/architecture.md are broken:\n{}",
+        v.join("\n")
+    );
 }
 
 #[test]
@@ -440,15 +455,25 @@ fn a_deliberate_upward_import_fails() {
     let (src, layers) = fixture("upward");
     let v = violations(&src, &layers);
     assert_eq!(v.len(), 1, "{v:?}");
-    assert!(v[0].starts_with("metric (L0 foundation) imports report (L2 report)"), "{v:?}");
+    assert!(
+        v[0].starts_with("metric (L0 foundation) imports report (L2 report)"),
+        "{v:?}"
+    );
 }
 
 #[test]
 fn a_cycle_within_one_layer_and_a_forbidden_edge_fail() {
     let (src, layers) = fixture("cycle");
     let v = violations(&src, &layers);
-    assert!(v.iter().any(|s| s == "import cycle: engine -> provision -> engine"), "{v:?}");
-    assert!(v.iter().any(|s| s.starts_with("report imports config, which the map forbids")), "{v:?}");
+    assert!(
+        v.iter().any(|s| s == "import cycle: engine -> provision -> engine"),
+        "{v:?}"
+    );
+    assert!(
+        v.iter()
+            .any(|s| s.starts_with("report imports config, which the map forbids")),
+        "{v:?}"
+    );
     assert!(v.iter().any(|s| s == "module stray is in no layer of the map"), "{v:?}");
     assert_eq!(v.len(), 3, "{v:?}");
 }
