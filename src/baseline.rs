@@ -1,6 +1,7 @@
 //! The raw-device baseline: how fast the block device under the filesystems is by itself, so
-//! the report can flag a throughput above it as served from a cache, not the disk (DESIGN.md,
-//! "Rules that make the numbers honest": "baseline measured once per target").
+//! the report can flag a throughput above it as served from a cache, not the disk
+//! (doc/architecture.md, "Rules that keep the numbers honest": the raw device is measured once
+//! per session).
 //!
 //! What [`measure`] does, once per session before the first case, on the device
 //! [`crate::provision::Provisioner::raw_device`] hands out (a loop device over a fresh image in

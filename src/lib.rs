@@ -1,6 +1,6 @@
 //! fsbench: compare Linux filesystems honestly.
 //!
-//! The data walks one way (DESIGN.md):
+//! The data walks one way (doc/architecture.md):
 //! `config` (suite/preset) → `plan` (cases × repeats → slots) → `baseline` (the raw device's
 //! sequential rates, once per session) → for each slot `provision`
 //! (loop image, mkfs, mount: a guard undoes it) → `engine` (native workloads → `RawSample`) →

@@ -57,7 +57,7 @@
 //! naming the flag. Loading never panics, whatever the input (fuzz-tested below).
 //!
 //! References: TOML 1.0 (<https://toml.io/en/v1.0.0>); the suite-file sketch in
-//! `research/aesthetics-anchors.md` §10; DESIGN.md "config/".
+//! `research/aesthetics-anchors.md` §10; doc/architecture.md, the `config` row.
 
 use super::diag::{self, Problem, Source};
 use super::presets::PRESETS;

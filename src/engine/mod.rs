@@ -5,7 +5,7 @@
 //! is the closed set of workloads and [`WorkloadKind::workload`] is the single place that
 //! dispatches on it: everything else goes through the [`Workload`] trait.
 //!
-//! Rules every workload keeps (DESIGN.md, "Rules that make the numbers honest"):
+//! Rules every workload keeps (doc/architecture.md, "Rules that keep the numbers honest"):
 //! - the hot loop allocates nothing, takes no shared lock, and reads the monotonic clock once
 //!   per operation (the end of one operation is the start of the next);
 //! - write phases end with fsync inside the timed region unless the spec says otherwise;

@@ -7,7 +7,7 @@
 //! end in `Drop`, which undoes the stack in reverse order. Every push and pop is mirrored in the
 //! run's on-disk state file ([`state`]) so `fsbench cleanup` can undo a run that was SIGKILLed.
 //!
-//! Safety rules (DESIGN.md "Safety"): fsbench only runs mkfs on loop devices attached to image
+//! Safety rules (doc/architecture.md, "Safety"): fsbench only runs mkfs on loop devices attached to image
 //! files it created in its own run folder; a loop device is detached only if its backing file is
 //! still that image; a mount is removed only if /proc/mounts still shows it on that device.
 //! Loop devices are always allocated with `losetup --find` (other processes may hold some).

@@ -1,5 +1,5 @@
-//! The cache-bound flag: throughputs above what the raw device delivers (DESIGN.md, "Rules that
-//! make the numbers honest").
+//! The cache-bound flag: throughputs above what the raw device delivers (doc/architecture.md,
+//! "Rules that keep the numbers honest").
 //!
 //! Rule: a cell of a throughput row (unit MiB/s) is cache-bound when its mean is more than
 //! [`super::cache_bound_tolerance`] (5 %, or 50 % for a baseline that stored every pass) above

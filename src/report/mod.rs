@@ -24,7 +24,7 @@
 //!   labelled placeholder slot;
 //! * `cache_bound` marks a throughput (MiB/s) cell whose mean is more than
 //!   [`CACHE_BOUND_TOLERANCE`] above the faster rate of the session's raw-device baseline
-//!   (DESIGN.md: "the report flags it as cache-bound"); tmpfs cells are never compared (no raw
+//!   (doc/architecture.md: "a throughput above it is flagged cache-bound"); tmpfs cells are never compared (no raw
 //!   device), and without a measured baseline nothing is flagged and a warning says why. One
 //!   warning per workload lists the flagged cells; the table and Markdown mark them `‡`.
 //!

@@ -1,5 +1,5 @@
 //! The runner of `fsbench run`: resume, session start, the raw-device baseline step, the slot
-//! loop, and the commit of each repeat, announced to an [`Observer`] (DESIGN.md, pipeline).
+//! loop, and the commit of each repeat, announced to an [`Observer`] (doc/architecture.md, the pipeline).
 //!
 //! [`Runner::new`] decides what to run (the suite, or the stored session's own suite and options
 //! when resuming; the [`Target`]; the plan) and prints nothing. [`Runner::run`] checks space and

@@ -28,7 +28,7 @@
 //! Each timed phase reports `time` (seconds, lower is better, the study's unit), `rate`
 //! (entries handled per second: files, links and directories) and latency percentiles; the
 //! CPU use of the process and the machine is added by the engine. With `fsync = true` (the
-//! default, DESIGN.md's rule that write phases include the flush) the phases that change
+//! default, the rule that write phases include the flush, doc/architecture.md) the phases that change
 //! the filesystem (`create`, `copy`, `symlink`, `rename`, `delete`) end with one `syncfs(2)`
 //! inside the timed region; mongo.pl ran `sync` after its timer instead.
 //!
