@@ -620,34 +620,12 @@ fn run_one<W: Worker, C: OpClock>(
         shared.before.fetch_add(ops, Ordering::Relaxed);
         meet(shared);
         if first.is_ok() && deadline_hit {
-            let extra = shared.extra.load(Ordering::Relaxed);
-            t0 = clock.now();
-            while shared.claimed.fetch_add(1, Ordering::Relaxed) < extra {
-                if interrupt.load(Ordering::Relaxed) {
-                    first = Err(Exit::Interrupted);
-                    break;
-                }
-                if abort.load(Ordering::Relaxed) {
-                    first = Err(Exit::Aborted);
-                    break;
-                }
-                match w.op() {
-                    Ok(Step::Op) => {}
-                    Ok(Step::Done) => break,
-                    Err(e) => {
-                        abort.store(true, Ordering::Relaxed);
-                        first = Err(Exit::Failed(e));
-                        break;
-                    }
-                }
-                let t1 = clock.now();
-                latency.record_ns(clock.ns_between(t0, t1));
-                t0 = t1;
-                ops += 1;
-                // Wear-out after the deadline: counted in the last second reached, so the
-                // series still sums to `ops`.
-                in_second += 1;
-            }
+            let (n, ended) = wear_out(clock, &mut w, &mut latency, shared, interrupt, abort);
+            // Wear-out after the deadline: counted in the last second reached, so the series
+            // still sums to `ops`.
+            ops += n;
+            in_second += n;
+            first = ended;
         }
     }
     if let Some(last) = per_second.get_mut(second) {
@@ -672,6 +650,44 @@ fn run_one<W: Worker, C: OpClock>(
         per_second,
         ops_before,
     })
+}
+
+/// The wear-out after the stonewall: operations claimed from `shared.extra` until none is left,
+/// timed like the main loop's. Returns how many it did and how it ended (`Ok` when the claims
+/// ran out or the worker was done). Called once per worker, after the timed loop.
+#[inline]
+fn wear_out<W: Worker, C: OpClock>(
+    clock: C,
+    w: &mut W,
+    latency: &mut LatencyRecorder,
+    shared: &Wear,
+    interrupt: &AtomicBool,
+    abort: &AtomicBool,
+) -> (u64, Result<(), Exit>) {
+    let extra = shared.extra.load(Ordering::Relaxed);
+    let mut ops: u64 = 0;
+    let mut t0 = clock.now();
+    while shared.claimed.fetch_add(1, Ordering::Relaxed) < extra {
+        if interrupt.load(Ordering::Relaxed) {
+            return (ops, Err(Exit::Interrupted));
+        }
+        if abort.load(Ordering::Relaxed) {
+            return (ops, Err(Exit::Aborted));
+        }
+        match w.op() {
+            Ok(Step::Op) => {}
+            Ok(Step::Done) => break,
+            Err(e) => {
+                abort.store(true, Ordering::Relaxed);
+                return (ops, Err(Exit::Failed(e)));
+            }
+        }
+        let t1 = clock.now();
+        latency.record_ns(clock.ns_between(t0, t1));
+        t0 = t1;
+        ops += 1;
+    }
+    (ops, Ok(()))
 }
 
 #[cfg(test)]
