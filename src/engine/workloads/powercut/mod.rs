@@ -455,14 +455,8 @@ impl PowercutSpec {
             Err(_) => base.to_string_lossy().into_owned(),
         };
         runner_fs.unmount()?;
-        let server = DiskServer::start(
-            run_dir,
-            &base_arg,
-            &format!("{tag}-pcdisk"),
-            self.disk_model,
-            ctx.state,
-        )
-        .map_err(|e| eio("start the power-cut disk", e))?;
+        let server = DiskServer::start(run_dir, &base_arg, &format!("{tag}-pcdisk"), self.disk_model, ctx.state)
+            .map_err(|e| eio("start the power-cut disk", e))?;
         let image = server.image();
         stack.server = Some(server);
         let out = crate::host::run_tool("losetup", &["--find", "--show", &image.to_string_lossy()])
