@@ -620,7 +620,7 @@ fn run_one<W: Worker, C: OpClock>(
         shared.before.fetch_add(ops, Ordering::Relaxed);
         meet(shared);
         if first.is_ok() && deadline_hit {
-            let (n, ended) = wear_out(clock, &mut w, &mut latency, shared, interrupt, abort);
+            let (n, ended) = run_wear_out(clock, &mut w, &mut latency, shared, interrupt, abort);
             // Wear-out after the deadline: counted in the last second reached, so the series
             // still sums to `ops`.
             ops += n;
@@ -656,7 +656,7 @@ fn run_one<W: Worker, C: OpClock>(
 /// timed like the main loop's. Returns how many it did and how it ended (`Ok` when the claims
 /// ran out or the worker was done). Called once per worker, after the timed loop.
 #[inline]
-fn wear_out<W: Worker, C: OpClock>(
+fn run_wear_out<W: Worker, C: OpClock>(
     clock: C,
     w: &mut W,
     latency: &mut LatencyRecorder,
@@ -878,6 +878,42 @@ mod tests {
             .run(vec![Countdown::new(5)], &flag)
             .unwrap();
         assert!(run.stonewall.is_none());
+    }
+
+    /// A rank behind the others: they agreed on 50 operations more than it did.
+    struct Behind;
+
+    impl PhaseSync for Behind {
+        fn begin(&self, _phase: &str, _interrupt: &AtomicBool) {}
+        fn pool_measured(&self, _latency: &LatencyRecorder, _stonewall: Option<StonewallStats>) {}
+        fn recorded(&self, _phase: &str, _wall: Duration) {}
+        fn stonewall_agree(&self, ops: u64, _interrupt: &AtomicBool) -> u64 {
+            ops + 50
+        }
+        fn shared_dir(&self, dir: &std::path::Path) -> (std::path::PathBuf, bool) {
+            (dir.to_path_buf(), true)
+        }
+        fn barrier(&self, _what: &str, _interrupt: &AtomicBool) -> Result<(), EngineError> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_rank_behind_wears_out_the_agreed_extra_operations_timed_and_counted() {
+        for n in [1, 3] {
+            let flag = AtomicBool::new(false);
+            let workers: Vec<Countdown> = (0..n).map(|_| Countdown::new(u64::MAX)).collect();
+            let run = WorkerPool::with_deadline(Duration::from_millis(20))
+                .wear_out(true)
+                .run_synced(workers, &flag, &Behind)
+                .expect("pool run");
+            let wall = run.stonewall.expect("stonewall stats");
+            assert_eq!(wall.agreed, wall.ops_before + 50);
+            assert_eq!(wall.ops_after, 50, "the workers share exactly the extra operations");
+            assert_eq!(run.ops, wall.agreed);
+            assert_eq!(run.latency.count(), run.ops, "every wear-out operation is timed");
+            assert_eq!(run.per_second.iter().sum::<u64>(), run.ops, "{:?}", run.per_second);
+        }
     }
 
     #[test]
