@@ -620,34 +620,12 @@ fn run_one<W: Worker, C: OpClock>(
         shared.before.fetch_add(ops, Ordering::Relaxed);
         meet(shared);
         if first.is_ok() && deadline_hit {
-            let extra = shared.extra.load(Ordering::Relaxed);
-            t0 = clock.now();
-            while shared.claimed.fetch_add(1, Ordering::Relaxed) < extra {
-                if interrupt.load(Ordering::Relaxed) {
-                    first = Err(Exit::Interrupted);
-                    break;
-                }
-                if abort.load(Ordering::Relaxed) {
-                    first = Err(Exit::Aborted);
-                    break;
-                }
-                match w.op() {
-                    Ok(Step::Op) => {}
-                    Ok(Step::Done) => break,
-                    Err(e) => {
-                        abort.store(true, Ordering::Relaxed);
-                        first = Err(Exit::Failed(e));
-                        break;
-                    }
-                }
-                let t1 = clock.now();
-                latency.record_ns(clock.ns_between(t0, t1));
-                t0 = t1;
-                ops += 1;
-                // Wear-out after the deadline: counted in the last second reached, so the
-                // series still sums to `ops`.
-                in_second += 1;
-            }
+            let (n, ended) = run_wear_out(clock, &mut w, &mut latency, shared, interrupt, abort);
+            // Wear-out after the deadline: counted in the last second reached, so the series
+            // still sums to `ops`.
+            ops += n;
+            in_second += n;
+            first = ended;
         }
     }
     if let Some(last) = per_second.get_mut(second) {
@@ -672,6 +650,44 @@ fn run_one<W: Worker, C: OpClock>(
         per_second,
         ops_before,
     })
+}
+
+/// The wear-out after the stonewall: operations claimed from `shared.extra` until none is left,
+/// timed like the main loop's. Returns how many it did and how it ended (`Ok` when the claims
+/// ran out or the worker was done). Called once per worker, after the timed loop.
+#[inline]
+fn run_wear_out<W: Worker, C: OpClock>(
+    clock: C,
+    w: &mut W,
+    latency: &mut LatencyRecorder,
+    shared: &Wear,
+    interrupt: &AtomicBool,
+    abort: &AtomicBool,
+) -> (u64, Result<(), Exit>) {
+    let extra = shared.extra.load(Ordering::Relaxed);
+    let mut ops: u64 = 0;
+    let mut t0 = clock.now();
+    while shared.claimed.fetch_add(1, Ordering::Relaxed) < extra {
+        if interrupt.load(Ordering::Relaxed) {
+            return (ops, Err(Exit::Interrupted));
+        }
+        if abort.load(Ordering::Relaxed) {
+            return (ops, Err(Exit::Aborted));
+        }
+        match w.op() {
+            Ok(Step::Op) => {}
+            Ok(Step::Done) => break,
+            Err(e) => {
+                abort.store(true, Ordering::Relaxed);
+                return (ops, Err(Exit::Failed(e)));
+            }
+        }
+        let t1 = clock.now();
+        latency.record_ns(clock.ns_between(t0, t1));
+        t0 = t1;
+        ops += 1;
+    }
+    (ops, Ok(()))
 }
 
 #[cfg(test)]
@@ -862,6 +878,42 @@ mod tests {
             .run(vec![Countdown::new(5)], &flag)
             .unwrap();
         assert!(run.stonewall.is_none());
+    }
+
+    /// A rank behind the others: they agreed on 50 operations more than it did.
+    struct Behind;
+
+    impl PhaseSync for Behind {
+        fn begin(&self, _phase: &str, _interrupt: &AtomicBool) {}
+        fn pool_measured(&self, _latency: &LatencyRecorder, _stonewall: Option<StonewallStats>) {}
+        fn recorded(&self, _phase: &str, _wall: Duration) {}
+        fn stonewall_agree(&self, ops: u64, _interrupt: &AtomicBool) -> u64 {
+            ops + 50
+        }
+        fn shared_dir(&self, dir: &std::path::Path) -> (std::path::PathBuf, bool) {
+            (dir.to_path_buf(), true)
+        }
+        fn barrier(&self, _what: &str, _interrupt: &AtomicBool) -> Result<(), EngineError> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_rank_behind_wears_out_the_agreed_extra_operations_timed_and_counted() {
+        for n in [1, 3] {
+            let flag = AtomicBool::new(false);
+            let workers: Vec<Countdown> = (0..n).map(|_| Countdown::new(u64::MAX)).collect();
+            let run = WorkerPool::with_deadline(Duration::from_millis(20))
+                .wear_out(true)
+                .run_synced(workers, &flag, &Behind)
+                .expect("pool run");
+            let wall = run.stonewall.expect("stonewall stats");
+            assert_eq!(wall.agreed, wall.ops_before + 50);
+            assert_eq!(wall.ops_after, 50, "the workers share exactly the extra operations");
+            assert_eq!(run.ops, wall.agreed);
+            assert_eq!(run.latency.count(), run.ops, "every wear-out operation is timed");
+            assert_eq!(run.per_second.iter().sum::<u64>(), run.ops, "{:?}", run.per_second);
+        }
     }
 
     #[test]

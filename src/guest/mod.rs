@@ -462,6 +462,24 @@ fn probe_kvm(state: &RunState, kernel: &Kernel, busybox: &Path, interrupt: &Atom
     }
 }
 
+/// Creates the guest's sparse disk image `img-<tag>.img` of `image_bytes` in `dir` (recorded in
+/// `steps`); with whether the host allows O_DIRECT on it.
+fn create_disk(steps: &mut Steps, dir: &Path, tag: &str, image_bytes: u64) -> Result<(PathBuf, bool), GuestError> {
+    let disk = steps.file(dir.join(format!("img-{tag}.img")));
+    let f = std::fs::File::create_new(&disk).map_err(io(format!("create {}", disk.display())))?;
+    f.set_len(image_bytes).map_err(io(format!("size {}", disk.display())))?;
+    drop(f);
+    let direct = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&disk)
+            .is_ok()
+    };
+    Ok((disk, direct))
+}
+
 /// One repeat of `variant` × `workload` in a guest, with a disk of `image_bytes` in `state`'s
 /// run folder; `tag` names the repeat's files.
 pub fn run_slot(
@@ -484,18 +502,7 @@ pub fn run_slot(
         steps: vec![],
     };
     let dir = state.dir();
-    let disk = steps.file(dir.join(format!("img-{tag}.img")));
-    let f = std::fs::File::create_new(&disk).map_err(io(format!("create {}", disk.display())))?;
-    f.set_len(image_bytes).map_err(io(format!("size {}", disk.display())))?;
-    drop(f);
-    let direct = {
-        use std::os::unix::fs::OpenOptionsExt;
-        std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_DIRECT)
-            .open(&disk)
-            .is_ok()
-    };
+    let (disk, direct) = create_disk(&mut steps, &dir, tag, image_bytes)?;
 
     let job = agent::Job {
         variant: variant.clone(),

@@ -94,50 +94,7 @@ pub fn inspect(path: &Path) -> Result<DeviceInfo, String> {
     let own = format!("{maj}:{min}");
     let numbers = if numbers.is_empty() { vec![own.clone()] } else { numbers };
 
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    for line in mountinfo.lines() {
-        let f: Vec<&str> = line.split(' ').collect();
-        if f.len() > 4 && numbers.iter().any(|n| n == f[2]) {
-            let what = if f[2] == own {
-                "it is mounted"
-            } else {
-                "a partition of it is mounted"
-            };
-            refusals.push(format!("{what} on {}", f[4]));
-        }
-    }
-    let root_dev = std::fs::metadata("/").map(|m| m.dev()).unwrap_or(0);
-    let (rmaj, rmin) = major_minor(root_dev);
-    if numbers.iter().any(|n| *n == format!("{rmaj}:{rmin}")) {
-        refusals.push("it holds the root filesystem /".into());
-    }
-    let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
-    for line in swaps.lines().skip(1) {
-        let Some(dev) = line.split_whitespace().next() else {
-            continue;
-        };
-        if let Ok(m) = std::fs::metadata(dev) {
-            if m.file_type().is_block_device() {
-                let (a, b) = major_minor(m.rdev());
-                if numbers.iter().any(|n| *n == format!("{a}:{b}")) {
-                    refusals.push(format!("it is in use as swap ({dev})"));
-                }
-            }
-        }
-    }
-    let holders: Vec<String> = std::fs::read_dir(format!("/sys/class/block/{name}/holders"))
-        .map(|rd| {
-            rd.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    if !holders.is_empty() {
-        refusals.push(format!(
-            "other devices are stacked on it ({}): an LVM, device-mapper or RAID member",
-            holders.join(", ")
-        ));
-    }
+    in_use_refusals(&name, &numbers, &own, &mut refusals);
     match std::process::Command::new(crate::host::find_tool("blkid").unwrap_or_else(|| "blkid".into()))
         .args(["-p", "-o", "export"])
         .arg(&canonical)
@@ -189,6 +146,55 @@ pub fn inspect(path: &Path) -> Result<DeviceInfo, String> {
         refusals,
         made_by_fsbench,
     })
+}
+
+/// Adds to `refusals` every way the device (`numbers`: its own `major:minor`, `own`, and its
+/// partitions') is in use: mounted, the root filesystem, swap, or under stacked devices.
+fn in_use_refusals(name: &str, numbers: &[String], own: &str, refusals: &mut Vec<String>) {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    for line in mountinfo.lines() {
+        let f: Vec<&str> = line.split(' ').collect();
+        if f.len() > 4 && numbers.iter().any(|n| n == f[2]) {
+            let what = if f[2] == own {
+                "it is mounted"
+            } else {
+                "a partition of it is mounted"
+            };
+            refusals.push(format!("{what} on {}", f[4]));
+        }
+    }
+    let root_dev = std::fs::metadata("/").map(|m| m.dev()).unwrap_or(0);
+    let (rmaj, rmin) = major_minor(root_dev);
+    if numbers.iter().any(|n| *n == format!("{rmaj}:{rmin}")) {
+        refusals.push("it holds the root filesystem /".into());
+    }
+    let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
+    for line in swaps.lines().skip(1) {
+        let Some(dev) = line.split_whitespace().next() else {
+            continue;
+        };
+        if let Ok(m) = std::fs::metadata(dev) {
+            if m.file_type().is_block_device() {
+                let (a, b) = major_minor(m.rdev());
+                if numbers.iter().any(|n| *n == format!("{a}:{b}")) {
+                    refusals.push(format!("it is in use as swap ({dev})"));
+                }
+            }
+        }
+    }
+    let holders: Vec<String> = std::fs::read_dir(format!("/sys/class/block/{name}/holders"))
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    if !holders.is_empty() {
+        refusals.push(format!(
+            "other devices are stacked on it ({}): an LVM, device-mapper or RAID member",
+            holders.join(", ")
+        ));
+    }
 }
 
 /// Checks the confirmation and the device; `Ok` only when it is safe to format.

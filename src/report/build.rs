@@ -122,6 +122,30 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
     }
     .collect(&non_finite);
     let mut warnings = warnings;
+    guest_group_warnings(&mut warnings, &group_order, &variants, &groups);
+    let mut model = ReportModel {
+        schema_version: SCHEMA_VERSION,
+        session: data.session.clone(),
+        variants,
+        cases: data.cases.clone(),
+        workloads: tables,
+        warnings,
+        samples: data.samples.clone(),
+        baseline: data.baseline.clone(),
+    };
+    let checks = super::methodology::checks(&model);
+    model.warnings.extend(checks);
+    model
+}
+
+/// Puts one warning per guest comparison group (`group_order` after the host's `None`) at the
+/// front of `warnings`, in group order: its variants are ranked only among themselves.
+fn guest_group_warnings(
+    warnings: &mut Vec<String>,
+    group_order: &[Option<&String>],
+    variants: &[String],
+    groups: &HashMap<String, String>,
+) {
     for (i, g) in group_order.iter().flatten().enumerate() {
         let members: Vec<&str> = variants
             .iter()
@@ -136,19 +160,6 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
             ),
         );
     }
-    let mut model = ReportModel {
-        schema_version: SCHEMA_VERSION,
-        session: data.session.clone(),
-        variants,
-        cases: data.cases.clone(),
-        workloads: tables,
-        warnings,
-        samples: data.samples.clone(),
-        baseline: data.baseline.clone(),
-    };
-    let checks = super::methodology::checks(&model);
-    model.warnings.extend(checks);
-    model
 }
 
 /// The measured values of a session: rows per workload in discovery order, and values per

@@ -114,136 +114,151 @@ fn sample(
 
 /// The fixture session (see the module docs).
 pub fn session_data() -> SessionData {
-    let ok = || SampleStatus::Ok;
-    let note = "drop_caches skipped: not root";
     SessionData {
-        session: SessionRecord {
-            id: 7,
-            started_at: "2026-03-01T10:00:00Z".into(),
-            finished_at: Some("2026-03-01T10:20:00Z".into()),
-            status: SessionStatus::Complete,
-            info: NewSession {
-                label: Some("nightly, \"fast\"".into()),
-                run_options: None,
-                suite_name: "quick".into(),
-                suite_text: "[policy]\nrepeats = 3\n".into(),
-                args: vec!["fsbench".into(), "run".into()],
-                fsbench_version: "0.1.0".into(),
-                host: HostInfo {
-                    hostname: "bench-1".into(),
-                    kernel: "6.1.0-18-amd64".into(),
-                    cpu_model: "Test CPU".into(),
-                    ncpu: 4,
-                    mem_bytes: 8 << 30,
-                },
-                tool_versions: vec![("mkfs.ext4".into(), "1.47.0".into())],
-                target: "loop images in /var/tmp/fsbench".into(),
-                ranks: Vec::new(),
-                // The report tests pin warnings written before the methodology checks.
-                policy: crate::policy::Policy {
-                    methodology: false,
-                    ..Default::default()
-                },
-            },
-        },
-        cases: vec![
-            case("ext4", "ext4", "bonnie", true),
-            case("xfs", "xfs", "bonnie", true),
-            case(BTRFS, "btrfs", "bonnie", true),
-            case("zfs", "zfs", "bonnie", false),
-            case("ext4", "ext4", "filecopy", true),
-            case("xfs", "xfs", "filecopy", true),
-            case(BTRFS, "btrfs", "filecopy", true),
-            case("zfs", "zfs", "filecopy", false),
-        ],
-        samples: vec![
-            sample(1, "ext4-bonnie", 0, true, ok(), &[], bonnie(10.0, 1.0, 1.0, 10.0, 10.0)),
-            sample(
-                2,
-                "ext4-bonnie",
-                1,
-                false,
-                ok(),
-                &[note],
-                bonnie(300.0, 40.0, 20.0, 5000.0, 900.0),
-            ),
-            sample(
-                3,
-                "xfs-bonnie",
-                1,
-                false,
-                ok(),
-                &[note],
-                bonnie(290.0, 38.0, 25.0, 5200.0, 800.0),
-            ),
-            sample(
-                4,
-                "btrfs-bonnie",
-                1,
-                false,
-                ok(),
-                &[],
-                bonnie(150.0, 50.0, 30.0, 4000.0, 1200.0),
-            ),
-            sample(
-                5,
-                "ext4-bonnie",
-                2,
-                false,
-                ok(),
-                &[],
-                bonnie(310.0, 41.0, 21.0, 5100.0, 950.0),
-            ),
-            sample(
-                6,
-                "xfs-bonnie",
-                2,
-                false,
-                SampleStatus::Failed("mkfs.xfs: exit 1, \"busy\"".into()),
-                &[],
-                vec![],
-            ),
-            sample(
-                7,
-                "btrfs-bonnie",
-                2,
-                false,
-                ok(),
-                &[],
-                bonnie(260.0, 52.0, 5.0, 4100.0, 1250.0),
-            ),
-            sample(
-                8,
-                "ext4-bonnie",
-                3,
-                false,
-                ok(),
-                &[],
-                bonnie(320.0, 60.0, 22.0, 4900.0, 920.0),
-            ),
-            sample(
-                9,
-                "xfs-bonnie",
-                3,
-                false,
-                ok(),
-                &[],
-                bonnie(300.0, 39.0, 24.0, 5300.0, 820.0),
-            ),
-            sample(
-                10,
-                "btrfs-bonnie",
-                3,
-                false,
-                ok(),
-                &[],
-                bonnie(262.0, 51.0, 31.0, 4050.0, 1220.0),
-            ),
-            sample(11, "ext4-filecopy", 1, false, ok(), &[note], filecopy(12.5)),
-            sample(12, "xfs-filecopy", 1, false, ok(), &[], filecopy(11.0)),
-        ],
+        session: session_record(),
+        cases: cases(),
+        samples: samples(),
         baseline: Some(baseline(1500.0, 2100.0)),
     }
+}
+
+/// The fixture's session row: a finished "quick" suite on host bench-1.
+fn session_record() -> SessionRecord {
+    SessionRecord {
+        id: 7,
+        started_at: "2026-03-01T10:00:00Z".into(),
+        finished_at: Some("2026-03-01T10:20:00Z".into()),
+        status: SessionStatus::Complete,
+        info: NewSession {
+            label: Some("nightly, \"fast\"".into()),
+            run_options: None,
+            suite_name: "quick".into(),
+            suite_text: "[policy]\nrepeats = 3\n".into(),
+            args: vec!["fsbench".into(), "run".into()],
+            fsbench_version: "0.1.0".into(),
+            host: HostInfo {
+                hostname: "bench-1".into(),
+                kernel: "6.1.0-18-amd64".into(),
+                cpu_model: "Test CPU".into(),
+                ncpu: 4,
+                mem_bytes: 8 << 30,
+            },
+            tool_versions: vec![("mkfs.ext4".into(), "1.47.0".into())],
+            target: "loop images in /var/tmp/fsbench".into(),
+            ranks: Vec::new(),
+            // The report tests pin warnings written before the methodology checks.
+            policy: crate::policy::Policy {
+                methodology: false,
+                ..Default::default()
+            },
+        },
+    }
+}
+
+/// Four variants × bonnie and filecopy; zfs is not runnable.
+fn cases() -> Vec<CaseRecord> {
+    vec![
+        case("ext4", "ext4", "bonnie", true),
+        case("xfs", "xfs", "bonnie", true),
+        case(BTRFS, "btrfs", "bonnie", true),
+        case("zfs", "zfs", "bonnie", false),
+        case("ext4", "ext4", "filecopy", true),
+        case("xfs", "xfs", "filecopy", true),
+        case(BTRFS, "btrfs", "filecopy", true),
+        case("zfs", "zfs", "filecopy", false),
+    ]
+}
+
+/// The fixture's samples: a warm-up, three bonnie repeats (one failed), two filecopy repeats.
+fn samples() -> Vec<SampleRecord> {
+    let ok = || SampleStatus::Ok;
+    let note = "drop_caches skipped: not root";
+    vec![
+        sample(1, "ext4-bonnie", 0, true, ok(), &[], bonnie(10.0, 1.0, 1.0, 10.0, 10.0)),
+        sample(
+            2,
+            "ext4-bonnie",
+            1,
+            false,
+            ok(),
+            &[note],
+            bonnie(300.0, 40.0, 20.0, 5000.0, 900.0),
+        ),
+        sample(
+            3,
+            "xfs-bonnie",
+            1,
+            false,
+            ok(),
+            &[note],
+            bonnie(290.0, 38.0, 25.0, 5200.0, 800.0),
+        ),
+        sample(
+            4,
+            "btrfs-bonnie",
+            1,
+            false,
+            ok(),
+            &[],
+            bonnie(150.0, 50.0, 30.0, 4000.0, 1200.0),
+        ),
+        sample(
+            5,
+            "ext4-bonnie",
+            2,
+            false,
+            ok(),
+            &[],
+            bonnie(310.0, 41.0, 21.0, 5100.0, 950.0),
+        ),
+        sample(
+            6,
+            "xfs-bonnie",
+            2,
+            false,
+            SampleStatus::Failed("mkfs.xfs: exit 1, \"busy\"".into()),
+            &[],
+            vec![],
+        ),
+        sample(
+            7,
+            "btrfs-bonnie",
+            2,
+            false,
+            ok(),
+            &[],
+            bonnie(260.0, 52.0, 5.0, 4100.0, 1250.0),
+        ),
+        sample(
+            8,
+            "ext4-bonnie",
+            3,
+            false,
+            ok(),
+            &[],
+            bonnie(320.0, 60.0, 22.0, 4900.0, 920.0),
+        ),
+        sample(
+            9,
+            "xfs-bonnie",
+            3,
+            false,
+            ok(),
+            &[],
+            bonnie(300.0, 39.0, 24.0, 5300.0, 820.0),
+        ),
+        sample(
+            10,
+            "btrfs-bonnie",
+            3,
+            false,
+            ok(),
+            &[],
+            bonnie(262.0, 51.0, 31.0, 4050.0, 1220.0),
+        ),
+        sample(11, "ext4-filecopy", 1, false, ok(), &[note], filecopy(12.5)),
+        sample(12, "xfs-filecopy", 1, false, ok(), &[], filecopy(11.0)),
+    ]
 }
 
 /// A measured baseline of `write` and `read` MiB/s over 512 MiB of /dev/loop3.

@@ -408,49 +408,7 @@ impl PowercutSpec {
                 "power cut by the power-cut disk (FUSE, model: {}); {why}",
                 self.disk_model.describe()
             ));
-            let base =
-                crate::host::loop_backing_file(&runner_fs.device).unwrap_or_else(|| PathBuf::from(&runner_fs.device));
-            let base_arg = match base.strip_prefix(&run_dir) {
-                Ok(rel) => rel.to_string_lossy().into_owned(),
-                Err(_) => base.to_string_lossy().into_owned(),
-            };
-            runner_fs.unmount()?;
-            let server = DiskServer::start(
-                &run_dir,
-                &base_arg,
-                &format!("{tag}-pcdisk"),
-                self.disk_model,
-                ctx.state,
-            )
-            .map_err(|e| eio("start the power-cut disk", e))?;
-            let image = server.image();
-            stack.server = Some(server);
-            let out = crate::host::run_tool("losetup", &["--find", "--show", &image.to_string_lossy()])
-                .map_err(|e| eio("attach a loop device to the power-cut disk", e))?;
-            let dev = out.trim().to_string();
-            let detach = Detach {
-                device: dev.clone(),
-                image,
-            };
-            stack.record(&detach);
-            stack.loop_dev = Some(detach);
-            let mnt = run_dir.join(format!("{tag}-pc"));
-            std::fs::create_dir(&mnt).map_err(|e| EngineError::io(format!("create {}", mnt.display()), e))?;
-            // Recorded before the first mount; the cuts unmount and mount it again under it.
-            let unmount = Unmount {
-                mountpoint: mnt.clone(),
-                source: dev.clone(),
-            };
-            stack.record(&unmount);
-            stack.mnt = Some(unmount);
-            let fs = Fs {
-                device: dev,
-                fs_type: runner_fs.fs_type.clone(),
-                opts: runner_fs.opts.clone(),
-                mountpoint: mnt,
-            };
-            fs.mount().map_err(|e| eio("mount over the power-cut disk", e))?;
-            fs
+            self.mount_on_disk(ctx, runner_fs, &run_dir, &tag, &mut stack)?
         } else {
             phases.note("power cut by FS_IOC_SHUTDOWN with NOLOGFLUSH (the log is not written)".into());
             runner_fs
@@ -475,6 +433,62 @@ impl PowercutSpec {
         if use_disk {
             stack.teardown().map_err(|e| eio("power-cut disk teardown", e))?;
         }
+        self.record_totals(&mut phases, &t);
+        Ok(phases.finish())
+    }
+
+    /// Moves the runner's filesystem onto the power-cut disk: unmounts it, starts the disk
+    /// server over its image, attaches a loop device and mounts it at `<tag>-pc` (each step
+    /// recorded in `stack` for the teardown and the undo log).
+    fn mount_on_disk(
+        &self,
+        ctx: &RunContext,
+        runner_fs: Fs,
+        run_dir: &Path,
+        tag: &str,
+        stack: &mut DiskStack,
+    ) -> Result<Fs, EngineError> {
+        let base =
+            crate::host::loop_backing_file(&runner_fs.device).unwrap_or_else(|| PathBuf::from(&runner_fs.device));
+        let base_arg = match base.strip_prefix(run_dir) {
+            Ok(rel) => rel.to_string_lossy().into_owned(),
+            Err(_) => base.to_string_lossy().into_owned(),
+        };
+        runner_fs.unmount()?;
+        let server = DiskServer::start(run_dir, &base_arg, &format!("{tag}-pcdisk"), self.disk_model, ctx.state)
+            .map_err(|e| eio("start the power-cut disk", e))?;
+        let image = server.image();
+        stack.server = Some(server);
+        let out = crate::host::run_tool("losetup", &["--find", "--show", &image.to_string_lossy()])
+            .map_err(|e| eio("attach a loop device to the power-cut disk", e))?;
+        let dev = out.trim().to_string();
+        let detach = Detach {
+            device: dev.clone(),
+            image,
+        };
+        stack.record(&detach);
+        stack.loop_dev = Some(detach);
+        let mnt = run_dir.join(format!("{tag}-pc"));
+        std::fs::create_dir(&mnt).map_err(|e| EngineError::io(format!("create {}", mnt.display()), e))?;
+        // Recorded before the first mount; the cuts unmount and mount it again under it.
+        let unmount = Unmount {
+            mountpoint: mnt.clone(),
+            source: dev.clone(),
+        };
+        stack.record(&unmount);
+        stack.mnt = Some(unmount);
+        let fs = Fs {
+            device: dev,
+            fs_type: runner_fs.fs_type.clone(),
+            opts: runner_fs.opts.clone(),
+            mountpoint: mnt,
+        };
+        fs.mount().map_err(|e| eio("mount over the power-cut disk", e))?;
+        Ok(fs)
+    }
+
+    /// Records the totals of all cuts as the recovery, fsck and loss phases.
+    fn record_totals(&self, phases: &mut Phases, t: &Totals) {
         phases.begin(PHASE_RECOVERY, Caches::Keep);
         phases.record(
             PHASE_RECOVERY,
@@ -512,7 +526,89 @@ impl PowercutSpec {
             loss,
             &Policy::new(),
         );
-        Ok(phases.finish())
+    }
+
+    /// Runs the writer in `dir` and cuts the power once it has `cut_target` acknowledged
+    /// operations (or stops on an interrupt); the writer's ledger.
+    fn write_until_cut(
+        &self,
+        ctx: &RunContext,
+        server: Option<&DiskServer>,
+        dir: &Path,
+        cut: u32,
+    ) -> Result<Ledger, EngineError> {
+        let spec = WriterSpec {
+            seed: self.seed.wrapping_mul(1000).wrapping_add(cut as u64),
+            max_write: self.max_write.0 as usize,
+            sqlite: self.sqlite,
+            max_ops: 0,
+        };
+        let target = self.cut_target(cut);
+        let acked = AtomicU64::new(0);
+        let cutting = AtomicBool::new(false);
+        let stop = AtomicBool::new(false);
+        let (ledger, cut_err) = std::thread::scope(|s| {
+            let h = s.spawn(|| writer::run(&spec, dir, &acked, &cutting, &stop));
+            while acked.load(Ordering::SeqCst) < target && !h.is_finished() && !ctx.interrupt.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            cutting.store(true, Ordering::SeqCst);
+            let cut_err = if ctx.interrupt.load(Ordering::Relaxed) || h.is_finished() {
+                None // no cut: interrupted, or the writer failed on its own
+            } else {
+                match server {
+                    Some(s) => s.cut().err().map(|e| e.to_string()),
+                    None => recover::shutdown_now(dir).err().map(|e| e.to_string()),
+                }
+            };
+            stop.store(true, Ordering::SeqCst);
+            (h.join(), cut_err)
+        });
+        if ctx.interrupt.load(Ordering::Relaxed) {
+            return Err(EngineError::Interrupted);
+        }
+        let ledger: Ledger = match ledger {
+            Ok(Ok(l)) => l,
+            Ok(Err(e)) => return Err(eio("powercut writer", e)),
+            Err(_) => return Err(EngineError::Invalid("the powercut writer panicked".into())),
+        };
+        if let Some(e) = cut_err {
+            return Err(eio("cut the power", e));
+        }
+        Ok(ledger)
+    }
+
+    /// Verifies the recovered cut folder `rel` against `ledger`, adding its losses to `t`,
+    /// the line and the notes.
+    #[allow(clippy::too_many_arguments)]
+    fn verify_cut(
+        &self,
+        fs: &Fs,
+        rel: &Path,
+        ledger: &Ledger,
+        cut: u32,
+        t: &mut Totals,
+        phases: &mut Phases,
+        line: &mut String,
+    ) {
+        let meter = crate::engine::cpu::CpuMeter::start();
+        let t1 = Instant::now();
+        let v = writer::verify(&fs.mountpoint.join(rel), ledger, self.sqlite);
+        t.verify_wall += t1.elapsed();
+        t.verify_cpu.push(meter.stop());
+        t.acked_lost += v.acked_lost.len() as u64;
+        t.db_rows_lost += v.db_rows_lost;
+        t.unsynced_lost += v.unsynced_lost;
+        t.unsynced_kept += v.unsynced_kept;
+        line.push_str(&format!(
+            ", acked lost {}, unsynced lost {} kept {}",
+            v.acked_lost.len(),
+            v.unsynced_lost,
+            v.unsynced_kept
+        ));
+        for l in &v.acked_lost {
+            phases.note(format!("acked_lost: cut {}: {}", cut + 1, l));
+        }
     }
 
     /// One cut: write, cut, recover, verify, check, repair, clean. `None` when the filesystem
@@ -541,44 +637,7 @@ impl PowercutSpec {
                 s.arm().map_err(|e| eio("arm the broken disk", e))?;
             }
         }
-        let spec = WriterSpec {
-            seed: self.seed.wrapping_mul(1000).wrapping_add(cut as u64),
-            max_write: self.max_write.0 as usize,
-            sqlite: self.sqlite,
-            max_ops: 0,
-        };
-        let target = self.cut_target(cut);
-        let acked = AtomicU64::new(0);
-        let cutting = AtomicBool::new(false);
-        let stop = AtomicBool::new(false);
-        let (ledger, cut_err) = std::thread::scope(|s| {
-            let h = s.spawn(|| writer::run(&spec, &dir, &acked, &cutting, &stop));
-            while acked.load(Ordering::SeqCst) < target && !h.is_finished() && !ctx.interrupt.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_micros(200));
-            }
-            cutting.store(true, Ordering::SeqCst);
-            let cut_err = if ctx.interrupt.load(Ordering::Relaxed) || h.is_finished() {
-                None // no cut: interrupted, or the writer failed on its own
-            } else {
-                match server {
-                    Some(s) => s.cut().err().map(|e| e.to_string()),
-                    None => recover::shutdown_now(&dir).err().map(|e| e.to_string()),
-                }
-            };
-            stop.store(true, Ordering::SeqCst);
-            (h.join(), cut_err)
-        });
-        if ctx.interrupt.load(Ordering::Relaxed) {
-            return Err(EngineError::Interrupted);
-        }
-        let ledger: Ledger = match ledger {
-            Ok(Ok(l)) => l,
-            Ok(Err(e)) => return Err(eio("powercut writer", e)),
-            Err(_) => return Err(EngineError::Invalid("the powercut writer panicked".into())),
-        };
-        if let Some(e) = cut_err {
-            return Err(eio("cut the power", e));
-        }
+        let ledger = self.write_until_cut(ctx, server, &dir, cut)?;
         t.acked_ops += ledger.acked_ops;
         fs.unmount()?;
         if let Some(s) = server {
@@ -596,24 +655,7 @@ impl PowercutSpec {
                 t.mount.push(wall);
                 t.mount_cpu.push(cpu);
                 line.push_str(&format!("mount {:.3} s", wall.as_secs_f64()));
-                let meter = crate::engine::cpu::CpuMeter::start();
-                let t1 = Instant::now();
-                let v = writer::verify(&fs.mountpoint.join(&rel), &ledger, self.sqlite);
-                t.verify_wall += t1.elapsed();
-                t.verify_cpu.push(meter.stop());
-                t.acked_lost += v.acked_lost.len() as u64;
-                t.db_rows_lost += v.db_rows_lost;
-                t.unsynced_lost += v.unsynced_lost;
-                t.unsynced_kept += v.unsynced_kept;
-                line.push_str(&format!(
-                    ", acked lost {}, unsynced lost {} kept {}",
-                    v.acked_lost.len(),
-                    v.unsynced_lost,
-                    v.unsynced_kept
-                ));
-                for l in &v.acked_lost {
-                    phases.note(format!("acked_lost: cut {}: {}", cut + 1, l));
-                }
+                self.verify_cut(fs, &rel, &ledger, cut, t, phases, &mut line);
                 fs.unmount()?;
             }
             Err(e) => {

@@ -147,54 +147,17 @@ fn run_ops(
     let mut buf = vec![0u8; spec.max_write.max(1)];
     let mut files: Vec<String> = Vec::new(); // acknowledged files (append and rename sources)
     let mut dirs: Vec<String> = vec![String::new()];
-    let db = if spec.sqlite {
-        let c = rusqlite::Connection::open(dir.join(DB_NAME))
-            .and_then(|c| {
-                // Exclusive locking before WAL: the wal-index lives on the heap instead of an
-                // mmap'ed `-shm` file, whose page faults would kill fsbench with SIGBUS once
-                // the filesystem under it is cut off.
-                c.pragma_update(None, "locking_mode", "EXCLUSIVE")?;
-                c.pragma_update(None, "journal_mode", "WAL")?;
-                c.pragma_update(None, "synchronous", "FULL")?;
-                c.execute("CREATE TABLE rows (n INTEGER PRIMARY KEY, payload BLOB NOT NULL)", [])?;
-                Ok(c)
-            })
-            .map_err(|e| werr(format!("create {}", DB_NAME))(std::io::Error::other(e)))?;
-        fsync_dir(dir).map_err(werr(format!("fsync {}", dir.display())))?;
-        Some(c)
-    } else {
-        None
-    };
+    let db = open_db(spec, dir)?;
     let mut k: u64 = 0;
     while !stop.load(Ordering::Relaxed) && (spec.max_ops == 0 || l.acked_ops < spec.max_ops) {
         k += 1;
         let roll = rng.gen_range(0..100u32);
-        let sub = |d: &str, name: String| if d.is_empty() { name } else { format!("{d}/{name}") };
         match roll {
             // Create, fsync the file and its directory.
             0..=34 => {
-                let d = dirs[rng.gen_range(0..dirs.len())].clone();
-                let rel = sub(&d, format!("f{k}"));
-                let n = rng.gen_range(1..=buf.len());
-                rng.fill_bytes(&mut buf[..n]);
-                let path = dir.join(&rel);
-                let mut f = File::create_new(&path).map_err(werr(format!("create {rel}")))?;
-                f.write_all(&buf[..n]).map_err(werr(format!("write {rel}")))?;
-                f.sync_all().map_err(werr(format!("fsync {rel}")))?;
-                fsync_dir(&dir.join(&d)).map_err(werr(format!("fsync dir of {rel}")))?;
-                if after_cut() {
+                if create_op(dir, k, &mut rng, &mut buf, &dirs, cutting, l, &mut files)? {
                     return Ok(());
                 }
-                let mut h = Fnv::default();
-                h.write(&buf[..n]);
-                l.acked.insert(
-                    rel.clone(),
-                    Expect::File {
-                        len: n as u64,
-                        hash: h.0,
-                    },
-                );
-                files.push(rel);
             }
             // Append with fdatasync.
             35..=54 if !files.is_empty() => {
@@ -220,27 +183,9 @@ fn run_ops(
             }
             // Rename into a (maybe other) directory, fsync both directories.
             55..=64 if !files.is_empty() => {
-                let i = rng.gen_range(0..files.len());
-                let from = files[i].clone();
-                let d = dirs[rng.gen_range(0..dirs.len())].clone();
-                let to = sub(&d, format!("r{k}"));
-                l.in_flight_rename = Some((from.clone(), to.clone()));
-                std::fs::rename(dir.join(&from), dir.join(&to)).map_err(werr(format!("rename {from} {to}")))?;
-                let from_dir = Path::new(&from)
-                    .parent()
-                    .map(|p| dir.join(p))
-                    .unwrap_or(dir.to_path_buf());
-                fsync_dir(&from_dir).map_err(werr(format!("fsync dir of {from}")))?;
-                fsync_dir(&dir.join(&d)).map_err(werr(format!("fsync dir of {to}")))?;
-                if after_cut() {
+                if rename_op(dir, k, &mut rng, &dirs, cutting, l, &mut files)? {
                     return Ok(());
                 }
-                l.in_flight_rename = None;
-                if let Some(e) = l.acked.remove(&from) {
-                    l.acked.insert(to.clone(), e);
-                }
-                l.gone.insert(from);
-                files[i] = to;
             }
             // Make a directory, fsync its parent.
             65..=74 => {
@@ -289,6 +234,111 @@ fn run_ops(
         acked.store(l.acked_ops, Ordering::SeqCst);
     }
     Ok(())
+}
+
+/// `name` inside the relative directory `d` (the root when empty).
+fn sub(d: &str, name: String) -> String {
+    if d.is_empty() {
+        name
+    } else {
+        format!("{d}/{name}")
+    }
+}
+
+/// Opens the SQLite database of a `sqlite` spec (WAL, full sync) and syncs its directory;
+/// `None` without one.
+fn open_db(spec: &WriterSpec, dir: &Path) -> Result<Option<rusqlite::Connection>, WriterError> {
+    if spec.sqlite {
+        let c = rusqlite::Connection::open(dir.join(DB_NAME))
+            .and_then(|c| {
+                // Exclusive locking before WAL: the wal-index lives on the heap instead of an
+                // mmap'ed `-shm` file, whose page faults would kill fsbench with SIGBUS once
+                // the filesystem under it is cut off.
+                c.pragma_update(None, "locking_mode", "EXCLUSIVE")?;
+                c.pragma_update(None, "journal_mode", "WAL")?;
+                c.pragma_update(None, "synchronous", "FULL")?;
+                c.execute("CREATE TABLE rows (n INTEGER PRIMARY KEY, payload BLOB NOT NULL)", [])?;
+                Ok(c)
+            })
+            .map_err(|e| werr(format!("create {}", DB_NAME))(std::io::Error::other(e)))?;
+        fsync_dir(dir).map_err(werr(format!("fsync {}", dir.display())))?;
+        Ok(Some(c))
+    } else {
+        Ok(None)
+    }
+}
+
+/// Operation `k`: creates a file in a random directory, fsyncs it and its directory, and
+/// records it as acknowledged. `Ok(true)`: the sync returned after the cut began (stop).
+#[allow(clippy::too_many_arguments)]
+fn create_op(
+    dir: &Path,
+    k: u64,
+    rng: &mut rand::rngs::SmallRng,
+    buf: &mut [u8],
+    dirs: &[String],
+    cutting: &AtomicBool,
+    l: &mut Ledger,
+    files: &mut Vec<String>,
+) -> Result<bool, WriterError> {
+    let d = dirs[rng.gen_range(0..dirs.len())].clone();
+    let rel = sub(&d, format!("f{k}"));
+    let n = rng.gen_range(1..=buf.len());
+    rng.fill_bytes(&mut buf[..n]);
+    let path = dir.join(&rel);
+    let mut f = File::create_new(&path).map_err(werr(format!("create {rel}")))?;
+    f.write_all(&buf[..n]).map_err(werr(format!("write {rel}")))?;
+    f.sync_all().map_err(werr(format!("fsync {rel}")))?;
+    fsync_dir(&dir.join(&d)).map_err(werr(format!("fsync dir of {rel}")))?;
+    if cutting.load(Ordering::SeqCst) {
+        return Ok(true);
+    }
+    let mut h = Fnv::default();
+    h.write(&buf[..n]);
+    l.acked.insert(
+        rel.clone(),
+        Expect::File {
+            len: n as u64,
+            hash: h.0,
+        },
+    );
+    files.push(rel);
+    Ok(false)
+}
+
+/// Operation `k`: renames an acknowledged file into a random directory, fsyncs both
+/// directories, and moves it in the ledger. `Ok(true)`: the sync returned after the cut began.
+fn rename_op(
+    dir: &Path,
+    k: u64,
+    rng: &mut rand::rngs::SmallRng,
+    dirs: &[String],
+    cutting: &AtomicBool,
+    l: &mut Ledger,
+    files: &mut [String],
+) -> Result<bool, WriterError> {
+    let i = rng.gen_range(0..files.len());
+    let from = files[i].clone();
+    let d = dirs[rng.gen_range(0..dirs.len())].clone();
+    let to = sub(&d, format!("r{k}"));
+    l.in_flight_rename = Some((from.clone(), to.clone()));
+    std::fs::rename(dir.join(&from), dir.join(&to)).map_err(werr(format!("rename {from} {to}")))?;
+    let from_dir = Path::new(&from)
+        .parent()
+        .map(|p| dir.join(p))
+        .unwrap_or(dir.to_path_buf());
+    fsync_dir(&from_dir).map_err(werr(format!("fsync dir of {from}")))?;
+    fsync_dir(&dir.join(&d)).map_err(werr(format!("fsync dir of {to}")))?;
+    if cutting.load(Ordering::SeqCst) {
+        return Ok(true);
+    }
+    l.in_flight_rename = None;
+    if let Some(e) = l.acked.remove(&from) {
+        l.acked.insert(to.clone(), e);
+    }
+    l.gone.insert(from);
+    files[i] = to;
+    Ok(false)
 }
 
 /// What [`verify`] found.
