@@ -82,6 +82,42 @@ pub struct Plan {
     pub peak_scratch_bytes: u64,
 }
 
+/// The order of round `repeat`'s `len` cases under `seed`: a permutation of `0..len` drawn
+/// by a generator seeded from both (the same seed and round give the same order, every round
+/// a fresh one). What `interleaved` order runs since issue 26 ([`Plan::permute_rounds`] for
+/// the planned rounds, the runner's round queue for the adaptive ones).
+pub fn round_order(seed: u64, repeat: u32, len: usize) -> Vec<usize> {
+    use rand::seq::SliceRandom;
+    use rand::SeedableRng;
+    // SplitMix-style mixing, so consecutive rounds get unrelated streams.
+    let mixed = seed ^ u64::from(repeat).wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(mixed);
+    let mut order: Vec<usize> = (0..len).collect();
+    order.shuffle(&mut rng);
+    order
+}
+
+impl Plan {
+    /// Runs every round (the slots of one repeat) of an `interleaved` plan in the permutation
+    /// [`round_order`] gives for `seed`. Plans in another order are left as they are
+    /// (`sequential` has no rounds; `alternating` is verify's ABBA, deliberately fixed).
+    pub fn permute_rounds(&mut self, order: Order, seed: u64) {
+        if order != Order::Interleaved {
+            return;
+        }
+        let mut start = 0;
+        while start < self.slots.len() {
+            let repeat = self.slots[start].repeat;
+            let len = self.slots[start..].iter().take_while(|s| s.repeat == repeat).count();
+            let round: Vec<Slot> = self.slots[start..start + len].to_vec();
+            for (to, from) in round_order(seed, repeat, len).into_iter().enumerate() {
+                self.slots[start + to] = round[from];
+            }
+            start += len;
+        }
+    }
+}
+
 /// Smallest image each filesystem type can be made on (mkfs refuses below, or ext* would
 /// pick other defaults), in bytes.
 pub fn min_image_bytes(fs_type: &str) -> u64 {

@@ -4,6 +4,13 @@
 //! `compare`'s rule ([`crate::stats::verdict::pair_verdict`]): better / worse / "same within 3 %"
 //! / "inconclusive" — never "tied", which mixed "shown the same" with "not shown different".
 //!
+//! Sessions run since issue 26 carry the stopping rule's sequential design in their run options
+//! (`sequential`): their answers are those the rule decided by — all pairs with Holm at the
+//! levels of the last planned look the session reached ([`crate::stats::verdict::look_answers`]
+//! on each variant's first values up to that look), with the look, its repeats and the
+//! confidence of its repeated interval printed. "Same" is said only of a variant tested the
+//! same within the margin against every candidate for the best.
+//!
 //! Sessions without a stopping rule get no answers (their exports are unchanged; the golden
 //! test pins them).
 //!
@@ -25,8 +32,10 @@
 //! Everything here reads the model only and never panics.
 
 use super::{cachebound, role, ReportModel, Standing, WorkloadTable};
+use crate::stats::best::Answer;
+use crate::stats::sequential::Plan;
 use crate::stats::two_sample::{Sample, Verdict};
-use crate::stats::verdict::{pair_verdict, StoppingRule, DECIDED_MARGIN_PCT};
+use crate::stats::verdict::{look_answers, pair_verdict, Design, StoppingRule, DECIDED_MARGIN_PCT};
 use serde::{Deserialize, Serialize};
 
 /// The answer of one headline row.
@@ -44,6 +53,34 @@ pub struct RowAnswer {
     pub best: String,
     /// Every other variant against the best: (variant, verdict of the variant vs the best).
     pub versus_best: Vec<(String, Verdict)>,
+    /// The planned look the answers are from (sessions with a sequential design); `None`:
+    /// the unadjusted verdicts of an older session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub look: Option<LookNote>,
+}
+
+/// Which planned look a row's answers come from.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LookNote {
+    /// 1-based look number.
+    pub look: usize,
+    /// Planned looks in all.
+    pub looks: usize,
+    /// Repeats per variant the look used.
+    pub repeats: usize,
+    /// Family-wise level of the look's difference tests.
+    pub level: f64,
+    /// Confidence of the repeated interval at that look.
+    pub confidence: f64,
+}
+
+/// The sequential design stored with a session's run options (key `sequential`), if any.
+pub fn stored_design(run_options: Option<&str>) -> Option<Design> {
+    #[derive(Deserialize)]
+    struct Stored {
+        sequential: Option<Design>,
+    }
+    serde_json::from_str::<Stored>(run_options?).ok()?.sequential
 }
 
 impl RowAnswer {
@@ -56,10 +93,80 @@ impl RowAnswer {
 
 /// The answers of `model`'s headline rows, if its session ran with a stopping rule.
 pub fn answers(model: &ReportModel) -> Vec<RowAnswer> {
-    let Some(rule) = StoppingRule::of(&model.session.info.policy) else {
+    let info = &model.session.info;
+    let Some(rule) = StoppingRule::of(&info.policy) else {
         return vec![];
     };
-    model.workloads.iter().flat_map(|t| table_answers(&rule, t)).collect()
+    let rule = match stored_design(info.run_options.as_deref()) {
+        Some(design) => rule.with_design(design),
+        None => rule,
+    };
+    model
+        .workloads
+        .iter()
+        .flat_map(|t| match &rule.plan {
+            Some(plan) => planned_answers(&rule, plan, t),
+            None => table_answers(&rule, t),
+        })
+        .collect()
+}
+
+/// The answers of a session with a sequential plan: each headline row at the last look its
+/// cells reached ([`Plan::last_look_by`] of the fewest values; before the first look every
+/// variant is inconclusive).
+fn planned_answers(rule: &StoppingRule, plan: &Plan, table: &WorkloadTable) -> Vec<RowAnswer> {
+    let mut out = Vec::new();
+    for row in table.rows.iter().filter(|r| role::is_headline(&r.metric)) {
+        let Some(n) = row.cells.iter().map(|c| c.values.len()).min() else {
+            continue;
+        };
+        let look = plan.last_look_by(n);
+        let answers = match look {
+            Some(look) => {
+                let cells: Vec<&[f64]> = row.cells.iter().map(|c| c.values.as_slice()).collect();
+                look_answers(&cells, row.metric.direction, plan, look)
+            }
+            None => vec![Answer::Inconclusive; row.cells.len()],
+        };
+        let top = answers
+            .iter()
+            .position(|a| *a == Answer::Best)
+            .or_else(|| row.cells.iter().position(|c| c.best))
+            .unwrap_or(0);
+        let versus_best = row
+            .cells
+            .iter()
+            .zip(&answers)
+            .enumerate()
+            .filter(|(i, _)| *i != top)
+            .map(|(_, (c, a))| {
+                let verdict = match a {
+                    Answer::Same | Answer::Best => Verdict::Equivalent,
+                    Answer::Behind => Verdict::Worse,
+                    Answer::Inconclusive => Verdict::Inconclusive,
+                };
+                (c.variant.clone(), verdict)
+            })
+            .collect();
+        out.push(RowAnswer {
+            workload: table.workload.clone(),
+            phase: row.phase.clone(),
+            metric: row.metric.name.clone(),
+            precise: rule
+                .precision_pct
+                .map(|_| row.cells.iter().all(|c| rule.precise(&c.values))),
+            best: row.cells[top].variant.clone(),
+            versus_best,
+            look: look.map(|k| LookNote {
+                look: k + 1,
+                looks: plan.looks(),
+                repeats: plan.repeats_at(k).unwrap_or(0),
+                level: plan.difference_level(k),
+                confidence: plan.interval_confidence(k),
+            }),
+        });
+    }
+    out
 }
 
 fn table_answers(rule: &StoppingRule, table: &WorkloadTable) -> Vec<RowAnswer> {
@@ -95,6 +202,7 @@ fn table_answers(rule: &StoppingRule, table: &WorkloadTable) -> Vec<RowAnswer> {
                 .map(|_| row.cells.iter().all(|c| rule.precise(&c.values))),
             best: best.variant.clone(),
             versus_best,
+            look: None,
         });
     }
     out
@@ -115,9 +223,15 @@ pub fn render_text(model: &ReportModel) -> String {
     if let Some(b) = policy.budget_s {
         out.push_str(&format!(" budget {b:.0} s"));
     }
-    out.push_str(&format!(
-        "; verdicts against the best, as in the table: TOST ±{DECIDED_MARGIN_PCT} % → same, else log-ratio p < 0.05 → worse, else inconclusive):\n"
-    ));
+    if answers.iter().any(|a| a.look.is_some()) {
+        out.push_str(&format!(
+            "; all pairs with Holm at the planned look's level (α = 0.05 spent over the looks, O'Brien–Fleming type): TOST ±{DECIDED_MARGIN_PCT} % against every candidate → same, shown worse than another → behind, else inconclusive; the look's repeated interval is at the confidence shown):\n"
+        ));
+    } else {
+        out.push_str(&format!(
+            "; verdicts against the best, as in the table: TOST ±{DECIDED_MARGIN_PCT} % → same, else log-ratio p < 0.05 → worse, else inconclusive):\n"
+        ));
+    }
     for a in &answers {
         let verdicts: Vec<String> = a
             .versus_best
@@ -129,8 +243,18 @@ pub fn render_text(model: &ReportModel) -> String {
             Some(false) => ", precision NOT reached",
             None => "",
         };
+        let look = a.look.map_or_else(String::new, |l| {
+            format!(
+                " (look {} of {} at {} repeats: level {:.4}, intervals at {:.2} %)",
+                l.look,
+                l.looks,
+                l.repeats,
+                l.level,
+                l.confidence * 100.0
+            )
+        });
         out.push_str(&format!(
-            "  {} / {} {}: best {}{}{}\n",
+            "  {} / {} {}: best {}{}{}{}\n",
             a.workload,
             a.phase,
             a.metric,
@@ -140,7 +264,8 @@ pub fn render_text(model: &ReportModel) -> String {
             } else {
                 format!("; {}", verdicts.join(", "))
             },
-            precise
+            precise,
+            look
         ));
     }
     let decided = answers.iter().filter(|a| a.decided()).count();

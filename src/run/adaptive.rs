@@ -8,10 +8,16 @@
 //! ([`crate::metric::Role::Headline`]):
 //! 1. **Precise**: stop when every headline cell's Student-t CI half-width at the session's
 //!    confidence is at most `precision` % of its mean (only with a precision target).
-//! 2. **Decided**: stop when, in every headline row with two or more variants, every pair of
-//!    variants is decided: better or worse (Welch's test on the log-ratio, p < α, by more than
-//!    [`DECIDED_THRESHOLD_PCT`]) or the same within [`DECIDED_MARGIN_PCT`] (TOST), by
-//!    [`two_sample::verdict`] — the verdict `compare` uses; "inconclusive" keeps measuring.
+//! 2. **Decided**: sessions since issue 26 carry a sequential [`Design`] (stored in their run
+//!    options): the rule looks only at the planned looks ([`crate::stats::sequential`]: 3, 5,
+//!    8, 12, 18, 30 repeats for the default 3 to [`MAX_REPEATS`]) and stops at a look where every
+//!    headline row with two or more variants is decided by [`look_answers`] (all pairs with
+//!    Holm at the look's O'Brien–Fleming-type levels: best / same / behind, none
+//!    inconclusive). Between looks it decides nothing. The last look is at [`MAX_REPEATS`]: a
+//!    budget cannot be turned into a number of rounds before the first round has been timed,
+//!    so the plan is the cap's and a budget stop simply ends the session early (the answers
+//!    are the last look's, which leaves α unspent, never more). Older sessions (no design)
+//!    keep the unadjusted rule: after every round, every pair by [`pair_verdict`].
 //! 3. **Budget**: never start a round whose estimated time ([`round_estimate`]: each case's
 //!    slowest stored repeat, summed) would end after the budget; so the session ends within the
 //!    budget unless a round runs longer than any repeat before it did (at most one round over).
@@ -22,8 +28,11 @@
 //! doc/statistics.md, with the simulation of the tests below.
 
 use crate::metric::{Direction, Role};
+use crate::stats::best;
 use crate::stats::two_sample::{Sample, Verdict};
-pub use crate::stats::verdict::{pair_verdict, StoppingRule, DECIDED_MARGIN_PCT, DECIDED_THRESHOLD_PCT};
+pub use crate::stats::verdict::{
+    look_answers, pair_verdict, Design, StoppingRule, DECIDED_MARGIN_PCT, DECIDED_THRESHOLD_PCT,
+};
 use crate::store::{SampleStatus, SessionData};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -95,6 +104,30 @@ impl StoppingRule {
         true
     }
 
+    /// Whether every row of `compared` is decided with `repeats_done` repeats: at a planned
+    /// look by [`look_answers`], between looks never; without a plan by [`Self::decided`].
+    fn all_decided(&self, compared: &[&HeadlineRow], repeats_done: u32) -> bool {
+        if compared.is_empty() {
+            return false;
+        }
+        let Some(plan) = &self.plan else {
+            return compared.iter().all(|r| Self::decided(r));
+        };
+        let Some(look) = plan.look_of(repeats_done as usize) else {
+            return false;
+        };
+        compared.iter().all(|r| {
+            let cells: Vec<&[f64]> = r.cells.iter().map(|(_, v)| v.as_slice()).collect();
+            best::decided(&look_answers(&cells, r.direction, plan, look))
+        })
+    }
+
+    /// The most measured repeats the rule runs: its plan's last look, else [`MAX_REPEATS`].
+    pub fn cap(&self) -> u32 {
+        let planned = self.plan.as_ref().and_then(|p| p.repeats_at(p.looks() - 1));
+        planned.map_or(MAX_REPEATS, |n| n as u32).max(self.min_repeats)
+    }
+
     /// Whether to run another round, given the headline rows so far, the measured repeats
     /// per case so far, the session's elapsed time and the estimate of one more round.
     pub fn decide(&self, rows: &[HeadlineRow], repeats_done: u32, elapsed: Duration, next_round: Duration) -> Decision {
@@ -102,10 +135,10 @@ impl StoppingRule {
             return Decision::Stop(Stop::Precise);
         }
         let compared: Vec<&HeadlineRow> = rows.iter().filter(|r| r.cells.len() >= 2).collect();
-        if !compared.is_empty() && compared.iter().all(|r| Self::decided(r)) {
+        if self.all_decided(&compared, repeats_done) {
             return Decision::Stop(Stop::Decided);
         }
-        if repeats_done >= MAX_REPEATS.max(self.min_repeats) {
+        if repeats_done >= self.cap() {
             return Decision::Stop(Stop::Cap);
         }
         if let Some(b) = self.budget {

@@ -6,10 +6,14 @@
 //!   measured slot per available case, numbered on from the plan's slots) and the one place the
 //!   next round's repeat number is derived (one past the highest stored repeat).
 //! - A round is added only when every slot planned so far is done, and only with a stopping
-//!   rule ([`adaptive::StoppingRule`]); without one the queue ends with the plan.
+//!   rule ([`adaptive::StoppingRule`]); without one the queue ends with the plan. The rule
+//!   decides by the session's stored sequential design when it has one (run options
+//!   `sequential`), so runner and report rebuild the same plan.
+//! - An added round of an `interleaved` session with a seed runs its cases in
+//!   [`crate::plan::round_order`]`(seed, repeat)`, as the planned rounds do.
 
-use super::{adaptive, Observer, RunError};
-use crate::config::Suite;
+use super::{adaptive, Observer, RunError, RunOptions};
+use crate::config::{Order, Suite};
 use crate::plan::{Plan, Slot};
 use crate::store::ResultStore;
 use std::collections::VecDeque;
@@ -29,11 +33,14 @@ pub(super) struct RoundQueue {
     /// Warm-up and measured repeats per case as planned.
     pub per_case: u32,
     warmup: u32,
+    /// Seed of the added rounds' order (`interleaved` sessions with a seed only).
+    seed: Option<u64>,
 }
 
 impl RoundQueue {
-    /// The plan's slots that `skip` does not rule out (a resumed session's stored repeats).
-    pub fn new(plan: &Plan, suite: &Suite, skip: &dyn Fn(&Slot) -> bool) -> RoundQueue {
+    /// The plan's slots that `skip` does not rule out (a resumed session's stored repeats);
+    /// the stopping rule of `suite`'s policy with the design and seed of `options`.
+    pub fn new(plan: &Plan, suite: &Suite, options: &RunOptions, skip: &dyn Fn(&Slot) -> bool) -> RoundQueue {
         let todo: VecDeque<(usize, Slot)> = plan
             .slots
             .iter()
@@ -47,10 +54,14 @@ impl RoundQueue {
             todo,
             next_index: plan.slots.len(),
             round_note: String::new(),
-            rule: adaptive::StoppingRule::of(policy),
+            rule: adaptive::StoppingRule::of(policy).map(|r| match options.sequential {
+                Some(design) => r.with_design(design),
+                None => r,
+            }),
             started: Instant::now(),
             per_case: policy.warmup + policy.repeats,
             warmup: policy.warmup,
+            seed: options.seed.filter(|_| policy.order == Order::Interleaved),
         }
     }
 
@@ -104,7 +115,14 @@ impl RoundQueue {
             .map(|s| s.sample.repeat + 1)
             .max()
             .unwrap_or(self.per_case);
-        for case in (0..plan.cases.len()).filter(|&c| plan.cases[c].unavailable.is_none()) {
+        let mut cases: Vec<usize> = (0..plan.cases.len())
+            .filter(|&c| plan.cases[c].unavailable.is_none())
+            .collect();
+        if let Some(seed) = self.seed {
+            let order = crate::plan::round_order(seed, repeat, cases.len());
+            cases = order.into_iter().map(|i| cases[i]).collect();
+        }
+        for case in cases {
             let slot = Slot {
                 case,
                 repeat,
