@@ -299,6 +299,44 @@ mod tests {
     }
 
     #[test]
+    fn interleaved_rounds_run_in_a_fresh_permutation_that_the_seed_reproduces() {
+        let mut s = suite(Order::Interleaved, 0);
+        s.policy.repeats = 8;
+        s.variants.push(variant("btrfs", "btrfs"));
+        let fixed = expand(&s, &avail);
+        let permuted = |seed: u64| {
+            let mut p = fixed.clone();
+            p.permute_rounds(Order::Interleaved, seed);
+            p.slots
+        };
+        let a = permuted(26);
+        // Every round is a permutation of the same cases, the rounds stay in order.
+        for r in 0..8 {
+            let mut round: Vec<usize> = a.iter().filter(|x| x.repeat == r).map(|x| x.case).collect();
+            round.sort_unstable();
+            assert_eq!(round, vec![0, 2, 3], "round {r}");
+        }
+        assert!(a.windows(2).all(|w| w[0].repeat <= w[1].repeat));
+        // The order changes across rounds (3 cases, 8 rounds: more than one order shows up)…
+        let orders: std::collections::BTreeSet<Vec<usize>> = (0..8)
+            .map(|r| a.iter().filter(|x| x.repeat == r).map(|x| x.case).collect())
+            .collect();
+        assert!(orders.len() > 1, "{orders:?}");
+        // …the same seed gives the same order, another seed another one.
+        assert_eq!(permuted(26), a);
+        assert_ne!(permuted(27), a);
+        // Sequential and alternating keep their fixed order.
+        for order in [Order::Sequential, Order::Alternating] {
+            let mut s = s.clone();
+            s.policy.order = order;
+            let plain = expand(&s, &avail);
+            let mut p = plain.clone();
+            p.permute_rounds(order, 26);
+            assert_eq!(p.slots, plain.slots);
+        }
+    }
+
+    #[test]
     fn alternating_plan_reverses_every_odd_repeat() {
         let plan = expand(&suite(Order::Alternating, 1), &avail);
         let seq: Vec<(&str, u32)> = plan

@@ -325,6 +325,96 @@ mod tests {
         }
     }
 
+    /// A budget-only rule with the sequential design of a new session (3 to `last_n`).
+    fn planned(last_n: u32) -> StoppingRule {
+        rule(None, Some(1e9)).with_design(Design::new(3, last_n))
+    }
+
+    #[test]
+    fn the_planned_rule_decides_nothing_between_looks() {
+        let r = planned(MAX_REPEATS);
+        let plan = r.plan.clone().unwrap();
+        assert_eq!(
+            (plan.look_of(3), plan.look_of(4), plan.look_of(5)),
+            (Some(0), None, Some(1))
+        );
+        let (zero, one) = (Duration::ZERO, Duration::from_secs(1));
+        // Far apart and tight: decided at the looks at 5 and 8, never at 4, 6 or 7 repeats (the
+        // look at 3 has level 0.00009: with 2 degrees of freedom even this gap is not shown).
+        let a = [100.0, 100.5, 99.5, 100.2, 99.8, 100.1, 99.9, 100.3];
+        let b = [150.0, 150.5, 149.5, 150.2, 149.8, 150.1, 149.9, 150.3];
+        for n in 4..=8usize {
+            let rows = [row(&[("a", &a[..n]), ("b", &b[..n])])];
+            let want = if plan.look_of(n).is_some() {
+                Decision::Stop(Stop::Decided)
+            } else {
+                Decision::Continue
+            };
+            assert_eq!(r.decide(&rows, n as u32, zero, one), want, "at {n} repeats");
+        }
+        // The unadjusted rule of an older session decides at 4 already.
+        let rows = [row(&[("a", &a[..4]), ("b", &b[..4])])];
+        assert_eq!(
+            rule(None, Some(1e9)).decide(&rows, 4, zero, one),
+            Decision::Stop(Stop::Decided)
+        );
+        // The cap is the plan's last look.
+        let near = [row(&[
+            ("a", &[100.0, 130.0, 70.0][..]),
+            ("b", &[105.0, 75.0, 128.0][..]),
+        ])];
+        assert_eq!(planned(12).cap(), 12);
+        assert_eq!(planned(12).decide(&near, 11, zero, one), Decision::Continue);
+        assert_eq!(planned(12).decide(&near, 12, zero, one), Decision::Stop(Stop::Cap));
+    }
+
+    #[test]
+    fn the_wired_rule_stops_where_the_simulated_one_does_with_the_same_answers() {
+        use crate::stats::simulate::{session_on, Rule, Scenario};
+        let r = planned(12);
+        let plan = r.plan.clone().unwrap();
+        let means = [100.0, 100.0, 106.0];
+        let (zero, one) = (Duration::ZERO, Duration::from_secs(1));
+        let mut rng = SmallRng::seed_from_u64(26);
+        let mut stops = std::collections::BTreeSet::new();
+        for cov in [0.02, 0.05, 0.10] {
+            let scenario = Scenario {
+                means: &means,
+                cov,
+                first_n: 3,
+                rounds: 10,
+                margin_pct: DECIDED_MARGIN_PCT,
+            };
+            for _ in 0..200 {
+                let values: Vec<Vec<f64>> = means
+                    .iter()
+                    .map(|&mu| (0..12).map(|_| normal(&mut rng, mu, cov * mu)).collect())
+                    .collect();
+                let (want, want_n) = session_on(&values, &scenario, Rule::Corrected(&plan));
+                // The runner's path: one decide per round on the headline rows so far.
+                let mut n = 3;
+                loop {
+                    let cells: Vec<(&str, &[f64])> = ["a", "b", "c"]
+                        .iter()
+                        .zip(&values)
+                        .map(|(name, v)| (*name, &v[..n]))
+                        .collect();
+                    if r.decide(&[row(&cells)], n as u32, zero, one) != Decision::Continue {
+                        break;
+                    }
+                    n += 1;
+                }
+                let look = plan.last_look_by(n).unwrap();
+                let cells: Vec<&[f64]> = values.iter().map(|v| &v[..n]).collect();
+                let got = look_answers(&cells, Direction::HigherIsBetter, &plan, look);
+                assert_eq!((got, n), (want, want_n), "CoV {cov}");
+                stops.insert(n);
+            }
+        }
+        // The series stop at more than one look (and so exercise the looks, not just the cap).
+        assert!(stops.len() >= 3, "{stops:?}");
+    }
+
     #[test]
     fn the_reported_interval_keeps_its_coverage_with_the_rule_in_place() {
         // 4000 sessions of a metric with a CoV of 10 %, a 5 % precision target and the
