@@ -245,7 +245,7 @@ pub fn render_text(model: &ReportModel) -> String {
         };
         let look = a.look.map_or_else(String::new, |l| {
             format!(
-                " (look {} of {} at {} repeats: level {:.4}, intervals at {:.2} %)",
+                " (look {} of {} at {} repeats: level {:.4}; its repeated interval is at {:.2} %, the table's at their stated level)",
                 l.look,
                 l.looks,
                 l.repeats,
@@ -549,6 +549,41 @@ mod tests {
             MetricId::higher("x", Unit::MibPerSec).direction,
             Direction::HigherIsBetter
         );
+    }
+
+    #[test]
+    fn an_adaptive_session_with_a_design_is_answered_at_its_last_look() {
+        // Six repeats of a 3-to-12 design: the last look made is the one at 5 (3, 5, 8, 12); the
+        // sixth repeat decides nothing.
+        let a = [100.0, 100.5, 99.5, 100.2, 99.8, 100.1];
+        let b = [99.9, 100.4, 99.6, 100.0, 99.7, 100.2];
+        let c = [50.0, 50.5, 49.5, 50.2, 49.8, 50.1];
+        let mut data = session_data_of("1MiB", None, 1e9, &[("a", &a), ("b", &b), ("c", &c)]);
+        data.session.info.policy.budget_s = Some(300.0);
+        data.session.info.run_options = Some(r#"{"strict":false,"sequential":{"first_n":3,"last_n":12}}"#.into());
+        let model = crate::report::build(&data, 0, 0.95);
+        let ans = answers(&model);
+        assert_eq!(ans.len(), 1, "{ans:?}");
+        assert_eq!(ans[0].best, "a");
+        let v: Vec<Verdict> = ans[0].versus_best.iter().map(|(_, v)| *v).collect();
+        assert_eq!(v, [Verdict::Equivalent, Verdict::Worse]);
+        let look = ans[0].look.expect("a planned look");
+        assert_eq!((look.look, look.looks, look.repeats), (2, 4, 5));
+        let text = render_text(&model);
+        assert!(
+            text.contains("all pairs with Holm") && text.contains("look 2 of 4 at 5 repeats"),
+            "{text}"
+        );
+        // The table's standings are the same answers.
+        let row = &model.workloads[0].rows[0];
+        let standings: Vec<Option<Standing>> = row.cells.iter().map(|c| c.standing).collect();
+        assert_eq!(
+            standings,
+            [Some(Standing::Best), Some(Standing::Same), Some(Standing::Behind)]
+        );
+        // Without the stored design (an older adaptive session) the unadjusted answers stay.
+        data.session.info.run_options = None;
+        assert!(answers(&crate::report::build(&data, 0, 0.95))[0].look.is_none());
     }
 
     /// A constructed session: one bonnie-like workload (`file_size`), one headline throughput
