@@ -68,8 +68,8 @@ pub struct RunOptions {
 }
 
 impl RunOptions {
-    /// Whether any option that decides the suite is given (refused with `--resume`, which runs
-    /// the stored session's own).
+    /// Whether any option that decides the suite or its order is given (refused with
+    /// `--resume`, which runs the stored session's own, its seed included).
     pub fn names_suite(&self) -> bool {
         self.suite.is_some()
             || self.preset.is_some()
@@ -81,6 +81,7 @@ impl RunOptions {
             || self.memory.is_some()
             || self.precision.is_some()
             || self.budget.is_some()
+            || self.seed.is_some()
     }
 
     /// The JSON stored with a session.
