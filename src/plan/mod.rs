@@ -84,8 +84,8 @@ pub struct Plan {
 
 /// The order of round `repeat`'s `len` cases under `seed`: a permutation of `0..len` drawn
 /// by a generator seeded from both (the same seed and round give the same order, every round
-/// a fresh one). What `interleaved` order runs since issue 26 ([`Plan::permute_rounds`] for
-/// the planned rounds, the runner's round queue for the adaptive ones).
+/// a fresh one). What `interleaved` order runs since issue 26 ([`run_order`] for the planned
+/// rounds, the runner's round queue for the adaptive ones).
 pub fn round_order(seed: u64, repeat: u32, len: usize) -> Vec<usize> {
     use rand::seq::SliceRandom;
     use rand::SeedableRng;
@@ -97,25 +97,26 @@ pub fn round_order(seed: u64, repeat: u32, len: usize) -> Vec<usize> {
     order
 }
 
-impl Plan {
-    /// Runs every round (the slots of one repeat) of an `interleaved` plan in the permutation
-    /// [`round_order`] gives for `seed`. Plans in another order are left as they are
-    /// (`sequential` has no rounds; `alternating` is verify's ABBA, deliberately fixed).
-    pub fn permute_rounds(&mut self, order: Order, seed: u64) {
-        if order != Order::Interleaved {
-            return;
+/// The indices of `plan`'s slots in the order they run. With `order = "interleaved"` and a
+/// seed, every round (the slots of one repeat) runs in the permutation [`round_order`] gives;
+/// otherwise, and in `sequential` (no rounds) and `alternating` (verify's ABBA, deliberately
+/// fixed) order, the plan's own order. The slots keep their indices (what a sample stores and
+/// what other ranks look a slot up by), only the running order changes.
+pub fn run_order(plan: &Plan, order: Order, seed: Option<u64>) -> Vec<usize> {
+    let mut indices: Vec<usize> = (0..plan.slots.len()).collect();
+    let Some(seed) = seed.filter(|_| order == Order::Interleaved) else {
+        return indices;
+    };
+    let mut start = 0;
+    while start < indices.len() {
+        let repeat = plan.slots[start].repeat;
+        let len = plan.slots[start..].iter().take_while(|s| s.repeat == repeat).count();
+        for (to, from) in round_order(seed, repeat, len).into_iter().enumerate() {
+            indices[start + to] = start + from;
         }
-        let mut start = 0;
-        while start < self.slots.len() {
-            let repeat = self.slots[start].repeat;
-            let len = self.slots[start..].iter().take_while(|s| s.repeat == repeat).count();
-            let round: Vec<Slot> = self.slots[start..start + len].to_vec();
-            for (to, from) in round_order(seed, repeat, len).into_iter().enumerate() {
-                self.slots[start + to] = round[from];
-            }
-            start += len;
-        }
+        start += len;
     }
+    indices
 }
 
 /// Smallest image each filesystem type can be made on (mkfs refuses below, or ext* would
@@ -304,10 +305,11 @@ mod tests {
         s.policy.repeats = 8;
         s.variants.push(variant("btrfs", "btrfs"));
         let fixed = expand(&s, &avail);
-        let permuted = |seed: u64| {
-            let mut p = fixed.clone();
-            p.permute_rounds(Order::Interleaved, seed);
-            p.slots
+        let permuted = |seed: u64| -> Vec<Slot> {
+            run_order(&fixed, Order::Interleaved, Some(seed))
+                .into_iter()
+                .map(|i| fixed.slots[i])
+                .collect()
         };
         let a = permuted(26);
         // Every round is a permutation of the same cases, the rounds stay in order.
@@ -330,10 +332,15 @@ mod tests {
             let mut s = s.clone();
             s.policy.order = order;
             let plain = expand(&s, &avail);
-            let mut p = plain.clone();
-            p.permute_rounds(order, 26);
-            assert_eq!(p.slots, plain.slots);
+            assert_eq!(
+                run_order(&plain, order, Some(26)),
+                (0..plain.slots.len()).collect::<Vec<_>>()
+            );
         }
+        assert_eq!(
+            run_order(&fixed, Order::Interleaved, None),
+            (0..fixed.slots.len()).collect::<Vec<_>>()
+        );
     }
 
     #[test]

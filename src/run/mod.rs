@@ -156,9 +156,6 @@ impl Runner {
         }
         let target = Target::for_suite(&options, &suite)?;
         let mut plan = plan::expand(&suite, &|v| target.availability(v));
-        if let Some(seed) = options.seed {
-            plan.permute_rounds(suite.policy.order, seed);
-        }
         // Many ranks share each filesystem: room for every rank's copy.
         crate::comm::ranks::scale_plan(&mut plan, crate::comm::world().size());
         Ok(Runner {

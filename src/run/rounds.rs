@@ -9,8 +9,10 @@
 //!   rule ([`adaptive::StoppingRule`]); without one the queue ends with the plan. The rule
 //!   decides by the session's stored sequential design when it has one (run options
 //!   `sequential`), so runner and report rebuild the same plan.
-//! - An added round of an `interleaved` session with a seed runs its cases in
-//!   [`crate::plan::round_order`]`(seed, repeat)`, as the planned rounds do.
+//! - Every round of an `interleaved` session with a seed runs its cases in
+//!   [`crate::plan::round_order`]`(seed, repeat)`: the plan's rounds by
+//!   [`crate::plan::run_order`], the added ones here. Slots keep their indices (other ranks
+//!   look slots up by index); only the order they are queued in changes.
 
 use super::{adaptive, Observer, RunError, RunOptions};
 use crate::config::{Order, Suite};
@@ -21,7 +23,8 @@ use std::time::Instant;
 
 /// The slots left to run, and the rounds added so far.
 pub(super) struct RoundQueue {
-    todo: VecDeque<(usize, Slot)>,
+    /// The slots still to run, with their plan indices, in running order.
+    pub(super) todo: VecDeque<(usize, Slot)>,
     /// Index the next created slot gets (after the plan's).
     next_index: usize,
     /// How many slots this run announces in all (grows with each round).
@@ -41,14 +44,14 @@ impl RoundQueue {
     /// The plan's slots that `skip` does not rule out (a resumed session's stored repeats);
     /// the stopping rule of `suite`'s policy with the design and seed of `options`.
     pub fn new(plan: &Plan, suite: &Suite, options: &RunOptions, skip: &dyn Fn(&Slot) -> bool) -> RoundQueue {
-        let todo: VecDeque<(usize, Slot)> = plan
-            .slots
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| !skip(s))
-            .map(|(i, s)| (i, *s))
-            .collect();
         let policy = &suite.policy;
+        // The seeded order of every round, then what a resumed session still has to run (so a
+        // resumed round keeps its order).
+        let todo: VecDeque<(usize, Slot)> = crate::plan::run_order(plan, policy.order, options.seed)
+            .into_iter()
+            .map(|i| (i, plan.slots[i]))
+            .filter(|(_, s)| !skip(s))
+            .collect();
         RoundQueue {
             of: todo.len(),
             todo,

@@ -298,9 +298,12 @@ fn the_order_seed_and_the_sequential_design_are_stored_with_a_new_session() {
     let f = Fixture::new();
     let seeded = Runner::new(&f.db, &f.args_plus(&["--seed", "7"]), vec![], LEGACY).unwrap();
     assert_eq!(seeded.options.seed, Some(7));
-    let mut want = crate::plan::expand(&seeded.suite, &|v| seeded.target.availability(v));
-    want.permute_rounds(seeded.suite.policy.order, 7);
-    assert_eq!(seeded.plan.slots, want.slots);
+    let queue = RoundQueue::new(&seeded.plan, &seeded.suite, &seeded.options, &|_| false);
+    let queued: Vec<usize> = queue.todo.iter().map(|(i, _)| *i).collect();
+    assert_eq!(
+        queued,
+        crate::plan::run_order(&seeded.plan, seeded.suite.policy.order, Some(7))
+    );
     let drawn = Runner::new(&f.db, &f.args(&[]), vec![], LEGACY).unwrap();
     assert!(drawn.options.seed.is_some());
     let adaptive = Runner::new(&f.db, &f.args_plus(&["--budget", "1h"]), vec![], LEGACY).unwrap();
