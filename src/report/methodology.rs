@@ -31,7 +31,7 @@
 //! Phases under the minimum time are already flagged by the engine's notes (engine::phase).
 //! Everything here reads the model only and never panics.
 
-use super::{cachebound, role, ReportModel, Standing, WorkloadTable};
+use super::{cachebound, role, ReportModel, Row, Standing, WorkloadTable};
 use crate::stats::best::Answer;
 use crate::stats::sequential::Plan;
 use crate::stats::two_sample::{Sample, Verdict};
@@ -84,6 +84,29 @@ pub fn stored_design(run_options: Option<&str>) -> Option<Design> {
 }
 
 impl RowAnswer {
+    /// The answer of headline `row` of `table` under `rule`: its best variant, the others'
+    /// verdicts against it and the look they come from.
+    fn of(
+        rule: &StoppingRule,
+        table: &WorkloadTable,
+        row: &Row,
+        best: &str,
+        versus_best: Vec<(String, Verdict)>,
+        look: Option<LookNote>,
+    ) -> RowAnswer {
+        RowAnswer {
+            workload: table.workload.clone(),
+            phase: row.phase.clone(),
+            metric: row.metric.name.clone(),
+            precise: rule
+                .precision_pct
+                .map(|_| row.cells.iter().all(|c| rule.precise(&c.values))),
+            best: best.to_string(),
+            versus_best,
+            look,
+        }
+    }
+
     /// Decided: every other variant is better, worse or the same as the best (a row of one
     /// variant has nothing to decide and counts as decided).
     pub fn decided(&self) -> bool {
@@ -148,23 +171,21 @@ fn planned_answers(rule: &StoppingRule, plan: &Plan, table: &WorkloadTable) -> V
                 (c.variant.clone(), verdict)
             })
             .collect();
-        out.push(RowAnswer {
-            workload: table.workload.clone(),
-            phase: row.phase.clone(),
-            metric: row.metric.name.clone(),
-            precise: rule
-                .precision_pct
-                .map(|_| row.cells.iter().all(|c| rule.precise(&c.values))),
-            best: row.cells[top].variant.clone(),
-            versus_best,
-            look: look.map(|k| LookNote {
-                look: k + 1,
-                looks: plan.looks(),
-                repeats: plan.repeats_at(k).unwrap_or(0),
-                level: plan.difference_level(k),
-                confidence: plan.interval_confidence(k),
-            }),
+        let look = look.map(|k| LookNote {
+            look: k + 1,
+            looks: plan.looks(),
+            repeats: plan.repeats_at(k).unwrap_or(0),
+            level: plan.difference_level(k),
+            confidence: plan.interval_confidence(k),
         });
+        out.push(RowAnswer::of(
+            rule,
+            table,
+            row,
+            &row.cells[top].variant,
+            versus_best,
+            look,
+        ));
     }
     out
 }
@@ -193,17 +214,7 @@ fn table_answers(rule: &StoppingRule, table: &WorkloadTable) -> Vec<RowAnswer> {
                 (c.variant.clone(), verdict)
             })
             .collect();
-        out.push(RowAnswer {
-            workload: table.workload.clone(),
-            phase: row.phase.clone(),
-            metric: row.metric.name.clone(),
-            precise: rule
-                .precision_pct
-                .map(|_| row.cells.iter().all(|c| rule.precise(&c.values))),
-            best: best.variant.clone(),
-            versus_best,
-            look: None,
-        });
+        out.push(RowAnswer::of(rule, table, row, &best.variant, versus_best, None));
     }
     out
 }
