@@ -201,6 +201,27 @@ pub struct NewSample {
     pub series: Vec<crate::metric::ThroughputSeries>,
 }
 
+impl NewSample {
+    /// A repeat of `case_id` that has not run yet: status Ok, no start time, wall time or
+    /// device, nothing measured.
+    pub fn new(case_id: String, repeat: u32, is_warmup: bool) -> NewSample {
+        NewSample {
+            case_id,
+            repeat,
+            is_warmup,
+            started_at: String::new(),
+            wall_s: 0.0,
+            status: SampleStatus::Ok,
+            device: None,
+            effective_mount_opts: None,
+            notes: vec![],
+            measurements: vec![],
+            histograms: vec![],
+            series: vec![],
+        }
+    }
+}
+
 /// A stored repeat.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SampleRecord {

@@ -126,15 +126,7 @@ impl Workload for ScanSpec {
     }
 
     fn scaled(&self, factor: f64) -> WorkloadKind {
-        let scale = |n: u32, min: u32| -> u32 {
-            let v = (f64::from(n) * factor).floor();
-            let v = if v.is_finite() && v < f64::from(u32::MAX) {
-                v as u32
-            } else {
-                u32::MAX
-            };
-            v.max(min)
-        };
+        let scale = |n: u32, min: u32| super::scaled_count(n, factor, min);
         WorkloadKind::Scan(ScanSpec {
             files: scale(self.files, MIN_SCALED_FILES).min(MAX_FILES),
             dirs: scale(self.dirs, 1).min(MAX_DIRS),

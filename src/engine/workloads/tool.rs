@@ -59,12 +59,11 @@ impl Tool {
         args: &[String],
         dir: &Path,
     ) -> Result<(Timed<Finished>, String), EngineError> {
-        let (ran, shown) = self.spawn(p, program, args, dir);
-        kill_processes_in(dir);
+        let ran = self.run_keeping_files(p, program, args, dir);
         let cleaned = empty_dir(dir);
-        let t = ran?;
+        let done = ran?;
         cleaned?;
-        Ok((t, shown))
+        Ok(done)
     }
 
     /// [`Tool::run`] without emptying the directory afterwards: for a step whose files the

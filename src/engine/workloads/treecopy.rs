@@ -113,7 +113,7 @@ pub struct TreecopySpec {
     #[serde(default = "default_buffer")]
     pub buffer: Bytes,
     /// End `copy` and `delete` with `syncfs(2)` inside the timed region. Default true.
-    #[serde(default = "default_true")]
+    #[serde(default = "super::default_true")]
     pub fsync: bool,
     /// After `copy` (untimed), compare the copy with the source entry by entry (names, types,
     /// sizes, modes, owners, symlink targets, mtimes, content hashes) and fail on any
@@ -136,9 +136,6 @@ fn default_one() -> f64 {
 }
 fn default_buffer() -> Bytes {
     Bytes(128 * Bytes::KIB)
-}
-fn default_true() -> bool {
-    true
 }
 
 impl Default for TreecopySpec {
