@@ -2,12 +2,11 @@
 //! hammered device makes the gate time out, and a timed-out gate becomes a report warning.
 
 use crate::require_privileged;
-use crate::util::{assert_no_leftovers, fs_variant, fsbench, scratch, text, write_suite, TINY};
+use crate::util::{assert_no_leftovers, fs_variant, fsbench, scratch, text, write_suite, SuiteRun, TINY};
 use fsbench::plan::min_image_bytes;
 use fsbench::provision::{ImageProvisioner, Provisioner, RunState};
 use fsbench::run::quiesce::{self, Gate, Outcome};
 use std::io::Write;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -16,12 +15,11 @@ fn a_short_run_stores_the_quiesce_wait_of_every_repeat() {
     require_privileged!();
     let dir = scratch();
     let suite = write_suite(dir.path(), "suite.toml", TINY);
-    let db = dir.path().join("r.db");
-    let sc = dir.path().join("scratch");
-    let (db, sc) = (db.to_str().unwrap(), sc.to_str().unwrap());
-    let o = fsbench(&["--db", db, "run", &suite, "--scratch", sc, "--label", "q"]);
+    let run = SuiteRun::in_dir(dir.path());
+    let o = run.run(&suite, &["--label", "q"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    assert_no_leftovers(Path::new(sc));
+    assert_no_leftovers(&run.scratch);
+    let db = run.db_str();
     let o = fsbench(&["--db", db, "report", "latest", "--format", "json"]);
     assert!(o.status.success(), "{}", text(&o));
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
