@@ -220,6 +220,19 @@ impl NewSample {
             series: vec![],
         }
     }
+
+    /// Runs `check` on `wall_s` and on every measured value, each with a closure that names it
+    /// (`wall_s`, `PHASE/METRIC`), up to the first error: the values a store requires finite.
+    pub(crate) fn check_values<E>(
+        &self,
+        mut check: impl FnMut(f64, &dyn Fn() -> String) -> Result<(), E>,
+    ) -> Result<(), E> {
+        check(self.wall_s, &|| "wall_s".to_string())?;
+        for m in &self.measurements {
+            check(m.value, &|| format!("{}/{}", m.row(), m.metric.name))?;
+        }
+        Ok(())
+    }
 }
 
 /// A stored repeat.

@@ -755,10 +755,7 @@ impl ResultStore for PgStore {
     }
 
     fn record_sample(&self, session: i64, s: &NewSample) -> Result<i64, StoreError> {
-        self.check_finite(s.wall_s, || "wall_s".to_string())?;
-        for m in &s.measurements {
-            self.check_finite(m.value, || format!("{}/{}", m.row(), m.metric.name))?;
-        }
+        s.check_values(|value, what| self.check_finite(value, what))?;
         let action = format!(
             "recording repeat {} of case {} in session {session}",
             s.repeat, s.case_id
