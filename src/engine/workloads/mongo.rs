@@ -1164,7 +1164,7 @@ impl Worker for MongoWorker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metric::PhaseResult;
+    use crate::engine::workloads::test_util::metric;
     use rand::rngs::SmallRng;
     use rand::{Rng, SeedableRng};
 
@@ -1177,14 +1177,6 @@ mod tests {
             processes: 2,
             ..MongoSpec::default()
         }
-    }
-
-    fn metric(p: &PhaseResult, name: &str) -> f64 {
-        p.metrics
-            .iter()
-            .find(|(m, _)| m.name == name)
-            .map(|(_, v)| *v)
-            .unwrap_or_else(|| panic!("{} has no {name}: {:?}", p.phase, p.metrics))
     }
 
     #[test]
@@ -1641,14 +1633,9 @@ mod tests {
 
     #[test]
     fn interrupt_and_errors_clean_up_and_say_where() {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let flag = AtomicBool::new(true);
-        assert!(matches!(
-            crate::engine::run_quiet(&small(), tmp.path(), &flag),
-            Err(EngineError::Interrupted)
-        ));
-        assert!(crate::engine::dir_is_empty(tmp.path()));
+        crate::engine::workloads::test_util::assert_interrupted_leaves_nothing(&small());
 
+        let tmp = tempfile::tempdir().expect("tempdir");
         let flag = AtomicBool::new(false);
         std::fs::create_dir(tmp.path().join("mongo")).expect("mkdir");
         match crate::engine::run_quiet(&small(), tmp.path(), &flag) {

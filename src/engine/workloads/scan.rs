@@ -422,7 +422,7 @@ impl Worker for Walker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metric::PhaseResult;
+    use crate::engine::workloads::test_util::metric;
 
     fn small() -> ScanSpec {
         ScanSpec {
@@ -431,14 +431,6 @@ mod tests {
             file_size: Bytes(100),
             seed: 1,
         }
-    }
-
-    fn metric(p: &PhaseResult, name: &str) -> f64 {
-        p.metrics
-            .iter()
-            .find(|(m, _)| m.name == name)
-            .map(|(_, v)| *v)
-            .unwrap_or_else(|| panic!("{} has no {name}: {:?}", p.phase, p.metrics))
     }
 
     /// Files, directories and regular-file bytes under `dir`, counted with `std::fs`.
@@ -559,12 +551,6 @@ mod tests {
         assert!(tiny.validate().is_ok() && tiny.files == MIN_SCALED_FILES);
         let fp = ScanSpec::default().footprint();
         assert_eq!((fp.files, fp.dirs, fp.block_bytes), (50_000, 501, 0));
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let flag = AtomicBool::new(true);
-        assert!(matches!(
-            crate::engine::run_quiet(&small(), tmp.path(), &flag),
-            Err(EngineError::Interrupted)
-        ));
-        assert!(crate::engine::dir_is_empty(tmp.path()));
+        crate::engine::workloads::test_util::assert_interrupted_leaves_nothing(&small());
     }
 }
