@@ -4,7 +4,7 @@
 //! (red when worse by the metric's direction, green when better).
 
 use super::Series;
-use crate::report::charts::color;
+use crate::report::charts::{color, series_frame};
 use plotters::prelude::*;
 
 const FONT: &str = "sans-serif";
@@ -26,12 +26,7 @@ pub fn trend_chart(s: &Series, width: u32, height: u32) -> Result<String, String
         let root = SVGBackend::with_string(&mut buf, (width, height)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| de(&e))?;
         let title = format!("{} · {} · {} · {}", s.workload, s.phase, s.metric, s.variant);
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, (FONT, 15))
-            .margin(8)
-            .margin_right(16)
-            .x_label_area_size(30)
-            .y_label_area_size(62)
+        let mut chart = series_frame(&root, &title)
             .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), lo..hi)
             .map_err(|e| de(&e))?;
         let ids: Vec<i64> = s.points.iter().map(|p| p.session).collect();

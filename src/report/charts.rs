@@ -719,6 +719,21 @@ pub struct RepeatSeries {
     pub ci: Option<(f64, f64)>,
 }
 
+/// The frame of a chart of values over time (a cell's repeats, a history trend): `title` in
+/// 15 px above, margins of 8 px (16 px on the right), label areas of 30 px below and 62 px left.
+pub(crate) fn series_frame<'a, 'b, DB: DrawingBackend>(
+    root: &'a DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut b = ChartBuilder::on(root);
+    b.caption(title, (FONT, 15))
+        .margin(8)
+        .margin_right(16)
+        .x_label_area_size(30)
+        .y_label_area_size(62);
+    b
+}
+
 /// Per-repeat chart of one metric: x = measured repeat in run order, one line of points per
 /// variant, its trimmed mean dashed and its CI shaded, so first-run effects and outliers show.
 ///
@@ -759,14 +774,7 @@ pub fn repeats_chart(
         root.fill(&WHITE).map_err(de)?;
         let x = Axis::new(0.5, n as f64 + 0.5, x_keys);
         let y = Axis::new(lo, hi, ticks(lo, hi, false));
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, (FONT, 15))
-            .margin(8)
-            .margin_right(16)
-            .x_label_area_size(30)
-            .y_label_area_size(62)
-            .build_cartesian_2d(x, y)
-            .map_err(de)?;
+        let mut chart = series_frame(&root, title).build_cartesian_2d(x, y).map_err(de)?;
         let y_fmt = |v: &f64| tick_label(*v);
         let x_fmt = |v: &f64| format!("{}", v.round() as i64);
         chart

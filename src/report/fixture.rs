@@ -39,49 +39,40 @@ fn m(phase: &str, metric: MetricId, value: f64) -> Measurement {
     }
 }
 
-/// bonnie measurements: (throughput MiB/s, cpu process %, cpu system %, rate ops/s, p99 us).
-fn bonnie(tput: f64, cpu_p: f64, cpu_s: f64, rate: f64, p99: f64) -> Vec<Measurement> {
-    vec![
-        m("seq_write_block", MetricId::higher("throughput", Unit::MibPerSec), tput),
+/// A phase's two CPU metrics: process and system time, percent.
+fn cpu(phase: &str, process: f64, system: f64) -> [Measurement; 2] {
+    [
         m(
-            "seq_write_block",
+            phase,
             MetricId::lower("cpu_process", Unit::Percent).with_role(Role::ProcessCpu),
-            cpu_p,
+            process,
         ),
         m(
-            "seq_write_block",
+            phase,
             MetricId::lower("cpu_system", Unit::Percent).with_role(Role::SystemCpu),
-            cpu_s,
+            system,
         ),
-        m("rand_create", MetricId::higher("rate", Unit::OpsPerSec), rate),
-        m(
-            "rand_create",
-            MetricId::lower("cpu_process", Unit::Percent).with_role(Role::ProcessCpu),
-            cpu_p,
-        ),
-        m(
-            "rand_create",
-            MetricId::lower("cpu_system", Unit::Percent).with_role(Role::SystemCpu),
-            cpu_s,
-        ),
-        m("rand_create", MetricId::latency("lat_p99"), p99),
     ]
 }
 
+/// bonnie measurements: (throughput MiB/s, cpu process %, cpu system %, rate ops/s, p99 us).
+fn bonnie(tput: f64, cpu_p: f64, cpu_s: f64, rate: f64, p99: f64) -> Vec<Measurement> {
+    let mut v = vec![m(
+        "seq_write_block",
+        MetricId::higher("throughput", Unit::MibPerSec),
+        tput,
+    )];
+    v.extend(cpu("seq_write_block", cpu_p, cpu_s));
+    v.push(m("rand_create", MetricId::higher("rate", Unit::OpsPerSec), rate));
+    v.extend(cpu("rand_create", cpu_p, cpu_s));
+    v.push(m("rand_create", MetricId::latency("lat_p99"), p99));
+    v
+}
+
 fn filecopy(seconds: f64) -> Vec<Measurement> {
-    vec![
-        m("copy", MetricId::lower("time", Unit::Seconds), seconds),
-        m(
-            "copy",
-            MetricId::lower("cpu_process", Unit::Percent).with_role(Role::ProcessCpu),
-            12.0,
-        ),
-        m(
-            "copy",
-            MetricId::lower("cpu_system", Unit::Percent).with_role(Role::SystemCpu),
-            30.0,
-        ),
-    ]
+    let mut v = vec![m("copy", MetricId::lower("time", Unit::Seconds), seconds)];
+    v.extend(cpu("copy", 12.0, 30.0));
+    v
 }
 
 fn sample(

@@ -136,18 +136,8 @@ mod tests {
         SampleRecord {
             id: 0,
             sample: NewSample {
-                case_id: id.into(),
-                repeat: 0,
-                is_warmup: warmup,
-                started_at: String::new(),
-                wall_s: 0.0,
                 status: error.map_or(SampleStatus::Ok, |e| SampleStatus::Failed(e.into())),
-                device: None,
-                effective_mount_opts: None,
-                notes: vec![],
-                measurements: vec![],
-                histograms: vec![],
-                series: vec![],
+                ..NewSample::new(id.into(), 0, warmup)
             },
         }
     }

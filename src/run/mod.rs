@@ -423,18 +423,8 @@ impl Runner {
         });
         let t0 = Instant::now();
         let mut sample = NewSample {
-            case_id: case.id.0.clone(),
-            repeat: slot.repeat,
-            is_warmup: slot.warmup,
             started_at: crate::store::now_rfc3339(),
-            wall_s: 0.0,
-            status: SampleStatus::Ok,
-            device: None,
-            effective_mount_opts: None,
-            notes: vec![],
-            measurements: vec![],
-            histograms: vec![],
-            series: vec![],
+            ..NewSample::new(case.id.0.clone(), slot.repeat, slot.warmup)
         };
         let outcome = slot::run_slot(
             open.provisioner.as_ref(),

@@ -514,44 +514,26 @@ mod tests {
                 df: 4.0,
             })
         };
-        // 20 % up, significant and beyond 5 %.
-        assert_eq!(
-            verdict(Some(0.01), tost(0.9), 20.0, 5.0, Up, 120.0, 100.0),
-            Verdict::Better
-        );
-        assert_eq!(
-            verdict(Some(0.01), tost(0.9), 20.0, 5.0, Down, 120.0, 100.0),
-            Verdict::Worse
-        );
-        // Significant but within the threshold, and shown equivalent: same.
-        assert_eq!(
-            verdict(Some(0.01), tost(0.01), 1.0, 5.0, Up, 101.0, 100.0),
-            Verdict::Equivalent
-        );
-        // Significant but within the threshold, not shown equivalent: inconclusive.
-        assert_eq!(
-            verdict(Some(0.01), tost(0.2), 4.0, 5.0, Up, 104.0, 100.0),
-            Verdict::Inconclusive
-        );
-        // Beyond the threshold but not significant, not equivalent: inconclusive, never "same".
-        assert_eq!(
-            verdict(Some(0.2), tost(0.6), 20.0, 5.0, Up, 120.0, 100.0),
-            Verdict::Inconclusive
-        );
-        // Exactly at the threshold is not beyond it.
-        assert_eq!(
-            verdict(Some(0.001), tost(0.9), 5.0, 5.0, Up, 105.0, 100.0),
-            Verdict::Inconclusive
-        );
-        // A drop of a lower-is-better metric is an improvement.
-        assert_eq!(
-            verdict(Some(0.001), None, -40.0, 5.0, Down, 60.0, 100.0),
-            Verdict::Better
-        );
-        assert_eq!(
-            verdict(None, tost(0.0), 0.0, 5.0, Up, 100.0, 100.0),
-            Verdict::Inconclusive
-        );
+        // (p, TOST, change %, direction, mean a) against mean b = 100 with a 5 % threshold.
+        let cases = [
+            // 20 % up, significant and beyond 5 %.
+            (Some(0.01), tost(0.9), 20.0, Up, 120.0, Verdict::Better),
+            (Some(0.01), tost(0.9), 20.0, Down, 120.0, Verdict::Worse),
+            // Significant but within the threshold, and shown equivalent: same.
+            (Some(0.01), tost(0.01), 1.0, Up, 101.0, Verdict::Equivalent),
+            // Significant but within the threshold, not shown equivalent: inconclusive.
+            (Some(0.01), tost(0.2), 4.0, Up, 104.0, Verdict::Inconclusive),
+            // Beyond the threshold but not significant, not equivalent: inconclusive, never "same".
+            (Some(0.2), tost(0.6), 20.0, Up, 120.0, Verdict::Inconclusive),
+            // Exactly at the threshold is not beyond it.
+            (Some(0.001), tost(0.9), 5.0, Up, 105.0, Verdict::Inconclusive),
+            // A drop of a lower-is-better metric is an improvement.
+            (Some(0.001), None, -40.0, Down, 60.0, Verdict::Better),
+            (None, tost(0.0), 0.0, Up, 100.0, Verdict::Inconclusive),
+        ];
+        for (i, (p, t, pct, dir, a, want)) in cases.into_iter().enumerate() {
+            assert_eq!(verdict(p, t, pct, 5.0, dir, a, 100.0), want, "case {i}");
+        }
         assert_eq!(Verdict::Equivalent.label(3.0), "same within 3 %");
         assert_eq!(Verdict::Equivalent.label(2.5), "same within 2.5 %");
         assert_eq!(Verdict::Inconclusive.label(3.0), "inconclusive");

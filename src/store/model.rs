@@ -201,6 +201,40 @@ pub struct NewSample {
     pub series: Vec<crate::metric::ThroughputSeries>,
 }
 
+impl NewSample {
+    /// A repeat of `case_id` that has not run yet: status Ok, no start time, wall time or
+    /// device, nothing measured.
+    pub fn new(case_id: String, repeat: u32, is_warmup: bool) -> NewSample {
+        NewSample {
+            case_id,
+            repeat,
+            is_warmup,
+            started_at: String::new(),
+            wall_s: 0.0,
+            status: SampleStatus::Ok,
+            device: None,
+            effective_mount_opts: None,
+            notes: vec![],
+            measurements: vec![],
+            histograms: vec![],
+            series: vec![],
+        }
+    }
+
+    /// Runs `check` on `wall_s` and on every measured value, each with a closure that names it
+    /// (`wall_s`, `PHASE/METRIC`), up to the first error: the values a store requires finite.
+    pub(crate) fn check_values<E>(
+        &self,
+        mut check: impl FnMut(f64, &dyn Fn() -> String) -> Result<(), E>,
+    ) -> Result<(), E> {
+        check(self.wall_s, &|| "wall_s".to_string())?;
+        for m in &self.measurements {
+            check(m.value, &|| format!("{}/{}", m.row(), m.metric.name))?;
+        }
+        Ok(())
+    }
+}
+
 /// A stored repeat.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SampleRecord {

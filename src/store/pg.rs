@@ -288,13 +288,7 @@ impl PgStore {
             .iter()
             .map(|r| RankHost {
                 rank: r.get::<_, i32>(1) as u32,
-                host: HostInfo {
-                    hostname: r.get(2),
-                    kernel: r.get(3),
-                    cpu_model: r.get(4),
-                    ncpu: r.get::<_, i32>(5) as u32,
-                    mem_bytes: r.get::<_, i64>(6) as u64,
-                },
+                host: host_at(r, 2, r.get::<_, i32>(5) as u32),
                 dir: r.get(7),
                 mount_point: r.get(8),
                 mount_source: r.get(9),
@@ -674,6 +668,18 @@ fn insert_baseline(tx: &mut Transaction, session: i64, b: &RawBaseline) -> Resul
     Ok(())
 }
 
+/// A host from the columns `hostname, kernel, cpu_model, ncpu, mem_bytes` of `r`, the first at
+/// `at`; `ncpu` the caller read (an INTEGER in rank_hosts, a BIGINT in sessions).
+fn host_at(r: &Row, at: usize, ncpu: u32) -> HostInfo {
+    HostInfo {
+        hostname: r.get(at),
+        kernel: r.get(at + 1),
+        cpu_model: r.get(at + 2),
+        ncpu,
+        mem_bytes: r.get::<_, i64>(at + 4) as u64,
+    }
+}
+
 fn session_from_row(r: &Row) -> Result<SessionRecord, Bad> {
     let id: i64 = r.get(0);
     let status_text: String = r.get(3);
@@ -715,13 +721,7 @@ fn session_from_row(r: &Row) -> Result<SessionRecord, Bad> {
             args: parse_json_strings(&args_json, &format!("args_json of session {id}"))?,
             run_options: r.get(25),
             fsbench_version: r.get(8),
-            host: HostInfo {
-                hostname: r.get(9),
-                kernel: r.get(10),
-                cpu_model: r.get(11),
-                ncpu: r.get::<_, i64>(12) as u32,
-                mem_bytes: r.get::<_, i64>(13) as u64,
-            },
+            host: host_at(r, 9, r.get::<_, i64>(12) as u32),
             tool_versions: Vec::new(),
             target: r.get(14),
             ranks: Vec::new(),
@@ -755,10 +755,7 @@ impl ResultStore for PgStore {
     }
 
     fn record_sample(&self, session: i64, s: &NewSample) -> Result<i64, StoreError> {
-        self.check_finite(s.wall_s, || "wall_s".to_string())?;
-        for m in &s.measurements {
-            self.check_finite(m.value, || format!("{}/{}", m.row(), m.metric.name))?;
-        }
+        s.check_values(|value, what| self.check_finite(value, what))?;
         let action = format!(
             "recording repeat {} of case {} in session {session}",
             s.repeat, s.case_id

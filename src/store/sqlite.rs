@@ -540,10 +540,7 @@ impl Store {
     /// measurements too), and the new row gets a new, higher id. The case must have been
     /// recorded with [`Store::record_case`]. `wall_s` and every value must be finite.
     pub fn record_sample(&self, session: i64, s: &NewSample) -> Result<i64, StoreError> {
-        self.check_finite(s.wall_s, || "wall_s".to_string())?;
-        for m in &s.measurements {
-            self.check_finite(m.value, || format!("{}/{}", m.row(), m.metric.name))?;
-        }
+        s.check_values(|value, what| self.check_finite(value, what))?;
         let action = format!(
             "recording repeat {} of case {} in session {session}",
             s.repeat, s.case_id

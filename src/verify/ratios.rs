@@ -549,18 +549,9 @@ mod tests {
         SampleRecord {
             id: i64::from(repeat),
             sample: NewSample {
-                case_id: case.into(),
-                repeat,
-                is_warmup: false,
-                started_at: String::new(),
                 wall_s: 1.0,
-                status: SampleStatus::Ok,
-                device: None,
-                effective_mount_opts: None,
-                notes: vec![],
                 measurements,
-                histograms: vec![],
-                series: Vec::new(),
+                ..NewSample::new(case.into(), repeat, false)
             },
         }
     }

@@ -2,10 +2,9 @@
 //! success, Ctrl-C and SIGKILL.
 
 use crate::require_privileged;
-use crate::util::interrupt;
 use crate::util::{assert_no_leftovers, fsbench, loops_under, scratch, spawn_run, text, write_suite, TINY};
+use crate::util::{fs_variant, interrupt};
 use fsbench::baseline::{measure, BaselineError, Method};
-use fsbench::config::FsVariant;
 use fsbench::host::loop_backing_file;
 use fsbench::provision::{loop_direct_io, ImageProvisioner, Provisioner, RunState};
 use std::path::Path;
@@ -73,14 +72,7 @@ fn a_mounted_device_is_refused_by_the_kernel_and_an_interrupt_stops_at_once() {
     let dir = scratch();
     let state = RunState::create(dir.path()).unwrap();
     let prov = ImageProvisioner::new(state.clone());
-    let variant = FsVariant {
-        name: "ext4".into(),
-        fs_type: "ext4".into(),
-        mkfs_args: vec![],
-        mount_opts: vec![],
-        image_size: None,
-        kernel: None,
-    };
+    let variant = fs_variant("ext4", &[]);
     let m = prov.provision(&variant, 64 << 20, "mounted").unwrap();
     let dev = m.device.clone().unwrap();
     // O_EXCL on a block device: EBUSY while a filesystem holds it, and nothing is written.

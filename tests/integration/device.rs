@@ -2,7 +2,7 @@
 
 use crate::require_privileged;
 use crate::util::wait_with_stderr;
-use crate::util::{assert_no_leftovers, fsbench, scratch, text, TestMount};
+use crate::util::{assert_no_leftovers, fsbench, scratch, text, wiping_run, TestMount};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -63,9 +63,7 @@ fn run_on_device(dir: &Path, dev: &str, path: Option<&str>) -> std::process::Out
     let suite = dir.join("dev-suite.toml");
     std::fs::write(&suite, DEV_SUITE).unwrap();
     let (db, sc) = (dir.join("r.db"), dir.join("scratch"));
-    let mut cmd = Command::new(crate::util::bin());
-    cmd.args(["--db", db.to_str().unwrap(), "run", suite.to_str().unwrap()])
-        .args(["--device", dev, "--wipe", dev, "--scratch", sc.to_str().unwrap()]);
+    let mut cmd = wiping_run(&db, &suite, dev, &sc);
     if let Some(p) = path {
         cmd.env("PATH", p);
     }
@@ -299,9 +297,7 @@ fn a_device_mounted_by_someone_else_during_the_run_is_refused_at_the_next_repeat
     let suite = dir.path().join("s.toml");
     std::fs::write(&suite, DEV_SUITE.replace("repeats = 1", "repeats = 3")).unwrap();
     let (db, sc) = (dir.path().join("r.db"), dir.path().join("scratch"));
-    let mut child = Command::new(crate::util::bin())
-        .args(["--db", db.to_str().unwrap(), "run", suite.to_str().unwrap()])
-        .args(["--device", &d.dev, "--wipe", &d.dev, "--scratch", sc.to_str().unwrap()])
+    let mut child = wiping_run(&db, &suite, &d.dev, &sc)
         // The refused repeats are an error to the caller: --strict exits 1 on any failed repeat
         // (without it, the first repeat's results would make it 0 with a warning).
         .arg("--strict")
@@ -395,18 +391,7 @@ fn a_blank_device_needs_the_exact_wipe_confirmation_and_then_is_benchmarked() {
 
     let sc: PathBuf = dir.path().join("scratch");
     let db = dir.path().join("r.db");
-    let o = fsbench(&[
-        "--db",
-        db.to_str().unwrap(),
-        "run",
-        suite.to_str().unwrap(),
-        "--device",
-        d,
-        "--wipe",
-        d,
-        "--scratch",
-        sc.to_str().unwrap(),
-    ]);
+    let o = wiping_run(&db, &suite, d, &sc).output().unwrap();
     assert!(o.status.success(), "{}", text(&o));
     assert_no_leftovers(&sc);
     let mounted = std::fs::read_to_string("/proc/mounts").unwrap();

@@ -3,7 +3,7 @@
 //! while any filesystem made outside fsbench is still refused and left intact.
 
 use crate::require_privileged;
-use crate::util::{assert_no_leftovers, fsbench, scratch, text};
+use crate::util::{assert_no_leftovers, fsbench, scratch, text, wiping_run};
 use std::path::Path;
 use std::process::Command;
 
@@ -51,20 +51,7 @@ fn the_same_confirmation_works_twice_and_a_foreign_filesystem_is_still_refused()
     .unwrap();
     let sc = dir.path().join("scratch");
     let db = dir.path().join("r.db");
-    let run = |d: &str| {
-        fsbench(&[
-            "--db",
-            db.to_str().unwrap(),
-            "run",
-            suite.to_str().unwrap(),
-            "--device",
-            d,
-            "--wipe",
-            d,
-            "--scratch",
-            sc.to_str().unwrap(),
-        ])
-    };
+    let run = |d: &str| wiping_run(&db, &suite, d, &sc).output().unwrap();
 
     // First run on the blank device; it leaves fsbench's ext4 behind.
     let o = run(&dev);

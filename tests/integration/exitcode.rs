@@ -5,7 +5,7 @@
 //! `--strict` or `[run] strict = true` → 1; every case failed → 1; every case unavailable
 //! (the tool not on PATH) → 2 with the install command.
 
-use crate::util::{report_json, scratch, text, write_suite};
+use crate::util::{report_json, run_args, scratch, text, write_suite};
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -41,14 +41,7 @@ fn run(dir: &Path, suite: &str, path: &str, extra: &[&str]) -> (Output, String) 
     let db = dir.join(format!("r{tag}.db"));
     let suite = write_suite(dir, &format!("s{tag}.toml"), suite);
     let o = Command::new(crate::util::bin())
-        .args([
-            "--db",
-            db.to_str().unwrap(),
-            "run",
-            &suite,
-            "--dir",
-            work.to_str().unwrap(),
-        ])
+        .args(run_args(&db, &suite, ("--dir", &work)))
         .args(extra)
         .env("PATH", path)
         .output()

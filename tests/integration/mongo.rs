@@ -4,8 +4,8 @@
 //! the report's first-run warning on bigfile metrics.
 
 use crate::require_privileged;
-use crate::util::{assert_no_leftovers, fsbench, scratch, skip_or_fail, text};
-use fsbench::config::{load_preset, FsVariant, Overrides};
+use crate::util::{assert_no_leftovers, fs_variant, fsbench, scratch, skip_or_fail, text};
+use fsbench::config::{load_preset, Overrides};
 use fsbench::engine::fiemap::{is_unsupported, Mapper};
 use fsbench::engine::{BigfileSpec, MongoSpec, RunContext, Workload, WorkloadKind};
 use fsbench::metric::{Measurement, RawSample};
@@ -123,14 +123,7 @@ fn fragments_match_filefrag_on_loop_filesystems() {
             assert!(!["ext4", "xfs", "btrfs"].contains(&t), "{t} unavailable: {why}");
             continue;
         }
-        let v = FsVariant {
-            name: t.into(),
-            fs_type: t.into(),
-            mkfs_args: vec![],
-            mount_opts: vec![],
-            image_size: None,
-            kernel: None,
-        };
+        let v = fs_variant(t, &[]);
         let m = prov.provision(&v, min_image_bytes(t), &format!("frag-{t}")).unwrap();
         let files = make_files(&m.workdir);
         let total = compare_with_filefrag(&files).unwrap_or_else(|| panic!("{t} must support FIEMAP"));

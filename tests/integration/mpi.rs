@@ -6,7 +6,9 @@
 //! Built only with `--features mpi` (`cargo test --features mpi --test integration mpi`).
 
 use crate::require_privileged;
-use crate::util::{assert_no_leftovers, bin, report_json, scratch, skip_or_fail, text, tool_path, write_suite};
+use crate::util::{
+    assert_no_leftovers, bin, report_json, run_args, scratch, skip_or_fail, text, tool_path, write_suite,
+};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -104,16 +106,8 @@ fn four_ranks_run_small_files_and_fileio_with_cluster_figures_from_every_rank() 
     let sc = dir.path().join("scratch");
     // `--ranks 4` starts mpirun itself (src/comm/launch.rs).
     let o = Command::new(bin())
-        .args([
-            "--db",
-            db.to_str().unwrap(),
-            "run",
-            &suite,
-            "--scratch",
-            sc.to_str().unwrap(),
-            "--ranks",
-            "4",
-        ])
+        .args(run_args(&db, &suite, ("--scratch", &sc)))
+        .args(["--ranks", "4"])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
@@ -371,14 +365,7 @@ fn run_and_signal_rank_2(
         c
     };
     let mut child = cmd
-        .args([
-            "--db",
-            db.to_str().unwrap(),
-            "run",
-            &suite,
-            "--scratch",
-            sc.to_str().unwrap(),
-        ])
+        .args(run_args(&db, &suite, ("--scratch", &sc)))
         .args(if launcher { &["--ranks", "4"][..] } else { &[] })
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -482,18 +469,10 @@ fn ranks_with_different_suites_are_refused_before_anything_is_made() {
     let db = dir.path().join("d.db");
     let sc = dir.path().join("scratch");
     let run = |suite: &str| -> Vec<String> {
-        [
-            bin().to_str().unwrap(),
-            "--db",
-            db.to_str().unwrap(),
-            "run",
-            suite,
-            "--scratch",
-            sc.to_str().unwrap(),
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
+        std::iter::once(bin().to_str().unwrap())
+            .chain(run_args(&db, suite, ("--scratch", &sc)))
+            .map(String::from)
+            .collect()
     };
     // MPMD: rank 0 runs suite a, rank 1 suite b.
     let o = Command::new("mpirun")
@@ -583,16 +562,9 @@ wear_out = true
             a.push(slow.0.to_str().unwrap().to_string());
         }
         a.extend(
-            [
-                bin().to_str().unwrap(),
-                "--db",
-                db.to_str().unwrap(),
-                "run",
-                &suite,
-                "--scratch",
-                sc.to_str().unwrap(),
-            ]
-            .map(String::from),
+            std::iter::once(bin().to_str().unwrap())
+                .chain(run_args(&db, &suite, ("--scratch", &sc)))
+                .map(String::from),
         );
         a
     };
@@ -780,17 +752,10 @@ fn one_rank_failing_a_repeat_fails_that_repeat_for_the_session_which_goes_on() {
     );
     let db = dir.path().join("o.db");
     let sc = dir.path().join("scratch");
-    let fsbench: Vec<String> = [
-        bin().to_str().unwrap(),
-        "--db",
-        db.to_str().unwrap(),
-        "run",
-        &suite,
-        "--scratch",
-        sc.to_str().unwrap(),
-    ]
-    .map(String::from)
-    .to_vec();
+    let fsbench: Vec<String> = std::iter::once(bin().to_str().unwrap())
+        .chain(run_args(&db, &suite, ("--scratch", &sc)))
+        .map(String::from)
+        .collect();
     let t0 = Instant::now();
     let o = Command::new("mpirun")
         .args(["--allow-run-as-root", "--oversubscribe", "-np", "2"])

@@ -1,22 +1,10 @@
 //! Real provisioning: loop image, mkfs, mount, and the undo of all of it.
 
 use crate::require_privileged;
-use crate::util::{assert_no_leftovers, loops_under, mounts_under, scratch};
-use fsbench::config::FsVariant;
+use crate::util::{assert_no_leftovers, fs_variant, loops_under, mounts_under, scratch};
 use fsbench::host::loop_backing_file;
 use fsbench::plan::min_image_bytes;
 use fsbench::provision::{availability, ImageProvisioner, Provisioner, RunState};
-
-fn variant(fs_type: &str, opts: &[&str]) -> FsVariant {
-    FsVariant {
-        name: fs_type.into(),
-        fs_type: fs_type.into(),
-        mkfs_args: vec![],
-        mount_opts: opts.iter().map(|s| s.to_string()).collect(),
-        image_size: None,
-        kernel: None,
-    }
-}
 
 #[test]
 fn every_available_type_is_made_mounted_written_and_fully_undone() {
@@ -36,7 +24,7 @@ fn every_available_type_is_made_mounted_written_and_fully_undone() {
         }
         tried += 1;
         let m = prov
-            .provision(&variant(t, &["noatime"]), min_image_bytes(t), &format!("t-{t}"))
+            .provision(&fs_variant(t, &["noatime"]), min_image_bytes(t), &format!("t-{t}"))
             .unwrap();
         let entry = fsbench::host::mount_entry(&m.mountpoint).expect("mounted");
         assert_eq!(entry.1, t, "wrong type mounted");
@@ -80,7 +68,7 @@ fn a_failing_mkfs_or_mount_undoes_what_was_already_made() {
     let state = RunState::create(dir.path()).unwrap();
     let prov = ImageProvisioner::new(state.clone());
 
-    let mut bad_mkfs = variant("ext4", &[]);
+    let mut bad_mkfs = fs_variant("ext4", &[]);
     bad_mkfs.mkfs_args = vec!["-O".into(), "no_such_feature".into()];
     let err = prov
         .provision(&bad_mkfs, 64 << 20, "badmkfs")
@@ -89,7 +77,7 @@ fn a_failing_mkfs_or_mount_undoes_what_was_already_made() {
         .to_string();
     assert!(err.contains("mkfs.ext4"), "{err}");
 
-    let bad_mount = variant("ext4", &["compress=lzo"]);
+    let bad_mount = fs_variant("ext4", &["compress=lzo"]);
     let err = prov
         .provision(&bad_mount, 64 << 20, "badmount")
         .err()
@@ -111,7 +99,7 @@ fn a_panic_while_mounted_still_unmounts_and_detaches() {
     let state = RunState::create(dir.path()).unwrap();
     let prov = ImageProvisioner::new(state.clone());
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let _m = prov.provision(&variant("ext4", &[]), 64 << 20, "panic").unwrap();
+        let _m = prov.provision(&fs_variant("ext4", &[]), 64 << 20, "panic").unwrap();
         panic!("workload exploded");
     }));
     assert!(r.is_err());

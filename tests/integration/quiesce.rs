@@ -2,38 +2,24 @@
 //! hammered device makes the gate time out, and a timed-out gate becomes a report warning.
 
 use crate::require_privileged;
-use crate::util::{assert_no_leftovers, fsbench, scratch, text, write_suite, TINY};
-use fsbench::config::FsVariant;
+use crate::util::{assert_no_leftovers, fs_variant, fsbench, scratch, text, write_suite, SuiteRun, TINY};
 use fsbench::plan::min_image_bytes;
 use fsbench::provision::{ImageProvisioner, Provisioner, RunState};
 use fsbench::run::quiesce::{self, Gate, Outcome};
 use std::io::Write;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-
-fn ext4() -> FsVariant {
-    FsVariant {
-        name: "ext4".into(),
-        fs_type: "ext4".into(),
-        mkfs_args: vec![],
-        mount_opts: vec![],
-        image_size: None,
-        kernel: None,
-    }
-}
 
 #[test]
 fn a_short_run_stores_the_quiesce_wait_of_every_repeat() {
     require_privileged!();
     let dir = scratch();
     let suite = write_suite(dir.path(), "suite.toml", TINY);
-    let db = dir.path().join("r.db");
-    let sc = dir.path().join("scratch");
-    let (db, sc) = (db.to_str().unwrap(), sc.to_str().unwrap());
-    let o = fsbench(&["--db", db, "run", &suite, "--scratch", sc, "--label", "q"]);
+    let run = SuiteRun::in_dir(dir.path());
+    let o = run.run(&suite, &["--label", "q"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    assert_no_leftovers(Path::new(sc));
+    assert_no_leftovers(&run.scratch);
+    let db = run.db_str();
     let o = fsbench(&["--db", db, "report", "latest", "--format", "json"]);
     assert!(o.status.success(), "{}", text(&o));
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
@@ -69,7 +55,9 @@ fn a_device_kept_busy_makes_the_gate_time_out_with_a_note() {
     let dir = scratch();
     let state = RunState::create(dir.path()).unwrap();
     let prov = ImageProvisioner::new(state);
-    let m = prov.provision(&ext4(), min_image_bytes("ext4"), "q-busy").unwrap();
+    let m = prov
+        .provision(&fs_variant("ext4", &[]), min_image_bytes("ext4"), "q-busy")
+        .unwrap();
     let dev = m.device.clone().expect("loop device");
     let stop = AtomicBool::new(false);
     let never = AtomicBool::new(false);

@@ -4,6 +4,7 @@ use crate::require_privileged;
 use crate::util::interrupt;
 use crate::util::run_suite;
 use crate::util::start_run;
+use crate::util::SuiteRun;
 use crate::util::{assert_no_leftovers, fsbench, mounts_under, scratch, text, write_suite, BONNIE_PHASES, TINY};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -13,23 +14,11 @@ fn a_short_run_compares_three_filesystems_stores_samples_and_reports_json() {
     require_privileged!();
     let dir = scratch();
     let suite = write_suite(dir.path(), "suite.toml", TINY);
-    let db = dir.path().join("r.db");
-    let sc = dir.path().join("scratch");
-    let (db, sc) = (db.to_str().unwrap(), sc.to_str().unwrap());
-    let o = fsbench(&[
-        "--db",
-        db,
-        "run",
-        &suite,
-        "--fs",
-        // reiser4 stands for a type this machine lacks (never merged into Linux; zfs now runs
-        // as a pool).
-        "ext4,xfs,btrfs,reiser4",
-        "--scratch",
-        sc,
-        "--label",
-        "e2e",
-    ]);
+    let run = SuiteRun::in_dir(dir.path());
+    let (db, sc) = (run.db_str(), run.scratch.to_str().unwrap());
+    // reiser4 stands for a type this machine lacks (never merged into Linux; zfs now runs as a
+    // pool).
+    let o = run.run(&suite, &["--fs", "ext4,xfs,btrfs,reiser4", "--label", "e2e"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     for col in ["ext4", "xfs", "btrfs"] {

@@ -12,8 +12,7 @@
 //! image's headroom, which the run completing proves.
 
 use crate::require_privileged;
-use crate::util::{assert_no_leftovers, fsbench, scratch, text};
-use fsbench::config::FsVariant;
+use crate::util::{assert_no_leftovers, fs_variant, fsbench, scratch, text};
 use fsbench::engine::WorkloadKind;
 use fsbench::fstype::FsType;
 use fsbench::provision::{availability, ImageProvisioner, Provisioner, RunState};
@@ -68,14 +67,7 @@ struct Measured {
 fn measure(prov: &ImageProvisioner, fs: &str, name: &str, spec: &WorkloadKind) -> Measured {
     let fp = spec.workload().footprint();
     let est = FsType::of(fs).plan(&fp);
-    let v = FsVariant {
-        name: fs.into(),
-        fs_type: fs.into(),
-        mkfs_args: vec![],
-        mount_opts: vec![],
-        image_size: None,
-        kernel: None,
-    };
+    let v = fs_variant(fs, &[]);
     let m = prov
         .provision(&v, est.image_bytes, &format!("{name}-{fs}"))
         .expect("provision");
@@ -350,14 +342,7 @@ fn running_out_of_inodes_is_named_as_such() {
     let dir = scratch();
     let state = RunState::create(dir.path()).unwrap();
     let prov = ImageProvisioner::new(state.clone());
-    let v = FsVariant {
-        name: "ext4".into(),
-        fs_type: "ext4".into(),
-        mkfs_args: vec![],
-        mount_opts: vec![],
-        image_size: None,
-        kernel: None,
-    };
+    let v = fs_variant("ext4", &[]);
     let m = prov.provision(&v, 512 << 20, "inodes").expect("provision");
     let spec: WorkloadKind = toml::from_str("kind = \"mongo\"\nfiles = 20000\nfile_size = 10\ndirs = 4\n").unwrap();
     let flag = AtomicBool::new(false);

@@ -7,7 +7,7 @@
 //! are drawn under the bar; without one a short step prints nothing, and `--quiet` nothing at
 //! all.
 
-use crate::util::{assert_no_leftovers, bin, scratch, text, write_suite};
+use crate::util::{assert_no_leftovers, bin, run_args, scratch, text, write_suite};
 use serde_json::Value;
 use std::path::Path;
 
@@ -61,15 +61,10 @@ fn long_steps_are_announced_inside_their_repeat_with_an_eta_from_the_last_run() 
             .unwrap()
     };
     let o = run(&[
-        "--db",
-        db.to_str().unwrap(),
-        "run",
-        &suite,
-        "--scratch",
-        sc.to_str().unwrap(),
-        "--events",
-        events.to_str().unwrap(),
-    ]);
+        &run_args(&db, &suite, ("--scratch", &sc))[..],
+        &["--events", events.to_str().unwrap()],
+    ]
+    .concat());
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert_no_leftovers(&sc);
     // Without a terminal, steps of a few seconds print no line of their own.

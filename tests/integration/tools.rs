@@ -8,6 +8,7 @@
 //! `FSBENCH_REQUIRE_PRIVILEGED=1` and skips loudly otherwise.
 
 use crate::require_privileged;
+use crate::util::run_args;
 use crate::util::start_run;
 use crate::util::wait_with_stderr;
 use crate::util::{
@@ -240,14 +241,7 @@ transactions = 200
     let db = dir.path().join("r.db");
     let sc = dir.path().join("scratch");
     let o = Command::new(crate::util::bin())
-        .args([
-            "--db",
-            db.to_str().unwrap(),
-            "run",
-            &suite,
-            "--scratch",
-            sc.to_str().unwrap(),
-        ])
+        .args(run_args(&db, &suite, ("--scratch", &sc)))
         .env("PATH", &bin)
         .output()
         .unwrap();

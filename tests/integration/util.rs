@@ -151,18 +151,39 @@ pub fn write_suite(dir: &Path, name: &str, text: &str) -> String {
     p.to_string_lossy().into_owned()
 }
 
+/// The arguments `--db DB run SUITE FLAG PATH` of an `fsbench run`; `(FLAG, PATH)` is where it
+/// runs (`--scratch` or `--dir`).
+pub fn run_args<'a>(db: &'a Path, suite: &'a str, (flag, path): (&'a str, &'a Path)) -> [&'a str; 6] {
+    ["--db", db.to_str().unwrap(), "run", suite, flag, path.to_str().unwrap()]
+}
+
+/// The command `fsbench --db DB run SUITE --device DEV --wipe DEV --scratch SCRATCH`, not
+/// started: the suite on the whole device `dev`, its destruction confirmed.
+pub fn wiping_run(db: &Path, suite: &Path, dev: &str, scratch: &Path) -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.args(["--db", db.to_str().unwrap(), "run", suite.to_str().unwrap()])
+        .args(["--device", dev, "--wipe", dev, "--scratch", scratch.to_str().unwrap()]);
+    cmd
+}
+
+/// A variant named after its filesystem type, made with the default `mkfs` and mounted with
+/// `mount_opts`, on an image sized by the plan.
+pub fn fs_variant(fs_type: &str, mount_opts: &[&str]) -> fsbench::config::FsVariant {
+    fsbench::config::FsVariant {
+        name: fs_type.into(),
+        fs_type: fs_type.into(),
+        mkfs_args: vec![],
+        mount_opts: mount_opts.iter().map(|s| s.to_string()).collect(),
+        image_size: None,
+        kernel: None,
+    }
+}
+
 /// Starts `fsbench --db DB run SUITE --scratch SCRATCH EXTRA…` in the background, stdout
 /// discarded and stderr piped (for progress lines and errors).
 pub fn spawn_run(db: &Path, suite: &str, scratch: &Path, extra: &[&str]) -> std::process::Child {
     Command::new(bin())
-        .args([
-            "--db",
-            db.to_str().unwrap(),
-            "run",
-            suite,
-            "--scratch",
-            scratch.to_str().unwrap(),
-        ])
+        .args(run_args(db, suite, ("--scratch", scratch)))
         .args(extra)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -173,7 +194,7 @@ pub fn spawn_run(db: &Path, suite: &str, scratch: &Path, extra: &[&str]) -> std:
 /// `fsbench --db DB run SUITE FLAG PATH EXTRA…`, run to its end; `(FLAG, PATH)` is where it
 /// runs (`--scratch` or `--dir`).
 pub fn run_suite(db: &Path, suite: &str, (flag, path): (&str, &Path), extra: &[&str]) -> Output {
-    let mut args = vec!["--db", db.to_str().unwrap(), "run", suite, flag, path.to_str().unwrap()];
+    let mut args = run_args(db, suite, (flag, path)).to_vec();
     args.extend_from_slice(extra);
     fsbench(&args)
 }

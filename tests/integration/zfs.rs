@@ -102,6 +102,14 @@ fn small_zfs_suite(dir: &Path) -> (PathBuf, String) {
     (dir.join("scratch"), write_suite(dir, "zfs.toml", &suite(3, "64MiB")))
 }
 
+/// The small zfs suite ([`small_zfs_suite`]) started in `dir` with the database `dir/r.db` and
+/// waited for until it has made its pool ([`until_pool`]): the scratch folder and that.
+fn small_run_until_pool(dir: &Path) -> (PathBuf, (std::process::Child, String, (u32, u64))) {
+    let (scratch, suite) = small_zfs_suite(dir);
+    let run = until_pool(spawn_run(&dir.join("r.db"), &suite, &scratch, &[]));
+    (scratch, run)
+}
+
 /// Starts `fsbench run` in its own process group, as a shell starts a foreground job.
 fn spawn_run_in_own_group(db: &Path, suite: &str, scratch: &Path) -> std::process::Child {
     use std::os::unix::process::CommandExt;
@@ -128,10 +136,9 @@ fn cleanup(scratch: &Path, daemon: u32) -> (String, Vec<String>) {
     (String::from_utf8_lossy(&o.stdout).into_owned(), ours)
 }
 
-/// Starts a zfs run and waits until its pool exists; returns the child, its pool prefix and the
-/// daemon it started.
-fn run_until_pool(db: &Path, suite: &str, scratch: &Path) -> (std::process::Child, String, (u32, u64)) {
-    let mut child = spawn_run(db, suite, scratch, &[]);
+/// Waits (up to 2 minutes) until the run `child` has made its pool: the run, the prefix of its
+/// pools' names and the daemon's (pid, start time). Kills the run and fails when it made none.
+fn until_pool(mut child: std::process::Child) -> (std::process::Child, String, (u32, u64)) {
     let prefix = format!("fsbench-{}-", child.id());
     let t0 = Instant::now();
     while pools_named(&prefix).is_empty() {
@@ -220,8 +227,7 @@ fn a_sigkilled_zfs_run_is_undone_by_cleanup_pool_and_daemon() {
         return;
     };
     let dir = scratch();
-    let (scratch, suite) = small_zfs_suite(dir.path());
-    let (mut child, prefix, (daemon, _)) = run_until_pool(&dir.path().join("r.db"), &suite, &scratch);
+    let (scratch, (mut child, prefix, (daemon, _))) = small_run_until_pool(dir.path());
     child.kill().unwrap(); // SIGKILL: no guard runs
     child.wait().unwrap();
     std::thread::sleep(Duration::from_millis(300));
@@ -242,8 +248,7 @@ fn cleanup_never_touches_a_pool_fsbench_did_not_make() {
         return;
     };
     let dir = scratch();
-    let (scratch, suite) = small_zfs_suite(dir.path());
-    let (mut child, prefix, (daemon, _)) = run_until_pool(&dir.path().join("r.db"), &suite, &scratch);
+    let (scratch, (mut child, prefix, (daemon, _))) = small_run_until_pool(dir.path());
 
     // A pool the test makes by hand on the same daemon, named like fsbench's.
     let img = dir.path().join("hand.img");
@@ -337,14 +342,7 @@ fn ctrl_c_at_the_terminal_destroys_the_pool_and_stops_the_daemon() {
     };
     let dir = scratch();
     let (scratch, suite) = small_zfs_suite(dir.path());
-    let mut child = spawn_run_in_own_group(&dir.path().join("r.db"), &suite, &scratch);
-    let prefix = format!("fsbench-{}-", child.id());
-    let t0 = Instant::now();
-    while pools_named(&prefix).is_empty() {
-        assert!(t0.elapsed() < Duration::from_secs(120) && child.try_wait().unwrap().is_none());
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let (daemon, _) = zfs::running_daemon().expect("fsbench started zfs-fuse");
+    let (child, prefix, (daemon, _)) = until_pool(spawn_run_in_own_group(&dir.path().join("r.db"), &suite, &scratch));
     // Ctrl-C: SIGINT to the whole foreground process group, fsbench and its children.
     let group = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
     rustix::process::kill_process_group(group, rustix::process::Signal::Int).unwrap();

@@ -81,7 +81,7 @@ pub struct BigfileSpec {
     #[serde(default = "default_block")]
     pub block: Bytes,
     /// Time an fsync(2) as its own phase after the writes. Default true.
-    #[serde(default = "default_true")]
+    #[serde(default = "super::default_true")]
     pub fsync: bool,
     /// File data: `"random"` (default), `"zeros"` or `"text"`.
     #[serde(default)]
@@ -96,9 +96,6 @@ fn default_size() -> Bytes {
 }
 fn default_block() -> Bytes {
     Bytes(Bytes::MIB)
-}
-fn default_true() -> bool {
-    true
 }
 fn default_space_timeout() -> Dur {
     Dur(Duration::from_secs(120))

@@ -66,6 +66,7 @@ use crate::engine::phase::{Caches, LatencySet, Phases, Policy, Short, MIN_TIME};
 use crate::engine::pool::{Step, Worker, WorkerPool};
 use crate::engine::sysio;
 use crate::engine::{EngineError, ErrHint, RunContext, Workload, WorkloadKind};
+use crate::fstype::Footprint;
 use crate::metric::{MetricId, RawSample, Unit};
 use crate::units::Bytes;
 use rand::rngs::SmallRng;
@@ -221,7 +222,7 @@ pub struct BonnieSpec {
     pub dirs: u32,
     /// Count the fsync at the end of each I/O phase and the filesystem sync at the end of the
     /// create and delete phases inside the timed region, as bonnie++ 2 does. Default true.
-    #[serde(default = "default_true")]
+    #[serde(default = "super::default_true")]
     pub fsync: bool,
     /// Seed of the random names, file sizes, seek offsets and shuffles (bonnie++ `-z`), so
     /// repeats do the same work. Default 0.
@@ -271,8 +272,24 @@ fn default_files() -> u32 {
 fn default_dirs() -> u32 {
     1
 }
-fn default_true() -> bool {
-    true
+
+/// The space bonnie (and bonnie++) needs: the I/O file of `io_bytes` (written over its old
+/// data by the block-write and rewrite phases) or the small-file phases' `files` files of
+/// `sizes` spread over `dirs` directories with names of `name` bytes, whichever is larger
+/// (they never coexist).
+pub(super) fn footprint_of(io_bytes: u64, (files, dirs): (u32, u32), sizes: (Bytes, Bytes), name: u64) -> Footprint {
+    let io = Footprint::default()
+        .files(u64::from(io_bytes > 0), io_bytes, 12)
+        .growing()
+        .rewrites(io_bytes);
+    let sub = if dirs > 1 { u64::from(dirs) } else { 0 };
+    let small = Footprint::default().dirs(u64::from(files > 0) + sub, 12).uniform_files(
+        u64::from(files),
+        sizes.0.get(),
+        sizes.1.get(),
+        name,
+    );
+    io.max(small)
 }
 
 impl Default for BonnieSpec {
@@ -344,18 +361,7 @@ impl Workload for BonnieSpec {
     }
 
     fn scaled(&self, factor: f64) -> WorkloadKind {
-        let scale_count = |n: u32, min: u32| -> u32 {
-            if n == 0 {
-                return 0;
-            }
-            let v = (f64::from(n) * factor).floor();
-            let v = if v.is_finite() && v < f64::from(u32::MAX) {
-                v as u32
-            } else {
-                u32::MAX
-            };
-            v.max(min)
-        };
+        let scale_count = |n: u32, min: u32| if n == 0 { 0 } else { super::scaled_count(n, factor, min) };
         let file_size = if self.file_size.get() == 0 {
             Bytes(0)
         } else {
@@ -427,24 +433,14 @@ impl Workload for BonnieSpec {
     }
 
     fn footprint(&self) -> crate::fstype::Footprint {
-        use crate::fstype::Footprint;
         // The I/O file and the small files never coexist: the larger of the two.
         let name = 10 + RAND_EXTRA_LEN as u64;
-        // The block-write and rewrite phases write the I/O file over its old data.
-        let io = Footprint::default()
-            .files(u64::from(self.io_bytes() > 0), self.io_bytes(), 12)
-            .growing()
-            .rewrites(self.io_bytes());
-        let sub = if self.dirs > 1 { u64::from(self.dirs) } else { 0 };
-        let small = Footprint::default()
-            .dirs(u64::from(self.files > 0) + sub, 12)
-            .uniform_files(
-                u64::from(self.files),
-                self.file_min_size.get(),
-                self.file_max_size.get(),
-                name,
-            );
-        io.max(small)
+        footprint_of(
+            self.io_bytes(),
+            (self.files, self.dirs),
+            (self.file_min_size, self.file_max_size),
+            name,
+        )
     }
 
     fn describe(&self) -> String {

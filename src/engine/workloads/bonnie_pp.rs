@@ -374,22 +374,13 @@ impl Workload for BonniePpSpec {
     }
 
     fn footprint(&self) -> crate::fstype::Footprint {
-        use crate::fstype::Footprint;
         let size = self.size_mib() * Bytes::MIB;
-        let io = Footprint::default()
-            .files(u64::from(size > 0), size, 12)
-            .growing()
-            .rewrites(size);
-        let sub = if self.dirs > 1 { u64::from(self.dirs) } else { 0 };
-        let small = Footprint::default()
-            .dirs(u64::from(self.files > 0) + sub, 12)
-            .uniform_files(
-                u64::from(self.files),
-                self.file_min_size.get(),
-                self.file_max_size.get(),
-                22,
-            );
-        io.max(small)
+        super::bonnie::footprint_of(
+            size,
+            (self.files, self.dirs),
+            (self.file_min_size, self.file_max_size),
+            22,
+        )
     }
 
     fn describe(&self) -> String {

@@ -72,7 +72,7 @@ pub struct FilecopySpec {
     #[serde(default = "default_buffer")]
     pub buffer: Bytes,
     /// End every phase with `syncfs(2)` inside the timed region. Default true.
-    #[serde(default = "default_true")]
+    #[serde(default = "super::default_true")]
     pub fsync: bool,
 }
 
@@ -81,9 +81,6 @@ fn default_size() -> Bytes {
 }
 fn default_buffer() -> Bytes {
     Bytes(128 * Bytes::KIB)
-}
-fn default_true() -> bool {
-    true
 }
 
 impl Default for FilecopySpec {

@@ -252,7 +252,7 @@ pub struct FileioSpec {
     #[serde(default = "default_fsync_freq")]
     pub fsync_freq: u32,
     /// fsync every file after the last request, timed (`--file-fsync-end`). Default true.
-    #[serde(default = "default_true")]
+    #[serde(default = "super::default_true")]
     pub fsync_end: bool,
     /// Worker threads (`--threads`). Default 1.
     #[serde(default = "default_threads")]
@@ -318,9 +318,6 @@ pub(super) fn default_rw_ratio() -> f64 {
 }
 pub(super) fn default_fsync_freq() -> u32 {
     100
-}
-pub(super) fn default_true() -> bool {
-    true
 }
 pub(super) fn default_threads() -> u32 {
     1

@@ -160,7 +160,7 @@ pub struct MongoSpec {
     #[serde(default)]
     pub content: Content,
     /// End the writing phases with a `syncfs` inside the timed region. Default true.
-    #[serde(default = "default_true")]
+    #[serde(default = "super::default_true")]
     pub fsync: bool,
     /// Seed of the sizes and the data, so repeats do the same work. Default 0.
     #[serde(default)]
@@ -175,9 +175,6 @@ fn default_dirs() -> u32 {
 }
 fn default_processes() -> u32 {
     1
-}
-fn default_true() -> bool {
-    true
 }
 
 /// Default file size when none is given: the study's first table.
@@ -257,15 +254,7 @@ impl Workload for MongoSpec {
     }
 
     fn scaled(&self, factor: f64) -> WorkloadKind {
-        let scale = |n: u32, min: u32| -> u32 {
-            let v = (f64::from(n) * factor).floor();
-            let v = if v.is_finite() && v < f64::from(u32::MAX) {
-                v as u32
-            } else {
-                u32::MAX
-            };
-            v.max(min)
-        };
+        let scale = |n: u32, min: u32| super::scaled_count(n, factor, min);
         WorkloadKind::Mongo(MongoSpec {
             files: scale(self.files, self.processes.max(16)).min(MAX_FILES),
             dirs: scale(self.dirs, self.processes).min(MAX_DIRS.saturating_mul(self.processes)),
@@ -1175,7 +1164,7 @@ impl Worker for MongoWorker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metric::PhaseResult;
+    use crate::engine::workloads::test_util::metric;
     use rand::rngs::SmallRng;
     use rand::{Rng, SeedableRng};
 
@@ -1188,14 +1177,6 @@ mod tests {
             processes: 2,
             ..MongoSpec::default()
         }
-    }
-
-    fn metric(p: &PhaseResult, name: &str) -> f64 {
-        p.metrics
-            .iter()
-            .find(|(m, _)| m.name == name)
-            .map(|(_, v)| *v)
-            .unwrap_or_else(|| panic!("{} has no {name}: {:?}", p.phase, p.metrics))
     }
 
     #[test]
@@ -1652,14 +1633,9 @@ mod tests {
 
     #[test]
     fn interrupt_and_errors_clean_up_and_say_where() {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let flag = AtomicBool::new(true);
-        assert!(matches!(
-            crate::engine::run_quiet(&small(), tmp.path(), &flag),
-            Err(EngineError::Interrupted)
-        ));
-        assert!(crate::engine::dir_is_empty(tmp.path()));
+        crate::engine::workloads::test_util::assert_interrupted_leaves_nothing(&small());
 
+        let tmp = tempfile::tempdir().expect("tempdir");
         let flag = AtomicBool::new(false);
         std::fs::create_dir(tmp.path().join("mongo")).expect("mkdir");
         match crate::engine::run_quiet(&small(), tmp.path(), &flag) {

@@ -68,7 +68,7 @@ pub struct PostmarkSpec {
     #[serde(default = "default_block")]
     pub write_block: Bytes,
     /// Buffered (stdio) I/O (`buffering`). Default true.
-    #[serde(default = "default_true")]
+    #[serde(default = "super::default_true")]
     pub buffering: bool,
     /// Random seed (`seed`). Default 42 (PostMark's).
     #[serde(default = "default_seed")]
@@ -89,9 +89,6 @@ fn default_max() -> Bytes {
 }
 fn default_block() -> Bytes {
     Bytes(512)
-}
-fn default_true() -> bool {
-    true
 }
 fn default_seed() -> u32 {
     42

@@ -126,15 +126,7 @@ impl Workload for ScanSpec {
     }
 
     fn scaled(&self, factor: f64) -> WorkloadKind {
-        let scale = |n: u32, min: u32| -> u32 {
-            let v = (f64::from(n) * factor).floor();
-            let v = if v.is_finite() && v < f64::from(u32::MAX) {
-                v as u32
-            } else {
-                u32::MAX
-            };
-            v.max(min)
-        };
+        let scale = |n: u32, min: u32| super::scaled_count(n, factor, min);
         WorkloadKind::Scan(ScanSpec {
             files: scale(self.files, MIN_SCALED_FILES).min(MAX_FILES),
             dirs: scale(self.dirs, 1).min(MAX_DIRS),
@@ -430,7 +422,7 @@ impl Worker for Walker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metric::PhaseResult;
+    use crate::engine::workloads::test_util::metric;
 
     fn small() -> ScanSpec {
         ScanSpec {
@@ -439,14 +431,6 @@ mod tests {
             file_size: Bytes(100),
             seed: 1,
         }
-    }
-
-    fn metric(p: &PhaseResult, name: &str) -> f64 {
-        p.metrics
-            .iter()
-            .find(|(m, _)| m.name == name)
-            .map(|(_, v)| *v)
-            .unwrap_or_else(|| panic!("{} has no {name}: {:?}", p.phase, p.metrics))
     }
 
     /// Files, directories and regular-file bytes under `dir`, counted with `std::fs`.
@@ -567,12 +551,6 @@ mod tests {
         assert!(tiny.validate().is_ok() && tiny.files == MIN_SCALED_FILES);
         let fp = ScanSpec::default().footprint();
         assert_eq!((fp.files, fp.dirs, fp.block_bytes), (50_000, 501, 0));
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let flag = AtomicBool::new(true);
-        assert!(matches!(
-            crate::engine::run_quiet(&small(), tmp.path(), &flag),
-            Err(EngineError::Interrupted)
-        ));
-        assert!(crate::engine::dir_is_empty(tmp.path()));
+        crate::engine::workloads::test_util::assert_interrupted_leaves_nothing(&small());
     }
 }

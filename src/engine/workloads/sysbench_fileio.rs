@@ -38,9 +38,10 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 // The defaults of the options both share (sysbench's), written once.
+use super::default_true;
 use super::fileio::{
     default_block_size, default_files, default_fsync_freq, default_rw_ratio, default_threads, default_time,
-    default_total_size, default_true,
+    default_total_size,
 };
 
 /// The tool.

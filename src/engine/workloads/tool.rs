@@ -23,6 +23,9 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// What [`Tool::run`] gives back: the timed, finished child and its command line as shown.
+pub type Ran = Result<(Timed<Finished>, String), EngineError>;
+
 /// An external tool: its program name and the Debian package that installs it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Tool {
@@ -52,30 +55,17 @@ impl Tool {
     /// Runs `program` with `args` in `dir` as the timed region of the current phase (the
     /// caller has called [`Phases::begin`]); see the module documentation. Returns the finished
     /// child (any exit status: check it with [`Tool::check`]).
-    pub fn run(
-        &self,
-        p: &Phases,
-        program: &Path,
-        args: &[String],
-        dir: &Path,
-    ) -> Result<(Timed<Finished>, String), EngineError> {
-        let (ran, shown) = self.spawn(p, program, args, dir);
-        kill_processes_in(dir);
+    pub fn run(&self, p: &Phases, program: &Path, args: &[String], dir: &Path) -> Ran {
+        let ran = self.run_keeping_files(p, program, args, dir);
         let cleaned = empty_dir(dir);
-        let t = ran?;
+        let done = ran?;
         cleaned?;
-        Ok((t, shown))
+        Ok(done)
     }
 
     /// [`Tool::run`] without emptying the directory afterwards: for a step whose files the
     /// next step uses (`sysbench fileio prepare`). Left-over processes are still killed.
-    pub fn run_keeping_files(
-        &self,
-        p: &Phases,
-        program: &Path,
-        args: &[String],
-        dir: &Path,
-    ) -> Result<(Timed<Finished>, String), EngineError> {
+    pub fn run_keeping_files(&self, p: &Phases, program: &Path, args: &[String], dir: &Path) -> Ran {
         let (ran, shown) = self.spawn(p, program, args, dir);
         kill_processes_in(dir);
         Ok((ran?, shown))

@@ -113,7 +113,7 @@ pub struct TreecopySpec {
     #[serde(default = "default_buffer")]
     pub buffer: Bytes,
     /// End `copy` and `delete` with `syncfs(2)` inside the timed region. Default true.
-    #[serde(default = "default_true")]
+    #[serde(default = "super::default_true")]
     pub fsync: bool,
     /// After `copy` (untimed), compare the copy with the source entry by entry (names, types,
     /// sizes, modes, owners, symlink targets, mtimes, content hashes) and fail on any
@@ -136,9 +136,6 @@ fn default_one() -> f64 {
 }
 fn default_buffer() -> Bytes {
     Bytes(128 * Bytes::KIB)
-}
-fn default_true() -> bool {
-    true
 }
 
 impl Default for TreecopySpec {
@@ -796,30 +793,52 @@ impl<'a> TreeCopier<'a> {
     }
 }
 
+/// The next step of a depth-first walk down the open directories `levels[..depth]`.
+enum Walk {
+    /// Every directory, the root's too, has been left.
+    Done,
+    /// Every child of the directory at this level is handled: leave it.
+    Leave(usize),
+    /// Handle this child (level, index) next; the level has moved past it.
+    Entry(usize, usize),
+}
+
+/// Where the walk of [`TreeCopier`] and [`TreeRemover`] goes next (the one order both keep).
+fn walk_step(levels: &mut [Level], depth: usize) -> Walk {
+    if depth == 0 {
+        return Walk::Done;
+    }
+    let d = depth - 1;
+    let lvl = &mut levels[d];
+    if lvl.next == lvl.items.len() {
+        return Walk::Leave(d);
+    }
+    lvl.next += 1;
+    Walk::Entry(d, lvl.next - 1)
+}
+
 impl Worker for TreeCopier<'_> {
     type Output = (u64, u64);
 
     fn op(&mut self) -> Result<Step, EngineError> {
-        if self.depth == 0 {
-            return Ok(Step::Done);
-        }
-        let d = self.depth - 1;
-        let lvl = &mut self.levels[d];
-        if lvl.next == lvl.items.len() {
-            // Every child is done: the directory's own metadata, then close it.
-            let (dst, meta) = (lvl.dst.take(), lvl.meta.take());
-            lvl.src = None;
-            if let (Some(fd), Some(meta)) = (dst, meta) {
-                if let Err(f) = finish_fd(self.ids, self.root, &fd, &meta, None) {
-                    let p = entry_path(&self.dst_root, &self.levels, d, None);
-                    return Err(fail(f, &p));
+        let (d, i) = match walk_step(&mut self.levels, self.depth) {
+            Walk::Done => return Ok(Step::Done),
+            Walk::Leave(d) => {
+                // Every child is done: the directory's own metadata, then close it.
+                let lvl = &mut self.levels[d];
+                let (dst, meta) = (lvl.dst.take(), lvl.meta.take());
+                lvl.src = None;
+                if let (Some(fd), Some(meta)) = (dst, meta) {
+                    if let Err(f) = finish_fd(self.ids, self.root, &fd, &meta, None) {
+                        let p = entry_path(&self.dst_root, &self.levels, d, None);
+                        return Err(fail(f, &p));
+                    }
                 }
+                self.depth -= 1;
+                return Ok(Step::Op);
             }
-            self.depth -= 1;
-            return Ok(Step::Op);
-        }
-        let i = lvl.next;
-        lvl.next += 1;
+            Walk::Entry(d, i) => (d, i),
+        };
         match self.entry(d, i) {
             Ok(()) => Ok(Step::Op),
             Err(f) => {
@@ -928,31 +947,29 @@ impl Worker for TreeRemover<'_> {
     type Output = ();
 
     fn op(&mut self) -> Result<Step, EngineError> {
-        if self.depth == 0 {
-            return Ok(Step::Done);
-        }
-        let d = self.depth - 1;
-        let lvl = &mut self.levels[d];
-        if lvl.next == lvl.items.len() {
-            lvl.src = None;
-            let r = if d == 0 {
-                rustix::fs::unlinkat(&self.parent, self.root_name.as_c_str(), AtFlags::REMOVEDIR)
-            } else {
-                let (lower, upper) = self.levels.split_at(d);
-                let name = upper[0].name.as_slice();
-                match (lower[d - 1].src.as_ref(), CString::new(name)) {
-                    (Some(p), Ok(n)) => rustix::fs::unlinkat(p, n.as_c_str(), AtFlags::REMOVEDIR),
-                    _ => Err(rustix::io::Errno::INVAL),
+        let (d, i) = match walk_step(&mut self.levels, self.depth) {
+            Walk::Done => return Ok(Step::Done),
+            Walk::Leave(d) => {
+                // Every child is removed: the directory itself.
+                self.levels[d].src = None;
+                let r = if d == 0 {
+                    rustix::fs::unlinkat(&self.parent, self.root_name.as_c_str(), AtFlags::REMOVEDIR)
+                } else {
+                    let (lower, upper) = self.levels.split_at(d);
+                    let name = upper[0].name.as_slice();
+                    match (lower[d - 1].src.as_ref(), CString::new(name)) {
+                        (Some(p), Ok(n)) => rustix::fs::unlinkat(p, n.as_c_str(), AtFlags::REMOVEDIR),
+                        _ => Err(rustix::io::Errno::INVAL),
+                    }
+                };
+                if let Err(e) = r {
+                    return Err(COPY_ERR.io("rmdir", &entry_path(&self.root, &self.levels, d, None), e.into()));
                 }
-            };
-            if let Err(e) = r {
-                return Err(COPY_ERR.io("rmdir", &entry_path(&self.root, &self.levels, d, None), e.into()));
+                self.depth -= 1;
+                return Ok(Step::Op);
             }
-            self.depth -= 1;
-            return Ok(Step::Op);
-        }
-        let i = lvl.next;
-        lvl.next += 1;
+            Walk::Entry(d, i) => (d, i),
+        };
         self.entry(d, i)
             .map_err(|f| item_fail(f, &self.root, &self.levels, d, i))?;
         Ok(Step::Op)

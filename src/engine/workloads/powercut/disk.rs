@@ -146,6 +146,22 @@ const INO_CTL: u64 = 3;
 const TTL: Duration = Duration::from_secs(3600);
 
 impl PowerDisk {
+    /// A disk over `base` of `size` bytes, disarmed, with nothing written yet.
+    fn new(base: File, size: u64, model: Model) -> PowerDisk {
+        PowerDisk {
+            base,
+            size,
+            model,
+            st: Mutex::new(State {
+                undo: HashMap::new(),
+                last_write: None,
+                failed: false,
+                armed: false,
+                stats: Stats::default(),
+            }),
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.st.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -438,18 +454,7 @@ pub fn serve(base: &Path, mountpoint: &Path, model: Model) -> std::io::Result<()
         use std::io::Seek;
         (&file).seek(std::io::SeekFrom::End(0))?
     };
-    let fs = PowerDisk {
-        base: file,
-        size,
-        model,
-        st: Mutex::new(State {
-            undo: HashMap::new(),
-            last_write: None,
-            failed: false,
-            armed: false,
-            stats: Stats::default(),
-        }),
-    };
+    let fs = PowerDisk::new(file, size, model);
     let mut cfg = Config::default();
     cfg.mount_options = vec![
         MountOption::FSName(FS_NAME.into()),
@@ -697,18 +702,7 @@ mod tests {
         let f = tempfile::NamedTempFile::new().unwrap();
         f.as_file().write_all_at(&vec![0xAAu8; bytes], 0).unwrap();
         let base = File::options().read(true).write(true).open(f.path()).unwrap();
-        let d = PowerDisk {
-            base,
-            size: bytes as u64,
-            model,
-            st: Mutex::new(State {
-                undo: HashMap::new(),
-                last_write: None,
-                failed: false,
-                armed: false,
-                stats: Stats::default(),
-            }),
-        };
+        let d = PowerDisk::new(base, bytes as u64, model);
         (f, d)
     }
 
