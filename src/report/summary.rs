@@ -104,7 +104,7 @@ fn row_sentence(row: &Row, label: &str, rule: StandingRule) -> Option<String> {
             .collect()
     };
     // Sessions since schema 5 carry Same / Inconclusive instead of Tied (build::StandingRule).
-    if rule != StandingRule::Welch {
+    if rule == StandingRule::Equivalence {
         return Some(equivalence_sentence(row, label, &cells));
     }
     let top: Vec<&str> = names(&[Standing::Best, Standing::Tied])

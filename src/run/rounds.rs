@@ -6,16 +6,10 @@
 //!   measured slot per available case, numbered on from the plan's slots) and the one place the
 //!   next round's repeat number is derived (one past the highest stored repeat).
 //! - A round is added only when every slot planned so far is done, and only with a stopping
-//!   rule ([`adaptive::StoppingRule`]); without one the queue ends with the plan. The rule
-//!   decides by the session's stored sequential design when it has one (run options
-//!   `sequential`), so runner and report rebuild the same plan.
-//! - Every round of an `interleaved` session with a seed runs its cases in
-//!   [`crate::plan::round_order`]`(seed, repeat)`: the plan's rounds by
-//!   [`crate::plan::run_order`], the added ones here. Slots keep their indices (other ranks
-//!   look slots up by index); only the order they are queued in changes.
+//!   rule ([`adaptive::StoppingRule`]); without one the queue ends with the plan.
 
-use super::{adaptive, Observer, RunError, RunOptions};
-use crate::config::{Order, Suite};
+use super::{adaptive, Observer, RunError};
+use crate::config::Suite;
 use crate::plan::{Plan, Slot};
 use crate::store::ResultStore;
 use std::collections::VecDeque;
@@ -23,8 +17,7 @@ use std::time::Instant;
 
 /// The slots left to run, and the rounds added so far.
 pub(super) struct RoundQueue {
-    /// The slots still to run, with their plan indices, in running order.
-    pub(super) todo: VecDeque<(usize, Slot)>,
+    todo: VecDeque<(usize, Slot)>,
     /// Index the next created slot gets (after the plan's).
     next_index: usize,
     /// How many slots this run announces in all (grows with each round).
@@ -36,35 +29,28 @@ pub(super) struct RoundQueue {
     /// Warm-up and measured repeats per case as planned.
     pub per_case: u32,
     warmup: u32,
-    /// Seed of the added rounds' order (`interleaved` sessions with a seed only).
-    seed: Option<u64>,
 }
 
 impl RoundQueue {
-    /// The plan's slots that `skip` does not rule out (a resumed session's stored repeats);
-    /// the stopping rule of `suite`'s policy with the design and seed of `options`.
-    pub fn new(plan: &Plan, suite: &Suite, options: &RunOptions, skip: &dyn Fn(&Slot) -> bool) -> RoundQueue {
-        let policy = &suite.policy;
-        // The seeded order of every round, then what a resumed session still has to run (so a
-        // resumed round keeps its order).
-        let todo: VecDeque<(usize, Slot)> = crate::plan::run_order(plan, policy.order, options.seed)
-            .into_iter()
-            .map(|i| (i, plan.slots[i]))
+    /// The plan's slots that `skip` does not rule out (a resumed session's stored repeats).
+    pub fn new(plan: &Plan, suite: &Suite, skip: &dyn Fn(&Slot) -> bool) -> RoundQueue {
+        let todo: VecDeque<(usize, Slot)> = plan
+            .slots
+            .iter()
+            .enumerate()
             .filter(|(_, s)| !skip(s))
+            .map(|(i, s)| (i, *s))
             .collect();
+        let policy = &suite.policy;
         RoundQueue {
             of: todo.len(),
             todo,
             next_index: plan.slots.len(),
             round_note: String::new(),
-            rule: adaptive::StoppingRule::of(policy).map(|r| match options.sequential {
-                Some(design) => r.with_design(design),
-                None => r,
-            }),
+            rule: adaptive::StoppingRule::of(policy),
             started: Instant::now(),
             per_case: policy.warmup + policy.repeats,
             warmup: policy.warmup,
-            seed: options.seed.filter(|_| policy.order == Order::Interleaved),
         }
     }
 
@@ -118,14 +104,7 @@ impl RoundQueue {
             .map(|s| s.sample.repeat + 1)
             .max()
             .unwrap_or(self.per_case);
-        let mut cases: Vec<usize> = (0..plan.cases.len())
-            .filter(|&c| plan.cases[c].unavailable.is_none())
-            .collect();
-        if let Some(seed) = self.seed {
-            let order = crate::plan::round_order(seed, repeat, cases.len());
-            cases = order.into_iter().map(|i| cases[i]).collect();
-        }
-        for case in cases {
+        for case in (0..plan.cases.len()).filter(|&c| plan.cases[c].unavailable.is_none()) {
             let slot = Slot {
                 case,
                 repeat,

@@ -1,20 +1,15 @@
 //! The verdict statistics of a session run with a stopping rule (`--precision`, `--budget`):
 //! [`pair_verdict`], `compare`'s four-way verdict of two samples (better / worse / the same
 //! within [`DECIDED_MARGIN_PCT`] / inconclusive), and [`StoppingRule`], the rule's data with its
-//! precision check ([`StoppingRule::precise`]), and the sequential [`Design`] a session
-//! since issue 26 is decided by ([`look_answers`]: all pairs with Holm at a planned look's
-//! levels, [`super::best`] and [`super::sequential`]).
+//! precision check ([`StoppingRule::precise`]).
 //!
 //! The runner (`run::adaptive`) decides between rounds with these; the report reads the same
 //! items to say what a session answers, so the two cannot disagree. Pure functions, no I/O;
 //! why the precision check is stricter than the reported interval is in doc/statistics.md.
 
-use super::best::{self, Answer};
-use super::sequential::Plan;
 use super::two_sample::{self, Sample, Verdict};
 use crate::metric::Direction;
 use crate::policy::Policy;
-use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// Fewest values a cell needs before it can count as precise. A stop on a small sample whose
@@ -50,46 +45,6 @@ pub struct StoppingRule {
     pub confidence: f64,
     /// The minimum measured repeats (the policy's `repeats`).
     pub min_repeats: u32,
-    /// The planned looks (sessions since issue 26, [`StoppingRule::with_design`]); `None`: the
-    /// unadjusted rule of older sessions (a look after every round, [`pair_verdict`]).
-    pub plan: Option<Plan>,
-}
-
-/// The sequential design of an adaptive session, fixed before its first look and stored with
-/// it (the run options' `sequential`), so the report rebuilds the very [`Plan`] the runner
-/// decided by: [`Plan::standard`]`(first_n, last_n)`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Design {
-    /// Measured repeats per case at the first look (the policy's repeats, at least 2).
-    pub first_n: u32,
-    /// Measured repeats per case at the last look (the most the rule runs).
-    pub last_n: u32,
-}
-
-impl Design {
-    /// The design of a session with `repeats` measured repeats that may run up to `most`.
-    pub fn new(repeats: u32, most: u32) -> Design {
-        let first_n = repeats.max(2);
-        Design {
-            first_n,
-            last_n: most.max(first_n),
-        }
-    }
-
-    /// The plan of this design (`None` only for a design no runner stores: first_n < 2).
-    pub fn plan(&self) -> Option<Plan> {
-        Plan::standard(self.first_n as usize, self.last_n as usize).ok()
-    }
-}
-
-/// The answers of one row at look `look` of `plan`: each variant's first `repeats_at(look)`
-/// values (in run order), all pairs with Holm at the look's levels, margin
-/// [`DECIDED_MARGIN_PCT`]. The runner decides by these at the look; the report shows them
-/// (a session ending between looks shows its last look's, [`Plan::last_look_by`]).
-pub fn look_answers(cells: &[&[f64]], direction: Direction, plan: &Plan, look: usize) -> Vec<Answer> {
-    let n = plan.repeats_at(look).unwrap_or(0);
-    let samples: Vec<Option<Sample>> = cells.iter().map(|v| Sample::of(&v[..v.len().min(n)])).collect();
-    best::compare_with_best(&samples, direction, DECIDED_MARGIN_PCT, plan.levels(look))
 }
 
 impl StoppingRule {
@@ -100,16 +55,7 @@ impl StoppingRule {
             budget: policy.budget_s.map(Duration::from_secs_f64),
             confidence: policy.confidence,
             min_repeats: policy.repeats,
-            plan: None,
         })
-    }
-
-    /// The rule deciding by `design`'s planned looks (sessions since issue 26).
-    pub fn with_design(self, design: Design) -> StoppingRule {
-        StoppingRule {
-            plan: design.plan(),
-            ..self
-        }
     }
 
     /// Whether `values` reached the precision target (false without a target or with fewer
