@@ -326,10 +326,30 @@ const GENERIC: FsType = FsType {
     space: EXT,
 };
 
+/// A resolved row of the table, as a variant keeps it: a Copy handle (an index into
+/// [`TABLE`], or the generic row), so the name is looked up once, when the variant is made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FsTypeId(Option<u8>);
+
+impl FsTypeId {
+    /// The handle of `name`'s row (the generic row for types not in [`TABLE`]).
+    pub fn of(name: &str) -> Self {
+        FsTypeId(TABLE.iter().position(|t| t.name == name).map(|i| i as u8))
+    }
+
+    /// The row this handle stands for.
+    pub fn get(self) -> &'static FsType {
+        match self.0 {
+            Some(i) => &TABLE[usize::from(i)],
+            None => &GENERIC,
+        }
+    }
+}
+
 impl FsType {
     /// The row for `name` (the generic row for types not in [`TABLE`]).
     pub fn of(name: &str) -> &'static FsType {
-        TABLE.iter().find(|t| t.name == name).unwrap_or(&GENERIC)
+        FsTypeId::of(name).get()
     }
 
     /// Whether `name` is a row of [`TABLE`].

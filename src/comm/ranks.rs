@@ -630,7 +630,7 @@ pub fn scale_plan(plan: &mut crate::plan::Plan, ranks: usize) {
             growing_bytes: m(f.growing_bytes),
             rewrite_bytes: m(f.rewrite_bytes),
         };
-        c.estimate = crate::fstype::FsType::of(&c.variant.fs_type).plan(&scaled);
+        c.estimate = c.variant.fs().plan(&scaled);
         c.image_bytes = c.variant.image_size.map_or(c.estimate.image_bytes, |b| b.get());
         c.footprint = scaled;
     }

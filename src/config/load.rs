@@ -489,7 +489,7 @@ fn build_variant(src: &Source, fs: &Spanned<RawFs>) -> Result<(FsVariant, usize)
         .map_err(|why| src.at(fs.fs_type.span().start, format!("filesystem type `{fs_type}` {why}")))?;
     // Resolved once, here: the table row (or the generic one of a `mkfs.TYPE` on this machine).
     let entry = match fs.kernel {
-        Some(_) => crate::fstype::FsType::of(fs_type),
+        Some(_) => crate::fstype::FsTypeId::of(fs_type),
         None => super::variant::resolve_fs_type(fs_type)
             .map_err(|why| src.at(fs.fs_type.span().start, format!("filesystem type `{fs_type}` {why}")))?,
     };
@@ -504,6 +504,7 @@ fn build_variant(src: &Source, fs: &Spanned<RawFs>) -> Result<(FsVariant, usize)
                 ));
             }
             entry
+                .get()
                 .check_mount_options(&m.get_ref().0)
                 .map_err(|why| src.at(m.span().start, why))?;
             m.get_ref().0.clone()
@@ -543,6 +544,7 @@ fn build_variant(src: &Source, fs: &Spanned<RawFs>) -> Result<(FsVariant, usize)
             mount_opts,
             image_size,
             kernel: fs.kernel.clone(),
+            entry,
         },
         name_at,
     ))

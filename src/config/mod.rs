@@ -40,7 +40,11 @@ pub fn stored_suite_policy(text: &str, name: &str) -> Result<Policy, String> {
 }
 
 /// One filesystem configuration to compare: a type plus mkfs arguments and mount options.
+///
+/// Serialized as before (the type by name only); deserializing resolves the name again
+/// ([`StoredVariant`]), since a stored or sent variant was checked when it was first read.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "StoredVariant")]
 pub struct FsVariant {
     /// Unique display name, safe as a file-name component (`[A-Za-z0-9._:,=+-]`, no `/`, not
     /// `.` or `..`). Defaults to `type[:opts]`, e.g. `btrfs:compress=lzo`.
@@ -57,13 +61,58 @@ pub struct FsVariant {
     /// Debian's linux-image-amd64, or a path to a bzImage; `None` for the host's own kernel.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel: Option<String>,
+    /// `fs_type`'s row of the filesystem type table, resolved once when the variant is made
+    /// (the suite, `--fs`, or [`FsVariant::with_type`]); not serialized.
+    #[serde(skip_serializing)]
+    pub entry: crate::fstype::FsTypeId,
+}
+
+/// The serialized form of [`FsVariant`]: its fields without the resolved table row.
+#[derive(Deserialize)]
+struct StoredVariant {
+    name: String,
+    fs_type: String,
+    mkfs_args: Vec<String>,
+    mount_opts: Vec<String>,
+    image_size: Option<Bytes>,
+    #[serde(default)]
+    kernel: Option<String>,
+}
+
+impl From<StoredVariant> for FsVariant {
+    fn from(v: StoredVariant) -> Self {
+        FsVariant {
+            entry: crate::fstype::FsTypeId::of(&v.fs_type),
+            name: v.name,
+            fs_type: v.fs_type,
+            mkfs_args: v.mkfs_args,
+            mount_opts: v.mount_opts,
+            image_size: v.image_size,
+            kernel: v.kernel,
+        }
+    }
 }
 
 impl FsVariant {
+    /// A variant of type `fs_type` named `name`, no mkfs arguments or mount options, sized from
+    /// the workloads, on the host's kernel; its table row resolved here.
+    pub fn with_type(name: impl Into<String>, fs_type: impl Into<String>) -> Self {
+        let fs_type = fs_type.into();
+        FsVariant {
+            entry: crate::fstype::FsTypeId::of(&fs_type),
+            name: name.into(),
+            fs_type,
+            mkfs_args: Vec::new(),
+            mount_opts: Vec::new(),
+            image_size: None,
+            kernel: None,
+        }
+    }
+
     /// The variant's row of the filesystem type table: resolved when the suite or `--fs` was
     /// read (an unknown type is refused there), so this is a lookup, never a guess.
     pub fn fs(&self) -> &'static crate::fstype::FsType {
-        crate::fstype::FsType::of(&self.fs_type)
+        self.entry.get()
     }
 }
 

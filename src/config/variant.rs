@@ -71,9 +71,9 @@ fn mkfs_dirs() -> Vec<PathBuf> {
 /// table, or the generic row when this machine has `mkfs.TYPE`. Anything else is the reason
 /// (after "filesystem type `T` "), listing the known types. (A guest variant's type is the
 /// guest's question, [`crate::guest::availability`].)
-pub(crate) fn resolve_fs_type(t: &str) -> Result<&'static crate::fstype::FsType, String> {
+pub(crate) fn resolve_fs_type(t: &str) -> Result<crate::fstype::FsTypeId, String> {
     if is_fs_type(t, &mkfs_dirs()) {
-        return Ok(crate::fstype::FsType::of(t));
+        return Ok(crate::fstype::FsTypeId::of(t));
     }
     Err(unknown_fs_type(t))
 }
@@ -156,9 +156,9 @@ fn parse_with(s: &str, is_type: &dyn Fn(&str) -> bool) -> Result<Vec<FsVariant>,
 
     let mut out: Vec<FsVariant> = Vec::with_capacity(list.len());
     for (fs_type, mount_opts, guest) in list {
-        crate::fstype::FsType::of(&fs_type)
-            .check_mount_options(&mount_opts)
-            .map_err(err)?;
+        // Resolved once, here: every token was checked to be a type above.
+        let entry = crate::fstype::FsTypeId::of(&fs_type);
+        entry.get().check_mount_options(&mount_opts).map_err(err)?;
         if guest {
             check_fs_type(&fs_type).map_err(|why| err(format!("filesystem type `{fs_type}` {why}")))?;
         }
@@ -181,6 +181,7 @@ fn parse_with(s: &str, is_type: &dyn Fn(&str) -> bool) -> Result<Vec<FsVariant>,
             mount_opts,
             image_size: None,
             kernel: guest.then(|| DEBIAN_KERNEL.to_string()),
+            entry,
         });
     }
     Ok(out)

@@ -230,7 +230,7 @@ pub fn availability(v: &FsVariant) -> Result<(), String> {
             "never merged into Linux; needs a patched kernel: name one with kernel = \"/path/to/bzImage\"".into(),
         );
     }
-    let t = crate::fstype::FsType::of(&v.fs_type);
+    let t = v.fs();
     if t.in_memory() || !matches!(t.backing, crate::fstype::Backing::Block) {
         return Err(format!(
             "{} in a guest: only block-device filesystems run there",
@@ -659,6 +659,7 @@ mod tests {
             mount_opts: vec![],
             image_size: None,
             kernel: Some(DEBIAN_KERNEL.into()),
+            entry: crate::fstype::FsTypeId::of("reiser4"),
         };
         if crate::host::is_root() {
             assert!(availability(&v).unwrap_err().contains("never merged into Linux"));

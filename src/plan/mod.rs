@@ -91,10 +91,11 @@ pub fn min_image_bytes(fs_type: &str) -> u64 {
 /// Bytes the workloads of `plan` that will run need at once in an existing directory on a
 /// filesystem of type `fs_type` (`--dir`): the largest estimate.
 pub fn need_in_dir(plan: &Plan, fs_type: &str) -> u64 {
+    let t = FsType::of(fs_type);
     plan.cases
         .iter()
         .filter(|c| c.unavailable.is_none())
-        .map(|c| FsType::of(fs_type).estimate(&c.footprint).bytes)
+        .map(|c| t.estimate(&c.footprint).bytes)
         .max()
         .unwrap_or(0)
 }
@@ -198,14 +199,7 @@ mod tests {
     use crate::units::Bytes;
 
     fn variant(name: &str, t: &str) -> FsVariant {
-        FsVariant {
-            name: name.into(),
-            fs_type: t.into(),
-            mkfs_args: vec![],
-            mount_opts: vec![],
-            image_size: None,
-            kernel: None,
-        }
+        FsVariant::with_type(name, t)
     }
 
     fn suite(order: Order, warmup: u32) -> Suite {
@@ -311,9 +305,6 @@ mod tests {
         assert!((min_image_bytes("btrfs")..300 * Bytes::MIB).contains(&b), "{b}");
         assert_eq!(min_image_bytes("ext4"), 512 * Bytes::MIB);
         let plan = expand(&suite(Order::Interleaved, 0), &avail);
-        assert!(plan
-            .cases
-            .iter()
-            .all(|c| c.image_bytes >= min_image_bytes(&c.variant.fs_type)));
+        assert!(plan.cases.iter().all(|c| c.image_bytes >= c.variant.fs().min_image));
     }
 }

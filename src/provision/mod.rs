@@ -121,12 +121,21 @@ pub fn run_tool(program: &str, args: &[String], envs: &[(&str, &str)]) -> Result
 
 /// Whether type `name` (from the [`crate::fstype`] table) can be made and mounted here; `Err` says why not and what would fix it.
 pub fn availability(name: &str) -> Result<(), String> {
-    use crate::fstype::{Backing, FsType};
+    type_availability(name, crate::fstype::FsType::of(name))
+}
+
+/// [`availability`] of a variant's type, from the table row it was resolved to when read.
+pub fn variant_availability(variant: &FsVariant) -> Result<(), String> {
+    type_availability(&variant.fs_type, variant.fs())
+}
+
+/// [`availability`] of type `name` whose table row is `t`.
+fn type_availability(name: &str, t: &crate::fstype::FsType) -> Result<(), String> {
+    use crate::fstype::Backing;
     use crate::host::{find_tool, is_root, kernel_filesystems};
     if !is_root() {
         return Err("needs root (loop devices, mkfs and mount); run as root, or benchmark an existing directory with --dir PATH".into());
     }
-    let t = FsType::of(name);
     if t.backing == Backing::Pool {
         return zfs::availability();
     }
@@ -157,12 +166,6 @@ pub fn availability(name: &str) -> Result<(), String> {
         return Err(format!("`losetup` is not installed; {}", install_hint("losetup")));
     }
     Ok(())
-}
-
-/// fsbench's own mkfs arguments for a type, before the variant's (from the
-/// [`crate::fstype`] table).
-pub fn default_mkfs_args(fs_type: &str) -> Vec<String> {
-    crate::fstype::FsType::of(fs_type).default_mkfs_args()
 }
 
 /// A mounted filesystem (or work directory) for one repeat; undoes everything on drop.
@@ -331,13 +334,13 @@ impl Provisioner for ImageProvisioner {
     }
 
     fn provision(&self, variant: &FsVariant, image_bytes: u64, tag: &str) -> Result<Mounted, ProvisionError> {
-        availability(&variant.fs_type).map_err(ProvisionError::Unavailable)?;
+        variant_availability(variant).map_err(ProvisionError::Unavailable)?;
         let dir = self.state.dir();
         let mnt = dir.join(format!("mnt-{tag}"));
         let mut m = Mounted::with_mountpoint(self.state.clone(), mnt.clone())?;
 
         let opts = variant.mount_opts.join(",");
-        if crate::fstype::FsType::of(&variant.fs_type).in_memory() {
+        if variant.fs().in_memory() {
             let size_opt = format!("size={image_bytes}");
             let all = if opts.is_empty() {
                 size_opt
@@ -453,7 +456,7 @@ fn mkfs_step_name(mkfs: &str, device: &str) -> String {
 
 /// Makes a fresh filesystem of `variant` on `device` and mounts it on `m.mountpoint`.
 fn mkfs_and_mount(m: &mut Mounted, variant: &FsVariant, device: &str) -> Result<(), ProvisionError> {
-    let t = crate::fstype::FsType::of(&variant.fs_type);
+    let t = variant.fs();
     if t.backing == crate::fstype::Backing::Pool {
         return zfs::create_pool(m, variant, device);
     }
@@ -523,8 +526,8 @@ impl Provisioner for DeviceProvisioner {
     }
 
     fn provision(&self, variant: &FsVariant, _image_bytes: u64, tag: &str) -> Result<Mounted, ProvisionError> {
-        availability(&variant.fs_type).map_err(ProvisionError::Unavailable)?;
-        if crate::fstype::FsType::of(&variant.fs_type).in_memory() {
+        variant_availability(variant).map_err(ProvisionError::Unavailable)?;
+        if variant.fs().in_memory() {
             return Err(ProvisionError::Unavailable(
                 "tmpfs lives in memory: run it without --device".into(),
             ));
@@ -688,9 +691,11 @@ mod tests {
 
     #[test]
     fn ext4_gets_lazy_init_disabled() {
-        let a = default_mkfs_args("ext4");
+        let a = crate::fstype::FsType::of("ext4").default_mkfs_args();
         assert!(a.iter().any(|s| s.contains("lazy_itable_init=0")));
-        assert!(default_mkfs_args("xfs").contains(&"-f".to_string()));
+        assert!(crate::fstype::FsType::of("xfs")
+            .default_mkfs_args()
+            .contains(&"-f".to_string()));
     }
 
     #[test]

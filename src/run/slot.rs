@@ -8,7 +8,7 @@ use crate::config::Suite;
 use crate::engine::RunContext;
 use crate::metric::{Measurement, MetricId, Role, Unit};
 use crate::plan;
-use crate::provision::{self, Provisioner, RunState};
+use crate::provision::{Provisioner, RunState};
 use crate::store::{CaseAvailability, CaseRecord, NewSample};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -34,7 +34,7 @@ pub(super) fn tag_for(slot_index: usize, variant: &str) -> String {
 /// What the store keeps of a case: its identity, the full mkfs arguments, the workload's
 /// parameters, and why it is unavailable.
 pub(super) fn case_record(c: &plan::Case) -> CaseRecord {
-    let mut mkfs_args = provision::default_mkfs_args(&c.variant.fs_type);
+    let mut mkfs_args = c.variant.fs().default_mkfs_args();
     mkfs_args.extend(c.variant.mkfs_args.iter().cloned());
     CaseRecord {
         case_id: c.id.0.clone(),

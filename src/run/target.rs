@@ -161,14 +161,7 @@ impl Target {
                 )));
             }
             let fs_type = provision::dir_fs_type(dir);
-            suite.variants = vec![FsVariant {
-                name: fs_type.clone(),
-                fs_type,
-                mkfs_args: vec![],
-                mount_opts: vec![],
-                image_size: None,
-                kernel: None,
-            }];
+            suite.variants = vec![FsVariant::with_type(fs_type.clone(), fs_type)];
         }
         Ok(())
     }
@@ -186,7 +179,7 @@ impl Target {
         }
         match self {
             Target::Dir { .. } => Ok(()),
-            Target::Images { .. } | Target::Device { .. } => provision::availability(&v.fs_type),
+            Target::Images { .. } | Target::Device { .. } => provision::variant_availability(v),
         }
     }
 

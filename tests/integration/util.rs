@@ -170,12 +170,8 @@ pub fn wiping_run(db: &Path, suite: &Path, dev: &str, scratch: &Path) -> Command
 /// `mount_opts`, on an image sized by the plan.
 pub fn fs_variant(fs_type: &str, mount_opts: &[&str]) -> fsbench::config::FsVariant {
     fsbench::config::FsVariant {
-        name: fs_type.into(),
-        fs_type: fs_type.into(),
-        mkfs_args: vec![],
         mount_opts: mount_opts.iter().map(|s| s.to_string()).collect(),
-        image_size: None,
-        kernel: None,
+        ..fsbench::config::FsVariant::with_type(fs_type, fs_type)
     }
 }
 

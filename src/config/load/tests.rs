@@ -58,7 +58,8 @@ fn a_minimal_file_loads_with_default_policy() {
             mkfs_args: vec![],
             mount_opts: vec![],
             image_size: None,
-            kernel: None
+            kernel: None,
+            entry: crate::fstype::FsTypeId::of("ext4"),
         }
     );
     assert_eq!(s.workloads.len(), 1);
@@ -905,4 +906,23 @@ fn memory_precision_and_budget_come_from_run_keys_or_flags_and_are_checked() {
     assert_eq!(load_preset_plain("desktop-2009").policy.memory, Some(786 << 20));
     assert_eq!(load_preset_plain("ext4-vs-btrfs-2012").policy.memory, Some(1 << 30));
     assert_eq!(load_preset_plain("mongo-2000").policy.memory, Some(16 << 20));
+}
+
+#[test]
+fn a_variant_serializes_by_type_name_and_reads_back_resolved() {
+    let v = FsVariant {
+        mount_opts: vec!["noatime".into()],
+        ..FsVariant::with_type("x", "xfs")
+    };
+    let json = serde_json::to_string(&v).unwrap();
+    assert_eq!(
+        json,
+        r#"{"name":"x","fs_type":"xfs","mkfs_args":[],"mount_opts":["noatime"],"image_size":null}"#
+    );
+    let back: FsVariant = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, v);
+    assert_eq!(back.fs().name, "xfs");
+    let generic: FsVariant = serde_json::from_str(&json.replace("xfs", "nosuchfs")).unwrap();
+    assert_eq!(generic.entry, crate::fstype::FsTypeId::of("nosuchfs"));
+    assert_eq!(generic.fs().backing, crate::fstype::Backing::Block);
 }
