@@ -14,7 +14,8 @@
 //! folder needs [`Estimate::scratch_bytes`], not the image size.
 //!
 //! Invariants: every name a suite can give resolves ([`FsType::of`]; unknown names get the
-//! generic row, made with `mkfs.NAME` and estimated conservatively like ext4); a type's
+//! generic row, made with `mkfs.NAME` and estimated conservatively like ext4), and a variant
+//! resolves its name once, when it is read, keeping the row as an [`FsTypeId`]; a type's
 //! estimate never lies below what a run uses (tested against the peak sampled from statvfs and
 //! btrfs' sysfs allocation counters during real runs in `tests/integration/space.rs`).
 //!
