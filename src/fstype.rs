@@ -332,6 +332,9 @@ const GENERIC: FsType = FsType {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FsTypeId(Option<u8>);
 
+// Every row's index fits the handle.
+const _: () = assert!(TABLE.len() <= u8::MAX as usize);
+
 impl FsTypeId {
     /// The handle of `name`'s row (the generic row for types not in [`TABLE`]).
     pub fn of(name: &str) -> Self {
