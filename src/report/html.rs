@@ -60,7 +60,8 @@ details{margin:6px 0}summary{cursor:pointer;color:#0a58a5}
 "#;
 
 /// Renders `model` as one self-contained HTML page (see the module docs), with the features'
-/// `sections` before the environment.
+/// `sections` before the environment, or right after the heading for a section that
+/// [`Section::leads`].
 pub fn render_html(model: &ReportModel, sections: &[&dyn Section]) -> String {
     let mut out = String::with_capacity(256 * 1024);
     let s = &model.session;
@@ -86,6 +87,9 @@ pub fn render_html(model: &ReportModel, sections: &[&dyn Section]) -> String {
         esc(&s.started_at),
         esc(s.status.as_str()),
     );
+    for section in sections.iter().filter(|s| s.leads(model)) {
+        out.push_str(&section.html(model));
+    }
     legend(&mut out, model);
     let paragraphs: Vec<(&str, String)> = model
         .workloads
@@ -131,7 +135,7 @@ pub fn render_html(model: &ReportModel, sections: &[&dyn Section]) -> String {
         out.push_str("<p>No results.</p>\n");
     }
     synthetic_vs_real(&mut out, model);
-    for section in sections {
+    for section in sections.iter().filter(|s| !s.leads(model)) {
         out.push_str(&section.html(model));
     }
     environment(&mut out, model);

@@ -253,6 +253,12 @@ pub trait Section {
     fn markdown(&self, model: &ReportModel) -> String;
     /// The section in HTML, starting with its `<h2>` ("" for none).
     fn html(&self, model: &ReportModel) -> String;
+    /// Whether the section is the answer of this session and opens the HTML page, right after
+    /// its heading, before the summary and the tables (verify's verdicts); by default it goes
+    /// before the environment.
+    fn leads(&self, _model: &ReportModel) -> bool {
+        false
+    }
 }
 
 /// Renders `model` in `format` with the features' `sections` (Markdown and HTML only; plain

@@ -1,7 +1,9 @@
-//! The verify section of a session's HTML report: a forest plot of native/referee per metric
-//! (the ratio − 1 in percent with its 95 % CI, plotters SVG as every chart of the report, through
-//! [`crate::report::charts::forest_chart`]) and the table of [`super::ratios`]. Empty for every
-//! session that is not a verify session.
+//! The verify section of a session's HTML report, which opens the page (the answer first, the
+//! session's tables after it): a forest plot of native/referee per metric (the ratio − 1 in
+//! percent with its 95 % CI — the paired interval where two or more repeats ran both sides, else
+//! the unpaired one — plotters SVG as every chart of the report, through
+//! [`crate::report::charts::forest_chart`]) and the verdict table of [`super::ratios`] with each
+//! side's n and the paired ratio. Empty for every session that is not a verify session.
 
 use super::ratios::{self, Verdict};
 use crate::report::charts::{self, ForestRow};
@@ -26,6 +28,10 @@ impl crate::report::Section for ForestSection {
         section(&mut out, model);
         out
     }
+
+    fn leads(&self, _model: &ReportModel) -> bool {
+        true
+    }
 }
 
 /// Appends the section to `out` when `model` is a verify session.
@@ -38,7 +44,7 @@ pub fn section(out: &mut String, model: &ReportModel) {
         .rows
         .iter()
         .filter_map(|r| {
-            let (x, lo, hi) = r.ratio?;
+            let (x, lo, hi) = r.paired.or(r.ratio)?;
             Some(ForestRow {
                 label: r.label(),
                 change: (x - 1.0) * 100.0,
@@ -63,7 +69,7 @@ pub fn section(out: &mut String, model: &ReportModel) {
         }
         out.push_str(
             "<figcaption class=\"note\">native / referee − 1 of each metric, in percent, with its 95 % \
-             log-ratio CI (drawn up to +200 %; the table gives the whole interval); grey band: ±15 % (copies are held to ±10 %). Green: within tolerance, red: \
+             CI (paired where two or more repeats ran both sides, else the log-ratio CI of the means; drawn up to +200 %; the table gives the whole interval); grey band: ±15 % (copies are held to ±10 %). Green: within tolerance, red: \
              outside, grey: the tools differ by design. The table says whether each interval lies inside the band \
              (agrees), outside it (differs) or across its edge (undecided: more pairs).",
         );
@@ -73,7 +79,8 @@ pub fn section(out: &mut String, model: &ReportModel) {
     out.push_str(
         "<table><thead><tr><th style=\"text-align:left\">fs</th><th style=\"text-align:left\">pair</th>\
          <th style=\"text-align:left\">native</th><th style=\"text-align:left\">referee</th><th>native mean</th>\
-         <th>referee mean</th><th>ratio</th><th>95 % CI</th><th style=\"text-align:left\">verdict</th></tr></thead><tbody>\n",
+         <th>referee mean</th><th>n</th><th>ratio</th><th>95 % CI</th><th>paired ratio [95 % CI]</th>\
+         <th style=\"text-align:left\">verdict</th></tr></thead><tbody>\n",
     );
     for r in &t.rows {
         let f = |v: Option<f64>| v.map_or("–".to_string(), |x| format!("{x:.4}"));
@@ -81,10 +88,15 @@ pub fn section(out: &mut String, model: &ReportModel) {
             Some((x, lo, hi)) => (format!("{x:.3}"), format!("{lo:.3} – {hi:.3}")),
             None => ("–".into(), "–".into()),
         };
+        let paired = r
+            .paired
+            .map_or("–".to_string(), |(x, lo, hi)| format!("{x:.3} [{lo:.3}, {hi:.3}]"));
+        let n = format!("{}/{}", r.n.0, r.n.1);
         let _ = writeln!(
             out,
             "<tr><td style=\"text-align:left\">{}</td><td style=\"text-align:left\">{}</td><td style=\"text-align:left\">{}</td>\
-             <td style=\"text-align:left\">{} {}</td><td>{}</td><td>{}</td><td>{ratio}</td><td>{ci}</td><td style=\"text-align:left\">±{:.0} %: {}</td></tr>",
+             <td style=\"text-align:left\">{} {}</td><td>{}</td><td>{}</td><td>{n}</td><td>{ratio}</td><td>{ci}</td><td>{paired}</td>\
+             <td style=\"text-align:left\">±{:.0} %: {}</td></tr>",
             esc(&r.variant),
             esc(&r.pair),
             esc(&r.native),

@@ -93,6 +93,15 @@ fn verify_runs_pairs_end_to_end_and_stores_the_ratios() {
     }
     let html = std::fs::read_to_string(dir.path().join("verify.html")).expect("verify.html");
     assert!(html.contains("Native against the real tools") && html.contains("<svg"));
+    // The answer opens the page: the verify section is its first section, before the summary
+    // and the session's tables, and its table gives each side's n and the paired ratio.
+    let first_h2 = html.find("<h2").expect("a section");
+    assert_eq!(
+        html.find("<h2 id=\"verify\">"),
+        Some(first_h2),
+        "verify does not open the page"
+    );
+    assert!(html.contains("<th>n</th>") && html.contains("paired ratio [95 % CI]"));
     assert_no_leftovers(dir.path());
 }
 
