@@ -162,6 +162,17 @@ fn verify_compares_every_bonnie_row_or_checks_its_bound() {
         .expect("native case");
     let spec = native["workload_json"].as_str().expect("workload_json");
     assert!(spec.contains(r#""seek_dispatch":"pipe""#), "{spec}");
+    // Every bound row is drawn in the forest plot as its bound (one label per bound row).
+    let bounds = rows
+        .iter()
+        .filter(|r| r.contains("bound: referee +++++") || r.contains("BELOW BOUND"))
+        .count();
+    let html = std::fs::read_to_string(dir.path().join("verify.html")).expect("verify.html");
+    assert_eq!(
+        html.matches(" (bound)").count(),
+        bounds,
+        "bound rows in the forest plot"
+    );
     // A scale at which the two would do different work is refused before anything runs.
     let bad = fsbench(&["--db", db_s, "verify", "--only", "bonnie", "--scale", "0.5"]);
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
