@@ -54,7 +54,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 /// `kernel` value of Debian's kernel (`--fs TYPE@guest`), and the `@guest` naming of config.
-pub use crate::config::{guest_variant_name as variant_name, strip_guest_suffix, DEBIAN_KERNEL};
+use crate::config::DEBIAN_KERNEL;
 /// Where `scripts/install.sh` unpacks the guest kernel and busybox.
 pub const GUEST_DIR: &str = "/var/lib/fsbench/guest";
 /// What to install when QEMU or the kernel is missing.
@@ -640,6 +640,7 @@ pub fn tool_versions(variants: &[FsVariant]) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{guest_variant_name as variant_name, strip_guest_suffix};
 
     #[test]
     fn guest_suffixes_and_names() {

@@ -49,7 +49,7 @@ pub const LOCK: &str = "/run/fsbench/zfs.lock";
 pub const FUSE_SOCKET: &str = "/var/run/zfs/zfs_socket";
 /// Prefix of every pool fsbench makes.
 pub const POOL_PREFIX: &str = "fsbench-";
-pub use crate::fstype::{dataset_properties, ZFS_SUPPORTED_OPTIONS as SUPPORTED};
+use crate::fstype::dataset_properties;
 
 /// How long to wait for a started zfs-fuse to accept commands.
 const START_TIMEOUT: Duration = Duration::from_secs(15);
@@ -572,7 +572,10 @@ mod tests {
     #[test]
     fn an_unknown_or_empty_option_is_one_error_listing_the_supported_ones() {
         let e = dataset_properties(&opts(&["noatime", "discard"])).unwrap_err();
-        assert!(e.contains("`discard`") && e.contains(SUPPORTED), "{e}");
+        assert!(
+            e.contains("`discard`") && e.contains(crate::fstype::ZFS_SUPPORTED_OPTIONS),
+            "{e}"
+        );
         let e = dataset_properties(&opts(&["recordsize"])).unwrap_err();
         assert!(e.contains("`recordsize`"), "{e}");
         let e = dataset_properties(&opts(&["compress="])).unwrap_err();

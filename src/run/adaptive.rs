@@ -10,7 +10,7 @@
 //!    confidence is at most `precision` % of its mean (only with a precision target).
 //! 2. **Decided**: stop when, in every headline row with two or more variants, every pair of
 //!    variants is decided: better or worse (Welch's test on the log-ratio, p < α, by more than
-//!    [`DECIDED_THRESHOLD_PCT`]) or the same within [`DECIDED_MARGIN_PCT`] (TOST), by
+//!    [`crate::stats::verdict::DECIDED_THRESHOLD_PCT`]) or the same within [`crate::stats::verdict::DECIDED_MARGIN_PCT`] (TOST), by
 //!    [`two_sample::verdict`] — the verdict `compare` uses; "inconclusive" keeps measuring.
 //! 3. **Budget**: never start a round whose estimated time ([`round_estimate`]: each case's
 //!    slowest stored repeat, summed) would end after the budget; so the session ends within the
@@ -23,7 +23,7 @@
 
 use crate::metric::{Direction, Role};
 use crate::stats::two_sample::{Sample, Verdict};
-pub use crate::stats::verdict::{pair_verdict, StoppingRule, DECIDED_MARGIN_PCT, DECIDED_THRESHOLD_PCT};
+use crate::stats::verdict::{pair_verdict, StoppingRule};
 use crate::store::{SampleStatus, SessionData};
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -6,7 +6,7 @@
 //!   measured slot per available case, numbered on from the plan's slots) and the one place the
 //!   next round's repeat number is derived (one past the highest stored repeat).
 //! - A round is added only when every slot planned so far is done, and only with a stopping
-//!   rule ([`adaptive::StoppingRule`]); without one the queue ends with the plan.
+//!   rule ([`crate::stats::verdict::StoppingRule`]); without one the queue ends with the plan.
 
 use super::{adaptive, Observer, RunError};
 use crate::config::Suite;
@@ -24,7 +24,7 @@ pub(super) struct RoundQueue {
     pub of: usize,
     /// ` (round N, S of B s budget)` for the repeats of an added round; empty before.
     pub round_note: String,
-    rule: Option<adaptive::StoppingRule>,
+    rule: Option<crate::stats::verdict::StoppingRule>,
     started: Instant,
     /// Warm-up and measured repeats per case as planned.
     pub per_case: u32,
@@ -47,7 +47,7 @@ impl RoundQueue {
             todo,
             next_index: plan.slots.len(),
             round_note: String::new(),
-            rule: adaptive::StoppingRule::of(policy),
+            rule: crate::stats::verdict::StoppingRule::of(policy),
             started: Instant::now(),
             per_case: policy.warmup + policy.repeats,
             warmup: policy.warmup,

@@ -322,7 +322,10 @@ fn a_mount_option_zfs_has_no_property_for_is_a_usage_error() {
     let o = fsbench(&["plan", "--fs", "zfs:noatime,discard", "--only", "bonnie"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("`discard`") && err.contains(zfs::SUPPORTED), "{err}");
+    assert!(
+        err.contains("`discard`") && err.contains(fsbench::fstype::ZFS_SUPPORTED_OPTIONS),
+        "{err}"
+    );
     // The same options a pool understands plan fine.
     let o = fsbench(&[
         "plan",
