@@ -257,6 +257,11 @@ pub struct RunArgs {
     /// 0 when some case produced results, warning which cases failed, and 1 only when none did.
     #[arg(long)]
     pub strict: bool,
+    /// Seed of the order of the rounds: with `order = "interleaved"` (the default) every round
+    /// runs its cases in a fresh random permutation drawn from it. Without it a seed is drawn;
+    /// either way it is stored with the session, and the same N reproduces the order.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
 }
 
 /// Reads the stored command line of a session stored before its options were (schema 8 and
@@ -291,6 +296,8 @@ impl RunArgs {
             label: self.label.clone(),
             resume: self.resume.clone(),
             strict: self.strict,
+            seed: self.seed,
+            sequential: None,
         }
     }
 }

@@ -15,7 +15,10 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "snake_case")]
 pub enum Order {
     /// Repeat 1 of every case, then repeat 2 of every case, … (ABCABC), so slow drift of the
-    /// machine spreads over all variants instead of landing on one.
+    /// machine spreads over all variants instead of landing on one. Since issue 26 each round
+    /// runs its cases in a fresh random permutation drawn from the session's seed (`--seed`,
+    /// stored in its run options: ABC CAB BCA …), so a position or carry-over effect does not
+    /// land on the same filesystem every round; sessions without a seed ran the fixed order.
     #[default]
     Interleaved,
     /// All repeats of a case, then the next case (AAABBBCCC).

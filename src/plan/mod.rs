@@ -82,6 +82,43 @@ pub struct Plan {
     pub peak_scratch_bytes: u64,
 }
 
+/// The order of round `repeat`'s `len` cases under `seed`: a permutation of `0..len` drawn
+/// by a generator seeded from both (the same seed and round give the same order, every round
+/// a fresh one). What `interleaved` order runs since issue 26 ([`run_order`] for the planned
+/// rounds, the runner's round queue for the adaptive ones).
+pub fn round_order(seed: u64, repeat: u32, len: usize) -> Vec<usize> {
+    use rand::seq::SliceRandom;
+    use rand::SeedableRng;
+    // SplitMix-style mixing, so consecutive rounds get unrelated streams.
+    let mixed = seed ^ u64::from(repeat).wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(mixed);
+    let mut order: Vec<usize> = (0..len).collect();
+    order.shuffle(&mut rng);
+    order
+}
+
+/// The indices of `plan`'s slots in the order they run. With `order = "interleaved"` and a
+/// seed, every round (the slots of one repeat) runs in the permutation [`round_order`] gives;
+/// otherwise, and in `sequential` (no rounds) and `alternating` (verify's ABBA, deliberately
+/// fixed) order, the plan's own order. The slots keep their indices (what a sample stores and
+/// what other ranks look a slot up by), only the running order changes.
+pub fn run_order(plan: &Plan, order: Order, seed: Option<u64>) -> Vec<usize> {
+    let mut indices: Vec<usize> = (0..plan.slots.len()).collect();
+    let Some(seed) = seed.filter(|_| order == Order::Interleaved) else {
+        return indices;
+    };
+    let mut start = 0;
+    while start < indices.len() {
+        let repeat = plan.slots[start].repeat;
+        let len = plan.slots[start..].iter().take_while(|s| s.repeat == repeat).count();
+        for (to, from) in round_order(seed, repeat, len).into_iter().enumerate() {
+            indices[start + to] = start + from;
+        }
+        start += len;
+    }
+    indices
+}
+
 /// Smallest image each filesystem type can be made on (mkfs refuses below, or ext* would
 /// pick other defaults), in bytes.
 pub fn min_image_bytes(fs_type: &str) -> u64 {
@@ -253,6 +290,50 @@ mod tests {
                 ("ext4".into(), 2, false),
                 ("xfs".into(), 2, false),
             ]
+        );
+    }
+
+    #[test]
+    fn interleaved_rounds_run_in_a_fresh_permutation_that_the_seed_reproduces() {
+        let mut s = suite(Order::Interleaved, 0);
+        s.policy.repeats = 8;
+        s.variants.push(variant("btrfs", "btrfs"));
+        let fixed = expand(&s, &avail);
+        let permuted = |seed: u64| -> Vec<Slot> {
+            run_order(&fixed, Order::Interleaved, Some(seed))
+                .into_iter()
+                .map(|i| fixed.slots[i])
+                .collect()
+        };
+        let a = permuted(26);
+        // Every round is a permutation of the same cases, the rounds stay in order.
+        for r in 0..8 {
+            let mut round: Vec<usize> = a.iter().filter(|x| x.repeat == r).map(|x| x.case).collect();
+            round.sort_unstable();
+            assert_eq!(round, vec![0, 2, 3], "round {r}");
+        }
+        assert!(a.windows(2).all(|w| w[0].repeat <= w[1].repeat));
+        // The order changes across rounds (3 cases, 8 rounds: more than one order shows up)…
+        let orders: std::collections::BTreeSet<Vec<usize>> = (0..8)
+            .map(|r| a.iter().filter(|x| x.repeat == r).map(|x| x.case).collect())
+            .collect();
+        assert!(orders.len() > 1, "{orders:?}");
+        // …the same seed gives the same order, another seed another one.
+        assert_eq!(permuted(26), a);
+        assert_ne!(permuted(27), a);
+        // Sequential and alternating keep their fixed order.
+        for order in [Order::Sequential, Order::Alternating] {
+            let mut s = s.clone();
+            s.policy.order = order;
+            let plain = expand(&s, &avail);
+            assert_eq!(
+                run_order(&plain, order, Some(26)),
+                (0..plain.slots.len()).collect::<Vec<_>>()
+            );
+        }
+        assert_eq!(
+            run_order(&fixed, Order::Interleaved, None),
+            (0..fixed.slots.len()).collect::<Vec<_>>()
         );
     }
 

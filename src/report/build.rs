@@ -61,10 +61,11 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
         non_finite,
     } = measured(data, &row_names, &case_by_id);
 
-    let rule = if data.session.info.policy.methodology {
-        StandingRule::Equivalence
-    } else {
-        StandingRule::Welch
+    let info = &data.session.info;
+    let rule = match super::methodology::stored_design(info.run_options.as_deref()) {
+        Some(design) if info.policy.is_adaptive() => StandingRule::Planned(design),
+        _ if info.policy.methodology => StandingRule::Equivalence,
+        _ => StandingRule::Welch,
     };
     let mut tables = Vec::with_capacity(workloads.len());
     for (workload, kind) in &workloads {
@@ -236,15 +237,20 @@ fn mark_best(row: &mut Row, rule: StandingRule) {
     };
     let best_sample = Sample::from(&row.cells[best_index].summary);
     let best_variant = row.cells[best_index].variant.clone();
-    for cell in &mut row.cells {
+    let planned = match rule {
+        StandingRule::Planned(design) => Some(planned_standings(row, design)),
+        _ => None,
+    };
+    for (i, cell) in row.cells.iter_mut().enumerate() {
         cell.best = cell.summary.mean == best;
         if cell.best {
-            cell.standing = Some(Standing::Best);
+            cell.standing = Some(planned.as_ref().map_or(Standing::Best, |p| p[i]));
             continue;
         }
         let this = Sample::from(&cell.summary);
         let (decision, test) = tie(this, best_sample);
         cell.standing = Some(match (decision, rule) {
+            (_, StandingRule::Planned(_)) => planned.as_ref().map_or(Standing::Untested, |p| p[i]),
             (Tie::Untested, _) => Standing::Untested,
             (Tie::Tied, StandingRule::Welch) => Standing::Tied,
             (Tie::Separated, StandingRule::Welch) => Standing::Behind,
@@ -267,6 +273,28 @@ fn mark_best(row: &mut Row, rule: StandingRule) {
             ratio: ratio_ci(this, best_sample, 1.0 - two_sample::ALPHA),
         });
     }
+}
+
+/// The standings of a row of an adaptive session with a sequential design: the answers at the
+/// last planned look its cells reached (all inconclusive before the first look).
+fn planned_standings(row: &Row, design: crate::stats::verdict::Design) -> Vec<Standing> {
+    use crate::stats::best::Answer;
+    let undecided = vec![Standing::Inconclusive; row.cells.len()];
+    let Some(plan) = design.plan() else { return undecided };
+    let n = row.cells.iter().map(|c| c.values.len()).min().unwrap_or(0);
+    let Some(look) = plan.last_look_by(n) else {
+        return undecided;
+    };
+    let cells: Vec<&[f64]> = row.cells.iter().map(|c| c.values.as_slice()).collect();
+    crate::stats::verdict::look_answers(&cells, row.metric.direction, &plan, look)
+        .into_iter()
+        .map(|a| match a {
+            Answer::Best => Standing::Best,
+            Answer::Same => Standing::Same,
+            Answer::Behind => Standing::Behind,
+            Answer::Inconclusive => Standing::Inconclusive,
+        })
+        .collect()
 }
 
 /// [`mark_best`] within each comparison group of the row's cells (one group: the same call).

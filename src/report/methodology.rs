@@ -4,6 +4,13 @@
 //! `compare`'s rule ([`crate::stats::verdict::pair_verdict`]): better / worse / "same within 3 %"
 //! / "inconclusive" — never "tied", which mixed "shown the same" with "not shown different".
 //!
+//! Sessions run since issue 26 carry the stopping rule's sequential design in their run options
+//! (`sequential`): their answers are those the rule decided by — all pairs with Holm at the
+//! levels of the last planned look the session reached ([`crate::stats::verdict::look_answers`]
+//! on each variant's first values up to that look), with the look, its repeats and the
+//! confidence of its repeated interval printed. "Same" is said only of a variant tested the
+//! same within the margin against every candidate for the best.
+//!
 //! Sessions without a stopping rule get no answers (their exports are unchanged; the golden
 //! test pins them).
 //!
@@ -24,9 +31,11 @@
 //! Phases under the minimum time are already flagged by the engine's notes (engine::phase).
 //! Everything here reads the model only and never panics.
 
-use super::{cachebound, role, ReportModel, Standing, WorkloadTable};
+use super::{cachebound, role, ReportModel, Row, Standing, WorkloadTable};
+use crate::stats::best::Answer;
+use crate::stats::sequential::Plan;
 use crate::stats::two_sample::{Sample, Verdict};
-use crate::stats::verdict::{pair_verdict, StoppingRule, DECIDED_MARGIN_PCT};
+use crate::stats::verdict::{look_answers, pair_verdict, Design, StoppingRule, DECIDED_MARGIN_PCT};
 use serde::{Deserialize, Serialize};
 
 /// The answer of one headline row.
@@ -44,9 +53,60 @@ pub struct RowAnswer {
     pub best: String,
     /// Every other variant against the best: (variant, verdict of the variant vs the best).
     pub versus_best: Vec<(String, Verdict)>,
+    /// The planned look the answers are from (sessions with a sequential design); `None`:
+    /// the unadjusted verdicts of an older session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub look: Option<LookNote>,
+}
+
+/// Which planned look a row's answers come from.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LookNote {
+    /// 1-based look number.
+    pub look: usize,
+    /// Planned looks in all.
+    pub looks: usize,
+    /// Repeats per variant the look used.
+    pub repeats: usize,
+    /// Family-wise level of the look's difference tests.
+    pub level: f64,
+    /// Confidence of the repeated interval at that look.
+    pub confidence: f64,
+}
+
+/// The sequential design stored with a session's run options (key `sequential`), if any.
+pub fn stored_design(run_options: Option<&str>) -> Option<Design> {
+    #[derive(Deserialize)]
+    struct Stored {
+        sequential: Option<Design>,
+    }
+    serde_json::from_str::<Stored>(run_options?).ok()?.sequential
 }
 
 impl RowAnswer {
+    /// The answer of headline `row` of `table` under `rule`: its best variant, the others'
+    /// verdicts against it and the look they come from.
+    fn of(
+        rule: &StoppingRule,
+        table: &WorkloadTable,
+        row: &Row,
+        best: &str,
+        versus_best: Vec<(String, Verdict)>,
+        look: Option<LookNote>,
+    ) -> RowAnswer {
+        RowAnswer {
+            workload: table.workload.clone(),
+            phase: row.phase.clone(),
+            metric: row.metric.name.clone(),
+            precise: rule
+                .precision_pct
+                .map(|_| row.cells.iter().all(|c| rule.precise(&c.values))),
+            best: best.to_string(),
+            versus_best,
+            look,
+        }
+    }
+
     /// Decided: every other variant is better, worse or the same as the best (a row of one
     /// variant has nothing to decide and counts as decided).
     pub fn decided(&self) -> bool {
@@ -56,10 +116,80 @@ impl RowAnswer {
 
 /// The answers of `model`'s headline rows, if its session ran with a stopping rule.
 pub fn answers(model: &ReportModel) -> Vec<RowAnswer> {
-    let Some(rule) = StoppingRule::of(&model.session.info.policy) else {
+    let info = &model.session.info;
+    let Some(rule) = StoppingRule::of(&info.policy) else {
         return vec![];
     };
-    model.workloads.iter().flat_map(|t| table_answers(&rule, t)).collect()
+    let rule = match stored_design(info.run_options.as_deref()) {
+        Some(design) => rule.with_design(design),
+        None => rule,
+    };
+    model
+        .workloads
+        .iter()
+        .flat_map(|t| match &rule.plan {
+            Some(plan) => planned_answers(&rule, Some(plan), t),
+            // A pending design has no looks yet: every row is inconclusive.
+            None if rule.pending => planned_answers(&rule, None, t),
+            None => table_answers(&rule, t),
+        })
+        .collect()
+}
+
+/// The answers of a session with a sequential plan: each headline row at the last look its
+/// cells reached ([`Plan::last_look_by`] of the fewest values; before the first look, and
+/// without a plan (a pending design), every variant is inconclusive).
+fn planned_answers(rule: &StoppingRule, plan: Option<&Plan>, table: &WorkloadTable) -> Vec<RowAnswer> {
+    let mut out = Vec::new();
+    for row in table.rows.iter().filter(|r| role::is_headline(&r.metric)) {
+        let Some(n) = row.cells.iter().map(|c| c.values.len()).min() else {
+            continue;
+        };
+        let look = plan.and_then(|p| Some((p, p.last_look_by(n)?)));
+        let answers = match look {
+            Some((plan, look)) => {
+                let cells: Vec<&[f64]> = row.cells.iter().map(|c| c.values.as_slice()).collect();
+                look_answers(&cells, row.metric.direction, plan, look)
+            }
+            None => vec![Answer::Inconclusive; row.cells.len()],
+        };
+        let top = answers
+            .iter()
+            .position(|a| *a == Answer::Best)
+            .or_else(|| row.cells.iter().position(|c| c.best))
+            .unwrap_or(0);
+        let versus_best = row
+            .cells
+            .iter()
+            .zip(&answers)
+            .enumerate()
+            .filter(|(i, _)| *i != top)
+            .map(|(_, (c, a))| {
+                let verdict = match a {
+                    Answer::Same | Answer::Best => Verdict::Equivalent,
+                    Answer::Behind => Verdict::Worse,
+                    Answer::Inconclusive => Verdict::Inconclusive,
+                };
+                (c.variant.clone(), verdict)
+            })
+            .collect();
+        let look = look.map(|(plan, k)| LookNote {
+            look: k + 1,
+            looks: plan.looks(),
+            repeats: plan.repeats_at(k).unwrap_or(0),
+            level: plan.difference_level(k),
+            confidence: plan.interval_confidence(k),
+        });
+        out.push(RowAnswer::of(
+            rule,
+            table,
+            row,
+            &row.cells[top].variant,
+            versus_best,
+            look,
+        ));
+    }
+    out
 }
 
 fn table_answers(rule: &StoppingRule, table: &WorkloadTable) -> Vec<RowAnswer> {
@@ -86,16 +216,7 @@ fn table_answers(rule: &StoppingRule, table: &WorkloadTable) -> Vec<RowAnswer> {
                 (c.variant.clone(), verdict)
             })
             .collect();
-        out.push(RowAnswer {
-            workload: table.workload.clone(),
-            phase: row.phase.clone(),
-            metric: row.metric.name.clone(),
-            precise: rule
-                .precision_pct
-                .map(|_| row.cells.iter().all(|c| rule.precise(&c.values))),
-            best: best.variant.clone(),
-            versus_best,
-        });
+        out.push(RowAnswer::of(rule, table, row, &best.variant, versus_best, None));
     }
     out
 }
@@ -115,9 +236,15 @@ pub fn render_text(model: &ReportModel) -> String {
     if let Some(b) = policy.budget_s {
         out.push_str(&format!(" budget {b:.0} s"));
     }
-    out.push_str(&format!(
-        "; verdicts against the best, as in the table: TOST ±{DECIDED_MARGIN_PCT} % → same, else log-ratio p < 0.05 → worse, else inconclusive):\n"
-    ));
+    if answers.iter().any(|a| a.look.is_some()) {
+        out.push_str(&format!(
+            "; all pairs with Holm at the planned look's level (α = 0.05 spent over the looks, O'Brien–Fleming type): TOST ±{DECIDED_MARGIN_PCT} % against every candidate → same, shown worse than another → behind, else inconclusive; the look's repeated interval is at the confidence shown):\n"
+        ));
+    } else {
+        out.push_str(&format!(
+            "; verdicts against the best, as in the table: TOST ±{DECIDED_MARGIN_PCT} % → same, else log-ratio p < 0.05 → worse, else inconclusive):\n"
+        ));
+    }
     for a in &answers {
         let verdicts: Vec<String> = a
             .versus_best
@@ -129,8 +256,18 @@ pub fn render_text(model: &ReportModel) -> String {
             Some(false) => ", precision NOT reached",
             None => "",
         };
+        let look = a.look.map_or_else(String::new, |l| {
+            format!(
+                " (look {} of {} at {} repeats: level {}; its repeated interval is at {}, the table's at their stated level)",
+                l.look,
+                l.looks,
+                l.repeats,
+                level_text(l.level),
+                confidence_text(l.confidence)
+            )
+        });
         out.push_str(&format!(
-            "  {} / {} {}: best {}{}{}\n",
+            "  {} / {} {}: best {}{}{}{}\n",
             a.workload,
             a.phase,
             a.metric,
@@ -140,7 +277,8 @@ pub fn render_text(model: &ReportModel) -> String {
             } else {
                 format!("; {}", verdicts.join(", "))
             },
-            precise
+            precise,
+            look
         ));
     }
     let decided = answers.iter().filter(|a| a.decided()).count();
@@ -149,6 +287,26 @@ pub fn render_text(model: &ReportModel) -> String {
         answers.len()
     ));
     out
+}
+
+/// A look's level: four decimals, or two significant digits below 0.001 (an early
+/// O'Brien–Fleming look spends almost nothing: `2.1e-5`, never `0.0000`).
+fn level_text(level: f64) -> String {
+    if level >= 0.001 {
+        format!("{level:.4}")
+    } else {
+        format!("{level:.1e}")
+    }
+}
+
+/// A look's interval confidence in percent: two decimals, or `> 99.99 %` when the look's level
+/// is below 0.0001 (never `100.00 %`).
+fn confidence_text(confidence: f64) -> String {
+    if 1.0 - confidence < 0.0001 {
+        "> 99.99 %".to_string()
+    } else {
+        format!("{:.2} %", confidence * 100.0)
+    }
 }
 
 /// How the set-ups of two sessions differ, one item per fact (`kernel A → B`): kernel, CPU,
@@ -424,6 +582,57 @@ mod tests {
             MetricId::higher("x", Unit::MibPerSec).direction,
             Direction::HigherIsBetter
         );
+    }
+
+    #[test]
+    fn an_adaptive_session_with_a_design_is_answered_at_its_last_look() {
+        // Six repeats of a 3-to-12 design: the last look made is the one at 5 (3, 5, 8, 12); the
+        // sixth repeat decides nothing.
+        let a = [100.0, 100.5, 99.5, 100.2, 99.8, 100.1];
+        let b = [99.9, 100.4, 99.6, 100.0, 99.7, 100.2];
+        let c = [50.0, 50.5, 49.5, 50.2, 49.8, 50.1];
+        let mut data = session_data_of("1MiB", None, 1e9, &[("a", &a), ("b", &b), ("c", &c)]);
+        data.session.info.policy.budget_s = Some(300.0);
+        data.session.info.run_options = Some(r#"{"strict":false,"sequential":{"first_n":3,"last_n":12}}"#.into());
+        let model = crate::report::build(&data, 0, 0.95);
+        let ans = answers(&model);
+        assert_eq!(ans.len(), 1, "{ans:?}");
+        assert_eq!(ans[0].best, "a");
+        let v: Vec<Verdict> = ans[0].versus_best.iter().map(|(_, v)| *v).collect();
+        assert_eq!(v, [Verdict::Equivalent, Verdict::Worse]);
+        let look = ans[0].look.expect("a planned look");
+        assert_eq!((look.look, look.looks, look.repeats), (2, 4, 5));
+        let text = render_text(&model);
+        assert!(
+            text.contains("all pairs with Holm") && text.contains("look 2 of 4 at 5 repeats"),
+            "{text}"
+        );
+        // The table's standings are the same answers.
+        let row = &model.workloads[0].rows[0];
+        let standings: Vec<Option<Standing>> = row.cells.iter().map(|c| c.standing).collect();
+        assert_eq!(
+            standings,
+            [Some(Standing::Best), Some(Standing::Same), Some(Standing::Behind)]
+        );
+        // At the first look of a 3-to-30 design the level is tiny: written with its digits,
+        // never "level 0.0000" or an interval "at 100.00 %".
+        data.session.info.run_options = Some(r#"{"strict":false,"sequential":{"first_n":3,"last_n":30}}"#.into());
+        let text = render_text(&crate::report::build(&data, 0, 0.95));
+        assert!(text.contains("look 2 of 6 at 5 repeats: level "), "{text}");
+        assert!(!text.contains("level 0.0000") && !text.contains("100.00 %"), "{text}");
+        assert_eq!(level_text(2.14e-5), "2.1e-5");
+        assert_eq!(level_text(0.0311), "0.0311");
+        assert_eq!(confidence_text(1.0 - 2.14e-5), "> 99.99 %");
+        assert_eq!(confidence_text(0.969), "96.90 %");
+        // A pending design (a budgeted session stopped before its last look was fixed) answers
+        // nothing planned: no look, and no fall-back to the unadjusted rule's verdicts.
+        data.session.info.run_options =
+            Some(r#"{"strict":false,"sequential":{"first_n":3,"last_n":30,"pending":true}}"#.into());
+        let pending = answers(&crate::report::build(&data, 0, 0.95));
+        assert!(pending[0].look.is_none() && !pending[0].decided(), "{pending:?}");
+        // Without the stored design (an older adaptive session) the unadjusted answers stay.
+        data.session.info.run_options = None;
+        assert!(answers(&crate::report::build(&data, 0, 0.95))[0].look.is_none());
     }
 
     /// A constructed session: one bonnie-like workload (`file_size`), one headline throughput

@@ -180,6 +180,11 @@ pub enum StandingRule {
     /// ([`crate::stats::verdict::pair_verdict`]) is worse, else `inconclusive` — never "tied",
     /// which mixed "shown the same" with "not shown different".
     Equivalence,
+    /// Adaptive sessions since issue 26 (a sequential design in their run options): the
+    /// answers the stopping rule decided by, at the last planned look the row's cells reached
+    /// ([`crate::stats::verdict::look_answers`], all pairs with Holm at the look's levels):
+    /// best / same / behind / inconclusive ("same" only where tested against every candidate).
+    Planned(crate::stats::verdict::Design),
 }
 
 /// A cell compared with the best cell of its row.

@@ -104,7 +104,7 @@ fn row_sentence(row: &Row, label: &str, rule: StandingRule) -> Option<String> {
             .collect()
     };
     // Sessions since schema 5 carry Same / Inconclusive instead of Tied (build::StandingRule).
-    if rule == StandingRule::Equivalence {
+    if rule != StandingRule::Welch {
         return Some(equivalence_sentence(row, label, &cells));
     }
     let top: Vec<&str> = names(&[Standing::Best, Standing::Tied])
@@ -152,12 +152,20 @@ fn equivalence_sentence(row: &Row, label: &str, cells: &[&Cell]) -> String {
             .map(|c| c.variant.as_str())
             .collect()
     };
-    let (best, same, inconclusive, untested) = (
+    let (mut best, same, mut inconclusive, untested) = (
         with(Standing::Best),
         with(Standing::Same),
         with(Standing::Inconclusive),
         with(Standing::Untested),
     );
+    // No cell shown best (a sequential look where nothing is decided): name the top mean, and
+    // the rest stay inconclusive.
+    if best.is_empty() {
+        if let Some(top) = cells.first() {
+            best.push(top.variant.as_str());
+            inconclusive.retain(|v| *v != top.variant);
+        }
+    }
     let behind: Vec<&Cell> = cells
         .iter()
         .copied()
@@ -497,5 +505,17 @@ mod tests {
             row_sentence(&same, "copy", eq).unwrap(),
             "At copy, a and b are the same within 3 %."
         );
+        // A sequential look that decided nothing: no cell is best, every one inconclusive.
+        // The sentence names the top mean (cells come best-first) and the rest inconclusive.
+        let mut open = row_by(
+            MetricId::higher("rate", Unit::OpsPerSec),
+            &[("a", &[5.0, 6.0, 7.0]), ("b", &[5.5, 6.5, 6.3])],
+            eq,
+        );
+        for c in &mut open.cells {
+            c.standing = Some(Standing::Inconclusive);
+        }
+        let s = row_sentence(&open, "stat", eq).unwrap();
+        assert!(s.starts_with("At stat, b has the best mean; a is inconclusive"), "{s}");
     }
 }

@@ -8,10 +8,16 @@
 //! ([`crate::metric::Role::Headline`]):
 //! 1. **Precise**: stop when every headline cell's Student-t CI half-width at the session's
 //!    confidence is at most `precision` % of its mean (only with a precision target).
-//! 2. **Decided**: stop when, in every headline row with two or more variants, every pair of
-//!    variants is decided: better or worse (Welch's test on the log-ratio, p < α, by more than
-//!    [`crate::stats::verdict::DECIDED_THRESHOLD_PCT`]) or the same within [`crate::stats::verdict::DECIDED_MARGIN_PCT`] (TOST), by
-//!    [`two_sample::verdict`] — the verdict `compare` uses; "inconclusive" keeps measuring.
+//! 2. **Decided**: sessions since issue 26 carry a sequential [`Design`] (stored in their run
+//!    options): the rule looks only at the planned looks ([`crate::stats::sequential`]: 3, 5,
+//!    8, 12, 18, 30 repeats for the default 3 to [`MAX_REPEATS`]) and stops at a look where every
+//!    headline row with two or more variants is decided by [`look_answers`] (all pairs with
+//!    Holm at the look's O'Brien–Fleming-type levels: best / same / behind, none
+//!    inconclusive). Between looks it decides nothing. The last look is at [`MAX_REPEATS`]: a
+//!    budget cannot be turned into a number of rounds before the first round has been timed,
+//!    so the plan is the cap's and a budget stop simply ends the session early (the answers
+//!    are the last look's, which leaves α unspent, never more). Older sessions (no design)
+//!    keep the unadjusted rule: after every round, every pair by [`pair_verdict`].
 //! 3. **Budget**: never start a round whose estimated time ([`round_estimate`]: each case's
 //!    slowest stored repeat, summed) would end after the budget; so the session ends within the
 //!    budget unless a round runs longer than any repeat before it did (at most one round over).
@@ -22,8 +28,9 @@
 //! doc/statistics.md, with the simulation of the tests below.
 
 use crate::metric::{Direction, Role};
+use crate::stats::best;
 use crate::stats::two_sample::{Sample, Verdict};
-use crate::stats::verdict::{pair_verdict, StoppingRule};
+use crate::stats::verdict::{look_answers, pair_verdict, StoppingRule};
 use crate::store::{SampleStatus, SessionData};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -95,6 +102,30 @@ impl StoppingRule {
         true
     }
 
+    /// Whether every row of `compared` is decided with `repeats_done` repeats: at a planned
+    /// look by [`look_answers`], between looks never; without a plan by [`Self::decided`].
+    fn all_decided(&self, compared: &[&HeadlineRow], repeats_done: u32) -> bool {
+        if compared.is_empty() || self.pending {
+            return false;
+        }
+        let Some(plan) = &self.plan else {
+            return compared.iter().all(|r| Self::decided(r));
+        };
+        let Some(look) = plan.look_of(repeats_done as usize) else {
+            return false;
+        };
+        compared.iter().all(|r| {
+            let cells: Vec<&[f64]> = r.cells.iter().map(|(_, v)| v.as_slice()).collect();
+            best::decided(&look_answers(&cells, r.direction, plan, look))
+        })
+    }
+
+    /// The most measured repeats the rule runs: its plan's last look, else [`MAX_REPEATS`].
+    pub fn cap(&self) -> u32 {
+        let planned = self.plan.as_ref().and_then(|p| p.repeats_at(p.looks() - 1));
+        planned.map_or(MAX_REPEATS, |n| n as u32).max(self.min_repeats)
+    }
+
     /// Whether to run another round, given the headline rows so far, the measured repeats
     /// per case so far, the session's elapsed time and the estimate of one more round.
     pub fn decide(&self, rows: &[HeadlineRow], repeats_done: u32, elapsed: Duration, next_round: Duration) -> Decision {
@@ -102,10 +133,10 @@ impl StoppingRule {
             return Decision::Stop(Stop::Precise);
         }
         let compared: Vec<&HeadlineRow> = rows.iter().filter(|r| r.cells.len() >= 2).collect();
-        if !compared.is_empty() && compared.iter().all(|r| Self::decided(r)) {
+        if self.all_decided(&compared, repeats_done) {
             return Decision::Stop(Stop::Decided);
         }
-        if repeats_done >= MAX_REPEATS.max(self.min_repeats) {
+        if repeats_done >= self.cap() {
             return Decision::Stop(Stop::Cap);
         }
         if let Some(b) = self.budget {
@@ -192,6 +223,7 @@ mod tests {
     use super::*;
     use crate::policy::Policy;
     use crate::stats::student_t::t_quantile;
+    use crate::stats::verdict::{Design, DECIDED_MARGIN_PCT};
     use rand::rngs::SmallRng;
     use rand::{Rng, SeedableRng};
 
@@ -290,6 +322,96 @@ mod tests {
             }
             round(&mut values, &mut elapsed, &mut slowest);
         }
+    }
+
+    /// A budget-only rule with the sequential design of a new session (3 to `last_n`).
+    fn planned(last_n: u32) -> StoppingRule {
+        rule(None, Some(1e9)).with_design(Design::new(3, last_n))
+    }
+
+    #[test]
+    fn the_planned_rule_decides_nothing_between_looks() {
+        let r = planned(MAX_REPEATS);
+        let plan = r.plan.clone().unwrap();
+        assert_eq!(
+            (plan.look_of(3), plan.look_of(4), plan.look_of(5)),
+            (Some(0), None, Some(1))
+        );
+        let (zero, one) = (Duration::ZERO, Duration::from_secs(1));
+        // Far apart and tight: decided at the looks at 5 and 8, never at 4, 6 or 7 repeats (the
+        // look at 3 has level 0.00009: with 2 degrees of freedom even this gap is not shown).
+        let a = [100.0, 100.5, 99.5, 100.2, 99.8, 100.1, 99.9, 100.3];
+        let b = [150.0, 150.5, 149.5, 150.2, 149.8, 150.1, 149.9, 150.3];
+        for n in 4..=8usize {
+            let rows = [row(&[("a", &a[..n]), ("b", &b[..n])])];
+            let want = if plan.look_of(n).is_some() {
+                Decision::Stop(Stop::Decided)
+            } else {
+                Decision::Continue
+            };
+            assert_eq!(r.decide(&rows, n as u32, zero, one), want, "at {n} repeats");
+        }
+        // The unadjusted rule of an older session decides at 4 already.
+        let rows = [row(&[("a", &a[..4]), ("b", &b[..4])])];
+        assert_eq!(
+            rule(None, Some(1e9)).decide(&rows, 4, zero, one),
+            Decision::Stop(Stop::Decided)
+        );
+        // The cap is the plan's last look.
+        let near = [row(&[
+            ("a", &[100.0, 130.0, 70.0][..]),
+            ("b", &[105.0, 75.0, 128.0][..]),
+        ])];
+        assert_eq!(planned(12).cap(), 12);
+        assert_eq!(planned(12).decide(&near, 11, zero, one), Decision::Continue);
+        assert_eq!(planned(12).decide(&near, 12, zero, one), Decision::Stop(Stop::Cap));
+    }
+
+    #[test]
+    fn the_wired_rule_stops_where_the_simulated_one_does_with_the_same_answers() {
+        use crate::stats::simulate::{session_on, Rule, Scenario};
+        let r = planned(12);
+        let plan = r.plan.clone().unwrap();
+        let means = [100.0, 100.0, 106.0];
+        let (zero, one) = (Duration::ZERO, Duration::from_secs(1));
+        let mut rng = SmallRng::seed_from_u64(26);
+        let mut stops = std::collections::BTreeSet::new();
+        for cov in [0.02, 0.05, 0.10] {
+            let scenario = Scenario {
+                means: &means,
+                cov,
+                first_n: 3,
+                rounds: 10,
+                margin_pct: DECIDED_MARGIN_PCT,
+            };
+            for _ in 0..200 {
+                let values: Vec<Vec<f64>> = means
+                    .iter()
+                    .map(|&mu| (0..12).map(|_| normal(&mut rng, mu, cov * mu)).collect())
+                    .collect();
+                let (want, want_n) = session_on(&values, &scenario, Rule::Corrected(&plan));
+                // The runner's path: one decide per round on the headline rows so far.
+                let mut n = 3;
+                loop {
+                    let cells: Vec<(&str, &[f64])> = ["a", "b", "c"]
+                        .iter()
+                        .zip(&values)
+                        .map(|(name, v)| (*name, &v[..n]))
+                        .collect();
+                    if r.decide(&[row(&cells)], n as u32, zero, one) != Decision::Continue {
+                        break;
+                    }
+                    n += 1;
+                }
+                let look = plan.last_look_by(n).unwrap();
+                let cells: Vec<&[f64]> = values.iter().map(|v| &v[..n]).collect();
+                let got = look_answers(&cells, Direction::HigherIsBetter, &plan, look);
+                assert_eq!((got, n), (want, want_n), "CoV {cov}");
+                stops.insert(n);
+            }
+        }
+        // The series stop at more than one look (and so exercise the looks, not just the cap).
+        assert!(stops.len() >= 3, "{stops:?}");
     }
 
     #[test]

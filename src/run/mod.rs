@@ -42,6 +42,7 @@ pub use terminal::TerminalObserver;
 use crate::config::{ConfigError, Suite};
 use crate::plan::{self, Plan};
 use crate::provision::{ProvisionError, Provisioner, RunState};
+use crate::stats::verdict::Design;
 use crate::store::{NewSample, NewSession, ResultStore, SampleStatus, SessionStatus, Store, StoreError};
 use crate::sysinfo;
 use resume::Resume;
@@ -145,7 +146,19 @@ impl Runner {
                 "--resume works with a SQLite --db only: run into a local database and `fsbench push` it".into(),
             ));
         }
-        let (options, suite, resume, store) = resume::resolve(db, given, legacy)?;
+        let (mut options, suite, resume, store) = resume::resolve(db, given, legacy)?;
+        if resume.is_none() {
+            // Stored with the new session: its order's seed and its stopping rule's plan.
+            options.seed.get_or_insert_with(rand::random);
+            if suite.policy.is_adaptive() {
+                // A budget's last look is fixed from the timed rounds before the first look.
+                let design = match suite.policy.budget_s {
+                    Some(_) => Design::pending(suite.policy.repeats, adaptive::MAX_REPEATS),
+                    None => Design::new(suite.policy.repeats, adaptive::MAX_REPEATS),
+                };
+                options.sequential.get_or_insert(design);
+            }
+        }
         let target = Target::for_suite(&options, &suite)?;
         let mut plan = plan::expand(&suite, &|v| target.availability(v));
         // Many ranks share each filesystem: room for every rank's copy.
@@ -270,7 +283,7 @@ impl Runner {
         let open = self.open_session(obs, ranks)?;
         let plan = &self.plan;
         let resume = self.resume.as_ref();
-        let mut queue = RoundQueue::new(plan, &self.suite, &|s| {
+        let mut queue = RoundQueue::new(plan, &self.suite, &self.options, &|s| {
             resume.is_some_and(|r| r.is_done(&plan.cases[s.case], s.repeat))
         });
         obs.session_started(&SessionStart {

@@ -54,11 +54,22 @@ pub struct RunOptions {
     pub resume: Option<String>,
     /// Any failed repeat makes the run exit 1.
     pub strict: bool,
+    /// Seed of the order of every round (`--seed`; `interleaved` order runs each round's cases
+    /// in a fresh permutation drawn from it). A new session without one draws it, and the
+    /// options stored with the session carry it, so the order is recorded and `--resume` or
+    /// `--seed N` reproduces it. `None` in sessions before issue 26 (the fixed order).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// The sequential design of the stopping rule (set by the runner for a new adaptive
+    /// session, stored with it; the report rebuilds the plan from it). `None`: no stopping
+    /// rule, or a session before issue 26 (the unadjusted rule).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<crate::stats::verdict::Design>,
 }
 
 impl RunOptions {
-    /// Whether any option that decides the suite is given (refused with `--resume`, which runs
-    /// the stored session's own).
+    /// Whether any option that decides the suite or its order is given (refused with
+    /// `--resume`, which runs the stored session's own, its seed included).
     pub fn names_suite(&self) -> bool {
         self.suite.is_some()
             || self.preset.is_some()
@@ -70,6 +81,7 @@ impl RunOptions {
             || self.memory.is_some()
             || self.precision.is_some()
             || self.budget.is_some()
+            || self.seed.is_some()
     }
 
     /// The JSON stored with a session.

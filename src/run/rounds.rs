@@ -6,10 +6,16 @@
 //!   measured slot per available case, numbered on from the plan's slots) and the one place the
 //!   next round's repeat number is derived (one past the highest stored repeat).
 //! - A round is added only when every slot planned so far is done, and only with a stopping
-//!   rule ([`crate::stats::verdict::StoppingRule`]); without one the queue ends with the plan.
+//!   rule ([`crate::stats::verdict::StoppingRule`]); without one the queue ends with the plan. The rule
+//!   decides by the session's stored sequential design when it has one (run options
+//!   `sequential`), so runner and report rebuild the same plan.
+//! - Every round of an `interleaved` session with a seed runs its cases in
+//!   [`crate::plan::round_order`]`(seed, repeat)`: the plan's rounds by
+//!   [`crate::plan::run_order`], the added ones here. Slots keep their indices (other ranks
+//!   look slots up by index); only the order they are queued in changes.
 
-use super::{adaptive, Observer, RunError};
-use crate::config::Suite;
+use super::{adaptive, Observer, RunError, RunOptions};
+use crate::config::{Order, Suite};
 use crate::plan::{Plan, Slot};
 use crate::store::ResultStore;
 use std::collections::VecDeque;
@@ -17,7 +23,8 @@ use std::time::Instant;
 
 /// The slots left to run, and the rounds added so far.
 pub(super) struct RoundQueue {
-    todo: VecDeque<(usize, Slot)>,
+    /// The slots still to run, with their plan indices, in running order.
+    pub(super) todo: VecDeque<(usize, Slot)>,
     /// Index the next created slot gets (after the plan's).
     next_index: usize,
     /// How many slots this run announces in all (grows with each round).
@@ -29,28 +36,38 @@ pub(super) struct RoundQueue {
     /// Warm-up and measured repeats per case as planned.
     pub per_case: u32,
     warmup: u32,
+    /// Seed of the added rounds' order (`interleaved` sessions with a seed only).
+    seed: Option<u64>,
+    /// The session's run options, stored again when a pending design is fixed.
+    options: RunOptions,
 }
 
 impl RoundQueue {
-    /// The plan's slots that `skip` does not rule out (a resumed session's stored repeats).
-    pub fn new(plan: &Plan, suite: &Suite, skip: &dyn Fn(&Slot) -> bool) -> RoundQueue {
-        let todo: VecDeque<(usize, Slot)> = plan
-            .slots
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| !skip(s))
-            .map(|(i, s)| (i, *s))
-            .collect();
+    /// The plan's slots that `skip` does not rule out (a resumed session's stored repeats);
+    /// the stopping rule of `suite`'s policy with the design and seed of `options`.
+    pub fn new(plan: &Plan, suite: &Suite, options: &RunOptions, skip: &dyn Fn(&Slot) -> bool) -> RoundQueue {
         let policy = &suite.policy;
+        // The seeded order of every round, then what a resumed session still has to run (so a
+        // resumed round keeps its order).
+        let todo: VecDeque<(usize, Slot)> = crate::plan::run_order(plan, policy.order, options.seed)
+            .into_iter()
+            .map(|i| (i, plan.slots[i]))
+            .filter(|(_, s)| !skip(s))
+            .collect();
         RoundQueue {
             of: todo.len(),
             todo,
             next_index: plan.slots.len(),
             round_note: String::new(),
-            rule: crate::stats::verdict::StoppingRule::of(policy),
+            rule: crate::stats::verdict::StoppingRule::of(policy).map(|r| match options.sequential {
+                Some(design) => r.with_design(design),
+                None => r,
+            }),
             started: Instant::now(),
             per_case: policy.warmup + policy.repeats,
             warmup: policy.warmup,
+            seed: options.seed.filter(|_| policy.order == Order::Interleaved),
+            options: options.clone(),
         }
     }
 
@@ -84,10 +101,14 @@ impl RoundQueue {
         session: i64,
         obs: &dyn Observer,
     ) -> Result<bool, RunError> {
-        let Some(rule) = &self.rule else { return Ok(false) };
+        if self.rule.is_none() {
+            return Ok(false);
+        }
         let data = store.load_session(session)?;
         let done = adaptive::repeats_done(&data);
         let estimate = adaptive::round_estimate(&data);
+        self.fix_design(done, estimate, store, session)?;
+        let Some(rule) = &self.rule else { return Ok(false) };
         match rule.decide(&adaptive::headline_rows(&data), done, self.started.elapsed(), estimate) {
             adaptive::Decision::Continue => {}
             adaptive::Decision::Stop(why) => {
@@ -104,7 +125,14 @@ impl RoundQueue {
             .map(|s| s.sample.repeat + 1)
             .max()
             .unwrap_or(self.per_case);
-        for case in (0..plan.cases.len()).filter(|&c| plan.cases[c].unavailable.is_none()) {
+        let mut cases: Vec<usize> = (0..plan.cases.len())
+            .filter(|&c| plan.cases[c].unavailable.is_none())
+            .collect();
+        if let Some(seed) = self.seed {
+            let order = crate::plan::round_order(seed, repeat, cases.len());
+            cases = order.into_iter().map(|i| cases[i]).collect();
+        }
+        for case in cases {
             let slot = Slot {
                 case,
                 repeat,
@@ -123,5 +151,28 @@ impl RoundQueue {
         });
         self.round_note = format!(" (round {}{})", repeat + 1 - self.warmup, budget.unwrap_or_default());
         Ok(!self.todo.is_empty())
+    }
+
+    /// Before the first look of a budgeted session: fixes its pending design's last look from
+    /// the rounds timed so far ([`crate::stats::verdict::Design::fixed_by_budget`]) and stores it with the session's
+    /// run options, so the report rebuilds the plan the rule decides by.
+    fn fix_design(
+        &mut self,
+        done: u32,
+        round: std::time::Duration,
+        store: &dyn ResultStore,
+        session: i64,
+    ) -> Result<(), RunError> {
+        let (Some(rule), Some(design)) = (&mut self.rule, &mut self.options.sequential) else {
+            return Ok(());
+        };
+        if !design.pending {
+            return Ok(());
+        }
+        let left = rule.budget.unwrap_or_default().saturating_sub(self.started.elapsed());
+        *design = design.fixed_by_budget(done, left, round);
+        *rule = rule.clone().with_design(*design);
+        store.update_run_options(session, &self.options.to_json())?;
+        Ok(())
     }
 }

@@ -78,6 +78,13 @@ impl Fixture {
         }
     }
 
+    /// The fixture's own command line with `extra` options appended.
+    fn args_plus(&self, extra: &[&str]) -> RunOptions {
+        let mut line = self.command_line.clone();
+        line.extend(extra.iter().map(|s| s.to_string()));
+        parse(&line)
+    }
+
     fn args(&self, extra: &[&str]) -> RunOptions {
         let mut line = self.command_line.clone();
         if !extra.is_empty() {
@@ -85,10 +92,15 @@ impl Fixture {
             line.truncate(4);
             line.extend(extra.iter().map(|s| s.to_string()));
         }
-        match Cli::try_parse_from(&line).unwrap().command {
-            Command::Run(a) => a.options(),
-            _ => unreachable!("a run command line"),
-        }
+        parse(&line)
+    }
+}
+
+/// The options of a `fsbench run` command line.
+fn parse(line: &[String]) -> RunOptions {
+    match Cli::try_parse_from(line).unwrap().command {
+        Command::Run(a) => a.options(),
+        _ => unreachable!("a run command line"),
     }
 }
 
@@ -227,7 +239,11 @@ fn interrupt_then_resume(f: &Fixture, before_resume: impl Fn(&Path)) {
     assert_eq!(data.session.status, SessionStatus::Interrupted);
     assert!(data.samples.is_empty());
     let stored = data.session.info.run_options.as_deref().expect("options stored");
-    assert_eq!(RunOptions::from_json(stored).unwrap(), f.args(&[]));
+    // The given options, with the seed of the order the runner drew (no stopping rule: no
+    // sequential design).
+    let stored = RunOptions::from_json(stored).unwrap();
+    assert!(stored.seed.is_some() && stored.sequential.is_none(), "{stored:?}");
+    assert_eq!(RunOptions { seed: None, ..stored }, f.args(&[]));
     drop(summary);
     before_resume(&f.db);
 
@@ -272,4 +288,36 @@ fn resume_refuses_suite_options_and_a_missing_database() {
         .err()
         .expect("refused");
     assert!(e.is_usage() && e.to_string().contains("nothing to resume"), "{e}");
+}
+
+/// `--seed N` is the seed of the order, kept in the options stored with the session; without
+/// it one is drawn; an adaptive session stores its sequential design too; `--resume` runs the
+/// stored seed, so the resumed plan's order is the first run's.
+#[test]
+fn the_order_seed_and_the_sequential_design_are_stored_with_a_new_session() {
+    let f = Fixture::new();
+    let seeded = Runner::new(&f.db, &f.args_plus(&["--seed", "7"]), vec![], LEGACY).unwrap();
+    assert_eq!(seeded.options.seed, Some(7));
+    let queue = RoundQueue::new(&seeded.plan, &seeded.suite, &seeded.options, &|_| false);
+    let queued: Vec<usize> = queue.todo.iter().map(|(i, _)| *i).collect();
+    assert_eq!(
+        queued,
+        crate::plan::run_order(&seeded.plan, seeded.suite.policy.order, Some(7))
+    );
+    let drawn = Runner::new(&f.db, &f.args(&[]), vec![], LEGACY).unwrap();
+    assert!(drawn.options.seed.is_some());
+    let adaptive = Runner::new(&f.db, &f.args_plus(&["--budget", "1h"]), vec![], LEGACY).unwrap();
+    assert_eq!(
+        adaptive.options.sequential,
+        Some(crate::stats::verdict::Design::pending(2, adaptive::MAX_REPEATS)),
+        "a budget's last look is fixed once its rounds are timed"
+    );
+    let stored = RunOptions::from_json(&adaptive.options.to_json()).unwrap();
+    assert_eq!(stored.sequential, adaptive.options.sequential);
+    let precise = Runner::new(&f.db, &f.args_plus(&["--precision", "5"]), vec![], LEGACY).unwrap();
+    assert_eq!(
+        precise.options.sequential,
+        Some(crate::stats::verdict::Design::new(2, adaptive::MAX_REPEATS)),
+        "without a budget the cap is the last look"
+    );
 }

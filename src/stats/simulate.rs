@@ -159,7 +159,8 @@ pub fn run(seed: u64, sessions: usize, scenario: &Scenario, rule: Rule) -> Tally
     let mut samples: Vec<Option<Sample>> = vec![None; k];
     for _ in 0..sessions {
         acc.iter_mut().for_each(|a| *a = Acc::default());
-        let (answers, look) = session(&mut rng, scenario, rule, &mut acc, &mut samples);
+        let mut draw = |i: usize, _: usize| lognormal(&mut rng, scenario.means[i], scenario.cov);
+        let (answers, look) = session(&mut draw, scenario, rule, &mut acc, &mut samples);
         judge(&mut tally, scenario, &answers);
         tally.decided += usize::from(best::decided(&answers));
         tally.repeats += acc[0].n;
@@ -168,11 +169,25 @@ pub fn run(seed: u64, sessions: usize, scenario: &Scenario, rule: Rule) -> Tally
     tally
 }
 
-/// One session: returns the answers at the stop and the plan's look it stopped at (0 for the
-/// naive rule); `samples` holds the final samples. Rounds between the plan's looks only add
-/// repeats; after the last round the answers of the last look stand.
+/// One session of `scenario` under `rule` on given values (`values[i]`: variant i's values in
+/// run order, at least `first_n + rounds − 1` of them): the answers at the stop and the repeats
+/// per variant by then. The session loop of [`run`] on fixed data, so the runner's rule can be
+/// checked against the simulated one.
+pub fn session_on(values: &[Vec<f64>], scenario: &Scenario, rule: Rule) -> (Vec<Answer>, usize) {
+    let k = scenario.means.len();
+    let mut acc = vec![Acc::default(); k];
+    let mut samples: Vec<Option<Sample>> = vec![None; k];
+    let mut draw = |i: usize, n: usize| values[i][n];
+    let (answers, _) = session(&mut draw, scenario, rule, &mut acc, &mut samples);
+    (answers, acc[0].n)
+}
+
+/// One session: `draw(i, n)` is variant i's value number n (0-based). Returns the answers at
+/// the stop and the plan's look it stopped at (0 for the naive rule); `samples` holds the final
+/// samples. Rounds between the plan's looks only add repeats; after the last round the answers
+/// of the last look stand.
 fn session(
-    rng: &mut SmallRng,
+    draw: &mut dyn FnMut(usize, usize) -> f64,
     scenario: &Scenario,
     rule: Rule,
     acc: &mut [Acc],
@@ -182,9 +197,9 @@ fn session(
     let mut last = (vec![Answer::Inconclusive; k], 0);
     for round in 0..scenario.rounds {
         let n = scenario.first_n + round;
-        for (a, &mu) in acc.iter_mut().zip(scenario.means) {
+        for (i, a) in acc.iter_mut().enumerate() {
             while a.n < n {
-                a.push(lognormal(rng, mu, scenario.cov));
+                a.push(draw(i, a.n));
             }
         }
         for (s, a) in samples.iter_mut().zip(acc.iter()) {

@@ -22,6 +22,9 @@ pub trait ResultStore: Send {
     /// Stores one repeat with all its measurements in one committed transaction; replaces an
     /// earlier attempt of the same repeat. Returns the sample id.
     fn record_sample(&self, session: i64, s: &NewSample) -> Result<i64, StoreError>;
+    /// Replaces the run options stored with a session (JSON, `sessions.run_options_json`): the
+    /// runner fixes a budgeted session's sequential design before its first look.
+    fn update_run_options(&self, session: i64, json: &str) -> Result<(), StoreError>;
     /// Sets a session's status (and its end time unless running).
     fn finish_session(&self, session: i64, status: SessionStatus) -> Result<(), StoreError>;
     /// Stores the session's raw-device baseline, replacing an earlier one.
@@ -48,6 +51,9 @@ impl ResultStore for Store {
     }
     fn record_sample(&self, session: i64, s: &NewSample) -> Result<i64, StoreError> {
         Store::record_sample(self, session, s)
+    }
+    fn update_run_options(&self, session: i64, json: &str) -> Result<(), StoreError> {
+        Store::update_run_options(self, session, json)
     }
     fn finish_session(&self, session: i64, status: SessionStatus) -> Result<(), StoreError> {
         Store::finish_session(self, session, status)

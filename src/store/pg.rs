@@ -795,6 +795,20 @@ impl ResultStore for PgStore {
         Ok(())
     }
 
+    fn update_run_options(&self, session: i64, json: &str) -> Result<(), StoreError> {
+        let changed = self
+            .client()
+            .execute(
+                "UPDATE sessions SET run_options_json = $1 WHERE id = $2",
+                &[&json, &session],
+            )
+            .map_err(self.err(format!("storing the run options of session {session}")))?;
+        if changed == 0 {
+            return Err(StoreError::NoSuchSession(session.to_string()));
+        }
+        Ok(())
+    }
+
     fn record_baseline(&self, session: i64, b: &RawBaseline) -> Result<(), StoreError> {
         for v in &b.values {
             self.check_finite(v.value, || format!("baseline {}", v.name))?;

@@ -666,6 +666,21 @@ impl Store {
         Ok(())
     }
 
+    /// Replaces the run options stored with `session` (see [`super::ResultStore`]).
+    pub fn update_run_options(&self, session: i64, json: &str) -> Result<(), StoreError> {
+        let changed = self
+            .conn
+            .execute(
+                "UPDATE sessions SET run_options_json = ?1 WHERE id = ?2",
+                params![json, session],
+            )
+            .map_err(self.sql(format!("storing the run options of session {session}")))?;
+        if changed == 0 {
+            return Err(StoreError::NoSuchSession(session.to_string()));
+        }
+        Ok(())
+    }
+
     /// All sessions, newest (highest id) first, with their tool versions.
     pub fn list_sessions(&self) -> Result<Vec<SessionRecord>, StoreError> {
         let action = "listing sessions";

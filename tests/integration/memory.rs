@@ -208,6 +208,21 @@ fn a_stopping_rule_adds_interleaved_rounds_within_its_budget() {
     let store = fsbench::store::Store::open(&db).unwrap();
     let data = store.load_session(1).unwrap();
     assert_eq!(data.session.info.policy.budget_s, Some(25.0));
+    // The sequential design and the order's seed are stored with the session's options: from
+    // the 2 minimum repeats to the last round the budget let start, fixed (no longer pending)
+    // before the first look, and the session ran no measured repeat past it.
+    let options: serde_json::Value =
+        serde_json::from_str(data.session.info.run_options.as_deref().expect("options stored")).unwrap();
+    assert_eq!(options["sequential"]["first_n"], 2, "{options}");
+    assert!(options["sequential"]["pending"].is_null(), "{options}");
+    let last_n = options["sequential"]["last_n"].as_u64().expect("last_n");
+    assert!((2..=30).contains(&last_n), "{options}");
+    let measured = data.samples.iter().filter(|s| !s.sample.is_warmup).count() as u64;
+    assert!(
+        measured <= last_n,
+        "{measured} measured repeats past the last look at {last_n}"
+    );
+    assert!(options["seed"].is_u64(), "{options}");
     let repeats = data.samples.len();
     let slowest = data.samples.iter().map(|s| s.sample.wall_s).fold(0.0, f64::max);
     assert!(repeats > 2, "{repeats} repeats");
