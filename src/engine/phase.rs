@@ -380,6 +380,38 @@ impl<'a, 'c> Phases<'a, 'c> {
         Ok(t.value.outputs)
     }
 
+    /// [`Phases::run_pool`] for a phase made of `passes.len()` passes over the same work, each
+    /// with its own workers: every pass begins as the phase does (so with
+    /// [`Caches::DropIfAsked`] the caches are dropped before each pass, outside the timed
+    /// region), and the phase's time is the sum of the passes' pool times; CPU is the
+    /// time-weighted mean, latencies are every pass's merged. Workloads use it where one pass
+    /// is intrinsically short (bonnie's `stat_passes`, `read_passes`): the phase times the
+    /// whole, so it can reach the minimum time without changing what one operation is.
+    /// Returns every pass's worker outputs, in order.
+    pub fn run_passes<W: Worker>(
+        &mut self,
+        phase: &str,
+        passes: Vec<Vec<W>>,
+        policy: &Policy,
+        headline: impl FnOnce(u64, Duration) -> Result<Vec<(MetricId, f64)>, EngineError>,
+    ) -> Result<Vec<W::Output>, EngineError> {
+        let mut total: Option<Timed<PoolRun<W::Output>>> = None;
+        for workers in passes {
+            self.begin(phase, policy.caches);
+            let t = self.pool(WorkerPool::new(), workers)?;
+            total = Some(match total {
+                None => t,
+                Some(acc) => merge_passes(acc, t),
+            });
+        }
+        let Some(mut t) = total else { return Ok(Vec::new()) };
+        t.latency = t.value.latency.summary();
+        t.bins = t.value.latency.log_bins();
+        let metrics = headline(t.value.ops, t.wall)?;
+        self.record(phase, &t, metrics, policy);
+        Ok(t.value.outputs)
+    }
+
     /// The repeat's phases and notes (with the collected short-phase note last).
     pub fn finish(mut self) -> RawSample {
         if let Some(Short::Collect { limit, family, raise }) = self.collect {
@@ -391,6 +423,29 @@ impl<'a, 'c> Phases<'a, 'c> {
         }
         self.sample
     }
+}
+
+/// Two passes of one phase as one measurement: wall times and operations add, CPU is weighted
+/// by wall time, latencies and outputs are merged (see [`Phases::run_passes`]).
+fn merge_passes<O>(mut a: Timed<PoolRun<O>>, b: Timed<PoolRun<O>>) -> Timed<PoolRun<O>> {
+    let (wa, wb) = (a.wall.as_secs_f64(), b.wall.as_secs_f64());
+    let weight = |x: f64, y: f64| {
+        if wa + wb > 0.0 {
+            (x * wa + y * wb) / (wa + wb)
+        } else {
+            x
+        }
+    };
+    a.cpu = CpuUsage {
+        process_pct: weight(a.cpu.process_pct, b.cpu.process_pct),
+        system_pct: weight(a.cpu.system_pct, b.cpu.system_pct),
+    };
+    a.wall += b.wall;
+    a.value.wall += b.value.wall;
+    a.value.ops += b.value.ops;
+    a.value.latency.merge(&b.value.latency);
+    a.value.outputs.extend(b.value.outputs);
+    a
 }
 
 /// Runs `workers` on a worker pool outside any phase (no meters, nothing recorded): untimed

@@ -9,6 +9,7 @@
 use super::number;
 use super::role;
 use super::words::without_name;
+use super::Warning;
 use super::{Cell, ReportModel, Row, Standing, StandingRule, VsBest, WorkloadTable, SCHEMA_VERSION};
 use crate::metric::MetricId;
 use crate::stats::two_sample::{self, ratio_ci, tie, Sample, Tie};
@@ -142,7 +143,7 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
 /// Puts one warning per guest comparison group (`group_order` after the host's `None`) at the
 /// front of `warnings`, in group order: its variants are ranked only among themselves.
 fn guest_group_warnings(
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
     group_order: &[Option<&String>],
     variants: &[String],
     groups: &HashMap<String, String>,
@@ -158,7 +159,8 @@ fn guest_group_warnings(
             format!(
                 "{} ran in a QEMU guest ({g}): ranked only among themselves, never against the host's variants",
                 super::words::list(&members)
-            ),
+            )
+            .into(),
         );
     }
 }
@@ -333,7 +335,7 @@ struct Warnings<'a> {
 }
 
 impl Warnings<'_> {
-    fn collect(&self, non_finite: &[(Key, usize)]) -> Vec<String> {
+    fn collect(&self, non_finite: &[(Key, usize)]) -> Vec<Warning> {
         let mut out: Vec<String> = Vec::new();
         let data = self.data;
         match data.session.status {
@@ -381,12 +383,14 @@ impl Warnings<'_> {
                 metric.name
             ));
         }
+        let mut out: Vec<Warning> = out.into_iter().map(Warning::from).collect();
         for table in self.tables {
             let headline = table
                 .rows
                 .iter()
                 .filter(|r| !role::is_cpu(&r.metric) && !role::is_detail(&r.metric));
             for row in headline {
+                let what = format!("{} / {} {}", table.workload, row.phase, row.metric.name);
                 let noisy: Vec<String> = row
                     .cells
                     .iter()
@@ -394,14 +398,17 @@ impl Warnings<'_> {
                     .map(|c| format!("{} {:.0} %", c.variant, c.summary.cov * 100.0))
                     .collect();
                 if !noisy.is_empty() {
-                    out.push(format!(
-                        "{} / {} {}: CoV above {:.0} % ({}): noisy, consider more repeats",
-                        table.workload,
-                        row.phase,
-                        row.metric.name,
+                    let kind = format!(
+                        "CoV above {:.0} %: noisy, consider more repeats",
+                        stats::HIGH_COV * 100.0
+                    );
+                    let subject = format!("{what} ({})", noisy.join(", "));
+                    let text = format!(
+                        "{what}: CoV above {:.0} % ({}): noisy, consider more repeats",
                         stats::HIGH_COV * 100.0,
                         noisy.join(", ")
-                    ));
+                    );
+                    out.push(Warning::of_kind(kind, subject, text));
                 }
                 let first: Vec<String> = row
                     .cells
@@ -410,15 +417,17 @@ impl Warnings<'_> {
                     .map(|c| format!("{} {}", c.variant, number::value(c.values[0])))
                     .collect();
                 if !first.is_empty() {
-                    out.push(format!(
-                        "{} / {} {}: the first measured repeat lies outside the {:.0} % CI of the others ({}): \
+                    let level = stats::FIRST_RUN_LEVEL * 100.0;
+                    let kind = format!(
+                        "the first measured repeat lies outside the {level:.0} % prediction interval of the others: first-run effect, consider warm-up repeats"
+                    );
+                    let subject = format!("{what} ({})", first.join(", "));
+                    let text = format!(
+                        "{what}: the first measured repeat lies outside the {level:.0} % prediction interval of the others ({}): \
                          first-run effect, consider warm-up repeats",
-                        table.workload,
-                        row.phase,
-                        row.metric.name,
-                        self.confidence * 100.0,
                         first.join(", ")
-                    ));
+                    );
+                    out.push(Warning::of_kind(kind, subject, text));
                 }
             }
         }
@@ -461,7 +470,7 @@ impl Warnings<'_> {
     }
 
     /// Sample notes, deduplicated by text, each with the cases that reported it.
-    fn notes(&self, out: &mut Vec<String>) {
+    fn notes(&self, out: &mut Vec<Warning>) {
         let mut notes: Vec<(&str, Vec<String>)> = Vec::new();
         for record in &self.data.samples {
             let s = &record.sample;
@@ -477,9 +486,26 @@ impl Warnings<'_> {
             }
         }
         for (text, cases) in notes {
-            out.push(format!("note: {text} ({})", cases.join(", ")));
+            let full = format!("note: {text} ({})", cases.join(", "));
+            out.push(match short_phase_note(text) {
+                Some((kind, phases)) => Warning::of_kind(kind, format!("{phases} ({})", cases.join(", ")), full),
+                None => Warning::from(full),
+            });
         }
     }
+}
+
+/// The kind and the phases of a too-short-phase note, so the terminal groups them: "`<phase>` ran
+/// under 0.5 s…" (one phase) and "`<family>` phases under 0.5 s (`<phases>`): …" (collected).
+fn short_phase_note(note: &str) -> Option<(String, String)> {
+    if let Some((phase, rest)) = note.split_once(" ran under ") {
+        return Some((format!("note: ran under {rest}"), phase.to_string()));
+    }
+    let at = note.find(" phases under ")?;
+    let open = at + note[at..].find(" (")?;
+    let close = open + note[open..].find("): ")?;
+    let kind = format!("note: {}{}", &note[..open], &note[close + 1..]);
+    Some((kind, note[open + 2..close].to_string()))
 }
 
 /// Helpers for the tests of sibling modules.
@@ -707,13 +733,38 @@ mod tests {
     }
 
     #[test]
+    fn short_phase_notes_group_by_kind() {
+        assert_eq!(
+            short_phase_note(
+                "seq_stat ran under 0.5 s (where bonnie++ prints +++++): too short to time reliably; raise its size"
+            ),
+            Some((
+                "note: ran under 0.5 s (where bonnie++ prints +++++): too short to time reliably; raise its size"
+                    .into(),
+                "seq_stat".into()
+            ))
+        );
+        assert_eq!(
+            short_phase_note("mongo phases under 0.5 s (create, stat): too short to time reliably; raise files"),
+            Some((
+                "note: mongo phases under 0.5 s: too short to time reliably; raise files".into(),
+                "create, stat".into()
+            ))
+        );
+        assert_eq!(short_phase_note("drop_caches skipped: not root"), None);
+    }
+
+    #[test]
     fn warnings_cover_every_case() {
         let m = build(&session_data(), 1, 0.95);
         let w = &m.warnings;
         let has = |needle: &str| w.iter().filter(|l| l.contains(needle)).count();
         // Two unavailable zfs cases, one warning, the reason's "zfs: " prefix not repeated.
         assert_eq!(has("zfs: unavailable: "), 1, "{w:#?}");
-        assert!(w.contains(&"zfs: unavailable: module not loaded".to_string()), "{w:#?}");
+        assert!(
+            w.iter().any(|w| w.text() == "zfs: unavailable: module not loaded"),
+            "{w:#?}"
+        );
         assert_eq!(
             has("xfs / bonnie: repeat 3 failed: mkfs.xfs: exit 1, \"busy\""),
             1,

@@ -276,7 +276,12 @@ mod tests {
                 assert!(row.cells.iter().all(|c| !c.cache_bound), "{row:?}");
             }
         }
-        let lines: Vec<&String> = m.warnings.iter().filter(|w| w.contains("raw device")).collect();
+        let lines: Vec<&str> = m
+            .warnings
+            .iter()
+            .map(|w| w.text())
+            .filter(|w| w.contains("raw device"))
+            .collect();
         assert_eq!(
             lines,
             [
@@ -306,7 +311,7 @@ mod tests {
         assert_eq!(flags(&data).iter().filter(|(_, f)| *f).count(), 2);
         assert!(!flags(&data).contains(&("xfs".to_string(), true)));
         let m = build(&data, 1, 0.95);
-        let tmpfs: Vec<&String> = m
+        let tmpfs: Vec<&crate::report::Warning> = m
             .warnings
             .iter()
             .filter(|w| w.contains("tmpfs lives in memory"))
@@ -345,7 +350,7 @@ mod tests {
             data.baseline = baseline;
             assert!(flagged(&data).is_empty());
             let m = build(&data, 1, 0.95);
-            let raw: Vec<&String> = m
+            let raw: Vec<&crate::report::Warning> = m
                 .warnings
                 .iter()
                 .filter(|w| w.contains("raw-device baseline"))
@@ -366,7 +371,8 @@ mod tests {
         let m = build(&data, 1, 0.95);
         assert!(m
             .warnings
-            .contains(&"raw-device baseline: measured over 256.0 MiB instead of 512.0 MiB".to_string()));
+            .iter()
+            .any(|w| w.text() == "raw-device baseline: measured over 256.0 MiB instead of 512.0 MiB"));
 
         let table = render(&m, Format::Table, &[]);
         assert!(table.contains("310.0 ± 24.8 *‡"), "{table}");

@@ -31,7 +31,7 @@
 //! Phases under the minimum time are already flagged by the engine's notes (engine::phase).
 //! Everything here reads the model only and never panics.
 
-use super::{cachebound, role, ReportModel, Row, Standing, WorkloadTable};
+use super::{cachebound, role, ReportModel, Row, Standing, Warning, WorkloadTable};
 use crate::stats::best::Answer;
 use crate::stats::sequential::Plan;
 use crate::stats::two_sample::{Sample, Verdict};
@@ -369,27 +369,37 @@ pub fn fingerprint_differences(base: &ReportModel, cand: &ReportModel) -> Vec<St
 pub const BIMODAL_BC: f64 = 5.0 / 9.0;
 
 /// The methodology warnings of `model` (empty when its session predates them).
-pub fn checks(model: &ReportModel) -> Vec<String> {
+pub fn checks(model: &ReportModel) -> Vec<Warning> {
     if !model.session.info.policy.methodology {
         return vec![];
     }
-    let mut out = cache_regime(model);
-    out.extend(device_bound(model));
+    let mut out: Vec<Warning> = cache_regime(model).into_iter().map(Warning::from).collect();
+    out.extend(device_bound(model).into_iter().map(Warning::from));
     for t in &model.workloads {
         for row in t.rows.iter().filter(|r| role::is_headline(&r.metric)) {
             for c in &row.cells {
                 let label = format!("{} / {} {} on {}", t.workload, row.phase, row.metric.name, c.variant);
                 if let Some(bc) = bimodality(&c.values).filter(|bc| *bc > BIMODAL_BC) {
-                    out.push(format!(
-                        "{label}: the values look multimodal (bimodality coefficient {bc:.2} > 0.56): the typical value is the median, {}, not the mean, {}; look for two regimes (caches, background work) or run more repeats",
+                    let (median, mean) = (
                         super::number::value(c.summary.median),
-                        super::number::value(c.summary.mean)
+                        super::number::value(c.summary.mean),
+                    );
+                    out.push(Warning::of_kind(
+                        "the values look multimodal (bimodality coefficient > 0.56): the typical value is the median, not the mean; look for two regimes (caches, background work) or run more repeats",
+                        format!("{label} (median {median}, mean {mean})"),
+                        format!(
+                            "{label}: the values look multimodal (bimodality coefficient {bc:.2} > 0.56): the typical value is the median, {median}, not the mean, {mean}; look for two regimes (caches, background work) or run more repeats"
+                        ),
                     ));
                 }
                 if let Some((k, p)) = change_point(&c.values) {
-                    out.push(format!(
-                        "{label}: the series drifts: the repeats from {} on differ from those before (change-point test over the run order, p = {p:.3}): the machine changed during the run; add warm-up repeats, keep other work off the machine, or rerun",
-                        k + 1
+                    out.push(Warning::of_kind(
+                        "the series drifts (change-point test over the run order): the machine changed during the run; add warm-up repeats, keep other work off the machine, or rerun",
+                        format!("{label} (from repeat {} on, p = {p:.3})", k + 1),
+                        format!(
+                            "{label}: the series drifts: the repeats from {} on differ from those before (change-point test over the run order, p = {p:.3}): the machine changed during the run; add warm-up repeats, keep other work off the machine, or rerun",
+                            k + 1
+                        ),
                     ));
                 }
             }
@@ -760,7 +770,7 @@ mod tests {
             1000.0,
             &[("a", &STEADY), ("b", &STEADY.map(|x| x * 2.0))],
         );
-        let ours: Vec<&String> = m
+        let ours: Vec<&Warning> = m
             .warnings
             .iter()
             .filter(|w| {
@@ -839,7 +849,12 @@ mod tests {
         data.samples[2].sample.notes.push(note.into());
         assert_eq!(data.samples[2].sample.case_id, "a-w");
         let m = crate::report::build(&data, 0, 0.95);
-        let short: Vec<&String> = m.warnings.iter().filter(|w| w.contains("too short to time")).collect();
+        let short: Vec<&str> = m
+            .warnings
+            .iter()
+            .map(|w| w.text())
+            .filter(|w| w.contains("too short to time"))
+            .collect();
         assert_eq!(short.len(), 1, "{:#?}", m.warnings);
         assert!(
             short[0].contains(note) && short[0].contains("a / w") && !short[0].contains("b / w"),

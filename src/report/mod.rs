@@ -48,6 +48,7 @@ mod summary;
 mod text;
 mod throughput;
 mod view;
+pub mod warning;
 mod words;
 
 #[cfg(test)]
@@ -55,6 +56,7 @@ pub(crate) mod fixture;
 
 pub use build::build;
 pub use text::render_table;
+pub use warning::Warning;
 
 use crate::metric::MetricId;
 use crate::stats::Summary;
@@ -237,7 +239,7 @@ pub struct ReportModel {
     /// One table per workload.
     pub workloads: Vec<WorkloadTable>,
     /// Warnings a reader must see (unavailable variants, failed repeats, high CoV, …).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     /// Every raw sample, warm-ups included.
     pub samples: Vec<SampleRecord>,
     /// The session's raw-device baseline (see [`crate::baseline`]); `None` when none was stored.

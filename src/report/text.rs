@@ -176,8 +176,18 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
     );
     out.push_str(&super::methodology::render_text(model));
     if !model.warnings.is_empty() {
-        let _ = writeln!(out, "\nwarnings:");
-        for w in &model.warnings {
+        let lines = super::warning::grouped(&model.warnings);
+        if lines.len() < model.warnings.len() {
+            let _ = writeln!(
+                out,
+                "\nwarnings ({} in {} lines, one per kind; each in full in the md, json and html formats):",
+                model.warnings.len(),
+                lines.len()
+            );
+        } else {
+            let _ = writeln!(out, "\nwarnings:");
+        }
+        for w in lines {
             let _ = writeln!(out, "  ! {w}");
         }
     }
@@ -398,7 +408,7 @@ warnings:
   ! xfs / filecopy: only 1 measured repeat: no confidence interval
   ! btrfs "lzo", ssd / filecopy: no measured repeats
   ! bonnie / seq_write_block throughput: CoV above 10 % (btrfs "lzo", ssd 29 %): noisy, consider more repeats
-  ! bonnie / seq_write_block throughput: the first measured repeat lies outside the 95 % CI of the others (btrfs "lzo", ssd 150.0): first-run effect, consider warm-up repeats
+  ! bonnie / seq_write_block throughput: the first measured repeat lies outside the 99 % prediction interval of the others (btrfs "lzo", ssd 150.0): first-run effect, consider warm-up repeats
   ! note: drop_caches skipped: not root (ext4 / bonnie, xfs / bonnie, ext4 / filecopy)
 "#;
 

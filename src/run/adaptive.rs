@@ -13,11 +13,12 @@
 //!    8, 12, 18, 30 repeats for the default 3 to [`MAX_REPEATS`]) and stops at a look where every
 //!    headline row with two or more variants is decided by [`look_answers`] (all pairs with
 //!    Holm at the look's O'Brien–Fleming-type levels: best / same / behind, none
-//!    inconclusive). Between looks it decides nothing. The last look is at [`MAX_REPEATS`]: a
-//!    budget cannot be turned into a number of rounds before the first round has been timed,
-//!    so the plan is the cap's and a budget stop simply ends the session early (the answers
-//!    are the last look's, which leaves α unspent, never more). Older sessions (no design)
-//!    keep the unadjusted rule: after every round, every pair by [`pair_verdict`].
+//!    inconclusive). Between looks it decides nothing. The last look is at [`MAX_REPEATS`], or
+//!    with a budget at the last round the budget holds, fixed from the timed rounds just
+//!    before the first look (`run::rounds`, [`crate::stats::verdict::Design::fixed_by_budget`]);
+//!    a session the budget ends between looks answers at the last look made (α unspent, never
+//!    more). Older sessions (no design) keep the unadjusted rule: after every round, every
+//!    pair by [`pair_verdict`].
 //! 3. **Budget**: never start a round whose estimated time ([`round_estimate`]: each case's
 //!    slowest stored repeat, summed) would end after the budget; so the session ends within the
 //!    budget unless a round runs longer than any repeat before it did (at most one round over).
@@ -58,7 +59,7 @@ impl Stop {
             Stop::Precise => "every headline interval reached the precision target",
             Stop::Decided => "every headline comparison is decided (better, worse or the same)",
             Stop::Budget => "one more round would overrun the budget",
-            Stop::Cap => "the most repeats the stopping rule runs",
+            Stop::Cap => "its last planned look (at most 30 measured repeats; with a budget, the last round it holds)",
         }
     }
 }

@@ -40,6 +40,9 @@ pub(super) struct RoundQueue {
     seed: Option<u64>,
     /// The session's run options, stored again when a pending design is fixed.
     options: RunOptions,
+    /// The last planned look once a budget fixed it: `of` and `per_case` already count its
+    /// rounds (the progress shows rounds against the budget, not a total that grows).
+    last_look: Option<u32>,
 }
 
 impl RoundQueue {
@@ -68,6 +71,7 @@ impl RoundQueue {
             warmup: policy.warmup,
             seed: options.seed.filter(|_| policy.order == Order::Interleaved),
             options: options.clone(),
+            last_look: None,
         }
     }
 
@@ -107,7 +111,7 @@ impl RoundQueue {
         let data = store.load_session(session)?;
         let done = adaptive::repeats_done(&data);
         let estimate = adaptive::round_estimate(&data);
-        self.fix_design(done, estimate, store, session)?;
+        self.fix_design(plan, done, estimate, store, session)?;
         let Some(rule) = &self.rule else { return Ok(false) };
         match rule.decide(&adaptive::headline_rows(&data), done, self.started.elapsed(), estimate) {
             adaptive::Decision::Continue => {}
@@ -141,7 +145,9 @@ impl RoundQueue {
             self.todo.push_back((self.next_index, slot));
             self.next_index += 1;
         }
-        self.of += self.todo.len();
+        if self.last_look.is_none() {
+            self.of += self.todo.len();
+        }
         let budget = rule.budget.map(|b| {
             format!(
                 ", {:.0} of {:.0} s budget",
@@ -149,7 +155,12 @@ impl RoundQueue {
                 b.as_secs_f64()
             )
         });
-        self.round_note = format!(" (round {}{})", repeat + 1 - self.warmup, budget.unwrap_or_default());
+        let of = self.last_look.map(|n| format!(" of at most {n}")).unwrap_or_default();
+        self.round_note = format!(
+            " (round {}{of}{})",
+            repeat + 1 - self.warmup,
+            budget.unwrap_or_default()
+        );
         Ok(!self.todo.is_empty())
     }
 
@@ -158,6 +169,7 @@ impl RoundQueue {
     /// run options, so the report rebuilds the plan the rule decides by.
     fn fix_design(
         &mut self,
+        plan: &Plan,
         done: u32,
         round: std::time::Duration,
         store: &dyn ResultStore,
@@ -172,7 +184,13 @@ impl RoundQueue {
         let left = rule.budget.unwrap_or_default().saturating_sub(self.started.elapsed());
         *design = design.fixed_by_budget(done, left, round);
         *rule = rule.clone().with_design(*design);
+        let last = design.last_n;
         store.update_run_options(session, &self.options.to_json())?;
+        // Announce the planned rounds: the progress counts to the last look.
+        let cases = plan.cases.iter().filter(|c| c.unavailable.is_none()).count();
+        self.of += last.saturating_sub(done) as usize * cases;
+        self.per_case = self.warmup + last;
+        self.last_look = Some(last);
         Ok(())
     }
 }

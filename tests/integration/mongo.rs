@@ -462,7 +462,7 @@ fn first_run_warnings(slow_first: bool) -> Vec<String> {
             .unwrap_or_else(|| panic!("no {phase} time row"));
         assert_eq!(row.cells[0].values.len(), 6, "{phase}: per-iteration values kept");
     }
-    model.warnings
+    model.warnings.iter().map(|w| w.text().to_string()).collect()
 }
 
 #[test]

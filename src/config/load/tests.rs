@@ -638,7 +638,9 @@ fn the_quick_preset_is_the_default_comparison() {
     for line in [
         "chunk_size = \"8KiB\"",
         "char_mode = \"stdio\"",
-        "files = 32768",
+        "files = 40960",
+        "stat_passes = 3",
+        "read_passes = 2",
         "file_max_size = \"0\"",
         "dirs = 1",
     ] {
