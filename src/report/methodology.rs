@@ -221,15 +221,17 @@ fn table_answers(rule: &StoppingRule, table: &WorkloadTable) -> Vec<RowAnswer> {
     out
 }
 
-/// The plain-text block of `answers` (empty when there are none): one line per row and a
-/// closing count of decided rows.
+/// The plain-text block of the stopping rule (empty without one): the rule, the look its
+/// answers are from, the precision target's state and the decided count. The answers
+/// themselves are the verdict matrix's words ([`super::matrix`]), which the terminal prints
+/// first.
 pub fn render_text(model: &ReportModel) -> String {
     let answers = answers(model);
     if answers.is_empty() {
         return String::new();
     }
     let policy = &model.session.info.policy;
-    let mut out = String::from("\nanswers (stopping rule:");
+    let mut out = String::from("\nstopping rule:");
     if let Some(p) = policy.precision {
         out.push_str(&format!(" precision {p} %"));
     }
@@ -238,48 +240,50 @@ pub fn render_text(model: &ReportModel) -> String {
     }
     if answers.iter().any(|a| a.look.is_some()) {
         out.push_str(&format!(
-            "; all pairs with Holm at the planned look's level (α = 0.05 spent over the looks, O'Brien–Fleming type): TOST ±{DECIDED_MARGIN_PCT} % against every candidate → same, shown worse than another → behind, else inconclusive; the look's repeated interval is at the confidence shown):\n"
+            "; all pairs with Holm at the planned look's level (α = 0.05 spent over the looks, O'Brien–Fleming type): TOST ±{DECIDED_MARGIN_PCT} % against every candidate → same, shown worse than another → behind, else inconclusive.\n"
         ));
     } else {
         out.push_str(&format!(
-            "; verdicts against the best, as in the table: TOST ±{DECIDED_MARGIN_PCT} % → same, else log-ratio p < 0.05 → worse, else inconclusive):\n"
+            "; verdicts against the best, as in the table: TOST ±{DECIDED_MARGIN_PCT} % → same, else log-ratio p < 0.05 → worse, else inconclusive.\n"
         ));
     }
-    for a in &answers {
-        let verdicts: Vec<String> = a
-            .versus_best
+    let mut out = super::words::wrap(out.trim_end(), 100) + "\n";
+    // The looks the answers are from (one, unless rows reached different looks).
+    let mut looks: Vec<String> = Vec::new();
+    for l in answers.iter().filter_map(|a| a.look) {
+        let line = format!(
+            "answers at look {} of {} at {} repeats: level {}; its repeated interval is at {}, the table's at their stated level",
+            l.look,
+            l.looks,
+            l.repeats,
+            level_text(l.level),
+            confidence_text(l.confidence)
+        );
+        if !looks.contains(&line) {
+            looks.push(line);
+        }
+    }
+    for l in looks {
+        out.push_str(&format!("  {l}\n"));
+    }
+    if policy.precision.is_some() {
+        let missed: Vec<String> = answers
             .iter()
-            .map(|(v, verdict)| format!("{v} {}", verdict.label(DECIDED_MARGIN_PCT)))
+            .filter(|a| a.precise == Some(false))
+            .map(|a| format!("{} {}", a.phase, a.metric))
             .collect();
-        let precise = match a.precise {
-            Some(true) => ", precision reached",
-            Some(false) => ", precision NOT reached",
-            None => "",
-        };
-        let look = a.look.map_or_else(String::new, |l| {
-            format!(
-                " (look {} of {} at {} repeats: level {}; its repeated interval is at {}, the table's at their stated level)",
-                l.look,
-                l.looks,
-                l.repeats,
-                level_text(l.level),
-                confidence_text(l.confidence)
-            )
-        });
-        out.push_str(&format!(
-            "  {} / {} {}: best {}{}{}{}\n",
-            a.workload,
-            a.phase,
-            a.metric,
-            a.best,
-            if verdicts.is_empty() {
-                String::new()
-            } else {
-                format!("; {}", verdicts.join(", "))
-            },
-            precise,
-            look
-        ));
+        match missed.len() {
+            0 => out.push_str("  precision reached in every headline row\n"),
+            n => out.push_str(&format!(
+                "  precision NOT reached in {n} of {} headline rows{}\n",
+                answers.len(),
+                if n == answers.len() {
+                    String::new()
+                } else {
+                    format!(" ({})", missed.join(", "))
+                }
+            )),
+        }
     }
     let decided = answers.iter().filter(|a| a.decided()).count();
     out.push_str(&format!(

@@ -41,6 +41,7 @@ pub(crate) mod escape;
 pub mod group;
 mod histogram;
 mod html;
+mod matrix;
 pub mod methodology;
 pub(crate) mod number;
 mod role;

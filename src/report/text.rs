@@ -15,6 +15,7 @@
 
 use super::escape::markdown as md;
 use super::view::{self, short_label};
+use super::words::wrap;
 use super::{cachebound, number, summary, ReportModel, WorkloadTable};
 use std::fmt::Write as _;
 
@@ -96,6 +97,9 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
         s.started_at,
         s.status.as_str()
     );
+    // The answer first: the verdict matrix, in place of a paragraph per workload.
+    let matrix = super::matrix::text(model);
+    out.push_str(&matrix);
     for table in &model.workloads {
         let rows = view::results(model, table, false);
         let labels: Vec<String> = rows
@@ -155,7 +159,7 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
             let _ = writeln!(out, "{legend}");
         }
         let paragraph = summary::paragraph(model, table);
-        if !paragraph.is_empty() {
+        if matrix.is_empty() && !paragraph.is_empty() {
             let _ = writeln!(out, "\n{}", wrap(&paragraph, 100));
         }
     }
@@ -192,34 +196,6 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
         }
     }
     out
-}
-
-/// Wraps `text` at spaces into lines of at most `width` characters (longer words stay whole;
-/// `%` stays with the number before it, `±` with the number after it).
-fn wrap(text: &str, width: usize) -> String {
-    let mut out = String::new();
-    let mut line = 0;
-    let mut previous = "";
-    for word in text.split(' ') {
-        let w = width_of(word);
-        // Never start a line with `%` nor end one with `±`: "5.0 %" and "± 4" stay together.
-        let glued = word == "%" || previous == "±";
-        previous = word;
-        if line > 0 && line + 1 + w > width && !glued {
-            out.push('\n');
-            line = 0;
-        } else if line > 0 {
-            out.push(' ');
-            line += 1;
-        }
-        out.push_str(word);
-        line += w;
-    }
-    out
-}
-
-fn width_of(s: &str) -> usize {
-    s.chars().count()
 }
 
 /// GitHub Markdown: session header, one table per workload (best in **bold**), a details table
@@ -375,6 +351,16 @@ mod tests {
 
     const GOLDEN_TABLE: &str = r#"fsbench session 7 (quick, label "nightly, \"fast\"") on bench-1, Linux 6.1.0-18-amd64, started 2026-03-01T10:00:00Z, complete
 
+verdicts
+                                     ext4    xfs   btrfs "lzo", ssd  zfs
+bonnie / seq_write_block throughput  best    tied  tied
+bonnie / rand_create rate            behind  best  behind
+filecopy / copy time                 few     best
+1 of 3 rows decided. best: the best mean, shown ahead or the same as every other; same: within ±3 %
+of the best (both one-sided tests); behind: shown worse than the best; ?: inconclusive, neither
+shown behind nor shown the same (not "the same"); tied: not shown different (older sessions); few:
+too few repeats to compare.
+
 bonnie
                                              ext4             xfs    btrfs "lzo", ssd            zfs
 ------------------------------------------------------------------------------------------------------
@@ -383,17 +369,11 @@ seq_write_block  throughput (MiB/s)  310.0 ± 24.8 *  295.0 ± 63.5 =         22
 rand_create  rate (ops/s)              5000 ± 248      5250 ± 635 *        4050 ± 124    unavailable
   cpu % (process)                     47.0 ± 28.0    38.50 ± 6.35        51.00 ± 2.48    unavailable
 
-At seq_write_block, ext4, xfs and btrfs "lzo", ssd are all tied. At rand_create, xfs is fastest, 5.0 %
-± 5.0 % ahead of ext4. Not compared: zfs is unavailable (module not loaded).
-
 filecopy
                     ext4      xfs    btrfs "lzo", ssd            zfs
 ----------------------------------------------------------------------
 copy  time (s)     12.50    11.00 *               n/a    unavailable
   cpu % (process)  12.00    12.00                 n/a    unavailable
-
-At copy, xfs is fastest; ext4 has too few repeats to compare. Not compared: zfs is unavailable
-(module not loaded).
 
 * best mean of its row; = tied with the best (Welch's t-test, p >= 0.05). CPU rows are not ranked.
 Latency percentiles and whole-system CPU are in the md, json and html formats.

@@ -22,6 +22,30 @@ pub(super) fn without_name<'a>(reason: &'a str, names: &[&str]) -> &'a str {
     reason
 }
 
+/// Wraps `text` at spaces into lines of at most `width` characters (longer words stay whole;
+/// `%` stays with the number before it, `±` with the number after it).
+pub fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = 0;
+    let mut previous = "";
+    for word in text.split(' ') {
+        let w = word.chars().count();
+        // Never start a line with `%` nor end one with `±`: "5.0 %" and "± 4" stay together.
+        let glued = word == "%" || previous == "±";
+        previous = word;
+        if line > 0 && line + 1 + w > width && !glued {
+            out.push('\n');
+            line = 0;
+        } else if line > 0 {
+            out.push(' ');
+            line += 1;
+        }
+        out.push_str(word);
+        line += w;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
