@@ -19,12 +19,15 @@
 //! Figures of a phase P (rank 0's timeline, every rank's clock corrected by its offset; the
 //! origin is the release of P's sync, the last rank's arrival):
 //! - `M` (for each rate metric M, MiB/s or ops/s): the aggregate while all ranks were active
-//!   (latest start to earliest end): the work done in that window over its length, with each
-//!   rank's work spread evenly over its phase (rate × window), so the sum of the ranks' rates.
-//!   It assumes every rank ran at a steady rate through its phase; where the phase has a
-//!   per-second series, every rank's is stored too (phase P with `rank` N), and the MPI test
-//!   checks the aggregate against the ranks' series summed over the window, within their 1 s
-//!   buckets;
+//!   (latest start to earliest end): the work done in that window over its length. Where the
+//!   phase is time-based, every rank's per-second series measures it ([`window_shares`]: each
+//!   rank's share of its operations inside the window, its seconds placed on rank 0's timeline
+//!   and spread evenly within each second), so a rank that ran slow in the window counts as
+//!   slow there; every rank's series is stored too (phase P with `rank` N). A phase without
+//!   series spreads each rank's work evenly over its phase (the sum of the ranks' rates);
+//! - `M_rank_sum` (detail): the sum of the ranks' average rates, the figure that assumes every
+//!   rank ran steadily: under skew it is the optimistic one, and the difference to `M` is what
+//!   the skew cost;
 //! - `M_fair_share`: total work (Σ rate × wall) / (last end − first start), IOR's figure;
 //! - `slowest_rank_s`, `straggler_index` (slowest / median rank time), `barrier_s` (from the
 //!   last arrival to the last rank leaving the sync);
@@ -668,6 +671,10 @@ pub fn merge_histograms(hists: &[Vec<u8>]) -> Result<LatencyRecorder, String> {
 /// offset against rank 0 (ns).
 type RankOfPhase<'a> = (usize, &'a PhaseResult, &'a RankPhase, i64);
 
+/// Every rank's per-second operation counts of one phase (`None` for a rank without a series,
+/// a phase that is not time-based), in the order of the phase's [`RankOfPhase`]s.
+type SeriesOfPhase<'a> = Vec<Option<&'a [u64]>>;
+
 /// The repeat's sample from every rank's (see the module documentation for the figures).
 pub fn combine(results: &[RankResult], offsets: &[ClockOffset]) -> Result<RawSample, String> {
     let errs: Vec<&RankResult> = results.iter().filter(|r| r.sample.is_err()).collect();
@@ -683,7 +690,15 @@ pub fn combine(results: &[RankResult], offsets: &[ClockOffset]) -> Result<RawSam
     };
     for (i, p0) in lead.phases.iter().enumerate() {
         let ranks = ranks_of_phase(results, offsets, i, p0)?;
-        combine_phase(p0, &ranks, &mut out)?;
+        let series: SeriesOfPhase = ranks
+            .iter()
+            .map(|(rank, _, _, _)| {
+                let sample = results.iter().find(|r| r.rank == *rank)?.sample.as_ref().ok()?;
+                let t = sample.series.iter().find(|t| t.phase == p0.phase)?;
+                Some(t.ops.as_slice())
+            })
+            .collect();
+        combine_phase(p0, &ranks, &series, &mut out)?;
     }
     Ok(out)
 }
@@ -768,7 +783,12 @@ fn secs(ns: i64) -> f64 {
 }
 
 /// Phase `p0`'s cluster row and every rank's own row, from `ranks`, added to `out`.
-fn combine_phase(p0: &PhaseResult, ranks: &[RankOfPhase], out: &mut RawSample) -> Result<(), String> {
+fn combine_phase(
+    p0: &PhaseResult,
+    ranks: &[RankOfPhase],
+    series: &SeriesOfPhase,
+    out: &mut RawSample,
+) -> Result<(), String> {
     let origin = ranks.iter().map(|(_, _, t, o)| t.sync_in_ns - o).max().unwrap_or(0);
     let first_start = ranks.iter().map(|(_, _, t, o)| t.start_ns - o).min().unwrap_or(0);
     let last_end = ranks.iter().map(|(_, _, t, o)| t.end_ns - o).max().unwrap_or(0);
@@ -777,7 +797,7 @@ fn combine_phase(p0: &PhaseResult, ranks: &[RankOfPhase], out: &mut RawSample) -
     let slowest = walls.iter().copied().fold(0.0, f64::max);
     let med = median(&mut walls);
     let span = secs(last_end - first_start);
-    let (mut metrics, mut rank_rows) = other_metrics(p0, ranks, span);
+    let (mut metrics, mut rank_rows) = other_metrics(p0, ranks, series, span);
     latency_metrics(p0, ranks, &mut metrics, &mut rank_rows)?;
     metrics.push(detail("slowest_rank_s", slowest));
     metrics.push((
@@ -818,11 +838,18 @@ fn combine_phase(p0: &PhaseResult, ranks: &[RankOfPhase], out: &mut RawSample) -
 }
 
 /// The cluster figures of every metric of `p0` but latencies (rates: aggregate and fair share
-/// over `span` seconds; seconds: the slowest rank's; others: the mean), and every rank's own
-/// rates as the start of its row.
-fn other_metrics(p0: &PhaseResult, ranks: &[RankOfPhase], span: f64) -> (Metrics, Vec<Metrics>) {
+/// over `span` seconds, and the ranks' sum; seconds: the slowest rank's; others: the mean),
+/// and every rank's own rates as the start of its row.
+fn other_metrics(
+    p0: &PhaseResult,
+    ranks: &[RankOfPhase],
+    series: &SeriesOfPhase,
+    span: f64,
+) -> (Metrics, Vec<Metrics>) {
     let last_start = ranks.iter().map(|(_, _, t, o)| t.start_ns - o).max().unwrap_or(0);
     let first_end = ranks.iter().map(|(_, _, t, o)| t.end_ns - o).min().unwrap_or(0);
+    // Each rank's share of its own work done inside the window, from its series.
+    let shares = window_shares(ranks, series, (last_start, first_end));
     let mut metrics = Vec::new();
     let mut rank_rows: Vec<Metrics> = vec![Vec::new(); ranks.len()];
     for (m, _) in p0.metrics.iter().filter(|(m, _)| m.role != Role::Latency) {
@@ -837,7 +864,27 @@ fn other_metrics(p0: &PhaseResult, ranks: &[RankOfPhase], span: f64) -> (Metrics
                 .map(|((_, p, _, _), v)| v * p.wall.as_secs_f64())
                 .sum();
             if last_start < first_end {
-                metrics.push((m.clone(), vals.iter().sum()));
+                let sum: f64 = vals.iter().sum();
+                let aggregate = match &shares {
+                    // Measured: the work each rank did inside the window, over the window.
+                    Some(shares) => {
+                        let window = secs(first_end - last_start);
+                        ranks
+                            .iter()
+                            .zip(&vals)
+                            .zip(shares)
+                            .map(|(((_, p, _, _), v), share)| v * p.wall.as_secs_f64() * share)
+                            .sum::<f64>()
+                            / window
+                    }
+                    // No series (not time-based): each rank's work spread evenly over its phase.
+                    None => sum,
+                };
+                metrics.push((m.clone(), aggregate));
+                metrics.push((
+                    MetricId::higher(&format!("{}_rank_sum", m.name), m.unit).with_role(Role::Detail),
+                    sum,
+                ));
             }
             metrics.push((
                 MetricId::higher(&format!("{}_fair_share", m.name), m.unit),
@@ -853,6 +900,44 @@ fn other_metrics(p0: &PhaseResult, ranks: &[RankOfPhase], span: f64) -> (Metrics
         }
     }
     (metrics, rank_rows)
+}
+
+/// Each rank's fraction of its own operations done inside `window` (ns on rank 0's timeline),
+/// from its per-second series: second `i` covers `start + i` to `start + i + 1` (the last one
+/// ends at the rank's end), its operations spread evenly over it. `None` unless every rank has
+/// a series with operations and the window is not empty.
+fn window_shares(ranks: &[RankOfPhase], series: &SeriesOfPhase, (from, to): (i64, i64)) -> Option<Vec<f64>> {
+    if to <= from {
+        return None;
+    }
+    let (from, to) = (secs(from), secs(to));
+    ranks
+        .iter()
+        .zip(series)
+        .map(|((_, _, t, o), ser)| {
+            let ser = (*ser)?;
+            let total: u64 = ser.iter().sum();
+            if total == 0 {
+                return None;
+            }
+            let (start, end) = (secs(t.start_ns - o), secs(t.end_ns - o));
+            let inside: f64 = ser
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| {
+                    let a = start + i as f64;
+                    let b = (a + 1.0).min(end).max(a);
+                    let overlap = (b.min(to) - a.max(from)).max(0.0);
+                    if b > a {
+                        n as f64 * overlap / (b - a)
+                    } else {
+                        0.0
+                    }
+                })
+                .sum();
+            Some(inside / total as f64)
+        })
+        .collect()
 }
 
 /// The latency statistics of `p0`: from the sum of every rank's histogram when every rank sent
@@ -1026,6 +1111,57 @@ mod tests {
             (a.summary().p99_us + b.summary().p99_us) / 2.0
         );
         assert_ne!(metric(&s, "p", "lat_p99"), b.summary().p99_us);
+    }
+
+    /// One rank throttled: the aggregate is measured from the per-second series over the window
+    /// in which all ran, so it differs from the sum of the ranks' average rates by what the
+    /// throttle predicts, computed here by hand.
+    #[test]
+    fn a_throttled_rank_counts_at_its_rate_inside_the_window_not_its_average() {
+        let a = recorder([1000]);
+        let with_series = |mut r: RankResult, ops: Vec<u64>| {
+            if let Ok(s) = &mut r.sample {
+                s.series = vec![crate::metric::ThroughputSeries {
+                    phase: "p".into(),
+                    rank: None,
+                    ops,
+                }];
+            }
+            r
+        };
+        // Rank 0: 100 ops/s from 0 to 4 s. Rank 1: from 1 to 5 s, throttled to 10 ops/s for its
+        // first 2 s, then 100 ops/s: 220 operations, an average of 55 ops/s.
+        let results = [
+            with_series(rank(0, 0.0, 4.0, 100.0, &a, 0), vec![100, 100, 100, 100]),
+            with_series(rank(1, 1.0, 4.0, 55.0, &a, 0), vec![10, 10, 100, 100]),
+        ];
+        let s = combine(&results, &[ClockOffset::default(); 2]).unwrap();
+        // The window is 1..4 s: rank 0 did 300 operations in it, rank 1 its first three
+        // seconds, 10 + 10 + 100 = 120; 420 over 3 s.
+        let measured = metric(&s, "p", "rate");
+        assert!((measured - 140.0).abs() < 1e-6, "{measured}");
+        // The sum of the average rates assumes steady ranks: 155, 15 ops/s optimistic.
+        assert_eq!(metric(&s, "p", "rate_rank_sum"), 155.0);
+        // Unthrottled, both figures agree.
+        let steady = [
+            with_series(rank(0, 0.0, 4.0, 100.0, &a, 0), vec![100, 100, 100, 100]),
+            with_series(rank(1, 1.0, 4.0, 55.0, &a, 0), vec![55, 55, 55, 55]),
+        ];
+        let s = combine(&steady, &[ClockOffset::default(); 2]).unwrap();
+        assert!((metric(&s, "p", "rate") - 155.0).abs() < 1e-6);
+        // A partial last second spreads its operations over its own length: rank 1 stops at
+        // 3.5 s having done 50 operations in its last half second.
+        let partial = [
+            with_series(rank(0, 0.0, 4.0, 100.0, &a, 0), vec![100, 100, 100, 100]),
+            with_series(rank(1, 1.0, 2.5, 100.0, &a, 0), vec![100, 100, 50]),
+        ];
+        let s = combine(&partial, &[ClockOffset::default(); 2]).unwrap();
+        // Window 1..3.5 s: rank 0 250, rank 1 all 250; 500 over 2.5 s.
+        assert!(
+            (metric(&s, "p", "rate") - 200.0).abs() < 1e-6,
+            "{}",
+            metric(&s, "p", "rate")
+        );
     }
 
     #[test]

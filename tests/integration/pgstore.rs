@@ -229,6 +229,9 @@ fn chart_data(j: &Value) -> (Vec<(String, Vec<u64>)>, Vec<String>) {
             hist.push(h["phase"].as_str().unwrap().to_string());
         }
     }
+    // Samples are listed in run order, which a fresh seed shuffles: compare by phase.
+    series.sort_by(|a, b| a.0.cmp(&b.0));
+    hist.sort();
     (series, hist)
 }
 

@@ -239,11 +239,23 @@ fn tail(text: &str, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join(" / ")
 }
 
+/// The first `n` lines of a log that name an error (`ERROR`, `error:`, `FATAL`), joined with
+/// " / ": a tool such as mariadb-install-db ends its log with boilerplate after the error.
+fn error_lines(text: &str, n: usize) -> Option<String> {
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("ERROR") || l.contains("FATAL") || l.to_lowercase().contains("error:"))
+        .take(n)
+        .collect();
+    (!lines.is_empty()).then(|| lines.join(" / "))
+}
+
 fn tool_error(cmd: &str, status: &str, log: &str) -> EngineError {
-    EngineError::io(
-        format!("`{cmd}`"),
-        io::Error::other(format!("{status}: {}", tail(log, 4))),
-    )
+    let why = match error_lines(log, 3) {
+        Some(errors) => format!("{errors} … {}", tail(log, 2)),
+        None => tail(log, 4),
+    };
+    EngineError::io(format!("`{cmd}`"), io::Error::other(format!("{status}: {why}")))
 }
 
 /// `kill(-pgid, sig)`, ignoring "no such process".
@@ -932,6 +944,15 @@ mod tests {
         c.arg("60");
         let e = run_logged(c, &tmp.path().join("y.log"), &flag, Duration::from_millis(100)).expect_err("timeout");
         assert!(e.to_string().contains("killed after 0 s"), "{e}");
+    }
+
+    #[test]
+    fn a_tools_error_lines_come_before_its_closing_boilerplate() {
+        let log = "Installing MariaDB/MySQL system tables\n2026 [ERROR] InnoDB: cannot allocate\nInstallation of system tables failed!\nYou can find the latest source\nat https://mariadb.org/jira\n";
+        let e = tool_error("mariadb-install-db", "exit status: 1", log).to_string();
+        assert!(e.contains("[ERROR] InnoDB: cannot allocate"), "{e}");
+        assert!(e.contains("https://mariadb.org/jira"), "{e}");
+        assert_eq!(error_lines("all fine\n", 3), None);
     }
 
     #[test]
