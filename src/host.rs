@@ -1,6 +1,7 @@
 //! Facts about this machine and the few system calls on it that every layer needs: whether we
 //! are root, where a tool lives and how to install it, what the kernel can mount, the mount
-//! table, loop devices' backing files and the start time of a process.
+//! table, loop devices' backing files, the start time of a process, and the facts of a mounted
+//! filesystem's I/O path ([`path::PathFacts`]).
 //!
 //! Invariants: nothing here changes the machine except [`unmount`] and, in [`process`], the
 //! signals sent to a process proven to be the one recorded (pid, start time and identity).
@@ -9,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod path;
 pub mod process;
 
 /// A system call on the machine failed.

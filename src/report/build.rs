@@ -431,8 +431,25 @@ impl Warnings<'_> {
                 }
             }
         }
+        self.path_mismatches(&mut out);
         self.notes(&mut out);
         out
+    }
+
+    /// One warning per kind of I/O-path mismatch ([`crate::host::path::PathFacts::mismatches`])
+    /// with every repeat that had it.
+    fn path_mismatches(&self, out: &mut Vec<Warning>) {
+        for record in &self.data.samples {
+            let s = &record.sample;
+            let Some(facts) = &s.path else { continue };
+            let who = match self.case_by_id.get(s.case_id.as_str()) {
+                Some(case) => format!("{} / {} repeat {}", case.variant, case.workload, s.repeat + 1),
+                None => s.case_id.clone(),
+            };
+            for kind in facts.mismatches() {
+                out.push(Warning::of_kind(kind.clone(), who.clone(), format!("{who}: {kind}")));
+            }
+        }
     }
 
     /// One warning per (variant, workload) whose cells have fewer than two values, or that is
@@ -752,6 +769,41 @@ mod tests {
             ))
         );
         assert_eq!(short_phase_note("drop_caches skipped: not root"), None);
+    }
+
+    #[test]
+    fn a_repeat_whose_loop_ran_buffered_is_flagged_and_one_in_direct_mode_is_not() {
+        use crate::host::path::PathFacts;
+        let mut data = session_data();
+        let direct = PathFacts {
+            loop_dio: Some(true),
+            ..PathFacts::default()
+        };
+        for r in &mut data.samples {
+            r.sample.path = Some(direct.clone());
+        }
+        let clean = build(&data, 1, 0.95);
+        assert!(
+            !clean.warnings.iter().any(|w| w.contains("buffered mode")),
+            "{:#?}",
+            clean.warnings
+        );
+        data.samples[0].sample.path = Some(PathFacts {
+            loop_dio: Some(false),
+            ..direct
+        });
+        let m = build(&data, 1, 0.95);
+        let flagged: Vec<&str> = m
+            .warnings
+            .iter()
+            .map(|w| w.text())
+            .filter(|w| w.contains("buffered mode"))
+            .collect();
+        assert_eq!(flagged.len(), 1, "{:#?}", m.warnings);
+        assert!(
+            flagged[0].contains("repeat 1: loop device in buffered mode"),
+            "{flagged:?}"
+        );
     }
 
     #[test]

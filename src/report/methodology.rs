@@ -705,6 +705,7 @@ mod tests {
                         notes: vec![],
                         histograms: vec![],
                         series: Vec::new(),
+                        path: None,
                         measurements: vec![Measurement {
                             phase: "seq_read_block".into(),
                             rank: None,

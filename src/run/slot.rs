@@ -124,6 +124,11 @@ pub(super) fn run_slot(
     };
     sample.device = mounted.device.clone();
     sample.effective_mount_opts = mounted.effective_opts.clone();
+    // The I/O path as the kernel reports it now that the filesystem is mounted.
+    sample.path = Some(crate::host::path::PathFacts::read(
+        mounted.device.as_deref(),
+        &mounted.mountpoint,
+    ));
     // The quiesce gate: outside the timed phases and the CPU meters, which start in the engine.
     let mut quiesce = None;
     if let Some(dev) = &mounted.device {

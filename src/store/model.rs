@@ -199,6 +199,11 @@ pub struct NewSample {
     /// there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub series: Vec<crate::metric::ThroughputSeries>,
+    /// The I/O path the repeat really took, read back from the kernel after mounting (schema
+    /// 11: loop direct I/O, scheduler, readahead, super options); `None` for samples stored
+    /// before, guest and failed-before-mount repeats.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<crate::host::path::PathFacts>,
 }
 
 impl NewSample {
@@ -218,6 +223,7 @@ impl NewSample {
             measurements: vec![],
             histograms: vec![],
             series: vec![],
+            path: None,
         }
     }
 

@@ -41,6 +41,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (8, include_str!("pg_migrations/008_rank_hosts.sql")),
     (9, include_str!("pg_migrations/009_metric_rank.sql")),
     (10, include_str!("pg_migrations/010_run_options.sql")),
+    (11, include_str!("pg_migrations/011_path_facts.sql")),
     (1001, include_str!("pg_migrations/1001_origin.sql")),
 ];
 
@@ -358,6 +359,7 @@ impl PgStore {
                     measurements: Vec::new(),
                     histograms: Vec::new(),
                     series: Vec::new(),
+                    path: read::path_facts(r.get::<_, Option<String>>(11).as_deref()),
                 },
             });
         }
@@ -579,8 +581,8 @@ fn insert_sample(tx: &mut Transaction, session: i64, s: &NewSample) -> Result<i6
     let id: i64 = tx
         .query_one(
             "INSERT INTO samples (session_id, case_id, repeat, is_warmup, started_at, wall_s, \
-             status, error, device, effective_mount_opts, notes_json) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
+             status, error, device, effective_mount_opts, notes_json, path_facts_json) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
             &[
                 &session,
                 &s.case_id,
@@ -593,6 +595,7 @@ fn insert_sample(tx: &mut Transaction, session: i64, s: &NewSample) -> Result<i6
                 &s.device,
                 &s.effective_mount_opts,
                 &json_strings(&s.notes),
+                &read::path_facts_json(s.path.as_ref()),
             ],
         )?
         .get(0);

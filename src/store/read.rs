@@ -23,7 +23,7 @@ pub(crate) fn cases_query(p: &str) -> String {
 pub(crate) fn samples_query(p: &str) -> String {
     format!(
         "SELECT id, case_id, repeat, is_warmup, started_at, wall_s, status, error, \
-         device, effective_mount_opts, notes_json \
+         device, effective_mount_opts, notes_json, path_facts_json \
          FROM samples WHERE session_id = {p} ORDER BY id"
     )
 }
@@ -175,4 +175,15 @@ impl Child {
         }
         Ok(())
     }
+}
+
+/// A sample's path facts as stored (`samples.path_facts_json`, schema 11).
+pub(crate) fn path_facts_json(facts: Option<&crate::host::path::PathFacts>) -> Option<String> {
+    facts.map(|f| serde_json::to_string(f).expect("path facts serialize"))
+}
+
+/// A stored `path_facts_json` read back; text this build cannot read is `None` (the facts are
+/// what the report flags, never what it computes from).
+pub(crate) fn path_facts(json: Option<&str>) -> Option<crate::host::path::PathFacts> {
+    serde_json::from_str(json?).ok()
 }

@@ -48,6 +48,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/008_rank_hosts.sql"),
     include_str!("migrations/009_metric_rank.sql"),
     include_str!("migrations/010_run_options.sql"),
+    include_str!("migrations/011_path_facts.sql"),
 ];
 
 /// The schema version this fsbench writes (`PRAGMA user_version` after migrations).
@@ -573,8 +574,8 @@ impl Store {
         };
         tx.prepare_cached(
             "INSERT INTO samples (session_id, case_id, repeat, is_warmup, started_at, wall_s, \
-             status, error, device, effective_mount_opts, notes_json) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+             status, error, device, effective_mount_opts, notes_json, path_facts_json) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         )
         .and_then(|mut insert| {
             insert.execute(params![
@@ -589,6 +590,7 @@ impl Store {
                 s.device,
                 s.effective_mount_opts,
                 json_strings(&s.notes),
+                super::read::path_facts_json(s.path.as_ref()),
             ])
         })
         .map_err(self.sql(action.as_str()))?;
@@ -1158,6 +1160,7 @@ fn sample_from_row(row: &rusqlite::Row<'_>) -> Result<SampleRecord, RowError> {
             measurements: Vec::new(),
             histograms: Vec::new(),
             series: Vec::new(),
+            path: read::path_facts(row.get::<_, Option<String>>(11)?.as_deref()),
         },
     })
 }
@@ -1307,6 +1310,7 @@ mod tests {
             measurements,
             histograms: Vec::new(),
             series: Vec::new(),
+            path: None,
         }
     }
 
@@ -1645,7 +1649,8 @@ mod tests {
         // Every migration ran (005 the adaptive policy, 006 latency_histograms, 007
         // throughput_series, included).
         assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
-        assert_eq!(SCHEMA_VERSION, 10);
+        assert_eq!(SCHEMA_VERSION, 11);
+        assert!(MIGRATIONS[10].contains("ADD COLUMN path_facts_json"));
         assert!(MIGRATIONS.iter().any(|m| m.contains("CREATE TABLE latency_histograms")));
         assert!(MIGRATIONS[6].contains("CREATE TABLE throughput_series"));
         let old = store

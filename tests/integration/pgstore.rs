@@ -402,6 +402,13 @@ fn the_ranks_of_a_many_rank_session_round_trip_through_postgres() {
                 measurements: vec![m(None, 900.0), m(Some(0), 400.0), m(Some(1), 500.0)],
                 histograms: vec![],
                 series: vec![t(Some(0), vec![400, 3]), t(Some(1), vec![500, 4])],
+                // The I/O-path facts (schema 11) make the round trip too.
+                path: Some(fsbench::host::path::PathFacts {
+                    loop_dio: Some(false),
+                    scheduler: Some("none".into()),
+                    super_options: Some("rw,relatime".into()),
+                    ..Default::default()
+                }),
             },
         )
         .unwrap();
@@ -418,6 +425,7 @@ fn the_ranks_of_a_many_rank_session_round_trip_through_postgres() {
     assert_eq!(local["session"]["ranks"][1]["clock_offset_ns"], -1234, "{local}");
     assert_eq!(local["samples"][0]["measurements"][2]["rank"], 1, "{local}");
     assert_eq!(local["samples"][0]["series"][1]["rank"], 1, "{local}");
+    assert_eq!(local["samples"][0]["path"]["loop_dio"], false, "{local}");
     assert_eq!(without_ids(export(&pg.url, "ranks")), without_ids(local.clone()));
 
     // A database from before schema 8 at the PostgreSQL-only version 1001 (no rank_hosts, no

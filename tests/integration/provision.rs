@@ -61,6 +61,52 @@ fn every_available_type_is_made_mounted_written_and_fully_undone() {
     assert_no_leftovers(dir.path());
 }
 
+/// The path facts are read back from the kernel: a fresh loop filesystem is in direct-I/O mode
+/// with no mismatch; the same loop device switched to buffered mode (`losetup --direct-io=off`
+/// on fsbench's own device) reads back as buffered and is a mismatch — the check can fail.
+#[test]
+fn path_facts_read_the_loop_state_back_and_a_buffered_loop_is_a_mismatch() {
+    require_privileged!();
+    use fsbench::host::path::PathFacts;
+    let dir = scratch();
+    let state = RunState::create(dir.path()).unwrap();
+    let prov = ImageProvisioner::new(state.clone());
+    let m = prov
+        .provision(&fs_variant("ext4", &["noatime"]), min_image_bytes("ext4"), "t-path")
+        .unwrap();
+    let dev = m.device.clone().expect("loop device");
+    let facts = PathFacts::read(Some(&dev), &m.mountpoint);
+    assert_eq!(facts.loop_dio, Some(true), "{facts:?}");
+    assert_eq!(facts.fs_type.as_deref(), Some("ext4"), "{facts:?}");
+    assert!(
+        facts
+            .backing_file
+            .as_deref()
+            .is_some_and(|f| f.starts_with(dir.path().to_str().unwrap())),
+        "{facts:?}"
+    );
+    let root_fs = fsbench::host::mount_entry(std::path::Path::new("/")).map(|e| e.1);
+    assert!(facts.backing_fs.is_some(), "{facts:?} (root is {root_fs:?})");
+    assert!(facts.scheduler.is_some() && facts.read_ahead_kb.is_some(), "{facts:?}");
+    assert!(
+        facts.super_options.as_deref().is_some_and(|o| o.contains("rw")),
+        "{facts:?}"
+    );
+    assert!(facts.mismatches().is_empty(), "{:?}", facts.mismatches());
+    let off = std::process::Command::new("losetup")
+        .args(["--direct-io=off", &dev])
+        .status()
+        .unwrap();
+    assert!(off.success());
+    let buffered = PathFacts::read(Some(&dev), &m.mountpoint);
+    assert_eq!(buffered.loop_dio, Some(false), "{buffered:?}");
+    assert_eq!(buffered.mismatches().len(), 1, "{buffered:?}");
+    m.teardown().unwrap();
+    assert!(state.pending().is_empty());
+    state.finish();
+    assert_no_leftovers(dir.path());
+}
+
 #[test]
 fn a_failing_mkfs_or_mount_undoes_what_was_already_made() {
     require_privileged!();

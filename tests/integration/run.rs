@@ -57,6 +57,15 @@ fn a_short_run_compares_three_filesystems_stores_samples_and_reports_json() {
         }
     }
     assert!(saw_cpu, "no CPU rows");
+    // Every repeat stores the I/O path the kernel reported after mounting: a loop device in
+    // direct-I/O mode, its filesystem type and super options.
+    for s in j["samples"].as_array().unwrap() {
+        let p = &s["path"];
+        assert_eq!(p["loop_dio"], true, "{s}");
+        assert!(p["super_options"].is_string() && p["fs_type"].is_string(), "{p}");
+    }
+    let warnings = j["warnings"].to_string();
+    assert!(!warnings.contains("buffered mode"), "{warnings}");
     // The raw device was measured once, before the first case, and every cell says whether it
     // is above it.
     let b = &j["baseline"];
