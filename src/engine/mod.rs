@@ -168,6 +168,12 @@ pub trait Workload {
     fn needs_block_device(&self) -> bool {
         false
     }
+    /// What the data the workload writes is like (its `content` setting), which the
+    /// compression probe writes to measure the on-disk ratio a compressing filesystem really
+    /// achieves on it. `None`: not said (the probe writes incompressible data).
+    fn content(&self) -> Option<crate::datasets::content::Content> {
+        None
+    }
     /// What the workload holds on the filesystem at its peak (files, directories, data), from
     /// which [`crate::fstype::FsType::estimate`] sizes images and checks space.
     fn footprint(&self) -> crate::fstype::Footprint;

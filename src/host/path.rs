@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// The I/O path of one mounted filesystem, as the kernel reports it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PathFacts {
     /// A loop device's direct-I/O state (`/sys/block/loopN/loop/dio`): `false` means the backing
     /// file's page cache on the host buffers its I/O and can serve its reads.
@@ -40,6 +40,53 @@ pub struct PathFacts {
     /// filesystem applies, as opposed to the per-mount options.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub super_options: Option<String>,
+    /// On a compressing mount: the on-disk ratio of a probe of the workload's kind of data
+    /// (logical bytes over the blocks they took, [`on_disk_ratio`]); 1.0 means nothing shrank.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_disk_ratio: Option<f64>,
+    /// What the probe wrote (`random`, `text`, `zeros`: the workload's `content`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_content: Option<String>,
+}
+
+/// Bytes the compression probe writes (64 MiB: many extents of every compressor's unit).
+pub const PROBE_BYTES: usize = 64 << 20;
+
+/// The on-disk ratio of `data` written to a file under `dir`: the filesystem's used blocks
+/// (statfs) are read after a `syncfs`, the file is written, fsynced and the filesystem synced,
+/// and the ratio is `data.len()` over the growth of the used blocks (at least one block); the
+/// file is removed and the filesystem synced again. Untimed; run before the workload.
+pub fn on_disk_ratio(dir: &Path, data: &[u8]) -> std::io::Result<f64> {
+    use std::io::Write;
+    let used = || -> std::io::Result<(u64, u64)> {
+        let st = rustix::fs::statvfs(dir)?;
+        Ok(((st.f_blocks - st.f_bfree) * st.f_frsize, st.f_frsize.max(1)))
+    };
+    let sync = |f: &std::fs::File| rustix::fs::syncfs(f).map_err(std::io::Error::from);
+    let dirf = std::fs::File::open(dir)?;
+    sync(&dirf)?;
+    let (before, block) = used()?;
+    let path = dir.join("fsbench-compress-probe");
+    let result = (|| -> std::io::Result<f64> {
+        let mut f = std::fs::File::create(&path)?;
+        f.write_all(data)?;
+        f.sync_all()?;
+        sync(&dirf)?;
+        let (after, _) = used()?;
+        Ok(data.len() as f64 / after.saturating_sub(before).max(block) as f64)
+    })();
+    let removed = std::fs::remove_file(&path);
+    sync(&dirf)?;
+    let ratio = result?;
+    removed?;
+    Ok(ratio)
+}
+
+/// Whether mount options (`rw,compress=zstd:3`) ask for or show compression.
+pub fn compresses(options: &str) -> bool {
+    options
+        .split(',')
+        .any(|o| o.starts_with("compress") && !o.starts_with("compress=no") && o != "nocompress")
 }
 
 impl PathFacts {
@@ -72,6 +119,13 @@ impl PathFacts {
     /// each (empty when nothing does): a loop device in buffered mode.
     pub fn mismatches(&self) -> Vec<String> {
         let mut out = Vec::new();
+        if let (Some(r), Some(content)) = (self.on_disk_ratio, self.probe_content.as_deref()) {
+            if r < 1.1 && content != "random" {
+                out.push(format!(
+                    "compression on but the data did not shrink: on-disk ratio {r:.2} on {content} content"
+                ));
+            }
+        }
         if self.loop_dio == Some(false) {
             out.push(
                 "loop device in buffered mode (dio 0, direct I/O was asked for): the host's page cache of its backing file serves and buffers its I/O"
@@ -136,6 +190,49 @@ fn mount_of(path: &Path) -> Option<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compression_options_are_recognised_and_an_unshrunk_compressible_probe_is_a_mismatch() {
+        assert!(compresses("rw,relatime,compress=zstd:3,space_cache=v2"));
+        assert!(compresses("rw,compress-force=lzo"));
+        assert!(!compresses("rw,relatime,space_cache=v2"));
+        assert!(!compresses("rw,compress=no"));
+        let text = PathFacts {
+            on_disk_ratio: Some(1.0),
+            probe_content: Some("text".into()),
+            ..PathFacts::default()
+        };
+        assert_eq!(text.mismatches().len(), 1, "{:?}", text.mismatches());
+        let random = PathFacts {
+            probe_content: Some("random".into()),
+            ..text.clone()
+        };
+        assert!(
+            random.mismatches().is_empty(),
+            "random data does not shrink: no mismatch"
+        );
+        let shrunk = PathFacts {
+            on_disk_ratio: Some(3.2),
+            ..text
+        };
+        assert!(shrunk.mismatches().is_empty());
+    }
+
+    #[test]
+    fn the_on_disk_ratio_of_a_probe_on_a_plain_filesystem_is_about_one() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let data: Vec<u8> = (0..4u32 << 20)
+            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+            .collect();
+        let r = on_disk_ratio(dir.path(), &data).expect("probe");
+        // No compression here: the file took at least its size (metadata may add a little;
+        // other writers on a shared /tmp may move the count, hence the wide band).
+        assert!(r > 0.5 && r <= 1.2, "{r}");
+        assert!(
+            std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+            "probe left behind"
+        );
+    }
 
     #[test]
     fn the_selected_scheduler_is_the_one_in_brackets() {

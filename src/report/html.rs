@@ -655,11 +655,74 @@ fn environment(out: &mut String, model: &ReportModel) {
         );
     }
     out.push_str("</tbody></table>\n");
+    path_panel(out, model);
     let _ = writeln!(
         out,
         "<h3>Suite</h3>\n<pre>{}</pre>\n</section>",
         esc(&s.info.suite_text)
     );
+}
+
+/// The I/O path each variant's repeats really took ([`crate::host::path::PathFacts`], read back
+/// after every mount): one row per variant, each fact with the distinct values its repeats had
+/// (two values mean the repeats took different paths), and the mismatches counted. Nothing for
+/// a session stored before schema 11.
+fn path_panel(out: &mut String, model: &ReportModel) {
+    if !model.samples.iter().any(|r| r.sample.path.is_some()) {
+        return;
+    }
+    out.push_str("<h3 id=\"io-path\">I/O path (read back from the kernel)</h3>\n<table><thead><tr><th class=\"l\">variant</th><th class=\"l\">loop direct I/O</th><th class=\"l\">backing filesystem</th><th class=\"l\">scheduler</th><th>readahead (KiB)</th><th class=\"l\">super options</th><th>on-disk ratio</th><th class=\"l\">mismatches</th></tr></thead><tbody>\n");
+    for v in &model.variants {
+        let facts: Vec<&crate::host::path::PathFacts> = model
+            .samples
+            .iter()
+            .filter(|r| {
+                model
+                    .cases
+                    .iter()
+                    .any(|c| &c.variant == v && c.case_id == r.sample.case_id)
+            })
+            .filter_map(|r| r.sample.path.as_ref())
+            .collect();
+        if facts.is_empty() {
+            continue;
+        }
+        let col = |f: &dyn Fn(&crate::host::path::PathFacts) -> Option<String>| {
+            let vals = unique(facts.iter().filter_map(|p| f(p)));
+            if vals.is_empty() {
+                "–".to_string()
+            } else {
+                vals.join(" | ")
+            }
+        };
+        let ratios: Vec<f64> = facts.iter().filter_map(|p| p.on_disk_ratio).collect();
+        let ratio = match ratios.len() {
+            0 => "–".to_string(),
+            n => format!(
+                "{:.2} ({})",
+                ratios.iter().sum::<f64>() / n as f64,
+                col(&|p| p.probe_content.clone())
+            ),
+        };
+        let mismatched = facts.iter().filter(|p| !p.mismatches().is_empty()).count();
+        let _ = writeln!(
+            out,
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td class=\"l\"><code>{}</code></td><td>{}</td><td class=\"l\">{}</td></tr>",
+            esc(v),
+            esc(&col(&|p| p.loop_dio.map(|d| if d { "on".into() } else { "off (buffered)".into() }))),
+            esc(&col(&|p| p.backing_fs.clone())),
+            esc(&col(&|p| p.scheduler.clone())),
+            esc(&col(&|p| p.read_ahead_kb.map(|k| k.to_string()))),
+            esc(&col(&|p| p.super_options.clone())),
+            esc(&ratio),
+            if mismatched == 0 {
+                "none".to_string()
+            } else {
+                format!("{mismatched} of {} repeats (see Warnings)", facts.len())
+            },
+        );
+    }
+    out.push_str("</tbody></table>\n");
 }
 
 fn warnings(out: &mut String, model: &ReportModel) {

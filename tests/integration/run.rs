@@ -334,3 +334,69 @@ fn doctor_runs_every_check_and_fails_on_a_small_scratch() {
         "{out}"
     );
 }
+
+/// Issue 27's acceptance, small: on `btrfs:compress=zstd` the compression probe measures the
+/// on-disk ratio of the workload's own kind of data — text shrinks (> 1.5), random data does
+/// not (≈ 1.0) — and ext4 (no compression) has no ratio; every sample carries the loop's
+/// direct-I/O state, and nothing is flagged.
+#[test]
+fn the_on_disk_ratio_of_a_compressing_mount_follows_the_content() {
+    require_privileged!();
+    let dir = scratch();
+    for (content, lo, hi) in [("text", 1.5, 100.0), ("random", 0.9, 1.1)] {
+        let suite = write_suite(
+            dir.path(),
+            &format!("{content}.toml"),
+            &format!(
+                "[suite]\nname = \"ratio\"\n[run]\nrepeats = 2\nwarmup = 0\ndrop_caches = false\n\
+                 [[fs]]\ntype = \"ext4\"\n[[fs]]\ntype = \"btrfs\"\nmount_opts = \"compress=zstd\"\n\
+                 [[workload]]\nkind = \"bigfile\"\nsize = \"16MiB\"\ncontent = \"{content}\"\n"
+            ),
+        );
+        let db = dir.path().join(format!("{content}.db"));
+        let sc = dir.path().join("scratch");
+        let o = run_suite(&db, &suite, ("--scratch", &sc), &[]);
+        assert!(o.status.success(), "{}", text(&o));
+        assert_no_leftovers(&sc);
+        let j = crate::util::report_json(db.to_str().unwrap(), "latest");
+        let cases = j["cases"].as_array().unwrap();
+        for s in j["samples"].as_array().unwrap() {
+            let variant = cases
+                .iter()
+                .find(|c| c["case_id"] == s["case_id"])
+                .map(|c| c["variant"].as_str().unwrap().to_string())
+                .unwrap();
+            let p = &s["path"];
+            assert_eq!(p["loop_dio"], true, "{s}");
+            if variant.starts_with("btrfs") {
+                let r = p["on_disk_ratio"].as_f64().unwrap_or_else(|| panic!("no ratio: {p}"));
+                assert!((lo..=hi).contains(&r), "{content} on {variant}: ratio {r}");
+                assert_eq!(p["probe_content"], content, "{p}");
+                // The ratio is a row of its own too.
+                let row = s["measurements"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|m| m["phase"] == "path" && m["metric"]["name"] == "on_disk_ratio");
+                assert!(row.is_some_and(|m| m["value"].as_f64() == Some(r)), "{s}");
+            } else {
+                assert!(p["on_disk_ratio"].is_null(), "{variant} does not compress: {p}");
+            }
+        }
+        let warnings = j["warnings"].to_string();
+        assert!(
+            !warnings.contains("did not shrink") && !warnings.contains("buffered mode"),
+            "{warnings}"
+        );
+        // The HTML's path panel: a row per variant with the facts and the ratio.
+        let html = fsbench(&["--db", db.to_str().unwrap(), "report", "latest", "--format", "html"]);
+        let html = String::from_utf8_lossy(&html.stdout);
+        let panel = &html[html.find("I/O path (read back from the kernel)").expect("path panel")..];
+        let panel = &panel[..panel.find("</table>").unwrap()];
+        assert!(
+            panel.contains("compress=zstd") && panel.contains(&format!("({content})")),
+            "{panel}"
+        );
+        assert_eq!(panel.matches("<tr><td").count(), 2, "{panel}");
+    }
+}

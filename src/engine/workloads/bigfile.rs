@@ -160,6 +160,10 @@ impl Workload for BigfileSpec {
         one_file_footprint(FILE, self.size.get())
     }
 
+    fn content(&self) -> Option<crate::datasets::content::Content> {
+        Some(self.content)
+    }
+
     fn describe(&self) -> String {
         format!(
             "bigfile size={} block={} content={}{} space_timeout={}",

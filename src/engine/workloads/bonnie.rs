@@ -474,6 +474,11 @@ impl Workload for BonnieSpec {
         )
     }
 
+    /// Zero-filled chunks with one byte changed each, as bonnie++ writes them.
+    fn content(&self) -> Option<crate::datasets::content::Content> {
+        Some(crate::datasets::content::Content::Zeros)
+    }
+
     fn describe(&self) -> String {
         let mut s = String::from("bonnie");
         if self.file_size.get() > 0 {

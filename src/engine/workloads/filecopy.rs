@@ -128,6 +128,10 @@ impl Workload for FilecopySpec {
             .twice()
     }
 
+    fn content(&self) -> Option<crate::datasets::content::Content> {
+        Some(self.content)
+    }
+
     fn describe(&self) -> String {
         let how = match self.method {
             Method::Native => format!("method=native buffer={}", self.buffer),

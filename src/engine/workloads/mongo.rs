@@ -316,6 +316,10 @@ impl Workload for MongoSpec {
             .symlinks(u64::from(self.files), 13)
     }
 
+    fn content(&self) -> Option<crate::datasets::content::Content> {
+        Some(self.content)
+    }
+
     fn describe(&self) -> String {
         let (lo, hi) = self.size_range();
         let size = if lo == hi {

@@ -282,6 +282,10 @@ impl Workload for TreecopySpec {
         self.tree_footprint().dirs(1, 9).twice()
     }
 
+    fn content(&self) -> Option<crate::datasets::content::Content> {
+        Some(self.content)
+    }
+
     fn describe(&self) -> String {
         let what = match &self.dataset {
             DatasetSource::Generated(k) => {
