@@ -192,6 +192,10 @@ impl<T> Timed<T> {
 pub struct Phases<'a, 'c> {
     ctx: &'a RunContext<'c>,
     sample: RawSample,
+    /// The workload's files are open with O_DIRECT ([`Phases::direct_io`]): each phase counts
+    /// the page cache it dirtied (`nr_dirtied` of /proc/vmstat at its begin, here).
+    direct: Option<u64>,
+    direct_io: bool,
     /// Names of short phases under a [`Short::Collect`] policy, and that policy.
     collected: Vec<String>,
     collect: Option<Short>,
@@ -203,6 +207,8 @@ impl<'a, 'c> Phases<'a, 'c> {
         Phases {
             ctx,
             sample: RawSample::default(),
+            direct: None,
+            direct_io: false,
             collected: Vec::new(),
             collect: None,
         }
@@ -216,6 +222,15 @@ impl<'a, 'c> Phases<'a, 'c> {
     /// The run's interrupt flag.
     pub fn interrupt(&self) -> &'a AtomicBool {
         self.ctx.interrupt
+    }
+
+    /// The workload's I/O bypasses the page cache (its files are open with O_DIRECT): every
+    /// phase from here on counts the pages the machine dirtied while it ran (`nr_dirtied`), and
+    /// one that dirtied at least a quarter of what it wrote (and 1 MiB) gets a note; each gets
+    /// a `dirtied_pages` detail row: the filesystem buffered its direct I/O (btrfs does so for
+    /// files with data checksums; issue 27, doc/verify.md).
+    pub fn direct_io(&mut self) {
+        self.direct_io = true;
     }
 
     /// Adds a note to the repeat.
@@ -236,6 +251,9 @@ impl<'a, 'c> Phases<'a, 'c> {
         match caches {
             Caches::DropIfAsked => before_phase(self.ctx, phase, &mut self.sample),
             Caches::Keep => (self.ctx.on_phase)(phase),
+        }
+        if self.direct_io {
+            self.direct = pages_dirtied();
         }
     }
 
@@ -319,7 +337,9 @@ impl<'a, 'c> Phases<'a, 'c> {
     /// Step 3: records phase `phase` with `headline` metrics (in order), then the policy's
     /// latency set from `t`, and applies the minimum-time policy to `t.wall`.
     pub fn record<T>(&mut self, phase: &str, t: &Timed<T>, headline: Vec<(MetricId, f64)>, policy: &Policy) {
+        let dirtied = self.dirtied_by_direct_io(phase, &headline, t.wall);
         let mut metrics = headline;
+        metrics.extend(dirtied);
         metrics.extend(t.latency.select(policy.latency.stats()));
         if policy.short.limit().is_some_and(|limit| t.wall < limit) {
             match policy.short {
@@ -360,6 +380,34 @@ impl<'a, 'c> Phases<'a, 'c> {
             cpu: t.cpu,
             metrics,
         });
+    }
+
+    /// With [`Phases::direct_io`]: the page cache the phase dirtied, as a `dirtied_pages` detail
+    /// row and, when it is at least a quarter of the bytes the phase wrote (its `…write…` MiB/s
+    /// rows × its time) and 1 MiB, a note saying the direct I/O was buffered.
+    fn dirtied_by_direct_io(
+        &mut self,
+        phase: &str,
+        headline: &[(MetricId, f64)],
+        wall: Duration,
+    ) -> Option<(MetricId, f64)> {
+        let from = self.direct.take()?;
+        let pages = pages_dirtied()?.saturating_sub(from);
+        let mib = (pages * 4096) as f64 / (1u64 << 20) as f64;
+        let written: f64 = headline
+            .iter()
+            .filter(|(m, _)| m.unit == crate::metric::Unit::MibPerSec && m.name.contains("write"))
+            .map(|(_, v)| v * wall.as_secs_f64())
+            .sum();
+        if mib >= 1.0 && written > 0.0 && mib >= 0.25 * written {
+            self.sample.notes.push(format!(
+                "{phase}: its files are open with O_DIRECT, yet it dirtied {mib:.0} MiB of page cache while writing {written:.0} MiB: the filesystem buffered the direct I/O (btrfs does for files with data checksums; nodatasum or a NoCOW directory keeps it direct)"
+            ));
+        }
+        Some((
+            MetricId::lower("dirtied_pages", crate::metric::Unit::Count).with_role(crate::metric::Role::Detail),
+            pages as f64,
+        ))
     }
 
     /// The three steps for a pool phase: [`Phases::begin`] with the policy's caches,
@@ -423,6 +471,13 @@ impl<'a, 'c> Phases<'a, 'c> {
         }
         self.sample
     }
+}
+
+/// Pages dirtied on the machine since boot (`nr_dirtied` in /proc/vmstat); `None` if unreadable.
+fn pages_dirtied() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/vmstat").ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("nr_dirtied ")?.trim().parse().ok())
 }
 
 /// Two passes of one phase as one measurement: wall times and operations add, CPU is weighted

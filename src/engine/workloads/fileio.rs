@@ -602,6 +602,9 @@ impl FileioSpec {
             files
         };
         let mut phases = Phases::new(ctx);
+        if self.o_direct() {
+            phases.direct_io();
+        }
         let phase = self.mode.name();
         let threads = self.threads as usize;
         let cursor = AtomicU64::new(0);
