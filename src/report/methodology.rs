@@ -365,8 +365,47 @@ pub fn fingerprint_differences(base: &ReportModel, cand: &ReportModel) -> Vec<St
             );
         }
     }
+    // The I/O path each variant's repeats really took (schema 11; sessions without path facts
+    // have nothing to compare).
+    for v in base.variants.iter().filter(|v| cand.variants.contains(v)) {
+        let (pb, pc) = (path_summary(base, v), path_summary(cand, v));
+        for ((what, x), (_, y)) in pb.iter().zip(&pc) {
+            if !x.is_empty() && !y.is_empty() {
+                diff(&format!("{v} {what}"), x.clone(), y.clone());
+            }
+        }
+    }
     out.dedup();
     out
+}
+
+/// A variant's path facts over its repeats, as text per fact (distinct values joined with
+/// `|`; empty where no repeat has the fact): the loop direct-I/O state and the super options.
+fn path_summary(model: &ReportModel, variant: &str) -> [(&'static str, String); 2] {
+    let facts: Vec<&crate::host::path::PathFacts> = model
+        .samples
+        .iter()
+        .filter(|r| {
+            model
+                .cases
+                .iter()
+                .any(|c| c.variant == variant && c.case_id == r.sample.case_id)
+        })
+        .filter_map(|r| r.sample.path.as_ref())
+        .collect();
+    let distinct = |f: &dyn Fn(&crate::host::path::PathFacts) -> Option<String>| {
+        let mut vals: Vec<String> = facts.iter().filter_map(|p| f(p)).collect();
+        vals.sort();
+        vals.dedup();
+        vals.join("|")
+    };
+    [
+        (
+            "loop direct I/O",
+            distinct(&|p| p.loop_dio.map(|d| if d { "on".into() } else { "off".into() })),
+        ),
+        ("super options", distinct(&|p| p.super_options.clone())),
+    ]
 }
 
 /// Bimodality coefficient above this (5/9, a uniform distribution's) suggests two modes.
@@ -765,6 +804,23 @@ mod tests {
         let c = crate::report::compare::compare(&a, &b, 5.0, 3.0, crate::report::compare::Gate::Headline);
         let text = crate::report::compare::render(&c, crate::report::compare::CompareFormat::Table);
         assert!(text.contains("different set-ups (kernel"), "{text}");
+        // Two sessions whose repeats took different I/O paths: the loop's direct-I/O state.
+        let with_path = |m: &ReportModel, dio: bool| {
+            let mut m = m.clone();
+            for r in &mut m.samples {
+                r.sample.path = Some(crate::host::path::PathFacts {
+                    loop_dio: Some(dio),
+                    super_options: Some("rw".into()),
+                    ..Default::default()
+                });
+            }
+            m
+        };
+        let (on, off) = (with_path(&a, true), with_path(&a, false));
+        assert!(fingerprint_differences(&on, &on).is_empty());
+        assert_eq!(fingerprint_differences(&on, &off), ["a loop direct I/O on → off"]);
+        // A session stored before the facts compares with nothing there.
+        assert!(fingerprint_differences(&a, &off).is_empty());
     }
 
     #[test]
