@@ -673,17 +673,7 @@ fn path_panel(out: &mut String, model: &ReportModel) {
     }
     out.push_str("<h3 id=\"io-path\">I/O path (read back from the kernel)</h3>\n<table><thead><tr><th class=\"l\">variant</th><th class=\"l\">loop direct I/O</th><th class=\"l\">backing filesystem</th><th class=\"l\">scheduler</th><th>readahead (KiB)</th><th class=\"l\">super options</th><th>on-disk ratio</th><th class=\"l\">mismatches</th></tr></thead><tbody>\n");
     for v in &model.variants {
-        let facts: Vec<&crate::host::path::PathFacts> = model
-            .samples
-            .iter()
-            .filter(|r| {
-                model
-                    .cases
-                    .iter()
-                    .any(|c| &c.variant == v && c.case_id == r.sample.case_id)
-            })
-            .filter_map(|r| r.sample.path.as_ref())
-            .collect();
+        let facts = model.path_facts(v);
         if facts.is_empty() {
             continue;
         }

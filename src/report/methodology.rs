@@ -382,17 +382,7 @@ pub fn fingerprint_differences(base: &ReportModel, cand: &ReportModel) -> Vec<St
 /// A variant's path facts over its repeats, as text per fact (distinct values joined with
 /// `|`; empty where no repeat has the fact): the loop direct-I/O state and the super options.
 fn path_summary(model: &ReportModel, variant: &str) -> [(&'static str, String); 2] {
-    let facts: Vec<&crate::host::path::PathFacts> = model
-        .samples
-        .iter()
-        .filter(|r| {
-            model
-                .cases
-                .iter()
-                .any(|c| c.variant == variant && c.case_id == r.sample.case_id)
-        })
-        .filter_map(|r| r.sample.path.as_ref())
-        .collect();
+    let facts = model.path_facts(variant);
     let distinct = |f: &dyn Fn(&crate::host::path::PathFacts) -> Option<String>| {
         let mut vals: Vec<String> = facts.iter().filter_map(|p| f(p)).collect();
         vals.sort();

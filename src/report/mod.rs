@@ -248,6 +248,21 @@ pub struct ReportModel {
     pub baseline: Option<RawBaseline>,
 }
 
+impl ReportModel {
+    /// The I/O-path facts of `variant`'s repeats that have them (schema 11), in run order.
+    pub fn path_facts(&self, variant: &str) -> Vec<&crate::host::path::PathFacts> {
+        self.samples
+            .iter()
+            .filter(|r| {
+                self.cases
+                    .iter()
+                    .any(|c| c.variant == variant && c.case_id == r.sample.case_id)
+            })
+            .filter_map(|r| r.sample.path.as_ref())
+            .collect()
+    }
+}
+
 /// A section that a feature above the report (the many-rank figures of `comm`, the forest
 /// plot of `verify`) adds to a session's Markdown and HTML reports. The report knows nothing of
 /// the features: their caller passes the sections to [`render`], which puts them, in the order

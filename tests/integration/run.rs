@@ -359,13 +359,8 @@ fn the_on_disk_ratio_of_a_compressing_mount_follows_the_content() {
         assert!(o.status.success(), "{}", text(&o));
         assert_no_leftovers(&sc);
         let j = crate::util::report_json(db.to_str().unwrap(), "latest");
-        let cases = j["cases"].as_array().unwrap();
         for s in j["samples"].as_array().unwrap() {
-            let variant = cases
-                .iter()
-                .find(|c| c["case_id"] == s["case_id"])
-                .map(|c| c["variant"].as_str().unwrap().to_string())
-                .unwrap();
+            let variant = variant_of(&j, s);
             let p = &s["path"];
             assert_eq!(p["loop_dio"], true, "{s}");
             if variant.starts_with("btrfs") {
@@ -426,14 +421,9 @@ fn direct_io_that_btrfs_buffers_is_flagged_and_nodatasum_is_not() {
     assert!(o.status.success(), "{}", text(&o));
     assert_no_leftovers(&sc);
     let j = crate::util::report_json(db.to_str().unwrap(), "latest");
-    let cases = j["cases"].as_array().unwrap();
     let mut by_variant: std::collections::BTreeMap<String, Vec<(bool, f64)>> = Default::default();
     for s in j["samples"].as_array().unwrap() {
-        let variant = cases
-            .iter()
-            .find(|c| c["case_id"] == s["case_id"])
-            .map(|c| c["variant"].as_str().unwrap().to_string())
-            .unwrap();
+        let variant = variant_of(&j, s);
         let flagged = s["notes"].to_string().contains("buffered the direct I/O");
         let dirtied = s["measurements"]
             .as_array()
@@ -462,4 +452,16 @@ fn direct_io_that_btrfs_buffers_is_flagged_and_nodatasum_is_not() {
         warnings.contains("buffered the direct I/O") && warnings.contains("btrfs / direct"),
         "{warnings}"
     );
+}
+
+/// The variant of sample `s` of the JSON report `j` (from its case).
+fn variant_of(j: &serde_json::Value, s: &serde_json::Value) -> String {
+    j["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["case_id"] == s["case_id"])
+        .and_then(|c| c["variant"].as_str())
+        .unwrap_or_else(|| panic!("no case for {s}"))
+        .to_string()
 }

@@ -67,7 +67,7 @@
 //! one chunk; in the small-file phases one file.
 
 use crate::engine::phase::{Caches, LatencySet, Phases, Policy, Short, MIN_TIME};
-use crate::engine::pool::{Step, Worker, WorkerPool};
+use crate::engine::pool::{Step, Worker};
 use crate::engine::sysio;
 use crate::engine::{EngineError, ErrHint, RunContext, Workload, WorkloadKind};
 use crate::fstype::Footprint;
@@ -594,22 +594,7 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
         workers: Vec<W>,
         amount: Amount,
     ) -> Result<Vec<W::Output>, EngineError> {
-        let policy = match (self.spec.caches, self.timed_phases) {
-            (BonnieCaches::Once, n) if n > 0 => POLICY.caches(Caches::Keep),
-            _ => POLICY,
-        };
-        self.timed_phases += 1;
-        self.phases
-            .run_pool(phase, WorkerPool::new(), workers, &policy, |_, wall| {
-                let secs = wall.as_secs_f64().max(1e-9);
-                Ok(vec![match amount {
-                    Amount::Bytes(b) => (
-                        MetricId::higher("throughput", Unit::MibPerSec),
-                        b as f64 / Bytes::MIB as f64 / secs,
-                    ),
-                    Amount::Ops(n) => (MetricId::higher("rate", Unit::OpsPerSec), n as f64 / secs),
-                }])
-            })
+        self.timed_passes(phase, vec![workers], amount)
     }
 
     /// [`Self::timed`] for a phase of several passes ([`Phases::run_passes`]): one list of
@@ -1676,12 +1661,8 @@ mod tests {
             seen.lock().expect("test mutex").push(p.to_string())
         };
         let ctx = RunContext {
-            dir: tmp.path(),
-            drop_caches: false,
-            interrupt: &flag,
-            sync: &crate::engine::sync::Solo,
             on_phase: &on_phase,
-            state: None,
+            ..RunContext::quiet(tmp.path(), &flag)
         };
         let sample = spec.run(&ctx).expect("bonnie run");
         let names: Vec<&str> = sample.phases.iter().map(|p| p.phase.as_str()).collect();
@@ -1867,12 +1848,8 @@ mod tests {
         let seen = std::sync::Mutex::new(Vec::new());
         let on_phase = |p: &str| seen.lock().expect("test mutex").push(p.to_string());
         let ctx = RunContext {
-            dir: tmp.path(),
-            drop_caches: false,
-            interrupt: &flag,
-            sync: &crate::engine::sync::Solo,
             on_phase: &on_phase,
-            state: None,
+            ..RunContext::quiet(tmp.path(), &flag)
         };
         let sample = spec.run(&ctx).expect("bonnie run");
         let seen = seen.lock().expect("test mutex").clone();
