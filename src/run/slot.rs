@@ -6,6 +6,7 @@
 
 use crate::config::Suite;
 use crate::engine::RunContext;
+use crate::host::path::PathFacts;
 use crate::metric::{Measurement, MetricId, Role, Unit};
 use crate::plan;
 use crate::provision::{Provisioner, RunState};
@@ -124,27 +125,7 @@ pub(super) fn run_slot(
     };
     sample.device = mounted.device.clone();
     sample.effective_mount_opts = mounted.effective_opts.clone();
-    // The I/O path as the kernel reports it now that the filesystem is mounted, and on a
-    // compressing mount the on-disk ratio of the workload's kind of data (untimed, before the
-    // quiesce gate).
-    let mut facts = crate::host::path::PathFacts::read(mounted.device.as_deref(), &mounted.mountpoint);
-    if facts
-        .super_options
-        .as_deref()
-        .is_some_and(crate::host::path::compresses)
-    {
-        let content = case.workload.kind.workload().content().unwrap_or_default();
-        let mut data = vec![0u8; crate::host::path::PROBE_BYTES];
-        content.fill(&mut data, 0x7072_6f62);
-        match crate::host::path::on_disk_ratio(&mounted.mountpoint, &data) {
-            Ok(r) => {
-                facts.on_disk_ratio = Some(r);
-                facts.probe_content = Some(content.as_str().to_string());
-            }
-            Err(e) => sample.notes.push(format!("compression probe: not measured: {e}")),
-        }
-    }
-    sample.path = Some(facts);
+    sample.path = Some(path_facts(case, &mounted, &mut sample.notes));
     // The quiesce gate: outside the timed phases and the CPU meters, which start in the engine.
     let mut quiesce = None;
     if let Some(dev) = &mounted.device {
@@ -199,14 +180,7 @@ pub(super) fn run_slot(
             sample.notes.extend(provision_notes);
             sample.histograms = raw.histograms;
             sample.series = raw.series;
-            if let Some(r) = sample.path.as_ref().and_then(|p| p.on_disk_ratio) {
-                sample.measurements.push(Measurement {
-                    phase: PATH_PHASE.into(),
-                    rank: None,
-                    metric: MetricId::higher(ON_DISK_RATIO, Unit::Ratio).with_role(Role::Detail),
-                    value: r,
-                });
-            }
+            sample.measurements.extend(sample.path.as_ref().and_then(ratio_row));
             if let Some((waited, note)) = quiesce {
                 if let Some(w) = waited {
                     sample.measurements.push(Measurement {
@@ -224,6 +198,40 @@ pub(super) fn run_slot(
             }
         }
     }
+}
+
+/// The I/O path as the kernel reports it now that the filesystem is mounted, and on a
+/// compressing mount the on-disk ratio of the workload's kind of data (untimed, before the
+/// quiesce gate); a probe that fails is a note.
+fn path_facts(case: &plan::Case, mounted: &crate::provision::Mounted, notes: &mut Vec<String>) -> PathFacts {
+    let mut facts = PathFacts::read(mounted.device.as_deref(), &mounted.mountpoint);
+    if facts
+        .super_options
+        .as_deref()
+        .is_some_and(crate::host::path::compresses)
+    {
+        let content = case.workload.kind.workload().content().unwrap_or_default();
+        let mut data = vec![0u8; crate::host::path::PROBE_BYTES];
+        content.fill(&mut data, 0x7072_6f62);
+        match crate::host::path::on_disk_ratio(&mounted.mountpoint, &data) {
+            Ok(r) => {
+                facts.on_disk_ratio = Some(r);
+                facts.probe_content = Some(content.as_str().to_string());
+            }
+            Err(e) => notes.push(format!("compression probe: not measured: {e}")),
+        }
+    }
+    facts
+}
+
+/// The detail row of the compression probe's ratio, if it measured one.
+fn ratio_row(facts: &PathFacts) -> Option<Measurement> {
+    Some(Measurement {
+        phase: PATH_PHASE.into(),
+        rank: None,
+        metric: MetricId::higher(ON_DISK_RATIO, Unit::Ratio).with_role(Role::Detail),
+        value: facts.on_disk_ratio?,
+    })
 }
 
 /// The row of a sample's I/O-path figures (a detail row of its own).

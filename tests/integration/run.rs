@@ -400,8 +400,10 @@ fn the_on_disk_ratio_of_a_compressing_mount_follows_the_content() {
 /// writes dirty (almost) no page cache on ext4 and on btrfs mounted `nodatasum`, but on btrfs
 /// with data checksums this kernel writes them through the page cache (measured: 16,451 pages
 /// dirtied for a 64 MiB `dd oflag=direct`, 0 on ext4), and the repeat says so. The count is the
-/// machine's (`nr_dirtied`), so a test running beside this one can add to a phase's count:
-/// three repeats each, btrfs flagged in all, the others in at most one.
+/// machine's (`nr_dirtied`), so a test running beside this one can add to a phase's count (in
+/// CI a neighbour dirtied 1.9 GB during one 1 s phase): noise only adds, so btrfs must be
+/// flagged in every repeat, and ext4 and btrfs `nodatasum` must stay direct (under 16 MiB
+/// dirtied) in their quietest repeat of four.
 #[test]
 fn direct_io_that_btrfs_buffers_is_flagged_and_nodatasum_is_not() {
     require_privileged!();
@@ -409,7 +411,7 @@ fn direct_io_that_btrfs_buffers_is_flagged_and_nodatasum_is_not() {
     let suite = write_suite(
         dir.path(),
         "direct.toml",
-        "[suite]\nname = \"direct\"\n[run]\nrepeats = 3\nwarmup = 0\ndrop_caches = false\n\
+        "[suite]\nname = \"direct\"\n[run]\nrepeats = 4\nwarmup = 0\ndrop_caches = false\n\
          [[fs]]\ntype = \"ext4\"\n[[fs]]\ntype = \"btrfs\"\n\
          [[fs]]\ntype = \"btrfs\"\nname = \"btrfs-nodatasum\"\nmount_opts = \"nodatasum\"\n\
          [[workload]]\nkind = \"fileio\"\nname = \"direct\"\nmode = \"seqwr\"\nfiles = 1\n\
@@ -436,15 +438,13 @@ fn direct_io_that_btrfs_buffers_is_flagged_and_nodatasum_is_not() {
     }
     assert_eq!(by_variant.len(), 3, "{by_variant:?}");
     for (variant, runs) in &by_variant {
-        assert_eq!(runs.len(), 3, "{variant}: {runs:?}");
+        assert_eq!(runs.len(), 4, "{variant}: {runs:?}");
         let flagged = runs.iter().filter(|(f, _)| *f).count();
+        let quietest = runs.iter().map(|(_, d)| *d).fold(f64::MAX, f64::min);
         if variant == "btrfs" {
-            assert!(
-                flagged == 3 && runs.iter().all(|(_, d)| *d >= 8192.0),
-                "btrfs: {runs:?}"
-            );
+            assert!(flagged == 4 && quietest >= 8192.0, "btrfs: {runs:?}");
         } else {
-            assert!(flagged <= 1, "{variant}: {runs:?}");
+            assert!(quietest < 4096.0 && flagged < 4, "{variant}: {runs:?}");
         }
     }
     let warnings = j["warnings"].to_string();
