@@ -246,12 +246,16 @@ impl PhaseSync for RankSync {
             Err(e) => fail(e, interrupt),
         }
         if let Ok(mut log) = LOG.lock() {
-            log.pending = RankPhase {
-                phase: phase.to_string(),
-                sync_in_ns: sync_in,
-                sync_out_ns: sync_out,
-                ..RankPhase::default()
-            };
+            // A later pass of a phase not yet recorded (`Phases::run_passes`) keeps the phase's
+            // first sync: the phase starts there.
+            if log.pending.phase != phase {
+                log.pending = RankPhase {
+                    phase: phase.to_string(),
+                    sync_in_ns: sync_in,
+                    sync_out_ns: sync_out,
+                    ..RankPhase::default()
+                };
+            }
         }
     }
 
@@ -337,8 +341,15 @@ impl PhaseSync for RankSync {
     }
 }
 
+/// The phases logged since the last call; a phase begun and never recorded (a failed repeat)
+/// is dropped, so the next repeat's first phase starts from its own sync.
 fn take_log() -> Vec<RankPhase> {
-    LOG.lock().map(|mut l| std::mem::take(&mut l.done)).unwrap_or_default()
+    LOG.lock()
+        .map(|mut l| {
+            l.pending = RankPhase::default();
+            std::mem::take(&mut l.done)
+        })
+        .unwrap_or_default()
 }
 
 /// Runs one repeat's workload on every rank: rank 0's side. Alone, it is `engine::run` in
@@ -1164,10 +1175,36 @@ mod tests {
         );
     }
 
+    /// A phase of several passes (`Phases::run_passes`) begins once per pass but is one phase on
+    /// the timeline: it keeps its first sync, and a repeat that failed mid-phase leaves nothing
+    /// for the next one.
+    /// The tests that use the process-wide phase log, one at a time.
+    static LOG_TESTS: Mutex<()> = Mutex::new(());
+
+    #[test]
+    fn a_phase_begun_again_for_its_next_pass_keeps_its_first_sync() {
+        let _one = LOG_TESTS.lock().unwrap_or_else(|e| e.into_inner());
+        let flag = AtomicBool::new(false);
+        take_log();
+        RankSync.begin("p", &flag);
+        let first = LOG.lock().unwrap().pending.sync_in_ns;
+        std::thread::sleep(Duration::from_millis(5));
+        RankSync.begin("p", &flag);
+        RankSync.recorded("p", Duration::from_millis(1));
+        let log = take_log();
+        assert_eq!(log.len(), 1);
+        assert_eq!(log[0].sync_in_ns, first);
+        // Begun, never recorded: gone with the repeat's log.
+        RankSync.begin("q", &flag);
+        take_log();
+        assert_eq!(LOG.lock().unwrap().pending.phase, "");
+    }
+
     #[test]
     fn one_rank_runs_its_phases_with_the_engines_solo_synchroniser() {
         // A unit test is one rank: the runner gets `Solo`, which keeps the rank's own
         // directory (`RankSync` would share the slot's, the parent) and logs nothing.
+        let _one = LOG_TESTS.lock().unwrap_or_else(|e| e.into_inner());
         take_log();
         let sync = phase_sync();
         let dir = std::path::Path::new("/x/rank-0");

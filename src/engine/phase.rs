@@ -228,7 +228,7 @@ impl<'a, 'c> Phases<'a, 'c> {
     /// phase from here on counts the pages the machine dirtied while it ran (`nr_dirtied`), and
     /// one that dirtied at least a quarter of what it wrote (and 1 MiB) gets a note; each gets
     /// a `dirtied_pages` detail row: the filesystem buffered its direct I/O (btrfs does so for
-    /// files with data checksums; issue 27, doc/verify.md).
+    /// files with data checksums; doc/io-path.md).
     pub fn direct_io(&mut self) {
         self.direct_io = true;
     }
@@ -252,7 +252,8 @@ impl<'a, 'c> Phases<'a, 'c> {
             Caches::DropIfAsked => before_phase(self.ctx, phase, &mut self.sample),
             Caches::Keep => (self.ctx.on_phase)(phase),
         }
-        if self.direct_io {
+        // From the first pass of a phase on (a later pass begins again before the record).
+        if self.direct_io && self.direct.is_none() {
             self.direct = pages_dirtied();
         }
     }
@@ -260,10 +261,21 @@ impl<'a, 'c> Phases<'a, 'c> {
     /// Step 2 for pool phases: runs `workers` on `pool` (start barrier, deadline, interrupt)
     /// under the CPU meters. The wall time is the pool's.
     pub fn pool<W: Worker>(&self, pool: WorkerPool, workers: Vec<W>) -> Result<Timed<PoolRun<W::Output>>, EngineError> {
+        let t = self.measure_pool(pool, workers)?;
+        self.ctx.sync.pool_measured(&t.value.latency, t.value.stonewall);
+        Ok(t)
+    }
+
+    /// [`Phases::pool`] without telling the other processes ([`crate::engine::sync::PhaseSync::pool_measured`]):
+    /// the one measurement a pool phase and each pass of [`Phases::run_passes`] make.
+    fn measure_pool<W: Worker>(
+        &self,
+        pool: WorkerPool,
+        workers: Vec<W>,
+    ) -> Result<Timed<PoolRun<W::Output>>, EngineError> {
         let meter = CpuMeter::start();
         let run = pool.run_synced(workers, self.ctx.interrupt, self.ctx.sync)?;
         let cpu = meter.stop();
-        self.ctx.sync.pool_measured(&run.latency, run.stonewall);
         Ok(Timed {
             wall: run.wall,
             cpu,
@@ -446,13 +458,15 @@ impl<'a, 'c> Phases<'a, 'c> {
         let mut total: Option<Timed<PoolRun<W::Output>>> = None;
         for workers in passes {
             self.begin(phase, policy.caches);
-            let t = self.pool(WorkerPool::new(), workers)?;
+            let t = self.measure_pool(WorkerPool::new(), workers)?;
             total = Some(match total {
                 None => t,
                 Some(acc) => merge_passes(acc, t),
             });
         }
         let Some(mut t) = total else { return Ok(Vec::new()) };
+        // Other processes get the whole phase's histogram, once.
+        self.ctx.sync.pool_measured(&t.value.latency, t.value.stonewall);
         t.latency = t.value.latency.summary();
         t.bins = t.value.latency.log_bins();
         let metrics = headline(t.value.ops, t.wall)?;

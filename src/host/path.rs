@@ -147,44 +147,37 @@ fn selected(line: &str) -> Option<String> {
     }
 }
 
-/// `(type, super options)` of the topmost mount at `mountpoint`, from /proc/self/mountinfo.
-fn mountinfo_entry(mountpoint: &Path) -> Option<(String, String)> {
-    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    text.lines().rev().find_map(|l| {
-        let (head, tail) = l.split_once(" - ")?;
-        let point = head.split(' ').nth(4)?;
-        if Path::new(&super::unescape_mount_field(point)) != mountpoint {
-            return None;
-        }
-        let mut t = tail.split(' ');
-        let fs = t.next()?.to_string();
-        let _source = t.next()?;
-        Some((fs, t.next()?.to_string()))
-    })
+/// Every mount of /proc/self/mountinfo, in its order: `(mount point, type, super options)`.
+fn mountinfo() -> Vec<(String, String, String)> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    text.lines()
+        .filter_map(|l| {
+            let (head, tail) = l.split_once(" - ")?;
+            let point = super::unescape_mount_field(head.split(' ').nth(4)?);
+            let mut t = tail.split(' ');
+            let (fs, _source, opts) = (t.next()?, t.next()?, t.next()?);
+            Some((point, fs.to_string(), opts.to_string()))
+        })
+        .collect()
 }
 
-/// `(type, super options)` of the mount that holds `path` (the longest mountpoint prefix).
+/// `(type, super options)` of the topmost mount at `mountpoint`.
+fn mountinfo_entry(mountpoint: &Path) -> Option<(String, String)> {
+    mountinfo()
+        .into_iter()
+        .rev()
+        .find(|(point, _, _)| Path::new(point) == mountpoint)
+        .map(|(_, fs, opts)| (fs, opts))
+}
+
+/// `(type, super options)` of the mount that holds `path` (the longest mountpoint prefix; of
+/// equals, the later mount, which is on top).
 fn mount_of(path: &Path) -> Option<(String, String)> {
-    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    let mut best: Option<(usize, String, String)> = None;
-    for l in text.lines() {
-        let Some((head, tail)) = l.split_once(" - ") else {
-            continue;
-        };
-        let Some(point) = head.split(' ').nth(4) else { continue };
-        let point = super::unescape_mount_field(point);
-        if !path.starts_with(&point) {
-            continue;
-        }
-        let mut t = tail.split(' ');
-        let (Some(fs), Some(_), Some(opts)) = (t.next(), t.next(), t.next()) else {
-            continue;
-        };
-        if best.as_ref().is_none_or(|(len, _, _)| point.len() >= *len) {
-            best = Some((point.len(), fs.to_string(), opts.to_string()));
-        }
-    }
-    best.map(|(_, fs, opts)| (fs, opts))
+    mountinfo()
+        .into_iter()
+        .filter(|(point, _, _)| path.starts_with(point))
+        .max_by_key(|(point, _, _)| point.len())
+        .map(|(_, fs, opts)| (fs, opts))
 }
 
 #[cfg(test)]
