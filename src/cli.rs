@@ -314,6 +314,13 @@ pub struct VerifyArgs {
     /// Multiply every size and duration, e.g. 0.25 for a quicker check.
     #[arg(long, value_name = "S")]
     pub scale: Option<f64>,
+    /// After --pairs, more pairs of a filesystem's pair while one of its paired intervals
+    /// straddles the tolerance edge, up to this many (= --pairs: none added).
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub max_pairs: u32,
+    /// No pairs are added once the next would end the run after this much time (e.g. 25m).
+    #[arg(long, value_name = "DURATION", default_value = "25m")]
+    pub budget: crate::units::Dur,
     /// Run only these pairs (comma-separated): fileio-rndrd, fileio-rndrw, bonnie, treecopy,
     /// bigfile.
     #[arg(long, value_name = "PAIRS", value_delimiter = ',')]

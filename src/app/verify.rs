@@ -13,6 +13,8 @@ pub(super) fn cmd_verify(db: &Path, a: &crate::cli::VerifyArgs) -> Result<i32> {
     let o = crate::verify::VerifyOptions {
         fs: a.fs.clone(),
         pairs: a.pairs,
+        max_pairs: a.max_pairs,
+        budget: a.budget.0,
         scale: a.scale,
         only: a.only.clone().unwrap_or_default(),
         scratch: a.scratch.scratch.clone(),

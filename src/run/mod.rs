@@ -36,6 +36,7 @@ pub use observer::{
 };
 pub use options::RunOptions;
 pub use resume::{load_suite, LegacyArgs};
+pub use rounds::MoreRounds;
 pub use target::Target;
 pub use terminal::TerminalObserver;
 
@@ -127,6 +128,8 @@ pub struct Runner {
     resume: Option<Resume>,
     store: Option<Store>,
     interrupt: Arc<AtomicBool>,
+    /// The caller's rule for rounds of some cases after the plan (`fsbench verify`).
+    more: Option<Arc<dyn MoreRounds>>,
 }
 
 impl Runner {
@@ -173,7 +176,15 @@ impl Runner {
             resume,
             store,
             interrupt: crate::signal::interrupt_flag().clone(),
+            more: None,
         })
+    }
+
+    /// Adds rounds of the cases `more` chooses once the plan is done (only for a suite without
+    /// a stopping rule): `fsbench verify`'s more pairs where a paired interval is undecided.
+    pub fn with_more_rounds(mut self, more: Arc<dyn MoreRounds>) -> Runner {
+        self.more = Some(more);
+        self
     }
 
     /// Uses `flag` instead of the process's SIGINT/SIGTERM flag (tests).
@@ -285,7 +296,8 @@ impl Runner {
         let resume = self.resume.as_ref();
         let mut queue = RoundQueue::new(plan, &self.suite, &self.options, &|s| {
             resume.is_some_and(|r| r.is_done(&plan.cases[s.case], s.repeat))
-        });
+        })
+        .with_more(self.more.clone());
         obs.session_started(&SessionStart {
             session: open.session,
             resumed: self.resume.is_some(),

@@ -13,13 +13,29 @@
 //!   [`crate::plan::round_order`]`(seed, repeat)`: the plan's rounds by
 //!   [`crate::plan::run_order`], the added ones here. Slots keep their indices (other ranks
 //!   look slots up by index); only the order they are queued in changes.
+//! - A caller's own rule ([`MoreRounds`], `fsbench verify`'s "more pairs where a paired
+//!   interval is undecided") adds rounds of some cases only, after the plan and only when the
+//!   suite has no stopping rule; an `alternating` session runs such a round's cases in plan
+//!   order in even repeats and reversed in odd ones, as the plan does.
 
 use super::{adaptive, Observer, RunError, RunOptions};
 use crate::config::{Order, Suite};
 use crate::plan::{Plan, Slot};
 use crate::store::ResultStore;
+use crate::store::SessionData;
 use std::collections::VecDeque;
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A caller's rule for rounds of some cases after the plan (the suite's stopping rule adds
+/// rounds of every case; this one chooses).
+pub trait MoreRounds: Send + Sync {
+    /// Given what is stored and the time since the run began: the plan's case indices to run
+    /// once more, in plan order, and a line saying why (told to the observer as the round
+    /// begins); `None` or no cases: the session is done, with the line saying why when there
+    /// is one.
+    fn next_round(&self, plan: &Plan, data: &SessionData, elapsed: Duration) -> (Vec<usize>, Option<String>);
+}
 
 /// The slots left to run, and the rounds added so far.
 pub(super) struct RoundQueue {
@@ -43,6 +59,10 @@ pub(super) struct RoundQueue {
     /// The last planned look once a budget fixed it: `of` and `per_case` already count its
     /// rounds (the progress shows rounds against the budget, not a total that grows).
     last_look: Option<u32>,
+    /// The caller's rule for more rounds of some cases, when the suite has no stopping rule.
+    more: Option<Arc<dyn MoreRounds>>,
+    /// The suite's order (an added round of some cases keeps `alternating`'s turns).
+    order: Order,
 }
 
 impl RoundQueue {
@@ -72,7 +92,16 @@ impl RoundQueue {
             seed: options.seed.filter(|_| policy.order == Order::Interleaved),
             options: options.clone(),
             last_look: None,
+            more: None,
+            order: policy.order,
         }
+    }
+
+    /// Adds the caller's rule for rounds of some cases after the plan (used only when the suite
+    /// has no stopping rule).
+    pub fn with_more(mut self, more: Option<Arc<dyn MoreRounds>>) -> RoundQueue {
+        self.more = more;
+        self
     }
 
     /// Slots left before any round is added.
@@ -106,7 +135,7 @@ impl RoundQueue {
         obs: &dyn Observer,
     ) -> Result<bool, RunError> {
         if self.rule.is_none() {
-            return Ok(false);
+            return self.add_chosen_round(plan, store, session, obs);
         }
         let data = store.load_session(session)?;
         let done = adaptive::repeats_done(&data);
@@ -161,6 +190,48 @@ impl RoundQueue {
             repeat + 1 - self.warmup,
             budget.unwrap_or_default()
         );
+        Ok(!self.todo.is_empty())
+    }
+
+    /// A round of the cases the caller's [`MoreRounds`] chooses; `false` when it chooses none
+    /// (or there is no such rule).
+    fn add_chosen_round(
+        &mut self,
+        plan: &Plan,
+        store: &dyn ResultStore,
+        session: i64,
+        obs: &dyn Observer,
+    ) -> Result<bool, RunError> {
+        let Some(more) = self.more.clone() else {
+            return Ok(false);
+        };
+        let data = store.load_session(session)?;
+        let (mut cases, why) = more.next_round(plan, &data, self.started.elapsed());
+        if let Some(why) = why {
+            obs.warning(&why);
+        }
+        let repeat = data
+            .samples
+            .iter()
+            .map(|s| s.sample.repeat + 1)
+            .max()
+            .unwrap_or(self.per_case);
+        if self.order == Order::Alternating && repeat % 2 == 1 {
+            cases.reverse();
+        }
+        for case in cases {
+            self.todo.push_back((
+                self.next_index,
+                Slot {
+                    case,
+                    repeat,
+                    warmup: false,
+                },
+            ));
+            self.next_index += 1;
+        }
+        self.of += self.todo.len();
+        self.round_note = format!(" (extra round {})", repeat + 1 - self.warmup);
         Ok(!self.todo.is_empty())
     }
 

@@ -28,9 +28,12 @@ pub mod html;
 pub mod pairs;
 pub mod ratios;
 
-use crate::run::{Observer, RunError, RunOptions, RunSummary, Runner};
+use crate::plan::Plan;
+use crate::run::{MoreRounds, Observer, RunError, RunOptions, RunSummary, Runner};
+use crate::store::SessionData;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// What `fsbench verify` was asked.
 #[derive(Clone, Debug)]
@@ -39,6 +42,11 @@ pub struct VerifyOptions {
     pub fs: String,
     /// Repeats of each workload (each native/referee pair of runs is one repeat).
     pub pairs: u32,
+    /// Most pairs of runs of a filesystem's pair with an undecided paired interval (more are
+    /// added after `pairs`, [`UndecidedPairs`]); `pairs` or less: none added.
+    pub max_pairs: u32,
+    /// No pair is added once the next round would end after this much time since the start.
+    pub budget: std::time::Duration,
     /// `--scale` of every size and time.
     pub scale: Option<f64>,
     /// Pair ids to run; empty = all.
@@ -154,7 +162,114 @@ pub fn run(db: &Path, o: &VerifyOptions, obs: &dyn Observer) -> Result<RunSummar
     std::fs::write(&suite, text).map_err(RunError::Output)?;
     let runner = Runner::new(db, &run_options(o, &suite), run_line(o, &suite), no_legacy);
     let _ = std::fs::remove_file(&suite);
-    runner?.run(obs)
+    let more = UndecidedPairs {
+        max_pairs: o.max_pairs,
+        budget: o.budget,
+    };
+    runner?.with_more_rounds(std::sync::Arc::new(more)).run(obs)
+}
+
+/// More pairs where they decide something (issue 25): after the planned `--pairs`, one more
+/// pair of runs of each (filesystem, pair) with a row whose paired interval straddles an edge
+/// of the tolerance band, until every interval is decided, a pair reaches `max_pairs`, or the
+/// next round would end after `budget`.
+pub struct UndecidedPairs {
+    /// Most pairs of runs per (filesystem, pair).
+    pub max_pairs: u32,
+    /// Wall-time limit of the whole run.
+    pub budget: std::time::Duration,
+}
+
+impl MoreRounds for UndecidedPairs {
+    fn next_round(&self, plan: &Plan, data: &SessionData, elapsed: Duration) -> (Vec<usize>, Option<String>) {
+        let Some(t) = ratios::table(&data.session.info.suite_name, &data.cases, &data.samples) else {
+            return (vec![], None);
+        };
+        let (want, capped) = undecided(&t, self.max_pairs);
+        let names = |v: &[(&str, &str)]| v.iter().map(|(f, p)| format!("{f} {p}")).collect::<Vec<_>>().join(", ");
+        if want.is_empty() {
+            let why = (!capped.is_empty()).then(|| {
+                format!(
+                    "verify: still undecided after {} pairs (--max-pairs): {}",
+                    self.max_pairs,
+                    names(&capped)
+                )
+            });
+            return (vec![], why);
+        }
+        let cases: Vec<usize> = (0..plan.cases.len())
+            .filter(|&i| {
+                let c = &plan.cases[i];
+                c.unavailable.is_none()
+                    && want.iter().any(|(v, id)| {
+                        c.variant.name == *v
+                            && pairs::pair(id).is_some_and(|p| {
+                                c.workload.name == pairs::native_name(p) || c.workload.name == pairs::referee_name(p)
+                            })
+                    })
+            })
+            .collect();
+        let round = round_estimate(plan, data, &cases, elapsed);
+        if elapsed + round > self.budget {
+            let why = format!(
+                "verify: no more pairs: one more round of {} would take about {:.0} s and end after the {:.0} s budget (--budget)",
+                names(&want),
+                round.as_secs_f64(),
+                self.budget.as_secs_f64()
+            );
+            return (vec![], Some(why));
+        }
+        let why = format!(
+            "verify: a paired interval is undecided: one more pair of {} (about {:.0} s)",
+            names(&want),
+            round.as_secs_f64()
+        );
+        (cases, Some(why))
+    }
+}
+
+/// The (filesystem, pair) of every row whose paired interval straddles an edge of its
+/// tolerance band, once each in table order: those with fewer than `max_pairs` pairs on either
+/// side (to run again), and those with `max_pairs` (left undecided).
+fn undecided(t: &ratios::VerifyTable, max_pairs: u32) -> (Vec<(&str, &str)>, Vec<(&str, &str)>) {
+    let (mut want, mut capped): (Vec<(&str, &str)>, Vec<(&str, &str)>) = (vec![], vec![]);
+    for r in t
+        .rows
+        .iter()
+        .filter(|r| r.interval == Some(ratios::Interval::Undecided))
+    {
+        let key = (r.variant.as_str(), r.pair.as_str());
+        if want.contains(&key) || capped.contains(&key) {
+            continue;
+        }
+        if r.n.0.min(r.n.1) as u32 >= max_pairs {
+            capped.push(key);
+        } else {
+            want.push(key);
+        }
+    }
+    (want, capped)
+}
+
+/// Wall time of one more run of each of `cases`: its slowest stored run, plus each run's share
+/// of what the session spent outside the runs (making and mounting filesystems).
+fn round_estimate(plan: &Plan, data: &SessionData, cases: &[usize], elapsed: Duration) -> Duration {
+    let timed: f64 = data.samples.iter().map(|s| s.sample.wall_s).sum();
+    let around = (elapsed.as_secs_f64() - timed).max(0.0) / data.samples.len().max(1) as f64;
+    let slowest = |i: usize| {
+        let c = &plan.cases[i];
+        let id = data
+            .cases
+            .iter()
+            .find(|r| r.variant == c.variant.name && r.workload == c.workload.name)
+            .map(|r| r.case_id.as_str());
+        data.samples
+            .iter()
+            .filter(|s| Some(s.sample.case_id.as_str()) == id)
+            .map(|s| s.sample.wall_s)
+            .fold(0.0, f64::max)
+    };
+    Duration::from_secs_f64(cases.iter().map(|&i| slowest(i) + around).sum())
 }
 
 #[cfg(test)]
@@ -165,12 +280,60 @@ mod tests {
         VerifyOptions {
             fs: "ext4".into(),
             pairs: 2,
+            max_pairs: 2,
+            budget: Duration::from_secs(60),
             scale: Some(0.0625),
             only: vec![],
             scratch: "/var/tmp/x".into(),
             label: None,
             mismatch: false,
         }
+    }
+
+    fn row(variant: &str, pair: &str, n: usize, interval: Option<ratios::Interval>) -> ratios::Row {
+        ratios::Row {
+            variant: variant.into(),
+            pair: pair.into(),
+            tool: "t".into(),
+            native: "m".into(),
+            referee: "m".into(),
+            native_mean: Some(1.0),
+            referee_mean: Some(1.0),
+            n: (n, n),
+            point: Some(1.0),
+            ratio: Some((1.0, 0.8, 1.2)),
+            paired: Some((1.0, 0.8, 1.2)),
+            tolerance_pct: 15.0,
+            order: String::new(),
+            verdict: ratios::Verdict::Ok,
+            interval,
+        }
+    }
+
+    #[test]
+    fn more_pairs_go_to_undecided_intervals_only_and_stop_at_max_pairs() {
+        use ratios::Interval::{Agrees, Differs, Undecided};
+        let t = ratios::VerifyTable {
+            rows: vec![
+                row("ext4", "bonnie", 3, Some(Agrees)),
+                row("ext4", "bonnie", 3, Some(Undecided)),
+                row("ext4", "bonnie", 3, Some(Undecided)),
+                row("ext4", "treecopy", 3, Some(Differs)),
+                row("xfs", "treecopy", 3, None),
+                row("xfs", "bonnie", 5, Some(Undecided)),
+                row("btrfs", "bigfile", 4, Some(Undecided)),
+            ],
+        };
+        let (want, capped) = undecided(&t, 5);
+        assert_eq!(
+            want,
+            [("ext4", "bonnie"), ("btrfs", "bigfile")],
+            "once each, only undecided"
+        );
+        assert_eq!(capped, [("xfs", "bonnie")]);
+        let (want, capped) = undecided(&t, 3);
+        assert!(want.is_empty(), "--max-pairs = --pairs adds none");
+        assert_eq!(capped.len(), 3);
     }
 
     #[test]

@@ -173,12 +173,13 @@ char_size = "3MiB""#,
         // --preserve=mode: 25 % more system calls on a 5,329-entry tree (doc/verify.md).
         native: r#"kind = "treecopy"
 dataset = "kernel"
-dataset_scale = 0.05"#,
+dataset_scale = 0.15"#,
         referee: r#"kind = "treecopy"
 dataset = "kernel"
-dataset_scale = 0.05
+dataset_scale = 0.15
 method = "cp"
-cp_preserve = "ownership,timestamps,links""#,
+cp_preserve = "ownership,timestamps,links"
+cp_reuse_buffer = true"#,
         metrics: &[
             copy(("copy", "time"), ("copy", "time")),
             copy(("delete", "time"), ("delete", "time")),

@@ -197,8 +197,10 @@ impl VerifyTable {
 struct Side {
     /// (repeat, value) of the metric.
     values: Vec<(u32, f64)>,
-    /// (repeat, start time) of every ok repeat, for the order of the two sides.
-    started: Vec<(u32, String)>,
+    /// (repeat, (start time, record id)) of every ok repeat, for the order of the two sides:
+    /// the start time has whole seconds, and the record id (samples are stored in the order
+    /// they ran) orders two runs that began in the same second.
+    started: Vec<(u32, (String, i64))>,
     /// Repeats that ran the phase without the metric.
     untimed: usize,
     /// Repeats whose referee is bonnie++ and printed `+++++` for the phase, with the rate the
@@ -223,11 +225,11 @@ fn side(
         _ => None,
     };
     let mut out = Side::default();
-    for s in samples.iter().map(|s| &s.sample) {
+    for (s, id) in samples.iter().map(|s| (&s.sample, s.id)) {
         if s.case_id != case.case_id || s.is_warmup || s.status != SampleStatus::Ok {
             continue;
         }
-        out.started.push((s.repeat, s.started_at.clone()));
+        out.started.push((s.repeat, (s.started_at.clone(), id)));
         let in_phase: Vec<_> = s
             .measurements
             .iter()
@@ -696,6 +698,17 @@ mod tests {
         for x in &mut s {
             let first = (x.sample.case_id == "a") == (x.sample.repeat == 0);
             x.sample.started_at = format!("2026-01-01T00:0{}:00Z", x.sample.repeat * 2 + u32::from(!first));
+        }
+        let t = table(SUITE_NAME, &cases, &s).unwrap();
+        assert_eq!(
+            t.rows.iter().find(|r| r.native == "random_seeks rate").unwrap().order,
+            "NR"
+        );
+        // Runs that began in the same second are ordered by when they were stored.
+        for x in &mut s {
+            x.sample.started_at = "2026-01-01T00:00:00Z".into();
+            let first = (x.sample.case_id == "a") == (x.sample.repeat == 0);
+            x.id = i64::from(x.sample.repeat * 2 + u32::from(!first));
         }
         let t = table(SUITE_NAME, &cases, &s).unwrap();
         assert_eq!(

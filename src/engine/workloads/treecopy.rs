@@ -126,7 +126,47 @@ pub struct TreecopySpec {
     /// doc/verify.md has the system-call counts). Default: unset (`cp -a`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cp_preserve: Option<String>,
+    /// The native copier's system calls per regular file: `coreutils` (default) makes the
+    /// filesystem calls coreutils 9.1's `cp` makes, `minimal` only those the copy needs (see
+    /// [`Calls`]).
+    #[serde(default)]
+    pub calls: Calls,
+    /// With `method = "cp"`: run `cp` with glibc told to keep its per-file 128 KiB buffer in
+    /// the heap ([`CP_REUSE_TUNABLES`]) instead of mapping and unmapping it for every file, so
+    /// that what is timed is the filesystem's work, not the allocator's (`fsbench verify` sets
+    /// it; doc/verify.md has the measurement). Default false: `cp` as people run it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cp_reuse_buffer: bool,
 }
+
+/// Which system calls the native copier makes for each regular file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Calls {
+    /// The filesystem calls of coreutils 9.1 `cp -dR --preserve=ownership,timestamps` (strace,
+    /// doc/verify.md): `fstatat`, `open`, `fstat` of the source, create with owner-only mode,
+    /// `fstat` of the copy, `fadvise(SEQUENTIAL)`, read/write to end of file (one `read` that
+    /// returns 0), `futimens`, `fchmod`, two `close`: 13 per file.
+    #[default]
+    Coreutils,
+    /// Only what the copy needs: `fstatat`, two `open`, the data, `futimens` (`fchmod` only
+    /// when the create mode could not set the mode), two `close`: 8 per file.
+    Minimal,
+}
+
+impl Calls {
+    /// The name as written in suite files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Calls::Coreutils => "coreutils",
+            Calls::Minimal => "minimal",
+        }
+    }
+}
+
+/// `GLIBC_TUNABLES` of `cp_reuse_buffer`: a 128 KiB buffer stays below the mmap threshold, and
+/// freeing it never trims the heap, so the next file's buffer is the same memory.
+pub const CP_REUSE_TUNABLES: &str = "glibc.malloc.mmap_threshold=4194304:glibc.malloc.trim_threshold=67108864";
 
 fn default_dataset() -> DatasetSource {
     DatasetSource::Generated(DatasetKind::Kernel)
@@ -151,6 +191,8 @@ impl Default for TreecopySpec {
             fsync: true,
             verify: false,
             cp_preserve: None,
+            calls: Calls::default(),
+            cp_reuse_buffer: false,
         }
     }
 }
@@ -218,15 +260,21 @@ impl TreecopySpec {
         let sync = if self.fsync { "syncfs counted" } else { "no sync" };
         match self.method {
             Method::Native => format!(
-                "treecopy: native copier, {}, reflink={}; {sync}",
+                "treecopy: native copier, {}, reflink={}, calls={}; {sync}",
                 match self.reflink {
                     Reflink::Never => format!("read/write with a {} buffer", self.buffer),
                     Reflink::Auto => "FICLONE, else copy_file_range, else read/write".to_string(),
                 },
-                self.reflink.as_str()
+                self.reflink.as_str(),
+                self.calls.as_str()
             ),
             Method::Cp => format!(
-                "treecopy: `cp {} --reflink={}` and `rm -rf`; {sync}",
+                "treecopy: `{}cp {} --reflink={}` and `rm -rf`; {sync}",
+                if self.cp_reuse_buffer {
+                    "GLIBC_TUNABLES=… "
+                } else {
+                    ""
+                },
                 self.cp_mode_args().join(" "),
                 self.reflink.as_str()
             ),
@@ -308,7 +356,10 @@ impl Workload for TreecopySpec {
             self.reflink.as_str()
         );
         if self.method == Method::Native {
-            s.push_str(&format!(" buffer={}", self.buffer));
+            s.push_str(&format!(" buffer={} calls={}", self.buffer, self.calls.as_str()));
+        }
+        if self.method == Method::Cp && self.cp_reuse_buffer {
+            s.push_str(" cp_reuse_buffer");
         }
         s.push_str(if self.fsync { " fsync" } else { " no-fsync" });
         if self.verify {
@@ -353,6 +404,7 @@ fn run_phases(spec: &TreecopySpec, ctx: &RunContext, tree: &Path, copy: &Path) -
     let opts = CopyOptions {
         reflink: spec.reflink,
         buffer: spec.buffer.get() as usize,
+        calls: spec.calls,
     };
 
     // Untimed: lay the dataset out on the filesystem under test.
@@ -379,6 +431,9 @@ fn run_phases(spec: &TreecopySpec, ctx: &RunContext, tree: &Path, copy: &Path) -
         }
         Method::Cp => {
             let mut cmd = Command::new("cp");
+            if spec.cp_reuse_buffer {
+                cmd.env("GLIBC_TUNABLES", CP_REUSE_TUNABLES);
+            }
             cmd.args(spec.cp_mode_args())
                 .arg(format!("--reflink={}", spec.reflink.as_str()))
                 .arg("--")
@@ -454,6 +509,8 @@ pub(crate) struct CopyOptions {
     pub reflink: Reflink,
     /// Read/write buffer, bytes.
     pub buffer: usize,
+    /// Which system calls per regular file.
+    pub calls: Calls,
 }
 
 /// One directory entry read by a walker: its name in the level's name buffer.
@@ -740,7 +797,12 @@ impl<'a> TreeCopier<'a> {
                     Mode::empty(),
                 )
                 .ctx("open")?;
-                let create = meta.mode & 0o777;
+                let cu = self.opts.calls == Calls::Coreutils;
+                if cu {
+                    rustix::fs::fstat(&s).ctx("stat")?;
+                }
+                // coreutils creates the copy for its owner only until owner and mode are set.
+                let create = meta.mode & if cu { 0o700 } else { 0o777 };
                 let t = rustix::fs::openat(
                     dst_dir,
                     name,
@@ -749,8 +811,20 @@ impl<'a> TreeCopier<'a> {
                 )
                 .ctx("create")?;
                 let size = st.st_size as u64;
+                if cu {
+                    rustix::fs::fstat(&t).ctx("stat")?;
+                    if size <= self.buf.len() as u64 {
+                        // copy_data advises only files larger than the buffer.
+                        let _ = rustix::fs::fadvise(&s, 0, 0, rustix::fs::Advice::Sequential);
+                    }
+                }
                 copy_data(&s, &t, size, self.opts.reflink, &mut self.buf, self.interrupt)?;
-                let created = (meta.mode & 0o7000 == 0).then_some(create & !self.umask);
+                if cu {
+                    // coreutils reads until a read returns 0; what a growing file added is
+                    // not copied (the copy is of the size fstatat saw).
+                    rustix::io::read(&s, &mut self.buf[..]).ctx("read")?;
+                }
+                let created = (!cu && meta.mode & 0o7000 == 0).then_some(create & !self.umask);
                 finish_fd(self.ids, self.root, &t, &meta, created)?;
                 drop(s);
                 close_checked(t).ctx("close")?;
@@ -1108,12 +1182,18 @@ mod tests {
         std::fs::create_dir(&src).expect("mkdir");
         user_tree(&src);
         let flag = AtomicBool::new(false);
-        for (i, (reflink, buffer)) in [(Reflink::Never, 128 * 1024), (Reflink::Never, 7), (Reflink::Auto, 4096)]
-            .into_iter()
-            .enumerate()
+        for (i, (reflink, buffer, calls)) in [
+            (Reflink::Never, 128 * 1024, Calls::Coreutils),
+            (Reflink::Never, 128 * 1024, Calls::Minimal),
+            (Reflink::Never, 7, Calls::Coreutils),
+            (Reflink::Auto, 4096, Calls::Minimal),
+        ]
+        .into_iter()
+        .enumerate()
         {
             let dst = tmp.path().join(format!("dst{i}"));
-            let c = TreeCopier::new(&src, &dst, CopyOptions { reflink, buffer }, true, &flag).expect("copier");
+            let opts = CopyOptions { reflink, buffer, calls };
+            let c = TreeCopier::new(&src, &dst, opts, true, &flag).expect("copier");
             let run = phase::untimed(vec![c], &flag).expect("copy");
             // Entries: 13 below the root, plus one finish per directory (5 with the root).
             assert_eq!(run.ops, 13 + 5, "{reflink:?}");
@@ -1122,7 +1202,7 @@ mod tests {
             assert_eq!(bytes, 300_000 + 1 + 6 + 18);
             let a = tree::list_tree(&src).expect("list src");
             let b = tree::list_tree(&dst).expect("list dst");
-            tree::compare(&a, &b, true).unwrap_or_else(|d| panic!("{reflink:?}/{buffer}: {d}"));
+            tree::compare(&a, &b, true).unwrap_or_else(|d| panic!("{reflink:?}/{buffer}/{calls:?}: {d}"));
             let one = std::fs::metadata(dst.join("a/one")).expect("stat");
             assert_eq!(std::os::unix::fs::MetadataExt::nlink(&one), 2, "hard link kept");
         }
@@ -1224,6 +1304,7 @@ mod tests {
             CopyOptions {
                 reflink: Reflink::Never,
                 buffer: 4096,
+                calls: Calls::default(),
             },
             false,
             &flag,
@@ -1247,6 +1328,7 @@ mod tests {
             CopyOptions {
                 reflink: Reflink::Never,
                 buffer: 16,
+                calls: Calls::default(),
             },
             false,
             &flag,
@@ -1275,6 +1357,7 @@ mod tests {
                     CopyOptions {
                         reflink: Reflink::Never,
                         buffer: 16,
+                        calls: Calls::default(),
                     },
                     false,
                     &flag,
