@@ -228,11 +228,14 @@ impl MoreRounds for UndecidedPairs {
     }
 }
 
+/// A filesystem variant's name and a pair's id.
+type FsPair<'a> = (&'a str, &'a str);
+
 /// The (filesystem, pair) of every row whose paired interval straddles an edge of its
 /// tolerance band, once each in table order: those with fewer than `max_pairs` pairs on either
 /// side (to run again), and those with `max_pairs` (left undecided).
-fn undecided(t: &ratios::VerifyTable, max_pairs: u32) -> (Vec<(&str, &str)>, Vec<(&str, &str)>) {
-    let (mut want, mut capped): (Vec<(&str, &str)>, Vec<(&str, &str)>) = (vec![], vec![]);
+fn undecided(t: &ratios::VerifyTable, max_pairs: u32) -> (Vec<FsPair<'_>>, Vec<FsPair<'_>>) {
+    let (mut want, mut capped): (Vec<FsPair>, Vec<FsPair>) = (vec![], vec![]);
     for r in t
         .rows
         .iter()
