@@ -10,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod diskstat;
 pub mod path;
 pub mod process;
 

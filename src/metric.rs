@@ -120,6 +120,9 @@ pub enum Unit {
     /// A plain count.
     #[serde(rename = "count")]
     Count,
+    /// Mebibytes (an amount, not a rate: what a phase wrote to its device).
+    #[serde(rename = "MiB")]
+    Mib,
 }
 
 impl Unit {
@@ -133,6 +136,7 @@ impl Unit {
             Unit::Percent => "%",
             Unit::Ratio => "ratio",
             Unit::Count => "count",
+            Unit::Mib => "MiB",
         }
     }
 
@@ -146,6 +150,7 @@ impl Unit {
             Unit::Percent,
             Unit::Ratio,
             Unit::Count,
+            Unit::Mib,
         ]
         .into_iter()
         .find(|u| u.as_str() == s)

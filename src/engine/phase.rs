@@ -27,6 +27,7 @@ use crate::engine::host::before_phase;
 use crate::engine::latency::{LatencySummary, Stat};
 use crate::engine::pool::{PoolRun, Worker, WorkerPool};
 use crate::engine::{EngineError, RunContext};
+use crate::host::diskstat::{self, DiskStat};
 use crate::metric::{CpuUsage, LatencyHistogram, MetricId, PhaseResult, RawSample, ThroughputSeries};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -199,6 +200,11 @@ pub struct Phases<'a, 'c> {
     /// Names of short phases under a [`Short::Collect`] policy, and that policy.
     collected: Vec<String>,
     collect: Option<Short>,
+    /// The block device under the run directory (`None`: tmpfs, FUSE, a dataset), and its
+    /// counters at the current phase's begin: each phase records the reads, writes and flushes
+    /// that reached it ([`crate::host::diskstat`]).
+    disk: Option<String>,
+    disk_from: Option<DiskStat>,
 }
 
 impl<'a, 'c> Phases<'a, 'c> {
@@ -211,6 +217,8 @@ impl<'a, 'c> Phases<'a, 'c> {
             direct_io: false,
             collected: Vec::new(),
             collect: None,
+            disk: diskstat::device_of(ctx.dir),
+            disk_from: None,
         }
     }
 
@@ -255,6 +263,9 @@ impl<'a, 'c> Phases<'a, 'c> {
         // From the first pass of a phase on (a later pass begins again before the record).
         if self.direct_io && self.direct.is_none() {
             self.direct = pages_dirtied();
+        }
+        if self.disk_from.is_none() {
+            self.disk_from = self.disk.as_deref().and_then(DiskStat::read);
         }
     }
 
@@ -350,8 +361,10 @@ impl<'a, 'c> Phases<'a, 'c> {
     /// latency set from `t`, and applies the minimum-time policy to `t.wall`.
     pub fn record<T>(&mut self, phase: &str, t: &Timed<T>, headline: Vec<(MetricId, f64)>, policy: &Policy) {
         let dirtied = self.dirtied_by_direct_io(phase, &headline, t.wall);
+        let device = self.device_io();
         let mut metrics = headline;
         metrics.extend(dirtied);
+        metrics.extend(device);
         metrics.extend(t.latency.select(policy.latency.stats()));
         if policy.short.limit().is_some_and(|limit| t.wall < limit) {
             match policy.short {
@@ -392,6 +405,28 @@ impl<'a, 'c> Phases<'a, 'c> {
             cpu: t.cpu,
             metrics,
         });
+    }
+
+    /// The I/O that reached the device since the phase began, as detail rows (none without a
+    /// block device): `device_reads`, `device_read_mib`, `device_writes`, `device_write_mib`,
+    /// `device_flushes`. Begin and end are outside the timed region; the counters include the
+    /// phase's own `syncfs`/`fsync` when it times one.
+    fn device_io(&mut self) -> Vec<(MetricId, f64)> {
+        let (Some(from), Some(name)) = (self.disk_from.take(), self.disk.as_deref()) else {
+            return Vec::new();
+        };
+        let Some(d) = DiskStat::read(name).map(|now| now.since(&from)) else {
+            return Vec::new();
+        };
+        use crate::metric::{Role, Unit};
+        let row = |name: &str, unit: Unit| MetricId::lower(name, unit).with_role(Role::Detail);
+        vec![
+            (row("device_reads", Unit::Count), d.reads as f64),
+            (row("device_read_mib", Unit::Mib), d.read_mib()),
+            (row("device_writes", Unit::Count), d.writes as f64),
+            (row("device_write_mib", Unit::Mib), d.write_mib()),
+            (row("device_flushes", Unit::Count), d.flushes as f64),
+        ]
     }
 
     /// With [`Phases::direct_io`]: the page cache the phase dirtied, as a `dirtied_pages` detail

@@ -338,7 +338,8 @@ fn doctor_runs_every_check_and_fails_on_a_small_scratch() {
 /// Issue 27's acceptance, small: on `btrfs:compress=zstd` the compression probe measures the
 /// on-disk ratio of the workload's own kind of data — text shrinks (> 1.5), random data does
 /// not (≈ 1.0) — and ext4 (no compression) has no ratio; every sample carries the loop's
-/// direct-I/O state, and nothing is flagged.
+/// direct-I/O state, and nothing is flagged. The device counters of each phase agree: the
+/// 16 MiB reach the loop device, compressed text much less, and fsync sends a flush.
 #[test]
 fn the_on_disk_ratio_of_a_compressing_mount_follows_the_content() {
     require_privileged!();
@@ -377,6 +378,33 @@ fn the_on_disk_ratio_of_a_compressing_mount_follows_the_content() {
             } else {
                 assert!(p["on_disk_ratio"].is_null(), "{variant} does not compress: {p}");
             }
+            // What reached the loop device: write + fsync put the 16 MiB on it (less, when
+            // zstd shrank text), and the fsync sent at least one cache flush.
+            let device = |phase: &str, name: &str| {
+                s["measurements"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|m| m["phase"] == phase && m["metric"]["name"] == name)
+                    .and_then(|m| m["value"].as_f64())
+                    .unwrap_or_else(|| panic!("no {phase} {name} row: {s}"))
+            };
+            let written = device("write", "device_write_mib") + device("fsync", "device_write_mib");
+            if variant.starts_with("btrfs") && content == "text" {
+                assert!(
+                    written < 16.0 / lo,
+                    "{variant}, {content}: {written} MiB reached the device"
+                );
+            } else {
+                assert!(
+                    written >= 15.5,
+                    "{variant}, {content}: only {written} MiB reached the device"
+                );
+            }
+            assert!(
+                device("fsync", "device_flushes") >= 1.0,
+                "{variant}: fsync without a flush"
+            );
         }
         let warnings = j["warnings"].to_string();
         assert!(
