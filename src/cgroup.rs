@@ -219,6 +219,27 @@ impl MemoryCgroup {
         self.limit
     }
 
+    /// The limit in force for the processes in the cgroup, bytes, read back from the kernel:
+    /// v1 the lower of `memory.limit_in_bytes` and `memory.stat`'s `hierarchical_memory_limit`
+    /// (an ancestor's lower limit applies too); v2 `memory.max` (`max` is `u64::MAX`; the
+    /// cgroup sits at the top of the hierarchy, so no ancestor limits it).
+    pub fn limit_in_force(&self) -> Result<u64, CgroupError> {
+        let read = |name: &str| {
+            let f = self.path.join(name);
+            std::fs::read_to_string(&f).map_err(io(format!("read {}", f.display())))
+        };
+        let file = self.ctl.version.limit_file();
+        let text = read(file)?;
+        let own = parse_limit(&text).ok_or_else(|| CgroupError::Io {
+            what: format!("read {}", self.path.join(file).display()),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidData, format!("not a limit: {text:?}")),
+        })?;
+        Ok(match self.ctl.version {
+            Version::V2 => own,
+            Version::V1 => hierarchical_limit(&read("memory.stat")?).map_or(own, |h| h.min(own)),
+        })
+    }
+
     /// How many times the cgroup's OOM killer has killed a process in it (v1 `oom_control`,
     /// v2 `memory.events`), if the kernel says.
     pub fn oom_kills(&self) -> Option<u64> {
@@ -238,6 +259,22 @@ impl MemoryCgroup {
         move_pid(&self.path, std::process::id())?;
         Ok(Entered { cg: self })
     }
+}
+
+/// A limit file's value (`67108864`, v2's `max`) in bytes.
+fn parse_limit(text: &str) -> Option<u64> {
+    match text.trim() {
+        "max" => Some(u64::MAX),
+        t => t.parse().ok(),
+    }
+}
+
+/// `hierarchical_memory_limit` of a v1 `memory.stat`, bytes.
+fn hierarchical_limit(stat: &str) -> Option<u64> {
+    stat.lines().find_map(|l| {
+        let mut f = l.split_whitespace();
+        (f.next()? == "hierarchical_memory_limit").then(|| f.next()?.parse().ok())?
+    })
 }
 
 /// Writes `pid` to `dir/cgroup.procs` (moves the whole thread group).
@@ -385,6 +422,17 @@ mod tests {
     }
 
     #[test]
+    fn limits_are_read_from_their_files() {
+        assert_eq!(parse_limit("67108864\n"), Some(64 << 20));
+        assert_eq!(parse_limit("max\n"), Some(u64::MAX));
+        assert_eq!(parse_limit("lots\n"), None);
+        let stat =
+            "cache 0\nrss 8192\nhierarchical_memory_limit 33554432\nhierarchical_memsw_limit 9223372036854771712\n";
+        assert_eq!(hierarchical_limit(stat), Some(32 << 20));
+        assert_eq!(hierarchical_limit("cache 0\n"), None);
+    }
+
+    #[test]
     fn remove_refuses_what_fsbench_did_not_make() {
         for p in [
             "/sys/fs/cgroup/memory/system.slice",
@@ -410,6 +458,12 @@ mod tests {
         assert!(path.starts_with(&ctl.parent), "{}", path.display());
         let limit = std::fs::read_to_string(path.join(ctl.version.limit_file())).unwrap();
         assert_eq!(limit.trim(), (64u64 << 20).to_string());
+        // Read back from the kernel, not from the request: a limit changed behind fsbench's
+        // back is what it reports.
+        assert_eq!(cg.limit_in_force().unwrap(), 64 << 20);
+        std::fs::write(path.join(ctl.version.limit_file()), (48u64 << 20).to_string()).unwrap();
+        assert_eq!(cg.limit_in_force().unwrap(), 48 << 20);
+        assert_eq!(cg.limit(), 64 << 20);
         assert!(st.pending().iter().any(|u| u["undo"] == RemoveCgroup::TAG));
         drop(cg);
         assert!(!path.exists());

@@ -2,6 +2,8 @@
 //! - `util`: temp folders, running the real `fsbench` binary, the privileged-test gate, and the
 //!   leftover checks (/proc/mounts, `losetup -a`).
 //! - `provision`: real loop devices, mkfs and mounts for every available type, and their undo.
+//! - `readback`: issue 27's read-back facts through real runs: mkfs parameters (`dumpe2fs`,
+//!   `dump-super`), the memory cgroup's limit, NoCOW set and read back on btrfs, refused on ext4.
 //! - `baseline`: the raw-device baseline on real loop devices, refused while mounted, smaller on
 //!   a short scratch folder, undone on Ctrl-C and SIGKILL.
 //! - `cli`: the command line as a user meets it (help, exit codes, config errors, plan).
@@ -52,6 +54,9 @@ mod util;
 
 #[path = "integration/provision.rs"]
 mod provision;
+
+#[path = "integration/readback.rs"]
+mod readback;
 
 #[path = "integration/baseline.rs"]
 mod baseline;

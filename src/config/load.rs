@@ -522,9 +522,16 @@ fn build_variant(src: &Source, fs: &Spanned<RawFs>) -> Result<(FsVariant, usize)
         Some(s) => Some(*s.get_ref()),
     };
 
+    let nocow = check_nocow(src, fs)?;
     let (name, name_at, explicit) = match &fs.name {
         Some(n) => (n.get_ref().clone(), n.span().start, true),
         None if fs.kernel.is_some() => (super::guest_variant_name(fs_type, &mount_opts), table_at, false),
+        // `btrfs+nocow`: a NoCOW variant never shares the plain variant's default name.
+        None if nocow => (
+            format!("{}+nocow", default_variant_name(fs_type, &mount_opts)),
+            table_at,
+            false,
+        ),
         None => (default_variant_name(fs_type, &mount_opts), table_at, false),
     };
     check_name(&name).map_err(|why| {
@@ -544,10 +551,34 @@ fn build_variant(src: &Source, fs: &Spanned<RawFs>) -> Result<(FsVariant, usize)
             mount_opts,
             image_size,
             kernel: fs.kernel.clone(),
+            nocow,
             entry,
         },
         name_at,
     ))
+}
+
+/// `nocow = true` of an `[[fs]]`: only btrfs has `FS_NOCOW_FL` to set, and only on the host's
+/// kernel (a guest's workload directory is the agent's); anything else is an error at the key.
+fn check_nocow(src: &Source, fs: &RawFs) -> Result<bool, ConfigError> {
+    let Some(n) = &fs.nocow else { return Ok(false) };
+    if !*n.get_ref() {
+        return Ok(false);
+    }
+    let fs_type = fs.fs_type.get_ref();
+    if fs_type != "btrfs" {
+        return Err(src.at(
+            n.span().start,
+            format!("nocow = true needs type = \"btrfs\": NoCOW (FS_NOCOW_FL, `chattr +C`) is a btrfs file attribute and `{fs_type}` has none; remove `nocow` from this [[fs]]"),
+        ));
+    }
+    if fs.kernel.is_some() {
+        return Err(src.at(
+            n.span().start,
+            "nocow = true is not supported under a guest kernel: remove `nocow` or `kernel` from this [[fs]]",
+        ));
+    }
+    Ok(true)
 }
 
 /// Applies command-line overrides; their errors name the flag.

@@ -61,6 +61,12 @@ pub struct FsVariant {
     /// Debian's linux-image-amd64, or a path to a bzImage; `None` for the host's own kernel.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel: Option<String>,
+    /// NoCOW (`nocow = true`, btrfs only): the workload's directory gets `FS_NOCOW_FL`
+    /// (`chattr +C`) after mounting and before the workload, so the files it creates are
+    /// written in place, without data checksums or compression; read back into the sample's
+    /// path facts.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub nocow: bool,
     /// `fs_type`'s row of the filesystem type table, resolved once when the variant is made
     /// (the suite, `--fs`, or [`FsVariant::with_type`]); not serialized.
     #[serde(skip_serializing)]
@@ -77,6 +83,8 @@ struct StoredVariant {
     image_size: Option<Bytes>,
     #[serde(default)]
     kernel: Option<String>,
+    #[serde(default)]
+    nocow: bool,
 }
 
 impl From<StoredVariant> for FsVariant {
@@ -89,6 +97,7 @@ impl From<StoredVariant> for FsVariant {
             mount_opts: v.mount_opts,
             image_size: v.image_size,
             kernel: v.kernel,
+            nocow: v.nocow,
         }
     }
 }
@@ -106,6 +115,7 @@ impl FsVariant {
             mount_opts: Vec::new(),
             image_size: None,
             kernel: None,
+            nocow: false,
         }
     }
 

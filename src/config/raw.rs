@@ -87,6 +87,8 @@ pub(super) struct RawFs {
     pub image_size: Option<Spanned<Bytes>>,
     /// `"guest"` or a bzImage path: the variant runs in a QEMU guest (crate::guest).
     pub kernel: Option<String>,
+    /// `true`: the workload's directory gets `FS_NOCOW_FL` before the workload (btrfs only).
+    pub nocow: Option<Spanned<bool>>,
 }
 
 /// Mount options written as a list (`["noatime", "discard"]`) or as mount(8) writes them

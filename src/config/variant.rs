@@ -181,6 +181,7 @@ fn parse_with(s: &str, is_type: &dyn Fn(&str) -> bool) -> Result<Vec<FsVariant>,
             mount_opts,
             image_size: None,
             kernel: guest.then(|| DEBIAN_KERNEL.to_string()),
+            nocow: false,
             entry,
         });
     }

@@ -16,10 +16,13 @@
 //! - [`sysbench_fileio`]: `sysbench fileio run`'s report (rates, bandwidth, latency).
 //! - [`dbench`]: dbench 4's throughput and per-operation latency table.
 //! - [`postmark`]: PostMark 1.51's verbose report (transaction and file rates, bandwidth).
+//! - [`mkfs_params`]: a filesystem's creation parameters read back (`dumpe2fs -h`, `xfs_info`,
+//!   `btrfs inspect-internal dump-super`, `zfs get`), and the mkfs options that ask for them.
 
 pub mod bonnie_pp;
 pub mod dbench;
 pub mod fio;
+pub mod mkfs_params;
 pub mod pgbench;
 pub mod postmark;
 pub mod sysbench;

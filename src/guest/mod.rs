@@ -660,6 +660,7 @@ mod tests {
             mount_opts: vec![],
             image_size: None,
             kernel: Some(DEBIAN_KERNEL.into()),
+            nocow: false,
             entry: crate::fstype::FsTypeId::of("reiser4"),
         };
         if crate::host::is_root() {

@@ -8,10 +8,14 @@
 //!
 //! Sources: `/sys/block/<dev>/loop/{dio,backing_file}`, `/sys/block/<dev>/queue/{scheduler,
 //! read_ahead_kb}` (Documentation/ABI/stable/sysfs-block), `/proc/self/mountinfo` (proc(5):
-//! field 9 is the filesystem type, 11 the super options). A fact that cannot be read is `None`,
-//! never a guess.
+//! field 9 is the filesystem type, 11 the super options), the `FS_IOC_GETFLAGS` ioctl
+//! (ioctl_iflags(2): `FS_NOCOW_FL`, which `lsattr` shows as `C`). A fact that cannot be read is
+//! `None`, never a guess. The facts read by tools or other layers (the mkfs parameters, the
+//! memory cgroup's limit, the zfs compression ratio) are filled in by `run::slot`; this module
+//! only holds them and says which differ from what was asked ([`PathFacts::mismatches`]).
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The I/O path of one mounted filesystem, as the kernel reports it.
@@ -47,6 +51,54 @@ pub struct PathFacts {
     /// What the probe wrote (`random`, `text`, `zeros`: the workload's `content`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe_content: Option<String>,
+    /// The filesystem's creation parameters read back from its superblock after mounting
+    /// (`dumpe2fs -h`, `xfs_info`, `btrfs inspect-internal dump-super`, or the dataset's
+    /// `zfs get`; the keys of the `external::mkfs_params` parsers: `block_size`, `inode_size`,
+    /// `sector_size`, `node_size` in bytes, the rest in the tool's words). Empty when not read.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub mkfs_params: BTreeMap<String, String>,
+    /// What the variant's mkfs options asked for, in the same keys and units as
+    /// [`PathFacts::mkfs_params`] (ext* `-b`/`-I`, xfs `-b size=`/`-i size=`/`-s size=`, btrfs
+    /// `-n`/`-s`); a key whose read-back value differs is a mismatch.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub mkfs_asked: BTreeMap<String, String>,
+    /// The memory limit in force for the workload's cgroup, bytes, read back from the cgroup
+    /// files (v1: the lower of `memory.limit_in_bytes` and `memory.stat`'s
+    /// `hierarchical_memory_limit`; v2: `memory.max`). `None` without `--memory`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit: Option<u64>,
+    /// The memory limit fsbench asked the cgroup for, bytes (the run's `memory`, raised to
+    /// fsbench's minimum with a warning and rounded down to whole 4 KiB pages).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_asked: Option<u64>,
+    /// Whether the workload's directory has `FS_NOCOW_FL` (`chattr +C`), read back with
+    /// `FS_IOC_GETFLAGS`; `None` when it was not asked for or could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nocow: Option<bool>,
+    /// Whether the variant asked for NoCOW (`nocow = true`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub nocow_asked: bool,
+}
+
+/// How far the memory limit in force may lie from the one asked before it is a mismatch,
+/// bytes: one 4 KiB page, the kernel's rounding.
+pub const MEMORY_SLACK: u64 = 4096;
+
+/// Sets `FS_NOCOW_FL` on the directory `dir` (what `chattr +C` does): files created in it
+/// afterwards are NoCOW on btrfs (no copy-on-write, no data checksums, no compression). Files
+/// already in it keep their flags.
+pub fn set_nocow(dir: &Path) -> std::io::Result<()> {
+    use rustix::fs::{ioctl_getflags, ioctl_setflags, IFlags};
+    let f = std::fs::File::open(dir)?;
+    let flags = ioctl_getflags(&f)?;
+    ioctl_setflags(&f, flags | IFlags::NOCOW)?;
+    Ok(())
+}
+
+/// Whether `path` has `FS_NOCOW_FL` (`FS_IOC_GETFLAGS`; `lsattr` shows it as `C`).
+pub fn nocow(path: &Path) -> std::io::Result<bool> {
+    let f = std::fs::File::open(path)?;
+    Ok(rustix::fs::ioctl_getflags(&f)?.contains(rustix::fs::IFlags::NOCOW))
 }
 
 /// Bytes the compression probe writes (64 MiB: many extents of every compressor's unit).
@@ -116,7 +168,10 @@ impl PathFacts {
     }
 
     /// What a reader must know where the path differs from the one fsbench asks for, one line
-    /// each (empty when nothing does): a loop device in buffered mode.
+    /// each (empty when nothing does): compression that did not shrink compressible data, a
+    /// loop device in buffered mode, an mkfs parameter read back other than asked, a memory
+    /// limit in force more than [`MEMORY_SLACK`] from the one asked, NoCOW asked for and not
+    /// set. Each line is the same for the same finding, so the report groups them by kind.
     pub fn mismatches(&self) -> Vec<String> {
         let mut out = Vec::new();
         if let (Some(r), Some(content)) = (self.on_disk_ratio, self.probe_content.as_deref()) {
@@ -132,7 +187,53 @@ impl PathFacts {
                     .to_string(),
             );
         }
+        self.asked_mismatches(&mut out);
         out
+    }
+
+    /// The mkfs parameters read back as one line, `key=value` in key order (`None` when none
+    /// were read).
+    pub fn mkfs_text(&self) -> Option<String> {
+        (!self.mkfs_params.is_empty()).then(|| {
+            self.mkfs_params
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+    }
+
+    /// The mismatches between what the variant and the run asked for and what was read back:
+    /// mkfs parameters, the memory limit, NoCOW.
+    fn asked_mismatches(&self, out: &mut Vec<String>) {
+        for (key, asked) in &self.mkfs_asked {
+            if let Some(got) = self.mkfs_params.get(key).filter(|got| *got != asked) {
+                out.push(format!(
+                    "mkfs parameter {key} read back as {got}, {asked} was asked for"
+                ));
+            }
+        }
+        if let (Some(limit), Some(asked)) = (self.memory_limit, self.memory_asked) {
+            if limit.abs_diff(asked) > MEMORY_SLACK {
+                out.push(format!(
+                    "memory limit in force is {limit} bytes ({:.1} MiB), {asked} bytes ({:.1} MiB) was asked for",
+                    limit as f64 / (1u64 << 20) as f64,
+                    asked as f64 / (1u64 << 20) as f64
+                ));
+            }
+        }
+        if self.nocow_asked {
+            match self.nocow {
+                Some(true) => {}
+                Some(false) => out.push(
+                    "NoCOW asked for but the workload's directory does not have FS_NOCOW_FL: its files are copy-on-write"
+                        .to_string(),
+                ),
+                None => out.push(
+                    "NoCOW asked for but FS_NOCOW_FL could not be read back from the workload's directory".to_string(),
+                ),
+            }
+        }
     }
 }
 
@@ -225,6 +326,97 @@ mod tests {
             std::fs::read_dir(dir.path()).unwrap().next().is_none(),
             "probe left behind"
         );
+    }
+
+    #[test]
+    fn asked_and_read_back_facts_that_differ_are_mismatches() {
+        let map = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        };
+        let same = PathFacts {
+            mkfs_params: map(&[
+                ("block_size", "1024"),
+                ("inode_size", "512"),
+                ("features", "has_journal"),
+            ]),
+            mkfs_asked: map(&[("block_size", "1024"), ("inode_size", "512")]),
+            memory_limit: Some(64 << 20),
+            memory_asked: Some(64 << 20),
+            nocow: Some(true),
+            nocow_asked: true,
+            ..PathFacts::default()
+        };
+        assert!(same.mismatches().is_empty(), "{:?}", same.mismatches());
+        let block = PathFacts {
+            mkfs_params: map(&[("block_size", "4096"), ("inode_size", "512")]),
+            ..same.clone()
+        };
+        assert_eq!(
+            block.mismatches(),
+            ["mkfs parameter block_size read back as 4096, 1024 was asked for"]
+        );
+        // Nothing read back (the tool failed: a note) is no finding about the parameters.
+        let unread = PathFacts {
+            mkfs_params: BTreeMap::new(),
+            ..same.clone()
+        };
+        assert!(unread.mismatches().is_empty());
+        // The kernel's page rounding is not a mismatch; more is.
+        let rounded = PathFacts {
+            memory_limit: Some((64 << 20) - MEMORY_SLACK),
+            ..same.clone()
+        };
+        assert!(rounded.mismatches().is_empty());
+        let lower = PathFacts {
+            memory_limit: Some(48 << 20),
+            ..same.clone()
+        };
+        assert_eq!(lower.mismatches().len(), 1);
+        assert!(
+            lower.mismatches()[0].starts_with("memory limit in force is 50331648 bytes (48.0 MiB), 67108864 bytes"),
+            "{:?}",
+            lower.mismatches()
+        );
+        let cow = PathFacts {
+            nocow: Some(false),
+            ..same.clone()
+        };
+        assert!(
+            cow.mismatches()[0].contains("does not have FS_NOCOW_FL"),
+            "{:?}",
+            cow.mismatches()
+        );
+        let unknown = PathFacts {
+            nocow: None,
+            ..same.clone()
+        };
+        assert!(unknown.mismatches()[0].contains("could not be read back"));
+        let not_asked = PathFacts {
+            nocow: Some(false),
+            nocow_asked: false,
+            ..same.clone()
+        };
+        assert!(not_asked.mismatches().is_empty());
+        // A sample stored before these facts existed reads back with none of them.
+        let old: PathFacts = serde_json::from_str(r#"{"loop_dio":true,"fs_type":"ext4"}"#).unwrap();
+        assert!(old.mkfs_params.is_empty() && old.memory_limit.is_none() && !old.nocow_asked);
+        let json = serde_json::to_string(&same).unwrap();
+        assert_eq!(serde_json::from_str::<PathFacts>(&json).unwrap(), same);
+        assert_eq!(
+            same.mkfs_text().as_deref(),
+            Some("block_size=1024 features=has_journal inode_size=512")
+        );
+    }
+
+    #[test]
+    fn nocow_reads_back_as_not_set_on_a_fresh_directory() {
+        // tmpfs and ext4 have no FS_NOCOW_FL: unset, or the ioctl is refused (then setting it
+        // is refused too); either way never reported as set.
+        let dir = tempfile::tempdir().expect("tempdir");
+        match nocow(dir.path()) {
+            Ok(set) => assert!(!set),
+            Err(e) => assert!(set_nocow(dir.path()).is_err(), "read refused ({e}) but set accepted"),
+        }
     }
 
     #[test]

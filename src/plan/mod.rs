@@ -19,7 +19,7 @@ pub struct CaseId(pub String);
 impl CaseId {
     /// Computes the id of `variant` × `workload`.
     pub fn of(variant: &FsVariant, workload: &WorkloadSpec) -> CaseId {
-        let text = serde_json::to_string(&(
+        let mut text = serde_json::to_string(&(
             &variant.fs_type,
             &variant.mkfs_args,
             &variant.mount_opts,
@@ -28,6 +28,10 @@ impl CaseId {
             &workload.kind,
         ))
         .expect("case serialises");
+        // Appended only when set, so every id made before NoCOW existed stays the same.
+        if variant.nocow {
+            text.push_str("+nocow");
+        }
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         for b in text.bytes() {
             h ^= u64::from(b);

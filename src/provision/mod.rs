@@ -31,6 +31,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub mod made;
+pub mod readback;
 pub mod safety;
 pub mod state;
 pub mod zfs;
@@ -70,6 +71,15 @@ pub enum ProvisionError {
     /// The variant cannot be provided on this machine.
     #[error("{0}")]
     Unavailable(String),
+    /// A tool that reads a filesystem's parameters back printed something fsbench cannot read.
+    #[error("reading back {what}: {source}")]
+    ReadBack {
+        /// What was read (`mkfs parameters`, `the compression ratio`).
+        what: &'static str,
+        /// Why its output is unreadable.
+        #[source]
+        source: crate::external::ParseError,
+    },
     /// A system call on the machine failed (an unmount).
     #[error(transparent)]
     Host(#[from] crate::host::HostError),

@@ -807,6 +807,35 @@ mod tests {
     }
 
     #[test]
+    fn a_repeat_whose_mkfs_block_size_read_back_differs_is_flagged_once_per_repeat() {
+        use crate::host::path::PathFacts;
+        let mut data = session_data();
+        let facts = |got: &str| PathFacts {
+            mkfs_params: [("block_size".to_string(), got.to_string())].into(),
+            mkfs_asked: [("block_size".to_string(), "1024".to_string())].into(),
+            ..PathFacts::default()
+        };
+        for r in &mut data.samples {
+            r.sample.path = Some(facts("1024"));
+        }
+        let kind = "mkfs parameter block_size read back as 4096, 1024 was asked for";
+        assert!(!build(&data, 1, 0.95).warnings.iter().any(|w| w.contains(kind)));
+        data.samples[0].sample.path = Some(facts("4096"));
+        data.samples[1].sample.path = Some(facts("4096"));
+        let m = build(&data, 1, 0.95);
+        let flagged: Vec<&str> = m
+            .warnings
+            .iter()
+            .map(|w| w.text())
+            .filter(|w| w.contains(kind))
+            .collect();
+        assert_eq!(flagged.len(), 2, "{:#?}", m.warnings);
+        // The terminal prints the two as one line of their kind.
+        let lines = crate::report::warning::grouped(&m.warnings);
+        assert_eq!(lines.iter().filter(|l| l.contains(kind)).count(), 1, "{lines:#?}");
+    }
+
+    #[test]
     fn warnings_cover_every_case() {
         let m = build(&session_data(), 1, 0.95);
         let w = &m.warnings;

@@ -315,7 +315,9 @@ fn confidence_text(confidence: f64) -> String {
 
 /// How the set-ups of two sessions differ, one item per fact (`kernel A → B`): kernel, CPU,
 /// CPUs, memory, fsbench version, tool versions, each variant's mkfs arguments and mount
-/// options, the target, and the memory limit. Empty when they match.
+/// options, the target, the memory limit, and the I/O path each variant's repeats took (loop
+/// direct I/O, super options, mkfs parameters read back, memory limit in force, NoCOW; only
+/// where both sessions have the fact). Empty when they match.
 pub fn fingerprint_differences(base: &ReportModel, cand: &ReportModel) -> Vec<String> {
     let (b, c) = (&base.session.info, &cand.session.info);
     let mut out = Vec::new();
@@ -380,8 +382,9 @@ pub fn fingerprint_differences(base: &ReportModel, cand: &ReportModel) -> Vec<St
 }
 
 /// A variant's path facts over its repeats, as text per fact (distinct values joined with
-/// `|`; empty where no repeat has the fact): the loop direct-I/O state and the super options.
-fn path_summary(model: &ReportModel, variant: &str) -> [(&'static str, String); 2] {
+/// `|`; empty where no repeat has the fact): the loop direct-I/O state, the super options, the
+/// mkfs parameters read back, the memory limit in force (bytes) and NoCOW.
+fn path_summary(model: &ReportModel, variant: &str) -> [(&'static str, String); 5] {
     let facts = model.path_facts(variant);
     let distinct = |f: &dyn Fn(&crate::host::path::PathFacts) -> Option<String>| {
         let mut vals: Vec<String> = facts.iter().filter_map(|p| f(p)).collect();
@@ -395,6 +398,15 @@ fn path_summary(model: &ReportModel, variant: &str) -> [(&'static str, String); 
             distinct(&|p| p.loop_dio.map(|d| if d { "on".into() } else { "off".into() })),
         ),
         ("super options", distinct(&|p| p.super_options.clone())),
+        ("mkfs parameters", distinct(&|p| p.mkfs_text())),
+        (
+            "memory limit in force",
+            distinct(&|p| p.memory_limit.map(|l| l.to_string())),
+        ),
+        (
+            "NoCOW",
+            distinct(&|p| p.nocow.map(|n| if n { "set".into() } else { "not set".into() })),
+        ),
     ]
 }
 
@@ -811,6 +823,30 @@ mod tests {
         assert_eq!(fingerprint_differences(&on, &off), ["a loop direct I/O on → off"]);
         // A session stored before the facts compares with nothing there.
         assert!(fingerprint_differences(&a, &off).is_empty());
+        // The mkfs parameters read back, the memory limit in force and NoCOW are set-up
+        // differences too.
+        let with_read_back = |m: &ReportModel, block: &str, limit: u64, nocow: bool| {
+            let mut m = m.clone();
+            for r in &mut m.samples {
+                r.sample.path = Some(crate::host::path::PathFacts {
+                    mkfs_params: [("block_size".to_string(), block.to_string())].into(),
+                    memory_limit: Some(limit),
+                    nocow: Some(nocow),
+                    ..Default::default()
+                });
+            }
+            m
+        };
+        let one = with_read_back(&a, "1024", 64 << 20, true);
+        assert!(fingerprint_differences(&one, &one).is_empty());
+        assert_eq!(
+            fingerprint_differences(&one, &with_read_back(&a, "4096", 32 << 20, false)),
+            [
+                "a mkfs parameters block_size=1024 → block_size=4096",
+                "a memory limit in force 67108864 → 33554432",
+                "a NoCOW set → not set"
+            ]
+        );
     }
 
     #[test]

@@ -125,7 +125,7 @@ pub(super) fn run_slot(
     };
     sample.device = mounted.device.clone();
     sample.effective_mount_opts = mounted.effective_opts.clone();
-    sample.path = Some(path_facts(case, &mounted, &mut sample.notes));
+    sample.path = Some(path_facts(case, &mounted, memory, &mut sample.notes));
     // The quiesce gate: outside the timed phases and the CPU meters, which start in the engine.
     let mut quiesce = None;
     if let Some(dev) = &mounted.device {
@@ -200,28 +200,78 @@ pub(super) fn run_slot(
     }
 }
 
-/// The I/O path as the kernel reports it now that the filesystem is mounted, and on a
-/// compressing mount the on-disk ratio of the workload's kind of data (untimed, before the
-/// quiesce gate); a probe that fails is a note.
-fn path_facts(case: &plan::Case, mounted: &crate::provision::Mounted, notes: &mut Vec<String>) -> PathFacts {
+/// The I/O path as the kernel and the tools report it now that the filesystem is mounted
+/// (untimed, before the quiesce gate): the sysfs and mountinfo facts, the mkfs parameters read
+/// back beside the ones the variant asked for, the memory cgroup's limit in force beside the
+/// one asked, the on-disk ratio of the workload's kind of data on a compressing mount, and a
+/// NoCOW variant's attribute, set on the workload's directory here and read back. What cannot
+/// be read is a note, and the fact stays absent.
+fn path_facts(
+    case: &plan::Case,
+    mounted: &crate::provision::Mounted,
+    memory: Option<&crate::cgroup::MemoryCgroup>,
+    notes: &mut Vec<String>,
+) -> PathFacts {
+    use crate::host::path;
+    let v = &case.variant;
     let mut facts = PathFacts::read(mounted.device.as_deref(), &mounted.mountpoint);
-    if facts
-        .super_options
-        .as_deref()
-        .is_some_and(crate::host::path::compresses)
-    {
-        let content = case.workload.kind.workload().content().unwrap_or_default();
-        let mut data = vec![0u8; crate::host::path::PROBE_BYTES];
-        content.fill(&mut data, 0x7072_6f62);
-        match crate::host::path::on_disk_ratio(&mounted.mountpoint, &data) {
-            Ok(r) => {
-                facts.on_disk_ratio = Some(r);
-                facts.probe_content = Some(content.as_str().to_string());
-            }
-            Err(e) => notes.push(format!("compression probe: not measured: {e}")),
+    let mut args = v.fs().default_mkfs_args();
+    args.extend(v.mkfs_args.iter().cloned());
+    facts.mkfs_asked = crate::external::mkfs_params::asked(&v.fs_type, &args);
+    match crate::provision::readback::mkfs_params(&v.fs_type, mounted.device.as_deref(), &mounted.mountpoint) {
+        Ok(p) => facts.mkfs_params = p.unwrap_or_default(),
+        Err(e) => notes.push(format!("mkfs parameters: not read back: {e}")),
+    }
+    if let Some(m) = memory {
+        facts.memory_asked = Some(m.limit());
+        match m.limit_in_force() {
+            Ok(l) => facts.memory_limit = Some(l),
+            Err(e) => notes.push(format!("memory limit: not read back: {e}")),
+        }
+    }
+    probe_ratio(case, mounted, &mut facts, notes);
+    if v.nocow {
+        facts.nocow_asked = true;
+        if let Err(e) = path::set_nocow(&mounted.workdir) {
+            notes.push(format!(
+                "NoCOW: FS_IOC_SETFLAGS on {} failed: {e}",
+                mounted.workdir.display()
+            ));
+        }
+        match path::nocow(&mounted.workdir) {
+            Ok(n) => facts.nocow = Some(n),
+            Err(e) => notes.push(format!("NoCOW: not read back: {e}")),
         }
     }
     facts
+}
+
+/// On a compressing mount, the on-disk ratio of 64 MiB of the workload's kind of data: the
+/// statfs probe where the super options compress, `zfs get compressratio` on a zfs dataset
+/// whose `compression` is not `off` (its FUSE mount shows no option); a probe that fails is a
+/// note.
+fn probe_ratio(case: &plan::Case, mounted: &crate::provision::Mounted, facts: &mut PathFacts, notes: &mut Vec<String>) {
+    use crate::host::path;
+    let statfs = facts.super_options.as_deref().is_some_and(path::compresses);
+    let zfs = case.variant.fs_type == "zfs" && facts.mkfs_params.get("compression").is_some_and(|c| c != "off");
+    if !statfs && !zfs {
+        return;
+    }
+    let content = case.workload.kind.workload().content().unwrap_or_default();
+    let mut data = vec![0u8; path::PROBE_BYTES];
+    content.fill(&mut data, 0x7072_6f62);
+    let ratio = if zfs {
+        crate::provision::readback::zfs_probe_ratio(&mounted.mountpoint, &data).map_err(|e| e.to_string())
+    } else {
+        path::on_disk_ratio(&mounted.mountpoint, &data).map_err(|e| e.to_string())
+    };
+    match ratio {
+        Ok(r) => {
+            facts.on_disk_ratio = Some(r);
+            facts.probe_content = Some(content.as_str().to_string());
+        }
+        Err(e) => notes.push(format!("compression probe: not measured: {e}")),
+    }
 }
 
 /// The detail row of the compression probe's ratio, if it measured one.

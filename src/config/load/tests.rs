@@ -59,6 +59,7 @@ fn a_minimal_file_loads_with_default_policy() {
             mount_opts: vec![],
             image_size: None,
             kernel: None,
+            nocow: false,
             entry: crate::fstype::FsTypeId::of("ext4"),
         }
     );
@@ -927,4 +928,37 @@ fn a_variant_serializes_by_type_name_and_reads_back_resolved() {
     let generic: FsVariant = serde_json::from_str(&json.replace("xfs", "nosuchfs")).unwrap();
     assert_eq!(generic.entry, crate::fstype::FsTypeId::of("nosuchfs"));
     assert_eq!(generic.fs().backing, crate::fstype::Backing::Block);
+}
+
+#[test]
+fn nocow_is_a_btrfs_variant_option_and_refused_elsewhere() {
+    let btrfs = load(&BASE.replace("type = \"ext4\"", "type = \"btrfs\"\nnocow = true")).unwrap();
+    assert!(btrfs.variants[0].nocow);
+    assert_eq!(btrfs.variants[0].name, "btrfs+nocow", "never the plain variant's name");
+    let plain = load(&BASE.replace("type = \"ext4\"", "type = \"btrfs\"")).unwrap();
+    assert!(!plain.variants[0].nocow);
+    assert_eq!(plain.variants[0].name, "btrfs");
+    // A NoCOW case is another case than the plain one, and the plain one's id is unchanged.
+    let mut same_name = btrfs.variants[0].clone();
+    same_name.name = "btrfs".into();
+    let w = &plain.workloads[0];
+    assert_ne!(
+        crate::plan::CaseId::of(&same_name, w),
+        crate::plan::CaseId::of(&plain.variants[0], w)
+    );
+    let off = load(&BASE.replace("type = \"ext4\"", "type = \"btrfs\"\nnocow = false")).unwrap();
+    assert!(!off.variants[0].nocow);
+    // Only btrfs has the attribute: ext4 is refused at the key, with what to do.
+    let e = err(&BASE.replace("type = \"ext4\"", "type = \"ext4\"\nnocow = true"));
+    assert!(
+        e.starts_with("suite.toml:6:9: nocow = true needs type = \"btrfs\"") && e.contains("remove `nocow`"),
+        "{e}"
+    );
+    let e = err(&BASE.replace("type = \"ext4\"", "type = \"btrfs\"\nkernel = \"guest\"\nnocow = true"));
+    assert!(e.contains("not supported under a guest kernel"), "{e}");
+    // The variant keeps the option when it is stored and read back.
+    let json = serde_json::to_string(&btrfs.variants[0]).unwrap();
+    assert!(json.contains("\"nocow\":true"), "{json}");
+    let back: FsVariant = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, btrfs.variants[0]);
 }
