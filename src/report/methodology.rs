@@ -315,7 +315,8 @@ fn confidence_text(confidence: f64) -> String {
 
 /// How the set-ups of two sessions differ, one item per fact (`kernel A → B`): kernel, CPU,
 /// CPUs, memory, fsbench version, tool versions, each variant's mkfs arguments and mount
-/// options, the target, and the memory limit. Empty when they match.
+/// options, the target, the memory limit, and the I/O path each variant took
+/// ([`path_differences`]). Empty when they match.
 pub fn fingerprint_differences(base: &ReportModel, cand: &ReportModel) -> Vec<String> {
     let (b, c) = (&base.session.info, &cand.session.info);
     let mut out = Vec::new();
@@ -365,23 +366,33 @@ pub fn fingerprint_differences(base: &ReportModel, cand: &ReportModel) -> Vec<St
             );
         }
     }
-    // The I/O path each variant's repeats really took (schema 11; sessions without path facts
-    // have nothing to compare).
-    for v in base.variants.iter().filter(|v| cand.variants.contains(v)) {
-        let (pb, pc) = (path_summary(base, v), path_summary(cand, v));
-        for ((what, x), (_, y)) in pb.iter().zip(&pc) {
-            if !x.is_empty() && !y.is_empty() {
-                diff(&format!("{v} {what}"), x.clone(), y.clone());
-            }
-        }
-    }
+    out.extend(path_differences(base, cand, None));
     out.dedup();
     out
 }
 
+/// How the I/O paths of two sessions differ (schema 11; sessions without path facts have
+/// nothing to compare), one item per variant of both (or only `variant`) and fact that differs:
+/// `ext4 loop direct I/O on → off`, its super options, the filesystem holding its images. What
+/// `compare` names among the set-up differences and `history` warns of between sessions.
+pub fn path_differences(base: &ReportModel, cand: &ReportModel, variant: Option<&str>) -> Vec<String> {
+    let mut out = Vec::new();
+    let both = base.variants.iter().filter(|v| cand.variants.contains(v));
+    for v in both.filter(|v| variant.is_none_or(|only| only == v.as_str())) {
+        let (pb, pc) = (path_summary(base, v), path_summary(cand, v));
+        for ((what, x), (_, y)) in pb.iter().zip(&pc) {
+            if !x.is_empty() && !y.is_empty() && x != y {
+                out.push(format!("{v} {what} {x} → {y}"));
+            }
+        }
+    }
+    out
+}
+
 /// A variant's path facts over its repeats, as text per fact (distinct values joined with
-/// `|`; empty where no repeat has the fact): the loop direct-I/O state and the super options.
-fn path_summary(model: &ReportModel, variant: &str) -> [(&'static str, String); 2] {
+/// `|`; empty where no repeat has the fact): the loop direct-I/O state (`off (by request)` when
+/// buffered was asked), the super options and the backing filesystem.
+fn path_summary(model: &ReportModel, variant: &str) -> [(&'static str, String); 3] {
     let facts = model.path_facts(variant);
     let distinct = |f: &dyn Fn(&crate::host::path::PathFacts) -> Option<String>| {
         let mut vals: Vec<String> = facts.iter().filter_map(|p| f(p)).collect();
@@ -392,9 +403,16 @@ fn path_summary(model: &ReportModel, variant: &str) -> [(&'static str, String); 
     [
         (
             "loop direct I/O",
-            distinct(&|p| p.loop_dio.map(|d| if d { "on".into() } else { "off".into() })),
+            distinct(&|p| {
+                p.loop_dio.map(|d| match (d, p.loop_dio_asked) {
+                    (true, _) => "on".into(),
+                    (false, Some(false)) => "off (by request)".into(),
+                    (false, _) => "off".into(),
+                })
+            }),
         ),
         ("super options", distinct(&|p| p.super_options.clone())),
+        ("backing filesystem", distinct(&|p| p.backing_fs.clone())),
     ]
 }
 
@@ -811,6 +829,47 @@ mod tests {
         assert_eq!(fingerprint_differences(&on, &off), ["a loop direct I/O on → off"]);
         // A session stored before the facts compares with nothing there.
         assert!(fingerprint_differences(&a, &off).is_empty());
+    }
+
+    /// Two sessions whose loops or backing filesystems differ name it per variant ("by
+    /// request" when buffered was asked), `--fs`-style for one variant only; sessions without
+    /// facts, or with the same path, nothing.
+    #[test]
+    fn path_differences_name_the_loop_mode_and_the_backing_filesystem() {
+        let a = session("8GiB", Some(1 << 30), 1000.0, &[("a", &STEADY), ("b", &STEADY)]);
+        let (direct, buffered) = (with_facts(&a, true, "ext4"), with_facts(&a, false, "ext4"));
+        assert_eq!(
+            path_differences(&direct, &buffered, None),
+            [
+                "a loop direct I/O on → off (by request)",
+                "b loop direct I/O on → off (by request)"
+            ]
+        );
+        assert_eq!(
+            path_differences(&direct, &buffered, Some("b")),
+            ["b loop direct I/O on → off (by request)"]
+        );
+        assert_eq!(
+            path_differences(&direct, &with_facts(&a, true, "tmpfs"), Some("a")),
+            ["a backing filesystem ext4 → tmpfs"]
+        );
+        assert!(path_differences(&direct, &direct, None).is_empty());
+        assert!(path_differences(&a, &buffered, None).is_empty());
+    }
+
+    /// `m` with every repeat's path facts: a loop device in the mode asked for (`direct`) on
+    /// an image held by a `backing` filesystem.
+    fn with_facts(m: &ReportModel, direct: bool, backing: &str) -> ReportModel {
+        let mut m = m.clone();
+        for r in &mut m.samples {
+            r.sample.path = Some(crate::host::path::PathFacts {
+                loop_dio: Some(direct),
+                loop_dio_asked: Some(direct),
+                backing_fs: Some(backing.into()),
+                ..Default::default()
+            });
+        }
+        m
     }
 
     #[test]
