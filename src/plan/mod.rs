@@ -258,6 +258,7 @@ mod tests {
             device: None,
             scale: 1.0,
             strict: false,
+            loop_io: Default::default(),
             source_text: String::new(),
         }
     }

@@ -26,7 +26,10 @@
 //!   kurtosis κ) is above 5/9, the value of a uniform distribution: the median is shown;
 //! - **drift**: a headline cell of ≥ 6 values, in run order, with a change point: the largest
 //!   standardised difference of the means before and after a split, against 999 permutations
-//!   of the same values (p < 0.01) and a shift of at least 5 %.
+//!   of the same values (p < 0.01) and a shift of at least 5 %;
+//! - **loops buffered by request**: the variants whose loop devices ran buffered because the
+//!   run asked for it (`loop_io = "buffered"`, doc/io-path.md), said so the numbers are read as
+//!   that path's (a buffered loop nobody asked for is a path mismatch, `report::build`).
 //!
 //! Phases under the minimum time are already flagged by the engine's notes (engine::phase).
 //! Everything here reads the model only and never panics.
@@ -425,6 +428,7 @@ pub fn checks(model: &ReportModel) -> Vec<Warning> {
         return vec![];
     }
     let mut out: Vec<Warning> = cache_regime(model).into_iter().map(Warning::from).collect();
+    out.extend(loop_by_request(model).map(Warning::from));
     out.extend(device_bound(model).into_iter().map(Warning::from));
     for t in &model.workloads {
         for row in t.rows.iter().filter(|r| role::is_headline(&r.metric)) {
@@ -520,6 +524,19 @@ fn device_bound(model: &ReportModel) -> Vec<String> {
         }
     }
     out
+}
+
+/// The methodology note of loop devices run buffered on purpose (`--loop-io buffered`, `[run]
+/// loop_io`), naming the variants; `None` when no repeat asked for it.
+fn loop_by_request(model: &ReportModel) -> Option<String> {
+    let asked = |v: &&String| model.path_facts(v).iter().any(|p| p.loop_dio_asked == Some(false));
+    let variants: Vec<&str> = model.variants.iter().filter(asked).map(String::as_str).collect();
+    (!variants.is_empty()).then(|| {
+        format!(
+            "{}: loop devices in buffered mode by request (loop_io = \"buffered\"): the host's page cache of each image serves and buffers its I/O, so these results measure that path and may exceed the raw device",
+            variants.join(", ")
+        )
+    })
 }
 
 /// The bimodality coefficient of `values` (≥ 8 finite values, non-zero spread).
@@ -890,6 +907,23 @@ mod tests {
             })
             .collect();
         assert!(ours.is_empty(), "{ours:#?}");
+    }
+
+    /// A loop buffered by request is said in the methodology, naming the variants; direct
+    /// loops or no facts, nothing.
+    #[test]
+    fn a_loop_buffered_by_request_is_said() {
+        let a = session("8GiB", Some(1 << 30), 1000.0, &[("a", &STEADY), ("b", &STEADY)]);
+        assert_eq!(loop_by_request(&a), None);
+        let (direct, buffered) = (with_facts(&a, true, "ext4"), with_facts(&a, false, "ext4"));
+        assert_eq!(loop_by_request(&direct), None);
+        let note = loop_by_request(&buffered).expect("a note");
+        assert!(
+            note.starts_with("a, b: loop devices in buffered mode by request"),
+            "{note}"
+        );
+        assert!(checks(&buffered).iter().any(|w| w.contains("by request")));
+        assert!(!checks(&direct).iter().any(|w| w.contains("by request")));
     }
 
     #[test]

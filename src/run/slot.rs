@@ -200,11 +200,13 @@ pub(super) fn run_slot(
     }
 }
 
-/// The I/O path as the kernel reports it now that the filesystem is mounted, and on a
+/// The I/O path as the kernel reports it now that the filesystem is mounted (with the loop
+/// mode fsbench asked for, so a buffered loop by request is no mismatch), and on a
 /// compressing mount the on-disk ratio of the workload's kind of data (untimed, before the
 /// quiesce gate); a probe that fails is a note.
 fn path_facts(case: &plan::Case, mounted: &crate::provision::Mounted, notes: &mut Vec<String>) -> PathFacts {
     let mut facts = PathFacts::read(mounted.device.as_deref(), &mounted.mountpoint);
+    facts.loop_dio_asked = mounted.loop_dio_asked;
     if facts
         .super_options
         .as_deref()
