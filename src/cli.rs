@@ -216,6 +216,12 @@ pub struct RunArgs {
     /// limit, e.g. `786MiB`: the page cache of a machine with that much memory.
     #[arg(long, value_name = "SIZE")]
     pub memory: Option<crate::units::Bytes>,
+    /// How the loop devices under the filesystems do I/O on their images: `direct` (the
+    /// default: `losetup --direct-io=on`, the host's page cache out of the way) or `buffered`
+    /// (on purpose: the host's page cache serves and buffers the images; suite key `[run]
+    /// loop_io`). Loop images only; the raw-device baseline stays direct.
+    #[arg(long, value_enum, value_name = "direct|buffered")]
+    pub loop_io: Option<crate::policy::LoopIo>,
     /// After the minimum repeats, run more rounds until every headline metric's confidence
     /// interval is within PCT % of its mean (or every comparison is decided, or --budget is spent).
     #[arg(long, value_name = "PCT")]
@@ -287,6 +293,7 @@ impl RunArgs {
             scale: self.scale,
             tools: self.tools,
             memory: self.memory,
+            loop_io: self.loop_io,
             precision: self.precision,
             budget: self.budget,
             scratch: self.scratch.scratch.clone(),

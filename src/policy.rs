@@ -1,5 +1,6 @@
 //! The run policy of a session: how its repeats are run (repeats, warm-up, slot order, dropped
-//! caches) and summarised (trim, confidence level).
+//! caches) and summarised (trim, confidence level); and [`LoopIo`], how the loop devices under
+//! the filesystems do their I/O.
 //!
 //! `config` produces a [`Policy`] from a suite (its `[run]` table and the CLI overrides), the
 //! runner follows it, and the store keeps it typed with the session (schema 4), so the report
@@ -43,6 +44,42 @@ impl Order {
         [Order::Interleaved, Order::Sequential, Order::Alternating]
             .into_iter()
             .find(|o| o.as_str() == s)
+    }
+}
+
+/// How the loop devices under the filesystems do I/O on their image files (`[run] loop_io`,
+/// `--loop-io`). Not a field of [`Policy`] (whose columns are schema 4 and 5): the suite and the
+/// run options carry it, and every sample's I/O-path facts record what was asked
+/// (`loop_dio_asked`, doc/io-path.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum LoopIo {
+    /// `losetup --direct-io=on`: the image's I/O bypasses the host's page cache (falling back
+    /// to buffered where the host's filesystem refuses O_DIRECT, which the report flags).
+    #[default]
+    Direct,
+    /// Plain `losetup`: the host's page cache of the image serves and buffers the loop device's
+    /// I/O, on purpose (to measure how much that path changes a result).
+    Buffered,
+}
+
+impl LoopIo {
+    /// The suite's spelling (`direct`, `buffered`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LoopIo::Direct => "direct",
+            LoopIo::Buffered => "buffered",
+        }
+    }
+
+    /// Inverse of [`LoopIo::as_str`].
+    pub fn parse(s: &str) -> Option<Self> {
+        [LoopIo::Direct, LoopIo::Buffered].into_iter().find(|l| l.as_str() == s)
+    }
+
+    /// Whether direct I/O on the backing file is asked for.
+    pub fn is_direct(self) -> bool {
+        self == LoopIo::Direct
     }
 }
 
@@ -115,5 +152,16 @@ mod tests {
             assert_eq!(serde_json::to_value(o).unwrap(), o.as_str());
         }
         assert_eq!(Order::parse("random"), None);
+    }
+
+    #[test]
+    fn loop_io_round_trips_through_its_text_and_defaults_to_direct() {
+        for l in [LoopIo::Direct, LoopIo::Buffered] {
+            assert_eq!(LoopIo::parse(l.as_str()), Some(l));
+            assert_eq!(serde_json::to_value(l).unwrap(), l.as_str());
+        }
+        assert_eq!(LoopIo::default(), LoopIo::Direct);
+        assert!(LoopIo::Direct.is_direct() && !LoopIo::Buffered.is_direct());
+        assert_eq!(LoopIo::parse("dio"), None);
     }
 }

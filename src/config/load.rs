@@ -15,6 +15,7 @@
 //! trim = 1               # best and worst repeats dropped, per end, by the trimmed mean [1]
 //! confidence = 0.95      # confidence level of intervals, between 0 and 1 [0.95]
 //! strict = true          # `run` exits 1 when any repeat failed, not only when no case produced results [false]
+//! loop_io = "buffered"   # loop devices on the images: "direct" (no host page cache) or "buffered" (on purpose) ["direct"]
 //!
 //! [[fs]]                 # one table per filesystem variant, in column order
 //! type = "ext4"          # required: what mkfs.TYPE and mount -t get
@@ -64,6 +65,7 @@ use super::presets::PRESETS;
 use super::raw::{self, RawFile, RawFs, RawRun};
 use super::{FsVariant, Overrides, Policy, Suite, WorkloadSpec};
 use crate::engine::WorkloadKind;
+use crate::policy::LoopIo;
 use crate::units::Bytes;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -257,6 +259,18 @@ fn build(src: &Source, tools: Option<super::Tools>) -> Result<Suite, ConfigError
         None => None,
     };
     let strict = raw.run.as_ref().and_then(|r| r.strict).unwrap_or(false);
+    let loop_io = match raw.run.as_ref().and_then(|r| r.loop_io.as_ref()) {
+        Some(l) => LoopIo::parse(l.get_ref()).ok_or_else(|| {
+            src.at(
+                l.span().start,
+                format!(
+                    "loop_io = \"{}\": use \"direct\" (direct I/O on the images, the default) or \"buffered\" (the host's page cache on purpose)",
+                    l.get_ref()
+                ),
+            )
+        })?,
+        None => LoopIo::default(),
+    };
     let policy = build_policy(src, raw.run)?;
 
     // No [[fs]] is fine while `--fs` or `--dir` supplies the variants: `load_str` decides.
@@ -334,6 +348,7 @@ fn build(src: &Source, tools: Option<super::Tools>) -> Result<Suite, ConfigError
         scale: 1.0,
         device,
         strict,
+        loop_io,
         source_text: src.text.to_string(),
     })
 }
@@ -644,6 +659,9 @@ fn apply_overrides(mut suite: Suite, o: &Overrides) -> Result<Suite, ConfigError
     if let Some(w) = o.warmup {
         check_warmup(w).map_err(|why| invalid(format!("--warmup {w} {why}")))?;
         suite.policy.warmup = w;
+    }
+    if let Some(l) = o.loop_io {
+        suite.loop_io = l;
     }
     if let Some(m) = o.memory {
         suite.policy.memory = Some(check_memory(m.get()).map_err(|why| invalid(format!("--memory {m} {why}")))?);

@@ -157,6 +157,10 @@ pub struct Suite {
     /// only when no case produced results.
     #[serde(default)]
     pub strict: bool,
+    /// `[run] loop_io` (or `--loop-io`): direct I/O on the loop devices' images (the default)
+    /// or the host's page cache on purpose ([`crate::policy::LoopIo`]).
+    #[serde(default)]
+    pub loop_io: crate::policy::LoopIo,
     /// The exact TOML text the suite came from (stored with the session).
     pub source_text: String,
 }
@@ -186,4 +190,7 @@ pub struct Overrides {
     /// `--tools`: native workloads or the suite's `[[real_workload]]` tools; `None` keeps the
     /// suite's `[run] tools` (default native).
     pub tools: Option<Tools>,
+    /// `--loop-io`: how the loop devices do I/O; `None` keeps the suite's `[run] loop_io`
+    /// (default direct).
+    pub loop_io: Option<crate::policy::LoopIo>,
 }

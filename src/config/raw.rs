@@ -72,6 +72,8 @@ pub(super) struct RawRun {
     pub budget: Option<Spanned<crate::units::Dur>>,
     /// `true`: `fsbench run` exits 1 when any repeat failed (`--strict`).
     pub strict: Option<bool>,
+    /// `"direct"` or `"buffered"`: how the loop devices do I/O on their images (`--loop-io`).
+    pub loop_io: Option<Spanned<String>>,
 }
 
 /// One `[[fs]]`.

@@ -18,6 +18,11 @@
 //! interval of the segment before them (Student t, at least three points in that segment) on
 //! the worse side, or the last change point, worse by more than the threshold, begins at one of
 //! the newest [`changepoint::MIN_SEGMENT`] points (the first moment a split can be seen).
+//!
+//! Sessions that took different I/O paths (a loop device direct in one and buffered in the
+//! next, other super options, images on another filesystem: the differences `compare` names)
+//! are warned of, on standard error and in every format (`path_changes`): a step there may be
+//! the path's, not the code's.
 
 pub mod changepoint;
 mod chart;
@@ -138,6 +143,13 @@ pub struct HistoryModel {
     /// What produced the sessions shown: each distinct kernel · fsbench · tools line
     /// ([`crate::report::caption::versions`]) with its sessions, oldest first.
     pub versions: Vec<VersionSpan>,
+    /// Where two consecutive sessions shown took different I/O paths (the loop's direct I/O,
+    /// super options, the images' filesystem; `compare`'s
+    /// [`crate::report::methodology::path_differences`], of the `--fs` variant only when one is
+    /// named): `sessions 3 → 4: ext4 loop direct I/O on → off`, oldest first. A change between
+    /// them may come from the path, not from what the sessions meant to measure.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub path_changes: Vec<String>,
 }
 
 /// One version line and the sessions that ran with it.
@@ -258,22 +270,11 @@ pub fn build(
         ));
         chosen.drain(..cut);
     }
-    let mut series: Vec<Series> = Vec::new();
-    let mut versions: Vec<VersionSpan> = Vec::new();
-    for s in &chosen {
-        let data = load(s.id)?;
-        let line = report::caption::versions(&data.session.info);
-        match versions.iter_mut().find(|v| v.line == line) {
-            Some(v) => v.sessions.push(s.id),
-            None => versions.push(VersionSpan {
-                line,
-                sessions: vec![s.id],
-            }),
-        }
-        let policy = &data.session.info.policy;
-        let model = report::build(&data, policy.trim as usize, policy.confidence);
-        add_points(&mut series, s, &model, a);
-    }
+    let Sessions {
+        mut series,
+        versions,
+        path_changes,
+    } = read_sessions(&chosen, load, a)?;
     if series.is_empty() {
         return Err(HistoryError::Usage(format!(
             "no stored values match (host {}, suite {suite}{}{}{}{}): `fsbench report latest` shows the workloads, phases, metrics and variants there are",
@@ -302,7 +303,53 @@ pub fn build(
         threshold_pct: a.threshold,
         series,
         versions,
+        path_changes,
     })
+}
+
+/// What [`read_sessions`] gathers from the sessions shown.
+struct Sessions {
+    series: Vec<Series>,
+    versions: Vec<VersionSpan>,
+    path_changes: Vec<String>,
+}
+
+/// Reads each of `chosen` (oldest first) through `load` into its report model: its points, its
+/// version line, and how its I/O path differs from the session before it.
+fn read_sessions(
+    chosen: &[&SessionRecord],
+    load: &dyn Fn(i64) -> Result<crate::store::SessionData, crate::store::StoreError>,
+    a: &HistoryArgs,
+) -> Result<Sessions, HistoryError> {
+    let mut out = Sessions {
+        series: Vec::new(),
+        versions: Vec::new(),
+        path_changes: Vec::new(),
+    };
+    let mut previous: Option<(i64, report::ReportModel)> = None;
+    for s in chosen {
+        let data = load(s.id)?;
+        let line = report::caption::versions(&data.session.info);
+        match out.versions.iter_mut().find(|v| v.line == line) {
+            Some(v) => v.sessions.push(s.id),
+            None => out.versions.push(VersionSpan {
+                line,
+                sessions: vec![s.id],
+            }),
+        }
+        let policy = &data.session.info.policy;
+        let model = report::build(&data, policy.trim as usize, policy.confidence);
+        add_points(&mut out.series, s, &model, a);
+        if let Some((id, before)) = &previous {
+            let differs = report::methodology::path_differences(before, &model, a.fs.as_deref());
+            if !differs.is_empty() {
+                out.path_changes
+                    .push(format!("sessions {id} → {}: {}", s.id, differs.join("; ")));
+            }
+        }
+        previous = Some((s.id, model));
+    }
+    Ok(out)
 }
 
 /// Adds a point for session `s` to its series (made when new) for every cell of `model` that
@@ -443,6 +490,9 @@ pub fn cmd_history(db: &Path, a: &HistoryArgs) -> anyhow::Result<i32> {
             std::io::stdout().lock().write_all(text.as_bytes())?;
         }
     }
+    if let Some(w) = render::path_warning(&model) {
+        eprintln!("fsbench: warning: {w}");
+    }
     for s in model.series.iter().filter(|s| s.regression.is_some()) {
         eprintln!(
             "fsbench: regression: {} · {} · {} · {}: {}",
@@ -504,6 +554,86 @@ mod tests {
             rate <= changepoint::ALPHA + 3.0 * (0.05f64 * 0.95 / trials as f64).sqrt(),
             "{rate}"
         );
+    }
+
+    /// Two sessions whose loops differ (direct, then buffered without asking) are warned of in
+    /// every format; the same path in every session, or sessions stored before the path facts,
+    /// warn of nothing. `--fs` keeps the warning to its variant.
+    #[test]
+    fn sessions_that_took_different_io_paths_are_warned_of() {
+        use crate::host::path::PathFacts;
+        let (mut sessions, mut datas) = (Vec::new(), Vec::new());
+        for (id, dio) in [(1, Some(true)), (2, Some(true)), (3, Some(false))] {
+            let mut d = crate::report::fixture::session_data();
+            d.session.id = id;
+            d.session.started_at = format!("2026-03-0{id}T10:00:00Z");
+            for r in &mut d.samples {
+                r.sample.path = dio.map(|dio| PathFacts {
+                    loop_dio: Some(dio),
+                    super_options: Some("rw,relatime".into()),
+                    ..PathFacts::default()
+                });
+            }
+            sessions.push(d.session.clone());
+            datas.push(d);
+        }
+        let args = HistoryArgs {
+            host: None,
+            suite: None,
+            fs: None,
+            workload: None,
+            phase: None,
+            metric: None,
+            last: 30,
+            threshold: 5.0,
+            format: HistoryFormat::Md,
+            output: None,
+        };
+        let history = |datas: &[crate::store::SessionData], args: &HistoryArgs| {
+            let load = |id: i64| Ok(datas.iter().find(|d| d.session.id == id).unwrap().clone());
+            build(&sessions, &load, args).unwrap()
+        };
+        let m = history(&datas, &args);
+        assert_eq!(m.path_changes.len(), 1, "{:?}", m.path_changes);
+        let change = &m.path_changes[0];
+        assert!(change.starts_with("sessions 2 → 3: "), "{change}");
+        assert!(
+            change.contains("ext4 loop direct I/O on → off; xfs loop direct I/O on → off"),
+            "{change}"
+        );
+        let warning = render::path_warning(&m).unwrap();
+        assert!(
+            warning.contains("took different I/O paths (sessions 2 → 3"),
+            "{warning}"
+        );
+        assert!(render(&m, HistoryFormat::Md).contains("Warning: the sessions took different I/O paths"));
+        assert!(render(&m, HistoryFormat::Html).contains("took different I/O paths"));
+        let json: serde_json::Value = serde_json::from_str(&render(&m, HistoryFormat::Json)).unwrap();
+        assert!(json["path_changes"][0].as_str().unwrap().starts_with("sessions 2 → 3"));
+        // --fs: only that variant's differences.
+        let xfs = HistoryArgs {
+            fs: Some("xfs".into()),
+            ..args.clone()
+        };
+        assert_eq!(
+            history(&datas, &xfs).path_changes,
+            ["sessions 2 → 3: xfs loop direct I/O on → off"]
+        );
+        // One path throughout, or no facts stored: nothing to warn of.
+        for r in &mut datas[2].samples {
+            if let Some(p) = &mut r.sample.path {
+                p.loop_dio = Some(true);
+            }
+        }
+        let same = history(&datas, &args);
+        assert!(same.path_changes.is_empty() && render::path_warning(&same).is_none());
+        assert!(!render(&same, HistoryFormat::Md).contains("I/O paths"));
+        for d in &mut datas {
+            for r in &mut d.samples {
+                r.sample.path = None;
+            }
+        }
+        assert!(history(&datas, &args).path_changes.is_empty());
     }
 
     /// The version line of the sessions ends every trend chart's caption and the Markdown

@@ -24,7 +24,21 @@ fn header_lines(m: &HistoryModel) -> Vec<String> {
     if !versions.is_empty() {
         v.push(format!("Versions: {versions}."));
     }
+    if let Some(w) = path_warning(m) {
+        v.push(format!("Warning: {w}."));
+    }
     v
+}
+
+/// The warning of sessions that took different I/O paths ([`HistoryModel::path_changes`]), or
+/// `None` when all took the same.
+pub(super) fn path_warning(m: &HistoryModel) -> Option<String> {
+    (!m.path_changes.is_empty()).then(|| {
+        format!(
+            "the sessions took different I/O paths ({}): a change between them may come from the path, not the code; compare sessions of one configuration",
+            m.path_changes.join("; ")
+        )
+    })
 }
 
 fn title(s: &Series) -> String {

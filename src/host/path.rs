@@ -25,6 +25,11 @@ pub struct PathFacts {
     /// file's page cache on the host buffers its I/O and can serve its reads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loop_dio: Option<bool>,
+    /// Whether fsbench asked the loop device for direct I/O (`[run] loop_io`, `--loop-io`):
+    /// `false` when buffered was asked on purpose, so a buffered loop is no mismatch; `None`
+    /// when not recorded (sessions before it, which always asked for direct I/O).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loop_dio_asked: Option<bool>,
     /// A loop device's backing file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backing_file: Option<String>,
@@ -169,9 +174,10 @@ impl PathFacts {
 
     /// What a reader must know where the path differs from the one fsbench asks for, one line
     /// each (empty when nothing does): compression that did not shrink compressible data, a
-    /// loop device in buffered mode, an mkfs parameter read back other than asked, a memory
-    /// limit in force more than [`MEMORY_SLACK`] from the one asked, NoCOW asked for and not
-    /// set. Each line is the same for the same finding, so the report groups them by kind.
+    /// loop device in another mode than asked (buffered unasked is a mismatch, buffered by
+    /// request is not), an mkfs parameter read back other than asked, a memory limit in force
+    /// more than [`MEMORY_SLACK`] from the one asked, NoCOW asked for and not set. Each line is
+    /// the same for the same finding, so the report groups them by kind.
     pub fn mismatches(&self) -> Vec<String> {
         let mut out = Vec::new();
         if let (Some(r), Some(content)) = (self.on_disk_ratio, self.probe_content.as_deref()) {
@@ -181,11 +187,16 @@ impl PathFacts {
                 ));
             }
         }
-        if self.loop_dio == Some(false) {
-            out.push(
+        match (self.loop_dio, self.loop_dio_asked) {
+            (Some(false), Some(false)) | (Some(true), Some(true) | None) | (None, _) => {}
+            (Some(false), _) => out.push(
                 "loop device in buffered mode (dio 0, direct I/O was asked for): the host's page cache of its backing file serves and buffers its I/O"
                     .to_string(),
-            );
+            ),
+            (Some(true), Some(false)) => out.push(
+                "loop device in direct-I/O mode (dio 1, buffered I/O was asked for): the host's page cache is not in its path"
+                    .to_string(),
+            ),
         }
         self.asked_mismatches(&mut out);
         out
@@ -445,9 +456,29 @@ mod tests {
         );
         let direct = PathFacts {
             loop_dio: Some(true),
-            ..buffered
+            ..buffered.clone()
         };
         assert!(direct.mismatches().is_empty());
+        // Buffered on purpose is no mismatch; direct when buffered was asked is one.
+        let asked = PathFacts {
+            loop_dio_asked: Some(false),
+            ..buffered.clone()
+        };
+        assert!(asked.mismatches().is_empty(), "{:?}", asked.mismatches());
+        let asked_direct = PathFacts {
+            loop_dio_asked: Some(true),
+            ..buffered
+        };
+        assert_eq!(asked_direct.mismatches().len(), 1);
+        let unexpected = PathFacts {
+            loop_dio: Some(true),
+            ..asked
+        };
+        assert!(
+            unexpected.mismatches()[0].contains("buffered I/O was asked for"),
+            "{:?}",
+            unexpected.mismatches()
+        );
         // A file's mount: the longest prefix.
         assert!(mount_of(Path::new("/proc/self/mountinfo")).is_some_and(|(fs, _)| fs == "proc"));
     }

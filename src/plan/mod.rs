@@ -262,6 +262,7 @@ mod tests {
             device: None,
             scale: 1.0,
             strict: false,
+            loop_io: Default::default(),
             source_text: String::new(),
         }
     }

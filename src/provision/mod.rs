@@ -26,6 +26,7 @@
 use crate::config::FsVariant;
 use crate::engine::child::{self, ChildError, Sink, Watch};
 use crate::host::{install_hint, mount_entry, unescape_mount_field};
+use crate::policy::LoopIo;
 use crate::undo::{Detach, RemoveDir, RemoveFile, Step, Unmount};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -188,6 +189,9 @@ pub struct Mounted {
     pub device: Option<String>,
     /// Mount options as /proc/mounts reports them.
     pub effective_opts: Option<String>,
+    /// For a loop device fsbench attached: whether direct I/O on its image was asked for
+    /// (`false`: buffered on purpose, [`crate::policy::LoopIo::Buffered`]); `None` without one.
+    pub loop_dio_asked: Option<bool>,
     /// What a reader of the results must know about how this filesystem was provided (a FUSE
     /// ZFS, say); the runner adds them to the sample's notes.
     pub notes: Vec<String>,
@@ -204,6 +208,7 @@ impl Mounted {
             mountpoint,
             device: None,
             effective_opts: None,
+            loop_dio_asked: None,
             notes: Vec::new(),
             undo: Vec::new(),
             state,
@@ -329,12 +334,23 @@ pub const BASELINE_MIN_BYTES: u64 = 64 << 20;
 /// Loop-backed images (and tmpfs) in a private run folder under the scratch folder.
 pub struct ImageProvisioner {
     state: RunState,
+    loop_io: LoopIo,
 }
 
 impl ImageProvisioner {
-    /// Uses the run folder of `state` (see [`RunState::create`]).
+    /// Uses the run folder of `state` (see [`RunState::create`]); loop devices with direct I/O
+    /// on their images.
     pub fn new(state: RunState) -> Self {
-        ImageProvisioner { state }
+        ImageProvisioner {
+            state,
+            loop_io: LoopIo::Direct,
+        }
+    }
+
+    /// The filesystems' loop devices do I/O as `loop_io` says (the raw-device baseline's stays
+    /// direct: it measures the device under the host's page cache).
+    pub fn with_loop_io(self, loop_io: LoopIo) -> Self {
+        ImageProvisioner { loop_io, ..self }
     }
 }
 
@@ -364,7 +380,8 @@ impl Provisioner for ImageProvisioner {
             let args = ["-t", "tmpfs", "-o", &all, "tmpfs", &path_arg(&mnt)].map(String::from);
             run_tool("mount", &args, &[])?;
         } else {
-            let device = attach_image(&mut m, &dir.join(format!("img-{tag}.img")), image_bytes)?;
+            let image = dir.join(format!("img-{tag}.img"));
+            let device = attach_image(&mut m, &image, image_bytes, self.loop_io)?;
             mkfs_and_mount(&mut m, variant, &device)?;
         }
         m.ready()
@@ -395,7 +412,7 @@ impl Provisioner for ImageProvisioner {
         });
         // Nothing is mounted: the guard's mountpoint and workdir are the run folder itself.
         let mut m = Mounted::new(self.state.clone(), dir.clone());
-        let device = attach_image(&mut m, &dir.join("img-baseline.img"), bytes)?;
+        let device = attach_image(&mut m, &dir.join("img-baseline.img"), bytes, LoopIo::Direct)?;
         let direct = loop_direct_io(&device);
         let mut notes: Vec<String> = note.into_iter().collect();
         if !direct {
@@ -424,9 +441,10 @@ impl Provisioner for ImageProvisioner {
     }
 }
 
-/// Creates the sparse image `image` of `bytes` and attaches it to a free loop device, pushing
-/// both onto `m`'s undo stack the moment they exist; returns the device (also set in `m`).
-fn attach_image(m: &mut Mounted, image: &Path, bytes: u64) -> Result<String, ProvisionError> {
+/// Creates the sparse image `image` of `bytes` and attaches it to a free loop device doing I/O
+/// as `loop_io` says, pushing both onto `m`'s undo stack the moment they exist; returns the
+/// device (also set in `m`, with the mode asked for).
+fn attach_image(m: &mut Mounted, image: &Path, bytes: u64, loop_io: LoopIo) -> Result<String, ProvisionError> {
     let f = std::fs::File::create_new(image).map_err(io_err(format!("create {}", image.display())))?;
     m.push(RemoveFile {
         path: image.to_path_buf(),
@@ -434,12 +452,13 @@ fn attach_image(m: &mut Mounted, image: &Path, bytes: u64) -> Result<String, Pro
     f.set_len(bytes)
         .map_err(io_err(format!("size {} to {bytes} bytes", image.display())))?;
     drop(f);
-    let device = attach_loop(image)?;
+    let device = attach_loop(image, loop_io)?;
     m.push(Detach {
         device: device.clone(),
         image: image.to_path_buf(),
     });
     m.device = Some(device.clone());
+    m.loop_dio_asked = Some(loop_io.is_direct());
     Ok(device)
 }
 
@@ -607,17 +626,21 @@ fn path_arg(p: &Path) -> String {
     p.to_string_lossy().into_owned()
 }
 
-/// Attaches `image` to a free loop device with direct I/O on the backing file (so the host's
-/// page cache does not stand between the filesystem and the disk), falling back to buffered
-/// backing I/O where the host filesystem refuses O_DIRECT.
-fn attach_loop(image: &Path) -> Result<String, ProvisionError> {
+/// Attaches `image` to a free loop device. [`LoopIo::Direct`]: with direct I/O on the backing
+/// file (so the host's page cache does not stand between the filesystem and the disk), falling
+/// back to buffered backing I/O where the host filesystem refuses O_DIRECT (the path facts
+/// then show the mismatch). [`LoopIo::Buffered`]: `--direct-io=off` said explicitly (a
+/// `losetup` too old for the option attaches buffered anyway).
+fn attach_loop(image: &Path, loop_io: LoopIo) -> Result<String, ProvisionError> {
     let img = path_arg(image);
-    let out = run_tool(
-        "losetup",
-        &["--find".into(), "--show".into(), "--direct-io=on".into(), img.clone()],
-        &[],
-    )
-    .or_else(|_| run_tool("losetup", &["--find".into(), "--show".into(), img], &[]))?;
+    let losetup = |dio: Option<&str>| {
+        let mut args: Vec<String> = vec!["--find".into(), "--show".into()];
+        args.extend(dio.map(|d| format!("--direct-io={d}")));
+        args.push(img.clone());
+        run_tool("losetup", &args, &[])
+    };
+    let dio = if loop_io.is_direct() { "on" } else { "off" };
+    let out = losetup(Some(dio)).or_else(|_| losetup(None))?;
     let dev = out.trim().to_string();
     if !dev.starts_with("/dev/loop") {
         return Err(ProvisionError::Tool {

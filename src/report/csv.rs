@@ -14,10 +14,22 @@
 //!   accepts LF, and it diffs better).
 //!
 //! A sample whose case id is unknown keeps its `case_id` with empty case columns.
+//!
+//! Sessions that store I/O-path facts (schema 11, doc/io-path.md) have ten more columns after
+//! `value`, the facts of the row's sample ([`PATH_COLUMNS`]; empty where the sample has no such
+//! fact): `path_loop_dio` and `path_loop_dio_asked` (`true`/`false`: the loop device's direct
+//! I/O, and whether direct I/O was asked or buffered by request), `path_backing_file`,
+//! `path_backing_fs` (the filesystem holding the image), `path_scheduler`,
+//! `path_read_ahead_kb` (KiB), `path_fs_type` and `path_super_options` (what mountinfo shows
+//! mounted), `path_on_disk_ratio` (logical over allocated bytes of the compression probe) and
+//! `path_probe_content`, `path_mkfs_params` (the creation parameters read back, `key=value`
+//! separated by spaces), `path_memory_limit` (bytes in force) and `path_nocow`. Exports of
+//! older sessions keep the fourteen columns.
 //! A dozen lines of quoting do not justify the `csv` crate as a dependency.
 
 use super::escape;
 use super::ReportModel;
+use crate::host::path::PathFacts;
 use crate::store::SampleStatus;
 
 /// The header line's fields.
@@ -38,6 +50,26 @@ pub const CSV_HEADER: [&str; 14] = [
     "value",
 ];
 
+/// A path-fact column: its name, and its text in a sample's facts (`None`: empty).
+pub type PathColumn = (&'static str, fn(&PathFacts) -> Option<String>);
+
+/// The path-fact columns, after [`CSV_HEADER`], of sessions with path facts.
+pub const PATH_COLUMNS: [PathColumn; 13] = [
+    ("path_loop_dio", |p| p.loop_dio.map(|b| b.to_string())),
+    ("path_loop_dio_asked", |p| p.loop_dio_asked.map(|b| b.to_string())),
+    ("path_backing_file", |p| p.backing_file.clone()),
+    ("path_backing_fs", |p| p.backing_fs.clone()),
+    ("path_scheduler", |p| p.scheduler.clone()),
+    ("path_read_ahead_kb", |p| p.read_ahead_kb.map(|k| k.to_string())),
+    ("path_fs_type", |p| p.fs_type.clone()),
+    ("path_super_options", |p| p.super_options.clone()),
+    ("path_on_disk_ratio", |p| p.on_disk_ratio.map(|r| r.to_string())),
+    ("path_probe_content", |p| p.probe_content.clone()),
+    ("path_mkfs_params", PathFacts::mkfs_text),
+    ("path_memory_limit", |p| p.memory_limit.map(|b| b.to_string())),
+    ("path_nocow", |p| p.nocow.map(|b| b.to_string())),
+];
+
 fn push_row(out: &mut String, fields: &[&str]) {
     let quoted: Vec<String> = fields.iter().map(|f| escape::csv(f)).collect();
     out.push_str(&quoted.join(","));
@@ -47,10 +79,21 @@ fn push_row(out: &mut String, fields: &[&str]) {
 /// Renders the long CSV of every sample of `model`.
 pub fn render_csv(model: &ReportModel) -> String {
     let mut out = String::new();
-    push_row(&mut out, &CSV_HEADER);
+    let with_path = model.samples.iter().any(|r| r.sample.path.is_some());
+    let mut header = CSV_HEADER.to_vec();
+    if with_path {
+        header.extend(PATH_COLUMNS.iter().map(|(name, _)| *name));
+    }
+    push_row(&mut out, &header);
     let session_id = model.session.id.to_string();
     for record in &model.samples {
         let s = &record.sample;
+        let path: Vec<String> = match (&s.path, with_path) {
+            (_, false) => vec![],
+            (None, true) => vec![String::new(); PATH_COLUMNS.len()],
+            (Some(p), true) => PATH_COLUMNS.iter().map(|(_, f)| f(p).unwrap_or_default()).collect(),
+        };
+        let path: Vec<&str> = path.iter().map(String::as_str).collect();
         let case = model.cases.iter().find(|c| c.case_id == s.case_id);
         let (variant, fs_type, workload, kind) = case.map_or(("", "", "", ""), |c| {
             (
@@ -80,6 +123,7 @@ pub fn render_csv(model: &ReportModel) -> String {
         if failed || s.measurements.is_empty() {
             let mut fields = lead.to_vec();
             fields.extend([status.as_str(), "", "", "", "", ""]);
+            fields.extend(&path);
             push_row(&mut out, &fields);
             continue;
         }
@@ -95,6 +139,7 @@ pub fn render_csv(model: &ReportModel) -> String {
                 m.metric.direction.as_str(),
                 &value,
             ]);
+            fields.extend(&path);
             push_row(&mut out, &fields);
         }
     }
@@ -156,5 +201,55 @@ mod tests {
         );
         let lat = rows.iter().find(|r| r[10] == "lat_p99").unwrap();
         assert_eq!((lat[11].as_str(), lat[12].as_str()), ("us", "lower_is_better"));
+        // A session without path facts keeps its fourteen columns.
+        assert!(!csv.contains("path_"), "{}", lines[0]);
+    }
+
+    /// Each sample's I/O-path facts are columns of each of its rows (quoted like any field);
+    /// a sample without facts has them empty.
+    #[test]
+    fn each_row_carries_its_samples_path_facts() {
+        let mut data = session_data();
+        // Read from JSON, as the store does, so facts added later keep this test compiling.
+        let facts: PathFacts = serde_json::from_str(
+            r#"{"loop_dio": false, "loop_dio_asked": false,
+                "backing_file": "/var/tmp/fsbench/run-1-2/img-s000-ext4.img", "backing_fs": "ext4",
+                "scheduler": "none", "read_ahead_kb": 128, "fs_type": "btrfs",
+                "super_options": "rw,compress=zstd:3,space_cache=v2", "on_disk_ratio": 2.5,
+                "probe_content": "text"}"#,
+        )
+        .unwrap();
+        for r in &mut data.samples {
+            r.sample.path = Some(facts.clone());
+        }
+        data.samples[0].sample.path = None;
+        let csv = render_csv(&build(&data, 1, 0.95));
+        let lines: Vec<&str> = csv.lines().collect();
+        let names: Vec<&str> = PATH_COLUMNS.iter().map(|(n, _)| *n).collect();
+        assert_eq!(lines[0], [CSV_HEADER.join(","), names.join(",")].join(","));
+        let rows: Vec<Vec<String>> = lines[1..].iter().map(|l| parse_line(l)).collect();
+        let width = CSV_HEADER.len() + PATH_COLUMNS.len();
+        assert!(rows.iter().all(|r| r.len() == width), "{csv}");
+        let first = data.samples[0].sample.measurements.len().max(1);
+        assert!(
+            rows[..first].iter().all(|r| r[14..].iter().all(String::is_empty)),
+            "{csv}"
+        );
+        let expected = [
+            "false",
+            "false",
+            "/var/tmp/fsbench/run-1-2/img-s000-ext4.img",
+            "ext4",
+            "none",
+            "128",
+            "btrfs",
+            "rw,compress=zstd:3,space_cache=v2",
+            "2.5",
+            "text",
+        ];
+        assert!(rows[first..].iter().all(|r| r[14..] == expected), "{csv}");
+        // The failed repeat's single row carries its facts too.
+        let failed = rows.iter().find(|r| r[8].starts_with("failed")).unwrap();
+        assert_eq!(failed[14..], expected);
     }
 }

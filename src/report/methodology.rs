@@ -26,7 +26,10 @@
 //!   kurtosis κ) is above 5/9, the value of a uniform distribution: the median is shown;
 //! - **drift**: a headline cell of ≥ 6 values, in run order, with a change point: the largest
 //!   standardised difference of the means before and after a split, against 999 permutations
-//!   of the same values (p < 0.01) and a shift of at least 5 %.
+//!   of the same values (p < 0.01) and a shift of at least 5 %;
+//! - **loops buffered by request**: the variants whose loop devices ran buffered because the
+//!   run asked for it (`loop_io = "buffered"`, doc/io-path.md), said so the numbers are read as
+//!   that path's (a buffered loop nobody asked for is a path mismatch, `report::build`).
 //!
 //! Phases under the minimum time are already flagged by the engine's notes (engine::phase).
 //! Everything here reads the model only and never panics.
@@ -315,9 +318,10 @@ fn confidence_text(confidence: f64) -> String {
 
 /// How the set-ups of two sessions differ, one item per fact (`kernel A → B`): kernel, CPU,
 /// CPUs, memory, fsbench version, tool versions, each variant's mkfs arguments and mount
-/// options, the target, the memory limit, and the I/O path each variant's repeats took (loop
-/// direct I/O, super options, mkfs parameters read back, memory limit in force, NoCOW; only
-/// where both sessions have the fact). Empty when they match.
+/// options, the target, the memory limit, and the I/O path each variant took
+/// ([`path_differences`]: loop direct I/O, super options, backing filesystem, mkfs parameters
+/// read back, memory limit in force, NoCOW; only where both sessions have the fact). Empty
+/// when they match.
 pub fn fingerprint_differences(base: &ReportModel, cand: &ReportModel) -> Vec<String> {
     let (b, c) = (&base.session.info, &cand.session.info);
     let mut out = Vec::new();
@@ -367,24 +371,34 @@ pub fn fingerprint_differences(base: &ReportModel, cand: &ReportModel) -> Vec<St
             );
         }
     }
-    // The I/O path each variant's repeats really took (schema 11; sessions without path facts
-    // have nothing to compare).
-    for v in base.variants.iter().filter(|v| cand.variants.contains(v)) {
-        let (pb, pc) = (path_summary(base, v), path_summary(cand, v));
-        for ((what, x), (_, y)) in pb.iter().zip(&pc) {
-            if !x.is_empty() && !y.is_empty() {
-                diff(&format!("{v} {what}"), x.clone(), y.clone());
-            }
-        }
-    }
+    out.extend(path_differences(base, cand, None));
     out.dedup();
     out
 }
 
+/// How the I/O paths of two sessions differ (schema 11; sessions without path facts have
+/// nothing to compare), one item per variant of both (or only `variant`) and fact that differs:
+/// `ext4 loop direct I/O on → off`, its super options, the filesystem holding its images. What
+/// `compare` names among the set-up differences and `history` warns of between sessions.
+pub fn path_differences(base: &ReportModel, cand: &ReportModel, variant: Option<&str>) -> Vec<String> {
+    let mut out = Vec::new();
+    let both = base.variants.iter().filter(|v| cand.variants.contains(v));
+    for v in both.filter(|v| variant.is_none_or(|only| only == v.as_str())) {
+        let (pb, pc) = (path_summary(base, v), path_summary(cand, v));
+        for ((what, x), (_, y)) in pb.iter().zip(&pc) {
+            if !x.is_empty() && !y.is_empty() && x != y {
+                out.push(format!("{v} {what} {x} → {y}"));
+            }
+        }
+    }
+    out
+}
+
 /// A variant's path facts over its repeats, as text per fact (distinct values joined with
-/// `|`; empty where no repeat has the fact): the loop direct-I/O state, the super options, the
-/// mkfs parameters read back, the memory limit in force (bytes) and NoCOW.
-fn path_summary(model: &ReportModel, variant: &str) -> [(&'static str, String); 5] {
+/// `|`; empty where no repeat has the fact): the loop direct-I/O state (`off (by request)` when
+/// buffered was asked), the super options, the backing filesystem, the mkfs parameters read
+/// back, the memory limit in force (bytes) and NoCOW.
+fn path_summary(model: &ReportModel, variant: &str) -> [(&'static str, String); 6] {
     let facts = model.path_facts(variant);
     let distinct = |f: &dyn Fn(&crate::host::path::PathFacts) -> Option<String>| {
         let mut vals: Vec<String> = facts.iter().filter_map(|p| f(p)).collect();
@@ -395,9 +409,16 @@ fn path_summary(model: &ReportModel, variant: &str) -> [(&'static str, String); 
     [
         (
             "loop direct I/O",
-            distinct(&|p| p.loop_dio.map(|d| if d { "on".into() } else { "off".into() })),
+            distinct(&|p| {
+                p.loop_dio.map(|d| match (d, p.loop_dio_asked) {
+                    (true, _) => "on".into(),
+                    (false, Some(false)) => "off (by request)".into(),
+                    (false, _) => "off".into(),
+                })
+            }),
         ),
         ("super options", distinct(&|p| p.super_options.clone())),
+        ("backing filesystem", distinct(&|p| p.backing_fs.clone())),
         ("mkfs parameters", distinct(&|p| p.mkfs_text())),
         (
             "memory limit in force",
@@ -419,6 +440,7 @@ pub fn checks(model: &ReportModel) -> Vec<Warning> {
         return vec![];
     }
     let mut out: Vec<Warning> = cache_regime(model).into_iter().map(Warning::from).collect();
+    out.extend(loop_by_request(model).map(Warning::from));
     out.extend(device_bound(model).into_iter().map(Warning::from));
     for t in &model.workloads {
         for row in t.rows.iter().filter(|r| role::is_headline(&r.metric)) {
@@ -514,6 +536,19 @@ fn device_bound(model: &ReportModel) -> Vec<String> {
         }
     }
     out
+}
+
+/// The methodology note of loop devices run buffered on purpose (`--loop-io buffered`, `[run]
+/// loop_io`), naming the variants; `None` when no repeat asked for it.
+fn loop_by_request(model: &ReportModel) -> Option<String> {
+    let asked = |v: &&String| model.path_facts(v).iter().any(|p| p.loop_dio_asked == Some(false));
+    let variants: Vec<&str> = model.variants.iter().filter(asked).map(String::as_str).collect();
+    (!variants.is_empty()).then(|| {
+        format!(
+            "{}: loop devices in buffered mode by request (loop_io = \"buffered\"): the host's page cache of each image serves and buffers its I/O, so these results measure that path and may exceed the raw device",
+            variants.join(", ")
+        )
+    })
 }
 
 /// The bimodality coefficient of `values` (≥ 8 finite values, non-zero spread).
@@ -849,6 +884,47 @@ mod tests {
         );
     }
 
+    /// Two sessions whose loops or backing filesystems differ name it per variant ("by
+    /// request" when buffered was asked), `--fs`-style for one variant only; sessions without
+    /// facts, or with the same path, nothing.
+    #[test]
+    fn path_differences_name_the_loop_mode_and_the_backing_filesystem() {
+        let a = session("8GiB", Some(1 << 30), 1000.0, &[("a", &STEADY), ("b", &STEADY)]);
+        let (direct, buffered) = (with_facts(&a, true, "ext4"), with_facts(&a, false, "ext4"));
+        assert_eq!(
+            path_differences(&direct, &buffered, None),
+            [
+                "a loop direct I/O on → off (by request)",
+                "b loop direct I/O on → off (by request)"
+            ]
+        );
+        assert_eq!(
+            path_differences(&direct, &buffered, Some("b")),
+            ["b loop direct I/O on → off (by request)"]
+        );
+        assert_eq!(
+            path_differences(&direct, &with_facts(&a, true, "tmpfs"), Some("a")),
+            ["a backing filesystem ext4 → tmpfs"]
+        );
+        assert!(path_differences(&direct, &direct, None).is_empty());
+        assert!(path_differences(&a, &buffered, None).is_empty());
+    }
+
+    /// `m` with every repeat's path facts: a loop device in the mode asked for (`direct`) on
+    /// an image held by a `backing` filesystem.
+    fn with_facts(m: &ReportModel, direct: bool, backing: &str) -> ReportModel {
+        let mut m = m.clone();
+        for r in &mut m.samples {
+            r.sample.path = Some(crate::host::path::PathFacts {
+                loop_dio: Some(direct),
+                loop_dio_asked: Some(direct),
+                backing_fs: Some(backing.into()),
+                ..Default::default()
+            });
+        }
+        m
+    }
+
     #[test]
     fn a_clean_session_gets_no_methodology_warning() {
         let m = session(
@@ -867,6 +943,23 @@ mod tests {
             })
             .collect();
         assert!(ours.is_empty(), "{ours:#?}");
+    }
+
+    /// A loop buffered by request is said in the methodology, naming the variants; direct
+    /// loops or no facts, nothing.
+    #[test]
+    fn a_loop_buffered_by_request_is_said() {
+        let a = session("8GiB", Some(1 << 30), 1000.0, &[("a", &STEADY), ("b", &STEADY)]);
+        assert_eq!(loop_by_request(&a), None);
+        let (direct, buffered) = (with_facts(&a, true, "ext4"), with_facts(&a, false, "ext4"));
+        assert_eq!(loop_by_request(&direct), None);
+        let note = loop_by_request(&buffered).expect("a note");
+        assert!(
+            note.starts_with("a, b: loop devices in buffered mode by request"),
+            "{note}"
+        );
+        assert!(checks(&buffered).iter().any(|w| w.contains("by request")));
+        assert!(!checks(&direct).iter().any(|w| w.contains("by request")));
     }
 
     #[test]

@@ -377,7 +377,7 @@ impl Runner {
             }
             None => None,
         };
-        let provisioner = self.target.provisioner(state.clone())?;
+        let provisioner = self.target.provisioner(state.clone(), self.suite.loop_io)?;
         let session = match &self.resume {
             Some(r) => {
                 store.finish_session(r.session, SessionStatus::Running)?;

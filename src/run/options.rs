@@ -10,6 +10,7 @@
 //!   (`resume::overrides`), so stored and given options are checked alike.
 
 use crate::config::Tools;
+use crate::policy::LoopIo;
 use crate::units::{Bytes, Dur};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -36,6 +37,10 @@ pub struct RunOptions {
     pub tools: Option<Tools>,
     /// Memory cgroup limit of every repeat.
     pub memory: Option<Bytes>,
+    /// How the loop devices under the filesystems do I/O on their images (`--loop-io`); `None`
+    /// keeps the suite's `[run] loop_io` (default direct).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loop_io: Option<LoopIo>,
     /// Adaptive rounds until every headline CI is within this many percent.
     pub precision: Option<f64>,
     /// Most wall time with adaptive rounds.
@@ -79,6 +84,7 @@ impl RunOptions {
             || self.warmup.is_some()
             || self.scale.is_some()
             || self.memory.is_some()
+            || self.loop_io.is_some()
             || self.precision.is_some()
             || self.budget.is_some()
             || self.seed.is_some()
@@ -109,6 +115,7 @@ mod tests {
             scale: Some(0.1),
             tools: Some(Tools::Real),
             memory: Some(Bytes(786 * Bytes::MIB)),
+            loop_io: Some(LoopIo::Buffered),
             budget: Some(Dur(std::time::Duration::from_millis(1500))),
             scratch: "/var/tmp/fsbench".into(),
             label: Some("a b".into()),
@@ -118,5 +125,14 @@ mod tests {
         assert_eq!(RunOptions::from_json(&o.to_json()).unwrap(), o);
         assert!(o.names_suite());
         assert!(!RunOptions::default().names_suite());
+        // `--loop-io` decides how every repeat runs: refused with `--resume`, like the suite.
+        let loop_only = RunOptions {
+            loop_io: Some(LoopIo::Buffered),
+            ..Default::default()
+        };
+        assert!(loop_only.names_suite());
+        assert!(loop_only.to_json().contains(r#""loop_io":"buffered""#));
+        // Options stored before `loop_io` existed read back without it (the suite's, direct).
+        assert_eq!(RunOptions::from_json(r#"{"strict":false}"#).unwrap().loop_io, None);
     }
 }

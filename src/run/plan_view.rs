@@ -47,6 +47,12 @@ pub fn print_plan(suite: &Suite, plan: &Plan, target: &Target, out: &mut dyn Wri
         "Fresh filesystem before every repeat; caches dropped before every phase: {}",
         p.drop_caches
     )?;
+    if suite.loop_io == crate::policy::LoopIo::Buffered {
+        writeln!(
+            out,
+            "Loop devices buffered by request (loop_io = \"buffered\"): the host's page cache serves and buffers every image's I/O"
+        )?;
+    }
     let w = plan
         .cases
         .iter()

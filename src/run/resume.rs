@@ -53,6 +53,7 @@ fn overrides(a: &RunOptions) -> Result<Overrides, RunError> {
         budget: a.budget,
         dir_target: Target::from_args(a).replaces_variants(),
         tools: a.tools,
+        loop_io: a.loop_io,
     })
 }
 
@@ -122,4 +123,33 @@ pub(super) fn resolve(
         }
     }
     Ok((a, suite, Some(Resume { session: id, done }), Some(store)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::LoopIo;
+
+    const TEXT: &str = "[suite]\nname = \"r\"\n\n[[fs]]\ntype = \"ext4\"\n\n[[workload]]\nkind = \"bonnie\"\n";
+
+    /// `--resume` runs the loop mode the session was started with: from its stored options
+    /// (`--loop-io`) or from its stored suite text (`[run] loop_io`); naming it again is refused.
+    #[test]
+    fn a_resumed_session_keeps_its_loop_io_and_refuses_a_new_one() {
+        let stored = RunOptions::from_json(r#"{"loop_io":"buffered","scratch":"/var/tmp/fsbench"}"#).unwrap();
+        assert_eq!(load_suite(&stored, Some(TEXT)).unwrap().loop_io, LoopIo::Buffered);
+        let plain = RunOptions::from_json(r#"{"scratch":"/var/tmp/fsbench"}"#).unwrap();
+        assert_eq!(load_suite(&plain, Some(TEXT)).unwrap().loop_io, LoopIo::Direct);
+        let in_text = TEXT.replace("[[fs]]", "[run]\nloop_io = \"buffered\"\n\n[[fs]]");
+        assert_eq!(load_suite(&plain, Some(&in_text)).unwrap().loop_io, LoopIo::Buffered);
+        let again = RunOptions {
+            resume: Some("latest".into()),
+            loop_io: Some(LoopIo::Direct),
+            ..Default::default()
+        };
+        let e = resolve(Path::new("/nonexistent/r.db"), &again, |_| unreachable!())
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("drop the other suite options"), "{e}");
+    }
 }

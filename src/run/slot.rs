@@ -201,7 +201,8 @@ pub(super) fn run_slot(
 }
 
 /// The I/O path as the kernel and the tools report it now that the filesystem is mounted
-/// (untimed, before the quiesce gate): the sysfs and mountinfo facts, the mkfs parameters read
+/// (untimed, before the quiesce gate): the sysfs and mountinfo facts (with the loop mode fsbench
+/// asked for, so a buffered loop by request is no mismatch), the mkfs parameters read
 /// back beside the ones the variant asked for, the memory cgroup's limit in force beside the
 /// one asked, the on-disk ratio of the workload's kind of data on a compressing mount, and a
 /// NoCOW variant's attribute, set on the workload's directory here and read back. What cannot
@@ -215,6 +216,7 @@ fn path_facts(
     use crate::host::path;
     let v = &case.variant;
     let mut facts = PathFacts::read(mounted.device.as_deref(), &mounted.mountpoint);
+    facts.loop_dio_asked = mounted.loop_dio_asked;
     let mut args = v.fs().default_mkfs_args();
     args.extend(v.mkfs_args.iter().cloned());
     facts.mkfs_asked = crate::external::mkfs_params::asked(&v.fs_type, &args);

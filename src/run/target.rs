@@ -16,6 +16,7 @@ use super::RunError;
 use super::RunOptions;
 use crate::config::{FsVariant, Suite};
 use crate::plan::{self, Case, Plan};
+use crate::policy::LoopIo;
 use crate::provision::{
     self, safety::DeviceInfo, DeviceProvisioner, DirProvisioner, ImageProvisioner, Provisioner, RunState,
 };
@@ -103,8 +104,26 @@ impl Target {
 
     /// The target of a command line and its suite: a suite's `[target] device` (confirmed in
     /// the file by an identical `wipe`) is a device target as if named with `--device X --wipe
-    /// X`; it must agree with the command line, which may not name another target.
+    /// X`; it must agree with the command line, which may not name another target. Buffered
+    /// loop devices (`--loop-io buffered`, `[run] loop_io`) need loop images.
     pub fn for_suite(a: &RunOptions, suite: &Suite) -> Result<Target, RunError> {
+        let target = Target::suite_device(a, suite)?;
+        match (&target, suite.loop_io) {
+            (Target::Device { device, .. }, LoopIo::Buffered) => Err(RunError::Usage(format!(
+                "loop_io = \"buffered\" (--loop-io) sets the loop devices over fsbench's images, and device {} has none: drop it or run on loop images",
+                device.display()
+            ))),
+            (Target::Dir { dir, .. }, LoopIo::Buffered) => Err(RunError::Usage(format!(
+                "loop_io = \"buffered\" (--loop-io) sets the loop devices over fsbench's images, and --dir {} has none: drop one of them",
+                dir.display()
+            ))),
+            _ => Ok(target),
+        }
+    }
+
+    /// [`Target::for_suite`] before the loop mode is checked: the command line's target, or
+    /// the suite's `[target] device`.
+    fn suite_device(a: &RunOptions, suite: &Suite) -> Result<Target, RunError> {
         let target = Target::from_args(a);
         let Some(d) = &suite.device else { return Ok(target) };
         let differs = |what: &str| {
@@ -265,9 +284,9 @@ impl Target {
         Ok(())
     }
 
-    /// The provisioner of one run, keeping its undo steps in `state`. A device must have been
-    /// confirmed first.
-    pub fn provisioner(&self, state: RunState) -> Result<Box<dyn Provisioner>, RunError> {
+    /// The provisioner of one run, keeping its undo steps in `state`, its loop devices (loop
+    /// images only) doing I/O as `loop_io` says. A device must have been confirmed first.
+    pub fn provisioner(&self, state: RunState, loop_io: LoopIo) -> Result<Box<dyn Provisioner>, RunError> {
         Ok(match self {
             Target::Dir { dir, .. } => Box::new(DirProvisioner::new(dir.clone(), state)?),
             Target::Device { confirmed, device, .. } => match confirmed {
@@ -279,7 +298,7 @@ impl Target {
                     )))
                 }
             },
-            Target::Images { .. } => Box::new(ImageProvisioner::new(state)),
+            Target::Images { .. } => Box::new(ImageProvisioner::new(state).with_loop_io(loop_io)),
         })
     }
 
@@ -404,12 +423,41 @@ mod tests {
         assert!(e.is_usage() && e.to_string().contains("--wipe /dev/x"), "{e}");
     }
 
+    /// Buffered loop devices need loop images: `--dir` or a device is a usage error naming both.
+    #[test]
+    fn buffered_loops_are_refused_without_loop_images() {
+        let options = |args: &[&str]| match Cli::try_parse_from([&["fsbench", "run"], args].concat())
+            .unwrap()
+            .command
+        {
+            Command::Run(a) => a.options(),
+            _ => unreachable!("a run command line"),
+        };
+        let suite = crate::config::load_preset("quick", &Default::default()).unwrap();
+        let buffered = Suite {
+            loop_io: LoopIo::Buffered,
+            ..suite.clone()
+        };
+        assert!(matches!(
+            Target::for_suite(&options(&[]), &buffered),
+            Ok(Target::Images { .. })
+        ));
+        for args in [&["--dir", "/tmp"][..], &["--device", "/dev/x"]] {
+            assert!(Target::for_suite(&options(args), &suite).is_ok(), "{args:?}");
+            let e = Target::for_suite(&options(args), &buffered).expect_err("no loop images");
+            assert!(
+                e.is_usage() && e.to_string().contains("loop_io = \"buffered\"") && e.to_string().contains(args[1]),
+                "{e}"
+            );
+        }
+    }
+
     #[test]
     fn an_unconfirmed_device_has_no_provisioner() {
         let t = target(&["--device", "/dev/x"]);
         let dir = tempfile::tempdir().unwrap();
         let state = RunState::create(dir.path()).unwrap();
-        assert!(t.provisioner(state.clone()).is_err());
+        assert!(t.provisioner(state.clone(), LoopIo::Direct).is_err());
         state.finish();
     }
 }

@@ -64,6 +64,49 @@ fn usage_errors_exit_2() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 }
 
+/// A loop mode other than `direct` or `buffered` is a usage error (exit 2) naming the valid
+/// ones, on the command line and in a suite (with its position); buffered loops with `--dir`,
+/// which has no loop device, too.
+#[test]
+fn a_bad_loop_io_exits_2_with_the_valid_values() {
+    let o = fsbench(&["run", "--loop-io", "cached"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("'cached'") && err.contains("--loop-io") && err.contains("direct") && err.contains("buffered"),
+        "{err}"
+    );
+    let dir = scratch();
+    let suite = crate::util::write_suite(
+        dir.path(),
+        "s.toml",
+        "[suite]\nname = \"t\"\n\n[run]\nloop_io = \"cached\"\n\n[[fs]]\ntype = \"ext4\"\n\n[[workload]]\nkind = \"bonnie\"\n",
+    );
+    let o = fsbench(&["plan", suite.as_str()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("s.toml:5:11") && err.contains("loop_io = \"cached\": use \"direct\""),
+        "{err}"
+    );
+    let d = dir.path().to_str().unwrap();
+    let o = fsbench(&["plan", "--dir", d, "--scratch", d, "--loop-io", "buffered"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("loop_io = \"buffered\"") && err.contains("--dir"), "{err}");
+    // The valid values are accepted, and the plan says when the loops are buffered.
+    let o = fsbench(&["plan", "--dir", d, "--scratch", d, "--loop-io", "direct"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("buffered by request"));
+    let o = fsbench(&["plan", "--fs", "ext4", "--scratch", d, "--loop-io", "buffered"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("Loop devices buffered by request"),
+        "{}",
+        text(&o)
+    );
+}
+
 /// A filesystem type no table row or `mkfs.NAME` knows is a configuration error (exit 2) that
 /// lists the known types, in a suite file and in `--fs`.
 #[test]

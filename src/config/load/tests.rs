@@ -912,6 +912,32 @@ fn memory_precision_and_budget_come_from_run_keys_or_flags_and_are_checked() {
 }
 
 #[test]
+fn loop_io_comes_from_the_run_key_or_the_flag_and_a_bad_value_is_positioned() {
+    use crate::policy::LoopIo;
+    assert_eq!(load(BASE).unwrap().loop_io, LoopIo::Direct);
+    let buffered = BASE.replace("[[fs]]", "[run]\nloop_io = \"buffered\"\n\n[[fs]]");
+    assert_eq!(load(&buffered).unwrap().loop_io, LoopIo::Buffered);
+    // The flag wins over the file.
+    let s = load_str(
+        &buffered,
+        "suite.toml",
+        &Overrides {
+            loop_io: Some(LoopIo::Direct),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(s.loop_io, LoopIo::Direct);
+    let e = err(&BASE.replace("[[fs]]", "[run]\nloop_io = \"cached\"\n\n[[fs]]"));
+    assert!(
+        e.starts_with("suite.toml:5:11: ")
+            && e.contains("loop_io = \"cached\": use \"direct\"")
+            && e.contains("\"buffered\""),
+        "{e}"
+    );
+}
+
+#[test]
 fn a_variant_serializes_by_type_name_and_reads_back_resolved() {
     let v = FsVariant {
         mount_opts: vec!["noatime".into()],
