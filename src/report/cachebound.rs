@@ -181,6 +181,7 @@ pub fn describe(baseline: Option<&RawBaseline>) -> String {
                     let what = match v.name.as_str() {
                         RawBaseline::SEQ_WRITE => "write",
                         RawBaseline::SEQ_READ => "read",
+                        RawBaseline::RAND_READ => "random 4 KiB read",
                         // One pass of several (`read_direct_qd16`): see crate::baseline.
                         other => other.strip_prefix("raw_seq_").unwrap_or(other),
                     };

@@ -252,8 +252,12 @@ impl Observer for TerminalObserver {
             return;
         }
         if let (Some(w), Some(r)) = (b.value(RawBaseline::SEQ_WRITE), b.value(RawBaseline::SEQ_READ)) {
+            let random = b
+                .random_read_ops_s()
+                .map(|v| format!(", random 4 KiB read {v:.0} ops/s"))
+                .unwrap_or_default();
             eprintln!(
-                "fsbench: raw device: write {:.0} MiB/s, read {:.0} MiB/s",
+                "fsbench: raw device: write {:.0} MiB/s, read {:.0} MiB/s{random}",
                 w.value, r.value
             );
         }
