@@ -240,7 +240,7 @@ impl Observer for TerminalObserver {
         }
         eprintln!(
             "fsbench: raw-device baseline: sequential write and read of {} of {} (O_DIRECT with {} \
-             requests in flight, and buffered readahead; the fastest counts)",
+             requests in flight, and buffered readahead; the fastest counts), and 4 KiB random reads",
             Bytes(bytes).human(),
             device.display(),
             crate::baseline::DEPTH
