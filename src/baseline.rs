@@ -14,11 +14,21 @@
 //! 2. sequential reads of the same bytes, O_DIRECT with [`DEPTH`] requests in flight and
 //!    buffered with the kernel's readahead after the device's page cache was dropped
 //!    ([`Method::Buffered`]), three times each, alternating ([`PASSES`]); each is timed from the first
-//!    to the last pread(2).
+//!    to the last pread(2);
+//! 3. after each pair of sequential reads, a random-read pass ([`Dir::RandomRead`]): O_DIRECT
+//!    reads of [`RANDOM_BLOCK`] bytes at uniformly random [`RANDOM_BLOCK`]-aligned offsets of
+//!    the bytes written, [`DEPTH`] in flight, for [`RANDOM_TIME`] (three passes, 1.5 s in all);
+//!    timed from the start to the completion of the last request, every completed request
+//!    counted. Its rate in operations per second ([`RawRates::random_read_iops`]) is the
+//!    ceiling of a random-read rate: a filesystem's random read that misses its caches costs
+//!    at least one such request, so reads per second above it were served from a cache (up to
+//!    [`DEPTH`] in flight: a workload keeping more in flight may get more from a device that
+//!    scales further, which the report's tolerance allows for in part).
 //!
 //! The device's rate in each direction is its fastest pass ([`RawRates::best`]): the baseline
 //! is an upper bound of what the device delivers without a cache in front of it, which is what
-//! the report's cache-bound flag needs. The one O_DIRECT stream measured before (fio's
+//! the report's cache-bound flag needs (the random-read rate is the fastest of its passes too).
+//! The one O_DIRECT stream measured before (fio's
 //! `rw=read, direct=1, bs=1M, ioengine=psync, iodepth=1`) is latency-bound: on this machine's
 //! virtio disk it read at 140–240 MiB/s while 16 requests in flight read at 600–1300 MiB/s, and
 //! a filesystem's buffered sequential read through readahead (several requests in flight) got
@@ -26,7 +36,14 @@
 //! the disk were flagged as cache-bound. Taking the fastest of several passes also keeps one
 //! burst of other load on a shared machine from lowering the ceiling. Every method's faster
 //! pass is stored (`raw_seq_write_direct_qd16`, `raw_seq_read_direct_qd16`,
-//! `raw_seq_read_buffered`), after the two rates the report uses.
+//! `raw_seq_read_buffered`), after the two rates the report uses, and then the random-read
+//! rate (`raw_rand_read_4k`, ops/s).
+//!
+//! The random-read pass is time-bound rather than a fixed count because a device's random-read
+//! rate spans three orders of magnitude (a disk's hundreds, a virtual disk's tens of
+//! thousands, an NVMe drive's hundreds of thousands per second); its workers never read the
+//! clock: the measuring thread sleeps for [`RANDOM_TIME`] and raises a stop flag that they check
+//! before every request.
 //!
 //! Invariants:
 //! - Only `[0, bytes)` of the given device is written; which device that may be is the
@@ -35,12 +52,15 @@
 //!   mounted or held by anyone else.
 //! - The timed loops allocate nothing and make exactly one pwrite/pread per request (plus
 //!   retries of EINTR and short transfers). The buffers ([`DEPTH`] of them, [`REQUEST`] bytes
-//!   each, aligned to [`ALIGN`]) are allocated and filled before any clock starts; the threads
-//!   of a deep pass each own one buffer and share nothing but the file descriptor. Its content is pseudo-random
+//!   each, aligned to [`ALIGN`]; a random read uses the first [`RANDOM_BLOCK`] bytes of one)
+//!   are allocated and filled before any clock starts; the threads of a deep pass each own one
+//!   buffer and share nothing but the file descriptor (and the random pass's stop flag). Its
+//!   content is pseudo-random
 //!   (no layer can compress it or skip zeros), and each request stamps its index into every
 //!   4 KiB block so no two blocks are identical (no layer can deduplicate them).
 //! - The buffered pass leaves no page cache behind (`POSIX_FADV_DONTNEED` after it) and the
 //!   descriptor in O_DIRECT mode again.
+//! - Random reads stay inside `[0, bytes)` (the bytes just written) and are never written.
 //! - The interrupt flag is polled before every request, so Ctrl-C stops within one request and
 //!   the caller's guard detaches and deletes what was made for the measurement.
 //! - Errors are [`BaselineError`] values, never panics; the caller turns them into a warning,
@@ -59,7 +79,7 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Bytes per request: 1 MiB (fio's `bs=1M`), large enough that per-request overhead is small
 /// and a multiple of every logical block size.
@@ -68,6 +88,14 @@ pub const REQUEST: usize = 1 << 20;
 /// Alignment of the buffer in bytes: 4096 covers logical block sizes of 512 and 4096 bytes,
 /// which O_DIRECT requires buffers, offsets and lengths to be multiples of.
 pub const ALIGN: usize = 4096;
+
+/// Bytes per request of the random-read pass: 4 KiB, the page size and the block size of every
+/// filesystem measured here, so one request is the least a cache miss of a read costs.
+pub const RANDOM_BLOCK: usize = 4096;
+
+/// Length of one random-read pass: 0.5 s (three passes, 1.5 s of the baseline), long enough for
+/// thousands of requests on a disk that does a few hundred per second.
+pub const RANDOM_TIME: Duration = Duration::from_millis(500);
 
 /// Bytes measured when there is room: 512 MiB, enough that a disk's own write cache (tens to a
 /// few hundred MiB) cannot hold it all, small enough to take about a second on an SSD.
@@ -107,7 +135,7 @@ pub enum BaselineError {
         source: std::io::Error,
     },
     /// A request transferred nothing before its end (the device ended early).
-    #[error("{op} of {device} at byte {offset}: the device ended after {done} of {REQUEST} bytes")]
+    #[error("{op} of {device} at byte {offset}: the device ended after {done} bytes of the request")]
     Short {
         /// `pwrite` or `pread`.
         op: &'static str,
@@ -132,7 +160,7 @@ pub enum BaselineError {
     Interrupted,
 }
 
-/// One timed sequential pass over the device.
+/// One timed pass over the device.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Pass {
     /// Bytes transferred.
@@ -146,6 +174,15 @@ impl Pass {
     pub fn mib_per_sec(&self) -> f64 {
         if self.seconds > 0.0 {
             self.bytes as f64 / (1u64 << 20) as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+
+    /// Requests of `request` bytes per second; 0 when no time was measured or `request` is 0.
+    pub fn ops_per_sec(&self, request: usize) -> f64 {
+        if self.seconds > 0.0 && request > 0 {
+            self.bytes as f64 / request as f64 / self.seconds
         } else {
             0.0
         }
@@ -181,6 +218,9 @@ pub enum Dir {
     Write,
     /// Sequential read of the bytes just written.
     Read,
+    /// [`RANDOM_BLOCK`]-byte reads at uniformly random aligned offsets of the bytes just
+    /// written, for [`RANDOM_TIME`] (only [`Method::DirectDeep`]).
+    RandomRead,
 }
 
 /// Every pass of a baseline, in the order measured.
@@ -225,6 +265,17 @@ impl RawRates {
     pub fn read(&self) -> Pass {
         self.best(Dir::Read)
     }
+
+    /// The fastest random-read pass.
+    pub fn random_read(&self) -> Pass {
+        self.best(Dir::RandomRead)
+    }
+
+    /// The device's random-read rate: [`RANDOM_BLOCK`]-byte reads per second of the fastest
+    /// random-read pass; 0 when none was measured.
+    pub fn random_read_iops(&self) -> f64 {
+        self.random_read().ops_per_sec(RANDOM_BLOCK)
+    }
 }
 
 /// O_DIRECT requests in flight in a [`Method::DirectDeep`] pass: 16 (fio `iodepth=16`), more
@@ -232,23 +283,26 @@ impl RawRates {
 /// (2.5 MiB on this machine's loop devices = 2.5 requests of [`REQUEST`] bytes).
 pub const DEPTH: usize = 16;
 
-/// The passes of [`measure`], in order: one write, then the two read methods three times,
-/// alternating, so that a burst of other load on a shared machine during one pass does not set
-/// the rate.
-pub const PASSES: [(Dir, Method); 7] = [
+/// The passes of [`measure`], in order: one write, then the two sequential read methods and
+/// the random read three times, alternating, so that a burst of other load on a shared machine
+/// during one pass does not set the rate.
+pub const PASSES: [(Dir, Method); 10] = [
     (Dir::Write, Method::DirectDeep),
     (Dir::Read, Method::DirectDeep),
     (Dir::Read, Method::Buffered),
+    (Dir::RandomRead, Method::DirectDeep),
     (Dir::Read, Method::DirectDeep),
     (Dir::Read, Method::Buffered),
+    (Dir::RandomRead, Method::DirectDeep),
     (Dir::Read, Method::DirectDeep),
     (Dir::Read, Method::Buffered),
+    (Dir::RandomRead, Method::DirectDeep),
 ];
 
-/// Measures the sequential write and then read rates of the first `bytes` of `device`
-/// (rounded down to whole [`REQUEST`]s), overwriting them, by every method of the module docs
-/// in turn; the fastest pass of each direction is the device's rate. Polls `interrupt` before
-/// every request.
+/// Measures the sequential write and then the sequential and random read rates of the first
+/// `bytes` of `device` (rounded down to whole [`REQUEST`]s), overwriting them, by every method
+/// of the module docs in turn; the fastest pass of each direction is the device's rate. Polls
+/// `interrupt` before every request.
 pub fn measure(device: &Path, bytes: u64, interrupt: &AtomicBool) -> Result<RawRates, BaselineError> {
     let name = || device.display().to_string();
     let requests = bytes / REQUEST as u64;
@@ -265,17 +319,24 @@ pub fn measure(device: &Path, bytes: u64, interrupt: &AtomicBool) -> Result<RawR
     // Progress only between the timed passes, never inside them.
     let mut step = crate::progress::step(
         format!("raw-device baseline ({})", crate::units::Bytes(bytes).human()),
-        Some(PASSES.len() as u64 * total),
-        "bytes",
+        Some(PASSES.len() as u64),
+        "passes",
     );
     let mut passes = Vec::with_capacity(PASSES.len());
     for (dir, method) in PASSES {
-        let seconds = match method {
-            Method::DirectDeep => direct_pass(&fd, dir, &mut bufs, requests, interrupt, device)?,
-            Method::Buffered => buffered_read(&fd, &mut bufs[0], requests, interrupt, device)?,
+        let pass = match (dir, method) {
+            (Dir::RandomRead, _) => random_read(&fd, &mut bufs, total, interrupt, device)?,
+            (_, Method::DirectDeep) => Pass {
+                bytes: total,
+                seconds: direct_pass(&fd, dir, &mut bufs, requests, interrupt, device)?,
+            },
+            (_, Method::Buffered) => Pass {
+                bytes: total,
+                seconds: buffered_read(&fd, &mut bufs[0], requests, interrupt, device)?,
+            },
         };
-        passes.push((dir, method, Pass { bytes: total, seconds }));
-        step.add(total);
+        passes.push((dir, method, pass));
+        step.add(1);
     }
     step.finish();
     Ok(RawRates { passes })
@@ -313,7 +374,9 @@ fn direct_pass(
                                 stamp(buf.as_mut_slice(), i);
                                 transfer(Op::Write(fd, buf.as_slice()), offset).map_err(Some)?
                             }
-                            Dir::Read => transfer(Op::Read(fd, buf.as_mut_slice()), offset).map_err(Some)?,
+                            Dir::Read | Dir::RandomRead => {
+                                transfer(Op::Read(fd, buf.as_mut_slice()), offset).map_err(Some)?
+                            }
                         }
                         i += n;
                     }
@@ -344,6 +407,78 @@ fn direct_pass(
         })?;
     }
     Ok(start.elapsed().as_secs_f64())
+}
+
+/// One random-read pass over the first `bytes` of the device (a multiple of [`RANDOM_BLOCK`]):
+/// thread `k` reads [`RANDOM_BLOCK`] bytes into the start of buffer `k` at offsets drawn
+/// uniformly from the `bytes / RANDOM_BLOCK` aligned blocks by its own xorshift64 generator,
+/// until the stop flag this thread raises after [`RANDOM_TIME`] (or an interrupt). The pass is
+/// timed from the start line to the return of the last worker, and its bytes are those of
+/// every completed request.
+fn random_read(
+    fd: &OwnedFd,
+    bufs: &mut [AlignedBuf],
+    bytes: u64,
+    interrupt: &AtomicBool,
+    device: &Path,
+) -> Result<Pass, BaselineError> {
+    let blocks = (bytes / RANDOM_BLOCK as u64).max(1);
+    let stop = AtomicBool::new(false);
+    let start_line = Barrier::new(bufs.len() + 1);
+    let (seconds, result) = std::thread::scope(|s| {
+        let workers: Vec<_> = bufs
+            .iter_mut()
+            .enumerate()
+            .map(|(k, buf)| {
+                let (start_line, stop) = (&start_line, &stop);
+                s.spawn(move || -> Result<u64, Option<Failure>> {
+                    let block = &mut buf.as_mut_slice()[..RANDOM_BLOCK];
+                    // A distinct, non-zero seed per worker.
+                    let mut x = (k as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+                    let mut ops = 0u64;
+                    start_line.wait();
+                    while !stop.load(Ordering::Relaxed) {
+                        if interrupt.load(Ordering::Relaxed) {
+                            return Err(None);
+                        }
+                        let offset = next_offset(&mut x, blocks);
+                        transfer(Op::Read(fd, &mut block[..]), offset).map_err(Some)?;
+                        ops += 1;
+                    }
+                    Ok(ops)
+                })
+            })
+            .collect();
+        start_line.wait();
+        let start = Instant::now();
+        // Sleep in short slices so that an interrupt ends the pass at once.
+        while !interrupt.load(Ordering::Relaxed) {
+            let Some(left) = RANDOM_TIME.checked_sub(start.elapsed()).filter(|d| !d.is_zero()) else {
+                break;
+            };
+            std::thread::sleep(left.min(Duration::from_millis(10)));
+        }
+        stop.store(true, Ordering::Relaxed);
+        let mut result = Ok(0u64);
+        for w in workers {
+            let r = w.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+            result = match (result, r) {
+                (Ok(total), Ok(n)) => Ok(total + n),
+                (Err(e), _) | (Ok(_), Err(e)) => Err(e),
+            };
+        }
+        (start.elapsed().as_secs_f64(), result)
+    });
+    match result {
+        // Workers that saw the stop flag first return normally: the interrupt still wins.
+        Ok(_) if interrupt.load(Ordering::Relaxed) => Err(BaselineError::Interrupted),
+        Ok(ops) => Ok(Pass {
+            bytes: ops * RANDOM_BLOCK as u64,
+            seconds,
+        }),
+        Err(None) => Err(BaselineError::Interrupted),
+        Err(Some(f)) => Err(f.at(device)),
+    }
 }
 
 /// One buffered sequential read of `requests` requests through `fd` (O_DIRECT switched off
@@ -473,13 +608,28 @@ fn request_buf() -> AlignedBuf {
     }
 }
 
+/// The next state of a xorshift64 generator (Marsaglia's 13, 7, 17); `x` must be non-zero.
+#[inline]
+fn xorshift(mut x: u64) -> u64 {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    x
+}
+
+/// The next random-read offset in bytes: one of `blocks` [`RANDOM_BLOCK`]-aligned blocks, drawn
+/// uniformly (bias below `blocks / 2^64`) by advancing the generator state `x` (non-zero).
+#[inline]
+fn next_offset(x: &mut u64, blocks: u64) -> u64 {
+    *x = xorshift(*x);
+    (*x % blocks) * RANDOM_BLOCK as u64
+}
+
 /// Fills `buf` from a xorshift64 generator seeded with `seed` (made non-zero).
 fn fill_pseudo_random(buf: &mut [u8], seed: u64) {
     let mut x = seed | 1;
     for chunk in buf.chunks_exact_mut(8) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        x = xorshift(x);
         chunk.copy_from_slice(&x.to_le_bytes());
     }
 }
@@ -533,6 +683,51 @@ mod tests {
     }
 
     #[test]
+    fn random_offsets_are_aligned_inside_the_written_bytes_and_spread_over_them() {
+        let blocks = 16 * (REQUEST / RANDOM_BLOCK) as u64; // 16 MiB
+        let mut x = 0x9e37_79b9_7f4a_7c15 | 1;
+        let mut hits = [0u32; 16];
+        for _ in 0..16_000 {
+            let offset = next_offset(&mut x, blocks);
+            assert_eq!(offset % RANDOM_BLOCK as u64, 0, "{offset}");
+            assert!(offset < blocks * RANDOM_BLOCK as u64, "{offset}");
+            hits[(offset / REQUEST as u64) as usize] += 1;
+        }
+        // Uniform: every MiB gets about 1000 of the 16,000 reads.
+        assert!(hits.iter().all(|&h| (800..1200).contains(&h)), "{hits:?}");
+        // One block: always offset 0.
+        assert_eq!(next_offset(&mut x, 1), 0);
+    }
+
+    #[test]
+    fn the_random_rate_is_requests_per_second_of_the_fastest_random_pass() {
+        let p = |ops: u64, seconds| Pass {
+            bytes: ops * RANDOM_BLOCK as u64,
+            seconds,
+        };
+        let r = RawRates {
+            passes: vec![
+                (
+                    Dir::Read,
+                    Method::DirectDeep,
+                    Pass {
+                        bytes: 1 << 30,
+                        seconds: 0.1,
+                    },
+                ),
+                (Dir::RandomRead, Method::DirectDeep, p(5_000, 0.5)),
+                (Dir::RandomRead, Method::DirectDeep, p(6_000, 0.5)),
+                (Dir::RandomRead, Method::DirectDeep, p(1, 0.0)),
+            ],
+        };
+        assert_eq!(r.random_read_iops(), 12_000.0);
+        // The random passes never count as the sequential read rate, nor the other way round.
+        assert_eq!(r.read().mib_per_sec(), 10_240.0);
+        assert_eq!(RawRates { passes: vec![] }.random_read_iops(), 0.0);
+        assert_eq!(p(1, 1.0).ops_per_sec(0), 0.0);
+    }
+
+    #[test]
     fn the_buffer_is_aligned_patterned_and_stamped_per_block() {
         let mut b = request_buf();
         assert_eq!(b.as_slice().as_ptr() as usize % ALIGN, 0);
@@ -579,8 +774,19 @@ mod tests {
         match measure(&path, 4 * REQUEST as u64 + 5, &flag) {
             Ok(r) => {
                 assert_eq!(r.passes.len(), PASSES.len(), "{r:?}");
-                assert!(r.passes.iter().all(|(_, _, p)| p.bytes == 4 * REQUEST as u64), "{r:?}");
+                for (dir, _, p) in &r.passes {
+                    match dir {
+                        Dir::RandomRead => {
+                            assert!(p.bytes > 0 && p.bytes % RANDOM_BLOCK as u64 == 0, "{r:?}");
+                            // Time-bound: at least RANDOM_TIME, and not much more.
+                            assert!(p.seconds >= RANDOM_TIME.as_secs_f64() && p.seconds < 5.0, "{r:?}");
+                        }
+                        _ => assert_eq!(p.bytes, 4 * REQUEST as u64, "{r:?}"),
+                    }
+                }
+                assert_eq!(r.passes.iter().filter(|(d, _, _)| *d == Dir::RandomRead).count(), 3);
                 assert!(r.write().mib_per_sec() > 0.0 && r.read().mib_per_sec() > 0.0, "{r:?}");
+                assert!(r.random_read_iops() > 0.0, "{r:?}");
                 let data = std::fs::read(&path).unwrap();
                 assert_eq!(&data[..8], &0u64.to_le_bytes(), "request 0, block 0 stamp");
                 assert_eq!(&data[REQUEST + ALIGN..][..8], &((1u64 << 20) | 1).to_le_bytes());

@@ -24,7 +24,10 @@
 //!   labelled placeholder slot;
 //! * `cache_bound` marks a throughput (MiB/s) cell whose mean is more than
 //!   [`CACHE_BOUND_TOLERANCE`] above the faster rate of the session's raw-device baseline
-//!   (doc/architecture.md: "a throughput above it is flagged cache-bound"); tmpfs cells are never compared (no raw
+//!   (doc/architecture.md: "a throughput above it is flagged cache-bound"), and a random-read
+//!   cell (reads/s, IOPS, seeks, small-block MiB/s of random reads) whose reads per second are
+//!   above the baseline's random 4 KiB read rate by as much (`cachebound`, which lists the rows
+//!   judged and why metadata rates are not); tmpfs cells are never compared (no raw
 //!   device), and without a measured baseline nothing is flagged and a warning says why. One
 //!   warning per workload lists the flagged cells; the table and Markdown mark them `‡`.
 //!
@@ -101,8 +104,9 @@ pub struct Cell {
     #[serde(default)]
     pub vs_best: Option<VsBest>,
     /// A throughput (MiB/s) whose mean is above what the raw device delivers (the faster rate
-    /// of the session's baseline, plus [`CACHE_BOUND_TOLERANCE`]): served from a cache, not
-    /// the disk.
+    /// of the session's baseline, plus [`CACHE_BOUND_TOLERANCE`]), or a random-read rate whose
+    /// reads per second are above the baseline's random 4 KiB read rate by as much
+    /// ([`cachebound`]): served from a cache, not the disk.
     #[serde(default)]
     pub cache_bound: bool,
     /// The comparison group of a guest variant ([`group`]); `None` for the host's kernel.

@@ -19,9 +19,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 fn baseline_method(what: &str) -> String {
     format!(
         "sequential write (fdatasync included) then read of {what} in 1 MiB requests, before the first case; \
-         each direction's rate is its fastest pass: O_DIRECT with {} requests in flight, and (read, three \
-         times each) buffered with the device's readahead after dropping its page cache",
-        baseline::DEPTH
+         each direction's rate is its fastest pass: O_DIRECT with {depth} requests in flight, and (read, three \
+         times each) buffered with the device's readahead after dropping its page cache; random reads: \
+         O_DIRECT {block} KiB requests at random offsets of the bytes written, {depth} in flight, three \
+         passes of {ms} ms, the fastest",
+        depth = baseline::DEPTH,
+        block = baseline::RANDOM_BLOCK / 1024,
+        ms = baseline::RANDOM_TIME.as_millis()
     )
 }
 
@@ -100,11 +104,21 @@ pub(super) fn measure_baseline(
                 let name = match dir {
                     baseline::Dir::Write => format!("{}_{}", RawBaseline::SEQ_WRITE, method.suffix()),
                     baseline::Dir::Read => format!("{}_{}", RawBaseline::SEQ_READ, method.suffix()),
+                    // One method: its rate is the one below.
+                    baseline::Dir::RandomRead => continue,
                 };
                 if b.values.iter().all(|v| v.name != name) {
                     b.values.push(value(name, rates.best_of(dir, method)));
                 }
             }
+            let random = rates.random_read();
+            b.values.push(BaselineValue {
+                name: RawBaseline::RAND_READ.into(),
+                value: rates.random_read_iops(),
+                unit: Unit::OpsPerSec,
+                bytes: random.bytes,
+                seconds: random.seconds,
+            });
             Some(b)
         }
     }

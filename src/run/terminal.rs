@@ -240,7 +240,7 @@ impl Observer for TerminalObserver {
         }
         eprintln!(
             "fsbench: raw-device baseline: sequential write and read of {} of {} (O_DIRECT with {} \
-             requests in flight, and buffered readahead; the fastest counts)",
+             requests in flight, and buffered readahead; the fastest counts), and 4 KiB random reads",
             Bytes(bytes).human(),
             device.display(),
             crate::baseline::DEPTH
@@ -252,8 +252,12 @@ impl Observer for TerminalObserver {
             return;
         }
         if let (Some(w), Some(r)) = (b.value(RawBaseline::SEQ_WRITE), b.value(RawBaseline::SEQ_READ)) {
+            let random = b
+                .random_read_ops_s()
+                .map(|v| format!(", random 4 KiB read {v:.0} ops/s"))
+                .unwrap_or_default();
             eprintln!(
-                "fsbench: raw device: write {:.0} MiB/s, read {:.0} MiB/s",
+                "fsbench: raw device: write {:.0} MiB/s, read {:.0} MiB/s{random}",
                 w.value, r.value
             );
         }

@@ -282,11 +282,12 @@ pub enum BaselineStatus {
 /// One rate of a raw-device baseline.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BaselineValue {
-    /// [`RawBaseline::SEQ_WRITE`] or [`RawBaseline::SEQ_READ`].
+    /// [`RawBaseline::SEQ_WRITE`], [`RawBaseline::SEQ_READ`], one pass method's rate
+    /// (`raw_seq_read_buffered`) or [`RawBaseline::RAND_READ`].
     pub name: String,
     /// The rate, in `unit`.
     pub value: f64,
-    /// Unit of `value` (MiB/s).
+    /// Unit of `value` (MiB/s; ops/s for [`RawBaseline::RAND_READ`]).
     pub unit: Unit,
     /// Bytes transferred in the timed region.
     pub bytes: u64,
@@ -295,8 +296,10 @@ pub struct BaselineValue {
 }
 
 /// A session's raw-device baseline: what the block device under the filesystems delivers by
-/// itself (sequential write and read, each the fastest of its passes, measured once before the
-/// first case, see `crate::baseline`). The report flags throughputs above it as cache-bound.
+/// itself (sequential write and read, each the fastest of its passes, and in baselines measured
+/// since issue 27 the random 4 KiB read rate; measured once before the first case, see
+/// `crate::baseline`). The report flags throughputs and random-read rates above it as
+/// cache-bound.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RawBaseline {
     /// How it ended.
@@ -317,6 +320,9 @@ impl RawBaseline {
     pub const SEQ_WRITE: &'static str = "raw_seq_write";
     /// Name of the sequential read rate, MiB/s.
     pub const SEQ_READ: &'static str = "raw_seq_read";
+    /// Name of the random-read rate: O_DIRECT 4 KiB reads at random offsets, 16 in flight,
+    /// ops/s (`crate::baseline::RANDOM_BLOCK`).
+    pub const RAND_READ: &'static str = "raw_rand_read_4k";
 
     /// A baseline that could not be measured because the target has no raw device (`why`).
     pub fn no_device(why: impl Into<String>) -> RawBaseline {
@@ -346,5 +352,17 @@ impl RawBaseline {
                 .map(|v| v.value)
         };
         Some(rate(Self::SEQ_WRITE)?.max(rate(Self::SEQ_READ)?))
+    }
+
+    /// The random-read rate in 4 KiB reads per second: the most random reads the device serves
+    /// without a cache in front of it. `None` unless the baseline was measured and has a finite,
+    /// positive [`RawBaseline::RAND_READ`] in ops/s (baselines of an fsbench before it have none).
+    pub fn random_read_ops_s(&self) -> Option<f64> {
+        if self.status != BaselineStatus::Measured {
+            return None;
+        }
+        self.value(Self::RAND_READ)
+            .filter(|v| v.unit == Unit::OpsPerSec && v.value.is_finite() && v.value > 0.0)
+            .map(|v| v.value)
     }
 }

@@ -41,8 +41,16 @@ fn a_real_loop_device_is_measured_and_fully_undone() {
         r.write().mib_per_sec().is_finite() && r.read().mib_per_sec().is_finite(),
         "{r:?}"
     );
-    // A write and three reads of each method, the buffered one among them; none above the best.
-    assert_eq!(r.passes.len(), 7, "{r:?}");
+    // A write and three reads of each method, the buffered one among them, and three random
+    // reads; none above the best.
+    assert_eq!(r.passes.len(), 10, "{r:?}");
+    assert!(r.random_read_iops() > 0.0 && r.random_read_iops().is_finite(), "{r:?}");
+    eprintln!(
+        "raw loop device over 64 MiB: write {:.0} MiB/s, read {:.0} MiB/s, random 4 KiB read {:.0} ops/s",
+        r.write().mib_per_sec(),
+        r.read().mib_per_sec(),
+        r.random_read_iops()
+    );
     assert!(r.passes.iter().any(|(_, m, _)| *m == Method::Buffered), "{r:?}");
     for (dir, _, p) in &r.passes {
         assert!(

@@ -1,6 +1,7 @@
 //! `--memory`: every repeat's workload runs in a memory cgroup with the limit (the page cache
 //! of a small machine), and the cgroup is removed after the run, after Ctrl-C, and by
-//! `fsbench cleanup` after a SIGKILL.
+//! `fsbench cleanup` after a SIGKILL; with it and without it, the cache-bound flag of
+//! sequential throughputs and of random-read rates.
 
 use crate::require_privileged;
 use crate::util::run_suite;
@@ -135,6 +136,112 @@ fn a_memory_limit_keeps_a_file_four_times_its_size_out_of_the_cache() {
     assert_eq!(policy("small").memory, Some(64 << 20));
     assert_eq!(policy("free").memory, None);
     assert!(cgroups_of(std::process::id()).is_empty());
+    assert_no_leftovers(&scratch);
+}
+
+/// 4 KiB random reads of a small file set written just before, caches not dropped: every read
+/// is a page-cache hit. `fadvise = "random"` keeps readahead from filling the cache in the
+/// uncached run (see fileio's `fadvise`).
+const RANDOM_CACHED: &str = r#"
+[suite]
+name = "random-reads"
+[run]
+repeats = 1
+drop_caches = false
+[[fs]]
+type = "ext4"
+[[workload]]
+kind = "fileio"
+mode = "rndrd"
+files = 4
+total_size = "64MiB"
+block_size = "4KiB"
+time = "2s"
+fadvise = "random"
+"#;
+
+/// `(mean, cache_bound)` of the session's rndrd reads_per_s, the raw device's random-read rate
+/// (ops/s), and the report's warnings.
+fn random_read_rate(db: &Path, session: &str) -> (f64, bool, f64, String) {
+    let j = report_json(db.to_str().unwrap(), session);
+    let raw = j["baseline"]["values"]
+        .as_array()
+        .and_then(|v| v.iter().find(|v| v["name"] == "raw_rand_read_4k"))
+        .and_then(|v| v["value"].as_f64())
+        .unwrap_or(f64::NAN);
+    let row = j["workloads"][0]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["phase"] == "rndrd" && r["metric"]["name"] == "reads_per_s")
+        .unwrap_or_else(|| panic!("no rndrd reads_per_s in {j}"))
+        .clone();
+    let c = &row["cells"][0];
+    (
+        c["summary"]["mean"].as_f64().unwrap(),
+        c["cache_bound"].as_bool().unwrap(),
+        raw,
+        j["warnings"].to_string(),
+    )
+}
+
+#[test]
+fn a_page_cache_random_read_rate_is_flagged_and_one_from_the_disk_is_not() {
+    require_privileged!();
+    let dir = tempfile::Builder::new()
+        .prefix("fsbench-random-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let cached = write_suite(dir.path(), "cached.toml", RANDOM_CACHED);
+    // From the disk: caches dropped before the phase, 256 MiB of files in 64 MiB of memory.
+    let disk = write_suite(
+        dir.path(),
+        "disk.toml",
+        &RANDOM_CACHED
+            .replace("drop_caches = false", "drop_caches = true")
+            .replace("\"64MiB\"", "\"256MiB\""),
+    );
+    let db = dir.path().join("r.db");
+    let scratch = dir.path().join("s");
+    let run = |suite: &str, extra: &[&str]| {
+        let mut args = vec![
+            "--db",
+            db.to_str().unwrap(),
+            "run",
+            suite,
+            "--scratch",
+            scratch.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let o = fsbench(&args);
+        assert!(o.status.success(), "{}", text(&o));
+    };
+    run(&cached, &["--label", "cached"]);
+    run(&disk, &["--label", "disk", "--memory", "64MiB"]);
+    let (hot, hot_flag, hot_raw, hot_warnings) = random_read_rate(&db, "cached");
+    let (cold, cold_flag, cold_raw, cold_warnings) = random_read_rate(&db, "disk");
+    eprintln!(
+        "rndrd 4 KiB: {hot:.0} reads/s from the page cache (raw random read {hot_raw:.0} ops/s), {cold:.0} reads/s \
+         with caches dropped in 64 MiB (raw random read {cold_raw:.0} ops/s)"
+    );
+    assert!(
+        hot_raw > 0.0 && cold_raw > 0.0,
+        "the baseline measured no random-read rate"
+    );
+    assert!(
+        hot_flag,
+        "page-cache reads at {hot} reads/s, device {hot_raw}: not flagged"
+    );
+    assert!(
+        hot_warnings.contains("rndrd reads_per_s on ext4") && hot_warnings.contains("random-read rate of"),
+        "{hot_warnings}"
+    );
+    assert!(
+        !cold_flag,
+        "reads from the disk at {cold} reads/s flagged against a device of {cold_raw} random reads/s"
+    );
+    assert!(!cold_warnings.contains("rndrd reads_per_s on"), "{cold_warnings}");
+    assert!(cold < hot / 2.0, "the disk run read {cold}/s, the cached one {hot}/s");
     assert_no_leftovers(&scratch);
 }
 
