@@ -653,10 +653,39 @@ mod tests {
             p.run_pool("all", WorkerPool::new(), counted(10), &full, |_, _| Ok(vec![]))
                 .expect("pool phase");
             let s = p.finish();
-            let names = |i: usize| -> Vec<&str> { s.phases[i].metrics.iter().map(|(m, _)| m.name.as_str()).collect() };
+            // Detail rows aside (the device's counters, on a block device only).
+            let names = |i: usize| -> Vec<&str> {
+                s.phases[i]
+                    .metrics
+                    .iter()
+                    .filter(|(m, _)| m.role != Role::Detail)
+                    .map(|(m, _)| m.name.as_str())
+                    .collect()
+            };
             assert_eq!(names(0), ["rate", "lat_p50", "lat_p99", "lat_max"]);
             assert_eq!(names(1), ["lat_p50", "lat_p95", "lat_p99", "lat_p999", "lat_max"]);
-            assert!(s.phases[0].metrics[1..].iter().all(|(m, _)| m.role == Role::Latency));
+            let detail: Vec<&str> = s.phases[0]
+                .metrics
+                .iter()
+                .filter(|(m, _)| m.role == Role::Detail)
+                .map(|(m, _)| m.name.as_str())
+                .collect();
+            let on_device = crate::host::diskstat::device_of(ctx.dir).is_some();
+            let expected: &[&str] = if on_device {
+                &[
+                    "device_reads",
+                    "device_read_mib",
+                    "device_writes",
+                    "device_write_mib",
+                    "device_flushes",
+                ]
+            } else {
+                &[]
+            };
+            assert_eq!(detail, expected, "directory on a block device: {on_device}");
+            assert!(s.phases[0].metrics[1..]
+                .iter()
+                .all(|(m, _)| matches!(m.role, Role::Latency | Role::Detail)));
             assert!(s.phases[0].wall > Duration::ZERO);
         });
     }

@@ -246,6 +246,9 @@ mod tests {
             "rw,compress=zstd:3,space_cache=v2",
             "2.5",
             "text",
+            "",
+            "",
+            "",
         ];
         assert!(rows[first..].iter().all(|r| r[14..] == expected), "{csv}");
         // The failed repeat's single row carries its facts too.

@@ -251,7 +251,11 @@ mod tests {
             v("lat_avg_ntcreatex").is_some() && v("lat_max_readx").is_some(),
             "{ph:?}"
         );
-        assert!(ph.metrics[1..].iter().all(|(id, _)| id.role == Role::Latency));
+        // After the headline, the latency set (and the device's counters, detail rows, when
+        // the directory is on a block device).
+        assert!(ph.metrics[1..]
+            .iter()
+            .all(|(id, _)| matches!(id.role, Role::Latency | Role::Detail)));
         assert!(ph.wall >= Duration::from_secs(2) && ph.cpu.process_pct > 0.0, "{ph:?}");
         assert!(dir_is_empty(dir.path()));
         assert_eq!(quick().tool_versions()[0].1, "4.00");
