@@ -152,12 +152,7 @@ impl RoundQueue {
                 return Ok(false);
             }
         }
-        let repeat = data
-            .samples
-            .iter()
-            .map(|s| s.sample.repeat + 1)
-            .max()
-            .unwrap_or(self.per_case);
+        let repeat = self.next_repeat(&data);
         let mut cases: Vec<usize> = (0..plan.cases.len())
             .filter(|&c| plan.cases[c].unavailable.is_none())
             .collect();
@@ -193,6 +188,16 @@ impl RoundQueue {
         Ok(!self.todo.is_empty())
     }
 
+    /// The repeat number of a new round: one past the highest stored (the plan's count when
+    /// none is stored).
+    fn next_repeat(&self, data: &SessionData) -> u32 {
+        data.samples
+            .iter()
+            .map(|s| s.sample.repeat + 1)
+            .max()
+            .unwrap_or(self.per_case)
+    }
+
     /// A round of the cases the caller's [`MoreRounds`] chooses; `false` when it chooses none
     /// (or there is no such rule).
     fn add_chosen_round(
@@ -210,12 +215,7 @@ impl RoundQueue {
         if let Some(why) = why {
             obs.warning(&why);
         }
-        let repeat = data
-            .samples
-            .iter()
-            .map(|s| s.sample.repeat + 1)
-            .max()
-            .unwrap_or(self.per_case);
+        let repeat = self.next_repeat(&data);
         if self.order == Order::Alternating && repeat % 2 == 1 {
             cases.reverse();
         }
