@@ -205,6 +205,8 @@ pub struct Phases<'a, 'c> {
     /// that reached it ([`crate::host::diskstat`]).
     disk: Option<String>,
     disk_from: Option<DiskStat>,
+    /// Pool phases of one worker run it pinned to one CPU ([`Phases::pin_single_workers`]).
+    pin_single: bool,
 }
 
 impl<'a, 'c> Phases<'a, 'c> {
@@ -219,6 +221,7 @@ impl<'a, 'c> Phases<'a, 'c> {
             collect: None,
             disk: diskstat::device_of(ctx.dir),
             disk_from: None,
+            pin_single: false,
         }
     }
 
@@ -239,6 +242,14 @@ impl<'a, 'c> Phases<'a, 'c> {
     /// files with data checksums; doc/io-path.md).
     pub fn direct_io(&mut self) {
         self.direct_io = true;
+    }
+
+    /// From here on, a pool phase of a single worker runs it pinned to one CPU (the first
+    /// this process may use; [`WorkerPool::pinned`]), its affinity restored afterwards: the
+    /// kernel's threads doing the phase's I/O then run on the other CPUs instead of taking
+    /// turns with the worker. Pools of several workers are left to the scheduler.
+    pub fn pin_single_workers(&mut self) {
+        self.pin_single = true;
     }
 
     /// Adds a note to the repeat.
@@ -284,6 +295,11 @@ impl<'a, 'c> Phases<'a, 'c> {
         pool: WorkerPool,
         workers: Vec<W>,
     ) -> Result<Timed<PoolRun<W::Output>>, EngineError> {
+        let pool = if self.pin_single && workers.len() == 1 {
+            pool.pinned(true)
+        } else {
+            pool
+        };
         let meter = CpuMeter::start();
         let run = pool.run_synced(workers, self.ctx.interrupt, self.ctx.sync)?;
         let cpu = meter.stop();
@@ -579,6 +595,58 @@ mod tests {
             left -= 1;
             Ok(Step::Op)
         })]
+    }
+
+    /// How many CPUs the calling thread may run on.
+    fn cpus_allowed() -> usize {
+        // SAFETY: a zeroed cpu_set_t of the size passed is what sched_getaffinity fills.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+        assert_eq!(rc, 0, "sched_getaffinity");
+        // SAFETY: CPU_COUNT reads the set filled above.
+        unsafe { libc::CPU_COUNT(&set) as usize }
+    }
+
+    #[test]
+    fn a_single_worker_runs_pinned_when_asked_and_several_are_left_to_the_scheduler() {
+        let all = cpus_allowed();
+        with_ctx(|ctx| {
+            let seen = |p: &mut Phases, workers: usize| -> Vec<usize> {
+                let ws: Vec<_> = (0..workers)
+                    .map(|_| {
+                        let mut done = false;
+                        FnWorker(move || {
+                            if done {
+                                return Ok(Step::Done);
+                            }
+                            done = true;
+                            Ok(Step::Op)
+                        })
+                    })
+                    .collect();
+                // Each worker's first operation notes its thread's CPUs through a channel.
+                let (tx, rx) = std::sync::mpsc::channel();
+                let ws: Vec<_> = ws
+                    .into_iter()
+                    .map(|mut w| {
+                        let tx = tx.clone();
+                        FnWorker(move || {
+                            let _ = tx.send(cpus_allowed());
+                            (w.0)()
+                        })
+                    })
+                    .collect();
+                p.pool(WorkerPool::new(), ws).expect("pool");
+                drop(tx);
+                rx.iter().collect()
+            };
+            let mut p = Phases::new(ctx);
+            assert!(seen(&mut p, 1).iter().all(|&n| n == all), "not pinned unless asked");
+            p.pin_single_workers();
+            assert!(seen(&mut p, 1).iter().all(|&n| n == 1), "one worker: one CPU");
+            assert_eq!(cpus_allowed(), all, "the calling thread's affinity is restored");
+            assert!(seen(&mut p, 2).iter().all(|&n| n == all), "two workers: not pinned");
+        });
     }
 
     const BONNIE: Short = Short::Each {
