@@ -56,24 +56,32 @@ fn cgroups_of(pid: u32) -> Vec<PathBuf> {
 
 /// `(mean, cache_bound, raw read rate)` of the session's seq_read_block throughput.
 fn read_rate(db: &Path, session: &str) -> (f64, bool, f64) {
+    let (mean, bound, raw, _) = first_cell(db, session, "raw_seq_read", "seq_read_block", "throughput");
+    (mean, bound, raw)
+}
+
+/// `(mean, cache_bound)` of the first cell of the session's `phase` `metric` row, the baseline
+/// value `baseline`, and the report's warnings.
+fn first_cell(db: &Path, session: &str, baseline: &str, phase: &str, metric: &str) -> (f64, bool, f64, String) {
     let j = report_json(db.to_str().unwrap(), session);
     let raw = j["baseline"]["values"]
         .as_array()
-        .and_then(|v| v.iter().find(|v| v["name"] == "raw_seq_read"))
+        .and_then(|v| v.iter().find(|v| v["name"] == baseline))
         .and_then(|v| v["value"].as_f64())
         .unwrap_or(f64::NAN);
     let row = j["workloads"][0]["rows"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|r| r["phase"] == "seq_read_block" && r["metric"]["unit"] == "MiB/s")
-        .unwrap_or_else(|| panic!("no seq_read_block throughput in {j}"))
+        .find(|r| r["phase"] == phase && r["metric"]["name"] == metric)
+        .unwrap_or_else(|| panic!("no {phase} {metric} in {j}"))
         .clone();
     let c = &row["cells"][0];
     (
         c["summary"]["mean"].as_f64().unwrap(),
         c["cache_bound"].as_bool().unwrap(),
         raw,
+        j["warnings"].to_string(),
     )
 }
 
@@ -163,26 +171,7 @@ fadvise = "random"
 /// `(mean, cache_bound)` of the session's rndrd reads_per_s, the raw device's random-read rate
 /// (ops/s), and the report's warnings.
 fn random_read_rate(db: &Path, session: &str) -> (f64, bool, f64, String) {
-    let j = report_json(db.to_str().unwrap(), session);
-    let raw = j["baseline"]["values"]
-        .as_array()
-        .and_then(|v| v.iter().find(|v| v["name"] == "raw_rand_read_4k"))
-        .and_then(|v| v["value"].as_f64())
-        .unwrap_or(f64::NAN);
-    let row = j["workloads"][0]["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["phase"] == "rndrd" && r["metric"]["name"] == "reads_per_s")
-        .unwrap_or_else(|| panic!("no rndrd reads_per_s in {j}"))
-        .clone();
-    let c = &row["cells"][0];
-    (
-        c["summary"]["mean"].as_f64().unwrap(),
-        c["cache_bound"].as_bool().unwrap(),
-        raw,
-        j["warnings"].to_string(),
-    )
+    first_cell(db, session, "raw_rand_read_4k", "rndrd", "reads_per_s")
 }
 
 #[test]
