@@ -510,6 +510,22 @@ pub fn cmd_history(db: &Path, a: &HistoryArgs) -> anyhow::Result<i32> {
 mod tests {
     use super::*;
 
+    /// History of every session, metric and variant, the last 30, in `format`.
+    fn all_of(format: HistoryFormat) -> HistoryArgs {
+        HistoryArgs {
+            host: None,
+            suite: None,
+            fs: None,
+            workload: None,
+            phase: None,
+            metric: None,
+            last: 30,
+            threshold: 5.0,
+            format,
+            output: None,
+        }
+    }
+
     #[test]
     fn the_newest_point_below_the_prediction_interval_is_a_regression_above_it_is_not() {
         let flat = [100.0, 101.0, 99.0, 100.5, 99.5, 100.0];
@@ -577,18 +593,7 @@ mod tests {
             sessions.push(d.session.clone());
             datas.push(d);
         }
-        let args = HistoryArgs {
-            host: None,
-            suite: None,
-            fs: None,
-            workload: None,
-            phase: None,
-            metric: None,
-            last: 30,
-            threshold: 5.0,
-            format: HistoryFormat::Md,
-            output: None,
-        };
+        let args = all_of(HistoryFormat::Md);
         let history = |datas: &[crate::store::SessionData], args: &HistoryArgs| {
             let load = |id: i64| Ok(datas.iter().find(|d| d.session.id == id).unwrap().clone());
             build(&sessions, &load, args).unwrap()
@@ -652,18 +657,7 @@ mod tests {
             datas.push(d);
         }
         let load = |id: i64| Ok(datas.iter().find(|d| d.session.id == id).unwrap().clone());
-        let args = HistoryArgs {
-            host: None,
-            suite: None,
-            fs: None,
-            workload: None,
-            phase: None,
-            metric: None,
-            last: 30,
-            threshold: 5.0,
-            format: HistoryFormat::Html,
-            output: None,
-        };
+        let args = all_of(HistoryFormat::Html);
         let m = build(&sessions, &load, &args).unwrap();
         assert_eq!(m.versions.len(), 2, "{:?}", m.versions);
         assert_eq!(m.versions[0].sessions, vec![1, 2]);

@@ -381,6 +381,16 @@ mod tests {
         assert_eq!(a, CaseId::of(&s.variants[0], &s.workloads[0]));
         assert_ne!(a, CaseId::of(&s.variants[2], &s.workloads[0]));
         assert_eq!(a.0.len(), 16);
+        // A NoCOW btrfs variant is another case than the plain one even under the same name,
+        // and the plain one's id does not change.
+        let plain = variant("btrfs", "btrfs");
+        let nocow = FsVariant {
+            nocow: true,
+            ..plain.clone()
+        };
+        let w = &s.workloads[0];
+        assert_ne!(CaseId::of(&nocow, w), CaseId::of(&plain, w));
+        assert_eq!(CaseId::of(&plain, w), CaseId::of(&variant("btrfs", "btrfs"), w));
     }
 
     #[test]
