@@ -349,6 +349,121 @@ impl ThroughputSeries {
     }
 }
 
+/// Latency of one time-based phase window by window (1 s windows by default): one compact
+/// histogram per window, so a report can draw p50 / p99 / p99.9 / max over time and merge
+/// repeats and ranks by adding counts, never by averaging percentiles.
+///
+/// Buckets follow [`window_bucket`]: [`WINDOW_SUB_BUCKETS`] per factor of two of latency
+/// (each at most 1 / 16 = 6.25 % wide), named by [`window_bucket_value`]; the same latency
+/// always lands in the same bucket, so two histograms add bucket by bucket.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyWindows {
+    /// The phase it belongs to.
+    pub phase: String,
+    /// In a many-rank session, the rank whose own windows these are; `None` for one rank's run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
+    /// Length of one window, in milliseconds.
+    pub window_ms: u64,
+    /// For window `i` (from the phase's start): `(bucket value in ns, operations)` of every
+    /// non-empty bucket, in increasing latency. The last window is usually partial.
+    pub bins: Vec<Vec<(u64, u64)>>,
+}
+
+impl LatencyWindows {
+    /// The report row this is shown as ([`row_name`]).
+    pub fn row(&self) -> Cow<'_, str> {
+        row_name(&self.phase, self.rank)
+    }
+}
+
+/// Sub-buckets per factor of two of latency in [`LatencyWindows`] histograms.
+pub const WINDOW_SUB_BUCKETS: u64 = 16;
+/// Number of window buckets: latencies from 0 ns to 2⁴² ns (73 minutes, larger ones land in
+/// the last bucket).
+pub const WINDOW_BUCKETS: usize = 43 * WINDOW_SUB_BUCKETS as usize;
+
+/// The window bucket of a latency of `ns` nanoseconds: values below [`WINDOW_SUB_BUCKETS`]
+/// have a bucket each; above, the octave (position of the highest set bit) and the next four
+/// bits pick one of [`WINDOW_SUB_BUCKETS`] equal parts of the octave. A few integer
+/// operations, no allocation: cheap enough for the hot loop.
+#[inline]
+pub fn window_bucket(ns: u64) -> usize {
+    if ns < WINDOW_SUB_BUCKETS {
+        return ns as usize;
+    }
+    let octave = 63 - u64::from(ns.leading_zeros()); // ≥ 4
+    let sub = (ns >> (octave - 4)) & (WINDOW_SUB_BUCKETS - 1);
+    let i = ((octave - 3) * WINDOW_SUB_BUCKETS + sub) as usize;
+    i.min(WINDOW_BUCKETS - 1)
+}
+
+/// The value (ns) a window bucket stands for: the middle of its range (exact below
+/// [`WINDOW_SUB_BUCKETS`] ns).
+pub fn window_bucket_value(i: usize) -> u64 {
+    let i = i as u64;
+    if i < WINDOW_SUB_BUCKETS {
+        return i;
+    }
+    let octave = i / WINDOW_SUB_BUCKETS + 3;
+    let sub = i % WINDOW_SUB_BUCKETS;
+    let width = 1u64 << (octave - 4);
+    (1u64 << octave) + sub * width + width / 2
+}
+
+/// The latency (ns) at quantile `q` (0..=1) of `(value, count)` bins in increasing value: the
+/// smallest bin value whose cumulative count reaches `q` of the total (the maximum for `q = 1`);
+/// `None` when the bins are empty.
+pub fn bins_quantile(bins: &[(u64, u64)], q: f64) -> Option<u64> {
+    let total: u64 = bins.iter().map(|b| b.1).sum();
+    if total == 0 {
+        return None;
+    }
+    let want = ((q.clamp(0.0, 1.0) * total as f64).ceil() as u64).max(1);
+    let mut seen = 0;
+    for &(v, n) in bins {
+        seen += n;
+        if seen >= want {
+            return Some(v);
+        }
+    }
+    bins.last().map(|b| b.0)
+}
+
+/// Adds `more` into `into`, both `(value, count)` bins in increasing value; the result stays
+/// sorted with one entry per value.
+pub fn add_bins(into: &mut Vec<(u64, u64)>, more: &[(u64, u64)]) {
+    let mut out = Vec::with_capacity(into.len() + more.len());
+    let (mut a, mut b) = (into.iter().peekable(), more.iter().peekable());
+    loop {
+        match (a.peek(), b.peek()) {
+            (Some(&&(va, na)), Some(&&(vb, nb))) => {
+                if va == vb {
+                    out.push((va, na + nb));
+                    a.next();
+                    b.next();
+                } else if va < vb {
+                    out.push((va, na));
+                    a.next();
+                } else {
+                    out.push((vb, nb));
+                    b.next();
+                }
+            }
+            (Some(&&x), None) => {
+                out.push(x);
+                a.next();
+            }
+            (None, Some(&&x)) => {
+                out.push(x);
+                b.next();
+            }
+            (None, None) => break,
+        }
+    }
+    *into = out;
+}
+
 /// Everything one repeat of one case produced, before it is stored.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RawSample {
@@ -360,6 +475,9 @@ pub struct RawSample {
     /// Per-second operation counts of time-based phases; usually empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub series: Vec<ThroughputSeries>,
+    /// Per-window latency histograms of time-based phases; usually empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub windows: Vec<LatencyWindows>,
     /// Things the report should say about this repeat (for example "phase too short to time").
     pub notes: Vec<String>,
 }
@@ -374,6 +492,34 @@ impl RawSample {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn window_buckets_are_monotone_narrow_and_name_their_own_values() {
+        let mut last = 0;
+        for ns in (0..5_000u64).chain((13..40).map(|k| 1u64 << k)).chain([u64::MAX]) {
+            let b = window_bucket(ns);
+            assert!(b < WINDOW_BUCKETS);
+            assert!(b >= last, "bucket of {ns} went down");
+            last = b;
+            let v = window_bucket_value(b);
+            assert_eq!(window_bucket(v), b, "value {v} of bucket {b} lands elsewhere");
+            if (16..1u64 << 40).contains(&ns) {
+                let err = (v as f64 - ns as f64).abs() / ns as f64;
+                assert!(err <= 1.0 / 16.0, "{ns} ns stands as {v} ns ({err})");
+            }
+        }
+    }
+
+    #[test]
+    fn bins_add_and_give_quantiles() {
+        let mut a = vec![(10, 2), (30, 1)];
+        add_bins(&mut a, &[(5, 1), (30, 2), (50, 4)]);
+        assert_eq!(a, vec![(5, 1), (10, 2), (30, 3), (50, 4)]);
+        assert_eq!(bins_quantile(&a, 0.5), Some(30));
+        assert_eq!(bins_quantile(&a, 0.0), Some(5));
+        assert_eq!(bins_quantile(&a, 1.0), Some(50));
+        assert_eq!(bins_quantile(&[], 0.5), None);
+    }
 
     #[test]
     fn unit_and_direction_round_trip_through_text() {

@@ -1056,6 +1056,7 @@ mod tests {
                 }],
                 histograms: vec![],
                 series: Vec::new(),
+                windows: Vec::new(),
                 notes: vec![],
             }),
             vec![RankPhase {

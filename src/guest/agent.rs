@@ -256,6 +256,7 @@ mod tests {
             notes: vec!["n".into()],
             histograms: vec![],
             series: Vec::new(),
+            windows: Vec::new(),
         };
         let reply = Reply {
             kernel: "k".into(),
