@@ -25,10 +25,12 @@ pub mod cpu;
 pub mod fiemap;
 pub mod host;
 pub mod latency;
+pub mod openloop;
 pub mod phase;
 pub mod pool;
 pub mod sync;
 pub(crate) mod sysio;
+pub mod windows;
 pub mod workloads;
 
 pub use workloads::bigfile::BigfileSpec;

@@ -171,8 +171,65 @@ pub struct Timed<T> {
     /// Operations per elapsed second of a pool with a deadline ([`PoolRun::per_second`]);
     /// empty otherwise. [`Phases::record`] stores it as the phase's throughput series.
     pub per_second: Vec<u64>,
+    /// Latency bins per elapsed second ([`PoolRun::windows`]); empty otherwise.
+    /// [`Phases::record`] stores them as the phase's [`crate::metric::LatencyWindows`].
+    pub windows: Vec<Vec<(u64, u64)>>,
+    /// An open-loop pool's rate, backlog and service times ([`PoolRun::open`]).
+    pub open: Option<OpenSummary>,
     /// What the region produced (the [`PoolRun`] for a pool).
     pub value: T,
+}
+
+/// What [`Phases::record`] reports of an open-loop pool run (all workers).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OpenSummary {
+    /// Rate asked for, operations per second.
+    pub asked_per_s: f64,
+    /// Operations done per second of the pool's wall time.
+    pub achieved_per_s: f64,
+    /// Starts due before the deadline that were never issued.
+    pub unissued: u64,
+    /// Latest start behind its intended time, µs.
+    pub max_late_us: f64,
+    /// Service times (from each operation's actual start), µs.
+    pub service: LatencySummary,
+}
+
+impl OpenSummary {
+    /// The summary of `run`'s open loop, if it ran one.
+    fn of<O>(run: &PoolRun<O>) -> Option<OpenSummary> {
+        run.open.as_ref().map(|o| OpenSummary {
+            asked_per_s: o.asked_per_s,
+            achieved_per_s: run.ops_per_sec(),
+            unissued: o.unissued,
+            max_late_us: o.max_late_ns as f64 / 1_000.0,
+            service: o.service.summary(),
+        })
+    }
+
+    /// Whether the workers kept up: nothing left unissued and at least 95 % of the asked rate
+    /// achieved.
+    pub fn sustained(&self) -> bool {
+        self.unissued == 0 && self.achieved_per_s >= 0.95 * self.asked_per_s
+    }
+
+    /// The detail rows: `rate_asked`, `rate_achieved` (ops/s), `unissued` (count),
+    /// `late_max`, `svc_p50`, `svc_p99` (µs).
+    fn rows(&self) -> Vec<(MetricId, f64)> {
+        use crate::metric::{Role, Unit};
+        let d = |m: MetricId| m.with_role(Role::Detail);
+        vec![
+            (d(MetricId::higher("rate_asked", Unit::OpsPerSec)), self.asked_per_s),
+            (
+                d(MetricId::higher("rate_achieved", Unit::OpsPerSec)),
+                self.achieved_per_s,
+            ),
+            (d(MetricId::lower("unissued", Unit::Count)), self.unissued as f64),
+            (d(MetricId::lower("late_max", Unit::Micros)), self.max_late_us),
+            (d(MetricId::lower("svc_p50", Unit::Micros)), self.service.p50_us),
+            (d(MetricId::lower("svc_p99", Unit::Micros)), self.service.p99_us),
+        ]
+    }
 }
 
 impl<T> Timed<T> {
@@ -184,6 +241,8 @@ impl<T> Timed<T> {
             latency: self.latency,
             bins: self.bins,
             per_second: self.per_second,
+            windows: self.windows,
+            open: self.open,
             value: f(self.value),
         }
     }
@@ -309,6 +368,8 @@ impl<'a, 'c> Phases<'a, 'c> {
             latency: run.latency.summary(),
             bins: run.latency.log_bins(),
             per_second: run.per_second.clone(),
+            windows: run.windows.clone(),
+            open: OpenSummary::of(&run),
             value: run,
         })
     }
@@ -334,6 +395,8 @@ impl<'a, 'c> Phases<'a, 'c> {
             latency: run.latency.summary(),
             bins: run.latency.log_bins(),
             per_second: run.per_second.clone(),
+            windows: run.windows.clone(),
+            open: OpenSummary::of(&run),
             value: run,
         })
     }
@@ -352,6 +415,8 @@ impl<'a, 'c> Phases<'a, 'c> {
             latency: LatencySummary::default(),
             bins: Vec::new(),
             per_second: Vec::new(),
+            windows: Vec::new(),
+            open: None,
             value,
         })
     }
@@ -382,6 +447,18 @@ impl<'a, 'c> Phases<'a, 'c> {
         metrics.extend(dirtied);
         metrics.extend(device);
         metrics.extend(t.latency.select(policy.latency.stats()));
+        if let Some(o) = &t.open {
+            metrics.extend(o.rows());
+            if !o.sustained() {
+                self.sample.notes.push(format!(
+                    "{phase}: asked for {:.0} operations/s, achieved {:.0}: the workers could not sustain the rate ({} starts never issued, the latest start {:.1} ms behind schedule); latency counts the wait. Raise threads or lower rate",
+                    o.asked_per_s,
+                    o.achieved_per_s,
+                    o.unissued,
+                    o.max_late_us / 1_000.0
+                ));
+            }
+        }
         if policy.short.limit().is_some_and(|limit| t.wall < limit) {
             match policy.short {
                 Short::Ignore => {}
@@ -412,6 +489,14 @@ impl<'a, 'c> Phases<'a, 'c> {
                 phase: phase.to_string(),
                 rank: None,
                 ops: t.per_second.clone(),
+            });
+        }
+        if !t.windows.is_empty() {
+            self.sample.windows.push(crate::metric::LatencyWindows {
+                phase: phase.to_string(),
+                rank: None,
+                window_ms: 1_000,
+                bins: t.windows.clone(),
             });
         }
         self.sample.phases.push(PhaseResult {

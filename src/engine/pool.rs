@@ -46,7 +46,9 @@
 
 use crate::engine::clock::{self, Best, OpClock};
 use crate::engine::latency::LatencyRecorder;
+use crate::engine::openloop::{self, OpenPart, OpenStats, Rate};
 use crate::engine::sync::{PhaseSync, Solo};
+use crate::engine::windows::WindowCounts;
 use crate::engine::EngineError;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
@@ -136,6 +138,12 @@ pub struct PoolRun<O> {
     pub per_second: Vec<u64>,
     /// With [`WorkerPool::wear_out`] and a deadline: what the stonewall did.
     pub stonewall: Option<StonewallStats>,
+    /// Per elapsed second (as `per_second`): `(bucket ns, operations)` of every non-empty
+    /// latency bucket ([`crate::metric::LatencyWindows`]); empty where the pool kept none.
+    pub windows: Vec<Vec<(u64, u64)>>,
+    /// With [`WorkerPool::open_loop`]: the rate asked for, the backlog and the service times
+    /// (`latency` is then measured from each operation's intended start).
+    pub open: Option<OpenStats>,
 }
 
 /// What wear-out stonewalling did on this rank (operation counts of all its workers).
@@ -170,6 +178,7 @@ pub struct WorkerPool {
     deadline: Option<Duration>,
     pin: bool,
     wear_out: bool,
+    open: Option<Rate>,
 }
 
 /// The shared state of wear-out stonewalling (see the module documentation).
@@ -186,22 +195,26 @@ struct Wear {
     agreed: AtomicU64,
 }
 
-enum Exit {
+pub(crate) enum Exit {
     Interrupted,
     /// Another worker failed; its error is the one reported.
     Aborted,
     Failed(EngineError),
 }
 
-struct Finished<O> {
-    start: Instant,
-    end: Instant,
-    ops: u64,
-    latency: LatencyRecorder,
-    output: O,
-    deadline_hit: bool,
-    per_second: Vec<u64>,
-    ops_before: u64,
+pub(crate) struct Finished<O> {
+    pub start: Instant,
+    pub end: Instant,
+    pub ops: u64,
+    pub latency: LatencyRecorder,
+    pub output: O,
+    pub deadline_hit: bool,
+    pub per_second: Vec<u64>,
+    pub ops_before: u64,
+    /// Latency counts per second (empty where the loop keeps none).
+    pub windows: WindowCounts,
+    /// The open loop's share of this worker.
+    pub open: Option<OpenPart>,
 }
 
 impl WorkerPool {
@@ -211,6 +224,7 @@ impl WorkerPool {
             deadline: None,
             pin: false,
             wear_out: false,
+            open: None,
         }
     }
 
@@ -220,6 +234,7 @@ impl WorkerPool {
             deadline: Some(limit),
             pin: false,
             wear_out: false,
+            open: None,
         }
     }
 
@@ -228,6 +243,13 @@ impl WorkerPool {
     /// runs on the calling thread, whose affinity is restored after the run.
     pub fn pinned(self, pin: bool) -> WorkerPool {
         WorkerPool { pin, ..self }
+    }
+
+    /// With `Some(rate)` (and a deadline, which an open loop needs): an open loop at `rate`
+    /// ([`crate::engine::openloop`]): every worker issues its operations at its intended start
+    /// times and latency is measured from them. Wear-out stonewalling does not apply to it.
+    pub fn open_loop(self, open: Option<Rate>) -> WorkerPool {
+        WorkerPool { open, ..self }
     }
 
     /// With `wear_out` (and a deadline): wear-out stonewalling across the ranks of the run (see
@@ -269,6 +291,9 @@ impl WorkerPool {
     ) -> Result<PoolRun<W::Output>, EngineError> {
         if workers.is_empty() {
             return Err(EngineError::Invalid("a worker pool needs at least one worker".into()));
+        }
+        if let Some(rate) = self.open {
+            return self.run_open(rate, workers, interrupt);
         }
         let abort = AtomicBool::new(false);
         let deadline = self.deadline;
@@ -355,7 +380,63 @@ impl WorkerPool {
             })
         };
         let agreed = wear.map(|w| w.agreed.load(Ordering::Relaxed));
-        merge(results, interrupt, agreed)
+        merge(results, interrupt, agreed, None)
+    }
+
+    /// The open loop at `rate`: one thread per worker (pinned with [`WorkerPool::pinned`]),
+    /// released together, each on its own schedule until the deadline.
+    fn run_open<W: Worker>(
+        &self,
+        rate: Rate,
+        workers: Vec<W>,
+        interrupt: &AtomicBool,
+    ) -> Result<PoolRun<W::Output>, EngineError> {
+        let Some(deadline) = self.deadline else {
+            return Err(EngineError::Invalid("an open loop needs a time limit".into()));
+        };
+        if !(rate.per_s.is_finite() && rate.per_s > 0.0) {
+            return Err(EngineError::Invalid(format!(
+                "an open loop needs a rate above 0 (is {})",
+                rate.per_s
+            )));
+        }
+        let cpus = if self.pin {
+            affinity::allowed().map_err(|e| EngineError::io("sched_getaffinity", e))?
+        } else {
+            Vec::new()
+        };
+        let n = workers.len();
+        let abort = AtomicBool::new(false);
+        let barrier = Barrier::new(n);
+        let results: Vec<Ended<W::Output>> = std::thread::scope(|s| {
+            let handles: Vec<_> = workers
+                .into_iter()
+                .enumerate()
+                .map(|(i, w)| {
+                    let (barrier, abort) = (&barrier, &abort);
+                    let cpu = (!cpus.is_empty()).then(|| cpus[i % cpus.len()]);
+                    s.spawn(move || {
+                        let pinned = cpu.map_or(Ok(()), affinity::pin);
+                        if let Err(e) = pinned {
+                            barrier.wait();
+                            abort.store(true, Ordering::Relaxed);
+                            return Err(Exit::Failed(EngineError::io("sched_setaffinity", e)));
+                        }
+                        openloop::run_one_open(w, rate, i, n, barrier, deadline, interrupt, abort)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        abort.store(true, Ordering::Relaxed);
+                        Err(Exit::Failed(EngineError::Invalid("a worker thread panicked".into())))
+                    })
+                })
+                .collect()
+        });
+        merge(results, interrupt, None, Some(rate))
     }
 
     /// [`WorkerPool::run_with`] of one worker: on the calling thread, pinned to `cpu` for the
@@ -417,6 +498,7 @@ fn merge<O>(
     results: Vec<Result<Finished<O>, Exit>>,
     interrupt: &AtomicBool,
     agreed: Option<u64>,
+    open: Option<Rate>,
 ) -> Result<PoolRun<O>, EngineError> {
     let mut finished = Vec::with_capacity(results.len());
     let mut first_error = None;
@@ -452,6 +534,8 @@ fn merge<O>(
     let mut ops = 0;
     let mut stop = StopReason::Done;
     let mut per_second: Vec<u64> = Vec::new();
+    let open = open.map(|rate| OpenStats::merged(rate, finished.iter().filter_map(|f| f.open.as_ref())));
+    let mut windows = WindowCounts::default();
     let stonewall = agreed.map(|agreed| StonewallStats {
         ops_before: finished.iter().map(|f| f.ops_before).sum(),
         ops_after: finished.iter().map(|f| f.ops - f.ops_before).sum(),
@@ -465,6 +549,7 @@ fn merge<O>(
             *total += n;
         }
         latency.merge(&f.latency);
+        windows.merge(&f.windows);
         ops += f.ops;
         if f.deadline_hit {
             stop = StopReason::Deadline;
@@ -484,6 +569,8 @@ fn merge<O>(
         stop,
         per_second,
         stonewall,
+        windows: windows.bins(),
+        open,
     })
 }
 
@@ -649,6 +736,8 @@ fn run_one<W: Worker, C: OpClock>(
         deadline_hit,
         per_second,
         ops_before,
+        windows: WindowCounts::default(),
+        open: None,
     })
 }
 

@@ -54,6 +54,7 @@
 //! (in the pool), and uses a per-worker `SmallRng` seeded from `seed` and the worker index.
 //! The files are removed at the end and on error or interrupt.
 
+use crate::engine::openloop::{Arrival, Rate};
 use crate::engine::phase::{LatencySet, Phases, Policy, Short, MIN_TIMED_RUN};
 use crate::engine::pool::{Step, Worker, WorkerPool};
 use crate::engine::sysio::AlignedBuf;
@@ -302,6 +303,17 @@ pub struct FileioSpec {
     /// every rank. Alone it changes nothing. Default false.
     #[serde(default, skip_serializing_if = "is_false")]
     pub ranks_share: bool,
+    /// Open loop (fio's `rate_iops`): all workers together start this many operations per
+    /// second at their intended times, whatever the filesystem does, and latency is measured
+    /// from the intended start (no coordinated omission; [`crate::engine::openloop`]). Every
+    /// operation a worker performs takes one start, fsyncs included. Needs `time`. `0` (the
+    /// default) is the closed loop: each worker issues its next request when the last returns.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rate: f64,
+    /// Spacing of the open loop's starts: `fixed` (default, fio's `rate_process=linear`) or
+    /// `poisson` (fio's `rate_process=poisson`).
+    #[serde(default, skip_serializing_if = "is_fixed")]
+    pub arrival: Arrival,
 }
 
 pub(super) fn default_files() -> u32 {
@@ -337,6 +349,12 @@ fn is_one(v: &u32) -> bool {
 fn is_false(v: &bool) -> bool {
     !*v
 }
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
+}
+fn is_fixed(v: &Arrival) -> bool {
+    *v == Arrival::Fixed
+}
 
 impl Default for FileioSpec {
     fn default() -> Self {
@@ -360,6 +378,8 @@ impl Default for FileioSpec {
             seed: 0,
             wear_out: false,
             ranks_share: false,
+            rate: 0.0,
+            arrival: Arrival::Fixed,
         }
     }
 }
@@ -466,6 +486,26 @@ impl Workload for FileioSpec {
                 self.threads
             ));
         }
+        if !(self.rate.is_finite() && self.rate >= 0.0) {
+            return Err(format!(
+                "rate must be a number of operations per second ≥ 0 (is {})",
+                self.rate
+            ));
+        }
+        if self.rate > 0.0 {
+            if self.time.0.is_zero() {
+                return Err("rate (an open loop) needs a time limit: set time".into());
+            }
+            if self.wear_out {
+                return Err(
+                    "rate (an open loop) and wear_out do not go together: the open loop's work is set by its rate"
+                        .into(),
+                );
+            }
+            if self.io == IoMode::IoUring {
+                return Err("rate (an open loop) issues one request per start: use io = \"buffered\" or \"direct\", not io_uring".into());
+            }
+        }
         if self.time.0.is_zero() && self.requests == 0 {
             return Err("time and requests are both 0: the phase would never end (set one of them)".into());
         }
@@ -545,6 +585,9 @@ impl Workload for FileioSpec {
         }
         if self.ranks_share {
             s.push_str(", one file set shared by the ranks");
+        }
+        if self.rate > 0.0 {
+            s.push_str(&format!(", open loop at {} ops/s ({})", self.rate, self.arrival.name()));
         }
         s
     }
@@ -627,7 +670,12 @@ impl FileioSpec {
             WorkerPool::with_deadline(self.time.0)
         }
         .pinned(self.pin)
-        .wear_out(self.wear_out);
+        .wear_out(self.wear_out)
+        .open_loop((self.rate > 0.0).then_some(Rate {
+            per_s: self.rate,
+            arrival: self.arrival,
+            seed: self.seed,
+        }));
         phases.run_pool(phase, pool, workers, &POLICY, |run, wall| {
             let mut c = Counters::default();
             for o in &run.outputs {

@@ -337,6 +337,8 @@ fn timed(wall: Duration, cpu: CpuUsage) -> Timed<()> {
         latency: LatencySummary::default(),
         bins: Vec::new(),
         per_second: Vec::new(),
+        windows: Vec::new(),
+        open: None,
         value: (),
     }
 }
