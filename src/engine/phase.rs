@@ -207,10 +207,10 @@ impl OpenSummary {
         })
     }
 
-    /// Whether the workers kept up: nothing left unissued and at least 95 % of the asked rate
-    /// achieved.
-    pub fn sustained(&self) -> bool {
-        self.unissued == 0 && self.achieved_per_s >= 0.95 * self.asked_per_s
+    /// Whether the workers kept their schedule ([`crate::engine::openloop::sustained`]) over
+    /// `wall`.
+    pub fn sustained(&self, wall: Duration) -> bool {
+        crate::engine::openloop::sustained(self.unissued, self.asked_per_s, wall)
     }
 
     /// The detail rows: `rate_asked`, `rate_achieved` (ops/s), `unissued` (count),
@@ -449,7 +449,7 @@ impl<'a, 'c> Phases<'a, 'c> {
         metrics.extend(t.latency.select(policy.latency.stats()));
         if let Some(o) = &t.open {
             metrics.extend(o.rows());
-            if !o.sustained() {
+            if !o.sustained(t.wall) {
                 self.sample.notes.push(format!(
                     "{phase}: asked for {:.0} operations/s, achieved {:.0}: the workers could not sustain the rate ({} starts never issued, the latest start {:.1} ms behind schedule); latency counts the wait. Raise threads or lower rate",
                     o.asked_per_s,

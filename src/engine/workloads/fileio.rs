@@ -54,9 +54,9 @@
 //! (in the pool), and uses a per-worker `SmallRng` seeded from `seed` and the worker index.
 //! The files are removed at the end and on error or interrupt.
 
-use crate::engine::openloop::{Arrival, Rate};
+use crate::engine::openloop::{self, OpenLoopSpec};
 use crate::engine::phase::{LatencySet, Phases, Policy, Short, MIN_TIMED_RUN};
-use crate::engine::pool::{Step, Worker, WorkerPool};
+use crate::engine::pool::{PoolRun, Step, Worker, WorkerPool};
 use crate::engine::sysio::AlignedBuf;
 use crate::engine::{EngineError, ErrHint, RunContext, Workload, WorkloadKind};
 use crate::metric::{MetricId, RawSample, Unit};
@@ -303,17 +303,15 @@ pub struct FileioSpec {
     /// every rank. Alone it changes nothing. Default false.
     #[serde(default, skip_serializing_if = "is_false")]
     pub ranks_share: bool,
-    /// Open loop (fio's `rate_iops`): all workers together start this many operations per
-    /// second at their intended times, whatever the filesystem does, and latency is measured
-    /// from the intended start (no coordinated omission; [`crate::engine::openloop`]). Every
-    /// operation a worker performs takes one start, fsyncs included. Needs `time`. `0` (the
-    /// default) is the closed loop: each worker issues its next request when the last returns.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub rate: f64,
-    /// Spacing of the open loop's starts: `fixed` (default, fio's `rate_process=linear`) or
-    /// `poisson` (fio's `rate_process=poisson`).
-    #[serde(default, skip_serializing_if = "is_fixed")]
-    pub arrival: Arrival,
+    /// Open loop (fio's `rate_iops`, `open_loop = { rate = 2000, arrival = "poisson" }`): the
+    /// workers together start operations at their intended times, whatever the filesystem
+    /// does, and latency is measured from the intended start (no coordinated omission;
+    /// [`crate::engine::openloop`]); a sweep of rates and the capacity search at a latency
+    /// target give phases of their own, in place of the closed-loop phase. Every operation a
+    /// worker performs takes one start, fsyncs included. Absent (the default): the closed
+    /// loop, each worker issuing its next request when the last returns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<OpenLoopSpec>,
 }
 
 pub(super) fn default_files() -> u32 {
@@ -349,12 +347,6 @@ fn is_one(v: &u32) -> bool {
 fn is_false(v: &bool) -> bool {
     !*v
 }
-fn is_zero(v: &f64) -> bool {
-    *v == 0.0
-}
-fn is_fixed(v: &Arrival) -> bool {
-    *v == Arrival::Fixed
-}
 
 impl Default for FileioSpec {
     fn default() -> Self {
@@ -378,8 +370,7 @@ impl Default for FileioSpec {
             seed: 0,
             wear_out: false,
             ranks_share: false,
-            rate: 0.0,
-            arrival: Arrival::Fixed,
+            open_loop: None,
         }
     }
 }
@@ -403,7 +394,10 @@ impl FileioSpec {
 
 impl Workload for FileioSpec {
     fn phases(&self) -> Vec<String> {
-        vec![self.mode.name().to_string()]
+        match &self.open_loop {
+            Some(open) => open.phases(self.mode.name()),
+            None => vec![self.mode.name().to_string()],
+        }
     }
 
     fn scaled(&self, factor: f64) -> WorkloadKind {
@@ -486,24 +480,20 @@ impl Workload for FileioSpec {
                 self.threads
             ));
         }
-        if !(self.rate.is_finite() && self.rate >= 0.0) {
-            return Err(format!(
-                "rate must be a number of operations per second ≥ 0 (is {})",
-                self.rate
-            ));
-        }
-        if self.rate > 0.0 {
-            if self.time.0.is_zero() {
-                return Err("rate (an open loop) needs a time limit: set time".into());
+        if let Some(open) = &self.open_loop {
+            open.validate()?;
+            if self.time.0.is_zero() && (open.rate > 0.0 || !open.sweep.is_empty()) {
+                return Err("open_loop with a rate or a sweep needs a time limit: set time".into());
             }
             if self.wear_out {
                 return Err(
-                    "rate (an open loop) and wear_out do not go together: the open loop's work is set by its rate"
-                        .into(),
+                    "open_loop and wear_out do not go together: the open loop's work is set by its rate".into(),
                 );
             }
             if self.io == IoMode::IoUring {
-                return Err("rate (an open loop) issues one request per start: use io = \"buffered\" or \"direct\", not io_uring".into());
+                return Err(
+                    "open_loop issues one request per start: use io = \"buffered\" or \"direct\", not io_uring".into(),
+                );
             }
         }
         if self.time.0.is_zero() && self.requests == 0 {
@@ -586,8 +576,8 @@ impl Workload for FileioSpec {
         if self.ranks_share {
             s.push_str(", one file set shared by the ranks");
         }
-        if self.rate > 0.0 {
-            s.push_str(&format!(", open loop at {} ops/s ({})", self.rate, self.arrival.name()));
+        if let Some(open) = &self.open_loop {
+            s.push_str(&format!(", {}", open.describe()));
         }
         s
     }
@@ -651,32 +641,20 @@ impl FileioSpec {
         let phase = self.mode.name();
         let threads = self.threads as usize;
         let cursor = AtomicU64::new(0);
-        let mut workers = Vec::with_capacity(threads);
-        for k in 0..threads {
-            let left = if self.requests == 0 {
-                u64::MAX
-            } else if self.mode.sequential() {
-                // The shared cursor enforces the global limit.
-                u64::MAX
-            } else {
-                self.requests / threads as u64 + u64::from((k as u64) < self.requests % threads as u64)
-            };
-            workers.push(FileWorker::new(self, set, &files, &cursor, k, left)?);
-        }
-
-        let pool = if self.time.0.is_zero() {
-            WorkerPool::new()
-        } else {
-            WorkerPool::with_deadline(self.time.0)
-        }
-        .pinned(self.pin)
-        .wear_out(self.wear_out)
-        .open_loop((self.rate > 0.0).then_some(Rate {
-            per_s: self.rate,
-            arrival: self.arrival,
-            seed: self.seed,
-        }));
-        phases.run_pool(phase, pool, workers, &POLICY, |run, wall| {
+        let workers = || -> Result<Vec<FileWorker>, EngineError> {
+            (0..threads)
+                .map(|k| {
+                    let left = if self.requests == 0 || self.mode.sequential() {
+                        // Sequential modes: the shared cursor enforces the global limit.
+                        u64::MAX
+                    } else {
+                        self.requests / threads as u64 + u64::from((k as u64) < self.requests % threads as u64)
+                    };
+                    FileWorker::new(self, set, &files, &cursor, k, left)
+                })
+                .collect()
+        };
+        let headline = |run: &PoolRun<Counters>, wall: Duration| {
             let mut c = Counters::default();
             for o in &run.outputs {
                 c.add(o);
@@ -710,7 +688,29 @@ impl FileioSpec {
                 ));
             }
             Ok(metrics)
-        })?;
+        };
+        if let Some(open) = &self.open_loop {
+            openloop::run_phases(
+                &mut phases,
+                open,
+                phase,
+                self.time.0,
+                self.seed,
+                self.pin,
+                &POLICY,
+                workers,
+                headline,
+            )?;
+        } else {
+            let pool = if self.time.0.is_zero() {
+                WorkerPool::new()
+            } else {
+                WorkerPool::with_deadline(self.time.0)
+            }
+            .pinned(self.pin)
+            .wear_out(self.wear_out);
+            phases.run_pool(phase, pool, workers()?, &POLICY, headline)?;
+        }
         if self.threads > 1 && self.mode.writes() && self.fsync_freq > 0 {
             phases.note(format!(
                 "fileio: each of the {} workers runs its own fsync cycle every {} of its requests (sysbench: one global cycle every {})",

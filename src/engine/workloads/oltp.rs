@@ -275,6 +275,12 @@ pub struct OltpSpec {
     /// 0 means "from the clock"). Default 0.
     #[serde(default)]
     pub seed: u64,
+    /// (sqlite) Open loop, as fileio's (`open_loop = { rate = 200 }`, a `sweep`, a latency
+    /// `target`; [`crate::engine::openloop`]): transactions started at their intended times,
+    /// latency from the intended start, in place of the closed-loop phase. Absent (default):
+    /// the closed loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<crate::engine::openloop::OpenLoopSpec>,
 }
 
 fn default_tables() -> u32 {
@@ -316,6 +322,7 @@ impl Default for OltpSpec {
             buffer_pool: default_buffer_pool(),
             client: Client::default(),
             seed: 0,
+            open_loop: None,
         }
     }
 }
@@ -338,7 +345,10 @@ impl OltpSpec {
 
 impl Workload for OltpSpec {
     fn phases(&self) -> Vec<String> {
-        vec![self.phase().to_string()]
+        match &self.open_loop {
+            Some(open) => open.phases(self.phase()),
+            None => vec![self.phase().to_string()],
+        }
     }
 
     fn scaled(&self, factor: f64) -> WorkloadKind {
@@ -389,6 +399,15 @@ impl Workload for OltpSpec {
                 "client = \"pgbench\" needs engine = \"postgresql\" (engine is \"{}\")",
                 self.engine.name()
             ));
+        }
+        if let Some(open) = &self.open_loop {
+            if self.engine != DbEngine::Sqlite {
+                return Err(format!(
+                    "open_loop runs with engine = \"sqlite\" (the server engines' clients are sysbench and pgbench; engine is \"{}\")",
+                    self.engine.name()
+                ));
+            }
+            open.validate()?;
         }
         if self.engine != DbEngine::Sqlite && self.buffer_pool.get() < 8 * Bytes::MIB {
             return Err(format!("buffer_pool must be at least 8MiB (is {})", self.buffer_pool));
@@ -455,6 +474,9 @@ impl Workload for OltpSpec {
         }
         if self.client == Client::Sysbench {
             s.push_str(&format!(", ids {}", self.rand_type.name()));
+        }
+        if let Some(open) = &self.open_loop {
+            s.push_str(&format!(", {}", open.describe()));
         }
         s
     }

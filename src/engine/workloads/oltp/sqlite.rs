@@ -19,8 +19,9 @@
 //! per-transaction work in fsbench allocates nothing of its own (SQLite's allocator is its own).
 
 use super::{fill_digits, OltpMode, OltpSpec, RandType, C_LEN, PAD_LEN};
+use crate::engine::openloop;
 use crate::engine::phase::{LatencySet, Phases, Policy};
-use crate::engine::pool::{Step, Worker, WorkerPool};
+use crate::engine::pool::{PoolRun, Step, Worker, WorkerPool};
 use crate::engine::{EngineError, RunContext};
 use crate::metric::{MetricId, RawSample, Unit};
 use rand::rngs::SmallRng;
@@ -188,29 +189,54 @@ fn ascii(b: &[u8]) -> &str {
 
 fn timed(spec: &OltpSpec, ctx: &RunContext) -> Result<RawSample, EngineError> {
     let path = ctx.dir.join(DB_FILE);
-    let mut workers = Vec::with_capacity(spec.threads as usize);
-    for i in 0..spec.threads {
-        workers.push(TxnWorker::new(spec, &path, i, ctx.interrupt)?);
-    }
+    let workers = || -> Result<Vec<TxnWorker>, EngineError> {
+        (0..spec.threads)
+            .map(|i| TxnWorker::new(spec, &path, i, ctx.interrupt))
+            .collect()
+    };
     let mut phases = Phases::new(ctx);
     let phase = spec.phase();
     // The mean first (a headline of sysbench's report), then every percentile.
     let policy = Policy::new().latency(LatencySet::Full);
-    phases.begin(phase, policy.caches);
-    let t = phases.pool(WorkerPool::with_deadline(spec.time.0), workers)?;
-    let run = &t.value;
-    let secs = t.wall.as_secs_f64().max(1e-9);
-    let retries: u64 = run.outputs.iter().sum();
-    let mut metrics = vec![
-        (MetricId::higher("tps", Unit::OpsPerSec), run.ops as f64 / secs),
-        (
-            MetricId::higher("qps", Unit::OpsPerSec),
-            (run.ops * spec.mode.queries_per_txn()) as f64 / secs,
-        ),
-        (MetricId::lower("busy_retries", Unit::Count), retries as f64),
-    ];
-    if t.latency.count > 0 {
-        metrics.push((MetricId::latency("lat_avg"), run.latency.mean_us()));
+    let headline = |run: &PoolRun<u64>, wall: Duration| {
+        let secs = wall.as_secs_f64().max(1e-9);
+        let retries: u64 = run.outputs.iter().sum();
+        let mut metrics = vec![
+            (MetricId::higher("tps", Unit::OpsPerSec), run.ops as f64 / secs),
+            (
+                MetricId::higher("qps", Unit::OpsPerSec),
+                (run.ops * spec.mode.queries_per_txn()) as f64 / secs,
+            ),
+            (MetricId::lower("busy_retries", Unit::Count), retries as f64),
+        ];
+        if run.latency.count() > 0 {
+            metrics.push((MetricId::latency("lat_avg"), run.latency.mean_us()));
+        }
+        Ok(metrics)
+    };
+    if let Some(open) = &spec.open_loop {
+        openloop::run_phases(
+            &mut phases,
+            open,
+            phase,
+            spec.time.0,
+            spec.seed,
+            false,
+            &policy,
+            workers,
+            headline,
+        )?;
+    } else {
+        phases.begin(phase, policy.caches);
+        let t = phases.pool(WorkerPool::with_deadline(spec.time.0), workers()?)?;
+        if t.value.ops < 10 {
+            phases.note(format!(
+                "oltp {phase}: only {} transaction(s) completed: raise time",
+                t.value.ops
+            ));
+        }
+        let metrics = headline(&t.value, t.wall)?;
+        phases.record(phase, &t, metrics, &policy);
     }
     phases.note(format!(
         "sqlite {} (bundled), journal_mode={}, synchronous={}",
@@ -218,13 +244,6 @@ fn timed(spec: &OltpSpec, ctx: &RunContext) -> Result<RawSample, EngineError> {
         spec.journal_mode.name(),
         spec.synchronous.name()
     ));
-    if run.ops < 10 {
-        phases.note(format!(
-            "oltp {phase}: only {} transaction(s) completed: raise time",
-            run.ops
-        ));
-    }
-    phases.record(phase, &t, metrics, &policy);
     Ok(phases.finish())
 }
 
