@@ -268,6 +268,11 @@ pub struct RunArgs {
     /// either way it is stored with the session, and the same N reproduces the order.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// Latency target, e.g. `p99=5ms`: every workload that can run open loop (fileio, oltp on
+    /// SQLite) also finds the highest rate at which that percentile of its response time stays
+    /// under the limit (phase `PHASE:capacity`, metric `capacity_p99`).
+    #[arg(long, value_name = "pQ=DURATION", value_parser = parse_target)]
+    pub target: Option<crate::engine::openloop::LatencyTarget>,
 }
 
 /// Reads the stored command line of a session stored before its options were (schema 8 and
@@ -304,6 +309,7 @@ impl RunArgs {
             resume: self.resume.clone(),
             strict: self.strict,
             seed: self.seed,
+            target: self.target,
             sequential: None,
         }
     }
@@ -381,4 +387,9 @@ pub struct CompareArgs {
     /// Write to this file instead of standard output.
     #[arg(short = 'o', long, value_name = "PATH")]
     pub output: Option<PathBuf>,
+}
+
+/// `--target`'s parser: `p99=5ms`.
+fn parse_target(s: &str) -> Result<crate::engine::openloop::LatencyTarget, String> {
+    crate::engine::openloop::LatencyTarget::parse(s)
 }

@@ -138,3 +138,5 @@ mod steps;
 
 #[path = "integration/layers.rs"]
 mod layers;
+#[path = "integration/openloop.rs"]
+mod openloop;

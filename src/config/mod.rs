@@ -193,4 +193,7 @@ pub struct Overrides {
     /// `--loop-io`: how the loop devices do I/O; `None` keeps the suite's `[run] loop_io`
     /// (default direct).
     pub loop_io: Option<crate::policy::LoopIo>,
+    /// `--target p99=5ms`: every workload that can run open loop (fileio, oltp on SQLite) also
+    /// searches its capacity at this latency target.
+    pub target: Option<crate::engine::openloop::LatencyTarget>,
 }

@@ -153,6 +153,12 @@ pub trait Workload {
     /// A copy with every size and duration multiplied by `factor` (`--scale`), never below
     /// what the workload needs to work.
     fn scaled(&self, factor: f64) -> WorkloadKind;
+    /// A copy that also searches its capacity at latency target `target` (`--target`), or
+    /// `None` for a workload that cannot run open loop ([`openloop`]).
+    fn with_target(&self, target: openloop::LatencyTarget) -> Option<WorkloadKind> {
+        let _ = target;
+        None
+    }
     /// Checks parameters that serde cannot (ranges, relations). Message says what to change.
     fn validate(&self) -> Result<(), String>;
     /// Whether this machine can run the workload (external servers and tools installed);

@@ -54,7 +54,7 @@ use crate::metric::MetricId;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
@@ -241,6 +241,7 @@ pub(crate) fn run_one_open<W: Worker>(
     index: usize,
     workers: usize,
     barrier: &Barrier,
+    common: &AtomicU64,
     deadline: Duration,
     interrupt: &AtomicBool,
     abort: &AtomicBool,
@@ -254,7 +255,13 @@ pub(crate) fn run_one_open<W: Worker>(
     let _slack = TimerSlack::tight();
     barrier.wait();
     let start = Instant::now();
-    let started = clock.now();
+    // One start for all workers: the first out of the barrier sets it; a worker the scheduler
+    // released later is behind its schedule from the start, and counts it.
+    let mine = clock.now();
+    let started = match common.compare_exchange(0, mine, Ordering::Relaxed, Ordering::Relaxed) {
+        Ok(_) => mine,
+        Err(first) => first,
+    };
     let end_at = started.saturating_add(u64::try_from(deadline.as_nanos()).unwrap_or(u64::MAX));
     let mut sched = Schedule::new(started, rate, index, workers);
     let mut now = started;
@@ -407,7 +414,8 @@ impl<'de> Deserialize<'de> for LatencyTarget {
 #[serde(deny_unknown_fields)]
 pub struct OpenLoopSpec {
     /// One open-loop phase at this many operations per second (all workers together), named
-    /// after the workload's phase; 0 (the default) for none.
+    /// after the workload's phase; 0 (the default) for none — with no sweep either, the
+    /// closed-loop phase runs under that name.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub rate: f64,
     /// One phase per rate, named `PHASE@RATE` (`rndrd@2000`): the latency-against-load curve.
@@ -509,10 +517,26 @@ impl OpenLoopSpec {
         Ok(())
     }
 
-    /// The phases this gives a workload whose closed-loop phase is `phase`.
+    /// `open` (or, without one, an open loop that only searches) with its target set to
+    /// `target` (`--target`).
+    pub fn with_target(open: Option<&OpenLoopSpec>, target: LatencyTarget) -> OpenLoopSpec {
+        OpenLoopSpec {
+            target: Some(target),
+            ..open.cloned().unwrap_or_default()
+        }
+    }
+
+    /// Whether the workload's closed-loop phase still runs (first): when this asks only for
+    /// the capacity search (no rate, no sweep), as `--target` does to a closed-loop workload.
+    pub fn keeps_closed(&self) -> bool {
+        self.rate == 0.0 && self.sweep.is_empty()
+    }
+
+    /// The phases this gives a workload whose closed-loop phase is `phase` (that phase first
+    /// when [`OpenLoopSpec::keeps_closed`]).
     pub fn phases(&self, phase: &str) -> Vec<String> {
         let mut out = Vec::new();
-        if self.rate > 0.0 {
+        if self.rate > 0.0 || self.keeps_closed() {
             out.push(phase.to_string());
         }
         out.extend(self.sweep.iter().map(|r| format!("{phase}@{r}")));
@@ -695,8 +719,9 @@ pub fn search_capacity<O>(
     })
 }
 
-/// Runs the phases of `spec` ([`OpenLoopSpec::phases`]) for a workload whose closed-loop phase
-/// is `phase`: the single rate and each rate of the sweep as a pool phase of `time` (headline
+/// Runs the open-loop phases of `spec` ([`OpenLoopSpec::phases`], the closed-loop one, which
+/// the workload runs itself, left out) for a workload whose closed-loop phase is `phase`: the
+/// single rate and each rate of the sweep as a pool phase of `time` (headline
 /// from `headline`, as the closed-loop phase has it, plus the policy's latency set and the open
 /// loop's rows), then the capacity search as one phase timed whole, whose headline is the
 /// capacity (`capacity_pQ`, ops/s) with the ceiling, the bracket and the probes as detail rows
@@ -951,6 +976,9 @@ mod tests {
             spec.phases("rndrd"),
             ["rndrd", "rndrd@50", "rndrd@200", "rndrd:capacity"]
         );
+        let search = OpenLoopSpec::with_target(None, spec.target.unwrap());
+        assert!(search.keeps_closed());
+        assert_eq!(search.phases("rndrd"), ["rndrd", "rndrd:capacity"]);
         assert!(spec.validate().is_ok());
         assert!(OpenLoopSpec::default().validate().unwrap_err().contains("target"));
         let bad = OpenLoopSpec {

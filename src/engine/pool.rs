@@ -408,12 +408,13 @@ impl WorkerPool {
         let n = workers.len();
         let abort = AtomicBool::new(false);
         let barrier = Barrier::new(n);
+        let common = AtomicU64::new(0);
         let results: Vec<Ended<W::Output>> = std::thread::scope(|s| {
             let handles: Vec<_> = workers
                 .into_iter()
                 .enumerate()
                 .map(|(i, w)| {
-                    let (barrier, abort) = (&barrier, &abort);
+                    let (barrier, abort, common) = (&barrier, &abort, &common);
                     let cpu = (!cpus.is_empty()).then(|| cpus[i % cpus.len()]);
                     s.spawn(move || {
                         let pinned = cpu.map_or(Ok(()), affinity::pin);
@@ -422,7 +423,7 @@ impl WorkerPool {
                             abort.store(true, Ordering::Relaxed);
                             return Err(Exit::Failed(EngineError::io("sched_setaffinity", e)));
                         }
-                        openloop::run_one_open(w, rate, i, n, barrier, deadline, interrupt, abort)
+                        openloop::run_one_open(w, rate, i, n, barrier, common, deadline, interrupt, abort)
                     })
                 })
                 .collect();

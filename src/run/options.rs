@@ -70,6 +70,10 @@ pub struct RunOptions {
     /// rule, or a session before issue 26 (the unadjusted rule).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sequential: Option<crate::stats::verdict::Design>,
+    /// `--target p99=5ms`: the capacity search at this latency target for every workload that
+    /// can run open loop.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<crate::engine::openloop::LatencyTarget>,
 }
 
 impl RunOptions {
@@ -88,6 +92,7 @@ impl RunOptions {
             || self.precision.is_some()
             || self.budget.is_some()
             || self.seed.is_some()
+            || self.target.is_some()
     }
 
     /// The JSON stored with a session.

@@ -54,6 +54,7 @@ fn overrides(a: &RunOptions) -> Result<Overrides, RunError> {
         dir_target: Target::from_args(a).replaces_variants(),
         tools: a.tools,
         loop_io: a.loop_io,
+        target: a.target,
     })
 }
 

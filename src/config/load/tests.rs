@@ -981,3 +981,33 @@ fn nocow_is_a_btrfs_variant_option_and_refused_elsewhere() {
     let back: FsVariant = serde_json::from_str(&json).unwrap();
     assert_eq!(back, btrfs.variants[0]);
 }
+
+#[test]
+fn target_override_adds_the_capacity_search_where_a_workload_can_run_open_loop() {
+    let target = crate::engine::openloop::LatencyTarget::parse("p99=5ms").unwrap();
+    let o = Overrides {
+        target: Some(target),
+        ..Default::default()
+    };
+    // bonnie cannot run open loop: the flag names what can.
+    let e = with(o.clone()).unwrap_err().to_string();
+    assert!(
+        e.starts_with("--target p99=5ms: no workload of the suite can run open loop"),
+        "{e}"
+    );
+    let text = format!("{BASE}\n[[workload]]\nkind = \"fileio\"\nmode = \"rndrd\"\ntotal_size = \"64MiB\"\n");
+    let s = load_str(&text, "suite.toml", &o).unwrap();
+    // The bonnie workload is left as it was.
+    assert!(s.workloads[0]
+        .kind
+        .workload()
+        .phases()
+        .iter()
+        .all(|p| !p.contains("capacity")));
+    let phases = s.workloads[1].kind.workload().phases();
+    assert_eq!(phases, ["rndrd", "rndrd:capacity"]);
+    match &s.workloads[1].kind {
+        WorkloadKind::Fileio(f) => assert_eq!(f.open_loop.as_ref().and_then(|o| o.target), Some(target)),
+        other => panic!("{other:?}"),
+    }
+}

@@ -426,6 +426,15 @@ impl Workload for FileioSpec {
         })
     }
 
+    fn with_target(&self, target: openloop::LatencyTarget) -> Option<WorkloadKind> {
+        (self.io != IoMode::IoUring).then(|| {
+            WorkloadKind::Fileio(FileioSpec {
+                open_loop: Some(OpenLoopSpec::with_target(self.open_loop.as_ref(), target)),
+                ..self.clone()
+            })
+        })
+    }
+
     fn validate(&self) -> Result<(), String> {
         let block = self.block_size.get();
         if self.files == 0 || self.files > MAX_FILES {
@@ -482,7 +491,7 @@ impl Workload for FileioSpec {
         }
         if let Some(open) = &self.open_loop {
             open.validate()?;
-            if self.time.0.is_zero() && (open.rate > 0.0 || !open.sweep.is_empty()) {
+            if self.time.0.is_zero() && !open.keeps_closed() {
                 return Err("open_loop with a rate or a sweep needs a time limit: set time".into());
             }
             if self.wear_out {
@@ -689,6 +698,16 @@ impl FileioSpec {
             }
             Ok(metrics)
         };
+        if self.open_loop.as_ref().is_none_or(OpenLoopSpec::keeps_closed) {
+            let pool = if self.time.0.is_zero() {
+                WorkerPool::new()
+            } else {
+                WorkerPool::with_deadline(self.time.0)
+            }
+            .pinned(self.pin)
+            .wear_out(self.wear_out);
+            phases.run_pool(phase, pool, workers()?, &POLICY, headline)?;
+        }
         if let Some(open) = &self.open_loop {
             openloop::run_phases(
                 &mut phases,
@@ -701,15 +720,6 @@ impl FileioSpec {
                 workers,
                 headline,
             )?;
-        } else {
-            let pool = if self.time.0.is_zero() {
-                WorkerPool::new()
-            } else {
-                WorkerPool::with_deadline(self.time.0)
-            }
-            .pinned(self.pin)
-            .wear_out(self.wear_out);
-            phases.run_pool(phase, pool, workers()?, &POLICY, headline)?;
         }
         if self.threads > 1 && self.mode.writes() && self.fsync_freq > 0 {
             phases.note(format!(

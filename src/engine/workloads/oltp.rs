@@ -365,6 +365,18 @@ impl Workload for OltpSpec {
         })
     }
 
+    fn with_target(&self, target: crate::engine::openloop::LatencyTarget) -> Option<WorkloadKind> {
+        (self.engine == DbEngine::Sqlite).then(|| {
+            WorkloadKind::Oltp(OltpSpec {
+                open_loop: Some(crate::engine::openloop::OpenLoopSpec::with_target(
+                    self.open_loop.as_ref(),
+                    target,
+                )),
+                ..self.clone()
+            })
+        })
+    }
+
     fn validate(&self) -> Result<(), String> {
         if self.tables == 0 || self.tables > MAX_TABLES {
             return Err(format!(

@@ -214,6 +214,18 @@ fn timed(spec: &OltpSpec, ctx: &RunContext) -> Result<RawSample, EngineError> {
         }
         Ok(metrics)
     };
+    if spec.open_loop.as_ref().is_none_or(openloop::OpenLoopSpec::keeps_closed) {
+        phases.begin(phase, policy.caches);
+        let t = phases.pool(WorkerPool::with_deadline(spec.time.0), workers()?)?;
+        if t.value.ops < 10 {
+            phases.note(format!(
+                "oltp {phase}: only {} transaction(s) completed: raise time",
+                t.value.ops
+            ));
+        }
+        let metrics = headline(&t.value, t.wall)?;
+        phases.record(phase, &t, metrics, &policy);
+    }
     if let Some(open) = &spec.open_loop {
         openloop::run_phases(
             &mut phases,
@@ -226,17 +238,6 @@ fn timed(spec: &OltpSpec, ctx: &RunContext) -> Result<RawSample, EngineError> {
             workers,
             headline,
         )?;
-    } else {
-        phases.begin(phase, policy.caches);
-        let t = phases.pool(WorkerPool::with_deadline(spec.time.0), workers()?)?;
-        if t.value.ops < 10 {
-            phases.note(format!(
-                "oltp {phase}: only {} transaction(s) completed: raise time",
-                t.value.ops
-            ));
-        }
-        let metrics = headline(&t.value, t.wall)?;
-        phases.record(phase, &t, metrics, &policy);
     }
     phases.note(format!(
         "sqlite {} (bundled), journal_mode={}, synchronous={}",
