@@ -214,7 +214,11 @@ fn build_model(store: &dyn ResultStore, session: i64) -> Result<report::ReportMo
 
 pub(super) fn print_report(store: &dyn ResultStore, session: i64, format: Format, out: &mut dyn Write) -> Result<()> {
     // The features' sections of the report (each "" for a session it did not touch).
-    let sections: [&dyn report::Section; 2] = [&crate::comm::report::RanksSection, &crate::verify::html::ForestSection];
+    let sections: [&dyn report::Section; 3] = [
+        &report::capacity::CapacitySection,
+        &crate::comm::report::RanksSection,
+        &crate::verify::html::ForestSection,
+    ];
     out.write_all(report::render(&build_model(store, session)?, format, &sections).as_bytes())?;
     Ok(())
 }

@@ -36,6 +36,7 @@
 
 mod build;
 pub mod cachebound;
+pub mod capacity;
 pub mod caption;
 pub mod charts;
 pub mod compare;
