@@ -797,10 +797,16 @@ pub fn run_phases<W: Worker>(
             )
         })
         .collect();
+    let bracket = if c.probes.iter().all(|p| p.pass) {
+        "the closed-loop ceiling itself met it".to_string()
+    } else if c.rate == 0.0 {
+        format!("no rate down to {:.0}/s met it", c.failed_at)
+    } else {
+        format!("{:.0}/s did not", c.failed_at)
+    };
     phases.note(format!(
-        "{name}: {:.0} operations/s at {target} (the lowest failing rate {:.0}/s; closed-loop ceiling {:.0}/s; probes of {}: {})",
+        "{name}: {:.0} operations/s at {target} ({bracket}; closed-loop ceiling {:.0}/s; probes of {} or longer: {})",
         c.rate,
-        c.failed_at,
         c.ceiling,
         crate::units::Dur(probe_time),
         listed.join(", ")

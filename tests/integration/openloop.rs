@@ -85,8 +85,15 @@ fn a_rate_sweep_and_a_capacity_search_run_on_ext4_and_are_stored() {
     );
     // The report: the capacity sentence with its target, and p50 and p99 against load.
     let html = report_file(run.db_str(), "latest", "html", &dir.path().join("r.html"));
-    assert!(html.contains("sustains") && html.contains("at p99 ≤ 50 ms"), "no capacity sentence");
-    assert_eq!(html.matches("class=\"chart chart-load\"").count(), 2, "p50 and p99 against load");
+    assert!(
+        html.contains("sustains") && html.contains("at p99 ≤ 50 ms"),
+        "no capacity sentence"
+    );
+    assert_eq!(
+        html.matches("class=\"chart chart-load\"").count(),
+        2,
+        "p50 and p99 against load"
+    );
     let md = report_file(run.db_str(), "latest", "md", &dir.path().join("r.md"));
     assert!(md.contains("## Capacity at a latency target"), "{md}");
     assert_no_leftovers(&run.scratch);
