@@ -179,7 +179,7 @@ pub(super) fn ticks(lo: f64, hi: f64, log: bool) -> Vec<f64> {
 }
 
 /// Tick label: the value in the metric's unit (`1.5k` style is avoided: units stay exact).
-fn tick_label(v: f64) -> String {
+pub(super) fn tick_label(v: f64) -> String {
     if v != 0.0 && (v.abs() >= 1e6 || v.abs() < 1e-3) {
         return format!("{v:.0e}");
     }
@@ -634,7 +634,7 @@ pub struct LineAxes<'a> {
     pub x_keys: Vec<f64>,
     /// Label of an x tick.
     pub x_fmt: &'a dyn Fn(f64) -> String,
-    /// Description under the x axis.
+    /// Description under the x axis (empty: none, and a narrower label area).
     pub x_desc: &'a str,
     /// Description of the y axis.
     pub y_desc: &'a str,
@@ -761,7 +761,7 @@ where
     builder
         .margin(8)
         .margin_right(20)
-        .x_label_area_size(40)
+        .x_label_area_size(if axes.x_desc.is_empty() { 24 } else { 40 })
         .y_label_area_size(62);
     if titled && !axes.label.is_empty() {
         builder.caption(axes.label, (FONT, 13));
@@ -795,6 +795,42 @@ where
         }
     }
     Ok(())
+}
+
+/// A log₁₀ axis around data from `lo` to `hi` (both > 0): whole decades, and ticks at 1-2-5
+/// steps when it spans one decade, else at each decade.
+pub fn log_axis(lo: f64, hi: f64) -> ((f64, f64), Vec<f64>) {
+    let (lo, hi) = if lo > 0.0 && hi >= lo && hi.is_finite() {
+        (lo, hi)
+    } else {
+        (1.0, 10.0)
+    };
+    let d_lo = lo.log10().floor();
+    let d_hi = hi.log10().ceil().max(d_lo + 1.0);
+    let keys = if d_hi - d_lo <= 1.0 {
+        ticks(d_lo, d_hi, true).into_iter().map(|e| 10f64.powf(e)).collect()
+    } else {
+        (d_lo as i32..=d_hi as i32).map(|e| 10f64.powi(e)).collect()
+    };
+    ((10f64.powf(d_lo), 10f64.powf(d_hi)), keys)
+}
+
+/// A latency tick given in µs, in the unit that keeps it a short number: `500 ns`, `2 µs`,
+/// `20 ms`, `1 s`.
+pub fn latency_label(us: f64) -> String {
+    let short = |v: f64| {
+        let r = (v * 1000.0).round() / 1000.0;
+        format!("{r}")
+    };
+    if us >= 1e6 {
+        format!("{} s", short(us / 1e6))
+    } else if us >= 1e3 {
+        format!("{} ms", short(us / 1e3))
+    } else if us >= 1.0 {
+        format!("{} µs", short(us))
+    } else {
+        format!("{} ns", short(us * 1e3))
+    }
 }
 
 /// The pixel points of the line of variant `name` (escaped as in `data-variant`) in an SVG of
