@@ -63,7 +63,7 @@ fn svg(
         .collect();
     let n_secs = lines.iter().map(|l| l.points.len()).max().unwrap_or(1).max(1) as f64;
     let x_keys = super::charts::ticks(0.0, n_secs, false);
-    let x_fmt = |x: f64| super::number::value(x).trim_end_matches(".00").to_string();
+    let x_fmt = |x: f64| super::charts::tick_label(x);
     let axes = LineAxes {
         label: &format!("throughput per second of {phase}"),
         x: (0.0, n_secs),
