@@ -190,4 +190,49 @@ mod tests {
         info.tool_versions.clear();
         assert!(!provenance(&info).contains(", "), "no tools part");
     }
+
+    #[test]
+    fn kinds_side_by_side_share_a_row_per_phase_under_one_heading() {
+        let fig = |k: &str, p: &str| (p.to_string(), format!("<figure>{k} {p}</figure>\n"));
+        let mut out = String::new();
+        side_by_side(
+            &mut out,
+            &[
+                ("Throughput per second", vec![fig("t", "a"), fig("t", "b")]),
+                ("Latency per window", vec![fig("w", "b"), fig("w", "c<")]),
+            ],
+        );
+        assert!(
+            out.starts_with("<h3>Throughput per second and latency per window</h3>"),
+            "{out}"
+        );
+        let cells: Vec<&str> = out
+            .lines()
+            .filter(|l| l.starts_with("<figure") || l.starts_with("<div class=\"chart-none"))
+            .collect();
+        assert_eq!(
+            cells,
+            [
+                "<figure>t a</figure>",
+                "<div class=\"chart-none\"></div>",
+                "<figure>t b</figure>",
+                "<figure>w b</figure>",
+                "<div class=\"chart-none\"></div>",
+                "<figure>w c<</figure>",
+            ]
+        );
+        // One kind alone keeps its own heading and no empty cells; none at all writes nothing.
+        let mut out = String::new();
+        side_by_side(
+            &mut out,
+            &[
+                ("Throughput per second", vec![fig("t", "a")]),
+                ("Latency per window", vec![]),
+            ],
+        );
+        assert!(out.starts_with("<h3>Throughput per second</h3>") && !out.contains("chart-none"));
+        let mut out = String::new();
+        side_by_side(&mut out, &[("Throughput per second", vec![])]);
+        assert!(out.is_empty());
+    }
 }
