@@ -126,7 +126,8 @@ fn svg(phase: &str, per_variant: &PerVariant, variants: &[String]) -> Result<Str
         .collect();
     let axes = LineAxes {
         label: &format!("percentile spectrum of {phase}"),
-        x: (1.0, x_hi),
+        // A little room right of the last tick, whose label is the widest.
+        x: (1.0, x_hi * 2.0),
         x_log: true,
         x_keys,
         x_fmt: &percent_label,
