@@ -32,7 +32,9 @@
 //! - `slowest_rank_s`, `straggler_index` (slowest / median rank time), `barrier_s` (from the
 //!   last arrival to the last rank leaving the sync);
 //! - latency statistics from the sum of every rank's histogram (one bucket layout), so cluster
-//!   percentiles are true percentiles; other metrics: the slowest rank's (seconds) or the mean;
+//!   percentiles are true percentiles, and the sum of the ranks' stored (log-bucketed)
+//!   histograms as the phase's histogram ([`phase_histogram`]); other metrics: the slowest
+//!   rank's (seconds) or the mean;
 //! - phase P with `rank` N (a report shows it as `P@rankN`): every rank's own rates and latency
 //!   statistics, `wall_s`, `sync_in_s`, `start_s`, `end_s` (relative to the origin), as detail
 //!   rows;
@@ -49,7 +51,9 @@ use crate::engine::latency::{LatencyRecorder, Stat};
 use crate::engine::pool::StonewallStats;
 use crate::engine::sync::{PhaseSync, Solo};
 use crate::engine::{EngineError, RunContext, WorkloadKind};
-use crate::metric::{add_bins, CpuUsage, LatencyWindows, MetricId, PhaseResult, RawSample, Role, Unit};
+use crate::metric::{
+    add_bins, CpuUsage, LatencyHistogram, LatencyWindows, MetricId, PhaseResult, RawSample, Role, Unit,
+};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -714,8 +718,25 @@ pub fn combine(results: &[RankResult], offsets: &[ClockOffset]) -> Result<RawSam
             .collect();
         combine_phase(p0, &ranks, &series, &mut out)?;
         out.windows.extend(phase_windows(results, &ranks, &p0.phase));
+        out.histograms.extend(phase_histogram(results, &ranks, &p0.phase));
     }
     Ok(out)
+}
+
+/// The cluster's whole-phase latency histogram of `phase` (what the report's histogram and
+/// percentile spectrum draw): every rank's stored bins added bucket by bucket; none unless
+/// every rank of the phase stored one (a sum without a rank's operations would misstate the
+/// tail).
+fn phase_histogram(results: &[RankResult], ranks: &[RankOfPhase], phase: &str) -> Option<LatencyHistogram> {
+    let mut bins = Vec::new();
+    for (rank, _, _, _) in ranks {
+        let sample = results.iter().find(|r| r.rank == *rank)?.sample.as_ref().ok()?;
+        add_bins(&mut bins, &sample.histograms.iter().find(|h| h.phase == phase)?.bins);
+    }
+    Some(LatencyHistogram {
+        phase: phase.to_string(),
+        bins,
+    })
 }
 
 /// The per-window latency histograms of phase `phase`: the cluster's (no `rank`), the ranks'
@@ -1288,6 +1309,9 @@ mod tests {
         assert_ne!(p99(&cluster.bins[2]), (p99(&spiky) + p99(&quiet)) / 2);
         assert_eq!(crate::metric::bins_quantile(&cluster.bins[2], 1.0), Some(50_000));
 
+        // No rank stored a whole-phase histogram here: the cluster has none either.
+        assert!(s.histograms.is_empty());
+
         // A rank without windows: no cluster windows (they would leave its operations out),
         // the other rank's own are kept.
         let results = [
@@ -1297,6 +1321,42 @@ mod tests {
         let s = combine(&results, &[ClockOffset::default(); 2]).unwrap();
         let rows: Vec<Option<u32>> = s.windows.iter().map(|w| w.rank).collect();
         assert_eq!(rows, [Some(0)]);
+    }
+
+    /// The cluster's stored histogram of a phase is the ranks' added bucket by bucket, and only
+    /// when every rank stored one.
+    #[test]
+    fn the_cluster_histogram_adds_every_ranks_bins() {
+        let a = recorder([1000]);
+        let with_hist = |mut r: RankResult, bins: Vec<(u64, u64)>| {
+            if let Ok(s) = &mut r.sample {
+                s.histograms = vec![LatencyHistogram {
+                    phase: "p".into(),
+                    bins,
+                }];
+            }
+            r
+        };
+        let results = [
+            with_hist(rank(0, 0.0, 1.0, 10.0, &a, 0), vec![(1_000, 98), (50_000, 2)]),
+            with_hist(rank(1, 0.0, 1.0, 10.0, &a, 0), vec![(1_000, 100), (2_000, 1)]),
+        ];
+        let s = combine(&results, &[ClockOffset::default(); 2]).unwrap();
+        assert_eq!(
+            s.histograms,
+            [LatencyHistogram {
+                phase: "p".into(),
+                bins: vec![(1_000, 198), (2_000, 1), (50_000, 2)]
+            }]
+        );
+        let results = [
+            with_hist(rank(0, 0.0, 1.0, 10.0, &a, 0), vec![(1_000, 98)]),
+            rank(1, 0.0, 1.0, 10.0, &a, 0),
+        ];
+        assert!(combine(&results, &[ClockOffset::default(); 2])
+            .unwrap()
+            .histograms
+            .is_empty());
     }
 
     /// A phase of several passes (`Phases::run_passes`) begins once per pass but is one phase on
