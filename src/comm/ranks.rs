@@ -32,10 +32,15 @@
 //! - `slowest_rank_s`, `straggler_index` (slowest / median rank time), `barrier_s` (from the
 //!   last arrival to the last rank leaving the sync);
 //! - latency statistics from the sum of every rank's histogram (one bucket layout), so cluster
-//!   percentiles are true percentiles; other metrics: the slowest rank's (seconds) or the mean;
+//!   percentiles are true percentiles, and the sum of the ranks' stored (log-bucketed)
+//!   histograms as the phase's histogram ([`phase_histogram`]); other metrics: the slowest
+//!   rank's (seconds) or the mean;
 //! - phase P with `rank` N (a report shows it as `P@rankN`): every rank's own rates and latency
 //!   statistics, `wall_s`, `sync_in_s`, `start_s`, `end_s` (relative to the origin), as detail
 //!   rows;
+//! - per-window latency (time-based phases): the cluster's windows, every rank's window
+//!   histograms added bucket by bucket window by window on rank 0's timeline (never averaged
+//!   percentiles), and every rank's own windows with its `rank` ([`phase_windows`]);
 //! - with wear-out stonewalling (`engine::pool`, IOR's `stoneWallingWearOut`): `stonewall_ops_min`
 //!   / `_max` (operations of the least and most advanced rank at the deadline) and
 //!   `stonewall_agreed_ops` (the all-reduced maximum every rank wore out to), and per rank
@@ -46,7 +51,9 @@ use crate::engine::latency::{LatencyRecorder, Stat};
 use crate::engine::pool::StonewallStats;
 use crate::engine::sync::{PhaseSync, Solo};
 use crate::engine::{EngineError, RunContext, WorkloadKind};
-use crate::metric::{CpuUsage, MetricId, PhaseResult, RawSample, Role, Unit};
+use crate::metric::{
+    add_bins, CpuUsage, LatencyHistogram, LatencyWindows, MetricId, PhaseResult, RawSample, Role, Unit,
+};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -710,8 +717,77 @@ pub fn combine(results: &[RankResult], offsets: &[ClockOffset]) -> Result<RawSam
             })
             .collect();
         combine_phase(p0, &ranks, &series, &mut out)?;
+        out.windows.extend(phase_windows(results, &ranks, &p0.phase));
+        out.histograms.extend(phase_histogram(results, &ranks, &p0.phase));
     }
     Ok(out)
+}
+
+/// The cluster's whole-phase latency histogram of `phase` (what the report's histogram and
+/// percentile spectrum draw): every rank's stored bins added bucket by bucket; none unless
+/// every rank of the phase stored one (a sum without a rank's operations would misstate the
+/// tail).
+fn phase_histogram(results: &[RankResult], ranks: &[RankOfPhase], phase: &str) -> Option<LatencyHistogram> {
+    let mut bins = Vec::new();
+    for (rank, _, _, _) in ranks {
+        let sample = results.iter().find(|r| r.rank == *rank)?.sample.as_ref().ok()?;
+        add_bins(&mut bins, &sample.histograms.iter().find(|h| h.phase == phase)?.bins);
+    }
+    Some(LatencyHistogram {
+        phase: phase.to_string(),
+        bins,
+    })
+}
+
+/// The per-window latency histograms of phase `phase`: the cluster's (no `rank`), the ranks'
+/// windows added bucket by bucket window by window, then every rank's own with its `rank`.
+///
+/// Each rank counts windows from its own start of the phase; on rank 0's timeline (clock
+/// offsets applied) a rank that started `d` after the first one has its window `i` added to the
+/// cluster's window `i + round(d / window)`, so the cluster's window `i` is the `i`-th window
+/// since the first rank started, to within half a window. The cluster's windows exist only
+/// when every rank of the phase sent windows of one length (as its latency statistics need
+/// every rank's histogram); percentiles are taken from the sums, never averaged.
+fn phase_windows(results: &[RankResult], ranks: &[RankOfPhase], phase: &str) -> Vec<LatencyWindows> {
+    let own: Vec<(usize, i64, &LatencyWindows)> = ranks
+        .iter()
+        .filter_map(|(rank, _, t, o)| {
+            let sample = results.iter().find(|r| r.rank == *rank)?.sample.as_ref().ok()?;
+            let w = sample.windows.iter().find(|w| w.phase == phase && w.rank.is_none())?;
+            Some((*rank, t.start_ns - o, w))
+        })
+        .collect();
+    let mut out = Vec::new();
+    let window_ms = own.first().map(|(_, _, w)| w.window_ms).unwrap_or(0);
+    if !own.is_empty()
+        && own.len() == ranks.len()
+        && window_ms > 0
+        && own.iter().all(|(_, _, w)| w.window_ms == window_ms)
+    {
+        let first = own.iter().map(|(_, start, _)| *start).min().unwrap_or(0);
+        let window_ns = window_ms as f64 * 1e6;
+        let mut bins: Vec<Vec<(u64, u64)>> = Vec::new();
+        for (_, start, w) in &own {
+            let shift = ((start - first) as f64 / window_ns).round() as usize;
+            if bins.len() < shift + w.bins.len() {
+                bins.resize(shift + w.bins.len(), Vec::new());
+            }
+            for (i, b) in w.bins.iter().enumerate() {
+                add_bins(&mut bins[shift + i], b);
+            }
+        }
+        out.push(LatencyWindows {
+            phase: phase.to_string(),
+            rank: None,
+            window_ms,
+            bins,
+        });
+    }
+    out.extend(own.into_iter().map(|(rank, _, w)| LatencyWindows {
+        rank: Some(rank_number(rank)),
+        ..w.clone()
+    }));
+    out
 }
 
 /// Every rank's notes, once each; another rank's prefixed with its number.
@@ -1174,6 +1250,113 @@ mod tests {
             "{}",
             metric(&s, "p", "rate")
         );
+    }
+
+    /// The cluster's window histograms are the ranks' added window by window on rank 0's
+    /// timeline, so its percentiles are those of every operation of the window, not the mean
+    /// of the ranks' percentiles; every rank's own windows are kept with its rank.
+    #[test]
+    fn cluster_windows_add_the_ranks_bins_window_by_window_on_one_timeline() {
+        let a = recorder([1000]);
+        let with_windows = |mut r: RankResult, bins: Vec<Vec<(u64, u64)>>| {
+            if let Ok(s) = &mut r.sample {
+                s.windows = vec![LatencyWindows {
+                    phase: "p".into(),
+                    rank: None,
+                    window_ms: 1000,
+                    bins,
+                }];
+            }
+            r
+        };
+        let quiet = vec![(1_000, 100)];
+        let spiky = vec![(1_000, 98), (50_000, 2)];
+        // Rank 0 runs 0..4 s; rank 1 (its clock 5 s ahead, corrected) 2..6 s: its window 0 is
+        // the cluster's window 2.
+        let offsets = [
+            ClockOffset::default(),
+            ClockOffset {
+                offset_ns: 5_000_000_000,
+                rtt_ns: 10_000,
+            },
+        ];
+        let zero = vec![quiet.clone(), quiet.clone(), spiky.clone(), quiet.clone()];
+        let one = vec![quiet.clone(), vec![(3_000, 10)]];
+        let results = [
+            with_windows(rank(0, 0.0, 4.0, 100.0, &a, 0), zero.clone()),
+            with_windows(rank(1, 2.0, 4.0, 100.0, &a, 5_000_000_000), one.clone()),
+        ];
+        let s = combine(&results, &offsets).unwrap();
+        let rows: Vec<Option<u32>> = s.windows.iter().map(|w| w.rank).collect();
+        assert_eq!(rows, [None, Some(0), Some(1)]);
+        assert_eq!((s.windows[1].bins.clone(), s.windows[2].bins.clone()), (zero, one));
+        let cluster = &s.windows[0];
+        assert_eq!((cluster.phase.as_str(), cluster.window_ms), ("p", 1000));
+        assert_eq!(
+            cluster.bins,
+            [
+                quiet.clone(),
+                quiet.clone(),
+                vec![(1_000, 198), (50_000, 2)],
+                vec![(1_000, 100), (3_000, 10)]
+            ]
+        );
+        // Window 2: p99 of the 200 operations is 1 µs; the ranks' own p99 are 50 µs and 1 µs,
+        // whose mean (25.5 µs) no operation of the window had.
+        let p99 = |b: &[(u64, u64)]| crate::metric::bins_quantile(b, 0.99).unwrap();
+        assert_eq!(p99(&cluster.bins[2]), 1_000);
+        assert_eq!((p99(&spiky), p99(&quiet)), (50_000, 1_000));
+        assert_ne!(p99(&cluster.bins[2]), (p99(&spiky) + p99(&quiet)) / 2);
+        assert_eq!(crate::metric::bins_quantile(&cluster.bins[2], 1.0), Some(50_000));
+
+        // No rank stored a whole-phase histogram here: the cluster has none either.
+        assert!(s.histograms.is_empty());
+
+        // A rank without windows: no cluster windows (they would leave its operations out),
+        // the other rank's own are kept.
+        let results = [
+            with_windows(rank(0, 0.0, 4.0, 100.0, &a, 0), vec![quiet.clone()]),
+            rank(1, 0.0, 4.0, 100.0, &a, 0),
+        ];
+        let s = combine(&results, &[ClockOffset::default(); 2]).unwrap();
+        let rows: Vec<Option<u32>> = s.windows.iter().map(|w| w.rank).collect();
+        assert_eq!(rows, [Some(0)]);
+    }
+
+    /// The cluster's stored histogram of a phase is the ranks' added bucket by bucket, and only
+    /// when every rank stored one.
+    #[test]
+    fn the_cluster_histogram_adds_every_ranks_bins() {
+        let a = recorder([1000]);
+        let with_hist = |mut r: RankResult, bins: Vec<(u64, u64)>| {
+            if let Ok(s) = &mut r.sample {
+                s.histograms = vec![LatencyHistogram {
+                    phase: "p".into(),
+                    bins,
+                }];
+            }
+            r
+        };
+        let results = [
+            with_hist(rank(0, 0.0, 1.0, 10.0, &a, 0), vec![(1_000, 98), (50_000, 2)]),
+            with_hist(rank(1, 0.0, 1.0, 10.0, &a, 0), vec![(1_000, 100), (2_000, 1)]),
+        ];
+        let s = combine(&results, &[ClockOffset::default(); 2]).unwrap();
+        assert_eq!(
+            s.histograms,
+            [LatencyHistogram {
+                phase: "p".into(),
+                bins: vec![(1_000, 198), (2_000, 1), (50_000, 2)]
+            }]
+        );
+        let results = [
+            with_hist(rank(0, 0.0, 1.0, 10.0, &a, 0), vec![(1_000, 98)]),
+            rank(1, 0.0, 1.0, 10.0, &a, 0),
+        ];
+        assert!(combine(&results, &[ClockOffset::default(); 2])
+            .unwrap()
+            .histograms
+            .is_empty());
     }
 
     /// A phase of several passes (`Phases::run_passes`) begins once per pass but is one phase on

@@ -69,6 +69,9 @@ pub struct WireSample {
     /// Per-second series of time-based phases, as in [`RawSample::series`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub series: Vec<crate::metric::ThroughputSeries>,
+    /// Per-window latency histograms of time-based phases, as in [`RawSample::windows`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub windows: Vec<crate::metric::LatencyWindows>,
 }
 
 impl WireSample {
@@ -86,6 +89,7 @@ impl WireSample {
             notes: raw.notes.clone(),
             histograms: raw.histograms.clone(),
             series: raw.series.clone(),
+            windows: raw.windows.clone(),
         }
     }
 

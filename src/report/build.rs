@@ -134,7 +134,9 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
         warnings,
         samples: data.samples.clone(),
         baseline: data.baseline.clone(),
+        latency_windows: Vec::new(),
     };
+    model.latency_windows = super::windows::over_time(&model);
     let checks = super::methodology::checks(&model);
     model.warnings.extend(checks);
     model

@@ -96,22 +96,73 @@ pub struct PhaseFigures<T> {
 }
 
 impl<T> PhaseFigures<T> {
+    /// `(phase, <figure>)` of every phase of `workload` with data, in phase order.
+    pub fn figures(&self, model: &ReportModel, workload: &str) -> Vec<(String, String)> {
+        (self.groups)(model, workload)
+            .into_iter()
+            .map(|(phase, data)| {
+                let p = esc(&phase);
+                let attrs = format!(" data-workload=\"{}\" data-phase=\"{p}\"", esc(workload));
+                let svg = (self.svg)(&phase, &data, &model.variants);
+                let mut out = String::new();
+                figure(&mut out, model, self.class, &attrs, svg, &(self.caption)(&p));
+                (phase, out)
+            })
+            .collect()
+    }
+
     /// The heading and a grid of one [`figure`] per phase of `workload`; nothing when it has
     /// no data.
     pub fn section(&self, out: &mut String, model: &ReportModel, workload: &str) {
-        let groups = (self.groups)(model, workload);
-        if groups.is_empty() {
-            return;
-        }
-        let _ = writeln!(out, "<h3>{}</h3>\n<div class=\"grid\">", self.heading);
-        for (phase, data) in &groups {
-            let p = esc(phase);
-            let attrs = format!(" data-workload=\"{}\" data-phase=\"{p}\"", esc(workload));
-            let svg = (self.svg)(phase, data, &model.variants);
-            figure(out, model, self.class, &attrs, svg, &(self.caption)(&p));
-        }
-        out.push_str("</div>\n");
+        side_by_side(out, &[(self.heading, self.figures(model, workload))]);
     }
+}
+
+/// Kinds of per-phase figures side by side in one grid: `kinds` are `(heading, figures of
+/// PhaseFigures::figures)`; the `<h3>` joins the headings of the kinds that have figures ("A
+/// and b"), and for each phase (first seen across the kinds) each of those kinds gives its
+/// figure of the phase, or an empty cell if it has none, in the order given, so a phase's
+/// figures share a row of the grid (its throughput per second beside its latency per window).
+/// Nothing when no kind has a figure.
+pub fn side_by_side(out: &mut String, kinds: &[(&str, Vec<(String, String)>)]) {
+    let present: Vec<&(&str, Vec<(String, String)>)> = kinds.iter().filter(|(_, f)| !f.is_empty()).collect();
+    if present.is_empty() {
+        return;
+    }
+    let heading = present
+        .iter()
+        .enumerate()
+        .map(|(i, (h, _))| {
+            if i == 0 {
+                h.to_string()
+            } else {
+                let mut c = h.chars();
+                c.next()
+                    .map(|f| f.to_lowercase().chain(c).collect())
+                    .unwrap_or_default()
+            }
+        })
+        .collect::<Vec<String>>()
+        .join(" and ");
+    let mut phases: Vec<&str> = Vec::new();
+    for (_, figs) in &present {
+        for (p, _) in figs {
+            if !phases.contains(&p.as_str()) {
+                phases.push(p);
+            }
+        }
+    }
+    let _ = writeln!(out, "<h3>{}</h3>\n<div class=\"grid\">", esc(&heading));
+    for phase in phases {
+        for (_, figs) in &present {
+            match figs.iter().find(|(p, _)| p == phase) {
+                Some((_, fig)) => out.push_str(fig),
+                None if present.len() > 1 => out.push_str("<div class=\"chart-none\"></div>\n"),
+                None => {}
+            }
+        }
+    }
+    out.push_str("</div>\n");
 }
 
 #[cfg(test)]
@@ -138,5 +189,50 @@ mod tests {
         );
         info.tool_versions.clear();
         assert!(!provenance(&info).contains(", "), "no tools part");
+    }
+
+    #[test]
+    fn kinds_side_by_side_share_a_row_per_phase_under_one_heading() {
+        let fig = |k: &str, p: &str| (p.to_string(), format!("<figure>{k} {p}</figure>\n"));
+        let mut out = String::new();
+        side_by_side(
+            &mut out,
+            &[
+                ("Throughput per second", vec![fig("t", "a"), fig("t", "b")]),
+                ("Latency per window", vec![fig("w", "b"), fig("w", "c<")]),
+            ],
+        );
+        assert!(
+            out.starts_with("<h3>Throughput per second and latency per window</h3>"),
+            "{out}"
+        );
+        let cells: Vec<&str> = out
+            .lines()
+            .filter(|l| l.starts_with("<figure") || l.starts_with("<div class=\"chart-none"))
+            .collect();
+        assert_eq!(
+            cells,
+            [
+                "<figure>t a</figure>",
+                "<div class=\"chart-none\"></div>",
+                "<figure>t b</figure>",
+                "<figure>w b</figure>",
+                "<div class=\"chart-none\"></div>",
+                "<figure>w c<</figure>",
+            ]
+        );
+        // One kind alone keeps its own heading and no empty cells; none at all writes nothing.
+        let mut out = String::new();
+        side_by_side(
+            &mut out,
+            &[
+                ("Throughput per second", vec![fig("t", "a")]),
+                ("Latency per window", vec![]),
+            ],
+        );
+        assert!(out.starts_with("<h3>Throughput per second</h3>") && !out.contains("chart-none"));
+        let mut out = String::new();
+        side_by_side(&mut out, &[("Throughput per second", vec![])]);
+        assert!(out.is_empty());
     }
 }

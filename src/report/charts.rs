@@ -1,7 +1,8 @@
 //! SVG charts drawn with plotters' SVG backend (no hand-assembled SVG): grouped bars with
 //! confidence-interval whiskers, per-repeat series, the forest plot of `fsbench compare`, and
 //! line charts with a line per variant ([`line_chart`]: the latency histograms on a log-x axis,
-//! the per-second throughput).
+//! the per-second throughput, the percentile spectra on log-log axes; [`line_panels`] stacks
+//! several, as the latency percentiles per window do).
 //!
 //! Every function returns one `<svg>` element as a string, ready to inline in HTML. Colours come
 //! from [`PALETTE`] (Okabe & Ito's colour-blind-safe set) by variant index, so a variant has the
@@ -178,7 +179,7 @@ pub(super) fn ticks(lo: f64, hi: f64, log: bool) -> Vec<f64> {
 }
 
 /// Tick label: the value in the metric's unit (`1.5k` style is avoided: units stay exact).
-fn tick_label(v: f64) -> String {
+pub(super) fn tick_label(v: f64) -> String {
     if v != 0.0 && (v.abs() >= 1e6 || v.abs() < 1e-3) {
         return format!("{v:.0e}");
     }
@@ -576,6 +577,22 @@ pub fn padded_range(lo: f64, hi: f64) -> (f64, f64) {
 /// Opacity of the lines of a [`line_chart`], which no other element of it uses (see [`annotate`]).
 pub const LINE_ALPHA: f64 = 0.9;
 
+/// Opacity of the thin lines of a [`line_chart`] ([`LineStyle::Thin`], one repeat of a
+/// variant), which nothing else uses either.
+pub const THIN_ALPHA: f64 = 0.35;
+
+/// How a [`Line`] is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LineStyle {
+    /// 2 px in the variant's colour with a dot on every point (`class="series"`).
+    Dots,
+    /// 2 px in the variant's colour, no dots (`class="series"`): a line of many points.
+    Plain,
+    /// 1 px, faint ([`THIN_ALPHA`]), no dots (`class="series-repeat"`): one repeat under its
+    /// variant's merged line.
+    Thin,
+}
+
 /// One variant's line of a [`line_chart`].
 #[derive(Clone, Debug)]
 pub struct Line {
@@ -585,11 +602,29 @@ pub struct Line {
     pub name: String,
     /// Points in data units, in x order.
     pub points: Vec<(f64, f64)>,
+    /// How it is drawn.
+    pub style: LineStyle,
 }
 
-/// Axes and size of a [`line_chart`].
+/// The y axis of a [`line_chart`].
+pub enum YScale<'a> {
+    /// Linear, from 0 to just above the largest point, ticks at "nice" steps.
+    Linear,
+    /// Logarithmic over `range` (data units, both ends > 0), ticks at `keys` labelled by `fmt`.
+    Log {
+        /// Bottom and top of the axis.
+        range: (f64, f64),
+        /// Ticks, in data units.
+        keys: Vec<f64>,
+        /// Label of a tick.
+        fmt: &'a dyn Fn(f64) -> String,
+    },
+}
+
+/// Axes and size of a [`line_chart`] (or of one panel of [`line_panels`]).
 pub struct LineAxes<'a> {
-    /// `aria-label` of the `<svg>`.
+    /// `aria-label` of the `<svg>` (for [`line_panels`], the title of the panel above it,
+    /// also its lines' `data-panel`; empty: no title).
     pub label: &'a str,
     /// x range in data units; on a log₁₀ axis when `x_log` (then both ends must be > 0).
     pub x: (f64, f64),
@@ -599,73 +634,141 @@ pub struct LineAxes<'a> {
     pub x_keys: Vec<f64>,
     /// Label of an x tick.
     pub x_fmt: &'a dyn Fn(f64) -> String,
-    /// Description under the x axis.
+    /// Description under the x axis (empty: none, and a narrower label area).
     pub x_desc: &'a str,
-    /// Description of the y axis (from 0 to just above the largest point, linear).
+    /// Description of the y axis.
     pub y_desc: &'a str,
+    /// The y axis.
+    pub y: YScale<'a>,
     /// Size in pixels.
     pub size: (u32, u32),
 }
 
-/// A line chart (the latency histograms and the per-second throughput): one line per variant
-/// in its colour, a dot on every point, each line's `<polyline>` with `class="series"`,
-/// `data-variant` and a `<title>` (found by [`LINE_ALPHA`], as bars are by [`BAR_ALPHA`]).
+/// A line chart (the latency histograms, the per-second throughput, the percentile spectra):
+/// one line per variant (or repeat) in its colour, each line's `<polyline>` with
+/// `class="series"` (or `series-repeat` for [`LineStyle::Thin`]), `data-variant` and a
+/// `<title>` (found by [`LINE_ALPHA`] and [`THIN_ALPHA`], as bars are by [`BAR_ALPHA`]).
 pub fn line_chart(axes: &LineAxes, lines: &[Line]) -> Result<String, ChartError> {
-    let y_top = lines
-        .iter()
-        .flat_map(|l| l.points.iter().map(|p| p.1))
-        .filter(|v| v.is_finite())
-        .fold(0.0_f64, f64::max);
-    let y_hi = if y_top > 0.0 { y_top * 1.1 } else { 1.0 };
-    let y = Axis::new(0.0, y_hi, ticks(0.0, y_hi, false));
-    let (x_lo, x_hi) = axes.x;
+    line_svg(axes.label, &[(axes, lines)], false)
+}
+
+/// Panels of [`line_chart`]s stacked in one `<svg>` (small multiples with the same x axis: the
+/// latency percentiles per window), `label` its `aria-label`; each panel is titled by its
+/// `axes.label`, and its lines carry `data-panel` with that title. The SVG is as wide as the
+/// widest panel and as high as the panels together.
+pub fn line_panels(label: &str, panels: &[(&LineAxes, &[Line])]) -> Result<String, ChartError> {
+    line_svg(label, panels, true)
+}
+
+fn line_svg(label: &str, panels: &[(&LineAxes, &[Line])], titled: bool) -> Result<String, ChartError> {
+    let width = panels.iter().map(|(a, _)| a.size.0).max().unwrap_or(1);
+    let heights: Vec<u32> = panels.iter().map(|(a, _)| a.size.1).collect();
     let mut buf = String::new();
     {
-        let root = SVGBackend::with_string(&mut buf, axes.size).into_drawing_area();
+        let root = SVGBackend::with_string(&mut buf, (width, heights.iter().sum::<u32>().max(1))).into_drawing_area();
         root.fill(&WHITE).map_err(de)?;
-        if axes.x_log {
-            let x = (x_lo..x_hi).log_scale().with_key_points(axes.x_keys.clone());
-            draw_lines(&root, axes, x, y, lines)?;
-        } else {
-            draw_lines(&root, axes, Axis::new(x_lo, x_hi, axes.x_keys.clone()), y, lines)?;
+        let mut rest = root.clone();
+        for ((axes, lines), h) in panels.iter().zip(&heights) {
+            let (area, below) = rest.split_vertically(*h);
+            draw_panel(&area, axes, lines, titled)?;
+            rest = below;
         }
         root.present().map_err(de)?;
     }
-    let tags = lines
-        .iter()
-        .filter(|l| !l.points.is_empty())
-        .map(|l| Marked {
-            attrs: format!("class=\"series\" data-variant=\"{}\"", esc(&l.name)),
-            title: esc(&l.name),
-        })
-        .collect();
-    let svg = annotate(&buf, "polyline", vec![(format!("opacity=\"{LINE_ALPHA}\""), tags)])?;
-    Ok(svg.replacen(
-        "<svg ",
-        &format!("<svg role=\"img\" aria-label=\"{}\" ", esc(axes.label)),
-        1,
-    ))
+    let mut main = Vec::new();
+    let mut thin = Vec::new();
+    for (axes, lines) in panels {
+        let panel = if titled {
+            format!(" data-panel=\"{}\"", esc(axes.label))
+        } else {
+            String::new()
+        };
+        for l in lines.iter().filter(|l| !l.points.is_empty()) {
+            let name = esc(&l.name);
+            if l.style == LineStyle::Thin {
+                thin.push(Marked {
+                    attrs: format!("class=\"series-repeat\" data-variant=\"{name}\"{panel}"),
+                    title: format!("{name}: one repeat"),
+                });
+            } else {
+                main.push(Marked {
+                    attrs: format!("class=\"series\" data-variant=\"{name}\"{panel}"),
+                    title: name,
+                });
+            }
+        }
+    }
+    let svg = annotate(
+        &buf,
+        "polyline",
+        vec![
+            (format!("opacity=\"{LINE_ALPHA}\""), main),
+            (format!("opacity=\"{THIN_ALPHA}\""), thin),
+        ],
+    )?;
+    Ok(svg.replacen("<svg ", &format!("<svg role=\"img\" aria-label=\"{}\" ", esc(label)), 1))
 }
 
-fn draw_lines<X>(
-    root: &DrawingArea<SVGBackend, plotters::coord::Shift>,
+/// One panel: its axes (linear or log on each side) and lines.
+fn draw_panel(
+    area: &DrawingArea<SVGBackend, plotters::coord::Shift>,
     axes: &LineAxes,
-    x: X,
-    y: Axis,
     lines: &[Line],
+    titled: bool,
+) -> Result<(), ChartError> {
+    let (x_lo, x_hi) = axes.x;
+    let x_lin = || Axis::new(x_lo, x_hi, axes.x_keys.clone());
+    let x_log = || (x_lo..x_hi).log_scale().with_key_points(axes.x_keys.clone());
+    match &axes.y {
+        YScale::Linear => {
+            let y_top = lines
+                .iter()
+                .flat_map(|l| l.points.iter().map(|p| p.1))
+                .filter(|v| v.is_finite())
+                .fold(0.0_f64, f64::max);
+            let y_hi = if y_top > 0.0 { y_top * 1.1 } else { 1.0 };
+            let y = Axis::new(0.0, y_hi, ticks(0.0, y_hi, false));
+            let y_fmt = |v: f64| tick_label(v);
+            if axes.x_log {
+                draw_lines(area, axes, (x_log(), y, &y_fmt), lines, titled)
+            } else {
+                draw_lines(area, axes, (x_lin(), y, &y_fmt), lines, titled)
+            }
+        }
+        YScale::Log { range, keys, fmt } => {
+            let y = (range.0..range.1).log_scale().with_key_points(keys.clone());
+            if axes.x_log {
+                draw_lines(area, axes, (x_log(), y, *fmt), lines, titled)
+            } else {
+                draw_lines(area, axes, (x_lin(), y, *fmt), lines, titled)
+            }
+        }
+    }
+}
+
+fn draw_lines<X, Y>(
+    area: &DrawingArea<SVGBackend, plotters::coord::Shift>,
+    axes: &LineAxes,
+    (x, y, y_fmt): (X, Y, &dyn Fn(f64) -> String),
+    lines: &[Line],
+    titled: bool,
 ) -> Result<(), ChartError>
 where
     X: Ranged<ValueType = f64, FormatOption = DefaultFormatting>,
+    Y: Ranged<ValueType = f64, FormatOption = DefaultFormatting>,
 {
-    let mut chart = ChartBuilder::on(root)
+    let mut builder = ChartBuilder::on(area);
+    builder
         .margin(8)
         .margin_right(20)
-        .x_label_area_size(40)
-        .y_label_area_size(62)
-        .build_cartesian_2d(x, y)
-        .map_err(de)?;
+        .x_label_area_size(if axes.x_desc.is_empty() { 24 } else { 40 })
+        .y_label_area_size(62);
+    if titled && !axes.label.is_empty() {
+        builder.caption(axes.label, (FONT, 13));
+    }
+    let mut chart = builder.build_cartesian_2d(x, y).map_err(de)?;
     let x_fmt = |v: &f64| (axes.x_fmt)(*v);
-    let y_fmt = |v: &f64| tick_label(*v);
+    let y_fmt = |v: &f64| y_fmt(*v);
     chart
         .configure_mesh()
         .x_label_formatter(&x_fmt)
@@ -677,24 +780,70 @@ where
         .draw()
         .map_err(de)?;
     for l in lines.iter().filter(|l| !l.points.is_empty()) {
-        let c = color(l.index).mix(LINE_ALPHA);
+        let (alpha, width) = match l.style {
+            LineStyle::Thin => (THIN_ALPHA, 1),
+            LineStyle::Dots | LineStyle::Plain => (LINE_ALPHA, 2),
+        };
+        let c = color(l.index).mix(alpha);
         chart
-            .draw_series(LineSeries::new(l.points.clone(), c.stroke_width(2)))
+            .draw_series(LineSeries::new(l.points.clone(), c.stroke_width(width)))
             .map_err(de)?;
-        chart
-            .draw_series(l.points.iter().map(|&p| Circle::new(p, 2, c.filled())))
-            .map_err(de)?;
+        if l.style == LineStyle::Dots {
+            chart
+                .draw_series(l.points.iter().map(|&p| Circle::new(p, 2, c.filled())))
+                .map_err(de)?;
+        }
     }
     Ok(())
+}
+
+/// A log₁₀ axis around data from `lo` to `hi` (both > 0): whole decades, and ticks at 1-2-5
+/// steps when it spans one decade, else at each decade.
+pub fn log_axis(lo: f64, hi: f64) -> ((f64, f64), Vec<f64>) {
+    let (lo, hi) = if lo > 0.0 && hi >= lo && hi.is_finite() {
+        (lo, hi)
+    } else {
+        (1.0, 10.0)
+    };
+    let d_lo = lo.log10().floor();
+    let d_hi = hi.log10().ceil().max(d_lo + 1.0);
+    let keys = if d_hi - d_lo <= 1.0 {
+        ticks(d_lo, d_hi, true).into_iter().map(|e| 10f64.powf(e)).collect()
+    } else {
+        (d_lo as i32..=d_hi as i32).map(|e| 10f64.powi(e)).collect()
+    };
+    ((10f64.powf(d_lo), 10f64.powf(d_hi)), keys)
+}
+
+/// A latency tick given in µs, in the unit that keeps it a short number: `500 ns`, `2 µs`,
+/// `20 ms`, `1 s`.
+pub fn latency_label(us: f64) -> String {
+    let short = |v: f64| {
+        let r = (v * 1000.0).round() / 1000.0;
+        format!("{r}")
+    };
+    if us >= 1e6 {
+        format!("{} s", short(us / 1e6))
+    } else if us >= 1e3 {
+        format!("{} ms", short(us / 1e3))
+    } else if us >= 1.0 {
+        format!("{} µs", short(us))
+    } else {
+        format!("{} ns", short(us * 1e3))
+    }
 }
 
 /// The pixel points of the line of variant `name` (escaped as in `data-variant`) in an SVG of
 /// [`line_chart`], for tests.
 #[cfg(test)]
 pub(super) fn series_points(svg: &str, name: &str) -> Vec<(f64, f64)> {
-    let start = svg
-        .find(&format!("class=\"series\" data-variant=\"{name}\""))
-        .unwrap_or_else(|| panic!("no line for {name}"));
+    polyline_points(svg, &format!("class=\"series\" data-variant=\"{name}\""))
+}
+
+/// The pixel points of the first `<polyline>` whose attributes start with `attrs`, for tests.
+#[cfg(test)]
+pub(super) fn polyline_points(svg: &str, attrs: &str) -> Vec<(f64, f64)> {
+    let start = svg.find(attrs).unwrap_or_else(|| panic!("no line {attrs}"));
     let points = &svg[start..];
     let points = &points[points.find("points=\"").unwrap() + 8..];
     points[..points.find('"').unwrap()]

@@ -99,6 +99,7 @@ fn sample(
             measurements,
             histograms: Vec::new(),
             series: Vec::new(),
+            windows: Vec::new(),
             path: None,
         },
     }

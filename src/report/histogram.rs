@@ -11,7 +11,7 @@
 //! from different runs share their x positions. Colours are the variants' (`charts::css_color`).
 //! The SVG is drawn by `charts::line_chart` (plotters), every text escaped.
 
-use super::charts::{line_chart, Line, LineAxes};
+use super::charts::{line_chart, Line, LineAxes, LineStyle, YScale};
 use super::ReportModel;
 use crate::store::{NewSample, SampleStatus};
 use std::collections::BTreeMap;
@@ -113,6 +113,7 @@ fn svg(
                 index: v,
                 name: variants.get(v).cloned().unwrap_or_default(),
                 points,
+                style: LineStyle::Dots,
             }
         })
         .collect();
@@ -129,6 +130,7 @@ fn svg(
         x_fmt: &x_fmt,
         x_desc: "completion latency (log scale)",
         y_desc: "share of operations (%)",
+        y: YScale::Linear,
         size: (W, H),
     };
     line_chart(&axes, &lines)

@@ -359,8 +359,34 @@ fn workload_section(out: &mut String, model: &ReportModel, table: &WorkloadTable
         },
         "Per-operation latency percentiles (mean over repeats of each repeat's percentile).",
     );
-    super::histogram::FIGURES.section(out, model, wl);
-    super::throughput::FIGURES.section(out, model, wl);
+    // Each phase's latency histogram beside its percentile spectrum, and its throughput per
+    // second beside its latency per window.
+    super::caption::side_by_side(
+        out,
+        &[
+            (
+                super::histogram::FIGURES.heading,
+                super::histogram::FIGURES.figures(model, wl),
+            ),
+            (
+                super::spectrum::FIGURES.heading,
+                super::spectrum::FIGURES.figures(model, wl),
+            ),
+        ],
+    );
+    super::caption::side_by_side(
+        out,
+        &[
+            (
+                super::throughput::FIGURES.heading,
+                super::throughput::FIGURES.figures(model, wl),
+            ),
+            (
+                super::windows::FIGURES.heading,
+                super::windows::FIGURES.figures(model, wl),
+            ),
+        ],
+    );
     if !headline.is_empty() {
         out.push_str("<h3>Every repeat</h3>\n<p class=\"note\">Each point is one measured repeat in run order; the dashed line is the trimmed mean and the band the 95 % confidence interval of the mean. A first point far from the rest is a first-run effect.</p>\n<div class=\"grid\">\n");
         let absent = view::absent(model, wl);

@@ -781,6 +781,7 @@ mod tests {
                         notes: vec![],
                         histograms: vec![],
                         series: Vec::new(),
+                        windows: Vec::new(),
                         path: None,
                         measurements: vec![Measurement {
                             phase: "seq_read_block".into(),

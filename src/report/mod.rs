@@ -49,11 +49,13 @@ mod matrix;
 pub mod methodology;
 pub(crate) mod number;
 mod role;
+mod spectrum;
 mod summary;
 mod text;
 mod throughput;
 mod view;
 pub mod warning;
+pub mod windows;
 mod words;
 
 #[cfg(test)]
@@ -251,6 +253,11 @@ pub struct ReportModel {
     /// The session's raw-device baseline (see [`crate::baseline`]); `None` when none was stored.
     #[serde(default)]
     pub baseline: Option<RawBaseline>,
+    /// Latency percentiles window by window of every time-based phase that stored windows
+    /// (schema 12), per workload, phase row and filesystem, its measured repeats' window
+    /// histograms added ([`windows`]); absent from the JSON export when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latency_windows: Vec<windows::LatencyOverTime>,
 }
 
 impl ReportModel {

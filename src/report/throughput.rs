@@ -8,7 +8,7 @@
 //! variants' (`charts::css_color`). The SVG is drawn by `charts::line_chart` (plotters), every
 //! text escaped.
 
-use super::charts::{line_chart, Line, LineAxes};
+use super::charts::{line_chart, Line, LineAxes, LineStyle, YScale};
 use super::ReportModel;
 use std::collections::BTreeMap;
 
@@ -58,11 +58,12 @@ fn svg(
                 .enumerate()
                 .map(|(i, &(sum, n))| (i as f64 + 0.5, sum as f64 / f64::from(n.max(1))))
                 .collect(),
+            style: LineStyle::Dots,
         })
         .collect();
     let n_secs = lines.iter().map(|l| l.points.len()).max().unwrap_or(1).max(1) as f64;
     let x_keys = super::charts::ticks(0.0, n_secs, false);
-    let x_fmt = |x: f64| super::number::value(x).trim_end_matches(".00").to_string();
+    let x_fmt = |x: f64| super::charts::tick_label(x);
     let axes = LineAxes {
         label: &format!("throughput per second of {phase}"),
         x: (0.0, n_secs),
@@ -71,6 +72,7 @@ fn svg(
         x_fmt: &x_fmt,
         x_desc: "seconds since the phase began",
         y_desc: "operations per second",
+        y: YScale::Linear,
         size: (W, H),
     };
     line_chart(&axes, &lines)

@@ -95,6 +95,7 @@ fn run_guest_slot(
             sample.notes = g.raw.notes;
             sample.histograms = g.raw.histograms;
             sample.series = g.raw.series;
+            sample.windows = g.raw.windows;
             SlotOutcome::Done
         }
     }
@@ -180,6 +181,7 @@ pub(super) fn run_slot(
             sample.notes.extend(provision_notes);
             sample.histograms = raw.histograms;
             sample.series = raw.series;
+            sample.windows = raw.windows;
             sample.measurements.extend(sample.path.as_ref().and_then(ratio_row));
             if let Some((waited, note)) = quiesce {
                 if let Some(w) = waited {

@@ -199,6 +199,10 @@ pub struct NewSample {
     /// there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub series: Vec<crate::metric::ThroughputSeries>,
+    /// One latency histogram per window (1 s by default) of time-based phases (schema 12), a
+    /// many-rank session's per rank and merged; absent from exports when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub windows: Vec<crate::metric::LatencyWindows>,
     /// The I/O path the repeat really took, read back from the kernel after mounting (schema
     /// 11: loop direct I/O, scheduler, readahead, super options); `None` for samples stored
     /// before, guest and failed-before-mount repeats.
@@ -223,6 +227,7 @@ impl NewSample {
             measurements: vec![],
             histograms: vec![],
             series: vec![],
+            windows: vec![],
             path: None,
         }
     }

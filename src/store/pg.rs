@@ -42,6 +42,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (9, include_str!("pg_migrations/009_metric_rank.sql")),
     (10, include_str!("pg_migrations/010_run_options.sql")),
     (11, include_str!("pg_migrations/011_path_facts.sql")),
+    (12, include_str!("pg_migrations/012_latency_windows.sql")),
     (1001, include_str!("pg_migrations/1001_origin.sql")),
 ];
 
@@ -359,6 +360,7 @@ impl PgStore {
                     measurements: Vec::new(),
                     histograms: Vec::new(),
                     series: Vec::new(),
+                    windows: Vec::new(),
                     path: read::path_facts(r.get::<_, Option<String>>(11).as_deref()),
                 },
             });
@@ -625,8 +627,12 @@ fn insert_sample(tx: &mut Transaction, session: i64, s: &NewSample) -> Result<i6
             continue;
         }
         let insert = tx.prepare(&child.insert('$'))?;
-        for (ord, (phase, json, rank)) in rows.into_iter().enumerate() {
-            tx.execute(&insert, &[&id, &(ord as i32), &phase, &json, &pg_rank(rank)])?;
+        for (ord, (phase, json, rank, window_ms)) in rows.into_iter().enumerate() {
+            let (ord, rank) = (ord as i32, pg_rank(rank));
+            match window_ms {
+                Some(ms) => tx.execute(&insert, &[&id, &ord, &phase, &json, &rank, &ms])?,
+                None => tx.execute(&insert, &[&id, &ord, &phase, &json, &rank])?,
+            };
         }
     }
     Ok(id)
@@ -901,7 +907,17 @@ impl ResultStore for PgStore {
                 .map_err(self.err(action.as_str()))?
             {
                 child
-                    .attach(&mut samples, &index, (r.get(0), r.get(1), r.get(2), rank_of(r.get(3))))
+                    .attach(
+                        &mut samples,
+                        &index,
+                        read::ChildRow {
+                            sample_id: r.get(0),
+                            phase: r.get(1),
+                            json: r.get(2),
+                            rank: rank_of(r.get(3)),
+                            window_ms: r.get(4),
+                        },
+                    )
                     .map_err(self.bad(&action))?;
             }
         }

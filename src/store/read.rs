@@ -1,13 +1,14 @@
 //! What the SQLite and PostgreSQL stores share when they read a session back: the queries of
 //! its child tables (`{p}` stands for the backend's placeholder of the session id, `?1` or
 //! `$1`), the decoding of a case's availability and a sample's status, and the JSON child rows
-//! of a sample (latency histograms, throughput series), which [`Child`] also writes.
+//! of a sample (latency histograms, throughput series, latency windows), which [`Child`] also
+//! writes.
 //!
 //! Invariant: both backends read the same rows in the same order and refuse the same
 //! inconsistent values with the same words, so a session reads back the same from either.
 
 use super::model::{CaseAvailability, NewSample, SampleRecord, SampleStatus};
-use crate::metric::{Direction, LatencyHistogram, Measurement, MetricId, Role, ThroughputSeries, Unit};
+use crate::metric::{Direction, LatencyHistogram, LatencyWindows, Measurement, MetricId, Role, ThroughputSeries, Unit};
 use std::collections::HashMap;
 
 /// The cases of a session, in the order they were recorded.
@@ -78,56 +79,102 @@ pub(crate) fn status(id: i64, state: &str, error: Option<String>) -> Result<Samp
     }
 }
 
+/// One stored row of a child table of samples ([`Child`]), as both backends read it.
+#[derive(Clone, Debug)]
+pub(crate) struct ChildRow {
+    /// The sample it belongs to.
+    pub sample_id: i64,
+    /// Its phase.
+    pub phase: String,
+    /// The JSON column (`bins_json`, `ops_json`).
+    pub json: String,
+    /// A many-rank session's per-rank row (schema 9); `None` for the whole repeat's.
+    pub rank: Option<u32>,
+    /// `latency_windows.window_ms` (milliseconds); `None` in the other tables.
+    pub window_ms: Option<i64>,
+}
+
+/// One row of a child table ready to insert: `(phase, JSON, rank, window length in ms)`, the
+/// last only for [`Child::Windows`].
+pub(crate) type NewChildRow<'a> = (&'a str, String, Option<u32>, Option<i64>);
+
 /// A child table of samples whose rows are (sample id, phase, JSON, rank); `rank` (schema 9) is
-/// a many-rank session's per-rank row, `NULL` for the whole session's.
+/// a many-rank session's per-rank row, `NULL` for the whole session's. `latency_windows`
+/// (schema 12) has one more column, `window_ms`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Child {
     /// `latency_histograms`: a phase's histogram bins.
     Histograms,
     /// `throughput_series`: a phase's operations per second.
     Series,
+    /// `latency_windows`: a phase's histogram of each window (schema 12).
+    Windows,
 }
 
 impl Child {
-    /// Both child tables, in the order the stores read them.
-    pub(crate) const ALL: [Child; 2] = [Child::Histograms, Child::Series];
+    /// Every child table, in the order the stores read them.
+    pub(crate) const ALL: [Child; 3] = [Child::Histograms, Child::Series, Child::Windows];
 
-    /// The rows of the table for every sample of a session, by sample and position.
-    pub(crate) fn query(self, p: &str) -> String {
-        let (alias, json, table) = match self {
+    /// `(alias, JSON column, table)`.
+    fn names(self) -> (&'static str, &'static str, &'static str) {
+        match self {
             Child::Histograms => ("h", "bins_json", "latency_histograms"),
             Child::Series => ("t", "ops_json", "throughput_series"),
+            Child::Windows => ("w", "bins_json", "latency_windows"),
+        }
+    }
+
+    /// The rows of the table for every sample of a session, by sample and position: sample id,
+    /// phase, JSON, rank, window length (`NULL` but in `latency_windows`).
+    pub(crate) fn query(self, p: &str) -> String {
+        let (alias, json, table) = self.names();
+        let window = match self {
+            Child::Windows => format!("{alias}.window_ms"),
+            Child::Histograms | Child::Series => "CAST(NULL AS BIGINT)".into(),
         };
         format!(
-            "SELECT {alias}.sample_id, {alias}.phase, {alias}.{json}, {alias}.rank \
+            "SELECT {alias}.sample_id, {alias}.phase, {alias}.{json}, {alias}.rank, {window} \
              FROM {table} AS {alias} JOIN samples AS s ON s.id = {alias}.sample_id \
              WHERE s.session_id = {p} ORDER BY {alias}.sample_id, {alias}.ord"
         )
     }
 
-    /// The insert of one row (`sample_id, ord, phase, json, rank`), with the backend's
-    /// placeholder prefix (`?` or `$`).
+    /// The insert of one row (`sample_id, ord, phase, json, rank`, and `window_ms` for
+    /// [`Child::Windows`]), with the backend's placeholder prefix (`?` or `$`).
     pub(crate) fn insert(self, p: char) -> String {
-        let (json, table) = match self {
-            Child::Histograms => ("bins_json", "latency_histograms"),
-            Child::Series => ("ops_json", "throughput_series"),
-        };
-        format!("INSERT INTO {table} (sample_id, ord, phase, {json}, rank) VALUES ({p}1, {p}2, {p}3, {p}4, {p}5)")
+        let (_, json, table) = self.names();
+        match self {
+            Child::Windows => format!(
+                "INSERT INTO {table} (sample_id, ord, phase, {json}, rank, window_ms) \
+                 VALUES ({p}1, {p}2, {p}3, {p}4, {p}5, {p}6)"
+            ),
+            Child::Histograms | Child::Series => format!(
+                "INSERT INTO {table} (sample_id, ord, phase, {json}, rank) VALUES ({p}1, {p}2, {p}3, {p}4, {p}5)"
+            ),
+        }
     }
 
-    /// The `(phase, JSON, rank)` rows of `sample` in this table, in order.
-    pub(crate) fn rows(self, sample: &NewSample) -> Vec<(&str, String, Option<u32>)> {
+    /// The rows of `sample` in this table, in order.
+    pub(crate) fn rows(self, sample: &NewSample) -> Vec<NewChildRow<'_>> {
         let json = |v: Result<String, serde_json::Error>| v.unwrap_or_else(|_| "[]".into());
         match self {
             Child::Histograms => sample
                 .histograms
                 .iter()
-                .map(|h| (h.phase.as_str(), json(serde_json::to_string(&h.bins)), None))
+                .map(|h| (h.phase.as_str(), json(serde_json::to_string(&h.bins)), None, None))
                 .collect(),
             Child::Series => sample
                 .series
                 .iter()
-                .map(|t| (t.phase.as_str(), json(serde_json::to_string(&t.ops)), t.rank))
+                .map(|t| (t.phase.as_str(), json(serde_json::to_string(&t.ops)), t.rank, None))
+                .collect(),
+            Child::Windows => sample
+                .windows
+                .iter()
+                .map(|w| {
+                    let ms = i64::try_from(w.window_ms).unwrap_or(i64::MAX);
+                    (w.phase.as_str(), json(serde_json::to_string(&w.bins)), w.rank, Some(ms))
+                })
                 .collect(),
         }
     }
@@ -137,6 +184,7 @@ impl Child {
         match self {
             Child::Histograms => format!("the {phase} histogram"),
             Child::Series => format!("the {phase} series"),
+            Child::Windows => format!("the {phase} latency windows"),
         }
     }
 
@@ -145,6 +193,7 @@ impl Child {
         match self {
             Child::Histograms => "latency histograms",
             Child::Series => "throughput series",
+            Child::Windows => "latency windows",
         }
     }
 
@@ -154,8 +203,15 @@ impl Child {
         self,
         samples: &mut [SampleRecord],
         index: &HashMap<i64, usize>,
-        (sample_id, phase, json, rank): (i64, String, String, Option<u32>),
+        row: ChildRow,
     ) -> Result<(), String> {
+        let ChildRow {
+            sample_id,
+            phase,
+            json,
+            rank,
+            window_ms,
+        } = row;
         let sample = index.get(&sample_id).map(|&i| &mut samples[i].sample);
         match self {
             Child::Histograms => {
@@ -170,6 +226,22 @@ impl Child {
                     .map_err(|e| format!("throughput series of sample {sample_id} phase {phase}: {e}"))?;
                 if let Some(s) = sample {
                     s.series.push(ThroughputSeries { phase, rank, ops });
+                }
+            }
+            Child::Windows => {
+                let what = || format!("latency windows of sample {sample_id} phase {phase}");
+                let window_ms = window_ms
+                    .and_then(|ms| u64::try_from(ms).ok())
+                    .filter(|&ms| ms > 0)
+                    .ok_or_else(|| format!("{}: window length {window_ms:?} ms", what()))?;
+                let bins = serde_json::from_str(&json).map_err(|e| format!("{}: {e}", what()))?;
+                if let Some(s) = sample {
+                    s.windows.push(LatencyWindows {
+                        phase,
+                        rank,
+                        window_ms,
+                        bins,
+                    });
                 }
             }
         }

@@ -49,6 +49,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/009_metric_rank.sql"),
     include_str!("migrations/010_run_options.sql"),
     include_str!("migrations/011_path_facts.sql"),
+    include_str!("migrations/012_latency_windows.sql"),
 ];
 
 /// The schema version this fsbench writes (`PRAGMA user_version` after migrations).
@@ -626,10 +627,12 @@ impl Store {
             let mut insert = tx
                 .prepare_cached(&child.insert('?'))
                 .map_err(self.sql(action.as_str()))?;
-            for (ord, (phase, json, rank)) in rows.into_iter().enumerate() {
-                insert
-                    .execute(params![id, ord, phase, json, rank])
-                    .map_err(|e| self.sql(format!("{action}: storing {}", child.one(phase)))(e))?;
+            for (ord, (phase, json, rank, window_ms)) in rows.into_iter().enumerate() {
+                let done = match window_ms {
+                    Some(ms) => insert.execute(params![id, ord, phase, json, rank, ms]),
+                    None => insert.execute(params![id, ord, phase, json, rank]),
+                };
+                done.map_err(|e| self.sql(format!("{action}: storing {}", child.one(phase)))(e))?;
             }
         }
         tx.commit().map_err(self.sql(format!("{action}: committing")))?;
@@ -863,9 +866,14 @@ impl Store {
         for child in read::Child::ALL {
             let action = format!("reading the {} of session {session}", child.plural());
             self.each_row(&tx, &child.query("?1"), session, &action, |row| {
-                type Read = (i64, String, String, Option<u32>);
-                let read = |row: &rusqlite::Row| -> rusqlite::Result<Read> {
-                    Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+                let read = |row: &rusqlite::Row| -> rusqlite::Result<read::ChildRow> {
+                    Ok(read::ChildRow {
+                        sample_id: row.get(0)?,
+                        phase: row.get(1)?,
+                        json: row.get(2)?,
+                        rank: row.get(3)?,
+                        window_ms: row.get(4)?,
+                    })
                 };
                 let values = read(row).map_err(self.sql(action.as_str()))?;
                 child
@@ -1160,6 +1168,7 @@ fn sample_from_row(row: &rusqlite::Row<'_>) -> Result<SampleRecord, RowError> {
             measurements: Vec::new(),
             histograms: Vec::new(),
             series: Vec::new(),
+            windows: Vec::new(),
             path: read::path_facts(row.get::<_, Option<String>>(11)?.as_deref()),
         },
     })
@@ -1310,6 +1319,7 @@ mod tests {
             measurements,
             histograms: Vec::new(),
             series: Vec::new(),
+            windows: Vec::new(),
             path: None,
         }
     }
@@ -1649,8 +1659,9 @@ mod tests {
         // Every migration ran (005 the adaptive policy, 006 latency_histograms, 007
         // throughput_series, included).
         assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
-        assert_eq!(SCHEMA_VERSION, 11);
+        assert_eq!(SCHEMA_VERSION, 12);
         assert!(MIGRATIONS[10].contains("ADD COLUMN path_facts_json"));
+        assert!(MIGRATIONS[11].contains("CREATE TABLE latency_windows"));
         assert!(MIGRATIONS.iter().any(|m| m.contains("CREATE TABLE latency_histograms")));
         assert!(MIGRATIONS[6].contains("CREATE TABLE throughput_series"));
         let old = store
@@ -2175,5 +2186,111 @@ mod tests {
             .sample;
         assert_eq!(new.measurements, s.measurements);
         assert_eq!(new.series, s.series);
+    }
+
+    /// Per-window latency histograms as a time-based phase of a many-rank repeat stores them:
+    /// the cluster's merged windows (`rank` None) and every rank's own.
+    fn windows() -> Vec<crate::metric::LatencyWindows> {
+        let w = |rank: Option<u32>, bins: Vec<Vec<(u64, u64)>>| crate::metric::LatencyWindows {
+            phase: "rndrd".into(),
+            rank,
+            window_ms: 1000,
+            bins,
+        };
+        vec![
+            w(
+                None,
+                vec![vec![(1_000, 5), (68_719_476_735, 1)], vec![], vec![(1_500, 2)]],
+            ),
+            w(Some(0), vec![vec![(1_000, 3)], vec![], vec![(1_500, 2)]]),
+            w(Some(1), vec![vec![(1_000, 2), (68_719_476_735, 1)]]),
+        ]
+    }
+
+    #[test]
+    fn latency_windows_histograms_and_series_round_trip_and_go_with_their_sample() {
+        let (_dir, store) = temp_store();
+        let id = store.begin_session(&new_session(Some("w"))).expect("begin");
+        store
+            .record_case(id, &case("c1", "ext4", CaseAvailability::Available))
+            .expect("case");
+        let mut s = sample("c1", 1, SampleStatus::Ok);
+        s.histograms = vec![crate::metric::LatencyHistogram {
+            phase: "rndrd".into(),
+            bins: vec![(900, 4), (12_000, 1)],
+        }];
+        s.series = vec![crate::metric::ThroughputSeries {
+            phase: "rndrd".into(),
+            rank: Some(1),
+            ops: vec![7, 9],
+        }];
+        s.windows = windows();
+        // A second phase with shorter windows keeps its own length.
+        s.windows.push(crate::metric::LatencyWindows {
+            phase: "seqwr".into(),
+            rank: None,
+            window_ms: 250,
+            bins: vec![vec![(3, 1)]],
+        });
+        store.record_sample(id, &s).expect("record");
+        let back = store.load_session(id).expect("load");
+        assert_eq!(back.samples.len(), 1);
+        assert_eq!(
+            back.samples[0].sample, s,
+            "every child row read back as written, in order"
+        );
+
+        // Recording the repeat again replaces its windows with the new ones (cascade).
+        s.windows.truncate(1);
+        store.record_sample(id, &s).expect("record again");
+        let back = store.load_session(id).expect("load");
+        assert_eq!(back.samples[0].sample.windows, s.windows);
+        let rows: i64 = store
+            .conn
+            .query_row("SELECT COUNT(*) FROM latency_windows", [], |r| r.get(0))
+            .expect("count");
+        assert_eq!(rows, 1, "the replaced repeat's windows went with it");
+
+        // A window length that is not a positive number of milliseconds is refused by name.
+        store
+            .conn
+            .execute("UPDATE latency_windows SET window_ms = 0", [])
+            .expect("edit by hand");
+        let err = store.load_session(id).expect_err("refused");
+        assert!(matches!(err, StoreError::Corrupt { .. }), "{err:?}");
+        assert!(err.to_string().contains("latency windows of sample"), "{err}");
+    }
+
+    #[test]
+    fn a_version_11_database_gains_latency_windows_and_keeps_its_samples() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("v11.db");
+        {
+            let conn = Connection::open(&path).expect("raw open");
+            for sql in &MIGRATIONS[..11] {
+                conn.execute_batch(sql).expect("schema 1-11");
+            }
+            conn.pragma_update(None, "user_version", 11).expect("version 11");
+        }
+        let store = Store::open(&path).expect("open migrates");
+        assert_eq!(user_version(&path), 12);
+        let id = store.begin_session(&new_session(Some("v11"))).expect("begin");
+        store
+            .record_case(id, &case("c1", "ext4", CaseAvailability::Available))
+            .expect("case");
+        // A sample without windows stores no row and reads back without any.
+        let plain = sample("c1", 1, SampleStatus::Ok);
+        store.record_sample(id, &plain).expect("record");
+        assert!(store.load_session(id).expect("load").samples[0]
+            .sample
+            .windows
+            .is_empty());
+        let mut s = sample("c1", 2, SampleStatus::Ok);
+        s.windows = windows();
+        store.record_sample(id, &s).expect("record");
+        assert_eq!(
+            store.load_session(id).expect("load").samples[1].sample.windows,
+            s.windows
+        );
     }
 }

@@ -1,7 +1,8 @@
 //! Issue 17's charts on a real short `--dir` run: every native pool phase stores its latency
 //! histogram, a time-based phase its per-second throughput (which sums to the phase's operations),
-//! and the HTML report draws both with the kernel and tool versions in the captions (checked in
-//! the DOM headless Chromium builds, when it is installed).
+//! and the HTML report draws both, and issue 29's percentile spectra of the histograms, with the
+//! kernel and tool versions in the captions (checked in the DOM headless Chromium builds, when
+//! it is installed).
 
 use crate::util::{fsbench, report_file, scratch, text, write_suite};
 
@@ -108,6 +109,31 @@ fn a_dir_run_stores_histograms_and_per_second_series_and_the_report_draws_them()
     let html = report_file(db_s, "latest", "html", &page);
     assert!(html.contains("class=\"chart chart-histogram\""), "no histogram chart");
     assert!(html.contains("class=\"chart chart-throughput\""), "no throughput chart");
+    assert!(
+        html.contains("class=\"chart chart-spectrum\""),
+        "no percentile spectrum"
+    );
+    // Per-window latency (issue 29), once the engine records it for time-based phases: every
+    // stored window row is in the JSON's latency_windows and drawn beside the throughput.
+    let stored_windows = samples
+        .iter()
+        .filter(|s| s["windows"].as_array().is_some_and(|w| !w.is_empty()))
+        .count();
+    if stored_windows > 0 {
+        assert!(
+            json["latency_windows"].as_array().is_some_and(|l| !l.is_empty()),
+            "{json}"
+        );
+        assert!(
+            html.contains("class=\"chart chart-latency-windows\""),
+            "no latency per window"
+        );
+    } else {
+        assert!(
+            json.get("latency_windows").is_none(),
+            "no windows stored, none exported"
+        );
+    }
     let kernel = String::from_utf8(std::process::Command::new("uname").arg("-r").output().unwrap().stdout).unwrap();
     let caption = format!("Linux {}", kernel.trim());
     for fig in html.split("<figure").skip(1) {
@@ -127,7 +153,11 @@ fn a_dir_run_stores_histograms_and_per_second_series_and_the_report_draws_them()
     let o = crate::report_html::chromium(&browser, &profile, &["--dump-dom"], &page);
     assert!(o.status.success(), "{}", text(&o));
     let dom = String::from_utf8_lossy(&o.stdout);
-    for class in ["chart chart-histogram", "chart chart-throughput"] {
+    for class in [
+        "chart chart-histogram",
+        "chart chart-throughput",
+        "chart chart-spectrum",
+    ] {
         let at = dom
             .find(&format!("class=\"{class}\""))
             .unwrap_or_else(|| panic!("{class} not in the DOM"));

@@ -446,6 +446,7 @@ fn first_run_warnings(slow_first: bool) -> Vec<String> {
                     measurements,
                     histograms: vec![],
                     series: vec![],
+                    windows: vec![],
                     path: None,
                 },
             )

@@ -386,6 +386,12 @@ fn the_ranks_of_a_many_rank_session_round_trip_through_postgres() {
         rank,
         ops,
     };
+    let w = |rank: Option<u32>, bins: Vec<Vec<(u64, u64)>>| fsbench::metric::LatencyWindows {
+        phase: "rndrw".into(),
+        rank,
+        window_ms: 1000,
+        bins,
+    };
     store
         .record_sample(
             id,
@@ -402,6 +408,12 @@ fn the_ranks_of_a_many_rank_session_round_trip_through_postgres() {
                 measurements: vec![m(None, 900.0), m(Some(0), 400.0), m(Some(1), 500.0)],
                 histograms: vec![],
                 series: vec![t(Some(0), vec![400, 3]), t(Some(1), vec![500, 4])],
+                // Per-window latency (schema 12): the cluster's merged windows and each rank's.
+                windows: vec![
+                    w(None, vec![vec![(1_000, 5), (2_000, 1)], vec![(1_500, 3)]]),
+                    w(Some(0), vec![vec![(1_000, 5)], vec![(1_500, 1)]]),
+                    w(Some(1), vec![vec![(2_000, 1)], vec![(1_500, 2)]]),
+                ],
                 // The I/O-path facts (schema 11) make the round trip too.
                 path: Some(fsbench::host::path::PathFacts {
                     loop_dio: Some(false),
@@ -426,6 +438,9 @@ fn the_ranks_of_a_many_rank_session_round_trip_through_postgres() {
     assert_eq!(local["samples"][0]["measurements"][2]["rank"], 1, "{local}");
     assert_eq!(local["samples"][0]["series"][1]["rank"], 1, "{local}");
     assert_eq!(local["samples"][0]["path"]["loop_dio"], false, "{local}");
+    assert_eq!(local["samples"][0]["windows"][2]["rank"], 1, "{local}");
+    assert_eq!(local["samples"][0]["windows"][0]["window_ms"], 1000, "{local}");
+    assert_eq!(local["samples"][0]["windows"][0]["bins"][1][0][1], 3, "{local}");
     assert_eq!(without_ids(export(&pg.url, "ranks")), without_ids(local.clone()));
 
     // A database from before schema 8 at the PostgreSQL-only version 1001 (no rank_hosts, no
