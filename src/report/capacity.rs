@@ -13,7 +13,7 @@
 //! Invariants: built from the report model (stored data) only; a session without capacity or
 //! sweep rows renders "" (no heading); every text is escaped once, here.
 
-use super::charts::{css_color, line_chart, Line, LineAxes};
+use super::charts::{css_color, line_chart, Line, LineAxes, LineStyle, YScale};
 use super::escape::html as esc;
 use super::{ReportModel, Section};
 use std::collections::BTreeMap;
@@ -171,6 +171,7 @@ fn curve_svg(
             index: v,
             name: variants.get(v).cloned().unwrap_or_default(),
             points: points.clone(),
+            style: LineStyle::Dots,
         })
         .collect();
     let mut keys: Vec<f64> = xs.clone();
@@ -188,6 +189,7 @@ fn curve_svg(
             x_fmt: &fmt,
             x_desc: "operations per second asked for (open loop)",
             y_desc: &y_desc,
+            y: YScale::Linear,
             size: (720, 260),
         },
         &lines,
