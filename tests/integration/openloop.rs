@@ -94,6 +94,20 @@ fn a_rate_sweep_and_a_capacity_search_run_on_ext4_and_are_stored() {
         2,
         "p50 and p99 against load"
     );
+    // Every open-loop phase stored its per-second latency windows, drawn per phase.
+    let windows = j["samples"][0]["windows"].as_array().cloned().unwrap_or_default();
+    for phase in ["rndrd@200", "rndrd@800"] {
+        let w = windows
+            .iter()
+            .find(|w| w["phase"] == phase)
+            .unwrap_or_else(|| panic!("no windows of {phase}"));
+        let n = w["bins"].as_array().unwrap().len();
+        assert!((2..=3).contains(&n), "{phase}: {n} windows for a 2 s phase");
+    }
+    assert!(
+        html.contains("class=\"chart chart-latency\""),
+        "no latency-per-window chart"
+    );
     let md = report_file(run.db_str(), "latest", "md", &dir.path().join("r.md"));
     assert!(md.contains("## Capacity at a latency target"), "{md}");
     assert_no_leftovers(&run.scratch);
