@@ -112,3 +112,37 @@ fn a_rate_sweep_and_a_capacity_search_run_on_ext4_and_are_stored() {
     assert!(md.contains("## Capacity at a latency target"), "{md}");
     assert_no_leftovers(&run.scratch);
 }
+
+const OLTP: &str = r#"
+[suite]
+name = "openloop-oltp"
+
+[run]
+repeats = 1
+
+[[workload]]
+kind = "oltp"
+mode = "read_only"
+rows = 2000
+threads = 2
+time = "2s"
+open_loop = { rate = 150, arrival = "fixed" }
+"#;
+
+#[test]
+fn sqlite_transactions_run_open_loop_at_the_rate_asked() {
+    let dir = scratch();
+    let suite = write_suite(dir.path(), "suite.toml", OLTP);
+    let target = dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let run = SuiteRun::in_dir(dir.path());
+    let o = run.run(&suite, &["--dir", target.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", crate::util::text(&o));
+    let j = report_json(run.db_str(), "latest");
+    // Fixed spacing: 150 starts a second for 2 s, all issued on an idle database.
+    assert_eq!(value(&j, "oltp_read_only", "rate_asked"), 150.0);
+    let tps = value(&j, "oltp_read_only", "tps");
+    assert!((tps - 150.0).abs() < 15.0, "{tps} transactions/s");
+    assert_eq!(value(&j, "oltp_read_only", "unissued"), 0.0);
+    assert!(value(&j, "oltp_read_only", "lat_p99") > 0.0);
+}
