@@ -166,7 +166,21 @@ mod tests {
         for _ in 0..100 {
             match std::process::Command::new(path).arg("30").spawn() {
                 Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => std::thread::sleep(Duration::from_millis(20)),
-                r => return r.unwrap(),
+                r => {
+                    let child = r.unwrap();
+                    // Until the child has exec'd, its command line is the test binary's: wait
+                    // for the copy's path in it (on a busy machine that takes milliseconds).
+                    let t0 = Instant::now();
+                    while !is_ours(child.id(), start_of(child.id()), Identity::Arg(path)) {
+                        assert!(
+                            t0.elapsed() < Duration::from_secs(10),
+                            "{} never started",
+                            path.display()
+                        );
+                        std::thread::sleep(Duration::from_millis(2));
+                    }
+                    return child;
+                }
             }
         }
         panic!("{} stayed busy", path.display());
