@@ -79,7 +79,7 @@ pub fn section(out: &mut String, model: &ReportModel) {
         }
         out.push_str(
             "<figcaption class=\"note\">native / referee − 1 of each metric, in percent, with its 95 % \
-             CI (paired where two or more repeats ran both sides, else the log-ratio CI of the means; drawn up to +200 %; the table gives the whole interval); grey band: ±15 % (copies are held to ±10 %). Green: within tolerance, red: \
+             CI (paired where two or more repeats ran both sides, else the log-ratio CI of the means; drawn up to +200 %; the table gives the whole interval); grey band: ±15 % (copies are held to ±10 %, open-loop latency to ±20 % at p50 and ±35 % at p99). Green: within tolerance, red: \
              outside, grey: the tools differ by design or a bound (bonnie++ printed +++++, so its rate was above work / 0.5 s: \
              the row is drawn from native / bound − 1 down, red when the native is below the bound). The table says whether each interval lies inside the band \
              (agrees), outside it (differs) or across its edge (undecided: more pairs).",

@@ -2,7 +2,8 @@
 //! filesystems, with the ratio of their numbers and its confidence interval (issue 13, item 3).
 //!
 //! How: [`suite_text`] writes one suite (name [`ratios::SUITE_NAME`]) holding both workloads of
-//! every pair ([`pairs::PAIRS`]: fileio ↔ fio, fileio ↔ sysbench fileio, bonnie ↔ bonnie++,
+//! every pair ([`pairs::PAIRS`]: fileio ↔ fio, fileio's open loop ↔ fio `rate_iops` with
+//! `rate_process=poisson`, fileio ↔ sysbench fileio, bonnie ↔ bonnie++,
 //! treecopy ↔ `cp -dR --preserve=ownership,timestamps,links --reflink=never`/`rm -rf` + syncfs, bigfile ↔ `dd conv=fsync`), and the
 //! one runner of `fsbench run` ([`crate::run::Runner`]) runs it: the same targets, provisioner,
 //! fresh filesystem per repeat, store and undo as every run. The order is `alternating`: in
@@ -15,7 +16,7 @@
 //! `<pair>:<tool>`). Then [`ratios::table`] computes native/referee per metric with the
 //! log-ratio 95 % CI and the paired interval of the repeats (whether it lies inside, outside or
 //! across the tolerance band), and the exit code is 1 when any row's ratio is outside its
-//! tolerance (±15 %, ±10 % for copies) or has no data.
+//! tolerance (±15 %, ±10 % for copies, ±20 % / ±35 % for open-loop p50 / p99) or has no data.
 //!
 //! Invariants:
 //! - Nothing here provisions, times or stores by itself: the runner does, as for `run`.
