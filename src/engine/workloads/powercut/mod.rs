@@ -337,6 +337,7 @@ fn timed(wall: Duration, cpu: CpuUsage) -> Timed<()> {
         latency: LatencySummary::default(),
         bins: Vec::new(),
         per_second: Vec::new(),
+        sample_every: 1,
         value: (),
     }
 }
