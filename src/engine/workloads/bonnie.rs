@@ -70,7 +70,7 @@
 //! The small-file phases sample their latencies ([`Sampling::Auto`], `FILE_PHASES`): a file
 //! takes about 1 µs on tmpfs, where timing each one (clock read and histogram record, 20–30
 //! ns) alone kept the phases at 0.94–0.97 of a plain C loop (bench/README.md); the pool then
-//! times one file in N (N from its first 1024 files, so that timing costs at most 0.5 %; N = 1
+//! times one file in N (N from its first 1024 files, so that timing costs about 0.5 % at most; N = 1
 //! where a file takes long enough) and counts every file. Their rows `lat_sample_every` and
 //! `lat_samples` say which N and how many were timed; rates count every file.
 

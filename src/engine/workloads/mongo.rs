@@ -60,7 +60,7 @@
 //! the previous one + 1, as in every phase's walk; a rewrite by plain arithmetic otherwise)
 //! and, when sizes differ, computes a file's size as a hash of (seed, worker, file); it
 //! allocates and formats nothing. Latencies are sampled ([`Sampling::Auto`]: one operation in
-//! N timed, N chosen from the first 1024 so that timing costs at most 0.5 % of the operations,
+//! N timed, N chosen from the first 1024 so that timing costs about 0.5 % of the operations at most,
 //! N = 1 when they are slow; rows `lat_sample_every`, `lat_samples`); the interrupt flag is polled per operation and while preparing; the read phase's byte total is
 //! summed from the same sizes after its timed region and checked; errors name the operation
 //! and the path (ENOSPC with a hint); everything is removed at the end, on error and on
