@@ -3,7 +3,8 @@
 //! The worker pool reads a clock once per operation (the end of one operation is the start of
 //! the next), so the read itself is part of every measured operation's cost. On a 0.85 µs tmpfs
 //! `stat` the vDSO `clock_gettime(CLOCK_MONOTONIC)` (22 ns here) is 2.6 % of the operation;
-//! the CPU's time-stamp counter read directly (`rdtsc`, 12 ns here) is half that.
+//! the CPU's time-stamp counter read directly (`rdtsc`, 12 ns here) is half that. (Where even
+//! that is too much, the pool samples: `engine::pool::Sampling`.)
 //!
 //! [`best`] picks, once per process:
 //! - [`Tsc`] when the kernel itself keeps time with the TSC (`current_clocksource` is `tsc`:

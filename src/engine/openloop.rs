@@ -340,6 +340,7 @@ pub(crate) fn run_one_open<W: Worker>(
             max_late_ns: max_late,
             service,
         }),
+        sample_every: 1,
     })
 }
 
@@ -1018,6 +1019,7 @@ mod tests {
             per_second: Vec::new(),
             stonewall: None,
             windows: Vec::new(),
+            sample_every: 1,
             open: lambda.map(|r| OpenStats {
                 asked_per_s: r.per_s,
                 arrival: r.arrival,

@@ -14,6 +14,10 @@
 //!    [`Stat`], declared [`crate::metric::Role::Latency`]), the minimum-time policy
 //!    ([`Short`]), and the [`PhaseResult`]; a pool phase's latency histogram, log-bucketed
 //!    (≤ ~200 buckets), goes into the sample's `histograms` (the report's histogram chart).
+//!    A phase whose pool sampled its latencies ([`crate::engine::pool::Sampling`], set on the
+//!    pool or, for [`Phases::run_passes`], by [`Policy::sampling`]) also gets the detail rows
+//!    [`SAMPLE_EVERY`] (one operation in how many was timed) and [`SAMPLES`] (how many were),
+//!    after its latency set, and the repeat one note naming its sampled phases.
 //!
 //! [`Phases::run_pool`] is the three steps for the common case.
 //!
@@ -25,7 +29,7 @@
 use crate::engine::cpu::{self, CpuMeter};
 use crate::engine::host::before_phase;
 use crate::engine::latency::{LatencySummary, Stat};
-use crate::engine::pool::{PoolRun, Worker, WorkerPool};
+use crate::engine::pool::{PoolRun, Sampling, Worker, WorkerPool};
 use crate::engine::{EngineError, RunContext};
 use crate::host::diskstat::{self, DiskStat};
 use crate::metric::{CpuUsage, LatencyHistogram, MetricId, PhaseResult, RawSample, ThroughputSeries};
@@ -36,6 +40,14 @@ use std::time::{Duration, Instant};
 /// instead of a number below 0.5 s, because a timer's granularity and the start and end
 /// effects are then a visible share of the time (bonnie, mongo).
 pub const MIN_TIME: Duration = Duration::from_millis(500);
+
+/// Detail row of a phase whose latencies were sampled: one operation in this many was timed
+/// (the largest interval any worker used; [`crate::engine::pool::Sampling`]).
+pub const SAMPLE_EVERY: &str = "lat_sample_every";
+
+/// Detail row of a phase whose latencies were sampled: how many operations were timed (the
+/// sample size of its percentiles).
+pub const SAMPLES: &str = "lat_samples";
 
 /// Time-based phases shorter than this get a note: sysbench's `--time` is whole seconds, so
 /// 1 s is the shortest run the tool it reproduces can make, and its rates are per second
@@ -120,6 +132,9 @@ pub struct Policy {
     pub latency: LatencySet,
     /// Minimum-time policy.
     pub short: Short,
+    /// Which operations [`Phases::run_passes`] times ([`WorkerPool::sample_latency`]); a
+    /// caller of [`Phases::pool`] sets it on the pool it passes.
+    pub sampling: Sampling,
 }
 
 impl Policy {
@@ -129,6 +144,7 @@ impl Policy {
             caches: Caches::DropIfAsked,
             latency: LatencySet::None,
             short: Short::Ignore,
+            sampling: Sampling::All,
         }
     }
 
@@ -145,6 +161,11 @@ impl Policy {
     /// The same policy with `short`.
     pub const fn short(self, short: Short) -> Policy {
         Policy { short, ..self }
+    }
+
+    /// The same policy with `sampling`.
+    pub const fn sample_latency(self, sampling: Sampling) -> Policy {
+        Policy { sampling, ..self }
     }
 }
 
@@ -176,6 +197,10 @@ pub struct Timed<T> {
     pub windows: Vec<Vec<(u64, u64)>>,
     /// An open-loop pool's rate, backlog and service times ([`PoolRun::open`]).
     pub open: Option<OpenSummary>,
+    /// One operation in this many was timed into the latencies ([`PoolRun::sample_every`]);
+    /// 1 outside a pool run. Above 1, [`Phases::record`] adds the detail rows
+    /// `lat_sample_every` and `lat_samples` and a note.
+    pub sample_every: u64,
     /// What the region produced (the [`PoolRun`] for a pool).
     pub value: T,
 }
@@ -243,6 +268,7 @@ impl<T> Timed<T> {
             per_second: self.per_second,
             windows: self.windows,
             open: self.open,
+            sample_every: self.sample_every,
             value: f(self.value),
         }
     }
@@ -266,6 +292,9 @@ pub struct Phases<'a, 'c> {
     disk_from: Option<DiskStat>,
     /// Pool phases of one worker run it pinned to one CPU ([`Phases::pin_single_workers`]).
     pin_single: bool,
+    /// Phases whose latencies were sampled ([`Timed::sample_every`] above 1), for the one note
+    /// [`Phases::finish`] adds.
+    sampled: Vec<String>,
 }
 
 impl<'a, 'c> Phases<'a, 'c> {
@@ -281,6 +310,7 @@ impl<'a, 'c> Phases<'a, 'c> {
             disk: diskstat::device_of(ctx.dir),
             disk_from: None,
             pin_single: false,
+            sampled: Vec::new(),
         }
     }
 
@@ -370,6 +400,7 @@ impl<'a, 'c> Phases<'a, 'c> {
             per_second: run.per_second.clone(),
             windows: run.windows.clone(),
             open: OpenSummary::of(&run),
+            sample_every: run.sample_every,
             value: run,
         })
     }
@@ -397,6 +428,7 @@ impl<'a, 'c> Phases<'a, 'c> {
             per_second: run.per_second.clone(),
             windows: run.windows.clone(),
             open: OpenSummary::of(&run),
+            sample_every: run.sample_every,
             value: run,
         })
     }
@@ -417,6 +449,7 @@ impl<'a, 'c> Phases<'a, 'c> {
             per_second: Vec::new(),
             windows: Vec::new(),
             open: None,
+            sample_every: 1,
             value,
         })
     }
@@ -458,6 +491,18 @@ impl<'a, 'c> Phases<'a, 'c> {
                     o.max_late_us / 1_000.0
                 ));
             }
+        }
+        if t.sample_every > 1 && t.latency.count > 0 && policy.latency != LatencySet::None {
+            use crate::metric::{Role, Unit};
+            metrics.push((
+                MetricId::lower(SAMPLE_EVERY, Unit::Count).with_role(Role::Detail),
+                t.sample_every as f64,
+            ));
+            metrics.push((
+                MetricId::higher(SAMPLES, Unit::Count).with_role(Role::Detail),
+                t.latency.count as f64,
+            ));
+            self.sampled.push(phase.to_string());
         }
         if policy.short.limit().is_some_and(|limit| t.wall < limit) {
             match policy.short {
@@ -594,7 +639,7 @@ impl<'a, 'c> Phases<'a, 'c> {
         let mut total: Option<Timed<PoolRun<W::Output>>> = None;
         for workers in passes {
             self.begin(phase, policy.caches);
-            let t = self.measure_pool(WorkerPool::new(), workers)?;
+            let t = self.measure_pool(WorkerPool::new().sample_latency(policy.sampling), workers)?;
             total = Some(match total {
                 None => t,
                 Some(acc) => merge_passes(acc, t),
@@ -610,8 +655,15 @@ impl<'a, 'c> Phases<'a, 'c> {
         Ok(t.value.outputs)
     }
 
-    /// The repeat's phases and notes (with the collected short-phase note last).
+    /// The repeat's phases and notes (with the sampled-latency note, then the collected
+    /// short-phase note, last).
     pub fn finish(mut self) -> RawSample {
+        if !self.sampled.is_empty() {
+            self.sample.notes.push(format!(
+                "latencies of {} sampled: one operation in {SAMPLE_EVERY} timed, at random intervals ({SAMPLES} of them); rates count every operation, and lat_max is the largest sampled",
+                self.sampled.join(", ")
+            ));
+        }
         if let Some(Short::Collect { limit, family, raise }) = self.collect {
             self.sample.notes.push(format!(
                 "{family} phases under {} s ({}): too short to time reliably; raise {raise}",
@@ -649,6 +701,8 @@ fn merge_passes<O>(mut a: Timed<PoolRun<O>>, b: Timed<PoolRun<O>>) -> Timed<Pool
     a.value.wall += b.value.wall;
     a.value.ops += b.value.ops;
     a.value.latency.merge(&b.value.latency);
+    a.value.sample_every = a.value.sample_every.max(b.value.sample_every);
+    a.sample_every = a.value.sample_every;
     a.value.outputs.extend(b.value.outputs);
     a
 }
@@ -840,6 +894,53 @@ mod tests {
                 .iter()
                 .all(|(m, _)| matches!(m.role, Role::Latency | Role::Detail)));
             assert!(s.phases[0].wall > Duration::ZERO);
+        });
+    }
+
+    #[test]
+    fn a_sampled_phase_says_so_in_detail_rows_and_one_note() {
+        with_ctx(|ctx| {
+            let mut p = Phases::new(ctx);
+            let policy = Policy::new().latency(LatencySet::Core);
+            let rate = |run: &PoolRun<()>, wall: Duration| {
+                Ok(vec![(
+                    MetricId::higher("rate", Unit::OpsPerSec),
+                    run.ops as f64 / wall.as_secs_f64(),
+                )])
+            };
+            let every = WorkerPool::new().sample_latency(Sampling::Every(8));
+            p.run_pool("sampled", every, counted(4000), &policy, rate)
+                .expect("pool phase");
+            p.run_pool("full", WorkerPool::new(), counted(4000), &policy, rate)
+                .expect("pool phase");
+            // Through the passes of one phase, by its policy.
+            let passes = vec![counted(3000), counted(3000)];
+            p.run_passes("passes", passes, &policy.sample_latency(Sampling::Every(4)), |_, _| {
+                Ok(vec![])
+            })
+            .expect("passes");
+            let s = p.finish();
+            let value = |i: usize, name: &str| {
+                s.phases[i].metrics.iter().find(|(m, _)| m.name == name).map(|(m, v)| {
+                    assert_eq!(m.role, Role::Detail, "{name}");
+                    *v
+                })
+            };
+            assert_eq!(value(0, SAMPLE_EVERY), Some(8.0));
+            let timed = value(0, SAMPLES).expect("lat_samples");
+            assert!(timed > 0.0 && timed < 4000.0, "{timed}");
+            assert_eq!(value(1, SAMPLE_EVERY), None, "a fully timed phase has no sampling rows");
+            assert_eq!(value(1, SAMPLES), None);
+            assert_eq!(value(2, SAMPLE_EVERY), Some(4.0));
+            let timed = value(2, SAMPLES).expect("lat_samples");
+            assert!(timed > 0.0 && timed < 6000.0, "{timed}");
+            let notes: Vec<&String> = s.notes.iter().filter(|n| n.contains(SAMPLE_EVERY)).collect();
+            assert_eq!(notes.len(), 1, "{:?}", s.notes);
+            assert!(
+                notes[0].starts_with("latencies of sampled, passes sampled:"),
+                "{}",
+                notes[0]
+            );
         });
     }
 

@@ -17,11 +17,56 @@
 //! worker.end()?                           // still timed: e.g. fsync of what was written
 //! ```
 //!
-//! Invariants of the hot loop: one clock read per operation (the end of one operation is the
-//! start of the next; the clock is [`clock::best`]: the TSC where the kernel trusts it,
-//! CLOCK_MONOTONIC otherwise), no allocation (the recorder is sized before the start), no shared
-//! lock (the only shared state is two atomic flags, read with relaxed loads, written only when
-//! something ends the run).
+//! With sampled latency ([`WorkerPool::sample_latency`], below) the loop is instead:
+//!
+//! ```text
+//! left = gap()                            // random, mean every − 1
+//! loop {
+//!     if interrupted or another worker failed: stop
+//!     if left > 0 { left -= 1; worker.op()?; ops += 1; continue }   // untimed
+//!     t0 = now(); worker.op()?; t1 = now()  // a timed operation: its own two readings
+//!     latency.record(t1 - t0); ops += 1; left = gap()
+//!     per-second boundary, deadline: checked against t1
+//! }
+//! ```
+//!
+//! Invariants of the hot loop: at most one clock read per operation when every operation is
+//! timed (the end of one operation is the start of the next; the clock is [`clock::best`]: the
+//! TSC where the kernel trusts it, CLOCK_MONOTONIC otherwise), and when sampling none for an
+//! untimed operation (a countdown and a test) and two for a timed one; no allocation (the
+//! recorder, the per-second counts and Auto's calibration buffer are sized before the start);
+//! no shared lock (the only shared state is two atomic flags, read with relaxed loads, written
+//! only when something ends the run).
+//!
+//! **Sampled latency** ([`Sampling`], issue 29): timing an operation costs a clock read and a
+//! histogram record, about 20–30 ns here, 2–3 % of a 1 µs `stat` on tmpfs. For operations
+//! that short the pool can time one operation in N and count the rest: the phase's wall time
+//! (the workers' `Instant` start and end), its operation count and its per-second series still
+//! cover every operation; only the latency histogram is a sample. The timed operations are
+//! chosen at random intervals, uniform in 1 ..= 2N − 1 operations (mean N; xorshift seeded per
+//! worker, drawn only at a timed operation), not every N-th: a workload with a period (files
+//! spread over N directories, every N-th name a new block) would otherwise always time the
+//! same kind of operation. A timed operation reads the clock right before and after itself,
+//! so its latency is the operation alone. [`Sampling::Auto`] times each worker's first
+//! [`CALIBRATION_OPS`] operations (one reading each, into a buffer sized before the start),
+//! then chooses N from their mean time and what timing one costs (two readings, a record and a
+//! gap draw, measured before the first such pool's start barrier, fastest of 8 rounds of 256): [`auto_every`],
+//! the smallest power of two keeping that cost at most [`AUTO_COST_SHARE`] (0.25 %: half the
+//! 0.5 % aimed at, as the tight loop's cost is a lower bound) of the operations' time, at
+//! most [`MAX_SAMPLE_EVERY`] and with N × the mean under [`MAX_SAMPLE_GAP_NS`]; N = 1 (every
+//! operation timed) when operations are slow. The
+//! calibration's latencies are then thinned by the same random gaps, so the first operations
+//! weigh no more than the others; a run shorter than the calibration keeps them all.
+//! [`PoolRun::sample_every`] is the largest N any worker used, `latency.count()` the number
+//! timed. Because the clock is read only at timed operations, a deadline or a per-second
+//! boundary is noticed at the first timed operation after it: late by at most 2N − 1
+//! operations (under 2 × [`MAX_SAMPLE_GAP_NS`] at the mean time Auto calibrated), and the
+//! operations of that stretch are counted in the second before the boundary (the series still
+//! sums to the operations). The interrupt and abort flags are still polled at every operation.
+//! What sampling keeps: every percentile lies within its sampling interval of the fully timed
+//! one (the binomial order-statistic interval at the number timed; tested with a clock that
+//! moves only by drawn latencies). What it loses: the maximum is the largest *sampled*
+//! latency, and the far tail (p99.9) rests on fewer operations.
 //!
 //! A pool with a deadline (a time-based phase) also counts each worker's operations per elapsed
 //! second ([`PoolRun::per_second`]): the counts array is sized from the deadline before the start
@@ -42,7 +87,7 @@
 //! until this rank has done that many operations, so every rank does the same work. Workers
 //! that finished their own work before the deadline stay stopped. The timed region includes
 //! the wait and the wear-out, as in IOR. With one rank the agreed count is this rank's own: no
-//! extra work.
+//! extra work. The wear-out is timed (or sampled) like the main loop.
 
 use crate::engine::clock::{self, Best, OpClock};
 use crate::engine::latency::LatencyRecorder;
@@ -144,6 +189,9 @@ pub struct PoolRun<O> {
     /// With [`WorkerPool::open_loop`]: the rate asked for, the backlog and the service times
     /// (`latency` is then measured from each operation's intended start).
     pub open: Option<OpenStats>,
+    /// One operation in this many was timed into `latency` (the largest interval any worker
+    /// used; 1: every operation). `latency.count()` is the number timed.
+    pub sample_every: u64,
 }
 
 /// What wear-out stonewalling did on this rank (operation counts of all its workers).
@@ -179,6 +227,145 @@ pub struct WorkerPool {
     pin: bool,
     wear_out: bool,
     open: Option<Rate>,
+    sampling: Sampling,
+}
+
+/// Which operations the hot loop times ([`WorkerPool::sample_latency`]; see "Sampled latency"
+/// in the module documentation).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Sampling {
+    /// Every operation: one clock read per operation.
+    #[default]
+    All,
+    /// One operation in `n` on average, at random intervals (uniform in 1 ..= 2n − 1
+    /// operations); `Every(0)` and `Every(1)` time every operation.
+    Every(u32),
+    /// Each worker times its first [`CALIBRATION_OPS`] operations, then samples one in the
+    /// interval [`auto_every`] gives for their mean time (1 for slow operations: every one
+    /// stays timed).
+    Auto,
+}
+
+/// Operations each worker times, one clock read each, before [`Sampling::Auto`] chooses its
+/// interval; they are kept in a buffer sized before the start and thinned like the rest.
+pub const CALIBRATION_OPS: usize = 1024;
+
+/// [`Sampling::Auto`] samples so that the instrument (two clock reads and a histogram record
+/// per sampled operation, as measured in a tight loop) costs at most this share of the
+/// operations' time: 0.25 %. The tight loop's figure is a lower bound (its histogram's cache
+/// lines stay warm; between system calls they are cold), so half of the 0.5 % aimed at leaves
+/// room for that.
+pub const AUTO_COST_SHARE: f64 = 0.0025;
+
+/// Largest interval [`Sampling::Auto`] chooses.
+pub const MAX_SAMPLE_EVERY: u64 = 1024;
+
+/// [`Sampling::Auto`] keeps its interval × the mean operation time under this (20 µs, ns), so
+/// that a deadline or a per-second boundary, seen only at a timed operation, is late by at
+/// most 2 × 20 µs at the calibrated operation time.
+pub const MAX_SAMPLE_GAP_NS: f64 = 20_000.0;
+
+/// The interval of [`Sampling::Auto`] for operations of `mean_ns` each (as timed in the
+/// calibration) when timing one costs `cost_ns`: the smallest power of two `n` with
+/// `cost_ns / n <= AUTO_COST_SHARE × mean_ns`, at most [`MAX_SAMPLE_EVERY`] and at most the
+/// largest power of two with `n × mean_ns <= MAX_SAMPLE_GAP_NS`; 1 when timing every operation
+/// already costs less than that share.
+pub fn auto_every(cost_ns: f64, mean_ns: f64) -> u64 {
+    let mean = mean_ns.max(1.0);
+    let want = (cost_ns.max(0.0) / (AUTO_COST_SHARE * mean)).ceil().max(1.0);
+    let want = (want.min(MAX_SAMPLE_EVERY as f64) as u64).next_power_of_two();
+    let fit = (MAX_SAMPLE_GAP_NS / mean).floor().max(1.0).min(MAX_SAMPLE_EVERY as f64) as u64;
+    // The largest power of two not above `fit`.
+    let cap = 1u64 << (63 - fit.leading_zeros());
+    want.min(cap).clamp(1, MAX_SAMPLE_EVERY)
+}
+
+/// One worker's sampling state: the interval in force and the random gaps between timed
+/// operations (xorshift64*, seeded per worker so a run is reproducible).
+#[derive(Clone, Copy, Debug)]
+struct Sampler {
+    /// One operation in `every` is timed (1: all).
+    every: u64,
+    /// Choose `every` from the first [`CALIBRATION_OPS`] operations.
+    auto: bool,
+    /// What timing one sampled operation costs (two clock reads, a record), ns; for `auto`.
+    cost_ns: f64,
+    rng: u64,
+}
+
+impl Sampler {
+    fn new(sampling: Sampling, cost_ns: f64, worker: usize) -> Sampler {
+        let (every, auto) = match sampling {
+            Sampling::All => (1, false),
+            Sampling::Every(n) => (u64::from(n.max(1)), false),
+            Sampling::Auto => (1, true),
+        };
+        // SplitMix64 of the worker index: distinct, never-zero xorshift states.
+        let mut z = (worker as u64).wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        Sampler {
+            every,
+            auto,
+            cost_ns,
+            rng: z | 1,
+        }
+    }
+
+    /// `true` when every operation is timed by the one-read-per-operation loop.
+    fn times_all(&self) -> bool {
+        self.every <= 1 && !self.auto
+    }
+
+    /// Operations to leave untimed before the next timed one: uniform in 0 ..= 2·every − 2
+    /// (mean every − 1, so one in `every` is timed); 0 when every operation is timed.
+    #[inline]
+    fn gap(&mut self) -> u64 {
+        if self.every <= 1 {
+            return 0;
+        }
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        let r = u128::from(self.rng.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32);
+        ((r * u128::from(2 * self.every - 1)) >> 32) as u64
+    }
+}
+
+/// What timing one sampled operation costs with `clock`: two readings, their conversion, a
+/// histogram record and a gap draw, in ns, the fastest of 8 rounds of 256 (a round the
+/// scheduler interrupted does not count). Measured once per process and clock type (the
+/// first [`Sampling::Auto`] pool's, before its start barrier, untimed), then remembered.
+fn sample_cost_ns<C: OpClock>(clock: C) -> f64 {
+    static COSTS: std::sync::Mutex<Vec<(&'static str, f64)>> = std::sync::Mutex::new(Vec::new());
+    let kind = std::any::type_name::<C>();
+    let mut costs = COSTS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&(_, cost)) = costs.iter().find(|(k, _)| *k == kind) {
+        return cost;
+    }
+    let cost = measure_sample_cost_ns(clock);
+    costs.push((kind, cost));
+    cost
+}
+
+/// [`sample_cost_ns`], measured.
+fn measure_sample_cost_ns<C: OpClock>(clock: C) -> f64 {
+    let mut scratch = LatencyRecorder::new();
+    let mut s = Sampler::new(Sampling::Every(16), 0.0, 0);
+    let mut best = f64::INFINITY;
+    for _ in 0..8 {
+        let a = clock.now();
+        for _ in 0..256 {
+            let t0 = clock.now();
+            let t1 = clock.now();
+            scratch.record_ns(clock.ns_between(t0, t1));
+            std::hint::black_box(s.gap());
+        }
+        let b = clock.now();
+        best = best.min(clock.ns_between(a, b) as f64 / 256.0);
+    }
+    best
 }
 
 /// The shared state of wear-out stonewalling (see the module documentation).
@@ -215,6 +402,8 @@ pub(crate) struct Finished<O> {
     pub windows: WindowCounts,
     /// The open loop's share of this worker.
     pub open: Option<OpenPart>,
+    /// One operation in this many was timed (1: all).
+    pub sample_every: u64,
 }
 
 impl WorkerPool {
@@ -225,6 +414,7 @@ impl WorkerPool {
             pin: false,
             wear_out: false,
             open: None,
+            sampling: Sampling::All,
         }
     }
 
@@ -235,6 +425,7 @@ impl WorkerPool {
             pin: false,
             wear_out: false,
             open: None,
+            sampling: Sampling::All,
         }
     }
 
@@ -256,6 +447,13 @@ impl WorkerPool {
     /// the module documentation).
     pub fn wear_out(self, wear_out: bool) -> WorkerPool {
         WorkerPool { wear_out, ..self }
+    }
+
+    /// Which operations the workers time (default [`Sampling::All`]); see "Sampled latency" in
+    /// the module documentation. The pool's wall time, operation count and per-second series
+    /// count every operation either way.
+    pub fn sample_latency(self, sampling: Sampling) -> WorkerPool {
+        WorkerPool { sampling, ..self }
     }
 
     /// Runs `workers`, one thread each, released together. Returns
@@ -297,6 +495,12 @@ impl WorkerPool {
         }
         let abort = AtomicBool::new(false);
         let deadline = self.deadline;
+        let cost = if self.sampling == Sampling::Auto {
+            sample_cost_ns(clock)
+        } else {
+            0.0
+        };
+        let sampler = |i: usize| Sampler::new(self.sampling, cost, i);
         let cpus = if self.pin {
             affinity::allowed().map_err(|e| EngineError::io("sched_getaffinity", e))?
         } else {
@@ -323,7 +527,7 @@ impl WorkerPool {
         };
         let results: Vec<Ended<W::Output>> = if workers.len() == 1 {
             let coordinated = wear.as_ref().map(|w| (w, &coordinate as &(dyn Fn(&Wear) + Sync)));
-            self.run_alone(clock, workers, cpu_of(0), interrupt, &abort, coordinated)?
+            self.run_alone(clock, workers, sampler(0), cpu_of(0), interrupt, &abort, coordinated)?
         } else {
             let barrier = Barrier::new(workers.len());
             let wear = wear.as_ref();
@@ -335,6 +539,7 @@ impl WorkerPool {
                         let latency = LatencyRecorder::new();
                         let (barrier, abort) = (&barrier, &abort);
                         let cpu = cpu_of(i);
+                        let sampler = sampler(i);
                         s.spawn(move || {
                             if let Some(cpu) = cpu {
                                 if let Err(e) = affinity::pin(cpu) {
@@ -356,6 +561,7 @@ impl WorkerPool {
                                 clock,
                                 w,
                                 latency,
+                                sampler,
                                 Some(barrier),
                                 deadline,
                                 interrupt,
@@ -444,10 +650,12 @@ impl WorkerPool {
     /// run only. With wear-out stonewalling (`wear`: the pool's shared state and the
     /// coordinator's side), the worker coordinates itself, between its two barriers (of two
     /// parties, run on one thread: the coordinator's waits are its own).
+    #[allow(clippy::too_many_arguments)]
     fn run_alone<W: Worker, C: OpClock>(
         &self,
         clock: C,
         workers: Vec<W>,
+        sampler: Sampler,
         cpu: Option<usize>,
         interrupt: &AtomicBool,
         abort: &AtomicBool,
@@ -476,6 +684,7 @@ impl WorkerPool {
                     clock,
                     w,
                     LatencyRecorder::new(),
+                    sampler,
                     None,
                     self.deadline,
                     interrupt,
@@ -529,7 +738,9 @@ fn merge<O>(
         (Some(s), Some(e)) => e.saturating_duration_since(s),
         _ => Duration::ZERO,
     };
-    let mut latency = LatencyRecorder::new();
+    // The first worker's recorder takes the others' (no fresh 270 KiB recorder to fill and
+    // add into: this runs inside the phase's CPU meter).
+    let mut latency: Option<LatencyRecorder> = None;
     let mut workers = Vec::with_capacity(finished.len());
     let mut outputs = Vec::with_capacity(finished.len());
     let mut ops = 0;
@@ -537,6 +748,7 @@ fn merge<O>(
     let mut per_second: Vec<u64> = Vec::new();
     let open = open.map(|rate| OpenStats::merged(rate, finished.iter().filter_map(|f| f.open.as_ref())));
     let mut windows = WindowCounts::default();
+    let sample_every = finished.iter().map(|f| f.sample_every).max().unwrap_or(1);
     let stonewall = agreed.map(|agreed| StonewallStats {
         ops_before: finished.iter().map(|f| f.ops_before).sum(),
         ops_after: finished.iter().map(|f| f.ops - f.ops_before).sum(),
@@ -549,7 +761,10 @@ fn merge<O>(
         for (total, n) in per_second.iter_mut().zip(&f.per_second) {
             *total += n;
         }
-        latency.merge(&f.latency);
+        match &mut latency {
+            Some(l) => l.merge(&f.latency),
+            None => latency = Some(f.latency),
+        }
         windows.merge(&f.windows);
         ops += f.ops;
         if f.deadline_hit {
@@ -564,7 +779,7 @@ fn merge<O>(
     Ok(PoolRun {
         wall,
         ops,
-        latency,
+        latency: latency.unwrap_or_default(),
         workers,
         outputs,
         stop,
@@ -572,6 +787,7 @@ fn merge<O>(
         stonewall,
         windows: windows.bins(),
         open,
+        sample_every,
     })
 }
 
@@ -633,6 +849,7 @@ fn run_one<W: Worker, C: OpClock>(
     clock: C,
     mut w: W,
     mut latency: LatencyRecorder,
+    mut sampler: Sampler,
     barrier: Option<&Barrier>,
     deadline: Option<Duration>,
     interrupt: &AtomicBool,
@@ -645,6 +862,8 @@ fn run_one<W: Worker, C: OpClock>(
         Some(d) => vec![0; (d.as_secs() as usize + 2).min(MAX_SECONDS)],
         None => Vec::new(),
     };
+    // Auto's calibration: the first operations' latencies, kept until the interval is known.
+    let mut calibration: Vec<u64> = Vec::with_capacity(if sampler.auto { CALIBRATION_OPS } else { 0 });
     if let Some(b) = barrier {
         b.wait();
     }
@@ -664,51 +883,134 @@ fn run_one<W: Worker, C: OpClock>(
     } else {
         started.saturating_add(clock.ticks_in(1_000_000_000))
     };
-    let mut first: Result<(), Exit> = loop {
-        if interrupt.load(Ordering::Relaxed) {
-            break Err(Exit::Interrupted);
-        }
-        if abort.load(Ordering::Relaxed) {
-            break Err(Exit::Aborted);
-        }
-        match w.op() {
-            Ok(Step::Op) => {}
-            Ok(Step::Done) => break Ok(()),
-            Err(e) => {
-                abort.store(true, Ordering::Relaxed);
-                break Err(Exit::Failed(e));
+    let mut first: Result<(), Exit> = if sampler.times_all() {
+        loop {
+            if interrupt.load(Ordering::Relaxed) {
+                break Err(Exit::Interrupted);
+            }
+            if abort.load(Ordering::Relaxed) {
+                break Err(Exit::Aborted);
+            }
+            match w.op() {
+                Ok(Step::Op) => {}
+                Ok(Step::Done) => break Ok(()),
+                Err(e) => {
+                    abort.store(true, Ordering::Relaxed);
+                    break Err(Exit::Failed(e));
+                }
+            }
+            let t1 = clock.now();
+            latency.record_ns(clock.ns_between(t0, t1));
+            t0 = t1;
+            ops += 1;
+            if t1 >= second_ends {
+                // Rare (once a second): store the finished second, find the current one.
+                per_second[second] += in_second;
+                in_second = 0;
+                (second, second_ends) = next_second(clock, started, t1, second, per_second.len());
+            }
+            in_second += 1;
+            if let Some(d) = deadline_at {
+                if t1 >= d {
+                    deadline_hit = true;
+                    break Ok(());
+                }
             }
         }
-        let t1 = clock.now();
-        latency.record_ns(clock.ns_between(t0, t1));
-        t0 = t1;
-        ops += 1;
-        if t1 >= second_ends {
-            // Rare (once a second): store the finished second, find the current one.
-            per_second[second] += in_second;
-            in_second = 0;
-            let secs = clock.ns_between(started, t1) / 1_000_000_000;
-            second = (secs as usize).max(second + 1).min(per_second.len() - 1);
-            second_ends = started.saturating_add(clock.ticks_in((second as u64 + 1) * 1_000_000_000));
-            if second == per_second.len() - 1 {
-                second_ends = u64::MAX;
+    } else {
+        // Sampled (see "Sampled latency" in the module documentation): `left` operations run
+        // untimed before the next timed one. A timed operation reads the clock before and
+        // after itself, except while it is chained (Auto's calibration, or an interval of 1),
+        // where the end of one operation is the start of the next as in the loop above.
+        let mut left = sampler.gap();
+        let mut chained = sampler.auto || sampler.every <= 1;
+        let mut calibrating = sampler.auto;
+        loop {
+            if interrupt.load(Ordering::Relaxed) {
+                break Err(Exit::Interrupted);
             }
-        }
-        in_second += 1;
-        if let Some(d) = deadline_at {
-            if t1 >= d {
-                deadline_hit = true;
-                break Ok(());
+            if abort.load(Ordering::Relaxed) {
+                break Err(Exit::Aborted);
+            }
+            if left > 0 {
+                left -= 1;
+                match w.op() {
+                    Ok(Step::Op) => {}
+                    Ok(Step::Done) => break Ok(()),
+                    Err(e) => {
+                        abort.store(true, Ordering::Relaxed);
+                        break Err(Exit::Failed(e));
+                    }
+                }
+                ops += 1;
+                in_second += 1;
+                continue;
+            }
+            if !chained {
+                t0 = clock.now();
+            }
+            match w.op() {
+                Ok(Step::Op) => {}
+                Ok(Step::Done) => break Ok(()),
+                Err(e) => {
+                    abort.store(true, Ordering::Relaxed);
+                    break Err(Exit::Failed(e));
+                }
+            }
+            let t1 = clock.now();
+            let ns = clock.ns_between(t0, t1);
+            t0 = t1;
+            ops += 1;
+            if calibrating {
+                // Within the capacity sized before the start: no allocation.
+                calibration.push(ns);
+                if calibration.len() == CALIBRATION_OPS {
+                    // Rare (once): choose the interval from the mean operation, then thin the
+                    // calibration's latencies by the same random gaps as the rest.
+                    let mean = clock.ns_between(started, t1) as f64 / ops as f64;
+                    sampler.every = auto_every(sampler.cost_ns, mean);
+                    chained = sampler.every <= 1;
+                    left = sampler.gap();
+                    for &v in &calibration {
+                        if left > 0 {
+                            left -= 1;
+                        } else {
+                            latency.record_ns(v);
+                            left = sampler.gap();
+                        }
+                    }
+                    calibration.clear();
+                    calibrating = false;
+                }
+            } else {
+                latency.record_ns(ns);
+                left = sampler.gap();
+            }
+            if t1 >= second_ends {
+                per_second[second] += in_second;
+                in_second = 0;
+                (second, second_ends) = next_second(clock, started, t1, second, per_second.len());
+            }
+            in_second += 1;
+            if let Some(d) = deadline_at {
+                if t1 >= d {
+                    deadline_hit = true;
+                    break Ok(());
+                }
             }
         }
     };
+    // A run shorter than Auto's calibration: every operation it timed counts.
+    for &v in &calibration {
+        latency.record_ns(v);
+    }
     let ops_before = ops;
     if let Some((shared, meet)) = wear {
         // Every worker meets the stonewall, whatever ended its run, so none waits forever.
         shared.before.fetch_add(ops, Ordering::Relaxed);
         meet(shared);
         if first.is_ok() && deadline_hit {
-            let (n, ended) = run_wear_out(clock, &mut w, &mut latency, shared, interrupt, abort);
+            let (n, ended) = run_wear_out(clock, &mut w, &mut latency, &mut sampler, shared, interrupt, abort);
             // Wear-out after the deadline: counted in the last second reached, so the series
             // still sums to `ops`.
             ops += n;
@@ -739,7 +1041,25 @@ fn run_one<W: Worker, C: OpClock>(
         ops_before,
         windows: WindowCounts::default(),
         open: None,
+        sample_every: sampler.every,
     })
+}
+
+/// The second a per-second count goes on with after reading `t1` passed the end of `second`
+/// (of `len`), and the reading at which that one ends (`u64::MAX` for the last entry, which
+/// takes every later second).
+#[cold]
+fn next_second<C: OpClock>(clock: C, started: u64, t1: u64, second: usize, len: usize) -> (usize, u64) {
+    let secs = clock.ns_between(started, t1) / 1_000_000_000;
+    let next = (secs as usize).max(second + 1).min(len - 1);
+    if next == len - 1 {
+        (next, u64::MAX)
+    } else {
+        (
+            next,
+            started.saturating_add(clock.ticks_in((next as u64 + 1) * 1_000_000_000)),
+        )
+    }
 }
 
 /// The wear-out after the stonewall: operations claimed from `shared.extra` until none is left,
@@ -750,12 +1070,16 @@ fn run_wear_out<W: Worker, C: OpClock>(
     clock: C,
     w: &mut W,
     latency: &mut LatencyRecorder,
+    sampler: &mut Sampler,
     shared: &Wear,
     interrupt: &AtomicBool,
     abort: &AtomicBool,
 ) -> (u64, Result<(), Exit>) {
     let extra = shared.extra.load(Ordering::Relaxed);
     let mut ops: u64 = 0;
+    // Sampled as the main loop was (its interval in force, two readings per timed operation).
+    let sampled = sampler.every > 1;
+    let mut left = sampler.gap();
     let mut t0 = clock.now();
     while shared.claimed.fetch_add(1, Ordering::Relaxed) < extra {
         if interrupt.load(Ordering::Relaxed) {
@@ -763,6 +1087,10 @@ fn run_wear_out<W: Worker, C: OpClock>(
         }
         if abort.load(Ordering::Relaxed) {
             return (ops, Err(Exit::Aborted));
+        }
+        let timed = left == 0;
+        if timed && sampled {
+            t0 = clock.now();
         }
         match w.op() {
             Ok(Step::Op) => {}
@@ -772,10 +1100,15 @@ fn run_wear_out<W: Worker, C: OpClock>(
                 return (ops, Err(Exit::Failed(e)));
             }
         }
+        ops += 1;
+        if !timed {
+            left -= 1;
+            continue;
+        }
         let t1 = clock.now();
         latency.record_ns(clock.ns_between(t0, t1));
         t0 = t1;
-        ops += 1;
+        left = sampler.gap();
     }
     (ops, Ok(()))
 }
@@ -1030,6 +1363,274 @@ mod tests {
                 pool.run_with(tsc, vec![Countdown::new(u64::MAX)], &flag, &Solo)
                     .expect("tsc"),
             );
+        }
+    }
+
+    #[test]
+    fn auto_every_keeps_the_instrument_under_its_share_and_the_gap_short() {
+        for cost in [10.0, 35.0, 120.0] {
+            let mut last = u64::MAX;
+            for mean in [5.0, 30.0, 200.0, 900.0, 5_000.0, 50_000.0, 1e7] {
+                let n = auto_every(cost, mean);
+                assert!(n.is_power_of_two() && n <= MAX_SAMPLE_EVERY, "{cost} {mean} → {n}");
+                assert!(n <= last, "slower operations never get a longer interval");
+                last = n;
+                let capped = n == MAX_SAMPLE_EVERY || (2 * n) as f64 * mean > MAX_SAMPLE_GAP_NS;
+                assert!(
+                    cost / n as f64 <= AUTO_COST_SHARE * mean || capped,
+                    "{cost} {mean} → {n}"
+                );
+                assert!(n == 1 || n as f64 * mean <= MAX_SAMPLE_GAP_NS, "{cost} {mean} → {n}");
+                if n > 1 {
+                    // The smallest such power of two: half of it would cost more.
+                    assert!(cost / (n / 2) as f64 > AUTO_COST_SHARE * mean, "{cost} {mean} → {n}");
+                }
+            }
+            assert_eq!(auto_every(cost, 1e7), 1, "slow operations stay fully timed");
+        }
+    }
+
+    #[test]
+    fn the_cost_of_a_sampled_operation_is_measured_once_per_clock() {
+        let first = sample_cost_ns(clock::Monotonic);
+        assert!(first > 0.0 && first < 100_000.0, "{first} ns");
+        assert_eq!(sample_cost_ns(clock::Monotonic), first, "remembered");
+    }
+
+    #[test]
+    fn gaps_are_uniform_with_mean_interval_every() {
+        for every in [2u64, 16, 1000] {
+            let mut s = Sampler::new(Sampling::Every(every as u32), 0.0, 3);
+            let draws = 200_000u64;
+            let (mut sum, mut most) = (0u64, 0u64);
+            for _ in 0..draws {
+                let g = s.gap();
+                sum += g;
+                most = most.max(g);
+            }
+            // Mean of uniform 0 ..= 2n − 2 is n − 1, standard deviation ≈ (2n − 1)/√12; the mean
+            // of `draws` is within 5 standard errors.
+            let mean = sum as f64 / draws as f64;
+            let se = (2 * every - 1) as f64 / 12f64.sqrt() / (draws as f64).sqrt();
+            assert!(
+                (mean - (every - 1) as f64).abs() < 5.0 * se,
+                "every {every}: mean gap {mean}"
+            );
+            assert_eq!(most, 2 * every - 2, "every {every}: the longest gap is drawn");
+        }
+        assert_eq!(Sampler::new(Sampling::All, 0.0, 0).gap(), 0);
+        assert_eq!(Sampler::new(Sampling::Every(1), 0.0, 0).gap(), 0);
+        assert!(Sampler::new(Sampling::Every(1), 0.0, 0).times_all());
+        assert!(!Sampler::new(Sampling::Auto, 0.0, 0).times_all());
+    }
+
+    thread_local! {
+        /// The virtual time of [`Virtual`], advanced by the operations of [`Drawn`].
+        static VIRTUAL_NS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+
+    /// A clock that moves only when an operation says how long it took: the latencies the pool
+    /// records are then exactly the ones drawn, on any machine under any load.
+    #[derive(Clone, Copy)]
+    struct Virtual;
+
+    impl OpClock for Virtual {
+        fn now(&self) -> u64 {
+            VIRTUAL_NS.with(|t| t.get())
+        }
+        fn ns_between(&self, start: u64, end: u64) -> u64 {
+            end.saturating_sub(start)
+        }
+        fn ticks_in(&self, ns: u64) -> u64 {
+            ns
+        }
+    }
+
+    /// `left` operations whose durations come from a seeded generator: 0.8 µs plus an
+    /// exponential part of mean 0.3 µs, and one in 50 a slow one of 10–30 µs; with `period`,
+    /// every `period`-th operation is slow instead (a periodic workload, such as files spread
+    /// over `period` directories).
+    struct Drawn {
+        left: u64,
+        rng: u64,
+        period: Option<u64>,
+        i: u64,
+    }
+
+    impl Drawn {
+        fn new(left: u64, seed: u64, period: Option<u64>) -> Drawn {
+            Drawn {
+                left,
+                rng: seed | 1,
+                period,
+                i: 0,
+            }
+        }
+        fn uniform(&mut self) -> f64 {
+            self.rng ^= self.rng << 13;
+            self.rng ^= self.rng >> 7;
+            self.rng ^= self.rng << 17;
+            ((self.rng >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+        }
+    }
+
+    impl Worker for Drawn {
+        type Output = ();
+        fn op(&mut self) -> Result<Step, EngineError> {
+            if self.left == 0 {
+                return Ok(Step::Done);
+            }
+            self.left -= 1;
+            self.i += 1;
+            let slow = match self.period {
+                Some(p) => self.i % p == 0,
+                None => self.uniform() < 0.02,
+            };
+            let ns = if slow {
+                10_000.0 + 20_000.0 * self.uniform()
+            } else {
+                800.0 - 300.0 * self.uniform().ln()
+            };
+            VIRTUAL_NS.with(|t| t.set(t.get() + ns as u64));
+            Ok(Step::Op)
+        }
+        fn finish(self) {}
+    }
+
+    /// The two-sided order-statistic confidence interval of the `q`-quantile from `sample`
+    /// (a histogram of `n` values), at level `1 − alpha`: `[x(l), x(u)]` with ranks from the
+    /// binomial distribution of how many of `n` values fall below the true quantile.
+    fn quantile_ci(sample: &LatencyRecorder, q: f64, alpha: f64) -> (f64, f64) {
+        use statrs::distribution::{Binomial, DiscreteCDF};
+        let n = sample.count();
+        let b = Binomial::new(q, n).expect("binomial");
+        let l = b.inverse_cdf(alpha / 2.0).max(1);
+        let u = (b.inverse_cdf(1.0 - alpha / 2.0) + 1).min(n);
+        // x(k), the k-th smallest value: the histogram's quantile just under k / n.
+        let at = |k: u64| sample.quantile_us((k as f64 - 0.5) / n as f64);
+        (at(l), at(u))
+    }
+
+    #[test]
+    fn sampled_percentiles_lie_within_their_sampling_interval_of_the_fully_timed_ones() {
+        let flag = AtomicBool::new(false);
+        let ops = 200_000;
+        let run = |sampling: Sampling, period: Option<u64>| {
+            VIRTUAL_NS.with(|t| t.set(0));
+            WorkerPool::new()
+                .sample_latency(sampling)
+                .run_with(Virtual, vec![Drawn::new(ops, 0x5EED, period)], &flag, &Solo)
+                .expect("pool run")
+        };
+        for period in [None, Some(16)] {
+            let full = run(Sampling::All, period);
+            assert_eq!(full.latency.count(), ops);
+            assert_eq!(full.sample_every, 1);
+            for every in [4u32, 16, 64] {
+                let sampled = run(Sampling::Every(every), period);
+                assert_eq!(sampled.ops, ops, "every operation still counts");
+                assert_eq!(sampled.sample_every, u64::from(every));
+                // About ops / every timed: within 5 standard deviations of the binomial count.
+                let n = sampled.latency.count() as f64;
+                let (want, p) = (ops as f64 / f64::from(every), 1.0 / f64::from(every));
+                let sd = (ops as f64 * p * (1.0 - p)).sqrt();
+                assert!((n - want).abs() < 5.0 * sd, "every {every}: {n} timed of {ops}");
+                for q in [0.5, 0.95, 0.99] {
+                    let truth = full.latency.quantile_us(q);
+                    let (lo, hi) = quantile_ci(&sampled.latency, q, 0.001);
+                    assert!(
+                        lo <= truth && truth <= hi,
+                        "period {period:?}, every {every}, q {q}: fully timed {truth} µs outside the sample's 99.9 % interval [{lo}, {hi}] µs from {n} values"
+                    );
+                    // The interval is informative, not the whole range.
+                    assert!(hi < full.latency.max_us() || q == 0.99, "q {q}: [{lo}, {hi}]");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn auto_samples_short_operations_and_times_every_long_one() {
+        let flag = AtomicBool::new(false);
+        // Short: a counter step (a few ns), far under what timing one costs.
+        let mut n = 0u64;
+        let short = FnWorker(move || {
+            n += 1;
+            std::hint::black_box(n);
+            Ok(if n <= 200_000 { Step::Op } else { Step::Done })
+        });
+        let run = WorkerPool::new()
+            .sample_latency(Sampling::Auto)
+            .run(vec![short], &flag)
+            .expect("pool run");
+        assert_eq!(run.ops, 200_000);
+        assert!(run.sample_every > 1, "interval {}", run.sample_every);
+        let timed = run.latency.count();
+        assert!(timed > 0 && timed < run.ops / 2, "{timed} of {} timed", run.ops);
+        // Long: 100 µs spins; timing each costs far under 0.25 % of one.
+        let mut n = 0u64;
+        let long = FnWorker(move || {
+            n += 1;
+            let t = Instant::now();
+            while t.elapsed() < Duration::from_micros(100) {
+                std::hint::spin_loop();
+            }
+            Ok(if n <= CALIBRATION_OPS as u64 + 100 {
+                Step::Op
+            } else {
+                Step::Done
+            })
+        });
+        let run = WorkerPool::new()
+            .sample_latency(Sampling::Auto)
+            .run(vec![long], &flag)
+            .expect("pool run");
+        assert_eq!(run.sample_every, 1);
+        assert_eq!(run.latency.count(), run.ops, "every long operation timed");
+        assert!(run.latency.quantile_us(0.5) >= 100.0);
+        // Shorter than the calibration: every operation it timed is kept.
+        let run = WorkerPool::new()
+            .sample_latency(Sampling::Auto)
+            .run(vec![Countdown::new(100), Countdown::new(7)], &flag)
+            .expect("pool run");
+        assert_eq!((run.ops, run.latency.count(), run.sample_every), (107, 107, 1));
+    }
+
+    #[test]
+    fn a_sampled_deadline_pool_stops_and_counts_every_operation_per_second() {
+        let flag = AtomicBool::new(false);
+        let every = 8u32;
+        let run = WorkerPool::with_deadline(Duration::from_millis(1100))
+            .sample_latency(Sampling::Every(every))
+            .run(vec![Countdown::new(u64::MAX), Countdown::new(u64::MAX)], &flag)
+            .expect("pool run");
+        assert_eq!(run.stop, StopReason::Deadline);
+        assert!(run.wall >= Duration::from_millis(1100) && run.wall < Duration::from_secs(5));
+        assert_eq!(run.per_second.len(), 2, "{:?}", run.per_second);
+        assert_eq!(run.per_second.iter().sum::<u64>(), run.ops, "{:?}", run.per_second);
+        assert_eq!(run.sample_every, u64::from(every));
+        assert!(run.latency.count() > 0 && run.latency.count() < run.ops);
+        assert!(
+            run.latency.quantile_us(0.5) >= 20.0,
+            "a timed operation is the spin itself"
+        );
+    }
+
+    #[test]
+    fn a_sampled_rank_behind_wears_out_exactly_the_agreed_operations() {
+        for n in [1, 3] {
+            let flag = AtomicBool::new(false);
+            let workers: Vec<Countdown> = (0..n).map(|_| Countdown::new(u64::MAX)).collect();
+            let run = WorkerPool::with_deadline(Duration::from_millis(20))
+                .wear_out(true)
+                .sample_latency(Sampling::Every(4))
+                .run_synced(workers, &flag, &Behind)
+                .expect("pool run");
+            let wall = run.stonewall.expect("stonewall stats");
+            assert_eq!(wall.ops_after, 50);
+            assert_eq!(run.ops, wall.agreed);
+            assert_eq!(run.per_second.iter().sum::<u64>(), run.ops, "{:?}", run.per_second);
+            assert!(run.latency.count() < run.ops, "sampled through the wear-out too");
         }
     }
 

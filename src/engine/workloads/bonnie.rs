@@ -50,9 +50,10 @@
 //! Engine rules kept: buffers, names, sizes and permutations are prepared before each timed
 //! region; descriptors are opened outside it unless opening is the measured operation; the hot
 //! loops allocate nothing and format nothing; every operation goes through the
-//! [`WorkerPool`] (one clock read per operation, interrupt polled per operation and every 1024
-//! bytes inside a syscall-per-byte chunk); everything created is removed at the end and on
-//! error or interrupt, leaving the directory empty.
+//! [`crate::engine::pool::WorkerPool`] (one clock read per operation, or per sampled one in the
+//! small-file phases; interrupt polled per operation and every 1024 bytes inside a
+//! syscall-per-byte chunk); everything created is removed at the end and on error or
+//! interrupt, leaving the directory empty.
 //!
 //! Timed operations and latencies: in the per-char phases one timed operation is one
 //! `chunk_size` batch of bytes (8192 one-byte calls at the default chunk, in either char mode),
@@ -65,9 +66,16 @@
 //! bonnie++ 2.00a's in the same runs at 1.09 / 1.14 × its CPU per byte written / read (1.14 /
 //! 1.23 with write/read; doc/verify.md). In the block, rewrite and seek phases an operation is
 //! one chunk; in the small-file phases one file.
+//!
+//! The small-file phases sample their latencies ([`Sampling::Auto`], `FILE_PHASES`): a file
+//! takes about 1 µs on tmpfs, where timing each one (clock read and histogram record, 20–30
+//! ns) alone kept the phases at 0.94–0.97 of a plain C loop (bench/README.md); the pool then
+//! times one file in N (N from its first 1024 files, so that timing costs about 0.5 % at most; N = 1
+//! where a file takes long enough) and counts every file. Their rows `lat_sample_every` and
+//! `lat_samples` say which N and how many were timed; rates count every file.
 
 use crate::engine::phase::{Caches, LatencySet, Phases, Policy, Short, MIN_TIME};
-use crate::engine::pool::{Step, Worker};
+use crate::engine::pool::{Sampling, Step, Worker};
 use crate::engine::sysio;
 use crate::engine::{EngineError, ErrHint, RunContext, Workload, WorkloadKind};
 use crate::fstype::Footprint;
@@ -148,6 +156,10 @@ const POLICY: Policy = Policy::new().latency(LatencySet::Core).short(Short::Each
     aside: " (where bonnie++ prints +++++)",
     raise: "its size",
 });
+/// The small-file phases, whose operations are short (about 1 µs on tmpfs): their latencies
+/// are sampled ([`Sampling::Auto`]: every operation stays timed where one takes long enough
+/// for the clock not to matter).
+const FILE_PHASES: [&str; 6] = [SEQ_CREATE, SEQ_STAT, SEQ_DELETE, RAND_CREATE, RAND_STAT, RAND_DELETE];
 /// Errors of a full filesystem say what to change.
 const ERR: ErrHint = ErrHint("lower file_size, files or file_max_size, or use a larger target");
 /// Largest accepted `chunk_size`.
@@ -626,6 +638,11 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
         let policy = match (self.spec.caches, self.timed_phases) {
             (BonnieCaches::Once, n) if n > 0 => POLICY.caches(Caches::Keep),
             _ => POLICY,
+        };
+        let policy = if FILE_PHASES.contains(&phase) {
+            policy.sample_latency(Sampling::Auto)
+        } else {
+            policy
         };
         self.timed_phases += 1;
         let k = passes.len() as f64;

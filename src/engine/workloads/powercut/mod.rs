@@ -339,6 +339,7 @@ fn timed(wall: Duration, cpu: CpuUsage) -> Timed<()> {
         per_second: Vec::new(),
         windows: Vec::new(),
         open: None,
+        sample_every: 1,
         value: (),
     }
 }
