@@ -862,6 +862,8 @@ fn run_one<W: Worker, C: OpClock>(
         Some(d) => vec![0; (d.as_secs() as usize + 2).min(MAX_SECONDS)],
         None => Vec::new(),
     };
+    // Latency per second of a time-based phase, sized with the series.
+    let mut windows = WindowCounts::new(per_second.len());
     // Auto's calibration: the first operations' latencies, kept until the interval is known.
     let mut calibration: Vec<u64> = Vec::with_capacity(if sampler.auto { CALIBRATION_OPS } else { 0 });
     if let Some(b) = barrier {
@@ -900,7 +902,8 @@ fn run_one<W: Worker, C: OpClock>(
                 }
             }
             let t1 = clock.now();
-            latency.record_ns(clock.ns_between(t0, t1));
+            let ns = clock.ns_between(t0, t1);
+            latency.record_ns(ns);
             t0 = t1;
             ops += 1;
             if t1 >= second_ends {
@@ -909,6 +912,7 @@ fn run_one<W: Worker, C: OpClock>(
                 in_second = 0;
                 (second, second_ends) = next_second(clock, started, t1, second, per_second.len());
             }
+            windows.record(second, ns);
             in_second += 1;
             if let Some(d) = deadline_at {
                 if t1 >= d {
@@ -991,6 +995,9 @@ fn run_one<W: Worker, C: OpClock>(
                 in_second = 0;
                 (second, second_ends) = next_second(clock, started, t1, second, per_second.len());
             }
+            if !calibrating {
+                windows.record(second, ns);
+            }
             in_second += 1;
             if let Some(d) = deadline_at {
                 if t1 >= d {
@@ -1039,7 +1046,7 @@ fn run_one<W: Worker, C: OpClock>(
         deadline_hit,
         per_second,
         ops_before,
-        windows: WindowCounts::default(),
+        windows,
         open: None,
         sample_every: sampler.every,
     })
@@ -1261,6 +1268,11 @@ mod tests {
             }
             let most = run.per_second[..2].iter().copied().max().unwrap_or(0);
             assert!(run.per_second[2] < most, "{:?}", run.per_second);
+            // The latency windows follow the same seconds: every timed operation is in the
+            // window of the second it ended in.
+            assert_eq!(run.windows.len(), 3);
+            let in_windows: Vec<u64> = run.windows.iter().map(|w| w.iter().map(|b| b.1).sum()).collect();
+            assert_eq!(in_windows, run.per_second, "windows and series disagree");
         };
         let pool = WorkerPool::with_deadline(Duration::from_millis(2300));
         let two = vec![Countdown::new(u64::MAX), Countdown::new(u64::MAX)];
@@ -1271,9 +1283,9 @@ mod tests {
                     .expect("tsc"),
             );
         }
-        // No deadline, no series.
+        // No deadline, no series and no windows.
         let run = WorkerPool::new().run(vec![Countdown::new(10)], &flag).expect("run");
-        assert!(run.per_second.is_empty());
+        assert!(run.per_second.is_empty() && run.windows.is_empty());
     }
 
     #[test]
