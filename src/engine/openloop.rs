@@ -48,7 +48,7 @@
 
 use crate::engine::clock::{Monotonic, OpClock};
 use crate::engine::latency::LatencyRecorder;
-use crate::engine::pool::{Exit, Finished, Step, Worker, MAX_SECONDS};
+use crate::engine::pool::{call, stopped, Exit, Finished, Worker, MAX_SECONDS};
 use crate::engine::windows::WindowCounts;
 use crate::metric::MetricId;
 use rand::rngs::SmallRng;
@@ -267,11 +267,8 @@ pub(crate) fn run_one_open<W: Worker>(
     let mut now = started;
     let (mut ops, mut max_late, mut deadline_hit) = (0u64, 0u64, false);
     let ended: Result<(), Exit> = loop {
-        if interrupt.load(Ordering::Relaxed) {
-            break Err(Exit::Interrupted);
-        }
-        if abort.load(Ordering::Relaxed) {
-            break Err(Exit::Aborted);
+        if let Some(why) = stopped(interrupt, abort) {
+            break Err(why);
         }
         let intended = sched.next;
         if intended >= end_at || now >= end_at {
@@ -290,13 +287,8 @@ pub(crate) fn run_one_open<W: Worker>(
             intended
         };
         max_late = max_late.max(now - intended);
-        match w.op() {
-            Ok(Step::Op) => {}
-            Ok(Step::Done) => break Ok(()),
-            Err(e) => {
-                abort.store(true, Ordering::Relaxed);
-                break Err(Exit::Failed(e));
-            }
+        if let Some(end) = call(&mut w, abort) {
+            break end;
         }
         let t1 = clock.now();
         let response = t1.saturating_sub(from);
@@ -819,7 +811,7 @@ pub fn run_phases<W: Worker>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::pool::{FnWorker, WorkerPool};
+    use crate::engine::pool::{FnWorker, Step, WorkerPool};
     use std::io::Write;
     use std::sync::{Arc, Mutex};
 

@@ -574,15 +574,7 @@ impl WorkerPool {
                 if let Some(w) = wear {
                     coordinate(w);
                 }
-                handles
-                    .into_iter()
-                    .map(|h| {
-                        h.join().unwrap_or_else(|_| {
-                            abort.store(true, Ordering::Relaxed);
-                            Err(Exit::Failed(EngineError::Invalid("a worker thread panicked".into())))
-                        })
-                    })
-                    .collect()
+                join_all(handles, &abort)
             })
         };
         let agreed = wear.map(|w| w.agreed.load(Ordering::Relaxed));
@@ -633,15 +625,7 @@ impl WorkerPool {
                     })
                 })
                 .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join().unwrap_or_else(|_| {
-                        abort.store(true, Ordering::Relaxed);
-                        Err(Exit::Failed(EngineError::Invalid("a worker thread panicked".into())))
-                    })
-                })
-                .collect()
+            join_all(handles, &abort)
         });
         merge(results, interrupt, None, Some(rate))
     }
@@ -836,6 +820,43 @@ mod affinity {
     }
 }
 
+/// Every worker thread's end, in order; a thread that panicked is a failure (and stops the
+/// others).
+fn join_all<O>(handles: Vec<std::thread::ScopedJoinHandle<'_, Ended<O>>>, abort: &AtomicBool) -> Vec<Ended<O>> {
+    handles
+        .into_iter()
+        .map(|h| {
+            h.join().unwrap_or_else(|_| {
+                abort.store(true, Ordering::Relaxed);
+                Err(Exit::Failed(EngineError::Invalid("a worker thread panicked".into())))
+            })
+        })
+        .collect()
+}
+
+/// Why a worker must stop before its next operation: an interrupt, or another worker's failure.
+#[inline(always)]
+pub(crate) fn stopped(interrupt: &AtomicBool, abort: &AtomicBool) -> Option<Exit> {
+    if interrupt.load(Ordering::Relaxed) {
+        return Some(Exit::Interrupted);
+    }
+    abort.load(Ordering::Relaxed).then_some(Exit::Aborted)
+}
+
+/// One operation of `w`: `None` when it was done, `Some(end)` when the loop ends — the worker
+/// has no work left (`Ok`), or it failed (the error; the other workers are told to stop).
+#[inline(always)]
+pub(crate) fn call<W: Worker>(w: &mut W, abort: &AtomicBool) -> Option<Result<(), Exit>> {
+    match w.op() {
+        Ok(Step::Op) => None,
+        Ok(Step::Done) => Some(Ok(())),
+        Err(e) => {
+            abort.store(true, Ordering::Relaxed);
+            Some(Err(Exit::Failed(e)))
+        }
+    }
+}
+
 /// How one worker's run ended: what it did, or why it stopped.
 type Ended<O> = Result<Finished<O>, Exit>;
 
@@ -887,19 +908,11 @@ fn run_one<W: Worker, C: OpClock>(
     };
     let mut first: Result<(), Exit> = if sampler.times_all() {
         loop {
-            if interrupt.load(Ordering::Relaxed) {
-                break Err(Exit::Interrupted);
+            if let Some(why) = stopped(interrupt, abort) {
+                break Err(why);
             }
-            if abort.load(Ordering::Relaxed) {
-                break Err(Exit::Aborted);
-            }
-            match w.op() {
-                Ok(Step::Op) => {}
-                Ok(Step::Done) => break Ok(()),
-                Err(e) => {
-                    abort.store(true, Ordering::Relaxed);
-                    break Err(Exit::Failed(e));
-                }
+            if let Some(end) = call(&mut w, abort) {
+                break end;
             }
             let t1 = clock.now();
             let ns = clock.ns_between(t0, t1);
@@ -930,21 +943,13 @@ fn run_one<W: Worker, C: OpClock>(
         let mut chained = sampler.auto || sampler.every <= 1;
         let mut calibrating = sampler.auto;
         loop {
-            if interrupt.load(Ordering::Relaxed) {
-                break Err(Exit::Interrupted);
-            }
-            if abort.load(Ordering::Relaxed) {
-                break Err(Exit::Aborted);
+            if let Some(why) = stopped(interrupt, abort) {
+                break Err(why);
             }
             if left > 0 {
                 left -= 1;
-                match w.op() {
-                    Ok(Step::Op) => {}
-                    Ok(Step::Done) => break Ok(()),
-                    Err(e) => {
-                        abort.store(true, Ordering::Relaxed);
-                        break Err(Exit::Failed(e));
-                    }
+                if let Some(end) = call(&mut w, abort) {
+                    break end;
                 }
                 ops += 1;
                 in_second += 1;
@@ -953,13 +958,8 @@ fn run_one<W: Worker, C: OpClock>(
             if !chained {
                 t0 = clock.now();
             }
-            match w.op() {
-                Ok(Step::Op) => {}
-                Ok(Step::Done) => break Ok(()),
-                Err(e) => {
-                    abort.store(true, Ordering::Relaxed);
-                    break Err(Exit::Failed(e));
-                }
+            if let Some(end) = call(&mut w, abort) {
+                break end;
             }
             let t1 = clock.now();
             let ns = clock.ns_between(t0, t1);
@@ -1089,23 +1089,17 @@ fn run_wear_out<W: Worker, C: OpClock>(
     let mut left = sampler.gap();
     let mut t0 = clock.now();
     while shared.claimed.fetch_add(1, Ordering::Relaxed) < extra {
-        if interrupt.load(Ordering::Relaxed) {
-            return (ops, Err(Exit::Interrupted));
-        }
-        if abort.load(Ordering::Relaxed) {
-            return (ops, Err(Exit::Aborted));
+        if let Some(why) = stopped(interrupt, abort) {
+            return (ops, Err(why));
         }
         let timed = left == 0;
         if timed && sampled {
             t0 = clock.now();
         }
-        match w.op() {
-            Ok(Step::Op) => {}
-            Ok(Step::Done) => break,
-            Err(e) => {
-                abort.store(true, Ordering::Relaxed);
-                return (ops, Err(Exit::Failed(e)));
-            }
+        match call(w, abort) {
+            None => {}
+            Some(Ok(())) => break,
+            Some(Err(e)) => return (ops, Err(e)),
         }
         ops += 1;
         if !timed {
