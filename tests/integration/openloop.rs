@@ -105,7 +105,7 @@ fn a_rate_sweep_and_a_capacity_search_run_on_ext4_and_are_stored() {
         assert!((2..=3).contains(&n), "{phase}: {n} windows for a 2 s phase");
     }
     assert!(
-        html.contains("class=\"chart chart-latency\""),
+        html.contains("class=\"chart chart-latency-windows\""),
         "no latency-per-window chart"
     );
     let md = report_file(run.db_str(), "latest", "md", &dir.path().join("r.md"));
