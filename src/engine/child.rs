@@ -11,9 +11,13 @@
 //! - the exit is seen at once through a pidfd (`pidfd_open(2)`, Linux ≥ 5.3; polled every
 //!   [`POLL`] otherwise), so a timed child's wall time does not include a polling interval;
 //! - with `kill_group`, the whole process group led by the child is killed (the caller made
-//!   the child a group leader with `process_group(0)`), so its own children die with it.
+//!   the child a group leader with `process_group(0)`), so its own children die with it;
+//! - the child is reaped with `wait4(2)`, which returns its own resource usage: its peak
+//!   resident set ([`Finished::max_rss_kib`], `ru_maxrss`) is this child's (and its reaped
+//!   descendants'), never another child's, as `RUSAGE_CHILDREN`'s maximum over all would be.
 //!
-//! References: pidfd_open(2), poll(2), memfd_create(2), getrusage(2) (`RUSAGE_CHILDREN`).
+//! References: pidfd_open(2), poll(2), memfd_create(2), getrusage(2) (`RUSAGE_CHILDREN`,
+//! `ru_maxrss` in KiB), wait4(2).
 
 use crate::engine::cpu::children_cpu_time;
 use std::fs::File;
@@ -61,6 +65,9 @@ pub struct Finished {
     /// User + system CPU of reaped children over the same span (`RUSAGE_CHILDREN`: this child
     /// and any other child reaped meanwhile).
     pub children_cpu: Duration,
+    /// Peak resident set size of the child, KiB: `ru_maxrss` of the usage `wait4(2)` returned
+    /// for it (the largest of the child and the descendants it waited for).
+    pub max_rss_kib: u64,
 }
 
 /// Why a child did not run to its exit.
@@ -129,8 +136,17 @@ pub fn run(cmd: &mut Command, stdout: Sink, stderr: Sink, watch: Watch) -> Resul
     // `cmd` still owns the child's ends of the streams: release them now, not when the
     // caller drops `cmd`.
     cmd.stdout(Stdio::null()).stderr(Stdio::null());
-    let status = if watch.interrupt.is_none() && watch.timeout.is_none() {
-        child.wait().map_err(ChildError::Io)?
+    let (status, usage) = if watch.interrupt.is_none() && watch.timeout.is_none() {
+        loop {
+            match reap(&child, true) {
+                Ok(Some(done)) => break done,
+                Ok(None) => {}
+                Err(e) => {
+                    kill(&mut child, watch.kill_group);
+                    return Err(ChildError::Io(e));
+                }
+            }
+        }
     } else {
         let pidfd = rustix::process::pidfd_open(
             rustix::process::Pid::from_child(&child),
@@ -138,8 +154,8 @@ pub fn run(cmd: &mut Command, stdout: Sink, stderr: Sink, watch: Watch) -> Resul
         )
         .ok();
         loop {
-            match child.try_wait() {
-                Ok(Some(s)) => break s,
+            match reap(&child, false) {
+                Ok(Some(done)) => break done,
                 Ok(None) => {}
                 Err(e) => {
                     kill(&mut child, watch.kill_group);
@@ -177,7 +193,34 @@ pub fn run(cmd: &mut Command, stdout: Sink, stderr: Sink, watch: Watch) -> Resul
         stderr: read_back(err_file),
         wall,
         children_cpu,
+        // ru_maxrss is in KiB on Linux (getrusage(2)).
+        max_rss_kib: u64::try_from(usage.ru_maxrss).unwrap_or(0),
     })
+}
+
+/// Reaps `child` with `wait4(2)` if it has exited (waits for that when `block`): its exit
+/// status and its own resource usage; `None` while it runs. EINTR counts as "still running".
+fn reap(child: &std::process::Child, block: bool) -> io::Result<Option<(ExitStatus, libc::rusage)>> {
+    use std::os::unix::process::ExitStatusExt;
+    let mut status: libc::c_int = 0;
+    // SAFETY: `rusage` is plain old data; wait4 only writes into it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let flags = if block { 0 } else { libc::WNOHANG };
+    // SAFETY: valid pointers to a c_int and a rusage that outlive the call; the pid is our
+    // child's, not yet reaped (only this function reaps it).
+    let r = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, flags, &mut usage) };
+    match r {
+        0 => Ok(None),
+        r if r > 0 => Ok(Some((ExitStatus::from_raw(status), usage))),
+        _ => {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                Ok(None)
+            } else {
+                Err(e)
+            }
+        }
+    }
 }
 
 /// SIGKILLs the child (or its process group) and reaps it.
@@ -258,6 +301,27 @@ mod tests {
             Err(ChildError::TimedOut(_))
         ));
         assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
+    }
+
+    #[test]
+    fn peak_memory_is_the_childs_own() {
+        // dd fills its one 64 MiB buffer: its peak resident set is at least that.
+        let mut big = Command::new("dd");
+        big.args(["if=/dev/zero", "of=/dev/null", "bs=64M", "count=1"]);
+        let f = run(&mut big, Sink::Null, Sink::Null, Watch::default()).expect("dd runs");
+        assert!(f.status.success());
+        assert!(f.max_rss_kib >= 64 * 1024, "{} KiB", f.max_rss_kib);
+        // A small child run afterwards reports its own peak, not the largest child's so far
+        // (as RUSAGE_CHILDREN would); also through the watched path.
+        let mut small = Command::new("/bin/true");
+        let flag = AtomicBool::new(false);
+        let watch = Watch {
+            interrupt: Some(&flag),
+            timeout: Some(Duration::from_secs(60)),
+            kill_group: false,
+        };
+        let f = run(&mut small, Sink::Null, Sink::Null, watch).expect("true runs");
+        assert!(f.max_rss_kib > 0 && f.max_rss_kib < 16 * 1024, "{} KiB", f.max_rss_kib);
     }
 
     #[test]
