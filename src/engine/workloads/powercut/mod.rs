@@ -203,6 +203,8 @@ impl Fs {
     /// the workload in the error of a directory target.
     pub(crate) fn of_run(ctx: &RunContext, workload: &str) -> Result<Fs, EngineError> {
         let mountpoint = ctx.dir.parent().map(Path::to_path_buf).unwrap_or_default();
+        // /proc/mounts names mount points by absolute path (a relative `--scratch` is not).
+        let mountpoint = std::fs::canonicalize(&mountpoint).unwrap_or(mountpoint);
         match crate::host::mount_entry(&mountpoint) {
             Some((device, fs_type, opts)) if device.starts_with("/dev/") => Ok(Fs {
                 device,
