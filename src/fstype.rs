@@ -441,8 +441,10 @@ impl FsType {
         let for_bytes = mib((u.bytes as f64 * (1.0 + s.overhead_share) * 1.05) as u64 + s.overhead_fixed);
         let want = u.inodes.saturating_add(u.inodes / 100).saturating_add(64);
         let for_ratio = s.bytes_per_inode.map_or(0, |per| want.saturating_mul(per));
+        // The share is of the data space, after the log and the allocation groups' headers;
+        // inodes come in chunks: 10 % more image.
         let for_share = if s.max_inode_share > 0.0 {
-            (want.saturating_mul(s.inode_bytes) as f64 / s.max_inode_share) as u64
+            (want.saturating_mul(s.inode_bytes) as f64 / s.max_inode_share * 1.1) as u64
         } else {
             0
         };
