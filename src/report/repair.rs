@@ -100,9 +100,10 @@ fn mean(vs: &[f64]) -> Option<f64> {
     (!finite.is_empty()).then(|| finite.iter().sum::<f64>() / finite.len() as f64)
 }
 
-/// `1.02`.
+/// `1.02` (`0.00`, never `-0.00`).
 fn k(v: f64) -> String {
-    format!("{v:.2}")
+    let r = (v * 100.0).round() / 100.0;
+    format!("{:.2}", if r == 0.0 { 0.0 } else { r })
 }
 
 /// "time ∝ files^1.02 [0.95, 1.09] (9 points, R² 0.998)", or why there is no fit.
@@ -122,12 +123,16 @@ fn law(fit: Option<PowerFit>) -> String {
 
 /// The fitted sentences of one filesystem: the check's, then the mounts' where measured.
 fn sentences(variant: &str, cur: &Curves, confidence: f64) -> Vec<String> {
+    // The command without its options: `e2fsck`, `xfs_repair`, `btrfs check`.
     let program = cur
         .checker
         .as_ref()
-        .and_then(|(tool, _)| tool.split_whitespace().next())
-        .unwrap_or("check")
-        .to_string();
+        .map(|(tool, _)| {
+            let words: Vec<&str> = tool.split_whitespace().take_while(|w| !w.starts_with('-')).collect();
+            words.join(" ")
+        })
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| "check".to_string());
     let mut out = Vec::new();
     for (kind, what) in [
         (CHECK, program.as_str()),
@@ -482,6 +487,19 @@ mod tests {
             html.contains("<td>e2fsck -f -n (e2fsck 1.47.0 (5-Feb-2023))</td>"),
             "{html}"
         );
+    }
+
+    #[test]
+    fn sentences_name_the_checker_command_without_its_options() {
+        let mut cur = Curves::default();
+        let per: BTreeMap<u64, Vec<f64>> = [(1_000, vec![0.01, 0.011]), (10_000, vec![0.1, 0.098])].into();
+        cur.time.insert(CHECK, per);
+        cur.checker = Some(("btrfs check --readonly".into(), "btrfs-progs v6.2".into()));
+        let s = sentences("btrfs", &cur, 0.95);
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert!(s[0].starts_with("btrfs btrfs check: time ∝ files^"), "{s:?}");
+        cur.checker = None;
+        assert!(sentences("btrfs", &cur, 0.95)[0].starts_with("btrfs check: "));
     }
 
     #[test]
