@@ -242,7 +242,15 @@ fn chart(
         pts().map(|p| p.1).fold(0.0, f64::max),
     );
     let x_fmt = |x: f64| files(x.round() as u64);
-    let y_fmt = |y: f64| format!("{} s", super::number::value(y));
+    let y_fmt = |y: f64| {
+        let v = super::number::value(y);
+        let v = if v.contains('.') && !v.contains('e') {
+            v.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            v
+        };
+        format!("{v} s")
+    };
     let label = format!("{workload}: full check time against files (log-log)");
     line_chart(
         &LineAxes {
