@@ -68,7 +68,7 @@ pub fn fit(points: &[(f64, f64)], confidence: f64) -> Option<PowerFit> {
     let sxy: f64 = logs.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
     let syy: f64 = logs.iter().map(|p| (p.1 - my).powi(2)).sum();
     // Two distinct x at least: Sxx is then well above rounding.
-    if !(sxx > 1e-12 * nf) {
+    if sxx.is_nan() || sxx <= 1e-12 * nf {
         return None;
     }
     let k = sxy / sxx;

@@ -226,10 +226,10 @@ impl RepairScalingSpec {
         phases: &mut Phases,
         fs: &Fs,
         fsck: &Fsck,
-        top: &Path,
         cut: bool,
         state: &mut State,
     ) -> Result<(), EngineError> {
+        let top = &ctx.dir.join(TOP);
         let mut made = 0;
         for &count in &self.counts {
             self.grow(ctx, top, made, count)?;
@@ -413,7 +413,7 @@ impl RepairScalingSpec {
         let top = ctx.dir.join(TOP);
         std::fs::create_dir(&top).map_err(|e| ERR.io("mkdir", &top, e))?;
         let mut state = State::Mounted;
-        let result = self.levels(ctx, &mut phases, &fs, &fsck, &top, cut, &mut state);
+        let result = self.levels(ctx, &mut phases, &fs, &fsck, cut, &mut state);
         let restored = Self::restore(&fs, state);
         let removed = restored.and_then(|()| self.remove(&top, self.largest()));
         result?;
