@@ -180,8 +180,14 @@ pub enum ListWhat {
 #[derive(Debug, Clone, Args)]
 pub struct ScratchArgs {
     /// Folder for loop images and mountpoints (each run uses a private subfolder).
-    #[arg(long, value_name = "DIR", default_value = DEFAULT_SCRATCH)]
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_SCRATCH, value_parser = absolute_dir)]
     pub scratch: PathBuf,
+}
+
+/// The scratch folder made absolute: /proc/mounts names mount points by absolute path, so the
+/// undo steps of a run in a relative `--scratch` would not find their own mounts.
+fn absolute_dir(s: &str) -> Result<PathBuf, String> {
+    std::path::absolute(s).map_err(|e| format!("{s}: {e}"))
 }
 
 /// Arguments of `run` and `plan`.

@@ -34,6 +34,8 @@
 //!   a pool fsbench did not make left alone.
 //! - `powercut`: power cuts by the shutdown ioctl and by the FUSE power-cut disk, the broken
 //!   disk caught, SQLite rows, `--dir` refused, SIGKILL + cleanup with a live disk server.
+//! - `repair`: the repair_scaling workload on loop ext4 and xfs through the CLI (relative
+//!   `--scratch`), its report section; bad `counts` exit 2.
 //! - `guest`: a TCG QEMU guest running bonnie on jfs and reiserfs; a guest that cannot boot;
 //!   SIGKILL + cleanup while a guest runs.
 //! - `conventions`: `--events` on a real run, `--quiet`, `NO_COLOR`, completions, man pages,
@@ -108,6 +110,9 @@ mod cleanup;
 
 #[path = "integration/powercut.rs"]
 mod powercut;
+
+#[path = "integration/repair.rs"]
+mod repair;
 
 #[path = "integration/device_reuse.rs"]
 mod device_reuse;

@@ -18,4 +18,5 @@ pub(crate) const PRESETS: &[(&str, &str)] = &[
     ("hugefile-2022", include_str!("../../presets/hugefile-2022.toml")),
     ("powercut-2000", include_str!("../../presets/powercut-2000.toml")),
     ("latency", include_str!("../../presets/latency.toml")),
+    ("repair-scaling", include_str!("../../presets/repair-scaling.toml")),
 ];

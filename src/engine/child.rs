@@ -11,9 +11,19 @@
 //! - the exit is seen at once through a pidfd (`pidfd_open(2)`, Linux ≥ 5.3; polled every
 //!   [`POLL`] otherwise), so a timed child's wall time does not include a polling interval;
 //! - with `kill_group`, the whole process group led by the child is killed (the caller made
-//!   the child a group leader with `process_group(0)`), so its own children die with it.
+//!   the child a group leader with `process_group(0)`), so its own children die with it;
+//! - the program's peak resident set ([`Finished::max_rss_kib`]) is its own: the child is
+//!   reaped with `wait4(2)`, whose `ru_maxrss` is this child's (and its reaped descendants'),
+//!   never another child's as `RUSAGE_CHILDREN`'s maximum would be. But `execve` folds the
+//!   high-water mark of the memory it replaces into `ru_maxrss`, and a spawned child runs on
+//!   fsbench's own memory until its exec (vfork), so `ru_maxrss` is at least fsbench's own
+//!   peak (`VmHWM`). Above that it is the program's; at or below it, the answer is the
+//!   program's `VmHWM` read from `/proc/PID/status` at every poll while it ran (every
+//!   millisecond over its first 10 ms, up to every [`POLL`] from 100 ms on; a peak reached in
+//!   its last poll interval is missed).
 //!
-//! References: pidfd_open(2), poll(2), memfd_create(2), getrusage(2) (`RUSAGE_CHILDREN`).
+//! References: pidfd_open(2), poll(2), memfd_create(2), getrusage(2) (`RUSAGE_CHILDREN`,
+//! `ru_maxrss` in KiB), wait4(2).
 
 use crate::engine::cpu::children_cpu_time;
 use std::fs::File;
@@ -61,6 +71,9 @@ pub struct Finished {
     /// User + system CPU of reaped children over the same span (`RUSAGE_CHILDREN`: this child
     /// and any other child reaped meanwhile).
     pub children_cpu: Duration,
+    /// Peak resident set size of the program the child ran, KiB (see the module documentation:
+    /// `ru_maxrss` of its `wait4(2)` usage, or its `VmHWM` seen while it ran).
+    pub max_rss_kib: u64,
 }
 
 /// Why a child did not run to its exit.
@@ -129,44 +142,45 @@ pub fn run(cmd: &mut Command, stdout: Sink, stderr: Sink, watch: Watch) -> Resul
     // `cmd` still owns the child's ends of the streams: release them now, not when the
     // caller drops `cmd`.
     cmd.stdout(Stdio::null()).stderr(Stdio::null());
-    let status = if watch.interrupt.is_none() && watch.timeout.is_none() {
-        child.wait().map_err(ChildError::Io)?
-    } else {
-        let pidfd = rustix::process::pidfd_open(
-            rustix::process::Pid::from_child(&child),
-            rustix::process::PidfdFlags::empty(),
-        )
-        .ok();
-        loop {
-            match child.try_wait() {
-                Ok(Some(s)) => break s,
-                Ok(None) => {}
-                Err(e) => {
-                    kill(&mut child, watch.kill_group);
-                    return Err(ChildError::Io(e));
-                }
-            }
-            let why = if watch.interrupt.is_some_and(|f| f.load(Ordering::Relaxed)) {
-                Some(ChildError::Interrupted)
-            } else {
-                watch.timeout.filter(|&t| t0.elapsed() > t).map(ChildError::TimedOut)
-            };
-            if let Some(why) = why {
+    let pidfd = rustix::process::pidfd_open(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::PidfdFlags::empty(),
+    )
+    .ok();
+    let mut hwm_kib = 0;
+    let (status, usage) = loop {
+        // The program's high-water mark so far (gone once it exits).
+        hwm_kib = hwm_kib.max(vm_hwm_kib(&format!("/proc/{}/status", child.id())).unwrap_or(0));
+        match reap(&child) {
+            Ok(Some(done)) => break done,
+            Ok(None) => {}
+            Err(e) => {
                 kill(&mut child, watch.kill_group);
-                return Err(why);
+                return Err(ChildError::Io(e));
             }
-            match &pidfd {
-                Some(fd) => {
-                    let mut p = libc::pollfd {
-                        fd: std::os::fd::AsRawFd::as_raw_fd(fd),
-                        events: libc::POLLIN,
-                        revents: 0,
-                    };
-                    // SAFETY: one valid pollfd, a bounded timeout.
-                    unsafe { libc::poll(&mut p, 1, POLL.as_millis() as libc::c_int) };
-                }
-                None => std::thread::sleep(Duration::from_millis(1)),
+        }
+        let why = if watch.interrupt.is_some_and(|f| f.load(Ordering::Relaxed)) {
+            Some(ChildError::Interrupted)
+        } else {
+            watch.timeout.filter(|&t| t0.elapsed() > t).map(ChildError::TimedOut)
+        };
+        if let Some(why) = why {
+            kill(&mut child, watch.kill_group);
+            return Err(why);
+        }
+        match &pidfd {
+            Some(fd) => {
+                let mut p = libc::pollfd {
+                    fd: std::os::fd::AsRawFd::as_raw_fd(fd),
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // Every ms at first, so the peak of a short program is seen; then every POLL.
+                let ms = (t0.elapsed().as_millis() / 10).clamp(1, POLL.as_millis()) as libc::c_int;
+                // SAFETY: one valid pollfd, a bounded timeout.
+                unsafe { libc::poll(&mut p, 1, ms) };
             }
+            None => std::thread::sleep(Duration::from_millis(1)),
         }
     };
     let wall = t0.elapsed();
@@ -177,7 +191,57 @@ pub fn run(cmd: &mut Command, stdout: Sink, stderr: Sink, watch: Watch) -> Resul
         stderr: read_back(err_file),
         wall,
         children_cpu,
+        max_rss_kib: peak_rss_kib(&usage, hwm_kib),
     })
+}
+
+/// `VmHWM` of a `/proc/PID/status` file, KiB (`None`: gone, or a zombie without memory).
+fn vm_hwm_kib(status_path: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(status_path).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// The child program's peak resident set, KiB, from its `wait4` usage and the `VmHWM` seen
+/// while it ran (see the module documentation): `ru_maxrss` when it is above this process's
+/// own high-water mark (then it can only be the program's), else the polled `VmHWM`.
+fn peak_rss_kib(usage: &libc::rusage, polled_kib: u64) -> u64 {
+    // ru_maxrss is in KiB on Linux (getrusage(2)).
+    let maxrss = u64::try_from(usage.ru_maxrss).unwrap_or(0);
+    let own = vm_hwm_kib("/proc/self/status").unwrap_or(u64::MAX);
+    if maxrss > own {
+        maxrss
+    } else {
+        polled_kib
+    }
+}
+
+/// Reaps `child` with `wait4(2)` if it has exited: its exit status and its own resource usage;
+/// `None` while it runs. EINTR counts as "still running".
+fn reap(child: &std::process::Child) -> io::Result<Option<(ExitStatus, libc::rusage)>> {
+    use std::os::unix::process::ExitStatusExt;
+    let mut status: libc::c_int = 0;
+    // SAFETY: `rusage` is plain old data; wait4 only writes into it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointers to a c_int and a rusage that outlive the call; the pid is our
+    // child's, not yet reaped (only this function reaps it).
+    let r = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, libc::WNOHANG, &mut usage) };
+    match r {
+        0 => Ok(None),
+        r if r > 0 => Ok(Some((ExitStatus::from_raw(status), usage))),
+        _ => {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                Ok(None)
+            } else {
+                Err(e)
+            }
+        }
+    }
 }
 
 /// SIGKILLs the child (or its process group) and reaps it.
@@ -258,6 +322,25 @@ mod tests {
             Err(ChildError::TimedOut(_))
         ));
         assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
+    }
+
+    #[test]
+    fn peak_memory_is_the_programs_own() {
+        // dd fills its one 64 MiB buffer: its peak resident set is at least that.
+        let mut big = Command::new("dd");
+        big.args(["if=/dev/zero", "of=/dev/null", "bs=64M", "count=1"]);
+        let f = run(&mut big, Sink::Null, Sink::Null, Watch::default()).expect("dd runs");
+        assert!(f.status.success());
+        assert!(f.max_rss_kib >= 64 * 1024, "{} KiB", f.max_rss_kib);
+        // A small program spawned while this process holds 256 MiB: its ru_maxrss says at
+        // least 256 MiB (exec folds the spawner's peak in), its own peak is a few MiB; and it
+        // is not the largest child's so far either (as RUSAGE_CHILDREN's would be).
+        let held = vec![1u8; 256 << 20];
+        let mut small = Command::new("/bin/sleep");
+        small.arg("0.1");
+        let f = run(&mut small, Sink::Null, Sink::Null, Watch::default()).expect("sleep runs");
+        assert!(held.iter().step_by(4096).all(|&b| b == 1));
+        assert!(f.max_rss_kib > 0 && f.max_rss_kib < 16 * 1024, "{} KiB", f.max_rss_kib);
     }
 
     #[test]

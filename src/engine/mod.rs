@@ -320,6 +320,9 @@ workload_kinds! {
     Powercut(workloads::powercut::PowercutSpec) = "powercut",
     /// coreutils `dd` writing one file (`conv=fsync` or `oflag=direct`): bigfile's referee.
     Dd(workloads::dd::DdSpec) = "dd",
+    /// Full read-only check, clean mount and mount after a cut at growing file counts, with the
+    /// checker's peak memory: how the cost of repair scales.
+    RepairScaling(workloads::repair_scaling::RepairScalingSpec) = "repair_scaling",
 }
 
 #[cfg(test)]

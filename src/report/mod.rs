@@ -48,6 +48,7 @@ mod html;
 mod matrix;
 pub mod methodology;
 pub(crate) mod number;
+pub mod repair;
 mod role;
 mod spectrum;
 mod summary;

@@ -173,7 +173,7 @@ impl Target {
             }
             if let Some(w) = suite.workloads.iter().find(|w| w.kind.workload().needs_block_device()) {
                 return Err(RunError::Usage(format!(
-                    "workload `{}` ({}) needs a filesystem fsbench makes on a loop image or --device: it cannot cut the power of an existing directory; drop --dir {}",
+                    "workload `{}` ({}) needs a filesystem fsbench makes on a loop image or --device: it cannot unmount, check or cut the power of an existing directory; drop --dir {}",
                     w.name,
                     w.kind.name(),
                     dir.display()

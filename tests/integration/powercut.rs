@@ -195,7 +195,7 @@ sqlite = true
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(
-        text(&o).contains("cannot cut the power of an existing directory"),
+        text(&o).contains("cannot unmount, check or cut the power of an existing directory"),
         "{}",
         text(&o)
     );

@@ -13,6 +13,7 @@ pub mod mongo;
 pub mod oltp;
 pub mod postmark;
 pub mod powercut;
+pub mod repair_scaling;
 pub mod scan;
 pub mod sysbench_fileio;
 pub mod tool;

@@ -185,16 +185,41 @@ pub mod metrics {
     }
 }
 
-/// The filesystem under test as /proc/mounts shows it.
-struct Fs {
-    device: String,
-    fs_type: String,
-    opts: String,
-    mountpoint: PathBuf,
+/// The filesystem under test as /proc/mounts shows it: what a workload that unmounts, cuts and
+/// mounts it again needs (powercut, repair_scaling).
+pub(crate) struct Fs {
+    /// The block device (`/dev/loopN`).
+    pub(crate) device: String,
+    /// The type as the kernel names it (`ext4`).
+    pub(crate) fs_type: String,
+    /// The options to mount it again with ([`remount_opts`]).
+    pub(crate) opts: String,
+    /// Where it is mounted.
+    pub(crate) mountpoint: PathBuf,
 }
 
 impl Fs {
-    fn mount(&self) -> Result<(), String> {
+    /// The filesystem under `ctx.dir`: the runner's mount, on a block device; `workload` names
+    /// the workload in the error of a directory target.
+    pub(crate) fn of_run(ctx: &RunContext, workload: &str) -> Result<Fs, EngineError> {
+        let mountpoint = ctx.dir.parent().map(Path::to_path_buf).unwrap_or_default();
+        // /proc/mounts names mount points by absolute path (a relative `--scratch` is not).
+        let mountpoint = std::fs::canonicalize(&mountpoint).unwrap_or(mountpoint);
+        match crate::host::mount_entry(&mountpoint) {
+            Some((device, fs_type, opts)) if device.starts_with("/dev/") => Ok(Fs {
+                device,
+                fs_type,
+                opts: remount_opts(&opts),
+                mountpoint,
+            }),
+            _ => Err(EngineError::Invalid(format!(
+                "{workload} needs a filesystem fsbench made on a block device (loop images or --device), not a directory"
+            ))),
+        }
+    }
+
+    /// Mounts it again with mount(8) (type, options, device, mount point as found).
+    pub(crate) fn mount(&self) -> Result<(), String> {
         let args = [
             "-t".to_string(),
             self.fs_type.clone(),
@@ -208,7 +233,8 @@ impl Fs {
             .map_err(|e| e.to_string())
     }
 
-    fn unmount(&self) -> Result<(), EngineError> {
+    /// Unmounts it (umount(2), retried on EBUSY).
+    pub(crate) fn unmount(&self) -> Result<(), EngineError> {
         crate::host::unmount(&self.mountpoint)
             .map_err(|e| EngineError::io("unmount after the cut", std::io::Error::other(e.to_string())))
     }
@@ -355,26 +381,9 @@ impl PowercutSpec {
         rng.gen_range(lo..=self.ops.max(lo))
     }
 
-    /// The filesystem under `ctx.dir`: the runner's mount, on a block device.
-    fn find_fs(ctx: &RunContext) -> Result<Fs, EngineError> {
-        let mountpoint = ctx.dir.parent().map(Path::to_path_buf).unwrap_or_default();
-        match crate::host::mount_entry(&mountpoint) {
-            Some((device, fs_type, opts)) if device.starts_with("/dev/") => Ok(Fs {
-                device,
-                fs_type,
-                opts: remount_opts(&opts),
-                mountpoint,
-            }),
-            _ => Err(EngineError::Invalid(
-                "powercut needs a filesystem fsbench made on a block device (loop images or --device), not a directory"
-                    .into(),
-            )),
-        }
-    }
-
     fn run_cuts(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
         let mut phases = Phases::new(ctx);
-        let runner_fs = Self::find_fs(ctx)?;
+        let runner_fs = Fs::of_run(ctx, "powercut")?;
         let fsck = recover::fsck_for(&runner_fs.fs_type)
             .ok_or_else(|| EngineError::Unavailable(format!("no fsck known to fsbench for {}", runner_fs.fs_type)))?;
         fsck.available().map_err(EngineError::Unavailable)?;
@@ -670,7 +679,7 @@ impl PowercutSpec {
         // The read-only check, then a repair when it asked for one.
         let meter = crate::engine::cpu::CpuMeter::start();
         let checked = fsck
-            .check(&fs.device)
+            .check(&fs.device, Some(ctx.interrupt))
             .map_err(|e| EngineError::io(format!("{} {}", fsck.program, fs.device), e))?;
         let mut cpu = meter.stop();
         let (verdict, fwall, tail) = (checked.verdict, checked.wall, checked.tail);

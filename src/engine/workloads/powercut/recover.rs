@@ -15,7 +15,19 @@
 use crate::engine::child::{self, Sink, Watch};
 use std::path::Path;
 use std::process::Command;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
+
+/// Longest a check or repair may run before it is killed.
+pub const CHECK_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// What one run of a checker gave.
+struct Ran {
+    code: i32,
+    tail: String,
+    cpu: Duration,
+    max_rss_kib: u64,
+}
 
 /// `FS_IOC_SHUTDOWN`, `_IOR('X', 125, __u32)` (linux/fs.h).
 const FS_IOC_SHUTDOWN: libc::c_ulong = 0x8004_587D;
@@ -85,6 +97,8 @@ pub struct Checked {
     pub wall: Duration,
     /// The checker's CPU (user + system).
     pub cpu: Duration,
+    /// The checker's peak resident set, KiB (`ru_maxrss` of its own `wait4` usage).
+    pub max_rss_kib: u64,
     /// Its last lines of output.
     pub tail: String,
 }
@@ -146,7 +160,29 @@ impl Fsck {
         }
     }
 
-    fn run(&self, args: &[&str], device: &str) -> std::io::Result<(i32, String, Duration)> {
+    /// The program's version line (`e2fsck 1.47.0 (5-Feb-2023)`, `xfs_repair version 6.1.0`,
+    /// `btrfs-progs v6.2`), if it is installed and says.
+    pub fn version(&self) -> Option<String> {
+        let flag = if self.program == "btrfs" { "--version" } else { "-V" };
+        let prog = crate::host::find_tool(self.program)?;
+        let out = Command::new(prog).arg(flag).output().ok()?;
+        let text = format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        text.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_string)
+    }
+
+    /// The read-only check as a command line: `e2fsck -f -n DEVICE`.
+    pub fn check_command(&self, device: &str) -> String {
+        let mut parts = vec![self.program];
+        parts.extend(self.check);
+        parts.push(device);
+        parts.join(" ")
+    }
+
+    fn run(&self, args: &[&str], device: &str, interrupt: Option<&AtomicBool>) -> std::io::Result<Ran> {
         let prog = crate::host::find_tool(self.program).unwrap_or_else(|| self.program.into());
         let mut cmd = Command::new(prog);
         cmd.args(args).arg(device);
@@ -155,12 +191,15 @@ impl Fsck {
             Sink::Capture,
             Sink::Capture,
             Watch {
-                interrupt: None,
-                timeout: Some(Duration::from_secs(600)),
+                interrupt,
+                timeout: Some(CHECK_TIMEOUT),
                 kill_group: true,
             },
         )
-        .map_err(|e| std::io::Error::other(e.to_string()))?;
+        .map_err(|e| match e {
+            child::ChildError::Interrupted => std::io::Error::from(std::io::ErrorKind::Interrupted),
+            e => std::io::Error::other(e.to_string()),
+        })?;
         let tail: Vec<&str> = out
             .stdout
             .lines()
@@ -168,19 +207,26 @@ impl Fsck {
             .filter(|l| !l.trim().is_empty())
             .collect();
         let tail = tail[tail.len().saturating_sub(4)..].join(" / ");
-        Ok((out.status.code().unwrap_or(-1), tail, out.children_cpu))
+        Ok(Ran {
+            code: out.status.code().unwrap_or(-1),
+            tail,
+            cpu: out.children_cpu,
+            max_rss_kib: out.max_rss_kib,
+        })
     }
 
-    /// Runs the read-only check of the unmounted `device`.
-    pub fn check(&self, device: &str) -> std::io::Result<Checked> {
+    /// Runs the read-only check of the unmounted `device`; with `interrupt`, the checker is
+    /// killed when it is set (an `Interrupted` error).
+    pub fn check(&self, device: &str, interrupt: Option<&AtomicBool>) -> std::io::Result<Checked> {
         let t0 = Instant::now();
-        let (code, tail, cpu) = self.run(self.check, device)?;
+        let ran = self.run(self.check, device, interrupt)?;
         let wall = t0.elapsed();
         Ok(Checked {
-            verdict: self.verdict(code, &tail),
+            verdict: self.verdict(ran.code, &ran.tail),
             wall,
-            cpu,
-            tail,
+            cpu: ran.cpu,
+            max_rss_kib: ran.max_rss_kib,
+            tail: ran.tail,
         })
     }
 
@@ -205,7 +251,7 @@ impl Fsck {
 
     /// Repairs the unmounted `device`; `Err` carries the checker's last lines.
     pub fn repair(&self, device: &str) -> Result<(), String> {
-        let (code, tail, _) = self.run(self.repair, device).map_err(|e| e.to_string())?;
+        let Ran { code, tail, .. } = self.run(self.repair, device, None).map_err(|e| e.to_string())?;
         let ok = match self.program {
             "e2fsck" => code < 4,
             _ => code == 0,
