@@ -205,9 +205,25 @@ fn a_page_cache_random_read_rate_is_flagged_and_one_from_the_disk_is_not() {
         let o = fsbench(&args);
         assert!(o.status.success(), "{}", text(&o));
     };
-    run(&cached, &["--label", "cached"]);
+    // Another test running alongside may drop the machine's page cache (`drop_caches = true`
+    // writes /proc/sys/vm/drop_caches, which is global) in the middle of the cached phase,
+    // which then reads from the disk. That is no fault of the flag, so the cached run gets up
+    // to three tries; each is judged by the same assertions below, and the last one counts.
+    let mut tries = 0;
+    let (hot, hot_flag, hot_raw, hot_warnings) = loop {
+        tries += 1;
+        let label = format!("cached{tries}");
+        run(&cached, &["--label", &label]);
+        let r = random_read_rate(&db, &label);
+        if r.1 || tries == 3 {
+            break r;
+        }
+        eprintln!(
+            "cached try {tries}: {:.0} reads/s against {:.0}: not from the cache, trying again",
+            r.0, r.2
+        );
+    };
     run(&disk, &["--label", "disk", "--memory", "64MiB"]);
-    let (hot, hot_flag, hot_raw, hot_warnings) = random_read_rate(&db, "cached");
     let (cold, cold_flag, cold_raw, cold_warnings) = random_read_rate(&db, "disk");
     eprintln!(
         "rndrd 4 KiB: {hot:.0} reads/s from the page cache (raw random read {hot_raw:.0} ops/s), {cold:.0} reads/s \
