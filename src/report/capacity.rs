@@ -86,15 +86,7 @@ fn trim(v: f64) -> String {
 
 /// `12,345`: whole operations per second with thousands separators.
 fn rate(v: f64) -> String {
-    let s = format!("{:.0}", v.max(0.0));
-    let mut out = String::new();
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
+    super::words::thousands(v.max(0.0).round() as u64)
 }
 
 /// "ext4 sustains 12,300 ops/s [11,800, 12,900] at p99 ≤ 5 ms (3 repeats)".

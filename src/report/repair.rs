@@ -156,15 +156,7 @@ fn cell(v: Option<f64>) -> String {
 
 /// `1,000,000`.
 fn files(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
+    super::words::thousands(n)
 }
 
 /// The table's rows: filesystem, checker, files, check s, peak RSS MiB, mount s, cut mount s.

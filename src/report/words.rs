@@ -46,6 +46,19 @@ pub fn wrap(text: &str, width: usize) -> String {
     out
 }
 
+/// `n` with thousands separators: `1,000,000`.
+pub(super) fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
