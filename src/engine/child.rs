@@ -326,9 +326,12 @@ mod tests {
 
     #[test]
     fn peak_memory_is_the_programs_own() {
-        // dd fills its one 64 MiB buffer: its peak resident set is at least that.
+        // dd fills its one 64 MiB buffer twenty times: its peak resident set is at least that,
+        // and it holds it long enough (about 0.2 s) for the poll of its own peak to see it when
+        // this test process's high-water mark is above dd's (other tests in this binary hold
+        // hundreds of MiB; then ru_maxrss, which exec folds ours into, cannot tell).
         let mut big = Command::new("dd");
-        big.args(["if=/dev/zero", "of=/dev/null", "bs=64M", "count=1"]);
+        big.args(["if=/dev/zero", "of=/dev/null", "bs=64M", "count=20"]);
         let f = run(&mut big, Sink::Null, Sink::Null, Watch::default()).expect("dd runs");
         assert!(f.status.success());
         assert!(f.max_rss_kib >= 64 * 1024, "{} KiB", f.max_rss_kib);
