@@ -773,12 +773,14 @@ impl Workload for AgingSpec {
         }
         let top = ctx.dir.join(TOP);
         let mut phases = Phases::new(ctx);
+        let tree = final_tree(self);
+        let mib = |b: u64| b as f64 / Bytes::MIB as f64;
         phases.note(format!(
-            "aging profile: seed {}, {} written for {} live ({} files kept)",
+            "aging profile: seed {}, {:.0} MiB written for {:.0} MiB live in {} files",
             self.seed,
-            Bytes(ops(self).iter().map(op_bytes).sum()),
-            Bytes(final_tree(self).iter().map(|f| f.size).sum()),
-            final_tree(self).len()
+            mib(ops(self).iter().map(op_bytes).sum()),
+            mib(tree.iter().map(|f| f.size).sum()),
+            tree.len()
         ));
         let made = self.make_dirs(&top);
         let result = made.and_then(|()| self.measure(ctx, &mut phases, &top));
