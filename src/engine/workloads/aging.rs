@@ -738,16 +738,17 @@ impl Workload for AgingSpec {
         Ok(())
     }
 
-    /// The live bytes at their ceiling (fullness plus a quarter of the rest) in files of the
-    /// profile's capped mean size.
+    /// `capacity` (95 % of it as data in files of the profile's capped mean size), so that an
+    /// image sized from the footprint (no `image_size`, or `--fs`) is about `capacity` and
+    /// `fullness` stays the filesystem's own; it holds the ceiling of the live bytes
+    /// (`fullness` plus a quarter of the rest).
     fn footprint(&self) -> crate::fstype::Footprint {
-        let g = Gen::new(self);
-        let ceiling = g.ceiling();
+        let data = self.capacity.get() / 20 * 19;
         let mean = ((SIZE_MU + SIZE_SIGMA * SIZE_SIGMA / 2.0).exp() as u64).clamp(4096, self.max_file.get().max(4096));
-        let files = (ceiling / mean).max(1) * 2;
+        let files = (data / mean).max(1) * 2;
         crate::fstype::Footprint::default()
             .dirs(1 + u64::from(self.dirs), 5)
-            .files(files, ceiling / files, 9)
+            .files(files, data / files, 9)
     }
 
     fn describe(&self) -> String {
