@@ -612,14 +612,17 @@ impl AgingSpec {
         Ok(total)
     }
 
-    /// Mean extents per non-empty file and the percent of them in more than one piece.
-    fn layout(paths: &[PathBuf]) -> Result<(f64, f64), EngineError> {
+    /// Mean extents per non-empty file and the percent of them in more than one piece; `None`
+    /// where the filesystem has no FIEMAP.
+    fn layout(paths: &[PathBuf]) -> Result<Option<(f64, f64)>, EngineError> {
         let mut mapper = Mapper::new().with_sync();
         let (mut files, mut extents, mut split) = (0u64, 0u64, 0u64);
         for p in paths {
-            let m = mapper
-                .map_path(p)
-                .map_err(|e| EngineError::io(format!("FIEMAP {}", p.display()), e))?;
+            let m = match mapper.map_path(p) {
+                Ok(m) => m,
+                Err(e) if crate::engine::fiemap::is_unsupported(&e) => return Ok(None),
+                Err(e) => return Err(EngineError::io(format!("FIEMAP {}", p.display()), e)),
+            };
             if m.extents == 0 {
                 continue;
             }
@@ -628,9 +631,12 @@ impl AgingSpec {
             split += u64::from(m.fragments > 1);
         }
         if files == 0 {
-            return Ok((f64::NAN, f64::NAN));
+            return Ok(Some((f64::NAN, f64::NAN)));
         }
-        Ok((extents as f64 / files as f64, 100.0 * split as f64 / files as f64))
+        Ok(Some((
+            extents as f64 / files as f64,
+            100.0 * split as f64 / files as f64,
+        )))
     }
 
     fn measure(&self, ctx: &RunContext, phases: &mut Phases, top: &Path) -> Result<(), EngineError> {
@@ -669,21 +675,18 @@ impl AgingSpec {
             &POLICY,
         );
         phases.begin(LAYOUT, Caches::Keep);
-        match phases.region(|| Self::layout(&paths)) {
-            Ok(t) => {
-                let (ext, frag) = t.value;
-                phases.record(
-                    LAYOUT,
-                    &t,
-                    vec![
-                        (MetricId::lower(EXTENTS, Unit::Ratio), ext),
-                        (MetricId::lower(FRAGMENTED, Unit::Percent), frag),
-                    ],
-                    &POLICY,
-                );
-            }
-            Err(EngineError::Io { .. }) => phases.note(format!("{LAYOUT}: FIEMAP is not available here")),
-            Err(e) => return Err(e),
+        let t = phases.region(|| Self::layout(&paths))?;
+        match t.value {
+            Some((ext, frag)) => phases.record(
+                LAYOUT,
+                &t,
+                vec![
+                    (MetricId::lower(EXTENTS, Unit::Ratio), ext),
+                    (MetricId::lower(FRAGMENTED, Unit::Percent), frag),
+                ],
+                &POLICY,
+            ),
+            None => phases.note(format!("{LAYOUT}: not measured, the filesystem has no FIEMAP")),
         }
         Ok(())
     }
