@@ -82,6 +82,8 @@ struct Line {
     fresh: f64,
     aged: f64,
     ratio: String,
+    /// The interval of aged / fresh excludes 1 (`None`: no interval).
+    decided: Option<bool>,
     extents: String,
     pieces: String,
 }
@@ -92,7 +94,9 @@ fn lines(model: &ReportModel, aged: &WorkloadTable, fresh: &WorkloadTable, confi
         let (Some(a), Some(f)) = (cell(aged, READ, THROUGHPUT, v), cell(fresh, READ, THROUGHPUT, v)) else {
             continue;
         };
-        let ratio = match ratio_ci(Sample::from(&a.summary), Sample::from(&f.summary), confidence) {
+        let ci = ratio_ci(Sample::from(&a.summary), Sample::from(&f.summary), confidence);
+        let decided = ci.as_ref().map(|r| r.low > 1.0 || r.high < 1.0);
+        let ratio = match ci {
             Some(r) => format!("{:.2} [{:.2}, {:.2}]", r.ratio, r.low, r.high),
             None => format!(
                 "{:.2} (no interval: fewer than 2 repeats)",
@@ -108,6 +112,7 @@ fn lines(model: &ReportModel, aged: &WorkloadTable, fresh: &WorkloadTable, confi
             fresh: f.summary.mean,
             aged: a.summary.mean,
             ratio,
+            decided,
             extents: both(EXTENTS),
             pieces: both(FRAGMENTED),
         });
@@ -133,8 +138,13 @@ fn ranking(lines: &[Line]) -> String {
     } else {
         "the ranking changes below the first"
     };
+    let caveat = if f != a && lines.iter().all(|l| l.decided != Some(true)) {
+        ", but no filesystem's aged / fresh interval excludes 1: the change may be noise"
+    } else {
+        ""
+    };
     format!(
-        "Cold read, by mean throughput: fresh: {}; aged: {} — {verdict} (means only; the tables above say which differences are significant).",
+        "Cold read, by mean throughput: fresh: {}; aged: {} — {verdict}{caveat} (means only; the tables above say which differences are significant).",
         f.join(", "),
         a.join(", ")
     )
@@ -314,7 +324,7 @@ mod tests {
             .collect();
         assert!(ci[0] < 0.6 && ci[1] > 0.6 && ci[1] - ci[0] < 0.1, "{ci:?}");
         assert!(
-            text.contains("fresh: ext4, xfs; aged: xfs, ext4 — the ranking changes, and so does the first"),
+            text.contains("fresh: ext4, xfs; aged: xfs, ext4 — the ranking changes, and so does the first (means"),
             "{text}"
         );
         let html = AgingSection.html(&m);
@@ -322,6 +332,26 @@ mod tests {
             html.contains("<h2 id=\"aging-aged\">") && html.contains("0.60 ["),
             "{html}"
         );
+    }
+
+    #[test]
+    fn a_swap_no_interval_decides_is_called_possible_noise() {
+        let line = |v: &str, fresh: f64, aged: f64| Line {
+            variant: v.into(),
+            fresh,
+            aged,
+            ratio: String::new(),
+            decided: Some(false),
+            extents: String::new(),
+            pieces: String::new(),
+        };
+        let r = ranking(&[line("ext4", 100.0, 90.0), line("xfs", 95.0, 97.0)]);
+        assert!(
+            r.contains("the ranking changes, and so does the first, but no filesystem"),
+            "{r}"
+        );
+        let r = ranking(&[line("ext4", 100.0, 99.0), line("xfs", 95.0, 94.0)]);
+        assert!(r.contains("the ranking holds (means"), "{r}");
     }
 
     #[test]
