@@ -36,6 +36,8 @@
 //!   disk caught, SQLite rows, `--dir` refused, SIGKILL + cleanup with a live disk server.
 //! - `repair`: the repair_scaling workload on loop ext4 and xfs through the CLI (relative
 //!   `--scratch`), its report section; bad `counts` exit 2.
+//! - `aging`: the aging preset scaled down on loop ext4 through the CLI: aged and fresh rows,
+//!   the same tree in both, its report section, nothing left.
 //! - `guest`: a TCG QEMU guest running bonnie on jfs and reiserfs; a guest that cannot boot;
 //!   SIGKILL + cleanup while a guest runs.
 //! - `conventions`: `--events` on a real run, `--quiet`, `NO_COLOR`, completions, man pages,
@@ -113,6 +115,9 @@ mod powercut;
 
 #[path = "integration/repair.rs"]
 mod repair;
+
+#[path = "integration/aging.rs"]
+mod aging;
 
 #[path = "integration/device_reuse.rs"]
 mod device_reuse;

@@ -19,4 +19,5 @@ pub(crate) const PRESETS: &[(&str, &str)] = &[
     ("powercut-2000", include_str!("../../presets/powercut-2000.toml")),
     ("latency", include_str!("../../presets/latency.toml")),
     ("repair-scaling", include_str!("../../presets/repair-scaling.toml")),
+    ("aging", include_str!("../../presets/aging.toml")),
 ];

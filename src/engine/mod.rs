@@ -323,6 +323,9 @@ workload_kinds! {
     /// Full read-only check, clean mount and mount after a cut at growing file counts, with the
     /// checker's peak memory: how the cost of repair scales.
     RepairScaling(workloads::repair_scaling::RepairScalingSpec) = "repair_scaling",
+    /// A seeded create/append/overwrite/rename/delete stream to a target fullness after a target
+    /// churn (`aged`), or its final tree written directly (`fresh`); then a cold read and layout.
+    Aging(workloads::aging::AgingSpec) = "aging",
 }
 
 #[cfg(test)]

@@ -34,6 +34,7 @@
 //! Invariant: [`build()`] and [`render`] never panic, whatever the stored data holds (unknown case
 //! ids, NaN values, empty sessions); oddities become warnings.
 
+pub mod aging;
 mod build;
 pub mod cachebound;
 pub mod capacity;

@@ -1,6 +1,7 @@
 //! One file per workload family. Each defines its spec (serde, `deny_unknown_fields`, defaults
 //! documented with units) and implements [`crate::engine::Workload`].
 
+pub mod aging;
 pub mod bigfile;
 pub mod bonnie;
 pub mod bonnie_pp;

@@ -1,0 +1,364 @@
+//! The aging penalty (issue 30): for every pair of `aging` workloads in a session — one aged
+//! (it has the phase `age`), one fresh (phase `populate`), paired in suite order — what the
+//! aging cost each filesystem on the same files.
+//!
+//! - **Table**: per filesystem, the mean cold-read throughput of the kept tree on the fresh and
+//!   on the aged filesystem (MiB/s), aged / fresh with its interval at the session's confidence
+//!   ([`crate::stats::two_sample::ratio_ci`]: the log-scale delta method over the two sets of
+//!   repeats; "—" with fewer than two on a side), and the layout before and after: mean extents
+//!   per file and the share of files in more than one piece, fresh → aged.
+//! - **Ranking**: the filesystems ordered by mean read throughput on the fresh and on the aged
+//!   trees, and whether the order changed ("fresh: btrfs, xfs, ext4; aged: xfs, btrfs, ext4 —
+//!   the ranking changes").
+//!
+//! Invariants: built from the report model (stored rows) only; a session without both modes
+//! renders "" (no heading); every text is escaped once, here.
+
+use super::escape::{html as esc, markdown as md};
+use super::{Cell, ReportModel, Section, WorkloadTable};
+use crate::engine::workloads::aging::{AGE, EXTENTS, FRAGMENTED, LAYOUT, POPULATE, READ, THROUGHPUT};
+use crate::stats::two_sample::{ratio_ci, Sample};
+use std::fmt::Write as _;
+
+/// The aging section of a session's report.
+pub struct AgingSection;
+
+/// The kind of workload this section reads.
+const KIND: &str = "aging";
+
+const HEAD: [&str; 6] = [
+    "filesystem",
+    "read fresh (MiB/s)",
+    "read aged (MiB/s)",
+    "aged / fresh",
+    "extents per file, fresh → aged",
+    "files in pieces (%), fresh → aged",
+];
+
+const INTRO: &str = "The same files (same seed: same names, sizes and bytes) on a filesystem aged by the seeded create/append/overwrite/rename/delete stream and on a freshly made one of the same type and size; the cold read of the whole kept tree after dropping caches, and the FIEMAP layout of its files.";
+
+fn has_phase(t: &WorkloadTable, phase: &str) -> bool {
+    t.rows.iter().any(|r| r.phase == phase)
+}
+
+/// `(aged, fresh)` pairs in suite order.
+fn pairs(model: &ReportModel) -> Vec<(&WorkloadTable, &WorkloadTable)> {
+    let of = |p: &str| -> Vec<&WorkloadTable> {
+        model
+            .workloads
+            .iter()
+            .filter(|t| t.kind == KIND && has_phase(t, p))
+            .collect()
+    };
+    of(AGE).into_iter().zip(of(POPULATE)).collect()
+}
+
+fn cell<'a>(t: &'a WorkloadTable, phase: &str, metric: &str, variant: &str) -> Option<&'a Cell> {
+    t.rows
+        .iter()
+        .find(|r| r.phase == phase && r.metric.name == metric)?
+        .cells
+        .iter()
+        .find(|c| c.variant == variant && c.summary.n > 0 && c.summary.mean.is_finite())
+}
+
+fn num(v: f64) -> String {
+    if !v.is_finite() {
+        "—".into()
+    } else if v == 0.0 {
+        "0".into()
+    } else if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// One filesystem's figures.
+struct Line {
+    variant: String,
+    fresh: f64,
+    aged: f64,
+    ratio: String,
+    /// The interval of aged / fresh excludes 1 (`None`: no interval).
+    decided: Option<bool>,
+    extents: String,
+    pieces: String,
+}
+
+fn lines(model: &ReportModel, aged: &WorkloadTable, fresh: &WorkloadTable, confidence: f64) -> Vec<Line> {
+    let mut out = Vec::new();
+    for v in &model.variants {
+        let (Some(a), Some(f)) = (cell(aged, READ, THROUGHPUT, v), cell(fresh, READ, THROUGHPUT, v)) else {
+            continue;
+        };
+        let ci = ratio_ci(Sample::from(&a.summary), Sample::from(&f.summary), confidence);
+        let decided = ci.as_ref().map(|r| r.low > 1.0 || r.high < 1.0);
+        let ratio = match ci {
+            Some(r) => format!("{:.2} [{:.2}, {:.2}]", r.ratio, r.low, r.high),
+            None => format!(
+                "{:.2} (no interval: fewer than 2 repeats)",
+                a.summary.mean / f.summary.mean
+            ),
+        };
+        let both = |metric: &str| match (cell(fresh, LAYOUT, metric, v), cell(aged, LAYOUT, metric, v)) {
+            (Some(f), Some(a)) => format!("{} → {}", num(f.summary.mean), num(a.summary.mean)),
+            _ => "—".into(),
+        };
+        out.push(Line {
+            variant: v.clone(),
+            fresh: f.summary.mean,
+            aged: a.summary.mean,
+            ratio,
+            decided,
+            extents: both(EXTENTS),
+            pieces: both(FRAGMENTED),
+        });
+    }
+    out
+}
+
+/// "fresh: a, b; aged: b, a — the ranking changes", or "" with fewer than two filesystems.
+fn ranking(lines: &[Line]) -> String {
+    if lines.len() < 2 {
+        return String::new();
+    }
+    let order = |key: fn(&Line) -> f64| {
+        let mut v: Vec<&Line> = lines.iter().collect();
+        v.sort_by(|x, y| key(y).total_cmp(&key(x)));
+        v.into_iter().map(|l| l.variant.as_str()).collect::<Vec<_>>()
+    };
+    let (f, a) = (order(|l| l.fresh), order(|l| l.aged));
+    let verdict = if f == a {
+        "the ranking holds"
+    } else if f[0] != a[0] {
+        "the ranking changes, and so does the first"
+    } else {
+        "the ranking changes below the first"
+    };
+    let caveat = if f != a && lines.iter().all(|l| l.decided != Some(true)) {
+        ", but no filesystem's aged / fresh interval excludes 1: the change may be noise"
+    } else {
+        ""
+    };
+    format!(
+        "Cold read, by mean throughput: fresh: {}; aged: {} — {verdict}{caveat} (means only; the tables above say which differences are significant).",
+        f.join(", "),
+        a.join(", ")
+    )
+}
+
+fn row(l: &Line) -> [String; 6] {
+    [
+        l.variant.clone(),
+        num(l.fresh),
+        num(l.aged),
+        l.ratio.clone(),
+        l.extents.clone(),
+        l.pieces.clone(),
+    ]
+}
+
+impl Section for AgingSection {
+    fn markdown(&self, model: &ReportModel) -> String {
+        let confidence = model.session.info.policy.confidence;
+        let mut out = String::new();
+        for (aged, fresh) in pairs(model) {
+            let ls = lines(model, aged, fresh, confidence);
+            if ls.is_empty() {
+                continue;
+            }
+            let _ = write!(
+                out,
+                "\n## Aging: {} against {}\n\n{}\n\n| {} |\n|---|---:|---:|---:|---:|---:|\n",
+                md(&aged.workload),
+                md(&fresh.workload),
+                md(INTRO),
+                HEAD.join(" | ")
+            );
+            for l in &ls {
+                let cells: Vec<String> = row(l).iter().map(|c| md(c)).collect();
+                let _ = writeln!(out, "| {} |", cells.join(" | "));
+            }
+            let _ = writeln!(
+                out,
+                "\nMeans over measured repeats; aged / fresh of the read throughput with its {:.0} % interval (below 1: the aged filesystem reads slower).",
+                confidence * 100.0
+            );
+            let r = ranking(&ls);
+            if !r.is_empty() {
+                let _ = writeln!(out, "\n{}", md(&r));
+            }
+        }
+        out
+    }
+
+    fn html(&self, model: &ReportModel) -> String {
+        let confidence = model.session.info.policy.confidence;
+        let mut out = String::new();
+        for (aged, fresh) in pairs(model) {
+            let ls = lines(model, aged, fresh, confidence);
+            if ls.is_empty() {
+                continue;
+            }
+            let _ = write!(
+                out,
+                "<h2 id=\"aging-{a}\">Aging: {a} against {f}</h2><p>{} Intervals at {:.0} %.</p><table class=\"aging\"><thead><tr>",
+                esc(INTRO),
+                confidence * 100.0,
+                a = esc(&aged.workload),
+                f = esc(&fresh.workload),
+            );
+            for h in HEAD {
+                let _ = write!(out, "<th>{}</th>", esc(h));
+            }
+            out.push_str("</tr></thead><tbody>");
+            for l in &ls {
+                out.push_str("<tr>");
+                for (i, c) in row(l).iter().enumerate() {
+                    let class = if i >= 1 { " class=\"num\"" } else { "" };
+                    let _ = write!(out, "<td{class}>{}</td>", esc(c));
+                }
+                out.push_str("</tr>");
+            }
+            out.push_str("</tbody></table>");
+            let r = ranking(&ls);
+            if !r.is_empty() {
+                let _ = write!(out, "<p>{}</p>", esc(&r));
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metric::{Measurement, MetricId, Unit};
+    use crate::store::{CaseAvailability, CaseRecord, NewSample, SampleRecord, SampleStatus};
+
+    /// ext4 reads 100 MiB/s fresh and 60 aged, xfs 90 and 80: xfs leads once aged.
+    fn model() -> ReportModel {
+        let mut data = super::super::fixture::session_data();
+        data.cases.clear();
+        data.samples.clear();
+        let mut id = 0;
+        for (variant, fresh, aged) in [("ext4", 100.0, 60.0), ("xfs", 90.0, 80.0)] {
+            for (workload, first, mean, ext) in [("aged", AGE, aged, 1.8), ("fresh", POPULATE, fresh, 1.0)] {
+                let case_id = format!("{variant}-{workload}");
+                data.cases.push(CaseRecord {
+                    case_id: case_id.clone(),
+                    variant: variant.into(),
+                    fs_type: variant.into(),
+                    mkfs_args: vec![],
+                    mount_opts: vec![],
+                    workload: workload.into(),
+                    workload_kind: KIND.into(),
+                    workload_json: "{}".into(),
+                    availability: CaseAvailability::Available,
+                });
+                for (r, wobble) in [0.98, 1.0, 1.02].into_iter().enumerate() {
+                    let m = |phase: &str, metric: MetricId, value: f64| Measurement {
+                        phase: phase.into(),
+                        rank: None,
+                        metric,
+                        value,
+                    };
+                    let ms = vec![
+                        m(first, MetricId::lower("time", Unit::Seconds), 5.0),
+                        m(READ, MetricId::higher(THROUGHPUT, Unit::MibPerSec), mean * wobble),
+                        m(LAYOUT, MetricId::lower(EXTENTS, Unit::Ratio), ext),
+                        m(LAYOUT, MetricId::lower(FRAGMENTED, Unit::Percent), (ext - 1.0) * 50.0),
+                    ];
+                    id += 1;
+                    data.samples.push(SampleRecord {
+                        id,
+                        sample: NewSample {
+                            case_id: case_id.clone(),
+                            repeat: r as u32,
+                            is_warmup: false,
+                            started_at: "2026-03-01T10:00:00Z".into(),
+                            wall_s: 10.0,
+                            status: SampleStatus::Ok,
+                            device: None,
+                            effective_mount_opts: None,
+                            notes: vec![],
+                            measurements: ms,
+                            histograms: Vec::new(),
+                            series: Vec::new(),
+                            windows: Vec::new(),
+                            path: None,
+                        },
+                    });
+                }
+            }
+        }
+        data.session.info.policy.confidence = 0.95;
+        super::super::build::build(&data, 0, 0.95)
+    }
+
+    #[test]
+    fn the_penalty_layout_and_ranking_follow_the_rows() {
+        let m = model();
+        let text = AgingSection.markdown(&m);
+        assert!(text.contains("## Aging: aged against fresh"), "{text}");
+        let line = |start: &str| {
+            text.lines()
+                .find(|l| l.starts_with(start))
+                .unwrap_or_else(|| panic!("no {start}: {text}"))
+                .to_string()
+        };
+        let ext4 = line("| ext4 |").replace('\\', "");
+        assert!(ext4.contains("| 100 | 60.0 | 0.60 ["), "{ext4}");
+        assert!(ext4.contains("| 1.00 → 1.80 | 0 → 40.0 |"), "{ext4}");
+        // The interval holds the ratio and is narrow for a ±2 % wobble.
+        let ci: Vec<f64> = ext4
+            .split('[')
+            .nth(1)
+            .and_then(|s| s.split(']').next())
+            .expect("an interval")
+            .split(", ")
+            .map(|s| s.parse().expect("number"))
+            .collect();
+        assert!(ci[0] < 0.6 && ci[1] > 0.6 && ci[1] - ci[0] < 0.1, "{ci:?}");
+        assert!(
+            text.contains("fresh: ext4, xfs; aged: xfs, ext4 — the ranking changes, and so does the first (means"),
+            "{text}"
+        );
+        let html = AgingSection.html(&m);
+        assert!(
+            html.contains("<h2 id=\"aging-aged\">") && html.contains("0.60 ["),
+            "{html}"
+        );
+    }
+
+    #[test]
+    fn a_swap_no_interval_decides_is_called_possible_noise() {
+        let line = |v: &str, fresh: f64, aged: f64| Line {
+            variant: v.into(),
+            fresh,
+            aged,
+            ratio: String::new(),
+            decided: Some(false),
+            extents: String::new(),
+            pieces: String::new(),
+        };
+        let r = ranking(&[line("ext4", 100.0, 90.0), line("xfs", 95.0, 97.0)]);
+        assert!(
+            r.contains("the ranking changes, and so does the first, but no filesystem"),
+            "{r}"
+        );
+        let r = ranking(&[line("ext4", 100.0, 99.0), line("xfs", 95.0, 94.0)]);
+        assert!(r.contains("the ranking holds (means"), "{r}");
+    }
+
+    #[test]
+    fn a_session_without_both_modes_has_no_section() {
+        let mut m = model();
+        m.workloads.retain(|t| t.workload != "fresh");
+        assert_eq!(AgingSection.markdown(&m), "");
+        assert_eq!(AgingSection.html(&m), "");
+    }
+}
