@@ -983,7 +983,12 @@ fn other_metrics(
         } else if m.unit == Unit::Seconds {
             metrics.push((m.clone(), vals.iter().copied().fold(f64::NAN, f64::max)));
         } else {
-            metrics.push((m.clone(), vals.iter().sum::<f64>() / vals.len() as f64));
+            // The mean over the ranks that have the row: a detail such as `lat_sample_every`
+            // is written only by a rank whose own run sampled.
+            let present: Vec<f64> = vals.iter().copied().filter(|v| v.is_finite()).collect();
+            if !present.is_empty() {
+                metrics.push((m.clone(), present.iter().sum::<f64>() / present.len() as f64));
+            }
         }
     }
     (metrics, rank_rows)
@@ -1199,6 +1204,23 @@ mod tests {
             (a.summary().p99_us + b.summary().p99_us) / 2.0
         );
         assert_ne!(metric(&s, "p", "lat_p99"), b.summary().p99_us);
+    }
+
+    /// A detail row only some ranks wrote (`lat_sample_every`: only a rank whose run sampled)
+    /// is the mean of the ranks that have it, never NaN (which the store refuses, ending the
+    /// run: CI's four-rank small-file run did).
+    #[test]
+    fn a_detail_row_of_some_ranks_is_their_mean_not_nan() {
+        let a = recorder([1000]);
+        let mut results = [rank(0, 0.0, 1.0, 100.0, &a, 0), rank(1, 0.0, 1.0, 100.0, &a, 0)];
+        if let Ok(s) = results[0].sample.as_mut() {
+            s.phases[0].metrics.push((
+                MetricId::lower("lat_sample_every", Unit::Count).with_role(Role::Detail),
+                16.0,
+            ));
+        }
+        let s = combine(&results, &[ClockOffset::default(), ClockOffset::default()]).unwrap();
+        assert_eq!(metric(&s, "p", "lat_sample_every"), 16.0);
     }
 
     /// One rank throttled: the aggregate is measured from the per-second series over the window
