@@ -701,23 +701,31 @@ fn apply_overrides(mut suite: Suite, o: &Overrides) -> Result<Suite, ConfigError
         suite.scale = f;
     }
     if let Some(t) = o.target {
-        let mut any = false;
-        for w in &mut suite.workloads {
-            if let Some(k) = w.kind.workload().with_target(t) {
-                k.workload()
-                    .validate()
-                    .map_err(|why| invalid(format!("--target {t} makes workload `{}` invalid ({why})", w.name)))?;
-                w.kind = k;
-                any = true;
-            }
-        }
-        if !any {
-            return Err(invalid(format!(
-                "--target {t}: no workload of the suite can run open loop (fileio, or oltp with engine = \"sqlite\"); add one, or leave --target out"
-            )));
-        }
+        apply_target(&mut suite, t)?;
     }
     Ok(suite)
+}
+
+/// `--target`: the capacity search at `t` for every workload that can run open loop; an error
+/// when none can.
+fn apply_target(suite: &mut Suite, t: crate::engine::openloop::LatencyTarget) -> Result<(), ConfigError> {
+    let invalid = |m: String| ConfigError::Invalid(diag::one_line(&m));
+    let mut any = false;
+    for w in &mut suite.workloads {
+        if let Some(k) = w.kind.workload().with_target(t) {
+            k.workload()
+                .validate()
+                .map_err(|why| invalid(format!("--target {t} makes workload `{}` invalid ({why})", w.name)))?;
+            w.kind = k;
+            any = true;
+        }
+    }
+    if !any {
+        return Err(invalid(format!(
+            "--target {t}: no workload of the suite can run open loop (fileio, or oltp with engine = \"sqlite\"); add one, or leave --target out"
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
