@@ -38,6 +38,8 @@ want+=(zfs-fuse:zfs-fuse)
 # The guest-kernel target (`--fs jfs@guest`, src/guest/): QEMU runs a Debian kernel under TCG
 # or KVM; jfsutils and reiserfsprogs are the mkfs programs the guest runs from the host's root.
 want+=(qemu-system-x86:qemu-system-x86_64 jfsutils:mkfs.jfs reiserfsprogs:mkfs.reiserfs)
+# xz decompresses the 6.12 guest kernel's modules for the guest's initramfs (src/guest/initramfs.rs).
+want+=(xz-utils:xz)
 # The `mpi` cargo feature (src/comm/mpi.rs, rsmpi): Open MPI's headers/library and mpirun, and
 # libclang for rsmpi's bindgen; CI builds and tests the feature (tests/integration/mpi.rs).
 want+=(libopenmpi-dev:/usr/include/x86_64-linux-gnu/openmpi/mpi.h openmpi-bin:mpirun libclang-dev:/usr/lib/llvm-14/lib/libclang.so clang:clang)
@@ -99,6 +101,29 @@ if ! compgen -G "$guest_dir/boot/vmlinuz-*" >/dev/null || [[ ! -x "$guest_dir/bi
   mkdir -p "$guest_dir"
   for deb in "$dl"/*.deb; do dpkg -x "$deb" "$guest_dir"; done
   rm -rf "$dl"
+fi
+
+# A second guest kernel, for kernel-against-kernel runs (`--fs ext4@guest,ext4@guest:6.12`):
+# Debian's 6.12 (the newest `linux-image-6.12-amd64` depends on), unpacked the same way into
+# $guest_dir/kernels/RELEASE, apart from the default, so that `guest` keeps meaning the kernel
+# linux-image-amd64 gives. Its modules are xz-compressed; fsbench decompresses them with xz.
+if ! compgen -G "$guest_dir/kernels/6.12*/boot/vmlinuz-*" >/dev/null; then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "install.sh: the 6.12 guest kernel is missing; run as root (sudo $0)" >&2
+    exit 2
+  fi
+  kpkg=$(apt-cache depends linux-image-6.12-amd64 2>/dev/null | awk '/Depends: linux-image-6/ {print $2; exit}')
+  if [[ -n "$kpkg" ]]; then
+    echo "install.sh: unpacking $kpkg into $guest_dir/kernels" >&2
+    dl=$(mktemp -d) && chmod 755 "$dl"
+    (cd "$dl" && apt-get download -qq "$kpkg" >/dev/null)
+    release=${kpkg#linux-image-}
+    mkdir -p "$guest_dir/kernels/$release"
+    for deb in "$dl"/*.deb; do dpkg -x "$deb" "$guest_dir/kernels/$release"; done
+    rm -rf "$dl"
+  else
+    echo "install.sh: this machine's apt sources have no linux-image-6.12-amd64; a kernel-against-kernel run can name a bzImage instead (doc: README, guest kernels)" >&2
+  fi
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then

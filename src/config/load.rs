@@ -540,7 +540,11 @@ fn build_variant(src: &Source, fs: &Spanned<RawFs>) -> Result<(FsVariant, usize)
     let nocow = check_nocow(src, fs)?;
     let (name, name_at, explicit) = match &fs.name {
         Some(n) => (n.get_ref().clone(), n.span().start, true),
-        None if fs.kernel.is_some() => (super::guest_variant_name(fs_type, &mount_opts), table_at, false),
+        None if fs.kernel.is_some() => (
+            super::guest_variant_name(fs_type, fs.kernel.as_deref(), &mount_opts),
+            table_at,
+            false,
+        ),
         // `btrfs+nocow`: a NoCOW variant never shares the plain variant's default name.
         None if nocow => (
             format!("{}+nocow", default_variant_name(fs_type, &mount_opts)),

@@ -10,6 +10,10 @@
 //!   `mkfs.TOKEN` in `$PATH`, `/sbin` or `/usr/sbin`) starts a new variant with no options;
 //! - anything else is one more mount option of the current variant.
 //!
+//! `TYPE@guest` runs the type under a guest kernel ([`crate::guest`]); its first option names
+//! that kernel when it starts with a digit or a `/` (`ext4@guest:6.12,noatime`,
+//! `ext4@guest:/srv/bzImage`), Debian's default kernel otherwise.
+//!
 //! Invariants of the result: at least one variant; names `type` or `type:opt1,opt2`, unique
 //! and valid as file-name components; types `[a-z0-9]+`. Whether the machine can actually make
 //! a type is the provisioner's question, answered as "unavailable: why" at run time.
@@ -36,12 +40,33 @@ pub fn strip_guest_suffix(token: &str) -> (std::borrow::Cow<'_, str>, bool) {
     }
 }
 
-/// The default name of a guest variant: `jfs@guest`, `ext4@guest:noatime`.
-pub fn guest_variant_name(fs_type: &str, mount_opts: &[String]) -> String {
-    if mount_opts.is_empty() {
+/// The default name of a guest variant: `jfs@guest`, `ext4@guest:noatime`, and with a kernel
+/// other than [`DEBIAN_KERNEL`] its release or file name first: `ext4@guest:6.12`,
+/// `ext4@guest:6.12,noatime`, `ext4@guest:bzImage`.
+pub fn guest_variant_name(fs_type: &str, kernel: Option<&str>, mount_opts: &[String]) -> String {
+    let kernel = kernel.filter(|k| *k != DEBIAN_KERNEL).map(|k| {
+        Path::new(k)
+            .file_name()
+            .map_or_else(|| k.to_string(), |n| n.to_string_lossy().into_owned())
+    });
+    let parts: Vec<String> = kernel.into_iter().chain(mount_opts.iter().cloned()).collect();
+    if parts.is_empty() {
         format!("{fs_type}@guest")
     } else {
-        format!("{fs_type}@guest:{}", mount_opts.join(","))
+        format!("{fs_type}@guest:{}", parts.join(","))
+    }
+}
+
+/// Splits a guest variant's options into the kernel it names and its mount options: a first
+/// option that starts with a digit (a release: `6.12`) or a `/` (a bzImage path) is the kernel
+/// (no mount option starts so), else the kernel is [`DEBIAN_KERNEL`].
+fn guest_kernel(mut opts: Vec<String>) -> (String, Vec<String>) {
+    match opts.first() {
+        Some(k) if k.starts_with(|c: char| c.is_ascii_digit() || c == '/') => {
+            let k = opts.remove(0);
+            (k, opts)
+        }
+        _ => (DEBIAN_KERNEL.to_string(), opts),
     }
 }
 
@@ -156,6 +181,13 @@ fn parse_with(s: &str, is_type: &dyn Fn(&str) -> bool) -> Result<Vec<FsVariant>,
 
     let mut out: Vec<FsVariant> = Vec::with_capacity(list.len());
     for (fs_type, mount_opts, guest) in list {
+        let (kernel, mount_opts) = match guest {
+            true => {
+                let (k, o) = guest_kernel(mount_opts);
+                (Some(k), o)
+            }
+            false => (None, mount_opts),
+        };
         // Resolved once, here: every token was checked to be a type above.
         let entry = crate::fstype::FsTypeId::of(&fs_type);
         entry.get().check_mount_options(&mount_opts).map_err(err)?;
@@ -163,7 +195,7 @@ fn parse_with(s: &str, is_type: &dyn Fn(&str) -> bool) -> Result<Vec<FsVariant>,
             check_fs_type(&fs_type).map_err(|why| err(format!("filesystem type `{fs_type}` {why}")))?;
         }
         let name = match guest {
-            true => guest_variant_name(&fs_type, &mount_opts),
+            true => guest_variant_name(&fs_type, kernel.as_deref(), &mount_opts),
             false => default_variant_name(&fs_type, &mount_opts),
         };
         check_name(&name).map_err(|why| {
@@ -180,7 +212,7 @@ fn parse_with(s: &str, is_type: &dyn Fn(&str) -> bool) -> Result<Vec<FsVariant>,
             mkfs_args: Vec::new(),
             mount_opts,
             image_size: None,
-            kernel: guest.then(|| DEBIAN_KERNEL.to_string()),
+            kernel,
             nocow: false,
             entry,
         });
@@ -278,6 +310,29 @@ mod tests {
         );
         // Under a guest kernel the type is the guest's question.
         assert!(parse("myfs@guest:opt").is_ok());
+    }
+
+    #[test]
+    fn a_guest_variant_may_name_its_kernel_and_two_kernels_are_two_variants() {
+        let v = parse("ext4@guest,ext4@guest:6.12,ext4@guest:6.12,noatime,jfs@guest:/srv/k/bzImage-7.0").unwrap();
+        let got: Vec<(&str, Option<&str>, &[String])> = v
+            .iter()
+            .map(|v| (v.name.as_str(), v.kernel.as_deref(), v.mount_opts.as_slice()))
+            .collect();
+        let none: &[String] = &[];
+        assert_eq!(
+            got,
+            [
+                ("ext4@guest", Some(DEBIAN_KERNEL), none),
+                ("ext4@guest:6.12", Some("6.12"), none),
+                ("ext4@guest:6.12,noatime", Some("6.12"), &["noatime".to_string()][..]),
+                ("jfs@guest:bzImage-7.0", Some("/srv/k/bzImage-7.0"), none),
+            ]
+        );
+        // The same kernel twice is one variant listed twice.
+        assert!(err_of("ext4@guest:6.12,ext4@guest:6.12").contains("listed twice"));
+        // On the host a leading digit stays a mount option (the mount refuses it, not the parser).
+        assert_eq!(parse("ext4:6.12").unwrap()[0].kernel, None);
     }
 
     #[test]

@@ -8,6 +8,9 @@
 //!   `modules.dep` (which only `depmod` at package installation writes) is needed; a module the
 //!   kernel has built in (`modules.builtin`) is skipped; an unknown one is an error.
 //! - A dependency is always listed before the module that needs it.
+//! - Modules compressed with xz (`.ko.xz`, as Debian ships them from 6.12 on) are read through
+//!   the real `xz -dc` and go into the archive decompressed, so busybox's `insmod` loads them
+//!   on any kernel.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -47,11 +50,7 @@ impl ModuleTree {
                 let p = e.path();
                 if e.file_type()?.is_dir() {
                     stack.push(p);
-                } else if let Some(stem) = p
-                    .file_name()
-                    .and_then(|n| n.to_str())
-                    .and_then(|n| n.strip_suffix(".ko"))
-                {
+                } else if let Some(stem) = p.file_name().and_then(|n| n.to_str()).and_then(module_stem) {
                     files.insert(norm(stem), p);
                 }
             }
@@ -96,7 +95,7 @@ impl ModuleTree {
                 Err(format!("the guest kernel has no module {name}"))
             };
         };
-        let bytes = std::fs::read(path).map_err(|e| format!("read {}: {e}", path.display()))?;
+        let bytes = read_module(path).map_err(|e| format!("read {}: {e}", path.display()))?;
         for dep in depends(&bytes) {
             self.visit(&norm(&dep), seen, out, depth + 1)?;
         }
@@ -122,6 +121,34 @@ impl ModuleTree {
         out.push(path.clone());
         Ok(())
     }
+}
+
+/// The module name of a module file name: `ext4.ko` or `ext4.ko.xz` → `ext4`.
+fn module_stem(file_name: &str) -> Option<&str> {
+    file_name
+        .strip_suffix(".ko")
+        .or_else(|| file_name.strip_suffix(".ko.xz"))
+}
+
+/// A module file's contents, decompressed when it is `.ko.xz` (by the real `xz -dc`).
+pub fn read_module(path: &Path) -> std::io::Result<Vec<u8>> {
+    if !path.to_string_lossy().ends_with(".ko.xz") {
+        return std::fs::read(path);
+    }
+    let out = std::process::Command::new("xz")
+        .arg("-dc")
+        .arg(path)
+        .stdin(std::process::Stdio::null())
+        .output()?;
+    if !out.status.success() {
+        return Err(std::io::Error::other(format!(
+            "xz -dc {}: {} {}",
+            path.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(out.stdout)
 }
 
 /// The `depends=a,b` entry of a module's `.modinfo` section (NUL-terminated strings).
@@ -234,7 +261,8 @@ pub fn write(path: &Path, busybox: &Path, modules: &[PathBuf], job: &[u8], init_
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        c.file(&format!("modules/{i:02}-{name}"), 0o644, &std::fs::read(m)?)?;
+        let name = name.strip_suffix(".xz").unwrap_or(&name);
+        c.file(&format!("modules/{i:02}-{name}"), 0o644, &read_module(m)?)?;
     }
     c.file("job.json", 0o644, job)?;
     c.file("init", 0o755, init_script.as_bytes())?;
@@ -283,5 +311,44 @@ mod tests {
         assert_eq!(names, ["jbd2.ko", "crc32c_generic.ko", "ext4.ko"]);
         assert!(t.has("crc16") && t.has("ext4") && !t.has("jfs"));
         assert!(t.resolve(&["jfs"]).unwrap_err().contains("no module jfs"));
+    }
+
+    #[test]
+    fn xz_modules_are_read_and_archived_decompressed() {
+        let dir = tempfile::tempdir().unwrap();
+        let k = dir.path().join("kernel/fs");
+        std::fs::create_dir_all(&k).unwrap();
+        std::fs::write(k.join("jbd2.ko"), b"\0depends=\0").unwrap();
+        std::fs::write(k.join("ext4.ko"), b"\0depends=jbd2\0vermagic=6.12\0").unwrap();
+        // The real xz, as Debian compresses its 6.12 modules.
+        let st = std::process::Command::new("xz")
+            .arg(k.join("ext4.ko"))
+            .status()
+            .unwrap();
+        assert!(st.success() && k.join("ext4.ko.xz").is_file() && !k.join("ext4.ko").exists());
+        let t = ModuleTree::open(dir.path()).unwrap();
+        assert!(t.has("ext4"));
+        let got = t.resolve(&["ext4"]).unwrap();
+        let names: Vec<_> = got.iter().map(|p| p.file_name().unwrap().to_str().unwrap()).collect();
+        assert_eq!(
+            names,
+            ["jbd2.ko", "ext4.ko.xz"],
+            "the dependency was read from the compressed file"
+        );
+        let busybox = dir.path().join("busybox");
+        std::fs::write(&busybox, b"bb").unwrap();
+        let out = dir.path().join("initrd");
+        write(&out, &busybox, &got, b"{}", "#!/bin/sh\n").unwrap();
+        let cpio = std::fs::read(&out).unwrap();
+        let has = |needle: &[u8]| cpio.windows(needle.len()).any(|w| w == needle);
+        assert!(
+            has(b"modules/01-ext4.ko\0") && !has(b"ext4.ko.xz"),
+            "archived under its .ko name"
+        );
+        assert!(has(b"depends=jbd2\0vermagic=6.12"), "archived decompressed");
+        // A corrupt .ko.xz is an error that names the file, not an empty module.
+        std::fs::write(k.join("bad.ko.xz"), b"not xz").unwrap();
+        let e = read_module(&k.join("bad.ko.xz")).unwrap_err().to_string();
+        assert!(e.contains("bad.ko.xz"), "{e}");
     }
 }

@@ -135,19 +135,43 @@ pub struct Kernel {
     pub modules: Option<PathBuf>,
 }
 
-/// The kernel `spec` names: [`DEBIAN_KERNEL`] (in [`GUEST_DIR`], then `/boot`), or a path.
+/// Where `scripts/install.sh` unpacks kernels other than the default, one folder per release
+/// (`kernels/RELEASE/{boot,lib/modules}`), so that adding one never changes which kernel
+/// `guest` means.
+pub const KERNELS_DIR: &str = "kernels";
+
+/// The kernel `spec` names:
+/// - [`DEBIAN_KERNEL`] (`guest`): the newest Debian kernel in [`GUEST_DIR`]`/boot` (what
+///   `scripts/install.sh` unpacks from `linux-image-amd64`), then in `/boot`;
+/// - a path (anything with a `/`): that bzImage, with `lib/modules/RELEASE` found by the
+///   release in its file name (`vmlinuz-RELEASE`) if it has one;
+/// - a release (`6.12`, `6.1.0-56-amd64`): the newest unpacked kernel whose release is `spec`
+///   or starts with it up to a `.`, `-` or `+` (so `6.1` is never `6.12`).
 pub fn find_kernel(spec: &str) -> Result<Kernel, String> {
+    let guest = Path::new(GUEST_DIR);
     let modules_for = |release: &str| {
-        [Path::new(GUEST_DIR), Path::new("/")]
-            .iter()
-            .map(|r| r.join("lib/modules").join(release))
-            .find(|d| d.join("kernel").is_dir())
+        [
+            guest.to_path_buf(),
+            guest.join(KERNELS_DIR).join(release),
+            PathBuf::from("/"),
+        ]
+        .iter()
+        .map(|r| r.join("lib/modules").join(release))
+        .find(|d| d.join("kernel").is_dir())
     };
-    if spec != DEBIAN_KERNEL {
+    let kernel = |release: String, image: PathBuf| {
+        let modules = modules_for(&release);
+        Kernel {
+            image,
+            release,
+            modules,
+        }
+    };
+    if spec.contains('/') {
         let image = PathBuf::from(spec);
         if !image.is_file() {
             return Err(format!(
-                "kernel = \"{spec}\": no such file; name a bzImage or use kernel = \"guest\""
+                "kernel = \"{spec}\": no such file; name a bzImage, a release such as \"6.12\", or use kernel = \"guest\""
             ));
         }
         let name = image
@@ -155,15 +179,11 @@ pub fn find_kernel(spec: &str) -> Result<Kernel, String> {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let release = name.strip_prefix("vmlinuz-").unwrap_or(&name).to_string();
-        let modules = modules_for(&release);
-        return Ok(Kernel {
-            image,
-            release,
-            modules,
-        });
+        return Ok(kernel(release, image));
     }
-    for boot in [Path::new(GUEST_DIR).join("boot"), PathBuf::from("/boot")] {
-        let mut found: Vec<(String, PathBuf)> = std::fs::read_dir(&boot)
+    // (release, image) of the unpacked Debian kernels with their modules, in `boot`.
+    let in_boot = |boot: &Path| -> Vec<(String, PathBuf)> {
+        let mut found: Vec<(String, PathBuf)> = std::fs::read_dir(boot)
             .into_iter()
             .flatten()
             .flatten()
@@ -174,17 +194,51 @@ pub fn find_kernel(spec: &str) -> Result<Kernel, String> {
             })
             .filter(|(r, _)| modules_for(r).is_some())
             .collect();
-        found.sort();
-        if let Some((release, image)) = found.pop() {
-            let modules = modules_for(&release);
-            return Ok(Kernel {
-                image,
-                release,
-                modules,
-            });
+        found.sort_by(|a, b| release_order(&a.0, &b.0));
+        found
+    };
+    if spec == DEBIAN_KERNEL {
+        for boot in [guest.join("boot"), PathBuf::from("/boot")] {
+            if let Some((release, image)) = in_boot(&boot).pop() {
+                return Ok(kernel(release, image));
+            }
         }
+        return Err(format!("no guest kernel: {INSTALL_HINT}"));
     }
-    Err(format!("no guest kernel: {INSTALL_HINT}"))
+    let mut all: Vec<(String, PathBuf)> = in_boot(&guest.join("boot"));
+    for e in std::fs::read_dir(guest.join(KERNELS_DIR))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        all.extend(in_boot(&e.path().join("boot")));
+    }
+    all.extend(in_boot(Path::new("/boot")));
+    all.sort_by(|a, b| release_order(&a.0, &b.0));
+    let named = |r: &str| {
+        r == spec
+            || r.strip_prefix(spec)
+                .is_some_and(|rest| rest.starts_with(['.', '-', '+']))
+    };
+    if let Some((release, image)) = all.iter().rev().find(|(r, _)| named(r)).cloned() {
+        return Ok(kernel(release, image));
+    }
+    let have: Vec<&str> = all.iter().map(|(r, _)| r.as_str()).collect();
+    Err(format!(
+        "kernel = \"{spec}\": no guest kernel of that release is unpacked (have: {}); scripts/install.sh unpacks Debian's default and 6.12 kernels into {GUEST_DIR}, or name a bzImage by its path",
+        if have.is_empty() { "none".to_string() } else { have.join(", ") }
+    ))
+}
+
+/// Orders kernel releases by their numbers (`6.1.0-56` < `6.12.100`), then as text.
+fn release_order(a: &str, b: &str) -> std::cmp::Ordering {
+    let nums = |r: &str| -> Vec<u64> {
+        r.split(|c: char| !c.is_ascii_digit())
+            .take_while(|p| !p.is_empty())
+            .filter_map(|p| p.parse().ok())
+            .collect()
+    };
+    nums(a).cmp(&nums(b)).then_with(|| a.cmp(b))
 }
 
 /// A static busybox for the initramfs.
@@ -648,7 +702,16 @@ mod tests {
         assert_eq!(strip_guest_suffix("ext4@guest:noatime"), ("ext4:noatime".into(), true));
         assert_eq!(strip_guest_suffix("ext4:noatime"), ("ext4:noatime".into(), false));
         assert_eq!(strip_guest_suffix("jfs@host"), ("jfs@host".into(), false));
-        assert_eq!(variant_name("ext4", &["noatime".into()]), "ext4@guest:noatime");
+        assert_eq!(variant_name("ext4", None, &["noatime".into()]), "ext4@guest:noatime");
+        assert_eq!(variant_name("ext4", Some(DEBIAN_KERNEL), &[]), "ext4@guest");
+        assert_eq!(
+            variant_name("ext4", Some("6.12"), &["noatime".into()]),
+            "ext4@guest:6.12,noatime"
+        );
+        assert_eq!(
+            variant_name("ext4", Some("/srv/k/bzImage-7.0"), &[]),
+            "ext4@guest:bzImage-7.0"
+        );
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The guest-kernel target (src/guest): a real QEMU guest (TCG here: KVM hangs in early boot on
-//! this machine, which the probe detects) boots Debian's kernel, runs a tiny bonnie on jfs and
-//! on reiserfs inside, and the host stores the samples with the guest's kernel release; a guest
+//! this machine, which the probe detects) boots Debian's kernels, runs a tiny bonnie on jfs
+//! (default kernel) and on reiserfs (Debian's 6.12) inside, and the host stores the samples with the guest's kernel release; a guest
 //! that cannot boot is a clean failed case with its console lines; nothing is left after success
 //! or after SIGKILL + `fsbench cleanup`. The guest boots are the slow part: the set boots three
 //! guests (two cases, one killed), each a few seconds of guest time.
@@ -39,8 +39,9 @@ fn guest_ready() -> bool {
         .flatten()
         .flatten()
         .any(|e| e.file_name().to_string_lossy().starts_with("vmlinuz-"));
-    if !(have_qemu && have_kernel) {
-        skip_or_fail("no qemu-system-x86_64 or guest kernel: run scripts/install.sh");
+    let have_612 = !guest_release_612().is_empty();
+    if !(have_qemu && have_kernel && have_612) {
+        skip_or_fail("no qemu-system-x86_64 or guest kernels (default and 6.12): run scripts/install.sh");
         return false;
     }
     true
@@ -84,6 +85,20 @@ fn guest_release() -> String {
         .unwrap()
 }
 
+/// The release of the 6.12 kernel install.sh unpacked apart (`kernel = "6.12"`).
+fn guest_release_612() -> String {
+    std::fs::read_dir("/var/lib/fsbench/guest/kernels")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|r| r.starts_with("6.12."))
+        .max()
+        .unwrap_or_default()
+}
+
+/// jfs under Debian's default kernel and reiserfs under its 6.12 (xz-compressed modules), in
+/// one session: two kernels, each named in its samples and in the session's tool versions.
 #[test]
 fn a_tcg_guest_runs_bonnie_on_jfs_and_reiserfs_and_the_host_stores_the_samples() {
     require_privileged!();
@@ -95,7 +110,7 @@ fn a_tcg_guest_runs_bonnie_on_jfs_and_reiserfs_and_the_host_stores_the_samples()
     let suite = write_suite(
         dir.path(),
         "guest.toml",
-        &suite(&[("jfs", "guest"), ("reiserfs", "guest")]),
+        &suite(&[("jfs", "guest"), ("reiserfs", "6.12")]),
     );
     let run = SuiteRun::in_dir(dir.path());
     let t0 = Instant::now();
@@ -111,9 +126,9 @@ fn a_tcg_guest_runs_bonnie_on_jfs_and_reiserfs_and_the_host_stores_the_samples()
     );
 
     let report = report_json(run.db_str(), "latest");
-    let release = guest_release();
+    let (release, release_612) = (guest_release(), guest_release_612());
     let cases = report["cases"].as_array().unwrap();
-    for variant in ["jfs@guest", "reiserfs@guest"] {
+    for (variant, release) in [("jfs@guest", &release), ("reiserfs@guest:6.12", &release_612)] {
         let case = cases.iter().find(|c| c["variant"] == variant).expect(variant);
         let samples: Vec<_> = report["samples"]
             .as_array()
@@ -158,7 +173,10 @@ fn a_tcg_guest_runs_bonnie_on_jfs_and_reiserfs_and_the_host_stores_the_samples()
     // The session records the guest kernel and QEMU.
     let tools = report["session"]["tool_versions"].to_string();
     assert!(
-        tools.contains("guest kernel") && tools.contains(&release) && tools.contains("QEMU emulator"),
+        tools.contains("guest kernel")
+            && tools.contains(&release)
+            && tools.contains(&release_612)
+            && tools.contains("QEMU emulator"),
         "{tools}"
     );
     // The report groups them apart from any host variant and labels emulated results.
