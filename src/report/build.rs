@@ -42,7 +42,9 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
     let case_by_id: HashMap<&str, &CaseRecord> = data.cases.iter().map(|c| (c.case_id.as_str(), c)).collect();
     // Guest variants form their own comparison groups (see super::group): columns of one group
     // stay together, the host's first; nothing is ranked across groups.
-    let groups = super::group::of_variants(data);
+    let guests = super::group::of_variants(data);
+    let groups: HashMap<String, String> = guests.iter().map(|(v, (g, _))| (v.clone(), g.clone())).collect();
+    let releases: HashMap<String, String> = guests.into_iter().map(|(v, (_, r))| (v, r)).collect();
     let mut group_order: Vec<Option<&String>> = vec![None];
     for v in &variants {
         push_unique(&mut group_order, groups.get(v));
@@ -124,7 +126,7 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
     }
     .collect(&non_finite);
     let mut warnings = warnings;
-    guest_group_warnings(&mut warnings, &group_order, &variants, &groups);
+    guest_group_warnings(&mut warnings, &group_order, &variants, &groups, &releases);
     let mut model = ReportModel {
         schema_version: SCHEMA_VERSION,
         session: data.session.clone(),
@@ -149,13 +151,18 @@ fn guest_group_warnings(
     group_order: &[Option<&String>],
     variants: &[String],
     groups: &HashMap<String, String>,
+    releases: &HashMap<String, String>,
 ) {
     for (i, g) in group_order.iter().flatten().enumerate() {
-        let members: Vec<&str> = variants
+        let members: Vec<String> = variants
             .iter()
             .filter(|v| groups.get(*v) == Some(*g))
-            .map(String::as_str)
+            .map(|v| match releases.get(v) {
+                Some(r) => format!("{v} (Linux {r})"),
+                None => v.clone(),
+            })
             .collect();
+        let members: Vec<&str> = members.iter().map(String::as_str).collect();
         warnings.insert(
             i,
             format!(
@@ -602,7 +609,7 @@ mod tests {
         let x = cell(r, "xfs");
         assert_eq!(
             x.group.as_deref(),
-            Some("guest Linux 6.1.0-56-amd64, tcg (emulated: compare only with each other)")
+            Some("guest, tcg (emulated: compare only with each other)")
         );
         // Alone in its group: not ranked, and no host cell is compared with it.
         assert!(!x.best && x.standing.is_none() && x.vs_best.is_none());
@@ -614,11 +621,48 @@ mod tests {
         let before = row(&plain.workloads[0], "seq_write_block", "throughput");
         assert!(cell(before, "xfs").standing.is_some());
         assert!(
-            m.warnings[0].starts_with("xfs ran in a QEMU guest (guest Linux 6.1.0-56-amd64, tcg"),
+            m.warnings[0].starts_with("xfs (Linux 6.1.0-56-amd64) ran in a QEMU guest (guest, tcg"),
             "{}",
             m.warnings[0]
         );
         assert!(!m.workloads[0].summary.contains("xfs"), "{}", m.workloads[0].summary);
+    }
+
+    #[test]
+    fn guests_of_two_kernels_are_one_group_ranked_against_each_other() {
+        let mut data = session_data();
+        let kernel_of = |v: &str| match v {
+            "xfs" => Some("6.1.0-56-amd64"),
+            "ext4" => Some("6.12.117+deb12-amd64"),
+            _ => None,
+        };
+        let variant_of: HashMap<String, String> = data
+            .cases
+            .iter()
+            .map(|c| (c.case_id.clone(), c.variant.clone()))
+            .collect();
+        for s in data.samples.iter_mut() {
+            if let Some(k) = kernel_of(&variant_of[&s.sample.case_id]) {
+                s.sample.notes.push(format!(
+                    "guest: Linux {k} under tcg (emulated: compare only with each other), booted in 3.0 s"
+                ));
+            }
+        }
+        let m = build(&data, 1, 0.95);
+        let r = row(&m.workloads[0], "seq_write_block", "throughput");
+        let (x, z) = (cell(r, "xfs"), cell(r, "ext4"));
+        assert_eq!(x.group, z.group, "one accelerator, one group, whatever the kernel");
+        // Ranked against each other: one of the two is the group's best, the other has a standing.
+        assert!(x.best != z.best, "{x:?} {z:?}");
+        assert!(x.standing.is_some() || z.standing.is_some());
+        for c in r.cells.iter().filter(|c| c.group.is_none()) {
+            assert!(c.vs_best.as_ref().is_none_or(|v| v.best != "xfs" && v.best != "ext4"));
+        }
+        let w = &m.warnings[0];
+        assert!(
+            w.contains("xfs (Linux 6.1.0-56-amd64)") && w.contains("ext4 (Linux 6.12.117+deb12-amd64)"),
+            "{w}"
+        );
     }
 
     #[test]

@@ -1,7 +1,9 @@
-//! Comparison groups of variants: the host's kernel, and each guest kernel and accelerator
-//! ([`crate::guest`]). Variants are ranked, tied and summarised only within their group, never
-//! across groups: a guest's disk is a virtio image and its CPU possibly emulated, so its numbers
-//! answer a different question than the host's.
+//! Comparison groups of variants: the host's kernel, and the guests ([`crate::guest`]) by
+//! accelerator. Variants are ranked, tied and summarised only within their group, never across
+//! groups: a guest's disk is a virtio image and its CPU possibly emulated, so its numbers answer
+//! a different question than the host's. Guests of different kernels under one accelerator are
+//! one group: comparing kernels (`ext4@guest` against `ext4@guest:6.12`) is what that group is
+//! for; each variant's kernel is named in the group's warning and in its samples' notes.
 //!
 //! The group of a variant comes from stored data only: the first note of its measured repeats
 //! that reads `guest: Linux RELEASE under ACCEL …` (written by the guest runner). Variants
@@ -20,17 +22,17 @@ pub fn parse_note(note: &str) -> Option<(&str, &str)> {
     Some((release, accel))
 }
 
-/// The label of a guest group.
-pub fn label(release: &str, accel: &str) -> String {
+/// The label of a guest group: its accelerator.
+pub fn label(accel: &str) -> String {
     if accel == "tcg" {
-        format!("guest Linux {release}, tcg (emulated: compare only with each other)")
+        "guest, tcg (emulated: compare only with each other)".to_string()
     } else {
-        format!("guest Linux {release}, {accel}")
+        format!("guest, {accel}")
     }
 }
 
-/// Each variant's group label (absent: the host group).
-pub fn of_variants(data: &SessionData) -> HashMap<String, String> {
+/// Each guest variant's group label and kernel release (absent: the host group).
+pub fn of_variants(data: &SessionData) -> HashMap<String, (String, String)> {
     let variant_of: HashMap<&str, &str> = data
         .cases
         .iter()
@@ -45,7 +47,8 @@ pub fn of_variants(data: &SessionData) -> HashMap<String, String> {
             continue;
         };
         if let Some((r, a)) = s.sample.notes.iter().find_map(|n| parse_note(n)) {
-            out.entry(variant.to_string()).or_insert_with(|| label(r, a));
+            out.entry(variant.to_string())
+                .or_insert_with(|| (label(a), r.to_string()));
         }
     }
     out
@@ -60,7 +63,7 @@ mod tests {
         let n = "guest: Linux 6.1.0-56-amd64 under tcg (emulated: compare only with each other), booted in 3.1 s";
         assert_eq!(parse_note(n), Some(("6.1.0-56-amd64", "tcg")));
         assert_eq!(parse_note("seq_stat ran under 0.5 s"), None);
-        assert!(label("6.1", "tcg").contains("emulated: compare only with each other"));
-        assert!(!label("6.1", "kvm").contains("emulated"));
+        assert!(label("tcg").contains("emulated: compare only with each other"));
+        assert!(!label("kvm").contains("emulated"));
     }
 }

@@ -39,9 +39,14 @@ pub(super) fn measure_baseline(
 ) -> Option<RawBaseline> {
     let interrupted = || interrupt.load(Ordering::Relaxed);
     if !needs_block_device(plan) {
-        return Some(RawBaseline::no_device(
-            "every filesystem of this run is tmpfs, which lives in memory",
-        ));
+        // What the host's block device would not measure: tmpfs lives in memory, and a guest
+        // writes to its own virtio image under another kernel.
+        let guest = plan.cases.iter().any(|c| c.variant.kernel.is_some());
+        return Some(RawBaseline::no_device(if guest {
+            "every filesystem of this run is tmpfs or runs in a guest, on the guest's own virtio disk"
+        } else {
+            "every filesystem of this run is tmpfs, which lives in memory"
+        }));
     }
     let raw = match provisioner.raw_device(baseline::DEFAULT_BYTES) {
         Ok(Some(raw)) => raw,
