@@ -121,6 +121,10 @@ pub fn unescape_mount_field(s: &str) -> String {
     out
 }
 
+/// The start of the name of every ZFS pool fsbench creates (`fsbench-RUN-TAG`): a pool
+/// without it is never touched (`provision::zfs`, and the workloads that scrub or remount one).
+pub const ZFS_POOL_PREFIX: &str = "fsbench-";
+
 /// The /proc/mounts entry for `mountpoint`: `(source, fstype, options)` of the topmost mount.
 pub fn mount_entry(mountpoint: &Path) -> Option<(String, String, String)> {
     let text = std::fs::read_to_string("/proc/mounts").ok()?;

@@ -48,7 +48,7 @@ pub const LOCK: &str = "/run/fsbench/zfs.lock";
 /// zfs-fuse's control socket; `zpool` and `zfs` talk to the daemon through it.
 pub const FUSE_SOCKET: &str = "/var/run/zfs/zfs_socket";
 /// Prefix of every pool fsbench makes.
-pub const POOL_PREFIX: &str = "fsbench-";
+pub const POOL_PREFIX: &str = crate::host::ZFS_POOL_PREFIX;
 use crate::fstype::dataset_properties;
 
 /// How long to wait for a started zfs-fuse to accept commands.

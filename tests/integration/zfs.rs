@@ -171,7 +171,9 @@ fn a_zfs_fuse_pool_runs_bonnie_and_nothing_is_left() {
     }
     let dir = scratch();
     let scratch = dir.path().join("scratch");
-    let suite = write_suite(dir.path(), "zfs.toml", &suite(1, "16MiB"));
+    // And repair_scaling, whose check on a pool is a scrub (issue 30).
+    let repair = "\n[[workload]]\nkind = \"repair_scaling\"\ncounts = [200, 800]\nfiles_per_dir = 100\n";
+    let suite = write_suite(dir.path(), "zfs.toml", &(suite(1, "16MiB") + repair));
     let db = dir.path().join("r.db");
     // Watch the daemon and the pool while the run goes on.
     let mut child = spawn_run(&db, &suite, &scratch, &[]);
@@ -195,8 +197,9 @@ fn a_zfs_fuse_pool_runs_bonnie_and_nothing_is_left() {
     };
     let err = child.wait_with_output().unwrap().stderr;
     assert!(status.success(), "{}", String::from_utf8_lossy(&err));
-    assert_eq!(daemons.len(), 1, "fsbench started one zfs-fuse: {daemons:?}");
-    assert_eq!(pools.len(), 1, "one pool per repeat: {pools:?}");
+    // One daemon per case: each case's last pool stops the daemon fsbench started for it.
+    assert_eq!(daemons.len(), 2, "fsbench started one zfs-fuse per case: {daemons:?}");
+    assert_eq!(pools.len(), 2, "one pool per repeat of each workload: {pools:?}");
 
     // The samples are stored with the dataset properties ZFS applied and the FUSE caveat.
     let report = crate::util::report_json(db.to_str().unwrap(), "latest");
@@ -224,8 +227,32 @@ fn a_zfs_fuse_pool_runs_bonnie_and_nothing_is_left() {
         "{writes}"
     );
 
+    // repair_scaling: each level's scrub and mount timed, no checker process (no check_rss),
+    // the scrub named as the checker and the cut said not measured.
+    let repair = report["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "repair_scaling")
+        .expect("the repair_scaling workload");
+    let rows = repair["rows"].as_array().unwrap();
+    for phase in ["check@200", "mount@200", "check@800", "mount@800"] {
+        let r = rows
+            .iter()
+            .find(|r| r["phase"] == phase && r["metric"]["name"] == "time")
+            .unwrap_or_else(|| panic!("no {phase} time: {repair}"));
+        let t = r["cells"][0]["summary"]["mean"].as_f64().unwrap();
+        assert!(t > 0.0 && t < 60.0, "{phase}: {t} s");
+    }
+    assert!(!rows.iter().any(|r| r["metric"]["name"] == "check_rss"), "{repair}");
+    assert!(
+        warnings.contains("checker: zpool scrub") && warnings.contains("mount_cut not measured on zfs"),
+        "{warnings}"
+    );
+
     // Nothing left: no pool, no daemon fsbench started, no mount, no loop device, no run folder.
-    assert_zfs_left_nothing(&prefix, daemons[0], &scratch, "");
+    assert!(!alive(daemons[0]), "the first case's zfs-fuse is left");
+    assert_zfs_left_nothing(&prefix, daemons[1], &scratch, "");
 }
 
 #[test]

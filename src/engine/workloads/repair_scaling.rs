@@ -26,9 +26,12 @@
 //! committed transaction and replays only the tree log of files fsynced since, which the
 //! level's `syncfs` has emptied, so its cut mount is its clean mount; the power-cut disk (FUSE)
 //! of the powercut workload could cut it, but serving 10⁶ files through FUSE would time the
-//! server rather than the filesystem. ZFS has no offline checker (a scrub checks data, not
-//! metadata structures, of a pool fsbench does not mount as a device): it is `Unavailable` with
-//! that reason.
+//! server rather than the filesystem. On a ZFS pool fsbench made (issue 30: "zfs scrub where a
+//! pool is used"), which has no offline checker and no shutdown ioctl, `check@N` is
+//! `zpool scrub` timed to its end (polling `zpool status`; the scrub reads and verifies every
+//! block, in the daemon or kernel, so there is no checker process and no `check_rss`), `mount@N`
+//! is `zfs mount` after `zfs unmount`, and `mount_cut@N` is not measured (a note says why). A
+//! dataset of a pool fsbench did not make is refused.
 //!
 //! Every repeat's notes name the checker and its version (`checker: e2fsck -f -n · e2fsck
 //! 1.47.0 (5-Feb-2023)`, [`CHECKER_NOTE`]), which the report's repair-scaling section prints
@@ -373,17 +376,12 @@ impl RepairScalingSpec {
     }
 
     fn run_levels(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
+        if let Some(pool) = Pool::of_run(ctx)? {
+            return self.run_pool_levels(ctx, &pool);
+        }
         let fs = Fs::of_run(ctx, "repair_scaling")?;
         let fsck = recover::fsck_for(&fs.fs_type).ok_or_else(|| {
-            EngineError::Unavailable(format!(
-                "{}: fsbench knows no offline checker for it{}",
-                fs.fs_type,
-                if fs.fs_type.starts_with("zfs") {
-                    " (ZFS checks a pool by `zpool scrub`, which reads the data, not the metadata structures an offline checker walks)"
-                } else {
-                    ""
-                }
-            ))
+            EngineError::Unavailable(format!("{}: fsbench knows no offline checker for it", fs.fs_type))
         })?;
         fsck.available().map_err(EngineError::Unavailable)?;
         let mut phases = Phases::new(ctx);
@@ -416,6 +414,166 @@ impl RepairScalingSpec {
         let result = self.levels(ctx, &mut phases, &fs, &fsck, cut, &mut state);
         let restored = Self::restore(&fs, state);
         let removed = restored.and_then(|()| self.remove(&top, self.largest()));
+        result?;
+        removed?;
+        Ok(phases.finish())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// ZFS: a pool fsbench made is checked by a scrub and "mounted" by `zfs mount`.
+// ---------------------------------------------------------------------------------------------
+
+/// The ZFS pool fsbench made under the run directory (its root dataset mounted there).
+struct Pool {
+    name: String,
+    mountpoint: std::path::PathBuf,
+    /// `fuse.zfs` (zfs-fuse) or `zfs` (OpenZFS in the kernel).
+    fs_type: String,
+}
+
+impl Pool {
+    /// The pool mounted above `ctx.dir` when it is a ZFS dataset; `Ok(None)` for any other
+    /// filesystem. A pool fsbench did not make (its name lacks [`crate::host::ZFS_POOL_PREFIX`],
+    /// such as a user's dataset under `--dir`) is refused, never scrubbed or unmounted.
+    fn of_run(ctx: &RunContext) -> Result<Option<Pool>, EngineError> {
+        let mountpoint = ctx.dir.parent().map(Path::to_path_buf).unwrap_or_default();
+        let mountpoint = std::fs::canonicalize(&mountpoint).unwrap_or(mountpoint);
+        let Some((name, fs_type, _)) = crate::host::mount_entry(&mountpoint) else {
+            return Ok(None);
+        };
+        if fs_type != "zfs" && fs_type != "fuse.zfs" {
+            return Ok(None);
+        }
+        if !made_by_fsbench(&name) {
+            return Err(EngineError::Invalid(format!(
+                "repair_scaling scrubs and remounts the pool under test, and {name} on {} is not a pool fsbench made: run it on loop images or --device",
+                mountpoint.display()
+            )));
+        }
+        Ok(Some(Pool {
+            name,
+            mountpoint,
+            fs_type,
+        }))
+    }
+
+    fn zfs(&self, args: &[&str]) -> Result<String, EngineError> {
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        crate::host::run_tool("zfs", &args).map_err(|e| eio(&format!("zfs {}", args.join(" ")), e))
+    }
+
+    /// Whether `zpool status` shows a scrub in progress (zfs-fuse: ` scrub: scrub in progress`,
+    /// OpenZFS: `scan: scrub in progress since …`).
+    fn scrubbing(&self) -> Result<bool, EngineError> {
+        let args = vec!["status".to_string(), self.name.clone()];
+        let out = crate::host::run_tool("zpool", &args).map_err(|e| eio("zpool status", e))?;
+        Ok(scrub_in_progress(&out))
+    }
+
+    /// `zpool scrub`, then waits until `zpool status` no longer shows it in progress.
+    fn scrub(&self, interrupt: &std::sync::atomic::AtomicBool) -> Result<(), EngineError> {
+        let args = vec!["scrub".to_string(), self.name.clone()];
+        crate::host::run_tool("zpool", &args).map_err(|e| eio("zpool scrub", e))?;
+        while self.scrubbing()? {
+            if interrupt.load(Ordering::Relaxed) {
+                // Stop the scrub rather than leave it running into the next phase.
+                let stop = vec!["scrub".to_string(), "-s".to_string(), self.name.clone()];
+                let _ = crate::host::run_tool("zpool", &stop);
+                return Err(EngineError::Interrupted);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        Ok(())
+    }
+
+    /// `zfs mount POOL`, then waits (at most 10 s) until the dataset is in the mount table.
+    fn mount(&self) -> Result<(), EngineError> {
+        self.zfs(&["mount", &self.name])?;
+        let t0 = std::time::Instant::now();
+        while !crate::host::is_mounted(&self.mountpoint, Some(&self.name)) {
+            if t0.elapsed() > std::time::Duration::from_secs(10) {
+                return Err(EngineError::Invalid(format!(
+                    "zfs mount {}: not mounted on {} after 10 s",
+                    self.name,
+                    self.mountpoint.display()
+                )));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        Ok(())
+    }
+
+    fn unmount(&self) -> Result<(), EngineError> {
+        self.zfs(&["unmount", &self.name]).map(|_| ())
+    }
+}
+
+/// Whether a mounted ZFS dataset is the root of a pool fsbench made (never a user's pool, nor
+/// a child dataset).
+fn made_by_fsbench(dataset: &str) -> bool {
+    dataset.starts_with(crate::host::ZFS_POOL_PREFIX) && !dataset.contains('/')
+}
+
+/// Whether a `zpool status` text shows a scrub in progress.
+fn scrub_in_progress(status: &str) -> bool {
+    status
+        .lines()
+        .any(|l| l.contains("scrub in progress") || l.contains("scrub: resilver in progress"))
+}
+
+impl RepairScalingSpec {
+    /// The levels on a ZFS pool: grow, then `check@N` = a scrub of the pool to its end and
+    /// `mount@N` = `zfs mount` after `zfs unmount` (ZFS has no offline checker and no shutdown
+    /// ioctl: `mount_cut` is not measured, and a note says why).
+    fn run_pool_levels(&self, ctx: &RunContext, pool: &Pool) -> Result<RawSample, EngineError> {
+        let mut phases = Phases::new(ctx);
+        let backend = if pool.fs_type == "fuse.zfs" {
+            "zfs-fuse (FUSE daemon)"
+        } else {
+            "OpenZFS (kernel)"
+        };
+        phases.note(format!("{CHECKER_NOTE}zpool scrub (to its end) · {backend}"));
+        phases.note(format!(
+            "{CHECK} on zfs is a scrub: it reads and verifies every block of the pool in the ZFS {}, so its CPU and memory are not a checker process's (no check_rss)",
+            if pool.fs_type == "fuse.zfs" { "daemon" } else { "kernel" }
+        ));
+        if self.cut {
+            phases.note(format!(
+                "{MOUNT_CUT} not measured on zfs: ZFS has no FS_IOC_SHUTDOWN; it is transactional and imports its last committed transaction group after a cut"
+            ));
+        }
+        let top = ctx.dir.join(TOP);
+        std::fs::create_dir(&top).map_err(|e| ERR.io("mkdir", &top, e))?;
+        let mut mounted = true;
+        let mut made = 0;
+        let mut result = Ok(());
+        for &count in &self.counts {
+            result = self.grow(ctx, &top, made, count).and_then(|()| {
+                made = count;
+                let name = phase_name(CHECK, count);
+                phases.begin(&name, Caches::DropIfAsked);
+                let t = phases.with_children(None, || pool.scrub(ctx.interrupt))?;
+                phases.record(&name, &t, vec![(metric_time(), t.wall.as_secs_f64())], &POLICY);
+                pool.unmount()?;
+                mounted = false;
+                let name = phase_name(MOUNT, count);
+                phases.begin(&name, Caches::DropIfAsked);
+                let t = phases.with_children(None, || pool.mount())?;
+                mounted = true;
+                phases.record(&name, &t, vec![(metric_time(), t.wall.as_secs_f64())], &POLICY);
+                Ok(())
+            });
+            if result.is_err() {
+                break;
+            }
+        }
+        let restored = if mounted || crate::host::is_mounted(&pool.mountpoint, Some(&pool.name)) {
+            Ok(())
+        } else {
+            pool.mount()
+        };
+        let removed = restored.and_then(|()| self.remove(&top, made.max(self.largest())));
         result?;
         removed?;
         Ok(phases.finish())
@@ -553,6 +711,29 @@ mod tests {
             counts: counts.to_vec(),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn a_scrub_in_progress_is_read_from_both_zfs_status_formats() {
+        // zfs-fuse 0.7, captured here.
+        assert!(!scrub_in_progress(
+            " scrub: scrub completed after 0h0m with 0 errors on Thu Nov 26 09:43:03 2026"
+        ));
+        assert!(scrub_in_progress(
+            " scrub: scrub in progress for 0h0m, 45.00% done, 0h0m to go"
+        ));
+        // OpenZFS 2.x (zpool-status(8)).
+        assert!(scrub_in_progress(
+            "  scan: scrub in progress since Tue Nov 25 10:00:00 2026"
+        ));
+        assert!(!scrub_in_progress(
+            "  scan: scrub repaired 0B in 00:00:01 with 0 errors on Tue Nov 25 10:00:01 2026"
+        ));
+        assert!(!scrub_in_progress(" scrub: none requested"));
+        // Only a pool fsbench made is scrubbed and remounted.
+        assert!(made_by_fsbench("fsbench-123-1700000000-s001-zfs"));
+        assert!(!made_by_fsbench("tank"));
+        assert!(!made_by_fsbench("fsbench-123-1700000000-s001-zfs/home"));
     }
 
     #[test]
