@@ -38,6 +38,10 @@ want+=(zfs-fuse:zfs-fuse)
 # The guest-kernel target (`--fs jfs@guest`, src/guest/): QEMU runs a Debian kernel under TCG
 # or KVM; jfsutils and reiserfsprogs are the mkfs programs the guest runs from the host's root.
 want+=(qemu-system-x86:qemu-system-x86_64 jfsutils:mkfs.jfs reiserfsprogs:mkfs.reiserfs)
+# The filesystems people compare today (src/fstype.rs): f2fs, nilfs2 and exfat run in the guest
+# (the host kernel lacks them), ntfs3 too (under the 6.12 kernel below), ntfs-3g is FUSE on the
+# host; mkfs.ntfs (ntfs-3g) makes both NTFS variants. xz decompresses the 6.12 kernel's modules.
+want+=(f2fs-tools:mkfs.f2fs nilfs-tools:mkfs.nilfs2 exfatprogs:mkfs.exfat ntfs-3g:ntfs-3g xz-utils:xz)
 # The `mpi` cargo feature (src/comm/mpi.rs, rsmpi): Open MPI's headers/library and mpirun, and
 # libclang for rsmpi's bindgen; CI builds and tests the feature (tests/integration/mpi.rs).
 want+=(libopenmpi-dev:/usr/include/x86_64-linux-gnu/openmpi/mpi.h openmpi-bin:mpirun libclang-dev:/usr/lib/llvm-14/lib/libclang.so clang:clang)
@@ -99,6 +103,35 @@ if ! compgen -G "$guest_dir/boot/vmlinuz-*" >/dev/null || [[ ! -x "$guest_dir/bi
   mkdir -p "$guest_dir"
   for deb in "$dl"/*.deb; do dpkg -x "$deb" "$guest_dir"; done
   rm -rf "$dl"
+fi
+
+# A further guest kernel for drivers Debian 12's 6.1 is built without (ntfs3, bcachefs): the
+# newest linux-image-6.12.*+deb12-amd64, unpacked the same way into its own folder
+# $guest_dir/kernels/RELEASE (src/guest: `@guest` uses it only for a driver the default lacks).
+if ! compgen -G "$guest_dir/kernels/*/boot/vmlinuz-*" >/dev/null; then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "install.sh: the further guest kernel is missing; run as root (sudo $0)" >&2
+    exit 2
+  fi
+  find_k612() { apt-cache search --names-only '^linux-image-6\.12\.[0-9]+\+deb12-amd64$' | awk '{print $1}' | sort -V | tail -1; }
+  k612=$(find_k612)
+  if [[ -z "$k612" ]]; then
+    apt-get update -qq
+    k612=$(find_k612)
+  fi
+  if [[ -n "$k612" ]]; then
+    rel=${k612#linux-image-}
+    echo "install.sh: unpacking $k612 into $guest_dir/kernels/$rel" >&2
+    dl=$(mktemp -d) && chmod 755 "$dl"
+    (cd "$dl" && apt-get download -qq "$k612" >/dev/null)
+    mkdir -p "$guest_dir/kernels"
+    rm -rf "$guest_dir/kernels/$rel.tmp"
+    dpkg -x "$dl"/*.deb "$guest_dir/kernels/$rel.tmp"
+    mv "$guest_dir/kernels/$rel.tmp" "$guest_dir/kernels/$rel"
+    rm -rf "$dl"
+  else
+    echo "install.sh: no linux-image-6.12.*+deb12-amd64 in apt's lists: ntfs3 and bcachefs stay unavailable in guests" >&2
+  fi
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then

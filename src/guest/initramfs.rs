@@ -8,6 +8,9 @@
 //!   `modules.dep` (which only `depmod` at package installation writes) is needed; a module the
 //!   kernel has built in (`modules.builtin`) is skipped; an unknown one is an error.
 //! - A dependency is always listed before the module that needs it.
+//! - Compressed modules (`NAME.ko.xz`, as Debian's 6.12 kernels ship them) are decompressed with
+//!   xz(1) when read, and go into the archive as plain `NAME.ko`: busybox's `insmod` then needs
+//!   no decompressor.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -50,7 +53,7 @@ impl ModuleTree {
                 } else if let Some(stem) = p
                     .file_name()
                     .and_then(|n| n.to_str())
-                    .and_then(|n| n.strip_suffix(".ko"))
+                    .and_then(|n| n.strip_suffix(".ko").or_else(|| n.strip_suffix(".ko.xz")))
                 {
                     files.insert(norm(stem), p);
                 }
@@ -59,7 +62,10 @@ impl ModuleTree {
         let builtin = std::fs::read_to_string(dir.join("modules.builtin"))
             .unwrap_or_default()
             .lines()
-            .filter_map(|l| l.rsplit('/').next()?.strip_suffix(".ko").map(norm))
+            .filter_map(|l| {
+                let n = l.rsplit('/').next()?;
+                n.strip_suffix(".ko").or_else(|| n.strip_suffix(".ko.xz")).map(norm)
+            })
             .collect();
         Ok(ModuleTree { files, builtin })
     }
@@ -68,6 +74,11 @@ impl ModuleTree {
     pub fn has(&self, name: &str) -> bool {
         let n = norm(name);
         self.files.contains_key(&n) || self.builtin.contains(&n)
+    }
+
+    /// Whether `name` is a loadable module file (not built in).
+    pub fn is_module(&self, name: &str) -> bool {
+        self.files.contains_key(&norm(name))
     }
 
     /// The module files for `wanted` and everything they depend on, dependencies first; built-in
@@ -96,7 +107,7 @@ impl ModuleTree {
                 Err(format!("the guest kernel has no module {name}"))
             };
         };
-        let bytes = std::fs::read(path).map_err(|e| format!("read {}: {e}", path.display()))?;
+        let bytes = read_module(path).map_err(|e| format!("read {}: {e}", path.display()))?;
         for dep in depends(&bytes) {
             self.visit(&norm(&dep), seen, out, depth + 1)?;
         }
@@ -122,6 +133,27 @@ impl ModuleTree {
         out.push(path.clone());
         Ok(())
     }
+}
+
+/// A module file's contents, decompressed with `xz -dc` when it ends in `.xz`.
+pub fn read_module(path: &Path) -> std::io::Result<Vec<u8>> {
+    if path.extension().is_none_or(|e| e != "xz") {
+        return std::fs::read(path);
+    }
+    let out = std::process::Command::new("xz")
+        .arg("-dc")
+        .arg(path)
+        .stdin(std::process::Stdio::null())
+        .output()?;
+    if !out.status.success() {
+        return Err(std::io::Error::other(format!(
+            "xz -dc {}: {} {}",
+            path.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(out.stdout)
 }
 
 /// The `depends=a,b` entry of a module's `.modinfo` section (NUL-terminated strings).
@@ -234,7 +266,8 @@ pub fn write(path: &Path, busybox: &Path, modules: &[PathBuf], job: &[u8], init_
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        c.file(&format!("modules/{i:02}-{name}"), 0o644, &std::fs::read(m)?)?;
+        let name = name.strip_suffix(".xz").unwrap_or(&name);
+        c.file(&format!("modules/{i:02}-{name}"), 0o644, &read_module(m)?)?;
     }
     c.file("job.json", 0o644, job)?;
     c.file("init", 0o755, init_script.as_bytes())?;
@@ -266,6 +299,39 @@ mod tests {
         assert_eq!(out.len() % 512, 0);
         let trailer = out.windows(10).position(|w| w == b"TRAILER!!!").unwrap();
         assert_eq!((trailer - 110) % 4, 0, "each header starts 4-byte aligned");
+    }
+
+    #[test]
+    fn a_compressed_module_is_indexed_and_read_decompressed_and_a_corrupt_one_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let k = dir.path().join("kernel/fs");
+        std::fs::create_dir_all(&k).unwrap();
+        std::fs::write(k.join("ntfs3.ko"), b"\0depends=jbd2\0").unwrap();
+        std::fs::write(k.join("jbd2.ko"), b"\0depends=\0").unwrap();
+        let st = std::process::Command::new("xz")
+            .arg(k.join("ntfs3.ko"))
+            .status()
+            .unwrap();
+        assert!(st.success() && k.join("ntfs3.ko.xz").is_file());
+        let t = ModuleTree::open(dir.path()).unwrap();
+        assert!(t.has("ntfs3"));
+        let got = t.resolve(&["ntfs3"]).unwrap();
+        assert_eq!(
+            got.len(),
+            2,
+            "the dependency was read from the decompressed module: {got:?}"
+        );
+        assert_eq!(read_module(&got[1]).unwrap(), b"\0depends=jbd2\0");
+        std::fs::write(k.join("bad.ko.xz"), b"not xz at all").unwrap();
+        assert!(read_module(&k.join("bad.ko.xz"))
+            .unwrap_err()
+            .to_string()
+            .contains("xz -dc"));
+        let initrd = dir.path().join("i.cpio");
+        write(&initrd, Path::new("/etc/hostname"), &got, b"{}", "#!/bin/sh\n").unwrap();
+        let cpio = std::fs::read(&initrd).unwrap();
+        assert!(cpio.windows(18).any(|w| w == b"modules/01-ntfs3.k"), "stored as .ko");
+        assert!(!cpio.windows(6).any(|w| w == b".ko.xz"));
     }
 
     #[test]
