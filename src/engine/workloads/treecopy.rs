@@ -8,6 +8,10 @@
 //! | `copy` | `tree/` → `tree.copy/` (a sibling on the same filesystem) with modes, owners, symlinks and times preserved, then `syncfs` (with `fsync = true`, the default) |
 //! | `delete` | `rm -r tree.copy/`, then `syncfs` |
 //!
+//! Both phases need symbolic links and Unix permissions (the generated datasets hold symlinks and
+//! the copy keeps modes and owners; `delete` removes the copy): on a type without them (exfat)
+//! the workload is not run and each phase says "unsupported on TYPE" ([`Workload::needs`]).
+//!
 //! Before each phase the engine syncs and drops caches (the suite's `drop_caches`), so the copy
 //! starts cold, as the studies' runs after a fresh mount did. Metrics: `time` (seconds, lower is
 //! better), CPU of the process and of the machine, and per-entry latency percentiles for the
@@ -295,6 +299,14 @@ impl TreecopySpec {
 impl Workload for TreecopySpec {
     fn phases(&self) -> Vec<String> {
         vec![COPY.to_string(), DELETE.to_string()]
+    }
+
+    fn needs(&self, phase: &str) -> &'static [crate::fstype::Feature] {
+        use crate::fstype::Feature;
+        match phase {
+            COPY | DELETE => &[Feature::Symlinks, Feature::Permissions],
+            _ => &[],
+        }
     }
 
     fn scaled(&self, factor: f64) -> WorkloadKind {
@@ -1279,6 +1291,33 @@ mod tests {
             assert!(s.phases[0].metrics.iter().any(|(m, _)| m.name == "lat_p99"));
             assert!(crate::engine::dir_is_empty(tmp.path()));
         }
+    }
+
+    #[test]
+    fn on_exfat_both_phases_are_unsupported_and_nothing_is_laid_out() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let flag = AtomicBool::new(false);
+        let spec = TreecopySpec {
+            dataset_scale: 0.002,
+            ..TreecopySpec::default()
+        };
+        let on = |fs: &str| crate::engine::RunContext {
+            fs: Some(crate::fstype::FsType::of(fs)),
+            ..crate::engine::RunContext::quiet(tmp.path(), &flag)
+        };
+        let sample = crate::engine::run(&spec, &on("exfat")).expect("not run, not failed");
+        assert!(sample.phases.is_empty());
+        assert_eq!(
+            sample.notes,
+            [
+                "copy: unsupported on exfat (no symbolic links); the phase was left out",
+                "delete: unsupported on exfat (no symbolic links); the phase was left out"
+            ]
+        );
+        assert!(crate::engine::dir_is_empty(tmp.path()));
+        // A type with everything runs both phases.
+        let sample = crate::engine::run(&spec, &on("ext4")).expect("treecopy");
+        assert_eq!(sample.phases.len(), 2);
     }
 
     #[test]
