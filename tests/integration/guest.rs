@@ -4,6 +4,12 @@
 //! that cannot boot is a clean failed case with its console lines; nothing is left after success
 //! or after SIGKILL + `fsbench cleanup`. The guest boots are the slow part: the set boots three
 //! guests (two cases, one killed), each a few seconds of guest time.
+//!
+//! The filesystems people compare today: f2fs, nilfs2 and ntfs3 run the same tiny bonnie in a
+//! guest (ntfs3 under the further 6.12 kernel, Debian 12's 6.1 lacking it) and ntfs-3g over
+//! FUSE on the host, in one session; exfat in a guest runs bonnie and a tiny mongo whose
+//! `symlink` phase says "unsupported on exfat" while every other phase runs (five boots, each
+//! 15-30 s under TCG).
 
 use crate::require_privileged;
 use crate::util::{
@@ -29,6 +35,63 @@ fn suite(fs: &[(&str, &str)]) -> String {
         s += &format!("[[fs]]\ntype = \"{t}\"\nkernel = \"{kernel}\"\n\n");
     }
     s + BONNIE
+}
+
+/// A suite of `fs` (type, `Some(kernel)` for a guest) and the workloads `workloads`.
+fn suite_of(fs: &[(&str, Option<&str>)], workloads: &str) -> String {
+    let mut s = String::from("[suite]\nname = \"today\"\n\n[run]\nrepeats = 1\n\n");
+    for (t, kernel) in fs {
+        s += &format!("[[fs]]\ntype = \"{t}\"\n");
+        if let Some(k) = kernel {
+            s += &format!("kernel = \"{k}\"\n");
+        }
+        s += "\n";
+    }
+    s + workloads
+}
+
+/// The notes of the one sample of `variant` × `workload` in the JSON report, asserting it is ok.
+fn ok_sample<'a>(report: &'a serde_json::Value, variant: &str, workload: &str) -> &'a serde_json::Value {
+    let case = report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["variant"] == variant && c["workload"] == workload)
+        .unwrap_or_else(|| panic!("no case {variant} × {workload}: {}", report["cases"]));
+    let samples: Vec<_> = report["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["case_id"] == case["case_id"])
+        .collect();
+    assert_eq!(samples.len(), 1, "{variant}: {samples:?}");
+    assert_eq!(samples[0]["status"]["state"], "ok", "{variant}: {}", samples[0]);
+    samples[0]
+}
+
+/// The value of `phase`'s `metric` in a stored sample.
+fn value(sample: &serde_json::Value, phase: &str, metric: &str) -> Option<f64> {
+    sample["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["phase"] == phase && x["metric"]["name"] == metric)
+        .and_then(|x| x["value"].as_f64())
+}
+
+/// ntfs-3g processes whose command line names something under `dir`.
+fn ntfs3g_under(dir: &Path) -> Vec<u32> {
+    let needle = dir.as_os_str().as_encoded_bytes().to_vec();
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.windows(7).any(|w| w == b"ntfs-3g") && c.windows(needle.len()).any(|w| w == needle))
+        })
+        .collect()
 }
 
 /// Whether QEMU and the guest kernel are here; otherwise the test is skipped (or fails in CI).
@@ -323,5 +386,121 @@ fn a_guest_that_misses_its_boot_timeout_is_killed_and_a_failed_case_with_its_con
         .unwrap_or_default()
         .to_string();
     assert!(why.contains("did not reach its init within 0.3 s; console: "), "{why}");
+    assert_guest_left_nothing(&scr);
+}
+
+#[test]
+fn f2fs_nilfs2_and_ntfs3_run_bonnie_in_a_guest_and_ntfs_3g_over_fuse_and_leave_nothing() {
+    require_privileged!();
+    if !guest_ready() {
+        return;
+    }
+    let tools = ["mkfs.f2fs", "mkfs.nilfs2", "mkfs.ntfs", "ntfs-3g"];
+    if tools.iter().any(|t| crate::util::tool_path(t).is_none()) {
+        skip_or_fail("f2fs-tools, nilfs-tools or ntfs-3g missing: run scripts/install.sh");
+        return;
+    }
+    let dir = scratch();
+    let scr = dir.path().join("scratch");
+    let fs = [
+        ("ntfs-3g", None),
+        ("f2fs", Some("guest")),
+        ("nilfs2", Some("guest")),
+        ("ntfs3", Some("guest")),
+    ];
+    let suite = write_suite(dir.path(), "today.toml", &suite_of(&fs, BONNIE));
+    let run = SuiteRun::in_dir(dir.path());
+    let t0 = Instant::now();
+    let o = run.run(&suite, &[]);
+    eprintln!("four cases took {:.0} s", t0.elapsed().as_secs_f64());
+    assert!(o.status.success(), "{}", text(&o));
+    let report = report_json(run.db_str(), "latest");
+    for (variant, kernel) in [
+        ("ntfs-3g", None),
+        ("f2fs@guest", Some(guest_release())),
+        ("nilfs2@guest", Some(guest_release())),
+        // Debian 12's 6.1 is built without ntfs3: the further 6.12 kernel runs it.
+        ("ntfs3@guest", None),
+    ] {
+        let s = ok_sample(&report, variant, "bonnie");
+        let tput = value(s, "seq_write_block", "throughput").expect("seq_write_block throughput");
+        assert!(tput > 0.0, "{variant}: {tput}");
+        let note = s["notes"][0].as_str().unwrap_or_default().to_string();
+        if let Some(release) = kernel {
+            assert!(
+                note.starts_with(&format!("guest: Linux {release} under ")),
+                "{variant}: {note}"
+            );
+        }
+        if variant == "ntfs3@guest" {
+            assert!(note.starts_with("guest: Linux 6.12."), "{variant}: {note}");
+        }
+        if variant == "ntfs-3g" {
+            // The host's own mount, of FUSE's block-device type.
+            assert!(
+                s["effective_mount_opts"]
+                    .as_str()
+                    .is_some_and(|o| o.contains("allow_other")),
+                "{s}"
+            );
+            assert!(!note.starts_with("guest:"), "{note}");
+        }
+    }
+    assert!(ntfs3g_under(&scr).is_empty(), "an ntfs-3g server is left");
+    assert_guest_left_nothing(&scr);
+}
+
+#[test]
+fn on_exfat_in_a_guest_mongo_s_symlink_phase_is_unsupported_and_the_rest_runs() {
+    require_privileged!();
+    if !guest_ready() {
+        return;
+    }
+    if crate::util::tool_path("mkfs.exfat").is_none() {
+        skip_or_fail("mkfs.exfat missing: run scripts/install.sh (exfatprogs)");
+        return;
+    }
+    let dir = scratch();
+    let scr = dir.path().join("scratch");
+    let mongo = "\n[[workload]]\nkind = \"mongo\"\nfiles = 200\ndirs = 4\nfile_size = \"1000B\"\n";
+    let workloads = format!("{BONNIE}{mongo}");
+    let suite = write_suite(
+        dir.path(),
+        "exfat.toml",
+        &suite_of(&[("exfat", Some("guest"))], &workloads),
+    );
+    let run = SuiteRun::in_dir(dir.path());
+    let o = run.run(&suite, &[]);
+    assert!(
+        o.status.success(),
+        "a phase exfat cannot run never fails the run: {}",
+        text(&o)
+    );
+    let report = report_json(run.db_str(), "latest");
+    let b = ok_sample(&report, "exfat@guest", "bonnie");
+    assert!(
+        value(b, "seq_write_block", "throughput").is_some_and(|v| v > 0.0),
+        "{b}"
+    );
+    let m = ok_sample(&report, "exfat@guest", "mongo");
+    let notes = m["notes"].to_string();
+    assert!(
+        notes.contains("symlink: unsupported on exfat (no symbolic links)"),
+        "{notes}"
+    );
+    assert!(
+        value(m, "symlink", "time").is_none(),
+        "a symlink phase was measured on exfat: {m}"
+    );
+    for phase in ["create", "copy", "read", "stat", "rename", "delete"] {
+        assert!(value(m, phase, "time").is_some_and(|t| t > 0.0), "{phase} missing: {m}");
+    }
+    // The report says it, too.
+    let r = fsbench(&["--db", run.db_str(), "report", "latest"]);
+    assert!(
+        String::from_utf8_lossy(&r.stdout).contains("unsupported on exfat"),
+        "{}",
+        text(&r)
+    );
     assert_guest_left_nothing(&scr);
 }
