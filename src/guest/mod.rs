@@ -210,7 +210,8 @@ fn more_kernels() -> Vec<Kernel> {
             let root = e.path();
             let image = root.join("boot").join(format!("vmlinuz-{release}"));
             let modules = root.join("lib/modules").join(&release);
-            (image.is_file() && modules.join("kernel").is_dir()).then(|| Kernel {
+            let usable = image.is_file() && modules.join("kernel").is_dir();
+            usable.then_some(Kernel {
                 image,
                 release,
                 modules: Some(modules),
