@@ -504,3 +504,51 @@ fn on_exfat_in_a_guest_mongo_s_symlink_phase_is_unsupported_and_the_rest_runs() 
     );
     assert_guest_left_nothing(&scr);
 }
+
+#[test]
+fn ext4_on_the_host_and_in_a_guest_give_the_guest_s_slowdown_factor_with_an_interval() {
+    require_privileged!();
+    if !guest_ready() {
+        return;
+    }
+    let dir = scratch();
+    let scr = dir.path().join("scratch");
+    let text_of = suite_of(&[("ext4", None), ("ext4", Some("guest"))], BONNIE).replace("repeats = 1", "repeats = 2");
+    let suite = write_suite(dir.path(), "calibration.toml", &text_of);
+    let run = SuiteRun::in_dir(dir.path());
+    let o = run.run_ok(&suite);
+    // The terminal table names the factor; the md report has every row's with its interval.
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        table.contains("calibration: ext4@guest (guest Linux ") && table.contains("against ext4 on the host"),
+        "{table}"
+    );
+    let md = fsbench(&["--db", run.db_str(), "report", "latest", "--format", "md"]);
+    let md = String::from_utf8_lossy(&md.stdout).replace('\\', "");
+    assert!(
+        md.contains("## Calibration: ext4 on the host against ext4@guest"),
+        "{md}"
+    );
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| bonnie | seq_write_block | throughput"))
+        .unwrap_or_else(|| panic!("{md}"));
+    let interval: Vec<f64> = row
+        .split('[')
+        .nth(1)
+        .and_then(|s| s.split(']').next())
+        .unwrap_or_else(|| panic!("no interval: {row}"))
+        .split(", ")
+        .map(|s| s.parse().unwrap())
+        .collect();
+    assert!(interval[0] > 0.0 && interval[0] <= interval[1], "{row}");
+    // The tables still rank the guest only within its own group.
+    let report = report_json(run.db_str(), "latest");
+    let cells = report["workloads"][0]["rows"][0]["cells"].as_array().unwrap();
+    let guest = cells.iter().find(|c| c["variant"] == "ext4@guest").unwrap();
+    assert!(
+        guest["group"].as_str().is_some_and(|g| g.starts_with("guest Linux")),
+        "{guest}"
+    );
+    assert_guest_left_nothing(&scr);
+}
