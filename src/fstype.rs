@@ -236,80 +236,72 @@ const ZFS: SpaceModel = SpaceModel {
     max_inode_share: 0.0,
 };
 
+/// The base of the models below: 4 KiB blocks and nothing else; each says only what it adds.
+const NOTHING: SpaceModel = SpaceModel {
+    block: 4096,
+    bytes_per_inode: None,
+    inode_bytes: 0,
+    dir_bytes: 0,
+    entry_factor: 0.0,
+    inline_max: 0,
+    inline_factor: 0.0,
+    per_data_file: 0,
+    prealloc_share: 0.0,
+    rewrite_share: 0.0,
+    overhead_share: 0.0,
+    overhead_fixed: 0,
+    max_inode_share: 0.0,
+};
+
 /// f2fs (f2fs-tools 1.15 defaults): 4 KiB blocks, one 4 KiB node block per inode that also
 /// holds small files' data and small directories' entries inline; 2 MiB segments of which mkfs
 /// reserves some and over-provisions a share for its cleaner (about 10-20 % on small images).
 const F2FS: SpaceModel = SpaceModel {
-    block: 4096,
-    bytes_per_inode: None,
     inode_bytes: 4096,
-    dir_bytes: 0,
     entry_factor: 2.0,
     inline_max: 2048,
-    inline_factor: 0.0,
-    per_data_file: 0,
-    prealloc_share: 0.0,
     rewrite_share: 1.0,
     overhead_share: 0.20,
     overhead_fixed: 48 * Bytes::MIB,
-    max_inode_share: 0.0,
+    ..NOTHING
 };
 
 /// nilfs2: every change is appended to the log and the old blocks stay until nilfs_cleanerd
 /// reclaims them (rewrites exist twice); 5 % of segments reserved (`-m 5`); 256-byte inodes in
 /// the ifile, block maps in B-tree nodes written with the data.
 const NILFS2: SpaceModel = SpaceModel {
-    block: 4096,
-    bytes_per_inode: None,
     inode_bytes: 512,
     dir_bytes: 4096,
     entry_factor: 2.0,
-    inline_max: 0,
-    inline_factor: 0.0,
     per_data_file: 4096,
-    prealloc_share: 0.0,
     rewrite_share: 1.0,
     overhead_share: 0.15,
     overhead_fixed: 64 * Bytes::MIB,
-    max_inode_share: 0.0,
+    ..NOTHING
 };
 
 /// exFAT (exfatprogs 1.2 defaults): no inodes; a directory takes at least one cluster; entries
 /// are 32-byte records, three or more per name; clusters are 4 KiB up to 256 MiB and 32 KiB up
 /// to 32 GiB, so each file may waste up to 28 KiB beyond its 4 KiB blocks.
 const EXFAT: SpaceModel = SpaceModel {
-    block: 4096,
-    bytes_per_inode: None,
-    inode_bytes: 0,
     dir_bytes: 32 * Bytes::KIB,
     entry_factor: 6.0,
-    inline_max: 0,
-    inline_factor: 0.0,
     per_data_file: 28 * Bytes::KIB,
-    prealloc_share: 0.0,
-    rewrite_share: 0.0,
     overhead_share: 0.02,
     overhead_fixed: 16 * Bytes::MIB,
-    max_inode_share: 0.0,
+    ..NOTHING
 };
 
 /// NTFS (mkfs.ntfs defaults): 4 KiB clusters, a 1 KiB MFT record per file and directory (small
 /// files' data resident in it), directory indexes in 4 KiB index blocks, the log file and the
 /// MFT's reserved zone taken at mkfs time.
 const NTFS: SpaceModel = SpaceModel {
-    block: 4096,
-    bytes_per_inode: None,
     inode_bytes: 1024,
     dir_bytes: 4096,
     entry_factor: 4.0,
-    inline_max: 0,
-    inline_factor: 0.0,
-    per_data_file: 0,
-    prealloc_share: 0.0,
-    rewrite_share: 0.0,
     overhead_share: 0.05,
     overhead_fixed: 32 * Bytes::MIB,
-    max_inode_share: 0.0,
+    ..NOTHING
 };
 
 const fn block(

@@ -232,9 +232,10 @@ impl Section for CalibrationSection {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixture::{case, interval, m, sample};
     use super::*;
-    use crate::metric::{Measurement, MetricId, Unit, GUEST_NOTE_PREFIX};
-    use crate::store::{CaseAvailability, CaseRecord, NewSample, SampleRecord, SampleStatus};
+    use crate::metric::{MetricId, Unit, GUEST_NOTE_PREFIX};
+    use crate::store::{CaseRecord, SampleStatus};
 
     /// ext4 on the host writes 400 MiB/s and creates a tree in 2 s; in the guest 100 MiB/s and
     /// 6 s; xfs only on the host.
@@ -242,87 +243,49 @@ mod tests {
         let mut data = super::super::fixture::session_data();
         data.cases.clear();
         data.samples.clear();
+        let guest_note = format!(
+            "{GUEST_NOTE_PREFIX}6.1.0-56-amd64 under tcg (emulated: compare only with each other), booted in 3.0 s"
+        );
         let mut id = 0;
-        for (variant, fs, opts, tput, secs, guest) in [
-            ("ext4", "ext4", &[][..], 400.0, 2.0, false),
-            ("ext4@guest", "ext4", guest_opts, 100.0, 6.0, true),
-            ("xfs", "xfs", &[][..], 300.0, 3.0, false),
+        for (variant, fs, opts, tput, secs) in [
+            ("ext4", "ext4", &["noatime"][..], 400.0, 2.0),
+            ("ext4@guest", "ext4", guest_opts, 100.0, 6.0),
+            ("xfs", "xfs", &["noatime"][..], 300.0, 3.0),
         ] {
             let case_id = format!("{variant}-w");
             data.cases.push(CaseRecord {
                 case_id: case_id.clone(),
-                variant: variant.into(),
-                fs_type: fs.into(),
-                mkfs_args: vec![],
                 mount_opts: opts.iter().map(|s| s.to_string()).collect(),
-                workload: "w".into(),
                 workload_kind: "bonnie".into(),
-                workload_json: "{}".into(),
-                availability: CaseAvailability::Available,
+                ..case(variant, fs, "w", true)
             });
+            let notes: Vec<&str> = if variant.contains("@guest") {
+                vec![&guest_note]
+            } else {
+                vec![]
+            };
             for (r, wobble) in [0.97, 1.0, 1.03].into_iter().enumerate() {
-                let m = |phase: &str, metric: MetricId, value: f64| Measurement {
-                    phase: phase.into(),
-                    rank: None,
-                    metric,
-                    value,
-                };
                 id += 1;
-                let notes = if guest {
-                    vec![format!(
-                        "{GUEST_NOTE_PREFIX}6.1.0-56-amd64 under tcg (emulated: compare only with each other), booted in 3.0 s"
-                    )]
-                } else {
-                    vec![]
-                };
-                data.samples.push(SampleRecord {
-                    id,
-                    sample: NewSample {
-                        case_id: case_id.clone(),
-                        repeat: r as u32,
-                        is_warmup: false,
-                        started_at: "2026-03-01T10:00:00Z".into(),
-                        wall_s: 10.0,
-                        status: SampleStatus::Ok,
-                        device: None,
-                        effective_mount_opts: None,
-                        notes,
-                        measurements: vec![
-                            m("write", MetricId::higher("throughput", Unit::MibPerSec), tput * wobble),
-                            m("create", MetricId::lower("time", Unit::Seconds), secs * wobble),
-                            m(
-                                "create",
-                                MetricId::lower("cpu", Unit::Percent).with_role(Role::ProcessCpu),
-                                50.0,
-                            ),
-                        ],
-                        histograms: Vec::new(),
-                        series: Vec::new(),
-                        windows: Vec::new(),
-                        path: None,
-                    },
-                });
+                let ms = vec![
+                    m("write", MetricId::higher("throughput", Unit::MibPerSec), tput * wobble),
+                    m("create", MetricId::lower("time", Unit::Seconds), secs * wobble),
+                    m(
+                        "create",
+                        MetricId::lower("cpu", Unit::Percent).with_role(Role::ProcessCpu),
+                        50.0,
+                    ),
+                ];
+                data.samples
+                    .push(sample(id, &case_id, r as u32, false, SampleStatus::Ok, &notes, ms));
             }
         }
         data.session.info.policy.confidence = 0.95;
         super::super::build::build(&data, 0, 0.95)
     }
 
-    fn interval(line: &str) -> (f64, f64) {
-        let ci: Vec<f64> = line
-            .split('[')
-            .nth(1)
-            .and_then(|s| s.split(']').next())
-            .expect("an interval")
-            .split(", ")
-            .map(|s| s.parse().expect("number"))
-            .collect();
-        (ci[0], ci[1])
-    }
-
     #[test]
     fn the_guest_s_slowdown_is_host_over_guest_for_rates_and_guest_over_host_for_times() {
-        let m = model(&[]);
+        let m = model(&["noatime"]);
         let text = CalibrationSection.markdown(&m).replace('\\', "");
         assert!(
             text.contains("## Calibration: ext4 on the host against ext4@guest (guest Linux 6.1.0-56-amd64, tcg"),
@@ -362,10 +325,10 @@ mod tests {
 
     #[test]
     fn a_guest_with_other_mount_options_or_no_guest_has_no_section() {
-        let other = model(&["noatime"]);
+        let other = model(&["noatime", "discard"]);
         assert_eq!(CalibrationSection.markdown(&other), "");
         assert_eq!(CalibrationSection.html(&other), "");
-        let mut host_only = model(&[]);
+        let mut host_only = model(&["noatime"]);
         host_only.variants.retain(|v| !v.contains("@guest"));
         assert_eq!(CalibrationSection.markdown(&host_only), "");
         assert!(brief(&host_only).is_empty() && brief(&other).is_empty());

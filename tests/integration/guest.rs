@@ -81,17 +81,7 @@ fn value(sample: &serde_json::Value, phase: &str, metric: &str) -> Option<f64> {
 
 /// ntfs-3g processes whose command line names something under `dir`.
 fn ntfs3g_under(dir: &Path) -> Vec<u32> {
-    let needle = dir.as_os_str().as_encoded_bytes().to_vec();
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|c| c.windows(7).any(|w| w == b"ntfs-3g") && c.windows(needle.len()).any(|w| w == needle))
-        })
-        .collect()
+    processes_under(dir, |c| c.windows(7).any(|w| w == b"ntfs-3g"))
 }
 
 /// Whether QEMU and the guest kernel are here; otherwise the test is skipped (or fails in CI).
@@ -111,6 +101,13 @@ fn guest_ready() -> bool {
 
 /// QEMU processes whose command line names something under `dir`.
 fn qemus_under(dir: &Path) -> Vec<u32> {
+    processes_under(dir, |c| {
+        c.starts_with(b"qemu-system") || c.windows(18).any(|w| w == b"qemu-system-x86_64")
+    })
+}
+
+/// Processes whose command line `is_it` and names something under `dir`.
+fn processes_under(dir: &Path, is_it: impl Fn(&[u8]) -> bool) -> Vec<u32> {
     let needle = dir.as_os_str().as_encoded_bytes().to_vec();
     std::fs::read_dir("/proc")
         .into_iter()
@@ -118,9 +115,8 @@ fn qemus_under(dir: &Path) -> Vec<u32> {
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
         .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
-                c.starts_with(b"qemu-system") || c.windows(18).any(|w| w == b"qemu-system-x86_64")
-            } && c.windows(needle.len()).any(|w| w == needle.as_slice()))
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| is_it(&c) && c.windows(needle.len()).any(|w| w == needle.as_slice()))
         })
         .collect()
 }
@@ -175,18 +171,8 @@ fn a_tcg_guest_runs_bonnie_on_jfs_and_reiserfs_and_the_host_stores_the_samples()
 
     let report = report_json(run.db_str(), "latest");
     let release = guest_release();
-    let cases = report["cases"].as_array().unwrap();
     for variant in ["jfs@guest", "reiserfs@guest"] {
-        let case = cases.iter().find(|c| c["variant"] == variant).expect(variant);
-        let samples: Vec<_> = report["samples"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|s| s["case_id"] == case["case_id"])
-            .collect();
-        assert_eq!(samples.len(), 1, "{variant}: {samples:?}");
-        let s = samples[0];
-        assert_eq!(s["status"]["state"], "ok", "{variant}: {s}");
+        let s = ok_sample(&report, variant, "bonnie");
         let notes: Vec<&str> = s["notes"]
             .as_array()
             .unwrap()
@@ -199,17 +185,9 @@ fn a_tcg_guest_runs_bonnie_on_jfs_and_reiserfs_and_the_host_stores_the_samples()
             "{variant}: the guest's kernel is not in the sample: {notes:?}"
         );
         // Measured in the guest by the engine: bonnie's phases with real numbers.
-        let m = s["measurements"].as_array().unwrap();
-        let tput = m
-            .iter()
-            .find(|x| x["phase"] == "seq_write_block" && x["metric"]["name"] == "throughput")
-            .expect("seq_write_block throughput");
-        assert!(tput["value"].as_f64().unwrap() > 0.0, "{tput}");
-        let boot = m
-            .iter()
-            .find(|x| x["phase"] == "guest" && x["metric"]["name"] == "boot")
-            .expect("boot time");
-        let boot_s = boot["value"].as_f64().unwrap();
+        let tput = value(s, "seq_write_block", "throughput").expect("seq_write_block throughput");
+        assert!(tput > 0.0, "{tput}");
+        let boot_s = value(s, "guest", "boot").expect("boot time");
         assert!(boot_s > 0.0 && boot_s < 180.0, "boot took {boot_s} s");
         eprintln!("{variant}: {note}");
         // The mount was the guest's, of the requested type.
