@@ -86,8 +86,8 @@ pub(super) fn cmd_dataset(what: DatasetCommand) -> Result<i32> {
 }
 
 /// Whether type `t` can run here and how, for `list filesystems` and `doctor`: `available`
-/// (the running kernel), `unavailable here: WHY; runs under a QEMU guest kernel (Linux R, module
-/// M loaded in the guest): --fs T@guest`, or `unavailable: WHY` with the guest's reason too.
+/// (the running kernel), `in a QEMU guest kernel (Linux R, module M loaded in the guest): --fs
+/// T@guest; not on the running kernel: WHY`, or `unavailable: WHY` with the guest's reason too.
 pub(super) fn fs_route(t: &str) -> (bool, String) {
     match provision::availability(t) {
         Ok(()) => {
@@ -107,7 +107,7 @@ pub(super) fn fs_route(t: &str) -> (bool, String) {
         {
             Some(Ok(how)) => (
                 true,
-                format!("unavailable here: {r}; runs under a QEMU guest kernel ({how}): --fs {t}@guest"),
+                format!("in a QEMU guest kernel ({how}): --fs {t}@guest; not on the running kernel: {r}"),
             ),
             Some(Err(g)) if g != r => (false, format!("unavailable: {r}; in a guest: {g}")),
             _ => (false, format!("unavailable: {r}")),

@@ -530,3 +530,48 @@ fn ext4_on_the_host_and_in_a_guest_give_the_guest_s_slowdown_factor_with_an_inte
     );
     assert_guest_left_nothing(&scr);
 }
+
+#[test]
+fn list_and_doctor_say_where_and_how_each_filesystem_of_today_runs() {
+    require_privileged!();
+    if !guest_ready() {
+        return;
+    }
+    for args in [&["list", "filesystems"][..], &["doctor"][..]] {
+        let o = fsbench(args);
+        let out = String::from_utf8_lossy(&o.stdout);
+        let line = |t: &str| {
+            out.lines()
+                .find(|l| l.split_whitespace().any(|w| w.trim_end_matches(':') == t))
+                .unwrap_or_else(|| panic!("{args:?}: no {t}: {out}"))
+                .to_string()
+        };
+        for t in ["f2fs", "nilfs2", "exfat"] {
+            let l = line(t);
+            assert!(
+                l.contains("in a QEMU guest kernel (Linux 6.1.")
+                    && l.contains(&format!("module {t} loaded in the guest")),
+                "{l}"
+            );
+            assert!(l.contains(&format!("--fs {t}@guest")), "{l}");
+        }
+        // Debian 12's 6.1 is built without ntfs3: the further 6.12 kernel has it.
+        let ntfs3 = line("ntfs3");
+        assert!(
+            ntfs3.contains("(Linux 6.12.") && ntfs3.contains("module ntfs3 loaded"),
+            "{ntfs3}"
+        );
+        assert!(line("ntfs-3g").contains("available through FUSE (ntfs-3g"), "{out}");
+        let bcachefs = line("bcachefs");
+        assert!(
+            bcachefs.contains("unavailable: ") && bcachefs.contains("not packaged for Debian 12"),
+            "{bcachefs}"
+        );
+        // `mkfs.ntfs` makes ntfs3 and ntfs-3g: no third, generic `ntfs` line.
+        assert!(
+            !out.lines()
+                .any(|l| l.split_whitespace().any(|w| w.trim_end_matches(':') == "ntfs")),
+            "{out}"
+        );
+    }
+}
