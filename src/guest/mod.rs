@@ -167,7 +167,13 @@ pub fn find_kernel(spec: &str) -> Result<Kernel, String> {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let release = name.strip_prefix("vmlinuz-").unwrap_or(&name).to_string();
-        let modules = modules_for(&release);
+        // An unpacked kernel package keeps its modules beside `boot/`: ROOT/lib/modules/RELEASE.
+        let beside = image
+            .parent()
+            .and_then(Path::parent)
+            .map(|root| root.join("lib/modules").join(&release))
+            .filter(|d| d.join("kernel").is_dir());
+        let modules = modules_for(&release).or(beside);
         return Ok(Kernel {
             image,
             release,
@@ -765,6 +771,19 @@ mod tests {
         assert!(find_kernel("/nonexistent/bzImage")
             .unwrap_err()
             .contains("no such file"));
+    }
+
+    #[test]
+    fn a_named_kernel_of_an_unpacked_package_finds_its_modules_beside_it() {
+        let Some(k) = more_kernels().into_iter().next() else {
+            return;
+        };
+        let named = find_kernel(&k.image.to_string_lossy()).unwrap();
+        assert_eq!(named.modules, k.modules, "{}", k.image.display());
+        assert_eq!(
+            kernel_for(&k.image.to_string_lossy(), "ntfs3").unwrap().release,
+            k.release
+        );
     }
 
     #[test]
