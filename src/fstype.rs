@@ -936,10 +936,15 @@ impl FsType {
         dataset_properties(opts).map(|_| ())
     }
 
+    /// The first of `needs` this type lacks.
+    pub fn lacking(&self, needs: &[Feature]) -> Option<Feature> {
+        needs.iter().copied().find(|f| self.lacks.contains(f))
+    }
+
     /// The first of `needs` this type lacks, as a note: `"symlink: unsupported on exfat (no
     /// symbolic links)"`; `None` when it has them all.
     pub fn unsupported(&self, phase: &str, needs: &[Feature]) -> Option<String> {
-        let f = needs.iter().find(|f| self.lacks.contains(f))?;
+        let f = self.lacking(needs)?;
         Some(format!(
             "{phase}: unsupported on {} (no {}); the phase was left out",
             self.name,
