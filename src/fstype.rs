@@ -889,6 +889,15 @@ pub fn enospc_cause(path: &std::path::Path) -> &'static str {
     }
 }
 
+/// What follows the phase in the note of a phase left out ([`FsType::unsupported`]).
+const UNSUPPORTED: &str = ": unsupported on";
+
+/// Whether `note` says `phase` was left out because the filesystem lacks what it needs.
+pub fn is_unsupported_note(note: &str, phase: &str) -> bool {
+    note.strip_prefix(phase)
+        .is_some_and(|rest| rest.starts_with(UNSUPPORTED))
+}
+
 /// The mount options fsbench maps to ZFS dataset properties, for error messages.
 pub const ZFS_SUPPORTED_OPTIONS: &str = "noatime, atime, compress[=ALG] (or compression=ALG), recordsize=SIZE, \
      sync=standard|always|disabled (OpenZFS only), checksum=ALG";
@@ -946,7 +955,7 @@ impl FsType {
     pub fn unsupported(&self, phase: &str, needs: &[Feature]) -> Option<String> {
         let f = self.lacking(needs)?;
         Some(format!(
-            "{phase}: unsupported on {} (no {}); the phase was left out",
+            "{phase}{UNSUPPORTED} {} (no {}); the phase was left out",
             self.name,
             f.describe()
         ))
@@ -1056,6 +1065,8 @@ mod tests {
             .unwrap()
             .contains("no hard links"));
         assert_eq!(exfat.unsupported("read", &[]), None);
+        assert!(is_unsupported_note(&note, "symlink") && !is_unsupported_note(&note, "sym"));
+        assert!(!is_unsupported_note("symlink ran under 0.5 s", "symlink"));
         assert_eq!(FsType::of("ext4").unsupported("symlink", &[Feature::Symlinks]), None);
         // The minimum sizes mkfs accepts here (f2fs-tools 1.15, nilfs-tools 2.2.9).
         assert_eq!(FsType::of("f2fs").min_device, 52 * Bytes::MIB);
