@@ -575,3 +575,43 @@ fn list_and_doctor_say_where_and_how_each_filesystem_of_today_runs() {
         );
     }
 }
+
+#[test]
+fn a_sigkilled_run_on_ntfs_3g_leaves_no_fuse_server_after_cleanup() {
+    require_privileged!();
+    if crate::util::tool_path("ntfs-3g").is_none() {
+        skip_or_fail("ntfs-3g missing: run scripts/install.sh");
+        return;
+    }
+    let dir = scratch();
+    let scr = dir.path().join("scratch");
+    let bonnie =
+        "[[workload]]\nkind = \"bonnie\"\nfile_size = \"64MiB\"\nchar_size = \"8MiB\"\nfiles = 2000\nseeks = 500\n";
+    let suite = write_suite(dir.path(), "ntfs.toml", &suite_of(&[("ntfs-3g", None)], bonnie));
+    let mut child = spawn_run(&dir.path().join("r.db"), &suite, &scr, &[]);
+    let t0 = Instant::now();
+    while ntfs3g_under(&scr).is_empty() {
+        assert!(t0.elapsed() < Duration::from_secs(60), "ntfs-3g never started");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before it was killed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL: no guard runs, the FUSE server keeps the mount
+    child.wait().unwrap();
+    assert!(
+        !ntfs3g_under(&scr).is_empty(),
+        "the server should outlive fsbench until cleanup"
+    );
+    let o = fsbench(&["cleanup", "--scratch", scr.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.lines().any(|l| l.starts_with("unmounted ")), "{}", text(&o));
+    // Unmounting a fuseblk mount ends its server.
+    let t1 = Instant::now();
+    while !ntfs3g_under(&scr).is_empty() && t1.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(ntfs3g_under(&scr).is_empty(), "an ntfs-3g server is left");
+    assert_nothing_left(&scr);
+}
