@@ -38,8 +38,10 @@ want+=(zfs-fuse:zfs-fuse)
 # The guest-kernel target (`--fs jfs@guest`, src/guest/): QEMU runs a Debian kernel under TCG
 # or KVM; jfsutils and reiserfsprogs are the mkfs programs the guest runs from the host's root.
 want+=(qemu-system-x86:qemu-system-x86_64 jfsutils:mkfs.jfs reiserfsprogs:mkfs.reiserfs)
-# xz decompresses the 6.12 guest kernel's modules for the guest's initramfs (src/guest/initramfs.rs).
-want+=(xz-utils:xz)
+# The filesystems people compare today (src/fstype.rs): f2fs, nilfs2 and exfat run in the guest
+# (the host kernel lacks them), ntfs3 too (under the 6.12 kernel below), ntfs-3g is FUSE on the
+# host; mkfs.ntfs (ntfs-3g) makes both NTFS variants. xz decompresses the 6.12 kernel's modules.
+want+=(f2fs-tools:mkfs.f2fs nilfs-tools:mkfs.nilfs2 exfatprogs:mkfs.exfat ntfs-3g:ntfs-3g xz-utils:xz)
 # The `mpi` cargo feature (src/comm/mpi.rs, rsmpi): Open MPI's headers/library and mpirun, and
 # libclang for rsmpi's bindgen; CI builds and tests the feature (tests/integration/mpi.rs).
 want+=(libopenmpi-dev:/usr/include/x86_64-linux-gnu/openmpi/mpi.h openmpi-bin:mpirun libclang-dev:/usr/lib/llvm-14/lib/libclang.so clang:clang)
@@ -103,26 +105,34 @@ if ! compgen -G "$guest_dir/boot/vmlinuz-*" >/dev/null || [[ ! -x "$guest_dir/bi
   rm -rf "$dl"
 fi
 
-# A second guest kernel, for kernel-against-kernel runs (`--fs ext4@guest,ext4@guest:6.12`):
-# Debian's 6.12 (the newest `linux-image-6.12-amd64` depends on), unpacked the same way into
-# $guest_dir/kernels/RELEASE, apart from the default, so that `guest` keeps meaning the kernel
-# linux-image-amd64 gives. Its modules are xz-compressed; fsbench decompresses them with xz.
-if ! compgen -G "$guest_dir/kernels/6.12*/boot/vmlinuz-*" >/dev/null; then
+# A further guest kernel for drivers Debian 12's 6.1 is built without (ntfs3, bcachefs) and for
+# kernel-against-kernel runs (`--fs ext4@guest,ext4@guest:6.12`): the newest
+# linux-image-6.12.*+deb12-amd64, unpacked the same way into its own folder
+# $guest_dir/kernels/RELEASE (src/guest: `@guest` uses it only for a driver the default lacks;
+# `@guest:6.12` names it).
+if ! compgen -G "$guest_dir/kernels/*/boot/vmlinuz-*" >/dev/null; then
   if [[ $(id -u) -ne 0 ]]; then
-    echo "install.sh: the 6.12 guest kernel is missing; run as root (sudo $0)" >&2
+    echo "install.sh: the further guest kernel is missing; run as root (sudo $0)" >&2
     exit 2
   fi
-  kpkg=$(apt-cache depends linux-image-6.12-amd64 2>/dev/null | awk '/Depends: linux-image-6/ {print $2; exit}')
-  if [[ -n "$kpkg" ]]; then
-    echo "install.sh: unpacking $kpkg into $guest_dir/kernels" >&2
+  find_k612() { apt-cache search --names-only '^linux-image-6\.12\.[0-9]+\+deb12-amd64$' | awk '{print $1}' | sort -V | tail -1; }
+  k612=$(find_k612)
+  if [[ -z "$k612" ]]; then
+    apt-get update -qq
+    k612=$(find_k612)
+  fi
+  if [[ -n "$k612" ]]; then
+    rel=${k612#linux-image-}
+    echo "install.sh: unpacking $k612 into $guest_dir/kernels/$rel" >&2
     dl=$(mktemp -d) && chmod 755 "$dl"
-    (cd "$dl" && apt-get download -qq "$kpkg" >/dev/null)
-    release=${kpkg#linux-image-}
-    mkdir -p "$guest_dir/kernels/$release"
-    for deb in "$dl"/*.deb; do dpkg -x "$deb" "$guest_dir/kernels/$release"; done
+    (cd "$dl" && apt-get download -qq "$k612" >/dev/null)
+    mkdir -p "$guest_dir/kernels"
+    rm -rf "$guest_dir/kernels/$rel.tmp"
+    dpkg -x "$dl"/*.deb "$guest_dir/kernels/$rel.tmp"
+    mv "$guest_dir/kernels/$rel.tmp" "$guest_dir/kernels/$rel"
     rm -rf "$dl"
   else
-    echo "install.sh: this machine's apt sources have no linux-image-6.12-amd64; a kernel-against-kernel run can name a bzImage instead (doc: README, guest kernels)" >&2
+    echo "install.sh: no linux-image-6.12.*+deb12-amd64 in apt's lists: ntfs3 and bcachefs stay unavailable in guests" >&2
   fi
 fi
 

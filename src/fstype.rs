@@ -44,6 +44,28 @@ pub enum Backing {
     Pool,
 }
 
+/// Something a workload phase may need from the filesystem that not every type has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Feature {
+    /// Symbolic links (`symlinkat`).
+    Symlinks,
+    /// More than one name per file (`linkat`).
+    HardLinks,
+    /// Unix modes and owners kept per file (`fchmod`, `fchown`).
+    Permissions,
+}
+
+impl Feature {
+    /// What the filesystem lacks, as a report says it: `symbolic links`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Feature::Symlinks => "symbolic links",
+            Feature::HardLinks => "hard links",
+            Feature::Permissions => "Unix permissions and owners",
+        }
+    }
+}
+
 /// How a type uses space, for estimates (see the module docs). Bytes unless said otherwise.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SpaceModel {
@@ -108,6 +130,9 @@ pub struct FsType {
     pub backing: Backing,
     /// Space facts for estimates.
     pub space: SpaceModel,
+    /// What it cannot hold: a phase that needs one of these is left out with "unsupported on
+    /// TYPE" ([`FsType::unsupported`]) instead of failing the run.
+    pub lacks: &'static [Feature],
 }
 
 /// ext2/3/4 with mke2fs.conf defaults at 512 MiB and over: 4 KiB blocks, one 256-byte inode
@@ -211,6 +236,74 @@ const ZFS: SpaceModel = SpaceModel {
     max_inode_share: 0.0,
 };
 
+/// The base of the models below: 4 KiB blocks and nothing else; each says only what it adds.
+const NOTHING: SpaceModel = SpaceModel {
+    block: 4096,
+    bytes_per_inode: None,
+    inode_bytes: 0,
+    dir_bytes: 0,
+    entry_factor: 0.0,
+    inline_max: 0,
+    inline_factor: 0.0,
+    per_data_file: 0,
+    prealloc_share: 0.0,
+    rewrite_share: 0.0,
+    overhead_share: 0.0,
+    overhead_fixed: 0,
+    max_inode_share: 0.0,
+};
+
+/// f2fs (f2fs-tools 1.15 defaults): 4 KiB blocks, one 4 KiB node block per inode that also
+/// holds small files' data and small directories' entries inline; 2 MiB segments of which mkfs
+/// reserves some and over-provisions a share for its cleaner (about 10-20 % on small images).
+const F2FS: SpaceModel = SpaceModel {
+    inode_bytes: 4096,
+    entry_factor: 2.0,
+    inline_max: 2048,
+    rewrite_share: 1.0,
+    overhead_share: 0.20,
+    overhead_fixed: 48 * Bytes::MIB,
+    ..NOTHING
+};
+
+/// nilfs2: every change is appended to the log and the old blocks stay until nilfs_cleanerd
+/// reclaims them (rewrites exist twice); 5 % of segments reserved (`-m 5`); 256-byte inodes in
+/// the ifile, block maps in B-tree nodes written with the data.
+const NILFS2: SpaceModel = SpaceModel {
+    inode_bytes: 512,
+    dir_bytes: 4096,
+    entry_factor: 2.0,
+    per_data_file: 4096,
+    rewrite_share: 1.0,
+    overhead_share: 0.15,
+    overhead_fixed: 64 * Bytes::MIB,
+    ..NOTHING
+};
+
+/// exFAT (exfatprogs 1.2 defaults): no inodes; a directory takes at least one cluster; entries
+/// are 32-byte records, three or more per name; clusters are 4 KiB up to 256 MiB and 32 KiB up
+/// to 32 GiB, so each file may waste up to 28 KiB beyond its 4 KiB blocks.
+const EXFAT: SpaceModel = SpaceModel {
+    dir_bytes: 32 * Bytes::KIB,
+    entry_factor: 6.0,
+    per_data_file: 28 * Bytes::KIB,
+    overhead_share: 0.02,
+    overhead_fixed: 16 * Bytes::MIB,
+    ..NOTHING
+};
+
+/// NTFS (mkfs.ntfs defaults): 4 KiB clusters, a 1 KiB MFT record per file and directory (small
+/// files' data resident in it), directory indexes in 4 KiB index blocks, the log file and the
+/// MFT's reserved zone taken at mkfs time.
+const NTFS: SpaceModel = SpaceModel {
+    inode_bytes: 1024,
+    dir_bytes: 4096,
+    entry_factor: 4.0,
+    overhead_share: 0.05,
+    overhead_fixed: 32 * Bytes::MIB,
+    ..NOTHING
+};
+
 const fn block(
     name: &'static str,
     mkfs: &'static str,
@@ -233,6 +326,7 @@ const fn block(
         },
         backing: Backing::Block,
         space,
+        lacks: &[],
     }
 }
 
@@ -285,6 +379,7 @@ pub const TABLE: &[FsType] = &[
         min_device: DEFAULT_MIN,
         backing: Backing::Memory,
         space: TMPFS,
+        lacks: &[],
     },
     // A pool, not a mkfs: `zpool create` (provision::zfs); OpenZFS's module or zfs-fuse.
     FsType {
@@ -294,7 +389,12 @@ pub const TABLE: &[FsType] = &[
         backing: Backing::Pool,
         ..block("zfs", "zpool", Some("zfs-fuse"), 128 * Bytes::MIB, ZFS)
     },
-    block("f2fs", "mkfs.f2fs", Some("f2fs-tools"), DEFAULT_MIN, EXT),
+    // Log-structured for flash; mkfs.f2fs 1.15 refuses devices under 52 MiB.
+    FsType {
+        mkfs_args: &["-f", "-q"],
+        min_device: 52 * Bytes::MIB,
+        ..block("f2fs", "mkfs.f2fs", Some("f2fs-tools"), DEFAULT_MIN, F2FS)
+    },
     // Both ask for confirmation without these (jfs: `-q`; reiserfs: `-f -f` for a whole disk).
     FsType {
         mkfs_args: &["-q"],
@@ -304,24 +404,45 @@ pub const TABLE: &[FsType] = &[
         mkfs_args: &["-f", "-f", "-q"],
         ..block("reiserfs", "mkfs.reiserfs", Some("reiserfsprogs"), DEFAULT_MIN, EXT)
     },
+    // bcachefs-tools is not packaged for Debian 12 (the 6.12 backports kernel has the driver).
     block("bcachefs", "mkfs.bcachefs", None, DEFAULT_MIN, EXT),
-    block("nilfs2", "mkfs.nilfs2", Some("nilfs-tools"), DEFAULT_MIN, EXT),
-    // Recognised in `--fs` lists only (not listed by `fsbench list filesystems`).
-    block("reiser4", "mkfs.reiser4", None, DEFAULT_MIN, EXT),
-    block("vfat", "mkfs.vfat", Some("dosfstools"), DEFAULT_MIN, EXT),
-    block("exfat", "mkfs.exfat", Some("exfatprogs"), DEFAULT_MIN, EXT),
+    // Log-structured with continuous checkpoints; mkfs.nilfs2 2.2.9 needs 134,221,824 bytes
+    // with its default 8 MiB segments. mount(8) runs mount.nilfs2, which starts the
+    // nilfs_cleanerd garbage collector for the mount.
+    FsType {
+        mkfs_args: &["-f", "-q"],
+        min_device: 134_221_824,
+        ..block("nilfs2", "mkfs.nilfs2", Some("nilfs-tools"), 160 * Bytes::MIB, NILFS2)
+    },
+    // What SD cards and USB sticks carry: no symlinks, no hard links, and one mode and owner
+    // for every file (the fmask/dmask/uid/gid mount options); chmod and chown fail with EPERM.
+    FsType {
+        lacks: &[Feature::Symlinks, Feature::HardLinks, Feature::Permissions],
+        ..block("exfat", "mkfs.exfat", Some("exfatprogs"), DEFAULT_MIN, EXFAT)
+    },
+    // The kernel's NTFS driver (Linux 5.15 and later, where built: Debian 12's 6.1 is not).
+    FsType {
+        mkfs_args: &["-F", "-f", "-q"],
+        ..block("ntfs3", "mkfs.ntfs", Some("ntfs-3g"), DEFAULT_MIN, NTFS)
+    },
+    // NTFS through FUSE (ntfs-3g; mount(8) runs mount.ntfs-3g): symlinks and hard links work,
+    // chmod and chown succeed but keep nothing without the `permissions` mount option.
     FsType {
         kernel: "fuseblk",
         module: "fuse",
+        mkfs_args: &["-F", "-f", "-q"],
         backing: Backing::Fuse { helper: "ntfs-3g" },
-        ..block("ntfs", "mkfs.ntfs", None, DEFAULT_MIN, EXT)
+        lacks: &[Feature::Permissions],
+        ..block("ntfs-3g", "mkfs.ntfs", Some("ntfs-3g"), DEFAULT_MIN, NTFS)
     },
-    block("ntfs3", "mkfs.ntfs", None, DEFAULT_MIN, EXT),
+    // Recognised in `--fs` lists only (not listed by `fsbench list filesystems`).
+    block("reiser4", "mkfs.reiser4", None, DEFAULT_MIN, EXT),
+    block("vfat", "mkfs.vfat", Some("dosfstools"), DEFAULT_MIN, EXT),
 ];
 
 /// How many rows of [`TABLE`] `fsbench list filesystems` and `doctor` show (the rest are
 /// only recognised in `--fs` lists).
-const LISTED: usize = 12;
+const LISTED: usize = 15;
 
 /// The row for names not in [`TABLE`]: `mkfs.NAME`, no arguments, estimated like ext4.
 const GENERIC: FsType = FsType {
@@ -335,6 +456,7 @@ const GENERIC: FsType = FsType {
     min_device: DEFAULT_MIN,
     backing: Backing::Block,
     space: EXT,
+    lacks: &[],
 };
 
 /// A resolved row of the table, as a variant keeps it: a Copy handle (an index into
@@ -521,7 +643,17 @@ pub fn candidate_types() -> Vec<String> {
     for dir in ["/usr/sbin", "/sbin", "/usr/bin", "/bin"] {
         if let Ok(rd) = std::fs::read_dir(dir) {
             for e in rd.flatten() {
-                if let Some(t) = e.file_name().to_str().and_then(|n| n.strip_prefix("mkfs.")) {
+                let Some(n) = e.file_name().to_str().map(str::to_string) else {
+                    continue;
+                };
+                // `mkfs.ntfs` makes the table's `ntfs3` and `ntfs-3g`: listed under those.
+                if TABLE
+                    .iter()
+                    .any(|t| t.mkfs == Some(n.as_str()) && Some(t.name) != n.strip_prefix("mkfs."))
+                {
+                    continue;
+                }
+                if let Some(t) = n.strip_prefix("mkfs.") {
                     v.push(t.to_string());
                 }
             }
@@ -757,6 +889,15 @@ pub fn enospc_cause(path: &std::path::Path) -> &'static str {
     }
 }
 
+/// What follows the phase in the note of a phase left out ([`FsType::unsupported`]).
+const UNSUPPORTED: &str = ": unsupported on";
+
+/// Whether `note` says `phase` was left out because the filesystem lacks what it needs.
+pub fn is_unsupported_note(note: &str, phase: &str) -> bool {
+    note.strip_prefix(phase)
+        .is_some_and(|rest| rest.starts_with(UNSUPPORTED))
+}
+
 /// The mount options fsbench maps to ZFS dataset properties, for error messages.
 pub const ZFS_SUPPORTED_OPTIONS: &str = "noatime, atime, compress[=ALG] (or compression=ALG), recordsize=SIZE, \
      sync=standard|always|disabled (OpenZFS only), checksum=ALG";
@@ -802,6 +943,22 @@ impl FsType {
             return Ok(());
         }
         dataset_properties(opts).map(|_| ())
+    }
+
+    /// The first of `needs` this type lacks.
+    pub fn lacking(&self, needs: &[Feature]) -> Option<Feature> {
+        needs.iter().copied().find(|f| self.lacks.contains(f))
+    }
+
+    /// The first of `needs` this type lacks, as a note: `"symlink: unsupported on exfat (no
+    /// symbolic links)"`; `None` when it has them all.
+    pub fn unsupported(&self, phase: &str, needs: &[Feature]) -> Option<String> {
+        let f = self.lacking(needs)?;
+        Some(format!(
+            "{phase}{UNSUPPORTED} {} (no {}); the phase was left out",
+            self.name,
+            f.describe()
+        ))
     }
 }
 
@@ -891,6 +1048,30 @@ mod tests {
         assert_eq!(f.small_files, (1000.0 * 2048.0 / 8192.0f64).ceil() as u64);
         let same = Footprint::default().uniform_files(10, 100, 100, 10);
         assert_eq!(same, Footprint::default().files(10, 100, 10));
+    }
+
+    #[test]
+    fn the_listed_rows_end_with_ntfs_and_exfat_declares_what_it_lacks() {
+        assert_eq!(TABLE[LISTED - 1].name, "ntfs-3g");
+        assert_eq!(TABLE[LISTED].name, "reiser4");
+        let exfat = FsType::of("exfat");
+        let note = exfat.unsupported("symlink", &[Feature::Symlinks]).unwrap();
+        assert_eq!(
+            note,
+            "symlink: unsupported on exfat (no symbolic links); the phase was left out"
+        );
+        assert!(exfat
+            .unsupported("copy", &[Feature::HardLinks])
+            .unwrap()
+            .contains("no hard links"));
+        assert_eq!(exfat.unsupported("read", &[]), None);
+        assert!(is_unsupported_note(&note, "symlink") && !is_unsupported_note(&note, "sym"));
+        assert!(!is_unsupported_note("symlink ran under 0.5 s", "symlink"));
+        assert_eq!(FsType::of("ext4").unsupported("symlink", &[Feature::Symlinks]), None);
+        // The minimum sizes mkfs accepts here (f2fs-tools 1.15, nilfs-tools 2.2.9).
+        assert_eq!(FsType::of("f2fs").min_device, 52 * Bytes::MIB);
+        assert!(FsType::of("nilfs2").min_image >= 134_221_824);
+        assert_eq!(mkfs_package("mkfs.ntfs"), Some("ntfs-3g"));
     }
 
     #[test]

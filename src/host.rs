@@ -54,6 +54,9 @@ pub fn install_hint(tool: &str) -> String {
         (None, "btrfs") => "btrfs-progs",
         (None, "losetup" | "mount" | "umount" | "blkid") => "util-linux (and mount)",
         (None, "mkfs.fat") => "dosfstools",
+        (None, "mkfs.bcachefs") => {
+            return "bcachefs-tools is not packaged for Debian 12: build it from its source and put mkfs.bcachefs in PATH".into()
+        }
         (None, "fio") => "fio",
         (None, "bonnie++") => "bonnie++",
         (None, "sysbench") => "sysbench",

@@ -38,21 +38,7 @@ pub(super) fn cmd_list(db: &Path, what: ListWhat) -> Result<i32> {
         }
         ListWhat::Filesystems => {
             for t in crate::fstype::candidate_types() {
-                match provision::availability(&t) {
-                    Ok(()) => writeln!(out, "{t:10} available{}", provision::zfs::listing_suffix(&t))?,
-                    // A type the running kernel lacks may still run under a guest kernel.
-                    Err(r) => match crate::config::parse_fs_list(&format!("{t}@guest"))
-                        .ok()
-                        .and_then(|v| v.into_iter().next())
-                        .map(|v| crate::guest::availability(&v))
-                    {
-                        Some(Ok(())) => writeln!(
-                            out,
-                            "{t:10} unavailable here: {r}; runs under a QEMU guest kernel: --fs {t}@guest"
-                        )?,
-                        _ => writeln!(out, "{t:10} unavailable: {r}")?,
-                    },
-                }
+                writeln!(out, "{t:10} {}", fs_route(&t).1)?;
             }
         }
         ListWhat::Sessions => {
@@ -96,5 +82,35 @@ pub(super) fn cmd_dataset(what: DatasetCommand) -> Result<i32> {
                 }
             }
         }
+    }
+}
+
+/// Whether type `t` can run here and how, for `list filesystems` and `doctor`: `available`
+/// (the running kernel), `in a QEMU guest kernel (Linux R, module M loaded in the guest): --fs
+/// T@guest; not on the running kernel: WHY`, or `unavailable: WHY` with the guest's reason too.
+pub(super) fn fs_route(t: &str) -> (bool, String) {
+    match provision::availability(t) {
+        Ok(()) => {
+            let fuse = match crate::fstype::FsType::of(t).backing {
+                crate::fstype::Backing::Fuse { helper } => {
+                    format!(" through FUSE ({helper} in userspace, on the running kernel)")
+                }
+                _ => String::new(),
+            };
+            (true, format!("available{fuse}{}", provision::zfs::listing_suffix(t)))
+        }
+        // A type the running kernel lacks may still run under a guest kernel.
+        Err(r) => match crate::config::parse_fs_list(&format!("{t}@guest"))
+            .ok()
+            .and_then(|v| v.into_iter().next())
+            .map(|v| crate::guest::route(&v))
+        {
+            Some(Ok(how)) => (
+                true,
+                format!("in a QEMU guest kernel ({how}): --fs {t}@guest; not on the running kernel: {r}"),
+            ),
+            Some(Err(g)) if g != r => (false, format!("unavailable: {r}; in a guest: {g}")),
+            _ => (false, format!("unavailable: {r}")),
+        },
     }
 }

@@ -48,9 +48,9 @@ pub(super) fn cmd_doctor(a: &ScratchArgs) -> Result<i32> {
     );
     println!();
     for t in crate::fstype::candidate_types() {
-        match provision::availability(&t) {
-            Ok(()) => println!("ok    filesystem {t}{}", provision::zfs::listing_suffix(&t)),
-            Err(r) => println!("--    filesystem {t}: {r}"),
+        match super::list::fs_route(&t) {
+            (true, how) => println!("ok    filesystem {t}: {how}"),
+            (false, why) => println!("--    filesystem {t}: {why}"),
         }
     }
     println!();

@@ -454,6 +454,7 @@ fn run_and_gather(comm: &dyn Comm, kind: &WorkloadKind, ctx: &RunContext) -> Res
                         sync: ctx.sync,
                         on_phase: ctx.on_phase,
                         state: ctx.state,
+                        fs: ctx.fs,
                     },
                 )
             });
@@ -498,11 +499,12 @@ fn run_and_gather(comm: &dyn Comm, kind: &WorkloadKind, ctx: &RunContext) -> Res
 
 /// A rank other than 0: waits for rank 0's commands and runs each repeat in its subdirectory
 /// until [`Cmd::Stop`] (`Ok(false)`) or an interrupt (`Ok(true)`). `workload_of(slot)` gives
-/// the workload of a slot of the plan.
+/// the workload of a slot of the plan and its filesystem type's row (what the type lacks leaves
+/// out the same phases on every rank).
 pub fn follow(
     interrupt: &AtomicBool,
     drop_caches: bool,
-    workload_of: &dyn Fn(usize) -> Option<WorkloadKind>,
+    workload_of: &dyn Fn(usize) -> Option<(WorkloadKind, &'static crate::fstype::FsType)>,
 ) -> Result<bool, CommError> {
     let comm = world();
     fn no_phase(_: &str) {}
@@ -524,7 +526,7 @@ pub fn follow(
         match cmd {
             Cmd::Stop => return Ok(false),
             Cmd::Run { slot, dir } => {
-                let kind = workload_of(slot).ok_or_else(|| {
+                let (kind, fs) = workload_of(slot).ok_or_else(|| {
                     CommError::Mismatch(format!("rank 0 runs slot {slot}, which this rank's plan lacks"))
                 })?;
                 let ctx = RunContext {
@@ -534,6 +536,7 @@ pub fn follow(
                     sync: &RankSync,
                     on_phase: &no_phase,
                     state: None,
+                    fs: Some(fs),
                 };
                 if run_and_gather(comm, &kind, &ctx).is_err() {
                     return match super::failure() {

@@ -209,7 +209,9 @@ pub(crate) fn check_fs_type(t: &str) -> Result<(), String> {
     if t.is_empty() {
         return Err("is empty: write a type such as `ext4`".into());
     }
-    if !t.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()) || t.len() > 32 {
+    // `-` inside a name (`ntfs-3g`, as mount(8) spells the FUSE type), never first or last.
+    let ok = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-';
+    if !t.chars().all(ok) || t.starts_with('-') || t.ends_with('-') || t.len() > 32 {
         return Err("is not a filesystem type: use the lower-case name that follows `mkfs.` or `mount -t`, such as `ext4` or `btrfs`".into());
     }
     Ok(())

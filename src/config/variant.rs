@@ -362,6 +362,17 @@ mod tests {
         assert!(err_of(":noatime").contains("filesystem type `` is empty"));
         assert!(err_of("btrfs:subvol=/x").contains("contains `/`"));
         assert!(err_of("../x:y").contains("is not a filesystem type"));
+        assert!(
+            err_of("-x:y").contains("is not a filesystem type"),
+            "{}",
+            err_of("-x:y")
+        );
+        assert!(
+            err_of("x-:y").contains("is not a filesystem type"),
+            "{}",
+            err_of("x-:y")
+        );
+        assert_eq!(parse_fs_list("ntfs-3g").unwrap()[0].fs_type, "ntfs-3g");
     }
 
     #[test]

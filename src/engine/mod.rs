@@ -128,6 +128,10 @@ pub struct RunContext<'a> {
     /// [`crate::undo::Step`] the moment it may exist, so `fsbench cleanup` undoes it after a
     /// SIGKILL. `None` outside a run (unit tests, `run_quiet`).
     pub state: Option<&'a dyn crate::undo::UndoLog>,
+    /// The filesystem type under test, whose declared gaps ([`crate::fstype::FsType::lacks`])
+    /// leave out the phases that need them ([`RunContext::unsupported`]); `None` when unknown
+    /// (an existing directory, unit tests): every phase runs.
+    pub fs: Option<&'static crate::fstype::FsType>,
 }
 
 impl<'a> RunContext<'a> {
@@ -142,7 +146,14 @@ impl<'a> RunContext<'a> {
             sync: &sync::Solo,
             on_phase: &no_phase,
             state: None,
+            fs: None,
         }
+    }
+
+    /// The note saying `phase` is left out because the filesystem under test lacks one of
+    /// `needs` (`"symlink: unsupported on exfat (no symbolic links); …"`), or `None`: run it.
+    pub fn unsupported(&self, phase: &str, needs: &[crate::fstype::Feature]) -> Option<String> {
+        self.fs.and_then(|t| t.unsupported(phase, needs))
     }
 }
 
@@ -182,6 +193,16 @@ pub trait Workload {
     fn content(&self) -> Option<crate::datasets::content::Content> {
         None
     }
+    /// What `phase` needs from the filesystem beyond files and directories (symlinks, hard
+    /// links, permissions): on a type that lacks one, the phase is left out with an
+    /// "unsupported on TYPE" note and the rest of the repeat runs. A workload that declares a
+    /// need here handles the phase's absence in its own `run` (later phases adapt); when every
+    /// phase is unsupported, [`run`] returns the notes without running the workload. Most
+    /// workloads need nothing and keep the default.
+    fn needs(&self, phase: &str) -> &'static [crate::fstype::Feature] {
+        let _ = phase;
+        &[]
+    }
     /// What the workload holds on the filesystem at its peak (files, directories, data), from
     /// which [`crate::fstype::FsType::estimate`] sizes images and checks space.
     fn footprint(&self) -> crate::fstype::Footprint;
@@ -194,7 +215,22 @@ pub trait Workload {
 /// Runs one repeat of `workload`: chooses and calibrates the per-operation clock first
 /// ([`clock::best`], once per process, up to 200 ms), so that no phase's CPU meter or time
 /// contains the calibration.
+///
+/// When the filesystem under test lacks something every phase needs ([`Workload::needs`]), the
+/// workload is not run (not even its untimed preparation, which would need it too): the sample
+/// holds one "unsupported" note per phase and no measurements.
 pub fn run(workload: &dyn Workload, ctx: &RunContext) -> Result<RawSample, EngineError> {
+    let phases = workload.phases();
+    let unsupported: Vec<String> = phases
+        .iter()
+        .filter_map(|p| ctx.unsupported(p, workload.needs(p)))
+        .collect();
+    if !phases.is_empty() && unsupported.len() == phases.len() {
+        return Ok(RawSample {
+            notes: unsupported,
+            ..RawSample::default()
+        });
+    }
     clock::best();
     workload.run(ctx)
 }
@@ -237,6 +273,7 @@ pub(crate) fn run_seeing_phases(workload: &dyn Workload, dir: &Path) -> (Result<
         sync: &sync::Solo,
         on_phase: &on_phase,
         state: None,
+        fs: None,
     };
     let r = workload.run(&ctx);
     (r, seen.into_inner().expect("test mutex"))

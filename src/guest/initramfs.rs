@@ -8,9 +8,9 @@
 //!   `modules.dep` (which only `depmod` at package installation writes) is needed; a module the
 //!   kernel has built in (`modules.builtin`) is skipped; an unknown one is an error.
 //! - A dependency is always listed before the module that needs it.
-//! - Modules compressed with xz (`.ko.xz`, as Debian ships them from 6.12 on) are read through
-//!   the real `xz -dc` and go into the archive decompressed, so busybox's `insmod` loads them
-//!   on any kernel.
+//! - Compressed modules (`NAME.ko.xz`, as Debian's 6.12 kernels ship them) are decompressed with
+//!   xz(1) when read, and go into the archive as plain `NAME.ko`: busybox's `insmod` then needs
+//!   no decompressor.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -50,7 +50,11 @@ impl ModuleTree {
                 let p = e.path();
                 if e.file_type()?.is_dir() {
                     stack.push(p);
-                } else if let Some(stem) = p.file_name().and_then(|n| n.to_str()).and_then(module_stem) {
+                } else if let Some(stem) = p
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| n.strip_suffix(".ko").or_else(|| n.strip_suffix(".ko.xz")))
+                {
                     files.insert(norm(stem), p);
                 }
             }
@@ -58,7 +62,10 @@ impl ModuleTree {
         let builtin = std::fs::read_to_string(dir.join("modules.builtin"))
             .unwrap_or_default()
             .lines()
-            .filter_map(|l| l.rsplit('/').next()?.strip_suffix(".ko").map(norm))
+            .filter_map(|l| {
+                let n = l.rsplit('/').next()?;
+                n.strip_suffix(".ko").or_else(|| n.strip_suffix(".ko.xz")).map(norm)
+            })
             .collect();
         Ok(ModuleTree { files, builtin })
     }
@@ -67,6 +74,11 @@ impl ModuleTree {
     pub fn has(&self, name: &str) -> bool {
         let n = norm(name);
         self.files.contains_key(&n) || self.builtin.contains(&n)
+    }
+
+    /// Whether `name` is a loadable module file (not built in).
+    pub fn is_module(&self, name: &str) -> bool {
+        self.files.contains_key(&norm(name))
     }
 
     /// The module files for `wanted` and everything they depend on, dependencies first; built-in
@@ -123,16 +135,9 @@ impl ModuleTree {
     }
 }
 
-/// The module name of a module file name: `ext4.ko` or `ext4.ko.xz` → `ext4`.
-fn module_stem(file_name: &str) -> Option<&str> {
-    file_name
-        .strip_suffix(".ko")
-        .or_else(|| file_name.strip_suffix(".ko.xz"))
-}
-
-/// A module file's contents, decompressed when it is `.ko.xz` (by the real `xz -dc`).
+/// A module file's contents, decompressed with `xz -dc` when it ends in `.xz`.
 pub fn read_module(path: &Path) -> std::io::Result<Vec<u8>> {
-    if !path.to_string_lossy().ends_with(".ko.xz") {
+    if path.extension().is_none_or(|e| e != "xz") {
         return std::fs::read(path);
     }
     let out = std::process::Command::new("xz")
@@ -297,6 +302,39 @@ mod tests {
     }
 
     #[test]
+    fn a_compressed_module_is_indexed_and_read_decompressed_and_a_corrupt_one_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let k = dir.path().join("kernel/fs");
+        std::fs::create_dir_all(&k).unwrap();
+        std::fs::write(k.join("ntfs3.ko"), b"\0depends=jbd2\0").unwrap();
+        std::fs::write(k.join("jbd2.ko"), b"\0depends=\0").unwrap();
+        let st = std::process::Command::new("xz")
+            .arg(k.join("ntfs3.ko"))
+            .status()
+            .unwrap();
+        assert!(st.success() && k.join("ntfs3.ko.xz").is_file());
+        let t = ModuleTree::open(dir.path()).unwrap();
+        assert!(t.has("ntfs3"));
+        let got = t.resolve(&["ntfs3"]).unwrap();
+        assert_eq!(
+            got.len(),
+            2,
+            "the dependency was read from the decompressed module: {got:?}"
+        );
+        assert_eq!(read_module(&got[1]).unwrap(), b"\0depends=jbd2\0");
+        std::fs::write(k.join("bad.ko.xz"), b"not xz at all").unwrap();
+        assert!(read_module(&k.join("bad.ko.xz"))
+            .unwrap_err()
+            .to_string()
+            .contains("xz -dc"));
+        let initrd = dir.path().join("i.cpio");
+        write(&initrd, Path::new("/etc/hostname"), &got, b"{}", "#!/bin/sh\n").unwrap();
+        let cpio = std::fs::read(&initrd).unwrap();
+        assert!(cpio.windows(18).any(|w| w == b"modules/01-ntfs3.k"), "stored as .ko");
+        assert!(!cpio.windows(6).any(|w| w == b".ko.xz"));
+    }
+
+    #[test]
     fn resolve_orders_dependencies_first_and_refuses_an_unknown_module() {
         let dir = tempfile::tempdir().unwrap();
         let k = dir.path().join("kernel/fs");
@@ -311,44 +349,5 @@ mod tests {
         assert_eq!(names, ["jbd2.ko", "crc32c_generic.ko", "ext4.ko"]);
         assert!(t.has("crc16") && t.has("ext4") && !t.has("jfs"));
         assert!(t.resolve(&["jfs"]).unwrap_err().contains("no module jfs"));
-    }
-
-    #[test]
-    fn xz_modules_are_read_and_archived_decompressed() {
-        let dir = tempfile::tempdir().unwrap();
-        let k = dir.path().join("kernel/fs");
-        std::fs::create_dir_all(&k).unwrap();
-        std::fs::write(k.join("jbd2.ko"), b"\0depends=\0").unwrap();
-        std::fs::write(k.join("ext4.ko"), b"\0depends=jbd2\0vermagic=6.12\0").unwrap();
-        // The real xz, as Debian compresses its 6.12 modules.
-        let st = std::process::Command::new("xz")
-            .arg(k.join("ext4.ko"))
-            .status()
-            .unwrap();
-        assert!(st.success() && k.join("ext4.ko.xz").is_file() && !k.join("ext4.ko").exists());
-        let t = ModuleTree::open(dir.path()).unwrap();
-        assert!(t.has("ext4"));
-        let got = t.resolve(&["ext4"]).unwrap();
-        let names: Vec<_> = got.iter().map(|p| p.file_name().unwrap().to_str().unwrap()).collect();
-        assert_eq!(
-            names,
-            ["jbd2.ko", "ext4.ko.xz"],
-            "the dependency was read from the compressed file"
-        );
-        let busybox = dir.path().join("busybox");
-        std::fs::write(&busybox, b"bb").unwrap();
-        let out = dir.path().join("initrd");
-        write(&out, &busybox, &got, b"{}", "#!/bin/sh\n").unwrap();
-        let cpio = std::fs::read(&out).unwrap();
-        let has = |needle: &[u8]| cpio.windows(needle.len()).any(|w| w == needle);
-        assert!(
-            has(b"modules/01-ext4.ko\0") && !has(b"ext4.ko.xz"),
-            "archived under its .ko name"
-        );
-        assert!(has(b"depends=jbd2\0vermagic=6.12"), "archived decompressed");
-        // A corrupt .ko.xz is an error that names the file, not an empty module.
-        std::fs::write(k.join("bad.ko.xz"), b"not xz").unwrap();
-        let e = read_module(&k.join("bad.ko.xz")).unwrap_err().to_string();
-        assert!(e.contains("bad.ko.xz"), "{e}");
     }
 }

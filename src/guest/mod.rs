@@ -29,6 +29,12 @@
 //! `/boot` with its modules in `/lib/modules`. A static busybox comes from Debian's
 //! `busybox-static`, unpacked the same way.
 //!
+//! A filesystem whose driver that kernel lacks (Debian 12's 6.1 is built without ntfs3 and
+//! bcachefs) runs under a further kernel `scripts/install.sh` unpacks into [`MORE_KERNELS_DIR`]
+//! (Debian 12's `linux-image-6.12.*+deb12-amd64`, whose modules are xz-compressed): `@guest`
+//! means the default kernel when it has the driver, else the oldest further kernel that has it
+//! ([`kernel_for`]); the kernel's release is in every sample's notes either way.
+//!
 //! Invariants:
 //! - QEMU is killed and every file of the repeat (image, initramfs, job, logs) removed on
 //!   success, failure, Ctrl-C and panic (a guard), and by `fsbench cleanup` after SIGKILL
@@ -57,6 +63,14 @@ use std::time::Duration;
 use crate::config::DEBIAN_KERNEL;
 /// Where `scripts/install.sh` unpacks the guest kernel and busybox.
 pub const GUEST_DIR: &str = "/var/lib/fsbench/guest";
+/// Where `scripts/install.sh` unpacks further Debian kernels, one folder per release holding
+/// `boot/vmlinuz-RELEASE` and `lib/modules/RELEASE`, for drivers the default kernel lacks and
+/// for kernel-against-kernel runs (`ext4@guest:6.12`); apart from the default, so that adding
+/// one never changes which kernel `guest` means.
+pub const MORE_KERNELS_DIR: &str = "/var/lib/fsbench/guest/kernels";
+/// What to install when no guest kernel has a filesystem's driver.
+pub const MORE_KERNELS_HINT: &str =
+    "scripts/install.sh unpacks Debian 12's linux-image-6.12.*+deb12-amd64 (ntfs3, bcachefs) into /var/lib/fsbench/guest/kernels";
 /// What to install when QEMU or the kernel is missing.
 pub const INSTALL_HINT: &str =
     "apt-get install qemu-system-x86 linux-image-amd64 (scripts/install.sh unpacks the kernel into /var/lib/fsbench/guest without installing it)";
@@ -135,37 +149,21 @@ pub struct Kernel {
     pub modules: Option<PathBuf>,
 }
 
-/// Where `scripts/install.sh` unpacks kernels other than the default, one folder per release
-/// (`kernels/RELEASE/{boot,lib/modules}`), so that adding one never changes which kernel
-/// `guest` means.
-pub const KERNELS_DIR: &str = "kernels";
-
 /// The kernel `spec` names:
 /// - [`DEBIAN_KERNEL`] (`guest`): the newest Debian kernel in [`GUEST_DIR`]`/boot` (what
 ///   `scripts/install.sh` unpacks from `linux-image-amd64`), then in `/boot`;
 /// - a path (anything with a `/`): that bzImage, with `lib/modules/RELEASE` found by the
 ///   release in its file name (`vmlinuz-RELEASE`) if it has one;
-/// - a release (`6.12`, `6.1.0-56-amd64`): the newest unpacked kernel whose release is `spec`
-///   or starts with it up to a `.`, `-` or `+` (so `6.1` is never `6.12`).
+/// - a release (`6.12`, `6.1.0-56-amd64`): the newest unpacked kernel (the default, those of
+///   [`MORE_KERNELS_DIR`], `/boot`) whose release is `spec` or starts with it up to a `.`, `-`
+///   or `+` (so `6.1` is never `6.12`).
 pub fn find_kernel(spec: &str) -> Result<Kernel, String> {
     let guest = Path::new(GUEST_DIR);
     let modules_for = |release: &str| {
-        [
-            guest.to_path_buf(),
-            guest.join(KERNELS_DIR).join(release),
-            PathBuf::from("/"),
-        ]
-        .iter()
-        .map(|r| r.join("lib/modules").join(release))
-        .find(|d| d.join("kernel").is_dir())
-    };
-    let kernel = |release: String, image: PathBuf| {
-        let modules = modules_for(&release);
-        Kernel {
-            image,
-            release,
-            modules,
-        }
+        [guest, Path::new("/")]
+            .iter()
+            .map(|r| r.join("lib/modules").join(release))
+            .find(|d| d.join("kernel").is_dir())
     };
     if spec.contains('/') {
         let image = PathBuf::from(spec);
@@ -179,66 +177,133 @@ pub fn find_kernel(spec: &str) -> Result<Kernel, String> {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let release = name.strip_prefix("vmlinuz-").unwrap_or(&name).to_string();
-        return Ok(kernel(release, image));
+        // An unpacked kernel package keeps its modules beside `boot/`: ROOT/lib/modules/RELEASE.
+        let beside = image
+            .parent()
+            .and_then(Path::parent)
+            .map(|root| root.join("lib/modules").join(&release))
+            .filter(|d| d.join("kernel").is_dir());
+        let modules = modules_for(&release).or(beside);
+        return Ok(Kernel {
+            image,
+            release,
+            modules,
+        });
     }
-    // (release, image) of the unpacked Debian kernels with their modules, in `boot`.
-    let in_boot = |boot: &Path| -> Vec<(String, PathBuf)> {
-        let mut found: Vec<(String, PathBuf)> = std::fs::read_dir(boot)
+    // The Debian kernels with their modules in `boot`, oldest first.
+    let in_boot = |boot: &Path| -> Vec<Kernel> {
+        let mut found: Vec<Kernel> = std::fs::read_dir(boot)
             .into_iter()
             .flatten()
             .flatten()
             .filter_map(|e| {
                 let n = e.file_name().to_string_lossy().into_owned();
                 let release = n.strip_prefix("vmlinuz-")?.to_string();
-                release.ends_with("-amd64").then_some((release, e.path()))
+                let modules = modules_for(&release)?;
+                release.ends_with("-amd64").then_some(Kernel {
+                    image: e.path(),
+                    release,
+                    modules: Some(modules),
+                })
             })
-            .filter(|(r, _)| modules_for(r).is_some())
             .collect();
-        found.sort_by(|a, b| release_order(&a.0, &b.0));
+        found.sort_by_key(|k| release_key(&k.release));
         found
     };
     if spec == DEBIAN_KERNEL {
         for boot in [guest.join("boot"), PathBuf::from("/boot")] {
-            if let Some((release, image)) = in_boot(&boot).pop() {
-                return Ok(kernel(release, image));
+            if let Some(k) = in_boot(&boot).pop() {
+                return Ok(k);
             }
         }
         return Err(format!("no guest kernel: {INSTALL_HINT}"));
     }
-    let mut all: Vec<(String, PathBuf)> = in_boot(&guest.join("boot"));
-    for e in std::fs::read_dir(guest.join(KERNELS_DIR))
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        all.extend(in_boot(&e.path().join("boot")));
-    }
+    let mut all: Vec<Kernel> = in_boot(&guest.join("boot"));
+    all.extend(more_kernels());
     all.extend(in_boot(Path::new("/boot")));
-    all.sort_by(|a, b| release_order(&a.0, &b.0));
+    all.sort_by_key(|k| release_key(&k.release));
     let named = |r: &str| {
         r == spec
             || r.strip_prefix(spec)
                 .is_some_and(|rest| rest.starts_with(['.', '-', '+']))
     };
-    if let Some((release, image)) = all.iter().rev().find(|(r, _)| named(r)).cloned() {
-        return Ok(kernel(release, image));
+    if let Some(k) = all.iter().rev().find(|k| named(&k.release)) {
+        return Ok(k.clone());
     }
-    let have: Vec<&str> = all.iter().map(|(r, _)| r.as_str()).collect();
+    let have: Vec<&str> = all.iter().map(|k| k.release.as_str()).collect();
     Err(format!(
         "kernel = \"{spec}\": no guest kernel of that release is unpacked (have: {}); scripts/install.sh unpacks Debian's default and 6.12 kernels into {GUEST_DIR}, or name a bzImage by its path",
         if have.is_empty() { "none".to_string() } else { have.join(", ") }
     ))
 }
 
-/// Orders kernel releases by their numbers (`6.1.0-56` < `6.12.100`), then as text.
-fn release_order(a: &str, b: &str) -> std::cmp::Ordering {
-    let nums = |r: &str| -> Vec<u64> {
-        r.split(|c: char| !c.is_ascii_digit())
-            .take_while(|p| !p.is_empty())
-            .filter_map(|p| p.parse().ok())
-            .collect()
+/// The further kernels in [`MORE_KERNELS_DIR`] (those with a module tree), oldest first.
+fn more_kernels() -> Vec<Kernel> {
+    let mut found: Vec<Kernel> = std::fs::read_dir(MORE_KERNELS_DIR)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let release = e.file_name().to_string_lossy().into_owned();
+            let root = e.path();
+            let image = root.join("boot").join(format!("vmlinuz-{release}"));
+            let modules = root.join("lib/modules").join(&release);
+            let usable = image.is_file() && modules.join("kernel").is_dir();
+            usable.then_some(Kernel {
+                image,
+                release,
+                modules: Some(modules),
+            })
+        })
+        .collect();
+    found.sort_by_key(|k| release_key(&k.release));
+    found
+}
+
+/// A release's numbers in order, for comparing releases: `6.1.0-56` before `6.12.117`.
+fn release_key(release: &str) -> Vec<u64> {
+    release
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|p| !p.is_empty())
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+/// The kernel a guest variant of `fs_type` runs under: a named bzImage as named; for `guest`
+/// ([`DEBIAN_KERNEL`]) the default kernel when it has the type's driver, else the oldest kernel
+/// of [`MORE_KERNELS_DIR`] that has it. A kernel without a module tree is taken as it is (its
+/// drivers may be built in).
+pub fn kernel_for(spec: &str, fs_type: &str) -> Result<Kernel, String> {
+    let module = fs_module(fs_type);
+    let has = |k: &Kernel| {
+        k.modules
+            .as_ref()
+            .is_none_or(|d| initramfs::ModuleTree::open(d).is_ok_and(|t| t.has(module)))
     };
-    nums(a).cmp(&nums(b)).then_with(|| a.cmp(b))
+    if spec != DEBIAN_KERNEL {
+        let k = find_kernel(spec)?;
+        return if has(&k) {
+            Ok(k)
+        } else {
+            Err(format!("the guest kernel {} has no {fs_type} driver", k.release))
+        };
+    }
+    let default = find_kernel(spec);
+    let mut lacking: Vec<String> = Vec::new();
+    for k in default.iter().cloned().chain(more_kernels()) {
+        if has(&k) {
+            return Ok(k);
+        }
+        lacking.push(k.release);
+    }
+    match default {
+        Err(e) if lacking.is_empty() => Err(e),
+        _ => Err(format!(
+            "no guest kernel here has the {fs_type} driver (Linux {} lack{} it); {MORE_KERNELS_HINT}",
+            lacking.join(", "),
+            if lacking.len() == 1 { "s" } else { "" }
+        )),
+    }
 }
 
 /// A static busybox for the initramfs.
@@ -294,18 +359,12 @@ pub fn availability(v: &FsVariant) -> Result<(), String> {
     if crate::host::find_tool(qemu::QEMU).is_none() {
         return Err(INSTALL_HINT.into());
     }
-    let k = find_kernel(spec)?;
+    kernel_for(spec, &v.fs_type)?;
     if find_busybox().is_none() {
         return Err(
             "no static busybox for the guest's initramfs: apt-get install busybox-static (or scripts/install.sh)"
                 .into(),
         );
-    }
-    if let Some(dir) = &k.modules {
-        let tree = initramfs::ModuleTree::open(dir).map_err(|e| format!("read {}: {e}", dir.display()))?;
-        if !tree.has(fs_module(&v.fs_type)) {
-            return Err(format!("the guest kernel {} has no {} driver", k.release, v.fs_type));
-        }
     }
     let mkfs = t.mkfs_program(&v.fs_type);
     if crate::host::find_tool(&mkfs).is_none() {
@@ -315,6 +374,24 @@ pub fn availability(v: &FsVariant) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// How `v` runs in a guest, for `fsbench list filesystems` and `doctor`: `Linux RELEASE, module
+/// M loaded in the guest` (or `built in`); `Err` says why it cannot.
+pub fn route(v: &FsVariant) -> Result<String, String> {
+    availability(v)?;
+    let k = kernel_for(v.kernel.as_deref().unwrap_or(DEBIAN_KERNEL), &v.fs_type)?;
+    let module = fs_module(&v.fs_type);
+    let loaded = k
+        .modules
+        .as_ref()
+        .and_then(|d| initramfs::ModuleTree::open(d).ok())
+        .is_some_and(|t| t.is_module(module));
+    Ok(if loaded {
+        format!("Linux {}, module {module} loaded in the guest", k.release)
+    } else {
+        format!("Linux {}, {module} built in", k.release)
+    })
 }
 
 /// The fsbench binary the guest runs as its agent: `FSBENCH_EXE`, this process if it is
@@ -546,7 +623,8 @@ pub fn run_slot(
     interrupt: &AtomicBool,
 ) -> Result<GuestSample, GuestError> {
     availability(variant).map_err(GuestError::Unavailable)?;
-    let kernel = find_kernel(variant.kernel.as_deref().unwrap_or(DEBIAN_KERNEL)).map_err(GuestError::Unavailable)?;
+    let kernel = kernel_for(variant.kernel.as_deref().unwrap_or(DEBIAN_KERNEL), &variant.fs_type)
+        .map_err(GuestError::Unavailable)?;
     let busybox = find_busybox().ok_or_else(|| GuestError::Unavailable("no static busybox".into()))?;
     let exe = agent_exe()?;
     let (accel, why) = accelerator(state, &kernel, &busybox, interrupt);
@@ -666,8 +744,9 @@ pub struct GuestSample {
 /// and QEMU's version line; empty without guest variants.
 pub fn tool_versions(variants: &[FsVariant]) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
-    for spec in variants.iter().filter_map(|v| v.kernel.as_deref()) {
-        if let Ok(k) = find_kernel(spec) {
+    for v in variants {
+        let Some(spec) = v.kernel.as_deref() else { continue };
+        if let Ok(k) = kernel_for(spec, &v.fs_type) {
             let entry = (
                 "guest kernel".to_string(),
                 format!("{} ({})", k.release, k.image.display()),
@@ -733,6 +812,48 @@ mod tests {
         assert!(find_kernel("/nonexistent/bzImage")
             .unwrap_err()
             .contains("no such file"));
+    }
+
+    #[test]
+    fn a_named_kernel_of_an_unpacked_package_finds_its_modules_beside_it() {
+        let Some(k) = more_kernels().into_iter().next() else {
+            return;
+        };
+        let named = find_kernel(&k.image.to_string_lossy()).unwrap();
+        assert_eq!(named.modules, k.modules, "{}", k.image.display());
+        assert_eq!(
+            kernel_for(&k.image.to_string_lossy(), "ntfs3").unwrap().release,
+            k.release
+        );
+    }
+
+    #[test]
+    fn releases_compare_by_their_numbers() {
+        assert!(release_key("6.1.0-56-amd64") < release_key("6.12.117+deb12-amd64"));
+        assert!(release_key("6.12.9+deb12-amd64") < release_key("6.12.117+deb12-amd64"));
+        assert_eq!(release_key("6.1.0-56-amd64"), [6, 1, 0, 56, 64]);
+    }
+
+    #[test]
+    fn ntfs3_runs_under_a_kernel_that_has_it_and_jfs_keeps_the_default() {
+        let Ok(default) = find_kernel(DEBIAN_KERNEL) else {
+            return;
+        };
+        assert_eq!(kernel_for(DEBIAN_KERNEL, "jfs").unwrap().release, default.release);
+        let more = more_kernels();
+        match kernel_for(DEBIAN_KERNEL, "ntfs3") {
+            // Debian 12's 6.1 is built without CONFIG_NTFS3_FS.
+            Ok(k) => assert!(more.iter().any(|m| m.release == k.release), "{}", k.release),
+            Err(e) => assert!(
+                more.is_empty() && e.contains("no guest kernel here has the ntfs3 driver"),
+                "{e}"
+            ),
+        }
+        let none = kernel_for(DEBIAN_KERNEL, "nosuchfs").unwrap_err();
+        assert!(
+            none.contains(&default.release) && none.contains(MORE_KERNELS_HINT),
+            "{none}"
+        );
     }
 
     #[test]

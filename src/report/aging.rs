@@ -314,15 +314,8 @@ mod tests {
         assert!(ext4.contains("| 100 | 60.0 | 0.60 ["), "{ext4}");
         assert!(ext4.contains("| 1.00 → 1.80 | 0 → 40.0 |"), "{ext4}");
         // The interval holds the ratio and is narrow for a ±2 % wobble.
-        let ci: Vec<f64> = ext4
-            .split('[')
-            .nth(1)
-            .and_then(|s| s.split(']').next())
-            .expect("an interval")
-            .split(", ")
-            .map(|s| s.parse().expect("number"))
-            .collect();
-        assert!(ci[0] < 0.6 && ci[1] > 0.6 && ci[1] - ci[0] < 0.1, "{ci:?}");
+        let ci = super::super::fixture::interval(&ext4);
+        assert!(ci.0 < 0.6 && ci.1 > 0.6 && ci.1 - ci.0 < 0.1, "{ci:?}");
         assert!(
             text.contains("fresh: ext4, xfs; aged: xfs, ext4 — the ranking changes, and so does the first (means"),
             "{text}"

@@ -12,7 +12,8 @@ use crate::store::{
 /// A variant name with a comma and quotes, to exercise CSV and Markdown escaping.
 pub const BTRFS: &str = "btrfs \"lzo\", ssd";
 
-fn case(variant: &str, fs_type: &str, workload: &str, available: bool) -> CaseRecord {
+/// A case `FSTYPE-WORKLOAD` of `variant`, mounted `noatime`; unavailable when `!available`.
+pub fn case(variant: &str, fs_type: &str, workload: &str, available: bool) -> CaseRecord {
     CaseRecord {
         case_id: format!("{fs_type}-{workload}"),
         variant: variant.to_string(),
@@ -30,7 +31,8 @@ fn case(variant: &str, fs_type: &str, workload: &str, available: bool) -> CaseRe
     }
 }
 
-fn m(phase: &str, metric: MetricId, value: f64) -> Measurement {
+/// One measurement of the whole process (no rank).
+pub fn m(phase: &str, metric: MetricId, value: f64) -> Measurement {
     Measurement {
         phase: phase.into(),
         rank: None,
@@ -75,7 +77,8 @@ fn filecopy(seconds: f64) -> Vec<Measurement> {
     v
 }
 
-fn sample(
+/// A stored sample on `/dev/loop7`, mounted `rw,noatime`, 30 s long.
+pub fn sample(
     id: i64,
     case_id: &str,
     repeat: u32,
@@ -103,6 +106,19 @@ fn sample(
             path: None,
         },
     }
+}
+
+/// The interval `[low, high]` a report line shows after its first `[`.
+pub fn interval(line: &str) -> (f64, f64) {
+    let ci: Vec<f64> = line
+        .split('[')
+        .nth(1)
+        .and_then(|s| s.split(']').next())
+        .expect("an interval")
+        .split(", ")
+        .map(|s| s.parse().expect("number"))
+        .collect();
+    (ci[0], ci[1])
 }
 
 /// The fixture session (see the module docs).

@@ -37,6 +37,7 @@
 pub mod aging;
 mod build;
 pub mod cachebound;
+pub mod calibration;
 pub mod capacity;
 pub mod caption;
 pub mod charts;

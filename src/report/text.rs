@@ -179,6 +179,9 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
          json formats."
     );
     out.push_str(&super::methodology::render_text(model));
+    for line in super::calibration::brief(model) {
+        let _ = writeln!(out, "\n{line}");
+    }
     if !model.warnings.is_empty() {
         let lines = super::warning::grouped(&model.warnings);
         if lines.len() < model.warnings.len() {

@@ -5,8 +5,8 @@
 //!   row knows whether it is the first of its phase (later rows leave the phase blank); a cell is
 //!   `mean ± CI half-width` ([`super::number::mean_ci`]) with its standing (best, tied,
 //!   untested), its cache-bound flag and Welch's p against the best, or, without values, why:
-//!   `unavailable` (the case could not run here), `failed` (every measured repeat failed) or
-//!   `n/a`. `full = false` keeps the headline and process-CPU rows (the terminal table);
+//!   `unavailable` (the case could not run here), `failed` (every measured repeat failed),
+//!   `unsupported` (the phase was left out: the filesystem lacks what it needs) or `n/a`. `full = false` keeps the headline and process-CPU rows (the terminal table);
 //!   `full = true` adds the detail rows ([`super::role::is_detail`]).
 //! * [`details`]: every summary field of every cell, one line per (row, variant), with the
 //!   numbers already formatted as every format prints them.
@@ -185,6 +185,25 @@ pub(super) fn absent(model: &ReportModel, workload: &str) -> Vec<(usize, Absence
         .collect()
 }
 
+/// Whether `variant`'s measured repeats of `workload` left `phase` out because its filesystem
+/// lacks what the phase needs (their "PHASE: unsupported on TYPE" note).
+fn unsupported(model: &ReportModel, variant: &str, workload: &str, phase: &str) -> bool {
+    let cases: Vec<&str> = model
+        .cases
+        .iter()
+        .filter(|c| c.variant == variant && c.workload == workload)
+        .map(|c| c.case_id.as_str())
+        .collect();
+    model.samples.iter().any(|s| {
+        !s.sample.is_warmup
+            && cases.contains(&s.sample.case_id.as_str())
+            && s.sample
+                .notes
+                .iter()
+                .any(|n| crate::fstype::is_unsupported_note(n, phase))
+    })
+}
+
 /// What an empty cell of `variant` in `workload` says.
 fn empty_text(model: &ReportModel, variant: &str, workload: &str) -> &'static str {
     absence(model, variant, workload).map_or("n/a", |a| a.word())
@@ -215,6 +234,9 @@ pub(super) fn results<'a>(model: &ReportModel, table: &'a WorkloadTable, full: b
                             cell,
                             text: number::mean_ci(cell.summary.mean, cell.summary.ci_half_width()),
                         },
+                        None if unsupported(model, variant, &table.workload, &row.phase) => {
+                            CellView::Empty("unsupported")
+                        }
                         None => CellView::Empty(empty),
                     },
                 )
@@ -313,6 +335,47 @@ mod tests {
     use super::*;
     use crate::report::build;
     use crate::report::fixture::session_data;
+
+    #[test]
+    fn a_phase_the_filesystem_could_not_run_says_unsupported_and_other_gaps_n_a() {
+        use crate::metric::{MetricId, Unit};
+        use crate::report::fixture::{case, m, sample};
+        let mut data = session_data();
+        data.cases = vec![
+            case("ext4", "ext4", "mongo", true),
+            case("exfat", "exfat", "mongo", true),
+        ];
+        data.samples.clear();
+        let time = |phase: &str| m(phase, MetricId::lower("time", Unit::Seconds), 1.0);
+        let note = crate::fstype::FsType::of("exfat")
+            .unsupported("symlink", &[crate::fstype::Feature::Symlinks])
+            .unwrap();
+        for (i, (id, notes, ms)) in [
+            (
+                "ext4-mongo",
+                vec![],
+                vec![time("create"), time("symlink"), time("frag")],
+            ),
+            ("exfat-mongo", vec![note.as_str()], vec![time("create")]),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            data.samples
+                .push(sample(i as i64 + 1, id, 0, false, SampleStatus::Ok, &notes, ms));
+        }
+        let model = build::build(&data, 0, 0.95);
+        let rows = results(&model, &model.workloads[0], false);
+        let exfat = model.variants.iter().position(|v| v == "exfat").unwrap();
+        let text = |phase: &str| {
+            rows.iter().find(|r| r.row.phase == phase).unwrap().cells[exfat]
+                .text()
+                .to_string()
+        };
+        assert_eq!(text("symlink"), "unsupported");
+        assert_eq!(text("frag"), "n/a", "a gap without the note stays n/a");
+        assert_ne!(text("create"), "unsupported");
+    }
 
     #[test]
     fn empty_cells_say_why() {

@@ -284,7 +284,12 @@ impl Runner {
         Ok(crate::comm::ranks::follow(
             &self.interrupt,
             self.suite.policy.drop_caches,
-            &|slot| plan.slots.get(slot).map(|s| plan.cases[s.case].workload.kind.clone()),
+            &|slot| {
+                plan.slots.get(slot).map(|s| {
+                    let case = &plan.cases[s.case];
+                    (case.workload.kind.clone(), case.variant.fs())
+                })
+            },
         )?)
     }
 

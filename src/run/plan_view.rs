@@ -73,13 +73,7 @@ pub fn print_plan(suite: &Suite, plan: &Plan, target: &Target, out: &mut dyn Wri
             c.variant.name, c.workload.name, image, what
         )?;
         if c.unavailable.is_none() {
-            let mut line = format!(
-                "  {:w$}  {:12}  {:>10}  phases: {}",
-                "",
-                "",
-                "",
-                c.workload.kind.workload().phases().join(", ")
-            );
+            let mut line = format!("  {:w$}  {:12}  {:>10}  phases: {}", "", "", "", phases_on(c));
             if !c.variant.mount_opts.is_empty() || !c.variant.mkfs_args.is_empty() {
                 line.push_str(&format!(
                     "; mkfs {:?} mount {:?}",
@@ -108,4 +102,19 @@ pub fn print_plan(suite: &Suite, plan: &Plan, target: &Target, out: &mut dyn Wri
         .collect();
     writeln!(out, "\nRun order: {}", order.join(" "))?;
     target.write_plan_lines(plan, out)
+}
+
+/// A case's phases, each the filesystem cannot run marked: `symlink (unsupported on exfat: no
+/// symbolic links)`.
+fn phases_on(c: &crate::plan::Case) -> String {
+    let w = c.workload.kind.workload();
+    let t = c.variant.fs();
+    w.phases()
+        .iter()
+        .map(|p| match t.lacking(w.needs(p)) {
+            Some(f) => format!("{p} (unsupported on {}: no {})", t.name, f.describe()),
+            None => p.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -146,6 +146,7 @@ pub(super) fn run_slot(
         sync: crate::comm::ranks::phase_sync(),
         on_phase,
         state: Some(state),
+        fs: Some(case.variant.fs()),
     };
     // The workload (and whatever it starts) runs in the memory cgroup; provisioning, the quiesce
     // gate and teardown do not.

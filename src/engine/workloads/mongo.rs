@@ -32,6 +32,10 @@
 //! the filesystem (`create`, `copy`, `symlink`, `rename`, `delete`) end with one `syncfs(2)`
 //! inside the timed region; mongo.pl ran `sync` after its timer instead.
 //!
+//! On a filesystem without symbolic links (exfat: [`crate::fstype::FsType::lacks`]) the
+//! `symlink` phase is left out with the note "symlink: unsupported on exfat (no symbolic
+//! links)"; `stat` and `delete` then handle the files alone and every other phase runs.
+//!
 //! Fragmentation is its own phase (`frag_after_create`, `frag_after_copy`) with one metric,
 //! `extents_per_file` (ratio, lower is better): physically discontiguous pieces per file,
 //! counted with the `FS_IOC_FIEMAP` ioctl ([`crate::engine::fiemap`], the same count as
@@ -252,6 +256,13 @@ impl Workload for MongoSpec {
         .into_iter()
         .map(String::from)
         .collect()
+    }
+
+    fn needs(&self, phase: &str) -> &'static [crate::fstype::Feature] {
+        match phase {
+            SYMLINK => &[crate::fstype::Feature::Symlinks],
+            _ => &[],
+        }
     }
 
     fn scaled(&self, factor: f64) -> WorkloadKind {
@@ -686,7 +697,8 @@ impl Walk {
 
 /// The walks of `phase`, in order; the same system calls in the same order as
 /// `bench/mongo_meta.c`. Empty for an unknown phase.
-fn walks(phase: &str) -> &'static [Walk] {
+/// Without `links` (the `symlink` phase was left out), `stat` and `delete` skip the links.
+fn walks(phase: &str, links: bool) -> &'static [Walk] {
     use Kind::*;
     const MAKE: &[Walk] = &[Walk::make(0, &[Create])];
     const COPY_TREE: &[Walk] = &[Walk::make(1, &[Copy])];
@@ -695,7 +707,11 @@ fn walks(phase: &str) -> &'static [Walk] {
     const STAT_ALL: &[Walk] = &[Walk::files(0, &[Stat, StatLink]), Walk::files(1, &[Stat])];
     const MOVE: &[Walk] = &[Walk::files(0, &[Rename])];
     const REMOVE: &[Walk] = &[Walk::remove(0, &[Unlink, UnlinkLink]), Walk::remove(1, &[Unlink])];
+    const STAT_FILES: &[Walk] = &[Walk::files(0, &[Stat]), Walk::files(1, &[Stat])];
+    const REMOVE_FILES: &[Walk] = &[Walk::remove(0, &[Unlink]), Walk::remove(1, &[Unlink])];
     match phase {
+        STAT if !links => STAT_FILES,
+        DELETE if !links => REMOVE_FILES,
         CREATE => MAKE,
         COPY => COPY_TREE,
         SYMLINK => LINK,
@@ -738,9 +754,9 @@ struct Cursor<'l> {
 }
 
 impl<'l> Cursor<'l> {
-    fn new(phase: &str, first: &'l [u32]) -> Cursor<'l> {
+    fn new(phase: &str, first: &'l [u32], links: bool) -> Cursor<'l> {
         Cursor {
-            walks: walks(phase),
+            walks: walks(phase, links),
             first,
             walk: 0,
             stage: Stage::RootFirst,
@@ -858,6 +874,8 @@ struct Runner<'a, 'c> {
     layouts: Vec<Layout>,
     /// File data, `min(largest size, 1 MiB)` + 4 KiB so files start at different offsets.
     data: Vec<u8>,
+    /// Whether the `symlink` phase made its links (not on a filesystem without symlinks).
+    links: bool,
 }
 
 impl<'a, 'c: 'a> Runner<'a, 'c> {
@@ -870,6 +888,7 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
             top_path: ctx.dir.join(TOP.to_string_lossy().as_ref()),
             layouts: Vec::new(),
             data: Vec::new(),
+            links: true,
         })
     }
 
@@ -902,7 +921,13 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
         self.fragmentation(FRAG_AFTER_CREATE, 1)?;
         self.timed(COPY, true)?;
         self.fragmentation(FRAG_AFTER_COPY, 2)?;
-        self.timed(SYMLINK, true)?;
+        match self.ctx.unsupported(SYMLINK, self.spec.needs(SYMLINK)) {
+            Some(note) => {
+                self.links = false;
+                self.phases.note(note);
+            }
+            None => self.timed(SYMLINK, true)?,
+        }
         self.timed(READ, false)?;
         self.timed(STAT, false)?;
         self.timed(RENAME, true)?;
@@ -941,7 +966,7 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
             .layouts
             .iter()
             .map(|l| MongoWorker {
-                ops: Cursor::new(phase, &l.first),
+                ops: Cursor::new(phase, &l.first, self.links),
                 names: Names::new(l.w),
                 io: Io {
                     top,
@@ -1190,6 +1215,39 @@ mod tests {
     }
 
     #[test]
+    fn on_exfat_the_symlink_phase_is_unsupported_and_the_rest_runs_without_the_links() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let spec = small();
+        let flag = AtomicBool::new(false);
+        let ctx = RunContext {
+            fs: Some(crate::fstype::FsType::of("exfat")),
+            ..RunContext::quiet(tmp.path(), &flag)
+        };
+        let sample = crate::engine::run(&spec, &ctx).expect("mongo on a filesystem without symlinks");
+        let names: Vec<&str> = sample.phases.iter().map(|p| p.phase.as_str()).collect();
+        assert!(!names.contains(&SYMLINK), "{names:?}");
+        for p in [CREATE, COPY, READ, STAT, RENAME, DELETE] {
+            assert!(names.contains(&p), "{p} missing: {names:?}");
+        }
+        assert!(
+            sample
+                .notes
+                .iter()
+                .any(|n| n == "symlink: unsupported on exfat (no symbolic links); the phase was left out"),
+            "{:?}",
+            sample.notes
+        );
+        assert!(crate::engine::dir_is_empty(tmp.path()));
+        // Without the links, stat and delete visit the files alone: with them, stat would fail
+        // on the first link that was never made.
+        let l = Layout::new(&spec, 0).unwrap();
+        let files = l.first[l.first.len() - 1] as usize;
+        assert_eq!(Cursor::new(STAT, &l.first, true).total(), 3 * files);
+        assert_eq!(Cursor::new(STAT, &l.first, false).total(), 2 * files);
+        assert!(Cursor::new(DELETE, &l.first, false).total() < Cursor::new(DELETE, &l.first, true).total());
+    }
+
+    #[test]
     fn runs_every_phase_and_leaves_nothing() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let spec = small();
@@ -1283,10 +1341,10 @@ mod tests {
             "{per_dir:?}"
         );
         // The delete phase removes every entry the create, copy and symlink phases made.
-        let total = |phase| Cursor::new(phase, &l.first).total();
+        let total = |phase| Cursor::new(phase, &l.first, true).total();
         assert_eq!(total(DELETE), total(CREATE) + total(COPY) + total(SYMLINK));
         assert_eq!(total("nonsense"), 0);
-        assert_eq!(Cursor::new("nonsense", &l.first).next_op(), None);
+        assert_eq!(Cursor::new("nonsense", &l.first, true).next_op(), None);
     }
 
     /// The operations of `phase` over directories `first` as straight loops, in the order of
@@ -1416,7 +1474,7 @@ mod tests {
                     } else {
                         reference_ops(phase, &l.first)
                     };
-                    let mut cursor = Cursor::new(phase, &l.first);
+                    let mut cursor = Cursor::new(phase, &l.first, true);
                     assert_eq!(cursor.total(), want.len(), "{phase} worker {w}");
                     let got: Vec<Op> = std::iter::from_fn(|| cursor.next_op()).collect();
                     assert_eq!(got, want, "{phase} worker {w} of {spec:?}");
@@ -1447,7 +1505,7 @@ mod tests {
             let mut names = Names::new(w);
             let mut entries = std::collections::BTreeSet::new();
             for phase in [CREATE, COPY, SYMLINK, READ, STAT, RENAME, DELETE] {
-                let mut cursor = Cursor::new(phase, &l.first);
+                let mut cursor = Cursor::new(phase, &l.first, true);
                 while let Some(op) = cursor.next_op() {
                     let (a, b) = names.of(op);
                     let (a, b) = (

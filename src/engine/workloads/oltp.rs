@@ -9,7 +9,10 @@
 //! - `engine = "mariadb"` / `"postgresql"`: fsbench initialises a fresh server data directory
 //!   on the filesystem under test, starts the server listening only on a unix socket, loads
 //!   the tables and runs the load with sysbench (or pgbench for PostgreSQL with
-//!   `client = "pgbench"`), parsing their reports ([`server`]).
+//!   `client = "pgbench"`), parsing their reports ([`server`]). A server runs as its service
+//!   user, owning its data directory: on a type that keeps no owners (exfat, ntfs-3g) its
+//!   phases are "unsupported" ([`Workload::needs`]; PostgreSQL's initdb refuses a data
+//!   directory it does not own, measured on ntfs-3g, and exfat refuses the chown).
 //!
 //! The schema: `tables` tables `sbtest1` … of `rows` rows `(id INTEGER PRIMARY KEY, k INTEGER,
 //! c CHAR(120), pad CHAR(60))` with a secondary index on `k` built after the rows are inserted;
@@ -344,6 +347,13 @@ impl OltpSpec {
 }
 
 impl Workload for OltpSpec {
+    fn needs(&self, _phase: &str) -> &'static [crate::fstype::Feature] {
+        match self.engine {
+            DbEngine::Sqlite => &[],
+            DbEngine::Mariadb | DbEngine::Postgresql => &[crate::fstype::Feature::Permissions],
+        }
+    }
+
     fn phases(&self) -> Vec<String> {
         match &self.open_loop {
             Some(open) => open.phases(self.phase()),
@@ -518,6 +528,35 @@ pub const PAD_LEN: usize = 59;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_server_needs_owners_kept_and_is_not_started_where_they_are_not() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let flag = std::sync::atomic::AtomicBool::new(false);
+        let pg = OltpSpec {
+            engine: DbEngine::Postgresql,
+            ..OltpSpec::default()
+        };
+        let ctx = crate::engine::RunContext {
+            fs: Some(crate::fstype::FsType::of("ntfs-3g")),
+            ..crate::engine::RunContext::quiet(tmp.path(), &flag)
+        };
+        // Not run at all: no server, no data directory, one note per phase.
+        let sample = crate::engine::run(&pg, &ctx).expect("not run, not failed");
+        assert!(sample.phases.is_empty());
+        assert_eq!(
+            sample.notes,
+            [format!(
+                "{}: unsupported on ntfs-3g (no Unix permissions and owners); the phase was left out",
+                pg.phases()[0]
+            )]
+        );
+        assert!(crate::engine::dir_is_empty(tmp.path()));
+        assert!(
+            OltpSpec::default().needs(&pg.phases()[0]).is_empty(),
+            "SQLite needs no owners"
+        );
+    }
     use rand::rngs::SmallRng;
     use rand::SeedableRng;
 

@@ -8,6 +8,12 @@
 //! | `copy` | `tree/` → `tree.copy/` (a sibling on the same filesystem) with modes, owners, symlinks and times preserved, then `syncfs` (with `fsync = true`, the default) |
 //! | `delete` | `rm -r tree.copy/`, then `syncfs` |
 //!
+//! Both phases need symbolic links when the tree holds any (the `kernel` and `mixed` datasets
+//! from a scale where their share rounds to one link; `delete` removes the copy): on a type
+//! without them (exfat) the workload is then not run, not even laid out, and each phase says
+//! "unsupported on TYPE" ([`Workload::needs`]). A tree without links copies on exfat too, where
+//! every file shows the mount's one mode, so the copy's modes match its source's.
+//!
 //! Before each phase the engine syncs and drops caches (the suite's `drop_caches`), so the copy
 //! starts cold, as the studies' runs after a fresh mount did. Metrics: `time` (seconds, lower is
 //! better), CPU of the process and of the machine, and per-entry latency percentiles for the
@@ -295,6 +301,17 @@ impl TreecopySpec {
 impl Workload for TreecopySpec {
     fn phases(&self) -> Vec<String> {
         vec![COPY.to_string(), DELETE.to_string()]
+    }
+
+    fn needs(&self, phase: &str) -> &'static [crate::fstype::Feature] {
+        let has_symlinks = match &self.dataset {
+            DatasetSource::Generated(k) => k.profile().scaled(self.dataset_scale).symlinks > 0,
+            DatasetSource::Dir(_) => self.tree_footprint().symlinks > 0,
+        };
+        match phase {
+            COPY | DELETE if has_symlinks => &[crate::fstype::Feature::Symlinks],
+            _ => &[],
+        }
     }
 
     fn scaled(&self, factor: f64) -> WorkloadKind {
@@ -1279,6 +1296,37 @@ mod tests {
             assert!(s.phases[0].metrics.iter().any(|(m, _)| m.name == "lat_p99"));
             assert!(crate::engine::dir_is_empty(tmp.path()));
         }
+    }
+
+    #[test]
+    fn on_exfat_a_tree_with_symlinks_is_unsupported_and_nothing_is_laid_out() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let flag = AtomicBool::new(false);
+        // The kernel tree at 0.02 holds a few symlinks; at 0.002 its share rounds to none.
+        let spec = |scale| TreecopySpec {
+            dataset_scale: scale,
+            ..TreecopySpec::default()
+        };
+        assert!(DatasetKind::Kernel.profile().scaled(0.02).symlinks > 0);
+        assert_eq!(DatasetKind::Kernel.profile().scaled(0.002).symlinks, 0);
+        let on = |fs: &str| crate::engine::RunContext {
+            fs: Some(crate::fstype::FsType::of(fs)),
+            ..crate::engine::RunContext::quiet(tmp.path(), &flag)
+        };
+        let sample = crate::engine::run(&spec(0.02), &on("exfat")).expect("not run, not failed");
+        assert!(sample.phases.is_empty());
+        assert_eq!(
+            sample.notes,
+            [
+                "copy: unsupported on exfat (no symbolic links); the phase was left out",
+                "delete: unsupported on exfat (no symbolic links); the phase was left out"
+            ]
+        );
+        assert!(crate::engine::dir_is_empty(tmp.path()));
+        // A tree without links needs nothing of the kind; a type with links runs either.
+        assert!(spec(0.002).needs(COPY).is_empty());
+        let sample = crate::engine::run(&spec(0.02), &on("ext4")).expect("treecopy");
+        assert_eq!(sample.phases.len(), 2);
     }
 
     #[test]
