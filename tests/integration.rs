@@ -37,7 +37,8 @@
 //! - `repair`: the repair_scaling workload on loop ext4 and xfs through the CLI (relative
 //!   `--scratch`), its report section; bad `counts` exit 2.
 //! - `aging`: the aging preset scaled down on loop ext4 through the CLI: aged and fresh rows,
-//!   the same tree in both, its report section, nothing left.
+//!   the same tree in both, its report section, nothing left; an aged image saved with
+//!   `--keep-aged`, reused twice with `--aged-from` and never modified; bad images exit 2.
 //! - `guest`: a TCG QEMU guest running bonnie on jfs and reiserfs; a guest that cannot boot;
 //!   SIGKILL + cleanup while a guest runs.
 //! - `conventions`: `--events` on a real run, `--quiet`, `NO_COLOR`, completions, man pages,

@@ -454,6 +454,7 @@ fn run_and_gather(comm: &dyn Comm, kind: &WorkloadKind, ctx: &RunContext) -> Res
                         sync: ctx.sync,
                         on_phase: ctx.on_phase,
                         state: ctx.state,
+                        keep: ctx.keep,
                     },
                 )
             });
@@ -534,6 +535,7 @@ pub fn follow(
                     sync: &RankSync,
                     on_phase: &no_phase,
                     state: None,
+                    keep: false,
                 };
                 if run_and_gather(comm, &kind, &ctx).is_err() {
                     return match super::failure() {

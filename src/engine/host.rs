@@ -116,6 +116,7 @@ mod tests {
             sync: &crate::engine::sync::Solo,
             on_phase: &on_phase,
             state: None,
+            keep: false,
         };
         let mut sample = RawSample::default();
         before_phase(&ctx, "a", &mut sample);

@@ -128,6 +128,10 @@ pub struct RunContext<'a> {
     /// [`crate::undo::Step`] the moment it may exist, so `fsbench cleanup` undoes it after a
     /// SIGKILL. `None` outside a run (unit tests, `run_quiet`).
     pub state: Option<&'a dyn crate::undo::UndoLog>,
+    /// Leave what the workload made on the filesystem instead of emptying its directory: the
+    /// runner saves the filesystem's image afterwards (`--keep-aged`). Only `aging` in its aged
+    /// mode keeps anything; every other workload ignores it.
+    pub keep: bool,
 }
 
 impl<'a> RunContext<'a> {
@@ -142,6 +146,7 @@ impl<'a> RunContext<'a> {
             sync: &sync::Solo,
             on_phase: &no_phase,
             state: None,
+            keep: false,
         }
     }
 }
@@ -237,6 +242,7 @@ pub(crate) fn run_seeing_phases(workload: &dyn Workload, dir: &Path) -> (Result<
         sync: &sync::Solo,
         on_phase: &on_phase,
         state: None,
+        keep: false,
     };
     let r = workload.run(&ctx);
     (r, seen.into_inner().expect("test mutex"))

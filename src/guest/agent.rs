@@ -206,6 +206,7 @@ fn run_job(job: &Job) -> Reply {
         sync: &crate::engine::sync::Solo,
         on_phase: &no_phase,
         state: Some(&state),
+        keep: false,
     };
     let result = crate::engine::run(job.workload.workload(), &ctx)
         .map(|raw| WireSample::of(&raw))

@@ -16,7 +16,7 @@
 
 use super::escape::{html as esc, markdown as md};
 use super::{Cell, ReportModel, Section, WorkloadTable};
-use crate::engine::workloads::aging::{AGE, EXTENTS, FRAGMENTED, LAYOUT, POPULATE, READ, THROUGHPUT};
+use crate::engine::workloads::aging::{EXTENTS, FRAGMENTED, LAYOUT, POPULATE, READ, THROUGHPUT};
 use crate::stats::two_sample::{ratio_ci, Sample};
 use std::fmt::Write as _;
 
@@ -41,16 +41,19 @@ fn has_phase(t: &WorkloadTable, phase: &str) -> bool {
     t.rows.iter().any(|r| r.phase == phase)
 }
 
-/// `(aged, fresh)` pairs in suite order.
+/// `(aged, fresh)` pairs in suite order. An aged workload has the phase `age`, or none of
+/// `age` and `populate` when its repeats started from a saved aged image (`--aged-from`); a
+/// fresh one has `populate`.
 fn pairs(model: &ReportModel) -> Vec<(&WorkloadTable, &WorkloadTable)> {
-    let of = |p: &str| -> Vec<&WorkloadTable> {
+    let of = |fresh: bool| -> Vec<&WorkloadTable> {
         model
             .workloads
             .iter()
-            .filter(|t| t.kind == KIND && has_phase(t, p))
+            .filter(|t| t.kind == KIND && has_phase(t, READ))
+            .filter(|t| has_phase(t, POPULATE) == fresh)
             .collect()
     };
-    of(AGE).into_iter().zip(of(POPULATE)).collect()
+    of(false).into_iter().zip(of(true)).collect()
 }
 
 fn cell<'a>(t: &'a WorkloadTable, phase: &str, metric: &str, variant: &str) -> Option<&'a Cell> {
@@ -236,6 +239,7 @@ impl Section for AgingSection {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::workloads::aging::AGE;
     use crate::metric::{Measurement, MetricId, Unit};
     use crate::store::{CaseAvailability, CaseRecord, NewSample, SampleRecord, SampleStatus};
 

@@ -377,6 +377,22 @@ impl Target {
         Ok(())
     }
 
+    /// Whether repeats on this target can save their filesystem's image and start from a copy
+    /// of a saved one (`--keep-aged`, `--aged-from`): loop images only; `Err` says why not.
+    pub fn keeps_images(&self) -> Result<(), String> {
+        match self {
+            Target::Images { .. } => Ok(()),
+            Target::Device { device, .. } => Err(format!(
+                "--device {} has no image to save or start from: run on loop images",
+                device.display()
+            )),
+            Target::Dir { dir, .. } => Err(format!(
+                "--dir {} has no image to save or start from: run on loop images",
+                dir.display()
+            )),
+        }
+    }
+
     /// When killed runs left mounts, loop devices or images (in this scratch folder or, through
     /// the run registry, anywhere): the line that says so and how to undo exactly those.
     pub fn cleanup_offer(&self) -> Option<String> {

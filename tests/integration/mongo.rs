@@ -369,6 +369,7 @@ fn first_run_warnings(slow_first: bool) -> Vec<String> {
         sync: &fsbench::engine::sync::Solo,
         on_phase: &on_phase,
         state: None,
+        keep: false,
     };
     let raw: RawSample = spec.run(&ctx).unwrap();
     let base: Vec<Measurement> = raw.measurements();

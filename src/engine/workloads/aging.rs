@@ -645,28 +645,75 @@ impl AgingSpec {
         )))
     }
 
-    fn measure(&self, ctx: &RunContext, phases: &mut Phases, top: &Path) -> Result<(), EngineError> {
-        let (first, tree) = match self.mode {
-            AgingMode::Aged => {
-                phases.begin(AGE, Caches::DropIfAsked);
-                (AGE, phases.region(|| self.age(ctx, top))?)
+    /// Checks that `top`, found on the filesystem (a copy of a saved aged image), holds exactly
+    /// the final tree of this spec: the same files in the same directories with the same sizes.
+    fn check_kept(&self, top: &Path) -> Result<Vec<LiveFile>, EngineError> {
+        let want = final_tree(self);
+        let mut expect: Vec<(u32, u64, u64)> = want.iter().map(|f| (f.dir, f.id, f.size)).collect();
+        expect.sort_unstable();
+        let mut found = Vec::with_capacity(expect.len());
+        for d in 0..self.dirs {
+            let p = top.join(dir_name(d));
+            for e in std::fs::read_dir(&p).map_err(|e| ERR.io("read the kept tree", &p, e))? {
+                let e = e.map_err(|e| ERR.io("read the kept tree", &p, e))?;
+                let name = e.file_name().to_string_lossy().into_owned();
+                let id = name.strip_prefix('f').and_then(|n| n.parse::<u64>().ok());
+                let size = e.metadata().map_err(|err| ERR.io("stat", &e.path(), err))?.len();
+                match id {
+                    Some(id) => found.push((d, id, size)),
+                    None => {
+                        return Err(EngineError::Invalid(format!(
+                            "the filesystem holds {} where the aged tree has no such file: it is not this spec's aged image",
+                            e.path().display()
+                        )))
+                    }
+                }
             }
-            AgingMode::Fresh => {
-                phases.begin(POPULATE, Caches::DropIfAsked);
-                (POPULATE, phases.region(|| self.populate(ctx, top))?)
-            }
+        }
+        found.sort_unstable();
+        if found != expect {
+            return Err(EngineError::Invalid(format!(
+                "the filesystem holds an aging tree of {} files, not this spec's {} (seed {}): it is not this spec's aged image",
+                found.len(),
+                expect.len(),
+                self.seed
+            )));
+        }
+        Ok(want)
+    }
+
+    fn measure(&self, ctx: &RunContext, phases: &mut Phases, top: &Path, kept: bool) -> Result<(), EngineError> {
+        let tree = if kept {
+            let tree = self.check_kept(top)?;
+            phases.note(format!(
+                "{AGE}: not run in this repeat: the filesystem is a copy of a saved aged image holding this spec's tree ({} files)",
+                tree.len()
+            ));
+            tree
+        } else {
+            let (first, tree) = match self.mode {
+                AgingMode::Aged => {
+                    phases.begin(AGE, Caches::DropIfAsked);
+                    (AGE, phases.region(|| self.age(ctx, top))?)
+                }
+                AgingMode::Fresh => {
+                    phases.begin(POPULATE, Caches::DropIfAsked);
+                    (POPULATE, phases.region(|| self.populate(ctx, top))?)
+                }
+            };
+            let full = fullness_pct(top);
+            phases.record(
+                first,
+                &tree,
+                vec![
+                    (MetricId::lower(TIME, Unit::Seconds), tree.wall.as_secs_f64()),
+                    (MetricId::higher(FULLNESS, Unit::Percent).with_role(Role::Detail), full),
+                ],
+                &POLICY,
+            );
+            tree.value
         };
-        let full = fullness_pct(top);
-        phases.record(
-            first,
-            &tree,
-            vec![
-                (MetricId::lower(TIME, Unit::Seconds), tree.wall.as_secs_f64()),
-                (MetricId::higher(FULLNESS, Unit::Percent).with_role(Role::Detail), full),
-            ],
-            &POLICY,
-        );
-        let paths = self.read_order(top, &tree.value);
+        let paths = self.read_order(top, &tree);
         phases.begin(READ, Caches::DropIfAsked);
         let t = phases.region(|| Self::read_all(ctx, &paths))?;
         let secs = t.wall.as_secs_f64();
@@ -792,9 +839,13 @@ impl Workload for AgingSpec {
             mib(tree.iter().map(|f| f.size).sum()),
             tree.len()
         ));
-        let made = self.make_dirs(&top);
-        let result = made.and_then(|()| self.measure(ctx, &mut phases, &top));
-        let removed = if top.exists() {
+        // A copy of a saved aged image (`--aged-from`) already holds the tree.
+        let kept = self.mode == AgingMode::Aged && top.is_dir();
+        let made = if kept { Ok(()) } else { self.make_dirs(&top) };
+        let result = made.and_then(|()| self.measure(ctx, &mut phases, &top, kept));
+        // With `ctx.keep` the runner saves the filesystem's image: the aged tree stays.
+        let keep = ctx.keep && self.mode == AgingMode::Aged && result.is_ok();
+        let removed = if top.exists() && !keep {
             let step = crate::progress::step("aging: removing the tree", None, "");
             let r = std::fs::remove_dir_all(&top).map_err(|e| EngineError::io(format!("remove {}", top.display()), e));
             step.finish();
@@ -886,6 +937,62 @@ mod tests {
         assert!(lists[0].len() > 4, "files were kept");
         assert_eq!(lists[0], lists[1], "same seed, same aged tree");
         assert_eq!(lists[0], lists[2], "the fresh tree is the aged one");
+    }
+
+    /// A tree found on the filesystem (a saved image's copy) is measured only if it is this
+    /// spec's final tree: another seed's tree, a missing file or a stray file is refused.
+    #[test]
+    fn a_kept_tree_must_be_this_specs() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let flag = std::sync::atomic::AtomicBool::new(false);
+        let s = AgingSpec {
+            capacity: Bytes(8 * Bytes::MIB),
+            max_file: Bytes(Bytes::MIB),
+            dirs: 4,
+            ..Default::default()
+        };
+        let ctx = RunContext::quiet(tmp.path(), &flag);
+        let top = tmp.path().join(TOP);
+        s.make_dirs(&top).expect("dirs");
+        s.age(&ctx, &top).expect("age");
+        assert_eq!(s.check_kept(&top).expect("its own tree"), final_tree(&s));
+        let other = AgingSpec { seed: 31, ..s.clone() };
+        let e = other.check_kept(&top).unwrap_err().to_string();
+        assert!(e.contains("not this spec's aged image"), "{e}");
+        let stray = top.join(dir_name(0)).join("notes.txt");
+        std::fs::write(&stray, b"x").expect("stray");
+        let e = s.check_kept(&top).unwrap_err().to_string();
+        assert!(e.contains("notes.txt"), "{e}");
+        std::fs::remove_file(&stray).expect("rm");
+        let f = final_tree(&s)[0];
+        std::fs::remove_file(s.path(&top, f.dir, f.id)).expect("rm a kept file");
+        assert!(s.check_kept(&top).is_err(), "a missing file");
+    }
+
+    /// With `keep` (the runner saves the image), the aged tree stays after the run; a second
+    /// run on it measures the kept tree without ageing again and then removes it.
+    #[test]
+    fn keep_leaves_the_aged_tree_and_a_rerun_measures_it() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let flag = std::sync::atomic::AtomicBool::new(false);
+        let s = AgingSpec {
+            capacity: Bytes(8 * Bytes::MIB),
+            max_file: Bytes(Bytes::MIB),
+            dirs: 4,
+            ..Default::default()
+        };
+        let ctx = RunContext {
+            keep: true,
+            ..RunContext::quiet(tmp.path(), &flag)
+        };
+        let first = s.run(&ctx).expect("aged run");
+        assert!(first.phases.iter().any(|p| p.phase == AGE));
+        assert!(tmp.path().join(TOP).is_dir(), "the aged tree was kept");
+        let again = crate::engine::run_quiet(&s, tmp.path(), &flag).expect("rerun");
+        assert!(again.phases.iter().all(|p| p.phase != AGE), "aged again");
+        assert!(again.phases.iter().any(|p| p.phase == READ));
+        assert!(again.notes.iter().any(|n| n.contains("saved aged image")));
+        assert!(crate::engine::dir_is_empty(tmp.path()));
     }
 
     #[test]
