@@ -58,6 +58,8 @@ use statrs::distribution::{ContinuousCDF, Normal};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
+pub mod measured;
+
 /// Phase of the aged mode: the op stream.
 pub const AGE: &str = "age";
 /// Phase of the fresh mode: the final tree written directly.
@@ -682,6 +684,76 @@ impl AgingSpec {
         Ok(want)
     }
 
+    /// The measured workloads after the cold read ([`measured`]): `grep`, `seqread`,
+    /// `statread`, each after its own drop of the caches.
+    fn measure_more(
+        &self,
+        ctx: &RunContext,
+        phases: &mut Phases,
+        top: &Path,
+        tree: &[LiveFile],
+        paths: &[PathBuf],
+    ) -> Result<(), EngineError> {
+        let throughput = |bytes: u64, secs: f64| bytes as f64 / Bytes::MIB as f64 / secs.max(1e-9);
+        phases.begin(measured::GREP, Caches::DropIfAsked);
+        let t = phases.region(|| measured::grep(top, ctx.interrupt))?;
+        let secs = t.wall.as_secs_f64();
+        phases.record(
+            measured::GREP,
+            &t,
+            vec![
+                (
+                    MetricId::higher(THROUGHPUT, Unit::MibPerSec),
+                    throughput(t.value.bytes, secs),
+                ),
+                (MetricId::lower(TIME, Unit::Seconds).with_role(Role::Detail), secs),
+            ],
+            &POLICY,
+        );
+        if let Some(big) = measured::largest(tree) {
+            phases.begin(measured::SEQREAD, Caches::DropIfAsked);
+            let p = self.path(top, big.dir, big.id);
+            let t = phases.region(|| measured::seqread(&p, ctx.interrupt))?;
+            let secs = t.value.reading.as_secs_f64();
+            phases.record(
+                measured::SEQREAD,
+                &t,
+                vec![
+                    (
+                        MetricId::higher(THROUGHPUT, Unit::MibPerSec),
+                        throughput(t.value.bytes, secs),
+                    ),
+                    (
+                        MetricId::higher(measured::FILE_MIB, Unit::Mib).with_role(Role::Detail),
+                        big.size as f64 / Bytes::MIB as f64,
+                    ),
+                    (
+                        MetricId::higher(measured::PASSES, Unit::Count).with_role(Role::Detail),
+                        f64::from(t.value.passes),
+                    ),
+                ],
+                &POLICY,
+            );
+        }
+        let order = measured::shuffled(paths.to_vec(), self.seed);
+        phases.begin(measured::STATREAD, Caches::DropIfAsked);
+        let t = phases.region(|| measured::statread(&order, ctx.interrupt))?;
+        let secs = t.wall.as_secs_f64();
+        phases.record(
+            measured::STATREAD,
+            &t,
+            vec![
+                (
+                    MetricId::higher(measured::RATE, Unit::OpsPerSec),
+                    t.value as f64 / secs.max(1e-9),
+                ),
+                (MetricId::lower(TIME, Unit::Seconds).with_role(Role::Detail), secs),
+            ],
+            &POLICY,
+        );
+        Ok(())
+    }
+
     fn measure(&self, ctx: &RunContext, phases: &mut Phases, top: &Path, kept: bool) -> Result<(), EngineError> {
         let tree = if kept {
             let tree = self.check_kept(top)?;
@@ -727,6 +799,7 @@ impl AgingSpec {
             ],
             &POLICY,
         );
+        self.measure_more(ctx, phases, top, &tree, &paths)?;
         phases.begin(LAYOUT, Caches::Keep);
         let t = phases.region(|| Self::layout(&paths))?;
         match t.value {
@@ -751,7 +824,14 @@ impl Workload for AgingSpec {
             AgingMode::Aged => AGE,
             AgingMode::Fresh => POPULATE,
         };
-        vec![first.into(), READ.into(), LAYOUT.into()]
+        vec![
+            first.into(),
+            READ.into(),
+            measured::GREP.into(),
+            measured::SEQREAD.into(),
+            measured::STATREAD.into(),
+            LAYOUT.into(),
+        ]
     }
 
     /// `capacity` times `factor` (at least 8 MiB), `max_file` with it (at least 1 MiB): the
@@ -1006,13 +1086,20 @@ mod tests {
             ..Default::default()
         };
         let sample = crate::engine::run_quiet(&s, tmp.path(), &flag).expect("run");
-        let read = sample
-            .phases
-            .iter()
-            .find(|p| p.phase == READ)
-            .and_then(|p| p.metrics.iter().find(|(m, _)| m.name == THROUGHPUT))
-            .expect("read throughput");
-        assert!(read.1 > 0.0);
+        for (phase, metric) in [
+            (READ, THROUGHPUT),
+            (measured::GREP, THROUGHPUT),
+            (measured::SEQREAD, THROUGHPUT),
+            (measured::STATREAD, measured::RATE),
+        ] {
+            let v = sample
+                .phases
+                .iter()
+                .find(|p| p.phase == phase)
+                .and_then(|p| p.metrics.iter().find(|(m, _)| m.name == metric))
+                .unwrap_or_else(|| panic!("no {phase} {metric}"));
+            assert!(v.1 > 0.0 && v.1.is_finite(), "{phase}: {}", v.1);
+        }
         assert!(crate::engine::dir_is_empty(tmp.path()));
     }
 
