@@ -54,6 +54,14 @@ fn the_preset_scaled_down_stores_aged_and_fresh_rows_and_leaves_nothing() {
         assert!(mibs > 0.0, "{workload}: {mibs} MiB/s");
         let (_, ext) = cell(&j, workload, "layout", "extents").expect("extents");
         assert!(ext >= 1.0, "{workload}: {ext} extents per file");
+        // The other measured workloads on the same tree, every repeat.
+        for (phase, metric) in [("grep", "throughput"), ("seqread", "throughput"), ("statread", "rate")] {
+            let (n, v) = cell(&j, workload, phase, metric).unwrap_or_else(|| panic!("{workload}: no {phase}"));
+            assert_eq!(n, 2, "{workload} {phase}");
+            assert!(v > 0.0 && v.is_finite(), "{workload} {phase}: {v}");
+        }
+        let (_, mib) = cell(&j, workload, "seqread", "file_mib").expect("file_mib");
+        assert!(mib > 1.0, "{workload}: the largest file is {mib} MiB");
     }
     // The fresh filesystem holds the aged one's tree: the same profile note on both.
     let note = |w: &str| -> String {
@@ -68,6 +76,13 @@ fn the_preset_scaled_down_stores_aged_and_fresh_rows_and_leaves_nothing() {
     let md = String::from_utf8_lossy(&md.stdout);
     assert!(md.contains("## Aging: aged against fresh"), "{md}");
     assert!(md.contains("| ext4 |"), "{md}");
+    for row in [
+        "| grep-like scan (MiB/s) | ext4 |",
+        "| sequential read of the largest file (MiB/s) | ext4 |",
+        "| stat + 4 KiB read per file (files/s) | ext4 |",
+    ] {
+        assert!(md.contains(row), "{row}: {md}");
+    }
 }
 
 /// A small aging suite on ext4: the aged and the fresh case of one profile.
