@@ -316,45 +316,20 @@ impl Section for AgingSection {
             }
             let _ = write!(
                 out,
-                "<h2 id=\"aging-{a}\">Aging: {a} against {f}</h2><p>{} Intervals at {:.0} %.</p><table class=\"aging\"><thead><tr>",
+                "<h2 id=\"aging-{a}\">Aging: {a} against {f}</h2><p>{} Intervals at {:.0} %.</p>",
                 esc(INTRO),
                 confidence * 100.0,
                 a = esc(&aged.workload),
                 f = esc(&fresh.workload),
             );
-            for h in HEAD {
-                let _ = write!(out, "<th>{}</th>", esc(h));
-            }
-            out.push_str("</tr></thead><tbody>");
-            for l in &ls {
-                out.push_str("<tr>");
-                for (i, c) in row(l).iter().enumerate() {
-                    let class = if i >= 1 { " class=\"num\"" } else { "" };
-                    let _ = write!(out, "<td{class}>{}</td>", esc(c));
-                }
-                out.push_str("</tr>");
-            }
-            out.push_str("</tbody></table>");
+            super::view::html_table(&mut out, "aging", &HEAD, ls.iter().map(row), 1);
             let r = ranking(&ls);
             if !r.is_empty() {
                 let _ = write!(out, "<p>{}</p>", esc(&r));
             }
             let (rows, rankings) = more(model, aged, fresh, confidence);
             if !rows.is_empty() {
-                out.push_str("<table class=\"aging\"><thead><tr>");
-                for h in MORE_HEAD {
-                    let _ = write!(out, "<th>{}</th>", esc(h));
-                }
-                out.push_str("</tr></thead><tbody>");
-                for r in &rows {
-                    out.push_str("<tr>");
-                    for (i, c) in r.iter().enumerate() {
-                        let class = if i >= 2 { " class=\"num\"" } else { "" };
-                        let _ = write!(out, "<td{class}>{}</td>", esc(c));
-                    }
-                    out.push_str("</tr>");
-                }
-                out.push_str("</tbody></table>");
+                super::view::html_table(&mut out, "aging", &MORE_HEAD, &rows, 2);
                 for r in &rankings {
                     let _ = write!(out, "<p>{}</p>", esc(r));
                 }

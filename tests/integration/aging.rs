@@ -132,6 +132,17 @@ fn fingerprint(path: &std::path::Path) -> (String, u64, std::time::SystemTime) {
     (sum, md.len(), md.modified().expect("mtime"))
 }
 
+/// A sparse copy of the image `from` at `to`.
+fn copy_image(from: &std::path::Path, to: &std::path::Path) {
+    let o = std::process::Command::new("cp")
+        .args(["--reflink=auto", "--sparse=always"])
+        .arg(from)
+        .arg(to)
+        .status()
+        .expect("cp");
+    assert!(o.success());
+}
+
 /// `fsbench run` of `suite` (a file) with `extra`, into `db`, scratch `sc`.
 fn run_suite(db: &str, suite: &std::path::Path, sc: &std::path::Path, extra: &[&str]) -> std::process::Output {
     let mut args = vec![
@@ -227,14 +238,7 @@ fn a_saved_aged_image_is_reused_and_never_modified() {
     let wrong = dir.path().join("wrong");
     std::fs::create_dir(&wrong).unwrap();
     std::fs::copy(keep.join("ext4.json"), wrong.join("xfs.json")).unwrap();
-    let o = std::process::Command::new("cp")
-        .arg("--reflink=auto")
-        .arg("--sparse=always")
-        .arg(&img)
-        .arg(wrong.join("xfs.img"))
-        .status()
-        .unwrap();
-    assert!(o.success());
+    copy_image(&img, &wrong.join("xfs.img"));
     let o = run_suite(
         db,
         &suite,
@@ -246,14 +250,7 @@ fn a_saved_aged_image_is_reused_and_never_modified() {
     // The right type aged with another seed.
     let other = dir.path().join("other");
     std::fs::create_dir(&other).unwrap();
-    let o = std::process::Command::new("cp")
-        .arg("--reflink=auto")
-        .arg("--sparse=always")
-        .arg(&img)
-        .arg(other.join("ext4.img"))
-        .status()
-        .unwrap();
-    assert!(o.success());
+    copy_image(&img, &other.join("ext4.img"));
     let rec = std::fs::read_to_string(keep.join("ext4.json"))
         .unwrap()
         .replace("\"seed\": 30", "\"seed\": 31");

@@ -471,6 +471,14 @@ fn syncfs(top: &Path) -> Result<(), EngineError> {
     rustix::fs::syncfs(&f).map_err(|e| ERR.io("syncfs", top, e.into()))
 }
 
+/// The headline of a read phase: `bytes` in `secs`, MiB/s.
+fn throughput(bytes: u64, secs: f64) -> (MetricId, f64) {
+    (
+        MetricId::higher(THROUGHPUT, Unit::MibPerSec),
+        bytes as f64 / Bytes::MIB as f64 / secs.max(1e-9),
+    )
+}
+
 /// statvfs used / total of the filesystem holding `p`, percent.
 fn fullness_pct(p: &Path) -> f64 {
     match rustix::fs::statvfs(p) {
@@ -694,7 +702,6 @@ impl AgingSpec {
         tree: &[LiveFile],
         paths: &[PathBuf],
     ) -> Result<(), EngineError> {
-        let throughput = |bytes: u64, secs: f64| bytes as f64 / Bytes::MIB as f64 / secs.max(1e-9);
         phases.begin(measured::GREP, Caches::DropIfAsked);
         let t = phases.region(|| measured::grep(top, ctx.interrupt))?;
         let secs = t.wall.as_secs_f64();
@@ -702,10 +709,7 @@ impl AgingSpec {
             measured::GREP,
             &t,
             vec![
-                (
-                    MetricId::higher(THROUGHPUT, Unit::MibPerSec),
-                    throughput(t.value.bytes, secs),
-                ),
+                throughput(t.value.bytes, secs),
                 (MetricId::lower(TIME, Unit::Seconds).with_role(Role::Detail), secs),
             ],
             &POLICY,
@@ -719,10 +723,7 @@ impl AgingSpec {
                 measured::SEQREAD,
                 &t,
                 vec![
-                    (
-                        MetricId::higher(THROUGHPUT, Unit::MibPerSec),
-                        throughput(t.value.bytes, secs),
-                    ),
+                    throughput(t.value.bytes, secs),
                     (
                         MetricId::higher(measured::FILE_MIB, Unit::Mib).with_role(Role::Detail),
                         big.size as f64 / Bytes::MIB as f64,
@@ -789,12 +790,11 @@ impl AgingSpec {
         phases.begin(READ, Caches::DropIfAsked);
         let t = phases.region(|| Self::read_all(ctx, &paths))?;
         let secs = t.wall.as_secs_f64();
-        let mib = t.value as f64 / Bytes::MIB as f64;
         phases.record(
             READ,
             &t,
             vec![
-                (MetricId::higher(THROUGHPUT, Unit::MibPerSec), mib / secs.max(1e-9)),
+                throughput(t.value, secs),
                 (MetricId::lower(TIME, Unit::Seconds).with_role(Role::Detail), secs),
             ],
             &POLICY,
@@ -943,6 +943,16 @@ impl Workload for AgingSpec {
 mod tests {
     use super::*;
 
+    /// An 8 MiB capacity in 4 directories: a tree that ages in well under a second.
+    fn tiny() -> AgingSpec {
+        AgingSpec {
+            capacity: Bytes(8 * Bytes::MIB),
+            max_file: Bytes(Bytes::MIB),
+            dirs: 4,
+            ..Default::default()
+        }
+    }
+
     fn small() -> AgingSpec {
         AgingSpec {
             capacity: Bytes(16 * Bytes::MIB),
@@ -988,12 +998,7 @@ mod tests {
     fn aged_and_fresh_trees_are_the_same_files() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let flag = std::sync::atomic::AtomicBool::new(false);
-        let s = AgingSpec {
-            capacity: Bytes(8 * Bytes::MIB),
-            max_file: Bytes(Bytes::MIB),
-            dirs: 4,
-            ..Default::default()
-        };
+        let s = tiny();
         let mut lists = Vec::new();
         for (name, mode) in [("a", AgingMode::Aged), ("b", AgingMode::Aged), ("c", AgingMode::Fresh)] {
             let root = tmp.path().join(name);
@@ -1025,12 +1030,7 @@ mod tests {
     fn a_kept_tree_must_be_this_specs() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let flag = std::sync::atomic::AtomicBool::new(false);
-        let s = AgingSpec {
-            capacity: Bytes(8 * Bytes::MIB),
-            max_file: Bytes(Bytes::MIB),
-            dirs: 4,
-            ..Default::default()
-        };
+        let s = tiny();
         let ctx = RunContext::quiet(tmp.path(), &flag);
         let top = tmp.path().join(TOP);
         s.make_dirs(&top).expect("dirs");
@@ -1055,12 +1055,7 @@ mod tests {
     fn keep_leaves_the_aged_tree_and_a_rerun_measures_it() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let flag = std::sync::atomic::AtomicBool::new(false);
-        let s = AgingSpec {
-            capacity: Bytes(8 * Bytes::MIB),
-            max_file: Bytes(Bytes::MIB),
-            dirs: 4,
-            ..Default::default()
-        };
+        let s = tiny();
         let ctx = RunContext {
             keep: true,
             ..RunContext::quiet(tmp.path(), &flag)
@@ -1079,12 +1074,7 @@ mod tests {
     fn a_run_measures_and_leaves_nothing() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let flag = std::sync::atomic::AtomicBool::new(false);
-        let s = AgingSpec {
-            capacity: Bytes(8 * Bytes::MIB),
-            max_file: Bytes(Bytes::MIB),
-            dirs: 4,
-            ..Default::default()
-        };
+        let s = tiny();
         let sample = crate::engine::run_quiet(&s, tmp.path(), &flag).expect("run");
         for (phase, metric) in [
             (READ, THROUGHPUT),
