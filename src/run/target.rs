@@ -422,6 +422,17 @@ mod tests {
         }
     }
 
+    /// Only loop images can save an image or start from one: a device (also one a suite's
+    /// `[target]` names, which clap's conflicts cannot see) and a directory are refused.
+    #[test]
+    fn only_loop_images_keep_images() {
+        assert!(target(&[]).keeps_images().is_ok());
+        let e = target(&["--device", "/dev/x"]).keeps_images().unwrap_err();
+        assert!(e.contains("--device /dev/x has no image"), "{e}");
+        let e = target(&["--dir", "/tmp"]).keeps_images().unwrap_err();
+        assert!(e.contains("--dir /tmp has no image"), "{e}");
+    }
+
     #[test]
     fn the_command_line_names_one_target_and_a_stray_wipe_is_refused_at_confirm() {
         assert!(matches!(target(&[]), Target::Images { .. }));

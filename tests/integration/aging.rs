@@ -259,6 +259,30 @@ fn a_saved_aged_image_is_reused_and_never_modified() {
     let o = run_suite(db, &suite, &sc, &["--aged-from", other.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("was aged with"), "{}", text(&o));
+    // The right type and spec, but no record of how it was aged.
+    std::fs::remove_file(other.join("ext4.json")).unwrap();
+    let o = run_suite(db, &suite, &sc, &["--aged-from", other.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("ext4.json"), "{}", text(&o));
+    // The record matches but the image is another size than the run's ext4 images.
+    std::fs::copy(keep.join("ext4.json"), other.join("ext4.json")).unwrap();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(other.join("ext4.img"))
+        .unwrap();
+    f.set_len(before.1 + (1 << 20)).unwrap();
+    drop(f);
+    let o = run_suite(db, &suite, &sc, &["--aged-from", other.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("would not be comparable"), "{}", text(&o));
+    // A suite without an aged `aging` case has nothing to start from an image.
+    let o = run_suite(db, &suite, &sc, &["--aged-from", k, "--only", "fresh"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("no `aging` workload with mode = \"aged\""),
+        "{}",
+        text(&o)
+    );
     // No image to start from with --dir.
     let o = run_suite(
         db,
