@@ -14,13 +14,15 @@
 //!   a run starts.
 //!
 //! Invariants: the copy is on the guard's undo stack (`RemoveFile`) before `cp` runs, so a
-//! failed or interrupted copy leaves nothing behind; a failed save leaves no `PATH` (only a
+//! failed or interrupted copy leaves nothing behind, and so is a saved image's `PATH.partial`
+//! (a SIGKILL mid-save leaves it to `fsbench cleanup`); a failed save leaves no `PATH` (only a
 //! complete copy is renamed into place).
 
 use super::{attach_pushed, io_err, mount_device, run_tool, Mounted, ProvisionError, RunState};
 use crate::config::FsVariant;
 use crate::fstype::Backing;
 use crate::policy::LoopIo;
+use crate::undo::RemoveFile;
 use std::path::{Path, PathBuf};
 
 /// The filesystem type `blkid -p` finds in the image file `path` (`ext4`, `xfs`, `btrfs`);
@@ -134,12 +136,12 @@ impl Mounted {
         // Steps above the image's removal: the unmount and the loop device's detach.
         self.undo_down_to(at + 1)?;
         let partial = PathBuf::from(format!("{}.partial", to.display()));
+        // In the state file before cp runs: after a SIGKILL mid-copy `fsbench cleanup` removes
+        // the partial copy; once renamed, removing it finds nothing, which succeeds.
+        self.push(RemoveFile { path: partial.clone() });
         let saved = copy_image(&image, &partial).and_then(|()| {
             std::fs::rename(&partial, to).map_err(io_err(format!("rename {} to {}", partial.display(), to.display())))
         });
-        if saved.is_err() {
-            let _ = std::fs::remove_file(&partial);
-        }
         let rest = self.undo_all();
         saved.and(rest)
     }

@@ -178,6 +178,7 @@ fn a_saved_aged_image_is_reused_and_never_modified() {
     assert_no_leftovers(&sc);
     let img = keep.join("ext4.img");
     assert!(img.is_file() && keep.join("ext4.json").is_file(), "{}", text(&o));
+    assert!(!keep.join("ext4.img.partial").exists(), "the partial copy was left");
     assert_eq!(
         crate::util::loops_under(&keep),
         Vec::<String>::new(),
