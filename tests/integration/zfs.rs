@@ -363,3 +363,64 @@ fn ctrl_c_at_the_terminal_destroys_the_pool_and_stops_the_daemon() {
     assert!(!err.contains("cleanup incomplete"), "{err}");
     assert_zfs_left_nothing(&prefix, daemon, &scratch, &err);
 }
+
+/// `repair_scaling` on a zfs-fuse pool: the full check at each level is `zpool scrub`, timed to
+/// its end (`check@N`), the checker note names it, and the pool, the daemon and everything
+/// else are gone afterwards.
+#[test]
+fn repair_scaling_on_a_pool_times_the_scrub_at_each_level() {
+    require_privileged!();
+    let Some(_one) = one_zfs_test() else { return };
+    let dir = scratch();
+    let suite = write_suite(
+        dir.path(),
+        "zr.toml",
+        r#"
+[suite]
+name = "zfs-repair"
+description = "integration test"
+
+[run]
+repeats = 1
+
+[[fs]]
+type = "zfs"
+
+[[workload]]
+kind = "repair_scaling"
+name = "repair"
+counts = [300, 3000]
+files_per_dir = 300
+"#,
+    );
+    let sc = dir.path().join("scratch");
+    let db = dir.path().join("z.db");
+    let db = db.to_str().unwrap();
+    let o = fsbench(&["--db", db, "run", &suite, "--scratch", sc.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let j = crate::util::report_json(db, "latest");
+    let table = j["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["workload"] == "repair")
+        .expect("repair table");
+    for count in [300, 3000] {
+        let phase = format!("check@{count}");
+        let row = table["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["phase"] == phase.as_str() && r["metric"]["name"] == "time")
+            .unwrap_or_else(|| panic!("no {phase}: {}", text(&o)));
+        let c = &row["cells"][0]["summary"];
+        assert_eq!(c["n"].as_u64(), Some(1), "{phase}");
+        assert!(c["mean"].as_f64().unwrap() > 0.0, "{phase}");
+    }
+    let notes = j["samples"][0]["notes"].to_string();
+    assert!(notes.contains("checker: zpool scrub"), "{notes}");
+    assert!(!notes.contains("found errors"), "{notes}");
+    assert_eq!(pools_named(zfs::POOL_PREFIX), Vec::<String>::new());
+    assert!(zfs::running_daemon().is_none(), "zfs-fuse still runs");
+    assert_no_leftovers(&sc);
+}

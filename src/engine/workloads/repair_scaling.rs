@@ -26,9 +26,10 @@
 //! committed transaction and replays only the tree log of files fsynced since, which the
 //! level's `syncfs` has emptied, so its cut mount is its clean mount; the power-cut disk (FUSE)
 //! of the powercut workload could cut it, but serving 10⁶ files through FUSE would time the
-//! server rather than the filesystem. ZFS has no offline checker (a scrub checks data, not
-//! metadata structures, of a pool fsbench does not mount as a device): it is `Unavailable` with
-//! that reason.
+//! server rather than the filesystem. ZFS has no offline checker: on a zfs pool
+//! ([`zfs_pool`]) each level's `check@N` is `zpool scrub` timed to its end (the open
+//! transaction group committed first, untimed), with no `check_rss` and no mount phases (a
+//! pool is imported, not mounted from a device); notes say so.
 //!
 //! Every repeat's notes name the checker and its version (`checker: e2fsck -f -n · e2fsck
 //! 1.47.0 (5-Feb-2023)`, [`CHECKER_NOTE`]), which the report's repair-scaling section prints
@@ -373,17 +374,12 @@ impl RepairScalingSpec {
     }
 
     fn run_levels(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
+        if let Some(pool) = zfs_pool(ctx) {
+            return self.scrub_levels(ctx, &pool);
+        }
         let fs = Fs::of_run(ctx, "repair_scaling")?;
         let fsck = recover::fsck_for(&fs.fs_type).ok_or_else(|| {
-            EngineError::Unavailable(format!(
-                "{}: fsbench knows no offline checker for it{}",
-                fs.fs_type,
-                if fs.fs_type.starts_with("zfs") {
-                    " (ZFS checks a pool by `zpool scrub`, which reads the data, not the metadata structures an offline checker walks)"
-                } else {
-                    ""
-                }
-            ))
+            EngineError::Unavailable(format!("{}: fsbench knows no offline checker for it", fs.fs_type))
         })?;
         fsck.available().map_err(EngineError::Unavailable)?;
         let mut phases = Phases::new(ctx);
@@ -420,6 +416,127 @@ impl RepairScalingSpec {
         removed?;
         Ok(phases.finish())
     }
+}
+
+/// The zfs pool whose dataset is mounted where the run's directory lives (the mount's source up
+/// to its first `/`), when `zpool status` knows it; `None` for any other filesystem.
+fn zfs_pool(ctx: &RunContext) -> Option<String> {
+    let mnt = ctx.dir.parent()?;
+    let mnt = std::fs::canonicalize(mnt).unwrap_or_else(|_| mnt.to_path_buf());
+    let (source, fs_type, _) = crate::host::mount_entry(&mnt)?;
+    // OpenZFS mounts type `zfs`; zfs-fuse a `fuse` mount whose source is the dataset's name.
+    if !(fs_type == "zfs" || fs_type.starts_with("fuse")) || source.starts_with('/') {
+        return None;
+    }
+    let pool = source.split('/').next()?.to_string();
+    crate::host::run_tool("zpool", &["status", pool.as_str()]).ok()?;
+    Some(pool)
+}
+
+/// The scrub's line of `zpool status` (`scrub: scrub completed after 0h0m with 0 errors …` in
+/// zfs-fuse 0.7, `scan: scrub repaired 0B in … with 0 errors …` in OpenZFS), trimmed.
+fn scrub_line(status: &str) -> Option<&str> {
+    status
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("scrub:") || l.starts_with("scan:"))
+}
+
+/// Whether the scrub of `status` has ended: `Some(errors found)` once it has, `None` while it
+/// runs (or before the status shows it).
+fn scrub_done(status: &str) -> Option<bool> {
+    let line = scrub_line(status)?;
+    if line.contains("in progress") || !(line.contains("completed") || line.contains("repaired")) {
+        return None;
+    }
+    Some(!line.contains("with 0 errors"))
+}
+
+/// `ZFS pool version 23` from `zpool upgrade -v` ("This system is currently running ZFS pool
+/// version 23.").
+fn pool_version(upgrade: &str) -> Option<String> {
+    let line = upgrade.lines().find(|l| l.contains("pool version"))?;
+    let at = line.find("ZFS pool version").or_else(|| line.find("pool version"))?;
+    Some(line[at..].trim().trim_end_matches('.').to_string())
+}
+
+/// How often the scrub's end is polled (`zpool status`).
+const SCRUB_POLL: std::time::Duration = std::time::Duration::from_millis(20);
+
+impl RepairScalingSpec {
+    /// The levels on a zfs pool: at each, the full check is `zpool scrub` (phase `check@N`,
+    /// from the command to the first `zpool status` that shows it ended, polled every 20 ms);
+    /// the open transaction group is committed first (a snapshot made and destroyed, untimed:
+    /// zfs-fuse 0.7 has no `zpool sync`), so the scrub sees the level's files. No mount phases
+    /// and no checker memory (see the notes).
+    fn scrub_levels(&self, ctx: &RunContext, pool: &str) -> Result<RawSample, EngineError> {
+        let mut phases = Phases::new(ctx);
+        let version = crate::host::run_tool("zpool", &["upgrade", "-v"])
+            .ok()
+            .and_then(|o| pool_version(&o))
+            .unwrap_or_else(|| "version unknown".into());
+        phases.note(format!("{CHECKER_NOTE}zpool scrub · {version}"));
+        phases.note(format!(
+            "zfs: {CHECK}@N is the time of `zpool scrub` (it reads and verifies every block of the pool; ZFS has no offline checker of its metadata structures), polled every {} ms; {CHECK_RSS} is not measured (the scrub runs in the zfs daemon or kernel, not in a child); {MOUNT}@N and {MOUNT_CUT}@N are not measured (a pool is imported, not mounted from a device)",
+            SCRUB_POLL.as_millis()
+        ));
+        let top = ctx.dir.join(TOP);
+        std::fs::create_dir(&top).map_err(|e| ERR.io("mkdir", &top, e))?;
+        let mut made = 0;
+        let mut result = Ok(());
+        for &count in &self.counts {
+            result = self
+                .grow(ctx, &top, made, count)
+                .and_then(|()| timed_scrub(ctx, &mut phases, pool, count));
+            made = count;
+            if result.is_err() {
+                break;
+            }
+        }
+        let removed = self.remove(&top, self.largest());
+        result?;
+        removed?;
+        Ok(phases.finish())
+    }
+}
+
+/// Commits the open transaction group of `pool`, then times `zpool scrub` to its end as phase
+/// `check@count`; damage found is a note.
+fn timed_scrub(ctx: &RunContext, phases: &mut Phases, pool: &str, count: u64) -> Result<(), EngineError> {
+    let tool = |args: &[&str]| {
+        crate::host::run_tool("zpool", args).map_err(|e| {
+            EngineError::io(
+                format!("zpool {}", args.join(" ")),
+                std::io::Error::other(e.to_string()),
+            )
+        })
+    };
+    let snap = format!("{pool}@fsbench-scrub");
+    for args in [["snapshot", snap.as_str()], ["destroy", snap.as_str()]] {
+        crate::host::run_tool("zfs", &args)
+            .map_err(|e| EngineError::io(format!("zfs {}", args.join(" ")), std::io::Error::other(e.to_string())))?;
+    }
+    let name = phase_name(CHECK, count);
+    phases.begin(&name, Caches::DropIfAsked);
+    let t = phases.region(|| {
+        tool(&["scrub", pool])?;
+        loop {
+            if ctx.interrupt.load(Ordering::Relaxed) {
+                let _ = tool(&["scrub", "-s", pool]);
+                return Err(EngineError::Interrupted);
+            }
+            let status = tool(&["status", pool])?;
+            if let Some(damaged) = scrub_done(&status) {
+                return Ok((damaged, scrub_line(&status).unwrap_or_default().to_string()));
+            }
+            std::thread::sleep(SCRUB_POLL);
+        }
+    })?;
+    if t.value.0 {
+        phases.note(format!("{name}: the scrub found errors: {}", t.value.1));
+    }
+    phases.record(&name, &t, vec![(metric_time(), t.wall.as_secs_f64())], &POLICY);
+    Ok(())
 }
 
 fn dir_name(d: u64) -> String {
@@ -547,6 +664,37 @@ impl Workload for RepairScalingSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The scrub lines of zfs-fuse 0.7 and OpenZFS: running, ended clean, ended with errors,
+    /// never started.
+    #[test]
+    fn the_scrub_end_is_read_from_zpool_status() {
+        let status = |line: &str| format!("  pool: p\n state: ONLINE\n {line}\nconfig:\n\n\tNAME STATE\n");
+        for (line, want) in [
+            ("scrub: scrub in progress for 0h0m, 42.00% done, 0h0m to go", None),
+            (
+                "scrub: scrub completed after 0h0m with 0 errors on Thu Nov 26 10:03:01 2026",
+                Some(false),
+            ),
+            (
+                "scrub: scrub completed after 0h0m with 3 errors on Thu Nov 26 10:03:01 2026",
+                Some(true),
+            ),
+            ("scrub: none requested", None),
+            ("scan: scrub in progress since Thu Nov 26 10:03:01 2026", None),
+            (
+                "scan: scrub repaired 0B in 00:00:01 with 0 errors on Thu Nov 26 10:03:01 2026",
+                Some(false),
+            ),
+        ] {
+            assert_eq!(scrub_done(&status(line)), want, "{line}");
+        }
+        assert_eq!(scrub_done("  pool: p\n state: ONLINE\n"), None);
+        assert_eq!(
+            pool_version("This system is currently running ZFS pool version 23.\n\nThe following versions").as_deref(),
+            Some("ZFS pool version 23")
+        );
+    }
 
     fn spec(counts: &[u64]) -> RepairScalingSpec {
         RepairScalingSpec {
