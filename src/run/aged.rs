@@ -11,8 +11,8 @@
 //!   same aging spec (mode aside) and image size as the case: a mismatch is a usage error
 //!   (exit 2), since the aged tree would not be the fresh case's. Each repeat then gets its own
 //!   copy (`provision::image`); the original is never attached, mounted or written.
-//! - Only loop images can keep or start from an image ([`super::Target::keeps_images`]); cases
-//!   other than aged `aging` ones run as always.
+//! - Only loop images can keep or start from an image ([`super::Target::keeps_images`]), and
+//!   only with one process (not `--ranks`); cases other than aged `aging` ones run as always.
 
 use super::{RunError, RunOptions, Target};
 use crate::engine::workloads::aging::{AgingMode, AgingSpec};
@@ -102,6 +102,11 @@ impl AgedImages {
         target
             .keeps_images()
             .map_err(|e| RunError::Usage(format!("{flag}: {e}")))?;
+        if crate::comm::world().size() > 1 {
+            return Err(RunError::Usage(format!(
+                "{flag} with --ranks: every rank ages its own tree in its own folder, which a saved image cannot hand back; run it with one process"
+            )));
+        }
         let usage = |m: String| RunError::Usage(format!("{flag} {}: {m}", dir.display()));
         let cases: Vec<(&Case, &AgingSpec)> = plan
             .cases
