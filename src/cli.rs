@@ -280,6 +280,14 @@ pub struct RunArgs {
     /// under the limit (phase `PHASE:capacity`, metric `capacity_p99`).
     #[arg(long, value_name = "pQ=DURATION", value_parser = parse_target)]
     pub target: Option<crate::engine::openloop::LatencyTarget>,
+    /// Save the aged filesystem of each `aging` workload with mode = "aged" (its first measured
+    /// repeat) as DIR/VARIANT.img, a cleanly unmounted loop image, for later runs' --aged-from.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["aged_from", "dir", "device"])]
+    pub keep_aged: Option<PathBuf>,
+    /// Start every repeat of each aged `aging` workload from a copy of DIR/VARIANT.img (saved
+    /// by --keep-aged; the image itself is never written) instead of ageing a fresh filesystem.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["dir", "device"])]
+    pub aged_from: Option<PathBuf>,
 }
 
 /// Reads the stored command line of a session stored before its options were (schema 8 and
@@ -318,6 +326,8 @@ impl RunArgs {
             seed: self.seed,
             target: self.target,
             sequential: None,
+            keep_aged: self.keep_aged.clone(),
+            aged_from: self.aged_from.clone(),
         }
     }
 }

@@ -31,13 +31,14 @@
 //! - `quiesce`: the quiesce gate's stored wait per repeat; a hammered device timing it out.
 //! - `device_reuse`: a second run on the same confirmed device; foreign filesystems refused.
 //! - `zfs`: a zfs-fuse pool used by bonnie and destroyed with its daemon; Ctrl-C; SIGKILL + cleanup;
-//!   a pool fsbench did not make left alone.
+//!   a pool fsbench did not make left alone; repair_scaling's scrub as the check of a pool.
 //! - `powercut`: power cuts by the shutdown ioctl and by the FUSE power-cut disk, the broken
 //!   disk caught, SQLite rows, `--dir` refused, SIGKILL + cleanup with a live disk server.
 //! - `repair`: the repair_scaling workload on loop ext4 and xfs through the CLI (relative
 //!   `--scratch`), its report section; bad `counts` exit 2.
 //! - `aging`: the aging preset scaled down on loop ext4 through the CLI: aged and fresh rows,
-//!   the same tree in both, its report section, nothing left.
+//!   the same tree in both, its report section, nothing left; an aged image saved with
+//!   `--keep-aged`, reused twice with `--aged-from` and never modified; bad images exit 2.
 //! - `guest`: a TCG QEMU guest running bonnie on jfs and reiserfs; a guest that cannot boot;
 //!   SIGKILL + cleanup while a guest runs.
 //! - `conventions`: `--events` on a real run, `--quiet`, `NO_COLOR`, completions, man pages,

@@ -455,6 +455,7 @@ fn run_and_gather(comm: &dyn Comm, kind: &WorkloadKind, ctx: &RunContext) -> Res
                         on_phase: ctx.on_phase,
                         state: ctx.state,
                         fs: ctx.fs,
+                        keep: ctx.keep,
                     },
                 )
             });
@@ -537,6 +538,7 @@ pub fn follow(
                     on_phase: &no_phase,
                     state: None,
                     fs: Some(fs),
+                    keep: false,
                 };
                 if run_and_gather(comm, &kind, &ctx).is_err() {
                     return match super::failure() {

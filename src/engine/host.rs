@@ -117,6 +117,7 @@ mod tests {
             on_phase: &on_phase,
             state: None,
             fs: None,
+            keep: false,
         };
         let mut sample = RawSample::default();
         before_phase(&ctx, "a", &mut sample);

@@ -132,6 +132,10 @@ pub struct RunContext<'a> {
     /// leave out the phases that need them ([`RunContext::unsupported`]); `None` when unknown
     /// (an existing directory, unit tests): every phase runs.
     pub fs: Option<&'static crate::fstype::FsType>,
+    /// Leave what the workload made on the filesystem instead of emptying its directory: the
+    /// runner saves the filesystem's image afterwards (`--keep-aged`). Only `aging` in its aged
+    /// mode keeps anything; every other workload ignores it.
+    pub keep: bool,
 }
 
 impl<'a> RunContext<'a> {
@@ -147,6 +151,7 @@ impl<'a> RunContext<'a> {
             on_phase: &no_phase,
             state: None,
             fs: None,
+            keep: false,
         }
     }
 
@@ -274,6 +279,7 @@ pub(crate) fn run_seeing_phases(workload: &dyn Workload, dir: &Path) -> (Result<
         on_phase: &on_phase,
         state: None,
         fs: None,
+        keep: false,
     };
     let r = workload.run(&ctx);
     (r, seen.into_inner().expect("test mutex"))

@@ -207,6 +207,7 @@ fn run_job(job: &Job) -> Reply {
         on_phase: &no_phase,
         state: Some(&state),
         fs: Some(variant.fs()),
+        keep: false,
     };
     let result = crate::engine::run(job.workload.workload(), &ctx)
         .map(|raw| WireSample::of(&raw))

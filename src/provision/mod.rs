@@ -31,6 +31,7 @@ use crate::undo::{Detach, RemoveDir, RemoveFile, Step, Unmount};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+pub mod image;
 pub mod made;
 pub mod readback;
 pub mod safety;
@@ -179,6 +180,9 @@ fn type_availability(name: &str, t: &crate::fstype::FsType) -> Result<(), String
     Ok(())
 }
 
+/// The workload's folder at the root of every filesystem fsbench mounts.
+const WORK_DIR: &str = "fsbench-work";
+
 /// A mounted filesystem (or work directory) for one repeat; undoes everything on drop.
 pub struct Mounted {
     /// An empty directory on the filesystem under test, for the workload.
@@ -195,6 +199,9 @@ pub struct Mounted {
     /// What a reader of the results must know about how this filesystem was provided (a FUSE
     /// ZFS, say); the runner adds them to the sample's notes.
     pub notes: Vec<String>,
+    /// The loop image under the filesystem and the index of its `RemoveFile` step in `undo`
+    /// (what [`Mounted::save_image`] copies once the steps above it are undone).
+    image: Option<(PathBuf, usize)>,
     undo: Vec<Box<dyn Step>>,
     state: RunState,
     /// Held while the guard lives and released after its undo steps (the zfs lock).
@@ -210,6 +217,7 @@ impl Mounted {
             effective_opts: None,
             loop_dio_asked: None,
             notes: Vec::new(),
+            image: None,
             undo: Vec::new(),
             state,
             hold: Vec::new(),
@@ -230,10 +238,19 @@ impl Mounted {
     /// Once mounted: records the options the kernel applied and makes the empty work folder.
     fn ready(mut self) -> Result<Self, ProvisionError> {
         self.effective_opts = mount_entry(&self.mountpoint).map(|(_, _, o)| o);
-        let work = self.mountpoint.join("fsbench-work");
+        let work = self.mountpoint.join(WORK_DIR);
         std::fs::create_dir(&work).map_err(io_err(format!("create {}", work.display())))?;
         self.workdir = work;
         Ok(self)
+    }
+
+    /// Records that the loop image `image` now exists: its removal is an undo step like any
+    /// other, and [`Mounted::save_image`] knows where it sits in the stack.
+    fn push_image(&mut self, image: &Path) {
+        self.push(RemoveFile {
+            path: image.to_path_buf(),
+        });
+        self.image = Some((image.to_path_buf(), self.undo.len() - 1));
     }
 
     /// Records that a resource now exists (in memory and in the state file).
@@ -248,8 +265,15 @@ impl Mounted {
     }
 
     fn undo_all(&mut self) -> Result<(), ProvisionError> {
+        self.undo_down_to(0)
+    }
+
+    /// Undoes the steps above the first `keep` of the stack, newest first, reporting the first
+    /// error (a step that failed stays in the state file for `fsbench cleanup`).
+    fn undo_down_to(&mut self, keep: usize) -> Result<(), ProvisionError> {
         let mut first = None;
-        while let Some(u) = self.undo.pop() {
+        while self.undo.len() > keep {
+            let Some(u) = self.undo.pop() else { break };
             match u.apply() {
                 Ok(()) => self.state.pop(u.as_ref()),
                 Err(e) => {
@@ -281,6 +305,17 @@ pub trait Provisioner {
     /// ([`crate::baseline`]), with at most `max_bytes` (from offset 0) that may be overwritten;
     /// `Ok(None)` when the target has no block device fsbench owns (an existing directory).
     fn raw_device(&self, max_bytes: u64) -> Result<Option<RawDevice>, ProvisionError>;
+    /// Provisions `variant` from a copy of the filesystem image `image` (made for this repeat,
+    /// so `image` itself is never written) instead of a fresh mkfs; the work folder may hold
+    /// what the image holds. Only loop images can; other targets refuse.
+    fn provision_from(&self, variant: &FsVariant, image: &Path, tag: &str) -> Result<Mounted, ProvisionError> {
+        let _ = (variant, tag);
+        Err(ProvisionError::Unavailable(format!(
+            "{} cannot start from the image {}: only loop images can (drop --dir/--device)",
+            self.describe(),
+            image.display()
+        )))
+    }
 }
 
 /// A block device the raw-device baseline may overwrite, from offset 0 to `bytes`, for as long
@@ -387,6 +422,11 @@ impl Provisioner for ImageProvisioner {
         m.ready()
     }
 
+    fn provision_from(&self, variant: &FsVariant, image: &Path, tag: &str) -> Result<Mounted, ProvisionError> {
+        variant_availability(variant).map_err(ProvisionError::Unavailable)?;
+        image::provision_copy(&self.state, variant, image, tag, self.loop_io)
+    }
+
     /// A loop device over a fresh sparse image `img-baseline.img` in the run folder, made and
     /// attached exactly as for a filesystem (no mkfs, no mount), of `max_bytes` or less when the
     /// scratch folder is short of space (the note says so).
@@ -446,12 +486,16 @@ impl Provisioner for ImageProvisioner {
 /// device (also set in `m`, with the mode asked for).
 fn attach_image(m: &mut Mounted, image: &Path, bytes: u64, loop_io: LoopIo) -> Result<String, ProvisionError> {
     let f = std::fs::File::create_new(image).map_err(io_err(format!("create {}", image.display())))?;
-    m.push(RemoveFile {
-        path: image.to_path_buf(),
-    });
+    m.push_image(image);
     f.set_len(bytes)
         .map_err(io_err(format!("size {} to {bytes} bytes", image.display())))?;
     drop(f);
+    attach_pushed(m, image, loop_io)
+}
+
+/// Attaches `image`, already on `m`'s undo stack, to a free loop device doing I/O as
+/// `loop_io` says, pushing the detach; returns the device (also set in `m`).
+fn attach_pushed(m: &mut Mounted, image: &Path, loop_io: LoopIo) -> Result<String, ProvisionError> {
     let device = attach_loop(image, loop_io)?;
     m.push(Detach {
         device: device.clone(),
@@ -497,6 +541,12 @@ fn mkfs_and_mount(m: &mut Mounted, variant: &FsVariant, device: &str) -> Result<
     let step = crate::progress::step(mkfs_step_name(&mkfs, device), None, "steps");
     run_tool(&mkfs, &args, &[])?;
     step.finish();
+    mount_device(m, variant, device)
+}
+
+/// Mounts the filesystem on `device` as `variant` says (its type and mount options) on
+/// `m.mountpoint`, the unmount recorded first.
+fn mount_device(m: &mut Mounted, variant: &FsVariant, device: &str) -> Result<(), ProvisionError> {
     let mut margs = vec!["-t".to_string(), variant.fs_type.clone()];
     let opts = variant.mount_opts.join(",");
     if !opts.is_empty() {

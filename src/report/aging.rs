@@ -10,13 +10,19 @@
 //! - **Ranking**: the filesystems ordered by mean read throughput on the fresh and on the aged
 //!   trees, and whether the order changed ("fresh: btrfs, xfs, ext4; aged: xfs, btrfs, ext4 —
 //!   the ranking changes").
+//! - **The other measured workloads** (`grep`, `seqread`, `statread`; absent from sessions
+//!   before them): a row per workload and filesystem with fresh, aged and aged / fresh with its
+//!   interval, and a ranking sentence per workload, as for the cold read.
 //!
+//! An aged workload is one with `read` and without `populate` (its `age` phase is absent when
+//! its repeats started from a saved image, `--aged-from`); a fresh one has `populate`.
 //! Invariants: built from the report model (stored rows) only; a session without both modes
 //! renders "" (no heading); every text is escaped once, here.
 
 use super::escape::{html as esc, markdown as md};
 use super::{Cell, ReportModel, Section, WorkloadTable};
-use crate::engine::workloads::aging::{AGE, EXTENTS, FRAGMENTED, LAYOUT, POPULATE, READ, THROUGHPUT};
+use crate::engine::workloads::aging::measured::{GREP, RATE, SEQREAD, STATREAD};
+use crate::engine::workloads::aging::{EXTENTS, FRAGMENTED, LAYOUT, POPULATE, READ, THROUGHPUT};
 use crate::stats::two_sample::{ratio_ci, Sample};
 use std::fmt::Write as _;
 
@@ -37,20 +43,56 @@ const HEAD: [&str; 6] = [
 
 const INTRO: &str = "The same files (same seed: same names, sizes and bytes) on a filesystem aged by the seeded create/append/overwrite/rename/delete stream and on a freshly made one of the same type and size; the cold read of the whole kept tree after dropping caches, and the FIEMAP layout of its files.";
 
+/// A measured workload of the aged and fresh trees besides the cold read: its phase, headline
+/// metric (higher is better), what the table calls it and its unit.
+struct Measured {
+    phase: &'static str,
+    metric: &'static str,
+    label: &'static str,
+    unit: &'static str,
+}
+
+/// The other measured workloads, in run order (`engine::workloads::aging::measured`).
+const MORE: [Measured; 3] = [
+    Measured {
+        phase: GREP,
+        metric: THROUGHPUT,
+        label: "grep-like scan",
+        unit: "MiB/s",
+    },
+    Measured {
+        phase: SEQREAD,
+        metric: THROUGHPUT,
+        label: "sequential read of the largest file",
+        unit: "MiB/s",
+    },
+    Measured {
+        phase: STATREAD,
+        metric: RATE,
+        label: "stat + 4 KiB read per file",
+        unit: "files/s",
+    },
+];
+
+const MORE_HEAD: [&str; 5] = ["measured", "filesystem", "fresh", "aged", "aged / fresh"];
+
 fn has_phase(t: &WorkloadTable, phase: &str) -> bool {
     t.rows.iter().any(|r| r.phase == phase)
 }
 
-/// `(aged, fresh)` pairs in suite order.
+/// `(aged, fresh)` pairs in suite order. An aged workload has the phase `age`, or none of
+/// `age` and `populate` when its repeats started from a saved aged image (`--aged-from`); a
+/// fresh one has `populate`.
 fn pairs(model: &ReportModel) -> Vec<(&WorkloadTable, &WorkloadTable)> {
-    let of = |p: &str| -> Vec<&WorkloadTable> {
+    let of = |fresh: bool| -> Vec<&WorkloadTable> {
         model
             .workloads
             .iter()
-            .filter(|t| t.kind == KIND && has_phase(t, p))
+            .filter(|t| t.kind == KIND && has_phase(t, READ))
+            .filter(|t| has_phase(t, POPULATE) == fresh)
             .collect()
     };
-    of(AGE).into_iter().zip(of(POPULATE)).collect()
+    of(false).into_iter().zip(of(true)).collect()
 }
 
 fn cell<'a>(t: &'a WorkloadTable, phase: &str, metric: &str, variant: &str) -> Option<&'a Cell> {
@@ -88,10 +130,24 @@ struct Line {
     pieces: String,
 }
 
+/// The cold read's lines, with the layout of each filesystem.
 fn lines(model: &ReportModel, aged: &WorkloadTable, fresh: &WorkloadTable, confidence: f64) -> Vec<Line> {
+    lines_of(model, aged, fresh, confidence, READ, THROUGHPUT)
+}
+
+/// One line per filesystem with `metric` of `phase` on both trees (layout columns filled when
+/// the session has them).
+fn lines_of(
+    model: &ReportModel,
+    aged: &WorkloadTable,
+    fresh: &WorkloadTable,
+    confidence: f64,
+    phase: &str,
+    metric: &str,
+) -> Vec<Line> {
     let mut out = Vec::new();
     for v in &model.variants {
-        let (Some(a), Some(f)) = (cell(aged, READ, THROUGHPUT, v), cell(fresh, READ, THROUGHPUT, v)) else {
+        let (Some(a), Some(f)) = (cell(aged, phase, metric, v), cell(fresh, phase, metric, v)) else {
             continue;
         };
         let ci = ratio_ci(Sample::from(&a.summary), Sample::from(&f.summary), confidence);
@@ -122,6 +178,11 @@ fn lines(model: &ReportModel, aged: &WorkloadTable, fresh: &WorkloadTable, confi
 
 /// "fresh: a, b; aged: b, a — the ranking changes", or "" with fewer than two filesystems.
 fn ranking(lines: &[Line]) -> String {
+    ranking_of(lines, "Cold read, by mean throughput")
+}
+
+/// [`ranking`] of the lines of one measured workload, introduced by `what`.
+fn ranking_of(lines: &[Line], what: &str) -> String {
     if lines.len() < 2 {
         return String::new();
     }
@@ -144,10 +205,45 @@ fn ranking(lines: &[Line]) -> String {
         ""
     };
     format!(
-        "Cold read, by mean throughput: fresh: {}; aged: {} — {verdict}{caveat} (means only; the tables above say which differences are significant).",
+        "{what}: fresh: {}; aged: {} — {verdict}{caveat} (means only; the tables above say which differences are significant).",
         f.join(", "),
         a.join(", ")
     )
+}
+
+/// The other measured workloads' rows (`[measured, filesystem, fresh, aged, ratio]`) and
+/// their ranking sentences; empty for a session from before they were measured.
+fn more(
+    model: &ReportModel,
+    aged: &WorkloadTable,
+    fresh: &WorkloadTable,
+    confidence: f64,
+) -> (Vec<[String; 5]>, Vec<String>) {
+    let (mut rows, mut rankings) = (Vec::new(), Vec::new());
+    for m in &MORE {
+        let ls = lines_of(model, aged, fresh, confidence, m.phase, m.metric);
+        for l in &ls {
+            rows.push([
+                format!("{} ({})", m.label, m.unit),
+                l.variant.clone(),
+                num(l.fresh),
+                num(l.aged),
+                l.ratio.clone(),
+            ]);
+        }
+        let r = ranking_of(&ls, &format!("{}, by mean {}", capitalised(m.label), m.unit));
+        if !r.is_empty() {
+            rankings.push(r);
+        }
+    }
+    (rows, rankings)
+}
+
+fn capitalised(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
 }
 
 fn row(l: &Line) -> [String; 6] {
@@ -191,6 +287,21 @@ impl Section for AgingSection {
             if !r.is_empty() {
                 let _ = writeln!(out, "\n{}", md(&r));
             }
+            let (rows, rankings) = more(model, aged, fresh, confidence);
+            if !rows.is_empty() {
+                let _ = write!(
+                    out,
+                    "\nThe other measured workloads on the same trees, each after dropping caches (higher is better):\n\n| {} |\n|---|---|---:|---:|---:|\n",
+                    MORE_HEAD.join(" | ")
+                );
+                for r in &rows {
+                    let cells: Vec<String> = r.iter().map(|c| md(c)).collect();
+                    let _ = writeln!(out, "| {} |", cells.join(" | "));
+                }
+                for r in &rankings {
+                    let _ = writeln!(out, "\n{}", md(r));
+                }
+            }
         }
         out
     }
@@ -205,28 +316,23 @@ impl Section for AgingSection {
             }
             let _ = write!(
                 out,
-                "<h2 id=\"aging-{a}\">Aging: {a} against {f}</h2><p>{} Intervals at {:.0} %.</p><table class=\"aging\"><thead><tr>",
+                "<h2 id=\"aging-{a}\">Aging: {a} against {f}</h2><p>{} Intervals at {:.0} %.</p>",
                 esc(INTRO),
                 confidence * 100.0,
                 a = esc(&aged.workload),
                 f = esc(&fresh.workload),
             );
-            for h in HEAD {
-                let _ = write!(out, "<th>{}</th>", esc(h));
-            }
-            out.push_str("</tr></thead><tbody>");
-            for l in &ls {
-                out.push_str("<tr>");
-                for (i, c) in row(l).iter().enumerate() {
-                    let class = if i >= 1 { " class=\"num\"" } else { "" };
-                    let _ = write!(out, "<td{class}>{}</td>", esc(c));
-                }
-                out.push_str("</tr>");
-            }
-            out.push_str("</tbody></table>");
+            super::view::html_table(&mut out, "aging", &HEAD, ls.iter().map(row), 1);
             let r = ranking(&ls);
             if !r.is_empty() {
                 let _ = write!(out, "<p>{}</p>", esc(&r));
+            }
+            let (rows, rankings) = more(model, aged, fresh, confidence);
+            if !rows.is_empty() {
+                super::view::html_table(&mut out, "aging", &MORE_HEAD, &rows, 2);
+                for r in &rankings {
+                    let _ = write!(out, "<p>{}</p>", esc(r));
+                }
             }
         }
         out
@@ -236,6 +342,7 @@ impl Section for AgingSection {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::workloads::aging::AGE;
     use crate::metric::{Measurement, MetricId, Unit};
     use crate::store::{CaseAvailability, CaseRecord, NewSample, SampleRecord, SampleStatus};
 
@@ -245,8 +352,14 @@ mod tests {
         data.cases.clear();
         data.samples.clear();
         let mut id = 0;
-        for (variant, fresh, aged) in [("ext4", 100.0, 60.0), ("xfs", 90.0, 80.0)] {
-            for (workload, first, mean, ext) in [("aged", AGE, aged, 1.8), ("fresh", POPULATE, fresh, 1.0)] {
+        // The sequential read: ext4 500 → 200 MiB/s, xfs 400 → 390.
+        for (variant, fresh, aged, seq_fresh, seq_aged) in
+            [("ext4", 100.0, 60.0, 500.0, 200.0), ("xfs", 90.0, 80.0, 400.0, 390.0)]
+        {
+            for (workload, first, mean, ext, seq) in [
+                ("aged", AGE, aged, 1.8, seq_aged),
+                ("fresh", POPULATE, fresh, 1.0, seq_fresh),
+            ] {
                 let case_id = format!("{variant}-{workload}");
                 data.cases.push(CaseRecord {
                     case_id: case_id.clone(),
@@ -269,6 +382,9 @@ mod tests {
                     let ms = vec![
                         m(first, MetricId::lower("time", Unit::Seconds), 5.0),
                         m(READ, MetricId::higher(THROUGHPUT, Unit::MibPerSec), mean * wobble),
+                        m(GREP, MetricId::higher(THROUGHPUT, Unit::MibPerSec), mean / 2.0 * wobble),
+                        m(SEQREAD, MetricId::higher(THROUGHPUT, Unit::MibPerSec), seq * wobble),
+                        m(STATREAD, MetricId::higher(RATE, Unit::OpsPerSec), mean * 10.0 * wobble),
                         m(LAYOUT, MetricId::lower(EXTENTS, Unit::Ratio), ext),
                         m(LAYOUT, MetricId::lower(FRAGMENTED, Unit::Percent), (ext - 1.0) * 50.0),
                     ];
@@ -320,7 +436,22 @@ mod tests {
             text.contains("fresh: ext4, xfs; aged: xfs, ext4 — the ranking changes, and so does the first (means"),
             "{text}"
         );
+        // The other measured workloads: a row per filesystem, a ranking each.
+        let seq = line("| sequential read of the largest file (MiB/s) | ext4 |").replace('\\', "");
+        assert!(seq.contains("| 500 | 200 | 0.40 ["), "{seq}");
+        let grep = line("| grep-like scan (MiB/s) | xfs |").replace('\\', "");
+        assert!(grep.contains("| 45.0 | 40.0 | 0.89 ["), "{grep}");
+        assert!(line("| stat + 4 KiB read per file (files/s) | ext4 |").contains("| 1000 | 600 |"));
+        assert!(
+            text.contains("Sequential read of the largest file, by mean MiB/s: fresh: ext4, xfs; aged: xfs, ext4 — the ranking changes, and so does the first"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Grep-like scan, by mean MiB/s: fresh: ext4, xfs; aged: xfs, ext4"),
+            "{text}"
+        );
         let html = AgingSection.html(&m);
+        assert!(html.contains("<td>stat + 4 KiB read per file (files/s)</td>"), "{html}");
         assert!(
             html.contains("<h2 id=\"aging-aged\">") && html.contains("0.60 ["),
             "{html}"

@@ -335,20 +335,7 @@ impl Section for RepairSection {
                 chart(&all, &model.variants, &t.workload),
                 &esc(&caption),
             );
-            out.push_str("<table class=\"repair\"><thead><tr>");
-            for h in HEAD {
-                let _ = write!(out, "<th>{}</th>", esc(h));
-            }
-            out.push_str("</tr></thead><tbody>");
-            for r in table_rows(model, &all) {
-                out.push_str("<tr>");
-                for (i, c) in r.iter().enumerate() {
-                    let class = if i >= 2 { " class=\"num\"" } else { "" };
-                    let _ = write!(out, "<td{class}>{}</td>", esc(c));
-                }
-                out.push_str("</tr>");
-            }
-            out.push_str("</tbody></table>");
+            super::view::html_table(&mut out, "repair", &HEAD, table_rows(model, &all), 2);
         }
         out
     }

@@ -16,6 +16,7 @@
 //! - Everything that depends on the kind of target goes through [`Target`].
 
 pub mod adaptive;
+pub mod aged;
 mod baseline;
 pub mod failures;
 mod lock;
@@ -354,6 +355,7 @@ impl Runner {
         // enough: the safety refusal says what was found, as `plan` does.
         self.target.confirm()?;
         self.target.check_space(plan)?;
+        aged::AgedImages::of(&self.options).check(&self.target, plan, self.resume.is_some())?;
         if let Some(offer) = self.target.cleanup_offer() {
             obs.warning(&offer);
         }
@@ -457,6 +459,7 @@ impl Runner {
                 tag: slot::tag_for(slot_index, &case.variant.name),
                 index: slot_index,
                 offsets: &ranks.offsets,
+                images: aged::AgedImages::of(&self.options).for_repeat(case, slot.warmup),
             },
             &self.interrupt,
             open.memory.as_ref(),

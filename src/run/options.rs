@@ -74,6 +74,14 @@ pub struct RunOptions {
     /// can run open loop.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<crate::engine::openloop::LatencyTarget>,
+    /// `--keep-aged DIR`: the first measured repeat of each aged `aging` case saves its
+    /// filesystem image as `DIR/VARIANT.img` (with `DIR/VARIANT.json`, how it was aged).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keep_aged: Option<PathBuf>,
+    /// `--aged-from DIR`: every repeat of each aged `aging` case starts from a copy of
+    /// `DIR/VARIANT.img` (saved by `--keep-aged`) instead of ageing a fresh filesystem.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aged_from: Option<PathBuf>,
 }
 
 impl RunOptions {
@@ -93,6 +101,8 @@ impl RunOptions {
             || self.budget.is_some()
             || self.seed.is_some()
             || self.target.is_some()
+            || self.keep_aged.is_some()
+            || self.aged_from.is_some()
     }
 
     /// The JSON stored with a session.

@@ -62,6 +62,9 @@ pub(super) struct SlotAt<'a> {
     pub index: usize,
     /// Every rank's clock against rank 0's (one entry alone).
     pub offsets: &'a [crate::comm::ClockOffset],
+    /// The saved image it starts from and the path its image is saved to, if any
+    /// (`--aged-from`, `--keep-aged`).
+    pub images: super::aged::RepeatImages,
 }
 
 /// One repeat of a variant that runs under a guest kernel ([`crate::guest`]): QEMU boots, the
@@ -119,7 +122,11 @@ pub(super) fn run_slot(
         return run_guest_slot(state, case, suite, &at.tag, interrupt, sample);
     }
     let interrupted = || interrupt.load(Ordering::Relaxed);
-    let mut mounted = match provisioner.provision(&case.variant, case.image_bytes, &at.tag) {
+    let provisioned = match &at.images.start {
+        Some(image) => provisioner.provision_from(&case.variant, image, &at.tag),
+        None => provisioner.provision(&case.variant, case.image_bytes, &at.tag),
+    };
+    let mut mounted = match provisioned {
         Ok(m) => m,
         Err(_) if interrupted() => return SlotOutcome::Interrupted,
         Err(e) => return SlotOutcome::Failed(format!("provisioning {}: {e}", case.variant.name)),
@@ -147,6 +154,7 @@ pub(super) fn run_slot(
         on_phase,
         state: Some(state),
         fs: Some(case.variant.fs()),
+        keep: at.images.keep.is_some(),
     };
     // The workload (and whatever it starts) runs in the memory cgroup; provisioning, the quiesce
     // gate and teardown do not.
@@ -170,8 +178,23 @@ pub(super) fn run_slot(
             ));
         }
     }
-    let provision_notes = std::mem::take(&mut mounted.notes);
-    let teardown = mounted.teardown();
+    let mut provision_notes = std::mem::take(&mut mounted.notes);
+    let teardown = match (&at.images.keep, &result) {
+        (Some(to), Ok(_)) => {
+            let saved = mounted
+                .save_image(to)
+                .map_err(|e| e.to_string())
+                .and_then(|()| super::aged::AgedImages::record(case, to).map_err(|e| e.to_string()));
+            match saved {
+                Ok(()) => {
+                    provision_notes.push(format!("aged image saved to {}", to.display()));
+                    Ok(())
+                }
+                Err(e) => Err(format!("saving the aged image to {}: {e}", to.display())),
+            }
+        }
+        _ => mounted.teardown().map_err(|e| e.to_string()),
+    };
     match result {
         Err(crate::engine::EngineError::Interrupted) => SlotOutcome::Interrupted,
         Err(_) if interrupted() => SlotOutcome::Interrupted,

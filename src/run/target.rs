@@ -377,6 +377,22 @@ impl Target {
         Ok(())
     }
 
+    /// Whether repeats on this target can save their filesystem's image and start from a copy
+    /// of a saved one (`--keep-aged`, `--aged-from`): loop images only; `Err` says why not.
+    pub fn keeps_images(&self) -> Result<(), String> {
+        match self {
+            Target::Images { .. } => Ok(()),
+            Target::Device { device, .. } => Err(format!(
+                "--device {} has no image to save or start from: run on loop images",
+                device.display()
+            )),
+            Target::Dir { dir, .. } => Err(format!(
+                "--dir {} has no image to save or start from: run on loop images",
+                dir.display()
+            )),
+        }
+    }
+
     /// When killed runs left mounts, loop devices or images (in this scratch folder or, through
     /// the run registry, anywhere): the line that says so and how to undo exactly those.
     pub fn cleanup_offer(&self) -> Option<String> {
@@ -404,6 +420,17 @@ mod tests {
             Command::Run(a) => Target::from_args(&a.options()),
             _ => unreachable!("a run command line"),
         }
+    }
+
+    /// Only loop images can save an image or start from one: a device (also one a suite's
+    /// `[target]` names, which clap's conflicts cannot see) and a directory are refused.
+    #[test]
+    fn only_loop_images_keep_images() {
+        assert!(target(&[]).keeps_images().is_ok());
+        let e = target(&["--device", "/dev/x"]).keeps_images().unwrap_err();
+        assert!(e.contains("--device /dev/x has no image"), "{e}");
+        let e = target(&["--dir", "/tmp"]).keeps_images().unwrap_err();
+        assert!(e.contains("--dir /tmp has no image"), "{e}");
     }
 
     #[test]

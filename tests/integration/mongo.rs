@@ -370,6 +370,7 @@ fn first_run_warnings(slow_first: bool) -> Vec<String> {
         on_phase: &on_phase,
         state: None,
         fs: None,
+        keep: false,
     };
     let raw: RawSample = spec.run(&ctx).unwrap();
     let base: Vec<Measurement> = raw.measurements();

@@ -463,19 +463,27 @@ impl Pool {
         crate::host::run_tool("zfs", &args).map_err(|e| eio(&format!("zfs {}", args.join(" ")), e))
     }
 
-    /// Whether `zpool status` shows a scrub in progress (zfs-fuse: ` scrub: scrub in progress`,
-    /// OpenZFS: `scan: scrub in progress since …`).
-    fn scrubbing(&self) -> Result<bool, EngineError> {
-        let args = vec!["status".to_string(), self.name.clone()];
-        let out = crate::host::run_tool("zpool", &args).map_err(|e| eio("zpool status", e))?;
-        Ok(scrub_in_progress(&out))
+    /// Commits the open transaction group, untimed, so the scrub sees the level's files: a
+    /// snapshot made and destroyed (zfs-fuse 0.7 has no `zpool sync`, and its FUSE mount does
+    /// not pass `syncfs` on).
+    fn commit(&self) -> Result<(), EngineError> {
+        let snap = format!("{}@fsbench-scrub", self.name);
+        self.zfs(&["snapshot", &snap])?;
+        self.zfs(&["destroy", &snap]).map(|_| ())
     }
 
-    /// `zpool scrub`, then waits until `zpool status` no longer shows it in progress.
-    fn scrub(&self, interrupt: &std::sync::atomic::AtomicBool) -> Result<(), EngineError> {
+    /// `zpool scrub`, then waits until `zpool status` no longer shows it in progress; the
+    /// status's scrub line at the end (`scrub completed after 0h0m with 0 errors …`).
+    fn scrub(&self, interrupt: &std::sync::atomic::AtomicBool) -> Result<String, EngineError> {
         let args = vec!["scrub".to_string(), self.name.clone()];
         crate::host::run_tool("zpool", &args).map_err(|e| eio("zpool scrub", e))?;
-        while self.scrubbing()? {
+        loop {
+            let status = vec!["status".to_string(), self.name.clone()];
+            let out = crate::host::run_tool("zpool", &status).map_err(|e| eio("zpool status", e))?;
+            if !scrub_in_progress(&out) {
+                let line = out.lines().find(|l| l.contains("scrub")).unwrap_or_default();
+                return Ok(line.trim().to_string());
+            }
             if interrupt.load(Ordering::Relaxed) {
                 // Stop the scrub rather than leave it running into the next phase.
                 let stop = vec!["scrub".to_string(), "-s".to_string(), self.name.clone()];
@@ -484,7 +492,6 @@ impl Pool {
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
-        Ok(())
     }
 
     /// `zfs mount POOL`, then waits (at most 10 s) until the dataset is in the mount table.
@@ -515,7 +522,16 @@ fn made_by_fsbench(dataset: &str) -> bool {
     dataset.starts_with(crate::host::ZFS_POOL_PREFIX) && !dataset.contains('/')
 }
 
-/// Whether a `zpool status` text shows a scrub in progress.
+/// `ZFS pool version 23` from `zpool upgrade -v` ("This system is currently running ZFS pool
+/// version 23.").
+fn pool_version(upgrade: &str) -> Option<String> {
+    let line = upgrade.lines().find(|l| l.contains("pool version"))?;
+    let at = line.find("ZFS pool version").or_else(|| line.find("pool version"))?;
+    Some(line[at..].trim().trim_end_matches('.').to_string())
+}
+
+/// Whether a `zpool status` text shows a scrub in progress (zfs-fuse: ` scrub: scrub in
+/// progress`, OpenZFS: `scan: scrub in progress since …`).
 fn scrub_in_progress(status: &str) -> bool {
     status
         .lines()
@@ -533,7 +549,11 @@ impl RepairScalingSpec {
         } else {
             "OpenZFS (kernel)"
         };
-        phases.note(format!("{CHECKER_NOTE}zpool scrub (to its end) · {backend}"));
+        let version = crate::host::run_tool("zpool", &["upgrade".to_string(), "-v".to_string()])
+            .ok()
+            .and_then(|o| pool_version(&o))
+            .unwrap_or_else(|| "version unknown".into());
+        phases.note(format!("{CHECKER_NOTE}zpool scrub (to its end) · {version}, {backend}"));
         phases.note(format!(
             "{CHECK} on zfs is a scrub: it reads and verifies every block of the pool in the ZFS {}, so its CPU and memory are not a checker process's (no check_rss)",
             if pool.fs_type == "fuse.zfs" { "daemon" } else { "kernel" }
@@ -551,9 +571,13 @@ impl RepairScalingSpec {
         for &count in &self.counts {
             result = self.grow(ctx, &top, made, count).and_then(|()| {
                 made = count;
+                pool.commit()?;
                 let name = phase_name(CHECK, count);
                 phases.begin(&name, Caches::DropIfAsked);
                 let t = phases.with_children(None, || pool.scrub(ctx.interrupt))?;
+                if t.value.contains("errors") && !t.value.contains("with 0 errors") {
+                    phases.note(format!("{name}: the scrub found errors: {}", t.value));
+                }
                 phases.record(&name, &t, vec![(metric_time(), t.wall.as_secs_f64())], &POLICY);
                 pool.unmount()?;
                 mounted = false;
@@ -730,6 +754,10 @@ mod tests {
             "  scan: scrub repaired 0B in 00:00:01 with 0 errors on Tue Nov 25 10:00:01 2026"
         ));
         assert!(!scrub_in_progress(" scrub: none requested"));
+        assert_eq!(
+            pool_version("This system is currently running ZFS pool version 23.\n\nThe following versions").as_deref(),
+            Some("ZFS pool version 23")
+        );
         // Only a pool fsbench made is scrubbed and remounted.
         assert!(made_by_fsbench("fsbench-123-1700000000-s001-zfs"));
         assert!(!made_by_fsbench("tank"));

@@ -58,6 +58,8 @@ use statrs::distribution::{ContinuousCDF, Normal};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
+pub mod measured;
+
 /// Phase of the aged mode: the op stream.
 pub const AGE: &str = "age";
 /// Phase of the fresh mode: the final tree written directly.
@@ -469,6 +471,14 @@ fn syncfs(top: &Path) -> Result<(), EngineError> {
     rustix::fs::syncfs(&f).map_err(|e| ERR.io("syncfs", top, e.into()))
 }
 
+/// The headline of a read phase: `bytes` in `secs`, MiB/s.
+fn throughput(bytes: u64, secs: f64) -> (MetricId, f64) {
+    (
+        MetricId::higher(THROUGHPUT, Unit::MibPerSec),
+        bytes as f64 / Bytes::MIB as f64 / secs.max(1e-9),
+    )
+}
+
 /// statvfs used / total of the filesystem holding `p`, percent.
 fn fullness_pct(p: &Path) -> f64 {
     match rustix::fs::statvfs(p) {
@@ -645,41 +655,151 @@ impl AgingSpec {
         )))
     }
 
-    fn measure(&self, ctx: &RunContext, phases: &mut Phases, top: &Path) -> Result<(), EngineError> {
-        let (first, tree) = match self.mode {
-            AgingMode::Aged => {
-                phases.begin(AGE, Caches::DropIfAsked);
-                (AGE, phases.region(|| self.age(ctx, top))?)
+    /// Checks that `top`, found on the filesystem (a copy of a saved aged image), holds exactly
+    /// the final tree of this spec: the same files in the same directories with the same sizes.
+    fn check_kept(&self, top: &Path) -> Result<Vec<LiveFile>, EngineError> {
+        let want = final_tree(self);
+        let mut expect: Vec<(u32, u64, u64)> = want.iter().map(|f| (f.dir, f.id, f.size)).collect();
+        expect.sort_unstable();
+        let mut found = Vec::with_capacity(expect.len());
+        for d in 0..self.dirs {
+            let p = top.join(dir_name(d));
+            for e in std::fs::read_dir(&p).map_err(|e| ERR.io("read the kept tree", &p, e))? {
+                let e = e.map_err(|e| ERR.io("read the kept tree", &p, e))?;
+                let name = e.file_name().to_string_lossy().into_owned();
+                let id = name.strip_prefix('f').and_then(|n| n.parse::<u64>().ok());
+                let size = e.metadata().map_err(|err| ERR.io("stat", &e.path(), err))?.len();
+                match id {
+                    Some(id) => found.push((d, id, size)),
+                    None => {
+                        return Err(EngineError::Invalid(format!(
+                            "the filesystem holds {} where the aged tree has no such file: it is not this spec's aged image",
+                            e.path().display()
+                        )))
+                    }
+                }
             }
-            AgingMode::Fresh => {
-                phases.begin(POPULATE, Caches::DropIfAsked);
-                (POPULATE, phases.region(|| self.populate(ctx, top))?)
-            }
-        };
-        let full = fullness_pct(top);
-        phases.record(
-            first,
-            &tree,
-            vec![
-                (MetricId::lower(TIME, Unit::Seconds), tree.wall.as_secs_f64()),
-                (MetricId::higher(FULLNESS, Unit::Percent).with_role(Role::Detail), full),
-            ],
-            &POLICY,
-        );
-        let paths = self.read_order(top, &tree.value);
-        phases.begin(READ, Caches::DropIfAsked);
-        let t = phases.region(|| Self::read_all(ctx, &paths))?;
+        }
+        found.sort_unstable();
+        if found != expect {
+            return Err(EngineError::Invalid(format!(
+                "the filesystem holds an aging tree of {} files, not this spec's {} (seed {}): it is not this spec's aged image",
+                found.len(),
+                expect.len(),
+                self.seed
+            )));
+        }
+        Ok(want)
+    }
+
+    /// The measured workloads after the cold read ([`measured`]): `grep`, `seqread`,
+    /// `statread`, each after its own drop of the caches.
+    fn measure_more(
+        &self,
+        ctx: &RunContext,
+        phases: &mut Phases,
+        top: &Path,
+        tree: &[LiveFile],
+        paths: &[PathBuf],
+    ) -> Result<(), EngineError> {
+        phases.begin(measured::GREP, Caches::DropIfAsked);
+        let t = phases.region(|| measured::grep(top, ctx.interrupt))?;
         let secs = t.wall.as_secs_f64();
-        let mib = t.value as f64 / Bytes::MIB as f64;
         phases.record(
-            READ,
+            measured::GREP,
             &t,
             vec![
-                (MetricId::higher(THROUGHPUT, Unit::MibPerSec), mib / secs.max(1e-9)),
+                throughput(t.value.bytes, secs),
                 (MetricId::lower(TIME, Unit::Seconds).with_role(Role::Detail), secs),
             ],
             &POLICY,
         );
+        if let Some(big) = measured::largest(tree) {
+            phases.begin(measured::SEQREAD, Caches::DropIfAsked);
+            let p = self.path(top, big.dir, big.id);
+            let t = phases.region(|| measured::seqread(&p, ctx.interrupt))?;
+            let secs = t.value.reading.as_secs_f64();
+            phases.record(
+                measured::SEQREAD,
+                &t,
+                vec![
+                    throughput(t.value.bytes, secs),
+                    (
+                        MetricId::higher(measured::FILE_MIB, Unit::Mib).with_role(Role::Detail),
+                        big.size as f64 / Bytes::MIB as f64,
+                    ),
+                    (
+                        MetricId::higher(measured::PASSES, Unit::Count).with_role(Role::Detail),
+                        f64::from(t.value.passes),
+                    ),
+                ],
+                &POLICY,
+            );
+        }
+        let order = measured::shuffled(paths.to_vec(), self.seed);
+        phases.begin(measured::STATREAD, Caches::DropIfAsked);
+        let t = phases.region(|| measured::statread(&order, ctx.interrupt))?;
+        let secs = t.wall.as_secs_f64();
+        phases.record(
+            measured::STATREAD,
+            &t,
+            vec![
+                (
+                    MetricId::higher(measured::RATE, Unit::OpsPerSec),
+                    t.value as f64 / secs.max(1e-9),
+                ),
+                (MetricId::lower(TIME, Unit::Seconds).with_role(Role::Detail), secs),
+            ],
+            &POLICY,
+        );
+        Ok(())
+    }
+
+    fn measure(&self, ctx: &RunContext, phases: &mut Phases, top: &Path, kept: bool) -> Result<(), EngineError> {
+        let tree = if kept {
+            let tree = self.check_kept(top)?;
+            phases.note(format!(
+                "{AGE}: not run in this repeat: the filesystem is a copy of a saved aged image holding this spec's tree ({} files)",
+                tree.len()
+            ));
+            tree
+        } else {
+            let (first, tree) = match self.mode {
+                AgingMode::Aged => {
+                    phases.begin(AGE, Caches::DropIfAsked);
+                    (AGE, phases.region(|| self.age(ctx, top))?)
+                }
+                AgingMode::Fresh => {
+                    phases.begin(POPULATE, Caches::DropIfAsked);
+                    (POPULATE, phases.region(|| self.populate(ctx, top))?)
+                }
+            };
+            let full = fullness_pct(top);
+            phases.record(
+                first,
+                &tree,
+                vec![
+                    (MetricId::lower(TIME, Unit::Seconds), tree.wall.as_secs_f64()),
+                    (MetricId::higher(FULLNESS, Unit::Percent).with_role(Role::Detail), full),
+                ],
+                &POLICY,
+            );
+            tree.value
+        };
+        let paths = self.read_order(top, &tree);
+        phases.begin(READ, Caches::DropIfAsked);
+        let t = phases.region(|| Self::read_all(ctx, &paths))?;
+        let secs = t.wall.as_secs_f64();
+        phases.record(
+            READ,
+            &t,
+            vec![
+                throughput(t.value, secs),
+                (MetricId::lower(TIME, Unit::Seconds).with_role(Role::Detail), secs),
+            ],
+            &POLICY,
+        );
+        self.measure_more(ctx, phases, top, &tree, &paths)?;
         phases.begin(LAYOUT, Caches::Keep);
         let t = phases.region(|| Self::layout(&paths))?;
         match t.value {
@@ -704,7 +824,14 @@ impl Workload for AgingSpec {
             AgingMode::Aged => AGE,
             AgingMode::Fresh => POPULATE,
         };
-        vec![first.into(), READ.into(), LAYOUT.into()]
+        vec![
+            first.into(),
+            READ.into(),
+            measured::GREP.into(),
+            measured::SEQREAD.into(),
+            measured::STATREAD.into(),
+            LAYOUT.into(),
+        ]
     }
 
     /// `capacity` times `factor` (at least 8 MiB), `max_file` with it (at least 1 MiB): the
@@ -792,9 +919,13 @@ impl Workload for AgingSpec {
             mib(tree.iter().map(|f| f.size).sum()),
             tree.len()
         ));
-        let made = self.make_dirs(&top);
-        let result = made.and_then(|()| self.measure(ctx, &mut phases, &top));
-        let removed = if top.exists() {
+        // A copy of a saved aged image (`--aged-from`) already holds the tree.
+        let kept = self.mode == AgingMode::Aged && top.is_dir();
+        let made = if kept { Ok(()) } else { self.make_dirs(&top) };
+        let result = made.and_then(|()| self.measure(ctx, &mut phases, &top, kept));
+        // With `ctx.keep` the runner saves the filesystem's image: the aged tree stays.
+        let keep = ctx.keep && self.mode == AgingMode::Aged && result.is_ok();
+        let removed = if top.exists() && !keep {
             let step = crate::progress::step("aging: removing the tree", None, "");
             let r = std::fs::remove_dir_all(&top).map_err(|e| EngineError::io(format!("remove {}", top.display()), e));
             step.finish();
@@ -811,6 +942,16 @@ impl Workload for AgingSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An 8 MiB capacity in 4 directories: a tree that ages in well under a second.
+    fn tiny() -> AgingSpec {
+        AgingSpec {
+            capacity: Bytes(8 * Bytes::MIB),
+            max_file: Bytes(Bytes::MIB),
+            dirs: 4,
+            ..Default::default()
+        }
+    }
 
     fn small() -> AgingSpec {
         AgingSpec {
@@ -857,12 +998,7 @@ mod tests {
     fn aged_and_fresh_trees_are_the_same_files() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let flag = std::sync::atomic::AtomicBool::new(false);
-        let s = AgingSpec {
-            capacity: Bytes(8 * Bytes::MIB),
-            max_file: Bytes(Bytes::MIB),
-            dirs: 4,
-            ..Default::default()
-        };
+        let s = tiny();
         let mut lists = Vec::new();
         for (name, mode) in [("a", AgingMode::Aged), ("b", AgingMode::Aged), ("c", AgingMode::Fresh)] {
             let root = tmp.path().join(name);
@@ -888,24 +1024,72 @@ mod tests {
         assert_eq!(lists[0], lists[2], "the fresh tree is the aged one");
     }
 
+    /// A tree found on the filesystem (a saved image's copy) is measured only if it is this
+    /// spec's final tree: another seed's tree, a missing file or a stray file is refused.
+    #[test]
+    fn a_kept_tree_must_be_this_specs() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let flag = std::sync::atomic::AtomicBool::new(false);
+        let s = tiny();
+        let ctx = RunContext::quiet(tmp.path(), &flag);
+        let top = tmp.path().join(TOP);
+        s.make_dirs(&top).expect("dirs");
+        s.age(&ctx, &top).expect("age");
+        assert_eq!(s.check_kept(&top).expect("its own tree"), final_tree(&s));
+        let other = AgingSpec { seed: 31, ..s.clone() };
+        let e = other.check_kept(&top).unwrap_err().to_string();
+        assert!(e.contains("not this spec's aged image"), "{e}");
+        let stray = top.join(dir_name(0)).join("notes.txt");
+        std::fs::write(&stray, b"x").expect("stray");
+        let e = s.check_kept(&top).unwrap_err().to_string();
+        assert!(e.contains("notes.txt"), "{e}");
+        std::fs::remove_file(&stray).expect("rm");
+        let f = final_tree(&s)[0];
+        std::fs::remove_file(s.path(&top, f.dir, f.id)).expect("rm a kept file");
+        assert!(s.check_kept(&top).is_err(), "a missing file");
+    }
+
+    /// With `keep` (the runner saves the image), the aged tree stays after the run; a second
+    /// run on it measures the kept tree without ageing again and then removes it.
+    #[test]
+    fn keep_leaves_the_aged_tree_and_a_rerun_measures_it() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let flag = std::sync::atomic::AtomicBool::new(false);
+        let s = tiny();
+        let ctx = RunContext {
+            keep: true,
+            ..RunContext::quiet(tmp.path(), &flag)
+        };
+        let first = s.run(&ctx).expect("aged run");
+        assert!(first.phases.iter().any(|p| p.phase == AGE));
+        assert!(tmp.path().join(TOP).is_dir(), "the aged tree was kept");
+        let again = crate::engine::run_quiet(&s, tmp.path(), &flag).expect("rerun");
+        assert!(again.phases.iter().all(|p| p.phase != AGE), "aged again");
+        assert!(again.phases.iter().any(|p| p.phase == READ));
+        assert!(again.notes.iter().any(|n| n.contains("saved aged image")));
+        assert!(crate::engine::dir_is_empty(tmp.path()));
+    }
+
     #[test]
     fn a_run_measures_and_leaves_nothing() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let flag = std::sync::atomic::AtomicBool::new(false);
-        let s = AgingSpec {
-            capacity: Bytes(8 * Bytes::MIB),
-            max_file: Bytes(Bytes::MIB),
-            dirs: 4,
-            ..Default::default()
-        };
+        let s = tiny();
         let sample = crate::engine::run_quiet(&s, tmp.path(), &flag).expect("run");
-        let read = sample
-            .phases
-            .iter()
-            .find(|p| p.phase == READ)
-            .and_then(|p| p.metrics.iter().find(|(m, _)| m.name == THROUGHPUT))
-            .expect("read throughput");
-        assert!(read.1 > 0.0);
+        for (phase, metric) in [
+            (READ, THROUGHPUT),
+            (measured::GREP, THROUGHPUT),
+            (measured::SEQREAD, THROUGHPUT),
+            (measured::STATREAD, measured::RATE),
+        ] {
+            let v = sample
+                .phases
+                .iter()
+                .find(|p| p.phase == phase)
+                .and_then(|p| p.metrics.iter().find(|(m, _)| m.name == metric))
+                .unwrap_or_else(|| panic!("no {phase} {metric}"));
+            assert!(v.1 > 0.0 && v.1.is_finite(), "{phase}: {}", v.1);
+        }
         assert!(crate::engine::dir_is_empty(tmp.path()));
     }
 
