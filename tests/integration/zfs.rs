@@ -211,13 +211,33 @@ fn a_zfs_fuse_pool_runs_bonnie_and_nothing_is_left() {
     assert!(warnings.contains("atime=off,compression=lzjb"), "{warnings}");
     // The dataset's properties read back with `zfs get`, and the on-disk ratio of bonnie's
     // zero-filled data from ZFS's own accounting: its zeros are holes, so it shrank.
-    let path = &report["samples"][0]["path"];
+    // (The bonnie case's sample: the order of the two cases in a round is random.)
+    let bonnie = report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["workload"] == "bonnie")
+        .expect("the bonnie case");
+    let sample = report["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["case_id"] == bonnie["case_id"])
+        .expect("the bonnie sample");
+    let path = &sample["path"];
     assert_eq!(path["mkfs_params"]["compression"], "lzjb", "{path}");
     assert_eq!(path["mkfs_params"]["atime"], "off", "{path}");
     assert_eq!(path["probe_content"], "zeros", "{path}");
     assert!(path["on_disk_ratio"].as_f64().is_some_and(|r| r > 1.5), "{path}");
     assert!(!warnings.contains("did not shrink"), "{warnings}");
-    let rows = report["workloads"][0]["rows"].as_array().unwrap();
+    let rows = report["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "bonnie")
+        .expect("the bonnie workload")["rows"]
+        .as_array()
+        .unwrap();
     let writes = rows
         .iter()
         .find(|r| r["phase"] == "seq_write_block")
