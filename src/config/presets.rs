@@ -20,4 +20,5 @@ pub(crate) const PRESETS: &[(&str, &str)] = &[
     ("latency", include_str!("../../presets/latency.toml")),
     ("repair-scaling", include_str!("../../presets/repair-scaling.toml")),
     ("aging", include_str!("../../presets/aging.toml")),
+    ("modern-2026", include_str!("../../presets/modern-2026.toml")),
 ];
