@@ -83,7 +83,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::GuestAgent { job, out } => Ok(crate::guest::agent::main(&job, &out)),
         Command::Dataset { what } => list::cmd_dataset(what),
         Command::Powerdisk(a) => {
-            crate::engine::workloads::powercut::disk::serve(&a.base, &a.mount, a.model)
+            crate::engine::workloads::powercut::disk::serve(&a.base, &a.mount, a.model, a.seed)
                 .map_err(|e| anyhow::anyhow!("powerdisk {}: {e}", a.mount.display()))?;
             Ok(0)
         }

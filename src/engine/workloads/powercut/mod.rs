@@ -94,7 +94,9 @@ pub struct PowercutSpec {
     /// but drops them: a broken disk, to show that the loss check can fail) or
     /// `broken-superblock` (a cut also zeroes the first MiB: the filesystem cannot mount after
     /// it, to show that `recovery_failed` is a result) or `tear` (volatile, and the cut tears the
-    /// last unflushed write: its first half is kept).
+    /// last unflushed write: its first half is kept), `reorder` (a subset of the writes since the
+    /// last flush persists) or `torn-sectors` (a subset of their 512-byte sectors persists),
+    /// both seeded by `seed`.
     #[serde(default = "default_model")]
     pub disk_model: Model,
     /// Also commit numbered rows to an SQLite database and count `db_rows_lost`. Default false.
@@ -253,14 +255,29 @@ fn remount_opts(opts: &str) -> String {
 /// mount), so `fsbench cleanup` undoes them in the reverse order after a SIGKILL; a record goes
 /// only once its step is done, so a failed teardown keeps the state file for cleanup. Every
 /// piece also lives in the run folder under a `mnt-` name, which cleanup sweeps as well.
-struct DiskStack {
+pub(crate) struct DiskStack {
     state: Option<Arc<dyn UndoLog>>,
-    server: Option<DiskServer>,
+    pub(crate) server: Option<DiskServer>,
     loop_dev: Option<Detach>,
     mnt: Option<Unmount>,
 }
 
 impl DiskStack {
+    /// An empty stack recording into the run's state.
+    pub(crate) fn new(ctx: &RunContext) -> DiskStack {
+        DiskStack {
+            state: ctx.state.map(|s| s.share()),
+            server: None,
+            loop_dev: None,
+            mnt: None,
+        }
+    }
+
+    /// Moves the runner's filesystem onto a power-cut disk of `model` ([`mount_on_disk`]).
+    pub(crate) fn mount(&mut self, ctx: &RunContext, runner_fs: Fs, model: (Model, u64)) -> Result<Fs, EngineError> {
+        mount_on_disk(ctx, runner_fs, model, self)
+    }
+
     /// Records `u` (a piece that may exist from now on).
     fn record(&self, u: &dyn Step) {
         if let Some(st) = &self.state {
@@ -275,7 +292,8 @@ impl DiskStack {
         }
     }
 
-    fn teardown(&mut self) -> Result<(), String> {
+    /// Unmounts, detaches and stops what the stack holds, in that order.
+    pub(crate) fn teardown(&mut self) -> Result<(), String> {
         let mut first: Option<String> = None;
         if let Some(u) = self.mnt.take() {
             {
@@ -319,6 +337,60 @@ impl Drop for DiskStack {
             eprintln!("fsbench: power-cut disk teardown: {e}; run `fsbench cleanup`");
         }
     }
+}
+
+/// Moves the runner's filesystem onto the power-cut disk of `model` (with the seed of its
+/// seeded cuts): unmounts it, starts the disk server over its image, attaches a loop device and
+/// mounts it at `<tag>-pc` beside the runner's mount `<tag>` (each step recorded in `stack` for
+/// the teardown and the undo log).
+fn mount_on_disk(
+    ctx: &RunContext,
+    runner_fs: Fs,
+    (model, seed): (Model, u64),
+    stack: &mut DiskStack,
+) -> Result<Fs, EngineError> {
+    let run_dir = &runner_fs.mountpoint.parent().map(Path::to_path_buf).unwrap_or_default();
+    let tag = runner_fs
+        .mountpoint
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "mnt".into());
+    let base = crate::host::loop_backing_file(&runner_fs.device).unwrap_or_else(|| PathBuf::from(&runner_fs.device));
+    let base_arg = match base.strip_prefix(run_dir) {
+        Ok(rel) => rel.to_string_lossy().into_owned(),
+        Err(_) => base.to_string_lossy().into_owned(),
+    };
+    runner_fs.unmount()?;
+    let server = DiskServer::start(run_dir, &base_arg, &format!("{tag}-pcdisk"), model, seed, ctx.state)
+        .map_err(|e| eio("start the power-cut disk", e))?;
+    let image = server.image();
+    stack.server = Some(server);
+    let out = crate::host::run_tool("losetup", &["--find", "--show", &image.to_string_lossy()])
+        .map_err(|e| eio("attach a loop device to the power-cut disk", e))?;
+    let dev = out.trim().to_string();
+    let detach = Detach {
+        device: dev.clone(),
+        image,
+    };
+    stack.record(&detach);
+    stack.loop_dev = Some(detach);
+    let mnt = run_dir.join(format!("{tag}-pc"));
+    std::fs::create_dir(&mnt).map_err(|e| EngineError::io(format!("create {}", mnt.display()), e))?;
+    // Recorded before the first mount; the cuts unmount and mount it again under it.
+    let unmount = Unmount {
+        mountpoint: mnt.clone(),
+        source: dev.clone(),
+    };
+    stack.record(&unmount);
+    stack.mnt = Some(unmount);
+    let fs = Fs {
+        device: dev,
+        fs_type: runner_fs.fs_type.clone(),
+        opts: runner_fs.opts.clone(),
+        mountpoint: mnt,
+    };
+    fs.mount().map_err(|e| eio("mount over the power-cut disk", e))?;
+    Ok(fs)
 }
 
 /// What one repeat's cuts add up to.
@@ -399,18 +471,7 @@ impl PowercutSpec {
             }
             (Method::Auto, Err(_)) => true,
         };
-        let run_dir = runner_fs.mountpoint.parent().map(Path::to_path_buf).unwrap_or_default();
-        let tag = runner_fs
-            .mountpoint
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "mnt".into());
-        let mut stack = DiskStack {
-            state: ctx.state.map(|s| s.share()),
-            server: None,
-            loop_dev: None,
-            mnt: None,
-        };
+        let mut stack = DiskStack::new(ctx);
         let fs = if use_disk {
             let why = match &probe {
                 Ok(()) => "chosen by method = \"disk\"".to_string(),
@@ -420,7 +481,7 @@ impl PowercutSpec {
                 "power cut by the power-cut disk (FUSE, model: {}); {why}",
                 self.disk_model.describe()
             ));
-            self.mount_on_disk(ctx, runner_fs, &run_dir, &tag, &mut stack)?
+            stack.mount(ctx, runner_fs, (self.disk_model, self.seed))?
         } else {
             phases.note("power cut by FS_IOC_SHUTDOWN with NOLOGFLUSH (the log is not written)".into());
             runner_fs
@@ -447,56 +508,6 @@ impl PowercutSpec {
         }
         self.record_totals(&mut phases, &t);
         Ok(phases.finish())
-    }
-
-    /// Moves the runner's filesystem onto the power-cut disk: unmounts it, starts the disk
-    /// server over its image, attaches a loop device and mounts it at `<tag>-pc` (each step
-    /// recorded in `stack` for the teardown and the undo log).
-    fn mount_on_disk(
-        &self,
-        ctx: &RunContext,
-        runner_fs: Fs,
-        run_dir: &Path,
-        tag: &str,
-        stack: &mut DiskStack,
-    ) -> Result<Fs, EngineError> {
-        let base =
-            crate::host::loop_backing_file(&runner_fs.device).unwrap_or_else(|| PathBuf::from(&runner_fs.device));
-        let base_arg = match base.strip_prefix(run_dir) {
-            Ok(rel) => rel.to_string_lossy().into_owned(),
-            Err(_) => base.to_string_lossy().into_owned(),
-        };
-        runner_fs.unmount()?;
-        let server = DiskServer::start(run_dir, &base_arg, &format!("{tag}-pcdisk"), self.disk_model, ctx.state)
-            .map_err(|e| eio("start the power-cut disk", e))?;
-        let image = server.image();
-        stack.server = Some(server);
-        let out = crate::host::run_tool("losetup", &["--find", "--show", &image.to_string_lossy()])
-            .map_err(|e| eio("attach a loop device to the power-cut disk", e))?;
-        let dev = out.trim().to_string();
-        let detach = Detach {
-            device: dev.clone(),
-            image,
-        };
-        stack.record(&detach);
-        stack.loop_dev = Some(detach);
-        let mnt = run_dir.join(format!("{tag}-pc"));
-        std::fs::create_dir(&mnt).map_err(|e| EngineError::io(format!("create {}", mnt.display()), e))?;
-        // Recorded before the first mount; the cuts unmount and mount it again under it.
-        let unmount = Unmount {
-            mountpoint: mnt.clone(),
-            source: dev.clone(),
-        };
-        stack.record(&unmount);
-        stack.mnt = Some(unmount);
-        let fs = Fs {
-            device: dev,
-            fs_type: runner_fs.fs_type.clone(),
-            opts: runner_fs.opts.clone(),
-            mountpoint: mnt,
-        };
-        fs.mount().map_err(|e| eio("mount over the power-cut disk", e))?;
-        Ok(fs)
     }
 
     /// Records the totals of all cuts as the recovery, fsck and loss phases.
