@@ -393,23 +393,23 @@ fn mount_on_disk(
     Ok(fs)
 }
 
-/// What one repeat's cuts add up to.
+/// What one repeat's cuts add up to (the durability workload keeps its recovery fields too).
 #[derive(Default)]
-struct Totals {
-    mount: Vec<Duration>,
-    mount_cpu: Vec<CpuUsage>,
-    recovery_failed: u64,
-    fsck: Vec<Duration>,
-    fsck_cpu: Vec<CpuUsage>,
-    repair_needed: u64,
-    fsck_failed: u64,
-    acked_lost: u64,
-    db_rows_lost: u64,
-    unsynced_lost: u64,
-    unsynced_kept: u64,
-    acked_ops: u64,
-    verify_wall: Duration,
-    verify_cpu: Vec<CpuUsage>,
+pub(crate) struct Totals {
+    pub(crate) mount: Vec<Duration>,
+    pub(crate) mount_cpu: Vec<CpuUsage>,
+    pub(crate) recovery_failed: u64,
+    pub(crate) fsck: Vec<Duration>,
+    pub(crate) fsck_cpu: Vec<CpuUsage>,
+    pub(crate) repair_needed: u64,
+    pub(crate) fsck_failed: u64,
+    pub(crate) acked_lost: u64,
+    pub(crate) db_rows_lost: u64,
+    pub(crate) unsynced_lost: u64,
+    pub(crate) unsynced_kept: u64,
+    pub(crate) acked_ops: u64,
+    pub(crate) verify_wall: Duration,
+    pub(crate) verify_cpu: Vec<CpuUsage>,
 }
 
 fn mean(d: &[Duration]) -> f64 {
@@ -420,7 +420,7 @@ fn mean(d: &[Duration]) -> f64 {
     }
 }
 
-fn cpu_mean(c: &[CpuUsage]) -> CpuUsage {
+pub(crate) fn cpu_mean(c: &[CpuUsage]) -> CpuUsage {
     let n = c.len().max(1) as f64;
     CpuUsage {
         process_pct: c.iter().map(|c| c.process_pct).sum::<f64>() / n,
@@ -428,7 +428,7 @@ fn cpu_mean(c: &[CpuUsage]) -> CpuUsage {
     }
 }
 
-fn timed(wall: Duration, cpu: CpuUsage) -> Timed<()> {
+pub(crate) fn timed(wall: Duration, cpu: CpuUsage) -> Timed<()> {
     Timed {
         wall,
         cpu,
@@ -442,7 +442,7 @@ fn timed(wall: Duration, cpu: CpuUsage) -> Timed<()> {
     }
 }
 
-fn eio(what: &str, e: impl std::fmt::Display) -> EngineError {
+pub(crate) fn eio(what: &str, e: impl std::fmt::Display) -> EngineError {
     EngineError::io(what.to_string(), std::io::Error::other(e.to_string()))
 }
 
@@ -512,27 +512,7 @@ impl PowercutSpec {
 
     /// Records the totals of all cuts as the recovery, fsck and loss phases.
     fn record_totals(&self, phases: &mut Phases, t: &Totals) {
-        phases.begin(PHASE_RECOVERY, Caches::Keep);
-        phases.record(
-            PHASE_RECOVERY,
-            &timed(t.mount.iter().sum(), cpu_mean(&t.mount_cpu)),
-            vec![
-                (metrics::recovery_mount_s(), mean(&t.mount)),
-                (metrics::recovery_failed(), t.recovery_failed as f64),
-            ],
-            &Policy::new(),
-        );
-        phases.begin(PHASE_FSCK, Caches::Keep);
-        phases.record(
-            PHASE_FSCK,
-            &timed(t.fsck.iter().sum(), cpu_mean(&t.fsck_cpu)),
-            vec![
-                (metrics::fsck_s(), mean(&t.fsck)),
-                (metrics::fsck_repair_needed(), t.repair_needed as f64),
-                (metrics::fsck_failed(), t.fsck_failed as f64),
-            ],
-            &Policy::new(),
-        );
+        record_recovery(phases, t);
         phases.begin(PHASE_LOSS, Caches::Keep);
         let mut loss = vec![(metrics::acked_lost(), t.acked_lost as f64)];
         if self.sqlite {
@@ -579,10 +559,7 @@ impl PowercutSpec {
             let cut_err = if ctx.interrupt.load(Ordering::Relaxed) || h.is_finished() {
                 None // no cut: interrupted, or the writer failed on its own
             } else {
-                match server {
-                    Some(s) => s.cut().err().map(|e| e.to_string()),
-                    None => recover::shutdown_now(dir).err().map(|e| e.to_string()),
-                }
+                cut_power(server, dir).err()
             };
             stop.store(true, Ordering::SeqCst);
             (h.join(), cut_err)
@@ -662,63 +639,19 @@ impl PowercutSpec {
         }
         let ledger = self.write_until_cut(ctx, server, &dir, cut)?;
         t.acked_ops += ledger.acked_ops;
-        fs.unmount()?;
-        if let Some(s) = server {
-            s.reset().map_err(|e| eio("power the disk back on", e))?;
-        }
-        // The recovery mount: journal replay.
-        let meter = crate::engine::cpu::CpuMeter::start();
-        let t0 = Instant::now();
-        let mounted = fs.mount();
-        let wall = t0.elapsed();
-        let cpu = meter.stop();
         let mut line = format!("cut {} after {} acked ops: ", cut + 1, ledger.acked_ops);
-        match mounted {
-            Ok(()) => {
-                t.mount.push(wall);
-                t.mount_cpu.push(cpu);
-                line.push_str(&format!("mount {:.3} s", wall.as_secs_f64()));
-                self.verify_cut(fs, &rel, &ledger, cut, t, phases, &mut line);
-                fs.unmount()?;
-            }
-            Err(e) => {
-                t.recovery_failed += 1;
-                line.push_str("recovery_failed");
-                phases.note(format!("recovery_failed: cut {}: {e}", cut + 1));
-            }
-        }
-        // The read-only check, then a repair when it asked for one.
-        let meter = crate::engine::cpu::CpuMeter::start();
-        let checked = fsck
-            .check(&fs.device, Some(ctx.interrupt))
-            .map_err(|e| EngineError::io(format!("{} {}", fsck.program, fs.device), e))?;
-        let mut cpu = meter.stop();
-        let (verdict, fwall, tail) = (checked.verdict, checked.wall, checked.tail);
-        // The checker is a child: its CPU counts as the phase's process CPU.
-        cpu.process_pct += crate::engine::cpu::process_pct(checked.cpu, fwall);
-        t.fsck.push(fwall);
-        t.fsck_cpu.push(cpu);
-        line.push_str(&format!(", fsck {:.3} s {}", fwall.as_secs_f64(), verdict.as_str()));
-        match verdict {
-            FsckVerdict::Clean => {}
-            FsckVerdict::RepairNeeded => t.repair_needed += 1,
-            FsckVerdict::Failed => t.fsck_failed += 1,
-        }
-        if verdict != FsckVerdict::Clean {
-            phases.note(format!("fsck {}: cut {}: {tail}", verdict.as_str(), cut + 1));
-            if let Err(e) = fsck.repair(&fs.device) {
-                phases.note(format!(
-                    "repair after cut {} failed: {e}; remaining cuts skipped",
-                    cut + 1
-                ));
-                return Ok(None);
-            }
-        }
-        if let Err(e) = fs.mount() {
-            phases.note(format!(
-                "the filesystem did not mount after cut {} and its repair: {e}; remaining cuts skipped",
-                cut + 1
-            ));
+        let recovered = recover_after_cut(
+            ctx,
+            fs,
+            fsck,
+            server,
+            cut,
+            t,
+            phases,
+            &mut line,
+            &mut |t, phases, line| self.verify_cut(fs, &rel, &ledger, cut, t, phases, line),
+        )?;
+        if !recovered {
             return Ok(None);
         }
         // A repair after a failed recovery may have lost the cut's folder (or the work folder).
@@ -733,8 +666,120 @@ impl PowercutSpec {
     }
 }
 
+/// After the power was cut under the mounted `fs` (cut number `cut`, 0-based): unmounts it,
+/// powers the disk back on, times the recovery mount (journal replay), runs `verify` on the
+/// recovered filesystem, runs the read-only check and a repair when it asks for one, and mounts
+/// it again; adds to `t`, `phases`' notes and `line`. `Ok(false)`: the filesystem could not be
+/// brought back and the remaining cuts are skipped (noted).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn recover_after_cut(
+    ctx: &RunContext,
+    fs: &Fs,
+    fsck: &Fsck,
+    server: Option<&DiskServer>,
+    cut: u32,
+    t: &mut Totals,
+    phases: &mut Phases,
+    line: &mut String,
+    verify: &mut dyn FnMut(&mut Totals, &mut Phases, &mut String),
+) -> Result<bool, EngineError> {
+    fs.unmount()?;
+    if let Some(s) = server {
+        s.reset().map_err(|e| eio("power the disk back on", e))?;
+    }
+    // The recovery mount: journal replay.
+    let meter = crate::engine::cpu::CpuMeter::start();
+    let t0 = Instant::now();
+    let mounted = fs.mount();
+    let wall = t0.elapsed();
+    let cpu = meter.stop();
+    match mounted {
+        Ok(()) => {
+            t.mount.push(wall);
+            t.mount_cpu.push(cpu);
+            line.push_str(&format!("mount {:.3} s", wall.as_secs_f64()));
+            verify(t, phases, line);
+            fs.unmount()?;
+        }
+        Err(e) => {
+            t.recovery_failed += 1;
+            line.push_str("recovery_failed");
+            phases.note(format!("recovery_failed: cut {}: {e}", cut + 1));
+        }
+    }
+    // The read-only check, then a repair when it asked for one.
+    let meter = crate::engine::cpu::CpuMeter::start();
+    let checked = fsck
+        .check(&fs.device, Some(ctx.interrupt))
+        .map_err(|e| EngineError::io(format!("{} {}", fsck.program, fs.device), e))?;
+    let mut cpu = meter.stop();
+    let (verdict, fwall, tail) = (checked.verdict, checked.wall, checked.tail);
+    // The checker is a child: its CPU counts as the phase's process CPU.
+    cpu.process_pct += crate::engine::cpu::process_pct(checked.cpu, fwall);
+    t.fsck.push(fwall);
+    t.fsck_cpu.push(cpu);
+    line.push_str(&format!(", fsck {:.3} s {}", fwall.as_secs_f64(), verdict.as_str()));
+    match verdict {
+        FsckVerdict::Clean => {}
+        FsckVerdict::RepairNeeded => t.repair_needed += 1,
+        FsckVerdict::Failed => t.fsck_failed += 1,
+    }
+    if verdict != FsckVerdict::Clean {
+        phases.note(format!("fsck {}: cut {}: {tail}", verdict.as_str(), cut + 1));
+        if let Err(e) = fsck.repair(&fs.device) {
+            phases.note(format!(
+                "repair after cut {} failed: {e}; remaining cuts skipped",
+                cut + 1
+            ));
+            return Ok(false);
+        }
+    }
+    if let Err(e) = fs.mount() {
+        phases.note(format!(
+            "the filesystem did not mount after cut {} and its repair: {e}; remaining cuts skipped",
+            cut + 1
+        ));
+        return Ok(false);
+    }
+    Ok(true)
+}
+
+/// Records the recovery mounts and checks of all cuts in `t` as the recovery and fsck phases.
+pub(crate) fn record_recovery(phases: &mut Phases, t: &Totals) {
+    phases.begin(PHASE_RECOVERY, Caches::Keep);
+    phases.record(
+        PHASE_RECOVERY,
+        &timed(t.mount.iter().sum(), cpu_mean(&t.mount_cpu)),
+        vec![
+            (metrics::recovery_mount_s(), mean(&t.mount)),
+            (metrics::recovery_failed(), t.recovery_failed as f64),
+        ],
+        &Policy::new(),
+    );
+    phases.begin(PHASE_FSCK, Caches::Keep);
+    phases.record(
+        PHASE_FSCK,
+        &timed(t.fsck.iter().sum(), cpu_mean(&t.fsck_cpu)),
+        vec![
+            (metrics::fsck_s(), mean(&t.fsck)),
+            (metrics::fsck_repair_needed(), t.repair_needed as f64),
+            (metrics::fsck_failed(), t.fsck_failed as f64),
+        ],
+        &Policy::new(),
+    );
+}
+
+/// Cuts the power: the disk's cut when there is one, `FS_IOC_SHUTDOWN` of `dir`'s filesystem
+/// otherwise.
+pub(crate) fn cut_power(server: Option<&DiskServer>, dir: &Path) -> Result<(), String> {
+    match server {
+        Some(s) => s.cut().map_err(|e| e.to_string()),
+        None => recover::shutdown_now(dir).map_err(|e| e.to_string()),
+    }
+}
+
 /// `syncfs` of the filesystem holding `path`: the writer starts from a durable state.
-fn sync_fs(path: &Path) -> Result<(), EngineError> {
+pub(crate) fn sync_fs(path: &Path) -> Result<(), EngineError> {
     let f = std::fs::File::open(path).map_err(|e| EngineError::io(format!("open {}", path.display()), e))?;
     rustix::fs::syncfs(&f).map_err(|e| EngineError::io(format!("syncfs {}", path.display()), e.into()))
 }
