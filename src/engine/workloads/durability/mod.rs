@@ -1,0 +1,549 @@
+//! `durability`: which syscall sequence survives a power cut on which filesystem (issue 28).
+//!
+//! One repeat makes `cuts` cuts on the filesystem the runner provisioned (a fresh mkfs per
+//! repeat). Before each cut every primitive of [`primitives::TABLE`] (or the chosen ones, the
+//! negative control always among them) gets `files` files in its own folder, prepared at
+//! generation 1 and made durable with `syncfs` (untimed); then each primitive runs its sequence
+//! on its files, one primitive after the other in table order, and the power is cut right after
+//! the last one, the negative control (a write acknowledged with no sync at all). Every
+//! acknowledgement therefore returned before the cut began. After the cut the filesystem is
+//! recovered (timed mount), every stamped unit is classified ([`stamp`]: intact, lost, reverted,
+//! torn), replaced files are judged old, new or neither, then the read-only check runs (and a
+//! repair when it asks), exactly as in `powercut` ([`crate::engine::workloads::powercut`]).
+//!
+//! One cut method per workload entry, never mixed: `method = "disk"` (the FUSE power-cut disk
+//! with its `disk_model`: volatile, reorder, torn-sectors, …; the seeded models use `seed`, which
+//! the notes state so a case replays) or `method = "shutdown"` (`FS_IOC_SHUTDOWN` with
+//! NOLOGFLUSH, unavailable where the filesystem lacks it).
+//!
+//! Rows: `recovery` and `fsck` as in `powercut`; one phase per primitive with `damaged` (lost +
+//! reverted + torn units, summed over the repeat's cuts), `violations` (what breaks the stated
+//! promise; durable and atomic primitives only), `lost`, `reverted`, `torn`, `acked_units`, and
+//! for a replace `rename_old`/`rename_new`/`rename_neither`; the control has `control_caught`
+//! (1 when it lost something) instead of `violations`. The phase's time is the sequences' wall
+//! time summed over the cuts. Each primitive's note gives its damage rate with a 95 % Wilson
+//! interval, its promise and what the filesystems document; a violation, and a negative control
+//! that lost nothing (the method cannot see a loss), are notes in capitals.
+
+use crate::engine::phase::{Caches, Phases, Policy};
+use crate::engine::workloads::powercut::disk::Model;
+use crate::engine::workloads::powercut::{
+    cpu_mean, cut_power, eio, record_recovery, recover, recover_after_cut, sync_fs, timed, DiskStack, Fs, Method,
+    Totals, PHASE_FSCK, PHASE_RECOVERY,
+};
+use crate::engine::{EngineError, RunContext, Workload, WorkloadKind};
+use crate::metric::{CpuUsage, MetricId, RawSample};
+use primitives::{Counts, FileCheck, Primitive, Promise};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+pub mod primitives;
+pub mod stamp;
+
+/// Parameters of the `durability` workload.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DurabilitySpec {
+    /// Cuts per repeat. Default 3.
+    #[serde(default = "default_cuts")]
+    pub cuts: u32,
+    /// Files per primitive and cut. Default 4.
+    #[serde(default = "default_files")]
+    pub files: u32,
+    /// `disk` (default) or `shutdown`; `auto` is refused (one method per row).
+    #[serde(default = "default_method")]
+    pub method: Method,
+    /// The power-cut disk's model (`method = "disk"`): `volatile` (default), `reorder`,
+    /// `torn-sectors`, `tear`, `broken-flush`.
+    #[serde(default = "default_model")]
+    pub disk_model: Model,
+    /// Seed of the seeded disk models' cuts. Default 1.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Primitives to run, by name (empty: all); the negative control always runs.
+    #[serde(default)]
+    pub primitives: Vec<String>,
+}
+
+fn default_cuts() -> u32 {
+    3
+}
+fn default_files() -> u32 {
+    4
+}
+fn default_method() -> Method {
+    Method::Disk
+}
+fn default_model() -> Model {
+    Model::Volatile
+}
+fn default_seed() -> u64 {
+    1
+}
+
+impl Default for DurabilitySpec {
+    fn default() -> Self {
+        DurabilitySpec {
+            cuts: default_cuts(),
+            files: default_files(),
+            method: default_method(),
+            disk_model: default_model(),
+            seed: default_seed(),
+            primitives: Vec::new(),
+        }
+    }
+}
+
+/// The metric table of this workload (the recovery and fsck rows are `powercut`'s).
+pub mod metrics {
+    use crate::metric::{MetricId, Role, Unit};
+
+    /// Acknowledged units lost, reverted or torn after recovery, summed over a repeat's cuts.
+    pub fn damaged() -> MetricId {
+        MetricId::lower("damaged", Unit::Count)
+    }
+    /// Results breaking the primitive's stated promise (damaged units of a durable primitive,
+    /// replaced files in neither version of an atomic one).
+    pub fn violations() -> MetricId {
+        MetricId::lower("violations", Unit::Count)
+    }
+    /// 1 when the negative control lost something (the cut method can see a loss), else 0.
+    pub fn control_caught() -> MetricId {
+        MetricId::higher("control_caught", Unit::Count)
+    }
+    /// Acknowledged units missing (zeros, beyond the end, or the file gone).
+    pub fn lost() -> MetricId {
+        MetricId::lower("lost", Unit::Count).with_role(Role::Detail)
+    }
+    /// Acknowledged units found in an older generation.
+    pub fn reverted() -> MetricId {
+        MetricId::lower("reverted", Unit::Count).with_role(Role::Detail)
+    }
+    /// Acknowledged units whose stamp or checksum does not match (mixed or foreign contents).
+    pub fn torn() -> MetricId {
+        MetricId::lower("torn", Unit::Count).with_role(Role::Detail)
+    }
+    /// Acknowledged units checked.
+    pub fn acked_units() -> MetricId {
+        MetricId::higher("acked_units", Unit::Count).with_role(Role::Detail)
+    }
+    /// Replaced files found whole in their old version.
+    pub fn rename_old() -> MetricId {
+        MetricId::lower("rename_old", Unit::Count).with_role(Role::Detail)
+    }
+    /// Replaced files found whole in their new version.
+    pub fn rename_new() -> MetricId {
+        MetricId::higher("rename_new", Unit::Count).with_role(Role::Detail)
+    }
+    /// Replaced files found in neither version (zero-length, mixed, missing).
+    pub fn rename_neither() -> MetricId {
+        MetricId::lower("rename_neither", Unit::Count).with_role(Role::Detail)
+    }
+}
+
+/// What one primitive adds up to over a repeat's cuts.
+#[derive(Default, Clone)]
+struct Tally {
+    counts: Counts,
+    wall: Duration,
+    cpu: Vec<CpuUsage>,
+}
+
+impl DurabilitySpec {
+    /// The primitives to run, in table order: the chosen ones and the control.
+    fn selected(&self) -> Vec<&'static Primitive> {
+        primitives::TABLE
+            .iter()
+            .filter(|p| {
+                self.primitives.is_empty()
+                    || p.name == primitives::CONTROL
+                    || self.primitives.iter().any(|n| n == p.name)
+            })
+            .collect()
+    }
+
+    /// The cut method's note: what cuts, and with which model and seed.
+    fn method_note(&self, fs_type: &str) -> String {
+        match self.method {
+            Method::Shutdown => format!("power cut of {fs_type} by FS_IOC_SHUTDOWN with NOLOGFLUSH"),
+            _ if self.disk_model.is_seeded() => format!(
+                "power cut of {fs_type} by the power-cut disk (FUSE), model: {}; seed {} (cut c of a repeat draws from seed {} and c: same seed, same choices for the same writes)",
+                self.disk_model.describe(),
+                self.seed,
+                self.seed
+            ),
+            _ => format!(
+                "power cut of {fs_type} by the power-cut disk (FUSE), model: {}",
+                self.disk_model.describe()
+            ),
+        }
+    }
+
+    /// Prepares every primitive's files in `dir` (generation 1) and makes them durable.
+    fn prepare(&self, prims: &[&Primitive], dir: &Path) -> Result<(), EngineError> {
+        for (k, p) in prims.iter().enumerate() {
+            let d = dir.join(p.name);
+            std::fs::create_dir_all(&d).map_err(|e| EngineError::io(format!("create {}", d.display()), e))?;
+            for i in 0..self.files as usize {
+                p.prepare(&d, i, file_id(k, i))
+                    .map_err(|e| EngineError::io("prepare".to_string(), e))?;
+            }
+        }
+        sync_fs(dir)
+    }
+
+    /// Runs every primitive's sequence on its files, timing each; what the check must find.
+    fn act(
+        &self,
+        ctx: &RunContext,
+        prims: &[&Primitive],
+        dir: &Path,
+        tallies: &mut [Tally],
+    ) -> Result<Vec<Vec<FileCheck>>, EngineError> {
+        let mut checks = Vec::with_capacity(prims.len());
+        for (k, p) in prims.iter().enumerate() {
+            if ctx.interrupt.load(Ordering::Relaxed) {
+                return Err(EngineError::Interrupted);
+            }
+            let d = dir.join(p.name);
+            let meter = crate::engine::cpu::CpuMeter::start();
+            let t0 = Instant::now();
+            let mut files = Vec::with_capacity(self.files as usize);
+            for i in 0..self.files as usize {
+                files.push(
+                    p.act(&d, i, file_id(k, i))
+                        .map_err(|e| EngineError::io(p.name.to_string(), e))?,
+                );
+            }
+            tallies[k].wall += t0.elapsed();
+            tallies[k].cpu.push(meter.stop());
+            checks.push(files);
+        }
+        Ok(checks)
+    }
+
+    fn run_cuts(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
+        let mut phases = Phases::new(ctx);
+        let runner_fs = Fs::of_run(ctx, "durability")?;
+        let fsck = recover::fsck_for(&runner_fs.fs_type)
+            .ok_or_else(|| EngineError::Unavailable(format!("no fsck known to fsbench for {}", runner_fs.fs_type)))?;
+        fsck.available().map_err(EngineError::Unavailable)?;
+        if self.method == Method::Shutdown {
+            recover::shutdown_supported(ctx.dir)
+                .map_err(|why| EngineError::Unavailable(format!("{}: {why}", runner_fs.fs_type)))?;
+        }
+        phases.note(self.method_note(&runner_fs.fs_type));
+        let mut stack = DiskStack::new(ctx);
+        let fs = match self.method {
+            Method::Shutdown => runner_fs,
+            _ => stack.mount(ctx, runner_fs, (self.disk_model, self.seed))?,
+        };
+        let work = fs.mountpoint.join(ctx.dir.file_name().unwrap_or_default());
+        let prims = self.selected();
+        let mut tallies = vec![Tally::default(); prims.len()];
+        let mut t = Totals::default();
+        let mut lines = Vec::new();
+        for cut in 0..self.cuts {
+            (ctx.on_phase)(&format!("cut {}/{}", cut + 1, self.cuts));
+            let dir = work.join(format!("cut{cut}"));
+            self.prepare(&prims, &dir)?;
+            let checks = self.act(ctx, &prims, &dir, &mut tallies)?;
+            cut_power(stack.server.as_ref(), &dir).map_err(|e| eio("cut the power", e))?;
+            let mut line = format!("cut {}: ", cut + 1);
+            let rel = dir.strip_prefix(&fs.mountpoint).unwrap_or(&dir).to_path_buf();
+            let recovered = recover_after_cut(
+                ctx,
+                &fs,
+                &fsck,
+                stack.server.as_ref(),
+                cut,
+                &mut t,
+                &mut phases,
+                &mut line,
+                &mut |_, phases, line| {
+                    let damaged = verify_cut(&fs.mountpoint.join(&rel), &prims, &checks, cut, &mut tallies, phases);
+                    line.push_str(&format!(", {damaged} units damaged"));
+                },
+            )?;
+            lines.push(line);
+            if !recovered {
+                break;
+            }
+            match std::fs::remove_dir_all(&dir) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(EngineError::io(format!("remove {}", dir.display()), e))
+                }
+                _ => {}
+            }
+            sync_fs(&fs.mountpoint)?;
+        }
+        phases.note(format!("cuts: {}", lines.join("; ")));
+        if let Some(s) = &stack.server {
+            if let Ok(st) = s.stats() {
+                if self.disk_model.is_seeded() {
+                    phases.note(format!(
+                        "disk: {} writes, {} flushes, {} cuts kept {} and dropped {} {} written since the last flush",
+                        st.writes,
+                        st.flushes,
+                        st.cuts,
+                        st.kept_units,
+                        st.dropped_units,
+                        if self.disk_model == Model::Reorder {
+                            "writes"
+                        } else {
+                            "sectors"
+                        }
+                    ));
+                }
+            }
+        }
+        if self.method != Method::Shutdown {
+            stack.teardown().map_err(|e| eio("power-cut disk teardown", e))?;
+        }
+        record_recovery(&mut phases, &t);
+        for (p, tally) in prims.iter().zip(&tallies) {
+            record_primitive(&mut phases, p, tally);
+        }
+        Ok(phases.finish())
+    }
+}
+
+/// The stamp id of file `i` of the `k`-th primitive run.
+fn file_id(k: usize, i: usize) -> u32 {
+    (k * 10_000 + i + 1) as u32
+}
+
+/// Checks every primitive's files under the recovered cut folder `dir`, adding to `tallies`; a
+/// violation of a promise is a note per file. The damaged units of the cut.
+fn verify_cut(
+    dir: &Path,
+    prims: &[&Primitive],
+    checks: &[Vec<FileCheck>],
+    cut: u32,
+    tallies: &mut [Tally],
+    phases: &mut Phases,
+) -> u64 {
+    let mut damaged = 0;
+    for ((p, files), tally) in prims.iter().zip(checks).zip(tallies.iter_mut()) {
+        for c in files {
+            let (n, what) = primitives::verify(dir, c);
+            damaged += n.damaged();
+            if n.violations(p.promise) > 0 {
+                if let Some(w) = what {
+                    phases.note(format!("VIOLATION ({}): cut {}: {w}", p.promise.as_str(), cut + 1));
+                }
+            }
+            tally.counts.add(&n);
+        }
+    }
+    damaged
+}
+
+/// The damage rate of `c` with its 95 % Wilson interval, in percent: `3/64 = 4.7 % [1.6, 12.9]`.
+fn rate(c: &Counts) -> String {
+    match crate::stats::rate::wilson(c.damaged(), c.acked, crate::stats::rate::Z95) {
+        Some((lo, hi)) => format!(
+            "{}/{} = {:.1} % [{:.1}, {:.1}]",
+            c.damaged(),
+            c.acked,
+            100.0 * c.damaged() as f64 / c.acked as f64,
+            100.0 * lo,
+            100.0 * hi
+        ),
+        None => "nothing acknowledged".into(),
+    }
+}
+
+/// Records primitive `p`'s phase: its counts and the note with its rate, promise and what the
+/// filesystems document.
+fn record_primitive(phases: &mut Phases, p: &Primitive, tally: &Tally) {
+    let c = &tally.counts;
+    phases.begin(p.name, Caches::Keep);
+    let mut rows: Vec<(MetricId, f64)> = vec![(metrics::damaged(), c.damaged() as f64)];
+    match p.promise {
+        Promise::Durable | Promise::Atomic => rows.push((metrics::violations(), c.violations(p.promise) as f64)),
+        Promise::Control => rows.push((metrics::control_caught(), (c.damaged() > 0) as u8 as f64)),
+        Promise::Nothing => {}
+    }
+    rows.extend([
+        (metrics::lost(), c.lost as f64),
+        (metrics::reverted(), c.reverted as f64),
+        (metrics::torn(), c.torn as f64),
+        (metrics::acked_units(), c.acked as f64),
+    ]);
+    if c.old + c.new + c.neither > 0 {
+        rows.extend([
+            (metrics::rename_old(), c.old as f64),
+            (metrics::rename_new(), c.new as f64),
+            (metrics::rename_neither(), c.neither as f64),
+        ]);
+    }
+    phases.record(p.name, &timed(tally.wall, cpu_mean(&tally.cpu)), rows, &Policy::new());
+    let renames = if c.old + c.new + c.neither > 0 {
+        format!(", replaced files old {} new {} neither {}", c.old, c.new, c.neither)
+    } else {
+        String::new()
+    };
+    phases.note(format!(
+        "{}: {}; promise {}; damaged {} (lost {}, reverted {}, torn {}){renames}; documented: {}",
+        p.name,
+        p.sequence,
+        p.promise.as_str(),
+        rate(c),
+        c.lost,
+        c.reverted,
+        c.torn,
+        p.documented
+    ));
+    if p.promise == Promise::Control && c.damaged() == 0 && c.acked > 0 {
+        phases.note(format!(
+            "NEGATIVE CONTROL FAILED: {} lost nothing of {} units acknowledged with no sync: this cut method showed no loss, so the zeros of the other primitives prove nothing",
+            p.name, c.acked
+        ));
+    }
+}
+
+impl Workload for DurabilitySpec {
+    fn phases(&self) -> Vec<String> {
+        let mut v = vec![PHASE_RECOVERY.to_string(), PHASE_FSCK.to_string()];
+        v.extend(self.selected().iter().map(|p| p.name.to_string()));
+        v
+    }
+
+    fn scaled(&self, factor: f64) -> WorkloadKind {
+        let mut s = self.clone();
+        s.files = ((self.files as f64 * factor).round() as u32).max(1);
+        WorkloadKind::Durability(s)
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        if self.cuts == 0 {
+            return Err("cuts must be at least 1".into());
+        }
+        if self.files == 0 || self.files > 1000 {
+            return Err("files must be between 1 and 1000".into());
+        }
+        if self.method == Method::Auto {
+            return Err(
+                "method = \"auto\" would mix cut methods in one row: choose \"disk\" or \"shutdown\" (one workload entry each)"
+                    .into(),
+            );
+        }
+        if self.method == Method::Disk && self.disk_model == Model::Passthrough {
+            return Err("disk_model = \"passthrough\" cannot cut the power; use \"volatile\"".into());
+        }
+        if let Some(bad) = self.primitives.iter().find(|n| primitives::by_name(n).is_none()) {
+            let names: Vec<&str> = primitives::TABLE.iter().map(|p| p.name).collect();
+            return Err(format!("unknown primitive `{bad}`; known: {}", names.join(", ")));
+        }
+        Ok(())
+    }
+
+    fn needs_block_device(&self) -> bool {
+        true
+    }
+
+    fn footprint(&self) -> crate::fstype::Footprint {
+        // One cut folder at a time: every primitive's files (a truncated file starts twice as
+        // long, a replace has its temporary copy, an append doubles).
+        let prims = self.selected();
+        let files = prims.len() as u64 * self.files as u64 * 2;
+        let data: u64 = prims
+            .iter()
+            .map(|p| 2 * (p.unit * p.units) as u64 * self.files as u64)
+            .sum();
+        crate::fstype::Footprint {
+            files,
+            dirs: prims.len() as u64 + 2,
+            block_bytes: data,
+            entry_bytes: files * 32,
+            ..Default::default()
+        }
+    }
+
+    fn describe(&self) -> String {
+        let how = match self.method {
+            Method::Shutdown => "FS_IOC_SHUTDOWN".to_string(),
+            _ => format!(
+                "the power-cut disk, model {} (seed {})",
+                self.disk_model.as_arg(),
+                self.seed
+            ),
+        };
+        format!(
+            "durability: {} primitives x {} files, {} cuts by {how}",
+            self.selected().len(),
+            self.files,
+            self.cuts
+        )
+    }
+
+    fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
+        self.run_cuts(ctx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_control_always_runs_and_bad_parameters_say_what_to_change() {
+        let s = DurabilitySpec {
+            primitives: vec!["write-fsync".into()],
+            ..Default::default()
+        };
+        assert_eq!(s.phases(), ["recovery", "fsck", "write-fsync", primitives::CONTROL]);
+        assert_eq!(DurabilitySpec::default().selected().len(), primitives::TABLE.len());
+        for (s, want) in [
+            (
+                DurabilitySpec {
+                    method: Method::Auto,
+                    ..Default::default()
+                },
+                "mix cut methods",
+            ),
+            (
+                DurabilitySpec {
+                    primitives: vec!["write-fsnyc".into()],
+                    ..Default::default()
+                },
+                "unknown primitive `write-fsnyc`",
+            ),
+            (
+                DurabilitySpec {
+                    cuts: 0,
+                    ..Default::default()
+                },
+                "cuts",
+            ),
+        ] {
+            assert!(s.validate().unwrap_err().contains(want), "{want}");
+        }
+        let parsed: WorkloadKind =
+            toml::from_str("kind = \"durability\"\ndisk_model = \"reorder\"\nseed = 7\nprimitives = [\"mmap-msync\"]")
+                .unwrap();
+        assert!(matches!(
+            parsed,
+            WorkloadKind::Durability(DurabilitySpec {
+                disk_model: Model::Reorder,
+                seed: 7,
+                method: Method::Disk,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn the_rate_note_carries_a_wilson_interval() {
+        let c = Counts {
+            acked: 64,
+            lost: 3,
+            ..Default::default()
+        };
+        assert_eq!(rate(&c), "3/64 = 4.7 % [1.6, 12.9]");
+        assert_eq!(rate(&Counts::default()), "nothing acknowledged");
+    }
+}
