@@ -1,0 +1,109 @@
+//! The `durability` workload on a real loop ext4 through `fsbench run`: under each cut method
+//! and model (the power-cut disk's volatile, reorder and torn-sectors models, the shutdown
+//! ioctl) the negative control (acknowledged with no sync) reports losses, write + fsync reports
+//! none; Ctrl-C and SIGKILL + `fsbench cleanup` with the seeded models' disk up leave nothing.
+
+use crate::powercut::{
+    assert_powercut_left_nothing, assert_sigkill_is_undone_by_cleanup, cell, notes, run_with_disk_workload_up,
+};
+use crate::require_privileged;
+use crate::util::{report_json, scratch, write_suite, SuiteRun};
+
+const SUITE: &str = r#"
+[suite]
+name = "durability-test"
+description = "integration test"
+[run]
+repeats = 1
+warmup = 0
+drop_caches = false
+[[fs]]
+type = "ext4"
+[[workload]]
+kind = "durability"
+name = "volatile"
+cuts = 2
+files = 2
+primitives = ["write-fsync"]
+[[workload]]
+kind = "durability"
+name = "reorder"
+disk_model = "reorder"
+seed = 5
+cuts = 2
+files = 2
+primitives = ["write-fsync"]
+[[workload]]
+kind = "durability"
+name = "torn-sectors"
+disk_model = "torn-sectors"
+seed = 5
+cuts = 2
+files = 2
+primitives = ["write-fsync"]
+[[workload]]
+kind = "durability"
+name = "shutdown"
+method = "shutdown"
+cuts = 2
+files = 2
+primitives = ["write-fsync"]
+"#;
+
+#[test]
+fn the_negative_control_loses_under_every_cut_model_and_write_fsync_loses_nothing_on_ext4() {
+    require_privileged!();
+    let dir = scratch();
+    let suite = write_suite(dir.path(), "dur.toml", SUITE);
+    let run = SuiteRun::in_dir(dir.path());
+    run.run_ok(&suite);
+    let j = report_json(run.db_str(), "latest");
+    for (workload, method) in [
+        ("volatile", "volatile write cache"),
+        ("reorder", "seed 5"),
+        ("torn-sectors", "seed 5"),
+        ("shutdown", "FS_IOC_SHUTDOWN"),
+    ] {
+        let n = notes(&j, workload, "ext4");
+        assert!(n.contains(method), "{workload}: the method is stated: {n}");
+        let get = |phase, metric| {
+            cell(&j, workload, phase, metric, "ext4").unwrap_or_else(|| panic!("{workload}: no {phase}/{metric}: {n}"))
+        };
+        // 2 cuts x 2 files x 4 units.
+        assert_eq!(get("nosync-control", "acked_units"), (1, 16.0), "{workload}");
+        assert!(
+            get("nosync-control", "damaged").1 > 0.0,
+            "{workload}: the control lost nothing: {n}"
+        );
+        assert_eq!(get("nosync-control", "control_caught"), (1, 1.0), "{workload}");
+        assert!(!n.contains("NEGATIVE CONTROL FAILED"), "{workload}: {n}");
+        assert_eq!(get("write-fsync", "acked_units"), (1, 16.0), "{workload}");
+        assert_eq!(get("write-fsync", "damaged"), (1, 0.0), "{workload}: {n}");
+        assert_eq!(get("write-fsync", "violations"), (1, 0.0), "{workload}: {n}");
+        assert!(!n.contains("VIOLATION"), "{workload}: {n}");
+        assert_eq!(get("recovery", "recovery_failed").1, 0.0, "{workload}");
+        assert_eq!(n.matches("units damaged, fsck").count(), 2, "two cuts checked: {n}");
+    }
+    assert_powercut_left_nothing(dir.path(), &run.scratch);
+}
+
+/// A durability workload that runs long on the disk of `model`.
+fn long(model: &str) -> String {
+    format!("kind = \"durability\"\ndisk_model = \"{model}\"\ncuts = 200\nfiles = 8\n")
+}
+
+#[test]
+fn ctrl_c_and_sigkill_with_a_seeded_model_disk_up_leave_nothing() {
+    require_privileged!();
+    let dir = scratch();
+    let (child, sc) = run_with_disk_workload_up(dir.path(), "ext4", &long("torn-sectors"));
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::Int).unwrap();
+    let mut child = child;
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert_powercut_left_nothing(dir.path(), &sc);
+
+    let dir = scratch();
+    let (child, sc) = run_with_disk_workload_up(dir.path(), "ext4", &long("reorder"));
+    assert_sigkill_is_undone_by_cleanup(dir.path(), child, &sc);
+}
