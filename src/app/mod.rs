@@ -214,8 +214,9 @@ fn build_model(store: &dyn ResultStore, session: i64) -> Result<report::ReportMo
 
 pub(super) fn print_report(store: &dyn ResultStore, session: i64, format: Format, out: &mut dyn Write) -> Result<()> {
     // The features' sections of the report (each "" for a session it did not touch).
-    let sections: [&dyn report::Section; 5] = [
+    let sections: [&dyn report::Section; 6] = [
         &report::capacity::CapacitySection,
+        &report::durability::DurabilitySection,
         &report::repair::RepairSection,
         &report::aging::AgingSection,
         &crate::comm::report::RanksSection,

@@ -21,9 +21,10 @@
 //! promise; durable and atomic primitives only), `lost`, `reverted`, `torn`, `acked_units`, and
 //! for a replace `rename_old`/`rename_new`/`rename_neither`; the control has `control_caught`
 //! (1 when it lost something) instead of `violations`. The phase's time is the sequences' wall
-//! time summed over the cuts. Each primitive's note gives its damage rate with a 95 % Wilson
-//! interval, its promise and what the filesystems document; a violation, and a negative control
-//! that lost nothing (the method cannot see a loss), are notes in capitals.
+//! time summed over the cuts. A violation (per file), and a negative control that lost nothing
+//! (the method cannot see a loss), are notes in capitals; the report's durability matrix
+//! (`report::durability`) gives each rate with its 95 % Wilson interval beside the promise and
+//! what the filesystems document.
 
 use crate::engine::phase::{Caches, Phases, Policy};
 use crate::engine::workloads::powercut::disk::Model;
@@ -341,23 +342,8 @@ fn verify_cut(
     damaged
 }
 
-/// The damage rate of `c` with its 95 % Wilson interval, in percent: `3/64 = 4.7 % [1.6, 12.9]`.
-fn rate(c: &Counts) -> String {
-    match crate::stats::rate::wilson(c.damaged(), c.acked, crate::stats::rate::Z95) {
-        Some((lo, hi)) => format!(
-            "{}/{} = {:.1} % [{:.1}, {:.1}]",
-            c.damaged(),
-            c.acked,
-            100.0 * c.damaged() as f64 / c.acked as f64,
-            100.0 * lo,
-            100.0 * hi
-        ),
-        None => "nothing acknowledged".into(),
-    }
-}
-
-/// Records primitive `p`'s phase: its counts and the note with its rate, promise and what the
-/// filesystems document.
+/// Records primitive `p`'s phase: its counts, and a note when the negative control lost nothing
+/// (the report's durability matrix gives every rate with its interval).
 fn record_primitive(phases: &mut Phases, p: &Primitive, tally: &Tally) {
     let c = &tally.counts;
     phases.begin(p.name, Caches::Keep);
@@ -381,22 +367,6 @@ fn record_primitive(phases: &mut Phases, p: &Primitive, tally: &Tally) {
         ]);
     }
     phases.record(p.name, &timed(tally.wall, cpu_mean(&tally.cpu)), rows, &Policy::new());
-    let renames = if c.old + c.new + c.neither > 0 {
-        format!(", replaced files old {} new {} neither {}", c.old, c.new, c.neither)
-    } else {
-        String::new()
-    };
-    phases.note(format!(
-        "{}: {}; promise {}; damaged {} (lost {}, reverted {}, torn {}){renames}; documented: {}",
-        p.name,
-        p.sequence,
-        p.promise.as_str(),
-        rate(c),
-        c.lost,
-        c.reverted,
-        c.torn,
-        p.documented
-    ));
     if p.promise == Promise::Control && c.damaged() == 0 && c.acked > 0 {
         phases.note(format!(
             "NEGATIVE CONTROL FAILED: {} lost nothing of {} units acknowledged with no sync: this cut method showed no loss, so the zeros of the other primitives prove nothing",
@@ -534,16 +504,5 @@ mod tests {
                 ..
             })
         ));
-    }
-
-    #[test]
-    fn the_rate_note_carries_a_wilson_interval() {
-        let c = Counts {
-            acked: 64,
-            lost: 3,
-            ..Default::default()
-        };
-        assert_eq!(rate(&c), "3/64 = 4.7 % [1.6, 12.9]");
-        assert_eq!(rate(&Counts::default()), "nothing acknowledged");
     }
 }

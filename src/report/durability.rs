@@ -1,0 +1,245 @@
+//! The durability matrix (issue 28, item 5): for every `durability` workload in a session (one
+//! cut method and disk model each, never mixed), a table of primitive × filesystem whose cell is
+//! the damaged acknowledged units over those checked, summed over the measured repeats (each
+//! already a sum over its cuts), as a rate with its 95 % Wilson interval
+//! ([`crate::stats::rate::wilson`]); a replace adds how many files came back old, new or neither.
+//! A cell that breaks its primitive's promise says `VIOLATION`; the negative control's cell says
+//! `caught`, or `NOT CAUGHT` when the method lost nothing (its zeros then prove nothing).
+//!
+//! Rendered as plain text (the terminal table), Markdown and HTML from the report model only;
+//! a session without a durability workload renders "".
+
+use super::escape::{html as esc, markdown as md};
+use super::{ReportModel, Section, WorkloadTable};
+use crate::engine::workloads::durability::primitives::{self, Promise};
+use crate::engine::workloads::durability::DurabilitySpec;
+use crate::engine::workloads::powercut::Method;
+use crate::stats::rate::{wilson, Z95};
+use std::fmt::Write as _;
+
+/// The durability section of a session's report.
+pub struct DurabilitySection;
+
+/// The kind of workload this section reads.
+const KIND: &str = "durability";
+
+/// One table: the workload, how it cut, its rows (primitive, promise, one cell per variant).
+struct Matrix {
+    workload: String,
+    method: String,
+    variants: Vec<String>,
+    rows: Vec<(String, String, Vec<String>)>,
+}
+
+/// What the filesystems document for primitive `name` (the table's words).
+fn documented(name: &str) -> &'static str {
+    primitives::by_name(name).map_or("", |p| p.documented)
+}
+
+/// The sum over measured repeats of `metric` in `phase` on `variant`.
+fn total(t: &WorkloadTable, phase: &str, metric: &str, variant: &str) -> Option<u64> {
+    let c = t
+        .rows
+        .iter()
+        .find(|r| r.phase == phase && r.metric.name == metric)?
+        .cells
+        .iter()
+        .find(|c| c.variant == variant)?;
+    (!c.values.is_empty()).then(|| c.values.iter().filter(|v| v.is_finite()).sum::<f64>().round() as u64)
+}
+
+/// How the workload cut the power, from its stored parameters.
+fn method(model: &ReportModel, t: &WorkloadTable) -> String {
+    let spec = model
+        .cases
+        .iter()
+        .find(|c| c.workload == t.workload && c.workload_kind == KIND)
+        .and_then(|c| serde_json::from_str::<serde_json::Value>(&c.workload_json).ok())
+        .and_then(|v| {
+            // The stored JSON carries the serde tag; the spec itself does not know it.
+            let mut v = v;
+            if let Some(o) = v.as_object_mut() {
+                o.remove("kind");
+            }
+            serde_json::from_value::<DurabilitySpec>(v).ok()
+        });
+    match spec {
+        Some(s) if s.method == Method::Shutdown => "FS_IOC_SHUTDOWN (NOLOGFLUSH)".into(),
+        Some(s) if s.disk_model.is_seeded() => {
+            format!("power-cut disk, model {} (seed {})", s.disk_model.as_arg(), s.seed)
+        }
+        Some(s) => format!("power-cut disk, model {}", s.disk_model.as_arg()),
+        None => "(parameters not stored)".into(),
+    }
+}
+
+/// `damaged` of `acked` as a rate with its 95 % Wilson interval: `3/64 = 4.7 % [1.6, 12.9]`.
+fn rate(damaged: u64, acked: u64) -> String {
+    match wilson(damaged, acked, Z95) {
+        Some((lo, hi)) => format!(
+            "{damaged}/{acked} = {:.1} % [{:.1}, {:.1}]",
+            100.0 * damaged as f64 / acked as f64,
+            100.0 * lo,
+            100.0 * hi
+        ),
+        None => format!("{damaged}/{acked}"),
+    }
+}
+
+/// The cell of `phase` on `variant`: `3/64 = 4.7 % [1.6, 12.9]` and its verdict words.
+fn cell(t: &WorkloadTable, phase: &str, promise: Promise, variant: &str) -> String {
+    let (Some(damaged), Some(acked)) = (
+        total(t, phase, "damaged", variant),
+        total(t, phase, "acked_units", variant),
+    ) else {
+        return "—".into();
+    };
+    let mut s = rate(damaged, acked);
+    if let (Some(o), Some(n), Some(x)) = (
+        total(t, phase, "rename_old", variant),
+        total(t, phase, "rename_new", variant),
+        total(t, phase, "rename_neither", variant),
+    ) {
+        let _ = write!(s, " old/new/neither {o}/{n}/{x}");
+    }
+    match promise {
+        Promise::Durable | Promise::Atomic if total(t, phase, "violations", variant).unwrap_or(0) > 0 => {
+            s.push_str(" VIOLATION")
+        }
+        Promise::Control if damaged > 0 => s.push_str(" caught"),
+        Promise::Control => s.push_str(" NOT CAUGHT"),
+        _ => {}
+    }
+    s
+}
+
+fn matrices(model: &ReportModel) -> Vec<Matrix> {
+    let mut out = Vec::new();
+    for t in model.workloads.iter().filter(|t| t.kind == KIND) {
+        let variants: Vec<String> = model
+            .variants
+            .iter()
+            .filter(|v| t.rows.iter().any(|r| r.cells.iter().any(|c| &c.variant == *v)))
+            .cloned()
+            .collect();
+        let mut rows = Vec::new();
+        for p in primitives::TABLE {
+            if !t.rows.iter().any(|r| r.phase == p.name) {
+                continue;
+            }
+            let cells = variants.iter().map(|v| cell(t, p.name, p.promise, v)).collect();
+            rows.push((p.name.to_string(), p.promise.as_str().to_string(), cells));
+        }
+        if !rows.is_empty() {
+            out.push(Matrix {
+                workload: t.workload.clone(),
+                method: method(model, t),
+                variants,
+                rows,
+            });
+        }
+    }
+    out
+}
+
+const INTRO: &str = "Damaged acknowledged units (lost + reverted + torn) over those checked, summed over the measured repeats and their cuts, with the 95 % Wilson interval of the rate; a replace also counts files found old, new or neither. VIOLATION: the primitive's promise broken. The negative control must be caught (it was acknowledged with no sync); NOT CAUGHT means this method showed no loss and its zeros prove nothing.";
+
+impl Section for DurabilitySection {
+    fn text(&self, model: &ReportModel) -> String {
+        let ms = matrices(model);
+        if ms.is_empty() {
+            return String::new();
+        }
+        let mut out = format!("\nDurability matrix. {INTRO}\n");
+        for m in &ms {
+            let _ = writeln!(out, "\n{}: {}", m.workload, m.method);
+            let mut head = vec!["primitive".to_string(), "promise".to_string()];
+            head.extend(m.variants.iter().cloned());
+            let mut lines = vec![head];
+            for (name, promise, cells) in &m.rows {
+                let mut l = vec![name.clone(), promise.clone()];
+                l.extend(cells.iter().cloned());
+                lines.push(l);
+            }
+            let widths: Vec<usize> = (0..lines[0].len())
+                .map(|i| lines.iter().map(|l| l[i].chars().count()).max().unwrap_or(0))
+                .collect();
+            for l in &lines {
+                let cells: Vec<String> = l.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
+                let _ = writeln!(out, "  {}", cells.join("  ").trim_end());
+            }
+        }
+        out
+    }
+
+    fn markdown(&self, model: &ReportModel) -> String {
+        let ms = matrices(model);
+        if ms.is_empty() {
+            return String::new();
+        }
+        let mut out = format!("\n## Durability matrix\n\n{}\n", md(INTRO));
+        for m in &ms {
+            let _ = write!(
+                out,
+                "\n### {}: {}\n\n| primitive | promise | {} | documented |\n|---|---|{}---|\n",
+                md(&m.workload),
+                md(&m.method),
+                m.variants.iter().map(|v| md(v)).collect::<Vec<_>>().join(" | "),
+                "---|".repeat(m.variants.len())
+            );
+            for (name, promise, cells) in &m.rows {
+                let cells: Vec<String> = cells.iter().map(|c| md(c)).collect();
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} | {} |",
+                    md(name),
+                    md(promise),
+                    cells.join(" | "),
+                    md(documented(name))
+                );
+            }
+        }
+        out
+    }
+
+    fn html(&self, model: &ReportModel) -> String {
+        let ms = matrices(model);
+        if ms.is_empty() {
+            return String::new();
+        }
+        let mut out = format!("<h2>Durability matrix</h2>\n<p>{}</p>\n", esc(INTRO));
+        for m in &ms {
+            let _ = write!(
+                out,
+                "<h3>{}: {}</h3>\n<table>\n<tr><th>primitive</th><th>promise</th>",
+                esc(&m.workload),
+                esc(&m.method)
+            );
+            for v in &m.variants {
+                let _ = write!(out, "<th>{}</th>", esc(v));
+            }
+            out.push_str("<th>documented</th></tr>\n");
+            for (name, promise, cells) in &m.rows {
+                let _ = write!(out, "<tr><td>{}</td><td>{}</td>", esc(name), esc(promise));
+                for c in cells {
+                    let _ = write!(out, "<td>{}</td>", esc(c));
+                }
+                let _ = write!(out, "<td>{}</td></tr>\n", esc(documented(name)));
+            }
+            out.push_str("</table>\n");
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rate_carries_its_wilson_interval() {
+        assert_eq!(rate(3, 64), "3/64 = 4.7 % [1.6, 12.9]");
+        assert_eq!(rate(0, 32), "0/32 = 0.0 % [0.0, 10.7]");
+        assert_eq!(rate(0, 0), "0/0");
+    }
+}
