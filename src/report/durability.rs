@@ -1,6 +1,7 @@
 //! The durability matrix (issue 28, item 5): for every `durability` workload in a session (one
 //! cut method and disk model each, never mixed), a table of primitive × filesystem whose cell is
-//! the damaged acknowledged units over those checked, summed over the measured repeats (each
+//! the damaged acknowledged units over those checked (and how many were lost, reverted, torn),
+//! summed over the measured repeats (each
 //! already a sum over its cuts), as a rate with its 95 % Wilson interval
 //! ([`crate::stats::rate::wilson`]); a replace adds how many files came back old, new or neither.
 //! A cell that breaks its primitive's promise says `VIOLATION`; the negative control's cell says
@@ -65,10 +66,20 @@ fn method(model: &ReportModel, t: &WorkloadTable) -> String {
         });
     match spec {
         Some(s) if s.method == Method::Shutdown => "FS_IOC_SHUTDOWN (NOLOGFLUSH)".into(),
-        Some(s) if s.disk_model.is_seeded() => {
-            format!("power-cut disk, model {} (seed {})", s.disk_model.as_arg(), s.seed)
-        }
-        Some(s) => format!("power-cut disk, model {}", s.disk_model.as_arg()),
+        Some(s) => format!(
+            "power-cut disk, model {}{}{}",
+            s.disk_model.as_arg(),
+            if s.disk_model.is_seeded() {
+                format!(" (seed {})", s.seed)
+            } else {
+                String::new()
+            },
+            if s.writeback {
+                ", dirty pages written back before each cut"
+            } else {
+                ""
+            }
+        ),
         None => "(parameters not stored)".into(),
     }
 }
@@ -95,6 +106,16 @@ fn cell(t: &WorkloadTable, phase: &str, promise: Promise, variant: &str) -> Stri
         return "—".into();
     };
     let mut s = rate(damaged, acked);
+    if damaged > 0 {
+        let part = |m| total(t, phase, m, variant).unwrap_or(0);
+        let _ = write!(
+            s,
+            " lost/reverted/torn {}/{}/{}",
+            part("lost"),
+            part("reverted"),
+            part("torn")
+        );
+    }
     if let (Some(o), Some(n), Some(x)) = (
         total(t, phase, "rename_old", variant),
         total(t, phase, "rename_new", variant),

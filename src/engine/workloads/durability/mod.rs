@@ -66,6 +66,12 @@ pub struct DurabilitySpec {
     /// Primitives to run, by name (empty: all); the negative control always runs.
     #[serde(default)]
     pub primitives: Vec<String>,
+    /// Before the cut, write every file's dirty pages back and wait for them
+    /// (`sync_file_range`, which sends no flush), so unflushed writes sit in the disk's volatile
+    /// cache where the model decides what persists; without it they are still in the page
+    /// cache at the cut. Disk method only. Default false.
+    #[serde(default)]
+    pub writeback: bool,
 }
 
 fn default_cuts() -> u32 {
@@ -93,6 +99,7 @@ impl Default for DurabilitySpec {
             disk_model: default_model(),
             seed: default_seed(),
             primitives: Vec::new(),
+            writeback: false,
         }
     }
 }
@@ -167,6 +174,17 @@ impl DurabilitySpec {
 
     /// The cut method's note: what cuts, and with which model and seed.
     fn method_note(&self, fs_type: &str) -> String {
+        let note = self.method_words(fs_type);
+        if self.writeback {
+            format!(
+                "{note}; before each cut every file's dirty pages were written back without a flush (writeback = true)"
+            )
+        } else {
+            note
+        }
+    }
+
+    fn method_words(&self, fs_type: &str) -> String {
         match self.method {
             Method::Shutdown => format!("power cut of {fs_type} by FS_IOC_SHUTDOWN with NOLOGFLUSH"),
             _ if self.disk_model.is_seeded() => format!(
@@ -251,6 +269,9 @@ impl DurabilitySpec {
             let dir = work.join(format!("cut{cut}"));
             self.prepare(&prims, &dir)?;
             let checks = self.act(ctx, &prims, &dir, &mut tallies)?;
+            if self.writeback {
+                write_back(&dir)?;
+            }
             cut_power(stack.server.as_ref(), &dir).map_err(|e| eio("cut the power", e))?;
             let mut line = format!("cut {}: ", cut + 1);
             let rel = dir.strip_prefix(&fs.mountpoint).unwrap_or(&dir).to_path_buf();
@@ -309,6 +330,30 @@ impl DurabilitySpec {
         }
         Ok(phases.finish())
     }
+}
+
+/// Writes back the dirty pages of every file under `dir` and waits for them, with no flush
+/// (`sync_file_range(WAIT_BEFORE | WRITE | WAIT_AFTER)`).
+fn write_back(dir: &Path) -> Result<(), EngineError> {
+    use std::os::fd::AsRawFd;
+    let err = |what: String| move |e| EngineError::io(what, e);
+    for d in std::fs::read_dir(dir).map_err(err(format!("read {}", dir.display())))? {
+        let d = d.map_err(err(format!("read {}", dir.display())))?.path();
+        for f in std::fs::read_dir(&d).map_err(err(format!("read {}", d.display())))? {
+            let path = f.map_err(err(format!("read {}", d.display())))?.path();
+            let file = std::fs::File::open(&path).map_err(err(format!("open {}", path.display())))?;
+            let flags =
+                libc::SYNC_FILE_RANGE_WAIT_BEFORE | libc::SYNC_FILE_RANGE_WRITE | libc::SYNC_FILE_RANGE_WAIT_AFTER;
+            // SAFETY: plain system call on an open descriptor.
+            if unsafe { libc::sync_file_range(file.as_raw_fd(), 0, 0, flags) } != 0 {
+                return Err(EngineError::io(
+                    format!("sync_file_range {}", path.display()),
+                    std::io::Error::last_os_error(),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The stamp id of file `i` of the `k`-th primitive run.
@@ -400,6 +445,9 @@ impl Workload for DurabilitySpec {
                 "method = \"auto\" would mix cut methods in one row: choose \"disk\" or \"shutdown\" (one workload entry each)"
                     .into(),
             );
+        }
+        if self.method == Method::Shutdown && self.writeback {
+            return Err("writeback = true with method = \"shutdown\": what is written back is on the disk, which that method never loses, so the negative control could not lose; use method = \"disk\"".into());
         }
         if self.method == Method::Disk && self.disk_model == Model::Passthrough {
             return Err("disk_model = \"passthrough\" cannot cut the power; use \"volatile\"".into());
