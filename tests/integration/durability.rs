@@ -1,7 +1,8 @@
 //! The `durability` workload on a real loop ext4 through `fsbench run`: under each cut method
 //! and model (the power-cut disk's volatile, reorder and torn-sectors models, the shutdown
 //! ioctl, and torn-sectors with the dirty pages written back before the cut, which tears units)
-//! the negative control (acknowledged with no sync) reports losses, write + fsync reports none; Ctrl-C and SIGKILL + `fsbench cleanup` with the seeded models' disk up leave nothing.
+//! the negative control (acknowledged with no sync) reports losses, write + fsync reports none;
+//! Ctrl-C and SIGKILL + `fsbench cleanup` with the seeded models' disk up leave nothing.
 
 use crate::powercut::{
     assert_powercut_left_nothing, assert_sigkill_is_undone_by_cleanup, cell, notes, run_with_disk_workload_up,
