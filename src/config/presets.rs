@@ -20,4 +20,5 @@ pub(crate) const PRESETS: &[(&str, &str)] = &[
     ("latency", include_str!("../../presets/latency.toml")),
     ("repair-scaling", include_str!("../../presets/repair-scaling.toml")),
     ("aging", include_str!("../../presets/aging.toml")),
+    ("durability", include_str!("../../presets/durability.toml")),
 ];
