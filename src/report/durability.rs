@@ -245,7 +245,7 @@ impl Section for DurabilitySection {
                 for c in cells {
                     let _ = write!(out, "<td>{}</td>", esc(c));
                 }
-                let _ = write!(out, "<td>{}</td></tr>\n", esc(documented(name)));
+                let _ = writeln!(out, "<td>{}</td></tr>", esc(documented(name)));
             }
             out.push_str("</table>\n");
         }
