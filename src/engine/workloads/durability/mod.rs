@@ -485,9 +485,14 @@ impl Workload for DurabilitySpec {
         let how = match self.method {
             Method::Shutdown => "FS_IOC_SHUTDOWN".to_string(),
             _ => format!(
-                "the power-cut disk, model {} (seed {})",
+                "the power-cut disk, model {} (seed {}){}",
                 self.disk_model.as_arg(),
-                self.seed
+                self.seed,
+                if self.writeback {
+                    ", dirty pages written back before each cut"
+                } else {
+                    ""
+                }
             ),
         };
         format!(
