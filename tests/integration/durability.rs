@@ -10,60 +10,31 @@ use crate::powercut::{
 use crate::require_privileged;
 use crate::util::{report_json, scratch, write_suite, SuiteRun};
 
-const SUITE: &str = r#"
-[suite]
-name = "durability-test"
-description = "integration test"
-[run]
-repeats = 1
-warmup = 0
-drop_caches = false
-[[fs]]
-type = "ext4"
-[[workload]]
-kind = "durability"
-name = "volatile"
-cuts = 2
-files = 2
-primitives = ["write-fsync"]
-[[workload]]
-kind = "durability"
-name = "reorder"
-disk_model = "reorder"
-seed = 5
-cuts = 2
-files = 2
-primitives = ["write-fsync"]
-[[workload]]
-kind = "durability"
-name = "torn-sectors"
-disk_model = "torn-sectors"
-seed = 5
-cuts = 2
-files = 2
-primitives = ["write-fsync"]
-[[workload]]
-kind = "durability"
-name = "torn-writeback"
-disk_model = "torn-sectors"
-writeback = true
-cuts = 2
-files = 2
-primitives = ["write-fsync"]
-[[workload]]
-kind = "durability"
-name = "shutdown"
-method = "shutdown"
-cuts = 2
-files = 2
-primitives = ["write-fsync"]
-"#;
+/// The test's suite: ext4, one `durability` workload per (name, its cut settings), each with
+/// write + fsync and the control, 2 cuts of 2 files.
+fn suite() -> String {
+    let mut s = String::from(
+        "[suite]\nname = \"durability-test\"\ndescription = \"integration test\"\n[run]\nrepeats = 1\nwarmup = 0\ndrop_caches = false\n[[fs]]\ntype = \"ext4\"\n",
+    );
+    for (name, how) in [
+        ("volatile", ""),
+        ("reorder", "disk_model = \"reorder\"\nseed = 5\n"),
+        ("torn-sectors", "disk_model = \"torn-sectors\"\nseed = 5\n"),
+        ("torn-writeback", "disk_model = \"torn-sectors\"\nwriteback = true\n"),
+        ("shutdown", "method = \"shutdown\"\n"),
+    ] {
+        s.push_str(&format!(
+            "[[workload]]\nkind = \"durability\"\nname = \"{name}\"\ncuts = 2\nfiles = 2\nprimitives = [\"write-fsync\"]\n{how}"
+        ));
+    }
+    s
+}
 
 #[test]
 fn the_negative_control_loses_under_every_cut_model_and_write_fsync_loses_nothing_on_ext4() {
     require_privileged!();
     let dir = scratch();
-    let suite = write_suite(dir.path(), "dur.toml", SUITE);
+    let suite = write_suite(dir.path(), "dur.toml", &suite());
     let run = SuiteRun::in_dir(dir.path());
     run.run_ok(&suite);
     let j = report_json(run.db_str(), "latest");
