@@ -256,11 +256,126 @@ impl Section for DurabilitySection {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::workloads::durability::metrics;
+    use crate::metric::{Measurement, MetricId};
+    use crate::store::{CaseAvailability, CaseRecord, NewSample, SampleRecord, SampleStatus};
+
+    /// Two repeats on ext4 and xfs of a reorder-disk durability workload: write-fsync loses
+    /// nothing; the control loses 8 units a repeat on ext4 and nothing on xfs; a replace on xfs
+    /// comes back neither once.
+    fn model() -> ReportModel {
+        let mut data = super::super::fixture::session_data();
+        data.cases.clear();
+        data.samples.clear();
+        let mut id = 0;
+        for (variant, control_lost, neither) in [("ext4", 8.0, 0.0), ("xfs", 0.0, 1.0)] {
+            let case_id = format!("{variant}-dur");
+            data.cases.push(CaseRecord {
+                case_id: case_id.clone(),
+                variant: variant.into(),
+                fs_type: variant.into(),
+                mkfs_args: vec![],
+                mount_opts: vec![],
+                workload: "reorder".into(),
+                workload_kind: KIND.into(),
+                workload_json: r#"{"kind":"durability","disk_model":"reorder","seed":3}"#.into(),
+                availability: CaseAvailability::Available,
+            });
+            for r in 0..2u32 {
+                let m = |phase: &str, metric: MetricId, value: f64| Measurement {
+                    phase: phase.into(),
+                    rank: None,
+                    metric,
+                    value,
+                };
+                let ms = vec![
+                    m("write-fsync", metrics::damaged(), 0.0),
+                    m("write-fsync", metrics::violations(), 0.0),
+                    m("write-fsync", metrics::acked_units(), 32.0),
+                    m("rename-fsync-file", metrics::damaged(), 4.0 * neither),
+                    m("rename-fsync-file", metrics::violations(), neither),
+                    m("rename-fsync-file", metrics::lost(), 4.0 * neither),
+                    m("rename-fsync-file", metrics::acked_units(), 16.0),
+                    m("rename-fsync-file", metrics::rename_old(), 0.0),
+                    m("rename-fsync-file", metrics::rename_new(), 4.0 - neither),
+                    m("rename-fsync-file", metrics::rename_neither(), neither),
+                    m(primitives::CONTROL, metrics::damaged(), control_lost),
+                    m(primitives::CONTROL, metrics::reverted(), control_lost),
+                    m(primitives::CONTROL, metrics::acked_units(), 32.0),
+                ];
+                id += 1;
+                data.samples.push(SampleRecord {
+                    id,
+                    sample: NewSample {
+                        case_id: case_id.clone(),
+                        repeat: r,
+                        is_warmup: false,
+                        started_at: "2026-03-01T10:00:00Z".into(),
+                        wall_s: 10.0,
+                        status: SampleStatus::Ok,
+                        device: None,
+                        effective_mount_opts: None,
+                        notes: vec![],
+                        measurements: ms,
+                        histograms: Vec::new(),
+                        series: Vec::new(),
+                        windows: Vec::new(),
+                        path: None,
+                    },
+                });
+            }
+        }
+        super::super::build::build(&data, 0, 0.95)
+    }
 
     #[test]
     fn a_rate_carries_its_wilson_interval() {
         assert_eq!(rate(3, 64), "3/64 = 4.7 % [1.6, 12.9]");
         assert_eq!(rate(0, 32), "0/32 = 0.0 % [0.0, 10.7]");
         assert_eq!(rate(0, 0), "0/0");
+    }
+
+    #[test]
+    fn cells_sum_the_repeats_and_say_violations_and_the_control_verdict() {
+        let m = model();
+        let text = DurabilitySection.text(&m);
+        assert!(
+            text.contains("reorder: power-cut disk, model reorder (seed 3)"),
+            "{text}"
+        );
+        let line = |start: &str| {
+            text.lines()
+                .find(|l| l.trim_start().starts_with(start))
+                .unwrap_or_else(|| panic!("no {start}: {text}"))
+                .to_string()
+        };
+        let wf = line("write-fsync");
+        assert_eq!(wf.matches("0/64 = 0.0 % [0.0, 5.7]").count(), 2, "{wf}");
+        let ctl = line(primitives::CONTROL);
+        assert!(
+            ctl.contains("16/64 = 25.0 % [") && ctl.contains("lost/reverted/torn 0/16/0 caught"),
+            "{ctl}"
+        );
+        assert!(ctl.contains("0/64 = 0.0 % [0.0, 5.7] NOT CAUGHT"), "{ctl}");
+        let rn = line("rename-fsync-file");
+        assert!(
+            rn.contains("old/new/neither 0/8/0") && !rn.starts_with("VIOLATION"),
+            "{rn}"
+        );
+        assert!(rn.contains("old/new/neither 0/6/2 VIOLATION"), "{rn}");
+        let md = DurabilitySection.markdown(&m);
+        assert!(
+            md.contains("## Durability matrix") && md.contains("| documented |"),
+            "{md}"
+        );
+        let html = DurabilitySection.html(&m);
+        assert!(
+            html.contains("<td>rename(2) atomic: old or new after a crash</td>"),
+            "{html}"
+        );
+        // A session without the workload renders nothing.
+        let plain = super::super::build::build(&super::super::fixture::session_data(), 0, 0.95);
+        assert_eq!(DurabilitySection.text(&plain), "");
+        assert_eq!(DurabilitySection.html(&plain), "");
     }
 }

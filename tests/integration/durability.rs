@@ -1,8 +1,8 @@
 //! The `durability` workload on a real loop ext4 through `fsbench run`: under each cut method
 //! and model (the power-cut disk's volatile, reorder and torn-sectors models, the shutdown
-//! ioctl, and torn-sectors with the dirty pages written back before the cut, which tears units)
-//! the negative control (acknowledged with no sync) reports losses, write + fsync reports none;
-//! Ctrl-C and SIGKILL + `fsbench cleanup` with the seeded models' disk up leave nothing.
+//! ioctl, torn-sectors with the dirty pages written back before the cut) the negative control
+//! (acknowledged with no sync) reports losses and write + fsync none; sync_file_range's units
+//! come back torn under torn-sectors; Ctrl-C and SIGKILL + `fsbench cleanup` with the seeded models' disk up leave nothing.
 
 use crate::powercut::{
     assert_powercut_left_nothing, assert_sigkill_is_undone_by_cleanup, cell, notes, run_with_disk_workload_up,
@@ -20,11 +20,20 @@ fn suite() -> String {
         ("volatile", ""),
         ("reorder", "disk_model = \"reorder\"\nseed = 5\n"),
         ("torn-sectors", "disk_model = \"torn-sectors\"\nseed = 5\n"),
+        (
+            "torn-range",
+            "disk_model = \"torn-sectors\"\nprimitives = [\"write-fsync\", \"sync-file-range\"]\n",
+        ),
         ("torn-writeback", "disk_model = \"torn-sectors\"\nwriteback = true\n"),
         ("shutdown", "method = \"shutdown\"\n"),
     ] {
+        let only = if how.contains("primitives") {
+            ""
+        } else {
+            "primitives = [\"write-fsync\"]\n"
+        };
         s.push_str(&format!(
-            "[[workload]]\nkind = \"durability\"\nname = \"{name}\"\ncuts = 2\nfiles = 2\nprimitives = [\"write-fsync\"]\n{how}"
+            "[[workload]]\nkind = \"durability\"\nname = \"{name}\"\ncuts = 2\nfiles = 2\n{only}{how}"
         ));
     }
     s
@@ -42,6 +51,7 @@ fn the_negative_control_loses_under_every_cut_model_and_write_fsync_loses_nothin
         ("volatile", "volatile write cache"),
         ("reorder", "seed 5"),
         ("torn-sectors", "seed 5"),
+        ("torn-range", "torn sectors"),
         ("torn-writeback", "written back without a flush"),
         ("shutdown", "FS_IOC_SHUTDOWN"),
     ] {
@@ -65,10 +75,10 @@ fn the_negative_control_loses_under_every_cut_model_and_write_fsync_loses_nothin
         assert_eq!(get("recovery", "recovery_failed").1, 0.0, "{workload}");
         assert_eq!(n.matches("units damaged, fsck").count(), 2, "two cuts checked: {n}");
     }
-    // Written back before the cut, the control's units reach the disk's cache, where the
+    // Written back by sync_file_range (no flush), the units reach the disk's cache, where the
     // torn-sectors model keeps some of their sectors: torn units, not only reverted ones.
-    let torn = cell(&j, "torn-writeback", "nosync-control", "torn", "ext4").unwrap();
-    assert!(torn.1 > 0.0, "no torn unit: {}", notes(&j, "torn-writeback", "ext4"));
+    let torn = cell(&j, "torn-range", "sync-file-range", "torn", "ext4").unwrap();
+    assert!(torn.1 > 0.0, "no torn unit: {}", notes(&j, "torn-range", "ext4"));
     assert_powercut_left_nothing(dir.path(), &run.scratch);
 }
 

@@ -66,10 +66,11 @@ pub struct DurabilitySpec {
     /// Primitives to run, by name (empty: all); the negative control always runs.
     #[serde(default)]
     pub primitives: Vec<String>,
-    /// Before the cut, write every file's dirty pages back and wait for them
-    /// (`sync_file_range`, which sends no flush), so unflushed writes sit in the disk's volatile
-    /// cache where the model decides what persists; without it they are still in the page
-    /// cache at the cut. Disk method only. Default false.
+    /// Before the cut, write every file's dirty pages back (but the negative control's) and
+    /// wait for them (`sync_file_range`, which sends no flush), so unflushed writes sit in the
+    /// disk's volatile cache where the model decides what persists; without it they are still
+    /// in the page cache at the cut (under `shutdown` what is written back is on the disk).
+    /// Default false.
     #[serde(default)]
     pub writeback: bool,
 }
@@ -177,7 +178,7 @@ impl DurabilitySpec {
         let note = self.method_words(fs_type);
         if self.writeback {
             format!(
-                "{note}; before each cut every file's dirty pages were written back without a flush (writeback = true)"
+                "{note}; before each cut every file's dirty pages but the control's were written back without a flush (writeback = true)"
             )
         } else {
             note
@@ -332,25 +333,22 @@ impl DurabilitySpec {
     }
 }
 
-/// Writes back the dirty pages of every file under `dir` and waits for them, with no flush
-/// (`sync_file_range(WAIT_BEFORE | WRITE | WAIT_AFTER)`).
+/// Writes back the dirty pages of every file under `dir` but the negative control's and waits
+/// for them, with no flush ([`primitives::write_back`]). The control stays in the page cache: a
+/// filesystem that commits what is written back (ext4 data=journal journals it, with a flush)
+/// would otherwise make it durable, and the control would prove nothing.
 fn write_back(dir: &Path) -> Result<(), EngineError> {
-    use std::os::fd::AsRawFd;
     let err = |what: String| move |e| EngineError::io(what, e);
     for d in std::fs::read_dir(dir).map_err(err(format!("read {}", dir.display())))? {
         let d = d.map_err(err(format!("read {}", dir.display())))?.path();
+        if d.file_name().is_some_and(|n| n == primitives::CONTROL) {
+            continue;
+        }
         for f in std::fs::read_dir(&d).map_err(err(format!("read {}", d.display())))? {
             let path = f.map_err(err(format!("read {}", d.display())))?.path();
-            let file = std::fs::File::open(&path).map_err(err(format!("open {}", path.display())))?;
-            let flags =
-                libc::SYNC_FILE_RANGE_WAIT_BEFORE | libc::SYNC_FILE_RANGE_WRITE | libc::SYNC_FILE_RANGE_WAIT_AFTER;
-            // SAFETY: plain system call on an open descriptor.
-            if unsafe { libc::sync_file_range(file.as_raw_fd(), 0, 0, flags) } != 0 {
-                return Err(EngineError::io(
-                    format!("sync_file_range {}", path.display()),
-                    std::io::Error::last_os_error(),
-                ));
-            }
+            std::fs::File::open(&path)
+                .and_then(|file| primitives::write_back(&file))
+                .map_err(err(format!("sync_file_range {}", path.display())))?;
         }
     }
     Ok(())
@@ -445,9 +443,6 @@ impl Workload for DurabilitySpec {
                 "method = \"auto\" would mix cut methods in one row: choose \"disk\" or \"shutdown\" (one workload entry each)"
                     .into(),
             );
-        }
-        if self.method == Method::Shutdown && self.writeback {
-            return Err("writeback = true with method = \"shutdown\": what is written back is on the disk, which that method never loses, so the negative control could not lose; use method = \"disk\"".into());
         }
         if self.method == Method::Disk && self.disk_model == Model::Passthrough {
             return Err("disk_model = \"passthrough\" cannot cut the power; use \"volatile\"".into());
