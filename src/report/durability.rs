@@ -7,6 +7,9 @@
 //! A cell that breaks its primitive's promise says `VIOLATION`; the negative control's cell says
 //! `caught`, or `NOT CAUGHT` when the method lost nothing (its zeros then prove nothing).
 //!
+//! Two more rows per table: the mean recovery mount time with the cuts after which the
+//! filesystem did not mount, and the cuts after which the read-only check asked for a repair.
+//!
 //! Rendered as plain text (the terminal table), Markdown and HTML from the report model only;
 //! a session without a durability workload renders "".
 
@@ -49,21 +52,22 @@ fn total(t: &WorkloadTable, phase: &str, metric: &str, variant: &str) -> Option<
     (!c.values.is_empty()).then(|| c.values.iter().filter(|v| v.is_finite()).sum::<f64>().round() as u64)
 }
 
-/// How the workload cut the power, from its stored parameters.
-fn method(model: &ReportModel, t: &WorkloadTable) -> String {
-    let spec = model
+/// The workload's stored parameters, if they parse.
+fn spec(model: &ReportModel, t: &WorkloadTable) -> Option<DurabilitySpec> {
+    let mut v = model
         .cases
         .iter()
         .find(|c| c.workload == t.workload && c.workload_kind == KIND)
-        .and_then(|c| serde_json::from_str::<serde_json::Value>(&c.workload_json).ok())
-        .and_then(|v| {
-            // The stored JSON carries the serde tag; the spec itself does not know it.
-            let mut v = v;
-            if let Some(o) = v.as_object_mut() {
-                o.remove("kind");
-            }
-            serde_json::from_value::<DurabilitySpec>(v).ok()
-        });
+        .and_then(|c| serde_json::from_str::<serde_json::Value>(&c.workload_json).ok())?;
+    // The stored JSON carries the serde tag; the spec itself does not know it.
+    if let Some(o) = v.as_object_mut() {
+        o.remove("kind");
+    }
+    serde_json::from_value::<DurabilitySpec>(v).ok()
+}
+
+/// How the workload cut the power.
+fn method(spec: Option<&DurabilitySpec>) -> String {
     match spec {
         Some(s) if s.method == Method::Shutdown => "FS_IOC_SHUTDOWN (NOLOGFLUSH)".into(),
         Some(s) => format!(
@@ -82,6 +86,34 @@ fn method(model: &ReportModel, t: &WorkloadTable) -> String {
         ),
         None => "(parameters not stored)".into(),
     }
+}
+
+/// The recovery and check cells of `variant`: the mean recovery mount time with the cuts after
+/// which the filesystem did not mount, and the cuts after which fsck asked for a repair, each
+/// out of the cuts made (`cuts` per measured repeat).
+fn recovery_cells(t: &WorkloadTable, variant: &str, cuts: u32) -> (String, String) {
+    let values = |phase: &str, metric: &str| -> Vec<f64> {
+        t.rows
+            .iter()
+            .find(|r| r.phase == phase && r.metric.name == metric)
+            .and_then(|r| r.cells.iter().find(|c| c.variant == variant))
+            .map(|c| c.values.clone())
+            .unwrap_or_default()
+    };
+    let mounts = values("recovery", "recovery_mount_s");
+    if mounts.is_empty() {
+        return ("—".into(), "—".into());
+    }
+    let n = cuts as usize * mounts.len();
+    let sum = |v: Vec<f64>| v.iter().sum::<f64>().round() as u64;
+    (
+        format!(
+            "{:.3} s mean; failed {}/{n}",
+            mounts.iter().sum::<f64>() / mounts.len() as f64,
+            sum(values("recovery", "recovery_failed"))
+        ),
+        format!("repair needed {}/{n}", sum(values("fsck", "fsck_repair_needed"))),
+    )
 }
 
 /// `damaged` of `acked` as a rate with its 95 % Wilson interval: `3/64 = 4.7 % [1.6, 12.9]`.
@@ -152,9 +184,14 @@ fn matrices(model: &ReportModel) -> Vec<Matrix> {
             rows.push((p.name.to_string(), p.promise.as_str().to_string(), cells));
         }
         if !rows.is_empty() {
+            let spec = spec(model, t);
+            let cuts = spec.as_ref().map_or(0, |s| s.cuts);
+            let (mount, fsck): (Vec<String>, Vec<String>) = variants.iter().map(|v| recovery_cells(t, v, cuts)).unzip();
+            rows.push(("recovery mount".into(), "after each cut".into(), mount));
+            rows.push(("fsck (read-only)".into(), "after each cut".into(), fsck));
             out.push(Matrix {
                 workload: t.workload.clone(),
-                method: method(model, t),
+                method: method(spec.as_ref()),
                 variants,
                 rows,
             });
@@ -257,6 +294,7 @@ impl Section for DurabilitySection {
 mod tests {
     use super::*;
     use crate::engine::workloads::durability::metrics;
+    use crate::engine::workloads::powercut;
     use crate::metric::{Measurement, MetricId};
     use crate::store::{CaseAvailability, CaseRecord, NewSample, SampleRecord, SampleStatus};
 
@@ -278,7 +316,7 @@ mod tests {
                 mount_opts: vec![],
                 workload: "reorder".into(),
                 workload_kind: KIND.into(),
-                workload_json: r#"{"kind":"durability","disk_model":"reorder","seed":3}"#.into(),
+                workload_json: r#"{"kind":"durability","disk_model":"reorder","seed":3,"cuts":3}"#.into(),
                 availability: CaseAvailability::Available,
             });
             for r in 0..2u32 {
@@ -302,6 +340,13 @@ mod tests {
                     m(primitives::CONTROL, metrics::damaged(), control_lost),
                     m(primitives::CONTROL, metrics::reverted(), control_lost),
                     m(primitives::CONTROL, metrics::acked_units(), 32.0),
+                    m(
+                        "recovery",
+                        powercut::metrics::recovery_mount_s(),
+                        0.04 + 0.02 * r as f64,
+                    ),
+                    m("recovery", powercut::metrics::recovery_failed(), 0.0),
+                    m("fsck", powercut::metrics::fsck_repair_needed(), neither),
                 ];
                 id += 1;
                 data.samples.push(SampleRecord {
@@ -363,6 +408,13 @@ mod tests {
             "{rn}"
         );
         assert!(rn.contains("old/new/neither 0/6/2 VIOLATION"), "{rn}");
+        let mount = line("recovery mount");
+        assert_eq!(mount.matches("0.050 s mean; failed 0/6").count(), 2, "{mount}");
+        let fsck = line("fsck (read-only)");
+        assert!(
+            fsck.contains("repair needed 0/6") && fsck.contains("repair needed 2/6"),
+            "{fsck}"
+        );
         let md = DurabilitySection.markdown(&m);
         assert!(
             md.contains("## Durability matrix") && md.contains("| documented |"),
