@@ -165,7 +165,8 @@ pub mod metrics {
     pub fn fsck_failed() -> MetricId {
         MetricId::lower("fsck_failed", Unit::Count).with_role(Role::Detail)
     }
-    /// Acknowledged-durable results missing or wrong after recovery (0 for a correct filesystem).
+    /// Acknowledged-durable results missing or wrong after recovery, each SQLite row one (0 for
+    /// a correct filesystem).
     pub fn acked_lost() -> MetricId {
         MetricId::lower("acked_lost", Unit::Count)
     }
@@ -596,7 +597,7 @@ impl PowercutSpec {
         let v = writer::verify(&fs.mountpoint.join(rel), ledger, self.sqlite);
         t.verify_wall += t1.elapsed();
         t.verify_cpu.push(meter.stop());
-        t.acked_lost += v.acked_lost.len() as u64;
+        t.acked_lost += v.lost_count();
         t.db_rows_lost += v.db_rows_lost;
         t.unsynced_lost += v.unsynced_lost;
         t.unsynced_kept += v.unsynced_kept;
