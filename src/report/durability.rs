@@ -292,32 +292,27 @@ impl Section for DurabilitySection {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixture;
     use super::*;
     use crate::engine::workloads::durability::metrics;
     use crate::engine::workloads::powercut;
     use crate::metric::{Measurement, MetricId};
-    use crate::store::{CaseAvailability, CaseRecord, NewSample, SampleRecord, SampleStatus};
+    use crate::store::{CaseRecord, SampleStatus};
 
     /// Two repeats on ext4 and xfs of a reorder-disk durability workload: write-fsync loses
     /// nothing; the control loses 8 units a repeat on ext4 and nothing on xfs; a replace on xfs
     /// comes back neither once.
     fn model() -> ReportModel {
-        let mut data = super::super::fixture::session_data();
+        let mut data = fixture::session_data();
         data.cases.clear();
         data.samples.clear();
         let mut id = 0;
         for (variant, control_lost, neither) in [("ext4", 8.0, 0.0), ("xfs", 0.0, 1.0)] {
-            let case_id = format!("{variant}-dur");
+            let case_id = format!("{variant}-reorder"); // fixture::case's id
             data.cases.push(CaseRecord {
-                case_id: case_id.clone(),
-                variant: variant.into(),
-                fs_type: variant.into(),
-                mkfs_args: vec![],
-                mount_opts: vec![],
-                workload: "reorder".into(),
                 workload_kind: KIND.into(),
                 workload_json: r#"{"kind":"durability","disk_model":"reorder","seed":3,"cuts":3}"#.into(),
-                availability: CaseAvailability::Available,
+                ..fixture::case(variant, variant, "reorder", true)
             });
             for r in 0..2u32 {
                 let m = |phase: &str, metric: MetricId, value: f64| Measurement {
@@ -349,25 +344,8 @@ mod tests {
                     m("fsck", powercut::metrics::fsck_repair_needed(), neither),
                 ];
                 id += 1;
-                data.samples.push(SampleRecord {
-                    id,
-                    sample: NewSample {
-                        case_id: case_id.clone(),
-                        repeat: r,
-                        is_warmup: false,
-                        started_at: "2026-03-01T10:00:00Z".into(),
-                        wall_s: 10.0,
-                        status: SampleStatus::Ok,
-                        device: None,
-                        effective_mount_opts: None,
-                        notes: vec![],
-                        measurements: ms,
-                        histograms: Vec::new(),
-                        series: Vec::new(),
-                        windows: Vec::new(),
-                        path: None,
-                    },
-                });
+                data.samples
+                    .push(fixture::sample(id, &case_id, r, false, SampleStatus::Ok, &[], ms));
             }
         }
         super::super::build::build(&data, 0, 0.95)
@@ -426,7 +404,7 @@ mod tests {
             "{html}"
         );
         // A session without the workload renders nothing.
-        let plain = super::super::build::build(&super::super::fixture::session_data(), 0, 0.95);
+        let plain = super::super::build::build(&fixture::session_data(), 0, 0.95);
         assert_eq!(DurabilitySection.text(&plain), "");
         assert_eq!(DurabilitySection.html(&plain), "");
     }

@@ -12,7 +12,8 @@ use crate::store::{
 /// A variant name with a comma and quotes, to exercise CSV and Markdown escaping.
 pub const BTRFS: &str = "btrfs \"lzo\", ssd";
 
-fn case(variant: &str, fs_type: &str, workload: &str, available: bool) -> CaseRecord {
+/// A case of `workload` (its kind too) on `variant`, available or not.
+pub(crate) fn case(variant: &str, fs_type: &str, workload: &str, available: bool) -> CaseRecord {
     CaseRecord {
         case_id: format!("{fs_type}-{workload}"),
         variant: variant.to_string(),
@@ -75,7 +76,8 @@ fn filecopy(seconds: f64) -> Vec<Measurement> {
     v
 }
 
-fn sample(
+/// A stored repeat of `case_id` with `measurements`.
+pub(crate) fn sample(
     id: i64,
     case_id: &str,
     repeat: u32,
