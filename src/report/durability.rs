@@ -296,7 +296,6 @@ mod tests {
     use super::*;
     use crate::engine::workloads::durability::metrics;
     use crate::engine::workloads::powercut;
-    use crate::metric::{Measurement, MetricId};
     use crate::store::{CaseRecord, SampleStatus};
 
     /// Two repeats on ext4 and xfs of a reorder-disk durability workload: write-fsync loses
@@ -315,12 +314,7 @@ mod tests {
                 ..fixture::case(variant, variant, "reorder", true)
             });
             for r in 0..2u32 {
-                let m = |phase: &str, metric: MetricId, value: f64| Measurement {
-                    phase: phase.into(),
-                    rank: None,
-                    metric,
-                    value,
-                };
+                let m = fixture::m;
                 let ms = vec![
                     m("write-fsync", metrics::damaged(), 0.0),
                     m("write-fsync", metrics::violations(), 0.0),

@@ -31,7 +31,8 @@ pub(crate) fn case(variant: &str, fs_type: &str, workload: &str, available: bool
     }
 }
 
-fn m(phase: &str, metric: MetricId, value: f64) -> Measurement {
+/// A measurement of `metric` in `phase`.
+pub(crate) fn m(phase: &str, metric: MetricId, value: f64) -> Measurement {
     Measurement {
         phase: phase.into(),
         rank: None,
