@@ -202,6 +202,24 @@ fn matrices(model: &ReportModel) -> Vec<Matrix> {
 
 const INTRO: &str = "Damaged acknowledged units (lost + reverted + torn) over those checked, summed over the measured repeats and their cuts, with the 95 % Wilson interval of the rate; a replace also counts files found old, new or neither. VIOLATION: the primitive's promise broken. The negative control must be caught (it was acknowledged with no sync); NOT CAUGHT means this method showed no loss and its zeros prove nothing.";
 
+impl Matrix {
+    /// The header and one line per row, as cells: primitive, promise, one per variant, and
+    /// what is documented.
+    fn lines(&self) -> Vec<Vec<String>> {
+        let mut head = vec!["primitive".to_string(), "promise".to_string()];
+        head.extend(self.variants.iter().cloned());
+        head.push("documented".into());
+        let mut lines = vec![head];
+        for (name, promise, cells) in &self.rows {
+            let mut l = vec![name.clone(), promise.clone()];
+            l.extend(cells.iter().cloned());
+            l.push(documented(name).to_string());
+            lines.push(l);
+        }
+        lines
+    }
+}
+
 impl Section for DurabilitySection {
     fn text(&self, model: &ReportModel) -> String {
         let ms = matrices(model);
@@ -211,14 +229,15 @@ impl Section for DurabilitySection {
         let mut out = format!("\nDurability matrix. {INTRO}\n");
         for m in &ms {
             let _ = writeln!(out, "\n{}: {}", m.workload, m.method);
-            let mut head = vec!["primitive".to_string(), "promise".to_string()];
-            head.extend(m.variants.iter().cloned());
-            let mut lines = vec![head];
-            for (name, promise, cells) in &m.rows {
-                let mut l = vec![name.clone(), promise.clone()];
-                l.extend(cells.iter().cloned());
-                lines.push(l);
-            }
+            // The documented column is for the Markdown and HTML pages (too wide here).
+            let lines: Vec<Vec<String>> = m
+                .lines()
+                .into_iter()
+                .map(|mut l| {
+                    l.pop();
+                    l
+                })
+                .collect();
             let widths: Vec<usize> = (0..lines[0].len())
                 .map(|i| lines.iter().map(|l| l[i].chars().count()).max().unwrap_or(0))
                 .collect();
@@ -237,24 +256,13 @@ impl Section for DurabilitySection {
         }
         let mut out = format!("\n## Durability matrix\n\n{}\n", md(INTRO));
         for m in &ms {
-            let _ = write!(
-                out,
-                "\n### {}: {}\n\n| primitive | promise | {} | documented |\n|---|---|{}---|\n",
-                md(&m.workload),
-                md(&m.method),
-                m.variants.iter().map(|v| md(v)).collect::<Vec<_>>().join(" | "),
-                "---|".repeat(m.variants.len())
-            );
-            for (name, promise, cells) in &m.rows {
-                let cells: Vec<String> = cells.iter().map(|c| md(c)).collect();
-                let _ = writeln!(
-                    out,
-                    "| {} | {} | {} | {} |",
-                    md(name),
-                    md(promise),
-                    cells.join(" | "),
-                    md(documented(name))
-                );
+            let _ = writeln!(out, "\n### {}: {}\n", md(&m.workload), md(&m.method));
+            for (i, l) in m.lines().iter().enumerate() {
+                let cells: Vec<String> = l.iter().map(|c| md(c)).collect();
+                let _ = writeln!(out, "| {} |", cells.join(" | "));
+                if i == 0 {
+                    let _ = writeln!(out, "|{}", "---|".repeat(l.len()));
+                }
             }
         }
         out
@@ -267,22 +275,11 @@ impl Section for DurabilitySection {
         }
         let mut out = format!("<h2>Durability matrix</h2>\n<p>{}</p>\n", esc(INTRO));
         for m in &ms {
-            let _ = write!(
-                out,
-                "<h3>{}: {}</h3>\n<table>\n<tr><th>primitive</th><th>promise</th>",
-                esc(&m.workload),
-                esc(&m.method)
-            );
-            for v in &m.variants {
-                let _ = write!(out, "<th>{}</th>", esc(v));
-            }
-            out.push_str("<th>documented</th></tr>\n");
-            for (name, promise, cells) in &m.rows {
-                let _ = write!(out, "<tr><td>{}</td><td>{}</td>", esc(name), esc(promise));
-                for c in cells {
-                    let _ = write!(out, "<td>{}</td>", esc(c));
-                }
-                let _ = writeln!(out, "<td>{}</td></tr>", esc(documented(name)));
+            let _ = writeln!(out, "<h3>{}: {}</h3>\n<table>", esc(&m.workload), esc(&m.method));
+            for (i, l) in m.lines().iter().enumerate() {
+                let tag = if i == 0 { "th" } else { "td" };
+                let cells: String = l.iter().map(|c| format!("<{tag}>{}</{tag}>", esc(c))).collect();
+                let _ = writeln!(out, "<tr>{cells}</tr>");
             }
             out.push_str("</table>\n");
         }
