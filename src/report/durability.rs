@@ -1,17 +1,17 @@
 //! The durability matrix (issue 28, item 5): for every `durability` workload in a session (one
 //! cut method and disk model each, never mixed), a table of primitive × filesystem whose cell is
 //! the damaged acknowledged units over those checked (and how many were lost, reverted, torn),
-//! summed over the measured repeats (each
-//! already a sum over its cuts), as a rate with its 95 % Wilson interval
-//! ([`crate::stats::rate::wilson`]); a replace adds how many files came back old, new or neither.
-//! A cell that breaks its primitive's promise says `VIOLATION`; the negative control's cell says
-//! `caught`, or `NOT CAUGHT` when the method lost nothing (its zeros then prove nothing).
+//! summed over the measured repeats (each already a sum over its cuts), as a rate with its 95 %
+//! Wilson interval ([`crate::stats::rate::wilson`]); a replace adds how many files came back
+//! old, new or neither. A cell that breaks its primitive's promise says `VIOLATION`; the
+//! negative control's cell says `caught`, or `NOT CAUGHT` when the method lost nothing (its
+//! zeros then prove nothing). Two more rows per table: the mean recovery mount time with the
+//! cuts after which the filesystem did not mount, and the cuts after which the read-only check
+//! asked for a repair.
 //!
-//! Two more rows per table: the mean recovery mount time with the cuts after which the
-//! filesystem did not mount, and the cuts after which the read-only check asked for a repair.
-//!
-//! Rendered as plain text (the terminal table), Markdown and HTML from the report model only;
-//! a session without a durability workload renders "".
+//! Rendered as plain text (the terminal table), Markdown and HTML (with a heat map: each cell
+//! from green, nothing damaged, to red, all damaged or the control not caught) from the report
+//! model only; a session without a durability workload renders "".
 
 use super::escape::{html as esc, markdown as md};
 use super::{ReportModel, Section, WorkloadTable};
@@ -33,6 +33,19 @@ struct Matrix {
     method: String,
     variants: Vec<String>,
     rows: Vec<(String, String, Vec<String>)>,
+    /// Per row, per variant: how bad the cell is in [0, 1] for the HTML heat map (the damage
+    /// rate; for the control 0 when caught, 1 when not), `None` where there is no rate.
+    heat: Vec<Vec<Option<f64>>>,
+}
+
+/// The heat of `phase` on `variant` ([`Matrix::heat`]).
+fn heat(t: &WorkloadTable, phase: &str, promise: Promise, variant: &str) -> Option<f64> {
+    let damaged = total(t, phase, "damaged", variant)?;
+    let acked = total(t, phase, "acked_units", variant).filter(|a| *a > 0)?;
+    Some(match promise {
+        Promise::Control => (damaged == 0) as u8 as f64,
+        _ => damaged as f64 / acked as f64,
+    })
 }
 
 /// What the filesystems document for primitive `name` (the table's words).
@@ -176,12 +189,14 @@ fn matrices(model: &ReportModel) -> Vec<Matrix> {
             .cloned()
             .collect();
         let mut rows = Vec::new();
+        let mut heats = Vec::new();
         for p in primitives::TABLE {
             if !t.rows.iter().any(|r| r.phase == p.name) {
                 continue;
             }
             let cells = variants.iter().map(|v| cell(t, p.name, p.promise, v)).collect();
             rows.push((p.name.to_string(), p.promise.as_str().to_string(), cells));
+            heats.push(variants.iter().map(|v| heat(t, p.name, p.promise, v)).collect());
         }
         if !rows.is_empty() {
             let spec = spec(model, t);
@@ -189,11 +204,13 @@ fn matrices(model: &ReportModel) -> Vec<Matrix> {
             let (mount, fsck): (Vec<String>, Vec<String>) = variants.iter().map(|v| recovery_cells(t, v, cuts)).unzip();
             rows.push(("recovery mount".into(), "after each cut".into(), mount));
             rows.push(("fsck (read-only)".into(), "after each cut".into(), fsck));
+            heats.extend([vec![None; variants.len()], vec![None; variants.len()]]);
             out.push(Matrix {
                 workload: t.workload.clone(),
                 method: method(spec.as_ref()),
                 variants,
                 rows,
+                heat: heats,
             });
         }
     }
@@ -278,7 +295,22 @@ impl Section for DurabilitySection {
             let _ = writeln!(out, "<h3>{}: {}</h3>\n<table>", esc(&m.workload), esc(&m.method));
             for (i, l) in m.lines().iter().enumerate() {
                 let tag = if i == 0 { "th" } else { "td" };
-                let cells: String = l.iter().map(|c| format!("<{tag}>{}</{tag}>", esc(c))).collect();
+                let heat = i.checked_sub(1).and_then(|r| m.heat.get(r));
+                let cells: String = l
+                    .iter()
+                    .enumerate()
+                    .map(|(j, c)| {
+                        // A heat map over the filesystem columns: green (0) to red (1).
+                        let h = heat.and_then(|h| h.get(j.wrapping_sub(2)).copied().flatten());
+                        let style = h.map_or(String::new(), |h| {
+                            format!(
+                                " style=\"background:hsl({:.0},70%,85%)\"",
+                                120.0 * (1.0 - h.clamp(0.0, 1.0))
+                            )
+                        });
+                        format!("<{tag}{style}>{}</{tag}>", esc(c))
+                    })
+                    .collect();
                 let _ = writeln!(out, "<tr>{cells}</tr>");
             }
             out.push_str("</table>\n");
@@ -390,6 +422,16 @@ mod tests {
             "{md}"
         );
         let html = DurabilitySection.html(&m);
+        // The heat map: green where nothing was lost or the control was caught, red where
+        // everything was lost or the control was not.
+        assert!(
+            html.contains("<td style=\"background:hsl(120,70%,85%)\">0/64 = 0.0 %"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<td style=\"background:hsl(0,70%,85%)\">0/64 = 0.0 % [0.0, 5.7] NOT CAUGHT"),
+            "{html}"
+        );
         assert!(
             html.contains("<td>rename(2) atomic: old or new after a crash</td>"),
             "{html}"
