@@ -20,7 +20,9 @@
 //! atomic unit is the sector, not the filesystem block). Both log every write's data since the
 //! last flush; the cut restores the flushed contents, then applies the chosen writes or sectors
 //! in order. The generator of cut `c` is seeded from the disk's `--seed` and `c`, so the same
-//! seed replays the same choices. [`Model::Passthrough`] keeps nothing (the instrument's own
+//! seed replays the same choices. Any model can also fail writes to a byte range with EIO
+//! (`eio START LEN` on `ctl`, `eio-off` to end it): a medium error at writeback, for the fsync
+//! error probe. [`Model::Passthrough`] keeps nothing (the instrument's own
 //! cost, `bench/powerdisk_cost.sh`).
 //!
 //! The server runs as its own process (`fsbench powerdisk`, started by [`DiskServer::start`]) so
@@ -159,6 +161,8 @@ pub struct Stats {
     pub kept_units: u64,
     /// Writes (or sectors) since the last flush that the cuts dropped.
     pub dropped_units: u64,
+    /// Writes refused with EIO by an `eio` range.
+    pub eio_writes: u64,
 }
 
 /// The state the FUSE handlers share.
@@ -169,6 +173,8 @@ struct State {
     last_write: Option<(u64, usize)>,
     /// Every write since the last completed flush, with its data (seeded models only).
     log: Vec<(u64, Vec<u8>)>,
+    /// Byte range `[start, end)` of the image where writes fail with EIO (`eio START LEN`).
+    eio: Option<(u64, u64)>,
     failed: bool,
     armed: bool,
     stats: Stats,
@@ -201,6 +207,7 @@ impl PowerDisk {
                 undo: HashMap::new(),
                 last_write: None,
                 log: Vec::new(),
+                eio: None,
                 failed: false,
                 armed: false,
                 stats: Stats::default(),
@@ -247,6 +254,12 @@ impl PowerDisk {
         let mut st = self.lock();
         if st.failed {
             return Err(std::io::Error::from_raw_os_error(libc::EIO));
+        }
+        if let Some((start, end)) = st.eio {
+            if offset < end && offset + data.len() as u64 > start {
+                st.stats.eio_writes += 1;
+                return Err(std::io::Error::from_raw_os_error(libc::EIO));
+            }
         }
         st.stats.writes += 1;
         if self.keeps_undo() && !data.is_empty() {
@@ -326,6 +339,20 @@ impl PowerDisk {
                 st.armed = true;
                 Ok(())
             }
+            "eio-off" => {
+                st.eio = None;
+                Ok(())
+            }
+            cmd if cmd.starts_with("eio ") => {
+                let mut f = cmd[4..].split_whitespace().map(str::parse::<u64>);
+                match (f.next(), f.next(), f.next()) {
+                    (Some(Ok(start)), Some(Ok(len)), None) if len > 0 => {
+                        st.eio = Some((start, start.saturating_add(len)));
+                        Ok(())
+                    }
+                    _ => Err(std::io::Error::from_raw_os_error(libc::EINVAL)),
+                }
+            }
             _ => Err(std::io::Error::from_raw_os_error(libc::EINVAL)),
         }
     }
@@ -364,13 +391,14 @@ impl PowerDisk {
     fn stats_text(&self) -> String {
         let st = self.lock();
         format!(
-            "writes {}\nflushes {}\ndiscarded_blocks {}\ncuts {}\nkept_units {}\ndropped_units {}\nseed {}\nfailed {}\n",
+            "writes {}\nflushes {}\ndiscarded_blocks {}\ncuts {}\nkept_units {}\ndropped_units {}\neio_writes {}\nseed {}\nfailed {}\n",
             st.stats.writes,
             st.stats.flushes,
             st.stats.discarded_blocks,
             st.stats.cuts,
             st.stats.kept_units,
             st.stats.dropped_units,
+            st.stats.eio_writes,
             self.seed,
             st.failed as u8
         )
@@ -728,6 +756,17 @@ impl DiskServer {
         self.send("arm")
     }
 
+    /// From now on writes overlapping bytes `[start, start + len)` of the image fail with EIO
+    /// (a failing range of the medium; reads and other writes go on).
+    pub fn fail_writes(&self, start: u64, len: u64) -> Result<(), DiskError> {
+        self.send(&format!("eio {start} {len}"))
+    }
+
+    /// Ends [`DiskServer::fail_writes`].
+    pub fn heal(&self) -> Result<(), DiskError> {
+        self.send("eio-off")
+    }
+
     /// The disk's counters.
     pub fn stats(&self) -> Result<Stats, DiskError> {
         let text = std::fs::read_to_string(self.mountpoint.join(CTL)).map_err(io("read ctl"))?;
@@ -744,6 +783,7 @@ impl DiskServer {
                 "cuts" => s.cuts = v,
                 "kept_units" => s.kept_units = v,
                 "dropped_units" => s.dropped_units = v,
+                "eio_writes" => s.eio_writes = v,
                 _ => {}
             }
         }
@@ -943,5 +983,22 @@ mod tests {
             assert!(s.iter().all(|x| *x == s[0]), "each sector whole");
         }
         assert_eq!(cut_after_eight(Model::TornSectors).0, c, "replayed");
+    }
+
+    #[test]
+    fn writes_to_a_failing_range_get_eio_and_change_nothing() {
+        let (_f, d) = disk(Model::Volatile, 4 * BLOCK as usize);
+        d.control("eio 4096 4096").unwrap();
+        assert_eq!(
+            d.write_image(4000, &[1u8; 200]).unwrap_err().raw_os_error(),
+            Some(libc::EIO)
+        );
+        d.write_image(0, &[2u8; 100]).unwrap();
+        d.write_image(8192, &[3u8; 100]).unwrap();
+        assert!(content(&d)[4000..4200].iter().all(|x| *x == 0xAA), "nothing written");
+        d.control("eio-off").unwrap();
+        d.write_image(4000, &[1u8; 200]).unwrap();
+        assert_eq!(d.lock().stats.eio_writes, 1);
+        assert!(d.control("eio 1").is_err() && d.control("eio 1 0").is_err());
     }
 }
