@@ -11,6 +11,10 @@
 //! torn), replaced files are judged old, new or neither, then the read-only check runs (and a
 //! repair when it asks), exactly as in `powercut` ([`crate::engine::workloads::powercut`]).
 //!
+//! With `fsync_errors = true` (disk method) each repeat first probes fsync error semantics
+//! ([`fsync_errors`]): the row `fsync-eio` says whether fsync reported a failed writeback, whether a
+//! second fsync then succeeded, and what reads returned.
+//!
 //! One cut method per workload entry, never mixed: `method = "disk"` (the FUSE power-cut disk
 //! with its `disk_model`: volatile, reorder, torn-sectors, …; the seeded models use `seed`, which
 //! the notes state so a case replays) or `method = "shutdown"` (`FS_IOC_SHUTDOWN` with
@@ -40,6 +44,7 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+pub mod fsync_errors;
 pub mod primitives;
 pub mod stamp;
 
@@ -73,6 +78,10 @@ pub struct DurabilitySpec {
     /// Default false.
     #[serde(default)]
     pub writeback: bool,
+    /// Also probe fsync error semantics once per repeat ([`fsync_errors`]): the disk fails the writeback
+    /// of a file's blocks with EIO. Disk method only. Default false.
+    #[serde(default)]
+    pub fsync_errors: bool,
 }
 
 fn default_cuts() -> u32 {
@@ -101,6 +110,7 @@ impl Default for DurabilitySpec {
             seed: default_seed(),
             primitives: Vec::new(),
             writeback: false,
+            fsync_errors: false,
         }
     }
 }
@@ -150,7 +160,26 @@ pub mod metrics {
     pub fn rename_neither() -> MetricId {
         MetricId::lower("rename_neither", Unit::Count).with_role(Role::Detail)
     }
+    /// 1 when the first fsync after a failed writeback reported the error, else 0.
+    pub fn first_fsync_error() -> MetricId {
+        MetricId::higher("first_fsync_error", Unit::Count)
+    }
+    /// 1 when a second fsync then returned success although the data never reached the disk.
+    pub fn second_fsync_ok() -> MetricId {
+        MetricId::lower("second_fsync_ok", Unit::Count).with_role(Role::Detail)
+    }
+    /// 1 when the read through the page cache after the failure returned the new data.
+    pub fn cached_read_new() -> MetricId {
+        MetricId::lower("cached_read_new", Unit::Count).with_role(Role::Detail)
+    }
+    /// 1 when the read after dropping the clean pages returned the old data (silently).
+    pub fn uncached_read_old() -> MetricId {
+        MetricId::lower("uncached_read_old", Unit::Count).with_role(Role::Detail)
+    }
 }
+
+/// The phase of the fsync error probe.
+pub const PHASE_FSYNC_EIO: &str = "fsync-eio";
 
 /// What one primitive adds up to over a repeat's cuts.
 #[derive(Default, Clone)]
@@ -198,6 +227,46 @@ impl DurabilitySpec {
                 "power cut of {fs_type} by the power-cut disk (FUSE), model: {}",
                 self.disk_model.describe()
             ),
+        }
+    }
+
+    /// Runs the fsync error probe in `work/eio` and removes its folder; the probe's wall time
+    /// and outcome, `None` (with a note) where it cannot run.
+    fn probe_fsync_errors(
+        &self,
+        fs: &Fs,
+        work: &Path,
+        server: &crate::engine::workloads::powercut::disk::DiskServer,
+        phases: &mut Phases,
+    ) -> Result<Option<(Duration, fsync_errors::Outcome)>, EngineError> {
+        std::fs::create_dir_all(work).map_err(|e| EngineError::io(format!("create {}", work.display()), e))?;
+        let dir = work.join("eio");
+        let t0 = Instant::now();
+        let r = fsync_errors::probe(&dir, &fs.fs_type, server);
+        let wall = t0.elapsed();
+        // Heal in any case: a probe that failed half-way must not leave the range failing.
+        server.heal().map_err(|e| eio("heal the disk", e))?;
+        let _ = std::fs::remove_dir_all(&dir);
+        // syncfs reports a writeback error of the filesystem once (errseq per superblock): the
+        // first one after the probe is part of the answer, the second must succeed.
+        let syncfs_error = sync_fs(work).is_err();
+        sync_fs(work)?;
+        match r {
+            Ok(o) => {
+                phases.note(format!(
+                    "{PHASE_FSYNC_EIO}: the writeback of a file's 16 KiB failed with EIO on the disk; fsync 1: {}; fsync 2: {}; read through the page cache: {}; read after dropping its clean pages: {}; the next syncfs of the filesystem: {}",
+                    if o.first_fsync_error { "error" } else { "SUCCESS (the error was not reported)" },
+                    if o.second_fsync_ok { "success (the data is not on the disk)" } else { "error" },
+                    o.cached_read.as_str(),
+                    o.uncached_read.as_str(),
+                    if syncfs_error { "error" } else { "success" }
+                ));
+                Ok(Some((wall, o)))
+            }
+            Err(why) => {
+                phases.note(format!("{PHASE_FSYNC_EIO}: {why}"));
+                Ok(None)
+            }
         }
     }
 
@@ -261,6 +330,10 @@ impl DurabilitySpec {
             _ => stack.mount(ctx, runner_fs, (self.disk_model, self.seed))?,
         };
         let work = fs.mountpoint.join(ctx.dir.file_name().unwrap_or_default());
+        let probed = match (&stack.server, self.fsync_errors) {
+            (Some(server), true) => self.probe_fsync_errors(&fs, &work, server, &mut phases)?,
+            _ => None,
+        };
         let prims = self.selected();
         let mut tallies = vec![Tally::default(); prims.len()];
         let mut t = Totals::default();
@@ -326,6 +399,22 @@ impl DurabilitySpec {
             stack.teardown().map_err(|e| eio("power-cut disk teardown", e))?;
         }
         record_recovery(&mut phases, &t);
+        if let Some((wall, o)) = probed {
+            phases.begin(PHASE_FSYNC_EIO, Caches::Keep);
+            let rows = vec![
+                (metrics::first_fsync_error(), o.first_fsync_error as u8 as f64),
+                (metrics::second_fsync_ok(), o.second_fsync_ok as u8 as f64),
+                (
+                    metrics::cached_read_new(),
+                    (o.cached_read == fsync_errors::Seen::New) as u8 as f64,
+                ),
+                (
+                    metrics::uncached_read_old(),
+                    (o.uncached_read == fsync_errors::Seen::Old) as u8 as f64,
+                ),
+            ];
+            phases.record(PHASE_FSYNC_EIO, &timed(wall, CpuUsage::default()), rows, &Policy::new());
+        }
         for (p, tally) in prims.iter().zip(&tallies) {
             record_primitive(&mut phases, p, tally);
         }
@@ -421,6 +510,9 @@ fn record_primitive(phases: &mut Phases, p: &Primitive, tally: &Tally) {
 impl Workload for DurabilitySpec {
     fn phases(&self) -> Vec<String> {
         let mut v = vec![PHASE_RECOVERY.to_string(), PHASE_FSCK.to_string()];
+        if self.fsync_errors {
+            v.push(PHASE_FSYNC_EIO.to_string());
+        }
         v.extend(self.selected().iter().map(|p| p.name.to_string()));
         v
     }
@@ -442,6 +534,11 @@ impl Workload for DurabilitySpec {
             return Err(
                 "method = \"auto\" would mix cut methods in one row: choose \"disk\" or \"shutdown\" (one workload entry each)"
                     .into(),
+            );
+        }
+        if self.method == Method::Shutdown && self.fsync_errors {
+            return Err(
+                "fsync_errors = true needs the power-cut disk (method = \"disk\"), which fails the writes".into(),
             );
         }
         if self.method == Method::Disk && self.disk_model == Model::Passthrough {

@@ -356,7 +356,7 @@ impl Counts {
 }
 
 /// The stamped contents of `units` units of `unit` bytes from unit `first`, generation `g`.
-fn stamped(id: u32, unit: usize, first: usize, units: usize, g: u32) -> Vec<u8> {
+pub(crate) fn stamped(id: u32, unit: usize, first: usize, units: usize, g: u32) -> Vec<u8> {
     let mut b = vec![0u8; unit * units];
     for (i, u) in b.chunks_mut(unit).enumerate() {
         stamp::fill(u, id, ((first + i) * unit) as u64, g);
