@@ -2,7 +2,8 @@
 //! and model (the power-cut disk's volatile, reorder and torn-sectors models, the shutdown
 //! ioctl, torn-sectors with the dirty pages written back before the cut) the negative control
 //! (acknowledged with no sync) reports losses and write + fsync none; sync_file_range's units
-//! come back torn under torn-sectors; Ctrl-C and SIGKILL + `fsbench cleanup` with the seeded models' disk up leave nothing.
+//! come back torn under torn-sectors; a failed writeback is reported by the first fsync; Ctrl-C
+//! and SIGKILL + `fsbench cleanup` with the seeded models' disk up leave nothing.
 
 use crate::powercut::{
     assert_powercut_left_nothing, assert_sigkill_is_undone_by_cleanup, cell, notes, run_with_disk_workload_up,
@@ -26,6 +27,7 @@ fn suite() -> String {
         ),
         ("torn-writeback", "disk_model = \"torn-sectors\"\nwriteback = true\n"),
         ("shutdown", "method = \"shutdown\"\n"),
+        ("eio", "fsync_errors = true\n"),
     ] {
         let only = if how.contains("primitives") {
             ""
@@ -54,6 +56,7 @@ fn the_negative_control_loses_under_every_cut_model_and_write_fsync_loses_nothin
         ("torn-range", "torn sectors"),
         ("torn-writeback", "written back without a flush"),
         ("shutdown", "FS_IOC_SHUTDOWN"),
+        ("eio", "volatile write cache"),
     ] {
         let n = notes(&j, workload, "ext4");
         assert!(n.contains(method), "{workload}: the method is stated: {n}");
@@ -75,6 +78,17 @@ fn the_negative_control_loses_under_every_cut_model_and_write_fsync_loses_nothin
         assert_eq!(get("recovery", "recovery_failed").1, 0.0, "{workload}");
         assert_eq!(n.matches("units damaged, fsck").count(), 2, "two cuts checked: {n}");
     }
+    // The failed writeback: ext4 reports it at the first fsync (errseq, Linux 4.13+); what the
+    // second fsync and the reads return is stated in the note.
+    assert_eq!(
+        cell(&j, "eio", "fsync-eio", "first_fsync_error", "ext4"),
+        Some((1, 1.0))
+    );
+    let n = notes(&j, "eio", "ext4");
+    assert!(
+        n.contains("fsync-eio: the writeback of a file's 16 KiB failed with EIO"),
+        "{n}"
+    );
     // Written back by sync_file_range (no flush), the units reach the disk's cache, where the
     // torn-sectors model keeps some of their sectors: torn units, not only reverted ones.
     let torn = cell(&j, "torn-range", "sync-file-range", "torn", "ext4").unwrap();
