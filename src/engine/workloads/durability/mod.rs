@@ -634,6 +634,14 @@ mod tests {
                 },
                 "cuts",
             ),
+            (
+                DurabilitySpec {
+                    method: Method::Shutdown,
+                    fsync_errors: true,
+                    ..Default::default()
+                },
+                "needs the power-cut disk",
+            ),
         ] {
             assert!(s.validate().unwrap_err().contains(want), "{want}");
         }
