@@ -5,7 +5,9 @@
 //! Wilson interval ([`crate::stats::rate::wilson`]); a replace adds how many files came back
 //! old, new or neither. A cell that breaks its primitive's promise says `VIOLATION`; the
 //! negative control's cell says `caught`, or `NOT CAUGHT` when the method lost nothing (its
-//! zeros then prove nothing). Two more rows per table: the mean recovery mount time with the
+//! zeros then prove nothing); where a filesystem documents more than POSIX for a primitive
+//! ([`primitives::DOCUMENTED`]) and the cell damaged something, it says `FINDING` and names
+//! the source. Two more rows per table: the mean recovery mount time with the
 //! cuts after which the filesystem did not mount, and the cuts after which the read-only check
 //! asked for a repair.
 //!
@@ -48,9 +50,14 @@ fn heat(t: &WorkloadTable, phase: &str, promise: Promise, variant: &str) -> Opti
     })
 }
 
-/// What the filesystems document for primitive `name` (the table's words).
-fn documented(name: &str) -> &'static str {
-    primitives::by_name(name).map_or("", |p| p.documented)
+/// What the filesystems document for primitive `name` (the table's words, and each
+/// filesystem's own promise beyond POSIX).
+fn documented(name: &str) -> String {
+    let mut s = primitives::by_name(name).map_or(String::new(), |p| p.documented.to_string());
+    for d in primitives::DOCUMENTED.iter().filter(|d| d.primitive == name) {
+        let _ = write!(s, "; {} data={}: {}", d.fs_type, d.data_mode, d.source);
+    }
+    s
 }
 
 /// The sum over measured repeats of `metric` in `phase` on `variant`.
@@ -142,6 +149,22 @@ fn rate(damaged: u64, acked: u64) -> String {
     }
 }
 
+/// The filesystem's documented promise for `primitive` on `variant` when the cell broke it
+/// (something damaged where the filesystem documents nothing would be).
+fn finding(
+    model: &ReportModel,
+    t: &WorkloadTable,
+    primitive: &str,
+    variant: &str,
+) -> Option<&'static primitives::Documented> {
+    let case = model
+        .cases
+        .iter()
+        .find(|c| c.workload == t.workload && c.variant == variant)?;
+    let d = primitives::documented_for(primitive, &case.fs_type, &case.mount_opts)?;
+    (total(t, primitive, "damaged", variant)? > 0).then_some(d)
+}
+
 /// The cell of `phase` on `variant`: `3/64 = 4.7 % [1.6, 12.9]` and its verdict words.
 fn cell(t: &WorkloadTable, phase: &str, promise: Promise, variant: &str) -> String {
     let (Some(damaged), Some(acked)) = (
@@ -194,7 +217,16 @@ fn matrices(model: &ReportModel) -> Vec<Matrix> {
             if !t.rows.iter().any(|r| r.phase == p.name) {
                 continue;
             }
-            let cells = variants.iter().map(|v| cell(t, p.name, p.promise, v)).collect();
+            let cells = variants
+                .iter()
+                .map(|v| {
+                    let mut c = cell(t, p.name, p.promise, v);
+                    if let Some(d) = finding(model, t, p.name, v) {
+                        let _ = write!(c, " FINDING ({})", d.cite);
+                    }
+                    c
+                })
+                .collect();
             rows.push((p.name.to_string(), p.promise.as_str().to_string(), cells));
             heats.push(variants.iter().map(|v| heat(t, p.name, p.promise, v)).collect());
         }
@@ -217,7 +249,7 @@ fn matrices(model: &ReportModel) -> Vec<Matrix> {
     out
 }
 
-const INTRO: &str = "Damaged acknowledged units (lost + reverted + torn) over those checked, summed over the measured repeats and their cuts, with the 95 % Wilson interval of the rate; a replace also counts files found old, new or neither. VIOLATION: the primitive's promise broken. The negative control must be caught (it was acknowledged with no sync); NOT CAUGHT means this method showed no loss and its zeros prove nothing.";
+const INTRO: &str = "Damaged acknowledged units (lost + reverted + torn) over those checked, summed over the measured repeats and their cuts, with the 95 % Wilson interval of the rate; a replace also counts files found old, new or neither. VIOLATION: the primitive's promise broken. FINDING: a loss where the filesystem documents more than POSIX (the source named; its words in the documented column of the Markdown and HTML reports). The negative control must be caught (it was acknowledged with no sync); NOT CAUGHT means this method showed no loss and its zeros prove nothing.";
 
 impl Matrix {
     /// The header and one line per row, as cells: primitive, promise, one per variant, and
@@ -230,7 +262,7 @@ impl Matrix {
         for (name, promise, cells) in &self.rows {
             let mut l = vec![name.clone(), promise.clone()];
             l.extend(cells.iter().cloned());
-            l.push(documented(name).to_string());
+            l.push(documented(name));
             lines.push(l);
         }
         lines
@@ -355,6 +387,8 @@ mod tests {
                     m("rename-fsync-file", metrics::rename_old(), 0.0),
                     m("rename-fsync-file", metrics::rename_new(), 4.0 - neither),
                     m("rename-fsync-file", metrics::rename_neither(), neither),
+                    m("rename-fsync-dir", metrics::damaged(), control_lost),
+                    m("rename-fsync-dir", metrics::acked_units(), 16.0),
                     m(primitives::CONTROL, metrics::damaged(), control_lost),
                     m(primitives::CONTROL, metrics::reverted(), control_lost),
                     m(primitives::CONTROL, metrics::acked_units(), 32.0),
@@ -409,6 +443,14 @@ mod tests {
             "{rn}"
         );
         assert!(rn.contains("old/new/neither 0/6/2 VIOLATION"), "{rn}");
+        // ext4 (data=ordered by default) documents the new data after this sequence: a loss is a
+        // finding; xfs documents nothing.
+        let rd = line("rename-fsync-dir");
+        assert!(
+            rd.contains("16/32 = 50.0 % [") && rd.contains("FINDING (ext4(5) auto_da_alloc)"),
+            "{rd}"
+        );
+        assert_eq!(rd.matches("FINDING").count(), 1, "{rd}");
         let mount = line("recovery mount");
         assert_eq!(mount.matches("0.050 s mean; failed 0/6").count(), 2, "{mount}");
         let fsck = line("fsck (read-only)");

@@ -273,6 +273,47 @@ pub const TABLE: &[Primitive] = &[
     ),
 ];
 
+/// A filesystem's own documented promise for a primitive POSIX leaves without one: a measured
+/// loss there is a finding to print, not an error of the primitive.
+#[derive(Clone, Copy, Debug)]
+pub struct Documented {
+    /// The primitive.
+    pub primitive: &'static str,
+    /// The filesystem type.
+    pub fs_type: &'static str,
+    /// The `data=` mode it holds for (the default when no `data=` option is given).
+    pub data_mode: &'static str,
+    /// The filesystem's default `data=` mode.
+    pub default_mode: &'static str,
+    /// Where it is documented, short (the matrix cell cites it).
+    pub cite: &'static str,
+    /// What it says.
+    pub source: &'static str,
+}
+
+/// What the filesystems document beyond POSIX: nothing acknowledged is damaged.
+pub const DOCUMENTED: &[Documented] = &[Documented {
+    primitive: "rename-fsync-dir",
+    fs_type: "ext4",
+    data_mode: "ordered",
+    default_mode: "ordered",
+    cite: "ext4(5) auto_da_alloc",
+    source: "ext4(5) auto_da_alloc: on a rename over a file, in data=ordered the new data is on the disk before the rename commits",
+}];
+
+/// The documented promise of `primitive` on a filesystem of `fs_type` mounted with `opts`, if
+/// any.
+pub fn documented_for(primitive: &str, fs_type: &str, opts: &[String]) -> Option<&'static Documented> {
+    DOCUMENTED.iter().find(|d| {
+        let mode = opts
+            .iter()
+            .flat_map(|o| o.split(','))
+            .find_map(|o| o.strip_prefix("data="))
+            .unwrap_or(d.default_mode);
+        d.primitive == primitive && d.fs_type == fs_type && d.data_mode == mode
+    })
+}
+
 /// The row named `name`.
 pub fn by_name(name: &str) -> Option<&'static Primitive> {
     TABLE.iter().find(|p| p.name == name)
@@ -640,6 +681,26 @@ mod tests {
         let names: std::collections::BTreeSet<_> = TABLE.iter().map(|p| p.name).collect();
         assert_eq!(names.len(), TABLE.len(), "names are unique");
         assert_eq!(TABLE.last().map(|p| p.name), Some(CONTROL), "the control runs last");
+    }
+
+    #[test]
+    fn documented_promises_hold_for_their_data_mode_only() {
+        let o = |s: &str| vec![s.to_string()];
+        assert!(
+            documented_for("rename-fsync-dir", "ext4", &[]).is_some(),
+            "ordered by default"
+        );
+        assert!(documented_for("rename-fsync-dir", "ext4", &o("noatime,data=ordered")).is_some());
+        assert!(documented_for("rename-fsync-dir", "ext4", &o("data=writeback")).is_none());
+        assert!(documented_for("rename-fsync-dir", "xfs", &[]).is_none());
+        assert!(documented_for("rename-no-fsync", "ext4", &[]).is_none());
+        for d in DOCUMENTED {
+            assert!(
+                by_name(d.primitive).is_some_and(|p| p.promise == Promise::Nothing),
+                "{}",
+                d.primitive
+            );
+        }
     }
 
     #[test]
