@@ -232,7 +232,7 @@ fn matrices(model: &ReportModel) -> Vec<Matrix> {
         }
         if !rows.is_empty() {
             let spec = spec(model, t);
-            let cuts = spec.as_ref().map_or(0, |s| s.cuts);
+            let cuts = spec.as_ref().map_or(0, |s| s.total_cuts());
             let (mount, fsck): (Vec<String>, Vec<String>) = variants.iter().map(|v| recovery_cells(t, v, cuts)).unzip();
             rows.push(("recovery mount".into(), "after each cut".into(), mount));
             rows.push(("fsck (read-only)".into(), "after each cut".into(), fsck));

@@ -11,6 +11,9 @@
 //! torn), replaced files are judged old, new or neither, then the read-only check runs (and a
 //! repair when it asks), exactly as in `powercut` ([`crate::engine::workloads::powercut`]).
 //!
+//! With `isolate = true` each cut runs one primitive (round robin) and the control, `cuts` per
+//! primitive, so no other primitive's commit can make its unsynced work durable.
+//!
 //! With `fsync_errors = true` (disk method) each repeat first probes fsync error semantics
 //! ([`fsync_errors`]): the row `fsync-eio` says whether fsync reported a failed writeback, whether a
 //! second fsync then succeeded, and what reads returned.
@@ -82,6 +85,12 @@ pub struct DurabilitySpec {
     /// of a file's blocks with EIO. Disk method only. Default false.
     #[serde(default)]
     pub fsync_errors: bool,
+    /// Each cut runs one primitive (in table order, round robin) and the negative control,
+    /// so that no other primitive's sync can make its unsynced work durable; `cuts` is then
+    /// per primitive ([`DurabilitySpec::total_cuts`]). Default false: every primitive in every
+    /// cut.
+    #[serde(default)]
+    pub isolate: bool,
 }
 
 fn default_cuts() -> u32 {
@@ -111,6 +120,7 @@ impl Default for DurabilitySpec {
             primitives: Vec::new(),
             writeback: false,
             fsync_errors: false,
+            isolate: false,
         }
     }
 }
@@ -189,7 +199,31 @@ struct Tally {
     cpu: Vec<CpuUsage>,
 }
 
+impl Tally {
+    fn add(&mut self, o: Tally) {
+        self.counts.add(&o.counts);
+        self.wall += o.wall;
+        self.cpu.extend(o.cpu);
+    }
+}
+
 impl DurabilitySpec {
+    /// Cuts per repeat: `cuts`, or with `isolate` `cuts` per primitive other than the control.
+    pub fn total_cuts(&self) -> u32 {
+        match self.isolate {
+            true => self.cuts * (self.selected().len() as u32 - 1).max(1),
+            false => self.cuts,
+        }
+    }
+
+    /// Indices into the selected primitives (the control last) that cut `cut` runs.
+    fn active(&self, n: usize, cut: u32) -> Vec<usize> {
+        match (self.isolate, n) {
+            (false, _) | (true, 0..=1) => (0..n).collect(),
+            (true, _) => vec![cut as usize % (n - 1), n - 1],
+        }
+    }
+
     /// The primitives to run, in table order: the chosen ones and the control.
     fn selected(&self) -> Vec<&'static Primitive> {
         primitives::TABLE
@@ -338,11 +372,15 @@ impl DurabilitySpec {
         let mut tallies = vec![Tally::default(); prims.len()];
         let mut t = Totals::default();
         let mut lines = Vec::new();
-        for cut in 0..self.cuts {
-            (ctx.on_phase)(&format!("cut {}/{}", cut + 1, self.cuts));
+        let cuts = self.total_cuts();
+        for cut in 0..cuts {
+            (ctx.on_phase)(&format!("cut {}/{cuts}", cut + 1));
             let dir = work.join(format!("cut{cut}"));
-            self.prepare(&prims, &dir)?;
-            let checks = self.act(ctx, &prims, &dir, &mut tallies)?;
+            let idx = self.active(prims.len(), cut);
+            let cut_prims: Vec<&Primitive> = idx.iter().map(|&i| prims[i]).collect();
+            let mut cut_tallies = vec![Tally::default(); idx.len()];
+            self.prepare(&cut_prims, &dir)?;
+            let checks = self.act(ctx, &cut_prims, &dir, &mut cut_tallies)?;
             if self.writeback {
                 write_back(&dir)?;
             }
@@ -359,10 +397,20 @@ impl DurabilitySpec {
                 &mut phases,
                 &mut line,
                 &mut |_, phases, line| {
-                    let damaged = verify_cut(&fs.mountpoint.join(&rel), &prims, &checks, cut, &mut tallies, phases);
+                    let damaged = verify_cut(
+                        &fs.mountpoint.join(&rel),
+                        &cut_prims,
+                        &checks,
+                        cut,
+                        &mut cut_tallies,
+                        phases,
+                    );
                     line.push_str(&format!(", {damaged} units damaged"));
                 },
             )?;
+            for (i, tally) in idx.into_iter().zip(cut_tallies) {
+                tallies[i].add(tally);
+            }
             lines.push(line);
             if !recovered {
                 break;
@@ -588,10 +636,15 @@ impl Workload for DurabilitySpec {
             ),
         };
         format!(
-            "durability: {} primitives x {} files, {} cuts by {how}",
+            "durability: {} primitives x {} files, {} cuts{} by {how}",
             self.selected().len(),
             self.files,
-            self.cuts
+            self.total_cuts(),
+            if self.isolate {
+                " (one primitive and the control each)"
+            } else {
+                ""
+            }
         )
     }
 
@@ -603,6 +656,25 @@ impl Workload for DurabilitySpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn isolated_cuts_run_one_primitive_and_the_control_round_robin() {
+        let s = DurabilitySpec {
+            primitives: vec!["write-fsync".into(), "mmap-msync".into()],
+            isolate: true,
+            cuts: 2,
+            ..Default::default()
+        };
+        assert_eq!(s.total_cuts(), 4, "2 cuts for each of 2 primitives");
+        let runs: Vec<Vec<usize>> = (0..4).map(|c| s.active(3, c)).collect();
+        assert_eq!(runs, [vec![0, 2], vec![1, 2], vec![0, 2], vec![1, 2]]);
+        let all = DurabilitySpec {
+            isolate: false,
+            ..s.clone()
+        };
+        assert_eq!((all.total_cuts(), all.active(3, 1)), (2, vec![0, 1, 2]));
+        assert_eq!(s.active(1, 5), vec![0], "the control alone");
+    }
 
     #[test]
     fn the_control_always_runs_and_bad_parameters_say_what_to_change() {
