@@ -2,8 +2,9 @@
 //! and model (the power-cut disk's volatile, reorder and torn-sectors models, the shutdown
 //! ioctl, torn-sectors with the dirty pages written back before the cut) the negative control
 //! (acknowledged with no sync) reports losses and write + fsync none; sync_file_range's units
-//! come back torn under torn-sectors; a failed writeback is reported by the first fsync; Ctrl-C
-//! and SIGKILL + `fsbench cleanup` with the seeded models' disk up leave nothing.
+//! come back torn under torn-sectors; a failed writeback is reported by the first fsync;
+//! isolated cuts run one primitive and the control each; Ctrl-C and SIGKILL + `fsbench
+//! cleanup` with the seeded models' disk up leave nothing.
 
 use crate::powercut::{
     assert_powercut_left_nothing, assert_sigkill_is_undone_by_cleanup, cell, notes, run_with_disk_workload_up,
@@ -28,6 +29,10 @@ fn suite() -> String {
         ("torn-writeback", "disk_model = \"torn-sectors\"\nwriteback = true\n"),
         ("shutdown", "method = \"shutdown\"\n"),
         ("eio", "fsync_errors = true\n"),
+        (
+            "isolated",
+            "isolate = true\nprimitives = [\"write-fsync\", \"rename-no-fsync\"]\n",
+        ),
     ] {
         let only = if how.contains("primitives") {
             ""
@@ -78,6 +83,22 @@ fn the_negative_control_loses_under_every_cut_model_and_write_fsync_loses_nothin
         assert_eq!(get("recovery", "recovery_failed").1, 0.0, "{workload}");
         assert_eq!(n.matches("units damaged, fsck").count(), 2, "two cuts checked: {n}");
     }
+    // Isolated: 2 cuts for each of the 2 primitives, the control in all 4.
+    let n = notes(&j, "isolated", "ext4");
+    assert_eq!(n.matches("units damaged, fsck").count(), 4, "{n}");
+    assert_eq!(
+        cell(&j, "isolated", "nosync-control", "acked_units", "ext4"),
+        Some((1, 32.0))
+    );
+    assert_eq!(
+        cell(&j, "isolated", "write-fsync", "acked_units", "ext4"),
+        Some((1, 16.0))
+    );
+    assert_eq!(cell(&j, "isolated", "write-fsync", "damaged", "ext4"), Some((1, 0.0)));
+    assert_eq!(
+        cell(&j, "isolated", "nosync-control", "control_caught", "ext4"),
+        Some((1, 1.0))
+    );
     // The failed writeback: ext4 reports it at the first fsync (errseq, Linux 4.13+); what the
     // second fsync and the reads return is stated in the note.
     assert_eq!(
