@@ -15,8 +15,8 @@
 //! primitive, so no other primitive's commit can make its unsynced work durable.
 //!
 //! With `fsync_errors = true` (disk method) each repeat first probes fsync error semantics
-//! ([`fsync_errors`]): the row `fsync-eio` says whether fsync reported a failed writeback, whether a
-//! second fsync then succeeded, and what reads returned.
+//! ([`fsync_errors`]): the row `fsync-eio` says whether fsync reported a failed writeback,
+//! whether a second fsync then succeeded, and what reads returned.
 //!
 //! One cut method per workload entry, never mixed: `method = "disk"` (the FUSE power-cut disk
 //! with its `disk_model`: volatile, reorder, torn-sectors, …; the seeded models use `seed`, which
@@ -55,7 +55,7 @@ pub mod stamp;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DurabilitySpec {
-    /// Cuts per repeat. Default 3.
+    /// Cuts per repeat (per primitive with `isolate`). Default 3.
     #[serde(default = "default_cuts")]
     pub cuts: u32,
     /// Files per primitive and cut. Default 4.
