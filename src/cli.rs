@@ -132,6 +132,9 @@ pub struct PowerdiskArgs {
     /// What the disk keeps across a cut.
     #[arg(long, value_enum, default_value = "volatile")]
     pub model: crate::engine::workloads::powercut::disk::Model,
+    /// Seed of the seeded models' cuts (`reorder`, `torn-sectors`).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 /// Subcommands of `dataset`.

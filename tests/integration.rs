@@ -34,6 +34,9 @@
 //!   a pool fsbench did not make left alone; repair_scaling's scrub as the check of a pool.
 //! - `powercut`: power cuts by the shutdown ioctl and by the FUSE power-cut disk, the broken
 //!   disk caught, SQLite rows, `--dir` refused, SIGKILL + cleanup with a live disk server.
+//! - `durability`: the durability workload on loop ext4: the negative control loses under the
+//!   volatile, reorder and torn-sectors disks and the shutdown ioctl, write + fsync loses
+//!   nothing; Ctrl-C and SIGKILL + cleanup with a seeded model's disk up.
 //! - `repair`: the repair_scaling workload on loop ext4 and xfs through the CLI (relative
 //!   `--scratch`), its report section; bad `counts` exit 2.
 //! - `aging`: the aging preset scaled down on loop ext4 through the CLI: aged and fresh rows,
@@ -113,6 +116,9 @@ mod cleanup;
 
 #[path = "integration/powercut.rs"]
 mod powercut;
+
+#[path = "integration/durability.rs"]
+mod durability;
 
 #[path = "integration/repair.rs"]
 mod repair;

@@ -83,7 +83,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::GuestAgent { job, out } => Ok(crate::guest::agent::main(&job, &out)),
         Command::Dataset { what } => list::cmd_dataset(what),
         Command::Powerdisk(a) => {
-            crate::engine::workloads::powercut::disk::serve(&a.base, &a.mount, a.model)
+            crate::engine::workloads::powercut::disk::serve(&a.base, &a.mount, a.model, a.seed)
                 .map_err(|e| anyhow::anyhow!("powerdisk {}: {e}", a.mount.display()))?;
             Ok(0)
         }
@@ -214,8 +214,9 @@ fn build_model(store: &dyn ResultStore, session: i64) -> Result<report::ReportMo
 
 pub(super) fn print_report(store: &dyn ResultStore, session: i64, format: Format, out: &mut dyn Write) -> Result<()> {
     // The features' sections of the report (each "" for a session it did not touch).
-    let sections: [&dyn report::Section; 6] = [
+    let sections: [&dyn report::Section; 7] = [
         &report::capacity::CapacitySection,
+        &report::durability::DurabilitySection,
         &report::repair::RepairSection,
         &report::aging::AgingSection,
         &report::calibration::CalibrationSection,

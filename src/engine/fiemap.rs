@@ -200,6 +200,26 @@ impl Mapper {
         Ok(counter.map)
     }
 
+    /// The first extent of the open file `fd` (the one at its lowest logical offset), `None`
+    /// for a file without one.
+    pub fn first_extent(&mut self, fd: RawFd) -> io::Result<Option<FiemapExtent>> {
+        self.req.header = FiemapHeader {
+            fm_start: 0,
+            fm_length: MAX_OFFSET,
+            fm_flags: self.flags,
+            fm_mapped_extents: 0,
+            fm_extent_count: 1,
+            fm_reserved: 0,
+        };
+        let ptr: *mut Request = &mut *self.req;
+        // SAFETY: as in `map_fd`: a live, writable `struct fiemap` with room for one extent.
+        let rc = unsafe { libc::ioctl(fd, FS_IOC_FIEMAP as _, ptr) };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok((self.req.header.fm_mapped_extents > 0).then(|| self.req.extents[0]))
+    }
+
     /// Opens `name` relative to the directory `dirfd` (read-only, not following a final
     /// symlink) and maps it.
     pub fn map_at(&mut self, dir: BorrowedFd<'_>, name: &CStr) -> io::Result<FileMap> {

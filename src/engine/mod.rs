@@ -369,6 +369,10 @@ workload_kinds! {
     /// A seeded create/append/overwrite/rename/delete stream to a target fullness after a target
     /// churn (`aged`), or its final tree written directly (`fresh`); then a cold read and layout.
     Aging(workloads::aging::AgingSpec) = "aging",
+    /// Named syscall sequences (fsync, O_SYNC, rename with and without fsyncs, …) with stamped
+    /// blocks, cut under a chosen method and disk model: lost, reverted and torn units per
+    /// primitive, a negative control that must lose.
+    Durability(workloads::durability::DurabilitySpec) = "durability",
 }
 
 #[cfg(test)]

@@ -43,6 +43,7 @@ pub mod caption;
 pub mod charts;
 pub mod compare;
 mod csv;
+pub mod durability;
 pub(crate) mod escape;
 pub mod group;
 mod histogram;
@@ -287,6 +288,10 @@ impl ReportModel {
 /// Invariant: a section that has nothing to say about `model` renders to "" in both formats, so
 /// the report of a session the feature did not touch is the same with or without it.
 pub trait Section {
+    /// The section as plain text after the terminal table ("" for none, the default).
+    fn text(&self, _model: &ReportModel) -> String {
+        String::new()
+    }
     /// The section in Markdown, starting with its own blank line and heading ("" for none).
     fn markdown(&self, model: &ReportModel) -> String;
     /// The section in HTML, starting with its `<h2>` ("" for none).
@@ -299,12 +304,18 @@ pub trait Section {
     }
 }
 
-/// Renders `model` in `format` with the features' `sections` (Markdown and HTML only; plain
-/// text for [`Format::Table`]; use [`render_table`] for ANSI bold on the best cells). The
+/// Renders `model` in `format` with the features' `sections` (Markdown, HTML, and their plain
+/// text after [`Format::Table`]; use [`render_table`] for ANSI bold on the best cells). The
 /// output always ends with a newline.
 pub fn render(model: &ReportModel, format: Format, sections: &[&dyn Section]) -> String {
     match format {
-        Format::Table => text::render_table(model, false),
+        Format::Table => {
+            let mut out = text::render_table(model, false);
+            for s in sections {
+                out.push_str(&s.text(model));
+            }
+            out
+        }
         Format::Md => text::render_markdown(model, sections),
         Format::Csv => csv::render_csv(model),
         Format::Json => render_json(model),

@@ -12,6 +12,8 @@
 //! * the interval is `mean ± t_{1−α/2, n−1} · sd / √n` (Student 1908), with the quantile from
 //!   [`t_quantile`] (statrs' Student-t CDF, see [`student_t`]).
 //!
+//! [`rate`] gives the Wilson interval of a proportion (the durability matrix's loss rates).
+//!
 //! [`powerlaw`] fits `y = c · x^k` on log-log axes with the exponent's t interval (repair scaling).
 //!
 //! Two samples are compared in [`two_sample`]: Welch's t-test, the tie test, the ratio-of-means
@@ -25,6 +27,7 @@
 
 pub mod best;
 pub mod powerlaw;
+pub mod rate;
 pub mod sequential;
 pub mod simulate;
 pub mod student_t;

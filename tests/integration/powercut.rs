@@ -14,7 +14,14 @@ use crate::util::{
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-fn cell(j: &serde_json::Value, workload: &str, phase: &str, metric: &str, variant: &str) -> Option<(u64, f64)> {
+/// The (n, mean) of `metric` in `phase` of `workload` on `variant` in a report's JSON.
+pub(crate) fn cell(
+    j: &serde_json::Value,
+    workload: &str,
+    phase: &str,
+    metric: &str,
+    variant: &str,
+) -> Option<(u64, f64)> {
     let table = j["workloads"].as_array()?.iter().find(|t| t["workload"] == workload)?;
     let row = table["rows"]
         .as_array()?
@@ -25,7 +32,7 @@ fn cell(j: &serde_json::Value, workload: &str, phase: &str, metric: &str, varian
 }
 
 /// The notes of the samples of `workload` on `variant`.
-fn notes(j: &serde_json::Value, workload: &str, variant: &str) -> String {
+pub(crate) fn notes(j: &serde_json::Value, workload: &str, variant: &str) -> String {
     samples_of(j, |c| c["workload"] == workload && c["variant"] == variant)
         .into_iter()
         .map(|s| s["notes"].to_string())
@@ -34,7 +41,7 @@ fn notes(j: &serde_json::Value, workload: &str, variant: &str) -> String {
 }
 
 /// Power-cut disk servers whose working directory is under `dir` (ours, none of anyone else's).
-fn servers_under(dir: &Path) -> Vec<u32> {
+pub(crate) fn servers_under(dir: &Path) -> Vec<u32> {
     std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
@@ -85,7 +92,7 @@ max_write = "8KiB"
 
 /// Nothing of a power-cut run in `dir` left: no mount, loop device or run folder under its
 /// scratch folder `sc`, no power-cut disk server naming `dir`.
-fn assert_powercut_left_nothing(dir: &Path, sc: &Path) {
+pub(crate) fn assert_powercut_left_nothing(dir: &Path, sc: &Path) {
     assert_no_leftovers(sc);
     assert_eq!(
         servers_under(dir),
@@ -201,29 +208,27 @@ sqlite = true
     );
 }
 
+/// A long power-cut-disk workload: the powercut writer's, 50 cuts.
+const LONG_POWERCUT: &str = "kind = \"powercut\"\nmethod = \"disk\"\ncuts = 50\nops = 400\n";
+
 /// Starts a long power-cut-disk run on `fs_type` in `dir` and returns it once the disk's FUSE
 /// mount and the filesystem over it are both mounted, with its scratch folder.
 fn run_with_the_disk_up(dir: &Path, fs_type: &str) -> (std::process::Child, std::path::PathBuf) {
+    run_with_disk_workload_up(dir, fs_type, LONG_POWERCUT)
+}
+
+/// [`run_with_the_disk_up`] with the `[[workload]]` table `workload` (a long one).
+pub(crate) fn run_with_disk_workload_up(
+    dir: &Path,
+    fs_type: &str,
+    workload: &str,
+) -> (std::process::Child, std::path::PathBuf) {
     let suite = write_suite(
         dir,
         "long.toml",
-        &r#"
-[suite]
-name = "long"
-description = "integration test"
-[run]
-repeats = 1
-warmup = 0
-drop_caches = false
-[[fs]]
-type = "FSTYPE"
-[[workload]]
-kind = "powercut"
-method = "disk"
-cuts = 50
-ops = 400
-"#
-        .replace("FSTYPE", fs_type),
+        &format!(
+            "[suite]\nname = \"long\"\ndescription = \"integration test\"\n[run]\nrepeats = 1\nwarmup = 0\ndrop_caches = false\n[[fs]]\ntype = \"{fs_type}\"\n[[workload]]\n{workload}"
+        ),
     );
     let db = dir.join("r.db");
     let sc = dir.join("scratch");
@@ -258,7 +263,7 @@ fn ctrl_c_with_a_live_power_cut_disk_leaves_nothing() {
 }
 
 /// The pending undo steps in the state file of the one run folder under `sc`.
-fn pending_steps(sc: &Path) -> Vec<serde_json::Value> {
+pub(crate) fn pending_steps(sc: &Path) -> Vec<serde_json::Value> {
     let run = std::fs::read_dir(sc)
         .unwrap()
         .flatten()
@@ -276,19 +281,26 @@ fn a_sigkilled_run_with_a_live_power_cut_disk_is_undone_by_cleanup() {
     let dir = scratch();
     // btrfs: the filesystem a run once left mounted read-only over the disk, when its pieces
     // were not in the state file.
-    let (mut child, sc) = run_with_the_disk_up(dir.path(), "btrfs");
+    let (child, sc) = run_with_the_disk_up(dir.path(), "btrfs");
+    assert_sigkill_is_undone_by_cleanup(dir.path(), child, &sc);
+}
+
+/// SIGKILLs the run `child` (started in `dir` with scratch folder `sc`) while its power-cut
+/// disk is up; asserts every piece is in the state file in creation order and that `fsbench
+/// cleanup` undoes them all, the server included.
+pub(crate) fn assert_sigkill_is_undone_by_cleanup(dir: &Path, mut child: std::process::Child, sc: &Path) {
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(
-        mounts_under(&sc).iter().any(|l| l.starts_with("fsbench-powerdisk")),
+        mounts_under(sc).iter().any(|l| l.starts_with("fsbench-powerdisk")),
         "{:?}",
-        mounts_under(&sc)
+        mounts_under(sc)
     );
-    let servers = servers_under(dir.path());
+    let servers = servers_under(dir);
     assert_eq!(servers.len(), 1, "the server outlives fsbench until cleanup");
     // Every piece is in the state file, in creation order: server, FUSE mount, loop device over
     // its image, the filesystem's mount over that (cleanup undoes them in reverse).
-    let pending = pending_steps(&sc);
+    let pending = pending_steps(sc);
     let at = |what: &str, pred: &dyn Fn(&serde_json::Value) -> bool| {
         pending
             .iter()
@@ -336,11 +348,11 @@ fn a_sigkilled_run_with_a_live_power_cut_disk_is_undone_by_cleanup() {
         "{out}"
     );
     let t0 = Instant::now();
-    while !servers_under(dir.path()).is_empty() && t0.elapsed() < Duration::from_secs(5) {
+    while !servers_under(dir).is_empty() && t0.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert_eq!(servers_under(dir.path()), Vec::<u32>::new(), "{}", text(&o));
-    assert_no_leftovers(&sc);
+    assert_eq!(servers_under(dir), Vec::<u32>::new(), "{}", text(&o));
+    assert_no_leftovers(sc);
 }
 
 #[test]

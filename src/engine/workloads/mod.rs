@@ -7,6 +7,7 @@ pub mod bonnie;
 pub mod bonnie_pp;
 pub mod dbench;
 pub mod dd;
+pub mod durability;
 pub mod filecopy;
 pub mod fileio;
 pub mod fio;

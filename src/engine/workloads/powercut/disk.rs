@@ -13,7 +13,16 @@
 //! filesystem was told are durable; [`Model::BrokenSuperblock`] is the other one: a cut also
 //! zeroes the image's first MiB, so the filesystem cannot mount. [`Model::Tear`] is the volatile
 //! cache whose cut also tears the last unflushed write (its first half, in whole sectors,
-//! reaches the image). [`Model::Passthrough`] keeps nothing (the instrument's own
+//! reaches the image). [`Model::Reorder`] keeps a seeded random subset of the writes since the
+//! last flush (each whole write kept or dropped, applied in their order: what a disk that
+//! reorders its cache and loses power part-way leaves); [`Model::TornSectors`] keeps a seeded
+//! random subset of the 512-byte sectors of every write since the last flush (a disk whose
+//! atomic unit is the sector, not the filesystem block). Both log every write's data since the
+//! last flush; the cut restores the flushed contents, then applies the chosen writes or sectors
+//! in order. The generator of cut `c` is seeded from the disk's `--seed` and `c`, so the same
+//! seed replays the same choices. Any model can also fail writes to a byte range with EIO
+//! (`eio START LEN` on `ctl`, `eio-off` to end it): a medium error at writeback, for the fsync
+//! error probe. [`Model::Passthrough`] keeps nothing (the instrument's own
 //! cost, `bench/powerdisk_cost.sh`).
 //!
 //! The server runs as its own process (`fsbench powerdisk`, started by [`DiskServer::start`]) so
@@ -76,7 +85,16 @@ pub enum Model {
     /// keeps the first half of it (whole 512-byte sectors), what a disk losing power in the
     /// middle of a write leaves.
     Tear,
+    /// A reordering cache: a cut keeps a seeded random subset (each with probability 1/2) of
+    /// the whole writes since the last completed flush and discards the rest.
+    Reorder,
+    /// A cut keeps a seeded random subset (each with probability 1/2) of the 512-byte sectors
+    /// of every write since the last completed flush: torn sectors.
+    TornSectors,
 }
+
+/// Bytes of the sector a [`Model::TornSectors`] cut keeps or drops as a whole.
+pub const SECTOR: usize = 512;
 
 /// Bytes a cut of [`Model::BrokenSuperblock`] zeroes at the start of the image: 1 MiB, which
 /// holds the primary superblock of ext2/3/4 (1 KiB), xfs (0) and btrfs (64 KiB).
@@ -93,6 +111,12 @@ impl Model {
             Model::Tear => {
                 "volatile write cache, discard since last flush, the last unflushed write torn (first half kept)"
             }
+            Model::Reorder => {
+                "reordering write cache: a seeded random subset of the writes since the last flush persists"
+            }
+            Model::TornSectors => {
+                "torn sectors: a seeded random subset of the 512-byte sectors written since the last flush persists"
+            }
         }
     }
 
@@ -104,8 +128,22 @@ impl Model {
             Model::BrokenFlush => "broken-flush",
             Model::BrokenSuperblock => "broken-superblock",
             Model::Tear => "tear",
+            Model::Reorder => "reorder",
+            Model::TornSectors => "torn-sectors",
         }
     }
+
+    /// Whether a cut keeps a seeded subset of the writes since the last flush (the disk logs
+    /// their data).
+    pub fn is_seeded(self) -> bool {
+        matches!(self, Model::Reorder | Model::TornSectors)
+    }
+}
+
+/// The generator of cut number `cut` (0-based) of a disk started with `seed`.
+pub fn cut_rng(seed: u64, cut: u64) -> rand::rngs::SmallRng {
+    use rand::SeedableRng;
+    rand::rngs::SmallRng::seed_from_u64(seed ^ cut.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15))
 }
 
 /// Counters of the disk since it started, as `ctl` reports them.
@@ -119,6 +157,12 @@ pub struct Stats {
     pub discarded_blocks: u64,
     /// Cuts.
     pub cuts: u64,
+    /// Writes (or, for [`Model::TornSectors`], sectors) since the last flush that the cuts kept.
+    pub kept_units: u64,
+    /// Writes (or sectors) since the last flush that the cuts dropped.
+    pub dropped_units: u64,
+    /// Writes refused with EIO by an `eio` range.
+    pub eio_writes: u64,
 }
 
 /// The state the FUSE handlers share.
@@ -127,6 +171,10 @@ struct State {
     /// Offset and length of the last write since the last completed flush (what [`Model::Tear`]
     /// tears).
     last_write: Option<(u64, usize)>,
+    /// Every write since the last completed flush, with its data (seeded models only).
+    log: Vec<(u64, Vec<u8>)>,
+    /// Byte range `[start, end)` of the image where writes fail with EIO (`eio START LEN`).
+    eio: Option<(u64, u64)>,
     failed: bool,
     armed: bool,
     stats: Stats,
@@ -137,6 +185,8 @@ struct PowerDisk {
     base: File,
     size: u64,
     model: Model,
+    /// Seed of the cuts' choices (seeded models).
+    seed: u64,
     st: Mutex<State>,
 }
 
@@ -147,14 +197,17 @@ const TTL: Duration = Duration::from_secs(3600);
 
 impl PowerDisk {
     /// A disk over `base` of `size` bytes, disarmed, with nothing written yet.
-    fn new(base: File, size: u64, model: Model) -> PowerDisk {
+    fn new(base: File, size: u64, model: Model, seed: u64) -> PowerDisk {
         PowerDisk {
             base,
             size,
             model,
+            seed,
             st: Mutex::new(State {
                 undo: HashMap::new(),
                 last_write: None,
+                log: Vec::new(),
+                eio: None,
                 failed: false,
                 armed: false,
                 stats: Stats::default(),
@@ -202,6 +255,12 @@ impl PowerDisk {
         if st.failed {
             return Err(std::io::Error::from_raw_os_error(libc::EIO));
         }
+        if let Some((start, end)) = st.eio {
+            if offset < end && offset + data.len() as u64 > start {
+                st.stats.eio_writes += 1;
+                return Err(std::io::Error::from_raw_os_error(libc::EIO));
+            }
+        }
         st.stats.writes += 1;
         if self.keeps_undo() && !data.is_empty() {
             let first = offset / BLOCK;
@@ -215,6 +274,9 @@ impl PowerDisk {
                 }
             }
             st.last_write = Some((offset, data.len()));
+            if self.model.is_seeded() {
+                st.log.push((offset, data.to_vec()));
+            }
         }
         self.base.write_all_at(data, offset)
     }
@@ -229,6 +291,7 @@ impl PowerDisk {
         if !(self.model == Model::BrokenFlush && st.armed) {
             st.undo.clear();
             st.last_write = None;
+            st.log.clear();
         }
         Ok(())
     }
@@ -253,6 +316,12 @@ impl PowerDisk {
                 if let Some((offset, half)) = torn {
                     self.base.write_all_at(&half, offset)?;
                 }
+                let log = std::mem::take(&mut st.log);
+                if self.model.is_seeded() {
+                    let (kept, dropped) = self.replay_subset(&log, st.stats.cuts)?;
+                    st.stats.kept_units += kept;
+                    st.stats.dropped_units += dropped;
+                }
                 if self.model == Model::BrokenSuperblock {
                     self.base.write_all_at(&vec![0u8; WIPE.min(self.size) as usize], 0)?;
                 }
@@ -270,15 +339,68 @@ impl PowerDisk {
                 st.armed = true;
                 Ok(())
             }
+            "eio-off" => {
+                st.eio = None;
+                Ok(())
+            }
+            cmd if cmd.starts_with("eio ") => {
+                let mut f = cmd[4..].split_whitespace().map(str::parse::<u64>);
+                match (f.next(), f.next(), f.next()) {
+                    (Some(Ok(start)), Some(Ok(len)), None) if len > 0 => {
+                        st.eio = Some((start, start.saturating_add(len)));
+                        Ok(())
+                    }
+                    _ => Err(std::io::Error::from_raw_os_error(libc::EINVAL)),
+                }
+            }
             _ => Err(std::io::Error::from_raw_os_error(libc::EINVAL)),
         }
+    }
+
+    /// Applies, in order, the seeded subset of `log` (the writes since the last flush, whose
+    /// blocks were just restored) that cut number `cut` keeps; (kept, dropped) writes or sectors.
+    fn replay_subset(&self, log: &[(u64, Vec<u8>)], cut: u64) -> std::io::Result<(u64, u64)> {
+        use rand::Rng;
+        let mut rng = cut_rng(self.seed, cut);
+        let (mut kept, mut dropped) = (0, 0);
+        for (offset, data) in log {
+            match self.model {
+                Model::Reorder => {
+                    if rng.gen_bool(0.5) {
+                        self.base.write_all_at(data, *offset)?;
+                        kept += 1;
+                    } else {
+                        dropped += 1;
+                    }
+                }
+                _ => {
+                    for (i, sector) in data.chunks(SECTOR).enumerate() {
+                        if rng.gen_bool(0.5) {
+                            self.base.write_all_at(sector, offset + (i * SECTOR) as u64)?;
+                            kept += 1;
+                        } else {
+                            dropped += 1;
+                        }
+                    }
+                }
+            }
+        }
+        Ok((kept, dropped))
     }
 
     fn stats_text(&self) -> String {
         let st = self.lock();
         format!(
-            "writes {}\nflushes {}\ndiscarded_blocks {}\ncuts {}\nfailed {}\n",
-            st.stats.writes, st.stats.flushes, st.stats.discarded_blocks, st.stats.cuts, st.failed as u8
+            "writes {}\nflushes {}\ndiscarded_blocks {}\ncuts {}\nkept_units {}\ndropped_units {}\neio_writes {}\nseed {}\nfailed {}\n",
+            st.stats.writes,
+            st.stats.flushes,
+            st.stats.discarded_blocks,
+            st.stats.cuts,
+            st.stats.kept_units,
+            st.stats.dropped_units,
+            st.stats.eio_writes,
+            self.seed,
+            st.failed as u8
         )
     }
 }
@@ -448,13 +570,14 @@ impl Filesystem for PowerDisk {
 
 /// Serves `base` (an image file or block device, opened read-write) as `MOUNTPOINT/image` until
 /// the mount is unmounted: the body of `fsbench powerdisk`.
-pub fn serve(base: &Path, mountpoint: &Path, model: Model) -> std::io::Result<()> {
+/// `seed` seeds the choices of the seeded models' cuts ([`cut_rng`]).
+pub fn serve(base: &Path, mountpoint: &Path, model: Model, seed: u64) -> std::io::Result<()> {
     let file = std::fs::OpenOptions::new().read(true).write(true).open(base)?;
     let size = {
         use std::io::Seek;
         (&file).seek(std::io::SeekFrom::End(0))?
     };
-    let fs = PowerDisk::new(file, size, model);
+    let fs = PowerDisk::new(file, size, model, seed);
     let mut cfg = Config::default();
     cfg.mount_options = vec![
         MountOption::FSName(FS_NAME.into()),
@@ -504,13 +627,15 @@ pub struct DiskServer {
 
 impl DiskServer {
     /// Starts `fsbench powerdisk` serving `run_dir/base_name` on a new folder
-    /// `run_dir/mount_name`, and waits (up to 10 s) until the mount is there. With `state`, the
-    /// process and its mount are recorded as undo steps as soon as it is spawned (module doc).
+    /// `run_dir/mount_name`, and waits (up to 10 s) until the mount is there; `seed` seeds the
+    /// seeded models' cuts. With `state`, the process and its mount are recorded as undo steps
+    /// as soon as it is spawned (module doc).
     pub fn start(
         run_dir: &Path,
         base_name: &str,
         mount_name: &str,
         model: Model,
+        seed: u64,
         state: Option<&dyn UndoLog>,
     ) -> Result<Self, DiskError> {
         let mountpoint = run_dir.join(mount_name);
@@ -525,6 +650,8 @@ impl DiskServer {
                 mount_name,
                 "--model",
                 model.as_arg(),
+                "--seed",
+                &seed.to_string(),
             ])
             .current_dir(run_dir)
             .stdin(Stdio::null())
@@ -629,6 +756,17 @@ impl DiskServer {
         self.send("arm")
     }
 
+    /// From now on writes overlapping bytes `[start, start + len)` of the image fail with EIO
+    /// (a failing range of the medium; reads and other writes go on).
+    pub fn fail_writes(&self, start: u64, len: u64) -> Result<(), DiskError> {
+        self.send(&format!("eio {start} {len}"))
+    }
+
+    /// Ends [`DiskServer::fail_writes`].
+    pub fn heal(&self) -> Result<(), DiskError> {
+        self.send("eio-off")
+    }
+
     /// The disk's counters.
     pub fn stats(&self) -> Result<Stats, DiskError> {
         let text = std::fs::read_to_string(self.mountpoint.join(CTL)).map_err(io("read ctl"))?;
@@ -643,6 +781,9 @@ impl DiskServer {
                 "flushes" => s.flushes = v,
                 "discarded_blocks" => s.discarded_blocks = v,
                 "cuts" => s.cuts = v,
+                "kept_units" => s.kept_units = v,
+                "dropped_units" => s.dropped_units = v,
+                "eio_writes" => s.eio_writes = v,
                 _ => {}
             }
         }
@@ -702,7 +843,7 @@ mod tests {
         let f = tempfile::NamedTempFile::new().unwrap();
         f.as_file().write_all_at(&vec![0xAAu8; bytes], 0).unwrap();
         let base = File::options().read(true).write(true).open(f.path()).unwrap();
-        let d = PowerDisk::new(base, bytes as u64, model);
+        let d = PowerDisk::new(base, bytes as u64, model, 42);
         (f, d)
     }
 
@@ -786,5 +927,78 @@ mod tests {
         e.flush_image().unwrap();
         e.control("cut").unwrap();
         assert!(content(&e).iter().all(|x| *x == 4));
+    }
+
+    /// Cuts a fresh `model` disk (seed 42) of 8 blocks of 0xAA after one flushed write and
+    /// eight unflushed 4 KiB writes of 1..=8; its contents and counters.
+    fn cut_after_eight(model: Model) -> (Vec<u8>, Stats) {
+        let (_f, d) = disk(model, 8 * BLOCK as usize);
+        d.write_image(0, &[9u8; 4096]).unwrap();
+        d.flush_image().unwrap();
+        for i in 0..8u64 {
+            d.write_image(i * BLOCK, &[i as u8 + 1; 4096]).unwrap();
+        }
+        d.control("cut").unwrap();
+        let st = d.lock().stats;
+        (content(&d), st)
+    }
+
+    #[test]
+    fn the_reorder_model_keeps_a_seeded_subset_of_whole_writes_and_replays_it() {
+        let (c, st) = cut_after_eight(Model::Reorder);
+        let b = BLOCK as usize;
+        let mut kept = 0;
+        for i in 0..8 {
+            let blk = &c[i * b..(i + 1) * b];
+            let old = if i == 0 { 9u8 } else { 0xAA };
+            let new = i as u8 + 1;
+            assert!(
+                blk.iter().all(|x| *x == new) || blk.iter().all(|x| *x == old),
+                "block {i} is whole: old or new"
+            );
+            if blk.iter().all(|x| *x == new) {
+                kept += 1;
+            }
+        }
+        assert!(kept > 0 && kept < 8, "a strict subset kept: {kept}");
+        assert_eq!((st.kept_units, st.dropped_units), (kept as u64, 8 - kept as u64));
+        assert_eq!(
+            cut_after_eight(Model::Reorder).0,
+            c,
+            "the same seed replays the same cut"
+        );
+    }
+
+    #[test]
+    fn the_torn_sectors_model_keeps_a_seeded_subset_of_sectors() {
+        let (c, st) = cut_after_eight(Model::TornSectors);
+        assert_eq!(st.kept_units + st.dropped_units, 8 * 8, "eight sectors per 4 KiB write");
+        assert!(st.kept_units > 0 && st.dropped_units > 0, "{st:?}");
+        let torn = c
+            .chunks(BLOCK as usize)
+            .filter(|blk| blk.chunks(SECTOR).any(|s| s[0] != blk[0]))
+            .count();
+        assert!(torn > 0, "some 4 KiB block mixes old and new sectors");
+        for s in c.chunks(SECTOR) {
+            assert!(s.iter().all(|x| *x == s[0]), "each sector whole");
+        }
+        assert_eq!(cut_after_eight(Model::TornSectors).0, c, "replayed");
+    }
+
+    #[test]
+    fn writes_to_a_failing_range_get_eio_and_change_nothing() {
+        let (_f, d) = disk(Model::Volatile, 4 * BLOCK as usize);
+        d.control("eio 4096 4096").unwrap();
+        assert_eq!(
+            d.write_image(4000, &[1u8; 200]).unwrap_err().raw_os_error(),
+            Some(libc::EIO)
+        );
+        d.write_image(0, &[2u8; 100]).unwrap();
+        d.write_image(8192, &[3u8; 100]).unwrap();
+        assert!(content(&d)[4000..4200].iter().all(|x| *x == 0xAA), "nothing written");
+        d.control("eio-off").unwrap();
+        d.write_image(4000, &[1u8; 200]).unwrap();
+        assert_eq!(d.lock().stats.eio_writes, 1);
+        assert!(d.control("eio 1").is_err() && d.control("eio 1 0").is_err());
     }
 }

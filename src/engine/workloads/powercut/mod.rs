@@ -94,7 +94,9 @@ pub struct PowercutSpec {
     /// but drops them: a broken disk, to show that the loss check can fail) or
     /// `broken-superblock` (a cut also zeroes the first MiB: the filesystem cannot mount after
     /// it, to show that `recovery_failed` is a result) or `tear` (volatile, and the cut tears the
-    /// last unflushed write: its first half is kept).
+    /// last unflushed write: its first half is kept), `reorder` (a subset of the writes since the
+    /// last flush persists) or `torn-sectors` (a subset of their 512-byte sectors persists),
+    /// both seeded by `seed`.
     #[serde(default = "default_model")]
     pub disk_model: Model,
     /// Also commit numbered rows to an SQLite database and count `db_rows_lost`. Default false.
@@ -163,7 +165,8 @@ pub mod metrics {
     pub fn fsck_failed() -> MetricId {
         MetricId::lower("fsck_failed", Unit::Count).with_role(Role::Detail)
     }
-    /// Acknowledged-durable results missing or wrong after recovery (0 for a correct filesystem).
+    /// Acknowledged-durable results missing or wrong after recovery, each SQLite row one (0 for
+    /// a correct filesystem).
     pub fn acked_lost() -> MetricId {
         MetricId::lower("acked_lost", Unit::Count)
     }
@@ -253,14 +256,29 @@ fn remount_opts(opts: &str) -> String {
 /// mount), so `fsbench cleanup` undoes them in the reverse order after a SIGKILL; a record goes
 /// only once its step is done, so a failed teardown keeps the state file for cleanup. Every
 /// piece also lives in the run folder under a `mnt-` name, which cleanup sweeps as well.
-struct DiskStack {
+pub(crate) struct DiskStack {
     state: Option<Arc<dyn UndoLog>>,
-    server: Option<DiskServer>,
+    pub(crate) server: Option<DiskServer>,
     loop_dev: Option<Detach>,
     mnt: Option<Unmount>,
 }
 
 impl DiskStack {
+    /// An empty stack recording into the run's state.
+    pub(crate) fn new(ctx: &RunContext) -> DiskStack {
+        DiskStack {
+            state: ctx.state.map(|s| s.share()),
+            server: None,
+            loop_dev: None,
+            mnt: None,
+        }
+    }
+
+    /// Moves the runner's filesystem onto a power-cut disk of `model` ([`mount_on_disk`]).
+    pub(crate) fn mount(&mut self, ctx: &RunContext, runner_fs: Fs, model: (Model, u64)) -> Result<Fs, EngineError> {
+        mount_on_disk(ctx, runner_fs, model, self)
+    }
+
     /// Records `u` (a piece that may exist from now on).
     fn record(&self, u: &dyn Step) {
         if let Some(st) = &self.state {
@@ -275,7 +293,8 @@ impl DiskStack {
         }
     }
 
-    fn teardown(&mut self) -> Result<(), String> {
+    /// Unmounts, detaches and stops what the stack holds, in that order.
+    pub(crate) fn teardown(&mut self) -> Result<(), String> {
         let mut first: Option<String> = None;
         if let Some(u) = self.mnt.take() {
             {
@@ -321,23 +340,77 @@ impl Drop for DiskStack {
     }
 }
 
-/// What one repeat's cuts add up to.
+/// Moves the runner's filesystem onto the power-cut disk of `model` (with the seed of its
+/// seeded cuts): unmounts it, starts the disk server over its image, attaches a loop device and
+/// mounts it at `<tag>-pc` beside the runner's mount `<tag>` (each step recorded in `stack` for
+/// the teardown and the undo log).
+fn mount_on_disk(
+    ctx: &RunContext,
+    runner_fs: Fs,
+    (model, seed): (Model, u64),
+    stack: &mut DiskStack,
+) -> Result<Fs, EngineError> {
+    let run_dir = &runner_fs.mountpoint.parent().map(Path::to_path_buf).unwrap_or_default();
+    let tag = runner_fs
+        .mountpoint
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "mnt".into());
+    let base = crate::host::loop_backing_file(&runner_fs.device).unwrap_or_else(|| PathBuf::from(&runner_fs.device));
+    let base_arg = match base.strip_prefix(run_dir) {
+        Ok(rel) => rel.to_string_lossy().into_owned(),
+        Err(_) => base.to_string_lossy().into_owned(),
+    };
+    runner_fs.unmount()?;
+    let server = DiskServer::start(run_dir, &base_arg, &format!("{tag}-pcdisk"), model, seed, ctx.state)
+        .map_err(|e| eio("start the power-cut disk", e))?;
+    let image = server.image();
+    stack.server = Some(server);
+    let out = crate::host::run_tool("losetup", &["--find", "--show", &image.to_string_lossy()])
+        .map_err(|e| eio("attach a loop device to the power-cut disk", e))?;
+    let dev = out.trim().to_string();
+    let detach = Detach {
+        device: dev.clone(),
+        image,
+    };
+    stack.record(&detach);
+    stack.loop_dev = Some(detach);
+    let mnt = run_dir.join(format!("{tag}-pc"));
+    std::fs::create_dir(&mnt).map_err(|e| EngineError::io(format!("create {}", mnt.display()), e))?;
+    // Recorded before the first mount; the cuts unmount and mount it again under it.
+    let unmount = Unmount {
+        mountpoint: mnt.clone(),
+        source: dev.clone(),
+    };
+    stack.record(&unmount);
+    stack.mnt = Some(unmount);
+    let fs = Fs {
+        device: dev,
+        fs_type: runner_fs.fs_type.clone(),
+        opts: runner_fs.opts.clone(),
+        mountpoint: mnt,
+    };
+    fs.mount().map_err(|e| eio("mount over the power-cut disk", e))?;
+    Ok(fs)
+}
+
+/// What one repeat's cuts add up to (the durability workload keeps its recovery fields too).
 #[derive(Default)]
-struct Totals {
-    mount: Vec<Duration>,
-    mount_cpu: Vec<CpuUsage>,
-    recovery_failed: u64,
-    fsck: Vec<Duration>,
-    fsck_cpu: Vec<CpuUsage>,
-    repair_needed: u64,
-    fsck_failed: u64,
-    acked_lost: u64,
-    db_rows_lost: u64,
-    unsynced_lost: u64,
-    unsynced_kept: u64,
-    acked_ops: u64,
-    verify_wall: Duration,
-    verify_cpu: Vec<CpuUsage>,
+pub(crate) struct Totals {
+    pub(crate) mount: Vec<Duration>,
+    pub(crate) mount_cpu: Vec<CpuUsage>,
+    pub(crate) recovery_failed: u64,
+    pub(crate) fsck: Vec<Duration>,
+    pub(crate) fsck_cpu: Vec<CpuUsage>,
+    pub(crate) repair_needed: u64,
+    pub(crate) fsck_failed: u64,
+    pub(crate) acked_lost: u64,
+    pub(crate) db_rows_lost: u64,
+    pub(crate) unsynced_lost: u64,
+    pub(crate) unsynced_kept: u64,
+    pub(crate) acked_ops: u64,
+    pub(crate) verify_wall: Duration,
+    pub(crate) verify_cpu: Vec<CpuUsage>,
 }
 
 fn mean(d: &[Duration]) -> f64 {
@@ -348,7 +421,7 @@ fn mean(d: &[Duration]) -> f64 {
     }
 }
 
-fn cpu_mean(c: &[CpuUsage]) -> CpuUsage {
+pub(crate) fn cpu_mean(c: &[CpuUsage]) -> CpuUsage {
     let n = c.len().max(1) as f64;
     CpuUsage {
         process_pct: c.iter().map(|c| c.process_pct).sum::<f64>() / n,
@@ -356,7 +429,7 @@ fn cpu_mean(c: &[CpuUsage]) -> CpuUsage {
     }
 }
 
-fn timed(wall: Duration, cpu: CpuUsage) -> Timed<()> {
+pub(crate) fn timed(wall: Duration, cpu: CpuUsage) -> Timed<()> {
     Timed {
         wall,
         cpu,
@@ -370,7 +443,7 @@ fn timed(wall: Duration, cpu: CpuUsage) -> Timed<()> {
     }
 }
 
-fn eio(what: &str, e: impl std::fmt::Display) -> EngineError {
+pub(crate) fn eio(what: &str, e: impl std::fmt::Display) -> EngineError {
     EngineError::io(what.to_string(), std::io::Error::other(e.to_string()))
 }
 
@@ -399,18 +472,7 @@ impl PowercutSpec {
             }
             (Method::Auto, Err(_)) => true,
         };
-        let run_dir = runner_fs.mountpoint.parent().map(Path::to_path_buf).unwrap_or_default();
-        let tag = runner_fs
-            .mountpoint
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "mnt".into());
-        let mut stack = DiskStack {
-            state: ctx.state.map(|s| s.share()),
-            server: None,
-            loop_dev: None,
-            mnt: None,
-        };
+        let mut stack = DiskStack::new(ctx);
         let fs = if use_disk {
             let why = match &probe {
                 Ok(()) => "chosen by method = \"disk\"".to_string(),
@@ -420,7 +482,7 @@ impl PowercutSpec {
                 "power cut by the power-cut disk (FUSE, model: {}); {why}",
                 self.disk_model.describe()
             ));
-            self.mount_on_disk(ctx, runner_fs, &run_dir, &tag, &mut stack)?
+            stack.mount(ctx, runner_fs, (self.disk_model, self.seed))?
         } else {
             phases.note("power cut by FS_IOC_SHUTDOWN with NOLOGFLUSH (the log is not written)".into());
             runner_fs
@@ -449,79 +511,9 @@ impl PowercutSpec {
         Ok(phases.finish())
     }
 
-    /// Moves the runner's filesystem onto the power-cut disk: unmounts it, starts the disk
-    /// server over its image, attaches a loop device and mounts it at `<tag>-pc` (each step
-    /// recorded in `stack` for the teardown and the undo log).
-    fn mount_on_disk(
-        &self,
-        ctx: &RunContext,
-        runner_fs: Fs,
-        run_dir: &Path,
-        tag: &str,
-        stack: &mut DiskStack,
-    ) -> Result<Fs, EngineError> {
-        let base =
-            crate::host::loop_backing_file(&runner_fs.device).unwrap_or_else(|| PathBuf::from(&runner_fs.device));
-        let base_arg = match base.strip_prefix(run_dir) {
-            Ok(rel) => rel.to_string_lossy().into_owned(),
-            Err(_) => base.to_string_lossy().into_owned(),
-        };
-        runner_fs.unmount()?;
-        let server = DiskServer::start(run_dir, &base_arg, &format!("{tag}-pcdisk"), self.disk_model, ctx.state)
-            .map_err(|e| eio("start the power-cut disk", e))?;
-        let image = server.image();
-        stack.server = Some(server);
-        let out = crate::host::run_tool("losetup", &["--find", "--show", &image.to_string_lossy()])
-            .map_err(|e| eio("attach a loop device to the power-cut disk", e))?;
-        let dev = out.trim().to_string();
-        let detach = Detach {
-            device: dev.clone(),
-            image,
-        };
-        stack.record(&detach);
-        stack.loop_dev = Some(detach);
-        let mnt = run_dir.join(format!("{tag}-pc"));
-        std::fs::create_dir(&mnt).map_err(|e| EngineError::io(format!("create {}", mnt.display()), e))?;
-        // Recorded before the first mount; the cuts unmount and mount it again under it.
-        let unmount = Unmount {
-            mountpoint: mnt.clone(),
-            source: dev.clone(),
-        };
-        stack.record(&unmount);
-        stack.mnt = Some(unmount);
-        let fs = Fs {
-            device: dev,
-            fs_type: runner_fs.fs_type.clone(),
-            opts: runner_fs.opts.clone(),
-            mountpoint: mnt,
-        };
-        fs.mount().map_err(|e| eio("mount over the power-cut disk", e))?;
-        Ok(fs)
-    }
-
     /// Records the totals of all cuts as the recovery, fsck and loss phases.
     fn record_totals(&self, phases: &mut Phases, t: &Totals) {
-        phases.begin(PHASE_RECOVERY, Caches::Keep);
-        phases.record(
-            PHASE_RECOVERY,
-            &timed(t.mount.iter().sum(), cpu_mean(&t.mount_cpu)),
-            vec![
-                (metrics::recovery_mount_s(), mean(&t.mount)),
-                (metrics::recovery_failed(), t.recovery_failed as f64),
-            ],
-            &Policy::new(),
-        );
-        phases.begin(PHASE_FSCK, Caches::Keep);
-        phases.record(
-            PHASE_FSCK,
-            &timed(t.fsck.iter().sum(), cpu_mean(&t.fsck_cpu)),
-            vec![
-                (metrics::fsck_s(), mean(&t.fsck)),
-                (metrics::fsck_repair_needed(), t.repair_needed as f64),
-                (metrics::fsck_failed(), t.fsck_failed as f64),
-            ],
-            &Policy::new(),
-        );
+        record_recovery(phases, t);
         phases.begin(PHASE_LOSS, Caches::Keep);
         let mut loss = vec![(metrics::acked_lost(), t.acked_lost as f64)];
         if self.sqlite {
@@ -568,10 +560,7 @@ impl PowercutSpec {
             let cut_err = if ctx.interrupt.load(Ordering::Relaxed) || h.is_finished() {
                 None // no cut: interrupted, or the writer failed on its own
             } else {
-                match server {
-                    Some(s) => s.cut().err().map(|e| e.to_string()),
-                    None => recover::shutdown_now(dir).err().map(|e| e.to_string()),
-                }
+                cut_power(server, dir).err()
             };
             stop.store(true, Ordering::SeqCst);
             (h.join(), cut_err)
@@ -608,7 +597,7 @@ impl PowercutSpec {
         let v = writer::verify(&fs.mountpoint.join(rel), ledger, self.sqlite);
         t.verify_wall += t1.elapsed();
         t.verify_cpu.push(meter.stop());
-        t.acked_lost += v.acked_lost.len() as u64;
+        t.acked_lost += v.lost_count();
         t.db_rows_lost += v.db_rows_lost;
         t.unsynced_lost += v.unsynced_lost;
         t.unsynced_kept += v.unsynced_kept;
@@ -651,63 +640,19 @@ impl PowercutSpec {
         }
         let ledger = self.write_until_cut(ctx, server, &dir, cut)?;
         t.acked_ops += ledger.acked_ops;
-        fs.unmount()?;
-        if let Some(s) = server {
-            s.reset().map_err(|e| eio("power the disk back on", e))?;
-        }
-        // The recovery mount: journal replay.
-        let meter = crate::engine::cpu::CpuMeter::start();
-        let t0 = Instant::now();
-        let mounted = fs.mount();
-        let wall = t0.elapsed();
-        let cpu = meter.stop();
         let mut line = format!("cut {} after {} acked ops: ", cut + 1, ledger.acked_ops);
-        match mounted {
-            Ok(()) => {
-                t.mount.push(wall);
-                t.mount_cpu.push(cpu);
-                line.push_str(&format!("mount {:.3} s", wall.as_secs_f64()));
-                self.verify_cut(fs, &rel, &ledger, cut, t, phases, &mut line);
-                fs.unmount()?;
-            }
-            Err(e) => {
-                t.recovery_failed += 1;
-                line.push_str("recovery_failed");
-                phases.note(format!("recovery_failed: cut {}: {e}", cut + 1));
-            }
-        }
-        // The read-only check, then a repair when it asked for one.
-        let meter = crate::engine::cpu::CpuMeter::start();
-        let checked = fsck
-            .check(&fs.device, Some(ctx.interrupt))
-            .map_err(|e| EngineError::io(format!("{} {}", fsck.program, fs.device), e))?;
-        let mut cpu = meter.stop();
-        let (verdict, fwall, tail) = (checked.verdict, checked.wall, checked.tail);
-        // The checker is a child: its CPU counts as the phase's process CPU.
-        cpu.process_pct += crate::engine::cpu::process_pct(checked.cpu, fwall);
-        t.fsck.push(fwall);
-        t.fsck_cpu.push(cpu);
-        line.push_str(&format!(", fsck {:.3} s {}", fwall.as_secs_f64(), verdict.as_str()));
-        match verdict {
-            FsckVerdict::Clean => {}
-            FsckVerdict::RepairNeeded => t.repair_needed += 1,
-            FsckVerdict::Failed => t.fsck_failed += 1,
-        }
-        if verdict != FsckVerdict::Clean {
-            phases.note(format!("fsck {}: cut {}: {tail}", verdict.as_str(), cut + 1));
-            if let Err(e) = fsck.repair(&fs.device) {
-                phases.note(format!(
-                    "repair after cut {} failed: {e}; remaining cuts skipped",
-                    cut + 1
-                ));
-                return Ok(None);
-            }
-        }
-        if let Err(e) = fs.mount() {
-            phases.note(format!(
-                "the filesystem did not mount after cut {} and its repair: {e}; remaining cuts skipped",
-                cut + 1
-            ));
+        let recovered = recover_after_cut(
+            ctx,
+            fs,
+            fsck,
+            server,
+            cut,
+            t,
+            phases,
+            &mut line,
+            &mut |t, phases, line| self.verify_cut(fs, &rel, &ledger, cut, t, phases, line),
+        )?;
+        if !recovered {
             return Ok(None);
         }
         // A repair after a failed recovery may have lost the cut's folder (or the work folder).
@@ -722,8 +667,120 @@ impl PowercutSpec {
     }
 }
 
+/// After the power was cut under the mounted `fs` (cut number `cut`, 0-based): unmounts it,
+/// powers the disk back on, times the recovery mount (journal replay), runs `verify` on the
+/// recovered filesystem, runs the read-only check and a repair when it asks for one, and mounts
+/// it again; adds to `t`, `phases`' notes and `line`. `Ok(false)`: the filesystem could not be
+/// brought back and the remaining cuts are skipped (noted).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn recover_after_cut(
+    ctx: &RunContext,
+    fs: &Fs,
+    fsck: &Fsck,
+    server: Option<&DiskServer>,
+    cut: u32,
+    t: &mut Totals,
+    phases: &mut Phases,
+    line: &mut String,
+    verify: &mut dyn FnMut(&mut Totals, &mut Phases, &mut String),
+) -> Result<bool, EngineError> {
+    fs.unmount()?;
+    if let Some(s) = server {
+        s.reset().map_err(|e| eio("power the disk back on", e))?;
+    }
+    // The recovery mount: journal replay.
+    let meter = crate::engine::cpu::CpuMeter::start();
+    let t0 = Instant::now();
+    let mounted = fs.mount();
+    let wall = t0.elapsed();
+    let cpu = meter.stop();
+    match mounted {
+        Ok(()) => {
+            t.mount.push(wall);
+            t.mount_cpu.push(cpu);
+            line.push_str(&format!("mount {:.3} s", wall.as_secs_f64()));
+            verify(t, phases, line);
+            fs.unmount()?;
+        }
+        Err(e) => {
+            t.recovery_failed += 1;
+            line.push_str("recovery_failed");
+            phases.note(format!("recovery_failed: cut {}: {e}", cut + 1));
+        }
+    }
+    // The read-only check, then a repair when it asked for one.
+    let meter = crate::engine::cpu::CpuMeter::start();
+    let checked = fsck
+        .check(&fs.device, Some(ctx.interrupt))
+        .map_err(|e| EngineError::io(format!("{} {}", fsck.program, fs.device), e))?;
+    let mut cpu = meter.stop();
+    let (verdict, fwall, tail) = (checked.verdict, checked.wall, checked.tail);
+    // The checker is a child: its CPU counts as the phase's process CPU.
+    cpu.process_pct += crate::engine::cpu::process_pct(checked.cpu, fwall);
+    t.fsck.push(fwall);
+    t.fsck_cpu.push(cpu);
+    line.push_str(&format!(", fsck {:.3} s {}", fwall.as_secs_f64(), verdict.as_str()));
+    match verdict {
+        FsckVerdict::Clean => {}
+        FsckVerdict::RepairNeeded => t.repair_needed += 1,
+        FsckVerdict::Failed => t.fsck_failed += 1,
+    }
+    if verdict != FsckVerdict::Clean {
+        phases.note(format!("fsck {}: cut {}: {tail}", verdict.as_str(), cut + 1));
+        if let Err(e) = fsck.repair(&fs.device) {
+            phases.note(format!(
+                "repair after cut {} failed: {e}; remaining cuts skipped",
+                cut + 1
+            ));
+            return Ok(false);
+        }
+    }
+    if let Err(e) = fs.mount() {
+        phases.note(format!(
+            "the filesystem did not mount after cut {} and its repair: {e}; remaining cuts skipped",
+            cut + 1
+        ));
+        return Ok(false);
+    }
+    Ok(true)
+}
+
+/// Records the recovery mounts and checks of all cuts in `t` as the recovery and fsck phases.
+pub(crate) fn record_recovery(phases: &mut Phases, t: &Totals) {
+    phases.begin(PHASE_RECOVERY, Caches::Keep);
+    phases.record(
+        PHASE_RECOVERY,
+        &timed(t.mount.iter().sum(), cpu_mean(&t.mount_cpu)),
+        vec![
+            (metrics::recovery_mount_s(), mean(&t.mount)),
+            (metrics::recovery_failed(), t.recovery_failed as f64),
+        ],
+        &Policy::new(),
+    );
+    phases.begin(PHASE_FSCK, Caches::Keep);
+    phases.record(
+        PHASE_FSCK,
+        &timed(t.fsck.iter().sum(), cpu_mean(&t.fsck_cpu)),
+        vec![
+            (metrics::fsck_s(), mean(&t.fsck)),
+            (metrics::fsck_repair_needed(), t.repair_needed as f64),
+            (metrics::fsck_failed(), t.fsck_failed as f64),
+        ],
+        &Policy::new(),
+    );
+}
+
+/// Cuts the power: the disk's cut when there is one, `FS_IOC_SHUTDOWN` of `dir`'s filesystem
+/// otherwise.
+pub(crate) fn cut_power(server: Option<&DiskServer>, dir: &Path) -> Result<(), String> {
+    match server {
+        Some(s) => s.cut().map_err(|e| e.to_string()),
+        None => recover::shutdown_now(dir).map_err(|e| e.to_string()),
+    }
+}
+
 /// `syncfs` of the filesystem holding `path`: the writer starts from a durable state.
-fn sync_fs(path: &Path) -> Result<(), EngineError> {
+pub(crate) fn sync_fs(path: &Path) -> Result<(), EngineError> {
     let f = std::fs::File::open(path).map_err(|e| EngineError::io(format!("open {}", path.display()), e))?;
     rustix::fs::syncfs(&f).map_err(|e| EngineError::io(format!("syncfs {}", path.display()), e.into()))
 }

@@ -356,6 +356,15 @@ pub struct Verdict {
     pub db_error: Option<String>,
 }
 
+impl Verdict {
+    /// Acknowledged results lost, each SQLite row one (issue 28 item 7): the missing or wrong
+    /// paths plus the missing rows, not the database's one line of `acked_lost`.
+    pub fn lost_count(&self) -> u64 {
+        let db_line = (self.db_rows_lost > 0) as u64;
+        self.acked_lost.len() as u64 - db_line + self.db_rows_lost
+    }
+}
+
 /// Reads the first `len` bytes of `path` and hashes them; `Err` says what is wrong.
 fn check_file(path: &Path, len: u64, hash: u64) -> Result<(), String> {
     let f = File::open(path).map_err(|e| {
@@ -468,6 +477,12 @@ mod tests {
         })
     }
 
+    /// Deletes row 2 of the writer's database in `dir` too.
+    fn c_delete_more(dir: &Path) {
+        let c = rusqlite::Connection::open(dir.join(DB_NAME)).unwrap();
+        c.execute("DELETE FROM rows WHERE n = 2", []).unwrap();
+    }
+
     #[test]
     fn fnv_streams() {
         let mut a = Fnv::default();
@@ -519,8 +534,10 @@ mod tests {
         let c = rusqlite::Connection::open(t.path().join(DB_NAME)).unwrap();
         c.execute("DELETE FROM rows WHERE n = 1", []).unwrap();
         drop(c);
+        c_delete_more(t.path());
         let v = verify(t.path(), &l, true);
-        assert_eq!(v.db_rows_lost, 1);
+        assert_eq!(v.db_rows_lost, 2);
+        assert_eq!(v.lost_count(), 3 + 2, "three paths and two rows, each row one");
         let text = v.acked_lost.join("\n");
         assert!(text.contains(&format!("{a}: short")), "{text}");
         assert!(text.contains(&format!("{b}: content differs")), "{text}");

@@ -1,0 +1,737 @@
+//! The table of primitives: each a small, named syscall sequence with the durability promise it
+//! is documented to make, how its files are prepared before the cut (untimed, made durable by
+//! `syncfs`), the sequence itself, and what the check after the cut expects of every stamped
+//! unit ([`FileCheck`]). One row per primitive in [`TABLE`]; the rows are run in table order,
+//! one after the other, and the power is cut right after the last (the negative control).
+//!
+//! Generations: a prepared file holds generation 1; the primitive writes generation 2 (a created
+//! file is generation 1: it has no older version). A unit that reads back as generation 1 where
+//! 2 was acknowledged is *reverted*.
+
+use super::stamp::{self, BlockState};
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::Path;
+
+/// What a primitive promises after its sequence returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Promise {
+    /// Every acknowledged unit survives a power cut (lost, reverted and torn are violations).
+    Durable,
+    /// The file is the old or the new version, whole (a "neither" is a violation).
+    Atomic,
+    /// Nothing is promised by POSIX: measured, never a violation.
+    Nothing,
+    /// The negative control: acknowledged without any sync, so a working cut must lose some.
+    Control,
+}
+
+impl Promise {
+    /// The promise as the results state it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Promise::Durable => "durable",
+            Promise::Atomic => "atomic (old or new)",
+            Promise::Nothing => "none (POSIX)",
+            Promise::Control => "negative control (must lose)",
+        }
+    }
+}
+
+/// How an overwrite is made durable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sync {
+    /// `write` then `fsync`.
+    Fsync,
+    /// `write` then `fdatasync`.
+    Fdatasync,
+    /// `write` to a file opened `O_SYNC`.
+    OSync,
+    /// `write` to a file opened `O_DSYNC`.
+    ODsync,
+    /// Stores into a shared `mmap` of the file, then `msync(MS_SYNC)`.
+    Msync,
+    /// `write` then `sync_file_range(WAIT_BEFORE | WRITE | WAIT_AFTER)`: the data is written
+    /// back, with no metadata and no flush of the disk's cache.
+    SyncFileRange,
+    /// `write` and nothing else (the negative control).
+    NoSync,
+}
+
+/// The sequence of a primitive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Overwrite the prepared file's units in place (generation 2).
+    Overwrite(Sync),
+    /// Append as many units again to the prepared file, `fsync`.
+    AppendFsync,
+    /// Truncate the prepared file (twice `units` long) to `units`, `fsync`.
+    TruncateFsync,
+    /// Create a new file, write, `fsync` it, and `fsync` its directory if `dir_fsync`.
+    Create {
+        /// Also fsync the directory.
+        dir_fsync: bool,
+    },
+    /// `link` the prepared file to a second name, `fsync` the directory.
+    HardLink,
+    /// Write the new version to `NAME.tmp`, `fsync` it if `file_fsync`, rename it over the
+    /// prepared file, `fsync` the directory if `dir_fsync`.
+    Replace {
+        /// fsync of the new file before the rename.
+        file_fsync: bool,
+        /// fsync of the directory after the rename.
+        dir_fsync: bool,
+    },
+}
+
+/// One row of the table.
+#[derive(Clone, Copy, Debug)]
+pub struct Primitive {
+    /// Name (the report's phase).
+    pub name: &'static str,
+    /// The sequence, as a line of the results.
+    pub sequence: &'static str,
+    /// What it promises.
+    pub promise: Promise,
+    /// What the filesystems document or the literature reports, stated beside the result.
+    pub documented: &'static str,
+    /// The operation.
+    pub op: Op,
+    /// Bytes of one stamped unit.
+    pub unit: usize,
+    /// Units per file.
+    pub units: usize,
+    /// Bytes per `write` call (a multiple of `unit`).
+    pub write: usize,
+}
+
+const K4: usize = 4096;
+
+const fn row(
+    name: &'static str,
+    sequence: &'static str,
+    promise: Promise,
+    documented: &'static str,
+    op: Op,
+) -> Primitive {
+    Primitive {
+        name,
+        sequence,
+        promise,
+        documented,
+        op,
+        unit: K4,
+        units: 4,
+        write: K4,
+    }
+}
+
+/// The negative control's name.
+pub const CONTROL: &str = "nosync-control";
+
+/// Every primitive, in run order; the negative control is last, right before the cut.
+pub const TABLE: &[Primitive] = &[
+    row("write-fsync", "pwrite 4 KiB x4; fsync", Promise::Durable, "POSIX fsync(2)", Op::Overwrite(Sync::Fsync)),
+    row(
+        "write-fdatasync",
+        "pwrite 4 KiB x4; fdatasync",
+        Promise::Durable,
+        "POSIX fdatasync(2)",
+        Op::Overwrite(Sync::Fdatasync),
+    ),
+    row(
+        "osync-write",
+        "open O_SYNC; pwrite 4 KiB x4",
+        Promise::Durable,
+        "POSIX O_SYNC, open(2)",
+        Op::Overwrite(Sync::OSync),
+    ),
+    row(
+        "odsync-write",
+        "open O_DSYNC; pwrite 4 KiB x4",
+        Promise::Durable,
+        "POSIX O_DSYNC, open(2)",
+        Op::Overwrite(Sync::ODsync),
+    ),
+    Primitive {
+        unit: 1024,
+        ..row(
+            "write-fsync-1k",
+            "pwrite 1 KiB x4 (inside one 4 KiB block); fsync",
+            Promise::Durable,
+            "POSIX fsync(2); a sub-block write is a read-modify-write of the block",
+            Op::Overwrite(Sync::Fsync),
+        )
+    },
+    Primitive {
+        units: 16,
+        write: 64 * 1024,
+        ..row(
+            "write-fsync-64k",
+            "one pwrite of 64 KiB; fsync",
+            Promise::Durable,
+            "POSIX fsync(2); no filesystem here promises a write larger than a block is atomic",
+            Op::Overwrite(Sync::Fsync),
+        )
+    },
+    row(
+        "mmap-msync",
+        "mmap MAP_SHARED; store 4 KiB x4; msync MS_SYNC",
+        Promise::Durable,
+        "POSIX msync(2) MS_SYNC",
+        Op::Overwrite(Sync::Msync),
+    ),
+    row(
+        "append-fsync",
+        "open O_APPEND; write 4 KiB x4; fsync",
+        Promise::Durable,
+        "POSIX fsync(2) (size is metadata fsync covers)",
+        Op::AppendFsync,
+    ),
+    row(
+        "truncate-fsync",
+        "ftruncate to half; fsync",
+        Promise::Durable,
+        "POSIX fsync(2) (size is metadata fsync covers)",
+        Op::TruncateFsync,
+    ),
+    row(
+        "create-fsync-file-dir",
+        "creat; write 4 KiB x4; fsync; fsync dir",
+        Promise::Durable,
+        "POSIX: a new name is durable after fsync of its directory",
+        Op::Create { dir_fsync: true },
+    ),
+    row(
+        "create-fsync-file",
+        "creat; write 4 KiB x4; fsync (no fsync of the dir)",
+        Promise::Nothing,
+        "POSIX needs the directory's fsync; ext4 and xfs commit the new name with the file's fsync (journal)",
+        Op::Create { dir_fsync: false },
+    ),
+    row(
+        "hardlink-fsync-dir",
+        "link; fsync dir",
+        Promise::Durable,
+        "POSIX: a new name is durable after fsync of its directory",
+        Op::HardLink,
+    ),
+    row(
+        "rename-fsync-file-dir",
+        "write tmp; fsync tmp; rename over; fsync dir",
+        Promise::Durable,
+        "the documented safe replace (rename(2) atomic, both fsyncs)",
+        Op::Replace {
+            file_fsync: true,
+            dir_fsync: true,
+        },
+    ),
+    row(
+        "rename-fsync-file",
+        "write tmp; fsync tmp; rename over (no fsync of the dir)",
+        Promise::Atomic,
+        "rename(2) atomic: old or new after a crash",
+        Op::Replace {
+            file_fsync: true,
+            dir_fsync: false,
+        },
+    ),
+    row(
+        "rename-fsync-dir",
+        "write tmp; rename over; fsync dir (no fsync of the file)",
+        Promise::Nothing,
+        "POSIX: the data may be missing; ext4(5) auto_da_alloc: in data=ordered the new data reaches the disk before the rename commits; xfs documents no such flush (zero-length files are the known outcome)",
+        Op::Replace {
+            file_fsync: false,
+            dir_fsync: true,
+        },
+    ),
+    row(
+        "rename-no-fsync",
+        "write tmp; rename over (no fsync)",
+        Promise::Nothing,
+        "POSIX: nothing; ext4 auto_da_alloc (ext4(5)) starts writeback of the new data on the rename; xfs documents no such flush",
+        Op::Replace {
+            file_fsync: false,
+            dir_fsync: false,
+        },
+    ),
+    row(
+        "sync-file-range",
+        "pwrite 4 KiB x4; sync_file_range WAIT_BEFORE|WRITE|WAIT_AFTER",
+        Promise::Nothing,
+        "sync_file_range(2): no guarantee after a crash (no metadata, no flush of the disk's cache); the data sits unflushed on the disk, where the cut model decides",
+        Op::Overwrite(Sync::SyncFileRange),
+    ),
+    row(
+        CONTROL,
+        "pwrite 4 KiB x4, acknowledged with no sync",
+        Promise::Control,
+        "nothing: the cut must lose it, or the method cannot see a loss",
+        Op::Overwrite(Sync::NoSync),
+    ),
+];
+
+/// A filesystem's own documented promise for a primitive POSIX leaves without one: a measured
+/// loss there is a finding to print, not an error of the primitive.
+#[derive(Clone, Copy, Debug)]
+pub struct Documented {
+    /// The primitive.
+    pub primitive: &'static str,
+    /// The filesystem type.
+    pub fs_type: &'static str,
+    /// The `data=` mode it holds for (the default when no `data=` option is given).
+    pub data_mode: &'static str,
+    /// The filesystem's default `data=` mode.
+    pub default_mode: &'static str,
+    /// Where it is documented, short (the matrix cell cites it).
+    pub cite: &'static str,
+    /// What it says.
+    pub source: &'static str,
+}
+
+/// What the filesystems document beyond POSIX: nothing acknowledged is damaged.
+pub const DOCUMENTED: &[Documented] = &[Documented {
+    primitive: "rename-fsync-dir",
+    fs_type: "ext4",
+    data_mode: "ordered",
+    default_mode: "ordered",
+    cite: "ext4(5) auto_da_alloc",
+    source: "ext4(5) auto_da_alloc: on a rename over a file, in data=ordered the new data is on the disk before the rename commits",
+}];
+
+/// The documented promise of `primitive` on a filesystem of `fs_type` mounted with `opts`, if
+/// any.
+pub fn documented_for(primitive: &str, fs_type: &str, opts: &[String]) -> Option<&'static Documented> {
+    DOCUMENTED.iter().find(|d| {
+        let mode = opts
+            .iter()
+            .flat_map(|o| o.split(','))
+            .find_map(|o| o.strip_prefix("data="))
+            .unwrap_or(d.default_mode);
+        d.primitive == primitive && d.fs_type == fs_type && d.data_mode == mode
+    })
+}
+
+/// The row named `name`.
+pub fn by_name(name: &str) -> Option<&'static Primitive> {
+    TABLE.iter().find(|p| p.name == name)
+}
+
+/// What the check expects of one file after the cut.
+#[derive(Clone, Debug)]
+pub struct FileCheck {
+    /// Path relative to the cut's folder.
+    pub rel: String,
+    /// The stamp's file id.
+    pub id: u32,
+    /// Bytes per unit.
+    pub unit: usize,
+    /// The acknowledged generation of unit `i` (at byte `i * unit`).
+    pub gens: Vec<u32>,
+    /// For a truncation: the acknowledged length and the length before it, in bytes.
+    pub truncated: Option<(u64, u64)>,
+    /// Judged old (generation 1, whole) or new (all of `gens`) or neither.
+    pub atomic: bool,
+}
+
+/// What the check found over the files of one primitive (summed over cuts).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Acknowledged units (plus one per acknowledged truncation length).
+    pub acked: u64,
+    /// Intact.
+    pub intact: u64,
+    /// Lost.
+    pub lost: u64,
+    /// Reverted to an older generation.
+    pub reverted: u64,
+    /// Torn.
+    pub torn: u64,
+    /// Replaced files found whole in their old version.
+    pub old: u64,
+    /// Replaced files found whole in their new version.
+    pub new: u64,
+    /// Replaced files found in neither.
+    pub neither: u64,
+}
+
+impl Counts {
+    /// Adds `o`.
+    pub fn add(&mut self, o: &Counts) {
+        self.acked += o.acked;
+        self.intact += o.intact;
+        self.lost += o.lost;
+        self.reverted += o.reverted;
+        self.torn += o.torn;
+        self.old += o.old;
+        self.new += o.new;
+        self.neither += o.neither;
+    }
+
+    /// Lost, reverted or torn units.
+    pub fn damaged(&self) -> u64 {
+        self.lost + self.reverted + self.torn
+    }
+
+    /// What breaks `promise`: damaged units of a durable primitive, files in neither version
+    /// of an atomic one; 0 for the others.
+    pub fn violations(&self, promise: Promise) -> u64 {
+        match promise {
+            Promise::Durable => self.damaged(),
+            Promise::Atomic => self.neither,
+            Promise::Nothing | Promise::Control => 0,
+        }
+    }
+
+    fn count(&mut self, s: BlockState) {
+        self.acked += 1;
+        match s {
+            BlockState::Intact => self.intact += 1,
+            BlockState::Lost => self.lost += 1,
+            BlockState::Reverted => self.reverted += 1,
+            BlockState::Torn => self.torn += 1,
+        }
+    }
+}
+
+/// The stamped contents of `units` units of `unit` bytes from unit `first`, generation `g`.
+pub(crate) fn stamped(id: u32, unit: usize, first: usize, units: usize, g: u32) -> Vec<u8> {
+    let mut b = vec![0u8; unit * units];
+    for (i, u) in b.chunks_mut(unit).enumerate() {
+        stamp::fill(u, id, ((first + i) * unit) as u64, g);
+    }
+    b
+}
+
+fn io(what: String) -> impl FnOnce(std::io::Error) -> std::io::Error {
+    move |e| std::io::Error::new(e.kind(), format!("{what}: {e}"))
+}
+
+fn fsync_dir(dir: &Path) -> std::io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// Writes the dirty pages of `f` back and waits for them, with no flush of the disk's cache
+/// (`sync_file_range(WAIT_BEFORE | WRITE | WAIT_AFTER)` over the whole file).
+pub fn write_back(f: &File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let flags = libc::SYNC_FILE_RANGE_WAIT_BEFORE | libc::SYNC_FILE_RANGE_WRITE | libc::SYNC_FILE_RANGE_WAIT_AFTER;
+    // SAFETY: a plain system call on an open descriptor.
+    if unsafe { libc::sync_file_range(f.as_raw_fd(), 0, 0, flags) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Writes `data` at `at` in calls of `write` bytes.
+fn write_in(f: &File, data: &[u8], at: u64, write: usize) -> std::io::Result<()> {
+    for (i, c) in data.chunks(write).enumerate() {
+        f.write_all_at(c, at + (i * write) as u64)?;
+    }
+    Ok(())
+}
+
+/// Stores `data` into a shared mapping of `path` (at least `data.len()` long) and `msync`s it.
+fn mmap_msync(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let f = OpenOptions::new().read(true).write(true).open(path)?;
+    // SAFETY: a fresh shared mapping of `data.len()` bytes of a file at least that long; the
+    // slice over it lives only until the munmap below, and nothing else maps the file.
+    unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            data.len(),
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            f.as_raw_fd(),
+            0,
+        );
+        if p == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        std::slice::from_raw_parts_mut(p as *mut u8, data.len()).copy_from_slice(data);
+        let r = libc::msync(p, data.len(), libc::MS_SYNC);
+        let e = std::io::Error::last_os_error();
+        libc::munmap(p, data.len());
+        if r != 0 {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+impl Primitive {
+    fn file(&self, dir: &Path, i: usize) -> std::path::PathBuf {
+        dir.join(format!("f{i}"))
+    }
+
+    /// Units the prepared file holds.
+    fn prepared_units(&self) -> usize {
+        match self.op {
+            Op::TruncateFsync => 2 * self.units,
+            _ => self.units,
+        }
+    }
+
+    /// Prepares file `i` (stamp id `id`) in `dir` at generation 1, where the sequence needs one.
+    pub fn prepare(&self, dir: &Path, i: usize, id: u32) -> std::io::Result<()> {
+        if matches!(self.op, Op::Create { .. }) {
+            return Ok(());
+        }
+        let path = self.file(dir, i);
+        let data = stamped(id, self.unit, 0, self.prepared_units(), 1);
+        std::fs::write(&path, data).map_err(io(format!("prepare {}", path.display())))
+    }
+
+    /// Runs the sequence on file `i` (stamp id `id`) in `dir`; what the check must find.
+    pub fn act(&self, dir: &Path, i: usize, id: u32) -> std::io::Result<FileCheck> {
+        let path = self.file(dir, i);
+        let name = format!("{}/f{i}", self.name);
+        let new = stamped(id, self.unit, 0, self.units, 2);
+        let mut check = FileCheck {
+            rel: name.clone(),
+            id,
+            unit: self.unit,
+            gens: vec![2; self.units],
+            truncated: None,
+            atomic: false,
+        };
+        let e = |what: &str| io(format!("{what} {name}"));
+        match self.op {
+            Op::Overwrite(sync) => {
+                let flags = match sync {
+                    Sync::OSync => libc::O_SYNC,
+                    Sync::ODsync => libc::O_DSYNC,
+                    _ => 0,
+                };
+                if sync == Sync::Msync {
+                    mmap_msync(&path, &new).map_err(e("mmap+msync"))?;
+                    return Ok(check);
+                }
+                let f = OpenOptions::new()
+                    .write(true)
+                    .custom_flags(flags)
+                    .open(&path)
+                    .map_err(e("open"))?;
+                write_in(&f, &new, 0, self.write).map_err(e("write"))?;
+                match sync {
+                    Sync::Fsync => f.sync_all().map_err(e("fsync"))?,
+                    Sync::Fdatasync => f.sync_data().map_err(e("fdatasync"))?,
+                    Sync::SyncFileRange => write_back(&f).map_err(e("sync_file_range"))?,
+                    _ => {}
+                }
+            }
+            Op::AppendFsync => {
+                let more = stamped(id, self.unit, self.units, self.units, 2);
+                let mut f = OpenOptions::new().append(true).open(&path).map_err(e("open"))?;
+                f.write_all(&more).map_err(e("append"))?;
+                f.sync_all().map_err(e("fsync"))?;
+                check.gens = [vec![1; self.units], vec![2; self.units]].concat();
+            }
+            Op::TruncateFsync => {
+                let f = OpenOptions::new().write(true).open(&path).map_err(e("open"))?;
+                let (to, from) = ((self.units * self.unit) as u64, (2 * self.units * self.unit) as u64);
+                f.set_len(to).map_err(e("truncate"))?;
+                f.sync_all().map_err(e("fsync"))?;
+                check.gens = vec![1; self.units];
+                check.truncated = Some((to, from));
+            }
+            Op::Create { dir_fsync } => {
+                let data = stamped(id, self.unit, 0, self.units, 1);
+                let f = File::create_new(&path).map_err(e("create"))?;
+                write_in(&f, &data, 0, self.write).map_err(e("write"))?;
+                f.sync_all().map_err(e("fsync"))?;
+                if dir_fsync {
+                    fsync_dir(dir).map_err(e("fsync the directory of"))?;
+                }
+                check.gens = vec![1; self.units];
+            }
+            Op::HardLink => {
+                let link = dir.join(format!("f{i}.link"));
+                std::fs::hard_link(&path, &link).map_err(e("link"))?;
+                fsync_dir(dir).map_err(e("fsync the directory of"))?;
+                check.rel = format!("{name}.link");
+                check.gens = vec![1; self.units];
+            }
+            Op::Replace { file_fsync, dir_fsync } => {
+                let tmp = dir.join(format!("f{i}.tmp"));
+                let f = File::create_new(&tmp).map_err(e("create the new version of"))?;
+                write_in(&f, &new, 0, self.write).map_err(e("write"))?;
+                if file_fsync {
+                    f.sync_all().map_err(e("fsync the new version of"))?;
+                }
+                drop(f);
+                std::fs::rename(&tmp, &path).map_err(e("rename over"))?;
+                if dir_fsync {
+                    fsync_dir(dir).map_err(e("fsync the directory of"))?;
+                }
+                check.atomic = true;
+            }
+        }
+        Ok(check)
+    }
+}
+
+/// Checks one file under the recovered cut folder `dir`; its counts and, when something is
+/// wrong, one line saying what.
+pub fn verify(dir: &Path, c: &FileCheck) -> (Counts, Option<String>) {
+    let mut n = Counts::default();
+    let data = match std::fs::read(dir.join(&c.rel)) {
+        Ok(d) => Some(d),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            // Unreadable: every unit counts as lost, and the line says why.
+            for _ in &c.gens {
+                n.count(BlockState::Lost);
+            }
+            if c.atomic {
+                n.neither += 1;
+            }
+            return (n, Some(format!("{}: unreadable: {e}", c.rel)));
+        }
+    };
+    let bytes = data.as_deref().unwrap_or_default();
+    let mut states = Vec::with_capacity(c.gens.len());
+    for (i, g) in c.gens.iter().enumerate() {
+        let (a, b) = ((i * c.unit).min(bytes.len()), ((i + 1) * c.unit).min(bytes.len()));
+        let s = stamp::classify(&bytes[a..b], c.unit, c.id, (i * c.unit) as u64, *g);
+        n.count(s);
+        states.push(s);
+    }
+    if let Some((to, from)) = c.truncated {
+        n.count(match data.as_ref().map(|d| d.len() as u64) {
+            None => BlockState::Lost,
+            Some(l) if l == to => BlockState::Intact,
+            Some(l) if l == from => BlockState::Reverted,
+            Some(_) => BlockState::Torn,
+        });
+    }
+    if c.atomic {
+        let whole_len = bytes.len() == c.gens.len() * c.unit;
+        let old = whole_len
+            && bytes
+                .chunks(c.unit)
+                .enumerate()
+                .all(|(i, u)| stamp::classify(u, c.unit, c.id, (i * c.unit) as u64, 1) == BlockState::Intact);
+        if states.iter().all(|s| *s == BlockState::Intact) && whole_len {
+            n.new += 1;
+        } else if old {
+            n.old += 1;
+        } else {
+            n.neither += 1;
+        }
+    }
+    let what = if data.is_none() {
+        Some(format!("{}: missing", c.rel))
+    } else if n.damaged() > 0 {
+        let mut parts = Vec::new();
+        for s in [BlockState::Lost, BlockState::Reverted, BlockState::Torn] {
+            let k = states.iter().filter(|x| **x == s).count();
+            if k > 0 {
+                parts.push(format!("{k} {}", s.as_str()));
+            }
+        }
+        if let Some((to, _)) = c.truncated {
+            if bytes.len() as u64 != to {
+                parts.push(format!("length {} where {to} was acknowledged", bytes.len()));
+            }
+        }
+        Some(format!(
+            "{}: {} of {} units {}",
+            c.rel,
+            parts.join(", "),
+            c.gens.len(),
+            "damaged"
+        ))
+    } else {
+        None
+    };
+    (n, what)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Prepares and runs `p` on one file in a temporary folder; the folder and the check.
+    fn acted(p: &Primitive) -> (tempfile::TempDir, FileCheck) {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join(p.name);
+        std::fs::create_dir(&dir).unwrap();
+        p.prepare(&dir, 0, 9).unwrap();
+        let c = p.act(&dir, 0, 9).unwrap();
+        (t, c)
+    }
+
+    #[test]
+    fn every_primitive_verifies_intact_right_after_it_ran() {
+        for p in TABLE {
+            let (t, c) = acted(p);
+            let (n, what) = verify(t.path(), &c);
+            assert_eq!(what, None, "{}", p.name);
+            assert_eq!((n.intact, n.damaged()), (n.acked, 0), "{}: {n:?}", p.name);
+            assert!(n.acked >= 4, "{}", p.name);
+            if c.atomic {
+                assert_eq!((n.new, n.old, n.neither), (1, 0, 0), "{}", p.name);
+            }
+            assert!(p.write % p.unit == 0 && p.unit >= stamp::MIN_UNIT, "{}", p.name);
+        }
+        let names: std::collections::BTreeSet<_> = TABLE.iter().map(|p| p.name).collect();
+        assert_eq!(names.len(), TABLE.len(), "names are unique");
+        assert_eq!(TABLE.last().map(|p| p.name), Some(CONTROL), "the control runs last");
+    }
+
+    #[test]
+    fn documented_promises_hold_for_their_data_mode_only() {
+        let o = |s: &str| vec![s.to_string()];
+        assert!(
+            documented_for("rename-fsync-dir", "ext4", &[]).is_some(),
+            "ordered by default"
+        );
+        assert!(documented_for("rename-fsync-dir", "ext4", &o("noatime,data=ordered")).is_some());
+        assert!(documented_for("rename-fsync-dir", "ext4", &o("data=writeback")).is_none());
+        assert!(documented_for("rename-fsync-dir", "xfs", &[]).is_none());
+        assert!(documented_for("rename-no-fsync", "ext4", &[]).is_none());
+        for d in DOCUMENTED {
+            assert!(
+                by_name(d.primitive).is_some_and(|p| p.promise == Promise::Nothing),
+                "{}",
+                d.primitive
+            );
+        }
+    }
+
+    #[test]
+    fn an_undone_overwrite_is_reverted_a_missing_file_lost_and_a_half_replace_neither() {
+        let p = by_name("write-fsync").unwrap();
+        let (t, c) = acted(p);
+        // Undo the second unit: generation 1 back in place.
+        let f = OpenOptions::new().write(true).open(t.path().join(&c.rel)).unwrap();
+        f.write_all_at(&stamped(9, K4, 1, 1, 1), K4 as u64).unwrap();
+        let (n, what) = verify(t.path(), &c);
+        assert_eq!((n.reverted, n.intact), (1, 3), "{what:?}");
+        std::fs::remove_file(t.path().join(&c.rel)).unwrap();
+        assert_eq!(verify(t.path(), &c).0.lost, 4);
+
+        let r = by_name("rename-fsync-file").unwrap();
+        let (t, c) = acted(r);
+        let path = t.path().join(&c.rel);
+        std::fs::write(&path, stamped(9, K4, 0, 4, 1)).unwrap();
+        let (n, _) = verify(t.path(), &c);
+        assert_eq!((n.old, n.neither, n.reverted), (1, 0, 4), "the old version, whole");
+        assert_eq!(n.violations(Promise::Atomic), 0);
+        assert_eq!(n.violations(Promise::Durable), 4);
+        std::fs::write(&path, b"").unwrap();
+        let (n, what) = verify(t.path(), &c);
+        assert_eq!((n.neither, n.lost), (1, 4), "zero-length: neither");
+        assert!(what.unwrap().contains("4 lost"));
+
+        let tr = by_name("truncate-fsync").unwrap();
+        let (t, c) = acted(tr);
+        std::fs::write(t.path().join(&c.rel), stamped(9, K4, 0, 8, 1)).unwrap();
+        let (n, what) = verify(t.path(), &c);
+        assert_eq!((n.reverted, n.intact), (1, 4), "the truncation undone: {what:?}");
+    }
+}

@@ -1,0 +1,139 @@
+//! The `durability` workload on a real loop ext4 through `fsbench run`: under each cut method
+//! and model (the power-cut disk's volatile, reorder and torn-sectors models, the shutdown
+//! ioctl, torn-sectors with the dirty pages written back before the cut) the negative control
+//! (acknowledged with no sync) reports losses and write + fsync none; sync_file_range's units
+//! come back torn under torn-sectors; a failed writeback is reported by the first fsync;
+//! isolated cuts run one primitive and the control each; Ctrl-C and SIGKILL + `fsbench
+//! cleanup` with the seeded models' disk up leave nothing.
+
+use crate::powercut::{
+    assert_powercut_left_nothing, assert_sigkill_is_undone_by_cleanup, cell, notes, run_with_disk_workload_up,
+};
+use crate::require_privileged;
+use crate::util::{report_json, scratch, write_suite, SuiteRun};
+
+/// The test's suite: ext4, one `durability` workload per (name, its cut settings), each with
+/// write + fsync and the control, 2 cuts of 2 files.
+fn suite() -> String {
+    let mut s = String::from(
+        "[suite]\nname = \"durability-test\"\ndescription = \"integration test\"\n[run]\nrepeats = 1\nwarmup = 0\ndrop_caches = false\n[[fs]]\ntype = \"ext4\"\n",
+    );
+    for (name, how) in [
+        ("volatile", ""),
+        ("reorder", "disk_model = \"reorder\"\nseed = 5\n"),
+        ("torn-sectors", "disk_model = \"torn-sectors\"\nseed = 5\n"),
+        (
+            "torn-range",
+            "disk_model = \"torn-sectors\"\nprimitives = [\"write-fsync\", \"sync-file-range\"]\n",
+        ),
+        ("torn-writeback", "disk_model = \"torn-sectors\"\nwriteback = true\n"),
+        ("shutdown", "method = \"shutdown\"\n"),
+        ("eio", "fsync_errors = true\n"),
+        (
+            "isolated",
+            "isolate = true\nprimitives = [\"write-fsync\", \"rename-no-fsync\"]\n",
+        ),
+    ] {
+        let only = if how.contains("primitives") {
+            ""
+        } else {
+            "primitives = [\"write-fsync\"]\n"
+        };
+        s.push_str(&format!(
+            "[[workload]]\nkind = \"durability\"\nname = \"{name}\"\ncuts = 2\nfiles = 2\n{only}{how}"
+        ));
+    }
+    s
+}
+
+#[test]
+fn the_negative_control_loses_under_every_cut_model_and_write_fsync_loses_nothing_on_ext4() {
+    require_privileged!();
+    let dir = scratch();
+    let suite = write_suite(dir.path(), "dur.toml", &suite());
+    let run = SuiteRun::in_dir(dir.path());
+    run.run_ok(&suite);
+    let j = report_json(run.db_str(), "latest");
+    for (workload, method) in [
+        ("volatile", "volatile write cache"),
+        ("reorder", "seed 5"),
+        ("torn-sectors", "seed 5"),
+        ("torn-range", "torn sectors"),
+        ("torn-writeback", "written back without a flush"),
+        ("shutdown", "FS_IOC_SHUTDOWN"),
+        ("eio", "volatile write cache"),
+    ] {
+        let n = notes(&j, workload, "ext4");
+        assert!(n.contains(method), "{workload}: the method is stated: {n}");
+        let get = |phase, metric| {
+            cell(&j, workload, phase, metric, "ext4").unwrap_or_else(|| panic!("{workload}: no {phase}/{metric}: {n}"))
+        };
+        // 2 cuts x 2 files x 4 units.
+        assert_eq!(get("nosync-control", "acked_units"), (1, 16.0), "{workload}");
+        assert!(
+            get("nosync-control", "damaged").1 > 0.0,
+            "{workload}: the control lost nothing: {n}"
+        );
+        assert_eq!(get("nosync-control", "control_caught"), (1, 1.0), "{workload}");
+        assert!(!n.contains("NEGATIVE CONTROL FAILED"), "{workload}: {n}");
+        assert_eq!(get("write-fsync", "acked_units"), (1, 16.0), "{workload}");
+        assert_eq!(get("write-fsync", "damaged"), (1, 0.0), "{workload}: {n}");
+        assert_eq!(get("write-fsync", "violations"), (1, 0.0), "{workload}: {n}");
+        assert!(!n.contains("VIOLATION"), "{workload}: {n}");
+        assert_eq!(get("recovery", "recovery_failed").1, 0.0, "{workload}");
+        assert_eq!(n.matches("units damaged, fsck").count(), 2, "two cuts checked: {n}");
+    }
+    // Isolated: 2 cuts for each of the 2 primitives, the control in all 4.
+    let n = notes(&j, "isolated", "ext4");
+    assert_eq!(n.matches("units damaged, fsck").count(), 4, "{n}");
+    assert_eq!(
+        cell(&j, "isolated", "nosync-control", "acked_units", "ext4"),
+        Some((1, 32.0))
+    );
+    assert_eq!(
+        cell(&j, "isolated", "write-fsync", "acked_units", "ext4"),
+        Some((1, 16.0))
+    );
+    assert_eq!(cell(&j, "isolated", "write-fsync", "damaged", "ext4"), Some((1, 0.0)));
+    assert_eq!(
+        cell(&j, "isolated", "nosync-control", "control_caught", "ext4"),
+        Some((1, 1.0))
+    );
+    // The failed writeback: ext4 reports it at the first fsync (errseq, Linux 4.13+); what the
+    // second fsync and the reads return is stated in the note.
+    assert_eq!(
+        cell(&j, "eio", "fsync-eio", "first_fsync_error", "ext4"),
+        Some((1, 1.0))
+    );
+    let n = notes(&j, "eio", "ext4");
+    assert!(
+        n.contains("fsync-eio: the writeback of a file's 16 KiB failed with EIO"),
+        "{n}"
+    );
+    // Written back by sync_file_range (no flush), the units reach the disk's cache, where the
+    // torn-sectors model keeps some of their sectors: torn units, not only reverted ones.
+    let torn = cell(&j, "torn-range", "sync-file-range", "torn", "ext4").unwrap();
+    assert!(torn.1 > 0.0, "no torn unit: {}", notes(&j, "torn-range", "ext4"));
+    assert_powercut_left_nothing(dir.path(), &run.scratch);
+}
+
+/// A durability workload that runs long on the disk of `model`.
+fn long(model: &str) -> String {
+    format!("kind = \"durability\"\ndisk_model = \"{model}\"\ncuts = 200\nfiles = 8\n")
+}
+
+#[test]
+fn ctrl_c_and_sigkill_with_a_seeded_model_disk_up_leave_nothing() {
+    require_privileged!();
+    let dir = scratch();
+    let (child, sc) = run_with_disk_workload_up(dir.path(), "ext4", &long("torn-sectors"));
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::Int).unwrap();
+    let mut child = child;
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert_powercut_left_nothing(dir.path(), &sc);
+
+    let dir = scratch();
+    let (child, sc) = run_with_disk_workload_up(dir.path(), "ext4", &long("reorder"));
+    assert_sigkill_is_undone_by_cleanup(dir.path(), child, &sc);
+}
