@@ -986,10 +986,8 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
         let entries: u64 = workers.iter().map(|w| w.ops.total() as u64).sum();
         self.phases.begin(phase, Caches::DropIfAsked);
         // Metadata operations take about 1 µs on tmpfs: sampled, unless they are slow enough
-        // for timing each to cost nothing measurable (copy and read of large files). The
-        // workers borrow `top` and open and close each file inside one operation, so each may
-        // have a descriptor table of its own (no file reference per call, as in a C loop).
-        let pool = WorkerPool::new().sample_latency(Sampling::Auto).own_fd_table(true);
+        // for timing each to cost nothing measurable (copy and read of large files).
+        let pool = WorkerPool::new().sample_latency(Sampling::Auto);
         let t = if writes && self.spec.fsync {
             self.phases.pool_then(pool, workers, |_| {
                 rustix::fs::syncfs(top).map_err(|e| ERR.io_in("syncfs", path, None, e.into()))
