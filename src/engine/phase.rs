@@ -135,9 +135,6 @@ pub struct Policy {
     /// Which operations [`Phases::run_passes`] times ([`WorkerPool::sample_latency`]); a
     /// caller of [`Phases::pool`] sets it on the pool it passes.
     pub sampling: Sampling,
-    /// Whether [`Phases::run_passes`]' workers each get a descriptor table of their own
-    /// ([`WorkerPool::own_fd_table`]); a caller of [`Phases::pool`] sets it on its pool.
-    pub own_fds: bool,
 }
 
 impl Policy {
@@ -148,7 +145,6 @@ impl Policy {
             latency: LatencySet::None,
             short: Short::Ignore,
             sampling: Sampling::All,
-            own_fds: false,
         }
     }
 
@@ -170,11 +166,6 @@ impl Policy {
     /// The same policy with `sampling`.
     pub const fn sample_latency(self, sampling: Sampling) -> Policy {
         Policy { sampling, ..self }
-    }
-
-    /// The same policy with `own_fds`.
-    pub const fn own_fd_table(self, own_fds: bool) -> Policy {
-        Policy { own_fds, ..self }
     }
 }
 
@@ -648,12 +639,7 @@ impl<'a, 'c> Phases<'a, 'c> {
         let mut total: Option<Timed<PoolRun<W::Output>>> = None;
         for workers in passes {
             self.begin(phase, policy.caches);
-            let t = self.measure_pool(
-                WorkerPool::new()
-                    .sample_latency(policy.sampling)
-                    .own_fd_table(policy.own_fds),
-                workers,
-            )?;
+            let t = self.measure_pool(WorkerPool::new().sample_latency(policy.sampling), workers)?;
             total = Some(match total {
                 None => t,
                 Some(acc) => merge_passes(acc, t),

@@ -77,8 +77,7 @@
 //!
 //! The pool's wall time runs from the earliest worker start (barrier release) to the latest
 //! worker end, as bonnie++ times its seeker processes (first start to last stop). A single
-//! worker runs on the calling thread, without a barrier or a spawn, unless it is to have a
-//! descriptor table of its own ([`WorkerPool::own_fd_table`]), which needs a thread of its own.
+//! worker runs on the calling thread, without a barrier or a spawn.
 //!
 //! **Wear-out stonewalling** ([`WorkerPool::wear_out`], IOR's `-D` with
 //! `-O stoneWallingWearOut=1`): at the deadline (the stonewall) every worker stops, and the
@@ -229,7 +228,6 @@ pub struct WorkerPool {
     wear_out: bool,
     open: Option<Rate>,
     sampling: Sampling,
-    own_fds: bool,
 }
 
 /// Which operations the hot loop times ([`WorkerPool::sample_latency`]; see "Sampled latency"
@@ -417,7 +415,6 @@ impl WorkerPool {
             wear_out: false,
             open: None,
             sampling: Sampling::All,
-            own_fds: false,
         }
     }
 
@@ -429,7 +426,6 @@ impl WorkerPool {
             wear_out: false,
             open: None,
             sampling: Sampling::All,
-            own_fds: false,
         }
     }
 
@@ -458,21 +454,6 @@ impl WorkerPool {
     /// count every operation either way.
     pub fn sample_latency(self, sampling: Sampling) -> WorkerPool {
         WorkerPool { sampling, ..self }
-    }
-
-    /// With `own`, every worker runs on a thread of its own (a single worker too) that first
-    /// unshares its file-descriptor table (`unshare(CLONE_FILES)`, see unshare(2)), as each of
-    /// fio's job processes and bonnie++'s single process has one. In a process of several
-    /// threads the table is shared, and then every call on a descriptor (the `*at()` calls on
-    /// a directory, `read` on a file) takes and drops a reference to it, where a table of one
-    /// thread skips that (the kernel's `fdget` fast path): about 30 ns per call here, 3 % of a
-    /// 1 µs `stat` on tmpfs (measured in `bench/README.md`). For workers that open and close
-    /// every descriptor they own on their own thread and only *borrow* the others: a
-    /// descriptor opened before the run and closed by a worker would be closed in the worker's
-    /// copy only and stay open in the process. What a worker leaves open is closed when its
-    /// thread ends.
-    pub fn own_fd_table(self, own: bool) -> WorkerPool {
-        WorkerPool { own_fds: own, ..self }
     }
 
     /// Runs `workers`, one thread each, released together. Returns
@@ -544,8 +525,7 @@ impl WorkerPool {
             w.extra.store(agreed - before, Ordering::Relaxed);
             w.release.wait();
         };
-        let own_fds = self.own_fds;
-        let results: Vec<Ended<W::Output>> = if workers.len() == 1 && !own_fds {
+        let results: Vec<Ended<W::Output>> = if workers.len() == 1 {
             let coordinated = wear.as_ref().map(|w| (w, &coordinate as &(dyn Fn(&Wear) + Sync)));
             self.run_alone(clock, workers, sampler(0), cpu_of(0), interrupt, &abort, coordinated)?
         } else {
@@ -561,26 +541,17 @@ impl WorkerPool {
                         let cpu = cpu_of(i);
                         let sampler = sampler(i);
                         s.spawn(move || {
-                            let prepared = cpu
-                                .map_or(Ok(()), affinity::pin)
-                                .map_err(|e| EngineError::io("sched_setaffinity", e))
-                                .and_then(|()| {
-                                    if own_fds {
-                                        rustix::thread::unshare(rustix::thread::UnshareFlags::FILES)
-                                            .map_err(|e| EngineError::io("unshare(CLONE_FILES)", e.into()))
-                                    } else {
-                                        Ok(())
+                            if let Some(cpu) = cpu {
+                                if let Err(e) = affinity::pin(cpu) {
+                                    // Still meet the others at the barrier, then fail.
+                                    barrier.wait();
+                                    abort.store(true, Ordering::Relaxed);
+                                    if let Some(w) = wear {
+                                        w.arrive.wait();
+                                        w.release.wait();
                                     }
-                                });
-                            if let Err(e) = prepared {
-                                // Still meet the others at the barrier, then fail.
-                                barrier.wait();
-                                abort.store(true, Ordering::Relaxed);
-                                if let Some(w) = wear {
-                                    w.arrive.wait();
-                                    w.release.wait();
+                                    return Err(Exit::Failed(EngineError::io("sched_setaffinity", e)));
                                 }
-                                return Err(Exit::Failed(e));
                             }
                             let meet = |w: &Wear| {
                                 w.arrive.wait();
@@ -1206,71 +1177,6 @@ mod tests {
         assert!(run.workers.iter().all(|w| w.wall <= run.wall));
         assert!(run.latency.quantile_us(0.5) >= 20.0);
         assert!(run.ops_per_sec() > 0.0 && run.ops_per_sec().is_finite());
-    }
-
-    /// Closes a descriptor by its number on its first operation (a worker that breaks the
-    /// rule of [`WorkerPool::own_fd_table`] on purpose, to see whose table it closed it in).
-    struct CloseByNumber(Option<i32>);
-
-    impl Worker for CloseByNumber {
-        type Output = ();
-        fn op(&mut self) -> Result<Step, EngineError> {
-            match self.0.take() {
-                Some(fd) => {
-                    // SAFETY: closes a descriptor number; the test owns what it names.
-                    unsafe { libc::close(fd) };
-                    Ok(Step::Op)
-                }
-                None => Ok(Step::Done),
-            }
-        }
-        fn finish(self) {}
-    }
-
-    /// Whether `fd` is still the open file `file` was (same device and inode).
-    fn still_open_as(fd: i32, file: &std::fs::Metadata) -> bool {
-        use std::os::unix::fs::MetadataExt;
-        // SAFETY: a borrowed descriptor for one fstat; the number may be closed (EBADF).
-        match rustix::fs::fstat(unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) }) {
-            Ok(st) => st.st_dev == file.dev() && st.st_ino == file.ino(),
-            Err(_) => false,
-        }
-    }
-
-    #[test]
-    fn a_worker_with_a_descriptor_table_of_its_own_cannot_close_the_callers() {
-        use std::os::fd::AsRawFd;
-        let flag = AtomicBool::new(false);
-        let dir = tempfile::tempdir().expect("tempdir");
-        for workers in [1, 2] {
-            let file = std::fs::File::create(dir.path().join(format!("kept{workers}"))).expect("create");
-            let meta = file.metadata().expect("metadata");
-            let fd = file.as_raw_fd();
-            let pool = WorkerPool::new().own_fd_table(true);
-            let run = pool
-                .run(
-                    (0..workers).map(|i| CloseByNumber((i == 0).then_some(fd))).collect(),
-                    &flag,
-                )
-                .expect("pool run");
-            assert_eq!(run.ops, 1);
-            assert!(
-                still_open_as(fd, &meta),
-                "{workers} worker(s): the caller's descriptor was closed"
-            );
-        }
-        // The control: with the shared table the same close reaches the caller's descriptor.
-        let file = std::fs::File::create(dir.path().join("shared")).expect("create");
-        let meta = file.metadata().expect("metadata");
-        let fd = std::os::fd::IntoRawFd::into_raw_fd(file);
-        let run = WorkerPool::new()
-            .run(vec![CloseByNumber(Some(fd)), CloseByNumber(None)], &flag)
-            .expect("pool run");
-        assert_eq!(run.ops, 1);
-        assert!(
-            !still_open_as(fd, &meta),
-            "a shared table's close must reach the caller"
-        );
     }
 
     #[test]

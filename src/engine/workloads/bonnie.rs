@@ -639,10 +639,8 @@ impl<'a, 'c: 'a> Runner<'a, 'c> {
             (BonnieCaches::Once, n) if n > 0 => POLICY.caches(Caches::Keep),
             _ => POLICY,
         };
-        // The small-file workers borrow the directory descriptors and open and close every
-        // file on their own thread, so each may have a descriptor table of its own.
         let policy = if FILE_PHASES.contains(&phase) {
-            policy.sample_latency(Sampling::Auto).own_fd_table(true)
+            policy.sample_latency(Sampling::Auto)
         } else {
             policy
         };
