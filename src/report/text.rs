@@ -182,23 +182,30 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
     for line in super::calibration::brief(model) {
         let _ = writeln!(out, "\n{line}");
     }
-    if !model.warnings.is_empty() {
-        let lines = super::warning::grouped(&model.warnings);
-        if lines.len() < model.warnings.len() {
-            let _ = writeln!(
-                out,
-                "\nwarnings ({} in {} lines, one per kind; each in full in the md, json and html formats):",
-                model.warnings.len(),
-                lines.len()
-            );
-        } else {
-            let _ = writeln!(out, "\nwarnings:");
-        }
-        for w in lines {
-            let _ = writeln!(out, "  ! {w}");
-        }
-    }
+    write_warnings(&mut out, model);
     out
+}
+
+/// The terminal's warnings: one line per kind that occurs more than once (md, json and html
+/// keep every warning in full).
+fn write_warnings(out: &mut String, model: &ReportModel) {
+    if model.warnings.is_empty() {
+        return;
+    }
+    let lines = super::warning::grouped(&model.warnings);
+    if lines.len() < model.warnings.len() {
+        let _ = writeln!(
+            out,
+            "\nwarnings ({} in {} lines, one per kind; each in full in the md, json and html formats):",
+            model.warnings.len(),
+            lines.len()
+        );
+    } else {
+        let _ = writeln!(out, "\nwarnings:");
+    }
+    for w in lines {
+        let _ = writeln!(out, "  ! {w}");
+    }
 }
 
 /// GitHub Markdown: session header, one table per workload (best in **bold**), a details table

@@ -347,6 +347,26 @@ impl DurabilitySpec {
         Ok(checks)
     }
 
+    /// A seeded model's account of what its cuts kept and dropped, from the disk's counters.
+    fn disk_note(&self, stack: &DiskStack) -> Option<String> {
+        let st = stack.server.as_ref()?.stats().ok()?;
+        self.disk_model.is_seeded().then(|| {
+            format!(
+                "disk: {} writes, {} flushes, {} cuts kept {} and dropped {} {} written since the last flush",
+                st.writes,
+                st.flushes,
+                st.cuts,
+                st.kept_units,
+                st.dropped_units,
+                if self.disk_model == Model::Reorder {
+                    "writes"
+                } else {
+                    "sectors"
+                }
+            )
+        })
+    }
+
     fn run_cuts(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
         let mut phases = Phases::new(ctx);
         let runner_fs = Fs::of_run(ctx, "durability")?;
@@ -424,24 +444,8 @@ impl DurabilitySpec {
             sync_fs(&fs.mountpoint)?;
         }
         phases.note(format!("cuts: {}", lines.join("; ")));
-        if let Some(s) = &stack.server {
-            if let Ok(st) = s.stats() {
-                if self.disk_model.is_seeded() {
-                    phases.note(format!(
-                        "disk: {} writes, {} flushes, {} cuts kept {} and dropped {} {} written since the last flush",
-                        st.writes,
-                        st.flushes,
-                        st.cuts,
-                        st.kept_units,
-                        st.dropped_units,
-                        if self.disk_model == Model::Reorder {
-                            "writes"
-                        } else {
-                            "sectors"
-                        }
-                    ));
-                }
-            }
+        if let Some(note) = self.disk_note(&stack) {
+            phases.note(note);
         }
         if self.method != Method::Shutdown {
             stack.teardown().map_err(|e| eio("power-cut disk teardown", e))?;
