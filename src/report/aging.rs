@@ -343,8 +343,8 @@ impl Section for AgingSection {
 mod tests {
     use super::*;
     use crate::engine::workloads::aging::AGE;
-    use crate::metric::{Measurement, MetricId, Unit};
-    use crate::store::{CaseAvailability, CaseRecord, NewSample, SampleRecord, SampleStatus};
+    use crate::metric::{MetricId, Unit};
+    use crate::store::{CaseAvailability, CaseRecord, SampleStatus};
 
     /// ext4 reads 100 MiB/s fresh and 60 aged, xfs 90 and 80: xfs leads once aged.
     fn model() -> ReportModel {
@@ -373,12 +373,7 @@ mod tests {
                     availability: CaseAvailability::Available,
                 });
                 for (r, wobble) in [0.98, 1.0, 1.02].into_iter().enumerate() {
-                    let m = |phase: &str, metric: MetricId, value: f64| Measurement {
-                        phase: phase.into(),
-                        rank: None,
-                        metric,
-                        value,
-                    };
+                    let m = super::super::fixture::m;
                     let ms = vec![
                         m(first, MetricId::lower("time", Unit::Seconds), 5.0),
                         m(READ, MetricId::higher(THROUGHPUT, Unit::MibPerSec), mean * wobble),
@@ -389,25 +384,15 @@ mod tests {
                         m(LAYOUT, MetricId::lower(FRAGMENTED, Unit::Percent), (ext - 1.0) * 50.0),
                     ];
                     id += 1;
-                    data.samples.push(SampleRecord {
+                    data.samples.push(super::super::fixture::sample(
                         id,
-                        sample: NewSample {
-                            case_id: case_id.clone(),
-                            repeat: r as u32,
-                            is_warmup: false,
-                            started_at: "2026-03-01T10:00:00Z".into(),
-                            wall_s: 10.0,
-                            status: SampleStatus::Ok,
-                            device: None,
-                            effective_mount_opts: None,
-                            notes: vec![],
-                            measurements: ms,
-                            histograms: Vec::new(),
-                            series: Vec::new(),
-                            windows: Vec::new(),
-                            path: None,
-                        },
-                    });
+                        &case_id,
+                        r as u32,
+                        false,
+                        SampleStatus::Ok,
+                        &[],
+                        ms,
+                    ));
                 }
             }
         }

@@ -344,8 +344,8 @@ impl Section for RepairSection {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metric::{Measurement, MetricId, Role, Unit};
-    use crate::store::{CaseAvailability, CaseRecord, NewSample, SampleRecord, SampleStatus};
+    use crate::metric::{MetricId, Role, Unit};
+    use crate::store::{CaseAvailability, CaseRecord, SampleStatus};
 
     /// A session of repair_scaling on ext4 (check time linear in the files) and xfs (quadratic),
     /// 3 repeats at 10⁴, 10⁵, 10⁶ files, ±2 % around the law; xfs has no cut mount.
@@ -372,12 +372,7 @@ mod tests {
             });
             for (r, wobble) in [0.98, 1.0, 1.02].into_iter().enumerate() {
                 let mut ms = Vec::new();
-                let m = |phase: String, metric: MetricId, value: f64| Measurement {
-                    phase,
-                    rank: None,
-                    metric,
-                    value,
-                };
+                let m = |phase: String, metric: MetricId, value: f64| super::super::fixture::m(&phase, metric, value);
                 for n in [10_000u64, 100_000, 1_000_000] {
                     let x = n as f64 / 1e4;
                     let time = MetricId::lower(TIME, Unit::Seconds);
@@ -393,25 +388,16 @@ mod tests {
                     }
                 }
                 id += 1;
-                data.samples.push(SampleRecord {
+                let note = format!("{CHECKER_NOTE}{tool}");
+                data.samples.push(super::super::fixture::sample(
                     id,
-                    sample: NewSample {
-                        case_id: case_id.clone(),
-                        repeat: r as u32,
-                        is_warmup: false,
-                        started_at: "2026-03-01T10:00:00Z".into(),
-                        wall_s: 10.0,
-                        status: SampleStatus::Ok,
-                        device: None,
-                        effective_mount_opts: None,
-                        notes: vec![format!("{CHECKER_NOTE}{tool}")],
-                        measurements: ms,
-                        histograms: Vec::new(),
-                        series: Vec::new(),
-                        windows: Vec::new(),
-                        path: None,
-                    },
-                });
+                    &case_id,
+                    r as u32,
+                    false,
+                    SampleStatus::Ok,
+                    &[&note],
+                    ms,
+                ));
             }
         }
         data.session.info.policy.confidence = 0.95;
