@@ -459,8 +459,11 @@ impl Pool {
     }
 
     fn zfs(&self, args: &[&str]) -> Result<String, EngineError> {
-        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-        crate::host::run_tool("zfs", &args).map_err(|e| eio(&format!("zfs {}", args.join(" ")), e))
+        tool("zfs", args)
+    }
+
+    fn zpool(&self, args: &[&str]) -> Result<String, EngineError> {
+        tool("zpool", args)
     }
 
     /// Commits the open transaction group, untimed, so the scrub sees the level's files: a
@@ -475,19 +478,16 @@ impl Pool {
     /// `zpool scrub`, then waits until `zpool status` no longer shows it in progress; the
     /// status's scrub line at the end (`scrub completed after 0h0m with 0 errors …`).
     fn scrub(&self, interrupt: &std::sync::atomic::AtomicBool) -> Result<String, EngineError> {
-        let args = vec!["scrub".to_string(), self.name.clone()];
-        crate::host::run_tool("zpool", &args).map_err(|e| eio("zpool scrub", e))?;
+        self.zpool(&["scrub", &self.name])?;
         loop {
-            let status = vec!["status".to_string(), self.name.clone()];
-            let out = crate::host::run_tool("zpool", &status).map_err(|e| eio("zpool status", e))?;
+            let out = self.zpool(&["status", &self.name])?;
             if !scrub_in_progress(&out) {
                 let line = out.lines().find(|l| l.contains("scrub")).unwrap_or_default();
                 return Ok(line.trim().to_string());
             }
             if interrupt.load(Ordering::Relaxed) {
                 // Stop the scrub rather than leave it running into the next phase.
-                let stop = vec!["scrub".to_string(), "-s".to_string(), self.name.clone()];
-                let _ = crate::host::run_tool("zpool", &stop);
+                let _ = self.zpool(&["scrub", "-s", &self.name]);
                 return Err(EngineError::Interrupted);
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
@@ -522,6 +522,12 @@ fn made_by_fsbench(dataset: &str) -> bool {
     dataset.starts_with(crate::host::ZFS_POOL_PREFIX) && !dataset.contains('/')
 }
 
+/// Runs `program args` to its end: its output, or an error naming the command.
+fn tool(program: &str, args: &[&str]) -> Result<String, EngineError> {
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    crate::host::run_tool(program, &args).map_err(|e| eio(&format!("{program} {}", args.join(" ")), e))
+}
+
 /// `ZFS pool version 23` from `zpool upgrade -v` ("This system is currently running ZFS pool
 /// version 23.").
 fn pool_version(upgrade: &str) -> Option<String> {
@@ -549,7 +555,7 @@ impl RepairScalingSpec {
         } else {
             "OpenZFS (kernel)"
         };
-        let version = crate::host::run_tool("zpool", &["upgrade".to_string(), "-v".to_string()])
+        let version = tool("zpool", &["upgrade", "-v"])
             .ok()
             .and_then(|o| pool_version(&o))
             .unwrap_or_else(|| "version unknown".into());
