@@ -2,46 +2,78 @@
 //! thread reports (mkfs, data sets, the baseline, database loads) become [`Observer`] calls,
 //! with the seconds the same step took last time as the ETA of a step without a total.
 //!
-//! The observers borrow from the caller, so they cannot live in the thread-local sink; the
-//! sink is a channel to a forwarding thread in a `std::thread::scope` that holds the borrow.
-//! Each event waits until it has been forwarded, so steps keep their order with the runner's
-//! own events (a `step_finished` of mkfs comes before the repeat's first `phase_started`).
+//! The observers borrow from the caller, so they cannot live in the thread-local sink as they
+//! are: the sink holds the observer with its lifetime erased, and [`relayed`] takes it out again
+//! before it returns (also when `f` panics), so a sink that outlives the call forwards nothing.
+//! Each event is forwarded on the thread that reports it, before the step goes on, so steps keep
+//! their order with the runner's own events (a `step_finished` of mkfs comes before the repeat's
+//! first `phase_started`). No thread is started: a single-worker phase then runs in a process of
+//! one thread, whose descriptor table the kernel does not have to reference-count on every
+//! `*at()` call (about 30 ns of a 1 µs `stat` on tmpfs; bench/README.md, issue 29).
 //!
 //! The durations outlive the run in a small per-machine cache file ([`durations_file`]:
 //! `$XDG_CACHE_HOME/fsbench/step-durations.json`, else `~/.cache/…`): how long mkfs takes is a
 //! fact of this machine and its disks, not of a results database that many machines share. A
 //! missing or unreadable cache only means no ETA for a spinner's first run.
 //!
-//! Invariants: the forwarding thread ends when the session does (an explicit stop, not the
-//! last sender's drop, so a sink a thread kept cannot hang the run); step durations learnt are
-//! those of steps that ran to their end.
+//! Invariants: nothing reaches the observer after [`relayed`] has returned; an event an
+//! observer reports while it handles another (on the same thread) is dropped, not deadlocked on;
+//! step durations learnt are those of steps that ran to their end.
 
 use super::observer::{Observer, StepStart};
 use crate::progress::{self, StepEvent, StepSink};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{channel, sync_channel, Sender, SyncSender};
-use std::sync::{Arc, Mutex};
+use std::cell::Cell;
+use std::sync::{Arc, Mutex, MutexGuard};
 
-enum Msg {
-    Event(String, StepEvent, SyncSender<()>),
-    Stop,
+/// The observer of a running [`relayed`] call and what it learnt; `None` once the call returned.
+type Target = Option<(&'static dyn Observer, Durations)>;
+
+/// The sink [`relayed`] installs: it forwards each event to the observer on the reporting thread.
+struct Relay {
+    target: Mutex<Target>,
 }
 
-struct Relay {
-    tx: Mutex<Sender<Msg>>,
+thread_local! {
+    /// This thread is inside an observer call of a [`Relay`] (an event reported from there is
+    /// dropped instead of waiting for the lock this thread holds).
+    static FORWARDING: Cell<bool> = const { Cell::new(false) };
+}
+
+impl Relay {
+    fn target(&self) -> MutexGuard<'_, Target> {
+        // An observer that panicked leaves the durations as they were: still usable.
+        self.target.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 impl StepSink for Relay {
     fn event(&self, name: &str, event: &StepEvent) {
-        let (ack, done) = sync_channel(1);
-        let sent = match self.tx.lock() {
-            Ok(tx) => tx.send(Msg::Event(name.to_string(), event.clone(), ack)).is_ok(),
-            Err(_) => false,
-        };
-        if sent {
-            let _ = done.recv();
+        if FORWARDING.with(Cell::get) {
+            return;
         }
+        let mut target = self.target();
+        if let Some((obs, durations)) = target.as_mut() {
+            FORWARDING.with(|f| f.set(true));
+            durations.forward(*obs, name, event);
+            FORWARDING.with(|f| f.set(false));
+        }
+    }
+}
+
+/// Takes the observer out of the relay when [`relayed`] ends, by return or by panic.
+struct Detach<'r>(&'r Relay);
+
+impl Detach<'_> {
+    fn durations(self) -> HashMap<String, f64> {
+        self.0.target().take().map(|(_, d)| d.last).unwrap_or_default()
+    }
+}
+
+impl Drop for Detach<'_> {
+    fn drop(&mut self) {
+        self.0.target().take();
     }
 }
 
@@ -82,33 +114,23 @@ impl Durations {
 /// Runs `f` with the steps of this thread forwarded to `obs`; `known` seeds the durations of
 /// earlier runs (name → seconds). Returns `f`'s result and every duration known at the end.
 pub fn relayed<R>(obs: &dyn Observer, known: HashMap<String, f64>, f: impl FnOnce() -> R) -> (R, HashMap<String, f64>) {
-    std::thread::scope(|scope| {
-        let (tx, rx) = channel::<Msg>();
-        let stop = tx.clone();
-        let forwarder = scope.spawn(move || {
-            let mut d = Durations {
-                last: known,
-                ..Durations::default()
-            };
-            for msg in rx {
-                match msg {
-                    Msg::Event(name, event, ack) => {
-                        d.forward(obs, &name, &event);
-                        let _ = ack.send(());
-                    }
-                    Msg::Stop => break,
-                }
-            }
-            d.last
-        });
-        let result = {
-            let _sink = progress::install(Arc::new(Relay { tx: Mutex::new(tx) }));
-            f()
-        };
-        let _ = stop.send(Msg::Stop);
-        let last = forwarder.join().unwrap_or_default();
-        (result, last)
-    })
+    // SAFETY: the relay holds `obs` only until `detach` drops or is consumed, both before this
+    // function returns (unwinding included), and every use of it is under the relay's lock, so
+    // no use outlives the borrow even when a clone of the sink is kept past this call.
+    let obs: &'static dyn Observer = unsafe { std::mem::transmute::<&dyn Observer, &'static dyn Observer>(obs) };
+    let durations = Durations {
+        last: known,
+        ..Durations::default()
+    };
+    let relay = Arc::new(Relay {
+        target: Mutex::new(Some((obs, durations))),
+    });
+    let detach = Detach(&relay);
+    let result = {
+        let _sink = progress::install(relay.clone());
+        f()
+    };
+    (result, detach.durations())
 }
 
 /// Where step durations are kept between runs: `$XDG_CACHE_HOME/fsbench/step-durations.json`,
@@ -192,6 +214,38 @@ mod tests {
         );
         // Outside `relayed`, nothing is installed any more.
         assert!(progress::current().is_none());
+    }
+
+    /// What [`relayed`] must hold beyond ordering: the observer runs on the thread that
+    /// reported the step (no thread is started: a phase's process stays one thread), a step the
+    /// observer reports while handling one is dropped rather than deadlocking, and a sink kept
+    /// past the call forwards nothing to the observer that is gone.
+    #[test]
+    fn steps_reach_the_observer_on_the_reporting_thread_and_never_after_the_call() {
+        #[derive(Default)]
+        struct Nested {
+            seen: Mutex<Vec<(String, std::thread::ThreadId)>>,
+        }
+        impl Observer for Nested {
+            fn step_started(&self, s: &StepStart) {
+                self.seen
+                    .lock()
+                    .unwrap()
+                    .push((s.name.to_string(), std::thread::current().id()));
+                // An observer that itself reports a step: dropped, not a deadlock.
+                progress::step("inside the observer", None, "steps").finish();
+            }
+        }
+        let obs = Nested::default();
+        let (kept, _) = relayed(&obs, HashMap::new(), || {
+            progress::step("mkfs", None, "steps").finish();
+            progress::current().expect("a sink is installed")
+        });
+        let seen = obs.seen.lock().unwrap().clone();
+        assert_eq!(seen, [("mkfs".to_string(), std::thread::current().id())]);
+        // The kept sink outlives the call: its events go nowhere.
+        kept.event("late", &StepEvent::Start { total: None, unit: "steps" });
+        assert_eq!(obs.seen.lock().unwrap().len(), 1);
     }
 
     /// Durations survive in the cache file; a missing or broken file gives none.
