@@ -137,8 +137,10 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
         samples: data.samples.clone(),
         baseline: data.baseline.clone(),
         latency_windows: Vec::new(),
+        durability: Vec::new(),
     };
     model.latency_windows = super::windows::over_time(&model);
+    model.durability = super::durability::matrices(&model);
     let checks = super::methodology::checks(&model);
     model.warnings.extend(checks);
     model

@@ -49,6 +49,7 @@ use std::time::{Duration, Instant};
 
 pub mod fsync_errors;
 pub mod primitives;
+pub mod promises;
 pub mod stamp;
 
 /// Parameters of the `durability` workload.
