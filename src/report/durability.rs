@@ -183,6 +183,8 @@ pub struct ProbeCell {
     pub cached_read_new: u64,
     /// A read after dropping the clean pages returned the old data.
     pub uncached_read_old: u64,
+    /// Writes the disk refused in the failing range, summed (0: nothing failed).
+    pub refused_writes: u64,
     /// Reported behaviour the probe contradicts.
     pub findings: Vec<Finding>,
 }
@@ -354,6 +356,7 @@ fn probe_cell(model: &ReportModel, table: &[Documented], t: &WorkloadTable, vari
         second_fsync_ok: sum("second_fsync_ok"),
         cached_read_new: sum("cached_read_new"),
         uncached_read_old: sum("uncached_read_old"),
+        refused_writes: sum("refused_writes"),
         findings: findings(model, table, t, PHASE_FSYNC_EIO, variant, (0, 0, Some(&of))),
     })
 }
@@ -497,8 +500,12 @@ impl ProbeCell {
     fn text(&self) -> String {
         let n = self.repeats;
         let mut s = format!(
-            "fsync 1 EIO {}/{n}; fsync 2 ok {}/{n}; cached read new {}/{n}; uncached read old {}/{n}",
-            self.first_fsync_error, self.second_fsync_ok, self.cached_read_new, self.uncached_read_old
+            "fsync 1 EIO {}/{n}; fsync 2 ok {}/{n}; cached read new {}/{n}; uncached read old {}/{n}; writes refused {}",
+            self.first_fsync_error,
+            self.second_fsync_ok,
+            self.cached_read_new,
+            self.uncached_read_old,
+            self.refused_writes
         );
         for f in &self.findings {
             let _ = write!(s, " FINDING ({})", f.cite);
@@ -743,6 +750,7 @@ mod tests {
                     m(PHASE_FSYNC_EIO, metrics::second_fsync_ok(), 1.0),
                     m(PHASE_FSYNC_EIO, metrics::cached_read_new(), 1.0),
                     m(PHASE_FSYNC_EIO, metrics::uncached_read_old(), 1.0),
+                    m(PHASE_FSYNC_EIO, metrics::refused_writes(), eio),
                     m("write-fsync", metrics::damaged(), 0.0),
                     m("write-fsync", metrics::violations(), 0.0),
                     m("write-fsync", metrics::acked_units(), 32.0),
@@ -922,6 +930,22 @@ mod tests {
         assert_eq!(d["fsync_eio"][1]["findings"][0]["cite"], "Linux fsync(2) EIO");
         assert_eq!(d["recovery"][1]["repair_needed"], 2);
         assert_eq!(d["recovery"][0]["cuts"], 6);
+        // Loss counts are verdicts, not speeds: no best, behind or tied on their rows.
+        let ranked: Vec<String> = m.workloads[0]
+            .rows
+            .iter()
+            .filter(|r| r.cells.iter().any(|c| c.best || c.standing.is_some()))
+            .map(|r| format!("{}/{}", r.phase, r.metric.name))
+            .collect();
+        assert!(
+            ranked
+                .iter()
+                .all(|r| r.starts_with("recovery/recovery_mount_s") || r.contains("cpu")),
+            "{ranked:?}"
+        );
+        assert!(!ranked
+            .iter()
+            .any(|r| r.contains("damaged") || r.contains("first_fsync_error")));
         // The export's matrices read back into the model's type (the same, to JSON's precision).
         let back: Vec<Matrix> = serde_json::from_value(v["durability"].clone()).expect("round trip");
         assert_eq!(serde_json::to_value(&back).unwrap(), v["durability"]);

@@ -132,16 +132,16 @@ pub mod metrics {
 
     /// Acknowledged units lost, reverted or torn after recovery, summed over a repeat's cuts.
     pub fn damaged() -> MetricId {
-        MetricId::lower("damaged", Unit::Count)
+        MetricId::lower("damaged", Unit::Count).with_role(Role::Outcome)
     }
     /// Results breaking the primitive's stated promise (damaged units of a durable primitive,
     /// replaced files in neither version of an atomic one).
     pub fn violations() -> MetricId {
-        MetricId::lower("violations", Unit::Count)
+        MetricId::lower("violations", Unit::Count).with_role(Role::Outcome)
     }
     /// 1 when the negative control lost something (the cut method can see a loss), else 0.
     pub fn control_caught() -> MetricId {
-        MetricId::higher("control_caught", Unit::Count)
+        MetricId::higher("control_caught", Unit::Count).with_role(Role::Outcome)
     }
     /// Acknowledged units missing (zeros, beyond the end, or the file gone).
     pub fn lost() -> MetricId {
@@ -173,7 +173,7 @@ pub mod metrics {
     }
     /// 1 when the first fsync after a failed writeback reported the error, else 0.
     pub fn first_fsync_error() -> MetricId {
-        MetricId::higher("first_fsync_error", Unit::Count)
+        MetricId::higher("first_fsync_error", Unit::Count).with_role(Role::Outcome)
     }
     /// 1 when a second fsync then returned success although the data never reached the disk.
     pub fn second_fsync_ok() -> MetricId {
@@ -182,6 +182,11 @@ pub mod metrics {
     /// 1 when the read through the page cache after the failure returned the new data.
     pub fn cached_read_new() -> MetricId {
         MetricId::lower("cached_read_new", Unit::Count).with_role(Role::Detail)
+    }
+    /// Writes the disk refused with EIO in the probe's failing range (0: the probe's answers
+    /// say nothing about a failure).
+    pub fn refused_writes() -> MetricId {
+        MetricId::higher("refused_writes", Unit::Count).with_role(Role::Detail)
     }
     /// 1 when the read after dropping the clean pages returned the old data (silently).
     pub fn uncached_read_old() -> MetricId {
@@ -289,7 +294,13 @@ impl DurabilitySpec {
         match r {
             Ok(o) => {
                 phases.note(format!(
-                    "{PHASE_FSYNC_EIO}: the writeback of a file's 16 KiB failed with EIO on the disk; fsync 1: {}; fsync 2: {}; read through the page cache: {}; read after dropping its clean pages: {}; the next syncfs of the filesystem: {}",
+                    "{PHASE_FSYNC_EIO}: the writeback of a file's 16 KiB failed with EIO on the disk{} ({} writes refused); fsync 1: {}; fsync 2: {}; read through the page cache: {}; read after dropping its clean pages: {}; the next syncfs of the filesystem: {}",
+                    if fsync_errors::nocow(&fs.fs_type) {
+                        " (a NOCOW file: a copy-on-write overwrite would go to a new place)"
+                    } else {
+                        ""
+                    },
+                    o.refused_writes,
                     if o.first_fsync_error { "error" } else { "SUCCESS (the error was not reported)" },
                     if o.second_fsync_ok { "success (the data is not on the disk)" } else { "error" },
                     o.cached_read.as_str(),
@@ -465,6 +476,7 @@ impl DurabilitySpec {
                     metrics::uncached_read_old(),
                     (o.uncached_read == fsync_errors::Seen::Old) as u8 as f64,
                 ),
+                (metrics::refused_writes(), o.refused_writes as f64),
             ];
             phases.record(PHASE_FSYNC_EIO, &timed(wall, CpuUsage::default()), rows, &Policy::new());
         }
