@@ -188,6 +188,19 @@ pub mod metrics {
     }
 }
 
+/// The notes a cut workload (this one and `durability`) writes per repeat or per cut, by the
+/// prefix they start with, and what the report's terminal calls them when it prints one line
+/// for all of them (`report::build`; the Markdown, HTML and JSON reports list each in full).
+pub const PER_CUT_NOTES: &[(&str, &str)] = &[
+    ("cuts: ", "each cut's recovery mount, damaged units and fsck verdict"),
+    (
+        "disk: ",
+        "the seeded disk's writes, flushes and what its cuts kept and dropped",
+    ),
+    ("VIOLATION (", "VIOLATION, one note per damaged file"),
+    ("acked_lost: cut ", "acknowledged data lost, one note per item"),
+];
+
 /// The filesystem under test as /proc/mounts shows it: what a workload that unmounts, cuts and
 /// mounts it again needs (powercut, repair_scaling).
 pub(crate) struct Fs {
