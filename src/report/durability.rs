@@ -62,6 +62,19 @@ pub struct Matrix {
     pub fsync_eio_documented: Vec<Source>,
     /// Recovery after the cuts, per variant.
     pub recovery: Vec<Recovery>,
+    /// The session's variants this workload has no results on, and why (unavailable here, or
+    /// every repeat failed: a ZFS pool, the shutdown ioctl on btrfs).
+    #[serde(default)]
+    pub without_results: Vec<NoResults>,
+}
+
+/// A variant a durability workload has no results on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NoResults {
+    /// The variant.
+    pub variant: String,
+    /// Why: the case's unavailability, or its first failed repeat's error.
+    pub why: String,
 }
 
 /// A documented promise or reported finding, as stated beside a row.
@@ -376,6 +389,31 @@ fn recovery(t: &WorkloadTable, variant: &str, cuts: u32) -> Option<Recovery> {
     })
 }
 
+/// The cases of workload `t` whose variant is not among `variants` (no results), and why.
+fn without_results(model: &ReportModel, t: &WorkloadTable, variants: &[String]) -> Vec<NoResults> {
+    use crate::store::{CaseAvailability, SampleStatus};
+    model
+        .cases
+        .iter()
+        .filter(|c| c.workload == t.workload && !variants.contains(&c.variant))
+        .map(|c| {
+            let failed = model.samples.iter().find_map(|s| match &s.sample.status {
+                SampleStatus::Failed(e) if s.sample.case_id == c.case_id => Some(e.clone()),
+                _ => None,
+            });
+            let why = match (&c.availability, failed) {
+                (CaseAvailability::Unavailable(why), _) => format!("unavailable: {why}"),
+                (_, Some(e)) => format!("failed: {e}"),
+                (_, None) => "no measured repeat".into(),
+            };
+            NoResults {
+                variant: c.variant.clone(),
+                why,
+            }
+        })
+        .collect()
+}
+
 /// The matrix of workload table `t`, judged against `table`; `None` when no primitive ran.
 fn matrix(model: &ReportModel, table: &[Documented], t: &WorkloadTable) -> Option<Matrix> {
     let variants: Vec<String> = model
@@ -429,6 +467,7 @@ fn matrix(model: &ReportModel, table: &[Documented], t: &WorkloadTable) -> Optio
         },
         fsync_eio,
         recovery: variants.iter().filter_map(|v| recovery(t, v, cuts)).collect(),
+        without_results: without_results(model, t, &variants),
         variants,
         primitives: rows,
     })
@@ -586,9 +625,14 @@ impl Matrix {
         lines
     }
 
-    /// One sentence per finding: where, what was measured, and what the source says.
-    fn finding_lines(&self) -> Vec<String> {
-        let mut out = Vec::new();
+    /// One sentence per variant without results, then one per finding: where, what was
+    /// measured, and what the source says.
+    fn lines_below(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .without_results
+            .iter()
+            .map(|n| format!("{}: {}", n.variant, n.why))
+            .collect();
         for r in &self.primitives {
             for c in &r.cells {
                 for f in &c.findings {
@@ -645,7 +689,7 @@ impl Section for DurabilitySection {
                 let cells: Vec<String> = l.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
                 let _ = writeln!(out, "  {}", cells.join("  ").trim_end());
             }
-            for f in m.finding_lines() {
+            for f in m.lines_below() {
                 let _ = writeln!(out, "  {f}");
             }
         }
@@ -666,7 +710,7 @@ impl Section for DurabilitySection {
                     let _ = writeln!(out, "|{}", "---|".repeat(l.cells.len()));
                 }
             }
-            let findings = m.finding_lines();
+            let findings = m.lines_below();
             if !findings.is_empty() {
                 out.push('\n');
                 for f in findings {
@@ -705,7 +749,7 @@ impl Section for DurabilitySection {
                 let _ = writeln!(out, "<tr>{cells}</tr>");
             }
             out.push_str("</table>\n");
-            let findings = m.finding_lines();
+            let findings = m.lines_below();
             if !findings.is_empty() {
                 out.push_str("<ul>\n");
                 for f in findings {
@@ -779,6 +823,14 @@ mod tests {
                     .push(fixture::sample(id, &case_id, r, false, SampleStatus::Ok, &[], ms));
             }
         }
+        // zfs: every repeat failed (the workload cannot cut a pool).
+        data.cases.push(CaseRecord {
+            workload_kind: KIND.into(),
+            ..fixture::case("zfs", "zfs", "reorder", true)
+        });
+        let why = SampleStatus::Failed("unavailable: durability cannot cut a ZFS pool".into());
+        data.samples
+            .push(fixture::sample(id + 1, "zfs-reorder", 0, false, why, &[], vec![]));
         super::super::build::build(&data, 0, 0.95)
     }
 
@@ -840,6 +892,10 @@ mod tests {
             "{probe}"
         );
         assert!(text.contains("FINDING: xfs fsync-eio: fsync 1 EIO 1/2"), "{text}");
+        assert!(
+            text.contains("  zfs: failed: unavailable: durability cannot cut a ZFS pool"),
+            "{text}"
+        );
         let mount = line("recovery mount");
         assert_eq!(mount.matches("0.050 s mean; failed 0/6").count(), 2, "{mount}");
         let fsck = line("fsck (read-only)");
@@ -930,6 +986,7 @@ mod tests {
         assert_eq!(d["fsync_eio"][1]["findings"][0]["cite"], "Linux fsync(2) EIO");
         assert_eq!(d["recovery"][1]["repair_needed"], 2);
         assert_eq!(d["recovery"][0]["cuts"], 6);
+        assert_eq!(d["without_results"][0]["variant"], "zfs");
         // Loss counts are verdicts, not speeds: no best, behind or tied on their rows.
         let ranked: Vec<String> = m.workloads[0]
             .rows
@@ -983,9 +1040,9 @@ mod tests {
             .collect();
         assert_eq!(found, [(primitives::CONTROL.to_string(), "ext4".to_string())]);
         assert!(
-            ms[0].finding_lines()[0].contains("FINDING: ext4 nosync-control: 16/64"),
+            ms[0].lines_below()[1].contains("FINDING: ext4 nosync-control: 16/64"),
             "{:?}",
-            ms[0].finding_lines()
+            ms[0].lines_below()
         );
         // Against the real table the control finds nothing (it promises nothing).
         assert!(m.durability[0]

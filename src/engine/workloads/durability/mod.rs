@@ -194,6 +194,9 @@ pub mod metrics {
     }
 }
 
+/// Why a ZFS pool is not cut (issue 28 asks for zfs-fuse in the matrix).
+pub const ZFS_UNAVAILABLE: &str = "durability cannot cut a ZFS pool: a power cut of zfs-fuse must fail the pool's disk and kill the zfs-fuse daemon, then restart it and import the pool from the power-cut disk's loop device alone (the original loop device serves the same image) as the recovery; the daemon and the pool are the ZFS target's to start and undo (provision::zfs), which the engine may not reach, and ZFS has no fsck to check with";
+
 /// The phase of the fsync error probe.
 pub const PHASE_FSYNC_EIO: &str = "fsync-eio";
 
@@ -381,6 +384,9 @@ impl DurabilitySpec {
 
     fn run_cuts(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
         let mut phases = Phases::new(ctx);
+        if let Some(fs) = ctx.fs {
+            self.availability_on(fs).map_err(EngineError::Unavailable)?;
+        }
         let runner_fs = Fs::of_run(ctx, "durability")?;
         let fsck = recover::fsck_for(&runner_fs.fs_type)
             .ok_or_else(|| EngineError::Unavailable(format!("no fsck known to fsbench for {}", runner_fs.fs_type)))?;
@@ -620,6 +626,13 @@ impl Workload for DurabilitySpec {
         true
     }
 
+    fn availability_on(&self, fs: &crate::fstype::FsType) -> Result<(), String> {
+        match fs.name {
+            "zfs" => Err(ZFS_UNAVAILABLE.into()),
+            _ => Ok(()),
+        }
+    }
+
     fn footprint(&self) -> crate::fstype::Footprint {
         // One cut folder at a time: every primitive's files (a truncated file starts twice as
         // long, a replace has its temporary copy, an append doubles).
@@ -691,6 +704,19 @@ mod tests {
         };
         assert_eq!((all.total_cuts(), all.active(3, 1)), (2, vec![0, 1, 2]));
         assert_eq!(s.active(1, 5), vec![0], "the control alone");
+    }
+
+    #[test]
+    fn a_zfs_pool_is_unavailable_with_the_reason_and_the_others_are_not() {
+        let of = |name| crate::fstype::FsTypeId::of(name).get();
+        let s = DurabilitySpec::default();
+        assert!(s
+            .availability_on(of("zfs"))
+            .unwrap_err()
+            .contains("cannot cut a ZFS pool"));
+        for ok in ["ext4", "xfs", "btrfs"] {
+            assert_eq!(s.availability_on(of(ok)), Ok(()), "{ok}");
+        }
     }
 
     #[test]
