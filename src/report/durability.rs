@@ -152,6 +152,10 @@ pub struct Finding {
     pub claim: String,
     /// What it says.
     pub says: String,
+    /// What the same filesystem also documents that allows the loss (an explanation beside
+    /// the finding, which stays a finding: the documentation contradicts itself or the code).
+    #[serde(default)]
+    pub beside: Vec<Source>,
 }
 
 /// One primitive on one variant, summed over the measured repeats and their cuts.
@@ -295,8 +299,10 @@ fn findings(
         return Vec::new();
     };
     let (damaged, neither, probe) = measured;
-    promises::applicable(table, primitive, fs_type, opts)
-        .filter(|d| !d.is_primitive_promise())
+    let own = || promises::applicable(table, primitive, fs_type, opts).filter(|d| !d.is_primitive_promise());
+    // What the same filesystem documents that allows the loss: said beside the finding.
+    let beside: Vec<Source> = own().filter(|d| d.claim == Claim::MayLose).map(Source::of).collect();
+    own()
         .filter(|d| {
             let p = match (d.claim, probe) {
                 (Claim::Probe { metric, .. }, Some(f)) => Some(f(metric)),
@@ -308,6 +314,7 @@ fn findings(
             cite: d.cite.into(),
             claim: d.claim.as_str().into(),
             says: d.says.into(),
+            beside: beside.clone(),
         })
         .collect()
 }
@@ -636,7 +643,7 @@ impl Matrix {
         for r in &self.primitives {
             for c in &r.cells {
                 for f in &c.findings {
-                    out.push(format!(
+                    let mut line = format!(
                         "FINDING: {} {}: {} damaged, where {} says {}: {}",
                         c.variant,
                         r.primitive,
@@ -644,7 +651,11 @@ impl Matrix {
                         f.cite,
                         f.claim,
                         f.says
-                    ));
+                    );
+                    if !f.beside.is_empty() {
+                        let _ = write!(line, ". Beside it: {}", sources_line(&f.beside));
+                    }
+                    out.push(line);
                 }
             }
         }
@@ -879,6 +890,11 @@ mod tests {
         assert_eq!(rd.matches("FINDING").count(), 1, "{rd}");
         assert!(
             text.contains("FINDING: ext4 rename-fsync-dir: 16/32 = 50.0 % [") && text.contains("says durable"),
+            "{text}"
+        );
+        // ext4's default dioread_nolock allows the loss: said beside the finding.
+        assert!(
+            text.contains(". Beside it: ext4(5) dioread_nolock (ext4 dioread_nolock: may lose)"),
             "{text}"
         );
         // The probe: xfs's first fsync missed the error once, against fsync(2).
