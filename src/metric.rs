@@ -68,6 +68,11 @@ pub enum Role {
     Latency,
     /// Anything else a phase records for context, outside the ranked tables.
     Detail,
+    /// A correctness result, not a speed: a count of acknowledged data lost, a negative control
+    /// caught, an error reported (the power-cut and durability workloads). Shown in every table
+    /// beside the headline rows, never ranked (no best, behind or tied: fewer losses is a
+    /// verdict, not a performance), charted or summarised as a performance.
+    Outcome,
 }
 
 impl Role {
@@ -79,6 +84,7 @@ impl Role {
             Role::SystemCpu => "system_cpu",
             Role::Latency => "latency",
             Role::Detail => "detail",
+            Role::Outcome => "outcome",
         }
     }
 
@@ -90,6 +96,7 @@ impl Role {
             Role::SystemCpu,
             Role::Latency,
             Role::Detail,
+            Role::Outcome,
         ]
         .into_iter()
         .find(|r| r.as_str() == s)

@@ -182,6 +182,12 @@ pub trait Workload {
     fn availability(&self) -> Result<(), String> {
         Ok(())
     }
+    /// Whether the workload can run on a filesystem of type `fs` at all (whatever this machine
+    /// has); `Err` says why not, and the case is unavailable, reported with that reason, before
+    /// anything is made. Most workloads run on every type and keep the default.
+    fn availability_on(&self, _fs: &crate::fstype::FsType) -> Result<(), String> {
+        Ok(())
+    }
     /// `(tool, version)` of the external programs the workload runs (servers, load
     /// generators), recorded with the session. Most workloads run none and keep the default.
     fn tool_versions(&self) -> Vec<(String, String)> {

@@ -158,7 +158,10 @@ pub fn expand(suite: &Suite, availability: &dyn Fn(&FsVariant) -> Result<(), Str
                 workload: w.clone(),
                 // A workload that cannot run here (a server not installed) is unavailable
                 // like a filesystem the kernel lacks: reported, never silently skipped.
-                unavailable: unavailable.clone().or_else(|| w.kind.workload().availability().err()),
+                unavailable: unavailable.clone().or_else(|| {
+                    let wl = w.kind.workload();
+                    wl.availability().and_then(|()| wl.availability_on(v.fs())).err()
+                }),
                 image_bytes,
                 footprint,
                 estimate,

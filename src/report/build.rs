@@ -137,8 +137,10 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
         samples: data.samples.clone(),
         baseline: data.baseline.clone(),
         latency_windows: Vec::new(),
+        durability: Vec::new(),
     };
     model.latency_windows = super::windows::over_time(&model);
+    model.durability = super::durability::matrices(&model);
     let checks = super::methodology::checks(&model);
     model.warnings.extend(checks);
     model
@@ -513,12 +515,23 @@ impl Warnings<'_> {
         }
         for (text, cases) in notes {
             let full = format!("note: {text} ({})", cases.join(", "));
-            out.push(match short_phase_note(text) {
-                Some((kind, phases)) => Warning::of_kind(kind, format!("{phases} ({})", cases.join(", ")), full),
-                None => Warning::from(full),
+            out.push(match (short_phase_note(text), per_cut_note(text)) {
+                (Some((kind, phases)), _) => Warning::of_kind(kind, format!("{phases} ({})", cases.join(", ")), full),
+                (None, Some(kind)) => Warning::of_kind(kind, cases.join(", "), full),
+                (None, None) => Warning::from(full),
             });
         }
     }
+}
+
+/// The kind of a note a cut workload writes per repeat or per cut
+/// ([`crate::engine::workloads::powercut::PER_CUT_NOTES`]), so the terminal prints one line
+/// for all of them.
+fn per_cut_note(note: &str) -> Option<String> {
+    crate::engine::workloads::powercut::PER_CUT_NOTES
+        .iter()
+        .find(|(prefix, _)| note.starts_with(prefix))
+        .map(|(_, words)| format!("note: {words} (in full in the md, json and html reports)"))
 }
 
 /// The kind and the phases of a too-short-phase note, so the terminal groups them: "`<phase>` ran
@@ -879,6 +892,40 @@ mod tests {
         // The terminal prints the two as one line of their kind.
         let lines = crate::report::warning::grouped(&m.warnings);
         assert_eq!(lines.iter().filter(|l| l.contains(kind)).count(), 1, "{lines:#?}");
+    }
+
+    #[test]
+    fn per_cut_notes_are_one_terminal_line_and_in_full_in_the_warnings() {
+        let mut data = session_data();
+        for (i, s) in data.samples.iter_mut().enumerate() {
+            s.sample
+                .notes
+                .push(format!("cuts: cut 1: mount 0.0{i} s, 0 units damaged, fsck clean"));
+            s.sample
+                .notes
+                .push(format!("VIOLATION (durable): cut 1: f{i}: 4 lost of 4 units damaged"));
+        }
+        let m = build(&data, 1, 0.95);
+        let full = m
+            .warnings
+            .iter()
+            .filter(|w| w.starts_with("note: cuts: cut 1: mount"))
+            .count();
+        assert_eq!(full, data.samples.len(), "every note in full: {:#?}", m.warnings);
+        let lines = crate::report::warning::grouped(&m.warnings);
+        let cuts: Vec<&String> = lines
+            .iter()
+            .filter(|l| l.contains("cut") || l.contains("VIOLATION"))
+            .collect();
+        assert_eq!(cuts.len(), 2, "{lines:#?}");
+        assert!(
+            cuts[0].starts_with("note: each cut's recovery mount, damaged units and fsck verdict (in full in the md, json and html reports) ("),
+            "{cuts:#?}"
+        );
+        assert!(
+            cuts[1].starts_with("note: VIOLATION, one note per damaged file"),
+            "{cuts:#?}"
+        );
     }
 
     #[test]

@@ -1,26 +1,30 @@
-//! The durability matrix (issue 28, item 5): for every `durability` workload in a session (one
-//! cut method and disk model each, never mixed), a table of primitive × filesystem whose cell is
-//! the damaged acknowledged units over those checked (and how many were lost, reverted, torn),
-//! summed over the measured repeats (each already a sum over its cuts), as a rate with its 95 %
-//! Wilson interval ([`crate::stats::rate::wilson`]); a replace adds how many files came back
-//! old, new or neither. A cell that breaks its primitive's promise says `VIOLATION`; the
-//! negative control's cell says `caught`, or `NOT CAUGHT` when the method lost nothing (its
-//! zeros then prove nothing); where a filesystem documents more than POSIX for a primitive
-//! ([`primitives::DOCUMENTED`]) and the cell damaged something, it says `FINDING` and names
-//! the source. Two more rows per table: the mean recovery mount time with the
-//! cuts after which the filesystem did not mount, and the cuts after which the read-only check
-//! asked for a repair.
+//! The durability matrix (issue 28, items 5 and 6): for every `durability` workload in a session
+//! (one cut method and disk model each, never mixed), a table of primitive × filesystem whose
+//! cell is the damaged acknowledged units over those checked (and how many were lost, reverted,
+//! torn), summed over the measured repeats (each already a sum over its cuts), as a rate with its
+//! 95 % Wilson interval ([`crate::stats::rate::wilson`]); a replace adds how many files came back
+//! old, new or neither. A cell that breaks its primitive's promise says `VIOLATION`; the negative
+//! control's cell says `caught`, or `NOT CAUGHT` when the method lost nothing (its zeros then
+//! prove nothing). Beside each row is what is documented or reported
+//! ([`promises::PROMISES`]); a cell that contradicts a filesystem's entry says `FINDING` and names
+//! the source. More rows per table: the fsync error probe's outcomes (with its findings), the
+//! mean recovery mount time with the cuts after which the filesystem did not mount, and the cuts
+//! after which the read-only check asked for a repair.
 //!
-//! Rendered as plain text (the terminal table), Markdown and HTML (with a heat map: each cell
-//! from green, nothing damaged, to red, all damaged or the control not caught) from the report
-//! model only; a session without a durability workload renders "".
+//! [`matrices`] builds the structured matrices once, from the report model only; they are the
+//! model's `durability` field (so the JSON export carries them) and every renderer here reads
+//! them: plain text (the terminal table, then one line per finding), Markdown and HTML (with a
+//! heat map: each cell from green, nothing damaged, to red, all damaged or the control not
+//! caught). A session without a durability workload has none and renders "".
 
 use super::escape::{html as esc, markdown as md};
 use super::{ReportModel, Section, WorkloadTable};
 use crate::engine::workloads::durability::primitives::{self, Promise};
-use crate::engine::workloads::durability::DurabilitySpec;
+use crate::engine::workloads::durability::promises::{self, Claim, Documented, PROMISES};
+use crate::engine::workloads::durability::{DurabilitySpec, PHASE_FSYNC_EIO};
 use crate::engine::workloads::powercut::Method;
 use crate::stats::rate::{wilson, Z95};
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
 /// The durability section of a session's report.
@@ -29,47 +33,208 @@ pub struct DurabilitySection;
 /// The kind of workload this section reads.
 const KIND: &str = "durability";
 
-/// One table: the workload, how it cut, its rows (primitive, promise, one cell per variant).
-struct Matrix {
-    workload: String,
-    method: String,
-    variants: Vec<String>,
-    rows: Vec<(String, String, Vec<String>)>,
-    /// Per row, per variant: how bad the cell is in [0, 1] for the HTML heat map (the damage
-    /// rate; for the control 0 when caught, 1 when not), `None` where there is no rate.
-    heat: Vec<Vec<Option<f64>>>,
+/// The matrix of one `durability` workload: one cut method (and disk model).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Matrix {
+    /// The workload's name.
+    pub workload: String,
+    /// `disk` (the power-cut disk) or `shutdown` (`FS_IOC_SHUTDOWN`); `unknown` when the
+    /// parameters were not stored.
+    pub method: String,
+    /// The power-cut disk's model (`volatile`, `reorder`, `torn-sectors`, …); `None` under
+    /// `shutdown`.
+    pub disk_model: Option<String>,
+    /// The seed of a seeded model's cuts.
+    pub seed: Option<u64>,
+    /// Dirty pages (but the control's) written back without a flush before each cut.
+    pub writeback: bool,
+    /// Cuts per measured repeat.
+    pub cuts_per_repeat: u32,
+    /// How the power was cut, in words.
+    pub how: String,
+    /// The filesystem variants (columns), in report order.
+    pub variants: Vec<String>,
+    /// One row per primitive run, in table order (the negative control last).
+    pub primitives: Vec<PrimitiveRow>,
+    /// The fsync error probe per variant probed; empty when it did not run.
+    pub fsync_eio: Vec<ProbeCell>,
+    /// What is documented or reported for the probe.
+    pub fsync_eio_documented: Vec<Source>,
+    /// Recovery after the cuts, per variant.
+    pub recovery: Vec<Recovery>,
+    /// The session's variants this workload has no results on, and why (unavailable here, or
+    /// every repeat failed: a ZFS pool, the shutdown ioctl on btrfs).
+    #[serde(default)]
+    pub without_results: Vec<NoResults>,
 }
 
-/// The heat of `phase` on `variant` ([`Matrix::heat`]).
-fn heat(t: &WorkloadTable, phase: &str, promise: Promise, variant: &str) -> Option<f64> {
-    let damaged = total(t, phase, "damaged", variant)?;
-    let acked = total(t, phase, "acked_units", variant).filter(|a| *a > 0)?;
-    Some(match promise {
-        Promise::Control => (damaged == 0) as u8 as f64,
-        _ => damaged as f64 / acked as f64,
-    })
+/// A variant a durability workload has no results on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NoResults {
+    /// The variant.
+    pub variant: String,
+    /// Why: the case's unavailability, or its first failed repeat's error.
+    pub why: String,
 }
 
-/// What the filesystems document for primitive `name` (the table's words, and each
-/// filesystem's own promise beyond POSIX).
-fn documented(name: &str) -> String {
-    let mut s = primitives::by_name(name).map_or(String::new(), |p| p.documented.to_string());
-    for d in primitives::DOCUMENTED.iter().filter(|d| d.primitive == name) {
-        let _ = write!(s, "; {} data={}: {}", d.fs_type, d.data_mode, d.source);
+/// A documented promise or reported finding, as stated beside a row.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Source {
+    /// Where it holds: `every filesystem`, `ext3/ext4 data=ordered`.
+    pub scope: String,
+    /// What it claims: `durable`, `old or new`, `may lose`, or for the probe `yes`/`no`.
+    pub claim: String,
+    /// The source, short.
+    pub cite: String,
+    /// What the source says.
+    pub says: String,
+}
+
+impl Source {
+    fn of(d: &Documented) -> Source {
+        Source {
+            scope: d.scope(),
+            claim: d.claim.as_str().into(),
+            cite: d.cite.into(),
+            says: d.says.into(),
+        }
     }
-    s
 }
 
-/// The sum over measured repeats of `metric` in `phase` on `variant`.
+/// One primitive across the variants.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PrimitiveRow {
+    /// The primitive's name (the phase).
+    pub primitive: String,
+    /// Its system-call sequence.
+    pub sequence: String,
+    /// What it promises by POSIX (`durable`, `atomic (old or new)`, `none (POSIX)`, the control).
+    pub promise: String,
+    /// Every entry of the promises table for it.
+    pub documented: Vec<Source>,
+    /// One cell per variant that ran it.
+    pub cells: Vec<Cell>,
+}
+
+/// What a cell's counts say about its promise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Nothing damaged.
+    Intact,
+    /// Something damaged where POSIX promises nothing (measured, not a violation).
+    Damaged,
+    /// The primitive's promise broken.
+    Violation,
+    /// The negative control lost something, as it must.
+    Caught,
+    /// The negative control lost nothing: the method cannot see a loss.
+    NotCaught,
+}
+
+/// Files of a replace found whole in their old version, their new version, or neither.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rename {
+    /// Whole in the old version.
+    pub old: u64,
+    /// Whole in the new version.
+    pub new: u64,
+    /// Neither (zero-length, mixed, missing).
+    pub neither: u64,
+}
+
+/// A measurement that contradicts a documented promise or a reported finding.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// The source, short.
+    pub cite: String,
+    /// What it claims.
+    pub claim: String,
+    /// What it says.
+    pub says: String,
+    /// What the same filesystem also documents that allows the loss (an explanation beside
+    /// the finding, which stays a finding: the documentation contradicts itself or the code).
+    #[serde(default)]
+    pub beside: Vec<Source>,
+}
+
+/// One primitive on one variant, summed over the measured repeats and their cuts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Cell {
+    /// The variant (column).
+    pub variant: String,
+    /// Acknowledged units checked.
+    pub checked: u64,
+    /// Lost + reverted + torn units.
+    pub damaged: u64,
+    /// Units missing (zeros, beyond the end, the file gone).
+    pub lost: u64,
+    /// Units found in an older generation.
+    pub reverted: u64,
+    /// Units whose stamp or checksum does not match.
+    pub torn: u64,
+    /// `damaged / checked` (a fraction in [0, 1]); `None` when nothing was checked.
+    pub rate: Option<f64>,
+    /// The 95 % Wilson score interval of the rate (fractions).
+    pub ci: Option<(f64, f64)>,
+    /// A replace's files by version.
+    pub rename: Option<Rename>,
+    /// What the counts say about the primitive's promise.
+    pub verdict: Verdict,
+    /// Documented promises the measurement contradicts.
+    pub findings: Vec<Finding>,
+}
+
+/// The fsync error probe on one variant: how many of its `repeats` probes saw each outcome.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProbeCell {
+    /// The variant (column).
+    pub variant: String,
+    /// Repeats probed.
+    pub repeats: u64,
+    /// The first fsync after the failed writeback returned an error.
+    pub first_fsync_error: u64,
+    /// A second fsync then returned success (the data not on the disk).
+    pub second_fsync_ok: u64,
+    /// A read through the page cache returned the new data.
+    pub cached_read_new: u64,
+    /// A read after dropping the clean pages returned the old data.
+    pub uncached_read_old: u64,
+    /// Writes the disk refused in the failing range, summed (0: nothing failed).
+    pub refused_writes: u64,
+    /// Reported behaviour the probe contradicts.
+    pub findings: Vec<Finding>,
+}
+
+/// Recovery after the cuts of one variant.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Recovery {
+    /// The variant (column).
+    pub variant: String,
+    /// Cuts made (over the measured repeats).
+    pub cuts: u64,
+    /// Mean recovery mount time, seconds.
+    pub mount_mean_s: f64,
+    /// Cuts after which the filesystem did not mount.
+    pub mount_failed: u64,
+    /// Cuts after which the read-only check asked for a repair.
+    pub repair_needed: u64,
+}
+
+/// The measured values of `metric` in `phase` on `variant` (finite ones only).
+fn values(t: &WorkloadTable, phase: &str, metric: &str, variant: &str) -> Vec<f64> {
+    t.rows
+        .iter()
+        .find(|r| r.phase == phase && r.metric.name == metric)
+        .and_then(|r| r.cells.iter().find(|c| c.variant == variant))
+        .map(|c| c.values.iter().copied().filter(|v| v.is_finite()).collect())
+        .unwrap_or_default()
+}
+
+/// The sum over measured repeats of `metric` in `phase` on `variant`; `None` without values.
 fn total(t: &WorkloadTable, phase: &str, metric: &str, variant: &str) -> Option<u64> {
-    let c = t
-        .rows
-        .iter()
-        .find(|r| r.phase == phase && r.metric.name == metric)?
-        .cells
-        .iter()
-        .find(|c| c.variant == variant)?;
-    (!c.values.is_empty()).then(|| c.values.iter().filter(|v| v.is_finite()).sum::<f64>().round() as u64)
+    let v = values(t, phase, metric, variant);
+    (!v.is_empty()).then(|| v.iter().sum::<f64>().round() as u64)
 }
 
 /// The workload's stored parameters, if they parse.
@@ -86,8 +251,8 @@ fn spec(model: &ReportModel, t: &WorkloadTable) -> Option<DurabilitySpec> {
     serde_json::from_value::<DurabilitySpec>(v).ok()
 }
 
-/// How the workload cut the power.
-fn method(spec: Option<&DurabilitySpec>) -> String {
+/// How the workload cut the power, in words.
+fn how(spec: Option<&DurabilitySpec>) -> String {
     match spec {
         Some(s) if s.method == Method::Shutdown => "FS_IOC_SHUTDOWN (NOLOGFLUSH)".into(),
         Some(s) => format!(
@@ -108,32 +273,226 @@ fn method(spec: Option<&DurabilitySpec>) -> String {
     }
 }
 
-/// The recovery and check cells of `variant`: the mean recovery mount time with the cuts after
-/// which the filesystem did not mount, and the cuts after which fsck asked for a repair, each
-/// out of the cuts made (`cuts` per measured repeat).
-fn recovery_cells(t: &WorkloadTable, variant: &str, cuts: u32) -> (String, String) {
-    let values = |phase: &str, metric: &str| -> Vec<f64> {
-        t.rows
-            .iter()
-            .find(|r| r.phase == phase && r.metric.name == metric)
-            .and_then(|r| r.cells.iter().find(|c| c.variant == variant))
-            .map(|c| c.values.clone())
-            .unwrap_or_default()
+/// The filesystem type and mount options of `variant`'s case of workload `t`.
+fn fs_of<'a>(model: &'a ReportModel, t: &WorkloadTable, variant: &str) -> Option<(&'a str, &'a [String])> {
+    let c = model
+        .cases
+        .iter()
+        .find(|c| c.workload == t.workload && c.variant == variant)?;
+    Some((c.fs_type.as_str(), c.mount_opts.as_slice()))
+}
+
+/// For a probe claim: its metric → (repeats where it was 1, repeats probed).
+type ProbeCounts<'a> = &'a dyn Fn(&str) -> (u64, u64);
+
+/// The entries of `table` for `primitive` on `variant` that the measurement contradicts; the
+/// primitives' own POSIX promises are left out (their break is the cell's `VIOLATION`).
+fn findings(
+    model: &ReportModel,
+    table: &[Documented],
+    t: &WorkloadTable,
+    primitive: &str,
+    variant: &str,
+    measured: (u64, u64, Option<ProbeCounts>),
+) -> Vec<Finding> {
+    let Some((fs_type, opts)) = fs_of(model, t, variant) else {
+        return Vec::new();
     };
-    let mounts = values("recovery", "recovery_mount_s");
-    if mounts.is_empty() {
-        return ("—".into(), "—".into());
+    let (damaged, neither, probe) = measured;
+    let own = || promises::applicable(table, primitive, fs_type, opts).filter(|d| !d.is_primitive_promise());
+    // What the same filesystem documents that allows the loss: said beside the finding.
+    let beside: Vec<Source> = own().filter(|d| d.claim == Claim::MayLose).map(Source::of).collect();
+    own()
+        .filter(|d| {
+            let p = match (d.claim, probe) {
+                (Claim::Probe { metric, .. }, Some(f)) => Some(f(metric)),
+                _ => None,
+            };
+            d.claim.broken_by(damaged, neither, p)
+        })
+        .map(|d| Finding {
+            cite: d.cite.into(),
+            claim: d.claim.as_str().into(),
+            says: d.says.into(),
+            beside: beside.clone(),
+        })
+        .collect()
+}
+
+/// The cell of primitive `p` on `variant`, `None` where it did not run.
+fn cell(
+    model: &ReportModel,
+    table: &[Documented],
+    t: &WorkloadTable,
+    p: &primitives::Primitive,
+    variant: &str,
+) -> Option<Cell> {
+    let damaged = total(t, p.name, "damaged", variant)?;
+    let checked = total(t, p.name, "acked_units", variant)?;
+    let part = |m| total(t, p.name, m, variant).unwrap_or(0);
+    let rename = match (
+        total(t, p.name, "rename_old", variant),
+        total(t, p.name, "rename_new", variant),
+        total(t, p.name, "rename_neither", variant),
+    ) {
+        (Some(old), Some(new), Some(neither)) => Some(Rename { old, new, neither }),
+        _ => None,
+    };
+    let verdict = match p.promise {
+        Promise::Control if damaged > 0 => Verdict::Caught,
+        Promise::Control => Verdict::NotCaught,
+        Promise::Durable | Promise::Atomic if part("violations") > 0 => Verdict::Violation,
+        _ if damaged > 0 => Verdict::Damaged,
+        _ => Verdict::Intact,
+    };
+    let neither = rename.map_or(0, |r| r.neither);
+    Some(Cell {
+        variant: variant.into(),
+        checked,
+        damaged,
+        lost: part("lost"),
+        reverted: part("reverted"),
+        torn: part("torn"),
+        rate: (checked > 0).then(|| damaged as f64 / checked as f64),
+        ci: wilson(damaged, checked, Z95),
+        rename,
+        verdict,
+        findings: findings(model, table, t, p.name, variant, (damaged, neither, None)),
+    })
+}
+
+/// The fsync error probe's cell on `variant`, `None` where it did not run.
+fn probe_cell(model: &ReportModel, table: &[Documented], t: &WorkloadTable, variant: &str) -> Option<ProbeCell> {
+    let repeats = values(t, PHASE_FSYNC_EIO, "first_fsync_error", variant).len() as u64;
+    if repeats == 0 {
+        return None;
     }
-    let n = cuts as usize * mounts.len();
-    let sum = |v: Vec<f64>| v.iter().sum::<f64>().round() as u64;
-    (
-        format!(
-            "{:.3} s mean; failed {}/{n}",
-            mounts.iter().sum::<f64>() / mounts.len() as f64,
-            sum(values("recovery", "recovery_failed"))
-        ),
-        format!("repair needed {}/{n}", sum(values("fsck", "fsck_repair_needed"))),
-    )
+    let sum = |m: &str| total(t, PHASE_FSYNC_EIO, m, variant).unwrap_or(0);
+    let of = |m: &str| (sum(m), repeats);
+    Some(ProbeCell {
+        variant: variant.into(),
+        repeats,
+        first_fsync_error: sum("first_fsync_error"),
+        second_fsync_ok: sum("second_fsync_ok"),
+        cached_read_new: sum("cached_read_new"),
+        uncached_read_old: sum("uncached_read_old"),
+        refused_writes: sum("refused_writes"),
+        findings: findings(model, table, t, PHASE_FSYNC_EIO, variant, (0, 0, Some(&of))),
+    })
+}
+
+/// Recovery on `variant` over its measured repeats of `cuts` cuts each; `None` without mounts.
+fn recovery(t: &WorkloadTable, variant: &str, cuts: u32) -> Option<Recovery> {
+    let mounts = values(t, "recovery", "recovery_mount_s", variant);
+    if mounts.is_empty() {
+        return None;
+    }
+    Some(Recovery {
+        variant: variant.into(),
+        cuts: cuts as u64 * mounts.len() as u64,
+        mount_mean_s: mounts.iter().sum::<f64>() / mounts.len() as f64,
+        mount_failed: total(t, "recovery", "recovery_failed", variant).unwrap_or(0),
+        repair_needed: total(t, "fsck", "fsck_repair_needed", variant).unwrap_or(0),
+    })
+}
+
+/// The cases of workload `t` whose variant is not among `variants` (no results), and why.
+fn without_results(model: &ReportModel, t: &WorkloadTable, variants: &[String]) -> Vec<NoResults> {
+    use crate::store::{CaseAvailability, SampleStatus};
+    model
+        .cases
+        .iter()
+        .filter(|c| c.workload == t.workload && !variants.contains(&c.variant))
+        .map(|c| {
+            let failed = model.samples.iter().find_map(|s| match &s.sample.status {
+                SampleStatus::Failed(e) if s.sample.case_id == c.case_id => Some(e.clone()),
+                _ => None,
+            });
+            let why = match (&c.availability, failed) {
+                (CaseAvailability::Unavailable(why), _) => format!("unavailable: {why}"),
+                (_, Some(e)) => format!("failed: {e}"),
+                (_, None) => "no measured repeat".into(),
+            };
+            NoResults {
+                variant: c.variant.clone(),
+                why,
+            }
+        })
+        .collect()
+}
+
+/// The matrix of workload table `t`, judged against `table`; `None` when no primitive ran.
+fn matrix(model: &ReportModel, table: &[Documented], t: &WorkloadTable) -> Option<Matrix> {
+    let variants: Vec<String> = model
+        .variants
+        .iter()
+        .filter(|v| t.rows.iter().any(|r| r.cells.iter().any(|c| &c.variant == *v)))
+        .cloned()
+        .collect();
+    let sources =
+        |name: &str| -> Vec<Source> { table.iter().filter(|d| d.primitive == name).map(Source::of).collect() };
+    let rows: Vec<PrimitiveRow> = primitives::TABLE
+        .iter()
+        .filter(|p| t.rows.iter().any(|r| r.phase == p.name))
+        .map(|p| PrimitiveRow {
+            primitive: p.name.into(),
+            sequence: p.sequence.into(),
+            promise: p.promise.as_str().into(),
+            documented: sources(p.name),
+            cells: variants.iter().filter_map(|v| cell(model, table, t, p, v)).collect(),
+        })
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let spec = spec(model, t);
+    let cuts = spec.as_ref().map_or(0, |s| s.total_cuts());
+    let fsync_eio: Vec<ProbeCell> = variants.iter().filter_map(|v| probe_cell(model, table, t, v)).collect();
+    Some(Matrix {
+        workload: t.workload.clone(),
+        method: match spec.as_ref().map(|s| s.method) {
+            Some(Method::Shutdown) => "shutdown",
+            Some(_) => "disk",
+            None => "unknown",
+        }
+        .into(),
+        disk_model: spec
+            .as_ref()
+            .filter(|s| s.method != Method::Shutdown)
+            .map(|s| s.disk_model.as_arg().into()),
+        seed: spec
+            .as_ref()
+            .filter(|s| s.method != Method::Shutdown && s.disk_model.is_seeded())
+            .map(|s| s.seed),
+        writeback: spec.as_ref().is_some_and(|s| s.writeback),
+        cuts_per_repeat: cuts,
+        how: how(spec.as_ref()),
+        fsync_eio_documented: if fsync_eio.is_empty() {
+            Vec::new()
+        } else {
+            sources(PHASE_FSYNC_EIO)
+        },
+        fsync_eio,
+        recovery: variants.iter().filter_map(|v| recovery(t, v, cuts)).collect(),
+        without_results: without_results(model, t, &variants),
+        variants,
+        primitives: rows,
+    })
+}
+
+/// The durability matrices of `model`, one per durability workload, judged against `table`.
+pub fn matrices_with(model: &ReportModel, table: &[Documented]) -> Vec<Matrix> {
+    model
+        .workloads
+        .iter()
+        .filter(|t| t.kind == KIND)
+        .filter_map(|t| matrix(model, table, t))
+        .collect()
+}
+
+/// The durability matrices of `model`, judged against [`PROMISES`] (the model's `durability`).
+pub fn matrices(model: &ReportModel) -> Vec<Matrix> {
+    matrices_with(model, PROMISES)
 }
 
 /// `damaged` of `acked` as a rate with its 95 % Wilson interval: `3/64 = 4.7 % [1.6, 12.9]`.
@@ -149,142 +508,189 @@ fn rate(damaged: u64, acked: u64) -> String {
     }
 }
 
-/// The filesystem's documented promise for `primitive` on `variant` when the cell broke it
-/// (something damaged where the filesystem documents nothing would be).
-fn finding(
-    model: &ReportModel,
-    t: &WorkloadTable,
-    primitive: &str,
-    variant: &str,
-) -> Option<&'static primitives::Documented> {
-    let case = model
-        .cases
-        .iter()
-        .find(|c| c.workload == t.workload && c.variant == variant)?;
-    let d = primitives::documented_for(primitive, &case.fs_type, &case.mount_opts)?;
-    (total(t, primitive, "damaged", variant)? > 0).then_some(d)
+impl Cell {
+    /// The cell as the tables print it: `3/64 = 4.7 % [1.6, 12.9] lost/reverted/torn 0/3/0`
+    /// and its verdict words.
+    fn text(&self) -> String {
+        let mut s = rate(self.damaged, self.checked);
+        if self.damaged > 0 {
+            let _ = write!(s, " lost/reverted/torn {}/{}/{}", self.lost, self.reverted, self.torn);
+        }
+        if let Some(r) = self.rename {
+            let _ = write!(s, " old/new/neither {}/{}/{}", r.old, r.new, r.neither);
+        }
+        s.push_str(match self.verdict {
+            Verdict::Violation => " VIOLATION",
+            Verdict::Caught => " caught",
+            Verdict::NotCaught => " NOT CAUGHT",
+            Verdict::Intact | Verdict::Damaged => "",
+        });
+        for f in &self.findings {
+            let _ = write!(s, " FINDING ({})", f.cite);
+        }
+        s
+    }
+
+    /// How bad the cell is in [0, 1] for the HTML heat map: the damage rate; for the control 0
+    /// when caught, 1 when not.
+    fn heat(&self) -> Option<f64> {
+        match self.verdict {
+            Verdict::Caught => Some(0.0),
+            Verdict::NotCaught => Some(1.0),
+            _ => self.rate,
+        }
+    }
 }
 
-/// The cell of `phase` on `variant`: `3/64 = 4.7 % [1.6, 12.9]` and its verdict words.
-fn cell(t: &WorkloadTable, phase: &str, promise: Promise, variant: &str) -> String {
-    let (Some(damaged), Some(acked)) = (
-        total(t, phase, "damaged", variant),
-        total(t, phase, "acked_units", variant),
-    ) else {
-        return "—".into();
-    };
-    let mut s = rate(damaged, acked);
-    if damaged > 0 {
-        let part = |m| total(t, phase, m, variant).unwrap_or(0);
-        let _ = write!(
-            s,
-            " lost/reverted/torn {}/{}/{}",
-            part("lost"),
-            part("reverted"),
-            part("torn")
+impl ProbeCell {
+    fn text(&self) -> String {
+        let n = self.repeats;
+        let mut s = format!(
+            "fsync 1 EIO {}/{n}; fsync 2 ok {}/{n}; cached read new {}/{n}; uncached read old {}/{n}; writes refused {}",
+            self.first_fsync_error,
+            self.second_fsync_ok,
+            self.cached_read_new,
+            self.uncached_read_old,
+            self.refused_writes
         );
-    }
-    if let (Some(o), Some(n), Some(x)) = (
-        total(t, phase, "rename_old", variant),
-        total(t, phase, "rename_new", variant),
-        total(t, phase, "rename_neither", variant),
-    ) {
-        let _ = write!(s, " old/new/neither {o}/{n}/{x}");
-    }
-    match promise {
-        Promise::Durable | Promise::Atomic if total(t, phase, "violations", variant).unwrap_or(0) > 0 => {
-            s.push_str(" VIOLATION")
+        for f in &self.findings {
+            let _ = write!(s, " FINDING ({})", f.cite);
         }
-        Promise::Control if damaged > 0 => s.push_str(" caught"),
-        Promise::Control => s.push_str(" NOT CAUGHT"),
-        _ => {}
+        s
     }
-    s
 }
 
-fn matrices(model: &ReportModel) -> Vec<Matrix> {
-    let mut out = Vec::new();
-    for t in model.workloads.iter().filter(|t| t.kind == KIND) {
-        let variants: Vec<String> = model
-            .variants
-            .iter()
-            .filter(|v| t.rows.iter().any(|r| r.cells.iter().any(|c| &c.variant == *v)))
-            .cloned()
-            .collect();
-        let mut rows = Vec::new();
-        let mut heats = Vec::new();
-        for p in primitives::TABLE {
-            if !t.rows.iter().any(|r| r.phase == p.name) {
-                continue;
-            }
-            let cells = variants
-                .iter()
-                .map(|v| {
-                    let mut c = cell(t, p.name, p.promise, v);
-                    if let Some(d) = finding(model, t, p.name, v) {
-                        let _ = write!(c, " FINDING ({})", d.cite);
-                    }
-                    c
-                })
-                .collect();
-            rows.push((p.name.to_string(), p.promise.as_str().to_string(), cells));
-            heats.push(variants.iter().map(|v| heat(t, p.name, p.promise, v)).collect());
-        }
-        if !rows.is_empty() {
-            let spec = spec(model, t);
-            let cuts = spec.as_ref().map_or(0, |s| s.total_cuts());
-            let (mount, fsck): (Vec<String>, Vec<String>) = variants.iter().map(|v| recovery_cells(t, v, cuts)).unzip();
-            rows.push(("recovery mount".into(), "after each cut".into(), mount));
-            rows.push(("fsck (read-only)".into(), "after each cut".into(), fsck));
-            heats.extend([vec![None; variants.len()], vec![None; variants.len()]]);
-            out.push(Matrix {
-                workload: t.workload.clone(),
-                method: method(spec.as_ref()),
-                variants,
-                rows,
-                heat: heats,
-            });
-        }
-    }
-    out
+/// The sources of a row as one line: `POSIX fsync(2) (every filesystem: durable): …`.
+fn sources_line(sources: &[Source]) -> String {
+    sources
+        .iter()
+        .map(|s| format!("{} ({}: {}): {}", s.cite, s.scope, s.claim, s.says))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
-const INTRO: &str = "Damaged acknowledged units (lost + reverted + torn) over those checked, summed over the measured repeats and their cuts, with the 95 % Wilson interval of the rate; a replace also counts files found old, new or neither. VIOLATION: the primitive's promise broken. FINDING: a loss where the filesystem documents more than POSIX (the source named; its words in the documented column of the Markdown and HTML reports). The negative control must be caught (it was acknowledged with no sync); NOT CAUGHT means this method showed no loss and its zeros prove nothing.";
+/// One rendered line of a matrix: its cells (name, promise, one per variant, documented) and
+/// the heat of each variant's cell.
+struct Line {
+    cells: Vec<String>,
+    heat: Vec<Option<f64>>,
+}
 
 impl Matrix {
-    /// The header and one line per row, as cells: primitive, promise, one per variant, and
-    /// what is documented.
-    fn lines(&self) -> Vec<Vec<String>> {
+    /// The header and one line per row: primitive, promise, one cell per variant, documented.
+    fn lines(&self) -> Vec<Line> {
         let mut head = vec!["primitive".to_string(), "promise".to_string()];
         head.extend(self.variants.iter().cloned());
         head.push("documented".into());
-        let mut lines = vec![head];
-        for (name, promise, cells) in &self.rows {
-            let mut l = vec![name.clone(), promise.clone()];
-            l.extend(cells.iter().cloned());
-            l.push(documented(name));
-            lines.push(l);
+        let mut lines = vec![Line {
+            cells: head,
+            heat: Vec::new(),
+        }];
+        let mut push = |name: &str, promise: &str, per: &dyn Fn(&str) -> (String, Option<f64>), doc: String| {
+            let (cells, heat): (Vec<String>, Vec<Option<f64>>) = self.variants.iter().map(|v| per(v)).unzip();
+            let mut l = vec![name.to_string(), promise.to_string()];
+            l.extend(cells);
+            l.push(doc);
+            lines.push(Line { cells: l, heat });
+        };
+        for r in &self.primitives {
+            let per = |v: &str| {
+                r.cells
+                    .iter()
+                    .find(|c| c.variant == v)
+                    .map_or(("—".into(), None), |c| (c.text(), c.heat()))
+            };
+            push(&r.primitive, &r.promise, &per, sources_line(&r.documented));
         }
+        if !self.fsync_eio.is_empty() {
+            let per = |v: &str| {
+                let c = self.fsync_eio.iter().find(|c| c.variant == v);
+                (c.map_or("—".into(), ProbeCell::text), None)
+            };
+            push(
+                PHASE_FSYNC_EIO,
+                "failed writeback",
+                &per,
+                sources_line(&self.fsync_eio_documented),
+            );
+        }
+        let rec = |v: &str| self.recovery.iter().find(|r| r.variant == v);
+        let mount = |v: &str| {
+            let s = rec(v).map_or("—".into(), |r| {
+                format!("{:.3} s mean; failed {}/{}", r.mount_mean_s, r.mount_failed, r.cuts)
+            });
+            (s, None)
+        };
+        push("recovery mount", "after each cut", &mount, String::new());
+        let fsck = |v: &str| {
+            let s = rec(v).map_or("—".into(), |r| {
+                format!("repair needed {}/{}", r.repair_needed, r.cuts)
+            });
+            (s, None)
+        };
+        push("fsck (read-only)", "after each cut", &fsck, String::new());
         lines
+    }
+
+    /// One sentence per variant without results, then one per finding: where, what was
+    /// measured, and what the source says.
+    fn lines_below(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .without_results
+            .iter()
+            .map(|n| format!("{}: {}", n.variant, n.why))
+            .collect();
+        for r in &self.primitives {
+            for c in &r.cells {
+                for f in &c.findings {
+                    let mut line = format!(
+                        "FINDING: {} {}: {} damaged, where {} says {}: {}",
+                        c.variant,
+                        r.primitive,
+                        rate(c.damaged, c.checked),
+                        f.cite,
+                        f.claim,
+                        f.says
+                    );
+                    if !f.beside.is_empty() {
+                        let _ = write!(line, ". Beside it: {}", sources_line(&f.beside));
+                    }
+                    out.push(line);
+                }
+            }
+        }
+        for c in &self.fsync_eio {
+            for f in &c.findings {
+                out.push(format!(
+                    "FINDING: {} {PHASE_FSYNC_EIO}: {}, where {} says otherwise: {}",
+                    c.variant,
+                    c.text(),
+                    f.cite,
+                    f.says
+                ));
+            }
+        }
+        out
     }
 }
 
+const INTRO: &str = "Damaged acknowledged units (lost + reverted + torn) over those checked, summed over the measured repeats and their cuts, with the 95 % Wilson interval of the rate; a replace also counts files found old, new or neither. VIOLATION: the primitive's promise broken. FINDING: a measurement that contradicts what a filesystem documents or the literature reports (the source named; its words in the documented column of the Markdown and HTML reports). The negative control must be caught (it was acknowledged with no sync); NOT CAUGHT means this method showed no loss and its zeros prove nothing.";
+
 impl Section for DurabilitySection {
     fn text(&self, model: &ReportModel) -> String {
-        let ms = matrices(model);
-        if ms.is_empty() {
+        if model.durability.is_empty() {
             return String::new();
         }
         let mut out = format!("\nDurability matrix. {INTRO}\n");
-        for m in &ms {
-            let _ = writeln!(out, "\n{}: {}", m.workload, m.method);
+        for m in &model.durability {
+            let _ = writeln!(out, "\n{}: {}", m.workload, m.how);
             // The documented column is for the Markdown and HTML pages (too wide here).
             let lines: Vec<Vec<String>> = m
                 .lines()
                 .into_iter()
                 .map(|mut l| {
-                    l.pop();
-                    l
+                    l.cells.pop();
+                    l.cells
                 })
                 .collect();
             let widths: Vec<usize> = (0..lines[0].len())
@@ -294,23 +700,32 @@ impl Section for DurabilitySection {
                 let cells: Vec<String> = l.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
                 let _ = writeln!(out, "  {}", cells.join("  ").trim_end());
             }
+            for f in m.lines_below() {
+                let _ = writeln!(out, "  {f}");
+            }
         }
         out
     }
 
     fn markdown(&self, model: &ReportModel) -> String {
-        let ms = matrices(model);
-        if ms.is_empty() {
+        if model.durability.is_empty() {
             return String::new();
         }
         let mut out = format!("\n## Durability matrix\n\n{}\n", md(INTRO));
-        for m in &ms {
-            let _ = writeln!(out, "\n### {}: {}\n", md(&m.workload), md(&m.method));
+        for m in &model.durability {
+            let _ = writeln!(out, "\n### {}: {}\n", md(&m.workload), md(&m.how));
             for (i, l) in m.lines().iter().enumerate() {
-                let cells: Vec<String> = l.iter().map(|c| md(c)).collect();
+                let cells: Vec<String> = l.cells.iter().map(|c| md(c)).collect();
                 let _ = writeln!(out, "| {} |", cells.join(" | "));
                 if i == 0 {
-                    let _ = writeln!(out, "|{}", "---|".repeat(l.len()));
+                    let _ = writeln!(out, "|{}", "---|".repeat(l.cells.len()));
+                }
+            }
+            let findings = m.lines_below();
+            if !findings.is_empty() {
+                out.push('\n');
+                for f in findings {
+                    let _ = writeln!(out, "- {}", md(&f));
                 }
             }
         }
@@ -318,22 +733,21 @@ impl Section for DurabilitySection {
     }
 
     fn html(&self, model: &ReportModel) -> String {
-        let ms = matrices(model);
-        if ms.is_empty() {
+        if model.durability.is_empty() {
             return String::new();
         }
         let mut out = format!("<h2>Durability matrix</h2>\n<p>{}</p>\n", esc(INTRO));
-        for m in &ms {
-            let _ = writeln!(out, "<h3>{}: {}</h3>\n<table>", esc(&m.workload), esc(&m.method));
+        for m in &model.durability {
+            let _ = writeln!(out, "<h3>{}: {}</h3>\n<table>", esc(&m.workload), esc(&m.how));
             for (i, l) in m.lines().iter().enumerate() {
                 let tag = if i == 0 { "th" } else { "td" };
-                let heat = i.checked_sub(1).and_then(|r| m.heat.get(r));
                 let cells: String = l
+                    .cells
                     .iter()
                     .enumerate()
                     .map(|(j, c)| {
                         // A heat map over the filesystem columns: green (0) to red (1).
-                        let h = heat.and_then(|h| h.get(j.wrapping_sub(2)).copied().flatten());
+                        let h = j.checked_sub(2).and_then(|k| l.heat.get(k).copied().flatten());
                         let style = h.map_or(String::new(), |h| {
                             format!(
                                 " style=\"background:hsl({:.0},70%,85%)\"",
@@ -346,6 +760,14 @@ impl Section for DurabilitySection {
                 let _ = writeln!(out, "<tr>{cells}</tr>");
             }
             out.push_str("</table>\n");
+            let findings = m.lines_below();
+            if !findings.is_empty() {
+                out.push_str("<ul>\n");
+                for f in findings {
+                    let _ = writeln!(out, "<li>{}</li>", esc(&f));
+                }
+                out.push_str("</ul>\n");
+            }
         }
         out
     }
@@ -359,9 +781,9 @@ mod tests {
     use crate::engine::workloads::powercut;
     use crate::store::{CaseRecord, SampleStatus};
 
-    /// Two repeats on ext4 and xfs of a reorder-disk durability workload: write-fsync loses
-    /// nothing; the control loses 8 units a repeat on ext4 and nothing on xfs; a replace on xfs
-    /// comes back neither once.
+    /// Two repeats on ext4 and xfs of a reorder-disk durability workload with the fsync error
+    /// probe: write-fsync loses nothing; the control loses 8 units a repeat on ext4 and nothing
+    /// on xfs; a replace on xfs comes back neither once; xfs's first fsync missed the error once.
     fn model() -> ReportModel {
         let mut data = fixture::session_data();
         data.cases.clear();
@@ -371,12 +793,19 @@ mod tests {
             let case_id = format!("{variant}-reorder"); // fixture::case's id
             data.cases.push(CaseRecord {
                 workload_kind: KIND.into(),
-                workload_json: r#"{"kind":"durability","disk_model":"reorder","seed":3,"cuts":3}"#.into(),
+                workload_json: r#"{"kind":"durability","disk_model":"reorder","seed":3,"cuts":3,"fsync_errors":true}"#
+                    .into(),
                 ..fixture::case(variant, variant, "reorder", true)
             });
             for r in 0..2u32 {
                 let m = fixture::m;
+                let eio = if variant == "xfs" && r == 1 { 0.0 } else { 1.0 };
                 let ms = vec![
+                    m(PHASE_FSYNC_EIO, metrics::first_fsync_error(), eio),
+                    m(PHASE_FSYNC_EIO, metrics::second_fsync_ok(), 1.0),
+                    m(PHASE_FSYNC_EIO, metrics::cached_read_new(), 1.0),
+                    m(PHASE_FSYNC_EIO, metrics::uncached_read_old(), 1.0),
+                    m(PHASE_FSYNC_EIO, metrics::refused_writes(), eio),
                     m("write-fsync", metrics::damaged(), 0.0),
                     m("write-fsync", metrics::violations(), 0.0),
                     m("write-fsync", metrics::acked_units(), 32.0),
@@ -405,6 +834,14 @@ mod tests {
                     .push(fixture::sample(id, &case_id, r, false, SampleStatus::Ok, &[], ms));
             }
         }
+        // zfs: every repeat failed (the workload cannot cut a pool).
+        data.cases.push(CaseRecord {
+            workload_kind: KIND.into(),
+            ..fixture::case("zfs", "zfs", "reorder", true)
+        });
+        let why = SampleStatus::Failed("unavailable: durability cannot cut a ZFS pool".into());
+        data.samples
+            .push(fixture::sample(id + 1, "zfs-reorder", 0, false, why, &[], vec![]));
         super::super::build::build(&data, 0, 0.95)
     }
 
@@ -416,7 +853,7 @@ mod tests {
     }
 
     #[test]
-    fn cells_sum_the_repeats_and_say_violations_and_the_control_verdict() {
+    fn cells_sum_the_repeats_and_say_violations_findings_and_the_control_verdict() {
         let m = model();
         let text = DurabilitySection.text(&m);
         assert!(
@@ -444,13 +881,37 @@ mod tests {
         );
         assert!(rn.contains("old/new/neither 0/6/2 VIOLATION"), "{rn}");
         // ext4 (data=ordered by default) documents the new data after this sequence: a loss is a
-        // finding; xfs documents nothing.
+        // finding, with its sentence below the table; xfs documents nothing.
         let rd = line("rename-fsync-dir");
         assert!(
             rd.contains("16/32 = 50.0 % [") && rd.contains("FINDING (ext4(5) auto_da_alloc)"),
             "{rd}"
         );
         assert_eq!(rd.matches("FINDING").count(), 1, "{rd}");
+        assert!(
+            text.contains("FINDING: ext4 rename-fsync-dir: 16/32 = 50.0 % [") && text.contains("says durable"),
+            "{text}"
+        );
+        // ext4's default dioread_nolock allows the loss: said beside the finding.
+        assert!(
+            text.contains(". Beside it: ext4(5) dioread_nolock (ext4 dioread_nolock: may lose)"),
+            "{text}"
+        );
+        // The probe: xfs's first fsync missed the error once, against fsync(2).
+        let probe = line(PHASE_FSYNC_EIO);
+        assert!(
+            probe.contains("fsync 1 EIO 2/2; fsync 2 ok 2/2; cached read new 2/2; uncached read old 2/2"),
+            "{probe}"
+        );
+        assert!(
+            probe.contains("fsync 1 EIO 1/2;") && probe.matches("FINDING").count() == 1,
+            "{probe}"
+        );
+        assert!(text.contains("FINDING: xfs fsync-eio: fsync 1 EIO 1/2"), "{text}");
+        assert!(
+            text.contains("  zfs: failed: unavailable: durability cannot cut a ZFS pool"),
+            "{text}"
+        );
         let mount = line("recovery mount");
         assert_eq!(mount.matches("0.050 s mean; failed 0/6").count(), 2, "{mount}");
         let fsck = line("fsck (read-only)");
@@ -461,6 +922,10 @@ mod tests {
         let md = DurabilitySection.markdown(&m);
         assert!(
             md.contains("## Durability matrix") && md.contains("| documented |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("ext4(5) auto_da_alloc (ext3/ext4 data=ordered: durable)"),
             "{md}"
         );
         let html = DurabilitySection.html(&m);
@@ -475,12 +940,133 @@ mod tests {
             "{html}"
         );
         assert!(
-            html.contains("<td>rename(2) atomic: old or new after a crash</td>"),
+            html.contains("<td>POSIX rename(2) (every filesystem: old or new)"),
             "{html}"
         );
-        // A session without the workload renders nothing.
+        // A session without the workload renders nothing and exports no matrix.
         let plain = super::super::build::build(&fixture::session_data(), 0, 0.95);
         assert_eq!(DurabilitySection.text(&plain), "");
         assert_eq!(DurabilitySection.html(&plain), "");
+        let json = super::super::render(&plain, super::super::Format::Json, &[]);
+        assert!(!json.contains("\"durability\""), "absent without a matrix");
+    }
+
+    #[test]
+    fn the_json_export_carries_the_matrix() {
+        let m = model();
+        let json = super::super::render(&m, super::super::Format::Json, &[]);
+        let v: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+        let d = &v["durability"][0];
+        assert_eq!(d["workload"], "reorder");
+        assert_eq!(
+            (d["method"].as_str(), d["disk_model"].as_str()),
+            (Some("disk"), Some("reorder"))
+        );
+        assert_eq!((d["seed"].as_u64(), d["cuts_per_repeat"].as_u64()), (Some(3), Some(3)));
+        assert_eq!(d["variants"], serde_json::json!(["ext4", "xfs"]));
+        let row = |name: &str| {
+            d["primitives"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["primitive"] == name)
+                .unwrap_or_else(|| panic!("no {name}: {d}"))
+                .clone()
+        };
+        let ctl = row(primitives::CONTROL);
+        let ext4 = &ctl["cells"][0];
+        assert_eq!(ext4["variant"], "ext4");
+        assert_eq!(
+            (ext4["checked"].as_u64(), ext4["damaged"].as_u64()),
+            (Some(64), Some(16))
+        );
+        assert_eq!((ext4["reverted"].as_u64(), ext4["lost"].as_u64()), (Some(16), Some(0)));
+        assert_eq!(ext4["rate"], 0.25);
+        let (lo, hi) = (ext4["ci"][0].as_f64().unwrap(), ext4["ci"][1].as_f64().unwrap());
+        assert!(lo < 0.25 && 0.25 < hi && lo > 0.0, "{lo} {hi}");
+        assert_eq!(
+            (ext4["verdict"].as_str(), ctl["cells"][1]["verdict"].as_str()),
+            (Some("caught"), Some("not_caught"))
+        );
+        let rn = row("rename-fsync-file");
+        assert_eq!(
+            rn["cells"][1]["rename"],
+            serde_json::json!({"old": 0, "new": 6, "neither": 2})
+        );
+        assert_eq!(rn["cells"][1]["verdict"], "violation");
+        let rd = row("rename-fsync-dir");
+        assert_eq!(rd["cells"][0]["findings"][0]["cite"], "ext4(5) auto_da_alloc");
+        assert_eq!(rd["cells"][1]["findings"], serde_json::json!([]));
+        assert!(rd["documented"].as_array().unwrap().iter().any(|s| s["scope"] == "xfs"));
+        assert_eq!(d["fsync_eio"][1]["first_fsync_error"], 1);
+        assert_eq!(d["fsync_eio"][1]["findings"][0]["cite"], "Linux fsync(2) EIO");
+        assert_eq!(d["recovery"][1]["repair_needed"], 2);
+        assert_eq!(d["recovery"][0]["cuts"], 6);
+        assert_eq!(d["without_results"][0]["variant"], "zfs");
+        // Loss counts are verdicts, not speeds: no best, behind or tied on their rows.
+        let ranked: Vec<String> = m.workloads[0]
+            .rows
+            .iter()
+            .filter(|r| r.cells.iter().any(|c| c.best || c.standing.is_some()))
+            .map(|r| format!("{}/{}", r.phase, r.metric.name))
+            .collect();
+        assert!(
+            ranked
+                .iter()
+                .all(|r| r.starts_with("recovery/recovery_mount_s") || r.contains("cpu")),
+            "{ranked:?}"
+        );
+        assert!(!ranked
+            .iter()
+            .any(|r| r.contains("damaged") || r.contains("first_fsync_error")));
+        // The export's matrices read back into the model's type (the same, to JSON's precision).
+        let back: Vec<Matrix> = serde_json::from_value(v["durability"].clone()).expect("round trip");
+        assert_eq!(serde_json::to_value(&back).unwrap(), v["durability"]);
+        assert_eq!(back[0].primitives.len(), m.durability[0].primitives.len());
+    }
+
+    #[test]
+    fn a_deliberately_wrong_promise_is_caught_as_a_finding() {
+        let m = model();
+        // Claims no filesystem makes: the control durable on ext4 (it lost 16 units) and on xfs
+        // (it lost none), and write-fsync durable on ext4 (kept): only the first is broken.
+        let wrong = |primitive, fs: &'static [&'static str]| Documented {
+            primitive,
+            fs_types: fs,
+            when: None,
+            claim: Claim::Durable,
+            cite: "WRONG",
+            says: "deliberately wrong",
+        };
+        let table = [
+            wrong(primitives::CONTROL, &["ext4"]),
+            wrong(primitives::CONTROL, &["xfs"]),
+            wrong("write-fsync", &["ext4"]),
+        ];
+        let ms = matrices_with(&m, &table);
+        let found: Vec<(String, String)> = ms[0]
+            .primitives
+            .iter()
+            .flat_map(|r| {
+                r.cells
+                    .iter()
+                    .filter(|c| !c.findings.is_empty())
+                    .map(|c| (r.primitive.clone(), c.variant.clone()))
+            })
+            .collect();
+        assert_eq!(found, [(primitives::CONTROL.to_string(), "ext4".to_string())]);
+        assert!(
+            ms[0].lines_below()[1].contains("FINDING: ext4 nosync-control: 16/64"),
+            "{:?}",
+            ms[0].lines_below()
+        );
+        // Against the real table the control finds nothing (it promises nothing).
+        assert!(m.durability[0]
+            .primitives
+            .last()
+            .unwrap()
+            .cells
+            .iter()
+            .all(|c| c.findings.is_empty()));
     }
 }

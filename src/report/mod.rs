@@ -262,6 +262,12 @@ pub struct ReportModel {
     /// histograms added ([`windows`]); absent from the JSON export when there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub latency_windows: Vec<windows::LatencyOverTime>,
+    /// The durability matrices (issue 28), one per `durability` workload ([`durability`]):
+    /// per primitive and filesystem the damaged units with their interval, the verdicts and
+    /// findings, the fsync error probe and the recovery; absent from the JSON export when the
+    /// session has none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub durability: Vec<durability::Matrix>,
 }
 
 impl ReportModel {

@@ -30,7 +30,8 @@ pub fn is_latency(metric: &MetricId) -> bool {
     metric.role == Role::Latency
 }
 
-/// `true` for rows whose cells are ranked (best, tied, behind): everything but CPU and details.
+/// `true` for rows whose cells are ranked (best, tied, behind): everything but CPU, details and
+/// correctness outcomes.
 pub fn is_ranked(metric: &MetricId) -> bool {
     matches!(metric.role, Role::Headline | Role::Latency)
 }
@@ -41,7 +42,7 @@ pub fn rank(metric: &MetricId) -> u8 {
     match metric.role {
         Role::ProcessCpu => 1,
         Role::SystemCpu => 2,
-        Role::Headline | Role::Latency | Role::Detail => 0,
+        Role::Headline | Role::Latency | Role::Detail | Role::Outcome => 0,
     }
 }
 
@@ -76,6 +77,10 @@ mod tests {
         assert!(is_latency(&lat) && is_ranked(&lat) && is_detail(&lat) && !is_headline(&lat));
         let detail = MetricId::higher("extents", Unit::Count).with_role(Role::Detail);
         assert!(is_detail(&detail) && !is_ranked(&detail) && !is_headline(&detail));
+        // A loss count is a verdict: in the terminal table, never ranked or summarised.
+        let outcome = MetricId::lower("acked_lost", Unit::Count).with_role(Role::Outcome);
+        assert!(!is_detail(&outcome) && !is_ranked(&outcome) && !is_headline(&outcome) && rank(&outcome) == 0);
+        assert_eq!(Role::parse(Role::Outcome.as_str()), Some(Role::Outcome));
         assert_eq!(bounds(&sys, 8), (0.0, 100.0));
         assert_eq!(bounds(&cpu, 8), (0.0, 800.0));
         assert_eq!(

@@ -72,7 +72,8 @@ impl<'de> Deserialize<'de> for Warning {
 pub const MAX_SUBJECTS: usize = 6;
 
 /// The terminal's lines: a warning without a kind, or alone of its kind, in full; two or more
-/// of one kind as one line, `kind (count): subject; subject; …` naming at most
+/// of one kind as one line, `kind (count): subject; subject; …` (count of distinct subjects)
+/// naming at most
 /// [`MAX_SUBJECTS`] cells (`; and N more`), at the place of the first of them.
 pub fn grouped(warnings: &[Warning]) -> Vec<String> {
     let mut lines: Vec<(Option<&str>, Vec<&Warning>)> = Vec::new();
@@ -87,10 +88,13 @@ pub fn grouped(warnings: &[Warning]) -> Vec<String> {
         .into_iter()
         .map(|(kind, members)| match (kind, members.as_slice()) {
             (Some(kind), [_, _, ..]) => {
-                let subjects: Vec<&str> = members
-                    .iter()
-                    .filter_map(|w| w.group.as_ref().map(|(_, s)| s.as_str()))
-                    .collect();
+                // A subject named twice (two repeats of one cell) is named once.
+                let mut subjects: Vec<&str> = Vec::new();
+                for s in members.iter().filter_map(|w| w.group.as_ref().map(|(_, s)| s.as_str())) {
+                    if !subjects.contains(&s) {
+                        subjects.push(s);
+                    }
+                }
                 let shown = subjects.len().min(MAX_SUBJECTS);
                 let more = match subjects.len() - shown {
                     0 => String::new(),
@@ -134,6 +138,12 @@ mod tests {
             .map(|i| Warning::of_kind("k", format!("c{i}"), format!("c{i}: k")))
             .collect();
         assert_eq!(grouped(&many), ["k (9): c0; c1; c2; c3; c4; c5; and 3 more"]);
+        let twice = vec![
+            Warning::of_kind("k", "ext4 / volatile", "repeat 1"),
+            Warning::of_kind("k", "ext4 / volatile", "repeat 2"),
+            Warning::of_kind("k", "xfs / volatile", "repeat 1"),
+        ];
+        assert_eq!(grouped(&twice), ["k (2): ext4 / volatile; xfs / volatile"]);
         let back: Vec<Warning> = serde_json::from_str(&json).unwrap();
         assert_eq!(grouped(&back).len(), 4, "kinds are not stored: each in full");
     }

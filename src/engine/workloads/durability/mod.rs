@@ -49,6 +49,7 @@ use std::time::{Duration, Instant};
 
 pub mod fsync_errors;
 pub mod primitives;
+pub mod promises;
 pub mod stamp;
 
 /// Parameters of the `durability` workload.
@@ -131,16 +132,16 @@ pub mod metrics {
 
     /// Acknowledged units lost, reverted or torn after recovery, summed over a repeat's cuts.
     pub fn damaged() -> MetricId {
-        MetricId::lower("damaged", Unit::Count)
+        MetricId::lower("damaged", Unit::Count).with_role(Role::Outcome)
     }
     /// Results breaking the primitive's stated promise (damaged units of a durable primitive,
     /// replaced files in neither version of an atomic one).
     pub fn violations() -> MetricId {
-        MetricId::lower("violations", Unit::Count)
+        MetricId::lower("violations", Unit::Count).with_role(Role::Outcome)
     }
     /// 1 when the negative control lost something (the cut method can see a loss), else 0.
     pub fn control_caught() -> MetricId {
-        MetricId::higher("control_caught", Unit::Count)
+        MetricId::higher("control_caught", Unit::Count).with_role(Role::Outcome)
     }
     /// Acknowledged units missing (zeros, beyond the end, or the file gone).
     pub fn lost() -> MetricId {
@@ -172,7 +173,7 @@ pub mod metrics {
     }
     /// 1 when the first fsync after a failed writeback reported the error, else 0.
     pub fn first_fsync_error() -> MetricId {
-        MetricId::higher("first_fsync_error", Unit::Count)
+        MetricId::higher("first_fsync_error", Unit::Count).with_role(Role::Outcome)
     }
     /// 1 when a second fsync then returned success although the data never reached the disk.
     pub fn second_fsync_ok() -> MetricId {
@@ -182,11 +183,19 @@ pub mod metrics {
     pub fn cached_read_new() -> MetricId {
         MetricId::lower("cached_read_new", Unit::Count).with_role(Role::Detail)
     }
+    /// Writes the disk refused with EIO in the probe's failing range (0: the probe's answers
+    /// say nothing about a failure).
+    pub fn refused_writes() -> MetricId {
+        MetricId::higher("refused_writes", Unit::Count).with_role(Role::Detail)
+    }
     /// 1 when the read after dropping the clean pages returned the old data (silently).
     pub fn uncached_read_old() -> MetricId {
         MetricId::lower("uncached_read_old", Unit::Count).with_role(Role::Detail)
     }
 }
+
+/// Why a ZFS pool is not cut (issue 28 asks for zfs-fuse in the matrix).
+pub const ZFS_UNAVAILABLE: &str = "durability cannot cut a ZFS pool: a power cut of zfs-fuse must fail the pool's disk and kill the zfs-fuse daemon, then restart it and import the pool from the power-cut disk's loop device alone (the original loop device serves the same image) as the recovery; the daemon and the pool are the ZFS target's to start and undo (provision::zfs), which the engine may not reach, and ZFS has no fsck to check with";
 
 /// The phase of the fsync error probe.
 pub const PHASE_FSYNC_EIO: &str = "fsync-eio";
@@ -288,7 +297,13 @@ impl DurabilitySpec {
         match r {
             Ok(o) => {
                 phases.note(format!(
-                    "{PHASE_FSYNC_EIO}: the writeback of a file's 16 KiB failed with EIO on the disk; fsync 1: {}; fsync 2: {}; read through the page cache: {}; read after dropping its clean pages: {}; the next syncfs of the filesystem: {}",
+                    "{PHASE_FSYNC_EIO}: the writeback of a file's 16 KiB failed with EIO on the disk{} ({} writes refused); fsync 1: {}; fsync 2: {}; read through the page cache: {}; read after dropping its clean pages: {}; the next syncfs of the filesystem: {}",
+                    if fsync_errors::nocow(&fs.fs_type) {
+                        " (a NOCOW file: a copy-on-write overwrite would go to a new place)"
+                    } else {
+                        ""
+                    },
+                    o.refused_writes,
                     if o.first_fsync_error { "error" } else { "SUCCESS (the error was not reported)" },
                     if o.second_fsync_ok { "success (the data is not on the disk)" } else { "error" },
                     o.cached_read.as_str(),
@@ -369,6 +384,9 @@ impl DurabilitySpec {
 
     fn run_cuts(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
         let mut phases = Phases::new(ctx);
+        if let Some(fs) = ctx.fs {
+            self.availability_on(fs).map_err(EngineError::Unavailable)?;
+        }
         let runner_fs = Fs::of_run(ctx, "durability")?;
         let fsck = recover::fsck_for(&runner_fs.fs_type)
             .ok_or_else(|| EngineError::Unavailable(format!("no fsck known to fsbench for {}", runner_fs.fs_type)))?;
@@ -464,6 +482,7 @@ impl DurabilitySpec {
                     metrics::uncached_read_old(),
                     (o.uncached_read == fsync_errors::Seen::Old) as u8 as f64,
                 ),
+                (metrics::refused_writes(), o.refused_writes as f64),
             ];
             phases.record(PHASE_FSYNC_EIO, &timed(wall, CpuUsage::default()), rows, &Policy::new());
         }
@@ -607,6 +626,13 @@ impl Workload for DurabilitySpec {
         true
     }
 
+    fn availability_on(&self, fs: &crate::fstype::FsType) -> Result<(), String> {
+        match fs.name {
+            "zfs" => Err(ZFS_UNAVAILABLE.into()),
+            _ => Ok(()),
+        }
+    }
+
     fn footprint(&self) -> crate::fstype::Footprint {
         // One cut folder at a time: every primitive's files (a truncated file starts twice as
         // long, a replace has its temporary copy, an append doubles).
@@ -678,6 +704,19 @@ mod tests {
         };
         assert_eq!((all.total_cuts(), all.active(3, 1)), (2, vec![0, 1, 2]));
         assert_eq!(s.active(1, 5), vec![0], "the control alone");
+    }
+
+    #[test]
+    fn a_zfs_pool_is_unavailable_with_the_reason_and_the_others_are_not() {
+        let of = |name| crate::fstype::FsTypeId::of(name).get();
+        let s = DurabilitySpec::default();
+        assert!(s
+            .availability_on(of("zfs"))
+            .unwrap_err()
+            .contains("cannot cut a ZFS pool"));
+        for ok in ["ext4", "xfs", "btrfs"] {
+            assert_eq!(s.availability_on(of(ok)), Ok(()), "{ok}");
+        }
     }
 
     #[test]

@@ -94,8 +94,6 @@ pub struct Primitive {
     pub sequence: &'static str,
     /// What it promises.
     pub promise: Promise,
-    /// What the filesystems document or the literature reports, stated beside the result.
-    pub documented: &'static str,
     /// The operation.
     pub op: Op,
     /// Bytes of one stamped unit.
@@ -108,18 +106,11 @@ pub struct Primitive {
 
 const K4: usize = 4096;
 
-const fn row(
-    name: &'static str,
-    sequence: &'static str,
-    promise: Promise,
-    documented: &'static str,
-    op: Op,
-) -> Primitive {
+const fn row(name: &'static str, sequence: &'static str, promise: Promise, op: Op) -> Primitive {
     Primitive {
         name,
         sequence,
         promise,
-        documented,
         op,
         unit: K4,
         units: 4,
@@ -132,26 +123,28 @@ pub const CONTROL: &str = "nosync-control";
 
 /// Every primitive, in run order; the negative control is last, right before the cut.
 pub const TABLE: &[Primitive] = &[
-    row("write-fsync", "pwrite 4 KiB x4; fsync", Promise::Durable, "POSIX fsync(2)", Op::Overwrite(Sync::Fsync)),
+    row(
+        "write-fsync",
+        "pwrite 4 KiB x4; fsync",
+        Promise::Durable,
+        Op::Overwrite(Sync::Fsync),
+    ),
     row(
         "write-fdatasync",
         "pwrite 4 KiB x4; fdatasync",
         Promise::Durable,
-        "POSIX fdatasync(2)",
         Op::Overwrite(Sync::Fdatasync),
     ),
     row(
         "osync-write",
         "open O_SYNC; pwrite 4 KiB x4",
         Promise::Durable,
-        "POSIX O_SYNC, open(2)",
         Op::Overwrite(Sync::OSync),
     ),
     row(
         "odsync-write",
         "open O_DSYNC; pwrite 4 KiB x4",
         Promise::Durable,
-        "POSIX O_DSYNC, open(2)",
         Op::Overwrite(Sync::ODsync),
     ),
     Primitive {
@@ -160,7 +153,6 @@ pub const TABLE: &[Primitive] = &[
             "write-fsync-1k",
             "pwrite 1 KiB x4 (inside one 4 KiB block); fsync",
             Promise::Durable,
-            "POSIX fsync(2); a sub-block write is a read-modify-write of the block",
             Op::Overwrite(Sync::Fsync),
         )
     },
@@ -171,7 +163,6 @@ pub const TABLE: &[Primitive] = &[
             "write-fsync-64k",
             "one pwrite of 64 KiB; fsync",
             Promise::Durable,
-            "POSIX fsync(2); no filesystem here promises a write larger than a block is atomic",
             Op::Overwrite(Sync::Fsync),
         )
     },
@@ -179,49 +170,37 @@ pub const TABLE: &[Primitive] = &[
         "mmap-msync",
         "mmap MAP_SHARED; store 4 KiB x4; msync MS_SYNC",
         Promise::Durable,
-        "POSIX msync(2) MS_SYNC",
         Op::Overwrite(Sync::Msync),
     ),
     row(
         "append-fsync",
         "open O_APPEND; write 4 KiB x4; fsync",
         Promise::Durable,
-        "POSIX fsync(2) (size is metadata fsync covers)",
         Op::AppendFsync,
     ),
     row(
         "truncate-fsync",
         "ftruncate to half; fsync",
         Promise::Durable,
-        "POSIX fsync(2) (size is metadata fsync covers)",
         Op::TruncateFsync,
     ),
     row(
         "create-fsync-file-dir",
         "creat; write 4 KiB x4; fsync; fsync dir",
         Promise::Durable,
-        "POSIX: a new name is durable after fsync of its directory",
         Op::Create { dir_fsync: true },
     ),
     row(
         "create-fsync-file",
         "creat; write 4 KiB x4; fsync (no fsync of the dir)",
         Promise::Nothing,
-        "POSIX needs the directory's fsync; ext4 and xfs commit the new name with the file's fsync (journal)",
         Op::Create { dir_fsync: false },
     ),
-    row(
-        "hardlink-fsync-dir",
-        "link; fsync dir",
-        Promise::Durable,
-        "POSIX: a new name is durable after fsync of its directory",
-        Op::HardLink,
-    ),
+    row("hardlink-fsync-dir", "link; fsync dir", Promise::Durable, Op::HardLink),
     row(
         "rename-fsync-file-dir",
         "write tmp; fsync tmp; rename over; fsync dir",
         Promise::Durable,
-        "the documented safe replace (rename(2) atomic, both fsyncs)",
         Op::Replace {
             file_fsync: true,
             dir_fsync: true,
@@ -231,7 +210,6 @@ pub const TABLE: &[Primitive] = &[
         "rename-fsync-file",
         "write tmp; fsync tmp; rename over (no fsync of the dir)",
         Promise::Atomic,
-        "rename(2) atomic: old or new after a crash",
         Op::Replace {
             file_fsync: true,
             dir_fsync: false,
@@ -241,7 +219,6 @@ pub const TABLE: &[Primitive] = &[
         "rename-fsync-dir",
         "write tmp; rename over; fsync dir (no fsync of the file)",
         Promise::Nothing,
-        "POSIX: the data may be missing; ext4(5) auto_da_alloc: in data=ordered the new data reaches the disk before the rename commits; xfs documents no such flush (zero-length files are the known outcome)",
         Op::Replace {
             file_fsync: false,
             dir_fsync: true,
@@ -251,7 +228,6 @@ pub const TABLE: &[Primitive] = &[
         "rename-no-fsync",
         "write tmp; rename over (no fsync)",
         Promise::Nothing,
-        "POSIX: nothing; ext4 auto_da_alloc (ext4(5)) starts writeback of the new data on the rename; xfs documents no such flush",
         Op::Replace {
             file_fsync: false,
             dir_fsync: false,
@@ -261,58 +237,15 @@ pub const TABLE: &[Primitive] = &[
         "sync-file-range",
         "pwrite 4 KiB x4; sync_file_range WAIT_BEFORE|WRITE|WAIT_AFTER",
         Promise::Nothing,
-        "sync_file_range(2): no guarantee after a crash (no metadata, no flush of the disk's cache); the data sits unflushed on the disk, where the cut model decides",
         Op::Overwrite(Sync::SyncFileRange),
     ),
     row(
         CONTROL,
         "pwrite 4 KiB x4, acknowledged with no sync",
         Promise::Control,
-        "nothing: the cut must lose it, or the method cannot see a loss",
         Op::Overwrite(Sync::NoSync),
     ),
 ];
-
-/// A filesystem's own documented promise for a primitive POSIX leaves without one: a measured
-/// loss there is a finding to print, not an error of the primitive.
-#[derive(Clone, Copy, Debug)]
-pub struct Documented {
-    /// The primitive.
-    pub primitive: &'static str,
-    /// The filesystem type.
-    pub fs_type: &'static str,
-    /// The `data=` mode it holds for (the default when no `data=` option is given).
-    pub data_mode: &'static str,
-    /// The filesystem's default `data=` mode.
-    pub default_mode: &'static str,
-    /// Where it is documented, short (the matrix cell cites it).
-    pub cite: &'static str,
-    /// What it says.
-    pub source: &'static str,
-}
-
-/// What the filesystems document beyond POSIX: nothing acknowledged is damaged.
-pub const DOCUMENTED: &[Documented] = &[Documented {
-    primitive: "rename-fsync-dir",
-    fs_type: "ext4",
-    data_mode: "ordered",
-    default_mode: "ordered",
-    cite: "ext4(5) auto_da_alloc",
-    source: "ext4(5) auto_da_alloc: on a rename over a file, in data=ordered the new data is on the disk before the rename commits",
-}];
-
-/// The documented promise of `primitive` on a filesystem of `fs_type` mounted with `opts`, if
-/// any.
-pub fn documented_for(primitive: &str, fs_type: &str, opts: &[String]) -> Option<&'static Documented> {
-    DOCUMENTED.iter().find(|d| {
-        let mode = opts
-            .iter()
-            .flat_map(|o| o.split(','))
-            .find_map(|o| o.strip_prefix("data="))
-            .unwrap_or(d.default_mode);
-        d.primitive == primitive && d.fs_type == fs_type && d.data_mode == mode
-    })
-}
 
 /// The row named `name`.
 pub fn by_name(name: &str) -> Option<&'static Primitive> {
@@ -681,26 +614,6 @@ mod tests {
         let names: std::collections::BTreeSet<_> = TABLE.iter().map(|p| p.name).collect();
         assert_eq!(names.len(), TABLE.len(), "names are unique");
         assert_eq!(TABLE.last().map(|p| p.name), Some(CONTROL), "the control runs last");
-    }
-
-    #[test]
-    fn documented_promises_hold_for_their_data_mode_only() {
-        let o = |s: &str| vec![s.to_string()];
-        assert!(
-            documented_for("rename-fsync-dir", "ext4", &[]).is_some(),
-            "ordered by default"
-        );
-        assert!(documented_for("rename-fsync-dir", "ext4", &o("noatime,data=ordered")).is_some());
-        assert!(documented_for("rename-fsync-dir", "ext4", &o("data=writeback")).is_none());
-        assert!(documented_for("rename-fsync-dir", "xfs", &[]).is_none());
-        assert!(documented_for("rename-no-fsync", "ext4", &[]).is_none());
-        for d in DOCUMENTED {
-            assert!(
-                by_name(d.primitive).is_some_and(|p| p.promise == Promise::Nothing),
-                "{}",
-                d.primitive
-            );
-        }
     }
 
     #[test]

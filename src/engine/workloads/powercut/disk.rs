@@ -406,7 +406,7 @@ impl PowerDisk {
 }
 
 /// Reads up to `buf.len()` bytes at `offset`, fewer only at the end of the file.
-fn read_at_most(f: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+pub(crate) fn read_at_most(f: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
     let mut done = 0;
     while done < buf.len() {
         match f.read_at(&mut buf[done..], offset + done as u64) {

@@ -151,7 +151,7 @@ pub mod metrics {
     }
     /// Cuts after which the filesystem did not mount.
     pub fn recovery_failed() -> MetricId {
-        MetricId::lower("recovery_failed", Unit::Count)
+        MetricId::lower("recovery_failed", Unit::Count).with_role(Role::Outcome)
     }
     /// Mean wall time of the read-only check after recovery, in seconds.
     pub fn fsck_s() -> MetricId {
@@ -159,7 +159,7 @@ pub mod metrics {
     }
     /// Cuts after which the check found damage to repair.
     pub fn fsck_repair_needed() -> MetricId {
-        MetricId::lower("fsck_repair_needed", Unit::Count)
+        MetricId::lower("fsck_repair_needed", Unit::Count).with_role(Role::Outcome)
     }
     /// Cuts after which the checker could not check.
     pub fn fsck_failed() -> MetricId {
@@ -168,11 +168,11 @@ pub mod metrics {
     /// Acknowledged-durable results missing or wrong after recovery, each SQLite row one (0 for
     /// a correct filesystem).
     pub fn acked_lost() -> MetricId {
-        MetricId::lower("acked_lost", Unit::Count)
+        MetricId::lower("acked_lost", Unit::Count).with_role(Role::Outcome)
     }
     /// Committed SQLite rows missing after recovery.
     pub fn db_rows_lost() -> MetricId {
-        MetricId::lower("db_rows_lost", Unit::Count)
+        MetricId::lower("db_rows_lost", Unit::Count).with_role(Role::Outcome)
     }
     /// Files written without sync and lost (information, not an error).
     pub fn unsynced_lost() -> MetricId {
@@ -187,6 +187,19 @@ pub mod metrics {
         MetricId::higher("acked_ops", Unit::Count).with_role(Role::Detail)
     }
 }
+
+/// The notes a cut workload (this one and `durability`) writes per repeat or per cut, by the
+/// prefix they start with, and what the report's terminal calls them when it prints one line
+/// for all of them (`report::build`; the Markdown, HTML and JSON reports list each in full).
+pub const PER_CUT_NOTES: &[(&str, &str)] = &[
+    ("cuts: ", "each cut's recovery mount, damaged units and fsck verdict"),
+    (
+        "disk: ",
+        "the seeded disk's writes, flushes and what its cuts kept and dropped",
+    ),
+    ("VIOLATION (", "VIOLATION, one note per damaged file"),
+    ("acked_lost: cut ", "acknowledged data lost, one note per item"),
+];
 
 /// The filesystem under test as /proc/mounts shows it: what a workload that unmounts, cuts and
 /// mounts it again needs (powercut, repair_scaling).
