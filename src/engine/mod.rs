@@ -188,6 +188,12 @@ pub trait Workload {
     fn availability_on(&self, _fs: &crate::fstype::FsType) -> Result<(), String> {
         Ok(())
     }
+    /// Whether the workload can run inside a guest kernel (a `TYPE@guest` variant); `Err` says
+    /// why not, and such a case is unavailable with that reason before anything is made. Most
+    /// workloads run in the guest's agent like on the host and keep the default.
+    fn availability_in_guest(&self) -> Result<(), String> {
+        Ok(())
+    }
     /// `(tool, version)` of the external programs the workload runs (servers, load
     /// generators), recorded with the session. Most workloads run none and keep the default.
     fn tool_versions(&self) -> Vec<(String, String)> {

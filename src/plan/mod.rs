@@ -160,7 +160,13 @@ pub fn expand(suite: &Suite, availability: &dyn Fn(&FsVariant) -> Result<(), Str
                 // like a filesystem the kernel lacks: reported, never silently skipped.
                 unavailable: unavailable.clone().or_else(|| {
                     let wl = w.kind.workload();
-                    wl.availability().and_then(|()| wl.availability_on(v.fs())).err()
+                    wl.availability()
+                        .and_then(|()| wl.availability_on(v.fs()))
+                        .and_then(|()| match v.kernel {
+                            Some(_) => wl.availability_in_guest(),
+                            None => Ok(()),
+                        })
+                        .err()
                 }),
                 image_bytes,
                 footprint,

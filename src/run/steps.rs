@@ -22,9 +22,9 @@
 
 use super::observer::{Observer, StepStart};
 use crate::progress::{self, StepEvent, StepSink};
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::cell::Cell;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The observer of a running [`relayed`] call and what it learnt; `None` once the call returned.
@@ -244,7 +244,13 @@ mod tests {
         let seen = obs.seen.lock().unwrap().clone();
         assert_eq!(seen, [("mkfs".to_string(), std::thread::current().id())]);
         // The kept sink outlives the call: its events go nowhere.
-        kept.event("late", &StepEvent::Start { total: None, unit: "steps" });
+        kept.event(
+            "late",
+            &StepEvent::Start {
+                total: None,
+                unit: "steps",
+            },
+        );
         assert_eq!(obs.seen.lock().unwrap().len(), 1);
     }
 

@@ -197,6 +197,9 @@ pub mod metrics {
 /// Why a ZFS pool is not cut (issue 28 asks for zfs-fuse in the matrix).
 pub const ZFS_UNAVAILABLE: &str = "durability cannot cut a ZFS pool: a power cut of zfs-fuse must fail the pool's disk and kill the zfs-fuse daemon, then restart it and import the pool from the power-cut disk's loop device alone (the original loop device serves the same image) as the recovery; the daemon and the pool are the ZFS target's to start and undo (provision::zfs), which the engine may not reach, and ZFS has no fsck to check with";
 
+/// Why a guest variant (`TYPE@guest`) is not in the matrix.
+pub const GUEST_UNAVAILABLE: &str = "durability cannot cut a guest's disk yet: the power-cut disk is a FUSE server on the host and the shutdown ioctl, the cut and the recovery mount run beside the filesystem, while a guest's filesystem lives on a virtio disk inside QEMU; the guest would need the power-cut disk's image behind its virtio disk and a cut that stops the guest";
+
 /// The phase of the fsync error probe.
 pub const PHASE_FSYNC_EIO: &str = "fsync-eio";
 
@@ -633,6 +636,10 @@ impl Workload for DurabilitySpec {
         }
     }
 
+    fn availability_in_guest(&self) -> Result<(), String> {
+        Err(GUEST_UNAVAILABLE.into())
+    }
+
     fn footprint(&self) -> crate::fstype::Footprint {
         // One cut folder at a time: every primitive's files (a truncated file starts twice as
         // long, a replace has its temporary copy, an append doubles).
@@ -717,6 +724,10 @@ mod tests {
         for ok in ["ext4", "xfs", "btrfs"] {
             assert_eq!(s.availability_on(of(ok)), Ok(()), "{ok}");
         }
+        assert!(s
+            .availability_in_guest()
+            .unwrap_err()
+            .contains("cannot cut a guest's disk"));
     }
 
     #[test]
