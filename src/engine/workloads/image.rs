@@ -419,3 +419,115 @@ impl Drop for Attached<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+
+    /// A small tree: two files in a directory and one at the top.
+    fn small_tree(root: &Path) {
+        std::fs::create_dir_all(root.join("d")).unwrap();
+        std::fs::write(root.join("d/a.c"), b"int main() { return 0; }\n").unwrap();
+        std::fs::write(root.join("d/b.h"), b"#pragma once\n").unwrap();
+        std::fs::write(root.join("top"), b"x").unwrap();
+    }
+
+    #[test]
+    fn a_bare_kind_means_the_defaults_and_bad_settings_are_refused() {
+        let k: WorkloadKind = toml::from_str("kind = \"image\"").unwrap();
+        assert_eq!(k, WorkloadKind::Image(ImageSpec::default()));
+        assert_eq!(k.workload().phases(), [BUILD, COLD_READ, RANDOM_READ]);
+        assert!(k.workload().builds_image());
+        let bad = ImageSpec {
+            random_reads: 0,
+            ..ImageSpec::default()
+        };
+        assert!(bad.validate().unwrap_err().contains("random_reads"));
+        let bad = ImageSpec {
+            dataset_scale: 0.0,
+            ..ImageSpec::default()
+        };
+        assert!(bad.validate().unwrap_err().contains("dataset_scale"));
+        assert!(toml::from_str::<WorkloadKind>("kind = \"image\"\ncompressor = \"xz\"").is_err());
+        let WorkloadKind::Image(s) = ImageSpec::default().scaled(0.5) else {
+            panic!("scaled to another kind")
+        };
+        assert_eq!((s.dataset_scale, s.random_reads), (0.01, 250));
+    }
+
+    #[test]
+    fn build_metrics_give_the_ratio_of_tree_bytes_to_image_bytes_with_their_directions() {
+        let m = build_metrics(2.0, 10 * Bytes::MIB, 4 * Bytes::MIB);
+        let get = |n: &str| m.iter().find(|(id, _)| id.name == n).unwrap();
+        assert_eq!(get("time").1, 2.0);
+        assert_eq!(get(RATIO).1, 2.5);
+        assert_eq!(get(RATIO).0.direction, crate::metric::Direction::HigherIsBetter);
+        assert_eq!(get(IMAGE_MIB).1, 4.0);
+        assert_eq!(get(IMAGE_MIB).0.direction, crate::metric::Direction::LowerIsBetter);
+        assert_eq!(get(TREE_MIB).0.role, Role::Detail);
+        // An empty image file does not divide by zero.
+        assert!(build_metrics(1.0, 5, 0).iter().all(|(_, v)| v.is_finite()));
+    }
+
+    #[test]
+    fn the_read_checks_fail_on_a_missing_file_or_a_short_read() {
+        assert!(check_read(COLD_READ, 3, 100, 3, 100).is_ok());
+        let e = check_read(COLD_READ, 2, 100, 3, 100).unwrap_err().to_string();
+        assert!(e.contains("read 2 files") && e.contains("has 3 files"), "{e}");
+        assert!(check_read(RANDOM_READ, 3, 99, 3, 100).is_err());
+    }
+
+    #[test]
+    fn the_comparison_ignores_times_and_owners_but_catches_a_truncated_changed_or_missing_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (src, img) = (tmp.path().join("src"), tmp.path().join("img"));
+        small_tree(&src);
+        small_tree(&img);
+        let list = |p: &Path| normalized(tree::list_tree(p).unwrap());
+        // Times differ (written later) and are left out, as the tools set them.
+        let old = std::fs::File::options().write(true).open(img.join("top")).unwrap();
+        old.set_modified(std::time::SystemTime::UNIX_EPOCH).unwrap();
+        compare(&list(&src), &list(&img)).unwrap();
+        std::fs::write(img.join("d/a.c"), b"int main() { return 0; }").unwrap();
+        let e = compare(&list(&src), &list(&img)).unwrap_err().to_string();
+        assert!(e.contains("d/a.c") && e.contains("size"), "{e}");
+        std::fs::write(img.join("d/a.c"), b"int main() { return 1; }\n").unwrap();
+        let e = compare(&list(&src), &list(&img)).unwrap_err().to_string();
+        assert!(e.contains("content hash"), "{e}");
+        std::fs::remove_file(img.join("d/a.c")).unwrap();
+        let e = compare(&list(&src), &list(&img)).unwrap_err().to_string();
+        assert!(e.contains("missing"), "{e}");
+    }
+
+    #[test]
+    fn the_walk_finds_every_regular_file_in_path_order_and_reads_them_whole() {
+        let tmp = tempfile::tempdir().unwrap();
+        small_tree(tmp.path());
+        std::os::unix::fs::symlink("top", tmp.path().join("link")).unwrap();
+        let files = regular_files(tmp.path()).unwrap();
+        let names: Vec<_> = files.iter().map(|p| p.strip_prefix(tmp.path()).unwrap()).collect();
+        assert_eq!(names, [Path::new("d/a.c"), Path::new("d/b.h"), Path::new("top")]);
+        assert_eq!(read_all(&files, &AtomicBool::new(false)).unwrap(), 25 + 13 + 1);
+    }
+
+    #[test]
+    fn it_refuses_a_type_that_is_not_built_and_other_workloads_refuse_a_built_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let flag = AtomicBool::new(false);
+        let ext4 = RunContext {
+            fs: Some(FsType::of("ext4")),
+            ..RunContext::quiet(tmp.path(), &flag)
+        };
+        let e = crate::engine::run(&ImageSpec::default(), &ext4).unwrap_err().to_string();
+        assert!(e.contains("erofs or squashfs"), "{e}");
+        let erofs = RunContext {
+            fs: Some(FsType::of("erofs")),
+            ..RunContext::quiet(tmp.path(), &flag)
+        };
+        let bonnie = crate::engine::BonnieSpec::default();
+        let e = crate::engine::run(&bonnie, &erofs).unwrap_err().to_string();
+        assert!(e.contains("only the `image` workload"), "{e}");
+        assert!(crate::engine::dir_is_empty(tmp.path()));
+    }
+}
