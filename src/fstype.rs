@@ -1112,7 +1112,16 @@ mod tests {
         let extra = ["-comp".to_string(), "xz".to_string()];
         assert_eq!(
             FsType::of("squashfs").build_args(&extra, "T", "I").unwrap(),
-            ["T", "I", "-noappend", "-no-progress", "-quiet", "-all-root", "-comp", "xz"]
+            [
+                "T",
+                "I",
+                "-noappend",
+                "-no-progress",
+                "-quiet",
+                "-all-root",
+                "-comp",
+                "xz"
+            ]
         );
         assert!(FsType::of("erofs").is_built() && FsType::of("squashfs").is_built());
         assert_eq!(FsType::of("ext4").build_args(&[], "T", "I"), None);

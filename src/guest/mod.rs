@@ -360,7 +360,12 @@ pub fn availability(v: &FsVariant) -> Result<(), String> {
         );
     }
     let t = v.fs();
-    if t.in_memory() || !matches!(t.backing, crate::fstype::Backing::Block | crate::fstype::Backing::Built { .. }) {
+    if t.in_memory()
+        || !matches!(
+            t.backing,
+            crate::fstype::Backing::Block | crate::fstype::Backing::Built { .. }
+        )
+    {
         return Err(format!(
             "{} in a guest: only block-device filesystems run there",
             v.fs_type

@@ -38,7 +38,7 @@ use crate::engine::phase::{Caches, Phases, Policy};
 use crate::engine::{EngineError, ErrHint, RunContext, Workload, WorkloadKind};
 use crate::fstype::FsType;
 use crate::metric::{MetricId, RawSample, Role, Unit};
-use crate::undo::{Detach, Step, Unmount, UndoLog};
+use crate::undo::{Detach, Step, UndoLog, Unmount};
 use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -249,7 +249,10 @@ fn run_phases(spec: &ImageSpec, ctx: &RunContext, t: &'static FsType) -> Result<
         vec![
             mib_per_sec(*bytes, secs),
             (MetricId::lower("time", Unit::Seconds).with_role(Role::Detail), secs),
-            (MetricId::higher(FILES, Unit::Count).with_role(Role::Detail), files.len() as f64),
+            (
+                MetricId::higher(FILES, Unit::Count).with_role(Role::Detail),
+                files.len() as f64,
+            ),
         ],
         &Policy::new(),
     );
@@ -290,9 +293,15 @@ fn build_metrics(secs: f64, tree_bytes: u64, image_bytes: u64) -> Vec<(MetricId,
     let mib = |b: u64| b as f64 / Bytes::MIB as f64;
     vec![
         (MetricId::lower("time", Unit::Seconds), secs),
-        (MetricId::higher(RATIO, Unit::Ratio), tree_bytes as f64 / image_bytes.max(1) as f64),
+        (
+            MetricId::higher(RATIO, Unit::Ratio),
+            tree_bytes as f64 / image_bytes.max(1) as f64,
+        ),
         (MetricId::lower(IMAGE_MIB, Unit::Mib), mib(image_bytes)),
-        (MetricId::higher(TREE_MIB, Unit::Mib).with_role(Role::Detail), mib(tree_bytes)),
+        (
+            MetricId::higher(TREE_MIB, Unit::Mib).with_role(Role::Detail),
+            mib(tree_bytes),
+        ),
     ]
 }
 
@@ -403,7 +412,8 @@ impl<'a> Attached<'a> {
     /// Unmounts and detaches; the first failure is the error (the rest stay recorded).
     fn undo(&mut self) -> Result<(), EngineError> {
         while let Some(step) = self.steps.pop() {
-            step.apply().map_err(|e| EngineError::io(step.describe(), std::io::Error::other(e.to_string())))?;
+            step.apply()
+                .map_err(|e| EngineError::io(step.describe(), std::io::Error::other(e.to_string())))?;
             if let Some(log) = self.log {
                 log.pop(step.as_ref());
             }
@@ -519,7 +529,9 @@ mod tests {
             fs: Some(FsType::of("ext4")),
             ..RunContext::quiet(tmp.path(), &flag)
         };
-        let e = crate::engine::run(&ImageSpec::default(), &ext4).unwrap_err().to_string();
+        let e = crate::engine::run(&ImageSpec::default(), &ext4)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("erofs or squashfs"), "{e}");
         let erofs = RunContext {
             fs: Some(FsType::of("erofs")),
