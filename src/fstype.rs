@@ -453,14 +453,16 @@ pub const TABLE: &[FsType] = &[
     // lz4hc (`-zlz4hc,12`, `-C65536` for 64 KiB physical clusters); `-T0` and `--all-root`
     // make the build reproducible (every time 0, every owner root) and `--quiet` keeps its
     // output short. squashfs-tools 4.5: gzip, lzo, lz4, xz, zstd (`-comp xz`, `-b 128K`);
-    // `-noappend` always makes a new image. Both sized like ext4: the staging ext4 holds them.
+    // `-noappend` always makes a new image, `-all-time 0` and `-all-root` as erofs's `-T0` and
+    // `--all-root` (erofs-utils' PERFORMANCE.md builds both so). Both sized like ext4: the
+    // staging ext4 holds them.
     FsType {
         mkfs_args: &["-T0", "--all-root", "--quiet"],
         backing: Backing::Built { tree_first: false },
         ..block("erofs", "mkfs.erofs", Some("erofs-utils"), EXT_MIN, EXT)
     },
     FsType {
-        mkfs_args: &["-noappend", "-no-progress", "-quiet", "-all-root"],
+        mkfs_args: &["-noappend", "-no-progress", "-quiet", "-all-root", "-all-time", "0"],
         backing: Backing::Built { tree_first: true },
         ..block("squashfs", "mksquashfs", Some("squashfs-tools"), EXT_MIN, EXT)
     },
@@ -1119,6 +1121,8 @@ mod tests {
                 "-no-progress",
                 "-quiet",
                 "-all-root",
+                "-all-time",
+                "0",
                 "-comp",
                 "xz"
             ]
