@@ -10,9 +10,6 @@
 //! FUSE on the host, in one session; exfat in a guest runs bonnie and a tiny mongo whose
 //! `symlink` phase says "unsupported on exfat" while every other phase runs (five boots, each
 //! 15-30 s under TCG).
-//!
-//! Read-only images: erofs and squashfs built by their tools from a tiny kernel-like tree and
-//! read back by the guest kernel's drivers (the `image` workload; two boots).
 
 use crate::require_privileged;
 use crate::util::{
@@ -54,7 +51,7 @@ fn suite_of(fs: &[(&str, Option<&str>)], workloads: &str) -> String {
 }
 
 /// The notes of the one sample of `variant` × `workload` in the JSON report, asserting it is ok.
-fn ok_sample<'a>(report: &'a serde_json::Value, variant: &str, workload: &str) -> &'a serde_json::Value {
+pub(crate) fn ok_sample<'a>(report: &'a serde_json::Value, variant: &str, workload: &str) -> &'a serde_json::Value {
     let case = report["cases"]
         .as_array()
         .unwrap()
@@ -73,7 +70,7 @@ fn ok_sample<'a>(report: &'a serde_json::Value, variant: &str, workload: &str) -
 }
 
 /// The value of `phase`'s `metric` in a stored sample.
-fn value(sample: &serde_json::Value, phase: &str, metric: &str) -> Option<f64> {
+pub(crate) fn value(sample: &serde_json::Value, phase: &str, metric: &str) -> Option<f64> {
     sample["measurements"]
         .as_array()
         .unwrap()
@@ -88,7 +85,7 @@ fn ntfs3g_under(dir: &Path) -> Vec<u32> {
 }
 
 /// Whether QEMU and the guest kernel are here; otherwise the test is skipped (or fails in CI).
-fn guest_ready() -> bool {
+pub(crate) fn guest_ready() -> bool {
     let have_qemu = crate::util::tool_path("qemu-system-x86_64").is_some();
     let have_kernel = std::fs::read_dir("/var/lib/fsbench/guest/boot")
         .into_iter()
@@ -127,7 +124,7 @@ fn processes_under(dir: &Path, is_it: impl Fn(&[u8]) -> bool) -> Vec<u32> {
 
 /// Nothing of a guest run left under `scr`: no QEMU naming it, no mount, loop device, run
 /// folder or file.
-fn assert_guest_left_nothing(scr: &Path) {
+pub(crate) fn assert_guest_left_nothing(scr: &Path) {
     assert!(qemus_under(scr).is_empty(), "a QEMU process is left");
     assert_nothing_left(scr);
 }
@@ -635,86 +632,4 @@ fn a_sigkilled_run_on_ntfs_3g_leaves_no_fuse_server_after_cleanup() {
     }
     assert!(ntfs3g_under(&scr).is_empty(), "an ntfs-3g server is left");
     assert_nothing_left(&scr);
-}
-
-/// The files and bytes of `fsbench dataset gen kernel --scale SCALE --content text`, as the
-/// generator itself prints them: what the image workload must read back.
-fn kernel_tree_counts(scale: &str) -> (f64, f64) {
-    let dir = scratch();
-    let tree = dir.path().join("tree");
-    let o = fsbench(&[
-        "dataset",
-        "gen",
-        "kernel",
-        tree.to_str().unwrap(),
-        "--scale",
-        scale,
-        "--content",
-        "text",
-    ]);
-    assert!(o.status.success(), "{}", text(&o));
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    let number_before = |word: &str| -> f64 {
-        let words: Vec<&str> = out.split_whitespace().collect();
-        let at = words.iter().position(|w| w.trim_end_matches(',') == word).unwrap();
-        words[at - 1].parse().unwrap_or_else(|_| panic!("{out}"))
-    };
-    (number_before("files"), number_before("bytes"))
-}
-
-/// erofs and squashfs (issue 31 item 2): each built by its real tool from a tiny kernel-like
-/// tree on the guest's staging ext4, mounted by the guest kernel's driver and read back; the
-/// image is smaller than the tree (text content compresses), every file and byte of the tree
-/// is read, as `fsbench dataset gen` counts them. Two guest boots (about 35 s here); nothing
-/// is left. (That the checks fail on a missing, truncated or changed file is shown by the
-/// workload's unit tests; an erofs variant built with `--exclude-regex=\.c$` fails its
-/// repeat with "cold_read: read N files … where the tree has M files", doc/images.md.)
-#[test]
-fn erofs_and_squashfs_images_are_built_from_a_tiny_tree_and_read_back_in_a_guest() {
-    require_privileged!();
-    if !guest_ready() {
-        return;
-    }
-    if crate::util::tool_path("mkfs.erofs").is_none() || crate::util::tool_path("mksquashfs").is_none() {
-        skip_or_fail("no mkfs.erofs or mksquashfs: run scripts/install.sh (erofs-utils, squashfs-tools)");
-        return;
-    }
-    let dir = scratch();
-    let scr = dir.path().join("scratch");
-    let variants = [
-        ("erofs-lz4", "erofs", r#"["-zlz4"]"#),
-        ("squashfs-lz4", "squashfs", r#"["-comp", "lz4"]"#),
-    ];
-    let mut s = String::from("[suite]\nname = \"images\"\n\n[run]\nrepeats = 1\ndrop_caches = true\n\n");
-    for (name, t, args) in variants {
-        s += &format!("[[fs]]\nname = \"{name}\"\ntype = \"{t}\"\nkernel = \"guest\"\nmkfs_args = {args}\n\n");
-    }
-    s += "[[workload]]\nkind = \"image\"\ndataset_scale = 0.001\nrandom_reads = 20\n";
-    let suite = write_suite(dir.path(), "images.toml", &s);
-    let run = SuiteRun::in_dir(dir.path());
-    let t0 = Instant::now();
-    let o = run.run(&suite, &[]);
-    eprintln!("two image cases took {:.0} s", t0.elapsed().as_secs_f64());
-    assert!(o.status.success(), "{}", text(&o));
-    let report = report_json(run.db_str(), "latest");
-    let (files, bytes) = kernel_tree_counts("0.001");
-    for variant in ["erofs-lz4", "squashfs-lz4"] {
-        let s = ok_sample(&report, variant, "image");
-        let v = |phase: &str, metric: &str| {
-            value(s, phase, metric).unwrap_or_else(|| panic!("{variant}: no {phase} {metric}"))
-        };
-        let ratio = v("build", "ratio");
-        assert!(ratio > 1.2, "{variant}: a text tree compresses: ratio {ratio}");
-        let image_mib = v("build", "image_mib");
-        assert!(
-            (v("build", "tree_mib") / image_mib - ratio).abs() < 1e-6 * ratio,
-            "{variant}"
-        );
-        assert!(v("build", "time") > 0.0);
-        assert_eq!(v("build", "tree_mib") * 1048576.0, bytes, "{variant}: the tree's bytes");
-        assert_eq!(v("cold_read", "files"), files, "{variant}: every file read");
-        assert!(v("cold_read", "throughput") > 0.0 && v("random_read", "rate") > 0.0);
-        eprintln!("{variant}: ratio {ratio:.2}, {image_mib:.3} MiB");
-    }
-    assert_guest_left_nothing(&scr);
 }
