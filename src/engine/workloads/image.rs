@@ -22,10 +22,12 @@
 //! run's undo log the moment they may exist, and undone (unmount, detach) on success, error,
 //! interrupt and panic; the tree and the image are removed at the end.
 //!
-//! Where it runs: reading needs the kernel's driver. The host kernel here has neither, so
-//! `erofs@guest` / `squashfs@guest` run the whole workload in a QEMU guest (the host's tools
-//! through its 9p root); under TCG the build's time is emulated too (compare it only with other
-//! guest rows), while the image size and ratio do not depend on where the tool runs.
+//! Where it runs: reading needs the kernel's driver. On a running kernel that has it (this
+//! VM's 6.18 has both built in) the variant runs on the host; `erofs@guest` / `squashfs@guest`
+//! run the whole workload in a QEMU guest (the host's tools through its 9p root), where the
+//! running kernel lacks a driver or to compare kernels; under TCG the build's time is emulated
+//! too (compare it only with other guest rows), while the image size and ratio do not depend
+//! on where the tool runs.
 //!
 //! References: erofs-utils' mkfs.erofs(1) and PERFORMANCE.md, squashfs-tools' mksquashfs(1),
 //! Documentation/filesystems/erofs.rst and squashfs.rst of Linux; doc/images.md.
