@@ -3,12 +3,17 @@
 //! and read back through a kernel driver, in a QEMU guest (Debian's 6.1: always possible with
 //! scripts/install.sh) and on the running kernel (measured where it has the drivers, each row
 //! said unavailable with the reason where it has not). Each checks the stored metrics against
-//! what `fsbench dataset gen` says the tree holds, and that nothing is left behind.
+//! what `fsbench dataset gen` says the tree holds, and that nothing is left behind; an image
+//! missing files fails its repeat, and after a SIGKILL with the image mounted `fsbench
+//! cleanup` takes its mount and loop device back.
 
 use crate::guest::{assert_guest_left_nothing, guest_ready, ok_sample, value};
 use crate::require_privileged;
-use crate::util::{assert_nothing_left, fsbench, report_json, scratch, skip_or_fail, text, write_suite, SuiteRun};
-use std::time::Instant;
+use crate::util::{
+    assert_nothing_left, fsbench, mounts_under, report_json, scratch, skip_or_fail, spawn_run, text, write_suite,
+    SuiteRun,
+};
+use std::time::{Duration, Instant};
 
 /// The tree's scale in these tests: 75 files, 1.1 MiB of text.
 const SCALE: &str = "0.001";
@@ -184,4 +189,55 @@ fn failed_with(report: &serde_json::Value, variant: &str) -> String {
         .unwrap_or_else(|| panic!("no sample of {variant}"));
     assert_eq!(sample["status"]["state"], "failed", "{sample}");
     sample["status"]["error"].as_str().unwrap().to_string()
+}
+
+/// fsbench killed (SIGKILL, no guard runs) while the image is mounted on the running kernel:
+/// the image's mount and loop device were recorded as undo steps, so `fsbench cleanup` unmounts
+/// and detaches them (then the staging filesystem's) and nothing is left. Where the running
+/// kernel has no erofs the image is never mounted outside a guest, whose mounts die with it:
+/// there is nothing of this workload's own to clean up, and the test says so.
+#[test]
+fn a_sigkilled_run_with_a_mounted_image_leaves_nothing_after_cleanup() {
+    require_privileged!();
+    if !tools_ready() {
+        return;
+    }
+    if !std::fs::read_to_string("/proc/filesystems")
+        .unwrap()
+        .contains("\terofs")
+    {
+        eprintln!("the running kernel has no erofs: the image is only ever mounted in a guest");
+        return;
+    }
+    let dir = scratch();
+    let scr = dir.path().join("scratch");
+    let text_of_suite =
+        suite(&VARIANTS[..1], None).replace(&format!("dataset_scale = {SCALE}"), "dataset_scale = 0.05");
+    let suite = write_suite(dir.path(), "kill.toml", &text_of_suite);
+    let mut child = spawn_run(&dir.path().join("r.db"), &suite, &scr, &[]);
+    let t0 = Instant::now();
+    let image_mounted = || {
+        mounts_under(&scr)
+            .iter()
+            .any(|m| m.contains("/fsbench-work/mnt erofs "))
+    };
+    while !image_mounted() {
+        assert!(t0.elapsed() < Duration::from_secs(60), "the image was never mounted");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before it was killed"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let o = fsbench(&["cleanup", "--scratch", scr.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    let said = |what: &str, of: &str| out.lines().any(|l| l.starts_with(what) && l.contains(of));
+    assert!(
+        said("unmounted", "/fsbench-work/mnt") && said("detached", "/fsbench-work/image.img"),
+        "{}",
+        text(&o)
+    );
+    assert_nothing_left(&scr);
 }
