@@ -42,6 +42,10 @@ want+=(qemu-system-x86:qemu-system-x86_64 jfsutils:mkfs.jfs reiserfsprogs:mkfs.r
 # (the host kernel lacks them), ntfs3 too (under the 6.12 kernel below), ntfs-3g is FUSE on the
 # host; mkfs.ntfs (ntfs-3g) makes both NTFS variants. xz decompresses the 6.12 kernel's modules.
 want+=(f2fs-tools:mkfs.f2fs nilfs-tools:mkfs.nilfs2 exfatprogs:mkfs.exfat ntfs-3g:ntfs-3g xz-utils:xz)
+# Read-only image filesystems (issue 31, the `image` workload): erofs and squashfs are built by
+# their tools on the host's root and mounted by a guest kernel's driver (the host kernel lacks
+# both).
+want+=(erofs-utils:mkfs.erofs squashfs-tools:mksquashfs)
 # The `mpi` cargo feature (src/comm/mpi.rs, rsmpi): Open MPI's headers/library and mpirun, and
 # libclang for rsmpi's bindgen; CI builds and tests the feature (tests/integration/mpi.rs).
 want+=(libopenmpi-dev:/usr/include/x86_64-linux-gnu/openmpi/mpi.h openmpi-bin:mpirun libclang-dev:/usr/lib/llvm-14/lib/libclang.so clang:clang)

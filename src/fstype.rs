@@ -42,7 +42,21 @@ pub enum Backing {
     /// A pool on a block device with one dataset, made by `zpool create` (ZFS; see
     /// [`crate::provision::zfs`]): no mkfs, mount options become dataset properties.
     Pool,
+    /// A read-only image built from a directory tree by its tool (`mkfs.erofs`, `mksquashfs`),
+    /// not formatted: the block device holds a [`STAGING`] filesystem with the tree and the
+    /// image, and only the `image` workload runs on it (it builds the image, attaches it to a
+    /// loop device read-only and mounts it with the type).
+    Built {
+        /// The tool takes the tree before the image (`mksquashfs TREE IMAGE [options]`);
+        /// otherwise options come first and the image before the tree (`mkfs.erofs [options]
+        /// IMAGE TREE`).
+        tree_first: bool,
+    },
 }
+
+/// The filesystem made on the block device of a [`Backing::Built`] type, which holds the tree
+/// the image is built from and the image itself (with fsbench's ext4 arguments).
+pub const STAGING: &str = "ext4";
 
 /// Something a workload phase may need from the filesystem that not every type has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -435,6 +449,23 @@ pub const TABLE: &[FsType] = &[
         lacks: &[Feature::Permissions],
         ..block("ntfs-3g", "mkfs.ntfs", Some("ntfs-3g"), DEFAULT_MIN, NTFS)
     },
+    // Read-only images built from a tree (issue 31): erofs-utils 1.5 (Debian 12) knows lz4 and
+    // lz4hc (`-zlz4hc,12`, `-C65536` for 64 KiB physical clusters); `-T0` and `--all-root`
+    // make the build reproducible (every time 0, every owner root) and `--quiet` keeps its
+    // output short. squashfs-tools 4.5: gzip, lzo, lz4, xz, zstd (`-comp xz`, `-b 128K`);
+    // `-noappend` always makes a new image, `-all-time 0` and `-all-root` as erofs's `-T0` and
+    // `--all-root` (erofs-utils' PERFORMANCE.md builds both so). Both sized like ext4: the
+    // staging ext4 holds them.
+    FsType {
+        mkfs_args: &["-T0", "--all-root", "--quiet"],
+        backing: Backing::Built { tree_first: false },
+        ..block("erofs", "mkfs.erofs", Some("erofs-utils"), EXT_MIN, EXT)
+    },
+    FsType {
+        mkfs_args: &["-noappend", "-no-progress", "-quiet", "-all-root", "-all-time", "0"],
+        backing: Backing::Built { tree_first: true },
+        ..block("squashfs", "mksquashfs", Some("squashfs-tools"), EXT_MIN, EXT)
+    },
     // Recognised in `--fs` lists only (not listed by `fsbench list filesystems`).
     block("reiser4", "mkfs.reiser4", None, DEFAULT_MIN, EXT),
     block("vfat", "mkfs.vfat", Some("dosfstools"), DEFAULT_MIN, EXT),
@@ -442,7 +473,7 @@ pub const TABLE: &[FsType] = &[
 
 /// How many rows of [`TABLE`] `fsbench list filesystems` and `doctor` show (the rest are
 /// only recognised in `--fs` lists).
-const LISTED: usize = 15;
+const LISTED: usize = 17;
 
 /// The row for names not in [`TABLE`]: `mkfs.NAME`, no arguments, estimated like ext4.
 const GENERIC: FsType = FsType {
@@ -496,6 +527,29 @@ impl FsType {
     /// Whether this type lives in RAM (tmpfs): no mkfs, no block device, RAM not scratch space.
     pub fn in_memory(&self) -> bool {
         self.backing == Backing::Memory
+    }
+
+    /// Whether this type is a read-only image built from a tree ([`Backing::Built`]).
+    pub fn is_built(&self) -> bool {
+        matches!(self.backing, Backing::Built { .. })
+    }
+
+    /// The build tool's arguments for a [`Backing::Built`] type: fsbench's own
+    /// ([`FsType::mkfs_args`]), then a variant's `extra` (compressor, cluster or block size),
+    /// with the tree and the image where the tool wants them: `mkfs.erofs OPTIONS IMAGE TREE`,
+    /// `mksquashfs TREE IMAGE OPTIONS`. `None` for a type that is not built.
+    pub fn build_args(&self, extra: &[String], tree: &str, image: &str) -> Option<Vec<String>> {
+        let Backing::Built { tree_first } = self.backing else {
+            return None;
+        };
+        let mut options = self.default_mkfs_args();
+        options.extend(extra.iter().cloned());
+        let paths = if tree_first { [tree, image] } else { [image, tree] }.map(str::to_string);
+        Some(if tree_first {
+            paths.into_iter().chain(options).collect()
+        } else {
+            options.into_iter().chain(paths).collect()
+        })
     }
 
     /// The mkfs program for a filesystem of type `name` (`mkfs.NAME` unless the row says).
@@ -1051,8 +1105,36 @@ mod tests {
     }
 
     #[test]
-    fn the_listed_rows_end_with_ntfs_and_exfat_declares_what_it_lacks() {
-        assert_eq!(TABLE[LISTED - 1].name, "ntfs-3g");
+    fn built_types_put_the_tree_and_image_where_their_tool_wants_them() {
+        let extra = ["-zlz4hc".to_string(), "-C65536".to_string()];
+        assert_eq!(
+            FsType::of("erofs").build_args(&extra, "T", "I").unwrap(),
+            ["-T0", "--all-root", "--quiet", "-zlz4hc", "-C65536", "I", "T"]
+        );
+        let extra = ["-comp".to_string(), "xz".to_string()];
+        assert_eq!(
+            FsType::of("squashfs").build_args(&extra, "T", "I").unwrap(),
+            [
+                "T",
+                "I",
+                "-noappend",
+                "-no-progress",
+                "-quiet",
+                "-all-root",
+                "-all-time",
+                "0",
+                "-comp",
+                "xz"
+            ]
+        );
+        assert!(FsType::of("erofs").is_built() && FsType::of("squashfs").is_built());
+        assert_eq!(FsType::of("ext4").build_args(&[], "T", "I"), None);
+        assert!(!FsType::of(STAGING).is_built());
+    }
+
+    #[test]
+    fn the_listed_rows_end_with_the_image_types_and_exfat_declares_what_it_lacks() {
+        assert_eq!(TABLE[LISTED - 1].name, "squashfs");
         assert_eq!(TABLE[LISTED].name, "reiser4");
         let exfat = FsType::of("exfat");
         let note = exfat.unsupported("symlink", &[Feature::Symlinks]).unwrap();

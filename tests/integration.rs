@@ -136,6 +136,8 @@ mod space;
 mod conventions;
 #[path = "integration/guest.rs"]
 mod guest;
+#[path = "integration/images.rs"]
+mod images;
 #[path = "integration/zfs.rs"]
 mod zfs;
 

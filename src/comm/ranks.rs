@@ -455,6 +455,7 @@ fn run_and_gather(comm: &dyn Comm, kind: &WorkloadKind, ctx: &RunContext) -> Res
                         on_phase: ctx.on_phase,
                         state: ctx.state,
                         fs: ctx.fs,
+                        mkfs_args: ctx.mkfs_args,
                         keep: ctx.keep,
                     },
                 )
@@ -538,6 +539,7 @@ pub fn follow(
                     on_phase: &no_phase,
                     state: None,
                     fs: Some(fs),
+                    mkfs_args: &[],
                     keep: false,
                 };
                 if run_and_gather(comm, &kind, &ctx).is_err() {

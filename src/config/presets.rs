@@ -21,5 +21,6 @@ pub(crate) const PRESETS: &[(&str, &str)] = &[
     ("repair-scaling", include_str!("../../presets/repair-scaling.toml")),
     ("aging", include_str!("../../presets/aging.toml")),
     ("modern-2026", include_str!("../../presets/modern-2026.toml")),
+    ("images", include_str!("../../presets/images.toml")),
     ("durability", include_str!("../../presets/durability.toml")),
 ];

@@ -117,6 +117,7 @@ mod tests {
             on_phase: &on_phase,
             state: None,
             fs: None,
+            mkfs_args: &[],
             keep: false,
         };
         let mut sample = RawSample::default();

@@ -132,6 +132,11 @@ pub struct RunContext<'a> {
     /// leave out the phases that need them ([`RunContext::unsupported`]); `None` when unknown
     /// (an existing directory, unit tests): every phase runs.
     pub fs: Option<&'static crate::fstype::FsType>,
+    /// The variant's own mkfs arguments (after the row's defaults). Only a built type's
+    /// workload ([`crate::fstype::Backing::Built`], `image`) uses them: they go to its build
+    /// tool (`-zlz4hc`, `-comp xz -b 64K`); every other workload never runs mkfs. Empty when
+    /// unknown.
+    pub mkfs_args: &'a [String],
     /// Leave what the workload made on the filesystem instead of emptying its directory: the
     /// runner saves the filesystem's image afterwards (`--keep-aged`). Only `aging` in its aged
     /// mode keeps anything; every other workload ignores it.
@@ -151,6 +156,7 @@ impl<'a> RunContext<'a> {
             on_phase: &no_phase,
             state: None,
             fs: None,
+            mkfs_args: &[],
             keep: false,
         }
     }
@@ -210,6 +216,13 @@ pub trait Workload {
     fn content(&self) -> Option<crate::datasets::content::Content> {
         None
     }
+    /// Whether the workload builds a read-only image type's image itself (`image`), the only
+    /// kind that runs on a [`crate::fstype::Backing::Built`] type (erofs, squashfs): any other
+    /// would measure the staging filesystem under the image type's name, so [`run`] refuses
+    /// it. Most workloads keep `false`.
+    fn builds_image(&self) -> bool {
+        false
+    }
     /// What `phase` needs from the filesystem beyond files and directories (symlinks, hard
     /// links, permissions): on a type that lacks one, the phase is left out with an
     /// "unsupported on TYPE" note and the rest of the repeat runs. A workload that declares a
@@ -233,10 +246,19 @@ pub trait Workload {
 /// ([`clock::best`], once per process, up to 200 ms), so that no phase's CPU meter or time
 /// contains the calibration.
 ///
+/// A read-only image type (erofs, squashfs) runs only a workload that builds its image
+/// ([`Workload::builds_image`]); any other is an error naming the type.
+///
 /// When the filesystem under test lacks something every phase needs ([`Workload::needs`]), the
 /// workload is not run (not even its untimed preparation, which would need it too): the sample
 /// holds one "unsupported" note per phase and no measurements.
 pub fn run(workload: &dyn Workload, ctx: &RunContext) -> Result<RawSample, EngineError> {
+    if let Some(t) = ctx.fs.filter(|t| t.is_built() && !workload.builds_image()) {
+        return Err(EngineError::Invalid(format!(
+            "{} is a read-only image built from a tree: only the `image` workload runs on it",
+            t.name
+        )));
+    }
     let phases = workload.phases();
     let unsupported: Vec<String> = phases
         .iter()
@@ -291,6 +313,7 @@ pub(crate) fn run_seeing_phases(workload: &dyn Workload, dir: &Path) -> (Result<
         on_phase: &on_phase,
         state: None,
         fs: None,
+        mkfs_args: &[],
         keep: false,
     };
     let r = workload.run(&ctx);
@@ -385,6 +408,9 @@ workload_kinds! {
     /// blocks, cut under a chosen method and disk model: lost, reverted and torn units per
     /// primitive, a negative control that must lose.
     Durability(workloads::durability::DurabilitySpec) = "durability",
+    /// Build a read-only image (erofs, squashfs: the variant's compressor and cluster or block
+    /// size) from a tree, then its cold read and seeded random file reads from the mount.
+    Image(workloads::image::ImageSpec) = "image",
 }
 
 #[cfg(test)]

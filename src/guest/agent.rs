@@ -207,6 +207,7 @@ fn run_job(job: &Job) -> Reply {
         on_phase: &no_phase,
         state: Some(&state),
         fs: Some(variant.fs()),
+        mkfs_args: &variant.mkfs_args,
         keep: false,
     };
     let result = crate::engine::run(job.workload.workload(), &ctx)

@@ -338,6 +338,16 @@ fn fs_module(fs_type: &str) -> &str {
     }
 }
 
+/// The modules `v` needs in the guest: its type's, and for a read-only image type also the
+/// loop driver and the staging filesystem's ([`crate::fstype::STAGING`]) that holds the image.
+fn fs_modules(v: &FsVariant) -> Vec<&str> {
+    let mut m = vec![fs_module(&v.fs_type)];
+    if v.fs().is_built() {
+        m.extend(["loop", fs_module(crate::fstype::STAGING)]);
+    }
+    m
+}
+
 /// Whether this machine can run `v` in a guest; `Err` says why not and what to install.
 pub fn availability(v: &FsVariant) -> Result<(), String> {
     let spec = v.kernel.as_deref().unwrap_or(DEBIAN_KERNEL);
@@ -350,7 +360,12 @@ pub fn availability(v: &FsVariant) -> Result<(), String> {
         );
     }
     let t = v.fs();
-    if t.in_memory() || !matches!(t.backing, crate::fstype::Backing::Block) {
+    if t.in_memory()
+        || !matches!(
+            t.backing,
+            crate::fstype::Backing::Block | crate::fstype::Backing::Built { .. }
+        )
+    {
         return Err(format!(
             "{} in a guest: only block-device filesystems run there",
             v.fs_type
@@ -649,7 +664,7 @@ pub fn run_slot(
         Some(d) => {
             let tree = initramfs::ModuleTree::open(d).map_err(io(format!("read {}", d.display())))?;
             let mut want: Vec<&str> = initramfs::BASE_MODULES.to_vec();
-            want.push(fs_module(&variant.fs_type));
+            want.extend(fs_modules(variant));
             tree.resolve(&want).map_err(GuestError::Unavailable)?
         }
     };

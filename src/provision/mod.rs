@@ -533,6 +533,12 @@ fn mkfs_and_mount(m: &mut Mounted, variant: &FsVariant, device: &str) -> Result<
     if t.backing == crate::fstype::Backing::Pool {
         return zfs::create_pool(m, variant, device);
     }
+    if t.is_built() {
+        // Nothing to format: the image is built by the workload (`image`) from a tree, both
+        // kept on a staging filesystem made here; the variant's own arguments go to its tool.
+        let staging = FsVariant::with_type(format!("{}-staging", variant.name), crate::fstype::STAGING);
+        return mkfs_and_mount(m, &staging, device);
+    }
     let mkfs = t.mkfs_program(&variant.fs_type);
     let mut args = t.default_mkfs_args();
     args.extend(variant.mkfs_args.iter().cloned());

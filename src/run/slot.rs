@@ -154,6 +154,7 @@ pub(super) fn run_slot(
         on_phase,
         state: Some(state),
         fs: Some(case.variant.fs()),
+        mkfs_args: &case.variant.mkfs_args,
         keep: at.images.keep.is_some(),
     };
     // The workload (and whatever it starts) runs in the memory cgroup; provisioning, the quiesce

@@ -51,7 +51,7 @@ fn suite_of(fs: &[(&str, Option<&str>)], workloads: &str) -> String {
 }
 
 /// The notes of the one sample of `variant` × `workload` in the JSON report, asserting it is ok.
-fn ok_sample<'a>(report: &'a serde_json::Value, variant: &str, workload: &str) -> &'a serde_json::Value {
+pub(crate) fn ok_sample<'a>(report: &'a serde_json::Value, variant: &str, workload: &str) -> &'a serde_json::Value {
     let case = report["cases"]
         .as_array()
         .unwrap()
@@ -70,7 +70,7 @@ fn ok_sample<'a>(report: &'a serde_json::Value, variant: &str, workload: &str) -
 }
 
 /// The value of `phase`'s `metric` in a stored sample.
-fn value(sample: &serde_json::Value, phase: &str, metric: &str) -> Option<f64> {
+pub(crate) fn value(sample: &serde_json::Value, phase: &str, metric: &str) -> Option<f64> {
     sample["measurements"]
         .as_array()
         .unwrap()
@@ -85,7 +85,7 @@ fn ntfs3g_under(dir: &Path) -> Vec<u32> {
 }
 
 /// Whether QEMU and the guest kernel are here; otherwise the test is skipped (or fails in CI).
-fn guest_ready() -> bool {
+pub(crate) fn guest_ready() -> bool {
     let have_qemu = crate::util::tool_path("qemu-system-x86_64").is_some();
     let have_kernel = std::fs::read_dir("/var/lib/fsbench/guest/boot")
         .into_iter()
@@ -124,7 +124,7 @@ fn processes_under(dir: &Path, is_it: impl Fn(&[u8]) -> bool) -> Vec<u32> {
 
 /// Nothing of a guest run left under `scr`: no QEMU naming it, no mount, loop device, run
 /// folder or file.
-fn assert_guest_left_nothing(scr: &Path) {
+pub(crate) fn assert_guest_left_nothing(scr: &Path) {
     assert!(qemus_under(scr).is_empty(), "a QEMU process is left");
     assert_nothing_left(scr);
 }

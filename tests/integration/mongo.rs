@@ -370,6 +370,7 @@ fn first_run_warnings(slow_first: bool) -> Vec<String> {
         on_phase: &on_phase,
         state: None,
         fs: None,
+        mkfs_args: &[],
         keep: false,
     };
     let raw: RawSample = spec.run(&ctx).unwrap();

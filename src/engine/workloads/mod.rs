@@ -11,6 +11,7 @@ pub mod durability;
 pub mod filecopy;
 pub mod fileio;
 pub mod fio;
+pub mod image;
 pub mod mongo;
 pub mod oltp;
 pub mod postmark;

@@ -132,6 +132,28 @@ pub fn seqread(path: &Path, interrupt: &AtomicBool) -> Result<SeqRead, EngineErr
     Ok(out)
 }
 
+/// Every file of `paths` read whole, in order, in [`CHUNK`] reads with one reused buffer (the
+/// cold read of `aging`, and `image`'s reads of a mounted image); the bytes read. Polls
+/// `interrupt` per file.
+pub fn read_all(paths: &[PathBuf], interrupt: &AtomicBool) -> Result<u64, EngineError> {
+    let mut buf = vec![0u8; CHUNK];
+    let mut total = 0u64;
+    for p in paths {
+        if interrupt.load(Ordering::Relaxed) {
+            return Err(EngineError::Interrupted);
+        }
+        let mut f = std::fs::File::open(p).map_err(|e| ERR.io("open", p, e))?;
+        loop {
+            let n = f.read(&mut buf).map_err(|e| ERR.io("read", p, e))?;
+            if n == 0 {
+                break;
+            }
+            total += n as u64;
+        }
+    }
+    Ok(total)
+}
+
 /// `paths` in a random order fixed by `seed` (Fisher–Yates over SplitMix64).
 pub fn shuffled(mut paths: Vec<PathBuf>, seed: u64) -> Vec<PathBuf> {
     let mut rng = Rng(seed ^ 0x57A7_2EAD);

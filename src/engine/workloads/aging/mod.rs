@@ -608,26 +608,6 @@ impl AgingSpec {
         files.into_iter().map(|(d, id)| self.path(top, d, id)).collect()
     }
 
-    fn read_all(ctx: &RunContext, paths: &[PathBuf]) -> Result<u64, EngineError> {
-        use std::io::Read;
-        let mut buf = vec![0u8; CHUNK];
-        let mut total = 0u64;
-        for p in paths {
-            if ctx.interrupt.load(Ordering::Relaxed) {
-                return Err(EngineError::Interrupted);
-            }
-            let mut f = std::fs::File::open(p).map_err(|e| ERR.io("open", p, e))?;
-            loop {
-                let n = f.read(&mut buf).map_err(|e| ERR.io("read", p, e))?;
-                if n == 0 {
-                    break;
-                }
-                total += n as u64;
-            }
-        }
-        Ok(total)
-    }
-
     /// Mean extents per non-empty file and the percent of them in more than one piece; `None`
     /// where the filesystem has no FIEMAP.
     fn layout(paths: &[PathBuf]) -> Result<Option<(f64, f64)>, EngineError> {
@@ -788,7 +768,7 @@ impl AgingSpec {
         };
         let paths = self.read_order(top, &tree);
         phases.begin(READ, Caches::DropIfAsked);
-        let t = phases.region(|| Self::read_all(ctx, &paths))?;
+        let t = phases.region(|| measured::read_all(&paths, ctx.interrupt))?;
         let secs = t.wall.as_secs_f64();
         phases.record(
             READ,
@@ -1057,6 +1037,7 @@ mod tests {
         let flag = std::sync::atomic::AtomicBool::new(false);
         let s = tiny();
         let ctx = RunContext {
+            mkfs_args: &[],
             keep: true,
             ..RunContext::quiet(tmp.path(), &flag)
         };
