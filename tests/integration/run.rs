@@ -475,14 +475,22 @@ fn direct_io_that_btrfs_buffers_is_flagged_and_nodatasum_is_not() {
         by_variant.entry(variant).or_default().push((flagged, dirtied));
     }
     assert_eq!(by_variant.len(), 3, "{by_variant:?}");
+    let quietest = |runs: &[(bool, f64)]| runs.iter().map(|(_, d)| *d).fold(f64::MAX, f64::min);
+    let buffered = quietest(&by_variant["btrfs"]);
     for (variant, runs) in &by_variant {
         assert_eq!(runs.len(), 4, "{variant}: {runs:?}");
         let flagged = runs.iter().filter(|(f, _)| *f).count();
-        let quietest = runs.iter().map(|(_, d)| *d).fold(f64::MAX, f64::min);
         if variant == "btrfs" {
-            assert!(flagged == 4 && quietest >= 8192.0, "btrfs: {runs:?}");
+            assert!(flagged == 4 && buffered >= 8192.0, "btrfs: {runs:?}");
         } else {
-            assert!(quietest < 4096.0 && flagged < 4, "{variant}: {runs:?}");
+            // `nr_dirtied` counts the whole machine: other processes' writes (a parallel test,
+            // a build) land in every repeat, so the direct variants are held against btrfs's
+            // buffered figure, not an absolute count (CI once saw 4,755 pages at the quietest
+            // of nodatasum's four repeats beside btrfs's buffered tens of thousands).
+            assert!(
+                quietest(runs) < 0.25 * buffered && flagged < 4,
+                "{variant}: {runs:?} against btrfs's {buffered}"
+            );
         }
     }
     let warnings = j["warnings"].to_string();
