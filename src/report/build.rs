@@ -515,11 +515,18 @@ impl Warnings<'_> {
         }
         for (text, cases) in notes {
             let full = format!("note: {text} ({})", cases.join(", "));
-            out.push(match (short_phase_note(text), per_cut_note(text)) {
-                (Some((kind, phases)), _) => Warning::of_kind(kind, format!("{phases} ({})", cases.join(", ")), full),
-                (None, Some(kind)) => Warning::of_kind(kind, cases.join(", "), full),
-                (None, None) => Warning::from(full),
-            });
+            out.push(
+                match (short_phase_note(text), per_cut_note(text), guest_boot_note(text)) {
+                    (Some((kind, phases)), _, _) => {
+                        Warning::of_kind(kind, format!("{phases} ({})", cases.join(", ")), full)
+                    }
+                    (None, Some(kind), _) => Warning::of_kind(kind, cases.join(", "), full),
+                    (None, None, Some((kind, boot))) => {
+                        Warning::of_kind(kind, format!("{} ({boot})", cases.join(", ")), full)
+                    }
+                    (None, None, None) => Warning::from(full),
+                },
+            );
         }
     }
 }
@@ -532,6 +539,20 @@ fn per_cut_note(note: &str) -> Option<String> {
         .iter()
         .find(|(prefix, _)| note.starts_with(prefix))
         .map(|(_, words)| format!("note: {words} (in full in the md, json and html reports)"))
+}
+
+/// The kind and the boot time of a guest's note ("guest: Linux K under tcg (…), booted in 5.5 s"):
+/// each boot has its own time, so without this every guest repeat's note was a terminal line of
+/// its own (15 in a `modern-2026` run); the kind is the note with its seconds left out, one line
+/// per kernel and accelerator.
+fn guest_boot_note(note: &str) -> Option<(String, String)> {
+    const BOOTED: &str = ", booted in ";
+    if !note.starts_with(crate::metric::GUEST_NOTE_PREFIX) {
+        return None;
+    }
+    let (head, rest) = note.split_once(BOOTED)?;
+    let (secs, tail) = rest.split_once(" s").unwrap_or((rest, ""));
+    Some((format!("note: {head}{BOOTED}… s{tail}"), format!("{secs} s")))
 }
 
 /// The kind and the phases of a too-short-phase note, so the terminal groups them: "`<phase>` ran
@@ -639,6 +660,59 @@ mod tests {
             m.warnings[0]
         );
         assert!(!m.workloads[0].summary.contains("xfs"), "{}", m.workloads[0].summary);
+    }
+
+    /// Guest notes differ in their boot time only: one terminal line per kernel, each case
+    /// named with its boot time, and every note in full in the report's warnings.
+    #[test]
+    fn guest_boot_notes_are_one_terminal_line_per_kernel() {
+        let mut data = session_data();
+        let variant_of: HashMap<String, String> = data
+            .cases
+            .iter()
+            .map(|c| (c.case_id.clone(), c.variant.clone()))
+            .collect();
+        for (i, s) in data.samples.iter_mut().enumerate() {
+            let k = if variant_of[&s.sample.case_id] == "xfs" {
+                "6.12.117+deb12-amd64"
+            } else {
+                "6.1.0-56-amd64"
+            };
+            s.sample.notes.push(format!(
+                "guest: Linux {k} under tcg (emulated: compare only with each other), booted in {}.{i} s",
+                3 + i % 3
+            ));
+        }
+        let m = build(&data, 1, 0.95);
+        let notes: Vec<&Warning> = m
+            .warnings
+            .iter()
+            .filter(|w| w.text().starts_with("note: guest: Linux"))
+            .collect();
+        assert!(notes.len() > 2, "several boot times: {notes:?}");
+        let lines: Vec<String> = crate::report::warning::grouped(&m.warnings)
+            .into_iter()
+            .filter(|l| l.starts_with("note: guest: Linux"))
+            .collect();
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("6.12.117+deb12-amd64") && l.contains("booted in … s")),
+            "{lines:?}"
+        );
+        assert!(
+            lines.iter().all(|l| l.contains(" s)")),
+            "each case with its time: {lines:?}"
+        );
+        assert_eq!(
+            guest_boot_note("guest: Linux 6.1 under tcg (x), booted in 4.5 s; the host refused O_DIRECT"),
+            Some((
+                "note: guest: Linux 6.1 under tcg (x), booted in … s; the host refused O_DIRECT".into(),
+                "4.5 s".into()
+            ))
+        );
+        assert_eq!(guest_boot_note("another note, booted in 3 s"), None);
     }
 
     #[test]
