@@ -555,11 +555,19 @@ fn guest_boot_note(note: &str) -> Option<(String, String)> {
     Some((format!("note: {head}{BOOTED}… s{tail}"), format!("{secs} s")))
 }
 
-/// The kind and the phases of a too-short-phase note, so the terminal groups them: "`<phase>` ran
-/// under 0.5 s…" (one phase) and "`<family>` phases under 0.5 s (`<phases>`): …" (collected).
+/// The kind and the phases of a note that names its phases, so the terminal groups them:
+/// "`<phase>` ran under 0.5 s…" (one phase), "`<family>` phases under 0.5 s (`<phases>`): …"
+/// (collected), and "latencies of `<phases>` sampled: …".
 fn short_phase_note(note: &str) -> Option<(String, String)> {
     if let Some((phase, rest)) = note.split_once(" ran under ") {
         return Some((format!("note: ran under {rest}"), phase.to_string()));
+    }
+    // "latencies of seq_stat, rand_stat sampled: …" (engine::phase): the phases vary by case.
+    if let Some((phases, rest)) = note
+        .strip_prefix("latencies of ")
+        .and_then(|n| n.split_once(" sampled: "))
+    {
+        return Some((format!("note: latencies of … sampled: {rest}"), phases.to_string()));
     }
     let at = note.find(" phases under ")?;
     let open = at + note[at..].find(" (")?;
@@ -713,6 +721,14 @@ mod tests {
             ))
         );
         assert_eq!(guest_boot_note("another note, booted in 3 s"), None);
+        // The sampled-latency notes name their phases, which vary by case: one kind too.
+        assert_eq!(
+            short_phase_note("latencies of seq_stat, rand_stat sampled: one operation in N timed"),
+            Some((
+                "note: latencies of … sampled: one operation in N timed".into(),
+                "seq_stat, rand_stat".into()
+            ))
+        );
     }
 
     #[test]
