@@ -99,6 +99,13 @@ pub struct Tools {
     pub client_kind: Client,
 }
 
+impl Tools {
+    /// `mariadb 10.11.19-MariaDB-0+deb12u1` / `postgresql 15.18` from the server's `--version`.
+    pub fn server_version(&self) -> Option<String> {
+        version_line(&self.server).and_then(|l| server_version(self.engine, &l))
+    }
+}
+
 fn first_tool(names: &[&str]) -> Option<PathBuf> {
     names.iter().find_map(|n| find_tool(n))
 }
@@ -925,13 +932,10 @@ fn run_session(s: &Session, ctx: &RunContext) -> Result<RawSample, EngineError> 
     if let Err(note) = server.stop() {
         phases.note(note);
     }
-    let versions: Vec<String> = [
-        version_line(&s.tools.server).and_then(|l| server_version(s.tools.engine, &l)),
-        report.version,
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
+    let versions: Vec<String> = [s.tools.server_version(), report.version]
+        .into_iter()
+        .flatten()
+        .collect();
     if !versions.is_empty() {
         phases.note(versions.join(", "));
     }

@@ -4,7 +4,9 @@
 //! Each operation is chosen by a seeded RNG: create a file and fsync it and its directory,
 //! append with fdatasync, rename and fsync the directory, mkdir and fsync the parent, write a
 //! file without any sync (information only), and optionally commit one numbered row to an
-//! SQLite database (WAL, `synchronous=FULL`). The [`Ledger`] lives in fsbench's memory, never on
+//! SQLite database (WAL, `synchronous=FULL`) or, through the `postgres` client crate, to a
+//! PostgreSQL server whose data directory is on the filesystem under test (each row one
+//! autocommitted `INSERT`, acknowledged when the server answers). The [`Ledger`] lives in fsbench's memory, never on
 //! the filesystem under test: a path enters it as acknowledged only after every sync of its
 //! operation returned success. The operation in flight when the cut came is remembered, and
 //! either of its outcomes is accepted.
@@ -12,7 +14,9 @@
 //! [`verify`] compares a recovered filesystem with the ledger: every acknowledged file must
 //! hold at least its acknowledged bytes with the same checksum (FNV-1a 64), every acknowledged
 //! directory must exist, a name renamed away durably must be gone, and every acknowledged SQLite
-//! row must be there. Each miss is one `acked_lost` with its path and what is wrong.
+//! row must be there (a server's rows are counted by the caller, which must start the server
+//! again first: [`count_server_rows`], [`Verdict::add_rows`]). Each miss is one `acked_lost`
+//! with its path and what is wrong, and each missing row counts one.
 //!
 //! Invariant: the writer's loop allocates its buffers once; file contents come from the
 //! seeded RNG, so a run with the same seed writes the same bytes.
@@ -27,6 +31,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 /// The name of the writer's SQLite database in its folder.
 pub const DB_NAME: &str = "rows.sqlite";
 
+/// The table of numbered rows in SQLite (`n` is the rowid).
+const CREATE_ROWS: &str = "CREATE TABLE rows (n INTEGER PRIMARY KEY, payload BLOB NOT NULL)";
+/// The same table in a server's `postgres` database.
+const CREATE_ROWS_PG: &str = "CREATE TABLE rows (n BIGINT PRIMARY KEY, payload BYTEA NOT NULL)";
+
 /// What the writer does.
 #[derive(Clone, Debug)]
 pub struct WriterSpec {
@@ -36,6 +45,9 @@ pub struct WriterSpec {
     pub max_write: usize,
     /// Commit numbered rows to an SQLite database too.
     pub sqlite: bool,
+    /// Commit numbered rows to the PostgreSQL server listening in this socket folder too
+    /// (user `postgres`, database `postgres`, table `rows` made by [`create_server_table`]).
+    pub pg_socket: Option<std::path::PathBuf>,
     /// Stop after this many acknowledged operations (0: only a failure or `stop` ends it).
     pub max_ops: u64,
 }
@@ -67,7 +79,7 @@ pub struct Ledger {
     pub unsynced: Vec<(String, u64, u64)>,
     /// Operations acknowledged.
     pub acked_ops: u64,
-    /// SQLite rows committed (1..=n).
+    /// Rows committed and acknowledged (1..=n), SQLite or server.
     pub db_rows: u64,
 }
 
@@ -147,7 +159,7 @@ fn run_ops(
     let mut buf = vec![0u8; spec.max_write.max(1)];
     let mut files: Vec<String> = Vec::new(); // acknowledged files (append and rename sources)
     let mut dirs: Vec<String> = vec![String::new()];
-    let db = open_db(spec, dir)?;
+    let mut db = open_db(spec, dir)?;
     let mut k: u64 = 0;
     while !stop.load(Ordering::Relaxed) && (spec.max_ops == 0 || l.acked_ops < spec.max_ops) {
         k += 1;
@@ -203,15 +215,10 @@ fn run_ops(
                 let n = l.db_rows + 1;
                 let n_bytes = rng.gen_range(16..=256usize).min(buf.len().max(16));
                 let payload = &buf[..n_bytes.min(buf.len())];
-                db.as_ref()
-                    .map(|c| {
-                        c.execute(
-                            "INSERT INTO rows (n, payload) VALUES (?1, ?2)",
-                            rusqlite::params![n as i64, payload],
-                        )
-                    })
-                    .transpose()
-                    .map_err(|e| werr(format!("commit row {n}"))(std::io::Error::other(e)))?;
+                if let Some(db) = db.as_mut() {
+                    db.commit(n, payload)
+                        .map_err(|e| werr(format!("commit row {n}"))(std::io::Error::other(e)))?;
+                }
                 if after_cut() {
                     return Ok(());
                 }
@@ -245,9 +252,81 @@ fn sub(d: &str, name: String) -> String {
     }
 }
 
-/// Opens the SQLite database of a `sqlite` spec (WAL, full sync) and syncs its directory;
-/// `None` without one.
-fn open_db(spec: &WriterSpec, dir: &Path) -> Result<Option<rusqlite::Connection>, WriterError> {
+/// Where the writer commits its numbered rows.
+enum RowDb {
+    Sqlite(rusqlite::Connection),
+    Server(Box<postgres::Client>),
+}
+
+impl RowDb {
+    /// Commits row `n` (one autocommitted `INSERT`); `Ok` once the database acknowledged it.
+    fn commit(&mut self, n: u64, payload: &[u8]) -> Result<(), String> {
+        match self {
+            RowDb::Sqlite(c) => c
+                .execute(
+                    "INSERT INTO rows (n, payload) VALUES (?1, ?2)",
+                    rusqlite::params![n as i64, payload],
+                )
+                .map(drop)
+                .map_err(|e| e.to_string()),
+            RowDb::Server(c) => c
+                .execute(
+                    "INSERT INTO rows (n, payload) VALUES ($1, $2)",
+                    &[&(n as i64), &payload],
+                )
+                .map(drop)
+                .map_err(|e| pg_error(&e)),
+        }
+    }
+}
+
+/// A client of the PostgreSQL server listening in `socket_dir` (user and database `postgres`).
+pub fn connect_server(socket_dir: &Path) -> Result<postgres::Client, postgres::Error> {
+    postgres::Config::new()
+        .host_path(socket_dir)
+        .user("postgres")
+        .dbname("postgres")
+        .connect_timeout(std::time::Duration::from_secs(10))
+        .connect(postgres::NoTls)
+}
+
+/// A client error with the server's message (`postgres::Error` alone says only "db error").
+fn pg_error(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(d) => format!("{}: {}", d.severity(), d.message()),
+        None => e.to_string(),
+    }
+}
+
+/// Creates the writer's table in the PostgreSQL server in `socket_dir`; the caller then makes
+/// it durable (a `syncfs`), so that a server running with `fsync = off` loses rows, not the
+/// table.
+pub fn create_server_table(socket_dir: &Path) -> Result<(), String> {
+    let mut c = connect_server(socket_dir).map_err(|e| format!("connect: {}", pg_error(&e)))?;
+    c.batch_execute(CREATE_ROWS_PG)
+        .map_err(|e| format!("create the rows table: {}", pg_error(&e)))
+}
+
+/// How many of the rows `1..=acked` the PostgreSQL server in `socket_dir` holds (0 when the
+/// table itself is gone).
+pub fn count_server_rows(socket_dir: &Path, acked: u64) -> Result<u64, String> {
+    let mut c = connect_server(socket_dir).map_err(|e| format!("connect: {}", pg_error(&e)))?;
+    match c.query_one("SELECT count(*) FROM rows WHERE n BETWEEN 1 AND $1", &[&(acked as i64)]) {
+        Ok(row) => Ok(row.get::<_, i64>(0) as u64),
+        Err(e) if e.code() == Some(&postgres::error::SqlState::UNDEFINED_TABLE) => Ok(0),
+        Err(e) => Err(format!("count the rows: {}", pg_error(&e))),
+    }
+}
+
+/// Opens the database of a spec with rows: the SQLite file (WAL, full sync, its directory
+/// synced) or a connection to the server (its table created); `None` without one.
+fn open_db(spec: &WriterSpec, dir: &Path) -> Result<Option<RowDb>, WriterError> {
+    if let Some(socket_dir) = &spec.pg_socket {
+        let c = connect_server(socket_dir).map_err(|e| {
+            werr(format!("connect to the server in {}", socket_dir.display()))(std::io::Error::other(pg_error(&e)))
+        })?;
+        return Ok(Some(RowDb::Server(Box::new(c))));
+    }
     if spec.sqlite {
         let c = rusqlite::Connection::open(dir.join(DB_NAME))
             .and_then(|c| {
@@ -257,12 +336,12 @@ fn open_db(spec: &WriterSpec, dir: &Path) -> Result<Option<rusqlite::Connection>
                 c.pragma_update(None, "locking_mode", "EXCLUSIVE")?;
                 c.pragma_update(None, "journal_mode", "WAL")?;
                 c.pragma_update(None, "synchronous", "FULL")?;
-                c.execute("CREATE TABLE rows (n INTEGER PRIMARY KEY, payload BLOB NOT NULL)", [])?;
+                c.execute(CREATE_ROWS, [])?;
                 Ok(c)
             })
             .map_err(|e| werr(format!("create {}", DB_NAME))(std::io::Error::other(e)))?;
         fsync_dir(dir).map_err(werr(format!("fsync {}", dir.display())))?;
-        Ok(Some(c))
+        Ok(Some(RowDb::Sqlite(c)))
     } else {
         Ok(None)
     }
@@ -357,6 +436,24 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// Adds the count of acknowledged rows `1..=acked` found in database `name`
+    /// (`Err`: it could not be read, and every acknowledged row counts as lost).
+    pub fn add_rows(&mut self, name: &str, acked: u64, present: Result<u64, String>) {
+        match present {
+            Ok(n) => self.db_rows_lost = acked.saturating_sub(n),
+            Err(e) => {
+                self.db_rows_lost = acked;
+                self.db_error = Some(e);
+            }
+        }
+        if self.db_rows_lost > 0 {
+            self.acked_lost.push(format!(
+                "{name}: {} of {acked} committed rows missing",
+                self.db_rows_lost
+            ));
+        }
+    }
+
     /// Acknowledged results lost, each SQLite row one (issue 28 item 7): the missing or wrong
     /// paths plus the missing rows, not the database's one line of `acked_lost`.
     pub fn lost_count(&self) -> u64 {
@@ -442,19 +539,7 @@ pub fn verify(dir: &Path, l: &Ledger, sqlite: bool) -> Verdict {
                         |r| r.get::<_, i64>(0),
                     )
                 });
-        match present {
-            Ok(n) => v.db_rows_lost = l.db_rows.saturating_sub(n as u64),
-            Err(e) => {
-                v.db_rows_lost = l.db_rows;
-                v.db_error = Some(e.to_string());
-            }
-        }
-        if v.db_rows_lost > 0 {
-            v.acked_lost.push(format!(
-                "{DB_NAME}: {} of {} committed rows missing",
-                v.db_rows_lost, l.db_rows
-            ));
-        }
+        v.add_rows(DB_NAME, l.db_rows, present.map(|n| n as u64).map_err(|e| e.to_string()));
     }
     v
 }
@@ -500,6 +585,7 @@ mod tests {
             seed: 7,
             max_write: 8192,
             sqlite: true,
+            pg_socket: None,
             max_ops: 0,
         };
         let l = ledger_after(&spec, t.path(), 120);
@@ -551,6 +637,7 @@ mod tests {
             seed: 3,
             max_write: 1000,
             sqlite: false,
+            pg_socket: None,
             max_ops: 40,
         };
         let (t1, t2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());

@@ -1,0 +1,165 @@
+//! The database server under a power cut (issue 28 item 7): a PostgreSQL server fsbench starts
+//! with its data directory in the cut's folder on the filesystem under test, the writer's
+//! numbered rows committed through it, the server killed at the cut, and started again on the
+//! recovered data directory to count the acknowledged rows it lost.
+//!
+//! Per cut, in order:
+//! 1. `initdb` in `cutN/db-data`, the server started with the durable settings
+//!    ([`DURABLE`]; `server_fsync = false` replaces `fsync = on` by `fsync = off`, the negative
+//!    control), its socket folder `db-run` beside the runner's mount, outside the filesystem
+//!    under test (under the temporary directory when that path is too long for a socket);
+//! 2. the writer commits rows through it ([`super::writer`]), each acknowledged by the server;
+//! 3. the cut: the disk's cut (or the shutdown ioctl) first, then SIGKILL to the server's
+//!    whole process group at once ([`DbServer::kill`]). A power loss stops the disk and the
+//!    CPU together; cutting the disk first means nothing the server writes after the cut point
+//!    can persist (every write fails), and the kill follows within microseconds, so it can
+//!    acknowledge nothing more. Killing first would leave a window in which the kernel may
+//!    still flush what the dead server wrote (a journal commit), persisting more than a power
+//!    cut would;
+//! 4. after the recovery mount: the server started again on the recovered data directory (its
+//!    WAL replay), the acknowledged rows counted, the server stopped. A server that does not
+//!    start is `db_recovery_failed` with its log's tail in the note, and all its acknowledged
+//!    rows count as lost.
+//!
+//! The server is the `oltp` workload's ([`crate::engine::workloads::oltp::server`]): the same
+//! tools, service user, process group, `PR_SET_PDEATHSIG = SIGKILL` (so a SIGKILLed fsbench
+//! leaves no server holding the mount, and `fsbench cleanup` then unmounts as for any run) and
+//! a guard that stops it on error and interrupt. It is started from the workload's own thread,
+//! never from the writer's: the death signal follows the thread that forked.
+
+use crate::engine::workloads::oltp::server::{server_tools, Instance, ServerProcess, StartOptions, Tools};
+use crate::engine::workloads::oltp::DbEngine;
+use crate::engine::EngineError;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+/// PostgreSQL's durable settings: a commit is acknowledged only once its WAL is on stable
+/// storage, and a page's first write after a checkpoint logs the whole page.
+pub const DURABLE: [&str; 3] = ["synchronous_commit=on", "fsync=on", "full_page_writes=on"];
+
+/// The negative control's settings: `fsync = off`, so acknowledged commits stay in the page
+/// cache and a power cut loses them.
+pub const NO_FSYNC: [&str; 3] = ["synchronous_commit=on", "fsync=off", "full_page_writes=on"];
+
+/// Shared buffers of the small server, in bytes.
+const BUFFER_POOL: u64 = 32 << 20;
+
+/// The server of one cut: its folders, settings and, while it runs, its process.
+pub struct DbServer<'a> {
+    db: Instance<'a>,
+    options: StartOptions,
+    process: Option<ServerProcess>,
+}
+
+/// The server's tools, or what to install (`Unavailable`); only PostgreSQL is implemented.
+pub fn tools(engine: DbEngine) -> Result<Tools, EngineError> {
+    match engine {
+        DbEngine::Postgresql => server_tools(engine).map_err(EngineError::Unavailable),
+        other => Err(EngineError::Invalid(format!(
+            "powercut server = \"{}\" is not implemented (only \"postgresql\")",
+            other.name()
+        ))),
+    }
+}
+
+/// The settings the server is started with: [`DURABLE`], or [`NO_FSYNC`] when `fsync` is false.
+pub fn settings(fsync: bool) -> &'static [&'static str] {
+    if fsync {
+        &DURABLE
+    } else {
+        &NO_FSYNC
+    }
+}
+
+impl<'a> DbServer<'a> {
+    /// Initialises a data directory in `cut_dir`, starts the server on it with `settings` and
+    /// creates the writer's table; its socket folder goes in `run_parent` (outside the
+    /// filesystem under test).
+    pub fn start(
+        tools: Tools,
+        cut_dir: &Path,
+        run_parent: &Path,
+        settings: &[&str],
+        interrupt: &'a AtomicBool,
+    ) -> Result<Self, EngineError> {
+        let db = Instance::create(tools, cut_dir, run_parent, interrupt)?;
+        let mut s = DbServer {
+            db,
+            options: StartOptions {
+                buffer_pool: BUFFER_POOL,
+                max_connections: 20,
+                settings: settings.iter().map(|s| s.to_string()).collect(),
+            },
+            process: None,
+        };
+        // On error the guard stops the server and removes the folders.
+        s.db.init()?;
+        s.process = Some(s.db.start(&s.options)?);
+        super::writer::create_server_table(s.db.socket_dir())
+            .map_err(|e| EngineError::io("prepare the server's table", std::io::Error::other(e)))?;
+        Ok(s)
+    }
+
+    /// The socket folder, a client's `host`.
+    pub fn socket_dir(&self) -> &Path {
+        self.db.socket_dir()
+    }
+
+    /// Whether the socket folder had to go under the temporary directory.
+    pub fn run_outside(&self) -> bool {
+        self.db.run_outside()
+    }
+
+    /// SIGKILLs the server's process group (the cut) and reaps it.
+    pub fn kill(&mut self) {
+        if let Some(mut p) = self.process.take() {
+            p.kill();
+        }
+    }
+
+    /// Starts the server again on the recovered data directory, counts which of the rows
+    /// `1..=acked` it holds, and stops it. `Err` says why they could not be counted: the server
+    /// did not start (with its log's tail) or did not answer.
+    pub fn count_after_recovery(&mut self, acked: u64) -> Result<u64, String> {
+        self.kill();
+        let mut p = self
+            .db
+            .start(&self.options)
+            .map_err(|e| format!("the server did not start after the cut: {e}"))?;
+        let counted = super::writer::count_server_rows(self.db.socket_dir(), acked);
+        let stopped = p.stop();
+        let n = counted?;
+        stopped.map_err(|note| format!("counted {n} rows, then: {note}"))?;
+        Ok(n)
+    }
+
+    /// Stops the server if it runs (politely, SIGKILL after the timeout) and removes its
+    /// socket folder and data directory.
+    pub fn finish(mut self) -> Result<(), String> {
+        let stopped = self.process.take().map_or(Ok(()), |mut p| p.stop());
+        self.db.remove();
+        stopped
+    }
+
+    /// `postgresql 15.18` from the server's `--version`.
+    pub fn version(&self) -> Option<String> {
+        self.db.tools.server_version()
+    }
+
+    /// The settings it runs with, for the sample's notes.
+    pub fn settings_note(&self) -> String {
+        self.options.settings.join(", ")
+    }
+}
+
+impl Drop for DbServer<'_> {
+    fn drop(&mut self) {
+        // The process guard stops the server first (it is dropped before the folders go).
+        if let Some(mut p) = self.process.take() {
+            if let Err(note) = p.stop() {
+                eprintln!("fsbench: {note}");
+            }
+        }
+        self.db.remove();
+    }
+}
