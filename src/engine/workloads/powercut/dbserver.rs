@@ -30,6 +30,7 @@
 use crate::engine::workloads::oltp::server::{server_tools, Instance, ServerProcess, StartOptions, Tools};
 use crate::engine::workloads::oltp::DbEngine;
 use crate::engine::EngineError;
+use crate::undo::{RemoveDir, UndoLog};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
@@ -47,6 +48,8 @@ const BUFFER_POOL: u64 = 32 << 20;
 /// The server of one cut: its folders, settings and, while it runs, its process.
 pub struct DbServer<'a> {
     db: Instance<'a>,
+    /// The run's undo log, holding the socket folder's removal while it exists.
+    state: Option<&'a dyn UndoLog>,
     options: StartOptions,
     process: Option<ServerProcess>,
 }
@@ -74,17 +77,23 @@ pub fn settings(fsync: bool) -> &'static [&'static str] {
 impl<'a> DbServer<'a> {
     /// Initialises a data directory in `cut_dir`, starts the server on it with `settings` and
     /// creates the writer's table; its socket folder goes in `run_parent` (outside the
-    /// filesystem under test).
+    /// filesystem under test), recorded in the run's undo log `state` as a folder to remove,
+    /// so `fsbench cleanup` removes it after a SIGKILL (the data directory goes with the
+    /// filesystem's image).
     pub fn start(
         tools: Tools,
-        cut_dir: &Path,
-        run_parent: &Path,
+        (cut_dir, run_parent): (&Path, &Path),
         settings: &[&str],
         interrupt: &'a AtomicBool,
+        state: Option<&'a dyn UndoLog>,
     ) -> Result<Self, EngineError> {
         let db = Instance::create(tools, cut_dir, run_parent, interrupt)?;
+        if let Some(st) = state {
+            st.push(&socket_dir_step(&db));
+        }
         let mut s = DbServer {
             db,
+            state,
             options: StartOptions {
                 buffer_pool: BUFFER_POOL,
                 max_connections: 20,
@@ -137,8 +146,18 @@ impl<'a> DbServer<'a> {
     /// socket folder and data directory.
     pub fn finish(mut self) -> Result<(), String> {
         let stopped = self.process.take().map_or(Ok(()), |mut p| p.stop());
-        self.db.remove();
+        self.remove();
         stopped
+    }
+
+    /// Removes the folders, and the socket folder's record once it is gone.
+    fn remove(&self) {
+        self.db.remove();
+        if let Some(st) = self.state {
+            if !self.db.socket_dir().exists() {
+                st.pop(&socket_dir_step(&self.db));
+            }
+        }
     }
 
     /// `postgresql 15.18` from the server's `--version`.
@@ -160,6 +179,14 @@ impl Drop for DbServer<'_> {
                 eprintln!("fsbench: {note}");
             }
         }
-        self.db.remove();
+        self.remove();
+    }
+}
+
+/// The undo step that removes `db`'s socket folder (and the logs in it).
+fn socket_dir_step(db: &Instance) -> RemoveDir {
+    RemoveDir {
+        path: db.socket_dir().to_path_buf(),
+        recursive: true,
     }
 }

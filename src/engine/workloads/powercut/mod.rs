@@ -608,10 +608,10 @@ impl PowercutSpec {
         let run_parent = fs.mountpoint.parent().unwrap_or(Path::new("/tmp"));
         let db = DbServer::start(
             tools,
-            dir,
-            run_parent,
+            (dir, run_parent),
             dbserver::settings(self.server_fsync),
             ctx.interrupt,
+            ctx.state,
         )?;
         if cut == 0 {
             phases.note(format!(
@@ -1054,6 +1054,35 @@ mod tests {
                 },
                 "passthrough",
             ),
+            (
+                PowercutSpec {
+                    server: Some(DbEngine::Mariadb),
+                    ..Default::default()
+                },
+                "not implemented",
+            ),
+            (
+                PowercutSpec {
+                    server: Some(DbEngine::Sqlite),
+                    ..Default::default()
+                },
+                "sqlite = true",
+            ),
+            (
+                PowercutSpec {
+                    server: Some(DbEngine::Postgresql),
+                    sqlite: true,
+                    ..Default::default()
+                },
+                "choose one",
+            ),
+            (
+                PowercutSpec {
+                    server_fsync: false,
+                    ..Default::default()
+                },
+                "needs a server",
+            ),
         ] {
             assert!(s.validate().unwrap_err().contains(want));
         }
@@ -1069,6 +1098,28 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn a_server_is_parsed_validated_and_kept_out_of_specs_without_one() {
+        let parsed: WorkloadKind =
+            toml::from_str("kind = \"powercut\"\nserver = \"postgresql\"\nserver_fsync = false").unwrap();
+        let WorkloadKind::Powercut(spec) = parsed else {
+            panic!("not powercut")
+        };
+        assert_eq!((spec.server, spec.server_fsync), (Some(DbEngine::Postgresql), false));
+        assert_eq!(spec.validate(), Ok(()));
+        assert!(
+            spec.describe().contains("postgresql rows with fsync = off"),
+            "{}",
+            spec.describe()
+        );
+        assert!(spec.footprint().extra_bytes >= 128 << 20);
+        // A spec without a server serializes as before (stored suites unchanged).
+        let plain = serde_json::to_string(&PowercutSpec::default()).unwrap();
+        assert!(!plain.contains("server"), "{plain}");
+        assert_eq!(dbserver::settings(true), dbserver::DURABLE);
+        assert!(dbserver::settings(false).contains(&"fsync=off"));
     }
 
     #[test]

@@ -632,6 +632,20 @@ mod tests {
     }
 
     #[test]
+    fn each_missing_row_counts_and_an_unreadable_database_loses_them_all() {
+        let mut v = Verdict::default();
+        v.add_rows("server", 25, Ok(22));
+        assert_eq!((v.db_rows_lost, v.lost_count()), (3, 3));
+        assert_eq!(v.acked_lost, vec!["server: 3 of 25 committed rows missing".to_string()]);
+        let mut v = Verdict::default();
+        v.add_rows("server", 25, Err("did not start".into()));
+        assert_eq!((v.db_rows_lost, v.db_error.as_deref()), (25, Some("did not start")));
+        let mut v = Verdict::default();
+        v.add_rows("server", 25, Ok(25));
+        assert_eq!((v.db_rows_lost, v.acked_lost.len(), v.lost_count()), (0, 0, 0));
+    }
+
+    #[test]
     fn the_same_seed_writes_the_same_sequence() {
         let spec = WriterSpec {
             seed: 3,
