@@ -648,6 +648,45 @@ impl<'a> Instance<'a> {
         Ok(server)
     }
 
+    /// The SQL client connected to the running server as its superuser (`root` / `postgres`),
+    /// printing bare values one row a line, tab-separated; the statements follow as arguments
+    /// (`-e SQL` / `-c SQL`) or on its standard input.
+    pub fn sql_client(&self) -> Command {
+        let mut c = command(&self.tools.sql, None, &self.l.run);
+        match self.tools.engine {
+            DbEngine::Mariadb => {
+                c.arg("--no-defaults")
+                    .arg(format!("--socket={}", self.l.socket().display()))
+                    .args(["-uroot", "--batch", "--skip-column-names", "--unbuffered"]);
+            }
+            _ => {
+                c.arg("-h").arg(&self.l.run).args([
+                    "-U",
+                    "postgres",
+                    "-d",
+                    "postgres",
+                    "-v",
+                    "ON_ERROR_STOP=1",
+                    "-q",
+                    "-At",
+                ]);
+            }
+        }
+        c
+    }
+
+    /// Runs `sql` through [`Instance::sql_client`] (its output in the log `log_name` of the
+    /// socket folder) and returns the output.
+    pub fn sql(&self, sql: &str, log_name: &str) -> Result<String, EngineError> {
+        let mut c = self.sql_client();
+        c.arg(match self.tools.engine {
+            DbEngine::Mariadb => "-e",
+            _ => "-c",
+        })
+        .arg(sql);
+        run_logged(c, &self.log(log_name), self.interrupt, SETUP_TIMEOUT)
+    }
+
     fn ping_command(&self) -> Command {
         let mut c = Command::new(&self.tools.ping);
         c.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
@@ -723,29 +762,8 @@ impl Session<'_> {
     }
 
     fn create_database(&self) -> Result<(), EngineError> {
-        let mut c = command(&self.tools.sql, None, &self.l.run);
-        let sql = format!("CREATE DATABASE {DB_NAME}");
-        match self.tools.engine {
-            DbEngine::Mariadb => {
-                c.arg("--no-defaults")
-                    .arg(format!("--socket={}", self.l.socket().display()))
-                    .args(["-uroot", "-e", &sql]);
-            }
-            _ => {
-                c.arg("-h").arg(&self.l.run).args([
-                    "-U",
-                    "postgres",
-                    "-d",
-                    "postgres",
-                    "-v",
-                    "ON_ERROR_STOP=1",
-                    "-q",
-                    "-c",
-                    &sql,
-                ]);
-            }
-        }
-        run_logged(c, &self.log("createdb.log"), self.interrupt, SETUP_TIMEOUT).map(drop)
+        self.sql(&format!("CREATE DATABASE {DB_NAME}"), "createdb.log")
+            .map(drop)
     }
 
     /// sysbench's connection and table options.

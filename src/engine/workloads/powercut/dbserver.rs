@@ -1,14 +1,18 @@
-//! The database server under a power cut (issue 28 item 7): a PostgreSQL server fsbench starts
+//! The database server under a power cut (issue 28 item 7): a PostgreSQL or MariaDB server
+//! fsbench starts
 //! with its data directory in the cut's folder on the filesystem under test, the writer's
 //! numbered rows committed through it, the server killed at the cut, and started again on the
 //! recovered data directory to count the acknowledged rows it lost.
 //!
 //! Per cut, in order:
-//! 1. `initdb` in `cutN/db-data`, the server started with the durable settings
-//!    ([`DURABLE`]; `server_fsync = false` replaces `fsync = on` by `fsync = off`, the negative
-//!    control), its socket folder `db-run` beside the runner's mount, outside the filesystem
-//!    under test (under the temporary directory when that path is too long for a socket);
-//! 2. the writer commits rows through it ([`super::writer`]), each acknowledged by the server;
+//! 1. `initdb` / `mariadb-install-db` in `cutN/db-data`, the server started with the durable
+//!    settings ([`DURABLE`], [`MARIADB_DURABLE`]; `server_fsync = false` starts it with the
+//!    negative control's, [`NO_FSYNC`], [`MARIADB_NO_FLUSH`]), its socket folder `db-run`
+//!    beside the runner's mount, outside the filesystem under test (under the temporary
+//!    directory when that path is too long for a socket), the writer's table created;
+//! 2. the writer commits rows through it ([`super::writer`]), each acknowledged by the server
+//!    (PostgreSQL: the `postgres` crate; MariaDB: the `mariadb` client on a pipe, a row
+//!    acknowledged when its number comes back after the `INSERT`);
 //! 3. the cut: the disk's cut (or the shutdown ioctl) first, then SIGKILL to the server's
 //!    whole process group at once ([`DbServer::kill`]). A power loss stops the disk and the
 //!    CPU together; cutting the disk first means nothing the server writes after the cut point
@@ -27,6 +31,7 @@
 //! a guard that stops it on error and interrupt. It is started from the workload's own thread,
 //! never from the writer's: the death signal follows the thread that forked.
 
+use super::writer::{ServerLink, LINE_TABLE};
 use crate::engine::workloads::oltp::server::{server_tools, Instance, ServerProcess, StartOptions, Tools};
 use crate::engine::workloads::oltp::DbEngine;
 use crate::engine::EngineError;
@@ -38,9 +43,21 @@ use std::sync::atomic::AtomicBool;
 /// storage, and a page's first write after a checkpoint logs the whole page.
 pub const DURABLE: [&str; 3] = ["synchronous_commit=on", "fsync=on", "full_page_writes=on"];
 
-/// The negative control's settings: `fsync = off`, so acknowledged commits stay in the page
+/// PostgreSQL's negative control: `fsync = off`, so acknowledged commits stay in the page
 /// cache and a power cut loses them.
 pub const NO_FSYNC: [&str; 3] = ["synchronous_commit=on", "fsync=off", "full_page_writes=on"];
+
+/// MariaDB's durable settings: InnoDB writes and flushes its redo log at every commit, and
+/// pages go through the doublewrite buffer (no binary log is kept).
+pub const MARIADB_DURABLE: [&str; 2] = ["innodb_flush_log_at_trx_commit=1", "innodb_doublewrite=1"];
+
+/// MariaDB's negative control: the redo log is written and flushed about once a second, not at
+/// commit, so the commits of the last second are acknowledged but not durable.
+pub const MARIADB_NO_FLUSH: [&str; 2] = ["innodb_flush_log_at_trx_commit=0", "innodb_doublewrite=1"];
+
+/// MariaDB's database and table of the writer's rows ([`super::writer::LINE_TABLE`]).
+const MARIADB_TABLE: &str =
+    "CREATE DATABASE fsbench; CREATE TABLE fsbench.rows (n BIGINT PRIMARY KEY, payload BLOB NOT NULL) ENGINE=InnoDB";
 
 /// Shared buffers of the small server, in bytes.
 const BUFFER_POOL: u64 = 32 << 20;
@@ -54,23 +71,22 @@ pub struct DbServer<'a> {
     process: Option<ServerProcess>,
 }
 
-/// The server's tools, or what to install (`Unavailable`); only PostgreSQL is implemented.
+/// The server's tools, or what to install (`Unavailable`).
 pub fn tools(engine: DbEngine) -> Result<Tools, EngineError> {
     match engine {
-        DbEngine::Postgresql => server_tools(engine).map_err(EngineError::Unavailable),
-        other => Err(EngineError::Invalid(format!(
-            "powercut server = \"{}\" is not implemented (only \"postgresql\")",
-            other.name()
-        ))),
+        DbEngine::Postgresql | DbEngine::Mariadb => server_tools(engine).map_err(EngineError::Unavailable),
+        DbEngine::Sqlite => Err(EngineError::Invalid("SQLite is not a server: use sqlite = true".into())),
     }
 }
 
-/// The settings the server is started with: [`DURABLE`], or [`NO_FSYNC`] when `fsync` is false.
-pub fn settings(fsync: bool) -> &'static [&'static str] {
-    if fsync {
-        &DURABLE
-    } else {
-        &NO_FSYNC
+/// The settings `engine` is started with: the durable ones, or the negative control's when
+/// `fsync` is false ([`DURABLE`], [`NO_FSYNC`], [`MARIADB_DURABLE`], [`MARIADB_NO_FLUSH`]).
+pub fn settings(engine: DbEngine, fsync: bool) -> &'static [&'static str] {
+    match (engine, fsync) {
+        (DbEngine::Mariadb, true) => &MARIADB_DURABLE,
+        (DbEngine::Mariadb, false) => &MARIADB_NO_FLUSH,
+        (_, true) => &DURABLE,
+        (_, false) => &NO_FSYNC,
     }
 }
 
@@ -104,14 +120,32 @@ impl<'a> DbServer<'a> {
         // On error the guard stops the server and removes the folders.
         s.db.init()?;
         s.process = Some(s.db.start(&s.options)?);
-        super::writer::create_server_table(s.db.socket_dir())
-            .map_err(|e| EngineError::io("prepare the server's table", std::io::Error::other(e)))?;
+        if s.db.tools.engine == DbEngine::Mariadb {
+            s.db.sql(MARIADB_TABLE, "table.log")?;
+        } else {
+            super::writer::create_server_table(s.db.socket_dir())
+                .map_err(|e| EngineError::io("prepare the server's table", std::io::Error::other(e)))?;
+        }
         Ok(s)
     }
 
-    /// The socket folder, a client's `host`.
+    /// The socket folder (a PostgreSQL client's `host`).
     pub fn socket_dir(&self) -> &Path {
         self.db.socket_dir()
+    }
+
+    /// How the writer reaches the server: the client crate for PostgreSQL, the `mariadb`
+    /// client fed on its standard input for MariaDB.
+    pub fn link(&self) -> ServerLink {
+        if self.db.tools.engine == DbEngine::Mariadb {
+            let c = self.db.sql_client();
+            ServerLink::Lines {
+                program: c.get_program().into(),
+                args: c.get_args().map(Into::into).collect(),
+            }
+        } else {
+            ServerLink::Postgres(self.db.socket_dir().to_path_buf())
+        }
     }
 
     /// Whether the socket folder had to go under the temporary directory.
@@ -135,11 +169,29 @@ impl<'a> DbServer<'a> {
             .db
             .start(&self.options)
             .map_err(|e| format!("the server did not start after the cut: {e}"))?;
-        let counted = super::writer::count_server_rows(self.db.socket_dir(), acked);
+        let counted = if self.db.tools.engine == DbEngine::Mariadb {
+            self.count_mariadb_rows(acked)
+        } else {
+            super::writer::count_server_rows(self.db.socket_dir(), acked)
+        };
         let stopped = p.stop();
         let n = counted?;
         stopped.map_err(|note| format!("counted {n} rows, then: {note}"))?;
         Ok(n)
+    }
+
+    /// How many of the rows `1..=acked` MariaDB holds (0 when its table or database is gone).
+    fn count_mariadb_rows(&self, acked: u64) -> Result<u64, String> {
+        let sql = format!("SELECT count(*) FROM {LINE_TABLE} WHERE n BETWEEN 1 AND {acked}");
+        match self.db.sql(&sql, "count.log") {
+            Ok(out) => out
+                .lines()
+                .rev()
+                .find_map(|l| l.trim().parse().ok())
+                .ok_or_else(|| format!("no count in {out:?}")),
+            Err(e) if e.to_string().contains("doesn't exist") || e.to_string().contains("Unknown database") => Ok(0),
+            Err(e) => Err(format!("count the rows: {e}")),
+        }
     }
 
     /// Stops the server if it runs (politely, SIGKILL after the timeout) and removes its

@@ -113,11 +113,12 @@ pub struct PowercutSpec {
     /// Also commit numbered rows through a database server fsbench starts per cut with its
     /// data directory on the filesystem under test, kill it at the cut, start it again on the
     /// recovered data and count `db_rows_lost` (in rows) and `db_recovery_failed`:
-    /// `"postgresql"` (MariaDB is not implemented). Default none.
+    /// `"postgresql"` or `"mariadb"`. Default none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<DbEngine>,
-    /// The server's `fsync` setting: `true` (default) runs it with [`dbserver::DURABLE`];
-    /// `false` with `fsync = off`, a negative control that must lose acknowledged rows.
+    /// `true` (default) runs the server with its durable settings ([`dbserver::DURABLE`],
+    /// [`dbserver::MARIADB_DURABLE`]); `false` with PostgreSQL's `fsync = off` or MariaDB's
+    /// `innodb_flush_log_at_trx_commit = 0`, a negative control that must lose acknowledged rows.
     #[serde(default = "default_true", skip_serializing_if = "is_true")]
     pub server_fsync: bool,
 }
@@ -606,10 +607,11 @@ impl PowercutSpec {
         phases: &mut Phases,
     ) -> Result<DbServer<'c>, EngineError> {
         let run_parent = fs.mountpoint.parent().unwrap_or(Path::new("/tmp"));
+        let tools_engine = tools.engine;
         let db = DbServer::start(
             tools,
             (dir, run_parent),
-            dbserver::settings(self.server_fsync),
+            dbserver::settings(tools_engine, self.server_fsync),
             ctx.interrupt,
             ctx.state,
         )?;
@@ -645,7 +647,7 @@ impl PowercutSpec {
             seed: self.seed.wrapping_mul(1000).wrapping_add(cut as u64),
             max_write: self.max_write.0 as usize,
             sqlite: self.sqlite,
-            pg_socket: db.as_ref().map(|d| d.socket_dir().to_path_buf()),
+            server: db.as_ref().map(|d| d.link()),
             max_ops: 0,
         };
         let target = self.cut_target(cut);
@@ -955,12 +957,7 @@ impl Workload for PowercutSpec {
             Some(DbEngine::Sqlite) => {
                 return Err("server = \"sqlite\": SQLite is not a server; use sqlite = true".into())
             }
-            Some(DbEngine::Mariadb) => {
-                return Err("server = \"mariadb\" is not implemented yet; use server = \"postgresql\"".into())
-            }
-            Some(DbEngine::Postgresql) if self.sqlite => {
-                return Err("choose one of sqlite = true and server = \"postgresql\"".into())
-            }
+            Some(_) if self.sqlite => return Err("choose one of sqlite = true and server".into()),
             None if !self.server_fsync => return Err("server_fsync = false needs a server".into()),
             _ => {}
         }
@@ -981,9 +978,14 @@ impl Workload for PowercutSpec {
             dirs: self.ops / 10 + 2,
             block_bytes: data,
             entry_bytes: files * 16,
-            // A server's data directory: initdb's ~40 MB and a 16 MiB WAL segment or two.
+            // A server's data directory: initdb's ~40 MB and a 16 MiB WAL segment or two;
+            // MariaDB's system tables, 12 MiB ibdata1 and a 96 MiB redo log.
             extra_bytes: if self.sqlite { self.ops * 512 + (4 << 20) } else { 0 }
-                + if self.server.is_some() { 128 << 20 } else { 0 },
+                + match self.server {
+                    Some(DbEngine::Mariadb) => 256 << 20,
+                    Some(_) => 128 << 20,
+                    None => 0,
+                },
             ..Default::default()
         }
     }
@@ -1056,13 +1058,6 @@ mod tests {
             ),
             (
                 PowercutSpec {
-                    server: Some(DbEngine::Mariadb),
-                    ..Default::default()
-                },
-                "not implemented",
-            ),
-            (
-                PowercutSpec {
                     server: Some(DbEngine::Sqlite),
                     ..Default::default()
                 },
@@ -1070,7 +1065,7 @@ mod tests {
             ),
             (
                 PowercutSpec {
-                    server: Some(DbEngine::Postgresql),
+                    server: Some(DbEngine::Mariadb),
                     sqlite: true,
                     ..Default::default()
                 },
@@ -1118,8 +1113,10 @@ mod tests {
         // A spec without a server serializes as before (stored suites unchanged).
         let plain = serde_json::to_string(&PowercutSpec::default()).unwrap();
         assert!(!plain.contains("server"), "{plain}");
-        assert_eq!(dbserver::settings(true), dbserver::DURABLE);
-        assert!(dbserver::settings(false).contains(&"fsync=off"));
+        assert_eq!(dbserver::settings(DbEngine::Postgresql, true), dbserver::DURABLE);
+        assert!(dbserver::settings(DbEngine::Postgresql, false).contains(&"fsync=off"));
+        assert!(dbserver::settings(DbEngine::Mariadb, true).contains(&"innodb_flush_log_at_trx_commit=1"));
+        assert!(dbserver::settings(DbEngine::Mariadb, false).contains(&"innodb_flush_log_at_trx_commit=0"));
     }
 
     #[test]

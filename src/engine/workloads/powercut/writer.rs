@@ -45,12 +45,31 @@ pub struct WriterSpec {
     pub max_write: usize,
     /// Commit numbered rows to an SQLite database too.
     pub sqlite: bool,
-    /// Commit numbered rows to the PostgreSQL server listening in this socket folder too
-    /// (user `postgres`, database `postgres`, table `rows` made by [`create_server_table`]).
-    pub pg_socket: Option<std::path::PathBuf>,
+    /// Commit numbered rows through a database server too.
+    pub server: Option<ServerLink>,
     /// Stop after this many acknowledged operations (0: only a failure or `stop` ends it).
     pub max_ops: u64,
 }
+
+/// How the writer reaches a database server (its table made beforehand).
+#[derive(Clone, Debug)]
+pub enum ServerLink {
+    /// PostgreSQL through the client crate, over the unix socket in this folder (user and
+    /// database `postgres`, table `rows` made by [`create_server_table`]).
+    Postgres(std::path::PathBuf),
+    /// A line-oriented SQL client (MariaDB's `mariadb --batch --unbuffered`), fed statements
+    /// on its standard input; each commit is acknowledged by the row's number printed back.
+    /// The table is [`LINE_TABLE`].
+    Lines {
+        /// The client program.
+        program: std::path::PathBuf,
+        /// Its arguments (connection and output format).
+        args: Vec<std::ffi::OsString>,
+    },
+}
+
+/// The table a [`ServerLink::Lines`] client commits to.
+pub const LINE_TABLE: &str = "fsbench.rows";
 
 /// What a recovered path should hold.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -256,6 +275,68 @@ fn sub(d: &str, name: String) -> String {
 enum RowDb {
     Sqlite(rusqlite::Connection),
     Server(Box<postgres::Client>),
+    Lines(LineClient),
+}
+
+/// A running line-oriented SQL client ([`ServerLink::Lines`]); killed when dropped.
+struct LineClient {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    out: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl LineClient {
+    fn spawn(program: &Path, args: &[std::ffi::OsString]) -> std::io::Result<LineClient> {
+        let mut child = std::process::Command::new(program)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()?;
+        let (Some(stdin), Some(out)) = (child.stdin.take(), child.stdout.take()) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(std::io::Error::other("the SQL client has no pipes"));
+        };
+        Ok(LineClient {
+            child,
+            stdin,
+            out: std::io::BufReader::new(out),
+        })
+    }
+
+    /// Inserts row `n` (autocommit) and waits for its number back: the client prints it only
+    /// after the server acknowledged the `INSERT`, and stops at the first error.
+    fn commit(&mut self, n: u64, payload: &[u8]) -> Result<(), String> {
+        use std::fmt::Write as _;
+        use std::io::BufRead;
+        let mut hex = String::with_capacity(payload.len() * 2);
+        for b in payload {
+            let _ = write!(hex, "{b:02x}");
+        }
+        writeln!(
+            self.stdin,
+            "INSERT INTO {LINE_TABLE} (n, payload) VALUES ({n}, x'{hex}'); SELECT {n};"
+        )
+        .and_then(|()| self.stdin.flush())
+        .map_err(|e| format!("send row {n}: {e}"))?;
+        let mut line = String::new();
+        self.out
+            .read_line(&mut line)
+            .map_err(|e| format!("read the answer: {e}"))?;
+        if line.trim() == n.to_string() {
+            Ok(())
+        } else {
+            Err(format!("the client answered {line:?}, not {n}"))
+        }
+    }
+}
+
+impl Drop for LineClient {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 impl RowDb {
@@ -276,6 +357,7 @@ impl RowDb {
                 )
                 .map(drop)
                 .map_err(|e| pg_error(&e)),
+            RowDb::Lines(c) => c.commit(n, payload),
         }
     }
 }
@@ -321,11 +403,18 @@ pub fn count_server_rows(socket_dir: &Path, acked: u64) -> Result<u64, String> {
 /// Opens the database of a spec with rows: the SQLite file (WAL, full sync, its directory
 /// synced) or a connection to the server (its table created); `None` without one.
 fn open_db(spec: &WriterSpec, dir: &Path) -> Result<Option<RowDb>, WriterError> {
-    if let Some(socket_dir) = &spec.pg_socket {
-        let c = connect_server(socket_dir).map_err(|e| {
-            werr(format!("connect to the server in {}", socket_dir.display()))(std::io::Error::other(pg_error(&e)))
-        })?;
-        return Ok(Some(RowDb::Server(Box::new(c))));
+    match &spec.server {
+        Some(ServerLink::Postgres(socket_dir)) => {
+            let c = connect_server(socket_dir).map_err(|e| {
+                werr(format!("connect to the server in {}", socket_dir.display()))(std::io::Error::other(pg_error(&e)))
+            })?;
+            return Ok(Some(RowDb::Server(Box::new(c))));
+        }
+        Some(ServerLink::Lines { program, args }) => {
+            let c = LineClient::spawn(program, args).map_err(werr(format!("start {}", program.display())))?;
+            return Ok(Some(RowDb::Lines(c)));
+        }
+        None => {}
     }
     if spec.sqlite {
         let c = rusqlite::Connection::open(dir.join(DB_NAME))
@@ -585,7 +674,7 @@ mod tests {
             seed: 7,
             max_write: 8192,
             sqlite: true,
-            pg_socket: None,
+            server: None,
             max_ops: 0,
         };
         let l = ledger_after(&spec, t.path(), 120);
@@ -651,7 +740,7 @@ mod tests {
             seed: 3,
             max_write: 1000,
             sqlite: false,
-            pg_socket: None,
+            server: None,
             max_ops: 40,
         };
         let (t1, t2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
