@@ -1,6 +1,6 @@
 //! The database server under a power cut (issue 28 item 7): a PostgreSQL or MariaDB server
-//! fsbench starts
-//! with its data directory in the cut's folder on the filesystem under test, the writer's
+//! fsbench starts with its data directory in the cut's folder on the filesystem under test, the
+//! writer's
 //! numbered rows committed through it, the server killed at the cut, and started again on the
 //! recovered data directory to count the acknowledged rows it lost.
 //!

@@ -34,7 +34,8 @@
 //!   and the check of a recovered filesystem against it;
 //! - [`recover`]: the `FS_IOC_SHUTDOWN` cut and its probe, and the table of read-only checkers
 //!   (e2fsck, xfs_repair, btrfs check) with their verdicts and repairs;
-//! - [`dbserver`]: a PostgreSQL server with its data directory on the filesystem under test,
+//! - [`dbserver`]: a PostgreSQL or MariaDB server (oltp's) with its data directory on the
+//!   filesystem under test,
 //!   killed at the cut and started again to count the acknowledged rows lost (`server`);
 //! - [`disk`]: the power-cut disk, a FUSE server (the `fuser` crate, mounted with the mount(2)
 //!   system call as root) that models a volatile write cache under a loop device.

@@ -4,9 +4,10 @@
 //! Each operation is chosen by a seeded RNG: create a file and fsync it and its directory,
 //! append with fdatasync, rename and fsync the directory, mkdir and fsync the parent, write a
 //! file without any sync (information only), and optionally commit one numbered row to an
-//! SQLite database (WAL, `synchronous=FULL`) or, through the `postgres` client crate, to a
-//! PostgreSQL server whose data directory is on the filesystem under test (each row one
-//! autocommitted `INSERT`, acknowledged when the server answers). The [`Ledger`] lives in fsbench's memory, never on
+//! SQLite database (WAL, `synchronous=FULL`) or to a database server whose data directory is
+//! on the filesystem under test ([`ServerLink`]: PostgreSQL through the `postgres` client
+//! crate, MariaDB through its `mariadb` client on a pipe; each row one autocommitted `INSERT`,
+//! acknowledged when the server answers). The [`Ledger`] lives in fsbench's memory, never on
 //! the filesystem under test: a path enters it as acknowledged only after every sync of its
 //! operation returned success. The operation in flight when the cut came is remembered, and
 //! either of its outcomes is accepted.
