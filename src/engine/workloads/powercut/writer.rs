@@ -722,6 +722,21 @@ mod tests {
     }
 
     #[test]
+    fn a_line_client_row_counts_only_when_its_number_comes_back() {
+        // A stand-in for `mariadb --batch`: prints the number after `SELECT` of each line.
+        let echo =
+            |script: &str| LineClient::spawn(Path::new("/bin/sh"), &["-c".into(), script.into()]).expect("spawn sh");
+        let mut ok = echo("while read -r l; do n=${l##*SELECT }; echo ${n%;}; done");
+        assert_eq!(ok.commit(1, b"ab"), Ok(()));
+        assert_eq!(ok.commit(2, &[0xff; 16]), Ok(()));
+        let mut wrong = echo("while read -r l; do echo 7; done");
+        assert!(wrong.commit(3, b"x").unwrap_err().contains("not 3"));
+        // A client that stops (as mariadb does on an error, or when its server is killed).
+        let mut gone = echo("read -r l; exit 1");
+        assert!(gone.commit(4, b"x").is_err());
+    }
+
+    #[test]
     fn each_missing_row_counts_and_an_unreadable_database_loses_them_all() {
         let mut v = Verdict::default();
         v.add_rows("server", 25, Ok(22));
