@@ -18,7 +18,8 @@ want+=(chromium:chromium)
 # The test suite's failing disk (tests/fixtures/faultyfs.py) is a FUSE server in Debian's Python.
 want+=(python3-fusepy:/usr/lib/python3/dist-packages/fusepy.py)
 # Database servers and load generators of the `oltp` workload (the ext4-vs-btrfs-2012 preset
-# and tests/integration/db.rs; postgresql is also the shared results store of
+# and tests/integration/db.rs), also the servers of `powercut`'s `server` option
+# (tests/integration/pcserver.rs); postgresql is also the shared results store of
 # tests/integration/pgstore.rs); packages only: fsbench starts its own servers, policy-rc.d
 # permitting, the packages' own services are not needed.
 want+=(mariadb-server:mariadbd sysbench:sysbench postgresql:postgres)

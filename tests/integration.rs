@@ -34,6 +34,9 @@
 //!   a pool fsbench did not make left alone; repair_scaling's scrub as the check of a pool.
 //! - `powercut`: power cuts by the shutdown ioctl and by the FUSE power-cut disk, the broken
 //!   disk caught, SQLite rows, `--dir` refused, SIGKILL + cleanup with a live disk server.
+//! - `pcserver`: power cuts with a PostgreSQL server on the filesystem under test: no
+//!   acknowledged row lost with its durable settings, many lost with `fsync = off`; Ctrl-C and
+//!   SIGKILL + cleanup with a live server leave nothing.
 //! - `durability`: the durability workload on loop ext4: the negative control loses under the
 //!   volatile, reorder and torn-sectors disks and the shutdown ioctl, write + fsync loses
 //!   nothing; Ctrl-C and SIGKILL + cleanup with a seeded model's disk up.
@@ -119,6 +122,9 @@ mod powercut;
 
 #[path = "integration/durability.rs"]
 mod durability;
+
+#[path = "integration/pcserver.rs"]
+mod pcserver;
 
 #[path = "integration/repair.rs"]
 mod repair;

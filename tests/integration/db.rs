@@ -14,10 +14,12 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// Skips (loudly) or fails (under FSBENCH_REQUIRE_PRIVILEGED=1) when a server tool is missing.
+/// Skips (loudly) or fails (under FSBENCH_REQUIRE_PRIVILEGED=1) when a server tool is missing
+/// (also used by the power-cut server tests).
+#[macro_export]
 macro_rules! require_tools {
     ($($tool:expr),+) => {
-        let missing: Vec<&str> = [$($tool),+].into_iter().filter(|t| !have(t)).collect();
+        let missing: Vec<&str> = [$($tool),+].into_iter().filter(|t| !$crate::db::have(t)).collect();
         if !missing.is_empty() {
             if std::env::var("FSBENCH_REQUIRE_PRIVILEGED").as_deref() == Ok("1") {
                 panic!("{missing:?} not installed and FSBENCH_REQUIRE_PRIVILEGED=1: run scripts/install.sh");
@@ -29,7 +31,7 @@ macro_rules! require_tools {
 }
 
 /// Whether a program is installed (PATH, sbin, or Debian's PostgreSQL bin directory).
-fn have(tool: &str) -> bool {
+pub(crate) fn have(tool: &str) -> bool {
     let path = std::env::var_os("PATH").unwrap_or_default();
     let in_path = std::env::split_paths(&path)
         .chain(["/usr/sbin", "/sbin"].iter().map(Into::into))
@@ -41,14 +43,14 @@ fn have(tool: &str) -> bool {
 }
 
 /// A scratch folder every service user can traverse (tempdirs are 0700).
-fn open_scratch() -> tempfile::TempDir {
+pub(crate) fn open_scratch() -> tempfile::TempDir {
     let dir = scratch();
     std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     dir
 }
 
 /// Pids and command lines of processes whose command line mentions `needle`.
-fn processes_mentioning(needle: &str) -> Vec<String> {
+pub(crate) fn processes_mentioning(needle: &str) -> Vec<String> {
     let me = std::process::id().to_string();
     std::fs::read_dir("/proc")
         .unwrap()

@@ -92,10 +92,18 @@ pub struct Tools {
     pub ping: PathBuf,
     /// `mariadb` / `psql`.
     pub sql: PathBuf,
-    /// `sysbench` / `pgbench`.
-    pub client: PathBuf,
+    /// `sysbench` / `pgbench`; `None` for a caller that drives the server itself
+    /// ([`server_tools`]).
+    pub client: Option<PathBuf>,
     /// The load generator.
     pub client_kind: Client,
+}
+
+impl Tools {
+    /// `mariadb 10.11.19-MariaDB-0+deb12u1` / `postgresql 15.18` from the server's `--version`.
+    pub fn server_version(&self) -> Option<String> {
+        version_line(&self.server).and_then(|l| server_version(self.engine, &l))
+    }
 }
 
 fn first_tool(names: &[&str]) -> Option<PathBuf> {
@@ -126,6 +134,15 @@ fn pg_tool(bindir: Option<&Path>, name: &str) -> Option<PathBuf> {
 
 /// Finds the tools `engine` needs with `client`, or says what to install.
 pub fn availability(engine: DbEngine, client: Client) -> Result<Tools, String> {
+    find_tools(engine, Some(client))
+}
+
+/// Finds the server's own tools (no load generator), or says what to install.
+pub fn server_tools(engine: DbEngine) -> Result<Tools, String> {
+    find_tools(engine, None)
+}
+
+fn find_tools(engine: DbEngine, client: Option<Client>) -> Result<Tools, String> {
     let sysbench = || {
         find_tool("sysbench").ok_or_else(|| {
             "sysbench is not installed: run `apt-get install sysbench` (or scripts/install.sh)".to_string()
@@ -143,7 +160,7 @@ pub fn availability(engine: DbEngine, client: Client) -> Result<Tools, String> {
                     .ok_or_else(|| missing("mariadb-install-db"))?,
                 ping: first_tool(&["mariadb-admin", "mysqladmin"]).ok_or_else(|| missing("mariadb-admin"))?,
                 sql: first_tool(&["mariadb", "mysql"]).ok_or_else(|| missing("the mariadb client"))?,
-                client: sysbench()?,
+                client: client.map(|_| sysbench()).transpose()?,
                 client_kind: Client::Sysbench,
             })
         }
@@ -154,11 +171,12 @@ pub fn availability(engine: DbEngine, client: Client) -> Result<Tools, String> {
                 format!("postgresql is not installed (no {what}): run `apt-get install postgresql sysbench` (or scripts/install.sh)")
             };
             let client_path = match client {
-                Client::Sysbench => sysbench()?,
-                Client::Pgbench => pg_tool(b, "pgbench").ok_or_else(|| {
+                None => None,
+                Some(Client::Sysbench) => Some(sysbench()?),
+                Some(Client::Pgbench) => Some(pg_tool(b, "pgbench").ok_or_else(|| {
                     "pgbench is not installed: run `apt-get install postgresql-contrib` (or postgresql-client)"
                         .to_string()
-                })?,
+                })?),
             };
             Ok(Tools {
                 engine,
@@ -167,7 +185,7 @@ pub fn availability(engine: DbEngine, client: Client) -> Result<Tools, String> {
                 ping: pg_tool(b, "pg_isready").ok_or_else(|| missing("pg_isready"))?,
                 sql: pg_tool(b, "psql").ok_or_else(|| missing("psql"))?,
                 client: client_path,
-                client_kind: client,
+                client_kind: client.unwrap_or(Client::Pgbench),
             })
         }
         DbEngine::Sqlite => Err("sqlite runs in-process and needs no server".into()),
@@ -313,7 +331,8 @@ impl ServerProcess {
         self.child.as_mut().and_then(|c| c.try_wait().ok().flatten())
     }
 
-    fn log_tail(&self) -> String {
+    /// The last lines of the server's log, joined with " / ".
+    pub fn log_tail(&self) -> String {
         tail(&std::fs::read_to_string(&self.log).unwrap_or_default(), 4)
     }
 
@@ -359,6 +378,18 @@ impl ServerProcess {
     }
 }
 
+impl ServerProcess {
+    /// Kills the server's whole process group with SIGKILL at once (no shutdown: what a power
+    /// cut does to it) and reaps it.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            kill_group(child.id() as i32, libc::SIGKILL);
+            // The whole group got the signal at once; the leader cannot fork any more.
+            let _ = child.wait();
+        }
+    }
+}
+
 impl Drop for ServerProcess {
     fn drop(&mut self) {
         if let Err(note) = self.stop() {
@@ -394,7 +425,7 @@ fn make_dir(path: &Path, user: Option<(u32, u32)>, mode: u32) -> Result<(), Engi
     Ok(())
 }
 
-fn layout(engine: DbEngine, dir: &Path) -> Result<Layout, EngineError> {
+fn layout(engine: DbEngine, dir: &Path, run_parent: &Path) -> Result<Layout, EngineError> {
     let user =
         if is_root() {
             let name = match engine {
@@ -414,7 +445,7 @@ fn layout(engine: DbEngine, dir: &Path) -> Result<Layout, EngineError> {
             None
         };
     let data = dir.join(DATA_DIR);
-    let mut run = dir.join(RUN_DIR);
+    let mut run = run_parent.join(RUN_DIR);
     let mut run_outside = false;
     if run.as_os_str().len() + 1 + SOCKET_NAME_LEN > MAX_SOCKET_PATH {
         let nanos = std::time::SystemTime::now()
@@ -465,8 +496,9 @@ pub fn tool_versions(engine: DbEngine, client: Client) -> Vec<(String, String)> 
     let Ok(tools) = availability(engine, client) else {
         return Vec::new();
     };
-    [&tools.server, &tools.client]
+    [Some(&tools.server), tools.client.as_ref()]
         .into_iter()
+        .flatten()
         .filter_map(|p| {
             let name = p.file_name()?.to_string_lossy().into_owned();
             Some((name, version_line(p)?))
@@ -474,15 +506,56 @@ pub fn tool_versions(engine: DbEngine, client: Client) -> Vec<(String, String)> 
         .collect()
 }
 
-/// Everything that holds for one repeat.
-struct Session<'a> {
-    spec: &'a OltpSpec,
-    tools: Tools,
+/// What a server is started with beyond its data directory and socket.
+#[derive(Clone, Debug)]
+pub struct StartOptions {
+    /// MariaDB's InnoDB buffer pool / PostgreSQL's `shared_buffers`, in bytes.
+    pub buffer_pool: u64,
+    /// Client connections the server accepts.
+    pub max_connections: u32,
+    /// Further settings as `name=value`: PostgreSQL `-c name=value`, MariaDB `--name=value`.
+    pub settings: Vec<String>,
+}
+
+/// One server's tools and folders: initialised, started and stopped the same way by `oltp`
+/// and by `powercut` (which starts it again on a data directory recovered after a cut).
+pub struct Instance<'a> {
+    /// The server's programs.
+    pub tools: Tools,
     l: Layout,
     interrupt: &'a AtomicBool,
 }
 
-impl Session<'_> {
+impl<'a> Instance<'a> {
+    /// Creates the data directory `DIR/db-data` and the socket folder `RUN_PARENT/db-run`
+    /// (a private folder under the temporary directory when that path is too long for a unix
+    /// socket), owned by the service user when running as root. Nothing is started.
+    pub fn create(tools: Tools, dir: &Path, run_parent: &Path, interrupt: &'a AtomicBool) -> Result<Self, EngineError> {
+        let l = layout(tools.engine, dir, run_parent)?;
+        Ok(Instance { tools, l, interrupt })
+    }
+
+    /// The data directory.
+    pub fn data_dir(&self) -> &Path {
+        &self.l.data
+    }
+
+    /// The folder holding the unix socket (a PostgreSQL client's `host`) and the logs.
+    pub fn socket_dir(&self) -> &Path {
+        &self.l.run
+    }
+
+    /// Whether the socket folder is outside `run_parent` (its path was too long).
+    pub fn run_outside(&self) -> bool {
+        self.l.run_outside
+    }
+
+    /// Removes the data directory and the socket folder (the server must be stopped).
+    pub fn remove(&self) {
+        let _ = std::fs::remove_dir_all(&self.l.data);
+        let _ = std::fs::remove_dir_all(&self.l.run);
+    }
+
     fn cmd(&self, program: &Path) -> Command {
         command(program, self.l.user, &self.l.run)
     }
@@ -491,7 +564,8 @@ impl Session<'_> {
         self.l.run.join(name)
     }
 
-    fn init(&self) -> Result<(), EngineError> {
+    /// Initialises the data directory (`mariadb-install-db` / `initdb`).
+    pub fn init(&self) -> Result<(), EngineError> {
         let mut c = self.cmd(&self.tools.init);
         match self.tools.engine {
             DbEngine::Mariadb => {
@@ -515,9 +589,11 @@ impl Session<'_> {
         run_logged(c, &self.log("init.log"), self.interrupt, SETUP_TIMEOUT).map(drop)
     }
 
-    fn start(&self) -> Result<ServerProcess, EngineError> {
+    /// Starts the server with `o` and waits until it answers (its crash recovery first, on a
+    /// data directory left by a killed server).
+    pub fn start(&self, o: &StartOptions) -> Result<ServerProcess, EngineError> {
         let mut c = self.cmd(&self.tools.server);
-        let conns = (self.spec.threads + 20).max(151).to_string();
+        let conns = o.max_connections.to_string();
         let (name, stop_signal) = match self.tools.engine {
             DbEngine::Mariadb => {
                 c.arg("--no-defaults")
@@ -526,8 +602,9 @@ impl Session<'_> {
                     .arg(format!("--pid-file={}", self.l.run.join("mariadbd.pid").display()))
                     .arg(format!("--tmpdir={}", self.l.run.display()))
                     .arg("--skip-networking")
-                    .arg(format!("--innodb-buffer-pool-size={}", self.spec.buffer_pool.get()))
-                    .arg(format!("--max-connections={conns}"));
+                    .arg(format!("--innodb-buffer-pool-size={}", o.buffer_pool))
+                    .arg(format!("--max-connections={conns}"))
+                    .args(o.settings.iter().map(|kv| format!("--{kv}")));
                 ("mariadbd", libc::SIGTERM)
             }
             _ => {
@@ -537,12 +614,15 @@ impl Session<'_> {
                     "-c",
                     &format!("unix_socket_directories={}", self.l.run.display()),
                     "-c",
-                    &format!("shared_buffers={}kB", self.spec.buffer_pool.get() / 1024),
+                    &format!("shared_buffers={}kB", o.buffer_pool / 1024),
                     "-c",
                     &format!("max_connections={conns}"),
                     "-c",
                     "max_wal_size=256MB",
                 ]);
+                for kv in &o.settings {
+                    c.args(["-c", kv]);
+                }
                 // SIGINT is PostgreSQL's "fast" shutdown (SIGTERM waits for clients).
                 ("postgres", libc::SIGINT)
             }
@@ -566,6 +646,45 @@ impl Session<'_> {
         };
         self.wait_ready(&mut server)?;
         Ok(server)
+    }
+
+    /// The SQL client connected to the running server as its superuser (`root` / `postgres`),
+    /// printing bare values one row a line, tab-separated; the statements follow as arguments
+    /// (`-e SQL` / `-c SQL`) or on its standard input.
+    pub fn sql_client(&self) -> Command {
+        let mut c = command(&self.tools.sql, None, &self.l.run);
+        match self.tools.engine {
+            DbEngine::Mariadb => {
+                c.arg("--no-defaults")
+                    .arg(format!("--socket={}", self.l.socket().display()))
+                    .args(["-uroot", "--batch", "--skip-column-names", "--unbuffered"]);
+            }
+            _ => {
+                c.arg("-h").arg(&self.l.run).args([
+                    "-U",
+                    "postgres",
+                    "-d",
+                    "postgres",
+                    "-v",
+                    "ON_ERROR_STOP=1",
+                    "-q",
+                    "-At",
+                ]);
+            }
+        }
+        c
+    }
+
+    /// Runs `sql` through [`Instance::sql_client`] (its output in the log `log_name` of the
+    /// socket folder) and returns the output.
+    pub fn sql(&self, sql: &str, log_name: &str) -> Result<String, EngineError> {
+        let mut c = self.sql_client();
+        c.arg(match self.tools.engine {
+            DbEngine::Mariadb => "-e",
+            _ => "-c",
+        })
+        .arg(sql);
+        run_logged(c, &self.log(log_name), self.interrupt, SETUP_TIMEOUT)
     }
 
     fn ping_command(&self) -> Command {
@@ -608,31 +727,43 @@ impl Session<'_> {
             std::thread::sleep(Duration::from_millis(100));
         }
     }
+}
+
+/// Everything that holds for one repeat.
+struct Session<'a> {
+    spec: &'a OltpSpec,
+    db: Instance<'a>,
+}
+
+impl<'a> std::ops::Deref for Session<'a> {
+    type Target = Instance<'a>;
+    fn deref(&self) -> &Instance<'a> {
+        &self.db
+    }
+}
+
+impl Session<'_> {
+    /// The load generator as a command in the socket folder (`availability` found it).
+    fn client_command(&self) -> Result<Command, EngineError> {
+        let client = self
+            .tools
+            .client
+            .as_deref()
+            .ok_or_else(|| EngineError::Invalid("no load generator was looked up for this server".into()))?;
+        Ok(command(client, None, &self.l.run))
+    }
+
+    fn start_options(&self) -> StartOptions {
+        StartOptions {
+            buffer_pool: self.spec.buffer_pool.get(),
+            max_connections: (self.spec.threads + 20).max(151),
+            settings: Vec::new(),
+        }
+    }
 
     fn create_database(&self) -> Result<(), EngineError> {
-        let mut c = command(&self.tools.sql, None, &self.l.run);
-        let sql = format!("CREATE DATABASE {DB_NAME}");
-        match self.tools.engine {
-            DbEngine::Mariadb => {
-                c.arg("--no-defaults")
-                    .arg(format!("--socket={}", self.l.socket().display()))
-                    .args(["-uroot", "-e", &sql]);
-            }
-            _ => {
-                c.arg("-h").arg(&self.l.run).args([
-                    "-U",
-                    "postgres",
-                    "-d",
-                    "postgres",
-                    "-v",
-                    "ON_ERROR_STOP=1",
-                    "-q",
-                    "-c",
-                    &sql,
-                ]);
-            }
-        }
-        run_logged(c, &self.log("createdb.log"), self.interrupt, SETUP_TIMEOUT).map(drop)
+        self.sql(&format!("CREATE DATABASE {DB_NAME}"), "createdb.log")
+            .map(drop)
     }
 
     /// sysbench's connection and table options.
@@ -670,7 +801,7 @@ impl Session<'_> {
     }
 
     fn load(&self) -> Result<(), EngineError> {
-        let mut c = command(&self.tools.client, None, &self.l.run);
+        let mut c = self.client_command()?;
         match self.tools.client_kind {
             Client::Sysbench => {
                 c.arg("oltp_read_only").args(self.sysbench_args()).args([
@@ -702,7 +833,7 @@ impl Session<'_> {
     /// The timed client run; returns its report text and wall time.
     fn client_run(&self) -> Result<(String, Duration), EngineError> {
         let secs = self.spec.time.0.as_secs_f64().ceil().max(1.0) as u64;
-        let mut c = command(&self.tools.client, None, &self.l.run);
+        let mut c = self.client_command()?;
         match self.tools.client_kind {
             Client::Sysbench => {
                 c.arg(self.spec.mode.script()).args(self.sysbench_args()).args([
@@ -790,24 +921,20 @@ fn metrics_from(tools: &Tools, text: &str) -> Result<ClientReport, EngineError> 
 /// Runs one repeat against a server; see the module documentation for the steps.
 pub fn run(spec: &OltpSpec, ctx: &RunContext) -> Result<RawSample, EngineError> {
     let tools = availability(spec.engine, spec.client).map_err(EngineError::Unavailable)?;
-    let l = layout(spec.engine, ctx.dir)?;
     let session = Session {
         spec,
-        tools,
-        l,
-        interrupt: ctx.interrupt,
+        db: Instance::create(tools, ctx.dir, ctx.dir, ctx.interrupt)?,
     };
     let result = run_session(&session, ctx);
     // The server is stopped (inside run_session, or by its guard); remove its files.
-    let _ = std::fs::remove_dir_all(&session.l.data);
-    let _ = std::fs::remove_dir_all(&session.l.run);
+    session.remove();
     result
 }
 
 fn run_session(s: &Session, ctx: &RunContext) -> Result<RawSample, EngineError> {
     let mut phases = Phases::new(ctx);
     s.init()?;
-    let mut server = s.start()?;
+    let mut server = s.db.start(&s.start_options())?;
     s.create_database()?;
     s.load()?;
 
@@ -823,13 +950,10 @@ fn run_session(s: &Session, ctx: &RunContext) -> Result<RawSample, EngineError> 
     if let Err(note) = server.stop() {
         phases.note(note);
     }
-    let versions: Vec<String> = [
-        version_line(&s.tools.server).and_then(|l| server_version(s.tools.engine, &l)),
-        report.version,
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
+    let versions: Vec<String> = [s.tools.server_version(), report.version]
+        .into_iter()
+        .flatten()
+        .collect();
     if !versions.is_empty() {
         phases.note(versions.join(", "));
     }

@@ -20,7 +20,9 @@
 //!
 //! Per repeat (over its cuts): `recovery/recovery_mount_s` (mean), `recovery/recovery_failed`,
 //! `fsck/fsck_s` (mean of the read-only check), `fsck/fsck_repair_needed`, `fsck/fsck_failed`,
-//! `loss/acked_lost`, `loss/db_rows_lost` (SQLite writer), and as detail `unsynced_lost`,
+//! `loss/acked_lost`, `loss/db_rows_lost` (SQLite or server writer, in rows),
+//! `loss/db_recovery_failed` (server writer: cuts after which the server did not start), and as
+//! detail `unsynced_lost`,
 //! `unsynced_kept`, `acked_ops`. Every acknowledged loss is a note naming its path. A filesystem
 //! that does not mount after a cut is a result (`recovery_failed`), not an error.
 //!
@@ -32,6 +34,9 @@
 //!   and the check of a recovered filesystem against it;
 //! - [`recover`]: the `FS_IOC_SHUTDOWN` cut and its probe, and the table of read-only checkers
 //!   (e2fsck, xfs_repair, btrfs check) with their verdicts and repairs;
+//! - [`dbserver`]: a PostgreSQL or MariaDB server (oltp's) with its data directory on the
+//!   filesystem under test,
+//!   killed at the cut and started again to count the acknowledged rows lost (`server`);
 //! - [`disk`]: the power-cut disk, a FUSE server (the `fuser` crate, mounted with the mount(2)
 //!   system call as root) that models a volatile write cache under a loop device.
 //!
@@ -39,10 +44,13 @@
 
 use crate::engine::latency::LatencySummary;
 use crate::engine::phase::{Caches, Phases, Policy, Timed};
+use crate::engine::workloads::oltp::server::Tools;
+use crate::engine::workloads::oltp::DbEngine;
 use crate::engine::{EngineError, RunContext, Workload, WorkloadKind};
 use crate::metric::{CpuUsage, RawSample};
 use crate::undo::{Detach, Step, UndoLog, Unmount};
 use crate::units::Bytes;
+use dbserver::DbServer;
 use disk::{DiskServer, Model};
 use rand::{Rng, SeedableRng};
 use recover::{Fsck, FsckVerdict};
@@ -53,6 +61,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use writer::{Ledger, WriterSpec};
 
+pub mod dbserver;
 pub mod disk;
 pub mod recover;
 pub mod writer;
@@ -102,6 +111,24 @@ pub struct PowercutSpec {
     /// Also commit numbered rows to an SQLite database and count `db_rows_lost`. Default false.
     #[serde(default)]
     pub sqlite: bool,
+    /// Also commit numbered rows through a database server fsbench starts per cut with its
+    /// data directory on the filesystem under test, kill it at the cut, start it again on the
+    /// recovered data and count `db_rows_lost` (in rows) and `db_recovery_failed`:
+    /// `"postgresql"` or `"mariadb"`. Default none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<DbEngine>,
+    /// `true` (default) runs the server with its durable settings ([`dbserver::DURABLE`],
+    /// [`dbserver::MARIADB_DURABLE`]); `false` with PostgreSQL's `fsync = off` or MariaDB's
+    /// `innodb_flush_log_at_trx_commit = 0`, a negative control that must lose acknowledged rows.
+    #[serde(default = "default_true", skip_serializing_if = "is_true")]
+    pub server_fsync: bool,
+}
+
+fn default_true() -> bool {
+    true
+}
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 fn default_cuts() -> u32 {
@@ -130,6 +157,8 @@ impl Default for PowercutSpec {
             method: Method::Auto,
             disk_model: default_model(),
             sqlite: false,
+            server: None,
+            server_fsync: true,
         }
     }
 }
@@ -170,9 +199,14 @@ pub mod metrics {
     pub fn acked_lost() -> MetricId {
         MetricId::lower("acked_lost", Unit::Count).with_role(Role::Outcome)
     }
-    /// Committed SQLite rows missing after recovery.
+    /// Committed (acknowledged) rows missing after recovery, SQLite's or the server's, each
+    /// row one.
     pub fn db_rows_lost() -> MetricId {
         MetricId::lower("db_rows_lost", Unit::Count).with_role(Role::Outcome)
+    }
+    /// Cuts after which the database server did not start on its recovered data directory.
+    pub fn db_recovery_failed() -> MetricId {
+        MetricId::lower("db_recovery_failed", Unit::Count).with_role(Role::Outcome)
     }
     /// Files written without sync and lost (information, not an error).
     pub fn unsynced_lost() -> MetricId {
@@ -199,6 +233,10 @@ pub const PER_CUT_NOTES: &[(&str, &str)] = &[
     ),
     ("VIOLATION (", "VIOLATION, one note per damaged file"),
     ("acked_lost: cut ", "acknowledged data lost, one note per item"),
+    (
+        "db_recovery_failed: cut ",
+        "the database server did not start after the cut",
+    ),
 ];
 
 /// The filesystem under test as /proc/mounts shows it: what a workload that unmounts, cuts and
@@ -419,6 +457,7 @@ pub(crate) struct Totals {
     pub(crate) fsck_failed: u64,
     pub(crate) acked_lost: u64,
     pub(crate) db_rows_lost: u64,
+    pub(crate) db_recovery_failed: u64,
     pub(crate) unsynced_lost: u64,
     pub(crate) unsynced_kept: u64,
     pub(crate) acked_ops: u64,
@@ -473,6 +512,7 @@ impl PowercutSpec {
         let fsck = recover::fsck_for(&runner_fs.fs_type)
             .ok_or_else(|| EngineError::Unavailable(format!("no fsck known to fsbench for {}", runner_fs.fs_type)))?;
         fsck.available().map_err(EngineError::Unavailable)?;
+        let db_tools = self.server.map(dbserver::tools).transpose()?;
         let probe = recover::shutdown_supported(ctx.dir);
         let use_disk = match (self.method, &probe) {
             (Method::Disk, _) => true,
@@ -511,7 +551,14 @@ impl PowercutSpec {
         let mut cut_lines = Vec::new();
         for cut in 0..self.cuts {
             (ctx.on_phase)(&format!("cut {}/{}", cut + 1, self.cuts));
-            match self.one_cut(ctx, &fs, &fsck, stack.server.as_ref(), &work, cut, &mut t, &mut phases)? {
+            let env = CutEnv {
+                ctx,
+                fs: &fs,
+                fsck: &fsck,
+                disk: stack.server.as_ref(),
+                db_tools: db_tools.as_ref(),
+            };
+            match self.one_cut(&env, &work, cut, &mut t, &mut phases)? {
                 Some(line) => cut_lines.push(line),
                 None => break,
             }
@@ -529,8 +576,11 @@ impl PowercutSpec {
         record_recovery(phases, t);
         phases.begin(PHASE_LOSS, Caches::Keep);
         let mut loss = vec![(metrics::acked_lost(), t.acked_lost as f64)];
-        if self.sqlite {
+        if self.sqlite || self.server.is_some() {
             loss.push((metrics::db_rows_lost(), t.db_rows_lost as f64));
+        }
+        if self.server.is_some() {
+            loss.push((metrics::db_recovery_failed(), t.db_recovery_failed as f64));
         }
         loss.extend([
             (metrics::unsynced_lost(), t.unsynced_lost as f64),
@@ -545,12 +595,52 @@ impl PowercutSpec {
         );
     }
 
+    /// Starts the database server of cut `cut` in its folder `dir` (socket folder beside the
+    /// runner's mount, outside the filesystem under test); the first cut notes its version
+    /// and settings.
+    fn start_db<'c>(
+        &self,
+        ctx: &'c RunContext,
+        tools: Tools,
+        fs: &Fs,
+        dir: &Path,
+        cut: u32,
+        phases: &mut Phases,
+    ) -> Result<DbServer<'c>, EngineError> {
+        let run_parent = fs.mountpoint.parent().unwrap_or(Path::new("/tmp"));
+        let tools_engine = tools.engine;
+        let db = DbServer::start(
+            tools,
+            (dir, run_parent),
+            dbserver::settings(tools_engine, self.server_fsync),
+            ctx.interrupt,
+            ctx.state,
+        )?;
+        if cut == 0 {
+            phases.note(format!(
+                "db: {} with its data directory on the filesystem under test, started per cut with {}; each row one autocommitted INSERT acknowledged by the server; the server's process group SIGKILLed right after the cut, then started again on the recovered data to count the rows",
+                db.version().unwrap_or_else(|| "the server".into()),
+                db.settings_note()
+            ));
+            if db.run_outside() {
+                phases.note(format!(
+                    "db: the socket folder is {} (the run folder's path is too long for a unix socket)",
+                    db.socket_dir().display()
+                ));
+            }
+        }
+        Ok(db)
+    }
+
     /// Runs the writer in `dir` and cuts the power once it has `cut_target` acknowledged
     /// operations (or stops on an interrupt); the writer's ledger.
+    /// With a database server `db`, the writer commits its rows through it, and the server's
+    /// process group is killed right after the disk's cut ([`dbserver`]).
     fn write_until_cut(
         &self,
         ctx: &RunContext,
         server: Option<&DiskServer>,
+        mut db: Option<&mut DbServer>,
         dir: &Path,
         cut: u32,
     ) -> Result<Ledger, EngineError> {
@@ -558,6 +648,7 @@ impl PowercutSpec {
             seed: self.seed.wrapping_mul(1000).wrapping_add(cut as u64),
             max_write: self.max_write.0 as usize,
             sqlite: self.sqlite,
+            server: db.as_ref().map(|d| d.link()),
             max_ops: 0,
         };
         let target = self.cut_target(cut);
@@ -573,7 +664,12 @@ impl PowercutSpec {
             let cut_err = if ctx.interrupt.load(Ordering::Relaxed) || h.is_finished() {
                 None // no cut: interrupted, or the writer failed on its own
             } else {
-                cut_power(server, dir).err()
+                let r = cut_power(server, dir).err();
+                // The disk first, then the server: nothing it writes after the cut persists.
+                if let Some(d) = db.as_mut() {
+                    d.kill();
+                }
+                r
             };
             stop.store(true, Ordering::SeqCst);
             (h.join(), cut_err)
@@ -594,12 +690,15 @@ impl PowercutSpec {
 
     /// Verifies the recovered cut folder `rel` against `ledger`, adding its losses to `t`,
     /// the line and the notes.
+    /// With a database server `db`, it is started again on the recovered data directory to
+    /// count the acknowledged rows (inside the loss phase's time).
     #[allow(clippy::too_many_arguments)]
     fn verify_cut(
         &self,
         fs: &Fs,
         rel: &Path,
         ledger: &Ledger,
+        db: Option<&mut DbServer>,
         cut: u32,
         t: &mut Totals,
         phases: &mut Phases,
@@ -607,7 +706,16 @@ impl PowercutSpec {
     ) {
         let meter = crate::engine::cpu::CpuMeter::start();
         let t1 = Instant::now();
-        let v = writer::verify(&fs.mountpoint.join(rel), ledger, self.sqlite);
+        let mut v = writer::verify(&fs.mountpoint.join(rel), ledger, self.sqlite);
+        if let Some(db) = db {
+            let present = db.count_after_recovery(ledger.db_rows);
+            if let Err(e) = &present {
+                t.db_recovery_failed += 1;
+                phases.note(format!("db_recovery_failed: cut {}: {e}", cut + 1));
+            }
+            v.add_rows("server", ledger.db_rows, present);
+            line.push_str(&format!(", rows lost {} of {}", v.db_rows_lost, ledger.db_rows));
+        }
         t.verify_wall += t1.elapsed();
         t.verify_cpu.push(meter.stop());
         t.acked_lost += v.lost_count();
@@ -627,31 +735,38 @@ impl PowercutSpec {
 
     /// One cut: write, cut, recover, verify, check, repair, clean. `None` when the filesystem
     /// could not be brought back and the repeat's remaining cuts are skipped.
-    #[allow(clippy::too_many_arguments)]
     fn one_cut(
         &self,
-        ctx: &RunContext,
-        fs: &Fs,
-        fsck: &Fsck,
-        server: Option<&DiskServer>,
+        env: &CutEnv,
         work: &Path,
         cut: u32,
         t: &mut Totals,
         phases: &mut Phases,
     ) -> Result<Option<String>, EngineError> {
+        let CutEnv {
+            ctx,
+            fs,
+            fsck,
+            disk: server,
+            db_tools,
+        } = *env;
         let dir = work.join(format!("cut{cut}"));
         let rel = dir
             .strip_prefix(&fs.mountpoint)
             .map(Path::to_path_buf)
             .unwrap_or_default();
         std::fs::create_dir_all(&dir).map_err(|e| EngineError::io(format!("create {}", dir.display()), e))?;
+        let mut db = match db_tools {
+            Some(tools) => Some(self.start_db(ctx, tools.clone(), fs, &dir, cut, phases)?),
+            None => None,
+        };
         sync_fs(&dir)?;
         if let Some(s) = server {
             if s.model() == Model::BrokenFlush {
                 s.arm().map_err(|e| eio("arm the broken disk", e))?;
             }
         }
-        let ledger = self.write_until_cut(ctx, server, &dir, cut)?;
+        let ledger = self.write_until_cut(ctx, server, db.as_mut(), &dir, cut)?;
         t.acked_ops += ledger.acked_ops;
         let mut line = format!("cut {} after {} acked ops: ", cut + 1, ledger.acked_ops);
         let recovered = recover_after_cut(
@@ -663,8 +778,13 @@ impl PowercutSpec {
             t,
             phases,
             &mut line,
-            &mut |t, phases, line| self.verify_cut(fs, &rel, &ledger, cut, t, phases, line),
+            &mut |t, phases, line| self.verify_cut(fs, &rel, &ledger, db.as_mut(), cut, t, phases, line),
         )?;
+        if let Some(db) = db {
+            if let Err(note) = db.finish() {
+                phases.note(format!("server after cut {}: {note}", cut + 1));
+            }
+        }
         if !recovered {
             return Ok(None);
         }
@@ -678,6 +798,18 @@ impl PowercutSpec {
         sync_fs(&fs.mountpoint)?;
         Ok(Some(line))
     }
+}
+
+/// What every cut of a repeat works with.
+#[derive(Clone, Copy)]
+struct CutEnv<'a> {
+    ctx: &'a RunContext<'a>,
+    fs: &'a Fs,
+    fsck: &'a Fsck,
+    /// The power-cut disk, when it cuts (else the shutdown ioctl).
+    disk: Option<&'a DiskServer>,
+    /// The database server's tools, with `server`.
+    db_tools: Option<&'a Tools>,
 }
 
 /// After the power was cut under the mounted `fs` (cut number `cut`, 0-based): unmounts it,
@@ -822,6 +954,14 @@ impl Workload for PowercutSpec {
         if self.disk_model == Model::Passthrough {
             return Err("disk_model = \"passthrough\" cannot cut the power; use \"volatile\"".into());
         }
+        match self.server {
+            Some(DbEngine::Sqlite) => {
+                return Err("server = \"sqlite\": SQLite is not a server; use sqlite = true".into())
+            }
+            Some(_) if self.sqlite => return Err("choose one of sqlite = true and server".into()),
+            None if !self.server_fsync => return Err("server_fsync = false needs a server".into()),
+            _ => {}
+        }
         Ok(())
     }
 
@@ -839,14 +979,21 @@ impl Workload for PowercutSpec {
             dirs: self.ops / 10 + 2,
             block_bytes: data,
             entry_bytes: files * 16,
-            extra_bytes: if self.sqlite { self.ops * 512 + (4 << 20) } else { 0 },
+            // A server's data directory: initdb's ~40 MB and a 16 MiB WAL segment or two;
+            // MariaDB's system tables, 12 MiB ibdata1 and a 96 MiB redo log.
+            extra_bytes: if self.sqlite { self.ops * 512 + (4 << 20) } else { 0 }
+                + match self.server {
+                    Some(DbEngine::Mariadb) => 256 << 20,
+                    Some(_) => 128 << 20,
+                    None => 0,
+                },
             ..Default::default()
         }
     }
 
     fn describe(&self) -> String {
         format!(
-            "powercut: {} cuts, each after {}..{} acked ops (seed {}), writes up to {}, method {}{}",
+            "powercut: {} cuts, each after {}..{} acked ops (seed {}), writes up to {}, method {}{}{}",
             self.cuts,
             (self.ops / 2).max(1),
             self.ops,
@@ -857,7 +1004,12 @@ impl Workload for PowercutSpec {
                 Method::Shutdown => "FS_IOC_SHUTDOWN",
                 Method::Disk => "power-cut disk",
             },
-            if self.sqlite { ", SQLite rows" } else { "" }
+            if self.sqlite { ", SQLite rows" } else { "" },
+            match (self.server, self.server_fsync) {
+                (Some(e), true) => format!(", {} rows", e.name()),
+                (Some(e), false) => format!(", {} rows with fsync = off (negative control)", e.name()),
+                (None, _) => String::new(),
+            }
         )
     }
 
@@ -905,6 +1057,28 @@ mod tests {
                 },
                 "passthrough",
             ),
+            (
+                PowercutSpec {
+                    server: Some(DbEngine::Sqlite),
+                    ..Default::default()
+                },
+                "sqlite = true",
+            ),
+            (
+                PowercutSpec {
+                    server: Some(DbEngine::Mariadb),
+                    sqlite: true,
+                    ..Default::default()
+                },
+                "choose one",
+            ),
+            (
+                PowercutSpec {
+                    server_fsync: false,
+                    ..Default::default()
+                },
+                "needs a server",
+            ),
         ] {
             assert!(s.validate().unwrap_err().contains(want));
         }
@@ -920,6 +1094,30 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn a_server_is_parsed_validated_and_kept_out_of_specs_without_one() {
+        let parsed: WorkloadKind =
+            toml::from_str("kind = \"powercut\"\nserver = \"postgresql\"\nserver_fsync = false").unwrap();
+        let WorkloadKind::Powercut(spec) = parsed else {
+            panic!("not powercut")
+        };
+        assert_eq!((spec.server, spec.server_fsync), (Some(DbEngine::Postgresql), false));
+        assert_eq!(spec.validate(), Ok(()));
+        assert!(
+            spec.describe().contains("postgresql rows with fsync = off"),
+            "{}",
+            spec.describe()
+        );
+        assert!(spec.footprint().extra_bytes >= 128 << 20);
+        // A spec without a server serializes as before (stored suites unchanged).
+        let plain = serde_json::to_string(&PowercutSpec::default()).unwrap();
+        assert!(!plain.contains("server"), "{plain}");
+        assert_eq!(dbserver::settings(DbEngine::Postgresql, true), dbserver::DURABLE);
+        assert!(dbserver::settings(DbEngine::Postgresql, false).contains(&"fsync=off"));
+        assert!(dbserver::settings(DbEngine::Mariadb, true).contains(&"innodb_flush_log_at_trx_commit=1"));
+        assert!(dbserver::settings(DbEngine::Mariadb, false).contains(&"innodb_flush_log_at_trx_commit=0"));
     }
 
     #[test]

@@ -4,7 +4,10 @@
 //! Each operation is chosen by a seeded RNG: create a file and fsync it and its directory,
 //! append with fdatasync, rename and fsync the directory, mkdir and fsync the parent, write a
 //! file without any sync (information only), and optionally commit one numbered row to an
-//! SQLite database (WAL, `synchronous=FULL`). The [`Ledger`] lives in fsbench's memory, never on
+//! SQLite database (WAL, `synchronous=FULL`) or to a database server whose data directory is
+//! on the filesystem under test ([`ServerLink`]: PostgreSQL through the `postgres` client
+//! crate, MariaDB through its `mariadb` client on a pipe; each row one autocommitted `INSERT`,
+//! acknowledged when the server answers). The [`Ledger`] lives in fsbench's memory, never on
 //! the filesystem under test: a path enters it as acknowledged only after every sync of its
 //! operation returned success. The operation in flight when the cut came is remembered, and
 //! either of its outcomes is accepted.
@@ -12,7 +15,9 @@
 //! [`verify`] compares a recovered filesystem with the ledger: every acknowledged file must
 //! hold at least its acknowledged bytes with the same checksum (FNV-1a 64), every acknowledged
 //! directory must exist, a name renamed away durably must be gone, and every acknowledged SQLite
-//! row must be there. Each miss is one `acked_lost` with its path and what is wrong.
+//! row must be there (a server's rows are counted by the caller, which must start the server
+//! again first: [`count_server_rows`], [`Verdict::add_rows`]). Each miss is one `acked_lost`
+//! with its path and what is wrong, and each missing row counts one.
 //!
 //! Invariant: the writer's loop allocates its buffers once; file contents come from the
 //! seeded RNG, so a run with the same seed writes the same bytes.
@@ -27,6 +32,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 /// The name of the writer's SQLite database in its folder.
 pub const DB_NAME: &str = "rows.sqlite";
 
+/// The table of numbered rows in SQLite (`n` is the rowid).
+const CREATE_ROWS: &str = "CREATE TABLE rows (n INTEGER PRIMARY KEY, payload BLOB NOT NULL)";
+/// The same table in a server's `postgres` database.
+const CREATE_ROWS_PG: &str = "CREATE TABLE rows (n BIGINT PRIMARY KEY, payload BYTEA NOT NULL)";
+
 /// What the writer does.
 #[derive(Clone, Debug)]
 pub struct WriterSpec {
@@ -36,9 +46,31 @@ pub struct WriterSpec {
     pub max_write: usize,
     /// Commit numbered rows to an SQLite database too.
     pub sqlite: bool,
+    /// Commit numbered rows through a database server too.
+    pub server: Option<ServerLink>,
     /// Stop after this many acknowledged operations (0: only a failure or `stop` ends it).
     pub max_ops: u64,
 }
+
+/// How the writer reaches a database server (its table made beforehand).
+#[derive(Clone, Debug)]
+pub enum ServerLink {
+    /// PostgreSQL through the client crate, over the unix socket in this folder (user and
+    /// database `postgres`, table `rows` made by [`create_server_table`]).
+    Postgres(std::path::PathBuf),
+    /// A line-oriented SQL client (MariaDB's `mariadb --batch --unbuffered`), fed statements
+    /// on its standard input; each commit is acknowledged by the row's number printed back.
+    /// The table is [`LINE_TABLE`].
+    Lines {
+        /// The client program.
+        program: std::path::PathBuf,
+        /// Its arguments (connection and output format).
+        args: Vec<std::ffi::OsString>,
+    },
+}
+
+/// The table a [`ServerLink::Lines`] client commits to.
+pub const LINE_TABLE: &str = "fsbench.rows";
 
 /// What a recovered path should hold.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,7 +99,7 @@ pub struct Ledger {
     pub unsynced: Vec<(String, u64, u64)>,
     /// Operations acknowledged.
     pub acked_ops: u64,
-    /// SQLite rows committed (1..=n).
+    /// Rows committed and acknowledged (1..=n), SQLite or server.
     pub db_rows: u64,
 }
 
@@ -147,7 +179,7 @@ fn run_ops(
     let mut buf = vec![0u8; spec.max_write.max(1)];
     let mut files: Vec<String> = Vec::new(); // acknowledged files (append and rename sources)
     let mut dirs: Vec<String> = vec![String::new()];
-    let db = open_db(spec, dir)?;
+    let mut db = open_db(spec, dir)?;
     let mut k: u64 = 0;
     while !stop.load(Ordering::Relaxed) && (spec.max_ops == 0 || l.acked_ops < spec.max_ops) {
         k += 1;
@@ -203,15 +235,10 @@ fn run_ops(
                 let n = l.db_rows + 1;
                 let n_bytes = rng.gen_range(16..=256usize).min(buf.len().max(16));
                 let payload = &buf[..n_bytes.min(buf.len())];
-                db.as_ref()
-                    .map(|c| {
-                        c.execute(
-                            "INSERT INTO rows (n, payload) VALUES (?1, ?2)",
-                            rusqlite::params![n as i64, payload],
-                        )
-                    })
-                    .transpose()
-                    .map_err(|e| werr(format!("commit row {n}"))(std::io::Error::other(e)))?;
+                if let Some(db) = db.as_mut() {
+                    db.commit(n, payload)
+                        .map_err(|e| werr(format!("commit row {n}"))(std::io::Error::other(e)))?;
+                }
                 if after_cut() {
                     return Ok(());
                 }
@@ -245,9 +272,151 @@ fn sub(d: &str, name: String) -> String {
     }
 }
 
-/// Opens the SQLite database of a `sqlite` spec (WAL, full sync) and syncs its directory;
-/// `None` without one.
-fn open_db(spec: &WriterSpec, dir: &Path) -> Result<Option<rusqlite::Connection>, WriterError> {
+/// Where the writer commits its numbered rows.
+enum RowDb {
+    Sqlite(rusqlite::Connection),
+    Server(Box<postgres::Client>),
+    Lines(LineClient),
+}
+
+/// A running line-oriented SQL client ([`ServerLink::Lines`]); killed when dropped.
+struct LineClient {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    out: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl LineClient {
+    fn spawn(program: &Path, args: &[std::ffi::OsString]) -> std::io::Result<LineClient> {
+        let mut child = std::process::Command::new(program)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()?;
+        let (Some(stdin), Some(out)) = (child.stdin.take(), child.stdout.take()) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(std::io::Error::other("the SQL client has no pipes"));
+        };
+        Ok(LineClient {
+            child,
+            stdin,
+            out: std::io::BufReader::new(out),
+        })
+    }
+
+    /// Inserts row `n` (autocommit) and waits for its number back: the client prints it only
+    /// after the server acknowledged the `INSERT`, and stops at the first error.
+    fn commit(&mut self, n: u64, payload: &[u8]) -> Result<(), String> {
+        use std::fmt::Write as _;
+        use std::io::BufRead;
+        let mut hex = String::with_capacity(payload.len() * 2);
+        for b in payload {
+            let _ = write!(hex, "{b:02x}");
+        }
+        writeln!(
+            self.stdin,
+            "INSERT INTO {LINE_TABLE} (n, payload) VALUES ({n}, x'{hex}'); SELECT {n};"
+        )
+        .and_then(|()| self.stdin.flush())
+        .map_err(|e| format!("send row {n}: {e}"))?;
+        let mut line = String::new();
+        self.out
+            .read_line(&mut line)
+            .map_err(|e| format!("read the answer: {e}"))?;
+        if line.trim() == n.to_string() {
+            Ok(())
+        } else {
+            Err(format!("the client answered {line:?}, not {n}"))
+        }
+    }
+}
+
+impl Drop for LineClient {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl RowDb {
+    /// Commits row `n` (one autocommitted `INSERT`); `Ok` once the database acknowledged it.
+    fn commit(&mut self, n: u64, payload: &[u8]) -> Result<(), String> {
+        match self {
+            RowDb::Sqlite(c) => c
+                .execute(
+                    "INSERT INTO rows (n, payload) VALUES (?1, ?2)",
+                    rusqlite::params![n as i64, payload],
+                )
+                .map(drop)
+                .map_err(|e| e.to_string()),
+            RowDb::Server(c) => c
+                .execute(
+                    "INSERT INTO rows (n, payload) VALUES ($1, $2)",
+                    &[&(n as i64), &payload],
+                )
+                .map(drop)
+                .map_err(|e| pg_error(&e)),
+            RowDb::Lines(c) => c.commit(n, payload),
+        }
+    }
+}
+
+/// A client of the PostgreSQL server listening in `socket_dir` (user and database `postgres`).
+pub fn connect_server(socket_dir: &Path) -> Result<postgres::Client, postgres::Error> {
+    postgres::Config::new()
+        .host_path(socket_dir)
+        .user("postgres")
+        .dbname("postgres")
+        .connect_timeout(std::time::Duration::from_secs(10))
+        .connect(postgres::NoTls)
+}
+
+/// A client error with the server's message (`postgres::Error` alone says only "db error").
+fn pg_error(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(d) => format!("{}: {}", d.severity(), d.message()),
+        None => e.to_string(),
+    }
+}
+
+/// Creates the writer's table in the PostgreSQL server in `socket_dir`; the caller then makes
+/// it durable (a `syncfs`), so that a server running with `fsync = off` loses rows, not the
+/// table.
+pub fn create_server_table(socket_dir: &Path) -> Result<(), String> {
+    let mut c = connect_server(socket_dir).map_err(|e| format!("connect: {}", pg_error(&e)))?;
+    c.batch_execute(CREATE_ROWS_PG)
+        .map_err(|e| format!("create the rows table: {}", pg_error(&e)))
+}
+
+/// How many of the rows `1..=acked` the PostgreSQL server in `socket_dir` holds (0 when the
+/// table itself is gone).
+pub fn count_server_rows(socket_dir: &Path, acked: u64) -> Result<u64, String> {
+    let mut c = connect_server(socket_dir).map_err(|e| format!("connect: {}", pg_error(&e)))?;
+    match c.query_one("SELECT count(*) FROM rows WHERE n BETWEEN 1 AND $1", &[&(acked as i64)]) {
+        Ok(row) => Ok(row.get::<_, i64>(0) as u64),
+        Err(e) if e.code() == Some(&postgres::error::SqlState::UNDEFINED_TABLE) => Ok(0),
+        Err(e) => Err(format!("count the rows: {}", pg_error(&e))),
+    }
+}
+
+/// Opens the database of a spec with rows: the SQLite file (WAL, full sync, its directory
+/// synced) or a connection to the server (its table created); `None` without one.
+fn open_db(spec: &WriterSpec, dir: &Path) -> Result<Option<RowDb>, WriterError> {
+    match &spec.server {
+        Some(ServerLink::Postgres(socket_dir)) => {
+            let c = connect_server(socket_dir).map_err(|e| {
+                werr(format!("connect to the server in {}", socket_dir.display()))(std::io::Error::other(pg_error(&e)))
+            })?;
+            return Ok(Some(RowDb::Server(Box::new(c))));
+        }
+        Some(ServerLink::Lines { program, args }) => {
+            let c = LineClient::spawn(program, args).map_err(werr(format!("start {}", program.display())))?;
+            return Ok(Some(RowDb::Lines(c)));
+        }
+        None => {}
+    }
     if spec.sqlite {
         let c = rusqlite::Connection::open(dir.join(DB_NAME))
             .and_then(|c| {
@@ -257,12 +426,12 @@ fn open_db(spec: &WriterSpec, dir: &Path) -> Result<Option<rusqlite::Connection>
                 c.pragma_update(None, "locking_mode", "EXCLUSIVE")?;
                 c.pragma_update(None, "journal_mode", "WAL")?;
                 c.pragma_update(None, "synchronous", "FULL")?;
-                c.execute("CREATE TABLE rows (n INTEGER PRIMARY KEY, payload BLOB NOT NULL)", [])?;
+                c.execute(CREATE_ROWS, [])?;
                 Ok(c)
             })
             .map_err(|e| werr(format!("create {}", DB_NAME))(std::io::Error::other(e)))?;
         fsync_dir(dir).map_err(werr(format!("fsync {}", dir.display())))?;
-        Ok(Some(c))
+        Ok(Some(RowDb::Sqlite(c)))
     } else {
         Ok(None)
     }
@@ -357,6 +526,24 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// Adds the count of acknowledged rows `1..=acked` found in database `name`
+    /// (`Err`: it could not be read, and every acknowledged row counts as lost).
+    pub fn add_rows(&mut self, name: &str, acked: u64, present: Result<u64, String>) {
+        match present {
+            Ok(n) => self.db_rows_lost = acked.saturating_sub(n),
+            Err(e) => {
+                self.db_rows_lost = acked;
+                self.db_error = Some(e);
+            }
+        }
+        if self.db_rows_lost > 0 {
+            self.acked_lost.push(format!(
+                "{name}: {} of {acked} committed rows missing",
+                self.db_rows_lost
+            ));
+        }
+    }
+
     /// Acknowledged results lost, each SQLite row one (issue 28 item 7): the missing or wrong
     /// paths plus the missing rows, not the database's one line of `acked_lost`.
     pub fn lost_count(&self) -> u64 {
@@ -442,19 +629,7 @@ pub fn verify(dir: &Path, l: &Ledger, sqlite: bool) -> Verdict {
                         |r| r.get::<_, i64>(0),
                     )
                 });
-        match present {
-            Ok(n) => v.db_rows_lost = l.db_rows.saturating_sub(n as u64),
-            Err(e) => {
-                v.db_rows_lost = l.db_rows;
-                v.db_error = Some(e.to_string());
-            }
-        }
-        if v.db_rows_lost > 0 {
-            v.acked_lost.push(format!(
-                "{DB_NAME}: {} of {} committed rows missing",
-                v.db_rows_lost, l.db_rows
-            ));
-        }
+        v.add_rows(DB_NAME, l.db_rows, present.map(|n| n as u64).map_err(|e| e.to_string()));
     }
     v
 }
@@ -500,6 +675,7 @@ mod tests {
             seed: 7,
             max_write: 8192,
             sqlite: true,
+            server: None,
             max_ops: 0,
         };
         let l = ledger_after(&spec, t.path(), 120);
@@ -546,11 +722,41 @@ mod tests {
     }
 
     #[test]
+    fn a_line_client_row_counts_only_when_its_number_comes_back() {
+        // A stand-in for `mariadb --batch`: prints the number after `SELECT` of each line.
+        let echo =
+            |script: &str| LineClient::spawn(Path::new("/bin/sh"), &["-c".into(), script.into()]).expect("spawn sh");
+        let mut ok = echo("while read -r l; do n=${l##*SELECT }; echo ${n%;}; done");
+        assert_eq!(ok.commit(1, b"ab"), Ok(()));
+        assert_eq!(ok.commit(2, &[0xff; 16]), Ok(()));
+        let mut wrong = echo("while read -r l; do echo 7; done");
+        assert!(wrong.commit(3, b"x").unwrap_err().contains("not 3"));
+        // A client that stops (as mariadb does on an error, or when its server is killed).
+        let mut gone = echo("read -r l; exit 1");
+        assert!(gone.commit(4, b"x").is_err());
+    }
+
+    #[test]
+    fn each_missing_row_counts_and_an_unreadable_database_loses_them_all() {
+        let mut v = Verdict::default();
+        v.add_rows("server", 25, Ok(22));
+        assert_eq!((v.db_rows_lost, v.lost_count()), (3, 3));
+        assert_eq!(v.acked_lost, vec!["server: 3 of 25 committed rows missing".to_string()]);
+        let mut v = Verdict::default();
+        v.add_rows("server", 25, Err("did not start".into()));
+        assert_eq!((v.db_rows_lost, v.db_error.as_deref()), (25, Some("did not start")));
+        let mut v = Verdict::default();
+        v.add_rows("server", 25, Ok(25));
+        assert_eq!((v.db_rows_lost, v.acked_lost.len(), v.lost_count()), (0, 0, 0));
+    }
+
+    #[test]
     fn the_same_seed_writes_the_same_sequence() {
         let spec = WriterSpec {
             seed: 3,
             max_write: 1000,
             sqlite: false,
+            server: None,
             max_ops: 40,
         };
         let (t1, t2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
