@@ -77,7 +77,7 @@ impl Drop for Detach<'_> {
     }
 }
 
-/// What the forwarding thread keeps: each step's total and the last duration of each name.
+/// What the relay keeps: each step's total and the last duration of each name.
 #[derive(Default)]
 pub struct Durations {
     totals: HashMap<String, Option<u64>>,
