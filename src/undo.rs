@@ -126,6 +126,68 @@ fn read_as<T: Kind>(r: &Record) -> Result<Box<dyn Step>, UndoError> {
         })
 }
 
+/// Resources made in order and taken back newest first: each step is recorded in the run's log
+/// the moment its resource may exist and its record dropped once it is undone; a step that fails
+/// stays recorded for `fsbench cleanup`. Dropped, the stack undoes what it still holds.
+pub struct Stack {
+    log: Option<Arc<dyn UndoLog>>,
+    steps: Vec<Box<dyn Step>>,
+}
+
+impl Stack {
+    /// An empty stack recording into `log` (none: in memory only).
+    pub fn new(log: Option<Arc<dyn UndoLog>>) -> Stack {
+        Stack { log, steps: Vec::new() }
+    }
+
+    /// Records that the resource `step` takes back may exist from now on.
+    pub fn push(&mut self, step: impl Step) {
+        if let Some(log) = &self.log {
+            log.push(&step);
+        }
+        self.steps.push(Box::new(step));
+    }
+
+    /// Forgets the newest step `which` selects, without applying it (its resource is gone by
+    /// other means, a process reaped); `false` when none does.
+    pub fn forget(&mut self, which: impl Fn(&dyn Step) -> bool) -> bool {
+        let Some(i) = self.steps.iter().rposition(|u| which(u.as_ref())) else {
+            return false;
+        };
+        let u = self.steps.remove(i);
+        if let Some(log) = &self.log {
+            log.pop(u.as_ref());
+        }
+        true
+    }
+
+    /// Undoes every step, newest first, going on past a failure; the first failure is the error.
+    pub fn undo(&mut self) -> Result<(), UndoError> {
+        let mut first = None;
+        while let Some(u) = self.steps.pop() {
+            match u.apply() {
+                Ok(()) => {
+                    if let Some(log) = &self.log {
+                        log.pop(u.as_ref());
+                    }
+                }
+                Err(e) => {
+                    first.get_or_insert(UndoError::Failed(format!("{}: {e}", u.describe())));
+                }
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        if let Err(e) = self.undo() {
+            eprintln!("fsbench: cleanup incomplete: {e}; run `fsbench cleanup`");
+        }
+    }
+}
+
 /// The registry of step kinds: reads records back into steps.
 #[derive(Clone)]
 pub struct Kinds(Vec<(&'static str, Reader)>);
@@ -370,6 +432,67 @@ impl Step for Kill {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Mutex;
+
+    /// A log in memory: the records still pending, in order.
+    #[derive(Debug, Default)]
+    struct Pending(Mutex<Vec<Record>>);
+
+    impl UndoLog for Arc<Pending> {
+        fn push(&self, step: &dyn Step) {
+            self.0.lock().unwrap().push(step.record());
+        }
+        fn pop(&self, step: &dyn Step) {
+            let mut v = self.0.lock().unwrap();
+            if let Some(i) = v.iter().rposition(|r| *r == step.record()) {
+                v.remove(i);
+            }
+        }
+        fn dir(&self) -> PathBuf {
+            std::env::temp_dir()
+        }
+        fn share(&self) -> Arc<dyn UndoLog> {
+            Arc::new(self.clone())
+        }
+    }
+
+    /// The stack undoes newest first and drops each record once done; a step that fails is
+    /// the error and stays recorded for `fsbench cleanup`, the others are still undone; a
+    /// forgotten step is neither applied nor kept; a dropped stack undoes what it holds.
+    #[test]
+    fn a_stack_undoes_newest_first_and_keeps_the_record_of_a_failed_step() {
+        let dir = tempfile::tempdir().unwrap();
+        let pending = Arc::new(Pending::default());
+        let file = |n: &str| {
+            let p = dir.path().join(n);
+            std::fs::write(&p, b"x").unwrap();
+            RemoveFile { path: p }
+        };
+        // A "file" that is a non-empty folder: remove_file fails.
+        let stuck = dir.path().join("stuck");
+        std::fs::create_dir(&stuck).unwrap();
+        std::fs::write(stuck.join("in"), b"x").unwrap();
+        let mut stack = Stack::new(Some(pending.share()));
+        stack.push(file("a"));
+        stack.push(RemoveFile { path: stuck.clone() });
+        stack.push(RemoveDir {
+            path: dir.path().join("gone-already"),
+            recursive: false,
+        });
+        stack.push(file("b"));
+        assert_eq!(pending.0.lock().unwrap().len(), 4);
+        assert!(stack.forget(|u| as_kind::<RemoveFile>(u).is_some_and(|f| f.path.ends_with("b"))));
+        assert!(dir.path().join("b").exists(), "forgotten, not applied");
+        let err = stack.undo().unwrap_err().to_string();
+        assert!(err.contains("stuck"), "{err}");
+        assert!(!dir.path().join("a").exists(), "undone past the failure");
+        let left = pending.0.lock().unwrap().clone();
+        assert_eq!(left, [RemoveFile { path: stuck }.record()]);
+        let mut dropped = Stack::new(None);
+        dropped.push(file("c"));
+        drop(dropped);
+        assert!(!dir.path().join("c").exists());
+    }
 
     #[test]
     fn records_keep_the_tagged_format_of_older_state_files() {

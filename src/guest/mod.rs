@@ -52,7 +52,7 @@ use crate::config::FsVariant;
 use crate::engine::WorkloadKind;
 use crate::metric::{Measurement, MetricId, Role, Unit};
 use crate::provision::RunState;
-use crate::undo::{Kill, RemoveFile, Step};
+use crate::undo::{Kill, RemoveFile, Stack, Step, UndoLog};
 use qemu::{Accel, Boot, Ended, Guest};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -476,17 +476,23 @@ fn init_script(agent: Option<&Path>) -> String {
     s
 }
 
-/// Undo steps of one guest repeat, undone in reverse on drop (and recorded in the run's state
-/// file the moment each resource may exist).
+/// Undo steps of one guest repeat ([`Stack`]: recorded in the run's state file the moment each
+/// resource may exist, undone newest first on drop), with the folder the run's files go in.
 struct Steps {
-    state: RunState,
-    steps: Vec<Box<dyn Step>>,
+    dir: PathBuf,
+    stack: Stack,
 }
 
 impl Steps {
+    fn new(state: &RunState) -> Steps {
+        Steps {
+            dir: state.dir(),
+            stack: Stack::new(Some(state.share())),
+        }
+    }
+
     fn push(&mut self, u: impl Step) {
-        self.state.push(&u);
-        self.steps.push(Box::new(u));
+        self.stack.push(u);
     }
 
     /// A file that will be created now, removed at the end.
@@ -496,25 +502,8 @@ impl Steps {
     }
 
     fn pop_kill(&mut self, pid: u32) {
-        if let Some(i) = self
-            .steps
-            .iter()
-            .rposition(|u| crate::undo::as_kind::<Kill>(u.as_ref()).is_some_and(|k| k.pid == pid))
-        {
-            let u = self.steps.remove(i);
-            self.state.pop(u.as_ref());
-        }
-    }
-}
-
-impl Drop for Steps {
-    fn drop(&mut self) {
-        while let Some(u) = self.steps.pop() {
-            match u.apply() {
-                Ok(()) => self.state.pop(u.as_ref()),
-                Err(e) => eprintln!("fsbench: guest cleanup incomplete: {e}; run `fsbench cleanup`"),
-            }
-        }
+        self.stack
+            .forget(|u| crate::undo::as_kind::<Kill>(u).is_some_and(|k| k.pid == pid));
     }
 }
 
@@ -526,7 +515,7 @@ fn start(steps: &mut Steps, b: &Boot) -> Result<Guest, GuestError> {
     steps.push(Kill {
         pid: g.pid,
         start_time,
-        marker: steps.state.dir(),
+        marker: steps.dir.clone(),
     });
     Ok(g)
 }
@@ -549,10 +538,7 @@ fn probe_kvm(state: &RunState, kernel: &Kernel, busybox: &Path, interrupt: &Atom
     if let Err(e) = std::fs::OpenOptions::new().read(true).write(true).open("/dev/kvm") {
         return (Accel::Tcg, Some(format!("emulated (TCG): /dev/kvm: {e}")));
     }
-    let mut steps = Steps {
-        state: state.clone(),
-        steps: vec![],
-    };
+    let mut steps = Steps::new(state);
     let dir = state.dir();
     let initrd = steps.file(dir.join("guest-probe.cpio"));
     let console = steps.file(dir.join("guest-probe.console.log"));
@@ -644,10 +630,7 @@ pub fn run_slot(
     let exe = agent_exe()?;
     let (accel, why) = accelerator(state, &kernel, &busybox, interrupt);
 
-    let mut steps = Steps {
-        state: state.clone(),
-        steps: vec![],
-    };
+    let mut steps = Steps::new(state);
     let dir = state.dir();
     let (disk, direct) = create_disk(&mut steps, &dir, tag, image_bytes)?;
 

@@ -40,7 +40,7 @@ use crate::engine::phase::{Caches, Phases, Policy};
 use crate::engine::{EngineError, ErrHint, RunContext, Workload, WorkloadKind};
 use crate::fstype::FsType;
 use crate::metric::{MetricId, RawSample, Role, Unit};
-use crate::undo::{Detach, Step, UndoLog, Unmount};
+use crate::undo::{Detach, Stack, Unmount};
 use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -232,8 +232,9 @@ fn run_phases(spec: &ImageSpec, ctx: &RunContext, t: &'static FsType) -> Result<
     let metrics = build_metrics(built.wall.as_secs_f64(), sum.bytes, image_bytes);
     phases.record(BUILD, &built, metrics, &Policy::new());
 
-    let mut mounted = Attached::new(ctx.state);
-    mounted.mount(t, &image, &mnt)?;
+    // Unmounted and detached by `undo()` below or, on an early return, on drop.
+    let mut mounted = Stack::new(ctx.state.map(|s| s.share()));
+    mount_image(&mut mounted, t, &image, &mnt)?;
 
     // cold_read: the walk is part of it, as in `find | xargs cat`.
     phases.begin(COLD_READ, Caches::DropIfAsked);
@@ -285,7 +286,9 @@ fn run_phases(spec: &ImageSpec, ctx: &RunContext, t: &'static FsType) -> Result<
         ],
         &Policy::new(),
     );
-    mounted.undo()?;
+    mounted
+        .undo()
+        .map_err(|e| EngineError::io("unmount the image", std::io::Error::other(e.to_string())))?;
     Ok(phases.finish())
 }
 
@@ -370,66 +373,27 @@ fn path_arg(p: &Path) -> String {
     p.to_string_lossy().into_owned()
 }
 
-/// The image's loop device and mount: recorded in the run's undo log the moment each may
-/// exist, undone in reverse order by [`Attached::undo`] or on drop.
-struct Attached<'a> {
-    log: Option<&'a dyn UndoLog>,
-    steps: Vec<Box<dyn Step>>,
-}
-
-impl<'a> Attached<'a> {
-    fn new(log: Option<&'a dyn UndoLog>) -> Self {
-        Attached { log, steps: Vec::new() }
-    }
-
-    fn push(&mut self, step: impl Step) {
-        if let Some(log) = self.log {
-            log.push(&step);
-        }
-        self.steps.push(Box::new(step));
-    }
-
-    /// Attaches `image` read-only and mounts it `-o ro` as type `t` on `mnt`.
-    fn mount(&mut self, t: &FsType, image: &Path, mnt: &Path) -> Result<(), EngineError> {
-        let fail = |what: &str, e: crate::host::HostError| EngineError::io(what, std::io::Error::other(e.to_string()));
-        let args = ["--find", "--show", "--read-only", "--direct-io=on", &path_arg(image)];
-        let dev = crate::host::run_tool("losetup", &args)
-            .map_err(|e| fail("attach the image to a loop device", e))?
-            .trim()
-            .to_string();
-        self.push(Detach {
-            device: dev.clone(),
-            image: image.to_path_buf(),
-        });
-        std::fs::create_dir(mnt).map_err(|e| ERR.io("create", mnt, e))?;
-        self.push(Unmount {
-            mountpoint: mnt.to_path_buf(),
-            source: dev.clone(),
-        });
-        crate::host::run_tool("mount", &["-t", t.name, "-o", "ro", &dev, &path_arg(mnt)])
-            .map_err(|e| fail(&format!("mount the {} image", t.name), e))?;
-        Ok(())
-    }
-
-    /// Unmounts and detaches; the first failure is the error (the rest stay recorded).
-    fn undo(&mut self) -> Result<(), EngineError> {
-        while let Some(step) = self.steps.pop() {
-            step.apply()
-                .map_err(|e| EngineError::io(step.describe(), std::io::Error::other(e.to_string())))?;
-            if let Some(log) = self.log {
-                log.pop(step.as_ref());
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Attached<'_> {
-    fn drop(&mut self) {
-        if let Err(e) = self.undo() {
-            eprintln!("fsbench: image cleanup incomplete: {e}; run `fsbench cleanup`");
-        }
-    }
+/// Attaches `image` read-only and mounts it `-o ro` as type `t` on `mnt`, each piece pushed on
+/// `undo` (recorded in the run's log) the moment it may exist.
+fn mount_image(undo: &mut Stack, t: &FsType, image: &Path, mnt: &Path) -> Result<(), EngineError> {
+    let fail = |what: &str, e: crate::host::HostError| EngineError::io(what, std::io::Error::other(e.to_string()));
+    let args = ["--find", "--show", "--read-only", "--direct-io=on", &path_arg(image)];
+    let dev = crate::host::run_tool("losetup", &args)
+        .map_err(|e| fail("attach the image to a loop device", e))?
+        .trim()
+        .to_string();
+    undo.push(Detach {
+        device: dev.clone(),
+        image: image.to_path_buf(),
+    });
+    std::fs::create_dir(mnt).map_err(|e| ERR.io("create", mnt, e))?;
+    undo.push(Unmount {
+        mountpoint: mnt.to_path_buf(),
+        source: dev.clone(),
+    });
+    crate::host::run_tool("mount", &["-t", t.name, "-o", "ro", &dev, &path_arg(mnt)])
+        .map_err(|e| fail(&format!("mount the {} image", t.name), e))?;
+    Ok(())
 }
 
 #[cfg(test)]
