@@ -571,6 +571,9 @@ impl<'a> Instance<'a> {
             DbEngine::Mariadb => {
                 c.arg("--no-defaults")
                     .arg(format!("--datadir={}", self.l.data.display()))
+                    // Its bootstrap server's temporary tables in this instance's folder, not a
+                    // /tmp that a concurrent bootstrap shares (CI: "Could not remove temporary table").
+                    .arg(format!("--tmpdir={}", self.l.run.display()))
                     .args(["--auth-root-authentication-method=normal", "--skip-test-db"]);
             }
             _ => {
