@@ -46,8 +46,9 @@ pub fn section(out: &mut String, model: &ReportModel) {
         .filter_map(|r| {
             let (x, lo, hi, label) = match (r.paired.or(r.ratio), &r.verdict) {
                 (Some((x, lo, hi)), _) => (x, lo, hi, r.label()),
-                // bonnie++ printed +++++: its rate was above the bound, so native / referee is
-                // at most native / bound; drawn as a line from there down.
+                // bonnie++ printed +++++ (in all or some repeats): its mean was above the bound,
+                // so native / referee is at most native / bound; drawn as a line from there
+                // down. A one-sided row with a ratio (response time) is drawn as a ratio.
                 (None, Verdict::Bound { native, bound, .. }) if *bound > 0.0 => {
                     let most = native / bound;
                     (most, 0.0, most, format!("{} (bound)", r.label()))
@@ -64,7 +65,7 @@ pub fn section(out: &mut String, model: &ReportModel) {
                     Verdict::Ok => 1,
                     Verdict::Outside | Verdict::NoData(_) => 2,
                     Verdict::Bound { native, bound, .. } if native < bound => 2,
-                    Verdict::ByDesign(_) | Verdict::Bound { .. } => 0,
+                    Verdict::Bound { .. } => 0,
                 },
             })
         })
@@ -80,8 +81,9 @@ pub fn section(out: &mut String, model: &ReportModel) {
         out.push_str(
             "<figcaption class=\"note\">native / referee − 1 of each metric, in percent, with its 95 % \
              CI (paired where two or more repeats ran both sides, else the log-ratio CI of the means; drawn up to +200 %; the table gives the whole interval); grey band: ±15 % (copies are held to ±10 %, open-loop latency to ±20 % at p50 and ±35 % at p99). Green: within tolerance, red: \
-             outside, grey: the tools differ by design or a bound (bonnie++ printed +++++, so its rate was above work / 0.5 s: \
-             the row is drawn from native / bound − 1 down, red when the native is below the bound). The table says whether each interval lies inside the band \
+             outside, grey: a bound the native must reach (where bonnie++ printed +++++, its rate was above work / 0.5 s: \
+             the row is drawn from native / bound − 1 down; an open-loop response time, at least the service time fio measures, \
+             is drawn as its ratio), red when the native is below the bound. The table says whether each interval lies inside the band \
              (agrees), outside it (differs) or across its edge (undecided: more pairs).",
         );
         out.push_str(&crate::report::caption::provenance(&model.session.info));

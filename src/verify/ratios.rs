@@ -6,17 +6,23 @@
 //! imports nothing from `config` and never re-runs anything.
 //!
 //! Verdicts: `ok` (|ratio − 1| within the tolerance), `outside` (beyond it: the exit code of
-//! `fsbench verify` is 1), `by design` (the pair's table says the tools cannot agree: shown with
-//! the reason, never counted), `bound` (bonnie++ printed `+++++` for the phase in every repeat
-//! it ran it, told by the note [`too_fast_phases`] reads: its rate was above work / 0.5 s, and
-//! the native mean must reach that bound, or the row fails as `BELOW BOUND`), `no data` (a side
-//! has no ok repeat with the metric, or the referee ran the phase without it, e.g. a renamed
-//! fio / sysbench / dd metric: counted as a failure, because nothing was verified).
+//! `fsbench verify` is 1), `bound` (the native mean must reach a lower bound, or the row fails
+//! as `BELOW BOUND`), `no data` (a side has no ok repeat with the metric, or the referee ran the
+//! phase without it, e.g. a renamed fio / sysbench / dd metric: counted as a failure, because
+//! nothing was verified). There is no uncompared row. A row is a bound when
+//! - bonnie++ printed `+++++` for the phase in every repeat it ran it (told by the note
+//!   [`too_fast_phases`] reads): its rate was above work / 0.5 s, the bound;
+//! - bonnie++ printed `+++++` in some repeats only: its mean is at least the mean with each
+//!   `+++++` counted at work / 0.5 s, and the native must reach that less the tolerance (the
+//!   timed repeats are bonnie++'s slowest, so a ratio of them alone is biased low);
+//! - the pair's table marks the row one-sided ([`MetricPair::at_least`]: a response time is
+//!   at least the service time the referee measures): the bound is the referee's mean less
+//!   the tolerance.
 //!
 //! Partial data is kept: the point ratio is native mean / referee mean over whatever repeats
-//! each side has (one is enough), and every row carries its n per side (shown in the table and
-//! in the forest plot's labels) and which side ran first in each repeat (from the stored start
-//! times).
+//! each side has (one is enough; not for a partly `+++++` row, whose timed repeats are a
+//! biased subset), and every row carries its n per side (shown in the table and in the forest
+//! plot's labels) and which side ran first in each repeat (from the stored start times).
 //!
 //! Next to the point verdict (which alone decides the exit code, as issue 13 asks), every row
 //! with a ratio gets the verdict of its interval ([`Interval`]) against the same band
@@ -47,19 +53,17 @@ pub enum Verdict {
     Ok,
     /// Outside the tolerance.
     Outside,
-    /// Cannot agree by design; the reason.
-    ByDesign(String),
     /// Not enough data on one side; the reason.
     NoData(String),
-    /// bonnie++ printed `+++++` for the phase in every repeat it ran it: its rate was above
-    /// `bound` (work / 0.5 s). The native mean must reach the bound; below it is a failure.
+    /// A one-sided check (module doc): the native mean must reach `bound`; below it is a
+    /// failure.
     Bound {
         /// Native mean, in the metric's unit.
         native: f64,
-        /// The referee's lower bound, same unit.
+        /// The lower bound, same unit.
         bound: f64,
-        /// Repeats in which the referee printed `+++++`.
-        repeats: usize,
+        /// Where the bound comes from (`bonnie++ +++++ in 5 repeat(s): above 16384`).
+        basis: String,
     },
 }
 
@@ -69,7 +73,7 @@ impl Verdict {
         match self {
             Verdict::Outside | Verdict::NoData(_) => true,
             Verdict::Bound { native, bound, .. } => native < bound,
-            Verdict::Ok | Verdict::ByDesign(_) => false,
+            Verdict::Ok => false,
         }
     }
 
@@ -78,14 +82,13 @@ impl Verdict {
         match self {
             Verdict::Ok => "ok".into(),
             Verdict::Outside => "OUTSIDE".into(),
-            Verdict::ByDesign(why) => format!("by design: {why}"),
             Verdict::NoData(why) => format!("NO DATA: {why}"),
-            Verdict::Bound { native, bound, repeats } => {
+            Verdict::Bound { native, bound, basis } => {
                 let (n, b) = (num(Some(*native)), num(Some(*bound)));
                 if native >= bound {
-                    format!("bound: referee +++++ (> {b}, {repeats} repeat(s)); native {n} >= {b}: consistent")
+                    format!("bound: {basis}; native {n} >= {b}: consistent")
                 } else {
-                    format!("BELOW BOUND: referee +++++ (> {b}, {repeats} repeat(s)); native {n} < {b}")
+                    format!("BELOW BOUND: {basis}; native {n} < {b}")
                 }
             }
         }
@@ -296,8 +299,44 @@ fn mean(v: &[(u32, f64)]) -> Option<f64> {
 
 /// The point verdict of a row from its two sides; `point` is native mean / referee mean.
 fn verdict(p: &Pair, mp: &MetricPair, nat: &Side, rf: &Side, point: Option<f64>) -> Verdict {
-    if let Some(why) = mp.by_design {
-        return Verdict::ByDesign(why.to_string());
+    let keep = 1.0 - mp.tolerance_pct / 100.0;
+    if let (Some(why), Some(native), Some(referee)) = (mp.at_least, mean(&nat.values), mean(&rf.values)) {
+        return Verdict::Bound {
+            native,
+            bound: referee * keep,
+            basis: format!(
+                "{why}: {} {} {} less {:.0} %",
+                p.tool,
+                mp.referee.1,
+                num(Some(referee)),
+                mp.tolerance_pct
+            ),
+        };
+    }
+    if let (Some((k, bound)), Some(native)) = (rf.too_fast, mean(&nat.values)) {
+        if rf.values.is_empty() {
+            return Verdict::Bound {
+                native,
+                bound,
+                basis: format!("{} +++++ in {k} repeat(s): above {}", p.tool, num(Some(bound))),
+            };
+        }
+        // Timed in some repeats only: those are its slowest, so its mean is at least the mean
+        // with every +++++ counted at the bound.
+        let timed: f64 = rf.values.iter().map(|(_, v)| v).sum();
+        let least = (timed + k as f64 * bound) / (rf.values.len() + k) as f64;
+        return Verdict::Bound {
+            native,
+            bound: least * keep,
+            basis: format!(
+                "{} +++++ in {k} of {} repeats (above {}), so its mean is at least {} less {:.0} %",
+                p.tool,
+                rf.values.len() + k,
+                num(Some(bound)),
+                num(Some(least)),
+                mp.tolerance_pct
+            ),
+        };
     }
     if let Some(r) = point {
         return if (r - 1.0).abs() * 100.0 <= mp.tolerance_pct {
@@ -306,49 +345,44 @@ fn verdict(p: &Pair, mp: &MetricPair, nat: &Side, rf: &Side, point: Option<f64>)
             Verdict::Outside
         };
     }
-    match (rf.too_fast, mean(&nat.values)) {
-        (Some((k, bound)), Some(native)) if rf.values.is_empty() => Verdict::Bound {
-            native,
-            bound,
-            repeats: k,
-        },
-        _ => Verdict::NoData(if rf.untimed > 0 && rf.too_fast.is_none() {
-            format!(
-                "{} ran {} without `{}` in {} repeat(s) (a renamed metric?)",
-                p.tool, mp.referee.0, mp.referee.1, rf.untimed
-            )
-        } else {
-            format!(
-                "{} native and {} {} repeat(s) with the metric; need 1 each",
-                nat.values.len(),
-                rf.values.len(),
-                p.tool
-            )
-        }),
-    }
+    Verdict::NoData(if rf.untimed > 0 && rf.too_fast.is_none() {
+        format!(
+            "{} ran {} without `{}` in {} repeat(s) (a renamed metric?)",
+            p.tool, mp.referee.0, mp.referee.1, rf.untimed
+        )
+    } else {
+        format!(
+            "{} native and {} {} repeat(s) with the metric; need 1 each",
+            nat.values.len(),
+            rf.values.len(),
+            p.tool
+        )
+    })
 }
 
 fn row(cases: &[CaseRecord], samples: &[SampleRecord], variant: &str, p: &Pair, mp: &MetricPair) -> Row {
     let nat = side(cases, samples, variant, &pairs::native_name(p), mp.native);
     let rf = side(cases, samples, variant, &pairs::referee_name(p), mp.referee);
-    let paired = paired_ratio_ci(&nat.values, &rf.values, CONFIDENCE);
+    // A partly +++++ referee's timed repeats are its slowest: no ratio of them alone.
+    let censored = rf.too_fast.is_some();
+    let paired = paired_ratio_ci(&nat.values, &rf.values, CONFIDENCE).filter(|_| !censored);
     let nv: Vec<f64> = nat.values.iter().map(|(_, v)| *v).collect();
     let rv: Vec<f64> = rf.values.iter().map(|(_, v)| *v).collect();
     let ratio = match (Sample::of(&nv), Sample::of(&rv)) {
-        (Some(a), Some(b)) => ratio_ci(a, b, CONFIDENCE).map(|c| (c.ratio, c.low, c.high)),
+        (Some(a), Some(b)) if !censored => ratio_ci(a, b, CONFIDENCE).map(|c| (c.ratio, c.low, c.high)),
         _ => None,
     };
     let (native_mean, referee_mean) = (mean(&nat.values), mean(&rf.values));
     // Compared on whatever repeats each side has (one is enough for the point ratio).
     let point = match (native_mean, referee_mean) {
-        (Some(a), Some(b)) if a > 0.0 && b > 0.0 => Some(a / b),
+        (Some(a), Some(b)) if a > 0.0 && b > 0.0 && !censored => Some(a / b),
         _ => None,
     };
     let verdict = verdict(p, mp, &nat, &rf, point);
     // The interval verdict uses the paired interval when there is one (the runs of a repeat
     // are adjacent, so the machine's drift between repeats cancels), else the unpaired one.
     let interval = match (&verdict, paired.or(ratio)) {
-        (Verdict::ByDesign(_) | Verdict::Bound { .. }, _) | (_, None) => None,
+        (Verdict::Bound { .. }, _) | (_, None) => None,
         (_, Some((_, lo, hi))) => Some(Interval::of(lo, hi, mp.tolerance_pct)),
     };
     Row {
@@ -489,11 +523,6 @@ pub fn render_text(t: &VerifyTable) -> String {
         line(l);
     }
     let ok = t.rows.iter().filter(|r| r.verdict == Verdict::Ok).count();
-    let design = t
-        .rows
-        .iter()
-        .filter(|r| matches!(r.verdict, Verdict::ByDesign(_)))
-        .count();
     let bounds = t
         .rows
         .iter()
@@ -501,8 +530,8 @@ pub fn render_text(t: &VerifyTable) -> String {
         .count();
     let _ = writeln!(
         out,
-        "{} metric(s): {ok} within tolerance, {bounds} above the referee's +++++ bound, {} outside, \
-         below a bound or without data, {design} differ by design; \
+        "{} metric(s): {ok} within tolerance, {bounds} consistent with a bound, {} outside, \
+         below a bound or without data; \
          95 % CI: {} agree, {} differ, {} undecided (more pairs)",
         t.rows.len(),
         t.failures(),
@@ -650,7 +679,7 @@ mod tests {
             Verdict::Bound {
                 native: 20500.0,
                 bound: 16384.0,
-                repeats: 2
+                basis: "bonnie++ +++++ in 2 repeat(s): above 16384".into()
             }
         );
         assert!(!row.verdict.fails() && row.interval.is_none());
@@ -675,21 +704,93 @@ mod tests {
 
     #[test]
     fn partial_referee_data_is_compared_with_its_n() {
-        // bonnie++ timed one repeat of three (+++++ in the others): the point ratio of that one
-        // decides, with n 3/1 shown; no interval from one value.
-        let (cases, s) = bonnie(&[100.0, 110.0, 90.0], &[None, Some(95.0), None]);
+        // fio timed two repeats of three (the third failed): the point ratio of those decides,
+        // with n 3/2 shown.
+        let cases = vec![case("a", "ext4", "bigfile:native"), case("b", "ext4", "bigfile:dd")];
+        let mut s: Vec<SampleRecord> = [100.0, 110.0, 90.0]
+            .iter()
+            .enumerate()
+            .map(|(r, v)| sample("a", r as u32, "fsync", "durable_throughput", Some(*v)))
+            .collect();
+        s.extend([(0, 95.0), (2, 105.0)].map(|(r, v)| sample("b", r, "write", "throughput", Some(v))));
+        let t = table(SUITE_NAME, &cases, &s).unwrap();
+        let row = t.rows.iter().find(|r| r.pair == "bigfile").unwrap();
+        assert_eq!(row.n, (3, 2));
+        assert!((row.point.unwrap() - 1.0).abs() < 1e-9, "{row:?}");
+        assert_eq!(row.verdict, Verdict::Ok);
+        assert!(row.label().ends_with("(n 3/2)"), "{}", row.label());
+        let text = render_text(&t);
+        assert!(
+            text.lines().any(|l| l.contains("bigfile") && l.contains("3/2")),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_partly_plus_row_is_a_bound_from_every_repeat_not_a_ratio_of_the_timed_ones() {
+        // bonnie++ timed one repeat of three at 13,000/s and printed +++++ (above 16,384/s) in
+        // the others: its mean is at least (13000 + 2 × 16384) / 3 = 15,256. The native's
+        // 17,000/s is 1.31 × the timed repeat (outside ±15 % as a ratio, the timed repeat being
+        // bonnie++'s slowest) but consistent with what bonnie++ did.
+        let (cases, s) = bonnie(&[17000.0, 17000.0, 17000.0], &[None, Some(13000.0), None]);
         let t = table(SUITE_NAME, &cases, &s).unwrap();
         let row = t.rows.iter().find(|r| r.native == "random_seeks rate").unwrap();
         assert_eq!(row.n, (3, 1));
-        assert!((row.point.unwrap() - 100.0 / 95.0).abs() < 1e-9, "{row:?}");
-        assert_eq!(row.verdict, Verdict::Ok);
-        assert_eq!((row.ratio, row.interval), (None, None));
-        assert!(row.label().ends_with("(n 3/1)"), "{}", row.label());
-        let text = render_text(&t);
-        assert!(
-            text.lines().any(|l| l.contains("random_seeks") && l.contains("3/1")),
-            "{text}"
+        let least = (13000.0 + 2.0 * 16384.0) / 3.0;
+        match &row.verdict {
+            Verdict::Bound { native, bound, basis } => {
+                assert_eq!(*native, 17000.0);
+                assert!((bound - least * 0.85).abs() < 1e-6, "{bound}");
+                assert!(basis.contains("+++++ in 2 of 3 repeats"), "{basis}");
+            }
+            v => panic!("{v:?}"),
+        }
+        assert!(!row.verdict.fails());
+        assert_eq!(
+            (row.point, row.ratio, row.paired, row.interval),
+            (None, None, None, None)
         );
+        // A native that is slower than bonnie++ by more than the tolerance even against that
+        // least mean fails.
+        let (cases, s) = bonnie(&[12000.0, 12500.0, 12000.0], &[None, Some(13000.0), None]);
+        let t = table(SUITE_NAME, &cases, &s).unwrap();
+        let row = t.rows.iter().find(|r| r.native == "random_seeks rate").unwrap();
+        assert!(row.verdict.fails(), "{row:?}");
+        assert!(
+            render_text(&t).contains("BELOW BOUND: bonnie++ +++++ in 2 of 3"),
+            "{}",
+            render_text(&t)
+        );
+    }
+
+    #[test]
+    fn a_response_time_is_held_to_at_least_the_referees_service_time() {
+        let cases = vec![
+            case("a", "ext4", "fileio-openloop:native"),
+            case("b", "ext4", "fileio-openloop:fio"),
+        ];
+        let run = |native: f64| {
+            let mut s: Vec<SampleRecord> = (0..3)
+                .map(|r| sample("a", r, "rndrd", "lat_p50", Some(native)))
+                .collect();
+            s.extend((0..3).map(|r| sample("b", r, "randread_read", "lat_p50", Some(100.0))));
+            let t = table(SUITE_NAME, &cases, &s).unwrap();
+            t.rows.into_iter().find(|r| r.native == "rndrd lat_p50").unwrap()
+        };
+        // Waiting behind earlier reads makes the response time longer: consistent, with its
+        // ratio shown.
+        let slow = run(180.0);
+        assert!(matches!(slow.verdict, Verdict::Bound { bound, .. } if (bound - 80.0).abs() < 1e-9));
+        assert!(!slow.verdict.fails() && slow.interval.is_none());
+        assert!((slow.point.unwrap() - 1.8).abs() < 1e-9);
+        assert!(slow
+            .verdict
+            .text()
+            .contains("at least the service time fio's clat measures"));
+        // Shorter than the service time fio measured, less the tolerance: impossible, a failure.
+        let short = run(70.0);
+        assert!(short.verdict.fails(), "{short:?}");
+        assert!(short.verdict.text().starts_with("BELOW BOUND"));
     }
 
     #[test]
