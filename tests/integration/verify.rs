@@ -177,7 +177,7 @@ fn verify_compares_every_bonnie_row_or_checks_its_bound() {
     // Every bound row is drawn in the forest plot as its bound (one label per bound row).
     let bounds = rows
         .iter()
-        .filter(|r| r.contains("bound: referee +++++") || r.contains("BELOW BOUND"))
+        .filter(|r| r.contains("bound: bonnie++ +++++") || r.contains("BELOW BOUND"))
         .count();
     let html = std::fs::read_to_string(dir.path().join("verify.html")).expect("verify.html");
     assert_eq!(
