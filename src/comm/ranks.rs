@@ -23,8 +23,11 @@
 //!   phase is time-based, every rank's per-second series measures it ([`window_shares`]: each
 //!   rank's share of its operations inside the window, its seconds placed on rank 0's timeline
 //!   and spread evenly within each second), so a rank that ran slow in the window counts as
-//!   slow there; every rank's series is stored too (phase P with `rank` N). A phase without
-//!   series spreads each rank's work evenly over its phase (the sum of the ranks' rates);
+//!   slow there (a wear-out stonewall's operations after the deadline come after the ranks'
+//!   agreement, which closes the window: outside it); every rank's series is stored too (phase
+//!   P with `rank` N). Tested against an independent computation with one rank throttled up to
+//!   its stonewall only (`tests/integration/mpi.rs`). A phase without series spreads each
+//!   rank's work evenly over its phase (the sum of the ranks' rates);
 //! - `M_rank_sum` (detail): the sum of the ranks' average rates, the figure that assumes every
 //!   rank ran steadily: under skew it is the optimistic one, and the difference to `M` is what
 //!   the skew cost;
@@ -1005,6 +1008,11 @@ fn other_metrics(
 /// from its per-second series: second `i` covers `start + i` to `start + i + 1` (the last one
 /// ends at the rank's end), its operations spread evenly over it. `None` unless every rank has
 /// a series with operations and the window is not empty.
+///
+/// A wear-out stonewall's operations after the deadline (`ops_after`) are counted in the last
+/// second the rank reached (`engine::pool`), however long the wear-out lasted; they all came
+/// after the ranks agreed on the count, and the rank that had reached it ended right there,
+/// first, closing the window: they are outside it, not spread over that second.
 fn window_shares(ranks: &[RankOfPhase], series: &SeriesOfPhase, (from, to): (i64, i64)) -> Option<Vec<f64>> {
     if to <= from {
         return None;
@@ -1020,6 +1028,14 @@ fn window_shares(ranks: &[RankOfPhase], series: &SeriesOfPhase, (from, to): (i64
                 return None;
             }
             let (start, end) = (secs(t.start_ns - o), secs(t.end_ns - o));
+            // The series without the wear-out, taken from its last seconds.
+            let mut worn = t.stonewall.map_or(0, |w| w.ops_after);
+            let mut ser = ser.to_vec();
+            for n in ser.iter_mut().rev() {
+                let off = worn.min(*n);
+                *n -= off;
+                worn -= off;
+            }
             let inside: f64 = ser
                 .iter()
                 .enumerate()
@@ -1279,6 +1295,40 @@ mod tests {
             "{}",
             metric(&s, "p", "rate")
         );
+    }
+
+    #[test]
+    fn wear_out_after_the_stonewall_falls_outside_the_window() {
+        let a = recorder([1000]);
+        let worn = |mut r: RankResult, ops: Vec<u64>, before: u64, after: u64| {
+            if let Ok(s) = &mut r.sample {
+                s.series = vec![crate::metric::ThroughputSeries {
+                    phase: "p".into(),
+                    rank: None,
+                    ops,
+                }];
+            }
+            r.phases[0].stonewall = Some(StonewallStats {
+                ops_before: before,
+                ops_after: after,
+                agreed: 200,
+            });
+            r
+        };
+        // Stonewall at 2 s. Rank 0: 200 operations by then, then it waits 50 ms for rank 1 to
+        // agree, and ends. Rank 1: 10 ops/s to its stonewall, then 180 operations of wear-out
+        // in a second, counted in its last second (the pool's series) however long it lasted.
+        let results = [
+            worn(rank(0, 0.0, 2.05, 200.0 / 2.05, &a, 0), vec![100, 100, 0], 200, 0),
+            worn(rank(1, 0.0, 3.0, 200.0 / 3.0, &a, 0), vec![10, 10, 180], 20, 180),
+        ];
+        let s = combine(&results, &[ClockOffset::default(); 2]).unwrap();
+        // Window 0..2.05 s: 200 + 20 operations, none of the wear-out (spread over rank 1's
+        // third second it would add 9).
+        let measured = metric(&s, "p", "rate");
+        assert!((measured - 220.0 / 2.05).abs() < 1e-6, "{measured}");
+        let sum = metric(&s, "p", "rate_rank_sum");
+        assert!((sum - (200.0 / 2.05 + 200.0 / 3.0)).abs() < 1e-6, "{sum}");
     }
 
     /// The cluster's window histograms are the ranks' added window by window on rank 0's

@@ -2,7 +2,9 @@
 //! makes: bonnie's small-file phases and fileio, the stored cluster figures checked against the
 //! stored per-rank rows and the per-rank per-second series, the timeline, the reduced
 //! percentiles, every rank's fingerprint, a rank killed with SIGKILL (exit 1 naming it, within
-//! seconds), and one rank failing a repeat (a failed repeat; the session goes on).
+//! seconds), one rank failing a repeat (a failed repeat; the session goes on), and the wear-out
+//! stonewall with a rank throttled by a cgroup: for the whole phase, and up to its stonewall
+//! only, where the aggregate must differ from the ranks' sum by what the skew predicts.
 //! Built only with `--features mpi` (`cargo test --features mpi --test integration mpi`).
 
 use crate::require_privileged;
@@ -205,10 +207,12 @@ fn four_ranks_run_small_files_and_fileio_with_cluster_figures_from_every_rank() 
                     "{p} {name}: {v} vs {}",
                     work / (last_end - first_start)
                 );
-                // While all ranks were active: the ranks' sum is kept as a detail row; the
+                // While all ranks were active: the ranks' sum is kept as a detail row (a
+                // consistency check of that row; the ranks here run alike, so it cannot tell
+                // the aggregate from the sum: a_rank_throttled_inside_the_window_… does); the
                 // aggregate of a phase without per-rank series is that sum (each rank's work
                 // spread evenly over its phase), with series it is measured from them (checked
-                // against an independent computation from the raw seconds below).
+                // against the raw seconds below).
                 if last_start < first_end {
                     let sum: f64 = ranks.iter().map(|x| x[base]).sum();
                     let rank_sum = cluster[&format!("{base}_rank_sum")];
@@ -528,12 +532,17 @@ fn ranks_with_different_suites_are_refused_before_anything_is_made() {
 }
 
 /// A cgroup v1 `cpu` group that holds a process to `pct` % of one CPU, removed on drop (its
-/// processes have ended by then).
+/// processes have ended by then). One group per call: the tests of this binary run at once.
 struct CpuLimit(std::path::PathBuf);
 
 impl CpuLimit {
     fn new(pct: u32) -> Option<CpuLimit> {
-        let dir = std::path::PathBuf::from(format!("/sys/fs/cgroup/cpu/fsbench-test-slow-{}", std::process::id()));
+        static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::path::PathBuf::from(format!(
+            "/sys/fs/cgroup/cpu/fsbench-test-slow-{}-{n}",
+            std::process::id()
+        ));
         std::fs::create_dir(&dir).ok()?;
         let g = CpuLimit(dir);
         std::fs::write(g.0.join("cpu.cfs_period_us"), "100000").ok()?;
@@ -548,22 +557,9 @@ impl Drop for CpuLimit {
     }
 }
 
-#[test]
-fn a_slowed_rank_wears_out_to_the_count_agreed_at_the_stonewall() {
-    require_privileged!();
-    if !have_mpirun() {
-        return;
-    }
-    let Some(slow) = CpuLimit::new(25) else {
-        skip_or_fail("no cgroup v1 cpu controller to slow a rank with");
-        return;
-    };
-    let dir = scratch();
-    // Null I/O: pure CPU, so the cgroup's quota slows rank 1 to about a quarter of rank 0.
-    let suite = write_suite(
-        dir.path(),
-        "wall.toml",
-        r#"
+/// One fileio phase of random reads with the null engine (pure CPU, so a [`CpuLimit`] slows
+/// a rank in proportion) for 1 s, with wear-out stonewalling.
+const STONEWALL_SUITE: &str = r#"
 [suite]
 name = "stonewall"
 
@@ -584,33 +580,41 @@ block_size = "4KiB"
 io = "null"
 time = "1s"
 wear_out = true
-"#,
-    );
+"#;
+
+/// `mpirun` with two ranks of `fsbench -v run SUITE`, rank 1 inside `slow` (it enters the
+/// cgroup, then becomes fsbench: same process, same environment); not started.
+fn slowed_rank_1(slow: &CpuLimit, db: &std::path::Path, suite: &str, sc: &std::path::Path) -> Command {
+    let bin = bin();
+    let fsbench: Vec<&str> = [bin.to_str().unwrap(), "-v"]
+        .into_iter()
+        .chain(run_args(db, suite, ("--scratch", sc)))
+        .collect();
+    let mut cmd = Command::new("mpirun");
+    cmd.args(["--allow-run-as-root", "--oversubscribe", "-np", "1"])
+        .args(&fsbench)
+        .args([":", "-np", "1", "sh", "-c", "echo $$ > \"$0\"/tasks && exec \"$@\""])
+        .arg(&slow.0)
+        .args(&fsbench);
+    cmd
+}
+
+#[test]
+fn a_slowed_rank_wears_out_to_the_count_agreed_at_the_stonewall() {
+    require_privileged!();
+    if !have_mpirun() {
+        return;
+    }
+    let Some(slow) = CpuLimit::new(25) else {
+        skip_or_fail("no cgroup v1 cpu controller to slow a rank with");
+        return;
+    };
+    let dir = scratch();
+    let suite = write_suite(dir.path(), "wall.toml", STONEWALL_SUITE);
     let db = dir.path().join("w.db");
     let sc = dir.path().join("scratch");
-    let args = |slowed: bool| -> Vec<String> {
-        let mut a = vec![];
-        if slowed {
-            // Rank 1 enters the cgroup, then becomes fsbench (same process, same environment).
-            a.extend(["sh", "-c", "echo $$ > \"$0\"/tasks && exec \"$@\""].map(String::from));
-            a.push(slow.0.to_str().unwrap().to_string());
-        }
-        a.extend(
-            std::iter::once(bin().to_str().unwrap())
-                .chain(run_args(&db, &suite, ("--scratch", &sc)))
-                .map(String::from),
-        );
-        a
-    };
     let t0 = Instant::now();
-    let o = Command::new("mpirun")
-        .args(["--allow-run-as-root", "--oversubscribe", "-np", "1"])
-        .args(args(false))
-        .arg(":")
-        .args(["-np", "1"])
-        .args(args(true))
-        .output()
-        .unwrap();
+    let o = slowed_rank_1(&slow, &db, &suite, &sc).output().unwrap();
     let took = t0.elapsed();
     assert!(o.status.success(), "{}", text(&o));
     assert_no_leftovers(&sc);
@@ -649,6 +653,139 @@ wear_out = true
     let notes = s["notes"].to_string();
     assert!(notes.contains("stonewall (wear-out)"), "{notes}");
     assert!(took < Duration::from_secs(60), "{took:?}");
+    drop(slow);
+}
+
+/// rank row → metric → value, the figures the tests below read.
+fn figure(rows: &Rows, row: &str, name: &str) -> f64 {
+    *rows
+        .get(row)
+        .and_then(|r| r.get(name))
+        .unwrap_or_else(|| panic!("no {row} {name}: {rows:?}"))
+}
+
+#[test]
+fn a_rank_throttled_inside_the_window_makes_the_aggregate_differ_from_the_rank_sum() {
+    // A rank throttled steadily for its whole phase (the test above) leaves the aggregate equal
+    // to the ranks' sum: with wear-out it runs after the window at the rate it ran inside it.
+    // The two differ when a rank's rate inside the window differs from its rate outside it:
+    // rank 1 is held to 10 % of a CPU up to its stonewall, then the test lifts the quota, so it
+    // wears out at full speed after the window, and its average rate over its phase is well
+    // above its rate inside the window.
+    require_privileged!();
+    if !have_mpirun() {
+        return;
+    }
+    let Some(slow) = CpuLimit::new(10) else {
+        skip_or_fail("no cgroup v1 cpu controller to slow a rank with");
+        return;
+    };
+    // The phase's time: two whole seconds of each rank's series inside the window.
+    const T: f64 = 2.0;
+    let dir = scratch();
+    let suite = write_suite(
+        dir.path(),
+        "skew.toml",
+        &STONEWALL_SUITE.replace("time = \"1s\"", "time = \"2s\""),
+    );
+    let db = dir.path().join("s.db");
+    let sc = dir.path().join("scratch");
+    let t0 = Instant::now();
+    let mut child = slowed_rank_1(&slow, &db, &suite, &sc)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut log = String::new();
+    // When the phase started: `-v` prints "phase rndrd" once the phase's sync has released
+    // every rank (`Phases::begin` in src/engine/phase.rs: the sync, then the progress line), so
+    // the line comes at the phase's start or after it, never before, whatever the load; read
+    // late, it only lifts the throttle later (a smaller difference, still the predicted one).
+    // Rank 1 reaches its stonewall T s after its own start, which follows the release by at
+    // most a throttled period (90 ms of 100); 0.5 s more is a wide margin, and rank 1 at 10 %
+    // would need about 9 T more to wear out, so the lift comes long before it ends. (The
+    // cgroup's CPU time or throttle count would show the phase too, but MPI's start-up and the
+    // fingerprints burn CPU as well; the null engine writes no file to watch for.)
+    while !log.contains("phase rndrd") {
+        let mut line = String::new();
+        if err.read_line(&mut line).unwrap() == 0 {
+            panic!("the run ended before its phase: {log}");
+        }
+        log.push_str(&line);
+        assert!(t0.elapsed() < Duration::from_secs(60), "{log}");
+    }
+    std::thread::sleep(Duration::from_secs_f64(T + 0.5));
+    std::fs::write(slow.0.join("cpu.cfs_quota_us"), "-1").unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    log.push_str(&rest);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{log}");
+    assert_no_leftovers(&sc);
+    let r = report_json(db.to_str().unwrap(), "latest");
+    let s = &r["samples"][0];
+    assert_eq!(s["status"]["state"], "ok", "{s}");
+    let rows = rows(s);
+    let f = |row: &str, name: &str| figure(&rows, row, name);
+    let ranks = ["rndrd@rank0", "rndrd@rank1"];
+    // The skew: rank 1's rate up to its stonewall well below rank 0's; rank 0 had done the
+    // agreed count and ended at the agreement.
+    let before: Vec<f64> = ranks.iter().map(|k| f(k, "ops_before_stonewall") / T).collect();
+    assert!(before[1] < 0.5 * before[0], "rank 1 was throttled: {rows:?}");
+    assert_eq!(f(ranks[0], "ops_after_stonewall"), 0.0, "{rows:?}");
+
+    // The aggregate computed here from the per-rank rows only (no series): the window is the
+    // latest start to the earliest end (rank 0's, at the stonewall agreement). Every rank did
+    // its `ops_before_stonewall` between its start and its stonewall T s later, at a steady
+    // rate there (rank 0 unthrottled, rank 1 at its quota: even over its 100 ms periods), so
+    // the part inside the window is in proportion to the overlap; its `ops_after_stonewall`
+    // came after the agreement, which closed the window.
+    let from = ranks.iter().map(|k| f(k, "start_s")).fold(f64::MIN, f64::max);
+    let to = ranks.iter().map(|k| f(k, "end_s")).fold(f64::MAX, f64::min);
+    let window = to - from;
+    assert!(window > 0.9 * T, "{rows:?}");
+    let inside: Vec<f64> = ranks
+        .iter()
+        .map(|k| {
+            let (a, b) = (f(k, "start_s"), f(k, "start_s") + T);
+            f(k, "ops_before_stonewall") * (b.min(to) - a.max(from)).max(0.0) / T
+        })
+        .collect();
+    let independent = inside.iter().sum::<f64>() / window;
+    let aggregate = f("rndrd", "reads_per_s");
+    let rank_sum = f("rndrd", "reads_per_s_rank_sum");
+    // The tool spreads each rank's operations evenly within each of its seconds, this over its
+    // whole stretch to the stonewall: the two differ only where the window's start cuts into
+    // the earlier rank's first second (the ranks' start offset, a few ms here; under load at
+    // most a throttled period, 90 ms), and then by how unevenly that rank ran (its seconds
+    // differ by up to a quarter under the other tests' load): 0.25 × 90 ms of 2 s is 1.1 %
+    // of that rank's rate. 2 % of the aggregate covers it (measured: within 0.01 %).
+    let tolerance = 0.02 * aggregate;
+    assert!(
+        (aggregate - independent).abs() <= tolerance,
+        "aggregate {aggregate} vs {independent} computed from the ranks' rows: {rows:?}"
+    );
+    // What the skew predicts: the ranks' sum exceeds the aggregate by rank 1's average rate
+    // over its phase less its rate inside the window, its wear-out at full speed after the
+    // lift; rank 0 ran at its average inside the window (the window is its phase, but for the
+    // ranks' start offset), so nothing of the difference is its.
+    let predicted = f(ranks[1], "reads_per_s") - inside[1] / window;
+    let difference = rank_sum - aggregate;
+    eprintln!(
+        "aggregate {aggregate:.0}/s (computed here {independent:.0}/s), rank sum {rank_sum:.0}/s, \
+         difference {difference:.0}/s, predicted {predicted:.0}/s; window {window:.3} s"
+    );
+    assert!(
+        (difference - predicted).abs() <= tolerance,
+        "rank sum − aggregate {difference} vs {predicted} predicted: {rows:?}"
+    );
+    // Large against the tolerances: an aggregate that were the ranks' sum fails above.
+    assert!(
+        difference >= 0.2 * aggregate,
+        "the skew's cost {difference} is small against {aggregate}: {rows:?}"
+    );
+    assert!(t0.elapsed() < Duration::from_secs(60), "{:?}", t0.elapsed());
     drop(slow);
 }
 
