@@ -51,6 +51,27 @@ type Rows = BTreeMap<String, BTreeMap<String, f64>>;
 
 /// The report row of a stored measurement or series: its phase, with `@rankN` when it has a
 /// `rank` (never inside the phase name itself).
+/// Reads the child's stderr line by line until a line contains `needle` (the lines so far),
+/// failing if the child ends first (`what` names the line awaited) or `limit` after `t0` passes.
+fn read_until(
+    err: &mut BufReader<std::process::ChildStderr>,
+    needle: &str,
+    t0: Instant,
+    limit: Duration,
+    what: &str,
+) -> String {
+    let mut log = String::new();
+    while !log.contains(needle) {
+        let mut line = String::new();
+        if err.read_line(&mut line).unwrap() == 0 {
+            panic!("the run ended before {what}: {log}");
+        }
+        log.push_str(&line);
+        assert!(t0.elapsed() < limit, "{log}");
+    }
+    log
+}
+
 fn row_of(m: &serde_json::Value) -> String {
     let phase = m["phase"].as_str().unwrap();
     assert!(!phase.contains('@'), "a rank in a phase name: {phase}");
@@ -410,16 +431,8 @@ fn run_and_signal_rank_2(
         .spawn()
         .unwrap();
     let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut log = String::new();
     // The last repeat of four is fileio's second: three repeats are committed by then.
-    while !log.contains("[4/4]") {
-        let mut line = String::new();
-        if err.read_line(&mut line).unwrap() == 0 {
-            panic!("the run ended before its last repeat: {log}");
-        }
-        log.push_str(&line);
-        assert!(t0.elapsed() < Duration::from_secs(90), "{log}");
-    }
+    let mut log = read_until(&mut err, "[4/4]", t0, Duration::from_secs(90), "its last repeat");
     std::thread::sleep(Duration::from_secs(1));
     // Rank 2 of this run: our binary, our scratch folder on its command line, rank 2 in its
     // environment.
@@ -697,7 +710,6 @@ fn a_rank_throttled_inside_the_window_makes_the_aggregate_differ_from_the_rank_s
         .spawn()
         .unwrap();
     let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut log = String::new();
     // When the phase started: `-v` prints "phase rndrd" once the phase's sync has released
     // every rank (`Phases::begin` in src/engine/phase.rs: the sync, then the progress line), so
     // the line comes at the phase's start or after it, never before, whatever the load; read
@@ -707,14 +719,7 @@ fn a_rank_throttled_inside_the_window_makes_the_aggregate_differ_from_the_rank_s
     // would need about 9 T more to wear out, so the lift comes long before it ends. (The
     // cgroup's CPU time or throttle count would show the phase too, but MPI's start-up and the
     // fingerprints burn CPU as well; the null engine writes no file to watch for.)
-    while !log.contains("phase rndrd") {
-        let mut line = String::new();
-        if err.read_line(&mut line).unwrap() == 0 {
-            panic!("the run ended before its phase: {log}");
-        }
-        log.push_str(&line);
-        assert!(t0.elapsed() < Duration::from_secs(60), "{log}");
-    }
+    let mut log = read_until(&mut err, "phase rndrd", t0, Duration::from_secs(60), "its phase");
     std::thread::sleep(Duration::from_secs_f64(T + 0.5));
     std::fs::write(slow.0.join("cpu.cfs_quota_us"), "-1").unwrap();
     let mut rest = String::new();
