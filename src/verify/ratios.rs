@@ -313,30 +313,29 @@ fn verdict(p: &Pair, mp: &MetricPair, nat: &Side, rf: &Side, point: Option<f64>)
             ),
         };
     }
-    if let (Some((k, bound)), Some(native)) = (rf.too_fast, mean(&nat.values)) {
-        if rf.values.is_empty() {
-            return Verdict::Bound {
-                native,
-                bound,
-                basis: format!("{} +++++ in {k} repeat(s): above {}", p.tool, num(Some(bound))),
-            };
-        }
-        // Timed in some repeats only: those are its slowest, so its mean is at least the mean
-        // with every +++++ counted at the bound.
-        let timed: f64 = rf.values.iter().map(|(_, v)| v).sum();
-        let least = (timed + k as f64 * bound) / (rf.values.len() + k) as f64;
-        return Verdict::Bound {
-            native,
-            bound: least * keep,
-            basis: format!(
+    if let (Some((k, above)), Some(native)) = (rf.too_fast, mean(&nat.values)) {
+        // bonnie++'s mean is at least its mean with every +++++ counted at the rate it beat;
+        // the repeats it timed are its slowest and carry the tools' noise, so a bound that
+        // rests on them is kept less the tolerance (one of only +++++ is exact).
+        let timed = rf.values.len();
+        let least = (rf.values.iter().map(|(_, v)| v).sum::<f64>() + k as f64 * above) / (timed + k) as f64;
+        let (bound, basis) = if timed == 0 {
+            (
+                least,
+                format!("{} +++++ in {k} repeat(s): above {}", p.tool, num(Some(above))),
+            )
+        } else {
+            let basis = format!(
                 "{} +++++ in {k} of {} repeats (above {}), so its mean is at least {} less {:.0} %",
                 p.tool,
-                rf.values.len() + k,
-                num(Some(bound)),
+                timed + k,
+                num(Some(above)),
                 num(Some(least)),
                 mp.tolerance_pct
-            ),
+            );
+            (least * keep, basis)
         };
+        return Verdict::Bound { native, bound, basis };
     }
     if let Some(r) = point {
         return if (r - 1.0).abs() * 100.0 <= mp.tolerance_pct {
