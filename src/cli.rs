@@ -232,6 +232,13 @@ pub struct RunArgs {
     /// loop_io`). Loop images only; the raw-device baseline stays direct.
     #[arg(long, value_enum, value_name = "direct|buffered")]
     pub loop_io: Option<crate::policy::LoopIo>,
+    /// On a virtual machine whose balloon reports free memory to the hypervisor (which then
+    /// faults it back in when reused, a cost that lands on whichever phase reuses it), hold the
+    /// reporting for the run: `page_reporting_order` is raised above the largest block and
+    /// put back at the end (also by `fsbench cleanup` after a kill). A machine-wide setting,
+    /// so only on request; every repeat records whether reporting was on.
+    #[arg(long)]
+    pub hold_page_reporting: bool,
     /// After the minimum repeats, run more rounds until every headline metric's confidence
     /// interval is within PCT % of its mean (or every comparison is decided, or --budget is spent).
     #[arg(long, value_name = "PCT")]
@@ -317,6 +324,7 @@ impl RunArgs {
             tools: self.tools,
             memory: self.memory,
             loop_io: self.loop_io,
+            hold_page_reporting: self.hold_page_reporting,
             precision: self.precision,
             budget: self.budget,
             scratch: self.scratch.scratch.clone(),

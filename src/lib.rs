@@ -27,6 +27,7 @@ macro_rules! skip_or_fail {
 }
 
 pub mod app;
+pub mod balloon;
 pub mod baseline;
 pub mod cgroup;
 pub mod cli;

@@ -87,6 +87,7 @@ pub fn undo_kinds() -> crate::undo::Kinds {
         .with::<provision::zfs::DestroyPool>()
         .with::<provision::zfs::StopDaemon>()
         .with::<crate::cgroup::RemoveCgroup>()
+        .with::<crate::balloon::RestoreReporting>()
 }
 
 pub(super) fn cmd_cleanup(a: &ScratchArgs) -> Result<i32> {

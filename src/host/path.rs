@@ -83,6 +83,11 @@ pub struct PathFacts {
     /// Whether the variant asked for NoCOW (`nocow = true`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub nocow_asked: bool,
+    /// The hypervisor's free page reporting during the repeat (`balloon::Reporting::fact`):
+    /// `on (blocks of 2.0 MiB and larger)`, `held (order 11)`; `None` on a machine without it
+    /// (or a session before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_reporting: Option<String>,
 }
 
 /// How far the memory limit in force may lie from the one asked before it is a mismatch,

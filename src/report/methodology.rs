@@ -397,8 +397,8 @@ pub fn path_differences(base: &ReportModel, cand: &ReportModel, variant: Option<
 /// A variant's path facts over its repeats, as text per fact (distinct values joined with
 /// `|`; empty where no repeat has the fact): the loop direct-I/O state (`off (by request)` when
 /// buffered was asked), the super options, the backing filesystem, the mkfs parameters read
-/// back, the memory limit in force (bytes) and NoCOW.
-fn path_summary(model: &ReportModel, variant: &str) -> [(&'static str, String); 6] {
+/// back, the memory limit in force (bytes), NoCOW and the hypervisor's free page reporting.
+fn path_summary(model: &ReportModel, variant: &str) -> [(&'static str, String); 7] {
     let facts = model.path_facts(variant);
     let distinct = |f: &dyn Fn(&crate::host::path::PathFacts) -> Option<String>| {
         let mut vals: Vec<String> = facts.iter().filter_map(|p| f(p)).collect();
@@ -428,6 +428,7 @@ fn path_summary(model: &ReportModel, variant: &str) -> [(&'static str, String); 
             "NoCOW",
             distinct(&|p| p.nocow.map(|n| if n { "set".into() } else { "not set".into() })),
         ),
+        ("free page reporting", distinct(&|p| p.page_reporting.clone())),
     ]
 }
 
@@ -441,6 +442,7 @@ pub fn checks(model: &ReportModel) -> Vec<Warning> {
     }
     let mut out: Vec<Warning> = cache_regime(model).into_iter().map(Warning::from).collect();
     out.extend(loop_by_request(model).map(Warning::from));
+    out.extend(page_reporting(model).map(Warning::from));
     out.extend(device_bound(model).into_iter().map(Warning::from));
     for t in &model.workloads {
         for row in t.rows.iter().filter(|r| role::is_headline(&r.metric)) {
@@ -547,6 +549,23 @@ fn loop_by_request(model: &ReportModel) -> Option<String> {
         format!(
             "{}: loop devices in buffered mode by request (loop_io = \"buffered\"): the host's page cache of each image serves and buffers its I/O, so these results measure that path and may exceed the raw device",
             variants.join(", ")
+        )
+    })
+}
+
+/// The methodology note of repeats run while the hypervisor's free page reporting was on
+/// (`host::path::PathFacts::page_reporting`, see `balloon`): how many, and how to hold it;
+/// `None` when no repeat ran with it on.
+fn page_reporting(model: &ReportModel) -> Option<String> {
+    let facts: Vec<_> = model.variants.iter().flat_map(|v| model.path_facts(v)).collect();
+    let on = facts
+        .iter()
+        .filter(|p| p.page_reporting.as_deref().is_some_and(|r| r.starts_with("on")))
+        .count();
+    (on > 0).then(|| {
+        format!(
+            "free page reporting was on in {on} of {} repeats: the hypervisor took back memory the machine freed and faulted it in again when a phase reused it, a cost that lands on whichever phase and filesystem reuses it (on a 2-core VM, rewrite through a 256 MiB cgroup ran 15-17 % slower on ext4 and xfs and not on btrfs; doc/statistics.md); `fsbench run --hold-page-reporting` holds it for a run",
+            facts.len()
         )
     })
 }
@@ -961,6 +980,40 @@ mod tests {
         );
         assert!(checks(&buffered).iter().any(|w| w.contains("by request")));
         assert!(!checks(&direct).iter().any(|w| w.contains("by request")));
+    }
+
+    /// Repeats that ran with free page reporting on are counted in one methodology note
+    /// naming the switch; held or absent, nothing.
+    #[test]
+    fn repeats_with_free_page_reporting_on_are_said() {
+        let a = with_facts(
+            &session("8GiB", Some(1 << 30), 1000.0, &[("a", &STEADY), ("b", &STEADY)]),
+            true,
+            "ext4",
+        );
+        assert_eq!(page_reporting(&a), None, "no fact: nothing");
+        let with = |fact: &str, every: usize| {
+            let mut m = a.clone();
+            for (i, r) in m.samples.iter_mut().enumerate() {
+                if i % every == 0 {
+                    r.sample.path.as_mut().unwrap().page_reporting = Some(fact.into());
+                }
+            }
+            m
+        };
+        assert_eq!(page_reporting(&with("held (order 11)", 1)), None);
+        let half = with("on (blocks of 2.0 MiB and larger)", 2);
+        let n = half.samples.len();
+        let note = page_reporting(&half).expect("a note");
+        assert!(
+            note.starts_with(&format!(
+                "free page reporting was on in {} of {n} repeats",
+                n.div_ceil(2)
+            )),
+            "{note}"
+        );
+        assert!(note.contains("--hold-page-reporting"), "{note}");
+        assert!(checks(&half).iter().any(|w| w.contains("free page reporting")));
     }
 
     #[test]

@@ -384,6 +384,7 @@ impl Runner {
             }
             None => None,
         };
+        let reporting = self.hold_page_reporting(&state, obs)?;
         let provisioner = self.target.provisioner(state.clone(), self.suite.loop_io)?;
         let session = match &self.resume {
             Some(r) => {
@@ -408,8 +409,44 @@ impl Runner {
             state,
             memory,
             provisioner,
+            _reporting: reporting,
             _lock: lock,
         })
+    }
+
+    /// `--hold-page-reporting`: holds the hypervisor's free page reporting for the session
+    /// (recorded in the run's state file; given back when the session closes). Without the
+    /// option, or where there is nothing to hold, it says so and holds nothing.
+    fn hold_page_reporting(
+        &self,
+        state: &RunState,
+        obs: &dyn Observer,
+    ) -> Result<Option<crate::balloon::Hold>, RunError> {
+        if !self.options.hold_page_reporting {
+            return Ok(None);
+        }
+        let Some(reporting) = crate::balloon::Reporting::read() else {
+            obs.warning(
+                "--hold-page-reporting: this machine has no balloon device that reports free pages; nothing to hold",
+            );
+            return Ok(None);
+        };
+        match crate::balloon::Hold::start(state, reporting) {
+            Ok(Some(hold)) => {
+                obs.warning(&hold.said);
+                Ok(Some(hold))
+            }
+            Ok(None) => {
+                obs.warning(&format!(
+                    "--hold-page-reporting: free page reporting is held already (page_reporting_order {}): left as it is",
+                    reporting.order
+                ));
+                Ok(None)
+            }
+            Err(e) => Err(RunError::Usage(format!(
+                "--hold-page-reporting: {e} (needs root); run without it, or as root"
+            ))),
+        }
     }
 
     /// Runs repeat `i` (slot `slot_index` of the run) and commits it: stored before it is
@@ -505,10 +542,13 @@ impl Runner {
             state,
             memory,
             provisioner: _provisioner,
+            _reporting: reporting,
             _lock,
         } = open;
         store.finish_session(session, status)?;
         drop(memory);
+        // Given back before the state file goes: its record is popped first.
+        drop(reporting);
         state.finish();
         // The stored session is the truth: a resumed run replaced the repeats it ran again.
         let failures = if interrupted {
@@ -534,6 +574,8 @@ struct OpenSession {
     state: RunState,
     memory: Option<crate::cgroup::MemoryCgroup>,
     provisioner: Box<dyn Provisioner>,
+    /// `--hold-page-reporting`'s hold, given back when the session closes.
+    _reporting: Option<crate::balloon::Hold>,
     /// The session's lock file, held until the session is closed.
     _lock: Option<std::fs::File>,
 }

@@ -41,6 +41,10 @@ pub struct RunOptions {
     /// keeps the suite's `[run] loop_io` (default direct).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub loop_io: Option<LoopIo>,
+    /// `--hold-page-reporting`: hold the hypervisor's free page reporting for the run
+    /// ([`crate::balloon::Hold`]), put back at its end.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub hold_page_reporting: bool,
     /// Adaptive rounds until every headline CI is within this many percent.
     pub precision: Option<f64>,
     /// Most wall time with adaptive rounds.

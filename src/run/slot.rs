@@ -258,6 +258,7 @@ fn path_facts(
             Err(e) => notes.push(format!("memory limit: not read back: {e}")),
         }
     }
+    facts.page_reporting = crate::balloon::Reporting::read().map(|r| r.fact());
     probe_ratio(case, mounted, &mut facts, notes);
     if v.nocow {
         facts.nocow_asked = true;

@@ -345,3 +345,87 @@ fn a_stopping_rule_adds_interleaved_rounds_within_its_budget() {
     );
     assert_no_leftovers(&scratch);
 }
+
+/// `page_reporting_order` of this machine (the hypervisor's free page reporting), if it has it.
+fn reporting_order() -> Option<u32> {
+    std::fs::read_to_string(fsbench::balloon::ORDER_PARAM)
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+}
+
+/// `--hold-page-reporting`: the parameter is raised for the run and put back after it, every
+/// repeat records the state it ran in (held with the option, on without it, and then the
+/// report says so), and after a SIGKILL `fsbench cleanup` puts it back.
+#[test]
+fn free_page_reporting_is_held_for_a_run_recorded_and_given_back_after_sigkill_by_cleanup() {
+    require_privileged!();
+    let Some(before) = fsbench::balloon::Reporting::read().filter(|r| r.active()) else {
+        crate::util::skip_or_fail("no virtio balloon reporting free pages here (or it is held already)");
+        return;
+    };
+    let dir = tempfile::Builder::new()
+        .prefix("fsbench-reporting-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let suite = write_suite(dir.path(), "mem.toml", CACHED);
+    let db = dir.path().join("r.db");
+    let scratch = dir.path().join("s");
+    let facts = |session: &str| -> Vec<String> {
+        let j = report_json(db.to_str().unwrap(), session);
+        j["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["path"]["page_reporting"].as_str().unwrap_or("none").to_string())
+            .collect()
+    };
+    // Held for the run, recorded as held, put back at its end.
+    let o = run_suite(&db, &suite, ("--scratch", &scratch), &["--hold-page-reporting"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("free page reporting held for the run"),
+        "{}",
+        text(&o)
+    );
+    let held = facts("1");
+    assert!(
+        !held.is_empty() && held.iter().all(|f| f.starts_with("held (order")),
+        "{held:?}"
+    );
+    assert_eq!(reporting_order(), Some(before.order), "not put back after the run");
+    assert!(!text(&o).contains("free page reporting was on"), "{}", text(&o));
+    // Without the option: left on, recorded as on, and the report says how to hold it.
+    let o = run_suite(&db, &suite, ("--scratch", &scratch), &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let on = facts("2");
+    assert!(on.iter().all(|f| f.starts_with("on (blocks of")), "{on:?}");
+    assert!(text(&o).contains("free page reporting was on in"), "{}", text(&o));
+    // SIGKILLed while held: the state file keeps the restore, and cleanup does it.
+    let many = write_suite(dir.path(), "many.toml", &CACHED.replace("repeats = 1", "repeats = 20"));
+    let mut child = spawn_run(&db, &many, &scratch, &["--hold-page-reporting"]);
+    let t0 = Instant::now();
+    while reporting_order() == Some(before.order) || mounts_under(&scratch).is_empty() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the run never held reporting and mounted"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    rustix::process::kill_process(rustix::process::Pid::from_child(&child), rustix::process::Signal::Kill).unwrap();
+    child.wait().unwrap();
+    assert_ne!(
+        reporting_order(),
+        Some(before.order),
+        "a SIGKILLed run cannot put it back itself"
+    );
+    let o = fsbench(&["cleanup", "--scratch", scratch.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        reporting_order(),
+        Some(before.order),
+        "cleanup did not put it back: {}",
+        text(&o)
+    );
+    assert_no_leftovers(&scratch);
+}
