@@ -293,6 +293,64 @@ pub fn render_text(model: &ReportModel) -> String {
         "{decided} of {} headline rows decided (\"inconclusive\" is not \"the same\": more repeats or a larger budget may decide it).\n",
         answers.len()
     ));
+    let needs = to_decide(model, &answers);
+    if !needs.is_empty() {
+        out.push_str(&format!(
+            "  repeats each that would decide the inconclusive pairs if their observed gap and spread held ({:.0} % power, level 0.05 over the row's pairs):\n",
+            crate::stats::best::PLANNING_POWER * 100.0
+        ));
+        for n in needs {
+            out.push_str(&format!("    {n}\n"));
+        }
+    }
+    out
+}
+
+/// One line per inconclusive pair of `answers` (a variant against its row's best): their gap,
+/// their spread, and the repeats each that would show which is ahead or that they are the same
+/// ([`crate::stats::best::repeats_to_decide`]).
+fn to_decide(model: &ReportModel, answers: &[RowAnswer]) -> Vec<String> {
+    let mut out = Vec::new();
+    for a in answers.iter().filter(|a| !a.decided()) {
+        let Some(row) = model
+            .workloads
+            .iter()
+            .filter(|t| t.workload == a.workload)
+            .flat_map(|t| &t.rows)
+            .find(|r| r.phase == a.phase && r.metric.name == a.metric)
+        else {
+            continue;
+        };
+        let cell = |v: &str| row.cells.iter().find(|c| c.variant == v);
+        let Some(best) = cell(&a.best) else {
+            continue;
+        };
+        let k = row.cells.len();
+        for (v, _) in a.versus_best.iter().filter(|(_, v)| *v == Verdict::Inconclusive) {
+            let Some(other) = cell(v) else {
+                continue;
+            };
+            let Some(t) =
+                crate::stats::best::repeats_to_decide(&other.values, &best.values, k * (k - 1) / 2, DECIDED_MARGIN_PCT)
+            else {
+                continue;
+            };
+            let what = match (t.ahead, t.same) {
+                (Some(n), Some(s)) => format!(
+                    "about {n} to show which is ahead, {s} to show them the same within ±{DECIDED_MARGIN_PCT} %"
+                ),
+                (Some(n), None) => {
+                    format!("about {n} to show which is ahead (a gap beyond ±{DECIDED_MARGIN_PCT} % is never the same)")
+                }
+                (None, Some(s)) => format!("about {s} to show them the same within ±{DECIDED_MARGIN_PCT} %"),
+                (None, None) => continue,
+            };
+            out.push(format!(
+                "{} {}: {v} against {} {:+.1} % at {:.1} % CoV: {what}",
+                a.phase, a.metric, a.best, t.gap_pct, t.cov_pct
+            ));
+        }
+    }
     out
 }
 
@@ -715,6 +773,31 @@ mod tests {
         assert!(
             text.contains("all pairs with Holm") && text.contains("look 2 of 4 at 5 repeats"),
             "{text}"
+        );
+        assert!(text.contains("1 of 1 headline rows decided"), "{text}");
+        assert!(
+            !text.contains("repeats each that would decide"),
+            "decided: nothing to plan\n{text}"
+        );
+        // Undecided: two variants 4 % apart at about 6 % CoV. The line names the pair, its gap
+        // and spread, and the repeats the difference test would need (the equivalence test
+        // none: the gap is beyond the margin).
+        let noisy = [0.93, 0.97, 1.0, 1.04, 1.08, 1.0];
+        let hi: Vec<f64> = noisy.iter().map(|x| x * 104.0).collect();
+        let lo: Vec<f64> = noisy.iter().rev().map(|x| x * 100.0).collect();
+        let mut undecided = session_data_of("1MiB", None, 1e9, &[("a", &hi), ("b", &lo)]);
+        undecided.session.info.policy.budget_s = Some(300.0);
+        undecided.session.info.run_options = data.session.info.run_options.clone();
+        let text = render_text(&crate::report::build(&undecided, 0, 0.95));
+        assert!(text.contains("0 of 1 headline rows decided"), "{text}");
+        let line = text
+            .lines()
+            .find(|l| l.contains("b against a"))
+            .unwrap_or_else(|| panic!("no planning line:\n{text}"));
+        assert!(line.contains("-3.8 % at 5.2 % CoV: about 28"), "{line}");
+        assert!(
+            line.contains("to show which is ahead (a gap beyond ±3 % is never the same)"),
+            "{line}"
         );
         // The table's standings are the same answers.
         let row = &model.workloads[0].rows[0];

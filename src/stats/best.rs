@@ -171,6 +171,64 @@ pub fn decided(answers: &[Answer]) -> bool {
     answers.iter().all(|a| *a != Answer::Inconclusive)
 }
 
+/// How many repeats of each of two variants an inconclusive pair would need, if its observed
+/// gap and spread were the truth: a planning figure, not a promise (the next repeats will move
+/// both).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ToDecide {
+    /// The gap between the two means, percent (the ratio of the geometric means less one,
+    /// signed as `a` over `b`).
+    pub gap_pct: f64,
+    /// The run-to-run spread: the root mean square of the two sd of the log values, as a
+    /// percent (≈ the CoV).
+    pub cov_pct: f64,
+    /// Repeats each to show which is ahead (the difference test); `None` when the gap is 0.
+    pub ahead: Option<u64>,
+    /// Repeats each to show them the same within the margin (the equivalence test); `None`
+    /// when the gap is as large as the margin or larger.
+    pub same: Option<u64>,
+}
+
+/// Power the planning figures of [`repeats_to_decide`] are for.
+pub const PLANNING_POWER: f64 = 0.8;
+
+/// [`ToDecide`] for the values `a` and `b` (at least two each, all positive) in a row of
+/// `pairs` pairs: the normal-approximation sample size of each test on the log scale at level
+/// 0.05 / `pairs` (Holm's first step, where a row's first claim is made) and power
+/// [`PLANNING_POWER`]: `n = 2 s² (z_level + z_power)² / δ²`, with δ the gap for the difference
+/// test (two-sided) and the margin less the gap for the equivalence test (each one-sided test
+/// of TOST). `None` when either sample cannot be used.
+pub fn repeats_to_decide(a: &[f64], b: &[f64], pairs: usize, margin_pct: f64) -> Option<ToDecide> {
+    use statrs::distribution::{ContinuousCDF, Normal};
+    let logs = |v: &[f64]| -> Option<Vec<f64>> {
+        (v.len() >= 2 && v.iter().all(|x| x.is_finite() && *x > 0.0)).then(|| v.iter().map(|x| x.ln()).collect())
+    };
+    let (la, lb) = (logs(a)?, logs(b)?);
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let var = |v: &[f64]| {
+        let m = mean(v);
+        v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64
+    };
+    let s2 = (var(&la) + var(&lb)) / 2.0;
+    let d = mean(&la) - mean(&lb);
+    let alpha = 0.05 / pairs.max(1) as f64;
+    let z = Normal::standard();
+    let z_power = z.inverse_cdf(PLANNING_POWER);
+    let n = |z_level: f64, delta: f64| -> Option<u64> {
+        (delta > 0.0).then(|| {
+            (2.0 * s2 * (z_level + z_power).powi(2) / (delta * delta))
+                .ceil()
+                .max(2.0) as u64
+        })
+    };
+    Some(ToDecide {
+        gap_pct: (d.exp() - 1.0) * 100.0,
+        cov_pct: s2.sqrt() * 100.0,
+        ahead: n(z.inverse_cdf(1.0 - alpha / 2.0), d.abs()),
+        same: n(z.inverse_cdf(1.0 - alpha), (1.0 + margin_pct / 100.0).ln() - d.abs()),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,6 +240,38 @@ mod tests {
             sd: mean * cov,
             n,
         })
+    }
+
+    /// The planning figures grow with the spread and shrink with the gap, as the formula says:
+    /// 5 % apart at 7 % CoV needs tens of repeats to show which is ahead and none can show
+    /// them the same within 3 %; equal means at 1 % CoV are shown the same in a few.
+    #[test]
+    fn the_repeats_to_decide_follow_the_gap_and_the_spread() {
+        // Five values with a log sd of about 7 %, one set 5 % above the other.
+        let base = [0.93, 0.97, 1.0, 1.04, 1.08];
+        let a: Vec<f64> = base.iter().map(|x| x * 105.0).collect();
+        let b: Vec<f64> = base.iter().map(|x| x * 100.0).collect();
+        let t = repeats_to_decide(&a, &b, 3, 3.0).unwrap();
+        assert!((t.gap_pct - 5.0).abs() < 1e-9, "{t:?}");
+        assert!((t.cov_pct - 5.8).abs() < 0.1, "{t:?}");
+        // 2 · 0.058² · (2.394 + 0.842)² / ln(1.05)² ≈ 30.
+        assert!((28..=33).contains(&t.ahead.unwrap()), "{t:?}");
+        assert_eq!(t.same, None, "a 5 % gap is never the same within 3 %");
+        // Twice the spread, four times the repeats.
+        let wide: Vec<f64> = base.iter().map(|x| (x - 1.0) * 2.0 + 1.0).collect();
+        let (a2, b2): (Vec<f64>, Vec<f64>) = (
+            wide.iter().map(|x| x * 105.0).collect(),
+            wide.iter().map(|x| x * 100.0).collect(),
+        );
+        let t2 = repeats_to_decide(&a2, &b2, 3, 3.0).unwrap();
+        assert!(t2.ahead.unwrap() > 3 * t.ahead.unwrap(), "{t2:?} against {t:?}");
+        // Equal means at 1 % CoV: no gap to show, the same in a few repeats.
+        let tight: Vec<f64> = base.iter().map(|x| ((x - 1.0) / 6.0 + 1.0) * 100.0).collect();
+        let t3 = repeats_to_decide(&tight, &tight, 3, 3.0).unwrap();
+        assert_eq!(t3.ahead, None);
+        assert!(t3.same.unwrap() <= 5, "{t3:?}");
+        assert_eq!(repeats_to_decide(&[1.0], &b, 3, 3.0), None);
+        assert_eq!(repeats_to_decide(&[1.0, -1.0], &b, 3, 3.0), None);
     }
 
     fn answers(samples: &[Option<Sample>]) -> Vec<Answer> {
