@@ -87,6 +87,7 @@ pub fn undo_kinds() -> crate::undo::Kinds {
         .with::<provision::zfs::DestroyPool>()
         .with::<provision::zfs::StopDaemon>()
         .with::<crate::cgroup::RemoveCgroup>()
+        .with::<crate::engine::workloads::oltp::pgshm::RemovePgShm>()
 }
 
 pub(super) fn cmd_cleanup(a: &ScratchArgs) -> Result<i32> {
