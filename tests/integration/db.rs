@@ -438,7 +438,9 @@ fn sigkill_during_the_postgresql_phase_leaves_no_shared_memory_after_cleanup() {
     eprintln!("{out}");
     assert!(
         out.lines()
-            .any(|l| l.starts_with("removed the shared memory of PostgreSQL server") && l.contains(&control)),
+            .any(|l| l.starts_with("removed the shared memory of PostgreSQL server")
+                && l.contains(&control)
+                && l.contains(sc.to_str().unwrap())),
         "{out}"
     );
     for f in left.iter().filter(|f| f.starts_with("/dev/shm/")) {

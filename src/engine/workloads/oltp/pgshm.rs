@@ -367,9 +367,10 @@ impl Step for RemovePgShm {
     }
     fn describe(&self) -> String {
         format!(
-            "removed the shared memory of PostgreSQL server {} ({})",
+            "removed the shared memory of PostgreSQL server {} ({}, data directory {})",
             self.postmaster,
-            self.control.display()
+            self.control.display(),
+            self.data_dir.display()
         )
     }
 }
