@@ -432,7 +432,9 @@ impl ServerProcess {
             std::thread::sleep(POLL);
         }
         // The leader is a zombie, so the group id is still reserved: sweep what is left of the
-        // group (PostgreSQL backends), then reap the leader.
+        // group, then reap the leader. (PostgreSQL's children call setsid(): they are in
+        // sessions of their own, which this does not reach; they exit when the postmaster dies,
+        // and `release_shm` waits for that.)
         kill_group(pid, libc::SIGKILL);
         let _ = child.wait();
         let shm = self.release_shm();
