@@ -88,6 +88,7 @@ pub fn undo_kinds() -> crate::undo::Kinds {
         .with::<provision::zfs::StopDaemon>()
         .with::<crate::cgroup::RemoveCgroup>()
         .with::<crate::balloon::RestoreReporting>()
+        .with::<crate::engine::workloads::oltp::pgshm::RemovePgShm>()
 }
 
 pub(super) fn cmd_cleanup(a: &ScratchArgs) -> Result<i32> {

@@ -1,5 +1,6 @@
 //! Database workloads end to end through the real `fsbench` binary: SQLite OLTP, MariaDB and
-//! PostgreSQL servers on loop filesystems (privileged), Ctrl-C while a server runs, and the
+//! PostgreSQL servers on loop filesystems (privileged), Ctrl-C while a server runs, SIGKILL
+//! while one runs and `fsbench cleanup` (no PostgreSQL shared memory left either), and the
 //! fileio workload against fio on the same file-set shape (within 1.5x per CPU second).
 //!
 //! The server tests need `mariadb-server`, `postgresql` and `sysbench` (scripts/install.sh
@@ -9,7 +10,7 @@
 use crate::require_privileged;
 use crate::util::interrupt;
 use crate::util::start_run;
-use crate::util::{assert_no_leftovers, fsbench, mounts_under, scratch, text, write_suite};
+use crate::util::{assert_no_leftovers, fsbench, mounts_under, scratch, text, write_suite, ShmListing};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -204,6 +205,7 @@ fn mariadb_and_postgresql_servers_on_a_loop_filesystem() {
         "pgbench"
     );
     let dir = open_scratch();
+    let shm = ShmListing::now();
     let suite = write_suite(dir.path(), "suite.toml", SERVERS);
     let db = dir.path().join("r.db");
     let sc = dir.path().join("scratch");
@@ -222,6 +224,7 @@ fn mariadb_and_postgresql_servers_on_a_loop_filesystem() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert_no_leftovers(Path::new(sc));
     assert_eq!(processes_mentioning(sc), Vec::<String>::new(), "server processes left");
+    shm.assert_none_left();
     // Each server's load is a long step of its repeat, ended before the timed phase.
     let ev: Vec<serde_json::Value> = std::fs::read_to_string(&events)
         .unwrap()
@@ -289,14 +292,27 @@ threads = 2
 time = "120s"
 "#;
 
+/// [`MARIA_LONG`] with a PostgreSQL server.
+fn pg_long() -> String {
+    MARIA_LONG
+        .replace("maria-interrupt", "pg-interrupt")
+        .replace("\"mariadb\"", "\"postgresql\"")
+}
+
 /// Waits until `child` is in the timed MariaDB phase: the server runs under `sc` and
 /// sysbench's `run` loads it.
 fn wait_for_mariadb_phase(child: &mut std::process::Child, sc: &Path) {
+    wait_for_server_phase(child, sc, "mariadbd");
+}
+
+/// Waits until `child` is in the timed phase of its `server` (`mariadbd`, `postgres`): the
+/// server runs under `sc` and sysbench's `run` loads it.
+fn wait_for_server_phase(child: &mut std::process::Child, sc: &Path, server: &str) {
     let scs = sc.to_str().unwrap();
     let t0 = Instant::now();
     loop {
         let procs = processes_mentioning(scs);
-        let server = procs.iter().any(|p| p.contains("mariadbd"));
+        let server = procs.iter().any(|p| p.contains(server));
         // The socket (in sysbench's command line) may live outside the scratch folder when the
         // run directory's path is too long for a unix socket.
         let load = processes_mentioning("oltp_read_only")
@@ -307,7 +323,7 @@ fn wait_for_mariadb_phase(child: &mut std::process::Child, sc: &Path) {
         }
         assert!(
             t0.elapsed() < Duration::from_secs(120),
-            "the MariaDB phase never started: {procs:?}"
+            "the {server} phase never started: {procs:?}"
         );
         assert!(child.try_wait().unwrap().is_none(), "fsbench ended early");
         std::thread::sleep(Duration::from_millis(50));
@@ -373,6 +389,65 @@ fn sigkill_during_the_mariadb_phase_leaves_nothing_after_cleanup() {
     assert_no_leftovers(&sc);
     let left: Vec<_> = std::fs::read_dir(&sc).unwrap().flatten().map(|e| e.path()).collect();
     assert!(left.is_empty(), "scratch not empty: {left:?}");
+}
+
+/// fsbench SIGKILLed while its PostgreSQL server runs the timed phase: the postmaster dies
+/// with it (`PR_SET_PDEATHSIG`) and leaves its shared memory (`/dev/shm/PostgreSQL.*`, a SysV
+/// segment), whose removal the run recorded while the server started; `fsbench cleanup`
+/// removes it with the mount and loop device.
+#[test]
+fn sigkill_during_the_postgresql_phase_leaves_no_shared_memory_after_cleanup() {
+    require_privileged!();
+    require_tools!("postgres", "initdb", "pg_isready", "sysbench");
+    let dir = open_scratch();
+    let shm = ShmListing::now();
+    let (_db, sc, mut child) = start_run(dir.path(), &pg_long());
+    wait_for_server_phase(&mut child, &sc, "postgres");
+    let pending = crate::powercut::pending_steps(&sc);
+    let record = pending
+        .iter()
+        .find(|u| u["undo"] == "remove_pg_shm")
+        .unwrap_or_else(|| panic!("no shared memory record: {pending:#?}"))
+        .clone();
+    rustix::process::kill_process(rustix::process::Pid::from_child(&child), rustix::process::Signal::Kill).unwrap();
+    assert_eq!(child.wait().unwrap().code(), None, "killed by a signal");
+    let t0 = Instant::now();
+    while !processes_mentioning(sc.to_str().unwrap()).is_empty() {
+        assert!(t0.elapsed() < Duration::from_secs(30), "still running after SIGKILL");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_no_server_under(dir.path());
+    // The killed server's children exit on their own and init reaps the postmaster; then its
+    // segments are nobody's.
+    let control = record["control"].as_str().unwrap().to_string();
+    let both = |left: &[String]| left.contains(&control) && left.iter().any(|l| l.starts_with("SysV shared memory"));
+    let t0 = Instant::now();
+    while !both(&shm.left_now()) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(15),
+            "the killed server left no {control}: {:?}",
+            shm.left_now()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left = shm.left_now();
+    eprintln!("recorded: {record}\nleft by the killed server: {left:?}");
+    let o = fsbench(&["cleanup", "--scratch", sc.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = text(&o);
+    eprintln!("{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("removed the shared memory of PostgreSQL server")
+                && l.contains(&control)
+                && l.contains(sc.to_str().unwrap())),
+        "{out}"
+    );
+    for f in left.iter().filter(|f| f.starts_with("/dev/shm/")) {
+        assert!(!Path::new(f).exists(), "{f} is still there after cleanup");
+    }
+    shm.assert_none_left();
+    assert_no_leftovers(&sc);
 }
 
 /// IOPS fio reports for 4 KiB psync random reads over `files` files of `size` in `dir`, and

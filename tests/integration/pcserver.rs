@@ -2,7 +2,8 @@
 //! ext4 over the FUSE power-cut disk (volatile model): with the durable settings no
 //! acknowledged row is lost; the negative control (`server_fsync = false`) loses acknowledged
 //! rows, each counted; nothing is left behind after a run, after Ctrl-C, or after SIGKILL +
-//! `fsbench cleanup` (no server process, no mount, no loop device).
+//! `fsbench cleanup` (no server process, no mount, no loop device, no PostgreSQL shared memory
+//! in /dev/shm or SysV).
 //!
 //! Needs root and `postgresql` / `mariadb-server` (scripts/install.sh installs them); missing,
 //! the tests skip loudly, or fail under `FSBENCH_REQUIRE_PRIVILEGED=1`, like the oltp server
@@ -11,7 +12,7 @@
 use crate::db::{open_scratch, processes_mentioning};
 use crate::powercut::run_with_disk_workload_up;
 use crate::powercut::{assert_powercut_left_nothing, assert_sigkill_is_undone_by_cleanup, cell, notes};
-use crate::util::{report_json, write_suite, SuiteRun};
+use crate::util::{report_json, write_suite, ShmListing, SuiteRun};
 use crate::{require_privileged, require_tools};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -102,6 +103,7 @@ fn a_mariadb_server_loses_no_acknowledged_row_with_flush_at_commit_and_many_with
 /// each counted; nothing is left.
 fn durable_loses_nothing_and_the_control_loses_rows(engine: &str, durable: &str, control: &str) {
     let dir = open_scratch();
+    let shm = ShmListing::now();
     let suite = write_suite(dir.path(), "pcs.toml", &SUITE.replace("SERVER", engine));
     let run = SuiteRun::in_dir(dir.path());
     run.run_ok(&suite);
@@ -143,6 +145,8 @@ fn durable_loses_nothing_and_the_control_loses_rows(engine: &str, durable: &str,
 
     assert_no_servers_named_under(dir.path());
     assert_powercut_left_nothing(dir.path(), &run.scratch);
+    // Every cut SIGKILLed a server: none left its shared memory.
+    shm.assert_none_left();
 }
 
 /// Starts a long power-cut-disk workload with an `engine` server on ext4 in `dir` and returns
@@ -165,12 +169,14 @@ fn ctrl_c_with_a_live_postgresql_server_under_the_power_cut_leaves_nothing() {
     require_privileged!();
     require_tools!("postgres", "initdb", "pg_isready");
     let dir = open_scratch();
+    let shm = ShmListing::now();
     let (mut child, sc) = run_with_the_server_up(dir.path(), "postgresql");
     let pid = rustix::process::Pid::from_child(&child);
     rustix::process::kill_process(pid, rustix::process::Signal::Int).unwrap();
     assert_eq!(child.wait().unwrap().code(), Some(130));
     assert_no_servers_named_under(dir.path());
     assert_powercut_left_nothing(dir.path(), &sc);
+    shm.assert_none_left();
 }
 
 #[test]
@@ -178,10 +184,13 @@ fn a_sigkilled_run_with_a_live_postgresql_server_is_undone_by_cleanup() {
     require_privileged!();
     require_tools!("postgres", "initdb", "pg_isready");
     let dir = open_scratch();
+    let shm = ShmListing::now();
     let (child, sc) = run_with_the_server_up(dir.path(), "postgresql");
-    // The server dies with fsbench (PR_SET_PDEATHSIG); cleanup undoes the disk's pieces.
+    // The server dies with fsbench (PR_SET_PDEATHSIG); cleanup undoes the disk's pieces and
+    // removes the shared memory it recorded.
     assert_sigkill_is_undone_by_cleanup(dir.path(), child, &sc);
     assert_no_servers_named_under(dir.path());
+    shm.assert_none_left();
 }
 
 #[test]

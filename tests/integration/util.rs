@@ -338,3 +338,130 @@ pub fn samples_of(j: &serde_json::Value, keep: impl Fn(&serde_json::Value) -> bo
         .filter(|s| s["case_id"].as_str().is_some_and(|id| ids.contains(&id)))
         .collect()
 }
+
+/// The shared memory a PostgreSQL server leaves when it is killed, listed before a test so the
+/// test can check afterwards that none of it was left: the dynamic shared memory files
+/// `/dev/shm/PostgreSQL.<digits>` and the SysV segments (`/proc/sysvipc/shm`). Other processes
+/// on the machine may own segments too, so only what appeared since the listing counts, and
+/// only while no live process uses it (a running server maps its files and attaches its SysV
+/// segment).
+pub struct ShmListing {
+    files: std::collections::BTreeSet<String>,
+    sysv: std::collections::BTreeSet<i64>,
+}
+
+/// `PostgreSQL.<digits>` files directly in /dev/shm.
+pub fn pg_shm_files() -> std::collections::BTreeSet<String> {
+    std::fs::read_dir("/dev/shm")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| {
+            n.strip_prefix("PostgreSQL.")
+                .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .map(|n| format!("/dev/shm/{n}"))
+        .collect()
+}
+
+/// Every path some live process maps (from /proc/*/maps).
+fn mapped_paths() -> std::collections::BTreeSet<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .filter_map(|e| std::fs::read_to_string(e.path().join("maps")).ok())
+        .flat_map(|m| {
+            m.lines()
+                .filter_map(|l| l.splitn(6, ' ').nth(5).map(|p| p.trim_start().to_string()))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// SysV shared memory segments: (shmid, attached, creator pid).
+fn sysv_segments() -> Vec<(i64, u64, u32)> {
+    std::fs::read_to_string("/proc/sysvipc/shm")
+        .unwrap_or_default()
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            Some((
+                f.get(1)?.parse().ok()?,
+                f.get(6)?.parse().ok()?,
+                f.get(4)?.parse().ok()?,
+            ))
+        })
+        .collect()
+}
+
+/// Whether `pid` runs (a zombie waiting to be reaped does not).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| Some(s.rsplit_once(')')?.1.trim_start().chars().next()? != 'Z'))
+        .unwrap_or(false)
+}
+
+impl ShmListing {
+    /// What is there now.
+    pub fn now() -> ShmListing {
+        ShmListing {
+            files: pg_shm_files(),
+            sysv: sysv_segments().into_iter().map(|s| s.0).collect(),
+        }
+    }
+
+    /// What appeared since this listing and nothing uses: segment files no live process maps,
+    /// SysV segments nothing is attached to whose creator is gone.
+    pub fn left_now(&self) -> Vec<String> {
+        let mapped = mapped_paths();
+        let mut left: Vec<String> = pg_shm_files()
+            .into_iter()
+            .filter(|f| !self.files.contains(f) && !mapped.contains(f))
+            .collect();
+        left.extend(
+            sysv_segments()
+                .into_iter()
+                .filter(|&(id, attached, creator)| !self.sysv.contains(&id) && attached == 0 && !alive(creator))
+                .map(|(id, _, creator)| format!("SysV shared memory {id} (made by process {creator})")),
+        );
+        left
+    }
+
+    /// Asserts nothing is left ([`ShmListing::left_now`]), waiting up to 15 s for it to be
+    /// gone: another test's server may be between its kill and the removal that follows.
+    pub fn assert_none_left(&self) {
+        let t0 = std::time::Instant::now();
+        let mut left = self.left_now();
+        while !left.is_empty() && t0.elapsed() < std::time::Duration::from_secs(15) {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            left = self.left_now();
+        }
+        assert_eq!(left, Vec::<String>::new(), "PostgreSQL shared memory left behind");
+    }
+}
+
+/// The check can fail: a segment file that appears and nobody maps is a leftover until it is
+/// gone; one made before the listing is not.
+#[test]
+fn a_left_segment_file_is_seen_by_the_shm_listing() {
+    let name = |n: u64| format!("/dev/shm/PostgreSQL.{n}");
+    let free = |from: u64| (from..).map(name).find(|p| !Path::new(p).exists()).unwrap();
+    let old = free(4_000_000_000 + u64::from(std::process::id()));
+    std::fs::write(&old, b"x").unwrap();
+    let listing = ShmListing::now();
+    let new = free(4_100_000_000 + u64::from(std::process::id()));
+    std::fs::write(&new, b"x").unwrap();
+    let left = listing.left_now();
+    std::fs::remove_file(&new).unwrap();
+    std::fs::remove_file(&old).unwrap();
+    assert!(left.contains(&new), "{left:?}");
+    assert!(!left.contains(&old), "{left:?}");
+    assert!(!listing.left_now().contains(&new));
+}

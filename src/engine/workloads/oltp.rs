@@ -50,6 +50,8 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
+#[path = "oltp/pgshm.rs"]
+pub mod pgshm;
 #[path = "oltp/server.rs"]
 pub mod server;
 #[path = "oltp/sqlite.rs"]

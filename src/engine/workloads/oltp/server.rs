@@ -28,6 +28,16 @@
 //! While waiting for a tool (`engine::child`), the interrupt flag is polled every 10 ms and the
 //! tool's process group killed when it is set.
 //!
+//! **A PostgreSQL server's shared memory never outlives it**: a killed postmaster leaves its
+//! dynamic shared memory files `/dev/shm/PostgreSQL.<handle>` and its SysV header segment
+//! behind. While it starts, the postmaster's maps show them; the removal step
+//! ([`super::pgshm::RemovePgShm`]) is recorded in the run's undo log at once, applied after
+//! every kill ([`ServerProcess::kill`], the stop's SIGKILL fallback; a polite stop lets
+//! PostgreSQL remove its own, and the step then finds nothing) and dropped once done, so
+//! after a SIGKILLed fsbench (`PR_SET_PDEATHSIG` kills the postmaster) `fsbench cleanup`
+//! removes them. The server is started with `dynamic_shared_memory_type=posix` (Linux's
+//! default) so they are files outside the filesystem under test.
+//!
 //! Running as root, the server and its tools run as the service user (set with setuid before
 //! exec, the data directory chowned to it); every directory above the run directory must then
 //! be searchable by that user, which is checked with a message saying what to change. Not
@@ -41,6 +51,7 @@
 //! sysbench 1.0 `--help`, pgbench(1); research/capabilities.md rows 8a and 8b (the commands
 //! that worked on this machine).
 
+use super::pgshm::RemovePgShm;
 use super::{Client, DbEngine, OltpSpec};
 use crate::engine::child::{self, describe, ChildError, Sink, Watch};
 use crate::engine::phase::{Phases, Policy};
@@ -49,6 +60,7 @@ use crate::external::{pgbench, sysbench};
 use crate::host::find_tool;
 use crate::host::is_root;
 use crate::metric::{MetricId, RawSample, Unit};
+use crate::undo::UndoLog;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -56,6 +68,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Name of the data directory in the run directory.
@@ -319,6 +332,15 @@ pub struct ServerProcess {
     name: &'static str,
     stop_signal: i32,
     log: PathBuf,
+    /// How long the polite stop may take before SIGKILL ([`STOP_TIMEOUT`]).
+    stop_timeout: Duration,
+    /// A PostgreSQL server's data directory: its shared memory is looked for
+    /// ([`ServerProcess::watch_shm`]); `None` for MariaDB, which makes none that outlives it.
+    pg_data: Option<PathBuf>,
+    /// The undo step of a PostgreSQL server's shared memory once found, recorded in `undo`.
+    shm: Option<RemovePgShm>,
+    /// The run's undo log (none outside a run).
+    undo: Option<Arc<dyn UndoLog>>,
 }
 
 impl ServerProcess {
@@ -331,16 +353,64 @@ impl ServerProcess {
         self.child.as_mut().and_then(|c| c.try_wait().ok().flatten())
     }
 
+    /// Looks for a running PostgreSQL server's shared memory in its postmaster's maps
+    /// ([`RemovePgShm::find`]) until found, and records its removal in the run's undo log the
+    /// moment it is found: from then on `fsbench cleanup` removes what a SIGKILL leaves.
+    fn watch_shm(&mut self) {
+        if self.shm.is_some() || self.child.is_none() {
+            return;
+        }
+        let Some(data) = &self.pg_data else {
+            return;
+        };
+        if let Some(step) = RemovePgShm::find(self.pid() as u32, data) {
+            if let Some(log) = &self.undo {
+                log.push(&step);
+            }
+            self.shm = Some(step);
+        }
+    }
+
+    /// Once the server is reaped: removes the shared memory it left (none after a shutdown,
+    /// which removes its own) and drops the record; on failure the record stays for
+    /// `fsbench cleanup` and the error is the note.
+    fn release_shm(&mut self) -> Result<(), String> {
+        let Some(step) = self.shm.take() else {
+            return Ok(());
+        };
+        match step.remove() {
+            Ok(_) => {
+                if let Some(log) = &self.undo {
+                    log.pop(&step);
+                }
+                Ok(())
+            }
+            Err(e) => Err(format!(
+                "{}'s shared memory is left: {e}; run `fsbench cleanup`",
+                self.name
+            )),
+        }
+    }
+
+    /// The shared memory step found so far (tests).
+    #[cfg(test)]
+    fn shm_step(&self) -> Option<&RemovePgShm> {
+        self.shm.as_ref()
+    }
+
     /// The last lines of the server's log, joined with " / ".
     pub fn log_tail(&self) -> String {
         tail(&std::fs::read_to_string(&self.log).unwrap_or_default(), 4)
     }
 
     /// Stops the server: the polite signal, up to [`STOP_TIMEOUT`], then SIGKILL to its process
-    /// group; always reaps it. `Err` (a note for the report) when it had to be killed.
+    /// group; always reaps it, then removes the shared memory a killed PostgreSQL server left.
+    /// `Err` (a note for the report) when it had to be killed or its shared memory could not be
+    /// removed.
     pub fn stop(&mut self) -> Result<(), String> {
+        self.watch_shm();
         let Some(mut child) = self.child.take() else {
-            return Ok(());
+            return self.release_shm();
         };
         let pid = child.id() as i32;
         // SAFETY: the child is not reaped yet, so `pid` is still ours.
@@ -352,41 +422,57 @@ impl ServerProcess {
                 None | Some('Z') => break,
                 _ => {}
             }
-            if !killed && t0.elapsed() > STOP_TIMEOUT {
+            if !killed && t0.elapsed() > self.stop_timeout {
                 kill_group(pid, libc::SIGKILL);
                 killed = true;
             }
-            if t0.elapsed() > STOP_TIMEOUT + Duration::from_secs(30) {
+            if t0.elapsed() > self.stop_timeout + Duration::from_secs(30) {
                 break; // unkillable (D state); reaping below blocks until it goes
             }
             std::thread::sleep(POLL);
         }
         // The leader is a zombie, so the group id is still reserved: sweep what is left of the
-        // group (PostgreSQL backends), then reap the leader.
+        // group, then reap the leader. (PostgreSQL's children call setsid(): they are in
+        // sessions of their own, which this does not reach; they exit when the postmaster dies,
+        // and `release_shm` waits for that.)
         kill_group(pid, libc::SIGKILL);
         let _ = child.wait();
-        if killed {
-            Err(format!(
-                "{} did not stop within {} s after signal {}; it was killed (SIGKILL)",
-                self.name,
-                STOP_TIMEOUT.as_secs(),
-                self.stop_signal
-            ))
-        } else {
+        let shm = self.release_shm();
+        let notes: Vec<String> = [
+            killed.then(|| {
+                format!(
+                    "{} did not stop within {} s after signal {}; it was killed (SIGKILL)",
+                    self.name,
+                    self.stop_timeout.as_secs(),
+                    self.stop_signal
+                )
+            }),
+            shm.err(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if notes.is_empty() {
             Ok(())
+        } else {
+            Err(notes.join("; "))
         }
     }
 }
 
 impl ServerProcess {
     /// Kills the server's whole process group with SIGKILL at once (no shutdown: what a power
-    /// cut does to it) and reaps it.
-    pub fn kill(&mut self) {
+    /// cut does to it), reaps it, then removes the shared memory a PostgreSQL server leaves
+    /// (once its children, in sessions of their own, have exited). `Err` says what is left.
+    /// Nothing is looked up before the signal: the shared memory was found while the server
+    /// started, so the kill follows the caller's cut at once.
+    pub fn kill(&mut self) -> Result<(), String> {
         if let Some(mut child) = self.child.take() {
             kill_group(child.id() as i32, libc::SIGKILL);
             // The whole group got the signal at once; the leader cannot fork any more.
             let _ = child.wait();
         }
+        self.release_shm()
     }
 }
 
@@ -524,15 +610,29 @@ pub struct Instance<'a> {
     pub tools: Tools,
     l: Layout,
     interrupt: &'a AtomicBool,
+    /// The run's undo log, given to each started server for its shared memory's record.
+    undo: Option<Arc<dyn UndoLog>>,
 }
 
 impl<'a> Instance<'a> {
     /// Creates the data directory `DIR/db-data` and the socket folder `RUN_PARENT/db-run`
     /// (a private folder under the temporary directory when that path is too long for a unix
-    /// socket), owned by the service user when running as root. Nothing is started.
-    pub fn create(tools: Tools, dir: &Path, run_parent: &Path, interrupt: &'a AtomicBool) -> Result<Self, EngineError> {
+    /// socket), owned by the service user when running as root. Nothing is started. A server
+    /// it starts records the removal of its shared memory in `undo` (the run's undo log,
+    /// [`RunContext::state`]) for `fsbench cleanup`.
+    pub fn create(
+        tools: Tools,
+        (dir, run_parent): (&Path, &Path),
+        interrupt: &'a AtomicBool,
+        undo: Option<&dyn UndoLog>,
+    ) -> Result<Self, EngineError> {
         let l = layout(tools.engine, dir, run_parent)?;
-        Ok(Instance { tools, l, interrupt })
+        Ok(Instance {
+            tools,
+            l,
+            interrupt,
+            undo: undo.map(|u| u.share()),
+        })
     }
 
     /// The data directory.
@@ -622,6 +722,10 @@ impl<'a> Instance<'a> {
                     &format!("max_connections={conns}"),
                     "-c",
                     "max_wal_size=256MB",
+                    // Its dynamic shared memory as /dev/shm files, which `pgshm` finds and
+                    // removes after a kill (the default on Linux, stated so it holds).
+                    "-c",
+                    "dynamic_shared_memory_type=posix",
                 ]);
                 for kv in &o.settings {
                     c.args(["-c", kv]);
@@ -646,6 +750,10 @@ impl<'a> Instance<'a> {
             name,
             stop_signal,
             log,
+            stop_timeout: STOP_TIMEOUT,
+            pg_data: (self.tools.engine == DbEngine::Postgresql).then(|| self.l.data.clone()),
+            shm: None,
+            undo: self.undo.clone(),
         };
         self.wait_ready(&mut server)?;
         Ok(server)
@@ -712,6 +820,8 @@ impl<'a> Instance<'a> {
             if self.interrupt.load(Ordering::Relaxed) {
                 return Err(EngineError::Interrupted);
             }
+            // The postmaster maps its control segment before it answers: recorded at once.
+            server.watch_shm();
             if let Some(status) = server.exited() {
                 return Err(EngineError::io(
                     format!("{} exited during startup", server.name),
@@ -719,6 +829,7 @@ impl<'a> Instance<'a> {
                 ));
             }
             if self.ping_command().status().is_ok_and(|s| s.success()) {
+                server.watch_shm();
                 return Ok(());
             }
             if t0.elapsed() > START_TIMEOUT {
@@ -926,7 +1037,7 @@ pub fn run(spec: &OltpSpec, ctx: &RunContext) -> Result<RawSample, EngineError> 
     let tools = availability(spec.engine, spec.client).map_err(EngineError::Unavailable)?;
     let session = Session {
         spec,
-        db: Instance::create(tools, ctx.dir, ctx.dir, ctx.interrupt)?,
+        db: Instance::create(tools, (ctx.dir, ctx.dir), ctx.interrupt, ctx.state)?,
     };
     let result = run_session(&session, ctx);
     // The server is stopped (inside run_session, or by its guard); remove its files.
@@ -1112,6 +1223,10 @@ mod tests {
             name: "sleep",
             stop_signal: libc::SIGTERM,
             log: dir.join("none.log"),
+            stop_timeout: STOP_TIMEOUT,
+            pg_data: None,
+            shm: None,
+            undo: None,
         };
         let t0 = Instant::now();
         assert_eq!(s.stop(), Ok(()));
@@ -1119,6 +1234,186 @@ mod tests {
         assert_eq!(proc_state(pid), None);
         assert_eq!(s.pid(), 0);
         assert_eq!(s.stop(), Ok(()), "stopping twice is harmless");
+    }
+
+    /// The undo log of a test: the records still pending.
+    #[derive(Debug, Default)]
+    struct Pending(std::sync::Mutex<Vec<crate::undo::Record>>);
+
+    impl UndoLog for Arc<Pending> {
+        fn push(&self, step: &dyn crate::undo::Step) {
+            self.0.lock().unwrap().push(step.record());
+        }
+        fn pop(&self, step: &dyn crate::undo::Step) {
+            let mut v = self.0.lock().unwrap();
+            if let Some(i) = v.iter().rposition(|r| *r == step.record()) {
+                v.remove(i);
+            }
+        }
+        fn dir(&self) -> PathBuf {
+            std::env::temp_dir()
+        }
+        fn share(&self) -> Arc<dyn UndoLog> {
+            Arc::new(self.clone())
+        }
+    }
+
+    /// A real PostgreSQL server started the way `oltp` and `powercut` start it, in a fresh
+    /// world-searchable folder under /var/tmp, recording into `log`; with the segment files
+    /// that were in /dev/shm before it started. Skips (or fails under
+    /// `FSBENCH_REQUIRE_PRIVILEGED=1`) without root or PostgreSQL.
+    macro_rules! real_postgresql {
+        ($flag:ident, $log:ident => $dir:ident, $server:ident, $before:ident) => {
+            // One server at a time: a test that leaves segments on purpose must not show up in
+            // another's listing.
+            let _serial = ONE_SERVER.lock().unwrap_or_else(|e| e.into_inner());
+            if !is_root() {
+                skip_or_fail!("a PostgreSQL server as its service user needs root");
+            }
+            let Ok(tools) = server_tools(DbEngine::Postgresql) else {
+                skip_or_fail!("postgresql is not installed (scripts/install.sh)");
+            };
+            let $dir = tempfile::Builder::new()
+                .prefix("fsbench-pgshm-")
+                .tempdir_in("/var/tmp")
+                .expect("tempdir");
+            std::fs::set_permissions($dir.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+            let $before = crate::engine::workloads::oltp::pgshm::segment_files();
+            let db = Instance::create(tools, ($dir.path(), $dir.path()), &$flag, Some(&$log)).expect("create");
+            db.init().expect("initdb");
+            let options = StartOptions {
+                buffer_pool: 32 << 20,
+                max_connections: 20,
+                settings: Vec::new(),
+            };
+            #[allow(unused_mut)]
+            let mut $server = db.start(&options).expect("start");
+        };
+    }
+
+    static ONE_SERVER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    /// [`pgshm::left_since`](super::super::pgshm::left_since) once it is empty, or after 10 s:
+    /// a segment another process on the machine is just removing is not a leftover.
+    fn left_since(before: &std::collections::BTreeSet<PathBuf>) -> Vec<PathBuf> {
+        let t0 = Instant::now();
+        loop {
+            let left = super::super::pgshm::left_since(before);
+            if left.is_empty() || t0.elapsed() > Duration::from_secs(10) {
+                return left;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The segment files the running `server` made (control segment first), its SysV id.
+    fn made_by(server: &ServerProcess) -> (Vec<PathBuf>, Option<i32>) {
+        let step = server.shm_step().expect("the control segment was found while starting");
+        let listed = super::super::pgshm::parse_control(&std::fs::read(&step.control).unwrap()).unwrap();
+        let mut files = vec![step.control.clone()];
+        files.extend(listed.into_iter().map(super::super::pgshm::segment_path));
+        (files, step.sysv.map(|s| s.shmid))
+    }
+
+    fn sysv_exists(shmid: i32) -> bool {
+        // SAFETY: shmid_ds is plain old data that IPC_STAT fills.
+        let mut ds: libc::shmid_ds = unsafe { std::mem::zeroed() };
+        // SAFETY: `ds` is valid for the call.
+        unsafe { libc::shmctl(shmid, libc::IPC_STAT, &mut ds) == 0 }
+    }
+
+    /// The power cut's and `Server::kill`'s path: SIGKILL to the server, then its shared
+    /// memory (the control segment, each segment it lists, the SysV header) is removed, the
+    /// record pushed while it started is dropped, and no new segment file is left.
+    #[test]
+    fn a_killed_postgresql_server_leaves_no_shared_memory() {
+        let flag = AtomicBool::new(false);
+        let log = Arc::new(Pending::default());
+        real_postgresql!(flag, log => dir, server, before);
+        let (files, sysv) = made_by(&server);
+        eprintln!("while running: {files:?}, SysV {sysv:?}");
+        assert!(files.iter().all(|f| f.exists() && !before.contains(f)), "{files:?}");
+        assert_eq!(log.0.lock().unwrap().len(), 1, "recorded while it started");
+        assert_eq!(server.kill(), Ok(()));
+        assert_eq!(left_since(&before), Vec::<PathBuf>::new());
+        assert!(files.iter().all(|f| !f.exists()), "{files:?}");
+        assert!(!sysv.is_some_and(sysv_exists), "SysV segment {sysv:?} left");
+        assert!(log.0.lock().unwrap().is_empty(), "record dropped once undone");
+        drop(dir);
+    }
+
+    /// A polite stop lets PostgreSQL remove its own shared memory: with fsbench's removal
+    /// taken out, nothing is left, and the step then finds nothing to do.
+    #[test]
+    fn a_politely_stopped_postgresql_server_removes_its_own_shared_memory() {
+        let flag = AtomicBool::new(false);
+        let log = Arc::new(Pending::default());
+        real_postgresql!(flag, log => dir, server, before);
+        let (files, sysv) = made_by(&server);
+        let step = server.shm.take().expect("found");
+        assert_eq!(server.stop(), Ok(()));
+        assert_eq!(left_since(&before), Vec::<PathBuf>::new());
+        assert!(files.iter().all(|f| !f.exists()), "{files:?}");
+        assert!(!sysv.is_some_and(sysv_exists));
+        assert_eq!(step.remove().expect("nothing to do"), Vec::<PathBuf>::new());
+        drop(dir);
+    }
+
+    /// The stop path's fallback: a postmaster that does not stop (SIGSTOPped) is SIGKILLed
+    /// after the timeout, and its shared memory is removed all the same.
+    #[test]
+    fn the_stop_timeouts_sigkill_removes_the_shared_memory_too() {
+        let flag = AtomicBool::new(false);
+        let log = Arc::new(Pending::default());
+        real_postgresql!(flag, log => dir, server, before);
+        let (files, _) = made_by(&server);
+        server.stop_timeout = Duration::from_secs(1);
+        // SAFETY: kill(2) on the child we started, not yet reaped.
+        unsafe { libc::kill(server.pid(), libc::SIGSTOP) };
+        let note = server.stop().expect_err("killed after the timeout");
+        assert!(
+            note.contains("killed (SIGKILL)") && !note.contains("shared memory"),
+            "{note}"
+        );
+        assert_eq!(left_since(&before), Vec::<PathBuf>::new());
+        assert!(files.iter().all(|f| !f.exists()), "{files:?}");
+        assert!(log.0.lock().unwrap().is_empty());
+        drop(dir);
+    }
+
+    /// The check can fail: without the removal a SIGKILLed server leaves its control segment
+    /// and pinned segments (the defect), which the before/after listing shows; the recorded
+    /// step, applied as `fsbench cleanup` would, then removes exactly those.
+    #[test]
+    fn without_the_removal_a_killed_postgresql_server_leaves_its_segments() {
+        let flag = AtomicBool::new(false);
+        let log = Arc::new(Pending::default());
+        real_postgresql!(flag, log => dir, server, before);
+        let (files, sysv) = made_by(&server);
+        let step = server.shm.take().expect("found");
+        assert_eq!(server.kill(), Ok(()));
+        // The killed server's children exit on their own; wait for them as the step does.
+        let t0 = Instant::now();
+        let mut left = super::super::pgshm::left_since(&before);
+        while left.len() < files.len() && t0.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(20));
+            left = super::super::pgshm::left_since(&before);
+        }
+        assert_eq!(
+            left,
+            files
+                .iter()
+                .cloned()
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect::<Vec<_>>()
+        );
+        assert!(sysv.is_some_and(sysv_exists), "a killed server leaves its SysV segment");
+        let undo: &dyn crate::undo::Step = &step;
+        undo.apply().expect("cleanup's apply");
+        assert_eq!(left_since(&before), Vec::<PathBuf>::new());
+        assert!(!sysv.is_some_and(sysv_exists));
+        drop(dir);
     }
 
     #[test]

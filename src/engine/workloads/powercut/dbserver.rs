@@ -19,7 +19,10 @@
 //!    can persist (every write fails), and the kill follows within microseconds, so it can
 //!    acknowledge nothing more. Killing first would leave a window in which the kernel may
 //!    still flush what the dead server wrote (a journal commit), persisting more than a power
-//!    cut would;
+//!    cut would. After the kill, once the postmaster's children (in sessions of their own,
+//!    which the group kill does not reach) have exited on its death, the shared memory a
+//!    killed PostgreSQL server leaves (`/dev/shm/PostgreSQL.*`, its SysV header segment) is
+//!    removed ([`crate::engine::workloads::oltp::pgshm`]);
 //! 4. after the recovery mount: the server started again on the recovered data directory (its
 //!    WAL replay), the acknowledged rows counted, the server stopped. A server that does not
 //!    start is `db_recovery_failed` with its log's tail in the note, and all its acknowledged
@@ -27,8 +30,9 @@
 //!
 //! The server is the `oltp` workload's ([`crate::engine::workloads::oltp::server`]): the same
 //! tools, service user, process group, `PR_SET_PDEATHSIG = SIGKILL` (so a SIGKILLed fsbench
-//! leaves no server holding the mount, and `fsbench cleanup` then unmounts as for any run) and
-//! a guard that stops it on error and interrupt. It is started from the workload's own thread,
+//! leaves no server holding the mount, and `fsbench cleanup` then unmounts as for any run, and
+//! removes the shared memory whose removal each PostgreSQL server recorded in the run's undo
+//! log while starting) and a guard that stops it on error and interrupt. It is started from the workload's own thread,
 //! never from the writer's: the death signal follows the thread that forked.
 
 use super::writer::{ServerLink, LINE_TABLE};
@@ -103,7 +107,7 @@ impl<'a> DbServer<'a> {
         interrupt: &'a AtomicBool,
         state: Option<&'a dyn UndoLog>,
     ) -> Result<Self, EngineError> {
-        let db = Instance::create(tools, cut_dir, run_parent, interrupt)?;
+        let db = Instance::create(tools, (cut_dir, run_parent), interrupt, state)?;
         if let Some(st) = state {
             st.push(&socket_dir_step(&db));
         }
@@ -153,10 +157,14 @@ impl<'a> DbServer<'a> {
         self.db.run_outside()
     }
 
-    /// SIGKILLs the server's process group (the cut) and reaps it.
+    /// SIGKILLs the server's process group (the cut), reaps it and removes the shared memory
+    /// it left ([`ServerProcess::kill`]); what cannot be removed stays recorded for `fsbench
+    /// cleanup`, and is said on stderr.
     pub fn kill(&mut self) {
         if let Some(mut p) = self.process.take() {
-            p.kill();
+            if let Err(note) = p.kill() {
+                eprintln!("fsbench: {note}");
+            }
         }
     }
 
