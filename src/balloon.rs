@@ -9,8 +9,8 @@
 //! ran. Measured on the 2-core VM fsbench is developed on (doc/statistics.md): a `getc` loop
 //! over a cold 224 MiB file ran 410–436 MiB/s right after ~100 MiB were reported and ~610
 //! otherwise (a third of the runs); in the quick preset, `rewrite` (1 GiB through a 256 MiB
-//! cgroup) ran 15–17 % faster on ext4 and xfs with reporting held, and btrfs, whose repeats
-//! let almost nothing be reported, not faster.
+//! cgroup) ran 11–25 % faster on ext4 and 15–33 % on xfs with reporting held (six alternating
+//! runs), and btrfs, whose repeats let almost nothing be reported, not faster.
 //!
 //! - [`Reporting::read`]: whether reporting is on here (a bound balloon device with the
 //!   feature, and the `page_reporting` module's `page_reporting_order` parameter at or below

@@ -622,7 +622,7 @@ fn page_reporting(model: &ReportModel) -> Option<String> {
         .count();
     (on > 0).then(|| {
         format!(
-            "free page reporting was on in {on} of {} repeats: the hypervisor took back memory the machine freed and faulted it in again when a phase reused it, a cost that lands on whichever phase and filesystem reuses it (on a 2-core VM, rewrite through a 256 MiB cgroup ran 15-17 % slower on ext4 and xfs and not on btrfs; doc/statistics.md); `fsbench run --hold-page-reporting` holds it for a run",
+            "free page reporting was on in {on} of {} repeats: the hypervisor took back memory the machine freed and faulted it in again when a phase reused it, a cost that lands on whichever phase and filesystem reuses it (on a 2-core VM, rewrite through a 256 MiB cgroup ran 10-25 % slower on ext4 and xfs and not on btrfs; doc/statistics.md); `fsbench run --hold-page-reporting` holds it for a run",
             facts.len()
         )
     })
