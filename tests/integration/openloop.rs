@@ -56,7 +56,12 @@ fn a_rate_sweep_and_a_capacity_search_run_on_ext4_and_are_stored() {
         let notes = j["samples"][0]["notes"].to_string();
         let kept = (achieved - rate).abs() < 0.15 * rate;
         let said = notes.contains(&format!("{phase}: asked for {rate:.0} operations/s"));
-        assert!(kept || said, "{phase}: {achieved:.0}/s and no note: {notes}");
+        // Or every start was issued on time and the last operations, slow on a loaded machine
+        // (CI: p99 of 87 ms at 800/s), drained after the schedule's end, which lengthens the
+        // pool's wall time and so lowers ops per wall second (663/s in one CI run): the
+        // schedule was kept, so no note is due.
+        let on_time = value(&j, &phase, "unissued") <= (0.01 * rate * 2.0).max(1.0);
+        assert!(kept || said || on_time, "{phase}: {achieved:.0}/s and no note: {notes}");
         assert!(achieved < 1.15 * rate, "{phase}: {achieved:.0}/s");
         let reads = value(&j, &phase, "reads_per_s");
         assert!(
