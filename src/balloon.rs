@@ -297,62 +297,24 @@ mod tests {
         assert!(!reporting_device(&dir.path().join("missing")));
     }
 
-    #[derive(Debug, Default)]
-    struct Log(std::sync::Mutex<Vec<serde_json::Value>>);
-    impl UndoLog for Log {
-        fn push(&self, step: &dyn Step) {
-            self.0.lock().unwrap().push(step.record());
-        }
-        fn pop(&self, step: &dyn Step) {
-            let r = step.record();
-            let mut v = self.0.lock().unwrap();
-            if let Some(i) = v.iter().rposition(|x| *x == r) {
-                v.remove(i);
-            }
-        }
-        fn dir(&self) -> PathBuf {
-            PathBuf::from("/nonexistent")
-        }
-        fn share(&self) -> Arc<dyn UndoLog> {
-            unreachable!("the tests hold the log in an Arc")
-        }
-    }
-
-    #[derive(Debug)]
-    struct Shared(Arc<Log>);
-    impl UndoLog for Shared {
-        fn push(&self, step: &dyn Step) {
-            self.0.push(step)
-        }
-        fn pop(&self, step: &dyn Step) {
-            self.0.pop(step)
-        }
-        fn dir(&self) -> PathBuf {
-            self.0.dir()
-        }
-        fn share(&self) -> Arc<dyn UndoLog> {
-            Arc::new(Shared(self.0.clone()))
-        }
-    }
-
     #[test]
     fn a_hold_raises_the_order_records_its_restore_and_puts_it_back() {
         let dir = tempfile::tempdir().unwrap();
         let param = dir.path().join("page_reporting_order");
         std::fs::write(&param, "9\n").unwrap();
-        let log = Arc::new(Log::default());
-        let state = Shared(log.clone());
+        let log = Arc::new(crate::undo::Pending::default());
+        let state = log.clone();
         let on = Reporting {
             order: 9,
             max_order: 10,
         };
         let hold = Hold::start_at(&state, on, &param).unwrap().expect("held");
         assert_eq!(read_order(&param), Some(11));
-        assert_eq!(log.0.lock().unwrap().len(), 1, "the restore is recorded while held");
+        assert_eq!(log.records().len(), 1, "the restore is recorded while held");
         assert!(hold.said.contains("9 → 11"), "{}", hold.said);
         drop(hold);
         assert_eq!(read_order(&param), Some(9));
-        assert!(log.0.lock().unwrap().is_empty(), "the record goes once restored");
+        assert!(log.records().is_empty(), "the record goes once restored");
         // Held already: nothing to do, nothing recorded.
         std::fs::write(&param, "11").unwrap();
         let held = Reporting {
@@ -360,7 +322,7 @@ mod tests {
             max_order: 10,
         };
         assert!(Hold::start_at(&state, held, &param).unwrap().is_none());
-        assert!(log.0.lock().unwrap().is_empty());
+        assert!(log.records().is_empty());
     }
 
     #[test]
@@ -404,13 +366,13 @@ mod tests {
         if !before.active() {
             skip_or_fail!("free page reporting is held already (order {})", before.order);
         }
-        let log = Arc::new(Log::default());
-        let hold = Hold::start(&Shared(log.clone()), before).unwrap().expect("held");
+        let log = Arc::new(crate::undo::Pending::default());
+        let hold = Hold::start(&log, before).unwrap().expect("held");
         let during = Reporting::read().unwrap();
         assert!(!during.active(), "{during:?} while held ({})", hold.said);
-        assert_eq!(log.0.lock().unwrap().len(), 1);
+        assert_eq!(log.records().len(), 1);
         drop(hold);
         assert_eq!(Reporting::read(), Some(before));
-        assert!(log.0.lock().unwrap().is_empty());
+        assert!(log.records().is_empty());
     }
 }

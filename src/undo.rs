@@ -429,32 +429,41 @@ impl Step for Kill {
     }
 }
 
+/// An undo log in memory for unit tests (`Arc<Pending>`): the records still pending, in order.
+#[cfg(test)]
+#[derive(Debug, Default)]
+pub(crate) struct Pending(std::sync::Mutex<Vec<Record>>);
+
+#[cfg(test)]
+impl Pending {
+    /// The records still pending, oldest first.
+    pub(crate) fn records(&self) -> Vec<Record> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+#[cfg(test)]
+impl UndoLog for Arc<Pending> {
+    fn push(&self, step: &dyn Step) {
+        self.0.lock().unwrap().push(step.record());
+    }
+    fn pop(&self, step: &dyn Step) {
+        let mut v = self.0.lock().unwrap();
+        if let Some(i) = v.iter().rposition(|r| *r == step.record()) {
+            v.remove(i);
+        }
+    }
+    fn dir(&self) -> PathBuf {
+        std::env::temp_dir()
+    }
+    fn share(&self) -> Arc<dyn UndoLog> {
+        Arc::new(self.clone())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Mutex;
-
-    /// A log in memory: the records still pending, in order.
-    #[derive(Debug, Default)]
-    struct Pending(Mutex<Vec<Record>>);
-
-    impl UndoLog for Arc<Pending> {
-        fn push(&self, step: &dyn Step) {
-            self.0.lock().unwrap().push(step.record());
-        }
-        fn pop(&self, step: &dyn Step) {
-            let mut v = self.0.lock().unwrap();
-            if let Some(i) = v.iter().rposition(|r| *r == step.record()) {
-                v.remove(i);
-            }
-        }
-        fn dir(&self) -> PathBuf {
-            std::env::temp_dir()
-        }
-        fn share(&self) -> Arc<dyn UndoLog> {
-            Arc::new(self.clone())
-        }
-    }
 
     /// The stack undoes newest first and drops each record once done; a step that fails is
     /// the error and stays recorded for `fsbench cleanup`, the others are still undone; a
@@ -480,13 +489,13 @@ mod tests {
             recursive: false,
         });
         stack.push(file("b"));
-        assert_eq!(pending.0.lock().unwrap().len(), 4);
+        assert_eq!(pending.records().len(), 4);
         assert!(stack.forget(|u| as_kind::<RemoveFile>(u).is_some_and(|f| f.path.ends_with("b"))));
         assert!(dir.path().join("b").exists(), "forgotten, not applied");
         let err = stack.undo().unwrap_err().to_string();
         assert!(err.contains("stuck"), "{err}");
         assert!(!dir.path().join("a").exists(), "undone past the failure");
-        let left = pending.0.lock().unwrap().clone();
+        let left = pending.records();
         assert_eq!(left, [RemoveFile { path: stuck }.record()]);
         let mut dropped = Stack::new(None);
         dropped.push(file("c"));

@@ -50,7 +50,7 @@
 use crate::host::process::{is_ours, Identity};
 use crate::undo::{as_kind, kind_basics, Kind, Step, UndoError};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
+
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -195,8 +195,10 @@ fn mapped_by(path: &Path, inode: u64) -> Option<u32> {
         .find(|&pid| maps_entries(pid).iter().any(|(i, p)| *i == inode && p == want))
 }
 
-/// The PostgreSQL segment files in /dev/shm now, for before/after comparisons.
-pub fn segment_files() -> BTreeSet<PathBuf> {
+/// The PostgreSQL segment files in /dev/shm now, for the unit tests' before/after comparisons
+/// (the integration tests keep their own listing, `tests/integration/util.rs` `ShmListing`).
+#[cfg(test)]
+pub(crate) fn segment_files() -> std::collections::BTreeSet<PathBuf> {
     std::fs::read_dir(SHM_DIR)
         .into_iter()
         .flatten()
@@ -208,9 +210,10 @@ pub fn segment_files() -> BTreeSet<PathBuf> {
 
 /// The segment files that are in /dev/shm now but not in `before` and that no live process
 /// maps: what a server that ran meanwhile left (another server running meanwhile keeps its
-/// segments mapped). For before/after checks in tests.
-pub fn left_since(before: &BTreeSet<PathBuf>) -> Vec<PathBuf> {
-    let mapped: BTreeSet<String> = std::fs::read_dir("/proc")
+/// segments mapped). For the unit tests' before/after checks.
+#[cfg(test)]
+pub(crate) fn left_since(before: &std::collections::BTreeSet<PathBuf>) -> Vec<PathBuf> {
+    let mapped: std::collections::BTreeSet<String> = std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
         .flatten()

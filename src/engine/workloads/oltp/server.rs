@@ -1237,26 +1237,7 @@ mod tests {
     }
 
     /// The undo log of a test: the records still pending.
-    #[derive(Debug, Default)]
-    struct Pending(std::sync::Mutex<Vec<crate::undo::Record>>);
-
-    impl UndoLog for Arc<Pending> {
-        fn push(&self, step: &dyn crate::undo::Step) {
-            self.0.lock().unwrap().push(step.record());
-        }
-        fn pop(&self, step: &dyn crate::undo::Step) {
-            let mut v = self.0.lock().unwrap();
-            if let Some(i) = v.iter().rposition(|r| *r == step.record()) {
-                v.remove(i);
-            }
-        }
-        fn dir(&self) -> PathBuf {
-            std::env::temp_dir()
-        }
-        fn share(&self) -> Arc<dyn UndoLog> {
-            Arc::new(self.clone())
-        }
-    }
+    use crate::undo::Pending;
 
     /// A real PostgreSQL server started the way `oltp` and `powercut` start it, in a fresh
     /// world-searchable folder under /var/tmp, recording into `log`; with the segment files
@@ -1333,12 +1314,12 @@ mod tests {
         let (files, sysv) = made_by(&server);
         eprintln!("while running: {files:?}, SysV {sysv:?}");
         assert!(files.iter().all(|f| f.exists() && !before.contains(f)), "{files:?}");
-        assert_eq!(log.0.lock().unwrap().len(), 1, "recorded while it started");
+        assert_eq!(log.records().len(), 1, "recorded while it started");
         assert_eq!(server.kill(), Ok(()));
         assert_eq!(left_since(&before), Vec::<PathBuf>::new());
         assert!(files.iter().all(|f| !f.exists()), "{files:?}");
         assert!(!sysv.is_some_and(sysv_exists), "SysV segment {sysv:?} left");
-        assert!(log.0.lock().unwrap().is_empty(), "record dropped once undone");
+        assert!(log.records().is_empty(), "record dropped once undone");
         drop(dir);
     }
 
@@ -1377,7 +1358,7 @@ mod tests {
         );
         assert_eq!(left_since(&before), Vec::<PathBuf>::new());
         assert!(files.iter().all(|f| !f.exists()), "{files:?}");
-        assert!(log.0.lock().unwrap().is_empty());
+        assert!(log.records().is_empty());
         drop(dir);
     }
 
