@@ -305,27 +305,77 @@ fn wait_for_mariadb_phase(child: &mut std::process::Child, sc: &Path) {
     wait_for_server_phase(child, sc, "mariadbd");
 }
 
+/// Whether process `pid` is `root` or one of its descendants (the parent chain in
+/// /proc/<pid>/stat); false once either is gone.
+fn descends_from(pid: u32, root: u32) -> bool {
+    let parent = |p: u32| -> Option<u32> {
+        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
+        stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
+    };
+    let mut p = pid;
+    for _ in 0..64 {
+        if p == root {
+            return true;
+        }
+        match parent(p) {
+            Some(q) if q > 1 => p = q,
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// The processes of `processes_mentioning(needle)` that `child` started (itself or below).
+fn mentioning_under(child: &std::process::Child, needle: &str) -> Vec<String> {
+    processes_mentioning(needle)
+        .into_iter()
+        .filter(|p| {
+            p.split(' ')
+                .next()
+                .and_then(|pid| pid.parse().ok())
+                .is_some_and(|pid| descends_from(pid, child.id()))
+        })
+        .collect()
+}
+
+/// SIGKILLs a run a test gives up on and undoes it with `fsbench cleanup`, so the failure is
+/// the test's own: the run's server and shared memory are not left to fail tests that run at
+/// the same time (the test's scratch folder is removed next, with whatever the run had mounted
+/// under it).
+fn abandon(child: &mut std::process::Child, sc: &Path) {
+    let _ = child.kill();
+    let _ = child.wait();
+    let o = fsbench(&["cleanup", "--scratch", sc.to_str().unwrap()]);
+    eprintln!("abandoned the run: {}", text(&o));
+}
+
 /// Waits until `child` is in the timed phase of its `server` (`mariadbd`, `postgres`): the
-/// server runs under `sc` and sysbench's `run` loads it.
+/// server runs under `sc` and the run's own sysbench `run` loads it (another test's sysbench,
+/// or the run's `prepare` during the load step, does not count: the server is ready, and its
+/// shared memory recorded, only once the timed phase's client runs). On a timeout the run is
+/// abandoned before the test fails.
 fn wait_for_server_phase(child: &mut std::process::Child, sc: &Path, server: &str) {
     let scs = sc.to_str().unwrap();
     let t0 = Instant::now();
     loop {
-        let procs = processes_mentioning(scs);
-        let server = procs.iter().any(|p| p.contains(server));
+        let procs = mentioning_under(child, scs);
+        let up = procs.iter().any(|p| p.contains(server));
         // The socket (in sysbench's command line) may live outside the scratch folder when the
         // run directory's path is too long for a unix socket.
-        let load = processes_mentioning("oltp_read_only")
+        let load = mentioning_under(child, "oltp_read_only")
             .iter()
             .any(|p| p.contains("sysbench") && p.ends_with(" run "));
-        if server && load {
+        if up && load {
             break;
         }
-        assert!(
-            t0.elapsed() < Duration::from_secs(120),
-            "the {server} phase never started: {procs:?}"
-        );
-        assert!(child.try_wait().unwrap().is_none(), "fsbench ended early");
+        if let Some(status) = child.try_wait().unwrap() {
+            abandon(child, sc);
+            panic!("fsbench ended early: {status}");
+        }
+        if t0.elapsed() > Duration::from_secs(120) {
+            abandon(child, sc);
+            panic!("the {server} phase never started: {procs:?}");
+        }
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(!mounts_under(sc).is_empty());
@@ -404,11 +454,10 @@ fn sigkill_during_the_postgresql_phase_leaves_no_shared_memory_after_cleanup() {
     let (_db, sc, mut child) = start_run(dir.path(), &pg_long());
     wait_for_server_phase(&mut child, &sc, "postgres");
     let pending = crate::powercut::pending_steps(&sc);
-    let record = pending
-        .iter()
-        .find(|u| u["undo"] == "remove_pg_shm")
-        .unwrap_or_else(|| panic!("no shared memory record: {pending:#?}"))
-        .clone();
+    let Some(record) = pending.iter().find(|u| u["undo"] == "remove_pg_shm").cloned() else {
+        abandon(&mut child, &sc);
+        panic!("no shared memory record: {pending:#?}");
+    };
     rustix::process::kill_process(rustix::process::Pid::from_child(&child), rustix::process::Signal::Kill).unwrap();
     assert_eq!(child.wait().unwrap().code(), None, "killed by a signal");
     let t0 = Instant::now();
