@@ -282,6 +282,11 @@ pub struct Phases<'a, 'c> {
     /// the page cache it dirtied (`nr_dirtied` of /proc/vmstat at its begin, here).
     direct: Option<u64>,
     direct_io: bool,
+    /// The workload's files, when its I/O asks for no caching ([`Phases::uncached`]): each
+    /// phase records how much of them the page cache holds when it ends.
+    uncached: Option<Vec<std::path::PathBuf>>,
+    /// With [`Phases::uncached`]: the bytes of those files cached when the phase began.
+    uncached_from: Option<u64>,
     /// Names of short phases under a [`Short::Collect`] policy, and that policy.
     collected: Vec<String>,
     collect: Option<Short>,
@@ -305,6 +310,8 @@ impl<'a, 'c> Phases<'a, 'c> {
             sample: RawSample::default(),
             direct: None,
             direct_io: false,
+            uncached: None,
+            uncached_from: None,
             collected: Vec::new(),
             collect: None,
             disk: diskstat::device_of(ctx.dir),
@@ -331,6 +338,18 @@ impl<'a, 'c> Phases<'a, 'c> {
     /// files with data checksums; doc/io-path.md).
     pub fn direct_io(&mut self) {
         self.direct_io = true;
+    }
+
+    /// The workload's I/O asks the kernel to keep nothing cached (`RWF_DONTCACHE`) on the
+    /// files `files`: every phase from here on records the MiB of them the page cache gained
+    /// while it ran (mincore(2), [`crate::host::path::resident_bytes`], at its begin and its
+    /// end) as a `cached_mib` detail row, and one that gained at least a quarter of what it read
+    /// and wrote (or of the files, if less) and 1 MiB gets a note: the kernel kept the pages the
+    /// requests asked it to drop. Gained, not held: the flag drops only the pages a request
+    /// brings in, so pages cached before the phase (`drop_caches = false`) stay and are no
+    /// finding.
+    pub fn uncached(&mut self, files: Vec<std::path::PathBuf>) {
+        self.uncached = Some(files);
     }
 
     /// From here on, a pool phase of a single worker runs it pinned to one CPU (the first
@@ -366,6 +385,9 @@ impl<'a, 'c> Phases<'a, 'c> {
         }
         if self.disk_from.is_none() {
             self.disk_from = self.disk.as_deref().and_then(DiskStat::read);
+        }
+        if self.uncached_from.is_none() {
+            self.uncached_from = self.uncached.as_deref().map(|f| cached_bytes(f).0);
         }
     }
 
@@ -475,9 +497,11 @@ impl<'a, 'c> Phases<'a, 'c> {
     /// latency set from `t`, and applies the minimum-time policy to `t.wall`.
     pub fn record<T>(&mut self, phase: &str, t: &Timed<T>, headline: Vec<(MetricId, f64)>, policy: &Policy) {
         let dirtied = self.dirtied_by_direct_io(phase, &headline, t.wall);
+        let cached = self.cached_by_uncached_io(phase, &headline, t.wall);
         let device = self.device_io();
         let mut metrics = headline;
         metrics.extend(dirtied);
+        metrics.extend(cached);
         metrics.extend(device);
         metrics.extend(t.latency.select(policy.latency.stats()));
         if let Some(o) = &t.open {
@@ -603,6 +627,41 @@ impl<'a, 'c> Phases<'a, 'c> {
         ))
     }
 
+    /// With [`Phases::uncached`]: the MiB the page cache gained of the workload's files since
+    /// the phase began, as a `cached_mib` detail row, and the note when that is at least a quarter of what the phase
+    /// moved (its `…_mib_s` rows × its time; the files' size if smaller) and 1 MiB. `None` when
+    /// no file could be read.
+    fn cached_by_uncached_io(
+        &mut self,
+        phase: &str,
+        headline: &[(MetricId, f64)],
+        wall: Duration,
+    ) -> Option<(MetricId, f64)> {
+        let files = self.uncached.as_deref()?;
+        let from = self.uncached_from.take().unwrap_or(0);
+        let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
+        let (now, size, read) = cached_bytes(files);
+        if read == 0 {
+            return None;
+        }
+        let cached = now.saturating_sub(from);
+        let moved: f64 = headline
+            .iter()
+            .filter(|(m, _)| m.unit == crate::metric::Unit::MibPerSec)
+            .map(|(_, v)| v * wall.as_secs_f64())
+            .sum();
+        let (cached, base) = (mib(cached), moved.min(mib(size)));
+        if cached >= 1.0 && base > 0.0 && cached >= 0.25 * base {
+            self.sample.notes.push(format!(
+                "{phase}: its I/O asked for no caching (RWF_DONTCACHE), yet the page cache gained {cached:.0} MiB of its files while it moved {moved:.0} MiB: the kernel kept pages the requests asked it to drop (readahead they did not read stays cached, which fadvise = \"random\" avoids; ext4 keeps the pages of overwrites: doc/io-path.md)"
+            ));
+        }
+        Some((
+            MetricId::lower("cached_mib", crate::metric::Unit::Mib).with_role(crate::metric::Role::Detail),
+            cached,
+        ))
+    }
+
     /// The three steps for a pool phase: [`Phases::begin`] with the policy's caches,
     /// [`Phases::pool`], `headline` from the run and its wall time, [`Phases::record`].
     /// Returns the workers' outputs.
@@ -673,6 +732,19 @@ impl<'a, 'c> Phases<'a, 'c> {
         }
         self.sample
     }
+}
+
+/// The bytes of `files` in the page cache, their total size, and how many could be read.
+fn cached_bytes(files: &[std::path::PathBuf]) -> (u64, u64, usize) {
+    let (mut cached, mut size, mut read) = (0u64, 0u64, 0usize);
+    for f in files {
+        if let Ok(r) = crate::host::path::resident_bytes(f) {
+            cached += r;
+            size += std::fs::metadata(f).map_or(0, |m| m.len());
+            read += 1;
+        }
+    }
+    (cached, size, read)
 }
 
 /// Pages dirtied on the machine since boot (`nr_dirtied` in /proc/vmstat); `None` if unreadable.
@@ -981,5 +1053,78 @@ mod tests {
                 .expect("region");
             assert!(t.cpu.process_pct > 30.0, "{:?} over {:?}", t.cpu, t.wall);
         });
+    }
+
+    /// The uncached-I/O check on the real page cache: 16 MiB written with `RWF_DONTCACHE`
+    /// leave the cache as it was (no note); the same bytes written plainly, as by a kernel
+    /// that ignored the flag, are caught (the row and the note); and pages cached before the
+    /// phase began are not counted against it.
+    #[test]
+    fn uncached_io_that_the_page_cache_keeps_is_caught() {
+        use std::os::unix::fs::FileExt;
+        let dir = tempfile::tempdir_in("/var/tmp").expect("tempdir");
+        let file = dir.path().join("f");
+        let block = vec![7u8; 1 << 20];
+        let flag = AtomicBool::new(false);
+        let ctx = RunContext::quiet(dir.path(), &flag);
+        let written = |phases: &mut Phases, name: &str, uncached: bool| -> (Option<f64>, bool) {
+            let f = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .read(true)
+                .write(true)
+                .open(&file)
+                .unwrap();
+            phases.uncached(vec![file.clone()]);
+            phases.begin(name, Caches::Keep);
+            let t = phases
+                .region(|| {
+                    for i in 0..16u64 {
+                        if uncached {
+                            crate::engine::sysio::pwrite_all_flags(
+                                &f,
+                                &block,
+                                i << 20,
+                                crate::engine::sysio::RWF_DONTCACHE,
+                            )
+                        } else {
+                            f.write_all_at(&block, i << 20)
+                        }
+                        .map_err(|e| EngineError::io("write", e))?;
+                    }
+                    f.sync_all().map_err(|e| EngineError::io("fsync", e))
+                })
+                .unwrap();
+            let mib_s = 16.0 / t.wall.as_secs_f64();
+            phases.record(
+                name,
+                &t,
+                vec![(MetricId::higher("write_mib_s", Unit::MibPerSec), mib_s)],
+                &Policy::new(),
+            );
+            let sample = std::mem::take(&mut phases.sample);
+            let row = sample.phases[0]
+                .metrics
+                .iter()
+                .find(|(m, _)| m.name == "cached_mib")
+                .map(|(_, v)| *v);
+            (
+                row,
+                sample
+                    .notes
+                    .iter()
+                    .any(|n| n.starts_with(&format!("{name}: its I/O asked for no caching"))),
+            )
+        };
+        let mut phases = Phases::new(&ctx);
+        let (row, noted) = written(&mut phases, "uncached", true);
+        assert!(row.is_some_and(|v| v < 4.0) && !noted, "{row:?} {noted}");
+        // The flag ignored: the page cache keeps all 16 MiB.
+        std::fs::remove_file(&file).unwrap();
+        let (row, noted) = written(&mut phases, "ignored", false);
+        assert!(row.is_some_and(|v| v >= 12.0) && noted, "{row:?} {noted}");
+        // The same file again: its 16 MiB were cached before this phase, which adds nothing.
+        let (row, noted) = written(&mut phases, "cached before", true);
+        assert!(row.is_some_and(|v| v < 4.0) && !noted, "{row:?} {noted}");
     }
 }

@@ -13,6 +13,10 @@
 //!   benchmark that wrote data must not call that a success;
 //! - [`getdents64`]: one getdents64(2) into the caller's buffer, retrying `EINTR` (rustix's
 //!   `RawDir` cannot stay open in a worker across its calls);
+//! - [`pread_exact_flags`] and [`pwrite_all_flags`]: preadv2(2) / pwritev2(2) of one buffer
+//!   with per-call flags (`RWF_DONTCACHE`, [`RWF_DONTCACHE`]) until the whole buffer is read
+//!   or written, retrying `EINTR` and short transfers, as `FileExt::read_exact_at` and
+//!   `write_all_at` do for pread(2) / pwrite(2);
 //! - [`AlignedBuf`]: a zeroed heap buffer with the alignment O_DIRECT needs (a `Vec<u8>` only
 //!   promises byte alignment), allocated once before a timed region.
 //!
@@ -26,7 +30,9 @@
 //! returned, never retried: Linux has released the descriptor by then (close(2), "Dealing
 //! with error returns from close()").
 //!
-//! References: write(2), read(2), close(2) (man-pages 6.x); rustix 0.38 `rustix::io::read`,
+//! References: write(2), read(2), close(2), preadv2(2) (man-pages 6.x; `RWF_DONTCACHE` is
+//! Linux 6.14's `include/uapi/linux/fs.h`, uncached buffered I/O: the page cache is used for
+//! the transfer and its pages dropped once the I/O is done); rustix 0.38 `rustix::io::read`,
 //! `rustix::io::write` and `rustix::io::try_close` (cargo feature `try_close`), whose
 //! documentation explains why rustix's own `close` ignores errors
 //! (<https://lwn.net/Articles/576518/>).
@@ -63,6 +69,59 @@ pub(crate) fn read_some<Fd: AsFd>(fd: Fd, buf: &mut [u8]) -> rustix::io::Result<
             r => return r,
         }
     }
+}
+
+/// `RWF_DONTCACHE` (Linux 6.14+): uncached buffered I/O. A read or write goes through the
+/// page cache and its pages are dropped once the read completes or the write's writeback
+/// does; a filesystem without support fails the call with `EOPNOTSUPP` (btrfs on 6.18).
+pub(crate) const RWF_DONTCACHE: rustix::io::ReadWriteFlags = rustix::io::ReadWriteFlags::from_bits_retain(0x80);
+
+/// preadv2(2) of `buf` at `pos` with `flags` until `buf` is full, retrying `EINTR` and short
+/// reads; end of file before that is `ErrorKind::UnexpectedEof`.
+#[inline]
+pub(crate) fn pread_exact_flags<Fd: AsFd>(
+    fd: Fd,
+    mut buf: &mut [u8],
+    mut pos: u64,
+    flags: rustix::io::ReadWriteFlags,
+) -> io::Result<()> {
+    let fd = fd.as_fd();
+    while !buf.is_empty() {
+        match rustix::io::preadv2(fd, &mut [io::IoSliceMut::new(buf)], pos, flags) {
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => {
+                buf = &mut buf[n..];
+                pos += n as u64;
+            }
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
+/// pwritev2(2) of `buf` at `pos` with `flags` until all of it is written, retrying `EINTR`
+/// and short writes; a call that writes nothing is `ErrorKind::WriteZero`.
+#[inline]
+pub(crate) fn pwrite_all_flags<Fd: AsFd>(
+    fd: Fd,
+    mut buf: &[u8],
+    mut pos: u64,
+    flags: rustix::io::ReadWriteFlags,
+) -> io::Result<()> {
+    let fd = fd.as_fd();
+    while !buf.is_empty() {
+        match rustix::io::pwritev2(fd, &[io::IoSlice::new(buf)], pos, flags) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                buf = &buf[n..];
+                pos += n as u64;
+            }
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
 }
 
 /// close(2) of `fd`, reporting its error (see the module documentation); never retried.

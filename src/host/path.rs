@@ -9,7 +9,8 @@
 //! Sources: `/sys/block/<dev>/loop/{dio,backing_file}`, `/sys/block/<dev>/queue/{scheduler,
 //! read_ahead_kb}` (Documentation/ABI/stable/sysfs-block), `/proc/self/mountinfo` (proc(5):
 //! field 9 is the filesystem type, 11 the super options), the `FS_IOC_GETFLAGS` ioctl
-//! (ioctl_iflags(2): `FS_NOCOW_FL`, which `lsattr` shows as `C`). A fact that cannot be read is
+//! (ioctl_iflags(2): `FS_NOCOW_FL`, which `lsattr` shows as `C`), mincore(2) for how much of
+//! a file the page cache holds ([`resident_bytes`], what `fincore` prints). A fact that cannot be read is
 //! `None`, never a guess. The facts read by tools or other layers (the mkfs parameters, the
 //! memory cgroup's limit, the zfs compression ratio) are filled in by `run::slot`; this module
 //! only holds them and says which differ from what was asked ([`PathFacts::mismatches`]).
@@ -109,6 +110,50 @@ pub fn set_nocow(dir: &Path) -> std::io::Result<()> {
 pub fn nocow(path: &Path) -> std::io::Result<bool> {
     let f = std::fs::File::open(path)?;
     Ok(rustix::fs::ioctl_getflags(&f)?.contains(rustix::fs::IFlags::NOCOW))
+}
+
+/// Bytes of the file at `path` that the page cache holds now (what `fincore` prints): the
+/// file is mapped without access (`PROT_NONE`, so no page is faulted in) and mincore(2) reports
+/// each page's residency. Linux answers for pages not mapped by the caller only to a process
+/// that may write the file (or owns it, or is privileged); otherwise the count undercounts.
+/// An empty file holds none.
+pub fn resident_bytes(path: &Path) -> std::io::Result<u64> {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::File::open(path)?;
+    let len = f.metadata()?.len();
+    if len == 0 {
+        return Ok(0);
+    }
+    // SAFETY: sysconf(3) has no preconditions.
+    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
+        .unwrap_or(4096)
+        .max(1);
+    let pages = len.div_ceil(page as u64) as usize;
+    let mut vec = vec![0u8; pages];
+    let size = usize::try_from(len).map_err(|_| std::io::Error::other("file larger than the address space"))?;
+    // SAFETY: a fresh private mapping of our own open file, never dereferenced (PROT_NONE),
+    // unmapped below; `vec` has one byte per page of the mapping, as mincore(2) writes.
+    unsafe {
+        let addr = libc::mmap(
+            std::ptr::null_mut(),
+            size,
+            libc::PROT_NONE,
+            libc::MAP_SHARED,
+            f.as_raw_fd(),
+            0,
+        );
+        if addr == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        let r = libc::mincore(addr, size, vec.as_mut_ptr());
+        let err = std::io::Error::last_os_error();
+        libc::munmap(addr, size);
+        if r != 0 {
+            return Err(err);
+        }
+    }
+    let resident = vec.iter().filter(|&&b| b & 1 == 1).count() as u64;
+    Ok((resident * page as u64).min(len))
 }
 
 /// Bytes the compression probe writes (64 MiB: many extents of every compressor's unit).

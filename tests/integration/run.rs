@@ -500,6 +500,76 @@ fn direct_io_that_btrfs_buffers_is_flagged_and_nodatasum_is_not() {
     );
 }
 
+/// `io = "uncached"` (RWF_DONTCACHE) on ext4, xfs and btrfs: where the kernel takes the flag,
+/// every repeat writes its file once (new blocks) and reads at random without readahead
+/// (`fadvise = "random"`) with it, and records what the page cache gained of its files
+/// (`cached_mib`), a small share of what it moved and never the note; where it does not
+/// (btrfs on 6.18), each repeat fails with what to use instead and the other cases run. (What
+/// the page cache does keep, readahead and ext4's overwrites, is in doc/io-path.md; the note's
+/// catch is `engine::phase::tests::uncached_io_that_the_page_cache_keeps_is_caught`.)
+#[test]
+fn uncached_io_leaves_the_page_cache_as_it_found_it_or_says_the_filesystem_has_none() {
+    require_privileged!();
+    let dir = scratch();
+    let suite = write_suite(
+        dir.path(),
+        "uncached.toml",
+        "[suite]\nname = \"uncached\"\n[run]\nrepeats = 2\nwarmup = 0\n\
+         [[fs]]\ntype = \"ext4\"\n[[fs]]\ntype = \"xfs\"\n[[fs]]\ntype = \"btrfs\"\n\
+         [[workload]]\nkind = \"fileio\"\nname = \"write\"\nmode = \"seqwr\"\nfiles = 1\n\
+         total_size = \"64MiB\"\nblock_size = \"1MiB\"\nio = \"uncached\"\nfsync_freq = 0\nrequests = 64\n\
+         [[workload]]\nkind = \"fileio\"\nname = \"read\"\nmode = \"rndrd\"\nfiles = 2\n\
+         total_size = \"64MiB\"\nblock_size = \"64KiB\"\nio = \"uncached\"\nfadvise = \"random\"\ntime = \"1s\"\n",
+    );
+    let db = dir.path().join("u.db");
+    let sc = dir.path().join("scratch");
+    let o = run_suite(&db, &suite, ("--scratch", &sc), &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_no_leftovers(&sc);
+    let j = crate::util::report_json(db.to_str().unwrap(), "latest");
+    let mut ran = std::collections::BTreeSet::new();
+    for s in j["samples"].as_array().unwrap() {
+        let variant = variant_of(&j, s);
+        if let Some(e) = s["status"]["error"].as_str() {
+            assert!(
+                e.contains("does not support uncached buffered I/O") && e.contains("io = \"buffered\""),
+                "{variant}: {e}"
+            );
+            continue;
+        }
+        assert!(
+            !s["notes"].to_string().contains("asked for no caching"),
+            "{variant}: {s}"
+        );
+        let row = |name: &str| {
+            s["measurements"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["metric"]["name"] == name)
+                .and_then(|m| m["value"].as_f64())
+        };
+        let cached = row("cached_mib").unwrap_or_else(|| panic!("{variant}: no cached_mib row: {s}"));
+        let moved = row("write_mib_s").or(row("read_mib_s")).unwrap();
+        assert!(
+            moved > 0.0 && cached < 16.0,
+            "{variant}: {cached} MiB cached at {moved} MiB/s"
+        );
+        ran.insert(variant);
+    }
+    // ext4 and xfs have taken the flag since Linux 6.14.
+    let release = rustix::system::uname().release().to_string_lossy().into_owned();
+    let version: Vec<u32> = release
+        .split(['.', '-'])
+        .take(2)
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    if version >= vec![6, 14] {
+        assert!(ran.contains("ext4") && ran.contains("xfs"), "{ran:?} on {release}");
+    }
+    eprintln!("uncached I/O ran on {ran:?} (Linux {release})");
+}
+
 /// The variant of sample `s` of the JSON report `j` (from its case).
 fn variant_of(j: &serde_json::Value, s: &serde_json::Value) -> String {
     j["cases"]

@@ -49,6 +49,14 @@
 //! `io = "direct"` opens with O_DIRECT; every worker's buffer is allocated once, aligned to
 //! 4096 bytes, and `block_size` must be a multiple of 4096.
 //!
+//! `io = "uncached"` (fio's `uncached=1`) issues each request with preadv2(2) / pwritev2(2) and
+//! `RWF_DONTCACHE` (Linux 6.14+) on descriptors opened buffered: the page cache carries the
+//! transfer and drops its pages afterwards. Whether the kernel did is measured, not assumed:
+//! after each phase the share of the file set still in the page cache (mincore(2)) is a
+//! `cached_mib` row, and a phase that left a quarter of what it moved cached gets a note
+//! ([`crate::engine::phase::Phases::uncached`]). A filesystem that refuses the flag (btrfs on
+//! 6.18: `EOPNOTSUPP`) makes the case unavailable, found by a one-byte probe before the phase.
+//!
 //! Engine rules kept: the hot loop ([`FileWorker::op`]) allocates nothing, formats nothing,
 //! takes no lock (the sequential cursor is one atomic add), reads the clock once per operation
 //! (in the pool), and uses a per-worker `SmallRng` seeded from `seed` and the worker index.
@@ -57,7 +65,7 @@
 use crate::engine::openloop::{self, OpenLoopSpec};
 use crate::engine::phase::{LatencySet, Phases, Policy, Short, MIN_TIMED_RUN};
 use crate::engine::pool::{PoolRun, Step, Worker, WorkerPool};
-use crate::engine::sysio::AlignedBuf;
+use crate::engine::sysio::{self, AlignedBuf};
 use crate::engine::{EngineError, ErrHint, RunContext, Workload, WorkloadKind};
 use crate::metric::{MetricId, RawSample, Unit};
 use crate::units::{Bytes, Dur};
@@ -160,6 +168,12 @@ pub enum IoMode {
     /// io_uring (the `io-uring` crate): one ring per worker with `iodepth` requests in flight,
     /// files registered with the ring, buffered unless `direct = true`.
     IoUring,
+    /// Uncached buffered I/O (fio's `uncached=1`): preadv2(2) / pwritev2(2) with
+    /// `RWF_DONTCACHE` (Linux 6.14+), so each request goes through the page cache and its
+    /// pages are dropped once it completes (a write's once its writeback does). Any block
+    /// size. A filesystem without support (btrfs on 6.18) makes the case unavailable, and each
+    /// phase records how much of the file set the page cache still holds (`cached_mib`).
+    Uncached,
 }
 
 impl IoMode {
@@ -170,6 +184,7 @@ impl IoMode {
             IoMode::Direct => "direct",
             IoMode::Null => "null",
             IoMode::IoUring => "io_uring",
+            IoMode::Uncached => "uncached",
         }
     }
 }
@@ -264,8 +279,8 @@ pub struct FileioSpec {
     /// Limit on reads + writes (`--events`); 0 = none. Default 0.
     #[serde(default)]
     pub requests: u64,
-    /// `buffered` (default), `direct` (O_DIRECT), `null` (no system call: the engine's own
-    /// cost) or `io_uring`.
+    /// `buffered` (default), `direct` (O_DIRECT), `uncached` (RWF_DONTCACHE), `null` (no
+    /// system call: the engine's own cost) or `io_uring`.
     #[serde(default)]
     pub io: IoMode,
     /// Requests in flight per worker with `io = "io_uring"` (fio's `iodepth`). Default 1.
@@ -566,6 +581,7 @@ impl Workload for FileioSpec {
             IoMode::Buffered => s.push_str(", buffered"),
             IoMode::Direct => s.push_str(", O_DIRECT"),
             IoMode::Null => s.push_str(", null I/O (no system call)"),
+            IoMode::Uncached => s.push_str(", uncached (RWF_DONTCACHE)"),
             IoMode::IoUring => {
                 s.push_str(&format!(", io_uring depth {}", self.iodepth));
                 if self.direct {
@@ -636,6 +652,9 @@ impl FileioSpec {
                 ctx.sync.barrier("the shared file set", ctx.interrupt)?;
             }
             let files = set.open(self.o_direct())?;
+            if self.io == IoMode::Uncached {
+                uncached_supported(&files[0], &set.paths[0])?;
+            }
             if let Some(advice) = self.fadvise.advice(self.mode) {
                 for (f, p) in files.iter().zip(&set.paths) {
                     rustix::fs::fadvise(f, 0, 0, advice).map_err(|e| ERR.io("posix_fadvise", p, e.into()))?;
@@ -646,6 +665,9 @@ impl FileioSpec {
         let mut phases = Phases::new(ctx);
         if self.o_direct() {
             phases.direct_io();
+        }
+        if self.io == IoMode::Uncached {
+            phases.uncached(set.paths.clone());
         }
         let phase = self.mode.name();
         let threads = self.threads as usize;
@@ -731,6 +753,24 @@ impl FileioSpec {
         }
         drop(files);
         Ok(phases.finish())
+    }
+}
+
+/// Whether the filesystem of `file` (at `path`) takes `RWF_DONTCACHE`: a one-byte preadv2(2)
+/// with it (the kernel checks the flag before reading, so an empty file answers too).
+/// `EOPNOTSUPP` — the filesystem lacks support, or the kernel predates 6.14 — makes the case
+/// unavailable with what to use instead; another error is the I/O error it is.
+fn uncached_supported(file: &File, path: &Path) -> Result<(), EngineError> {
+    let mut byte = [0u8; 1];
+    match rustix::io::preadv2(file, &mut [io::IoSliceMut::new(&mut byte)], 0, sysio::RWF_DONTCACHE) {
+        Ok(_) => Ok(()),
+        Err(rustix::io::Errno::OPNOTSUPP) => {
+            let release = rustix::system::uname().release().to_string_lossy().into_owned();
+            Err(EngineError::Unavailable(format!(
+                "io = \"uncached\": this filesystem does not support uncached buffered I/O on Linux {release} (preadv2 with RWF_DONTCACHE: EOPNOTSUPP; ext4 and xfs have it since 6.14); use io = \"buffered\" or \"direct\" here"
+            )))
+        }
+        Err(e) => Err(ERR.io("preadv2 RWF_DONTCACHE", path, e.into())),
     }
 }
 
@@ -1069,6 +1109,15 @@ impl<'a> FileWorker<'a> {
         if self.io == IoMode::Null {
             // Everything but the system call: keep the request's arithmetic alive.
             std::hint::black_box((r.file, r.pos, self.buf.as_slice().as_ptr()));
+        } else if self.io == IoMode::Uncached {
+            let f = &self.files[r.file];
+            if r.write {
+                if let Err(e) = sysio::pwrite_all_flags(f, self.buf.as_slice(), r.pos, sysio::RWF_DONTCACHE) {
+                    return Err(self.err("pwritev2 RWF_DONTCACHE", r.file, e));
+                }
+            } else if let Err(e) = sysio::pread_exact_flags(f, self.buf.as_mut_slice(), r.pos, sysio::RWF_DONTCACHE) {
+                return Err(self.err("preadv2 RWF_DONTCACHE", r.file, e));
+            }
         } else if r.write {
             if let Err(e) = self.files[r.file].write_all_at(self.buf.as_slice(), r.pos) {
                 return Err(self.err("pwrite", r.file, e));
@@ -1499,6 +1548,45 @@ mod tests {
         let writes = metric(&s, "writes_per_s").expect("writes") * s.phases[0].wall.as_secs_f64();
         assert!((writes - 256.0).abs() < 0.5);
         set.remove_all().expect("remove");
+    }
+
+    /// `io = "uncached"`: parsed and described; on /var/tmp (ext4 here, which has
+    /// RWF_DONTCACHE) one pass of new writes runs through preadv2/pwritev2 with the flag (the
+    /// kernel counts one write call per request) and the page cache gains nothing of the file;
+    /// on tmpfs (/dev/shm), which refuses the flag, the run is unavailable with what to use.
+    #[test]
+    fn uncached_io_runs_where_the_filesystem_has_it_and_is_unavailable_where_not() {
+        let spec: FileioSpec = toml::from_str("mode = \"seqwr\"\nio = \"uncached\"").expect("toml");
+        assert_eq!(spec.io, IoMode::Uncached);
+        assert!(
+            spec.describe().contains("uncached (RWF_DONTCACHE)"),
+            "{}",
+            spec.describe()
+        );
+        let flag = AtomicBool::new(false);
+        let spec = FileioSpec {
+            files: 1,
+            total_size: Bytes(8 * Bytes::MIB),
+            block_size: Bytes(Bytes::MIB),
+            requests: 8,
+            fsync_freq: 0,
+            io: IoMode::Uncached,
+            ..tiny(FileioMode::Seqwr)
+        };
+        let tmp = tempfile::tempdir_in("/var/tmp").expect("tempdir");
+        let before = thread_io();
+        let s = crate::engine::run_quiet(&spec, tmp.path(), &flag).expect("uncached on ext4");
+        let after = thread_io();
+        assert!(after.1 - before.1 >= 8, "{before:?} {after:?}");
+        assert_eq!(metric(&s, "cached_mib"), Some(0.0), "{:?}", s.phases[0].metrics);
+        assert!(!s.notes.iter().any(|n| n.contains("no caching")), "{:?}", s.notes);
+        let shm = tempfile::tempdir_in("/dev/shm").expect("tempdir on tmpfs");
+        match crate::engine::run_quiet(&spec, shm.path(), &flag) {
+            Err(EngineError::Unavailable(m)) => {
+                assert!(m.contains("RWF_DONTCACHE") && m.contains("io = \"buffered\""), "{m}")
+            }
+            other => panic!("tmpfs took RWF_DONTCACHE: {other:?}"),
+        }
     }
 
     #[test]
