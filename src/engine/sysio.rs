@@ -16,7 +16,7 @@
 //! - [`pread_exact_flags`] and [`pwrite_all_flags`]: preadv2(2) / pwritev2(2) of one buffer
 //!   with per-call flags (`RWF_DONTCACHE`, [`RWF_DONTCACHE`]) until the whole buffer is read
 //!   or written, retrying `EINTR` and short transfers, as `FileExt::read_exact_at` and
-//!   `write_all_at` do for pread(2) / pwrite(2);
+//!   `write_all_at` do for pread(2) / pwrite(2); [`pwrite_atomic`], one `RWF_ATOMIC` write;
 //! - [`AlignedBuf`]: a zeroed heap buffer with the alignment O_DIRECT needs (a `Vec<u8>` only
 //!   promises byte alignment), allocated once before a timed region.
 //!
@@ -74,7 +74,30 @@ pub(crate) fn read_some<Fd: AsFd>(fd: Fd, buf: &mut [u8]) -> rustix::io::Result<
 /// `RWF_DONTCACHE` (Linux 6.14+): uncached buffered I/O. A read or write goes through the
 /// page cache and its pages are dropped once the read completes or the write's writeback
 /// does; a filesystem without support fails the call with `EOPNOTSUPP` (btrfs on 6.18).
-pub(crate) const RWF_DONTCACHE: rustix::io::ReadWriteFlags = rustix::io::ReadWriteFlags::from_bits_retain(0x80);
+pub(crate) const RWF_DONTCACHE: rustix::io::ReadWriteFlags =
+    rustix::io::ReadWriteFlags::from_bits_retain(libc::RWF_DONTCACHE as u32);
+
+/// `RWF_ATOMIC` (Linux 6.11+): the write lands whole or not at all, torn by no crash. Needs
+/// O_DIRECT, a length that is a power of two within the file's atomic write unit range
+/// (statx `STATX_WRITE_ATOMIC`) and an offset aligned to that length.
+pub(crate) const RWF_ATOMIC: rustix::io::ReadWriteFlags =
+    rustix::io::ReadWriteFlags::from_bits_retain(libc::RWF_ATOMIC as u32);
+
+/// One pwritev2(2) of all of `buf` at `pos` with `RWF_ATOMIC`, retrying `EINTR`. An atomic
+/// write is never continued: a short count is an error (`ErrorKind::WriteZero`'s sibling
+/// `Other`, "short atomic write"), never a second, non-atomic call for the rest.
+#[inline]
+pub(crate) fn pwrite_atomic<Fd: AsFd>(fd: Fd, buf: &[u8], pos: u64) -> io::Result<()> {
+    let fd = fd.as_fd();
+    loop {
+        match rustix::io::pwritev2(fd, &[io::IoSlice::new(buf)], pos, RWF_ATOMIC) {
+            Ok(n) if n == buf.len() => return Ok(()),
+            Ok(_) => return Err(io::Error::other("short atomic write")),
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
 
 /// preadv2(2) of `buf` at `pos` with `flags` until `buf` is full, retrying `EINTR` and short
 /// reads; end of file before that is `ErrorKind::UnexpectedEof`.

@@ -10,7 +10,8 @@
 //! read_ahead_kb}` (Documentation/ABI/stable/sysfs-block), `/proc/self/mountinfo` (proc(5):
 //! field 9 is the filesystem type, 11 the super options), the `FS_IOC_GETFLAGS` ioctl
 //! (ioctl_iflags(2): `FS_NOCOW_FL`, which `lsattr` shows as `C`), mincore(2) for how much of
-//! a file the page cache holds ([`resident_bytes`], what `fincore` prints). A fact that cannot be read is
+//! a file the page cache holds ([`resident_bytes`], what `fincore` prints), statx(2)'s atomic
+//! write unit range ([`atomic_write_units`]). A fact that cannot be read is
 //! `None`, never a guess. The facts read by tools or other layers (the mkfs parameters, the
 //! memory cgroup's limit, the zfs compression ratio) are filled in by `run::slot`; this module
 //! only holds them and says which differ from what was asked ([`PathFacts::mismatches`]).
@@ -154,6 +155,34 @@ pub fn resident_bytes(path: &Path) -> std::io::Result<u64> {
     }
     let resident = vec.iter().filter(|&&b| b & 1 == 1).count() as u64;
     Ok((resident * page as u64).min(len))
+}
+
+/// The atomic write unit range the kernel reports for the open file `f` (statx(2) with
+/// `STATX_WRITE_ATOMIC`, Linux 6.11+): `(unit_min, unit_max, segments_max)` in bytes, bytes and
+/// vectors; `None` when the kernel or filesystem does not answer for it (the mask lacks the
+/// bit), `Some` with a maximum of 0 when it answers "none here".
+pub fn atomic_write_units(f: &std::fs::File) -> std::io::Result<Option<(u32, u32, u32)>> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: statx is plain old data that the call fills; an empty path with AT_EMPTY_PATH
+    // names the open descriptor itself.
+    let mut st: libc::statx = unsafe { std::mem::zeroed() };
+    let rc = unsafe {
+        libc::statx(
+            f.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            libc::STATX_WRITE_ATOMIC,
+            &mut st,
+        )
+    };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok((st.stx_mask & libc::STATX_WRITE_ATOMIC != 0).then_some((
+        st.stx_atomic_write_unit_min,
+        st.stx_atomic_write_unit_max,
+        st.stx_atomic_write_segments_max,
+    )))
 }
 
 /// Bytes the compression probe writes (64 MiB: many extents of every compressor's unit).

@@ -570,6 +570,93 @@ fn uncached_io_leaves_the_page_cache_as_it_found_it_or_says_the_filesystem_has_n
     eprintln!("uncached I/O ran on {ran:?} (Linux {release})");
 }
 
+/// `io = "atomic"` (O_DIRECT, RWF_ATOMIC writes) beside `io = "direct"` on ext4 and xfs: xfs
+/// (Linux 6.16+, by copy-on-write) writes 64 KiB atomically and each repeat stores its rate;
+/// a 2 MiB block beyond the range xfs reports is refused with that range;
+/// ext4 on a loop device reports no atomic write units, and each of its repeats says so and
+/// what to use instead, while the direct cases run everywhere.
+#[test]
+fn atomic_writes_run_where_the_filesystem_reports_units_and_say_why_not_elsewhere() {
+    require_privileged!();
+    let dir = scratch();
+    let w = |name: &str, io: &str, block: &str, extra: &str| {
+        format!(
+            "[[workload]]\nkind = \"fileio\"\nname = \"{name}\"\nmode = \"rndwr\"\nfiles = 2\ntotal_size = \"32MiB\"\n\
+             block_size = \"{block}\"\nio = \"{io}\"\nfsync_freq = 0\n{extra}\n"
+        )
+    };
+    let suite = write_suite(
+        dir.path(),
+        "atomic.toml",
+        &format!(
+            "[suite]\nname = \"atomic\"\n[run]\nrepeats = 2\nwarmup = 0\n[[fs]]\ntype = \"ext4\"\n[[fs]]\ntype = \"xfs\"\n{}{}{}",
+            w("atomic", "atomic", "64KiB", "time = \"1s\""),
+            w("direct", "direct", "64KiB", "time = \"1s\""),
+            w("atomic-2m", "atomic", "2MiB", "requests = 16\ntime = \"0s\"")
+        ),
+    );
+    let db = dir.path().join("a.db");
+    let sc = dir.path().join("scratch");
+    let o = run_suite(&db, &suite, ("--scratch", &sc), &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_no_leftovers(&sc);
+    let j = crate::util::report_json(db.to_str().unwrap(), "latest");
+    let release = rustix::system::uname().release().to_string_lossy().into_owned();
+    let version: Vec<u32> = release
+        .split(['.', '-'])
+        .take(2)
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    let mut seen = std::collections::BTreeMap::<(String, String), Vec<Result<f64, String>>>::new();
+    for s in j["samples"].as_array().unwrap() {
+        let case = j["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["case_id"] == s["case_id"])
+            .unwrap();
+        let key = (case["workload"].as_str().unwrap().to_string(), variant_of(&j, s));
+        let outcome = match s["status"]["error"].as_str() {
+            Some(e) => Err(e.to_string()),
+            None => Ok(s["measurements"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["metric"]["name"] == "writes_per_s")
+                .and_then(|m| m["value"].as_f64())
+                .unwrap()),
+        };
+        seen.entry(key).or_default().push(outcome);
+    }
+    eprintln!("on Linux {release}: {seen:#?}");
+    let all = |w: &str, fs: &str, ok: &dyn Fn(&Result<f64, String>) -> bool| {
+        let runs = &seen[&(w.to_string(), fs.to_string())];
+        runs.len() == 2 && runs.iter().all(ok)
+    };
+    let ran = |r: &Result<f64, String>| r.as_ref().is_ok_and(|&v| v > 0.0);
+    let said = |r: &Result<f64, String>| {
+        r.as_ref().err().is_some_and(|e| {
+            e.contains("io = \"atomic\"")
+                && (e.contains("use io = \"direct\" here") || e.contains("choose a power of two"))
+        })
+    };
+    for fs in ["ext4", "xfs"] {
+        assert!(all("direct", fs, &ran), "{fs}: {seen:?}");
+        for w in ["atomic", "atomic-2m"] {
+            assert!(all(w, fs, &|r| ran(r) || said(r)), "{w} on {fs}: {seen:?}");
+        }
+    }
+    if version >= vec![6, 16] {
+        assert!(all("atomic", "xfs", &ran), "{seen:?}");
+        assert!(
+            all("atomic-2m", "xfs", &|r| r
+                .as_ref()
+                .is_err_and(|e| e.contains("choose a power of two in that range"))),
+            "{seen:?}"
+        );
+    }
+}
+
 /// The variant of sample `s` of the JSON report `j` (from its case).
 fn variant_of(j: &serde_json::Value, s: &serde_json::Value) -> String {
     j["cases"]
