@@ -37,8 +37,12 @@
 //! 3. removes each segment the control segment lists with a non-zero reference count and an
 //!    even handle (odd handles live in the main shared memory, as in PostgreSQL's own cleanup)
 //!    whose file is a regular file of the control segment's owner, then the control segment;
-//! 4. removes the SysV segment only if its shmid still has the recorded key, was created by
-//!    the recorded postmaster (`shm_cpid`) and has nothing attached.
+//! 4. removes the SysV segment only if its shmid still has the recorded key and was created by
+//!    the recorded postmaster (`shm_cpid`), once nothing is attached: a child that detached
+//!    from the dynamic shared memory early may still be exiting with it attached, so it waits
+//!    (10 s at most) and then marks it anyway (`IPC_RMID`: the kernel destroys it at the last
+//!    detach). Without that wait a killed server's header was left in about one unit-test run
+//!    of five under load.
 //!
 //! Invariants: only files named `PostgreSQL.<digits>` directly in `/dev/shm` are ever removed,
 //! and only those the recorded control segment (checked by inode) names; a record whose path
@@ -336,8 +340,9 @@ fn remove_file(p: &Path) -> Result<bool, ShmError> {
     }
 }
 
-/// Removes the SysV segment `seg` if it still has its key, was created by `creator` and has
-/// nothing attached; `false` when it is gone or no longer that segment.
+/// Removes the SysV segment `seg` if it still has its key and was created by `creator`, once
+/// nothing is attached ([`CHILDREN_EXIT`] at most; then it is marked for removal at its last
+/// detach); `false` when it is gone or no longer that segment.
 fn remove_sysv(seg: SysvSegment, creator: u32) -> Result<bool, ShmError> {
     // SAFETY: shmid_ds is plain old data that IPC_STAT fills.
     let mut ds: libc::shmid_ds = unsafe { std::mem::zeroed() };
@@ -345,7 +350,22 @@ fn remove_sysv(seg: SysvSegment, creator: u32) -> Result<bool, ShmError> {
     if unsafe { libc::shmctl(seg.shmid, libc::IPC_STAT, &mut ds) } != 0 {
         return Ok(false); // EINVAL/EIDRM: gone
     }
-    if ds.shm_perm.__key != seg.key || ds.shm_cpid as u32 != creator || ds.shm_nattch != 0 {
+    if ds.shm_perm.__key != seg.key || ds.shm_cpid as u32 != creator {
+        return Ok(false);
+    }
+    // A killed server's child that had detached from the dynamic shared memory (the control
+    // segment's wait is over) may still be exiting with the header attached: wait for it as for
+    // the others. Should one still be attached after that, IPC_RMID marks the segment, which
+    // the kernel destroys at its last detach (shmctl(2)); the key and creator are ours.
+    let t0 = Instant::now();
+    while ds.shm_nattch != 0 && t0.elapsed() < CHILDREN_EXIT {
+        std::thread::sleep(Duration::from_millis(20));
+        // SAFETY: as above.
+        if unsafe { libc::shmctl(seg.shmid, libc::IPC_STAT, &mut ds) } != 0 {
+            return Ok(false);
+        }
+    }
+    if ds.shm_perm.__key != seg.key || ds.shm_cpid as u32 != creator {
         return Ok(false);
     }
     // SAFETY: IPC_RMID takes no buffer.
