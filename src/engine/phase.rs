@@ -618,7 +618,8 @@ impl<'a, 'c> Phases<'a, 'c> {
             .sum();
         if mib >= 1.0 && written > 0.0 && mib >= 0.25 * written {
             self.sample.notes.push(format!(
-                "{phase}: its files are open with O_DIRECT, yet it dirtied {mib:.0} MiB of page cache while writing {written:.0} MiB: the filesystem buffered the direct I/O (btrfs does for files with data checksums; nodatasum or a NoCOW directory keeps it direct)"
+                "{phase}: {}{mib:.0} MiB of page cache while writing {written:.0} MiB: the filesystem buffered the direct I/O (btrfs does for files with data checksums; nodatasum or a NoCOW directory keeps it direct)",
+                PATH_NOTES[0].0
             ));
         }
         Some((
@@ -653,7 +654,8 @@ impl<'a, 'c> Phases<'a, 'c> {
         let (cached, base) = (mib(cached), moved.min(mib(size)));
         if cached >= 1.0 && base > 0.0 && cached >= 0.25 * base {
             self.sample.notes.push(format!(
-                "{phase}: its I/O asked for no caching (RWF_DONTCACHE), yet the page cache gained {cached:.0} MiB of its files while it moved {moved:.0} MiB: the kernel kept pages the requests asked it to drop (readahead they did not read stays cached, which fadvise = \"random\" avoids; ext4 keeps the pages of overwrites: doc/io-path.md)"
+                "{phase}: {}{cached:.0} MiB of its files while it moved {moved:.0} MiB: the kernel kept pages the requests asked it to drop (readahead they did not read stays cached, which fadvise = \"random\" avoids; ext4 keeps the pages of overwrites: doc/io-path.md)",
+                PATH_NOTES[1].0
             ));
         }
         Some((
@@ -733,6 +735,20 @@ impl<'a, 'c> Phases<'a, 'c> {
         self.sample
     }
 }
+
+/// The words after `<phase>: ` of the notes a phase writes when its I/O took another path than
+/// asked (O_DIRECT buffered, uncached I/O cached), each with the words that name its kind: the
+/// figures vary per repeat, so the report groups them by these (`report::build`).
+pub const PATH_NOTES: &[(&str, &str)] = &[
+    (
+        "its files are open with O_DIRECT, yet it dirtied ",
+        "its files are open with O_DIRECT, yet the phase dirtied page cache: the filesystem buffered the direct I/O",
+    ),
+    (
+        "its I/O asked for no caching (RWF_DONTCACHE), yet the page cache gained ",
+        "its I/O asked for no caching (RWF_DONTCACHE), yet the page cache gained part of its files",
+    ),
+];
 
 /// The bytes of `files` in the page cache, their total size, and how many could be read.
 fn cached_bytes(files: &[std::path::PathBuf]) -> (u64, u64, usize) {

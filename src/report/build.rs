@@ -516,7 +516,11 @@ impl Warnings<'_> {
         for (text, cases) in notes {
             let full = format!("note: {text} ({})", cases.join(", "));
             out.push(
-                match (short_phase_note(text), per_cut_note(text), guest_boot_note(text)) {
+                match (
+                    short_phase_note(text).or_else(|| path_note(text)),
+                    per_cut_note(text),
+                    guest_boot_note(text),
+                ) {
                     (Some((kind, phases)), _, _) => {
                         Warning::of_kind(kind, format!("{phases} ({})", cases.join(", ")), full)
                     }
@@ -539,6 +543,23 @@ fn per_cut_note(note: &str) -> Option<String> {
         .iter()
         .find(|(prefix, _)| note.starts_with(prefix))
         .map(|(_, words)| format!("note: {words} (in full in the md, json and html reports)"))
+}
+
+/// The kind and the phase of a note saying a phase's I/O took another path than asked
+/// ([`crate::engine::phase::PATH_NOTES`], "`<phase>`: its files are open with O_DIRECT, yet it
+/// dirtied 1292 MiB …"): its figures differ per repeat, so without this each repeat's note was a
+/// terminal line of its own.
+fn path_note(note: &str) -> Option<(String, String)> {
+    let (phase, rest) = note.split_once(": ")?;
+    crate::engine::phase::PATH_NOTES
+        .iter()
+        .find(|(words, _)| rest.starts_with(words))
+        .map(|(_, kind)| {
+            (
+                format!("note: {kind} (the figures in the md, json and html reports)"),
+                phase.to_string(),
+            )
+        })
 }
 
 /// The kind and the boot time of a guest's note ("guest: Linux K under tcg (…), booted in 5.5 s"):
@@ -668,6 +689,39 @@ mod tests {
             m.warnings[0]
         );
         assert!(!m.workloads[0].summary.contains("xfs"), "{}", m.workloads[0].summary);
+    }
+
+    /// The notes of a phase whose I/O took another path than asked differ in their figures per
+    /// repeat: one terminal line per kind naming each phase and its cases, every note in full
+    /// in the report's warnings.
+    #[test]
+    fn path_notes_are_one_terminal_line_per_kind() {
+        let mut data = session_data();
+        for (i, s) in data.samples.iter_mut().enumerate() {
+            let words = crate::engine::phase::PATH_NOTES[i % 2].0;
+            s.sample
+                .notes
+                .push(format!("rndrd: {words}{} MiB of its files", 20 + i));
+        }
+        let m = build(&data, 1, 0.95);
+        let full = m
+            .warnings
+            .iter()
+            .filter(|w| w.text().starts_with("note: rndrd: its "))
+            .count();
+        assert!(full > 2, "each note in full: {:?}", m.warnings);
+        let lines: Vec<String> = crate::report::warning::grouped(&m.warnings)
+            .into_iter()
+            .filter(|l| l.contains("yet"))
+            .collect();
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(
+            lines
+                .iter()
+                .all(|l| l.contains("(the figures in the md, json and html reports)") && l.contains("rndrd (")),
+            "{lines:?}"
+        );
+        assert_eq!(path_note("rndrd: another note"), None);
     }
 
     /// Guest notes differ in their boot time only: one terminal line per kernel, each case
