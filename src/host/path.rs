@@ -90,6 +90,12 @@ pub struct PathFacts {
     /// (or a session before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_reporting: Option<String>,
+    /// The atomic write units the filesystem offers a new regular file in it (statx
+    /// `STATX_WRITE_ATOMIC` on a probe file, [`atomic_write_fact`]): `4 KiB – 1 MiB`, `none`
+    /// when it answers with no unit; `None` when it does not answer (btrfs here, kernels before
+    /// 6.11) or a session before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub atomic_write: Option<String>,
 }
 
 /// How far the memory limit in force may lie from the one asked before it is a mismatch,
@@ -183,6 +189,33 @@ pub fn atomic_write_units(f: &std::fs::File) -> std::io::Result<Option<(u32, u32
         st.stx_atomic_write_unit_max,
         st.stx_atomic_write_segments_max,
     )))
+}
+
+/// [`PathFacts::atomic_write`] of the filesystem holding `dir`: an empty probe file is created
+/// there (`O_EXCL`, named after this process and the time, so ranks sharing the directory do not
+/// collide), asked with [`atomic_write_units`] and removed. `Ok(None)` when the kernel does not
+/// answer for it.
+pub fn atomic_write_fact(dir: &Path) -> std::io::Result<Option<String>> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    atomic_write_probe(&dir.join(format!(".fsbench-atomic-probe.{}.{nanos}", std::process::id())))
+}
+
+/// [`atomic_write_fact`] with the probe file `probe`, which must not exist.
+fn atomic_write_probe(probe: &Path) -> std::io::Result<Option<String>> {
+    let f = std::fs::OpenOptions::new().write(true).create_new(true).open(probe)?;
+    let units = atomic_write_units(&f);
+    drop(f);
+    std::fs::remove_file(probe)?;
+    Ok(units?.map(|(min, max, _)| match max {
+        0 => "none".to_string(),
+        _ => format!(
+            "{} – {}",
+            crate::units::Bytes(u64::from(min)).human(),
+            crate::units::Bytes(u64::from(max)).human()
+        ),
+    }))
 }
 
 /// Bytes the compression probe writes (64 MiB: many extents of every compressor's unit).
@@ -560,5 +593,20 @@ mod tests {
         );
         // A file's mount: the longest prefix.
         assert!(mount_of(Path::new("/proc/self/mountinfo")).is_some_and(|(fs, _)| fs == "proc"));
+    }
+
+    /// The atomic-write fact of a real filesystem (/var/tmp, ext4 on this VM's disk, which has
+    /// no atomic write units: `none`) leaves no probe behind, and never takes over a file of
+    /// that name that is already there.
+    #[test]
+    fn the_atomic_write_fact_probes_and_leaves_nothing() {
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let fact = atomic_write_fact(dir.path()).unwrap();
+        assert!(fact.is_some(), "ext4 on 6.11+ answers STATX_WRITE_ATOMIC");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        let theirs = dir.path().join(".fsbench-atomic-probe.1");
+        std::fs::write(&theirs, b"not ours").unwrap();
+        assert!(atomic_write_probe(&theirs).is_err());
+        assert_eq!(std::fs::read(&theirs).unwrap(), b"not ours");
     }
 }

@@ -54,7 +54,7 @@ pub const CSV_HEADER: [&str; 14] = [
 pub type PathColumn = (&'static str, fn(&PathFacts) -> Option<String>);
 
 /// The path-fact columns, after [`CSV_HEADER`], of sessions with path facts.
-pub const PATH_COLUMNS: [PathColumn; 14] = [
+pub const PATH_COLUMNS: [PathColumn; 15] = [
     ("path_loop_dio", |p| p.loop_dio.map(|b| b.to_string())),
     ("path_loop_dio_asked", |p| p.loop_dio_asked.map(|b| b.to_string())),
     ("path_backing_file", |p| p.backing_file.clone()),
@@ -69,6 +69,7 @@ pub const PATH_COLUMNS: [PathColumn; 14] = [
     ("path_memory_limit", |p| p.memory_limit.map(|b| b.to_string())),
     ("path_nocow", |p| p.nocow.map(|b| b.to_string())),
     ("path_page_reporting", |p| p.page_reporting.clone()),
+    ("path_atomic_write", |p| p.atomic_write.clone()),
 ];
 
 fn push_row(out: &mut String, fields: &[&str]) {
@@ -217,7 +218,8 @@ mod tests {
                 "backing_file": "/var/tmp/fsbench/run-1-2/img-s000-ext4.img", "backing_fs": "ext4",
                 "scheduler": "none", "read_ahead_kb": 128, "fs_type": "btrfs",
                 "super_options": "rw,compress=zstd:3,space_cache=v2", "on_disk_ratio": 2.5,
-                "probe_content": "text", "page_reporting": "held (order 11)"}"#,
+                "probe_content": "text", "page_reporting": "held (order 11)",
+                "atomic_write": "4.0 KiB – 1.0 MiB"}"#,
         )
         .unwrap();
         for r in &mut data.samples {
@@ -251,6 +253,7 @@ mod tests {
             "",
             "",
             "held (order 11)",
+            "4.0 KiB – 1.0 MiB",
         ];
         assert!(rows[first..].iter().all(|r| r[14..] == expected), "{csv}");
         // The failed repeat's single row carries its facts too.

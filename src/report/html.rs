@@ -693,12 +693,12 @@ fn environment(out: &mut String, model: &ReportModel) {
 /// after every mount): one row per variant, each fact with the distinct values its repeats had
 /// (two values mean the repeats took different paths): loop, backing filesystem, scheduler,
 /// readahead, super options, on-disk ratio, the mkfs parameters read back, the memory limit in
-/// force, NoCOW, the hypervisor's free page reporting; and the mismatches counted. Nothing for a session stored before schema 11.
+/// force, NoCOW, the hypervisor's free page reporting, the atomic write units; and the mismatches counted. Nothing for a session stored before schema 11.
 fn path_panel(out: &mut String, model: &ReportModel) {
     if !model.samples.iter().any(|r| r.sample.path.is_some()) {
         return;
     }
-    out.push_str("<h3 id=\"io-path\">I/O path (read back from the kernel)</h3>\n<table><thead><tr><th class=\"l\">variant</th><th class=\"l\">loop direct I/O</th><th class=\"l\">backing filesystem</th><th class=\"l\">scheduler</th><th>readahead (KiB)</th><th class=\"l\">super options</th><th>on-disk ratio</th><th class=\"l\">mkfs parameters (read back)</th><th>memory limit (bytes)</th><th class=\"l\">NoCOW</th><th class=\"l\">free page reporting</th><th class=\"l\">mismatches</th></tr></thead><tbody>\n");
+    out.push_str("<h3 id=\"io-path\">I/O path (read back from the kernel)</h3>\n<table><thead><tr><th class=\"l\">variant</th><th class=\"l\">loop direct I/O</th><th class=\"l\">backing filesystem</th><th class=\"l\">scheduler</th><th>readahead (KiB)</th><th class=\"l\">super options</th><th>on-disk ratio</th><th class=\"l\">mkfs parameters (read back)</th><th>memory limit (bytes)</th><th class=\"l\">NoCOW</th><th class=\"l\">free page reporting</th><th class=\"l\">atomic writes</th><th class=\"l\">mismatches</th></tr></thead><tbody>\n");
     for v in &model.variants {
         let facts = model.path_facts(v);
         if facts.is_empty() {
@@ -724,7 +724,7 @@ fn path_panel(out: &mut String, model: &ReportModel) {
         let mismatched = facts.iter().filter(|p| !p.mismatches().is_empty()).count();
         let _ = writeln!(
             out,
-            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td class=\"l\"><code>{}</code></td><td>{}</td><td class=\"l\"><code>{}</code></td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td class=\"l\"><code>{}</code></td><td>{}</td><td class=\"l\"><code>{}</code></td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
             esc(v),
             esc(&col(&|p| p.loop_dio.map(|d| if d { "on".into() } else { "off (buffered)".into() }))),
             esc(&col(&|p| p.backing_fs.clone())),
@@ -736,6 +736,7 @@ fn path_panel(out: &mut String, model: &ReportModel) {
             esc(&col(&|p| p.memory_limit.map(|l| l.to_string()))),
             esc(&col(&|p| p.nocow.map(|n| if n { "set".into() } else { "not set".into() }))),
             esc(&col(&|p| p.page_reporting.clone())),
+            esc(&col(&|p| p.atomic_write.clone())),
             if mismatched == 0 {
                 "none".to_string()
             } else {

@@ -456,7 +456,7 @@ pub fn path_differences(base: &ReportModel, cand: &ReportModel, variant: Option<
 /// `|`; empty where no repeat has the fact): the loop direct-I/O state (`off (by request)` when
 /// buffered was asked), the super options, the backing filesystem, the mkfs parameters read
 /// back, the memory limit in force (bytes), NoCOW and the hypervisor's free page reporting.
-fn path_summary(model: &ReportModel, variant: &str) -> [(&'static str, String); 7] {
+fn path_summary(model: &ReportModel, variant: &str) -> [(&'static str, String); 8] {
     let facts = model.path_facts(variant);
     let distinct = |f: &dyn Fn(&crate::host::path::PathFacts) -> Option<String>| {
         let mut vals: Vec<String> = facts.iter().filter_map(|p| f(p)).collect();
@@ -487,6 +487,7 @@ fn path_summary(model: &ReportModel, variant: &str) -> [(&'static str, String); 
             distinct(&|p| p.nocow.map(|n| if n { "set".into() } else { "not set".into() })),
         ),
         ("free page reporting", distinct(&|p| p.page_reporting.clone())),
+        ("atomic write units", distinct(&|p| p.atomic_write.clone())),
     ]
 }
 

@@ -259,6 +259,10 @@ fn path_facts(
         }
     }
     facts.page_reporting = crate::balloon::Reporting::read().map(|r| r.fact());
+    match path::atomic_write_fact(&mounted.mountpoint) {
+        Ok(units) => facts.atomic_write = units,
+        Err(e) => notes.push(format!("atomic write units: not read back: {e}")),
+    }
     probe_ratio(case, mounted, &mut facts, notes);
     if v.nocow {
         facts.nocow_asked = true;

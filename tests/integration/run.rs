@@ -646,7 +646,23 @@ fn atomic_writes_run_where_the_filesystem_reports_units_and_say_why_not_elsewher
             assert!(all(w, fs, &|r| ran(r) || said(r)), "{w} on {fs}: {seen:?}");
         }
     }
+    // Every repeat records the units the filesystem offers (`path.atomic_write`).
+    let units: std::collections::BTreeSet<(String, String)> = j["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["path"].is_object())
+        .map(|s| {
+            (
+                variant_of(&j, s),
+                s["path"]["atomic_write"].as_str().unwrap_or("-").to_string(),
+            )
+        })
+        .collect();
+    eprintln!("atomic write units: {units:?}");
     if version >= vec![6, 16] {
+        assert!(units.contains(&("ext4".into(), "none".into())), "{units:?}");
+        assert!(units.iter().any(|(v, u)| v == "xfs" && u.contains(" – ")), "{units:?}");
         assert!(all("atomic", "xfs", &ran), "{seen:?}");
         assert!(
             all("atomic-2m", "xfs", &|r| r
