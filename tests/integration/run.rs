@@ -446,7 +446,7 @@ fn the_on_disk_ratio_of_a_compressing_mount_follows_the_content() {
 fn direct_io_that_btrfs_buffers_is_flagged_and_nodatasum_is_not() {
     require_privileged!();
     let dir = scratch();
-    let suite = write_suite(
+    let j = report_of_run(
         dir.path(),
         "direct.toml",
         "[suite]\nname = \"direct\"\n[run]\nrepeats = 4\nwarmup = 0\ndrop_caches = false\n\
@@ -455,23 +455,11 @@ fn direct_io_that_btrfs_buffers_is_flagged_and_nodatasum_is_not() {
          [[workload]]\nkind = \"fileio\"\nname = \"direct\"\nmode = \"seqwr\"\nfiles = 1\n\
          total_size = \"64MiB\"\nblock_size = \"1MiB\"\nio = \"direct\"\nfsync_freq = 0\ntime = \"1s\"\n",
     );
-    let db = dir.path().join("d.db");
-    let sc = dir.path().join("scratch");
-    let o = run_suite(&db, &suite, ("--scratch", &sc), &[]);
-    assert!(o.status.success(), "{}", text(&o));
-    assert_no_leftovers(&sc);
-    let j = crate::util::report_json(db.to_str().unwrap(), "latest");
     let mut by_variant: std::collections::BTreeMap<String, Vec<(bool, f64)>> = Default::default();
     for s in j["samples"].as_array().unwrap() {
         let variant = variant_of(&j, s);
         let flagged = s["notes"].to_string().contains("buffered the direct I/O");
-        let dirtied = s["measurements"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["metric"]["name"] == "dirtied_pages")
-            .and_then(|m| m["value"].as_f64())
-            .unwrap_or_else(|| panic!("no dirtied_pages row: {s}"));
+        let dirtied = measured(s, "dirtied_pages").unwrap_or_else(|| panic!("no dirtied_pages row: {s}"));
         by_variant.entry(variant).or_default().push((flagged, dirtied));
     }
     assert_eq!(by_variant.len(), 3, "{by_variant:?}");
@@ -511,7 +499,7 @@ fn direct_io_that_btrfs_buffers_is_flagged_and_nodatasum_is_not() {
 fn uncached_io_leaves_the_page_cache_as_it_found_it_or_says_the_filesystem_has_none() {
     require_privileged!();
     let dir = scratch();
-    let suite = write_suite(
+    let j = report_of_run(
         dir.path(),
         "uncached.toml",
         "[suite]\nname = \"uncached\"\n[run]\nrepeats = 2\nwarmup = 0\n\
@@ -521,12 +509,6 @@ fn uncached_io_leaves_the_page_cache_as_it_found_it_or_says_the_filesystem_has_n
          [[workload]]\nkind = \"fileio\"\nname = \"read\"\nmode = \"rndrd\"\nfiles = 2\n\
          total_size = \"64MiB\"\nblock_size = \"64KiB\"\nio = \"uncached\"\nfadvise = \"random\"\ntime = \"1s\"\n",
     );
-    let db = dir.path().join("u.db");
-    let sc = dir.path().join("scratch");
-    let o = run_suite(&db, &suite, ("--scratch", &sc), &[]);
-    assert!(o.status.success(), "{}", text(&o));
-    assert_no_leftovers(&sc);
-    let j = crate::util::report_json(db.to_str().unwrap(), "latest");
     let mut ran = std::collections::BTreeSet::new();
     for s in j["samples"].as_array().unwrap() {
         let variant = variant_of(&j, s);
@@ -541,14 +523,7 @@ fn uncached_io_leaves_the_page_cache_as_it_found_it_or_says_the_filesystem_has_n
             !s["notes"].to_string().contains("asked for no caching"),
             "{variant}: {s}"
         );
-        let row = |name: &str| {
-            s["measurements"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|m| m["metric"]["name"] == name)
-                .and_then(|m| m["value"].as_f64())
-        };
+        let row = |name: &str| measured(s, name);
         let cached = row("cached_mib").unwrap_or_else(|| panic!("{variant}: no cached_mib row: {s}"));
         let moved = row("write_mib_s").or(row("read_mib_s")).unwrap();
         assert!(
@@ -558,12 +533,7 @@ fn uncached_io_leaves_the_page_cache_as_it_found_it_or_says_the_filesystem_has_n
         ran.insert(variant);
     }
     // ext4 and xfs have taken the flag since Linux 6.14.
-    let release = rustix::system::uname().release().to_string_lossy().into_owned();
-    let version: Vec<u32> = release
-        .split(['.', '-'])
-        .take(2)
-        .filter_map(|v| v.parse().ok())
-        .collect();
+    let (release, version) = kernel();
     if version >= vec![6, 14] {
         assert!(ran.contains("ext4") && ran.contains("xfs"), "{ran:?} on {release}");
     }
@@ -585,7 +555,7 @@ fn atomic_writes_run_where_the_filesystem_reports_units_and_say_why_not_elsewher
              block_size = \"{block}\"\nio = \"{io}\"\nfsync_freq = 0\n{extra}\n"
         )
     };
-    let suite = write_suite(
+    let j = report_of_run(
         dir.path(),
         "atomic.toml",
         &format!(
@@ -595,18 +565,7 @@ fn atomic_writes_run_where_the_filesystem_reports_units_and_say_why_not_elsewher
             w("atomic-2m", "atomic", "2MiB", "requests = 16\ntime = \"0s\"")
         ),
     );
-    let db = dir.path().join("a.db");
-    let sc = dir.path().join("scratch");
-    let o = run_suite(&db, &suite, ("--scratch", &sc), &[]);
-    assert!(o.status.success(), "{}", text(&o));
-    assert_no_leftovers(&sc);
-    let j = crate::util::report_json(db.to_str().unwrap(), "latest");
-    let release = rustix::system::uname().release().to_string_lossy().into_owned();
-    let version: Vec<u32> = release
-        .split(['.', '-'])
-        .take(2)
-        .filter_map(|v| v.parse().ok())
-        .collect();
+    let (release, version) = kernel();
     let mut seen = std::collections::BTreeMap::<(String, String), Vec<Result<f64, String>>>::new();
     for s in j["samples"].as_array().unwrap() {
         let case = j["cases"]
@@ -618,13 +577,7 @@ fn atomic_writes_run_where_the_filesystem_reports_units_and_say_why_not_elsewher
         let key = (case["workload"].as_str().unwrap().to_string(), variant_of(&j, s));
         let outcome = match s["status"]["error"].as_str() {
             Some(e) => Err(e.to_string()),
-            None => Ok(s["measurements"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|m| m["metric"]["name"] == "writes_per_s")
-                .and_then(|m| m["value"].as_f64())
-                .unwrap()),
+            None => Ok(measured(s, "writes_per_s").unwrap()),
         };
         seen.entry(key).or_default().push(outcome);
     }
@@ -671,6 +624,36 @@ fn atomic_writes_run_where_the_filesystem_reports_units_and_say_why_not_elsewher
             "{seen:?}"
         );
     }
+}
+
+/// Runs the suite `text` (written to `dir/name`) on loop images in `dir`, which must succeed
+/// and leave nothing, and returns the JSON report of its session.
+fn report_of_run(dir: &Path, name: &str, text: &str) -> serde_json::Value {
+    let suite = write_suite(dir, name, text);
+    let run = SuiteRun::in_dir(dir);
+    run.run_ok(&suite);
+    assert_no_leftovers(&run.scratch);
+    crate::util::report_json(run.db_str(), "latest")
+}
+
+/// The value of the row `metric` of the JSON sample `s` (its first phase that has one).
+fn measured(s: &serde_json::Value, metric: &str) -> Option<f64> {
+    s["measurements"]
+        .as_array()?
+        .iter()
+        .find(|m| m["metric"]["name"] == metric)
+        .and_then(|m| m["value"].as_f64())
+}
+
+/// This kernel's release (`uname -r`) and its major and minor version.
+fn kernel() -> (String, Vec<u32>) {
+    let release = rustix::system::uname().release().to_string_lossy().into_owned();
+    let version = release
+        .split(['.', '-'])
+        .take(2)
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    (release, version)
 }
 
 /// The variant of sample `s` of the JSON report `j` (from its case).
