@@ -611,11 +611,7 @@ impl<'a, 'c> Phases<'a, 'c> {
         let from = self.direct.take()?;
         let pages = pages_dirtied()?.saturating_sub(from);
         let mib = (pages * 4096) as f64 / (1u64 << 20) as f64;
-        let written: f64 = headline
-            .iter()
-            .filter(|(m, _)| m.unit == crate::metric::Unit::MibPerSec && m.name.contains("write"))
-            .map(|(_, v)| v * wall.as_secs_f64())
-            .sum();
+        let written = mib_moved(headline, wall, |m| m.name.contains("write"));
         if mib >= 1.0 && written > 0.0 && mib >= 0.25 * written {
             self.sample.notes.push(format!(
                 "{phase}: {}{mib:.0} MiB of page cache while writing {written:.0} MiB: the filesystem buffered the direct I/O (btrfs does for files with data checksums; nodatasum or a NoCOW directory keeps it direct)",
@@ -629,9 +625,9 @@ impl<'a, 'c> Phases<'a, 'c> {
     }
 
     /// With [`Phases::uncached`]: the MiB the page cache gained of the workload's files since
-    /// the phase began, as a `cached_mib` detail row, and the note when that is at least a quarter of what the phase
-    /// moved (its `…_mib_s` rows × its time; the files' size if smaller) and 1 MiB. `None` when
-    /// no file could be read.
+    /// the phase began, as a `cached_mib` detail row, and the note when that is at least a
+    /// quarter of what the phase moved (its MiB/s rows × its time; the files' size if smaller)
+    /// and 1 MiB. `None` when no file could be read.
     fn cached_by_uncached_io(
         &mut self,
         phase: &str,
@@ -646,11 +642,7 @@ impl<'a, 'c> Phases<'a, 'c> {
             return None;
         }
         let cached = now.saturating_sub(from);
-        let moved: f64 = headline
-            .iter()
-            .filter(|(m, _)| m.unit == crate::metric::Unit::MibPerSec)
-            .map(|(_, v)| v * wall.as_secs_f64())
-            .sum();
+        let moved = mib_moved(headline, wall, |_| true);
         let (cached, base) = (mib(cached), moved.min(mib(size)));
         if cached >= 1.0 && base > 0.0 && cached >= 0.25 * base {
             self.sample.notes.push(format!(
@@ -749,6 +741,15 @@ pub const PATH_NOTES: &[(&str, &str)] = &[
         "its I/O asked for no caching (RWF_DONTCACHE), yet the page cache gained part of its files",
     ),
 ];
+
+/// MiB a phase of `wall` moved by its headline MiB/s rows that `which` picks.
+fn mib_moved(headline: &[(MetricId, f64)], wall: Duration, which: impl Fn(&MetricId) -> bool) -> f64 {
+    headline
+        .iter()
+        .filter(|(m, _)| m.unit == crate::metric::Unit::MibPerSec && which(m))
+        .map(|(_, v)| v * wall.as_secs_f64())
+        .sum()
+}
 
 /// The bytes of `files` in the page cache, their total size, and how many could be read.
 fn cached_bytes(files: &[std::path::PathBuf]) -> (u64, u64, usize) {
