@@ -51,32 +51,6 @@ mod tests {
     use std::sync::atomic::AtomicBool;
     use std::sync::Mutex;
 
-    /// Pages of `path` resident in the page cache (mmap + mincore), and its page count.
-    fn resident_pages(path: &std::path::Path) -> (usize, usize) {
-        use std::os::fd::AsRawFd;
-        let f = std::fs::File::open(path).expect("open");
-        let len = f.metadata().expect("stat").len() as usize;
-        let page = 4096;
-        let pages = len.div_ceil(page);
-        // SAFETY: a read-only shared mapping of an open file, unmapped below; mincore writes
-        // one byte per page into a vector of that many bytes.
-        unsafe {
-            let addr = libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ,
-                libc::MAP_SHARED,
-                f.as_raw_fd(),
-                0,
-            );
-            assert_ne!(addr, libc::MAP_FAILED, "mmap");
-            let mut vec = vec![0u8; pages];
-            assert_eq!(libc::mincore(addr, len, vec.as_mut_ptr()), 0, "mincore");
-            libc::munmap(addr, len);
-            (vec.iter().filter(|&&b| b & 1 == 1).count(), pages)
-        }
-    }
-
     #[test]
     fn drop_caches_matches_privilege() {
         let r = sync_and_drop_caches();
@@ -96,11 +70,12 @@ mod tests {
         let path = dir.path().join("cached");
         std::fs::write(&path, vec![1u8; 1 << 20]).expect("write");
         let _ = std::fs::read(&path).expect("read");
-        let (before, pages) = resident_pages(&path);
-        assert_eq!(before, pages, "a file just written and read is cached");
+        let resident = || crate::host::path::resident_bytes(&path).expect("mincore");
+        let (before, len) = resident();
+        assert_eq!(before, len, "a file just written and read is cached");
         sync_and_drop_caches().expect("root drops caches");
-        let (after, _) = resident_pages(&path);
-        assert_eq!(after, 0, "{after} of {pages} pages still cached after drop_caches");
+        let (after, _) = resident();
+        assert_eq!(after, 0, "{after} of {len} bytes still cached after drop_caches");
     }
 
     #[test]

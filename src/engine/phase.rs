@@ -754,12 +754,10 @@ fn mib_moved(headline: &[(MetricId, f64)], wall: Duration, which: impl Fn(&Metri
 /// The bytes of `files` in the page cache, their total size, and how many could be read.
 fn cached_bytes(files: &[std::path::PathBuf]) -> (u64, u64, usize) {
     let (mut cached, mut size, mut read) = (0u64, 0u64, 0usize);
-    for f in files {
-        if let Ok(r) = crate::host::path::resident_bytes(f) {
-            cached += r;
-            size += std::fs::metadata(f).map_or(0, |m| m.len());
-            read += 1;
-        }
+    for (r, len) in files.iter().filter_map(|f| crate::host::path::resident_bytes(f).ok()) {
+        cached += r;
+        size += len;
+        read += 1;
     }
     (cached, size, read)
 }

@@ -119,17 +119,17 @@ pub fn nocow(path: &Path) -> std::io::Result<bool> {
     Ok(rustix::fs::ioctl_getflags(&f)?.contains(rustix::fs::IFlags::NOCOW))
 }
 
-/// Bytes of the file at `path` that the page cache holds now (what `fincore` prints): the
-/// file is mapped without access (`PROT_NONE`, so no page is faulted in) and mincore(2) reports
-/// each page's residency. Linux answers for pages not mapped by the caller only to a process
-/// that may write the file (or owns it, or is privileged); otherwise the count undercounts.
-/// An empty file holds none.
-pub fn resident_bytes(path: &Path) -> std::io::Result<u64> {
+/// Bytes of the file at `path` that the page cache holds now (what `fincore` prints), and the
+/// file's size: the file is mapped without access (`PROT_NONE`, so no page is faulted in) and
+/// mincore(2) reports each page's residency. Linux answers for pages not mapped by the caller
+/// only to a process that may write the file (or owns it, or is privileged); otherwise the
+/// count undercounts. An empty file holds none.
+pub fn resident_bytes(path: &Path) -> std::io::Result<(u64, u64)> {
     use std::os::fd::AsRawFd;
     let f = std::fs::File::open(path)?;
     let len = f.metadata()?.len();
     if len == 0 {
-        return Ok(0);
+        return Ok((0, 0));
     }
     // SAFETY: sysconf(3) has no preconditions.
     let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
@@ -138,7 +138,7 @@ pub fn resident_bytes(path: &Path) -> std::io::Result<u64> {
     let pages = len.div_ceil(page as u64) as usize;
     let mut vec = vec![0u8; pages];
     let size = usize::try_from(len).map_err(|_| std::io::Error::other("file larger than the address space"))?;
-    // SAFETY: a fresh private mapping of our own open file, never dereferenced (PROT_NONE),
+    // SAFETY: a fresh shared mapping of our own open file, never dereferenced (PROT_NONE),
     // unmapped below; `vec` has one byte per page of the mapping, as mincore(2) writes.
     unsafe {
         let addr = libc::mmap(
@@ -160,7 +160,7 @@ pub fn resident_bytes(path: &Path) -> std::io::Result<u64> {
         }
     }
     let resident = vec.iter().filter(|&&b| b & 1 == 1).count() as u64;
-    Ok((resident * page as u64).min(len))
+    Ok(((resident * page as u64).min(len), len))
 }
 
 /// The atomic write unit range the kernel reports for the open file `f` (statx(2) with

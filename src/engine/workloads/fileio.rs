@@ -792,6 +792,11 @@ impl FileioSpec {
     }
 }
 
+/// This kernel's release (`uname -r`), for the unavailability messages.
+fn kernel_release() -> String {
+    rustix::system::uname().release().to_string_lossy().into_owned()
+}
+
 /// Whether the filesystem of `file` (at `path`) takes `RWF_DONTCACHE`: a one-byte preadv2(2)
 /// with it (the kernel checks the flag before reading, so an empty file answers too).
 /// `EOPNOTSUPP` — the filesystem lacks support, or the kernel predates 6.14 — makes the case
@@ -800,12 +805,10 @@ fn uncached_supported(file: &File, path: &Path) -> Result<(), EngineError> {
     let mut byte = [0u8; 1];
     match rustix::io::preadv2(file, &mut [io::IoSliceMut::new(&mut byte)], 0, sysio::RWF_DONTCACHE) {
         Ok(_) => Ok(()),
-        Err(rustix::io::Errno::OPNOTSUPP) => {
-            let release = rustix::system::uname().release().to_string_lossy().into_owned();
-            Err(EngineError::Unavailable(format!(
-                "io = \"uncached\": this filesystem does not support uncached buffered I/O on Linux {release} (preadv2 with RWF_DONTCACHE: EOPNOTSUPP; ext4 and xfs have it since 6.14); use io = \"buffered\" or \"direct\" here"
-            )))
-        }
+        Err(rustix::io::Errno::OPNOTSUPP) => Err(EngineError::Unavailable(format!(
+            "io = \"uncached\": this filesystem does not support uncached buffered I/O on Linux {} (preadv2 with RWF_DONTCACHE: EOPNOTSUPP; ext4 and xfs have it since 6.14); use io = \"buffered\" or \"direct\" here",
+            kernel_release()
+        ))),
         Err(e) => Err(ERR.io("preadv2 RWF_DONTCACHE", path, e.into())),
     }
 }
@@ -816,7 +819,6 @@ fn uncached_supported(file: &File, path: &Path) -> Result<(), EngineError> {
 /// is unavailable too, with the range to choose from.
 fn atomic_supported(file: &File, path: &Path, block: Bytes) -> Result<(), EngineError> {
     let units = crate::host::path::atomic_write_units(file).map_err(|e| ERR.io("statx", path, e))?;
-    let release = || rustix::system::uname().release().to_string_lossy().into_owned();
     match units {
         Some((min, max, _)) if max > 0 => {
             if (u64::from(min)..=u64::from(max)).contains(&block.get()) {
@@ -831,11 +833,11 @@ fn atomic_supported(file: &File, path: &Path, block: Bytes) -> Result<(), Engine
         }
         Some(_) => Err(EngineError::Unavailable(format!(
             "io = \"atomic\": this filesystem offers no atomic writes on this device on Linux {} (statx STATX_WRITE_ATOMIC: unit max 0; xfs has them by copy-on-write since 6.16, others need a device with atomic write units); use io = \"direct\" here",
-            release()
+            kernel_release()
         ))),
         None => Err(EngineError::Unavailable(format!(
             "io = \"atomic\": the kernel does not report atomic write units for this filesystem on Linux {} (statx without STATX_WRITE_ATOMIC); use io = \"direct\" here",
-            release()
+            kernel_release()
         ))),
     }
 }
@@ -1172,28 +1174,34 @@ impl<'a> FileWorker<'a> {
         let Some(r) = self.next_request() else {
             return Ok(Step::Done);
         };
-        if self.io == IoMode::Null {
+        let done = match (self.io, r.write) {
             // Everything but the system call: keep the request's arithmetic alive.
-            std::hint::black_box((r.file, r.pos, self.buf.as_slice().as_ptr()));
-        } else if self.io == IoMode::Atomic && r.write {
-            if let Err(e) = sysio::pwrite_atomic(&self.files[r.file], self.buf.as_slice(), r.pos) {
-                return Err(self.err("pwritev2 RWF_ATOMIC", r.file, e));
+            (IoMode::Null, _) => {
+                std::hint::black_box((r.file, r.pos, self.buf.as_slice().as_ptr()));
+                Ok(())
             }
-        } else if self.io == IoMode::Uncached {
-            let f = &self.files[r.file];
-            if r.write {
-                if let Err(e) = sysio::pwrite_all_flags(f, self.buf.as_slice(), r.pos, sysio::RWF_DONTCACHE) {
-                    return Err(self.err("pwritev2 RWF_DONTCACHE", r.file, e));
-                }
-            } else if let Err(e) = sysio::pread_exact_flags(f, self.buf.as_mut_slice(), r.pos, sysio::RWF_DONTCACHE) {
-                return Err(self.err("preadv2 RWF_DONTCACHE", r.file, e));
+            (IoMode::Atomic, true) => sysio::pwrite_atomic(&self.files[r.file], self.buf.as_slice(), r.pos)
+                .map_err(|e| ("pwritev2 RWF_ATOMIC", e)),
+            (IoMode::Uncached, true) => {
+                sysio::pwrite_all_flags(&self.files[r.file], self.buf.as_slice(), r.pos, sysio::RWF_DONTCACHE)
+                    .map_err(|e| ("pwritev2 RWF_DONTCACHE", e))
             }
-        } else if r.write {
-            if let Err(e) = self.files[r.file].write_all_at(self.buf.as_slice(), r.pos) {
-                return Err(self.err("pwrite", r.file, e));
-            }
-        } else if let Err(e) = self.files[r.file].read_exact_at(self.buf.as_mut_slice(), r.pos) {
-            return Err(self.err("pread", r.file, e));
+            (IoMode::Uncached, false) => sysio::pread_exact_flags(
+                &self.files[r.file],
+                self.buf.as_mut_slice(),
+                r.pos,
+                sysio::RWF_DONTCACHE,
+            )
+            .map_err(|e| ("preadv2 RWF_DONTCACHE", e)),
+            (_, true) => self.files[r.file]
+                .write_all_at(self.buf.as_slice(), r.pos)
+                .map_err(|e| ("pwrite", e)),
+            (_, false) => self.files[r.file]
+                .read_exact_at(self.buf.as_mut_slice(), r.pos)
+                .map_err(|e| ("pread", e)),
+        };
+        if let Err((op, e)) = done {
+            return Err(self.err(op, r.file, e));
         }
         self.count(r.write);
         Ok(Step::Op)

@@ -344,29 +344,25 @@ fn remove_file(p: &Path) -> Result<bool, ShmError> {
 /// nothing is attached ([`CHILDREN_EXIT`] at most; then it is marked for removal at its last
 /// detach); `false` when it is gone or no longer that segment.
 fn remove_sysv(seg: SysvSegment, creator: u32) -> Result<bool, ShmError> {
-    // SAFETY: shmid_ds is plain old data that IPC_STAT fills.
-    let mut ds: libc::shmid_ds = unsafe { std::mem::zeroed() };
-    // SAFETY: `ds` is a valid shmid_ds for the call to fill.
-    if unsafe { libc::shmctl(seg.shmid, libc::IPC_STAT, &mut ds) } != 0 {
-        return Ok(false); // EINVAL/EIDRM: gone
-    }
-    if ds.shm_perm.__key != seg.key || ds.shm_cpid as u32 != creator {
-        return Ok(false);
-    }
     // A killed server's child that had detached from the dynamic shared memory (the control
     // segment's wait is over) may still be exiting with the header attached: wait for it as for
     // the others. Should one still be attached after that, IPC_RMID marks the segment, which
     // the kernel destroys at its last detach (shmctl(2)); the key and creator are ours.
     let t0 = Instant::now();
-    while ds.shm_nattch != 0 && t0.elapsed() < CHILDREN_EXIT {
-        std::thread::sleep(Duration::from_millis(20));
-        // SAFETY: as above.
+    loop {
+        // SAFETY: shmid_ds is plain old data that IPC_STAT fills.
+        let mut ds: libc::shmid_ds = unsafe { std::mem::zeroed() };
+        // SAFETY: `ds` is a valid shmid_ds for the call to fill.
         if unsafe { libc::shmctl(seg.shmid, libc::IPC_STAT, &mut ds) } != 0 {
+            return Ok(false); // EINVAL/EIDRM: gone
+        }
+        if ds.shm_perm.__key != seg.key || ds.shm_cpid as u32 != creator {
             return Ok(false);
         }
-    }
-    if ds.shm_perm.__key != seg.key || ds.shm_cpid as u32 != creator {
-        return Ok(false);
+        if ds.shm_nattch == 0 || t0.elapsed() >= CHILDREN_EXIT {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
     // SAFETY: IPC_RMID takes no buffer.
     if unsafe { libc::shmctl(seg.shmid, libc::IPC_RMID, std::ptr::null_mut()) } != 0 {
