@@ -10,8 +10,8 @@ use std::path::PathBuf;
 
 /// Default results database.
 pub const DEFAULT_DB: &str = "fsbench-results/fsbench.db";
-/// Default scratch folder for images and mountpoints.
-pub const DEFAULT_SCRATCH: &str = "/var/tmp/fsbench";
+/// Default scratch folder for images and mountpoints (the runner's own default).
+pub const DEFAULT_SCRATCH: &str = crate::run::options::DEFAULT_SCRATCH;
 
 /// Compare Linux filesystems honestly: fsbench formats and mounts each filesystem on a loop
 /// image, runs native workloads on a fresh filesystem for every repeat, stores every sample in
@@ -422,4 +422,45 @@ pub struct CompareArgs {
 /// `--target`'s parser: `p99=5ms`.
 fn parse_target(s: &str) -> Result<crate::engine::openloop::LatencyTarget, String> {
     crate::engine::openloop::LatencyTarget::parse(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(args: &[&str]) -> Vec<String> {
+        args.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// The reader of command lines stored before options were (schema 8, what the runner calls
+    /// for such a session on `--resume`): a run line becomes the options `RunArgs::options`
+    /// gives, defaults included; any other line is refused with why.
+    #[test]
+    fn stored_command_lines_read_back_as_run_options() {
+        let o = legacy_run_options(&line(&[
+            "fsbench",
+            "--db",
+            "r.db",
+            "run",
+            "suite.toml",
+            "--dir",
+            "/tmp",
+            "--seed",
+            "7",
+            "--budget",
+            "1h",
+        ]))
+        .unwrap();
+        assert_eq!(o.suite.as_deref(), Some(std::path::Path::new("suite.toml")));
+        assert_eq!(o.dir.as_deref(), Some(std::path::Path::new("/tmp")));
+        assert_eq!(o.seed, Some(7));
+        assert_eq!(o.budget, Some("1h".parse().unwrap()));
+        assert_eq!(o.scratch, std::path::Path::new(DEFAULT_SCRATCH));
+        let resume = legacy_run_options(&line(&["fsbench", "run", "--resume", "latest"])).unwrap();
+        assert_eq!(resume.resume.as_deref(), Some("latest"));
+        let e = legacy_run_options(&line(&["fsbench", "report", "latest"])).unwrap_err();
+        assert!(e.contains("not a `run`"), "{e}");
+        let e = legacy_run_options(&line(&["fsbench", "run", "--no-such-option"])).unwrap_err();
+        assert!(e.contains("does not parse"), "{e}");
+    }
 }

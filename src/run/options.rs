@@ -15,6 +15,9 @@ use crate::units::{Bytes, Dur};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
+/// Default scratch folder for images and mountpoints (`--scratch`).
+pub const DEFAULT_SCRATCH: &str = "/var/tmp/fsbench";
+
 /// The options of one run or plan.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]

@@ -411,15 +411,31 @@ impl Target {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Cli, Command};
-    use clap::Parser;
+    use crate::run::RunOptions;
 
+    /// The target of `fsbench run ARGS…`.
     fn target(args: &[&str]) -> Target {
-        let line = [&["fsbench", "run"], args].concat();
-        match Cli::try_parse_from(line).unwrap().command {
-            Command::Run(a) => Target::from_args(&a.options()),
-            _ => unreachable!("a run command line"),
+        Target::from_args(&options(args))
+    }
+
+    /// The options of `fsbench run ARGS…` (pairs of `--device`, `--dir`, `--scratch`,
+    /// `--wipe` and a path), as the edge builds them.
+    fn options(args: &[&str]) -> RunOptions {
+        let mut o = RunOptions {
+            scratch: crate::run::options::DEFAULT_SCRATCH.into(),
+            ..RunOptions::default()
+        };
+        for pair in args.chunks(2) {
+            let path = Some(PathBuf::from(pair[1]));
+            match pair[0] {
+                "--device" => o.device = path,
+                "--dir" => o.dir = path,
+                "--wipe" => o.wipe = path,
+                "--scratch" => o.scratch = pair[1].into(),
+                other => panic!("an option these tests do not use: {other}"),
+            }
         }
+        o
     }
 
     /// Only loop images can save an image or start from one: a device (also one a suite's
@@ -453,13 +469,6 @@ mod tests {
     /// Buffered loop devices need loop images: `--dir` or a device is a usage error naming both.
     #[test]
     fn buffered_loops_are_refused_without_loop_images() {
-        let options = |args: &[&str]| match Cli::try_parse_from([&["fsbench", "run"], args].concat())
-            .unwrap()
-            .command
-        {
-            Command::Run(a) => a.options(),
-            _ => unreachable!("a run command line"),
-        };
         let suite = crate::config::load_preset("quick", &Default::default()).unwrap();
         let buffered = Suite {
             loop_io: LoopIo::Buffered,

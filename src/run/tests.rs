@@ -3,12 +3,11 @@
 //! connection at the moment each repeat is announced, and an interrupt followed by `--resume`.
 
 use super::*;
-use crate::cli::{Cli, Command};
-use clap::Parser;
 use std::sync::Mutex;
 
-/// The edge's reader of the command lines of sessions stored before their options were.
-const LEGACY: LegacyArgs = crate::cli::legacy_run_options;
+/// The runner's seam for the command lines of sessions stored before their options were: here
+/// [`parse`] (the edge's reader, `cli::legacy_run_options`, is tested in `cli`).
+const LEGACY: LegacyArgs = |line| Ok(parse(line));
 
 const SUITE: &str = r#"
 [suite]
@@ -96,12 +95,29 @@ impl Fixture {
     }
 }
 
-/// The options of a `fsbench run` command line.
+/// The options of a `fsbench [--db DB] run [SUITE] [OPTION VALUE]…` command line, for the few
+/// options these tests use, as the edge reads them (the runner never depends on the
+/// command-line parser: the layers keep `run` below `cli`).
 fn parse(line: &[String]) -> RunOptions {
-    match Cli::try_parse_from(line).unwrap().command {
-        Command::Run(a) => a.options(),
-        _ => unreachable!("a run command line"),
+    let mut o = RunOptions {
+        scratch: options::DEFAULT_SCRATCH.into(),
+        ..RunOptions::default()
+    };
+    let mut args = line.iter().skip_while(|a| *a != "run").skip(1);
+    while let Some(a) = args.next() {
+        let mut value = || args.next().unwrap_or_else(|| panic!("{a} without a value")).clone();
+        match a.as_str() {
+            "--dir" => o.dir = Some(value().into()),
+            "--scratch" => o.scratch = value().into(),
+            "--seed" => o.seed = Some(value().parse().unwrap()),
+            "--budget" => o.budget = Some(value().parse().unwrap()),
+            "--precision" => o.precision = Some(value().parse().unwrap()),
+            "--resume" => o.resume = Some(value()),
+            suite if !suite.starts_with('-') && o.suite.is_none() => o.suite = Some(suite.into()),
+            other => panic!("an option these tests do not use: {other}"),
+        }
     }
+    o
 }
 
 /// When a repeat is announced, counts the samples a second connection to the database already
