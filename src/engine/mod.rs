@@ -23,7 +23,7 @@ pub mod clock;
 pub mod copy;
 pub mod cpu;
 pub mod fiemap;
-pub mod host;
+pub mod caches;
 pub mod latency;
 pub mod openloop;
 pub mod phase;

@@ -4,7 +4,7 @@
 //! One phase, in order:
 //! 1. [`Phases::begin`]: the phase is reported to the progress display, and with
 //!    [`Caches::DropIfAsked`] the page, dentry and inode caches are synced and dropped when the
-//!    run asks for it (`engine::host::before_phase`);
+//!    run asks for it (`engine::caches::before_phase`);
 //! 2. the timed region, under the CPU meters (`getrusage` of the process, `/proc/stat` of the
 //!    machine): a worker-pool run ([`Phases::pool`], the hot loop's start barrier, deadline and
 //!    interrupt are the pool's), a plain closure ([`Phases::region`]), or a region around child
@@ -27,7 +27,7 @@
 //! order headline, then latency; a short phase's note text is fixed here, once.
 
 use crate::engine::cpu::{self, CpuMeter};
-use crate::engine::host::before_phase;
+use crate::engine::caches::before_phase;
 use crate::engine::latency::{LatencySummary, Stat};
 use crate::engine::pool::{PoolRun, Sampling, Worker, WorkerPool};
 use crate::engine::{EngineError, RunContext};

@@ -17,7 +17,7 @@
 
 pub mod adaptive;
 pub mod aged;
-mod baseline;
+mod baseline_step;
 pub mod failures;
 mod lock;
 pub mod observer;
@@ -314,7 +314,7 @@ impl Runner {
         // The raw device's own speed, once per session, before the first case (a resumed session
         // keeps the baseline it has). Interrupted, nothing is stored and the loop below stops.
         if open.store.load_baseline(open.session)?.is_none() {
-            if let Some(b) = baseline::measure_baseline(open.provisioner.as_ref(), plan, &self.interrupt, obs) {
+            if let Some(b) = baseline_step::measure_baseline(open.provisioner.as_ref(), plan, &self.interrupt, obs) {
                 open.store.record_baseline(open.session, &b)?;
                 obs.baseline_finished(&b);
             }
