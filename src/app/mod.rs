@@ -220,7 +220,7 @@ pub(super) fn print_report(store: &dyn ResultStore, session: i64, format: Format
         &report::repair::RepairSection,
         &report::aging::AgingSection,
         &report::calibration::CalibrationSection,
-        &crate::comm::report::RanksSection,
+        &crate::comm::section::RanksSection,
         &crate::verify::html::ForestSection,
     ];
     out.write_all(report::render(&build_model(store, session)?, format, &sections).as_bytes())?;

@@ -1,0 +1,697 @@
+//! `fsbench history`: one metric across stored sessions, with its change points — the view a
+//! lab's nightly runs need, and the exit code a nightly CI job gates on.
+//!
+//! A series is one (workload, phase, metric, variant) cell of the report across sessions: each
+//! point is that cell of one session's [`crate::report::ReportModel`] (built from stored data
+//! only, with the session's own trim and confidence), so `history` and `report` never disagree
+//! on a mean or its CI.
+//!
+//! Which sessions: finished ones (complete or interrupted) of the same *host fingerprint*
+//! (hostname, CPU model, CPU count, memory) and the same suite name as the newest such session,
+//! unless `--host` names a hostname; the sessions left out are named, with why. The newest
+//! `--last N` (default 30) remain: that is the window change points are searched in.
+//!
+//! Change points come from [`changepoint::detect`] (e-divisive means with a permutation test
+//! per split). The nightly-CI contract: exit code 1 when, in some headline series, the newest
+//! session starts a significant regression beyond `--threshold` percent — either the mean of
+//! the newest one (or [`changepoint::MIN_SEGMENT`]) points lies outside the 95 % prediction
+//! interval of the segment before them (Student t, at least three points in that segment) on
+//! the worse side, or the last change point, worse by more than the threshold, begins at one of
+//! the newest [`changepoint::MIN_SEGMENT`] points (the first moment a split can be seen).
+//!
+//! Sessions that took different I/O paths (a loop device direct in one and buffered in the
+//! next, other super options, images on another filesystem: the differences `compare` names)
+//! are warned of, on standard error and in every format (`path_changes`): a step there may be
+//! the path's, not the code's.
+
+// The lower crates' modules this crate uses, by their names in the layer map
+// (doc/architecture.md), so a path reads `crate::units::Bytes` in every crate.
+use fsbench_core::metric;
+use fsbench_core::stats;
+use fsbench_report as report;
+use fsbench_store as store;
+
+pub mod changepoint;
+mod chart;
+mod render;
+
+use crate::metric::{Direction, Role};
+use crate::store::{SessionRecord, SessionStatus};
+use changepoint::ChangePoint;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// Output formats of `fsbench history`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum HistoryFormat {
+    /// Markdown: one table per series, change points listed under it.
+    Md,
+    /// JSON: the whole model.
+    Json,
+    /// One HTML page: a trend chart per series (CI whiskers, change points marked) and tables.
+    Html,
+}
+
+/// Arguments of `fsbench history`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct HistoryArgs {
+    /// Only sessions run on this hostname (default: the newest session's host fingerprint).
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
+    /// Only sessions of this suite (default: the newest session's suite).
+    #[arg(long, value_name = "NAME")]
+    pub suite: Option<String>,
+    /// Only this filesystem variant (a report column, e.g. `ext4` or `ext4:sync`).
+    #[arg(long, value_name = "VARIANT")]
+    pub fs: Option<String>,
+    /// Only this workload (its name in the suite).
+    #[arg(long, value_name = "NAME")]
+    pub workload: Option<String>,
+    /// Only this phase.
+    #[arg(long, value_name = "PHASE")]
+    pub phase: Option<String>,
+    /// Only this metric (default: every headline metric).
+    #[arg(long, value_name = "NAME")]
+    pub metric: Option<String>,
+    /// The newest N sessions (the window change points are searched in).
+    #[arg(long, value_name = "N", default_value_t = 30)]
+    pub last: usize,
+    /// Smallest regression, in percent, that fails the exit code (when significant).
+    #[arg(long, value_name = "PCT", default_value_t = 5.0)]
+    pub threshold: f64,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "md")]
+    pub format: HistoryFormat,
+    /// Write to this file instead of standard output.
+    #[arg(short = 'o', long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+}
+
+/// One session's value in a series.
+#[derive(Clone, Debug, Serialize)]
+pub struct Point {
+    /// Session id.
+    pub session: i64,
+    /// When it started (RFC 3339 UTC).
+    pub started_at: String,
+    /// Its label.
+    pub label: Option<String>,
+    /// Kernel it ran on.
+    pub kernel: String,
+    /// Mean of its measured repeats (the metric's unit).
+    pub mean: f64,
+    /// Its confidence interval; `None` with one repeat.
+    pub ci: Option<(f64, f64)>,
+    /// Measured repeats.
+    pub n: usize,
+}
+
+/// One metric of one variant across sessions.
+#[derive(Clone, Debug, Serialize)]
+pub struct Series {
+    /// Workload name.
+    pub workload: String,
+    /// Phase.
+    pub phase: String,
+    /// Metric name.
+    pub metric: String,
+    /// Unit.
+    pub unit: String,
+    /// `higher_is_better` or `lower_is_better`.
+    pub direction: String,
+    /// Variant (report column).
+    pub variant: String,
+    /// Oldest first.
+    pub points: Vec<Point>,
+    /// Change points, in order.
+    pub change_points: Vec<ChangePoint>,
+    /// The newest session starts a significant regression beyond the threshold: why.
+    pub regression: Option<String>,
+}
+
+/// What `fsbench history` shows.
+#[derive(Clone, Debug, Serialize)]
+pub struct HistoryModel {
+    /// Hostname of the sessions shown.
+    pub host: String,
+    /// Suite name of the sessions shown.
+    pub suite: String,
+    /// Sessions shown, oldest first.
+    pub sessions: Vec<i64>,
+    /// Sessions left out and why (`session 4: host b2 (other fingerprint)`).
+    pub left_out: Vec<String>,
+    /// Significance level of change points.
+    pub alpha: f64,
+    /// Regression threshold in percent.
+    pub threshold_pct: f64,
+    /// Every series that matched the filters.
+    pub series: Vec<Series>,
+    /// What produced the sessions shown: each distinct kernel · fsbench · tools line
+    /// ([`crate::report::caption::versions`]) with its sessions, oldest first.
+    pub versions: Vec<VersionSpan>,
+    /// Where two consecutive sessions shown took different I/O paths (the loop's direct I/O,
+    /// super options, the images' filesystem; `compare`'s
+    /// [`crate::report::methodology::path_differences`], of the `--fs` variant only when one is
+    /// named): `sessions 3 → 4: ext4 loop direct I/O on → off`, oldest first. A change between
+    /// them may come from the path, not from what the sessions meant to measure.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub path_changes: Vec<String>,
+}
+
+/// One version line and the sessions that ran with it.
+#[derive(Clone, Debug, Serialize)]
+pub struct VersionSpan {
+    /// `Linux 6.1.0 · fsbench 0.1.0 · mkfs.ext4 1.47.0, …`.
+    pub line: String,
+    /// Session ids, oldest first.
+    pub sessions: Vec<i64>,
+}
+
+impl HistoryModel {
+    /// The version line of `sessions` (a chart's caption): the one line when they share it,
+    /// else `sessions 1, 2: …; sessions 3: …`; empty when none was recorded.
+    pub fn versions_of(&self, sessions: &[i64]) -> String {
+        let spans: Vec<(&str, Vec<i64>)> = self
+            .versions
+            .iter()
+            .filter(|v| !v.line.is_empty())
+            .map(|v| {
+                let ids: Vec<i64> = v.sessions.iter().copied().filter(|id| sessions.contains(id)).collect();
+                (v.line.as_str(), ids)
+            })
+            .filter(|(_, ids)| !ids.is_empty())
+            .collect();
+        match spans.as_slice() {
+            [] => String::new(),
+            [(line, _)] => line.to_string(),
+            _ => spans
+                .iter()
+                .map(|(line, ids)| {
+                    let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
+                    format!("sessions {}: {line}", ids.join(", "))
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+        }
+    }
+}
+
+impl HistoryModel {
+    /// Whether any series has a regression starting at the newest session.
+    pub fn regressed(&self) -> bool {
+        self.series.iter().any(|s| s.regression.is_some())
+    }
+}
+
+/// Why history cannot be shown (usage errors: exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    /// Nothing matched.
+    #[error("{0}")]
+    Usage(String),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+}
+
+fn fingerprint(s: &SessionRecord) -> (String, String, u32, u64) {
+    let h = &s.info.host;
+    (h.hostname.clone(), h.cpu_model.clone(), h.ncpu, h.mem_bytes)
+}
+
+/// Builds the history of the sessions in `sessions` (any order) read through `load`.
+pub fn build(
+    sessions: &[SessionRecord],
+    load: &dyn Fn(i64) -> Result<crate::store::SessionData, crate::store::StoreError>,
+    a: &HistoryArgs,
+) -> Result<HistoryModel, HistoryError> {
+    let mut finished: Vec<&SessionRecord> = sessions
+        .iter()
+        .filter(|s| matches!(s.status, SessionStatus::Complete | SessionStatus::Interrupted))
+        .collect();
+    finished.sort_by(|x, y| (&x.started_at, x.id).cmp(&(&y.started_at, y.id)));
+    let reference = finished
+        .iter()
+        .rev()
+        .find(|s| a.host.as_ref().is_none_or(|h| &s.info.host.hostname == h))
+        .ok_or_else(|| {
+            HistoryError::Usage(match &a.host {
+                Some(h) => format!("no finished session from host {h}: `fsbench list sessions` shows what is stored"),
+                None => "no finished session stored yet: run `fsbench run` first".into(),
+            })
+        })?;
+    let suite = a.suite.clone().unwrap_or_else(|| reference.info.suite_name.clone());
+    let mut left_out = Vec::new();
+    let mut chosen = Vec::new();
+    for s in &finished {
+        let host_ok = match &a.host {
+            Some(h) => &s.info.host.hostname == h,
+            None => fingerprint(s) == fingerprint(reference),
+        };
+        if !host_ok {
+            let other = if s.info.host.hostname == reference.info.host.hostname {
+                "same hostname, other hardware".to_string()
+            } else {
+                format!("host {}", s.info.host.hostname)
+            };
+            left_out.push(format!("session {}: {other}", s.id));
+        } else if s.info.suite_name != suite {
+            left_out.push(format!("session {}: suite {}", s.id, s.info.suite_name));
+        } else {
+            chosen.push(*s);
+        }
+    }
+    if a.last == 0 {
+        return Err(HistoryError::Usage(
+            "--last 0: give a number of sessions such as 30".into(),
+        ));
+    }
+    if chosen.len() > a.last {
+        let cut = chosen.len() - a.last;
+        left_out.push(format!(
+            "{cut} older session(s) beyond --last {} (ids {}..={})",
+            a.last,
+            chosen[0].id,
+            chosen[cut - 1].id
+        ));
+        chosen.drain(..cut);
+    }
+    let Sessions {
+        mut series,
+        versions,
+        path_changes,
+    } = read_sessions(&chosen, load, a)?;
+    if series.is_empty() {
+        return Err(HistoryError::Usage(format!(
+            "no stored values match (host {}, suite {suite}{}{}{}{}): `fsbench report latest` shows the workloads, phases, metrics and variants there are",
+            reference.info.host.hostname,
+            a.workload.as_ref().map(|x| format!(", workload {x}")).unwrap_or_default(),
+            a.phase.as_ref().map(|x| format!(", phase {x}")).unwrap_or_default(),
+            a.metric.as_ref().map(|x| format!(", metric {x}")).unwrap_or_default(),
+            a.fs.as_ref().map(|x| format!(", variant {x}")).unwrap_or_default(),
+        )));
+    }
+    let newest = chosen.last().map(|s| s.id);
+    for s in &mut series {
+        let means: Vec<f64> = s.points.iter().map(|p| p.mean).collect();
+        s.change_points = changepoint::detect(&means, changepoint::ALPHA);
+        let direction = Direction::parse(&s.direction).unwrap_or(Direction::HigherIsBetter);
+        if s.points.last().map(|p| p.session) == newest {
+            s.regression = newest_regression(&means, &s.change_points, direction, a.threshold);
+        }
+    }
+    Ok(HistoryModel {
+        host: reference.info.host.hostname.clone(),
+        suite,
+        sessions: chosen.iter().map(|s| s.id).collect(),
+        left_out,
+        alpha: changepoint::ALPHA,
+        threshold_pct: a.threshold,
+        series,
+        versions,
+        path_changes,
+    })
+}
+
+/// What [`read_sessions`] gathers from the sessions shown.
+struct Sessions {
+    series: Vec<Series>,
+    versions: Vec<VersionSpan>,
+    path_changes: Vec<String>,
+}
+
+/// Reads each of `chosen` (oldest first) through `load` into its report model: its points, its
+/// version line, and how its I/O path differs from the session before it.
+fn read_sessions(
+    chosen: &[&SessionRecord],
+    load: &dyn Fn(i64) -> Result<crate::store::SessionData, crate::store::StoreError>,
+    a: &HistoryArgs,
+) -> Result<Sessions, HistoryError> {
+    let mut out = Sessions {
+        series: Vec::new(),
+        versions: Vec::new(),
+        path_changes: Vec::new(),
+    };
+    let mut previous: Option<(i64, report::ReportModel)> = None;
+    for s in chosen {
+        let data = load(s.id)?;
+        let line = report::caption::versions(&data.session.info);
+        match out.versions.iter_mut().find(|v| v.line == line) {
+            Some(v) => v.sessions.push(s.id),
+            None => out.versions.push(VersionSpan {
+                line,
+                sessions: vec![s.id],
+            }),
+        }
+        let policy = &data.session.info.policy;
+        let model = report::build(&data, policy.trim as usize, policy.confidence);
+        add_points(&mut out.series, s, &model, a);
+        if let Some((id, before)) = &previous {
+            let differs = report::methodology::path_differences(before, &model, a.fs.as_deref());
+            if !differs.is_empty() {
+                out.path_changes
+                    .push(format!("sessions {id} → {}: {}", s.id, differs.join("; ")));
+            }
+        }
+        previous = Some((s.id, model));
+    }
+    Ok(out)
+}
+
+/// Adds a point for session `s` to its series (made when new) for every cell of `model` that
+/// `a` selects: its workload, phase, variant and metric (headline metrics without `--metric`).
+fn add_points(series: &mut Vec<Series>, s: &SessionRecord, model: &report::ReportModel, a: &HistoryArgs) {
+    for w in &model.workloads {
+        if a.workload.as_ref().is_some_and(|x| x != &w.workload) {
+            continue;
+        }
+        for row in &w.rows {
+            let wanted = match &a.metric {
+                Some(m) => &row.metric.name == m,
+                None => row.metric.role == Role::Headline,
+            };
+            if !wanted || a.phase.as_ref().is_some_and(|p| p != &row.phase) {
+                continue;
+            }
+            for c in &row.cells {
+                if a.fs.as_ref().is_some_and(|f| f != &c.variant) || c.summary.n == 0 {
+                    continue;
+                }
+                let point = Point {
+                    session: s.id,
+                    started_at: s.started_at.clone(),
+                    label: s.info.label.clone(),
+                    kernel: s.info.host.kernel.clone(),
+                    mean: c.summary.mean,
+                    ci: c.summary.ci_low.zip(c.summary.ci_high),
+                    n: c.summary.n,
+                };
+                let key = |x: &Series| {
+                    x.workload == w.workload
+                        && x.phase == row.phase
+                        && x.metric == row.metric.name
+                        && x.variant == c.variant
+                };
+                match series.iter_mut().find(|x| key(x)) {
+                    Some(x) => x.points.push(point),
+                    None => series.push(Series {
+                        workload: w.workload.clone(),
+                        phase: row.phase.clone(),
+                        metric: row.metric.name.clone(),
+                        unit: row.metric.unit.to_string(),
+                        direction: row.metric.direction.as_str().to_string(),
+                        variant: c.variant.clone(),
+                        points: vec![point],
+                        change_points: vec![],
+                        regression: None,
+                    }),
+                }
+            }
+        }
+    }
+}
+
+/// Change in percent that is worse in `direction` (positive = worse).
+fn worse_pct(change_pct: f64, direction: Direction) -> f64 {
+    match direction {
+        Direction::HigherIsBetter => -change_pct,
+        Direction::LowerIsBetter => change_pct,
+    }
+}
+
+/// Whether the newest point of `x` starts a significant regression beyond `threshold` percent
+/// (see the module docs); the reason when it does.
+pub fn newest_regression(x: &[f64], cps: &[ChangePoint], direction: Direction, threshold: f64) -> Option<String> {
+    let n = x.len();
+    if let Some(cp) = cps.last() {
+        if cp.index + changepoint::MIN_SEGMENT >= n && worse_pct(cp.change_pct, direction) > threshold {
+            return Some(format!(
+                "change point at the newest sessions: {:+.1} % (p = {:.3})",
+                cp.change_pct, cp.p
+            ));
+        }
+    }
+    // The newest k points (k = 1, then up to MIN_SEGMENT, the shortest tail a split could
+    // show) against the segment before them: the prediction interval of the mean of k new
+    // values, Student t with m - 1 degrees of freedom, worse side only.
+    let start = cps.last().map_or(0, |c| c.index);
+    for k in 1..=changepoint::MIN_SEGMENT {
+        if n < start + k + 3 {
+            break;
+        }
+        let seg = &x[start..n - k];
+        let tail = &x[n - k..];
+        let m = seg.len();
+        let mean = seg.iter().sum::<f64>() / m as f64;
+        let sd = (seg.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (m - 1) as f64).sqrt();
+        let new = tail.iter().sum::<f64>() / k as f64;
+        let change_pct = (new / mean - 1.0) * 100.0;
+        if worse_pct(change_pct, direction) <= threshold {
+            continue;
+        }
+        let scale = sd * (1.0 / k as f64 + 1.0 / m as f64).sqrt();
+        let p = if scale == 0.0 {
+            0.0
+        } else {
+            let t = (new - mean) / scale;
+            2.0 * crate::stats::student_t::t_cdf(-t.abs(), (m - 1) as f64)?
+        };
+        if p < changepoint::ALPHA {
+            let which = if k == 1 {
+                "newest session".to_string()
+            } else {
+                format!("newest {k} sessions")
+            };
+            return Some(format!(
+                "{which} {change_pct:+.1} % against the {m} before (prediction-interval p = {p:.3})"
+            ));
+        }
+    }
+    None
+}
+
+/// Renders `model` in `format`.
+pub fn render(model: &HistoryModel, format: HistoryFormat) -> String {
+    match format {
+        HistoryFormat::Md => render::markdown(model),
+        HistoryFormat::Json => serde_json::to_string_pretty(model).unwrap_or_default() + "\n",
+        HistoryFormat::Html => render::html(model),
+    }
+}
+
+/// `fsbench history`: 0, or 1 when the newest session starts a significant regression; usage
+/// errors (no database, nothing matching) exit 2.
+pub fn cmd_history(db: &Path, a: &HistoryArgs) -> anyhow::Result<i32> {
+    if !(a.threshold.is_finite() && a.threshold >= 0.0) {
+        return Err(HistoryError::Usage(format!("--threshold {}: use a percentage such as 5", a.threshold)).into());
+    }
+    let store = crate::store::open_existing(db)?;
+    let sessions = store.list_sessions()?;
+    let model = build(&sessions, &|id| store.load_session(id), a)?;
+    let text = render(&model, a.format);
+    match &a.output {
+        Some(p) => std::fs::write(p, text).map_err(|e| anyhow::anyhow!("writing {}: {e}", p.display()))?,
+        None => {
+            use std::io::Write;
+            std::io::stdout().lock().write_all(text.as_bytes())?;
+        }
+    }
+    if let Some(w) = render::path_warning(&model) {
+        eprintln!("fsbench: warning: {w}");
+    }
+    for s in model.series.iter().filter(|s| s.regression.is_some()) {
+        eprintln!(
+            "fsbench: regression: {} · {} · {} · {}: {}",
+            s.workload,
+            s.phase,
+            s.metric,
+            s.variant,
+            s.regression.as_deref().unwrap_or("")
+        );
+    }
+    Ok(if model.regressed() { 1 } else { 0 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// History of every session, metric and variant, the last 30, in `format`.
+    fn all_of(format: HistoryFormat) -> HistoryArgs {
+        HistoryArgs {
+            host: None,
+            suite: None,
+            fs: None,
+            workload: None,
+            phase: None,
+            metric: None,
+            last: 30,
+            threshold: 5.0,
+            format,
+            output: None,
+        }
+    }
+
+    #[test]
+    fn the_newest_point_below_the_prediction_interval_is_a_regression_above_it_is_not() {
+        let flat = [100.0, 101.0, 99.0, 100.5, 99.5, 100.0];
+        let mut x = flat.to_vec();
+        x.push(80.0);
+        assert!(newest_regression(&x, &[], Direction::HigherIsBetter, 5.0).is_some());
+        // The same drop of a time (lower is better) is an improvement.
+        assert!(newest_regression(&x, &[], Direction::LowerIsBetter, 5.0).is_none());
+        // Within noise, or beyond noise but below the threshold: no regression.
+        let mut y = flat.to_vec();
+        y.push(99.0);
+        assert!(newest_regression(&y, &[], Direction::HigherIsBetter, 0.5).is_none());
+        assert!(newest_regression(&x, &[], Direction::HigherIsBetter, 25.0).is_none());
+        // A drop seen in the two newest sessions, which the one before it no longer shows
+        // against a segment that includes it, is still the regression of these nights.
+        let mut z = flat.to_vec();
+        z.extend([16.0, 16.3]);
+        let r = newest_regression(&z, &[], Direction::HigherIsBetter, 5.0).unwrap();
+        assert!(r.contains("newest 2 sessions"), "{r}");
+    }
+
+    /// The exit code's false-alarm rate on flat noisy series stays at or below alpha.
+    #[test]
+    fn flat_series_rarely_fail_the_nightly_gate() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(9);
+        let trials = 200;
+        let mut alarms = 0;
+        for _ in 0..trials {
+            let x: Vec<f64> = (0..12)
+                .map(|_| {
+                    let (u1, u2): (f64, f64) = (rng.gen_range(f64::EPSILON..1.0), rng.gen());
+                    100.0 + 3.0 * (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+                })
+                .collect();
+            let cps = changepoint::detect(&x, changepoint::ALPHA);
+            alarms += usize::from(newest_regression(&x, &cps, Direction::HigherIsBetter, 0.0).is_some());
+        }
+        let rate = alarms as f64 / trials as f64;
+        eprintln!("nightly gate false alarms: {alarms}/{trials}");
+        assert!(
+            rate <= changepoint::ALPHA + 3.0 * (0.05f64 * 0.95 / trials as f64).sqrt(),
+            "{rate}"
+        );
+    }
+
+    /// Two sessions whose loops differ (direct, then buffered without asking) are warned of in
+    /// every format; the same path in every session, or sessions stored before the path facts,
+    /// warn of nothing. `--fs` keeps the warning to its variant.
+    #[test]
+    fn sessions_that_took_different_io_paths_are_warned_of() {
+        use fsbench_core::host::path::PathFacts;
+        let (mut sessions, mut datas) = (Vec::new(), Vec::new());
+        for (id, dio) in [(1, Some(true)), (2, Some(true)), (3, Some(false))] {
+            let mut d = crate::report::fixture::session_data();
+            d.session.id = id;
+            d.session.started_at = format!("2026-03-0{id}T10:00:00Z");
+            for r in &mut d.samples {
+                r.sample.path = dio.map(|dio| PathFacts {
+                    loop_dio: Some(dio),
+                    super_options: Some("rw,relatime".into()),
+                    ..PathFacts::default()
+                });
+            }
+            sessions.push(d.session.clone());
+            datas.push(d);
+        }
+        let args = all_of(HistoryFormat::Md);
+        let history = |datas: &[crate::store::SessionData], args: &HistoryArgs| {
+            let load = |id: i64| Ok(datas.iter().find(|d| d.session.id == id).unwrap().clone());
+            build(&sessions, &load, args).unwrap()
+        };
+        let m = history(&datas, &args);
+        assert_eq!(m.path_changes.len(), 1, "{:?}", m.path_changes);
+        let change = &m.path_changes[0];
+        assert!(change.starts_with("sessions 2 → 3: "), "{change}");
+        assert!(
+            change.contains("ext4 loop direct I/O on → off; xfs loop direct I/O on → off"),
+            "{change}"
+        );
+        let warning = render::path_warning(&m).unwrap();
+        assert!(
+            warning.contains("took different I/O paths (sessions 2 → 3"),
+            "{warning}"
+        );
+        assert!(render(&m, HistoryFormat::Md).contains("Warning: the sessions took different I/O paths"));
+        assert!(render(&m, HistoryFormat::Html).contains("took different I/O paths"));
+        let json: serde_json::Value = serde_json::from_str(&render(&m, HistoryFormat::Json)).unwrap();
+        assert!(json["path_changes"][0].as_str().unwrap().starts_with("sessions 2 → 3"));
+        // --fs: only that variant's differences.
+        let xfs = HistoryArgs {
+            fs: Some("xfs".into()),
+            ..args.clone()
+        };
+        assert_eq!(
+            history(&datas, &xfs).path_changes,
+            ["sessions 2 → 3: xfs loop direct I/O on → off"]
+        );
+        // One path throughout, or no facts stored: nothing to warn of.
+        for r in &mut datas[2].samples {
+            if let Some(p) = &mut r.sample.path {
+                p.loop_dio = Some(true);
+            }
+        }
+        let same = history(&datas, &args);
+        assert!(same.path_changes.is_empty() && render::path_warning(&same).is_none());
+        assert!(!render(&same, HistoryFormat::Md).contains("I/O paths"));
+        for d in &mut datas {
+            for r in &mut d.samples {
+                r.sample.path = None;
+            }
+        }
+        assert!(history(&datas, &args).path_changes.is_empty());
+    }
+
+    /// The version line of the sessions ends every trend chart's caption and the Markdown
+    /// header; sessions made by different kernels are named with their own line.
+    #[test]
+    fn charts_and_markdown_name_the_versions_of_their_sessions() {
+        let mut sessions = Vec::new();
+        let mut datas = Vec::new();
+        for (id, kernel) in [(1, "6.1.0-<a>"), (2, "6.1.0-<a>"), (3, "6.12.0")] {
+            let mut d = crate::report::fixture::session_data();
+            d.session.id = id;
+            d.session.started_at = format!("2026-03-0{id}T10:00:00Z");
+            d.session.info.host.kernel = kernel.into();
+            d.session.info.tool_versions = vec![("mkfs.ext4".into(), "1.47.0".into())];
+            sessions.push(d.session.clone());
+            datas.push(d);
+        }
+        let load = |id: i64| Ok(datas.iter().find(|d| d.session.id == id).unwrap().clone());
+        let args = all_of(HistoryFormat::Html);
+        let m = build(&sessions, &load, &args).unwrap();
+        assert_eq!(m.versions.len(), 2, "{:?}", m.versions);
+        assert_eq!(m.versions[0].sessions, vec![1, 2]);
+        let v = m.versions_of(&[1, 2, 3]);
+        assert!(
+            v.starts_with(
+                "sessions 1, 2: Linux 6.1.0-<a> · fsbench 0.1.0 · mkfs.ext4 1.47.0; sessions 3: Linux 6.12.0"
+            ),
+            "{v}"
+        );
+        assert_eq!(m.versions_of(&[3]), "Linux 6.12.0 · fsbench 0.1.0 · mkfs.ext4 1.47.0");
+        let html = render(&m, HistoryFormat::Html);
+        let figures = html.matches("<figure").count();
+        assert_eq!(figures, m.series.len());
+        assert_eq!(
+            html.matches("<figcaption class=\"note\">Mean of each session").count(),
+            figures,
+            "each chart has its caption"
+        );
+        assert_eq!(
+            html.matches("<span class=\"provenance\">sessions 1, 2: Linux 6.1.0-&lt;a&gt;")
+                .count(),
+            figures,
+            "every caption names the versions, escaped"
+        );
+        let md = render(&m, HistoryFormat::Md);
+        assert!(md.contains("Versions: sessions 1, 2: Linux 6.1.0-\\<a\\>"), "{md}");
+        let json: serde_json::Value = serde_json::from_str(&render(&m, HistoryFormat::Json)).unwrap();
+        assert_eq!(json["versions"][1]["sessions"][0], 3);
+    }
+}
