@@ -1,7 +1,7 @@
 /*
  * bench/mongo_meta.c - the mongo workload's phases as a plain C program: the same system
  * calls, on the same names, in the same order as fsbench's `mongo` workload
- * (src/engine/workloads/mongo.rs) with one process and fsync = false, timed per phase with
+ * (crates/engine/src/workloads/mongo.rs) with one process and fsync = false, timed per phase with
  * one clock_gettime before and after. The baseline of bench/mongo_vs_c.sh.
  *
  * Usage: mongo_meta DIR FILES FILE_SIZE DIRS

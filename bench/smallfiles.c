@@ -2,7 +2,7 @@
  * smallfiles.c - the bonnie++ small-file phases as a plain C syscall loop, the baseline that
  * bench/bonnie_smallfiles.sh compares fsbench's `bonnie` workload against.
  *
- * Same work, same syscalls, same order as fsbench's phases (src/engine/workloads/bonnie.rs):
+ * Same work, same syscalls, same order as fsbench's phases (crates/engine/src/workloads/bonnie.rs):
  *   seq_create   openat(O_CREAT|O_EXCL|O_WRONLY|O_CLOEXEC, 0600) + write(size, 8 KiB pieces)
  *                + close, names "%010x" + 0..12 random alphanumerics (sorted order)
  *   seq_stat     opendir, readdir, fstatat each entry (+ open/read/close when size > 0)

@@ -26,20 +26,20 @@ want+=(mariadb-server:mariadbd sysbench:sysbench postgresql:postgres)
 # Tools the tests themselves run: fio is the referee of tests/integration/db.rs, zstd checks the
 # compressibility of datasets::content, filefrag (e2fsprogs) cross-checks FIEMAP.
 want+=(fio:fio zstd:zstd)
-# The external-tool workloads (src/engine/workloads/{bonnie_pp,sysbench_fileio,dbench,postmark}.rs)
+# The external-tool workloads (crates/engine/src/workloads/{bonnie_pp,sysbench_fileio,dbench,postmark}.rs)
 # and their tests run the real bonnie++, dbench (with its loadfile client.txt) and postmark.
 want+=(bonnie++:bonnie++ dbench:dbench postmark:postmark)
 # pvcreate writes the LVM2 label that tests/integration/device.rs makes fsbench refuse (it
 # needs no device-mapper).
 want+=(lvm2:pvcreate)
-# ZFS as a pool (src/provision/zfs.rs): zfs-fuse where the machine has no OpenZFS module.
+# ZFS as a pool (crates/targets/src/provision/zfs.rs): zfs-fuse where the machine has no OpenZFS module.
 # fsbench starts and stops its own zfs-fuse daemon, so the package's service must not be left
 # running (see the policy-rc.d step below).
 want+=(zfs-fuse:zfs-fuse)
-# The guest-kernel target (`--fs jfs@guest`, src/guest/): QEMU runs a Debian kernel under TCG
+# The guest-kernel target (`--fs jfs@guest`, crates/targets/src/guest/): QEMU runs a Debian kernel under TCG
 # or KVM; jfsutils and reiserfsprogs are the mkfs programs the guest runs from the host's root.
 want+=(qemu-system-x86:qemu-system-x86_64 jfsutils:mkfs.jfs reiserfsprogs:mkfs.reiserfs)
-# The filesystems people compare today (src/fstype.rs): f2fs, nilfs2 and exfat run in the guest
+# The filesystems people compare today (crates/core/src/fstype.rs): f2fs, nilfs2 and exfat run in the guest
 # (the host kernel lacks them), ntfs3 too (under the 6.12 kernel below), ntfs-3g is FUSE on the
 # host; mkfs.ntfs (ntfs-3g) makes both NTFS variants. xz decompresses the 6.12 kernel's modules.
 want+=(f2fs-tools:mkfs.f2fs nilfs-tools:mkfs.nilfs2 exfatprogs:mkfs.exfat ntfs-3g:ntfs-3g xz-utils:xz)
@@ -47,7 +47,7 @@ want+=(f2fs-tools:mkfs.f2fs nilfs-tools:mkfs.nilfs2 exfatprogs:mkfs.exfat ntfs-3
 # their tools on the host's root and mounted by a guest kernel's driver (the host kernel lacks
 # both).
 want+=(erofs-utils:mkfs.erofs squashfs-tools:mksquashfs)
-# The `mpi` cargo feature (src/comm/mpi.rs, rsmpi): Open MPI's headers/library and mpirun, and
+# The `mpi` cargo feature (crates/comm/src/mpi.rs, rsmpi): Open MPI's headers/library and mpirun, and
 # libclang for rsmpi's bindgen; CI builds and tests the feature (tests/integration/mpi.rs).
 want+=(libopenmpi-dev:/usr/include/x86_64-linux-gnu/openmpi/mpi.h openmpi-bin:mpirun libclang-dev:/usr/lib/llvm-14/lib/libclang.so clang:clang)
 if [[ "${1:-}" == "--bench" ]]; then

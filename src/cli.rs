@@ -69,7 +69,7 @@ pub enum Command {
     /// Undo what a killed run left behind (mounts, loop devices, images) from its state file;
     /// touches nothing else.
     Cleanup(ScratchArgs),
-    /// Inside a QEMU guest only (src/guest/agent.rs): run one job and answer on a serial port.
+    /// Inside a QEMU guest only (crates/targets/src/guest/agent.rs): run one job and answer on a serial port.
     #[command(hide = true)]
     GuestAgent {
         /// The job file the host wrote.

@@ -15,7 +15,7 @@ fn main() {
             fsbench::app::exit_code(&e)
         }
     };
-    // Under `fsbench run --ranks N`, rank 0 hands its code to the launcher (src/comm/launch.rs).
+    // Under `fsbench run --ranks N`, rank 0 hands its code to the launcher (crates/comm/src/launch.rs).
     std::process::exit(fsbench::comm::launch::exit_code_for_launcher(code));
 }
 

@@ -127,7 +127,7 @@ fn four_ranks_run_small_files_and_fileio_with_cluster_figures_from_every_rank() 
     let suite = write_suite(dir.path(), "mpi.toml", &SUITE.replace("time = \"1s\"", "time = \"3s\""));
     let db = dir.path().join("r.db");
     let sc = dir.path().join("scratch");
-    // `--ranks 4` starts mpirun itself (src/comm/launch.rs).
+    // `--ranks 4` starts mpirun itself (crates/comm/src/launch.rs).
     let o = Command::new(bin())
         .args(run_args(&db, &suite, ("--scratch", &sc)))
         .args(["--ranks", "4"])
@@ -382,7 +382,7 @@ fn four_ranks_run_small_files_and_fileio_with_cluster_figures_from_every_rank() 
 /// Starts 4 ranks on a two-repeat suite (smallfiles, fileio of 2 s), waits until the last
 /// repeat runs, sends `signal` to rank 2 and returns mpirun's status and its stderr.
 ///
-/// `launcher`: started as `fsbench run --ranks 4` (src/comm/launch.rs), else by mpirun directly.
+/// `launcher`: started as `fsbench run --ranks 4` (crates/comm/src/launch.rs), else by mpirun directly.
 /// Returns too how long the run took from the signal to its end.
 fn run_and_signal_rank_2(
     signal: i32,
@@ -711,7 +711,7 @@ fn a_rank_throttled_inside_the_window_makes_the_aggregate_differ_from_the_rank_s
         .unwrap();
     let mut err = BufReader::new(child.stderr.take().unwrap());
     // When the phase started: `-v` prints "phase rndrd" once the phase's sync has released
-    // every rank (`Phases::begin` in src/engine/phase.rs: the sync, then the progress line), so
+    // every rank (`Phases::begin` in crates/engine/src/phase.rs: the sync, then the progress line), so
     // the line comes at the phase's start or after it, never before, whatever the load; read
     // late, it only lifts the throttle later (a smaller difference, still the predicted one).
     // Rank 1 reaches its stonewall T s after its own start, which follows the release by at

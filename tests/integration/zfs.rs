@@ -1,4 +1,4 @@
-//! ZFS as a pool on zfs-fuse (src/provision/zfs.rs): a real pool made by `fsbench run`, used by
+//! ZFS as a pool on zfs-fuse (crates/targets/src/provision/zfs.rs): a real pool made by `fsbench run`, used by
 //! bonnie and destroyed with the daemon fsbench started; a SIGKILLed run undone by
 //! `fsbench cleanup`; a pool fsbench did not make left alone.
 //!

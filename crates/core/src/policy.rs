@@ -111,7 +111,7 @@ pub struct Policy {
     /// budget`, `--budget`), never exceeded by more than one round (schema 5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_s: Option<f64>,
-    /// The report runs the methodology checks (src/report/methodology.rs): true for every
+    /// The report runs the methodology checks (crates/report/src/methodology.rs): true for every
     /// session recorded since schema 5, false for older ones, whose exports stay unchanged.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub methodology: bool,

@@ -404,7 +404,7 @@ mod tests {
         }
     }
 
-    /// The modules of `src/report/` and the siblings each one's non-test code names
+    /// The modules of `crates/report/src/` and the siblings each one's non-test code names
     /// (`super::x`, `crate::x`, `use super::{x, …}`).
     fn module_graph() -> Vec<(String, Vec<String>)> {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
