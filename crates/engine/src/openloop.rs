@@ -49,7 +49,7 @@
 use crate::clock::{Monotonic, OpClock};
 use crate::latency::LatencyRecorder;
 use crate::metric::MetricId;
-use crate::pool::{call, stopped, Exit, Finished, Worker, MAX_SECONDS};
+use crate::pool::{call, stopped, Counted, Exit, Finished, Worker, MAX_SECONDS};
 use crate::windows::WindowCounts;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -309,20 +309,11 @@ pub(crate) fn run_one_open<W: Worker>(
             sched.advance();
         }
     }
-    ended?;
-    if let Err(e) = w.end() {
-        abort.store(true, Ordering::Relaxed);
-        return Err(Exit::Failed(e));
-    }
-    let end = Instant::now();
     let reached = per_second.iter().rposition(|&n| n > 0).map_or(0, |i| i + 1);
     per_second.truncate(reached);
-    Ok(Finished {
-        start,
-        end,
+    let counted = Counted {
         ops,
         latency,
-        output: w.finish(),
         deadline_hit,
         per_second,
         ops_before: ops,
@@ -333,7 +324,8 @@ pub(crate) fn run_one_open<W: Worker>(
             service,
         }),
         sample_every: 1,
-    })
+    };
+    Finished::close(w, ended, abort, start, counted)
 }
 
 /// A latency target such as `p99=5ms`: the quantile `q` of the response time must stay at or

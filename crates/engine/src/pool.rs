@@ -110,8 +110,9 @@ pub enum Step {
 
 /// One thread's work, owned by that thread for the whole run.
 pub trait Worker: Send {
-    /// What the worker hands back after the run (its own counters, buffers to reuse …).
-    type Output: Send;
+    /// What the worker hands back after the run (its own counters, buffers to reuse …; `()`
+    /// for a worker with nothing to hand back).
+    type Output: Send + Default;
 
     /// Performs exactly one operation, or returns [`Step::Done`] when its work is complete.
     /// Must not allocate. An operation longer than a few milliseconds should poll the interrupt
@@ -124,8 +125,14 @@ pub trait Worker: Send {
         Ok(())
     }
 
-    /// Converts the worker into its output, after the timed region.
-    fn finish(self) -> Self::Output;
+    /// Converts the worker into its output, after the timed region (by default the output's
+    /// default: nothing, for a worker whose output is `()`).
+    fn finish(self) -> Self::Output
+    where
+        Self: Sized,
+    {
+        Self::Output::default()
+    }
 }
 
 /// Adapts a closure `FnMut() -> Result<Step, EngineError>` into a [`Worker`] with no output.
@@ -141,8 +148,6 @@ where
     fn op(&mut self) -> Result<Step, EngineError> {
         (self.0)()
     }
-
-    fn finish(self) {}
 }
 
 /// Why the workers stopped, when they stopped normally.
@@ -863,6 +868,91 @@ type Ended<O> = Result<Finished<O>, Exit>;
 /// The stonewall state of a worker and how it meets the others there.
 type WearRef<'a> = Option<(&'a Wear, &'a (dyn Fn(&Wear) + Sync))>;
 
+/// What stops a worker's loop before its next operation, and where its deadline falls.
+#[derive(Clone, Copy)]
+struct Limits<'a> {
+    interrupt: &'a AtomicBool,
+    abort: &'a AtomicBool,
+    /// The clock reading at which a time-based phase ends.
+    deadline_at: Option<u64>,
+}
+
+impl Limits<'_> {
+    /// Whether the reading `t1` is at or past the deadline.
+    #[inline(always)]
+    fn past(&self, t1: u64) -> bool {
+        self.deadline_at.is_some_and(|d| t1 >= d)
+    }
+}
+
+/// How a worker's loop ended, and what it counted.
+struct Looped {
+    ended: Result<(), Exit>,
+    ops: u64,
+    deadline_hit: bool,
+}
+
+/// A worker's per-second series of a time-based phase and where its loop is in it: the counts
+/// and latency windows (sized before the start, never grown in the loop), the second being
+/// counted, its operations so far, and the reading at which it ends (never, without a series).
+struct Seconds {
+    per_second: Vec<u64>,
+    windows: WindowCounts,
+    started: u64,
+    second: usize,
+    in_second: u64,
+    ends: u64,
+}
+
+impl Seconds {
+    /// The series of a phase with `deadline` (its seconds, one partial, one spare), empty for
+    /// one without; allocated here, before the start.
+    fn new(deadline: Option<Duration>) -> Seconds {
+        let per_second: Vec<u64> = match deadline {
+            Some(d) => vec![0; (d.as_secs() as usize + 2).min(MAX_SECONDS)],
+            None => Vec::new(),
+        };
+        Seconds {
+            windows: WindowCounts::new(per_second.len()),
+            per_second,
+            started: 0,
+            second: 0,
+            in_second: 0,
+            ends: u64::MAX,
+        }
+    }
+
+    /// Starts counting at the reading `started`.
+    fn start<C: OpClock>(&mut self, clock: C, started: u64) {
+        self.started = started;
+        if !self.per_second.is_empty() {
+            self.ends = started.saturating_add(clock.ticks_in(1_000_000_000));
+        }
+    }
+
+    /// Moves on to the second the reading `t1` falls in once it passed the current one's end
+    /// (rare: once a second), storing the finished second's count.
+    #[inline(always)]
+    fn reach<C: OpClock>(&mut self, clock: C, t1: u64) {
+        if t1 >= self.ends {
+            self.per_second[self.second] += self.in_second;
+            self.in_second = 0;
+            (self.second, self.ends) = next_second(clock, self.started, t1, self.second, self.per_second.len());
+        }
+    }
+
+    /// The series and windows as the run leaves them: the last second's count stored, the
+    /// trailing seconds nobody reached dropped.
+    fn close(mut self, ops: u64) -> (Vec<u64>, WindowCounts) {
+        if let Some(last) = self.per_second.get_mut(self.second) {
+            *last += self.in_second;
+        }
+        let reached = if ops == 0 { 0 } else { self.second + 1 };
+        self.per_second.truncate(reached);
+        (self.per_second, self.windows)
+    }
+}
+
 /// The per-thread hot loop; with `wear`, the stonewall (`meet` waits for the agreed count)
 /// and the wear-out after it.
 #[allow(clippy::too_many_arguments)]
@@ -877,135 +967,39 @@ fn run_one<W: Worker, C: OpClock>(
     abort: &AtomicBool,
     wear: WearRef,
 ) -> Result<Finished<W::Output>, Exit> {
-    // Per-second counts of a time-based phase: sized now, before the start (seconds of the
-    // deadline, one partial, one spare), never grown in the loop.
-    let mut per_second: Vec<u64> = match deadline {
-        Some(d) => vec![0; (d.as_secs() as usize + 2).min(MAX_SECONDS)],
-        None => Vec::new(),
-    };
-    // Latency per second of a time-based phase, sized with the series.
-    let mut windows = WindowCounts::new(per_second.len());
+    // Everything the loop fills is allocated now, before the start.
+    let mut secs = Seconds::new(deadline);
     // Auto's calibration: the first operations' latencies, kept until the interval is known.
     let mut calibration: Vec<u64> = Vec::with_capacity(if sampler.auto { CALIBRATION_OPS } else { 0 });
     if let Some(b) = barrier {
         b.wait();
     }
     let start = Instant::now();
-    let mut t0 = clock.now();
-    let started = t0;
-    let deadline_at =
-        deadline.map(|d| t0.saturating_add(clock.ticks_in(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))));
-    let mut ops: u64 = 0;
-    let mut deadline_hit = false;
-    // The second being counted, its operations so far, and the reading at which it ends
-    // (never, without a series).
-    let mut second: usize = 0;
-    let mut in_second: u64 = 0;
-    let mut second_ends = if per_second.is_empty() {
-        u64::MAX
-    } else {
-        started.saturating_add(clock.ticks_in(1_000_000_000))
+    let started = clock.now();
+    secs.start(clock, started);
+    let limits = Limits {
+        interrupt,
+        abort,
+        deadline_at: deadline
+            .map(|d| started.saturating_add(clock.ticks_in(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)))),
     };
-    let mut first: Result<(), Exit> = if sampler.times_all() {
-        loop {
-            if let Some(why) = stopped(interrupt, abort) {
-                break Err(why);
-            }
-            if let Some(end) = call(&mut w, abort) {
-                break end;
-            }
-            let t1 = clock.now();
-            let ns = clock.ns_between(t0, t1);
-            latency.record_ns(ns);
-            t0 = t1;
-            ops += 1;
-            if t1 >= second_ends {
-                // Rare (once a second): store the finished second, find the current one.
-                per_second[second] += in_second;
-                in_second = 0;
-                (second, second_ends) = next_second(clock, started, t1, second, per_second.len());
-            }
-            windows.record(second, ns);
-            in_second += 1;
-            if let Some(d) = deadline_at {
-                if t1 >= d {
-                    deadline_hit = true;
-                    break Ok(());
-                }
-            }
-        }
+    let Looped {
+        ended: mut first,
+        mut ops,
+        deadline_hit,
+    } = if sampler.times_all() {
+        timed_loop(clock, &mut w, &mut latency, &mut secs, started, limits)
     } else {
-        // Sampled (see "Sampled latency" in the module documentation): `left` operations run
-        // untimed before the next timed one. A timed operation reads the clock before and
-        // after itself, except while it is chained (Auto's calibration, or an interval of 1),
-        // where the end of one operation is the start of the next as in the loop above.
-        let mut left = sampler.gap();
-        let mut chained = sampler.auto || sampler.every <= 1;
-        let mut calibrating = sampler.auto;
-        loop {
-            if let Some(why) = stopped(interrupt, abort) {
-                break Err(why);
-            }
-            if left > 0 {
-                left -= 1;
-                if let Some(end) = call(&mut w, abort) {
-                    break end;
-                }
-                ops += 1;
-                in_second += 1;
-                continue;
-            }
-            if !chained {
-                t0 = clock.now();
-            }
-            if let Some(end) = call(&mut w, abort) {
-                break end;
-            }
-            let t1 = clock.now();
-            let ns = clock.ns_between(t0, t1);
-            t0 = t1;
-            ops += 1;
-            if calibrating {
-                // Within the capacity sized before the start: no allocation.
-                calibration.push(ns);
-                if calibration.len() == CALIBRATION_OPS {
-                    // Rare (once): choose the interval from the mean operation, then thin the
-                    // calibration's latencies by the same random gaps as the rest.
-                    let mean = clock.ns_between(started, t1) as f64 / ops as f64;
-                    sampler.every = auto_every(sampler.cost_ns, mean);
-                    chained = sampler.every <= 1;
-                    left = sampler.gap();
-                    for &v in &calibration {
-                        if left > 0 {
-                            left -= 1;
-                        } else {
-                            latency.record_ns(v);
-                            left = sampler.gap();
-                        }
-                    }
-                    calibration.clear();
-                    calibrating = false;
-                }
-            } else {
-                latency.record_ns(ns);
-                left = sampler.gap();
-            }
-            if t1 >= second_ends {
-                per_second[second] += in_second;
-                in_second = 0;
-                (second, second_ends) = next_second(clock, started, t1, second, per_second.len());
-            }
-            if !calibrating {
-                windows.record(second, ns);
-            }
-            in_second += 1;
-            if let Some(d) = deadline_at {
-                if t1 >= d {
-                    deadline_hit = true;
-                    break Ok(());
-                }
-            }
-        }
+        sampled_loop(
+            clock,
+            &mut w,
+            &mut latency,
+            &mut sampler,
+            &mut secs,
+            &mut calibration,
+            started,
+            limits,
+        )
     };
     // A run shorter than Auto's calibration: every operation it timed counts.
     for &v in &calibration {
@@ -1021,35 +1015,209 @@ fn run_one<W: Worker, C: OpClock>(
             // Wear-out after the deadline: counted in the last second reached, so the series
             // still sums to `ops`.
             ops += n;
-            in_second += n;
+            secs.in_second += n;
             first = ended;
         }
     }
-    if let Some(last) = per_second.get_mut(second) {
-        *last += in_second;
-    }
-    // Trailing seconds nobody reached are not part of the series.
-    let reached = if ops == 0 { 0 } else { second + 1 };
-    per_second.truncate(reached);
-    first?;
-    if let Err(e) = w.end() {
-        abort.store(true, Ordering::Relaxed);
-        return Err(Exit::Failed(e));
-    }
-    let end = Instant::now();
-    Ok(Finished {
-        start,
-        end,
+    let (per_second, windows) = secs.close(ops);
+    let counted = Counted {
         ops,
         latency,
-        output: w.finish(),
         deadline_hit,
         per_second,
         ops_before,
         windows,
         open: None,
         sample_every: sampler.every,
-    })
+    };
+    Finished::close(w, first, abort, start, counted)
+}
+
+/// The loop that times every operation: the end of one operation is the start of the next.
+#[inline(always)]
+fn timed_loop<W: Worker, C: OpClock>(
+    clock: C,
+    w: &mut W,
+    latency: &mut LatencyRecorder,
+    secs: &mut Seconds,
+    mut t0: u64,
+    limits: Limits,
+) -> Looped {
+    let mut ops: u64 = 0;
+    let ended = loop {
+        if let Some(why) = stopped(limits.interrupt, limits.abort) {
+            break Err(why);
+        }
+        if let Some(end) = call(w, limits.abort) {
+            break end;
+        }
+        let t1 = clock.now();
+        let ns = clock.ns_between(t0, t1);
+        latency.record_ns(ns);
+        t0 = t1;
+        ops += 1;
+        secs.reach(clock, t1);
+        secs.windows.record(secs.second, ns);
+        secs.in_second += 1;
+        if limits.past(t1) {
+            return Looped {
+                ended: Ok(()),
+                ops,
+                deadline_hit: true,
+            };
+        }
+    };
+    Looped {
+        ended,
+        ops,
+        deadline_hit: false,
+    }
+}
+
+/// The sampled loop (see "Sampled latency" in the module documentation): `left` operations run
+/// untimed before the next timed one. A timed operation reads the clock before and after
+/// itself, except while it is chained (Auto's calibration, or an interval of 1), where the end
+/// of one operation is the start of the next as in [`timed_loop`].
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn sampled_loop<W: Worker, C: OpClock>(
+    clock: C,
+    w: &mut W,
+    latency: &mut LatencyRecorder,
+    sampler: &mut Sampler,
+    secs: &mut Seconds,
+    calibration: &mut Vec<u64>,
+    started: u64,
+    limits: Limits,
+) -> Looped {
+    let mut ops: u64 = 0;
+    let mut t0 = started;
+    let mut left = sampler.gap();
+    let mut chained = sampler.auto || sampler.every <= 1;
+    let mut calibrating = sampler.auto;
+    let ended = loop {
+        if let Some(why) = stopped(limits.interrupt, limits.abort) {
+            break Err(why);
+        }
+        if left > 0 {
+            left -= 1;
+            if let Some(end) = call(w, limits.abort) {
+                break end;
+            }
+            ops += 1;
+            secs.in_second += 1;
+            continue;
+        }
+        if !chained {
+            t0 = clock.now();
+        }
+        if let Some(end) = call(w, limits.abort) {
+            break end;
+        }
+        let t1 = clock.now();
+        let ns = clock.ns_between(t0, t1);
+        t0 = t1;
+        ops += 1;
+        if calibrating {
+            // Within the capacity sized before the start: no allocation.
+            calibration.push(ns);
+            if calibration.len() == CALIBRATION_OPS {
+                let mean = clock.ns_between(started, t1) as f64 / ops as f64;
+                left = end_calibration(sampler, latency, calibration, mean);
+                chained = sampler.every <= 1;
+                calibrating = false;
+            }
+        } else {
+            latency.record_ns(ns);
+            left = sampler.gap();
+        }
+        secs.reach(clock, t1);
+        if !calibrating {
+            secs.windows.record(secs.second, ns);
+        }
+        secs.in_second += 1;
+        if limits.past(t1) {
+            return Looped {
+                ended: Ok(()),
+                ops,
+                deadline_hit: true,
+            };
+        }
+    };
+    Looped {
+        ended,
+        ops,
+        deadline_hit: false,
+    }
+}
+
+/// The end of Auto's calibration (rare: once): chooses the interval from the mean operation
+/// (`mean_ns`), then thins the calibration's latencies by the same random gaps as the rest.
+/// Returns the untimed operations left before the next timed one.
+#[cold]
+fn end_calibration(
+    sampler: &mut Sampler,
+    latency: &mut LatencyRecorder,
+    calibration: &mut Vec<u64>,
+    mean_ns: f64,
+) -> u64 {
+    sampler.every = auto_every(sampler.cost_ns, mean_ns);
+    let mut left = sampler.gap();
+    for &v in calibration.iter() {
+        if left > 0 {
+            left -= 1;
+        } else {
+            latency.record_ns(v);
+            left = sampler.gap();
+        }
+    }
+    calibration.clear();
+    left
+}
+
+/// What a worker's loop counted, for [`Finished::close`].
+pub(crate) struct Counted {
+    pub ops: u64,
+    pub latency: LatencyRecorder,
+    pub deadline_hit: bool,
+    pub per_second: Vec<u64>,
+    pub ops_before: u64,
+    pub windows: WindowCounts,
+    pub open: Option<OpenPart>,
+    pub sample_every: u64,
+}
+
+impl<O> Finished<O> {
+    /// The end of a worker's run, closed and open loop alike: the loop's own end (`ended`),
+    /// then the worker's `end` inside the timed region (a failure tells the others to stop),
+    /// the end time, and the worker's output.
+    pub(crate) fn close<W: Worker<Output = O>>(
+        mut w: W,
+        ended: Result<(), Exit>,
+        abort: &AtomicBool,
+        start: Instant,
+        c: Counted,
+    ) -> Result<Finished<O>, Exit> {
+        ended?;
+        if let Err(e) = w.end() {
+            abort.store(true, Ordering::Relaxed);
+            return Err(Exit::Failed(e));
+        }
+        let end = Instant::now();
+        Ok(Finished {
+            start,
+            end,
+            ops: c.ops,
+            latency: c.latency,
+            output: w.finish(),
+            deadline_hit: c.deadline_hit,
+            per_second: c.per_second,
+            ops_before: c.ops_before,
+            windows: c.windows,
+            open: c.open,
+            sample_every: c.sample_every,
+        })
+    }
 }
 
 /// The second a per-second count goes on with after reading `t1` passed the end of `second`
@@ -1500,7 +1668,6 @@ mod tests {
             VIRTUAL_NS.with(|t| t.set(t.get() + ns as u64));
             Ok(Step::Op)
         }
-        fn finish(self) {}
     }
 
     /// The two-sided order-statistic confidence interval of the `q`-quantile from `sample`

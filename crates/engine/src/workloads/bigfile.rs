@@ -256,7 +256,7 @@ impl Run<'_, '_> {
         };
         let mut t = self.phases.pool(WorkerPool::new(), vec![writer])?;
         let write_wall = t.wall;
-        self.file = t.value.outputs.pop();
+        self.file = t.value.outputs.pop().flatten();
         let throughput = mib / write_wall.as_secs_f64().max(1e-9);
         self.push(
             WRITE,
@@ -361,7 +361,7 @@ struct BlockWriter<'p> {
 }
 
 impl Worker for BlockWriter<'_> {
-    type Output = File;
+    type Output = Option<File>;
 
     fn op(&mut self) -> Result<Step, EngineError> {
         if self.left == 0 {
@@ -378,8 +378,8 @@ impl Worker for BlockWriter<'_> {
         Ok(Step::Op)
     }
 
-    fn finish(self) -> File {
-        self.file
+    fn finish(self) -> Option<File> {
+        Some(self.file)
     }
 }
 

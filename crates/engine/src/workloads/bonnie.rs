@@ -988,8 +988,6 @@ impl Worker for CharWriter<'_> {
         self.flush()?;
         self.io.close()
     }
-
-    fn finish(self) {}
 }
 
 /// Syscall mode of `seq_write_char`: `n` one-byte pwrite(2)s of `i & 0x7f` from offset `off`,
@@ -1212,8 +1210,6 @@ impl Worker for ChunkWorker<'_> {
     fn end(&mut self) -> Result<(), EngineError> {
         self.io.close()
     }
-
-    fn finish(self) {}
 }
 
 /// One `random_seeks` thread. Tickets are `chunk << 1 | update`, drawn before the start and
@@ -1259,8 +1255,6 @@ impl Worker for Seeker<'_> {
     fn end(&mut self) -> Result<(), EngineError> {
         self.io.close()
     }
-
-    fn finish(self) {}
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1444,8 +1438,6 @@ impl Worker for Creator<'_> {
     fn end(&mut self) -> Result<(), EngineError> {
         self.fs.sync()
     }
-
-    fn finish(self) {}
 }
 
 /// `seq_stat` / `seq_delete`: walk each directory with readdir(3); one op = one entry
@@ -1554,8 +1546,6 @@ impl Worker for Readdir<'_> {
         }
         Ok(())
     }
-
-    fn finish(self) {}
 }
 
 /// `rand_stat` / `rand_delete`: one op = stat(+read) or unlink one file, by name, in `order`.
@@ -1594,8 +1584,6 @@ impl Worker for ByName<'_> {
         }
         Ok(())
     }
-
-    fn finish(self) {}
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1082,8 +1082,6 @@ impl Worker for TreeRemover<'_> {
         }
         Ok(())
     }
-
-    fn finish(self) {}
 }
 
 /// Removes `root` and everything below it, untimed; a missing `root` is not an error.
