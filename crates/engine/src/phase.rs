@@ -257,7 +257,40 @@ impl OpenSummary {
     }
 }
 
+impl<O> Timed<PoolRun<O>> {
+    /// A pool run's measurement: its latency figures, series and sampling, with the phase's
+    /// `wall` time and `cpu`.
+    fn of_pool(wall: Duration, cpu: CpuUsage, run: PoolRun<O>) -> Self {
+        Timed {
+            wall,
+            cpu,
+            latency: run.latency.summary(),
+            bins: run.latency.log_bins(),
+            per_second: run.per_second.clone(),
+            windows: run.windows.clone(),
+            open: OpenSummary::of(&run),
+            sample_every: run.sample_every,
+            value: run,
+        }
+    }
+}
+
 impl<T> Timed<T> {
+    /// The measurement of a region outside a pool: its wall time and CPU, no latency figures.
+    pub fn plain(wall: Duration, cpu: CpuUsage, value: T) -> Timed<T> {
+        Timed {
+            wall,
+            cpu,
+            latency: LatencySummary::default(),
+            bins: Vec::new(),
+            per_second: Vec::new(),
+            windows: Vec::new(),
+            open: None,
+            sample_every: 1,
+            value,
+        }
+    }
+
     /// The same measurement with its value mapped by `f`.
     pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Timed<U> {
         Timed {
@@ -414,17 +447,7 @@ impl<'a, 'c> Phases<'a, 'c> {
         let meter = CpuMeter::start();
         let run = pool.run_synced(workers, self.ctx.interrupt, self.ctx.sync)?;
         let cpu = meter.stop();
-        Ok(Timed {
-            wall: run.wall,
-            cpu,
-            latency: run.latency.summary(),
-            bins: run.latency.log_bins(),
-            per_second: run.per_second.clone(),
-            windows: run.windows.clone(),
-            open: OpenSummary::of(&run),
-            sample_every: run.sample_every,
-            value: run,
-        })
+        Ok(Timed::of_pool(run.wall, cpu, run))
     }
 
     /// [`Phases::pool`], then `after` (e.g. the `syncfs` the phase counts) still inside the
@@ -442,17 +465,7 @@ impl<'a, 'c> Phases<'a, 'c> {
         let extra = t0.elapsed();
         let cpu = meter.stop();
         self.ctx.sync.pool_measured(&run.latency, run.stonewall);
-        Ok(Timed {
-            wall: run.wall + extra,
-            cpu,
-            latency: run.latency.summary(),
-            bins: run.latency.log_bins(),
-            per_second: run.per_second.clone(),
-            windows: run.windows.clone(),
-            open: OpenSummary::of(&run),
-            sample_every: run.sample_every,
-            value: run,
-        })
+        Ok(Timed::of_pool(run.wall + extra, cpu, run))
     }
 
     /// Step 2 for a phase that is one piece of code: runs `body` under the CPU meters; the wall
@@ -463,17 +476,7 @@ impl<'a, 'c> Phases<'a, 'c> {
         let value = body()?;
         let wall = t0.elapsed();
         let cpu = meter.stop();
-        Ok(Timed {
-            wall,
-            cpu,
-            latency: LatencySummary::default(),
-            bins: Vec::new(),
-            per_second: Vec::new(),
-            windows: Vec::new(),
-            open: None,
-            sample_every: 1,
-            value,
-        })
+        Ok(Timed::plain(wall, cpu, value))
     }
 
     /// Step 2 for a phase done by other processes: [`Phases::region`], and the process CPU also

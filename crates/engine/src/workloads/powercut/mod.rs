@@ -42,7 +42,6 @@
 //!
 //! Invariant: nothing about what was acknowledged is ever kept on the filesystem under test.
 
-use crate::latency::LatencySummary;
 use crate::metric::{CpuUsage, RawSample};
 use crate::phase::{Caches, Phases, Policy, Timed};
 use crate::undo::{Detach, Step, UndoLog, Unmount};
@@ -482,17 +481,7 @@ pub(crate) fn cpu_mean(c: &[CpuUsage]) -> CpuUsage {
 }
 
 pub(crate) fn timed(wall: Duration, cpu: CpuUsage) -> Timed<()> {
-    Timed {
-        wall,
-        cpu,
-        latency: LatencySummary::default(),
-        bins: Vec::new(),
-        per_second: Vec::new(),
-        windows: Vec::new(),
-        open: None,
-        sample_every: 1,
-        value: (),
-    }
+    Timed::plain(wall, cpu, ())
 }
 
 pub(crate) fn eio(what: &str, e: impl std::fmt::Display) -> EngineError {
