@@ -4,6 +4,7 @@
 //! `compare` found a regression), 2 usage or configuration error, 130 interrupted.
 
 use crate::choice::Choice;
+use crate::history::HistoryFormat;
 use crate::report::compare::{CompareFormat, Gate, DEFAULT_EQUIVALENCE_PCT, DEFAULT_THRESHOLD_PCT};
 use crate::report::Format;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
@@ -97,7 +98,7 @@ pub enum Command {
     Powerdisk(PowerdiskArgs),
     /// A metric across stored sessions, with change points (size and CI each); exit code 1
     /// when the newest session starts a significant regression beyond --threshold.
-    History(crate::history::HistoryArgs),
+    History(HistoryArgs),
     /// Copy stored sessions (default: every finished one) from the local SQLite --db into a
     /// shared PostgreSQL store; a session already there is not copied again.
     Push {
@@ -419,6 +420,59 @@ pub struct CompareArgs {
     /// Write to this file instead of standard output.
     #[arg(short = 'o', long, value_name = "PATH")]
     pub output: Option<PathBuf>,
+}
+
+/// Arguments of `history`.
+#[derive(Debug, Clone, Args)]
+pub struct HistoryArgs {
+    /// Only sessions run on this hostname (default: the newest session's host fingerprint).
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
+    /// Only sessions of this suite (default: the newest session's suite).
+    #[arg(long, value_name = "NAME")]
+    pub suite: Option<String>,
+    /// Only this filesystem variant (a report column, e.g. `ext4` or `ext4:sync`).
+    #[arg(long, value_name = "VARIANT")]
+    pub fs: Option<String>,
+    /// Only this workload (its name in the suite).
+    #[arg(long, value_name = "NAME")]
+    pub workload: Option<String>,
+    /// Only this phase.
+    #[arg(long, value_name = "PHASE")]
+    pub phase: Option<String>,
+    /// Only this metric (default: every headline metric).
+    #[arg(long, value_name = "NAME")]
+    pub metric: Option<String>,
+    /// The newest N sessions (the window change points are searched in).
+    #[arg(long, value_name = "N", default_value_t = crate::history::DEFAULT_LAST)]
+    pub last: usize,
+    /// Smallest regression, in percent, that fails the exit code (when significant).
+    #[arg(long, value_name = "PCT", default_value_t = crate::history::DEFAULT_THRESHOLD_PCT)]
+    pub threshold: f64,
+    /// Output format.
+    #[arg(long, value_parser = choice::<HistoryFormat>(), default_value = "md")]
+    pub format: HistoryFormat,
+    /// Write to this file instead of standard output.
+    #[arg(short = 'o', long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+}
+
+impl HistoryArgs {
+    /// History's options of this command line.
+    pub fn options(&self) -> crate::history::HistoryOptions {
+        crate::history::HistoryOptions {
+            host: self.host.clone(),
+            suite: self.suite.clone(),
+            fs: self.fs.clone(),
+            workload: self.workload.clone(),
+            phase: self.phase.clone(),
+            metric: self.metric.clone(),
+            last: self.last,
+            threshold: self.threshold,
+            format: self.format,
+            output: self.output.clone(),
+        }
+    }
 }
 
 /// The parser of a library's [`Choice`] (the library crates know no clap): its names are the
