@@ -3,8 +3,11 @@
 //! Exit codes (documented in `--help`): 0 success, 1 runtime failure (a case failed, or
 //! `compare` found a regression), 2 usage or configuration error, 130 interrupted.
 
+use crate::choice::Choice;
+use crate::history::HistoryFormat;
 use crate::report::compare::{CompareFormat, Gate, DEFAULT_EQUIVALENCE_PCT, DEFAULT_THRESHOLD_PCT};
 use crate::report::Format;
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -95,7 +98,7 @@ pub enum Command {
     Powerdisk(PowerdiskArgs),
     /// A metric across stored sessions, with change points (size and CI each); exit code 1
     /// when the newest session starts a significant regression beyond --threshold.
-    History(crate::history::HistoryArgs),
+    History(HistoryArgs),
     /// Copy stored sessions (default: every finished one) from the local SQLite --db into a
     /// shared PostgreSQL store; a session already there is not copied again.
     Push {
@@ -130,7 +133,7 @@ pub struct PowerdiskArgs {
     #[arg(long, value_name = "DIR")]
     pub mount: PathBuf,
     /// What the disk keeps across a cut.
-    #[arg(long, value_enum, default_value = "volatile")]
+    #[arg(long, value_parser = choice::<crate::engine::workloads::powercut::disk::Model>(), default_value = "volatile")]
     pub model: crate::engine::workloads::powercut::disk::Model,
     /// Seed of the seeded models' cuts (`reorder`, `torn-sectors`).
     #[arg(long, default_value_t = 1)]
@@ -150,7 +153,7 @@ pub enum DatasetCommand {
 #[derive(Debug, Args)]
 pub struct DatasetGenArgs {
     /// Which dataset.
-    #[arg(value_enum, value_name = "KIND")]
+    #[arg(value_parser = choice::<crate::datasets::DatasetKind>(), value_name = "KIND")]
     pub kind: crate::datasets::DatasetKind,
     /// Where to generate it (created if missing; must be empty).
     #[arg(value_name = "DIR")]
@@ -162,7 +165,7 @@ pub struct DatasetGenArgs {
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub seed: u64,
     /// File contents.
-    #[arg(long, value_enum, default_value_t = crate::datasets::Content::Random)]
+    #[arg(long, value_parser = choice::<crate::datasets::Content>(), default_value = crate::datasets::Content::Random.as_str())]
     pub content: crate::datasets::Content,
 }
 
@@ -220,7 +223,7 @@ pub struct RunArgs {
     pub scale: Option<f64>,
     /// `real`: run the external tools the suite names in `[[real_workload]]` tables (bonnie++,
     /// sysbench fileio, …) in place of fsbench's native workloads (suite key `[run] tools`).
-    #[arg(long, value_enum, value_name = "native|real")]
+    #[arg(long, value_parser = choice::<crate::config::Tools>(), value_name = "native|real")]
     pub tools: Option<crate::config::Tools>,
     /// Run every repeat's workload (and the servers it starts) in a memory cgroup with this
     /// limit, e.g. `786MiB`: the page cache of a machine with that much memory.
@@ -230,7 +233,7 @@ pub struct RunArgs {
     /// default: `losetup --direct-io=on`, the host's page cache out of the way) or `buffered`
     /// (on purpose: the host's page cache serves and buffers the images; suite key `[run]
     /// loop_io`). Loop images only; the raw-device baseline stays direct.
-    #[arg(long, value_enum, value_name = "direct|buffered")]
+    #[arg(long, value_parser = choice::<crate::policy::LoopIo>(), value_name = "direct|buffered")]
     pub loop_io: Option<crate::policy::LoopIo>,
     /// On a virtual machine whose balloon reports free memory to the hypervisor (which then
     /// faults it back in when reused, a cost that lands on whichever phase reuses it), hold the
@@ -385,7 +388,7 @@ pub struct ReportArgs {
     #[arg(value_name = "SESSION", default_value = "latest")]
     pub session: String,
     /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
+    #[arg(long, value_parser = choice::<Format>(), default_value = "table")]
     pub format: Format,
     /// Write to this file instead of standard output.
     #[arg(short = 'o', long, value_name = "PATH")]
@@ -409,14 +412,78 @@ pub struct CompareArgs {
     pub equivalence: f64,
     /// Which rows decide the exit code: `headline` metrics only (default) or `all` non-CPU
     /// rows, tail latencies such as lat_max included.
-    #[arg(long, value_enum, default_value = "headline")]
+    #[arg(long, value_parser = choice::<Gate>(), default_value = "headline")]
     pub gate: Gate,
     /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
+    #[arg(long, value_parser = choice::<CompareFormat>(), default_value = "table")]
     pub format: CompareFormat,
     /// Write to this file instead of standard output.
     #[arg(short = 'o', long, value_name = "PATH")]
     pub output: Option<PathBuf>,
+}
+
+/// Arguments of `history`.
+#[derive(Debug, Clone, Args)]
+pub struct HistoryArgs {
+    /// Only sessions run on this hostname (default: the newest session's host fingerprint).
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
+    /// Only sessions of this suite (default: the newest session's suite).
+    #[arg(long, value_name = "NAME")]
+    pub suite: Option<String>,
+    /// Only this filesystem variant (a report column, e.g. `ext4` or `ext4:sync`).
+    #[arg(long, value_name = "VARIANT")]
+    pub fs: Option<String>,
+    /// Only this workload (its name in the suite).
+    #[arg(long, value_name = "NAME")]
+    pub workload: Option<String>,
+    /// Only this phase.
+    #[arg(long, value_name = "PHASE")]
+    pub phase: Option<String>,
+    /// Only this metric (default: every headline metric).
+    #[arg(long, value_name = "NAME")]
+    pub metric: Option<String>,
+    /// The newest N sessions (the window change points are searched in).
+    #[arg(long, value_name = "N", default_value_t = crate::history::DEFAULT_LAST)]
+    pub last: usize,
+    /// Smallest regression, in percent, that fails the exit code (when significant).
+    #[arg(long, value_name = "PCT", default_value_t = crate::history::DEFAULT_THRESHOLD_PCT)]
+    pub threshold: f64,
+    /// Output format.
+    #[arg(long, value_parser = choice::<HistoryFormat>(), default_value = "md")]
+    pub format: HistoryFormat,
+    /// Write to this file instead of standard output.
+    #[arg(short = 'o', long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+}
+
+impl HistoryArgs {
+    /// History's options of this command line.
+    pub fn options(&self) -> crate::history::HistoryOptions {
+        crate::history::HistoryOptions {
+            host: self.host.clone(),
+            suite: self.suite.clone(),
+            fs: self.fs.clone(),
+            workload: self.workload.clone(),
+            phase: self.phase.clone(),
+            metric: self.metric.clone(),
+            last: self.last,
+            threshold: self.threshold,
+            format: self.format,
+            output: self.output.clone(),
+        }
+    }
+}
+
+/// The parser of a library's [`Choice`] (the library crates know no clap): its names are the
+/// possible values, each with its description, as `#[derive(ValueEnum)]` would list them.
+fn choice<T: Choice + Send + Sync>() -> impl TypedValueParser<Value = T> {
+    PossibleValuesParser::new(
+        T::CHOICES
+            .iter()
+            .map(|&(_, name, help)| PossibleValue::new(name).help(help)),
+    )
+    .map(|name| T::from_name(&name).expect("clap accepts only the names"))
 }
 
 /// `--target`'s parser: `p99=5ms`.
@@ -462,5 +529,17 @@ mod tests {
         assert!(e.contains("not a `run`"), "{e}");
         let e = legacy_run_options(&line(&["fsbench", "run", "--no-such-option"])).unwrap_err();
         assert!(e.contains("does not parse"), "{e}");
+    }
+
+    /// A library's `Choice` through clap: every name gives its value, and only the names are
+    /// accepted (exactly, as `#[derive(ValueEnum)]` did).
+    #[test]
+    fn a_library_choice_parses_every_name_and_nothing_else() {
+        let cmd = clap::Command::new("t").arg(clap::Arg::new("f").long("format").value_parser(choice::<Format>()));
+        for &(value, name, _) in Format::CHOICES {
+            let m = cmd.clone().try_get_matches_from(["t", "--format", name]).unwrap();
+            assert_eq!(m.get_one::<Format>("f"), Some(&value));
+        }
+        assert!(cmd.try_get_matches_from(["t", "--format", "Table"]).is_err());
     }
 }

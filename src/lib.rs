@@ -14,7 +14,7 @@
 
 pub use fsbench_comm as comm;
 pub use fsbench_content::{datasets, external};
-pub use fsbench_core::{fstype, host, metric, policy, progress, signal, stats, sysinfo, undo, units};
+pub use fsbench_core::{choice, fstype, host, metric, policy, progress, signal, stats, sysinfo, undo, units};
 pub use fsbench_engine as engine;
 pub use fsbench_history as history;
 pub use fsbench_report as report;

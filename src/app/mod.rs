@@ -43,7 +43,10 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
         }
         if cause.downcast_ref::<RunError>().is_some_and(RunError::is_usage)
             || matches!(cause.downcast_ref::<StoreError>(), Some(StoreError::Missing { .. }))
-            || matches!(cause.downcast_ref::<HistoryError>(), Some(HistoryError::Usage(_)))
+            || matches!(
+                cause.downcast_ref::<HistoryError>(),
+                Some(HistoryError::Usage(_) | HistoryError::Store(StoreError::Missing { .. }))
+            )
             || matches!(cause.downcast_ref::<PushError>(), Some(PushError::Usage(_)))
         {
             return 2;
@@ -87,7 +90,7 @@ pub fn run(cli: Cli) -> Result<i32> {
                 .map_err(|e| anyhow::anyhow!("powerdisk {}: {e}", a.mount.display()))?;
             Ok(0)
         }
-        Command::History(a) => crate::history::cmd_history(&cli.db, &a),
+        Command::History(a) => Ok(crate::history::cmd_history(&cli.db, &a.options())?),
         Command::Push { sessions, to } => crate::cli_extra::cmd_push(&cli.db, &sessions, &to),
         Command::Completions { shell } => {
             crate::cli_extra::completions(shell, &mut std::io::stdout().lock());

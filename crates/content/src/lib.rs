@@ -8,6 +8,7 @@ extern crate fsbench_core;
 
 // The lower crates' modules this crate uses, by their names in the layer map
 // (doc/architecture.md), so a path reads `crate::units::Bytes` in every crate.
+use fsbench_core::choice;
 use fsbench_core::progress;
 use fsbench_core::units;
 

@@ -19,6 +19,7 @@ macro_rules! skip_or_fail {
     }};
 }
 
+pub mod choice;
 pub mod fstype;
 pub mod host;
 pub mod metric;

@@ -9,6 +9,7 @@
 //!
 //! Invariants of a policy produced by `config`: `repeats ≥ 1`, `0 < confidence < 1`.
 
+use crate::choice::Choice;
 use serde::{Deserialize, Serialize};
 
 /// In which order the slots (case × repeat) run.
@@ -51,7 +52,7 @@ impl Order {
 /// `--loop-io`). Not a field of [`Policy`] (whose columns are schema 4 and 5): the suite and the
 /// run options carry it, and every sample's I/O-path facts record what was asked
 /// (`loop_dio_asked`, doc/io-path.md).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum LoopIo {
     /// `losetup --direct-io=on`: the image's I/O bypasses the host's page cache (falling back
@@ -63,18 +64,32 @@ pub enum LoopIo {
     Buffered,
 }
 
+impl Choice for LoopIo {
+    const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
+        (
+            LoopIo::Direct,
+            "direct",
+            "`losetup --direct-io=on`: the image's I/O bypasses the host's page cache (falling back to \
+             buffered where the host's filesystem refuses O_DIRECT, which the report flags)",
+        ),
+        (
+            LoopIo::Buffered,
+            "buffered",
+            "Plain `losetup`: the host's page cache of the image serves and buffers the loop device's \
+             I/O, on purpose (to measure how much that path changes a result)",
+        ),
+    ];
+}
+
 impl LoopIo {
     /// The suite's spelling (`direct`, `buffered`).
     pub fn as_str(self) -> &'static str {
-        match self {
-            LoopIo::Direct => "direct",
-            LoopIo::Buffered => "buffered",
-        }
+        self.name()
     }
 
     /// Inverse of [`LoopIo::as_str`].
     pub fn parse(s: &str) -> Option<Self> {
-        [LoopIo::Direct, LoopIo::Buffered].into_iter().find(|l| l.as_str() == s)
+        Self::from_name(s).ok()
     }
 
     /// Whether direct I/O on the backing file is asked for.

@@ -21,6 +21,7 @@ extern crate fsbench_core;
 // (doc/architecture.md), so a path reads `crate::units::Bytes` in every crate.
 use fsbench_content::datasets;
 use fsbench_content::external;
+use fsbench_core::choice;
 use fsbench_core::fstype;
 use fsbench_core::host;
 use fsbench_core::metric;

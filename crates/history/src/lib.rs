@@ -26,6 +26,7 @@
 
 // The lower crates' modules this crate uses, by their names in the layer map
 // (doc/architecture.md), so a path reads `crate::units::Bytes` in every crate.
+use fsbench_core::choice;
 use fsbench_core::metric;
 use fsbench_core::stats;
 use fsbench_report as report;
@@ -42,7 +43,7 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 /// Output formats of `fsbench history`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HistoryFormat {
     /// Markdown: one table per series, change points listed under it.
     Md,
@@ -52,38 +53,49 @@ pub enum HistoryFormat {
     Html,
 }
 
-/// Arguments of `fsbench history`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct HistoryArgs {
+impl choice::Choice for HistoryFormat {
+    const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
+        (
+            HistoryFormat::Md,
+            "md",
+            "Markdown: one table per series, change points listed under it",
+        ),
+        (HistoryFormat::Json, "json", "JSON: the whole model"),
+        (
+            HistoryFormat::Html,
+            "html",
+            "One HTML page: a trend chart per series (CI whiskers, change points marked) and tables",
+        ),
+    ];
+}
+
+/// Default of [`HistoryOptions::last`].
+pub const DEFAULT_LAST: usize = 30;
+/// Default of [`HistoryOptions::threshold`], in percent.
+pub const DEFAULT_THRESHOLD_PCT: f64 = 5.0;
+
+/// What `fsbench history` shows (its command-line options, which the edge parses).
+#[derive(Debug, Clone)]
+pub struct HistoryOptions {
     /// Only sessions run on this hostname (default: the newest session's host fingerprint).
-    #[arg(long, value_name = "HOST")]
     pub host: Option<String>,
     /// Only sessions of this suite (default: the newest session's suite).
-    #[arg(long, value_name = "NAME")]
     pub suite: Option<String>,
     /// Only this filesystem variant (a report column, e.g. `ext4` or `ext4:sync`).
-    #[arg(long, value_name = "VARIANT")]
     pub fs: Option<String>,
     /// Only this workload (its name in the suite).
-    #[arg(long, value_name = "NAME")]
     pub workload: Option<String>,
     /// Only this phase.
-    #[arg(long, value_name = "PHASE")]
     pub phase: Option<String>,
     /// Only this metric (default: every headline metric).
-    #[arg(long, value_name = "NAME")]
     pub metric: Option<String>,
     /// The newest N sessions (the window change points are searched in).
-    #[arg(long, value_name = "N", default_value_t = 30)]
     pub last: usize,
     /// Smallest regression, in percent, that fails the exit code (when significant).
-    #[arg(long, value_name = "PCT", default_value_t = 5.0)]
     pub threshold: f64,
     /// Output format.
-    #[arg(long, value_enum, default_value = "md")]
     pub format: HistoryFormat,
     /// Write to this file instead of standard output.
-    #[arg(short = 'o', long, value_name = "PATH")]
     pub output: Option<PathBuf>,
 }
 
@@ -203,7 +215,7 @@ impl HistoryModel {
     }
 }
 
-/// Why history cannot be shown (usage errors: exit 2).
+/// Why history cannot be shown (`Usage` exits 2, as does a store's `Missing` database).
 #[derive(Debug, thiserror::Error)]
 pub enum HistoryError {
     /// Nothing matched.
@@ -212,6 +224,15 @@ pub enum HistoryError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
+    /// Writing the output failed.
+    #[error("writing {}", .path.as_deref().map_or("standard output".into(), |p| p.display().to_string()))]
+    Write {
+        /// The `--output` file; `None` for standard output.
+        path: Option<PathBuf>,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 fn fingerprint(s: &SessionRecord) -> (String, String, u32, u64) {
@@ -223,7 +244,7 @@ fn fingerprint(s: &SessionRecord) -> (String, String, u32, u64) {
 pub fn build(
     sessions: &[SessionRecord],
     load: &dyn Fn(i64) -> Result<crate::store::SessionData, crate::store::StoreError>,
-    a: &HistoryArgs,
+    a: &HistoryOptions,
 ) -> Result<HistoryModel, HistoryError> {
     let mut finished: Vec<&SessionRecord> = sessions
         .iter()
@@ -325,7 +346,7 @@ struct Sessions {
 fn read_sessions(
     chosen: &[&SessionRecord],
     load: &dyn Fn(i64) -> Result<crate::store::SessionData, crate::store::StoreError>,
-    a: &HistoryArgs,
+    a: &HistoryOptions,
 ) -> Result<Sessions, HistoryError> {
     let mut out = Sessions {
         series: Vec::new(),
@@ -360,7 +381,7 @@ fn read_sessions(
 
 /// Adds a point for session `s` to its series (made when new) for every cell of `model` that
 /// `a` selects: its workload, phase, variant and metric (headline metrics without `--metric`).
-fn add_points(series: &mut Vec<Series>, s: &SessionRecord, model: &report::ReportModel, a: &HistoryArgs) {
+fn add_points(series: &mut Vec<Series>, s: &SessionRecord, model: &report::ReportModel, a: &HistoryOptions) {
     for w in &model.workloads {
         if a.workload.as_ref().is_some_and(|x| x != &w.workload) {
             continue;
@@ -481,21 +502,28 @@ pub fn render(model: &HistoryModel, format: HistoryFormat) -> String {
 
 /// `fsbench history`: 0, or 1 when the newest session starts a significant regression; usage
 /// errors (no database, nothing matching) exit 2.
-pub fn cmd_history(db: &Path, a: &HistoryArgs) -> anyhow::Result<i32> {
+pub fn cmd_history(db: &Path, a: &HistoryOptions) -> Result<i32, HistoryError> {
     if !(a.threshold.is_finite() && a.threshold >= 0.0) {
-        return Err(HistoryError::Usage(format!("--threshold {}: use a percentage such as 5", a.threshold)).into());
+        return Err(HistoryError::Usage(format!(
+            "--threshold {}: use a percentage such as 5",
+            a.threshold
+        )));
     }
     let store = crate::store::open_existing(db)?;
     let sessions = store.list_sessions()?;
     let model = build(&sessions, &|id| store.load_session(id), a)?;
     let text = render(&model, a.format);
-    match &a.output {
-        Some(p) => std::fs::write(p, text).map_err(|e| anyhow::anyhow!("writing {}: {e}", p.display()))?,
+    let written = match &a.output {
+        Some(p) => std::fs::write(p, text),
         None => {
             use std::io::Write;
-            std::io::stdout().lock().write_all(text.as_bytes())?;
+            std::io::stdout().lock().write_all(text.as_bytes())
         }
-    }
+    };
+    written.map_err(|source| HistoryError::Write {
+        path: a.output.clone(),
+        source,
+    })?;
     if let Some(w) = render::path_warning(&model) {
         eprintln!("fsbench: warning: {w}");
     }
@@ -517,16 +545,16 @@ mod tests {
     use super::*;
 
     /// History of every session, metric and variant, the last 30, in `format`.
-    fn all_of(format: HistoryFormat) -> HistoryArgs {
-        HistoryArgs {
+    fn all_of(format: HistoryFormat) -> HistoryOptions {
+        HistoryOptions {
             host: None,
             suite: None,
             fs: None,
             workload: None,
             phase: None,
             metric: None,
-            last: 30,
-            threshold: 5.0,
+            last: DEFAULT_LAST,
+            threshold: DEFAULT_THRESHOLD_PCT,
             format,
             output: None,
         }
@@ -600,7 +628,7 @@ mod tests {
             datas.push(d);
         }
         let args = all_of(HistoryFormat::Md);
-        let history = |datas: &[crate::store::SessionData], args: &HistoryArgs| {
+        let history = |datas: &[crate::store::SessionData], args: &HistoryOptions| {
             let load = |id: i64| Ok(datas.iter().find(|d| d.session.id == id).unwrap().clone());
             build(&sessions, &load, args).unwrap()
         };
@@ -622,7 +650,7 @@ mod tests {
         let json: serde_json::Value = serde_json::from_str(&render(&m, HistoryFormat::Json)).unwrap();
         assert!(json["path_changes"][0].as_str().unwrap().starts_with("sessions 2 → 3"));
         // --fs: only that variant's differences.
-        let xfs = HistoryArgs {
+        let xfs = HistoryOptions {
             fs: Some("xfs".into()),
             ..args.clone()
         };

@@ -25,6 +25,7 @@ use super::escape::{html as esc, markdown as md};
 use super::number;
 use super::role;
 use super::ReportModel;
+use crate::choice::Choice;
 use crate::metric::MetricId;
 use crate::metric::{Direction, Role};
 pub use crate::stats::two_sample::Verdict;
@@ -50,7 +51,7 @@ pub const DEFAULT_EQUIVALENCE_PCT: f64 = two_sample::DEFAULT_EQUIVALENCE_PCT;
 pub const CORRECTION: &str = "Holm";
 
 /// Which rows decide the exit code (`--gate`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Gate {
     /// Headline metrics only (rates, throughputs, times): not tail latencies, not details.
@@ -60,13 +61,25 @@ pub enum Gate {
     All,
 }
 
+impl Choice for Gate {
+    const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
+        (
+            Gate::Headline,
+            "headline",
+            "Headline metrics only (rates, throughputs, times): not tail latencies, not details",
+        ),
+        (
+            Gate::All,
+            "all",
+            "Every non-CPU metric, tail latencies such as lat_max included",
+        ),
+    ];
+}
+
 impl Gate {
     /// `headline` or `all`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Gate::Headline => "headline",
-            Gate::All => "all",
-        }
+        self.name()
     }
 
     /// Whether a `worse` verdict on `metric` counts as a regression under this gate (never on
@@ -143,7 +156,7 @@ pub fn decide(rows: &[Decision], threshold_pct: f64, margin_pct: f64) -> Vec<Dec
 }
 
 /// Output formats of `fsbench compare`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CompareFormat {
     /// Terminal table.
     Table,
@@ -153,6 +166,19 @@ pub enum CompareFormat {
     Json,
     /// A self-contained HTML page with a forest plot of the changes.
     Html,
+}
+
+impl Choice for CompareFormat {
+    const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
+        (CompareFormat::Table, "table", "Terminal table"),
+        (CompareFormat::Md, "md", "Markdown, for pull requests"),
+        (CompareFormat::Json, "json", "JSON with `schema_version`"),
+        (
+            CompareFormat::Html,
+            "html",
+            "A self-contained HTML page with a forest plot of the changes",
+        ),
+    ];
 }
 
 /// Which session a side of the comparison is.

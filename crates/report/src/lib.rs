@@ -36,6 +36,7 @@
 
 // The lower crates' modules this crate uses, by their names in the layer map
 // (doc/architecture.md), so a path reads `crate::units::Bytes` in every crate.
+use fsbench_core::choice;
 use fsbench_core::fstype;
 use fsbench_core::host;
 use fsbench_core::metric;
@@ -89,7 +90,7 @@ use serde::{Deserialize, Serialize};
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// Output formats of `fsbench report`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     /// Terminal table: filesystems as columns, phases as rows.
     Table,
@@ -101,6 +102,28 @@ pub enum Format {
     Json,
     /// One self-contained HTML page: summaries, SVG charts, tables, environment, warnings.
     Html,
+}
+
+impl choice::Choice for Format {
+    const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
+        (
+            Format::Table,
+            "table",
+            "Terminal table: filesystems as columns, phases as rows",
+        ),
+        (Format::Md, "md", "Markdown tables"),
+        (Format::Csv, "csv", "Long CSV: one row per sample and metric"),
+        (
+            Format::Json,
+            "json",
+            "JSON with `schema_version`, summaries and raw samples",
+        ),
+        (
+            Format::Html,
+            "html",
+            "One self-contained HTML page: summaries, SVG charts, tables, environment, warnings",
+        ),
+    ];
 }
 
 /// One summarised cell: one metric of one variant.

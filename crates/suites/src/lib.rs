@@ -4,6 +4,7 @@
 
 // The lower crates' modules this crate uses, by their names in the layer map
 // (doc/architecture.md), so a path reads `crate::units::Bytes` in every crate.
+use fsbench_core::choice;
 use fsbench_core::fstype;
 use fsbench_core::policy;
 use fsbench_core::units;

@@ -17,6 +17,7 @@
 //! compresses or deduplicates per block (≤ 1 MiB) can see that.
 
 use super::rng::SplitMix64;
+use crate::choice::Choice;
 use serde::{Deserialize, Serialize};
 
 /// Largest slice [`ContentPool::slice`] returns, bytes (1 MiB).
@@ -25,7 +26,7 @@ pub const MAX_SLICE: usize = 1 << 20;
 pub const POOL_PERIOD: usize = 16 << 20;
 
 /// The data written into generated files.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Content {
     /// Zero bytes (compresses to nothing; sparse-friendly).
@@ -35,6 +36,26 @@ pub enum Content {
     Random,
     /// Source-code-like text, compressible about as much as real source code.
     Text,
+}
+
+impl Choice for Content {
+    const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
+        (
+            Content::Zeros,
+            "zeros",
+            "Zero bytes (compresses to nothing; sparse-friendly)",
+        ),
+        (
+            Content::Random,
+            "random",
+            "Incompressible pseudo-random bytes (the default: measures the disk, not the compressor)",
+        ),
+        (
+            Content::Text,
+            "text",
+            "Source-code-like text, compressible about as much as real source code",
+        ),
+    ];
 }
 
 impl Content {
@@ -50,11 +71,7 @@ impl Content {
 
     /// The setting's spelling in suite files.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Content::Zeros => "zeros",
-            Content::Random => "random",
-            Content::Text => "text",
-        }
+        self.name()
     }
 }
 

@@ -34,6 +34,7 @@
 //! with slices of a pre-generated pool: no per-byte random numbers, no allocation per file
 //! beyond its path.
 
+use crate::choice::Choice;
 use crate::units::Bytes;
 use rng::{Fnv64, SplitMix64};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -82,7 +83,7 @@ impl DatasetError {
 }
 
 /// The built-in dataset kinds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DatasetKind {
     /// A Linux source tree: ~75k mostly small text files in ~5k directories, 1.2 GB.
@@ -93,6 +94,27 @@ pub enum DatasetKind {
     Mixed,
     /// One DVD image, 4.38 GiB.
     Dvd,
+}
+
+impl Choice for DatasetKind {
+    const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
+        (
+            DatasetKind::Kernel,
+            "kernel",
+            "A Linux source tree: ~75k mostly small text files in ~5k directories, 1.2 GB",
+        ),
+        (
+            DatasetKind::Portage,
+            "portage",
+            "The Gentoo portage tree: ~150k tiny files (1–3 KB) in ~20k directories, 408 MB",
+        ),
+        (
+            DatasetKind::Mixed,
+            "mixed",
+            "A project tree: texts, images and a little video, ~1.4 GB",
+        ),
+        (DatasetKind::Dvd, "dvd", "One DVD image, 4.38 GiB"),
+    ];
 }
 
 impl DatasetKind {
@@ -106,17 +128,12 @@ impl DatasetKind {
 
     /// The name used in suite files and on the command line.
     pub fn as_str(self) -> &'static str {
-        match self {
-            DatasetKind::Kernel => "kernel",
-            DatasetKind::Portage => "portage",
-            DatasetKind::Mixed => "mixed",
-            DatasetKind::Dvd => "dvd",
-        }
+        self.name()
     }
 
     /// The kind named `s`, if any.
     pub fn parse(s: &str) -> Option<DatasetKind> {
-        DatasetKind::ALL.into_iter().find(|k| k.as_str() == s)
+        Self::from_name(s).ok()
     }
 
     /// The profile at scale 1.

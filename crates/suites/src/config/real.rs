@@ -12,10 +12,11 @@
 use super::diag::Source;
 use super::raw::{self, RawWorkload};
 use super::{ConfigError, WorkloadSpec};
+use crate::choice::Choice;
 use toml::Spanned;
 
 /// Which implementation of the suite's workloads runs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Tools {
     /// fsbench's native workloads (the default).
@@ -25,17 +26,29 @@ pub enum Tools {
     Real,
 }
 
+impl Choice for Tools {
+    const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
+        (Tools::Native, "native", "fsbench's native workloads (the default)"),
+        (
+            Tools::Real,
+            "real",
+            "The external tools of the suite's `[[real_workload]]` tables in their place",
+        ),
+    ];
+}
+
 impl Tools {
     /// Reads `[run] tools`.
     pub(super) fn parse(src: &Source, v: &Spanned<String>) -> Result<Tools, ConfigError> {
-        match v.get_ref().as_str() {
-            "native" => Ok(Tools::Native),
-            "real" => Ok(Tools::Real),
-            other => Err(src.at(
+        Tools::from_name(v.get_ref()).map_err(|_| {
+            src.at(
                 v.span().start,
-                format!("tools = \"{other}\": use \"native\" (fsbench's workloads) or \"real\" (the [[real_workload]] tools)"),
-            )),
-        }
+                format!(
+                    "tools = \"{}\": use \"native\" (fsbench's workloads) or \"real\" (the [[real_workload]] tools)",
+                    v.get_ref()
+                ),
+            )
+        })
     }
 }
 

@@ -41,6 +41,7 @@
 //! (`FOPEN_DIRECT_IO` keeps the kernel from caching the image's pages, so a read after a cut
 //! sees what the disk kept).
 
+use crate::choice::Choice;
 use crate::undo::{Kill, UndoLog, Unmount};
 use fuser::{
     Config, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo, LockOwner, MountOption,
@@ -67,7 +68,7 @@ pub const CTL: &str = "ctl";
 const BLOCK: u64 = 4096;
 
 /// What the disk keeps across a cut.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Model {
     /// Keeps nothing: every write goes straight to the image; no cut.
@@ -100,6 +101,52 @@ pub const SECTOR: usize = 512;
 /// holds the primary superblock of ext2/3/4 (1 KiB), xfs (0) and btrfs (64 KiB).
 pub const WIPE: u64 = 1 << 20;
 
+impl Choice for Model {
+    const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
+        (
+            Model::Passthrough,
+            "passthrough",
+            "Keeps nothing: every write goes straight to the image; no cut",
+        ),
+        (
+            Model::Volatile,
+            "volatile",
+            "A volatile write cache: a cut discards every write since the last completed flush",
+        ),
+        (
+            Model::BrokenFlush,
+            "broken-flush",
+            "Broken on purpose: after `arm`, flushes are acknowledged but their writes are still discarded by a \
+             cut (the test that proves `acked_lost` can be non-zero)",
+        ),
+        (
+            Model::BrokenSuperblock,
+            "broken-superblock",
+            "Broken on purpose: a cut also zeroes the first [`WIPE`] bytes of the image (where every supported \
+             filesystem keeps its primary superblock), so the filesystem cannot mount after it (the test that \
+             proves `recovery_failed` is a stored result)",
+        ),
+        (
+            Model::Tear,
+            "tear",
+            "[`Model::Volatile`], and the last write since the last completed flush is torn: the cut keeps the \
+             first half of it (whole 512-byte sectors), what a disk losing power in the middle of a write leaves",
+        ),
+        (
+            Model::Reorder,
+            "reorder",
+            "A reordering cache: a cut keeps a seeded random subset (each with probability 1/2) of the whole \
+             writes since the last completed flush and discards the rest",
+        ),
+        (
+            Model::TornSectors,
+            "torn-sectors",
+            "A cut keeps a seeded random subset (each with probability 1/2) of the 512-byte sectors of every \
+             write since the last completed flush: torn sectors",
+        ),
+    ];
+}
+
 impl Model {
     /// The model's name as the results state it.
     pub fn describe(self) -> &'static str {
@@ -122,15 +169,7 @@ impl Model {
 
     /// The command-line value.
     pub fn as_arg(self) -> &'static str {
-        match self {
-            Model::Passthrough => "passthrough",
-            Model::Volatile => "volatile",
-            Model::BrokenFlush => "broken-flush",
-            Model::BrokenSuperblock => "broken-superblock",
-            Model::Tear => "tear",
-            Model::Reorder => "reorder",
-            Model::TornSectors => "torn-sectors",
-        }
+        self.name()
     }
 
     /// Whether a cut keeps a seeded subset of the writes since the last flush (the disk logs
