@@ -51,6 +51,7 @@ use crate::latency::LatencyRecorder;
 use crate::metric::MetricId;
 use crate::pool::{call, stopped, Exit, Finished, Worker, MAX_SECONDS};
 use crate::windows::WindowCounts;
+use crate::Invalid;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -481,31 +482,34 @@ const PROBE_RUNS: usize = 3;
 
 impl OpenLoopSpec {
     /// Checks the settings; the error names the setting.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), Invalid> {
         let ok = |r: f64| r.is_finite() && r >= 0.0;
         if !ok(self.rate) || self.sweep.iter().any(|&r| !ok(r) || r == 0.0) {
             return Err("open_loop rates are operations per second above 0".into());
         }
         if self.rate == 0.0 && self.sweep.is_empty() && self.target.is_none() {
-            return Err(
+            return Err(Invalid(
                 "open_loop needs a rate, a sweep of rates or a latency target (for example target = \"p99=5ms\")"
                     .into(),
-            );
+            ));
         }
         if !(self.resolution > 0.0 && self.resolution < 1.0) {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "open_loop resolution is a fraction between 0 and 1 (is {})",
                 self.resolution
-            ));
+            )));
         }
         if self.max_probes < 3 {
-            return Err(format!("open_loop max_probes is at least 3 (is {})", self.max_probes));
+            return Err(Invalid(format!(
+                "open_loop max_probes is at least 3 (is {})",
+                self.max_probes
+            )));
         }
         if self.probe_time.0 < Duration::from_millis(200) {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "open_loop probe_time is at least 200ms (is {})",
                 self.probe_time
-            ));
+            )));
         }
         Ok(())
     }
@@ -974,7 +978,7 @@ mod tests {
         assert!(search.keeps_closed());
         assert_eq!(search.phases("rndrd"), ["rndrd", "rndrd:capacity"]);
         assert!(spec.validate().is_ok());
-        assert!(OpenLoopSpec::default().validate().unwrap_err().contains("target"));
+        assert!(OpenLoopSpec::default().validate().unwrap_err().0.contains("target"));
         let bad = OpenLoopSpec {
             sweep: vec![0.0],
             ..spec.clone()

@@ -60,6 +60,7 @@ use crate::host::is_root;
 use crate::metric::{MetricId, RawSample, Unit};
 use crate::phase::{Phases, Policy};
 use crate::undo::UndoLog;
+use crate::Unavailable;
 use crate::{EngineError, RunContext};
 use std::fs::File;
 use std::io;
@@ -146,16 +147,16 @@ fn pg_tool(bindir: Option<&Path>, name: &str) -> Option<PathBuf> {
 }
 
 /// Finds the tools `engine` needs with `client`, or says what to install.
-pub fn availability(engine: DbEngine, client: Client) -> Result<Tools, String> {
+pub fn availability(engine: DbEngine, client: Client) -> Result<Tools, Unavailable> {
     find_tools(engine, Some(client))
 }
 
 /// Finds the server's own tools (no load generator), or says what to install.
-pub fn server_tools(engine: DbEngine) -> Result<Tools, String> {
+pub fn server_tools(engine: DbEngine) -> Result<Tools, Unavailable> {
     find_tools(engine, None)
 }
 
-fn find_tools(engine: DbEngine, client: Option<Client>) -> Result<Tools, String> {
+fn find_tools(engine: DbEngine, client: Option<Client>) -> Result<Tools, Unavailable> {
     let sysbench = || {
         find_tool("sysbench").ok_or_else(|| {
             "sysbench is not installed: run `apt-get install sysbench` (or scripts/install.sh)".to_string()
@@ -1034,7 +1035,7 @@ fn metrics_from(tools: &Tools, text: &str) -> Result<ClientReport, EngineError> 
 
 /// Runs one repeat against a server; see the module documentation for the steps.
 pub fn run(spec: &OltpSpec, ctx: &RunContext) -> Result<RawSample, EngineError> {
-    let tools = availability(spec.engine, spec.client).map_err(EngineError::Unavailable)?;
+    let tools = availability(spec.engine, spec.client)?;
     let session = Session {
         spec,
         db: Instance::create(tools, (ctx.dir, ctx.dir), ctx.interrupt, ctx.state)?,
@@ -1145,7 +1146,7 @@ mod tests {
                 }
                 Err(why) => {
                     assert!(v.is_empty());
-                    assert!(why.contains("apt-get install"), "{why}");
+                    assert!(why.0.contains("apt-get install"), "{why}");
                 }
             }
         }

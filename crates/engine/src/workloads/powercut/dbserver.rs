@@ -78,7 +78,7 @@ pub struct DbServer<'a> {
 /// The server's tools, or what to install (`Unavailable`).
 pub fn tools(engine: DbEngine) -> Result<Tools, EngineError> {
     match engine {
-        DbEngine::Postgresql | DbEngine::Mariadb => server_tools(engine).map_err(EngineError::Unavailable),
+        DbEngine::Postgresql | DbEngine::Mariadb => server_tools(engine).map_err(EngineError::from),
         DbEngine::Sqlite => Err(EngineError::Invalid("SQLite is not a server: use sqlite = true".into())),
     }
 }
