@@ -420,7 +420,7 @@ pub struct CompareArgs {
 }
 
 /// `--target`'s parser: `p99=5ms`.
-fn parse_target(s: &str) -> Result<crate::engine::openloop::LatencyTarget, String> {
+fn parse_target(s: &str) -> Result<crate::engine::openloop::LatencyTarget, crate::engine::openloop::BadTarget> {
     crate::engine::openloop::LatencyTarget::parse(s)
 }
 

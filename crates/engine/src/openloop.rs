@@ -348,24 +348,39 @@ pub struct LatencyTarget {
     pub limit: Duration,
 }
 
+/// Why text is no [`LatencyTarget`].
+#[derive(Debug, thiserror::Error)]
+pub enum BadTarget {
+    /// Not `pQ=DUR`.
+    #[error("a latency target is written like p99=5ms or p99.9=20ms (got {0:?})")]
+    Syntax(String),
+    /// The percentile is not strictly between 0 and 100.
+    #[error("the percentile of a latency target is above 0 and below 100 (got {0})")]
+    Percentile(f64),
+    /// The limit is no duration.
+    #[error("a latency target is written like p99=5ms or p99.9=20ms (got {0:?}): {1}")]
+    Duration(String, #[source] crate::units::UnitError),
+    /// The limit is zero.
+    #[error("a latency target's limit is above 0 (got {0:?})")]
+    ZeroLimit(String),
+}
+
 impl LatencyTarget {
     /// Parses `p99=5ms`; the error says what was expected.
-    pub fn parse(s: &str) -> Result<LatencyTarget, String> {
-        let bad = || format!("a latency target is written like p99=5ms or p99.9=20ms (got {s:?})");
+    pub fn parse(s: &str) -> Result<LatencyTarget, BadTarget> {
+        let bad = || BadTarget::Syntax(s.to_string());
         let (p, d) = s.split_once('=').ok_or_else(bad)?;
         let percentile: f64 = p.trim().strip_prefix('p').ok_or_else(bad)?.parse().map_err(|_| bad())?;
         if !(percentile > 0.0 && percentile < 100.0) {
-            return Err(format!(
-                "the percentile of a latency target is above 0 and below 100 (got {percentile})"
-            ));
+            return Err(BadTarget::Percentile(percentile));
         }
         let limit = d
             .trim()
             .parse::<crate::units::Dur>()
-            .map_err(|e| format!("{}: {e}", bad()))?
+            .map_err(|e| BadTarget::Duration(s.to_string(), e))?
             .0;
         if limit.is_zero() {
-            return Err(format!("a latency target's limit is above 0 (got {s:?})"));
+            return Err(BadTarget::ZeroLimit(s.to_string()));
         }
         Ok(LatencyTarget { percentile, limit })
     }

@@ -120,7 +120,7 @@ pub struct JobFile(pub Vec<(String, Vec<(String, String)>)>);
 
 impl JobFile {
     /// Parses fio's job-file syntax (sections and `key=value` or bare `key` lines).
-    pub fn parse(text: &str) -> Result<JobFile, String> {
+    pub fn parse(text: &str) -> Result<JobFile, Invalid> {
         let mut sections: Vec<(String, Vec<(String, String)>)> = Vec::new();
         for (i, line) in text.lines().enumerate() {
             let l = line.trim();
@@ -132,7 +132,7 @@ impl JobFile {
                 continue;
             }
             let Some((_, kv)) = sections.last_mut() else {
-                return Err(format!("line {}: `{l}` is outside any [section]", i + 1));
+                return Err(Invalid(format!("line {}: `{l}` is outside any [section]", i + 1)));
             };
             let (k, v) = l.split_once('=').unwrap_or((l, ""));
             kv.push((k.trim().to_string(), v.trim().to_string()));
@@ -210,14 +210,14 @@ impl FioSpec {
             || self.direct.is_some()
     }
 
-    fn job_file(&self) -> Result<Option<JobFile>, String> {
+    fn job_file(&self) -> Result<Option<JobFile>, Invalid> {
         let Some(path) = &self.job_file else {
             return Ok(None);
         };
         let text = std::fs::read_to_string(path).map_err(|e| format!("fio job_file {}: {e}", path.display()))?;
         JobFile::parse(&text)
             .map(Some)
-            .map_err(|e| format!("fio job_file {}: {e}", path.display()))
+            .map_err(|e| Invalid(format!("fio job_file {}: {e}", path.display())))
     }
 
     /// The command line after the program name, for a run in `dir`.
