@@ -186,7 +186,7 @@ pub fn pool_name(run_dir: &Path, tag: &str) -> String {
 /// zfs lock, starts zfs-fuse if needed, records every step on `m`'s undo stack before it
 /// happens, and adds the comparability note for a FUSE ZFS.
 pub(super) fn create_pool(m: &mut Mounted, variant: &FsVariant, device: &str) -> Result<(), ProvisionError> {
-    let props = dataset_properties(&variant.mount_opts).map_err(ProvisionError::Unavailable)?;
+    let props = dataset_properties(&variant.mount_opts).map_err(|e| ProvisionError::Unavailable(e.to_string()))?;
     let backend = detect().map_err(|e| ProvisionError::Unavailable(e.0))?;
     let lock = ZfsLock::acquire(Duration::from_secs(30 * 60))?;
     m.hold.push(Box::new(lock));
@@ -614,14 +614,16 @@ mod tests {
 
     #[test]
     fn an_unknown_or_empty_option_is_one_error_listing_the_supported_ones() {
-        let e = dataset_properties(&opts(&["noatime", "discard"])).unwrap_err();
+        let e = dataset_properties(&opts(&["noatime", "discard"]))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("`discard`") && e.contains(crate::fstype::ZFS_SUPPORTED_OPTIONS),
             "{e}"
         );
-        let e = dataset_properties(&opts(&["recordsize"])).unwrap_err();
+        let e = dataset_properties(&opts(&["recordsize"])).unwrap_err().to_string();
         assert!(e.contains("`recordsize`"), "{e}");
-        let e = dataset_properties(&opts(&["compress="])).unwrap_err();
+        let e = dataset_properties(&opts(&["compress="])).unwrap_err().to_string();
         assert!(e.contains("needs a value"), "{e}");
     }
 
