@@ -32,7 +32,7 @@ fn run() -> Result<(), String> {
         fsync: false,
         ..BonnieSpec::default()
     };
-    spec.validate()?;
+    spec.validate().map_err(|e| e.to_string())?;
     let sample =
         fsbench::engine::run_quiet(&spec, &dir, fsbench::signal::interrupt_flag()).map_err(|e| e.to_string())?;
     for p in &sample.phases {

@@ -19,7 +19,7 @@ fn run() -> Result<(), String> {
     let dir = PathBuf::from(args.get(1).ok_or("usage: fileio_once DIR [KEY=VALUE ...]")?);
     let text = args[2..].join("\n");
     let spec: FileioSpec = toml::from_str(&text).map_err(|e| format!("spec: {e}"))?;
-    spec.validate()?;
+    spec.validate().map_err(|e| e.to_string())?;
     let sample =
         fsbench::engine::run_quiet(&spec, &dir, fsbench::signal::interrupt_flag()).map_err(|e| e.to_string())?;
     let p = &sample.phases[0];

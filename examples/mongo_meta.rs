@@ -31,7 +31,7 @@ fn run() -> Result<(), String> {
         fsync: false,
         ..MongoSpec::default()
     };
-    spec.validate()?;
+    spec.validate().map_err(|e| e.to_string())?;
     let sample =
         fsbench::engine::run_quiet(&spec, &dir, fsbench::signal::interrupt_flag()).map_err(|e| e.to_string())?;
     for p in sample.phases.iter().filter(|p| !p.phase.starts_with("frag_")) {

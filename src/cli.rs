@@ -487,7 +487,7 @@ fn choice<T: Choice + Send + Sync>() -> impl TypedValueParser<Value = T> {
 }
 
 /// `--target`'s parser: `p99=5ms`.
-fn parse_target(s: &str) -> Result<crate::engine::openloop::LatencyTarget, String> {
+fn parse_target(s: &str) -> Result<crate::engine::openloop::LatencyTarget, crate::engine::openloop::BadTarget> {
     crate::engine::openloop::LatencyTarget::parse(s)
 }
 

@@ -63,7 +63,7 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
 /// Runs a parsed command line; `Ok` carries the exit code.
 pub fn run(cli: Cli) -> Result<i32> {
     // Sessions stored before schema 4 get their policy from their suite text, which config reads.
-    crate::store::set_suite_policy_reader(config::stored_suite_policy);
+    crate::store::set_suite_policy_reader(|text, name| config::stored_suite_policy(text, name).map_err(Into::into));
     // A run takes SIGINT/SIGTERM as a request to stop cleanly from its first moment: before
     // the handlers exist the default action kills it, which the Runner's setup (suite, plan,
     // tool probes) could take long enough on a loaded machine to be hit by (exit 143, not 130).

@@ -958,7 +958,7 @@ pub const ZFS_SUPPORTED_OPTIONS: &str = "noatime, atime, compress[=ALG] (or comp
 
 /// The ZFS dataset properties for a variant's mount options, in order (provision::zfs), or
 /// one error naming the option and listing the supported ones.
-pub fn dataset_properties(opts: &[String]) -> Result<Vec<(String, String)>, String> {
+pub fn dataset_properties(opts: &[String]) -> Result<Vec<(String, String)>, BadZfsOption> {
     let mut out: Vec<(String, String)> = Vec::new();
     for opt in opts {
         let (key, value) = match opt.split_once('=') {
@@ -973,14 +973,13 @@ pub fn dataset_properties(opts: &[String]) -> Result<Vec<(String, String)>, Stri
             ("recordsize", Some(v)) => ("recordsize", v),
             ("sync", Some(v)) => ("sync", v),
             ("checksum", Some(v)) => ("checksum", v),
-            _ => {
-                return Err(format!(
-                "zfs: mount option `{opt}` has no dataset property fsbench knows; supported: {ZFS_SUPPORTED_OPTIONS}"
-            ))
-            }
+            _ => return Err(BadZfsOption::Unknown(opt.clone())),
         };
         if prop.1.is_empty() || prop.1.contains([',', ' ']) {
-            return Err(format!("zfs: mount option `{opt}` needs a value, e.g. `{key}=…`"));
+            return Err(BadZfsOption::NoValue {
+                opt: opt.clone(),
+                key: key.to_string(),
+            });
         }
         // A later option overrides an earlier one, as with mount(8).
         out.retain(|(k, _)| k != prop.0);
@@ -989,10 +988,26 @@ pub fn dataset_properties(opts: &[String]) -> Result<Vec<(String, String)>, Stri
     Ok(out)
 }
 
+/// A zfs mount option with no dataset property ([`dataset_properties`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BadZfsOption {
+    /// An option fsbench does not map.
+    #[error("zfs: mount option `{0}` has no dataset property fsbench knows; supported: {ZFS_SUPPORTED_OPTIONS}")]
+    Unknown(String),
+    /// An option without its value.
+    #[error("zfs: mount option `{opt}` needs a value, e.g. `{key}=…`")]
+    NoValue {
+        /// The option as written.
+        opt: String,
+        /// Its key.
+        key: String,
+    },
+}
+
 impl FsType {
     /// Checks a variant's mount options when a suite or `--fs` is read: for a pool type they
     /// must map to dataset properties ([`dataset_properties`]); other types pass.
-    pub fn check_mount_options(&self, opts: &[String]) -> Result<(), String> {
+    pub fn check_mount_options(&self, opts: &[String]) -> Result<(), BadZfsOption> {
         if self.backing != Backing::Pool {
             return Ok(());
         }

@@ -18,15 +18,29 @@ pub const DROP_CACHES_SKIPPED: &str = "drop_caches skipped";
 /// `sync(2)`, then writes `3` to `/proc/sys/vm/drop_caches` (free page cache, dentries and
 /// inodes). The error says why caches were not dropped (not root, read-only /proc/sys in a
 /// container, …); the sync has happened either way.
-pub fn sync_and_drop_caches() -> Result<(), String> {
+pub fn sync_and_drop_caches() -> Result<(), DropCachesError> {
     // SAFETY: sync has no preconditions and cannot fail.
     unsafe { libc::sync() };
     if !is_root() {
         // SAFETY: as above.
         let uid = unsafe { libc::geteuid() };
-        return Err(format!("dropping caches needs root (running as uid {uid})"));
+        return Err(DropCachesError::NotRoot { uid });
     }
-    std::fs::write("/proc/sys/vm/drop_caches", b"3").map_err(|e| format!("cannot write /proc/sys/vm/drop_caches: {e}"))
+    std::fs::write("/proc/sys/vm/drop_caches", b"3").map_err(DropCachesError::Write)
+}
+
+/// Why [`sync_and_drop_caches`] did not drop the caches.
+#[derive(Debug, thiserror::Error)]
+pub enum DropCachesError {
+    /// Only root may write `/proc/sys/vm/drop_caches`.
+    #[error("dropping caches needs root (running as uid {uid})")]
+    NotRoot {
+        /// The effective uid fsbench runs as.
+        uid: u32,
+    },
+    /// The write was refused (a read-only `/proc/sys` in a container, …).
+    #[error("cannot write /proc/sys/vm/drop_caches: {0}")]
+    Write(#[source] std::io::Error),
 }
 
 /// What every workload does right before a timed phase: reports the phase to
@@ -56,12 +70,12 @@ mod tests {
         let r = sync_and_drop_caches();
         if !is_root() {
             let e = r.expect_err("non-root cannot drop caches");
-            assert!(e.contains("needs root"), "{e}");
+            assert!(e.to_string().contains("needs root"), "{e}");
             return;
         }
         if let Err(e) = &r {
             // Root in a container may still see a read-only /proc/sys; the reason must say so.
-            assert!(e.contains("/proc/sys/vm/drop_caches"), "{e}");
+            assert!(e.to_string().contains("/proc/sys/vm/drop_caches"), "{e}");
             skip_or_fail!("root cannot drop caches here: {e}");
         }
         // Root: the page cache really is emptied of a clean file we just read (on a disk

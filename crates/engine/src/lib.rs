@@ -91,6 +91,55 @@ impl EngineError {
     }
 }
 
+/// A workload spec that cannot work: the message names the key and says what to change
+/// (`"seekers must be at most 1024 (is 2000)"`). What [`Workload::validate`] returns.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Invalid(pub String);
+
+/// Something a workload needs is missing here, or the workload cannot run where it is asked
+/// to: the message says what is missing and what to install (`"… apt-get install fio"`).
+/// What [`Workload::availability`] and its `_on`/`_in_guest` siblings return.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Unavailable(pub String);
+
+impl From<String> for Invalid {
+    fn from(s: String) -> Self {
+        Invalid(s)
+    }
+}
+
+impl From<&str> for Invalid {
+    fn from(s: &str) -> Self {
+        Invalid(s.to_string())
+    }
+}
+
+impl From<String> for Unavailable {
+    fn from(s: String) -> Self {
+        Unavailable(s)
+    }
+}
+
+impl From<&str> for Unavailable {
+    fn from(s: &str) -> Self {
+        Unavailable(s.to_string())
+    }
+}
+
+impl From<Invalid> for EngineError {
+    fn from(e: Invalid) -> Self {
+        EngineError::Invalid(e.0)
+    }
+}
+
+impl From<Unavailable> for EngineError {
+    fn from(e: Unavailable) -> Self {
+        EngineError::Unavailable(e.0)
+    }
+}
+
 /// The hint a workload adds to an I/O error when the filesystem is full: what to change.
 /// `ErrHint::io` and `ErrHint::io_in` are the one way workloads wrap an I/O error with its
 /// operation and path.
@@ -198,22 +247,22 @@ pub trait Workload {
         None
     }
     /// Checks parameters that serde cannot (ranges, relations). Message says what to change.
-    fn validate(&self) -> Result<(), String>;
+    fn validate(&self) -> Result<(), Invalid>;
     /// Whether this machine can run the workload (external servers and tools installed);
     /// `Err` says what to install. Most workloads need nothing and keep the default.
-    fn availability(&self) -> Result<(), String> {
+    fn availability(&self) -> Result<(), Unavailable> {
         Ok(())
     }
     /// Whether the workload can run on a filesystem of type `fs` at all (whatever this machine
     /// has); `Err` says why not, and the case is unavailable, reported with that reason, before
     /// anything is made. Most workloads run on every type and keep the default.
-    fn availability_on(&self, _fs: &crate::fstype::FsType) -> Result<(), String> {
+    fn availability_on(&self, _fs: &crate::fstype::FsType) -> Result<(), Unavailable> {
         Ok(())
     }
     /// Whether the workload can run inside a guest kernel (a `TYPE@guest` variant); `Err` says
     /// why not, and such a case is unavailable with that reason before anything is made. Most
     /// workloads run in the guest's agent like on the host and keep the default.
-    fn availability_in_guest(&self) -> Result<(), String> {
+    fn availability_in_guest(&self) -> Result<(), Unavailable> {
         Ok(())
     }
     /// `(tool, version)` of the external programs the workload runs (servers, load

@@ -51,6 +51,7 @@ use crate::latency::LatencyRecorder;
 use crate::metric::MetricId;
 use crate::pool::{call, stopped, Counted, Exit, Finished, Worker, MAX_SECONDS};
 use crate::windows::WindowCounts;
+use crate::Invalid;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -339,24 +340,39 @@ pub struct LatencyTarget {
     pub limit: Duration,
 }
 
+/// Why text is no [`LatencyTarget`].
+#[derive(Debug, thiserror::Error)]
+pub enum BadTarget {
+    /// Not `pQ=DUR`.
+    #[error("a latency target is written like p99=5ms or p99.9=20ms (got {0:?})")]
+    Syntax(String),
+    /// The percentile is not strictly between 0 and 100.
+    #[error("the percentile of a latency target is above 0 and below 100 (got {0})")]
+    Percentile(f64),
+    /// The limit is no duration.
+    #[error("a latency target is written like p99=5ms or p99.9=20ms (got {0:?}): {1}")]
+    Duration(String, #[source] crate::units::UnitError),
+    /// The limit is zero.
+    #[error("a latency target's limit is above 0 (got {0:?})")]
+    ZeroLimit(String),
+}
+
 impl LatencyTarget {
     /// Parses `p99=5ms`; the error says what was expected.
-    pub fn parse(s: &str) -> Result<LatencyTarget, String> {
-        let bad = || format!("a latency target is written like p99=5ms or p99.9=20ms (got {s:?})");
+    pub fn parse(s: &str) -> Result<LatencyTarget, BadTarget> {
+        let bad = || BadTarget::Syntax(s.to_string());
         let (p, d) = s.split_once('=').ok_or_else(bad)?;
         let percentile: f64 = p.trim().strip_prefix('p').ok_or_else(bad)?.parse().map_err(|_| bad())?;
         if !(percentile > 0.0 && percentile < 100.0) {
-            return Err(format!(
-                "the percentile of a latency target is above 0 and below 100 (got {percentile})"
-            ));
+            return Err(BadTarget::Percentile(percentile));
         }
         let limit = d
             .trim()
             .parse::<crate::units::Dur>()
-            .map_err(|e| format!("{}: {e}", bad()))?
+            .map_err(|e| BadTarget::Duration(s.to_string(), e))?
             .0;
         if limit.is_zero() {
-            return Err(format!("a latency target's limit is above 0 (got {s:?})"));
+            return Err(BadTarget::ZeroLimit(s.to_string()));
         }
         Ok(LatencyTarget { percentile, limit })
     }
@@ -473,31 +489,34 @@ const PROBE_RUNS: usize = 3;
 
 impl OpenLoopSpec {
     /// Checks the settings; the error names the setting.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), Invalid> {
         let ok = |r: f64| r.is_finite() && r >= 0.0;
         if !ok(self.rate) || self.sweep.iter().any(|&r| !ok(r) || r == 0.0) {
             return Err("open_loop rates are operations per second above 0".into());
         }
         if self.rate == 0.0 && self.sweep.is_empty() && self.target.is_none() {
-            return Err(
+            return Err(Invalid(
                 "open_loop needs a rate, a sweep of rates or a latency target (for example target = \"p99=5ms\")"
                     .into(),
-            );
+            ));
         }
         if !(self.resolution > 0.0 && self.resolution < 1.0) {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "open_loop resolution is a fraction between 0 and 1 (is {})",
                 self.resolution
-            ));
+            )));
         }
         if self.max_probes < 3 {
-            return Err(format!("open_loop max_probes is at least 3 (is {})", self.max_probes));
+            return Err(Invalid(format!(
+                "open_loop max_probes is at least 3 (is {})",
+                self.max_probes
+            )));
         }
         if self.probe_time.0 < Duration::from_millis(200) {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "open_loop probe_time is at least 200ms (is {})",
                 self.probe_time
-            ));
+            )));
         }
         Ok(())
     }
@@ -966,7 +985,7 @@ mod tests {
         assert!(search.keeps_closed());
         assert_eq!(search.phases("rndrd"), ["rndrd", "rndrd:capacity"]);
         assert!(spec.validate().is_ok());
-        assert!(OpenLoopSpec::default().validate().unwrap_err().contains("target"));
+        assert!(OpenLoopSpec::default().validate().unwrap_err().0.contains("target"));
         let bad = OpenLoopSpec {
             sweep: vec![0.0],
             ..spec.clone()

@@ -186,7 +186,7 @@ impl Target {
     }
 
     /// Whether this target can make `v` here; `Err` says why not and what would fix it.
-    pub fn availability(&self, v: &FsVariant) -> Result<(), String> {
+    pub fn availability(&self, v: &FsVariant) -> Result<(), crate::engine::Unavailable> {
         if v.kernel.is_some() {
             // A guest variant needs QEMU and a guest kernel, not the host's driver.
             return match self {

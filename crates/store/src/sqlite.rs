@@ -1035,8 +1035,9 @@ impl Store {
 
 /// Reads the run policy of a stored suite text (`text`, named `name` in errors): how a session
 /// stored before schema 4 gets its policy. The store never parses suites; the caller that
-/// knows the suite format registers this ([`set_suite_policy_reader`]).
-pub type SuitePolicyReader = fn(text: &str, name: &str) -> Result<Policy, String>;
+/// knows the suite format registers this ([`set_suite_policy_reader`]), with its own error
+/// (shown as the reason the session has no policy).
+pub type SuitePolicyReader = fn(text: &str, name: &str) -> Result<Policy, Box<dyn std::error::Error + Send + Sync>>;
 
 static SUITE_POLICY: std::sync::OnceLock<SuitePolicyReader> = std::sync::OnceLock::new();
 
@@ -1111,15 +1112,15 @@ fn policy_from_row(row: &rusqlite::Row<'_>, id: i64, suite_text: &str) -> Result
             })
         }
         (None, None, None, None, None, None) => {
-            let read = SUITE_POLICY
-                .get()
-                .ok_or_else(|| "no suite reader is registered (store::set_suite_policy_reader)".to_string());
-            read.and_then(|read| read(suite_text, &format!("stored suite of session {id}")))
-                .map(|policy| Policy {
-                    methodology: false,
-                    ..policy
-                })
-                .map_err(|reason| RowError::NoPolicy { session: id, reason })
+            let read = match SUITE_POLICY.get() {
+                None => Err("no suite reader is registered (store::set_suite_policy_reader)".to_string()),
+                Some(read) => read(suite_text, &format!("stored suite of session {id}")).map_err(|e| e.to_string()),
+            };
+            read.map(|policy| Policy {
+                methodology: false,
+                ..policy
+            })
+            .map_err(|reason| RowError::NoPolicy { session: id, reason })
         }
         _ => Err(RowError::Bad(format!("session {id} has a partly stored run policy"))),
     }
@@ -1569,9 +1570,9 @@ mod tests {
     /// The suite reader the edge registers reads `OLD_SUITE`'s `[run]` table as below and fails
     /// on anything else; the store's part (which text it passes, what it does with the answer)
     /// is what these tests check, the suite format's is config's.
-    fn old_suite_reader(text: &str, name: &str) -> Result<Policy, String> {
+    fn old_suite_reader(text: &str, name: &str) -> Result<Policy, Box<dyn std::error::Error + Send + Sync>> {
         if text != OLD_SUITE {
-            return Err(format!("{name}: trim: invalid type"));
+            return Err(format!("{name}: trim: invalid type").into());
         }
         Ok(Policy {
             repeats: 5,

@@ -9,6 +9,7 @@
 //! reason and get no slots: they are reported, never silently dropped.
 
 use crate::config::{FsVariant, Order, Suite, WorkloadSpec};
+use crate::engine::Unavailable;
 use crate::fstype::{Estimate, Footprint, FsType};
 use serde::Serialize;
 
@@ -142,13 +143,13 @@ pub fn need_in_dir(plan: &Plan, fs_type: &str) -> u64 {
 }
 
 /// Expands `suite` into a plan. `availability` says for a variant whether it can run here
-/// (`Err(reason)` if not).
-pub fn expand(suite: &Suite, availability: &dyn Fn(&FsVariant) -> Result<(), String>) -> Plan {
+/// (`Err` with what is missing if not).
+pub fn expand(suite: &Suite, availability: &dyn Fn(&FsVariant) -> Result<(), Unavailable>) -> Plan {
     let mut cases = Vec::new();
     // One footprint per workload (a generated dataset's is counted from its manifest).
     let footprints: Vec<Footprint> = suite.workloads.iter().map(|w| w.kind.workload().footprint()).collect();
     for v in &suite.variants {
-        let unavailable = availability(v).err();
+        let unavailable = availability(v).err().map(|e| e.0);
         for (w, &footprint) in suite.workloads.iter().zip(&footprints) {
             let estimate = v.fs().plan(&footprint);
             let image_bytes = v.image_size.map_or(estimate.image_bytes, |b| b.get());
@@ -167,6 +168,7 @@ pub fn expand(suite: &Suite, availability: &dyn Fn(&FsVariant) -> Result<(), Str
                             None => Ok(()),
                         })
                         .err()
+                        .map(|e| e.0)
                 }),
                 image_bytes,
                 footprint,
@@ -276,7 +278,7 @@ mod tests {
         }
     }
 
-    fn avail(v: &FsVariant) -> Result<(), String> {
+    fn avail(v: &FsVariant) -> Result<(), crate::engine::Unavailable> {
         if v.fs_type == "zfs" {
             Err("no zfs".into())
         } else {

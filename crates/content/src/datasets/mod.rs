@@ -917,18 +917,21 @@ pub enum DatasetSource {
     Dir(PathBuf),
 }
 
+/// A dataset name that is neither a generated dataset nor a path ([`DatasetSource::parse`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown dataset `{0}`: use kernel, portage, mixed, dvd, or the path of an existing directory (with a `/`, e.g. `./{0}`)")]
+pub struct UnknownDataset(pub String);
+
 impl DatasetSource {
     /// Parses the suite-file spelling; the error says what is accepted.
-    pub fn parse(s: &str) -> Result<DatasetSource, String> {
+    pub fn parse(s: &str) -> Result<DatasetSource, UnknownDataset> {
         if let Some(k) = DatasetKind::parse(s) {
             return Ok(DatasetSource::Generated(k));
         }
         if s.contains('/') {
             return Ok(DatasetSource::Dir(PathBuf::from(s)));
         }
-        Err(format!(
-            "unknown dataset `{s}`: use kernel, portage, mixed, dvd, or the path of an existing directory (with a `/`, e.g. `./{s}`)"
-        ))
+        Err(UnknownDataset(s.to_string()))
     }
 
     /// The suite-file spelling.
@@ -1218,7 +1221,7 @@ mod tests {
             DatasetSource::parse("/usr/src/linux"),
             Ok(DatasetSource::Dir(PathBuf::from("/usr/src/linux")))
         );
-        let e = DatasetSource::parse("kernal").expect_err("typo");
+        let e = DatasetSource::parse("kernal").expect_err("typo").to_string();
         assert!(e.contains("unknown dataset `kernal`") && e.contains("kernel"), "{e}");
         let back: DatasetSource =
             serde_json::from_str(&serde_json::to_string(&DatasetSource::Dir("./x".into())).expect("ser")).expect("de");

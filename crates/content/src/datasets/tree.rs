@@ -198,17 +198,24 @@ pub fn summarize(entries: &[TreeEntry]) -> TreeSummary {
 
 /// Compares two listings; `Err` describes the first difference (path and field). The roots'
 /// modification times are compared only with `root_times`.
-pub fn compare(a: &[TreeEntry], b: &[TreeEntry], root_times: bool) -> Result<(), String> {
+pub fn compare(a: &[TreeEntry], b: &[TreeEntry], root_times: bool) -> Result<(), TreeDiff> {
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {
         let (x, y) = (&a[i], &b[j]);
         match x.path.cmp(&y.path) {
-            std::cmp::Ordering::Less => return Err(format!("`{}` is missing from the copy", x.path)),
-            std::cmp::Ordering::Greater => return Err(format!("`{}` is only in the copy", y.path)),
+            std::cmp::Ordering::Less => return Err(TreeDiff::Missing(x.path.clone())),
+            std::cmp::Ordering::Greater => return Err(TreeDiff::Extra(y.path.clone())),
             std::cmp::Ordering::Equal => {}
         }
         let p = if x.path.is_empty() { "." } else { x.path.as_str() };
-        let diff = |what: &str, l: String, r: String| Err(format!("`{p}`: {what} {l} in the source, {r} in the copy"));
+        let diff = |what: &'static str, in_source: String, in_copy: String| {
+            Err(TreeDiff::Field {
+                path: p.to_string(),
+                what,
+                in_source,
+                in_copy,
+            })
+        };
         if x.kind != y.kind {
             return diff("type", format!("{:?}", x.kind), format!("{:?}", y.kind));
         }
@@ -242,12 +249,36 @@ pub fn compare(a: &[TreeEntry], b: &[TreeEntry], root_times: bool) -> Result<(),
         j += 1;
     }
     if let Some(x) = a.get(i) {
-        return Err(format!("`{}` is missing from the copy", x.path));
+        return Err(TreeDiff::Missing(x.path.clone()));
     }
     if let Some(y) = b.get(j) {
-        return Err(format!("`{}` is only in the copy", y.path));
+        return Err(TreeDiff::Extra(y.path.clone()));
     }
     Ok(())
+}
+
+/// The first difference [`compare`] finds between a source listing and its copy.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TreeDiff {
+    /// A path of the source the copy lacks.
+    #[error("`{0}` is missing from the copy")]
+    Missing(String),
+    /// A path only the copy has.
+    #[error("`{0}` is only in the copy")]
+    Extra(String),
+    /// A field that differs (`type`, `mode`, `owner`, `size`, `content hash`, `symlink
+    /// target`, `mtime`), with both values as shown.
+    #[error("`{path}`: {what} {in_source} in the source, {in_copy} in the copy")]
+    Field {
+        /// The path (`.` for the root).
+        path: String,
+        /// The field.
+        what: &'static str,
+        /// Its value in the source.
+        in_source: String,
+        /// Its value in the copy.
+        in_copy: String,
+    },
 }
 
 #[cfg(test)]
@@ -273,15 +304,21 @@ mod tests {
 
         let mut other = list.clone();
         other[4].content ^= 1;
-        let e = compare(&list, &other, false).expect_err("content differs");
+        let e = compare(&list, &other, false).expect_err("content differs").to_string();
         assert!(e.contains("sub/f.txt") && e.contains("content"), "{e}");
         let mut other = list.clone();
         other[5].mtime.1 += 1;
-        assert!(compare(&list, &other, false).expect_err("mtime").contains("top"));
+        assert!(compare(&list, &other, false)
+            .expect_err("mtime")
+            .to_string()
+            .contains("top"));
         assert_ne!(summarize(&other).hash, s.hash);
         let mut other = list.clone();
         other.remove(3);
-        assert!(compare(&list, &other, false).expect_err("missing").contains("missing"));
+        assert!(compare(&list, &other, false)
+            .expect_err("missing")
+            .to_string()
+            .contains("missing"));
         let mut other = list.clone();
         other[0].mtime.0 += 5;
         assert!(compare(&list, &other, false).is_ok(), "root time ignored");

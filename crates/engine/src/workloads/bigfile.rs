@@ -31,6 +31,7 @@ use crate::pool::{Step, Worker, WorkerPool};
 use crate::sysio::close_checked;
 use crate::units::{Bytes, Dur};
 use crate::workloads::mongo::Content;
+use crate::Invalid;
 use crate::{EngineError, ErrHint, RunContext, Workload, WorkloadKind};
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
@@ -139,16 +140,19 @@ impl Workload for BigfileSpec {
         })
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), Invalid> {
         let block = self.block.get();
         if block == 0 || block > MAX_BLOCK {
-            return Err(format!("block must be between 1 byte and 1GiB (is {})", self.block));
+            return Err(Invalid(format!(
+                "block must be between 1 byte and 1GiB (is {})",
+                self.block
+            )));
         }
         if self.size.get() < block || self.size.get() % block != 0 {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "size ({}) must be a whole number (at least 1) of blocks ({})",
                 self.size, self.block
-            ));
+            )));
         }
         if self.space_timeout.0.is_zero() {
             return Err("space_timeout must be above 0, e.g. \"120s\"".into());
@@ -176,7 +180,7 @@ impl Workload for BigfileSpec {
     }
 
     fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
-        self.validate().map_err(EngineError::Invalid)?;
+        self.validate()?;
         if ctx.interrupt.load(Ordering::Relaxed) {
             return Err(EngineError::Interrupted);
         }

@@ -80,6 +80,7 @@ use crate::phase::{Caches, LatencySet, Phases, Policy, Short, MIN_TIME};
 use crate::pool::{Sampling, Step, Worker};
 use crate::sysio;
 use crate::units::Bytes;
+use crate::Invalid;
 use crate::{EngineError, ErrHint, RunContext, Workload, WorkloadKind};
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
@@ -434,30 +435,30 @@ impl Workload for BonnieSpec {
         })
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), Invalid> {
         let chunk = self.chunk_size.get();
         if self.file_size.get() == 0 && self.files == 0 {
             return Err("file_size and files are both 0: nothing to run (set one of them)".into());
         }
         if chunk == 0 || chunk > MAX_CHUNK {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "chunk_size must be between 1 byte and 1GiB (is {})",
                 self.chunk_size
-            ));
+            )));
         }
         if self.file_size.get() > 0 {
             if chunk > self.file_size.get() {
-                return Err(format!(
+                return Err(Invalid(format!(
                     "chunk_size ({}) must not exceed file_size ({})",
                     self.chunk_size, self.file_size
-                ));
+                )));
             }
             if let Some(c) = self.char_size {
                 if c.get() > self.file_size.get() {
-                    return Err(format!(
+                    return Err(Invalid(format!(
                         "char_size ({c}) must not exceed file_size ({})",
                         self.file_size
-                    ));
+                    )));
                 }
             }
         }
@@ -465,21 +466,24 @@ impl Workload for BonnieSpec {
             return Err("seekers must be at least 1".into());
         }
         if self.seekers > 1024 {
-            return Err(format!("seekers must be at most 1024 (is {})", self.seekers));
+            return Err(Invalid(format!("seekers must be at most 1024 (is {})", self.seekers)));
         }
         if self.file_min_size > self.file_max_size {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "file_min_size ({}) must not exceed file_max_size ({})",
                 self.file_min_size, self.file_max_size
-            ));
+            )));
         }
         for (name, n) in [("stat_passes", self.stat_passes), ("read_passes", self.read_passes)] {
             if !(1..=MAX_PASSES).contains(&n) {
-                return Err(format!("{name} must be between 1 and {MAX_PASSES} (is {n})"));
+                return Err(Invalid(format!("{name} must be between 1 and {MAX_PASSES} (is {n})")));
             }
         }
         if self.dirs == 0 || self.dirs > MAX_DIRS {
-            return Err(format!("dirs must be between 1 and {MAX_DIRS} (is {})", self.dirs));
+            return Err(Invalid(format!(
+                "dirs must be between 1 and {MAX_DIRS} (is {})",
+                self.dirs
+            )));
         }
         Ok(())
     }
@@ -536,7 +540,7 @@ impl Workload for BonnieSpec {
     }
 
     fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
-        self.validate().map_err(EngineError::Invalid)?;
+        self.validate()?;
         let parent: OwnedFd = File::open(ctx.dir)
             .map_err(|e| EngineError::io(format!("open directory {}", ctx.dir.display()), e))?
             .into();
@@ -1910,6 +1914,7 @@ mod tests {
         assert!(zero
             .validate()
             .unwrap_err()
+            .0
             .contains("stat_passes must be between 1 and 64"));
     }
 

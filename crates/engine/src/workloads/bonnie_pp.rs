@@ -39,6 +39,7 @@ use crate::phase::{Caches, Phases};
 use crate::units::Bytes;
 use crate::workloads::tool::Tool;
 use crate::{EngineError, RunContext, Workload, WorkloadKind};
+use crate::{Invalid, Unavailable};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Duration;
@@ -316,18 +317,18 @@ impl Workload for BonniePpSpec {
         WorkloadKind::BonniePp(s)
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), Invalid> {
         if self.size.get() > 0 && self.size_mib() == 0 {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "bonnie_pp size {} is under 1 MiB (bonnie++ takes whole MiB)",
                 self.size
-            ));
+            )));
         }
         if self.files % 1024 != 0 {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "bonnie_pp files = {}: bonnie++ counts files in multiples of 1024 (-n)",
                 self.files
-            ));
+            )));
         }
         if self.size_mib() == 0 && self.files == 0 {
             return Err("bonnie_pp: size and files are both 0: nothing to run".into());
@@ -335,9 +336,9 @@ impl Workload for BonniePpSpec {
         if let Some(c) = self.chunk_size {
             let c = c.get();
             if !(256..=Bytes::MIB).contains(&c) || !c.is_power_of_two() {
-                return Err(format!(
+                return Err(Invalid(format!(
                     "bonnie_pp chunk_size {c}: a power of two from 256 to 1048576 bytes"
-                ));
+                )));
             }
         }
         if self.file_min_size > self.file_max_size {
@@ -348,20 +349,20 @@ impl Workload for BonniePpSpec {
         }
         let ram = self.ram.get() / Bytes::MIB;
         if ram > 0 && self.size_mib() > 0 && self.size_mib() < 2 * ram {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "bonnie_pp size {} MiB is under twice ram {ram} MiB: bonnie++ refuses it",
                 self.size_mib()
-            ));
+            )));
         }
         if let Some(o) = self.options.iter().find(|o| FORBIDDEN.iter().any(|f| o.starts_with(f))) {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "bonnie_pp options: `{o}` is set by fsbench (use size, files, ram, char_size, seed)"
-            ));
+            )));
         }
         Ok(())
     }
 
-    fn availability(&self) -> Result<(), String> {
+    fn availability(&self) -> Result<(), Unavailable> {
         TOOL.locate().map(drop)
     }
 
@@ -391,7 +392,7 @@ impl Workload for BonniePpSpec {
     }
 
     fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
-        let program = TOOL.locate().map_err(EngineError::Unavailable)?;
+        let program = TOOL.locate()?;
         self.run_with(&program, ctx)
     }
 }
@@ -440,7 +441,7 @@ mod tests {
     fn validate_says_what_is_wrong() {
         let bad = |s: BonniePpSpec, want: &str| {
             let e = s.validate().unwrap_err();
-            assert!(e.contains(want), "{e}");
+            assert!(e.0.contains(want), "{e}");
         };
         bad(BonniePpSpec { files: 1000, ..quick() }, "multiples of 1024");
         bad(

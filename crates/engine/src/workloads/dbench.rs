@@ -23,6 +23,7 @@ use crate::phase::{Caches, Phases};
 use crate::units::{Bytes, Dur};
 use crate::workloads::tool::Tool;
 use crate::{EngineError, RunContext, Workload, WorkloadKind};
+use crate::{Invalid, Unavailable};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -138,28 +139,31 @@ impl Workload for DbenchSpec {
         WorkloadKind::Dbench(s)
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), Invalid> {
         if self.clients == 0 {
             return Err("dbench clients must be at least 1".into());
         }
         if self.time.0 < Duration::from_secs(1) || self.time.0.subsec_nanos() != 0 {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "dbench time {}: whole seconds, at least 1 (dbench -t)",
                 self.time
-            ));
+            )));
         }
         if let Some(l) = &self.loadfile {
             if !l.is_file() {
-                return Err(format!("dbench loadfile {}: no such file", l.display()));
+                return Err(Invalid(format!("dbench loadfile {}: no such file", l.display())));
             }
         }
         Ok(())
     }
 
-    fn availability(&self) -> Result<(), String> {
+    fn availability(&self) -> Result<(), Unavailable> {
         TOOL.locate()?;
         if self.loadfile.is_none() && !Path::new(CLIENT_TXT).is_file() {
-            return Err(format!("{CLIENT_TXT} is missing: run `{}`", TOOL.install()));
+            return Err(Unavailable(format!(
+                "{CLIENT_TXT} is missing: run `{}`",
+                TOOL.install()
+            )));
         }
         Ok(())
     }
@@ -195,7 +199,7 @@ impl Workload for DbenchSpec {
     }
 
     fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
-        let program = TOOL.locate().map_err(EngineError::Unavailable)?;
+        let program = TOOL.locate()?;
         self.run_with(&program, ctx)
     }
 }
@@ -224,14 +228,14 @@ mod tests {
         }
         .validate()
         .unwrap_err();
-        assert!(e.contains("whole seconds"), "{e}");
+        assert!(e.0.contains("whole seconds"), "{e}");
         let e = DbenchSpec {
             loadfile: Some("/nonexistent/x.txt".into()),
             ..quick()
         }
         .validate()
         .unwrap_err();
-        assert!(e.contains("no such file"), "{e}");
+        assert!(e.0.contains("no such file"), "{e}");
     }
 
     #[test]

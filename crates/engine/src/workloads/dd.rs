@@ -17,6 +17,7 @@ use crate::metric::{MetricId, RawSample, Unit};
 use crate::phase::{Caches, Phases, Policy};
 use crate::units::Bytes;
 use crate::{EngineError, RunContext, Workload, WorkloadKind};
+use crate::{Invalid, Unavailable};
 use serde::{Deserialize, Serialize};
 use std::process::Command;
 
@@ -102,27 +103,30 @@ impl Workload for DdSpec {
         })
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), Invalid> {
         let block = self.block.get();
         if block == 0 || block > 256 * Bytes::MIB {
-            return Err(format!("block must be between 1 byte and 256 MiB (is {})", self.block));
+            return Err(Invalid(format!(
+                "block must be between 1 byte and 256 MiB (is {})",
+                self.block
+            )));
         }
         if self.flag == DdFlag::Direct && block % 4096 != 0 {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "block must be a multiple of 4 KiB with flag = \"direct\" (is {})",
                 self.block
-            ));
+            )));
         }
         if self.size.get() == 0 || self.size.get() % block != 0 {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "size must be a positive multiple of block (size {}, block {})",
                 self.size, self.block
-            ));
+            )));
         }
         Ok(())
     }
 
-    fn availability(&self) -> Result<(), String> {
+    fn availability(&self) -> Result<(), Unavailable> {
         which("dd")
             .map(|_| ())
             .ok_or_else(|| "dd not found: apt-get install coreutils".into())
@@ -143,7 +147,7 @@ impl Workload for DdSpec {
     }
 
     fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
-        self.validate().map_err(EngineError::Invalid)?;
+        self.validate()?;
         let path = ctx.dir.join(FILE);
         let result = self.run_in(ctx, &path);
         let removed = match std::fs::remove_file(&path) {
@@ -220,6 +224,6 @@ mod tests {
             size: Bytes(Bytes::MIB + 1),
             ..DdSpec::default()
         };
-        assert!(spec.validate().unwrap_err().contains("multiple of block"));
+        assert!(spec.validate().unwrap_err().0.contains("multiple of block"));
     }
 }

@@ -26,6 +26,7 @@ use crate::metric::{MetricId, RawSample, Unit};
 use crate::phase::{Caches, Phases, Policy, Timed};
 use crate::sysio::close_checked;
 use crate::units::Bytes;
+use crate::Invalid;
 use crate::{EngineError, RunContext, Workload, WorkloadKind};
 use rustix::fs::{Mode, OFlags};
 use serde::{Deserialize, Serialize};
@@ -109,12 +110,15 @@ impl Workload for FilecopySpec {
         })
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), Invalid> {
         if self.size.get() == 0 {
             return Err("size must be at least 1 byte (e.g. \"2GiB\")".into());
         }
         if self.buffer.get() == 0 || self.buffer.get() > 256 * Bytes::MIB {
-            return Err(format!("buffer must be between 1 byte and 256MiB (is {})", self.buffer));
+            return Err(Invalid(format!(
+                "buffer must be between 1 byte and 256MiB (is {})",
+                self.buffer
+            )));
         }
         Ok(())
     }
@@ -147,7 +151,7 @@ impl Workload for FilecopySpec {
     }
 
     fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
-        self.validate().map_err(EngineError::Invalid)?;
+        self.validate()?;
         let b1 = ctx.dir.join("bench1");
         let b2 = ctx.dir.join("bench2");
         let result = run_phases(self, ctx, &b1, &b2);

@@ -73,6 +73,7 @@ use crate::phase::{LatencySet, Phases, Policy, Short, MIN_TIMED_RUN};
 use crate::pool::{PoolRun, Step, Worker, WorkerPool};
 use crate::sysio::{self, AlignedBuf};
 use crate::units::{Bytes, Dur};
+use crate::Invalid;
 use crate::{EngineError, ErrHint, RunContext, Workload, WorkloadKind};
 use rand::rngs::SmallRng;
 use rand::{Rng, RngCore, SeedableRng};
@@ -464,71 +465,74 @@ impl Workload for FileioSpec {
         })
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), Invalid> {
         let block = self.block_size.get();
         if self.files == 0 || self.files > MAX_FILES {
-            return Err(format!("files must be between 1 and {MAX_FILES} (is {})", self.files));
+            return Err(Invalid(format!(
+                "files must be between 1 and {MAX_FILES} (is {})",
+                self.files
+            )));
         }
         if block == 0 || block > MAX_BLOCK {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "block_size must be between 1 byte and 256MiB (is {})",
                 self.block_size
-            ));
+            )));
         }
         if self.wear_out && self.time.0.is_zero() {
             return Err("wear_out needs a time limit (the stonewall): set time".into());
         }
         if self.file_size() == 0 {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "total_size ({}) gives each of the {} files less than one block of {}: raise total_size or lower files",
                 self.total_size, self.files, self.block_size
-            ));
+            )));
         }
         if self.o_direct() && block % DIRECT_ALIGN as u64 != 0 {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "direct I/O needs block_size to be a multiple of 4KiB (is {})",
                 self.block_size
-            ));
+            )));
         }
         if self.io == IoMode::Atomic && !block.is_power_of_two() {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "atomic writes need block_size to be a power of two (is {})",
                 self.block_size
-            ));
+            )));
         }
         if self.io == IoMode::Atomic && !self.mode.writes() {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "io = \"atomic\" makes the writes atomic, and mode {} only reads: use io = \"direct\"",
                 self.mode.name()
-            ));
+            )));
         }
         if self.iodepth == 0 || self.iodepth > MAX_IODEPTH {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "iodepth must be between 1 and {MAX_IODEPTH} (is {})",
                 self.iodepth
-            ));
+            )));
         }
         if self.iodepth > 1 && self.io != IoMode::IoUring {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "iodepth = {} needs io = \"io_uring\" (io = \"{}\" issues one request at a time)",
                 self.iodepth,
                 self.io.name()
-            ));
+            )));
         }
         if self.direct && self.io != IoMode::IoUring {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "direct = true goes with io = \"io_uring\"; with io = \"{}\" write io = \"direct\" instead",
                 self.io.name()
-            ));
+            )));
         }
         if !(self.rw_ratio.is_finite() && self.rw_ratio >= 0.0) {
-            return Err(format!("rw_ratio must be a number ≥ 0 (is {})", self.rw_ratio));
+            return Err(Invalid(format!("rw_ratio must be a number ≥ 0 (is {})", self.rw_ratio)));
         }
         if self.threads == 0 || self.threads > MAX_THREADS {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "threads must be between 1 and {MAX_THREADS} (is {})",
                 self.threads
-            ));
+            )));
         }
         if let Some(open) = &self.open_loop {
             open.validate()?;
@@ -536,14 +540,14 @@ impl Workload for FileioSpec {
                 return Err("open_loop with a rate or a sweep needs a time limit: set time".into());
             }
             if self.wear_out {
-                return Err(
+                return Err(Invalid(
                     "open_loop and wear_out do not go together: the open loop's work is set by its rate".into(),
-                );
+                ));
             }
             if self.io == IoMode::IoUring {
-                return Err(
+                return Err(Invalid(
                     "open_loop issues one request per start: use io = \"buffered\" or \"direct\", not io_uring".into(),
-                );
+                ));
             }
         }
         if self.time.0.is_zero() && self.requests == 0 {
@@ -641,7 +645,7 @@ impl Workload for FileioSpec {
     }
 
     fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
-        self.validate().map_err(EngineError::Invalid)?;
+        self.validate()?;
         let (dir, lead) = if self.ranks_share && self.io != IoMode::Null {
             ctx.sync.shared_dir(ctx.dir)
         } else {
@@ -1684,12 +1688,12 @@ mod tests {
             io: IoMode::Atomic,
             ..tiny(FileioMode::Rndwr)
         };
-        assert!(bad.validate().unwrap_err().contains("power of two"));
+        assert!(bad.validate().unwrap_err().0.contains("power of two"));
         let reads = FileioSpec {
             io: IoMode::Atomic,
             ..tiny(FileioMode::Rndrd)
         };
-        assert!(reads.validate().unwrap_err().contains("only reads"));
+        assert!(reads.validate().unwrap_err().0.contains("only reads"));
         // Rewrites in place take their space again: out of place, as copy-on-write.
         let direct = FileioSpec {
             io: IoMode::Direct,

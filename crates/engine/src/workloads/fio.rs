@@ -50,6 +50,7 @@ use crate::metric::{MetricId, RawSample, Unit};
 use crate::phase::{Caches, Phases};
 use crate::units::{Bytes, Dur};
 use crate::{EngineError, RunContext, Workload, WorkloadKind};
+use crate::{Invalid, Unavailable};
 use serde::{Deserialize, Serialize};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -119,7 +120,7 @@ pub struct JobFile(pub Vec<(String, Vec<(String, String)>)>);
 
 impl JobFile {
     /// Parses fio's job-file syntax (sections and `key=value` or bare `key` lines).
-    pub fn parse(text: &str) -> Result<JobFile, String> {
+    pub fn parse(text: &str) -> Result<JobFile, Invalid> {
         let mut sections: Vec<(String, Vec<(String, String)>)> = Vec::new();
         for (i, line) in text.lines().enumerate() {
             let l = line.trim();
@@ -131,7 +132,7 @@ impl JobFile {
                 continue;
             }
             let Some((_, kv)) = sections.last_mut() else {
-                return Err(format!("line {}: `{l}` is outside any [section]", i + 1));
+                return Err(Invalid(format!("line {}: `{l}` is outside any [section]", i + 1)));
             };
             let (k, v) = l.split_once('=').unwrap_or((l, ""));
             kv.push((k.trim().to_string(), v.trim().to_string()));
@@ -209,14 +210,14 @@ impl FioSpec {
             || self.direct.is_some()
     }
 
-    fn job_file(&self) -> Result<Option<JobFile>, String> {
+    fn job_file(&self) -> Result<Option<JobFile>, Invalid> {
         let Some(path) = &self.job_file else {
             return Ok(None);
         };
         let text = std::fs::read_to_string(path).map_err(|e| format!("fio job_file {}: {e}", path.display()))?;
         JobFile::parse(&text)
             .map(Some)
-            .map_err(|e| format!("fio job_file {}: {e}", path.display()))
+            .map_err(|e| Invalid(format!("fio job_file {}: {e}", path.display())))
     }
 
     /// The command line after the program name, for a run in `dir`.
@@ -418,9 +419,12 @@ pub(crate) fn empty_dir(dir: &Path) -> Result<(), EngineError> {
 }
 
 /// Where fio is, or what to install.
-fn locate(program: &str) -> Result<PathBuf, String> {
-    crate::host::find_tool(program)
-        .ok_or_else(|| format!("{program} is not installed: run `{INSTALL}` (or scripts/install.sh)"))
+fn locate(program: &str) -> Result<PathBuf, Unavailable> {
+    crate::host::find_tool(program).ok_or_else(|| {
+        Unavailable(format!(
+            "{program} is not installed: run `{INSTALL}` (or scripts/install.sh)"
+        ))
+    })
 }
 
 impl Workload for FioSpec {
@@ -447,48 +451,48 @@ impl Workload for FioSpec {
         WorkloadKind::Fio(s)
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), Invalid> {
         for o in &self.options {
             if !o.starts_with("--") {
-                return Err(format!("fio options: `{o}` must be written `--key=value`"));
+                return Err(Invalid(format!("fio options: `{o}` must be written `--key=value`")));
             }
             if FORBIDDEN.contains(&option_key(o)) {
-                return Err(format!(
+                return Err(Invalid(format!(
                     "fio options: `{o}` is not allowed: fsbench sets the directory and the output format"
-                ));
+                )));
             }
         }
         match self.job_file()? {
             Some(jf) => {
                 if self.inline_set() {
-                    return Err(
+                    return Err(Invalid(
                         "fio: give either job_file or inline options (rw, bs, size, …), not both; `options` may go with either"
                             .into(),
-                    );
+                    ));
                 }
                 if jf.jobs().next().is_none() {
                     return Err("fio job_file has no job section".into());
                 }
                 for (name, kv) in &jf.0 {
                     if let Some((k, _)) = kv.iter().find(|(k, _)| FORBIDDEN.contains(&k.as_str())) {
-                        return Err(format!(
+                        return Err(Invalid(format!(
                             "fio job_file [{name}]: `{k}` is not allowed: fsbench runs fio in the filesystem under test"
-                        ));
+                        )));
                     }
                 }
                 for (name, kv) in jf.jobs() {
                     let rw = jf.value(kv, "rw").unwrap_or("read");
                     if directions(rw).is_empty() {
-                        return Err(format!("fio job_file [{name}]: unknown rw={rw}"));
+                        return Err(Invalid(format!("fio job_file [{name}]: unknown rw={rw}")));
                     }
                     match jf.value(kv, "size") {
                         None => {
-                            return Err(format!(
+                            return Err(Invalid(format!(
                                 "fio job_file [{name}]: no size (fsbench needs it to size the filesystem)"
-                            ))
+                            )))
                         }
                         Some(s) if s.parse::<Bytes>().is_err() && !s.ends_with('%') => {
-                            return Err(format!("fio job_file [{name}]: unreadable size={s}"))
+                            return Err(Invalid(format!("fio job_file [{name}]: unreadable size={s}")))
                         }
                         _ => {}
                     }
@@ -497,21 +501,21 @@ impl Workload for FioSpec {
             }
             None => {
                 if directions(self.rw()).is_empty() {
-                    return Err(format!(
+                    return Err(Invalid(format!(
                         "fio rw = {:?}: use read, write, randread, randwrite, rw, randrw, trim, randtrim or trimwrite",
                         self.rw()
-                    ));
+                    )));
                 }
                 let name = self.name();
                 if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
-                    return Err(format!("fio name {name:?}: use letters, digits, '_' and '-'"));
+                    return Err(Invalid(format!("fio name {name:?}: use letters, digits, '_' and '-'")));
                 }
                 if self.bs().get() == 0 || self.size().get() < self.bs().get() {
-                    return Err(format!(
+                    return Err(Invalid(format!(
                         "fio: size {} must be at least bs {} (> 0)",
                         self.size(),
                         self.bs()
-                    ));
+                    )));
                 }
                 if self.runtime().0 < Duration::from_millis(1) {
                     return Err("fio runtime must be at least 1ms".into());
@@ -524,7 +528,7 @@ impl Workload for FioSpec {
         }
     }
 
-    fn availability(&self) -> Result<(), String> {
+    fn availability(&self) -> Result<(), Unavailable> {
         locate("fio").map(drop)
     }
 
@@ -581,7 +585,7 @@ impl Workload for FioSpec {
     }
 
     fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
-        let program = locate("fio").map_err(EngineError::Unavailable)?;
+        let program = locate("fio")?;
         self.run_with(&program, ctx)
     }
 }
@@ -622,7 +626,7 @@ mod tests {
             rw: Some("read".into()),
             ..s.clone()
         };
-        assert!(both.validate().unwrap_err().contains("not both"));
+        assert!(both.validate().unwrap_err().0.contains("not both"));
     }
 
     #[test]
@@ -636,17 +640,17 @@ mod tests {
             job_file: Some(p.clone()),
             ..Default::default()
         };
-        assert!(s.validate().unwrap_err().contains("`directory` is not allowed"));
+        assert!(s.validate().unwrap_err().0.contains("`directory` is not allowed"));
         std::fs::write(&p, "[a]\nrw=read\n").unwrap();
-        assert!(s.validate().unwrap_err().contains("no size"));
+        assert!(s.validate().unwrap_err().0.contains("no size"));
         let missing = FioSpec {
             job_file: Some(dir.path().join("none.fio")),
             ..Default::default()
         };
-        assert!(missing.validate().unwrap_err().contains("none.fio"));
+        assert!(missing.validate().unwrap_err().0.contains("none.fio"));
         let bad = |f: FioSpec, want: &str| {
             let e = f.validate().unwrap_err();
-            assert!(e.contains(want), "{e}");
+            assert!(e.0.contains(want), "{e}");
         };
         bad(quick("sideways"), "use read, write");
         bad(

@@ -41,6 +41,7 @@ use crate::metric::{MetricId, RawSample, Role, Unit};
 use crate::phase::{Caches, Phases, Policy};
 use crate::undo::{Detach, Stack, Unmount};
 use crate::units::Bytes;
+use crate::Invalid;
 use crate::{EngineError, ErrHint, RunContext, Workload, WorkloadKind};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -146,7 +147,7 @@ impl Workload for ImageSpec {
         })
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), Invalid> {
         if self.random_reads == 0 {
             return Err("random_reads must be at least 1".into());
         }
@@ -185,7 +186,7 @@ impl Workload for ImageSpec {
     }
 
     fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
-        self.validate().map_err(EngineError::Invalid)?;
+        self.validate()?;
         let t = ctx.fs.filter(|t| t.is_built()).ok_or_else(|| {
             EngineError::Invalid(
                 "image builds a read-only image: run it on erofs or squashfs (e.g. --fs erofs@guest)".into(),
@@ -419,12 +420,12 @@ mod tests {
             random_reads: 0,
             ..ImageSpec::default()
         };
-        assert!(bad.validate().unwrap_err().contains("random_reads"));
+        assert!(bad.validate().unwrap_err().0.contains("random_reads"));
         let bad = ImageSpec {
             dataset_scale: 0.0,
             ..ImageSpec::default()
         };
-        assert!(bad.validate().unwrap_err().contains("dataset_scale"));
+        assert!(bad.validate().unwrap_err().0.contains("dataset_scale"));
         assert!(toml::from_str::<WorkloadKind>("kind = \"image\"\ncompressor = \"xz\"").is_err());
         let WorkloadKind::Image(s) = ImageSpec::default().scaled(0.5) else {
             panic!("scaled to another kind")

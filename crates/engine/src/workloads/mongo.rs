@@ -78,6 +78,7 @@ use crate::phase::{Caches, LatencySet, Phases, Policy, Short, MIN_TIME};
 use crate::pool::{Sampling, Step, Worker, WorkerPool};
 use crate::sysio;
 use crate::units::Bytes;
+use crate::Invalid;
 use crate::{EngineError, ErrHint, RunContext, Workload, WorkloadKind};
 use rustix::fs::{AtFlags, Mode, OFlags};
 use serde::{Deserialize, Serialize};
@@ -274,7 +275,7 @@ impl Workload for MongoSpec {
         })
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), Invalid> {
         if self.file_size.is_some() && (self.file_min_size.is_some() || self.file_max_size.is_some()) {
             return Err("set either file_size or file_min_size/file_max_size, not both".into());
         }
@@ -283,32 +284,35 @@ impl Workload for MongoSpec {
         }
         let (lo, hi) = self.size_range();
         if lo > hi {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "file_min_size ({}) must not exceed file_max_size ({})",
                 Bytes(lo),
                 Bytes(hi)
-            ));
+            )));
         }
         if hi > 64 * Bytes::GIB {
-            return Err(format!("file sizes must be at most 64GiB (largest is {})", Bytes(hi)));
+            return Err(Invalid(format!(
+                "file sizes must be at most 64GiB (largest is {})",
+                Bytes(hi)
+            )));
         }
         if self.processes == 0 || self.processes > MAX_PROCESSES {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "processes must be between 1 and {MAX_PROCESSES} (is {})",
                 self.processes
-            ));
+            )));
         }
         if self.files < self.processes || self.files > MAX_FILES {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "files must be between processes ({}) and {MAX_FILES} (is {})",
                 self.processes, self.files
-            ));
+            )));
         }
         if self.dirs < self.processes || self.dirs / self.processes >= MAX_DIRS {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "dirs must be at least processes ({}) and at most {MAX_DIRS} per process (is {})",
                 self.processes, self.dirs
-            ));
+            )));
         }
         Ok(())
     }
@@ -350,7 +354,7 @@ impl Workload for MongoSpec {
     }
 
     fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
-        self.validate().map_err(EngineError::Invalid)?;
+        self.validate()?;
         let mut runner = Runner::new(self, ctx)?;
         let result = runner.run_all();
         runner.cleanup(result.is_ok());

@@ -46,6 +46,7 @@
 use crate::metric::RawSample;
 use crate::units::{Bytes, Dur};
 use crate::{EngineError, RunContext, Workload, WorkloadKind};
+use crate::{Invalid, Unavailable};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -389,57 +390,60 @@ impl Workload for OltpSpec {
         })
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), Invalid> {
         if self.tables == 0 || self.tables > MAX_TABLES {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "tables must be between 1 and {MAX_TABLES} (is {})",
                 self.tables
-            ));
+            )));
         }
         if self.rows == 0 || self.rows > u64::from(u32::MAX / 2) {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "rows must be between 1 and {} (is {})",
                 u32::MAX / 2,
                 self.rows
-            ));
+            )));
         }
         if self.threads == 0 || self.threads > MAX_THREADS {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "threads must be between 1 and {MAX_THREADS} (is {})",
                 self.threads
-            ));
+            )));
         }
         if self.time.0 < Duration::from_millis(100) {
-            return Err(format!("time must be at least 100ms (is {})", self.time));
+            return Err(Invalid(format!("time must be at least 100ms (is {})", self.time)));
         }
         if self.range_size == 0 || self.range_size > self.rows {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "range_size must be between 1 and rows ({}) (is {})",
                 self.rows, self.range_size
-            ));
+            )));
         }
         if self.client == Client::Pgbench && self.engine != DbEngine::Postgresql {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "client = \"pgbench\" needs engine = \"postgresql\" (engine is \"{}\")",
                 self.engine.name()
-            ));
+            )));
         }
         if let Some(open) = &self.open_loop {
             if self.engine != DbEngine::Sqlite {
-                return Err(format!(
+                return Err(Invalid(format!(
                     "open_loop runs with engine = \"sqlite\" (the server engines' clients are sysbench and pgbench; engine is \"{}\")",
                     self.engine.name()
-                ));
+                )));
             }
             open.validate()?;
         }
         if self.engine != DbEngine::Sqlite && self.buffer_pool.get() < 8 * Bytes::MIB {
-            return Err(format!("buffer_pool must be at least 8MiB (is {})", self.buffer_pool));
+            return Err(Invalid(format!(
+                "buffer_pool must be at least 8MiB (is {})",
+                self.buffer_pool
+            )));
         }
         Ok(())
     }
 
-    fn availability(&self) -> Result<(), String> {
+    fn availability(&self) -> Result<(), Unavailable> {
         match self.engine {
             DbEngine::Sqlite => Ok(()),
             engine => server::availability(engine, self.client).map(|_| ()),
@@ -506,7 +510,7 @@ impl Workload for OltpSpec {
     }
 
     fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
-        self.validate().map_err(EngineError::Invalid)?;
+        self.validate()?;
         match self.engine {
             DbEngine::Sqlite => sqlite::run(self, ctx),
             DbEngine::Mariadb | DbEngine::Postgresql => server::run(self, ctx),
@@ -694,7 +698,7 @@ mod tests {
         ];
         for (spec, key) in cases {
             let e = spec.validate().expect_err(key);
-            assert!(e.contains(key), "{e}");
+            assert!(e.0.contains(key), "{e}");
         }
     }
 }

@@ -27,6 +27,7 @@ use crate::phase::{Caches, Phases};
 use crate::units::Bytes;
 use crate::workloads::tool::Tool;
 use crate::{EngineError, RunContext, Workload, WorkloadKind};
+use crate::{Invalid, Unavailable};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -196,7 +197,7 @@ impl Workload for PostmarkSpec {
         WorkloadKind::Postmark(s)
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), Invalid> {
         if self.files == 0 || self.transactions == 0 {
             return Err("postmark files and transactions must be at least 1".into());
         }
@@ -209,7 +210,7 @@ impl Workload for PostmarkSpec {
         Ok(())
     }
 
-    fn availability(&self) -> Result<(), String> {
+    fn availability(&self) -> Result<(), Unavailable> {
         TOOL.locate().map(drop)
     }
 
@@ -237,7 +238,7 @@ impl Workload for PostmarkSpec {
     }
 
     fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
-        let program = TOOL.locate().map_err(EngineError::Unavailable)?;
+        let program = TOOL.locate()?;
         self.run_with(&program, ctx)
     }
 }
@@ -270,7 +271,7 @@ mod tests {
         }
         .validate()
         .unwrap_err();
-        assert!(e.contains("min_size"), "{e}");
+        assert!(e.0.contains("min_size"), "{e}");
     }
 
     #[test]

@@ -48,6 +48,7 @@ use super::powercut::Fs;
 use crate::metric::{MetricId, RawSample, Role, Unit};
 use crate::phase::{Caches, Phases, Policy};
 use crate::units::Bytes;
+use crate::Invalid;
 use crate::{EngineError, ErrHint, RunContext, Workload, WorkloadKind};
 use rustix::fs::{Mode, OFlags};
 use serde::{Deserialize, Serialize};
@@ -652,40 +653,40 @@ impl Workload for RepairScalingSpec {
         WorkloadKind::RepairScaling(RepairScalingSpec { counts, ..self.clone() })
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), Invalid> {
         if self.counts.is_empty() {
             return Err("counts must name at least one number of files, e.g. counts = [10000, 100000]".into());
         }
         if let Some(c) = self.counts.iter().find(|&&c| !(MIN_COUNT..=MAX_COUNT).contains(&c)) {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "counts: {c} is out of range: every count must be between {MIN_COUNT} and {MAX_COUNT} files"
-            ));
+            )));
         }
         if let Some(w) = self.counts.windows(2).find(|w| w[1] <= w[0]) {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "counts must increase strictly (the file set grows level by level): {} then {}",
                 w[0], w[1]
-            ));
+            )));
         }
         if self.files_per_dir == 0 || self.files_per_dir > MAX_PER_DIR {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "files_per_dir must be between 1 and {MAX_PER_DIR} (is {})",
                 self.files_per_dir
-            ));
+            )));
         }
         if self.dirs_for(self.largest()) > 9_999_999 {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "{} files at {} per directory need more than 9,999,999 directories: raise files_per_dir",
                 self.largest(),
                 self.files_per_dir
-            ));
+            )));
         }
         if self.file_size.get() > MAX_FILE_SIZE {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "file_size must be at most {} (is {}): repair_scaling measures metadata",
                 Bytes(MAX_FILE_SIZE),
                 self.file_size
-            ));
+            )));
         }
         Ok(())
     }
@@ -724,7 +725,7 @@ impl Workload for RepairScalingSpec {
     }
 
     fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
-        self.validate().map_err(EngineError::Invalid)?;
+        self.validate()?;
         if ctx.interrupt.load(Ordering::Relaxed) {
             return Err(EngineError::Interrupted);
         }
@@ -802,7 +803,7 @@ mod tests {
             (vec![1_000_000_000], "between 100"),
         ] {
             let e = spec(&counts).validate().unwrap_err();
-            assert!(e.contains(want), "{counts:?}: {e}");
+            assert!(e.0.contains(want), "{counts:?}: {e}");
         }
         let e = RepairScalingSpec {
             files_per_dir: 0,
@@ -810,14 +811,14 @@ mod tests {
         }
         .validate()
         .unwrap_err();
-        assert!(e.contains("files_per_dir"), "{e}");
+        assert!(e.0.contains("files_per_dir"), "{e}");
         let e = RepairScalingSpec {
             file_size: Bytes(2 * Bytes::MIB),
             ..Default::default()
         }
         .validate()
         .unwrap_err();
-        assert!(e.contains("file_size"), "{e}");
+        assert!(e.0.contains("file_size"), "{e}");
         assert!(toml::from_str::<WorkloadKind>("kind = \"repair_scaling\"\ncount = [1]").is_err());
     }
 

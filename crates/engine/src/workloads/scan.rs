@@ -35,6 +35,7 @@ use crate::phase::{Caches, LatencySet, Phases, Policy, Short, MIN_TIME};
 use crate::pool::{Step, Worker, WorkerPool};
 use crate::sysio;
 use crate::units::Bytes;
+use crate::Invalid;
 use crate::{EngineError, ErrHint, RunContext, Workload, WorkloadKind};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use serde::{Deserialize, Serialize};
@@ -134,19 +135,25 @@ impl Workload for ScanSpec {
         })
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), Invalid> {
         if self.dirs == 0 || self.dirs > MAX_DIRS {
-            return Err(format!("dirs must be between 1 and {MAX_DIRS} (is {})", self.dirs));
+            return Err(Invalid(format!(
+                "dirs must be between 1 and {MAX_DIRS} (is {})",
+                self.dirs
+            )));
         }
         if self.files > MAX_FILES {
-            return Err(format!("files must be at most {MAX_FILES} (is {})", self.files));
+            return Err(Invalid(format!(
+                "files must be at most {MAX_FILES} (is {})",
+                self.files
+            )));
         }
         if self.file_size.get() > MAX_FILE_SIZE {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "file_size must be at most {} (is {}): scan measures metadata",
                 Bytes(MAX_FILE_SIZE),
                 self.file_size
-            ));
+            )));
         }
         Ok(())
     }
@@ -166,7 +173,7 @@ impl Workload for ScanSpec {
     }
 
     fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
-        self.validate().map_err(EngineError::Invalid)?;
+        self.validate()?;
         let top_path = ctx.dir.join(TOP.to_string_lossy().as_ref());
         let result = run_phases(self, ctx, &top_path);
         let removed = std::fs::remove_dir_all(&top_path);
@@ -526,7 +533,7 @@ mod tests {
         ];
         for b in &bad {
             let e = b.validate().expect_err("should be invalid");
-            assert!(e.contains("must be"), "{e}");
+            assert!(e.0.contains("must be"), "{e}");
         }
         assert!(toml::from_str::<ScanSpec>("files = 10\nfile_sise = \"1k\"").is_err());
         let tmp = tempfile::tempdir().expect("tempdir");

@@ -33,6 +33,7 @@ use crate::workloads::fileio::FileioMode;
 use crate::workloads::fio::empty_dir;
 use crate::workloads::tool::Tool;
 use crate::{EngineError, RunContext, Workload, WorkloadKind};
+use crate::{Invalid, Unavailable};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -229,21 +230,21 @@ impl Workload for SysbenchFileioSpec {
         WorkloadKind::SysbenchFileio(s)
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), Invalid> {
         if self.files == 0 || self.threads == 0 || self.block_size.get() == 0 {
             return Err("sysbench_fileio files, threads and block_size must be at least 1".into());
         }
         if self.total_size.get() < u64::from(self.files) * self.block_size.get() {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "sysbench_fileio total_size {} must hold one block_size {} per file ({} files)",
                 self.total_size, self.block_size, self.files
-            ));
+            )));
         }
         if self.time.0.subsec_nanos() != 0 {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "sysbench_fileio time {}: sysbench's --time is whole seconds",
                 self.time
-            ));
+            )));
         }
         if self.time.0.is_zero() && self.requests == 0 {
             return Err("sysbench_fileio: time = 0 needs requests > 0 (else it never ends)".into());
@@ -253,23 +254,27 @@ impl Workload for SysbenchFileioSpec {
         }
         if let Some(m) = &self.io_mode {
             if !["sync", "async", "mmap"].contains(&m.as_str()) {
-                return Err(format!("sysbench_fileio io_mode {m:?}: use sync, async or mmap"));
+                return Err(Invalid(format!(
+                    "sysbench_fileio io_mode {m:?}: use sync, async or mmap"
+                )));
             }
         }
         for o in &self.options {
             if !o.starts_with("--") {
-                return Err(format!("sysbench_fileio options: `{o}` must be written `--key=value`"));
+                return Err(Invalid(format!(
+                    "sysbench_fileio options: `{o}` must be written `--key=value`"
+                )));
             }
             if FORBIDDEN.iter().any(|f| o.split('=').next() == Some(f)) {
-                return Err(format!(
+                return Err(Invalid(format!(
                     "sysbench_fileio options: `{o}` is set by fsbench (use mode, files, total_size, …)"
-                ));
+                )));
             }
         }
         Ok(())
     }
 
-    fn availability(&self) -> Result<(), String> {
+    fn availability(&self) -> Result<(), Unavailable> {
         TOOL.locate().map(drop)
     }
 
@@ -304,7 +309,7 @@ impl Workload for SysbenchFileioSpec {
     }
 
     fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
-        let program = TOOL.locate().map_err(EngineError::Unavailable)?;
+        let program = TOOL.locate()?;
         self.run_with(&program, ctx)
     }
 }
@@ -341,7 +346,7 @@ mod tests {
         assert_eq!(a.last().map(String::as_str), Some("run"));
         let bad = |s: SysbenchFileioSpec, want: &str| {
             let e = s.validate().unwrap_err();
-            assert!(e.contains(want), "{e}");
+            assert!(e.0.contains(want), "{e}");
         };
         bad(
             SysbenchFileioSpec {

@@ -42,13 +42,13 @@ impl Tool {
     }
 
     /// Where the program is, or what to install.
-    pub fn locate(&self) -> Result<PathBuf, String> {
+    pub fn locate(&self) -> Result<PathBuf, crate::Unavailable> {
         crate::host::find_tool(self.program).ok_or_else(|| {
-            format!(
+            crate::Unavailable(format!(
                 "{} is not installed: run `{}` (or scripts/install.sh)",
                 self.program,
                 self.install()
-            )
+            ))
         })
     }
 

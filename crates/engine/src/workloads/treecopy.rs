@@ -66,6 +66,7 @@ use crate::phase::{self, Caches, LatencySet, Phases, Policy};
 use crate::pool::{Step, Worker, WorkerPool};
 use crate::sysio::close_checked;
 use crate::units::Bytes;
+use crate::Invalid;
 use crate::{EngineError, RunContext, Workload, WorkloadKind};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir, Timespec, Timestamps};
 use serde::{Deserialize, Serialize};
@@ -322,22 +323,25 @@ impl Workload for TreecopySpec {
         })
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), Invalid> {
         if !(self.dataset_scale.is_finite() && self.dataset_scale > 0.0) {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "dataset_scale must be a positive number (is {})",
                 self.dataset_scale
-            ));
+            )));
         }
         if self.buffer.get() == 0 || self.buffer.get() > MAX_BUFFER {
-            return Err(format!("buffer must be between 1 byte and 256MiB (is {})", self.buffer));
+            return Err(Invalid(format!(
+                "buffer must be between 1 byte and 256MiB (is {})",
+                self.buffer
+            )));
         }
         if let DatasetSource::Dir(p) = &self.dataset {
             if !p.is_dir() {
-                return Err(format!(
+                return Err(Invalid(format!(
                     "dataset `{}` is not an existing directory: give a directory, or one of kernel, portage, mixed, dvd",
                     p.display()
-                ));
+                )));
             }
         }
         Ok(())
@@ -387,7 +391,7 @@ impl Workload for TreecopySpec {
     }
 
     fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
-        self.validate().map_err(EngineError::Invalid)?;
+        self.validate()?;
         let tree = ctx.dir.join(TREE);
         let copy = ctx.dir.join(TREE_COPY);
         let result = run_phases(self, ctx, &tree, &copy);
@@ -1440,6 +1444,7 @@ mod tests {
         assert!(spec
             .validate()
             .expect_err("missing dir")
+            .0
             .contains("not an existing directory"));
     }
 

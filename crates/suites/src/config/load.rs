@@ -523,7 +523,7 @@ fn build_variant(src: &Source, fs: &Spanned<RawFs>) -> Result<(FsVariant, usize)
             entry
                 .get()
                 .check_mount_options(&m.get_ref().0)
-                .map_err(|why| src.at(m.span().start, why))?;
+                .map_err(|why| src.at(m.span().start, why.to_string()))?;
             m.get_ref().0.clone()
         }
     };

@@ -32,11 +32,9 @@ pub use variant::{guest_variant_name, parse_fs_list, strip_guest_suffix, DEBIAN_
 pub use crate::policy::{Order, Policy};
 
 /// The run policy of a stored suite text, for the store's sessions from before schema 4
-/// ([`crate::store::SuitePolicyReader`]); the error is the load error's text.
-pub fn stored_suite_policy(text: &str, name: &str) -> Result<Policy, String> {
-    load_str(text, name, &Overrides::default())
-        .map(|suite| suite.policy)
-        .map_err(|e| e.to_string())
+/// (the edge registers it as the store's `SuitePolicyReader`).
+pub fn stored_suite_policy(text: &str, name: &str) -> Result<Policy, ConfigError> {
+    load_str(text, name, &Overrides::default()).map(|suite| suite.policy)
 }
 
 /// One filesystem configuration to compare: a type plus mkfs arguments and mount options.

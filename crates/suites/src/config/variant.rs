@@ -190,7 +190,10 @@ fn parse_with(s: &str, is_type: &dyn Fn(&str) -> bool) -> Result<Vec<FsVariant>,
         };
         // Resolved once, here: every token was checked to be a type above.
         let entry = crate::fstype::FsTypeId::of(&fs_type);
-        entry.get().check_mount_options(&mount_opts).map_err(err)?;
+        entry
+            .get()
+            .check_mount_options(&mount_opts)
+            .map_err(|why| err(why.to_string()))?;
         if guest {
             check_fs_type(&fs_type).map_err(|why| err(format!("filesystem type `{fs_type}` {why}")))?;
         }

@@ -49,6 +49,7 @@ pub mod initramfs;
 pub mod qemu;
 
 use crate::config::FsVariant;
+use crate::engine::Unavailable;
 use crate::engine::WorkloadKind;
 use crate::metric::{Measurement, MetricId, Role, Unit};
 use crate::provision::RunState;
@@ -157,7 +158,7 @@ pub struct Kernel {
 /// - a release (`6.12`, `6.1.0-56-amd64`): the newest unpacked kernel (the default, those of
 ///   [`MORE_KERNELS_DIR`], `/boot`) whose release is `spec` or starts with it up to a `.`, `-`
 ///   or `+` (so `6.1` is never `6.12`).
-pub fn find_kernel(spec: &str) -> Result<Kernel, String> {
+pub fn find_kernel(spec: &str) -> Result<Kernel, Unavailable> {
     let guest = Path::new(GUEST_DIR);
     let modules_for = |release: &str| {
         [guest, Path::new("/")]
@@ -168,9 +169,9 @@ pub fn find_kernel(spec: &str) -> Result<Kernel, String> {
     if spec.contains('/') {
         let image = PathBuf::from(spec);
         if !image.is_file() {
-            return Err(format!(
+            return Err(Unavailable(format!(
                 "kernel = \"{spec}\": no such file; name a bzImage, a release such as \"6.12\", or use kernel = \"guest\""
-            ));
+            )));
         }
         let name = image
             .file_name()
@@ -216,7 +217,7 @@ pub fn find_kernel(spec: &str) -> Result<Kernel, String> {
                 return Ok(k);
             }
         }
-        return Err(format!("no guest kernel: {INSTALL_HINT}"));
+        return Err(Unavailable(format!("no guest kernel: {INSTALL_HINT}")));
     }
     let mut all: Vec<Kernel> = in_boot(&guest.join("boot"));
     all.extend(more_kernels());
@@ -231,10 +232,10 @@ pub fn find_kernel(spec: &str) -> Result<Kernel, String> {
         return Ok(k.clone());
     }
     let have: Vec<&str> = all.iter().map(|k| k.release.as_str()).collect();
-    Err(format!(
+    Err(Unavailable(format!(
         "kernel = \"{spec}\": no guest kernel of that release is unpacked (have: {}); scripts/install.sh unpacks Debian's default and 6.12 kernels into {GUEST_DIR}, or name a bzImage by its path",
         if have.is_empty() { "none".to_string() } else { have.join(", ") }
-    ))
+    )))
 }
 
 /// The further kernels in [`MORE_KERNELS_DIR`] (those with a module tree), oldest first.
@@ -273,7 +274,7 @@ fn release_key(release: &str) -> Vec<u64> {
 /// ([`DEBIAN_KERNEL`]) the default kernel when it has the type's driver, else the oldest kernel
 /// of [`MORE_KERNELS_DIR`] that has it. A kernel without a module tree is taken as it is (its
 /// drivers may be built in).
-pub fn kernel_for(spec: &str, fs_type: &str) -> Result<Kernel, String> {
+pub fn kernel_for(spec: &str, fs_type: &str) -> Result<Kernel, Unavailable> {
     let module = fs_module(fs_type);
     let has = |k: &Kernel| {
         k.modules
@@ -285,7 +286,10 @@ pub fn kernel_for(spec: &str, fs_type: &str) -> Result<Kernel, String> {
         return if has(&k) {
             Ok(k)
         } else {
-            Err(format!("the guest kernel {} has no {fs_type} driver", k.release))
+            Err(Unavailable(format!(
+                "the guest kernel {} has no {fs_type} driver",
+                k.release
+            )))
         };
     }
     let default = find_kernel(spec);
@@ -298,11 +302,11 @@ pub fn kernel_for(spec: &str, fs_type: &str) -> Result<Kernel, String> {
     }
     match default {
         Err(e) if lacking.is_empty() => Err(e),
-        _ => Err(format!(
+        _ => Err(Unavailable(format!(
             "no guest kernel here has the {fs_type} driver (Linux {} lack{} it); {MORE_KERNELS_HINT}",
             lacking.join(", "),
             if lacking.len() == 1 { "s" } else { "" }
-        )),
+        ))),
     }
 }
 
@@ -349,15 +353,15 @@ fn fs_modules(v: &FsVariant) -> Vec<&str> {
 }
 
 /// Whether this machine can run `v` in a guest; `Err` says why not and what to install.
-pub fn availability(v: &FsVariant) -> Result<(), String> {
+pub fn availability(v: &FsVariant) -> Result<(), Unavailable> {
     let spec = v.kernel.as_deref().unwrap_or(DEBIAN_KERNEL);
     if !crate::host::is_root() {
         return Err("needs root (a guest's disk image and QEMU's 9p share of /)".into());
     }
     if v.fs_type == "reiser4" && spec == DEBIAN_KERNEL {
-        return Err(
+        return Err(Unavailable(
             "never merged into Linux; needs a patched kernel: name one with kernel = \"/path/to/bzImage\"".into(),
-        );
+        ));
     }
     let t = v.fs();
     if t.in_memory()
@@ -366,34 +370,34 @@ pub fn availability(v: &FsVariant) -> Result<(), String> {
             crate::fstype::Backing::Block | crate::fstype::Backing::Built { .. }
         )
     {
-        return Err(format!(
+        return Err(Unavailable(format!(
             "{} in a guest: only block-device filesystems run there",
             v.fs_type
-        ));
+        )));
     }
     if crate::host::find_tool(qemu::QEMU).is_none() {
         return Err(INSTALL_HINT.into());
     }
     kernel_for(spec, &v.fs_type)?;
     if find_busybox().is_none() {
-        return Err(
+        return Err(Unavailable(
             "no static busybox for the guest's initramfs: apt-get install busybox-static (or scripts/install.sh)"
                 .into(),
-        );
+        ));
     }
     let mkfs = t.mkfs_program(&v.fs_type);
     if crate::host::find_tool(&mkfs).is_none() {
-        return Err(format!(
+        return Err(Unavailable(format!(
             "`{mkfs}` is not installed (the guest runs the host's); {}",
             crate::host::install_hint(&mkfs)
-        ));
+        )));
     }
     Ok(())
 }
 
 /// How `v` runs in a guest, for `fsbench list filesystems` and `doctor`: `Linux RELEASE, module
 /// M loaded in the guest` (or `built in`); `Err` says why it cannot.
-pub fn route(v: &FsVariant) -> Result<String, String> {
+pub fn route(v: &FsVariant) -> Result<String, Unavailable> {
     availability(v)?;
     let k = kernel_for(v.kernel.as_deref().unwrap_or(DEBIAN_KERNEL), &v.fs_type)?;
     let module = fs_module(&v.fs_type);
@@ -623,9 +627,9 @@ pub fn run_slot(
     tag: &str,
     interrupt: &AtomicBool,
 ) -> Result<GuestSample, GuestError> {
-    availability(variant).map_err(GuestError::Unavailable)?;
+    availability(variant).map_err(|e| GuestError::Unavailable(e.0))?;
     let kernel = kernel_for(variant.kernel.as_deref().unwrap_or(DEBIAN_KERNEL), &variant.fs_type)
-        .map_err(GuestError::Unavailable)?;
+        .map_err(|e| GuestError::Unavailable(e.0))?;
     let busybox = find_busybox().ok_or_else(|| GuestError::Unavailable("no static busybox".into()))?;
     let exe = agent_exe()?;
     let (accel, why) = accelerator(state, &kernel, &busybox, interrupt);
@@ -804,11 +808,12 @@ mod tests {
             entry: crate::fstype::FsTypeId::of("reiser4"),
         };
         if crate::host::is_root() {
-            assert!(availability(&v).unwrap_err().contains("never merged into Linux"));
+            assert!(availability(&v).unwrap_err().0.contains("never merged into Linux"));
         }
         v.kernel = Some("/nonexistent/bzImage".into());
         assert!(find_kernel("/nonexistent/bzImage")
             .unwrap_err()
+            .0
             .contains("no such file"));
     }
 
@@ -843,13 +848,13 @@ mod tests {
             // Debian 12's 6.1 is built without CONFIG_NTFS3_FS.
             Ok(k) => assert!(more.iter().any(|m| m.release == k.release), "{}", k.release),
             Err(e) => assert!(
-                more.is_empty() && e.contains("no guest kernel here has the ntfs3 driver"),
+                more.is_empty() && e.0.contains("no guest kernel here has the ntfs3 driver"),
                 "{e}"
             ),
         }
         let none = kernel_for(DEBIAN_KERNEL, "nosuchfs").unwrap_err();
         assert!(
-            none.contains(&default.release) && none.contains(MORE_KERNELS_HINT),
+            none.0.contains(&default.release) && none.0.contains(MORE_KERNELS_HINT),
             "{none}"
         );
     }

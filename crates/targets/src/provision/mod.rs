@@ -25,6 +25,7 @@
 
 use crate::config::FsVariant;
 use crate::engine::child::{self, ChildError, Sink, Watch};
+use crate::engine::Unavailable;
 use crate::host::{install_hint, mount_entry, unescape_mount_field};
 use crate::policy::LoopIo;
 use crate::undo::{Detach, RemoveDir, RemoveFile, Step, Unmount};
@@ -132,17 +133,17 @@ pub fn run_tool(program: &str, args: &[String], envs: &[(&str, &str)]) -> Result
 }
 
 /// Whether type `name` (from the [`crate::fstype`] table) can be made and mounted here; `Err` says why not and what would fix it.
-pub fn availability(name: &str) -> Result<(), String> {
+pub fn availability(name: &str) -> Result<(), Unavailable> {
     type_availability(name, crate::fstype::FsType::of(name))
 }
 
 /// [`availability`] of a variant's type, from the table row it was resolved to when read.
-pub fn variant_availability(variant: &FsVariant) -> Result<(), String> {
+pub fn variant_availability(variant: &FsVariant) -> Result<(), Unavailable> {
     type_availability(&variant.fs_type, variant.fs())
 }
 
 /// [`availability`] of type `name` whose table row is `t`.
-fn type_availability(name: &str, t: &crate::fstype::FsType) -> Result<(), String> {
+fn type_availability(name: &str, t: &crate::fstype::FsType) -> Result<(), Unavailable> {
     use crate::fstype::Backing;
     use crate::host::{find_tool, is_root, kernel_filesystems};
     if !is_root() {
@@ -158,24 +159,33 @@ fn type_availability(name: &str, t: &crate::fstype::FsType) -> Result<(), String
     }
     let modules_possible = std::path::Path::new("/proc/modules").exists();
     if !in_kernel && !modules_possible {
-        return Err(format!(
+        return Err(Unavailable(format!(
             "the running kernel has no {name} driver (not in /proc/filesystems) and cannot load modules"
-        ));
+        )));
     }
     if t.in_memory() {
         return Ok(());
     }
     let mkfs = t.mkfs_program(name);
     if find_tool(&mkfs).is_none() {
-        return Err(format!("`{mkfs}` is not installed; {}", install_hint(&mkfs)));
+        return Err(Unavailable(format!(
+            "`{mkfs}` is not installed; {}",
+            install_hint(&mkfs)
+        )));
     }
     if let Backing::Fuse { helper } = t.backing {
         if find_tool(helper).is_none() {
-            return Err(format!("`{helper}` is not installed; {}", install_hint(helper)));
+            return Err(Unavailable(format!(
+                "`{helper}` is not installed; {}",
+                install_hint(helper)
+            )));
         }
     }
     if find_tool("losetup").is_none() {
-        return Err(format!("`losetup` is not installed; {}", install_hint("losetup")));
+        return Err(Unavailable(format!(
+            "`losetup` is not installed; {}",
+            install_hint("losetup")
+        )));
     }
     Ok(())
 }
@@ -395,7 +405,7 @@ impl Provisioner for ImageProvisioner {
     }
 
     fn provision(&self, variant: &FsVariant, image_bytes: u64, tag: &str) -> Result<Mounted, ProvisionError> {
-        variant_availability(variant).map_err(ProvisionError::Unavailable)?;
+        variant_availability(variant).map_err(|e| ProvisionError::Unavailable(e.0))?;
         let dir = self.state.dir();
         let mnt = dir.join(format!("mnt-{tag}"));
         let mut m = Mounted::with_mountpoint(self.state.clone(), mnt.clone())?;
@@ -423,7 +433,7 @@ impl Provisioner for ImageProvisioner {
     }
 
     fn provision_from(&self, variant: &FsVariant, image: &Path, tag: &str) -> Result<Mounted, ProvisionError> {
-        variant_availability(variant).map_err(ProvisionError::Unavailable)?;
+        variant_availability(variant).map_err(|e| ProvisionError::Unavailable(e.0))?;
         image::provision_copy(&self.state, variant, image, tag, self.loop_io)
     }
 
@@ -611,7 +621,7 @@ impl Provisioner for DeviceProvisioner {
     }
 
     fn provision(&self, variant: &FsVariant, _image_bytes: u64, tag: &str) -> Result<Mounted, ProvisionError> {
-        variant_availability(variant).map_err(ProvisionError::Unavailable)?;
+        variant_availability(variant).map_err(|e| ProvisionError::Unavailable(e.0))?;
         if variant.fs().in_memory() {
             return Err(ProvisionError::Unavailable(
                 "tmpfs lives in memory: run it without --device".into(),
@@ -791,6 +801,6 @@ mod tests {
     fn unknown_filesystem_is_unavailable_with_a_reason() {
         let r = availability("nosuchfs");
         assert!(r.is_err());
-        assert!(r.unwrap_err().contains("nosuchfs"));
+        assert!(r.unwrap_err().0.contains("nosuchfs"));
     }
 }

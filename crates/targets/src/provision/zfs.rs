@@ -36,6 +36,7 @@
 
 use super::{io_err, run_tool, Mounted, ProvisionError};
 use crate::config::FsVariant;
+use crate::engine::Unavailable;
 use crate::host::process::{alive_comm, is_ours, stop, Identity, Stop};
 use crate::undo::{as_kind, kind_basics, Kind, Lock, Step, UndoError, Unmount};
 use serde::{Deserialize, Serialize};
@@ -87,7 +88,7 @@ impl Backend {
 }
 
 /// The ZFS on this machine, or why there is none and how to get one.
-pub fn detect() -> Result<Backend, String> {
+pub fn detect() -> Result<Backend, Unavailable> {
     use crate::host::find_tool;
     let tools = find_tool("zpool").is_some() && find_tool("zfs").is_some();
     if Path::new("/sys/module/zfs").exists() && tools && find_tool("zfs-fuse").is_none() {
@@ -105,15 +106,15 @@ pub fn detect() -> Result<Backend, String> {
         });
     }
     if tools {
-        return Err(
+        return Err(Unavailable(
             "the OpenZFS tools are installed but the zfs kernel module is not loaded: run `modprobe zfs`".into(),
-        );
+        ));
     }
-    Err(
+    Err(Unavailable(
         "no ZFS on this machine: run `apt-get install zfs-fuse` (userspace, or `scripts/install.sh`), \
          or for the in-kernel OpenZFS `apt-get install zfsutils-linux zfs-dkms` (Debian contrib)"
             .into(),
-    )
+    ))
 }
 
 /// The zfs-fuse version from its Debian package (`0.7.0-25+b1` → `0.7`), or `0.7`'s family name.
@@ -138,13 +139,13 @@ fn short_version(v: &str) -> Option<String> {
 }
 
 /// Whether zfs can be provisioned here (`Err`: why not and what to install).
-pub fn availability() -> Result<(), String> {
+pub fn availability() -> Result<(), Unavailable> {
     detect()?;
     if crate::host::find_tool("losetup").is_none() {
-        return Err(format!(
+        return Err(Unavailable(format!(
             "`losetup` is not installed; {}",
             super::install_hint("losetup")
-        ));
+        )));
     }
     Ok(())
 }
@@ -185,8 +186,8 @@ pub fn pool_name(run_dir: &Path, tag: &str) -> String {
 /// zfs lock, starts zfs-fuse if needed, records every step on `m`'s undo stack before it
 /// happens, and adds the comparability note for a FUSE ZFS.
 pub(super) fn create_pool(m: &mut Mounted, variant: &FsVariant, device: &str) -> Result<(), ProvisionError> {
-    let props = dataset_properties(&variant.mount_opts).map_err(ProvisionError::Unavailable)?;
-    let backend = detect().map_err(ProvisionError::Unavailable)?;
+    let props = dataset_properties(&variant.mount_opts).map_err(|e| ProvisionError::Unavailable(e.to_string()))?;
+    let backend = detect().map_err(|e| ProvisionError::Unavailable(e.0))?;
     let lock = ZfsLock::acquire(Duration::from_secs(30 * 60))?;
     m.hold.push(Box::new(lock));
     if backend.is_fuse() && running_daemon().is_none() {
@@ -613,14 +614,16 @@ mod tests {
 
     #[test]
     fn an_unknown_or_empty_option_is_one_error_listing_the_supported_ones() {
-        let e = dataset_properties(&opts(&["noatime", "discard"])).unwrap_err();
+        let e = dataset_properties(&opts(&["noatime", "discard"]))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("`discard`") && e.contains(crate::fstype::ZFS_SUPPORTED_OPTIONS),
             "{e}"
         );
-        let e = dataset_properties(&opts(&["recordsize"])).unwrap_err();
+        let e = dataset_properties(&opts(&["recordsize"])).unwrap_err().to_string();
         assert!(e.contains("`recordsize`"), "{e}");
-        let e = dataset_properties(&opts(&["compress="])).unwrap_err();
+        let e = dataset_properties(&opts(&["compress="])).unwrap_err().to_string();
         assert!(e.contains("needs a value"), "{e}");
     }
 

@@ -52,6 +52,7 @@ use crate::fiemap::Mapper;
 use crate::metric::{MetricId, RawSample, Role, Unit};
 use crate::phase::{Caches, Phases, Policy};
 use crate::units::Bytes;
+use crate::Invalid;
 use crate::{EngineError, ErrHint, RunContext, Workload, WorkloadKind};
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, Normal};
@@ -824,32 +825,35 @@ impl Workload for AgingSpec {
         })
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), Invalid> {
         if self.capacity.get() < MIN_CAPACITY {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "capacity must be at least {} (is {})",
                 Bytes(MIN_CAPACITY),
                 self.capacity
-            ));
+            )));
         }
         if !(0.05..=0.9).contains(&self.fullness) {
-            return Err(format!("fullness must be between 0.05 and 0.9 (is {})", self.fullness));
+            return Err(Invalid(format!(
+                "fullness must be between 0.05 and 0.9 (is {})",
+                self.fullness
+            )));
         }
         if !(self.churn >= self.fullness && self.churn <= 50.0) {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "churn must be between fullness ({}) and 50 (is {}): the stream must at least fill the target",
                 self.fullness, self.churn
-            ));
+            )));
         }
         if self.dirs == 0 || self.dirs > 10_000 {
-            return Err(format!("dirs must be between 1 and 10000 (is {})", self.dirs));
+            return Err(Invalid(format!("dirs must be between 1 and 10000 (is {})", self.dirs)));
         }
         if self.max_file.get() == 0 || self.max_file.get() > self.capacity.get() / 4 {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "max_file must be between 1 byte and a quarter of capacity ({}) (is {})",
                 Bytes(self.capacity.get() / 4),
                 self.max_file
-            ));
+            )));
         }
         Ok(())
     }
@@ -884,7 +888,7 @@ impl Workload for AgingSpec {
     }
 
     fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
-        self.validate().map_err(EngineError::Invalid)?;
+        self.validate()?;
         if ctx.interrupt.load(Ordering::Relaxed) {
             return Err(EngineError::Interrupted);
         }
@@ -1107,7 +1111,7 @@ mod tests {
             ),
         ] {
             let e = s.validate().unwrap_err();
-            assert!(e.contains(want), "{e}");
+            assert!(e.0.contains(want), "{e}");
         }
         let WorkloadKind::Aging(up) = AgingSpec::default().scaled(4.0) else {
             panic!()

@@ -107,8 +107,13 @@ pub fn nocow(fs_type: &str) -> bool {
 /// Runs the probe in the new folder `dir` on the filesystem of type `fs_type` served by
 /// `server`; `Err` says why it could not run (not a result). The folder is left for the caller
 /// to remove.
-pub fn probe(dir: &Path, fs_type: &str, server: &DiskServer) -> Result<Outcome, String> {
-    let e = |what: &'static str| move |err: std::io::Error| format!("{what}: {err}");
+pub fn probe(dir: &Path, fs_type: &str, server: &DiskServer) -> Result<Outcome, ProbeError> {
+    let e = |what: &'static str| {
+        move |source: std::io::Error| ProbeError::Io {
+            what: what.to_string(),
+            source,
+        }
+    };
     std::fs::create_dir(dir).map_err(e("create the probe's folder"))?;
     let path = dir.join("f");
     let f = File::options()
@@ -129,14 +134,12 @@ pub fn probe(dir: &Path, fs_type: &str, server: &DiskServer) -> Result<Outcome, 
     let at = locate(&f, &server.image(), &old)?;
     f.write_all_at(&stamped(ID, UNIT, 0, UNITS, 2), 0)
         .map_err(e("overwrite"))?;
-    let refused = || server.stats().map(|s| s.eio_writes).map_err(|x| x.to_string());
+    let refused = || server.stats().map(|s| s.eio_writes);
     let before = refused()?;
-    server
-        .fail_writes(at, (UNITS * UNIT) as u64)
-        .map_err(|x| x.to_string())?;
+    server.fail_writes(at, (UNITS * UNIT) as u64)?;
     let first = f.sync_all();
     let second = f.sync_all();
-    server.heal().map_err(|x| x.to_string())?;
+    server.heal()?;
     let refused_writes = refused()? - before;
     let cached_read = seen(&f);
     // SAFETY: a plain system call on an open descriptor.
@@ -161,8 +164,11 @@ fn holds_at(image: &File, at: u64, want: &[u8]) -> bool {
 /// contents `want` of the open file `f`: FIEMAP's physical offset where the image holds them
 /// there, else the one 4 KiB-aligned place that holds them, found by reading the image. `Err`
 /// when none does, or more than one (the probe would not know which to fail).
-pub fn locate(f: &File, image: &Path, want: &[u8]) -> Result<u64, String> {
-    let img = File::open(image).map_err(|e| format!("open {}: {e}", image.display()))?;
+pub fn locate(f: &File, image: &Path, want: &[u8]) -> Result<u64, ProbeError> {
+    let img = File::open(image).map_err(|source| ProbeError::Io {
+        what: format!("open {}", image.display()),
+        source,
+    })?;
     // Only a hint: without FIEMAP the image is read.
     let hint = crate::fiemap::Mapper::new()
         .first_extent(f.as_raw_fd())
@@ -178,8 +184,11 @@ pub fn locate(f: &File, image: &Path, want: &[u8]) -> Result<u64, String> {
     let mut buf = vec![0u8; 1 << 20];
     let mut base = 0u64;
     loop {
-        let n = crate::workloads::powercut::disk::read_at_most(&img, &mut buf, base)
-            .map_err(|e| format!("read the image: {e}"))?;
+        let n =
+            crate::workloads::powercut::disk::read_at_most(&img, &mut buf, base).map_err(|source| ProbeError::Io {
+                what: "read the image".into(),
+                source,
+            })?;
         let whole = n - n % UNIT;
         if whole == 0 {
             break;
@@ -194,12 +203,32 @@ pub fn locate(f: &File, image: &Path, want: &[u8]) -> Result<u64, String> {
     }
     match found[..] {
         [at] => Ok(at),
-        [] => Err("the file's durable blocks are nowhere on the disk in one piece".into()),
-        _ => Err(format!(
-            "the file's durable blocks are at {} places on the disk",
-            found.len()
-        )),
+        [] => Err(ProbeError::Nowhere),
+        _ => Err(ProbeError::Ambiguous(found.len())),
     }
+}
+
+/// Why the probe could not run (not a result of the probe).
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    /// A step on the probe's file or the disk's image failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// The step, e.g. "fsync the folder".
+        what: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The power-cut disk refused a command or its statistics.
+    #[error(transparent)]
+    Disk(#[from] crate::workloads::powercut::disk::DiskError),
+    /// The file's durable contents are not on the disk in one piece.
+    #[error("the file's durable blocks are nowhere on the disk in one piece")]
+    Nowhere,
+    /// The file's durable contents are at several places: which one to fail is unknown.
+    #[error("the file's durable blocks are at {0} places on the disk")]
+    Ambiguous(usize),
 }
 
 #[cfg(test)]
@@ -217,11 +246,11 @@ mod tests {
         // The first unit alone elsewhere is not the file.
         img[40 * UNIT..41 * UNIT].copy_from_slice(&want[..UNIT]);
         std::fs::write(&image, &img).unwrap();
-        assert_eq!(locate(&f, &image, &want), Ok(3 * UNIT as u64));
+        assert_eq!(locate(&f, &image, &want).unwrap(), 3 * UNIT as u64);
         img[20 * UNIT..20 * UNIT + want.len()].copy_from_slice(&want);
         std::fs::write(&image, &img).unwrap();
-        assert!(locate(&f, &image, &want).unwrap_err().contains("2 places"));
+        assert!(locate(&f, &image, &want).unwrap_err().to_string().contains("2 places"));
         std::fs::write(&image, vec![0u8; 64 * UNIT]).unwrap();
-        assert!(locate(&f, &image, &want).unwrap_err().contains("nowhere"));
+        assert!(locate(&f, &image, &want).unwrap_err().to_string().contains("nowhere"));
     }
 }

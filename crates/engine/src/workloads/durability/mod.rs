@@ -41,6 +41,7 @@ use crate::workloads::powercut::{
     Totals, PHASE_FSCK, PHASE_RECOVERY,
 };
 use crate::{EngineError, RunContext, Workload, WorkloadKind};
+use crate::{Invalid, Unavailable};
 use primitives::{Counts, FileCheck, Primitive, Promise};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -388,7 +389,7 @@ impl DurabilitySpec {
     fn run_cuts(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
         let mut phases = Phases::new(ctx);
         if let Some(fs) = ctx.fs {
-            self.availability_on(fs).map_err(EngineError::Unavailable)?;
+            self.availability_on(fs)?;
         }
         let runner_fs = Fs::of_run(ctx, "durability")?;
         let fsck = recover::fsck_for(&runner_fs.fs_type)
@@ -597,7 +598,7 @@ impl Workload for DurabilitySpec {
         WorkloadKind::Durability(s)
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), Invalid> {
         if self.cuts == 0 {
             return Err("cuts must be at least 1".into());
         }
@@ -605,22 +606,25 @@ impl Workload for DurabilitySpec {
             return Err("files must be between 1 and 1000".into());
         }
         if self.method == Method::Auto {
-            return Err(
+            return Err(Invalid(
                 "method = \"auto\" would mix cut methods in one row: choose \"disk\" or \"shutdown\" (one workload entry each)"
                     .into(),
-            );
+            ));
         }
         if self.method == Method::Shutdown && self.fsync_errors {
-            return Err(
+            return Err(Invalid(
                 "fsync_errors = true needs the power-cut disk (method = \"disk\"), which fails the writes".into(),
-            );
+            ));
         }
         if self.method == Method::Disk && self.disk_model == Model::Passthrough {
             return Err("disk_model = \"passthrough\" cannot cut the power; use \"volatile\"".into());
         }
         if let Some(bad) = self.primitives.iter().find(|n| primitives::by_name(n).is_none()) {
             let names: Vec<&str> = primitives::TABLE.iter().map(|p| p.name).collect();
-            return Err(format!("unknown primitive `{bad}`; known: {}", names.join(", ")));
+            return Err(Invalid(format!(
+                "unknown primitive `{bad}`; known: {}",
+                names.join(", ")
+            )));
         }
         Ok(())
     }
@@ -629,14 +633,14 @@ impl Workload for DurabilitySpec {
         true
     }
 
-    fn availability_on(&self, fs: &crate::fstype::FsType) -> Result<(), String> {
+    fn availability_on(&self, fs: &crate::fstype::FsType) -> Result<(), Unavailable> {
         match fs.name {
             "zfs" => Err(ZFS_UNAVAILABLE.into()),
             _ => Ok(()),
         }
     }
 
-    fn availability_in_guest(&self) -> Result<(), String> {
+    fn availability_in_guest(&self) -> Result<(), Unavailable> {
         Err(GUEST_UNAVAILABLE.into())
     }
 
@@ -720,6 +724,7 @@ mod tests {
         assert!(s
             .availability_on(of("zfs"))
             .unwrap_err()
+            .0
             .contains("cannot cut a ZFS pool"));
         for ok in ["ext4", "xfs", "btrfs"] {
             assert_eq!(s.availability_on(of(ok)), Ok(()), "{ok}");
@@ -727,6 +732,7 @@ mod tests {
         assert!(s
             .availability_in_guest()
             .unwrap_err()
+            .0
             .contains("cannot cut a guest's disk"));
     }
 
@@ -769,7 +775,7 @@ mod tests {
                 "needs the power-cut disk",
             ),
         ] {
-            assert!(s.validate().unwrap_err().contains(want), "{want}");
+            assert!(s.validate().unwrap_err().0.contains(want), "{want}");
         }
         let parsed: WorkloadKind =
             toml::from_str("kind = \"durability\"\ndisk_model = \"reorder\"\nseed = 7\nprimitives = [\"mmap-msync\"]")

@@ -148,20 +148,22 @@ pub fn segment_path(handle: u32) -> PathBuf {
 
 /// The handles of the segments a control segment's bytes list as made and not yet destroyed
 /// (reference count above zero, even handle), or why the bytes are no control segment.
-pub fn parse_control(bytes: &[u8]) -> Result<Vec<u32>, String> {
+pub fn parse_control(bytes: &[u8]) -> Result<Vec<u32>, NotControl> {
     let word = |at: usize| -> Option<u32> { Some(u32::from_ne_bytes(bytes.get(at..at + 4)?.try_into().ok()?)) };
     let (Some(magic), Some(nitems), Some(maxitems)) = (word(0), word(4), word(8)) else {
-        return Err(format!("{} bytes, shorter than its header", bytes.len()));
+        return Err(NotControl::Short { len: bytes.len() });
     };
     if magic != CONTROL_MAGIC {
-        return Err(format!("magic {magic:#x}, not {CONTROL_MAGIC:#x}"));
+        return Err(NotControl::Magic { magic });
     }
     let want = HEADER_BYTES + ITEM_BYTES * maxitems as usize;
     if bytes.len() != want || nitems > maxitems {
-        return Err(format!(
-            "{} bytes with {nitems} of {maxitems} items (PostgreSQL 15 writes {want})",
-            bytes.len()
-        ));
+        return Err(NotControl::Layout {
+            len: bytes.len(),
+            nitems,
+            maxitems,
+            want,
+        });
     }
     Ok((0..nitems as usize)
         .filter_map(|i| {
@@ -170,6 +172,35 @@ pub fn parse_control(bytes: &[u8]) -> Result<Vec<u32>, String> {
             (refcnt > 0 && handle % 2 == 0).then_some(handle)
         })
         .collect())
+}
+
+/// Why bytes are not a PostgreSQL 15 control segment ([`parse_control`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NotControl {
+    /// Too short for the header.
+    #[error("{len} bytes, shorter than its header")]
+    Short {
+        /// The length read.
+        len: usize,
+    },
+    /// Another magic number.
+    #[error("magic {magic:#x}, not {CONTROL_MAGIC:#x}")]
+    Magic {
+        /// The magic number read.
+        magic: u32,
+    },
+    /// A length that does not fit the item counts.
+    #[error("{len} bytes with {nitems} of {maxitems} items (PostgreSQL 15 writes {want})")]
+    Layout {
+        /// The length read.
+        len: usize,
+        /// The items in use, from the header.
+        nitems: u32,
+        /// The item slots, from the header.
+        maxitems: u32,
+        /// The length those slots take.
+        want: usize,
+    },
 }
 
 /// One line of /proc/PID/maps: its inode column and path (with a ` (deleted)` suffix kept).
@@ -411,13 +442,14 @@ mod tests {
 
     #[test]
     fn anything_else_is_not_a_control_segment() {
-        assert!(parse_control(&[]).unwrap_err().contains("shorter"));
+        assert!(parse_control(&[]).unwrap_err().to_string().contains("shorter"));
         assert!(parse_control(&REAL[..REAL.len() - 8])
             .unwrap_err()
+            .to_string()
             .contains("274 items"));
         let mut other = REAL.to_vec();
         other[0] ^= 1;
-        assert!(parse_control(&other).unwrap_err().contains("magic"));
+        assert!(parse_control(&other).unwrap_err().to_string().contains("magic"));
         // A released slot (reference count 0) and a main-region handle (odd) are no files.
         let mut released = REAL.to_vec();
         released[HEADER_BYTES + 4..HEADER_BYTES + 8].copy_from_slice(&0u32.to_ne_bytes());

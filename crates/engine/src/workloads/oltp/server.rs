@@ -60,6 +60,7 @@ use crate::host::is_root;
 use crate::metric::{MetricId, RawSample, Unit};
 use crate::phase::{Phases, Policy};
 use crate::undo::UndoLog;
+use crate::Unavailable;
 use crate::{EngineError, RunContext};
 use std::fs::File;
 use std::io;
@@ -146,16 +147,16 @@ fn pg_tool(bindir: Option<&Path>, name: &str) -> Option<PathBuf> {
 }
 
 /// Finds the tools `engine` needs with `client`, or says what to install.
-pub fn availability(engine: DbEngine, client: Client) -> Result<Tools, String> {
+pub fn availability(engine: DbEngine, client: Client) -> Result<Tools, Unavailable> {
     find_tools(engine, Some(client))
 }
 
 /// Finds the server's own tools (no load generator), or says what to install.
-pub fn server_tools(engine: DbEngine) -> Result<Tools, String> {
+pub fn server_tools(engine: DbEngine) -> Result<Tools, Unavailable> {
     find_tools(engine, None)
 }
 
-fn find_tools(engine: DbEngine, client: Option<Client>) -> Result<Tools, String> {
+fn find_tools(engine: DbEngine, client: Option<Client>) -> Result<Tools, Unavailable> {
     let sysbench = || {
         find_tool("sysbench").ok_or_else(|| {
             "sysbench is not installed: run `apt-get install sysbench` (or scripts/install.sh)".to_string()
@@ -374,7 +375,7 @@ impl ServerProcess {
     /// Once the server is reaped: removes the shared memory it left (none after a shutdown,
     /// which removes its own) and drops the record; on failure the record stays for
     /// `fsbench cleanup` and the error is the note.
-    fn release_shm(&mut self) -> Result<(), String> {
+    fn release_shm(&mut self) -> Result<(), StopError> {
         let Some(step) = self.shm.take() else {
             return Ok(());
         };
@@ -385,10 +386,11 @@ impl ServerProcess {
                 }
                 Ok(())
             }
-            Err(e) => Err(format!(
-                "{}'s shared memory is left: {e}; run `fsbench cleanup`",
-                self.name
-            )),
+            Err(e) => Err(StopError {
+                name: self.name.to_string(),
+                killed_after: None,
+                shm_left: Some(e.to_string()),
+            }),
         }
     }
 
@@ -407,7 +409,7 @@ impl ServerProcess {
     /// group; always reaps it, then removes the shared memory a killed PostgreSQL server left.
     /// `Err` (a note for the report) when it had to be killed or its shared memory could not be
     /// removed.
-    pub fn stop(&mut self) -> Result<(), String> {
+    pub fn stop(&mut self) -> Result<(), StopError> {
         self.watch_shm();
         let Some(mut child) = self.child.take() else {
             return self.release_shm();
@@ -437,26 +439,15 @@ impl ServerProcess {
         // and `release_shm` waits for that.)
         kill_group(pid, libc::SIGKILL);
         let _ = child.wait();
-        let shm = self.release_shm();
-        let notes: Vec<String> = [
-            killed.then(|| {
-                format!(
-                    "{} did not stop within {} s after signal {}; it was killed (SIGKILL)",
-                    self.name,
-                    self.stop_timeout.as_secs(),
-                    self.stop_signal
-                )
-            }),
-            shm.err(),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
-        if notes.is_empty() {
-            Ok(())
-        } else {
-            Err(notes.join("; "))
+        let shm_left = self.release_shm().err().and_then(|e| e.shm_left);
+        if !killed && shm_left.is_none() {
+            return Ok(());
         }
+        Err(StopError {
+            name: self.name.to_string(),
+            killed_after: killed.then_some((self.stop_timeout, self.stop_signal)),
+            shm_left,
+        })
     }
 }
 
@@ -466,7 +457,7 @@ impl ServerProcess {
     /// (once its children, in sessions of their own, have exited). `Err` says what is left.
     /// Nothing is looked up before the signal: the shared memory was found while the server
     /// started, so the kill follows the caller's cut at once.
-    pub fn kill(&mut self) -> Result<(), String> {
+    pub fn kill(&mut self) -> Result<(), StopError> {
         if let Some(mut child) = self.child.take() {
             kill_group(child.id() as i32, libc::SIGKILL);
             // The whole group got the signal at once; the leader cannot fork any more.
@@ -475,6 +466,40 @@ impl ServerProcess {
         self.release_shm()
     }
 }
+
+/// What went wrong stopping or killing a server, a note for the report: it had to be killed
+/// after the polite signal's timeout, its shared memory is left (for `fsbench cleanup`), or both.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StopError {
+    /// The server's name.
+    pub name: String,
+    /// The timeout and the polite signal after which it was SIGKILLed.
+    pub killed_after: Option<(Duration, i32)>,
+    /// Why its shared memory could not be removed.
+    pub shm_left: Option<String>,
+}
+
+impl std::fmt::Display for StopError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = &self.name;
+        if let Some((timeout, signal)) = self.killed_after {
+            write!(
+                f,
+                "{name} did not stop within {} s after signal {signal}; it was killed (SIGKILL)",
+                timeout.as_secs()
+            )?;
+            if self.shm_left.is_some() {
+                f.write_str("; ")?;
+            }
+        }
+        if let Some(why) = &self.shm_left {
+            write!(f, "{name}'s shared memory is left: {why}; run `fsbench cleanup`")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for StopError {}
 
 impl Drop for ServerProcess {
     fn drop(&mut self) {
@@ -1034,7 +1059,7 @@ fn metrics_from(tools: &Tools, text: &str) -> Result<ClientReport, EngineError> 
 
 /// Runs one repeat against a server; see the module documentation for the steps.
 pub fn run(spec: &OltpSpec, ctx: &RunContext) -> Result<RawSample, EngineError> {
-    let tools = availability(spec.engine, spec.client).map_err(EngineError::Unavailable)?;
+    let tools = availability(spec.engine, spec.client)?;
     let session = Session {
         spec,
         db: Instance::create(tools, (ctx.dir, ctx.dir), ctx.interrupt, ctx.state)?,
@@ -1062,7 +1087,7 @@ fn run_session(s: &Session, ctx: &RunContext) -> Result<RawSample, EngineError> 
     t.wall = if report.wall.is_zero() { measured } else { report.wall };
 
     if let Err(note) = server.stop() {
-        phases.note(note);
+        phases.note(note.to_string());
     }
     let versions: Vec<String> = [s.tools.server_version(), report.version]
         .into_iter()
@@ -1145,7 +1170,7 @@ mod tests {
                 }
                 Err(why) => {
                     assert!(v.is_empty());
-                    assert!(why.contains("apt-get install"), "{why}");
+                    assert!(why.0.contains("apt-get install"), "{why}");
                 }
             }
         }
@@ -1352,6 +1377,7 @@ mod tests {
         // SAFETY: kill(2) on the child we started, not yet reaped.
         unsafe { libc::kill(server.pid(), libc::SIGSTOP) };
         let note = server.stop().expect_err("killed after the timeout");
+        let note = note.to_string();
         assert!(
             note.contains("killed (SIGKILL)") && !note.contains("shared memory"),
             "{note}"

@@ -37,7 +37,7 @@
 
 use super::writer::{ServerLink, LINE_TABLE};
 use crate::undo::{RemoveDir, UndoLog};
-use crate::workloads::oltp::server::{server_tools, Instance, ServerProcess, StartOptions, Tools};
+use crate::workloads::oltp::server::{server_tools, Instance, ServerProcess, StartOptions, StopError, Tools};
 use crate::workloads::oltp::DbEngine;
 use crate::EngineError;
 use std::path::Path;
@@ -78,7 +78,7 @@ pub struct DbServer<'a> {
 /// The server's tools, or what to install (`Unavailable`).
 pub fn tools(engine: DbEngine) -> Result<Tools, EngineError> {
     match engine {
-        DbEngine::Postgresql | DbEngine::Mariadb => server_tools(engine).map_err(EngineError::Unavailable),
+        DbEngine::Postgresql | DbEngine::Mariadb => server_tools(engine).map_err(EngineError::from),
         DbEngine::Sqlite => Err(EngineError::Invalid("SQLite is not a server: use sqlite = true".into())),
     }
 }
@@ -204,7 +204,7 @@ impl<'a> DbServer<'a> {
 
     /// Stops the server if it runs (politely, SIGKILL after the timeout) and removes its
     /// socket folder and data directory.
-    pub fn finish(mut self) -> Result<(), String> {
+    pub fn finish(mut self) -> Result<(), StopError> {
         let stopped = self.process.take().map_or(Ok(()), |mut p| p.stop());
         self.remove();
         stopped

@@ -48,6 +48,7 @@ use crate::undo::{Detach, Step, UndoLog, Unmount};
 use crate::units::Bytes;
 use crate::workloads::oltp::server::Tools;
 use crate::workloads::oltp::DbEngine;
+use crate::Invalid;
 use crate::{EngineError, RunContext, Workload, WorkloadKind};
 use dbserver::DbServer;
 use disk::{DiskServer, Model};
@@ -930,7 +931,7 @@ impl Workload for PowercutSpec {
         WorkloadKind::Powercut(s)
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), Invalid> {
         if self.cuts == 0 {
             return Err("cuts must be at least 1".into());
         }
@@ -1069,7 +1070,7 @@ mod tests {
                 "needs a server",
             ),
         ] {
-            assert!(s.validate().unwrap_err().contains(want));
+            assert!(s.validate().unwrap_err().0.contains(want));
         }
         let parsed: WorkloadKind =
             toml::from_str("kind = \"powercut\"\nmethod = \"disk\"\ndisk_model = \"broken-flush\"\nsqlite = true")
