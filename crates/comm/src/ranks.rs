@@ -6,9 +6,10 @@
 //! the workload in its own subdirectory `rank-N` (file-per-process). Every phase: sync →
 //! local start → run → stop ([`RankSync`], the [`PhaseSync`] the engine's phases call). After
 //! the workload every rank syncs "ended" until all have, then the results are gathered at rank
-//! 0, which combines them ([`combine`]). A single rank ([`super::Solo`]) runs the workload
-//! directly in the slot's directory with the engine's own [`Solo`] synchroniser
-//! ([`phase_sync`]): no call into the ranks during a phase.
+//! 0, which combines them ([`combine`]). A single rank under `mpirun` ([`super::Solo`]) runs the
+//! workload directly in the slot's directory with the engine's own [`Solo`] synchroniser
+//! ([`phase_sync`]): no call into the ranks during a phase. A plain run never comes here: its
+//! cluster is [`super::cluster::Solo`]; these entry points are [`super::cluster::Mpi`]'s.
 //!
 //! A sync is an all-gather of every rank's state (starting a phase, or ended): a rank that sees
 //! a peer already ended while it starts a phase stops its own workload (the peer's failed),
@@ -223,7 +224,7 @@ fn sync(comm: &dyn Comm, what: &str, state: u8, stop: &Stop) -> Result<Vec<u8>, 
 #[derive(Clone, Copy, Debug)]
 pub struct RankSync;
 
-/// The synchroniser the runner puts in a repeat's [`RunContext`]: [`Solo`] alone (no call into
+/// The synchroniser of a repeat's [`RunContext`] under `mpirun`: [`Solo`] alone (no call into
 /// the ranks during a phase), [`RankSync`] with more than one rank.
 pub fn phase_sync() -> &'static dyn PhaseSync {
     if world().size() == 1 {
