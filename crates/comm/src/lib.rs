@@ -172,7 +172,7 @@ pub fn launched_by_mpirun() -> bool {
 /// Chooses the process's communicator: MPI when started by `mpirun` (and built with the `mpi`
 /// feature), [`Solo`] otherwise. Started by `mpirun` without the feature is an error that says
 /// how to build it. Call once, early ([`cluster::init`]); later calls return the same.
-pub fn init() -> Result<&'static dyn Comm, CommError> {
+pub(crate) fn init() -> Result<&'static dyn Comm, CommError> {
     global_read();
     if let Some(w) = WORLD.get() {
         return Ok(w.as_ref());
@@ -222,7 +222,7 @@ pub const NO_MPI: &str = "this fsbench was built without MPI: install Open MPI (
 pub const HAS_MPI: bool = cfg!(feature = "mpi");
 
 /// The process's communicator ([`Solo`] until [`init`] chose another).
-pub fn world() -> &'static dyn Comm {
+pub(crate) fn world() -> &'static dyn Comm {
     global_read();
     WORLD.get_or_init(|| Box::new(Solo)).as_ref()
 }
@@ -260,7 +260,7 @@ pub fn explain(detail: &str) {
 
 /// The collective failure that stopped this run, if any: one a wait met, else mpirun ending
 /// the job ([`mpirun_aborting`]) while this rank was busy with its own work.
-pub fn failure() -> Option<CommError> {
+pub(crate) fn failure() -> Option<CommError> {
     global_read();
     FAILURE
         .lock()

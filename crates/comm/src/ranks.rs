@@ -226,7 +226,7 @@ pub struct RankSync;
 
 /// The synchroniser of a repeat's [`RunContext`] under `mpirun`: [`Solo`] alone (no call into
 /// the ranks during a phase), [`RankSync`] with more than one rank.
-pub fn phase_sync() -> &'static dyn PhaseSync {
+pub(crate) fn phase_sync() -> &'static dyn PhaseSync {
     if world().size() == 1 {
         &Solo
     } else {
@@ -366,7 +366,7 @@ fn take_log() -> Vec<RankPhase> {
 /// Runs one repeat's workload on every rank: rank 0's side. Alone, it is `engine::run` in
 /// `ctx.dir`. With more ranks: tells the others, runs in `ctx.dir/rank-0`, and combines every
 /// rank's phases into cluster figures ([`combine`]).
-pub fn lead_workload(
+pub(crate) fn lead_workload(
     kind: &WorkloadKind,
     slot: usize,
     ctx: &RunContext,
@@ -507,7 +507,7 @@ fn run_and_gather(comm: &dyn Comm, kind: &WorkloadKind, ctx: &RunContext) -> Res
 /// until [`Cmd::Stop`] (`Ok(false)`) or an interrupt (`Ok(true)`). `workload_of(slot)` gives
 /// the workload of a slot of the plan and its filesystem type's row (what the type lacks leaves
 /// out the same phases on every rank).
-pub fn follow(
+pub(crate) fn follow(
     interrupt: &AtomicBool,
     drop_caches: bool,
     workload_of: &dyn Fn(usize) -> Option<(WorkloadKind, &'static crate::fstype::FsType)>,
@@ -559,7 +559,7 @@ pub fn follow(
 
 /// Rank 0 at the end of the session: the other ranks stop waiting. Interrupted, it does not
 /// wait (the others were interrupted too and left, or take the message if still there).
-pub fn stop_followers(interrupt: &AtomicBool) {
+pub(crate) fn stop_followers(interrupt: &AtomicBool) {
     let comm = world();
     if comm.size() == 1 || super::failure().is_some() {
         return;
@@ -580,7 +580,7 @@ pub fn stop_followers(interrupt: &AtomicBool) {
 /// (refused otherwise, on every rank); then the clock offsets of every rank against rank 0, and
 /// every rank's fingerprint for the ranks' directory `dir` ([`super::fingerprint`]), with its
 /// clock offset, at rank 0. Alone: no offsets and no fingerprints.
-pub fn start_session(
+pub(crate) fn start_session(
     suite_text: &str,
     dir: &std::path::Path,
     interrupt: &AtomicBool,
