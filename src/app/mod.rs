@@ -127,19 +127,21 @@ fn cmd_run(db: &Path, a: &RunArgs, verbosity: i8) -> Result<i32> {
     if let (Some(n), false) = (a.ranks, launched) {
         return crate::comm::launch::run_under_mpirun(n).map_err(|e| AppError::Usage(e.to_string()).into());
     }
-    let comm = crate::comm::init().map_err(|e| AppError::Usage(e.to_string()))?;
+    // The ranks this run is given: one process, or MPI's under mpirun.
+    let cluster = crate::comm::cluster::init().map_err(|e| AppError::Usage(e.to_string()))?;
     let runner = Runner::new(
         db,
         &a.options(),
         std::env::args().collect(),
         crate::cli::legacy_run_options,
+        cluster.clone(),
     )?;
     let strict = a.strict || runner.strict();
-    if comm.rank() != 0 {
+    if cluster.rank() != 0 {
         if runner.follow()? {
             return Ok(130);
         }
-        comm.finish();
+        cluster.finish();
         return Ok(0);
     }
     let events = match &a.events {
@@ -193,11 +195,11 @@ fn cmd_run(db: &Path, a: &RunArgs, verbosity: i8) -> Result<i32> {
             db.display()
         )?;
     }
-    if let Some(e) = crate::comm::failure() {
+    if let Some(e) = cluster.failure() {
         eprintln!("fsbench: error: the ranks stopped: {e}; every completed repeat is stored (session {session}), nothing is left mounted");
         return Ok(1);
     }
-    comm.finish();
+    cluster.finish();
     if interrupted {
         eprintln!("fsbench: interrupted; every completed repeat is stored (session {session}), nothing is left mounted; `fsbench run --resume {session}` continues it");
         return Ok(130);

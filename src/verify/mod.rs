@@ -161,7 +161,14 @@ pub fn run(db: &Path, o: &VerifyOptions, obs: &dyn Observer) -> Result<RunSummar
     std::fs::create_dir_all(&o.scratch).map_err(RunError::Output)?;
     let suite = o.scratch.join(format!("verify-suite-{}.toml", std::process::id()));
     std::fs::write(&suite, text).map_err(RunError::Output)?;
-    let runner = Runner::new(db, &run_options(o, &suite), run_line(o, &suite), no_legacy);
+    // One process: verify never runs under mpirun.
+    let runner = Runner::new(
+        db,
+        &run_options(o, &suite),
+        run_line(o, &suite),
+        no_legacy,
+        std::sync::Arc::new(crate::comm::cluster::Solo),
+    );
     let _ = std::fs::remove_file(&suite);
     let more = UndecidedPairs {
         max_pairs: o.max_pairs,

@@ -1,10 +1,11 @@
 //! The ranks of a run: [`Comm`], the few collective operations a many-process run needs (rank,
 //! size, barrier, gather to rank 0, broadcast from rank 0, clock offsets), behind one small trait.
 //!
-//! Every run goes through it (one code path): a plain `fsbench run` is [`Solo`], one rank whose
-//! collectives return at once; under `mpirun` a binary built with `--features mpi` is
-//! `mpi::Mpi` (Open MPI through the `mpi` crate, rsmpi). [`world`] is the process's one
-//! communicator, chosen once.
+//! The runner is given a [`cluster::Cluster`], chosen at the edge: a plain `fsbench run` is
+//! [`cluster::Solo`], which calls the engine directly and reads none of the process-wide state
+//! below; under `mpirun` it is [`cluster::Mpi`], whose communicator is `mpi::Mpi` in a binary
+//! built with `--features mpi` (Open MPI through the `mpi` crate, rsmpi). [`world`] is the
+//! process's one communicator, chosen once, reached only through [`cluster::Mpi`].
 //!
 //! Invariants:
 //! - No collective can hang a run: every wait polls a non-blocking MPI request and gives up when
@@ -29,6 +30,7 @@ use fsbench_report as report;
 use fsbench_store as store;
 use fsbench_suites::plan;
 
+pub mod cluster;
 pub mod fingerprint;
 pub mod launch;
 #[cfg(feature = "mpi")]
@@ -169,8 +171,9 @@ pub fn launched_by_mpirun() -> bool {
 
 /// Chooses the process's communicator: MPI when started by `mpirun` (and built with the `mpi`
 /// feature), [`Solo`] otherwise. Started by `mpirun` without the feature is an error that says
-/// how to build it. Call once, early; later calls return the same.
-pub fn init() -> Result<&'static dyn Comm, CommError> {
+/// how to build it. Call once, early ([`cluster::init`]); later calls return the same.
+pub(crate) fn init() -> Result<&'static dyn Comm, CommError> {
+    global_read();
     if let Some(w) = WORLD.get() {
         return Ok(w.as_ref());
     }
@@ -208,6 +211,7 @@ fn watch_mpirun_abort() {
 
 /// Whether mpirun began to end the job ([`ABORTING`]).
 pub fn mpirun_aborting() -> bool {
+    global_read();
     ABORTING.get().is_some_and(|f| f.load(Ordering::Relaxed))
 }
 
@@ -218,12 +222,14 @@ pub const NO_MPI: &str = "this fsbench was built without MPI: install Open MPI (
 pub const HAS_MPI: bool = cfg!(feature = "mpi");
 
 /// The process's communicator ([`Solo`] until [`init`] chose another).
-pub fn world() -> &'static dyn Comm {
+pub(crate) fn world() -> &'static dyn Comm {
+    global_read();
     WORLD.get_or_init(|| Box::new(Solo)).as_ref()
 }
 
 /// The watchdog of every collective wait: `FSBENCH_MPI_WATCHDOG` seconds, default 600.
 pub fn watchdog() -> Duration {
+    global_read();
     let secs = std::env::var("FSBENCH_MPI_WATCHDOG")
         .ok()
         .and_then(|s| s.parse::<f64>().ok())
@@ -235,6 +241,7 @@ pub fn watchdog() -> Duration {
 /// Keeps `e` as the run's failure (the first one wins) and raises `interrupt`, so the runner
 /// stops and tears down; [`failure`] then turns the stop into an error.
 pub fn fail(e: CommError, interrupt: &AtomicBool) {
+    global_read();
     if let Ok(mut f) = FAILURE.lock() {
         f.get_or_insert(e);
     }
@@ -243,6 +250,7 @@ pub fn fail(e: CommError, interrupt: &AtomicBool) {
 
 /// Adds `detail` (what the ranks reported) to the failure that stopped this run, if any.
 pub fn explain(detail: &str) {
+    global_read();
     if let Ok(mut f) = FAILURE.lock() {
         if let Some(e) = f.take() {
             *f = Some(CommError::Mismatch(format!("{e} ({detail})")));
@@ -252,12 +260,32 @@ pub fn explain(detail: &str) {
 
 /// The collective failure that stopped this run, if any: one a wait met, else mpirun ending
 /// the job ([`mpirun_aborting`]) while this rank was busy with its own work.
-pub fn failure() -> Option<CommError> {
+pub(crate) fn failure() -> Option<CommError> {
+    global_read();
     FAILURE
         .lock()
         .ok()
         .and_then(|f| f.clone())
         .or_else(|| mpirun_aborting().then(|| CommError::Aborted("this rank's own work".into())))
+}
+
+#[cfg(test)]
+thread_local! {
+    /// This thread's reads of the process-wide state above ([`global_read`]).
+    static GLOBAL_READS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Marks a read of the process-wide state (communicator, failure, watchdog, mpirun's abort): in
+/// tests, counted per thread, so a test shows a solo run makes none; nothing otherwise.
+fn global_read() {
+    #[cfg(test)]
+    GLOBAL_READS.with(|n| n.set(n.get() + 1));
+}
+
+/// This thread's reads of the process-wide state so far.
+#[cfg(test)]
+fn global_reads() -> usize {
+    GLOBAL_READS.with(|n| n.get())
 }
 
 /// This rank's CLOCK_MONOTONIC, in nanoseconds.

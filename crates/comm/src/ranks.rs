@@ -6,9 +6,10 @@
 //! the workload in its own subdirectory `rank-N` (file-per-process). Every phase: sync →
 //! local start → run → stop ([`RankSync`], the [`PhaseSync`] the engine's phases call). After
 //! the workload every rank syncs "ended" until all have, then the results are gathered at rank
-//! 0, which combines them ([`combine`]). A single rank ([`super::Solo`]) runs the workload
-//! directly in the slot's directory with the engine's own [`Solo`] synchroniser
-//! ([`phase_sync`]): no call into the ranks during a phase.
+//! 0, which combines them ([`combine`]). A single rank under `mpirun` ([`super::Solo`]) runs the
+//! workload directly in the slot's directory with the engine's own [`Solo`] synchroniser
+//! ([`phase_sync`]): no call into the ranks during a phase. A plain run never comes here: its
+//! cluster is [`super::cluster::Solo`]; these entry points are [`super::cluster::Mpi`]'s.
 //!
 //! A sync is an all-gather of every rank's state (starting a phase, or ended): a rank that sees
 //! a peer already ended while it starts a phase stops its own workload (the peer's failed),
@@ -223,9 +224,9 @@ fn sync(comm: &dyn Comm, what: &str, state: u8, stop: &Stop) -> Result<Vec<u8>, 
 #[derive(Clone, Copy, Debug)]
 pub struct RankSync;
 
-/// The synchroniser the runner puts in a repeat's [`RunContext`]: [`Solo`] alone (no call into
+/// The synchroniser of a repeat's [`RunContext`] under `mpirun`: [`Solo`] alone (no call into
 /// the ranks during a phase), [`RankSync`] with more than one rank.
-pub fn phase_sync() -> &'static dyn PhaseSync {
+pub(crate) fn phase_sync() -> &'static dyn PhaseSync {
     if world().size() == 1 {
         &Solo
     } else {
@@ -365,7 +366,7 @@ fn take_log() -> Vec<RankPhase> {
 /// Runs one repeat's workload on every rank: rank 0's side. Alone, it is `engine::run` in
 /// `ctx.dir`. With more ranks: tells the others, runs in `ctx.dir/rank-0`, and combines every
 /// rank's phases into cluster figures ([`combine`]).
-pub fn lead_workload(
+pub(crate) fn lead_workload(
     kind: &WorkloadKind,
     slot: usize,
     ctx: &RunContext,
@@ -506,7 +507,7 @@ fn run_and_gather(comm: &dyn Comm, kind: &WorkloadKind, ctx: &RunContext) -> Res
 /// until [`Cmd::Stop`] (`Ok(false)`) or an interrupt (`Ok(true)`). `workload_of(slot)` gives
 /// the workload of a slot of the plan and its filesystem type's row (what the type lacks leaves
 /// out the same phases on every rank).
-pub fn follow(
+pub(crate) fn follow(
     interrupt: &AtomicBool,
     drop_caches: bool,
     workload_of: &dyn Fn(usize) -> Option<(WorkloadKind, &'static crate::fstype::FsType)>,
@@ -558,7 +559,7 @@ pub fn follow(
 
 /// Rank 0 at the end of the session: the other ranks stop waiting. Interrupted, it does not
 /// wait (the others were interrupted too and left, or take the message if still there).
-pub fn stop_followers(interrupt: &AtomicBool) {
+pub(crate) fn stop_followers(interrupt: &AtomicBool) {
     let comm = world();
     if comm.size() == 1 || super::failure().is_some() {
         return;
@@ -579,7 +580,7 @@ pub fn stop_followers(interrupt: &AtomicBool) {
 /// (refused otherwise, on every rank); then the clock offsets of every rank against rank 0, and
 /// every rank's fingerprint for the ranks' directory `dir` ([`super::fingerprint`]), with its
 /// clock offset, at rank 0. Alone: no offsets and no fingerprints.
-pub fn start_session(
+pub(crate) fn start_session(
     suite_text: &str,
     dir: &std::path::Path,
     interrupt: &AtomicBool,

@@ -86,8 +86,9 @@ impl AgedImages {
     /// Checks everything before anything is made (usage errors, exit 2): the target keeps
     /// images, the suite has an aged `aging` case, `--keep-aged`'s folder can be made and holds
     /// no image of this run's variants yet (unless the session is `resumed`), and every image
-    /// `--aged-from` names exists, holds the variant's type and was aged like the case.
-    pub fn check(&self, target: &Target, plan: &Plan, resumed: bool) -> Result<(), RunError> {
+    /// `--aged-from` names exists, holds the variant's type and was aged like the case. `ranks`:
+    /// how many ranks run it (one only).
+    pub fn check(&self, target: &Target, plan: &Plan, resumed: bool, ranks: usize) -> Result<(), RunError> {
         let (flag, dir) = match (&self.keep, &self.from) {
             (None, None) => return Ok(()),
             (Some(_), Some(_)) => {
@@ -102,7 +103,7 @@ impl AgedImages {
         target
             .keeps_images()
             .map_err(|e| RunError::Usage(format!("{flag}: {e}")))?;
-        if crate::comm::world().size() > 1 {
+        if ranks > 1 {
             return Err(RunError::Usage(format!(
                 "{flag} with --ranks: every rank ages its own tree in its own folder, which a saved image cannot hand back; run it with one process"
             )));

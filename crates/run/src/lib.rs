@@ -65,6 +65,7 @@ pub use rounds::MoreRounds;
 pub use target::Target;
 pub use terminal::TerminalObserver;
 
+use crate::comm::cluster::Cluster;
 use crate::config::{ConfigError, Suite};
 use crate::plan::Plan;
 use crate::provision::{ProvisionError, Provisioner, RunState};
@@ -154,6 +155,8 @@ pub struct Runner {
     interrupt: Arc<AtomicBool>,
     /// The caller's rule for rounds of some cases after the plan (`fsbench verify`).
     more: Option<Arc<dyn MoreRounds>>,
+    /// The ranks this run is given, chosen by the caller.
+    cluster: Arc<dyn Cluster>,
 }
 
 impl Runner {
@@ -161,12 +164,15 @@ impl Runner {
     /// session's suite and options, and which repeats are already stored) and expands the
     /// plan for the target. `command_line` is stored with a new session for the record (the
     /// options are what `--resume` runs); `legacy` reads the command line of a session stored
-    /// before its options were. Prints nothing.
+    /// before its options were. `cluster` is the ranks the run is given
+    /// ([`crate::comm::cluster::Solo`] for one process): the runner asks it, never the process's
+    /// globals. Prints nothing.
     pub fn new(
         db: &Path,
         given: &RunOptions,
         command_line: Vec<String>,
         legacy: LegacyArgs,
+        cluster: Arc<dyn Cluster>,
     ) -> Result<Runner, RunError> {
         if given.resume.is_some() && crate::store::is_postgres(db) {
             return Err(RunError::Usage(
@@ -189,7 +195,7 @@ impl Runner {
         let target = Target::for_suite(&options, &suite)?;
         let mut plan = plan::expand(&suite, &|v| target.availability(v));
         // Many ranks share each filesystem: room for every rank's copy.
-        crate::comm::ranks::scale_plan(&mut plan, crate::comm::world().size());
+        crate::comm::ranks::scale_plan(&mut plan, cluster.size());
         Ok(Runner {
             db: db.to_path_buf(),
             options,
@@ -201,6 +207,7 @@ impl Runner {
             store,
             interrupt: crate::signal::interrupt_flag().clone(),
             more: None,
+            cluster,
         })
     }
 
@@ -268,6 +275,7 @@ impl Runner {
     /// suite and measure their clock offsets, and are told to stop at the end.
     pub fn run(self, obs: &dyn Observer) -> Result<RunSummary, RunError> {
         let interrupt = self.interrupt.clone();
+        let cluster = self.cluster.clone();
         let ranks = self.start_ranks()?;
         // The long untimed steps (mkfs, data sets, baseline, loads) reach `obs` too; each
         // step's ETA without a total is its last duration on this machine.
@@ -278,14 +286,14 @@ impl Runner {
         if let Some(f) = cache.filter(|_| durations != known) {
             let _ = steps::save_durations(&f, &durations);
         }
-        crate::comm::ranks::stop_followers(&interrupt);
+        cluster.stop_followers(&interrupt);
         result
     }
 
     /// Every rank, before the first phase: refuses a resume with many ranks, then
-    /// [`crate::comm::ranks::start_session`].
+    /// the cluster's [`Cluster::start_session`].
     fn start_ranks(&self) -> Result<RankFacts, RunError> {
-        if crate::comm::world().size() > 1 && self.resume.is_some() {
+        if self.cluster.size() > 1 && self.resume.is_some() {
             return Err(RunError::Usage(
                 "--resume runs on one rank only: resume the session without mpirun".into(),
             ));
@@ -295,7 +303,9 @@ impl Runner {
             Target::Dir { dir, .. } => dir.as_path(),
             t => t.scratch(),
         };
-        let (offsets, hosts) = crate::comm::ranks::start_session(&self.suite.source_text, dir, &self.interrupt)?;
+        let (offsets, hosts) = self
+            .cluster
+            .start_session(&self.suite.source_text, dir, &self.interrupt)?;
         Ok(RankFacts { offsets, hosts })
     }
 
@@ -305,16 +315,14 @@ impl Runner {
     pub fn follow(self) -> Result<bool, RunError> {
         self.start_ranks()?;
         let plan = &self.plan;
-        Ok(crate::comm::ranks::follow(
-            &self.interrupt,
-            self.suite.policy.drop_caches,
-            &|slot| {
+        Ok(self
+            .cluster
+            .follow(&self.interrupt, self.suite.policy.drop_caches, &|slot| {
                 plan.slots.get(slot).map(|s| {
                     let case = &plan.cases[s.case];
                     (case.workload.kind.clone(), case.variant.fs())
                 })
-            },
-        )?)
+            })?)
     }
 
     /// Rank 0's run: opens the session, runs the round queue's slots until it is done or
@@ -378,7 +386,7 @@ impl Runner {
         // enough: the safety refusal says what was found, as `plan` does.
         self.target.confirm()?;
         self.target.check_space(plan)?;
-        aged::AgedImages::of(&self.options).check(&self.target, plan, self.resume.is_some())?;
+        aged::AgedImages::of(&self.options).check(&self.target, plan, self.resume.is_some(), self.cluster.size())?;
         if let Some(offer) = self.target.cleanup_offer() {
             obs.warning(&offer);
         }
@@ -511,6 +519,7 @@ impl Runner {
             ..NewSample::new(case.id.0.clone(), slot.repeat, slot.warmup)
         };
         let outcome = slot::run_slot(
+            self.cluster.as_ref(),
             open.provisioner.as_ref(),
             &open.state,
             case,

@@ -105,9 +105,11 @@ fn run_guest_slot(
 }
 
 /// Provisions, runs and tears down one repeat, filling `sample`; the workload runs in `memory`
-/// when given (a guest variant's workload runs in the guest's own memory instead).
+/// when given (a guest variant's workload runs in the guest's own memory instead), on the ranks
+/// of `cluster`.
 #[allow(clippy::too_many_arguments)] // each is a distinct input of one repeat
 pub(super) fn run_slot(
+    cluster: &dyn crate::comm::cluster::Cluster,
     provisioner: &dyn Provisioner,
     state: &RunState,
     case: &plan::Case,
@@ -150,7 +152,7 @@ pub(super) fn run_slot(
         dir: &mounted.workdir,
         drop_caches: suite.policy.drop_caches,
         interrupt,
-        sync: crate::comm::ranks::phase_sync(),
+        sync: cluster.phase_sync(),
         on_phase,
         state: Some(state),
         fs: Some(case.variant.fs()),
@@ -168,7 +170,7 @@ pub(super) fn run_slot(
         }
     };
     // Alone, the workload in the slot's directory; with many ranks, every rank in its own.
-    let result = crate::comm::ranks::lead_workload(&case.workload.kind, at.index, &ctx, at.offsets);
+    let result = cluster.run(&case.workload.kind, at.index, &ctx, at.offsets);
     drop(entered);
     if let (Some(m), Some(before)) = (memory, oom_before) {
         if let Some(after) = m.oom_kills().filter(|a| *a > before) {

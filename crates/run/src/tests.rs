@@ -120,6 +120,83 @@ fn parse(line: &[String]) -> RunOptions {
     o
 }
 
+/// The cluster of a one-process run, which every test here is.
+fn solo() -> Arc<dyn Cluster> {
+    Arc::new(crate::comm::cluster::Solo)
+}
+
+/// A cluster of `size` ranks that records what the runner asks it (all but its size) and
+/// otherwise is [`crate::comm::cluster::Solo`]: rank 0, every repeat run by the engine here.
+struct Recording {
+    size: usize,
+    calls: Mutex<Vec<&'static str>>,
+}
+
+impl Recording {
+    fn new(size: usize) -> Arc<Recording> {
+        Arc::new(Recording {
+            size,
+            calls: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn call(&self, name: &'static str) -> crate::comm::cluster::Solo {
+        self.calls.lock().unwrap().push(name);
+        crate::comm::cluster::Solo
+    }
+
+    fn calls(&self) -> Vec<&'static str> {
+        self.calls.lock().unwrap().clone()
+    }
+}
+
+impl Cluster for Recording {
+    fn rank(&self) -> usize {
+        0
+    }
+    fn size(&self) -> usize {
+        self.size
+    }
+    fn start_session(
+        &self,
+        suite_text: &str,
+        dir: &Path,
+        interrupt: &AtomicBool,
+    ) -> Result<(Vec<crate::comm::ClockOffset>, Vec<crate::store::RankHost>), crate::comm::CommError> {
+        self.call("start_session").start_session(suite_text, dir, interrupt)
+    }
+    fn phase_sync(&self) -> &dyn crate::engine::sync::PhaseSync {
+        self.calls.lock().unwrap().push("phase_sync");
+        &crate::engine::sync::Solo
+    }
+    fn run(
+        &self,
+        kind: &crate::engine::WorkloadKind,
+        slot: usize,
+        ctx: &crate::engine::RunContext,
+        offsets: &[crate::comm::ClockOffset],
+    ) -> Result<crate::metric::RawSample, crate::engine::EngineError> {
+        self.call("run").run(kind, slot, ctx, offsets)
+    }
+    fn stop_followers(&self, interrupt: &AtomicBool) {
+        self.call("stop_followers").stop_followers(interrupt)
+    }
+    fn follow(
+        &self,
+        interrupt: &AtomicBool,
+        drop_caches: bool,
+        workload_of: crate::comm::cluster::WorkloadOf,
+    ) -> Result<bool, crate::comm::CommError> {
+        self.call("follow").follow(interrupt, drop_caches, workload_of)
+    }
+    fn failure(&self) -> Option<crate::comm::CommError> {
+        self.call("failure").failure()
+    }
+    fn finish(&self) {
+        self.call("finish").finish()
+    }
+}
+
 /// When a repeat is announced, counts the samples a second connection to the database already
 /// sees; optionally raises the interrupt flag at the first phase. Runs beside a [`Recorder`]
 /// through a [`Fanout`].
@@ -181,7 +258,7 @@ fn repeat_events(variant: &str, what: &str) -> Vec<Event> {
 #[test]
 fn a_real_run_announces_its_events_in_order_each_repeat_after_its_commit() {
     let f = Fixture::new();
-    let runner = Runner::new(&f.db, &f.args(&[]), f.command_line.clone(), LEGACY)
+    let runner = Runner::new(&f.db, &f.args(&[]), f.command_line.clone(), LEGACY, solo())
         .unwrap()
         .with_interrupt(Arc::new(AtomicBool::new(false)));
     let variant = runner.plan().cases[0].variant.name.clone();
@@ -219,6 +296,45 @@ fn a_real_run_announces_its_events_in_order_each_repeat_after_its_commit() {
     assert_eq!(std::fs::read_dir(bench).unwrap().count(), 0);
 }
 
+/// The runner asks the cluster it is given about the ranks, never the process's globals: the
+/// session's start, each repeat's synchroniser and workload, the end; its size scales the plan
+/// and refuses a resume with many ranks.
+#[test]
+fn the_runner_asks_the_cluster_it_is_given() {
+    let f = Fixture::new();
+    let one = Recording::new(1);
+    let runner = Runner::new(&f.db, &f.args(&[]), f.command_line.clone(), LEGACY, one.clone())
+        .unwrap()
+        .with_interrupt(Arc::new(AtomicBool::new(false)));
+    let files = runner.plan().cases[0].footprint.files;
+    let summary = runner.run(&Recorder::default()).unwrap();
+    assert_eq!((summary.interrupted, summary.failed), (false, 0));
+    let repeat = ["phase_sync", "run"];
+    let mut want = vec!["start_session"];
+    want.extend(repeat.iter().chain(&repeat).chain(&repeat));
+    want.push("stop_followers");
+    assert_eq!(one.calls(), want);
+
+    // Two ranks: every case holds a copy per rank.
+    let two = Runner::new(&f.db, &f.args(&[]), vec![], LEGACY, Recording::new(2)).unwrap();
+    assert_eq!(two.plan().cases[0].footprint.files, 2 * files);
+
+    // A session interrupted at its first phase is resumed on one rank only, refused before the
+    // ranks start.
+    let flag = Arc::new(AtomicBool::new(false));
+    let runner = Runner::new(&f.db, &f.args(&[]), f.command_line.clone(), LEGACY, solo())
+        .unwrap()
+        .with_interrupt(flag.clone());
+    assert!(runner.run(&CommitCheck::new(&f.db, Some(flag))).unwrap().interrupted);
+    let two = Recording::new(2);
+    let resumed = Runner::new(&f.db, &f.args(&["--resume", "latest"]), vec![], LEGACY, two.clone()).unwrap();
+    match resumed.run(&Recorder::default()) {
+        Err(RunError::Usage(m)) => assert!(m.contains("one rank only"), "{m}"),
+        other => panic!("resumed with two ranks: {:?}", other.map(|s| s.session)),
+    }
+    assert_eq!(two.calls(), Vec::<&str>::new());
+}
+
 #[test]
 fn an_interrupted_run_stores_no_partial_repeat_and_resume_runs_the_rest() {
     interrupt_then_resume(&Fixture::new(), |_| {});
@@ -239,7 +355,7 @@ fn a_session_stored_with_only_its_command_line_resumes() {
 /// database, then resumes it to the end.
 fn interrupt_then_resume(f: &Fixture, before_resume: impl Fn(&Path)) {
     let flag = Arc::new(AtomicBool::new(false));
-    let runner = Runner::new(&f.db, &f.args(&[]), f.command_line.clone(), LEGACY)
+    let runner = Runner::new(&f.db, &f.args(&[]), f.command_line.clone(), LEGACY, solo())
         .unwrap()
         .with_interrupt(flag.clone());
     let (recorder, check) = (Recorder::default(), CommitCheck::new(&f.db, Some(flag)));
@@ -263,7 +379,7 @@ fn interrupt_then_resume(f: &Fixture, before_resume: impl Fn(&Path)) {
     drop(summary);
     before_resume(&f.db);
 
-    let runner = Runner::new(&f.db, &f.args(&["--resume", "latest"]), vec![], LEGACY)
+    let runner = Runner::new(&f.db, &f.args(&["--resume", "latest"]), vec![], LEGACY, solo())
         .unwrap()
         .with_interrupt(Arc::new(AtomicBool::new(false)));
     let (recorder, check) = (Recorder::default(), CommitCheck::new(&f.db, None));
@@ -295,12 +411,12 @@ fn interrupt_then_resume(f: &Fixture, before_resume: impl Fn(&Path)) {
 fn resume_refuses_suite_options_and_a_missing_database() {
     let f = Fixture::new();
     let a = f.args(&["--resume", "latest", "--dir", "/tmp"]);
-    let e = Runner::new(&f.db, &a, vec![], LEGACY).err().expect("refused");
+    let e = Runner::new(&f.db, &a, vec![], LEGACY, solo()).err().expect("refused");
     assert!(
         e.is_usage() && e.to_string().contains("drop the other suite options"),
         "{e}"
     );
-    let e = Runner::new(&f.db, &f.args(&["--resume", "latest"]), vec![], LEGACY)
+    let e = Runner::new(&f.db, &f.args(&["--resume", "latest"]), vec![], LEGACY, solo())
         .err()
         .expect("refused");
     assert!(e.is_usage() && e.to_string().contains("nothing to resume"), "{e}");
@@ -312,7 +428,7 @@ fn resume_refuses_suite_options_and_a_missing_database() {
 #[test]
 fn the_order_seed_and_the_sequential_design_are_stored_with_a_new_session() {
     let f = Fixture::new();
-    let seeded = Runner::new(&f.db, &f.args_plus(&["--seed", "7"]), vec![], LEGACY).unwrap();
+    let seeded = Runner::new(&f.db, &f.args_plus(&["--seed", "7"]), vec![], LEGACY, solo()).unwrap();
     assert_eq!(seeded.options.seed, Some(7));
     let queue = RoundQueue::new(&seeded.plan, &seeded.suite, &seeded.options, &|_| false);
     let queued: Vec<usize> = queue.todo.iter().map(|(i, _)| *i).collect();
@@ -320,9 +436,9 @@ fn the_order_seed_and_the_sequential_design_are_stored_with_a_new_session() {
         queued,
         crate::plan::run_order(&seeded.plan, seeded.suite.policy.order, Some(7))
     );
-    let drawn = Runner::new(&f.db, &f.args(&[]), vec![], LEGACY).unwrap();
+    let drawn = Runner::new(&f.db, &f.args(&[]), vec![], LEGACY, solo()).unwrap();
     assert!(drawn.options.seed.is_some());
-    let adaptive = Runner::new(&f.db, &f.args_plus(&["--budget", "1h"]), vec![], LEGACY).unwrap();
+    let adaptive = Runner::new(&f.db, &f.args_plus(&["--budget", "1h"]), vec![], LEGACY, solo()).unwrap();
     assert_eq!(
         adaptive.options.sequential,
         Some(crate::stats::verdict::Design::pending(2, adaptive::MAX_REPEATS)),
@@ -330,7 +446,7 @@ fn the_order_seed_and_the_sequential_design_are_stored_with_a_new_session() {
     );
     let stored = RunOptions::from_json(&adaptive.options.to_json()).unwrap();
     assert_eq!(stored.sequential, adaptive.options.sequential);
-    let precise = Runner::new(&f.db, &f.args_plus(&["--precision", "5"]), vec![], LEGACY).unwrap();
+    let precise = Runner::new(&f.db, &f.args_plus(&["--precision", "5"]), vec![], LEGACY, solo()).unwrap();
     assert_eq!(
         precise.options.sequential,
         Some(crate::stats::verdict::Design::new(2, adaptive::MAX_REPEATS)),
