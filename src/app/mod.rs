@@ -10,10 +10,11 @@
 
 mod list;
 mod machine;
+mod push;
+pub mod shell;
 mod verify;
 
 use crate::cli::{Cli, Command, CompareArgs, ReportArgs, RunArgs};
-use crate::cli_extra::PushError;
 use crate::config::{self, ConfigError};
 use crate::history::HistoryError;
 use crate::report::{self, Format};
@@ -21,6 +22,7 @@ use crate::run::{self, RunError, RunSummary, Runner, TerminalObserver};
 use crate::signal;
 use crate::store::{ResultStore, StoreError};
 use anyhow::{Context, Result};
+use push::PushError;
 use std::io::Write;
 use std::path::Path;
 
@@ -91,19 +93,17 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::History(a) => Ok(crate::history::cmd_history(&cli.db, &a.options())?),
-        Command::Push { sessions, to } => crate::cli_extra::cmd_push(&cli.db, &sessions, &to),
+        Command::Push { sessions, to } => push::cmd_push(&cli.db, &sessions, &to),
         Command::Completions { shell } => {
-            crate::cli_extra::completions(shell, &mut std::io::stdout().lock());
+            shell::completions(shell, &mut std::io::stdout().lock());
             Ok(0)
         }
         Command::Man { dir: None } => {
-            crate::cli_extra::man_page(&mut std::io::stdout().lock())?;
+            shell::man_page(&mut std::io::stdout().lock())?;
             Ok(0)
         }
         Command::Man { dir: Some(dir) } => {
-            for p in crate::cli_extra::man_pages_to(&dir)
-                .with_context(|| format!("writing man pages into {}", dir.display()))?
-            {
+            for p in shell::man_pages_to(&dir).with_context(|| format!("writing man pages into {}", dir.display()))? {
                 println!("{}", p.display());
             }
             Ok(0)

@@ -13,4 +13,4 @@ use fsbench_core::progress;
 use fsbench_core::units;
 
 pub mod datasets;
-pub mod external;
+pub mod parsers;

@@ -18,7 +18,7 @@
 // The lower crates' modules this crate uses, by their names in the layer map
 // (doc/architecture.md), so a path reads `crate::units::Bytes` in every crate.
 use fsbench_comm as comm;
-use fsbench_content::external;
+use fsbench_content::parsers;
 use fsbench_core::host;
 use fsbench_core::metric;
 use fsbench_core::policy;

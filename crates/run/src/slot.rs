@@ -248,7 +248,7 @@ fn path_facts(
     facts.loop_dio_asked = mounted.loop_dio_asked;
     let mut args = v.fs().default_mkfs_args();
     args.extend(v.mkfs_args.iter().cloned());
-    facts.mkfs_asked = crate::external::mkfs_params::asked(&v.fs_type, &args);
+    facts.mkfs_asked = crate::parsers::mkfs_params::asked(&v.fs_type, &args);
     match crate::provision::readback::mkfs_params(&v.fs_type, mounted.device.as_deref(), &mounted.mountpoint) {
         Ok(p) => facts.mkfs_params = p.unwrap_or_default(),
         Err(e) => notes.push(format!("mkfs parameters: not read back: {e}")),

@@ -9,7 +9,7 @@ extern crate fsbench_core;
 
 // The lower crates' modules this crate uses, by their names in the layer map
 // (doc/architecture.md), so a path reads `crate::units::Bytes` in every crate.
-use fsbench_content::external;
+use fsbench_content::parsers;
 use fsbench_core::fstype;
 use fsbench_core::host;
 use fsbench_core::metric;

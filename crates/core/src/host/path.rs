@@ -60,7 +60,7 @@ pub struct PathFacts {
     pub probe_content: Option<String>,
     /// The filesystem's creation parameters read back from its superblock after mounting
     /// (`dumpe2fs -h`, `xfs_info`, `btrfs inspect-internal dump-super`, or the dataset's
-    /// `zfs get`; the keys of the `external::mkfs_params` parsers: `block_size`, `inode_size`,
+    /// `zfs get`; the keys of the `parsers::mkfs_params` parsers: `block_size`, `inode_size`,
     /// `sector_size`, `node_size` in bytes, the rest in the tool's words). Empty when not read.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub mkfs_params: BTreeMap<String, String>,

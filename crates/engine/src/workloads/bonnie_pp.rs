@@ -5,7 +5,7 @@
 //! One repeat is one `bonnie++ -q -d <run dir> -m fsbench -s <MiB>[:chunk] -n <k>[:max:min:dirs]
 //! -r <MiB> [-f[MiB]] [-z seed] [-u root]` run ([`super::tool::Tool::run`]: a timed,
 //! interruptible child in its own process group, the run directory emptied afterwards). Its
-//! CSV line ([`crate::external::bonnie_pp`]) gives the phases, named as the native workload's
+//! CSV line ([`crate::parsers::bonnie_pp`]) gives the phases, named as the native workload's
 //! (`seq_write_char` … `rand_delete`), with the native metric names where they mean the same:
 //!
 //! | metric | unit | from bonnie++ |
@@ -32,9 +32,9 @@
 //!
 //! References: bonnie++(8), `/usr/share/doc/bonnie++/readme.html`.
 
-use crate::external::bonnie_pp::{self as report, Amount, Value};
 use crate::host::is_root;
 use crate::metric::{CpuUsage, MetricId, PhaseResult, RawSample, Unit};
+use crate::parsers::bonnie_pp::{self as report, Amount, Value};
 use crate::phase::{Caches, Phases};
 use crate::units::Bytes;
 use crate::workloads::tool::Tool;

@@ -17,8 +17,8 @@
 //!
 //! References: dbench(1), `/usr/share/doc/dbench/README.gz`.
 
-use crate::external::dbench as report;
 use crate::metric::{MetricId, RawSample, Unit};
+use crate::parsers::dbench as report;
 use crate::phase::{Caches, Phases};
 use crate::units::{Bytes, Dur};
 use crate::workloads::tool::Tool;

@@ -6,7 +6,7 @@
 //! a timed, interruptible child ([`crate::child`]; on Ctrl-C its process group is
 //! killed, and then every process left with the run directory as its working directory, since
 //! fio's forked job processes start their own sessions) inside one [`Phases::with_children`] region, so the CPU of
-//! fio and its job processes is counted. Its report ([`crate::external::fio`]) gives one phase
+//! fio and its job processes is counted. Its report ([`crate::parsers::fio`]) gives one phase
 //! per job entry and direction that moved data, named `<jobname>_read`, `_write`, `_trim`:
 //!
 //! | metric | unit | from fio |
@@ -45,8 +45,8 @@
 //! References: fio(1), <https://fio.readthedocs.io/en/latest/fio_doc.html>.
 
 use crate::child::{self, ChildError, Sink, Watch};
-use crate::external::fio as report;
 use crate::metric::{MetricId, RawSample, Unit};
+use crate::parsers::fio as report;
 use crate::phase::{Caches, Phases};
 use crate::units::{Bytes, Dur};
 use crate::{EngineError, RunContext, Workload, WorkloadKind};

@@ -21,8 +21,8 @@
 //! References: PostMark's own help (`help` at its prompt); J. Katcher, "PostMark: A New File
 //! System Benchmark", NetApp TR3022 (1997).
 
-use crate::external::postmark as report;
 use crate::metric::{MetricId, RawSample, Unit};
+use crate::parsers::postmark as report;
 use crate::phase::{Caches, Phases};
 use crate::units::Bytes;
 use crate::workloads::tool::Tool;

@@ -6,7 +6,7 @@
 //! One repeat, each step a child in the run directory ([`super::tool::Tool`]):
 //! 1. `sysbench fileio <options> prepare` (untimed): sysbench writes its `test_file.*`;
 //! 2. `sysbench fileio <options> run` (timed, caches dropped before it when the run asks): the
-//!    phase; its report ([`crate::external::sysbench_fileio`]) gives the metrics;
+//!    phase; its report ([`crate::parsers::sysbench_fileio`]) gives the metrics;
 //! 3. `sysbench fileio <options> cleanup` (untimed), then every entry of the run directory is
 //!    removed (also after a failure or an interrupt, when the cleanup step is skipped).
 //!
@@ -25,8 +25,8 @@
 //!
 //! References: `sysbench fileio help` (sysbench 1.0.20).
 
-use crate::external::sysbench_fileio as report;
 use crate::metric::{MetricId, RawSample, Unit};
+use crate::parsers::sysbench_fileio as report;
 use crate::phase::{Caches, Phases};
 use crate::units::{Bytes, Dur};
 use crate::workloads::fileio::FileioMode;
@@ -280,7 +280,7 @@ impl Workload for SysbenchFileioSpec {
 
     fn tool_versions(&self) -> Vec<(String, String)> {
         TOOL.probe(&["--version"])
-            .and_then(|t| crate::external::sysbench::parse_version(&t))
+            .and_then(|t| crate::parsers::sysbench::parse_version(&t))
             .map(|v| vec![("sysbench".to_string(), v)])
             .unwrap_or_default()
     }

@@ -81,7 +81,7 @@ pub enum ProvisionError {
         what: &'static str,
         /// Why its output is unreadable.
         #[source]
-        source: crate::external::ParseError,
+        source: crate::parsers::ParseError,
     },
     /// A system call on the machine failed (an unmount).
     #[error(transparent)]

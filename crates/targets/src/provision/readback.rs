@@ -4,16 +4,16 @@
 //!
 //! - ext2/3/4: `dumpe2fs -h DEVICE`; xfs: `xfs_info MOUNTPOINT`; btrfs: `btrfs inspect-internal
 //!   dump-super DEVICE`; zfs: `zfs get -Hp -o property,value` of
-//!   [`crate::external::mkfs_params::ZFS_PROPERTIES`] on the dataset mounted there (the mount's
+//!   [`crate::parsers::mkfs_params::ZFS_PROPERTIES`] on the dataset mounted there (the mount's
 //!   source in /proc/mounts). Other types have nothing to read: `Ok(None)`.
 //! - [`zfs_probe_ratio`]: the dataset's `compressratio` after a probe file of the workload's
 //!   kind of data is written and its transaction group committed.
 //!
-//! The parsing is [`crate::external::mkfs_params`]'s; a tool that fails or prints something
+//! The parsing is [`crate::parsers::mkfs_params`]'s; a tool that fails or prints something
 //! else is an error the caller turns into a sample note.
 
 use super::{run_tool, ProvisionError};
-use crate::external::mkfs_params::{self, Params, ZFS_PROPERTIES};
+use crate::parsers::mkfs_params::{self, Params, ZFS_PROPERTIES};
 use std::path::Path;
 
 /// The creation parameters of the `fs_type` filesystem on `device` mounted at `mountpoint`,

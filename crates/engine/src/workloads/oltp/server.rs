@@ -54,10 +54,10 @@
 use super::pgshm::RemovePgShm;
 use super::{Client, DbEngine, OltpSpec};
 use crate::child::{self, describe, ChildError, Sink, Watch};
-use crate::external::{pgbench, sysbench};
 use crate::host::find_tool;
 use crate::host::is_root;
 use crate::metric::{MetricId, RawSample, Unit};
+use crate::parsers::{pgbench, sysbench};
 use crate::phase::{Phases, Policy};
 use crate::undo::UndoLog;
 use crate::Unavailable;
@@ -1015,7 +1015,7 @@ struct ClientReport {
 
 /// The phase's metrics from the client's report.
 fn metrics_from(tools: &Tools, text: &str) -> Result<ClientReport, EngineError> {
-    let bad = |e: crate::external::ParseError| {
+    let bad = |e: crate::parsers::ParseError| {
         EngineError::io(
             "reading the client's report".to_string(),
             io::Error::other(format!("{e}; last lines: {}", tail(text, 3))),

@@ -1,5 +1,5 @@
 //! Adapters for external benchmark tools whose output fsbench turns into the same metrics as
-//! its native workloads (doc/architecture.md, the `external` row).
+//! its native workloads (doc/architecture.md, the `parsers` row).
 //!
 //! Each adapter is a pure parser from the tool's text output to a typed summary, so it can be
 //! tested on real outputs captured on this machine (`tests/fixtures/`), plus the small helpers
