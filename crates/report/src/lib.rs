@@ -46,6 +46,7 @@ use fsbench_engine as engine;
 use fsbench_store as store;
 
 pub mod aging;
+pub mod block;
 mod build;
 pub mod cachebound;
 pub mod calibration;
