@@ -20,6 +20,7 @@ pub use fsbench_history as history;
 pub use fsbench_report as report;
 pub use fsbench_run as run;
 pub use fsbench_run::events;
+pub use fsbench_sections as sections;
 pub use fsbench_store as store;
 pub use fsbench_suites::{config, plan};
 pub use fsbench_targets::{balloon, baseline, cgroup, guest, provision};

@@ -210,25 +210,38 @@ fn cmd_run(db: &Path, a: &RunArgs, verbosity: i8) -> Result<i32> {
     Ok(failures.exit_code(strict))
 }
 
-/// The report model of a stored session, with the trim and confidence of its stored policy.
-fn build_model(store: &dyn ResultStore, session: i64) -> Result<report::ReportModel> {
-    let data = store.load_session(session)?;
-    let policy = &data.session.info.policy;
-    Ok(report::build(&data, policy.trim as usize, policy.confidence))
-}
-
-pub(super) fn print_report(store: &dyn ResultStore, session: i64, format: Format, out: &mut dyn Write) -> Result<()> {
-    // The features' sections of the report (each "" for a session it did not touch).
-    let sections: [&dyn report::Section; 7] = [
+/// The features' sections of the report, in the order it shows them (each "" for a session it
+/// did not touch).
+fn sections() -> Vec<&'static dyn report::Section> {
+    let [powercut, durability, repair, aging] = crate::sections::all();
+    vec![
         &report::capacity::CapacitySection,
-        &report::durability::DurabilitySection,
-        &report::repair::RepairSection,
-        &report::aging::AgingSection,
+        powercut,
+        durability,
+        repair,
+        aging,
         &report::calibration::CalibrationSection,
         &crate::comm::section::RanksSection,
         &crate::verify::html::ForestSection,
-    ];
-    out.write_all(report::render(&build_model(store, session)?, format, &sections).as_bytes())?;
+    ]
+}
+
+/// The report model of a stored session, with the trim and confidence of its stored policy and
+/// the features' [`sections`].
+fn build_model(store: &dyn ResultStore, session: i64) -> Result<report::ReportModel> {
+    let data = store.load_session(session)?;
+    let policy = &data.session.info.policy;
+    Ok(report::build_with(
+        &data,
+        policy.trim as usize,
+        policy.confidence,
+        &sections(),
+    ))
+}
+
+pub(super) fn print_report(store: &dyn ResultStore, session: i64, format: Format, out: &mut dyn Write) -> Result<()> {
+    let model = build_model(store, session)?;
+    out.write_all(report::render(&model, format, &sections()).as_bytes())?;
     Ok(())
 }
 

@@ -10,7 +10,7 @@ use super::number;
 use super::role;
 use super::words::without_name;
 use super::Warning;
-use super::{Cell, ReportModel, Row, Standing, StandingRule, VsBest, WorkloadTable, SCHEMA_VERSION};
+use super::{Cell, ReportModel, Row, Section, Standing, StandingRule, VsBest, WorkloadTable, SCHEMA_VERSION};
 use crate::metric::MetricId;
 use crate::stats::two_sample::{self, ratio_ci, tie, Sample, Tie};
 use crate::stats::{self, first_run_effect, high_cov, summarize};
@@ -29,8 +29,16 @@ fn push_unique<T: PartialEq>(list: &mut Vec<T>, item: T) {
 
 /// Builds the report model of `data`: `trim` values dropped per end for trimmed means and
 /// `confidence` (e.g. 0.95) for the Student-t intervals of the means. See the module docs of
-/// [`crate::report`] for ordering, `best` and warning rules.
+/// [`crate::report`] for ordering, `best` and warning rules. Without the features' sections:
+/// see [`build_with`].
 pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
+    build_with(data, trim, confidence, &[])
+}
+
+/// [`build`] with the features' `sections`: the notes they write per repeat
+/// ([`Section::notes_per_repeat`]) become one terminal line per kind, and what they export
+/// ([`Section::export`]) is in the model's `extensions`, in the order given.
+pub fn build_with(data: &SessionData, trim: usize, confidence: f64, sections: &[&dyn Section]) -> ReportModel {
     let mut variants: Vec<String> = Vec::new();
     let mut workloads: Vec<(String, String)> = Vec::new();
     for case in &data.cases {
@@ -123,6 +131,7 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
         case_by_id: &case_by_id,
         tables: &tables,
         confidence,
+        per_repeat: sections.iter().flat_map(|s| s.notes_per_repeat()).copied().collect(),
     }
     .collect(&non_finite);
     let mut warnings = warnings;
@@ -137,10 +146,14 @@ pub fn build(data: &SessionData, trim: usize, confidence: f64) -> ReportModel {
         samples: data.samples.clone(),
         baseline: data.baseline.clone(),
         latency_windows: Vec::new(),
-        durability: Vec::new(),
+        extensions: serde_json::Map::new(),
     };
     model.latency_windows = super::windows::over_time(&model);
-    model.durability = super::durability::matrices(&model);
+    for s in sections {
+        if let Some((key, value)) = s.export(&model) {
+            model.extensions.insert(key, value);
+        }
+    }
     let checks = super::methodology::checks(&model);
     model.warnings.extend(checks);
     model
@@ -343,6 +356,8 @@ struct Warnings<'a> {
     case_by_id: &'a HashMap<&'a str, &'a CaseRecord>,
     tables: &'a [WorkloadTable],
     confidence: f64,
+    /// The features' notes written per repeat ([`Section::notes_per_repeat`]).
+    per_repeat: Vec<(&'static str, &'static str)>,
 }
 
 impl Warnings<'_> {
@@ -518,7 +533,7 @@ impl Warnings<'_> {
             out.push(
                 match (
                     short_phase_note(text).or_else(|| path_note(text)),
-                    per_cut_note(text),
+                    per_repeat_note(&self.per_repeat, text),
                     guest_boot_note(text),
                 ) {
                     (Some((kind, phases)), _, _) => {
@@ -535,11 +550,11 @@ impl Warnings<'_> {
     }
 }
 
-/// The kind of a note a cut workload writes per repeat or per cut
-/// ([`crate::engine::workloads::powercut::PER_CUT_NOTES`]), so the terminal prints one line
-/// for all of them.
-fn per_cut_note(note: &str) -> Option<String> {
-    crate::engine::workloads::powercut::PER_CUT_NOTES
+/// The kind of a note a feature's workload writes per repeat or per cut (`per_repeat`, from
+/// [`Section::notes_per_repeat`]: the power-cut workloads' cuts), so the terminal prints one
+/// line for all of them.
+fn per_repeat_note(per_repeat: &[(&str, &str)], note: &str) -> Option<String> {
+    per_repeat
         .iter()
         .find(|(prefix, _)| note.starts_with(prefix))
         .map(|(_, words)| format!("note: {words} (in full in the md, json and html reports)"))
@@ -1049,7 +1064,17 @@ mod tests {
                 .notes
                 .push(format!("VIOLATION (durable): cut 1: f{i}: 4 lost of 4 units damaged"));
         }
-        let m = build(&data, 1, 0.95);
+        // What the power-cut sections say of their notes (`fsbench-sections`).
+        struct Cuts;
+        impl Section for Cuts {
+            fn notes_per_repeat(&self) -> &[(&'static str, &'static str)] {
+                &[
+                    ("cuts: ", "each cut's recovery mount, damaged units and fsck verdict"),
+                    ("VIOLATION (", "VIOLATION, one note per damaged file"),
+                ]
+            }
+        }
+        let m = build_with(&data, 1, 0.95, &[&Cuts]);
         let full = m
             .warnings
             .iter()

@@ -834,14 +834,14 @@ pub fn latency_label(us: f64) -> String {
 }
 
 /// The pixel points of the line of variant `name` (escaped as in `data-variant`) in an SVG of
-/// [`line_chart`], for tests.
-#[cfg(test)]
-pub(super) fn series_points(svg: &str, name: &str) -> Vec<(f64, f64)> {
+/// [`line_chart`], for tests (the sections' too).
+#[cfg(any(test, feature = "test-support"))]
+pub fn series_points(svg: &str, name: &str) -> Vec<(f64, f64)> {
     polyline_points(svg, &format!("class=\"series\" data-variant=\"{name}\""))
 }
 
 /// The pixel points of the first `<polyline>` whose attributes start with `attrs`, for tests.
-#[cfg(test)]
+#[cfg(any(test, feature = "test-support"))]
 pub(super) fn polyline_points(svg: &str, attrs: &str) -> Vec<(f64, f64)> {
     let start = svg.find(attrs).unwrap_or_else(|| panic!("no line {attrs}"));
     let points = &svg[start..];

@@ -46,7 +46,7 @@ use fsbench_core::units;
 use fsbench_engine as engine;
 use fsbench_store as store;
 
-pub mod aging;
+pub mod block;
 mod build;
 pub mod cachebound;
 pub mod calibration;
@@ -55,7 +55,6 @@ pub mod caption;
 pub mod charts;
 pub mod compare;
 mod csv;
-pub mod durability;
 pub mod escape;
 pub mod group;
 mod histogram;
@@ -63,7 +62,6 @@ mod html;
 mod matrix;
 pub mod methodology;
 pub mod number;
-pub mod repair;
 mod role;
 mod spectrum;
 mod summary;
@@ -72,12 +70,12 @@ mod throughput;
 mod view;
 pub mod warning;
 pub mod windows;
-mod words;
+pub mod words;
 
 #[cfg(any(test, feature = "test-support"))]
 pub mod fixture;
 
-pub use build::build;
+pub use build::{build, build_with};
 pub use text::render_table;
 pub use warning::Warning;
 
@@ -296,12 +294,10 @@ pub struct ReportModel {
     /// histograms added ([`windows`]); absent from the JSON export when there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub latency_windows: Vec<windows::LatencyOverTime>,
-    /// The durability matrices (issue 28), one per `durability` workload ([`durability`]):
-    /// per primitive and filesystem the damaged units with their interval, the verdicts and
-    /// findings, the fsync error probe and the recovery; absent from the JSON export when the
-    /// session has none.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub durability: Vec<durability::Matrix>,
+    /// What the features' sections add to the JSON export ([`Section::export`]), by key, after
+    /// every field above (the durability matrices under `durability`); absent when none does.
+    #[serde(flatten)]
+    pub extensions: serde_json::Map<String, serde_json::Value>,
 }
 
 impl ReportModel {
@@ -319,28 +315,53 @@ impl ReportModel {
     }
 }
 
-/// A section that a feature above the report (the many-rank figures of `comm`, the forest
-/// plot of `verify`) adds to a session's Markdown and HTML reports. The report knows nothing of
-/// the features: their caller passes the sections to [`render`], which puts them, in the order
-/// given, after the workloads (HTML: after the synthetic-versus-real chart, before the
-/// environment; Markdown: after the legend, before the warnings).
+/// A section that a feature above the report (the workload sections of `fsbench-sections`, the
+/// many-rank figures of `comm`, the forest plot of `verify`) adds to a session's reports. The
+/// report knows nothing of the features: their caller passes the sections to [`build_with`] and
+/// [`render`], which puts them, in the order given, after the workloads (HTML: after the
+/// synthetic-versus-real chart, before the environment; Markdown: after the legend, before the
+/// warnings).
 ///
-/// Invariant: a section that has nothing to say about `model` renders to "" in both formats, so
-/// the report of a session the feature did not touch is the same with or without it.
+/// A section says what it shows once, as neutral [`block::Block`]s ([`Section::blocks`]); the
+/// default [`Section::markdown`] and [`Section::html`] render those, and [`Section::text`]
+/// renders nothing unless the section asks for the terminal (`block::text(&self.blocks(m))`).
+///
+/// Invariant: a section that has nothing to say about `model` renders to "" in every format and
+/// exports nothing, so the report of a session the feature did not touch is the same with or
+/// without it.
 pub trait Section {
+    /// What the section shows of `model`, for every format (none, the default).
+    fn blocks(&self, _model: &ReportModel) -> Vec<block::Block> {
+        Vec::new()
+    }
     /// The section as plain text after the terminal table ("" for none, the default).
     fn text(&self, _model: &ReportModel) -> String {
         String::new()
     }
     /// The section in Markdown, starting with its own blank line and heading ("" for none).
-    fn markdown(&self, model: &ReportModel) -> String;
+    fn markdown(&self, model: &ReportModel) -> String {
+        block::markdown(&self.blocks(model))
+    }
     /// The section in HTML, starting with its `<h2>` ("" for none).
-    fn html(&self, model: &ReportModel) -> String;
+    fn html(&self, model: &ReportModel) -> String {
+        block::html(&self.blocks(model))
+    }
     /// Whether the section is the answer of this session and opens the HTML page, right after
     /// its heading, before the summary and the tables (verify's verdicts); by default it goes
     /// before the environment.
     fn leads(&self, _model: &ReportModel) -> bool {
         false
+    }
+    /// The notes the feature's workloads write once per repeat or per cut, with figures that
+    /// differ each time, as `(prefix, what the terminal calls them all)`: [`build_with`] makes
+    /// them one terminal line per prefix (the other formats list each in full).
+    fn notes_per_repeat(&self) -> &[(&'static str, &'static str)] {
+        &[]
+    }
+    /// A value the JSON export carries under `key` ([`ReportModel::extensions`], set by
+    /// [`build_with`]); `None`, the default, for nothing.
+    fn export(&self, _model: &ReportModel) -> Option<(String, serde_json::Value)> {
+        None
     }
 }
 

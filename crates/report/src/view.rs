@@ -90,33 +90,6 @@ impl CellView<'_> {
 }
 
 /// `throughput (MiB/s)`.
-/// Appends an HTML table of class `class` to `out`: the `head` cells, then `rows`, whose cells
-/// from column `num_from` on are numbers (`class="num"`); every text is escaped here, once.
-pub(super) fn html_table<R: AsRef<[String]>>(
-    out: &mut String,
-    class: &str,
-    head: &[&str],
-    rows: impl IntoIterator<Item = R>,
-    num_from: usize,
-) {
-    use super::escape::html as esc;
-    use std::fmt::Write as _;
-    let _ = write!(out, "<table class=\"{}\"><thead><tr>", esc(class));
-    for h in head {
-        let _ = write!(out, "<th>{}</th>", esc(h));
-    }
-    out.push_str("</tr></thead><tbody>");
-    for r in rows {
-        out.push_str("<tr>");
-        for (i, c) in r.as_ref().iter().enumerate() {
-            let class = if i >= num_from { " class=\"num\"" } else { "" };
-            let _ = write!(out, "<td{class}>{}</td>", esc(c));
-        }
-        out.push_str("</tr>");
-    }
-    out.push_str("</tbody></table>");
-}
-
 pub(super) fn name_unit(metric: &MetricId) -> String {
     format!("{} ({})", metric.name, metric.unit)
 }

@@ -47,7 +47,7 @@ pub fn wrap(text: &str, width: usize) -> String {
 }
 
 /// `n` with thousands separators: `1,000,000`.
-pub(super) fn thousands(n: u64) -> String {
+pub fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::with_capacity(s.len() + s.len() / 3);
     for (i, ch) in s.chars().enumerate() {

@@ -14,7 +14,7 @@
 //! Same seed and spec → the same files, directories, sizes and bytes in both modes (every byte
 //! of file `id` at offset `o` is a fixed function of `(id, o)`, so overwriting rewrites the same
 //! content), and the same tree on every filesystem type. The report's aging section
-//! (`report::aging`) divides the aged by the fresh figures per filesystem.
+//! (`sections::aging`) divides the aged by the fresh figures per filesystem.
 //!
 //! | phase | mode | what is timed | metrics |
 //! |---|---|---|---|

@@ -30,7 +30,7 @@
 //! (1 when it lost something) instead of `violations`. The phase's time is the sequences' wall
 //! time summed over the cuts. A violation (per file), and a negative control that lost nothing
 //! (the method cannot see a loss), are notes in capitals; the report's durability matrix
-//! (`report::durability`) gives each rate with its 95 % Wilson interval beside the promise and
+//! (`sections::durability`) gives each rate with its 95 % Wilson interval beside the promise and
 //! what the filesystems document.
 
 use crate::metric::{CpuUsage, MetricId, RawSample};

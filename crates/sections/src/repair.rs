@@ -12,15 +12,17 @@
 //!   the means (`charts::line_chart`, [`YScale::Log`]).
 //!
 //! Invariants: built from the report model (stored rows and notes) only; a session without a
-//! `repair_scaling` workload renders "" (no heading); every text is escaped once, here.
+//! `repair_scaling` workload renders "" (no heading); what it shows is the report's blocks
+//! ([`crate::report::block`]), which the report renders and escapes (the chart's figure is made
+//! by the report's charts).
 
-use super::charts::{css_color, line_chart, log_axis, Line, LineAxes, LineStyle, YScale};
-use super::escape::{html as esc, markdown as md};
-use super::{ReportModel, Section, WorkloadTable};
 use crate::engine::workloads::repair_scaling::{self as rs, CHECK, CHECKER_NOTE, CHECK_RSS, MOUNT, MOUNT_CUT, TIME};
+use crate::report::block::{Block, Formats, Item, Table};
+use crate::report::charts::{css_color, line_chart, log_axis, Line, LineAxes, LineStyle, YScale};
+use crate::report::escape::html as esc;
+use crate::report::{ReportModel, Section, WorkloadTable};
 use crate::stats::powerlaw::{self, PowerFit};
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 /// The repair-scaling section of a session's report.
 pub struct RepairSection;
@@ -151,12 +153,12 @@ fn sentences(variant: &str, cur: &Curves, confidence: f64) -> Vec<String> {
 
 /// `3.89`, `0.0142`; `—` for none.
 fn cell(v: Option<f64>) -> String {
-    v.map_or_else(|| "—".to_string(), super::number::value)
+    v.map_or_else(|| "—".to_string(), crate::report::number::value)
 }
 
 /// `1,000,000`.
 fn files(n: u64) -> String {
-    super::words::thousands(n)
+    crate::report::words::thousands(n)
 }
 
 /// The table's rows: filesystem, checker, files, check s, peak RSS MiB, mount s, cut mount s.
@@ -208,7 +210,7 @@ fn chart(
     all: &BTreeMap<usize, Curves>,
     variants: &[String],
     workload: &str,
-) -> Result<String, super::charts::ChartError> {
+) -> Result<String, crate::report::charts::ChartError> {
     let lines: Vec<Line> = all
         .iter()
         .filter_map(|(&v, cur)| {
@@ -235,7 +237,7 @@ fn chart(
     );
     let x_fmt = |x: f64| files(x.round() as u64);
     let y_fmt = |y: f64| {
-        let v = super::number::value(y);
+        let v = crate::report::number::value(y);
         let v = if v.contains('.') && !v.contains('e') {
             v.trim_end_matches('0').trim_end_matches('.').to_string()
         } else {
@@ -269,73 +271,69 @@ fn tables(model: &ReportModel) -> impl Iterator<Item = &WorkloadTable> {
 }
 
 impl Section for RepairSection {
-    fn markdown(&self, model: &ReportModel) -> String {
+    fn blocks(&self, model: &ReportModel) -> Vec<Block> {
         let confidence = model.session.info.policy.confidence;
-        let mut out = String::new();
+        let mut out = Vec::new();
         for t in tables(model) {
             let all = curves(model, t);
             if all.is_empty() {
                 continue;
             }
-            let _ = write!(out, "\n## Repair scaling: {}\n\n{INTRO}\n\n", md(&t.workload));
-            for (&v, cur) in &all {
-                for s in sentences(&model.variants[v], cur, confidence) {
-                    let _ = writeln!(out, "- {}", md(&s));
-                }
-            }
-            let _ = writeln!(out, "\n| {} |\n|---|---|---:|---:|---:|---:|---:|", HEAD.join(" | "));
-            for r in table_rows(model, &all) {
-                let cells: Vec<String> = r.iter().map(|c| md(c)).collect();
-                let _ = writeln!(out, "| {} |", cells.join(" | "));
-            }
-            let _ = writeln!(
-                out,
-                "\nMeans over measured repeats; the intervals are {:.0} %.",
-                confidence * 100.0
+            out.push(Block::Heading {
+                level: 2,
+                text: format!("Repair scaling: {}", t.workload),
+                id: Some(format!("repair-{}", t.workload)),
+            });
+            out.push(Block::paragraph(INTRO).only(Formats::MARKDOWN));
+            out.push(
+                Block::paragraph(format!("{INTRO} Intervals at {:.0} %.", confidence * 100.0)).only(Formats::HTML),
             );
-        }
-        out
-    }
-
-    fn html(&self, model: &ReportModel) -> String {
-        let confidence = model.session.info.policy.confidence;
-        let mut out = String::new();
-        for t in tables(model) {
-            let all = curves(model, t);
-            if all.is_empty() {
-                continue;
-            }
-            let w = esc(&t.workload);
-            let _ = write!(
-                out,
-                "<h2 id=\"repair-{w}\">Repair scaling: {w}</h2><p>{} Intervals at {:.0} %.</p><ul class=\"repair-fits\">",
-                esc(INTRO),
-                confidence * 100.0
-            );
-            for (&v, cur) in &all {
-                for s in sentences(&model.variants[v], cur, confidence) {
-                    let _ = write!(
-                        out,
-                        "<li><span class=\"swatch\" style=\"background:{}\"></span>{}</li>",
-                        css_color(v),
-                        esc(&s)
-                    );
-                }
-            }
-            out.push_str("</ul>");
+            let items = all
+                .iter()
+                .flat_map(|(&v, cur)| {
+                    sentences(&model.variants[v], cur, confidence)
+                        .into_iter()
+                        .map(move |text| Item {
+                            text,
+                            swatch: Some(css_color(v)),
+                        })
+                })
+                .collect();
+            out.push(Block::List {
+                class: Some("repair-fits".into()),
+                items,
+            });
             let caption = format!(
                 "{}: mean time of the full read-only check against the number of files, log-log, one line per filesystem.",
                 t.workload
             );
-            super::caption::figure(
-                &mut out,
+            let mut figure = String::new();
+            crate::report::caption::figure(
+                &mut figure,
                 model,
                 "chart-repair",
-                &format!(" data-workload=\"{w}\""),
+                &format!(" data-workload=\"{}\"", esc(&t.workload)),
                 chart(&all, &model.variants, &t.workload),
                 &esc(&caption),
             );
-            super::view::html_table(&mut out, "repair", &HEAD, table_rows(model, &all), 2);
+            out.push(Block::Html(figure));
+            out.push(Block::Table(Table {
+                class: Some("repair".into()),
+                head: HEAD.iter().map(|h| h.to_string()).collect(),
+                rows: table_rows(model, &all)
+                    .into_iter()
+                    .map(|r| r.into_iter().map(Into::into).collect())
+                    .collect(),
+                numeric_from: Some(2),
+                text_omits: None,
+            }));
+            out.push(
+                Block::paragraph(format!(
+                    "Means over measured repeats; the intervals are {:.0} %.",
+                    confidence * 100.0
+                ))
+                .only(Formats::MARKDOWN),
+            );
         }
         out
     }
@@ -350,7 +348,7 @@ mod tests {
     /// A session of repair_scaling on ext4 (check time linear in the files) and xfs (quadratic),
     /// 3 repeats at 10⁴, 10⁵, 10⁶ files, ±2 % around the law; xfs has no cut mount.
     fn model() -> ReportModel {
-        let mut data = super::super::fixture::session_data();
+        let mut data = crate::report::fixture::session_data();
         data.cases.clear();
         data.samples.clear();
         let mut id = 0;
@@ -372,7 +370,7 @@ mod tests {
             });
             for (r, wobble) in [0.98, 1.0, 1.02].into_iter().enumerate() {
                 let mut ms = Vec::new();
-                let m = |phase: String, metric: MetricId, value: f64| super::super::fixture::m(&phase, metric, value);
+                let m = |phase: String, metric: MetricId, value: f64| crate::report::fixture::m(&phase, metric, value);
                 for n in [10_000u64, 100_000, 1_000_000] {
                     let x = n as f64 / 1e4;
                     let time = MetricId::lower(TIME, Unit::Seconds);
@@ -389,7 +387,7 @@ mod tests {
                 }
                 id += 1;
                 let note = format!("{CHECKER_NOTE}{tool}");
-                data.samples.push(super::super::fixture::sample(
+                data.samples.push(crate::report::fixture::sample(
                     id,
                     &case_id,
                     r as u32,
@@ -401,7 +399,7 @@ mod tests {
             }
         }
         data.session.info.policy.confidence = 0.95;
-        super::super::build::build(&data, 0, 0.95)
+        crate::report::build(&data, 0, 0.95)
     }
 
     #[test]
@@ -450,7 +448,7 @@ mod tests {
         let html = RepairSection.html(&m);
         assert_eq!(html.matches("<figure").count(), 1, "{html}");
         for v in ["ext4", "xfs"] {
-            let pts = super::super::charts::series_points(&html, v);
+            let pts = crate::report::charts::series_points(&html, v);
             assert_eq!(pts.len(), 3, "{v}: {html}");
             // SVG y grows downwards: more files, a longer check, a higher point.
             assert!(pts[0].0 < pts[2].0 && pts[2].1 < pts[0].1, "{v}: {pts:?}");
@@ -477,8 +475,8 @@ mod tests {
 
     #[test]
     fn a_session_without_repair_scaling_renders_nothing() {
-        let data = super::super::fixture::session_data();
-        let m = super::super::build::build(&data, 0, 0.95);
+        let data = crate::report::fixture::session_data();
+        let m = crate::report::build(&data, 0, 0.95);
         assert_eq!(RepairSection.markdown(&m), "");
         assert_eq!(RepairSection.html(&m), "");
     }

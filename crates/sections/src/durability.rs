@@ -11,18 +11,19 @@
 //! mean recovery mount time with the cuts after which the filesystem did not mount, and the cuts
 //! after which the read-only check asked for a repair.
 //!
-//! [`matrices`] builds the structured matrices once, from the report model only; they are the
-//! model's `durability` field (so the JSON export carries them) and every renderer here reads
-//! them: plain text (the terminal table, then one line per finding), Markdown and HTML (with a
-//! heat map: each cell from green, nothing damaged, to red, all damaged or the control not
-//! caught). A session without a durability workload has none and renders "".
+//! [`matrices`] builds the structured matrices from the report model only; the section exports
+//! them (the JSON export's `durability`, through [`Section::export`]) and shows them as the
+//! report's blocks: a table per matrix, then one line per finding, in plain text (the terminal,
+//! without the documented column), Markdown and HTML (with a heat map: each cell from green,
+//! nothing damaged, to red, all damaged or the control not caught). A session without a
+//! durability workload has none, exports nothing and renders "".
 
-use super::escape::{html as esc, markdown as md};
-use super::{ReportModel, Section, WorkloadTable};
 use crate::engine::workloads::durability::primitives::{self, Promise};
 use crate::engine::workloads::durability::promises::{self, Claim, Documented, PROMISES};
 use crate::engine::workloads::durability::{DurabilitySpec, PHASE_FSYNC_EIO};
 use crate::engine::workloads::powercut::Method;
+use crate::report::block::{self, Block, Formats, Item, Table};
+use crate::report::{ReportModel, Section, WorkloadTable};
 use crate::stats::rate::{wilson, Z95};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -490,7 +491,8 @@ pub fn matrices_with(model: &ReportModel, table: &[Documented]) -> Vec<Matrix> {
         .collect()
 }
 
-/// The durability matrices of `model`, judged against [`PROMISES`] (the model's `durability`).
+/// The durability matrices of `model`, judged against [`PROMISES`] (what the JSON export
+/// carries under `durability`).
 pub fn matrices(model: &ReportModel) -> Vec<Matrix> {
     matrices_with(model, PROMISES)
 }
@@ -676,109 +678,77 @@ impl Matrix {
 
 const INTRO: &str = "Damaged acknowledged units (lost + reverted + torn) over those checked, summed over the measured repeats and their cuts, with the 95 % Wilson interval of the rate; a replace also counts files found old, new or neither. VIOLATION: the primitive's promise broken. FINDING: a measurement that contradicts what a filesystem documents or the literature reports (the source named; its words in the documented column of the Markdown and HTML reports). The negative control must be caught (it was acknowledged with no sync); NOT CAUGHT means this method showed no loss and its zeros prove nothing.";
 
-impl Section for DurabilitySection {
-    fn text(&self, model: &ReportModel) -> String {
-        if model.durability.is_empty() {
-            return String::new();
-        }
-        let mut out = format!("\nDurability matrix. {INTRO}\n");
-        for m in &model.durability {
-            let _ = writeln!(out, "\n{}: {}", m.workload, m.how);
-            // The documented column is for the Markdown and HTML pages (too wide here).
-            let lines: Vec<Vec<String>> = m
-                .lines()
-                .into_iter()
-                .map(|mut l| {
-                    l.cells.pop();
-                    l.cells
-                })
-                .collect();
-            let widths: Vec<usize> = (0..lines[0].len())
-                .map(|i| lines.iter().map(|l| l[i].chars().count()).max().unwrap_or(0))
-                .collect();
-            for l in &lines {
-                let cells: Vec<String> = l.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
-                let _ = writeln!(out, "  {}", cells.join("  ").trim_end());
-            }
-            for f in m.lines_below() {
-                let _ = writeln!(out, "  {f}");
-            }
-        }
-        out
-    }
-
-    fn markdown(&self, model: &ReportModel) -> String {
-        if model.durability.is_empty() {
-            return String::new();
-        }
-        let mut out = format!("\n## Durability matrix\n\n{}\n", md(INTRO));
-        for m in &model.durability {
-            let _ = writeln!(out, "\n### {}: {}\n", md(&m.workload), md(&m.how));
-            for (i, l) in m.lines().iter().enumerate() {
-                let cells: Vec<String> = l.cells.iter().map(|c| md(c)).collect();
-                let _ = writeln!(out, "| {} |", cells.join(" | "));
-                if i == 0 {
-                    let _ = writeln!(out, "|{}", "---|".repeat(l.cells.len()));
-                }
-            }
-            let findings = m.lines_below();
-            if !findings.is_empty() {
-                out.push('\n');
-                for f in findings {
-                    let _ = writeln!(out, "- {}", md(&f));
-                }
-            }
-        }
-        out
-    }
-
-    fn html(&self, model: &ReportModel) -> String {
-        if model.durability.is_empty() {
-            return String::new();
-        }
-        let mut out = format!("<h2>Durability matrix</h2>\n<p>{}</p>\n", esc(INTRO));
-        for m in &model.durability {
-            let _ = writeln!(out, "<h3>{}: {}</h3>\n<table>", esc(&m.workload), esc(&m.how));
-            for (i, l) in m.lines().iter().enumerate() {
-                let tag = if i == 0 { "th" } else { "td" };
-                let cells: String = l
-                    .cells
-                    .iter()
+impl Matrix {
+    /// The matrix as a table: heat on the filesystems' cells, the documented column left out of
+    /// the terminal (too wide there).
+    fn table(&self) -> Table {
+        let mut lines = self.lines().into_iter();
+        let head = lines.next().map(|l| l.cells).unwrap_or_default();
+        let rows = lines
+            .map(|l| {
+                l.cells
+                    .into_iter()
                     .enumerate()
                     .map(|(j, c)| {
-                        // A heat map over the filesystem columns: green (0) to red (1).
-                        let h = j.checked_sub(2).and_then(|k| l.heat.get(k).copied().flatten());
-                        let style = h.map_or(String::new(), |h| {
-                            format!(
-                                " style=\"background:hsl({:.0},70%,85%)\"",
-                                120.0 * (1.0 - h.clamp(0.0, 1.0))
-                            )
-                        });
-                        format!("<{tag}{style}>{}</{tag}>", esc(c))
+                        let heat = j.checked_sub(2).and_then(|k| l.heat.get(k).copied().flatten());
+                        block::Cell::new(c).with_heat(heat)
                     })
-                    .collect();
-                let _ = writeln!(out, "<tr>{cells}</tr>");
-            }
-            out.push_str("</table>\n");
-            let findings = m.lines_below();
-            if !findings.is_empty() {
-                out.push_str("<ul>\n");
-                for f in findings {
-                    let _ = writeln!(out, "<li>{}</li>", esc(&f));
-                }
-                out.push_str("</ul>\n");
-            }
+                    .collect()
+            })
+            .collect();
+        Table {
+            class: None,
+            text_omits: head.len().checked_sub(1),
+            head,
+            rows,
+            numeric_from: None,
+        }
+    }
+}
+
+impl Section for DurabilitySection {
+    fn blocks(&self, model: &ReportModel) -> Vec<Block> {
+        let matrices = matrices(model);
+        if matrices.is_empty() {
+            return Vec::new();
+        }
+        let mut out = vec![
+            Block::paragraph(format!("Durability matrix. {INTRO}")).only(Formats::TEXT),
+            Block::heading(2, "Durability matrix").only(Formats::PAGES),
+            Block::paragraph(INTRO).only(Formats::PAGES),
+        ];
+        for m in &matrices {
+            out.push(Block::heading(3, format!("{}: {}", m.workload, m.how)));
+            out.push(Block::Table(m.table()));
+            out.push(Block::List {
+                class: None,
+                items: m.lines_below().into_iter().map(Item::from).collect(),
+            });
         }
         out
+    }
+
+    fn text(&self, model: &ReportModel) -> String {
+        block::text(&self.blocks(model))
+    }
+
+    fn export(&self, model: &ReportModel) -> Option<(String, serde_json::Value)> {
+        let matrices = matrices(model);
+        if matrices.is_empty() {
+            return None;
+        }
+        serde_json::to_value(matrices)
+            .ok()
+            .map(|v| ("durability".to_string(), v))
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixture;
     use super::*;
     use crate::engine::workloads::durability::metrics;
     use crate::engine::workloads::powercut;
+    use crate::report::fixture;
     use crate::store::{CaseRecord, SampleStatus};
 
     /// Two repeats on ext4 and xfs of a reorder-disk durability workload with the fsync error
@@ -842,7 +812,7 @@ mod tests {
         let why = SampleStatus::Failed("unavailable: durability cannot cut a ZFS pool".into());
         data.samples
             .push(fixture::sample(id + 1, "zfs-reorder", 0, false, why, &[], vec![]));
-        super::super::build::build(&data, 0, 0.95)
+        crate::report::build_with(&data, 0, 0.95, &[&DurabilitySection])
     }
 
     #[test]
@@ -944,17 +914,17 @@ mod tests {
             "{html}"
         );
         // A session without the workload renders nothing and exports no matrix.
-        let plain = super::super::build::build(&fixture::session_data(), 0, 0.95);
+        let plain = crate::report::build_with(&fixture::session_data(), 0, 0.95, &[&DurabilitySection]);
         assert_eq!(DurabilitySection.text(&plain), "");
         assert_eq!(DurabilitySection.html(&plain), "");
-        let json = super::super::render(&plain, super::super::Format::Json, &[]);
+        let json = crate::report::render(&plain, crate::report::Format::Json, &[]);
         assert!(!json.contains("\"durability\""), "absent without a matrix");
     }
 
     #[test]
     fn the_json_export_carries_the_matrix() {
         let m = model();
-        let json = super::super::render(&m, super::super::Format::Json, &[]);
+        let json = crate::report::render(&m, crate::report::Format::Json, &[]);
         let v: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
         let d = &v["durability"][0];
         assert_eq!(d["workload"], "reorder");
@@ -1022,7 +992,7 @@ mod tests {
         // The export's matrices read back into the model's type (the same, to JSON's precision).
         let back: Vec<Matrix> = serde_json::from_value(v["durability"].clone()).expect("round trip");
         assert_eq!(serde_json::to_value(&back).unwrap(), v["durability"]);
-        assert_eq!(back[0].primitives.len(), m.durability[0].primitives.len());
+        assert_eq!(back[0].primitives.len(), matrices(&m)[0].primitives.len());
     }
 
     #[test]
@@ -1061,7 +1031,7 @@ mod tests {
             ms[0].lines_below()
         );
         // Against the real table the control finds nothing (it promises nothing).
-        assert!(m.durability[0]
+        assert!(matrices(&m)[0]
             .primitives
             .last()
             .unwrap()

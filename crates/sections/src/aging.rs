@@ -17,14 +17,14 @@
 //! An aged workload is one with `read` and without `populate` (its `age` phase is absent when
 //! its repeats started from a saved image, `--aged-from`); a fresh one has `populate`.
 //! Invariants: built from the report model (stored rows) only; a session without both modes
-//! renders "" (no heading); every text is escaped once, here.
+//! renders "" (no heading); what it shows is the report's blocks ([`crate::report::block`]),
+//! which the report renders and escapes.
 
-use super::escape::{html as esc, markdown as md};
-use super::{Cell, ReportModel, Section, WorkloadTable};
 use crate::engine::workloads::aging::measured::{GREP, RATE, SEQREAD, STATREAD};
 use crate::engine::workloads::aging::{EXTENTS, FRAGMENTED, LAYOUT, POPULATE, READ, THROUGHPUT};
+use crate::report::block::{Block, Formats, Table};
+use crate::report::{Cell, ReportModel, Section, WorkloadTable};
 use crate::stats::two_sample::{ratio_ci, Sample};
-use std::fmt::Write as _;
 
 /// The aging section of a session's report.
 pub struct AgingSection;
@@ -257,82 +257,60 @@ fn row(l: &Line) -> [String; 6] {
     ]
 }
 
-impl Section for AgingSection {
-    fn markdown(&self, model: &ReportModel) -> String {
-        let confidence = model.session.info.policy.confidence;
-        let mut out = String::new();
-        for (aged, fresh) in pairs(model) {
-            let ls = lines(model, aged, fresh, confidence);
-            if ls.is_empty() {
-                continue;
-            }
-            let _ = write!(
-                out,
-                "\n## Aging: {} against {}\n\n{}\n\n| {} |\n|---|---:|---:|---:|---:|---:|\n",
-                md(&aged.workload),
-                md(&fresh.workload),
-                md(INTRO),
-                HEAD.join(" | ")
-            );
-            for l in &ls {
-                let cells: Vec<String> = row(l).iter().map(|c| md(c)).collect();
-                let _ = writeln!(out, "| {} |", cells.join(" | "));
-            }
-            let _ = writeln!(
-                out,
-                "\nMeans over measured repeats; aged / fresh of the read throughput with its {:.0} % interval (below 1: the aged filesystem reads slower).",
-                confidence * 100.0
-            );
-            let r = ranking(&ls);
-            if !r.is_empty() {
-                let _ = writeln!(out, "\n{}", md(&r));
-            }
-            let (rows, rankings) = more(model, aged, fresh, confidence);
-            if !rows.is_empty() {
-                let _ = write!(
-                    out,
-                    "\nThe other measured workloads on the same trees, each after dropping caches (higher is better):\n\n| {} |\n|---|---|---:|---:|---:|\n",
-                    MORE_HEAD.join(" | ")
-                );
-                for r in &rows {
-                    let cells: Vec<String> = r.iter().map(|c| md(c)).collect();
-                    let _ = writeln!(out, "| {} |", cells.join(" | "));
-                }
-                for r in &rankings {
-                    let _ = writeln!(out, "\n{}", md(r));
-                }
-            }
-        }
-        out
-    }
+/// A table of class `aging` whose cells from `numeric_from` on are numbers.
+fn table<R: AsRef<[String]>>(head: &[&str], rows: impl IntoIterator<Item = R>, numeric_from: usize) -> Block {
+    Block::Table(Table {
+        class: Some("aging".into()),
+        head: head.iter().map(|h| h.to_string()).collect(),
+        rows: rows
+            .into_iter()
+            .map(|r| r.as_ref().iter().map(|c| c.as_str().into()).collect())
+            .collect(),
+        numeric_from: Some(numeric_from),
+        text_omits: None,
+    })
+}
 
-    fn html(&self, model: &ReportModel) -> String {
+impl Section for AgingSection {
+    fn blocks(&self, model: &ReportModel) -> Vec<Block> {
         let confidence = model.session.info.policy.confidence;
-        let mut out = String::new();
+        let mut out = Vec::new();
         for (aged, fresh) in pairs(model) {
             let ls = lines(model, aged, fresh, confidence);
             if ls.is_empty() {
                 continue;
             }
-            let _ = write!(
-                out,
-                "<h2 id=\"aging-{a}\">Aging: {a} against {f}</h2><p>{} Intervals at {:.0} %.</p>",
-                esc(INTRO),
-                confidence * 100.0,
-                a = esc(&aged.workload),
-                f = esc(&fresh.workload),
+            out.push(Block::Heading {
+                level: 2,
+                text: format!("Aging: {} against {}", aged.workload, fresh.workload),
+                id: Some(format!("aging-{}", aged.workload)),
+            });
+            out.push(Block::paragraph(INTRO).only(Formats::MARKDOWN));
+            out.push(
+                Block::paragraph(format!("{INTRO} Intervals at {:.0} %.", confidence * 100.0)).only(Formats::HTML),
             );
-            super::view::html_table(&mut out, "aging", &HEAD, ls.iter().map(row), 1);
+            out.push(table(&HEAD, ls.iter().map(row), 1));
+            out.push(
+                Block::paragraph(format!(
+                    "Means over measured repeats; aged / fresh of the read throughput with its {:.0} % interval (below 1: the aged filesystem reads slower).",
+                    confidence * 100.0
+                ))
+                .only(Formats::MARKDOWN),
+            );
             let r = ranking(&ls);
             if !r.is_empty() {
-                let _ = write!(out, "<p>{}</p>", esc(&r));
+                out.push(Block::Paragraph(r));
             }
             let (rows, rankings) = more(model, aged, fresh, confidence);
             if !rows.is_empty() {
-                super::view::html_table(&mut out, "aging", &MORE_HEAD, &rows, 2);
-                for r in &rankings {
-                    let _ = write!(out, "<p>{}</p>", esc(r));
-                }
+                out.push(
+                    Block::paragraph(
+                        "The other measured workloads on the same trees, each after dropping caches (higher is better):",
+                    )
+                    .only(Formats::MARKDOWN),
+                );
+                out.push(table(&MORE_HEAD, &rows, 2));
+                out.extend(rankings.into_iter().map(Block::Paragraph));
             }
         }
         out
@@ -348,7 +326,7 @@ mod tests {
 
     /// ext4 reads 100 MiB/s fresh and 60 aged, xfs 90 and 80: xfs leads once aged.
     fn model() -> ReportModel {
-        let mut data = super::super::fixture::session_data();
+        let mut data = crate::report::fixture::session_data();
         data.cases.clear();
         data.samples.clear();
         let mut id = 0;
@@ -373,7 +351,7 @@ mod tests {
                     availability: CaseAvailability::Available,
                 });
                 for (r, wobble) in [0.98, 1.0, 1.02].into_iter().enumerate() {
-                    let m = super::super::fixture::m;
+                    let m = crate::report::fixture::m;
                     let ms = vec![
                         m(first, MetricId::lower("time", Unit::Seconds), 5.0),
                         m(READ, MetricId::higher(THROUGHPUT, Unit::MibPerSec), mean * wobble),
@@ -384,7 +362,7 @@ mod tests {
                         m(LAYOUT, MetricId::lower(FRAGMENTED, Unit::Percent), (ext - 1.0) * 50.0),
                     ];
                     id += 1;
-                    data.samples.push(super::super::fixture::sample(
+                    data.samples.push(crate::report::fixture::sample(
                         id,
                         &case_id,
                         r as u32,
@@ -397,7 +375,7 @@ mod tests {
             }
         }
         data.session.info.policy.confidence = 0.95;
-        super::super::build::build(&data, 0, 0.95)
+        crate::report::build(&data, 0, 0.95)
     }
 
     #[test]
@@ -415,7 +393,7 @@ mod tests {
         assert!(ext4.contains("| 100 | 60.0 | 0.60 ["), "{ext4}");
         assert!(ext4.contains("| 1.00 → 1.80 | 0 → 40.0 |"), "{ext4}");
         // The interval holds the ratio and is narrow for a ±2 % wobble.
-        let ci = super::super::fixture::interval(&ext4);
+        let ci = crate::report::fixture::interval(&ext4);
         assert!(ci.0 < 0.6 && ci.1 > 0.6 && ci.1 - ci.0 < 0.1, "{ci:?}");
         assert!(
             text.contains("fresh: ext4, xfs; aged: xfs, ext4 — the ranking changes, and so does the first (means"),
