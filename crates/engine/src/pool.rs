@@ -892,6 +892,26 @@ struct Looped {
     deadline_hit: bool,
 }
 
+impl Looped {
+    /// The loop reached its deadline after `ops` operations.
+    fn at_deadline(ops: u64) -> Looped {
+        Looped {
+            ended: Ok(()),
+            ops,
+            deadline_hit: true,
+        }
+    }
+
+    /// The loop ended before its deadline (`ended`: the work was done, or why it stopped).
+    fn stopped(ended: Result<(), Exit>, ops: u64) -> Looped {
+        Looped {
+            ended,
+            ops,
+            deadline_hit: false,
+        }
+    }
+}
+
 /// A worker's per-second series of a time-based phase and where its loop is in it: the counts
 /// and latency windows (sized before the start, never grown in the loop), the second being
 /// counted, its operations so far, and the reading at which it ends (never, without a series).
@@ -1060,18 +1080,10 @@ fn timed_loop<W: Worker, C: OpClock>(
         secs.windows.record(secs.second, ns);
         secs.in_second += 1;
         if limits.past(t1) {
-            return Looped {
-                ended: Ok(()),
-                ops,
-                deadline_hit: true,
-            };
+            return Looped::at_deadline(ops);
         }
     };
-    Looped {
-        ended,
-        ops,
-        deadline_hit: false,
-    }
+    Looped::stopped(ended, ops)
 }
 
 /// The sampled loop (see "Sampled latency" in the module documentation): `left` operations run
@@ -1137,18 +1149,10 @@ fn sampled_loop<W: Worker, C: OpClock>(
         }
         secs.in_second += 1;
         if limits.past(t1) {
-            return Looped {
-                ended: Ok(()),
-                ops,
-                deadline_hit: true,
-            };
+            return Looped::at_deadline(ops);
         }
     };
-    Looped {
-        ended,
-        ops,
-        deadline_hit: false,
-    }
+    Looped::stopped(ended, ops)
 }
 
 /// The end of Auto's calibration (rare: once): chooses the interval from the mean operation
