@@ -223,7 +223,7 @@ impl Target {
                 ..
             } => {
                 *confirmed = Some(Box::new(
-                    provision::safety::confirm(device, wipe.as_deref()).map_err(RunError::Usage)?,
+                    provision::safety::confirm(device, wipe.as_deref()).map_err(|e| RunError::Usage(e.to_string()))?,
                 ));
                 Ok(())
             }
