@@ -305,7 +305,7 @@ pub struct RunArgs {
 
 /// Reads the stored command line of a session stored before its options were (schema 8 and
 /// older) into the runner's options: [`crate::run::LegacyArgs`] for `--resume`.
-pub fn legacy_run_options(args: &[String]) -> Result<crate::run::RunOptions, String> {
+pub fn legacy_run_options(args: &[String]) -> Result<crate::run::RunOptions, crate::run::BadLegacyArgs> {
     let cli = Cli::try_parse_from(args).map_err(|e| format!("stored command line does not parse: {e}"))?;
     match cli.command {
         Command::Run(a) => Ok(a.options()),
@@ -525,9 +525,13 @@ mod tests {
         assert_eq!(o.scratch, std::path::Path::new(DEFAULT_SCRATCH));
         let resume = legacy_run_options(&line(&["fsbench", "run", "--resume", "latest"])).unwrap();
         assert_eq!(resume.resume.as_deref(), Some("latest"));
-        let e = legacy_run_options(&line(&["fsbench", "report", "latest"])).unwrap_err();
+        let e = legacy_run_options(&line(&["fsbench", "report", "latest"]))
+            .unwrap_err()
+            .0;
         assert!(e.contains("not a `run`"), "{e}");
-        let e = legacy_run_options(&line(&["fsbench", "run", "--no-such-option"])).unwrap_err();
+        let e = legacy_run_options(&line(&["fsbench", "run", "--no-such-option"]))
+            .unwrap_err()
+            .0;
         assert!(e.contains("does not parse"), "{e}");
     }
 

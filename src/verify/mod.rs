@@ -150,7 +150,7 @@ fn run_options(o: &VerifyOptions, suite: &Path) -> RunOptions {
 }
 
 /// A verify session is never resumed by `verify` (`fsbench run --resume` does that).
-fn no_legacy(_: &[String]) -> Result<RunOptions, String> {
+fn no_legacy(_: &[String]) -> Result<RunOptions, crate::run::BadLegacyArgs> {
     Err("verify does not resume sessions".into())
 }
 

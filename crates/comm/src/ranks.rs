@@ -104,7 +104,7 @@ pub struct RankResult {
     /// The rank.
     pub rank: usize,
     /// Its sample, or why it has none.
-    pub sample: Result<RawSample, String>,
+    pub sample: Result<RawSample, RankFailure>,
     /// Its phases' timestamps, in the order of the sample's phases.
     pub phases: Vec<RankPhase>,
     /// The role of every metric of every phase (`MetricId` does not serialise its role).
@@ -113,7 +113,7 @@ pub struct RankResult {
 
 impl RankResult {
     /// The result of `rank`, ready to send.
-    pub fn new(rank: usize, sample: Result<RawSample, String>, phases: Vec<RankPhase>) -> RankResult {
+    pub fn new(rank: usize, sample: Result<RawSample, RankFailure>, phases: Vec<RankPhase>) -> RankResult {
         let roles = sample
             .as_ref()
             .map(|s| {
@@ -132,17 +132,73 @@ impl RankResult {
     }
 
     /// Reads a result another rank sent, roles restored.
-    pub fn from_bytes(b: &[u8]) -> Result<RankResult, String> {
-        let mut r: RankResult = serde_json::from_slice(b).map_err(|e| format!("a rank's result: {e}"))?;
+    pub fn from_bytes(b: &[u8]) -> Result<RankResult, BadRankResult> {
+        let mut r: RankResult = serde_json::from_slice(b).map_err(BadRankResult::Json)?;
         if let Ok(s) = &mut r.sample {
             for (p, roles) in s.phases.iter_mut().zip(&r.roles) {
                 for ((m, _), role) in p.metrics.iter_mut().zip(roles) {
-                    m.role = Role::parse(role).ok_or_else(|| format!("a rank's result: unknown role {role}"))?;
+                    m.role = Role::parse(role).ok_or_else(|| BadRankResult::UnknownRole(role.clone()))?;
                 }
             }
         }
         Ok(r)
     }
+}
+
+/// Why a rank has no sample for a repeat, as it sent it (its workload's error, or
+/// `stopped: …` when a peer's failure stopped it). On the wire it is the message itself, a
+/// JSON string.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[serde(transparent)]
+#[error("{0}")]
+pub struct RankFailure(pub String);
+
+impl From<String> for RankFailure {
+    fn from(s: String) -> Self {
+        RankFailure(s)
+    }
+}
+
+impl From<&str> for RankFailure {
+    fn from(s: &str) -> Self {
+        RankFailure(s.to_string())
+    }
+}
+
+/// A rank's result that rank 0 cannot read ([`RankResult::from_bytes`]).
+#[derive(Debug, thiserror::Error)]
+pub enum BadRankResult {
+    /// Not a serialised [`RankResult`].
+    #[error("a rank's result: {0}")]
+    Json(#[source] serde_json::Error),
+    /// A metric's role is none this build knows.
+    #[error("a rank's result: unknown role {0}")]
+    UnknownRole(String),
+}
+
+/// A rank's latency histogram that does not deserialise ([`merge_histograms`]).
+#[derive(Debug, thiserror::Error)]
+#[error("a rank's latency histogram: {0:?}")]
+pub struct BadHistogram(pub hdrhistogram::serialization::DeserializeError);
+
+/// Why the ranks' results of a repeat make no sample ([`combine`]).
+#[derive(Debug, thiserror::Error)]
+pub enum CombineError {
+    /// Some ranks have no sample: every rank's error, `rank N: …`, the ranks whose own
+    /// workload failed first, joined by `; `.
+    #[error("{0}")]
+    Ranks(String),
+    /// A rank ran phases other than rank 0's.
+    #[error("rank {rank} did not run phase {phase} like rank 0")]
+    PhaseMismatch {
+        /// The rank.
+        rank: usize,
+        /// Rank 0's phase it did not run.
+        phase: String,
+    },
+    /// A rank's histogram does not deserialise.
+    #[error(transparent)]
+    Histogram(#[from] BadHistogram),
 }
 
 struct Log {
@@ -395,14 +451,14 @@ pub(crate) fn lead_workload(
     let results = run_and_gather(comm, kind, ctx)?;
     let mut parsed = Vec::new();
     for r in results {
-        parsed.push(RankResult::from_bytes(&r).map_err(EngineError::Invalid)?);
+        parsed.push(RankResult::from_bytes(&r).map_err(|e| EngineError::Invalid(e.to_string()))?);
     }
     if super::failure().is_some() {
         let errors = rank_errors(&parsed);
         super::explain(&errors);
         return Err(EngineError::Invalid(errors));
     }
-    combine(&parsed, offsets).map_err(EngineError::Invalid)
+    combine(&parsed, offsets).map_err(|e| EngineError::Invalid(e.to_string()))
 }
 
 /// Every rank's error, the ranks whose own workload failed first (then those that stopped
@@ -414,7 +470,7 @@ fn rank_errors(results: &[RankResult]) -> String {
             r.sample
                 .as_ref()
                 .err()
-                .map(|e| (e.starts_with(STOPPED), format!("rank {}: {e}", r.rank)))
+                .map(|e| (e.0.starts_with(STOPPED), format!("rank {}: {e}", r.rank)))
         })
         .collect();
     errs.sort_by_key(|(stopped, _)| *stopped);
@@ -474,9 +530,9 @@ fn run_and_gather(comm: &dyn Comm, kind: &WorkloadKind, ctx: &RunContext) -> Res
     }
     let local = match (local, take_peer_ended()) {
         (Err(EngineError::Interrupted), Some(why)) if !ctx.interrupt.load(Ordering::Relaxed) => {
-            Err(format!("{STOPPED}{why}"))
+            Err(RankFailure(format!("{STOPPED}{why}")))
         }
-        (r, _) => r.map_err(|e| e.to_string()),
+        (r, _) => r.map_err(|e| RankFailure(e.to_string())),
     };
     // Until every rank ended: a rank still starting phases sees this one ended and stops.
     loop {
@@ -685,12 +741,12 @@ fn median(v: &mut [f64]) -> f64 {
 }
 
 /// Merges serialised histograms into one recorder (the ranks share one bucket layout).
-pub fn merge_histograms(hists: &[Vec<u8>]) -> Result<LatencyRecorder, String> {
+pub fn merge_histograms(hists: &[Vec<u8>]) -> Result<LatencyRecorder, BadHistogram> {
     let mut all = LatencyRecorder::new();
     for h in hists {
         let hist: hdrhistogram::Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
             .deserialize(&mut h.as_slice())
-            .map_err(|e| format!("a rank's latency histogram: {e:?}"))?;
+            .map_err(BadHistogram)?;
         all.merge(&LatencyRecorder::from_histogram(hist));
     }
     Ok(all)
@@ -705,10 +761,10 @@ type RankOfPhase<'a> = (usize, &'a PhaseResult, &'a RankPhase, i64);
 type SeriesOfPhase<'a> = Vec<Option<&'a [u64]>>;
 
 /// The repeat's sample from every rank's (see the module documentation for the figures).
-pub fn combine(results: &[RankResult], offsets: &[ClockOffset]) -> Result<RawSample, String> {
+pub fn combine(results: &[RankResult], offsets: &[ClockOffset]) -> Result<RawSample, CombineError> {
     let errs: Vec<&RankResult> = results.iter().filter(|r| r.sample.is_err()).collect();
     if !errs.is_empty() {
-        return Err(rank_errors(results));
+        return Err(CombineError::Ranks(rank_errors(results)));
     }
     let samples: Vec<&RawSample> = results.iter().filter_map(|r| r.sample.as_ref().ok()).collect();
     let lead = samples[0];
@@ -846,10 +902,10 @@ fn ranks_of_phase<'a>(
     offsets: &[ClockOffset],
     i: usize,
     p0: &PhaseResult,
-) -> Result<Vec<RankOfPhase<'a>>, String> {
+) -> Result<Vec<RankOfPhase<'a>>, CombineError> {
     let mut ranks = Vec::new();
     for r in results {
-        let s = r.sample.as_ref().map_err(Clone::clone)?;
+        let s = r.sample.as_ref().map_err(|e| CombineError::Ranks(e.0.clone()))?;
         let p = s.phases.get(i).filter(|p| p.phase == p0.phase);
         let t = r.phases.get(i).filter(|t| t.phase == p0.phase);
         match (p, t) {
@@ -857,7 +913,12 @@ fn ranks_of_phase<'a>(
                 let off = offsets.get(r.rank).map_or(0, |o| o.offset_ns);
                 ranks.push((r.rank, p, t, off));
             }
-            _ => return Err(format!("rank {} did not run phase {} like rank 0", r.rank, p0.phase)),
+            _ => {
+                return Err(CombineError::PhaseMismatch {
+                    rank: r.rank,
+                    phase: p0.phase.clone(),
+                })
+            }
         }
     }
     Ok(ranks)
@@ -886,7 +947,7 @@ fn combine_phase(
     ranks: &[RankOfPhase],
     series: &SeriesOfPhase,
     out: &mut RawSample,
-) -> Result<(), String> {
+) -> Result<(), CombineError> {
     let origin = ranks.iter().map(|(_, _, t, o)| t.sync_in_ns - o).max().unwrap_or(0);
     let first_start = ranks.iter().map(|(_, _, t, o)| t.start_ns - o).min().unwrap_or(0);
     let last_end = ranks.iter().map(|(_, _, t, o)| t.end_ns - o).max().unwrap_or(0);
@@ -1063,7 +1124,7 @@ fn latency_metrics(
     ranks: &[RankOfPhase],
     metrics: &mut Metrics,
     rank_rows: &mut [Metrics],
-) -> Result<(), String> {
+) -> Result<(), CombineError> {
     let hists: Vec<Vec<u8>> = ranks.iter().filter_map(|(_, _, t, _)| t.hist.clone()).collect();
     let lat_names: Vec<&MetricId> = p0
         .metrics
@@ -1491,7 +1552,7 @@ mod tests {
         let mut results = [rank(0, 0.0, 1.0, 10.0, &a, 0), rank(1, 0.0, 1.0, 10.0, &a, 0)];
         results[1].sample = Err("ENOSPC".into());
         assert_eq!(
-            combine(&results, &[ClockOffset::default(); 2]).unwrap_err(),
+            combine(&results, &[ClockOffset::default(); 2]).unwrap_err().to_string(),
             "rank 1: ENOSPC"
         );
     }

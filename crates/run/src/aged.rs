@@ -141,7 +141,7 @@ impl AgedImages {
         }
         for (c, spec) in &cases {
             let img = dir.join(image_name(&c.variant.name));
-            check_saved(&img, c, spec).map_err(usage)?;
+            check_saved(&img, c, spec).map_err(|e| usage(e.to_string()))?;
         }
         Ok(())
     }
@@ -176,48 +176,63 @@ impl AgedImages {
 }
 
 /// Why the saved image `img` cannot be the aged state of `case` (aged with `spec`), if it cannot.
-fn check_saved(img: &Path, case: &Case, spec: &AgingSpec) -> Result<(), String> {
-    let found = crate::provision::image::image_type(img).map_err(|e| e.to_string())?;
+fn check_saved(img: &Path, case: &Case, spec: &AgingSpec) -> Result<(), NotSaved> {
+    let found = crate::provision::image::image_type(img).map_err(NotSaved::Image)?;
     if found != case.variant.fs_type {
-        return Err(format!(
+        return Err(NotSaved::Other(format!(
             "{} holds {found}, but variant {} is {}",
             img.display(),
             case.variant.name,
             case.variant.fs_type
-        ));
+        )));
     }
     let rec = record_path(img);
-    let text = std::fs::read_to_string(&rec).map_err(|e| {
-        format!(
-            "{}: {e}: without the record of how the image was aged fsbench cannot tell it holds this suite's tree",
-            rec.display()
-        )
+    let text = std::fs::read_to_string(&rec).map_err(|source| NotSaved::NoRecord {
+        record: rec.clone(),
+        source,
     })?;
-    let saved: Saved = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", rec.display()))?;
+    let saved: Saved = serde_json::from_str(&text).map_err(|source| NotSaved::BadRecord { record: rec, source })?;
     let asked = AgingSpec {
         mode: AgingMode::Aged,
         ..spec.clone()
     };
     if saved.workload != asked {
-        return Err(format!(
+        return Err(NotSaved::Other(format!(
             "{} was aged with {}, but this suite's `{}` asks for {}: run the same suite and --scale, or save a new image",
             img.display(),
             serde_json::to_string(&saved.workload).unwrap_or_default(),
             case.workload.name,
             serde_json::to_string(&asked).unwrap_or_default()
-        ));
+        )));
     }
     let len = std::fs::metadata(img).map(|m| m.len()).unwrap_or(0);
     if len != case.image_bytes {
-        return Err(format!(
+        return Err(NotSaved::Other(format!(
             "{} is {} bytes but this run's {} images are {}: the fresh case would not be comparable",
             img.display(),
             len,
             case.variant.name,
             case.image_bytes
-        ));
+        )));
     }
     Ok(())
+}
+
+/// Why a saved image cannot be a case's aged state ([`check_saved`]).
+#[derive(Debug, thiserror::Error)]
+enum NotSaved {
+    /// Its filesystem cannot be told.
+    #[error("{0}")]
+    Image(crate::provision::ProvisionError),
+    /// It has no record of how it was aged.
+    #[error("{}: {source}: without the record of how the image was aged fsbench cannot tell it holds this suite's tree", record.display())]
+    NoRecord { record: PathBuf, source: std::io::Error },
+    /// Its record does not read.
+    #[error("{}: {source}", record.display())]
+    BadRecord { record: PathBuf, source: serde_json::Error },
+    /// Another filesystem, ageing or size than the case's: the message says which.
+    #[error("{0}")]
+    Other(String),
 }
 
 #[cfg(test)]

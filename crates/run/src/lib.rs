@@ -60,7 +60,7 @@ pub use observer::{
     Event, Fanout, Observer, Recorder, RepeatEnd, RepeatOutcome, RepeatStart, SessionEnd, SessionStart, StepStart,
 };
 pub use options::RunOptions;
-pub use resume::{load_suite, LegacyArgs};
+pub use resume::{load_suite, BadLegacyArgs, LegacyArgs};
 pub use rounds::MoreRounds;
 pub use target::Target;
 pub use terminal::TerminalObserver;

@@ -73,7 +73,25 @@ pub fn load_suite(a: &RunOptions, stored_text: Option<&str>) -> Result<Suite, Ru
 
 /// Reads the command line of a session stored before its options were (the old way: the
 /// argv of `fsbench run`) into options; the edge owns the parser. The error says why.
-pub type LegacyArgs = fn(&[String]) -> Result<RunOptions, String>;
+pub type LegacyArgs = fn(&[String]) -> Result<RunOptions, BadLegacyArgs>;
+
+/// Why a stored command line does not read as a run's options ([`LegacyArgs`]): the edge's
+/// parser's message.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadLegacyArgs(pub String);
+
+impl From<String> for BadLegacyArgs {
+    fn from(s: String) -> Self {
+        BadLegacyArgs(s)
+    }
+}
+
+impl From<&str> for BadLegacyArgs {
+    fn from(s: &str) -> Self {
+        BadLegacyArgs(s.to_string())
+    }
+}
 
 /// The options a stored session runs with: its stored options, else its command line read by
 /// `legacy`.

@@ -223,7 +223,7 @@ impl Target {
                 ..
             } => {
                 *confirmed = Some(Box::new(
-                    provision::safety::confirm(device, wipe.as_deref()).map_err(RunError::Usage)?,
+                    provision::safety::confirm(device, wipe.as_deref()).map_err(|e| RunError::Usage(e.to_string()))?,
                 ));
                 Ok(())
             }
@@ -379,17 +379,17 @@ impl Target {
 
     /// Whether repeats on this target can save their filesystem's image and start from a copy
     /// of a saved one (`--keep-aged`, `--aged-from`): loop images only; `Err` says why not.
-    pub fn keeps_images(&self) -> Result<(), String> {
+    pub fn keeps_images(&self) -> Result<(), NoImages> {
         match self {
             Target::Images { .. } => Ok(()),
-            Target::Device { device, .. } => Err(format!(
-                "--device {} has no image to save or start from: run on loop images",
-                device.display()
-            )),
-            Target::Dir { dir, .. } => Err(format!(
-                "--dir {} has no image to save or start from: run on loop images",
-                dir.display()
-            )),
+            Target::Device { device, .. } => Err(NoImages {
+                flag: "--device",
+                path: device.clone(),
+            }),
+            Target::Dir { dir, .. } => Err(NoImages {
+                flag: "--dir",
+                path: dir.clone(),
+            }),
         }
     }
 
@@ -406,6 +406,17 @@ impl Target {
             )
         })
     }
+}
+
+/// A target without loop images cannot save a repeat's image or start from a saved one
+/// ([`Target::keeps_images`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{flag} {} has no image to save or start from: run on loop images", path.display())]
+pub struct NoImages {
+    /// The option that named the target (`--device`, `--dir`).
+    pub flag: &'static str,
+    /// The device or directory.
+    pub path: PathBuf,
 }
 
 #[cfg(test)]
@@ -443,9 +454,9 @@ mod tests {
     #[test]
     fn only_loop_images_keep_images() {
         assert!(target(&[]).keeps_images().is_ok());
-        let e = target(&["--device", "/dev/x"]).keeps_images().unwrap_err();
+        let e = target(&["--device", "/dev/x"]).keeps_images().unwrap_err().to_string();
         assert!(e.contains("--device /dev/x has no image"), "{e}");
-        let e = target(&["--dir", "/tmp"]).keeps_images().unwrap_err();
+        let e = target(&["--dir", "/tmp"]).keeps_images().unwrap_err().to_string();
         assert!(e.contains("--dir /tmp has no image"), "{e}");
     }
 

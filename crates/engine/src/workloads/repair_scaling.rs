@@ -384,7 +384,7 @@ impl RepairScalingSpec {
         let fsck = recover::fsck_for(&fs.fs_type).ok_or_else(|| {
             EngineError::Unavailable(format!("{}: fsbench knows no offline checker for it", fs.fs_type))
         })?;
-        fsck.available().map_err(EngineError::Unavailable)?;
+        fsck.available()?;
         let mut phases = Phases::new(ctx);
         phases.note(format!(
             "{CHECKER_NOTE}{} · {}",

@@ -52,7 +52,54 @@ pub struct Reply {
     /// Mount options as the guest's /proc/mounts shows them.
     pub effective_mount_opts: Option<String>,
     /// The repeat's sample, or why it failed.
-    pub result: Result<WireSample, String>,
+    pub result: Result<WireSample, AgentFailure>,
+}
+
+/// Why the agent has no sample for the repeat (the workload's error, a provisioning or
+/// teardown failure in the guest). On the wire it is the message itself, a JSON string.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[serde(transparent)]
+#[error("{0}")]
+pub struct AgentFailure(pub String);
+
+impl From<String> for AgentFailure {
+    fn from(s: String) -> Self {
+        AgentFailure(s)
+    }
+}
+
+impl From<&str> for AgentFailure {
+    fn from(s: &str) -> Self {
+        AgentFailure(s.to_string())
+    }
+}
+
+/// Why the agent's serial output holds no reply fsbench can read ([`decode`]).
+#[derive(Debug, thiserror::Error)]
+pub enum BadReply {
+    /// No reply began.
+    #[error("the guest sent no reply (no FSBENCH-AGENT-BEGIN)")]
+    NoBegin,
+    /// The header has no length.
+    #[error("the reply's length is missing")]
+    NoLength,
+    /// Nothing follows the header.
+    #[error("the reply ends after its header")]
+    NoJson,
+    /// The JSON is not as long as the header says.
+    #[error("the reply is garbled: {got} bytes of JSON where the header announced {announced}")]
+    Garbled {
+        /// Bytes of JSON received.
+        got: usize,
+        /// Bytes the header announced.
+        announced: usize,
+    },
+    /// The reply does not end.
+    #[error("the reply has no FSBENCH-AGENT-END")]
+    NoEnd,
+    /// The JSON is not a [`Reply`].
+    #[error("the reply is not valid: {0}")]
+    Json(#[source] serde_json::Error),
 }
 
 /// A repeat's sample as it crosses the serial line: every measurement with its declared role
@@ -111,7 +158,7 @@ pub fn encode(reply: &Reply) -> String {
         serde_json::to_string(&Reply {
             kernel: reply.kernel.clone(),
             effective_mount_opts: None,
-            result: Err(format!("the agent could not encode its sample: {e}")),
+            result: Err(format!("the agent could not encode its sample: {e}").into()),
         })
         .unwrap_or_default()
     });
@@ -119,27 +166,25 @@ pub fn encode(reply: &Reply) -> String {
 }
 
 /// The last complete reply in `text` (the agent's serial output).
-pub fn decode(text: &str) -> Result<Reply, String> {
+pub fn decode(text: &str) -> Result<Reply, BadReply> {
     let text = text.replace('\r', "");
-    let at = text
-        .rfind(BEGIN)
-        .ok_or("the guest sent no reply (no FSBENCH-AGENT-BEGIN)")?;
+    let at = text.rfind(BEGIN).ok_or(BadReply::NoBegin)?;
     let mut lines = text[at + BEGIN.len()..].splitn(3, '\n');
     let len: usize = lines
         .next()
         .and_then(|l| l.trim().parse().ok())
-        .ok_or("the reply's length is missing")?;
-    let json = lines.next().ok_or("the reply ends after its header")?;
+        .ok_or(BadReply::NoLength)?;
+    let json = lines.next().ok_or(BadReply::NoJson)?;
     if json.len() != len {
-        return Err(format!(
-            "the reply is garbled: {} bytes of JSON where the header announced {len}",
-            json.len()
-        ));
+        return Err(BadReply::Garbled {
+            got: json.len(),
+            announced: len,
+        });
     }
     if !lines.next().is_some_and(|rest| rest.starts_with(END)) {
-        return Err("the reply has no FSBENCH-AGENT-END".into());
+        return Err(BadReply::NoEnd);
     }
-    serde_json::from_str(json).map_err(|e| format!("the reply is not valid: {e}"))
+    serde_json::from_str(json).map_err(BadReply::Json)
 }
 
 /// The guest's kernel release.
@@ -158,7 +203,7 @@ pub fn main(job_path: &Path, out: &Path) -> i32 {
         Err(e) => Reply {
             kernel: uname_release(),
             effective_mount_opts: None,
-            result: Err(e),
+            result: Err(e.into()),
         },
     };
     let framed = encode(&reply);
@@ -182,7 +227,7 @@ fn run_job(job: &Job) -> Reply {
     let fail = |e: String| Reply {
         kernel: kernel.clone(),
         effective_mount_opts: None,
-        result: Err(e),
+        result: Err(e.into()),
     };
     let state = match crate::provision::RunState::create(Path::new("/tmp/fsbench-agent")) {
         Ok(s) => s,
@@ -212,12 +257,12 @@ fn run_job(job: &Job) -> Reply {
     };
     let result = crate::engine::run(job.workload.workload(), &ctx)
         .map(|raw| WireSample::of(&raw))
-        .map_err(|e| e.to_string());
+        .map_err(|e| AgentFailure(e.to_string()));
     let effective_mount_opts = mounted.effective_opts.clone();
     let teardown = mounted.teardown();
     state.finish();
     let result = match (result, teardown) {
-        (Ok(_), Err(e)) => Err(format!("teardown in the guest: {e}")),
+        (Ok(_), Err(e)) => Err(format!("teardown in the guest: {e}").into()),
         (r, _) => r,
     };
     Reply {
@@ -286,11 +331,12 @@ mod tests {
     fn a_truncated_or_garbled_reply_is_refused() {
         let framed = encode(&reply());
         let cut = &framed[..framed.len() - 10];
-        assert!(decode(cut).unwrap_err().contains("END"), "{}", decode(cut).unwrap_err());
+        let err = |t: &str| decode(t).unwrap_err().to_string();
+        assert!(err(cut).contains("END"), "{}", err(cut));
         let garbled = framed.replacen("no space", "no spac", 1);
-        assert!(decode(&garbled).unwrap_err().contains("garbled"));
-        assert!(decode("booted, then nothing").unwrap_err().contains("no reply"));
+        assert!(err(&garbled).contains("garbled"));
+        assert!(err("booted, then nothing").contains("no reply"));
         let bad_len = framed.replacen(&format!("{BEGIN} "), &format!("{BEGIN} x"), 1);
-        assert!(decode(&bad_len).unwrap_err().contains("length"));
+        assert!(err(&bad_len).contains("length"));
     }
 }

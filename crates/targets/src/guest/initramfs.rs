@@ -83,7 +83,7 @@ impl ModuleTree {
 
     /// The module files for `wanted` and everything they depend on, dependencies first; built-in
     /// modules are left out.
-    pub fn resolve(&self, wanted: &[&str]) -> Result<Vec<PathBuf>, String> {
+    pub fn resolve(&self, wanted: &[&str]) -> Result<Vec<PathBuf>, ModuleError> {
         let mut out: Vec<PathBuf> = Vec::new();
         let mut seen: Vec<String> = Vec::new();
         for w in wanted {
@@ -92,22 +92,31 @@ impl ModuleTree {
         Ok(out)
     }
 
-    fn visit(&self, name: &str, seen: &mut Vec<String>, out: &mut Vec<PathBuf>, depth: usize) -> Result<(), String> {
+    fn visit(
+        &self,
+        name: &str,
+        seen: &mut Vec<String>,
+        out: &mut Vec<PathBuf>,
+        depth: usize,
+    ) -> Result<(), ModuleError> {
         if seen.iter().any(|s| s == name) {
             return Ok(());
         }
         seen.push(name.to_string());
         if depth > 32 {
-            return Err(format!("module {name}: dependency chain too deep"));
+            return Err(ModuleError::TooDeep(name.to_string()));
         }
         let Some(path) = self.files.get(name) else {
             return if self.builtin.iter().any(|b| b == name) {
                 Ok(())
             } else {
-                Err(format!("the guest kernel has no module {name}"))
+                Err(ModuleError::Missing(name.to_string()))
             };
         };
-        let bytes = read_module(path).map_err(|e| format!("read {}: {e}", path.display()))?;
+        let bytes = read_module(path).map_err(|source| ModuleError::Read {
+            path: path.clone(),
+            source,
+        })?;
         for dep in depends(&bytes) {
             self.visit(&norm(&dep), seen, out, depth + 1)?;
         }
@@ -133,6 +142,26 @@ impl ModuleTree {
         out.push(path.clone());
         Ok(())
     }
+}
+
+/// Why [`ModuleTree::resolve`] cannot give the guest a module.
+#[derive(Debug, thiserror::Error)]
+pub enum ModuleError {
+    /// Dependencies deeper than 32 (a loop the seen list missed, or a broken tree).
+    #[error("module {0}: dependency chain too deep")]
+    TooDeep(String),
+    /// Neither a module file nor built in.
+    #[error("the guest kernel has no module {0}")]
+    Missing(String),
+    /// A module file cannot be read (or decompressed).
+    #[error("read {}: {source}", path.display())]
+    Read {
+        /// The module file.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// A module file's contents, decompressed with `xz -dc` when it ends in `.xz`.
@@ -348,6 +377,6 @@ mod tests {
         let names: Vec<_> = got.iter().map(|p| p.file_name().unwrap().to_str().unwrap()).collect();
         assert_eq!(names, ["jbd2.ko", "crc32c_generic.ko", "ext4.ko"]);
         assert!(t.has("crc16") && t.has("ext4") && !t.has("jfs"));
-        assert!(t.resolve(&["jfs"]).unwrap_err().contains("no module jfs"));
+        assert!(t.resolve(&["jfs"]).unwrap_err().to_string().contains("no module jfs"));
     }
 }

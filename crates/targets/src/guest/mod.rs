@@ -128,7 +128,7 @@ pub enum GuestError {
     },
     /// The agent ran and reported a failure.
     #[error("in the guest: {0}")]
-    Agent(String),
+    Agent(#[source] agent::AgentFailure),
     /// SIGINT/SIGTERM.
     #[error("interrupted")]
     Interrupted,
@@ -652,7 +652,8 @@ pub fn run_slot(
             let tree = initramfs::ModuleTree::open(d).map_err(io(format!("read {}", d.display())))?;
             let mut want: Vec<&str> = initramfs::BASE_MODULES.to_vec();
             want.extend(fs_modules(variant));
-            tree.resolve(&want).map_err(GuestError::Unavailable)?
+            tree.resolve(&want)
+                .map_err(|e| GuestError::Unavailable(e.to_string()))?
         }
     };
     let initrd = steps.file(dir.join(format!("guest-{tag}.cpio")));

@@ -673,7 +673,7 @@ impl DeviceProvisioner {
     /// since it was confirmed. Between repeats it holds fsbench's own filesystem, so a
     /// filesystem signature alone is no reason.
     fn check_still_free(&self) -> Result<(), ProvisionError> {
-        let now = safety::inspect(&self.device.path).map_err(ProvisionError::Unavailable)?;
+        let now = safety::inspect(&self.device.path).map_err(|e| ProvisionError::Unavailable(e.to_string()))?;
         match now
             .refusals
             .iter()

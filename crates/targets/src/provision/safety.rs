@@ -58,10 +58,13 @@ fn device_numbers(name: &str) -> Vec<String> {
 }
 
 /// Inspects `path` without writing to it.
-pub fn inspect(path: &Path) -> Result<DeviceInfo, String> {
-    let md = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn inspect(path: &Path) -> Result<DeviceInfo, InspectError> {
+    let md = std::fs::metadata(path).map_err(|source| InspectError::Unreadable {
+        path: path.to_path_buf(),
+        source,
+    })?;
     if !md.file_type().is_block_device() {
-        return Err(format!("{} is not a block device", path.display()));
+        return Err(InspectError::NotBlock(path.to_path_buf()));
     }
     let canonical = std::fs::canonicalize(path).unwrap_or(path.to_path_buf());
     let name = canonical
@@ -198,34 +201,86 @@ fn in_use_refusals(name: &str, numbers: &[String], own: &str, refusals: &mut Vec
 }
 
 /// Checks the confirmation and the device; `Ok` only when it is safe to format.
-pub fn confirm(device: &Path, wipe: Option<&Path>) -> Result<DeviceInfo, String> {
+pub fn confirm(device: &Path, wipe: Option<&Path>) -> Result<DeviceInfo, ConfirmError> {
     match wipe {
         Some(w) if w.as_os_str() == device.as_os_str() => {}
         Some(w) => {
-            return Err(format!(
-                "--wipe {} does not repeat --device {} exactly: write the same path twice to confirm that everything on it will be destroyed",
-                w.display(),
-                device.display()
-            ))
+            return Err(ConfirmError::WipeMismatch {
+                wipe: w.to_path_buf(),
+                device: device.to_path_buf(),
+            })
         }
-        None => {
-            return Err(format!(
-                "--device {d} destroys everything on {d}: confirm with --wipe {d} (the same path, repeated exactly)",
-                d = device.display()
-            ))
-        }
+        None => return Err(ConfirmError::NotConfirmed(device.to_path_buf())),
     }
     let info = inspect(device)?;
     if !info.refusals.is_empty() {
-        return Err(format!(
-            "refusing to format {} ({}, {} bytes): {}. fsbench only formats a device that is unused and blank (clear it yourself with `wipefs -a` if you are sure)",
-            device.display(),
-            info.model,
-            info.size_bytes,
-            info.refusals.join("; ")
-        ));
+        return Err(ConfirmError::Refused {
+            device: device.to_path_buf(),
+            model: info.model,
+            size_bytes: info.size_bytes,
+            refusals: info.refusals,
+        });
     }
     Ok(info)
+}
+
+/// Why [`inspect`] cannot look at a path.
+#[derive(Debug, thiserror::Error)]
+pub enum InspectError {
+    /// It cannot be stat'ed.
+    #[error("{}: {source}", path.display())]
+    Unreadable {
+        /// The path.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// It is not a block device.
+    #[error("{} is not a block device", .0.display())]
+    NotBlock(PathBuf),
+}
+
+/// Why [`confirm`] refuses to let fsbench format a device.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfirmError {
+    /// `--wipe` names another path than `--device`.
+    #[error(
+        "--wipe {} does not repeat --device {} exactly: write the same path twice to confirm that everything on it will be destroyed",
+        wipe.display(),
+        device.display()
+    )]
+    WipeMismatch {
+        /// The `--wipe` path.
+        wipe: PathBuf,
+        /// The `--device` path.
+        device: PathBuf,
+    },
+    /// No `--wipe` at all.
+    #[error(
+        "--device {d} destroys everything on {d}: confirm with --wipe {d} (the same path, repeated exactly)",
+        d = .0.display()
+    )]
+    NotConfirmed(PathBuf),
+    /// The device cannot be inspected.
+    #[error(transparent)]
+    Inspect(#[from] InspectError),
+    /// It is in use or not blank ([`DeviceInfo::refusals`]).
+    #[error(
+        "refusing to format {} ({model}, {size_bytes} bytes): {}. fsbench only formats a device that is unused and blank (clear it yourself with `wipefs -a` if you are sure)",
+        device.display(),
+        refusals.join("; ")
+    )]
+    Refused {
+        /// The device.
+        device: PathBuf,
+        /// Its model (or what backs a loop device).
+        model: String,
+        /// Its size.
+        size_bytes: u64,
+        /// Every reason it is refused.
+        refusals: Vec<String>,
+    },
 }
 
 #[cfg(test)]
@@ -256,11 +311,15 @@ mod tests {
 
     #[test]
     fn confirmation_must_repeat_the_path_exactly() {
-        let e = confirm(Path::new("/dev/nonexistent"), None).unwrap_err();
+        let e = confirm(Path::new("/dev/nonexistent"), None).unwrap_err().to_string();
         assert!(e.contains("--wipe /dev/nonexistent"), "{e}");
-        let e = confirm(Path::new("/dev/nonexistent"), Some(Path::new("/dev/nonexistent2"))).unwrap_err();
+        let e = confirm(Path::new("/dev/nonexistent"), Some(Path::new("/dev/nonexistent2")))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("exactly"), "{e}");
-        let e = confirm(Path::new("/etc/passwd"), Some(Path::new("/etc/passwd"))).unwrap_err();
+        let e = confirm(Path::new("/etc/passwd"), Some(Path::new("/etc/passwd")))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not a block device"), "{e}");
     }
 }

@@ -394,7 +394,7 @@ impl DurabilitySpec {
         let runner_fs = Fs::of_run(ctx, "durability")?;
         let fsck = recover::fsck_for(&runner_fs.fs_type)
             .ok_or_else(|| EngineError::Unavailable(format!("no fsck known to fsbench for {}", runner_fs.fs_type)))?;
-        fsck.available().map_err(EngineError::Unavailable)?;
+        fsck.available()?;
         if self.method == Method::Shutdown {
             recover::shutdown_supported(ctx.dir)
                 .map_err(|why| EngineError::Unavailable(format!("{}: {why}", runner_fs.fs_type)))?;

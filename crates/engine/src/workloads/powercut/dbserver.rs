@@ -171,34 +171,31 @@ impl<'a> DbServer<'a> {
     /// Starts the server again on the recovered data directory, counts which of the rows
     /// `1..=acked` it holds, and stops it. `Err` says why they could not be counted: the server
     /// did not start (with its log's tail) or did not answer.
-    pub fn count_after_recovery(&mut self, acked: u64) -> Result<u64, String> {
+    pub fn count_after_recovery(&mut self, acked: u64) -> Result<u64, RecountError> {
         self.kill();
-        let mut p = self
-            .db
-            .start(&self.options)
-            .map_err(|e| format!("the server did not start after the cut: {e}"))?;
+        let mut p = self.db.start(&self.options).map_err(RecountError::Start)?;
         let counted = if self.db.tools.engine == DbEngine::Mariadb {
             self.count_mariadb_rows(acked)
         } else {
-            super::writer::count_server_rows(self.db.socket_dir(), acked)
+            super::writer::count_server_rows(self.db.socket_dir(), acked).map_err(RecountError::Postgres)
         };
         let stopped = p.stop();
         let n = counted?;
-        stopped.map_err(|note| format!("counted {n} rows, then: {note}"))?;
+        stopped.map_err(|note| RecountError::Stop { n, note })?;
         Ok(n)
     }
 
     /// How many of the rows `1..=acked` MariaDB holds (0 when its table or database is gone).
-    fn count_mariadb_rows(&self, acked: u64) -> Result<u64, String> {
+    fn count_mariadb_rows(&self, acked: u64) -> Result<u64, RecountError> {
         let sql = format!("SELECT count(*) FROM {LINE_TABLE} WHERE n BETWEEN 1 AND {acked}");
         match self.db.sql(&sql, "count.log") {
             Ok(out) => out
                 .lines()
                 .rev()
                 .find_map(|l| l.trim().parse().ok())
-                .ok_or_else(|| format!("no count in {out:?}")),
+                .ok_or(RecountError::NoCount(out)),
             Err(e) if e.to_string().contains("doesn't exist") || e.to_string().contains("Unknown database") => Ok(0),
-            Err(e) => Err(format!("count the rows: {e}")),
+            Err(e) => Err(RecountError::Mariadb(e)),
         }
     }
 
@@ -241,6 +238,33 @@ impl Drop for DbServer<'_> {
         }
         self.remove();
     }
+}
+
+/// Why [`DbServer::count_after_recovery`] could not count the rows (every acknowledged row
+/// then counts as lost, and the message is the sample's note).
+#[derive(Debug, thiserror::Error)]
+pub enum RecountError {
+    /// The server did not start on the recovered data directory (its log's tail in the error).
+    #[error("the server did not start after the cut: {0}")]
+    Start(#[source] EngineError),
+    /// PostgreSQL did not answer the count.
+    #[error(transparent)]
+    Postgres(#[from] super::writer::ServerRowsError),
+    /// MariaDB's client failed.
+    #[error("count the rows: {0}")]
+    Mariadb(#[source] EngineError),
+    /// MariaDB's client printed no number.
+    #[error("no count in {0:?}")]
+    NoCount(String),
+    /// The rows were counted, but the server did not stop cleanly.
+    #[error("counted {n} rows, then: {note}")]
+    Stop {
+        /// The rows counted.
+        n: u64,
+        /// What went wrong stopping it.
+        #[source]
+        note: StopError,
+    },
 }
 
 /// The undo step that removes `db`'s socket folder (and the logs in it).

@@ -273,7 +273,7 @@ impl Fs {
     }
 
     /// Mounts it again with mount(8) (type, options, device, mount point as found).
-    pub(crate) fn mount(&self) -> Result<(), String> {
+    pub(crate) fn mount(&self) -> Result<(), crate::host::HostError> {
         let args = [
             "-t".to_string(),
             self.fs_type.clone(),
@@ -282,9 +282,7 @@ impl Fs {
             self.device.clone(),
             self.mountpoint.to_string_lossy().into_owned(),
         ];
-        crate::host::run_tool("mount", &args)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+        crate::host::run_tool("mount", &args).map(|_| ())
     }
 
     /// Unmounts it (umount(2), retried on EBUSY).
@@ -345,8 +343,8 @@ impl DiskStack {
     }
 
     /// Unmounts, detaches and stops what the stack holds, in that order.
-    pub(crate) fn teardown(&mut self) -> Result<(), String> {
-        let mut first: Option<String> = None;
+    pub(crate) fn teardown(&mut self) -> Result<(), TeardownError> {
+        let mut first: Option<TeardownError> = None;
         if let Some(u) = self.mnt.take() {
             {
                 let mountpoint = &u.mountpoint;
@@ -361,7 +359,7 @@ impl DiskStack {
                         self.done(&u);
                     }
                     Err(e) => {
-                        first.get_or_insert(e.to_string());
+                        first.get_or_insert(TeardownError::Unmount(e));
                     }
                 }
             }
@@ -370,17 +368,42 @@ impl DiskStack {
             match u.apply() {
                 Ok(()) => self.done(&u),
                 Err(e) => {
-                    first.get_or_insert(e.to_string());
+                    first.get_or_insert(TeardownError::Detach(e));
                 }
             }
         }
         if let Some(s) = self.server.take() {
             if let Err(e) = s.stop() {
-                first.get_or_insert(e.to_string());
+                first.get_or_insert(TeardownError::Server(e));
             }
         }
         first.map_or(Ok(()), Err)
     }
+}
+
+/// The first step of [`DiskStack::teardown`] that failed (the others were still tried).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TeardownError {
+    /// The power-cut disk's mount stayed.
+    #[error(transparent)]
+    Unmount(crate::host::HostError),
+    /// Its loop device stayed attached.
+    #[error(transparent)]
+    Detach(crate::undo::UndoError),
+    /// Its server did not stop.
+    #[error(transparent)]
+    Server(disk::DiskError),
+}
+
+/// Why [`cut_power`] did not cut the power.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CutError {
+    /// The power-cut disk did not cut.
+    #[error(transparent)]
+    Disk(disk::DiskError),
+    /// `FS_IOC_SHUTDOWN` failed.
+    #[error(transparent)]
+    Shutdown(std::io::Error),
 }
 
 impl Drop for DiskStack {
@@ -501,7 +524,7 @@ impl PowercutSpec {
         let runner_fs = Fs::of_run(ctx, "powercut")?;
         let fsck = recover::fsck_for(&runner_fs.fs_type)
             .ok_or_else(|| EngineError::Unavailable(format!("no fsck known to fsbench for {}", runner_fs.fs_type)))?;
-        fsck.available().map_err(EngineError::Unavailable)?;
+        fsck.available()?;
         let db_tools = self.server.map(dbserver::tools).transpose()?;
         let probe = recover::shutdown_supported(ctx.dir);
         let use_disk = match (self.method, &probe) {
@@ -519,7 +542,7 @@ impl PowercutSpec {
         let fs = if use_disk {
             let why = match &probe {
                 Ok(()) => "chosen by method = \"disk\"".to_string(),
-                Err(w) => w.clone(),
+                Err(w) => w.to_string(),
             };
             phases.note(format!(
                 "power cut by the power-cut disk (FUSE, model: {}); {why}",
@@ -907,10 +930,10 @@ pub(crate) fn record_recovery(phases: &mut Phases, t: &Totals) {
 
 /// Cuts the power: the disk's cut when there is one, `FS_IOC_SHUTDOWN` of `dir`'s filesystem
 /// otherwise.
-pub(crate) fn cut_power(server: Option<&DiskServer>, dir: &Path) -> Result<(), String> {
+pub(crate) fn cut_power(server: Option<&DiskServer>, dir: &Path) -> Result<(), CutError> {
     match server {
-        Some(s) => s.cut().map_err(|e| e.to_string()),
-        None => recover::shutdown_now(dir).map_err(|e| e.to_string()),
+        Some(s) => s.cut().map_err(CutError::Disk),
+        None => recover::shutdown_now(dir).map_err(CutError::Shutdown),
     }
 }
 

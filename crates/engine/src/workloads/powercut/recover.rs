@@ -13,6 +13,7 @@
 //! xfs_repair(8) ("-n … exit status 1 if corruption detected"), btrfs-check(8).
 
 use crate::child::{self, Sink, Watch};
+use crate::Unavailable;
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
@@ -50,15 +51,27 @@ fn shutdown_ioctl(dir: &Path, flags: u32) -> std::io::Result<()> {
 
 /// Whether the filesystem holding `dir` implements `FS_IOC_SHUTDOWN` (nothing is shut down);
 /// `Err` says why it cannot be used.
-pub fn shutdown_supported(dir: &Path) -> Result<(), String> {
+pub fn shutdown_supported(dir: &Path) -> Result<(), NoShutdown> {
     match shutdown_ioctl(dir, PROBE_FLAGS) {
         Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Ok(()),
-        Ok(()) => Err("FS_IOC_SHUTDOWN accepted an invalid flag: not trusted".into()),
-        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOTTY | libc::EOPNOTSUPP)) => {
-            Err("the filesystem does not implement FS_IOC_SHUTDOWN on this kernel".into())
-        }
-        Err(e) => Err(format!("FS_IOC_SHUTDOWN probe: {e}")),
+        Ok(()) => Err(NoShutdown::Untrusted),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOTTY | libc::EOPNOTSUPP)) => Err(NoShutdown::NotImplemented),
+        Err(e) => Err(NoShutdown::Probe(e)),
     }
+}
+
+/// Why `FS_IOC_SHUTDOWN` cannot cut the power here ([`shutdown_supported`]).
+#[derive(Debug, thiserror::Error)]
+pub enum NoShutdown {
+    /// The probe's invalid flag was accepted: the ioctl does not check what it is told.
+    #[error("FS_IOC_SHUTDOWN accepted an invalid flag: not trusted")]
+    Untrusted,
+    /// The filesystem has no such ioctl (ENOTTY, EOPNOTSUPP).
+    #[error("the filesystem does not implement FS_IOC_SHUTDOWN on this kernel")]
+    NotImplemented,
+    /// The probe failed otherwise (the folder cannot be opened, EPERM, …).
+    #[error("FS_IOC_SHUTDOWN probe: {0}")]
+    Probe(#[source] std::io::Error),
 }
 
 /// Cuts the power of the filesystem holding `dir`: `FS_IOC_SHUTDOWN` with NOLOGFLUSH.
@@ -149,14 +162,14 @@ pub fn fsck_for(fs_type: &str) -> Option<Fsck> {
 }
 
 impl Fsck {
-    /// `Err("unavailable: …")` text when the program is not installed.
-    pub fn available(&self) -> Result<(), String> {
+    /// What to install when the program is not installed.
+    pub fn available(&self) -> Result<(), Unavailable> {
         match crate::host::find_tool(self.program) {
             Some(_) => Ok(()),
-            None => Err(format!(
+            None => Err(Unavailable(format!(
                 "`{}` is not installed: apt-get install {}",
                 self.program, self.package
-            )),
+            ))),
         }
     }
 
@@ -250,8 +263,8 @@ impl Fsck {
     }
 
     /// Repairs the unmounted `device`; `Err` carries the checker's last lines.
-    pub fn repair(&self, device: &str) -> Result<(), String> {
-        let Ran { code, tail, .. } = self.run(self.repair, device, None).map_err(|e| e.to_string())?;
+    pub fn repair(&self, device: &str) -> Result<(), RepairError> {
+        let Ran { code, tail, .. } = self.run(self.repair, device, None).map_err(RepairError::Run)?;
         let ok = match self.program {
             "e2fsck" => code < 4,
             _ => code == 0,
@@ -259,9 +272,31 @@ impl Fsck {
         if ok {
             Ok(())
         } else {
-            Err(format!("{} exited {code}: {tail}", self.program))
+            Err(RepairError::Failed {
+                program: self.program,
+                code,
+                tail,
+            })
         }
     }
+}
+
+/// Why [`Fsck::repair`] did not repair the device.
+#[derive(Debug, thiserror::Error)]
+pub enum RepairError {
+    /// The checker did not run (or was killed).
+    #[error("{0}")]
+    Run(#[source] std::io::Error),
+    /// It ran and said the device is not repaired.
+    #[error("{program} exited {code}: {tail}")]
+    Failed {
+        /// The checker (`e2fsck`, `xfs_repair`, `btrfs`).
+        program: &'static str,
+        /// Its exit code.
+        code: i32,
+        /// Its last lines.
+        tail: String,
+    },
 }
 
 #[cfg(test)]
@@ -291,7 +326,7 @@ mod tests {
             package: "nosuchpkg",
             ..fsck_for("ext4").unwrap()
         };
-        let e = f.available().unwrap_err();
+        let e = f.available().unwrap_err().to_string();
         assert!(e.contains("apt-get install nosuchpkg"), "{e}");
     }
 }

@@ -308,7 +308,7 @@ impl LineClient {
 
     /// Inserts row `n` (autocommit) and waits for its number back: the client prints it only
     /// after the server acknowledged the `INSERT`, and stops at the first error.
-    fn commit(&mut self, n: u64, payload: &[u8]) -> Result<(), String> {
+    fn commit(&mut self, n: u64, payload: &[u8]) -> Result<(), CommitError> {
         use std::fmt::Write as _;
         use std::io::BufRead;
         let mut hex = String::with_capacity(payload.len() * 2);
@@ -320,15 +320,13 @@ impl LineClient {
             "INSERT INTO {LINE_TABLE} (n, payload) VALUES ({n}, x'{hex}'); SELECT {n};"
         )
         .and_then(|()| self.stdin.flush())
-        .map_err(|e| format!("send row {n}: {e}"))?;
+        .map_err(|source| CommitError::Send { n, source })?;
         let mut line = String::new();
-        self.out
-            .read_line(&mut line)
-            .map_err(|e| format!("read the answer: {e}"))?;
+        self.out.read_line(&mut line).map_err(CommitError::Read)?;
         if line.trim() == n.to_string() {
             Ok(())
         } else {
-            Err(format!("the client answered {line:?}, not {n}"))
+            Err(CommitError::Answer { line, n })
         }
     }
 }
@@ -342,7 +340,7 @@ impl Drop for LineClient {
 
 impl RowDb {
     /// Commits row `n` (one autocommitted `INSERT`); `Ok` once the database acknowledged it.
-    fn commit(&mut self, n: u64, payload: &[u8]) -> Result<(), String> {
+    fn commit(&mut self, n: u64, payload: &[u8]) -> Result<(), CommitError> {
         match self {
             RowDb::Sqlite(c) => c
                 .execute(
@@ -350,17 +348,58 @@ impl RowDb {
                     rusqlite::params![n as i64, payload],
                 )
                 .map(drop)
-                .map_err(|e| e.to_string()),
+                .map_err(CommitError::Sqlite),
             RowDb::Server(c) => c
                 .execute(
                     "INSERT INTO rows (n, payload) VALUES ($1, $2)",
                     &[&(n as i64), &payload],
                 )
                 .map(drop)
-                .map_err(|e| pg_error(&e)),
+                .map_err(|e| CommitError::Server(PgError(e))),
             RowDb::Lines(c) => c.commit(n, payload),
         }
     }
+}
+
+/// Why the writer's row was not acknowledged ([`RowDb::commit`]).
+#[derive(Debug, thiserror::Error)]
+enum CommitError {
+    /// SQLite refused the `INSERT`.
+    #[error(transparent)]
+    Sqlite(rusqlite::Error),
+    /// The PostgreSQL server refused it.
+    #[error(transparent)]
+    Server(PgError),
+    /// The line client's standard input is closed.
+    #[error("send row {n}: {source}")]
+    Send { n: u64, source: std::io::Error },
+    /// Its standard output is.
+    #[error("read the answer: {0}")]
+    Read(std::io::Error),
+    /// It answered something other than the row's number (it stops at the first error).
+    #[error("the client answered {line:?}, not {n}")]
+    Answer { line: String, n: u64 },
+}
+
+/// A PostgreSQL client error, shown with the server's message (`postgres::Error` alone says
+/// only "db error").
+#[derive(Debug, thiserror::Error)]
+#[error("{}", pg_error(.0))]
+pub struct PgError(#[source] pub postgres::Error);
+
+/// Why the writer's table in the PostgreSQL server could not be created or counted
+/// ([`create_server_table`], [`count_server_rows`]).
+#[derive(Debug, thiserror::Error)]
+pub enum ServerRowsError {
+    /// No connection to the server.
+    #[error("connect: {0}")]
+    Connect(#[source] PgError),
+    /// The `CREATE TABLE` failed.
+    #[error("create the rows table: {0}")]
+    CreateTable(#[source] PgError),
+    /// The count failed (other than the table being gone).
+    #[error("count the rows: {0}")]
+    Count(#[source] PgError),
 }
 
 /// A client of the PostgreSQL server listening in `socket_dir` (user and database `postgres`).
@@ -384,20 +423,20 @@ fn pg_error(e: &postgres::Error) -> String {
 /// Creates the writer's table in the PostgreSQL server in `socket_dir`; the caller then makes
 /// it durable (a `syncfs`), so that a server running with `fsync = off` loses rows, not the
 /// table.
-pub fn create_server_table(socket_dir: &Path) -> Result<(), String> {
-    let mut c = connect_server(socket_dir).map_err(|e| format!("connect: {}", pg_error(&e)))?;
+pub fn create_server_table(socket_dir: &Path) -> Result<(), ServerRowsError> {
+    let mut c = connect_server(socket_dir).map_err(|e| ServerRowsError::Connect(PgError(e)))?;
     c.batch_execute(CREATE_ROWS_PG)
-        .map_err(|e| format!("create the rows table: {}", pg_error(&e)))
+        .map_err(|e| ServerRowsError::CreateTable(PgError(e)))
 }
 
 /// How many of the rows `1..=acked` the PostgreSQL server in `socket_dir` holds (0 when the
 /// table itself is gone).
-pub fn count_server_rows(socket_dir: &Path, acked: u64) -> Result<u64, String> {
-    let mut c = connect_server(socket_dir).map_err(|e| format!("connect: {}", pg_error(&e)))?;
+pub fn count_server_rows(socket_dir: &Path, acked: u64) -> Result<u64, ServerRowsError> {
+    let mut c = connect_server(socket_dir).map_err(|e| ServerRowsError::Connect(PgError(e)))?;
     match c.query_one("SELECT count(*) FROM rows WHERE n BETWEEN 1 AND $1", &[&(acked as i64)]) {
         Ok(row) => Ok(row.get::<_, i64>(0) as u64),
         Err(e) if e.code() == Some(&postgres::error::SqlState::UNDEFINED_TABLE) => Ok(0),
-        Err(e) => Err(format!("count the rows: {}", pg_error(&e))),
+        Err(e) => Err(ServerRowsError::Count(PgError(e))),
     }
 }
 
@@ -527,13 +566,14 @@ pub struct Verdict {
 
 impl Verdict {
     /// Adds the count of acknowledged rows `1..=acked` found in database `name`
-    /// (`Err`: it could not be read, and every acknowledged row counts as lost).
-    pub fn add_rows(&mut self, name: &str, acked: u64, present: Result<u64, String>) {
+    /// (`Err`: it could not be read, and every acknowledged row counts as lost; its message is
+    /// kept as [`Verdict::db_error`]).
+    pub fn add_rows<E: std::fmt::Display>(&mut self, name: &str, acked: u64, present: Result<u64, E>) {
         match present {
             Ok(n) => self.db_rows_lost = acked.saturating_sub(n),
             Err(e) => {
                 self.db_rows_lost = acked;
-                self.db_error = Some(e);
+                self.db_error = Some(e.to_string());
             }
         }
         if self.db_rows_lost > 0 {
@@ -629,7 +669,7 @@ pub fn verify(dir: &Path, l: &Ledger, sqlite: bool) -> Verdict {
                         |r| r.get::<_, i64>(0),
                     )
                 });
-        v.add_rows(DB_NAME, l.db_rows, present.map(|n| n as u64).map_err(|e| e.to_string()));
+        v.add_rows(DB_NAME, l.db_rows, present.map(|n| n as u64));
     }
     v
 }
@@ -727,10 +767,10 @@ mod tests {
         let echo =
             |script: &str| LineClient::spawn(Path::new("/bin/sh"), &["-c".into(), script.into()]).expect("spawn sh");
         let mut ok = echo("while read -r l; do n=${l##*SELECT }; echo ${n%;}; done");
-        assert_eq!(ok.commit(1, b"ab"), Ok(()));
-        assert_eq!(ok.commit(2, &[0xff; 16]), Ok(()));
+        ok.commit(1, b"ab").expect("row 1");
+        ok.commit(2, &[0xff; 16]).expect("row 2");
         let mut wrong = echo("while read -r l; do echo 7; done");
-        assert!(wrong.commit(3, b"x").unwrap_err().contains("not 3"));
+        assert!(wrong.commit(3, b"x").unwrap_err().to_string().contains("not 3"));
         // A client that stops (as mariadb does on an error, or when its server is killed).
         let mut gone = echo("read -r l; exit 1");
         assert!(gone.commit(4, b"x").is_err());
@@ -739,14 +779,14 @@ mod tests {
     #[test]
     fn each_missing_row_counts_and_an_unreadable_database_loses_them_all() {
         let mut v = Verdict::default();
-        v.add_rows("server", 25, Ok(22));
+        v.add_rows("server", 25, Ok::<_, &str>(22));
         assert_eq!((v.db_rows_lost, v.lost_count()), (3, 3));
         assert_eq!(v.acked_lost, vec!["server: 3 of 25 committed rows missing".to_string()]);
         let mut v = Verdict::default();
-        v.add_rows("server", 25, Err("did not start".into()));
+        v.add_rows("server", 25, Err("did not start"));
         assert_eq!((v.db_rows_lost, v.db_error.as_deref()), (25, Some("did not start")));
         let mut v = Verdict::default();
-        v.add_rows("server", 25, Ok(25));
+        v.add_rows("server", 25, Ok::<_, &str>(25));
         assert_eq!((v.db_rows_lost, v.acked_lost.len(), v.lost_count()), (0, 0, 0));
     }
 
