@@ -40,6 +40,7 @@ use fsbench_core::choice;
 use fsbench_core::fstype;
 use fsbench_core::host;
 use fsbench_core::metric;
+#[cfg(any(test, feature = "test-support"))]
 use fsbench_core::policy;
 use fsbench_core::stats;
 use fsbench_core::units;
