@@ -714,7 +714,20 @@ impl<'a> Instance<'a> {
                 ]);
             }
         }
-        run_logged(c, &self.log("init.log"), self.interrupt, SETUP_TIMEOUT).map(drop)
+        if self.tools.engine == DbEngine::Mariadb {
+            return run_logged(c, &self.log("init.log"), self.interrupt, SETUP_TIMEOUT).map(drop);
+        }
+        // initdb is not interrupted: its bootstrap `postgres --boot` holds a SysV header and
+        // /dev/shm segments that only its own exit removes, and no record of them exists to
+        // remove them after a kill (seen: a Ctrl-C during initdb left two segment files and the
+        // header). It takes a second or two; the interrupt is answered when it is done, and
+        // SETUP_TIMEOUT still bounds it.
+        static NEVER: AtomicBool = AtomicBool::new(false);
+        run_logged(c, &self.log("init.log"), &NEVER, SETUP_TIMEOUT)?;
+        if self.interrupt.load(Ordering::Relaxed) {
+            return Err(EngineError::Interrupted);
+        }
+        Ok(())
     }
 
     /// Starts the server with `o` and waits until it answers (its crash recovery first, on a
