@@ -348,11 +348,21 @@ mod tests {
 
     #[test]
     fn children_cpu_is_counted() {
-        let mut c = Command::new("/bin/sh");
-        c.args(["-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"]);
-        let f = run(&mut c, Sink::Null, Sink::Null, Watch::default()).expect("runs");
-        assert!(f.status.success());
-        assert!(f.children_cpu > Duration::from_millis(10), "{:?}", f.children_cpu);
-        assert!(f.children_cpu <= f.wall + Duration::from_millis(20), "{f:?}");
+        // RUSAGE_CHILDREN is the process's: a child another test thread reaps during the span
+        // adds its CPU too (CI: 633 ms of a 453 ms run). So the upper bound must hold in one
+        // of three runs; counting fsbench's own CPU would break it in all three.
+        let mut runs = Vec::new();
+        for _ in 0..3 {
+            let mut c = Command::new("/bin/sh");
+            c.args(["-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"]);
+            let f = run(&mut c, Sink::Null, Sink::Null, Watch::default()).expect("runs");
+            assert!(f.status.success());
+            assert!(f.children_cpu > Duration::from_millis(10), "{:?}", f.children_cpu);
+            if f.children_cpu <= f.wall + Duration::from_millis(20) {
+                return;
+            }
+            runs.push(f);
+        }
+        panic!("children's CPU above the wall time in every run: {runs:?}");
     }
 }
