@@ -397,18 +397,9 @@ pub(crate) enum Exit {
 pub(crate) struct Finished<O> {
     pub start: Instant,
     pub end: Instant,
-    pub ops: u64,
-    pub latency: LatencyRecorder,
     pub output: O,
-    pub deadline_hit: bool,
-    pub per_second: Vec<u64>,
-    pub ops_before: u64,
-    /// Latency counts per second (empty where the loop keeps none).
-    pub windows: WindowCounts,
-    /// The open loop's share of this worker.
-    pub open: Option<OpenPart>,
-    /// One operation in this many was timed (1: all).
-    pub sample_every: u64,
+    /// What the worker's loop counted.
+    pub counted: Counted,
 }
 
 impl WorkerPool {
@@ -735,32 +726,32 @@ fn merge<O>(
     let mut ops = 0;
     let mut stop = StopReason::Done;
     let mut per_second: Vec<u64> = Vec::new();
-    let open = open.map(|rate| OpenStats::merged(rate, finished.iter().filter_map(|f| f.open.as_ref())));
+    let open = open.map(|rate| OpenStats::merged(rate, finished.iter().filter_map(|f| f.counted.open.as_ref())));
     let mut windows = WindowCounts::default();
-    let sample_every = finished.iter().map(|f| f.sample_every).max().unwrap_or(1);
+    let sample_every = finished.iter().map(|f| f.counted.sample_every).max().unwrap_or(1);
     let stonewall = agreed.map(|agreed| StonewallStats {
-        ops_before: finished.iter().map(|f| f.ops_before).sum(),
-        ops_after: finished.iter().map(|f| f.ops - f.ops_before).sum(),
+        ops_before: finished.iter().map(|f| f.counted.ops_before).sum(),
+        ops_after: finished.iter().map(|f| f.counted.ops - f.counted.ops_before).sum(),
         agreed,
     });
     for f in finished {
-        if per_second.len() < f.per_second.len() {
-            per_second.resize(f.per_second.len(), 0);
+        if per_second.len() < f.counted.per_second.len() {
+            per_second.resize(f.counted.per_second.len(), 0);
         }
-        for (total, n) in per_second.iter_mut().zip(&f.per_second) {
+        for (total, n) in per_second.iter_mut().zip(&f.counted.per_second) {
             *total += n;
         }
         match &mut latency {
-            Some(l) => l.merge(&f.latency),
-            None => latency = Some(f.latency),
+            Some(l) => l.merge(&f.counted.latency),
+            None => latency = Some(f.counted.latency),
         }
-        windows.merge(&f.windows);
-        ops += f.ops;
-        if f.deadline_hit {
+        windows.merge(&f.counted.windows);
+        ops += f.counted.ops;
+        if f.counted.deadline_hit {
             stop = StopReason::Deadline;
         }
         workers.push(WorkerStats {
-            ops: f.ops,
+            ops: f.counted.ops,
             wall: f.end.saturating_duration_since(f.start),
         });
         outputs.push(f.output);
@@ -1179,15 +1170,20 @@ fn end_calibration(
     left
 }
 
-/// What a worker's loop counted, for [`Finished::close`].
+/// What a worker's loop counted: the part of [`Finished`] the loop fills.
 pub(crate) struct Counted {
+    /// Operations, the stonewall's wear-out included.
     pub ops: u64,
     pub latency: LatencyRecorder,
     pub deadline_hit: bool,
     pub per_second: Vec<u64>,
+    /// Operations before the stonewall.
     pub ops_before: u64,
+    /// Latency counts per second (empty where the loop keeps none).
     pub windows: WindowCounts,
+    /// The open loop's share of this worker.
     pub open: Option<OpenPart>,
+    /// One operation in this many was timed (1: all).
     pub sample_every: u64,
 }
 
@@ -1211,15 +1207,8 @@ impl<O> Finished<O> {
         Ok(Finished {
             start,
             end,
-            ops: c.ops,
-            latency: c.latency,
             output: w.finish(),
-            deadline_hit: c.deadline_hit,
-            per_second: c.per_second,
-            ops_before: c.ops_before,
-            windows: c.windows,
-            open: c.open,
-            sample_every: c.sample_every,
+            counted: c,
         })
     }
 }
