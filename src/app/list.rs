@@ -46,7 +46,7 @@ pub(super) fn cmd_list(db: &Path, what: ListWhat) -> Result<i32> {
                 writeln!(out, "no results database at {} yet", db.display())?;
                 return Ok(0);
             }
-            let store = crate::store::open(db)?;
+            let store = crate::store::open(db, config::stored_suite_policy)?;
             for s in store.list_sessions()? {
                 writeln!(
                     out,

@@ -64,8 +64,6 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
 
 /// Runs a parsed command line; `Ok` carries the exit code.
 pub fn run(cli: Cli) -> Result<i32> {
-    // Sessions stored before schema 4 get their policy from their suite text, which config reads.
-    crate::store::set_suite_policy_reader(|text, name| config::stored_suite_policy(text, name).map_err(Into::into));
     // A run takes SIGINT/SIGTERM as a request to stop cleanly from its first moment: before
     // the handlers exist the default action kills it, which the Runner's setup (suite, plan,
     // tool probes) could take long enough on a loaded machine to be hit by (exit 143, not 130).
@@ -92,7 +90,11 @@ pub fn run(cli: Cli) -> Result<i32> {
                 .map_err(|e| anyhow::anyhow!("powerdisk {}: {e}", a.mount.display()))?;
             Ok(0)
         }
-        Command::History(a) => Ok(crate::history::cmd_history(&cli.db, &a.options())?),
+        Command::History(a) => Ok(crate::history::cmd_history(
+            &cli.db,
+            &a.options(),
+            config::stored_suite_policy,
+        )?),
         Command::Push { sessions, to } => push::cmd_push(&cli.db, &sessions, &to),
         Command::Completions { shell } => {
             shell::completions(shell, &mut std::io::stdout().lock());
@@ -254,7 +256,7 @@ fn cmd_compare(db: &Path, a: &CompareArgs) -> Result<i32> {
     if !(a.equivalence > 0.0 && a.equivalence < 100.0) {
         return Err(AppError::Usage(format!("--equivalence {}: use a percentage such as 3", a.equivalence)).into());
     }
-    let store = crate::store::open_existing(db)?;
+    let store = crate::store::open_existing(db, config::stored_suite_policy)?;
     let resolve = |r: &str| store.resolve(r).map_err(|e| AppError::Usage(e.to_string()));
     let (base, cand) = (
         build_model(store.as_ref(), resolve(&a.base)?)?,
@@ -277,7 +279,7 @@ fn cmd_compare(db: &Path, a: &CompareArgs) -> Result<i32> {
 }
 
 fn cmd_report(db: &Path, a: &ReportArgs) -> Result<i32> {
-    let store = crate::store::open_existing(db)?;
+    let store = crate::store::open_existing(db, config::stored_suite_policy)?;
     let id = store.resolve(&a.session).map_err(|e| AppError::Usage(e.to_string()))?;
     match &a.output {
         Some(path) => {

@@ -31,7 +31,7 @@ pub fn cmd_push(db: &Path, sessions: &[String], to: &str) -> anyhow::Result<i32>
         ))
         .into());
     }
-    let local = Store::open(db)?;
+    let local = Store::open(db)?.with_suite_reader(crate::config::stored_suite_policy);
     let ids: Vec<i64> = if sessions.is_empty() {
         local.list_sessions()?.iter().rev().map(|s| s.id).collect()
     } else {

@@ -501,15 +501,20 @@ pub fn render(model: &HistoryModel, format: HistoryFormat) -> String {
 }
 
 /// `fsbench history`: 0, or 1 when the newest session starts a significant regression; usage
-/// errors (no database, nothing matching) exit 2.
-pub fn cmd_history(db: &Path, a: &HistoryOptions) -> Result<i32, HistoryError> {
+/// errors (no database, nothing matching) exit 2. `suites` reads the policy of sessions stored
+/// before schema 4 (the store's [`crate::store::SuitePolicyReader`]).
+pub fn cmd_history(
+    db: &Path,
+    a: &HistoryOptions,
+    suites: crate::store::SuitePolicyReader,
+) -> Result<i32, HistoryError> {
     if !(a.threshold.is_finite() && a.threshold >= 0.0) {
         return Err(HistoryError::Usage(format!(
             "--threshold {}: use a percentage such as 5",
             a.threshold
         )));
     }
-    let store = crate::store::open_existing(db)?;
+    let store = crate::store::open_existing(db, suites)?;
     let sessions = store.list_sessions()?;
     let model = build(&sessions, &|id| store.load_session(id), a)?;
     let text = render(&model, a.format);

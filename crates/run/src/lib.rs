@@ -392,9 +392,11 @@ impl Runner {
         }
         let store: Box<dyn ResultStore> = match self.store.take() {
             Some(s) => Box::new(s),
-            None => crate::store::open(&self.db).map_err(|source| RunError::OpenStore {
-                path: self.db.display().to_string(),
-                source: Box::new(source),
+            None => crate::store::open(&self.db, crate::config::stored_suite_policy).map_err(|source| {
+                RunError::OpenStore {
+                    path: self.db.display().to_string(),
+                    source: Box::new(source),
+                }
             })?,
         };
         // A resumed session is refused before anything is made if a live process runs it.

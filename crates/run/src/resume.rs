@@ -126,7 +126,7 @@ pub(super) fn resolve(
             db.display()
         )));
     }
-    let store = Store::open(db)?;
+    let store = Store::open(db)?.with_suite_reader(crate::config::stored_suite_policy);
     let id = store.resolve(reference).map_err(|e| RunError::Usage(e.to_string()))?;
     let data = store.load_session(id)?;
     if data.session.status == SessionStatus::Complete {

@@ -7,7 +7,7 @@
 //! `postgresql://` URL is PostgreSQL, anything else a SQLite file path.
 
 use super::model::*;
-use super::sqlite::{Store, StoreError};
+use super::sqlite::{Store, StoreError, SuitePolicyReader};
 use std::path::Path;
 
 /// What every results database does (see the module docs). Semantics are those documented on
@@ -81,22 +81,23 @@ pub fn is_postgres(db: &Path) -> bool {
 }
 
 /// Opens the results database `db` names (creating a SQLite file, or the schema on an empty
-/// PostgreSQL database).
-pub fn open(db: &Path) -> Result<Box<dyn ResultStore>, StoreError> {
+/// PostgreSQL database). `suites` reads the policy of a SQLite session stored before schema 4
+/// from its suite text (a PostgreSQL database never held one).
+pub fn open(db: &Path, suites: SuitePolicyReader) -> Result<Box<dyn ResultStore>, StoreError> {
     match db.to_str() {
         Some(url) if super::pg::is_postgres_url(url) => Ok(Box::new(super::pg::PgStore::open(url)?)),
-        _ => Ok(Box::new(Store::open(db)?)),
+        _ => Ok(Box::new(Store::open(db)?.with_suite_reader(suites))),
     }
 }
 
 /// Opens the results database of `compare`, `report` and `history`, which read sessions and so
 /// must not create an empty one: a missing file is [`StoreError::Missing`] (a usage error). A
 /// PostgreSQL URL is connected to (its schema made if missing).
-pub fn open_existing(db: &Path) -> Result<Box<dyn ResultStore>, StoreError> {
+pub fn open_existing(db: &Path, suites: SuitePolicyReader) -> Result<Box<dyn ResultStore>, StoreError> {
     if !is_postgres(db) && !db.exists() {
         return Err(StoreError::Missing {
             path: db.display().to_string(),
         });
     }
-    open(db)
+    open(db, suites)
 }

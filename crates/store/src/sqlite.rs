@@ -247,6 +247,9 @@ fn parse_json_strings(text: &str, column: &str) -> Result<Vec<String>, RowError>
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// How sessions stored before schema 4 get their policy; `None` makes such a session an
+    /// error that says no reader was given.
+    suites: Option<SuitePolicyReader>,
 }
 
 impl std::fmt::Debug for Store {
@@ -274,10 +277,18 @@ impl Store {
         let store = Store {
             conn,
             path: path.to_path_buf(),
+            suites: None,
         };
         store.configure()?;
         store.migrate()?;
         Ok(store)
+    }
+
+    /// This store, reading the policy of sessions stored before schema 4 from their suite text
+    /// with `read` (the store itself never parses suites).
+    pub fn with_suite_reader(mut self, read: SuitePolicyReader) -> Store {
+        self.suites = Some(read);
+        self
     }
 
     /// The database file this store writes to.
@@ -697,7 +708,7 @@ impl Store {
         let mut rows = stmt.query([]).map_err(self.sql(action))?;
         let mut out = Vec::new();
         while let Some(row) = rows.next().map_err(self.sql(action))? {
-            let mut record = session_from_row(row).map_err(self.row(action))?;
+            let mut record = session_from_row(row, self.suites).map_err(self.row(action))?;
             record.info.tool_versions = tools.remove(&record.id).unwrap_or_default();
             out.push(record);
         }
@@ -824,7 +835,7 @@ impl Store {
             .query_row(
                 &format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?1"),
                 [session],
-                |row| Ok(session_from_row(row)),
+                |row| Ok(session_from_row(row, self.suites)),
             )
             .optional()
             .map_err(self.sql(action.as_str()))?
@@ -1035,26 +1046,19 @@ impl Store {
 
 /// Reads the run policy of a stored suite text (`text`, named `name` in errors): how a session
 /// stored before schema 4 gets its policy. The store never parses suites; the caller that
-/// knows the suite format registers this ([`set_suite_policy_reader`]), with its own error
-/// (shown as the reason the session has no policy).
+/// knows the suite format passes this ([`Store::with_suite_reader`], [`super::backend::open`]),
+/// with its own error (shown as the reason the session has no policy).
 pub type SuitePolicyReader = fn(text: &str, name: &str) -> Result<Policy, Box<dyn std::error::Error + Send + Sync>>;
 
-static SUITE_POLICY: std::sync::OnceLock<SuitePolicyReader> = std::sync::OnceLock::new();
-
-/// Registers the reader of old sessions' policies (once per process; later calls are no-ops).
-pub fn set_suite_policy_reader(read: SuitePolicyReader) {
-    let _ = SUITE_POLICY.set(read);
-}
-
 /// Reads a `sessions` row selected with [`SESSION_COLUMNS`] (tool versions left empty).
-fn session_from_row(row: &rusqlite::Row<'_>) -> Result<SessionRecord, RowError> {
+fn session_from_row(row: &rusqlite::Row<'_>, suites: Option<SuitePolicyReader>) -> Result<SessionRecord, RowError> {
     let id: i64 = row.get(0)?;
     let status_text: String = row.get(3)?;
     let status = SessionStatus::parse(&status_text)
         .ok_or_else(|| RowError::Bad(format!("session {id} has unknown status `{status_text}`")))?;
     let args_json: String = row.get(7)?;
     let suite_text: String = row.get(6)?;
-    let policy = policy_from_row(row, id, &suite_text)?;
+    let policy = policy_from_row(row, id, &suite_text, suites)?;
     Ok(SessionRecord {
         id,
         started_at: row.get(1)?,
@@ -1087,7 +1091,12 @@ fn session_from_row(row: &rusqlite::Row<'_>) -> Result<SessionRecord, RowError> 
 /// (without the CLI's `--repeat`/`--warmup`, which were never stored; trim and confidence, what
 /// reports use, come only from the suite). A suite text that no longer loads is an error that
 /// says so, never a default.
-fn policy_from_row(row: &rusqlite::Row<'_>, id: i64, suite_text: &str) -> Result<Policy, RowError> {
+fn policy_from_row(
+    row: &rusqlite::Row<'_>,
+    id: i64,
+    suite_text: &str,
+    suites: Option<SuitePolicyReader>,
+) -> Result<Policy, RowError> {
     let repeats: Option<u32> = row.get(15)?;
     let warmup: Option<u32> = row.get(16)?;
     let order: Option<String> = row.get(17)?;
@@ -1112,8 +1121,8 @@ fn policy_from_row(row: &rusqlite::Row<'_>, id: i64, suite_text: &str) -> Result
             })
         }
         (None, None, None, None, None, None) => {
-            let read = match SUITE_POLICY.get() {
-                None => Err("no suite reader is registered (store::set_suite_policy_reader)".to_string()),
+            let read = match suites {
+                None => Err("the store was opened without a suite reader (Store::with_suite_reader)".to_string()),
                 Some(read) => read(suite_text, &format!("stored suite of session {id}")).map_err(|e| e.to_string()),
             };
             read.map(|policy| Policy {
@@ -1587,7 +1596,6 @@ mod tests {
 
     #[test]
     fn a_version_3_session_whose_suite_no_longer_loads_is_a_clear_error_not_a_default() {
-        set_suite_policy_reader(old_suite_reader);
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("v3.db");
         {
@@ -1607,7 +1615,18 @@ mod tests {
                 .expect("v3 session");
             }
         }
-        let store = Store::open(&path).expect("open migrates");
+        // Without a reader the old session's policy is an error that says so, never a default.
+        let plain = Store::open(&path).expect("open migrates");
+        let err = plain
+            .load_session(plain.resolve("good").expect("good"))
+            .expect_err("no reader, no policy");
+        assert!(
+            matches!(err, StoreError::NoPolicy { session: 1, .. })
+                && err.to_string().contains("without a suite reader"),
+            "{err}"
+        );
+        drop(plain);
+        let store = Store::open(&path).expect("reopen").with_suite_reader(old_suite_reader);
         let good = store.load_session(store.resolve("good").expect("good")).expect("load");
         assert_eq!(
             (good.session.info.policy.trim, good.session.info.policy.confidence),
@@ -1638,7 +1657,6 @@ mod tests {
 
     #[test]
     fn a_version_1_database_migrates_to_the_current_version_keeping_its_sessions() {
-        set_suite_policy_reader(old_suite_reader);
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("v1.db");
         // A database as fsbench with schema version 1 left it: migration 1 only, one session
@@ -1675,7 +1693,9 @@ mod tests {
         }
         assert_eq!(user_version(&path), 1);
 
-        let store = Store::open(&path).expect("open migrates");
+        let store = Store::open(&path)
+            .expect("open migrates")
+            .with_suite_reader(old_suite_reader);
         // Every migration ran (005 the adaptive policy, 006 latency_histograms, 007
         // throughput_series, included).
         assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
@@ -2157,7 +2177,9 @@ mod tests {
             conn.execute("UPDATE sessions SET suite_text = ?1", [OLD_SUITE])
                 .expect("suite text");
         }
-        let store = Store::open(&path).expect("open migrates");
+        let store = Store::open(&path)
+            .expect("open migrates")
+            .with_suite_reader(old_suite_reader);
         assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
         let data = store
             .load_session(store.resolve("ranks").expect("resolve"))

@@ -31,10 +31,11 @@ pub use variant::{guest_variant_name, parse_fs_list, strip_guest_suffix, DEBIAN_
 
 pub use crate::policy::{Order, Policy};
 
-/// The run policy of a stored suite text, for the store's sessions from before schema 4
-/// (the edge registers it as the store's `SuitePolicyReader`).
-pub fn stored_suite_policy(text: &str, name: &str) -> Result<Policy, ConfigError> {
-    load_str(text, name, &Overrides::default()).map(|suite| suite.policy)
+/// The run policy of a stored suite text, for the store's sessions from before schema 4: the
+/// store's `SuitePolicyReader`, which whoever opens a store passes it (the store never reads
+/// suites). The error is a [`ConfigError`].
+pub fn stored_suite_policy(text: &str, name: &str) -> Result<Policy, Box<dyn std::error::Error + Send + Sync>> {
+    Ok(load_str(text, name, &Overrides::default())?.policy)
 }
 
 /// One filesystem configuration to compare: a type plus mkfs arguments and mount options.
