@@ -93,12 +93,8 @@ fn run_guest_slot(
         Ok(g) => {
             sample.device = Some("/dev/vda (guest)".into());
             sample.effective_mount_opts = g.effective_mount_opts;
-            sample.measurements = g.raw.measurements();
+            sample.absorb(g.raw);
             sample.measurements.push(g.boot);
-            sample.notes = g.raw.notes;
-            sample.histograms = g.raw.histograms;
-            sample.series = g.raw.series;
-            sample.windows = g.raw.windows;
             SlotOutcome::Done
         }
     }
@@ -203,12 +199,8 @@ pub(super) fn run_slot(
         Err(_) if interrupted() => SlotOutcome::Interrupted,
         Err(e) => SlotOutcome::Failed(e.to_string()),
         Ok(raw) => {
-            sample.measurements = raw.measurements();
-            sample.notes.extend(raw.notes);
+            sample.absorb(raw);
             sample.notes.extend(provision_notes);
-            sample.histograms = raw.histograms;
-            sample.series = raw.series;
-            sample.windows = raw.windows;
             sample.measurements.extend(sample.path.as_ref().and_then(ratio_row));
             if let Some((waited, note)) = quiesce {
                 if let Some(w) = waited {

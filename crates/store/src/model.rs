@@ -232,6 +232,16 @@ impl NewSample {
         }
     }
 
+    /// Takes what the repeat measured: `raw`'s measurements (replacing any), its notes (after
+    /// those already here), histograms, series and windows.
+    pub fn absorb(&mut self, raw: crate::metric::RawSample) {
+        self.measurements = raw.measurements();
+        self.notes.extend(raw.notes);
+        self.histograms = raw.histograms;
+        self.series = raw.series;
+        self.windows = raw.windows;
+    }
+
     /// Runs `check` on `wall_s` and on every measured value, each with a closure that names it
     /// (`wall_s`, `PHASE/METRIC`), up to the first error: the values a store requires finite.
     pub(crate) fn check_values<E>(

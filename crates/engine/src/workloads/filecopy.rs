@@ -50,7 +50,9 @@ const FILE: &str = "image.iso";
 /// Smallest `size` after `--scale`.
 const MIN_SIZE: u64 = 16 * Bytes::MIB;
 
-/// Parameters of the filecopy workload.
+copy_spec! {
+/// Parameters of the filecopy workload: the file, then the copy options (`cp` and `rm -f` with
+/// `method = "cp"`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FilecopySpec {
@@ -63,38 +65,16 @@ pub struct FilecopySpec {
     /// Seed of the contents. Default 0.
     #[serde(default)]
     pub seed: u64,
-    /// `native` (default) or `cp` (coreutils `cp` and `rm -f`).
-    #[serde(default)]
-    pub method: Method,
-    /// `never` (default: the data is copied) or `auto` (cloned where the filesystem can).
-    #[serde(default)]
-    pub reflink: Reflink,
-    /// Read/write buffer of the native copy, bytes. Default 128 KiB.
-    #[serde(default = "default_buffer")]
-    pub buffer: Bytes,
-    /// End every phase with `syncfs(2)` inside the timed region. Default true.
-    #[serde(default = "super::default_true")]
-    pub fsync: bool,
+} {}
 }
 
 fn default_size() -> Bytes {
     Bytes(2 * Bytes::GIB)
 }
-fn default_buffer() -> Bytes {
-    Bytes(128 * Bytes::KIB)
-}
 
 impl Default for FilecopySpec {
     fn default() -> Self {
-        FilecopySpec {
-            size: default_size(),
-            content: Content::default(),
-            seed: 0,
-            method: Method::default(),
-            reflink: Reflink::default(),
-            buffer: default_buffer(),
-            fsync: true,
-        }
+        super::serde_default()
     }
 }
 

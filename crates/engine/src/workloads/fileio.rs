@@ -259,40 +259,11 @@ fn is_normal(v: &Fadvise) -> bool {
     *v == Fadvise::Normal
 }
 
+fileio_job_spec! {
 /// Parameters of the fileio workload (sysbench option names in brackets).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileioSpec {
-    /// Test mode (`--file-test-mode`). Default `rndrw`.
-    #[serde(default)]
-    pub mode: FileioMode,
-    /// Number of files (`--file-num`). Default 128.
-    #[serde(default = "default_files")]
-    pub files: u32,
-    /// Size of all files together, bytes (`--file-total-size`). Default 2 GiB.
-    #[serde(default = "default_total_size")]
-    pub total_size: Bytes,
-    /// Bytes per request (`--file-block-size`). Default 16 KiB.
-    #[serde(default = "default_block_size")]
-    pub block_size: Bytes,
-    /// Reads per write in `rndrw` (`--file-rw-ratio`). Default 1.5.
-    #[serde(default = "default_rw_ratio")]
-    pub rw_ratio: f64,
-    /// Requests between fsync cycles (`--file-fsync-freq`); 0 = never. Default 100.
-    #[serde(default = "default_fsync_freq")]
-    pub fsync_freq: u32,
-    /// fsync every file after the last request, timed (`--file-fsync-end`). Default true.
-    #[serde(default = "super::default_true")]
-    pub fsync_end: bool,
-    /// Worker threads (`--threads`). Default 1.
-    #[serde(default = "default_threads")]
-    pub threads: u32,
-    /// Time limit of the phase (`--time`); `0` = none. Default 10 s.
-    #[serde(default = "default_time")]
-    pub time: Dur,
-    /// Limit on reads + writes (`--events`); 0 = none. Default 0.
-    #[serde(default)]
-    pub requests: u64,
     /// `buffered` (default), `direct` (O_DIRECT), `uncached` (RWF_DONTCACHE), `atomic`
     /// (O_DIRECT with RWF_ATOMIC writes), `null` (no system call: the engine's own cost) or
     /// `io_uring`.
@@ -343,6 +314,7 @@ pub struct FileioSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_loop: Option<OpenLoopSpec>,
 }
+}
 
 pub(super) fn default_files() -> u32 {
     128
@@ -380,28 +352,7 @@ fn is_false(v: &bool) -> bool {
 
 impl Default for FileioSpec {
     fn default() -> Self {
-        FileioSpec {
-            mode: FileioMode::default(),
-            files: default_files(),
-            total_size: default_total_size(),
-            block_size: default_block_size(),
-            rw_ratio: default_rw_ratio(),
-            fsync_freq: default_fsync_freq(),
-            fsync_end: true,
-            threads: default_threads(),
-            time: default_time(),
-            requests: 0,
-            io: IoMode::default(),
-            iodepth: default_iodepth(),
-            direct: false,
-            pin: false,
-            data: Fill::default(),
-            fadvise: Fadvise::default(),
-            seed: 0,
-            wear_out: false,
-            ranks_share: false,
-            open_loop: None,
-        }
+        super::serde_default()
     }
 }
 

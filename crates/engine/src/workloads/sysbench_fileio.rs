@@ -39,7 +39,6 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 // The defaults of the options both share (sysbench's), written once.
-use super::default_true;
 use super::fileio::{
     default_block_size, default_files, default_fsync_freq, default_rw_ratio, default_threads, default_time,
     default_total_size,
@@ -61,40 +60,12 @@ const FORBIDDEN: &[&str] = &[
     "--events",
 ];
 
-/// Parameters of the sysbench_fileio workload (sysbench's names in parentheses).
+fileio_job_spec! {
+/// Parameters of the sysbench_fileio workload (sysbench's names in brackets): the fileio job,
+/// then sysbench's own options.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SysbenchFileioSpec {
-    /// `--file-test-mode`: seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw. Default rndrw.
-    #[serde(default)]
-    pub mode: FileioMode,
-    /// `--file-num`. Default 128.
-    #[serde(default = "default_files")]
-    pub files: u32,
-    /// `--file-total-size`, bytes. Default 2 GiB.
-    #[serde(default = "default_total_size")]
-    pub total_size: Bytes,
-    /// `--file-block-size`, bytes. Default 16 KiB.
-    #[serde(default = "default_block_size")]
-    pub block_size: Bytes,
-    /// `--threads`. Default 1.
-    #[serde(default = "default_threads")]
-    pub threads: u32,
-    /// `--time`, whole seconds (0: no limit, then `requests` must be set). Default 10 s.
-    #[serde(default = "default_time")]
-    pub time: Dur,
-    /// `--events` (0: no limit). Default 0.
-    #[serde(default)]
-    pub requests: u64,
-    /// `--file-rw-ratio` (rndrw). Default 1.5.
-    #[serde(default = "default_rw_ratio")]
-    pub rw_ratio: f64,
-    /// `--file-fsync-freq` (0: none). Default 100.
-    #[serde(default = "default_fsync_freq")]
-    pub fsync_freq: u32,
-    /// `--file-fsync-end`. Default true.
-    #[serde(default = "default_true")]
-    pub fsync_end: bool,
     /// `--file-io-mode`: sync, async or mmap. Default: sysbench's (sync).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_mode: Option<String>,
@@ -108,25 +79,11 @@ pub struct SysbenchFileioSpec {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub options: Vec<String>,
 }
+}
 
 impl Default for SysbenchFileioSpec {
     fn default() -> Self {
-        SysbenchFileioSpec {
-            mode: FileioMode::default(),
-            files: default_files(),
-            total_size: default_total_size(),
-            block_size: default_block_size(),
-            threads: default_threads(),
-            time: default_time(),
-            requests: 0,
-            rw_ratio: default_rw_ratio(),
-            fsync_freq: default_fsync_freq(),
-            fsync_end: true,
-            io_mode: None,
-            extra_flags: None,
-            seed: 0,
-            options: Vec::new(),
-        }
+        super::serde_default()
     }
 }
 

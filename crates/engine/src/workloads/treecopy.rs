@@ -92,7 +92,9 @@ const TREE_COPY: &str = "tree.copy";
 /// Size of the directory-entry buffer of the walkers (getdents64), bytes.
 const DIRENT_BUF: usize = 64 * 1024;
 
-/// Parameters of the treecopy workload.
+copy_spec! {
+/// Parameters of the treecopy workload: the tree, then the copy options (`cp -a` and `rm -rf`
+/// with `method = "cp"`), then treecopy's own.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TreecopySpec {
@@ -111,18 +113,7 @@ pub struct TreecopySpec {
     /// (source-code-like) or `zeros`.
     #[serde(default)]
     pub content: Content,
-    /// `native` (default) or `cp` (coreutils `cp -a` / `rm -rf`).
-    #[serde(default)]
-    pub method: Method,
-    /// `never` (default: data is copied) or `auto` (shared where the filesystem can).
-    #[serde(default)]
-    pub reflink: Reflink,
-    /// Read/write buffer of the native copier, bytes. Default 128 KiB.
-    #[serde(default = "default_buffer")]
-    pub buffer: Bytes,
-    /// End `copy` and `delete` with `syncfs(2)` inside the timed region. Default true.
-    #[serde(default = "super::default_true")]
-    pub fsync: bool,
+} {
     /// After `copy` (untimed), compare the copy with the source entry by entry (names, types,
     /// sizes, modes, owners, symlink targets, mtimes, content hashes) and fail on any
     /// difference. Default false.
@@ -145,6 +136,7 @@ pub struct TreecopySpec {
     /// it; doc/verify.md has the measurement). Default false: `cp` as people run it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cp_reuse_buffer: bool,
+}
 }
 
 /// Which system calls the native copier makes for each regular file.
@@ -182,26 +174,10 @@ fn default_dataset() -> DatasetSource {
 fn default_one() -> f64 {
     1.0
 }
-fn default_buffer() -> Bytes {
-    Bytes(128 * Bytes::KIB)
-}
 
 impl Default for TreecopySpec {
     fn default() -> Self {
-        TreecopySpec {
-            dataset: default_dataset(),
-            dataset_scale: 1.0,
-            seed: 0,
-            content: Content::default(),
-            method: Method::default(),
-            reflink: Reflink::default(),
-            buffer: default_buffer(),
-            fsync: true,
-            verify: false,
-            cp_preserve: None,
-            calls: Calls::default(),
-            cp_reuse_buffer: false,
-        }
+        super::serde_default()
     }
 }
 

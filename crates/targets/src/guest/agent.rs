@@ -11,7 +11,7 @@
 //!
 //! ```text
 //! FSBENCH-AGENT-BEGIN <length of the JSON in bytes>
-//! {"kernel": "...", "effective_mount_opts": "...", "result": {"Ok": {"measurements": [...], "notes": [...]}}}
+//! {"kernel": "...", "effective_mount_opts": "...", "result": {"Ok": {"sample": {"phases": [...], ...}, "roles": [[...]]}}}
 //! FSBENCH-AGENT-END
 //! ```
 //!
@@ -21,7 +21,7 @@
 
 use crate::config::FsVariant;
 use crate::engine::{RunContext, WorkloadKind};
-use crate::metric::{Measurement, RawSample, Role};
+use crate::metric::{RawSample, Role};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -52,7 +52,8 @@ pub struct Reply {
     /// Mount options as the guest's /proc/mounts shows them.
     pub effective_mount_opts: Option<String>,
     /// The repeat's sample, or why it failed.
-    pub result: Result<WireSample, AgentFailure>,
+    #[serde(with = "wire")]
+    pub result: Result<RawSample, AgentFailure>,
 }
 
 /// Why the agent has no sample for the repeat (the workload's error, a provisioning or
@@ -102,53 +103,42 @@ pub enum BadReply {
     Json(#[source] serde_json::Error),
 }
 
-/// A repeat's sample as it crosses the serial line: every measurement with its declared role
-/// (which [`crate::metric::MetricId`]'s own serde form leaves out), and the notes.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct WireSample {
-    /// `(measurement, its metric's role)` in phase order.
-    pub measurements: Vec<(Measurement, Role)>,
-    /// The sample's notes.
-    pub notes: Vec<String>,
-    /// Latency histograms a tool reported (fio's json+ bins), as in [`RawSample::histograms`].
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub histograms: Vec<crate::metric::LatencyHistogram>,
-    /// Per-second series of time-based phases, as in [`RawSample::series`].
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub series: Vec<crate::metric::ThroughputSeries>,
-    /// Per-window latency histograms of time-based phases, as in [`RawSample::windows`].
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub windows: Vec<crate::metric::LatencyWindows>,
-}
+/// How a repeat's [`RawSample`] crosses the serial line: its own serde form plus each metric's
+/// role (which [`crate::metric::MetricId`]'s serde form leaves out), phase by phase in metric
+/// order. Only [`Reply`]'s serde form uses it; the sample itself stays a [`RawSample`].
+mod wire {
+    use super::{AgentFailure, RawSample, Role};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-impl WireSample {
-    /// The wire form of `raw`.
-    pub fn of(raw: &RawSample) -> WireSample {
-        WireSample {
-            measurements: raw
-                .measurements()
-                .into_iter()
-                .map(|m| {
-                    let role = m.metric.role;
-                    (m, role)
-                })
-                .collect(),
-            notes: raw.notes.clone(),
-            histograms: raw.histograms.clone(),
-            series: raw.series.clone(),
-            windows: raw.windows.clone(),
-        }
+    #[derive(Serialize, Deserialize)]
+    struct Sample {
+        sample: RawSample,
+        /// `roles[p][m]`: the role of metric `m` of phase `p`.
+        roles: Vec<Vec<Role>>,
     }
 
-    /// The measurements with their roles restored.
-    pub fn measurements(&self) -> Vec<Measurement> {
-        self.measurements
-            .iter()
-            .map(|(m, role)| Measurement {
-                metric: m.metric.clone().with_role(*role),
-                ..m.clone()
-            })
-            .collect()
+    pub fn serialize<S: Serializer>(r: &Result<RawSample, AgentFailure>, s: S) -> Result<S::Ok, S::Error> {
+        let r = r.as_ref().map(|raw| Sample {
+            roles: raw
+                .phases
+                .iter()
+                .map(|p| p.metrics.iter().map(|(m, _)| m.role).collect())
+                .collect(),
+            sample: raw.clone(),
+        });
+        r.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Result<RawSample, AgentFailure>, D::Error> {
+        let r = Result::<Sample, AgentFailure>::deserialize(d)?;
+        Ok(r.map(|Sample { mut sample, roles }| {
+            for (phase, roles) in sample.phases.iter_mut().zip(roles) {
+                for ((metric, _), role) in phase.metrics.iter_mut().zip(roles) {
+                    metric.role = role;
+                }
+            }
+            sample
+        }))
     }
 }
 
@@ -255,9 +245,7 @@ fn run_job(job: &Job) -> Reply {
         mkfs_args: &variant.mkfs_args,
         keep: false,
     };
-    let result = crate::engine::run(job.workload.workload(), &ctx)
-        .map(|raw| WireSample::of(&raw))
-        .map_err(|e| AgentFailure(e.to_string()));
+    let result = crate::engine::run(job.workload.workload(), &ctx).map_err(|e| AgentFailure(e.to_string()));
     let effective_mount_opts = mounted.effective_opts.clone();
     let teardown = mounted.teardown();
     state.finish();
@@ -313,7 +301,7 @@ mod tests {
         let reply = Reply {
             kernel: "k".into(),
             effective_mount_opts: None,
-            result: Ok(WireSample::of(&raw)),
+            result: Ok(raw.clone()),
         };
         let back = decode(&encode(&reply)).unwrap().result.unwrap();
         assert_eq!(back.measurements(), raw.measurements());

@@ -51,7 +51,7 @@ pub mod qemu;
 use crate::config::FsVariant;
 use crate::engine::Unavailable;
 use crate::engine::WorkloadKind;
-use crate::metric::{Measurement, MetricId, Role, Unit};
+use crate::metric::{Measurement, MetricId, RawSample, Role, Unit};
 use crate::provision::RunState;
 use crate::undo::{Kill, RemoveFile, Stack, Step, UndoLog};
 use qemu::{Accel, Boot, Ended, Guest};
@@ -626,7 +626,7 @@ pub fn run_slot(
     drop_caches: bool,
     tag: &str,
     interrupt: &AtomicBool,
-) -> Result<GuestSample, GuestError> {
+) -> Result<GuestRepeat, GuestError> {
     availability(variant).map_err(|e| GuestError::Unavailable(e.0))?;
     let kernel = kernel_for(variant.kernel.as_deref().unwrap_or(DEBIAN_KERNEL), &variant.fs_type)
         .map_err(|e| GuestError::Unavailable(e.0))?;
@@ -721,7 +721,7 @@ pub fn run_slot(
     if let Some(w) = why {
         raw.notes.insert(1, w);
     }
-    Ok(GuestSample {
+    Ok(GuestRepeat {
         raw,
         boot: Measurement {
             phase: BOOT_PHASE.into(),
@@ -733,10 +733,10 @@ pub fn run_slot(
     })
 }
 
-/// What one guest repeat gives the runner.
-pub struct GuestSample {
+/// What one guest repeat gives the runner beside its sample.
+pub struct GuestRepeat {
     /// The agent's sample, with the guest's kernel, accelerator and boot time in its first note.
-    pub raw: agent::WireSample,
+    pub raw: RawSample,
     /// The boot time (phase `guest`, metric `boot`, seconds, a detail row).
     pub boot: Measurement,
     /// Mount options as the guest's /proc/mounts showed them.

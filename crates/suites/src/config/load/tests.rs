@@ -149,6 +149,25 @@ fn a_typo_in_a_workload_key_gives_its_position_and_the_right_key() {
     assert!(e.contains("`kind`") && e.contains("`name`"), "valid keys listed: {e}");
 }
 
+/// The option groups fileio and sysbench_fileio, filecopy and treecopy share keep a typo's
+/// place and suggestion (a flattened struct would report the table's first line and no list).
+#[test]
+fn a_typo_in_a_shared_option_group_gives_its_position_and_the_right_key() {
+    for (kind, key, typo) in [
+        ("sysbench_fileio", "block_size", "blok_size"),
+        ("fileio", "fsync_freq", "fsync_frq"),
+        ("treecopy", "reflink", "reflnk"),
+        ("filecopy", "buffer", "bufer"),
+    ] {
+        let text = format!("[suite]\nname = \"t\"\n\n[[fs]]\ntype = \"ext4\"\n\n[[workload]]\nkind = \"{kind}\"\n{typo} = 1\n");
+        let e = err(&text);
+        assert!(
+            e.starts_with(&format!("suite.toml:9:1: unknown key `{typo}` in workload `{kind}`: did you mean `{key}`?")),
+            "{e}"
+        );
+    }
+}
+
 #[test]
 fn a_typo_in_run_suggests_the_key() {
     let e = err(&format!("{BASE}\n[run]\nrepeat = 3\n"));
