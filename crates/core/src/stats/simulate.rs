@@ -9,14 +9,19 @@
 //! throughputs and times; the parameters keep the true mean and CoV exact). The session starts
 //! with `first_n` repeats per variant and adds one per variant per round; the corrected rule
 //! looks at its [`Plan`]'s looks, the naive one after every round; a session stops at the
-//! first look where the row is decided, or after the last round. [`run`] counts the outcomes
+//! first look where the row is decided, or after the last round. Three rules
+//! ([`Rule`]): the corrected one fsbench runs, the same with every look at α = 0.05 (the
+//! group-sequential correction removed, Holm kept), and the naive rule before issue 26. The
+//! tests hold the corrected rule to 5 % false "behind"/"best" in scenarios where the other
+//! two exceed it (two equal variants, two equal and one far behind, the default run's looks
+//! at 3 and 5 repeats), so they fail if the correction is removed. [`run`] counts the outcomes
 //! of many sessions in a [`Tally`]. A later check of `fsbench compare` on two adaptive
 //! sessions can build on [`Scenario`], [`Rule`] and the session loop here.
 //!
 //! Invariants: deterministic for a seed (rand's `SmallRng`); per session it allocates only the
 //! few small vectors of the row's tests (running sums, no stored values). Higher is better.
 
-use super::best::{self, Answer};
+use super::best::{self, Answer, Levels};
 use super::sequential::Plan;
 use super::t_quantile;
 use super::two_sample::{self, Sample, ALPHA};
@@ -46,6 +51,12 @@ pub enum Rule<'a> {
     /// [`best::compare_with_best`] at the levels of a sequential [`Plan`]; intervals at
     /// [`Plan::interval_confidence`].
     Corrected(&'a Plan),
+    /// The corrected rule with the group-sequential correction removed: the same looks (the
+    /// plan's) and the same procedure (all pairs, Holm within the row), but every look tests
+    /// at the plan's whole α ([`Plan::alpha`], 0.05) instead of its spent increment;
+    /// intervals at `1 − α`. What a change that dropped the spending would leave; the tests
+    /// show it breaks the 5 % where the corrected rule keeps it.
+    EveryLookAtAlpha(&'a Plan),
     /// The rule before issue 26: every look at α = 0.05; each variant against the sample-best,
     /// unadjusted (the same by TOST, else behind when the log-ratio test rejects); stop when
     /// every pair is decided, unadjusted. Intervals at 95 %.
@@ -75,6 +86,26 @@ pub struct Tally {
     pub ratio_covered: usize,
     /// Sessions whose plain 95 % interval of variant 0's mean holds its true mean.
     pub mean_covered_95: usize,
+}
+
+impl Rule<'_> {
+    /// The look (0-based) the rule makes at `n` repeats per variant, `None` between its looks.
+    /// The naive rule looks after every round; its looks are all numbered 0.
+    fn look_of(self, n: usize) -> Option<usize> {
+        match self {
+            Rule::Corrected(plan) | Rule::EveryLookAtAlpha(plan) => plan.look_of(n),
+            Rule::Naive => Some(0),
+        }
+    }
+
+    /// The levels of look `look`: the plan's increments (corrected) or α at every look.
+    fn levels(self, look: usize) -> Levels {
+        match self {
+            Rule::Corrected(plan) => plan.levels(look),
+            Rule::EveryLookAtAlpha(plan) => Levels::both(plan.alpha()),
+            Rule::Naive => Levels::both(ALPHA),
+        }
+    }
 }
 
 impl Tally {
@@ -205,20 +236,17 @@ fn session(
         for (s, a) in samples.iter_mut().zip(acc.iter()) {
             *s = a.sample();
         }
-        let (answers, look, done) = match rule {
-            Rule::Corrected(plan) => {
-                let Some(look) = plan.look_of(n) else {
-                    continue;
-                };
-                let levels = plan.levels(look);
+        let Some(look) = rule.look_of(n) else {
+            continue;
+        };
+        let (answers, done) = match rule {
+            Rule::Corrected(_) | Rule::EveryLookAtAlpha(_) => {
+                let levels = rule.levels(look);
                 let answers = best::compare_with_best(samples, Direction::HigherIsBetter, scenario.margin_pct, levels);
                 let done = best::decided(&answers);
-                (answers, look, done)
+                (answers, done)
             }
-            Rule::Naive => {
-                let (answers, done) = naive(samples, scenario.margin_pct);
-                (answers, 0, done)
-            }
+            Rule::Naive => naive(samples, scenario.margin_pct),
         };
         if done {
             return (answers, look);
@@ -285,7 +313,7 @@ fn judge(tally: &mut Tally, scenario: &Scenario, answers: &[Answer]) {
 fn cover(tally: &mut Tally, scenario: &Scenario, rule: Rule, samples: &[Option<Sample>], look: usize) {
     let level = match rule {
         Rule::Corrected(plan) => plan.interval_confidence(look),
-        Rule::Naive => 1.0 - ALPHA,
+        Rule::EveryLookAtAlpha(_) | Rule::Naive => 1.0 - rule.levels(look).difference,
     };
     let Some(a) = samples[0] else { return };
     let mu = scenario.means[0];
@@ -306,6 +334,7 @@ fn cover(tally: &mut Tally, scenario: &Scenario, rule: Rule, samples: &[Option<S
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::verdict::Design;
 
     /// The seed every figure in doc/statistics.md comes from.
     const SEED: u64 = 26;
@@ -354,15 +383,119 @@ mod tests {
 
     #[test]
     fn without_the_correction_equal_variants_get_too_many_false_behinds() {
+        let plan = plan();
         let mut worst: f64 = 0.0;
         for (i, cov) in COVS.into_iter().enumerate() {
             let t = run(SEED + i as u64, SESSIONS, &scenario(&[1.0; 3], cov), Rule::Naive);
             eprintln!("naive, 3 equal, CoV {cov}: {t}");
             worst = worst.max(t.rate(t.false_order));
+            // Not asserted: with three equal variants Holm's step-down over three pairs keeps
+            // even every look at 0.05 near 5 %, so this scenario cannot tell the sequential
+            // correction's removal (the two-variant scenarios below can). Printed for
+            // doc/statistics.md.
+            let every = run(
+                SEED + i as u64,
+                SESSIONS,
+                &scenario(&[1.0; 3], cov),
+                Rule::EveryLookAtAlpha(&plan),
+            );
+            eprintln!("every look at 0.05, 3 equal, CoV {cov}: {every}");
         }
-        // The check can fail: the rule it replaces breaks the 5 % by a margin far above the
-        // Monte Carlo error (±0.5 points).
+        // The check can fail: the rule issue 26 replaced (each variant against the sample-best,
+        // unadjusted) breaks the 5 % by a margin far above the Monte Carlo error (±0.5 points).
         assert!(worst > 0.07, "the uncorrected rule stays at {worst}");
+    }
+
+    /// Sessions per CoV and rule in the scenarios that guard the correction. The binomial
+    /// standard error of a rate p is √(p(1 − p) / 4000): 0.32 points at 4.3 %, 0.34 at 5 %, 0.44
+    /// at 8.5 %. The corrected rates (3.2–4.3 %) sit 2.3 or more standard errors under the 5 %
+    /// they are held to (the union bound holds their true rates to 5 % at most); the rates
+    /// every look at 0.05 must exceed 7 % with two equal variants at looks 3, 5, 8, 12
+    /// (observed 8.5–12.5 %: 3.4 or more standard errors over).
+    const GUARD_SESSIONS: usize = 4000;
+
+    /// Sessions of `means` at the looks of `plan` (from `first_n` to `last_n` repeats per
+    /// variant, one more per round), [`GUARD_SESSIONS`] per CoV with seed `seed + i` for CoV
+    /// number i, under the three rules: corrected, every look at α, naive (the same data for
+    /// each). Asserts the corrected rule's false "behind"/"best" rate is at most 5 % at every
+    /// CoV; returns the false rates per CoV as [corrected, every look at α, naive].
+    fn guard(label: &str, means: &[f64], plan: &Plan, seed: u64) -> Vec<[f64; 3]> {
+        let first_n = plan.repeats_at(0).unwrap();
+        let last_n = plan.repeats_at(plan.looks() - 1).unwrap();
+        let mut rates = Vec::new();
+        for (i, cov) in COVS.into_iter().enumerate() {
+            let s = Scenario {
+                first_n,
+                rounds: last_n - first_n + 1,
+                ..scenario(means, cov)
+            };
+            let run = |rule| run(seed + i as u64, GUARD_SESSIONS, &s, rule);
+            let t = [
+                run(Rule::Corrected(plan)),
+                run(Rule::EveryLookAtAlpha(plan)),
+                run(Rule::Naive),
+            ];
+            for (name, t) in ["corrected", "every look at 0.05", "naive"].iter().zip(&t) {
+                eprintln!("{label}, CoV {cov}, {name}: {t}");
+            }
+            let corrected = &t[0];
+            assert!(
+                corrected.rate(corrected.false_order) <= 0.05,
+                "{label}, CoV {cov}: the corrected rule's false behind/best rate is over 5 %: {corrected}"
+            );
+            rates.push(t.map(|t| t.rate(t.false_order)));
+        }
+        rates
+    }
+
+    #[test]
+    fn two_equal_variants_break_the_five_percent_without_the_correction() {
+        // One pair: Holm is no adjustment, and every look at 0.05 is four chances at a false
+        // "behind" (the blind spot of three equal variants, where Holm's step-down over three
+        // pairs keeps the uncorrected rule near 5 % by itself).
+        let rates = guard("2 equal, looks 3, 5, 8, 12", &[1.0; 2], &plan(), SEED + 700);
+        assert!(rates.iter().all(|r| r[1] > 0.07), "every look at 0.05: {rates:?}");
+    }
+
+    #[test]
+    fn two_equal_and_one_far_behind_break_the_five_percent_without_the_correction() {
+        // The far one (30 % behind) is beaten at once, so Holm spends the whole look's level on
+        // the one pair left, that of the two equal variants: as with two variants.
+        let means = [1.0, 1.0, 0.7];
+        let rates = guard(
+            "2 equal + 1 30 % behind, looks 3, 5, 8, 12",
+            &means,
+            &plan(),
+            SEED + 800,
+        );
+        assert!(rates.iter().all(|r| r[1] > 0.07), "every look at 0.05: {rates:?}");
+    }
+
+    #[test]
+    fn the_default_runs_looks_keep_the_five_percent_only_with_the_correction() {
+        // A default run (the quick preset: 3 repeats, a 5-minute budget) fixes its last look at
+        // 5 repeats from its timed rounds (doc/statistics.md, "The default run, ten times"):
+        // looks at 3 and 5. Two looks inflate less than four: two equal variants get 5.5–7.2 %
+        // without the correction (fewer at CoV 2 %, where "the same" often stops the session
+        // first), so their mean over the CoVs (16 000 sessions, standard error 0.2 points) must
+        // exceed 6 %. Two equal and one far behind, like the default run's three filesystems,
+        // are held to 5 % corrected; every look at 0.05 gives them 3.8–7.1 % (at CoV 20 % five
+        // repeats do not always show the far one beaten, and Holm then divides the level), too
+        // close to 5 % to assert.
+        let plan = Design::new(3, 5).plan().unwrap();
+        assert_eq!(
+            (plan.looks(), plan.repeats_at(0), plan.repeats_at(1)),
+            (2, Some(3), Some(5))
+        );
+        let two = guard("2 equal, looks 3, 5", &[1.0; 2], &plan, SEED + 900);
+        let mean = two.iter().map(|r| r[1]).sum::<f64>() / two.len() as f64;
+        assert!(mean > 0.06, "every look at 0.05: {two:?}");
+        guard(
+            "2 equal + 1 30 % behind, looks 3, 5",
+            &[1.0, 1.0, 0.7],
+            &plan,
+            SEED + 1000,
+        );
     }
 
     #[test]
