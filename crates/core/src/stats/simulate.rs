@@ -408,7 +408,7 @@ mod tests {
 
     /// Sessions per CoV and rule in the scenarios that guard the correction. The binomial
     /// standard error of a rate p is √(p(1 − p) / 4000): 0.32 points at 4.3 %, 0.34 at 5 %, 0.44
-    /// at 8.5 %. The corrected rates (3.2–4.3 %) sit 2.3 or more standard errors under the 5 %
+    /// at 8.5 %. The corrected rates (3.2–4.3 %) sit 2.2 or more standard errors under the 5 %
     /// they are held to (the union bound holds their true rates to 5 % at most); the rates
     /// every look at 0.05 must exceed 7 % with two equal variants at looks 3, 5, 8, 12
     /// (observed 8.5–12.5 %: 3.4 or more standard errors over).
