@@ -3,12 +3,15 @@
 //! a per-rank timeline chart (start/end bar of every rank in every phase, seconds from the
 //! phase's sync). Read from the stored samples only (rows with a `rank`, see [`super::ranks`]);
 //! a session of one rank has none, so its report is unchanged (the section renders to "").
+//! The section says what it shows once, as [`crate::report::block`]s, which the report lays out
+//! in Markdown and HTML and escapes; the timeline is the page's SVG, escaped here.
 //!
 //! Shown for the first measured, successful repeat of each case: the figures of every repeat
 //! are in the main tables (rates, fair share) and in the exports. First, every rank's
 //! fingerprint (host, the mount of the ranks' directory, clock offset; `rank_hosts`).
 
 use crate::metric::Unit;
+use crate::report::block::{Block, Table};
 use crate::report::escape;
 use crate::report::ReportModel;
 use crate::store::SampleStatus;
@@ -138,134 +141,94 @@ fn num(v: f64) -> String {
     }
 }
 
-/// The Ranks section of a session's report, for [`crate::report::render`]: [`markdown`] and
-/// [`html`] ("" for a one-rank session).
+/// The Ranks section of a session's report, for [`crate::report::render`]: the fingerprint
+/// table, then per case its timeline chart (the page only) and its two tables (no blocks for a
+/// one-rank session).
 pub struct RanksSection;
 
+/// A table of `head` and `rows` whose columns from `numeric_from` on are numbers, but for the
+/// words of the `left` columns.
+fn table(head: &[&str], rows: Vec<Vec<String>>, numeric_from: usize, left: &[usize]) -> Block {
+    Block::Table(Table {
+        head: head.iter().map(|h| h.to_string()).collect(),
+        rows: rows
+            .into_iter()
+            .map(|r| r.into_iter().map(Into::into).collect())
+            .collect(),
+        numeric_from: Some(numeric_from),
+        left: left.to_vec(),
+        ..Table::default()
+    })
+}
+
 impl crate::report::Section for RanksSection {
-    fn markdown(&self, model: &ReportModel) -> String {
-        markdown(model)
-    }
-
-    fn html(&self, model: &ReportModel) -> String {
-        html(model)
-    }
-}
-
-/// The Markdown section ("" for a one-rank session).
-pub fn markdown(model: &ReportModel) -> String {
-    let cases = collect(model);
-    let mut out = String::new();
-    let ranks = &model.session.info.ranks;
-    if cases.is_empty() && ranks.is_empty() {
-        return out;
-    }
-    let md = escape::markdown;
-    out.push_str("\n## Ranks\n");
-    if !ranks.is_empty() {
-        out.push_str(
-            "\n| rank | host | kernel | CPU | memory | ranks' directory | mount | clock offset |\n|--:|:--|:--|:--|--:|:--|:--|--:|\n",
-        );
-        for r in ranks {
-            let c = host_cells(r);
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} |",
-                r.rank,
-                md(&c[0]),
-                md(&c[1]),
-                md(&c[2]),
-                md(&c[3]),
-                md(&c[4]),
-                md(&c[5]),
-                md(&c[6])
-            );
+    fn blocks(&self, model: &ReportModel) -> Vec<Block> {
+        let cases = collect(model);
+        let ranks = &model.session.info.ranks;
+        if cases.is_empty() && ranks.is_empty() {
+            return Vec::new();
         }
-    }
-    for c in &cases {
-        let _ = writeln!(out, "\n### {} (repeat {})\n", md(&c.title), c.repeat);
-        out.push_str("| phase | figure | value |\n|:--|:--|--:|\n");
-        for p in &c.phases {
-            for (n, v) in &p.cluster {
-                let _ = writeln!(out, "| {} | {} | {} |", md(&p.phase), md(n), num(*v));
-            }
+        let mut out = vec![Block::Heading {
+            level: 2,
+            text: "Ranks".into(),
+            id: Some("ranks".into()),
+        }];
+        if !ranks.is_empty() {
+            let rows = ranks
+                .iter()
+                .map(|r| std::iter::once(r.rank.to_string()).chain(host_cells(r)).collect())
+                .collect();
+            out.push(table(
+                &[
+                    "rank",
+                    "host",
+                    "kernel",
+                    "CPU",
+                    "memory",
+                    "ranks' directory",
+                    "mount",
+                    "clock offset",
+                ],
+                rows,
+                0,
+                &[1, 2, 3, 5, 6],
+            ));
         }
-        out.push_str("\n| phase | rank | start s | end s | wall s | rates |\n|:--|--:|--:|--:|--:|:--|\n");
-        for p in &c.phases {
-            for r in &p.ranks {
-                let rates: Vec<String> = r.rates.iter().map(|(n, v)| format!("{} {}", md(n), num(*v))).collect();
-                let _ = writeln!(
-                    out,
-                    "| {} | {} | {:.4} | {:.4} | {:.4} | {} |",
-                    md(&p.phase),
-                    r.rank,
-                    r.start,
-                    r.end,
-                    r.wall,
-                    rates.join(", ")
-                );
-            }
+        for c in &cases {
+            out.push(Block::heading(3, format!("{} (repeat {})", c.title, c.repeat)));
+            out.push(Block::Html(timeline_svg(c)));
+            let figures = c
+                .phases
+                .iter()
+                .flat_map(|p| p.cluster.iter().map(|(n, v)| vec![p.phase.clone(), n.clone(), num(*v)]))
+                .collect();
+            out.push(table(&["phase", "figure", "value"], figures, 2, &[0, 1]));
+            let per_rank = c
+                .phases
+                .iter()
+                .flat_map(|p| {
+                    p.ranks.iter().map(|r| {
+                        let rates: Vec<String> = r.rates.iter().map(|(n, v)| format!("{n} {}", num(*v))).collect();
+                        vec![
+                            p.phase.clone(),
+                            r.rank.to_string(),
+                            format!("{:.4}", r.start),
+                            format!("{:.4}", r.end),
+                            format!("{:.4}", r.wall),
+                            rates.join(", "),
+                        ]
+                    })
+                })
+                .collect();
+            out.push(table(
+                &["phase", "rank", "start s", "end s", "wall s", "rates"],
+                per_rank,
+                1,
+                &[0, 5],
+            ));
         }
+        out
     }
-    out
-}
-
-/// The HTML section with a timeline chart per case ("" for a one-rank session).
-pub fn html(model: &ReportModel) -> String {
-    let cases = collect(model);
-    let mut out = String::new();
-    let ranks = &model.session.info.ranks;
-    if cases.is_empty() && ranks.is_empty() {
-        return out;
-    }
-    let h = escape::html;
-    out.push_str("<h2 id=\"ranks\">Ranks</h2>\n");
-    if !ranks.is_empty() {
-        out.push_str("<table><tr><th>rank</th><th>host</th><th>kernel</th><th>CPU</th><th>memory</th><th>ranks' directory</th><th>mount</th><th>clock offset</th></tr>\n");
-        for r in ranks {
-            let c = host_cells(r);
-            let _ = write!(out, "<tr><td>{}</td>", r.rank);
-            for cell in &c {
-                let _ = write!(out, "<td>{}</td>", h(cell));
-            }
-            out.push_str("</tr>\n");
-        }
-        out.push_str("</table>\n");
-    }
-    for c in &cases {
-        let _ = writeln!(out, "<h3>{} (repeat {})</h3>", h(&c.title), c.repeat);
-        out.push_str(&timeline_svg(c));
-        out.push_str("<table><tr><th>phase</th><th>figure</th><th>value</th></tr>\n");
-        for p in &c.phases {
-            for (n, v) in &p.cluster {
-                let _ = writeln!(
-                    out,
-                    "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    h(&p.phase),
-                    h(n),
-                    num(*v)
-                );
-            }
-        }
-        out.push_str("</table>\n<table><tr><th>phase</th><th>rank</th><th>start s</th><th>end s</th><th>wall s</th><th>rates</th></tr>\n");
-        for p in &c.phases {
-            for r in &p.ranks {
-                let rates: Vec<String> = r.rates.iter().map(|(n, v)| format!("{} {}", h(n), num(*v))).collect();
-                let _ = writeln!(
-                    out,
-                    "<tr><td>{}</td><td>{}</td><td>{:.4}</td><td>{:.4}</td><td>{:.4}</td><td>{}</td></tr>",
-                    h(&p.phase),
-                    r.rank,
-                    r.start,
-                    r.end,
-                    r.wall,
-                    rates.join(", ")
-                );
-            }
-        }
-        out.push_str("</table>\n");
-    }
-    out
 }
 
 /// One row per phase and rank: a bar from the rank's start to its end, seconds after the
@@ -313,4 +276,94 @@ fn timeline_svg(c: &CaseView) -> String {
         t_max
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metric::{Measurement, MetricId};
+    use crate::report::fixture::{case, m, sample, session_data};
+    use crate::report::Section;
+    use crate::store::{HostInfo, RankHost};
+
+    /// Two ranks of fileio on ext4 whose `rndrw` phase rank 1 ends later.
+    fn model() -> ReportModel {
+        let mut data = session_data();
+        data.cases = vec![case("ext4", "ext4", "fileio", true)];
+        data.samples.clear();
+        let at = |rank: u32, metric: MetricId, value: f64| Measurement {
+            rank: Some(rank),
+            ..m("rndrw", metric, value)
+        };
+        let mut ms = vec![
+            m("rndrw", MetricId::higher("throughput", Unit::MibPerSec), 150.0),
+            m("rndrw", MetricId::lower("straggler_index", Unit::Ratio), 1.25),
+        ];
+        for (rank, end) in [(0, 2.0), (1, 2.5)] {
+            ms.push(at(rank, MetricId::lower("start_s", Unit::Seconds), 0.001));
+            ms.push(at(rank, MetricId::lower("end_s", Unit::Seconds), end));
+            ms.push(at(rank, MetricId::lower("wall_s", Unit::Seconds), end - 0.001));
+            ms.push(at(rank, MetricId::higher("throughput", Unit::MibPerSec), 75.0));
+        }
+        data.samples
+            .push(sample(1, "ext4-fileio", 0, false, SampleStatus::Ok, &[], ms));
+        data.session.info.ranks = (0..2)
+            .map(|rank| RankHost {
+                rank,
+                host: HostInfo {
+                    hostname: format!("node{rank}"),
+                    kernel: "6.1.0".into(),
+                    ncpu: 2,
+                    cpu_model: "Xeon".into(),
+                    mem_bytes: 4 << 30,
+                },
+                dir: "/scratch/run".into(),
+                mount_point: "/scratch".into(),
+                mount_source: "/dev/loop3".into(),
+                fs_type: "ext4".into(),
+                mount_opts: "rw,relatime".into(),
+                super_opts: "rw".into(),
+                clock_offset_ns: 1_500 * i64::from(rank),
+                clock_rtt_ns: 800,
+            })
+            .collect();
+        crate::report::build(&data, 0, 0.95)
+    }
+
+    #[test]
+    fn every_rank_has_its_fingerprint_row_and_its_row_in_every_phase() {
+        let m = model();
+        let md = RanksSection.markdown(&m);
+        assert!(md.starts_with("\n## Ranks\n"), "{md}");
+        for k in 0..2 {
+            assert!(
+                md.lines()
+                    .any(|l| l.starts_with(&format!("| {k} |")) && l.contains(&format!("| node{k} | 6.1.0 | 2 × Xeon | 4.0 GiB | /scratch/run | /dev/loop3 on /scratch type ext4 (rw,relatime; rw) |"))),
+                "rank {k}'s fingerprint: {md}"
+            );
+        }
+        assert!(md.contains("|---:|:---|:---|:---|---:|:---|:---|---:|"), "{md}");
+        assert!(md.contains("\n### ext4 × fileio (repeat 1)\n"), "{md}");
+        assert!(md.contains("| rndrw | straggler_index (ratio) | 1.2500 |"), "{md}");
+        assert!(
+            md.contains("| rndrw | 1 | 0.0010 | 2.5000 | 2.4990 | throughput (MiB/s) 75.0000 |"),
+            "{md}"
+        );
+        let html = RanksSection.html(&m);
+        assert!(html.starts_with("<h2 id=\"ranks\">Ranks</h2>\n"), "{html}");
+        assert!(html.contains("<th class=\"l\">ranks&#39; directory</th>"), "{html}");
+        assert!(html.contains("aria-label=\"per-rank timeline\""), "{html}");
+        assert!(html.contains("<title>rndrw rank 1: 0.0010–2.5000 s</title>"), "{html}");
+        assert!(
+            html.contains("<td class=\"l\">rndrw</td><td class=\"num\">1</td><td class=\"num\">0.0010</td>"),
+            "{html}"
+        );
+    }
+
+    #[test]
+    fn a_one_rank_session_has_no_section() {
+        let m = crate::report::build(&session_data(), 0, 0.95);
+        assert_eq!(RanksSection.markdown(&m), "");
+        assert_eq!(RanksSection.html(&m), "");
+    }
 }

@@ -6,9 +6,11 @@
 //!
 //! Layout, per format:
 //! * Markdown: every block after a blank line; headings `##`/`###`; a table's numeric columns
-//!   (from [`Table::numeric_from`] on) right-aligned (`---:`).
+//!   (from [`Table::numeric_from`] on) right-aligned (`---:`), its [`Table::left`] columns
+//!   left-aligned (`:---`).
 //! * HTML: one element per block, each on a line of its own; a heading's `id`; a table's class,
-//!   its numeric cells `class="num"`, a cell's tone as its class, its tooltip as `title`, its
+//!   its numeric cells `class="num"`, its left columns' header and cells `class="l"` (the page
+//!   right-aligns every other cell), a cell's tone as its class, its tooltip as `title`, its
 //!   heat as a background from green (0) to red (1); a list item's colour swatch.
 //! * Text: headings and paragraphs after a blank line, tables and lists indented by two spaces
 //!   directly below, columns padded to their widest cell; [`Table::text_omits`] leaves a wide
@@ -128,6 +130,9 @@ pub struct Table {
     /// The first numeric column (right-aligned in Markdown, `class="num"` in HTML); `None`:
     /// none is.
     pub numeric_from: Option<usize>,
+    /// The columns of words set left wherever they stand, a verdict after the numbers too
+    /// (`:---` in Markdown, `class="l"` on the header and the cells in HTML); never numeric.
+    pub left: Vec<usize>,
     /// A column the terminal leaves out (too wide there).
     pub text_omits: Option<usize>,
 }
@@ -226,7 +231,13 @@ fn markdown_block(out: &mut String, block: &Block) {
             let head: Vec<String> = t.head.iter().map(|h| md(h)).collect();
             let _ = write!(out, "\n| {} |\n|", head.join(" | "));
             for i in 0..t.head.len() {
-                out.push_str(if is_numeric(t, i) { "---:|" } else { "---|" });
+                out.push_str(if t.left.contains(&i) {
+                    ":---|"
+                } else if is_numeric(t, i) {
+                    "---:|"
+                } else {
+                    "---|"
+                });
             }
             out.push('\n');
             for r in &t.rows {
@@ -244,7 +255,12 @@ fn markdown_block(out: &mut String, block: &Block) {
 }
 
 fn is_numeric(t: &Table, column: usize) -> bool {
-    t.numeric_from.is_some_and(|n| column >= n)
+    t.numeric_from.is_some_and(|n| column >= n) && !t.left.contains(&column)
+}
+
+/// `l` for a [`Table::left`] column: the HTML class of its header and its cells.
+fn left_class(t: &Table, column: usize) -> Option<&'static str> {
+    t.left.contains(&column).then_some("l")
 }
 
 /// The blocks as HTML.
@@ -284,14 +300,14 @@ fn html_block(out: &mut String, block: &Block) {
         }
         Block::Table(t) => {
             let _ = write!(out, "<table{}><thead><tr>", class_attr(t.class.as_deref()));
-            for h in &t.head {
-                let _ = write!(out, "<th>{}</th>", esc(h));
+            for (i, h) in t.head.iter().enumerate() {
+                let _ = write!(out, "<th{}>{}</th>", class_attr(left_class(t, i)), esc(h));
             }
             out.push_str("</tr></thead><tbody>");
             for r in &t.rows {
                 out.push_str("<tr>");
                 for (i, c) in r.iter().enumerate() {
-                    let mut classes: Vec<&str> = Vec::new();
+                    let mut classes: Vec<&str> = left_class(t, i).into_iter().collect();
                     if is_numeric(t, i) {
                         classes.push("num");
                     }
@@ -427,6 +443,7 @@ mod tests {
                     vec!["x|fs".into(), Cell::new("90").with_heat(Some(1.0)), "".into()],
                 ],
                 numeric_from: Some(1),
+                left: Vec::new(),
                 text_omits: Some(2),
             }),
             Block::Html("<figure>chart</figure>".into()),
@@ -465,6 +482,27 @@ mod tests {
             h.contains("<figure>chart</figure>\n") && !h.contains("markdown only"),
             "{h}"
         );
+    }
+
+    #[test]
+    fn left_columns_are_set_left_even_after_the_numbers() {
+        let t = vec![Block::Table(Table {
+            head: vec!["fs".into(), "n".into(), "ratio".into(), "verdict".into()],
+            rows: vec![vec!["ext4".into(), "2/2".into(), "1.02".into(), "agrees".into()]],
+            numeric_from: Some(1),
+            left: vec![0, 3],
+            ..Table::default()
+        })];
+        assert_eq!(
+            markdown(&t),
+            "\n| fs | n | ratio | verdict |\n|:---|---:|---:|:---|\n| ext4 | 2/2 | 1.02 | agrees |\n"
+        );
+        assert_eq!(
+            html(&t),
+            "<table><thead><tr><th class=\"l\">fs</th><th>n</th><th>ratio</th><th class=\"l\">verdict</th></tr></thead>\
+             <tbody><tr><td class=\"l\">ext4</td><td class=\"num\">2/2</td><td class=\"num\">1.02</td><td class=\"l\">agrees</td></tr></tbody></table>\n"
+        );
+        assert_eq!(text(&t), "  fs    n    ratio  verdict\n  ext4  2/2  1.02   agrees\n");
     }
 
     #[test]

@@ -12,14 +12,13 @@
 //!
 //! The factor is there to read guest results with, never to convert them: the tables keep
 //! ranking each guest group only within itself ([`super::group`]). Invariants: built from the
-//! report model only; a session without such a pair renders "" (no heading); every text is
-//! escaped once, here.
+//! report model only; a session without such a pair renders "" (no heading). The section says
+//! what it shows once, as [`super::block`]s; the renderers there lay it out and escape it.
 
-use super::escape::{html as esc, markdown as md};
+use super::block::{Block, Table};
 use super::{Cell, ReportModel, Section, WorkloadTable};
 use crate::metric::{Direction, Role};
 use crate::stats::two_sample::{ratio_ci, RatioCi, Sample};
-use std::fmt::Write as _;
 
 /// The calibration section of a session's report.
 pub struct CalibrationSection;
@@ -172,59 +171,37 @@ fn heading(p: &Pair) -> String {
 }
 
 impl Section for CalibrationSection {
-    fn markdown(&self, model: &ReportModel) -> String {
+    fn blocks(&self, model: &ReportModel) -> Vec<Block> {
         let confidence = model.session.info.policy.confidence;
-        let mut out = String::new();
-        for p in pairs(model) {
-            let ls = lines(&model.workloads, &p, confidence);
-            if ls.is_empty() {
-                continue;
-            }
-            let _ = write!(
-                out,
-                "\n## {}\n\n{} Intervals at {:.0} %.\n\n| {} |\n|---|---|---|---:|---:|---:|\n",
-                md(&heading(&p)),
-                md(INTRO),
-                confidence * 100.0,
-                HEAD.join(" | ")
-            );
-            for l in &ls {
-                let cells: Vec<String> = l.cells.iter().map(|c| md(c)).collect();
-                let _ = writeln!(out, "| {} |", cells.join(" | "));
-            }
-            let _ = writeln!(out, "\n{}", md(&summary(&ls)));
-        }
-        out
-    }
-
-    fn html(&self, model: &ReportModel) -> String {
-        let confidence = model.session.info.policy.confidence;
-        let mut out = String::new();
+        let mut out = Vec::new();
         for (i, p) in pairs(model).iter().enumerate() {
             let ls = lines(&model.workloads, p, confidence);
             if ls.is_empty() {
                 continue;
             }
-            let _ = write!(
-                out,
-                "<h2 id=\"calibration-{i}\">{}</h2><p>{} Intervals at {:.0} %.</p><table class=\"calibration\"><thead><tr>",
-                esc(&heading(p)),
-                esc(INTRO),
+            out.push(Block::Heading {
+                level: 2,
+                text: heading(p),
+                id: Some(format!("calibration-{i}")),
+            });
+            out.push(Block::paragraph(format!(
+                "{INTRO} Intervals at {:.0} %.",
                 confidence * 100.0
-            );
-            for h in HEAD {
-                let _ = write!(out, "<th>{}</th>", esc(h));
+            )));
+            out.push(Block::Table(Table {
+                class: Some("calibration".into()),
+                head: HEAD.iter().map(|h| h.to_string()).collect(),
+                rows: ls
+                    .iter()
+                    .map(|l| l.cells.iter().map(|c| c.as_str().into()).collect())
+                    .collect(),
+                numeric_from: Some(3),
+                ..Table::default()
+            }));
+            let s = summary(&ls);
+            if !s.is_empty() {
+                out.push(Block::Paragraph(s));
             }
-            out.push_str("</tr></thead><tbody>");
-            for l in &ls {
-                out.push_str("<tr>");
-                for (j, c) in l.cells.iter().enumerate() {
-                    let class = if j >= 3 { " class=\"num\"" } else { "" };
-                    let _ = write!(out, "<td{class}>{}</td>", esc(c));
-                }
-                out.push_str("</tr>");
-            }
-            let _ = write!(out, "</tbody></table><p>{}</p>", esc(&summary(&ls)));
         }
         out
     }

@@ -10,16 +10,21 @@
 //!   the mean of each percentile row (p50, p99) against the rate asked for: one SVG per
 //!   percentile of each swept phase, a line per filesystem (drawn by `charts::line_chart`).
 //!
+//! The section says what it shows once, as [`super::block`]s: the list in Markdown and HTML
+//! (under "Capacity at a latency target" in Markdown, "Latency under load" on the page, which
+//! adds the charts as figures with their captions).
+//!
 //! Invariants: built from the report model (stored data) only; a session without capacity or
-//! sweep rows renders "" (no heading); every text is escaped once, here.
+//! sweep rows renders "" (no heading); the renderers of [`super::block`] escape every text
+//! (the captions, given as HTML, are escaped here).
 
+use super::block::{Block, Formats, Item};
 use super::charts::{css_color, line_chart, Line, LineAxes, LineStyle, YScale};
 use super::escape::html as esc;
 use super::{ReportModel, Section};
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
-/// The capacity table and the latency-against-load charts of a session.
+/// The capacity sentences and the latency-against-load charts of a session.
 pub struct CapacitySection;
 
 /// One filesystem's capacity at one target.
@@ -188,41 +193,43 @@ fn curve_svg(
     )
 }
 
-impl Section for CapacitySection {
-    fn markdown(&self, model: &ReportModel) -> String {
-        let caps = capacities(model);
-        if caps.is_empty() {
-            return String::new();
-        }
-        let mut out = String::from("\n## Capacity at a latency target\n\n");
-        for c in &caps {
-            let _ = writeln!(out, "- {} {}: {}", c.workload, c.phase, sentence(c));
-        }
-        out.push_str("\nThe highest open-loop rate at which the percentile of the response time (from each operation's intended start) stayed under the target, searched on every repeat's fresh filesystem; the interval is over the repeats.\n");
-        out
-    }
+/// What the capacity list means, said once above it.
+const EXPLAIN: &str = "The highest open-loop rate at which the percentile of the response time (from each operation's intended start) stayed under the target, searched on every repeat's fresh filesystem; the interval is over the repeats.";
 
-    fn html(&self, model: &ReportModel) -> String {
+impl Section for CapacitySection {
+    fn blocks(&self, model: &ReportModel) -> Vec<Block> {
         let caps = capacities(model);
         let curves = curves(model);
-        if caps.is_empty() && curves.is_empty() {
-            return String::new();
-        }
-        let mut out = String::from("<h2 id=\"capacity\">Latency under load</h2>");
+        let mut out = Vec::new();
+        // The Markdown has the capacities only (no charts), the page both, each under its name.
         if !caps.is_empty() {
-            out.push_str("<p>The highest open-loop rate at which the percentile of the response time (from each operation's intended start) stayed under the target, searched on every repeat's fresh filesystem; the interval is over the repeats.</p><ul class=\"capacity\">");
-            for c in &caps {
-                let v = model.variants.iter().position(|x| x == c.variant).unwrap_or(0);
-                let _ = write!(
-                    out,
-                    "<li><span class=\"swatch\" style=\"background:{}\"></span>{} {}: {}</li>",
-                    css_color(v),
-                    esc(c.workload),
-                    esc(c.phase),
-                    esc(&sentence(c))
-                );
-            }
-            out.push_str("</ul>");
+            out.push(Block::heading(2, "Capacity at a latency target").only(Formats::MARKDOWN));
+        }
+        if !caps.is_empty() || !curves.is_empty() {
+            out.push(
+                Block::Heading {
+                    level: 2,
+                    text: "Latency under load".into(),
+                    id: Some("capacity".into()),
+                }
+                .only(Formats::HTML),
+            );
+        }
+        if !caps.is_empty() {
+            out.push(Block::paragraph(EXPLAIN));
+            let items = caps
+                .iter()
+                .map(|c| Item {
+                    text: format!("{} {}: {}", c.workload, c.phase, sentence(c)),
+                    swatch: Some(css_color(
+                        model.variants.iter().position(|x| x == c.variant).unwrap_or(0),
+                    )),
+                })
+                .collect();
+            out.push(Block::List {
+                class: Some("capacity".into()),
+                items,
+            });
         }
         for ((workload, phase), per_row) in &curves {
             for (name, per_variant) in per_row {
@@ -231,7 +238,9 @@ impl Section for CapacitySection {
                     "{workload} {phase}: {} of the response time against the open-loop rate asked for, mean over repeats",
                     name.trim_start_matches("lat_")
                 );
-                super::caption::figure(&mut out, model, "chart-load", "", svg, &esc(&caption));
+                let mut figure = String::new();
+                super::caption::figure(&mut figure, model, "chart-load", "", svg, &esc(&caption));
+                out.push(Block::Html(figure));
             }
         }
         out
@@ -240,7 +249,91 @@ impl Section for CapacitySection {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixture::{case, m, sample, session_data};
     use super::*;
+    use crate::metric::{MetricId, Unit};
+    use crate::store::SampleStatus;
+
+    /// ext4 and xfs: a capacity search at p99 ≤ 5 ms (when `capacity`) and p50 and p99 swept at
+    /// 200 and 800 ops/s, three repeats each.
+    fn model(capacity: bool) -> ReportModel {
+        let mut data = session_data();
+        data.cases.clear();
+        data.samples.clear();
+        let mut id = 0;
+        for (variant, cap) in [("ext4", 12_300.0), ("xfs", 9_800.0)] {
+            data.cases.push(case(variant, variant, "w", true));
+            let case_id = data.cases.last().expect("pushed").case_id.clone();
+            for (r, wobble) in [0.97, 1.0, 1.03].into_iter().enumerate() {
+                let mut ms = Vec::new();
+                if capacity {
+                    ms.push(m(
+                        "rndrd:capacity",
+                        MetricId::higher("capacity_p99", Unit::OpsPerSec),
+                        cap * wobble,
+                    ));
+                    ms.push(m(
+                        "rndrd:capacity",
+                        MetricId::lower("target_limit", Unit::Micros),
+                        5000.0,
+                    ));
+                }
+                for (rate, p50) in [(200, 300.0), (800, 900.0)] {
+                    let phase = format!("rndrd@{rate}");
+                    ms.push(m(&phase, MetricId::latency("lat_p50"), p50 * wobble));
+                    ms.push(m(&phase, MetricId::latency("lat_p99"), 4.0 * p50 * wobble));
+                }
+                id += 1;
+                data.samples
+                    .push(sample(id, &case_id, r as u32, false, SampleStatus::Ok, &[], ms));
+            }
+        }
+        super::super::build(&data, 0, 0.95)
+    }
+
+    #[test]
+    fn markdown_lists_the_capacities_and_the_page_adds_the_curves() {
+        let m = model(true);
+        let md = CapacitySection.markdown(&m);
+        assert!(
+            md.starts_with("\n## Capacity at a latency target\n\nThe highest open-loop rate"),
+            "{md}"
+        );
+        assert!(
+            md.contains("\n- w rndrd: ext4 sustains 12,300 ops/s \\[")
+                && md.contains("\\] at p99 ≤ 5 ms (3 repeats)\n- w rndrd: xfs sustains 9,800 ops/s"),
+            "{md}"
+        );
+        assert!(!md.contains("Latency under load") && !md.contains("<figure"), "{md}");
+        let html = CapacitySection.html(&m);
+        assert!(
+            html.starts_with("<h2 id=\"capacity\">Latency under load</h2>\n<p>The highest open-loop rate"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<ul class=\"capacity\"><li><span class=\"swatch\" style=\"background:#0072b2\"></span>w rndrd: ext4 sustains 12,300 ops/s ["),
+            "{html}"
+        );
+        assert_eq!(html.matches("<figure class=\"chart chart-load\">").count(), 2, "{html}");
+        assert!(
+            html.contains("<figcaption>w rndrd: p99 of the response time against the open-loop rate asked for"),
+            "{html}"
+        );
+        assert_eq!(CapacitySection.text(&m), "");
+    }
+
+    #[test]
+    fn a_sweep_without_a_capacity_search_is_on_the_page_only() {
+        let m = model(false);
+        assert_eq!(CapacitySection.markdown(&m), "");
+        let html = CapacitySection.html(&m);
+        assert!(
+            html.starts_with("<h2 id=\"capacity\">Latency under load</h2>\n<figure class=\"chart chart-load\">"),
+            "{html}"
+        );
+        let none = super::super::build(&session_data(), 0, 0.95);
+        assert!(CapacitySection.blocks(&none).is_empty());
+    }
 
     #[test]
     fn rates_and_durations_read_as_people_write_them() {

@@ -267,6 +267,7 @@ fn table<R: AsRef<[String]>>(head: &[&str], rows: impl IntoIterator<Item = R>, n
             .map(|r| r.as_ref().iter().map(|c| c.as_str().into()).collect())
             .collect(),
         numeric_from: Some(numeric_from),
+        left: Vec::new(),
         text_omits: None,
     })
 }

@@ -702,6 +702,7 @@ impl Matrix {
             head,
             rows,
             numeric_from: None,
+            left: Vec::new(),
         }
     }
 }

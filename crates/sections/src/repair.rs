@@ -325,6 +325,7 @@ impl Section for RepairSection {
                     .map(|r| r.into_iter().map(Into::into).collect())
                     .collect(),
                 numeric_from: Some(2),
+                left: Vec::new(),
                 text_omits: None,
             }));
             out.push(
