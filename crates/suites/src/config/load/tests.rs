@@ -159,10 +159,14 @@ fn a_typo_in_a_shared_option_group_gives_its_position_and_the_right_key() {
         ("treecopy", "reflink", "reflnk"),
         ("filecopy", "buffer", "bufer"),
     ] {
-        let text = format!("[suite]\nname = \"t\"\n\n[[fs]]\ntype = \"ext4\"\n\n[[workload]]\nkind = \"{kind}\"\n{typo} = 1\n");
+        let text = format!(
+            "[suite]\nname = \"t\"\n\n[[fs]]\ntype = \"ext4\"\n\n[[workload]]\nkind = \"{kind}\"\n{typo} = 1\n"
+        );
         let e = err(&text);
         assert!(
-            e.starts_with(&format!("suite.toml:9:1: unknown key `{typo}` in workload `{kind}`: did you mean `{key}`?")),
+            e.starts_with(&format!(
+                "suite.toml:9:1: unknown key `{typo}` in workload `{kind}`: did you mean `{key}`?"
+            )),
             "{e}"
         );
     }
