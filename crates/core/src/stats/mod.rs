@@ -18,6 +18,9 @@
 //!
 //! Two samples are compared in [`two_sample`]: Welch's t-test, the tie test, the ratio-of-means
 //! interval and `fsbench compare`'s verdict rule.
+//! [`sessions`] adds the noise between sessions of one configuration: the between-session
+//! variance of a row from stored sessions, the same tests of two session means with it, the rule
+//! `compare` applies without an estimate, and the check of a new session against earlier ones.
 //!
 //! Invariants: nothing here panics. Non-finite values (NaN, ±∞) are ignored, so `n` counts the
 //! finite values only; callers that care (reports) warn about them. For any finite input,
@@ -29,6 +32,7 @@ pub mod best;
 pub mod powerlaw;
 pub mod rate;
 pub mod sequential;
+pub mod sessions;
 pub mod simulate;
 pub mod stopping;
 pub mod student_t;

@@ -229,8 +229,9 @@ pub fn tie(a: Sample, b: Sample) -> (Tie, Option<Welch>) {
 }
 
 /// Standard error and Welch–Satterthwaite degrees of freedom of `ln(a.mean / b.mean)` by the
-/// delta method (see the module docs), with `ln R`. `None` as for [`ratio_ci`].
-fn log_ratio_se(a: Sample, b: Sample) -> Option<(f64, f64, f64)> {
+/// delta method (see the module docs), with `ln R`. `None` as for [`ratio_ci`]. Shared with
+/// [`super::sessions`], whose tests with a between-session term add to this one.
+pub(super) fn log_ratio_se(a: Sample, b: Sample) -> Option<(f64, f64, f64)> {
     if a.n < 2 || b.n < 2 || !(a.mean > 0.0 && b.mean > 0.0 && a.sd.is_finite() && b.sd.is_finite()) {
         return None;
     }
