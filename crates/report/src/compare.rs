@@ -14,6 +14,15 @@
 //! * `inconclusive`: neither; also fewer than two measured repeats on a side, or a mean that is
 //!   not positive. Inconclusive is never "same".
 //!
+//! **Between sessions.** Two sessions of one configuration differ by more than their repeats
+//! say (each carries its own effect on each row), so every test above counts a between-session
+//! term besides the repeats ([`crate::stats::sessions`]): the variance of a session's own effect
+//! estimated per row from the base and the other stored sessions of its configuration (same
+//! host, kernel, CPU, memory, fsbench and tool versions, target and memory limit, same suite:
+//! the `references` the edge passes; never the candidate), or, with fewer than
+//! [`sessions::MIN_SESSIONS`] of them, an assumed [`sessions::ASSUMED_SESSION_SD_PCT`] % that
+//! the output states ([`sessions::ASSUMED_RULE`]). The interval of the ratio is the same test's.
+//!
 //! Families (Holm controls the family-wise error rate within each): the *gating* rows — by
 //! default the headline metrics ([`Gate::Headline`]), with `--gate all` every non-CPU row — and
 //! the other rows, shown for context. [`Comparison::exit_code`] is 1 when any gating row is
@@ -28,18 +37,18 @@ use super::ReportModel;
 use crate::choice::Choice;
 use crate::metric::MetricId;
 use crate::metric::{Direction, Role};
+use crate::stats::sessions::{self, Between};
 pub use crate::stats::two_sample::Verdict;
-use crate::stats::two_sample::{
-    self, holm, log_ratio_p, ratio_ci, tost_ratio, verdict, welch, RatioCi, Sample, Tost, Welch,
-};
+use crate::stats::two_sample::{self, holm, verdict, welch, RatioCi, Sample, Tost, Welch};
 use crate::stats::Summary;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
 /// Version of the comparison JSON's shape; bump on any incompatible change.
 /// 2: verdict `no_change` replaced by `equivalent`; `p_diff`, `p_adjusted`, `tost`,
-/// `margin_pct`, `gate` and `correction` added.
-pub const COMPARE_SCHEMA_VERSION: u32 = 2;
+/// `margin_pct`, `gate` and `correction` added. 3: every test counts the between-session
+/// noise: `between_sd_pct` and `between_sessions` per change, `noise` for the comparison.
+pub const COMPARE_SCHEMA_VERSION: u32 = 3;
 
 /// Default threshold of `--threshold`, in percent.
 pub const DEFAULT_THRESHOLD_PCT: f64 = 5.0;
@@ -101,6 +110,9 @@ pub struct Decision {
     pub direction: Direction,
     /// In the gating family (see [`Gate::gates`]).
     pub gating: bool,
+    /// The between-session term of the row's tests (`None`: the repeats alone, as before
+    /// schema 3).
+    pub noise: Option<Between>,
 }
 
 /// The tests and verdict of one metric, as decided by [`decide`].
@@ -121,7 +133,10 @@ pub struct Decided {
 /// four-way verdict with `threshold_pct` (both in percent). Pure; the exit code is 1 exactly
 /// when a gating row comes out `worse`.
 pub fn decide(rows: &[Decision], threshold_pct: f64, margin_pct: f64) -> Vec<Decided> {
-    let p: Vec<Option<f64>> = rows.iter().map(|r| log_ratio_p(r.cand, r.base)).collect();
+    let p: Vec<Option<f64>> = rows
+        .iter()
+        .map(|r| sessions::log_ratio_p(r.cand, r.base, r.noise))
+        .collect();
     let mut adjusted: Vec<Option<f64>> = vec![None; rows.len()];
     for family in [true, false] {
         let idx: Vec<usize> = (0..rows.len())
@@ -135,7 +150,7 @@ pub fn decide(rows: &[Decision], threshold_pct: f64, margin_pct: f64) -> Vec<Dec
     rows.iter()
         .enumerate()
         .map(|(i, r)| {
-            let tost = tost_ratio(r.cand, r.base, margin_pct);
+            let tost = sessions::tost_ratio(r.cand, r.base, margin_pct, r.noise);
             let change_pct = (r.cand.mean / r.base.mean - 1.0) * 100.0;
             Decided {
                 p_diff: p[i],
@@ -241,8 +256,14 @@ pub struct MetricChange {
     pub ratio: f64,
     /// Change in percent, `(ratio − 1) · 100`; its sign is the raw direction of the numbers.
     pub change_pct: f64,
-    /// 95 % interval of the ratio; `None` when inconclusive.
+    /// 95 % interval of the ratio, the between-session term counted; `None` when inconclusive.
     pub ratio_ci: Option<RatioCi>,
+    /// The session-to-session sd the row's tests count, percent: estimated, or assumed when
+    /// `between_sessions` is 0 (0 % when base and candidate are one session).
+    pub between_sd_pct: f64,
+    /// Sessions the between-session sd was estimated from (the base among them); 0 when it is
+    /// the assumed [`sessions::ASSUMED_SESSION_SD_PCT`].
+    pub between_sessions: usize,
     /// Welch's t-test of candidate against base, for reference.
     pub welch: Option<Welch>,
     /// Unadjusted p-value of "the ratio is 1" on the log scale of `ratio_ci`.
@@ -294,6 +315,8 @@ pub struct Comparison {
     pub only_in_cand: Vec<String>,
     /// Number of gating rows with verdict `worse`.
     pub regressions: usize,
+    /// How the between-session noise was counted.
+    pub noise: Noise,
     /// How the two sessions' set-ups differ (host, tools, fsbench version, mkfs/mount options,
     /// target): a difference may come from the set-up, not the change
     /// ([`super::methodology::fingerprint_differences`]). Absent when identical.
@@ -301,7 +324,48 @@ pub struct Comparison {
     pub setup_differs: Vec<String>,
 }
 
+/// How a comparison counted the between-session noise.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Noise {
+    /// The other stored sessions of the base's configuration the estimates used (ids).
+    pub reference_sessions: Vec<i64>,
+    /// Base and candidate are one session: its effect is on both sides, no term counted.
+    pub same_session: bool,
+    /// Rows whose between-session sd was estimated.
+    pub estimated_rows: usize,
+    /// Rows that took the assumed sd ([`sessions::ASSUMED_SESSION_SD_PCT`]).
+    pub assumed_rows: usize,
+    /// Median estimated sd over the estimated rows, percent (`None` without any).
+    pub median_estimated_sd_pct: Option<f64>,
+}
+
 impl Comparison {
+    /// One sentence on the between-session noise the tests counted.
+    pub fn noise_line(&self) -> String {
+        let n = &self.noise;
+        if n.same_session {
+            return "between sessions: one session on both sides, so no session-to-session term".into();
+        }
+        let refs = n.reference_sessions.len() + 1;
+        let mut out = match n.median_estimated_sd_pct {
+            Some(sd) => format!(
+                "between sessions: every test counts a session-to-session sd estimated per row from {refs} sessions of the base's configuration (the base and {}; median {} %)",
+                describe_ids(&n.reference_sessions),
+                number::value(sd)
+            ),
+            None => format!("between sessions: {}", sessions::ASSUMED_RULE),
+        };
+        if n.estimated_rows > 0 && n.assumed_rows > 0 {
+            let _ = write!(
+                out,
+                "; {} row(s) with fewer sessions take the assumed {} %",
+                n.assumed_rows,
+                sessions::ASSUMED_SESSION_SD_PCT
+            );
+        }
+        out
+    }
+
     /// The version line of the two sessions: one line when both ran with the same kernel,
     /// fsbench and tools, else `base: … ; candidate: …`; empty when neither recorded any.
     pub fn versions(&self) -> String {
@@ -351,6 +415,16 @@ impl Comparison {
     }
 }
 
+/// `sessions 4, 5 and 7`.
+fn describe_ids(ids: &[i64]) -> String {
+    let list: Vec<String> = ids.iter().map(i64::to_string).collect();
+    match list.as_slice() {
+        [] => "no other".into(),
+        [one] => format!("session {one}"),
+        [head @ .., last] => format!("sessions {} and {last}", head.join(", ")),
+    }
+}
+
 /// One row of a model, flattened: (variant, workload, phase, metric) → summary.
 type Flat<'a> = Vec<((&'a str, &'a str, &'a str, &'a MetricId), &'a Summary)>;
 
@@ -382,11 +456,24 @@ fn unmatched_key(k: &(&str, &str, &str, &MetricId)) -> String {
 }
 
 /// Compares `cand` against `base` with a threshold of `threshold_pct` percent, an equivalence
-/// margin of `margin_pct` percent and the exit code decided by `gate` (see the module docs).
-pub fn compare(base: &ReportModel, cand: &ReportModel, threshold_pct: f64, margin_pct: f64, gate: Gate) -> Comparison {
+/// margin of `margin_pct` percent and the exit code decided by `gate`; `references` are the
+/// other stored sessions of the base's configuration (never the candidate), from which each
+/// row's between-session noise is estimated (see the module docs).
+pub fn compare(
+    base: &ReportModel,
+    cand: &ReportModel,
+    references: &[&ReportModel],
+    threshold_pct: f64,
+    margin_pct: f64,
+    gate: Gate,
+) -> Comparison {
     let confidence = 1.0 - two_sample::ALPHA;
     let b = flatten(base);
     let c = flatten(cand);
+    let refs: Vec<Flat<'_>> = references.iter().map(|m| flatten(m)).collect();
+    // A session against itself shares its session effect: no between-session term.
+    let same_session = base.session.id == cand.session.id;
+    let mut noises: Vec<Option<Between>> = Vec::new();
     let mut changes = Vec::new();
     let mut only_in_base = Vec::new();
     for (key, bs) in &b {
@@ -395,8 +482,14 @@ pub fn compare(base: &ReportModel, cand: &ReportModel, threshold_pct: f64, margi
             continue;
         };
         let metric = key.3;
+        let others: Vec<Sample> = refs
+            .iter()
+            .filter_map(|r| r.iter().find(|(k, _)| k == key).map(|(_, s)| Sample::from(*s)))
+            .collect();
+        let noise = (!same_session).then(|| sessions::pair_noise(Sample::from(*bs), &others));
+        noises.push(noise);
         let ratio = if bs.mean != 0.0 { cs.mean / bs.mean } else { f64::NAN };
-        let ci = ratio_ci(Sample::from(*cs), Sample::from(*bs), confidence);
+        let ci = sessions::ratio_ci(Sample::from(*cs), Sample::from(*bs), confidence, noise);
         let change_pct = (ratio - 1.0) * 100.0;
         changes.push(MetricChange {
             variant: key.0.to_string(),
@@ -408,6 +501,8 @@ pub fn compare(base: &ReportModel, cand: &ReportModel, threshold_pct: f64, margi
             ratio,
             change_pct,
             ratio_ci: ci,
+            between_sd_pct: noise.map_or(0.0, |n| n.sd_pct()),
+            between_sessions: noise.map_or(0, |n| n.sessions),
             welch: welch(Sample::from(*cs), Sample::from(*bs)),
             p_diff: None,
             p_adjusted: None,
@@ -423,11 +518,13 @@ pub fn compare(base: &ReportModel, cand: &ReportModel, threshold_pct: f64, margi
         .collect();
     let rows: Vec<Decision> = changes
         .iter()
-        .map(|c| Decision {
+        .zip(&noises)
+        .map(|(c, noise)| Decision {
             cand: Sample::from(&c.cand),
             base: Sample::from(&c.base),
             direction: c.metric.direction,
             gating: c.gating,
+            noise: *noise,
         })
         .collect();
     for (c, d) in changes.iter_mut().zip(decide(&rows, threshold_pct, margin_pct)) {
@@ -440,6 +537,20 @@ pub fn compare(base: &ReportModel, cand: &ReportModel, threshold_pct: f64, margi
         .iter()
         .filter(|c| c.gating && c.verdict == Verdict::Worse)
         .count();
+    let mut estimated: Vec<f64> = noises
+        .iter()
+        .flatten()
+        .filter(|n| !n.is_assumed())
+        .map(Between::sd_pct)
+        .collect();
+    estimated.sort_by(f64::total_cmp);
+    let noise = Noise {
+        reference_sessions: references.iter().map(|m| m.session.id).collect(),
+        same_session,
+        estimated_rows: estimated.len(),
+        assumed_rows: noises.iter().flatten().filter(|n| n.is_assumed()).count(),
+        median_estimated_sd_pct: (!estimated.is_empty()).then(|| estimated[estimated.len() / 2]),
+    };
     Comparison {
         schema_version: COMPARE_SCHEMA_VERSION,
         base: SessionRef::of(base),
@@ -453,6 +564,7 @@ pub fn compare(base: &ReportModel, cand: &ReportModel, threshold_pct: f64, margi
         only_in_base,
         only_in_cand,
         regressions,
+        noise,
         setup_differs: super::methodology::fingerprint_differences(base, cand),
     }
 }
@@ -568,9 +680,10 @@ fn render_table(c: &Comparison) -> String {
         let _ = writeln!(out, "{}", line(&refs));
     }
     let _ = writeln!(out, "\n{}", c.tally());
+    let _ = writeln!(out, "{}", c.noise_line());
     let _ = writeln!(
         out,
-        "change: candidate mean / base mean − 1, with the unadjusted 95 % CI of the ratio; better/worse need the {}-adjusted p < 0.05 and |change| > threshold; \"same within {} %\" needs both one-sided tests against ±{} % to pass; inconclusive is neither, never \"same\". The exit code counts {} rows only (--gate all: every non-CPU row); CPU rows never count.",
+        "change: candidate mean / base mean − 1, with the unadjusted 95 % CI of the ratio (the repeats and the between-session sd counted); better/worse need the {}-adjusted p < 0.05 and |change| > threshold; \"same within {} %\" needs both one-sided tests against ±{} % to pass; inconclusive is neither, never \"same\". The exit code counts {} rows only (--gate all: every non-CPU row); CPU rows never count.",
         c.correction,
         c.margin_pct,
         c.margin_pct,
@@ -632,6 +745,7 @@ fn render_markdown(c: &Comparison) -> String {
         out.push_str("No regression.\n\n");
     }
     let _ = writeln!(out, "{}\n", c.tally());
+    let _ = writeln!(out, "{}\n", md(&c.noise_line()));
     let _ = writeln!(out, "| {} |", HEADER.join(" | "));
     let _ = writeln!(out, "|:--|:--|:--|:--|--:|--:|--:|:--|");
     for ch in &c.changes {
@@ -643,7 +757,7 @@ fn render_markdown(c: &Comparison) -> String {
     }
     let _ = writeln!(
         out,
-        "\nchange: candidate mean / base mean − 1 with the unadjusted 95 % CI of the ratio (log-scale delta method); ↑ higher is better, ↓ lower is better. better/worse: {}-adjusted p < 0.05 and |change| > threshold; same within {} %: both one-sided tests pass; inconclusive: neither, never \"same\". Regressions count on {} rows only; CPU rows never count.",
+        "\nchange: candidate mean / base mean − 1 with the unadjusted 95 % CI of the ratio (log-scale delta method, the repeats and the between-session sd counted); ↑ higher is better, ↓ lower is better. better/worse: {}-adjusted p < 0.05 and |change| > threshold; same within {} %: both one-sided tests pass; inconclusive: neither, never \"same\". Regressions count on {} rows only; CPU rows never count.",
         c.correction,
         c.margin_pct,
         if c.gate == Gate::All { "all non-CPU" } else { "headline" }
@@ -679,6 +793,7 @@ fn render_html(c: &Comparison) -> String {
         },
         esc(&c.tally())
     );
+    let _ = writeln!(out, "<p class=\"note\">{}</p>", esc(&c.noise_line()));
     let rows: Vec<ForestRow> = c
         .changes
         .iter()
@@ -747,8 +862,98 @@ mod tests {
     use crate::build;
     use crate::fixture::session_data;
 
+    /// `compare` with four more sessions of the base's configuration that agree with it
+    /// exactly: the between-session variance is estimated as 0 from five sessions, so the
+    /// tests below see the repeats' own tests (the noise has tests of its own).
     fn cmp(base: &ReportModel, cand: &ReportModel, threshold: f64) -> Comparison {
-        compare(base, cand, threshold, DEFAULT_EQUIVALENCE_PCT, Gate::Headline)
+        let refs = [base; 4];
+        compare(base, cand, &refs, threshold, DEFAULT_EQUIVALENCE_PCT, Gate::Headline)
+    }
+
+    /// The fixture as session `id` with every measured value of ext4's bonnie throughput rows
+    /// times `factor`.
+    fn session(id: i64, factor: f64) -> ReportModel {
+        let mut m = scaled(factor);
+        m.session.id = id;
+        m
+    }
+
+    #[test]
+    fn without_enough_sessions_the_assumed_session_sd_is_counted_and_said() {
+        let base = session(1, 1.0);
+        // 12 % slower: beyond the threshold, and far beyond the repeats' spread, but within
+        // what two sessions 6 % (sd) apart each can give by themselves.
+        let cand = session(2, 0.88);
+        let c = compare(
+            &base,
+            &cand,
+            &[],
+            DEFAULT_THRESHOLD_PCT,
+            DEFAULT_EQUIVALENCE_PCT,
+            Gate::Headline,
+        );
+        let rows: Vec<&MetricChange> = c.changes.iter().filter(|x| x.metric.name == "throughput").collect();
+        assert!(!rows.is_empty());
+        for x in &rows {
+            assert_eq!(
+                (x.between_sessions, x.between_sd_pct),
+                (0, sessions::ASSUMED_SESSION_SD_PCT)
+            );
+            assert_ne!(x.verdict, Verdict::Worse, "{}: {:?}", x.key(), x.ratio_ci);
+        }
+        assert_eq!(c.exit_code(), 0);
+        assert_eq!(c.noise.estimated_rows, 0);
+        assert!(c.noise_line().contains(sessions::ASSUMED_RULE), "{}", c.noise_line());
+        // The same 12 % with four more sessions that agree with the base: the noise estimated
+        // as 0 from five sessions, and the drop is worse.
+        let refs = [&base; 4];
+        let c = compare(
+            &base,
+            &cand,
+            &refs,
+            DEFAULT_THRESHOLD_PCT,
+            DEFAULT_EQUIVALENCE_PCT,
+            Gate::Headline,
+        );
+        let rows: Vec<&MetricChange> = c
+            .changes
+            .iter()
+            .filter(|x| x.metric.name == "throughput" && x.base.n >= 2)
+            .collect();
+        assert!(rows.iter().all(|x| x.between_sessions == 5 && x.between_sd_pct == 0.0));
+        assert!(
+            rows.iter().any(|x| x.verdict == Verdict::Worse),
+            "{:#?}",
+            rows.iter()
+                .map(|x| (x.key(), x.verdict, x.p_adjusted, x.ratio_ci))
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(c.exit_code(), 1);
+        assert!(c.noise_line().contains("from 5 sessions"), "{}", c.noise_line());
+        // Four that scatter 8–10 % around it: the estimate is large, and the drop no longer
+        // stands out from what sessions do by themselves.
+        let scatter: Vec<ReportModel> = [1.09, 0.91, 1.1, 0.92]
+            .iter()
+            .enumerate()
+            .map(|(i, &f)| session(3 + i as i64, f))
+            .collect();
+        let refs: Vec<&ReportModel> = scatter.iter().collect();
+        let c = compare(
+            &base,
+            &cand,
+            &refs,
+            DEFAULT_THRESHOLD_PCT,
+            DEFAULT_EQUIVALENCE_PCT,
+            Gate::Headline,
+        );
+        let x = c
+            .changes
+            .iter()
+            .find(|x| x.metric.name == "throughput" && x.base.n >= 2)
+            .unwrap();
+        assert!(x.between_sd_pct > 5.0 && x.between_sessions == 5, "{x:?}");
+        assert_eq!(c.exit_code(), 0, "{}", c.noise_line());
+        assert_eq!(c.noise.reference_sessions, [3, 4, 5, 6]);
     }
 
     /// The fixture with every measured ext4 bonnie throughput multiplied by `factor`.
@@ -893,7 +1098,14 @@ mod tests {
             (Verdict::Worse, false, 0)
         );
         assert!(render(&c, CompareFormat::Table).contains("worse (not gating)"));
-        let c = compare(&base, &cand, DEFAULT_THRESHOLD_PCT, DEFAULT_EQUIVALENCE_PCT, Gate::All);
+        let c = compare(
+            &base,
+            &cand,
+            &[],
+            DEFAULT_THRESHOLD_PCT,
+            DEFAULT_EQUIVALENCE_PCT,
+            Gate::All,
+        );
         assert_eq!(
             (lat(&c).verdict, lat(&c).gating, c.exit_code()),
             (Verdict::Worse, true, 1)
@@ -941,6 +1153,8 @@ mod tests {
                     base,
                     direction: Direction::HigherIsBetter,
                     gating: m < headline,
+                    // Sessions with no effect of their own: the repeats alone.
+                    noise: None,
                 });
             }
             let d = decide(&rows, DEFAULT_THRESHOLD_PCT, DEFAULT_EQUIVALENCE_PCT);

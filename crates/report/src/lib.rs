@@ -407,6 +407,23 @@ mod tests {
     use super::*;
     use crate::fixture::session_data;
 
+    /// The export carries the session's run options, the order's seed among them, as an
+    /// object that reads back as the stored text.
+    #[test]
+    fn json_carries_the_run_options_and_the_order_seed() {
+        let mut data = session_data();
+        let stored = r#"{"seed":42,"strict":false}"#;
+        data.session.info.run_options = Some(stored.into());
+        let json = render(&build(&data, 1, 0.95), Format::Json, &[]);
+        let v: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+        assert_eq!(v["session"]["run_options"]["seed"], 42, "{json}");
+        let back: crate::store::SessionRecord = serde_json::from_value(v["session"].clone()).expect("reads back");
+        assert_eq!(back.info.run_options.as_deref(), Some(stored));
+        // A session stored before the options has none in its export.
+        let json = render(&build(&session_data(), 1, 0.95), Format::Json, &[]);
+        assert!(!json.contains("run_options"), "{json}");
+    }
+
     #[test]
     fn json_parses_back_with_schema_version_summaries_and_cpu_rows() {
         let model = build(&session_data(), 1, 0.95);

@@ -942,7 +942,7 @@ mod tests {
         assert_eq!(d.len(), 2, "{d:?}");
         assert!(d[0].starts_with("kernel ") && d[0].ends_with("→ 6.8.0"), "{d:?}");
         assert_eq!(d[1], "a mount  → noatime");
-        let c = crate::compare::compare(&a, &b, 5.0, 3.0, crate::compare::Gate::Headline);
+        let c = crate::compare::compare(&a, &b, &[], 5.0, 3.0, crate::compare::Gate::Headline);
         let text = crate::compare::render(&c, crate::compare::CompareFormat::Table);
         assert!(text.contains("different set-ups (kernel"), "{text}");
         // Two sessions whose repeats took different I/O paths: the loop's direct-I/O state.

@@ -7,6 +7,27 @@ use crate::metric::{Measurement, Unit};
 use crate::policy::Policy;
 use serde::{Deserialize, Serialize};
 
+/// The serde form of [`NewSession::run_options`]: the stored JSON text as the JSON value it
+/// holds (a text that does not parse, which fsbench never writes, as a string), read back as
+/// its text.
+mod options_json {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(text: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+        let value = text.as_deref().map(|t| {
+            serde_json::from_str::<serde_json::Value>(t).unwrap_or_else(|_| serde_json::Value::String(t.to_string()))
+        });
+        value.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        Ok(Option::<serde_json::Value>::deserialize(d)?.map(|v| match v {
+            serde_json::Value::String(t) => t,
+            other => other.to_string(),
+        }))
+    }
+}
+
 /// The machine a session ran on (defined with the code that reads it, [`crate::sysinfo`]).
 pub use crate::sysinfo::HostInfo;
 
@@ -86,10 +107,10 @@ pub struct NewSession {
     pub suite_text: String,
     /// The command line that started the session.
     pub args: Vec<String>,
-    /// The runner's options of the session as JSON (schema 10; what `--resume` runs with); the
-    /// store keeps the text and never reads it. `None` for sessions stored before, and not in
-    /// the JSON export.
-    #[serde(skip)]
+    /// The runner's options of the session as JSON (schema 10; what `--resume` runs with, the
+    /// order's `seed` among them); the store keeps the text and never reads it. `None` for
+    /// sessions stored before. The JSON export carries it as an object ([`options_json`]).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "options_json")]
     pub run_options: Option<String>,
     /// fsbench version.
     pub fsbench_version: String,
