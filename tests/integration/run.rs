@@ -469,7 +469,9 @@ fn direct_io_that_btrfs_buffers_is_flagged_and_nodatasum_is_not() {
         assert_eq!(runs.len(), 4, "{variant}: {runs:?}");
         let flagged = runs.iter().filter(|(f, _)| *f).count();
         if variant == "btrfs" {
-            assert!(flagged == 4 && buffered >= 8192.0, "btrfs: {runs:?}");
+            // The phase is 1 s long: beside other tests' I/O it may write well under its 64 MiB
+            // (CI once saw 31 MiB dirtied at btrfs's quietest), so the floor is 8 MiB.
+            assert!(flagged == 4 && buffered >= 2048.0, "btrfs: {runs:?}");
         } else {
             // `nr_dirtied` counts the whole machine: other processes' writes (a parallel test,
             // a build) land in every repeat, so the direct variants are held against btrfs's
