@@ -32,7 +32,7 @@ fn the_preset_scaled_down_stores_aged_and_fresh_rows_and_leaves_nothing() {
         "--preset",
         "aging",
         "--scale",
-        "0.5",
+        "0.3",
         "--fs",
         "ext4",
         "--repeat",
