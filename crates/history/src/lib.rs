@@ -17,7 +17,12 @@
 //! the newest one (or [`changepoint::MIN_SEGMENT`]) points lies outside the 95 % prediction
 //! interval of the segment before them (Student t, at least three points in that segment) on
 //! the worse side, or the last change point, worse by more than the threshold, begins at one of
-//! the newest [`changepoint::MIN_SEGMENT`] points (the first moment a split can be seen).
+//! the newest [`changepoint::MIN_SEGMENT`] points (the first moment a split can be seen). The
+//! newest session alone is judged with `compare`'s noise model when the segment before it has
+//! at least [`stats::sessions::MIN_SESSIONS`] sessions with a spread
+//! ([`stats::sessions::departure`]: its repeats, its own session effect and the earlier mean's,
+//! the between-session variance estimated from the segment); the prediction interval of the
+//! session means otherwise.
 //!
 //! Sessions that took different I/O paths (a loop device direct in one and buffered in the
 //! next, other super options, images on another filesystem: the differences `compare` names)
@@ -37,6 +42,7 @@ mod chart;
 mod render;
 
 use crate::metric::{Direction, Role};
+use crate::stats::two_sample::Sample;
 use crate::store::{SessionRecord, SessionStatus};
 use changepoint::ChangePoint;
 use serde::Serialize;
@@ -114,6 +120,8 @@ pub struct Point {
     pub mean: f64,
     /// Its confidence interval; `None` with one repeat.
     pub ci: Option<(f64, f64)>,
+    /// Standard deviation of its measured repeats (the metric's unit; 0 with one).
+    pub sd: f64,
     /// Measured repeats.
     pub n: usize,
 }
@@ -315,10 +323,19 @@ pub fn build(
     let newest = chosen.last().map(|s| s.id);
     for s in &mut series {
         let means: Vec<f64> = s.points.iter().map(|p| p.mean).collect();
+        let samples: Vec<Sample> = s
+            .points
+            .iter()
+            .map(|p| Sample {
+                mean: p.mean,
+                sd: p.sd,
+                n: p.n,
+            })
+            .collect();
         s.change_points = changepoint::detect(&means, changepoint::ALPHA);
         let direction = Direction::parse(&s.direction).unwrap_or(Direction::HigherIsBetter);
         if s.points.last().map(|p| p.session) == newest {
-            s.regression = newest_regression(&means, &s.change_points, direction, a.threshold);
+            s.regression = newest_regression(&means, &samples, &s.change_points, direction, a.threshold);
         }
     }
     Ok(HistoryModel {
@@ -405,6 +422,7 @@ fn add_points(series: &mut Vec<Series>, s: &SessionRecord, model: &report::Repor
                     kernel: s.info.host.kernel.clone(),
                     mean: c.summary.mean,
                     ci: c.summary.ci_low.zip(c.summary.ci_high),
+                    sd: c.summary.sd,
                     n: c.summary.n,
                 };
                 let key = |x: &Series| {
@@ -440,9 +458,17 @@ fn worse_pct(change_pct: f64, direction: Direction) -> f64 {
     }
 }
 
-/// Whether the newest point of `x` starts a significant regression beyond `threshold` percent
-/// (see the module docs); the reason when it does.
-pub fn newest_regression(x: &[f64], cps: &[ChangePoint], direction: Direction, threshold: f64) -> Option<String> {
+/// Whether the newest point of `x` (session means) starts a significant regression beyond
+/// `threshold` percent (see the module docs); the reason when it does. `samples` are the same
+/// sessions' summaries (mean, sd, n) for the newest session's check with the between-session
+/// model, or empty to judge by the means alone.
+pub fn newest_regression(
+    x: &[f64],
+    samples: &[Sample],
+    cps: &[ChangePoint],
+    direction: Direction,
+    threshold: f64,
+) -> Option<String> {
     let n = x.len();
     if let Some(cp) = cps.last() {
         if cp.index + changepoint::MIN_SEGMENT >= n && worse_pct(cp.change_pct, direction) > threshold {
@@ -459,6 +485,22 @@ pub fn newest_regression(x: &[f64], cps: &[ChangePoint], direction: Direction, t
     for k in 1..=changepoint::MIN_SEGMENT {
         if n < start + k + 3 {
             break;
+        }
+        // The newest session alone, with compare's model, when the segment allows it.
+        let model = (k == 1 && samples.len() == n)
+            .then(|| stats::sessions::departure(samples[n - 1], &samples[start..n - 1]))
+            .flatten();
+        if let Some(d) = model {
+            if worse_pct(d.change_pct, direction) > threshold && d.p < changepoint::ALPHA {
+                return Some(format!(
+                    "newest session {:+.1} % against the {} before (between-session sd {:.1} %, p = {:.3})",
+                    d.change_pct,
+                    n - 1 - start,
+                    d.between.sd_pct(),
+                    d.p
+                ));
+            }
+            continue;
         }
         let seg = &x[start..n - k];
         let tail = &x[n - k..];
@@ -565,24 +607,45 @@ mod tests {
         }
     }
 
+    /// Sessions whose means agree by chance while their repeats scatter 8 %: the means' own
+    /// prediction interval calls a 7 % drop of the newest session a regression; the
+    /// between-session model, which keeps the repeats' variance as a floor, does not, and still
+    /// sees a 30 % drop.
+    #[test]
+    fn the_newest_session_is_judged_with_its_repeats_and_the_session_noise() {
+        let s = |mean: f64| Sample { mean, sd: 8.0, n: 5 };
+        let earlier = [100.0, 100.2, 99.9, 100.1, 100.0, 99.8];
+        for (newest, regression) in [(93.0, false), (70.0, true)] {
+            let x: Vec<f64> = earlier.iter().copied().chain([newest]).collect();
+            let samples: Vec<Sample> = x.iter().map(|&m| s(m)).collect();
+            let means_only = newest_regression(&x, &[], &[], Direction::HigherIsBetter, 5.0);
+            assert!(means_only.is_some(), "{newest}: the means alone flag it");
+            let model = newest_regression(&x, &samples, &[], Direction::HigherIsBetter, 5.0);
+            assert_eq!(model.is_some(), regression, "{newest}: {model:?}");
+            if let Some(r) = model {
+                assert!(r.contains("between-session sd"), "{r}");
+            }
+        }
+    }
+
     #[test]
     fn the_newest_point_below_the_prediction_interval_is_a_regression_above_it_is_not() {
         let flat = [100.0, 101.0, 99.0, 100.5, 99.5, 100.0];
         let mut x = flat.to_vec();
         x.push(80.0);
-        assert!(newest_regression(&x, &[], Direction::HigherIsBetter, 5.0).is_some());
+        assert!(newest_regression(&x, &[], &[], Direction::HigherIsBetter, 5.0).is_some());
         // The same drop of a time (lower is better) is an improvement.
-        assert!(newest_regression(&x, &[], Direction::LowerIsBetter, 5.0).is_none());
+        assert!(newest_regression(&x, &[], &[], Direction::LowerIsBetter, 5.0).is_none());
         // Within noise, or beyond noise but below the threshold: no regression.
         let mut y = flat.to_vec();
         y.push(99.0);
-        assert!(newest_regression(&y, &[], Direction::HigherIsBetter, 0.5).is_none());
-        assert!(newest_regression(&x, &[], Direction::HigherIsBetter, 25.0).is_none());
+        assert!(newest_regression(&y, &[], &[], Direction::HigherIsBetter, 0.5).is_none());
+        assert!(newest_regression(&x, &[], &[], Direction::HigherIsBetter, 25.0).is_none());
         // A drop seen in the two newest sessions, which the one before it no longer shows
         // against a segment that includes it, is still the regression of these nights.
         let mut z = flat.to_vec();
         z.extend([16.0, 16.3]);
-        let r = newest_regression(&z, &[], Direction::HigherIsBetter, 5.0).unwrap();
+        let r = newest_regression(&z, &[], &[], Direction::HigherIsBetter, 5.0).unwrap();
         assert!(r.contains("newest 2 sessions"), "{r}");
     }
 
@@ -601,7 +664,7 @@ mod tests {
                 })
                 .collect();
             let cps = changepoint::detect(&x, changepoint::ALPHA);
-            alarms += usize::from(newest_regression(&x, &cps, Direction::HigherIsBetter, 0.0).is_some());
+            alarms += usize::from(newest_regression(&x, &[], &cps, Direction::HigherIsBetter, 0.0).is_some());
         }
         let rate = alarms as f64 / trials as f64;
         eprintln!("nightly gate false alarms: {alarms}/{trials}");

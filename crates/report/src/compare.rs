@@ -884,14 +884,17 @@ mod tests {
         // 12 % slower: beyond the threshold, and far beyond the repeats' spread, but within
         // what two sessions 6 % (sd) apart each can give by themselves.
         let cand = session(2, 0.88);
-        let c = compare(
-            &base,
-            &cand,
-            &[],
-            DEFAULT_THRESHOLD_PCT,
-            DEFAULT_EQUIVALENCE_PCT,
-            Gate::Headline,
-        );
+        let run = |refs: &[&ReportModel]| {
+            compare(
+                &base,
+                &cand,
+                refs,
+                DEFAULT_THRESHOLD_PCT,
+                DEFAULT_EQUIVALENCE_PCT,
+                Gate::Headline,
+            )
+        };
+        let c = run(&[]);
         let rows: Vec<&MetricChange> = c.changes.iter().filter(|x| x.metric.name == "throughput").collect();
         assert!(!rows.is_empty());
         for x in &rows {
@@ -907,14 +910,7 @@ mod tests {
         // The same 12 % with four more sessions that agree with the base: the noise estimated
         // as 0 from five sessions, and the drop is worse.
         let refs = [&base; 4];
-        let c = compare(
-            &base,
-            &cand,
-            &refs,
-            DEFAULT_THRESHOLD_PCT,
-            DEFAULT_EQUIVALENCE_PCT,
-            Gate::Headline,
-        );
+        let c = run(&refs);
         let rows: Vec<&MetricChange> = c
             .changes
             .iter()
@@ -938,14 +934,7 @@ mod tests {
             .map(|(i, &f)| session(3 + i as i64, f))
             .collect();
         let refs: Vec<&ReportModel> = scatter.iter().collect();
-        let c = compare(
-            &base,
-            &cand,
-            &refs,
-            DEFAULT_THRESHOLD_PCT,
-            DEFAULT_EQUIVALENCE_PCT,
-            Gate::Headline,
-        );
+        let c = run(&refs);
         let x = c
             .changes
             .iter()

@@ -69,7 +69,7 @@
 //! Components*, Wiley, 1992.
 
 use super::two_sample::{self, RatioCi, Sample, Tost};
-use super::{t_cdf, t_quantile};
+use super::t_cdf;
 
 /// Fewest usable sessions [`estimate`] estimates the between-session variance from: 5 (with 3
 /// or 4 the estimate is too often near 0 by chance, see the module docs).
@@ -243,19 +243,7 @@ pub fn ratio_ci(a: Sample, b: Sample, confidence: f64, noise: Option<Between>) -
         return None;
     }
     let (_, se, df) = log_ratio_se(a, b, noise)?;
-    let half = t_quantile(0.5 + confidence / 2.0, df)? * se;
-    let ratio = a.mean / b.mean;
-    let (low, high) = (ratio * (-half).exp(), ratio * half.exp());
-    if !(low.is_finite() && high.is_finite()) {
-        return None;
-    }
-    Some(RatioCi {
-        ratio,
-        low,
-        high,
-        confidence,
-        df,
-    })
+    two_sample::ratio_interval(a.mean / b.mean, se, df, confidence)
 }
 
 /// Schuirmann's two one-sided tests of `R = a.mean / b.mean` against `±margin_pct` percent,
@@ -302,7 +290,7 @@ pub struct Departure {
 
 /// Whether a new session's mean departs from the earlier sessions' of the same configuration,
 /// given the repeats' and the sessions' own noise: what `history`'s check of the newest session
-/// needs (not wired in yet).
+/// uses.
 ///
 /// With `y` the ln of a session mean, `ȳ` the mean of the earlier sessions' `y` (m of them) and
 /// τ̂² the [`estimate`] from the earlier sessions: `ln_ratio = y_new − ȳ`, of variance

@@ -189,9 +189,13 @@ pub fn ratio_ci(a: Sample, b: Sample, confidence: f64) -> Option<RatioCi> {
             df,
         });
     }
-    let df = satterthwaite(ua, a.n, ub, b.n);
-    let t = t_quantile(0.5 + confidence / 2.0, df)?;
-    let half = t * se2.sqrt();
+    ratio_interval(ratio, se2.sqrt(), satterthwaite(ua, a.n, ub, b.n), confidence)
+}
+
+/// `ratio · exp(±t_{(1+confidence)/2, df} · se)`, `se` the standard error of `ln ratio`: the
+/// interval [`ratio_ci`] and [`super::sessions::ratio_ci`] give. `None` when it is not finite.
+pub(super) fn ratio_interval(ratio: f64, se: f64, df: f64, confidence: f64) -> Option<RatioCi> {
+    let half = t_quantile(0.5 + confidence / 2.0, df)? * se;
     let (low, high) = (ratio * (-half).exp(), ratio * half.exp());
     if !(low.is_finite() && high.is_finite()) {
         return None;
