@@ -68,8 +68,8 @@
 //! involved", *Biometrika* 34:28–35, 1947; S. R. Searle, G. Casella, C. E. McCulloch, *Variance
 //! Components*, Wiley, 1992.
 
-use super::two_sample::{self, RatioCi, Sample, Tost};
 use super::t_cdf;
+use super::two_sample::{self, RatioCi, Sample, Tost};
 
 /// Fewest usable sessions [`estimate`] estimates the between-session variance from: 5 (with 3
 /// or 4 the estimate is too often near 0 by chance, see the module docs).
@@ -302,7 +302,7 @@ pub struct Departure {
 /// [`log_ratio_p`] has it, up to 7.6 % of new sessions like the earlier ones were rejected at
 /// 0.05 (5–8 earlier sessions, τ = 2–6 %); with these, at most 4.9 % (doc/statistics.md).
 /// When τ̂² is 0, the repeats' variances alone, with their degrees of freedom. Unlike a
-/// prediction interval from the sd of the earlier means alone (`history` today), it keeps the
+/// prediction interval from the sd of the earlier means alone (what `history` falls back to), it keeps the
 /// repeats' variance as a floor when the sessions happen to agree and weighs a new session of
 /// few repeats by its own spread.
 ///
