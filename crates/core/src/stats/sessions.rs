@@ -257,17 +257,7 @@ pub fn tost_ratio(a: Sample, b: Sample, margin_pct: f64, noise: Option<Between>)
         return None;
     }
     let (ln_r, se, df) = log_ratio_se(a, b, noise)?;
-    let lo = (1.0 - margin_pct / 100.0).ln();
-    let hi = (1.0 + margin_pct / 100.0).ln();
-    let p_lower = t_cdf(-(ln_r - lo) / se, df)?.clamp(0.0, 1.0);
-    let p_upper = t_cdf((ln_r - hi) / se, df)?.clamp(0.0, 1.0);
-    Some(Tost {
-        margin_pct,
-        p_lower,
-        p_upper,
-        p: p_lower.max(p_upper),
-        df,
-    })
+    two_sample::tost_of(ln_r, se, df, margin_pct)
 }
 
 /// How far a new session's mean lies from the earlier sessions' ([`departure`]).

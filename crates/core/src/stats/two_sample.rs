@@ -295,6 +295,12 @@ pub fn tost_ratio(a: Sample, b: Sample, margin_pct: f64) -> Option<Tost> {
         return None;
     }
     let (ln_r, se, df) = log_ratio_se(a, b)?;
+    tost_of(ln_r, se, df, margin_pct)
+}
+
+/// The two one-sided tests of [`tost_ratio`] from `ln R`, its standard error and degrees of
+/// freedom: what [`tost_ratio`] and [`super::sessions::tost_ratio`] share.
+pub(super) fn tost_of(ln_r: f64, se: f64, df: f64, margin_pct: f64) -> Option<Tost> {
     let lo = (1.0 - margin_pct / 100.0).ln();
     let hi = (1.0 + margin_pct / 100.0).ln();
     let (p_lower, p_upper) = if se == 0.0 {
