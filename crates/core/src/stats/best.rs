@@ -22,7 +22,9 @@
 //! * a candidate that is not "same" is **inconclusive** (C is not resolved): neither shown
 //!   behind nor shown the same, never read as "same".
 //!
-//! A row is decided ([`decided`]) when no answer is inconclusive.
+//! A row is decided ([`decided`]) when no answer is inconclusive. An inconclusive variant still
+//! gets the tightest statement its data support, "within ±X %" of the row's best mean
+//! ([`within_bounds`], at [`bound_level`]: the equivalence level over the row's pairs).
 //!
 //! **Why not "test everyone against the sample-best".** Picking the best by its sample mean
 //! and then testing the others against it at α each, without adjustment, is the selection the
@@ -162,6 +164,37 @@ fn answers_of(samples: &[Option<Sample>], direction: Direction, beaten: &[bool],
             } else {
                 Answer::Inconclusive
             }
+        })
+        .collect()
+}
+
+/// The level of each pair's "within ±X %" bound ([`within_bounds`]) in a row of `k` variants
+/// whose equivalence tests are held at the family-wise level `alpha` by Holm: `alpha` over the
+/// row's `k(k − 1)/2` pairs (Bonferroni, Holm's first step). Every pair's bound then holds
+/// together with the others with probability at least `1 − alpha`, so a bound against the
+/// variant whose mean came out best is covered although the data chose that pair. `alpha` for
+/// a row of fewer than three variants (one pair).
+pub fn bound_level(alpha: f64, k: usize) -> f64 {
+    alpha / (k * k.saturating_sub(1) / 2).max(1) as f64
+}
+
+/// The tightest "within ±X %" of every inconclusive variant against variant `reference` (the
+/// row's best mean), percent: [`two_sample::within_pct`]`(variant, reference, alpha)` where
+/// `answers[i]` is [`Answer::Inconclusive`] and `i` is not `reference`; `None` for every other
+/// variant (best, the same, behind: their answer says more), for a variant without a usable
+/// sample and where the bound would be 100 % or more. `alpha` is the per-pair level, e.g.
+/// [`bound_level`] of the look's equivalence level. One entry per sample, in order.
+pub fn within_bounds(samples: &[Option<Sample>], answers: &[Answer], reference: usize, alpha: f64) -> Vec<Option<f64>> {
+    let base = samples.get(reference).copied().flatten();
+    samples
+        .iter()
+        .zip(answers)
+        .enumerate()
+        .map(|(i, (s, a))| match (s, base) {
+            (Some(s), Some(base)) if i != reference && *a == Answer::Inconclusive => {
+                two_sample::within_pct(*s, base, alpha)
+            }
+            _ => None,
         })
         .collect()
 }
@@ -314,6 +347,30 @@ mod tests {
         // A variant beaten but within the margin of the only candidate is the same.
         let a = answers(&[s(100.0, 0.001, 20), s(98.5, 0.001, 20), s(80.0, 0.001, 20)]);
         assert_eq!(a, vec![Best, Same, Behind]);
+    }
+
+    #[test]
+    fn only_inconclusive_variants_get_a_bound_against_the_reference() {
+        // a, b noisy and close: both inconclusive; c far behind: behind, no bound.
+        let row = [s(100.0, 0.05, 5), s(104.0, 0.05, 5), s(50.0, 0.01, 5)];
+        let a = answers(&row);
+        assert_eq!(a, vec![Inconclusive, Inconclusive, Behind]);
+        assert_eq!(bound_level(0.05, 3), 0.05 / 3.0);
+        assert_eq!((bound_level(0.05, 2), bound_level(0.05, 1)), (0.05, 0.05));
+        let level = bound_level(0.05, 3);
+        let b = within_bounds(&row, &a, 1, level);
+        // a against b at the row's per-pair level, and nothing for the reference or the behind.
+        let expected = two_sample::within_pct(row[0].unwrap(), row[1].unwrap(), level);
+        assert!(expected.is_some_and(|x| x > 3.0), "{expected:?}");
+        assert_eq!(b, vec![expected, None, None]);
+        // A decided row has no bounds; nor has a variant without a sample.
+        let decided = [s(100.0, 0.005, 10), s(100.3, 0.005, 10)];
+        let d = answers(&decided);
+        assert_eq!(d, vec![Same, Best]);
+        assert_eq!(within_bounds(&decided, &d, 1, 0.05), vec![None, None]);
+        let open = [s(100.0, 0.01, 10), None];
+        assert_eq!(within_bounds(&open, &answers(&open), 0, 0.05), vec![None, None]);
+        assert_eq!(within_bounds(&open, &answers(&open), 5, 0.05), vec![None, None]);
     }
 
     #[test]

@@ -86,6 +86,15 @@ pub struct Tally {
     pub ratio_covered: usize,
     /// Sessions whose plain 95 % interval of variant 0's mean holds its true mean.
     pub mean_covered_95: usize,
+    /// Sessions (corrected rule) that end with a "within ±X %" bound
+    /// ([`best::within_bounds`]) on some inconclusive variant against the sample-best.
+    pub bounded: usize,
+    /// Sessions with a false bound: some variant's true ratio to the sample-best's true mean
+    /// outside the ±X % stated of it.
+    pub false_bound: usize,
+    /// Sessions whose bounds would be false if read off the plain 90 % interval (each pair's
+    /// TOST at 0.05, no adjustment for the looks or the pairs): what the adjustment buys.
+    pub false_bound_plain: usize,
 }
 
 impl Rule<'_> {
@@ -126,7 +135,8 @@ impl std::fmt::Display for Tally {
         write!(
             f,
             "false behind/best {:.4}, false same {:.4}, correct {:.4}, decided {:.4}, repeats {:.2}, \
-             printed interval covers the mean {:.4} and the ratio {:.4}, plain 95 % the mean {:.4}",
+             printed interval covers the mean {:.4} and the ratio {:.4}, plain 95 % the mean {:.4}, \
+             bounded {:.4}, false bound {:.4} (from the plain 90 % interval {:.4})",
             self.rate(self.false_order),
             self.rate(self.false_same),
             self.rate(self.correct),
@@ -134,7 +144,10 @@ impl std::fmt::Display for Tally {
             self.mean_repeats(),
             self.rate(self.mean_covered),
             self.rate(self.ratio_covered),
-            self.rate(self.mean_covered_95)
+            self.rate(self.mean_covered_95),
+            self.rate(self.bounded),
+            self.rate(self.false_bound),
+            self.rate(self.false_bound_plain)
         )
     }
 }
@@ -196,6 +209,7 @@ pub fn run(seed: u64, sessions: usize, scenario: &Scenario, rule: Rule) -> Tally
         tally.decided += usize::from(best::decided(&answers));
         tally.repeats += acc[0].n;
         cover(&mut tally, scenario, rule, &samples, look);
+        bound(&mut tally, scenario, rule, &samples, &answers, look);
     }
     tally
 }
@@ -307,6 +321,39 @@ fn judge(tally: &mut Tally, scenario: &Scenario, answers: &[Answer]) {
     tally.false_order += usize::from(false_order);
     tally.false_same += usize::from(false_same);
     tally.correct += usize::from(correct);
+}
+
+/// Counts the "within ±X %" bounds the report would state at the stop (the corrected rule only,
+/// at the look the answers come from, against the sample-best) and whether they hold.
+fn bound(
+    tally: &mut Tally,
+    scenario: &Scenario,
+    rule: Rule,
+    samples: &[Option<Sample>],
+    answers: &[Answer],
+    look: usize,
+) {
+    let Rule::Corrected(plan) = rule else { return };
+    // The final samples are the look's only when the session ended at a look.
+    if samples.first().copied().flatten().map(|s| s.n) != plan.repeats_at(look) {
+        return;
+    }
+    let mean = |i: usize| samples[i].map_or(f64::MIN, |s| s.mean);
+    let top = (0..samples.len()).fold(0, |b, i| if mean(i) > mean(b) { i } else { b });
+    let false_at = |alpha: f64| {
+        let bounds = best::within_bounds(samples, answers, top, alpha);
+        let false_bound = bounds.iter().enumerate().any(|(i, x)| {
+            x.is_some_and(|x| {
+                let truth = scenario.means[i] / scenario.means[top];
+                truth <= 1.0 - x / 100.0 || truth >= 1.0 + x / 100.0
+            })
+        });
+        (bounds.iter().any(Option::is_some), false_bound)
+    };
+    let (bounded, false_bound) = false_at(best::bound_level(plan.equivalence_level(look), samples.len()));
+    tally.bounded += usize::from(bounded);
+    tally.false_bound += usize::from(false_bound);
+    tally.false_bound_plain += usize::from(false_at(ALPHA).1);
 }
 
 /// Counts whether the intervals printed at the stop hold the true values.
@@ -560,6 +607,37 @@ mod tests {
             eprintln!("corrected, 3.5 % apart, CoV {cov}: {t}");
             assert!(t.rate(t.false_same) <= 0.05 && t.rate(t.false_order) <= 0.05, "{t:?}");
         }
+    }
+
+    #[test]
+    fn a_within_bound_read_off_the_data_keeps_the_equivalence_error_rate() {
+        // Rows the rule leaves inconclusive: gaps near and beyond the margin at CoV 5–20 %. The
+        // bound stated of each inconclusive variant is false (its true ratio to the sample-best
+        // outside ±X %) at most as often as a false "the same": 5 % per row, over all looks
+        // (doc/statistics.md). Read off the plain 90 % interval instead (each pair's TOST at
+        // 0.05, as if the look and the other pairs cost nothing) the bounds are false more often
+        // than 5 % in some of these rows, so the check can fail. Printed for doc/statistics.md
+        // with the share of rows bounded.
+        let plan = plan();
+        let mut plain_worst: f64 = 0.0;
+        for (j, means) in [&[1.0, 1.04][..], &[1.0, 1.0, 1.06], &[1.0, 1.03, 1.1]]
+            .into_iter()
+            .enumerate()
+        {
+            for (i, cov) in COVS.into_iter().enumerate().skip(1) {
+                let t = run(
+                    SEED + 1100 + 10 * j as u64 + i as u64,
+                    SESSIONS,
+                    &scenario(means, cov),
+                    Rule::Corrected(&plan),
+                );
+                eprintln!("corrected, means {means:?}, CoV {cov}: {t}");
+                assert!(t.bounded > 0, "{t}");
+                assert!(t.rate(t.false_bound) <= 0.05, "{means:?}, CoV {cov}: {t}");
+                plain_worst = plain_worst.max(t.rate(t.false_bound_plain));
+            }
+        }
+        assert!(plain_worst > 0.06, "the plain interval's bounds: {plain_worst}");
     }
 
     #[test]

@@ -21,6 +21,9 @@
 //!   margin `±m` (default [`DEFAULT_EQUIVALENCE_PCT`] = 3 %): `H₀₁: R ≤ 1 − m` and
 //!   `H₀₂: R ≥ 1 + m`, each a one-sided Welch t-test; equivalence is shown when both reject at
 //!   α, i.e. `max(p₁, p₂) < α` (equivalently, the `1 − 2α` interval lies inside the margin).
+//! * [`within_pct`]: the tightest margin ±X % at which that TOST shows equivalence at a level,
+//!   read off the `1 − 2α` ratio interval and rounded up to 0.1 %: what the report says of a
+//!   pair neither shown different nor shown the same within the session's margin.
 //! * [`holm`]: Holm's (1979) step-down adjustment of a family of p-values (family-wise error
 //!   rate), used by `fsbench compare` across the metrics of one comparison.
 //! * [`verdict`]: four-way — `better` / `worse` when the (adjusted) difference test rejects at
@@ -320,6 +323,31 @@ pub(super) fn tost_of(ln_r: f64, se: f64, df: f64, margin_pct: f64) -> Option<To
     })
 }
 
+/// The tightest "within ±X %" that the data support for `a` against `b` at level `alpha`: the
+/// smallest multiple of 0.1 strictly above `max(1 − low, high − 1) · 100`,
+/// where `[low, high]` is the `1 − 2·alpha` [`ratio_ci`] of `a.mean / b.mean`, in percent.
+///
+/// It is the dual of [`tost_ratio`]: the TOST at margin `X` rejects at level `alpha` exactly
+/// when that interval lies inside `(1 − X/100, 1 + X/100)`, so [`tost_ratio`]`(a, b, X)` shows
+/// equivalence at `alpha` and at `X − 0.1` it does not (up to the rounding of the two
+/// computations). Rounded up, never down, so the bound is never tighter than the interval; a
+/// statement "within ±X %" read off the data is false only when the interval's end on the side
+/// of the true ratio misses it, which has probability at most `alpha` (doc/statistics.md).
+///
+/// `None` as for [`ratio_ci`], when `alpha` is not inside `(0, 0.5)`, or when the bound is
+/// 100 % or more (the lower end would be at or below 0: no statement about the lower side).
+pub fn within_pct(a: Sample, b: Sample, alpha: f64) -> Option<f64> {
+    if !(alpha > 0.0 && alpha < 0.5) {
+        return None;
+    }
+    let ci = ratio_ci(a, b, 1.0 - 2.0 * alpha)?;
+    let raw = (1.0 - ci.low).max(ci.high - 1.0) * 100.0;
+    // Strictly above `raw` (a margin on the interval's end is no equivalence: TOST needs
+    // p < α), in whole tenths counted as integers so the result prints exactly.
+    let x = ((raw * 10.0).floor() + 1.0) / 10.0;
+    (x.is_finite() && x < 100.0).then_some(x)
+}
+
 /// Holm's step-down adjusted p-values of a family, in the input order: sort ascending,
 /// `p̃₍ᵢ₎ = max_{j ≤ i} min(1, (k − j + 1) · p₍ⱼ₎)` for `k` p-values. Rejecting `p̃ < α`
 /// controls the family-wise error rate at α under any dependence. Non-finite inputs are
@@ -548,6 +576,60 @@ mod tests {
         assert_eq!(Verdict::Equivalent.label(3.0), "same within 3 %");
         assert_eq!(Verdict::Equivalent.label(2.5), "same within 2.5 %");
         assert_eq!(Verdict::Inconclusive.label(3.0), "inconclusive");
+    }
+
+    #[test]
+    fn within_is_the_tightest_margin_the_tost_shows_rounded_up() {
+        let s = |mean: f64, sd: f64, n: usize| Sample { mean, sd, n };
+        // Equal means, CoV 5 %, n = 5 each: se(ln R) = 0.05·√(2/5) = 0.0316228, ν = 8, the 90 %
+        // interval's half-width t_{0.95, 8} · se = 1.8595480 · 0.0316228 = 0.0588041 on the log
+        // scale: high − 1 = e^0.0588041 − 1 = 6.0567 %, 1 − low = 5.7109 %: within ±6.1 %.
+        let (a, b) = (s(100.0, 5.0, 5), s(100.0, 5.0, 5));
+        assert_eq!(within_pct(a, b, 0.05), Some(6.1));
+        // 4 % apart, the same spread: 1.04 · e^0.0588041 − 1 = 10.299 %: within ±10.3 %.
+        assert_eq!(within_pct(s(104.0, 5.2, 5), b, 0.05), Some(10.3));
+        // A smaller level, a wider interval, a larger bound.
+        assert!(within_pct(a, b, 0.005).unwrap() > 6.1);
+        // No spread at all: the ratio itself, strictly above (1 → 0.1 %, 1.02 → 2.1 %).
+        assert_eq!(within_pct(s(100.0, 0.0, 3), s(100.0, 0.0, 3), 0.05), Some(0.1));
+        assert_eq!(within_pct(s(102.0, 0.0, 3), s(100.0, 0.0, 3), 0.05), Some(2.1));
+        // Nothing to say: too few values, a bad level, or a bound of 100 % or more.
+        assert_eq!(within_pct(s(100.0, 5.0, 1), b, 0.05), None);
+        assert_eq!(within_pct(a, b, 0.5), None);
+        assert_eq!(within_pct(a, b, 0.0), None);
+        assert_eq!(within_pct(s(100.0, 90.0, 2), s(100.0, 90.0, 2), 0.05), None);
+    }
+
+    #[test]
+    fn property_within_is_the_dual_of_the_tost_and_never_tighter_than_the_interval() {
+        let mut rng = SmallRng::seed_from_u64(41);
+        let mut checked = 0;
+        for _ in 0..5000 {
+            let s = |rng: &mut SmallRng| Sample {
+                mean: 100.0 * rng.gen_range(0.7..1.3),
+                sd: 100.0 * rng.gen_range(0.001..0.2),
+                n: rng.gen_range(2..15),
+            };
+            let (a, b) = (s(&mut rng), s(&mut rng));
+            let alpha = [0.05, 0.0167, 0.0112, 0.0008, 0.00003][rng.gen_range(0..5)];
+            let Some(x) = within_pct(a, b, alpha) else {
+                continue;
+            };
+            checked += 1;
+            let ci = ratio_ci(a, b, 1.0 - 2.0 * alpha).unwrap();
+            // Never below the interval: both ends inside ±X, so X is at least the half-width.
+            assert!(ci.low > 1.0 - x / 100.0 && ci.high < 1.0 + x / 100.0, "{x} {ci:?}");
+            assert!(x / 100.0 >= (ci.high - ci.low) / 2.0, "{x} {ci:?}");
+            // The TOST at margin X shows equivalence at α; a tenth tighter it does not.
+            assert!(tost_ratio(a, b, x).unwrap().p < alpha, "{x} {a:?} {b:?} {alpha}");
+            if x > 0.15 {
+                assert!(
+                    tost_ratio(a, b, x - 0.1).unwrap().p >= alpha * (1.0 - 1e-9),
+                    "{x} {a:?} {b:?}"
+                );
+            }
+        }
+        assert!(checked > 3000, "{checked}");
     }
 
     #[test]
