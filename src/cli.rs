@@ -250,6 +250,11 @@ pub struct RunArgs {
     /// more than one round.
     #[arg(long, value_name = "DURATION")]
     pub budget: Option<crate::units::Dur>,
+    /// Equivalence margin, in percent: a filesystem is "the same as the best" when both
+    /// one-sided tests put their ratio within ±PCT % (default 3; suite key `[run] equivalence`).
+    /// Stored with the session; the stopping rule and the report use it.
+    #[arg(long, value_name = "PCT")]
+    pub equivalence: Option<f64>,
     #[command(flatten)]
     pub scratch: ScratchArgs,
     /// Benchmark this existing directory instead (no mkfs, no mount; works without root).
@@ -330,6 +335,7 @@ impl RunArgs {
             hold_page_reporting: self.hold_page_reporting,
             precision: self.precision,
             budget: self.budget,
+            equivalence: self.equivalence,
             scratch: self.scratch.scratch.clone(),
             dir: self.dir.clone(),
             device: self.device.clone(),

@@ -73,9 +73,10 @@ pub fn build_with(data: &SessionData, trim: usize, confidence: f64, sections: &[
     } = measured(data, &row_names, &case_by_id);
 
     let info = &data.session.info;
+    let margin = super::methodology::stored_margin(info.run_options.as_deref());
     let rule = match super::methodology::stored_design(info.run_options.as_deref()) {
-        Some(design) if info.policy.is_adaptive() => StandingRule::Planned(design),
-        _ if info.policy.methodology => StandingRule::Equivalence,
+        Some(design) if info.policy.is_adaptive() => StandingRule::Planned(design, margin),
+        _ if info.policy.methodology => StandingRule::Equivalence(margin),
         _ => StandingRule::Welch,
     };
     let mut tables = Vec::with_capacity(workloads.len());
@@ -263,8 +264,9 @@ fn mark_best(row: &mut Row, rule: StandingRule) {
     };
     let best_sample = Sample::from(&row.cells[best_index].summary);
     let best_variant = row.cells[best_index].variant.clone();
+    let margin = rule.margin_pct();
     let planned = match rule {
-        StandingRule::Planned(design) => Some(planned_standings(row, design)),
+        StandingRule::Planned(design, _) => Some(planned_standings(row, design, margin)),
         _ => None,
     };
     for (i, cell) in row.cells.iter_mut().enumerate() {
@@ -276,22 +278,23 @@ fn mark_best(row: &mut Row, rule: StandingRule) {
         let this = Sample::from(&cell.summary);
         let (decision, test) = tie(this, best_sample);
         cell.standing = Some(match (decision, rule) {
-            (_, StandingRule::Planned(_)) => planned.as_ref().map_or(Standing::Untested, |p| p[i]),
+            (_, StandingRule::Planned(..)) => planned.as_ref().map_or(Standing::Untested, |p| p[i]),
             (Tie::Untested, _) => Standing::Untested,
             (Tie::Tied, StandingRule::Welch) => Standing::Tied,
             (Tie::Separated, StandingRule::Welch) => Standing::Behind,
             // Shown the same within the margin first: a real 0.2 % gap is still "the same
             // within 3 %"; then significantly behind; else inconclusive.
-            (_, StandingRule::Equivalence)
-                if two_sample::tost_ratio(this, best_sample, crate::stats::verdict::DECIDED_MARGIN_PCT)
-                    .is_some_and(|t| t.equivalent()) =>
+            (_, StandingRule::Equivalence(_))
+                if two_sample::tost_ratio(this, best_sample, margin).is_some_and(|t| t.equivalent()) =>
             {
                 Standing::Same
             }
-            (_, StandingRule::Equivalence) => match crate::stats::verdict::pair_verdict(this, best_sample, direction) {
-                two_sample::Verdict::Worse => Standing::Behind,
-                _ => Standing::Inconclusive,
-            },
+            (_, StandingRule::Equivalence(_)) => {
+                match crate::stats::verdict::pair_verdict(this, best_sample, direction, margin) {
+                    two_sample::Verdict::Worse => Standing::Behind,
+                    _ => Standing::Inconclusive,
+                }
+            }
         });
         cell.vs_best = Some(VsBest {
             best: best_variant.clone(),
@@ -301,9 +304,10 @@ fn mark_best(row: &mut Row, rule: StandingRule) {
     }
 }
 
-/// The standings of a row of an adaptive session with a sequential design: the answers at the
-/// last planned look its cells reached (all inconclusive before the first look).
-fn planned_standings(row: &Row, design: crate::stats::verdict::Design) -> Vec<Standing> {
+/// The standings of a row of an adaptive session with a sequential design, margin `margin`
+/// percent: the answers at the last planned look its cells reached (all inconclusive before the
+/// first look).
+fn planned_standings(row: &Row, design: crate::stats::verdict::Design, margin: f64) -> Vec<Standing> {
     use crate::stats::best::Answer;
     let undecided = vec![Standing::Inconclusive; row.cells.len()];
     let Some(plan) = design.plan() else { return undecided };
@@ -312,7 +316,7 @@ fn planned_standings(row: &Row, design: crate::stats::verdict::Design) -> Vec<St
         return undecided;
     };
     let cells: Vec<&[f64]> = row.cells.iter().map(|c| c.values.as_slice()).collect();
-    crate::stats::verdict::look_answers(&cells, row.metric.direction, &plan, look)
+    crate::stats::verdict::look_answers(&cells, row.metric.direction, &plan, look, margin)
         .into_iter()
         .map(|a| match a {
             Answer::Best => Standing::Best,
@@ -662,6 +666,42 @@ mod tests {
 
     fn cell<'a>(row: &'a Row, variant: &str) -> &'a Cell {
         row.cells.iter().find(|c| c.variant == variant).unwrap()
+    }
+
+    /// The margin stored with a session (`--equivalence`) decides what is the same as the best,
+    /// and the default holds for sessions stored without one.
+    #[test]
+    fn the_stored_margin_decides_the_standings() {
+        let with_margin = |options: Option<&str>| {
+            let mut data = session_data();
+            data.session.info.policy.methodology = true;
+            data.session.info.run_options = options.map(str::to_string);
+            build(&data, 1, 0.95)
+        };
+        let standing = |m: &ReportModel| {
+            let r = row(&m.workloads[0], "rand_create", "rate");
+            (cell(r, "xfs").standing, cell(r, "ext4").standing)
+        };
+        let default = with_margin(None);
+        let three = with_margin(Some(r#"{"strict":false,"equivalence":3.0}"#));
+        let wide = with_margin(Some(r#"{"strict":false,"equivalence":30.0}"#));
+        assert_eq!(
+            (default.margin_pct(), three.margin_pct(), wide.margin_pct()),
+            (3.0, 3.0, 30.0)
+        );
+        // 5000 against 5250 ops/s: not the same within 3 %, the same within 30 %.
+        assert_eq!(standing(&default), standing(&three));
+        assert_eq!(standing(&three).0, Some(Standing::Best));
+        assert_ne!(standing(&three).1, Some(Standing::Same));
+        assert_eq!(standing(&wide).1, Some(Standing::Same));
+        assert!(
+            wide.workloads[0].summary.contains("the same within 30 %"),
+            "{}",
+            wide.workloads[0].summary
+        );
+        // A margin outside (0, 100) stored by hand reads as the default.
+        assert_eq!(with_margin(Some(r#"{"equivalence":0}"#)).margin_pct(), 3.0);
+        assert_eq!(with_margin(Some(r#"{"equivalence":100}"#)).margin_pct(), 3.0);
     }
 
     #[test]

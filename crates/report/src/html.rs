@@ -112,7 +112,7 @@ pub fn render_html(model: &ReportModel, sections: &[&dyn Section]) -> String {
         let meaning = if model.session.info.policy.methodology {
             format!(
                 "“The same within {} %” means both one-sided tests pass; “inconclusive” means neither different nor shown the same, never “the same”",
-                crate::stats::verdict::DECIDED_MARGIN_PCT
+                model.margin_pct()
             )
         } else {
             "“Tied” means Welch’s t-test cannot tell the two apart at the 5 % level".to_string()
@@ -548,7 +548,7 @@ fn results_table(out: &mut String, model: &ReportModel, table: &WorkloadTable) {
     let marks = if model.session.info.policy.methodology {
         format!(
             "★ best mean of the row; = the same as the best within {} % (both one-sided tests pass); ~ inconclusive: neither shown different nor shown the same (not “the same”: more repeats may decide); unmarked: significantly behind",
-            crate::stats::verdict::DECIDED_MARGIN_PCT
+            model.margin_pct()
         )
     } else {
         "★ best mean of the row; = tied with the best (Welch’s t-test, p ≥ 0.05)".to_string()

@@ -195,8 +195,8 @@ pub enum Standing {
     Behind,
     /// Cannot be tested: fewer than two measured repeats on one side.
     Untested,
-    /// The same as the best within the equivalence margin
-    /// ([`crate::stats::verdict::DECIDED_MARGIN_PCT`]): both one-sided tests pass. Sessions
+    /// The same as the best within the session's equivalence margin
+    /// ([`crate::stats::verdict::DECIDED_MARGIN_PCT`] by default): both one-sided tests pass. Sessions
     /// recorded since schema 5 (`policy.methodology`) only; older ones keep [`Standing::Tied`].
     Same,
     /// Neither shown different from the best nor shown the same: not "the same". Sessions
@@ -215,23 +215,33 @@ impl Standing {
     }
 }
 
-/// How a cell that is not the best is judged against it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How a cell that is not the best is judged against it. The equivalence rules carry the
+/// session's margin, percent ([`ReportModel::margin_pct`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum StandingRule {
     /// Sessions before schema 5: Welch's t-test decides `tied` or `behind` (what their stored
     /// reports said; the golden exports keep it).
     Welch,
     /// Sessions recorded since schema 5 (`policy.methodology`): `same` when both one-sided tests
-    /// pass within [`crate::stats::verdict::DECIDED_MARGIN_PCT`] (even if a smaller gap is
-    /// significant), else `behind` when `compare`'s verdict
-    /// ([`crate::stats::verdict::pair_verdict`]) is worse, else `inconclusive` — never "tied",
-    /// which mixed "shown the same" with "not shown different".
-    Equivalence,
+    /// pass within the margin (even if a smaller gap is significant), else `behind` when
+    /// `compare`'s verdict ([`crate::stats::verdict::pair_verdict`]) is worse, else
+    /// `inconclusive` — never "tied", which mixed "shown the same" with "not shown different".
+    Equivalence(f64),
     /// Adaptive sessions since issue 26 (a sequential design in their run options): the
     /// answers the stopping rule decided by, at the last planned look the row's cells reached
     /// ([`crate::stats::verdict::look_answers`], all pairs with Holm at the look's levels):
     /// best / same / behind / inconclusive ("same" only where tested against every candidate).
-    Planned(crate::stats::verdict::Design),
+    Planned(crate::stats::verdict::Design, f64),
+}
+
+impl StandingRule {
+    /// The equivalence margin, percent (the default for [`StandingRule::Welch`], which has none).
+    pub fn margin_pct(self) -> f64 {
+        match self {
+            StandingRule::Welch => crate::stats::verdict::DECIDED_MARGIN_PCT,
+            StandingRule::Equivalence(m) | StandingRule::Planned(_, m) => m,
+        }
+    }
 }
 
 /// A cell compared with the best cell of its row.
@@ -302,6 +312,12 @@ pub struct ReportModel {
 }
 
 impl ReportModel {
+    /// The session's equivalence margin, percent: the one stored with its run options
+    /// (`--equivalence`), else [`crate::stats::verdict::DECIDED_MARGIN_PCT`].
+    pub fn margin_pct(&self) -> f64 {
+        methodology::stored_margin(self.session.info.run_options.as_deref())
+    }
+
     /// The I/O-path facts of `variant`'s repeats that have them (schema 11), in run order.
     pub fn path_facts(&self, variant: &str) -> Vec<&crate::host::path::PathFacts> {
         self.samples

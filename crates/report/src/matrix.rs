@@ -68,12 +68,12 @@ fn lines(model: &ReportModel) -> Vec<Line> {
     out
 }
 
-/// What the words mean, and how many rows are decided.
-fn legend(lines: &[Line]) -> String {
+/// What the words mean, and how many rows are decided (`margin` percent).
+fn legend(lines: &[Line], margin: f64) -> String {
     let decided = lines.iter().filter(|l| l.decided).count();
     format!(
         "{decided} of {} rows decided. best: the best mean, shown ahead or the same as every other; \
-         same: within ±3 % of the best (both one-sided tests); behind: shown worse than the best; \
+         same: within ±{margin} % of the best (both one-sided tests); behind: shown worse than the best; \
          ?: inconclusive, neither shown behind nor shown the same (not \"the same\"); tied: not \
          shown different (older sessions); few: too few repeats to compare.",
         lines.len()
@@ -111,7 +111,7 @@ pub fn text(model: &ReportModel) -> String {
         }
         let _ = writeln!(out, "{}", line.trim_end());
     }
-    let _ = writeln!(out, "{}", super::words::wrap(&legend(&lines), 100));
+    let _ = writeln!(out, "{}", super::words::wrap(&legend(&lines, model.margin_pct()), 100));
     out
 }
 
@@ -141,7 +141,7 @@ pub fn html(model: &ReportModel) -> String {
     let _ = writeln!(
         out,
         "</tbody></table>\n<p class=\"legend\">{}</p>",
-        esc(&legend(&lines))
+        esc(&legend(&lines, model.margin_pct()))
     );
     out
 }
@@ -167,7 +167,7 @@ mod tests {
 
     #[test]
     fn one_line_per_ranked_row_with_the_tables_standings() {
-        let eq = StandingRule::Equivalence;
+        let eq = StandingRule::Equivalence(3.0);
         let clear = row_by(
             MetricId::higher("throughput", Unit::MibPerSec),
             &[

@@ -86,6 +86,20 @@ pub fn stored_design(run_options: Option<&str>) -> Option<Design> {
     serde_json::from_str::<Stored>(run_options?).ok()?.sequential
 }
 
+/// The equivalence margin stored with a session's run options (key `equivalence`, percent,
+/// inside (0, 100)), else [`DECIDED_MARGIN_PCT`] (sessions before `--equivalence`).
+pub fn stored_margin(run_options: Option<&str>) -> f64 {
+    #[derive(Deserialize)]
+    struct Stored {
+        equivalence: Option<f64>,
+    }
+    run_options
+        .and_then(|o| serde_json::from_str::<Stored>(o).ok())
+        .and_then(|s| s.equivalence)
+        .filter(|m| *m > 0.0 && *m < 100.0)
+        .unwrap_or(DECIDED_MARGIN_PCT)
+}
+
 impl RowAnswer {
     /// The answer of headline `row` of `table` under `rule`: its best variant, the others'
     /// verdicts against it and the look they come from.
@@ -123,6 +137,7 @@ pub fn answers(model: &ReportModel) -> Vec<RowAnswer> {
     let Some(rule) = StoppingRule::of(&info.policy) else {
         return vec![];
     };
+    let rule = rule.with_margin(stored_margin(info.run_options.as_deref()));
     let rule = match stored_design(info.run_options.as_deref()) {
         Some(design) => rule.with_design(design),
         None => rule,
@@ -152,7 +167,7 @@ fn planned_answers(rule: &StoppingRule, plan: Option<&Plan>, table: &WorkloadTab
         let answers = match look {
             Some((plan, look)) => {
                 let cells: Vec<&[f64]> = row.cells.iter().map(|c| c.values.as_slice()).collect();
-                look_answers(&cells, row.metric.direction, plan, look)
+                look_answers(&cells, row.metric.direction, plan, look, rule.margin_pct)
             }
             None => vec![Answer::Inconclusive; row.cells.len()],
         };
@@ -214,7 +229,12 @@ fn table_answers(rule: &StoppingRule, table: &WorkloadTable) -> Vec<RowAnswer> {
                     Some(Standing::Same) => Verdict::Equivalent,
                     Some(Standing::Behind) => Verdict::Worse,
                     Some(Standing::Inconclusive | Standing::Untested) => Verdict::Inconclusive,
-                    _ => pair_verdict(Sample::from(&c.summary), best_sample, row.metric.direction),
+                    _ => pair_verdict(
+                        Sample::from(&c.summary),
+                        best_sample,
+                        row.metric.direction,
+                        rule.margin_pct,
+                    ),
                 };
                 (c.variant.clone(), verdict)
             })
@@ -241,13 +261,14 @@ pub fn render_text(model: &ReportModel) -> String {
     if let Some(b) = policy.budget_s {
         out.push_str(&format!(" budget {b:.0} s"));
     }
+    let margin = model.margin_pct();
     if answers.iter().any(|a| a.look.is_some()) {
         out.push_str(&format!(
-            "; all pairs with Holm at the planned look's level (α = 0.05 spent over the looks, O'Brien–Fleming type): TOST ±{DECIDED_MARGIN_PCT} % against every candidate → same, shown worse than another → behind, else inconclusive.\n"
+            "; all pairs with Holm at the planned look's level (α = 0.05 spent over the looks, O'Brien–Fleming type): TOST ±{margin} % against every candidate → same, shown worse than another → behind, else inconclusive.\n"
         ));
     } else {
         out.push_str(&format!(
-            "; verdicts against the best, as in the table: TOST ±{DECIDED_MARGIN_PCT} % → same, else log-ratio p < 0.05 → worse, else inconclusive.\n"
+            "; verdicts against the best, as in the table: TOST ±{margin} % → same, else log-ratio p < 0.05 → worse, else inconclusive.\n"
         ));
     }
     let mut out = super::words::wrap(out.trim_end(), 100) + "\n";
@@ -326,23 +347,23 @@ fn to_decide(model: &ReportModel, answers: &[RowAnswer]) -> Vec<String> {
             continue;
         };
         let k = row.cells.len();
+        let margin = model.margin_pct();
         for (v, _) in a.versus_best.iter().filter(|(_, v)| *v == Verdict::Inconclusive) {
             let Some(other) = cell(v) else {
                 continue;
             };
-            let Some(t) =
-                crate::stats::best::repeats_to_decide(&other.values, &best.values, k * (k - 1) / 2, DECIDED_MARGIN_PCT)
+            let Some(t) = crate::stats::best::repeats_to_decide(&other.values, &best.values, k * (k - 1) / 2, margin)
             else {
                 continue;
             };
             let what = match (t.ahead, t.same) {
-                (Some(n), Some(s)) => format!(
-                    "about {n} to show which is ahead, {s} to show them the same within ±{DECIDED_MARGIN_PCT} %"
-                ),
-                (Some(n), None) => {
-                    format!("about {n} to show which is ahead (a gap beyond ±{DECIDED_MARGIN_PCT} % is never the same)")
+                (Some(n), Some(s)) => {
+                    format!("about {n} to show which is ahead, {s} to show them the same within ±{margin} %")
                 }
-                (None, Some(s)) => format!("about {s} to show them the same within ±{DECIDED_MARGIN_PCT} %"),
+                (Some(n), None) => {
+                    format!("about {n} to show which is ahead (a gap beyond ±{margin} % is never the same)")
+                }
+                (None, Some(s)) => format!("about {s} to show them the same within ±{margin} %"),
                 (None, None) => continue,
             };
             out.push(format!(

@@ -105,7 +105,7 @@ fn row_sentence(row: &Row, label: &str, rule: StandingRule) -> Option<String> {
     };
     // Sessions since schema 5 carry Same / Inconclusive instead of Tied (build::StandingRule).
     if rule != StandingRule::Welch {
-        return Some(equivalence_sentence(row, label, &cells));
+        return Some(equivalence_sentence(row, label, &cells, rule.margin_pct()));
     }
     let top: Vec<&str> = names(&[Standing::Best, Standing::Tied])
         .iter()
@@ -142,9 +142,9 @@ fn row_sentence(row: &Row, label: &str, rule: StandingRule) -> Option<String> {
 }
 
 /// The sentence of a row judged by the equivalence rule (sessions since schema 5): the best,
-/// who is the same within the margin, the lead over the first significantly behind, and who is
-/// inconclusive — never "tied". `cells` are the row's cells, best first.
-fn equivalence_sentence(row: &Row, label: &str, cells: &[&Cell]) -> String {
+/// who is the same within the margin (`margin` percent), the lead over the first significantly
+/// behind, and who is inconclusive — never "tied". `cells` are the row's cells, best first.
+fn equivalence_sentence(row: &Row, label: &str, cells: &[&Cell], margin: f64) -> String {
     let with = |s: Standing| -> Vec<&str> {
         cells
             .iter()
@@ -171,7 +171,6 @@ fn equivalence_sentence(row: &Row, label: &str, cells: &[&Cell]) -> String {
         .copied()
         .filter(|c| c.standing == Some(Standing::Behind))
         .collect();
-    let margin = crate::stats::verdict::DECIDED_MARGIN_PCT;
     let word = superlative(row);
     let verb = |n: &[&str]| if n.len() == 1 { "is" } else { "are" };
     let mut s = if behind.is_empty() && inconclusive.is_empty() && untested.is_empty() {
@@ -439,7 +438,7 @@ mod tests {
     #[test]
     fn the_equivalence_rule_says_same_behind_or_inconclusive_never_tied() {
         use crate::build::tests_support::row_by;
-        let eq = StandingRule::Equivalence;
+        let eq = StandingRule::Equivalence(3.0);
         // xfs best; ext4 the same within 3 % (0.5 % apart, tight: significant, yet the same within
         // the margin); btrfs clearly behind;
         // zfs noisy: neither shown behind nor the same.

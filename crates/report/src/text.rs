@@ -326,7 +326,7 @@ fn standing_legend(model: &ReportModel) -> String {
             "* best mean of its row; = the same as the best within {m} % (both one-sided tests pass); \
              ~ inconclusive: neither shown different nor shown the same (not \"the same\": more repeats may \
              decide); unmarked: significantly behind the best. CPU rows are not ranked.",
-            m = crate::stats::verdict::DECIDED_MARGIN_PCT
+            m = model.margin_pct()
         )
     } else {
         "* best mean of its row; = tied with the best (Welch's t-test, p >= 0.05). CPU rows are not ranked.".into()
@@ -340,7 +340,7 @@ fn standing_legend_md(model: &ReportModel) -> String {
             "`=`: the same as the best within {m} % (both one-sided tests pass); `~`: inconclusive, neither \
              shown different nor shown the same (not \"the same\"); unmarked: significantly behind. CPU rows \
              are not ranked.",
-            m = crate::stats::verdict::DECIDED_MARGIN_PCT
+            m = model.margin_pct()
         )
     } else {
         "`=`: tied with the best (Welch's t-test, p ≥ 0.05). CPU rows are not ranked.".into()

@@ -166,10 +166,10 @@ mod tests {
         );
         // Equal and tight: "the same within 3 %" is decided too.
         let same = [100.2, 100.9, 99.4, 100.1];
-        assert!(StoppingRule::decided(&row(&[("a", &tight), ("b", &same)])));
+        assert!(r.decided(&row(&[("a", &tight), ("b", &same)])));
         // Overlapping and loose: inconclusive, so more rounds unless the cap or budget says no.
         let near = [105.0, 75.0, 128.0];
-        assert!(!StoppingRule::decided(&row(&[("a", &loose), ("b", &near)])));
+        assert!(!r.decided(&row(&[("a", &loose), ("b", &near)])));
         let both = [row(&[("a", &loose), ("b", &near)])];
         assert_eq!(r.decide(&both, MAX_REPEATS, zero, one), Decision::Stop(Stop::Cap));
         let b = rule(None, Some(60.0));
@@ -211,6 +211,28 @@ mod tests {
             }
             round(&mut values, &mut elapsed, &mut slowest);
         }
+    }
+
+    #[test]
+    fn the_sessions_margin_decides_what_is_the_same() {
+        // A 1.5 % gap the difference test does not show: inside ±5 % by the interval of the
+        // equivalence tests, not inside ±3 % (`--equivalence 5` against the default).
+        let a = [100.0, 102.0, 98.0, 101.0, 99.0];
+        let b = [101.5, 103.5, 99.5, 102.5, 100.5];
+        let pair = row(&[("a", &a), ("b", &b)]);
+        let r = rule(None, Some(1e9));
+        assert_eq!(r.margin_pct, DECIDED_MARGIN_PCT);
+        assert!(!r.decided(&pair));
+        assert!(r.clone().with_margin(5.0).decided(&pair));
+        // The planned rule too: at its last look (5 repeats, level 0.0386) the default margin
+        // leaves the row open, so the cap stops it; ±5 % decides it.
+        let (zero, one) = (Duration::ZERO, Duration::from_secs(1));
+        let rows = [pair];
+        assert_eq!(planned(5).decide(&rows, 5, zero, one), Decision::Stop(Stop::Cap));
+        assert_eq!(
+            planned(5).with_margin(5.0).decide(&rows, 5, zero, one),
+            Decision::Stop(Stop::Decided)
+        );
     }
 
     /// A budget-only rule with the sequential design of a new session (3 to `last_n`).
@@ -294,7 +316,7 @@ mod tests {
                 }
                 let look = plan.last_look_by(n).unwrap();
                 let cells: Vec<&[f64]> = values.iter().map(|v| &v[..n]).collect();
-                let got = look_answers(&cells, Direction::HigherIsBetter, &plan, look);
+                let got = look_answers(&cells, Direction::HigherIsBetter, &plan, look, DECIDED_MARGIN_PCT);
                 assert_eq!((got, n), (want, want_n), "CoV {cov}");
                 stops.insert(n);
             }

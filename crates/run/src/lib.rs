@@ -181,8 +181,10 @@ impl Runner {
         }
         let (mut options, suite, resume, store) = resume::resolve(db, given, legacy)?;
         if resume.is_none() {
-            // Stored with the new session: its order's seed and its stopping rule's plan.
+            // Stored with the new session: its order's seed, its equivalence margin and its
+            // stopping rule's plan.
             options.seed.get_or_insert_with(rand::random);
+            options.equivalence = Some(options.margin_pct(&suite));
             if suite.policy.is_adaptive() {
                 // A budget's last look is fixed from the timed rounds before the first look.
                 let design = match suite.policy.budget_s {

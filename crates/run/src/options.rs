@@ -52,6 +52,12 @@ pub struct RunOptions {
     pub precision: Option<f64>,
     /// Most wall time with adaptive rounds.
     pub budget: Option<Dur>,
+    /// Equivalence margin of "the same", percent (`--equivalence`, `[run] equivalence`): what
+    /// the stopping rule and the report call the same as the best. A new session stores the
+    /// margin it ran with (the suite's, else [`crate::stats::verdict::DECIDED_MARGIN_PCT`]);
+    /// `None` in sessions before it (read as the default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub equivalence: Option<f64>,
     /// Folder for loop images and mountpoints.
     pub scratch: PathBuf,
     /// Benchmark this existing directory instead.
@@ -106,10 +112,19 @@ impl RunOptions {
             || self.loop_io.is_some()
             || self.precision.is_some()
             || self.budget.is_some()
+            || self.equivalence.is_some()
             || self.seed.is_some()
             || self.target.is_some()
             || self.keep_aged.is_some()
             || self.aged_from.is_some()
+    }
+
+    /// The session's equivalence margin, percent: the stored or given `--equivalence`, else
+    /// `suite`'s `[run] equivalence`, else [`crate::stats::verdict::DECIDED_MARGIN_PCT`].
+    pub fn margin_pct(&self, suite: &crate::config::Suite) -> f64 {
+        self.equivalence
+            .or(suite.equivalence)
+            .unwrap_or(crate::stats::verdict::DECIDED_MARGIN_PCT)
     }
 
     /// The JSON stored with a session.
@@ -156,5 +171,15 @@ mod tests {
         assert!(loop_only.to_json().contains(r#""loop_io":"buffered""#));
         // Options stored before `loop_io` existed read back without it (the suite's, direct).
         assert_eq!(RunOptions::from_json(r#"{"strict":false}"#).unwrap().loop_io, None);
+        // The margin: stored when set, absent (and read back absent) otherwise, refused with
+        // `--resume` like every option that decides the run.
+        let margin = RunOptions {
+            equivalence: Some(5.0),
+            ..Default::default()
+        };
+        assert!(margin.names_suite() && margin.to_json().contains(r#""equivalence":5.0"#));
+        assert_eq!(RunOptions::from_json(&margin.to_json()).unwrap(), margin);
+        assert!(!RunOptions::default().to_json().contains("equivalence"));
+        assert_eq!(RunOptions::from_json(r#"{"strict":false}"#).unwrap().equivalence, None);
     }
 }

@@ -51,6 +51,7 @@ fn overrides(a: &RunOptions) -> Result<Overrides, RunError> {
         memory: a.memory,
         precision: a.precision,
         budget: a.budget,
+        equivalence: a.equivalence,
         dir_target: Target::from_args(a).replaces_variants(),
         tools: a.tools,
         loop_io: a.loop_io,

@@ -47,7 +47,8 @@ pub(super) struct RoundQueue {
     pub of: usize,
     /// ` (round N, S of B s budget)` for the repeats of an added round; empty before.
     pub round_note: String,
-    rule: Option<crate::stats::verdict::StoppingRule>,
+    /// The suite's stopping rule, with the session's design and equivalence margin.
+    pub(super) rule: Option<crate::stats::verdict::StoppingRule>,
     started: Instant,
     /// Warm-up and measured repeats per case as planned.
     pub per_case: u32,
@@ -82,9 +83,12 @@ impl RoundQueue {
             todo,
             next_index: plan.slots.len(),
             round_note: String::new(),
-            rule: crate::stats::verdict::StoppingRule::of(policy).map(|r| match options.sequential {
-                Some(design) => r.with_design(design),
-                None => r,
+            rule: crate::stats::verdict::StoppingRule::of(policy).map(|r| {
+                let r = r.with_margin(options.margin_pct(suite));
+                match options.sequential {
+                    Some(design) => r.with_design(design),
+                    None => r,
+                }
             }),
             started: Instant::now(),
             per_case: policy.warmup + policy.repeats,

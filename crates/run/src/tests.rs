@@ -112,6 +112,7 @@ fn parse(line: &[String]) -> RunOptions {
             "--seed" => o.seed = Some(value().parse().unwrap()),
             "--budget" => o.budget = Some(value().parse().unwrap()),
             "--precision" => o.precision = Some(value().parse().unwrap()),
+            "--equivalence" => o.equivalence = Some(value().parse().unwrap()),
             "--resume" => o.resume = Some(value()),
             suite if !suite.starts_with('-') && o.suite.is_none() => o.suite = Some(suite.into()),
             other => panic!("an option these tests do not use: {other}"),
@@ -371,11 +372,19 @@ fn interrupt_then_resume(f: &Fixture, before_resume: impl Fn(&Path)) {
     assert_eq!(data.session.status, SessionStatus::Interrupted);
     assert!(data.samples.is_empty());
     let stored = data.session.info.run_options.as_deref().expect("options stored");
-    // The given options, with the seed of the order the runner drew (no stopping rule: no
-    // sequential design).
+    // The given options, with the seed of the order the runner drew and the margin it used (no
+    // stopping rule: no sequential design).
     let stored = RunOptions::from_json(stored).unwrap();
     assert!(stored.seed.is_some() && stored.sequential.is_none(), "{stored:?}");
-    assert_eq!(RunOptions { seed: None, ..stored }, f.args(&[]));
+    assert_eq!(stored.equivalence, Some(crate::stats::verdict::DECIDED_MARGIN_PCT));
+    assert_eq!(
+        RunOptions {
+            seed: None,
+            equivalence: None,
+            ..stored
+        },
+        f.args(&[])
+    );
     drop(summary);
     before_resume(&f.db);
 
@@ -452,4 +461,34 @@ fn the_order_seed_and_the_sequential_design_are_stored_with_a_new_session() {
         Some(crate::stats::verdict::Design::new(2, adaptive::MAX_REPEATS)),
         "without a budget the cap is the last look"
     );
+}
+
+/// The equivalence margin: the given `--equivalence` is stored with a new session and is the
+/// stopping rule's; without it the default is stored; a margin out of range is a usage error.
+#[test]
+fn the_equivalence_margin_is_stored_and_decides_the_rule() {
+    let f = Fixture::new();
+    let wide = Runner::new(
+        &f.db,
+        &f.args_plus(&["--budget", "1h", "--equivalence", "5"]),
+        vec![],
+        LEGACY,
+        solo(),
+    )
+    .unwrap();
+    assert_eq!(wide.options.equivalence, Some(5.0));
+    assert!(wide.options.to_json().contains(r#""equivalence":5.0"#));
+    let queue = RoundQueue::new(&wide.plan, &wide.suite, &wide.options, &|_| false);
+    assert_eq!(queue.rule.as_ref().map(|r| r.margin_pct), Some(5.0));
+    let default = Runner::new(&f.db, &f.args_plus(&["--budget", "1h"]), vec![], LEGACY, solo()).unwrap();
+    assert_eq!(
+        default.options.equivalence,
+        Some(crate::stats::verdict::DECIDED_MARGIN_PCT)
+    );
+    for bad in ["0", "100", "-2"] {
+        let e = Runner::new(&f.db, &f.args_plus(&["--equivalence", bad]), vec![], LEGACY, solo())
+            .err()
+            .expect("refused");
+        assert!(e.is_usage() && e.to_string().contains("--equivalence"), "{e}");
+    }
 }

@@ -273,6 +273,7 @@ mod tests {
             device: None,
             scale: 1.0,
             strict: false,
+            equivalence: None,
             loop_io: Default::default(),
             source_text: String::new(),
         }

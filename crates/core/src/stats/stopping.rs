@@ -61,15 +61,16 @@ pub struct HeadlineRow {
 
 /// The decision between rounds.
 impl StoppingRule {
-    /// Whether every pair of variants of `row` is decided (a row of one variant is).
-    pub fn decided(row: &HeadlineRow) -> bool {
+    /// Whether every pair of variants of `row` is decided at the rule's margin (a row of one
+    /// variant is).
+    pub fn decided(&self, row: &HeadlineRow) -> bool {
         let samples: Vec<Option<Sample>> = row.cells.iter().map(|(_, v)| Sample::of(v)).collect();
         for i in 0..samples.len() {
             for j in i + 1..samples.len() {
                 let (Some(a), Some(b)) = (samples[i], samples[j]) else {
                     return false;
                 };
-                if pair_verdict(a, b, row.direction) == Verdict::Inconclusive {
+                if pair_verdict(a, b, row.direction, self.margin_pct) == Verdict::Inconclusive {
                     return false;
                 }
             }
@@ -84,14 +85,14 @@ impl StoppingRule {
             return false;
         }
         let Some(plan) = &self.plan else {
-            return compared.iter().all(|r| Self::decided(r));
+            return compared.iter().all(|r| self.decided(r));
         };
         let Some(look) = plan.look_of(repeats_done as usize) else {
             return false;
         };
         compared.iter().all(|r| {
             let cells: Vec<&[f64]> = r.cells.iter().map(|(_, v)| v.as_slice()).collect();
-            best::decided(&look_answers(&cells, r.direction, plan, look))
+            best::decided(&look_answers(&cells, r.direction, plan, look, self.margin_pct))
         })
     }
 

@@ -1,9 +1,10 @@
 //! The verdict statistics of a session run with a stopping rule (`--precision`, `--budget`):
 //! [`pair_verdict`], `compare`'s four-way verdict of two samples (better / worse / the same
-//! within [`DECIDED_MARGIN_PCT`] / inconclusive), and [`StoppingRule`], the rule's data with its
-//! precision check ([`StoppingRule::precise`]), and the sequential [`Design`] a session
-//! since issue 26 is decided by ([`look_answers`]: all pairs with Holm at a planned look's
-//! levels, [`super::best`] and [`super::sequential`]).
+//! within the margin, [`DECIDED_MARGIN_PCT`] by default / inconclusive), and [`StoppingRule`],
+//! the rule's data with its precision check ([`StoppingRule::precise`]), and the sequential
+//! [`Design`] a session since issue 26 is decided by ([`look_answers`]: all pairs with Holm at
+//! a planned look's levels, [`super::best`] and [`super::sequential`]), with [`look_bounds`],
+//! the "within ±X %" of a pair the look leaves inconclusive.
 //!
 //! The runner (`run::adaptive`) decides between rounds with these; the report reads the same
 //! items to say what a session answers, so the two cannot disagree. Pure functions, no I/O;
@@ -33,7 +34,8 @@ pub const STOP_LEVEL_FACTOR: f64 = 1.0;
 /// quarter of the values behind each stop are drawn after the target was first met.
 pub const STABLE_FRACTION: (usize, usize) = (3, 4);
 
-/// Equivalence margin of "decided: the same", percent (the `compare` default).
+/// Default equivalence margin of "decided: the same", percent (the `compare` default); a
+/// session may set its own (`fsbench run --equivalence`, [`StoppingRule::margin_pct`]).
 pub const DECIDED_MARGIN_PCT: f64 = two_sample::DEFAULT_EQUIVALENCE_PCT;
 
 /// Smallest difference that counts as "decided: better/worse", percent.
@@ -55,6 +57,9 @@ pub struct StoppingRule {
     pub plan: Option<Plan>,
     /// The session's design is still [`Design::pending`]: nothing is decided until it is fixed.
     pub pending: bool,
+    /// Equivalence margin of "the same", percent (`--equivalence`, [`DECIDED_MARGIN_PCT`] by
+    /// default; [`StoppingRule::with_margin`]).
+    pub margin_pct: f64,
 }
 
 /// The sequential design of an adaptive session, fixed before its first look and stored with
@@ -126,13 +131,40 @@ impl Design {
 }
 
 /// The answers of one row at look `look` of `plan`: each variant's first `repeats_at(look)`
-/// values (in run order), all pairs with Holm at the look's levels, margin
-/// [`DECIDED_MARGIN_PCT`]. The runner decides by these at the look; the report shows them
-/// (a session ending between looks shows its last look's, [`Plan::last_look_by`]).
-pub fn look_answers(cells: &[&[f64]], direction: Direction, plan: &Plan, look: usize) -> Vec<Answer> {
+/// values (in run order), all pairs with Holm at the look's levels, equivalence margin
+/// `margin_pct` (the session's, [`DECIDED_MARGIN_PCT`] by default). The runner decides by
+/// these at the look; the report shows them (a session ending between looks shows its last
+/// look's, [`Plan::last_look_by`]).
+pub fn look_answers(cells: &[&[f64]], direction: Direction, plan: &Plan, look: usize, margin_pct: f64) -> Vec<Answer> {
+    best::compare_with_best(
+        &look_samples(cells, plan, look),
+        direction,
+        margin_pct,
+        plan.levels(look),
+    )
+}
+
+/// The "within ±X %" bound (percent) of every inconclusive cell of a row against cell
+/// `reference` (the row's best mean) at look `look` of `plan`, on the same first
+/// `repeats_at(look)` values as [`look_answers`] gave `answers`: the repeated interval of the
+/// look's equivalence level over the row's pairs ([`best::bound_level`],
+/// [`best::within_bounds`]), so every bound of every look holds together with probability at
+/// least `1 − α` (doc/statistics.md). `None` wherever the answer says more or nothing can be.
+pub fn look_bounds(
+    cells: &[&[f64]],
+    answers: &[Answer],
+    reference: usize,
+    plan: &Plan,
+    look: usize,
+) -> Vec<Option<f64>> {
+    let alpha = best::bound_level(plan.equivalence_level(look), cells.len());
+    best::within_bounds(&look_samples(cells, plan, look), answers, reference, alpha)
+}
+
+/// Each cell's first `repeats_at(look)` values as a sample.
+fn look_samples(cells: &[&[f64]], plan: &Plan, look: usize) -> Vec<Option<Sample>> {
     let n = plan.repeats_at(look).unwrap_or(0);
-    let samples: Vec<Option<Sample>> = cells.iter().map(|v| Sample::of(&v[..v.len().min(n)])).collect();
-    best::compare_with_best(&samples, direction, DECIDED_MARGIN_PCT, plan.levels(look))
+    cells.iter().map(|v| Sample::of(&v[..v.len().min(n)])).collect()
 }
 
 impl StoppingRule {
@@ -145,7 +177,13 @@ impl StoppingRule {
             min_repeats: policy.repeats,
             plan: None,
             pending: false,
+            margin_pct: DECIDED_MARGIN_PCT,
         })
+    }
+
+    /// The rule with the equivalence margin `margin_pct` (percent, inside (0, 100)).
+    pub fn with_margin(self, margin_pct: f64) -> StoppingRule {
+        StoppingRule { margin_pct, ..self }
     }
 
     /// The rule deciding by `design`'s planned looks (sessions since issue 26).
@@ -185,9 +223,9 @@ impl StoppingRule {
     }
 }
 
-/// `compare`'s four-way verdict of `a` against `b` (unadjusted p, margin
-/// [`DECIDED_MARGIN_PCT`], threshold [`DECIDED_THRESHOLD_PCT`]).
-pub fn pair_verdict(a: Sample, b: Sample, direction: Direction) -> Verdict {
+/// `compare`'s four-way verdict of `a` against `b` (unadjusted p, equivalence margin
+/// `margin_pct` percent, threshold [`DECIDED_THRESHOLD_PCT`]).
+pub fn pair_verdict(a: Sample, b: Sample, direction: Direction, margin_pct: f64) -> Verdict {
     let change_pct = if b.mean != 0.0 {
         (a.mean / b.mean - 1.0) * 100.0
     } else {
@@ -195,7 +233,7 @@ pub fn pair_verdict(a: Sample, b: Sample, direction: Direction) -> Verdict {
     };
     two_sample::verdict(
         two_sample::log_ratio_p(a, b),
-        two_sample::tost_ratio(a, b, DECIDED_MARGIN_PCT),
+        two_sample::tost_ratio(a, b, margin_pct),
         change_pct,
         DECIDED_THRESHOLD_PCT,
         direction,

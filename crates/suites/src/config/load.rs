@@ -16,6 +16,7 @@
 //! confidence = 0.95      # confidence level of intervals, between 0 and 1 [0.95]
 //! strict = true          # `run` exits 1 when any repeat failed, not only when no case produced results [false]
 //! loop_io = "buffered"   # loop devices on the images: "direct" (no host page cache) or "buffered" (on purpose) ["direct"]
+//! equivalence = 5        # margin of "the same as the best", percent, above 0 and below 100 [3]
 //!
 //! [[fs]]                 # one table per filesystem variant, in column order
 //! type = "ext4"          # required: what mkfs.TYPE and mount -t get
@@ -261,6 +262,13 @@ fn build(src: &Source, tools: Option<super::Tools>) -> Result<Suite, ConfigError
         None => None,
     };
     let strict = raw.run.as_ref().and_then(|r| r.strict).unwrap_or(false);
+    let equivalence = match raw.run.as_ref().and_then(|r| r.equivalence.as_ref()) {
+        Some(e) => Some(
+            check_equivalence(*e.get_ref())
+                .map_err(|why| src.at(e.span().start, format!("equivalence = {} {why}", e.get_ref())))?,
+        ),
+        None => None,
+    };
     let loop_io = match raw.run.as_ref().and_then(|r| r.loop_io.as_ref()) {
         Some(l) => LoopIo::parse(l.get_ref()).ok_or_else(|| {
             src.at(
@@ -350,6 +358,7 @@ fn build(src: &Source, tools: Option<super::Tools>) -> Result<Suite, ConfigError
         scale: 1.0,
         device,
         strict,
+        equivalence,
         loop_io,
         source_text: src.text.to_string(),
     })
@@ -477,6 +486,16 @@ fn check_precision(p: f64) -> Result<f64, String> {
         Ok(p)
     } else {
         Err("is out of range: use a percentage above 0 and at most 100, e.g. 5".into())
+    }
+}
+
+/// An equivalence margin in percent: above 0 and below 100 (a ratio's lower side must stay
+/// above 0).
+fn check_equivalence(m: f64) -> Result<f64, String> {
+    if m.is_finite() && m > 0.0 && m < 100.0 {
+        Ok(m)
+    } else {
+        Err("is out of range: use a percentage above 0 and below 100, e.g. 3".into())
     }
 }
 
@@ -674,6 +693,9 @@ fn apply_overrides(mut suite: Suite, o: &Overrides) -> Result<Suite, ConfigError
     }
     if let Some(p) = o.precision {
         suite.policy.precision = Some(check_precision(p).map_err(|why| invalid(format!("--precision {p} {why}")))?);
+    }
+    if let Some(e) = o.equivalence {
+        suite.equivalence = Some(check_equivalence(e).map_err(|why| invalid(format!("--equivalence {e} {why}")))?);
     }
     if let Some(b) = o.budget {
         suite.policy.budget_s =

@@ -156,6 +156,10 @@ pub struct Suite {
     /// only when no case produced results.
     #[serde(default)]
     pub strict: bool,
+    /// `[run] equivalence` (or `--equivalence`): the equivalence margin of "the same", percent,
+    /// inside (0, 100); `None`: the default, 3 % (`stats::verdict::DECIDED_MARGIN_PCT`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equivalence: Option<f64>,
     /// `[run] loop_io` (or `--loop-io`): direct I/O on the loop devices' images (the default)
     /// or the host's page cache on purpose ([`crate::policy::LoopIo`]).
     #[serde(default)]
@@ -183,6 +187,8 @@ pub struct Overrides {
     pub precision: Option<f64>,
     /// `--budget`: the session's wall-time budget.
     pub budget: Option<crate::units::Dur>,
+    /// `--equivalence`: the equivalence margin of "the same", percent.
+    pub equivalence: Option<f64>,
     /// `--dir`: the target is an existing directory, so no filesystem is made and the suite
     /// needs no `[[fs]]` table (the directory's own filesystem is the one variant).
     pub dir_target: bool,

@@ -70,6 +70,8 @@ pub(super) struct RawRun {
     pub memory: Option<Spanned<Bytes>>,
     pub precision: Option<Spanned<f64>>,
     pub budget: Option<Spanned<crate::units::Dur>>,
+    /// The equivalence margin of "the same", percent (`--equivalence`).
+    pub equivalence: Option<Spanned<f64>>,
     /// `true`: `fsbench run` exits 1 when any repeat failed (`--strict`).
     pub strict: Option<bool>,
     /// `"direct"` or `"buffered"`: how the loop devices do I/O on their images (`--loop-io`).

@@ -935,6 +935,40 @@ fn memory_precision_and_budget_come_from_run_keys_or_flags_and_are_checked() {
 }
 
 #[test]
+fn the_equivalence_margin_comes_from_the_run_key_or_the_flag_and_is_checked() {
+    assert_eq!(load(BASE).unwrap().equivalence, None);
+    let keyed = BASE.replace("[[fs]]", "[run]\nequivalence = 5\n\n[[fs]]");
+    assert_eq!(load(&keyed).unwrap().equivalence, Some(5.0));
+    // The flag wins over the file.
+    let s = load_str(
+        &keyed,
+        "suite.toml",
+        &Overrides {
+            equivalence: Some(2.5),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(s.equivalence, Some(2.5));
+    for bad in ["0", "-1", "100", "250.5"] {
+        let e = err(&BASE.replace("[[fs]]", &format!("[run]\nequivalence = {bad}\n\n[[fs]]")));
+        assert!(e.contains("out of range") && e.contains("below 100"), "{bad}: {e}");
+    }
+    for bad in [0.0, 100.0, f64::NAN] {
+        let e = with(Overrides {
+            equivalence: Some(bad),
+            ..Default::default()
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("--equivalence") && e.contains("above 0 and below 100"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
 fn loop_io_comes_from_the_run_key_or_the_flag_and_a_bad_value_is_positioned() {
     use crate::policy::LoopIo;
     assert_eq!(load(BASE).unwrap().loop_io, LoopIo::Direct);
