@@ -100,6 +100,7 @@ pub fn build_with(data: &SessionData, trim: usize, confidence: f64, sections: &[
                             best: false,
                             standing: None,
                             vs_best: None,
+                            within_pct: None,
                             cache_bound: false,
                             group: groups.get(variant).cloned(),
                         })
@@ -246,8 +247,10 @@ fn measured<'a>(
 }
 
 /// Marks the best mean of a row by its direction (exact ties are all marked) and gives every
-/// cell its [`Standing`] against the first best cell by `rule`. Nothing is marked on rows that
-/// are not ranked ([`role::is_ranked`]: CPU, details) or when fewer than two variants have values.
+/// cell its [`Standing`] against the first best cell by `rule`, and every inconclusive cell its
+/// bound against that cell ([`Cell::within_pct`](super::Cell::within_pct)). Nothing is marked
+/// on rows that are not ranked ([`role::is_ranked`]: CPU, details) or when fewer than two
+/// variants have values.
 fn mark_best(row: &mut Row, rule: StandingRule) {
     if !role::is_ranked(&row.metric) || row.cells.len() < 2 {
         return;
@@ -266,19 +269,22 @@ fn mark_best(row: &mut Row, rule: StandingRule) {
     let best_variant = row.cells[best_index].variant.clone();
     let margin = rule.margin_pct();
     let planned = match rule {
-        StandingRule::Planned(design, _) => Some(planned_standings(row, design, margin)),
+        StandingRule::Planned(design, _) => Some(planned_standings(row, design, margin, best_index)),
         _ => None,
     };
     for (i, cell) in row.cells.iter_mut().enumerate() {
         cell.best = cell.summary.mean == best;
+        if let Some((_, bounds)) = &planned {
+            cell.within_pct = bounds[i];
+        }
         if cell.best {
-            cell.standing = Some(planned.as_ref().map_or(Standing::Best, |p| p[i]));
+            cell.standing = Some(planned.as_ref().map_or(Standing::Best, |(p, _)| p[i]));
             continue;
         }
         let this = Sample::from(&cell.summary);
         let (decision, test) = tie(this, best_sample);
         cell.standing = Some(match (decision, rule) {
-            (_, StandingRule::Planned(..)) => planned.as_ref().map_or(Standing::Untested, |p| p[i]),
+            (_, StandingRule::Planned(..)) => planned.as_ref().map_or(Standing::Untested, |(p, _)| p[i]),
             (Tie::Untested, _) => Standing::Untested,
             (Tie::Tied, StandingRule::Welch) => Standing::Tied,
             (Tie::Separated, StandingRule::Welch) => Standing::Behind,
@@ -296,6 +302,10 @@ fn mark_best(row: &mut Row, rule: StandingRule) {
                 }
             }
         });
+        // The bound of an inconclusive cell at the level its own equivalence test used.
+        if matches!(rule, StandingRule::Equivalence(_)) && cell.standing == Some(Standing::Inconclusive) {
+            cell.within_pct = two_sample::within_pct(this, best_sample, two_sample::ALPHA);
+        }
         cell.vs_best = Some(VsBest {
             best: best_variant.clone(),
             welch: test,
@@ -305,18 +315,29 @@ fn mark_best(row: &mut Row, rule: StandingRule) {
 }
 
 /// The standings of a row of an adaptive session with a sequential design, margin `margin`
-/// percent: the answers at the last planned look its cells reached (all inconclusive before the
-/// first look).
-fn planned_standings(row: &Row, design: crate::stats::verdict::Design, margin: f64) -> Vec<Standing> {
+/// percent: the answers at the last planned look its cells reached (all inconclusive, without
+/// bounds, before the first look), and each inconclusive cell's bound against cell `reference`
+/// at that look ([`crate::stats::verdict::look_bounds`]).
+fn planned_standings(
+    row: &Row,
+    design: crate::stats::verdict::Design,
+    margin: f64,
+    reference: usize,
+) -> (Vec<Standing>, Vec<Option<f64>>) {
     use crate::stats::best::Answer;
-    let undecided = vec![Standing::Inconclusive; row.cells.len()];
+    let undecided = (
+        vec![Standing::Inconclusive; row.cells.len()],
+        vec![None; row.cells.len()],
+    );
     let Some(plan) = design.plan() else { return undecided };
     let n = row.cells.iter().map(|c| c.values.len()).min().unwrap_or(0);
     let Some(look) = plan.last_look_by(n) else {
         return undecided;
     };
     let cells: Vec<&[f64]> = row.cells.iter().map(|c| c.values.as_slice()).collect();
-    crate::stats::verdict::look_answers(&cells, row.metric.direction, &plan, look, margin)
+    let answers = crate::stats::verdict::look_answers(&cells, row.metric.direction, &plan, look, margin);
+    let bounds = crate::stats::verdict::look_bounds(&cells, &answers, reference, &plan, look);
+    let standings = answers
         .into_iter()
         .map(|a| match a {
             Answer::Best => Standing::Best,
@@ -324,7 +345,8 @@ fn planned_standings(row: &Row, design: crate::stats::verdict::Design, margin: f
             Answer::Behind => Standing::Behind,
             Answer::Inconclusive => Standing::Inconclusive,
         })
-        .collect()
+        .collect();
+    (standings, bounds)
 }
 
 /// [`mark_best`] within each comparison group of the row's cells (one group: the same call).
@@ -642,6 +664,7 @@ pub(crate) mod tests_support {
                     best: false,
                     standing: None,
                     vs_best: None,
+                    within_pct: None,
                     cache_bound: false,
                 })
                 .collect(),

@@ -55,7 +55,7 @@ td.cache-bound{background:#fdf0dc}.mark.cb{color:#a05a00}
 .mark{font-size:0.85em;color:#2a7a3a;margin-left:4px}
 pre{background:#f6f6f6;padding:10px;overflow-x:auto;font-size:0.88em;white-space:pre-wrap;overflow-wrap:anywhere}
 ul.warnings li{color:#8a4b00}
-table.verdicts td{text-align:center}td.v-best{font-weight:bold;background:#e6f4ea}td.v-same{background:#f1f8f3}td.v-behind{color:#8a2b2b}td.v-inconclusive{color:#666}
+table.verdicts td{text-align:center}td.v-best{font-weight:bold;background:#e6f4ea}td.v-same{background:#f1f8f3}td.v-behind{color:#8a2b2b}td.v-inconclusive{color:#666}td.v-within{background:#fbf8ec}
 details{margin:6px 0}summary{cursor:pointer;color:#0a58a5}
 .note{font-size:0.9em;color:#555}
 "#;
@@ -111,7 +111,7 @@ pub fn render_html(model: &ReportModel, sections: &[&dyn Section]) -> String {
         }
         let meaning = if model.session.info.policy.methodology {
             format!(
-                "“The same within {} %” means both one-sided tests pass; “inconclusive” means neither different nor shown the same, never “the same”",
+                "“The same within {} %” means both one-sided tests pass; “within ±X %” means neither different nor the same within that margin, but the interval of the ratio at the equivalence tests’ level lies inside ±X %; “inconclusive” means not even that, never “the same”",
                 model.margin_pct()
             )
         } else {
@@ -527,14 +527,19 @@ fn results_table(out: &mut String, model: &ReportModel, table: &WorkloadTable) {
                         }
                         _ => (class.to_string(), String::new()),
                     };
-                    let p = cell
-                        .p_vs_best()
-                        .map(|p| format!(" title=\"p = {p:.3} against the best (Welch)\""))
-                        .unwrap_or_default();
-                    let mark = if mark.is_empty() {
-                        String::new()
-                    } else {
-                        format!("<span class=\"mark\">{mark}</span>")
+                    let within = cell.cell().and_then(|c| c.within_pct);
+                    let p = match (cell.p_vs_best(), within) {
+                        (Some(p), Some(x)) => format!(
+                            " title=\"p = {p:.3} against the best (Welch); within ±{} % of the best\"",
+                            summary::within_text(x)
+                        ),
+                        (Some(p), None) => format!(" title=\"p = {p:.3} against the best (Welch)\""),
+                        (None, _) => String::new(),
+                    };
+                    let mark = match (mark.is_empty(), within) {
+                        (true, _) => String::new(),
+                        (false, Some(x)) => format!("<span class=\"mark\">{mark} ±{}</span>", summary::within_text(x)),
+                        (false, None) => format!("<span class=\"mark\">{mark}</span>"),
                     };
                     let _ = write!(out, "<td class=\"{class}\"{p}>{text}{mark}{cb_mark}</td>");
                 }
@@ -547,7 +552,7 @@ fn results_table(out: &mut String, model: &ReportModel, table: &WorkloadTable) {
     }
     let marks = if model.session.info.policy.methodology {
         format!(
-            "★ best mean of the row; = the same as the best within {} % (both one-sided tests pass); ~ inconclusive: neither shown different nor shown the same (not “the same”: more repeats may decide); unmarked: significantly behind",
+            "★ best mean of the row; = the same as the best within {} % (both one-sided tests pass); ~ inconclusive: neither shown different nor shown the same (not “the same”: more repeats may decide), ~ ±X where its data still show it within ±X % of the best; unmarked: significantly behind",
             model.margin_pct()
         )
     } else {

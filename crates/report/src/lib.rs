@@ -143,6 +143,15 @@ pub struct Cell {
     /// the best cell itself and wherever `standing` is `None`.
     #[serde(default)]
     pub vs_best: Option<VsBest>,
+    /// For a cell whose standing is [`Standing::Inconclusive`] (neither shown behind nor shown
+    /// the same within the session's margin), the tightest statement its data support: this
+    /// cell and the row's best cell are within ±`within_pct` % of each other (percent, rounded
+    /// up to 0.1). The ratio this / best lies inside `(1 − X/100, 1 + X/100)` by its interval at
+    /// the level of the session's equivalence tests, so the statement keeps their error rate
+    /// ([`crate::stats::two_sample::within_pct`], doc/statistics.md). `None` on every other cell,
+    /// and where the bound would be 100 % or more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within_pct: Option<f64>,
     /// A throughput (MiB/s) whose mean is above what the raw device delivers (the faster rate
     /// of the session's baseline, plus [`CACHE_BOUND_TOLERANCE`]), or a random-read rate whose
     /// reads per second are above the baseline's random 4 KiB read rate by as much
@@ -200,7 +209,8 @@ pub enum Standing {
     /// recorded since schema 5 (`policy.methodology`) only; older ones keep [`Standing::Tied`].
     Same,
     /// Neither shown different from the best nor shown the same: not "the same". Sessions
-    /// recorded since schema 5 only.
+    /// recorded since schema 5 only. The cell's [`Cell::within_pct`] says how close to the best
+    /// its data do show it.
     Inconclusive,
 }
 
@@ -226,11 +236,14 @@ pub enum StandingRule {
     /// pass within the margin (even if a smaller gap is significant), else `behind` when
     /// `compare`'s verdict ([`crate::stats::verdict::pair_verdict`]) is worse, else
     /// `inconclusive` — never "tied", which mixed "shown the same" with "not shown different".
+    /// An inconclusive cell's bound is at the tests' own level, α = 0.05 a pair.
     Equivalence(f64),
     /// Adaptive sessions since issue 26 (a sequential design in their run options): the
     /// answers the stopping rule decided by, at the last planned look the row's cells reached
     /// ([`crate::stats::verdict::look_answers`], all pairs with Holm at the look's levels):
     /// best / same / behind / inconclusive ("same" only where tested against every candidate).
+    /// An inconclusive cell's bound is at the look's equivalence level over the row's pairs
+    /// ([`crate::stats::verdict::look_bounds`]).
     Planned(crate::stats::verdict::Design, f64),
 }
 

@@ -730,6 +730,7 @@ mod tests {
             best,
             standing: None,
             vs_best: None,
+            within_pct: None,
             cache_bound: false,
             group: None,
         }
@@ -847,6 +848,81 @@ mod tests {
         // Without the stored design (an older adaptive session) the unadjusted answers stay.
         data.session.info.run_options = None;
         assert!(answers(&crate::build(&data, 0, 0.95))[0].look.is_none());
+    }
+
+    /// A row the stopping rule left open gets the tightest "within ±X %" its data support, at
+    /// the look's equivalence level (the repeated interval), and every format says it: the
+    /// matrix and its count line, the summary sentence, the Markdown and HTML tables, the JSON.
+    #[test]
+    fn an_undecided_row_is_answered_within_a_bound_in_every_format() {
+        use crate::stats::two_sample::{within_pct, Sample};
+        use crate::Format;
+        // Two variants 4 % apart at about 6 % CoV, six repeats of a 3-to-12 design: answered at
+        // the look at 5 repeats, neither shown behind nor the same within 3 %.
+        let noisy = [0.93, 0.97, 1.0, 1.04, 1.08, 1.0];
+        let hi: Vec<f64> = noisy.iter().map(|x| x * 104.0).collect();
+        let lo: Vec<f64> = noisy.iter().rev().map(|x| x * 100.0).collect();
+        let mut data = session_data_of("1MiB", None, 1e9, &[("a", &hi), ("b", &lo)]);
+        data.session.info.policy.budget_s = Some(300.0);
+        data.session.info.run_options = Some(r#"{"strict":false,"sequential":{"first_n":3,"last_n":12}}"#.into());
+        let model = crate::build(&data, 0, 0.95);
+        let row = &model.workloads[0].rows[0];
+        let (a, b) = (&row.cells[0], &row.cells[1]);
+        assert_eq!(
+            (a.standing, b.standing),
+            (Some(Standing::Inconclusive), Some(Standing::Inconclusive))
+        );
+        // b against the best mean a, on the look's first 5 values, at the look's equivalence
+        // level (one pair: no division); a is the reference and has none.
+        let plan = Design::new(3, 12).plan().unwrap();
+        let level = plan.equivalence_level(1);
+        let want = within_pct(Sample::of(&lo[..5]).unwrap(), Sample::of(&hi[..5]).unwrap(), level).unwrap();
+        assert_eq!((a.within_pct, b.within_pct), (None, Some(want)));
+        // Wider than the interval at the plain 90 %: the look and its level cost width.
+        let plain = within_pct(Sample::of(&lo[..5]).unwrap(), Sample::of(&hi[..5]).unwrap(), 0.05).unwrap();
+        assert!(want > plain && want > 3.0, "{want} {plain}");
+        let x = format!("{want:.1}");
+        let count = format!("1 of 1 rows answered: 0 ordered, 0 the same within 3 %, 1 within ±X % (median ±{x} %).");
+        let table = crate::render(&model, Format::Table, &[]);
+        assert!(table.contains(&count), "{table}");
+        let matrix_line = table
+            .lines()
+            .find(|l| l.starts_with("bonnie") || l.contains("throughput"))
+            .unwrap();
+        assert!(matrix_line.ends_with(&format!("±{x}")), "{matrix_line}");
+        let sentence = format!("b is within ±{x} % of a (neither shown behind nor the same within 3 %)");
+        assert!(
+            model.workloads[0].summary.contains(&sentence),
+            "{}",
+            model.workloads[0].summary
+        );
+        let md = crate::render(&model, Format::Md, &[]);
+        assert!(
+            md.contains(&format!("**Verdicts**: {count}")) && md.contains(&format!(" ~ ±{x} |")),
+            "{md}"
+        );
+        let html = crate::render(&model, Format::Html, &[]);
+        assert!(
+            html.contains(&format!("<td class=\"v-within\">±{x}</td>"))
+                && html.contains(&format!("<span class=\"mark\">~ ±{x}</span>"))
+                && html.contains(&sentence),
+            "{html}"
+        );
+        let json: serde_json::Value = serde_json::from_str(&crate::render(&model, Format::Json, &[])).unwrap();
+        let cells = &json["workloads"][0]["rows"][0]["cells"];
+        assert_eq!(cells[1]["within_pct"].as_f64(), Some(want));
+        assert!(cells[0].get("within_pct").is_none(), "{}", cells[0]);
+        // The session's own margin moves the bound's role, not its width: within ±30 % this pair
+        // is the same (the same TOST at the same level), and then there is no bound to state.
+        data.session.info.run_options =
+            Some(r#"{"strict":false,"equivalence":30.0,"sequential":{"first_n":3,"last_n":12}}"#.into());
+        let wide = crate::build(&data, 0, 0.95);
+        let cells = &wide.workloads[0].rows[0].cells;
+        assert!(want < 30.0, "{want}");
+        assert_eq!(
+            (cells[0].standing, cells[1].standing, cells[1].within_pct),
+            (Some(Standing::Best), Some(Standing::Same), None)
+        );
     }
 
     /// A constructed session: one bonnie-like workload (`file_size`), one headline throughput

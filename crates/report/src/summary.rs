@@ -143,7 +143,9 @@ fn row_sentence(row: &Row, label: &str, rule: StandingRule) -> Option<String> {
 
 /// The sentence of a row judged by the equivalence rule (sessions since schema 5): the best,
 /// who is the same within the margin (`margin` percent), the lead over the first significantly
-/// behind, and who is inconclusive — never "tied". `cells` are the row's cells, best first.
+/// behind, how close to the best each inconclusive cell's data show it ("xfs is within ±4.2 %
+/// of ext4", [`Cell::within_pct`]) and who is inconclusive without even that — never "tied".
+/// `cells` are the row's cells, best first.
 fn equivalence_sentence(row: &Row, label: &str, cells: &[&Cell], margin: f64) -> String {
     let with = |s: Standing| -> Vec<&str> {
         cells
@@ -171,9 +173,16 @@ fn equivalence_sentence(row: &Row, label: &str, cells: &[&Cell], margin: f64) ->
         .copied()
         .filter(|c| c.standing == Some(Standing::Behind))
         .collect();
+    // Inconclusive cells with a bound are said with it; the rest stay "inconclusive".
+    let bounded: Vec<&Cell> = cells
+        .iter()
+        .copied()
+        .filter(|c| inconclusive.contains(&c.variant.as_str()) && c.within_pct.is_some())
+        .collect();
+    inconclusive.retain(|v| !bounded.iter().any(|c| c.variant == *v));
     let word = superlative(row);
     let verb = |n: &[&str]| if n.len() == 1 { "is" } else { "are" };
-    let mut s = if behind.is_empty() && inconclusive.is_empty() && untested.is_empty() {
+    let mut s = if behind.is_empty() && inconclusive.is_empty() && bounded.is_empty() && untested.is_empty() {
         let all: Vec<&str> = best.iter().chain(&same).copied().collect();
         format!("At {label}, {} are the same within {margin} %", list(&all))
     } else {
@@ -196,6 +205,26 @@ fn equivalence_sentence(row: &Row, label: &str, cells: &[&Cell], margin: f64) ->
         s.push_str(", ");
         s.push_str(&lead_ratio(first, runner, row.metric.direction));
     }
+    if let Some(first) = cells.first().filter(|_| !bounded.is_empty()) {
+        let parts: Vec<String> = bounded
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let x = within_text(c.within_pct.unwrap_or_default());
+                if i == 0 {
+                    format!("{} is within ±{x} %", c.variant)
+                } else {
+                    format!("{} within ±{x} %", c.variant)
+                }
+            })
+            .collect();
+        let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+        s.push_str(&format!(
+            "; {} of {} (neither shown behind nor the same within {margin} %)",
+            list(&parts),
+            first.variant
+        ));
+    }
     if !inconclusive.is_empty() {
         s.push_str(&format!(
             "; {} {} inconclusive (neither shown behind nor shown the same)",
@@ -209,6 +238,12 @@ fn equivalence_sentence(row: &Row, label: &str, cells: &[&Cell], margin: f64) ->
     }
     s.push('.');
     s
+}
+
+/// A bound of [`Cell::within_pct`] as printed: one decimal (`4.2`, `12.0`), the tenth it is
+/// rounded up to.
+pub(super) fn within_text(x: f64) -> String {
+    format!("{x:.1}")
 }
 
 /// `true` when every pair of `cells` is tied (Welch's t-test at α does not separate them).
@@ -469,11 +504,21 @@ mod tests {
             ),
             "{s}"
         );
+        // zfs: neither, but its 90 % interval against xfs (the equivalence test's level) is
+        // within ±23.4 %.
+        assert!(
+            s.ends_with("; zfs is within ±23.4 % of xfs (neither shown behind nor the same within 3 %)."),
+            "{s}"
+        );
+        assert!(!s.contains("tied"), "{s}");
+        // Without a bound (100 % or more) a cell is just inconclusive.
+        let mut unbounded = row.clone();
+        unbounded.cells.iter_mut().for_each(|c| c.within_pct = None);
+        let s = row_sentence(&unbounded, "seq_write_block", eq).unwrap();
         assert!(
             s.ends_with("; zfs is inconclusive (neither shown behind nor shown the same)."),
             "{s}"
         );
-        assert!(!s.contains("tied"), "{s}");
         // Nobody shown behind or the same: no "fastest", only the best mean.
         let open = row_by(
             MetricId::higher("rate", Unit::OpsPerSec),
@@ -482,7 +527,24 @@ mod tests {
         );
         assert_eq!(
             row_sentence(&open, "stat", eq).unwrap(),
-            "At stat, b has the best mean; a is inconclusive (neither shown behind nor shown the same)."
+            "At stat, b has the best mean; a is within ±27.0 % of b (neither shown behind nor the same within 3 %)."
+        );
+        // The session's margin is the one said; two bounded cells in one clause.
+        let wide = StandingRule::Equivalence(2.5);
+        let three = row_by(
+            MetricId::higher("rate", Unit::OpsPerSec),
+            &[
+                ("a", &[5.0, 6.0, 7.0]),
+                ("b", &[5.5, 6.5, 6.3]),
+                ("c", &[5.2, 6.2, 6.0]),
+            ],
+            wide,
+        );
+        let s = row_sentence(&three, "stat", wide).unwrap();
+        assert_eq!(
+            s,
+            "At stat, b has the best mean; a is within ±27.0 % and c within ±18.6 % of b (neither shown behind \
+             nor the same within 2.5 %)."
         );
         // The same data under the old rule still say "tied" (sessions before schema 5).
         let old = row_by(
@@ -515,6 +577,9 @@ mod tests {
             c.standing = Some(Standing::Inconclusive);
         }
         let s = row_sentence(&open, "stat", eq).unwrap();
-        assert!(s.starts_with("At stat, b has the best mean; a is inconclusive"), "{s}");
+        assert!(
+            s.starts_with("At stat, b has the best mean; a is within ±27.0 % of b"),
+            "{s}"
+        );
     }
 }

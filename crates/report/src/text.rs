@@ -244,6 +244,9 @@ pub fn render_markdown(model: &ReportModel, sections: &[&dyn super::Section]) ->
     for (key, value) in info {
         let _ = writeln!(out, "| {key} | {} |", md(&value));
     }
+    if let Some(line) = super::matrix::answered_line(model) {
+        let _ = writeln!(out, "\n**Verdicts**: {}", md(&line));
+    }
     let (_, trim) = method(model);
     for table in &model.workloads {
         let _ = writeln!(out, "\n## {}\n", md(&title(table)));
@@ -268,7 +271,12 @@ pub fn render_markdown(model: &ReportModel, sections: &[&dyn super::Section]) ->
                 if cell.best() {
                     let _ = write!(out, " **{text}**{dagger} |");
                 } else if let Some(mark) = cell.mark() {
-                    let _ = write!(out, " {text} {mark}{dagger} |");
+                    let within = cell
+                        .cell()
+                        .and_then(|c| c.within_pct)
+                        .map(|x| format!(" ±{}", summary::within_text(x)))
+                        .unwrap_or_default();
+                    let _ = write!(out, " {text} {mark}{within}{dagger} |");
                 } else {
                     let _ = write!(out, " {text}{dagger} |");
                 }
@@ -325,7 +333,8 @@ fn standing_legend(model: &ReportModel) -> String {
         format!(
             "* best mean of its row; = the same as the best within {m} % (both one-sided tests pass); \
              ~ inconclusive: neither shown different nor shown the same (not \"the same\": more repeats may \
-             decide); unmarked: significantly behind the best. CPU rows are not ranked.",
+             decide; the verdicts above say how close its data show it, ±X); unmarked: significantly behind \
+             the best. CPU rows are not ranked.",
             m = model.margin_pct()
         )
     } else {
@@ -338,8 +347,8 @@ fn standing_legend_md(model: &ReportModel) -> String {
     if model.session.info.policy.methodology {
         format!(
             "`=`: the same as the best within {m} % (both one-sided tests pass); `~`: inconclusive, neither \
-             shown different nor shown the same (not \"the same\"); unmarked: significantly behind. CPU rows \
-             are not ranked.",
+             shown different nor shown the same (not \"the same\"), `~ ±X` where its data still show it \
+             within ±X % of the best; unmarked: significantly behind. CPU rows are not ranked.",
             m = model.margin_pct()
         )
     } else {
@@ -366,10 +375,12 @@ verdicts
 bonnie / seq_write_block throughput  best    tied  tied
 bonnie / rand_create rate            behind  best  behind
 filecopy / copy time                 few     best
-1 of 3 rows decided. best: the best mean, shown ahead or the same as every other; same: within ±3 %
-of the best (both one-sided tests); behind: shown worse than the best; ?: inconclusive, neither
-shown behind nor shown the same (not "the same"); tied: not shown different (older sessions); few:
-too few repeats to compare.
+1 of 3 rows answered: 1 ordered, 0 the same within 3 %, 0 within ±X %.
+best: the best mean, shown ahead or the same as every other; same: within ±3 % of the best (both
+one-sided tests); behind: shown worse than the best; ±X: neither shown behind nor the same, but its
+data show it and the best mean within ±X % of each other (the interval at the equivalence tests'
+level; doc/statistics.md); ?: inconclusive, not even that (not "the same"); tied: not shown
+different (older sessions); few: too few repeats to compare.
 
 bonnie
                                              ext4             xfs    btrfs "lzo", ssd            zfs
