@@ -126,6 +126,104 @@ fn a_short_run_compares_three_filesystems_stores_samples_and_reports_json() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("complete"));
 }
 
+/// `run --equivalence PCT`: a margin outside (0, 100) or not a number is a usage error (exit 2,
+/// naming the flag); `--equivalence 5` is stored with the session's run options and is what the
+/// report judges by: the report of the same stored data with another margin written into the
+/// options gives another standing, exactly where the cell's bound at the equivalence test's
+/// level (`two_sample::within_pct`, the TOST's dual) says it must.
+#[test]
+fn run_takes_the_equivalence_margin_stores_it_and_judges_by_it() {
+    use fsbench::stats::two_sample::{within_pct, Sample, ALPHA};
+    let dir = scratch();
+    let suite = write_suite(dir.path(), "suite.toml", TINY);
+    let run = SuiteRun::in_dir(dir.path());
+    for bad in ["0", "100", "-3", "abc"] {
+        let flag = format!("--equivalence={bad}");
+        let o = run.run(&suite, &["--fs", "ext4,xfs", &flag]);
+        assert_eq!(o.status.code(), Some(2), "--equivalence {bad}: {}", text(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("--equivalence"),
+            "{}",
+            text(&o)
+        );
+    }
+
+    require_privileged!();
+    let o = run.run(&suite, &["--fs", "ext4,xfs", "--warmup", "0", "--equivalence", "5"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("rows answered:") && out.contains("the same within 5 %"),
+        "{out}"
+    );
+    let j = crate::util::report_json(run.db_str(), "latest");
+    let options = &j["session"]["run_options"];
+    assert_eq!(options["equivalence"], 5.0, "{options}");
+
+    // Every ranked non-best cell with the bound its own equivalence test (0.05 a pair) gives
+    // against the row's best: the same at 5 % exactly when that bound is 5 % or less.
+    let sample = |c: &serde_json::Value| Sample {
+        mean: c["summary"]["mean"].as_f64().unwrap(),
+        sd: c["summary"]["sd"].as_f64().unwrap(),
+        n: c["summary"]["n"].as_u64().unwrap() as usize,
+    };
+    let mut judged = Vec::new();
+    for row in j["workloads"][0]["rows"].as_array().unwrap() {
+        let cells = row["cells"].as_array().unwrap();
+        let Some(best) = cells.iter().find(|c| c["best"] == true && c["standing"] == "best") else {
+            continue;
+        };
+        for c in cells.iter().filter(|c| c["best"] == false && c["standing"].is_string()) {
+            let Some(x) = within_pct(sample(c), sample(best), ALPHA) else {
+                continue;
+            };
+            let same = c["standing"] == "same";
+            assert_eq!(same, x <= 5.0, "{x} {c}");
+            if c["standing"] == "inconclusive" {
+                assert_eq!(c["within_pct"].as_f64(), Some(x), "{c}");
+            }
+            let name = (row["phase"].clone(), row["metric"]["name"].clone());
+            judged.push((name, x));
+        }
+    }
+    assert!(!judged.is_empty(), "no ranked row:\n{out}");
+    // Rebuild the report with the margin written into the stored options: the same data are the
+    // same at the cell's bound and not a tenth below it.
+    let ((phase, metric), x) = judged.iter().min_by(|a, b| a.1.total_cmp(&b.1)).unwrap().clone();
+    let standing_with = |margin: f64| {
+        let conn = rusqlite::Connection::open(&run.db).unwrap();
+        let mut o = options.clone();
+        o["equivalence"] = serde_json::json!(margin);
+        conn.execute("UPDATE sessions SET run_options_json = ?1", [o.to_string()])
+            .unwrap();
+        drop(conn);
+        let j = crate::util::report_json(run.db_str(), "latest");
+        let row = j["workloads"][0]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["phase"] == phase && r["metric"]["name"] == metric)
+            .cloned()
+            .unwrap();
+        let other = row["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["best"] == false)
+            .cloned();
+        other.map(|c| c["standing"].as_str().unwrap().to_string())
+    };
+    assert_eq!(standing_with(x).as_deref(), Some("same"), "{phase} at ±{x} %");
+    if x > 0.15 {
+        assert_ne!(
+            standing_with(x - 0.1).as_deref(),
+            Some("same"),
+            "{phase} at ±{} %",
+            x - 0.1
+        );
+    }
+}
+
 #[test]
 fn ctrl_c_in_the_middle_of_a_phase_leaves_nothing_mounted_and_keeps_finished_repeats() {
     require_privileged!();
