@@ -8,7 +8,8 @@
 //!   a short scratch folder, undone on Ctrl-C and SIGKILL.
 //! - `cli`: the command line as a user meets it (help, exit codes, config errors, plan).
 //! - `run`: real `fsbench run` sessions end to end, reports, Ctrl-C; trimmed means, whole-system
-//!   CPU and the cache-bound flag checked against the stored values; `fsbench doctor`.
+//!   CPU and the cache-bound flag checked against the stored values; `--equivalence` stored and
+//!   judged by; `fsbench doctor`.
 //! - `mongo`: the mongo and bigfile workloads: FIEMAP against filefrag, their presets, a run.
 //! - `trees`: datasets (`dataset gen`), treecopy/filecopy, the study presets.
 //! - `report_html`: the HTML report rendered by headless Chromium; `fsbench compare` on real runs.
