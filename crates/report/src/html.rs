@@ -55,7 +55,7 @@ td.cache-bound{background:#fdf0dc}.mark.cb{color:#a05a00}
 .mark{font-size:0.85em;color:#2a7a3a;margin-left:4px}
 pre{background:#f6f6f6;padding:10px;overflow-x:auto;font-size:0.88em;white-space:pre-wrap;overflow-wrap:anywhere}
 ul.warnings li{color:#8a4b00}
-table.verdicts td{text-align:center}td.v-best{font-weight:bold;background:#e6f4ea}td.v-same{background:#f1f8f3}td.v-behind{color:#8a2b2b}td.v-inconclusive{color:#666}td.v-within{background:#fbf8ec}
+table.verdicts td{text-align:center}td.v-best{font-weight:bold;background:#e6f4ea}td.v-same{background:#f1f8f3}td.v-behind{color:#8a2b2b}td.v-inconclusive{color:#666}td.v-within{background:#fbf8ec}td.v-top{font-weight:bold}
 details{margin:6px 0}summary{cursor:pointer;color:#0a58a5}
 .note{font-size:0.9em;color:#555}
 "#;

@@ -1,7 +1,8 @@
 //! The verdict matrix a report opens with: one line per ranked headline row, one column per
 //! variant, each cell the variant's standing in that row (`best`, `same`, `behind`, `±4.2` for
-//! an inconclusive cell whose data show it within ±4.2 % of the best, `?` for one without even
-//! that, `tied`, `few`), and a count of the rows answered.
+//! an inconclusive cell whose data show it within ±4.2 % of the best, `top` for the best mean of
+//! a row whose best is not resolved, `?` for an inconclusive cell without a bound, `tied`,
+//! `few`), and a count of the rows answered.
 //!
 //! It is the report's answer at a glance, in place of a paragraph of sentences: the terminal
 //! prints it first, the HTML page opens with it. The words are the table's standings
@@ -38,7 +39,8 @@ enum Answered {
     Open,
 }
 
-/// The word of a cell: its standing's, or `±X` for an inconclusive cell with a bound.
+/// The word of a cell: its standing's, `±X` for an inconclusive cell with a bound, `top` for
+/// the best mean of a row whose best is not resolved (the reference of the others' bounds).
 fn word(cell: Option<&Cell>) -> String {
     let w = match cell.and_then(|c| c.standing) {
         Some(Standing::Best) => "best",
@@ -46,6 +48,7 @@ fn word(cell: Option<&Cell>) -> String {
         Some(Standing::Behind) => "behind",
         Some(Standing::Inconclusive) => match cell.and_then(|c| c.within_pct) {
             Some(x) => return format!("±{}", super::summary::within_text(x)),
+            None if cell.is_some_and(|c| c.best) => "top",
             None => "?",
         },
         Some(Standing::Tied) => "tied",
@@ -153,12 +156,13 @@ pub fn answered_line(model: &ReportModel) -> Option<String> {
 /// What the words mean (`margin` percent).
 fn legend(margin: f64) -> String {
     format!(
-        "best: the best mean, shown ahead or the same as every other; same: within ±{margin} % \
-         of the best (both one-sided tests); behind: shown worse than the best; ±X: neither shown \
-         behind nor the same, but its data show it and the best mean within ±X % of each other \
-         (the interval at the equivalence tests' level; doc/statistics.md); ?: inconclusive, not \
-         even that (not \"the same\"); tied: not shown different (older sessions); few: too few \
-         repeats to compare."
+        "best: the best mean, shown ahead or the same as every other; top: the best mean, not \
+         shown so (the ±X of the others are against it); same: within ±{margin} % of the best \
+         (both one-sided tests); behind: shown worse than the best; ±X: neither shown behind nor \
+         the same, but its data show it and the best mean within ±X % of each other (the interval \
+         at the equivalence tests' level; doc/statistics.md); ?: inconclusive, not even that (not \
+         \"the same\"); tied: not shown different (older sessions); few: too few repeats to \
+         compare."
     )
 }
 

@@ -376,11 +376,12 @@ bonnie / seq_write_block throughput  best    tied  tied
 bonnie / rand_create rate            behind  best  behind
 filecopy / copy time                 few     best
 1 of 3 rows answered: 1 ordered, 0 the same within 3 %, 0 within ±X %.
-best: the best mean, shown ahead or the same as every other; same: within ±3 % of the best (both
-one-sided tests); behind: shown worse than the best; ±X: neither shown behind nor the same, but its
-data show it and the best mean within ±X % of each other (the interval at the equivalence tests'
-level; doc/statistics.md); ?: inconclusive, not even that (not "the same"); tied: not shown
-different (older sessions); few: too few repeats to compare.
+best: the best mean, shown ahead or the same as every other; top: the best mean, not shown so (the
+±X of the others are against it); same: within ±3 % of the best (both one-sided tests); behind:
+shown worse than the best; ±X: neither shown behind nor the same, but its data show it and the best
+mean within ±X % of each other (the interval at the equivalence tests' level; doc/statistics.md); ?:
+inconclusive, not even that (not "the same"); tied: not shown different (older sessions); few: too
+few repeats to compare.
 
 bonnie
                                              ext4             xfs    btrfs "lzo", ssd            zfs
