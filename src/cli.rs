@@ -297,6 +297,12 @@ pub struct RunArgs {
     /// repeat) as DIR/VARIANT.img, a cleanly unmounted loop image, for later runs' --aged-from.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["aged_from", "dir", "device"])]
     pub keep_aged: Option<PathBuf>,
+    /// Run the suite's sizes as written: no raising of a workload whose warm-up left a phase
+    /// under the minimum time (by default its files, bytes, passes or seeks grow so that the
+    /// fastest variant's phase takes about twice that time; the sizes chosen are printed and
+    /// stored with the session).
+    #[arg(long)]
+    pub fixed_sizes: bool,
     /// Start every repeat of each aged `aging` workload from a copy of DIR/VARIANT.img (saved
     /// by --keep-aged; the image itself is never written) instead of ageing a fresh filesystem.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["dir", "device"])]
@@ -342,6 +348,8 @@ impl RunArgs {
             sequential: None,
             keep_aged: self.keep_aged.clone(),
             aged_from: self.aged_from.clone(),
+            fixed_sizes: self.fixed_sizes,
+            resized: Vec::new(),
         }
     }
 }

@@ -176,6 +176,12 @@ pub struct HistoryModel {
     /// them may come from the path, not from what the sessions meant to measure.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub path_changes: Vec<String>,
+    /// Where two consecutive sessions shown ran different sizes (`--scale`, or the sizes their
+    /// warm-ups set: [`crate::report::methodology::size_fact`]): `sessions 3 → 4: as the suite
+    /// → bonnie: files 40960 → 81920`, oldest first. Their rows measure different amounts of
+    /// work.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub size_changes: Vec<String>,
 }
 
 /// One version line and the sessions that ran with it.
@@ -309,6 +315,7 @@ pub fn build(
         mut series,
         versions,
         path_changes,
+        size_changes,
     } = read_sessions(&chosen, load, a)?;
     if series.is_empty() {
         return Err(HistoryError::Usage(format!(
@@ -348,6 +355,7 @@ pub fn build(
         series,
         versions,
         path_changes,
+        size_changes,
     })
 }
 
@@ -356,6 +364,7 @@ struct Sessions {
     series: Vec<Series>,
     versions: Vec<VersionSpan>,
     path_changes: Vec<String>,
+    size_changes: Vec<String>,
 }
 
 /// Reads each of `chosen` (oldest first) through `load` into its report model: its points, its
@@ -369,6 +378,7 @@ fn read_sessions(
         series: Vec::new(),
         versions: Vec::new(),
         path_changes: Vec::new(),
+        size_changes: Vec::new(),
     };
     let mut previous: Option<(i64, report::ReportModel)> = None;
     for s in chosen {
@@ -389,6 +399,12 @@ fn read_sessions(
             if !differs.is_empty() {
                 out.path_changes
                     .push(format!("sessions {id} → {}: {}", s.id, differs.join("; ")));
+            }
+            let sizes = |m: &report::ReportModel| report::methodology::size_fact(m.session.info.run_options.as_deref());
+            let (was, now) = (sizes(before), sizes(&model));
+            if was != now {
+                out.size_changes
+                    .push(format!("sessions {id} → {}: {was} → {now}", s.id));
             }
         }
         previous = Some((s.id, model));
@@ -571,7 +587,10 @@ pub fn cmd_history(
         path: a.output.clone(),
         source,
     })?;
-    if let Some(w) = render::path_warning(&model) {
+    for w in render::path_warning(&model)
+        .into_iter()
+        .chain(render::size_warning(&model))
+    {
         eprintln!("fsbench: warning: {w}");
     }
     for s in model.series.iter().filter(|s| s.regression.is_some()) {

@@ -24,10 +24,21 @@ fn header_lines(m: &HistoryModel) -> Vec<String> {
     if !versions.is_empty() {
         v.push(format!("Versions: {versions}."));
     }
-    if let Some(w) = path_warning(m) {
+    for w in path_warning(m).into_iter().chain(size_warning(m)) {
         v.push(format!("Warning: {w}."));
     }
     v
+}
+
+/// The warning of sessions that ran different sizes ([`HistoryModel::size_changes`]), or
+/// `None` when all ran the same.
+pub(super) fn size_warning(m: &HistoryModel) -> Option<String> {
+    (!m.size_changes.is_empty()).then(|| {
+        format!(
+            "the sessions ran different sizes ({}): their rows measure different amounts of work, so a step between them may come from the size; `fsbench run --fixed-sizes` keeps the suite's",
+            m.size_changes.join("; ")
+        )
+    })
 }
 
 /// The warning of sessions that took different I/O paths ([`HistoryModel::path_changes`]), or
