@@ -27,4 +27,4 @@ mod time;
 pub use backend::{is_postgres, open, open_existing, ResultStore};
 pub use model::*;
 pub use sqlite::{Store, StoreError, SuitePolicyReader, BUSY_TIMEOUT, SCHEMA_VERSION};
-pub use time::{format_rfc3339, now_rfc3339};
+pub use time::{format_rfc3339, now_rfc3339, parse_rfc3339};
