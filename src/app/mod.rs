@@ -223,6 +223,7 @@ fn sections() -> Vec<&'static dyn report::Section> {
         repair,
         aging,
         &report::calibration::CalibrationSection,
+        &report::noise::NoiseSection,
         &crate::comm::section::RanksSection,
         &crate::verify::html::ForestSection,
     ]
@@ -262,7 +263,7 @@ fn cmd_compare(db: &Path, a: &CompareArgs) -> Result<i32> {
         build_model(store.as_ref(), resolve(&a.base)?)?,
         build_model(store.as_ref(), resolve(&a.cand)?)?,
     );
-    let references = reference_sessions(store.as_ref(), &base, cand.session.id)?;
+    let references = report::noise::references(store.as_ref(), &base, cand.session.id)?;
     let references: Vec<&report::ReportModel> = references.iter().collect();
     let cmp = report::compare::compare(&base, &cand, &references, a.threshold, a.equivalence, a.gate);
     if cmp.changes.is_empty() {
@@ -278,41 +279,6 @@ fn cmd_compare(db: &Path, a: &CompareArgs) -> Result<i32> {
         None => std::io::stdout().lock().write_all(text.as_bytes())?,
     }
     Ok(cmp.exit_code())
-}
-
-/// Most other sessions a comparison estimates the between-session noise from (the newest).
-const MAX_REFERENCE_SESSIONS: usize = 20;
-
-/// The other complete sessions of `base`'s configuration, newest first, at most
-/// [`MAX_REFERENCE_SESSIONS`]: the same host, suite name and suite text, and no set-up
-/// difference ([`report::methodology::fingerprint_differences`]: kernel, CPU, memory, fsbench
-/// and tool versions, target, memory limit); never the base or the candidate `cand`.
-fn reference_sessions(
-    store: &dyn ResultStore,
-    base: &report::ReportModel,
-    cand: i64,
-) -> Result<Vec<report::ReportModel>> {
-    let b = &base.session;
-    let mut out = Vec::new();
-    for s in store.list_sessions()? {
-        if out.len() == MAX_REFERENCE_SESSIONS {
-            break;
-        }
-        let same = s.id != b.id
-            && s.id != cand
-            && s.status == crate::store::SessionStatus::Complete
-            && s.info.host.hostname == b.info.host.hostname
-            && s.info.suite_name == b.info.suite_name
-            && s.info.suite_text == b.info.suite_text;
-        if !same {
-            continue;
-        }
-        let model = build_model(store, s.id)?;
-        if report::methodology::fingerprint_differences(base, &model).is_empty() {
-            out.push(model);
-        }
-    }
-    Ok(out)
 }
 
 fn cmd_report(db: &Path, a: &ReportArgs) -> Result<i32> {
