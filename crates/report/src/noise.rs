@@ -251,10 +251,15 @@ pub fn duration_text(seconds: f64) -> String {
     }
 }
 
+/// A percentage of the section: one decimal (`2.1 %`), as compare's `between_sd_pct` reads.
+pub fn pct_text(x: f64) -> String {
+    format!("{x:.1} %")
+}
+
 /// One cell of the section: `2.1 % (6)`, or `– (3 of 5)` without an estimate.
 pub fn cell_text(e: &NoiseEstimate) -> String {
     match e.between_sd_pct {
-        Some(sd) => format!("{} % ({})", super::number::value(sd), e.sessions.len()),
+        Some(sd) => format!("{} ({})", pct_text(sd), e.sessions.len()),
         None => format!("– ({} of {MIN_SESSIONS})", e.sessions.len()),
     }
 }
@@ -269,10 +274,10 @@ fn cell_title(e: &NoiseEstimate) -> String {
     };
     let within = e
         .within_sd_pct
-        .map(|w| format!("; the repeats' own sd {} %", super::number::value(w)))
+        .map(|w| format!("; the repeats' own sd {}", pct_text(w)))
         .unwrap_or_default();
     match e.between_sd_pct {
-        Some(sd) => format!("between-session sd {} % from {from}{within}", super::number::value(sd)),
+        Some(sd) => format!("between-session sd {} from {from}{within}", pct_text(sd)),
         None => format!(
             "not measured: {} of the {MIN_SESSIONS} sessions an estimate needs ({from}){within}",
             e.sessions.len()
@@ -551,7 +556,7 @@ mod tests {
             .unwrap();
         assert_eq!((t4.between_sd_pct, t4.sessions.len()), (None, 4));
         assert_eq!(cell_text(t4), "– (4 of 5)");
-        assert_eq!(cell_text(tput), format!("{} % (5)", crate::number::value(expected)));
+        assert_eq!(cell_text(tput), format!("{expected:.1} % (5)"));
     }
 
     /// A store over `datas` that keeps what `record_noise` writes.
