@@ -2,7 +2,8 @@
 //! [`crate::run::Runner`] (with the terminal observer) followed by the same report code
 //! `fsbench report` uses, reading back what was just stored; `plan` to [`crate::run::plan_view`];
 //! `report` and `compare` to the report code; `verify` ([`verify`]), `list` and `dataset`
-//! ([`list`]), `doctor` and `cleanup` ([`machine`]) to their handlers in this folder; `history`,
+//! ([`list`]), `doctor` and `cleanup` ([`machine`]), `noise` ([`noise`]: A/A sessions through
+//! [`crate::run::aa`]) to their handlers in this folder; `history`,
 //! `push`, completions and man pages to their modules.
 //!
 //! Errors are `anyhow` here (the edge); [`exit_code`] maps them: configuration and usage errors
@@ -10,6 +11,7 @@
 
 mod list;
 mod machine;
+mod noise;
 mod push;
 pub mod shell;
 mod verify;
@@ -67,7 +69,7 @@ pub fn run(cli: Cli) -> Result<i32> {
     // A run takes SIGINT/SIGTERM as a request to stop cleanly from its first moment: before
     // the handlers exist the default action kills it, which the Runner's setup (suite, plan,
     // tool probes) could take long enough on a loaded machine to be hit by (exit 143, not 130).
-    if matches!(cli.command, Command::Run(_) | Command::Verify(_)) {
+    if matches!(cli.command, Command::Run(_) | Command::Verify(_) | Command::Noise(_)) {
         signal::interrupt_flag();
     }
     let verbosity = if cli.quiet {
@@ -77,6 +79,7 @@ pub fn run(cli: Cli) -> Result<i32> {
     };
     match cli.command {
         Command::Run(a) => cmd_run(&cli.db, &a, verbosity),
+        Command::Noise(a) => noise::cmd_noise(&cli.db, &a, verbosity),
         Command::Plan(a) => cmd_plan(&a),
         Command::Report(a) => cmd_report(&cli.db, &a),
         Command::Compare(a) => cmd_compare(&cli.db, &a),

@@ -241,9 +241,12 @@ pub fn wall_s(s: &SessionRecord) -> Option<i64> {
     (end >= start).then_some(end - start)
 }
 
-/// `45 s`, `3 min 20 s`, `2 h 05 min`: a wall time for a reader.
+/// `2.4 s`, `45 s`, `3 min 20 s`, `2 h 05 min`: a wall time for a reader.
 pub fn duration_text(seconds: f64) -> String {
-    let s = seconds.max(0.0).round() as u64;
+    if seconds < 9.95 {
+        return format!("{:.1} s", seconds.max(0.0));
+    }
+    let s = seconds.round() as u64;
     match s {
         0..=59 => format!("{s} s"),
         60..=3599 => format!("{} min {:02} s", s / 60, s % 60),
@@ -668,6 +671,8 @@ mod tests {
         running.finished_at = None;
         assert_eq!(wall_s(&running), None);
         assert_eq!(duration_text(45.4), "45 s");
+        assert_eq!(duration_text(2.44), "2.4 s");
+        assert_eq!(duration_text(9.96), "10 s");
         assert_eq!(duration_text(200.0), "3 min 20 s");
         assert_eq!(duration_text(7500.0), "2 h 05 min");
     }

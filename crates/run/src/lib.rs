@@ -42,6 +42,7 @@ use fsbench_targets::provision;
 
 pub mod events;
 
+pub mod aa;
 pub mod adaptive;
 pub mod aged;
 mod baseline_step;
@@ -235,6 +236,11 @@ impl Runner {
     /// The plan this runner executes (every case, available or not, and every slot).
     pub fn plan(&self) -> &Plan {
         &self.plan
+    }
+
+    /// The suite this runner runs (with the command line's overrides applied).
+    pub fn suite(&self) -> &Suite {
+        &self.suite
     }
 
     fn interrupted(&self) -> bool {
