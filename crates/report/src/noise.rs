@@ -350,7 +350,7 @@ impl Section for NoiseSection {
             return out;
         }
         out.push(Block::paragraph(format!(
-            "How far a session's mean moves from one session of this configuration (host, kernel, suite, variants and sizes) to the next, beyond what its repeats say: the between-session sd of each headline row, percent, estimated when this session completed from it and the earlier complete sessions of its configuration (random effects on the session means, doc/statistics.md), with the number of sessions in brackets. `fsbench compare` counts it in every test; a row marked – (N of {MIN_SESSIONS}) has too few sessions and takes the assumed {ASSUMED_SESSION_SD_PCT} %."
+            "How far a session's mean moves from one session of this configuration (host, kernel, suite, variants and sizes) to the next, beyond what its repeats say: the between-session sd of each headline row, percent, estimated when this session completed from it and the earlier complete sessions of its configuration (random effects on the session means, doc/statistics.md), with the number of sessions in brackets; 0.0 %: the sessions differ no more than their repeats say. `fsbench compare` counts it in every test; a row marked – (N of {MIN_SESSIONS}) has too few sessions and takes the assumed {ASSUMED_SESSION_SD_PCT} %."
         )));
         // One row per headline (workload, phase, metric), one column per variant.
         let mut keys: Vec<(&str, &str, &str, &str)> = Vec::new();
