@@ -289,7 +289,7 @@ fn cell_title(e: &NoiseEstimate) -> String {
 }
 
 /// The noise rows of `model`'s headline rows, in its order.
-fn headline<'a>(model: &'a ReportModel) -> Vec<&'a NoiseEstimate> {
+fn headline(model: &ReportModel) -> Vec<&NoiseEstimate> {
     model
         .session_noise
         .iter()
