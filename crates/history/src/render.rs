@@ -1,6 +1,7 @@
 //! Markdown and HTML of a [`HistoryModel`]: one table per series (session, start, label,
-//! kernel, mean ± CI half-width, repeats, the change starting there) and its change points;
-//! the HTML page adds the trend chart of each series. Text goes through the report's escapers.
+//! kernel, mean ± CI half-width, repeats, the change starting there), its change points and its
+//! between-session sd; the HTML page adds the trend chart of each series. Text goes through the
+//! report's escapers.
 
 use super::{chart, HistoryModel, Series};
 use crate::report::escape::{html as esc, markdown as md};
@@ -89,6 +90,10 @@ fn cp_lines(s: &Series) -> Vec<String> {
     if v.is_empty() {
         v.push("no change point".into());
     }
+    v.push(match &s.noise {
+        Some(n) => n.line(),
+        None => super::NO_NOISE_STORED.to_string(),
+    });
     if let Some(r) = &s.regression {
         v.push(format!("REGRESSION: {r}"));
     }

@@ -146,6 +146,7 @@ pub fn build_with(data: &SessionData, trim: usize, confidence: f64, sections: &[
         samples: data.samples.clone(),
         baseline: data.baseline.clone(),
         latency_windows: Vec::new(),
+        session_noise: data.noise.clone(),
         extensions: serde_json::Map::new(),
     };
     model.latency_windows = super::windows::over_time(&model);

@@ -14,6 +14,8 @@
 //! - A resumed session runs exactly the suite text and [`RunOptions`] it was started with, and
 //!   only the `(case, repeat)` pairs not stored with status ok.
 //! - Everything that depends on the kind of target goes through [`Target`].
+//! - A session that completes gets its between-session noise estimate stored with it
+//!   (`report::noise::record`) before `run` returns.
 
 // The lower crates' modules this crate uses, by their names in the layer map
 // (doc/architecture.md), so a path reads `crate::units::Bytes` in every crate.
@@ -28,6 +30,7 @@ use fsbench_core::stats;
 use fsbench_core::sysinfo;
 use fsbench_core::units;
 use fsbench_engine as engine;
+use fsbench_report as report;
 use fsbench_store as store;
 use fsbench_suites::config;
 use fsbench_suites::plan;
@@ -39,6 +42,7 @@ use fsbench_targets::provision;
 
 pub mod events;
 
+pub mod aa;
 pub mod adaptive;
 pub mod aged;
 mod baseline_step;
@@ -238,6 +242,11 @@ impl Runner {
     /// The plan this runner executes (every case, available or not, and every slot).
     pub fn plan(&self) -> &Plan {
         &self.plan
+    }
+
+    /// The suite this runner runs (with the command line's overrides applied).
+    pub fn suite(&self) -> &Suite {
+        &self.suite
     }
 
     fn interrupted(&self) -> bool {
@@ -640,6 +649,16 @@ impl Runner {
         // Given back before the state file goes: its record is popped first.
         drop(reporting);
         state.finish();
+        // A complete session's between-session noise, from it and the earlier complete sessions
+        // of its configuration (report::noise), stored with it. Its repeats are stored already:
+        // a failure here costs the estimate, not the session.
+        if !interrupted {
+            if let Err(e) = crate::report::noise::record(store.as_ref(), session) {
+                obs.warning(&format!(
+                    "the session-to-session noise of session {session} was not stored: {e}; its report shows none"
+                ));
+            }
+        }
         // The stored session is the truth: a resumed run replaced the repeats it ran again.
         let failures = if interrupted {
             Failures::default()
