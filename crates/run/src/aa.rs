@@ -6,6 +6,11 @@
 //! earlier complete sessions of its configuration), so after the last one the estimate per row
 //! is stored with it and `report`, `history` and `compare` use it.
 //!
+//! **One configuration.** The sessions after the first run the sizes the first one's warm-ups
+//! set (sizes set by time, [`crate::sizing`]), or the suite's when it set none
+//! (`--fixed-sizes`): every session of the measurement is of one configuration, whatever a
+//! later warm-up would have chosen.
+//!
 //! **Cost.** N times one session of the suite. Before the first, [`AaRun::cost`] says what it
 //! expects: the wall time of the newest complete session on this host of the same suite (name
 //! and text) with the same options but for the label and order seed, times N; else the suite's
@@ -134,6 +139,10 @@ fn comparable(o: &RunOptions) -> RunOptions {
         sequential: None,
         resume: None,
         strict: false,
+        // Set by the runner or by the measurement itself (its later sessions run the first
+        // one's sizes): not what the user asked for.
+        resized: Vec::new(),
+        fixed_sizes: false,
         ..o.clone()
     }
 }
@@ -272,6 +281,14 @@ impl AaRun {
                 }
             };
             let summary = runner.run(obs)?;
+            if i == 1 {
+                // One configuration: the later sessions run the sizes the first one's warm-ups
+                // set (sizes set by time), or its suite's when it set none.
+                let data = summary.store.load_session(summary.session)?;
+                let first = data.session.info.run_options.as_deref().map(RunOptions::from_json);
+                self.options.resized = first.and_then(Result::ok).map(|o| o.resized).unwrap_or_default();
+                self.options.fixed_sizes |= self.options.resized.is_empty();
+            }
             let session = AaSession {
                 index: i,
                 of: self.sessions,
