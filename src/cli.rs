@@ -99,6 +99,15 @@ pub enum Command {
     /// A metric across stored sessions, with change points (size and CI each); exit code 1
     /// when the newest session starts a significant regression beyond --threshold.
     History(HistoryArgs),
+    /// Measure the session-to-session noise on purpose: run the same suite (`run`'s options)
+    /// as N separate A/A sessions labelled aa-1 … aa-N, then print each headline row's
+    /// between-session sd and what the sessions cost.
+    #[command(
+        after_help = "Cost: N sessions of the suite, one after another; before the first, the expected cost is printed from the newest complete session of the same suite and options on this host (or the suite's --budget), and after each the rest from the sessions so far. Each completed session stores its estimate, from it and the earlier complete sessions of its configuration (same host, kernel, suite, variants and sizes), which `report`, `history` and `compare` then use; --label X labels the sessions X-1 … X-N. Sessions run back to back see the short-term session effect: nights apart may show more.
+
+Exit codes: 0 every session completed; 1 a session's repeats failed as `run` counts them; 2 usage error (--sessions outside 2–20, --resume, --ranks, --events); 130 interrupted (every session completed before is stored, with its estimate)."
+    )]
+    Noise(NoiseArgs),
     /// Copy stored sessions (default: every finished one) from the local SQLite --db into a
     /// shared PostgreSQL store; a session already there is not copied again.
     Push {
@@ -302,10 +311,27 @@ pub struct RunArgs {
     /// repeat) as DIR/VARIANT.img, a cleanly unmounted loop image, for later runs' --aged-from.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["aged_from", "dir", "device"])]
     pub keep_aged: Option<PathBuf>,
+    /// Run the suite's sizes as written: no raising of a workload whose warm-up left a phase
+    /// under the minimum time (by default its files, bytes, passes or seeks grow so that the
+    /// fastest variant's phase takes about twice that time; the sizes chosen are printed and
+    /// stored with the session).
+    #[arg(long)]
+    pub fixed_sizes: bool,
     /// Start every repeat of each aged `aging` workload from a copy of DIR/VARIANT.img (saved
     /// by --keep-aged; the image itself is never written) instead of ageing a fresh filesystem.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["dir", "device"])]
     pub aged_from: Option<PathBuf>,
+}
+
+/// Arguments of `noise`: how many A/A sessions, and `run`'s options for each.
+#[derive(Debug, Clone, Args)]
+pub struct NoiseArgs {
+    /// A/A sessions to run, 2–20: 5 (the default) estimate the noise by themselves; fewer add
+    /// to the earlier complete sessions of the same configuration.
+    #[arg(long, value_name = "N", default_value_t = crate::run::aa::DEFAULT_AA_SESSIONS)]
+    pub sessions: u32,
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 /// Reads the stored command line of a session stored before its options were (schema 8 and
@@ -348,6 +374,8 @@ impl RunArgs {
             sequential: None,
             keep_aged: self.keep_aged.clone(),
             aged_from: self.aged_from.clone(),
+            fixed_sizes: self.fixed_sizes,
+            resized: Vec::new(),
         }
     }
 }

@@ -58,6 +58,9 @@
 //!   cluster figures against the per-rank rows, a rank killed with SIGKILL.
 //! - `layers`: the layer map of doc/architecture.md enforced over `src/`, with fixtures that
 //!   break each rule.
+//! - `noise`: `fsbench noise` on tmpfs: five A/A sessions stored with their between-session
+//!   estimates, shown by the command with its cost, by `history` and by `report`; a second
+//!   measurement's cost from the first; Ctrl-C after two sessions; bad input exits 2.
 //! - `memory`: `--memory` cgroups (a limited read reads the disk; removal after Ctrl-C and
 //!   SIGKILL) and the `--precision`/`--budget` stopping rule adding rounds within its budget.
 
@@ -157,6 +160,8 @@ mod memory;
 #[cfg(feature = "mpi")]
 #[path = "integration/mpi.rs"]
 mod mpi;
+#[path = "integration/noise.rs"]
+mod noise;
 #[path = "integration/pgstore.rs"]
 mod pgstore;
 #[path = "integration/steps.rs"]

@@ -2,7 +2,8 @@
 //! [`crate::run::Runner`] (with the terminal observer) followed by the same report code
 //! `fsbench report` uses, reading back what was just stored; `plan` to [`crate::run::plan_view`];
 //! `report` and `compare` to the report code; `verify` ([`verify`]), `list` and `dataset`
-//! ([`list`]), `doctor` and `cleanup` ([`machine`]) to their handlers in this folder; `history`,
+//! ([`list`]), `doctor` and `cleanup` ([`machine`]), `noise` ([`noise`]: A/A sessions through
+//! [`crate::run::aa`]) to their handlers in this folder; `history`,
 //! `push`, completions and man pages to their modules.
 //!
 //! Errors are `anyhow` here (the edge); [`exit_code`] maps them: configuration and usage errors
@@ -10,6 +11,7 @@
 
 mod list;
 mod machine;
+mod noise;
 mod push;
 pub mod shell;
 mod verify;
@@ -67,7 +69,7 @@ pub fn run(cli: Cli) -> Result<i32> {
     // A run takes SIGINT/SIGTERM as a request to stop cleanly from its first moment: before
     // the handlers exist the default action kills it, which the Runner's setup (suite, plan,
     // tool probes) could take long enough on a loaded machine to be hit by (exit 143, not 130).
-    if matches!(cli.command, Command::Run(_) | Command::Verify(_)) {
+    if matches!(cli.command, Command::Run(_) | Command::Verify(_) | Command::Noise(_)) {
         signal::interrupt_flag();
     }
     let verbosity = if cli.quiet {
@@ -77,6 +79,7 @@ pub fn run(cli: Cli) -> Result<i32> {
     };
     match cli.command {
         Command::Run(a) => cmd_run(&cli.db, &a, verbosity),
+        Command::Noise(a) => noise::cmd_noise(&cli.db, &a, verbosity),
         Command::Plan(a) => cmd_plan(&a),
         Command::Report(a) => cmd_report(&cli.db, &a),
         Command::Compare(a) => cmd_compare(&cli.db, &a),
@@ -223,6 +226,7 @@ fn sections() -> Vec<&'static dyn report::Section> {
         repair,
         aging,
         &report::calibration::CalibrationSection,
+        &report::noise::NoiseSection,
         &crate::comm::section::RanksSection,
         &crate::verify::html::ForestSection,
     ]
@@ -262,7 +266,7 @@ fn cmd_compare(db: &Path, a: &CompareArgs) -> Result<i32> {
         build_model(store.as_ref(), resolve(&a.base)?)?,
         build_model(store.as_ref(), resolve(&a.cand)?)?,
     );
-    let references = reference_sessions(store.as_ref(), &base, cand.session.id)?;
+    let references = report::noise::references(store.as_ref(), &base, cand.session.id)?;
     let references: Vec<&report::ReportModel> = references.iter().collect();
     let cmp = report::compare::compare(&base, &cand, &references, a.threshold, a.equivalence, a.gate);
     if cmp.changes.is_empty() {
@@ -278,41 +282,6 @@ fn cmd_compare(db: &Path, a: &CompareArgs) -> Result<i32> {
         None => std::io::stdout().lock().write_all(text.as_bytes())?,
     }
     Ok(cmp.exit_code())
-}
-
-/// Most other sessions a comparison estimates the between-session noise from (the newest).
-const MAX_REFERENCE_SESSIONS: usize = 20;
-
-/// The other complete sessions of `base`'s configuration, newest first, at most
-/// [`MAX_REFERENCE_SESSIONS`]: the same host, suite name and suite text, and no set-up
-/// difference ([`report::methodology::fingerprint_differences`]: kernel, CPU, memory, fsbench
-/// and tool versions, target, memory limit); never the base or the candidate `cand`.
-fn reference_sessions(
-    store: &dyn ResultStore,
-    base: &report::ReportModel,
-    cand: i64,
-) -> Result<Vec<report::ReportModel>> {
-    let b = &base.session;
-    let mut out = Vec::new();
-    for s in store.list_sessions()? {
-        if out.len() == MAX_REFERENCE_SESSIONS {
-            break;
-        }
-        let same = s.id != b.id
-            && s.id != cand
-            && s.status == crate::store::SessionStatus::Complete
-            && s.info.host.hostname == b.info.host.hostname
-            && s.info.suite_name == b.info.suite_name
-            && s.info.suite_text == b.info.suite_text;
-        if !same {
-            continue;
-        }
-        let model = build_model(store, s.id)?;
-        if report::methodology::fingerprint_differences(base, &model).is_empty() {
-            out.push(model);
-        }
-    }
-    Ok(out)
 }
 
 fn cmd_report(db: &Path, a: &ReportArgs) -> Result<i32> {

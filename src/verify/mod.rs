@@ -145,6 +145,9 @@ fn run_options(o: &VerifyOptions, suite: &Path) -> RunOptions {
         label: o.label.clone(),
         // `fsbench verify` exits 1 on any failed repeat (app::cmd_verify).
         strict: true,
+        // Native and referee run the same sizes: the referee's cannot follow a raised native's
+        // (and verify's suites have no warm-ups, so nothing would be raised anyway).
+        fixed_sizes: true,
         ..RunOptions::default()
     }
 }

@@ -3,7 +3,7 @@
 //! SQLite reads back with the same JSON export; pushing again copies nothing; two concurrent
 //! `fsbench run --db postgres://…` writers lose and duplicate nothing; a run's per-second
 //! throughput series and latency histograms survive a push unchanged and are stored by a run
-//! straight into PostgreSQL.
+//! straight into PostgreSQL, with its session-to-session noise estimates.
 
 use crate::util::{fsbench, scratch, skip_or_fail, text, write_suite};
 use serde_json::Value;
@@ -97,7 +97,11 @@ fn start_server(dir: &Path) -> Option<Server> {
 }
 
 /// The JSON export with the ids a database assigns (session, samples) blanked.
+/// An export without what names the database's own ids: the session's and samples' ids, and
+/// the session-to-session noise estimates (their session lists are ids of the database that
+/// computed them, so `push` leaves them there).
 fn without_ids(mut j: Value) -> Value {
+    j.as_object_mut().unwrap().remove("session_noise");
     j["session"]["id"] = Value::Null;
     for s in j["samples"].as_array_mut().unwrap() {
         s["id"] = Value::Null;
@@ -186,6 +190,16 @@ fn postgres_store_round_trip_push_and_concurrent_writers() {
         let j = export(url, label);
         ids.push(j["session"]["id"].as_i64().unwrap());
         assert_eq!(j["session"]["status"], "complete");
+        // Its noise rows, stored in PostgreSQL as it completed: each writer ran in its own
+        // --dir, so it is the one session of its configuration (a row whose repeats cannot be
+        // used lists none); no estimate yet.
+        let own = Value::from(vec![j["session"]["id"].clone()]);
+        let noise = j["session_noise"].as_array().expect("session_noise");
+        assert!(noise.iter().any(|e| e["sessions"] == own), "{label}: {noise:?}");
+        assert!(noise.iter().all(
+            |e| (e["sessions"] == own || e["sessions"].as_array().is_some_and(Vec::is_empty))
+                && e["between_sd_pct"].is_null()
+        ));
         let samples = j["samples"].as_array().unwrap();
         // 1 warm-up + 2 measured repeats, each once, each with its measurements.
         let mut keys: Vec<(String, u64)> = samples
@@ -307,6 +321,14 @@ fn postgres_stores_and_pushes_per_second_series_and_latency_histograms() {
     let o = fsbench(&["--db", url, "run", &suite, "--dir", &work("w1"), "--label", "direct"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let direct = export(url, "direct");
+    // Completed straight into PostgreSQL: its noise rows are stored there too. One repeat per
+    // case, so no session of them is usable (a session's mean needs two repeats to count):
+    // every row lists none and has no estimate.
+    let noise = direct["session_noise"].as_array().expect("session_noise");
+    assert!(!noise.is_empty(), "{direct}");
+    assert!(noise
+        .iter()
+        .all(|e| e["sessions"].as_array().is_some_and(Vec::is_empty) && e["between_sd_pct"].is_null()));
     let (d_series, d_hist) = chart_data(&direct);
     let phases = |v: &[(String, Vec<u64>)]| v.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>();
     assert_eq!(phases(&d_series), phases(&series));

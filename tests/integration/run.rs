@@ -846,3 +846,85 @@ fn loops_buffered_by_request_read_back_buffered_without_a_mismatch() {
     assert_eq!(h["path_changes"].as_array().map(Vec::len), Some(1), "{h}");
     assert_no_leftovers(&run.scratch);
 }
+
+/// Sizes set by time (issue 41): a warm-up whose phases run under 0.5 s has its workload
+/// raised for the measured repeats of every variant alike, printed, stored with the session
+/// (options and case records) and said in the report; `--fixed-sizes` keeps the suite's sizes
+/// and their notes; `compare` and `history` flag the two sessions' different sizes.
+#[test]
+fn warm_ups_under_the_minimum_time_raise_the_sizes_of_every_variant_alike() {
+    require_privileged!();
+    let dir = scratch();
+    let suite = write_suite(
+        dir.path(),
+        "sizes.toml",
+        "[suite]\nname = \"sizes\"\n[run]\nrepeats = 2\nwarmup = 1\ndrop_caches = false\n\
+         [[fs]]\ntype = \"ext4\"\n[[fs]]\ntype = \"xfs\"\n\
+         [[workload]]\nkind = \"bonnie\"\nfile_size = \"4MiB\"\nchar_size = \"1MiB\"\nseeks = 128\nfiles = 256\n",
+    );
+    let run = SuiteRun::in_dir(dir.path());
+    let db = run.db_str();
+    let o = run.run(&suite, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    // Every phase of this size takes milliseconds: each knob grows by the most, 16 ×.
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("sizes set by time: bonnie: "))
+        .unwrap_or_else(|| panic!("no sizes line:\n{err}"));
+    for change in [
+        "file_size 4MiB → 64MiB",
+        "char_size 1MiB → 16MiB",
+        "files 256 → 4096",
+        "seeks 128 → 2048",
+    ] {
+        assert!(line.contains(change), "{change} missing from {line}");
+    }
+    // Stored before the measured repeats: the options and both case records.
+    let j = crate::util::report_json(db, "1");
+    let resized = &j["session"]["run_options"]["resized"][0];
+    assert_eq!(resized["workload"], "bonnie", "{}", j["session"]["run_options"]);
+    assert_eq!(resized["kind"]["files"], 4096);
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let specs: Vec<String> = conn
+        .prepare("SELECT workload_json FROM cases WHERE session_id = 1")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(specs.len(), 2);
+    for s in &specs {
+        let spec: serde_json::Value = serde_json::from_str(s).unwrap();
+        assert_eq!(
+            (spec["files"].as_u64(), spec["file_size"].as_str()),
+            (Some(4096), Some("64MiB")),
+            "{s}"
+        );
+    }
+    // The report says what ran. (At most 16 × these sizes stay under 0.5 s here in places:
+    // their measured repeats keep the note.)
+    let report = String::from_utf8_lossy(&fsbench(&["--db", db, "report", "1"]).stdout).to_string();
+    assert!(report.contains("Sizes set by time"), "{report}");
+
+    // The suite's sizes as written: nothing raised, the short phases keep their note.
+    let o = run.run(&suite, &["--fixed-sizes"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        !String::from_utf8_lossy(&o.stderr).contains("sizes set by time"),
+        "{}",
+        text(&o)
+    );
+    let fixed = String::from_utf8_lossy(&fsbench(&["--db", db, "report", "2"]).stdout).to_string();
+    assert!(fixed.contains("ran under 0.5 s"), "{fixed}");
+    assert!(!fixed.contains("Sizes set by time"), "{fixed}");
+
+    // Sessions of different sizes are flagged where they meet.
+    let c = fsbench(&["--db", db, "compare", "1", "2"]);
+    let said = text(&c);
+    assert!(said.contains("sizes bonnie: file_size 4MiB → 64MiB"), "{said}");
+    let h = fsbench(&["--db", db, "history", "--suite", "sizes"]);
+    let said = text(&h);
+    assert!(said.contains("ran different sizes (sessions 1 → 2"), "{said}");
+    assert_no_leftovers(&run.scratch);
+}

@@ -44,6 +44,7 @@ pub mod latency;
 pub mod openloop;
 pub mod phase;
 pub mod pool;
+pub mod resize;
 pub mod sync;
 pub mod sysio;
 pub mod windows;
@@ -240,6 +241,14 @@ pub trait Workload {
     /// A copy with every size and duration multiplied by `factor` (`--scale`), never below
     /// what the workload needs to work.
     fn scaled(&self, factor: f64) -> WorkloadKind;
+    /// A copy whose phases that ran under the minimum time in `walls` (each phase's shortest
+    /// warm-up over the session's variants) are given more work ([`resize`]), with one line
+    /// per change; `None` when no phase is short or the workload has no size to raise (the
+    /// default: its short phases keep their "ran under" note).
+    fn resized(&self, walls: &resize::PhaseWalls) -> Option<resize::Resized> {
+        let _ = walls;
+        None
+    }
     /// A copy that also searches its capacity at latency target `target` (`--target`), or
     /// `None` for a workload that cannot run open loop ([`openloop`]).
     fn with_target(&self, target: openloop::LatencyTarget) -> Option<WorkloadKind> {

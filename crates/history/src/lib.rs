@@ -24,6 +24,10 @@
 //! the between-session variance estimated from the segment); the prediction interval of the
 //! session means otherwise.
 //!
+//! Each series says its between-session sd: the estimate stored with the newest session shown
+//! that has one (`report::noise`, computed when a session completes from it and the earlier
+//! sessions of its configuration), or that there are too few sessions for one, or none stored.
+//!
 //! Sessions that took different I/O paths (a loop device direct in one and buffered in the
 //! next, other super options, images on another filesystem: the differences `compare` names)
 //! are warned of, on standard error and in every format (`path_changes`): a step there may be
@@ -147,7 +151,50 @@ pub struct Series {
     pub change_points: Vec<ChangePoint>,
     /// The newest session starts a significant regression beyond the threshold: why.
     pub regression: Option<String>,
+    /// The session-to-session noise of this row as stored with the newest session shown that
+    /// has it ([`crate::report::noise`]); `None` when no session shown has one stored.
+    pub noise: Option<SeriesNoise>,
 }
+
+/// A series' between-session sd, as stored with one of its sessions when it completed.
+#[derive(Clone, Debug, Serialize)]
+pub struct SeriesNoise {
+    /// The session it is stored with (its configuration is the one estimated).
+    pub session: i64,
+    /// The between-session sd, percent; `None`: too few sessions, no estimate.
+    pub between_sd_pct: Option<f64>,
+    /// Sessions of the configuration it came from (usable for this row).
+    pub sessions: usize,
+    /// The repeats' own sd over them, percent of the mean.
+    pub within_sd_pct: Option<f64>,
+}
+
+impl SeriesNoise {
+    /// One line: `2.1 % (sd) from 6 sessions …`, or why there is no estimate.
+    pub fn line(&self) -> String {
+        let within = self
+            .within_sd_pct
+            .map(|w| format!("; the repeats' own sd {}", report::noise::pct_text(w)))
+            .unwrap_or_default();
+        match self.between_sd_pct {
+            Some(sd) => format!(
+                "between-session sd {} from {} sessions of the configuration of session {}{within}",
+                report::noise::pct_text(sd),
+                self.sessions,
+                self.session
+            ),
+            None => format!(
+                "between-session sd: no estimate: {} session(s) of this configuration, {} needed (stored with session {}); `fsbench noise` measures it",
+                self.sessions,
+                stats::sessions::MIN_SESSIONS,
+                self.session
+            ),
+        }
+    }
+}
+
+/// What a series says of its between-session sd when none of its sessions stored one.
+pub const NO_NOISE_STORED: &str = "between-session sd: none stored with these sessions (stored before fsbench kept it, or not complete); the next complete session stores it";
 
 /// What `fsbench history` shows.
 #[derive(Clone, Debug, Serialize)]
@@ -176,6 +223,12 @@ pub struct HistoryModel {
     /// them may come from the path, not from what the sessions meant to measure.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub path_changes: Vec<String>,
+    /// Where two consecutive sessions shown ran different sizes (`--scale`, or the sizes their
+    /// warm-ups set: [`crate::report::methodology::size_fact`]): `sessions 3 → 4: as the suite
+    /// → bonnie: files 40960 → 81920`, oldest first. Their rows measure different amounts of
+    /// work.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub size_changes: Vec<String>,
 }
 
 /// One version line and the sessions that ran with it.
@@ -309,6 +362,7 @@ pub fn build(
         mut series,
         versions,
         path_changes,
+        size_changes,
     } = read_sessions(&chosen, load, a)?;
     if series.is_empty() {
         return Err(HistoryError::Usage(format!(
@@ -348,6 +402,7 @@ pub fn build(
         series,
         versions,
         path_changes,
+        size_changes,
     })
 }
 
@@ -356,6 +411,7 @@ struct Sessions {
     series: Vec<Series>,
     versions: Vec<VersionSpan>,
     path_changes: Vec<String>,
+    size_changes: Vec<String>,
 }
 
 /// Reads each of `chosen` (oldest first) through `load` into its report model: its points, its
@@ -369,6 +425,7 @@ fn read_sessions(
         series: Vec::new(),
         versions: Vec::new(),
         path_changes: Vec::new(),
+        size_changes: Vec::new(),
     };
     let mut previous: Option<(i64, report::ReportModel)> = None;
     for s in chosen {
@@ -389,6 +446,12 @@ fn read_sessions(
             if !differs.is_empty() {
                 out.path_changes
                     .push(format!("sessions {id} → {}: {}", s.id, differs.join("; ")));
+            }
+            let sizes = |m: &report::ReportModel| report::methodology::size_fact(m.session.info.run_options.as_deref());
+            let (was, now) = (sizes(before), sizes(&model));
+            if was != now {
+                out.size_changes
+                    .push(format!("sessions {id} → {}: {was} → {now}", s.id));
             }
         }
         previous = Some((s.id, model));
@@ -431,8 +494,30 @@ fn add_points(series: &mut Vec<Series>, s: &SessionRecord, model: &report::Repor
                         && x.metric == row.metric.name
                         && x.variant == c.variant
                 };
+                let noise = model
+                    .session_noise
+                    .iter()
+                    .find(|e| {
+                        e.workload == w.workload
+                            && e.phase == row.phase
+                            && e.metric == row.metric.name
+                            && e.unit == row.metric.unit
+                            && e.variant == c.variant
+                    })
+                    .map(|e| SeriesNoise {
+                        session: s.id,
+                        between_sd_pct: e.between_sd_pct,
+                        sessions: e.sessions.len(),
+                        within_sd_pct: e.within_sd_pct,
+                    });
                 match series.iter_mut().find(|x| key(x)) {
-                    Some(x) => x.points.push(point),
+                    Some(x) => {
+                        x.points.push(point);
+                        // Sessions come oldest first: the newest stored estimate stays.
+                        if noise.is_some() {
+                            x.noise = noise;
+                        }
+                    }
                     None => series.push(Series {
                         workload: w.workload.clone(),
                         phase: row.phase.clone(),
@@ -443,6 +528,7 @@ fn add_points(series: &mut Vec<Series>, s: &SessionRecord, model: &report::Repor
                         points: vec![point],
                         change_points: vec![],
                         regression: None,
+                        noise,
                     }),
                 }
             }
@@ -571,7 +657,10 @@ pub fn cmd_history(
         path: a.output.clone(),
         source,
     })?;
-    if let Some(w) = render::path_warning(&model) {
+    for w in render::path_warning(&model)
+        .into_iter()
+        .chain(render::size_warning(&model))
+    {
         eprintln!("fsbench: warning: {w}");
     }
     for s in model.series.iter().filter(|s| s.regression.is_some()) {
@@ -789,5 +878,77 @@ mod tests {
         assert!(md.contains("Versions: sessions 1, 2: Linux 6.1.0-\\<a\\>"), "{md}");
         let json: serde_json::Value = serde_json::from_str(&render(&m, HistoryFormat::Json)).unwrap();
         assert_eq!(json["versions"][1]["sessions"][0], 3);
+    }
+
+    /// Each series says the between-session sd stored with its newest session that has one, or
+    /// that there are too few sessions, or that none is stored; in every format.
+    #[test]
+    fn every_series_says_its_between_session_sd() {
+        use crate::store::NoiseEstimate;
+        let (mut sessions, mut datas) = (Vec::new(), Vec::new());
+        for id in 1..=3 {
+            let mut d = crate::report::fixture::session_data();
+            d.session.id = id;
+            d.session.started_at = format!("2026-03-0{id}T10:00:00Z");
+            sessions.push(d.session.clone());
+            datas.push(d);
+        }
+        let row = |between: Option<f64>, sessions: Vec<i64>| NoiseEstimate {
+            workload: "bonnie".into(),
+            phase: "seq_write_block".into(),
+            metric: "throughput".into(),
+            unit: crate::metric::Unit::MibPerSec,
+            variant: "ext4".into(),
+            between_sd_pct: between,
+            sessions,
+            within_sd_pct: Some(1.25),
+        };
+        // Session 2 stored too few sessions; session 3, the newest, stored nothing (interrupted).
+        datas[1].noise = vec![row(None, vec![2, 1])];
+        let history = |datas: &[crate::store::SessionData]| {
+            let load = |id: i64| Ok(datas.iter().find(|d| d.session.id == id).unwrap().clone());
+            build(&sessions, &load, &all_of(HistoryFormat::Md)).unwrap()
+        };
+        let m = history(&datas);
+        let tput = |m: &HistoryModel| {
+            m.series
+                .iter()
+                .find(|s| s.phase == "seq_write_block" && s.metric == "throughput" && s.variant == "ext4")
+                .unwrap()
+                .noise
+                .clone()
+        };
+        let n = tput(&m).expect("session 2's row");
+        assert_eq!((n.session, n.between_sd_pct, n.sessions), (2, None, 2));
+        let md = render(&m, HistoryFormat::Md);
+        assert!(
+            md.contains("no estimate: 2 session(s) of this configuration, 5 needed (stored with session 2)"),
+            "{md}"
+        );
+        // Rows no session stored: said so.
+        assert!(md.contains(NO_NOISE_STORED), "{md}");
+        // An estimate stored with the newest session wins.
+        datas[2].noise = vec![row(Some(3.5), vec![3, 2, 1, 0, -1])];
+        let m = history(&datas);
+        let n = tput(&m).unwrap();
+        assert_eq!((n.session, n.between_sd_pct, n.sessions), (3, Some(3.5), 5));
+        for format in [HistoryFormat::Md, HistoryFormat::Html] {
+            let out = render(&m, format);
+            assert!(
+                out.replace("&#39;", "'").contains(
+                    "between-session sd 3.5 % from 5 sessions of the configuration of session 3; the repeats' own sd 1.2 %"
+                ),
+                "{format:?}: {out}"
+            );
+        }
+        let json: serde_json::Value = serde_json::from_str(&render(&m, HistoryFormat::Json)).unwrap();
+        let s = json["series"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["phase"] == "seq_write_block" && s["variant"] == "ext4" && s["metric"] == "throughput")
+            .unwrap();
+        assert_eq!(s["noise"]["between_sd_pct"], 3.5);
+        assert_eq!(s["noise"]["sessions"], 5);
     }
 }

@@ -1,6 +1,7 @@
 //! Markdown and HTML of a [`HistoryModel`]: one table per series (session, start, label,
-//! kernel, mean ± CI half-width, repeats, the change starting there) and its change points;
-//! the HTML page adds the trend chart of each series. Text goes through the report's escapers.
+//! kernel, mean ± CI half-width, repeats, the change starting there), its change points and its
+//! between-session sd; the HTML page adds the trend chart of each series. Text goes through the
+//! report's escapers.
 
 use super::{chart, HistoryModel, Series};
 use crate::report::escape::{html as esc, markdown as md};
@@ -24,10 +25,21 @@ fn header_lines(m: &HistoryModel) -> Vec<String> {
     if !versions.is_empty() {
         v.push(format!("Versions: {versions}."));
     }
-    if let Some(w) = path_warning(m) {
+    for w in path_warning(m).into_iter().chain(size_warning(m)) {
         v.push(format!("Warning: {w}."));
     }
     v
+}
+
+/// The warning of sessions that ran different sizes ([`HistoryModel::size_changes`]), or
+/// `None` when all ran the same.
+pub(super) fn size_warning(m: &HistoryModel) -> Option<String> {
+    (!m.size_changes.is_empty()).then(|| {
+        format!(
+            "the sessions ran different sizes ({}): their rows measure different amounts of work, so a step between them may come from the size; `fsbench run --fixed-sizes` keeps the suite's",
+            m.size_changes.join("; ")
+        )
+    })
 }
 
 /// The warning of sessions that took different I/O paths ([`HistoryModel::path_changes`]), or
@@ -78,6 +90,10 @@ fn cp_lines(s: &Series) -> Vec<String> {
     if v.is_empty() {
         v.push("no change point".into());
     }
+    v.push(match &s.noise {
+        Some(n) => n.line(),
+        None => super::NO_NOISE_STORED.to_string(),
+    });
     if let Some(r) = &s.regression {
         v.push(format!("REGRESSION: {r}"));
     }

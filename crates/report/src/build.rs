@@ -148,6 +148,7 @@ pub fn build_with(data: &SessionData, trim: usize, confidence: f64, sections: &[
         samples: data.samples.clone(),
         baseline: data.baseline.clone(),
         latency_windows: Vec::new(),
+        session_noise: data.noise.clone(),
         extensions: serde_json::Map::new(),
     };
     model.latency_windows = super::windows::over_time(&model);
@@ -548,6 +549,11 @@ impl Warnings<'_> {
                 None => s.case_id.clone(),
             };
             for note in &s.notes {
+                // A warm-up's short phase is what sizes set by time acts on, not a result: the
+                // measured repeats carry their own note when they are short too.
+                if s.is_warmup && short_phase_note(note).is_some() {
+                    continue;
+                }
                 match notes.iter_mut().find(|(text, _)| *text == note.as_str()) {
                     Some((_, cases)) => push_unique(cases, who.clone()),
                     None => notes.push((note.as_str(), vec![who.clone()])),
@@ -1050,6 +1056,35 @@ mod tests {
             ))
         );
         assert_eq!(short_phase_note("drop_caches skipped: not root"), None);
+    }
+
+    /// A warm-up's short phase is what sizes set by time acts on: no warning of the session;
+    /// the same note of a measured repeat is one.
+    #[test]
+    fn a_short_phase_warns_from_measured_repeats_not_from_warm_ups() {
+        let note = "seq_stat ran under 0.5 s (where bonnie++ prints +++++): too short to time reliably; raise its size";
+        let short = |m: &ReportModel| m.warnings.iter().any(|w| format!("{w:?}").contains("seq_stat"));
+        let mut data = session_data();
+        let mut warm = data
+            .samples
+            .iter()
+            .find(|r| r.sample.is_warmup)
+            .expect("a warm-up")
+            .clone();
+        warm.sample.is_warmup = true;
+        warm.sample.repeat = 99;
+        warm.sample.notes.push(note.into());
+        data.samples.push(warm);
+        let m = build(&data, 1, 0.95);
+        assert!(!short(&m), "{:#?}", m.warnings);
+        let measured = data
+            .samples
+            .iter_mut()
+            .find(|r| !r.sample.is_warmup)
+            .expect("a measured repeat");
+        measured.sample.notes.push(note.into());
+        let m = build(&data, 1, 0.95);
+        assert!(short(&m), "{:#?}", m.warnings);
     }
 
     #[test]

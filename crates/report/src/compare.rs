@@ -18,8 +18,9 @@
 //! say (each carries its own effect on each row), so every test above counts a between-session
 //! term besides the repeats ([`crate::stats::sessions`]): the variance of a session's own effect
 //! estimated per row from the base and the other stored sessions of its configuration (same
-//! host, kernel, CPU, memory, fsbench and tool versions, target and memory limit, same suite:
-//! the `references` the edge passes; never the candidate), or, with fewer than
+//! host, kernel, CPU, memory, fsbench and tool versions, target and memory limit, same suite,
+//! variants and sizes: the `references` the edge takes with [`super::noise::references`];
+//! never the candidate), or, with fewer than
 //! [`sessions::MIN_SESSIONS`] of them, an assumed [`sessions::ASSUMED_SESSION_SD_PCT`] % that
 //! the output states ([`sessions::ASSUMED_RULE`]). The interval of the ratio is the same test's.
 //!

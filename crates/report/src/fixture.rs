@@ -128,6 +128,7 @@ pub fn session_data() -> SessionData {
         cases: cases(),
         samples: samples(),
         baseline: Some(baseline(1500.0, 2100.0)),
+        noise: Vec::new(),
     }
 }
 

@@ -93,6 +93,9 @@ pub fn render_html(model: &ReportModel, sections: &[&dyn Section]) -> String {
     }
     out.push_str(&super::matrix::html(model));
     legend(&mut out, model);
+    if let Some(sizes) = super::methodology::sizes_sentence(model) {
+        let _ = writeln!(out, "<p class=\"note\">{}</p>", esc(&sizes));
+    }
     let paragraphs: Vec<(&str, String)> = model
         .workloads
         .iter()

@@ -62,6 +62,7 @@ mod histogram;
 mod html;
 mod matrix;
 pub mod methodology;
+pub mod noise;
 pub mod number;
 mod role;
 mod spectrum;
@@ -318,6 +319,11 @@ pub struct ReportModel {
     /// histograms added ([`windows`]); absent from the JSON export when there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub latency_windows: Vec<windows::LatencyOverTime>,
+    /// The session-to-session noise of every row, as stored when the session completed (schema
+    /// 13, [`noise`]); absent from the JSON export for sessions without it (stored before, not
+    /// complete, pushed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub session_noise: Vec<crate::store::NoiseEstimate>,
     /// What the features' sections add to the JSON export ([`Section::export`]), by key, after
     /// every field above (the durability matrices under `durability`); absent when none does.
     #[serde(flatten)]

@@ -100,6 +100,67 @@ pub fn stored_margin(run_options: Option<&str>) -> f64 {
         .unwrap_or(DECIDED_MARGIN_PCT)
 }
 
+/// The sizes a session's warm-ups set (run options key `resized`, written by the runner's
+/// sizes set by time), one line per resized workload: `"bonnie: files 40960 → 102400 (…)"`.
+/// Empty for a session that ran its suite's sizes.
+pub fn sizes_set(run_options: Option<&str>) -> Vec<String> {
+    #[derive(Deserialize)]
+    struct Resized {
+        workload: String,
+        changes: Vec<String>,
+    }
+    #[derive(Deserialize)]
+    struct Stored {
+        #[serde(default)]
+        resized: Vec<Resized>,
+    }
+    let Some(stored) = run_options.and_then(|o| serde_json::from_str::<Stored>(o).ok()) else {
+        return Vec::new();
+    };
+    stored
+        .resized
+        .into_iter()
+        .map(|r| format!("{}: {}", r.workload, r.changes.join("; ")))
+        .collect()
+}
+
+/// What decides a session's sizes beyond its suite text: `--scale` and the sizes its warm-ups
+/// set (each change without the warm-up time that asked for it, which differs every session):
+/// `"scale 0.5; bonnie: files 40960 → 81920"`, `"as the suite"` when neither.
+pub fn size_fact(run_options: Option<&str>) -> String {
+    #[derive(Deserialize)]
+    struct Stored {
+        scale: Option<f64>,
+    }
+    let scale = run_options
+        .and_then(|o| serde_json::from_str::<Stored>(o).ok())
+        .and_then(|s| s.scale)
+        .filter(|s| *s != 1.0);
+    let mut parts: Vec<String> = scale.map(|s| format!("scale {s}")).into_iter().collect();
+    parts.extend(sizes_set(run_options).iter().map(|line| {
+        line.split("; ")
+            .map(|change| change.split(" (").next().unwrap_or(change))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }));
+    if parts.is_empty() {
+        "as the suite".to_string()
+    } else {
+        parts.join("; ")
+    }
+}
+
+/// The sentence saying what [`sizes_set`] found, or `None`.
+pub fn sizes_sentence(model: &ReportModel) -> Option<String> {
+    let lines = sizes_set(model.session.info.run_options.as_deref());
+    (!lines.is_empty()).then(|| {
+        format!(
+            "Sizes set by time: the warm-ups left phases under the minimum time, so the measured repeats of every variant ran more work ({}); `--fixed-sizes` runs the suite's sizes.",
+            lines.join("; ")
+        )
+    })
+}
+
 impl RowAnswer {
     /// The answer of headline `row` of `table` under `rule`: its best variant, the others'
     /// verdicts against it and the look they come from.
@@ -399,7 +460,8 @@ fn confidence_text(confidence: f64) -> String {
 /// CPUs, memory, fsbench version, tool versions, each variant's mkfs arguments and mount
 /// options, the target, the memory limit, and the I/O path each variant took
 /// ([`path_differences`]: loop direct I/O, super options, backing filesystem, mkfs parameters
-/// read back, memory limit in force, NoCOW; only where both sessions have the fact). Empty
+/// read back, memory limit in force, NoCOW; only where both sessions have the fact), and the
+/// sizes ([`size_fact`]: `--scale` and the sizes set by time). Empty
 /// when they match.
 pub fn fingerprint_differences(base: &ReportModel, cand: &ReportModel) -> Vec<String> {
     let (b, c) = (&base.session.info, &cand.session.info);
@@ -422,6 +484,12 @@ pub fn fingerprint_differences(base: &ReportModel, cand: &ReportModel) -> Vec<St
             .join("/")
     };
     diff("target", target(&b.target), target(&c.target));
+    // Sizes: rows of more work are not the same measurement (sizes set by time, `--scale`).
+    diff(
+        "sizes",
+        size_fact(b.run_options.as_deref()),
+        size_fact(c.run_options.as_deref()),
+    );
     diff(
         "memory limit",
         format!("{:?}", b.policy.memory),

@@ -58,7 +58,7 @@ fn method(model: &ReportModel) -> (f64, usize) {
 }
 
 /// The `± …` explanation shared by both formats, as two sentences.
-fn legend(model: &ReportModel) -> [String; 2] {
+fn legend(model: &ReportModel) -> Vec<String> {
     let (confidence, _) = method(model);
     let n = match n_range(model) {
         Some((lo, hi)) if lo == hi => format!("n = {lo}"),
@@ -71,10 +71,12 @@ fn legend(model: &ReportModel) -> [String; 2] {
     } else {
         level.as_str()
     };
-    [
+    let mut out = vec![
         format!("± is the half-width of the {level} % confidence interval of the mean (Student t)."),
         format!("{n} measured repeats per cell; warm-ups and failed repeats are excluded."),
-    ]
+    ];
+    out.extend(super::methodology::sizes_sentence(model));
+    out
 }
 
 /// The terminal table. `color` adds ANSI bold to the best cells (the `*` stays either way).
@@ -172,7 +174,8 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
         out,
         "Latency percentiles and whole-system CPU are in the md, json and html formats."
     );
-    let _ = writeln!(out, "{}", legend(model).join("\n"));
+    let legend: Vec<String> = legend(model).iter().map(|l| wrap(l, 100)).collect();
+    let _ = writeln!(out, "{}", legend.join("\n"));
     let _ = writeln!(
         out,
         "Medians, sd, min/max and trimmed means ({trim} dropped from each end) are in the md and \

@@ -19,6 +19,7 @@
 //! | `step_progress` | `step`, `done`, `total`, `eta_s` (from the rate so far; null without a total), at most every [`STEP_EVERY`] per step |
 //! | `step_end` | `step`, `seconds`, `status` (`ok`/`failed`) |
 //! | `warning` | `message` |
+//! | `sizes_set` | `workload`, `changes` (one line each), `spec` (the spec its measured repeats run), once per resized workload after the warm-ups |
 //! | `session_end` | `status` (`complete`/`interrupted`) |
 //!
 //! Invariants: a `repeat_end` line is written only after the repeat is committed to the store
@@ -138,6 +139,17 @@ impl Observer for EventStream {
 
     fn warning(&self, message: &str) {
         self.with(|s| s.emit("warning", json!({ "message": message })));
+    }
+
+    fn sizes_set(&self, resized: &[crate::sizing::ResizedWorkload]) {
+        for r in resized {
+            self.with(|s| {
+                s.emit(
+                    "sizes_set",
+                    json!({"workload": r.workload, "changes": r.changes, "spec": r.kind}),
+                )
+            });
+        }
     }
 
     fn session_started(&self, st: &SessionStart) {

@@ -14,6 +14,8 @@
 //! - A resumed session runs exactly the suite text and [`RunOptions`] it was started with, and
 //!   only the `(case, repeat)` pairs not stored with status ok.
 //! - Everything that depends on the kind of target goes through [`Target`].
+//! - A session that completes gets its between-session noise estimate stored with it
+//!   (`report::noise::record`) before `run` returns.
 
 // The lower crates' modules this crate uses, by their names in the layer map
 // (doc/architecture.md), so a path reads `crate::units::Bytes` in every crate.
@@ -28,6 +30,7 @@ use fsbench_core::stats;
 use fsbench_core::sysinfo;
 use fsbench_core::units;
 use fsbench_engine as engine;
+use fsbench_report as report;
 use fsbench_store as store;
 use fsbench_suites::config;
 use fsbench_suites::plan;
@@ -39,6 +42,7 @@ use fsbench_targets::provision;
 
 pub mod events;
 
+pub mod aa;
 pub mod adaptive;
 pub mod aged;
 mod baseline_step;
@@ -50,6 +54,7 @@ pub mod plan_view;
 pub mod quiesce;
 mod resume;
 mod rounds;
+pub mod sizing;
 mod slot;
 pub mod steps;
 pub mod target;
@@ -62,6 +67,7 @@ pub use observer::{
 pub use options::RunOptions;
 pub use resume::{load_suite, BadLegacyArgs, LegacyArgs};
 pub use rounds::MoreRounds;
+pub use sizing::ResizedWorkload;
 pub use target::Target;
 pub use terminal::TerminalObserver;
 
@@ -196,6 +202,10 @@ impl Runner {
         }
         let target = Target::for_suite(&options, &suite)?;
         let mut plan = plan::expand(&suite, &|v| target.availability(v));
+        // A resumed session runs the sizes its warm-ups set (stored in its options).
+        for r in &options.resized {
+            plan.resize(&r.workload, &r.kind);
+        }
         // Many ranks share each filesystem: room for every rank's copy.
         crate::comm::ranks::scale_plan(&mut plan, cluster.size());
         Ok(Runner {
@@ -234,6 +244,11 @@ impl Runner {
     /// The plan this runner executes (every case, available or not, and every slot).
     pub fn plan(&self) -> &Plan {
         &self.plan
+    }
+
+    /// The suite this runner runs (with the command line's overrides applied).
+    pub fn suite(&self) -> &Suite {
+        &self.suite
     }
 
     fn interrupted(&self) -> bool {
@@ -352,6 +367,7 @@ impl Runner {
                 obs.baseline_finished(&b);
             }
         }
+        let mut sizing = sizing::Sizing::new(&self.suite, &self.options, self.cluster.size());
         let mut interrupted = false;
         let mut i = 0;
         loop {
@@ -359,16 +375,64 @@ impl Runner {
                 interrupted = true;
                 break;
             }
-            let Some((slot_index, slot)) = queue.next(plan, open.store.as_ref(), open.session, obs)? else {
+            let Some((slot_index, slot)) = queue.next(&self.plan, open.store.as_ref(), open.session, obs)? else {
                 break;
             };
-            if !self.run_repeat(&open, &queue, i, slot_index, &slot, ranks, obs)? {
+            if !slot.warmup && sizing.pending() {
+                self.set_sizes(&open, &mut sizing, &mut queue, obs)?;
+            }
+            let Some(walls) = self.run_repeat(&open, &queue, i, slot_index, &slot, ranks, obs)? else {
                 interrupted = true;
                 break;
+            };
+            if slot.warmup {
+                sizing.warmed(&self.plan.cases[slot.case], &walls);
             }
             i += 1;
         }
         self.close_session(open, interrupted, obs)
+    }
+
+    /// Sizes set by time, once, before the first measured repeat ([`sizing`]): the workloads
+    /// whose warm-ups left a phase short get their new spec in the plan, the session's stored
+    /// options and case records, and `obs` is told. When the larger sizes do not fit the target,
+    /// the plan keeps the suite's sizes and `obs` is warned why.
+    fn set_sizes(
+        &mut self,
+        open: &OpenSession,
+        sizing: &mut sizing::Sizing,
+        queue: &mut RoundQueue,
+        obs: &dyn Observer,
+    ) -> Result<(), RunError> {
+        let decided = sizing.decide(&self.plan);
+        if decided.is_empty() {
+            return Ok(());
+        }
+        let before = self.plan.clone();
+        for r in &decided {
+            self.plan.resize(&r.workload, &r.kind);
+        }
+        if let Err(e) = self.target.check_space(&self.plan) {
+            self.plan = before;
+            obs.warning(&format!(
+                "sizes not raised after the warm-ups ({}): {e}",
+                decided.iter().map(|r| r.line()).collect::<Vec<_>>().join("; ")
+            ));
+            return Ok(());
+        }
+        self.options.resized.extend(decided.iter().cloned());
+        queue.set_resized(&self.options.resized);
+        open.store.update_run_options(open.session, &self.options.to_json())?;
+        for c in self
+            .plan
+            .cases
+            .iter()
+            .filter(|c| decided.iter().any(|r| r.workload == c.workload.name))
+        {
+            open.store.record_case(open.session, &slot::case_record(c))?;
+        }
+        obs.sizes_set(&decided);
+        Ok(())
     }
 
     /// Checks the target, opens the store, the run folder and the memory cgroup, and begins (or
@@ -485,7 +549,8 @@ impl Runner {
     }
 
     /// Runs repeat `i` (slot `slot_index` of the run) and commits it: stored before it is
-    /// announced. `false` when it was interrupted (nothing stored).
+    /// announced. `None` when it was interrupted (nothing stored), else the wall time of each
+    /// phase (none when it failed).
     #[allow(clippy::too_many_arguments)]
     fn run_repeat(
         &self,
@@ -496,7 +561,7 @@ impl Runner {
         slot: &plan::Slot,
         ranks: &RankFacts,
         obs: &dyn Observer,
-    ) -> Result<bool, RunError> {
+    ) -> Result<Option<Vec<(String, std::time::Duration)>>, RunError> {
         let case = &self.plan.cases[slot.case];
         let per_case = queue.per_case;
         let what = format!(
@@ -540,13 +605,13 @@ impl Runner {
             &mut sample,
         );
         sample.wall_s = t0.elapsed().as_secs_f64();
-        let outcome = match outcome {
-            SlotOutcome::Interrupted => return Ok(false),
+        let (outcome, walls) = match outcome {
+            SlotOutcome::Interrupted => return Ok(None),
             SlotOutcome::Failed(e) => {
                 sample.status = SampleStatus::Failed(e.clone());
-                RepeatOutcome::Failed(e)
+                (RepeatOutcome::Failed(e), Vec::new())
             }
-            SlotOutcome::Done => RepeatOutcome::Done { wall_s: sample.wall_s },
+            SlotOutcome::Done(walls) => (RepeatOutcome::Done { wall_s: sample.wall_s }, walls),
         };
         // Committed before it is announced: a line on screen means the repeat is stored.
         open.store.record_sample(open.session, &sample)?;
@@ -556,7 +621,7 @@ impl Runner {
             what: &what,
             outcome: &outcome,
         });
-        Ok(true)
+        Ok(Some(walls))
     }
 
     /// Ends the session (complete or interrupted), removes the cgroup and the run folder's
@@ -586,6 +651,16 @@ impl Runner {
         // Given back before the state file goes: its record is popped first.
         drop(reporting);
         state.finish();
+        // A complete session's between-session noise, from it and the earlier complete sessions
+        // of its configuration (report::noise), stored with it. Its repeats are stored already:
+        // a failure here costs the estimate, not the session.
+        if !interrupted {
+            if let Err(e) = crate::report::noise::record(store.as_ref(), session) {
+                obs.warning(&format!(
+                    "the session-to-session noise of session {session} was not stored: {e}; its report shows none"
+                ));
+            }
+        }
         // The stored session is the truth: a resumed run replaced the repeats it ran again.
         let failures = if interrupted {
             Failures::default()

@@ -115,6 +115,9 @@ pub trait Observer: Sync {
     fn warning(&self, _message: &str) {}
     /// The session is open; repeats follow.
     fn session_started(&self, _start: &SessionStart) {}
+    /// The warm-ups left phases under the minimum time and these workloads get more work
+    /// for their measured repeats (sizes set by time; stored already).
+    fn sizes_set(&self, _resized: &[crate::sizing::ResizedWorkload]) {}
     /// The raw-device baseline starts on `device`, over `bytes` bytes.
     fn baseline_started(&self, _device: &Path, _bytes: u64) {}
     /// The raw-device baseline is decided (measured, failed, or no device) and stored.
@@ -151,6 +154,9 @@ impl Observer for Fanout<'_> {
     }
     fn session_started(&self, start: &SessionStart) {
         self.0.iter().for_each(|o| o.session_started(start));
+    }
+    fn sizes_set(&self, resized: &[crate::sizing::ResizedWorkload]) {
+        self.0.iter().for_each(|o| o.sizes_set(resized));
     }
     fn baseline_started(&self, device: &Path, bytes: u64) {
         self.0.iter().for_each(|o| o.baseline_started(device, bytes));
@@ -207,6 +213,8 @@ pub enum Event {
         /// Repeats of the plan.
         repeats_total: usize,
     },
+    /// [`Observer::sizes_set`]: one line per resized workload.
+    SizesSet(Vec<String>),
     /// [`Observer::baseline_started`]: bytes to measure.
     BaselineStarted(u64),
     /// [`Observer::baseline_finished`]: the stored status.
@@ -264,6 +272,9 @@ impl Observer for Recorder {
             repeats_left: s.repeats_left,
             repeats_total: s.repeats_total,
         });
+    }
+    fn sizes_set(&self, resized: &[crate::sizing::ResizedWorkload]) {
+        self.push(Event::SizesSet(resized.iter().map(|r| r.line()).collect()));
     }
     fn baseline_started(&self, _device: &Path, bytes: u64) {
         self.push(Event::BaselineStarted(bytes));

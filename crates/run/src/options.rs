@@ -72,6 +72,15 @@ pub struct RunOptions {
     pub resume: Option<String>,
     /// Any failed repeat makes the run exit 1.
     pub strict: bool,
+    /// `--fixed-sizes`: run the suite's sizes as they are, even where a warm-up leaves a phase
+    /// under the minimum time (sizes set by time, [`crate::sizing`], are off).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fixed_sizes: bool,
+    /// The workloads the runner gave more work after the warm-ups (sizes set by time), with
+    /// what changed: stored with the session, so `--resume` runs the same sizes and the report,
+    /// `compare` and `history` say them. Empty: the suite's sizes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resized: Vec<crate::sizing::ResizedWorkload>,
     /// Seed of the order of every round (`--seed`; `interleaved` order runs each round's cases
     /// in a fresh permutation drawn from it). A new session without one draws it, and the
     /// options stored with the session carry it, so the order is recorded and `--resume` or
@@ -117,6 +126,7 @@ impl RunOptions {
             || self.target.is_some()
             || self.keep_aged.is_some()
             || self.aged_from.is_some()
+            || self.fixed_sizes
     }
 
     /// The session's equivalence margin, percent: the stored or given `--equivalence`, else

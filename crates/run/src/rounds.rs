@@ -108,6 +108,12 @@ impl RoundQueue {
         self
     }
 
+    /// Keeps the sizes the warm-ups set in the options this queue stores again when it fixes a
+    /// pending design (so that store does not drop them).
+    pub fn set_resized(&mut self, resized: &[crate::sizing::ResizedWorkload]) {
+        self.options.resized = resized.to_vec();
+    }
+
     /// Slots left before any round is added.
     pub fn len(&self) -> usize {
         self.todo.len()

@@ -15,12 +15,22 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// How a repeat ended.
 pub(super) enum SlotOutcome {
-    /// It ran and tore down cleanly.
-    Done,
+    /// It ran and tore down cleanly: each whole-repeat phase's wall time, in phase order (what
+    /// a warm-up tells [`super::sizing::Sizing`]).
+    Done(Vec<(String, std::time::Duration)>),
     /// It failed: why.
     Failed(String),
     /// SIGINT or SIGTERM stopped it.
     Interrupted,
+}
+
+/// The wall time of each phase of the whole repeat (not a rank's own), in phase order.
+fn phase_walls(raw: &crate::metric::RawSample) -> Vec<(String, std::time::Duration)> {
+    raw.phases
+        .iter()
+        .filter(|p| p.rank.is_none())
+        .map(|p| (p.phase.clone(), p.wall))
+        .collect()
 }
 
 /// Safe path component for a slot: letters, digits and `-` only.
@@ -93,9 +103,10 @@ fn run_guest_slot(
         Ok(g) => {
             sample.device = Some("/dev/vda (guest)".into());
             sample.effective_mount_opts = g.effective_mount_opts;
+            let walls = phase_walls(&g.raw);
             sample.absorb(g.raw);
             sample.measurements.push(g.boot);
-            SlotOutcome::Done
+            SlotOutcome::Done(walls)
         }
     }
 }
@@ -199,6 +210,7 @@ pub(super) fn run_slot(
         Err(_) if interrupted() => SlotOutcome::Interrupted,
         Err(e) => SlotOutcome::Failed(e.to_string()),
         Ok(raw) => {
+            let walls = phase_walls(&raw);
             sample.absorb(raw);
             sample.notes.extend(provision_notes);
             sample.measurements.extend(sample.path.as_ref().and_then(ratio_row));
@@ -214,7 +226,7 @@ pub(super) fn run_slot(
                 sample.notes.extend(note);
             }
             match teardown {
-                Ok(()) => SlotOutcome::Done,
+                Ok(()) => SlotOutcome::Done(walls),
                 Err(e) => SlotOutcome::Failed(format!("teardown: {e}")),
             }
         }

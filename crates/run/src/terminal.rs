@@ -211,6 +211,16 @@ impl Observer for TerminalObserver {
         }
     }
 
+    fn sizes_set(&self, resized: &[crate::sizing::ResizedWorkload]) {
+        for r in resized {
+            let line = format!("sizes set by time: {}", r.line());
+            match self.bar.get() {
+                Some(Some(b)) => b.println(line),
+                _ => eprintln!("{line}"),
+            }
+        }
+    }
+
     fn session_started(&self, s: &SessionStart) {
         let _ = self.total.set(s.repeats_left);
         if self.quiet() {

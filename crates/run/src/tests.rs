@@ -114,6 +114,7 @@ fn parse(line: &[String]) -> RunOptions {
             "--precision" => o.precision = Some(value().parse().unwrap()),
             "--equivalence" => o.equivalence = Some(value().parse().unwrap()),
             "--resume" => o.resume = Some(value()),
+            "--fixed-sizes" => o.fixed_sizes = true,
             suite if !suite.starts_with('-') && o.suite.is_none() => o.suite = Some(suite.into()),
             other => panic!("an option these tests do not use: {other}"),
         }
@@ -278,10 +279,21 @@ fn a_real_run_announces_its_events_in_order_each_repeat_after_its_commit() {
         Event::BaselineFinished(crate::store::BaselineStatus::NoDevice),
     ];
     want.extend(repeat_events(&variant, "1/3 (warm-up)"));
+    // Every phase of the warm-up took milliseconds: the sizes are set by time before the
+    // first measured repeat (what they are depends on the machine's speed).
+    let mut events = recorder.events();
+    let sizes = events.iter().position(|e| matches!(e, Event::SizesSet(_)));
+    assert_eq!(sizes, Some(want.len()), "{events:#?}");
+    let Event::SizesSet(lines) = events.remove(want.len()) else {
+        unreachable!()
+    };
+    assert!(lines.len() == 1 && lines[0].starts_with("bonnie: "), "{lines:?}");
     want.extend(repeat_events(&variant, "2/3"));
     want.extend(repeat_events(&variant, "3/3"));
     want.push(Event::SessionFinished(SessionEnd::Complete));
-    assert_eq!(recorder.events(), want);
+    // A pass of a raised stat or block-read phase begins as a phase does: one phase each.
+    events.dedup();
+    assert_eq!(events, want);
     assert_eq!(check.stored_at_announce(), [1, 2, 3]);
 
     let data = summary.store.load_session(summary.session).unwrap();
@@ -491,4 +503,72 @@ fn the_equivalence_margin_is_stored_and_decides_the_rule() {
             .expect("refused");
         assert!(e.is_usage() && e.to_string().contains("--equivalence"), "{e}");
     }
+}
+
+/// Interrupts the run when the sizes are set (before the first measured repeat).
+struct StopAtSizes(Arc<AtomicBool>);
+
+impl Observer for StopAtSizes {
+    fn sizes_set(&self, _resized: &[crate::sizing::ResizedWorkload]) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Sizes set by time are stored before the first measured repeat: a session interrupted
+/// right after resumes with them (its plan runs the stored spec, nothing is decided again),
+/// and `--fixed-sizes` never sets them.
+#[test]
+fn the_sizes_the_warm_ups_set_are_stored_and_a_resumed_session_runs_them() {
+    let f = Fixture::new();
+    let flag = Arc::new(AtomicBool::new(false));
+    let runner = Runner::new(&f.db, &f.args(&[]), f.command_line.clone(), LEGACY, solo())
+        .unwrap()
+        .with_interrupt(flag.clone());
+    let planned = runner.plan().cases[0].clone();
+    let summary = runner.run(&StopAtSizes(flag)).unwrap();
+    assert!(summary.interrupted);
+    let data = summary.store.load_session(summary.session).unwrap();
+    let stored = RunOptions::from_json(data.session.info.run_options.as_deref().unwrap()).unwrap();
+    let [resized] = stored.resized.as_slice() else {
+        panic!("{stored:?}")
+    };
+    assert_ne!(resized.kind, planned.workload.kind, "{resized:?}");
+    // The case record holds the spec the measured repeats run, under the planned id.
+    let case = &data.cases[0];
+    assert_eq!(case.case_id, planned.id.0);
+    assert_eq!(case.workload_json, serde_json::to_string(&resized.kind).unwrap());
+    drop(summary);
+
+    let runner = Runner::new(&f.db, &f.args(&["--resume", "latest"]), vec![], LEGACY, solo())
+        .unwrap()
+        .with_interrupt(Arc::new(AtomicBool::new(false)));
+    assert_eq!(runner.plan().cases[0].workload.kind, resized.kind);
+    assert_eq!(runner.plan().cases[0].id, planned.id);
+    let recorder = Recorder::default();
+    let summary = runner.run(&recorder).unwrap();
+    assert!(!summary.interrupted);
+    let events = recorder.events();
+    assert!(!events.iter().any(|e| matches!(e, Event::SizesSet(_))), "{events:?}");
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, Event::RepeatFinished { failed: false, .. }))
+            .count(),
+        2
+    );
+    drop(summary);
+
+    let runner = Runner::new(&f.db, &f.args_plus(&["--fixed-sizes"]), vec![], LEGACY, solo())
+        .unwrap()
+        .with_interrupt(Arc::new(AtomicBool::new(false)));
+    let recorder = Recorder::default();
+    let summary = runner.run(&recorder).unwrap();
+    assert!(!recorder.events().iter().any(|e| matches!(e, Event::SizesSet(_))));
+    let data = summary.store.load_session(summary.session).unwrap();
+    assert!(data
+        .session
+        .info
+        .run_options
+        .as_deref()
+        .is_some_and(|o| !o.contains("resized")));
 }

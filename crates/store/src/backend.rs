@@ -1,7 +1,7 @@
 //! The one [`ResultStore`] trait over the two results databases: SQLite (`sqlite::Store`, the
 //! embedded default) and PostgreSQL (`pg::PgStore`, the shared store of a lab). It is narrow on
 //! purpose: what the runner writes (session, cases, one transaction per repeat, baseline, the
-//! session's end) and what `report`, `compare`, `history` and `list` read.
+//! session's end and its noise estimates) and what `report`, `compare`, `history` and `list` read.
 //!
 //! [`open`] picks the database from `--db` (or `FSBENCH_DB`): a `postgres://` or
 //! `postgresql://` URL is PostgreSQL, anything else a SQLite file path.
@@ -31,6 +31,9 @@ pub trait ResultStore: Send {
     fn record_baseline(&self, session: i64, b: &RawBaseline) -> Result<(), StoreError>;
     /// The session's raw-device baseline, if one was stored.
     fn load_baseline(&self, session: i64) -> Result<Option<RawBaseline>, StoreError>;
+    /// Stores the session-to-session noise computed for a session (schema 13), replacing what
+    /// was stored for it before; read back with the session ([`SessionData::noise`]).
+    fn record_noise(&self, session: i64, rows: &[NoiseEstimate]) -> Result<(), StoreError>;
     /// Every session, newest first.
     fn list_sessions(&self) -> Result<Vec<SessionRecord>, StoreError>;
     /// A session id from an id, a label (its newest session) or `latest`.
@@ -63,6 +66,9 @@ impl ResultStore for Store {
     }
     fn load_baseline(&self, session: i64) -> Result<Option<RawBaseline>, StoreError> {
         Store::load_baseline(self, session)
+    }
+    fn record_noise(&self, session: i64, rows: &[NoiseEstimate]) -> Result<(), StoreError> {
+        Store::record_noise(self, session, rows)
     }
     fn list_sessions(&self) -> Result<Vec<SessionRecord>, StoreError> {
         Store::list_sessions(self)

@@ -2,7 +2,10 @@
 //! `postgres://` `--db`, the shared PostgreSQL store (`pg`), both behind [`ResultStore`].
 //!
 //! Raw samples are the source of truth; summaries are never stored, they are recomputed at
-//! report time. Metrics are stored in long format (`sample, phase, metric, unit, direction,
+//! report time. The one derived value kept is a completed session's between-session noise
+//! estimate per report row (`noise_estimates`, schema 13, [`NoiseEstimate`]): a record of what
+//! was known of its configuration then, with the ids of the sessions it came from, written once
+//! by the runner and never recomputed here. Metrics are stored in long format (`sample, phase, metric, unit, direction,
 //! value`) so a new metric needs no migration. The schema version lives in
 //! `PRAGMA user_version`; migrations (`migrations/*.sql`, embedded) run in order on open.
 //! Times are RFC 3339 UTC text ([`format_rfc3339`]).
@@ -27,4 +30,4 @@ mod time;
 pub use backend::{is_postgres, open, open_existing, ResultStore};
 pub use model::*;
 pub use sqlite::{Store, StoreError, SuitePolicyReader, BUSY_TIMEOUT, SCHEMA_VERSION};
-pub use time::{format_rfc3339, now_rfc3339};
+pub use time::{format_rfc3339, now_rfc3339, parse_rfc3339};

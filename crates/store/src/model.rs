@@ -300,6 +300,39 @@ pub struct SessionData {
     /// version 1) or stopped before it was measured.
     #[serde(default)]
     pub baseline: Option<RawBaseline>,
+    /// The session-to-session noise of each report row as computed when the session completed
+    /// (schema 13, [`NoiseEstimate`]); empty for sessions stored before, sessions that did not
+    /// complete, and pushed ones.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub noise: Vec<NoiseEstimate>,
+}
+
+/// The between-session noise of one report row (workload, phase, metric, variant) for the
+/// configuration of the session it is stored with (schema 13): the random-effects estimate of
+/// the sd of a session's mean from session to session, from that session and the earlier
+/// complete sessions of its configuration (`report::noise` decides which and computes it;
+/// `stats::sessions::estimate`). The store keeps it as computed and never recomputes it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NoiseEstimate {
+    /// Workload name.
+    pub workload: String,
+    /// Phase.
+    pub phase: String,
+    /// Metric name.
+    pub metric: String,
+    /// The metric's unit.
+    pub unit: Unit,
+    /// Variant (report column).
+    pub variant: String,
+    /// τ, the between-session sd of the ln of a session mean × 100: about the session-to-session
+    /// relative sd, in percent. `None`: fewer than 5 usable sessions, no estimate.
+    pub between_sd_pct: Option<f64>,
+    /// The sessions it came from (the usable ones of this row: at least two measured repeats
+    /// and a positive mean), the session it is stored with first, then newest first.
+    pub sessions: Vec<i64>,
+    /// The repeats' own spread over those sessions, percent of the mean (RMS of their CoVs),
+    /// for context; `None` without a usable session.
+    pub within_sd_pct: Option<f64>,
 }
 
 /// How a session's raw-device baseline ended (see [`RawBaseline`]).

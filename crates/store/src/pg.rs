@@ -43,6 +43,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (10, include_str!("pg_migrations/010_run_options.sql")),
     (11, include_str!("pg_migrations/011_path_facts.sql")),
     (12, include_str!("pg_migrations/012_latency_windows.sql")),
+    (13, include_str!("pg_migrations/013_noise_estimates.sql")),
     (1001, include_str!("pg_migrations/1001_origin.sql")),
 ];
 
@@ -921,6 +922,20 @@ impl ResultStore for PgStore {
                     .map_err(self.bad(&action))?;
             }
         }
+        let mut noise = Vec::new();
+        for r in tx
+            .query(&read::noise::query("$1"), &[&session])
+            .map_err(self.err(action.as_str()))?
+        {
+            let columns = read::noise::Columns {
+                names: [r.get(0), r.get(1), r.get(2), r.get(3), r.get(4)],
+                between: r.get(5),
+                count: i64::from(r.get::<_, i32>(6)),
+                within: r.get(7),
+                ids: r.get(8),
+            };
+            noise.push(read::noise::decode(columns).map_err(self.bad(&action))?);
+        }
         tx.commit().map_err(self.err(action.as_str()))?;
         record.info.tool_versions = self
             .tool_versions(&mut c, Some(session))?
@@ -933,6 +948,44 @@ impl ResultStore for PgStore {
             cases,
             samples,
             baseline,
+            noise,
         })
+    }
+
+    fn record_noise(&self, session: i64, rows: &[NoiseEstimate]) -> Result<(), StoreError> {
+        for e in rows {
+            for (value, what) in read::noise::numbers(e) {
+                self.check_finite(value, || what)?;
+            }
+        }
+        let action = format!("recording the session-to-session noise of session {session}");
+        let mut c = self.client();
+        let mut tx = c.transaction().map_err(self.err(action.as_str()))?;
+        self.require_session(&mut tx, session)?;
+        tx.execute(&read::noise::delete('$'), &[&session])
+            .map_err(self.err(action.as_str()))?;
+        let insert = tx
+            .prepare(&read::noise::insert('$'))
+            .map_err(self.err(action.as_str()))?;
+        for (ord, e) in rows.iter().enumerate() {
+            tx.execute(
+                &insert,
+                &[
+                    &session,
+                    &(ord as i32),
+                    &e.workload,
+                    &e.phase,
+                    &e.metric,
+                    &e.unit.as_str(),
+                    &e.variant,
+                    &e.between_sd_pct,
+                    &(e.sessions.len() as i32),
+                    &e.within_sd_pct,
+                    &read::noise::ids_json(e),
+                ],
+            )
+            .map_err(self.err(action.as_str()))?;
+        }
+        tx.commit().map_err(self.err(action))
     }
 }

@@ -2,12 +2,12 @@
 //! its child tables (`{p}` stands for the backend's placeholder of the session id, `?1` or
 //! `$1`), the decoding of a case's availability and a sample's status, and the JSON child rows
 //! of a sample (latency histograms, throughput series, latency windows), which [`Child`] also
-//! writes.
+//! writes; and the session's noise estimates (schema 13), written and read through [`noise`].
 //!
 //! Invariant: both backends read the same rows in the same order and refuse the same
 //! inconsistent values with the same words, so a session reads back the same from either.
 
-use super::model::{CaseAvailability, NewSample, SampleRecord, SampleStatus};
+use super::model::{CaseAvailability, NewSample, NoiseEstimate, SampleRecord, SampleStatus};
 use crate::metric::{Direction, LatencyHistogram, LatencyWindows, Measurement, MetricId, Role, ThroughputSeries, Unit};
 use std::collections::HashMap;
 
@@ -258,4 +258,91 @@ pub(crate) fn path_facts_json(facts: Option<&crate::host::path::PathFacts>) -> O
 /// what the report flags, never what it computes from).
 pub(crate) fn path_facts(json: Option<&str>) -> Option<crate::host::path::PathFacts> {
     serde_json::from_str(json?).ok()
+}
+
+/// The session's noise estimates (schema 13): the SQL both backends run and the decoding of a
+/// row, so both store and read them alike.
+pub(crate) mod noise {
+    use super::{NoiseEstimate, Unit};
+
+    /// A session's rows, in report order.
+    pub(crate) fn query(p: &str) -> String {
+        format!(
+            "SELECT workload, phase, metric, unit, variant, between_sd_pct, sessions, \
+             within_sd_pct, session_ids_json FROM noise_estimates WHERE session_id = {p} ORDER BY ord"
+        )
+    }
+
+    /// Removes a session's rows (before its new ones are inserted).
+    pub(crate) fn delete(p: char) -> String {
+        format!("DELETE FROM noise_estimates WHERE session_id = {p}1")
+    }
+
+    /// The insert of one row: session id, ord, then the columns of [`query`] in its order.
+    pub(crate) fn insert(p: char) -> String {
+        format!(
+            "INSERT INTO noise_estimates (session_id, ord, workload, phase, metric, unit, variant, \
+             between_sd_pct, sessions, within_sd_pct, session_ids_json) \
+             VALUES ({p}1, {p}2, {p}3, {p}4, {p}5, {p}6, {p}7, {p}8, {p}9, {p}10, {p}11)"
+        )
+    }
+
+    /// The `session_ids_json` of a row.
+    pub(crate) fn ids_json(e: &NoiseEstimate) -> String {
+        serde_json::to_string(&e.sessions).expect("ids serialize")
+    }
+
+    /// The numbers of `e` a store must refuse when not finite, each with what it is.
+    pub(crate) fn numbers(e: &NoiseEstimate) -> impl Iterator<Item = (f64, String)> + '_ {
+        let what = move |n: &str| {
+            format!(
+                "noise estimate {} / {} {} on {}: {n}",
+                e.workload, e.phase, e.metric, e.variant
+            )
+        };
+        [(e.between_sd_pct, "between_sd_pct"), (e.within_sd_pct, "within_sd_pct")]
+            .into_iter()
+            .filter_map(move |(v, n)| v.map(|v| (v, what(n))))
+    }
+
+    /// The decoded columns of one row, in [`query`]'s order.
+    pub(crate) struct Columns {
+        /// workload, phase, metric, unit, variant.
+        pub names: [String; 5],
+        /// between_sd_pct.
+        pub between: Option<f64>,
+        /// sessions.
+        pub count: i64,
+        /// within_sd_pct.
+        pub within: Option<f64>,
+        /// session_ids_json.
+        pub ids: String,
+    }
+
+    /// A row read back; its unit, its id list and its count must agree, or the error says why.
+    pub(crate) fn decode(c: Columns) -> Result<NoiseEstimate, String> {
+        let [workload, phase, metric, unit, variant] = c.names;
+        let what = || format!("noise estimate {workload} / {phase} {metric} on {variant}");
+        let unit = Unit::parse(&unit).ok_or_else(|| format!("{} has unknown unit `{unit}`", what()))?;
+        let sessions: Vec<i64> =
+            serde_json::from_str(&c.ids).map_err(|e| format!("{}: session_ids_json ({e})", what()))?;
+        if sessions.len() as i64 != c.count {
+            return Err(format!(
+                "{} counts {} sessions but lists {}",
+                what(),
+                c.count,
+                sessions.len()
+            ));
+        }
+        Ok(NoiseEstimate {
+            workload,
+            phase,
+            metric,
+            unit,
+            variant,
+            between_sd_pct: c.between,
+            sessions,
+            within_sd_pct: c.within,
+        })
+    }
 }

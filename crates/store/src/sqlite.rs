@@ -50,6 +50,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/010_run_options.sql"),
     include_str!("migrations/011_path_facts.sql"),
     include_str!("migrations/012_latency_windows.sql"),
+    include_str!("migrations/013_noise_estimates.sql"),
 ];
 
 /// The schema version this fsbench writes (`PRAGMA user_version` after migrations).
@@ -897,12 +898,77 @@ impl Store {
         }
 
         let baseline = self.baseline(&tx, session)?;
+        let noise = self.noise(&tx, session)?;
         Ok(SessionData {
             session: record,
             cases,
             samples,
             baseline,
+            noise,
         })
+    }
+
+    /// Stores the noise estimates computed for `session` (schema 13) in one committed
+    /// transaction, replacing any stored before; `rows` in the report's order. Every number must
+    /// be finite.
+    pub fn record_noise(&self, session: i64, rows: &[NoiseEstimate]) -> Result<(), StoreError> {
+        for e in rows {
+            for (value, what) in read::noise::numbers(e) {
+                self.check_finite(value, || what)?;
+            }
+        }
+        let action = format!("recording the session-to-session noise of session {session}");
+        let tx = self.write(&action)?;
+        self.require_session(&tx, session)?;
+        tx.execute(&read::noise::delete('?'), [session])
+            .map_err(self.sql(action.as_str()))?;
+        {
+            let mut insert = tx
+                .prepare(&read::noise::insert('?'))
+                .map_err(self.sql(action.as_str()))?;
+            for (ord, e) in rows.iter().enumerate() {
+                insert
+                    .execute(params![
+                        session,
+                        ord,
+                        e.workload,
+                        e.phase,
+                        e.metric,
+                        e.unit.as_str(),
+                        e.variant,
+                        e.between_sd_pct,
+                        e.sessions.len(),
+                        e.within_sd_pct,
+                        read::noise::ids_json(e),
+                    ])
+                    .map_err(self.sql(action.as_str()))?;
+            }
+        }
+        tx.commit().map_err(self.sql(action))
+    }
+
+    /// Reads the noise estimates of `session` on `conn` (inside the caller's transaction).
+    fn noise(&self, conn: &Connection, session: i64) -> Result<Vec<NoiseEstimate>, StoreError> {
+        let action = format!("reading the session-to-session noise of session {session}");
+        let mut out = Vec::new();
+        self.each_row(conn, &read::noise::query("?1"), session, &action, |row| {
+            let columns = (|| -> rusqlite::Result<read::noise::Columns> {
+                Ok(read::noise::Columns {
+                    names: [row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?],
+                    between: row.get(5)?,
+                    count: row.get(6)?,
+                    within: row.get(7)?,
+                    ids: row.get(8)?,
+                })
+            })()
+            .map_err(self.sql(action.as_str()))?;
+            out.push(read::noise::decode(columns).map_err(|what| StoreError::Corrupt {
+                path: self.path.display().to_string(),
+                what,
+            })?);
+            Ok(())
+        })?;
+        Ok(out)
     }
 
     /// Stores the raw-device baseline of `session` in one committed transaction, replacing one
@@ -1446,6 +1512,7 @@ mod tests {
                 .map(|(&id, s)| SampleRecord { id, sample: s.clone() })
                 .collect(),
             baseline: Some(measured_baseline()),
+            noise: Vec::new(),
         };
         assert_eq!(loaded, expected);
         assert!(
@@ -1699,7 +1766,8 @@ mod tests {
         // Every migration ran (005 the adaptive policy, 006 latency_histograms, 007
         // throughput_series, included).
         assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
-        assert_eq!(SCHEMA_VERSION, 12);
+        assert_eq!(SCHEMA_VERSION, 13);
+        assert!(MIGRATIONS[12].contains("CREATE TABLE noise_estimates"));
         assert!(MIGRATIONS[10].contains("ADD COLUMN path_facts_json"));
         assert!(MIGRATIONS[11].contains("CREATE TABLE latency_windows"));
         assert!(MIGRATIONS.iter().any(|m| m.contains("CREATE TABLE latency_histograms")));
@@ -2315,7 +2383,7 @@ mod tests {
             conn.pragma_update(None, "user_version", 11).expect("version 11");
         }
         let store = Store::open(&path).expect("open migrates");
-        assert_eq!(user_version(&path), 12);
+        assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
         let id = store.begin_session(&new_session(Some("v11"))).expect("begin");
         store
             .record_case(id, &case("c1", "ext4", CaseAvailability::Available))
@@ -2334,5 +2402,135 @@ mod tests {
             store.load_session(id).expect("load").samples[1].sample.windows,
             s.windows
         );
+    }
+
+    /// Two rows of a session's noise: an estimate from five sessions, and a row with three
+    /// usable sessions and no estimate.
+    fn noise_rows(first: i64) -> Vec<NoiseEstimate> {
+        vec![
+            NoiseEstimate {
+                workload: "bonnie".into(),
+                phase: "seq_write_block".into(),
+                metric: "throughput".into(),
+                unit: Unit::MibPerSec,
+                variant: "ext4".into(),
+                between_sd_pct: Some(3.25),
+                sessions: vec![first, first - 1, first - 2, first - 3, first - 4],
+                within_sd_pct: Some(1.5),
+            },
+            NoiseEstimate {
+                workload: "bonnie".into(),
+                phase: "seq_create".into(),
+                metric: "rate".into(),
+                unit: Unit::OpsPerSec,
+                variant: "ext4:noatime".into(),
+                between_sd_pct: None,
+                sessions: vec![first, first - 1, first - 2],
+                within_sd_pct: None,
+            },
+        ]
+    }
+
+    #[test]
+    fn noise_estimates_round_trip_are_replaced_and_go_with_their_session() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().join("n.db")).expect("open");
+        let id = store.begin_session(&new_session(Some("aa-1"))).expect("begin");
+        assert!(
+            store.load_session(id).expect("load").noise.is_empty(),
+            "none until stored"
+        );
+        let rows = noise_rows(id);
+        store.record_noise(id, &rows).expect("record");
+        assert_eq!(
+            store.load_session(id).expect("load").noise,
+            rows,
+            "read back as written, in order"
+        );
+        // The count column is the number of sessions listed.
+        let counts: Vec<i64> = store
+            .conn
+            .prepare("SELECT sessions FROM noise_estimates WHERE session_id = ?1 ORDER BY ord")
+            .and_then(|mut st| st.query_map([id], |r| r.get(0))?.collect())
+            .expect("counts");
+        assert_eq!(counts, [5, 3]);
+        // Recording again replaces every row.
+        store.record_noise(id, &rows[1..]).expect("replace");
+        assert_eq!(store.load_session(id).expect("load").noise, rows[1..]);
+        // Not finite: refused by name, nothing changed; an unknown session: refused.
+        let mut bad = rows.clone();
+        bad[0].between_sd_pct = Some(f64::NAN);
+        let err = store.record_noise(id, &bad).expect_err("NaN refused");
+        assert!(matches!(err, StoreError::NonFinite { .. }), "{err:?}");
+        assert!(
+            err.to_string()
+                .contains("seq_write_block throughput on ext4: between_sd_pct"),
+            "{err}"
+        );
+        assert_eq!(store.load_session(id).expect("load").noise, rows[1..]);
+        assert!(matches!(
+            store.record_noise(id + 100, &rows),
+            Err(StoreError::NoSuchSession(_))
+        ));
+        // A count that disagrees with the list, or a unit from elsewhere: corrupt, said where.
+        store
+            .conn
+            .execute("UPDATE noise_estimates SET sessions = 4", [])
+            .expect("edit by hand");
+        let err = store.load_session(id).expect_err("refused");
+        assert!(matches!(err, StoreError::Corrupt { .. }), "{err:?}");
+        assert!(err.to_string().contains("counts 4 sessions but lists 3"), "{err}");
+        store
+            .conn
+            .execute("UPDATE noise_estimates SET sessions = 3, unit = 'furlongs'", [])
+            .expect("edit by hand");
+        let err = store.load_session(id).expect_err("refused");
+        assert!(err.to_string().contains("unknown unit `furlongs`"), "{err}");
+        // Deleting the session removes its rows (the foreign key cascades).
+        store
+            .conn
+            .execute("DELETE FROM sessions WHERE id = ?1", [id])
+            .expect("delete");
+        let left: i64 = store
+            .conn
+            .query_row("SELECT COUNT(*) FROM noise_estimates", [], |r| r.get(0))
+            .expect("count");
+        assert_eq!(left, 0);
+    }
+
+    #[test]
+    fn a_version_12_database_gains_noise_estimates_and_keeps_its_sessions() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("v12.db");
+        let old = {
+            let store = Store::open(&path).expect("open");
+            // Written by this build, then taken back to version 12 as fsbench 12 left it.
+            let id = store.begin_session(&new_session(Some("v12"))).expect("begin");
+            store
+                .record_case(id, &case("c1", "ext4", CaseAvailability::Available))
+                .expect("case");
+            store
+                .record_sample(id, &sample("c1", 0, SampleStatus::Ok))
+                .expect("sample");
+            store.finish_session(id, SessionStatus::Complete).expect("finish");
+            let before = store.load_session(id).expect("load");
+            store.conn.execute_batch("DROP TABLE noise_estimates").expect("drop");
+            store.conn.pragma_update(None, "user_version", 12).expect("version 12");
+            before
+        };
+        assert_eq!(user_version(&path), 12);
+        let store = Store::open(&path).expect("open migrates");
+        assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
+        // The old session reads back unchanged, with no estimate (nothing is recomputed).
+        assert_eq!(store.load_session(old.session.id).expect("load"), old);
+        assert!(old.noise.is_empty());
+        // A new one stores and reads its estimates; the old one may get some too.
+        let id = store.begin_session(&new_session(Some("v13"))).expect("begin");
+        store.record_noise(id, &noise_rows(id)).expect("record");
+        assert_eq!(store.load_session(id).expect("load").noise, noise_rows(id));
+        store
+            .record_noise(old.session.id, &noise_rows(old.session.id))
+            .expect("record old");
+        assert_eq!(store.load_session(old.session.id).expect("load").noise.len(), 2);
     }
 }

@@ -1,4 +1,4 @@
-//! RFC 3339 UTC timestamps (`2000-02-29T00:00:00Z`) from [`SystemTime`], without a date crate.
+//! RFC 3339 UTC timestamps (`2000-02-29T00:00:00Z`) from [`SystemTime`] and back, without a date crate.
 //!
 //! The store keeps every time as this text: it sorts lexically in time order (for years
 //! 0000–9999), reads back unchanged, and any tool (`sqlite3`, a spreadsheet) understands it.
@@ -51,6 +51,53 @@ fn format_unix_seconds(secs: i64) -> String {
     )
 }
 
+/// Reads back a time [`format_rfc3339`] wrote (`2000-02-29T00:00:00Z`) as seconds since
+/// 1970-01-01T00:00:00Z; `None` for any other text (another offset, fractions, a date that
+/// does not exist). What a session's wall time is computed from (`finished_at − started_at`).
+pub fn parse_rfc3339(text: &str) -> Option<i64> {
+    let b = text.as_bytes();
+    let shape = b.len() == 20
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b[10] == b'T'
+        && b[13] == b':'
+        && b[16] == b':'
+        && b[19] == b'Z';
+    if !shape {
+        return None;
+    }
+    let num = |at: std::ops::Range<usize>| -> Option<i64> {
+        let digits = text.get(at)?;
+        digits
+            .bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| digits.parse().ok())?
+    };
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&month) || day < 1 || hour > 23 || minute > 59 || second > 59 {
+        return None;
+    }
+    let days = days_from_civil(year, month, day);
+    // A day past the month's end (02-30) comes back as another date.
+    if civil_from_days(days) != (year, month, day) {
+        return None;
+    }
+    Some(days * DAY_S + hour * 3600 + minute * 60 + second)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date: the inverse of [`civil_from_days`]
+/// (Hinnant's "days from civil").
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let year_of_era = y.rem_euclid(400);
+    let shifted_month = if month > 2 { month - 3 } else { month + 9 };
+    let day_of_year = (153 * shifted_month + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
 /// Converts days since 1970-01-01 to a proleptic Gregorian `(year, month 1–12, day 1–31)`.
 ///
 /// Works in eras of 400 years that start on 1 March, so the leap day is the last day of the
@@ -94,6 +141,37 @@ mod tests {
         assert_eq!(at(4_107_542_400), "2100-03-01T00:00:00Z"); // 2100 is not a leap year
         assert_eq!(at(4_107_456_000), "2100-02-28T00:00:00Z");
         assert_eq!(at(253_402_300_799), "9999-12-31T23:59:59Z");
+    }
+
+    #[test]
+    fn written_times_read_back_and_nothing_else_does() {
+        for secs in [
+            0,
+            951_782_400,
+            951_868_800,
+            1_234_567_890,
+            4_107_456_000,
+            253_402_300_799,
+        ] {
+            assert_eq!(parse_rfc3339(&at(secs)), Some(secs as i64), "{}", at(secs));
+        }
+        assert_eq!(parse_rfc3339("1969-12-31T23:59:59Z"), Some(-1));
+        assert_eq!(parse_rfc3339("1900-03-01T00:00:00Z"), Some(-2_203_891_200));
+        for bad in [
+            "",
+            "2026-03-01T10:20:00",
+            "2026-03-01T10:20:00+01:00",
+            "2026-03-01T10:20:00.5Z",
+            "2026-02-30T10:20:00Z",
+            "2100-02-29T00:00:00Z",
+            "2026-13-01T00:00:00Z",
+            "2026-03-01T24:00:00Z",
+            "2026-03-01 10:20:00Z",
+            "2026-0a-01T10:20:00Z",
+            "+026-03-01T10:20:00Z",
+        ] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
     }
 
     #[test]

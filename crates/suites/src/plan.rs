@@ -226,7 +226,17 @@ pub fn expand(suite: &Suite, availability: &dyn Fn(&FsVariant) -> Result<(), Una
             }
         }
     }
-    let peak_scratch_bytes = slots
+    let peak_scratch_bytes = peak_scratch(&cases, &slots);
+    Plan {
+        cases,
+        slots,
+        peak_scratch_bytes,
+    }
+}
+
+/// The most scratch space one slot of `slots` needs (in-memory types need none), bytes.
+fn peak_scratch(cases: &[Case], slots: &[Slot]) -> u64 {
+    slots
         .iter()
         .map(|s| &cases[s.case])
         .filter(|c| !c.variant.fs().in_memory())
@@ -235,11 +245,26 @@ pub fn expand(suite: &Suite, availability: &dyn Fn(&FsVariant) -> Result<(), Una
             None => c.estimate.scratch_bytes,
         })
         .max()
-        .unwrap_or(0);
-    Plan {
-        cases,
-        slots,
-        peak_scratch_bytes,
+        .unwrap_or(0)
+}
+
+impl Plan {
+    /// Gives every case of workload `name` the spec `kind` (sizes set by time,
+    /// [`crate::engine::resize`]): its footprint, estimate and image are planned again, and
+    /// the plan's peak scratch space with them. Case ids stay: a case is the one planned, its
+    /// sizes are recorded with the session. Returns how many cases changed.
+    pub fn resize(&mut self, name: &str, kind: &crate::engine::WorkloadKind) -> usize {
+        let footprint = kind.workload().footprint();
+        let mut changed = 0;
+        for c in self.cases.iter_mut().filter(|c| c.workload.name == name) {
+            c.workload.kind = kind.clone();
+            c.footprint = footprint;
+            c.estimate = c.variant.fs().plan(&footprint);
+            c.image_bytes = c.variant.image_size.map_or(c.estimate.image_bytes, |b| b.get());
+            changed += 1;
+        }
+        self.peak_scratch_bytes = peak_scratch(&self.cases, &self.slots);
+        changed
     }
 }
 

@@ -33,6 +33,9 @@
 //!   stored sessions of its configuration, never the candidate (it may be the regression); K
 //!   counts the base. With K ≥ [`MIN_SESSIONS`], the estimate; otherwise [`Between::assumed`]:
 //!   τ = [`ASSUMED_SESSION_SD_PCT`] % taken as known, explained by [`ASSUMED_RULE`].
+//! * [`usable`] and [`within_sd_pct`]: how many sessions the estimate can use (the "N of 5"
+//!   said without one) and the repeats' own spread over them (RMS CoV, percent), which the
+//!   stored estimate keeps for context (`report::noise`).
 //! * [`departure`]: a new session's mean against the earlier sessions' (for `history`'s
 //!   change-point check), with the same model; its degrees of freedom count the doubt of the
 //!   earlier means' whole spread (see there).
@@ -156,6 +159,27 @@ fn moments(sessions: &[Sample]) -> Option<Between> {
         df: kf - 1.0,
         sessions: k,
     })
+}
+
+/// How many of `sessions` [`estimate`] can use: at least two values, a positive mean and a
+/// finite sd each. What "N of 5 sessions" counts when there is no estimate yet.
+pub fn usable(sessions: &[Sample]) -> usize {
+    sessions.iter().filter(|&&s| ln_mean(s).is_some()).count()
+}
+
+/// The repeats' own spread over the usable sessions, for context beside the between-session sd:
+/// the root mean square of each session's coefficient of variation `sd / mean`, in percent
+/// (the within-session sd on the scale of τ, to first order). `None` without a usable session.
+pub fn within_sd_pct(sessions: &[Sample]) -> Option<f64> {
+    let covs: Vec<f64> = sessions
+        .iter()
+        .filter(|&&s| ln_mean(s).is_some())
+        .map(|s| (s.sd / s.mean).powi(2))
+        .collect();
+    if covs.is_empty() {
+        return None;
+    }
+    Some(100.0 * (covs.iter().sum::<f64>() / covs.len() as f64).sqrt())
 }
 
 /// The between-session variance of one metric row from the summaries of K sessions of the same
@@ -414,6 +438,30 @@ mod tests {
         let with_base = pair_noise(all[0], &all[1..]);
         assert_eq!(with_base, estimate(&all).unwrap());
         assert_eq!(pair_noise(all[0], &all[1..4]), Between::assumed());
+    }
+
+    #[test]
+    fn usable_sessions_and_the_within_sd_count_what_the_estimate_counts() {
+        let mut sessions = five();
+        assert_eq!(usable(&sessions), 5);
+        // RMS of the CoVs 5/100, 4/104, 6/97, 5/101, 5/110, by hand: 4.957 %.
+        let rms = ((0.05f64.powi(2)
+            + (4.0f64 / 104.0).powi(2)
+            + (6.0f64 / 97.0).powi(2)
+            + (5.0f64 / 101.0).powi(2)
+            + (5.0f64 / 110.0).powi(2))
+            / 5.0)
+            .sqrt()
+            * 100.0;
+        assert!(close(within_sd_pct(&sessions).unwrap(), rms, 1e-12));
+        // One value, a negative mean: left out of both, as the estimate leaves them out.
+        sessions.push(sample(100.0, 50.0, 1));
+        sessions.push(sample(-3.0, 1.0, 5));
+        assert_eq!(usable(&sessions), 5);
+        assert!(close(within_sd_pct(&sessions).unwrap(), rms, 1e-12));
+        assert_eq!(usable(&sessions[..3]), 3);
+        assert_eq!(estimate(&sessions[..3]), None);
+        assert_eq!((usable(&[]), within_sd_pct(&[])), (0, None));
     }
 
     #[test]

@@ -435,6 +435,79 @@ impl Workload for BonnieSpec {
         })
     }
 
+    /// Each knob grows for the shortest phase it drives ([`crate::resize`]): `file_size` for
+    /// the block write and the rewrite, `char_size` (when set) for the per-char phases, up to
+    /// the file, `files` for the create and delete phases (in thousands of 1024, as `-n`),
+    /// `seeks` (unless fixed) for `random_seeks`, and the passes of the block read and the
+    /// stat phases for what the larger file or file count still leaves short.
+    fn resized(&self, walls: &crate::resize::PhaseWalls) -> Option<crate::resize::Resized> {
+        use crate::resize::{change, grow, shortest};
+        let limit = MIN_TIME;
+        let mut next = self.clone();
+        let mut changes = Vec::new();
+        let chunk = self.chunk_size.get().max(1);
+        let mut file_factor = 1.0;
+        if let Some((phase, wall, f)) = shortest(walls, &[SEQ_WRITE_BLOCK, REWRITE], limit) {
+            let to = grow(self.file_size.get(), f, Bytes::MIB.max(chunk), u64::MAX);
+            file_factor = to as f64 / self.file_size.get().max(1) as f64;
+            next.file_size = Bytes(to);
+            changes.push(change("file_size", self.file_size, next.file_size, phase, wall, limit));
+        }
+        if let Some(c) = self.char_size.filter(|c| c.get() > 0) {
+            if let Some((phase, wall, f)) = shortest(walls, &[SEQ_WRITE_CHAR, SEQ_READ_CHAR], limit) {
+                let to = grow(c.get(), f, Bytes::MIB, next.file_size.get());
+                if to > c.get() {
+                    next.char_size = Some(Bytes(to));
+                    changes.push(change("char_size", c, Bytes(to), phase, wall, limit));
+                }
+            }
+        }
+        let mut files_factor = 1.0;
+        let file_phases = [SEQ_CREATE, SEQ_DELETE, RAND_CREATE, RAND_DELETE];
+        if let Some((phase, wall, f)) = shortest(walls, &file_phases, limit) {
+            let to = grow(u64::from(self.files), f, 1024, u64::from(u32::MAX)) as u32;
+            files_factor = f64::from(to) / f64::from(self.files.max(1));
+            next.files = to;
+            changes.push(change("files", self.files, to, phase, wall, limit));
+        }
+        if !self.fixed_seeks {
+            if let Some((phase, wall, f)) = shortest(walls, &[RANDOM_SEEKS], limit) {
+                let to = grow(u64::from(self.seeks), f, 1024, u64::from(u32::MAX)) as u32;
+                next.seeks = to;
+                changes.push(change("seeks", self.seeks, to, phase, wall, limit));
+            }
+        }
+        // The passes: what the larger file or file count leaves short at the warm-up's speed.
+        let after = |phase: &str, grown: f64| -> Vec<(String, std::time::Duration)> {
+            walls
+                .iter()
+                .filter(|(p, _)| p == phase)
+                .map(|(p, w)| (p.clone(), w.mul_f64(grown)))
+                .collect()
+        };
+        let mut passes = |knob: &str, phases: &[&str], grown: f64, from: u32| -> u32 {
+            let stretched: Vec<_> = phases.iter().flat_map(|p| after(p, grown)).collect();
+            let Some((phase, _, f)) = shortest(&stretched, phases, limit) else {
+                return from;
+            };
+            let to = grow(u64::from(from), f, 1, u64::from(MAX_PASSES)) as u32;
+            if to > from {
+                let wall = walls
+                    .iter()
+                    .find(|(p, _)| p == phase)
+                    .map_or(Default::default(), |w| w.1);
+                changes.push(change(knob, from, to, phase, wall, limit));
+            }
+            to
+        };
+        next.read_passes = passes("read_passes", &[SEQ_READ_BLOCK], file_factor, self.read_passes);
+        next.stat_passes = passes("stat_passes", &[SEQ_STAT, RAND_STAT], files_factor, self.stat_passes);
+        (!changes.is_empty()).then_some(crate::resize::Resized {
+            kind: WorkloadKind::Bonnie(next),
+            changes,
+        })
+    }
+
     fn validate(&self) -> Result<(), Invalid> {
         let chunk = self.chunk_size.get();
         if self.file_size.get() == 0 && self.files == 0 {
@@ -1669,6 +1742,53 @@ mod tests {
             dirs: 3,
             ..BonnieSpec::default()
         }
+    }
+
+    #[test]
+    fn resizing_raises_the_knob_of_each_short_phase_and_nothing_else() {
+        let quick = BonnieSpec {
+            file_size: Bytes(Bytes::GIB),
+            char_size: Some(Bytes(224 * Bytes::MIB)),
+            seeks: 24_576,
+            files: 40_960,
+            stat_passes: 3,
+            read_passes: 2,
+            ..BonnieSpec::default()
+        };
+        // Every phase long enough: nothing to do.
+        let long: Vec<(String, Duration)> = quick
+            .phases()
+            .into_iter()
+            .map(|p| (p, Duration::from_millis(900)))
+            .collect();
+        assert_eq!(quick.resized(&long), None);
+        // Creates at 0.2 s (the shortest of the four file phases: 3.75 → × 4), stats at 0.3 s
+        // (× 4 with the files: long enough), seeks at 0.45 s (× 2), block reads at 0.1 s (× 8).
+        let mut short = long.clone();
+        for (p, w) in &mut short {
+            *w = match p.as_str() {
+                SEQ_CREATE => Duration::from_millis(200),
+                RAND_DELETE => Duration::from_millis(300),
+                SEQ_STAT => Duration::from_millis(300),
+                RANDOM_SEEKS => Duration::from_millis(450),
+                SEQ_READ_BLOCK => Duration::from_millis(100),
+                _ => *w,
+            };
+        }
+        let r = quick.resized(&short).expect("short phases");
+        let WorkloadKind::Bonnie(b) = &r.kind else {
+            panic!("{r:?}")
+        };
+        assert_eq!(b.files, 163_840, "{r:?}");
+        assert_eq!(b.file_size, quick.file_size, "block write and rewrite were long enough");
+        assert_eq!(b.char_size, quick.char_size);
+        assert_eq!(b.stat_passes, 3, "0.3 s × 4 is long enough");
+        assert_eq!(b.seeks, 49_152);
+        assert_eq!(b.read_passes, 16);
+        assert_eq!(r.changes.len(), 3, "{:?}", r.changes);
+        assert!(r.changes[0].starts_with("files 40960 → "), "{:?}", r.changes);
+        assert!(r.changes[0].contains("seq_create took 0.20 s"), "{:?}", r.changes);
+        b.validate().expect("a resized spec stays valid");
     }
 
     #[test]
