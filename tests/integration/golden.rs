@@ -6,7 +6,9 @@
 //! changes a byte of any export fails here; a deliberate change of an export regenerates the
 //! expected files and says why in its commit. (`report.json` was regenerated once when Student's
 //! t moved to statrs: only the last digits of `ci_low`, `ci_high`, `welch.p` and the ratio bounds
-//! changed, at most 6.2e-13 relative; no standing, verdict or other field.)
+//! changed, at most 6.2e-13 relative; no standing, verdict or other field. `report.{json,md,txt}`
+//! were regenerated when a warm-up's short-phase note stopped being a warning of the session
+//! (sizes set by time): the same notes, from the measured repeats, so in another order.)
 
 use crate::util::{report_file, scratch};
 use std::path::Path;
