@@ -505,31 +505,37 @@ impl Warnings<'_> {
         }
     }
 
-    /// One warning per (variant, workload) whose cells have fewer than two values, or that is
-    /// available but has no measured repeat at all (and no failure already explains it).
+    /// One warning per (variant, workload) with one measured repeat that completed, or that is
+    /// available but has none at all (and no failure already explains it). Counted in repeats,
+    /// not in a row's values: a detail row only some repeats have (the sampled-latency rows
+    /// `lat_sample_every`, `lat_samples`) does not make a case of four repeats one of one.
     fn missing_intervals(&self, out: &mut Vec<String>) {
         for table in self.tables {
             for case in self.data.cases.iter().filter(|c| c.workload == table.workload) {
                 if case.availability != CaseAvailability::Available {
                     continue;
                 }
-                let min_n = table
-                    .rows
+                let measured = self
+                    .data
+                    .samples
                     .iter()
-                    .flat_map(|r| r.cells.iter())
-                    .filter(|c| c.variant == case.variant)
-                    .map(|c| c.summary.n)
-                    .min();
+                    .filter(|r| {
+                        r.sample.case_id == case.case_id
+                            && !r.sample.is_warmup
+                            && r.sample.status == SampleStatus::Ok
+                            && !r.sample.measurements.is_empty()
+                    })
+                    .count();
                 let failed =
                     self.data.samples.iter().any(|r| {
                         r.sample.case_id == case.case_id && matches!(r.sample.status, SampleStatus::Failed(_))
                     });
-                let line = match min_n {
-                    Some(1) => format!(
+                let line = match measured {
+                    1 => format!(
                         "{} / {}: only 1 measured repeat: no confidence interval",
                         case.variant, case.workload
                     ),
-                    None if !failed => {
+                    0 if !failed => {
                         format!("{} / {}: no measured repeats", case.variant, case.workload)
                     }
                     _ => continue,
@@ -1193,6 +1199,30 @@ mod tests {
             cuts[1].starts_with("note: VIOLATION, one note per damaged file"),
             "{cuts:#?}"
         );
+    }
+
+    /// A detail row that only one repeat has (the sampled-latency rows appear where sampling
+    /// began) is not a case of one measured repeat.
+    #[test]
+    fn a_row_only_one_repeat_has_does_not_make_a_case_of_one_repeat() {
+        let mut data = session_data();
+        let one = |m: &ReportModel| {
+            m.warnings
+                .iter()
+                .filter(|w| w.text().contains("only 1 measured repeat"))
+                .count()
+        };
+        let before = one(&build(&data, 1, 0.95));
+        let measured = data
+            .samples
+            .iter_mut()
+            .find(|r| !r.sample.is_warmup && r.sample.status == SampleStatus::Ok)
+            .expect("a measured repeat");
+        let mut detail = measured.sample.measurements[0].clone();
+        detail.metric = crate::metric::MetricId::lower("lat_sample_every", crate::metric::Unit::Count)
+            .with_role(crate::metric::Role::Detail);
+        measured.sample.measurements.push(detail);
+        assert_eq!(one(&build(&data, 1, 0.95)), before);
     }
 
     #[test]
