@@ -143,6 +143,8 @@ fn comparable(o: &RunOptions) -> RunOptions {
         // one's sizes): not what the user asked for.
         resized: Vec::new(),
         fixed_sizes: false,
+        // Sessions before `--equivalence` was stored ran the default margin.
+        equivalence: Some(o.equivalence.unwrap_or(crate::stats::verdict::DECIDED_MARGIN_PCT)),
         ..o.clone()
     }
 }
@@ -197,7 +199,12 @@ impl AaRun {
             cases: plan.cases.iter().filter(|c| c.unavailable.is_none()).count(),
         };
         let host = crate::sysinfo::host_info().hostname;
-        let want = comparable(options);
+        // As a session stores its options: with the margin it runs (given, the suite's or
+        // the default).
+        let want = comparable(&RunOptions {
+            equivalence: Some(options.margin_pct(suite)),
+            ..options.clone()
+        });
         let earlier = if crate::store::is_postgres(db) || db.exists() {
             let store =
                 crate::store::open(db, crate::config::stored_suite_policy).map_err(|source| RunError::OpenStore {
