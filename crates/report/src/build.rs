@@ -72,13 +72,7 @@ pub fn build_with(data: &SessionData, trim: usize, confidence: f64, sections: &[
         non_finite,
     } = measured(data, &row_names, &case_by_id);
 
-    let info = &data.session.info;
-    let margin = super::methodology::stored_margin(info.run_options.as_deref());
-    let rule = match super::methodology::stored_design(info.run_options.as_deref()) {
-        Some(design) if info.policy.is_adaptive() => StandingRule::Planned(design, margin),
-        _ if info.policy.methodology => StandingRule::Equivalence(margin),
-        _ => StandingRule::Welch,
-    };
+    let rule = standing_rule(&data.session.info);
     let mut tables = Vec::with_capacity(workloads.len());
     for (workload, kind) in &workloads {
         let mut rows = Vec::new();
@@ -128,7 +122,7 @@ pub fn build_with(data: &SessionData, trim: usize, confidence: f64, sections: &[
     }
 
     super::cachebound::mark(&mut tables, data);
-    let warnings = Warnings {
+    let mut warnings = Warnings {
         data,
         case_by_id: &case_by_id,
         tables: &tables,
@@ -136,7 +130,6 @@ pub fn build_with(data: &SessionData, trim: usize, confidence: f64, sections: &[
         per_repeat: sections.iter().flat_map(|s| s.notes_per_repeat()).copied().collect(),
     }
     .collect(&non_finite);
-    let mut warnings = warnings;
     guest_group_warnings(&mut warnings, &group_order, &variants, &groups, &releases);
     let mut model = ReportModel {
         schema_version: SCHEMA_VERSION,
@@ -160,6 +153,18 @@ pub fn build_with(data: &SessionData, trim: usize, confidence: f64, sections: &[
     let checks = super::methodology::checks(&model);
     model.warnings.extend(checks);
     model
+}
+
+/// How a session's rows are judged: by its stored sequential design (an adaptive session), the
+/// equivalence rule (sessions since schema 5), or Welch's test (older ones); with the margin it
+/// stored.
+fn standing_rule(info: &crate::store::NewSession) -> StandingRule {
+    let margin = super::methodology::stored_margin(info.run_options.as_deref());
+    match super::methodology::stored_design(info.run_options.as_deref()) {
+        Some(design) if info.policy.is_adaptive() => StandingRule::Planned(design, margin),
+        _ if info.policy.methodology => StandingRule::Equivalence(margin),
+        _ => StandingRule::Welch,
+    }
 }
 
 /// Puts one warning per guest comparison group (`group_order` after the host's `None`) at the
