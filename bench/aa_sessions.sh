@@ -10,7 +10,9 @@
 # first pairs run with few, the later ones with more. Prints, per ordered pair, the exit code,
 # the gating rows called worse and the between-session line compare printed, then the false
 # alarm count. Its own database and scratch under a private folder (kept: the path is printed).
-# Needs root. Environment: N (8), ARGS (extra `fsbench run` arguments, e.g. "--scratch /dev/shm/x").
+# Needs root. Environment: N (8), ARGS (extra `fsbench run` arguments, e.g. "--scratch /dev/shm/x"),
+# AGAIN (the folder of an earlier run: compare its N sessions again with this binary, no new
+# sessions; its earlier compare files are overwritten).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
@@ -19,11 +21,13 @@ N=${N:-8}
 ARGS=${ARGS:-}
 bench_init aa_sessions python3
 # The database and logs outlive the run (bench_init's own folder does not).
-keep=$(mktemp -d /var/tmp/fsbench-aa.XXXXXX)
+AGAIN=${AGAIN:-}
+keep=${AGAIN:-$(mktemp -d /var/tmp/fsbench-aa.XXXXXX)}
 bench_build
 bin="$target/release/fsbench"
 db="$keep/aa.db"
 for i in $(seq 1 "$N"); do
+    [ -n "$AGAIN" ] && break
     echo "session $i of $N ..." >&2
     # shellcheck disable=SC2086
     "$bin" --db "$db" run --label "aa$i" $ARGS >"$keep/run$i.log" 2>&1
