@@ -4,7 +4,10 @@
 //! percentiles, every rank's fingerprint, a rank killed with SIGKILL (exit 1 naming it, within
 //! seconds), one rank failing a repeat (a failed repeat; the session goes on), and the wear-out
 //! stonewall with a rank throttled by a cgroup: for the whole phase, and up to its stonewall
-//! only, where the aggregate must differ from the ranks' sum by what the skew predicts.
+//! only, where the aggregate must differ from the ranks' sum by what the skew predicts; and
+//! bonnie's fixed-work small-file phases with a rank throttled, where the headline (all the
+//! work over first start to last end) must differ from the ranks' sum by what their times
+//! predict.
 //! Built only with `--features mpi` (`cargo test --features mpi --test integration mpi`).
 
 use crate::require_privileged;
@@ -228,23 +231,24 @@ fn four_ranks_run_small_files_and_fileio_with_cluster_figures_from_every_rank() 
                     "{p} {name}: {v} vs {}",
                     work / (last_end - first_start)
                 );
-                // While all ranks were active: the ranks' sum is kept as a detail row (a
-                // consistency check of that row; the ranks here run alike, so it cannot tell
-                // the aggregate from the sum: a_rank_throttled_inside_the_window_… does); the
-                // aggregate of a phase without per-rank series is that sum (each rank's work
-                // spread evenly over its phase), with series it is measured from them (checked
-                // against the raw seconds below).
-                if last_start < first_end {
-                    let sum: f64 = ranks.iter().map(|x| x[base]).sum();
+                // The ranks' sum is kept as a detail row (a consistency check of that row; the
+                // ranks here run alike, so it cannot tell the headline from the sum:
+                // a_rank_throttled_… do). A phase without per-rank series (fixed work) has
+                // the fair share as its headline, with or without a moment all ranks ran; with
+                // series the headline is measured while all ranks were active (checked against
+                // the raw seconds below) and absent without such a window.
+                let sum: f64 = ranks.iter().map(|x| x[base]).sum();
+                let timed = series_of(s, &format!("{p}@rank0")).is_some();
+                if !timed || last_start < first_end {
                     let rank_sum = cluster[&format!("{base}_rank_sum")];
                     assert!(
                         (rank_sum - sum).abs() <= 1e-6 * sum.max(1.0),
                         "{p} {base}: {rank_sum} vs {sum}"
                     );
-                    if series_of(s, &format!("{p}@rank0")).is_none() {
+                    if !timed {
                         assert!(
-                            (cluster[base] - sum).abs() <= 1e-6 * sum.max(1.0),
-                            "{p} {base}: {} vs {sum}",
+                            (cluster[base] - v).abs() <= 1e-9 * v.abs().max(1.0),
+                            "{p} {base}: {} vs the fair share {v}",
                             cluster[base]
                         );
                     }
@@ -790,6 +794,110 @@ fn a_rank_throttled_inside_the_window_makes_the_aggregate_differ_from_the_rank_s
         difference >= 0.2 * aggregate,
         "the skew's cost {difference} is small against {aggregate}: {rows:?}"
     );
+    assert!(t0.elapsed() < Duration::from_secs(60), "{:?}", t0.elapsed());
+    drop(slow);
+}
+
+/// bonnie's small-file phases (fixed work: `FILES` files per rank, no per-second series) on
+/// tmpfs, so a [`CpuLimit`] slows a rank in proportion.
+const FILES: f64 = 10_000.0;
+const FILES_SUITE: &str = r#"
+[suite]
+name = "skewfiles"
+
+[run]
+repeats = 1
+drop_caches = false
+
+[[fs]]
+type = "tmpfs"
+
+[[workload]]
+kind = "bonnie"
+name = "files"
+file_size = "0"
+seeks = 0
+files = 10000
+file_max_size = "0"
+"#;
+
+#[test]
+fn a_rank_throttled_through_fixed_work_phases_makes_the_headline_differ_from_the_rank_sum() {
+    // A fixed-work phase has no per-second series: its headline is all the ranks' work over
+    // first start to last end (IOR's aggregate), not the sum of their average rates. Rank 1 is
+    // held to 10 % of a CPU for the whole run, so it takes several times rank 0's time for the
+    // same files; the prediction below comes from the ranks' recorded start and end alone.
+    require_privileged!();
+    if !have_mpirun() {
+        return;
+    }
+    let Some(slow) = CpuLimit::new(10) else {
+        skip_or_fail("no cgroup v1 cpu controller to slow a rank with");
+        return;
+    };
+    let dir = scratch();
+    let suite = write_suite(dir.path(), "files.toml", FILES_SUITE);
+    let db = dir.path().join("f.db");
+    let sc = dir.path().join("scratch");
+    let t0 = Instant::now();
+    let o = slowed_rank_1(&slow, &db, &suite, &sc).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert_no_leftovers(&sc);
+    let r = report_json(db.to_str().unwrap(), "latest");
+    let s = &r["samples"][0];
+    assert_eq!(s["status"]["state"], "ok", "{s}");
+    let rows = rows(s);
+    let f = |row: &str, name: &str| figure(&rows, row, name);
+    let mut most = (0.0f64, "");
+    for p in [
+        "seq_create",
+        "seq_stat",
+        "seq_delete",
+        "rand_create",
+        "rand_stat",
+        "rand_delete",
+    ] {
+        let ranks = [format!("{p}@rank0"), format!("{p}@rank1")];
+        assert!(series_of(s, &ranks[0]).is_none(), "{p} is fixed work");
+        let (start, end): (Vec<f64>, Vec<f64>) = ranks.iter().map(|k| (f(k, "start_s"), f(k, "end_s"))).unzip();
+        // Fixed work: every rank did the same FILES files, whatever its speed.
+        for k in &ranks {
+            let done = f(k, "rate") * f(k, "wall_s");
+            assert!((done - FILES).abs() <= 1e-6 * FILES, "{k}: {done} files");
+        }
+        // What the skew predicts from the ranks' times: the headline is 2 × FILES over first
+        // start to last end, the ranks' sum FILES / (end − start) of each.
+        let span = end.iter().copied().fold(f64::MIN, f64::max) - start.iter().copied().fold(f64::MAX, f64::min);
+        let headline = 2.0 * FILES / span;
+        let sum: f64 = start.iter().zip(&end).map(|(a, b)| FILES / (b - a)).sum();
+        let (stored, stored_sum) = (f(p, "rate"), f(p, "rate_rank_sum"));
+        assert!(
+            (stored - headline).abs() <= 1e-6 * headline,
+            "{p}: headline {stored} vs {headline} predicted (rank sum {stored_sum}): {rows:?}"
+        );
+        let (difference, predicted) = (stored_sum - stored, sum - headline);
+        assert!(
+            (difference - predicted).abs() <= 1e-6 * sum,
+            "{p}: rank sum − headline {difference} vs {predicted} predicted: {rows:?}"
+        );
+        eprintln!(
+            "{p}: rank walls {:.3} and {:.3} s; headline {stored:.0}/s, rank sum {stored_sum:.0}/s",
+            f(&ranks[0], "wall_s"),
+            f(&ranks[1], "wall_s")
+        );
+        if difference / stored_sum > most.0 {
+            most = (difference / stored_sum, p);
+        }
+    }
+    // The throttle made a real skew: where it was largest rank 1 took over twice rank 0's
+    // time, so the headline is well below the ranks' sum ((k − 1) / (k + 1) of it for a rank
+    // k times slower that started with the other): a headline that were the sum would miss
+    // the prediction above by that much, far outside its 1e-6.
+    let (share, p) = most;
+    let walls = [f(&format!("{p}@rank0"), "wall_s"), f(&format!("{p}@rank1"), "wall_s")];
+    eprintln!("{p}: the sum exceeds the headline by {:.0} %", 100.0 * share);
+    assert!(walls[1] > 2.0 * walls[0], "{p}: rank 1 was throttled: {walls:?}");
+    assert!(share > 0.25, "{p}: {share}: {rows:?}");
     assert!(t0.elapsed() < Duration::from_secs(60), "{:?}", t0.elapsed());
     drop(slow);
 }

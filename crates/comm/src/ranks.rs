@@ -19,20 +19,29 @@
 //!
 //! Figures of a phase P (rank 0's timeline, every rank's clock corrected by its offset; the
 //! origin is the release of P's sync, the last rank's arrival):
-//! - `M` (for each rate metric M, MiB/s or ops/s): the aggregate while all ranks were active
-//!   (latest start to earliest end): the work done in that window over its length. Where the
-//!   phase is time-based, every rank's per-second series measures it ([`window_shares`]: each
-//!   rank's share of its operations inside the window, its seconds placed on rank 0's timeline
-//!   and spread evenly within each second), so a rank that ran slow in the window counts as
-//!   slow there (a wear-out stonewall's operations after the deadline come after the ranks'
-//!   agreement, which closes the window: outside it); every rank's series is stored too (phase
-//!   P with `rank` N). Tested against an independent computation with one rank throttled up to
-//!   its stonewall only (`tests/integration/mpi.rs`). A phase without series spreads each
-//!   rank's work evenly over its phase (the sum of the ranks' rates);
+//! - `M` (for each rate metric M, MiB/s or ops/s), the headline:
+//!   - a time-based phase (its ranks have per-second series): the aggregate while all ranks
+//!     were active (latest start to earliest end), the work done in that window over its
+//!     length, absent if the ranks never all ran at once. Every rank's per-second series
+//!     measures it ([`window_shares`]: each rank's share of its operations inside the window,
+//!     its seconds placed on rank 0's timeline and spread evenly within each second), so a
+//!     rank that ran slow in the window counts as slow there (a wear-out stonewall's
+//!     operations after the deadline come after the ranks' agreement, which closes the
+//!     window: outside it); every rank's series is stored too (phase P with `rank` N). Tested
+//!     against an independent computation with one rank throttled up to its stonewall only
+//!     (`tests/integration/mpi.rs`);
+//!   - a fixed-work phase (bonnie's, small files: no series): all the ranks' work (Σ rate ×
+//!     wall) over first start to last end, IOR's aggregate bandwidth (IOR's `-D` deadline makes
+//!     a phase the time-limited case above). The work inside the common window is not measured here, and
+//!     spread evenly over each rank's phase it would be the ranks' sum again; all the work over
+//!     the window alone would count work done outside it (without bound as the window
+//!     shrinks). So a straggler's tail counts as time the cluster took, as IOR counts it.
+//!     Tested with one rank throttled for its whole phases (`tests/integration/mpi.rs`);
 //! - `M_rank_sum` (detail): the sum of the ranks' average rates, the figure that assumes every
-//!   rank ran steadily: under skew it is the optimistic one, and the difference to `M` is what
-//!   the skew cost;
-//! - `M_fair_share`: total work (Σ rate × wall) / (last end − first start), IOR's figure;
+//!   rank ran steadily: under skew it is the optimistic one, and the difference to
+//!   `M` is what the skew cost;
+//! - `M_fair_share`: total work (Σ rate × wall) / (last end − first start), IOR's figure; a
+//!   detail where it is the headline already (fixed work), so it is not ranked twice;
 //! - `slowest_rank_s`, `straggler_index` (slowest / median rank time), `barrier_s` (from the
 //!   last arrival to the last rank leaving the sync);
 //! - latency statistics from the sum of every rank's histogram (one bucket layout), so cluster
@@ -996,9 +1005,11 @@ fn combine_phase(
     Ok(())
 }
 
-/// The cluster figures of every metric of `p0` but latencies (rates: aggregate and fair share
-/// over `span` seconds, and the ranks' sum; seconds: the slowest rank's; others: the mean),
-/// and every rank's own rates as the start of its row.
+/// The cluster figures of every metric of `p0` but latencies (rates: the headline, measured
+/// over the window all ranks ran in (a time-based phase, from the ranks' `series`) or all the
+/// work over `span` seconds, first start to last end (a fixed-work phase); the fair share over
+/// `span`; the ranks' sum as a detail; seconds: the slowest rank's; others: the mean), and every
+/// rank's own rates as the start of its row.
 fn other_metrics(
     p0: &PhaseResult,
     ranks: &[RankOfPhase],
@@ -1009,6 +1020,8 @@ fn other_metrics(
     let first_end = ranks.iter().map(|(_, _, t, o)| t.end_ns - o).min().unwrap_or(0);
     // Each rank's share of its own work done inside the window, from its series.
     let shares = window_shares(ranks, series, (last_start, first_end));
+    // A time-based phase: its ranks have per-second series; a fixed-work one has none.
+    let timed = series.iter().any(Option::is_some);
     let mut metrics = Vec::new();
     let mut rank_rows: Vec<Metrics> = vec![Vec::new(); ranks.len()];
     for (m, _) in p0.metrics.iter().filter(|(m, _)| m.role != Role::Latency) {
@@ -1022,33 +1035,44 @@ fn other_metrics(
                 .zip(&vals)
                 .map(|((_, p, _, _), v)| v * p.wall.as_secs_f64())
                 .sum();
-            if last_start < first_end {
-                let sum: f64 = vals.iter().sum();
-                let aggregate = match &shares {
-                    // Measured: the work each rank did inside the window, over the window.
-                    Some(shares) => {
-                        let window = secs(first_end - last_start);
-                        ranks
-                            .iter()
-                            .zip(&vals)
-                            .zip(shares)
-                            .map(|(((_, p, _, _), v), share)| v * p.wall.as_secs_f64() * share)
-                            .sum::<f64>()
-                            / window
-                    }
-                    // No series (not time-based): each rank's work spread evenly over its phase.
-                    None => sum,
-                };
-                metrics.push((m.clone(), aggregate));
-                metrics.push((
-                    MetricId::higher(&format!("{}_rank_sum", m.name), m.unit).with_role(Role::Detail),
-                    sum,
-                ));
+            let sum: f64 = vals.iter().sum();
+            let fair = if span > 0.0 { work / span } else { f64::NAN };
+            let rank_sum = MetricId::higher(&format!("{}_rank_sum", m.name), m.unit).with_role(Role::Detail);
+            let fair_share = MetricId::higher(&format!("{}_fair_share", m.name), m.unit);
+            if timed {
+                if last_start < first_end {
+                    let aggregate = match &shares {
+                        // Measured: the work each rank did inside the window, over the window.
+                        Some(shares) => {
+                            let window = secs(first_end - last_start);
+                            ranks
+                                .iter()
+                                .zip(&vals)
+                                .zip(shares)
+                                .map(|(((_, p, _, _), v), share)| v * p.wall.as_secs_f64() * share)
+                                .sum::<f64>()
+                                / window
+                        }
+                        // A rank's series without operations: its work spread evenly.
+                        None => sum,
+                    };
+                    metrics.push((m.clone(), aggregate));
+                    metrics.push((rank_sum, sum));
+                }
+                metrics.push((fair_share, fair));
+            } else {
+                // Fixed work: what the ranks did inside the window is not measured (spread
+                // evenly it would be the ranks' sum again), so the headline is all the work over
+                // first start to last end, IOR's aggregate; the fair-share row repeats it as a
+                // detail, not ranked twice.
+                if span > 0.0 {
+                    metrics.push((m.clone(), fair));
+                }
+                metrics.push((rank_sum, sum));
+                if span > 0.0 {
+                    metrics.push((fair_share.with_role(Role::Detail), fair));
+                }
             }
-            metrics.push((
-                MetricId::higher(&format!("{}_fair_share", m.name), m.unit),
-                if span > 0.0 { work / span } else { f64::NAN },
-            ));
             for (row, v) in rank_rows.iter_mut().zip(&vals) {
                 row.push((m.clone().with_role(Role::Detail), *v));
             }
@@ -1267,11 +1291,29 @@ mod tests {
             rank(1, 0.020, 4.0, 750.0, &b, 5_000_000_000),
         ];
         let s = combine(&results, &offsets).unwrap();
-        // Aggregate: both ranks active from 0.020 to 2.010, each at its rate.
-        assert_eq!(metric(&s, "p", "rate"), 1750.0);
-        // Fair share: 2000 + 3000 operations over 0.010 ..= 4.020.
-        let fair = metric(&s, "p", "rate_fair_share");
-        assert!((fair - 5000.0 / 4.010).abs() < 1e-6, "{fair}");
+        // A fixed-work phase (no series): the headline is all the work, 2000 + 3000
+        // operations, over first start to last end, 0.010 ..= 4.020 (IOR's aggregate), not
+        // the ranks' sum of 1750 ops/s, which assumes rank 1 ran at its average during
+        // rank 0's 2 s and rank 0 during rank 1's 4 s.
+        let headline = metric(&s, "p", "rate");
+        assert!((headline - 5000.0 / 4.010).abs() < 1e-6, "{headline}");
+        assert_eq!(metric(&s, "p", "rate_rank_sum"), 1750.0);
+        assert_eq!(metric(&s, "p", "rate_fair_share"), headline);
+        // Ranked once: the headline keeps the ranks' role and direction; the sum and the
+        // fair share (the same figure here) are details.
+        let id = |name: &str| {
+            s.phases[0]
+                .metrics
+                .iter()
+                .find(|(m, _)| m.name == name)
+                .unwrap()
+                .0
+                .clone()
+        };
+        let detail = |name: &str| MetricId::higher(name, Unit::OpsPerSec).with_role(Role::Detail);
+        assert_eq!(id("rate"), MetricId::higher("rate", Unit::OpsPerSec));
+        assert_eq!(id("rate_rank_sum"), detail("rate_rank_sum"));
+        assert_eq!(id("rate_fair_share"), detail("rate_fair_share"));
         assert_eq!(metric(&s, "p", "slowest_rank_s"), 4.0);
         assert_eq!(metric(&s, "p", "straggler_index"), 4.0 / 3.0);
         // The timeline: rank 1's start is 0.020 s after the sync on rank 0's clock.
@@ -1541,13 +1583,32 @@ mod tests {
     }
 
     #[test]
-    fn ranks_that_never_ran_together_have_no_aggregate_and_a_failed_rank_fails_the_repeat() {
+    fn ranks_that_never_ran_together_have_no_window_aggregate_and_a_failed_rank_fails_the_repeat() {
         let a = recorder([1000]);
-        let results = [rank(0, 0.0, 1.0, 10.0, &a, 0), rank(1, 2.0, 1.0, 10.0, &a, 0)];
+        let timed = |mut r: RankResult| {
+            if let Ok(s) = &mut r.sample {
+                s.series = vec![crate::metric::ThroughputSeries {
+                    phase: "p".into(),
+                    rank: None,
+                    ops: vec![10],
+                }];
+            }
+            r
+        };
+        // Time-based: no moment with both ranks running, no aggregate over one.
+        let results = [
+            timed(rank(0, 0.0, 1.0, 10.0, &a, 0)),
+            timed(rank(1, 2.0, 1.0, 10.0, &a, 0)),
+        ];
         let s = combine(&results, &[ClockOffset::default(); 2]).unwrap();
         let names: Vec<&str> = s.phases[0].metrics.iter().map(|(m, _)| m.name.as_str()).collect();
         assert!(!names.contains(&"rate"), "{names:?}");
         assert_eq!(metric(&s, "p", "rate_fair_share"), 20.0 / 3.0);
+        // Fixed work needs no common window: all the work over first start to last end.
+        let results = [rank(0, 0.0, 1.0, 10.0, &a, 0), rank(1, 2.0, 1.0, 10.0, &a, 0)];
+        let s = combine(&results, &[ClockOffset::default(); 2]).unwrap();
+        assert_eq!(metric(&s, "p", "rate"), 20.0 / 3.0);
+        assert_eq!(metric(&s, "p", "rate_rank_sum"), 20.0);
 
         let mut results = [rank(0, 0.0, 1.0, 10.0, &a, 0), rank(1, 0.0, 1.0, 10.0, &a, 0)];
         results[1].sample = Err("ENOSPC".into());

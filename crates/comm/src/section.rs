@@ -4,7 +4,9 @@
 //! phase's sync). Read from the stored samples only (rows with a `rank`, see [`super::ranks`]);
 //! a session of one rank has none, so its report is unchanged (the section renders to "").
 //! The section says what it shows once, as [`crate::report::block`]s, which the report lays out
-//! in Markdown and HTML and escapes; the timeline is the page's SVG, escaped here.
+//! in Markdown and HTML and escapes; the timeline is the page's SVG, escaped here. A paragraph
+//! says once what a phase's rate figures are (time-based: over the window all ranks ran in;
+//! fixed work: all the work over first start to last end).
 //!
 //! Shown for the first measured, successful repeat of each case: the figures of every repeat
 //! are in the main tables (rates, fair share) and in the exports. First, every rank's
@@ -39,6 +41,15 @@ struct CaseView {
     repeat: u32,
     phases: Vec<PhaseView>,
 }
+
+/// What the rate figures of a phase are (`ranks` module documentation), said once.
+const FIGURES: &str = "A phase's rate rows (the headline, ranked in the tables above) are the \
+cluster's. A time-based phase counts, from every rank's per-second series, the work done while \
+all ranks were running (latest start to earliest end) over that window. A fixed-work phase \
+(no series) counts all the ranks' work over first start to last end, IOR's aggregate: a \
+straggler's tail is time the cluster took. Below, ..._rank_sum is the sum of the ranks' \
+average rates (steady ranks assumed: optimistic under skew) and ..._fair_share all the work \
+over first start to last end.";
 
 const CLUSTER: [&str; 3] = ["slowest_rank_s", "straggler_index", "barrier_s"];
 
@@ -194,6 +205,9 @@ impl crate::report::Section for RanksSection {
                 &[1, 2, 3, 5, 6],
             ));
         }
+        if !cases.is_empty() {
+            out.push(Block::Paragraph(FIGURES.into()));
+        }
         for c in &cases {
             out.push(Block::heading(3, format!("{} (repeat {})", c.title, c.repeat)));
             out.push(Block::Html(timeline_svg(c)));
@@ -344,6 +358,7 @@ mod tests {
         }
         assert!(md.contains("|---:|:---|:---|:---|---:|:---|:---|---:|"), "{md}");
         assert!(md.contains("\n### ext4 × fileio (repeat 1)\n"), "{md}");
+        assert!(md.contains("over first start to last end, IOR's aggregate"), "{md}");
         assert!(md.contains("| rndrw | straggler_index (ratio) | 1.2500 |"), "{md}");
         assert!(
             md.contains("| rndrw | 1 | 0.0010 | 2.5000 | 2.4990 | throughput (MiB/s) 75.0000 |"),
