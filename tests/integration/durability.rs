@@ -1,17 +1,22 @@
 //! The `durability` workload on a real loop ext4 through `fsbench run`: under each cut method
 //! and model (the power-cut disk's volatile, reorder and torn-sectors models, the shutdown
 //! ioctl, torn-sectors with the dirty pages written back before the cut) the negative control
-//! (acknowledged with no sync) reports losses and write + fsync none; sync_file_range's units
-//! come back torn under torn-sectors; a failed writeback is reported by the first fsync, on
-//! ext4 and on btrfs under a seeded model (the matrix in the JSON export says so too);
-//! isolated cuts run one primitive and the control each; Ctrl-C and SIGKILL + `fsbench
-//! cleanup` with the seeded models' disk up leave nothing.
+//! (acknowledged with no sync) reports losses in every cut, so no column is unverified, and
+//! write + fsync none; the flush control (written back, never flushed) is lost in every cut
+//! under the disk's volatile and torn-sectors models and kept in every cut under the shutdown
+//! ioctl, which cannot expose a missing flush; sync_file_range's units come back torn under
+//! torn-sectors; a cut whose negative control is made to lose nothing (`broken_control_cut`)
+//! shows its column unverified in the terminal, Markdown, HTML and JSON reports; a cut that
+//! does not mount counts its units as lost; a failed
+//! writeback is reported by the first fsync, on ext4 and on btrfs under a seeded model (the
+//! matrix in the JSON export says so too); isolated cuts run one primitive and the controls
+//! each; Ctrl-C and SIGKILL + `fsbench cleanup` with the seeded models' disk up leave nothing.
 
 use crate::powercut::{
     assert_powercut_left_nothing, assert_sigkill_is_undone_by_cleanup, cell, notes, run_with_disk_workload_up,
 };
 use crate::require_privileged;
-use crate::util::{report_json, scratch, write_suite, SuiteRun};
+use crate::util::{fsbench, report_file, report_json, scratch, text, write_suite, SuiteRun};
 
 /// The test's suite: ext4, one `durability` workload per (name, its cut settings), each with
 /// write + fsync and the control, 2 cuts of 2 files.
@@ -76,7 +81,37 @@ fn the_negative_control_loses_under_every_cut_model_and_write_fsync_loses_nothin
             "{workload}: the control lost nothing: {n}"
         );
         assert_eq!(get("nosync-control", "control_caught"), (1, 1.0), "{workload}");
+        assert_eq!(get("nosync-control", "cuts_not_caught"), (1, 0.0), "{workload}");
+        assert_eq!(get("nosync-control", "cuts"), (1, 2.0), "{workload}");
         assert!(!n.contains("NEGATIVE CONTROL FAILED"), "{workload}: {n}");
+        assert_eq!(get("write-fsync", "unverified_units"), (1, 0.0), "{workload}");
+        let m = j["durability"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["workload"] == workload)
+            .unwrap_or_else(|| panic!("{workload}: no matrix"));
+        assert_eq!(m["columns"][0]["unverified"], false, "{workload}: {m}");
+        // The flush control, under every method: written back and never flushed, the disk's
+        // volatile and torn-sectors models lose it in every cut, the shutdown ioctl keeps it in
+        // every cut (what reached the disk survives: no missing flush can show), the reordering
+        // disk keeps a seeded subset (measured, not asserted: 2 cuts of 2 files can keep all).
+        assert_eq!(get("noflush-control", "acked_units"), (1, 16.0), "{workload}");
+        assert_eq!(get("noflush-control", "cuts"), (1, 2.0), "{workload}");
+        let kept = get("noflush-control", "cuts_not_caught").1;
+        match workload {
+            "shutdown" => {
+                assert_eq!((kept, get("noflush-control", "damaged").1), (2.0, 0.0), "{n}");
+                assert!(
+                    n.contains("flush control: noflush-control lost nothing in 2 of 2 cuts"),
+                    "{n}"
+                );
+                assert!(m["exposes"].as_str().unwrap().contains("not a missing flush"), "{m}");
+                assert_eq!(m["columns"][0]["flush_kept_cuts"], 2, "{m}");
+            }
+            "reorder" => {}
+            _ => assert_eq!(kept, 0.0, "{workload}: the flush control kept: {n}"),
+        }
         assert_eq!(get("write-fsync", "acked_units"), (1, 16.0), "{workload}");
         assert_eq!(get("write-fsync", "damaged"), (1, 0.0), "{workload}: {n}");
         assert_eq!(get("write-fsync", "violations"), (1, 0.0), "{workload}: {n}");
@@ -89,6 +124,10 @@ fn the_negative_control_loses_under_every_cut_model_and_write_fsync_loses_nothin
     assert_eq!(n.matches("units damaged, fsck").count(), 4, "{n}");
     assert_eq!(
         cell(&j, "isolated", "nosync-control", "acked_units", "ext4"),
+        Some((1, 32.0))
+    );
+    assert_eq!(
+        cell(&j, "isolated", "noflush-control", "acked_units", "ext4"),
         Some((1, 32.0))
     );
     assert_eq!(
@@ -115,6 +154,129 @@ fn the_negative_control_loses_under_every_cut_model_and_write_fsync_loses_nothin
     // torn-sectors model keeps some of their sectors: torn units, not only reverted ones.
     let torn = cell(&j, "torn-range", "sync-file-range", "torn", "ext4").unwrap();
     assert!(torn.1 > 0.0, "no torn unit: {}", notes(&j, "torn-range", "ext4"));
+    assert_powercut_left_nothing(dir.path(), &run.scratch);
+}
+
+/// One cut's negative control made to lose nothing (`broken_control_cut = 2`: its files fsynced
+/// before cut 2; every other step the real one) under the shutdown ioctl: that cut is
+/// unverified, and the column is shown so in the terminal, Markdown, HTML and JSON reports,
+/// with write + fsync's cell unverified instead of green.
+#[test]
+fn a_cut_whose_control_lost_nothing_shows_its_column_unverified_in_every_report() {
+    require_privileged!();
+    let dir = scratch();
+    let text_ = "[suite]\nname = \"unverified\"\ndescription = \"integration test\"\n[run]\nrepeats = 1\nwarmup = 0\ndrop_caches = false\n[[fs]]\ntype = \"ext4\"\n[[workload]]\nkind = \"durability\"\nname = \"broken\"\nmethod = \"shutdown\"\ncuts = 2\nfiles = 1\nprimitives = [\"write-fsync\"]\nbroken_control_cut = 2\n";
+    let suite = write_suite(dir.path(), "unverified.toml", text_);
+    let run = SuiteRun::in_dir(dir.path());
+    run.run_ok(&suite);
+    let j = report_json(run.db_str(), "latest");
+    let n = notes(&j, "broken", "ext4");
+    assert!(n.contains("BROKEN ON PURPOSE: in cut 2"), "{n}");
+    assert!(
+        n.contains("NEGATIVE CONTROL FAILED: cut 2: nosync-control lost nothing"),
+        "{n}"
+    );
+    assert!(
+        !n.contains("NEGATIVE CONTROL FAILED: cut 1"),
+        "cut 1 is the real path: {n}"
+    );
+    assert!(n.contains("UNVERIFIED (the negative control lost nothing)"), "{n}");
+    let get =
+        |phase, metric| cell(&j, "broken", phase, metric, "ext4").unwrap_or_else(|| panic!("{phase}/{metric}: {n}"));
+    assert_eq!(get("nosync-control", "cuts_not_caught"), (1, 1.0));
+    assert_eq!(get("nosync-control", "control_caught"), (1, 0.0));
+    assert!(get("nosync-control", "damaged").1 > 0.0, "cut 1 lost it: {n}");
+    assert_eq!(get("write-fsync", "unverified_units"), (1, 4.0), "cut 2's units");
+    assert_eq!(get("write-fsync", "damaged"), (1, 0.0));
+
+    let m = &j["durability"][0];
+    assert_eq!(
+        m["columns"][0],
+        serde_json::json!({"variant": "ext4", "cuts": 2, "unverified_cuts": 1, "unverified": true, "flush_cuts": 2, "flush_kept_cuts": 2}),
+        "{m}"
+    );
+    let wf = m["primitives"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["primitive"] == "write-fsync")
+        .unwrap();
+    assert_eq!(wf["cells"][0]["verdict"], "unverified", "{m}");
+
+    let head = "ext4 UNVERIFIED (1/2 cuts)";
+    let cell_text = "0/8 = 0.0 % [0.0, 32.4] UNVERIFIED";
+    let o = fsbench(&["--db", run.db_str(), "report", "latest"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let terminal = String::from_utf8_lossy(&o.stdout);
+    assert!(terminal.contains(head) && terminal.contains(cell_text), "{terminal}");
+    assert!(
+        terminal.contains("UNVERIFIED: ext4: the negative control lost nothing in 1 of 2 cuts"),
+        "{terminal}"
+    );
+    let md = report_file(run.db_str(), "latest", "md", &dir.path().join("r.md"));
+    assert!(md.contains(&format!("| {head} |")), "{md}");
+    assert!(md.contains("0/8 = 0.0 % \\[0.0, 32.4\\] UNVERIFIED"), "{md}");
+    let html = report_file(run.db_str(), "latest", "html", &dir.path().join("r.html"));
+    assert!(html.contains(&format!("<th>{head}</th>")), "{html}");
+    assert!(html.contains(&format!("<td class=\"grey\">{cell_text}</td>")), "{html}");
+    assert!(html.contains("td.grey{background:"), "the page shades it grey: {html}");
+    assert_powercut_left_nothing(dir.path(), &run.scratch);
+}
+
+/// A cut after which the filesystem does not mount (the broken-superblock disk zeroes ext4's
+/// superblock at the cut) checks nothing: its acknowledged units count as lost, in the cells
+/// and the JSON matrix, never silently absent.
+#[test]
+fn a_cut_that_does_not_mount_counts_its_units_lost() {
+    require_privileged!();
+    let dir = scratch();
+    let text_ = "[suite]\nname = \"unmounted\"\ndescription = \"integration test\"\n[run]\nrepeats = 1\nwarmup = 0\ndrop_caches = false\n[[fs]]\ntype = \"ext4\"\n[[workload]]\nkind = \"durability\"\nname = \"wiped\"\ndisk_model = \"broken-superblock\"\ncuts = 1\nfiles = 1\nprimitives = [\"write-fsync\"]\n";
+    let suite = write_suite(dir.path(), "unmounted.toml", text_);
+    let run = SuiteRun::in_dir(dir.path());
+    run.run_ok(&suite);
+    let j = report_json(run.db_str(), "latest");
+    let n = notes(&j, "wiped", "ext4");
+    assert_eq!(
+        cell(&j, "wiped", "recovery", "recovery_failed", "ext4"),
+        Some((1, 1.0)),
+        "{n}"
+    );
+    assert!(
+        n.contains(
+            "UNRECOVERED: cut 1: the filesystem did not mount after the cut: its 12 acknowledged units count as lost"
+        ),
+        "{n}"
+    );
+    for phase in ["write-fsync", "noflush-control", "nosync-control"] {
+        assert_eq!(
+            cell(&j, "wiped", phase, "acked_units", "ext4"),
+            Some((1, 4.0)),
+            "{phase}: {n}"
+        );
+        assert_eq!(cell(&j, "wiped", phase, "lost", "ext4"), Some((1, 4.0)), "{phase}: {n}");
+        assert_eq!(
+            cell(&j, "wiped", phase, "unrecovered_units", "ext4"),
+            Some((1, 4.0)),
+            "{phase}"
+        );
+    }
+    assert_eq!(cell(&j, "wiped", "write-fsync", "violations", "ext4"), Some((1, 4.0)));
+    let m = &j["durability"][0];
+    let wf = m["primitives"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["primitive"] == "write-fsync")
+        .unwrap();
+    assert_eq!(
+        (
+            wf["cells"][0]["unrecovered"].as_u64(),
+            wf["cells"][0]["verdict"].as_str()
+        ),
+        (Some(4), Some("violation")),
+        "{m}"
+    );
+    assert!(m["exposes"].as_str().unwrap().starts_with("BROKEN"), "{m}");
     assert_powercut_left_nothing(dir.path(), &run.scratch);
 }
 

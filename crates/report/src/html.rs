@@ -51,7 +51,7 @@ figure{margin:12px 0}figure svg{max-width:100%;height:auto;display:block}figcapt
 table{border-collapse:collapse;margin:8px 0;font-size:0.92em;display:block;max-width:100%;overflow-x:auto}td.l{overflow-wrap:anywhere}th,td{border:1px solid #ddd;padding:3px 8px;text-align:right;vertical-align:top}
 th{background:#f2f2f2}td.l,th.l{text-align:left}
 td.best{font-weight:bold;background:#e6f4ea}td.tied,td.same{background:#f1f8f3}td.inconclusive{color:#555}td.untested{color:#666}
-td.cache-bound{background:#fdf0dc}.mark.cb{color:#a05a00}
+td.cache-bound{background:#fdf0dc}.mark.cb{color:#a05a00}td.grey{background:#e6e6e6;color:#555}
 .mark{font-size:0.85em;color:#2a7a3a;margin-left:4px}
 pre{background:#f6f6f6;padding:10px;overflow-x:auto;font-size:0.88em;white-space:pre-wrap;overflow-wrap:anywhere}
 ul.warnings li{color:#8a4b00}

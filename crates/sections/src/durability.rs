@@ -4,8 +4,13 @@
 //! torn), summed over the measured repeats (each already a sum over its cuts), as a rate with its
 //! 95 % Wilson interval ([`crate::stats::rate::wilson`]); a replace adds how many files came back
 //! old, new or neither. A cell that breaks its primitive's promise says `VIOLATION`; the negative
-//! control's cell says `caught`, or `NOT CAUGHT` when the method lost nothing (its zeros then
-//! prove nothing). Beside each row is what is documented or reported
+//! control's cell says `caught`, or `NOT CAUGHT in k/n cuts` when it lost nothing in some cut.
+//! Such a cut showed no loss, so a column with one is unverified ([`Column`]): its header says
+//! `UNVERIFIED`, and every cell of it that found no damage says `UNVERIFIED` (grey) instead of
+//! being green; a loss found there stays what it is (a loss is seen whatever the control did).
+//! The flush control's cell says `caught`, or `KEPT in k/n cuts` (grey: those cuts cannot
+//! expose a missing flush; it invalidates nothing), and a line below the table says what the
+//! method can expose and where the flush control showed it. Beside each row is what is documented or reported
 //! ([`promises::PROMISES`]); a cell that contradicts a filesystem's entry says `FINDING` and names
 //! the source. More rows per table: the fsync error probe's outcomes (with its findings), the
 //! mean recovery mount time with the cuts after which the filesystem did not mount, and the cuts
@@ -15,14 +20,18 @@
 //! them (the JSON export's `durability`, through [`Section::export`]) and shows them as the
 //! report's blocks: a table per matrix, then one line per finding, in plain text (the terminal,
 //! without the documented column), Markdown and HTML (with a heat map: each cell from green,
-//! nothing damaged, to red, all damaged or the control not caught). A session without a
-//! durability workload has none, exports nothing and renders "".
+//! nothing damaged, to red, all damaged or the negative control not caught; grey where
+//! unverified). A session without a durability workload has none, exports nothing and renders
+//! "".
+//!
+//! Sessions stored before the controls were judged per cut have no `cuts_not_caught` rows: their
+//! column is unverified only where the negative control lost nothing over all its cuts.
 
-use crate::engine::workloads::durability::primitives::{self, Promise};
+use crate::engine::workloads::durability::primitives::{self, Control, Promise};
 use crate::engine::workloads::durability::promises::{self, Claim, Documented, PROMISES};
 use crate::engine::workloads::durability::{DurabilitySpec, PHASE_FSYNC_EIO};
 use crate::engine::workloads::powercut::Method;
-use crate::report::block::{self, Block, Formats, Item, Table};
+use crate::report::block::{self, Block, Formats, Item, Table, Tone};
 use crate::report::{ReportModel, Section, WorkloadTable};
 use crate::stats::rate::{wilson, Z95};
 use serde::{Deserialize, Serialize};
@@ -53,8 +62,15 @@ pub struct Matrix {
     pub cuts_per_repeat: u32,
     /// How the power was cut, in words.
     pub how: String,
+    /// Which failures the method can expose in principle ([`DurabilitySpec::exposes`]); empty
+    /// when the parameters were not stored.
+    #[serde(default)]
+    pub exposes: String,
     /// The filesystem variants (columns), in report order.
     pub variants: Vec<String>,
+    /// What the controls showed of each column, in the order of `variants`.
+    #[serde(default)]
+    pub columns: Vec<Column>,
     /// One row per primitive run, in table order (the negative control last).
     pub primitives: Vec<PrimitiveRow>,
     /// The fsync error probe per variant probed; empty when it did not run.
@@ -67,6 +83,28 @@ pub struct Matrix {
     /// every repeat failed: a ZFS pool, the shutdown ioctl on btrfs).
     #[serde(default)]
     pub without_results: Vec<NoResults>,
+}
+
+/// What the controls showed of one column (variant), over the measured repeats.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Column {
+    /// The variant.
+    pub variant: String,
+    /// Cuts the negative control ran in (0 when a session stored before per-cut controls does
+    /// not say).
+    pub cuts: u64,
+    /// Cuts whose negative control lost nothing: they showed no loss, so their zeros prove
+    /// nothing.
+    pub unverified_cuts: u64,
+    /// Whether the column is unverified: some cut's negative control lost nothing (in a session
+    /// stored before per-cut controls: it lost nothing over all cuts). Its cells that found no
+    /// damage are `unverified`.
+    pub unverified: bool,
+    /// Cuts the flush control ran in; `None` where it did not run.
+    pub flush_cuts: Option<u64>,
+    /// Cuts whose flush control lost nothing (what reached the disk unflushed survived them: they
+    /// cannot expose a missing flush); `None` where it did not run.
+    pub flush_kept_cuts: Option<u64>,
 }
 
 /// A variant a durability workload has no results on.
@@ -127,10 +165,16 @@ pub enum Verdict {
     Damaged,
     /// The primitive's promise broken.
     Violation,
-    /// The negative control lost something, as it must.
+    /// The control lost something in every cut, as it must (the flush control: the cuts drop
+    /// unflushed writes).
     Caught,
-    /// The negative control lost nothing: the method cannot see a loss.
+    /// The control lost nothing in some cut: for the negative control those cuts showed no
+    /// loss (the column is unverified); for the flush control they cannot expose a missing
+    /// flush.
     NotCaught,
+    /// Nothing damaged, in a column whose negative control lost nothing in some cut: the zeros
+    /// prove nothing.
+    Unverified,
 }
 
 /// Files of a replace found whole in their old version, their new version, or neither.
@@ -180,6 +224,16 @@ pub struct Cell {
     pub ci: Option<(f64, f64)>,
     /// A replace's files by version.
     pub rename: Option<Rename>,
+    /// Acknowledged units checked in cuts whose negative control lost nothing.
+    #[serde(default)]
+    pub unverified: u64,
+    /// Acknowledged units of cuts after which the filesystem did not mount (counted as lost).
+    #[serde(default)]
+    pub unrecovered: u64,
+    /// A control's cuts lost nothing in / cuts run (`None` for a primitive under test, or a
+    /// session stored before per-cut controls).
+    #[serde(default)]
+    pub control_cuts: Option<(u64, u64)>,
     /// What the counts say about the primitive's promise.
     pub verdict: Verdict,
     /// Documented promises the measurement contradicts.
@@ -320,14 +374,39 @@ fn findings(
         .collect()
 }
 
-/// The cell of primitive `p` on `variant`, `None` where it did not run.
+/// What the controls showed of `variant`'s column; `cuts` is the workload's cuts per repeat
+/// (for a session stored before per-cut controls).
+fn column(t: &WorkloadTable, variant: &str, cuts: u32) -> Column {
+    let control = |m: &str| total(t, primitives::CONTROL, m, variant);
+    let flush = |m: &str| total(t, primitives::FLUSH_CONTROL, m, variant);
+    let (n, missed) = match (control("cuts"), control("cuts_not_caught")) {
+        (Some(n), Some(missed)) => (n, missed),
+        // Stored before per-cut controls: only a control that lost nothing in every cut shows.
+        _ => {
+            let repeats = values(t, primitives::CONTROL, "damaged", variant).len() as u64;
+            let n = cuts as u64 * repeats;
+            (n, if control("damaged") == Some(0) { n } else { 0 })
+        }
+    };
+    Column {
+        variant: variant.into(),
+        cuts: n,
+        unverified_cuts: missed,
+        unverified: missed > 0 || control("damaged") == Some(0),
+        flush_cuts: flush("cuts"),
+        flush_kept_cuts: flush("cuts_not_caught"),
+    }
+}
+
+/// The cell of primitive `p` on `variant` (whose column is `col`), `None` where it did not run.
 fn cell(
     model: &ReportModel,
     table: &[Documented],
     t: &WorkloadTable,
     p: &primitives::Primitive,
-    variant: &str,
+    col: &Column,
 ) -> Option<Cell> {
+    let variant = col.variant.as_str();
     let damaged = total(t, p.name, "damaged", variant)?;
     let checked = total(t, p.name, "acked_units", variant)?;
     let part = |m| total(t, p.name, m, variant).unwrap_or(0);
@@ -339,12 +418,20 @@ fn cell(
         (Some(old), Some(new), Some(neither)) => Some(Rename { old, new, neither }),
         _ => None,
     };
-    let verdict = match p.promise {
-        Promise::Control if damaged > 0 => Verdict::Caught,
-        Promise::Control => Verdict::NotCaught,
-        Promise::Durable | Promise::Atomic if part("violations") > 0 => Verdict::Violation,
-        _ if damaged > 0 => Verdict::Damaged,
-        _ => Verdict::Intact,
+    let control_cuts = match (
+        total(t, p.name, "cuts_not_caught", variant),
+        total(t, p.name, "cuts", variant),
+    ) {
+        (Some(missed), Some(n)) if p.control().is_some() => Some((missed, n)),
+        _ => None,
+    };
+    let verdict = match p.control() {
+        Some(_) if damaged > 0 && control_cuts.is_none_or(|(missed, _)| missed == 0) => Verdict::Caught,
+        Some(_) => Verdict::NotCaught,
+        None if matches!(p.promise, Promise::Durable | Promise::Atomic) && part("violations") > 0 => Verdict::Violation,
+        None if damaged > 0 => Verdict::Damaged,
+        None if col.unverified => Verdict::Unverified,
+        None => Verdict::Intact,
     };
     let neither = rename.map_or(0, |r| r.neither);
     Some(Cell {
@@ -357,6 +444,9 @@ fn cell(
         rate: (checked > 0).then(|| damaged as f64 / checked as f64),
         ci: wilson(damaged, checked, Z95),
         rename,
+        unverified: part("unverified_units"),
+        unrecovered: part("unrecovered_units"),
+        control_cuts,
         verdict,
         findings: findings(model, table, t, p.name, variant, (damaged, neither, None)),
     })
@@ -432,22 +522,23 @@ fn matrix(model: &ReportModel, table: &[Documented], t: &WorkloadTable) -> Optio
         .collect();
     let sources =
         |name: &str| -> Vec<Source> { table.iter().filter(|d| d.primitive == name).map(Source::of).collect() };
+    let spec = spec(model, t);
+    let cuts = spec.as_ref().map_or(0, |s| s.total_cuts());
+    let columns: Vec<Column> = variants.iter().map(|v| column(t, v, cuts)).collect();
     let rows: Vec<PrimitiveRow> = primitives::TABLE
         .iter()
         .filter(|p| t.rows.iter().any(|r| r.phase == p.name))
         .map(|p| PrimitiveRow {
             primitive: p.name.into(),
             sequence: p.sequence.into(),
-            promise: p.promise.as_str().into(),
+            promise: p.promise_str().into(),
             documented: sources(p.name),
-            cells: variants.iter().filter_map(|v| cell(model, table, t, p, v)).collect(),
+            cells: columns.iter().filter_map(|c| cell(model, table, t, p, c)).collect(),
         })
         .collect();
     if rows.is_empty() {
         return None;
     }
-    let spec = spec(model, t);
-    let cuts = spec.as_ref().map_or(0, |s| s.total_cuts());
     let fsync_eio: Vec<ProbeCell> = variants.iter().filter_map(|v| probe_cell(model, table, t, v)).collect();
     Some(Matrix {
         workload: t.workload.clone(),
@@ -468,6 +559,7 @@ fn matrix(model: &ReportModel, table: &[Documented], t: &WorkloadTable) -> Optio
         writeback: spec.as_ref().is_some_and(|s| s.writeback),
         cuts_per_repeat: cuts,
         how: how(spec.as_ref()),
+        exposes: spec.as_ref().map_or(String::new(), |s| s.exposes().to_string()),
         fsync_eio_documented: if fsync_eio.is_empty() {
             Vec::new()
         } else {
@@ -477,6 +569,7 @@ fn matrix(model: &ReportModel, table: &[Documented], t: &WorkloadTable) -> Optio
         recovery: variants.iter().filter_map(|v| recovery(t, v, cuts)).collect(),
         without_results: without_results(model, t, &variants),
         variants,
+        columns,
         primitives: rows,
     })
 }
@@ -512,8 +605,8 @@ fn rate(damaged: u64, acked: u64) -> String {
 
 impl Cell {
     /// The cell as the tables print it: `3/64 = 4.7 % [1.6, 12.9] lost/reverted/torn 0/3/0`
-    /// and its verdict words.
-    fn text(&self) -> String {
+    /// and its verdict words; `control` is which control its row is, if one.
+    fn text(&self, control: Option<Control>) -> String {
         let mut s = rate(self.damaged, self.checked);
         if self.damaged > 0 {
             let _ = write!(s, " lost/reverted/torn {}/{}/{}", self.lost, self.reverted, self.torn);
@@ -521,25 +614,70 @@ impl Cell {
         if let Some(r) = self.rename {
             let _ = write!(s, " old/new/neither {}/{}/{}", r.old, r.new, r.neither);
         }
-        s.push_str(match self.verdict {
-            Verdict::Violation => " VIOLATION",
-            Verdict::Caught => " caught",
-            Verdict::NotCaught => " NOT CAUGHT",
-            Verdict::Intact | Verdict::Damaged => "",
-        });
+        if self.unrecovered > 0 {
+            let _ = write!(s, " ({} in cuts that did not mount)", self.unrecovered);
+        }
+        let cuts = self
+            .control_cuts
+            .map_or(String::new(), |(missed, n)| format!(" in {missed}/{n} cuts"));
+        match (self.verdict, control) {
+            (Verdict::NotCaught, Some(Control::Flush)) => {
+                let _ = write!(s, " KEPT{cuts}: a missing flush cannot show there");
+            }
+            (Verdict::NotCaught, _) => {
+                let _ = write!(s, " NOT CAUGHT{cuts}");
+            }
+            (v, _) => s.push_str(match v {
+                Verdict::Violation => " VIOLATION",
+                Verdict::Caught => " caught",
+                Verdict::Unverified => " UNVERIFIED",
+                _ => "",
+            }),
+        }
         for f in &self.findings {
             let _ = write!(s, " FINDING ({})", f.cite);
         }
         s
     }
 
-    /// How bad the cell is in [0, 1] for the HTML heat map: the damage rate; for the control 0
-    /// when caught, 1 when not.
-    fn heat(&self) -> Option<f64> {
-        match self.verdict {
-            Verdict::Caught => Some(0.0),
-            Verdict::NotCaught => Some(1.0),
+    /// How bad the cell is in [0, 1] for the HTML heat map: the damage rate; for a control 0
+    /// when caught, 1 when the negative control was not; `None` (grey) where unverified and
+    /// where the flush control was kept.
+    fn heat(&self, control: Option<Control>) -> Option<f64> {
+        match (self.verdict, control) {
+            (Verdict::Caught, _) => Some(0.0),
+            (Verdict::NotCaught, Some(Control::Flush)) | (Verdict::Unverified, _) => None,
+            (Verdict::NotCaught, _) => Some(1.0),
             _ => self.rate,
+        }
+    }
+
+    /// How the HTML shows it: its heat, or grey (unverified, or the flush control kept).
+    fn shade(&self, control: Option<Control>) -> Shade {
+        match self.heat(control) {
+            None if matches!(self.verdict, Verdict::Unverified | Verdict::NotCaught) => Shade::Grey,
+            h => Shade::Heat(h),
+        }
+    }
+}
+
+/// How a cell of the matrix is shaded in HTML.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Shade {
+    /// Its heat, none when `None`.
+    Heat(Option<f64>),
+    /// Grey: unverified.
+    Grey,
+}
+
+impl Shade {
+    fn apply(self, c: block::Cell) -> block::Cell {
+        match self {
+            Shade::Heat(h) => c.with_heat(h),
+            Shade::Grey => block::Cell {
+                tone: Some(Tone::Grey),
+                ..c
+            },
         }
     }
 }
@@ -572,42 +710,45 @@ fn sources_line(sources: &[Source]) -> String {
 }
 
 /// One rendered line of a matrix: its cells (name, promise, one per variant, documented) and
-/// the heat of each variant's cell.
+/// the shade of each variant's cell.
 struct Line {
     cells: Vec<String>,
-    heat: Vec<Option<f64>>,
+    shade: Vec<Shade>,
 }
 
 impl Matrix {
     /// The header and one line per row: primitive, promise, one cell per variant, documented.
     fn lines(&self) -> Vec<Line> {
         let mut head = vec!["primitive".to_string(), "promise".to_string()];
-        head.extend(self.variants.iter().cloned());
+        head.extend(self.variants.iter().map(|v| self.head(v)));
         head.push("documented".into());
         let mut lines = vec![Line {
             cells: head,
-            heat: Vec::new(),
+            shade: Vec::new(),
         }];
-        let mut push = |name: &str, promise: &str, per: &dyn Fn(&str) -> (String, Option<f64>), doc: String| {
-            let (cells, heat): (Vec<String>, Vec<Option<f64>>) = self.variants.iter().map(|v| per(v)).unzip();
+        let mut push = |name: &str, promise: &str, per: &dyn Fn(&str) -> (String, Shade), doc: String| {
+            let (cells, shade): (Vec<String>, Vec<Shade>) = self.variants.iter().map(|v| per(v)).unzip();
             let mut l = vec![name.to_string(), promise.to_string()];
             l.extend(cells);
             l.push(doc);
-            lines.push(Line { cells: l, heat });
+            lines.push(Line { cells: l, shade });
         };
         for r in &self.primitives {
+            let control = primitives::by_name(&r.primitive).and_then(|p| p.control());
             let per = |v: &str| {
                 r.cells
                     .iter()
                     .find(|c| c.variant == v)
-                    .map_or(("—".into(), None), |c| (c.text(), c.heat()))
+                    .map_or(("—".into(), Shade::Heat(None)), |c| {
+                        (c.text(control), c.shade(control))
+                    })
             };
             push(&r.primitive, &r.promise, &per, sources_line(&r.documented));
         }
         if !self.fsync_eio.is_empty() {
             let per = |v: &str| {
                 let c = self.fsync_eio.iter().find(|c| c.variant == v);
-                (c.map_or("—".into(), ProbeCell::text), None)
+                (c.map_or("—".into(), ProbeCell::text), Shade::Heat(None))
             };
             push(
                 PHASE_FSYNC_EIO,
@@ -621,27 +762,78 @@ impl Matrix {
             let s = rec(v).map_or("—".into(), |r| {
                 format!("{:.3} s mean; failed {}/{}", r.mount_mean_s, r.mount_failed, r.cuts)
             });
-            (s, None)
+            (s, Shade::Heat(None))
         };
         push("recovery mount", "after each cut", &mount, String::new());
         let fsck = |v: &str| {
             let s = rec(v).map_or("—".into(), |r| {
                 format!("repair needed {}/{}", r.repair_needed, r.cuts)
             });
-            (s, None)
+            (s, Shade::Heat(None))
         };
         push("fsck (read-only)", "after each cut", &fsck, String::new());
         lines
     }
 
-    /// One sentence per variant without results, then one per finding: where, what was
-    /// measured, and what the source says.
+    /// The header of `variant`'s column: its name, and `UNVERIFIED (k/n cuts)` where a cut's
+    /// negative control lost nothing.
+    fn head(&self, variant: &str) -> String {
+        match self.columns.iter().find(|c| c.variant == variant) {
+            Some(c) if c.unverified && c.cuts > 0 => {
+                format!("{variant} UNVERIFIED ({}/{} cuts)", c.unverified_cuts, c.cuts)
+            }
+            Some(c) if c.unverified => format!("{variant} UNVERIFIED"),
+            _ => variant.to_string(),
+        }
+    }
+
+    /// What the method can expose, and what the flush control showed per column, in a
+    /// sentence; `None` when neither is known.
+    fn exposes_line(&self) -> Option<String> {
+        let (mut shown, mut kept) = (Vec::new(), Vec::new());
+        for c in &self.columns {
+            match (c.flush_kept_cuts, c.flush_cuts) {
+                (Some(0), Some(_)) => shown.push(c.variant.clone()),
+                (Some(k), Some(n)) => kept.push(format!("{} (kept in {k}/{n} cuts)", c.variant)),
+                _ => {}
+            }
+        }
+        let mut line = String::new();
+        if !self.exposes.is_empty() {
+            let _ = write!(line, "Can expose: {}.", self.exposes);
+        }
+        if !shown.is_empty() {
+            let _ = write!(
+                line,
+                " The flush control (written back, never flushed) was lost in every cut on {}: a missing flush shows there.",
+                shown.join(", ")
+            );
+        }
+        if !kept.is_empty() {
+            let _ = write!(
+                line,
+                " It survived cuts on {}: a missing flush cannot show in those cuts, and a durable zero there says the data was written, not flushed.",
+                kept.join(", ")
+            );
+        }
+        (!line.is_empty()).then(|| line.trim_start().to_string())
+    }
+
+    /// One sentence per variant without results, the method's exposure, one per unverified
+    /// column, then one per finding: where, what was measured, and what the source says.
     fn lines_below(&self) -> Vec<String> {
         let mut out: Vec<String> = self
             .without_results
             .iter()
             .map(|n| format!("{}: {}", n.variant, n.why))
             .collect();
+        out.extend(self.exposes_line());
+        for c in self.columns.iter().filter(|c| c.unverified) {
+            out.push(format!(
+                "UNVERIFIED: {}: the negative control lost nothing in {} of {} cuts: a loss in those cuts would not have been seen, so the column's cells without damage prove nothing",
+                c.variant, c.unverified_cuts, c.cuts
+            ));
+        }
         for r in &self.primitives {
             for c in &r.cells {
                 for f in &c.findings {
@@ -676,7 +868,7 @@ impl Matrix {
     }
 }
 
-const INTRO: &str = "Damaged acknowledged units (lost + reverted + torn) over those checked, summed over the measured repeats and their cuts, with the 95 % Wilson interval of the rate; a replace also counts files found old, new or neither. VIOLATION: the primitive's promise broken. FINDING: a measurement that contradicts what a filesystem documents or the literature reports (the source named; its words in the documented column of the Markdown and HTML reports). The negative control must be caught (it was acknowledged with no sync); NOT CAUGHT means this method showed no loss and its zeros prove nothing.";
+const INTRO: &str = "Damaged acknowledged units (lost + reverted + torn) over those checked, summed over the measured repeats and their cuts, with the 95 % Wilson interval of the rate; a replace also counts files found old, new or neither. VIOLATION: the primitive's promise broken. FINDING: a measurement that contradicts what a filesystem documents or the literature reports (the source named; its words in the documented column of the Markdown and HTML reports). The negative control must be caught in every cut (it was acknowledged with no sync); NOT CAUGHT means some cut showed no loss: the column is UNVERIFIED (grey), its cells without damage prove nothing. The flush control was written back and never flushed: KEPT means those cuts cannot expose a missing flush (the line below the table says what the method can expose). A cut after which the filesystem did not mount counts its units as lost.";
 
 impl Matrix {
     /// The matrix as a table: heat on the filesystems' cells, the documented column left out of
@@ -690,8 +882,8 @@ impl Matrix {
                     .into_iter()
                     .enumerate()
                     .map(|(j, c)| {
-                        let heat = j.checked_sub(2).and_then(|k| l.heat.get(k).copied().flatten());
-                        block::Cell::new(c).with_heat(heat)
+                        let shade = j.checked_sub(2).and_then(|k| l.shade.get(k).copied());
+                        shade.unwrap_or(Shade::Heat(None)).apply(block::Cell::new(c))
                     })
                     .collect()
             })
@@ -1027,7 +1219,10 @@ mod tests {
             .collect();
         assert_eq!(found, [(primitives::CONTROL.to_string(), "ext4".to_string())]);
         assert!(
-            ms[0].lines_below()[1].contains("FINDING: ext4 nosync-control: 16/64"),
+            ms[0]
+                .lines_below()
+                .iter()
+                .any(|l| l.starts_with("FINDING: ext4 nosync-control: 16/64")),
             "{:?}",
             ms[0].lines_below()
         );
@@ -1039,5 +1234,208 @@ mod tests {
             .cells
             .iter()
             .all(|c| c.findings.is_empty()));
+    }
+
+    /// Two repeats of 3 cuts on ext4 and xfs under the shutdown ioctl, with the controls judged
+    /// per cut: on xfs one cut's negative control lost nothing (repeat 2), and a replace lost a
+    /// file there all the same; on ext4 one cut did not mount (its append-fsync units count as
+    /// lost); the flush control survived every cut on both.
+    fn per_cut_model() -> ReportModel {
+        let mut data = fixture::session_data();
+        data.cases.clear();
+        data.samples.clear();
+        let mut id = 0;
+        for variant in ["ext4", "xfs"] {
+            let case_id = format!("{variant}-shutdown");
+            data.cases.push(CaseRecord {
+                workload_kind: KIND.into(),
+                workload_json: r#"{"kind":"durability","method":"shutdown","cuts":3}"#.into(),
+                ..fixture::case(variant, variant, "shutdown", true)
+            });
+            for r in 0..2u32 {
+                let m = fixture::m;
+                let missed = if variant == "xfs" && r == 1 { 1.0 } else { 0.0 };
+                let neither = if variant == "xfs" && r == 1 { 1.0 } else { 0.0 };
+                let unmounted = if variant == "ext4" && r == 0 { 4.0 } else { 0.0 };
+                let ms = vec![
+                    m("write-fsync", metrics::damaged(), 0.0),
+                    m("write-fsync", metrics::violations(), 0.0),
+                    m("write-fsync", metrics::acked_units(), 12.0),
+                    m("write-fsync", metrics::unverified_units(), 4.0 * missed),
+                    m("write-fsync", metrics::unrecovered_units(), 0.0),
+                    m("append-fsync", metrics::damaged(), unmounted),
+                    m("append-fsync", metrics::violations(), unmounted),
+                    m("append-fsync", metrics::lost(), unmounted),
+                    m("append-fsync", metrics::acked_units(), 24.0),
+                    m("append-fsync", metrics::unrecovered_units(), unmounted),
+                    m("rename-fsync-file", metrics::damaged(), 4.0 * neither),
+                    m("rename-fsync-file", metrics::violations(), neither),
+                    m("rename-fsync-file", metrics::lost(), 4.0 * neither),
+                    m("rename-fsync-file", metrics::acked_units(), 12.0),
+                    m("rename-fsync-file", metrics::rename_old(), 0.0),
+                    m("rename-fsync-file", metrics::rename_new(), 3.0 - neither),
+                    m("rename-fsync-file", metrics::rename_neither(), neither),
+                    m(primitives::FLUSH_CONTROL, metrics::damaged(), 0.0),
+                    m(primitives::FLUSH_CONTROL, metrics::acked_units(), 12.0),
+                    m(primitives::FLUSH_CONTROL, metrics::control_caught(), 0.0),
+                    m(primitives::FLUSH_CONTROL, metrics::cuts_not_caught(), 3.0),
+                    m(primitives::FLUSH_CONTROL, metrics::cuts(), 3.0),
+                    m(primitives::CONTROL, metrics::damaged(), 12.0 - 4.0 * missed),
+                    m(primitives::CONTROL, metrics::lost(), 12.0 - 4.0 * missed),
+                    m(primitives::CONTROL, metrics::acked_units(), 12.0),
+                    m(primitives::CONTROL, metrics::control_caught(), 1.0 - missed),
+                    m(primitives::CONTROL, metrics::cuts_not_caught(), missed),
+                    m(primitives::CONTROL, metrics::cuts(), 3.0),
+                    m("recovery", powercut::metrics::recovery_mount_s(), 0.01),
+                    m("recovery", powercut::metrics::recovery_failed(), unmounted / 4.0),
+                    m("fsck", powercut::metrics::fsck_repair_needed(), 0.0),
+                ];
+                id += 1;
+                data.samples
+                    .push(fixture::sample(id, &case_id, r, false, SampleStatus::Ok, &[], ms));
+            }
+        }
+        crate::report::build_with(&data, 0, 0.95, &[&DurabilitySection])
+    }
+
+    #[test]
+    fn a_cut_whose_control_lost_nothing_makes_its_column_unverified_in_every_format() {
+        let m = per_cut_model();
+        let text = DurabilitySection.text(&m);
+        let line = |start: &str| {
+            text.lines()
+                .find(|l| l.trim_start().starts_with(start))
+                .unwrap_or_else(|| panic!("no {start}: {text}"))
+                .to_string()
+        };
+        let head = line("primitive");
+        assert!(
+            head.contains("xfs UNVERIFIED (1/6 cuts)") && !head.contains("ext4 UNVERIFIED"),
+            "{head}"
+        );
+        let wf = line("write-fsync");
+        assert_eq!(wf.matches("0/24 = 0.0 % [0.0, 13.8]").count(), 2, "{wf}");
+        assert_eq!(wf.matches("UNVERIFIED").count(), 1, "xfs only: {wf}");
+        assert!(wf.trim_end().ends_with("UNVERIFIED"), "the xfs cell, last: {wf}");
+        // A loss found in the unverified column stays a violation.
+        assert!(
+            line("rename-fsync-file").contains("old/new/neither 0/5/1 VIOLATION"),
+            "{text}"
+        );
+        let ctl = line(primitives::CONTROL);
+        assert!(ctl.contains("24/24 = 100.0 % [") && ctl.contains(" caught"), "{ctl}");
+        assert!(
+            ctl.contains("20/24 = 83.3 % [") && ctl.contains("NOT CAUGHT in 1/6 cuts"),
+            "{ctl}"
+        );
+        let flush = line(primitives::FLUSH_CONTROL);
+        assert_eq!(
+            flush
+                .matches("KEPT in 6/6 cuts: a missing flush cannot show there")
+                .count(),
+            2,
+            "{flush}"
+        );
+        // The cut that did not mount: its units lost, and said so.
+        assert!(
+            line("append-fsync").contains("4/48 = 8.3 % [")
+                && text.contains("(4 in cuts that did not mount) VIOLATION"),
+            "{text}"
+        );
+        assert!(
+            text.contains("UNVERIFIED: xfs: the negative control lost nothing in 1 of 6 cuts"),
+            "{text}"
+        );
+        assert!(!text.contains("UNVERIFIED: ext4"), "{text}");
+        assert!(
+            text.contains("Can expose: the shutdown ioctl drops the page cache")
+                && text.contains("It survived cuts on ext4 (kept in 6/6 cuts), xfs (kept in 6/6 cuts)"),
+            "{text}"
+        );
+
+        let md = DurabilitySection.markdown(&m);
+        assert!(md.contains("| xfs UNVERIFIED (1/6 cuts) |"), "{md}");
+        assert!(md.contains("0/24 = 0.0 % \\[0.0, 13.8\\] UNVERIFIED |"), "{md}");
+
+        let html = DurabilitySection.html(&m);
+        assert!(html.contains("<th>xfs UNVERIFIED (1/6 cuts)</th>"), "{html}");
+        assert!(
+            html.contains("<td class=\"grey\">0/24 = 0.0 % [0.0, 13.8] UNVERIFIED</td>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<td style=\"background:hsl(120,70%,85%)\">0/24 = 0.0 % [0.0, 13.8]</td>"),
+            "ext4's write-fsync stays green: {html}"
+        );
+        assert_eq!(
+            html.matches("<td class=\"grey\">0/24 = 0.0 % [0.0, 13.8] KEPT in 6/6 cuts")
+                .count(),
+            2,
+            "{html}"
+        );
+
+        let json = crate::report::render(&m, crate::report::Format::Json, &[]);
+        let v: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+        let d = &v["durability"][0];
+        assert_eq!(
+            d["columns"],
+            serde_json::json!([
+                {"variant": "ext4", "cuts": 6, "unverified_cuts": 0, "unverified": false, "flush_cuts": 6, "flush_kept_cuts": 6},
+                {"variant": "xfs", "cuts": 6, "unverified_cuts": 1, "unverified": true, "flush_cuts": 6, "flush_kept_cuts": 6}
+            ])
+        );
+        assert!(d["exposes"].as_str().unwrap().contains("not a missing flush"), "{d}");
+        let row = |name: &str| {
+            d["primitives"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["primitive"] == name)
+                .unwrap_or_else(|| panic!("no {name}: {d}"))
+                .clone()
+        };
+        let wf = row("write-fsync");
+        assert_eq!(
+            (wf["cells"][0]["verdict"].as_str(), wf["cells"][1]["verdict"].as_str()),
+            (Some("intact"), Some("unverified"))
+        );
+        assert_eq!(wf["cells"][1]["unverified"], 4);
+        assert_eq!(row("rename-fsync-file")["cells"][1]["verdict"], "violation");
+        assert_eq!(row("append-fsync")["cells"][0]["unrecovered"], 4);
+        let ctl = row(primitives::CONTROL);
+        assert_eq!(ctl["cells"][1]["control_cuts"], serde_json::json!([1, 6]));
+        assert_eq!(
+            (ctl["cells"][0]["verdict"].as_str(), ctl["cells"][1]["verdict"].as_str()),
+            (Some("caught"), Some("not_caught"))
+        );
+        let flush = row(primitives::FLUSH_CONTROL);
+        assert_eq!(flush["cells"][0]["verdict"], "not_caught");
+        assert_eq!(flush["promise"], Control::Flush.as_str());
+        let back: Vec<Matrix> = serde_json::from_value(v["durability"].clone()).expect("round trip");
+        assert_eq!(back[0].columns, matrices(&m)[0].columns);
+    }
+
+    #[test]
+    fn an_older_session_is_unverified_only_where_the_control_lost_nothing_at_all() {
+        // The fixture has no per-cut rows: ext4's control lost 16 units, xfs's none.
+        let ms = matrices(&model());
+        let cols: Vec<(String, bool, u64, u64)> = ms[0]
+            .columns
+            .iter()
+            .map(|c| (c.variant.clone(), c.unverified, c.unverified_cuts, c.cuts))
+            .collect();
+        assert_eq!(
+            cols,
+            [("ext4".to_string(), false, 0, 6), ("xfs".to_string(), true, 6, 6)]
+        );
+        let wf = ms[0].primitives.iter().find(|r| r.primitive == "write-fsync").unwrap();
+        assert_eq!(
+            wf.cells.iter().map(|c| c.verdict).collect::<Vec<_>>(),
+            [Verdict::Intact, Verdict::Unverified]
+        );
+        assert!(
+            ms[0].columns.iter().all(|c| c.flush_cuts.is_none()),
+            "no flush control then"
+        );
     }
 }

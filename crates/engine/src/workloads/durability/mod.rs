@@ -2,16 +2,24 @@
 //!
 //! One repeat makes `cuts` cuts on the filesystem the runner provisioned (a fresh mkfs per
 //! repeat). Before each cut every primitive of [`primitives::TABLE`] (or the chosen ones, the
-//! negative control always among them) gets `files` files in its own folder, prepared at
+//! two controls always among them) gets `files` files in its own folder, prepared at
 //! generation 1 and made durable with `syncfs` (untimed); then each primitive runs its sequence
 //! on its files, one primitive after the other in table order, and the power is cut right after
-//! the last one, the negative control (a write acknowledged with no sync at all). Every
+//! the last two, the controls ([`primitives::Control`]): the flush control (written back with no
+//! flush), then the negative control (a write acknowledged with no sync at all). Every
 //! acknowledgement therefore returned before the cut began. After the cut the filesystem is
 //! recovered (timed mount), every stamped unit is classified ([`stamp`]: intact, lost, reverted,
 //! torn), replaced files are judged old, new or neither, then the read-only check runs (and a
 //! repair when it asks), exactly as in `powercut` ([`crate::workloads::powercut`]).
 //!
-//! With `isolate = true` each cut runs one primitive (round robin) and the control, `cuts` per
+//! Each cut is judged by its own controls. A cut whose negative control lost nothing showed no
+//! loss: its units are counted as `unverified_units` on every primitive (a note in capitals per
+//! cut), and the matrix shows the column unverified. A cut whose flush control lost nothing kept
+//! what reached the disk unflushed: it cannot expose a missing flush (counted, a note). A cut
+//! after which the filesystem did not mount checks nothing: every unit it acknowledged counts as
+//! lost (and as `unrecovered_units`), never silently absent.
+//!
+//! With `isolate = true` each cut runs one primitive (round robin) and the controls, `cuts` per
 //! primitive, so no other primitive's commit can make its unsynced work durable.
 //!
 //! With `fsync_errors = true` (disk method) each repeat first probes fsync error semantics
@@ -25,13 +33,18 @@
 //!
 //! Rows: `recovery` and `fsck` as in `powercut`; one phase per primitive with `damaged` (lost +
 //! reverted + torn units, summed over the repeat's cuts), `violations` (what breaks the stated
-//! promise; durable and atomic primitives only), `lost`, `reverted`, `torn`, `acked_units`, and
-//! for a replace `rename_old`/`rename_new`/`rename_neither`; the control has `control_caught`
-//! (1 when it lost something) instead of `violations`. The phase's time is the sequences' wall
-//! time summed over the cuts. A violation (per file), and a negative control that lost nothing
-//! (the method cannot see a loss), are notes in capitals; the report's durability matrix
-//! (`sections::durability`) gives each rate with its 95 % Wilson interval beside the promise and
-//! what the filesystems document.
+//! promise; durable and atomic primitives only), `lost`, `reverted`, `torn`, `acked_units`,
+//! `unverified_units`, `unrecovered_units`, and for a replace
+//! `rename_old`/`rename_new`/`rename_neither`; a control has `control_caught` (1 when it lost
+//! something in every cut), `cuts_not_caught` and `cuts` instead of `violations`. The phase's
+//! time is the sequences' wall time summed over the cuts. A violation (per file), a cut whose
+//! negative control lost nothing and a cut that did not mount are notes in capitals; the
+//! report's durability matrix (`sections::durability`) gives each rate with its 95 % Wilson
+//! interval beside the promise and what the filesystems document.
+//!
+//! `broken_control_cut = N` is broken on purpose (the test that shows the invalidation): in cut
+//! N the negative control's files are fsynced before the cut, so that cut's control loses
+//! nothing; every other step is the real one, and the notes say so.
 
 use crate::metric::{CpuUsage, MetricId, RawSample};
 use crate::phase::{Caches, Phases, Policy};
@@ -42,7 +55,7 @@ use crate::workloads::powercut::{
 };
 use crate::{EngineError, RunContext, Workload, WorkloadKind};
 use crate::{Invalid, Unavailable};
-use primitives::{Counts, FileCheck, Primitive, Promise};
+use primitives::{Control, Counts, FileCheck, Primitive, Promise};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -73,7 +86,7 @@ pub struct DurabilitySpec {
     /// Seed of the seeded disk models' cuts. Default 1.
     #[serde(default = "default_seed")]
     pub seed: u64,
-    /// Primitives to run, by name (empty: all); the negative control always runs.
+    /// Primitives to run, by name (empty: all); the two controls always run.
     #[serde(default)]
     pub primitives: Vec<String>,
     /// Before the cut, write every file's dirty pages back (but the negative control's) and
@@ -87,12 +100,22 @@ pub struct DurabilitySpec {
     /// of a file's blocks with EIO. Disk method only. Default false.
     #[serde(default)]
     pub fsync_errors: bool,
-    /// Each cut runs one primitive (in table order, round robin) and the negative control,
+    /// Each cut runs one primitive (in table order, round robin) and the controls,
     /// so that no other primitive's sync can make its unsynced work durable; `cuts` is then
     /// per primitive ([`DurabilitySpec::total_cuts`]). Default false: every primitive in every
     /// cut.
     #[serde(default)]
     pub isolate: bool,
+    /// Broken on purpose: in this cut of each repeat (1-based; 0, the default: none) the
+    /// negative control's files are fsynced before the cut, so the control loses nothing and
+    /// the cut is unverified (the test that shows a control that lost nothing invalidating its
+    /// column). Stated in the notes.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub broken_control_cut: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 fn default_cuts() -> u32 {
@@ -123,6 +146,7 @@ impl Default for DurabilitySpec {
             writeback: false,
             fsync_errors: false,
             isolate: false,
+            broken_control_cut: 0,
         }
     }
 }
@@ -140,9 +164,29 @@ pub mod metrics {
     pub fn violations() -> MetricId {
         MetricId::lower("violations", Unit::Count).with_role(Role::Outcome)
     }
-    /// 1 when the negative control lost something (the cut method can see a loss), else 0.
+    /// 1 when the control lost something in every cut of the repeat (the negative control: the
+    /// cuts can see a loss; the flush control: they drop unflushed writes), else 0.
     pub fn control_caught() -> MetricId {
         MetricId::higher("control_caught", Unit::Count).with_role(Role::Outcome)
+    }
+    /// Cuts of the repeat in which the control lost nothing: for the negative control the
+    /// cuts whose cells are unverified, for the flush control the cuts that cannot expose a
+    /// missing flush.
+    pub fn cuts_not_caught() -> MetricId {
+        MetricId::lower("cuts_not_caught", Unit::Count).with_role(Role::Outcome)
+    }
+    /// Cuts the control ran in (and was checked or counted lost after).
+    pub fn cuts() -> MetricId {
+        MetricId::higher("cuts", Unit::Count).with_role(Role::Detail)
+    }
+    /// Acknowledged units checked in cuts whose negative control lost nothing: a loss there
+    /// would not have been seen (unverified).
+    pub fn unverified_units() -> MetricId {
+        MetricId::lower("unverified_units", Unit::Count).with_role(Role::Detail)
+    }
+    /// Acknowledged units of cuts after which the filesystem did not mount, counted as lost.
+    pub fn unrecovered_units() -> MetricId {
+        MetricId::lower("unrecovered_units", Unit::Count).with_role(Role::Detail)
     }
     /// Acknowledged units missing (zeros, beyond the end, or the file gone).
     pub fn lost() -> MetricId {
@@ -204,12 +248,20 @@ pub const GUEST_UNAVAILABLE: &str = "durability cannot cut a guest's disk yet: t
 /// The phase of the fsync error probe.
 pub const PHASE_FSYNC_EIO: &str = "fsync-eio";
 
-/// What one primitive adds up to over a repeat's cuts.
+/// What one primitive adds up to over a repeat's cuts (or over one cut).
 #[derive(Default, Clone)]
 struct Tally {
     counts: Counts,
     wall: Duration,
     cpu: Vec<CpuUsage>,
+    /// Acknowledged units of cuts whose negative control lost nothing.
+    unverified: u64,
+    /// Acknowledged units of cuts that did not mount (also in `counts` as lost).
+    unrecovered: u64,
+    /// Cuts judged (a control's).
+    cuts: u64,
+    /// Cuts in which it lost nothing (a control's).
+    cuts_missed: u64,
 }
 
 impl Tally {
@@ -217,48 +269,95 @@ impl Tally {
         self.counts.add(&o.counts);
         self.wall += o.wall;
         self.cpu.extend(o.cpu);
+        self.unverified += o.unverified;
+        self.unrecovered += o.unrecovered;
+        self.cuts += o.cuts;
+        self.cuts_missed += o.cuts_missed;
     }
 }
 
 impl DurabilitySpec {
-    /// Cuts per repeat: `cuts`, or with `isolate` `cuts` per primitive other than the control.
+    /// Cuts per repeat: `cuts`, or with `isolate` `cuts` per primitive other than the controls.
     pub fn total_cuts(&self) -> u32 {
+        let tested = self.selected().iter().filter(|p| p.control().is_none()).count() as u32;
         match self.isolate {
-            true => self.cuts * (self.selected().len() as u32 - 1).max(1),
+            true => self.cuts * tested.max(1),
             false => self.cuts,
         }
     }
 
-    /// Indices into the selected primitives (the control last) that cut `cut` runs.
-    fn active(&self, n: usize, cut: u32) -> Vec<usize> {
-        match (self.isolate, n) {
-            (false, _) | (true, 0..=1) => (0..n).collect(),
-            (true, _) => vec![cut as usize % (n - 1), n - 1],
+    /// Indices into the selected primitives `prims` (the controls last) that cut `cut` runs:
+    /// all, or with `isolate` one primitive under test (round robin) and the controls.
+    fn active(&self, prims: &[&Primitive], cut: u32) -> Vec<usize> {
+        let (controls, tested): (Vec<usize>, Vec<usize>) =
+            (0..prims.len()).partition(|&i| prims[i].control().is_some());
+        if !self.isolate || tested.is_empty() {
+            return (0..prims.len()).collect();
         }
+        let mut v = vec![tested[cut as usize % tested.len()]];
+        v.extend(controls);
+        v
     }
 
-    /// The primitives to run, in table order: the chosen ones and the control.
+    /// The primitives to run, in table order: the chosen ones and the controls.
     fn selected(&self) -> Vec<&'static Primitive> {
         primitives::TABLE
             .iter()
             .filter(|p| {
-                self.primitives.is_empty()
-                    || p.name == primitives::CONTROL
-                    || self.primitives.iter().any(|n| n == p.name)
+                self.primitives.is_empty() || p.control().is_some() || self.primitives.iter().any(|n| n == p.name)
             })
             .collect()
     }
 
     /// The cut method's note: what cuts, and with which model and seed.
     fn method_note(&self, fs_type: &str) -> String {
-        let note = self.method_words(fs_type);
+        let mut note = self.method_words(fs_type);
         if self.writeback {
-            format!(
-                "{note}; before each cut every file's dirty pages but the control's were written back without a flush (writeback = true)"
-            )
-        } else {
-            note
+            note.push_str(
+                "; before each cut every file's dirty pages but the control's were written back without a flush (writeback = true)",
+            );
         }
+        if self.broken_control_cut > 0 {
+            note.push_str(&format!(
+                "; BROKEN ON PURPOSE: in cut {} the negative control's files were fsynced before the cut (broken_control_cut)",
+                self.broken_control_cut
+            ));
+        }
+        note
+    }
+
+    /// Which failures of a filesystem this workload's cuts can expose, in principle (the
+    /// controls measure it per cut): what the cut drops, and so which missing step shows as a
+    /// loss.
+    pub fn exposes(&self) -> &'static str {
+        match (self.method, self.disk_model) {
+            (Method::Shutdown, _) => "the shutdown ioctl drops the page cache and the log not yet written, and keeps everything that reached the disk, flushed or not: it exposes a sync that does not write the data or the log, not a missing flush (the flush control survives it)",
+            (_, Model::Volatile | Model::Passthrough) => "the volatile disk drops every write since the last completed flush: it exposes a sync that does not write and a missing flush",
+            (_, Model::Reorder) => "the reordering disk keeps a seeded subset of the writes since the last flush: it exposes a missing flush and writes the filesystem needs in order (whole writes)",
+            (_, Model::TornSectors) => "the torn-sectors disk keeps a seeded subset of the sectors written since the last flush: it exposes a missing flush and writes that must not tear",
+            (_, Model::Tear) => "the tearing disk drops every write since the last flush but the first half of the last one: it exposes a missing flush and a torn last write",
+            (_, Model::BrokenFlush) => "BROKEN: the disk drops flushed writes too, so a loss blames the disk, not the filesystem",
+            (_, Model::BrokenSuperblock) => "BROKEN: the cut zeroes the superblock, so the filesystem does not mount and every unit counts as lost",
+        }
+    }
+
+    /// What runs between the sequences and the cut: the write-back of `writeback`, and in cut
+    /// `broken_control_cut` the negative control's fsync.
+    fn before_cut(&self, dir: &Path, cut: u32) -> Result<(), EngineError> {
+        if self.writeback {
+            write_back(dir)?;
+        }
+        if self.broken_control_cut == cut + 1 {
+            let d = dir.join(primitives::CONTROL);
+            let err = |what: String| move |e| EngineError::io(what, e);
+            for f in std::fs::read_dir(&d).map_err(err(format!("read {}", d.display())))? {
+                let path = f.map_err(err(format!("read {}", d.display())))?.path();
+                std::fs::File::open(&path)
+                    .and_then(|file| file.sync_all())
+                    .map_err(err(format!("fsync {}", path.display())))?;
+            }
+        }
+        Ok(())
     }
 
     fn method_words(&self, fs_type: &str) -> String {
@@ -418,17 +517,16 @@ impl DurabilitySpec {
         for cut in 0..cuts {
             (ctx.on_phase)(&format!("cut {}/{cuts}", cut + 1));
             let dir = work.join(format!("cut{cut}"));
-            let idx = self.active(prims.len(), cut);
+            let idx = self.active(&prims, cut);
             let cut_prims: Vec<&Primitive> = idx.iter().map(|&i| prims[i]).collect();
             let mut cut_tallies = vec![Tally::default(); idx.len()];
             self.prepare(&cut_prims, &dir)?;
             let checks = self.act(ctx, &cut_prims, &dir, &mut cut_tallies)?;
-            if self.writeback {
-                write_back(&dir)?;
-            }
+            self.before_cut(&dir, cut)?;
             cut_power(stack.server.as_ref(), &dir).map_err(|e| eio("cut the power", e))?;
             let mut line = format!("cut {}: ", cut + 1);
             let rel = dir.strip_prefix(&fs.mountpoint).unwrap_or(&dir).to_path_buf();
+            let mut checked = false;
             let recovered = recover_after_cut(
                 ctx,
                 &fs,
@@ -439,6 +537,7 @@ impl DurabilitySpec {
                 &mut phases,
                 &mut line,
                 &mut |_, phases, line| {
+                    checked = true;
                     let damaged = verify_cut(
                         &fs.mountpoint.join(&rel),
                         &cut_prims,
@@ -450,6 +549,10 @@ impl DurabilitySpec {
                     line.push_str(&format!(", {damaged} units damaged"));
                 },
             )?;
+            if !checked {
+                count_unrecovered(&checks, cut, &mut cut_tallies, &mut phases);
+            }
+            judge_cut(&cut_prims, cut, &mut cut_tallies, &mut phases, &mut line);
             for (i, tally) in idx.into_iter().zip(cut_tallies) {
                 tallies[i].add(tally);
             }
@@ -549,15 +652,78 @@ fn verify_cut(
     damaged
 }
 
-/// Records primitive `p`'s phase: its counts, and a note when the negative control lost nothing
-/// (the report's durability matrix gives every rate with its interval).
+/// After cut `cut`, whose recovery mount failed so that nothing was checked: every unit the
+/// cut acknowledged counts as lost ([`primitives::all_lost`]) and as unrecovered, never
+/// silently absent; a note says how many.
+fn count_unrecovered(checks: &[Vec<FileCheck>], cut: u32, tallies: &mut [Tally], phases: &mut Phases) {
+    let mut units = 0;
+    for (files, tally) in checks.iter().zip(tallies.iter_mut()) {
+        for c in files {
+            let n = primitives::all_lost(c);
+            tally.counts.add(&n);
+            tally.unrecovered += n.acked;
+            units += n.acked;
+        }
+    }
+    phases.note(format!(
+        "UNRECOVERED: cut {}: the filesystem did not mount after the cut: its {units} acknowledged units count as lost",
+        cut + 1
+    ));
+}
+
+/// Judges cut `cut` (`tallies` hold that cut's counts) by its controls: a negative control that
+/// lost nothing makes the cut unverified (every primitive's units of the cut count as
+/// unverified, a note in capitals); a flush control that lost nothing is counted (the cut
+/// cannot expose a missing flush). `line` says what each control showed.
+fn judge_cut(prims: &[&Primitive], cut: u32, tallies: &mut [Tally], phases: &mut Phases, line: &mut String) {
+    let mut unverified = false;
+    for (p, t) in prims.iter().zip(tallies.iter_mut()) {
+        let Some(control) = p.control() else { continue };
+        t.cuts += 1;
+        let lost = t.counts.damaged() > 0;
+        t.cuts_missed += u64::from(!lost);
+        match (control, lost) {
+            (Control::PageCache, false) => {
+                unverified = true;
+                phases.note(format!(
+                    "NEGATIVE CONTROL FAILED: cut {}: {} lost nothing of {} units acknowledged with no sync: the cut showed no loss, so its other zeros prove nothing (its cells are unverified)",
+                    cut + 1,
+                    p.name,
+                    t.counts.acked
+                ));
+            }
+            (Control::Flush, _) => line.push_str(if lost {
+                ", flush control lost"
+            } else {
+                ", flush control kept"
+            }),
+            (Control::PageCache, true) => {}
+        }
+    }
+    if unverified {
+        for t in tallies.iter_mut() {
+            t.unverified += t.counts.acked;
+        }
+        line.push_str(", UNVERIFIED (the negative control lost nothing)");
+    }
+}
+
+/// Records primitive `p`'s phase: its counts, and for the flush control a note when some cut
+/// kept it (the report's durability matrix gives every rate with its interval).
 fn record_primitive(phases: &mut Phases, p: &Primitive, tally: &Tally) {
     let c = &tally.counts;
     phases.begin(p.name, Caches::Keep);
     let mut rows: Vec<(MetricId, f64)> = vec![(metrics::damaged(), c.damaged() as f64)];
     match p.promise {
         Promise::Durable | Promise::Atomic => rows.push((metrics::violations(), c.violations(p.promise) as f64)),
-        Promise::Control => rows.push((metrics::control_caught(), (c.damaged() > 0) as u8 as f64)),
+        Promise::Control => rows.extend([
+            (
+                metrics::control_caught(),
+                (tally.cuts > 0 && tally.cuts_missed == 0) as u8 as f64,
+            ),
+            (metrics::cuts_not_caught(), tally.cuts_missed as f64),
+            (metrics::cuts(), tally.cuts as f64),
+        ]),
         Promise::Nothing => {}
     }
     rows.extend([
@@ -565,6 +731,8 @@ fn record_primitive(phases: &mut Phases, p: &Primitive, tally: &Tally) {
         (metrics::reverted(), c.reverted as f64),
         (metrics::torn(), c.torn as f64),
         (metrics::acked_units(), c.acked as f64),
+        (metrics::unverified_units(), tally.unverified as f64),
+        (metrics::unrecovered_units(), tally.unrecovered as f64),
     ]);
     if c.old + c.new + c.neither > 0 {
         rows.extend([
@@ -574,10 +742,10 @@ fn record_primitive(phases: &mut Phases, p: &Primitive, tally: &Tally) {
         ]);
     }
     phases.record(p.name, &timed(tally.wall, cpu_mean(&tally.cpu)), rows, &Policy::new());
-    if p.promise == Promise::Control && c.damaged() == 0 && c.acked > 0 {
+    if p.control() == Some(Control::Flush) && tally.cuts_missed > 0 {
         phases.note(format!(
-            "NEGATIVE CONTROL FAILED: {} lost nothing of {} units acknowledged with no sync: this cut method showed no loss, so the zeros of the other primitives prove nothing",
-            p.name, c.acked
+            "flush control: {} lost nothing in {} of {} cuts: written back to the disk and never flushed, it survived them, so those cuts cannot expose a missing flush",
+            p.name, tally.cuts_missed, tally.cuts
         ));
     }
 }
@@ -618,6 +786,13 @@ impl Workload for DurabilitySpec {
         }
         if self.method == Method::Disk && self.disk_model == Model::Passthrough {
             return Err("disk_model = \"passthrough\" cannot cut the power; use \"volatile\"".into());
+        }
+        if self.broken_control_cut > self.total_cuts() {
+            return Err(Invalid(format!(
+                "broken_control_cut = {} is beyond the {} cuts of a repeat",
+                self.broken_control_cut,
+                self.total_cuts()
+            )));
         }
         if let Some(bad) = self.primitives.iter().find(|n| primitives::by_name(n).is_none()) {
             let names: Vec<&str> = primitives::TABLE.iter().map(|p| p.name).collect();
@@ -677,14 +852,18 @@ impl Workload for DurabilitySpec {
             ),
         };
         format!(
-            "durability: {} primitives x {} files, {} cuts{} by {how}",
+            "durability: {} primitives x {} files, {} cuts{} by {how}{}",
             self.selected().len(),
             self.files,
             self.total_cuts(),
             if self.isolate {
-                " (one primitive and the control each)"
+                " (one primitive and the controls each)"
             } else {
                 ""
+            },
+            match self.broken_control_cut {
+                0 => String::new(),
+                n => format!("; BROKEN ON PURPOSE: the negative control fsynced in cut {n}"),
             }
         )
     }
@@ -707,14 +886,165 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(s.total_cuts(), 4, "2 cuts for each of 2 primitives");
-        let runs: Vec<Vec<usize>> = (0..4).map(|c| s.active(3, c)).collect();
-        assert_eq!(runs, [vec![0, 2], vec![1, 2], vec![0, 2], vec![1, 2]]);
+        let prims = s.selected();
+        let names: Vec<&str> = prims.iter().map(|p| p.name).collect();
+        assert_eq!(
+            names,
+            [
+                "write-fsync",
+                "mmap-msync",
+                primitives::FLUSH_CONTROL,
+                primitives::CONTROL
+            ]
+        );
+        let runs: Vec<Vec<usize>> = (0..4).map(|c| s.active(&prims, c)).collect();
+        assert_eq!(runs, [vec![0, 2, 3], vec![1, 2, 3], vec![0, 2, 3], vec![1, 2, 3]]);
         let all = DurabilitySpec {
             isolate: false,
             ..s.clone()
         };
-        assert_eq!((all.total_cuts(), all.active(3, 1)), (2, vec![0, 1, 2]));
-        assert_eq!(s.active(1, 5), vec![0], "the control alone");
+        assert_eq!((all.total_cuts(), all.active(&prims, 1)), (2, vec![0, 1, 2, 3]));
+        assert_eq!(s.active(&prims[2..], 5), vec![0, 1], "the controls alone");
+    }
+
+    /// One cut's tallies of write-fsync (4 units, nothing damaged) and the two controls, whose
+    /// damaged units are `flush_lost` and `control_lost`.
+    fn cut_tallies(flush_lost: u64, control_lost: u64) -> Vec<Tally> {
+        let counts = |lost| Counts {
+            acked: 4,
+            intact: 4 - lost,
+            lost,
+            ..Counts::default()
+        };
+        [0, flush_lost, control_lost]
+            .into_iter()
+            .map(|lost| Tally {
+                counts: counts(lost),
+                ..Tally::default()
+            })
+            .collect()
+    }
+
+    fn three() -> Vec<&'static Primitive> {
+        ["write-fsync", primitives::FLUSH_CONTROL, primitives::CONTROL]
+            .into_iter()
+            .filter_map(primitives::by_name)
+            .collect()
+    }
+
+    #[test]
+    fn a_cut_whose_negative_control_lost_nothing_is_unverified_and_only_that_one() {
+        let t = tempfile::tempdir().unwrap();
+        let flag = std::sync::atomic::AtomicBool::new(false);
+        let ctx = RunContext::quiet(t.path(), &flag);
+        let mut phases = Phases::new(&ctx);
+        let prims = three();
+        let mut sum = vec![Tally::default(); 3];
+        let mut lines = Vec::new();
+        // Cut 1: both controls lost; cut 2: the negative control kept (broken), the flush
+        // control kept too.
+        for (cut, (flush, control)) in [(4, 4), (0, 0)].into_iter().enumerate() {
+            let mut tallies = cut_tallies(flush, control);
+            let mut line = String::new();
+            judge_cut(&prims, cut as u32, &mut tallies, &mut phases, &mut line);
+            lines.push(line);
+            for (s, t) in sum.iter_mut().zip(tallies) {
+                s.add(t);
+            }
+        }
+        assert_eq!(lines[0], ", flush control lost");
+        assert_eq!(
+            lines[1],
+            ", flush control kept, UNVERIFIED (the negative control lost nothing)"
+        );
+        assert_eq!(
+            sum.iter().map(|t| t.unverified).collect::<Vec<_>>(),
+            [4, 4, 4],
+            "cut 2's units"
+        );
+        assert_eq!(
+            sum.iter().map(|t| (t.cuts, t.cuts_missed)).collect::<Vec<_>>(),
+            [(0, 0), (2, 1), (2, 1)]
+        );
+        for (p, tally) in prims.iter().zip(&sum) {
+            record_primitive(&mut phases, p, tally);
+        }
+        let sample = phases.finish();
+        let notes = sample.notes.join("\n");
+        assert!(
+            notes.contains("NEGATIVE CONTROL FAILED: cut 2: nosync-control lost nothing of 4 units"),
+            "{notes}"
+        );
+        assert!(!notes.contains("cut 1: nosync"), "{notes}");
+        assert!(
+            notes.contains("flush control: noflush-control lost nothing in 1 of 2 cuts"),
+            "{notes}"
+        );
+        let value = |phase: &str, metric: &str| {
+            sample
+                .phases
+                .iter()
+                .filter(|r| r.phase == phase)
+                .flat_map(|r| r.metrics.iter())
+                .find(|(m, _)| m.name == metric)
+                .map(|(_, v)| *v)
+        };
+        assert_eq!(
+            value(primitives::CONTROL, "control_caught"),
+            Some(0.0),
+            "not in every cut"
+        );
+        assert_eq!(value(primitives::CONTROL, "cuts_not_caught"), Some(1.0));
+        assert_eq!(value(primitives::CONTROL, "cuts"), Some(2.0));
+        assert_eq!(value("write-fsync", "unverified_units"), Some(4.0));
+        assert_eq!(value("write-fsync", "control_caught"), None);
+
+        // Every control lost in every cut: nothing unverified, caught.
+        let mut phases = Phases::new(&ctx);
+        let mut tallies = cut_tallies(4, 1);
+        let mut line = String::new();
+        judge_cut(&prims, 0, &mut tallies, &mut phases, &mut line);
+        assert!(tallies.iter().all(|t| t.unverified == 0), "{line}");
+    }
+
+    #[test]
+    fn a_cut_that_did_not_mount_counts_its_units_lost_not_absent() {
+        let t = tempfile::tempdir().unwrap();
+        let flag = std::sync::atomic::AtomicBool::new(false);
+        let ctx = RunContext::quiet(t.path(), &flag);
+        let mut phases = Phases::new(&ctx);
+        let prims = three();
+        let checks: Vec<Vec<FileCheck>> = prims
+            .iter()
+            .enumerate()
+            .map(|(k, p)| {
+                let d = t.path().join(p.name);
+                std::fs::create_dir_all(&d).unwrap();
+                (0..2)
+                    .map(|i| {
+                        p.prepare(&d, i, file_id(k, i)).unwrap();
+                        p.act(&d, i, file_id(k, i)).unwrap()
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut tallies = vec![Tally::default(); 3];
+        count_unrecovered(&checks, 0, &mut tallies, &mut phases);
+        for t in &tallies {
+            assert_eq!((t.counts.acked, t.counts.lost, t.unrecovered), (8, 8, 8));
+        }
+        assert_eq!(tallies[0].counts.violations(Promise::Durable), 8);
+        let mut line = String::new();
+        judge_cut(&prims, 0, &mut tallies, &mut phases, &mut line);
+        assert!(
+            tallies.iter().all(|t| t.unverified == 0),
+            "lost, so not unverified: {line}"
+        );
+        let notes = phases.finish().notes.join("\n");
+        assert!(
+            notes.contains("UNRECOVERED: cut 1: the filesystem did not mount after the cut: its 24 acknowledged units count as lost"),
+            "{notes}"
+        );
     }
 
     #[test]
@@ -742,7 +1072,16 @@ mod tests {
             primitives: vec!["write-fsync".into()],
             ..Default::default()
         };
-        assert_eq!(s.phases(), ["recovery", "fsck", "write-fsync", primitives::CONTROL]);
+        assert_eq!(
+            s.phases(),
+            [
+                "recovery",
+                "fsck",
+                "write-fsync",
+                primitives::FLUSH_CONTROL,
+                primitives::CONTROL
+            ]
+        );
         assert_eq!(DurabilitySpec::default().selected().len(), primitives::TABLE.len());
         for (s, want) in [
             (
@@ -774,9 +1113,22 @@ mod tests {
                 },
                 "needs the power-cut disk",
             ),
+            (
+                DurabilitySpec {
+                    broken_control_cut: 4,
+                    ..Default::default()
+                },
+                "broken_control_cut = 4 is beyond the 3 cuts",
+            ),
         ] {
             assert!(s.validate().unwrap_err().0.contains(want), "{want}");
         }
+        let shutdown = DurabilitySpec {
+            method: Method::Shutdown,
+            ..Default::default()
+        };
+        assert!(shutdown.exposes().contains("not a missing flush"));
+        assert!(DurabilitySpec::default().exposes().contains("and a missing flush"));
         let parsed: WorkloadKind =
             toml::from_str("kind = \"durability\"\ndisk_model = \"reorder\"\nseed = 7\nprimitives = [\"mmap-msync\"]")
                 .unwrap();

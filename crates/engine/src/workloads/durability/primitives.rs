@@ -4,6 +4,14 @@
 //! unit ([`FileCheck`]). One row per primitive in [`TABLE`]; the rows are run in table order,
 //! one after the other, and the power is cut right after the last (the negative control).
 //!
+//! Two rows are controls ([`Control`]), run last in every cut, after every sequence that sends a
+//! flush: the negative control `nosync-control` (written, never synced nor written back: only the
+//! page cache holds it at the cut) and the flush control `noflush-control` (written back to the
+//! disk with `sync_file_range`, never flushed). A cut whose negative control lost nothing showed
+//! no loss at all, so its other zeros prove nothing; the flush control tells a cut that drops
+//! the disk's unflushed writes from one that keeps what reached the disk (the shutdown ioctl),
+//! which cannot expose a missing flush.
+//!
 //! Generations: a prepared file holds generation 1; the primitive writes generation 2 (a created
 //! file is generation 1: it has no older version). A unit that reads back as generation 1 where
 //! 2 was acknowledged is *reverted*.
@@ -23,8 +31,32 @@ pub enum Promise {
     Atomic,
     /// Nothing is promised by POSIX: measured, never a violation.
     Nothing,
-    /// The negative control: acknowledged without any sync, so a working cut must lose some.
+    /// A control ([`Control`]): acknowledged without the sync the promises need, to show what
+    /// the cut can see; never a violation.
     Control,
+}
+
+/// What a control row shows of a cut (both rows have [`Promise::Control`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Control {
+    /// Written with no sync and never written back: at the cut only the page cache holds it.
+    /// A cut that drops nothing of it showed no loss at all: the cut's cells are unverified.
+    PageCache,
+    /// Written back to the disk (`sync_file_range`, no flush of its cache) and never flushed:
+    /// lost by a cut that drops the disk's unflushed writes, kept by one that keeps what reached
+    /// the disk. Where it is kept the cut cannot expose a missing flush (a durable primitive's
+    /// zero there shows the data was written, not that it was flushed); it invalidates nothing.
+    Flush,
+}
+
+impl Control {
+    /// What the control must do, as the results state it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Control::PageCache => "negative control (must lose)",
+            Control::Flush => "flush control (lost where the cut drops unflushed writes)",
+        }
+    }
 }
 
 impl Promise {
@@ -34,7 +66,7 @@ impl Promise {
             Promise::Durable => "durable",
             Promise::Atomic => "atomic (old or new)",
             Promise::Nothing => "none (POSIX)",
-            Promise::Control => "negative control (must lose)",
+            Promise::Control => "control (shows what the cut can see)",
         }
     }
 }
@@ -118,10 +150,15 @@ const fn row(name: &'static str, sequence: &'static str, promise: Promise, op: O
     }
 }
 
-/// The negative control's name.
+/// The negative control's name ([`Control::PageCache`]).
 pub const CONTROL: &str = "nosync-control";
 
-/// Every primitive, in run order; the negative control is last, right before the cut.
+/// The flush control's name ([`Control::Flush`]).
+pub const FLUSH_CONTROL: &str = "noflush-control";
+
+/// Every primitive, in run order; the controls are last (after every sequence that sends a
+/// flush, which would make the flush control durable), the negative control right before the
+/// cut.
 pub const TABLE: &[Primitive] = &[
     row(
         "write-fsync",
@@ -240,6 +277,12 @@ pub const TABLE: &[Primitive] = &[
         Op::Overwrite(Sync::SyncFileRange),
     ),
     row(
+        FLUSH_CONTROL,
+        "pwrite 4 KiB x4; sync_file_range WAIT_BEFORE|WRITE|WAIT_AFTER (written back, never flushed)",
+        Promise::Control,
+        Op::Overwrite(Sync::SyncFileRange),
+    ),
+    row(
         CONTROL,
         "pwrite 4 KiB x4, acknowledged with no sync",
         Promise::Control,
@@ -250,6 +293,22 @@ pub const TABLE: &[Primitive] = &[
 /// The row named `name`.
 pub fn by_name(name: &str) -> Option<&'static Primitive> {
     TABLE.iter().find(|p| p.name == name)
+}
+
+impl Primitive {
+    /// Which control the row is, `None` for a primitive under test.
+    pub fn control(&self) -> Option<Control> {
+        match (self.promise, self.op) {
+            (Promise::Control, Op::Overwrite(Sync::SyncFileRange)) => Some(Control::Flush),
+            (Promise::Control, _) => Some(Control::PageCache),
+            _ => None,
+        }
+    }
+
+    /// What it promises, as the results state it (a control's own words).
+    pub fn promise_str(&self) -> &'static str {
+        self.control().map_or(self.promise.as_str(), Control::as_str)
+    }
 }
 
 /// What the check expects of one file after the cut.
@@ -507,6 +566,20 @@ impl Primitive {
     }
 }
 
+/// The counts of a file none of whose acknowledged units could be read back (unreadable, or
+/// on a filesystem that did not mount after the cut): every unit lost (a truncation's length
+/// too), a replace in neither version.
+pub fn all_lost(c: &FileCheck) -> Counts {
+    let mut n = Counts::default();
+    for _ in c.gens.iter().chain(c.truncated.iter().map(|_| &0)) {
+        n.count(BlockState::Lost);
+    }
+    if c.atomic {
+        n.neither += 1;
+    }
+    n
+}
+
 /// Checks one file under the recovered cut folder `dir`; its counts and, when something is
 /// wrong, one line saying what.
 pub fn verify(dir: &Path, c: &FileCheck) -> (Counts, Option<String>) {
@@ -514,16 +587,8 @@ pub fn verify(dir: &Path, c: &FileCheck) -> (Counts, Option<String>) {
     let data = match std::fs::read(dir.join(&c.rel)) {
         Ok(d) => Some(d),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => {
-            // Unreadable: every unit counts as lost, and the line says why.
-            for _ in &c.gens {
-                n.count(BlockState::Lost);
-            }
-            if c.atomic {
-                n.neither += 1;
-            }
-            return (n, Some(format!("{}: unreadable: {e}", c.rel)));
-        }
+        // Unreadable: every unit counts as lost, and the line says why.
+        Err(e) => return (all_lost(c), Some(format!("{}: unreadable: {e}", c.rel))),
     };
     let bytes = data.as_deref().unwrap_or_default();
     let mut states = Vec::with_capacity(c.gens.len());
@@ -614,6 +679,39 @@ mod tests {
         let names: std::collections::BTreeSet<_> = TABLE.iter().map(|p| p.name).collect();
         assert_eq!(names.len(), TABLE.len(), "names are unique");
         assert_eq!(TABLE.last().map(|p| p.name), Some(CONTROL), "the control runs last");
+        let controls: Vec<(&str, Option<Control>)> = TABLE
+            .iter()
+            .filter(|p| p.promise == Promise::Control)
+            .map(|p| (p.name, p.control()))
+            .collect();
+        assert_eq!(
+            controls,
+            [
+                (FLUSH_CONTROL, Some(Control::Flush)),
+                (CONTROL, Some(Control::PageCache))
+            ],
+            "the two controls, last: no flush after the flush control"
+        );
+        assert!(TABLE[..TABLE.len() - 2].iter().all(|p| p.control().is_none()));
+        assert_eq!(by_name("sync-file-range").and_then(|p| p.control()), None);
+        assert_eq!(by_name(FLUSH_CONTROL).unwrap().promise_str(), Control::Flush.as_str());
+    }
+
+    #[test]
+    fn a_file_never_read_back_counts_every_unit_lost() {
+        let tr = by_name("truncate-fsync").unwrap();
+        let (_t, c) = acted(tr);
+        let n = all_lost(&c);
+        assert_eq!(
+            (n.acked, n.lost, n.intact, n.neither),
+            (5, 5, 0, 0),
+            "4 units and the length"
+        );
+        let r = by_name("rename-fsync-file").unwrap();
+        let (_t, c) = acted(r);
+        let n = all_lost(&c);
+        assert_eq!((n.acked, n.lost, n.neither), (4, 4, 1));
+        assert_eq!(n.violations(Promise::Durable), 4);
     }
 
     #[test]

@@ -249,6 +249,14 @@ pub const PROMISES: &[Documented] = &[
         "no guarantee that the data is there after a crash: it writes no metadata and does not flush the disk's write cache",
     ),
     entry(
+        super::primitives::FLUSH_CONTROL,
+        ALL,
+        None,
+        Claim::MayLose,
+        "Linux sync_file_range(2)",
+        "written back with no flush of the disk's write cache: the flush control, lost by a cut that drops unflushed writes, kept by one that keeps what reached the disk",
+    ),
+    entry(
         super::primitives::CONTROL,
         ALL,
         None,

@@ -232,6 +232,18 @@ pub const PER_CUT_NOTES: &[(&str, &str)] = &[
         "the seeded disk's writes, flushes and what its cuts kept and dropped",
     ),
     ("VIOLATION (", "VIOLATION, one note per damaged file"),
+    (
+        "NEGATIVE CONTROL FAILED: cut ",
+        "NEGATIVE CONTROL FAILED, one note per cut whose control lost nothing (its cells unverified)",
+    ),
+    (
+        "UNRECOVERED: cut ",
+        "UNRECOVERED, one note per cut that did not mount (its units count as lost)",
+    ),
+    (
+        "flush control: ",
+        "the flush control kept in some cuts (they cannot expose a missing flush)",
+    ),
     ("acked_lost: cut ", "acknowledged data lost, one note per item"),
     (
         "db_recovery_failed: cut ",
