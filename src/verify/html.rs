@@ -88,7 +88,7 @@ fn forest_rows(t: &VerifyTable) -> Vec<ForestRow> {
                     Verdict::Ok => 1,
                     Verdict::Outside | Verdict::NoData(_) | Verdict::Stall { .. } => 2,
                     Verdict::Bound { native, bound, .. } if native < bound => 2,
-                    Verdict::Bound { .. } => 0,
+                    Verdict::Bound { .. } | Verdict::NoDevice(_) => 0,
                 },
             })
         })

@@ -25,6 +25,7 @@
 //!
 //! See doc/verify.md for every pair, its matching settings and the rows outside tolerance.
 
+pub mod bias;
 pub mod html;
 pub mod pairs;
 pub mod ratios;
@@ -58,6 +59,9 @@ pub struct VerifyOptions {
     pub label: Option<String>,
     /// Feed the bigfile pair's referee a mismatched setting (test of the check itself).
     pub mismatch: bool,
+    /// Multiply native metrics before they are stored (`--bias-native`, test of the check
+    /// itself; [`bias`]).
+    pub bias: Vec<bias::Bias>,
 }
 
 /// The suite of a verify run: every chosen pair's native workload and referee.
@@ -177,7 +181,11 @@ pub fn run(db: &Path, o: &VerifyOptions, obs: &dyn Observer) -> Result<RunSummar
         max_pairs: o.max_pairs,
         budget: o.budget,
     };
-    runner?.with_more_rounds(std::sync::Arc::new(more)).run(obs)
+    let mut runner = runner?.with_more_rounds(std::sync::Arc::new(more));
+    if !o.bias.is_empty() {
+        runner = runner.with_sample_hook(std::sync::Arc::new(bias::BiasNative(o.bias.clone())));
+    }
+    runner.run(obs)
 }
 
 /// More pairs where they decide something (issue 25): after the planned `--pairs`, one more
@@ -301,6 +309,7 @@ mod tests {
             scratch: "/var/tmp/x".into(),
             label: None,
             mismatch: false,
+            bias: vec![],
         }
     }
 

@@ -62,6 +62,9 @@ pub enum Verdict {
     Outside,
     /// Not enough data on one side; the reason.
     NoData(String),
+    /// A device-counter row on a filesystem mounted from no block device (tmpfs, a ZFS
+    /// dataset): neither side can have it; the reason. Not a failure.
+    NoDevice(String),
     /// A response time beyond what any queue gives at the native's utilisation (module doc):
     /// a stall ([`crate::engine::stall`]); a failure.
     Stall {
@@ -90,7 +93,7 @@ impl Verdict {
         match self {
             Verdict::Outside | Verdict::NoData(_) | Verdict::Stall { .. } => true,
             Verdict::Bound { native, bound, .. } => native < bound,
-            Verdict::Ok => false,
+            Verdict::Ok | Verdict::NoDevice(_) => false,
         }
     }
 
@@ -100,6 +103,7 @@ impl Verdict {
             Verdict::Ok => "ok".into(),
             Verdict::Outside => "OUTSIDE".into(),
             Verdict::NoData(why) => format!("NO DATA: {why}"),
+            Verdict::NoDevice(why) => format!("not measured: {why}"),
             Verdict::Stall { native, limit, basis } => {
                 format!("STALL: native {} > {}: {basis}", num(Some(*native)), num(Some(*limit)))
             }
@@ -462,6 +466,23 @@ fn verdict(p: &Pair, mp: &MetricPair, nat: &Side, rf: &Side, point: Option<f64>)
     })
 }
 
+/// For a device-counter row ([`pairs::DEVICE_READ_MIB`]) on a variant whose filesystem is
+/// mounted from no block device (tmpfs, a ZFS pool's dataset): why it has no value on either
+/// side. `None` for every other row and variant, whose missing values are NO DATA.
+fn no_block_device(cases: &[CaseRecord], variant: &str, mp: &MetricPair) -> Option<String> {
+    use crate::fstype::{Backing, FsType};
+    if mp.native.1 != pairs::DEVICE_READ_MIB {
+        return None;
+    }
+    let case = cases.iter().find(|c| c.variant == variant)?;
+    matches!(FsType::of(&case.fs_type).backing, Backing::Memory | Backing::Pool).then(|| {
+        format!(
+            "{} is mounted from no block device, so neither side has device counters",
+            case.fs_type
+        )
+    })
+}
+
 fn row(cases: &[CaseRecord], samples: &[SampleRecord], variant: &str, p: &Pair, mp: &MetricPair) -> Row {
     let nat = side(cases, samples, variant, &pairs::native_name(p), mp.native);
     let rf = side(cases, samples, variant, &pairs::referee_name(p), mp.referee);
@@ -480,7 +501,11 @@ fn row(cases: &[CaseRecord], samples: &[SampleRecord], variant: &str, p: &Pair, 
         (Some(a), Some(b)) if a > 0.0 && b > 0.0 && !censored => Some(a / b),
         _ => None,
     };
-    let verdict = verdict(p, mp, &nat, &rf, point);
+    let verdict = match no_block_device(cases, variant, mp) {
+        // Neither side can count what reached a device it does not have: said, not failed.
+        Some(why) if nat.values.is_empty() && rf.values.is_empty() => Verdict::NoDevice(why),
+        _ => verdict(p, mp, &nat, &rf, point),
+    };
     // The interval verdict uses the paired interval when there is one (the runs of a repeat
     // are adjacent, so the machine's drift between repeats cancels), else the unpaired one.
     let interval = match (&verdict, paired.or(ratio)) {
@@ -630,10 +655,20 @@ pub fn render_text(t: &VerifyTable) -> String {
         .iter()
         .filter(|r| matches!(r.verdict, Verdict::Bound { .. }) && !r.verdict.fails())
         .count();
+    let unmeasured = t
+        .rows
+        .iter()
+        .filter(|r| matches!(r.verdict, Verdict::NoDevice(_)))
+        .count();
+    let unmeasured = if unmeasured > 0 {
+        format!(", {unmeasured} not measured (no block device)")
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
         "{} metric(s): {ok} within tolerance, {bounds} consistent with a bound, {} outside, \
-         below a bound, stalled or without data; \
+         below a bound, stalled or without data{unmeasured}; \
          95 % CI: {} agree, {} differ, {} undecided (more pairs)",
         t.rows.len(),
         t.failures(),
@@ -986,6 +1021,53 @@ mod tests {
             (Some(0.5), Some(0.999))
         );
         assert_eq!(quantile_of("reads_per_s"), None);
+    }
+
+    #[test]
+    fn a_device_row_without_a_block_device_is_said_not_failed_and_missing_elsewhere_fails() {
+        let run = |fs_type: &str| {
+            let mut cases = vec![case("a", "v", "treecopy:native"), case("b", "v", "treecopy:cp")];
+            for c in &mut cases {
+                c.fs_type = fs_type.into();
+            }
+            // Both sides copied (a time) but stored no device counters.
+            let s: Vec<SampleRecord> = (0..2)
+                .flat_map(|r| {
+                    [
+                        sample("a", r, "copy", "time", Some(2.0)),
+                        sample("b", r, "copy", "time", Some(2.0)),
+                    ]
+                })
+                .collect();
+            let t = table(SUITE_NAME, &cases, &s).unwrap();
+            t.rows.into_iter().find(|r| r.native == "copy device_read_mib").unwrap()
+        };
+        let zfs = run("zfs");
+        assert!(
+            matches!(zfs.verdict, Verdict::NoDevice(_)) && !zfs.verdict.fails(),
+            "{zfs:?}"
+        );
+        assert!(zfs
+            .verdict
+            .text()
+            .starts_with("not measured: zfs is mounted from no block device"));
+        let text = render_text(&VerifyTable { rows: vec![zfs] });
+        assert!(
+            text.contains("without data, 1 not measured (no block device)"),
+            "{text}"
+        );
+        assert!(
+            run("tmpfs").verdict
+                == Verdict::NoDevice(
+                    "tmpfs is mounted from no block device, so neither side has device counters".into()
+                )
+        );
+        // On a filesystem with a block device, a missing device counter is no data: a failure.
+        let ext4 = run("ext4");
+        assert!(
+            matches!(ext4.verdict, Verdict::NoData(_)) && ext4.verdict.fails(),
+            "{ext4:?}"
+        );
     }
 
     #[test]
