@@ -336,11 +336,11 @@ fn planned_standings(
         vec![None; row.cells.len()],
     );
     let Some(plan) = design.plan() else { return undecided };
-    let n = row.cells.iter().map(|c| c.values.len()).min().unwrap_or(0);
-    let Some(look) = plan.last_look_by(n) else {
+    let cells: Vec<&[f64]> = row.cells.iter().map(|c| c.values.as_slice()).collect();
+    // The stopping rule's own look for these values (successful measured repeats only).
+    let Some(look) = plan.row_look(&cells) else {
         return undecided;
     };
-    let cells: Vec<&[f64]> = row.cells.iter().map(|c| c.values.as_slice()).collect();
     let answers = crate::stats::verdict::look_answers(&cells, row.metric.direction, &plan, look, margin);
     let bounds = crate::stats::verdict::look_bounds(&cells, &answers, reference, &plan, look);
     let standings = answers
