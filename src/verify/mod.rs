@@ -16,7 +16,9 @@
 //! `<pair>:<tool>`). Then [`ratios::table`] computes native/referee per metric with the
 //! log-ratio 95 % CI and the paired interval of the repeats (whether it lies inside, outside or
 //! across the tolerance band), and the exit code is 1 when any row's ratio is outside its
-//! tolerance (±15 %, ±10 % for copies, ±20 % / ±35 % for open-loop p50 / p99) or has no data.
+//! tolerance (±15 %, ±10 % for copies, ±20 % / ±35 % for open-loop p50 / p99), a native falls
+//! below a bound, an open-loop response time stalled ([`crate::engine::stall`]), or a row has
+//! no data. `--bias-native` ([`bias`], test-only) makes a native wrong on purpose.
 //!
 //! Invariants:
 //! - Nothing here provisions, times or stores by itself: the runner does, as for `run`.
