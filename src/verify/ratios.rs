@@ -398,11 +398,24 @@ fn response_verdict(p: &Pair, mp: &MetricPair, why: &str, nat: &Side, native: f6
             ),
         };
     }
+    // The repeats too busy for the stall limit are named with their utilisation: a queue
+    // there may hold a response far above the service time.
+    let busy: Vec<String> = nat
+        .utilisation
+        .iter()
+        .filter(|(_, u)| *u > STALL_UTILISATION)
+        .map(|(k, u)| format!("repeat {} {:.0} % busy", k + 1, u * 100.0))
+        .collect();
     let upper = if nat.utilisation.is_empty() {
         " (no utilisation stored: the stall limit is not checked)".to_string()
     } else {
+        let unjudged = if busy.is_empty() {
+            String::new()
+        } else {
+            format!(" (not judged: {}, where a queue can do more)", busy.join(", "))
+        };
         format!(
-            ", and at most {STALL_FACTOR:.0} × it ({}) in every repeat at most {:.0} % busy",
+            ", and at most {STALL_FACTOR:.0} × it ({}) in every repeat at most {:.0} % busy{unjudged}",
             num(Some(STALL_FACTOR * referee)),
             STALL_UTILISATION * 100.0
         )
@@ -997,6 +1010,13 @@ mod tests {
         assert!(
             matches!(busy.verdict, Verdict::Bound { .. }) && !busy.verdict.fails(),
             "{busy:?}"
+        );
+        assert!(
+            busy.verdict.text().contains(
+                "(not judged: repeat 1 50 % busy, repeat 2 50 % busy, repeat 3 50 % busy, where a queue can do more)"
+            ),
+            "{}",
+            busy.verdict.text()
         );
         // No stall: a bound that names its upper limit too.
         let fine = run([250.0, 260.0, 240.0], Some(0.04));
