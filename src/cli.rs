@@ -413,6 +413,10 @@ pub struct VerifyArgs {
     /// Test of the check itself: feed the bigfile pair's referee a mismatched setting.
     #[arg(long, hide = true)]
     pub mismatch: bool,
+    /// Test of the check itself (test-only, doc/verify.md): multiply a compared native metric
+    /// by FACTOR before it is stored, e.g. treecopy/copy/device_read_mib=1.5; repeatable.
+    #[arg(long, hide = true, value_name = "PAIR/PHASE/METRIC=FACTOR")]
+    pub bias_native: Vec<crate::verify::bias::Bias>,
 }
 
 /// Arguments of `report`.

@@ -16,7 +16,9 @@
 //! `<pair>:<tool>`). Then [`ratios::table`] computes native/referee per metric with the
 //! log-ratio 95 % CI and the paired interval of the repeats (whether it lies inside, outside or
 //! across the tolerance band), and the exit code is 1 when any row's ratio is outside its
-//! tolerance (±15 %, ±10 % for copies, ±20 % / ±35 % for open-loop p50 / p99) or has no data.
+//! tolerance (±15 %, ±10 % for copies, ±20 % / ±35 % for open-loop p50 / p99), a native falls
+//! below a bound, an open-loop response time stalled ([`crate::engine::stall`]), or a row has
+//! no data. `--bias-native` ([`bias`], test-only) makes a native wrong on purpose.
 //!
 //! Invariants:
 //! - Nothing here provisions, times or stores by itself: the runner does, as for `run`.
@@ -25,6 +27,7 @@
 //!
 //! See doc/verify.md for every pair, its matching settings and the rows outside tolerance.
 
+pub mod bias;
 pub mod html;
 pub mod pairs;
 pub mod ratios;
@@ -58,6 +61,9 @@ pub struct VerifyOptions {
     pub label: Option<String>,
     /// Feed the bigfile pair's referee a mismatched setting (test of the check itself).
     pub mismatch: bool,
+    /// Multiply native metrics before they are stored (`--bias-native`, test of the check
+    /// itself; [`bias`]).
+    pub bias: Vec<bias::Bias>,
 }
 
 /// The suite of a verify run: every chosen pair's native workload and referee.
@@ -177,7 +183,11 @@ pub fn run(db: &Path, o: &VerifyOptions, obs: &dyn Observer) -> Result<RunSummar
         max_pairs: o.max_pairs,
         budget: o.budget,
     };
-    runner?.with_more_rounds(std::sync::Arc::new(more)).run(obs)
+    let mut runner = runner?.with_more_rounds(std::sync::Arc::new(more));
+    if !o.bias.is_empty() {
+        runner = runner.with_sample_hook(std::sync::Arc::new(bias::BiasNative(o.bias.clone())));
+    }
+    runner.run(obs)
 }
 
 /// More pairs where they decide something (issue 25): after the planned `--pairs`, one more
@@ -301,6 +311,7 @@ mod tests {
             scratch: "/var/tmp/x".into(),
             label: None,
             mismatch: false,
+            bias: vec![],
         }
     }
 
