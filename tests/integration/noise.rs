@@ -133,8 +133,19 @@ fn five_aa_sessions_are_stored_estimated_and_shown_in_history_and_the_report() {
         .unwrap();
     let shown = format!("{:.1} % (5)", tput.between_sd_pct.unwrap());
 
-    // history shows the stored estimate of each series.
-    let o = fsbench(&["--db", db_s, "history", "--phase", "seq_write_block"]);
+    // history shows the stored estimate of each series. Its regression gate is not what is
+    // tested here (five sessions of a second each on tmpfs follow the machine's load: CI once
+    // saw the newest two 31 % below the three before while other builds ran), so its threshold
+    // is out of reach.
+    let o = fsbench(&[
+        "--db",
+        db_s,
+        "history",
+        "--phase",
+        "seq_write_block",
+        "--threshold",
+        "1000",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let h = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(
