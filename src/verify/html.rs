@@ -86,9 +86,9 @@ fn forest_rows(t: &VerifyTable) -> Vec<ForestRow> {
                 ci: Some(((lo - 1.0) * 100.0, ((hi - 1.0) * 100.0).min(CLIP_PCT))),
                 tone: match r.verdict {
                     Verdict::Ok => 1,
-                    Verdict::Outside | Verdict::NoData(_) => 2,
-                    Verdict::Bound { native, bound, .. } if native < bound => 2,
-                    Verdict::Bound { .. } => 0,
+                    // Below its bound, or far above a second referee.
+                    _ if r.verdict.fails() => 2,
+                    _ => 0,
                 },
             })
         })
