@@ -736,7 +736,9 @@ mod tests {
         assert!(s.describe().contains("one shared file"), "{}", s.describe());
         // Only with inline options.
         let jf = FioSpec {
-            job_file: Some("j.fio".into()),
+            job_file: Some(
+                Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("tests/fixtures/fio/two-jobs.fio"),
+            ),
             shared: true,
             ..Default::default()
         };
