@@ -418,6 +418,10 @@ pub struct VerifyArgs {
     /// them all (a native 2× too fast on random_seeks), which verify must flag.
     #[arg(long, hide = true)]
     pub fast_seeks: bool,
+    /// Test of the check itself (test-only, doc/verify.md): multiply a compared native metric
+    /// by FACTOR before it is stored, e.g. treecopy/copy/device_read_mib=1.5; repeatable.
+    #[arg(long, hide = true, value_name = "PAIR/PHASE/METRIC=FACTOR")]
+    pub bias_native: Vec<crate::verify::bias::Bias>,
 }
 
 /// Arguments of `report`.

@@ -21,6 +21,7 @@ pub(super) fn cmd_verify(db: &Path, a: &crate::cli::VerifyArgs) -> Result<i32> {
         label: a.label.clone(),
         mismatch: a.mismatch,
         fast_seeks: a.fast_seeks,
+        bias: a.bias_native.clone(),
     };
     let RunSummary {
         store,
@@ -53,7 +54,7 @@ pub(super) fn cmd_verify(db: &Path, a: &crate::cli::VerifyArgs) -> Result<i32> {
     }
     if table.failures() > 0 || failed > 0 {
         eprintln!(
-            "fsbench verify: {} metric(s) outside tolerance or without data",
+            "fsbench verify: {} metric(s) outside tolerance, below a bound, stalled or without data",
             table.failures()
         );
         return Ok(1);

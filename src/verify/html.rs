@@ -86,9 +86,10 @@ fn forest_rows(t: &VerifyTable) -> Vec<ForestRow> {
                 ci: Some(((lo - 1.0) * 100.0, ((hi - 1.0) * 100.0).min(CLIP_PCT))),
                 tone: match r.verdict {
                     Verdict::Ok => 1,
+                    Verdict::Outside | Verdict::NoData(_) | Verdict::Stall { .. } => 2,
                     // Below its bound, or far above a second referee.
-                    _ if r.verdict.fails() => 2,
-                    _ => 0,
+                    Verdict::Bound { .. } if r.verdict.fails() => 2,
+                    Verdict::Bound { .. } | Verdict::NoDevice(_) => 0,
                 },
             })
         })

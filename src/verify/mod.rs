@@ -16,7 +16,9 @@
 //! `<pair>:<tool>`). Then [`ratios::table`] computes native/referee per metric with the
 //! log-ratio 95 % CI and the paired interval of the repeats (whether it lies inside, outside or
 //! across the tolerance band), and the exit code is 1 when any row's ratio is outside its
-//! tolerance (±15 %, ±10 % for copies, ±20 % / ±35 % for open-loop p50 / p99) or has no data.
+//! tolerance (±15 %, ±10 % for copies, ±20 % / ±35 % for open-loop p50 / p99), a native falls
+//! below a bound, an open-loop response time stalled ([`crate::engine::stall`]), or a row has
+//! no data. `--bias-native` ([`bias`], test-only) makes a native wrong on purpose.
 //!
 //! Invariants:
 //! - Nothing here provisions, times or stores by itself: the runner does, as for `run`.
@@ -25,6 +27,7 @@
 //!
 //! See doc/verify.md for every pair, its matching settings and the rows outside tolerance.
 
+pub mod bias;
 pub mod calibrate;
 pub mod html;
 pub mod pairs;
@@ -63,6 +66,9 @@ pub struct VerifyOptions {
     /// reports all of them (`test_seek_credit = 2`), a native 2× too fast on `random_seeks`,
     /// which verify must flag (test of the check itself).
     pub fast_seeks: bool,
+    /// Multiply native metrics before they are stored (`--bias-native`, test of the check
+    /// itself; [`bias`]).
+    pub bias: Vec<bias::Bias>,
 }
 
 /// The suite of a verify run with the table's bonnie sizes ([`suite_text_sized`]).
@@ -210,7 +216,11 @@ pub fn run(db: &Path, o: &VerifyOptions, obs: &dyn Observer) -> Result<RunSummar
         max_pairs: o.max_pairs,
         budget: o.budget.saturating_sub(started.elapsed()),
     };
-    runner?.with_more_rounds(std::sync::Arc::new(more)).run(obs)
+    let mut runner = runner?.with_more_rounds(std::sync::Arc::new(more));
+    if !o.bias.is_empty() {
+        runner = runner.with_sample_hook(std::sync::Arc::new(bias::BiasNative(o.bias.clone())));
+    }
+    runner.run(obs)
 }
 
 /// More pairs where they decide something (issue 25): after the planned `--pairs`, one more
@@ -337,6 +347,7 @@ mod tests {
             label: None,
             mismatch: false,
             fast_seeks: false,
+            bias: vec![],
         }
     }
 

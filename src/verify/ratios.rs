@@ -25,6 +25,13 @@
 //! [`pairs::FAR_ABOVE_SECOND`] × the second referee's mean fails (`FAR ABOVE`), since a bound
 //! alone passes every native that is too fast.
 //!
+//! Such a response-time row is held from above too (issue 42, item 2): a native repeat that ran
+//! at most [`crate::engine::stall::STALL_UTILISATION`] busy (its stored `utilisation` row) with
+//! a response time more than [`crate::engine::stall::STALL_FACTOR`] × the referee's service
+//! time stalled, and the row is `STALL` (a failure), naming each such repeat and the windows
+//! (seconds of its phase) of its late responses from the stored per-second histograms. A
+//! session stored before the utilisation row is said to have no upper check.
+//!
 //! Partial data is kept: the point ratio is native mean / referee mean over whatever repeats
 //! each side has (one is enough; not for a partly `+++++` row, whose timed repeats are a
 //! biased subset), and every row carries its n per side (shown in the table and in the forest
@@ -61,6 +68,19 @@ pub enum Verdict {
     Outside,
     /// Not enough data on one side; the reason.
     NoData(String),
+    /// A device-counter row on a filesystem mounted from no block device (tmpfs, a ZFS
+    /// dataset): neither side can have it; the reason. Not a failure.
+    NoDevice(String),
+    /// A response time beyond what any queue gives at the native's utilisation (module doc):
+    /// a stall ([`crate::engine::stall`]); a failure.
+    Stall {
+        /// Native mean, in the metric's unit.
+        native: f64,
+        /// [`crate::engine::stall::STALL_FACTOR`] × the referee's service time, same unit.
+        limit: f64,
+        /// Which repeats stalled, at what utilisation, and the windows of their late responses.
+        basis: String,
+    },
     /// A one-sided check (module doc): the native mean must reach `bound`; below it is a
     /// failure.
     Bound {
@@ -81,11 +101,11 @@ impl Verdict {
     /// Whether the row fails `fsbench verify`.
     pub fn fails(&self) -> bool {
         match self {
-            Verdict::Outside | Verdict::NoData(_) => true,
+            Verdict::Outside | Verdict::NoData(_) | Verdict::Stall { .. } => true,
             Verdict::Bound {
                 native, bound, ceiling, ..
             } => native < bound || ceiling.as_ref().is_some_and(|(c, _)| native > c),
-            Verdict::Ok => false,
+            Verdict::Ok | Verdict::NoDevice(_) => false,
         }
     }
 
@@ -95,6 +115,10 @@ impl Verdict {
             Verdict::Ok => "ok".into(),
             Verdict::Outside => "OUTSIDE".into(),
             Verdict::NoData(why) => format!("NO DATA: {why}"),
+            Verdict::NoDevice(why) => format!("not measured: {why}"),
+            Verdict::Stall { native, limit, basis } => {
+                format!("STALL: native {} > {}: {basis}", num(Some(*native)), num(Some(*limit)))
+            }
             Verdict::Bound {
                 native,
                 bound,
@@ -218,6 +242,9 @@ impl VerifyTable {
     }
 }
 
+/// One phase's `(bucket value ns, operations)` bins for each second of it.
+type WindowBins = Vec<Vec<(u64, u64)>>;
+
 /// What one side of a row has in the ok, measured repeats of its case.
 #[derive(Default)]
 struct Side {
@@ -229,6 +256,10 @@ struct Side {
     started: Vec<(u32, (String, i64))>,
     /// Repeats that ran the phase without the metric.
     untimed: usize,
+    /// (repeat, utilisation 0–1) of an open-loop phase ([`crate::engine::phase::UTILISATION`]).
+    utilisation: Vec<(u32, f64)>,
+    /// (repeat, per-second response bins) of the phase ([`crate::metric::LatencyWindows`]).
+    windows: Vec<(u32, WindowBins)>,
     /// Repeats whose referee is bonnie++ and printed `+++++` for the phase, with the rate the
     /// phase must have exceeded ([`BonniePpSpec::too_fast_bound`]).
     too_fast: Option<(usize, f64)>,
@@ -261,6 +292,15 @@ fn side(
             .iter()
             .filter(|m| m.rank.is_none() && m.phase == phase)
             .collect();
+        if let Some(u) = in_phase
+            .iter()
+            .find(|m| m.metric.name == crate::engine::phase::UTILISATION)
+        {
+            out.utilisation.push((s.repeat, u.value));
+        }
+        if let Some(w) = s.windows.iter().find(|w| w.phase == phase && w.rank.is_none()) {
+            out.windows.push((s.repeat, w.bins.clone()));
+        }
         match in_phase.iter().find(|m| m.metric.name == metric) {
             Some(m) => out.values.push((s.repeat, m.value)),
             None if in_phase.is_empty() => {}
@@ -320,6 +360,97 @@ fn mean(v: &[(u32, f64)]) -> Option<f64> {
     (!v.is_empty()).then(|| v.iter().map(|(_, x)| x).sum::<f64>() / v.len() as f64)
 }
 
+/// The quantile a latency metric's name stands for (`lat_p99` → 0.99), if any.
+fn quantile_of(metric: &str) -> Option<f64> {
+    // p50, p95, p99: 0.50, 0.95, 0.99; p999: 0.999.
+    let digits = metric.strip_prefix("lat_p")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    format!("0.{digits}").parse().ok().filter(|q| *q > 0.0)
+}
+
+/// The native repeats of a response-time row whose value is a stall against the referee's
+/// service time `referee` ([`crate::engine::stall::is_stall`] at the repeat's stored
+/// utilisation), each said with its value, utilisation and the windows of its late responses.
+fn stalled_repeats(mp: &MetricPair, nat: &Side, referee: f64) -> Vec<String> {
+    use crate::engine::stall;
+    let q = quantile_of(mp.native.1).unwrap_or(0.99);
+    let limit = stall::STALL_FACTOR * referee;
+    let mut v: Vec<(u32, f64)> = nat.values.clone();
+    v.sort_by_key(|(k, _)| *k);
+    v.iter()
+        .filter_map(|(k, value)| {
+            let u = nat.utilisation.iter().find(|(j, _)| j == k)?.1;
+            if !stall::is_stall(*value, referee, u) {
+                return None;
+            }
+            let late = nat
+                .windows
+                .iter()
+                .find(|(j, _)| j == k)
+                .map(|(_, w)| stall::late_windows(w, q, limit))
+                .unwrap_or_default();
+            Some(format!(
+                "repeat {}: {} at {:.1} % utilisation, late responses {}",
+                k + 1,
+                num(Some(*value)),
+                u * 100.0,
+                stall::windows_text(&late, limit)
+            ))
+        })
+        .collect()
+}
+
+/// The verdict of a one-sided row (a response time against the referee's service time): a
+/// stall when a native repeat ran at low utilisation and its response time is more than
+/// [`crate::engine::stall::STALL_FACTOR`] × the referee's (two-sided, issue 42), else a bound
+/// of the referee's mean less the tolerance.
+fn response_verdict(p: &Pair, mp: &MetricPair, why: &str, nat: &Side, native: f64, referee: f64) -> Verdict {
+    use crate::engine::stall::{STALL_FACTOR, STALL_UTILISATION};
+    let service = format!("{} {} {}", p.tool, mp.referee.1, num(Some(referee)));
+    let stalled = stalled_repeats(mp, nat, referee);
+    if !stalled.is_empty() {
+        return Verdict::Stall {
+            native,
+            limit: STALL_FACTOR * referee,
+            basis: format!(
+                "at most {:.0} % utilisation a queue keeps a response time under {STALL_FACTOR:.0} × the service                  time ({service}), so a repeat above it stalled: {}",
+                STALL_UTILISATION * 100.0,
+                stalled.join("; ")
+            ),
+        };
+    }
+    // The repeats too busy for the stall limit are named with their utilisation: a queue
+    // there may hold a response far above the service time.
+    let busy: Vec<String> = nat
+        .utilisation
+        .iter()
+        .filter(|(_, u)| *u > STALL_UTILISATION)
+        .map(|(k, u)| format!("repeat {} {:.0} % busy", k + 1, u * 100.0))
+        .collect();
+    let upper = if nat.utilisation.is_empty() {
+        " (no utilisation stored: the stall limit is not checked)".to_string()
+    } else {
+        let unjudged = if busy.is_empty() {
+            String::new()
+        } else {
+            format!(" (not judged: {}, where a queue can do more)", busy.join(", "))
+        };
+        format!(
+            ", and at most {STALL_FACTOR:.0} × it ({}) in every repeat at most {:.0} % busy{unjudged}",
+            num(Some(STALL_FACTOR * referee)),
+            STALL_UTILISATION * 100.0
+        )
+    };
+    Verdict::Bound {
+        native,
+        bound: referee * (1.0 - mp.tolerance_pct / 100.0),
+        basis: format!("{why}: {service} less {:.0} %{upper}", mp.tolerance_pct),
+        ceiling: None,
+    }
+}
+
 /// The point verdict of a row from its two sides; `point` is native mean / referee mean.
 /// `ceiling`: the most the native mean may be where the row is a bound (from a second referee).
 fn verdict(
@@ -331,18 +462,7 @@ fn verdict(
 ) -> Verdict {
     let keep = 1.0 - mp.tolerance_pct / 100.0;
     if let (Some(why), Some(native), Some(referee)) = (mp.at_least, mean(&nat.values), mean(&rf.values)) {
-        return Verdict::Bound {
-            native,
-            bound: referee * keep,
-            basis: format!(
-                "{why}: {} {} {} less {:.0} %",
-                p.tool,
-                mp.referee.1,
-                num(Some(referee)),
-                mp.tolerance_pct
-            ),
-            ceiling: None,
-        };
+        return response_verdict(p, mp, why, nat, native, referee);
     }
     if let (Some((k, above)), Some(native)) = (rf.too_fast, mean(&nat.values)) {
         // bonnie++'s mean is at least its mean with every +++++ counted at the rate it beat;
@@ -391,6 +511,23 @@ fn verdict(
             nat.values.len(),
             rf.values.len(),
             p.tool
+        )
+    })
+}
+
+/// For a device-counter row ([`pairs::DEVICE_READ_MIB`]) on a variant whose filesystem is
+/// mounted from no block device (tmpfs, a ZFS pool's dataset): why it has no value on either
+/// side. `None` for every other row and variant, whose missing values are NO DATA.
+fn no_block_device(cases: &[CaseRecord], variant: &str, mp: &MetricPair) -> Option<String> {
+    use crate::fstype::{Backing, FsType};
+    if mp.native.1 != pairs::DEVICE_READ_MIB {
+        return None;
+    }
+    let case = cases.iter().find(|c| c.variant == variant)?;
+    matches!(FsType::of(&case.fs_type).backing, Backing::Memory | Backing::Pool).then(|| {
+        format!(
+            "{} is mounted from no block device, so neither side has device counters",
+            case.fs_type
         )
     })
 }
@@ -458,11 +595,15 @@ fn row(
     };
     let shown = Pair { tool, ..*p };
     let compared = MetricPair { referee, ..*mp };
-    let verdict = verdict(&shown, &compared, (&nat, &rf), point, ceiling);
+    let verdict = match no_block_device(cases, variant, mp) {
+        // Neither side can count what reached a device it does not have: said, not failed.
+        Some(why) if nat.values.is_empty() && rf.values.is_empty() => Verdict::NoDevice(why),
+        _ => verdict(&shown, &compared, (&nat, &rf), point, ceiling),
+    };
     // The interval verdict uses the paired interval when there is one (the runs of a repeat
     // are adjacent, so the machine's drift between repeats cancels), else the unpaired one.
     let interval = match (&verdict, paired.or(ratio)) {
-        (Verdict::Bound { .. }, _) | (_, None) => None,
+        (Verdict::Bound { .. } | Verdict::Stall { .. }, _) | (_, None) => None,
         (_, Some((_, lo, hi))) => Some(Interval::of(lo, hi, mp.tolerance_pct)),
     };
     Row {
@@ -611,10 +752,20 @@ pub fn render_text(t: &VerifyTable) -> String {
         .iter()
         .filter(|r| matches!(r.verdict, Verdict::Bound { .. }) && !r.verdict.fails())
         .count();
+    let unmeasured = t
+        .rows
+        .iter()
+        .filter(|r| matches!(r.verdict, Verdict::NoDevice(_)))
+        .count();
+    let unmeasured = if unmeasured > 0 {
+        format!(", {unmeasured} not measured (no block device)")
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
         "{} metric(s): {ok} within tolerance, {bounds} consistent with a bound, {} outside, \
-         below a bound or without data; \
+         below a bound, stalled or without data{unmeasured}; \
          95 % CI: {} agree, {} differ, {} undecided (more pairs)",
         t.rows.len(),
         t.failures(),
@@ -929,6 +1080,153 @@ mod tests {
         let short = run(70.0);
         assert!(short.verdict.fails(), "{short:?}");
         assert!(short.verdict.text().starts_with("BELOW BOUND"));
+    }
+
+    #[test]
+    fn a_response_time_far_above_the_service_time_at_low_utilisation_is_a_stall() {
+        use crate::metric::LatencyWindows;
+        let cases = vec![
+            case("a", "ext4", "fileio-openloop:native"),
+            case("b", "ext4", "fileio-openloop:fio"),
+        ];
+        // The acceptance run's xfs: fio's clat p99 214 µs in every repeat; the native's
+        // response p99 about 250 µs in two repeats and 61.7 ms in one (mean 20,730 µs, as
+        // printed), at 4 % utilisation; the stalled repeat's seconds 3 and 4 hold 120 late
+        // responses each, over 4 × 214 = 856 µs.
+        let run = |values: [f64; 3], utilisation: Option<f64>| {
+            let mut s: Vec<SampleRecord> = Vec::new();
+            for (r, v) in values.into_iter().enumerate() {
+                let mut x = sample("a", r as u32, "rndrd", "lat_p99", Some(v));
+                if let Some(u) = utilisation {
+                    x.sample.measurements.push(Measurement {
+                        phase: "rndrd".into(),
+                        rank: None,
+                        metric: MetricId::lower(crate::engine::phase::UTILISATION, Unit::Ratio),
+                        value: u,
+                    });
+                }
+                x.sample.windows.push(LatencyWindows {
+                    phase: "rndrd".into(),
+                    rank: None,
+                    window_ms: 1_000,
+                    bins: (0..8)
+                        .map(|w| {
+                            let mut b = vec![(250_000u64, 1_000u64)];
+                            if v > 10_000.0 && (w == 3 || w == 4) {
+                                b.push((60_000_000, 120));
+                            }
+                            b
+                        })
+                        .collect(),
+                });
+                s.push(x);
+            }
+            s.extend((0..3).map(|r| sample("b", r, "randread_read", "lat_p99", Some(214.0))));
+            let t = table(SUITE_NAME, &cases, &s).unwrap();
+            t.rows.into_iter().find(|r| r.native == "rndrd lat_p99").unwrap()
+        };
+        let stalled = run([250.0, 61_690.0, 250.0], Some(0.04));
+        assert!(stalled.verdict.fails(), "{stalled:?}");
+        assert_eq!(stalled.interval, None);
+        let text = stalled.verdict.text();
+        assert!(text.starts_with("STALL: native 20730 > 856: "), "{text}");
+        assert!(
+            text.ends_with(
+                "repeat 2: 61690 at 4.0 % utilisation, late responses at 3–4 s (120 of 1120 over 856 µs), at 4–5 s (120 of 1120)"
+            ),
+            "{text}"
+        );
+        let table_text = render_text(&VerifyTable {
+            rows: vec![stalled.clone()],
+        });
+        assert!(
+            table_text.contains("0 consistent with a bound, 1 outside, below a bound, stalled"),
+            "{table_text}"
+        );
+        // The same response times from a busy worker (half its time in reads): a queue can do
+        // that, so only the lower bound applies, and it holds.
+        let busy = run([250.0, 61_690.0, 250.0], Some(0.5));
+        assert!(
+            matches!(busy.verdict, Verdict::Bound { .. }) && !busy.verdict.fails(),
+            "{busy:?}"
+        );
+        assert!(
+            busy.verdict.text().contains(
+                "(not judged: repeat 1 50 % busy, repeat 2 50 % busy, repeat 3 50 % busy, where a queue can do more)"
+            ),
+            "{}",
+            busy.verdict.text()
+        );
+        // No stall: a bound that names its upper limit too.
+        let fine = run([250.0, 260.0, 240.0], Some(0.04));
+        assert!(!fine.verdict.fails(), "{fine:?}");
+        assert!(
+            fine.verdict
+                .text()
+                .contains("at most 4 × it (856) in every repeat at most 20 % busy"),
+            "{}",
+            fine.verdict.text()
+        );
+        // A session from before the utilisation row: said, not judged.
+        let old = run([250.0, 61_690.0, 250.0], None);
+        assert!(!old.verdict.fails());
+        assert!(
+            old.verdict.text().contains("no utilisation stored"),
+            "{}",
+            old.verdict.text()
+        );
+        assert_eq!(
+            (quantile_of("lat_p50"), quantile_of("lat_p999")),
+            (Some(0.5), Some(0.999))
+        );
+        assert_eq!(quantile_of("reads_per_s"), None);
+    }
+
+    #[test]
+    fn a_device_row_without_a_block_device_is_said_not_failed_and_missing_elsewhere_fails() {
+        let run = |fs_type: &str| {
+            let mut cases = vec![case("a", "v", "treecopy:native"), case("b", "v", "treecopy:cp")];
+            for c in &mut cases {
+                c.fs_type = fs_type.into();
+            }
+            // Both sides copied (a time) but stored no device counters.
+            let s: Vec<SampleRecord> = (0..2)
+                .flat_map(|r| {
+                    [
+                        sample("a", r, "copy", "time", Some(2.0)),
+                        sample("b", r, "copy", "time", Some(2.0)),
+                    ]
+                })
+                .collect();
+            let t = table(SUITE_NAME, &cases, &s).unwrap();
+            t.rows.into_iter().find(|r| r.native == "copy device_read_mib").unwrap()
+        };
+        let zfs = run("zfs");
+        assert!(
+            matches!(zfs.verdict, Verdict::NoDevice(_)) && !zfs.verdict.fails(),
+            "{zfs:?}"
+        );
+        assert!(zfs
+            .verdict
+            .text()
+            .starts_with("not measured: zfs is mounted from no block device"));
+        let text = render_text(&VerifyTable { rows: vec![zfs] });
+        assert!(
+            text.contains("without data, 1 not measured (no block device)"),
+            "{text}"
+        );
+        assert!(
+            run("tmpfs").verdict
+                == Verdict::NoDevice(
+                    "tmpfs is mounted from no block device, so neither side has device counters".into()
+                )
+        );
+        // On a filesystem with a block device, a missing device counter is no data: a failure.
+        let ext4 = run("ext4");
+        assert!(
+            matches!(ext4.verdict, Verdict::NoData(_)) && ext4.verdict.fails(),
+            "{ext4:?}"
+        );
     }
 
     #[test]

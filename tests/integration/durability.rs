@@ -7,10 +7,11 @@
 //! ioctl, which cannot expose a missing flush; sync_file_range's units come back torn under
 //! torn-sectors; a cut whose negative control is made to lose nothing (`broken_control_cut`)
 //! shows its column unverified in the terminal, Markdown, HTML and JSON reports; a cut that
-//! does not mount counts its units as lost; a failed
-//! writeback is reported by the first fsync, on ext4 and on btrfs under a seeded model (the
-//! matrix in the JSON export says so too); isolated cuts run one primitive and the controls
-//! each; Ctrl-C and SIGKILL + `fsbench cleanup` with the seeded models' disk up leave nothing.
+//! does not mount counts its units as lost; a failed writeback is reported by the first fsync,
+//! on ext4, and on btrfs's copy-on-write and NOCOW files and ext4 data=journal under a seeded
+//! model (the matrix in the JSON export says so too); isolated cuts run one primitive and the
+//! controls each; Ctrl-C and SIGKILL + `fsbench cleanup` with the seeded models' disk up leave
+//! nothing.
 
 use crate::powercut::{
     assert_powercut_left_nothing, assert_sigkill_is_undone_by_cleanup, cell, notes, run_with_disk_workload_up,
@@ -280,36 +281,65 @@ fn a_cut_that_does_not_mount_counts_its_units_lost() {
     assert_powercut_left_nothing(dir.path(), &run.scratch);
 }
 
-/// The fsync error probe on btrfs (a NOCOW file, found on the disk by reading it: btrfs's
-/// FIEMAP offsets are not disk offsets) with the reorder model: the disk refused the writeback,
-/// the first fsync said so, and the JSON export's matrix carries the probe and the control.
+/// The fsync error probe, which fails the writes that carry the file's new data wherever they
+/// go, on btrfs as people run it (a copy-on-write file: the overwrite goes to a new place) and
+/// on the NOCOW variant beside it (overwritten in place), under a seeded model, and on ext4
+/// data=journal (the journal write carries the data: the journal aborts, the filesystem turns
+/// read-only and is mounted again for the cuts): the disk refused the writeback everywhere, the
+/// first fsync said so, and the JSON export's matrix has a column for each.
 #[test]
-fn the_fsync_error_probe_runs_on_btrfs_under_a_seeded_model() {
+fn the_fsync_error_probe_fails_copy_on_write_nocow_and_journalled_data() {
     require_privileged!();
     let dir = scratch();
-    let text = "[suite]\nname = \"eio-btrfs\"\ndescription = \"integration test\"\n[run]\nrepeats = 1\nwarmup = 0\ndrop_caches = false\n[[fs]]\ntype = \"btrfs\"\n[[workload]]\nkind = \"durability\"\nname = \"eio\"\ndisk_model = \"reorder\"\nseed = 5\ncuts = 1\nfiles = 1\nprimitives = [\"write-fsync\"]\nfsync_errors = true\n";
+    let text = "[suite]\nname = \"eio-btrfs\"\ndescription = \"integration test\"\n[run]\nrepeats = 1\nwarmup = 0\ndrop_caches = false\n[[fs]]\ntype = \"btrfs\"\n[[fs]]\ntype = \"btrfs\"\nnocow = true\n[[fs]]\ntype = \"ext4\"\nname = \"ext4-journal\"\nmount_opts = \"data=journal\"\n[[workload]]\nkind = \"durability\"\nname = \"eio\"\ndisk_model = \"reorder\"\nseed = 5\ncuts = 1\nfiles = 1\nprimitives = [\"write-fsync\"]\nfsync_errors = true\n";
     let suite = write_suite(dir.path(), "eio.toml", text);
     let run = SuiteRun::in_dir(dir.path());
     run.run_ok(&suite);
     let j = report_json(run.db_str(), "latest");
-    let n = notes(&j, "eio", "btrfs");
-    assert!(n.contains("(a NOCOW file"), "{n}");
-    let refused = cell(&j, "eio", "fsync-eio", "refused_writes", "btrfs").unwrap_or_else(|| panic!("not probed: {n}"));
-    assert!(refused.1 > 0.0, "the disk refused nothing: {n}");
+    for (variant, file) in [
+        ("btrfs", "(a copy-on-write file"),
+        ("btrfs+nocow", "(a NOCOW file"),
+        ("ext4-journal", "READ-ONLY and was mounted again"),
+    ] {
+        let n = notes(&j, "eio", variant);
+        assert!(n.contains(file), "{variant}: {n}");
+        let refused =
+            cell(&j, "eio", "fsync-eio", "refused_writes", variant).unwrap_or_else(|| panic!("not probed: {n}"));
+        assert!(refused.1 > 0.0, "{variant}: the disk refused nothing: {n}");
+        assert_eq!(
+            cell(&j, "eio", "fsync-eio", "first_fsync_error", variant),
+            Some((1, 1.0)),
+            "{variant}: {n}"
+        );
+        // The cut after the probe ran on the filesystem (mounted again where it turned read-only).
+        assert_eq!(n.matches("units damaged, fsck").count(), 1, "{variant}: {n}");
+    }
     assert_eq!(
-        cell(&j, "eio", "fsync-eio", "first_fsync_error", "btrfs"),
-        Some((1, 1.0)),
-        "{n}"
+        cell(&j, "eio", "fsync-eio", "went_read_only", "ext4-journal"),
+        Some((1, 1.0))
     );
+    assert_eq!(cell(&j, "eio", "fsync-eio", "went_read_only", "btrfs"), Some((1, 0.0)));
     let m = &j["durability"][0];
     assert_eq!(
         (m["disk_model"].as_str(), m["seed"].as_u64()),
         (Some("reorder"), Some(5))
     );
-    assert_eq!(m["fsync_eio"][0]["variant"], "btrfs");
-    assert_eq!(m["fsync_eio"][0]["first_fsync_error"], 1);
+    let probed: Vec<&str> = m["fsync_eio"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["variant"].as_str().unwrap())
+        .collect();
+    assert_eq!(probed, ["btrfs", "btrfs+nocow", "ext4-journal"]);
     let control = m["primitives"].as_array().unwrap().last().unwrap();
-    assert_eq!(control["cells"][0]["verdict"], "caught", "{n}");
+    assert!(
+        control["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["verdict"] == "caught"),
+        "{control}"
+    );
     assert_powercut_left_nothing(dir.path(), &run.scratch);
 }
 

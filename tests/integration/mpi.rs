@@ -616,19 +616,21 @@ fn slowed_rank_1(slow: &CpuLimit, db: &std::path::Path, suite: &str, sc: &std::p
     cmd
 }
 
-#[test]
-fn a_slowed_rank_wears_out_to_the_count_agreed_at_the_stonewall() {
-    require_privileged!();
+/// Runs `suite` (written as `name`) with rank 1 held to `pct` % of a CPU, checks that it
+/// succeeded, left nothing and stored an ok sample, and returns that sample with the run's wall
+/// time (the limit is dropped at return). `None` where the test cannot run (said by
+/// [`skip_or_fail`]).
+fn run_with_rank_1_slowed(pct: u32, name: &str, suite: &str) -> Option<(serde_json::Value, Duration)> {
     if !have_mpirun() {
-        return;
+        return None;
     }
-    let Some(slow) = CpuLimit::new(25) else {
+    let Some(slow) = CpuLimit::new(pct) else {
         skip_or_fail("no cgroup v1 cpu controller to slow a rank with");
-        return;
+        return None;
     };
     let dir = scratch();
-    let suite = write_suite(dir.path(), "wall.toml", STONEWALL_SUITE);
-    let db = dir.path().join("w.db");
+    let suite = write_suite(dir.path(), name, suite);
+    let db = dir.path().join("slowed.db");
     let sc = dir.path().join("scratch");
     let t0 = Instant::now();
     let o = slowed_rank_1(&slow, &db, &suite, &sc).output().unwrap();
@@ -636,8 +638,18 @@ fn a_slowed_rank_wears_out_to_the_count_agreed_at_the_stonewall() {
     assert!(o.status.success(), "{}", text(&o));
     assert_no_leftovers(&sc);
     let r = report_json(db.to_str().unwrap(), "latest");
-    let s = &r["samples"][0];
+    let s = r["samples"][0].clone();
     assert_eq!(s["status"]["state"], "ok", "{s}");
+    Some((s, took))
+}
+
+#[test]
+fn a_slowed_rank_wears_out_to_the_count_agreed_at_the_stonewall() {
+    require_privileged!();
+    let Some((s, took)) = run_with_rank_1_slowed(25, "wall.toml", STONEWALL_SUITE) else {
+        return;
+    };
+    let s = &s;
     let rows = rows(s);
     let (cluster, fast, slowed) = (&rows["rndrd"], &rows["rndrd@rank0"], &rows["rndrd@rank1"]);
     let agreed = cluster["stonewall_agreed_ops"];
@@ -670,7 +682,6 @@ fn a_slowed_rank_wears_out_to_the_count_agreed_at_the_stonewall() {
     let notes = s["notes"].to_string();
     assert!(notes.contains("stonewall (wear-out)"), "{notes}");
     assert!(took < Duration::from_secs(60), "{took:?}");
-    drop(slow);
 }
 
 /// rank row → metric → value, the figures the tests below read.
@@ -828,24 +839,10 @@ fn a_rank_throttled_through_fixed_work_phases_makes_the_headline_differ_from_the
     // held to 10 % of a CPU for the whole run, so it takes several times rank 0's time for the
     // same files; the prediction below comes from the ranks' recorded start and end alone.
     require_privileged!();
-    if !have_mpirun() {
-        return;
-    }
-    let Some(slow) = CpuLimit::new(10) else {
-        skip_or_fail("no cgroup v1 cpu controller to slow a rank with");
+    let Some((s, took)) = run_with_rank_1_slowed(10, "files.toml", FILES_SUITE) else {
         return;
     };
-    let dir = scratch();
-    let suite = write_suite(dir.path(), "files.toml", FILES_SUITE);
-    let db = dir.path().join("f.db");
-    let sc = dir.path().join("scratch");
-    let t0 = Instant::now();
-    let o = slowed_rank_1(&slow, &db, &suite, &sc).output().unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    assert_no_leftovers(&sc);
-    let r = report_json(db.to_str().unwrap(), "latest");
-    let s = &r["samples"][0];
-    assert_eq!(s["status"]["state"], "ok", "{s}");
+    let s = &s;
     let rows = rows(s);
     let f = |row: &str, name: &str| figure(&rows, row, name);
     let mut most = (0.0f64, "");
@@ -898,8 +895,7 @@ fn a_rank_throttled_through_fixed_work_phases_makes_the_headline_differ_from_the
     eprintln!("{p}: the sum exceeds the headline by {:.0} %", 100.0 * share);
     assert!(walls[1] > 2.0 * walls[0], "{p}: rank 1 was throttled: {walls:?}");
     assert!(share > 0.25, "{p}: {share}: {rows:?}");
-    assert!(t0.elapsed() < Duration::from_secs(60), "{:?}", t0.elapsed());
-    drop(slow);
+    assert!(took < Duration::from_secs(60), "{took:?}");
 }
 
 /// A fileio suite on a 160 MiB tmpfs: 64 MiB of files, shared by the ranks or one set each.

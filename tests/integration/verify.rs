@@ -1,21 +1,32 @@
 //! `fsbench verify` through the real binary on loop ext4 (privileged): tiny pairs run end to
-//! end, the ratios are printed and the session is stored (report JSON, HTML forest plot), and a
-//! referee fed a mismatched setting (`--mismatch`: dd with 4 KiB O_DIRECT writes against
-//! bigfile's buffered 1 MiB writes) makes verify exit 1 — the check can fail. The bonnie pairs
-//! run end to end against the real bonnie++ (when installed) at a scale where both sides do
-//! the same work: every row compared, bounded by bonnie++'s `+++++`, or NO DATA, and
-//! random_seeks against fio too; a native made 2× too fast on random_seeks (the test-only
-//! `--fast-seeks`) makes verify exit 1.
+//! end, the ratios are printed and the session is stored (report JSON, HTML forest plot), and
+//! a counted row of a real pair agrees (the MiB the treecopy copy and `cp` read from the
+//! device: the same tree read once, within 1 % on the device's counts, where the times carry
+//! the shared machine's noise). Each check can fail: a referee fed a mismatched setting
+//! (`--mismatch`: dd with 4 KiB O_DIRECT writes against bigfile's buffered 1 MiB writes), and a
+//! native biased on purpose (`--bias-native`, test-only: that device row × 1.5), make verify
+//! exit 1. The bonnie pairs run end to end against the real bonnie++ (when installed) at a
+//! scale where both sides do the same work: every row compared, bounded by bonnie++'s
+//! `+++++`, or NO DATA, and random_seeks against fio too; a native made 2× too fast on
+//! random_seeks (the test-only `--fast-seeks`) makes verify exit 1.
 
 use crate::require_privileged;
 use crate::util::{assert_no_leftovers, fsbench, report_json, scratch, text};
 
-/// The ratio printed on the table line that contains every one of `parts`.
-fn ratio_of(stdout: &str, parts: &[&str]) -> f64 {
-    let line = stdout
+/// The treecopy pair's counted row: the MiB each side's copy read from the device.
+const DEVICE_ROW: &str = "copy device_read_mib | copy device_read_mib";
+
+/// The table line that contains every one of `parts`.
+fn line_of<'a>(stdout: &'a str, parts: &[&str]) -> &'a str {
+    stdout
         .lines()
         .find(|l| parts.iter().all(|p| l.contains(p)))
-        .unwrap_or_else(|| panic!("no line with {parts:?} in\n{stdout}"));
+        .unwrap_or_else(|| panic!("no line with {parts:?} in\n{stdout}"))
+}
+
+/// The ratio printed on the table line that contains every one of `parts`.
+fn ratio_of(stdout: &str, parts: &[&str]) -> f64 {
+    let line = line_of(stdout, parts);
     // Columns: … native referee ratio [lo, hi] ±tol verdict — the ratio is the token before `[`.
     let before = &line[..line.find('[').expect("a CI")];
     before.split_whitespace().last().unwrap().parse().expect("ratio")
@@ -50,11 +61,18 @@ fn verify_runs_pairs_end_to_end_and_stores_the_ratios() {
     for parts in [
         &["ext4", "treecopy (cp)", "copy time | copy time"][..],
         &["ext4", "treecopy (cp)", "delete time | delete time"],
+        &["ext4", "treecopy (cp)", DEVICE_ROW],
         &["ext4", "bigfile (dd)", "fsync durable_throughput | write throughput"],
     ] {
         let r = ratio_of(&out, parts);
         assert!(r.is_finite() && r > 0.0, "{parts:?}: {r}");
     }
+    // A real pair that agrees: what the copy read from the device is what cp read (19.6–19.7
+    // MiB on both sides here), whatever the machine's load does to the times.
+    let device = line_of(&out, &["ext4", "treecopy (cp)", DEVICE_ROW]);
+    assert!(device.ends_with("±10% ok, CI agrees"), "{device}\n{out}");
+    let r = ratio_of(&out, &["ext4", "treecopy (cp)", DEVICE_ROW]);
+    assert!((r - 1.0).abs() < 0.02, "{r}: {device}");
     assert_eq!(
         code == Some(1),
         out.contains("OUTSIDE") || out.contains("NO DATA"),
@@ -64,10 +82,10 @@ fn verify_runs_pairs_end_to_end_and_stores_the_ratios() {
     // Every row with a ratio also says where its (paired) interval lies, and the last line
     // counts those verdicts.
     let rows: Vec<&str> = out.lines().filter(|l| l.starts_with("ext4 ")).collect();
-    assert_eq!(rows.len(), 3, "{out}");
+    assert_eq!(rows.len(), 4, "{out}");
     let kinds = ["CI agrees", "CI differs", "CI undecided: more pairs"];
     let count = |k: &str| rows.iter().filter(|l| l.contains(k)).count();
-    assert_eq!(kinds.iter().map(|k| count(k)).sum::<usize>(), 3, "{out}");
+    assert_eq!(kinds.iter().map(|k| count(k)).sum::<usize>(), 4, "{out}");
     assert!(
         rows.iter().all(|l| l.matches('[').count() == 2),
         "an unpaired and a paired CI on every row: {out}"
@@ -134,6 +152,68 @@ fn verify_exits_1_when_a_referee_is_fed_a_mismatched_setting() {
     // Usage errors are exit 2.
     let bad = fsbench(&["--db", db.to_str().unwrap(), "verify", "--only", "nope"]);
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    assert_no_leftovers(dir.path());
+}
+
+#[test]
+fn verify_exits_1_when_a_native_metric_is_biased_on_purpose() {
+    require_privileged!();
+    let dir = scratch();
+    let db = dir.path().join("r.db");
+    let db_s = db.to_str().unwrap();
+    // The counted row of the treecopy pair, which agrees to a fraction of a percent
+    // unbiased (the test above), made 1.5 × on the native side only.
+    let o = verify(
+        db_s,
+        dir.path(),
+        "0.1",
+        "treecopy",
+        &["--bias-native", "treecopy/copy/device_read_mib=1.5"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let device = line_of(&out, &["ext4", "treecopy (cp)", DEVICE_ROW]);
+    assert!(device.contains("±10% OUTSIDE, CI differs"), "{device}\n{out}");
+    let r = ratio_of(&out, &["ext4", "treecopy (cp)", DEVICE_ROW]);
+    assert!((r - 1.5).abs() < 0.03, "{r}: {device}");
+    // The stored session says it was biased, in every native repeat, and never the referee's.
+    let j = report_json(db_s, "latest");
+    let case_of = |w: &str| {
+        j["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["workload"] == w)
+            .unwrap()["case_id"]
+            .clone()
+    };
+    let biased = |case: &serde_json::Value| {
+        j["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["case_id"] == *case)
+            .filter(|s| {
+                s["notes"]
+                    .to_string()
+                    .contains("test-only --bias-native: copy device_read_mib")
+            })
+            .count()
+    };
+    assert_eq!(biased(&case_of("treecopy:native")), 2, "{}", text(&o));
+    assert_eq!(biased(&case_of("treecopy:cp")), 0);
+    // A bias of nothing the pair compares is a usage error before anything runs.
+    let bad = fsbench(&[
+        "--db",
+        db_s,
+        "verify",
+        "--only",
+        "treecopy",
+        "--bias-native",
+        "treecopy/copy/files=2",
+    ]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    assert!(text(&bad).contains("compares no native copy/files"), "{}", text(&bad));
     assert_no_leftovers(dir.path());
 }
 

@@ -45,6 +45,7 @@ pub mod openloop;
 pub mod phase;
 pub mod pool;
 pub mod resize;
+pub mod stall;
 pub mod sync;
 pub mod sysio;
 pub mod windows;

@@ -49,6 +49,10 @@ pub const SAMPLE_EVERY: &str = "lat_sample_every";
 /// sample size of its percentiles).
 pub const SAMPLES: &str = "lat_samples";
 
+/// Detail row of an open-loop phase: the share of each worker's time spent in its operations
+/// (0–1), the utilisation the stall check ([`crate::stall`]) and `fsbench verify` judge by.
+pub const UTILISATION: &str = "utilisation";
+
 /// Time-based phases shorter than this get a note: sysbench's `--time` is whole seconds, so
 /// 1 s is the shortest run the tool it reproduces can make, and its rates are per second
 /// (fileio, which ends on `time` or `requests`).
@@ -218,6 +222,8 @@ pub struct OpenSummary {
     pub max_late_us: f64,
     /// Service times (from each operation's actual start), µs.
     pub service: LatencySummary,
+    /// The share of each worker's time spent in its operations, 0–1 ([`PoolRun::utilisation`]).
+    pub utilisation: f64,
 }
 
 impl OpenSummary {
@@ -229,6 +235,7 @@ impl OpenSummary {
             unissued: o.unissued,
             max_late_us: o.max_late_ns as f64 / 1_000.0,
             service: o.service.summary(),
+            utilisation: run.utilisation().unwrap_or(f64::NAN),
         })
     }
 
@@ -239,11 +246,12 @@ impl OpenSummary {
     }
 
     /// The detail rows: `rate_asked`, `rate_achieved` (ops/s), `unissued` (count),
-    /// `late_max`, `svc_p50`, `svc_p99` (µs).
+    /// `late_max`, `svc_p50`, `svc_p99` (µs), `utilisation` (ratio, 0–1: what the stall check
+    /// of [`crate::stall`] reads).
     fn rows(&self) -> Vec<(MetricId, f64)> {
         use crate::metric::{Role, Unit};
         let d = |m: MetricId| m.with_role(Role::Detail);
-        vec![
+        let mut rows = vec![
             (d(MetricId::higher("rate_asked", Unit::OpsPerSec)), self.asked_per_s),
             (
                 d(MetricId::higher("rate_achieved", Unit::OpsPerSec)),
@@ -253,7 +261,11 @@ impl OpenSummary {
             (d(MetricId::lower("late_max", Unit::Micros)), self.max_late_us),
             (d(MetricId::lower("svc_p50", Unit::Micros)), self.service.p50_us),
             (d(MetricId::lower("svc_p99", Unit::Micros)), self.service.p99_us),
-        ]
+        ];
+        if self.utilisation.is_finite() {
+            rows.push((d(MetricId::lower(UTILISATION, Unit::Ratio)), self.utilisation));
+        }
+        rows
     }
 }
 
@@ -518,6 +530,10 @@ impl<'a, 'c> Phases<'a, 'c> {
                     o.max_late_us / 1_000.0
                 ));
             }
+            let stalls = crate::stall::check(&t.latency, &o.service, o.utilisation, &t.windows);
+            self.sample
+                .notes
+                .extend(crate::stall::note(phase, &stalls, o.service.max_us));
         }
         if t.sample_every > 1 && t.latency.count > 0 && policy.latency != LatencySet::None {
             use crate::metric::{Role, Unit};

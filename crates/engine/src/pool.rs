@@ -223,6 +223,16 @@ impl<O> PoolRun<O> {
             0.0
         }
     }
+
+    /// With an open loop: the share of each worker's time spent in its operations, the sum
+    /// of the service times over (workers × the pool's wall time), 0–1 (the queueing
+    /// utilisation ρ of [`crate::stall`]); `None` for a closed loop or a zero wall time.
+    pub fn utilisation(&self) -> Option<f64> {
+        let o = self.open.as_ref()?;
+        let busy_s = o.service.mean_us() * o.service.count() as f64 / 1e6;
+        let capacity_s = self.workers.len().max(1) as f64 * self.wall.as_secs_f64();
+        (capacity_s > 0.0).then(|| busy_s / capacity_s)
+    }
 }
 
 /// Runs workers from a start barrier to a stop condition; see the module documentation.

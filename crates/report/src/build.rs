@@ -336,11 +336,11 @@ fn planned_standings(
         vec![None; row.cells.len()],
     );
     let Some(plan) = design.plan() else { return undecided };
-    let n = row.cells.iter().map(|c| c.values.len()).min().unwrap_or(0);
-    let Some(look) = plan.last_look_by(n) else {
+    let cells: Vec<&[f64]> = row.cells.iter().map(|c| c.values.as_slice()).collect();
+    // The stopping rule's own look for these values (successful measured repeats only).
+    let Some(look) = plan.row_look(&cells) else {
         return undecided;
     };
-    let cells: Vec<&[f64]> = row.cells.iter().map(|c| c.values.as_slice()).collect();
     let answers = crate::stats::verdict::look_answers(&cells, row.metric.direction, &plan, look, margin);
     let bounds = crate::stats::verdict::look_bounds(&cells, &answers, reference, &plan, look);
     let standings = answers
@@ -575,7 +575,9 @@ impl Warnings<'_> {
             let full = format!("note: {text} ({})", cases.join(", "));
             out.push(
                 match (
-                    short_phase_note(text).or_else(|| path_note(text)),
+                    short_phase_note(text)
+                        .or_else(|| path_note(text))
+                        .or_else(|| stall_note(text)),
                     per_repeat_note(&self.per_repeat, text),
                     guest_boot_note(text),
                 ) {
@@ -618,6 +620,26 @@ fn path_note(note: &str) -> Option<(String, String)> {
                 phase.to_string(),
             )
         })
+}
+
+/// The kind and the phase of an open-loop stall note ([`crate::engine::stall::note`]: "`<phase>`:
+/// stall: response-time p99 … is 97 × the service time's …"): its figures and seconds differ
+/// per repeat, so the terminal prints one line per phase and the full notes stay in the md,
+/// json and html reports.
+fn stall_note(note: &str) -> Option<(String, String)> {
+    if !crate::engine::stall::is_stall_note(note) {
+        return None;
+    }
+    let (phase, _) = note.split_once(": ")?;
+    Some((
+        format!(
+            "note: open-loop stall: a response-time percentile above {:.0} × the service time's at most {:.0} % busy \
+             (a stall of the worker or the machine, not a queue; the figures and seconds in the md, json and html reports)",
+            crate::engine::stall::STALL_FACTOR,
+            crate::engine::stall::STALL_UTILISATION * 100.0
+        ),
+        phase.to_string(),
+    ))
 }
 
 /// The kind and the boot time of a guest's note ("guest: Linux K under tcg (…), booted in 5.5 s"):
@@ -817,6 +839,41 @@ mod tests {
             "{lines:?}"
         );
         assert_eq!(path_note("rndrd: another note"), None);
+    }
+
+    /// Open-loop stall notes differ in their figures and seconds per repeat: one terminal line
+    /// for all, naming the phase and its cases, and every note in full in the warnings.
+    #[test]
+    fn stall_notes_are_one_terminal_line() {
+        let mut data = session_data();
+        for (i, s) in data.samples.iter_mut().enumerate() {
+            s.sample.notes.push(format!(
+                "rndrd: {} p99 {} µs is {} × the service time's 214 µs at 4.0 % utilisation (…); late responses at {i}–{} s",
+                crate::engine::stall::NOTE_WORDS,
+                20_000 + i,
+                90 + i,
+                i + 1
+            ));
+        }
+        let m = build(&data, 1, 0.95);
+        let full = m
+            .warnings
+            .iter()
+            .filter(|w| w.text().contains(": stall: response-time"))
+            .count();
+        assert_eq!(full, data.samples.len(), "each note in full: {:?}", m.warnings);
+        let lines: Vec<String> = crate::warning::grouped(&m.warnings)
+            .into_iter()
+            .filter(|l| l.contains("stall"))
+            .collect();
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].starts_with(
+                "note: open-loop stall: a response-time percentile above 4 × the service time's at most 20 % busy"
+            ) && lines[0].contains("rndrd ("),
+            "{lines:?}"
+        );
+        assert_eq!(stall_note("rndrd: asked for 1000 operations/s"), None);
     }
 
     /// Guest notes differ in their boot time only: one terminal line per kernel, each case

@@ -160,8 +160,9 @@ fn equivalence_sentence(row: &Row, label: &str, cells: &[&Cell], margin: f64) ->
         with(Standing::Inconclusive),
         with(Standing::Untested),
     );
-    // No cell shown best (a sequential look where nothing is decided): name the top mean, and
-    // the rest stay inconclusive.
+    // No cell shown best (a sequential look where the top mean is inconclusive): name the top
+    // mean, never as "fastest" (issue 42), and the rest stay inconclusive.
+    let shown_best = !best.is_empty();
     if best.is_empty() {
         if let Some(top) = cells.first() {
             best.push(top.variant.as_str());
@@ -186,8 +187,9 @@ fn equivalence_sentence(row: &Row, label: &str, cells: &[&Cell], margin: f64) ->
         let all: Vec<&str> = best.iter().chain(&same).copied().collect();
         format!("At {label}, {} are the same within {margin} %", list(&all))
     } else {
-        // "fastest" only when someone is shown behind or the same; otherwise just the top mean.
-        let mut s = if behind.is_empty() && same.is_empty() {
+        // "fastest" only for a cell shown best, with someone shown behind or the same;
+        // otherwise just the top mean.
+        let mut s = if !shown_best || (behind.is_empty() && same.is_empty()) {
             format!(
                 "At {label}, {} {} the best mean",
                 list(&best),
@@ -529,6 +531,30 @@ mod tests {
             row_sentence(&open, "stat", eq).unwrap(),
             "At stat, b has the best mean; a is within ±27.0 % of b (neither shown behind nor the same within 3 %)."
         );
+        // At a sequential look the top mean can be inconclusive while another cell is shown
+        // behind: it has the best mean, and is never called "fastest" (issue 42).
+        let planned = StandingRule::Planned(crate::stats::verdict::Design::new(3, 12), 3.0);
+        let top_open = row_by(
+            MetricId::higher("rate", Unit::OpsPerSec),
+            &[
+                ("a", &[100.0, 100.5, 99.5]),
+                ("b", &[104.0, 103.5, 104.5]),
+                ("c", &[10.0, 10.05, 9.95]),
+            ],
+            planned,
+        );
+        let by = |v: &str| top_open.cells.iter().find(|c| c.variant == v).unwrap().standing;
+        assert_eq!(
+            [by("b"), by("a"), by("c")],
+            [
+                Some(Standing::Inconclusive),
+                Some(Standing::Inconclusive),
+                Some(Standing::Behind)
+            ]
+        );
+        let s = row_sentence(&top_open, "stat", planned).unwrap();
+        assert!(s.starts_with("At stat, b has the best mean, 940 % ahead of c"), "{s}");
+        assert!(!s.contains("fastest"), "{s}");
         // The session's margin is the one said; two bounded cells in one clause.
         let wide = StandingRule::Equivalence(2.5);
         let three = row_by(

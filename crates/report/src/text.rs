@@ -79,6 +79,14 @@ fn legend(model: &ReportModel) -> Vec<String> {
     out
 }
 
+/// The mark after a cell of the terminal table: `*` on the row's best mean, then its
+/// standing's mark ([`Standing::mark`](super::Standing::mark): `=`, `~`), so a best mean that
+/// is inconclusive reads `*~`, never a bare `*`.
+fn cell_mark(cell: &view::CellView) -> String {
+    let star = if cell.best() { "*" } else { "" };
+    format!("{star}{}", cell.mark().unwrap_or_default())
+}
+
 /// The terminal table. `color` adds ANSI bold to the best cells (the `*` stays either way).
 pub fn render_table(model: &ReportModel, color: bool) -> String {
     let mut out = String::new();
@@ -119,12 +127,20 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
             .map(|(i, v)| rows.iter().map(|r| width(r.cells[i].text())).fold(width(v), usize::max))
             .collect();
 
-        // A table with cache-bound cells gets one more marker column for their `‡`.
+        // A table with cache-bound cells gets one more marker column for their `‡`, and one
+        // whose best mean is inconclusive a wider mark (`*~`: the `*` never hides the `~`).
         let flagged = rows.iter().any(|r| r.cells.iter().any(|c| c.cache_bound()));
+        let mark_w = rows
+            .iter()
+            .flat_map(|r| &r.cells)
+            .map(|c| cell_mark(c).chars().count())
+            .max()
+            .unwrap_or(1)
+            .max(1);
         let _ = writeln!(out, "\n{}", title(table));
         let mut line = format!("{:label_w$}", "");
         for (v, w) in model.variants.iter().zip(&col_w) {
-            let _ = write!(line, "  {v:>w$}  {}", if flagged { " " } else { "" });
+            let _ = write!(line, "  {v:>w$} {:mark_w$}{}", "", if flagged { " " } else { "" });
         }
         let _ = writeln!(out, "{}", line.trim_end());
         let total = width(&line);
@@ -139,20 +155,12 @@ pub fn render_table(model: &ReportModel, color: bool) -> String {
                     (true, false) => " ",
                     (false, _) => "",
                 };
-                match (cell.best(), color, cell.mark()) {
-                    (true, true, _) => {
-                        let pad = &padded[..padded.len() - text.len()];
-                        let _ = write!(line, "  {pad}{BOLD}{text} *{RESET}{dagger}");
-                    }
-                    (true, false, _) => {
-                        let _ = write!(line, "  {padded} *{dagger}");
-                    }
-                    (false, _, Some(mark)) => {
-                        let _ = write!(line, "  {padded} {mark}{dagger}");
-                    }
-                    _ => {
-                        let _ = write!(line, "  {padded}  {dagger}");
-                    }
+                let mark = cell_mark(cell);
+                if cell.best() && color {
+                    let pad = &padded[..padded.len() - text.len()];
+                    let _ = write!(line, "  {pad}{BOLD}{text} {mark:mark_w$}{RESET}{dagger}");
+                } else {
+                    let _ = write!(line, "  {padded} {mark:mark_w$}{dagger}");
                 }
             }
             let _ = writeln!(out, "{}", line.trim_end());
@@ -271,14 +279,16 @@ pub fn render_markdown(model: &ReportModel, sections: &[&dyn super::Section]) ->
             for cell in &row.cells {
                 let text = cell.text();
                 let dagger = if cell.cache_bound() { " ‡" } else { "" };
+                let within = cell
+                    .cell()
+                    .and_then(|c| c.within_pct)
+                    .map(|x| format!(" ±{}", summary::within_text(x)))
+                    .unwrap_or_default();
                 if cell.best() {
-                    let _ = write!(out, " **{text}**{dagger} |");
+                    // An inconclusive best mean keeps its `~` beside the bold.
+                    let mark = cell.mark().map(|m| format!(" {m}{within}")).unwrap_or_default();
+                    let _ = write!(out, " **{text}**{mark}{dagger} |");
                 } else if let Some(mark) = cell.mark() {
-                    let within = cell
-                        .cell()
-                        .and_then(|c| c.within_pct)
-                        .map(|x| format!(" ±{}", summary::within_text(x)))
-                        .unwrap_or_default();
                     let _ = write!(out, " {text} {mark}{within}{dagger} |");
                 } else {
                     let _ = write!(out, " {text}{dagger} |");
@@ -336,8 +346,8 @@ fn standing_legend(model: &ReportModel) -> String {
         format!(
             "* best mean of its row; = the same as the best within {m} % (both one-sided tests pass); \
              ~ inconclusive: neither shown different nor shown the same (not \"the same\": more repeats may \
-             decide; the verdicts above say how close its data show it, ±X); unmarked: significantly behind \
-             the best. CPU rows are not ranked.",
+             decide; the verdicts above say how close its data show it, ±X); *~ the best mean, itself \
+             inconclusive (not shown best); unmarked: significantly behind the best. CPU rows are not ranked.",
             m = model.margin_pct()
         )
     } else {
@@ -351,7 +361,8 @@ fn standing_legend_md(model: &ReportModel) -> String {
         format!(
             "`=`: the same as the best within {m} % (both one-sided tests pass); `~`: inconclusive, neither \
              shown different nor shown the same (not \"the same\"), `~ ±X` where its data still show it \
-             within ±X % of the best; unmarked: significantly behind. CPU rows are not ranked.",
+             within ±X % of the best; **bold** `~`: the best mean, itself inconclusive; unmarked: significantly \
+             behind. CPU rows are not ranked.",
             m = model.margin_pct()
         )
     } else {
@@ -364,6 +375,62 @@ mod tests {
     use super::*;
     use crate::build;
     use crate::fixture::{session_data, BTRFS};
+
+    /// A best mean that is itself inconclusive (a sequential look) keeps its `~` beside the
+    /// `*` in the terminal table and beside the bold in Markdown (issue 42: the `*` hid it).
+    #[test]
+    fn an_inconclusive_best_mean_shows_its_mark_beside_the_star() {
+        use crate::build::tests_support::row_by;
+        use crate::metric::{MetricId, Unit};
+        let planned = crate::StandingRule::Planned(crate::stats::verdict::Design::new(3, 12), 3.0);
+        let row = row_by(
+            MetricId::higher("rate", Unit::OpsPerSec),
+            &[
+                ("ext4", &[100.0, 100.5, 99.5]),
+                ("xfs", &[104.0, 103.5, 104.5]),
+                ("btrfs", &[10.0, 10.05, 9.95]),
+            ],
+            planned,
+        );
+        assert_eq!(row.cells[1].standing, Some(crate::Standing::Inconclusive));
+        assert!(row.cells[1].best);
+        let mut m = build(&session_data(), 0, 0.95);
+        m.session.info.policy.methodology = true;
+        m.variants = vec!["ext4".into(), "xfs".into(), "btrfs".into()];
+        m.workloads = vec![WorkloadTable {
+            workload: "bonnie".into(),
+            kind: "bonnie".into(),
+            rows: vec![row],
+            summary: String::new(),
+        }];
+        let t = render_table(&m, false);
+        let lines: Vec<&str> = t.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.starts_with("p  rate"))
+            .unwrap_or_else(|| panic!("{t}"));
+        let line = lines[at];
+        let marks: Vec<&str> = line
+            .split_whitespace()
+            .filter(|w| ["*", "*~", "~", "="].contains(w))
+            .collect();
+        assert_eq!(marks, ["~", "*~"], "{line}");
+        assert!(t.contains("*~ the best mean, itself inconclusive"), "{t}");
+        // The columns stay aligned: the header's names (above the rule) end where the cells'
+        // texts do.
+        let head = lines[at - 2];
+        let end = |l: &str, w: &str| l.find(w).map(|i| l[..i + w.len()].chars().count());
+        let xfs_text = row_text(&m, 1);
+        assert_eq!(end(head, "xfs"), end(line, &xfs_text), "{head}\n{line}");
+        let md = render_markdown(&m, &[]);
+        assert!(md.contains(&format!("**{xfs_text}** ~")), "{md}");
+    }
+
+    /// The table text of cell `i` of the first row of `m`'s first workload.
+    fn row_text(m: &ReportModel, i: usize) -> String {
+        let rows = view::results(m, &m.workloads[0], false);
+        rows[0].cells[i].text().to_string()
+    }
 
     #[test]
     fn table_golden() {

@@ -10,10 +10,14 @@
 //!    confidence is at most `precision` % of its mean (only with a precision target).
 //! 2. **Decided**: sessions since issue 26 carry a sequential [`Design`] (stored in their run
 //!    options): the rule looks only at the planned looks ([`crate::stats::sequential`]: 3, 5,
-//!    8, 12, 18, 30 repeats for the default 3 to [`MAX_REPEATS`]) and stops at a look where every
+//!    8, 12, 18, 30 repeats for the default 3 to [`MAX_REPEATS`]) and stops when every
 //!    headline row with two or more variants is decided by [`look_answers`] (all pairs with
 //!    Holm at the look's O'Brien–Fleming-type levels: best / same / behind, none
-//!    inconclusive). Between looks it decides nothing. The last look is at [`MAX_REPEATS`], or
+//!    inconclusive) at the row's look: the last planned look its cells' values reached
+//!    (`Plan::row_look`, the look the report shows). The values are the successful measured
+//!    repeats, so a failed repeat moves no look, in the runner as in the report (issue 42: the
+//!    runner once counted failed repeats, [`repeats_done`], and could decide at a look the
+//!    report did not reach). A row's answers change only at a look. The last look is at [`MAX_REPEATS`], or
 //!    with a budget at the last round the budget holds, fixed from the timed rounds just
 //!    before the first look (`run::rounds`, [`crate::stats::verdict::Design::fixed_by_budget`]);
 //!    a session the budget ends between looks answers at the last look made (α unspent, never
@@ -89,7 +93,9 @@ pub fn round_estimate(data: &SessionData) -> Duration {
     Duration::from_secs_f64(slowest.values().sum::<f64>() * 1.1)
 }
 
-/// Measured repeats stored for the case with the fewest (the rounds completed).
+/// Measured repeats stored for the case with the fewest, failed ones included (the rounds
+/// completed): what the cap and the budget's design count. The looks count the successful
+/// ones ([`headline_rows`]' values).
 pub fn repeats_done(data: &SessionData) -> u32 {
     let mut per_case: BTreeMap<&str, u32> = data
         .cases
@@ -241,7 +247,7 @@ mod tests {
     }
 
     #[test]
-    fn the_planned_rule_decides_nothing_between_looks() {
+    fn the_planned_rule_decides_only_at_looks() {
         let r = planned(MAX_REPEATS);
         let plan = r.plan.clone().unwrap();
         assert_eq!(
@@ -249,19 +255,30 @@ mod tests {
             (Some(0), None, Some(1))
         );
         let (zero, one) = (Duration::ZERO, Duration::from_secs(1));
-        // Far apart and tight: decided at the looks at 5 and 8, never at 4, 6 or 7 repeats (the
-        // look at 3 has level 0.00009: with 2 degrees of freedom even this gap is not shown).
+        // Far apart and tight: not decided at the look at 3 (level 0.00009: with 2 degrees of
+        // freedom even this gap is not shown), so not at 4 either (still that look's answers),
+        // decided from the look at 5 on (6 and 7 stand at it).
         let a = [100.0, 100.5, 99.5, 100.2, 99.8, 100.1, 99.9, 100.3];
         let b = [150.0, 150.5, 149.5, 150.2, 149.8, 150.1, 149.9, 150.3];
-        for n in 4..=8usize {
+        for n in 3..=8usize {
             let rows = [row(&[("a", &a[..n]), ("b", &b[..n])])];
-            let want = if plan.look_of(n).is_some() {
+            let want = if n >= 5 {
                 Decision::Stop(Stop::Decided)
             } else {
                 Decision::Continue
             };
             assert_eq!(r.decide(&rows, n as u32, zero, one), want, "at {n} repeats");
         }
+        // The same far-apart row after 5 rounds in which one of b's repeats failed: b has 4
+        // values, so the row stands at the look at 3, as the report shows it (issue 42: the rule
+        // counted the failed repeat and decided at the look at 5 the report never reached).
+        let failed_once = [row(&[("a", &a[..5]), ("b", &b[..4])])];
+        let cells: Vec<&[f64]> = vec![&a[..5], &b[..4]];
+        assert_eq!(plan.row_look(&cells), Some(0));
+        assert_eq!(r.decide(&failed_once, 5, zero, one), Decision::Continue);
+        // One more round: b reaches 5 values, the look at 5, and the row is decided there.
+        let next = [row(&[("a", &a[..6]), ("b", &b[..5])])];
+        assert_eq!(r.decide(&next, 6, zero, one), Decision::Stop(Stop::Decided));
         // The unadjusted rule of an older session decides at 4 already.
         let rows = [row(&[("a", &a[..4]), ("b", &b[..4])])];
         assert_eq!(

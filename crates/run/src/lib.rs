@@ -148,6 +148,14 @@ pub struct RunSummary {
     pub failures: Failures,
 }
 
+/// What a caller does to a successful repeat's sample before the runner stores it
+/// ([`Runner::with_sample_hook`]). Only `fsbench verify`'s test-only `--bias-native` uses it:
+/// the change must say itself in the sample's notes.
+pub trait SampleHook: Send + Sync {
+    /// Changes the sample of a repeat of `case` (status ok) before it is stored.
+    fn before_store(&self, case: &plan::Case, sample: &mut crate::store::NewSample);
+}
+
 /// One `fsbench run`, decided and ready to start.
 pub struct Runner {
     db: PathBuf,
@@ -161,6 +169,8 @@ pub struct Runner {
     interrupt: Arc<AtomicBool>,
     /// The caller's rule for rounds of some cases after the plan (`fsbench verify`).
     more: Option<Arc<dyn MoreRounds>>,
+    /// What the caller does to each successful repeat's sample before it is stored.
+    hook: Option<Arc<dyn SampleHook>>,
     /// The ranks this run is given, chosen by the caller.
     cluster: Arc<dyn Cluster>,
 }
@@ -219,6 +229,7 @@ impl Runner {
             store,
             interrupt: crate::signal::interrupt_flag().clone(),
             more: None,
+            hook: None,
             cluster,
         })
     }
@@ -227,6 +238,14 @@ impl Runner {
     /// a stopping rule): `fsbench verify`'s more pairs where a paired interval is undecided.
     pub fn with_more_rounds(mut self, more: Arc<dyn MoreRounds>) -> Runner {
         self.more = Some(more);
+        self
+    }
+
+    /// Passes each successful repeat's sample through `hook` before it is stored (`fsbench
+    /// verify`'s test-only bias of a native metric, so the stored session, its report and the
+    /// verify table all carry what the check was shown).
+    pub fn with_sample_hook(mut self, hook: Arc<dyn SampleHook>) -> Runner {
+        self.hook = Some(hook);
         self
     }
 
@@ -613,6 +632,9 @@ impl Runner {
             }
             SlotOutcome::Done(walls) => (RepeatOutcome::Done { wall_s: sample.wall_s }, walls),
         };
+        if let (Some(hook), SampleStatus::Ok) = (&self.hook, &sample.status) {
+            hook.before_store(case, &mut sample);
+        }
         // Committed before it is announced: a line on screen means the repeat is stored.
         open.store.record_sample(open.session, &sample)?;
         obs.repeat_result(&what, &sample);

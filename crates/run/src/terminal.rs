@@ -1,5 +1,6 @@
 //! The terminal observer: the progress bar (indicatif) on an interactive standard error, one
-//! line per repeat otherwise, and the `fsbench: …` lines of a run. Its text is the user
+//! line per repeat otherwise, and the `fsbench: …` lines of a run (among them an open-loop
+//! phase's stall, said when its repeat ends). Its text is the user
 //! interface of `fsbench run`; tests read it from a pipe (the non-interactive form).
 //!
 //! Long untimed steps ([`crate::progress`]: mkfs, data sets, the baseline, database loads) get
@@ -293,6 +294,14 @@ impl Observer for TerminalObserver {
             Some(Some(b)) => b.set_message(format!("{what}: {phase}")),
             _ if self.verbosity > 0 => eprintln!("      phase {phase}"),
             _ => {}
+        }
+    }
+
+    /// A stall of an open-loop phase ([`crate::engine::stall`]) is said when it happens, not
+    /// only in the report's warnings: the run's figures from then on carry it.
+    fn repeat_result(&self, what: &str, sample: &crate::store::NewSample) {
+        for note in sample.notes.iter().filter(|n| crate::engine::stall::is_stall_note(n)) {
+            self.warning(&format!("{what}: {note}"));
         }
     }
 

@@ -255,8 +255,11 @@ pub struct ProbeCell {
     pub cached_read_new: u64,
     /// A read after dropping the clean pages returned the old data.
     pub uncached_read_old: u64,
-    /// Writes the disk refused in the failing range, summed (0: nothing failed).
+    /// Writes the disk refused because they carried the new data, summed (0: nothing failed).
     pub refused_writes: u64,
+    /// The failure turned the filesystem read-only (ext4 data=journal's journal abort).
+    #[serde(default)]
+    pub went_read_only: u64,
     /// Reported behaviour the probe contradicts.
     pub findings: Vec<Finding>,
 }
@@ -328,13 +331,19 @@ fn how(spec: Option<&DurabilitySpec>) -> String {
     }
 }
 
-/// The filesystem type and mount options of `variant`'s case of workload `t`.
-fn fs_of<'a>(model: &'a ReportModel, t: &WorkloadTable, variant: &str) -> Option<(&'a str, &'a [String])> {
+/// The filesystem type and mount options of `variant`'s case of workload `t`, a NOCOW variant's
+/// (its samples read back `FS_NOCOW_FL` on the workload folder) with btrfs's `nodatacow`
+/// ([`promises::with_nocow`]).
+fn fs_of<'a>(model: &'a ReportModel, t: &WorkloadTable, variant: &str) -> Option<(&'a str, Vec<String>)> {
     let c = model
         .cases
         .iter()
         .find(|c| c.workload == t.workload && c.variant == variant)?;
-    Some((c.fs_type.as_str(), c.mount_opts.as_slice()))
+    let nocow = model
+        .samples
+        .iter()
+        .any(|s| s.sample.case_id == c.case_id && s.sample.path.as_ref().is_some_and(|p| p.nocow == Some(true)));
+    Some((c.fs_type.as_str(), promises::with_nocow(&c.mount_opts, nocow)))
 }
 
 /// For a probe claim: its metric → (repeats where it was 1, repeats probed).
@@ -354,7 +363,7 @@ fn findings(
         return Vec::new();
     };
     let (damaged, neither, probe) = measured;
-    let own = || promises::applicable(table, primitive, fs_type, opts).filter(|d| !d.is_primitive_promise());
+    let own = || promises::applicable(table, primitive, fs_type, &opts).filter(|d| !d.is_primitive_promise());
     // What the same filesystem documents that allows the loss: said beside the finding.
     let beside: Vec<Source> = own().filter(|d| d.claim == Claim::MayLose).map(Source::of).collect();
     own()
@@ -468,6 +477,7 @@ fn probe_cell(model: &ReportModel, table: &[Documented], t: &WorkloadTable, vari
         cached_read_new: sum("cached_read_new"),
         uncached_read_old: sum("uncached_read_old"),
         refused_writes: sum("refused_writes"),
+        went_read_only: sum("went_read_only"),
         findings: findings(model, table, t, PHASE_FSYNC_EIO, variant, (0, 0, Some(&of))),
     })
 }
@@ -693,6 +703,9 @@ impl ProbeCell {
             self.uncached_read_old,
             self.refused_writes
         );
+        if self.went_read_only > 0 {
+            let _ = write!(s, "; went read-only {}/{n}", self.went_read_only);
+        }
         for f in &self.findings {
             let _ = write!(s, " FINDING ({})", f.cite);
         }
@@ -1436,6 +1449,95 @@ mod tests {
         assert!(
             ms[0].columns.iter().all(|c| c.flush_cuts.is_none()),
             "no flush control then"
+        );
+    }
+
+    /// btrfs and btrfs+nocow, each probed twice as measured on Linux 6.18 (the new data read
+    /// through the page cache after the failure), ext4 data=journal turned read-only; the
+    /// NOCOW variant's samples read back `FS_NOCOW_FL` when `nocow_read_back`.
+    fn probed(nocow_read_back: bool) -> ReportModel {
+        let mut data = fixture::session_data();
+        data.cases.clear();
+        data.samples.clear();
+        let mut id = 0;
+        for (variant, fs, opts) in [
+            ("btrfs", "btrfs", vec![]),
+            ("btrfs+nocow", "btrfs", vec![]),
+            ("ext4-journal", "ext4", vec!["data=journal".to_string()]),
+        ] {
+            let case_id = format!("{variant}-eio");
+            data.cases.push(CaseRecord {
+                case_id: case_id.clone(),
+                workload_kind: KIND.into(),
+                workload_json: r#"{"kind":"durability","cuts":1,"fsync_errors":true}"#.into(),
+                mount_opts: opts,
+                ..fixture::case(variant, fs, "eio", true)
+            });
+            let journal = (variant == "ext4-journal") as u8 as f64;
+            for r in 0..2u32 {
+                let m = fixture::m;
+                let ms = vec![
+                    m(PHASE_FSYNC_EIO, metrics::first_fsync_error(), 1.0),
+                    m(PHASE_FSYNC_EIO, metrics::second_fsync_ok(), 1.0 - journal),
+                    m(PHASE_FSYNC_EIO, metrics::cached_read_new(), 1.0),
+                    m(PHASE_FSYNC_EIO, metrics::uncached_read_old(), 1.0 - journal),
+                    m(PHASE_FSYNC_EIO, metrics::refused_writes(), 1.0),
+                    m(PHASE_FSYNC_EIO, metrics::went_read_only(), journal),
+                    m("write-fsync", metrics::damaged(), 0.0),
+                    m("write-fsync", metrics::acked_units(), 4.0),
+                ];
+                id += 1;
+                let mut sample = fixture::sample(id, &case_id, r, false, SampleStatus::Ok, &[], ms);
+                if variant == "btrfs+nocow" && nocow_read_back {
+                    sample.sample.path = Some(fsbench_core::host::path::PathFacts {
+                        nocow_asked: true,
+                        nocow: Some(true),
+                        ..Default::default()
+                    });
+                }
+                data.samples.push(sample);
+            }
+        }
+        crate::report::build_with(&data, 0, 0.95, &[&DurabilitySection])
+    }
+
+    #[test]
+    fn the_copy_on_write_and_the_nocow_btrfs_columns_are_judged_by_their_own_entries() {
+        let findings = |m: &ReportModel| -> Vec<(String, String)> {
+            matrices(m)[0]
+                .fsync_eio
+                .iter()
+                .flat_map(|c| c.findings.iter().map(|f| (c.variant.clone(), f.says.clone())))
+                .collect()
+        };
+        // btrfs's copy-on-write file kept the new data in its pages where ATC'20 says Btrfs
+        // reverts them; the NOCOW file, which ATC'20 did not study, has no finding.
+        let found = findings(&probed(true));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, "btrfs");
+        assert!(found[0].1.starts_with("Btrfs reverts the file"), "{found:?}");
+        // Without the NOCOW flag read back, the same numbers are judged as a copy-on-write file.
+        let found = findings(&probed(false));
+        assert_eq!(
+            found.iter().map(|f| f.0.as_str()).collect::<Vec<_>>(),
+            ["btrfs", "btrfs+nocow"]
+        );
+        // ext4 data=journal: read-only as documented, no finding, and the cell says so.
+        let m = probed(true);
+        let text = DurabilitySection.text(&m);
+        let probe = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(PHASE_FSYNC_EIO))
+            .unwrap();
+        assert!(
+            probe.contains(
+                "fsync 2 ok 0/2; cached read new 2/2; uncached read old 0/2; writes refused 2; went read-only 2/2"
+            ),
+            "{probe}"
+        );
+        assert!(
+            !probe.contains("went read-only 0"),
+            "said only where it happened: {probe}"
         );
     }
 }

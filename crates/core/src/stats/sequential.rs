@@ -216,6 +216,14 @@ impl Plan {
         self.ns.iter().rposition(|&m| m <= n)
     }
 
+    /// The look a row's answers stand at: [`Plan::last_look_by`] the fewest values any of
+    /// its cells has. The values are the successful measured repeats (a failed repeat adds
+    /// none), so the runner's stopping rule and the report name the same look for the same
+    /// stored data (issue 42: the runner once counted failed repeats toward its look).
+    pub fn row_look(&self, cells: &[&[f64]]) -> Option<usize> {
+        self.last_look_by(cells.iter().map(|c| c.len()).min()?)
+    }
+
     /// Level of the difference test at look `look` (0-based); 0 past the plan.
     pub fn difference_level(&self, look: usize) -> f64 {
         self.difference.get(look).copied().unwrap_or(0.0)

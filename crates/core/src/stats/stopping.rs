@@ -78,21 +78,22 @@ impl StoppingRule {
         true
     }
 
-    /// Whether every row of `compared` is decided with `repeats_done` repeats: at a planned
-    /// look by [`look_answers`], between looks never; without a plan by [`Self::decided`].
-    fn all_decided(&self, compared: &[&HeadlineRow], repeats_done: u32) -> bool {
+    /// Whether every row of `compared` is decided: with a plan, by [`look_answers`] at the
+    /// row's own look ([`crate::stats::sequential::Plan::row_look`]: the last planned look its
+    /// cells' values reached, as the report shows it), so answers change only when a look is
+    /// reached and a failed repeat (no value) never advances one; without a plan by
+    /// [`Self::decided`].
+    fn all_decided(&self, compared: &[&HeadlineRow]) -> bool {
         if compared.is_empty() || self.pending {
             return false;
         }
         let Some(plan) = &self.plan else {
             return compared.iter().all(|r| self.decided(r));
         };
-        let Some(look) = plan.look_of(repeats_done as usize) else {
-            return false;
-        };
         compared.iter().all(|r| {
             let cells: Vec<&[f64]> = r.cells.iter().map(|(_, v)| v.as_slice()).collect();
-            best::decided(&look_answers(&cells, r.direction, plan, look, self.margin_pct))
+            plan.row_look(&cells)
+                .is_some_and(|look| best::decided(&look_answers(&cells, r.direction, plan, look, self.margin_pct)))
         })
     }
 
@@ -102,14 +103,17 @@ impl StoppingRule {
         planned.map_or(MAX_REPEATS, |n| n as u32).max(self.min_repeats)
     }
 
-    /// Whether to run another round, given the headline rows so far, the measured repeats
-    /// per case so far, the session's elapsed time and the estimate of one more round.
+    /// Whether to run another round, given the headline rows so far (the values of the
+    /// successful measured repeats: they set each row's look), the measured repeats per case
+    /// run so far, failed ones included (they count toward the cap only, so a case that always
+    /// fails cannot keep the run going), the session's elapsed time and the estimate of one
+    /// more round.
     pub fn decide(&self, rows: &[HeadlineRow], repeats_done: u32, elapsed: Duration, next_round: Duration) -> Decision {
         if self.precision_pct.is_some() && rows.iter().all(|r| r.cells.iter().all(|(_, v)| self.precise(v))) {
             return Decision::Stop(Stop::Precise);
         }
         let compared: Vec<&HeadlineRow> = rows.iter().filter(|r| r.cells.len() >= 2).collect();
-        if self.all_decided(&compared, repeats_done) {
+        if self.all_decided(&compared) {
             return Decision::Stop(Stop::Decided);
         }
         if repeats_done >= self.cap() {

@@ -1,25 +1,34 @@
-//! fsync error semantics (issue 28, item 4): what a filesystem tells an application whose data
-//! could not be written back, probed on the power-cut disk's failing range.
+//! fsync error semantics (issue 28, item 4; issue 42, item 4): what a filesystem tells an
+//! application whose data could not be written back, probed on the power-cut disk.
 //!
 //! One probe: a file of four stamped 4 KiB units is written and made durable (generation 1);
-//! its first extent's place on the image is read with FIEMAP; the units are overwritten in the
-//! page cache (generation 2); the disk is told to fail every write to that place with EIO; then
-//! `fsync` twice, the range healed, the file read through the page cache, and read again after
+//! the disk is told to fail with EIO every write that carries a unit of generation 2 of this
+//! file ([`DiskServer::fail_stamped`], by what the write carries, [`super::stamp::carries`]);
+//! the units are overwritten in the page cache (generation 2); then `fsync` twice, the disk
+//! healed, the file read through the page cache, and read again after
 //! `posix_fadvise(DONTNEED)` dropped its clean pages. The outcome says whether the first fsync
 //! reported the error, whether the second then returned success although the data never
 //! reached the disk, and what each read returned (the new data, the old data, an error).
 //! References: the ATC'20 study of fsync failures (Rebello et al., "Can applications recover
-//! from fsync failures?"), the kernel's errseq_t (Documentation/filesystems/vfs.rst).
+//! from fsync failures?", and its model of each filesystem, CuttleFS), the kernel's errseq_t
+//! (Documentation/filesystems/vfs.rst, "Handling errors during writeback").
 //!
-//! The failing range is where the disk holds the file's generation-1 units: FIEMAP's physical
-//! offset where the image holds them there (ext2/3/4, xfs), else the one place in the image
-//! that holds all four, found by reading it ([`locate`]; btrfs, whose FIEMAP offsets are
-//! addresses in its own chunk space). On btrfs the file is made NOCOW (`FS_NOCOW_FL`, set
-//! while it is empty) first: a copy-on-write overwrite goes to a newly allocated place, which
-//! no range set in advance can fail, so a copy-on-write file would show a writeback that
-//! never failed (measured: 0 writes refused, both fsyncs successful). The cut models play no
-//! part: the probe makes no cut, and a failing range refuses the write before any model logs
-//! it, so the probe runs the same under every model.
+//! Failing by content, not by place, is what makes the probe hold for every filesystem as it
+//! is run: an in-place overwrite (ext4, xfs, a NOCOW btrfs file) and a copy-on-write one
+//! (btrfs, which writes the new data to a newly allocated extent) carry the same units, so both
+//! fail. Before (issue 42), the disk failed a byte range found in advance, which no
+//! copy-on-write overwrite reaches, and the probe made its btrfs file NOCOW: the `btrfs` column
+//! described a NOCOW file. The file now inherits what its folder has: NOCOW only in a
+//! `nocow = true` variant (`btrfs+nocow`), whose workload folder carries `FS_NOCOW_FL`; the
+//! outcome says which ([`Outcome::nocow`], read back). The disk is told before the overwrite,
+//! so no writeback of generation 2 (the kernel's own flusher included) can reach it. A unit
+//! stored transformed (btrfs `compress`, fscrypt) or inline in metadata is not recognised:
+//! the disk then refuses nothing and [`Outcome::refused_writes`] is 0, which says the answers
+//! are about no failure. A filesystem that writes the data to its journal first (ext4
+//! data=journal) has that journal write refused: it aborts the journal and turns read-only
+//! ([`Outcome::read_only`]), and the caller mounts it again (its recovery) before the cuts.
+//! The cut models play no part: the probe makes no cut, and a refused
+//! write is refused before any model logs it, so the probe runs the same under every model.
 
 use super::primitives::stamped;
 use super::stamp::{self, BlockState};
@@ -72,9 +81,17 @@ pub struct Outcome {
     pub cached_read: Seen,
     /// The read after the file's clean pages were dropped.
     pub uncached_read: Seen,
-    /// Writes the disk refused with EIO in the failing range (0: the range was never written,
-    /// so the fsyncs' answers say nothing about a failure).
+    /// Writes the disk refused with EIO because they carried the new units (0: none was
+    /// written, so the fsyncs' answers say nothing about a failure).
     pub refused_writes: u64,
+    /// Whether the probe's file had `FS_NOCOW_FL` (read back; inherited from its folder in a
+    /// `nocow = true` variant); `None` where the filesystem answers no flags.
+    pub nocow: Option<bool>,
+    /// The filesystem was read-only after the failure (ext4 data=journal, whose journal write
+    /// carries the data, aborts its journal, and turns read-only at its next operation): set by
+    /// the caller ([`syncfs_after`]) after it removed the probe's folder, and it then mounts the
+    /// filesystem again before going on.
+    pub read_only: bool,
 }
 
 fn seen(f: &File) -> Seen {
@@ -96,18 +113,35 @@ fn seen(f: &File) -> Seen {
     }
 }
 
-/// Filesystems whose copy-on-write overwrites must be turned off for the probe's file.
-const NOCOW: &[&str] = &["btrfs"];
+/// Filesystems whose overwrites of a file are copy-on-write unless it is NOCOW.
+const COPY_ON_WRITE: &[&str] = &["btrfs"];
 
-/// Whether the probe's file is made NOCOW on a filesystem of type `fs_type` (module doc).
-pub fn nocow(fs_type: &str) -> bool {
-    NOCOW.contains(&fs_type)
+/// What the notes say of the probe's file on a filesystem of type `fs_type`, given its NOCOW
+/// flag read back: ` (a NOCOW file: overwritten in place)`, ` (a copy-on-write file: the new
+/// data went to a new place)`, or nothing where the filesystem overwrites in place anyway.
+pub fn file_kind(fs_type: &str, nocow: Option<bool>) -> &'static str {
+    match nocow {
+        Some(true) => " (a NOCOW file: overwritten in place)",
+        _ if COPY_ON_WRITE.contains(&fs_type) => " (a copy-on-write file: the new data went to a new place)",
+        _ => "",
+    }
 }
 
-/// Runs the probe in the new folder `dir` on the filesystem of type `fs_type` served by
-/// `server`; `Err` says why it could not run (not a result). The folder is left for the caller
-/// to remove.
-pub fn probe(dir: &Path, fs_type: &str, server: &DiskServer) -> Result<Outcome, ProbeError> {
+/// `syncfs` of the filesystem holding `path` after the probe: (it returned an error, the
+/// filesystem is read-only). Read-only: mounted so (statvfs), or refusing the sync with EROFS,
+/// which ext4 does as soon as its journal aborted and before its read-only flag is set (ext4
+/// turns read-only from a work queue).
+pub fn syncfs_after(path: &Path) -> (bool, bool) {
+    let r = File::open(path).and_then(|f| rustix::fs::syncfs(&f).map_err(std::io::Error::from));
+    let erofs = r.as_ref().is_err_and(|e| e.raw_os_error() == Some(libc::EROFS));
+    let flagged = rustix::fs::statvfs(path).is_ok_and(|v| v.f_flag.contains(rustix::fs::StatVfsMountFlags::RDONLY));
+    (r.is_err(), erofs || flagged)
+}
+
+/// Runs the probe in the new folder `dir` on the filesystem served by `server`; `Err` says why
+/// it could not run (not a result). The folder is left for the caller to remove; the caller
+/// heals the disk in any case (a probe that failed half-way may leave it failing).
+pub fn probe(dir: &Path, server: &DiskServer) -> Result<Outcome, ProbeError> {
     let e = |what: &'static str| {
         move |source: std::io::Error| ProbeError::Io {
             what: what.to_string(),
@@ -122,21 +156,18 @@ pub fn probe(dir: &Path, fs_type: &str, server: &DiskServer) -> Result<Outcome, 
         .create_new(true)
         .open(&path)
         .map_err(e("create the probe's file"))?;
-    if nocow(fs_type) {
-        crate::host::path::set_nocow(&path).map_err(e("set FS_NOCOW_FL on the probe's file"))?;
-    }
-    let old = stamped(ID, UNIT, 0, UNITS, 1);
-    f.write_all_at(&old, 0).map_err(e("write"))?;
+    let nocow = crate::host::path::nocow(&path).ok();
+    f.write_all_at(&stamped(ID, UNIT, 0, UNITS, 1), 0).map_err(e("write"))?;
     f.sync_all().map_err(e("fsync"))?;
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(e("fsync the folder"))?;
-    let at = locate(&f, &server.image(), &old)?;
-    f.write_all_at(&stamped(ID, UNIT, 0, UNITS, 2), 0)
-        .map_err(e("overwrite"))?;
     let refused = || server.stats().map(|s| s.eio_writes);
     let before = refused()?;
-    server.fail_writes(at, (UNITS * UNIT) as u64)?;
+    // Before the overwrite: no writeback of the new units, the flusher's included, gets through.
+    server.fail_stamped(ID, 2)?;
+    f.write_all_at(&stamped(ID, UNIT, 0, UNITS, 2), 0)
+        .map_err(e("overwrite"))?;
     let first = f.sync_all();
     let second = f.sync_all();
     server.heal()?;
@@ -151,61 +182,9 @@ pub fn probe(dir: &Path, fs_type: &str, server: &DiskServer) -> Result<Outcome, 
         cached_read,
         uncached_read,
         refused_writes,
+        nocow,
+        read_only: false,
     })
-}
-
-/// Whether `image` holds `want` at byte `at`.
-fn holds_at(image: &File, at: u64, want: &[u8]) -> bool {
-    let mut buf = vec![0u8; want.len()];
-    image.read_exact_at(&mut buf, at).is_ok() && buf == want
-}
-
-/// The byte offset in `image` (the disk as the power-cut disk serves it) of the durable
-/// contents `want` of the open file `f`: FIEMAP's physical offset where the image holds them
-/// there, else the one 4 KiB-aligned place that holds them, found by reading the image. `Err`
-/// when none does, or more than one (the probe would not know which to fail).
-pub fn locate(f: &File, image: &Path, want: &[u8]) -> Result<u64, ProbeError> {
-    let img = File::open(image).map_err(|source| ProbeError::Io {
-        what: format!("open {}", image.display()),
-        source,
-    })?;
-    // Only a hint: without FIEMAP the image is read.
-    let hint = crate::fiemap::Mapper::new()
-        .first_extent(f.as_raw_fd())
-        .ok()
-        .flatten()
-        .filter(|x| x.fe_logical == 0)
-        .map(|x| x.fe_physical);
-    if let Some(at) = hint.filter(|at| holds_at(&img, *at, want)) {
-        return Ok(at);
-    }
-    let head = &want[..UNIT.min(want.len())];
-    let mut found = Vec::new();
-    let mut buf = vec![0u8; 1 << 20];
-    let mut base = 0u64;
-    loop {
-        let n =
-            crate::workloads::powercut::disk::read_at_most(&img, &mut buf, base).map_err(|source| ProbeError::Io {
-                what: "read the image".into(),
-                source,
-            })?;
-        let whole = n - n % UNIT;
-        if whole == 0 {
-            break;
-        }
-        for (i, block) in buf[..whole].chunks(UNIT).enumerate() {
-            let at = base + (i * UNIT) as u64;
-            if block == head && holds_at(&img, at, want) {
-                found.push(at);
-            }
-        }
-        base += whole as u64;
-    }
-    match found[..] {
-        [at] => Ok(at),
-        [] => Err(ProbeError::Nowhere),
-        _ => Err(ProbeError::Ambiguous(found.len())),
-    }
 }
 
 /// Why the probe could not run (not a result of the probe).
@@ -223,12 +202,6 @@ pub enum ProbeError {
     /// The power-cut disk refused a command or its statistics.
     #[error(transparent)]
     Disk(#[from] crate::workloads::powercut::disk::DiskError),
-    /// The file's durable contents are not on the disk in one piece.
-    #[error("the file's durable blocks are nowhere on the disk in one piece")]
-    Nowhere,
-    /// The file's durable contents are at several places: which one to fail is unknown.
-    #[error("the file's durable blocks are at {0} places on the disk")]
-    Ambiguous(usize),
 }
 
 #[cfg(test)]
@@ -236,21 +209,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_durable_blocks_are_found_where_the_image_holds_them_once() {
+    fn a_read_is_told_new_old_mixed_or_failed() {
         let t = tempfile::tempdir().unwrap();
-        let f = File::create(t.path().join("f")).unwrap();
-        let want = stamped(ID, UNIT, 0, UNITS, 1);
-        let image = t.path().join("image");
-        let mut img = vec![0u8; 64 * UNIT];
-        img[3 * UNIT..3 * UNIT + want.len()].copy_from_slice(&want);
-        // The first unit alone elsewhere is not the file.
-        img[40 * UNIT..41 * UNIT].copy_from_slice(&want[..UNIT]);
-        std::fs::write(&image, &img).unwrap();
-        assert_eq!(locate(&f, &image, &want).unwrap(), 3 * UNIT as u64);
-        img[20 * UNIT..20 * UNIT + want.len()].copy_from_slice(&want);
-        std::fs::write(&image, &img).unwrap();
-        assert!(locate(&f, &image, &want).unwrap_err().to_string().contains("2 places"));
-        std::fs::write(&image, vec![0u8; 64 * UNIT]).unwrap();
-        assert!(locate(&f, &image, &want).unwrap_err().to_string().contains("nowhere"));
+        let path = t.path().join("f");
+        let new = stamped(ID, UNIT, 0, UNITS, 2);
+        let old = stamped(ID, UNIT, 0, UNITS, 1);
+        let mut mixed = new.clone();
+        mixed[UNIT..2 * UNIT].copy_from_slice(&old[UNIT..2 * UNIT]);
+        for (data, want) in [(&new, Seen::New), (&old, Seen::Old), (&mixed, Seen::Other)] {
+            std::fs::write(&path, data).unwrap();
+            assert_eq!(seen(&File::open(&path).unwrap()), want);
+        }
+        std::fs::write(&path, &new[..UNIT]).unwrap();
+        assert_eq!(
+            seen(&File::open(&path).unwrap()),
+            Seen::Error,
+            "short: read_exact fails"
+        );
+    }
+
+    #[test]
+    fn the_file_kind_is_said_where_it_matters() {
+        assert!(file_kind("btrfs", Some(true)).contains("NOCOW"));
+        assert!(file_kind("btrfs", Some(false)).contains("copy-on-write"));
+        assert!(file_kind("btrfs", None).contains("copy-on-write"));
+        assert_eq!(file_kind("ext4", Some(false)), "");
     }
 }

@@ -237,6 +237,10 @@ pub mod metrics {
     pub fn uncached_read_old() -> MetricId {
         MetricId::lower("uncached_read_old", Unit::Count).with_role(Role::Detail)
     }
+    /// 1 when the failed writeback turned the filesystem read-only (it was mounted again).
+    pub fn went_read_only() -> MetricId {
+        MetricId::lower("went_read_only", Unit::Count).with_role(Role::Detail)
+    }
 }
 
 /// Why a ZFS pool is not cut (issue 28 asks for zfs-fuse in the matrix).
@@ -388,29 +392,37 @@ impl DurabilitySpec {
         std::fs::create_dir_all(work).map_err(|e| EngineError::io(format!("create {}", work.display()), e))?;
         let dir = work.join("eio");
         let t0 = Instant::now();
-        let r = fsync_errors::probe(&dir, &fs.fs_type, server);
+        let r = fsync_errors::probe(&dir, server);
         let wall = t0.elapsed();
-        // Heal in any case: a probe that failed half-way must not leave the range failing.
+        // Heal in any case: a probe that failed half-way must not leave the disk failing.
         server.heal().map_err(|e| eio("heal the disk", e))?;
         let _ = std::fs::remove_dir_all(&dir);
         // syncfs reports a writeback error of the filesystem once (errseq per superblock): the
         // first one after the probe is part of the answer, the second must succeed.
-        let syncfs_error = sync_fs(work).is_err();
+        // A filesystem the failure turned read-only is mounted again (its recovery) for the cuts.
+        let (syncfs_error, read_only) = fsync_errors::syncfs_after(work);
+        if read_only {
+            fs.unmount()?;
+            fs.mount()
+                .map_err(|e| eio("mount again after the fsync error probe", e))?;
+            let _ = std::fs::remove_dir_all(&dir);
+        }
         sync_fs(work)?;
-        match r {
+        match r.map(|o| fsync_errors::Outcome { read_only, ..o }) {
             Ok(o) => {
                 phases.note(format!(
-                    "{PHASE_FSYNC_EIO}: the writeback of a file's 16 KiB failed with EIO on the disk{} ({} writes refused); fsync 1: {}; fsync 2: {}; read through the page cache: {}; read after dropping its clean pages: {}; the next syncfs of the filesystem: {}",
-                    if fsync_errors::nocow(&fs.fs_type) {
-                        " (a NOCOW file: a copy-on-write overwrite would go to a new place)"
-                    } else {
-                        ""
-                    },
+                    "{PHASE_FSYNC_EIO}: the writeback of a file's 16 KiB failed with EIO on the disk, which refused every write carrying its new units{} ({} writes refused); fsync 1: {}; fsync 2: {}; read through the page cache: {}; read after dropping its clean pages: {}; {}the next syncfs of the filesystem: {}",
+                    fsync_errors::file_kind(&fs.fs_type, o.nocow),
                     o.refused_writes,
                     if o.first_fsync_error { "error" } else { "SUCCESS (the error was not reported)" },
                     if o.second_fsync_ok { "success (the data is not on the disk)" } else { "error" },
                     o.cached_read.as_str(),
                     o.uncached_read.as_str(),
+                    if o.read_only {
+                        "the filesystem turned READ-ONLY and was mounted again (its recovery); "
+                    } else {
+                        ""
+                    },
                     if syncfs_error { "error" } else { "success" }
                 ));
                 Ok(Some((wall, o)))
@@ -590,6 +602,7 @@ impl DurabilitySpec {
                     (o.uncached_read == fsync_errors::Seen::Old) as u8 as f64,
                 ),
                 (metrics::refused_writes(), o.refused_writes as f64),
+                (metrics::went_read_only(), o.read_only as u8 as f64),
             ];
             phases.record(PHASE_FSYNC_EIO, &timed(wall, CpuUsage::default()), rows, &Policy::new());
         }

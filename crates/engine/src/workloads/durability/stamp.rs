@@ -9,6 +9,10 @@
 //! the payload is a splitmix64 stream seeded by (file, offset, generation) and the checksum is
 //! FNV-1a 64 of the whole unit with the checksum field zeroed. Nothing is stored anywhere else:
 //! the expectation (file, offset, generation) lives in fsbench's memory.
+//!
+//! The header also lets the layer under a filesystem recognise a unit in the data written to
+//! it, wherever the filesystem places it ([`carries`]): the power-cut disk fails the writes
+//! that carry one file's units of one generation, for the fsync error probe.
 
 use crate::workloads::powercut::writer::Fnv;
 
@@ -95,6 +99,28 @@ fn valid_generation(got: &[u8], file: u32, offset: u64, len: usize) -> Option<u3
     stamped.then(|| u32_at(16))
 }
 
+/// Bytes of the alignment at which [`carries`] looks for a unit's header: the sector, the
+/// smallest unit a filesystem places a data block at on its disk.
+pub const ALIGN: u64 = 512;
+
+/// Whether `data`, written at byte `at` of a disk, carries a unit of `file` at `generation`:
+/// its header (magic, file, generation, a length of at least [`MIN_UNIT`]) at some
+/// [`ALIGN`]-aligned byte of the disk inside `data`. Where the filesystem put the unit (in
+/// place, a copy-on-write extent, a journal block) plays no part; a unit stored transformed
+/// (compressed, encrypted, inline in metadata at an unaligned place) is not recognised.
+pub fn carries(data: &[u8], at: u64, file: u32, generation: u32) -> bool {
+    let u32_at = |i: usize| u32::from_le_bytes(data[i..i + 4].try_into().unwrap_or_default());
+    let first = ((ALIGN - at % ALIGN) % ALIGN) as usize;
+    (first..data.len().saturating_sub(HEADER - 1))
+        .step_by(ALIGN as usize)
+        .any(|i| {
+            u32_at(i) == MAGIC
+                && u32_at(i + 4) == file
+                && u32_at(i + 16) == generation
+                && u32_at(i + 20) as usize >= MIN_UNIT
+        })
+}
+
 /// Classifies what was read back for the unit of `len` bytes of `file` at `offset` whose
 /// acknowledged generation is `want`: `got` holds the bytes that were there (shorter than `len`
 /// where the file ends inside the unit, empty where it ends before it or is missing).
@@ -143,6 +169,25 @@ mod tests {
         let mut flipped = new.clone();
         flipped[4000] ^= 1;
         assert_eq!(classify(&flipped, 4096, 7, 8192, 2), BlockState::Torn);
+    }
+
+    #[test]
+    fn a_write_carries_a_unit_wherever_it_sits_at_a_sector_and_only_then() {
+        let u = unit(4096, 7, 8192, 2);
+        // Alone, at any sector of the disk.
+        assert!(carries(&u, 0, 7, 2) && carries(&u, 1 << 30, 7, 2));
+        // Inside a larger write, at a sector of the disk that is not one of the write.
+        let mut w = vec![0u8; 3 * 4096];
+        w[100..100 + 4096].copy_from_slice(&u);
+        assert!(carries(&w, 412, 7, 2), "at disk byte 512");
+        assert!(!carries(&w, 0, 7, 2), "at disk byte 100: not a sector");
+        // Another generation or file, a header cut short, no unit.
+        assert!(!carries(&u, 0, 7, 1) && !carries(&u, 0, 8, 2));
+        assert!(!carries(&u[..HEADER - 1], 0, 7, 2) && carries(&u[..HEADER], 0, 7, 2));
+        assert!(!carries(&[0u8; 8192], 0, 7, 2) && !carries(&[], 0, 7, 2));
+        let mut bad = u.clone();
+        bad[20..24].copy_from_slice(&0u32.to_le_bytes());
+        assert!(!carries(&bad, 0, 7, 2), "a length below MIN_UNIT is no unit");
     }
 
     #[test]

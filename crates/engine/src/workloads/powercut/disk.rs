@@ -20,9 +20,11 @@
 //! atomic unit is the sector, not the filesystem block). Both log every write's data since the
 //! last flush; the cut restores the flushed contents, then applies the chosen writes or sectors
 //! in order. The generator of cut `c` is seeded from the disk's `--seed` and `c`, so the same
-//! seed replays the same choices. Any model can also fail writes to a byte range with EIO
-//! (`eio START LEN` on `ctl`, `eio-off` to end it): a medium error at writeback, for the fsync
-//! error probe. [`Model::Passthrough`] keeps nothing (the instrument's own
+//! seed replays the same choices. Any model can also fail with EIO every write that carries a
+//! stamped unit of one file and generation (`eio-stamped FILE GENERATION` on `ctl`, `eio-off` to
+//! end it; [`crate::workloads::durability::stamp::carries`]): a medium error at the writeback of
+//! that data wherever the filesystem places it, in place or copy-on-write, for the fsync error
+//! probe. [`Model::Passthrough`] keeps nothing (the instrument's own
 //! cost, `bench/powerdisk_cost.sh`).
 //!
 //! The server runs as its own process (`fsbench powerdisk`, started by [`DiskServer::start`]) so
@@ -200,7 +202,7 @@ pub struct Stats {
     pub kept_units: u64,
     /// Writes (or sectors) since the last flush that the cuts dropped.
     pub dropped_units: u64,
-    /// Writes refused with EIO by an `eio` range.
+    /// Writes refused with EIO because they carried the failing units (`eio-stamped`).
     pub eio_writes: u64,
 }
 
@@ -212,8 +214,8 @@ struct State {
     last_write: Option<(u64, usize)>,
     /// Every write since the last completed flush, with its data (seeded models only).
     log: Vec<(u64, Vec<u8>)>,
-    /// Byte range `[start, end)` of the image where writes fail with EIO (`eio START LEN`).
-    eio: Option<(u64, u64)>,
+    /// The file and generation whose stamped units no write may carry (`eio-stamped`).
+    eio: Option<(u32, u32)>,
     failed: bool,
     armed: bool,
     stats: Stats,
@@ -294,8 +296,8 @@ impl PowerDisk {
         if st.failed {
             return Err(std::io::Error::from_raw_os_error(libc::EIO));
         }
-        if let Some((start, end)) = st.eio {
-            if offset < end && offset + data.len() as u64 > start {
+        if let Some((file, generation)) = st.eio {
+            if crate::workloads::durability::stamp::carries(data, offset, file, generation) {
                 st.stats.eio_writes += 1;
                 return Err(std::io::Error::from_raw_os_error(libc::EIO));
             }
@@ -382,11 +384,11 @@ impl PowerDisk {
                 st.eio = None;
                 Ok(())
             }
-            cmd if cmd.starts_with("eio ") => {
-                let mut f = cmd[4..].split_whitespace().map(str::parse::<u64>);
+            cmd if cmd.starts_with("eio-stamped ") => {
+                let mut f = cmd["eio-stamped ".len()..].split_whitespace().map(str::parse::<u32>);
                 match (f.next(), f.next(), f.next()) {
-                    (Some(Ok(start)), Some(Ok(len)), None) if len > 0 => {
-                        st.eio = Some((start, start.saturating_add(len)));
+                    (Some(Ok(file)), Some(Ok(generation)), None) => {
+                        st.eio = Some((file, generation));
                         Ok(())
                     }
                     _ => Err(std::io::Error::from_raw_os_error(libc::EINVAL)),
@@ -795,13 +797,13 @@ impl DiskServer {
         self.send("arm")
     }
 
-    /// From now on writes overlapping bytes `[start, start + len)` of the image fail with EIO
-    /// (a failing range of the medium; reads and other writes go on).
-    pub fn fail_writes(&self, start: u64, len: u64) -> Result<(), DiskError> {
-        self.send(&format!("eio {start} {len}"))
+    /// From now on every write that carries a stamped unit of `file` at `generation` fails with
+    /// EIO, wherever on the image it goes (reads and other writes go on; module doc).
+    pub fn fail_stamped(&self, file: u32, generation: u32) -> Result<(), DiskError> {
+        self.send(&format!("eio-stamped {file} {generation}"))
     }
 
-    /// Ends [`DiskServer::fail_writes`].
+    /// Ends [`DiskServer::fail_stamped`].
     pub fn heal(&self) -> Result<(), DiskError> {
         self.send("eio-off")
     }
@@ -1025,19 +1027,29 @@ mod tests {
     }
 
     #[test]
-    fn writes_to_a_failing_range_get_eio_and_change_nothing() {
-        let (_f, d) = disk(Model::Volatile, 4 * BLOCK as usize);
-        d.control("eio 4096 4096").unwrap();
-        assert_eq!(
-            d.write_image(4000, &[1u8; 200]).unwrap_err().raw_os_error(),
-            Some(libc::EIO)
-        );
-        d.write_image(0, &[2u8; 100]).unwrap();
-        d.write_image(8192, &[3u8; 100]).unwrap();
-        assert!(content(&d)[4000..4200].iter().all(|x| *x == 0xAA), "nothing written");
+    fn writes_carrying_the_failing_units_get_eio_wherever_they_go_and_change_nothing() {
+        use crate::workloads::durability::stamp::fill;
+        let (_f, d) = disk(Model::Volatile, 8 * BLOCK as usize);
+        let unit = |file, generation| {
+            let mut u = vec![0u8; BLOCK as usize];
+            fill(&mut u, file, 0, generation);
+            u
+        };
+        d.control("eio-stamped 7 2").unwrap();
+        // The new generation fails at its old place and at a new one (copy-on-write), alone or
+        // inside a larger write.
+        for (at, data) in [(BLOCK, unit(7, 2)), (5 * BLOCK, [unit(9, 1), unit(7, 2)].concat())] {
+            assert_eq!(d.write_image(at, &data).unwrap_err().raw_os_error(), Some(libc::EIO));
+        }
+        assert!(content(&d).iter().all(|x| *x == 0xAA), "nothing written");
+        // The old generation, another file's units and other data go on.
+        d.write_image(BLOCK, &unit(7, 1)).unwrap();
+        d.write_image(2 * BLOCK, &unit(8, 2)).unwrap();
+        d.write_image(0, &[3u8; 100]).unwrap();
         d.control("eio-off").unwrap();
-        d.write_image(4000, &[1u8; 200]).unwrap();
-        assert_eq!(d.lock().stats.eio_writes, 1);
-        assert!(d.control("eio 1").is_err() && d.control("eio 1 0").is_err());
+        d.write_image(3 * BLOCK, &unit(7, 2)).unwrap();
+        assert_eq!(content(&d)[3 * BLOCK as usize..4 * BLOCK as usize], unit(7, 2)[..]);
+        assert_eq!(d.lock().stats.eio_writes, 2);
+        assert!(d.control("eio-stamped 1").is_err() && d.control("eio-stamped 1 x").is_err());
     }
 }
