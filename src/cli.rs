@@ -401,8 +401,9 @@ pub struct VerifyArgs {
     /// are undecided on a 2-core VM (32 min there; doc/verify.md).
     #[arg(long, value_name = "DURATION", default_value = "35m")]
     pub budget: crate::units::Dur,
-    /// Run only these pairs (comma-separated): fileio-rndrd, fileio-openloop, fileio-rndrw, bonnie,
-    /// treecopy, bigfile.
+    /// Run only these pairs (comma-separated): fileio-rndrd, fileio-openloop, fileio-rndrw,
+    /// bonnie-io, bonnie-files, treecopy, bigfile. Without --scale, the bonnie pairs are sized
+    /// by a calibration run of their natives first (doc/verify.md).
     #[arg(long, value_name = "PAIRS", value_delimiter = ',')]
     pub only: Option<Vec<String>>,
     #[command(flatten)]
@@ -413,6 +414,10 @@ pub struct VerifyArgs {
     /// Test of the check itself: feed the bigfile pair's referee a mismatched setting.
     #[arg(long, hide = true)]
     pub mismatch: bool,
+    /// TEST ONLY, of the check itself: the bonnie-io native does half its seeks and reports
+    /// them all (a native 2× too fast on random_seeks), which verify must flag.
+    #[arg(long, hide = true)]
+    pub fast_seeks: bool,
     /// Test of the check itself (test-only, doc/verify.md): multiply a compared native metric
     /// by FACTOR before it is stored, e.g. treecopy/copy/device_read_mib=1.5; repeatable.
     #[arg(long, hide = true, value_name = "PAIR/PHASE/METRIC=FACTOR")]

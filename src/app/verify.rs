@@ -20,6 +20,7 @@ pub(super) fn cmd_verify(db: &Path, a: &crate::cli::VerifyArgs) -> Result<i32> {
         scratch: a.scratch.scratch.clone(),
         label: a.label.clone(),
         mismatch: a.mismatch,
+        fast_seeks: a.fast_seeks,
         bias: a.bias_native.clone(),
     };
     let RunSummary {

@@ -87,7 +87,8 @@ fn forest_rows(t: &VerifyTable) -> Vec<ForestRow> {
                 tone: match r.verdict {
                     Verdict::Ok => 1,
                     Verdict::Outside | Verdict::NoData(_) | Verdict::Stall { .. } => 2,
-                    Verdict::Bound { native, bound, .. } if native < bound => 2,
+                    // Below its bound, or far above a second referee.
+                    Verdict::Bound { .. } if r.verdict.fails() => 2,
                     Verdict::Bound { .. } | Verdict::NoDevice(_) => 0,
                 },
             })

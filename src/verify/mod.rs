@@ -28,6 +28,7 @@
 //! See doc/verify.md for every pair, its matching settings and the rows outside tolerance.
 
 pub mod bias;
+pub mod calibrate;
 pub mod html;
 pub mod pairs;
 pub mod ratios;
@@ -61,13 +62,23 @@ pub struct VerifyOptions {
     pub label: Option<String>,
     /// Feed the bigfile pair's referee a mismatched setting (test of the check itself).
     pub mismatch: bool,
+    /// TEST ONLY (hidden `--fast-seeks`): the `bonnie-io` native does half its seeks and
+    /// reports all of them (`test_seek_credit = 2`), a native 2× too fast on `random_seeks`,
+    /// which verify must flag (test of the check itself).
+    pub fast_seeks: bool,
     /// Multiply native metrics before they are stored (`--bias-native`, test of the check
     /// itself; [`bias`]).
     pub bias: Vec<bias::Bias>,
 }
 
-/// The suite of a verify run: every chosen pair's native workload and referee.
+/// The suite of a verify run with the table's bonnie sizes ([`suite_text_sized`]).
 pub fn suite_text(o: &VerifyOptions) -> Result<String, RunError> {
+    suite_text_sized(o, &pairs::BonnieSizes::DEFAULT)
+}
+
+/// The suite of a verify run: every chosen pair's native workload, referee and second
+/// referee, the bonnie pairs with the sizes `sizes` (at `--scale 1`; [`calibrate`]).
+pub fn suite_text_sized(o: &VerifyOptions, sizes: &pairs::BonnieSizes) -> Result<String, RunError> {
     for id in &o.only {
         if pairs::pair(id).is_none() {
             let known: Vec<&str> = pairs::PAIRS.iter().map(|p| p.id).collect();
@@ -114,8 +125,16 @@ pub fn suite_text(o: &VerifyOptions) -> Result<String, RunError> {
         } else {
             p.referee
         };
-        for (name, body) in [(pairs::native_name(p), p.native), (pairs::referee_name(p), referee)] {
-            let _ = writeln!(s, "\n[[workload]]\nname = \"{name}\"\n{body}");
+        let mut sides = vec![(pairs::native_name(p), p.native), (pairs::referee_name(p), referee)];
+        if let (Some(name), Some((_, body))) = (pairs::second_name(p), p.second) {
+            sides.push((name, body));
+        }
+        for (name, body) in sides {
+            let mut body = pairs::sized_body(body, sizes).map_err(RunError::Usage)?;
+            if o.fast_seeks && name == pairs::native_name(p) && p.second.is_some() {
+                body.push_str("\ntest_seek_credit = 2");
+            }
+            let _ = writeln!(s, "\n[[workload]]\nname = \"{name}\"\n{}", body.trim_end());
         }
     }
     Ok(s)
@@ -166,7 +185,20 @@ fn no_legacy(_: &[String]) -> Result<RunOptions, crate::run::BadLegacyArgs> {
 /// Runs the verify session into `db`, reporting progress to `obs`. The suite file is written
 /// to the scratch folder and removed once the runner has read it (the session stores its text).
 pub fn run(db: &Path, o: &VerifyOptions, obs: &dyn Observer) -> Result<RunSummary, RunError> {
-    let text = suite_text(o)?;
+    // Validate before the calibration spends minutes.
+    suite_text(o)?;
+    let started = std::time::Instant::now();
+    let sizes = match calibrate::run(db, o, obs)? {
+        Err(interrupted) => return Ok(interrupted),
+        Ok(None) => pairs::BonnieSizes::DEFAULT,
+        Ok(Some(c)) => {
+            for l in &c.lines {
+                eprintln!("{l}");
+            }
+            c.sizes
+        }
+    };
+    let text = suite_text_sized(o, &sizes)?;
     std::fs::create_dir_all(&o.scratch).map_err(RunError::Output)?;
     let suite = o.scratch.join(format!("verify-suite-{}.toml", std::process::id()));
     std::fs::write(&suite, text).map_err(RunError::Output)?;
@@ -179,9 +211,10 @@ pub fn run(db: &Path, o: &VerifyOptions, obs: &dyn Observer) -> Result<RunSummar
         std::sync::Arc::new(crate::comm::cluster::Solo),
     );
     let _ = std::fs::remove_file(&suite);
+    // The calibration's time counts against the budget.
     let more = UndecidedPairs {
         max_pairs: o.max_pairs,
-        budget: o.budget,
+        budget: o.budget.saturating_sub(started.elapsed()),
     };
     let mut runner = runner?.with_more_rounds(std::sync::Arc::new(more));
     if !o.bias.is_empty() {
@@ -225,7 +258,9 @@ impl MoreRounds for UndecidedPairs {
                     && want.iter().any(|(v, id)| {
                         c.variant.name == *v
                             && pairs::pair(id).is_some_and(|p| {
-                                c.workload.name == pairs::native_name(p) || c.workload.name == pairs::referee_name(p)
+                                c.workload.name == pairs::native_name(p)
+                                    || c.workload.name == pairs::referee_name(p)
+                                    || pairs::second_name(p).is_some_and(|n| c.workload.name == n)
                             })
                     })
             })
@@ -311,6 +346,7 @@ mod tests {
             scratch: "/var/tmp/x".into(),
             label: None,
             mismatch: false,
+            fast_seeks: false,
             bias: vec![],
         }
     }
@@ -366,10 +402,43 @@ mod tests {
         let text = suite_text(&opts()).unwrap();
         let suite = crate::config::load_str(&text, "verify", &Default::default()).expect("suite loads");
         assert_eq!(suite.name, ratios::SUITE_NAME);
-        assert_eq!(suite.workloads.len(), 2 * pairs::PAIRS.len());
+        let seconds = pairs::PAIRS.iter().filter(|p| p.second.is_some()).count();
+        assert_eq!(suite.workloads.len(), 2 * pairs::PAIRS.len() + seconds);
         for p in pairs::PAIRS {
             assert!(suite.workloads.iter().any(|w| w.name == pairs::native_name(p)));
             assert!(suite.workloads.iter().any(|w| w.name == pairs::referee_name(p)));
+        }
+        assert!(suite.workloads.iter().any(|w| w.name == "bonnie-io:fio"));
+        // The calibrated sizes reach every side of the bonnie pairs alike, and the test-only
+        // switch only the native's seeks.
+        let sized = suite_text_sized(
+            &VerifyOptions {
+                scale: None,
+                only: vec!["bonnie-io".into(), "bonnie-files".into()],
+                fast_seeks: true,
+                ..opts()
+            },
+            &pairs::BonnieSizes {
+                file: crate::units::Bytes(1024 * crate::units::Bytes::MIB),
+                files: 90_112,
+            },
+        )
+        .unwrap();
+        let suite = crate::config::load_str(&sized, "verify", &Default::default()).expect("sized suite loads");
+        use crate::engine::WorkloadKind as K;
+        for w in &suite.workloads {
+            match (&w.name[..], &w.kind) {
+                ("bonnie-io:native", K::Bonnie(b)) => {
+                    assert_eq!((b.file_size.get() >> 20, b.files, b.test_seek_credit), (1024, 0, 2))
+                }
+                ("bonnie-io:bonnie++", K::BonniePp(b)) => assert_eq!((b.size.get() >> 20, b.files), (1024, 0)),
+                ("bonnie-io:fio", K::Fio(f)) => assert_eq!(f.size.map(|s| s.get() >> 20), Some(1024)),
+                ("bonnie-files:native", K::Bonnie(b)) => {
+                    assert_eq!((b.file_size.get(), b.files, b.test_seek_credit), (0, 90_112, 1))
+                }
+                ("bonnie-files:bonnie++", K::BonniePp(b)) => assert_eq!((b.size.get(), b.files), (0, 90_112)),
+                (n, k) => panic!("{n}: {k:?}"),
+            }
         }
         let only = suite_text(&VerifyOptions {
             only: vec!["bigfile".into()],
@@ -394,7 +463,7 @@ mod tests {
             ..opts()
         });
         assert!(
-            matches!(odd, Err(RunError::Usage(ref m)) if m.contains("bonnie pair")),
+            matches!(odd, Err(RunError::Usage(ref m)) if m.contains("bonnie-io pair")),
             "{odd:?}"
         );
         let without = suite_text(&VerifyOptions {

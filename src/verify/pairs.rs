@@ -31,6 +31,10 @@ pub struct MetricPair {
     /// response time against a service time), so it is checked as a lower bound (the referee's
     /// mean less the tolerance) instead of a ratio; `None` for a two-sided ratio.
     pub at_least: Option<&'static str>,
+    /// The (phase, metric) of the pair's second referee ([`Pair::second`]) this native metric
+    /// is also compared with, as a ratio with its interval, where the first referee cannot
+    /// time the phase (bonnie++'s fixed 8192 seeks); `None` for most rows.
+    pub second: Option<(&'static str, &'static str)>,
 }
 
 /// A native workload and its referee.
@@ -46,6 +50,9 @@ pub struct Pair {
     pub referee: &'static str,
     /// The compared metrics.
     pub metrics: &'static [MetricPair],
+    /// A second referee of the same access pattern for the rows with [`MetricPair::second`]:
+    /// its tool name (the suffix of its workload name, `<id>:<tool>`) and TOML body.
+    pub second: Option<(&'static str, &'static str)>,
 }
 
 /// The detail row of the MiB a phase read from the filesystem's block device
@@ -72,6 +79,7 @@ const fn m(native: (&'static str, &'static str), referee: (&'static str, &'stati
         referee,
         tolerance_pct: TOLERANCE_PCT,
         at_least: None,
+        second: None,
     }
 }
 
@@ -81,6 +89,7 @@ const fn copy(native: (&'static str, &'static str), referee: (&'static str, &'st
         referee,
         tolerance_pct: COPY_TOLERANCE_PCT,
         at_least: None,
+        second: None,
     }
 }
 
@@ -96,6 +105,7 @@ const fn lat(
         referee,
         tolerance_pct,
         at_least: None,
+        second: None,
     }
 }
 
@@ -108,15 +118,29 @@ const fn lat(
 /// compared with it two-sided). The equality holds only while no read waits.
 const RESPONSE_VS_CLAT: &str = "a response time is at least the service time fio's clat measures";
 
-/// bonnie phases whose rate both print; bonnie++ prints `+++++` instead when a phase takes
-/// under 0.5 s (detected per row in [`super::ratios`]).
-const BONNIE_METRICS: &[MetricPair] = &[
+/// A native bound row whose native mean is more than this many times its second referee's
+/// (bonnie++'s `+++++` bound of `random_seeks` beside fio) fails: the bound cannot catch a
+/// native that is too fast, the second referee can.
+pub const FAR_ABOVE_SECOND: f64 = 2.0;
+
+/// The I/O phases of bonnie (`bonnie-io`); bonnie++ prints `+++++` instead of a rate when a
+/// phase takes under 0.5 s (detected per row in [`super::ratios`]). `random_seeks` is also
+/// compared with fio doing bonnie++'s seeks ([`BONNIE_SEEKS_FIO`]): bonnie++ always does 8192,
+/// which a fast disk serves in under 0.5 s.
+const BONNIE_IO_METRICS: &[MetricPair] = &[
     m(("seq_write_char", "throughput"), ("seq_write_char", "throughput")),
     m(("seq_write_block", "throughput"), ("seq_write_block", "throughput")),
     m(("rewrite", "throughput"), ("rewrite", "throughput")),
     m(("seq_read_char", "throughput"), ("seq_read_char", "throughput")),
     m(("seq_read_block", "throughput"), ("seq_read_block", "throughput")),
-    m(("random_seeks", "rate"), ("random_seeks", "rate")),
+    MetricPair {
+        second: Some(("randrw_read", "iops")),
+        ..m(("random_seeks", "rate"), ("random_seeks", "rate"))
+    },
+];
+
+/// The small-file phases of bonnie (`bonnie-files`).
+const BONNIE_FILE_METRICS: &[MetricPair] = &[
     m(("seq_create", "rate"), ("seq_create", "rate")),
     m(("seq_stat", "rate"), ("seq_stat", "rate")),
     m(("seq_delete", "rate"), ("seq_delete", "rate")),
@@ -124,6 +148,28 @@ const BONNIE_METRICS: &[MetricPair] = &[
     m(("rand_stat", "rate"), ("rand_stat", "rate")),
     m(("rand_delete", "rate"), ("rand_delete", "rate")),
 ];
+
+/// The second referee of `random_seeks`: fio doing what bonnie++'s seekers do on a file of the
+/// same size (the sizes are set with the pair's, [`sized_body`]): 5 jobs (`numjobs`, bonnie++'s
+/// 5 seekers) on one shared file (`shared`: each job its own descriptor), 8 KiB requests
+/// (`bs` = the chunk) at uniformly random chunk-aligned offsets drawn with replacement
+/// (`randrw`, `norandommap`), one read in ten replaced by a write of a chunk (`rwmixread=90`:
+/// bonnie++ reads every chunk and rewrites one in ten), psync, no readahead hint
+/// (`fadvise_hint=0`: bonnie++ gives none) and the file's cache left as laying it out left it
+/// (`invalidate=0`: bonnie++'s seeks run over what its block read left), an fsync at the end
+/// (`end_fsync`: each seeker fsyncs before its close), and 1803 I/Os per job: 5 × 1803 = 9015
+/// ≈ 8192 reads + 819 rewrites. Counted not timed (`time_based=0`; the runtime only caps
+/// it). Its read rate (`randrw_read iops`: reads over the job's time, writes included) is
+/// compared with the native's seeks per second (one read each).
+const BONNIE_SEEKS_FIO: &str = r#"kind = "fio"
+rw = "randrw"
+bs = "8KiB"
+size = "512MiB"
+numjobs = 5
+shared = true
+runtime = "300s"
+ioengine = "psync"
+options = ["--time_based=0", "--number_ios=1803", "--rwmixread=90", "--norandommap=1", "--fadvise_hint=0", "--invalidate=0", "--end_fsync=1"]"#;
 
 /// Every pair, in the order they run within a repeat.
 pub const PAIRS: &[Pair] = &[
@@ -156,6 +202,7 @@ options = ["--nrfiles=8", "--file_service_type=random", "--norandommap=1", "--io
             m(("rndrd", "reads_per_s"), ("randread_read", "iops")),
             m(("rndrd", "read_mib_s"), ("randread_read", "bw")),
         ],
+        second: None,
     },
     Pair {
         id: "fileio-openloop",
@@ -206,6 +253,7 @@ options = ["--nrfiles=8", "--file_service_type=random", "--norandommap=1", "--io
                 ..lat(("rndrd", "lat_p99"), ("randread_read", "lat_p99"), P99_TOLERANCE_PCT)
             },
         ],
+        second: None,
     },
     Pair {
         id: "fileio-rndrw",
@@ -227,32 +275,53 @@ time = "4s""#,
             m(("rndrw", "writes_per_s"), ("rndrw", "writes_per_s")),
             m(("rndrw", "fsyncs_per_s"), ("rndrw", "fsyncs_per_s")),
         ],
+        second: None,
     },
     Pair {
-        id: "bonnie",
+        id: "bonnie-io",
         tool: "bonnie++",
-        // bonnie++ 2.00a: one syscall per byte for 3 MiB in the per-char phases, caches as the
-        // earlier phases left them (dropped once, before the run), its seeks handed out through
-        // one pipe and never scaled (8192). 64 Ki files (`-n 64`): at 80–90 k creates/s on a
-        // quiet machine 32 Ki made bonnie++ print +++++ for most small-file phases; the stat
-        // phases (several 100 k/s when cached) may still print it, and are then checked as
-        // bounds. The run's memory cgroup ([`MEMORY_MIB`]) keeps half of the 512 MiB file out
-        // of the page cache on both sides (128 Ki files under 128 MiB: the cgroup's OOM killer
-        // ended the run, ext4's inodes and dentries being charged to it).
+        // bonnie++ 2.00a's I/O phases alone (`-n 0`): one syscall per byte for 3 MiB in the
+        // per-char phases, caches as the earlier phases left them (dropped once, before the
+        // run), its seeks handed out through one pipe and never scaled (8192). The file is
+        // sized by the calibration before the run ([`super::calibrate`]: each block phase about
+        // 2 s at the speed measured there), at least the 512 MiB here; the run's memory cgroup
+        // ([`MEMORY_MIB`]) keeps most of it out of the page cache on both sides.
+        // `random_seeks` is compared with fio doing the same seeks too (`second`).
         native: r#"kind = "bonnie"
 file_size = "512MiB"
 chunk_size = "8KiB"
 char_mode = "syscall"
 char_size = "3MiB"
-files = 65536
+files = 0
 caches = "once"
 seek_dispatch = "pipe"
 fixed_seeks = true"#,
         referee: r#"kind = "bonnie_pp"
 size = "512MiB"
-files = 65536
+files = 0
 char_size = "3MiB""#,
-        metrics: BONNIE_METRICS,
+        metrics: BONNIE_IO_METRICS,
+        second: Some(("fio", BONNIE_SEEKS_FIO)),
+    },
+    Pair {
+        id: "bonnie-files",
+        tool: "bonnie++",
+        // bonnie++ 2.00a's small-file phases alone (`-s 0`), empty files in one directory,
+        // each create and delete phase ending with a sync. The number of files is set by the
+        // calibration ([`super::calibrate`]: the fastest phase, a stat, about 0.75 s at the
+        // speed measured there), at most what the memory cgroup holds (128 Ki files under
+        // 256 MiB ran without an OOM kill on ext4; 128 Ki under 128 MiB were OOM-killed, ext4's
+        // inodes and dentries being charged to it), at least 16 Ki.
+        native: r#"kind = "bonnie"
+file_size = "0"
+chunk_size = "8KiB"
+files = 65536
+caches = "once""#,
+        referee: r#"kind = "bonnie_pp"
+size = "0"
+files = 65536"#,
+        metrics: BONNIE_FILE_METRICS,
+        second: None,
     },
     Pair {
         id: "treecopy",
@@ -280,6 +349,7 @@ cp_reuse_buffer = true"#,
             // twice (cp wrote 9 % more in one repeat of a loaded run, 21.37 MiB in all others).
             copy(("copy", DEVICE_READ_MIB), ("copy", DEVICE_READ_MIB)),
         ],
+        second: None,
     },
     Pair {
         id: "bigfile",
@@ -297,6 +367,7 @@ size = "512MiB"
 block = "1MiB"
 flag = "fsync""#,
         metrics: &[m(("fsync", "durable_throughput"), ("write", "throughput"))],
+        second: None,
     },
 ];
 
@@ -332,8 +403,10 @@ fn scaled_kind(body: &str, scale: f64) -> Result<WorkloadKind, String> {
 }
 
 /// Whether both sides of `p` do the same work at `--scale scale`: `Err` says what differs
-/// (then `fsbench verify` refuses the scale, exit 2). Only the bonnie pair can differ: bonnie++
-/// counts in whole MiB and in thousands of files, and always does 8192 seeks.
+/// (then `fsbench verify` refuses the scale, exit 2). Only the bonnie pairs can differ:
+/// bonnie++ counts in whole MiB and in thousands of files, and always does 8192 seeks; their
+/// second referee (fio's seeks) must use a file of the native's size, in its chunks, with as
+/// many jobs as seekers.
 pub fn same_work(p: &Pair, scale: f64) -> Result<(), String> {
     let (WorkloadKind::Bonnie(n), WorkloadKind::BonniePp(r)) =
         (scaled_kind(p.native, scale)?, scaled_kind(p.referee, scale)?)
@@ -342,25 +415,46 @@ pub fn same_work(p: &Pair, scale: f64) -> Result<(), String> {
     };
     let mib = |b: u64| b as f64 / Bytes::MIB as f64;
     let native_file = n.file_size.get() / n.chunk_size.get().max(1) * n.chunk_size.get();
-    let checks = [
+    let mut checks = vec![
         (
             "file MiB",
             mib(native_file),
             r.work("seq_write_block") / Bytes::MIB as f64,
+            p.tool,
         ),
         (
             "per-char MiB",
             mib(n.effective_char_size()),
             r.work("seq_write_char") / Bytes::MIB as f64,
+            p.tool,
         ),
-        ("seeks", f64::from(n.seeks), r.work("random_seeks")),
-        ("files", f64::from(n.files), r.work("seq_create")),
-        ("directories", f64::from(n.dirs), f64::from(r.dirs)),
+        ("seeks", f64::from(n.seeks), r.work("random_seeks"), p.tool),
+        ("files", f64::from(n.files), r.work("seq_create"), p.tool),
+        ("directories", f64::from(n.dirs), f64::from(r.dirs), p.tool),
     ];
+    if n.file_size.get() == 0 {
+        // `-s 0`: no I/O phase on either side, whatever bonnie++'s per-char default.
+        checks.retain(|c| c.0 != "per-char MiB" && c.0 != "seeks");
+    }
+    if n.files == 0 {
+        checks.retain(|c| c.0 != "directories");
+    }
+    if let Some((tool, body)) = p.second {
+        if let WorkloadKind::Fio(f) = scaled_kind(body, scale)? {
+            checks.push(("file MiB", mib(native_file), mib(f.size.map_or(0, Bytes::get)), tool));
+            checks.push((
+                "request bytes",
+                n.chunk_size.get() as f64,
+                f.bs.map_or(0.0, |b| b.get() as f64),
+                tool,
+            ));
+            checks.push(("seekers", f64::from(n.seekers), f64::from(f.numjobs.unwrap_or(1)), tool));
+        }
+    }
     let differ: Vec<String> = checks
         .iter()
-        .filter(|(_, a, b)| a != b)
-        .map(|(what, a, b)| format!("{what} {a} native against {b} {}", p.tool))
+        .filter(|(_, a, b, _)| a != b)
+        .map(|(what, a, b, tool)| format!("{what} {a} native against {b} {tool}"))
         .collect();
     if differ.is_empty() {
         Ok(())
@@ -373,6 +467,57 @@ pub fn same_work(p: &Pair, scale: f64) -> Result<(), String> {
             p.tool
         ))
     }
+}
+
+/// The sizes of the bonnie pairs' work: the file of `bonnie-io` (and of its fio seeks) and the
+/// number of small files of `bonnie-files`, at `--scale 1`, as [`super::calibrate`] sets them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BonnieSizes {
+    /// The I/O file, bytes (a whole number of MiB).
+    pub file: Bytes,
+    /// The small files (a multiple of 1024).
+    pub files: u32,
+}
+
+impl BonnieSizes {
+    /// The sizes written in [`PAIRS`]: 512 MiB, 64 Ki files.
+    pub const DEFAULT: BonnieSizes = BonnieSizes {
+        file: Bytes(512 * Bytes::MIB),
+        files: 65536,
+    };
+}
+
+/// A pair body with the bonnie sizes of `s` (a `bonnie`, `bonnie_pp` or shared-file `fio`
+/// body; any other body unchanged), as TOML. A side that skips a group (file size 0, no
+/// files) keeps skipping it.
+pub fn sized_body(body: &str, s: &BonnieSizes) -> Result<String, String> {
+    let mut kind: WorkloadKind = toml::from_str(body).map_err(|e| format!("pair body does not load: {e}"))?;
+    match &mut kind {
+        WorkloadKind::Bonnie(b) => {
+            if b.file_size.get() > 0 {
+                b.file_size = s.file;
+            }
+            if b.files > 0 {
+                b.files = s.files;
+            }
+        }
+        WorkloadKind::BonniePp(b) => {
+            if b.size.get() > 0 {
+                b.size = s.file;
+            }
+            if b.files > 0 {
+                b.files = s.files;
+            }
+        }
+        WorkloadKind::Fio(f) if f.shared => f.size = Some(s.file),
+        _ => return Ok(body.to_string()),
+    }
+    toml::to_string(&kind).map_err(|e| format!("pair body does not serialize: {e}"))
+}
+
+/// The workload name of a pair's second referee (`bonnie-io:fio`), if it has one.
+pub fn second_name(p: &Pair) -> Option<String> {
+    p.second.map(|(tool, _)| format!("{}:{tool}", p.id))
 }
 
 /// The pair named `id`.
@@ -483,21 +628,85 @@ mod tests {
     }
 
     #[test]
-    fn the_bonnie_pair_does_the_same_work_or_the_scale_is_refused() {
-        let bonnie = pair("bonnie").unwrap();
+    fn the_bonnie_pairs_do_the_same_work_or_the_scale_is_refused() {
+        let io = pair("bonnie-io").unwrap();
+        let files = pair("bonnie-files").unwrap();
         for ok in [1.0, 0.0625, 2.0] {
-            assert_eq!(same_work(bonnie, ok), Ok(()), "--scale {ok}");
+            assert_eq!(same_work(io, ok), Ok(()), "--scale {ok}");
+            assert_eq!(same_work(files, ok), Ok(()), "--scale {ok}");
         }
         // 3 MiB × 0.5 = 1.5 MiB of per-char bytes natively, 1 MiB for bonnie++.
-        let half = same_work(bonnie, 0.5).unwrap_err();
+        let half = same_work(io, 0.5).unwrap_err();
         assert!(half.contains("per-char MiB 1.5 native against 1 bonnie++"), "{half}");
         // 64 Ki files × 0.3: 19660 natively, 19 × 1024 for bonnie++.
-        let odd = same_work(bonnie, 0.3).unwrap_err();
+        let odd = same_work(files, 0.3).unwrap_err();
         assert!(odd.contains("files 19660 native against 19456"), "{odd}");
-        for p in PAIRS.iter().filter(|p| p.id != "bonnie") {
+        for p in PAIRS.iter().filter(|p| !p.id.starts_with("bonnie")) {
             assert_eq!(same_work(p, 0.3), Ok(()), "{}", p.id);
         }
+        // fio's seeks on another file size, or with another request size, is refused too.
+        let other = Pair {
+            second: Some((
+                "fio",
+                "kind = \"fio\"\nrw = \"randrw\"\nbs = \"4KiB\"\nsize = \"256MiB\"\nnumjobs = 5\nshared = true",
+            )),
+            ..*io
+        };
+        let e = same_work(&other, 1.0).unwrap_err();
+        assert!(
+            e.contains("file MiB 512 native against 256 fio")
+                && e.contains("request bytes 8192 native against 4096 fio"),
+            "{e}"
+        );
         assert_eq!(memory_mib(1.0), 256);
         assert_eq!(memory_mib(0.0625), crate::cgroup::MIN_LIMIT >> 20);
+    }
+
+    #[test]
+    fn the_seeks_of_fio_are_bonnie_plus_pluses() {
+        let io = pair("bonnie-io").unwrap();
+        let (Ok(WorkloadKind::Bonnie(n)), Some(("fio", body))) = (toml::from_str(io.native), io.second) else {
+            panic!("bonnie native and a fio second referee expected")
+        };
+        let Ok(WorkloadKind::Fio(f)) = toml::from_str::<WorkloadKind>(body) else {
+            panic!("fio: {body}")
+        };
+        let opt = |key: &str| -> Option<String> {
+            let prefix = format!("--{key}=");
+            f.options.iter().find_map(|o| o.strip_prefix(&prefix).map(String::from))
+        };
+        // 5 seekers on one file, each with its own descriptor; chunk-sized random requests
+        // drawn with replacement; one in ten a write; an fsync at the end; counted, not timed.
+        assert!(f.shared);
+        assert_eq!(f.numjobs, Some(n.seekers));
+        assert_eq!(f.bs, Some(n.chunk_size));
+        assert_eq!(
+            (f.rw.as_deref(), f.ioengine.as_deref()),
+            (Some("randrw"), Some("psync"))
+        );
+        assert_eq!(opt("rwmixread").as_deref(), Some("90"));
+        assert_eq!(100 / (100 - 90_u64), crate::engine::workloads::bonnie::UPDATE_SEEK);
+        assert_eq!(opt("norandommap").as_deref(), Some("1"));
+        assert_eq!(opt("time_based").as_deref(), Some("0"));
+        assert_eq!(opt("end_fsync").as_deref(), Some("1"));
+        assert_eq!(opt("fadvise_hint").as_deref(), Some("0"));
+        assert_eq!(opt("invalidate").as_deref(), Some("0"));
+        // As many reads as bonnie++'s seeks, plus the rewrites: 9015 I/Os of which 90 % reads.
+        let per_job: u32 = opt("number_ios").expect("number_ios").parse().expect("a number");
+        let ios = per_job * n.seekers;
+        let reads = f64::from(ios) * 0.9;
+        assert!(
+            (reads - f64::from(n.seeks)).abs() / f64::from(n.seeks) < 0.01,
+            "{reads}"
+        );
+        // The compared metric is fio's read rate, the row of random_seeks.
+        let mp = io.metrics.iter().find(|m| m.second.is_some()).expect("a second row");
+        assert_eq!(
+            (mp.native, mp.second),
+            (("random_seeks", "rate"), Some(("randrw_read", "iops")))
+        );
+        use crate::engine::Workload;
+        assert!(f.phases().contains(&"randrw_read".to_string()));
+        assert_eq!(second_name(io).as_deref(), Some("bonnie-io:fio"));
     }
 }

@@ -19,6 +19,12 @@
 //!   at least the service time the referee measures): the bound is the referee's mean less
 //!   the tolerance.
 //!
+//! A metric with a second referee ([`MetricPair::second`]: fio doing bonnie++'s seeks) gets a
+//! second row right after its first, native / second referee, a ratio with its intervals like
+//! any other. Its first row, when a bound, also has a ceiling: a native mean above
+//! [`pairs::FAR_ABOVE_SECOND`] × the second referee's mean fails (`FAR ABOVE`), since a bound
+//! alone passes every native that is too fast.
+//!
 //! Such a response-time row is held from above too (issue 42, item 2): a native repeat that ran
 //! at most [`crate::engine::stall::STALL_UTILISATION`] busy (its stored `utilisation` row) with
 //! a response time more than [`crate::engine::stall::STALL_FACTOR`] × the referee's service
@@ -84,6 +90,10 @@ pub enum Verdict {
         bound: f64,
         /// Where the bound comes from (`bonnie++ +++++ in 5 repeat(s): above 16384`).
         basis: String,
+        /// The most the native mean may be, and where that comes from: a bound cannot catch
+        /// a native that is too fast, so a row with a second referee of the same access
+        /// pattern fails above [`pairs::FAR_ABOVE_SECOND`] × that referee's mean.
+        ceiling: Option<(f64, String)>,
     },
 }
 
@@ -92,7 +102,9 @@ impl Verdict {
     pub fn fails(&self) -> bool {
         match self {
             Verdict::Outside | Verdict::NoData(_) | Verdict::Stall { .. } => true,
-            Verdict::Bound { native, bound, .. } => native < bound,
+            Verdict::Bound {
+                native, bound, ceiling, ..
+            } => native < bound || ceiling.as_ref().is_some_and(|(c, _)| native > c),
             Verdict::Ok | Verdict::NoDevice(_) => false,
         }
     }
@@ -107,12 +119,23 @@ impl Verdict {
             Verdict::Stall { native, limit, basis } => {
                 format!("STALL: native {} > {}: {basis}", num(Some(*native)), num(Some(*limit)))
             }
-            Verdict::Bound { native, bound, basis } => {
+            Verdict::Bound {
+                native,
+                bound,
+                basis,
+                ceiling,
+            } => {
                 let (n, b) = (num(Some(*native)), num(Some(*bound)));
-                if native >= bound {
-                    format!("bound: {basis}; native {n} >= {b}: consistent")
-                } else {
-                    format!("BELOW BOUND: {basis}; native {n} < {b}")
+                match ceiling {
+                    _ if native < bound => format!("BELOW BOUND: {basis}; native {n} < {b}"),
+                    Some((c, why)) if native > c => {
+                        format!("FAR ABOVE: {basis}, but native {n} > {} ({why})", num(Some(*c)))
+                    }
+                    Some((c, why)) => format!(
+                        "bound: {basis}; native {n} >= {b} and <= {} ({why}): consistent",
+                        num(Some(*c))
+                    ),
+                    None => format!("bound: {basis}; native {n} >= {b}: consistent"),
                 }
             }
         }
@@ -424,11 +447,19 @@ fn response_verdict(p: &Pair, mp: &MetricPair, why: &str, nat: &Side, native: f6
         native,
         bound: referee * (1.0 - mp.tolerance_pct / 100.0),
         basis: format!("{why}: {service} less {:.0} %{upper}", mp.tolerance_pct),
+        ceiling: None,
     }
 }
 
 /// The point verdict of a row from its two sides; `point` is native mean / referee mean.
-fn verdict(p: &Pair, mp: &MetricPair, nat: &Side, rf: &Side, point: Option<f64>) -> Verdict {
+/// `ceiling`: the most the native mean may be where the row is a bound (from a second referee).
+fn verdict(
+    p: &Pair,
+    mp: &MetricPair,
+    (nat, rf): (&Side, &Side),
+    point: Option<f64>,
+    ceiling: Option<(f64, String)>,
+) -> Verdict {
     let keep = 1.0 - mp.tolerance_pct / 100.0;
     if let (Some(why), Some(native), Some(referee)) = (mp.at_least, mean(&nat.values), mean(&rf.values)) {
         return response_verdict(p, mp, why, nat, native, referee);
@@ -455,7 +486,12 @@ fn verdict(p: &Pair, mp: &MetricPair, nat: &Side, rf: &Side, point: Option<f64>)
             );
             (least * keep, basis)
         };
-        return Verdict::Bound { native, bound, basis };
+        return Verdict::Bound {
+            native,
+            bound,
+            basis,
+            ceiling,
+        };
     }
     if let Some(r) = point {
         return if (r - 1.0).abs() * 100.0 <= mp.tolerance_pct {
@@ -496,9 +532,52 @@ fn no_block_device(cases: &[CaseRecord], variant: &str, mp: &MetricPair) -> Opti
     })
 }
 
-fn row(cases: &[CaseRecord], samples: &[SampleRecord], variant: &str, p: &Pair, mp: &MetricPair) -> Row {
+/// Which referee a row compares the native with: the pair's own, or its second
+/// ([`Pair::second`]) for a metric that has one.
+#[derive(Clone, Copy, PartialEq)]
+enum Referee {
+    First,
+    Second,
+}
+
+fn row(
+    (cases, samples): (&[CaseRecord], &[SampleRecord]),
+    variant: &str,
+    p: &Pair,
+    mp: &MetricPair,
+    which: Referee,
+) -> Row {
     let nat = side(cases, samples, variant, &pairs::native_name(p), mp.native);
-    let rf = side(cases, samples, variant, &pairs::referee_name(p), mp.referee);
+    let second = match (p.second, mp.second, pairs::second_name(p)) {
+        (Some((tool, _)), Some(metric), Some(name)) => Some((tool, metric, name)),
+        _ => None,
+    };
+    let (tool, referee) = match (which, &second) {
+        (Referee::Second, Some((tool, metric, _))) => (*tool, *metric),
+        _ => (p.tool, mp.referee),
+    };
+    let rf = match (which, &second) {
+        (Referee::Second, Some((_, metric, name))) => side(cases, samples, variant, name, *metric),
+        _ => side(cases, samples, variant, &pairs::referee_name(p), mp.referee),
+    };
+    // The bound's ceiling: a native far above the second referee fails.
+    let ceiling = match (which, &second) {
+        (Referee::First, Some((tool, metric, name))) => {
+            mean(&side(cases, samples, variant, name, *metric).values).map(|m| {
+                (
+                    pairs::FAR_ABOVE_SECOND * m,
+                    format!(
+                        "{} × {tool} {} {} {}",
+                        pairs::FAR_ABOVE_SECOND,
+                        metric.0,
+                        metric.1,
+                        num(Some(m))
+                    ),
+                )
+            })
+        }
+        _ => None,
+    };
     // A partly +++++ referee's timed repeats are its slowest: no ratio of them alone.
     let censored = rf.too_fast.is_some();
     let paired = paired_ratio_ci(&nat.values, &rf.values, CONFIDENCE).filter(|_| !censored);
@@ -514,10 +593,12 @@ fn row(cases: &[CaseRecord], samples: &[SampleRecord], variant: &str, p: &Pair, 
         (Some(a), Some(b)) if a > 0.0 && b > 0.0 && !censored => Some(a / b),
         _ => None,
     };
+    let shown = Pair { tool, ..*p };
+    let compared = MetricPair { referee, ..*mp };
     let verdict = match no_block_device(cases, variant, mp) {
         // Neither side can count what reached a device it does not have: said, not failed.
         Some(why) if nat.values.is_empty() && rf.values.is_empty() => Verdict::NoDevice(why),
-        _ => verdict(p, mp, &nat, &rf, point),
+        _ => verdict(&shown, &compared, (&nat, &rf), point, ceiling),
     };
     // The interval verdict uses the paired interval when there is one (the runs of a repeat
     // are adjacent, so the machine's drift between repeats cancels), else the unpaired one.
@@ -528,9 +609,9 @@ fn row(cases: &[CaseRecord], samples: &[SampleRecord], variant: &str, p: &Pair, 
     Row {
         variant: variant.to_string(),
         pair: p.id.to_string(),
-        tool: p.tool.to_string(),
+        tool: tool.to_string(),
         native: format!("{} {}", mp.native.0, mp.native.1),
-        referee: format!("{} {}", mp.referee.0, mp.referee.1),
+        referee: format!("{} {}", referee.0, referee.1),
         native_mean,
         referee_mean,
         n: (nv.len(), rv.len()),
@@ -564,7 +645,10 @@ pub fn table(suite_name: &str, cases: &[CaseRecord], samples: &[SampleRecord]) -
                 continue;
             }
             for mp in p.metrics {
-                rows.push(row(cases, samples, v, p, mp));
+                rows.push(row((cases, samples), v, p, mp, Referee::First));
+                if mp.second.is_some() && p.second.is_some() {
+                    rows.push(row((cases, samples), v, p, mp, Referee::Second));
+                }
             }
         }
     }
@@ -797,9 +881,9 @@ mod tests {
     /// `+++++` in the others.
     fn bonnie(native: &[f64], timed: &[Option<f64>]) -> (Vec<CaseRecord>, Vec<SampleRecord>) {
         let spec = crate::engine::workloads::bonnie_pp::BonniePpSpec::default();
-        let mut referee = case("b", "ext4", "bonnie:bonnie++");
+        let mut referee = case("b", "ext4", "bonnie-io:bonnie++");
         referee.workload_json = serde_json::to_string(&WorkloadKind::BonniePp(spec)).unwrap();
-        let cases = vec![case("a", "ext4", "bonnie:native"), referee];
+        let cases = vec![case("a", "ext4", "bonnie-io:native"), referee];
         let mut s = Vec::new();
         for (r, v) in native.iter().enumerate() {
             s.push(sample("a", r as u32, "random_seeks", "rate", Some(*v)));
@@ -829,7 +913,8 @@ mod tests {
             Verdict::Bound {
                 native: 20500.0,
                 bound: 16384.0,
-                basis: "bonnie++ +++++ in 2 repeat(s): above 16384".into()
+                basis: "bonnie++ +++++ in 2 repeat(s): above 16384".into(),
+                ceiling: None,
             }
         );
         assert!(!row.verdict.fails() && row.interval.is_none());
@@ -850,6 +935,58 @@ mod tests {
             .iter()
             .filter(|r| r.native != "random_seeks rate")
             .all(|r| r.verdict.fails()));
+    }
+
+    #[test]
+    fn seeks_are_a_ratio_against_fio_and_a_bound_far_above_fio_fails() {
+        // bonnie++ printed +++++ in every repeat (above 16,384/s); fio did the same seeks at
+        // 20,000 reads/s.
+        let run = |native: f64| {
+            let (mut cases, mut s) = bonnie(&[native, native * 1.02, native * 0.98], &[None, None, None]);
+            cases.push(case("c", "ext4", "bonnie-io:fio"));
+            for (r, v) in [20000.0, 20400.0, 19600.0].into_iter().enumerate() {
+                s.push(sample("c", r as u32, "randrw_read", "iops", Some(v)));
+            }
+            let t = table(SUITE_NAME, &cases, &s).unwrap();
+            let rows: Vec<Row> = t.rows.into_iter().filter(|r| r.native == "random_seeks rate").collect();
+            assert_eq!(rows.len(), 2, "bonnie++'s row and fio's: {rows:?}");
+            (rows[0].clone(), rows[1].clone())
+        };
+        // A native that agrees with fio: the fio row is a ratio with its paired interval, and
+        // bonnie++'s bound is kept beside it, consistent.
+        let (bound, fio) = run(21000.0);
+        assert_eq!((fio.tool.as_str(), fio.referee.as_str()), ("fio", "randrw_read iops"));
+        assert_eq!(fio.verdict, Verdict::Ok);
+        assert!(fio.paired.is_some() && fio.interval.is_some(), "{fio:?}");
+        assert!(!bound.verdict.fails(), "{bound:?}");
+        assert!(
+            bound
+                .verdict
+                .text()
+                .contains("<= 40000 (2 × fio randrw_read iops 20000): consistent"),
+            "{}",
+            bound.verdict.text()
+        );
+        // A native twice as fast as fio: outside as a ratio, and its bound row, which it
+        // passes from below, fails from above.
+        let (bound, fio) = run(42000.0);
+        assert_eq!(fio.verdict, Verdict::Outside);
+        assert!(bound.verdict.fails(), "{bound:?}");
+        assert!(
+            bound
+                .verdict
+                .text()
+                .starts_with("FAR ABOVE: bonnie++ +++++ in 3 repeat(s): above 16384, but native 42000 > 40000"),
+            "{}",
+            bound.verdict.text()
+        );
+        let t = VerifyTable { rows: vec![bound, fio] };
+        assert_eq!(t.failures(), 2);
+        assert!(
+            render_text(&t).contains("0 consistent with a bound, 2 outside"),
+            "{}",
+            render_text(&t)
+        );
     }
 
     #[test]
@@ -888,7 +1025,9 @@ mod tests {
         assert_eq!(row.n, (3, 1));
         let least = (13000.0 + 2.0 * 16384.0) / 3.0;
         match &row.verdict {
-            Verdict::Bound { native, bound, basis } => {
+            Verdict::Bound {
+                native, bound, basis, ..
+            } => {
                 assert_eq!(*native, 17000.0);
                 assert!((bound - least * 0.85).abs() < 1e-6, "{bound}");
                 assert!(basis.contains("+++++ in 2 of 3 repeats"), "{basis}");

@@ -5,9 +5,10 @@
 //! the shared machine's noise). Each check can fail: a referee fed a mismatched setting
 //! (`--mismatch`: dd with 4 KiB O_DIRECT writes against bigfile's buffered 1 MiB writes), and a
 //! native biased on purpose (`--bias-native`, test-only: that device row × 1.5), make verify
-//! exit 1. The bonnie pair runs end to end against the real bonnie++ (when installed) at a
+//! exit 1. The bonnie pairs run end to end against the real bonnie++ (when installed) at a
 //! scale where both sides do the same work: every row compared, bounded by bonnie++'s
-//! `+++++`, or NO DATA.
+//! `+++++`, or NO DATA, and random_seeks against fio too; a native made 2× too fast on
+//! random_seeks (the test-only `--fast-seeks`) makes verify exit 1.
 
 use crate::require_privileged;
 use crate::util::{assert_no_leftovers, fsbench, report_json, scratch, text};
@@ -219,31 +220,40 @@ fn verify_exits_1_when_a_native_metric_is_biased_on_purpose() {
 #[test]
 fn verify_compares_every_bonnie_row_or_checks_its_bound() {
     require_privileged!();
-    if crate::util::tool_path("bonnie++").is_none() {
-        crate::util::skip_or_fail("bonnie++ not installed; run scripts/install.sh");
+    if crate::util::tool_path("bonnie++").is_none() || crate::util::tool_path("fio").is_none() {
+        crate::util::skip_or_fail("bonnie++ or fio not installed; run scripts/install.sh");
         return;
     }
     let dir = scratch();
     let db = dir.path().join("r.db");
     let db_s = db.to_str().unwrap();
     // 1/16 is a scale at which bonnie++ and the native do the same work (32 MiB file, 1 MiB
-    // per char, 8 Ki files, bonnie++'s fixed 8192 seeks on both sides).
-    let o = verify(db_s, dir.path(), "0.0625", "bonnie", &[]);
+    // per char, 4 Ki files, bonnie++'s fixed 8192 seeks on both sides and fio's).
+    let o = verify(db_s, dir.path(), "0.0625", "bonnie-io,bonnie-files", &[]);
     let code = o.status.code();
     assert!(matches!(code, Some(0) | Some(1)), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     let rows: Vec<&str> = out.lines().filter(|l| l.starts_with("ext4 ")).collect();
-    assert_eq!(rows.len(), 12, "one row per bonnie++ column:\n{out}");
+    assert_eq!(
+        rows.len(),
+        13,
+        "one row per bonnie++ column, and random_seeks against fio:\n{out}"
+    );
     for r in &rows {
         // Every row is compared, checked against bonnie++'s +++++ bound, or fails for want of
         // data; none passes unchecked.
         let compared = r.contains("±15% ok") || r.contains("±15% OUTSIDE");
-        let bound = r.contains("bound: bonnie++ +++++") || r.contains("BELOW BOUND");
+        let bound = r.contains("bound: bonnie++ +++++") || r.contains("BELOW BOUND") || r.contains("FAR ABOVE");
         assert!(compared || bound || r.contains("NO DATA"), "{r}");
         // Each row says who went first: native in repeat 0, the referee in repeat 1 (ABBA).
         assert!(r.contains(" NR "), "{r}");
     }
-    let failed = ["OUTSIDE", "NO DATA", "BELOW BOUND"].iter().any(|w| out.contains(w));
+    // random_seeks is a ratio against fio doing bonnie++'s seeks, with its interval.
+    let r = ratio_of(&out, &["bonnie-io (fio)", "random_seeks rate | randrw_read iops"]);
+    assert!(r.is_finite() && r > 0.0, "{r}");
+    let failed = ["OUTSIDE", "NO DATA", "BELOW BOUND", "FAR ABOVE"]
+        .iter()
+        .any(|w| out.contains(w));
     assert_eq!(code == Some(1), failed, "{}", text(&o));
     // The seeks went through the pipe, as bonnie++'s do.
     let j = report_json(db_s, "latest");
@@ -251,14 +261,14 @@ fn verify_compares_every_bonnie_row_or_checks_its_bound() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|c| c["workload"] == "bonnie:native")
+        .find(|c| c["workload"] == "bonnie-io:native")
         .expect("native case");
     let spec = native["workload_json"].as_str().expect("workload_json");
     assert!(spec.contains(r#""seek_dispatch":"pipe""#), "{spec}");
     // Every bound row is drawn in the forest plot as its bound (one label per bound row).
     let bounds = rows
         .iter()
-        .filter(|r| r.contains("bound: bonnie++ +++++") || r.contains("BELOW BOUND"))
+        .filter(|r| r.contains("bound: bonnie++ +++++") || r.contains("BELOW BOUND") || r.contains("FAR ABOVE"))
         .count();
     let html = std::fs::read_to_string(dir.path().join("verify.html")).expect("verify.html");
     assert_eq!(
@@ -267,8 +277,44 @@ fn verify_compares_every_bonnie_row_or_checks_its_bound() {
         "bound rows in the forest plot"
     );
     // A scale at which the two would do different work is refused before anything runs.
-    let bad = fsbench(&["--db", db_s, "verify", "--only", "bonnie", "--scale", "0.5"]);
+    let bad = fsbench(&["--db", db_s, "verify", "--only", "bonnie-io", "--scale", "0.5"]);
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
     assert!(text(&bad).contains("different work"), "{}", text(&bad));
+    assert_no_leftovers(dir.path());
+}
+
+#[test]
+fn verify_fails_a_native_twice_too_fast_on_random_seeks() {
+    require_privileged!();
+    if crate::util::tool_path("bonnie++").is_none() || crate::util::tool_path("fio").is_none() {
+        crate::util::skip_or_fail("bonnie++ or fio not installed; run scripts/install.sh");
+        return;
+    }
+    let dir = scratch();
+    let db = dir.path().join("r.db");
+    let db_s = db.to_str().unwrap();
+    // The test-only switch: the native does half its seeks and reports all of them, so its
+    // rate is 2× what it did. A bound (bonnie++'s +++++) cannot catch that; fio can.
+    let o = verify(db_s, dir.path(), "0.0625", "bonnie-io", &["--fast-seeks"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let line = out
+        .lines()
+        .find(|l| l.contains("bonnie-io (fio)") && l.contains("random_seeks rate"))
+        .unwrap_or_else(|| panic!("no fio seeks row in\n{out}"));
+    assert!(line.contains("OUTSIDE"), "{line}");
+    let r = ratio_of(&out, &["bonnie-io (fio)", "random_seeks rate"]);
+    assert!(r > 1.15, "a native 2× too fast against fio: {r}\n{out}");
+    let j = report_json(db_s, "latest");
+    let native = j["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["workload"] == "bonnie-io:native")
+        .expect("native case");
+    assert!(native["workload_json"]
+        .as_str()
+        .unwrap()
+        .contains(r#""test_seek_credit":2"#));
     assert_no_leftovers(dir.path());
 }

@@ -28,7 +28,9 @@
 //! `size` (64 MiB per job, passed to fio in bytes: fio's default `kb_base` reads `MiB` as
 //! 10^6), `runtime` (5 s; makes the job time-based, like sysbench's `--time`), `ioengine`
 //! (`psync`), `iodepth` (1), `numjobs` (1; with more than one, `--group_reporting` makes them one
-//! entry), `direct` (false), and `options`, extra `--key=value` arguments passed as they are.
+//! entry), `direct` (false), `shared` (false; true: every job on one file `<name>.shared` in the
+//! run directory, fio's `--filename`, as bonnie++'s seekers share its file), and `options`,
+//! extra `--key=value` arguments passed as they are.
 //! With `job_file`, the inline options except `options` must be left out; `options` then come
 //! before the job file (fio's global defaults).
 //!
@@ -111,6 +113,11 @@ pub struct FioSpec {
     /// on a loop device, the backing file's pages, which fio's `invalidate=1` does not reach.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub prepare: bool,
+    /// Every job reads and writes one file, `<name>.shared` in the run directory (fio
+    /// `--filename`), each through its own descriptor, as bonnie++'s seekers share its file.
+    /// Inline options only. Default false: fio's own file per job (`<name>.<job>.0`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shared: bool,
 }
 
 /// A job file read by the tiny INI reader: `(section, key=value pairs)` in file order, the
@@ -208,6 +215,7 @@ impl FioSpec {
             || self.iodepth.is_some()
             || self.numjobs.is_some()
             || self.direct.is_some()
+            || self.shared
     }
 
     fn job_file(&self) -> Result<Option<JobFile>, Invalid> {
@@ -246,6 +254,10 @@ impl FioSpec {
                     a.push("--group_reporting=1".to_string());
                 }
                 a.push(format!("--direct={}", u8::from(self.direct.unwrap_or(false))));
+                if self.shared {
+                    // A plain name: fio puts it in --directory, the filesystem under test.
+                    a.push(format!("--filename={}.shared", self.name()));
+                }
                 a.extend(self.options.iter().cloned());
             }
         }
@@ -555,6 +567,7 @@ impl Workload for FioSpec {
                 fp.files(n, size, NAME_LEN)
             }),
             _ if self.job_file.is_some() => fp,
+            _ if self.shared => fp.files(1, self.size().get(), NAME_LEN),
             _ => fp.files(u64::from(self.numjobs()), self.size().get(), NAME_LEN),
         }
     }
@@ -565,7 +578,7 @@ impl Workload for FioSpec {
                 .trim_end()
                 .to_string(),
             None => format!(
-                "fio {} bs={} size={} runtime={} ioengine={} iodepth={} numjobs={} direct={}{}{}",
+                "fio {} bs={} size={} runtime={} ioengine={} iodepth={} numjobs={} direct={}{}{}{}",
                 self.rw(),
                 self.bs(),
                 self.size(),
@@ -575,6 +588,11 @@ impl Workload for FioSpec {
                 self.numjobs(),
                 u8::from(self.direct.unwrap_or(false)),
                 self.options.iter().map(|o| format!(" {o}")).collect::<String>(),
+                if self.shared {
+                    " (every job on one shared file)"
+                } else {
+                    ""
+                },
                 if self.prepare {
                     " (files laid out before the caches are dropped)"
                 } else {
@@ -698,6 +716,58 @@ mod tests {
         assert_eq!(a.last().map(String::as_str), Some("--fsync=1"));
         let fp = s.footprint();
         assert_eq!((fp.files, fp.block_bytes), (2, 8 * Bytes::MIB));
+    }
+
+    #[test]
+    fn shared_jobs_use_one_file_in_the_run_directory() {
+        let s = FioSpec {
+            numjobs: Some(5),
+            shared: true,
+            ..quick("randrw")
+        };
+        let a = s.args(Path::new("/mnt/x"));
+        assert!(a.iter().any(|x| x == "--filename=randrw.shared"), "{a:?}");
+        let fp = s.footprint();
+        assert_eq!(
+            (fp.files, fp.block_bytes),
+            (1, 4 * Bytes::MIB),
+            "one file, not one per job"
+        );
+        assert!(s.describe().contains("one shared file"), "{}", s.describe());
+        // Only with inline options.
+        let jf = FioSpec {
+            job_file: Some(
+                Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("tests/fixtures/fio/two-jobs.fio"),
+            ),
+            shared: true,
+            ..Default::default()
+        };
+        assert!(jf.validate().unwrap_err().0.contains("not both"));
+        if !have_fio() {
+            skip_or_fail!("fio not installed ({INSTALL})");
+        }
+        // The real fio: five jobs, one file of `size` in the run directory.
+        let dir = tempfile::tempdir().unwrap();
+        let flag = AtomicBool::new(false);
+        let seen = std::sync::Mutex::new(Vec::new());
+        let s = FioSpec {
+            options: vec!["--time_based=0".into(), "--number_ios=20".into()],
+            ..s
+        };
+        let mut cmd = Command::new(locate("fio").unwrap());
+        cmd.args(s.args(dir.path())).arg("--create_only=1");
+        assert!(cmd.status().expect("fio runs").success());
+        for e in std::fs::read_dir(dir.path()).unwrap() {
+            let e = e.unwrap();
+            seen.lock().unwrap().push((e.file_name(), e.metadata().unwrap().len()));
+        }
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [(std::ffi::OsString::from("randrw.shared"), 4 * Bytes::MIB)]
+        );
+        let sample = run_quiet(&s, dir.path(), &flag).expect("fio runs");
+        assert_eq!(sample.phases.len(), 2, "read and write");
+        assert!(dir_is_empty(dir.path()));
     }
 
     #[test]
