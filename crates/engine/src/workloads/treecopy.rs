@@ -20,11 +20,14 @@
 //! native method.
 //!
 //! # Methods
-//! - `method = "native"` (default): fsbench's own copier. It walks the tree without recursion
-//!   (a stack of directory levels), with `*at()` calls on directory descriptors; each
-//!   directory's entries are read with `getdents64` into a per-level buffer that is reused, and
-//!   sorted by inode number before they are copied (as coreutils' `cp` and `rm` do through
-//!   gnulib's `savedir`/fts, for locality on ext4). For each entry: `fstatat`; a directory is
+//! - `method = "native"` (default): fsbench's own copier and remover. Both walk the tree without
+//!   recursion (a stack of directory levels), with `*at()` calls on directory descriptors; each
+//!   directory's entries are read whole with `getdents64` into a per-level buffer that is
+//!   reused. The copier sorts them by inode number before it copies them, as coreutils' `cp`
+//!   does (gnulib's `savedir`, for locality on ext4); the remover unlinks them in `rm -r`'s
+//!   order (`delete_order`, [`DeleteOrder`]): as `getdents64` returned them, sorted by inode
+//!   number only in a directory of more than 10,000 entries (gnulib's fts), directories after
+//!   their entries with `AT_REMOVEDIR`. For each entry the copier makes: `fstatat`; a directory is
 //!   made with `mkdirat` and finished after its children (owner, mode, atime and mtime); a
 //!   regular file is opened with `O_CREAT|O_EXCL`, its data copied, then owner (only when it
 //!   differs from fsbench's), mode (only when the create mode could not set it), and times set
@@ -42,6 +45,11 @@
 //!   Deliberate differences from `cp -a`: extended attributes and ACLs are not copied (the
 //!   generated datasets have none), holes are filled rather than preserved, and a file is copied
 //!   up to the size `fstatat` reported (one `read` fewer per file than reading to EOF).
+//!   Deliberate differences from `rm -rf` (coreutils 9.1, strace): per directory `rm` also
+//!   makes an `fstatat`, opens and reads it twice (once to see whether it is empty), with
+//!   `fstat` and `fcntl` calls, all on cached data; the native opens and reads it once. fts
+//!   reads a directory of more than 100,000 entries 100,000 at a time (sorting each batch);
+//!   the native reads it whole.
 //! - `method = "cp"`: runs coreutils `cp -a --reflink=never` (or `--reflink=auto`; with
 //!   `cp_preserve`, `cp -dR --preserve=<cp_preserve>` in place of `-a`) for `copy` and
 //!   `rm -rf` for `delete`, then `syncfs`, as people time it by hand: in the run directory, with
@@ -136,8 +144,53 @@ pub struct TreecopySpec {
     /// it; doc/verify.md has the measurement). Default false: `cp` as people run it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cp_reuse_buffer: bool,
+    /// The order in which the native remover unlinks a directory's entries: `rm` (default)
+    /// as coreutils' `rm -r`, `inode` every directory by inode number (see [`DeleteOrder`]).
+    /// Left out of the serialised spec at its default, so the case ids of suites written
+    /// before it existed stay the same.
+    #[serde(default, skip_serializing_if = "DeleteOrder::is_rm")]
+    pub delete_order: DeleteOrder,
 }
 }
+
+/// In which order the native remover unlinks the entries of each directory (`delete_order`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeleteOrder {
+    /// As coreutils 9.1 `rm -r` (gnulib fts, strace in doc/verify.md): the order `getdents64`
+    /// returns them in, sorted by inode number only in a directory of more than
+    /// [`FTS_SORT_THRESHOLD`] entries on a filesystem other than tmpfs, NFS or CIFS. The
+    /// kernel tree has no such directory, so `rm -rf` removes it in directory order.
+    #[default]
+    Rm,
+    /// Every directory sorted by inode number, as `cp` reads them (fsbench's remover before
+    /// issue 42). On a copy of the Linux 6.1 tree, xfs and btrfs read and wrote as much
+    /// removing in this order as in `rm`'s, in as much time (doc/verify.md).
+    Inode,
+}
+
+impl DeleteOrder {
+    /// Whether this is the default, `rm`.
+    fn is_rm(&self) -> bool {
+        *self == DeleteOrder::Rm
+    }
+
+    /// The name as written in suite files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeleteOrder::Rm => "rm",
+            DeleteOrder::Inode => "inode",
+        }
+    }
+}
+
+/// Entries a directory must exceed before gnulib's fts (coreutils `rm`) sorts it by inode
+/// number: `FTS_INODE_SORT_DIR_ENTRIES_THRESHOLD`.
+pub const FTS_SORT_THRESHOLD: usize = 10_000;
+
+/// Filesystem magics on which gnulib's fts never sorts by inode
+/// (`dirent_inode_sort_may_be_useful`: CIFS, NFS, tmpfs; statfs(2)).
+const FTS_NO_SORT_MAGICS: &[i64] = &[0xFF53_4D42, 0x6969, 0x0102_1994];
 
 /// Which system calls the native copier makes for each regular file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -244,13 +297,14 @@ impl TreecopySpec {
         let sync = if self.fsync { "syncfs counted" } else { "no sync" };
         match self.method {
             Method::Native => format!(
-                "treecopy: native copier, {}, reflink={}, calls={}; {sync}",
+                "treecopy: native copier, {}, reflink={}, calls={}, delete_order={}; {sync}",
                 match self.reflink {
                     Reflink::Never => format!("read/write with a {} buffer", self.buffer),
                     Reflink::Auto => "FICLONE, else copy_file_range, else read/write".to_string(),
                 },
                 self.reflink.as_str(),
-                self.calls.as_str()
+                self.calls.as_str(),
+                self.delete_order.as_str()
             ),
             Method::Cp => format!(
                 "treecopy: `{}cp {} --reflink={}` and `rm -rf`; {sync}",
@@ -354,7 +408,12 @@ impl Workload for TreecopySpec {
             self.reflink.as_str()
         );
         if self.method == Method::Native {
-            s.push_str(&format!(" buffer={} calls={}", self.buffer, self.calls.as_str()));
+            s.push_str(&format!(
+                " buffer={} calls={} delete_order={}",
+                self.buffer,
+                self.calls.as_str(),
+                self.delete_order.as_str()
+            ));
         }
         if self.method == Method::Cp && self.cp_reuse_buffer {
             s.push_str(" cp_reuse_buffer");
@@ -455,7 +514,7 @@ fn run_phases(spec: &TreecopySpec, ctx: &RunContext, tree: &Path, copy: &Path) -
     phases.begin(DELETE, Caches::DropIfAsked);
     let t = match spec.method {
         Method::Native => {
-            let remover = TreeRemover::new(copy, spec.fsync, ctx.interrupt)?;
+            let remover = TreeRemover::new(copy, spec.delete_order, spec.fsync, ctx.interrupt)?;
             phases.pool(WorkerPool::new(), vec![remover])?.map(drop)
         }
         Method::Cp => {
@@ -598,8 +657,9 @@ impl Level {
         CStr::from_bytes_with_nul(&self.names[it.start as usize..(it.start + it.len) as usize]).unwrap_or(c"?")
     }
 
-    /// Reads every entry of `self.src` (except `.` and `..`), sorted by inode number.
-    fn read(&mut self, dirbuf: &mut [MaybeUninit<u8>]) -> Result<(), Fail> {
+    /// Reads every entry of `self.src` (except `.` and `..`), in `getdents64` order, then
+    /// sorts them by inode number when `sort` says so for their number.
+    fn read(&mut self, dirbuf: &mut [MaybeUninit<u8>], sort: Sort) -> Result<(), Fail> {
         self.names.clear();
         self.items.clear();
         self.next = 0;
@@ -621,8 +681,41 @@ impl Level {
             });
             self.names.extend_from_slice(name);
         }
-        self.items.sort_unstable_by_key(|i| i.ino);
+        if sort.sorts(self.items.len()) {
+            self.items.sort_unstable_by_key(|i| i.ino);
+        }
         Ok(())
+    }
+}
+
+/// Whether a walker sorts a directory's entries by inode number once it has read them all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sort {
+    /// Every directory: coreutils `cp` (gnulib `savedir` with `SAVEDIR_SORT_FASTREAD`).
+    Always,
+    /// Only a directory of more than this many entries: coreutils `rm` (gnulib fts).
+    Above(usize),
+    /// Never: `rm` on tmpfs, NFS and CIFS.
+    Never,
+}
+
+impl Sort {
+    /// Whether a directory of `entries` entries is sorted.
+    fn sorts(self, entries: usize) -> bool {
+        match self {
+            Sort::Always => true,
+            Sort::Above(n) => entries > n,
+            Sort::Never => false,
+        }
+    }
+
+    /// The remover's rule for `order` on a filesystem whose statfs(2) type is `magic`.
+    fn removal(order: DeleteOrder, magic: i64) -> Sort {
+        match order {
+            DeleteOrder::Inode => Sort::Always,
+            DeleteOrder::Rm if FTS_NO_SORT_MAGICS.contains(&magic) => Sort::Never,
+            DeleteOrder::Rm => Sort::Above(FTS_SORT_THRESHOLD),
+        }
     }
 }
 
@@ -737,7 +830,7 @@ impl<'a> TreeCopier<'a> {
             meta: Some(Meta::of(&st)),
             ..Level::default()
         };
-        root.read(&mut dirbuf).map_err(|f| fail(f, src))?;
+        root.read(&mut dirbuf, Sort::Always).map_err(|f| fail(f, src))?;
         let ids = ids();
         Ok(TreeCopier {
             src_root: src.to_path_buf(),
@@ -782,7 +875,7 @@ impl<'a> TreeCopier<'a> {
                 next.src = Some(s);
                 next.dst = Some(t);
                 next.meta = Some(meta);
-                next.read(&mut self.dirbuf)?;
+                next.read(&mut self.dirbuf, Sort::Always)?;
                 self.depth += 1;
             }
             FileType::RegularFile => {
@@ -944,8 +1037,8 @@ impl Worker for TreeCopier<'_> {
     }
 }
 
-/// Removes a tree (`rm -r`), one entry per [`Worker::op`]; with `fsync`, [`Worker::end`] runs
-/// `syncfs`.
+/// Removes a tree (`rm -r`), one entry per [`Worker::op`], each directory's entries in the
+/// order of [`DeleteOrder`]; with `fsync`, [`Worker::end`] runs `syncfs`.
 pub(crate) struct TreeRemover<'a> {
     root: PathBuf,
     parent: OwnedFd,
@@ -953,14 +1046,21 @@ pub(crate) struct TreeRemover<'a> {
     levels: Vec<Level>,
     depth: usize,
     dirbuf: Vec<MaybeUninit<u8>>,
+    /// Which directories are sorted by inode number (decided once, on the root's filesystem).
+    sort: Sort,
     fsync: bool,
     _interrupt: &'a AtomicBool,
 }
 
 impl<'a> TreeRemover<'a> {
     /// Prepares the removal of directory `root` (untimed: opens it and its parent, reads the
-    /// root's entries).
-    pub(crate) fn new(root: &Path, fsync: bool, interrupt: &'a AtomicBool) -> Result<Self, EngineError> {
+    /// filesystem's type and the root's entries).
+    pub(crate) fn new(
+        root: &Path,
+        order: DeleteOrder,
+        fsync: bool,
+        interrupt: &'a AtomicBool,
+    ) -> Result<Self, EngineError> {
         let parent_path = root.parent().unwrap_or(Path::new("/"));
         let parent = open_dir(parent_path).map_err(|e| COPY_ERR.io("open directory", parent_path, e))?;
         let root_name = CString::new(root.file_name().unwrap_or_default().as_bytes())
@@ -974,11 +1074,16 @@ impl<'a> TreeRemover<'a> {
         .map_err(|e| COPY_ERR.io("open directory", root, e.into()))?;
         let mut dirbuf = Vec::with_capacity(DIRENT_BUF);
         dirbuf.resize(DIRENT_BUF, MaybeUninit::new(0u8));
+        // fts asks statfs once per device; a tree below one run directory is on one.
+        let magic = rustix::fs::fstatfs(&fd)
+            .map_err(|e| COPY_ERR.io("statfs", root, e.into()))?
+            .f_type as i64;
+        let sort = Sort::removal(order, magic);
         let mut first = Level {
             src: Some(fd),
             ..Level::default()
         };
-        first.read(&mut dirbuf).map_err(|f| fail(f, root))?;
+        first.read(&mut dirbuf, sort).map_err(|f| fail(f, root))?;
         Ok(TreeRemover {
             root: root.to_path_buf(),
             parent,
@@ -986,6 +1091,7 @@ impl<'a> TreeRemover<'a> {
             levels: vec![first],
             depth: 1,
             dirbuf,
+            sort,
             fsync,
             _interrupt: interrupt,
         })
@@ -1015,7 +1121,7 @@ impl<'a> TreeRemover<'a> {
             next.name.clear();
             next.name.extend_from_slice(name.to_bytes());
             next.src = Some(fd);
-            next.read(&mut self.dirbuf)?;
+            next.read(&mut self.dirbuf, self.sort)?;
             self.depth += 1;
         } else {
             rustix::fs::unlinkat(dir, name, AtFlags::empty()).ctx("unlink")?;
@@ -1072,7 +1178,7 @@ pub(crate) fn remove_tree(root: &Path, interrupt: &AtomicBool) -> Result<(), Eng
         Ok(m) if !m.is_dir() => return std::fs::remove_file(root).map_err(|e| COPY_ERR.io("unlink", root, e)),
         Ok(_) => {}
     }
-    let mut r = TreeRemover::new(root, false, interrupt)?;
+    let mut r = TreeRemover::new(root, DeleteOrder::Rm, false, interrupt)?;
     while r.op()? == Step::Op {}
     Ok(())
 }
@@ -1217,12 +1323,103 @@ mod tests {
         user_tree(&t);
         std::fs::write(tmp.path().join("keep"), b"x").expect("write");
         let flag = AtomicBool::new(false);
-        let r = TreeRemover::new(&t, true, &flag).expect("remover");
+        let r = TreeRemover::new(&t, DeleteOrder::Rm, true, &flag).expect("remover");
         let run = phase::untimed(vec![r], &flag).expect("remove");
         assert_eq!(run.ops, 13 + 5);
         assert!(!t.exists());
         assert!(tmp.path().join("keep").exists());
         assert!(remove_tree(&t, &flag).is_ok(), "a missing tree is fine");
+    }
+
+    /// A directory whose `getdents64` order is not its inode order: files made in `tmp/src`,
+    /// then moved into `dir` last-made first (a rename keeps the inode). Returns the names in
+    /// directory order and in inode order.
+    fn shuffled_dir(tmp: &Path, dir: &Path) -> (Vec<String>, Vec<String>) {
+        let src = tmp.join("src");
+        std::fs::create_dir(&src).expect("mkdir");
+        std::fs::create_dir(dir).expect("mkdir");
+        let names: Vec<String> = (0..40).map(|i| format!("f{i:02}")).collect();
+        for n in &names {
+            std::fs::write(src.join(n), b"x").expect("write");
+        }
+        for n in names.iter().rev() {
+            std::fs::rename(src.join(n), dir.join(n)).expect("rename");
+        }
+        std::fs::remove_dir(&src).expect("rmdir");
+        let listed = |d: &Path| -> Vec<(String, u64)> {
+            std::fs::read_dir(d)
+                .expect("read_dir")
+                .map(|e| {
+                    let e = e.expect("entry");
+                    (
+                        e.file_name().to_string_lossy().into_owned(),
+                        std::os::unix::fs::DirEntryExt::ino(&e),
+                    )
+                })
+                .collect()
+        };
+        let in_dir_order = listed(dir);
+        let mut by_inode = in_dir_order.clone();
+        by_inode.sort_by_key(|(_, ino)| *ino);
+        let names = |v: Vec<(String, u64)>| v.into_iter().map(|(n, _)| n).collect::<Vec<_>>();
+        (names(in_dir_order), names(by_inode))
+    }
+
+    /// The names removed by each of the remover's first `n` steps, in order.
+    fn removal_sequence(dir: &Path, order: DeleteOrder, n: usize) -> Vec<String> {
+        let flag = AtomicBool::new(false);
+        let mut r = TreeRemover::new(dir, order, false, &flag).expect("remover");
+        let present = || -> std::collections::BTreeSet<String> {
+            std::fs::read_dir(dir)
+                .expect("read_dir")
+                .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+                .collect()
+        };
+        let mut seq = Vec::new();
+        for _ in 0..n {
+            let before = present();
+            assert_eq!(r.op().expect("step"), Step::Op);
+            let gone: Vec<String> = before.difference(&present()).cloned().collect();
+            assert_eq!(gone.len(), 1, "one entry per step: {gone:?}");
+            seq.push(gone[0].clone());
+        }
+        while r.op().expect("step") == Step::Op {}
+        assert!(!dir.exists());
+        seq
+    }
+
+    #[test]
+    fn remover_unlinks_in_rm_order_or_by_inode() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        for (i, order) in [DeleteOrder::Rm, DeleteOrder::Inode].into_iter().enumerate() {
+            let work = tmp.path().join(format!("w{i}"));
+            std::fs::create_dir(&work).expect("mkdir");
+            let dir = work.join("t");
+            let (in_dir_order, by_inode) = shuffled_dir(&work, &dir);
+            assert_ne!(
+                in_dir_order, by_inode,
+                "the test needs a directory order that is not inode order"
+            );
+            let want = match order {
+                DeleteOrder::Rm => in_dir_order,
+                DeleteOrder::Inode => by_inode,
+            };
+            assert_eq!(removal_sequence(&dir, order, want.len()), want, "{order:?}");
+        }
+    }
+
+    #[test]
+    fn rm_order_sorts_only_large_directories_and_not_on_tmpfs_nfs_cifs() {
+        const EXT4: i64 = 0xEF53;
+        let rm = Sort::removal(DeleteOrder::Rm, EXT4);
+        assert_eq!(rm, Sort::Above(FTS_SORT_THRESHOLD));
+        assert!(!rm.sorts(10_000) && rm.sorts(10_001), "fts sorts above 10,000 entries");
+        for magic in FTS_NO_SORT_MAGICS {
+            assert!(!Sort::removal(DeleteOrder::Rm, *magic).sorts(1_000_000), "{magic:#x}");
+        }
+        let inode = Sort::removal(DeleteOrder::Inode, EXT4);
+        assert!(inode.sorts(2) && Sort::removal(DeleteOrder::Inode, 0x0102_1994).sorts(2));
+        assert!(Sort::Always.sorts(0));
     }
 
     #[test]
@@ -1454,6 +1651,11 @@ mod tests {
             .to_string()
             .contains("unknown dataset"));
         assert!(toml::from_str::<TreecopySpec>("reflink = \"always\"").is_err());
+        assert_eq!(s.delete_order, DeleteOrder::Rm);
+        let inode: TreecopySpec = toml::from_str("delete_order = \"inode\"").expect("spec");
+        assert_eq!(inode.delete_order, DeleteOrder::Inode);
+        assert!(inode.describe().contains("delete_order=inode"), "{}", inode.describe());
+        assert!(toml::from_str::<TreecopySpec>("delete_order = \"random\"").is_err());
         assert!(toml::from_str::<TreecopySpec>("datset = \"kernel\"").is_err());
         let d = s.describe();
         assert!(
