@@ -443,13 +443,16 @@ impl Workload for CrashPropsSpec {
 
     fn describe(&self) -> String {
         format!(
-            "crashprops: {} persistence-property probes, up to {} crash states each (exhaustive up to {} per epoch, else prefixes and {} samples, seed {}), barriers {:?}",
+            "crashprops: {} persistence-property probes, up to {} crash states each (exhaustive up to {} per epoch, else prefixes and {} samples, seed {}), flushes {}",
             self.selected().len(),
             self.max_states,
             self.exhaustive,
             self.samples,
             self.seed,
-            self.barriers
+            match self.barriers {
+                Barriers::Honoured => "honoured",
+                Barriers::Ignored => "IGNORED (broken on purpose)",
+            }
         )
     }
 
