@@ -4,7 +4,8 @@
 //! wrong disk that ignores flushes (`barriers = "ignored"`, what a disk that acknowledges
 //! flushes without honouring them leaves) turn to FAILS, with the smallest violating state in
 //! the notes, the terminal and JSON reports; nothing is left behind. A SIGKILL while a crash
-//! state is mounted is undone by `fsbench cleanup` (every piece was an undo step).
+//! state is mounted is undone by `fsbench cleanup` (every piece was an undo step); Ctrl-C then
+//! leaves nothing.
 
 use crate::powercut::{assert_powercut_left_nothing, cell, notes, pending_steps};
 use crate::require_privileged;
@@ -112,5 +113,28 @@ fn a_sigkill_while_a_crash_state_is_mounted_is_undone_by_cleanup() {
     );
     let o = fsbench(&["cleanup", "--scratch", sc.to_str().unwrap()]);
     assert!(o.status.success(), "{}", text(&o));
+    assert_powercut_left_nothing(dir.path(), &sc);
+}
+
+#[test]
+fn ctrl_c_while_a_crash_state_is_mounted_leaves_nothing() {
+    require_privileged!();
+    let dir = scratch();
+    let suite = write_suite(
+        dir.path(),
+        "int.toml",
+        "[suite]\nname = \"cpint\"\ndescription = \"integration test\"\n[run]\nrepeats = 1\nwarmup = 0\ndrop_caches = false\n[[fs]]\ntype = \"ext4\"\n[[workload]]\nkind = \"crashprops\"\nmax_states = 500\nexhaustive = 4096\n",
+    );
+    let sc = dir.path().join("scratch");
+    let mut child = spawn_run(&dir.path().join("r.db"), &suite, &sc, &[]);
+    let t0 = Instant::now();
+    while !mounts_under(&sc).iter().any(|l| l.contains("mnt-crashprops-state ")) {
+        assert!(t0.elapsed() < Duration::from_secs(120), "no crash state was mounted");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended first");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::Int).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(130));
     assert_powercut_left_nothing(dir.path(), &sc);
 }

@@ -176,6 +176,7 @@ impl CrashPropsSpec {
     /// Records every selected probe on the power-cut disk; the disk is down afterwards.
     fn record_all(&self, ctx: &RunContext, undo: &mut Stack) -> Result<(Fs, Vec<Recorded>), EngineError> {
         let runner_fs = Fs::of_run(ctx, "crashprops")?;
+        image_of(&runner_fs.device)?;
         let mut stack = DiskStack::new(ctx);
         let fs = stack.mount(ctx, runner_fs, (Model::Passthrough, self.seed))?;
         let run_dir = fs.mountpoint.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -290,6 +291,33 @@ impl CrashPropsSpec {
         undo.undo().map_err(|e| eio("crashprops cleanup", e))?;
         Ok(phases.finish())
     }
+}
+
+/// Largest image the workload copies per probe and per crash state, in bytes.
+pub const MAX_IMAGE: u64 = 2 << 30;
+
+/// The loop image under `device`, which the workload copies per probe and per state: a loop
+/// image of at most [`MAX_IMAGE`] bytes, not a real device (`--device`), which it would copy
+/// whole every time.
+fn image_of(device: &str) -> Result<PathBuf, EngineError> {
+    let refuse = |why: String| {
+        EngineError::Unavailable(format!(
+            "crashprops copies the filesystem's image per probe and per crash state: {why}"
+        ))
+    };
+    let image = crate::host::loop_backing_file(device).ok_or_else(|| {
+        refuse(format!(
+            "{device} is not a loop device over an image (a --device target is refused)"
+        ))
+    })?;
+    let len = std::fs::metadata(&image).map(|m| m.len()).unwrap_or(u64::MAX);
+    if len > MAX_IMAGE {
+        return Err(refuse(format!(
+            "{} is {len} bytes, more than {MAX_IMAGE}; set a smaller image_size",
+            image.display()
+        )));
+    }
+    Ok(image)
 }
 
 /// The order of "smaller" among violating states: fewer writes applied first.
@@ -472,6 +500,12 @@ mod tests {
             "relatime,data=journal,ro"
         );
         assert_eq!(state_mount_opts("xfs", "rw"), "ro,nouuid");
+    }
+
+    #[test]
+    fn a_device_that_is_not_a_loop_image_is_refused_with_the_reason() {
+        let e = image_of("/dev/fsbench-no-such-device").unwrap_err().to_string();
+        assert!(e.contains("not a loop device over an image"), "{e}");
     }
 
     #[test]
