@@ -1,7 +1,7 @@
 //! The crash-consistency properties matrix of the `crashprops` workload (issue 43): one row per
 //! persistence property (Pillai et al., OSDI '14), one column per filesystem/mode, each cell
 //! `holds (n states)` or `FAILS k of n states`, in the terminal, Markdown, HTML (a heat map:
-//! green where it holds, red by the violating share) and the JSON export's `crashprops` field
+//! green where it holds, red where it fails, darker with the violating share) and the JSON export's `crashprops` field
 //! (with each failing cell's smallest violating state, from the workload's notes).
 //!
 //! Invariant: a cell sums the measured repeats' `states` and `violating_states`; a column
@@ -15,7 +15,7 @@ use serde::Serialize;
 /// The workload kind this section reads.
 const KIND: &str = "crashprops";
 
-const INTRO: &str = "Each property is probed by a tiny syscall sequence with no fsync between the operations under test; the power-cut disk records every write and flush from a mark through the final sync and the unmount, and each crash state built from that log (per flush epoch every subset when few, else every prefix and seeded samples) is mounted read-only, which replays the journal, and checked. A property FAILS when some explored state violates it (a state that does not mount counts as violating); k of n: violating of explored states.";
+const INTRO: &str = "Each property is probed by a tiny syscall sequence with no fsync between the operations under test; the power-cut disk records every write and flush from a mark through the final sync and the unmount, and each crash state built from that log (per flush epoch every subset when few, else every prefix and seeded samples; with torn writes also each write torn in half after the ones before it) is mounted read-only, which replays the journal, and checked. A property FAILS when some explored state violates it (a state that does not mount counts as violating); k of n: violating of explored states.";
 
 /// The crash-consistency section.
 pub struct CrashPropsSection;
@@ -103,7 +103,10 @@ fn how(model: &ReportModel, t: &WorkloadTable) -> String {
         o.remove("kind");
     }
     v.and_then(|v| serde_json::from_value::<CrashPropsSpec>(v).ok())
-        .map(|s| crate::engine::Workload::describe(&s))
+        .map(|s| {
+            let d = crate::engine::Workload::describe(&s);
+            d.strip_prefix("crashprops: ").unwrap_or(&d).to_string()
+        })
         .unwrap_or_else(|| "parameters unknown".into())
 }
 
@@ -253,7 +256,11 @@ fn cell(c: &PropertyCell) -> Cell {
         title: c.example.clone(),
         ..Cell::new(text)
     }
-    .with_heat((c.states > 0).then(|| c.violating as f64 / c.states as f64))
+    // A failing cell reads red at a glance, darker with a larger violating share.
+    .with_heat((c.states > 0).then(|| match c.violating {
+        0 => 0.0,
+        k => 0.6 + 0.4 * k as f64 / c.states as f64,
+    }))
 }
 
 impl Section for CrashPropsSection {

@@ -66,6 +66,10 @@ pub struct CrashPropsSpec {
     /// `honoured` (default) or, broken on purpose, `ignored` (module doc).
     #[serde(default = "default_barriers")]
     pub barriers: Barriers,
+    /// Also the states with one write torn in half at a sector boundary
+    /// ([`states::Budget::torn`]). Default false.
+    #[serde(default)]
+    pub torn: bool,
 }
 
 fn default_exhaustive() -> usize {
@@ -93,6 +97,7 @@ impl Default for CrashPropsSpec {
             max_states: default_max_states(),
             seed: default_seed(),
             barriers: default_barriers(),
+            torn: false,
         }
     }
 }
@@ -170,6 +175,7 @@ impl CrashPropsSpec {
             samples: self.samples,
             max_states: self.max_states,
             seed: self.seed,
+            torn: self.torn,
         }
     }
 
@@ -274,9 +280,14 @@ impl CrashPropsSpec {
         let mut undo = Stack::new(ctx.state.map(|s| s.share()));
         let (fs, recorded) = self.record_all(ctx, &mut undo)?;
         phases.note(format!(
-            "crash states: per flush epoch every subset when at most {} (exhaustive), else every prefix and {} seeded subsets; at most {} per probe; seed {}; barriers {}; mounted read-only (journal/log replayed)",
+            "crash states: per flush epoch every subset when at most {} (exhaustive), else every prefix and {} seeded subsets{}; at most {} per probe; seed {}; barriers {}; mounted read-only (journal/log replayed)",
             self.exhaustive,
             self.samples,
+            if self.torn {
+                ", and each write of 2+ sectors torn in half after the epoch's writes before it"
+            } else {
+                ""
+            },
             self.max_states,
             self.seed,
             match self.barriers {
@@ -356,7 +367,7 @@ fn check_state(ctx: &RunContext, fs: &Fs, r: &Recorded, log: &Log, s: &CrashStat
         .open(&image)
         .map_err(io(format!("open {}", image.display())))?;
     for (offset, data) in log.applied(s) {
-        out.write_all_at(data, *offset)
+        out.write_all_at(data, offset)
             .map_err(io(format!("write {}", image.display())))?;
     }
     drop(out);
@@ -412,8 +423,19 @@ fn record_probe(phases: &mut Phases, p: &probes::Probe, f: &Found, seed: u64) {
     phases.record(p.name, &timed(f.wall, CpuUsage::default()), rows, &Policy::new());
     if let Some((s, what)) = &f.example {
         phases.note(format!(
-            "{EXAMPLE_NOTE}{}: FAILS in {} of {} states; smallest: epoch {} with writes {:?} of its {} kept ({:?}, seed {seed}); ops: {}; recovered: {what}",
-            p.name, f.violating, f.states, s.epoch, s.kept, s.epoch_writes, s.pick, p.ops
+            "{EXAMPLE_NOTE}{}: FAILS in {} of {} states; smallest: epoch {} with writes {:?} of its {} kept{} ({:?}, seed {seed}); ops: {}; recovered: {what}",
+            p.name,
+            f.violating,
+            f.states,
+            s.epoch,
+            s.kept,
+            s.epoch_writes,
+            match s.torn {
+                Some((w, n)) => format!(" and write {w} torn after {n} bytes"),
+                None => String::new(),
+            },
+            s.pick,
+            p.ops
         ));
     }
 }
@@ -471,12 +493,13 @@ impl Workload for CrashPropsSpec {
 
     fn describe(&self) -> String {
         format!(
-            "crashprops: {} persistence-property probes, up to {} crash states each (exhaustive up to {} per epoch, else prefixes and {} samples, seed {}), flushes {}",
+            "crashprops: {} persistence-property probes, up to {} crash states each (exhaustive up to {} per epoch, else prefixes and {} samples, seed {}{}), flushes {}",
             self.selected().len(),
             self.max_states,
             self.exhaustive,
             self.samples,
             self.seed,
+            if self.torn { "; torn writes" } else { "" },
             match self.barriers {
                 Barriers::Honoured => "honoured",
                 Barriers::Ignored => "IGNORED (broken on purpose)",

@@ -14,6 +14,12 @@
 //! log the last epoch's full subset. Then, when more than `max_states` remain, the prefixes are
 //! kept first and the rest drawn (seeded), so every list is reproducible from its parameters.
 //!
+//! With `torn` (a disk whose atomic unit is the 512-byte sector, not the request), each epoch
+//! also has, per write `k` of at least two sectors, the state "the writes before `k` in the
+//! epoch whole, write `k` torn": its first half (whole sectors) persisted, the rest not, what a
+//! disk losing power in the middle of a request leaves (the power-cut disk's `tear` model, at
+//! every position of the epoch).
+//!
 //! [`Barriers::Ignored`] is the deliberately wrong disk of the tests: it treats the whole log as
 //! one epoch, as a disk that acknowledges flushes without honouring them would (the
 //! power-cut disk's `broken-flush` model), so writes after a flush may persist without those
@@ -45,7 +51,12 @@ pub enum Pick {
     Prefix,
     /// A seeded random subset of a large epoch.
     Sampled,
+    /// A prefix of the epoch and the next write torn ([`CrashState::torn`]).
+    Torn,
 }
+
+/// Bytes of the sector a torn write keeps or drops as a whole.
+pub const SECTOR: usize = 512;
 
 /// One crash state: every write of the epochs before `epoch` and the writes `kept` of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,6 +69,9 @@ pub struct CrashState {
     pub epoch_writes: usize,
     /// How the subset was chosen.
     pub pick: Pick,
+    /// A write applied only in part, after the kept ones: its index into [`Log::writes`] and
+    /// the bytes of its start that persisted (whole sectors).
+    pub torn: Option<(usize, usize)>,
 }
 
 /// The log split into writes and epochs.
@@ -94,12 +108,17 @@ impl Log {
         log
     }
 
-    /// The writes a state applies on the mark's image, in log order.
-    pub fn applied<'a>(&'a self, s: &'a CrashState) -> impl Iterator<Item = &'a (u64, Vec<u8>)> + 'a {
+    /// The writes a state applies on the mark's image, in log order: offset and bytes (the
+    /// torn write's first part last).
+    pub fn applied<'a>(&'a self, s: &'a CrashState) -> impl Iterator<Item = (u64, &'a [u8])> + 'a {
         let before = self.epochs[s.epoch].start;
+        let whole = |(o, d): &'a (u64, Vec<u8>)| (*o, d.as_slice());
+        let torn = s.torn.map(|(i, n)| (self.writes[i].0, &self.writes[i].1[..n]));
         self.writes[..before]
             .iter()
-            .chain(s.kept.iter().map(|&i| &self.writes[i]))
+            .map(whole)
+            .chain(s.kept.iter().map(move |&i| whole(&self.writes[i])))
+            .chain(torn)
     }
 }
 
@@ -114,6 +133,8 @@ pub struct Budget {
     pub max_states: usize,
     /// Seed of every draw.
     pub seed: u64,
+    /// Also the states with one write torn (module doc).
+    pub torn: bool,
 }
 
 /// The crash states of `log` within `budget` (module doc), and how many were enumerated before
@@ -134,9 +155,13 @@ pub fn enumerate(log: &Log, budget: &Budget) -> (Vec<CrashState>, usize) {
                     kept,
                     epoch_writes: n,
                     pick,
+                    torn: None,
                 });
             }
         };
+        if budget.torn {
+            all.extend(torn_states(log, e, range));
+        }
         let small = n < usize::BITS as usize && (1usize << n) <= budget.exhaustive;
         if small {
             for mask in 0..(1usize << n) {
@@ -159,6 +184,22 @@ pub fn enumerate(log: &Log, budget: &Budget) -> (Vec<CrashState>, usize) {
         all = cap(all, budget);
     }
     (all, enumerated)
+}
+
+/// Epoch `e`'s torn states: per write of at least two sectors, the writes before it in the
+/// epoch whole and its first half (whole sectors).
+fn torn_states(log: &Log, e: usize, range: &std::ops::Range<usize>) -> Vec<CrashState> {
+    range
+        .clone()
+        .filter(|&w| log.writes[w].1.len() >= 2 * SECTOR)
+        .map(|w| CrashState {
+            epoch: e,
+            kept: (range.start..w).collect(),
+            epoch_writes: range.len(),
+            pick: Pick::Torn,
+            torn: Some((w, log.writes[w].1.len() / 2 / SECTOR * SECTOR)),
+        })
+        .collect()
 }
 
 /// `max_states` of `all`: the prefixes (and exhaustive states) first in log order, then a seeded
@@ -204,6 +245,7 @@ mod tests {
             samples,
             max_states,
             seed: 7,
+            torn: false,
         }
     }
 
@@ -221,9 +263,9 @@ mod tests {
         let want = vec![(0, vec![]), (0, vec![0]), (0, vec![1]), (1, vec![]), (1, vec![2])];
         assert_eq!(got, want);
         assert_eq!(n, 5);
-        let applied: Vec<u64> = log.applied(&states[4]).map(|(o, _)| *o).collect();
+        let applied: Vec<u64> = log.applied(&states[4]).map(|(o, _)| o).collect();
         assert_eq!(applied, vec![0, 1, 2], "the epochs before, then the kept writes");
-        let applied: Vec<u64> = log.applied(&states[2]).map(|(o, _)| *o).collect();
+        let applied: Vec<u64> = log.applied(&states[2]).map(|(o, _)| o).collect();
         assert_eq!(applied, vec![1], "write 1 without write 0: a reordering");
     }
 
@@ -245,7 +287,7 @@ mod tests {
     }
 
     fn log_has_only_second(log: &Log, s: &CrashState) -> bool {
-        let applied: Vec<u64> = log.applied(s).map(|(o, _)| *o).collect();
+        let applied: Vec<u64> = log.applied(s).map(|(o, _)| o).collect();
         applied == vec![1]
     }
 
@@ -269,6 +311,29 @@ mod tests {
             few[0].kept.is_empty() && few[2].kept.len() < 10,
             "spread over the prefixes"
         );
+    }
+
+    #[test]
+    fn torn_states_keep_the_writes_before_whole_and_half_of_the_next_in_whole_sectors() {
+        let big = |offset: u64, len: usize| LogEntry::Write {
+            offset,
+            data: vec![offset as u8; len],
+        };
+        // Epoch 0: a 4 KiB write, a 100-byte write (too small to tear), a 1536-byte write.
+        let log = Log::new(&[big(0, 4096), big(8192, 100), big(16384, 1536)], Barriers::Honoured);
+        let b = Budget {
+            torn: true,
+            ..budget(64, 0, 100)
+        };
+        let (states, _) = enumerate(&log, &b);
+        let torn: Vec<&CrashState> = states.iter().filter(|s| s.pick == Pick::Torn).collect();
+        assert_eq!(torn.len(), 2, "{torn:?}");
+        assert_eq!((torn[0].kept.clone(), torn[0].torn), (vec![], Some((0, 2048))));
+        assert_eq!((torn[1].kept.clone(), torn[1].torn), (vec![0, 1], Some((2, 512))));
+        let applied: Vec<(u64, usize)> = log.applied(torn[1]).map(|(o, d)| (o, d.len())).collect();
+        assert_eq!(applied, vec![(0, 4096), (8192, 100), (16384, 512)]);
+        let (plain, _) = enumerate(&log, &budget(64, 0, 100));
+        assert_eq!(plain.len() + 2, states.len(), "torn states only when asked");
     }
 
     #[test]
