@@ -158,6 +158,8 @@ struct Found {
     flushes: usize,
     /// The smallest violating state and what it showed.
     example: Option<(CrashState, String)>,
+    /// The byte offset in the image of the example's torn write, if it has one.
+    torn_at: Option<u64>,
     wall: Duration,
 }
 
@@ -268,6 +270,7 @@ impl CrashPropsSpec {
                 let smaller = f.example.as_ref().is_none_or(|(e, _)| size(s) < size(e));
                 if smaller {
                     f.example = Some((s.clone(), what));
+                    f.torn_at = s.torn.map(|(w, _)| log.writes[w].0);
                 }
             }
         }
@@ -430,9 +433,9 @@ fn record_probe(phases: &mut Phases, p: &probes::Probe, f: &Found, seed: u64) {
             s.epoch,
             s.kept,
             s.epoch_writes,
-            match s.torn {
-                Some((w, n)) => format!(" and write {w} torn after {n} bytes"),
-                None => String::new(),
+            match (s.torn, f.torn_at) {
+                (Some((w, n)), Some(at)) => format!(" and write {w} (at byte {at} of the image) torn after {n} bytes"),
+                _ => String::new(),
             },
             s.pick,
             p.ops
