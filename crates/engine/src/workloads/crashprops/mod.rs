@@ -396,10 +396,28 @@ fn check_state(ctx: &RunContext, fs: &Fs, r: &Recorded, log: &Log, s: &CrashStat
     let mounted = crate::host::run_tool("mount", &["-t", &fs.fs_type, "-o", &opts, &dev, &mnt_s]);
     let seen = match mounted {
         Ok(_) => StateSeen::Checked((r.probe.check)(&mnt.join(&r.rel))),
-        Err(e) => StateSeen::Unmountable(e.to_string().lines().next().unwrap_or_default().to_string()),
+        Err(e) => StateSeen::Unmountable(mount_failure(&e.to_string(), &mnt_s)),
     };
     undo.undo().map_err(|e| eio("take a crash state down", e))?;
     Ok(seen)
+}
+
+/// What mount(8) said about `mountpoint` in its failure `text` (the words after the
+/// mountpoint, to the first full stop), or the text's first line.
+fn mount_failure(text: &str, mountpoint: &str) -> String {
+    let key = format!("{mountpoint}: ");
+    match text.rfind(&key) {
+        Some(i) => {
+            let rest = &text[i + key.len()..];
+            rest.split(". ")
+                .next()
+                .unwrap_or(rest)
+                .trim_end_matches('.')
+                .trim()
+                .to_string()
+        }
+        None => text.lines().next().unwrap_or_default().to_string(),
+    }
 }
 
 /// The mount options of a crash state: the filesystem's own, read-only; xfs also `nouuid` (the
@@ -518,6 +536,16 @@ impl Workload for CrashPropsSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_mount_is_told_by_mounts_own_words() {
+        let text = "`mount -t xfs -o ro /dev/loop1 /r/mnt-x` failed (exit status: 32): mount: /r/mnt-x: cannot mount; probably corrupted filesystem on /dev/loop1. /   dmesg(1) may have more information.";
+        assert_eq!(
+            mount_failure(text, "/r/mnt-x"),
+            "cannot mount; probably corrupted filesystem on /dev/loop1"
+        );
+        assert_eq!(mount_failure("no such thing\nsecond", "/r/mnt-x"), "no such thing");
+    }
 
     #[test]
     fn state_mounts_are_read_only_and_xfs_ignores_the_uuid() {
