@@ -43,6 +43,9 @@
 //!   fsync loses nothing; the flush control is lost under the disk, kept under the shutdown
 //!   ioctl; a cut whose control lost nothing shows its column unverified in every report;
 //!   Ctrl-C and SIGKILL + cleanup with a seeded model's disk up.
+//! - `crashprops`: the crashprops workload on loop ext4 data=journal: block appends and
+//!   [append, rename] hold with the flushes honoured and fail under the disk that ignores them;
+//!   SIGKILL while a crash state is mounted, undone by cleanup.
 //! - `repair`: the repair_scaling workload on loop ext4 and xfs through the CLI (relative
 //!   `--scratch`), its report section; bad `counts` exit 2.
 //! - `aging`: the aging preset scaled down on loop ext4 through the CLI: aged and fresh rows,
@@ -128,6 +131,9 @@ mod powercut;
 
 #[path = "integration/durability.rs"]
 mod durability;
+
+#[path = "integration/crashprops.rs"]
+mod crashprops;
 
 #[path = "integration/pcserver.rs"]
 mod pcserver;

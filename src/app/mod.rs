@@ -218,11 +218,12 @@ fn cmd_run(db: &Path, a: &RunArgs, verbosity: i8) -> Result<i32> {
 /// The features' sections of the report, in the order it shows them (each "" for a session it
 /// did not touch).
 fn sections() -> Vec<&'static dyn report::Section> {
-    let [powercut, durability, repair, aging] = crate::sections::all();
+    let [powercut, durability, crashprops, repair, aging] = crate::sections::all();
     vec![
         &report::capacity::CapacitySection,
         powercut,
         durability,
+        crashprops,
         repair,
         aging,
         &report::calibration::CalibrationSection,

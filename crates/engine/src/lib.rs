@@ -483,6 +483,10 @@ workload_kinds! {
     /// blocks, cut under a chosen method and disk model: lost, reverted and torn units per
     /// primitive, a negative control that must lose.
     Durability(workloads::durability::DurabilitySpec) = "durability",
+    /// Persistence-property probes (Pillai et al., OSDI '14) with no fsync between the
+    /// operations under test, judged in systematic crash states built from the power-cut disk's
+    /// write log: per property the states explored and the violating ones.
+    Crashprops(workloads::crashprops::CrashPropsSpec) = "crashprops",
     /// Build a read-only image (erofs, squashfs: the variant's compressor and cluster or block
     /// size) from a tree, then its cold read and seeded random file reads from the mount.
     Image(workloads::image::ImageSpec) = "image",

@@ -1,5 +1,5 @@
 //! The report sections of the workloads whose results are more than a table of means: the
-//! aging penalty ([`aging`]), the durability matrix ([`durability`]) and the repair-scaling
+//! aging penalty ([`aging`]), the durability matrix ([`durability`]), the crash-consistency properties ([`crashprops`]) and the repair-scaling
 //! curves ([`repair`]), and the power-cut workloads' notes ([`powercut`]). Each implements [`report::Section`] by saying what it shows as the
 //! report's neutral blocks ([`report::block`]), rendered to text, Markdown and HTML by the
 //! report; the edge passes them to `report::build_with` and `report::render` beside the other
@@ -18,15 +18,17 @@ use fsbench_report as report;
 use fsbench_store as store;
 
 pub mod aging;
+pub mod crashprops;
 pub mod durability;
 pub mod powercut;
 pub mod repair;
 
 /// This crate's sections, in the order a report shows them.
-pub fn all() -> [&'static dyn report::Section; 4] {
+pub fn all() -> [&'static dyn report::Section; 5] {
     [
         &powercut::PowercutNotes,
         &durability::DurabilitySection,
+        &crashprops::CrashPropsSection,
         &repair::RepairSection,
         &aging::AgingSection,
     ]

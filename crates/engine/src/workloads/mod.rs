@@ -85,6 +85,7 @@ pub mod aging;
 pub mod bigfile;
 pub mod bonnie;
 pub mod bonnie_pp;
+pub mod crashprops;
 pub mod dbench;
 pub mod dd;
 pub mod durability;

@@ -27,6 +27,14 @@
 //! probe. [`Model::Passthrough`] keeps nothing (the instrument's own
 //! cost, `bench/powerdisk_cost.sh`).
 //!
+//! Any model can also **record** (`crashprops`, [`crate::workloads::crashprops`]): `mark NAME`
+//! on `ctl` copies the image as it is at that instant, under the lock that orders every write,
+//! to the run-folder file NAME (holes kept: [`copy_sparse`]) and starts a write log in memory;
+//! every write after it (offset and data) and every completed flush is appended, in the order
+//! the server answered them; `dump NAME` writes the log to NAME ([`encode_log`], read back with
+//! [`decode_log`]) and stops recording. The caller records both files as undo steps before it
+//! sends the command.
+//!
 //! The server runs as its own process (`fsbench powerdisk`, started by [`DiskServer::start`]) so
 //! that a SIGKILLed fsbench, whose threads may be blocked on I/O that the server must answer,
 //! can still exit; it ends when its FUSE mount is unmounted. Its arguments are relative to the
@@ -216,6 +224,8 @@ struct State {
     log: Vec<(u64, Vec<u8>)>,
     /// The file and generation whose stamped units no write may carry (`eio-stamped`).
     eio: Option<(u32, u32)>,
+    /// The write log since `mark`, while recording (module doc).
+    rec: Option<Vec<LogEntry>>,
     failed: bool,
     armed: bool,
     stats: Stats,
@@ -249,6 +259,7 @@ impl PowerDisk {
                 last_write: None,
                 log: Vec::new(),
                 eio: None,
+                rec: None,
                 failed: false,
                 armed: false,
                 stats: Stats::default(),
@@ -303,6 +314,12 @@ impl PowerDisk {
             }
         }
         st.stats.writes += 1;
+        if let Some(rec) = st.rec.as_mut() {
+            rec.push(LogEntry::Write {
+                offset,
+                data: data.to_vec(),
+            });
+        }
         if self.keeps_undo() && !data.is_empty() {
             let first = offset / BLOCK;
             let last = (offset + data.len() as u64 - 1) / BLOCK;
@@ -329,6 +346,9 @@ impl PowerDisk {
         }
         self.base.sync_data()?;
         st.stats.flushes += 1;
+        if let Some(rec) = st.rec.as_mut() {
+            rec.push(LogEntry::Flush);
+        }
         if !(self.model == Model::BrokenFlush && st.armed) {
             st.undo.clear();
             st.last_write = None;
@@ -383,6 +403,18 @@ impl PowerDisk {
             "eio-off" => {
                 st.eio = None;
                 Ok(())
+            }
+            cmd if cmd.starts_with("mark ") => {
+                copy_sparse(&self.base, Path::new(cmd["mark ".len()..].trim()))?;
+                st.rec = Some(Vec::new());
+                Ok(())
+            }
+            cmd if cmd.starts_with("dump ") => {
+                let log = st
+                    .rec
+                    .take()
+                    .ok_or_else(|| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+                std::fs::write(cmd["dump ".len()..].trim(), encode_log(&log))
             }
             cmd if cmd.starts_with("eio-stamped ") => {
                 let mut f = cmd["eio-stamped ".len()..].split_whitespace().map(str::parse::<u32>);
@@ -444,6 +476,94 @@ impl PowerDisk {
             st.failed as u8
         )
     }
+}
+
+/// One entry of the write log of a recording disk (module doc).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LogEntry {
+    /// A write of `data` at byte `offset` of the image.
+    Write {
+        /// Byte offset in the image.
+        offset: u64,
+        /// The bytes written.
+        data: Vec<u8>,
+    },
+    /// A completed flush (an fsync of the image: the loop device's PREFLUSH or FUA).
+    Flush,
+}
+
+/// The log as bytes: per entry a tag byte (`W` or `F`), and for a write its offset (u64) and
+/// length (u32), little-endian, then the data.
+pub fn encode_log(log: &[LogEntry]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for e in log {
+        match e {
+            LogEntry::Write { offset, data } => {
+                out.push(b'W');
+                out.extend_from_slice(&offset.to_le_bytes());
+                out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+                out.extend_from_slice(data);
+            }
+            LogEntry::Flush => out.push(b'F'),
+        }
+    }
+    out
+}
+
+/// Reads back what [`encode_log`] wrote; `None` when the bytes are not such a log (cut short or
+/// an unknown tag).
+pub fn decode_log(mut b: &[u8]) -> Option<Vec<LogEntry>> {
+    let mut log = Vec::new();
+    while let Some((&tag, rest)) = b.split_first() {
+        b = rest;
+        match tag {
+            b'F' => log.push(LogEntry::Flush),
+            b'W' if b.len() >= 12 => {
+                let offset = u64::from_le_bytes(b[..8].try_into().ok()?);
+                let len = u32::from_le_bytes(b[8..12].try_into().ok()?) as usize;
+                let data = b.get(12..12 + len)?.to_vec();
+                b = &b[12 + len..];
+                log.push(LogEntry::Write { offset, data });
+            }
+            _ => return None,
+        }
+    }
+    Some(log)
+}
+
+/// Copies `src` to a new file `dst` of the same length, leaving holes where `src` has holes or
+/// whole 64 KiB chunks of zeros (a fresh filesystem's image is mostly holes, so a copy is fast
+/// and small).
+pub fn copy_sparse(src: &File, dst: &Path) -> std::io::Result<()> {
+    use rustix::fs::SeekFrom;
+    const CHUNK: usize = 64 << 10;
+    let len = src.metadata()?.len();
+    let out = File::create(dst)?;
+    out.set_len(len)?;
+    let mut buf = vec![0u8; CHUNK];
+    let mut pos = 0u64;
+    while pos < len {
+        let data = match rustix::fs::seek(src, SeekFrom::Data(pos as i64)) {
+            Ok(d) => d,
+            Err(rustix::io::Errno::NXIO) => break,
+            Err(e) => return Err(e.into()),
+        };
+        let hole = rustix::fs::seek(src, SeekFrom::Hole(data as i64)).map_err(std::io::Error::from)?;
+        let mut at = data;
+        while at < hole {
+            let n = ((hole - at) as usize).min(CHUNK);
+            let got = read_at_most(src, &mut buf[..n], at)?;
+            if got == 0 {
+                break;
+            }
+            if buf[..got].iter().any(|b| *b != 0) {
+                out.write_all_at(&buf[..got], at)?;
+            }
+            at += got as u64;
+        }
+        pos = hole;
+    }
+    Ok(())
 }
 
 /// Reads up to `buf.len()` bytes at `offset`, fewer only at the end of the file.
@@ -792,6 +912,17 @@ impl DiskServer {
         self.send("reset")
     }
 
+    /// Copies the image as it is now to `run_dir/name` and starts the write log (module doc);
+    /// the caller records the file as an undo step first.
+    pub fn mark(&self, name: &str) -> Result<(), DiskError> {
+        self.send(&format!("mark {name}"))
+    }
+
+    /// Writes the log since [`DiskServer::mark`] to `run_dir/name` and stops recording.
+    pub fn dump(&self, name: &str) -> Result<(), DiskError> {
+        self.send(&format!("dump {name}"))
+    }
+
     /// From now on the broken model acknowledges flushes without keeping their writes.
     pub fn arm(&self) -> Result<(), DiskError> {
         self.send("arm")
@@ -1024,6 +1155,56 @@ mod tests {
             assert!(s.iter().all(|x| *x == s[0]), "each sector whole");
         }
         assert_eq!(cut_after_eight(Model::TornSectors).0, c, "replayed");
+    }
+
+    #[test]
+    fn a_recording_disk_snapshots_at_the_mark_and_logs_every_later_write_and_flush_in_order() {
+        let (_f, d) = disk(Model::Passthrough, 4 * BLOCK as usize);
+        d.write_image(0, &[1u8; 8]).unwrap(); // before the mark: in the snapshot, not the log
+        let dir = tempfile::tempdir().unwrap();
+        let (snap, log) = (dir.path().join("snap"), dir.path().join("log"));
+        d.control(&format!("mark {}", snap.display())).unwrap();
+        d.write_image(BLOCK, &[2u8; 16]).unwrap();
+        d.flush_image().unwrap();
+        d.write_image(5, &[3u8; 3]).unwrap();
+        d.control(&format!("dump {}", log.display())).unwrap();
+        d.write_image(0, &[4u8; 1]).unwrap(); // after the dump: not logged
+        let s = std::fs::read(&snap).unwrap();
+        assert_eq!(s.len(), 4 * BLOCK as usize);
+        assert_eq!(&s[..9], &[1, 1, 1, 1, 1, 1, 1, 1, 0xAA]);
+        assert!(
+            s[BLOCK as usize..].iter().all(|x| *x == 0xAA),
+            "the later write is not in it"
+        );
+        let got = decode_log(&std::fs::read(&log).unwrap()).unwrap();
+        let want = vec![
+            LogEntry::Write {
+                offset: BLOCK,
+                data: vec![2u8; 16],
+            },
+            LogEntry::Flush,
+            LogEntry::Write {
+                offset: 5,
+                data: vec![3u8; 3],
+            },
+        ];
+        assert_eq!(got, want);
+        assert!(d.control(&format!("dump {}", log.display())).is_err(), "not recording");
+        assert_eq!(decode_log(&encode_log(&want)[..20]), None, "a log cut short is refused");
+    }
+
+    #[test]
+    fn a_sparse_copy_keeps_the_bytes_and_leaves_zeros_as_holes() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src");
+        let f = File::create(&src).unwrap();
+        f.set_len(8 << 20).unwrap();
+        f.write_all_at(&[7u8; 100], 3 << 20).unwrap();
+        let dst = dir.path().join("dst");
+        copy_sparse(&File::open(&src).unwrap(), &dst).unwrap();
+        assert_eq!(std::fs::read(&dst).unwrap(), std::fs::read(&src).unwrap());
+        use std::os::unix::fs::MetadataExt;
+        assert!(std::fs::metadata(&dst).unwrap().blocks() * 512 < 1 << 20, "holes kept");
     }
 
     #[test]

@@ -1,0 +1,580 @@
+//! `crashprops`: which persistence properties (Pillai et al., OSDI '14) hold across a crash on
+//! the filesystem and mode under test, from systematic crash states (issue 43, first slice).
+//!
+//! One repeat moves the runner's filesystem onto the power-cut disk ([`disk`], recording, with
+//! no cut), then per probe of [`probes::TABLE`] (or the chosen ones): makes the probe's folder
+//! and setup, `syncfs` and an fsync of the block device (a flush), `mark` (the disk copies the
+//! image and starts its write log), the operations under test with no fsync between them, then
+//! `syncfs` and a flush again so every write they cause is in the log, the unmount (which
+//! checkpoints a journal: its in-place writes and the journal's new tail are in the log too),
+//! `dump`, and the mount again for the next probe. After the
+//! last probe the disk is taken down; then per probe the crash states of its log
+//! ([`states::enumerate`]: every subset of a small flush epoch, every prefix and seeded samples
+//! of a large one, capped at `max_states`) are each written to a scratch image (the mark's copy
+//! with the state's writes applied), attached to a loop device, mounted read-only (which
+//! replays the journal or log: ext3/ext4's jbd2, xfs's log and btrfs's log tree are replayed on
+//! a read-only mount of a writable device, so the state is seen as an application would after
+//! reboot), checked by the probe's checker, unmounted and detached. Every piece (snapshot, log,
+//! scratch image, loop device, mountpoint, mount) is an undo step recorded the moment it may
+//! exist, so `fsbench cleanup` takes it back after a SIGKILL; all live in the run folder under
+//! `mnt-` names, which cleanup's sweep covers too.
+//!
+//! A state that does not mount is counted as violating every property (the application cannot
+//! read its files) and as `unmountable`. With `barriers = "ignored"` (broken on purpose: the
+//! disk acknowledges flushes without honouring them, [`states::Barriers::Ignored`]) the states
+//! cross the flushes; the tests use it to show that a property that holds turns to "fails".
+//!
+//! Rows: one phase per probe with `violating_states`, `states` (explored), `enumerated` (before
+//! the cap), `unmountable`, `log_writes`, `log_flushes`; the phase's time is the exploration's.
+//! A note per failing probe gives the smallest violating state (epoch, kept writes, how it was
+//! picked, the seed) and what was recovered.
+
+use crate::metric::{CpuUsage, MetricId, RawSample};
+use crate::phase::{Caches, Phases, Policy};
+use crate::undo::{Detach, RemoveDir, RemoveFile, Stack, Unmount};
+use crate::workloads::powercut::disk::{self, Model};
+use crate::workloads::powercut::{eio, sync_fs, timed, DiskStack, Fs};
+use crate::{EngineError, Invalid, RunContext, Unavailable, Workload, WorkloadKind};
+use serde::{Deserialize, Serialize};
+use states::{Barriers, Budget, CrashState, Log};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+pub mod probes;
+pub mod states;
+
+/// Parameters of the `crashprops` workload.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CrashPropsSpec {
+    /// Probes to run, by name (empty: all of [`probes::TABLE`]).
+    #[serde(default)]
+    pub probes: Vec<String>,
+    /// An epoch with at most this many subsets is enumerated exhaustively. Default 64.
+    #[serde(default = "default_exhaustive")]
+    pub exhaustive: usize,
+    /// Seeded random subsets per larger epoch, besides its prefixes. Default 16.
+    #[serde(default = "default_samples")]
+    pub samples: usize,
+    /// At most this many states per probe (prefixes first). Default 48.
+    #[serde(default = "default_max_states")]
+    pub max_states: usize,
+    /// Seed of every draw. Default 1.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// `honoured` (default) or, broken on purpose, `ignored` (module doc).
+    #[serde(default = "default_barriers")]
+    pub barriers: Barriers,
+    /// Also the states with one write torn in half at a sector boundary
+    /// ([`states::Budget::torn`]). Default false.
+    #[serde(default)]
+    pub torn: bool,
+}
+
+fn default_exhaustive() -> usize {
+    64
+}
+fn default_samples() -> usize {
+    16
+}
+fn default_max_states() -> usize {
+    48
+}
+fn default_seed() -> u64 {
+    1
+}
+fn default_barriers() -> Barriers {
+    Barriers::Honoured
+}
+
+impl Default for CrashPropsSpec {
+    fn default() -> Self {
+        CrashPropsSpec {
+            probes: Vec::new(),
+            exhaustive: default_exhaustive(),
+            samples: default_samples(),
+            max_states: default_max_states(),
+            seed: default_seed(),
+            barriers: default_barriers(),
+            torn: false,
+        }
+    }
+}
+
+/// The metric table of this workload.
+pub mod metrics {
+    use crate::metric::{MetricId, Role, Unit};
+
+    /// Crash states explored in which the property is violated (or that did not mount).
+    pub fn violating_states() -> MetricId {
+        MetricId::lower("violating_states", Unit::Count).with_role(Role::Outcome)
+    }
+    /// Crash states explored (mounted and checked, or failed to mount).
+    pub fn states() -> MetricId {
+        MetricId::higher("states", Unit::Count).with_role(Role::Detail)
+    }
+    /// Crash states enumerated before the `max_states` cap.
+    pub fn enumerated() -> MetricId {
+        MetricId::higher("enumerated", Unit::Count).with_role(Role::Detail)
+    }
+    /// Explored states after which the filesystem did not mount (counted as violating).
+    pub fn unmountable() -> MetricId {
+        MetricId::lower("unmountable", Unit::Count).with_role(Role::Detail)
+    }
+    /// Writes the disk logged between the mark and the end of the probe.
+    pub fn log_writes() -> MetricId {
+        MetricId::higher("log_writes", Unit::Count).with_role(Role::Detail)
+    }
+    /// Flushes the disk logged between the mark and the end of the probe.
+    pub fn log_flushes() -> MetricId {
+        MetricId::higher("log_flushes", Unit::Count).with_role(Role::Detail)
+    }
+}
+
+/// The prefix of the note that gives a failing probe's smallest violating state.
+pub const EXAMPLE_NOTE: &str = "crash state: ";
+
+/// Why crashprops cannot run in a guest yet.
+pub const GUEST_UNAVAILABLE: &str = "crashprops cannot record a guest's disk yet: the recording power-cut disk is a FUSE server on the host, while a guest's filesystem lives on a virtio disk inside QEMU";
+
+/// What one probe's recording left: its folder (relative to the filesystem's root) and the
+/// snapshot and log files in the run folder.
+struct Recorded {
+    probe: &'static probes::Probe,
+    rel: PathBuf,
+    snapshot: PathBuf,
+    log: PathBuf,
+}
+
+/// What exploring one probe's states found.
+#[derive(Default)]
+struct Found {
+    states: usize,
+    enumerated: usize,
+    violating: usize,
+    unmountable: usize,
+    writes: usize,
+    flushes: usize,
+    /// The smallest violating state and what it showed.
+    example: Option<(CrashState, String)>,
+    /// The byte offset in the image of the example's torn write, if it has one.
+    torn_at: Option<u64>,
+    wall: Duration,
+}
+
+impl CrashPropsSpec {
+    fn selected(&self) -> Vec<&'static probes::Probe> {
+        probes::TABLE
+            .iter()
+            .filter(|p| self.probes.is_empty() || self.probes.iter().any(|n| n == p.name))
+            .collect()
+    }
+
+    fn budget(&self) -> Budget {
+        Budget {
+            exhaustive: self.exhaustive,
+            samples: self.samples,
+            max_states: self.max_states,
+            seed: self.seed,
+            torn: self.torn,
+        }
+    }
+
+    /// Records every selected probe on the power-cut disk; the disk is down afterwards.
+    fn record_all(&self, ctx: &RunContext, undo: &mut Stack) -> Result<(Fs, Vec<Recorded>), EngineError> {
+        let runner_fs = Fs::of_run(ctx, "crashprops")?;
+        image_of(&runner_fs.device)?;
+        let mut stack = DiskStack::new(ctx);
+        let fs = stack.mount(ctx, runner_fs, (Model::Passthrough, self.seed))?;
+        let run_dir = fs.mountpoint.parent().map(Path::to_path_buf).unwrap_or_default();
+        let tag = fs
+            .mountpoint
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let work = fs.mountpoint.join(ctx.dir.file_name().unwrap_or_default());
+        let server = stack
+            .server
+            .as_ref()
+            .ok_or_else(|| eio("crashprops", "no power-cut disk"))?;
+        let mut out = Vec::new();
+        for (k, p) in self.selected().into_iter().enumerate() {
+            (ctx.on_phase)(&format!("record {}", p.name));
+            let dir = work.join(p.name);
+            let e = |what: &str| {
+                let what = format!("{what} {}", dir.display());
+                move |e| EngineError::io(what, e)
+            };
+            std::fs::create_dir_all(&dir).map_err(e("create"))?;
+            (p.setup)(&dir).map_err(e("set up"))?;
+            flush(&fs)?;
+            let (snap, log) = (format!("mnt-{tag}-cp{k}.snap"), format!("mnt-{tag}-cp{k}.wlog"));
+            undo.push(RemoveFile {
+                path: run_dir.join(&snap),
+            });
+            server.mark(&snap).map_err(|e| eio("mark the power-cut disk", e))?;
+            (p.act)(&dir).map_err(e("act in"))?;
+            flush(&fs)?;
+            // The unmount checkpoints the journal (in-place writes, the journal's tail moved):
+            // a crash may come then too.
+            fs.unmount()?;
+            undo.push(RemoveFile {
+                path: run_dir.join(&log),
+            });
+            server.dump(&log).map_err(|e| eio("dump the power-cut disk's log", e))?;
+            fs.mount().map_err(|e| eio("mount over the power-cut disk again", e))?;
+            out.push(Recorded {
+                probe: p,
+                rel: dir.strip_prefix(&fs.mountpoint).unwrap_or(&dir).to_path_buf(),
+                snapshot: run_dir.join(snap),
+                log: run_dir.join(log),
+            });
+        }
+        stack.teardown().map_err(|e| eio("power-cut disk teardown", e))?;
+        Ok((fs, out))
+    }
+
+    /// Explores the crash states of one recorded probe.
+    fn explore(&self, ctx: &RunContext, fs: &Fs, r: &Recorded) -> Result<Found, EngineError> {
+        let t0 = Instant::now();
+        let bytes = std::fs::read(&r.log).map_err(|e| EngineError::io(format!("read {}", r.log.display()), e))?;
+        let entries = disk::decode_log(&bytes)
+            .ok_or_else(|| eio("crashprops", format!("{} is not a write log", r.log.display())))?;
+        let log = Log::new(&entries, self.barriers);
+        let (list, enumerated) = states::enumerate(&log, &self.budget());
+        let mut f = Found {
+            enumerated,
+            writes: log.writes.len(),
+            flushes: log.flushes,
+            ..Found::default()
+        };
+        for (i, s) in list.iter().enumerate() {
+            if ctx.interrupt.load(std::sync::atomic::Ordering::Relaxed) {
+                return Err(EngineError::Interrupted);
+            }
+            (ctx.on_phase)(&format!("{} state {}/{}", r.probe.name, i + 1, list.len()));
+            let seen = check_state(ctx, fs, r, &log, s)?;
+            f.states += 1;
+            let bad = match seen {
+                StateSeen::Checked(probes::Verdict::Holds) => None,
+                StateSeen::Checked(probes::Verdict::Violated(what)) => Some(what),
+                StateSeen::Unmountable(why) => {
+                    f.unmountable += 1;
+                    Some(format!("did not mount: {why}"))
+                }
+            };
+            if let Some(what) = bad {
+                f.violating += 1;
+                let smaller = f.example.as_ref().is_none_or(|(e, _)| size(s) < size(e));
+                if smaller {
+                    f.example = Some((s.clone(), what));
+                    f.torn_at = s.torn.map(|(w, _)| log.writes[w].0);
+                }
+            }
+        }
+        f.wall = t0.elapsed();
+        Ok(f)
+    }
+
+    fn run_probes(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
+        let mut phases = Phases::new(ctx);
+        let mut undo = Stack::new(ctx.state.map(|s| s.share()));
+        let (fs, recorded) = self.record_all(ctx, &mut undo)?;
+        phases.note(format!(
+            "crash states: per flush epoch every subset when at most {} (exhaustive), else every prefix and {} seeded subsets{}; at most {} per probe; seed {}; barriers {}; mounted read-only (journal/log replayed)",
+            self.exhaustive,
+            self.samples,
+            if self.torn {
+                ", and each write of 2+ sectors torn in half after the epoch's writes before it"
+            } else {
+                ""
+            },
+            self.max_states,
+            self.seed,
+            match self.barriers {
+                Barriers::Honoured => "honoured",
+                Barriers::Ignored => "IGNORED (broken on purpose)",
+            }
+        ));
+        for r in &recorded {
+            let f = self.explore(ctx, &fs, r)?;
+            record_probe(&mut phases, r.probe, &f, self.seed);
+        }
+        undo.undo().map_err(|e| eio("crashprops cleanup", e))?;
+        Ok(phases.finish())
+    }
+}
+
+/// Largest image the workload copies per probe and per crash state, in bytes.
+pub const MAX_IMAGE: u64 = 2 << 30;
+
+/// The loop image under `device`, which the workload copies per probe and per state: a loop
+/// image of at most [`MAX_IMAGE`] bytes, not a real device (`--device`), which it would copy
+/// whole every time.
+fn image_of(device: &str) -> Result<PathBuf, EngineError> {
+    let refuse = |why: String| {
+        EngineError::Unavailable(format!(
+            "crashprops copies the filesystem's image per probe and per crash state: {why}"
+        ))
+    };
+    let image = crate::host::loop_backing_file(device).ok_or_else(|| {
+        refuse(format!(
+            "{device} is not a loop device over an image (a --device target is refused)"
+        ))
+    })?;
+    let len = std::fs::metadata(&image).map(|m| m.len()).unwrap_or(u64::MAX);
+    if len > MAX_IMAGE {
+        return Err(refuse(format!(
+            "{} is {len} bytes, more than {MAX_IMAGE}; set a smaller image_size",
+            image.display()
+        )));
+    }
+    Ok(image)
+}
+
+/// The order of "smaller" among violating states: fewer writes applied first.
+fn size(s: &CrashState) -> (usize, usize) {
+    (s.epoch, s.kept.len())
+}
+
+/// `syncfs`, then an fsync of the block device (which the loop device turns into a flush of
+/// the power-cut disk's image).
+fn flush(fs: &Fs) -> Result<(), EngineError> {
+    sync_fs(&fs.mountpoint)?;
+    std::fs::File::open(&fs.device)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| EngineError::io(format!("fsync {}", fs.device), e))
+}
+
+/// What one state showed.
+enum StateSeen {
+    Checked(probes::Verdict),
+    Unmountable(String),
+}
+
+/// Writes state `s` to a scratch image, mounts it read-only, checks the probe's folder and
+/// takes everything down again (each piece an undo step while it exists).
+fn check_state(ctx: &RunContext, fs: &Fs, r: &Recorded, log: &Log, s: &CrashState) -> Result<StateSeen, EngineError> {
+    let run_dir = r.snapshot.parent().unwrap_or(Path::new("/"));
+    let image = run_dir.join("mnt-crashprops-state.img");
+    let mnt = run_dir.join("mnt-crashprops-state");
+    let mut undo = Stack::new(ctx.state.map(|s| s.share()));
+    let io = |what: String| move |e| EngineError::io(what, e);
+    undo.push(RemoveFile { path: image.clone() });
+    let src = std::fs::File::open(&r.snapshot).map_err(io(format!("open {}", r.snapshot.display())))?;
+    disk::copy_sparse(&src, &image).map_err(io(format!("copy to {}", image.display())))?;
+    let out = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&image)
+        .map_err(io(format!("open {}", image.display())))?;
+    for (offset, data) in log.applied(s) {
+        out.write_all_at(data, offset)
+            .map_err(io(format!("write {}", image.display())))?;
+    }
+    drop(out);
+    let dev = crate::host::run_tool("losetup", &["--find", "--show", &image.to_string_lossy()])
+        .map_err(|e| eio("attach a loop device to a crash state", e))?
+        .trim()
+        .to_string();
+    undo.push(Detach {
+        device: dev.clone(),
+        image: image.clone(),
+    });
+    std::fs::create_dir_all(&mnt).map_err(io(format!("create {}", mnt.display())))?;
+    undo.push(RemoveDir {
+        path: mnt.clone(),
+        recursive: false,
+    });
+    undo.push(Unmount {
+        mountpoint: mnt.clone(),
+        source: dev.clone(),
+    });
+    let opts = state_mount_opts(&fs.fs_type, &fs.opts);
+    let mnt_s = mnt.to_string_lossy().into_owned();
+    let mounted = crate::host::run_tool("mount", &["-t", &fs.fs_type, "-o", &opts, &dev, &mnt_s]);
+    let seen = match mounted {
+        Ok(_) => StateSeen::Checked((r.probe.check)(&mnt.join(&r.rel))),
+        Err(e) => StateSeen::Unmountable(mount_failure(&e.to_string(), &mnt_s)),
+    };
+    undo.undo().map_err(|e| eio("take a crash state down", e))?;
+    Ok(seen)
+}
+
+/// What mount(8) said about `mountpoint` in its failure `text` (the words after the
+/// mountpoint, to the first full stop), or the text's first line.
+fn mount_failure(text: &str, mountpoint: &str) -> String {
+    let key = format!("{mountpoint}: ");
+    match text.rfind(&key) {
+        Some(i) => {
+            let rest = &text[i + key.len()..];
+            rest.split(". ")
+                .next()
+                .unwrap_or(rest)
+                .trim_end_matches('.')
+                .trim()
+                .to_string()
+        }
+        None => text.lines().next().unwrap_or_default().to_string(),
+    }
+}
+
+/// The mount options of a crash state: the filesystem's own, read-only; xfs also `nouuid` (the
+/// state is a copy of a filesystem whose UUID the kernel may still know).
+fn state_mount_opts(fs_type: &str, opts: &str) -> String {
+    let mut v: Vec<&str> = opts.split(',').filter(|o| !o.is_empty() && *o != "rw").collect();
+    v.push("ro");
+    if fs_type == "xfs" {
+        v.push("nouuid");
+    }
+    v.join(",")
+}
+
+fn record_probe(phases: &mut Phases, p: &probes::Probe, f: &Found, seed: u64) {
+    phases.begin(p.name, Caches::Keep);
+    let rows: Vec<(MetricId, f64)> = vec![
+        (metrics::violating_states(), f.violating as f64),
+        (metrics::states(), f.states as f64),
+        (metrics::enumerated(), f.enumerated as f64),
+        (metrics::unmountable(), f.unmountable as f64),
+        (metrics::log_writes(), f.writes as f64),
+        (metrics::log_flushes(), f.flushes as f64),
+    ];
+    phases.record(p.name, &timed(f.wall, CpuUsage::default()), rows, &Policy::new());
+    if let Some((s, what)) = &f.example {
+        phases.note(format!(
+            "{EXAMPLE_NOTE}{}: FAILS in {} of {} states; smallest: epoch {} with writes {:?} of its {} kept{} ({:?}, seed {seed}); ops: {}; recovered: {what}",
+            p.name,
+            f.violating,
+            f.states,
+            s.epoch,
+            s.kept,
+            s.epoch_writes,
+            match (s.torn, f.torn_at) {
+                (Some((w, n)), Some(at)) => format!(" and write {w} (at byte {at} of the image) torn after {n} bytes"),
+                _ => String::new(),
+            },
+            s.pick,
+            p.ops
+        ));
+    }
+}
+
+impl Workload for CrashPropsSpec {
+    fn phases(&self) -> Vec<String> {
+        self.selected().iter().map(|p| p.name.to_string()).collect()
+    }
+
+    fn scaled(&self, factor: f64) -> WorkloadKind {
+        let mut s = self.clone();
+        s.max_states = ((self.max_states as f64 * factor).round() as usize).max(1);
+        WorkloadKind::Crashprops(s)
+    }
+
+    fn validate(&self) -> Result<(), Invalid> {
+        if self.max_states == 0 {
+            return Err("max_states must be at least 1".into());
+        }
+        if self.exhaustive == 0 {
+            return Err("exhaustive must be at least 1 (an epoch's empty subset)".into());
+        }
+        if let Some(bad) = self.probes.iter().find(|n| probes::by_name(n).is_none()) {
+            let names: Vec<&str> = probes::TABLE.iter().map(|p| p.name).collect();
+            return Err(Invalid(format!("unknown probe `{bad}`; known: {}", names.join(", "))));
+        }
+        Ok(())
+    }
+
+    fn needs_block_device(&self) -> bool {
+        true
+    }
+
+    fn availability_on(&self, fs: &crate::fstype::FsType) -> Result<(), Unavailable> {
+        match fs.name {
+            "zfs" => Err("crashprops cannot record a ZFS pool: zfs-fuse's pool is not a filesystem on one loop device that a read-only mount of a copy recovers".into()),
+            _ => Ok(()),
+        }
+    }
+
+    fn availability_in_guest(&self) -> Result<(), Unavailable> {
+        Err(GUEST_UNAVAILABLE.into())
+    }
+
+    fn footprint(&self) -> crate::fstype::Footprint {
+        let n = self.selected().len() as u64;
+        crate::fstype::Footprint {
+            files: 3 * n,
+            dirs: 2 * n + 1,
+            block_bytes: n * 160 * 1024,
+            entry_bytes: n * 96,
+            ..Default::default()
+        }
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "crashprops: {} persistence-property probes, up to {} crash states each (exhaustive up to {} per epoch, else prefixes and {} samples, seed {}{}), flushes {}",
+            self.selected().len(),
+            self.max_states,
+            self.exhaustive,
+            self.samples,
+            self.seed,
+            if self.torn { "; torn writes" } else { "" },
+            match self.barriers {
+                Barriers::Honoured => "honoured",
+                Barriers::Ignored => "IGNORED (broken on purpose)",
+            }
+        )
+    }
+
+    fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
+        self.run_probes(ctx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_mount_is_told_by_mounts_own_words() {
+        let text = "`mount -t xfs -o ro /dev/loop1 /r/mnt-x` failed (exit status: 32): mount: /r/mnt-x: cannot mount; probably corrupted filesystem on /dev/loop1. /   dmesg(1) may have more information.";
+        assert_eq!(
+            mount_failure(text, "/r/mnt-x"),
+            "cannot mount; probably corrupted filesystem on /dev/loop1"
+        );
+        assert_eq!(mount_failure("no such thing\nsecond", "/r/mnt-x"), "no such thing");
+    }
+
+    #[test]
+    fn state_mounts_are_read_only_and_xfs_ignores_the_uuid() {
+        assert_eq!(
+            state_mount_opts("ext4", "rw,relatime,data=journal"),
+            "relatime,data=journal,ro"
+        );
+        assert_eq!(state_mount_opts("xfs", "rw"), "ro,nouuid");
+    }
+
+    #[test]
+    fn a_device_that_is_not_a_loop_image_is_refused_with_the_reason() {
+        let e = image_of("/dev/fsbench-no-such-device").unwrap_err().to_string();
+        assert!(e.contains("not a loop device over an image"), "{e}");
+    }
+
+    #[test]
+    fn bad_parameters_say_what_to_change() {
+        let bad = CrashPropsSpec {
+            probes: vec!["nope".into()],
+            ..Default::default()
+        };
+        assert!(bad.validate().unwrap_err().0.contains("atomic-rename"));
+        let zero = CrashPropsSpec {
+            max_states: 0,
+            ..Default::default()
+        };
+        assert!(zero.validate().is_err());
+        assert!(CrashPropsSpec::default().validate().is_ok());
+        assert_eq!(CrashPropsSpec::default().phases().len(), probes::TABLE.len());
+    }
+}
