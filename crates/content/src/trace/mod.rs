@@ -67,10 +67,6 @@ pub struct Header {
     pub root: String,
     /// Wall time of the traced run (under the tracer), seconds.
     pub wall_s: f64,
-    /// Wall time of the same command run once without the tracer before, seconds, when
-    /// `fsbench record --baseline` measured it; `None` otherwise.
-    #[serde(default)]
-    pub untraced_wall_s: Option<f64>,
     /// Whether every path component was replaced by its hash (`--hash-names`).
     pub hashed_names: bool,
     /// Calls not in the trace, by reason (`outside root`, `unknown descriptor`,

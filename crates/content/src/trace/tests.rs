@@ -18,7 +18,6 @@ fn sample() -> Trace {
             command: vec!["threads".into()],
             root: root.display().to_string(),
             wall_s: 0.5,
-            untraced_wall_s: None,
             hashed_names: false,
             dropped: r.dropped,
         },
