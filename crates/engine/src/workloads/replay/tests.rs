@@ -123,32 +123,43 @@ fn the_tree_is_rebuilt_with_sizes_and_modes_and_reads_match() {
     assert!(metric(&s.phases[0], "divergent") >= 3.0, "{:?}", s.notes);
 }
 
+/// The longest thread's recorded gaps, seconds: what a timed replay sleeps at least.
+fn slept(t: &Trace) -> f64 {
+    let p = plan::compile(t);
+    p.threads
+        .iter()
+        .map(|ops| ops.iter().map(|o| o.gap_ns).sum::<u64>())
+        .max()
+        .unwrap_or(0) as f64
+        / 1e9
+}
+
 #[test]
 fn timed_mode_keeps_the_recorded_gaps() {
     let tr = tempfile::tempdir().unwrap();
     let mut t = fixture_trace("strace-6.1-threads.txt");
-    let last = t.calls.last().unwrap().start_s;
-    let spec = ReplaySpec {
-        mode: ReplayMode::Timed,
-        ..spec_for(&t, tr.path())
-    };
     let run = tempfile::tempdir().unwrap();
-    let s = crate::run_quiet(&spec, run.path(), &AtomicBool::new(false)).unwrap();
-    assert!(
-        s.phases[0].wall.as_secs_f64() >= last,
-        "{:?} < {last}",
-        s.phases[0].wall
-    );
-    // Spread the calls over 0.3 s more: the timed replay takes at least that long.
+    let replay = |t: &Trace, mode| {
+        let spec = ReplaySpec {
+            mode,
+            ..spec_for(t, tr.path())
+        };
+        let s = crate::run_quiet(&spec, run.path(), &AtomicBool::new(false)).unwrap();
+        s.phases[0].wall.as_secs_f64()
+    };
+    let gaps = slept(&t);
+    assert!(gaps > 0.005, "{gaps}");
+    assert!(replay(&t, ReplayMode::Timed) >= gaps);
+    // Spread the calls over 0.3 s more: the timed replay sleeps that much longer, the closed
+    // one does not.
+    let last = t.calls.last().unwrap().start_s;
     for c in &mut t.calls {
         c.start_s *= 0.3 / last + 1.0;
     }
-    let spec = ReplaySpec {
-        mode: ReplayMode::Timed,
-        ..spec_for(&t, tr.path())
-    };
-    let s = crate::run_quiet(&spec, run.path(), &AtomicBool::new(false)).unwrap();
-    assert!(s.phases[0].wall.as_secs_f64() >= last + 0.3, "{:?}", s.phases[0].wall);
+    let stretched = slept(&t);
+    assert!(stretched >= gaps + 0.25, "{stretched} {gaps}");
+    assert!(replay(&t, ReplayMode::Timed) >= stretched);
+    assert!(replay(&t, ReplayMode::Closed) < stretched);
 }
 
 #[test]
