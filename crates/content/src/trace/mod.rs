@@ -25,7 +25,7 @@ pub mod tree;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::Path;
 
 /// The format version this build writes and reads.
@@ -330,7 +330,7 @@ impl Trace {
 
     /// Reads and checks the trace at `path`.
     pub fn read(path: &Path) -> Result<Trace, TraceError> {
-        let f = std::fs::File::open(path).map_err(|e| TraceError::Io {
+        let text = std::fs::read_to_string(path).map_err(|e| TraceError::Io {
             what: format!("open trace {}", path.display()),
             source: e,
         })?;
@@ -340,20 +340,19 @@ impl Trace {
         };
         let mut header = None;
         let (mut tree, mut calls, mut end) = (Vec::new(), Vec::new(), None);
-        for (i, l) in std::io::BufReader::new(f).lines().enumerate() {
-            let l = l.map_err(|e| TraceError::Io {
-                what: format!("read trace {}", path.display()),
-                source: e,
-            })?;
+        let count = text.lines().count();
+        for (i, l) in text.lines().enumerate() {
             let n = i + 1;
             if end.is_some() {
                 return Err(bad(format!("line {n}: text after the end line")));
             }
-            let parsed: Line = serde_json::from_str(&l).map_err(|e| {
+            let parsed: Line = serde_json::from_str(l).map_err(|e| {
                 if n == 1 {
                     bad(format!(
                         "not an fsbench trace (line 1: {e}); record one with `fsbench record`"
                     ))
+                } else if n == count && !text.ends_with('\n') {
+                    bad(format!("truncated: line {n}, the last, is cut short ({e})"))
                 } else {
                     bad(format!("line {n}: {e}"))
                 }

@@ -55,7 +55,9 @@ fn truncated_foreign_and_damaged_traces_are_refused_saying_why() {
         Trace::read(&p).unwrap_err().to_string()
     };
     let e = case(lines[..lines.len() - 5].join("\n"));
-    assert!(e.contains("truncated"), "{e}");
+    assert!(e.contains("truncated: no end line"), "{e}");
+    let e = case(text[..text.len() - 40].to_string());
+    assert!(e.contains("truncated: line"), "{e}");
     let e = case(format!(
         "{}\n{}",
         lines[..lines.len() - 1].join("\n"),
