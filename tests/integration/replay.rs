@@ -55,7 +55,11 @@ fn make_tree(dir: &Path, n: usize, salt: u8) {
         let d = dir.join(format!("d{}", i % 4));
         std::fs::create_dir_all(&d).unwrap();
         let size = (i * 977 + usize::from(salt) * 31) % 40_000;
-        std::fs::write(d.join(format!("f{i:03}.txt")), vec![(b'a' + (i % 26) as u8) ^ salt; size]).unwrap();
+        std::fs::write(
+            d.join(format!("f{i:03}.txt")),
+            vec![(b'a' + (i % 26) as u8) ^ salt; size],
+        )
+        .unwrap();
     }
 }
 
@@ -346,11 +350,7 @@ fn bad_input_exits_2_with_a_message_and_recording_changes_nothing_else() {
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/replay/strace-6.1-tar-x.txt"
     );
-    for (trace, says) in [
-        (cut.to_str().unwrap(), "truncated"),
-        (foreign, "not an fsbench trace"),
-        ("/nonexistent/x.trace", "open trace"),
-    ] {
+    for (trace, says) in [(cut.to_str().unwrap(), "truncated"), (foreign, "not an fsbench trace")] {
         let s = write_suite(
             d,
             "bad.toml",
@@ -360,4 +360,27 @@ fn bad_input_exits_2_with_a_message_and_recording_changes_nothing_else() {
         assert_eq!(o.status.code(), Some(2), "{trace}: {}", text(&o));
         assert!(text(&o).contains(says), "{trace}: {}", text(&o));
     }
+    // A trace not recorded yet: the case is unavailable, with the command that makes it, and a
+    // run with nothing else to do exits 2.
+    let s = write_suite(
+        d,
+        "absent.toml",
+        "[suite]\nname = \"b\"\n\n[run]\nrepeats = 1\n\n[[workload]]\nkind = \"replay\"\ntrace = \"/nonexistent/x.trace\"\n",
+    );
+    let work = d.join("work");
+    std::fs::create_dir(&work).unwrap();
+    let o = fsbench(&[
+        "--db",
+        d.join("r.db").to_str().unwrap(),
+        "run",
+        &s,
+        "--dir",
+        work.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("fsbench record -o /nonexistent/x.trace"),
+        "{}",
+        text(&o)
+    );
 }

@@ -95,6 +95,11 @@ impl ReplaySpec {
         }
         Trace::read(&self.trace).map_err(|e| Invalid(format!("replay trace: {e}")))
     }
+
+    /// Whether the trace file is missing (not yet recorded: unavailable, not invalid).
+    fn missing(&self) -> bool {
+        !self.trace.as_os_str().is_empty() && std::fs::symlink_metadata(&self.trace).is_err()
+    }
 }
 
 impl Workload for ReplaySpec {
@@ -107,8 +112,25 @@ impl Workload for ReplaySpec {
         WorkloadKind::Replay(self.clone())
     }
 
+    /// A trace that exists must be a whole, readable trace of this format; one that does not
+    /// exist yet makes the case unavailable ([`Workload::availability`]), as a missing tool
+    /// does.
     fn validate(&self) -> Result<(), Invalid> {
+        if self.missing() {
+            return Ok(());
+        }
         self.load().map(drop)
+    }
+
+    fn availability(&self) -> Result<(), crate::Unavailable> {
+        if self.missing() {
+            return Err(crate::Unavailable(format!(
+                "trace {} does not exist: record it with `fsbench record -o {} -- CMD` (the replay preset's traces: scripts/record-traces.sh)",
+                self.trace.display(),
+                self.trace.display()
+            )));
+        }
+        Ok(())
     }
 
     fn footprint(&self) -> crate::fstype::Footprint {

@@ -166,6 +166,16 @@ fn timed_mode_keeps_the_recorded_gaps() {
 fn a_missing_or_damaged_trace_is_invalid_and_an_interrupt_leaves_nothing() {
     let e = ReplaySpec::default().validate().unwrap_err().0;
     assert!(e.contains("trace = "), "{e}");
+    let absent = ReplaySpec {
+        trace: "/nonexistent/x.trace".into(),
+        ..ReplaySpec::default()
+    };
+    assert!(absent.validate().is_ok());
+    assert!(absent
+        .availability()
+        .unwrap_err()
+        .0
+        .contains("fsbench record -o /nonexistent/x.trace"));
     let tr = tempfile::tempdir().unwrap();
     let p = tr.path().join("bad.trace");
     std::fs::write(&p, "hello\n").unwrap();
