@@ -151,6 +151,10 @@ pub enum Kind {
     Lseek,
     /// copy_file_range from [`Call::handle`] to [`Call::handle2`], [`Call::len`] bytes.
     CopyFileRange,
+    /// symlink, symlinkat: a link at [`Call::path`] to [`Call::target`].
+    Symlink,
+    /// link, linkat: [`Call::path`]'s file linked at [`Call::path2`].
+    Link,
     /// mmap of a handle: counted, not replayed (the page faults that follow are not system
     /// calls and are not in the trace).
     Mmap,
@@ -183,13 +187,15 @@ impl Kind {
             Kind::Fallocate => "fallocate",
             Kind::Lseek => "lseek",
             Kind::CopyFileRange => "copy_file_range",
+            Kind::Symlink => "symlink",
+            Kind::Link => "link",
             Kind::Mmap => "mmap",
             Kind::Msync => "msync",
         }
     }
 
     /// Every kind, in declaration order.
-    pub const ALL: [Kind; 23] = [
+    pub const ALL: [Kind; 25] = [
         Kind::Open,
         Kind::Read,
         Kind::Pread,
@@ -211,6 +217,8 @@ impl Kind {
         Kind::Fallocate,
         Kind::Lseek,
         Kind::CopyFileRange,
+        Kind::Symlink,
+        Kind::Link,
         Kind::Mmap,
         Kind::Msync,
     ];
@@ -255,6 +263,9 @@ pub struct Call {
     /// Length argument (bytes asked for), bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub len: Option<u64>,
+    /// A symbolic link's target as the program gave it (components hashed with the names).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
     /// A close that closed the handle's last descriptor (the others are counted, not replayed).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub last: bool,

@@ -179,6 +179,23 @@ impl Resolver {
         Some(if parts.is_empty() { ".".into() } else { parts.join("/") })
     }
 
+    /// A symbolic link's target as recorded, its components hashed if names are.
+    fn target(&self, t: &str) -> String {
+        if !self.hash {
+            return t.to_string();
+        }
+        t.split('/')
+            .map(|c| {
+                if c.is_empty() || c == "." || c == ".." {
+                    c.to_string()
+                } else {
+                    hash_name(c)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+
     /// The directory a path argument is relative to: the `dirfd` argument's `-y` path, or the
     /// thread's working directory.
     fn dir_of(&mut self, tid: u32, dirfd: Option<&str>) -> PathBuf {
@@ -269,6 +286,7 @@ impl Resolver {
             mode: None,
             offset: None,
             len: None,
+            target: None,
             last: false,
             result,
             errno,

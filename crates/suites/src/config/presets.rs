@@ -26,6 +26,7 @@ pub(crate) const PRESETS: &[(&str, &str)] = &[
     ("modern-2026", include_str!("../../../../presets/modern-2026.toml")),
     ("images", include_str!("../../../../presets/images.toml")),
     ("durability", include_str!("../../../../presets/durability.toml")),
+    ("replay", include_str!("../../../../presets/replay.toml")),
 ];
 
 #[cfg(test)]

@@ -132,6 +132,10 @@ impl Resolver {
             "mkdirat" => (Kind::Mkdir, Some(0), 1, String::new()),
             "rmdir" => (Kind::Rmdir, None, 0, String::new()),
             "rename" => (Kind::Rename, None, 0, String::new()),
+            "symlink" => (Kind::Symlink, None, 1, String::new()),
+            "symlinkat" => (Kind::Symlink, Some(1), 2, String::new()),
+            "link" => (Kind::Link, None, 0, String::new()),
+            "linkat" => (Kind::Link, Some(0), 1, flags(4)),
             "renameat" | "renameat2" => (Kind::Rename, Some(0), 1, flags(4)),
             _ => return self.unsupported(s),
         };
@@ -146,8 +150,13 @@ impl Resolver {
             "truncate" => c.len = arg(1).and_then(int_arg).map(|v| v as u64),
             "mkdir" => c.mode = arg(1).and_then(int_arg).map(|v| v as u32),
             "mkdirat" => c.mode = arg(2).and_then(int_arg).map(|v| v as u32),
-            "rename" | "renameat" | "renameat2" => {
-                let (d2, p2) = if s.name == "rename" { (None, 1) } else { (Some(2), 3) };
+            "symlink" | "symlinkat" => c.target = arg(0).and_then(unquote).map(|t| self.target(&t)),
+            "rename" | "renameat" | "renameat2" | "link" | "linkat" => {
+                let (d2, p2) = if matches!(s.name.as_str(), "rename" | "link") {
+                    (None, 1)
+                } else {
+                    (Some(2), 3)
+                };
                 match self.path_arg(s, d2, p2) {
                     Some(Some(p)) => c.path2 = Some(p),
                     _ => return self.drop_call("outside root"),

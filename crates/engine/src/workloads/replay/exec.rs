@@ -254,6 +254,10 @@ impl Shared<'_> {
                 Kind::Unlink => ret(libc::unlinkat(self.root, self.path(op.path), 0) as i64),
                 Kind::Rmdir => ret(libc::unlinkat(self.root, self.path(op.path), libc::AT_REMOVEDIR) as i64),
                 Kind::Mkdir => ret(libc::mkdirat(self.root, self.path(op.path), op.mode) as i64),
+                Kind::Symlink => ret(libc::symlinkat(self.path(op.path2), self.root, self.path(op.path)) as i64),
+                Kind::Link => {
+                    ret(libc::linkat(self.root, self.path(op.path), self.root, self.path(op.path2), op.flags) as i64)
+                }
             }
         };
         Some(r)

@@ -17,7 +17,9 @@
 //! What a replayed call is: the same system call on the same relative path or handle with the
 //! recorded flags, mode, offset and length; data written is random (contents are never
 //! recorded); readv/writev become one read/write of the total length, access/faccessat
-//! `faccessat`, truncate an open + ftruncate. mmap and msync are counted, not replayed; a close
+//! `faccessat`, truncate an open + ftruncate; a symbolic link whose target would leave the
+//! root gets a dangling relative target instead ([`plan::OUTSIDE`]), so no replayed call can
+//! reach outside the replay's directory (lookups through it then diverge). mmap and msync are counted, not replayed; a close
 //! of a descriptor that was not its handle's last (the other copies fork or dup made) is
 //! counted in the trace but issues nothing.
 //!
@@ -28,7 +30,7 @@
 //! | `divergent` | count, lower is better | outcome: calls whose result differed from the recording (error against success, another errno, another byte count or position), plus calls not issued because their handle's open failed |
 //! | `calls_KIND` | count | detail, per kind replayed |
 //! | `read_mib`, `write_mib` | MiB | detail |
-//! | `syncs`, `dir_ops` | count | detail: fsync + fdatasync + sync_file_range; mkdir + rmdir + rename + unlink + creating opens |
+//! | `syncs`, `dir_ops` | count | detail: fsync + fdatasync + sync_file_range; mkdir + rmdir + rename + unlink + symlink + link + creating opens |
 //! | `recorded_time` | s | detail: the traced run's wall time |
 //! | `count_gap_pct` | % | detail: the largest gap, over kinds, between calls issued and calls the trace asks for |
 //!
@@ -346,7 +348,13 @@ fn report(trace: &Trace, t: &Tally, expected: &[u64; KINDS], wall: f64) -> (Vec<
     ));
     m.push((
         d(MetricId::higher("dir_ops", Unit::Count)),
-        n(Kind::Mkdir) + n(Kind::Rmdir) + n(Kind::Rename) + n(Kind::Unlink) + creates,
+        n(Kind::Mkdir)
+            + n(Kind::Rmdir)
+            + n(Kind::Rename)
+            + n(Kind::Unlink)
+            + n(Kind::Symlink)
+            + n(Kind::Link)
+            + creates,
     ));
     m.push((d(MetricId::lower("recorded_time", Unit::Seconds)), trace.header.wall_s));
     let gap = count_gap_pct(&t.issued, expected);

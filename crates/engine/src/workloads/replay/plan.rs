@@ -4,15 +4,18 @@
 //!
 //! Dependencies (resource-oriented ordering, after ARTC, SOSP '13): the resources of a call
 //! are the paths it names, the parent directory of a path it creates, removes or renames, and
-//! the handles it uses. Calls on one resource keep their recorded order of completion (start +
-//! duration): a call waits for the latest call of every other thread that touched one of its
-//! resources and ended before it. Completion, not start, because calls of two threads overlap:
-//! a stat that started just before another thread's rename, and was still in the kernel when
-//! the rename finished, saw the renamed file (a real case in the threads fixture). A lookup
+//! the handles it uses. Calls on one resource keep their recorded order: a call waits for the
+//! latest call of every other thread that touched one of its resources and came before it.
+//! The order is that of completion (start + duration), except where calls of two threads
+//! overlapped in time: then a lookup's recorded result says whether it saw the path before or
+//! after the other thread's change (a stat that started before another thread's rename and
+//! found the renamed file came after it, a real case in the threads fixture; one that overlapped
+//! the rename and got ENOENT came before it, a real case of a recording made here). A lookup
 //! (open without `O_CREAT`, stat, access) also waits for the latest change of its path's
 //! parent, without becoming one. Within a thread, completion order is program order; every wait
 //! points to an earlier completion, so the order is acyclic and no replay can deadlock.
 
+use crate::trace::tree::stays_under;
 use crate::trace::{Call, Kind, Trace};
 use std::collections::HashMap;
 use std::ffi::CString;
@@ -199,6 +202,61 @@ enum Res {
     Handle(u32),
 }
 
+/// The target a replayed symbolic link gets in place of one that would leave the root.
+pub const OUTSIDE: &str = "fsbench-replay-outside-root";
+
+/// The order key of each call (see the module documentation): its completion time, moved
+/// where an overlapping change of its path from another thread and its recorded result say
+/// it came before or after that change, then never before its thread's previous call.
+fn linearize(calls: &[Call]) -> Vec<f64> {
+    let end = |c: &Call| c.start_s + c.dur_s;
+    let mut key: Vec<f64> = calls.iter().map(end).collect();
+    // Successful changes per path: (call, whether it makes the path exist).
+    let mut changes: HashMap<&str, Vec<(usize, bool)>> = HashMap::new();
+    for (i, c) in calls.iter().enumerate().filter(|(_, c)| c.errno.is_none()) {
+        let (p, p2) = (c.path.as_deref(), c.path2.as_deref());
+        let made: &[(Option<&str>, bool)] = match c.kind {
+            Kind::Open if c.flags.contains("O_CREAT") => &[(p, true)],
+            Kind::Mkdir | Kind::Symlink => &[(p, true)],
+            Kind::Link => &[(p2, true)],
+            Kind::Rename => &[(p, false), (p2, true)],
+            Kind::Unlink | Kind::Rmdir => &[(p, false)],
+            _ => &[],
+        };
+        for (path, makes) in made {
+            if let Some(path) = path {
+                changes.entry(path).or_default().push((i, *makes));
+            }
+        }
+    }
+    for (i, l) in calls.iter().enumerate() {
+        let lookup = l.kind == Kind::Stat || (l.kind == Kind::Open && !l.flags.contains("O_CREAT"));
+        let (found, absent) = (l.errno.is_none(), l.errno.as_deref() == Some("ENOENT"));
+        let Some(p) = l.path.as_deref().filter(|_| lookup && (found || absent)) else {
+            continue;
+        };
+        for &(ci, makes) in changes.get(p).into_iter().flatten() {
+            let c = &calls[ci];
+            if c.tid == l.tid || !(l.start_s < end(c) && c.start_s < end(l)) {
+                continue;
+            }
+            if absent == makes {
+                // The lookup saw the path as it was before the change.
+                key[i] = key[i].min(end(c) - 1e-9);
+            } else {
+                key[ci] = key[ci].min(end(l) - 1e-9);
+            }
+        }
+    }
+    let mut prev: HashMap<u32, f64> = HashMap::new();
+    for (i, c) in calls.iter().enumerate() {
+        let p = prev.entry(c.tid).or_insert(f64::MIN);
+        key[i] = key[i].max(*p);
+        *p = key[i];
+    }
+    key
+}
+
 /// Builds the [`Plan`] of `trace`.
 pub fn compile(trace: &Trace) -> Plan {
     let mut paths: Vec<CString> = Vec::new();
@@ -219,13 +277,9 @@ pub fn compile(trace: &Trace) -> Plan {
     let mut last: HashMap<Res, (u32, u32)> = HashMap::new();
     let mut handles = 0usize;
     let mut buffer = 0u64;
-    // In the order the calls ended (see the module documentation): within a thread that is
-    // its program order.
+    let key = linearize(&trace.calls);
     let mut order: Vec<usize> = (0..trace.calls.len()).collect();
-    order.sort_by(|&a, &b| {
-        let end = |i: usize| trace.calls[i].start_s + trace.calls[i].dur_s;
-        end(a).total_cmp(&end(b))
-    });
+    order.sort_by(|&a, &b| key[a].total_cmp(&key[b]).then(a.cmp(&b)));
     for ci in order {
         let c = &trace.calls[ci];
         let t = *tids.entry(c.tid).or_insert_with(|| {
@@ -256,6 +310,14 @@ pub fn compile(trace: &Trace) -> Plan {
         let mut op = op_of(c);
         op.call = ci as u32;
         (op.path, op.path2) = (path, path2);
+        if c.kind == Kind::Symlink {
+            let target = c.target.as_deref().unwrap_or("");
+            let safe = c
+                .path
+                .as_deref()
+                .is_some_and(|p| stays_under(p, std::path::Path::new(target)));
+            op.path2 = intern(if safe && !target.is_empty() { target } else { OUTSIDE });
+        }
         op.deps = (start, deps.len() as u32 - start);
         let prev_end = ends[t as usize];
         op.gap_ns = ((c.start_s - prev_end).max(0.0) * 1e9) as u64;
@@ -285,7 +347,11 @@ fn resources(c: &Call, path: u32, path2: u32, intern: &mut impl FnMut(&str) -> u
     let mut touch = Vec::new();
     let mut look = Vec::new();
     let creates = c.kind == Kind::Open && c.flags.contains("O_CREAT");
-    let changes_names = creates || matches!(c.kind, Kind::Mkdir | Kind::Rmdir | Kind::Unlink | Kind::Rename);
+    let changes_names = creates
+        || matches!(
+            c.kind,
+            Kind::Mkdir | Kind::Rmdir | Kind::Unlink | Kind::Rename | Kind::Symlink | Kind::Link
+        );
     for (i, p) in [(path, &c.path), (path2, &c.path2)] {
         let Some(p) = p else { continue };
         touch.push(Res::Path(i));
@@ -330,6 +396,7 @@ fn op_of(c: &Call) -> Op {
             }
         }),
         Kind::Fallocate => fallocate_mode(&c.flags),
+        Kind::Link if c.flags.contains("AT_SYMLINK_FOLLOW") => libc::AT_SYMLINK_FOLLOW,
         _ => 0,
     };
     Op {

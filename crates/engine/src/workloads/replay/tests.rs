@@ -232,3 +232,66 @@ fn divergence_compares_what_is_the_same_on_every_filesystem() {
     issued[1] = 1;
     assert_eq!(count_gap_pct(&issued, &expected), 100.0);
 }
+
+/// A lookup that overlapped another thread's change of its path is ordered by its result: the
+/// fixture's stat of work/f00 that started before the rename making it and found it comes
+/// after the rename; the same stat made to fail with ENOENT (as a recording here did) comes
+/// before it. Both replay with no divergent call.
+#[test]
+fn overlapping_lookups_are_ordered_by_what_they_found() {
+    let t = fixture_trace("strace-6.1-threads.txt");
+    let rename = t
+        .calls
+        .iter()
+        .position(|c| c.kind == Kind::Rename && c.path2.as_deref() == Some("work/f00"))
+        .unwrap();
+    let r = &t.calls[rename];
+    let overlapping = t
+        .calls
+        .iter()
+        .position(|c| {
+            c.kind == Kind::Stat
+                && c.path.as_deref() == Some("work/f00")
+                && c.start_s < r.start_s + r.dur_s
+                && r.start_s < c.start_s + c.dur_s
+        })
+        .expect("the fixture's stat overlapping the rename");
+    assert!(t.calls[overlapping].errno.is_none(), "it found the file");
+    let mut absent = t.clone();
+    absent.calls[overlapping].errno = Some("ENOENT".into());
+    absent.calls[overlapping].result = -1;
+    // The deps of the rename (producer) and of the stat (consumer) in each plan.
+    let waits_on = |t: &Trace, waiter: usize, on: usize| {
+        let p = plan::compile(t);
+        let ops = p.threads.iter().flatten().find(|o| o.call == waiter as u32).unwrap();
+        let (tid_on, seq_on) = p
+            .threads
+            .iter()
+            .enumerate()
+            .find_map(|(ti, ops)| {
+                ops.iter()
+                    .position(|o| o.call == on as u32)
+                    .map(|s| (ti as u32, s as u32))
+            })
+            .unwrap();
+        p.deps[ops.deps.0 as usize..(ops.deps.0 + ops.deps.1) as usize]
+            .iter()
+            .any(|&(dt, ds)| dt == tid_on && ds >= seq_on)
+    };
+    assert!(
+        waits_on(&t, overlapping, rename),
+        "found: the stat waits for the rename"
+    );
+    assert!(!waits_on(&t, rename, overlapping));
+    assert!(
+        waits_on(&absent, rename, overlapping),
+        "ENOENT: the rename waits for the stat"
+    );
+    assert!(!waits_on(&absent, overlapping, rename));
+    let tr = tempfile::tempdir().unwrap();
+    let run = tempfile::tempdir().unwrap();
+    for t in [t, absent] {
+        let s = crate::run_quiet(&spec_for(&t, tr.path()), run.path(), &AtomicBool::new(false)).unwrap();
+        assert_eq!(metric(&s.phases[0], "divergent"), 0.0, "{:?}", s.notes);
+    }
+}
