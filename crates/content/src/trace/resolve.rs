@@ -108,13 +108,38 @@ impl Resolver {
                 self.children.insert(*value as u32, shares);
             }
         }
-        for s in syscalls {
-            if self.t0.is_nan() {
-                self.t0 = s.start;
-            }
+        self.t0 = syscalls.iter().map(|s| s.start).fold(f64::INFINITY, f64::min);
+        // A call that makes a descriptor takes effect when it returns, every other at its
+        // start: a close on one thread may free descriptor 3 while an open on another, started
+        // earlier, is still in the kernel and then returns 3.
+        let at = |s: &Syscall| match s.name.as_str() {
+            "open" | "openat" | "creat" | "dup" | "dup2" | "dup3" | "fcntl" => s.start + s.duration,
+            _ => s.start,
+        };
+        let mut order: Vec<&Syscall> = syscalls.iter().collect();
+        order.sort_by(|a, b| at(a).total_cmp(&at(b)));
+        for s in order {
             self.one(s);
         }
+        self.calls.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
+        self.renumber();
         self
+    }
+
+    /// Numbers the handles again in the order their opens appear, which [`super::Trace::read`]
+    /// checks.
+    fn renumber(&mut self) {
+        let mut map: HashMap<u32, u32> = HashMap::new();
+        for c in &self.calls {
+            if let (Kind::Open, Some(h)) = (c.kind, c.handle) {
+                let n = map.len() as u32;
+                map.entry(h).or_insert(n);
+            }
+        }
+        for c in &mut self.calls {
+            c.handle = c.handle.and_then(|h| map.get(&h).copied());
+            c.handle2 = c.handle2.and_then(|h| map.get(&h).copied());
+        }
     }
 
     fn drop_call(&mut self, why: &str) {

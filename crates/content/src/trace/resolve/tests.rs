@@ -128,3 +128,36 @@ fn normalise_never_climbs_above_the_root_directory() {
         "a sibling with the root's prefix is outside"
     );
 }
+
+/// A real recording where the consumer's close of descriptor 3 started after the producer's
+/// open started and before it returned 3: the open takes effect when it returns, so the close
+/// is the old file's and every write and fsync of the new one keeps its handle.
+#[test]
+fn a_descriptor_freed_while_another_thread_opens_goes_to_the_new_file() {
+    let syscalls = fixture("strace-6.1-threads-fdreuse.txt");
+    let r = Resolver::new(Path::new(ROOT), Path::new(ROOT), false).run(&syscalls);
+    let k = kinds(&r);
+    assert_eq!(r.dropped.get("unknown descriptor"), None, "{:?}", r.dropped);
+    assert_eq!(
+        (k.get(&Kind::Write), k.get(&Kind::Fsync)),
+        (Some(&20), Some(&20)),
+        "{k:?}"
+    );
+    assert_eq!(k.get(&Kind::Read), Some(&40), "{k:?}");
+    let t = crate::trace::Trace {
+        header: crate::trace::Header {
+            version: crate::trace::VERSION,
+            tool: "strace 6.1".into(),
+            command: vec![],
+            root: ROOT.into(),
+            wall_s: 0.1,
+            hashed_names: false,
+            dropped: r.dropped.clone(),
+        },
+        tree: vec![],
+        calls: r.calls,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    t.write(&dir.path().join("t")).unwrap();
+    crate::trace::Trace::read(&dir.path().join("t")).expect("handles numbered in open order");
+}
