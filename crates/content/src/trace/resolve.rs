@@ -46,6 +46,8 @@ pub struct Resolver {
     refs: Vec<u32>,
     /// Children of clone/fork calls: child → shares (files, fs).
     children: HashMap<u32, (bool, bool)>,
+    /// System calls per thread since its last call in the trace (this one included).
+    since: HashMap<u32, u32>,
     /// Where a new, unknown thread starts.
     start_cwd: PathBuf,
     t0: f64,
@@ -91,6 +93,7 @@ impl Resolver {
             cwds: HashMap::new(),
             refs: Vec::new(),
             children: HashMap::new(),
+            since: HashMap::new(),
             start_cwd: normalise(cwd),
             t0: f64::NAN,
             calls: Vec::new(),
@@ -265,7 +268,7 @@ impl Resolver {
         if let Some((h, true)) = self.forget(s.tid, fd) {
             let mut c = self.call(s, Kind::Close);
             (c.handle, c.last, c.result, c.errno, c.dur_s) = (Some(h), true, 0, None, 0.0);
-            self.calls.push(c);
+            self.emit(c);
         }
     }
 
@@ -312,6 +315,7 @@ impl Resolver {
             offset: None,
             len: None,
             target: None,
+            untraced: 0,
             last: false,
             result,
             errno,
@@ -320,7 +324,15 @@ impl Resolver {
         }
     }
 
+    /// Adds `c` to the trace with the count of its thread's system calls since its previous
+    /// call in the trace.
+    fn emit(&mut self, mut c: Call) {
+        c.untraced = self.since.insert(c.tid, 0).unwrap_or(1).saturating_sub(1);
+        self.calls.push(c);
+    }
+
     fn one(&mut self, s: &Syscall) {
+        *self.since.entry(s.tid).or_insert(0) += 1;
         let a = &s.args;
         let arg = |i: usize| a.get(i).map(String::as_str);
         let num = |i: usize| arg(i).and_then(int_arg);
@@ -384,7 +396,7 @@ impl Resolver {
                     Some((h, last)) => {
                         let mut c = self.call(s, Kind::Close);
                         (c.handle, c.last) = (Some(h), last);
-                        self.calls.push(c);
+                        self.emit(c);
                     }
                     None => self.not_ours(s.tid, arg(0)),
                 }
@@ -427,7 +439,7 @@ impl Resolver {
                 .insert(value as i32, Fd { handle, cloexec });
             (c.handle, c.result) = (Some(handle), 0);
         }
-        self.calls.push(c);
+        self.emit(c);
     }
 }
 

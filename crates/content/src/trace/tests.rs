@@ -18,6 +18,7 @@ fn sample() -> Trace {
             command: vec!["threads".into()],
             root: root.display().to_string(),
             wall_s: 0.5,
+            overhead_s: None,
             hashed_names: false,
             dropped: r.dropped,
         },

@@ -40,7 +40,7 @@ impl Resolver {
             "msync" => {
                 if self.calls.iter().any(|c| c.kind == Kind::Mmap) {
                     let c = self.call(s, Kind::Msync);
-                    self.calls.push(c);
+                    self.emit(c);
                 }
                 return;
             }
@@ -72,7 +72,7 @@ impl Resolver {
             "mmap" => (c.len, c.flags) = (n(1).map(|v| v as u64), arg(3).unwrap_or("").into()),
             _ => {}
         }
-        self.calls.push(c);
+        self.emit(c);
     }
 
     /// copy_file_range: between two handles, or a read or a write when one side is outside.
@@ -94,7 +94,7 @@ impl Resolver {
                 _ => len,
             };
         }
-        self.calls.push(c);
+        self.emit(c);
     }
 
     /// The relative path of argument `path_at`, resolved against the directory descriptor
@@ -164,7 +164,7 @@ impl Resolver {
             }
             _ => {}
         }
-        self.calls.push(c);
+        self.emit(c);
     }
 
     /// A call of a kind the trace does not hold: counted when it names a path or handle under

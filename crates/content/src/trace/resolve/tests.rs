@@ -151,6 +151,7 @@ fn a_descriptor_freed_while_another_thread_opens_goes_to_the_new_file() {
             command: vec![],
             root: ROOT.into(),
             wall_s: 0.1,
+            overhead_s: None,
             hashed_names: false,
             dropped: r.dropped.clone(),
         },

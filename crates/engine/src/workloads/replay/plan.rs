@@ -64,7 +64,8 @@ pub struct Op {
     /// The recorded outcome.
     pub expect: Expect,
     /// Recorded time between the end of the thread's previous call (or the trace's start) and
-    /// this call's start, ns.
+    /// this call's start, less the tracer's cost of the untraced calls in between and of the two
+    /// stops around it (`(untraced + 1) × overhead_s`), ns; at least 0.
     pub gap_ns: u64,
     /// This op's dependencies: `Plan::deps[deps.0 .. deps.0 + deps.1]`.
     pub deps: (u32, u32),
@@ -320,7 +321,8 @@ pub fn compile(trace: &Trace) -> Plan {
         }
         op.deps = (start, deps.len() as u32 - start);
         let prev_end = ends[t as usize];
-        op.gap_ns = ((c.start_s - prev_end).max(0.0) * 1e9) as u64;
+        let tracer = f64::from(c.untraced + 1) * trace.header.overhead_s.unwrap_or(0.0);
+        op.gap_ns = ((c.start_s - prev_end - tracer).max(0.0) * 1e9) as u64;
         ends[t as usize] = c.start_s + c.dur_s;
         if c.kind == Kind::Open && c.errno.is_none() {
             handles = handles.max(op.handle as usize + 1);

@@ -16,6 +16,7 @@ fn fixture_trace(name: &str) -> Trace {
             command: vec![name.into()],
             root: root.display().to_string(),
             wall_s: 0.05,
+            overhead_s: None,
             hashed_names: false,
             dropped: r.dropped,
         },
@@ -294,4 +295,32 @@ fn overlapping_lookups_are_ordered_by_what_they_found() {
         let s = crate::run_quiet(&spec_for(&t, tr.path()), run.path(), &AtomicBool::new(false)).unwrap();
         assert_eq!(metric(&s.phases[0], "divergent"), 0.0, "{:?}", s.notes);
     }
+}
+
+/// A timed replay's gap leaves out the tracer's measured cost of the calls in it and of the two
+/// stops around it, never below zero.
+#[test]
+fn timed_gaps_leave_out_the_tracers_cost() {
+    let mut t = fixture_trace("strace-6.1-threads.txt");
+    let plain = plan::compile(&t);
+    t.header.overhead_s = Some(2e-5);
+    let less = plan::compile(&t);
+    let mut lowered = 0;
+    for (a, b) in plain.threads.iter().flatten().zip(less.threads.iter().flatten()) {
+        let c = &t.calls[a.call as usize];
+        let cost = (u64::from(c.untraced) + 1) * 20_000;
+        // Float rounding: within 1 ns of the exact difference.
+        assert!(
+            b.gap_ns.abs_diff(a.gap_ns.saturating_sub(cost)) <= 1,
+            "{c:?}: {} {}",
+            a.gap_ns,
+            b.gap_ns
+        );
+        lowered += u32::from(b.gap_ns < a.gap_ns);
+    }
+    assert!(lowered > 100, "{lowered}");
+    assert!(
+        t.calls.iter().any(|c| c.untraced > 0),
+        "the C library's calls before main's first"
+    );
 }
