@@ -609,7 +609,8 @@ pub struct RecordArgs {
     #[arg(short = 'o', long = "output", value_name = "TRACE", default_value = "fsbench.trace")]
     pub output: PathBuf,
     /// Replace every path component by a hash (the tree's shape and the name equalities are
-    /// kept; the names, and their lengths, are not).
+    /// kept; the names, and their lengths, are not), and the command's arguments too (its
+    /// program's name is kept).
     #[arg(long)]
     pub hash_names: bool,
     /// The program and its arguments, after `--`.

@@ -100,7 +100,17 @@ pub fn cmd_record(a: &RecordArgs) -> Result<i32> {
         header: Header {
             version: trace::VERSION,
             tool: format!("strace {}", strace_version(&strace)),
-            command: a.command.clone(),
+            command: if a.hash_names {
+                // The program's name stays; its arguments name files.
+                let (program, args) = a.command.split_at(1);
+                program
+                    .iter()
+                    .cloned()
+                    .chain(args.iter().map(|x| trace::resolve::hash_name(x)))
+                    .collect()
+            } else {
+                a.command.clone()
+            },
             root: shown_root,
             wall_s: wall,
             overhead_s: tracer_overhead(&strace),

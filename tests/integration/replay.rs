@@ -386,3 +386,39 @@ fn bad_input_exits_2_with_a_message_and_recording_changes_nothing_else() {
         text(&o)
     );
 }
+
+#[test]
+fn hashed_names_leave_no_name_in_the_trace_and_replay_the_same() {
+    let dir = scratch();
+    if tool_path("strace").is_none() {
+        return skip_or_fail("strace is not installed");
+    }
+    let root = dir.path().join("secret-root");
+    std::fs::create_dir_all(root.join("private/notes")).unwrap();
+    std::fs::write(root.join("private/notes/diary.txt"), "x").unwrap();
+    std::os::unix::fs::symlink("notes/diary.txt", root.join("private/link")).unwrap();
+    let trace = dir.path().join("h.trace");
+    let o = Command::new(crate::util::bin())
+        .args(["record", "--hash-names", "-o", trace.to_str().unwrap(), "--", "sh", "-c"])
+        .arg("cat private/link > private/scratchpad && mv private/scratchpad private/notes/moved && ls -R >/dev/null && rm private/notes/moved")
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let body = std::fs::read_to_string(&trace).unwrap();
+    for name in ["secret-root", "private", "notes", "diary", "scratchpad", "moved"] {
+        assert!(!body.contains(name), "{name} is in the trace:\n{body}");
+    }
+    let s = write_suite(
+        dir.path(),
+        "h.toml",
+        &format!("[suite]\nname = \"h\"\n\n[run]\nrepeats = 1\ndrop_caches = false\n\n[[workload]]\nkind = \"replay\"\ntrace = \"{}\"\n", trace.display()),
+    );
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let db = dir.path().join("r.db");
+    let o = fsbench(&["--db", db.to_str().unwrap(), "run", &s, "--dir", work.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let notes = samples_of(&report_json(db.to_str().unwrap(), "latest"), |_| true)[0]["notes"].to_string();
+    assert!(notes.contains("fidelity check passed"), "{notes}");
+}

@@ -102,8 +102,8 @@ pub struct Entry {
     pub size: u64,
     /// Permission bits (`st_mode & 0o7777`).
     pub mode: u32,
-    /// A symbolic link's target, kept only when it is relative and stays under the root (and
-    /// names are not hashed); `None` otherwise (the replay makes no such link).
+    /// A symbolic link's target, kept only when it is relative and stays under the root (its
+    /// components hashed with the names); `None` otherwise (the replay makes no such link).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
 }

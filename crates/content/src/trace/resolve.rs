@@ -67,6 +67,22 @@ pub fn hash_name(s: &str) -> String {
     format!("{h:016x}")
 }
 
+/// `p` with every component but `.`, `..` and the empty one (a leading or doubled `/`) hashed
+/// ([`hash_name`]): a symbolic link's target under `--hash-names`, which still resolves to the
+/// hashed names of the tree.
+pub fn hash_components(p: &str) -> String {
+    p.split('/')
+        .map(|c| {
+            if c.is_empty() || c == "." || c == ".." {
+                c.to_string()
+            } else {
+                hash_name(c)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
 /// `p` normalised lexically: `.` dropped, `..` removing the component before (never above `/`).
 pub fn normalise(p: &Path) -> PathBuf {
     let mut out = PathBuf::from("/");

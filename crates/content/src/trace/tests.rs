@@ -113,5 +113,13 @@ fn a_captured_tree_lists_parents_first_and_keeps_only_safe_links() {
     assert_eq!(t[5].target, None, "absolute");
     let h = tree::capture(r, &[], true).unwrap();
     assert_eq!(h.len(), 7);
+    let link = h
+        .iter()
+        .find(|e| e.kind == EntryKind::Symlink && e.target.is_some())
+        .unwrap();
+    assert_eq!(
+        link.target.as_deref(),
+        Some(format!("{}/{}", resolve::hash_name("b"), resolve::hash_name("f")).as_str())
+    );
     assert!(h.iter().all(|e| !e.path.contains('a') || e.path.len() >= 16));
 }

@@ -2,7 +2,7 @@
 //! link (not followed), parents before children, siblings by name. Only metadata is read
 //! (lstat, readdir, readlink): no file is opened, so capturing changes nothing.
 
-use super::resolve::hash_name;
+use super::resolve::{hash_components, hash_name};
 use super::{Entry, EntryKind, TraceError};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Component, Path};
@@ -51,7 +51,14 @@ fn walk(root: &Path, dir: &Path, skip: &[&Path], hash: bool, out: &mut Vec<Entry
                 kind: EntryKind::Symlink,
                 size: 0,
                 mode,
-                target: (!hash && stays_under(&rel, &target)).then(|| target.to_string_lossy().into_owned()),
+                target: stays_under(&rel, &target).then(|| {
+                    let t = target.to_string_lossy();
+                    if hash {
+                        hash_components(&t)
+                    } else {
+                        t.into_owned()
+                    }
+                }),
             });
         } else if ft.is_file() {
             out.push(Entry {
