@@ -8,7 +8,7 @@
 //! without results is listed below the table with the reason, never dropped silently.
 
 use crate::engine::workloads::crashprops::{metrics, probes, CrashPropsSpec, EXAMPLE_NOTE};
-use crate::report::block::{self, Block, Cell, Formats, Item, Table, Tone};
+use crate::report::block::{self, Block, Cell, Table, Tone};
 use crate::report::{ReportModel, Section, WorkloadTable};
 use serde::Serialize;
 
@@ -265,24 +265,16 @@ fn cell(c: &PropertyCell) -> Cell {
 
 impl Section for CrashPropsSection {
     fn blocks(&self, model: &ReportModel) -> Vec<Block> {
-        let matrices = matrices(model);
-        if matrices.is_empty() {
-            return Vec::new();
-        }
-        let mut out = vec![
-            Block::paragraph(format!("Crash-consistency properties. {INTRO}")).only(Formats::TEXT),
-            Block::heading(2, "Crash-consistency properties").only(Formats::PAGES),
-            Block::paragraph(INTRO).only(Formats::PAGES),
-        ];
-        for m in &matrices {
-            out.push(Block::heading(3, format!("{}: {}", m.workload, m.how)));
-            out.push(Block::Table(m.table()));
-            out.push(Block::List {
-                class: None,
-                items: m.lines_below().into_iter().map(Item::from).collect(),
-            });
-        }
-        out
+        let matrices = matrices(model)
+            .iter()
+            .map(|m| crate::MatrixBlocks {
+                workload: m.workload.clone(),
+                how: m.how.clone(),
+                table: m.table(),
+                below: m.lines_below(),
+            })
+            .collect();
+        crate::matrix_section("Crash-consistency properties", INTRO, matrices)
     }
 
     fn text(&self, model: &ReportModel) -> String {
