@@ -93,37 +93,19 @@ fn recordings(dir: &Path) -> Option<Vec<(&'static str, PathBuf)>> {
     sh(&repo, &["git", "init", "-q", "-b", "main"]);
     make_tree(&repo, 60, 0);
     sh(&repo, &["git", "add", "-A"]);
-    sh(
-        &repo,
-        &[
-            "git",
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-qm",
-            "one",
-        ],
-    );
+    let commit = |msg: &str| {
+        sh(
+            &repo,
+            &["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", msg],
+        )
+    };
+    commit("one");
     for i in (0..60).step_by(3) {
         std::fs::remove_file(repo.join(format!("d{}/f{i:03}.txt", i % 4))).unwrap();
     }
     make_tree(&repo.join("new"), 30, 7);
     sh(&repo, &["git", "add", "-A"]);
-    sh(
-        &repo,
-        &[
-            "git",
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-qm",
-            "two",
-        ],
-    );
+    commit("two");
     let git = record(&repo, &dir.join("git.trace"), &["git", "checkout", "-q", "HEAD~1"]);
     assert!(
         git.tree.len() > 100,
