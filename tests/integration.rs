@@ -135,6 +135,9 @@ mod durability;
 #[path = "integration/crashprops.rs"]
 mod crashprops;
 
+#[path = "integration/crashapps.rs"]
+mod crashapps;
+
 #[path = "integration/pcserver.rs"]
 mod pcserver;
 
