@@ -3,7 +3,7 @@
 //! rollback mode with synchronous=EXTRA keeps every acknowledged transaction and passes
 //! `PRAGMA integrity_check` in every explored state while the flushes are honoured; the
 //! deliberately wrong disk that ignores flushes (`barriers = "ignored"`) makes the
-//! acknowledged-data accounting find transactions lost, reported with the smallest state in the
+//! acknowledged-data accounting find WAL transactions lost, reported with the smallest state in the
 //! notes, the terminal and the JSON export; nothing is left behind. (The checkers fed
 //! known-corrupt files, a garbage page and a deleted git object, are the unit tests of
 //! crates/engine/src/workloads/crashprops/apps.rs.)
@@ -18,7 +18,7 @@ fn suite() -> String {
     format!(
         "[suite]\nname = \"crashapps-test\"\ndescription = \"integration test\"\n[run]\nrepeats = 1\nwarmup = 0\ndrop_caches = false\n[[fs]]\ntype = \"ext4\"\nname = \"ext4-journal\"\nmount_opts = \"data=journal\"\n\
          [[workload]]\nkind = \"crashprops\"\nname = \"honest\"\n{APPS}\nmax_states = 32\nseed = 3\n\
-         [[workload]]\nkind = \"crashprops\"\nname = \"broken\"\n{APPS}\nbarriers = \"ignored\"\nsamples = 48\nmax_states = 32\nseed = 3\n"
+         [[workload]]\nkind = \"crashprops\"\nname = \"broken\"\napps = [\"sqlite-wal\"]\nbarriers = \"ignored\"\nsamples = 48\nmax_states = 56\nseed = 3\n"
     )
 }
 
@@ -31,7 +31,6 @@ fn sqlite_keeps_acknowledged_transactions_on_ext4_data_journal_until_the_disk_ig
     let out = run.run_ok(&suite);
     let j = report_json(run.db_str(), "latest");
     let v = "ext4-journal";
-    let mut lost_under_broken = 0.0;
     for a in ["sqlite-wal", "sqlite-rollback-extra"] {
         assert_eq!(
             cell(&j, "honest", a, "acks", v),
@@ -46,9 +45,11 @@ fn sqlite_keeps_acknowledged_transactions_on_ext4_data_journal_until_the_disk_ig
             "{a} is never vulnerable with the flushes honoured: {}",
             notes(&j, "honest", v)
         );
-        lost_under_broken += cell(&j, "broken", a, "lost_states", v).unwrap().1;
     }
-    // Measured on this machine (seed 3): both applications lose acknowledged transactions.
+    // With the flushes ignored the log is one epoch of about 33 writes: its prefixes (what an
+    // in-order disk leaves) lose nothing, the seeded subsets do. Measured on this machine (seed
+    // 3): see doc/crash-consistency.md, "Applications".
+    let lost_under_broken = cell(&j, "broken", "sqlite-wal", "lost_states", v).unwrap().1;
     assert!(
         lost_under_broken > 0.0,
         "ignoring the flushes lost nothing: {}",

@@ -149,9 +149,9 @@ fn run(dir: &Path, program: &str, args: &[&str], envs: &[(String, String)]) -> s
         .lines()
         .chain(std::str::from_utf8(&out.stdout).unwrap_or("").lines())
         .find(|l| !l.trim().is_empty());
+    let what = args.iter().find(|a| !a.starts_with('-')).unwrap_or(&"");
     Err(other(format!(
-        "{program} {}: {} ({})",
-        args.join(" "),
+        "{program} {what}: {} ({})",
         first.unwrap_or("no message"),
         out.status
     )))
@@ -295,6 +295,22 @@ fn git_act(
     ack(4)
 }
 
+/// What `.git/HEAD` holds when git does not take the folder for a repository (the file git
+/// checks first): `; .git/HEAD: N bytes, all zero`, or nothing when it is a valid HEAD.
+fn head_shape(dir: &Path) -> String {
+    match std::fs::read(dir.join(".git/HEAD")) {
+        Err(e) => format!("; .git/HEAD: {e}"),
+        Ok(b) if b.starts_with(b"ref: refs/") => String::new(),
+        Ok(b) if b.is_empty() => "; .git/HEAD: 0 bytes".into(),
+        Ok(b) if b.iter().all(|x| *x == 0) => format!("; .git/HEAD: {} bytes, all zero", b.len()),
+        Ok(b) => format!(
+            "; .git/HEAD: {} bytes: {:?}",
+            b.len(),
+            String::from_utf8_lossy(&b[..b.len().min(40)])
+        ),
+    }
+}
+
 /// `git fsck --full`, HEAD, then the acknowledged commits and checkout (module doc).
 pub fn git_check(dir: &Path, acked: &[u32]) -> AppVerdict {
     let last = acked.iter().copied().max().unwrap_or(0);
@@ -307,7 +323,7 @@ pub fn git_check(dir: &Path, acked: &[u32]) -> AppVerdict {
         return AppVerdict::Lost("no .git: the repository `git init` made is gone".into());
     }
     if let Err(e) = git(&["fsck", "--full", "--no-progress"]) {
-        return AppVerdict::Corrupt(e.to_string());
+        return AppVerdict::Corrupt(format!("{e}{}", head_shape(dir)));
     }
     if last < 2 {
         return AppVerdict::Holds;
@@ -406,5 +422,12 @@ mod tests {
         let v = git_check(&repo, &[1]);
         assert!(matches!(&v, AppVerdict::Corrupt(m) if m.contains("fsck")), "{v:?}");
         assert_eq!(git_check(&repo, &[]), AppVerdict::Holds, "nothing acknowledged");
+        // HEAD's data lost, its size kept: what a crash leaves when metadata goes first.
+        std::fs::write(repo.join(".git/HEAD"), [0u8; 23]).unwrap();
+        let v = git_check(&repo, &[1]);
+        assert!(
+            matches!(&v, AppVerdict::Corrupt(m) if m.contains("HEAD: 23 bytes, all zero")),
+            "{v:?}"
+        );
     }
 }
