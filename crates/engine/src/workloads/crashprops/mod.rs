@@ -740,5 +740,27 @@ mod tests {
         assert!(zero.validate().is_err());
         assert!(CrashPropsSpec::default().validate().is_ok());
         assert_eq!(CrashPropsSpec::default().phases().len(), probes::TABLE.len());
+        let bad_app = CrashPropsSpec {
+            apps: vec!["leveldb".into()],
+            ..Default::default()
+        };
+        assert!(bad_app.validate().unwrap_err().0.contains("sqlite-wal"));
+        let apps_only = CrashPropsSpec {
+            apps: vec!["git".into(), "sqlite-wal".into()],
+            ..Default::default()
+        };
+        assert_eq!(
+            apps_only.phases(),
+            vec!["sqlite-wal", "git"],
+            "no probe, the table's order"
+        );
+        assert!(apps_only
+            .describe()
+            .starts_with("crashprops: applications git, sqlite-wal,"));
+        let both = CrashPropsSpec {
+            probes: vec!["atomic-rename".into()],
+            ..apps_only
+        };
+        assert_eq!(both.phases(), vec!["atomic-rename", "sqlite-wal", "git"]);
     }
 }
