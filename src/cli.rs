@@ -118,6 +118,13 @@ Exit codes: 0 every session completed; 1 a session's repeats failed as `run` cou
         #[arg(long, value_name = "URL")]
         to: String,
     },
+    /// Run a program under strace and write a portable trace of its file-system calls under
+    /// --root (paths, sizes, offsets, results and times; never file contents), to replay with a
+    /// `kind = "replay"` workload on any filesystem (doc/replay.md).
+    #[command(
+        after_help = "Exit codes: 0 traced and written; 1 the program failed (the trace is written anyway) or the trace could not be written; 2 usage error: the command or strace not found, --root not a directory."
+    )]
+    Record(RecordArgs),
     /// Print a shell completion script: `fsbench completions bash > /etc/bash_completion.d/fsbench`.
     Completions {
         /// The shell.
@@ -589,4 +596,24 @@ mod tests {
         }
         assert!(cmd.try_get_matches_from(["t", "--format", "Table"]).is_err());
     }
+}
+
+/// `fsbench record`'s options.
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// The directory whose calls are recorded, and whose tree is captured before the program
+    /// runs (default: the working directory). Calls outside it are counted, not recorded.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Where the trace is written.
+    #[arg(short = 'o', long = "output", value_name = "TRACE", default_value = "fsbench.trace")]
+    pub output: PathBuf,
+    /// Replace every path component by a hash (the tree's shape and the name equalities are
+    /// kept; the names, and their lengths, are not), and the command's arguments too (its
+    /// program's name is kept).
+    #[arg(long)]
+    pub hash_names: bool,
+    /// The program and its arguments, after `--`.
+    #[arg(required = true, last = true, value_name = "CMD")]
+    pub command: Vec<String>,
 }

@@ -13,7 +13,7 @@
 //! parses, calls [`app::run`] and maps errors to exit codes.
 
 pub use fsbench_comm as comm;
-pub use fsbench_content::{datasets, parsers};
+pub use fsbench_content::{datasets, parsers, trace};
 pub use fsbench_core::{choice, fstype, host, metric, policy, progress, signal, stats, sysinfo, undo, units};
 pub use fsbench_engine as engine;
 pub use fsbench_history as history;

@@ -68,6 +68,9 @@
 //!   measurement's cost from the first; Ctrl-C after two sessions; bad input exits 2.
 //! - `memory`: `--memory` cgroups (a limited read reads the disk; removal after Ctrl-C and
 //!   SIGKILL) and the `--precision`/`--budget` stopping rule adding rounds within its budget.
+//! - `replay`: `fsbench record` of tar, git checkout and a threaded C program, replayed on the
+//!   recording's filesystem and on loop ext4, xfs and btrfs with no divergent call; a removed
+//!   cross-thread dependency caught by the fidelity check; bad input exits 2.
 
 #[path = "integration/util.rs"]
 mod util;
@@ -182,3 +185,6 @@ mod steps;
 mod layers;
 #[path = "integration/openloop.rs"]
 mod openloop;
+
+#[path = "integration/replay.rs"]
+mod replay;

@@ -2,7 +2,7 @@
 //! [`crate::run::Runner`] (with the terminal observer) followed by the same report code
 //! `fsbench report` uses, reading back what was just stored; `plan` to [`crate::run::plan_view`];
 //! `report` and `compare` to the report code; `verify` ([`verify`]), `list` and `dataset`
-//! ([`list`]), `doctor` and `cleanup` ([`machine`]), `noise` ([`noise`]: A/A sessions through
+//! ([`list`]), `doctor` and `cleanup` ([`machine`]), `record` ([`record`]), `noise` ([`noise`]: A/A sessions through
 //! [`crate::run::aa`]) to their handlers in this folder; `history`,
 //! `push`, completions and man pages to their modules.
 //!
@@ -13,6 +13,7 @@ mod list;
 mod machine;
 mod noise;
 mod push;
+mod record;
 pub mod shell;
 mod verify;
 
@@ -114,6 +115,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::Verify(a) => verify::cmd_verify(&cli.db, &a),
+        Command::Record(a) => record::cmd_record(&a),
     }
 }
 

@@ -90,18 +90,10 @@ pub fn sizes_from(rates: &[(String, String, f64)], memory_mib: u64) -> Calibrati
             "bonnie-io file {table_mib} MiB (the table's): the calibration timed no block phase"
         )),
     }
-    let file_phases = [
-        "seq_create",
-        "seq_stat",
-        "seq_delete",
-        "rand_create",
-        "rand_stat",
-        "rand_delete",
-    ];
     let most = u32::try_from(memory_mib.saturating_mul(FILES_PER_MIB) / 1024 * 1024)
         .unwrap_or(u32::MAX)
         .max(MIN_FILES);
-    match fastest(rates, &file_phases) {
+    match fastest(rates, &crate::engine::workloads::bonnie::FILE_PHASES) {
         Some((rate, phase, variant)) => {
             let want = rate * FILES_TARGET_S;
             let n = ((want / 1024.0).ceil().max(0.0) as u64 * 1024).min(u64::from(u32::MAX)) as u32;

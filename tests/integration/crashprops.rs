@@ -10,6 +10,7 @@
 use crate::powercut::{assert_powercut_left_nothing, cell, notes, pending_steps};
 use crate::require_privileged;
 use crate::util::{fsbench, mounts_under, report_json, scratch, spawn_run, text, write_suite, SuiteRun};
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 const PROBES: &str = r#"probes = ["atomic-block-append", "atomic-multiblock-append", "order-append-rename"]"#;
@@ -81,23 +82,30 @@ fn ignoring_the_flushes_turns_properties_that_hold_on_ext4_data_journal_into_fai
     assert_powercut_left_nothing(dir.path(), &run.scratch);
 }
 
-#[test]
-fn a_sigkill_while_a_crash_state_is_mounted_is_undone_by_cleanup() {
-    require_privileged!();
-    let dir = scratch();
+/// Starts a long crashprops run (suite `name`, ext4) in `dir` and waits until it has a crash
+/// state mounted; its scratch folder and the running child.
+fn run_until_a_crash_state_is_mounted(dir: &Path, name: &str) -> (PathBuf, std::process::Child) {
     let suite = write_suite(
-        dir.path(),
-        "kill.toml",
-        "[suite]\nname = \"cpkill\"\ndescription = \"integration test\"\n[run]\nrepeats = 1\nwarmup = 0\ndrop_caches = false\n[[fs]]\ntype = \"ext4\"\n[[workload]]\nkind = \"crashprops\"\nmax_states = 500\nexhaustive = 4096\n",
+        dir,
+        &format!("{name}.toml"),
+        &format!("[suite]\nname = \"{name}\"\ndescription = \"integration test\"\n[run]\nrepeats = 1\nwarmup = 0\ndrop_caches = false\n[[fs]]\ntype = \"ext4\"\n[[workload]]\nkind = \"crashprops\"\nmax_states = 500\nexhaustive = 4096\n"),
     );
-    let sc = dir.path().join("scratch");
-    let mut child = spawn_run(&dir.path().join("r.db"), &suite, &sc, &[]);
+    let sc = dir.join("scratch");
+    let mut child = spawn_run(&dir.join("r.db"), &suite, &sc, &[]);
     let t0 = Instant::now();
     while !mounts_under(&sc).iter().any(|l| l.contains("mnt-crashprops-state ")) {
         assert!(t0.elapsed() < Duration::from_secs(120), "no crash state was mounted");
         assert!(child.try_wait().unwrap().is_none(), "the run ended first");
         std::thread::sleep(Duration::from_millis(5));
     }
+    (sc, child)
+}
+
+#[test]
+fn a_sigkill_while_a_crash_state_is_mounted_is_undone_by_cleanup() {
+    require_privileged!();
+    let dir = scratch();
+    let (sc, mut child) = run_until_a_crash_state_is_mounted(dir.path(), "cpkill");
     child.kill().unwrap();
     child.wait().unwrap();
     let pending = pending_steps(&sc);
@@ -120,19 +128,7 @@ fn a_sigkill_while_a_crash_state_is_mounted_is_undone_by_cleanup() {
 fn ctrl_c_while_a_crash_state_is_mounted_leaves_nothing() {
     require_privileged!();
     let dir = scratch();
-    let suite = write_suite(
-        dir.path(),
-        "int.toml",
-        "[suite]\nname = \"cpint\"\ndescription = \"integration test\"\n[run]\nrepeats = 1\nwarmup = 0\ndrop_caches = false\n[[fs]]\ntype = \"ext4\"\n[[workload]]\nkind = \"crashprops\"\nmax_states = 500\nexhaustive = 4096\n",
-    );
-    let sc = dir.path().join("scratch");
-    let mut child = spawn_run(&dir.path().join("r.db"), &suite, &sc, &[]);
-    let t0 = Instant::now();
-    while !mounts_under(&sc).iter().any(|l| l.contains("mnt-crashprops-state ")) {
-        assert!(t0.elapsed() < Duration::from_secs(120), "no crash state was mounted");
-        assert!(child.try_wait().unwrap().is_none(), "the run ended first");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let (sc, mut child) = run_until_a_crash_state_is_mounted(dir.path(), "cpint");
     let pid = rustix::process::Pid::from_child(&child);
     rustix::process::kill_process(pid, rustix::process::Signal::Int).unwrap();
     assert_eq!(child.wait().unwrap().code(), Some(130));

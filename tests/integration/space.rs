@@ -298,6 +298,13 @@ fn every_preset_plans_images_that_hold_its_bytes_and_inodes_at_two_scales() {
             let stdout = String::from_utf8_lossy(&out.stdout);
             let runnable = stdout.lines().filter(|l| l.contains("phases:")).count();
             let basis = stdout.lines().filter(|l| l.contains("space: bytes ")).count();
+            // The replay preset's traces are recorded on the machine (scripts/record-traces.sh),
+            // and its cases are unavailable until they are: then nothing is planned, and its
+            // space is checked by tests/integration/replay.rs on traces the test records.
+            let unrecorded = stdout.lines().filter(|l| l.contains("UNAVAILABLE: trace ")).count();
+            if runnable == 0 && unrecorded > 0 && preset == "replay" {
+                continue;
+            }
             assert!(runnable > 0 && basis == runnable, "{preset} ×{scale}:\n{stdout}");
         }
     }

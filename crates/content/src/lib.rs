@@ -1,4 +1,5 @@
-//! fsbench-content: the content layer: dataset generators and the parsers of the real tools' output.
+//! fsbench-content: the content layer: dataset generators, the parsers of the real tools' output,
+//! and the portable trace of a program's file-system calls (`trace`).
 //!
 //! Its place among the crates: doc/architecture.md.
 
@@ -14,3 +15,4 @@ use fsbench_core::units;
 
 pub mod datasets;
 pub mod parsers;
+pub mod trace;

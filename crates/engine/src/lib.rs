@@ -21,6 +21,7 @@ extern crate fsbench_core;
 // (doc/architecture.md), so a path reads `crate::units::Bytes` in every crate.
 use fsbench_content::datasets;
 use fsbench_content::parsers;
+use fsbench_content::trace;
 use fsbench_core::choice;
 use fsbench_core::fstype;
 use fsbench_core::host;
@@ -490,6 +491,9 @@ workload_kinds! {
     /// Build a read-only image (erofs, squashfs: the variant's compressor and cluster or block
     /// size) from a tree, then its cold read and seeded random file reads from the mount.
     Image(workloads::image::ImageSpec) = "image",
+    /// A program's file-system calls recorded by `fsbench record`, replayed with their
+    /// cross-thread order: replay time, calls per second, divergent results (doc/replay.md).
+    Replay(workloads::replay::ReplaySpec) = "replay",
 }
 
 #[cfg(test)]
@@ -510,7 +514,10 @@ mod kind_tests {
             assert!(text.starts_with(&format!("kind = \"{name}\"")), "{text}");
             let phases = k.workload().phases();
             assert!(!phases.is_empty(), "{name} lists no phases");
-            assert!(k.workload().validate().is_ok(), "{name}'s defaults are invalid");
+            // A replay's defaults name no trace: it is the one kind whose input the user must give.
+            if *name != "replay" {
+                assert!(k.workload().validate().is_ok(), "{name}'s defaults are invalid");
+            }
             assert!(
                 k.workload().describe().starts_with(name),
                 "{name}: {}",

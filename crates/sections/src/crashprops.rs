@@ -11,7 +11,7 @@
 //! without results is listed below the table with the reason, never dropped silently.
 
 use crate::engine::workloads::crashprops::{apps, metrics, probes, CrashPropsSpec, EXAMPLE_NOTE};
-use crate::report::block::{self, Block, Cell, Formats, Item, Table, Tone};
+use crate::report::block::{self, Block, Cell, Item, Table, Tone};
 use crate::report::{ReportModel, Section, WorkloadTable};
 use serde::Serialize;
 
@@ -295,6 +295,30 @@ impl Matrix {
         }
     }
 
+    /// The application table and its lines (nothing without applications); the columns
+    /// without results are listed here when there is no properties table to list them.
+    fn app_blocks(&self) -> Vec<Block> {
+        if self.applications.is_empty() {
+            return Vec::new();
+        }
+        let mut lines = self.app_lines();
+        if self.properties.is_empty() {
+            lines.extend(
+                self.without_results
+                    .iter()
+                    .map(|(v, why)| format!("{v}: no results ({why})")),
+            );
+        }
+        vec![
+            Block::paragraph(format!("Applications. {APPS_INTRO}")),
+            Block::Table(self.app_table()),
+            Block::List {
+                class: None,
+                items: lines.into_iter().map(Item::from).collect(),
+            },
+        ]
+    }
+
     fn app_lines(&self) -> Vec<String> {
         let mut out: Vec<String> = self
             .applications
@@ -415,42 +439,21 @@ fn cell(c: &PropertyCell) -> Cell {
 
 impl Section for CrashPropsSection {
     fn blocks(&self, model: &ReportModel) -> Vec<Block> {
-        let matrices = matrices(model);
-        if matrices.is_empty() {
-            return Vec::new();
-        }
-        let mut out = vec![
-            Block::paragraph(format!("Crash-consistency properties. {INTRO}")).only(Formats::TEXT),
-            Block::heading(2, "Crash-consistency properties").only(Formats::PAGES),
-            Block::paragraph(INTRO).only(Formats::PAGES),
-        ];
-        for m in &matrices {
-            out.push(Block::heading(3, format!("{}: {}", m.workload, m.how)));
-            if !m.properties.is_empty() {
-                out.push(Block::Table(m.table()));
-                out.push(Block::List {
-                    class: None,
-                    items: m.lines_below().into_iter().map(Item::from).collect(),
-                });
-            }
-            if !m.applications.is_empty() {
-                out.push(Block::paragraph(format!("Applications. {APPS_INTRO}")));
-                out.push(Block::Table(m.app_table()));
-                let mut lines = m.app_lines();
-                if m.properties.is_empty() {
-                    lines.extend(
-                        m.without_results
-                            .iter()
-                            .map(|(v, why)| format!("{v}: no results ({why})")),
-                    );
-                }
-                out.push(Block::List {
-                    class: None,
-                    items: lines.into_iter().map(Item::from).collect(),
-                });
-            }
-        }
-        out
+        let matrices = matrices(model)
+            .iter()
+            .map(|m| crate::MatrixBlocks {
+                workload: m.workload.clone(),
+                how: m.how.clone(),
+                table: (!m.properties.is_empty()).then(|| m.table()),
+                below: if m.properties.is_empty() {
+                    Vec::new()
+                } else {
+                    m.lines_below()
+                },
+                more: m.app_blocks(),
+            })
+            .collect();
+        crate::matrix_section("Crash-consistency properties", INTRO, matrices)
     }
 
     fn text(&self, model: &ReportModel) -> String {

@@ -31,7 +31,7 @@ use crate::engine::workloads::durability::primitives::{self, Control, Promise};
 use crate::engine::workloads::durability::promises::{self, Claim, Documented, PROMISES};
 use crate::engine::workloads::durability::{DurabilitySpec, PHASE_FSYNC_EIO};
 use crate::engine::workloads::powercut::Method;
-use crate::report::block::{self, Block, Formats, Item, Table, Tone};
+use crate::report::block::{self, Block, Table, Tone};
 use crate::report::{ReportModel, Section, WorkloadTable};
 use crate::stats::rate::{wilson, Z95};
 use serde::{Deserialize, Serialize};
@@ -914,24 +914,17 @@ impl Matrix {
 
 impl Section for DurabilitySection {
     fn blocks(&self, model: &ReportModel) -> Vec<Block> {
-        let matrices = matrices(model);
-        if matrices.is_empty() {
-            return Vec::new();
-        }
-        let mut out = vec![
-            Block::paragraph(format!("Durability matrix. {INTRO}")).only(Formats::TEXT),
-            Block::heading(2, "Durability matrix").only(Formats::PAGES),
-            Block::paragraph(INTRO).only(Formats::PAGES),
-        ];
-        for m in &matrices {
-            out.push(Block::heading(3, format!("{}: {}", m.workload, m.how)));
-            out.push(Block::Table(m.table()));
-            out.push(Block::List {
-                class: None,
-                items: m.lines_below().into_iter().map(Item::from).collect(),
-            });
-        }
-        out
+        let matrices = matrices(model)
+            .iter()
+            .map(|m| crate::MatrixBlocks {
+                workload: m.workload.clone(),
+                how: m.how.clone(),
+                table: Some(m.table()),
+                below: m.lines_below(),
+                more: Vec::new(),
+            })
+            .collect();
+        crate::matrix_section("Durability matrix", INTRO, matrices)
     }
 
     fn text(&self, model: &ReportModel) -> String {

@@ -23,6 +23,50 @@ pub mod durability;
 pub mod powercut;
 pub mod repair;
 
+/// One matrix of a matrix section (durability, crash-consistency properties): the workload it
+/// comes from, how it was made, its table and the lines printed under it.
+pub(crate) struct MatrixBlocks {
+    /// The workload's name (the heading's first part).
+    pub workload: String,
+    /// How the matrix was made (the heading's second part).
+    pub how: String,
+    /// The matrix (none when the workload has only other tables, in `more`).
+    pub table: Option<report::block::Table>,
+    /// The lines under the table (notes, examples, warnings).
+    pub below: Vec<String>,
+    /// Blocks after them (crash consistency: the application table).
+    pub more: Vec<report::block::Block>,
+}
+
+/// The blocks of a matrix section titled `title`: one paragraph (`intro`) in the terminal, a
+/// heading and the paragraph in the pages, then per matrix a heading, its table and its lines.
+/// Nothing when there are no matrices.
+pub(crate) fn matrix_section(title: &str, intro: &str, matrices: Vec<MatrixBlocks>) -> Vec<report::block::Block> {
+    use report::block::{Block, Formats, Item};
+    if matrices.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![
+        Block::paragraph(format!("{title}. {intro}")).only(Formats::TEXT),
+        Block::heading(2, title).only(Formats::PAGES),
+        Block::paragraph(intro).only(Formats::PAGES),
+    ];
+    for m in matrices {
+        out.push(Block::heading(3, format!("{}: {}", m.workload, m.how)));
+        if let Some(t) = m.table {
+            out.push(Block::Table(t));
+        }
+        if !m.below.is_empty() {
+            out.push(Block::List {
+                class: None,
+                items: m.below.into_iter().map(Item::from).collect(),
+            });
+        }
+        out.extend(m.more);
+    }
+    out
+}
+
 /// This crate's sections, in the order a report shows them.
 pub fn all() -> [&'static dyn report::Section; 5] {
     [

@@ -16,6 +16,8 @@
 //! - [`sysbench_fileio`]: `sysbench fileio run`'s report (rates, bandwidth, latency).
 //! - [`dbench`]: dbench 4's throughput and per-operation latency table.
 //! - [`postmark`]: PostMark 1.51's verbose report (transaction and file rates, bandwidth).
+//! - [`strace`]: strace 6.x `-f -ttt -T -y` output, the system calls `fsbench record` turns into a
+//!   trace ([`crate::trace`]).
 //! - [`mkfs_params`]: a filesystem's creation parameters read back (`dumpe2fs -h`, `xfs_info`,
 //!   `btrfs inspect-internal dump-super`, `zfs get`), and the mkfs options that ask for them.
 
@@ -25,6 +27,7 @@ pub mod fio;
 pub mod mkfs_params;
 pub mod pgbench;
 pub mod postmark;
+pub mod strace;
 pub mod sysbench;
 pub mod sysbench_fileio;
 

@@ -160,7 +160,7 @@ const POLICY: Policy = Policy::new().latency(LatencySet::Core).short(Short::Each
 /// The small-file phases, whose operations are short (about 1 µs on tmpfs): their latencies
 /// are sampled ([`Sampling::Auto`]: every operation stays timed where one takes long enough
 /// for the clock not to matter).
-const FILE_PHASES: [&str; 6] = [SEQ_CREATE, SEQ_STAT, SEQ_DELETE, RAND_CREATE, RAND_STAT, RAND_DELETE];
+pub const FILE_PHASES: [&str; 6] = [SEQ_CREATE, SEQ_STAT, SEQ_DELETE, RAND_CREATE, RAND_STAT, RAND_DELETE];
 /// Errors of a full filesystem say what to change.
 const ERR: ErrHint = ErrHint("lower file_size, files or file_max_size, or use a larger target");
 /// Largest accepted `chunk_size`.

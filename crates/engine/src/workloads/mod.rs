@@ -98,6 +98,7 @@ pub mod oltp;
 pub mod postmark;
 pub mod powercut;
 pub mod repair_scaling;
+pub mod replay;
 pub mod scan;
 pub mod sysbench_fileio;
 pub mod tool;

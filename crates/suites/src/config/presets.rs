@@ -30,6 +30,7 @@ pub(crate) const PRESETS: &[(&str, &str)] = &[
         "crash-consistency",
         include_str!("../../../../presets/crash-consistency.toml"),
     ),
+    ("replay", include_str!("../../../../presets/replay.toml")),
 ];
 
 #[cfg(test)]

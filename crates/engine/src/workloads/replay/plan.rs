@@ -1,0 +1,421 @@
+//! A trace compiled for replay, before anything is timed: every path as a `CString`, every
+//! call as an [`Op`] of its thread with the flags, lengths and expected outcome decoded, and
+//! the cross-thread dependencies (see [`super`]) as a flat list each op indexes.
+//!
+//! Dependencies (resource-oriented ordering, after ARTC, SOSP '13): the resources of a call
+//! are the paths it names, the parent directory of a path it creates, removes or renames, and
+//! the handles it uses. Calls on one resource keep their recorded order: a call waits for the
+//! latest call of every other thread that touched one of its resources and came before it.
+//! The order is that of completion (start + duration), except where calls of two threads
+//! overlapped in time: then a lookup's recorded result says whether it saw the path before or
+//! after the other thread's change (a stat that started before another thread's rename and
+//! found the renamed file came after it, a real case in the threads fixture; one that overlapped
+//! the rename and got ENOENT came before it, a real case of a recording made here). A lookup
+//! (open without `O_CREAT`, stat, access) also waits for the latest change of its path's
+//! parent, without becoming one. Within a thread, completion order is program order; every wait
+//! points to an earlier completion, so the order is acyclic and no replay can deadlock.
+
+use crate::trace::tree::stays_under;
+use crate::trace::{Call, Kind, Trace};
+use std::collections::HashMap;
+use std::ffi::CString;
+
+/// "None" in a `u32` index field.
+pub const NONE: u32 = u32::MAX;
+/// An error name this build does not know: any error matches it.
+pub const ANY_ERROR: i32 = -2;
+
+/// What the recorded call returned.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Expect {
+    /// Success with this value (bytes, a position, 0).
+    Ok(i64),
+    /// This errno ([`ANY_ERROR`] for a name this build does not know).
+    Err(i32),
+    /// The trace does not say (a call still running when the trace ended).
+    Unknown,
+}
+
+/// One call, ready to issue.
+#[derive(Clone, Debug)]
+pub struct Op {
+    /// What it is.
+    pub kind: Kind,
+    /// Index into [`Plan::paths`], or [`NONE`].
+    pub path: u32,
+    /// A rename's target, or [`NONE`].
+    pub path2: u32,
+    /// Handle used or opened, or [`NONE`].
+    pub handle: u32,
+    /// copy_file_range's destination handle, or [`NONE`].
+    pub handle2: u32,
+    /// open flags; lseek whence; fallocate mode; access mode; `AT_SYMLINK_NOFOLLOW` for stat.
+    pub flags: i32,
+    /// Mode of a create or mkdir.
+    pub mode: u32,
+    /// Offset, bytes.
+    pub offset: i64,
+    /// Length, bytes (capped at the buffer's size).
+    pub len: u64,
+    /// For a close: whether it closes the handle (its last descriptor).
+    pub last: bool,
+    /// The access(2) form of a stat-family call.
+    pub access: bool,
+    /// The recorded outcome.
+    pub expect: Expect,
+    /// Recorded time between the end of the thread's previous call (or the trace's start) and
+    /// this call's start, less the tracer's cost of the untraced calls in between and of the two
+    /// stops around it (`(untraced + 1) × overhead_s`), ns; at least 0.
+    pub gap_ns: u64,
+    /// This op's dependencies: `Plan::deps[deps.0 .. deps.0 + deps.1]`.
+    pub deps: (u32, u32),
+    /// Index of the recorded call in the trace.
+    pub call: u32,
+}
+
+impl Op {
+    /// Whether the replay issues a system call for this op: not for mmap and msync, nor for a
+    /// close of a handle's non-last descriptor.
+    pub fn issues(&self) -> bool {
+        self.kind.replayed() && (self.kind != Kind::Close || self.last)
+    }
+}
+
+/// The compiled trace.
+pub struct Plan {
+    /// Every path, relative to the replay's root (`.` for the root).
+    pub paths: Vec<CString>,
+    /// Each thread's ops in program order.
+    pub threads: Vec<Vec<Op>>,
+    /// `(thread, op index)`: wait until that thread has finished that op.
+    pub deps: Vec<(u32, u32)>,
+    /// Handles in the trace.
+    pub handles: usize,
+    /// Largest read or write, bytes (the size of each thread's buffer).
+    pub buffer: usize,
+}
+
+/// Largest single read or write replayed, bytes; longer ones are cut (and diverge).
+pub const MAX_IO: u64 = 64 << 20;
+
+/// The errno of a name (`ENOENT`), or [`ANY_ERROR`].
+pub fn errno_of(name: &str) -> i32 {
+    const TABLE: &[(&str, i32)] = &[
+        ("EPERM", libc::EPERM),
+        ("ENOENT", libc::ENOENT),
+        ("EINTR", libc::EINTR),
+        ("EIO", libc::EIO),
+        ("ENXIO", libc::ENXIO),
+        ("EBADF", libc::EBADF),
+        ("EAGAIN", libc::EAGAIN),
+        ("EACCES", libc::EACCES),
+        ("EFAULT", libc::EFAULT),
+        ("EBUSY", libc::EBUSY),
+        ("EEXIST", libc::EEXIST),
+        ("EXDEV", libc::EXDEV),
+        ("ENOTDIR", libc::ENOTDIR),
+        ("EISDIR", libc::EISDIR),
+        ("EINVAL", libc::EINVAL),
+        ("ENFILE", libc::ENFILE),
+        ("EMFILE", libc::EMFILE),
+        ("ENOTTY", libc::ENOTTY),
+        ("ETXTBSY", libc::ETXTBSY),
+        ("EFBIG", libc::EFBIG),
+        ("ENOSPC", libc::ENOSPC),
+        ("ESPIPE", libc::ESPIPE),
+        ("EROFS", libc::EROFS),
+        ("ERANGE", libc::ERANGE),
+        ("ENAMETOOLONG", libc::ENAMETOOLONG),
+        ("ENOSYS", libc::ENOSYS),
+        ("ENOTEMPTY", libc::ENOTEMPTY),
+        ("ELOOP", libc::ELOOP),
+        ("ENODATA", libc::ENODATA),
+        ("EOPNOTSUPP", libc::EOPNOTSUPP),
+        ("EDQUOT", libc::EDQUOT),
+        ("ESTALE", libc::ESTALE),
+    ];
+    TABLE.iter().find(|(n, _)| *n == name).map_or(ANY_ERROR, |(_, e)| *e)
+}
+
+/// `O_…|O_…` as open flags; unknown names are left out.
+pub fn open_flags(s: &str) -> i32 {
+    const TABLE: &[(&str, i32)] = &[
+        ("O_RDONLY", libc::O_RDONLY),
+        ("O_WRONLY", libc::O_WRONLY),
+        ("O_RDWR", libc::O_RDWR),
+        ("O_CREAT", libc::O_CREAT),
+        ("O_EXCL", libc::O_EXCL),
+        ("O_TRUNC", libc::O_TRUNC),
+        ("O_APPEND", libc::O_APPEND),
+        ("O_DIRECTORY", libc::O_DIRECTORY),
+        ("O_NOFOLLOW", libc::O_NOFOLLOW),
+        ("O_SYNC", libc::O_SYNC),
+        ("O_DSYNC", libc::O_DSYNC),
+        ("O_DIRECT", libc::O_DIRECT),
+        ("O_PATH", libc::O_PATH),
+        ("O_TMPFILE", libc::O_TMPFILE),
+        ("O_NOATIME", libc::O_NOATIME),
+        ("O_NONBLOCK", libc::O_NONBLOCK),
+    ];
+    s.split('|')
+        .filter_map(|f| TABLE.iter().find(|(n, _)| *n == f.trim()))
+        .fold(libc::O_CLOEXEC, |acc, (_, v)| acc | v)
+}
+
+/// `R_OK|W_OK` as access(2)'s mode.
+fn access_mode(s: &str) -> i32 {
+    s.split('|').fold(libc::F_OK, |acc, f| {
+        acc | match f.trim() {
+            "R_OK" => libc::R_OK,
+            "W_OK" => libc::W_OK,
+            "X_OK" => libc::X_OK,
+            _ => 0,
+        }
+    })
+}
+
+/// fallocate's mode as strace prints it (`0`, `FALLOC_FL_KEEP_SIZE|FALLOC_FL_PUNCH_HOLE`).
+fn fallocate_mode(s: &str) -> i32 {
+    if let Some(v) = crate::parsers::strace::int_arg(s) {
+        return v as i32;
+    }
+    s.split('|').fold(0, |acc, f| {
+        acc | match f.trim() {
+            "FALLOC_FL_KEEP_SIZE" => libc::FALLOC_FL_KEEP_SIZE,
+            "FALLOC_FL_PUNCH_HOLE" => libc::FALLOC_FL_PUNCH_HOLE,
+            "FALLOC_FL_ZERO_RANGE" => libc::FALLOC_FL_ZERO_RANGE,
+            "FALLOC_FL_COLLAPSE_RANGE" => libc::FALLOC_FL_COLLAPSE_RANGE,
+            "FALLOC_FL_INSERT_RANGE" => libc::FALLOC_FL_INSERT_RANGE,
+            _ => 0,
+        }
+    })
+}
+
+/// The parent of a relative path (`.` for a top-level name).
+fn parent(p: &str) -> &str {
+    p.rsplit_once('/').map_or(".", |(d, _)| d)
+}
+
+/// A resource of the ordering: a path or a handle.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum Res {
+    Path(u32),
+    Handle(u32),
+}
+
+/// The target a replayed symbolic link gets in place of one that would leave the root.
+pub const OUTSIDE: &str = "fsbench-replay-outside-root";
+
+/// The order key of each call (see the module documentation): its completion time, moved
+/// where an overlapping change of its path from another thread and its recorded result say
+/// it came before or after that change, then never before its thread's previous call.
+fn linearize(calls: &[Call]) -> Vec<f64> {
+    let end = |c: &Call| c.start_s + c.dur_s;
+    let mut key: Vec<f64> = calls.iter().map(end).collect();
+    // Successful changes per path: (call, whether it makes the path exist).
+    let mut changes: HashMap<&str, Vec<(usize, bool)>> = HashMap::new();
+    for (i, c) in calls.iter().enumerate().filter(|(_, c)| c.errno.is_none()) {
+        let (p, p2) = (c.path.as_deref(), c.path2.as_deref());
+        let made: &[(Option<&str>, bool)] = match c.kind {
+            Kind::Open if c.flags.contains("O_CREAT") => &[(p, true)],
+            Kind::Mkdir | Kind::Symlink => &[(p, true)],
+            Kind::Link => &[(p2, true)],
+            Kind::Rename => &[(p, false), (p2, true)],
+            Kind::Unlink | Kind::Rmdir => &[(p, false)],
+            _ => &[],
+        };
+        for (path, makes) in made {
+            if let Some(path) = path {
+                changes.entry(path).or_default().push((i, *makes));
+            }
+        }
+    }
+    for (i, l) in calls.iter().enumerate() {
+        let lookup = l.kind == Kind::Stat || (l.kind == Kind::Open && !l.flags.contains("O_CREAT"));
+        let (found, absent) = (l.errno.is_none(), l.errno.as_deref() == Some("ENOENT"));
+        let Some(p) = l.path.as_deref().filter(|_| lookup && (found || absent)) else {
+            continue;
+        };
+        for &(ci, makes) in changes.get(p).into_iter().flatten() {
+            let c = &calls[ci];
+            if c.tid == l.tid || !(l.start_s < end(c) && c.start_s < end(l)) {
+                continue;
+            }
+            if absent == makes {
+                // The lookup saw the path as it was before the change.
+                key[i] = key[i].min(end(c) - 1e-9);
+            } else {
+                key[ci] = key[ci].min(end(l) - 1e-9);
+            }
+        }
+    }
+    let mut prev: HashMap<u32, f64> = HashMap::new();
+    for (i, c) in calls.iter().enumerate() {
+        let p = prev.entry(c.tid).or_insert(f64::MIN);
+        key[i] = key[i].max(*p);
+        *p = key[i];
+    }
+    key
+}
+
+/// Builds the [`Plan`] of `trace`.
+pub fn compile(trace: &Trace) -> Plan {
+    let mut paths: Vec<CString> = Vec::new();
+    let mut index: HashMap<String, u32> = HashMap::new();
+    let mut intern = |p: &str| -> u32 {
+        if let Some(i) = index.get(p) {
+            return *i;
+        }
+        let i = paths.len() as u32;
+        paths.push(CString::new(p.replace('\0', "")).unwrap_or_default());
+        index.insert(p.to_string(), i);
+        i
+    };
+    let mut tids: HashMap<u32, u32> = HashMap::new();
+    let mut threads: Vec<Vec<Op>> = Vec::new();
+    let mut ends: Vec<f64> = Vec::new();
+    let mut deps: Vec<(u32, u32)> = Vec::new();
+    let mut last: HashMap<Res, (u32, u32)> = HashMap::new();
+    let mut handles = 0usize;
+    let mut buffer = 0u64;
+    let key = linearize(&trace.calls);
+    let mut order: Vec<usize> = (0..trace.calls.len()).collect();
+    order.sort_by(|&a, &b| key[a].total_cmp(&key[b]).then(a.cmp(&b)));
+    for ci in order {
+        let c = &trace.calls[ci];
+        let t = *tids.entry(c.tid).or_insert_with(|| {
+            threads.push(Vec::new());
+            ends.push(0.0);
+            (threads.len() - 1) as u32
+        });
+        let seq = threads[t as usize].len() as u32;
+        let path = c.path.as_deref().map_or(NONE, &mut intern);
+        let path2 = c.path2.as_deref().map_or(NONE, &mut intern);
+        let (touch, look) = resources(c, path, path2, &mut intern);
+        let start = deps.len() as u32;
+        let mut wait: HashMap<u32, u32> = HashMap::new();
+        for r in touch.iter().chain(&look) {
+            if let Some(&(ot, os)) = last.get(r) {
+                if ot != t {
+                    let w = wait.entry(ot).or_insert(os);
+                    *w = (*w).max(os);
+                }
+            }
+        }
+        let mut w: Vec<(u32, u32)> = wait.into_iter().collect();
+        w.sort_unstable();
+        deps.extend(w);
+        for r in touch {
+            last.insert(r, (t, seq));
+        }
+        let mut op = op_of(c);
+        op.call = ci as u32;
+        (op.path, op.path2) = (path, path2);
+        if c.kind == Kind::Symlink {
+            let target = c.target.as_deref().unwrap_or("");
+            let safe = c
+                .path
+                .as_deref()
+                .is_some_and(|p| stays_under(p, std::path::Path::new(target)));
+            op.path2 = intern(if safe && !target.is_empty() { target } else { OUTSIDE });
+        }
+        op.deps = (start, deps.len() as u32 - start);
+        let prev_end = ends[t as usize];
+        let tracer = f64::from(c.untraced + 1) * trace.header.overhead_s.unwrap_or(0.0);
+        op.gap_ns = ((c.start_s - prev_end - tracer).max(0.0) * 1e9) as u64;
+        ends[t as usize] = c.start_s + c.dur_s;
+        if c.kind == Kind::Open && c.errno.is_none() {
+            handles = handles.max(op.handle as usize + 1);
+        }
+        if matches!(
+            c.kind,
+            Kind::Read | Kind::Pread | Kind::Write | Kind::Pwrite | Kind::Getdents
+        ) {
+            buffer = buffer.max(op.len);
+        }
+        threads[t as usize].push(op);
+    }
+    Plan {
+        paths,
+        threads,
+        deps,
+        handles,
+        buffer: buffer.max(4096) as usize,
+    }
+}
+
+/// The resources `c` changes (`touch`) and those it only looks up (`look`).
+fn resources(c: &Call, path: u32, path2: u32, intern: &mut impl FnMut(&str) -> u32) -> (Vec<Res>, Vec<Res>) {
+    let mut touch = Vec::new();
+    let mut look = Vec::new();
+    let creates = c.kind == Kind::Open && c.flags.contains("O_CREAT");
+    let changes_names = creates
+        || matches!(
+            c.kind,
+            Kind::Mkdir | Kind::Rmdir | Kind::Unlink | Kind::Rename | Kind::Symlink | Kind::Link
+        );
+    for (i, p) in [(path, &c.path), (path2, &c.path2)] {
+        let Some(p) = p else { continue };
+        touch.push(Res::Path(i));
+        let dir = Res::Path(intern(parent(p)));
+        if changes_names {
+            touch.push(dir);
+        } else {
+            look.push(dir);
+        }
+    }
+    for h in [c.handle, c.handle2].into_iter().flatten() {
+        touch.push(Res::Handle(h));
+    }
+    (touch, look)
+}
+
+/// The op of `c` without its paths, dependencies and gap.
+fn op_of(c: &Call) -> Op {
+    let expect = match (&c.errno, c.result) {
+        (Some(e), _) if e == "unknown" => Expect::Unknown,
+        (Some(e), _) => Expect::Err(errno_of(e)),
+        (None, v) => Expect::Ok(v),
+    };
+    let access = c.flags.starts_with("access:");
+    let flags = match c.kind {
+        Kind::Open => open_flags(&c.flags),
+        Kind::Lseek => match c.flags.as_str() {
+            "SEEK_CUR" => libc::SEEK_CUR,
+            "SEEK_END" => libc::SEEK_END,
+            "SEEK_DATA" => libc::SEEK_DATA,
+            "SEEK_HOLE" => libc::SEEK_HOLE,
+            _ => libc::SEEK_SET,
+        },
+        Kind::Stat if access => access_mode(&c.flags["access:".len()..]),
+        Kind::Stat if c.flags == "nofollow" => libc::AT_SYMLINK_NOFOLLOW,
+        Kind::Rename => c.flags.split('|').fold(0, |acc, f| {
+            acc | match f.trim() {
+                "RENAME_NOREPLACE" => libc::RENAME_NOREPLACE as i32,
+                "RENAME_EXCHANGE" => libc::RENAME_EXCHANGE as i32,
+                "RENAME_WHITEOUT" => libc::RENAME_WHITEOUT as i32,
+                _ => 0,
+            }
+        }),
+        Kind::Fallocate => fallocate_mode(&c.flags),
+        Kind::Link if c.flags.contains("AT_SYMLINK_FOLLOW") => libc::AT_SYMLINK_FOLLOW,
+        _ => 0,
+    };
+    Op {
+        kind: c.kind,
+        path: NONE,
+        path2: NONE,
+        handle: c.handle.unwrap_or(NONE),
+        handle2: c.handle2.unwrap_or(NONE),
+        flags,
+        mode: c.mode.unwrap_or(0o644),
+        offset: c.offset.unwrap_or(0),
+        len: c.len.unwrap_or(0).min(MAX_IO),
+        last: c.last,
+        access,
+        expect,
+        gap_ns: 0,
+        deps: (0, 0),
+        call: 0,
+    }
+}

@@ -1,0 +1,326 @@
+use super::*;
+use crate::workloads::test_util::metric;
+use std::sync::atomic::AtomicBool;
+
+/// A trace of `threads` recorded here by strace, rewritten to the root it was recorded under.
+fn fixture_trace(name: &str) -> Trace {
+    let p = format!("{}/../../tests/fixtures/replay/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&p).unwrap();
+    let calls = crate::parsers::strace::parse(&text).unwrap();
+    let root = Path::new("/tmp/fsbench-strace-root");
+    let r = crate::trace::resolve::Resolver::new(root, root, false).run(&calls);
+    Trace {
+        header: crate::trace::Header {
+            version: crate::trace::VERSION,
+            tool: "strace 6.1".into(),
+            command: vec![name.into()],
+            root: root.display().to_string(),
+            wall_s: 0.05,
+            overhead_s: None,
+            hashed_names: false,
+            dropped: r.dropped,
+        },
+        tree: Vec::new(),
+        calls: r.calls,
+    }
+}
+
+fn spec_for(t: &Trace, dir: &Path) -> ReplaySpec {
+    let p = dir.join("t.trace");
+    t.write(&p).unwrap();
+    ReplaySpec {
+        trace: p,
+        ..ReplaySpec::default()
+    }
+}
+
+#[test]
+fn the_threaded_recording_replays_every_call_with_none_divergent() {
+    let tr = tempfile::tempdir().unwrap();
+    let t = fixture_trace("strace-6.1-threads.txt");
+    let spec = spec_for(&t, tr.path());
+    let run = tempfile::tempdir().unwrap();
+    let s = crate::run_quiet(&spec, run.path(), &AtomicBool::new(false)).unwrap();
+    let p = &s.phases[0];
+    assert_eq!(metric(p, "divergent"), 0.0, "{:?}", s.notes);
+    assert_eq!(metric(p, "count_gap_pct"), 0.0, "{:?}", s.notes);
+    assert_eq!(metric(p, "calls_fsync"), 20.0);
+    assert_eq!(metric(p, "calls_rename"), 40.0);
+    assert_eq!(metric(p, "syncs"), 20.0);
+    assert_eq!(metric(p, "write_mib"), 20.0 * 65536.0 / 1048576.0);
+    assert_eq!(metric(p, "read_mib"), 20.0 * 65536.0 / 1048576.0);
+    assert!(s.notes[0].contains("fidelity check passed"), "{:?}", s.notes);
+    assert!(crate::dir_is_empty(run.path()));
+}
+
+#[test]
+fn a_removed_dependency_makes_the_replay_diverge_and_the_check_fail() {
+    let tr = tempfile::tempdir().unwrap();
+    let mut t = fixture_trace("strace-6.1-threads.txt");
+    // The consumer's open of work/f00 moved before the producer's create of work/tmp00: it
+    // now starts first, so nothing orders it after the rename that makes work/f00.
+    let open = t
+        .calls
+        .iter()
+        .position(|c| c.kind == Kind::Open && c.path.as_deref() == Some("work/f00"))
+        .unwrap();
+    let create = t
+        .calls
+        .iter()
+        .position(|c| c.kind == Kind::Open && c.path.as_deref() == Some("work/tmp00"))
+        .unwrap();
+    let mut moved = t.calls.remove(open);
+    moved.start_s = t.calls[create].start_s - 1e-6;
+    t.calls.insert(create, moved);
+    // Handles are numbered in open order.
+    renumber(&mut t);
+    let spec = spec_for(&t, tr.path());
+    let run = tempfile::tempdir().unwrap();
+    let s = crate::run_quiet(&spec, run.path(), &AtomicBool::new(false)).unwrap();
+    let p = &s.phases[0];
+    assert!(metric(p, "divergent") >= 1.0, "{:?}", s.notes);
+    assert!(s.notes[0].contains("fidelity check FAILED"), "{:?}", s.notes);
+    assert!(s.notes[0].contains("open"), "{:?}", s.notes);
+}
+
+/// Numbers the handles again in the order of the opens that make them.
+fn renumber(t: &mut Trace) {
+    let mut map = std::collections::HashMap::new();
+    for c in &t.calls {
+        if c.kind == Kind::Open && c.errno.is_none() {
+            let n = map.len() as u32;
+            map.insert(c.handle.unwrap(), n);
+        }
+    }
+    for c in &mut t.calls {
+        c.handle = c.handle.map(|h| map[&h]);
+        c.handle2 = c.handle2.map(|h| map[&h]);
+    }
+}
+
+#[test]
+fn the_tree_is_rebuilt_with_sizes_and_modes_and_reads_match() {
+    let tr = tempfile::tempdir().unwrap();
+    let t = fixture_trace("strace-6.1-sh-fork.txt");
+    // The shell's trace reads in.txt (5 bytes), which existed before the run.
+    let mut t = t;
+    t.tree = vec![crate::trace::Entry {
+        path: "in.txt".into(),
+        kind: EntryKind::File,
+        size: 5,
+        mode: 0o644,
+        target: None,
+    }];
+    let spec = spec_for(&t, tr.path());
+    let run = tempfile::tempdir().unwrap();
+    let s = crate::run_quiet(&spec, run.path(), &AtomicBool::new(false)).unwrap();
+    let p = &s.phases[0];
+    assert_eq!(metric(p, "divergent"), 0.0, "{:?}", s.notes);
+    assert_eq!(metric(p, "calls_copy_file_range"), 2.0);
+    // Without the tree, the open of in.txt fails and its copies cannot be issued.
+    t.tree.clear();
+    let spec = spec_for(&t, tr.path());
+    let s = crate::run_quiet(&spec, run.path(), &AtomicBool::new(false)).unwrap();
+    assert!(metric(&s.phases[0], "divergent") >= 3.0, "{:?}", s.notes);
+}
+
+/// The longest thread's recorded gaps, seconds: what a timed replay sleeps at least.
+fn slept(t: &Trace) -> f64 {
+    let p = plan::compile(t);
+    p.threads
+        .iter()
+        .map(|ops| ops.iter().map(|o| o.gap_ns).sum::<u64>())
+        .max()
+        .unwrap_or(0) as f64
+        / 1e9
+}
+
+#[test]
+fn timed_mode_keeps_the_recorded_gaps() {
+    let tr = tempfile::tempdir().unwrap();
+    let mut t = fixture_trace("strace-6.1-threads.txt");
+    let run = tempfile::tempdir().unwrap();
+    let replay = |t: &Trace, mode| {
+        let spec = ReplaySpec {
+            mode,
+            ..spec_for(t, tr.path())
+        };
+        let s = crate::run_quiet(&spec, run.path(), &AtomicBool::new(false)).unwrap();
+        s.phases[0].wall.as_secs_f64()
+    };
+    let gaps = slept(&t);
+    assert!(gaps > 0.005, "{gaps}");
+    assert!(replay(&t, ReplayMode::Timed) >= gaps);
+    // Spread the calls over 0.3 s more: the timed replay sleeps that much longer, the closed
+    // one does not.
+    let last = t.calls.last().unwrap().start_s;
+    for c in &mut t.calls {
+        c.start_s *= 0.3 / last + 1.0;
+    }
+    let stretched = slept(&t);
+    assert!(stretched >= gaps + 0.25, "{stretched} {gaps}");
+    assert!(replay(&t, ReplayMode::Timed) >= stretched);
+    assert!(replay(&t, ReplayMode::Closed) < stretched);
+}
+
+#[test]
+fn a_missing_or_damaged_trace_is_invalid_and_an_interrupt_leaves_nothing() {
+    let e = ReplaySpec::default().validate().unwrap_err().0;
+    assert!(e.contains("trace = "), "{e}");
+    let absent = ReplaySpec {
+        trace: "/nonexistent/x.trace".into(),
+        ..ReplaySpec::default()
+    };
+    assert!(absent.validate().is_ok());
+    assert!(absent
+        .availability()
+        .unwrap_err()
+        .0
+        .contains("fsbench record -o /nonexistent/x.trace"));
+    let tr = tempfile::tempdir().unwrap();
+    let p = tr.path().join("bad.trace");
+    std::fs::write(&p, "hello\n").unwrap();
+    let spec = ReplaySpec {
+        trace: p,
+        ..ReplaySpec::default()
+    };
+    assert!(spec.validate().unwrap_err().0.contains("not an fsbench trace"));
+    let t = fixture_trace("strace-6.1-threads.txt");
+    crate::workloads::test_util::assert_interrupted_leaves_nothing(&spec_for(&t, tr.path()));
+}
+
+#[test]
+fn divergence_compares_what_is_the_same_on_every_filesystem() {
+    let op = |kind, expect| plan::Op {
+        kind,
+        path: plan::NONE,
+        path2: plan::NONE,
+        handle: plan::NONE,
+        handle2: plan::NONE,
+        flags: 0,
+        mode: 0,
+        offset: 0,
+        len: 0,
+        last: false,
+        access: false,
+        expect,
+        gap_ns: 0,
+        deps: (0, 0),
+        call: 0,
+    };
+    use exec::diverges;
+    use plan::Expect;
+    assert!(!diverges(&op(Kind::Stat, Expect::Err(libc::ENOENT)), Err(libc::ENOENT)));
+    assert!(diverges(&op(Kind::Stat, Expect::Err(libc::ENOENT)), Ok(0)));
+    assert!(diverges(&op(Kind::Open, Expect::Ok(0)), Err(libc::EEXIST)));
+    assert!(diverges(&op(Kind::Read, Expect::Ok(6)), Ok(5)));
+    assert!(!diverges(&op(Kind::Getdents, Expect::Ok(96)), Ok(120)));
+    assert!(diverges(&op(Kind::Getdents, Expect::Ok(0)), Ok(120)));
+    assert!(!diverges(
+        &op(Kind::Stat, Expect::Err(plan::ANY_ERROR)),
+        Err(libc::EPERM)
+    ));
+    assert!(!diverges(&op(Kind::Fsync, Expect::Unknown), Err(libc::EIO)));
+    assert_eq!(plan::errno_of("ENOTEMPTY"), libc::ENOTEMPTY);
+    assert_eq!(
+        plan::open_flags("O_WRONLY|O_CREAT|O_BOGUS"),
+        libc::O_WRONLY | libc::O_CREAT | libc::O_CLOEXEC
+    );
+    let mut issued = [0u64; KINDS];
+    let mut expected = [0u64; KINDS];
+    (issued[0], expected[0]) = (99, 100);
+    assert_eq!(count_gap_pct(&issued, &expected), 1.0);
+    issued[1] = 1;
+    assert_eq!(count_gap_pct(&issued, &expected), 100.0);
+}
+
+/// A lookup that overlapped another thread's change of its path is ordered by its result: the
+/// fixture's stat of work/f00 that started before the rename making it and found it comes
+/// after the rename; the same stat made to fail with ENOENT (as a recording here did) comes
+/// before it. Both replay with no divergent call.
+#[test]
+fn overlapping_lookups_are_ordered_by_what_they_found() {
+    let t = fixture_trace("strace-6.1-threads.txt");
+    let rename = t
+        .calls
+        .iter()
+        .position(|c| c.kind == Kind::Rename && c.path2.as_deref() == Some("work/f00"))
+        .unwrap();
+    let r = &t.calls[rename];
+    let overlapping = t
+        .calls
+        .iter()
+        .position(|c| {
+            c.kind == Kind::Stat
+                && c.path.as_deref() == Some("work/f00")
+                && c.start_s < r.start_s + r.dur_s
+                && r.start_s < c.start_s + c.dur_s
+        })
+        .expect("the fixture's stat overlapping the rename");
+    assert!(t.calls[overlapping].errno.is_none(), "it found the file");
+    let mut absent = t.clone();
+    absent.calls[overlapping].errno = Some("ENOENT".into());
+    absent.calls[overlapping].result = -1;
+    // The deps of the rename (producer) and of the stat (consumer) in each plan.
+    let waits_on = |t: &Trace, waiter: usize, on: usize| {
+        let p = plan::compile(t);
+        let ops = p.threads.iter().flatten().find(|o| o.call == waiter as u32).unwrap();
+        let (tid_on, seq_on) = p
+            .threads
+            .iter()
+            .enumerate()
+            .find_map(|(ti, ops)| {
+                ops.iter()
+                    .position(|o| o.call == on as u32)
+                    .map(|s| (ti as u32, s as u32))
+            })
+            .unwrap();
+        p.deps[ops.deps.0 as usize..(ops.deps.0 + ops.deps.1) as usize]
+            .iter()
+            .any(|&(dt, ds)| dt == tid_on && ds >= seq_on)
+    };
+    assert!(
+        waits_on(&t, overlapping, rename),
+        "found: the stat waits for the rename"
+    );
+    assert!(!waits_on(&t, rename, overlapping));
+    assert!(
+        waits_on(&absent, rename, overlapping),
+        "ENOENT: the rename waits for the stat"
+    );
+    assert!(!waits_on(&absent, overlapping, rename));
+    let tr = tempfile::tempdir().unwrap();
+    let run = tempfile::tempdir().unwrap();
+    for t in [t, absent] {
+        let s = crate::run_quiet(&spec_for(&t, tr.path()), run.path(), &AtomicBool::new(false)).unwrap();
+        assert_eq!(metric(&s.phases[0], "divergent"), 0.0, "{:?}", s.notes);
+    }
+}
+
+/// A timed replay's gap leaves out the tracer's measured cost of the calls in it and of the two
+/// stops around it, never below zero.
+#[test]
+fn timed_gaps_leave_out_the_tracers_cost() {
+    let mut t = fixture_trace("strace-6.1-threads.txt");
+    let plain = plan::compile(&t);
+    t.header.overhead_s = Some(2e-5);
+    let less = plan::compile(&t);
+    let mut lowered = 0;
+    for (a, b) in plain.threads.iter().flatten().zip(less.threads.iter().flatten()) {
+        let c = &t.calls[a.call as usize];
+        let cost = (u64::from(c.untraced) + 1) * 20_000;
+        // Float rounding: within 1 ns of the exact difference.
+        assert!(
+            b.gap_ns.abs_diff(a.gap_ns.saturating_sub(cost)) <= 1,
+            "{c:?}: {} {}",
+            a.gap_ns,
+            b.gap_ns
+        );
+        lowered += u32::from(b.gap_ns < a.gap_ns);
+    }
+    assert!(lowered > 100, "{lowered}");
+    assert!(
+        t.calls.iter().any(|c| c.untraced > 0),
+        "the C library's calls before main's first"
+    );
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Records the traces the `replay` preset replays (presets/replay.toml, doc/replay.md): real
+# programs run here under `fsbench record`, never traces shipped from elsewhere.
+#
+#   scripts/record-traces.sh [FSBENCH] [DIR]
+#
+# FSBENCH: the fsbench binary (default: target/release/fsbench, else target/debug/fsbench);
+# DIR: where the traces go (default /var/lib/fsbench/traces, the preset's paths). Needs strace,
+# tar, git and cc. Each program works in a scratch folder under /var/tmp that is removed
+# afterwards; the traces are:
+#
+#   tar.trace      tar -xf of a kernel-like tree (fsbench dataset gen kernel --scale 0.02)
+#   git.trace      git checkout between two commits of a repository of that tree
+#   threads.trace  tests/fixtures/replay/threads.c: producer, consumer and main threads
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+fsbench=${1:-}
+[[ -n "$fsbench" && "$fsbench" != /* ]] && fsbench=$PWD/$fsbench
+if [[ -z "$fsbench" ]]; then
+  for b in "$here/target/release/fsbench" "$here/target/debug/fsbench"; do
+    [[ -x "$b" ]] && fsbench=$b && break
+  done
+fi
+[[ -x "$fsbench" ]] || { echo "record-traces.sh: build fsbench first (cargo build --release)" >&2; exit 2; }
+out=${2:-/var/lib/fsbench/traces}
+for t in strace tar git cc; do
+  command -v "$t" >/dev/null || { echo "record-traces.sh: $t is not installed (scripts/install.sh)" >&2; exit 2; }
+done
+mkdir -p "$out"
+work=$(mktemp -d /var/tmp/fsbench-traces-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+"$fsbench" dataset gen kernel --scale 0.02 "$work/src" >/dev/null
+tar -cf "$work/src.tar" -C "$work/src" .
+mkdir "$work/tar"
+(cd "$work/tar" && "$fsbench" record -o "$out/tar.trace" -- tar -xf ../src.tar)
+
+git=(git -c user.name=fsbench -c user.email=fsbench@localhost -c init.defaultBranch=main)
+mkdir "$work/git"
+cp -a "$work/src/." "$work/git/"
+(cd "$work/git" && "${git[@]}" init -q && "${git[@]}" add -A && "${git[@]}" commit -qm one)
+# The second commit: a fifth of the files removed, a tenth rewritten, a new directory.
+(cd "$work/git" && find . -path ./.git -prune -o -type f -print | sort | awk 'NR % 5 == 0' | xargs rm -f \
+  && find . -path ./.git -prune -o -type f -print | sort | awk 'NR % 10 == 1' | while read -r f; do echo changed >>"$f"; done \
+  && mkdir -p added && seq 1 200 | while read -r i; do echo "$i" >"added/f$i"; done \
+  && "${git[@]}" add -A && "${git[@]}" commit -qm two)
+(cd "$work/git" && "$fsbench" record -o "$out/git.trace" -- git checkout -q HEAD~1)
+
+cc -O2 -pthread -o "$work/threads" "$here/tests/fixtures/replay/threads.c"
+mkdir "$work/thr"
+(cd "$work/thr" && "$fsbench" record -o "$out/threads.trace" -- ../threads)
+echo "record-traces.sh: traces in $out" >&2

@@ -1,0 +1,406 @@
+//! `fsbench record` and the `replay` workload end to end (issue 44): real programs recorded
+//! here under strace (`tar -xf` of a tree, `git checkout` between two commits of a repository
+//! the test makes, and a threaded C program compiled by the test), replayed through
+//! `fsbench run` on the recording's own filesystem (`--dir` beside the recordings) and on loop
+//! ext4, xfs and btrfs: every kind's calls within 1 % of the trace and no divergent call. A
+//! cross-thread dependency removed from a trace makes the replay diverge and the fidelity
+//! check say so. Bad input exits 2 with a message; recording changes nothing the program does
+//! not.
+
+use crate::require_privileged;
+use crate::util::{fsbench, report_json, samples_of, scratch, skip_or_fail, text, tool_path, write_suite};
+use fsbench::trace::{Kind, Trace};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// `fsbench record --root ROOT -o TRACE -- CMD…` run in `root`; asserts exit 0.
+fn record(root: &Path, trace: &Path, cmd: &[&str]) -> Trace {
+    let o = Command::new(crate::util::bin())
+        .args([
+            "record",
+            "--root",
+            root.to_str().unwrap(),
+            "-o",
+            trace.to_str().unwrap(),
+            "--",
+        ])
+        .args(cmd)
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "record {cmd:?}: {}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains(" calls in "),
+        "{}",
+        text(&o)
+    );
+    Trace::read(trace).unwrap()
+}
+
+/// Runs `cmd` in `dir`, asserting success.
+fn sh(dir: &Path, cmd: &[&str]) {
+    let o = Command::new(cmd[0])
+        .args(&cmd[1..])
+        .current_dir(dir)
+        .env("HOME", dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{cmd:?}: {}", text(&o));
+}
+
+/// A tree of `n` files over 4 directories, sizes 0 to ~40 KiB.
+fn make_tree(dir: &Path, n: usize, salt: u8) {
+    for i in 0..n {
+        let d = dir.join(format!("d{}", i % 4));
+        std::fs::create_dir_all(&d).unwrap();
+        let size = (i * 977 + usize::from(salt) * 31) % 40_000;
+        std::fs::write(
+            d.join(format!("f{i:03}.txt")),
+            vec![(b'a' + (i % 26) as u8) ^ salt; size],
+        )
+        .unwrap();
+    }
+}
+
+/// The three recordings in `dir`: `(name, trace)`; `None` (after skip_or_fail) without a tool.
+fn recordings(dir: &Path) -> Option<Vec<(&'static str, PathBuf)>> {
+    for t in ["strace", "tar", "git", "cc"] {
+        if tool_path(t).is_none() {
+            skip_or_fail(&format!("{t} is not installed"));
+            return None;
+        }
+    }
+    // tar: extract 120 files into an empty root.
+    let src = dir.join("tsrc");
+    make_tree(&src, 120, 0);
+    std::os::unix::fs::symlink("f000.txt", src.join("d0/link")).unwrap();
+    sh(dir, &["tar", "-cf", "small.tar", "-C", src.to_str().unwrap(), "."]);
+    let root = dir.join("tar");
+    std::fs::create_dir(&root).unwrap();
+    let tar = record(&root, &dir.join("tar.trace"), &["tar", "-xf", "../small.tar"]);
+    let creates = tar
+        .calls
+        .iter()
+        .filter(|c| c.kind == Kind::Open && c.flags.contains("O_CREAT"))
+        .count();
+    assert!(creates >= 120, "tar creates every file: {creates}");
+    assert_eq!(tar.counts().get(&Kind::Symlink), Some(&1), "and the link");
+    assert!(tar.tree.is_empty());
+    // git: check out the first of two commits.
+    let repo = dir.join("git");
+    std::fs::create_dir(&repo).unwrap();
+    sh(&repo, &["git", "init", "-q", "-b", "main"]);
+    make_tree(&repo, 60, 0);
+    sh(&repo, &["git", "add", "-A"]);
+    let commit = |msg: &str| {
+        sh(
+            &repo,
+            &["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", msg],
+        )
+    };
+    commit("one");
+    for i in (0..60).step_by(3) {
+        std::fs::remove_file(repo.join(format!("d{}/f{i:03}.txt", i % 4))).unwrap();
+    }
+    make_tree(&repo.join("new"), 30, 7);
+    sh(&repo, &["git", "add", "-A"]);
+    commit("two");
+    let git = record(&repo, &dir.join("git.trace"), &["git", "checkout", "-q", "HEAD~1"]);
+    assert!(
+        git.tree.len() > 100,
+        "the repository and its objects: {}",
+        git.tree.len()
+    );
+    assert!(
+        git.calls.iter().any(|c| c.kind == Kind::Unlink),
+        "checkout removes the second commit's files"
+    );
+    assert!(
+        git.calls.iter().any(|c| c.kind == Kind::Rename),
+        "index.lock renamed to index"
+    );
+    // A threaded program: producer, consumer, main.
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/replay/threads.c");
+    sh(dir, &["cc", "-O2", "-pthread", "-o", "threads", src]);
+    let root = dir.join("thr");
+    std::fs::create_dir(&root).unwrap();
+    let thr = record(&root, &dir.join("threads.trace"), &["../threads"]);
+    let tids: std::collections::BTreeSet<u32> = thr.calls.iter().map(|c| c.tid).collect();
+    assert_eq!(tids.len(), 3, "three threads made calls under the root");
+    assert_eq!(thr.counts()[&Kind::Fsync], 20);
+    Some(vec![
+        ("tar", dir.join("tar.trace")),
+        ("git", dir.join("git.trace")),
+        ("threads", dir.join("threads.trace")),
+    ])
+}
+
+/// A suite replaying `traces` (closed, and the threads trace also timed), `fs` tables before.
+fn suite(fs: &str, traces: &[(&str, PathBuf)], repeats: u32) -> String {
+    let mut s = format!("[suite]\nname = \"replay\"\n\n[run]\nrepeats = {repeats}\ndrop_caches = false\n\n{fs}");
+    for (name, p) in traces {
+        s.push_str(&format!(
+            "[[workload]]\nkind = \"replay\"\nname = \"{name}\"\ntrace = \"{}\"\n\n",
+            p.display()
+        ));
+    }
+    let (_, thr) = &traces[2];
+    s.push_str(&format!(
+        "[[workload]]\nkind = \"replay\"\nname = \"threads-timed\"\nmode = \"timed\"\ntrace = \"{}\"\n\n",
+        thr.display()
+    ));
+    s
+}
+
+/// Every sample of `j`: no divergent call, every kind within 1 %, the fidelity note passed.
+fn assert_faithful(j: &serde_json::Value, expect_samples: usize) {
+    let samples = samples_of(j, |_| true);
+    assert_eq!(samples.len(), expect_samples);
+    for s in samples {
+        let m = |name: &str| -> f64 {
+            s["measurements"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["metric"]["name"] == name)
+                .and_then(|m| m["value"].as_f64())
+                .unwrap_or_else(|| panic!("no {name} in {s}"))
+        };
+        let case = &j["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["case_id"] == s["case_id"])
+            .unwrap();
+        let what = format!("{} on {}: {}", case["workload"], case["variant"], s["notes"]);
+        assert_eq!(m("divergent"), 0.0, "{what}");
+        assert!(m("count_gap_pct") <= 1.0, "{what}");
+        assert!(m("time") > 0.0 && m("calls_per_s") > 0.0, "{what}");
+        assert!(s["notes"].to_string().contains("fidelity check passed"), "{what}");
+    }
+}
+
+#[test]
+fn recorded_programs_replay_faithfully_here_and_on_ext4_xfs_and_btrfs() {
+    require_privileged!();
+    let dir = scratch();
+    let Some(traces) = recordings(dir.path()) else { return };
+    // On the recording's own filesystem (the scratch folder's), through --dir.
+    let own = dir.path().join("own");
+    std::fs::create_dir(&own).unwrap();
+    let s = write_suite(dir.path(), "own.toml", &suite("", &traces, 2));
+    let db = dir.path().join("own.db");
+    let o = fsbench(&["--db", db.to_str().unwrap(), "run", &s, "--dir", own.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_faithful(&report_json(db.to_str().unwrap(), "latest"), 8);
+    assert!(
+        std::fs::read_dir(&own).unwrap().next().is_none(),
+        "the replay left files"
+    );
+    // On loop ext4, xfs and btrfs.
+    let fs = "[[fs]]\ntype = \"ext4\"\n\n[[fs]]\ntype = \"xfs\"\n\n[[fs]]\ntype = \"btrfs\"\n\n";
+    let s = write_suite(dir.path(), "fs.toml", &suite(fs, &traces, 2));
+    let run = crate::util::SuiteRun::in_dir(dir.path());
+    let o = run.run_ok(&s);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("divergent (count)"), "{out}");
+    let j = report_json(run.db_str(), "latest");
+    assert_faithful(&j, 3 * 4 * 2);
+    crate::util::assert_no_leftovers(&run.scratch);
+}
+
+/// The threads trace with the consumer's open of `work/f00` moved before the producer's create
+/// of `work/tmp00` (handles numbered again in open order): nothing then orders that open after
+/// the rename that makes `work/f00`.
+fn without_the_dependency(t: &Trace) -> Trace {
+    let mut t = t.clone();
+    let find = |t: &Trace, p: &str| {
+        t.calls
+            .iter()
+            .position(|c| c.kind == Kind::Open && c.path.as_deref() == Some(p))
+    };
+    let open = find(&t, "work/f00").unwrap();
+    let create = find(&t, "work/tmp00").unwrap();
+    let mut moved = t.calls.remove(open);
+    moved.start_s = t.calls[create].start_s - 1e-6;
+    t.calls.insert(create, moved);
+    let mut map = std::collections::HashMap::new();
+    for c in &t.calls {
+        if c.kind == Kind::Open && c.errno.is_none() {
+            let n = map.len() as u32;
+            map.insert(c.handle.unwrap(), n);
+        }
+    }
+    for c in &mut t.calls {
+        c.handle = c.handle.map(|h| map[&h]);
+        c.handle2 = c.handle2.map(|h| map[&h]);
+    }
+    t
+}
+
+#[test]
+fn a_removed_cross_thread_dependency_diverges_and_the_fidelity_check_says_so() {
+    let dir = scratch();
+    for t in ["strace", "cc"] {
+        if tool_path(t).is_none() {
+            return skip_or_fail(&format!("{t} is not installed"));
+        }
+    }
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/replay/threads.c");
+    sh(dir.path(), &["cc", "-O2", "-pthread", "-o", "threads", src]);
+    let root = dir.path().join("thr");
+    std::fs::create_dir(&root).unwrap();
+    let good = record(&root, &dir.path().join("good.trace"), &["../threads"]);
+    without_the_dependency(&good)
+        .write(&dir.path().join("bad.trace"))
+        .unwrap();
+    let mut text_ = String::from("[suite]\nname = \"dep\"\n\n[run]\nrepeats = 1\ndrop_caches = false\n\n");
+    for name in ["good", "bad"] {
+        let p = dir.path().join(format!("{name}.trace"));
+        text_.push_str(&format!(
+            "[[workload]]\nkind = \"replay\"\nname = \"{name}\"\ntrace = \"{}\"\n\n",
+            p.display()
+        ));
+    }
+    let s = write_suite(dir.path(), "dep.toml", &text_);
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let db = dir.path().join("r.db");
+    let o = fsbench(&["--db", db.to_str().unwrap(), "run", &s, "--dir", work.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let j = report_json(db.to_str().unwrap(), "latest");
+    let notes = |w: &str| samples_of(&j, |c| c["workload"] == w)[0]["notes"].to_string();
+    assert!(notes("good").contains("fidelity check passed"), "{}", notes("good"));
+    let bad = notes("bad");
+    assert!(bad.contains("fidelity check FAILED"), "{bad}");
+    assert!(bad.contains("first: openat work/f00"), "{bad}");
+    assert!(bad.contains("replayed No such file or directory"), "{bad}");
+}
+
+#[test]
+fn bad_input_exits_2_with_a_message_and_recording_changes_nothing_else() {
+    let dir = scratch();
+    if tool_path("strace").is_none() {
+        return skip_or_fail("strace is not installed");
+    }
+    let d = dir.path();
+    let o = fsbench(&["record", "--", "/nonexistent/program", "x"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("/nonexistent/program: command not found"),
+        "{}",
+        text(&o)
+    );
+    let o = fsbench(&["record", "--", "no-such-command-here"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let o = fsbench(&["record", "--root", "/nonexistent/dir", "--", "true"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("not a directory"), "{}", text(&o));
+    // Recording `cat` of a file: the tree afterwards is the tree before, times included.
+    let root = d.join("root");
+    make_tree(&root, 12, 3);
+    let listing = |r: &Path| -> Vec<(String, u64, std::time::SystemTime)> {
+        let mut v: Vec<_> = fsbench::trace::tree::capture(r, &[], false)
+            .unwrap()
+            .into_iter()
+            .map(|e| {
+                let md = std::fs::symlink_metadata(r.join(&e.path)).unwrap();
+                (e.path, e.size, md.modified().unwrap())
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let before = listing(&root);
+    let trace = d.join("cat.trace");
+    let t = record(&root, &trace, &["cat", "d1/f001.txt"]);
+    assert_eq!(listing(&root), before);
+    assert_eq!(t.tree.len(), before.len());
+    assert!(t.calls.iter().any(|c| c.kind == Kind::Read && c.result > 0));
+    // A program that fails still leaves its trace, and record exits 1.
+    let o = Command::new(crate::util::bin())
+        .args(["record", "-o", d.join("false.trace").to_str().unwrap(), "--", "false"])
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(Trace::read(&d.join("false.trace")).is_ok());
+    // Truncated and foreign traces: the suite is refused before anything runs.
+    let full = std::fs::read_to_string(&trace).unwrap();
+    let cut = d.join("cut.trace");
+    std::fs::write(&cut, &full[..full.len() - 40]).unwrap();
+    let foreign = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/replay/strace-6.1-tar-x.txt"
+    );
+    for (trace, says) in [(cut.to_str().unwrap(), "truncated"), (foreign, "not an fsbench trace")] {
+        let s = write_suite(
+            d,
+            "bad.toml",
+            &format!("[suite]\nname = \"b\"\n\n[[fs]]\ntype = \"ext4\"\n\n[[workload]]\nkind = \"replay\"\ntrace = \"{trace}\"\n"),
+        );
+        let o = fsbench(&["plan", &s]);
+        assert_eq!(o.status.code(), Some(2), "{trace}: {}", text(&o));
+        assert!(text(&o).contains(says), "{trace}: {}", text(&o));
+    }
+    // A trace not recorded yet: the case is unavailable, with the command that makes it, and a
+    // run with nothing else to do exits 2.
+    let s = write_suite(
+        d,
+        "absent.toml",
+        "[suite]\nname = \"b\"\n\n[run]\nrepeats = 1\n\n[[workload]]\nkind = \"replay\"\ntrace = \"/nonexistent/x.trace\"\n",
+    );
+    let work = d.join("work");
+    std::fs::create_dir(&work).unwrap();
+    let o = fsbench(&[
+        "--db",
+        d.join("r.db").to_str().unwrap(),
+        "run",
+        &s,
+        "--dir",
+        work.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("fsbench record -o /nonexistent/x.trace"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn hashed_names_leave_no_name_in_the_trace_and_replay_the_same() {
+    let dir = scratch();
+    if tool_path("strace").is_none() {
+        return skip_or_fail("strace is not installed");
+    }
+    let root = dir.path().join("secret-root");
+    std::fs::create_dir_all(root.join("private/notes")).unwrap();
+    std::fs::write(root.join("private/notes/diary.txt"), "x").unwrap();
+    std::os::unix::fs::symlink("notes/diary.txt", root.join("private/link")).unwrap();
+    let trace = dir.path().join("h.trace");
+    let o = Command::new(crate::util::bin())
+        .args(["record", "--hash-names", "-o", trace.to_str().unwrap(), "--", "sh", "-c"])
+        .arg("cat private/link > private/scratchpad && mv private/scratchpad private/notes/moved && ls -R >/dev/null && rm private/notes/moved")
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let body = std::fs::read_to_string(&trace).unwrap();
+    for name in ["secret-root", "private", "notes", "diary", "scratchpad", "moved"] {
+        assert!(!body.contains(name), "{name} is in the trace:\n{body}");
+    }
+    let s = write_suite(
+        dir.path(),
+        "h.toml",
+        &format!("[suite]\nname = \"h\"\n\n[run]\nrepeats = 1\ndrop_caches = false\n\n[[workload]]\nkind = \"replay\"\ntrace = \"{}\"\n", trace.display()),
+    );
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let db = dir.path().join("r.db");
+    let o = fsbench(&["--db", db.to_str().unwrap(), "run", &s, "--dir", work.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let notes = samples_of(&report_json(db.to_str().unwrap(), "latest"), |_| true)[0]["notes"].to_string();
+    assert!(notes.contains("fidelity check passed"), "{notes}");
+}
