@@ -53,6 +53,9 @@ want+=(libopenmpi-dev:/usr/include/x86_64-linux-gnu/openmpi/mpi.h openmpi-bin:mp
 # `fsbench record` runs programs under strace; the replay tests and scripts/record-traces.sh
 # record tar, git and a C program they compile (tests/integration/replay.rs).
 want+=(strace:strace git:git gcc:cc)
+# The applications of `crashprops` (crates/engine/src/workloads/crashprops/apps.rs) are the real
+# tools users have: Debian's sqlite3 CLI and git (above), run on the recording disk and as the checkers.
+want+=(sqlite3:sqlite3)
 if [[ "${1:-}" == "--bench" ]]; then
   want+=(gcc:gcc time:/usr/bin/time)
 fi

@@ -138,6 +138,9 @@ mod durability;
 #[path = "integration/crashprops.rs"]
 mod crashprops;
 
+#[path = "integration/crashapps.rs"]
+mod crashapps;
+
 #[path = "integration/pcserver.rs"]
 mod pcserver;
 

@@ -4,11 +4,14 @@
 //! green where it holds, red where it fails, darker with the violating share) and the JSON export's `crashprops` field
 //! (with each failing cell's smallest violating state, from the workload's notes).
 //!
+//! Applications (`apps`) get a table of their own: one row per application, each cell `ok (n
+//! states)` or `k of n vulnerable (c corrupt, l lost)`, with the smallest state of each kind.
+//!
 //! Invariant: a cell sums the measured repeats' `states` and `violating_states`; a column
 //! without results is listed below the table with the reason, never dropped silently.
 
-use crate::engine::workloads::crashprops::{metrics, probes, CrashPropsSpec, EXAMPLE_NOTE};
-use crate::report::block::{self, Block, Cell, Table, Tone};
+use crate::engine::workloads::crashprops::{apps, metrics, probes, CrashPropsSpec, EXAMPLE_NOTE};
+use crate::report::block::{self, Block, Cell, Item, Table, Tone};
 use crate::report::{ReportModel, Section, WorkloadTable};
 use serde::Serialize;
 
@@ -16,6 +19,8 @@ use serde::Serialize;
 const KIND: &str = "crashprops";
 
 const INTRO: &str = "Each property is probed by a tiny syscall sequence with no fsync between the operations under test; the power-cut disk records every write and flush from a mark through the final sync and the unmount, and each crash state built from that log (per flush epoch every subset when few, else every prefix and seeded samples; with torn writes also each write torn in half after the ones before it) is mounted read-only, which replays the journal, and checked. A property FAILS when some explored state violates it (a state that does not mount counts as violating); k of n: violating of explored states.";
+
+const APPS_INTRO: &str = "Each application runs its update protocol on the recording disk; each acknowledgement (a COMMIT or git command returned) is a note in the write log. Per crash state the application's folder is copied out and judged by its own check (PRAGMA integrity_check and whole transactions; git fsck --full and HEAD); a state is vulnerable when the check fails or the state does not mount (corrupt), or when an update acknowledged before the crash is missing (lost): acknowledged before the crash means logged before the flush that ended the state's previous epoch or before a write the state kept.";
 
 /// The crash-consistency section.
 pub struct CrashPropsSection;
@@ -31,6 +36,8 @@ pub struct Matrix {
     pub variants: Vec<String>,
     /// One row per property.
     pub properties: Vec<PropertyRow>,
+    /// One row per application.
+    pub applications: Vec<AppRow>,
     /// Variants of the workload without results, with the reason.
     pub without_results: Vec<(String, String)>,
 }
@@ -46,6 +53,38 @@ pub struct PropertyRow {
     pub ops: String,
     /// One cell per variant with results.
     pub cells: Vec<PropertyCell>,
+}
+
+/// One application's row.
+#[derive(Clone, Debug, Serialize)]
+pub struct AppRow {
+    /// The application's name.
+    pub application: String,
+    /// Its protocol.
+    pub ops: String,
+    /// One cell per variant with results.
+    pub cells: Vec<AppCell>,
+}
+
+/// One application on one variant.
+#[derive(Clone, Debug, Serialize)]
+pub struct AppCell {
+    /// The variant.
+    pub variant: String,
+    /// States explored, over the measured repeats.
+    pub states: u64,
+    /// Of them vulnerable (corrupt, unmountable or with an acknowledged update lost).
+    pub vulnerable: u64,
+    /// Of the vulnerable, those whose check passed with an acknowledged update lost.
+    pub lost: u64,
+    /// Of the vulnerable, those that did not mount.
+    pub unmountable: u64,
+    /// `ok` or `vulnerable`.
+    pub verdict: String,
+    /// The smallest corrupt (or unmountable) state, a note of the workload.
+    pub corrupt_example: Option<String>,
+    /// The smallest state with an acknowledged update lost.
+    pub lost_example: Option<String>,
 }
 
 /// One property on one variant.
@@ -147,7 +186,8 @@ fn matrix(model: &ReportModel, t: &WorkloadTable) -> Option<Matrix> {
                 .collect(),
         })
         .collect();
-    if properties.is_empty() {
+    let applications = app_rows(model, t, &variants);
+    if properties.is_empty() && applications.is_empty() {
         return None;
     }
     let without_results = model
@@ -161,8 +201,42 @@ fn matrix(model: &ReportModel, t: &WorkloadTable) -> Option<Matrix> {
         how: how(model, t),
         variants,
         properties,
+        applications,
         without_results,
     })
+}
+
+fn app_rows(model: &ReportModel, t: &WorkloadTable, variants: &[String]) -> Vec<AppRow> {
+    apps::TABLE
+        .iter()
+        .filter(|a| t.rows.iter().any(|r| r.phase == a.name))
+        .map(|a| AppRow {
+            application: a.name.into(),
+            ops: a.ops.into(),
+            cells: variants
+                .iter()
+                .filter_map(|v| {
+                    let states = total(t, a.name, &metrics::states().name, v)?;
+                    let vulnerable = total(t, a.name, &metrics::violating_states().name, v)?;
+                    let lost = total(t, a.name, &metrics::lost_states().name, v).unwrap_or(0);
+                    Some(AppCell {
+                        variant: v.clone(),
+                        states,
+                        vulnerable,
+                        lost,
+                        unmountable: total(t, a.name, &metrics::unmountable().name, v).unwrap_or(0),
+                        verdict: if vulnerable > 0 { "vulnerable" } else { "ok" }.into(),
+                        corrupt_example: (vulnerable > lost)
+                            .then(|| example(model, &t.workload, v, a.name))
+                            .flatten(),
+                        lost_example: (lost > 0)
+                            .then(|| example(model, &t.workload, v, &format!("{} lost", a.name)))
+                            .flatten(),
+                    })
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 fn without(model: &ReportModel, case_id: &str, a: &crate::store::CaseAvailability) -> String {
@@ -191,6 +265,76 @@ pub fn matrices(model: &ReportModel) -> Vec<Matrix> {
 }
 
 impl Matrix {
+    fn app_table(&self) -> Table {
+        let mut head = vec!["application".to_string()];
+        head.extend(self.variants.iter().cloned());
+        let rows = self
+            .applications
+            .iter()
+            .map(|a| {
+                let mut row = vec![Cell::new(a.application.clone())];
+                for v in &self.variants {
+                    row.push(match a.cells.iter().find(|c| &c.variant == v) {
+                        Some(c) => app_cell(c),
+                        None => Cell {
+                            tone: Some(Tone::Grey),
+                            ..Cell::new("—")
+                        },
+                    });
+                }
+                row
+            })
+            .collect();
+        Table {
+            class: Some("crashprops".into()),
+            head,
+            rows,
+            numeric_from: None,
+            left: (0..1 + self.variants.len()).collect(),
+            text_omits: None,
+        }
+    }
+
+    /// The application table and its lines (nothing without applications); the columns
+    /// without results are listed here when there is no properties table to list them.
+    fn app_blocks(&self) -> Vec<Block> {
+        if self.applications.is_empty() {
+            return Vec::new();
+        }
+        let mut lines = self.app_lines();
+        if self.properties.is_empty() {
+            lines.extend(
+                self.without_results
+                    .iter()
+                    .map(|(v, why)| format!("{v}: no results ({why})")),
+            );
+        }
+        vec![
+            Block::paragraph(format!("Applications. {APPS_INTRO}")),
+            Block::Table(self.app_table()),
+            Block::List {
+                class: None,
+                items: lines.into_iter().map(Item::from).collect(),
+            },
+        ]
+    }
+
+    fn app_lines(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .applications
+            .iter()
+            .map(|a| format!("{}: {}", a.application, a.ops))
+            .collect();
+        for a in &self.applications {
+            for c in a.cells.iter().filter(|c| c.vulnerable > 0) {
+                for e in [&c.corrupt_example, &c.lost_example].into_iter().flatten() {
+                    out.push(format!("VULNERABLE: {} on {}: {e}", a.application, c.variant));
+                }
+            }
+        }
+        out
+    }
+
     fn table(&self) -> Table {
         let mut head = vec!["property".to_string(), "kind".to_string()];
         head.extend(self.variants.iter().cloned());
@@ -246,6 +390,36 @@ impl Matrix {
     }
 }
 
+fn app_cell(c: &AppCell) -> Cell {
+    let (text, tone) = match c.vulnerable {
+        0 => (format!("ok ({} states)", c.states), Tone::Good),
+        k => (
+            format!(
+                "{k} of {} vulnerable ({} corrupt, {} lost)",
+                c.states,
+                k - c.lost,
+                c.lost
+            ),
+            Tone::Bad,
+        ),
+    };
+    let title = [&c.corrupt_example, &c.lost_example]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("\n");
+    Cell {
+        tone: Some(tone),
+        title: (!title.is_empty()).then_some(title),
+        ..Cell::new(text)
+    }
+    .with_heat((c.states > 0).then(|| match c.vulnerable {
+        0 => 0.0,
+        k => 0.6 + 0.4 * k as f64 / c.states as f64,
+    }))
+}
+
 fn cell(c: &PropertyCell) -> Cell {
     let (text, tone) = match c.violating {
         0 => (format!("holds ({} states)", c.states), Tone::Good),
@@ -270,8 +444,13 @@ impl Section for CrashPropsSection {
             .map(|m| crate::MatrixBlocks {
                 workload: m.workload.clone(),
                 how: m.how.clone(),
-                table: m.table(),
-                below: m.lines_below(),
+                table: (!m.properties.is_empty()).then(|| m.table()),
+                below: if m.properties.is_empty() {
+                    Vec::new()
+                } else {
+                    m.lines_below()
+                },
+                more: m.app_blocks(),
             })
             .collect();
         crate::matrix_section("Crash-consistency properties", INTRO, matrices)
@@ -368,6 +547,69 @@ mod tests {
         );
         assert!(cell["example"].as_str().unwrap().contains("4096×0"));
         assert_eq!(json[0]["properties"][3]["cells"][0]["verdict"], "holds");
+    }
+
+    /// git on ext4-ordered: 5 of 20 states vulnerable, 3 of them lost; sqlite-wal: ok.
+    fn app_model() -> ReportModel {
+        let mut data = fixture::session_data();
+        data.cases.clear();
+        data.samples.clear();
+        data.cases.push(CaseRecord {
+            workload_kind: KIND.into(),
+            workload_json: r#"{"kind":"crashprops","apps":["sqlite-wal","git"],"max_states":20}"#.into(),
+            ..fixture::case("ext4-ordered", "ext4-ordered", "cp", true)
+        });
+        let mut ms = Vec::new();
+        for (a, bad, lost) in [("sqlite-wal", 0.0, 0.0), ("git", 5.0, 3.0)] {
+            ms.push(fixture::m(a, metrics::violating_states(), bad));
+            ms.push(fixture::m(a, metrics::lost_states(), lost));
+            ms.push(fixture::m(a, metrics::states(), 20.0));
+            ms.push(fixture::m(a, metrics::unmountable(), 0.0));
+        }
+        let notes = [
+            "crash state: git: corrupt in 2 of 20 states; recovered: corrupt: git fsck --full: error: object file is empty",
+            "crash state: git lost: lost in 3 of 20 states; recovered: lost: main's commits [\"first\"]",
+        ];
+        data.samples.push(fixture::sample(
+            1,
+            "ext4-ordered-cp",
+            0,
+            false,
+            SampleStatus::Ok,
+            &notes,
+            ms,
+        ));
+        crate::report::build_with(&data, 0, 0.95, &[&CrashPropsSection])
+    }
+
+    #[test]
+    fn an_application_cell_counts_corrupt_and_lost_states_with_the_smallest_of_each() {
+        let m = app_model();
+        let text = CrashPropsSection.text(&m);
+        assert!(text.contains("5 of 20 vulnerable (2 corrupt, 3 lost)"), "{text}");
+        assert!(
+            text.contains("ok (20 states)") && text.contains("Applications."),
+            "{text}"
+        );
+        assert!(text.contains("VULNERABLE: git on ext4-ordered: corrupt in 2"), "{text}");
+        assert!(text.contains("VULNERABLE: git on ext4-ordered: lost in 3"), "{text}");
+        assert!(
+            !text.contains("  property "),
+            "no properties table without probes: {text}"
+        );
+        let md = CrashPropsSection.markdown(&m);
+        assert!(md.contains("| git |"), "{md}");
+        let html = CrashPropsSection.html(&m);
+        assert!(html.contains("5 of 20 vulnerable"), "{html}");
+        let (_, json) = CrashPropsSection.export(&m).unwrap();
+        let git = &json[0]["applications"][1]["cells"][0];
+        assert_eq!((git["vulnerable"].as_u64(), git["lost"].as_u64()), (Some(5), Some(3)));
+        assert!(git["corrupt_example"]
+            .as_str()
+            .unwrap()
+            .contains("object file is empty"));
+        assert!(git["lost_example"].as_str().unwrap().contains("main's commits"));
+        assert_eq!(json[0]["applications"][0]["cells"][0]["verdict"], "ok");
     }
 
     #[test]

@@ -919,8 +919,9 @@ impl Section for DurabilitySection {
             .map(|m| crate::MatrixBlocks {
                 workload: m.workload.clone(),
                 how: m.how.clone(),
-                table: m.table(),
+                table: Some(m.table()),
                 below: m.lines_below(),
+                more: Vec::new(),
             })
             .collect();
         crate::matrix_section("Durability matrix", INTRO, matrices)

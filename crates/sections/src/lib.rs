@@ -30,10 +30,12 @@ pub(crate) struct MatrixBlocks {
     pub workload: String,
     /// How the matrix was made (the heading's second part).
     pub how: String,
-    /// The matrix.
-    pub table: report::block::Table,
+    /// The matrix (none when the workload has only other tables, in `more`).
+    pub table: Option<report::block::Table>,
     /// The lines under the table (notes, examples, warnings).
     pub below: Vec<String>,
+    /// Blocks after them (crash consistency: the application table).
+    pub more: Vec<report::block::Block>,
 }
 
 /// The blocks of a matrix section titled `title`: one paragraph (`intro`) in the terminal, a
@@ -51,11 +53,16 @@ pub(crate) fn matrix_section(title: &str, intro: &str, matrices: Vec<MatrixBlock
     ];
     for m in matrices {
         out.push(Block::heading(3, format!("{}: {}", m.workload, m.how)));
-        out.push(Block::Table(m.table));
-        out.push(Block::List {
-            class: None,
-            items: m.below.into_iter().map(Item::from).collect(),
-        });
+        if let Some(t) = m.table {
+            out.push(Block::Table(t));
+        }
+        if !m.below.is_empty() {
+            out.push(Block::List {
+                class: None,
+                items: m.below.into_iter().map(Item::from).collect(),
+            });
+        }
+        out.extend(m.more);
     }
     out
 }

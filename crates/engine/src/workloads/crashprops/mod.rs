@@ -24,9 +24,19 @@
 //! disk acknowledges flushes without honouring them, [`states::Barriers::Ignored`]) the states
 //! cross the flushes; the tests use it to show that a property that holds turns to "fails".
 //!
+//! **Applications** ([`apps::TABLE`], `apps = [...]`): the same recording and states for a real
+//! application's update protocol (SQLite, git). While it runs, the workload appends a note to
+//! the disk's log at each acknowledgement the application reports (`note N` on the disk's
+//! control file); per state the application's folder is copied from the read-only mount to a
+//! scratch folder (the application recovers on open, which needs writing) and judged by its own
+//! check plus the acknowledgements the state must honour ([`states::Log::acknowledged`]): a
+//! vulnerable state is `corrupt` (the check fails, or the state does not mount) or `lost` (an
+//! acknowledged update is missing). With `apps` named and `probes` empty, no probe runs.
+//!
 //! Rows: one phase per probe with `violating_states`, `states` (explored), `enumerated` (before
 //! the cap), `unmountable`, `log_writes`, `log_flushes`; the phase's time is the exploration's.
-//! A note per failing probe gives the smallest violating state (epoch, kept writes, how it was
+//! Applications add `lost_states` (of the violating ones) and `acks` (acknowledgements logged).
+//! A note per failing probe or application gives the smallest violating state (epoch, kept writes, how it was
 //! picked, the seed) and what was recovered.
 
 use crate::metric::{CpuUsage, MetricId, RawSample};
@@ -41,6 +51,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+pub mod apps;
 pub mod probes;
 pub mod states;
 
@@ -48,9 +59,12 @@ pub mod states;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CrashPropsSpec {
-    /// Probes to run, by name (empty: all of [`probes::TABLE`]).
+    /// Probes to run, by name (empty: all of [`probes::TABLE`], unless `apps` are named).
     #[serde(default)]
     pub probes: Vec<String>,
+    /// Applications to run, by name ([`apps::TABLE`]; empty: none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub apps: Vec<String>,
     /// An epoch with at most this many subsets is enumerated exhaustively. Default 64.
     #[serde(default = "default_exhaustive")]
     pub exhaustive: usize,
@@ -92,6 +106,7 @@ impl Default for CrashPropsSpec {
     fn default() -> Self {
         CrashPropsSpec {
             probes: Vec::new(),
+            apps: Vec::new(),
             exhaustive: default_exhaustive(),
             samples: default_samples(),
             max_states: default_max_states(),
@@ -130,6 +145,15 @@ pub mod metrics {
     pub fn log_flushes() -> MetricId {
         MetricId::higher("log_flushes", Unit::Count).with_role(Role::Detail)
     }
+    /// Of the violating states of an application, those whose check passed but where an
+    /// acknowledged update is missing (the rest are corrupt or unmountable).
+    pub fn lost_states() -> MetricId {
+        MetricId::lower("lost_states", Unit::Count).with_role(Role::Detail)
+    }
+    /// Acknowledgements an application reported while the disk recorded.
+    pub fn acks() -> MetricId {
+        MetricId::higher("acks", Unit::Count).with_role(Role::Detail)
+    }
 }
 
 /// The prefix of the note that gives a failing probe's smallest violating state.
@@ -138,10 +162,32 @@ pub const EXAMPLE_NOTE: &str = "crash state: ";
 /// Why crashprops cannot run in a guest yet.
 pub const GUEST_UNAVAILABLE: &str = "crashprops cannot record a guest's disk yet: the recording power-cut disk is a FUSE server on the host, while a guest's filesystem lives on a virtio disk inside QEMU";
 
-/// What one probe's recording left: its folder (relative to the filesystem's root) and the
+/// What is recorded and checked: a property's probe or an application.
+#[derive(Clone, Copy)]
+enum Subject {
+    Probe(&'static probes::Probe),
+    App(&'static apps::App),
+}
+
+impl Subject {
+    fn name(self) -> &'static str {
+        match self {
+            Subject::Probe(p) => p.name,
+            Subject::App(a) => a.name,
+        }
+    }
+    fn ops(self) -> &'static str {
+        match self {
+            Subject::Probe(p) => p.ops,
+            Subject::App(a) => a.ops,
+        }
+    }
+}
+
+/// What one subject's recording left: its folder (relative to the filesystem's root) and the
 /// snapshot and log files in the run folder.
 struct Recorded {
-    probe: &'static probes::Probe,
+    probe: Subject,
     rel: PathBuf,
     snapshot: PathBuf,
     log: PathBuf,
@@ -154,21 +200,38 @@ struct Found {
     enumerated: usize,
     violating: usize,
     unmountable: usize,
+    /// Violating states of an application with an acknowledged update missing.
+    lost: usize,
     writes: usize,
     flushes: usize,
-    /// The smallest violating state and what it showed.
-    example: Option<(CrashState, String)>,
-    /// The byte offset in the image of the example's torn write, if it has one.
-    torn_at: Option<u64>,
+    /// The smallest violating state (of an application: corrupt or unmountable), what it
+    /// showed and the byte offset in the image of its torn write, if it has one.
+    example: Option<(CrashState, String, Option<u64>)>,
+    /// An application's smallest state with an acknowledged update lost, likewise.
+    lost_example: Option<(CrashState, String, Option<u64>)>,
     wall: Duration,
 }
 
 impl CrashPropsSpec {
     fn selected(&self) -> Vec<&'static probes::Probe> {
+        let all = self.probes.is_empty() && self.apps.is_empty();
         probes::TABLE
             .iter()
-            .filter(|p| self.probes.is_empty() || self.probes.iter().any(|n| n == p.name))
+            .filter(|p| all || self.probes.iter().any(|n| n == p.name))
             .collect()
+    }
+
+    fn selected_apps(&self) -> Vec<&'static apps::App> {
+        apps::TABLE
+            .iter()
+            .filter(|a| self.apps.iter().any(|n| n == a.name))
+            .collect()
+    }
+
+    /// The probes, then the applications.
+    fn subjects(&self) -> Vec<Subject> {
+        let p = self.selected().into_iter().map(Subject::Probe);
+        p.chain(self.selected_apps().into_iter().map(Subject::App)).collect()
     }
 
     fn budget(&self) -> Budget {
@@ -200,22 +263,32 @@ impl CrashPropsSpec {
             .as_ref()
             .ok_or_else(|| eio("crashprops", "no power-cut disk"))?;
         let mut out = Vec::new();
-        for (k, p) in self.selected().into_iter().enumerate() {
-            (ctx.on_phase)(&format!("record {}", p.name));
-            let dir = work.join(p.name);
+        for (k, p) in self.subjects().into_iter().enumerate() {
+            (ctx.on_phase)(&format!("record {}", p.name()));
+            let dir = work.join(p.name());
             let e = |what: &str| {
                 let what = format!("{what} {}", dir.display());
                 move |e| EngineError::io(what, e)
             };
             std::fs::create_dir_all(&dir).map_err(e("create"))?;
-            (p.setup)(&dir).map_err(e("set up"))?;
+            match p {
+                Subject::Probe(p) => (p.setup)(&dir),
+                Subject::App(a) => (a.setup)(&dir),
+            }
+            .map_err(e("set up"))?;
             flush(&fs)?;
             let (snap, log) = (format!("mnt-{tag}-cp{k}.snap"), format!("mnt-{tag}-cp{k}.wlog"));
             undo.push(RemoveFile {
                 path: run_dir.join(&snap),
             });
             server.mark(&snap).map_err(|e| eio("mark the power-cut disk", e))?;
-            (p.act)(&dir).map_err(e("act in"))?;
+            match p {
+                Subject::Probe(p) => (p.act)(&dir),
+                Subject::App(a) => (a.act)(&dir, &mut |n| {
+                    server.note(n).map_err(|e| std::io::Error::other(e.to_string()))
+                }),
+            }
+            .map_err(e("act in"))?;
             flush(&fs)?;
             // The unmount checkpoints the journal (in-place writes, the journal's tail moved):
             // a crash may come then too.
@@ -254,12 +327,18 @@ impl CrashPropsSpec {
             if ctx.interrupt.load(std::sync::atomic::Ordering::Relaxed) {
                 return Err(EngineError::Interrupted);
             }
-            (ctx.on_phase)(&format!("{} state {}/{}", r.probe.name, i + 1, list.len()));
+            (ctx.on_phase)(&format!("{} state {}/{}", r.probe.name(), i + 1, list.len()));
             let seen = check_state(ctx, fs, r, &log, s)?;
             f.states += 1;
             let bad = match seen {
                 StateSeen::Checked(probes::Verdict::Holds) => None,
                 StateSeen::Checked(probes::Verdict::Violated(what)) => Some(what),
+                StateSeen::App(apps::AppVerdict::Holds) => None,
+                StateSeen::App(apps::AppVerdict::Corrupt(what)) => Some(format!("corrupt: {what}")),
+                StateSeen::App(apps::AppVerdict::Lost(what)) => {
+                    f.lost += 1;
+                    Some(format!("lost: {what}"))
+                }
                 StateSeen::Unmountable(why) => {
                     f.unmountable += 1;
                     Some(format!("did not mount: {why}"))
@@ -267,10 +346,14 @@ impl CrashPropsSpec {
             };
             if let Some(what) = bad {
                 f.violating += 1;
-                let smaller = f.example.as_ref().is_none_or(|(e, _)| size(s) < size(e));
-                if smaller {
-                    f.example = Some((s.clone(), what));
-                    f.torn_at = s.torn.map(|(w, _)| log.writes[w].0);
+                let torn_at = s.torn.map(|(w, _)| log.writes[w].0);
+                let slot = if what.starts_with("lost: ") {
+                    &mut f.lost_example
+                } else {
+                    &mut f.example
+                };
+                if slot.as_ref().is_none_or(|(e, _, _)| size(s) < size(e)) {
+                    *slot = Some((s.clone(), what, torn_at));
                 }
             }
         }
@@ -300,7 +383,11 @@ impl CrashPropsSpec {
         ));
         for r in &recorded {
             let f = self.explore(ctx, &fs, r)?;
-            record_probe(&mut phases, r.probe, &f, self.seed);
+            let acks = std::fs::read(&r.log)
+                .ok()
+                .and_then(|b| disk::decode_log(&b))
+                .map_or(0, |l| l.iter().filter(|e| matches!(e, disk::LogEntry::Note(_))).count());
+            record_probe(&mut phases, r.probe, &f, self.seed, acks);
         }
         undo.undo().map_err(|e| eio("crashprops cleanup", e))?;
         Ok(phases.finish())
@@ -351,6 +438,7 @@ fn flush(fs: &Fs) -> Result<(), EngineError> {
 /// What one state showed.
 enum StateSeen {
     Checked(probes::Verdict),
+    App(apps::AppVerdict),
     Unmountable(String),
 }
 
@@ -394,12 +482,47 @@ fn check_state(ctx: &RunContext, fs: &Fs, r: &Recorded, log: &Log, s: &CrashStat
     let opts = state_mount_opts(&fs.fs_type, &fs.opts);
     let mnt_s = mnt.to_string_lossy().into_owned();
     let mounted = crate::host::run_tool("mount", &["-t", &fs.fs_type, "-o", &opts, &dev, &mnt_s]);
-    let seen = match mounted {
-        Ok(_) => StateSeen::Checked((r.probe.check)(&mnt.join(&r.rel))),
-        Err(e) => StateSeen::Unmountable(mount_failure(&e.to_string(), &mnt_s)),
+    let seen = match (mounted, r.probe) {
+        (Ok(_), Subject::Probe(p)) => StateSeen::Checked((p.check)(&mnt.join(&r.rel))),
+        (Ok(_), Subject::App(a)) => {
+            let acked = if a.durable { log.acknowledged(s) } else { Vec::new() };
+            StateSeen::App(check_app(&mut undo, a, &mnt.join(&r.rel), run_dir, &acked)?)
+        }
+        (Err(e), _) => StateSeen::Unmountable(mount_failure(&e.to_string(), &mnt_s)),
     };
     undo.undo().map_err(|e| eio("take a crash state down", e))?;
     Ok(seen)
+}
+
+/// Copies an application's folder from the mounted state to a scratch folder (an undo step)
+/// and runs its check there with the acknowledgements `acked` (module doc).
+fn check_app(
+    undo: &mut Stack,
+    a: &apps::App,
+    src: &Path,
+    run_dir: &Path,
+    acked: &[u32],
+) -> Result<apps::AppVerdict, EngineError> {
+    let copy = run_dir.join("mnt-crashprops-app");
+    undo.push(RemoveDir {
+        path: copy.clone(),
+        recursive: true,
+    });
+    if !src.is_dir() {
+        return Ok(apps::AppVerdict::Corrupt(format!(
+            "the application's folder is gone (it was durable before the mark): {}",
+            src.display()
+        )));
+    }
+    let (s, c) = (src.to_string_lossy().into_owned(), copy.to_string_lossy().into_owned());
+    // A file the recovered filesystem cannot read (EUCLEAN, EIO) is a file the application
+    // cannot open: a corrupt state, not a failure of the workload.
+    if let Err(e) = crate::host::run_tool("cp", &["-a", s.as_str(), c.as_str()]) {
+        let e = e.to_string();
+        let why = e.rsplit("cp: ").next().unwrap_or(&e).to_string();
+        return Ok(apps::AppVerdict::Corrupt(format!("cannot read the folder: {why}")));
+    }
+    Ok((a.check)(&copy, acked))
 }
 
 /// What mount(8) said about `mountpoint` in its failure `text` (the words after the
@@ -431,9 +554,9 @@ fn state_mount_opts(fs_type: &str, opts: &str) -> String {
     v.join(",")
 }
 
-fn record_probe(phases: &mut Phases, p: &probes::Probe, f: &Found, seed: u64) {
-    phases.begin(p.name, Caches::Keep);
-    let rows: Vec<(MetricId, f64)> = vec![
+fn record_probe(phases: &mut Phases, p: Subject, f: &Found, seed: u64, acks: usize) {
+    phases.begin(p.name(), Caches::Keep);
+    let mut rows: Vec<(MetricId, f64)> = vec![
         (metrics::violating_states(), f.violating as f64),
         (metrics::states(), f.states as f64),
         (metrics::enumerated(), f.enumerated as f64),
@@ -441,29 +564,50 @@ fn record_probe(phases: &mut Phases, p: &probes::Probe, f: &Found, seed: u64) {
         (metrics::log_writes(), f.writes as f64),
         (metrics::log_flushes(), f.flushes as f64),
     ];
-    phases.record(p.name, &timed(f.wall, CpuUsage::default()), rows, &Policy::new());
-    if let Some((s, what)) = &f.example {
-        phases.note(format!(
-            "{EXAMPLE_NOTE}{}: FAILS in {} of {} states; smallest: epoch {} with writes {:?} of its {} kept{} ({:?}, seed {seed}); ops: {}; recovered: {what}",
-            p.name,
-            f.violating,
-            f.states,
-            s.epoch,
-            s.kept,
-            s.epoch_writes,
-            match (s.torn, f.torn_at) {
-                (Some((w, n)), Some(at)) => format!(" and write {w} (at byte {at} of the image) torn after {n} bytes"),
-                _ => String::new(),
-            },
-            s.pick,
-            p.ops
-        ));
+    if let Subject::App(_) = p {
+        rows.push((metrics::lost_states(), f.lost as f64));
+        rows.push((metrics::acks(), acks as f64));
     }
+    phases.record(p.name(), &timed(f.wall, CpuUsage::default()), rows, &Policy::new());
+    let (label, count) = match p {
+        Subject::Probe(_) => (p.name().to_string(), format!("FAILS in {}", f.violating)),
+        Subject::App(_) => (p.name().to_string(), format!("corrupt in {}", f.violating - f.lost)),
+    };
+    if let Some(e) = &f.example {
+        phases.note(example_note(&label, &count, f.states, e, seed, p.ops()));
+    }
+    if let Some(e) = &f.lost_example {
+        let (label, count) = (format!("{} lost", p.name()), format!("lost in {}", f.lost));
+        phases.note(example_note(&label, &count, f.states, e, seed, p.ops()));
+    }
+}
+
+/// The note of a smallest violating state: `crash state: LABEL: COUNT of N states; ...`.
+fn example_note(
+    label: &str,
+    count: &str,
+    states: usize,
+    e: &(CrashState, String, Option<u64>),
+    seed: u64,
+    ops: &str,
+) -> String {
+    let (s, what, torn_at) = e;
+    format!(
+        "{EXAMPLE_NOTE}{label}: {count} of {states} states; smallest: epoch {} with writes {:?} of its {} kept{} ({:?}, seed {seed}); ops: {ops}; recovered: {what}",
+        s.epoch,
+        s.kept,
+        s.epoch_writes,
+        match (s.torn, torn_at) {
+            (Some((w, n)), Some(at)) => format!(" and write {w} (at byte {at} of the image) torn after {n} bytes"),
+            _ => String::new(),
+        },
+        s.pick,
+    )
 }
 
 impl Workload for CrashPropsSpec {
     fn phases(&self) -> Vec<String> {
-        self.selected().iter().map(|p| p.name.to_string()).collect()
+        self.subjects().iter().map(|p| p.name().to_string()).collect()
     }
 
     fn scaled(&self, factor: f64) -> WorkloadKind {
@@ -483,6 +627,13 @@ impl Workload for CrashPropsSpec {
             let names: Vec<&str> = probes::TABLE.iter().map(|p| p.name).collect();
             return Err(Invalid(format!("unknown probe `{bad}`; known: {}", names.join(", "))));
         }
+        if let Some(bad) = self.apps.iter().find(|n| apps::by_name(n).is_none()) {
+            let names: Vec<&str> = apps::TABLE.iter().map(|a| a.name).collect();
+            return Err(Invalid(format!(
+                "unknown application `{bad}`; known: {}",
+                names.join(", ")
+            )));
+        }
         Ok(())
     }
 
@@ -493,7 +644,15 @@ impl Workload for CrashPropsSpec {
     fn availability_on(&self, fs: &crate::fstype::FsType) -> Result<(), Unavailable> {
         match fs.name {
             "zfs" => Err("crashprops cannot record a ZFS pool: zfs-fuse's pool is not a filesystem on one loop device that a read-only mount of a copy recovers".into()),
-            _ => Ok(()),
+            _ => {
+                for a in self.selected_apps() {
+                    let tool = if a.name.starts_with("git") { "git" } else { "sqlite3" };
+                    if crate::host::find_tool(tool).is_none() {
+                        return Err(format!("{} needs {tool}, which is not installed (scripts/install.sh)", a.name).into());
+                    }
+                }
+                Ok(())
+            }
         }
     }
 
@@ -502,7 +661,8 @@ impl Workload for CrashPropsSpec {
     }
 
     fn footprint(&self) -> crate::fstype::Footprint {
-        let n = self.selected().len() as u64;
+        // An application's folder is about a dozen files (git) in a few dirs, under 256 KiB.
+        let n = self.selected().len() as u64 + 4 * self.selected_apps().len() as u64;
         crate::fstype::Footprint {
             files: 3 * n,
             dirs: 2 * n + 1,
@@ -514,8 +674,12 @@ impl Workload for CrashPropsSpec {
 
     fn describe(&self) -> String {
         format!(
-            "crashprops: {} persistence-property probes, up to {} crash states each (exhaustive up to {} per epoch, else prefixes and {} samples, seed {}{}), flushes {}",
-            self.selected().len(),
+            "crashprops: {}, up to {} crash states each (exhaustive up to {} per epoch, else prefixes and {} samples, seed {}{}), flushes {}",
+            match (self.selected().len(), self.apps.is_empty()) {
+                (n, true) => format!("{n} persistence-property probes"),
+                (0, false) => format!("applications {}", self.apps.join(", ")),
+                (n, false) => format!("{n} persistence-property probes and applications {}", self.apps.join(", ")),
+            },
             self.max_states,
             self.exhaustive,
             self.samples,
@@ -576,5 +740,27 @@ mod tests {
         assert!(zero.validate().is_err());
         assert!(CrashPropsSpec::default().validate().is_ok());
         assert_eq!(CrashPropsSpec::default().phases().len(), probes::TABLE.len());
+        let bad_app = CrashPropsSpec {
+            apps: vec!["leveldb".into()],
+            ..Default::default()
+        };
+        assert!(bad_app.validate().unwrap_err().0.contains("sqlite-wal"));
+        let apps_only = CrashPropsSpec {
+            apps: vec!["git".into(), "sqlite-wal".into()],
+            ..Default::default()
+        };
+        assert_eq!(
+            apps_only.phases(),
+            vec!["sqlite-wal", "git"],
+            "no probe, the table's order"
+        );
+        assert!(apps_only
+            .describe()
+            .starts_with("crashprops: applications git, sqlite-wal,"));
+        let both = CrashPropsSpec {
+            probes: vec!["atomic-rename".into()],
+            ..apps_only
+        };
+        assert_eq!(both.phases(), vec!["atomic-rename", "sqlite-wal", "git"]);
     }
 }

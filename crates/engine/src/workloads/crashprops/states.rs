@@ -25,6 +25,13 @@
 //! power-cut disk's `broken-flush` model), so writes after a flush may persist without those
 //! before it.
 //!
+//! **Acknowledgements** ([`Log::acknowledged`]): an application's acknowledgement is a note in
+//! the log ([`LogEntry::Note`], sent after the application reported it). A state shows that the
+//! power failed no earlier than the last log entry it contains: the flush that ended the epoch
+//! before its own (the first one, when several follow each other with no write between them),
+//! or the last write it applies (a write the disk kept was sent before the crash). Every note
+//! logged before that entry was acknowledged before the crash, so the application promised it.
+//!
 //! Reference: Pillai et al., "All File Systems Are Not Created Equal" (OSDI '14), §3 (ALICE's
 //! crash states from block-level traces: prefixes and reorderings within barriers).
 
@@ -83,6 +90,11 @@ pub struct Log {
     pub epochs: Vec<std::ops::Range<usize>>,
     /// Flushes in the log.
     pub flushes: usize,
+    /// Per epoch, the flushes answered before it began (to the first flush that ended the
+    /// epoch before it).
+    pub epoch_flushes: Vec<usize>,
+    /// The notes, in log order: number, writes logged before it, flushes logged before it.
+    pub notes: Vec<(u32, usize, usize)>,
 }
 
 impl Log {
@@ -90,6 +102,7 @@ impl Log {
     pub fn new(entries: &[LogEntry], barriers: Barriers) -> Log {
         let mut log = Log::default();
         let mut start = 0;
+        log.epoch_flushes.push(0);
         for e in entries {
             match e {
                 LogEntry::Write { offset, data } => log.writes.push((*offset, data.clone())),
@@ -97,15 +110,37 @@ impl Log {
                     log.flushes += 1;
                     if barriers == Barriers::Honoured && log.writes.len() > start {
                         log.epochs.push(start..log.writes.len());
+                        log.epoch_flushes.push(log.flushes);
                         start = log.writes.len();
                     }
                 }
+                LogEntry::Note(id) => log.notes.push((*id, log.writes.len(), log.flushes)),
             }
         }
         if log.writes.len() > start || log.epochs.is_empty() {
             log.epochs.push(start..log.writes.len());
+        } else {
+            log.epoch_flushes.pop();
         }
         log
+    }
+
+    /// The notes acknowledged before the crash that left state `s` (module doc), in log order.
+    pub fn acknowledged(&self, s: &CrashState) -> Vec<u32> {
+        let flushed = self.epoch_flushes[s.epoch];
+        let before = self.epochs[s.epoch].start;
+        let last_write = s
+            .kept
+            .iter()
+            .copied()
+            .chain(s.torn.map(|(w, _)| w))
+            .max()
+            .or(before.checked_sub(1));
+        self.notes
+            .iter()
+            .filter(|&&(_, writes, flushes)| flushes < flushed || last_write.is_some_and(|w| w >= writes))
+            .map(|&(id, _, _)| id)
+            .collect()
     }
 
     /// The writes a state applies on the mark's image, in log order: offset and bytes (the
@@ -334,6 +369,50 @@ mod tests {
         assert_eq!(applied, vec![(0, 4096), (8192, 100), (16384, 512)]);
         let (plain, _) = enumerate(&log, &budget(64, 0, 100));
         assert_eq!(plain.len() + 2, states.len(), "torn states only when asked");
+    }
+
+    #[test]
+    fn a_note_is_acknowledged_in_states_past_the_flush_or_a_write_logged_after_it() {
+        // Epoch 0: write 0, note 1; flush; epoch 1: write 1, note 2, write 2; flush, flush.
+        let entries = [
+            w(0),
+            LogEntry::Note(1),
+            LogEntry::Flush,
+            w(1),
+            LogEntry::Note(2),
+            w(2),
+            LogEntry::Flush,
+            LogEntry::Flush,
+        ];
+        let log = Log::new(&entries, Barriers::Honoured);
+        assert_eq!(
+            (log.epochs.clone(), log.epoch_flushes.clone()),
+            (vec![0..1, 1..3], vec![0, 1])
+        );
+        let st = |epoch: usize, kept: Vec<usize>| CrashState {
+            epoch,
+            kept,
+            epoch_writes: 1,
+            pick: Pick::Exhaustive,
+            torn: None,
+        };
+        assert!(log.acknowledged(&st(0, vec![])).is_empty(), "the mark: nothing yet");
+        assert!(
+            log.acknowledged(&st(0, vec![0])).is_empty(),
+            "note 1 may come after write 0"
+        );
+        assert_eq!(log.acknowledged(&st(1, vec![])), vec![1], "past the flush after note 1");
+        assert_eq!(log.acknowledged(&st(1, vec![1])), vec![1]);
+        assert_eq!(
+            log.acknowledged(&st(1, vec![2])),
+            vec![1, 2],
+            "write 2 was sent after note 2"
+        );
+        // Ignoring the barriers: only kept writes place the crash.
+        let one = Log::new(&entries, Barriers::Ignored);
+        assert_eq!(one.epoch_flushes, vec![0]);
+        assert!(one.acknowledged(&st(0, vec![0])).is_empty());
+        assert_eq!(one.acknowledged(&st(0, vec![1])), vec![1]);
     }
 
     #[test]

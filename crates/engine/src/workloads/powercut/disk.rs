@@ -32,7 +32,9 @@
 //! to the run-folder file NAME (holes kept: [`copy_sparse`]) and starts a write log in memory;
 //! every write after it (offset and data) and every completed flush is appended, in the order
 //! the server answered them; `dump NAME` writes the log to NAME ([`encode_log`], read back with
-//! [`decode_log`]) and stops recording. The caller records both files as undo steps before it
+//! [`decode_log`]) and stops recording. `note N` (a number) appends a marker to the log between
+//! the writes it was answered between: the position at which an application reported an
+//! acknowledgement (a committed transaction, a returned `git commit`). The caller records both files as undo steps before it
 //! sends the command.
 //!
 //! The server runs as its own process (`fsbench powerdisk`, started by [`DiskServer::start`]) so
@@ -409,6 +411,18 @@ impl PowerDisk {
                 st.rec = Some(Vec::new());
                 Ok(())
             }
+            cmd if cmd.starts_with("note ") => {
+                let id = cmd["note ".len()..]
+                    .trim()
+                    .parse::<u32>()
+                    .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+                let rec = st
+                    .rec
+                    .as_mut()
+                    .ok_or_else(|| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+                rec.push(LogEntry::Note(id));
+                Ok(())
+            }
             cmd if cmd.starts_with("dump ") => {
                 let log = st
                     .rec
@@ -490,10 +504,12 @@ pub enum LogEntry {
     },
     /// A completed flush (an fsync of the image: the loop device's PREFLUSH or FUA).
     Flush,
+    /// A marker sent on `ctl` (`note N`): an application's acknowledgement number `N`.
+    Note(u32),
 }
 
 /// The log as bytes: per entry a tag byte (`W` or `F`), and for a write its offset (u64) and
-/// length (u32), little-endian, then the data.
+/// length (u32), little-endian, then the data; for a note (`N`) its number (u32).
 pub fn encode_log(log: &[LogEntry]) -> Vec<u8> {
     let mut out = Vec::new();
     for e in log {
@@ -505,6 +521,10 @@ pub fn encode_log(log: &[LogEntry]) -> Vec<u8> {
                 out.extend_from_slice(data);
             }
             LogEntry::Flush => out.push(b'F'),
+            LogEntry::Note(id) => {
+                out.push(b'N');
+                out.extend_from_slice(&id.to_le_bytes());
+            }
         }
     }
     out
@@ -518,6 +538,10 @@ pub fn decode_log(mut b: &[u8]) -> Option<Vec<LogEntry>> {
         b = rest;
         match tag {
             b'F' => log.push(LogEntry::Flush),
+            b'N' if b.len() >= 4 => {
+                log.push(LogEntry::Note(u32::from_le_bytes(b[..4].try_into().ok()?)));
+                b = &b[4..];
+            }
             b'W' if b.len() >= 12 => {
                 let offset = u64::from_le_bytes(b[..8].try_into().ok()?);
                 let len = u32::from_le_bytes(b[8..12].try_into().ok()?) as usize;
@@ -923,6 +947,11 @@ impl DiskServer {
         self.send(&format!("dump {name}"))
     }
 
+    /// Appends acknowledgement `id` to the write log (module doc; only while recording).
+    pub fn note(&self, id: u32) -> Result<(), DiskError> {
+        self.send(&format!("note {id}"))
+    }
+
     /// From now on the broken model acknowledges flushes without keeping their writes.
     pub fn arm(&self) -> Result<(), DiskError> {
         self.send("arm")
@@ -1166,6 +1195,7 @@ mod tests {
         d.control(&format!("mark {}", snap.display())).unwrap();
         d.write_image(BLOCK, &[2u8; 16]).unwrap();
         d.flush_image().unwrap();
+        d.control("note 9").unwrap();
         d.write_image(5, &[3u8; 3]).unwrap();
         d.control(&format!("dump {}", log.display())).unwrap();
         d.write_image(0, &[4u8; 1]).unwrap(); // after the dump: not logged
@@ -1183,6 +1213,7 @@ mod tests {
                 data: vec![2u8; 16],
             },
             LogEntry::Flush,
+            LogEntry::Note(9),
             LogEntry::Write {
                 offset: 5,
                 data: vec![3u8; 3],
@@ -1190,6 +1221,7 @@ mod tests {
         ];
         assert_eq!(got, want);
         assert!(d.control(&format!("dump {}", log.display())).is_err(), "not recording");
+        assert!(d.control("note 1").is_err(), "a note needs a recording");
         assert_eq!(decode_log(&encode_log(&want)[..20]), None, "a log cut short is refused");
     }
 
