@@ -71,9 +71,9 @@ fn sqlite_keeps_acknowledged_transactions_on_ext4_data_journal_until_the_disk_ig
         .map(|a| &a["cells"][0])
         .collect();
     assert!(
-        cells
-            .iter()
-            .any(|c| c["verdict"] == "vulnerable" && c["lost"].as_u64() > Some(0)),
+        cells.iter().any(|c| c["verdict"] == "vulnerable"
+            && c["vulnerable"].as_u64() == Some(bad as u64)
+            && c["lost"].as_u64() == Some(lost as u64)),
         "{cells:?}"
     );
     let honest = m.iter().find(|m| m["workload"] == "honest").unwrap();

@@ -537,7 +537,9 @@ fn ext4_on_the_host_and_in_a_guest_give_the_guest_s_slowdown_factor_with_an_inte
         .split(", ")
         .map(|s| s.parse().unwrap())
         .collect();
-    assert!(interval[0] > 0.0 && interval[0] <= interval[1], "{row}");
+    // Two repeats on a loaded machine can make the interval wide: its lower end may print as
+    // 0.00 (a CI run: 7.10 [0.00, 24402.45]); it is an interval around the factor all the same.
+    assert!(interval[0] >= 0.0 && interval[0] < interval[1], "{row}");
     // The tables still rank the guest only within its own group.
     let report = report_json(run.db_str(), "latest");
     let cells = report["workloads"][0]["rows"][0]["cells"].as_array().unwrap();
