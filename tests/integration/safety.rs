@@ -189,6 +189,28 @@ fn a_resumed_session_reports_the_same_cases_and_repeats_as_one_that_ran_through(
     assert_eq!(rows(&a), rows(&b), "same rows and n per cell");
 }
 
+/// Waits (at most 30 s) until process `pid` catches SIGINT and SIGTERM (`SigCgt` in
+/// /proc/PID/status), or has exited.
+fn wait_for_signal_handlers(pid: u32) {
+    let want = (1u64 << (libc::SIGINT - 1)) | (1u64 << (libc::SIGTERM - 1));
+    let t0 = std::time::Instant::now();
+    while t0.elapsed() < Duration::from_secs(30) {
+        let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+            return;
+        };
+        let caught = status
+            .lines()
+            .find_map(|l| l.strip_prefix("SigCgt:"))
+            .and_then(|v| u64::from_str_radix(v.trim(), 16).ok());
+        match caught {
+            Some(mask) if mask & want == want => return,
+            None => return,
+            _ => std::thread::sleep(Duration::from_millis(1)),
+        }
+    }
+    panic!("process {pid} did not install its SIGINT/SIGTERM handlers within 30 s");
+}
+
 #[test]
 fn sigint_sigterm_and_sigkill_at_twenty_random_moments_leave_nothing_and_lose_no_repeat() {
     require_privileged!();
@@ -203,6 +225,10 @@ fn sigint_sigterm_and_sigkill_at_twenty_random_moments_leave_nothing_and_lose_no
         let delay = Duration::from_millis(rng.gen_range(0..2500));
         let db = dir.path().join(format!("r{round}.db"));
         let mut child = spawn_run(&db, &suite, &sc, &[]);
+        // The moments count from when fsbench takes signals (right after parsing its command
+        // line): a SIGTERM before the handlers exist gets the default action in any program
+        // (a loaded CI run hit round 7's 84 ms before the debug binary was that far).
+        wait_for_signal_handlers(child.id());
         std::thread::sleep(delay);
         let _ = rustix::process::kill_process(rustix::process::Pid::from_child(&child), sig);
         let (status, err) = wait_with_stderr(&mut child);
