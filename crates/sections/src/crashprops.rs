@@ -272,27 +272,12 @@ impl Matrix {
             .applications
             .iter()
             .map(|a| {
-                let mut row = vec![Cell::new(a.application.clone())];
-                for v in &self.variants {
-                    row.push(match a.cells.iter().find(|c| &c.variant == v) {
-                        Some(c) => app_cell(c),
-                        None => Cell {
-                            tone: Some(Tone::Grey),
-                            ..Cell::new("—")
-                        },
-                    });
-                }
-                row
+                variant_row(vec![Cell::new(a.application.clone())], &self.variants, |v| {
+                    a.cells.iter().find(|c| c.variant == v).map(app_cell)
+                })
             })
             .collect();
-        Table {
-            class: Some("crashprops".into()),
-            head,
-            rows,
-            numeric_from: None,
-            left: (0..1 + self.variants.len()).collect(),
-            text_omits: None,
-        }
+        variant_table(head, rows)
     }
 
     /// The application table and its lines (nothing without applications); the columns
@@ -342,27 +327,13 @@ impl Matrix {
             .properties
             .iter()
             .map(|p| {
-                let mut row = vec![Cell::new(p.property.clone()), Cell::new(p.kind.clone())];
-                for v in &self.variants {
-                    row.push(match p.cells.iter().find(|c| &c.variant == v) {
-                        Some(c) => cell(c),
-                        None => Cell {
-                            tone: Some(Tone::Grey),
-                            ..Cell::new("—")
-                        },
-                    });
-                }
-                row
+                let label = vec![Cell::new(p.property.clone()), Cell::new(p.kind.clone())];
+                variant_row(label, &self.variants, |v| {
+                    p.cells.iter().find(|c| c.variant == v).map(cell)
+                })
             })
             .collect();
-        Table {
-            class: Some("crashprops".into()),
-            head,
-            rows,
-            numeric_from: None,
-            left: (0..2 + self.variants.len()).collect(),
-            text_omits: None,
-        }
+        variant_table(head, rows)
     }
 
     fn lines_below(&self) -> Vec<String> {
@@ -435,6 +406,29 @@ fn cell(c: &PropertyCell) -> Cell {
         0 => 0.0,
         k => 0.6 + 0.4 * k as f64 / c.states as f64,
     }))
+}
+
+/// A row: `label`, then per variant its cell (`cell_of`), a grey "—" where it has none.
+fn variant_row(mut label: Vec<Cell>, variants: &[String], cell_of: impl Fn(&str) -> Option<Cell>) -> Vec<Cell> {
+    for v in variants {
+        label.push(cell_of(v).unwrap_or_else(|| Cell {
+            tone: Some(Tone::Grey),
+            ..Cell::new("—")
+        }));
+    }
+    label
+}
+
+/// A matrix of this section: every column left-aligned (the cells are words).
+fn variant_table(head: Vec<String>, rows: Vec<Vec<Cell>>) -> Table {
+    Table {
+        class: Some("crashprops".into()),
+        left: (0..head.len()).collect(),
+        head,
+        rows,
+        numeric_from: None,
+        text_omits: None,
+    }
 }
 
 impl Section for CrashPropsSection {
