@@ -31,8 +31,13 @@ pub(super) fn cmd_verify(db: &Path, a: &crate::cli::VerifyArgs) -> Result<i32> {
         ..
     } = crate::verify::run(db, &o, &TerminalObserver::new())?;
     let data = store.load_session(session)?;
-    let table =
-        crate::verify::ratios::table(&data.session.info.suite_name, &data.cases, &data.samples).unwrap_or_default();
+    let table = crate::verify::ratios::table(
+        &data.session.info.suite_name,
+        &data.cases,
+        &data.samples,
+        data.baseline.as_ref(),
+    )
+    .unwrap_or_default();
     let html = db.with_file_name("verify.html");
     let mut file = std::fs::File::create(&html).with_context(|| format!("writing {}", html.display()))?;
     print_report(store.as_ref(), session, Format::Html, &mut file)?;

@@ -32,7 +32,12 @@ pub struct ForestSection;
 
 impl crate::report::Section for ForestSection {
     fn blocks(&self, model: &ReportModel) -> Vec<Block> {
-        let Some(t) = ratios::table(&model.session.info.suite_name, &model.cases, &model.samples) else {
+        let Some(t) = ratios::table(
+            &model.session.info.suite_name,
+            &model.cases,
+            &model.samples,
+            model.baseline.as_ref(),
+        ) else {
             return Vec::new();
         };
         let mut out = vec![Block::Heading {

@@ -236,7 +236,12 @@ pub struct UndecidedPairs {
 
 impl MoreRounds for UndecidedPairs {
     fn next_round(&self, plan: &Plan, data: &SessionData, elapsed: Duration) -> (Vec<usize>, Option<String>) {
-        let Some(t) = ratios::table(&data.session.info.suite_name, &data.cases, &data.samples) else {
+        let Some(t) = ratios::table(
+            &data.session.info.suite_name,
+            &data.cases,
+            &data.samples,
+            data.baseline.as_ref(),
+        ) else {
             return (vec![], None);
         };
         let (want, capped) = undecided(&t, self.max_pairs);

@@ -23,7 +23,13 @@
 //! second row right after its first, native / second referee, a ratio with its intervals like
 //! any other. Its first row, when a bound, also has a ceiling: a native mean above
 //! [`pairs::FAR_ABOVE_SECOND`] × the second referee's mean fails (`FAR ABOVE`), since a bound
-//! alone passes every native that is too fast.
+//! alone passes every native that is too fast. A bonnie throughput row without a second
+//! referee ([`MetricPair::device_ceiling`]) has the raw device as its ceiling instead: a native
+//! mean above the session's raw-device ceiling ([`RawBaseline::ceiling_mib_s`], the faster of
+//! its sequential write and read) plus the report's cache-bound tolerance
+//! ([`crate::report::cache_bound_tolerance`]: 50 % for a baseline of every pass) fails as
+//! `FAR ABOVE` — bonnie++'s block phases run in a memory cgroup too small to cache their file, so
+//! a native that fast did not reach the disk. Without a measured baseline there is no ceiling.
 //!
 //! Such a response-time row is held from above too (issue 42, item 2): a native repeat that ran
 //! at most [`crate::engine::stall::STALL_UTILISATION`] busy (its stored `utilisation` row) with
@@ -51,7 +57,7 @@ use super::pairs::{self, MetricPair, Pair};
 use crate::engine::workloads::bonnie_pp::too_fast_phases;
 use crate::engine::WorkloadKind;
 use crate::stats::two_sample::{ratio_ci, Sample};
-use crate::store::{CaseRecord, SampleRecord, SampleStatus};
+use crate::store::{CaseRecord, RawBaseline, SampleRecord, SampleStatus};
 use std::fmt::Write as _;
 
 /// The suite name of every verify session.
@@ -541,7 +547,7 @@ enum Referee {
 }
 
 fn row(
-    (cases, samples): (&[CaseRecord], &[SampleRecord]),
+    (cases, samples, baseline): (&[CaseRecord], &[SampleRecord], Option<&RawBaseline>),
     variant: &str,
     p: &Pair,
     mp: &MetricPair,
@@ -576,7 +582,7 @@ fn row(
                 )
             })
         }
-        _ => None,
+        _ => device_ceiling(mp, which, baseline),
     };
     // A partly +++++ referee's timed repeats are its slowest: no ratio of them alone.
     let censored = rf.too_fast.is_some();
@@ -625,9 +631,34 @@ fn row(
     }
 }
 
+/// The ceiling of a bound row of a throughput the raw device bounds (module doc): the
+/// session's raw-device ceiling plus the cache-bound tolerance, with where it comes from.
+/// `None` for other rows, the second referee's row, and a session without a measured baseline.
+fn device_ceiling(mp: &MetricPair, which: Referee, baseline: Option<&RawBaseline>) -> Option<(f64, String)> {
+    if !mp.device_ceiling || which != Referee::First {
+        return None;
+    }
+    let device = baseline?.ceiling_mib_s()?;
+    let tolerance = crate::report::cache_bound_tolerance(baseline);
+    Some((
+        device * (1.0 + tolerance),
+        format!(
+            "the raw device's {} MiB/s + {:.0} %",
+            num(Some(device)),
+            tolerance * 100.0
+        ),
+    ))
+}
+
 /// The verify table of a stored session: `None` unless it is a verify session (suite name
 /// [`SUITE_NAME`]). Pairs none of whose workloads the session has (`--only`) are left out.
-pub fn table(suite_name: &str, cases: &[CaseRecord], samples: &[SampleRecord]) -> Option<VerifyTable> {
+/// `baseline` is the session's raw-device baseline (the ceiling of bound throughput rows).
+pub fn table(
+    suite_name: &str,
+    cases: &[CaseRecord],
+    samples: &[SampleRecord],
+    baseline: Option<&RawBaseline>,
+) -> Option<VerifyTable> {
     if suite_name != SUITE_NAME {
         return None;
     }
@@ -645,9 +676,9 @@ pub fn table(suite_name: &str, cases: &[CaseRecord], samples: &[SampleRecord]) -
                 continue;
             }
             for mp in p.metrics {
-                rows.push(row((cases, samples), v, p, mp, Referee::First));
+                rows.push(row((cases, samples, baseline), v, p, mp, Referee::First));
                 if mp.second.is_some() && p.second.is_some() {
-                    rows.push(row((cases, samples), v, p, mp, Referee::Second));
+                    rows.push(row((cases, samples, baseline), v, p, mp, Referee::Second));
                 }
             }
         }
@@ -836,6 +867,7 @@ mod tests {
             SUITE_NAME,
             &cases,
             &mk([100.0, 102.0, 98.0], [Some(101.0), Some(99.0), Some(100.0)]),
+            None,
         )
         .unwrap();
         assert_eq!(ok.rows.len(), 1);
@@ -848,6 +880,7 @@ mod tests {
             SUITE_NAME,
             &cases,
             &mk([150.0, 152.0, 148.0], [Some(101.0), Some(99.0), Some(100.0)]),
+            None,
         )
         .unwrap();
         assert_eq!(bad.rows[0].verdict, Verdict::Outside);
@@ -856,7 +889,7 @@ mod tests {
 
         // The referee ran the phase but has no such metric (renamed, misspelt): not a
         // `+++++` (only bonnie++ prints that), so no data, and it fails.
-        let renamed = table(SUITE_NAME, &cases, &mk([100.0, 100.0, 100.0], [None, None, None])).unwrap();
+        let renamed = table(SUITE_NAME, &cases, &mk([100.0, 100.0, 100.0], [None, None, None]), None).unwrap();
         assert!(
             matches!(renamed.rows[0].verdict, Verdict::NoData(ref w) if w.contains("renamed")),
             "{:?}",
@@ -870,10 +903,10 @@ mod tests {
             .into_iter()
             .filter(|s| s.sample.case_id == "a")
             .collect();
-        let none = table(SUITE_NAME, &cases, &only_native).unwrap();
+        let none = table(SUITE_NAME, &cases, &only_native, None).unwrap();
         assert!(none.rows[0].verdict.fails(), "{:?}", none.rows[0]);
 
-        assert!(table("quick", &cases, &[]).is_none());
+        assert!(table("quick", &cases, &[], None).is_none());
     }
 
     /// A bonnie pair: the native's `rate` of `random_seeks` in every repeat; the referee
@@ -906,7 +939,7 @@ mod tests {
     fn a_plus_row_is_a_bound_the_native_must_reach() {
         // 8192 seeks under 0.5 s: above 16384/s.
         let (cases, s) = bonnie(&[20000.0, 21000.0], &[None, None]);
-        let t = table(SUITE_NAME, &cases, &s).unwrap();
+        let t = table(SUITE_NAME, &cases, &s, None).unwrap();
         let row = &t.rows.iter().find(|r| r.native == "random_seeks rate").unwrap();
         assert_eq!(
             row.verdict,
@@ -925,7 +958,7 @@ mod tests {
         );
         // A native rate below what bonnie++'s +++++ proves fails.
         let (cases, s) = bonnie(&[9000.0, 9500.0], &[None, None]);
-        let t = table(SUITE_NAME, &cases, &s).unwrap();
+        let t = table(SUITE_NAME, &cases, &s, None).unwrap();
         let row = &t.rows.iter().find(|r| r.native == "random_seeks rate").unwrap();
         assert!(row.verdict.fails(), "{row:?}");
         assert!(render_text(&t).contains("BELOW BOUND"), "{}", render_text(&t));
@@ -935,6 +968,94 @@ mod tests {
             .iter()
             .filter(|r| r.native != "random_seeks rate")
             .all(|r| r.verdict.fails()));
+    }
+
+    /// A measured baseline: sequential write and read at `write` and `read` MiB/s, and one
+    /// pass method's rate (so the report's 50 % tolerance applies, as for every new session).
+    fn baseline(write: f64, read: f64) -> RawBaseline {
+        let v = |name: &str, value: f64| crate::store::BaselineValue {
+            name: name.into(),
+            value,
+            unit: crate::metric::Unit::MibPerSec,
+            bytes: 512 << 20,
+            seconds: 512.0 / value,
+        };
+        RawBaseline {
+            status: crate::store::BaselineStatus::Measured,
+            device: Some("/dev/loop9".into()),
+            method: "test".into(),
+            note: None,
+            values: vec![
+                v(RawBaseline::SEQ_WRITE, write),
+                v(RawBaseline::SEQ_READ, read),
+                v("raw_seq_read_buffered", read * 0.9),
+            ],
+        }
+    }
+
+    #[test]
+    fn a_block_bound_far_above_the_raw_device_fails() {
+        // bonnie++ printed +++++ for its block read in every repeat; the device reads 400 MiB/s
+        // at best, so with the 50 % tolerance no native block read may pass 600 MiB/s.
+        let run = |native: f64, device: Option<&RawBaseline>| {
+            let spec = crate::engine::workloads::bonnie_pp::BonniePpSpec::default();
+            let mut referee = case("b", "ext4", "bonnie-io:bonnie++");
+            referee.workload_json = serde_json::to_string(&WorkloadKind::BonniePp(spec)).unwrap();
+            let cases = vec![case("a", "ext4", "bonnie-io:native"), referee];
+            let mut s = Vec::new();
+            for r in 0..3u32 {
+                s.push(sample("a", r, "seq_read_block", "throughput", Some(native)));
+                let mut x = sample("b", r, "seq_read_block", "throughput", None);
+                x.sample.notes.push(
+                    "bonnie++ printed +++++ for seq_read_block (ran under 0.5 s, too fast to time): no number; \
+                     raise size or files"
+                        .into(),
+                );
+                s.push(x);
+            }
+            let t = table(SUITE_NAME, &cases, &s, device).unwrap();
+            t.rows
+                .into_iter()
+                .find(|r| r.native == "seq_read_block throughput")
+                .unwrap()
+        };
+        let device = baseline(300.0, 400.0);
+        let honest = run(5000.0, None);
+        assert!(
+            matches!(honest.verdict, Verdict::Bound { ceiling: None, .. }) && !honest.verdict.fails(),
+            "{honest:?}"
+        );
+        let bound = match honest.verdict {
+            Verdict::Bound { bound, .. } => bound,
+            _ => unreachable!(),
+        };
+        // Above the bound and at most the device's ceiling: consistent.
+        let within = run(bound.max(550.0), Some(&device));
+        let ceiling = match &within.verdict {
+            Verdict::Bound {
+                ceiling: Some((c, why)),
+                ..
+            } => {
+                assert_eq!(why, "the raw device's 400 MiB/s + 50 %");
+                *c
+            }
+            v => panic!("{v:?}"),
+        };
+        assert!((ceiling - 600.0).abs() < 1e-9, "{ceiling}");
+        if bound < 600.0 {
+            assert!(!within.verdict.fails(), "{within:?}");
+        }
+        // Far above the device: a native that never reached the disk fails.
+        let fast = run(5000.0, Some(&device));
+        assert!(fast.verdict.fails(), "{fast:?}");
+        assert!(fast.verdict.text().starts_with("FAR ABOVE"), "{}", fast.verdict.text());
+        // A baseline that failed gives no ceiling.
+        let mut rs = baseline(300.0, 400.0);
+        rs.status = crate::store::BaselineStatus::Failed("cut short".into());
+        assert!(matches!(
+            run(5000.0, Some(&rs)).verdict,
+            Verdict::Bound { ceiling: None, .. }
+        ));
     }
 
     #[test]
@@ -947,7 +1068,7 @@ mod tests {
             for (r, v) in [20000.0, 20400.0, 19600.0].into_iter().enumerate() {
                 s.push(sample("c", r as u32, "randrw_read", "iops", Some(v)));
             }
-            let t = table(SUITE_NAME, &cases, &s).unwrap();
+            let t = table(SUITE_NAME, &cases, &s, None).unwrap();
             let rows: Vec<Row> = t.rows.into_iter().filter(|r| r.native == "random_seeks rate").collect();
             assert_eq!(rows.len(), 2, "bonnie++'s row and fio's: {rows:?}");
             (rows[0].clone(), rows[1].clone())
@@ -1000,7 +1121,7 @@ mod tests {
             .map(|(r, v)| sample("a", r as u32, "fsync", "durable_throughput", Some(*v)))
             .collect();
         s.extend([(0, 95.0), (2, 105.0)].map(|(r, v)| sample("b", r, "write", "throughput", Some(v))));
-        let t = table(SUITE_NAME, &cases, &s).unwrap();
+        let t = table(SUITE_NAME, &cases, &s, None).unwrap();
         let row = t.rows.iter().find(|r| r.pair == "bigfile").unwrap();
         assert_eq!(row.n, (3, 2));
         assert!((row.point.unwrap() - 1.0).abs() < 1e-9, "{row:?}");
@@ -1020,7 +1141,7 @@ mod tests {
         // 17,000/s is 1.31 × the timed repeat (outside ±15 % as a ratio, the timed repeat being
         // bonnie++'s slowest) but consistent with what bonnie++ did.
         let (cases, s) = bonnie(&[17000.0, 17000.0, 17000.0], &[None, Some(13000.0), None]);
-        let t = table(SUITE_NAME, &cases, &s).unwrap();
+        let t = table(SUITE_NAME, &cases, &s, None).unwrap();
         let row = t.rows.iter().find(|r| r.native == "random_seeks rate").unwrap();
         assert_eq!(row.n, (3, 1));
         let least = (13000.0 + 2.0 * 16384.0) / 3.0;
@@ -1042,7 +1163,7 @@ mod tests {
         // A native that is slower than bonnie++ by more than the tolerance even against that
         // least mean fails.
         let (cases, s) = bonnie(&[12000.0, 12500.0, 12000.0], &[None, Some(13000.0), None]);
-        let t = table(SUITE_NAME, &cases, &s).unwrap();
+        let t = table(SUITE_NAME, &cases, &s, None).unwrap();
         let row = t.rows.iter().find(|r| r.native == "random_seeks rate").unwrap();
         assert!(row.verdict.fails(), "{row:?}");
         assert!(
@@ -1063,7 +1184,7 @@ mod tests {
                 .map(|r| sample("a", r, "rndrd", "lat_p50", Some(native)))
                 .collect();
             s.extend((0..3).map(|r| sample("b", r, "randread_read", "lat_p50", Some(100.0))));
-            let t = table(SUITE_NAME, &cases, &s).unwrap();
+            let t = table(SUITE_NAME, &cases, &s, None).unwrap();
             t.rows.into_iter().find(|r| r.native == "rndrd lat_p50").unwrap()
         };
         // Waiting behind earlier reads makes the response time longer: consistent, with its
@@ -1122,7 +1243,7 @@ mod tests {
                 s.push(x);
             }
             s.extend((0..3).map(|r| sample("b", r, "randread_read", "lat_p99", Some(214.0))));
-            let t = table(SUITE_NAME, &cases, &s).unwrap();
+            let t = table(SUITE_NAME, &cases, &s, None).unwrap();
             t.rows.into_iter().find(|r| r.native == "rndrd lat_p99").unwrap()
         };
         let stalled = run([250.0, 61_690.0, 250.0], Some(0.04));
@@ -1198,7 +1319,7 @@ mod tests {
                     ]
                 })
                 .collect();
-            let t = table(SUITE_NAME, &cases, &s).unwrap();
+            let t = table(SUITE_NAME, &cases, &s, None).unwrap();
             t.rows.into_iter().find(|r| r.native == "copy device_read_mib").unwrap()
         };
         let zfs = run("zfs");
@@ -1236,7 +1357,7 @@ mod tests {
             let first = (x.sample.case_id == "a") == (x.sample.repeat == 0);
             x.sample.started_at = format!("2026-01-01T00:0{}:00Z", x.sample.repeat * 2 + u32::from(!first));
         }
-        let t = table(SUITE_NAME, &cases, &s).unwrap();
+        let t = table(SUITE_NAME, &cases, &s, None).unwrap();
         assert_eq!(
             t.rows.iter().find(|r| r.native == "random_seeks rate").unwrap().order,
             "NR"
@@ -1247,7 +1368,7 @@ mod tests {
             let first = (x.sample.case_id == "a") == (x.sample.repeat == 0);
             x.id = i64::from(x.sample.repeat * 2 + u32::from(!first));
         }
-        let t = table(SUITE_NAME, &cases, &s).unwrap();
+        let t = table(SUITE_NAME, &cases, &s, None).unwrap();
         assert_eq!(
             t.rows.iter().find(|r| r.native == "random_seeks rate").unwrap().order,
             "NR"
@@ -1296,15 +1417,33 @@ mod tests {
             s
         };
         // Tight on both sides and equal: ok, and the interval agrees.
-        let agree = table(SUITE_NAME, &cases, &mk(&[100.0, 101.0, 99.0], &[100.0, 99.5, 100.5])).unwrap();
+        let agree = table(
+            SUITE_NAME,
+            &cases,
+            &mk(&[100.0, 101.0, 99.0], &[100.0, 99.5, 100.5]),
+            None,
+        )
+        .unwrap();
         assert_eq!(agree.rows[0].interval, Some(Interval::Agrees), "{:?}", agree.rows[0]);
         // Tight and 1.5×: outside, and the interval differs.
-        let differ = table(SUITE_NAME, &cases, &mk(&[150.0, 151.0, 149.0], &[100.0, 99.5, 100.5])).unwrap();
+        let differ = table(
+            SUITE_NAME,
+            &cases,
+            &mk(&[150.0, 151.0, 149.0], &[100.0, 99.5, 100.5]),
+            None,
+        )
+        .unwrap();
         assert_eq!(differ.rows[0].verdict, Verdict::Outside);
         assert_eq!(differ.rows[0].interval, Some(Interval::Differs));
         // A point 1.29× outside the band but with noisy pairs (0.6, 1.5, 2.0): outside,
         // interval undecided.
-        let noisy = table(SUITE_NAME, &cases, &mk(&[60.0, 180.0, 120.0], &[100.0, 120.0, 60.0])).unwrap();
+        let noisy = table(
+            SUITE_NAME,
+            &cases,
+            &mk(&[60.0, 180.0, 120.0], &[100.0, 120.0, 60.0]),
+            None,
+        )
+        .unwrap();
         assert_eq!(noisy.rows[0].verdict, Verdict::Outside);
         assert_eq!(noisy.rows[0].interval, Some(Interval::Undecided));
         let text = render_text(&noisy);
@@ -1314,7 +1453,7 @@ mod tests {
             "{text}"
         );
         // No ratio (a side without values): no interval verdict.
-        let none = table(SUITE_NAME, &cases, &mk(&[100.0, 100.0], &[])).unwrap();
+        let none = table(SUITE_NAME, &cases, &mk(&[100.0, 100.0], &[]), None).unwrap();
         assert_eq!(none.rows[0].interval, None);
         let both = VerifyTable {
             rows: vec![agree.rows[0].clone(), differ.rows[0].clone(), none.rows[0].clone()],
@@ -1340,7 +1479,7 @@ mod tests {
             s.push(sample("a", r as u32, "fsync", "durable_throughput", Some(n)));
             s.push(sample("b", r as u32, "write", "throughput", Some(d)));
         }
-        let t = table(SUITE_NAME, &cases, &s).unwrap();
+        let t = table(SUITE_NAME, &cases, &s, None).unwrap();
         let row = &t.rows[0];
         let (_, lo, hi) = row.ratio.unwrap();
         assert!(lo < 0.5 && hi > 2.0, "unpaired {lo} {hi}");
