@@ -19,6 +19,7 @@ fn fixture_trace(name: &str) -> Trace {
             overhead_s: None,
             hashed_names: false,
             dropped: r.dropped,
+            marks: Vec::new(),
         },
         tree: Vec::new(),
         calls: r.calls,
