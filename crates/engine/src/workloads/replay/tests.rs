@@ -325,3 +325,125 @@ fn timed_gaps_leave_out_the_tracers_cost() {
         "the C library's calls before main's first"
     );
 }
+
+/// The recording of `sh -c 'echo a > one; cat one > two; test -e /tmp/fsbench-marks/second;
+/// cp two three; stat -c %s three'` made here, with its mark.
+fn marked_trace() -> Trace {
+    let p = format!(
+        "{}/../../tests/fixtures/replay/strace-6.1-sh-marks.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let calls = crate::parsers::strace::parse(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    let root = Path::new("/tmp/fsbench-strace-root");
+    let r = crate::trace::resolve::Resolver::new(root, root, false)
+        .mark_on(Path::new("/tmp/fsbench-marks"))
+        .run(&calls);
+    let mut t = fixture_trace("strace-6.1-sh-marks.txt");
+    (t.calls, t.header.marks, t.header.command) = (r.calls, r.marks, vec!["sh".into()]);
+    t
+}
+
+fn phase<'a>(s: &'a crate::metric::RawSample, name: &str) -> &'a crate::metric::PhaseResult {
+    s.phases.iter().find(|p| p.phase == name).unwrap_or_else(|| {
+        panic!(
+            "no phase {name}: {:?}",
+            s.phases.iter().map(|p| &p.phase).collect::<Vec<_>>()
+        )
+    })
+}
+
+#[test]
+fn phases_by_program_and_by_mark_split_the_rows_and_add_up_to_the_whole() {
+    let t = marked_trace();
+    let tr = tempfile::tempdir().unwrap();
+    let whole = spec_for(&t, tr.path());
+    let run = tempfile::tempdir().unwrap();
+    let one = crate::run_quiet(&whole, run.path(), &AtomicBool::new(false)).unwrap();
+    assert_eq!(one.phases.len(), 1);
+    let all = metric(phase(&one, REPLAY), "calls_per_s") * metric(phase(&one, REPLAY), "time");
+    assert_eq!(metric(phase(&one, REPLAY), "divergent"), 0.0, "{:?}", one.notes);
+    for (by, names) in [
+        (PhaseBy::Process, vec!["sh", "cat", "cp", "stat"]),
+        (PhaseBy::Marks, vec![phases::START, "second"]),
+    ] {
+        let spec = ReplaySpec {
+            phases: by,
+            ..whole.clone()
+        };
+        assert_eq!(spec.phases(), names, "{by:?}");
+        let s = crate::run_quiet(&spec, run.path(), &AtomicBool::new(false)).unwrap();
+        let got: Vec<&str> = s.phases.iter().map(|p| p.phase.as_str()).collect();
+        assert_eq!(got, names, "{by:?}");
+        let mut issued = 0.0;
+        for p in &s.phases {
+            assert_eq!(metric(p, "divergent"), 0.0, "{by:?} {}: {:?}", p.phase, s.notes);
+            assert_eq!(metric(p, "count_gap_pct"), 0.0, "{by:?} {}", p.phase);
+            issued += metric(p, "calls_per_s") * metric(p, "time");
+        }
+        assert!((issued - all).abs() < 0.5, "{by:?}: {issued} calls against {all}");
+        assert!(
+            s.notes.iter().any(|n| n.contains("fidelity check passed")),
+            "{:?}",
+            s.notes
+        );
+        assert!(crate::dir_is_empty(run.path()));
+    }
+    // cat's copy is in its own phase (process) and before the mark (marks); cp's create of
+    // three after it.
+    let by_proc = ReplaySpec {
+        phases: PhaseBy::Process,
+        ..whole.clone()
+    };
+    let s = crate::run_quiet(&by_proc, run.path(), &AtomicBool::new(false)).unwrap();
+    assert_eq!(metric(phase(&s, "cat"), "calls_copy_file_range"), 2.0);
+    let by_mark = ReplaySpec {
+        phases: PhaseBy::Marks,
+        ..whole
+    };
+    let s = crate::run_quiet(&by_mark, run.path(), &AtomicBool::new(false)).unwrap();
+    assert_eq!(metric(phase(&s, phases::START), "calls_copy_file_range"), 2.0);
+    assert!(metric(phase(&s, "second"), "dir_ops") >= 1.0, "cp creates three");
+}
+
+#[test]
+fn every_threads_ops_in_a_piece_are_contiguous_and_cover_the_plan_once() {
+    let t = marked_trace();
+    let plan = plan::compile(&t);
+    for by in [PhaseBy::None, PhaseBy::Process, PhaseBy::Marks] {
+        let split = phases::split(&t, &plan, by);
+        for (th, ops) in plan.threads.iter().enumerate() {
+            let mut next = 0;
+            for pc in &split.pieces {
+                let r = &pc.ranges[th];
+                if r.start < r.end {
+                    assert_eq!(r.start, next, "{by:?}: thread {th} resumes where it stopped");
+                    next = r.end;
+                }
+            }
+            assert_eq!(next, ops.len(), "{by:?}: thread {th} runs every op");
+        }
+    }
+    let split = phases::split(&t, &plan, PhaseBy::Process);
+    assert!(split.pieces.len() >= 4, "{:?}", split.pieces.len());
+    assert!(split.pieces.iter().all(|p| p.recorded_s >= 0.0));
+}
+
+#[test]
+fn phases_by_marks_on_a_trace_without_marks_is_refused_saying_how_to_mark() {
+    let tr = tempfile::tempdir().unwrap();
+    let t = fixture_trace("strace-6.1-threads.txt");
+    let spec = ReplaySpec {
+        phases: PhaseBy::Marks,
+        ..spec_for(&t, tr.path())
+    };
+    let e = spec.validate().unwrap_err().0;
+    assert!(e.contains("no time marks") && e.contains("--mark-on"), "{e}");
+    let ok = ReplaySpec {
+        phases: PhaseBy::Marks,
+        ..spec_for(&marked_trace(), tr.path())
+    };
+    ok.validate().expect("a trace with marks");
+    let cfg: ReplaySpec = toml::from_str("trace = \"t\"\nphases = \"process\"").unwrap();
+    assert_eq!(cfg.phases, PhaseBy::Process);
+    assert!(toml::from_str::<ReplaySpec>("trace = \"t\"\nphases = \"threads\"").is_err());
+}
