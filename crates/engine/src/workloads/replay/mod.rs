@@ -166,16 +166,24 @@ impl Workload for ReplaySpec {
             .filter(|c| c.kind == Kind::Open && c.flags.contains("O_CREAT"))
             .count() as u64;
         let mkdirs = t.calls.iter().filter(|c| c.kind == Kind::Mkdir).count() as u64;
-        let written: u64 = t
-            .calls
-            .iter()
-            .filter(|c| matches!(c.kind, Kind::Write | Kind::Pwrite | Kind::CopyFileRange))
-            .map(|c| c.result.max(0) as u64)
-            .sum();
+        let written = written(&t);
         let size = (t.tree_bytes() + written) / (files + creates).max(1);
         crate::fstype::Footprint::default()
             .dirs(dirs + mkdirs + 1, 16)
             .files(files + creates, size, 16)
+    }
+
+    /// The tree's files and bytes and the bytes the trace writes: a trace is replayed as
+    /// recorded, `--scale` cannot shrink it.
+    fn fixed_size(&self) -> Option<String> {
+        let t = self.load().ok()?;
+        let files = t.tree.iter().filter(|e| e.kind == EntryKind::File).count();
+        Some(format!(
+            "trace {}: a tree of {files} file(s), {}, plus {} written",
+            self.trace.display(),
+            crate::units::Bytes(t.tree_bytes()).human(),
+            crate::units::Bytes(written(&t)).human()
+        ))
     }
 
     fn describe(&self) -> String {
@@ -196,6 +204,15 @@ impl Workload for ReplaySpec {
             (result, _) => result,
         }
     }
+}
+
+/// Bytes the trace's writes wrote (their recorded results).
+fn written(t: &Trace) -> u64 {
+    t.calls
+        .iter()
+        .filter(|c| matches!(c.kind, Kind::Write | Kind::Pwrite | Kind::CopyFileRange))
+        .map(|c| c.result.max(0) as u64)
+        .sum()
 }
 
 /// Untimed: the tree of `trace` under `top`, then syncfs.
@@ -330,7 +347,8 @@ fn run_phase(spec: &ReplaySpec, trace: &Trace, ctx: &RunContext, top: &Path) -> 
     Ok(phases.finish())
 }
 
-/// One piece: a thread per recorded thread with ops in it, each running its range; with
+/// One piece: a thread per recorded thread with ops in it, each running its range (a piece of
+/// one thread runs on the calling thread); with
 /// `close_all` (the last piece) or when interrupted, the handles still open are closed, inside
 /// the timed region.
 fn run_piece(
@@ -339,19 +357,27 @@ fn run_piece(
     bufs: &mut [Vec<u8>],
     close_all: bool,
 ) -> Result<Tally, EngineError> {
-    let tallies: Vec<Option<Tally>> = std::thread::scope(|s| {
-        let handles: Vec<_> = bufs
-            .iter_mut()
-            .zip(&piece.ranges)
-            .enumerate()
-            .filter(|(_, (_, r))| r.start < r.end)
-            .map(|(i, (b, r))| {
-                let r = r.clone();
-                s.spawn(move || shared.thread(i, r, b))
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or(None)).collect()
-    });
+    let busy: Vec<usize> = (0..piece.ranges.len())
+        .filter(|&t| piece.ranges[t].start < piece.ranges[t].end)
+        .collect();
+    let tallies: Vec<Option<Tally>> = if let [t] = busy[..] {
+        // One thread in the piece (one process's program): run it here, no thread to start.
+        vec![shared.thread(t, piece.ranges[t].clone(), &mut bufs[t])]
+    } else {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = bufs
+                .iter_mut()
+                .zip(&piece.ranges)
+                .enumerate()
+                .filter(|(_, (_, r))| r.start < r.end)
+                .map(|(i, (b, r))| {
+                    let r = r.clone();
+                    s.spawn(move || shared.thread(i, r, b))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap_or(None)).collect()
+        })
+    };
     if close_all || tallies.iter().any(Option::is_none) {
         for fd in &shared.fds {
             let fd = fd.swap(-1, std::sync::atomic::Ordering::AcqRel);
