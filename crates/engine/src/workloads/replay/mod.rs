@@ -5,7 +5,8 @@
 //! expected outcomes decoded, cross-thread dependencies found), and the tree the program found
 //! is rebuilt in `replay/` in the run directory (directories with their modes, files filled to
 //! their sizes with seeded random bytes, the symbolic links that stay under the root), then
-//! `syncfs`. Timed, one phase `replay`: every recorded thread is a replay thread (a recorded
+//! `syncfs`. Timed, one phase `replay` (or, with `phases`, one per program or time mark, run
+//! in pieces: [`phases`]): every recorded thread is a replay thread (a recorded
 //! process is a thread too: processes share nothing in the replay but the handles the trace
 //! gives them, which is all their calls use), each issuing its calls in program order with the
 //! cross-thread ordering of [`plan`] ([`exec`]). `mode = "closed"` (default) issues each call as
@@ -33,6 +34,9 @@
 //! | `syncs`, `dir_ops` | count | detail: fsync + fdatasync + sync_file_range; mkdir + rmdir + rename + unlink + symlink + link + creating opens |
 //! | `recorded_time` | s | detail: the traced run's wall time |
 //! | `count_gap_pct` | % | detail: the largest gap, over kinds, between calls issued and calls the trace asks for |
+//!
+//! With `phases = "process"` or `"marks"` every phase has these rows (its own calls, time and
+//! divergent calls; `recorded_time` is the recorded span of its pieces).
 //!
 //! Fidelity: a note per repeat compares the calls issued per kind with the trace's (the check
 //! fails beyond 1 % on any kind, or with any divergent call) and the replay's time with the
