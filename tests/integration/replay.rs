@@ -297,6 +297,18 @@ fn bad_input_exits_2_with_a_message_and_recording_changes_nothing_else() {
     let o = fsbench(&["record", "--root", "/nonexistent/dir", "--", "true"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("not a directory"), "{}", text(&o));
+    // A mark directory under the root would be the program's files: refused.
+    let o = fsbench(&[
+        "record",
+        "--root",
+        "/tmp",
+        "--mark-on",
+        "/tmp/fsbench-marks",
+        "--",
+        "true",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("is under --root"), "{}", text(&o));
     // Recording `cat` of a file: the tree afterwards is the tree before, times included.
     let root = d.join("root");
     make_tree(&root, 12, 3);
