@@ -447,3 +447,44 @@ fn phases_by_marks_on_a_trace_without_marks_is_refused_saying_how_to_mark() {
     assert_eq!(cfg.phases, PhaseBy::Process);
     assert!(toml::from_str::<ReplaySpec>("trace = \"t\"\nphases = \"threads\"").is_err());
 }
+
+/// In the `sh` recording, cat fills `two` through the shell's redirection (a handle opened by
+/// the shell) and cp then opens `two` by name: cp's open waits for cat's last copy into it
+/// (the file's data is a resource of calls through a handle), in whatever thread each runs.
+#[test]
+fn a_read_by_name_waits_for_the_write_through_another_processs_handle() {
+    let t = marked_trace();
+    let plan = plan::compile(&t);
+    let find = |pred: &dyn Fn(&crate::trace::Call) -> bool| -> (usize, usize) {
+        for (th, ops) in plan.threads.iter().enumerate() {
+            if let Some(i) = ops.iter().rposition(|o| pred(&t.calls[o.call as usize])) {
+                return (th, i);
+            }
+        }
+        panic!("no such call")
+    };
+    let (cat_t, cat_i) = find(&|c| c.kind == Kind::CopyFileRange && c.program.as_deref() == Some("cat"));
+    let (cp_t, cp_i) =
+        find(&|c| c.kind == Kind::Open && c.program.as_deref() == Some("cp") && c.path.as_deref() == Some("two"));
+    assert_ne!(cat_t, cp_t, "two processes, two replay threads");
+    // What must be done before cp's open: per thread, the ops up to this index (program order
+    // and the waits, followed to their end).
+    let mut before: Vec<Option<usize>> = vec![None; plan.threads.len()];
+    let mut todo = vec![(cp_t, cp_i)];
+    while let Some((th, i)) = todo.pop() {
+        let from = before[th].map_or(0, |b| b + 1);
+        if i < from && before[th].is_some() {
+            continue;
+        }
+        before[th] = Some(i.max(before[th].unwrap_or(0)));
+        for j in from..=i {
+            let op = &plan.threads[th][j];
+            let deps = &plan.deps[op.deps.0 as usize..(op.deps.0 + op.deps.1) as usize];
+            todo.extend(deps.iter().map(|&(t2, i2)| (t2 as usize, i2 as usize)));
+        }
+    }
+    assert!(
+        before[cat_t].is_some_and(|b| b >= cat_i),
+        "cp's open of two comes after cat's copy ({cat_t}, {cat_i}): {before:?}"
+    );
+}
