@@ -51,8 +51,9 @@ want+=(erofs-utils:mkfs.erofs squashfs-tools:mksquashfs)
 # libclang for rsmpi's bindgen; CI builds and tests the feature (tests/integration/mpi.rs).
 want+=(libopenmpi-dev:/usr/include/x86_64-linux-gnu/openmpi/mpi.h openmpi-bin:mpirun libclang-dev:/usr/lib/llvm-14/lib/libclang.so clang:clang)
 # `fsbench record` runs programs under strace; the replay tests and scripts/record-traces.sh
-# record tar, git and a C program they compile (tests/integration/replay.rs).
-want+=(strace:strace git:git gcc:cc)
+# record tar, git, a C program they compile, make building a small C project and the sqlite3
+# CLI (below) inserting rows (tests/integration/replay.rs).
+want+=(strace:strace git:git gcc:cc make:make)
 # The applications of `crashprops` (crates/engine/src/workloads/crashprops/apps.rs) are the real
 # tools users have: Debian's sqlite3 CLI and git (above), run on the recording disk and as the checkers.
 want+=(sqlite3:sqlite3)

@@ -613,6 +613,11 @@ pub struct RecordArgs {
     /// program's name is kept).
     #[arg(long)]
     pub hash_names: bool,
+    /// A directory outside the root whose paths the program touches to mark time: any call
+    /// on `DIR/NAME` (an open, a stat, `test -e`, found or not) starts the phase NAME, which
+    /// the replay reports as its own rows with `phases = "marks"` (doc/replay.md).
+    #[arg(long, value_name = "DIR")]
+    pub mark_on: Option<PathBuf>,
     /// The program and its arguments, after `--`.
     #[arg(required = true, last = true, value_name = "CMD")]
     pub command: Vec<String>,

@@ -75,6 +75,7 @@ pub fn cmd_record(a: &RecordArgs) -> Result<i32> {
     let strace = crate::host::find_tool("strace")
         .ok_or_else(|| AppError::Usage("strace is not installed: run `apt-get install strace`".into()))?;
     let output = std::path::absolute(&a.output).context("the trace path")?;
+    let marks = mark_dir(a.mark_on.as_deref(), &root)?;
     let tree = trace::tree::capture(&root, &[output.as_path()], a.hash_names)?;
     let tmp = tempfile_dir()?;
     let raw = tmp.join("strace.out");
@@ -90,7 +91,11 @@ pub fn cmd_record(a: &RecordArgs) -> Result<i32> {
     let text = std::fs::read_to_string(&raw).with_context(|| format!("reading {}", raw.display()));
     let _ = std::fs::remove_dir_all(&tmp);
     let syscalls = crate::parsers::strace::parse(&text?).context("reading strace's output")?;
-    let r = Resolver::new(&root, &cwd, a.hash_names).run(&syscalls);
+    let mut r = Resolver::new(&root, &cwd, a.hash_names);
+    if let Some(m) = &marks {
+        r = r.mark_on(m);
+    }
+    let r = r.run(&syscalls);
     let shown_root = if a.hash_names {
         trace::resolve::hash_name(&root.to_string_lossy())
     } else {
@@ -116,6 +121,7 @@ pub fn cmd_record(a: &RecordArgs) -> Result<i32> {
             overhead_s: tracer_overhead(&strace),
             hashed_names: a.hash_names,
             dropped: r.dropped,
+            marks: r.marks,
         },
         tree,
         calls: r.calls,
@@ -157,6 +163,22 @@ fn tracer_overhead(strace: &Path) -> Option<f64> {
     let (plain, traced) = (best(false), best(true));
     let per_call = (traced - plain) / f64::from(2 * BYTES);
     (per_call.is_finite() && per_call > 0.0).then_some(per_call)
+}
+
+/// `--mark-on DIR` as an absolute path outside `root` (exit 2 under it: the marks are not the
+/// program's files, and the tree would hold them); it need not exist.
+fn mark_dir(dir: Option<&Path>, root: &Path) -> Result<Option<PathBuf>> {
+    let Some(dir) = dir else { return Ok(None) };
+    let abs = crate::trace::resolve::normalise(&std::path::absolute(dir).context("the --mark-on path")?);
+    if abs.canonicalize().unwrap_or_else(|_| abs.clone()).starts_with(root) {
+        return Err(AppError::Usage(format!(
+            "--mark-on {}: the mark directory is under --root {}; choose one outside it (e.g. /tmp/fsbench-marks)",
+            dir.display(),
+            root.display()
+        ))
+        .into());
+    }
+    Ok(Some(abs))
 }
 
 /// A fresh private directory under the system's temporary directory.

@@ -297,6 +297,18 @@ fn bad_input_exits_2_with_a_message_and_recording_changes_nothing_else() {
     let o = fsbench(&["record", "--root", "/nonexistent/dir", "--", "true"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("not a directory"), "{}", text(&o));
+    // A mark directory under the root would be the program's files: refused.
+    let o = fsbench(&[
+        "record",
+        "--root",
+        "/tmp",
+        "--mark-on",
+        "/tmp/fsbench-marks",
+        "--",
+        "true",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("is under --root"), "{}", text(&o));
     // Recording `cat` of a file: the tree afterwards is the tree before, times included.
     let root = d.join("root");
     make_tree(&root, 12, 3);
@@ -403,4 +415,184 @@ fn hashed_names_leave_no_name_in_the_trace_and_replay_the_same() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let notes = samples_of(&report_json(db.to_str().unwrap(), "latest"), |_| true)[0]["notes"].to_string();
     assert!(notes.contains("fidelity check passed"), "{notes}");
+}
+
+/// The value of `metric` in every phase of `sample`: `(phase, value)`.
+fn per_phase(sample: &serde_json::Value, metric: &str) -> Vec<(String, f64)> {
+    sample["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["metric"]["name"] == metric)
+        .map(|m| (m["phase"].as_str().unwrap().to_string(), m["value"].as_f64().unwrap()))
+        .collect()
+}
+
+/// `make` building tests/fixtures/replay/cproject (two objects and a link, whose recipe
+/// probes the mark directory), recorded here for real with `--mark-on`, replayed on loop ext4
+/// as one phase, by program and by time mark: no divergent call in any phase, the phases
+/// named by the programs make ran and by the mark.
+#[test]
+fn make_recorded_here_replays_on_ext4_by_program_and_by_mark_with_none_divergent() {
+    require_privileged!();
+    for t in ["strace", "make", "cc"] {
+        if tool_path(t).is_none() {
+            return skip_or_fail(&format!("{t} is not installed"));
+        }
+    }
+    let dir = scratch();
+    let d = dir.path();
+    let project = d.join("project");
+    std::fs::create_dir(&project).unwrap();
+    let src = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/replay/cproject"));
+    for f in ["Makefile", "main.c", "util.c", "util.h"] {
+        std::fs::copy(src.join(f), project.join(f)).unwrap();
+    }
+    let marks = d.join("marks");
+    let trace = d.join("make.trace");
+    let o = Command::new(crate::util::bin())
+        .args([
+            "record",
+            "--mark-on",
+            marks.to_str().unwrap(),
+            "-o",
+            trace.to_str().unwrap(),
+        ])
+        .args(["--", "make", &format!("MARK={}", marks.display())])
+        .current_dir(&project)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(project.join("prog").exists(), "make built the program");
+    let t = Trace::read(&trace).unwrap();
+    let names: Vec<&str> = t.header.marks.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, ["link"], "the link recipe's probe of the mark directory");
+    let programs: std::collections::BTreeSet<&str> = t.calls.iter().filter_map(|c| c.program.as_deref()).collect();
+    for p in ["make", "cc1", "as", "ld"] {
+        assert!(programs.contains(p), "{p} made calls under the root: {programs:?}");
+    }
+    let mut s = String::from(
+        "[suite]\nname = \"make\"\n\n[run]\nrepeats = 1\ndrop_caches = false\n\n[[fs]]\ntype = \"ext4\"\n\n",
+    );
+    for (name, by) in [("whole", "none"), ("by-program", "process"), ("by-mark", "marks")] {
+        s.push_str(&format!(
+            "[[workload]]\nkind = \"replay\"\nname = \"{name}\"\nphases = \"{by}\"\ntrace = \"{}\"\n\n",
+            trace.display()
+        ));
+    }
+    let s = write_suite(d, "make.toml", &s);
+    let run = crate::util::SuiteRun::in_dir(d);
+    run.run_ok(&s);
+    let j = report_json(run.db_str(), "latest");
+    let mut calls = Vec::new();
+    for (w, want) in [
+        ("whole", vec!["replay"]),
+        ("by-program", vec!["make", "cc1", "as", "ld"]),
+        ("by-mark", vec!["start", "link"]),
+    ] {
+        let samples = samples_of(&j, |c| c["workload"] == w);
+        assert_eq!(samples.len(), 1, "{w}");
+        let s = samples[0];
+        let divergent = per_phase(s, "divergent");
+        let phases: Vec<&str> = divergent.iter().map(|(p, _)| p.as_str()).collect();
+        for p in &want {
+            assert!(phases.contains(p), "{w}: no phase {p} in {phases:?}");
+        }
+        if w != "by-program" {
+            assert_eq!(phases, want, "{w}");
+        }
+        assert!(
+            divergent.iter().all(|(_, v)| *v == 0.0),
+            "{w}: {divergent:?}: {}",
+            s["notes"]
+        );
+        assert!(
+            s["notes"].to_string().contains("fidelity check passed"),
+            "{w}: {}",
+            s["notes"]
+        );
+        let n: f64 = per_phase(s, "calls_per_s")
+            .iter()
+            .zip(per_phase(s, "time"))
+            .map(|((_, r), (_, t))| r * t)
+            .sum();
+        calls.push(n.round());
+    }
+    assert!(
+        calls.iter().all(|n| *n == calls[0]),
+        "every split issues every call: {calls:?}"
+    );
+    crate::util::assert_no_leftovers(&run.scratch);
+}
+
+/// A trace whose tree is larger than where it would be replayed: `plan` refuses it (exit 2)
+/// before anything is provisioned, naming the trace, the sizes and what to do; the same suite
+/// with a normal trace plans.
+#[test]
+fn a_trace_larger_than_its_image_or_scratch_space_is_refused_at_plan_time() {
+    let dir = scratch();
+    let d = dir.path();
+    let trace = |name: &str, size: u64| -> PathBuf {
+        let p = d.join(format!("{name}.trace"));
+        let t = Trace {
+            header: fsbench::trace::Header {
+                version: fsbench::trace::VERSION,
+                tool: "strace 6.1".into(),
+                command: vec!["cat".into(), "big".into()],
+                root: "/r".into(),
+                wall_s: 0.01,
+                overhead_s: None,
+                hashed_names: false,
+                dropped: Default::default(),
+                marks: Vec::new(),
+            },
+            tree: vec![fsbench::trace::Entry {
+                path: "big".into(),
+                kind: fsbench::trace::EntryKind::File,
+                size,
+                mode: 0o644,
+                target: None,
+            }],
+            calls: Vec::new(),
+        };
+        t.write(&p).unwrap();
+        p
+    };
+    let suite = |name: &str, trace: &Path, image: &str| {
+        write_suite(
+            d,
+            &format!("{name}.toml"),
+            &format!("[suite]\nname = \"{name}\"\n\n[[fs]]\ntype = \"ext4\"\n{image}\n[[workload]]\nkind = \"replay\"\nname = \"{name}\"\ntrace = \"{}\"\n", trace.display()),
+        )
+    };
+    let scratch_dir = d.join("scratch");
+    std::fs::create_dir(&scratch_dir).unwrap();
+    let plan = |s: &str| fsbench(&["plan", s, "--scratch", scratch_dir.to_str().unwrap()]);
+    // 64 TiB: more than any scratch folder here.
+    let o = plan(&suite("huge", &trace("huge", 64 << 40), ""));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let e = text(&o);
+    assert!(e.contains("huge on ext4: trace ") && e.contains("64.0 TiB"), "{e}");
+    assert!(
+        e.contains("--scale does not shrink it") && e.contains("--scratch"),
+        "{e}"
+    );
+    // 1 GiB into an image_size of 256 MiB.
+    let o = plan(&suite("mid", &trace("mid", 1 << 30), "image_size = \"256MiB\"\n"));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let e = text(&o);
+    assert!(
+        e.contains("its image_size (256.0 MiB)") && e.contains("raise image_size"),
+        "{e}"
+    );
+    // A normal trace, with and without the image_size.
+    let small = trace("small", 1 << 20);
+    for image in ["", "image_size = \"256MiB\"\n"] {
+        let o = plan(&suite("small", &small, image));
+        assert_eq!(o.status.code(), Some(0), "{image}: {}", text(&o));
+    }
+    assert!(
+        std::fs::read_dir(&scratch_dir).unwrap().next().is_none(),
+        "plan provisioned nothing"
+    );
 }

@@ -312,6 +312,14 @@ pub trait Workload {
     /// What the workload holds on the filesystem at its peak (files, directories, data), from
     /// which [`crate::fstype::FsType::estimate`] sizes images and checks space.
     fn footprint(&self) -> crate::fstype::Footprint;
+    /// For a workload whose size `--scale` does not change (a replayed trace holds the tree
+    /// the program found and what it wrote): what it holds, in words, for the message that
+    /// refuses a target too small for it before anything is provisioned (`trace T: a tree
+    /// of 3 files, 1.0 GiB, plus 8 KiB written`). `None` for the others, which `--scale`
+    /// shrinks.
+    fn fixed_size(&self) -> Option<String> {
+        None
+    }
     /// One line for `fsbench plan`.
     fn describe(&self) -> String;
     /// Runs one repeat: untimed preparation, then the timed phases.

@@ -19,7 +19,10 @@
 //!    [`SAMPLE_EVERY`] (one operation in how many was timed) and [`SAMPLES`] (how many were),
 //!    after its latency set, and the repeat one note naming its sampled phases.
 //!
-//! [`Phases::run_pool`] is the three steps for the common case.
+//! [`Phases::run_pool`] is the three steps for the common case. A phase timed in pieces that
+//! alternate with other phases' pieces (a replay's phases, doc/replay.md) runs each piece with
+//! [`Phases::piece`] (steps 1 and 2; its device I/O kept for its phase), sums them with
+//! [`Timed::then`], and records each phase once.
 //!
 //! Invariants: the CPU meters are read only outside the hot loop (right before and after the
 //! timed region); the wall time of a pool phase is the pool's (barrier release to the last
@@ -303,6 +306,27 @@ impl<T> Timed<T> {
         }
     }
 
+    /// `self` followed by `b`, pieces of one phase ([`Phases::piece`]): the wall times add, the
+    /// CPU shares are the time-weighted mean, the values merge with `merge`. Plain regions only
+    /// (latencies, series and open-loop summaries stay `self`'s).
+    pub fn then(mut self, b: Timed<T>, merge: impl FnOnce(T, T) -> T) -> Timed<T> {
+        let (wa, wb) = (self.wall.as_secs_f64(), b.wall.as_secs_f64());
+        let weight = |x: f64, y: f64| {
+            if wa + wb > 0.0 {
+                (x * wa + y * wb) / (wa + wb)
+            } else {
+                x
+            }
+        };
+        self.cpu = CpuUsage {
+            process_pct: weight(self.cpu.process_pct, b.cpu.process_pct),
+            system_pct: weight(self.cpu.system_pct, b.cpu.system_pct),
+        };
+        self.wall += b.wall;
+        self.value = merge(self.value, b.value);
+        self
+    }
+
     /// The same measurement with its value mapped by `f`.
     pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Timed<U> {
         Timed {
@@ -340,6 +364,8 @@ pub struct Phases<'a, 'c> {
     /// that reached it ([`crate::host::diskstat`]).
     disk: Option<String>,
     disk_from: Option<DiskStat>,
+    /// Device I/O of the pieces run so far, per phase ([`Phases::piece`]), until its record.
+    pieces: std::collections::HashMap<String, DiskStat>,
     /// Pool phases of one worker run it pinned to one CPU ([`Phases::pin_single_workers`]).
     pin_single: bool,
     /// Phases whose latencies were sampled ([`Timed::sample_every`] above 1), for the one note
@@ -361,6 +387,7 @@ impl<'a, 'c> Phases<'a, 'c> {
             collect: None,
             disk: diskstat::device_of(ctx.dir),
             disk_from: None,
+            pieces: std::collections::HashMap::new(),
             pin_single: false,
             sampled: Vec::new(),
         }
@@ -491,6 +518,31 @@ impl<'a, 'c> Phases<'a, 'c> {
         Ok(Timed::plain(wall, cpu, value))
     }
 
+    /// Steps 1 and 2 for one piece of `phase` when a phase is timed in pieces that alternate
+    /// with other phases' pieces: begins it, runs `body` under the CPU meters ([`Phases::region`])
+    /// and adds the device I/O of this piece alone to the phase's, for its [`Phases::record`].
+    /// The caller sums the pieces ([`Timed::then`]) and records each phase once.
+    pub fn piece<T>(
+        &mut self,
+        phase: &str,
+        caches: Caches,
+        body: impl FnOnce() -> Result<T, EngineError>,
+    ) -> Result<Timed<T>, EngineError> {
+        self.begin(phase, caches);
+        let from = self.disk_from.take();
+        let t = self.region(body)?;
+        if let (Some(from), Some(now)) = (from, self.disk.as_deref().and_then(DiskStat::read)) {
+            let d = now.since(&from);
+            let acc = self.pieces.entry(phase.to_string()).or_default();
+            acc.reads += d.reads;
+            acc.read_sectors += d.read_sectors;
+            acc.writes += d.writes;
+            acc.write_sectors += d.write_sectors;
+            acc.flushes += d.flushes;
+        }
+        Ok(t)
+    }
+
     /// Step 2 for a phase done by other processes: [`Phases::region`], and the process CPU also
     /// counts the CPU of the children reaped during `body` (`RUSAGE_CHILDREN`: `cp`, `rm`, a
     /// database client) and of `server`'s process tree (a server fsbench started and does not
@@ -513,7 +565,7 @@ impl<'a, 'c> Phases<'a, 'c> {
     pub fn record<T>(&mut self, phase: &str, t: &Timed<T>, headline: Vec<(MetricId, f64)>, policy: &Policy) {
         let dirtied = self.dirtied_by_direct_io(phase, &headline, t.wall);
         let cached = self.cached_by_uncached_io(phase, &headline, t.wall);
-        let device = self.device_io();
+        let device = self.device_io(phase);
         let mut metrics = headline;
         metrics.extend(dirtied);
         metrics.extend(cached);
@@ -600,12 +652,18 @@ impl<'a, 'c> Phases<'a, 'c> {
     /// block device): `device_reads`, `device_read_mib`, `device_writes`, `device_write_mib`,
     /// `device_flushes`. Begin and end are outside the timed region; the counters include the
     /// phase's own `syncfs`/`fsync` when it times one.
-    fn device_io(&mut self) -> Vec<(MetricId, f64)> {
-        let (Some(from), Some(name)) = (self.disk_from.take(), self.disk.as_deref()) else {
-            return Vec::new();
-        };
-        let Some(d) = DiskStat::read(name).map(|now| now.since(&from)) else {
-            return Vec::new();
+    fn device_io(&mut self, phase: &str) -> Vec<(MetricId, f64)> {
+        let d = match self.pieces.remove(phase) {
+            Some(d) => d,
+            None => {
+                let (Some(from), Some(name)) = (self.disk_from.take(), self.disk.as_deref()) else {
+                    return Vec::new();
+                };
+                let Some(d) = DiskStat::read(name).map(|now| now.since(&from)) else {
+                    return Vec::new();
+                };
+                d
+            }
         };
         use crate::metric::{Role, Unit};
         let row = |name: &str, unit: Unit| MetricId::lower(name, unit).with_role(Role::Detail);

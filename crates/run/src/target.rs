@@ -234,6 +234,7 @@ impl Target {
     /// Refuses a plan the target (or RAM, for tmpfs) cannot hold: the device's size, the free
     /// space of the directory or of the scratch folder (one image at a time).
     pub fn check_space(&self, plan: &Plan) -> Result<(), RunError> {
+        self.check_fixed_sizes(plan)?;
         let (where_, need) = match self {
             Target::Device { device, .. } => {
                 let need = largest_image(plan);
@@ -278,6 +279,64 @@ impl Target {
                     "tmpfs needs {} of RAM but only {} is available: use --scale to shrink the run",
                     Bytes(tmpfs_need).human(),
                     Bytes(avail).human()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses a case whose workload `--scale` cannot shrink ([`crate::engine::Workload::fixed_size`]:
+    /// a replayed trace) when what it holds does not fit where it would run: the variant's
+    /// `image_size`, the scratch folder's free space (an image sized from it), the device, or
+    /// the directory's free space. The message names the case, what it holds, both sizes and
+    /// what to do.
+    fn check_fixed_sizes(&self, plan: &Plan) -> Result<(), RunError> {
+        for c in plan.cases.iter().filter(|c| c.unavailable.is_none()) {
+            let Some(what) = c.workload.kind.workload().fixed_size() else {
+                continue;
+            };
+            let (need, room, place, remedy) = match self {
+                Target::Images { .. } if c.variant.fs().in_memory() => continue,
+                Target::Images { scratch, .. } => match c.variant.image_size {
+                    Some(size) => (
+                        c.estimate.usage.bytes,
+                        Some(size.get()),
+                        "its image_size".to_string(),
+                        format!(
+                            "raise image_size to at least {}, or remove it to size the image from the trace",
+                            Bytes(c.estimate.image_bytes).human()
+                        ),
+                    ),
+                    None => (
+                        c.estimate.scratch_bytes,
+                        provision::free_bytes(scratch),
+                        format!("the free space of {}", scratch.display()),
+                        "free space there or choose a larger folder with --scratch".to_string(),
+                    ),
+                },
+                Target::Device { device, .. } => (
+                    c.variant.fs().device_bytes(&c.estimate.usage),
+                    provision::safety::inspect(device).map(|i| i.size_bytes).ok(),
+                    format!("the device {}", device.display()),
+                    "use a larger --device".to_string(),
+                ),
+                Target::Dir { dir, .. } => (
+                    fsbench_core::fstype::FsType::of(&provision::dir_fs_type(dir))
+                        .estimate(&c.footprint)
+                        .bytes,
+                    provision::free_bytes(dir),
+                    format!("the free space of {}", dir.display()),
+                    "free space there or choose another --dir".to_string(),
+                ),
+            };
+            if let Some(room) = room.filter(|&r| need > r) {
+                return Err(RunError::Usage(format!(
+                    "{} on {}: {what}; it needs {} on {}, more than {place} ({}). A trace is replayed as recorded (--scale does not shrink it): {remedy}, or record a smaller run of the program",
+                    c.workload.name,
+                    c.variant.name,
+                    Bytes(need).human(),
+                    c.variant.fs_type,
+                    Bytes(room).human()
                 )));
             }
         }

@@ -76,6 +76,22 @@ pub struct Header {
     /// Calls not in the trace, by reason (`outside root`, `unknown descriptor`,
     /// `unsupported chmod`, …), counted.
     pub dropped: BTreeMap<String, u64>,
+    /// The time marks the program made (`fsbench record --mark-on DIR`), in time order; each
+    /// starts a phase of the replay under `phases = "marks"`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub marks: Vec<Mark>,
+}
+
+/// A time mark: the program accessed `MARK-DIR/NAME` (any call on that path, found or not).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Mark {
+    /// The first component under the mark directory, its characters outside `[A-Za-z0-9._-]`
+    /// replaced by `_`: the phase's name.
+    pub name: String,
+    /// When the marking call started, seconds from the first recorded call (as
+    /// [`Call::start_s`]).
+    pub at_s: f64,
 }
 
 /// What a tree entry is.
@@ -112,7 +128,8 @@ pub struct Entry {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
-    /// open, openat, creat: [`Call::path`], [`Call::flags`], [`Call::mode`]; a new handle.
+    /// open, openat, openat2, creat: [`Call::path`], [`Call::flags`], [`Call::mode`]; a new
+    /// handle (openat2's `resolve` flags are not kept).
     Open,
     /// read, readv: [`Call::len`] bytes at the handle's position.
     Read,
@@ -239,6 +256,11 @@ impl Kind {
 pub struct Call {
     /// The thread (or process) that made it, as the tracer printed it.
     pub tid: u32,
+    /// The program its process was running: the file name of the last successful execve of
+    /// the process (inherited through fork and clone); `None` before any (a trace of a process
+    /// the tracer attached to). Names the phase under `phases = "process"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
     /// What it is.
     pub kind: Kind,
     /// The system call's own name (`openat`, `newfstatat`).

@@ -16,10 +16,17 @@
 //! chmod, utimensat, symlink, …). Calls that never reach files (mmap of anonymous memory,
 //! wait4, fcntl other than F_DUPFD) are not counted at all.
 //!
+//! Each call also carries the program its process runs ([`Call::program`]: the file name of the
+//! process's last successful execve, inherited by fork and clone). With a mark directory
+//! ([`Resolver::mark_on`]), any call naming a path under it (found or not, a stat, an open, an
+//! access) is a time mark ([`Mark`]) named by the path's first component below it; the call
+//! itself is outside the root, so it is dropped as every such call is. A mark with the name of
+//! the one before it is not repeated (`touch` opens and then stamps its file).
+//!
 //! `--hash-names` replaces each path component by 16 hex digits of its 64-bit FNV-1a hash,
 //! so equal names stay equal and a tree's shape is kept; name lengths are not.
 
-use super::{Call, Kind};
+use super::{Call, Kind, Mark};
 use crate::parsers::strace::{fd_arg, int_arg, unquote, Ret, Syscall};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
@@ -50,6 +57,12 @@ pub struct Resolver {
     since: HashMap<u32, u32>,
     /// Where a new, unknown thread starts.
     start_cwd: PathBuf,
+    /// The program each thread runs (see [`Call::program`]).
+    programs: HashMap<u32, String>,
+    /// The mark directory, absolute and normalised.
+    marks_dir: Option<PathBuf>,
+    /// Time marks made, in time order.
+    pub marks: Vec<Mark>,
     t0: f64,
     /// Calls made.
     pub calls: Vec<Call>,
@@ -111,10 +124,20 @@ impl Resolver {
             children: HashMap::new(),
             since: HashMap::new(),
             start_cwd: normalise(cwd),
+            programs: HashMap::new(),
+            marks_dir: None,
+            marks: Vec::new(),
             t0: f64::NAN,
             calls: Vec::new(),
             dropped: BTreeMap::new(),
         }
+    }
+
+    /// Makes every call on a path under `dir` (absolute) a time mark; see the module
+    /// documentation.
+    pub fn mark_on(mut self, dir: &Path) -> Resolver {
+        self.marks_dir = Some(normalise(dir));
+        self
     }
 
     /// Resolves every call of `syscalls` (in start order, as [`crate::parsers::strace::parse`]
@@ -132,7 +155,7 @@ impl Resolver {
         // start: a close on one thread may free descriptor 3 while an open on another, started
         // earlier, is still in the kernel and then returns 3.
         let at = |s: &Syscall| match s.name.as_str() {
-            "open" | "openat" | "creat" | "dup" | "dup2" | "dup3" | "fcntl" => s.start + s.duration,
+            "open" | "openat" | "openat2" | "creat" | "dup" | "dup2" | "dup3" | "fcntl" => s.start + s.duration,
             _ => s.start,
         };
         let mut order: Vec<&Syscall> = syscalls.iter().collect();
@@ -141,6 +164,8 @@ impl Resolver {
             self.one(s);
         }
         self.calls.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
+        self.marks.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
+        self.marks.dedup_by(|b, a| a.name == b.name);
         self.renumber();
         self
     }
@@ -194,6 +219,9 @@ impl Resolver {
             Rc::new(RefCell::new(copy))
         };
         self.tables.insert(child, table);
+        if let Some(p) = self.programs.get(&s.tid).cloned() {
+            self.programs.insert(child, p);
+        }
         self.cwd(s.tid);
         let pcwd = self.cwds[&s.tid].clone();
         let cwd = if fs {
@@ -320,6 +348,7 @@ impl Resolver {
         };
         Call {
             tid: s.tid,
+            program: self.programs.get(&s.tid).cloned(),
             kind,
             syscall: s.name.clone(),
             path: None,
@@ -349,6 +378,9 @@ impl Resolver {
 
     fn one(&mut self, s: &Syscall) {
         *self.since.entry(s.tid).or_insert(0) += 1;
+        if self.marks_dir.is_some() {
+            self.mark(s);
+        }
         let a = &s.args;
         let arg = |i: usize| a.get(i).map(String::as_str);
         let num = |i: usize| arg(i).and_then(int_arg);
@@ -364,6 +396,10 @@ impl Resolver {
                     .collect();
                 for fd in gone {
                     self.implicit_close(s, fd);
+                }
+                let program = arg(if s.name == "execve" { 0 } else { 1 }).and_then(unquote);
+                if let Some(name) = program.as_deref().and_then(|p| Path::new(p).file_name()) {
+                    self.programs.insert(s.tid, name.to_string_lossy().into_owned());
                 }
             }
             "exit_group" => {
@@ -406,6 +442,10 @@ impl Resolver {
                 num(if s.name == "creat" { 1 } else { 2 }),
             ),
             "openat" => self.open(s, arg(0), arg(1), arg(2), num(3)),
+            "openat2" => {
+                let (flags, mode) = open_how(arg(2).unwrap_or(""));
+                self.open(s, arg(0), arg(1), Some(&flags), mode)
+            }
             "close" => {
                 let Some((fd, _)) = arg(0).and_then(fd_arg) else { return };
                 match self.forget(s.tid, fd) {
@@ -419,6 +459,38 @@ impl Resolver {
             }
             _ => self.data_or_name(s),
         }
+    }
+
+    /// A time mark when `s` names a path under the mark directory (see the module
+    /// documentation).
+    fn mark(&mut self, s: &Syscall) {
+        let (dir_at, path_at) = match s.args.first() {
+            Some(a) if a.starts_with('"') => (None, 0),
+            Some(a) if fd_arg(a).is_some() && s.args.get(1).is_some_and(|b| b.starts_with('"')) => (Some(0), 1),
+            _ => return,
+        };
+        let Some(p) = s.args.get(path_at).and_then(|a| unquote(a)) else {
+            return;
+        };
+        let dir = self.dir_of(s.tid, dir_at.and_then(|i| s.args.get(i)).map(String::as_str));
+        let abs = normalise(&dir.join(p));
+        let Some(marks) = &self.marks_dir else { return };
+        let Some(Component::Normal(first)) = abs.strip_prefix(marks).ok().and_then(|r| r.components().next()) else {
+            return;
+        };
+        let name: String = first
+            .to_string_lossy()
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let at_s = ((s.start - self.t0).max(0.0) * 1e6).round() / 1e6;
+        self.marks.push(Mark { name, at_s });
     }
 
     /// Counts a call on a descriptor that is not a handle of the trace.
@@ -457,6 +529,23 @@ impl Resolver {
         }
         self.emit(c);
     }
+}
+
+/// openat2's `struct open_how` as strace prints it (`{flags=O_WRONLY|O_CREAT, mode=0644,
+/// resolve=RESOLVE_BENEATH}`): its flags (`O_RDONLY` when absent) and mode (absent without
+/// `O_CREAT` or `O_TMPFILE`).
+pub fn open_how(arg: &str) -> (String, Option<i64>) {
+    let inner = arg.trim().trim_start_matches('{').trim_end_matches('}');
+    let mut flags = "O_RDONLY".to_string();
+    let mut mode = None;
+    for field in inner.split(", ") {
+        if let Some(f) = field.strip_prefix("flags=") {
+            flags = f.to_string();
+        } else if let Some(m) = field.strip_prefix("mode=") {
+            mode = int_arg(m);
+        }
+    }
+    (flags, mode)
 }
 
 mod calls;

@@ -21,6 +21,10 @@ fn sample() -> Trace {
             overhead_s: None,
             hashed_names: false,
             dropped: r.dropped,
+            marks: vec![Mark {
+                name: "second".into(),
+                at_s: 0.01,
+            }],
         },
         tree: vec![Entry {
             path: "x".into(),

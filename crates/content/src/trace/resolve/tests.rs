@@ -154,6 +154,7 @@ fn a_descriptor_freed_while_another_thread_opens_goes_to_the_new_file() {
             overhead_s: None,
             hashed_names: false,
             dropped: r.dropped.clone(),
+            marks: vec![],
         },
         tree: vec![],
         calls: r.calls,
@@ -161,4 +162,83 @@ fn a_descriptor_freed_while_another_thread_opens_goes_to_the_new_file() {
     let dir = tempfile::tempdir().unwrap();
     t.write(&dir.path().join("t")).unwrap();
     crate::trace::Trace::read(&dir.path().join("t")).expect("handles numbered in open order");
+}
+
+/// A real recording of `tests/fixtures/replay/openat2.c`: an `openat2` that creates `sub/f`
+/// (flags, mode and resolve in its `struct open_how`), a write and close through it, and one
+/// that finds no `nope`.
+#[test]
+fn openat2_opens_with_the_flags_and_mode_of_its_open_how() {
+    let r = resolve("strace-6.1-openat2.txt", false);
+    let opens: Vec<&Call> = r.calls.iter().filter(|c| c.kind == Kind::Open).collect();
+    assert_eq!(opens.len(), 2, "{:?}", r.calls);
+    let (f, nope) = (opens[0], opens[1]);
+    assert_eq!(
+        (
+            f.syscall.as_str(),
+            f.path.as_deref(),
+            f.flags.as_str(),
+            f.mode,
+            f.handle
+        ),
+        (
+            "openat2",
+            Some("sub/f"),
+            "O_WRONLY|O_CREAT|O_CLOEXEC",
+            Some(0o644),
+            Some(0)
+        )
+    );
+    let w = r
+        .calls
+        .iter()
+        .find(|c| c.kind == Kind::Write)
+        .expect("the write through it");
+    assert_eq!((w.handle, w.len, w.result), (Some(0), Some(5), 5));
+    assert_eq!(r.dropped.get("unknown descriptor"), None, "{:?}", r.dropped);
+    assert_eq!(
+        (
+            nope.path.as_deref(),
+            nope.flags.as_str(),
+            nope.mode,
+            nope.errno.as_deref()
+        ),
+        (Some("nope"), "O_RDONLY", None, Some("ENOENT"))
+    );
+    assert_eq!(open_how("{flags=O_RDONLY, resolve=0}"), ("O_RDONLY".into(), None));
+}
+
+/// A real recording of `sh -c 'echo a > one; cat one > two; test -e /tmp/fsbench-marks/second;
+/// cp two three; stat -c %s three'`: every call names the program that made it, and the
+/// shell's probe of the mark directory is one mark, between cat's calls and cp's.
+#[test]
+fn calls_name_their_program_and_a_probe_of_the_mark_directory_is_a_mark() {
+    let syscalls = fixture("strace-6.1-sh-marks.txt");
+    let plain = Resolver::new(Path::new(ROOT), Path::new(ROOT), false).run(&syscalls);
+    assert!(plain.marks.is_empty(), "no mark directory, no marks");
+    let r = Resolver::new(Path::new(ROOT), Path::new(ROOT), false)
+        .mark_on(Path::new("/tmp/fsbench-marks"))
+        .run(&syscalls);
+    assert_eq!(r.calls, plain.calls, "marking changes no call");
+    let program = |p: &str, kind: Kind| {
+        r.calls
+            .iter()
+            .find(|c| c.kind == kind && c.path.as_deref() == Some(p))
+            .and_then(|c| c.program.clone())
+    };
+    assert_eq!(program("one", Kind::Open).as_deref(), Some("sh"));
+    let cat = r.calls.iter().find(|c| c.kind == Kind::CopyFileRange).unwrap();
+    assert_eq!(cat.program.as_deref(), Some("cat"));
+    assert_eq!(program("three", Kind::Stat).as_deref(), Some("stat"));
+    let cp_open = r
+        .calls
+        .iter()
+        .find(|c| c.program.as_deref() == Some("cp") && c.path.as_deref() == Some("three"))
+        .expect("cp creates three");
+    assert_eq!(r.marks.len(), 1, "{:?}", r.marks);
+    let m = &r.marks[0];
+    assert_eq!(m.name, "second");
+    assert!(cat.start_s < m.at_s && m.at_s < cp_open.start_s, "{m:?}");
+    let programs: std::collections::BTreeSet<&str> = r.calls.iter().filter_map(|c| c.program.as_deref()).collect();
+    assert_eq!(programs.into_iter().collect::<Vec<_>>(), ["cat", "cp", "sh", "stat"]);
 }

@@ -86,10 +86,12 @@ fn ret(r: i64) -> Result<i64, i32> {
 }
 
 impl Shared<'_> {
-    /// Runs thread `t`'s ops; returns its tally, or `None` when interrupted.
-    pub fn thread(&self, t: usize, buf: &mut [u8]) -> Option<Tally> {
+    /// Runs thread `t`'s ops `range` (its ops in one piece of a phase, [`super::phases`]);
+    /// returns its tally, or `None` when interrupted.
+    pub fn thread(&self, t: usize, range: std::ops::Range<usize>, buf: &mut [u8]) -> Option<Tally> {
         let mut tally = Tally::default();
-        let ops = &self.plan.threads[t];
+        let first = range.start;
+        let ops = &self.plan.threads[t][range];
         let mut prev_end = Instant::now();
         for (i, op) in ops.iter().enumerate() {
             if self.interrupt.load(Ordering::Relaxed) || !self.wait(op) {
@@ -127,7 +129,7 @@ impl Shared<'_> {
                 }
             }
             prev_end = Instant::now();
-            self.done[t].store(i as u64 + 1, Ordering::Release);
+            self.done[t].store((first + i) as u64 + 1, Ordering::Release);
         }
         Some(tally)
     }

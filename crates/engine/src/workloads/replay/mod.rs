@@ -5,7 +5,8 @@
 //! expected outcomes decoded, cross-thread dependencies found), and the tree the program found
 //! is rebuilt in `replay/` in the run directory (directories with their modes, files filled to
 //! their sizes with seeded random bytes, the symbolic links that stay under the root), then
-//! `syncfs`. Timed, one phase `replay`: every recorded thread is a replay thread (a recorded
+//! `syncfs`. Timed, one phase `replay` (or, with `phases`, one per program or time mark, run
+//! in pieces: [`phases`]): every recorded thread is a replay thread (a recorded
 //! process is a thread too: processes share nothing in the replay but the handles the trace
 //! gives them, which is all their calls use), each issuing its calls in program order with the
 //! cross-thread ordering of [`plan`] ([`exec`]). `mode = "closed"` (default) issues each call as
@@ -34,19 +35,24 @@
 //! | `recorded_time` | s | detail: the traced run's wall time |
 //! | `count_gap_pct` | % | detail: the largest gap, over kinds, between calls issued and calls the trace asks for |
 //!
+//! With `phases = "process"` or `"marks"` every phase has these rows (its own calls, time and
+//! divergent calls; `recorded_time` is the recorded span of its pieces).
+//!
 //! Fidelity: a note per repeat compares the calls issued per kind with the trace's (the check
 //! fails beyond 1 % on any kind, or with any divergent call) and the replay's time with the
 //! recorded run's, and names the kinds that diverged.
 
 pub mod exec;
+pub mod phases;
 pub mod plan;
 
 use crate::datasets::content::Content;
 use crate::metric::{MetricId, RawSample, Role, Unit};
-use crate::phase::{Caches, Phases, Policy};
+use crate::phase::{Caches, Phases, Policy, Timed};
 use crate::trace::{EntryKind, Kind, Trace};
 use crate::{EngineError, ErrHint, Invalid, RunContext, Workload, WorkloadKind};
 use exec::{kind_index, Shared, Tally, KINDS};
+pub use phases::PhaseBy;
 use serde::{Deserialize, Serialize};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -88,6 +94,11 @@ pub struct ReplaySpec {
     /// Seed of the data written. Default 0.
     #[serde(default)]
     pub seed: u64,
+    /// How the rows are split into phases: `none` (default, one phase `replay`), `process`
+    /// (one per program the trace's processes ran), `marks` (one per time mark, `fsbench
+    /// record --mark-on`); see [`phases`].
+    #[serde(default)]
+    pub phases: PhaseBy,
 }
 
 impl ReplaySpec {
@@ -105,8 +116,13 @@ impl ReplaySpec {
 }
 
 impl Workload for ReplaySpec {
+    /// `replay`, or with `phases` the trace's phase names in order of first appearance (`replay`
+    /// while the trace cannot be read).
     fn phases(&self) -> Vec<String> {
-        vec![REPLAY.to_string()]
+        match self.load() {
+            Ok(t) if self.phases != PhaseBy::None => phases::split(&t, &plan::compile(&t), self.phases).names,
+            _ => vec![REPLAY.to_string()],
+        }
     }
 
     fn scaled(&self, _factor: f64) -> WorkloadKind {
@@ -121,7 +137,14 @@ impl Workload for ReplaySpec {
         if self.missing() {
             return Ok(());
         }
-        self.load().map(drop)
+        let t = self.load()?;
+        if self.phases == PhaseBy::Marks && t.header.marks.is_empty() {
+            return Err(Invalid(format!(
+                "replay trace {}: phases = \"marks\" but the trace has no time marks; record it with `fsbench record --mark-on DIR` and have the program touch DIR/NAME where phase NAME starts",
+                self.trace.display()
+            )));
+        }
+        Ok(())
     }
 
     fn availability(&self) -> Result<(), crate::Unavailable> {
@@ -147,20 +170,32 @@ impl Workload for ReplaySpec {
             .filter(|c| c.kind == Kind::Open && c.flags.contains("O_CREAT"))
             .count() as u64;
         let mkdirs = t.calls.iter().filter(|c| c.kind == Kind::Mkdir).count() as u64;
-        let written: u64 = t
-            .calls
-            .iter()
-            .filter(|c| matches!(c.kind, Kind::Write | Kind::Pwrite | Kind::CopyFileRange))
-            .map(|c| c.result.max(0) as u64)
-            .sum();
+        let written = written(&t);
         let size = (t.tree_bytes() + written) / (files + creates).max(1);
         crate::fstype::Footprint::default()
             .dirs(dirs + mkdirs + 1, 16)
             .files(files + creates, size, 16)
     }
 
+    /// The tree's files and bytes and the bytes the trace writes: a trace is replayed as
+    /// recorded, `--scale` cannot shrink it.
+    fn fixed_size(&self) -> Option<String> {
+        let t = self.load().ok()?;
+        let files = t.tree.iter().filter(|e| e.kind == EntryKind::File).count();
+        Some(format!(
+            "trace {}: a tree of {files} file(s), {}, plus {} written",
+            self.trace.display(),
+            crate::units::Bytes(t.tree_bytes()).human(),
+            crate::units::Bytes(written(&t)).human()
+        ))
+    }
+
     fn describe(&self) -> String {
-        format!("replay {} mode={:?}", self.trace.display(), self.mode).to_lowercase()
+        let by = match self.phases {
+            PhaseBy::None => String::new(),
+            p => format!(" phases={p:?}"),
+        };
+        format!("replay {} mode={:?}{by}", self.trace.display(), self.mode).to_lowercase()
     }
 
     fn run(&self, ctx: &RunContext) -> Result<RawSample, EngineError> {
@@ -173,6 +208,15 @@ impl Workload for ReplaySpec {
             (result, _) => result,
         }
     }
+}
+
+/// Bytes the trace's writes wrote (their recorded results).
+fn written(t: &Trace) -> u64 {
+    t.calls
+        .iter()
+        .filter(|c| matches!(c.kind, Kind::Write | Kind::Pwrite | Kind::CopyFileRange))
+        .map(|c| c.result.max(0) as u64)
+        .sum()
 }
 
 /// Untimed: the tree of `trace` under `top`, then syncfs.
@@ -229,6 +273,7 @@ fn rebuild(trace: &Trace, top: &Path, seed: u64, interrupt: &std::sync::atomic::
 
 fn run_phase(spec: &ReplaySpec, trace: &Trace, ctx: &RunContext, top: &Path) -> Result<RawSample, EngineError> {
     let plan = plan::compile(trace);
+    let split = phases::split(trace, &plan, spec.phases);
     rebuild(trace, top, spec.seed, ctx.interrupt)?;
     let root = std::fs::File::open(top).map_err(|e| ERR.io("open", top, e))?;
     let mut data = vec![0u8; plan.buffer];
@@ -244,19 +289,100 @@ fn run_phase(spec: &ReplaySpec, trace: &Trace, ctx: &RunContext, top: &Path) -> 
     };
     let mut bufs: Vec<Vec<u8>> = plan.threads.iter().map(|_| vec![0u8; plan.buffer]).collect();
     let mut phases = Phases::new(ctx);
-    phases.begin(REPLAY, Caches::DropIfAsked);
-    let t = phases.region(|| {
-        let tallies: Vec<Option<Tally>> = std::thread::scope(|s| {
+    let mut timed: Vec<Option<Timed<Tally>>> = split.names.iter().map(|_| None).collect();
+    let last = split.pieces.len().saturating_sub(1);
+    for (n, piece) in split.pieces.iter().enumerate() {
+        // The program ran its phases with warm caches: only the first is dropped (if asked).
+        let caches = if n == 0 { Caches::DropIfAsked } else { Caches::Keep };
+        let t = phases.piece(&split.names[piece.phase], caches, || {
+            run_piece(&shared, piece, &mut bufs, n == last)
+        })?;
+        let slot = &mut timed[piece.phase];
+        *slot = Some(match slot.take() {
+            None => t,
+            Some(a) => a.then(t, |mut x, y| {
+                x.add(&y);
+                x
+            }),
+        });
+    }
+    let (mut total, mut wall) = (Tally::default(), 0.0);
+    for (p, name) in split.names.iter().enumerate() {
+        let Some(t) = &timed[p] else { continue };
+        let ops = || {
+            split
+                .pieces
+                .iter()
+                .filter(move |pc| pc.phase == p)
+                .flat_map(|pc| pc.ranges.iter().enumerate())
+                .flat_map(|(th, r)| plan.threads[th][r.clone()].iter())
+        };
+        let expected = expected_of(ops());
+        let creates = ops()
+            .filter(|o| o.kind == Kind::Open && o.flags & libc::O_CREAT != 0)
+            .count() as f64;
+        let recorded = match spec.phases {
+            PhaseBy::None => trace.header.wall_s,
+            _ => split
+                .pieces
+                .iter()
+                .filter(|pc| pc.phase == p)
+                .map(|pc| pc.recorded_s)
+                .sum(),
+        };
+        let metrics = rows(&t.value, &expected, t.wall.as_secs_f64(), creates, recorded);
+        phases.record(name, t, metrics, &POLICY);
+        total.add(&t.value);
+        wall += t.wall.as_secs_f64();
+    }
+    let expected = expected_counts(&plan);
+    let gap = count_gap_pct(&total.issued, &expected);
+    for n in fidelity_notes(trace, &total, &expected, wall, gap) {
+        phases.note(n);
+    }
+    if spec.phases != PhaseBy::None {
+        phases.note(format!(
+            "{REPLAY}: {} phases by {}, replayed in {} pieces one after the other (each waits for every call before it; fidelity above is the whole trace's)",
+            split.names.len(),
+            if spec.phases == PhaseBy::Process { "program" } else { "time mark" },
+            split.pieces.len()
+        ));
+    }
+    Ok(phases.finish())
+}
+
+/// One piece: a thread per recorded thread with ops in it, each running its range (a piece of
+/// one thread runs on the calling thread); with
+/// `close_all` (the last piece) or when interrupted, the handles still open are closed, inside
+/// the timed region.
+fn run_piece(
+    shared: &Shared,
+    piece: &phases::Piece,
+    bufs: &mut [Vec<u8>],
+    close_all: bool,
+) -> Result<Tally, EngineError> {
+    let busy: Vec<usize> = (0..piece.ranges.len())
+        .filter(|&t| piece.ranges[t].start < piece.ranges[t].end)
+        .collect();
+    let tallies: Vec<Option<Tally>> = if let [t] = busy[..] {
+        // One thread in the piece (one process's program): run it here, no thread to start.
+        vec![shared.thread(t, piece.ranges[t].clone(), &mut bufs[t])]
+    } else {
+        std::thread::scope(|s| {
             let handles: Vec<_> = bufs
                 .iter_mut()
+                .zip(&piece.ranges)
                 .enumerate()
-                .map(|(i, b)| {
-                    let sh = &shared;
-                    s.spawn(move || sh.thread(i, b))
+                .filter(|(_, (_, r))| r.start < r.end)
+                .map(|(i, (b, r))| {
+                    let r = r.clone();
+                    s.spawn(move || shared.thread(i, r, b))
                 })
                 .collect();
             handles.into_iter().map(|h| h.join().unwrap_or(None)).collect()
-        });
+        })
+    };
+    if close_all || tallies.iter().any(Option::is_none) {
         for fd in &shared.fds {
             let fd = fd.swap(-1, std::sync::atomic::Ordering::AcqRel);
             if fd >= 0 {
@@ -264,29 +390,25 @@ fn run_phase(spec: &ReplaySpec, trace: &Trace, ctx: &RunContext, top: &Path) -> 
                 unsafe { libc::close(fd) };
             }
         }
-        let mut total = Tally::default();
-        for t in tallies {
-            total.add(&t.ok_or(EngineError::Interrupted)?);
-        }
-        Ok(total)
-    })?;
-    let expected = expected_counts(&plan);
-    let (metrics, notes) = report(trace, &t.value, &expected, t.wall.as_secs_f64());
-    phases.record(REPLAY, &t, metrics, &POLICY);
-    for n in notes {
-        phases.note(n);
     }
-    Ok(phases.finish())
+    let mut total = Tally::default();
+    for t in tallies {
+        total.add(&t.ok_or(EngineError::Interrupted)?);
+    }
+    Ok(total)
 }
 
 /// Calls per kind the replay issues for the trace (every call but mmap, msync and the closes
 /// of a handle's non-last descriptors).
 pub fn expected_counts(plan: &plan::Plan) -> [u64; KINDS] {
+    expected_of(plan.threads.iter().flatten())
+}
+
+/// [`expected_counts`] of some ops.
+fn expected_of<'a>(ops: impl Iterator<Item = &'a plan::Op>) -> [u64; KINDS] {
     let mut n = [0u64; KINDS];
-    for op in plan.threads.iter().flatten() {
-        if op.issues() {
-            n[kind_index(op.kind)] += 1;
-        }
+    for op in ops.filter(|o| o.issues()) {
+        n[kind_index(op.kind)] += 1;
     }
     n
 }
@@ -309,8 +431,9 @@ pub fn count_gap_pct(issued: &[u64; KINDS], expected: &[u64; KINDS]) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// The phase's metrics and the fidelity notes.
-fn report(trace: &Trace, t: &Tally, expected: &[u64; KINDS], wall: f64) -> (Vec<(MetricId, f64)>, Vec<String>) {
+/// A phase's metrics: `creates` opens with O_CREAT among its calls, `recorded` its recorded
+/// time (s).
+fn rows(t: &Tally, expected: &[u64; KINDS], wall: f64, creates: f64, recorded: f64) -> Vec<(MetricId, f64)> {
     let issued: u64 = t.issued.iter().sum();
     let divergent: u64 = t.divergent.iter().sum();
     let d = |m: MetricId| m.with_role(Role::Detail);
@@ -335,11 +458,6 @@ fn report(trace: &Trace, t: &Tally, expected: &[u64; KINDS], wall: f64) -> (Vec<
         }
     }
     let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
-    let creates = trace
-        .calls
-        .iter()
-        .filter(|c| c.kind == Kind::Open && c.flags.contains("O_CREAT"))
-        .count() as f64;
     m.push((d(MetricId::higher("read_mib", Unit::Mib)), mib(t.read)));
     m.push((d(MetricId::higher("write_mib", Unit::Mib)), mib(t.written)));
     m.push((
@@ -356,10 +474,10 @@ fn report(trace: &Trace, t: &Tally, expected: &[u64; KINDS], wall: f64) -> (Vec<
             + n(Kind::Link)
             + creates,
     ));
-    m.push((d(MetricId::lower("recorded_time", Unit::Seconds)), trace.header.wall_s));
+    m.push((d(MetricId::lower("recorded_time", Unit::Seconds)), recorded));
     let gap = count_gap_pct(&t.issued, expected);
     m.push((d(MetricId::lower("count_gap_pct", Unit::Percent)), gap));
-    (m, fidelity_notes(trace, t, expected, wall, gap))
+    m
 }
 
 /// The fidelity notes: the check's verdict with the kinds that missed it, and the times.

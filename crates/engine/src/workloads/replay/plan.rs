@@ -3,8 +3,9 @@
 //! the cross-thread dependencies (see [`super`]) as a flat list each op indexes.
 //!
 //! Dependencies (resource-oriented ordering, after ARTC, SOSP '13): the resources of a call
-//! are the paths it names, the parent directory of a path it creates, removes or renames, and
-//! the handles it uses. Calls on one resource keep their recorded order: a call waits for the
+//! are the paths it names, the parent directory of a path it creates, removes or renames, the
+//! handles it uses, and for a read, write, truncation, allocation, seek or listing through a
+//! handle the path that handle was opened by (the file's data). Calls on one resource keep their recorded order: a call waits for the
 //! latest call of every other thread that touched one of its resources and came before it.
 //! The order is that of completion (start + duration), except where calls of two threads
 //! overlapped in time: then a lookup's recorded result says whether it saw the path before or
@@ -209,7 +210,7 @@ pub const OUTSIDE: &str = "fsbench-replay-outside-root";
 /// The order key of each call (see the module documentation): its completion time, moved
 /// where an overlapping change of its path from another thread and its recorded result say
 /// it came before or after that change, then never before its thread's previous call.
-fn linearize(calls: &[Call]) -> Vec<f64> {
+pub(super) fn linearize(calls: &[Call]) -> Vec<f64> {
     let end = |c: &Call| c.start_s + c.dur_s;
     let mut key: Vec<f64> = calls.iter().map(end).collect();
     // Successful changes per path: (call, whether it makes the path exist).
@@ -276,6 +277,8 @@ pub fn compile(trace: &Trace) -> Plan {
     let mut ends: Vec<f64> = Vec::new();
     let mut deps: Vec<(u32, u32)> = Vec::new();
     let mut last: HashMap<Res, (u32, u32)> = HashMap::new();
+    // The path each handle was opened by.
+    let mut opened: HashMap<u32, u32> = HashMap::new();
     let mut handles = 0usize;
     let mut buffer = 0u64;
     let key = linearize(&trace.calls);
@@ -291,7 +294,8 @@ pub fn compile(trace: &Trace) -> Plan {
         let seq = threads[t as usize].len() as u32;
         let path = c.path.as_deref().map_or(NONE, &mut intern);
         let path2 = c.path2.as_deref().map_or(NONE, &mut intern);
-        let (touch, look) = resources(c, path, path2, &mut intern);
+        let (mut touch, look) = resources(c, path, path2, &mut intern);
+        touch.extend(file_data(c, &mut opened, path));
         let start = deps.len() as u32;
         let mut wait: HashMap<u32, u32> = HashMap::new();
         for r in touch.iter().chain(&look) {
@@ -368,6 +372,38 @@ fn resources(c: &Call, path: u32, path2: u32, intern: &mut impl FnMut(&str) -> u
         touch.push(Res::Handle(h));
     }
     (touch, look)
+}
+
+/// The file data a call on a handle reads or changes, as the path its handle was opened by
+/// (kept in `opened`, filled by the opens): a read, write, truncation, allocation, seek or
+/// directory listing through a handle keeps its recorded order with the other calls on that
+/// path, so another process's read of a file waits for the write that filled it (`ld`
+/// reading the object `as` wrote) and a listing waits for the creates before it.
+fn file_data(c: &Call, opened: &mut HashMap<u32, u32>, path: u32) -> Vec<Res> {
+    if c.kind == Kind::Open {
+        if let (Some(h), None) = (c.handle, &c.errno) {
+            opened.insert(h, path);
+        }
+        return Vec::new();
+    }
+    let data = matches!(
+        c.kind,
+        Kind::Read
+            | Kind::Pread
+            | Kind::Write
+            | Kind::Pwrite
+            | Kind::Ftruncate
+            | Kind::Fallocate
+            | Kind::Lseek
+            | Kind::Getdents
+            | Kind::CopyFileRange
+    );
+    [c.handle, c.handle2]
+        .into_iter()
+        .flatten()
+        .filter(|_| data)
+        .filter_map(|h| opened.get(&h).map(|p| Res::Path(*p)))
+        .collect()
 }
 
 /// The op of `c` without its paths, dependencies and gap.

@@ -19,6 +19,7 @@ fn fixture_trace(name: &str) -> Trace {
             overhead_s: None,
             hashed_names: false,
             dropped: r.dropped,
+            marks: Vec::new(),
         },
         tree: Vec::new(),
         calls: r.calls,
@@ -322,5 +323,168 @@ fn timed_gaps_leave_out_the_tracers_cost() {
     assert!(
         t.calls.iter().any(|c| c.untraced > 0),
         "the C library's calls before main's first"
+    );
+}
+
+/// The recording of `sh -c 'echo a > one; cat one > two; test -e /tmp/fsbench-marks/second;
+/// cp two three; stat -c %s three'` made here, with its mark.
+fn marked_trace() -> Trace {
+    let p = format!(
+        "{}/../../tests/fixtures/replay/strace-6.1-sh-marks.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let calls = crate::parsers::strace::parse(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    let root = Path::new("/tmp/fsbench-strace-root");
+    let r = crate::trace::resolve::Resolver::new(root, root, false)
+        .mark_on(Path::new("/tmp/fsbench-marks"))
+        .run(&calls);
+    let mut t = fixture_trace("strace-6.1-sh-marks.txt");
+    (t.calls, t.header.marks, t.header.command) = (r.calls, r.marks, vec!["sh".into()]);
+    t
+}
+
+fn phase<'a>(s: &'a crate::metric::RawSample, name: &str) -> &'a crate::metric::PhaseResult {
+    s.phases.iter().find(|p| p.phase == name).unwrap_or_else(|| {
+        panic!(
+            "no phase {name}: {:?}",
+            s.phases.iter().map(|p| &p.phase).collect::<Vec<_>>()
+        )
+    })
+}
+
+#[test]
+fn phases_by_program_and_by_mark_split_the_rows_and_add_up_to_the_whole() {
+    let t = marked_trace();
+    let tr = tempfile::tempdir().unwrap();
+    let whole = spec_for(&t, tr.path());
+    let run = tempfile::tempdir().unwrap();
+    let one = crate::run_quiet(&whole, run.path(), &AtomicBool::new(false)).unwrap();
+    assert_eq!(one.phases.len(), 1);
+    let all = metric(phase(&one, REPLAY), "calls_per_s") * metric(phase(&one, REPLAY), "time");
+    assert_eq!(metric(phase(&one, REPLAY), "divergent"), 0.0, "{:?}", one.notes);
+    for (by, names) in [
+        (PhaseBy::Process, vec!["sh", "cat", "cp", "stat"]),
+        (PhaseBy::Marks, vec![phases::START, "second"]),
+    ] {
+        let spec = ReplaySpec {
+            phases: by,
+            ..whole.clone()
+        };
+        assert_eq!(spec.phases(), names, "{by:?}");
+        let s = crate::run_quiet(&spec, run.path(), &AtomicBool::new(false)).unwrap();
+        let got: Vec<&str> = s.phases.iter().map(|p| p.phase.as_str()).collect();
+        assert_eq!(got, names, "{by:?}");
+        let mut issued = 0.0;
+        for p in &s.phases {
+            assert_eq!(metric(p, "divergent"), 0.0, "{by:?} {}: {:?}", p.phase, s.notes);
+            assert_eq!(metric(p, "count_gap_pct"), 0.0, "{by:?} {}", p.phase);
+            issued += metric(p, "calls_per_s") * metric(p, "time");
+        }
+        assert!((issued - all).abs() < 0.5, "{by:?}: {issued} calls against {all}");
+        assert!(
+            s.notes.iter().any(|n| n.contains("fidelity check passed")),
+            "{:?}",
+            s.notes
+        );
+        assert!(crate::dir_is_empty(run.path()));
+    }
+    // cat's copy is in its own phase (process) and before the mark (marks); cp's create of
+    // three after it.
+    let by_proc = ReplaySpec {
+        phases: PhaseBy::Process,
+        ..whole.clone()
+    };
+    let s = crate::run_quiet(&by_proc, run.path(), &AtomicBool::new(false)).unwrap();
+    assert_eq!(metric(phase(&s, "cat"), "calls_copy_file_range"), 2.0);
+    let by_mark = ReplaySpec {
+        phases: PhaseBy::Marks,
+        ..whole
+    };
+    let s = crate::run_quiet(&by_mark, run.path(), &AtomicBool::new(false)).unwrap();
+    assert_eq!(metric(phase(&s, phases::START), "calls_copy_file_range"), 2.0);
+    assert!(metric(phase(&s, "second"), "dir_ops") >= 1.0, "cp creates three");
+}
+
+#[test]
+fn every_threads_ops_in_a_piece_are_contiguous_and_cover_the_plan_once() {
+    let t = marked_trace();
+    let plan = plan::compile(&t);
+    for by in [PhaseBy::None, PhaseBy::Process, PhaseBy::Marks] {
+        let split = phases::split(&t, &plan, by);
+        for (th, ops) in plan.threads.iter().enumerate() {
+            let mut next = 0;
+            for pc in &split.pieces {
+                let r = &pc.ranges[th];
+                if r.start < r.end {
+                    assert_eq!(r.start, next, "{by:?}: thread {th} resumes where it stopped");
+                    next = r.end;
+                }
+            }
+            assert_eq!(next, ops.len(), "{by:?}: thread {th} runs every op");
+        }
+    }
+    let split = phases::split(&t, &plan, PhaseBy::Process);
+    assert!(split.pieces.len() >= 4, "{:?}", split.pieces.len());
+    assert!(split.pieces.iter().all(|p| p.recorded_s >= 0.0));
+}
+
+#[test]
+fn phases_by_marks_on_a_trace_without_marks_is_refused_saying_how_to_mark() {
+    let tr = tempfile::tempdir().unwrap();
+    let t = fixture_trace("strace-6.1-threads.txt");
+    let spec = ReplaySpec {
+        phases: PhaseBy::Marks,
+        ..spec_for(&t, tr.path())
+    };
+    let e = spec.validate().unwrap_err().0;
+    assert!(e.contains("no time marks") && e.contains("--mark-on"), "{e}");
+    let ok = ReplaySpec {
+        phases: PhaseBy::Marks,
+        ..spec_for(&marked_trace(), tr.path())
+    };
+    ok.validate().expect("a trace with marks");
+    let cfg: ReplaySpec = toml::from_str("trace = \"t\"\nphases = \"process\"").unwrap();
+    assert_eq!(cfg.phases, PhaseBy::Process);
+    assert!(toml::from_str::<ReplaySpec>("trace = \"t\"\nphases = \"threads\"").is_err());
+}
+
+/// In the `sh` recording, cat fills `two` through the shell's redirection (a handle opened by
+/// the shell) and cp then opens `two` by name: cp's open waits for cat's last copy into it
+/// (the file's data is a resource of calls through a handle), in whatever thread each runs.
+#[test]
+fn a_read_by_name_waits_for_the_write_through_another_processs_handle() {
+    let t = marked_trace();
+    let plan = plan::compile(&t);
+    let find = |pred: &dyn Fn(&crate::trace::Call) -> bool| -> (usize, usize) {
+        for (th, ops) in plan.threads.iter().enumerate() {
+            if let Some(i) = ops.iter().rposition(|o| pred(&t.calls[o.call as usize])) {
+                return (th, i);
+            }
+        }
+        panic!("no such call")
+    };
+    let (cat_t, cat_i) = find(&|c| c.kind == Kind::CopyFileRange && c.program.as_deref() == Some("cat"));
+    let (cp_t, cp_i) =
+        find(&|c| c.kind == Kind::Open && c.program.as_deref() == Some("cp") && c.path.as_deref() == Some("two"));
+    assert_ne!(cat_t, cp_t, "two processes, two replay threads");
+    // What must be done before cp's open: per thread, the ops up to this index (program order
+    // and the waits, followed to their end).
+    let mut before: Vec<Option<usize>> = vec![None; plan.threads.len()];
+    let mut todo = vec![(cp_t, cp_i)];
+    while let Some((th, i)) = todo.pop() {
+        let from = before[th].map_or(0, |b| b + 1);
+        if i < from && before[th].is_some() {
+            continue;
+        }
+        before[th] = Some(i.max(before[th].unwrap_or(0)));
+        for j in from..=i {
+            let op = &plan.threads[th][j];
+            let deps = &plan.deps[op.deps.0 as usize..(op.deps.0 + op.deps.1) as usize];
+            todo.extend(deps.iter().map(|&(t2, i2)| (t2 as usize, i2 as usize)));
+        }
+    }
+    assert!(
+        before[cat_t].is_some_and(|b| b >= cat_i),
+        "cp's open of two comes after cat's copy ({cat_t}, {cat_i}): {before:?}"
     );
 }
