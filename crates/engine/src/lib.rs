@@ -299,6 +299,18 @@ pub trait Workload {
     fn builds_image(&self) -> bool {
         false
     }
+    /// Whether the workload copies its filesystem's loop image (`crashprops` records it on the
+    /// power-cut disk and mounts copies of it): in a guest the agent then puts the filesystem on
+    /// a loop image in a staging filesystem on the guest's disk, as the host does in its run
+    /// folder, instead of on the disk itself. Most workloads keep `false`.
+    fn needs_loop_image(&self) -> bool {
+        false
+    }
+    /// The workload as a guest kernel runs it, when that differs (a smaller budget for an
+    /// emulated guest, said in the parameters the sample records). Most keep `None`.
+    fn in_guest(&self) -> Option<WorkloadKind> {
+        None
+    }
     /// What `phase` needs from the filesystem beyond files and directories (symlinks, hard
     /// links, permissions): on a type that lacks one, the phase is left out with an
     /// "unsupported on TYPE" note and the rest of the repeat runs. A workload that declares a

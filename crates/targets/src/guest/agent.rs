@@ -42,6 +42,14 @@ pub struct Job {
     pub device: String,
     /// Sync and drop the guest's caches before each timed phase.
     pub drop_caches: bool,
+    /// For a workload that copies its filesystem's loop image
+    /// ([`crate::engine::Workload::needs_loop_image`]): the image's size in bytes. The agent
+    /// then makes a staging filesystem ([`crate::fstype::STAGING`]) on `device` and puts the
+    /// filesystem under test on a loop image of this size in a run folder there, with the normal
+    /// image provisioner, so the workload finds what it finds on the host (a loop device over an
+    /// image, its run folder beside the mount). `None`: the filesystem goes on `device` itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loop_image: Option<u64>,
 }
 
 /// What the agent answers.
@@ -212,6 +220,46 @@ pub fn main(job_path: &Path, out: &Path) -> i32 {
     }
 }
 
+/// The filesystem under test in the guest: on the job's device, or (`loop_image`) on a loop
+/// image in a run folder of its own on a staging filesystem on the device; with that run
+/// folder's state and the staging mount, to finish and tear down after the filesystem.
+fn provision(
+    state: &crate::provision::RunState,
+    variant: &FsVariant,
+    job: &Job,
+) -> Result<
+    (
+        crate::provision::Mounted,
+        Option<(crate::provision::RunState, crate::provision::Mounted)>,
+    ),
+    String,
+> {
+    use crate::provision::{provision_device, ImageProvisioner, Provisioner, RunState};
+    let Some(bytes) = job.loop_image else {
+        return provision_device(state, variant, &job.device, "guest")
+            .map(|m| (m, None))
+            .map_err(|e| e.to_string());
+    };
+    let staging = FsVariant::with_type(format!("{}-staging", variant.name), crate::fstype::STAGING);
+    let stage = provision_device(state, &staging, &job.device, "staging")
+        .map_err(|e| format!("the staging {}: {e}", crate::fstype::STAGING))?;
+    let inner = match RunState::create(&stage.workdir) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = stage.teardown();
+            return Err(format!("run folder on the staging filesystem: {e}"));
+        }
+    };
+    match ImageProvisioner::new(inner.clone()).provision(variant, bytes, "guest") {
+        Ok(m) => Ok((m, Some((inner, stage)))),
+        Err(e) => {
+            inner.finish();
+            let _ = stage.teardown();
+            Err(e.to_string())
+        }
+    }
+}
+
 fn run_job(job: &Job) -> Reply {
     let kernel = uname_release();
     let fail = |e: String| Reply {
@@ -225,7 +273,7 @@ fn run_job(job: &Job) -> Reply {
     };
     let mut variant = job.variant.clone();
     variant.kernel = None;
-    let mounted = match crate::provision::provision_device(&state, &variant, &job.device, "guest") {
+    let (mounted, staging) = match provision(&state, &variant, job) {
         Ok(m) => m,
         Err(e) => {
             state.finish();
@@ -247,7 +295,12 @@ fn run_job(job: &Job) -> Reply {
     };
     let result = crate::engine::run(job.workload.workload(), &ctx).map_err(|e| AgentFailure(e.to_string()));
     let effective_mount_opts = mounted.effective_opts.clone();
-    let teardown = mounted.teardown();
+    let mut teardown = mounted.teardown();
+    if let Some((inner, stage)) = staging {
+        inner.finish();
+        let t = stage.teardown();
+        teardown = teardown.and(t);
+    }
     state.finish();
     let result = match (result, teardown) {
         (Ok(_), Err(e)) => Err(format!("teardown in the guest: {e}").into()),
@@ -313,6 +366,27 @@ mod tests {
         // Through MetricId's own serde form, the latency role would come back as a headline.
         let plain: RawSample = serde_json::from_str(&serde_json::to_string(&raw).unwrap()).unwrap();
         assert_ne!(plain.measurements()[1].metric.role, Role::Latency);
+    }
+
+    #[test]
+    fn a_job_without_a_loop_image_goes_on_the_disk_itself() {
+        let job = Job {
+            variant: FsVariant::with_type("f2fs", "f2fs"),
+            workload: WorkloadKind::Bonnie(Default::default()),
+            device: "/dev/vda".into(),
+            drop_caches: false,
+            loop_image: None,
+        };
+        let text = serde_json::to_string(&job).unwrap();
+        assert!(!text.contains("loop_image"), "{text}");
+        let back: Job = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.loop_image, None);
+        let looped = Job {
+            loop_image: Some(64 << 20),
+            ..job
+        };
+        let back: Job = serde_json::from_str(&serde_json::to_string(&looped).unwrap()).unwrap();
+        assert_eq!(back.loop_image, Some(64 << 20));
     }
 
     #[test]

@@ -17,7 +17,12 @@
 //!    phase driver), and answers over the guest's second serial port in a framed JSON
 //!    protocol ([`agent::encode`]); the host stores the sample as any other, with the guest's
 //!    kernel release, the accelerator and the boot time in the sample's notes and a `guest`
-//!    phase (`boot`, seconds, a detail row).
+//!    phase (`boot`, seconds, a detail row). A workload that copies its filesystem's loop
+//!    image (`crashprops`, [`crate::engine::Workload::needs_loop_image`]) gets a disk of twice
+//!    the image plus [`LOOP_IMAGE_ROOM`], the loop, staging-filesystem and FUSE modules, and
+//!    the agent puts the filesystem on a loop image in a staging filesystem on that disk
+//!    ([`agent::Job::loop_image`]); the workload runs as the guest runs it
+//!    ([`crate::engine::Workload::in_guest`]: a smaller crash-state budget under emulation).
 //!
 //! The accelerator is KVM when `/dev/kvm` opens and a probe boot reaches the initramfs within
 //! [`KVM_PROBE_TIMEOUT`]; otherwise TCG, with the reason in every sample's notes (on machines
@@ -342,14 +347,36 @@ fn fs_module(fs_type: &str) -> &str {
     }
 }
 
-/// The modules `v` needs in the guest: its type's, and for a read-only image type also the
-/// loop driver and the staging filesystem's ([`crate::fstype::STAGING`]) that holds the image.
-fn fs_modules(v: &FsVariant) -> Vec<&str> {
+/// The modules `v` needs in the guest for `w`: its type's; for a read-only image type, and for
+/// a workload that copies its filesystem's loop image ([`loop_image`]), also the loop driver
+/// and the staging filesystem's ([`crate::fstype::STAGING`]) that holds the image; for the
+/// latter also FUSE (`crashprops`' power-cut disk is a FUSE server, run in the guest).
+fn fs_modules<'a>(v: &'a FsVariant, w: &WorkloadKind) -> Vec<&'a str> {
     let mut m = vec![fs_module(&v.fs_type)];
-    if v.fs().is_built() {
+    if v.fs().is_built() || w.workload().needs_loop_image() {
         m.extend(["loop", fs_module(crate::fstype::STAGING)]);
     }
+    if w.workload().needs_loop_image() {
+        m.push("fuse");
+    }
     m
+}
+
+/// Room on the guest's disk, besides the loop image, for a workload that copies its
+/// filesystem's image ([`loop_image`]): the staging filesystem's own metadata and the copies
+/// (`crashprops` keeps a sparse snapshot per probe and one scratch state at a time), in bytes.
+const LOOP_IMAGE_ROOM: u64 = 3 << 30;
+
+/// For a workload that copies its filesystem's loop image, the guest's disk (bytes) and the
+/// loop image's size the agent gets (`image_bytes`, the case's image size); `None` otherwise.
+/// The disk is sparse on the host: only what the guest writes takes space.
+fn loop_image(w: &WorkloadKind, image_bytes: u64) -> Option<(u64, u64)> {
+    w.workload().needs_loop_image().then(|| {
+        (
+            image_bytes.saturating_mul(2).saturating_add(LOOP_IMAGE_ROOM),
+            image_bytes,
+        )
+    })
 }
 
 /// Whether this machine can run `v` in a guest; `Err` says why not and what to install.
@@ -636,13 +663,16 @@ pub fn run_slot(
 
     let mut steps = Steps::new(state);
     let dir = state.dir();
-    let (disk, direct) = create_disk(&mut steps, &dir, tag, image_bytes)?;
+    let looped = loop_image(workload, image_bytes);
+    let disk_bytes = looped.map_or(image_bytes, |(disk, _)| disk);
+    let (disk, direct) = create_disk(&mut steps, &dir, tag, disk_bytes)?;
 
     let job = agent::Job {
         variant: variant.clone(),
-        workload: workload.clone(),
+        workload: workload.workload().in_guest().unwrap_or_else(|| workload.clone()),
         device: "/dev/vda".into(),
         drop_caches,
+        loop_image: looped.map(|(_, image)| image),
     };
     let job = serde_json::to_vec(&job).unwrap_or_default();
 
@@ -651,7 +681,7 @@ pub fn run_slot(
         Some(d) => {
             let tree = initramfs::ModuleTree::open(d).map_err(io(format!("read {}", d.display())))?;
             let mut want: Vec<&str> = initramfs::BASE_MODULES.to_vec();
-            want.extend(fs_modules(variant));
+            want.extend(fs_modules(variant, workload));
             tree.resolve(&want)
                 .map_err(|e| GuestError::Unavailable(e.to_string()))?
         }
@@ -829,6 +859,35 @@ mod tests {
             kernel_for(&k.image.to_string_lossy(), "ntfs3").unwrap().release,
             k.release
         );
+    }
+
+    #[test]
+    fn crashprops_in_a_guest_gets_a_loop_image_fuse_and_its_guest_budget() {
+        use crate::engine::workloads::crashprops::CrashPropsSpec;
+        let v = FsVariant::with_type("f2fs@guest", "f2fs");
+        let spec = CrashPropsSpec {
+            max_states: 64,
+            guest_max_states: Some(12),
+            ..Default::default()
+        };
+        let cp = WorkloadKind::Crashprops(spec.clone());
+        assert_eq!(fs_modules(&v, &cp), ["f2fs", "loop", "ext4", "fuse"]);
+        let (disk, image) = loop_image(&cp, 256 << 20).unwrap();
+        assert_eq!(image, 256 << 20);
+        assert!(disk >= 2 * image + LOOP_IMAGE_ROOM, "{disk}");
+        match cp.workload().in_guest() {
+            Some(WorkloadKind::Crashprops(g)) => {
+                assert_eq!((g.max_states, g.guest_max_states), (12, None));
+                assert_eq!(g.seed, spec.seed);
+            }
+            other => panic!("{other:?}"),
+        }
+        let no_cap = WorkloadKind::Crashprops(CrashPropsSpec::default());
+        assert!(no_cap.workload().in_guest().is_none());
+        // A workload that runs on the disk itself: no loop image, only the type's module.
+        let bonnie = WorkloadKind::Bonnie(Default::default());
+        assert_eq!(fs_modules(&v, &bonnie), ["f2fs"]);
+        assert!(loop_image(&bonnie, 256 << 20).is_none());
     }
 
     #[test]

@@ -33,6 +33,16 @@
 //! vulnerable state is `corrupt` (the check fails, or the state does not mount) or `lost` (an
 //! acknowledged update is missing). With `apps` named and `probes` empty, no probe runs.
 //!
+//! **Guest kernels** (`f2fs@guest`, `TYPE@guest:6.12`): the whole workload runs inside the
+//! guest, through the guest's agent: the agent puts the filesystem on a loop image in a staging
+//! filesystem on the guest's disk ([`crate::Workload::needs_loop_image`]), and the power-cut
+//! disk (a FUSE server, the same binary), its loop device, the write log, the crash states and
+//! their read-only mounts are all the guest kernel's. So a guest's disk is recorded and cut by
+//! the same disk models as the host's, and each state is recovered by the kernel under test.
+//! An emulated guest explores a state about ten times slower: `guest_max_states` caps the
+//! states per probe there instead of `max_states` ([`crate::Workload::in_guest`]); the cap
+//! is in the workload's parameters and each cell says how many states it explored.
+//!
 //! Rows: one phase per probe with `violating_states`, `states` (explored), `enumerated` (before
 //! the cap), `unmountable`, `log_writes`, `log_flushes`; the phase's time is the exploration's.
 //! Applications add `lost_states` (of the violating ones) and `acks` (acknowledgements logged).
@@ -74,6 +84,11 @@ pub struct CrashPropsSpec {
     /// At most this many states per probe (prefixes first). Default 48.
     #[serde(default = "default_max_states")]
     pub max_states: usize,
+    /// In a guest kernel (`TYPE@guest`), at most this many states per probe instead of
+    /// `max_states` (an emulated guest explores a state about ten times slower). Default: none,
+    /// `max_states` everywhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guest_max_states: Option<usize>,
     /// Seed of every draw. Default 1.
     #[serde(default = "default_seed")]
     pub seed: u64,
@@ -110,6 +125,7 @@ impl Default for CrashPropsSpec {
             exhaustive: default_exhaustive(),
             samples: default_samples(),
             max_states: default_max_states(),
+            guest_max_states: None,
             seed: default_seed(),
             barriers: default_barriers(),
             torn: false,
@@ -158,9 +174,6 @@ pub mod metrics {
 
 /// The prefix of the note that gives a failing probe's smallest violating state.
 pub const EXAMPLE_NOTE: &str = "crash state: ";
-
-/// Why crashprops cannot run in a guest yet.
-pub const GUEST_UNAVAILABLE: &str = "crashprops cannot record a guest's disk yet: the recording power-cut disk is a FUSE server on the host, while a guest's filesystem lives on a virtio disk inside QEMU";
 
 /// What is recorded and checked: a property's probe or an application.
 #[derive(Clone, Copy)]
@@ -421,6 +434,11 @@ fn image_of(device: &str) -> Result<PathBuf, EngineError> {
     Ok(image)
 }
 
+/// `n` states multiplied by `factor` (`--scale`), at least one.
+fn scale_count(n: usize, factor: f64) -> usize {
+    ((n as f64 * factor).round() as usize).max(1)
+}
+
 /// The order of "smaller" among violating states: fewer writes applied first.
 fn size(s: &CrashState) -> (usize, usize) {
     (s.epoch, s.kept.len())
@@ -544,9 +562,15 @@ fn mount_failure(text: &str, mountpoint: &str) -> String {
 }
 
 /// The mount options of a crash state: the filesystem's own, read-only; xfs also `nouuid` (the
-/// state is a copy of a filesystem whose UUID the kernel may still know).
+/// state is a copy of a filesystem whose UUID the kernel may still know); f2fs without
+/// `flush_merge`, which its /proc/mounts shows by default and a read-only mount refuses
+/// ("F2FS-fs: FLUSH_MERGE not compatible with readonly mode", Linux 6.1 fs/f2fs/super.c).
 fn state_mount_opts(fs_type: &str, opts: &str) -> String {
-    let mut v: Vec<&str> = opts.split(',').filter(|o| !o.is_empty() && *o != "rw").collect();
+    let refused = |o: &str| fs_type == "f2fs" && o == "flush_merge";
+    let mut v: Vec<&str> = opts
+        .split(',')
+        .filter(|o| !o.is_empty() && *o != "rw" && !refused(o))
+        .collect();
     v.push("ro");
     if fs_type == "xfs" {
         v.push("nouuid");
@@ -612,13 +636,14 @@ impl Workload for CrashPropsSpec {
 
     fn scaled(&self, factor: f64) -> WorkloadKind {
         let mut s = self.clone();
-        s.max_states = ((self.max_states as f64 * factor).round() as usize).max(1);
+        s.max_states = scale_count(self.max_states, factor);
+        s.guest_max_states = self.guest_max_states.map(|n| scale_count(n, factor));
         WorkloadKind::Crashprops(s)
     }
 
     fn validate(&self) -> Result<(), Invalid> {
-        if self.max_states == 0 {
-            return Err("max_states must be at least 1".into());
+        if self.max_states == 0 || self.guest_max_states == Some(0) {
+            return Err("max_states and guest_max_states must be at least 1".into());
         }
         if self.exhaustive == 0 {
             return Err("exhaustive must be at least 1 (an epoch's empty subset)".into());
@@ -656,8 +681,17 @@ impl Workload for CrashPropsSpec {
         }
     }
 
-    fn availability_in_guest(&self) -> Result<(), Unavailable> {
-        Err(GUEST_UNAVAILABLE.into())
+    fn needs_loop_image(&self) -> bool {
+        true
+    }
+
+    fn in_guest(&self) -> Option<WorkloadKind> {
+        let n = self.guest_max_states?;
+        Some(WorkloadKind::Crashprops(CrashPropsSpec {
+            max_states: n,
+            guest_max_states: None,
+            ..self.clone()
+        }))
     }
 
     fn footprint(&self) -> crate::fstype::Footprint {
@@ -674,13 +708,17 @@ impl Workload for CrashPropsSpec {
 
     fn describe(&self) -> String {
         format!(
-            "crashprops: {}, up to {} crash states each (exhaustive up to {} per epoch, else prefixes and {} samples, seed {}{}), flushes {}",
+            "crashprops: {}, up to {} crash states each{} (exhaustive up to {} per epoch, else prefixes and {} samples, seed {}{}), flushes {}",
             match (self.selected().len(), self.apps.is_empty()) {
                 (n, true) => format!("{n} persistence-property probes"),
                 (0, false) => format!("applications {}", self.apps.join(", ")),
                 (n, false) => format!("{n} persistence-property probes and applications {}", self.apps.join(", ")),
             },
             self.max_states,
+            match self.guest_max_states {
+                Some(n) => format!(", {n} in a guest kernel"),
+                None => String::new(),
+            },
             self.exhaustive,
             self.samples,
             self.seed,
@@ -718,6 +756,10 @@ mod tests {
             "relatime,data=journal,ro"
         );
         assert_eq!(state_mount_opts("xfs", "rw"), "ro,nouuid");
+        assert_eq!(
+            state_mount_opts("f2fs", "rw,lazytime,flush_merge,extent_cache"),
+            "lazytime,extent_cache,ro"
+        );
     }
 
     #[test]
@@ -738,6 +780,22 @@ mod tests {
             ..Default::default()
         };
         assert!(zero.validate().is_err());
+        let zero_in_guest = CrashPropsSpec {
+            guest_max_states: Some(0),
+            ..Default::default()
+        };
+        assert!(zero_in_guest.validate().unwrap_err().0.contains("guest_max_states"));
+        let capped = CrashPropsSpec {
+            guest_max_states: Some(6),
+            ..Default::default()
+        };
+        assert!(capped
+            .describe()
+            .contains("up to 48 crash states each, 6 in a guest kernel"));
+        match capped.scaled(0.5) {
+            WorkloadKind::Crashprops(s) => assert_eq!((s.max_states, s.guest_max_states), (24, Some(3))),
+            other => panic!("{other:?}"),
+        }
         assert!(CrashPropsSpec::default().validate().is_ok());
         assert_eq!(CrashPropsSpec::default().phases().len(), probes::TABLE.len());
         let bad_app = CrashPropsSpec {
