@@ -138,12 +138,12 @@ fn a_version_1_trace_still_loads_without_the_in_call_overhead() {
     t.write(&p).unwrap();
     let text = std::fs::read_to_string(&p).unwrap();
     assert!(
-        text.contains("\"version\":2") && text.contains("\"overhead_in_call_s\":1e-5"),
+        text.contains("\"version\":2") && text.contains("\"overhead_in_call_s\":0.00001"),
         "{text}"
     );
     let v1 = text
         .replacen("\"version\":2", "\"version\":1", 1)
-        .replacen(",\"overhead_in_call_s\":1e-5", "", 1);
+        .replacen(",\"overhead_in_call_s\":0.00001", "", 1);
     std::fs::write(&p, v1).unwrap();
     let back = Trace::read(&p).unwrap();
     assert_eq!((back.header.version, back.header.overhead_in_call_s), (1, None));
