@@ -1,37 +1,45 @@
 #!/usr/bin/env bash
-# bench/replay_fidelity.sh - issue 44's fidelity figures (doc/replay.md): the recorded programs
-# run without and with strace (the tracer's overhead), then their traces replayed on the
-# recording's own filesystem (--dir beside the recording) and on loop ext4, xfs and btrfs,
-# closed and timed, with the replay's time against the untraced program's.
+# bench/replay_fidelity.sh - issue 44's fidelity figures (doc/replay.md): each recorded program
+# run without the tracer and under `fsbench record` (the tracer's overhead), then its trace
+# replayed, closed and timed, on the recording's own filesystem (--dir beside the recording)
+# and on loop filesystems, with the timed replay's time against the untraced program's.
 #
 #   bench/replay_fidelity.sh [FSBENCH]      (default target/release/fsbench)
 #
-# Environment: RUNS (5: untraced and traced runs per program), REPEATS (3 per replay cell).
-# Everything in a private folder under /var/tmp, kept (the path is printed). Needs root (loop
-# images), strace, tar, git, cc.
+# Environment: RUNS (5: untraced runs and recordings per program, alternated), REPEATS (3 per
+# replay cell), FS ("ext4 xfs btrfs": loop filesystems; "" for the own filesystem only),
+# PROGS ("tar git threads"), DROP (false: warm, as each program run finds the tree its setup
+# just wrote in the page cache and the replay the tree it just rebuilt; true: caches dropped
+# before every program run, recording and replay repeat). Everything in a private folder under /var/tmp, kept (the path is
+# printed). Needs root (loop images, drop_caches), strace, tar, git, cc, python3.
+#
+# Prints one table per filesystem: per program the untraced wall time (median of RUNS), the
+# traced wall time (median of RUNS recordings, the header's wall_s), the tracer's overhead
+# (traced / untraced), the closed and the timed replay (mean of REPEATS) and timed / untraced.
+# The trace replayed is the last recording's.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 fsbench=${1:-$here/target/release/fsbench}
-RUNS=${RUNS:-5} REPEATS=${REPEATS:-3}
+RUNS=${RUNS:-5} REPEATS=${REPEATS:-3} FS=${FS-ext4 xfs btrfs} PROGS=${PROGS:-tar git threads}
+DROP=${DROP:-false}
 w=$(mktemp -d /var/tmp/fsbench-replay-fidelity-XXXXXX)
 echo "replay_fidelity: in $w" >&2
-strace_flags=(-f -ttt -T -y -qq -s 0 -e trace=%file,%desc,%process,msync)
 now() { date +%s.%N; }
-# The wall times of `run` (a function taking an optional command prefix) RUNS times bare and
-# RUNS times under strace with fsbench record's flags, each after `setup`.
+settle() { sync; if [ "$DROP" = true ]; then echo 3 >/proc/sys/vm/drop_caches; fi; }
+# Runs `run` RUNS times bare and RUNS times under `fsbench record`, alternated, each after
+# `setup`; writes NAME untraced|traced SECONDS lines, the traced ones from the trace header.
 measure() { # name setup run
-  local name=$1 setup=$2 run=$3 plain=() traced=() t0 t1
-  for _ in $(seq "$RUNS"); do
-    $setup; t0=$(now); $run; t1=$(now); plain+=("$(echo "$t1 - $t0" | bc -l)")
-    $setup; t0=$(now); $run strace "${strace_flags[@]}" -o "$w/raw" --; t1=$(now)
-    traced+=("$(echo "$t1 - $t0" | bc -l)")
+  local name=$1 setup=$2 run=$3 t0 t1
+  for i in $(seq "$RUNS"); do
+    $setup; t0=$(now); $run; t1=$(now); echo "$name untraced $(echo "$t1 - $t0" | bc -l)"
+    $setup; $run "$fsbench" record -o "$w/$name.trace" -- >"$w/$name.record.$i" 2>&1
+    echo "$name traced $(head -1 "$w/$name.trace" | python3 -c 'import json,sys; print(json.load(sys.stdin)["header"]["wall_s"])')"
   done
-  printf '%s untraced' "$name"; printf ' %.3f' "${plain[@]}"; printf '\n%s traced' "$name"; printf ' %.3f' "${traced[@]}"; echo
 }
 
 "$fsbench" dataset gen kernel --scale 0.02 "$w/src" >/dev/null
 tar -cf "$w/src.tar" -C "$w/src" .
-tar_setup() { rm -rf "$w/tar" && mkdir "$w/tar" && sync; }
+tar_setup() { rm -rf "$w/tar" && mkdir "$w/tar" && settle; }
 tar_run() { (cd "$w/tar" && "$@" tar -xf ../src.tar); }
 git=(git -c user.name=fsbench -c user.email=fsbench@localhost -c init.defaultBranch=main)
 mkdir "$w/git" && cp -a "$w/src/." "$w/git/"
@@ -40,31 +48,58 @@ mkdir "$w/git" && cp -a "$w/src/." "$w/git/"
   && find . -path ./.git -prune -o -type f -print | sort | awk 'NR % 10 == 1' | while read -r f; do echo changed >>"$f"; done \
   && mkdir -p added && seq 1 200 | while read -r i; do echo "$i" >"added/f$i"; done \
   && "${git[@]}" add -A && "${git[@]}" commit -qm two)
-git_setup() { (cd "$w/git" && git checkout -q main) && sync; }
+git_setup() { (cd "$w/git" && git checkout -q main) && settle; }
 git_run() { (cd "$w/git" && "$@" git checkout -q HEAD~1); }
-cc -O2 -pthread -o "$w/threads" "$here/tests/fixtures/replay/threads.c"
-thr_setup() { rm -rf "$w/thr" && mkdir "$w/thr" && sync; }
-thr_run() { (cd "$w/thr" && "$@" ../threads); }
-measure tar tar_setup tar_run | tee -a "$w/overhead.txt"
-measure git git_setup git_run | tee -a "$w/overhead.txt"
-measure threads thr_setup thr_run | tee -a "$w/overhead.txt"
-
-# The traces, recorded once each by fsbench record.
-tar_setup; (cd "$w/tar" && "$fsbench" record -o "$w/tar.trace" -- tar -xf ../src.tar)
-git_setup; (cd "$w/git" && "$fsbench" record -o "$w/git.trace" -- git checkout -q HEAD~1)
-thr_setup; (cd "$w/thr" && "$fsbench" record -o "$w/threads.trace" -- ../threads)
+cc -O2 -pthread -o "$w/threads.bin" "$here/tests/fixtures/replay/threads.c"
+threads_setup() { rm -rf "$w/thr" && mkdir "$w/thr" && settle; }
+threads_run() { (cd "$w/thr" && "$@" ../threads.bin); }
+for p in $PROGS; do measure "$p" "${p}_setup" "${p}_run" | tee -a "$w/walls.txt"; done
 
 suite() { # fs-tables
-  printf '[suite]\nname = "replay-fidelity"\n\n[run]\nrepeats = %s\nwarmup = 1\ndrop_caches = true\n\n%b' "$REPEATS" "$1"
-  for t in tar git threads; do
+  printf '[suite]\nname = "replay-fidelity"\n\n[run]\nrepeats = %s\nwarmup = 1\ndrop_caches = %s\n\n%b' "$REPEATS" "$DROP" "$1"
+  for t in $PROGS; do
     for m in closed timed; do
       printf '[[workload]]\nkind = "replay"\nname = "%s-%s"\nmode = "%s"\ntrace = "%s/%s.trace"\n\n' "$t" "$m" "$m" "$w" "$t"
     done
   done
 }
 suite "" >"$w/own.toml"
-suite '[[fs]]\ntype = "ext4"\n\n[[fs]]\ntype = "xfs"\n\n[[fs]]\ntype = "btrfs"\n\n' >"$w/fs.toml"
 mkdir "$w/own"
 "$fsbench" --db "$w/own.db" run "$w/own.toml" --dir "$w/own" >"$w/own.out" 2>&1
-"$fsbench" --db "$w/fs.db" run "$w/fs.toml" --scratch "$w/scratch" >"$w/fs.out" 2>&1
-echo "replay_fidelity: reports in $w/own.out and $w/fs.out, overhead in $w/overhead.txt" >&2
+"$fsbench" --db "$w/own.db" report --format csv >"$w/own.csv"
+if [ -n "$FS" ]; then
+  suite "$(for f in $FS; do printf '[[fs]]\\ntype = "%s"\\n\\n' "$f"; done)" >"$w/fs.toml"
+  "$fsbench" --db "$w/fs.db" run "$w/fs.toml" --scratch "$w/scratch" >"$w/fs.out" 2>&1
+  "$fsbench" --db "$w/fs.db" report --format csv >"$w/fs.csv"
+fi
+
+python3 - "$w" "$PROGS" <<'PY' | tee "$w/table.md"
+import csv, os, statistics, sys
+from collections import defaultdict
+w, progs = sys.argv[1], sys.argv[2].split()
+walls = defaultdict(list)
+for line in open(f"{w}/walls.txt"):
+    p, what, s = line.split()
+    walls[p, what].append(float(s))
+for src, label in (("own", "the recording's own filesystem (ext4, --dir)"), ("fs", None)):
+    if not os.path.exists(f"{w}/{src}.csv"):
+        continue
+    times = defaultdict(list)
+    for r in csv.DictReader(open(f"{w}/{src}.csv")):
+        if r["metric"] == "time" and r["is_warmup"] == "false" and r["status"] == "ok":
+            times[r["fs_type"] if src == "fs" else "own", r["workload"]].append(float(r["value"]))
+    for fs in sorted({k[0] for k in times}):
+        print(f"\n{label or 'loop ' + fs}: mean of the measured repeats, s\n")
+        print("| program | untraced, median | traced, median | tracer overhead | closed replay | timed replay | timed / untraced |")
+        print("|---|---|---|---|---|---|---|")
+        for p in progs:
+            u, t = statistics.median(walls[p, "untraced"]), statistics.median(walls[p, "traced"])
+            c, m = times.get((fs, f"{p}-closed"), []), times.get((fs, f"{p}-timed"), [])
+            mean = lambda v: sum(v) / len(v) if v else float("nan")
+            print(f"| {p} | {u:.3f} | {t:.3f} | {t / u:.1f} × | {mean(c):.3f} | {mean(m):.3f} | {mean(m) / u:.2f} |")
+print("\nuntraced and traced runs, s:")
+for p in progs:
+    for what in ("untraced", "traced"):
+        print(f"  {p} {what}: " + " ".join(f"{v:.3f}" for v in walls[p, what]))
+PY
+echo "replay_fidelity: reports in $w/own.out${FS:+ and $w/fs.out}, table in $w/table.md" >&2

@@ -11,14 +11,22 @@
 //!
 //! Order: the command is found and --root checked first (exit 2 otherwise, nothing run); the
 //! tree under the root is captured (metadata only); the program runs under
-//! `strace -f -ttt -T -y -qq -s 0 -e trace=%file,%desc,%process,msync -o RAW` in the working
-//! directory, its standard streams inherited (`-s 0`: no data is printed, so the raw output
+//! `strace --seccomp-bpf -f -ttt -T -y -qq -s 0 -e trace=%file,%desc,%process,msync -o RAW` in
+//! the working directory, its standard streams inherited (`-s 0`: no data is printed, so the raw output
 //! holds no file contents); the raw output, in a temporary directory, is parsed
 //! ([`crate::parsers::strace`]), resolved ([`crate::trace::resolve`]) and removed; the trace is
 //! written. Nothing under the root is touched by fsbench itself, except the trace file when
 //! `-o` names a path there (it is left out of the tree). Last, the tracer's cost per system
 //! call is measured ([`tracer_overhead`]) and stored in the header, so a timed replay can take
 //! it out of the recorded gaps.
+//!
+//! `--seccomp-bpf`: without it ptrace stops the program at the entry and exit of every system
+//! call, also those the filter does not print (futex, munmap, clock_nanosleep, brk), whose
+//! cost then lands, uncounted, in the recorded gaps; with it only the filtered calls stop
+//! (strace 5.3 and later; it needs `-f`). The calibration runs under the very same flags
+//! ([`STRACE_FLAGS`]): `-y` (a readlink per descriptor), `-ttt` and `-T` roughly double what a
+//! call costs under strace here (dd: 34 µs per call with `-f -qq -e …` alone, 75 µs with all
+//! of them).
 
 use super::AppError;
 use crate::cli::RecordArgs;
@@ -31,6 +39,20 @@ use std::time::Instant;
 /// The system call classes strace traces: every call on a path or a descriptor, the process
 /// calls (clone, fork, exec, exit: descriptor tables), and msync.
 pub const STRACE_FILTER: &str = "trace=%file,%desc,%process,msync";
+
+/// strace's flags for a recording and for its calibration, before `-o FILE -- COMMAND`.
+pub const STRACE_FLAGS: [&str; 10] = [
+    "--seccomp-bpf",
+    "-f",
+    "-ttt",
+    "-T",
+    "-y",
+    "-qq",
+    "-s",
+    "0",
+    "-e",
+    STRACE_FILTER,
+];
 
 /// Where `program` is: a path with a `/` as given, else the first executable on `PATH`.
 fn find_program(program: &str) -> Option<PathBuf> {
@@ -81,7 +103,8 @@ pub fn cmd_record(a: &RecordArgs) -> Result<i32> {
     let raw = tmp.join("strace.out");
     let t0 = Instant::now();
     let status = Command::new(&strace)
-        .args(["-f", "-ttt", "-T", "-y", "-qq", "-s", "0", "-e", STRACE_FILTER, "-o"])
+        .args(STRACE_FLAGS)
+        .arg("-o")
         .arg(&raw)
         .arg("--")
         .args(&a.command)
@@ -89,6 +112,7 @@ pub fn cmd_record(a: &RecordArgs) -> Result<i32> {
         .with_context(|| format!("starting {}", strace.display()))?;
     let wall = t0.elapsed().as_secs_f64();
     let text = std::fs::read_to_string(&raw).with_context(|| format!("reading {}", raw.display()));
+    let overhead = tracer_overhead(&strace, &tmp);
     let _ = std::fs::remove_dir_all(&tmp);
     let syscalls = crate::parsers::strace::parse(&text?).context("reading strace's output")?;
     let mut r = Resolver::new(&root, &cwd, a.hash_names);
@@ -118,7 +142,8 @@ pub fn cmd_record(a: &RecordArgs) -> Result<i32> {
             },
             root: shown_root,
             wall_s: wall,
-            overhead_s: tracer_overhead(&strace),
+            overhead_s: overhead.map(|o| o.per_call_s),
+            overhead_in_call_s: overhead.map(|o| o.in_call_s),
             hashed_names: a.hash_names,
             dropped: r.dropped,
             marks: r.marks,
@@ -140,29 +165,66 @@ pub fn cmd_record(a: &RecordArgs) -> Result<i32> {
     }
 }
 
-/// The tracer's cost per system call here, seconds: `dd` copying 20 000 bytes one at a time
-/// (40 000 reads and writes) with and without strace under the record's flags, the fastest of
-/// three each; `None` when dd cannot run or the difference is not positive.
-fn tracer_overhead(strace: &Path) -> Option<f64> {
-    const BYTES: u32 = 20_000;
+/// What strace costs per system call it stops, seconds ([`tracer_overhead`]).
+#[derive(Clone, Copy, Debug)]
+struct Overhead {
+    /// Everything the tracer adds per call: (traced − untraced wall time) / calls printed.
+    per_call_s: f64,
+    /// The part of it inside the call's recorded duration (`-T`): the mean recorded duration
+    /// less the mean untraced time per call, at least 0, at most `per_call_s`.
+    in_call_s: f64,
+}
+
+/// The tracer's cost per system call here: `dd` copying 10 000 bytes one at a time (20 000
+/// reads and writes, nothing between them) without strace and under [`STRACE_FLAGS`], three
+/// times each, alternated; the median of each. The traced runs' output (in `tmp`) is parsed
+/// to count the calls printed and sum their recorded durations. `None` when dd cannot run or
+/// the difference is not positive.
+fn tracer_overhead(strace: &Path, tmp: &Path) -> Option<Overhead> {
+    const BYTES: u32 = 10_000;
     let dd = ["if=/dev/zero", "of=/dev/null", "bs=1", "status=none"];
     let count = format!("count={BYTES}");
-    let time = |traced: bool| -> Option<f64> {
+    let raw = tmp.join("calibration.out");
+    // Wall time, and for a traced run the calls printed and their summed durations.
+    let time = |traced: bool| -> Option<(f64, usize, f64)> {
         let mut cmd = if traced {
             let mut c = Command::new(strace);
-            c.args(["-f", "-qq", "-e", STRACE_FILTER, "-o", "/dev/null", "--", "dd"]);
+            c.args(STRACE_FLAGS).arg("-o").arg(&raw).args(["--", "dd"]);
             c
         } else {
             Command::new("dd")
         };
         let t0 = Instant::now();
         let ok = cmd.args(dd).arg(&count).status().ok()?.success();
-        ok.then(|| t0.elapsed().as_secs_f64())
+        let wall = t0.elapsed().as_secs_f64();
+        if !ok {
+            return None;
+        }
+        if !traced {
+            return Some((wall, 0, 0.0));
+        }
+        let calls = crate::parsers::strace::parse(&std::fs::read_to_string(&raw).ok()?).ok()?;
+        Some((wall, calls.len(), calls.iter().map(|c| c.duration).sum()))
     };
-    let best = |traced| (0..3).filter_map(|_| time(traced)).fold(f64::INFINITY, f64::min);
-    let (plain, traced) = (best(false), best(true));
-    let per_call = (traced - plain) / f64::from(2 * BYTES);
-    (per_call.is_finite() && per_call > 0.0).then_some(per_call)
+    let (mut plain, mut traced) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        plain.extend(time(false));
+        traced.extend(time(true));
+    }
+    let _ = std::fs::remove_file(&raw);
+    plain.sort_by(|a, b| a.0.total_cmp(&b.0));
+    traced.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (plain, (wall, calls, durations)) = (plain.get(plain.len() / 2)?.0, *traced.get(traced.len() / 2)?);
+    overhead_of(plain, wall, calls, durations)
+}
+
+/// [`Overhead`] from a calibration: the untraced and traced wall times (s), the calls the
+/// traced run printed and the sum of their recorded durations (s).
+fn overhead_of(plain_s: f64, traced_s: f64, calls: usize, durations_s: f64) -> Option<Overhead> {
+    let n = calls.max(1) as f64;
+    let per_call_s = (traced_s - plain_s) / n;
+    let in_call_s = ((durations_s - plain_s) / n).clamp(0.0, per_call_s.max(0.0));
+    (calls > 0 && per_call_s.is_finite() && per_call_s > 0.0).then_some(Overhead { per_call_s, in_call_s })
 }
 
 /// `--mark-on DIR` as an absolute path outside `root` (exit 2 under it: the marks are not the

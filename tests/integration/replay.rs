@@ -542,6 +542,7 @@ fn a_trace_larger_than_its_image_or_scratch_space_is_refused_at_plan_time() {
                 root: "/r".into(),
                 wall_s: 0.01,
                 overhead_s: None,
+                overhead_in_call_s: None,
                 hashed_names: false,
                 dropped: Default::default(),
                 marks: Vec::new(),

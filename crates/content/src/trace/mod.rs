@@ -28,8 +28,13 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
-/// The format version this build writes and reads.
-pub const VERSION: u32 = 1;
+/// The format version this build writes. Version 2 added [`Header::overhead_in_call_s`] and
+/// records under `strace --seccomp-bpf`.
+pub const VERSION: u32 = 2;
+
+/// The oldest format version this build reads: a version 1 trace loads with
+/// [`Header::overhead_in_call_s`] unset (its timed replay takes out only `overhead_s`).
+pub const MIN_VERSION: u32 = 1;
 
 /// Why a trace cannot be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -68,9 +73,14 @@ pub struct Header {
     /// Wall time of the traced run (under the tracer), seconds.
     pub wall_s: f64,
     /// The tracer's cost per system call on this machine, seconds, measured when recording
-    /// (`dd` of 20 000 bytes one at a time, with and without strace); `None` when not measured.
+    /// (`dd` of 10 000 bytes one at a time, with and without strace under the recording's
+    /// flags; version 1: 20 000 bytes, without `-y -ttt -T`); `None` when not measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overhead_s: Option<f64>,
+    /// The part of [`Header::overhead_s`] inside a call's recorded duration (`-T`: strace takes
+    /// a call's start and end when it handles the stops), seconds; `None` in version 1 traces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overhead_in_call_s: Option<f64>,
     /// Whether every path component was replaced by its hash (`--hash-names`).
     pub hashed_names: bool,
     /// Calls not in the trace, by reason (`outside root`, `unknown descriptor`,
@@ -401,9 +411,9 @@ impl Trace {
             })?;
             match (parsed, header.is_some()) {
                 (Line::Header(h), false) => {
-                    if h.version != VERSION {
+                    if !(MIN_VERSION..=VERSION).contains(&h.version) {
                         return Err(bad(format!(
-                            "trace format version {} (this fsbench reads version {VERSION})",
+                            "trace format version {} (this fsbench reads versions {MIN_VERSION} to {VERSION})",
                             h.version
                         )));
                     }

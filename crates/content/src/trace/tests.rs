@@ -19,6 +19,7 @@ fn sample() -> Trace {
             root: root.display().to_string(),
             wall_s: 0.5,
             overhead_s: None,
+            overhead_in_call_s: None,
             hashed_names: false,
             dropped: r.dropped,
             marks: vec![Mark {
@@ -73,8 +74,10 @@ fn truncated_foreign_and_damaged_traces_are_refused_saying_why() {
     assert!(e.contains("not an fsbench trace"), "{e}");
     let e = case(String::new());
     assert!(e.contains("empty file"), "{e}");
-    let e = case(text.replacen("\"version\":1", "\"version\":99", 1));
+    let e = case(text.replacen("\"version\":2", "\"version\":99", 1));
     assert!(e.contains("version 99"), "{e}");
+    let e = case(text.replacen("\"version\":2", "\"version\":0", 1));
+    assert!(e.contains("version 0 (this fsbench reads versions 1 to 2)"), "{e}");
     let e = case(text.replacen("\"path\":\"work\"", "\"path\":\"../work\"", 1));
     assert!(e.contains("not normalised"), "{e}");
     let e = case(text.replacen("\"path\":\"x\"", "\"path\":\"/etc/x\"", 1));
@@ -126,4 +129,28 @@ fn a_captured_tree_lists_parents_first_and_keeps_only_safe_links() {
         Some(format!("{}/{}", resolve::hash_name("b"), resolve::hash_name("f")).as_str())
     );
     assert!(h.iter().all(|e| !e.path.contains('a') || e.path.len() >= 16));
+}
+
+#[test]
+fn a_version_1_trace_still_loads_without_the_in_call_overhead() {
+    // Version 1 wrote no overhead_in_call_s; version 2 does.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t.jsonl");
+    let mut t = sample();
+    t.header.overhead_s = Some(3e-5);
+    t.header.overhead_in_call_s = Some(1e-5);
+    t.write(&p).unwrap();
+    let text = std::fs::read_to_string(&p).unwrap();
+    assert!(
+        text.contains("\"version\":2") && text.contains("\"overhead_in_call_s\":0.00001"),
+        "{text}"
+    );
+    let v1 = text
+        .replacen("\"version\":2", "\"version\":1", 1)
+        .replacen(",\"overhead_in_call_s\":0.00001", "", 1);
+    std::fs::write(&p, v1).unwrap();
+    let back = Trace::read(&p).unwrap();
+    assert_eq!((back.header.version, back.header.overhead_in_call_s), (1, None));
+    assert_eq!(back.header.overhead_s, Some(3e-5));
+    assert_eq!(back.calls, t.calls);
 }

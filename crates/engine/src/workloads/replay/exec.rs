@@ -94,12 +94,18 @@ impl Shared<'_> {
         let ops = &self.plan.threads[t][range];
         let mut prev_end = Instant::now();
         for (i, op) in ops.iter().enumerate() {
-            if self.interrupt.load(Ordering::Relaxed) || !self.wait(op) {
-                self.done[t].store(u64::MAX, Ordering::Release);
-                return None;
-            }
+            let waited = match self.wait(op) {
+                Some(w) if !self.interrupt.load(Ordering::Relaxed) => w,
+                _ => {
+                    self.done[t].store(u64::MAX, Ordering::Release);
+                    return None;
+                }
+            };
             if self.timed && op.gap_ns > 0 {
-                sleep_until(prev_end + Duration::from_nanos(op.gap_ns));
+                // The think time runs from the later of the previous call's end and the
+                // moment the dependencies were met ([`Op::gap_ns`]).
+                let from = if waited { Instant::now() } else { prev_end };
+                sleep_until(from + Duration::from_nanos(op.gap_ns));
             }
             let k = kind_index(op.kind);
             match self.issue(op, buf) {
@@ -135,14 +141,18 @@ impl Shared<'_> {
     }
 
     /// Waits until every dependency of `op` is done; `false` when interrupted.
-    fn wait(&self, op: &Op) -> bool {
+    /// Waits until `op`'s dependencies are done: `Some(whether it had to wait)`, `None` when
+    /// interrupted.
+    fn wait(&self, op: &Op) -> Option<bool> {
         let (from, n) = op.deps;
+        let mut waited = false;
         for &(ot, os) in &self.plan.deps[from as usize..(from + n) as usize] {
             let mut spins = 0u32;
             while self.done[ot as usize].load(Ordering::Acquire) <= u64::from(os) {
                 if self.interrupt.load(Ordering::Relaxed) {
-                    return false;
+                    return None;
                 }
+                waited = true;
                 spins += 1;
                 if spins < 200 {
                     std::hint::spin_loop();
@@ -153,7 +163,7 @@ impl Shared<'_> {
                 }
             }
         }
-        true
+        Some(waited)
     }
 
     fn path(&self, i: u32) -> *const libc::c_char {

@@ -17,7 +17,7 @@
 //! points to an earlier completion, so the order is acyclic and no replay can deadlock.
 
 use crate::trace::tree::stays_under;
-use crate::trace::{Call, Kind, Trace};
+use crate::trace::{Call, Header, Kind, Trace};
 use std::collections::HashMap;
 use std::ffi::CString;
 
@@ -64,9 +64,11 @@ pub struct Op {
     pub access: bool,
     /// The recorded outcome.
     pub expect: Expect,
-    /// Recorded time between the end of the thread's previous call (or the trace's start) and
-    /// this call's start, less the tracer's cost of the untraced calls in between and of the two
-    /// stops around it (`(untraced + 1) × overhead_s`), ns; at least 0.
+    /// The think time before this call, ns: the recorded time between the end of the thread's
+    /// previous call or of the latest call it depends on, whichever ended later (or the
+    /// trace's start), and this call's start, less the tracer's cost in it ([`think_gap`]); at
+    /// least 0. The replay sleeps it from the same point: its previous call's end, or the
+    /// moment its dependencies were met when it had to wait for them.
     pub gap_ns: u64,
     /// This op's dependencies: `Plan::deps[deps.0 .. deps.0 + deps.1]`.
     pub deps: (u32, u32),
@@ -274,7 +276,12 @@ pub fn compile(trace: &Trace) -> Plan {
     };
     let mut tids: HashMap<u32, u32> = HashMap::new();
     let mut threads: Vec<Vec<Op>> = Vec::new();
-    let mut ends: Vec<f64> = Vec::new();
+    let mut ends: Vec<Option<f64>> = Vec::new();
+    // Per thread: the recorded time the tracer added before its latest call's end, s; what it
+    // started with (taken from the threads before it); every thread's shift at its latest call.
+    let mut shifts: Vec<f64> = Vec::new();
+    let mut born: Vec<f64> = Vec::new();
+    let mut seen: Vec<Vec<f64>> = Vec::new();
     let mut deps: Vec<(u32, u32)> = Vec::new();
     let mut last: HashMap<Res, (u32, u32)> = HashMap::new();
     // The path each handle was opened by.
@@ -288,7 +295,10 @@ pub fn compile(trace: &Trace) -> Plan {
         let c = &trace.calls[ci];
         let t = *tids.entry(c.tid).or_insert_with(|| {
             threads.push(Vec::new());
-            ends.push(0.0);
+            ends.push(None);
+            shifts.push(0.0);
+            born.push(shifts.iter().copied().fold(0.0, f64::max));
+            seen.push(Vec::new());
             (threads.len() - 1) as u32
         });
         let seq = threads[t as usize].len() as u32;
@@ -308,7 +318,7 @@ pub fn compile(trace: &Trace) -> Plan {
         }
         let mut w: Vec<(u32, u32)> = wait.into_iter().collect();
         w.sort_unstable();
-        deps.extend(w);
+        deps.extend(&w);
         for r in touch {
             last.insert(r, (t, seq));
         }
@@ -324,10 +334,30 @@ pub fn compile(trace: &Trace) -> Plan {
             op.path2 = intern(if safe && !target.is_empty() { target } else { OUTSIDE });
         }
         op.deps = (start, deps.len() as u32 - start);
-        let prev_end = ends[t as usize];
-        let tracer = f64::from(c.untraced + 1) * trace.header.overhead_s.unwrap_or(0.0);
-        op.gap_ns = ((c.start_s - prev_end - tracer).max(0.0) * 1e9) as u64;
-        ends[t as usize] = c.start_s + c.dur_s;
+        let tu = t as usize;
+        let along = (0..shifts.len())
+            .filter(|&x| x != tu)
+            .map(|x| match ends[tu] {
+                None => shifts[x],
+                Some(_) => shifts[x] - seen[tu].get(x).copied().unwrap_or(born[x]),
+            })
+            .fold(0.0, f64::max);
+        // A call that waited for another thread's call is timed from the later of the two ends.
+        let dep_end = w
+            .iter()
+            .map(|&(ot, os)| {
+                let d = &trace.calls[threads[ot as usize][os as usize].call as usize];
+                d.start_s + d.dur_s
+            })
+            .fold(None, |m: Option<f64>, e| Some(m.map_or(e, |m| m.max(e))));
+        let base = match (ends[tu], dep_end) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        let (gap, shift) = think_gap(c, base, shifts[tu], along, &trace.header);
+        op.gap_ns = (gap * 1e9) as u64;
+        (ends[tu], shifts[tu]) = (Some(c.start_s + c.dur_s), shift);
+        seen[tu].clone_from(&shifts);
         if c.kind == Kind::Open && c.errno.is_none() {
             handles = handles.max(op.handle as usize + 1);
         }
@@ -346,6 +376,40 @@ pub fn compile(trace: &Trace) -> Plan {
         handles,
         buffer: buffer.max(4096) as usize,
     }
+}
+
+/// The think time before `c` and its thread's new shift, seconds.
+///
+/// Each system call strace prints costs the tracer `overhead_s` ([`Header`]); of that,
+/// `overhead_in_call_s` lands inside the call's recorded duration, the rest in the gap before
+/// it. Between the end of the thread's previous call in the trace (`prev_end`) and `c`'s start
+/// lie `c.untraced` printed calls the replay does not issue (whole: gap and duration) and
+/// `c`'s own gap: the thread's own tracer cost there is `(untraced + 1) × overhead_s −
+/// overhead_in_call_s`. The replay re-issues `c` itself, so its recorded duration is never
+/// slept.
+///
+/// Other threads' tracer time (`along`, from the thread's shifts): a thread that waited for
+/// another (a join, a wait for a child, a poll) recorded a gap stretched by that thread's
+/// tracer cost, which strace adds under `-f` to every thread it stops. For a thread's later
+/// calls `along` is the most any other thread had taken out since this thread's previous call,
+/// and the gap loses the larger of the two (they overlap in time: a thread that waited made no
+/// calls of its own meanwhile). A thread's first call (`prev_end` `None`) is timed from the
+/// trace's start, which the replay thread shares: `along` is then the most any thread had
+/// taken out before it started (the thread that started it has run longest), and the gap
+/// loses both. A thread that computed in parallel with another's calls loses that thread's
+/// tracer time too (doc/replay.md: the limit of this). `shift` is the thread's running total of
+/// tracer time taken out, the in-call part of every call included; the returned gap is at
+/// least 0.
+pub fn think_gap(c: &Call, prev_end: Option<f64>, shift: f64, along: f64, h: &Header) -> (f64, f64) {
+    let per = h.overhead_s.unwrap_or(0.0);
+    let in_call = h.overhead_in_call_s.unwrap_or(0.0).clamp(0.0, per);
+    let tracer = f64::from(c.untraced + 1) * per - in_call;
+    let (raw, before, cost) = match prev_end {
+        Some(end) => (c.start_s - end, shift, tracer.max(along)),
+        None => (c.start_s, 0.0, tracer + along),
+    };
+    let gap = (raw - cost).max(0.0);
+    (gap, before + (raw - gap) + in_call)
 }
 
 /// The resources `c` changes (`touch`) and those it only looks up (`look`).

@@ -17,6 +17,7 @@ fn fixture_trace(name: &str) -> Trace {
             root: root.display().to_string(),
             wall_s: 0.05,
             overhead_s: None,
+            overhead_in_call_s: None,
             hashed_names: false,
             dropped: r.dropped,
             marks: Vec::new(),
@@ -152,11 +153,12 @@ fn timed_mode_keeps_the_recorded_gaps() {
     let gaps = slept(&t);
     assert!(gaps > 0.005, "{gaps}");
     assert!(replay(&t, ReplayMode::Timed) >= gaps);
-    // Spread the calls over 0.3 s more: the timed replay sleeps that much longer, the closed
-    // one does not.
+    // Spread the calls over 0.5 s more: the timed replay sleeps longer, the closed one does
+    // not (not all 0.5 s on one thread: a call that waited for another thread's is timed from
+    // that call's end).
     let last = t.calls.last().unwrap().start_s;
     for c in &mut t.calls {
-        c.start_s *= 0.3 / last + 1.0;
+        c.start_s *= 0.5 / last + 1.0;
     }
     let stretched = slept(&t);
     assert!(stretched >= gaps + 0.25, "{stretched} {gaps}");
@@ -307,12 +309,23 @@ fn timed_gaps_leave_out_the_tracers_cost() {
     t.header.overhead_s = Some(2e-5);
     let less = plan::compile(&t);
     let mut lowered = 0;
-    for (a, b) in plain.threads.iter().flatten().zip(less.threads.iter().flatten()) {
+    // A thread's first call after the first thread's also leaves out what that thread had taken
+    // out (think_time_takes_out_the_tracer_in_calls_and_before_a_threads_start).
+    fn later(th: &[plan::Op]) -> impl Iterator<Item = plan::Op> + '_ {
+        th.iter().skip(1).cloned()
+    }
+    let first = plain.threads[0].first().cloned().into_iter();
+    let less_first = less.threads[0].first().cloned().into_iter();
+    for (a, b) in first
+        .chain(plain.threads.iter().flat_map(|th| later(th)))
+        .zip(less_first.chain(less.threads.iter().flat_map(|th| later(th))))
+    {
         let c = &t.calls[a.call as usize];
         let cost = (u64::from(c.untraced) + 1) * 20_000;
-        // Float rounding: within 1 ns of the exact difference.
+        // At least the thread's own cost (float rounding: 1 ns); more when another thread's
+        // calls fell in the gap (think_time_takes_out_the_tracer_in_calls_and_before_a_threads_start).
         assert!(
-            b.gap_ns.abs_diff(a.gap_ns.saturating_sub(cost)) <= 1,
+            b.gap_ns <= a.gap_ns.saturating_sub(cost) + 1,
             "{c:?}: {} {}",
             a.gap_ns,
             b.gap_ns
@@ -487,4 +500,86 @@ fn a_read_by_name_waits_for_the_write_through_another_processs_handle() {
         before[cat_t].is_some_and(|b| b >= cat_i),
         "cp's open of two comes after cat's copy ({cat_t}, {cat_i}): {before:?}"
     );
+}
+
+fn call(tid: u32, start_s: f64, dur_s: f64, untraced: u32) -> crate::trace::Call {
+    crate::trace::Call {
+        tid,
+        kind: Kind::Stat,
+        syscall: "newfstatat".into(),
+        path: Some("x".into()),
+        path2: None,
+        handle: None,
+        handle2: None,
+        flags: String::new(),
+        mode: None,
+        offset: None,
+        len: None,
+        target: None,
+        untraced,
+        last: false,
+        result: 0,
+        errno: None,
+        start_s,
+        dur_s,
+        program: None,
+    }
+}
+
+/// The think time leaves out, per printed call, the tracer's cost in the gap (`overhead_s −
+/// overhead_in_call_s`) and, for the printed calls the replay does not issue, their whole cost;
+/// a thread's first call also leaves out what the threads before it had taken out (the tracer's
+/// time before the thread started), and a gap in which another thread made calls (a join) at
+/// least that thread's tracer time. Figures by hand: overhead 30 µs a call, 10 µs of it inside
+/// the call.
+#[test]
+fn think_time_takes_out_the_tracer_in_calls_and_before_a_threads_start() {
+    let mut t = fixture_trace("strace-6.1-threads.txt");
+    t.header.overhead_s = Some(30e-6);
+    t.header.overhead_in_call_s = Some(10e-6);
+    // Each thread on its own path: no dependency between them.
+    let call = |tid, start_s, dur_s, untraced| crate::trace::Call {
+        path: Some(format!("p{tid}")),
+        ..call(tid, start_s, dur_s, untraced)
+    };
+    t.calls = vec![
+        call(1, 0.001, 100e-6, 3), // A's first: 1000 − (4 × 30 − 10) = 890 µs; A took out 120
+        call(1, 0.0012, 50e-6, 0), // 100 − 20 = 80 µs; A took out 150 µs
+        call(2, 0.002, 0.0, 0),    // B's first: 2000 − 20 − 150 = 1830 µs; B took out 180
+        call(2, 0.0021, 0.0, 0),   // 100 − 20 = 80; B 210
+        call(2, 0.0022, 0.0, 9),   // 100 − (10 × 30 − 10) < 0: 0; B 320
+        call(1, 0.0025, 0.0, 0),   // A joined B: 1250 − (320 − 150) = 1080 µs
+        call(1, 0.00251, 0.0, 0),  // 10 µs after A's previous end: nothing left
+    ];
+    let p = plan::compile(&t);
+    let us = |th: usize| -> Vec<u64> { p.threads[th].iter().map(|o| (o.gap_ns + 500) / 1000).collect() };
+    assert_eq!(us(0), [890, 80, 1080, 0]);
+    assert_eq!(us(1), [1830, 80, 0]);
+    // Without the in-call part (a version 1 trace) every gap loses the whole 30 µs a call.
+    t.header.overhead_in_call_s = None;
+    let p = plan::compile(&t);
+    let us = |th: usize| -> Vec<u64> { p.threads[th].iter().map(|o| (o.gap_ns + 500) / 1000).collect() };
+    assert_eq!(us(0), [880, 70, 1090, 0]);
+    assert_eq!(us(1), [1820, 70, 0]);
+}
+
+/// A call that waited for another thread's call is timed from that call's end, not from its
+/// thread's previous call (or the trace's start): the wait is the dependency's, which the
+/// replay keeps by itself. Overhead 30 µs a call, 10 µs of it inside the call.
+#[test]
+fn think_time_after_a_dependency_runs_from_its_end() {
+    let mut t = fixture_trace("strace-6.1-threads.txt");
+    t.header.overhead_s = Some(30e-6);
+    t.header.overhead_in_call_s = Some(10e-6);
+    let mut mkdir = call(1, 0.001, 500e-6, 0); // A: 1000 − 20 = 980 µs; A took out 30
+    (mkdir.kind, mkdir.syscall, mkdir.path) = (Kind::Mkdir, "mkdir".into(), Some("d".into()));
+    let mut stat = call(2, 0.0016, 0.0, 0); // B waits for the mkdir: 1600 − 1500 − max(20, 30)
+    stat.path = Some("d".into());
+    let other = call(2, 0.0017, 0.0, 0); // no dependency: 100 − 20 µs
+    t.calls = vec![mkdir, stat, other];
+    let p = plan::compile(&t);
+    let us = |th: usize| -> Vec<u64> { p.threads[th].iter().map(|o| (o.gap_ns + 500) / 1000).collect() };
+    assert_eq!(p.threads[1][0].deps.1, 1, "the stat waits for the mkdir");
+    assert_eq!(us(0), [980]);
+    assert_eq!(us(1), [70, 80]);
 }
