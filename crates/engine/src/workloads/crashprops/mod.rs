@@ -263,6 +263,11 @@ impl CrashPropsSpec {
             .as_ref()
             .ok_or_else(|| eio("crashprops", "no power-cut disk"))?;
         let mut out = Vec::new();
+        let env = apps::AppEnv {
+            scratch: &run_dir,
+            interrupt: ctx.interrupt,
+            undo: ctx.state,
+        };
         for (k, p) in self.subjects().into_iter().enumerate() {
             (ctx.on_phase)(&format!("record {}", p.name()));
             let dir = work.join(p.name());
@@ -273,7 +278,7 @@ impl CrashPropsSpec {
             std::fs::create_dir_all(&dir).map_err(e("create"))?;
             match p {
                 Subject::Probe(p) => (p.setup)(&dir),
-                Subject::App(a) => (a.setup)(&dir),
+                Subject::App(a) => (a.setup)(&dir, &env),
             }
             .map_err(e("set up"))?;
             flush(&fs)?;
@@ -284,7 +289,7 @@ impl CrashPropsSpec {
             server.mark(&snap).map_err(|e| eio("mark the power-cut disk", e))?;
             match p {
                 Subject::Probe(p) => (p.act)(&dir),
-                Subject::App(a) => (a.act)(&dir, &mut |n| {
+                Subject::App(a) => (a.act)(&dir, &env, &mut |n| {
                     server.note(n).map_err(|e| std::io::Error::other(e.to_string()))
                 }),
             }
@@ -316,7 +321,12 @@ impl CrashPropsSpec {
         let entries = disk::decode_log(&bytes)
             .ok_or_else(|| eio("crashprops", format!("{} is not a write log", r.log.display())))?;
         let log = Log::new(&entries, self.barriers);
-        let (list, enumerated) = states::enumerate(&log, &self.budget());
+        let (list, enumerated) = match r.probe {
+            Subject::App(apps::App {
+                max_states: Some(cap), ..
+            }) => apps::sample(&log, &self.budget(), *cap),
+            _ => states::enumerate(&log, &self.budget()),
+        };
         let mut f = Found {
             enumerated,
             writes: log.writes.len(),
@@ -486,7 +496,12 @@ fn check_state(ctx: &RunContext, fs: &Fs, r: &Recorded, log: &Log, s: &CrashStat
         (Ok(_), Subject::Probe(p)) => StateSeen::Checked((p.check)(&mnt.join(&r.rel))),
         (Ok(_), Subject::App(a)) => {
             let acked = if a.durable { log.acknowledged(s) } else { Vec::new() };
-            StateSeen::App(check_app(&mut undo, a, &mnt.join(&r.rel), run_dir, &acked)?)
+            let env = apps::AppEnv {
+                scratch: run_dir,
+                interrupt: ctx.interrupt,
+                undo: ctx.state,
+            };
+            StateSeen::App(check_app(&mut undo, a, &mnt.join(&r.rel), &env, &acked)?)
         }
         (Err(e), _) => StateSeen::Unmountable(mount_failure(&e.to_string(), &mnt_s)),
     };
@@ -500,10 +515,10 @@ fn check_app(
     undo: &mut Stack,
     a: &apps::App,
     src: &Path,
-    run_dir: &Path,
+    env: &apps::AppEnv,
     acked: &[u32],
 ) -> Result<apps::AppVerdict, EngineError> {
-    let copy = run_dir.join("mnt-crashprops-app");
+    let copy = env.scratch.join("mnt-crashprops-app");
     undo.push(RemoveDir {
         path: copy.clone(),
         recursive: true,
@@ -522,7 +537,7 @@ fn check_app(
         let why = e.rsplit("cp: ").next().unwrap_or(&e).to_string();
         return Ok(apps::AppVerdict::Corrupt(format!("cannot read the folder: {why}")));
     }
-    Ok((a.check)(&copy, acked))
+    Ok((a.check)(&copy, env, acked))
 }
 
 /// What mount(8) said about `mountpoint` in its failure `text` (the words after the
@@ -646,10 +661,7 @@ impl Workload for CrashPropsSpec {
             "zfs" => Err("crashprops cannot record a ZFS pool: zfs-fuse's pool is not a filesystem on one loop device that a read-only mount of a copy recovers".into()),
             _ => {
                 for a in self.selected_apps() {
-                    let tool = if a.name.starts_with("git") { "git" } else { "sqlite3" };
-                    if crate::host::find_tool(tool).is_none() {
-                        return Err(format!("{} needs {tool}, which is not installed (scripts/install.sh)", a.name).into());
-                    }
+                    (a.available)().map_err(|why| format!("{}: {why}", a.name))?;
                 }
                 Ok(())
             }

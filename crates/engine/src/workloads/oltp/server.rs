@@ -536,7 +536,7 @@ fn make_dir(path: &Path, user: Option<(u32, u32)>, mode: u32) -> Result<(), Engi
     Ok(())
 }
 
-fn layout(engine: DbEngine, dir: &Path, run_parent: &Path) -> Result<Layout, EngineError> {
+fn layout(engine: DbEngine, dir: &Path, run_parent: &Path, existing: bool) -> Result<Layout, EngineError> {
     let user =
         if is_root() {
             let name = match engine {
@@ -571,7 +571,12 @@ fn layout(engine: DbEngine, dir: &Path, run_parent: &Path) -> Result<Layout, Eng
         run_outside,
         user,
     };
-    make_dir(&l.data, user, 0o700)?;
+    if !existing {
+        make_dir(&l.data, user, 0o700)?;
+    } else if !l.data.is_dir() {
+        let e = io::Error::new(io::ErrorKind::NotFound, "no data directory");
+        return Err(EngineError::io(format!("open {}", l.data.display()), e));
+    }
     make_dir(&l.run, user, 0o755)?;
     Ok(l)
 }
@@ -651,7 +656,26 @@ impl<'a> Instance<'a> {
         interrupt: &'a AtomicBool,
         undo: Option<&dyn UndoLog>,
     ) -> Result<Self, EngineError> {
-        let l = layout(tools.engine, dir, run_parent)?;
+        let l = layout(tools.engine, dir, run_parent, false)?;
+        Ok(Instance {
+            tools,
+            l,
+            interrupt,
+            undo: undo.map(|u| u.share()),
+        })
+    }
+
+    /// Like [`Instance::create`], on the data directory `DIR/db-data` an earlier instance
+    /// initialised (which must exist; it is not chowned): only the socket folder is created.
+    /// `crashprops`' servers start on one initialised before the recording, and on a crash
+    /// state's copy of it.
+    pub fn open(
+        tools: Tools,
+        (dir, run_parent): (&Path, &Path),
+        interrupt: &'a AtomicBool,
+        undo: Option<&dyn UndoLog>,
+    ) -> Result<Self, EngineError> {
+        let l = layout(tools.engine, dir, run_parent, true)?;
         Ok(Instance {
             tools,
             l,
