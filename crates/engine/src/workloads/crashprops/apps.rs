@@ -66,6 +66,9 @@ pub enum AppVerdict {
 /// What an application's protocol calls with each acknowledgement's number.
 pub type Ack<'a> = dyn FnMut(u32) -> std::io::Result<()> + 'a;
 
+/// The most a SQLite or git application's folder holds, in bytes.
+const SMALL: u64 = 160 << 10;
+
 /// What an application's steps may need besides its folder.
 pub struct AppEnv<'a> {
     /// A folder outside the filesystem under test (the run folder): a server's socket folder
@@ -90,6 +93,8 @@ pub struct App {
     /// At most this many crash states, a seeded sample ([`sample`]); `None`: the workload's
     /// `max_states` alone.
     pub max_states: Option<usize>,
+    /// The most its folder holds, in bytes (the filesystem's image is sized from it).
+    pub bytes: u64,
     /// `Err` says what to install.
     pub available: fn() -> Result<(), String>,
     /// Makes the setup in the (empty, existing) folder (made durable before the mark).
@@ -117,6 +122,7 @@ pub const TABLE: &[App] = &[
         ops: "sqlite3: journal_mode=DELETE, synchronous=FULL; 4 transactions of 3 rows, each acknowledged when COMMIT returns",
         durable: true,
         max_states: None,
+        bytes: SMALL,
         available: || have_tool("sqlite3"),
         setup: |d, _| sqlite_setup(d, "DELETE"),
         act: |d, _, ack| sqlite_act(d, "FULL", ack),
@@ -127,6 +133,7 @@ pub const TABLE: &[App] = &[
         ops: "sqlite3: journal_mode=DELETE, synchronous=EXTRA (the directory synced after the journal's unlink); 4 transactions",
         durable: true,
         max_states: None,
+        bytes: SMALL,
         available: || have_tool("sqlite3"),
         setup: |d, _| sqlite_setup(d, "DELETE"),
         act: |d, _, ack| sqlite_act(d, "EXTRA", ack),
@@ -137,6 +144,7 @@ pub const TABLE: &[App] = &[
         ops: "sqlite3: journal_mode=WAL, synchronous=FULL; 4 transactions, then the close (checkpoint, WAL removed)",
         durable: true,
         max_states: None,
+        bytes: SMALL,
         available: || have_tool("sqlite3"),
         setup: |d, _| sqlite_setup(d, "WAL"),
         act: |d, _, ack| sqlite_act(d, "FULL", ack),
@@ -147,6 +155,7 @@ pub const TABLE: &[App] = &[
         ops: "sqlite3: journal_mode=WAL, synchronous=NORMAL (consistency promised, not durability); 4 transactions, then the close",
         durable: false,
         max_states: None,
+        bytes: SMALL,
         available: || have_tool("sqlite3"),
         setup: |d, _| sqlite_setup(d, "WAL"),
         act: |d, _, ack| sqlite_act(d, "NORMAL", ack),
@@ -157,6 +166,7 @@ pub const TABLE: &[App] = &[
         ops: "git 2.39, core.fsync unset: init; add+commit 2 files; branch other; commit -a (second); checkout other; each acknowledged when the command returns",
         durable: true,
         max_states: None,
+        bytes: SMALL,
         available: || have_tool("git"),
         setup: |_, _| Ok(()),
         act: |d, _, ack| git_act(d, &[], ack),
@@ -167,6 +177,7 @@ pub const TABLE: &[App] = &[
         ops: "git 2.39, core.fsync=all, core.fsyncMethod=fsync: the same protocol",
         durable: true,
         max_states: None,
+        bytes: SMALL,
         available: || have_tool("git"),
         setup: |_, _| Ok(()),
         act: |d, _, ack| git_act(d, &[("core.fsync", "all"), ("core.fsyncMethod", "fsync")], ack),
@@ -177,6 +188,7 @@ pub const TABLE: &[App] = &[
         ops: "PostgreSQL 15 defaults (fsync=on, synchronous_commit=on, full_page_writes=on): start; 4 transactions of 3 rows through psql, each acknowledged when COMMIT returns; fast shutdown",
         durable: true,
         max_states: Some(servers::MAX_STATES),
+        bytes: servers::PG_BYTES,
         available: || servers::available(DbEngine::Postgresql),
         setup: |d, e| servers::setup(d, e, DbEngine::Postgresql, servers::PG_DURABLE),
         act: |d, e, ack| servers::act(d, e, DbEngine::Postgresql, servers::PG_DURABLE, ack),
@@ -187,6 +199,7 @@ pub const TABLE: &[App] = &[
         ops: "PostgreSQL 15, synchronous_commit=off (consistency promised, the last commits may be lost): the same protocol, judged for durability to show the accounting can fail",
         durable: true,
         max_states: Some(servers::MAX_STATES),
+        bytes: servers::PG_BYTES,
         available: || servers::available(DbEngine::Postgresql),
         setup: |d, e| servers::setup(d, e, DbEngine::Postgresql, servers::PG_ASYNC),
         act: |d, e, ack| servers::act(d, e, DbEngine::Postgresql, servers::PG_ASYNC, ack),
@@ -197,6 +210,7 @@ pub const TABLE: &[App] = &[
         ops: "MariaDB 10.11 InnoDB, innodb_flush_log_at_trx_commit=1, doublewrite: start; 4 transactions of 3 rows through the mariadb client, each acknowledged when COMMIT returns; shutdown (SIGTERM)",
         durable: true,
         max_states: Some(servers::MAX_STATES),
+        bytes: servers::MARIADB_BYTES,
         available: || servers::available(DbEngine::Mariadb),
         setup: |d, e| servers::setup(d, e, DbEngine::Mariadb, servers::MARIADB_DURABLE),
         act: |d, e, ack| servers::act(d, e, DbEngine::Mariadb, servers::MARIADB_DURABLE, ack),
@@ -207,6 +221,7 @@ pub const TABLE: &[App] = &[
         ops: "MariaDB 10.11 InnoDB, innodb_flush_log_at_trx_commit=2 (the redo log flushed about once a second): the same protocol, judged for durability to show the accounting can fail",
         durable: true,
         max_states: Some(servers::MAX_STATES),
+        bytes: servers::MARIADB_BYTES,
         available: || servers::available(DbEngine::Mariadb),
         setup: |d, e| servers::setup(d, e, DbEngine::Mariadb, servers::MARIADB_LAZY),
         act: |d, e, ack| servers::act(d, e, DbEngine::Mariadb, servers::MARIADB_LAZY, ack),

@@ -673,12 +673,15 @@ impl Workload for CrashPropsSpec {
     }
 
     fn footprint(&self) -> crate::fstype::Footprint {
-        // An application's folder is about a dozen files (git) in a few dirs, under 256 KiB.
+        // An application's folder is about a dozen files (git) in a few dirs, under 256 KiB; a
+        // server's data directory about a thousand files (apps::App::bytes).
         let n = self.selected().len() as u64 + 4 * self.selected_apps().len() as u64;
+        let servers = self.selected_apps().iter().filter(|a| a.max_states.is_some()).count() as u64;
+        let app_bytes: u64 = self.selected_apps().iter().map(|a| a.bytes).sum();
         crate::fstype::Footprint {
-            files: 3 * n,
-            dirs: 2 * n + 1,
-            block_bytes: n * 160 * 1024,
+            files: 3 * n + 1500 * servers,
+            dirs: 2 * n + 1 + 20 * servers,
+            block_bytes: self.selected().len() as u64 * 160 * 1024 + app_bytes,
             entry_bytes: n * 96,
             ..Default::default()
         }

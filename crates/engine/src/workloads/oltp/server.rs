@@ -715,6 +715,13 @@ impl<'a> Instance<'a> {
 
     /// Initialises the data directory (`mariadb-install-db` / `initdb`).
     pub fn init(&self) -> Result<(), EngineError> {
+        self.init_with(&[])
+    }
+
+    /// [`Instance::init`], MariaDB's bootstrap server also given `settings` (`name=value`, as
+    /// [`StartOptions::settings`]; `innodb_log_file_size` sizes the redo log it creates);
+    /// PostgreSQL's `initdb` ignores them.
+    pub fn init_with(&self, settings: &[String]) -> Result<(), EngineError> {
         let mut c = self.cmd(&self.tools.init);
         match self.tools.engine {
             DbEngine::Mariadb => {
@@ -724,6 +731,7 @@ impl<'a> Instance<'a> {
                     // /tmp that a concurrent bootstrap shares (CI: "Could not remove temporary table").
                     .arg(format!("--tmpdir={}", self.l.run.display()))
                     .args(["--auth-root-authentication-method=normal", "--skip-test-db"]);
+                c.args(settings.iter().map(|kv| format!("--{kv}")));
             }
             _ => {
                 c.arg("-D").arg(&self.l.data).args([

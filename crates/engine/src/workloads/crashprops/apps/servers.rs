@@ -49,6 +49,13 @@ use std::process::Stdio;
 /// At most this many crash states per server application (a seeded sample, module doc).
 pub const MAX_STATES: usize = 10;
 
+/// The most a PostgreSQL data directory holds here, in bytes (initdb's 40 MiB, a 16 MiB WAL
+/// segment, margin).
+pub const PG_BYTES: u64 = 96 << 20;
+/// The most a MariaDB data directory holds here, in bytes (ibdata1 12 MiB, three 10 MiB undo
+/// tablespaces, the 8 MiB redo log, the system tables, margin).
+pub const MARIADB_BYTES: u64 = 128 << 20;
+
 /// Bytes of each row's pad (below PostgreSQL's TOAST threshold: stored inline, uncompressed).
 const PAD: usize = 1500;
 
@@ -130,8 +137,9 @@ pub fn setup(dir: &Path, env: &AppEnv, engine: DbEngine, settings: &[&str]) -> s
     let tools = server_tools(engine).map_err(|u| std::io::Error::other(u.to_string()))?;
     let db = Instance::create(tools, (dir, env.scratch), env.interrupt, env.undo).map_err(io_err)?;
     let s = Socketed::new(db, env);
-    s.db.init().map_err(io_err)?;
-    let mut p = s.db.start(&options(settings)).map_err(io_err)?;
+    let o = options(settings);
+    s.db.init_with(&o.settings).map_err(io_err)?;
+    let mut p = s.db.start(&o).map_err(io_err)?;
     s.db.sql(table_sql(engine), "table.log").map_err(io_err)?;
     p.stop().map_err(|e| std::io::Error::other(e.to_string()))
 }
