@@ -43,6 +43,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicBool;
 
+pub mod redis;
 pub mod servers;
 
 /// Rows each SQLite transaction inserts (1500 random bytes each: a transaction spans pages).
@@ -226,6 +227,17 @@ pub const TABLE: &[App] = &[
         setup: |d, e| servers::setup(d, e, DbEngine::Mariadb, servers::MARIADB_LAZY),
         act: |d, e, ack| servers::act(d, e, DbEngine::Mariadb, servers::MARIADB_LAZY, ack),
         check: |d, e, a| servers::check(d, e, DbEngine::Mariadb, servers::MARIADB_LAZY, a),
+    },
+    App {
+        name: "redis-aof",
+        ops: "redis-server 7.0, appendonly yes, appendfsync always (multi-part AOF): start; SET k1, SET k2 (1500 B), BGREWRITEAOF (new base and incr, the manifest renamed), SET k3, SET k4, each acknowledged when redis-cli returns; SHUTDOWN",
+        durable: true,
+        max_states: None,
+        bytes: 1 << 20,
+        available: redis::available,
+        setup: redis::setup,
+        act: redis::act,
+        check: redis::check,
     },
 ];
 

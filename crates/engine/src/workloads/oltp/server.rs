@@ -207,7 +207,7 @@ fn find_tools(engine: DbEngine, client: Option<Client>) -> Result<Tools, Unavail
 }
 
 /// `(uid, gid)` of a user from the password database.
-fn lookup_user(name: &str) -> Option<(u32, u32)> {
+pub(crate) fn lookup_user(name: &str) -> Option<(u32, u32)> {
     let cname = std::ffi::CString::new(name).ok()?;
     let mut buf = vec![0 as libc::c_char; 16 * 1024];
     // SAFETY: passwd is plain old data filled by getpwnam_r.
