@@ -27,7 +27,7 @@
 //!   are not whole transactions is **corrupt**; a missing acknowledged transaction is **lost**.
 //!   The server is stopped and the copy removed (an undo step of the state).
 //!
-//! Server starts are slow (about a second each), so a server application explores a seeded
+//! Server starts are slow (4-7 s a state with the copy, mount and stop), so a server explores a seeded
 //! uniform sample of at most [`MAX_STATES`] of its enumerated states ([`super::sample`]).
 //!
 //! References: PostgreSQL 15 "WAL Reliability" and "Asynchronous Commit" (with
