@@ -57,6 +57,10 @@ want+=(strace:strace git:git gcc:cc make:make)
 # The applications of `crashprops` (crates/engine/src/workloads/crashprops/apps.rs) are the real
 # tools users have: Debian's sqlite3 CLI and git (above), run on the recording disk and as the checkers.
 want+=(sqlite3:sqlite3)
+# The key-value store of `crashprops` (apps/redis.rs): redis-server 7.0's append-only file. fsbench
+# starts its own server on a unix socket; the package's service must not be left running (see
+# the policy-rc.d step below).
+want+=(redis-server:redis-server)
 if [[ "${1:-}" == "--bench" ]]; then
   want+=(gcc:gcc time:/usr/bin/time)
 fi
@@ -77,10 +81,10 @@ if ((${#missing[@]})); then
   echo "install.sh: installing ${missing[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  # zfs-fuse's maintainer scripts start its service (and import every cached pool); fsbench
-  # manages its own daemon, so deny service starts during the install where no policy exists.
+  # zfs-fuse's and redis-server's maintainer scripts start their services (zfs-fuse imports every cached pool); fsbench
+  # manages its own daemons, so deny service starts during the install where no policy exists.
   made_policy=
-  if [[ " ${missing[*]} " == *" zfs-fuse "* && ! -e /usr/sbin/policy-rc.d ]]; then
+  if [[ " ${missing[*]} " =~ " "(zfs-fuse|redis-server)" " && ! -e /usr/sbin/policy-rc.d ]]; then
     printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
     made_policy=1
     trap 'rm -f /usr/sbin/policy-rc.d' EXIT
@@ -90,7 +94,9 @@ if ((${#missing[@]})); then
     rm -f /usr/sbin/policy-rc.d
     trap - EXIT
     # Not started at boot either: fsbench starts the daemon when a run needs it.
-    if command -v systemctl >/dev/null 2>&1; then systemctl disable --now zfs-fuse.service >/dev/null 2>&1 || true; fi
+    if command -v systemctl >/dev/null 2>&1; then
+      systemctl disable --now zfs-fuse.service redis-server.service >/dev/null 2>&1 || true
+    fi
   fi
 fi
 

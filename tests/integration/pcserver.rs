@@ -56,7 +56,7 @@ fn servers_named_under(dir: &Path) -> Vec<String> {
 }
 
 /// Waits until no PostgreSQL process names `dir` (a killed server's backends take a moment).
-fn assert_no_servers_named_under(dir: &Path) {
+pub(crate) fn assert_no_servers_named_under(dir: &Path) {
     let t0 = Instant::now();
     while !servers_named_under(dir).is_empty() && t0.elapsed() < Duration::from_secs(15) {
         std::thread::sleep(Duration::from_millis(50));

@@ -20,7 +20,7 @@ const KIND: &str = "crashprops";
 
 const INTRO: &str = "Each property is probed by a tiny syscall sequence with no fsync between the operations under test; the power-cut disk records every write and flush from a mark through the final sync and the unmount, and each crash state built from that log (per flush epoch every subset when few, else every prefix and seeded samples; with torn writes also each write torn in half after the ones before it) is mounted read-only, which replays the journal, and checked. A property FAILS when some explored state violates it (a state that does not mount counts as violating); k of n: violating of explored states.";
 
-const APPS_INTRO: &str = "Each application runs its update protocol on the recording disk; each acknowledgement (a COMMIT or git command returned) is a note in the write log. Per crash state the application's folder is copied out and judged by its own check (PRAGMA integrity_check and whole transactions; git fsck --full and HEAD); a state is vulnerable when the check fails or the state does not mount (corrupt), or when an update acknowledged before the crash is missing (lost): acknowledged before the crash means logged before the flush that ended the state's previous epoch or before a write the state kept.";
+const APPS_INTRO: &str = "Each application runs its update protocol on the recording disk; each acknowledgement (a COMMIT or git command returned) is a note in the write log. Per crash state the application's folder is copied out and judged by its own check (PRAGMA integrity_check and whole transactions; git fsck --full and HEAD; PostgreSQL and MariaDB started on the copy, which is their crash recovery, then amcheck or CHECK TABLE and whole transactions); a state is vulnerable when the check fails or the state does not mount (corrupt), or when an update acknowledged before the crash is missing (lost): acknowledged before the crash means logged before the flush that ended the state's previous epoch or before a write the state kept. Each state of a server starts it, so a server explores a seeded uniform sample of at most 10 of its states.";
 
 /// The crash-consistency section.
 pub struct CrashPropsSection;
@@ -73,6 +73,9 @@ pub struct AppCell {
     pub variant: String,
     /// States explored, over the measured repeats.
     pub states: u64,
+    /// States enumerated before the cap (a server application explores a seeded sample of
+    /// them), over the measured repeats.
+    pub enumerated: u64,
     /// Of them vulnerable (corrupt, unmountable or with an acknowledged update lost).
     pub vulnerable: u64,
     /// Of the vulnerable, those whose check passed with an acknowledged update lost.
@@ -222,6 +225,7 @@ fn app_rows(model: &ReportModel, t: &WorkloadTable, variants: &[String]) -> Vec<
                     Some(AppCell {
                         variant: v.clone(),
                         states,
+                        enumerated: total(t, a.name, &metrics::enumerated().name, v).unwrap_or(states),
                         vulnerable,
                         lost,
                         unmountable: total(t, a.name, &metrics::unmountable().name, v).unwrap_or(0),

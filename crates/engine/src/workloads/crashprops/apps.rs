@@ -1,6 +1,7 @@
 //! Real applications' update protocols under the crash states of [`super::states`] (issue 43,
-//! item 3): Debian's `sqlite3` CLI in rollback-journal (DELETE) and WAL modes, and Debian's
-//! `git`, each judged by the application's own check plus acknowledged-data accounting.
+//! item 3): Debian's `sqlite3` CLI in rollback-journal (DELETE) and WAL modes, Debian's
+//! `git`, and the PostgreSQL and MariaDB servers ([`servers`]), each judged by the
+//! application's own check plus acknowledged-data accounting.
 //!
 //! The CLI, not the rusqlite crate of the workspace, because it is the tool (and Debian's
 //! libsqlite3, 3.40 on bookworm) users have; rusqlite bundles its own SQLite build. One
@@ -25,13 +26,25 @@
 //! vulnerabilities. Invariant: every checker fails on a known-corrupt input (the unit tests
 //! here and tests/integration/crashapps.rs).
 //!
+//! A server application explores a seeded uniform sample of at most [`servers::MAX_STATES`] of
+//! its enumerated states ([`sample`]): each state starts a server.
+//!
 //! References: SQLite's "Atomic Commit In SQLite" and `PRAGMA synchronous` (EXTRA syncs the
 //! directory after the rollback journal is unlinked); git-config(1) `core.fsync` (unset, git
 //! 2.39 fsyncs packs and their metadata but no loose object, ref or index).
 
+use super::states::{self, Budget, CrashState, Log};
+use crate::undo::UndoLog;
+use crate::workloads::oltp::DbEngine;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::atomic::AtomicBool;
+
+pub mod redis;
+pub mod servers;
 
 /// Rows each SQLite transaction inserts (1500 random bytes each: a transaction spans pages).
 pub const ROWS: usize = 3;
@@ -54,6 +67,21 @@ pub enum AppVerdict {
 /// What an application's protocol calls with each acknowledgement's number.
 pub type Ack<'a> = dyn FnMut(u32) -> std::io::Result<()> + 'a;
 
+/// The most a SQLite or git application's folder holds, in bytes.
+const SMALL: u64 = 160 << 10;
+
+/// What an application's steps may need besides its folder.
+pub struct AppEnv<'a> {
+    /// A folder outside the filesystem under test (the run folder): a server's socket folder
+    /// goes there while it records.
+    pub scratch: &'a Path,
+    /// Set on Ctrl-C: a server's start stops waiting.
+    pub interrupt: &'a AtomicBool,
+    /// The run's undo log: a server's socket folder and PostgreSQL's shared memory are recorded
+    /// in it while they exist.
+    pub undo: Option<&'a dyn UndoLog>,
+}
+
 /// One application.
 pub struct App {
     /// Report row.
@@ -63,13 +91,29 @@ pub struct App {
     /// Whether the application promises that acknowledged updates survive (else only
     /// consistency is judged).
     pub durable: bool,
+    /// At most this many crash states, a seeded sample ([`sample`]); `None`: the workload's
+    /// `max_states` alone.
+    pub max_states: Option<usize>,
+    /// The most its folder holds, in bytes (the filesystem's image is sized from it).
+    pub bytes: u64,
+    /// `Err` says what to install.
+    pub available: fn() -> Result<(), String>,
     /// Makes the setup in the (empty, existing) folder (made durable before the mark).
-    pub setup: fn(&Path) -> std::io::Result<()>,
+    pub setup: fn(&Path, &AppEnv) -> std::io::Result<()>,
     /// Runs the protocol; calls the closure with each acknowledgement's number when the
     /// application reported it.
-    pub act: fn(&Path, &mut Ack) -> std::io::Result<()>,
+    pub act: fn(&Path, &AppEnv, &mut Ack) -> std::io::Result<()>,
     /// Judges a writable copy of the folder given the acknowledgements the state must honour.
-    pub check: fn(&Path, &[u32]) -> AppVerdict,
+    pub check: fn(&Path, &AppEnv, &[u32]) -> AppVerdict,
+}
+
+fn have_tool(tool: &str) -> Result<(), String> {
+    match crate::host::find_tool(tool) {
+        Some(_) => Ok(()),
+        None => Err(format!(
+            "{tool} is not installed: run `apt-get install {tool}` (or scripts/install.sh)"
+        )),
+    }
 }
 
 /// Every application, in the report's row order.
@@ -78,51 +122,146 @@ pub const TABLE: &[App] = &[
         name: "sqlite-rollback",
         ops: "sqlite3: journal_mode=DELETE, synchronous=FULL; 4 transactions of 3 rows, each acknowledged when COMMIT returns",
         durable: true,
-        setup: |d| sqlite_setup(d, "DELETE"),
-        act: |d, ack| sqlite_act(d, "FULL", ack),
-        check: sqlite_check,
+        max_states: None,
+        bytes: SMALL,
+        available: || have_tool("sqlite3"),
+        setup: |d, _| sqlite_setup(d, "DELETE"),
+        act: |d, _, ack| sqlite_act(d, "FULL", ack),
+        check: |d, _, a| sqlite_check(d, a),
     },
     App {
         name: "sqlite-rollback-extra",
         ops: "sqlite3: journal_mode=DELETE, synchronous=EXTRA (the directory synced after the journal's unlink); 4 transactions",
         durable: true,
-        setup: |d| sqlite_setup(d, "DELETE"),
-        act: |d, ack| sqlite_act(d, "EXTRA", ack),
-        check: sqlite_check,
+        max_states: None,
+        bytes: SMALL,
+        available: || have_tool("sqlite3"),
+        setup: |d, _| sqlite_setup(d, "DELETE"),
+        act: |d, _, ack| sqlite_act(d, "EXTRA", ack),
+        check: |d, _, a| sqlite_check(d, a),
     },
     App {
         name: "sqlite-wal",
         ops: "sqlite3: journal_mode=WAL, synchronous=FULL; 4 transactions, then the close (checkpoint, WAL removed)",
         durable: true,
-        setup: |d| sqlite_setup(d, "WAL"),
-        act: |d, ack| sqlite_act(d, "FULL", ack),
-        check: sqlite_check,
+        max_states: None,
+        bytes: SMALL,
+        available: || have_tool("sqlite3"),
+        setup: |d, _| sqlite_setup(d, "WAL"),
+        act: |d, _, ack| sqlite_act(d, "FULL", ack),
+        check: |d, _, a| sqlite_check(d, a),
     },
     App {
         name: "sqlite-wal-normal",
         ops: "sqlite3: journal_mode=WAL, synchronous=NORMAL (consistency promised, not durability); 4 transactions, then the close",
         durable: false,
-        setup: |d| sqlite_setup(d, "WAL"),
-        act: |d, ack| sqlite_act(d, "NORMAL", ack),
-        check: sqlite_check,
+        max_states: None,
+        bytes: SMALL,
+        available: || have_tool("sqlite3"),
+        setup: |d, _| sqlite_setup(d, "WAL"),
+        act: |d, _, ack| sqlite_act(d, "NORMAL", ack),
+        check: |d, _, a| sqlite_check(d, a),
     },
     App {
         name: "git",
         ops: "git 2.39, core.fsync unset: init; add+commit 2 files; branch other; commit -a (second); checkout other; each acknowledged when the command returns",
         durable: true,
-        setup: |_| Ok(()),
-        act: |d, ack| git_act(d, &[], ack),
-        check: git_check,
+        max_states: None,
+        bytes: SMALL,
+        available: || have_tool("git"),
+        setup: |_, _| Ok(()),
+        act: |d, _, ack| git_act(d, &[], ack),
+        check: |d, _, a| git_check(d, a),
     },
     App {
         name: "git-fsync-all",
         ops: "git 2.39, core.fsync=all, core.fsyncMethod=fsync: the same protocol",
         durable: true,
-        setup: |_| Ok(()),
-        act: |d, ack| git_act(d, &[("core.fsync", "all"), ("core.fsyncMethod", "fsync")], ack),
-        check: git_check,
+        max_states: None,
+        bytes: SMALL,
+        available: || have_tool("git"),
+        setup: |_, _| Ok(()),
+        act: |d, _, ack| git_act(d, &[("core.fsync", "all"), ("core.fsyncMethod", "fsync")], ack),
+        check: |d, _, a| git_check(d, a),
+    },
+    App {
+        name: "postgresql",
+        ops: "PostgreSQL 15 defaults (fsync=on, synchronous_commit=on, full_page_writes=on): start; 4 transactions of 3 rows through psql, each acknowledged when COMMIT returns; fast shutdown",
+        durable: true,
+        max_states: Some(servers::MAX_STATES),
+        bytes: servers::PG_BYTES,
+        available: || servers::available(DbEngine::Postgresql),
+        setup: |d, e| servers::setup(d, e, DbEngine::Postgresql, servers::PG_DURABLE),
+        act: |d, e, ack| servers::act(d, e, DbEngine::Postgresql, servers::PG_DURABLE, ack),
+        check: |d, e, a| servers::check(d, e, DbEngine::Postgresql, servers::PG_DURABLE, a),
+    },
+    App {
+        name: "postgresql-async",
+        ops: "PostgreSQL 15, synchronous_commit=off (consistency promised, the last commits may be lost): the same protocol, judged for durability to show the accounting can fail",
+        durable: true,
+        max_states: Some(servers::MAX_STATES),
+        bytes: servers::PG_BYTES,
+        available: || servers::available(DbEngine::Postgresql),
+        setup: |d, e| servers::setup(d, e, DbEngine::Postgresql, servers::PG_ASYNC),
+        act: |d, e, ack| servers::act(d, e, DbEngine::Postgresql, servers::PG_ASYNC, ack),
+        check: |d, e, a| servers::check(d, e, DbEngine::Postgresql, servers::PG_ASYNC, a),
+    },
+    App {
+        name: "mariadb",
+        ops: "MariaDB 10.11 InnoDB, innodb_flush_log_at_trx_commit=1, doublewrite: start; 4 transactions of 3 rows through the mariadb client, each acknowledged when COMMIT returns; shutdown (SIGTERM)",
+        durable: true,
+        max_states: Some(servers::MAX_STATES),
+        bytes: servers::MARIADB_BYTES,
+        available: || servers::available(DbEngine::Mariadb),
+        setup: |d, e| servers::setup(d, e, DbEngine::Mariadb, servers::MARIADB_DURABLE),
+        act: |d, e, ack| servers::act(d, e, DbEngine::Mariadb, servers::MARIADB_DURABLE, ack),
+        check: |d, e, a| servers::check(d, e, DbEngine::Mariadb, servers::MARIADB_DURABLE, a),
+    },
+    App {
+        name: "mariadb-flush-2",
+        ops: "MariaDB 10.11 InnoDB, innodb_flush_log_at_trx_commit=2 (the redo log flushed about once a second): the same protocol, judged for durability to show the accounting can fail",
+        durable: true,
+        max_states: Some(servers::MAX_STATES),
+        bytes: servers::MARIADB_BYTES,
+        available: || servers::available(DbEngine::Mariadb),
+        setup: |d, e| servers::setup(d, e, DbEngine::Mariadb, servers::MARIADB_LAZY),
+        act: |d, e, ack| servers::act(d, e, DbEngine::Mariadb, servers::MARIADB_LAZY, ack),
+        check: |d, e, a| servers::check(d, e, DbEngine::Mariadb, servers::MARIADB_LAZY, a),
+    },
+    App {
+        name: "redis-aof",
+        ops: "redis-server 7.0, appendonly yes, appendfsync always (multi-part AOF): start; SET k1, SET k2 (1500 B), BGREWRITEAOF (new base and incr, the manifest renamed), SET k3, SET k4, each acknowledged when redis-cli returns; SHUTDOWN",
+        durable: true,
+        max_states: None,
+        bytes: 1 << 20,
+        available: redis::available,
+        setup: redis::setup,
+        act: redis::act,
+        check: redis::check,
     },
 ];
+
+/// The crash states of an application whose states are capped at `cap`: all of `log`'s
+/// enumeration within `budget` (its own `max_states` ignored) when there are at most
+/// `min(cap, budget.max_states)`, else a uniform draw of that many seeded by `budget.seed`,
+/// in enumeration order; and how many were enumerated.
+pub fn sample(log: &Log, budget: &Budget, cap: usize) -> (Vec<CrashState>, usize) {
+    let all = Budget {
+        max_states: usize::MAX,
+        ..*budget
+    };
+    let (list, enumerated) = states::enumerate(log, &all);
+    let n = cap.min(budget.max_states);
+    if list.len() <= n {
+        return (list, enumerated);
+    }
+    let mut rng = rand::rngs::StdRng::seed_from_u64(budget.seed ^ 0x5e1ec7);
+    let mut idx: Vec<usize> = (0..list.len()).collect();
+    idx.shuffle(&mut rng);
+    idx.truncate(n);
+    idx.sort_unstable();
+    (idx.into_iter().map(|i| list[i].clone()).collect(), enumerated)
+}
 
 /// The application named `name`.
 pub fn by_name(name: &str) -> Option<&'static App> {

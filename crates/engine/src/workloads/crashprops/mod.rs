@@ -276,6 +276,11 @@ impl CrashPropsSpec {
             .as_ref()
             .ok_or_else(|| eio("crashprops", "no power-cut disk"))?;
         let mut out = Vec::new();
+        let env = apps::AppEnv {
+            scratch: &run_dir,
+            interrupt: ctx.interrupt,
+            undo: ctx.state,
+        };
         for (k, p) in self.subjects().into_iter().enumerate() {
             (ctx.on_phase)(&format!("record {}", p.name()));
             let dir = work.join(p.name());
@@ -286,7 +291,7 @@ impl CrashPropsSpec {
             std::fs::create_dir_all(&dir).map_err(e("create"))?;
             match p {
                 Subject::Probe(p) => (p.setup)(&dir),
-                Subject::App(a) => (a.setup)(&dir),
+                Subject::App(a) => (a.setup)(&dir, &env),
             }
             .map_err(e("set up"))?;
             flush(&fs)?;
@@ -297,7 +302,7 @@ impl CrashPropsSpec {
             server.mark(&snap).map_err(|e| eio("mark the power-cut disk", e))?;
             match p {
                 Subject::Probe(p) => (p.act)(&dir),
-                Subject::App(a) => (a.act)(&dir, &mut |n| {
+                Subject::App(a) => (a.act)(&dir, &env, &mut |n| {
                     server.note(n).map_err(|e| std::io::Error::other(e.to_string()))
                 }),
             }
@@ -329,7 +334,12 @@ impl CrashPropsSpec {
         let entries = disk::decode_log(&bytes)
             .ok_or_else(|| eio("crashprops", format!("{} is not a write log", r.log.display())))?;
         let log = Log::new(&entries, self.barriers);
-        let (list, enumerated) = states::enumerate(&log, &self.budget());
+        let (list, enumerated) = match r.probe {
+            Subject::App(apps::App {
+                max_states: Some(cap), ..
+            }) => apps::sample(&log, &self.budget(), *cap),
+            _ => states::enumerate(&log, &self.budget()),
+        };
         let mut f = Found {
             enumerated,
             writes: log.writes.len(),
@@ -504,7 +514,12 @@ fn check_state(ctx: &RunContext, fs: &Fs, r: &Recorded, log: &Log, s: &CrashStat
         (Ok(_), Subject::Probe(p)) => StateSeen::Checked((p.check)(&mnt.join(&r.rel))),
         (Ok(_), Subject::App(a)) => {
             let acked = if a.durable { log.acknowledged(s) } else { Vec::new() };
-            StateSeen::App(check_app(&mut undo, a, &mnt.join(&r.rel), run_dir, &acked)?)
+            let env = apps::AppEnv {
+                scratch: run_dir,
+                interrupt: ctx.interrupt,
+                undo: ctx.state,
+            };
+            StateSeen::App(check_app(&mut undo, a, &mnt.join(&r.rel), &env, &acked)?)
         }
         (Err(e), _) => StateSeen::Unmountable(mount_failure(&e.to_string(), &mnt_s)),
     };
@@ -518,10 +533,10 @@ fn check_app(
     undo: &mut Stack,
     a: &apps::App,
     src: &Path,
-    run_dir: &Path,
+    env: &apps::AppEnv,
     acked: &[u32],
 ) -> Result<apps::AppVerdict, EngineError> {
-    let copy = run_dir.join("mnt-crashprops-app");
+    let copy = env.scratch.join("mnt-crashprops-app");
     undo.push(RemoveDir {
         path: copy.clone(),
         recursive: true,
@@ -540,7 +555,7 @@ fn check_app(
         let why = e.rsplit("cp: ").next().unwrap_or(&e).to_string();
         return Ok(apps::AppVerdict::Corrupt(format!("cannot read the folder: {why}")));
     }
-    Ok((a.check)(&copy, acked))
+    Ok((a.check)(&copy, env, acked))
 }
 
 /// What mount(8) said about `mountpoint` in its failure `text` (the words after the
@@ -671,10 +686,7 @@ impl Workload for CrashPropsSpec {
             "zfs" => Err("crashprops cannot record a ZFS pool: zfs-fuse's pool is not a filesystem on one loop device that a read-only mount of a copy recovers".into()),
             _ => {
                 for a in self.selected_apps() {
-                    let tool = if a.name.starts_with("git") { "git" } else { "sqlite3" };
-                    if crate::host::find_tool(tool).is_none() {
-                        return Err(format!("{} needs {tool}, which is not installed (scripts/install.sh)", a.name).into());
-                    }
+                    (a.available)().map_err(|why| format!("{}: {why}", a.name))?;
                 }
                 Ok(())
             }
@@ -695,12 +707,15 @@ impl Workload for CrashPropsSpec {
     }
 
     fn footprint(&self) -> crate::fstype::Footprint {
-        // An application's folder is about a dozen files (git) in a few dirs, under 256 KiB.
+        // An application's folder is about a dozen files (git) in a few dirs, under 256 KiB; a
+        // server's data directory about a thousand files (apps::App::bytes).
         let n = self.selected().len() as u64 + 4 * self.selected_apps().len() as u64;
+        let servers = self.selected_apps().iter().filter(|a| a.max_states.is_some()).count() as u64;
+        let app_bytes: u64 = self.selected_apps().iter().map(|a| a.bytes).sum();
         crate::fstype::Footprint {
-            files: 3 * n,
-            dirs: 2 * n + 1,
-            block_bytes: n * 160 * 1024,
+            files: 3 * n + 1500 * servers,
+            dirs: 2 * n + 1 + 20 * servers,
+            block_bytes: self.selected().len() as u64 * 160 * 1024 + app_bytes,
             entry_bytes: n * 96,
             ..Default::default()
         }

@@ -207,7 +207,7 @@ fn find_tools(engine: DbEngine, client: Option<Client>) -> Result<Tools, Unavail
 }
 
 /// `(uid, gid)` of a user from the password database.
-fn lookup_user(name: &str) -> Option<(u32, u32)> {
+pub(crate) fn lookup_user(name: &str) -> Option<(u32, u32)> {
     let cname = std::ffi::CString::new(name).ok()?;
     let mut buf = vec![0 as libc::c_char; 16 * 1024];
     // SAFETY: passwd is plain old data filled by getpwnam_r.
@@ -536,7 +536,7 @@ fn make_dir(path: &Path, user: Option<(u32, u32)>, mode: u32) -> Result<(), Engi
     Ok(())
 }
 
-fn layout(engine: DbEngine, dir: &Path, run_parent: &Path) -> Result<Layout, EngineError> {
+fn layout(engine: DbEngine, dir: &Path, run_parent: &Path, existing: bool) -> Result<Layout, EngineError> {
     let user =
         if is_root() {
             let name = match engine {
@@ -571,7 +571,12 @@ fn layout(engine: DbEngine, dir: &Path, run_parent: &Path) -> Result<Layout, Eng
         run_outside,
         user,
     };
-    make_dir(&l.data, user, 0o700)?;
+    if !existing {
+        make_dir(&l.data, user, 0o700)?;
+    } else if !l.data.is_dir() {
+        let e = io::Error::new(io::ErrorKind::NotFound, "no data directory");
+        return Err(EngineError::io(format!("open {}", l.data.display()), e));
+    }
     make_dir(&l.run, user, 0o755)?;
     Ok(l)
 }
@@ -651,7 +656,26 @@ impl<'a> Instance<'a> {
         interrupt: &'a AtomicBool,
         undo: Option<&dyn UndoLog>,
     ) -> Result<Self, EngineError> {
-        let l = layout(tools.engine, dir, run_parent)?;
+        let l = layout(tools.engine, dir, run_parent, false)?;
+        Ok(Instance {
+            tools,
+            l,
+            interrupt,
+            undo: undo.map(|u| u.share()),
+        })
+    }
+
+    /// Like [`Instance::create`], on the data directory `DIR/db-data` an earlier instance
+    /// initialised (which must exist; it is not chowned): only the socket folder is created.
+    /// `crashprops`' servers start on one initialised before the recording, and on a crash
+    /// state's copy of it.
+    pub fn open(
+        tools: Tools,
+        (dir, run_parent): (&Path, &Path),
+        interrupt: &'a AtomicBool,
+        undo: Option<&dyn UndoLog>,
+    ) -> Result<Self, EngineError> {
+        let l = layout(tools.engine, dir, run_parent, true)?;
         Ok(Instance {
             tools,
             l,
@@ -691,6 +715,13 @@ impl<'a> Instance<'a> {
 
     /// Initialises the data directory (`mariadb-install-db` / `initdb`).
     pub fn init(&self) -> Result<(), EngineError> {
+        self.init_with(&[])
+    }
+
+    /// [`Instance::init`], MariaDB's bootstrap server also given `settings` (`name=value`, as
+    /// [`StartOptions::settings`]; `innodb_log_file_size` sizes the redo log it creates);
+    /// PostgreSQL's `initdb` ignores them.
+    pub fn init_with(&self, settings: &[String]) -> Result<(), EngineError> {
         let mut c = self.cmd(&self.tools.init);
         match self.tools.engine {
             DbEngine::Mariadb => {
@@ -700,6 +731,7 @@ impl<'a> Instance<'a> {
                     // /tmp that a concurrent bootstrap shares (CI: "Could not remove temporary table").
                     .arg(format!("--tmpdir={}", self.l.run.display()))
                     .args(["--auth-root-authentication-method=normal", "--skip-test-db"]);
+                c.args(settings.iter().map(|kv| format!("--{kv}")));
             }
             _ => {
                 c.arg("-D").arg(&self.l.data).args([
