@@ -239,7 +239,9 @@ fn a_stopped_process_is_a_stall_named_in_the_run() {
         .collect();
     let note = notes
         .iter()
-        .find(|n| n.starts_with("rndrd: stall: response-time p99 "))
+        // The p99 stalls; the p50 may too (a quiet CI run: p50 198 µs against a cached read's
+        // 24 µs, the backlog after each stop), and the note then names p50 first.
+        .find(|n| n.starts_with("rndrd: stall: response-time ") && n.contains(" p99 "))
         .unwrap_or_else(|| panic!("no stall note: {notes:#?}"));
     eprintln!("{note}");
     assert!(note.contains("% utilisation") && note.contains(" s ("), "{note}");
