@@ -36,6 +36,7 @@
 use super::states::{self, Budget, CrashState, Log};
 use crate::undo::UndoLog;
 use crate::workloads::oltp::DbEngine;
+use crate::Unavailable;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use std::io::{BufRead, BufReader, Write};
@@ -97,7 +98,7 @@ pub struct App {
     /// The most its folder holds, in bytes (the filesystem's image is sized from it).
     pub bytes: u64,
     /// `Err` says what to install.
-    pub available: fn() -> Result<(), String>,
+    pub available: fn() -> Result<(), Unavailable>,
     /// Makes the setup in the (empty, existing) folder (made durable before the mark).
     pub setup: fn(&Path, &AppEnv) -> std::io::Result<()>,
     /// Runs the protocol; calls the closure with each acknowledgement's number when the
@@ -107,13 +108,32 @@ pub struct App {
     pub check: fn(&Path, &AppEnv, &[u32]) -> AppVerdict,
 }
 
-fn have_tool(tool: &str) -> Result<(), String> {
+/// `tool` on the PATH, or what to install: Debian's `package`.
+pub(super) fn have_tool(tool: &str, package: &str) -> Result<(), Unavailable> {
     match crate::host::find_tool(tool) {
         Some(_) => Ok(()),
-        None => Err(format!(
-            "{tool} is not installed: run `apt-get install {tool}` (or scripts/install.sh)"
-        )),
+        None => Err(Unavailable(format!(
+            "{tool} is not installed: run `apt-get install {package}` (or scripts/install.sh)"
+        ))),
     }
+}
+
+/// A database server's row: the protocol and check of [`servers`] for `engine` with
+/// `settings`, a seeded sample of at most [`servers::MAX_STATES`] states (a server start each).
+macro_rules! server_app {
+    ($name:literal, $ops:literal, $engine:expr, $settings:expr, $bytes:expr) => {
+        App {
+            name: $name,
+            ops: $ops,
+            durable: true,
+            max_states: Some(servers::MAX_STATES),
+            bytes: $bytes,
+            available: || servers::available($engine),
+            setup: |d, e| servers::setup(d, e, $engine, $settings),
+            act: |d, e, ack| servers::act(d, e, $engine, $settings, ack),
+            check: |d, e, a| servers::check(d, e, $engine, $settings, a),
+        }
+    };
 }
 
 /// Every application, in the report's row order.
@@ -124,7 +144,7 @@ pub const TABLE: &[App] = &[
         durable: true,
         max_states: None,
         bytes: SMALL,
-        available: || have_tool("sqlite3"),
+        available: || have_tool("sqlite3", "sqlite3"),
         setup: |d, _| sqlite_setup(d, "DELETE"),
         act: |d, _, ack| sqlite_act(d, "FULL", ack),
         check: |d, _, a| sqlite_check(d, a),
@@ -135,7 +155,7 @@ pub const TABLE: &[App] = &[
         durable: true,
         max_states: None,
         bytes: SMALL,
-        available: || have_tool("sqlite3"),
+        available: || have_tool("sqlite3", "sqlite3"),
         setup: |d, _| sqlite_setup(d, "DELETE"),
         act: |d, _, ack| sqlite_act(d, "EXTRA", ack),
         check: |d, _, a| sqlite_check(d, a),
@@ -146,7 +166,7 @@ pub const TABLE: &[App] = &[
         durable: true,
         max_states: None,
         bytes: SMALL,
-        available: || have_tool("sqlite3"),
+        available: || have_tool("sqlite3", "sqlite3"),
         setup: |d, _| sqlite_setup(d, "WAL"),
         act: |d, _, ack| sqlite_act(d, "FULL", ack),
         check: |d, _, a| sqlite_check(d, a),
@@ -157,7 +177,7 @@ pub const TABLE: &[App] = &[
         durable: false,
         max_states: None,
         bytes: SMALL,
-        available: || have_tool("sqlite3"),
+        available: || have_tool("sqlite3", "sqlite3"),
         setup: |d, _| sqlite_setup(d, "WAL"),
         act: |d, _, ack| sqlite_act(d, "NORMAL", ack),
         check: |d, _, a| sqlite_check(d, a),
@@ -168,7 +188,7 @@ pub const TABLE: &[App] = &[
         durable: true,
         max_states: None,
         bytes: SMALL,
-        available: || have_tool("git"),
+        available: || have_tool("git", "git"),
         setup: |_, _| Ok(()),
         act: |d, _, ack| git_act(d, &[], ack),
         check: |d, _, a| git_check(d, a),
@@ -179,55 +199,39 @@ pub const TABLE: &[App] = &[
         durable: true,
         max_states: None,
         bytes: SMALL,
-        available: || have_tool("git"),
+        available: || have_tool("git", "git"),
         setup: |_, _| Ok(()),
         act: |d, _, ack| git_act(d, &[("core.fsync", "all"), ("core.fsyncMethod", "fsync")], ack),
         check: |d, _, a| git_check(d, a),
     },
-    App {
-        name: "postgresql",
-        ops: "PostgreSQL 15 defaults (fsync=on, synchronous_commit=on, full_page_writes=on): start; 4 transactions of 3 rows through psql, each acknowledged when COMMIT returns; fast shutdown",
-        durable: true,
-        max_states: Some(servers::MAX_STATES),
-        bytes: servers::PG_BYTES,
-        available: || servers::available(DbEngine::Postgresql),
-        setup: |d, e| servers::setup(d, e, DbEngine::Postgresql, servers::PG_DURABLE),
-        act: |d, e, ack| servers::act(d, e, DbEngine::Postgresql, servers::PG_DURABLE, ack),
-        check: |d, e, a| servers::check(d, e, DbEngine::Postgresql, servers::PG_DURABLE, a),
-    },
-    App {
-        name: "postgresql-async",
-        ops: "PostgreSQL 15, synchronous_commit=off (consistency promised, the last commits may be lost): the same protocol, judged for durability to show the accounting can fail",
-        durable: true,
-        max_states: Some(servers::MAX_STATES),
-        bytes: servers::PG_BYTES,
-        available: || servers::available(DbEngine::Postgresql),
-        setup: |d, e| servers::setup(d, e, DbEngine::Postgresql, servers::PG_ASYNC),
-        act: |d, e, ack| servers::act(d, e, DbEngine::Postgresql, servers::PG_ASYNC, ack),
-        check: |d, e, a| servers::check(d, e, DbEngine::Postgresql, servers::PG_ASYNC, a),
-    },
-    App {
-        name: "mariadb",
-        ops: "MariaDB 10.11 InnoDB, innodb_flush_log_at_trx_commit=1, doublewrite: start; 4 transactions of 3 rows through the mariadb client, each acknowledged when COMMIT returns; shutdown (SIGTERM)",
-        durable: true,
-        max_states: Some(servers::MAX_STATES),
-        bytes: servers::MARIADB_BYTES,
-        available: || servers::available(DbEngine::Mariadb),
-        setup: |d, e| servers::setup(d, e, DbEngine::Mariadb, servers::MARIADB_DURABLE),
-        act: |d, e, ack| servers::act(d, e, DbEngine::Mariadb, servers::MARIADB_DURABLE, ack),
-        check: |d, e, a| servers::check(d, e, DbEngine::Mariadb, servers::MARIADB_DURABLE, a),
-    },
-    App {
-        name: "mariadb-flush-2",
-        ops: "MariaDB 10.11 InnoDB, innodb_flush_log_at_trx_commit=2 (the redo log flushed about once a second): the same protocol, judged for durability to show the accounting can fail",
-        durable: true,
-        max_states: Some(servers::MAX_STATES),
-        bytes: servers::MARIADB_BYTES,
-        available: || servers::available(DbEngine::Mariadb),
-        setup: |d, e| servers::setup(d, e, DbEngine::Mariadb, servers::MARIADB_LAZY),
-        act: |d, e, ack| servers::act(d, e, DbEngine::Mariadb, servers::MARIADB_LAZY, ack),
-        check: |d, e, a| servers::check(d, e, DbEngine::Mariadb, servers::MARIADB_LAZY, a),
-    },
+    server_app!(
+        "postgresql",
+        "PostgreSQL 15 defaults (fsync=on, synchronous_commit=on, full_page_writes=on): start; 4 transactions of 3 rows through psql, each acknowledged when COMMIT returns; fast shutdown",
+        DbEngine::Postgresql,
+        servers::PG_DURABLE,
+        servers::PG_BYTES
+    ),
+    server_app!(
+        "postgresql-async",
+        "PostgreSQL 15, synchronous_commit=off (consistency promised, the last commits may be lost): the same protocol, judged for durability to show the accounting can fail",
+        DbEngine::Postgresql,
+        servers::PG_ASYNC,
+        servers::PG_BYTES
+    ),
+    server_app!(
+        "mariadb",
+        "MariaDB 10.11 InnoDB, innodb_flush_log_at_trx_commit=1, doublewrite: start; 4 transactions of 3 rows through the mariadb client, each acknowledged when COMMIT returns; shutdown (SIGTERM)",
+        DbEngine::Mariadb,
+        servers::MARIADB_DURABLE,
+        servers::MARIADB_BYTES
+    ),
+    server_app!(
+        "mariadb-flush-2",
+        "MariaDB 10.11 InnoDB, innodb_flush_log_at_trx_commit=2 (the redo log flushed about once a second): the same protocol, judged for durability to show the accounting can fail",
+        DbEngine::Mariadb,
+        servers::MARIADB_LAZY,
+        servers::MARIADB_BYTES
+    ),
     App {
         name: "redis-aof",
         ops: "redis-server 7.0, appendonly yes, appendfsync always (multi-part AOF): start; SET k1, SET k2 (1500 B), BGREWRITEAOF (new base and incr, the manifest renamed), SET k3, SET k4, each acknowledged when redis-cli returns; SHUTDOWN",
@@ -306,43 +310,65 @@ fn sqlite_setup(dir: &Path, mode: &str) -> std::io::Result<()> {
 /// The transactions through one `sqlite3` process, each acknowledged when its `ack` line comes
 /// back (module doc).
 fn sqlite_act(dir: &Path, sync: &str, ack: &mut Ack) -> std::io::Result<()> {
-    let mut child = Command::new("sqlite3")
-        .args(["-bail", DB])
-        .current_dir(dir)
+    let mut c = Command::new("sqlite3");
+    c.args(["-bail", DB]).current_dir(dir);
+    feed_acked(
+        c,
+        "sqlite3",
+        &format!("PRAGMA synchronous={sync};"),
+        |n| {
+            format!(
+                "BEGIN; WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {ROWS}) \
+                 INSERT INTO t(txn, pad) SELECT {n}, randomblob(1500) FROM c; COMMIT; SELECT 'ack {n}';"
+            )
+        },
+        ack,
+    )
+}
+
+/// Runs `cmd` (an SQL client) with its input and output piped, writes `prologue`, then each
+/// transaction `txn(n)` for n in 1..=[`TXNS`] (ending in `SELECT 'ack n'`) and calls `ack(n)`
+/// when the line `ack n` comes back, so the acknowledgement is the client's COMMIT returning;
+/// then closes its input and requires a clean exit. `who` names the client in errors.
+pub(super) fn feed_acked(
+    mut cmd: Command,
+    who: &str,
+    prologue: &str,
+    txn: impl Fn(u32) -> String,
+    ack: &mut Ack,
+) -> std::io::Result<()> {
+    let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()?;
-    let mut stdin = child.stdin.take().ok_or_else(|| other("sqlite3: no stdin".into()))?;
-    let mut lines = BufReader::new(child.stdout.take().ok_or_else(|| other("sqlite3: no stdout".into()))?).lines();
-    writeln!(stdin, "PRAGMA synchronous={sync};")?;
+    let mut stdin = child.stdin.take().ok_or_else(|| other(format!("{who}: no stdin")))?;
+    let out = child.stdout.take().ok_or_else(|| other(format!("{who}: no stdout")))?;
+    let mut lines = BufReader::new(out).lines();
+    writeln!(stdin, "{prologue}")?;
     for n in 1..=TXNS {
-        writeln!(
-            stdin,
-            "BEGIN; WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {ROWS}) \
-             INSERT INTO t(txn, pad) SELECT {n}, randomblob(1500) FROM c; COMMIT; SELECT 'ack {n}';"
-        )?;
+        writeln!(stdin, "{}", txn(n))?;
         stdin.flush()?;
         let want = format!("ack {n}");
-        loop {
-            match lines.next() {
-                Some(Ok(l)) if l == want => break,
-                Some(Ok(_)) => continue,
-                Some(Err(e)) => return Err(e),
-                None => {
-                    drop(stdin);
-                    let out = child.wait_with_output()?;
-                    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-                    return Err(other(format!("sqlite3 ended before {want}: {err}")));
-                }
+        let mut came = false;
+        for l in lines.by_ref() {
+            if l?.trim() == want {
+                came = true;
+                break;
             }
+        }
+        if !came {
+            drop(stdin);
+            let out = child.wait_with_output()?;
+            let err = String::from_utf8_lossy(&out.stderr).into_owned();
+            return Err(other(format!("{who} ended before {want}: {err}")));
         }
         ack(n)?;
     }
     drop(stdin);
     let status = child.wait()?;
     if !status.success() {
-        return Err(other(format!("sqlite3 closed with {status}")));
+        return Err(other(format!("{who} closed with {status}")));
     }
     Ok(())
 }

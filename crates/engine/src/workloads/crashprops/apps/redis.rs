@@ -27,6 +27,7 @@
 
 use super::{Ack, AppEnv, AppVerdict};
 use crate::undo::RemoveDir;
+use crate::Unavailable;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -40,15 +41,10 @@ const VALUE: usize = 1500;
 const WAIT: Duration = Duration::from_secs(30);
 
 /// `redis-server` and `redis-cli` and `redis-check-aof` present, or what to install.
-pub fn available() -> Result<(), String> {
-    for t in ["redis-server", "redis-cli", "redis-check-aof"] {
-        if crate::host::find_tool(t).is_none() {
-            return Err(format!(
-                "{t} is not installed: run `apt-get install redis-server` (or scripts/install.sh)"
-            ));
-        }
-    }
-    Ok(())
+pub fn available() -> Result<(), Unavailable> {
+    ["redis-server", "redis-cli", "redis-check-aof"]
+        .into_iter()
+        .try_for_each(|t| super::have_tool(t, "redis-server"))
 }
 
 /// The `redis` user's ids when running as root.

@@ -41,10 +41,8 @@ use super::{Ack, AppEnv, AppVerdict, ROWS, TXNS};
 use crate::undo::RemoveDir;
 use crate::workloads::oltp::server::{server_tools, Instance, ServerProcess, StartOptions};
 use crate::workloads::oltp::DbEngine;
-use crate::EngineError;
-use std::io::{BufRead, BufReader, Write};
+use crate::{EngineError, Unavailable};
 use std::path::Path;
-use std::process::Stdio;
 
 /// At most this many crash states per server application (a seeded sample, module doc).
 pub const MAX_STATES: usize = 10;
@@ -90,8 +88,8 @@ fn options(settings: &[&str]) -> StartOptions {
 }
 
 /// The server's tools, or what to install (for the workload's availability).
-pub fn available(engine: DbEngine) -> Result<(), String> {
-    server_tools(engine).map(drop).map_err(|u| u.to_string())
+pub fn available(engine: DbEngine) -> Result<(), Unavailable> {
+    server_tools(engine).map(drop)
 }
 
 /// An instance whose socket folder's removal is recorded in the run's undo log while it
@@ -155,45 +153,12 @@ fn txn_sql(n: u32) -> String {
 
 /// Feeds the transactions to `db`'s SQL client and calls `ack` as each `ack N` comes back.
 fn feed(db: &Instance, engine: DbEngine, ack: &mut Ack) -> std::io::Result<()> {
-    let mut c = db.sql_client();
-    let mut child = c
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    let mut stdin = child.stdin.take().ok_or_else(|| std::io::Error::other("no stdin"))?;
-    let out = child.stdout.take().ok_or_else(|| std::io::Error::other("no stdout"))?;
-    let mut lines = BufReader::new(out).lines();
-    if engine == DbEngine::Mariadb {
-        writeln!(stdin, "USE fsbench;")?;
-    }
-    for n in 1..=TXNS {
-        writeln!(stdin, "{}", txn_sql(n))?;
-        stdin.flush()?;
-        let want = format!("ack {n}");
-        loop {
-            match lines.next() {
-                Some(Ok(l)) if l.trim() == want => break,
-                Some(Ok(_)) => continue,
-                Some(Err(e)) => return Err(e),
-                None => {
-                    drop(stdin);
-                    let out = child.wait_with_output()?;
-                    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-                    return Err(std::io::Error::other(format!(
-                        "the SQL client ended before {want}: {err}"
-                    )));
-                }
-            }
-        }
-        ack(n)?;
-    }
-    drop(stdin);
-    let status = child.wait()?;
-    if !status.success() {
-        return Err(std::io::Error::other(format!("the SQL client closed with {status}")));
-    }
-    Ok(())
+    let prologue = if engine == DbEngine::Mariadb {
+        "USE fsbench;"
+    } else {
+        ""
+    };
+    super::feed_acked(db.sql_client(), "the SQL client", prologue, txn_sql, ack)
 }
 
 /// The recorded protocol (module doc): start, the acknowledged transactions, a clean stop.
