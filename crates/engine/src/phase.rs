@@ -848,27 +848,17 @@ fn pages_dirtied() -> Option<u64> {
 
 /// Two passes of one phase as one measurement: wall times and operations add, CPU is weighted
 /// by wall time, latencies and outputs are merged (see [`Phases::run_passes`]).
-fn merge_passes<O>(mut a: Timed<PoolRun<O>>, b: Timed<PoolRun<O>>) -> Timed<PoolRun<O>> {
-    let (wa, wb) = (a.wall.as_secs_f64(), b.wall.as_secs_f64());
-    let weight = |x: f64, y: f64| {
-        if wa + wb > 0.0 {
-            (x * wa + y * wb) / (wa + wb)
-        } else {
-            x
-        }
-    };
-    a.cpu = CpuUsage {
-        process_pct: weight(a.cpu.process_pct, b.cpu.process_pct),
-        system_pct: weight(a.cpu.system_pct, b.cpu.system_pct),
-    };
-    a.wall += b.wall;
-    a.value.wall += b.value.wall;
-    a.value.ops += b.value.ops;
-    a.value.latency.merge(&b.value.latency);
-    a.value.sample_every = a.value.sample_every.max(b.value.sample_every);
-    a.sample_every = a.value.sample_every;
-    a.value.outputs.extend(b.value.outputs);
-    a
+fn merge_passes<O>(a: Timed<PoolRun<O>>, b: Timed<PoolRun<O>>) -> Timed<PoolRun<O>> {
+    let mut m = a.then(b, |mut x, y| {
+        x.wall += y.wall;
+        x.ops += y.ops;
+        x.latency.merge(&y.latency);
+        x.sample_every = x.sample_every.max(y.sample_every);
+        x.outputs.extend(y.outputs);
+        x
+    });
+    m.sample_every = m.value.sample_every;
+    m
 }
 
 /// Runs `workers` on a worker pool outside any phase (no meters, nothing recorded): untimed
