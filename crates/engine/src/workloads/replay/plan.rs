@@ -7,11 +7,13 @@
 //! handles it uses, and for a read, write, truncation, allocation, seek or listing through a
 //! handle the path that handle was opened by (the file's data). Calls on one resource keep their recorded order: a call waits for the
 //! latest call of every other thread that touched one of its resources and came before it.
-//! The order is that of completion (start + duration), except where calls of two threads
-//! overlapped in time: then a lookup's recorded result says whether it saw the path before or
-//! after the other thread's change (a stat that started before another thread's rename and
-//! found the renamed file came after it, a real case in the threads fixture; one that overlapped
-//! the rename and got ENOENT came before it, a real case of a recording made here). A lookup
+//! The order is that of completion (start + duration), except where a lookup's recorded
+//! result contradicts it: a lookup that found its path comes after the nearest other thread's
+//! change that made it, one that got ENOENT before the nearest change it did not see, overlap
+//! or not (strace stamps a call when it handles the stop, so a thread stopped while it served
+//! another can carry a later time than a change its call ran before: a stat stamped 22 µs
+//! after a rename's end that got ENOENT, `threads-late-stamp.trace`; a stat that started
+//! before a rename and found the renamed file, the threads fixture). A lookup
 //! (open without `O_CREAT`, stat, access) also waits for the latest change of its path's
 //! parent, without becoming one. Within a thread, completion order is program order; every wait
 //! points to an earlier completion, so the order is acyclic and no replay can deadlock.
@@ -210,13 +212,13 @@ enum Res {
 pub const OUTSIDE: &str = "fsbench-replay-outside-root";
 
 /// The order key of each call (see the module documentation): its completion time, moved
-/// where an overlapping change of its path from another thread and its recorded result say
-/// it came before or after that change, then never before its thread's previous call.
+/// where a lookup's recorded result contradicts the state of its path that the completion
+/// order of another thread's changes implies, then never before its thread's previous call.
 pub(super) fn linearize(calls: &[Call]) -> Vec<f64> {
     let end = |c: &Call| c.start_s + c.dur_s;
     let mut key: Vec<f64> = calls.iter().map(end).collect();
-    // Successful changes per path: (call, whether it makes the path exist).
-    let mut changes: HashMap<&str, Vec<(usize, bool)>> = HashMap::new();
+    // Successful changes per path, by completion: (end, call, whether it makes the path exist).
+    let mut changes: HashMap<&str, Vec<(f64, usize, bool)>> = HashMap::new();
     for (i, c) in calls.iter().enumerate().filter(|(_, c)| c.errno.is_none()) {
         let (p, p2) = (c.path.as_deref(), c.path2.as_deref());
         let made: &[(Option<&str>, bool)] = match c.kind {
@@ -229,34 +231,72 @@ pub(super) fn linearize(calls: &[Call]) -> Vec<f64> {
         };
         for (path, makes) in made {
             if let Some(path) = path {
-                changes.entry(path).or_default().push((i, *makes));
+                changes.entry(path).or_default().push((end(c), i, *makes));
             }
         }
     }
+    for list in changes.values_mut() {
+        list.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    }
+    // (first, second): calls of two threads whose order the recorded result decides.
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
     for (i, l) in calls.iter().enumerate() {
         let lookup = l.kind == Kind::Stat || (l.kind == Kind::Open && !l.flags.contains("O_CREAT"));
         let (found, absent) = (l.errno.is_none(), l.errno.as_deref() == Some("ENOENT"));
-        let Some(p) = l.path.as_deref().filter(|_| lookup && (found || absent)) else {
+        let Some(list) = l
+            .path
+            .as_deref()
+            .filter(|_| lookup && (found || absent))
+            .and_then(|p| changes.get(p))
+        else {
             continue;
         };
-        for &(ci, makes) in changes.get(p).into_iter().flatten() {
-            let c = &calls[ci];
-            if c.tid == l.tid || !(l.start_s < end(c) && c.start_s < end(l)) {
-                continue;
-            }
-            if absent == makes {
-                // The lookup saw the path as it was before the change.
-                key[i] = key[i].min(end(c) - 1e-9);
-            } else {
-                key[ci] = key[ci].min(end(l) - 1e-9);
-            }
+        // The path's state at the lookup's completion: after the last change before it, or
+        // (before the first change) the opposite of what that change did.
+        let n = list.partition_point(|&(e, ci, _)| e < end(l) || (e == end(l) && ci < i));
+        let exists = |k: usize| if k == 0 { !list[0].2 } else { list[k - 1].2 };
+        if exists(n) == found {
+            continue;
+        }
+        // The recorded result says the lookup crossed the nearest change of another thread
+        // (the tracer stamps a call when it handles the stop, so a thread it made wait can
+        // carry a later time than the change it did not yet see): before the last change,
+        // or after the next one that left the path as found.
+        let before = (n > 0 && exists(n - 1) == found).then(|| list[n - 1]);
+        let after = list[n..].iter().find(|c| c.2 == found).copied();
+        let dist = |c: &(f64, usize, bool)| (c.0 - end(l)).abs();
+        let (first, second) = match (before, after) {
+            (Some(b), Some(a)) if dist(&a) < dist(&b) => (a.1, i),
+            (Some(b), _) => (i, b.1),
+            (None, Some(a)) => (a.1, i),
+            (None, None) => continue,
+        };
+        if calls[first].tid != calls[second].tid {
+            pairs.push((first, second));
         }
     }
-    let mut prev: HashMap<u32, f64> = HashMap::new();
-    for (i, c) in calls.iter().enumerate() {
-        let p = prev.entry(c.tid).or_insert(f64::MIN);
-        key[i] = key[i].max(*p);
-        *p = key[i];
+    // Move the second of each pair after the first, and every thread's calls after its
+    // previous one, until both hold: only ever later, so a thread's own order (which can
+    // carry the late stamp: the producer's close and rename both stamped after the stat
+    // that found the renamed file) cannot undo it. Pairs that contradict each other (none
+    // seen) stop after 16 rounds; the fidelity check then counts what diverges.
+    for _ in 0..16 {
+        let mut moved = false;
+        for &(first, second) in &pairs {
+            if key[second] <= key[first] {
+                key[second] = key[first] + 1e-9;
+                moved = true;
+            }
+        }
+        let mut prev: HashMap<u32, f64> = HashMap::new();
+        for (i, c) in calls.iter().enumerate() {
+            let p = prev.entry(c.tid).or_insert(f64::MIN);
+            key[i] = key[i].max(*p);
+            *p = key[i];
+        }
+        if !moved {
+            break;
+        }
     }
     key
 }

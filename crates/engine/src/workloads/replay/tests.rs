@@ -27,6 +27,26 @@ fn fixture_trace(name: &str) -> Trace {
     }
 }
 
+/// Whether the plan of `t` has the call `waiter` wait for the call `on` (or a later call of
+/// its thread).
+fn waits_on(t: &Trace, waiter: usize, on: usize) -> bool {
+    let p = plan::compile(t);
+    let ops = p.threads.iter().flatten().find(|o| o.call == waiter as u32).unwrap();
+    let (tid_on, seq_on) = p
+        .threads
+        .iter()
+        .enumerate()
+        .find_map(|(ti, ops)| {
+            ops.iter()
+                .position(|o| o.call == on as u32)
+                .map(|s| (ti as u32, s as u32))
+        })
+        .unwrap();
+    p.deps[ops.deps.0 as usize..(ops.deps.0 + ops.deps.1) as usize]
+        .iter()
+        .any(|&(dt, ds)| dt == tid_on && ds >= seq_on)
+}
+
 fn spec_for(t: &Trace, dir: &Path) -> ReplaySpec {
     let p = dir.join("t.trace");
     t.write(&p).unwrap();
@@ -264,24 +284,6 @@ fn overlapping_lookups_are_ordered_by_what_they_found() {
     let mut absent = t.clone();
     absent.calls[overlapping].errno = Some("ENOENT".into());
     absent.calls[overlapping].result = -1;
-    // The deps of the rename (producer) and of the stat (consumer) in each plan.
-    let waits_on = |t: &Trace, waiter: usize, on: usize| {
-        let p = plan::compile(t);
-        let ops = p.threads.iter().flatten().find(|o| o.call == waiter as u32).unwrap();
-        let (tid_on, seq_on) = p
-            .threads
-            .iter()
-            .enumerate()
-            .find_map(|(ti, ops)| {
-                ops.iter()
-                    .position(|o| o.call == on as u32)
-                    .map(|s| (ti as u32, s as u32))
-            })
-            .unwrap();
-        p.deps[ops.deps.0 as usize..(ops.deps.0 + ops.deps.1) as usize]
-            .iter()
-            .any(|&(dt, ds)| dt == tid_on && ds >= seq_on)
-    };
     assert!(
         waits_on(&t, overlapping, rename),
         "found: the stat waits for the rename"
@@ -297,6 +299,52 @@ fn overlapping_lookups_are_ordered_by_what_they_found() {
     for t in [t, absent] {
         let s = crate::run_quiet(&spec_for(&t, tr.path()), run.path(), &AtomicBool::new(false)).unwrap();
         assert_eq!(metric(&s.phases[0], "divergent"), 0.0, "{:?}", s.notes);
+    }
+}
+
+/// A lookup whose recorded result contradicts the completion order is ordered by its result,
+/// overlap or not. Two recordings made here, kept: in `threads-late-stamp.trace` the
+/// consumer's stat of work/f12 got ENOENT yet was stamped 22 µs after the producer's rename
+/// making it had ended; in `threads-late-change.trace` the stat of work/f16 found the file
+/// though the producer's close and rename were stamped after the stat had ended (strace stamps
+/// a call when it handles the stop, and it was handling the other thread's). Ordered by
+/// completion, the two did not wait for each other and replays diverged (2 of 2, 2 of 2); now
+/// the one the result puts second waits for the other, and five replays of each have no
+/// divergent call.
+#[test]
+fn a_lookup_stamped_on_the_wrong_side_of_a_change_is_ordered_by_its_result() {
+    let end = |c: &crate::trace::Call| c.start_s + c.dur_s;
+    let tr = tempfile::tempdir().unwrap();
+    let run = tempfile::tempdir().unwrap();
+    for (fixture, file, found) in [
+        ("threads-late-change.trace", "work/f16", true),
+        ("threads-late-stamp.trace", "work/f12", false),
+    ] {
+        let p = format!("{}/../../tests/fixtures/replay/{fixture}", env!("CARGO_MANIFEST_DIR"));
+        let t = Trace::read(Path::new(&p)).unwrap();
+        let rename = t
+            .calls
+            .iter()
+            .position(|c| c.kind == Kind::Rename && c.path2.as_deref() == Some(file))
+            .unwrap();
+        let r = &t.calls[rename];
+        let stat = t
+            .calls
+            .iter()
+            .position(|c| {
+                c.kind == Kind::Stat
+                    && c.path.as_deref() == Some(file)
+                    && c.errno.is_none() == found
+                    && if found { end(c) < r.start_s } else { c.start_s > end(r) }
+            })
+            .expect("the recording's stat stamped on the wrong side of the rename");
+        let (first, second) = if found { (rename, stat) } else { (stat, rename) };
+        assert!(waits_on(&t, second, first), "{fixture}: the second waits for the first");
+        assert!(!waits_on(&t, first, second), "{fixture}");
+        for _ in 0..5 {
+            let s = crate::run_quiet(&spec_for(&t, tr.path()), run.path(), &AtomicBool::new(false)).unwrap();
+            assert_eq!(metric(&s.phases[0], "divergent"), 0.0, "{fixture}: {:?}", s.notes);
+        }
     }
 }
 
