@@ -223,7 +223,7 @@ fn without_the_dependency(t: &Trace) -> Trace {
     let open = find(&t, "work/f00").unwrap();
     let create = find(&t, "work/tmp00").unwrap();
     let mut moved = t.calls.remove(open);
-    moved.start_s = t.calls[create].start_s - 1e-6;
+    moved.start_s = t.calls[create].start_s - 2.0 * fsbench::engine::workloads::replay::plan::STAMP_SKEW_S;
     t.calls.insert(create, moved);
     let mut map = std::collections::HashMap::new();
     for c in &t.calls {
