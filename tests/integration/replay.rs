@@ -241,35 +241,20 @@ fn without_the_dependency(t: &Trace) -> Trace {
 
 /// The threads program's recording made on this machine and kept
 /// (`tests/fixtures/replay/strace-6.1-threads.txt`, `strace -f -ttt -T -y`), resolved as
-/// `fsbench record` resolves it. Not a fresh recording: one CI run's fresh recording replayed
-/// with one stat of 331 calls divergent (`work/f13`, recorded ENOENT, found in the replay: an
-/// order between the consumer's poll and the producer's rename that the plan did not keep),
-/// a fidelity gap doc/replay.md records; this test is about the check catching a dependency
-/// removed on purpose, so it starts from a recording whose replay is known to be faithful.
+/// `fsbench record` resolves it: this test is about the check catching a dependency removed on
+/// purpose, so it starts from a recording whose faithful replay is known (the fresh recordings
+/// are the faithful-replay test's).
 fn threads_recording() -> Trace {
     let p = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/replay/strace-6.1-threads.txt"
     );
-    let calls = fsbench::parsers::strace::parse(&std::fs::read_to_string(p).unwrap()).unwrap();
-    let root = Path::new("/tmp/fsbench-strace-root");
-    let r = fsbench::trace::resolve::Resolver::new(root, root, false).run(&calls);
-    Trace {
-        header: fsbench::trace::Header {
-            version: fsbench::trace::VERSION,
-            tool: "strace 6.1".into(),
-            command: vec!["threads".into()],
-            root: root.display().to_string(),
-            wall_s: 0.05,
-            overhead_s: None,
-            overhead_in_call_s: None,
-            hashed_names: false,
-            dropped: r.dropped,
-            marks: Vec::new(),
-        },
-        tree: Vec::new(),
-        calls: r.calls,
-    }
+    Trace::from_strace_text(
+        &std::fs::read_to_string(p).unwrap(),
+        Path::new("/tmp/fsbench-strace-root"),
+        "threads",
+    )
+    .unwrap()
 }
 
 #[test]

@@ -481,6 +481,30 @@ impl Trace {
             .sum()
     }
 
+    /// A trace from strace's text output as `fsbench record` writes it for `root` (`strace -f
+    /// -ttt -T -y`, root and working directory alike, names not hashed), with an empty tree and
+    /// no calibration: the recordings kept under `tests/fixtures/replay/` as the tests load them.
+    pub fn from_strace_text(text: &str, root: &Path, command: &str) -> Result<Trace, crate::parsers::ParseError> {
+        let calls = crate::parsers::strace::parse(text)?;
+        let r = resolve::Resolver::new(root, root, false).run(&calls);
+        Ok(Trace {
+            header: Header {
+                version: VERSION,
+                tool: "strace 6.1".into(),
+                command: vec![command.into()],
+                root: root.display().to_string(),
+                wall_s: 0.05,
+                overhead_s: None,
+                overhead_in_call_s: None,
+                hashed_names: false,
+                dropped: r.dropped,
+                marks: Vec::new(),
+            },
+            tree: Vec::new(),
+            calls: r.calls,
+        })
+    }
+
     /// Calls per kind.
     pub fn counts(&self) -> BTreeMap<Kind, u64> {
         let mut m = BTreeMap::new();

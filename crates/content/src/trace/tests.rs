@@ -1,31 +1,20 @@
 use super::*;
 
 fn sample() -> Trace {
-    let syscalls = crate::parsers::strace::parse(
-        &std::fs::read_to_string(format!(
-            "{}/../../tests/fixtures/replay/strace-6.1-threads.txt",
-            env!("CARGO_MANIFEST_DIR")
-        ))
-        .unwrap(),
-    )
+    let text = std::fs::read_to_string(format!(
+        "{}/../../tests/fixtures/replay/strace-6.1-threads.txt",
+        env!("CARGO_MANIFEST_DIR")
+    ))
     .unwrap();
-    let root = std::path::Path::new("/tmp/fsbench-strace-root");
-    let r = resolve::Resolver::new(root, root, false).run(&syscalls);
+    let t = Trace::from_strace_text(&text, std::path::Path::new("/tmp/fsbench-strace-root"), "threads").unwrap();
     Trace {
         header: Header {
-            version: VERSION,
-            tool: "strace 6.1".into(),
-            command: vec!["threads".into()],
-            root: root.display().to_string(),
             wall_s: 0.5,
-            overhead_s: None,
-            overhead_in_call_s: None,
-            hashed_names: false,
-            dropped: r.dropped,
             marks: vec![Mark {
                 name: "second".into(),
                 at_s: 0.01,
             }],
+            ..t.header
         },
         tree: vec![Entry {
             path: "x".into(),
@@ -34,7 +23,7 @@ fn sample() -> Trace {
             mode: 0o644,
             target: None,
         }],
-        calls: r.calls,
+        calls: t.calls,
     }
 }
 

@@ -2,29 +2,16 @@ use super::*;
 use crate::workloads::test_util::metric;
 use std::sync::atomic::AtomicBool;
 
-/// A trace of `threads` recorded here by strace, rewritten to the root it was recorded under.
+/// A recording made here by strace and kept (`tests/fixtures/replay/NAME`), resolved as
+/// `fsbench record` resolves it.
 fn fixture_trace(name: &str) -> Trace {
     let p = format!("{}/../../tests/fixtures/replay/{name}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&p).unwrap();
-    let calls = crate::parsers::strace::parse(&text).unwrap();
-    let root = Path::new("/tmp/fsbench-strace-root");
-    let r = crate::trace::resolve::Resolver::new(root, root, false).run(&calls);
-    Trace {
-        header: crate::trace::Header {
-            version: crate::trace::VERSION,
-            tool: "strace 6.1".into(),
-            command: vec![name.into()],
-            root: root.display().to_string(),
-            wall_s: 0.05,
-            overhead_s: None,
-            overhead_in_call_s: None,
-            hashed_names: false,
-            dropped: r.dropped,
-            marks: Vec::new(),
-        },
-        tree: Vec::new(),
-        calls: r.calls,
-    }
+    Trace::from_strace_text(
+        &std::fs::read_to_string(&p).unwrap(),
+        Path::new("/tmp/fsbench-strace-root"),
+        name,
+    )
+    .unwrap()
 }
 
 /// Whether the plan of `t` has the call `waiter` wait for the call `on` (or a later call of
