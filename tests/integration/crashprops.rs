@@ -5,7 +5,9 @@
 //! flushes without honouring them leaves) turn to FAILS, with the smallest violating state in
 //! the notes, the terminal and JSON reports; nothing is left behind. A SIGKILL while a crash
 //! state is mounted is undone by `fsbench cleanup` (every piece was an undo step); Ctrl-C then
-//! leaves nothing.
+//! leaves nothing; the same for a SIGKILL or Ctrl-C while the Redis application's real
+//! `redis-server` runs (shown to fail when the server does not die with fsbench: with its
+//! `PR_SET_PDEATHSIG` taken out, `fsbench cleanup` failed and the server stayed).
 
 use crate::powercut::{assert_powercut_left_nothing, cell, notes, pending_steps};
 use crate::require_privileged;
@@ -199,4 +201,87 @@ fn an_f2fs_column_in_a_guest_kernel_holds_and_fails_under_the_wrong_disk() {
     assert!(n.contains("Linux 6.1."), "the guest's kernel is named: {n}");
     assert_powercut_left_nothing(dir.path(), &run.scratch);
     crate::guest::assert_guest_left_nothing(&run.scratch);
+}
+
+/// The `redis-server` processes fsbench `pid` started (their socket folder,
+/// `fsbench-redis-PID-…`, is on the command line), by pid.
+fn redis_servers_of(pid: u32) -> Vec<String> {
+    let tag = format!("fsbench-redis-{pid}-");
+    let o = std::process::Command::new("pgrep")
+        .args(["-af", &tag])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter(|l| l.contains("redis-server"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The socket folders of fsbench `pid`'s Redis servers left in the temporary directory.
+fn redis_folders_of(pid: u32) -> Vec<PathBuf> {
+    let tag = format!("fsbench-redis-{pid}-");
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(&tag)))
+        .collect()
+}
+
+/// A real server application under the crash states (issue 43): a SIGKILL while fsbench's
+/// `redis-server` runs leaves no server (it dies with fsbench: `PR_SET_PDEATHSIG`) and
+/// `fsbench cleanup` removes its socket folder and every mount, loop device and file; Ctrl-C
+/// at the same moment leaves nothing by itself.
+#[test]
+fn sigkill_or_ctrl_c_while_a_redis_server_runs_leaves_nothing_after_cleanup() {
+    require_privileged!();
+    if crate::util::tool_path("redis-server").is_none() {
+        return crate::util::skip_or_fail("no redis-server: run scripts/install.sh");
+    }
+    for (name, kill) in [("rdkill", true), ("rdint", false)] {
+        let dir = scratch();
+        let suite = write_suite(
+            dir.path(),
+            &format!("{name}.toml"),
+            &format!("[suite]\nname = \"{name}\"\ndescription = \"integration test\"\n[run]\nrepeats = 1\nwarmup = 0\ndrop_caches = false\n[[fs]]\ntype = \"ext4\"\n[[workload]]\nkind = \"crashprops\"\napps = [\"redis-aof\"]\nmax_states = 200\nexhaustive = 4096\n"),
+        );
+        let sc = dir.path().join("scratch");
+        let mut child = spawn_run(&dir.path().join("r.db"), &suite, &sc, &[]);
+        let pid = child.id();
+        let t0 = Instant::now();
+        while redis_servers_of(pid).is_empty() {
+            assert!(
+                t0.elapsed() < Duration::from_secs(120),
+                "{name}: no redis-server started"
+            );
+            assert!(child.try_wait().unwrap().is_none(), "{name}: the run ended first");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if kill {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            let o = fsbench(&["cleanup", "--scratch", sc.to_str().unwrap()]);
+            assert!(o.status.success(), "{}", text(&o));
+        } else {
+            let p = rustix::process::Pid::from_child(&child);
+            rustix::process::kill_process(p, rustix::process::Signal::Int).unwrap();
+            assert_eq!(child.wait().unwrap().code(), Some(130), "{name}");
+        }
+        let t1 = Instant::now();
+        while !redis_servers_of(pid).is_empty() && t1.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(
+            redis_servers_of(pid),
+            Vec::<String>::new(),
+            "{name}: redis-server left running"
+        );
+        assert_eq!(
+            redis_folders_of(pid),
+            Vec::<PathBuf>::new(),
+            "{name}: socket folder left"
+        );
+        assert_powercut_left_nothing(dir.path(), &sc);
+    }
 }
