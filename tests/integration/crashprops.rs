@@ -204,17 +204,11 @@ fn an_f2fs_column_in_a_guest_kernel_holds_and_fails_under_the_wrong_disk() {
 }
 
 /// The `redis-server` processes fsbench `pid` started (their socket folder,
-/// `fsbench-redis-PID-…`, is on the command line), by pid.
+/// `fsbench-redis-PID-…`, is on the command line).
 fn redis_servers_of(pid: u32) -> Vec<String> {
-    let tag = format!("fsbench-redis-{pid}-");
-    let o = std::process::Command::new("pgrep")
-        .args(["-af", &tag])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
+    crate::db::processes_mentioning(&format!("fsbench-redis-{pid}-"))
+        .into_iter()
         .filter(|l| l.contains("redis-server"))
-        .map(str::to_string)
         .collect()
 }
 

@@ -10,7 +10,7 @@
 //! The order is that of completion (start + duration), except where a lookup's recorded
 //! result contradicts it: a lookup that found its path comes after the nearest other thread's
 //! change that made it, one that got ENOENT before the nearest change it did not see, overlap
-//! or not (strace stamps a call when it handles the stop, so a thread stopped while it served
+//! or not, within [`STAMP_SKEW_S`] (strace stamps a call when it handles the stop, so a thread stopped while it served
 //! another can carry a later time than a change its call ran before: a stat stamped 22 µs
 //! after a rename's end that got ENOENT, `threads-late-stamp.trace`; a stat that started
 //! before a rename and found the renamed file, the threads fixture). A lookup

@@ -34,6 +34,14 @@ fn waits_on(t: &Trace, waiter: usize, on: usize) -> bool {
         .any(|&(dt, ds)| dt == tid_on && ds >= seq_on)
 }
 
+/// The index of `t`'s rename whose target is `path`.
+fn rename_making(t: &Trace, path: &str) -> usize {
+    t.calls
+        .iter()
+        .position(|c| c.kind == Kind::Rename && c.path2.as_deref() == Some(path))
+        .unwrap_or_else(|| panic!("no rename makes {path}"))
+}
+
 fn spec_for(t: &Trace, dir: &Path) -> ReplaySpec {
     let p = dir.join("t.trace");
     t.write(&p).unwrap();
@@ -251,11 +259,7 @@ fn divergence_compares_what_is_the_same_on_every_filesystem() {
 #[test]
 fn overlapping_lookups_are_ordered_by_what_they_found() {
     let t = fixture_trace("strace-6.1-threads.txt");
-    let rename = t
-        .calls
-        .iter()
-        .position(|c| c.kind == Kind::Rename && c.path2.as_deref() == Some("work/f00"))
-        .unwrap();
+    let rename = rename_making(&t, "work/f00");
     let r = &t.calls[rename];
     let overlapping = t
         .calls
@@ -309,11 +313,7 @@ fn a_lookup_stamped_on_the_wrong_side_of_a_change_is_ordered_by_its_result() {
     ] {
         let p = format!("{}/../../tests/fixtures/replay/{fixture}", env!("CARGO_MANIFEST_DIR"));
         let t = Trace::read(Path::new(&p)).unwrap();
-        let rename = t
-            .calls
-            .iter()
-            .position(|c| c.kind == Kind::Rename && c.path2.as_deref() == Some(file))
-            .unwrap();
+        let rename = rename_making(&t, file);
         let r = &t.calls[rename];
         let stat = t
             .calls
