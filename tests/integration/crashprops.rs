@@ -5,9 +5,10 @@
 //! flushes without honouring them leaves) turn to FAILS, with the smallest violating state in
 //! the notes, the terminal and JSON reports; nothing is left behind. A SIGKILL while a crash
 //! state is mounted is undone by `fsbench cleanup` (every piece was an undo step); Ctrl-C then
-//! leaves nothing; the same for a SIGKILL or Ctrl-C while the Redis application's real
-//! `redis-server` runs (shown to fail when the server does not die with fsbench: with its
-//! `PR_SET_PDEATHSIG` taken out, `fsbench cleanup` failed and the server stayed).
+//! leaves nothing; the same for a SIGKILL or Ctrl-C while a real server application runs
+//! (`redis-server`, PostgreSQL, MariaDB; shown to fail when the server does not die with
+//! fsbench: with Redis's `PR_SET_PDEATHSIG` taken out, `fsbench cleanup` failed and the server
+//! stayed).
 
 use crate::powercut::{assert_powercut_left_nothing, cell, notes, pending_steps};
 use crate::require_privileged;
@@ -203,79 +204,114 @@ fn an_f2fs_column_in_a_guest_kernel_holds_and_fails_under_the_wrong_disk() {
     crate::guest::assert_guest_left_nothing(&run.scratch);
 }
 
-/// The `redis-server` processes fsbench `pid` started (their socket folder,
-/// `fsbench-redis-PID-…`, is on the command line).
-fn redis_servers_of(pid: u32) -> Vec<String> {
-    crate::db::processes_mentioning(&format!("fsbench-redis-{pid}-"))
+/// fsbench `pid`'s server processes of application `app` still running: Redis by its socket
+/// folder's name; PostgreSQL's postmaster and MariaDB's `mariadbd` by their data directory,
+/// which is under the scratch folder `sc`.
+fn servers_of(app: &str, pid: u32, sc: &Path) -> Vec<String> {
+    let (needle, server) = match app {
+        "redis-aof" => (format!("fsbench-redis-{pid}-"), "redis-server"),
+        "postgresql" => (sc.display().to_string(), "postgres"),
+        _ => (sc.display().to_string(), "mariadbd"),
+    };
+    // The program itself, not a `cp -a …/postgresql …` of its folder: "PID PROGRAM ARGS…".
+    let program = |l: &String| {
+        l.split(' ')
+            .nth(1)
+            .is_some_and(|p| Path::new(p).file_name().is_some_and(|n| n == server))
+    };
+    crate::db::processes_mentioning(&needle)
         .into_iter()
-        .filter(|l| l.contains("redis-server"))
+        .filter(program)
         .collect()
 }
 
-/// The socket folders of fsbench `pid`'s Redis servers left in the temporary directory.
-fn redis_folders_of(pid: u32) -> Vec<PathBuf> {
-    let tag = format!("fsbench-redis-{pid}-");
+/// The socket folders of fsbench `pid`'s servers left in the temporary directory (Redis's
+/// always; PostgreSQL's and MariaDB's when the run folder's path is too long for a socket).
+fn socket_folders_of(pid: u32) -> Vec<PathBuf> {
+    let tags = [format!("fsbench-redis-{pid}-"), format!("fsbench-db-{pid}-")];
     std::fs::read_dir(std::env::temp_dir())
         .unwrap()
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(&tag)))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| tags.iter().any(|t| n.to_string_lossy().starts_with(t.as_str())))
+        })
         .collect()
 }
 
-/// A real server application under the crash states (issue 43): a SIGKILL while fsbench's
-/// `redis-server` runs leaves no server (it dies with fsbench: `PR_SET_PDEATHSIG`) and
-/// `fsbench cleanup` removes its socket folder and every mount, loop device and file; Ctrl-C
-/// at the same moment leaves nothing by itself.
+/// Real server applications under the crash states (issue 43): a SIGKILL while fsbench's
+/// server runs leaves no server (it dies with fsbench: `PR_SET_PDEATHSIG`) and `fsbench
+/// cleanup` removes its socket folder and every mount, loop device and file; Ctrl-C at the
+/// same moment leaves nothing by itself, PostgreSQL's shared memory included. Redis gets both;
+/// PostgreSQL the SIGKILL and MariaDB the Ctrl-C (both signals of both servers are
+/// tested on the `oltp` workload's start, the same code, in `db.rs`).
 #[test]
-fn sigkill_or_ctrl_c_while_a_redis_server_runs_leaves_nothing_after_cleanup() {
+fn sigkill_or_ctrl_c_while_a_server_application_runs_leaves_nothing_after_cleanup() {
     require_privileged!();
-    if crate::util::tool_path("redis-server").is_none() {
-        return crate::util::skip_or_fail("no redis-server: run scripts/install.sh");
+    for tool in ["redis-server", "postgres", "mariadbd"] {
+        if !crate::db::have(tool) {
+            return crate::util::skip_or_fail(&format!("no {tool}: run scripts/install.sh"));
+        }
     }
-    for (name, kill) in [("rdkill", true), ("rdint", false)] {
-        let dir = scratch();
+    for (name, app, kill) in [
+        ("rdkill", "redis-aof", true),
+        ("rdint", "redis-aof", false),
+        ("pgkill", "postgresql", true),
+        ("mdint", "mariadb", false),
+    ] {
+        let dir = crate::db::open_scratch();
         let suite = write_suite(
             dir.path(),
             &format!("{name}.toml"),
-            &format!("[suite]\nname = \"{name}\"\ndescription = \"integration test\"\n[run]\nrepeats = 1\nwarmup = 0\ndrop_caches = false\n[[fs]]\ntype = \"ext4\"\n[[workload]]\nkind = \"crashprops\"\napps = [\"redis-aof\"]\nmax_states = 200\nexhaustive = 4096\n"),
+            &format!("[suite]\nname = \"{name}\"\ndescription = \"integration test\"\n[run]\nrepeats = 1\nwarmup = 0\ndrop_caches = false\n[[fs]]\ntype = \"ext4\"\n[[workload]]\nkind = \"crashprops\"\napps = [\"{app}\"]\nmax_states = 200\nexhaustive = 4096\n"),
         );
         let sc = dir.path().join("scratch");
+        let shm = crate::util::ShmListing::now();
         let mut child = spawn_run(&dir.path().join("r.db"), &suite, &sc, &[]);
         let pid = child.id();
+        // PostgreSQL and MariaDB: a server checking a crash state, on its copy in the run
+        // folder. One on the power-cut disk dies with the disk's FUSE server anyway (its next
+        // write fails), so it could not show a server that outlives fsbench.
+        let on_copy = |l: &String| app == "redis-aof" || l.contains("mnt-crashprops-app");
         let t0 = Instant::now();
-        while redis_servers_of(pid).is_empty() {
-            assert!(
-                t0.elapsed() < Duration::from_secs(120),
-                "{name}: no redis-server started"
-            );
+        while !servers_of(app, pid, &sc).iter().any(on_copy) {
+            assert!(t0.elapsed() < Duration::from_secs(120), "{name}: no server started");
             assert!(child.try_wait().unwrap().is_none(), "{name}: the run ended first");
             std::thread::sleep(Duration::from_millis(5));
         }
-        if kill {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            let o = fsbench(&["cleanup", "--scratch", sc.to_str().unwrap()]);
-            assert!(o.status.success(), "{}", text(&o));
+        let signal = if kill {
+            rustix::process::Signal::Kill
         } else {
-            let p = rustix::process::Pid::from_child(&child);
-            rustix::process::kill_process(p, rustix::process::Signal::Int).unwrap();
-            assert_eq!(child.wait().unwrap().code(), Some(130), "{name}");
-        }
+            rustix::process::Signal::Int
+        };
+        rustix::process::kill_process(rustix::process::Pid::from_child(&child), signal).unwrap();
+        let code = child.wait().unwrap().code();
+        // The server goes with fsbench at once (SIGKILL: its death signal; Ctrl-C: stopped),
+        // before any cleanup: only a short wait, since a server whose data directory
+        // `fsbench cleanup` removes stops by itself within a minute (PostgreSQL's lock file
+        // check), which would hide one that outlived fsbench.
         let t1 = Instant::now();
-        while !redis_servers_of(pid).is_empty() && t1.elapsed() < Duration::from_secs(5) {
+        while !servers_of(app, pid, &sc).is_empty() && t1.elapsed() < Duration::from_secs(5) {
             std::thread::sleep(Duration::from_millis(20));
         }
         assert_eq!(
-            redis_servers_of(pid),
+            servers_of(app, pid, &sc),
             Vec::<String>::new(),
-            "{name}: redis-server left running"
+            "{name}: server outlived fsbench"
         );
+        if kill {
+            let o = fsbench(&["cleanup", "--scratch", sc.to_str().unwrap()]);
+            assert!(o.status.success(), "{name}: {}", text(&o));
+        } else {
+            assert_eq!(code, Some(130), "{name}");
+        }
         assert_eq!(
-            redis_folders_of(pid),
+            socket_folders_of(pid),
             Vec::<PathBuf>::new(),
             "{name}: socket folder left"
         );
         assert_powercut_left_nothing(dir.path(), &sc);
+        shm.assert_none_left();
     }
 }

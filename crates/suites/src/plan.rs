@@ -159,7 +159,7 @@ pub fn expand(suite: &Suite, availability: &dyn Fn(&FsVariant) -> Result<(), Una
                 workload: w.clone(),
                 // A workload that cannot run here (a server not installed) is unavailable
                 // like a filesystem the kernel lacks: reported, never silently skipped.
-                unavailable: unavailable.clone().or_else(|| {
+                unavailable: unavailable.clone().or_else(|| not_a_column_of(w, v)).or_else(|| {
                     let wl = w.kind.workload();
                     wl.availability()
                         .and_then(|()| wl.availability_on(v.fs()))
@@ -234,6 +234,13 @@ pub fn expand(suite: &Suite, availability: &dyn Fn(&FsVariant) -> Result<(), Una
     }
 }
 
+/// Why workload `w` does not run on variant `v`: the suite limits it to other columns
+/// (`fs = [...]` in its `[[workload]]`).
+fn not_a_column_of(w: &WorkloadSpec, v: &FsVariant) -> Option<String> {
+    (!w.fs.is_empty() && !w.fs.contains(&v.name))
+        .then(|| format!("the suite runs {} only on {}", w.name, w.fs.join(", ")))
+}
+
 /// The most scratch space one slot of `slots` needs (in-memory types need none), bytes.
 fn peak_scratch(cases: &[Case], slots: &[Slot]) -> u64 {
     slots
@@ -294,6 +301,7 @@ mod tests {
             workloads: vec![WorkloadSpec {
                 name: "bonnie".into(),
                 kind: WorkloadKind::Bonnie(bonnie),
+                fs: Vec::new(),
             }],
             device: None,
             scale: 1.0,
@@ -333,6 +341,21 @@ mod tests {
                 ("xfs".into(), 2, false),
             ]
         );
+    }
+
+    #[test]
+    fn a_workload_limited_to_some_columns_is_unavailable_on_the_others_with_the_reason() {
+        let mut s = suite(Order::Interleaved, 0);
+        s.workloads[0].fs = vec!["xfs".into()];
+        let plan = expand(&s, &avail);
+        let why: Vec<Option<&str>> = plan.cases.iter().map(|c| c.unavailable.as_deref()).collect();
+        assert_eq!(why, [Some("the suite runs bonnie only on xfs"), Some("no zfs"), None]);
+        let ran: Vec<&str> = plan
+            .slots
+            .iter()
+            .map(|x| plan.cases[x.case].variant.name.as_str())
+            .collect();
+        assert_eq!(ran, ["xfs", "xfs"]);
     }
 
     #[test]

@@ -335,9 +335,27 @@ fn build(src: &Source, tools: Option<super::Tools>) -> Result<Suite, ConfigError
             ));
         }
         seen.insert(w.name.clone(), w.name_at);
+        for (column, at) in &w.fs {
+            if !variants.is_empty() && !variants.iter().any(|v| &v.name == column) {
+                let names: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
+                let hint = match diag::suggest(column, &names) {
+                    Some(s) => format!(": did you mean `{s}`?"),
+                    None => String::new(),
+                };
+                return Err(src.at(
+                    *at,
+                    format!(
+                        "`fs` in workload `{}` names `{column}`, which no [[fs]] of the suite is called{hint} (columns: {})",
+                        w.name,
+                        diag::quoted_list(&names)
+                    ),
+                ));
+            }
+        }
         workloads.push(WorkloadSpec {
             name: w.name,
             kind: w.kind,
+            fs: w.fs.into_iter().map(|(n, _)| n).collect(),
         });
     }
 

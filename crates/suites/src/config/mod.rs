@@ -132,6 +132,11 @@ pub struct WorkloadSpec {
     pub name: String,
     /// What it does and its parameters.
     pub kind: WorkloadKind,
+    /// The `[[fs]]` columns (by name) it runs on (`fs = [...]` in the `[[workload]]`); empty:
+    /// every column. On any other column its case is unavailable, with the list as the reason
+    /// (reported, never silently left out).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fs: Vec<String>,
 }
 
 /// A validated suite: everything a run needs to know.

@@ -133,6 +133,8 @@ pub(super) type RawWorkload = BTreeMap<Spanned<String>, toml::Value>;
 pub(super) struct DecodedWorkload {
     pub name: String,
     pub kind: WorkloadKind,
+    /// The columns it is limited to (`fs = [...]`), each with where it is written.
+    pub fs: Vec<(String, usize)>,
     /// Where the name is written, or the table when it defaulted to the kind.
     pub name_at: usize,
     /// The table's position.
@@ -185,13 +187,27 @@ pub(super) fn decode_workload(src: &Source, entry: &Spanned<RawWorkload>) -> Res
         },
     };
     let section = format!("workload `{name}`");
+    let fs = match key_at(map, "fs") {
+        None => Vec::new(),
+        Some((at, v)) => match v.as_array().map(|a| a.iter().map(|n| n.as_str()).collect::<Option<Vec<_>>>()) {
+            Some(Some(names)) if !names.is_empty() => names.into_iter().map(|n| (n.to_string(), at)).collect(),
+            _ => {
+                return Err(src.at(
+                    at,
+                    format!("`fs` in {section} must be a list of [[fs]] names, such as [\"xfs\", \"btrfs\"] (leave it out to run on every column)"),
+                ))
+            }
+        },
+    };
 
-    let whole = table_of(map.iter().filter(|(k, _)| k.get_ref() != "name"));
+    let suite_keys = |k: &Spanned<String>| k.get_ref() != "name" && k.get_ref() != "fs";
+    let whole = table_of(map.iter().filter(|(k, _)| suite_keys(k)));
     let err = match whole.try_into::<WorkloadKind>() {
         Ok(kind) => {
             return Ok(DecodedWorkload {
                 name,
                 kind,
+                fs,
                 name_at,
                 table_at,
             })
@@ -207,7 +223,7 @@ pub(super) fn decode_workload(src: &Source, entry: &Spanned<RawWorkload>) -> Res
         // (with `kind`, so the enum can dispatch) fails the same way.
         _ => map
             .iter()
-            .filter(|(k, _)| k.get_ref() != "kind" && k.get_ref() != "name")
+            .filter(|(k, _)| k.get_ref() != "kind" && suite_keys(k))
             .find(|(k, v)| {
                 let one = map.iter().filter(|(kk, _)| kk.get_ref() == "kind").chain([(*k, *v)]);
                 let alone = table_of(one).try_into::<WorkloadKind>();
@@ -225,6 +241,9 @@ pub(super) fn decode_workload(src: &Source, entry: &Spanned<RawWorkload>) -> Res
     };
     Err(src.at(
         at,
-        format!("{key_prefix}{}", diag::describe(&problem, &section, &["kind", "name"])),
+        format!(
+            "{key_prefix}{}",
+            diag::describe(&problem, &section, &["kind", "name", "fs"])
+        ),
     ))
 }

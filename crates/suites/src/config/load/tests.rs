@@ -440,6 +440,23 @@ fn tiny_image_sizes_are_rejected() {
     assert!(e.starts_with("suite.toml:6:14: image_size = 4KiB is too small"), "{e}");
 }
 
+#[test]
+fn a_workload_limited_to_columns_names_them_and_a_typo_is_refused_where_it_is_written() {
+    let two = BASE.replace("[[workload]]", "[[fs]]\ntype = \"xfs\"\n\n[[workload]]");
+    let s = load(&format!("{two}fs = [\"xfs\"]\n")).unwrap();
+    assert_eq!(s.workloads[0].fs, ["xfs"]);
+    let e = err(&format!("{two}fs = [\"xfss\"]\n"));
+    assert!(
+        e.starts_with("suite.toml:13:1: `fs` in workload `bonnie` names `xfss`"),
+        "{e}"
+    );
+    assert!(e.contains("did you mean `xfs`?"), "{e}");
+    let e = err(&format!("{two}fs = \"xfs\"\n"));
+    assert!(e.contains("must be a list of [[fs]] names"), "{e}");
+    // Not a key of the workload's own spec, so it is not offered as one either.
+    assert!(load(BASE).unwrap().workloads[0].fs.is_empty());
+}
+
 // ---- overrides ----
 
 #[test]
