@@ -32,6 +32,7 @@
 //! [[workload]]           # one table per workload, in run order
 //! kind = "bonnie"        # required: one of `WorkloadKind::KINDS`
 //! name = "bonnie"        # optional; default = kind
+//! fs = ["ext4-nojournal"]   # optional: only these [[fs]] names (elsewhere: unavailable, with why) [all]
 //! file_size = "256MiB"   # the remaining keys belong to the kind (see its spec struct)
 //! ```
 //!
