@@ -453,7 +453,7 @@ fn a_workload_limited_to_columns_names_them_and_a_typo_is_refused_where_it_is_wr
     assert!(e.contains("did you mean `xfs`?"), "{e}");
     let e = err(&format!("{two}fs = \"xfs\"\n"));
     assert!(e.contains("must be a list of [[fs]] names"), "{e}");
-    // Not a key of the workload's own spec, so it is not offered as one either.
+    // Without the key: every column.
     assert!(load(BASE).unwrap().workloads[0].fs.is_empty());
 }
 
