@@ -244,6 +244,72 @@ fn toml_error(src: &Source, e: &toml::de::Error) -> ConfigError {
     }
 }
 
+/// The suite's `[[workload]]` tables, each decoded and checked (name, spec, columns) in order.
+fn build_workloads(
+    src: &Source,
+    entries: &[Spanned<raw::RawWorkload>],
+    variants: &[FsVariant],
+) -> Result<Vec<WorkloadSpec>, ConfigError> {
+    let mut workloads = Vec::with_capacity(entries.len());
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for entry in entries {
+        let w = raw::decode_workload(src, entry)?;
+        check_name(&w.name).map_err(|why| {
+            let fix = if w.name_at == w.table_at {
+                " (set `name = \"…\"` for this [[workload]])"
+            } else {
+                ""
+            };
+            src.at(w.name_at, format!("workload name `{}` {why}{fix}", w.name))
+        })?;
+        w.kind
+            .workload()
+            .validate()
+            .map_err(|why| src.at(w.table_at, format!("workload `{}`: {why}", w.name)))?;
+        if let Some(&first) = seen.get(&w.name) {
+            return Err(src.at(
+                w.name_at,
+                format!(
+                    "workload name `{}` is used twice (first at line {}): give each [[workload]] a distinct `name = \"…\"`",
+                    w.name,
+                    src.line(first)
+                ),
+            ));
+        }
+        seen.insert(w.name.clone(), w.name_at);
+        check_columns(src, &w, variants)?;
+        workloads.push(WorkloadSpec {
+            name: w.name,
+            kind: w.kind,
+            fs: w.fs.into_iter().map(|(n, _)| n).collect(),
+        });
+    }
+    Ok(workloads)
+}
+
+/// A workload's `fs = [...]` names only `[[fs]]` tables of the suite (checked when the suite
+/// has any: `--fs` may supply the columns instead); the error points at the key.
+fn check_columns(src: &Source, w: &raw::DecodedWorkload, variants: &[FsVariant]) -> Result<(), ConfigError> {
+    for (column, at) in &w.fs {
+        if !variants.is_empty() && !variants.iter().any(|v| &v.name == column) {
+            let names: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
+            let hint = match diag::suggest(column, &names) {
+                Some(s) => format!(": did you mean `{s}`?"),
+                None => String::new(),
+            };
+            return Err(src.at(
+                *at,
+                format!(
+                    "`fs` in workload `{}` names `{column}`, which no [[fs]] of the suite is called{hint} (columns: {})",
+                    w.name,
+                    diag::quoted_list(&names)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Text → raw structs → checked [`Suite`] (before overrides; `trim` not yet fitted to repeats).
 fn build(src: &Source, tools: Option<super::Tools>) -> Result<Suite, ConfigError> {
     let raw: RawFile = toml::from_str(src.text).map_err(|e| toml_error(src, &e))?;
@@ -309,56 +375,7 @@ fn build(src: &Source, tools: Option<super::Tools>) -> Result<Suite, ConfigError
             "the suite has no [[workload]] table: add at least one, e.g. `[[workload]]` followed by `kind = \"{example}\"`"
         )));
     }
-    let mut workloads = Vec::with_capacity(raw.workload.len());
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    for entry in &raw.workload {
-        let w = raw::decode_workload(src, entry)?;
-        check_name(&w.name).map_err(|why| {
-            let fix = if w.name_at == w.table_at {
-                " (set `name = \"…\"` for this [[workload]])"
-            } else {
-                ""
-            };
-            src.at(w.name_at, format!("workload name `{}` {why}{fix}", w.name))
-        })?;
-        w.kind
-            .workload()
-            .validate()
-            .map_err(|why| src.at(w.table_at, format!("workload `{}`: {why}", w.name)))?;
-        if let Some(&first) = seen.get(&w.name) {
-            return Err(src.at(
-                w.name_at,
-                format!(
-                    "workload name `{}` is used twice (first at line {}): give each [[workload]] a distinct `name = \"…\"`",
-                    w.name,
-                    src.line(first)
-                ),
-            ));
-        }
-        seen.insert(w.name.clone(), w.name_at);
-        for (column, at) in &w.fs {
-            if !variants.is_empty() && !variants.iter().any(|v| &v.name == column) {
-                let names: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
-                let hint = match diag::suggest(column, &names) {
-                    Some(s) => format!(": did you mean `{s}`?"),
-                    None => String::new(),
-                };
-                return Err(src.at(
-                    *at,
-                    format!(
-                        "`fs` in workload `{}` names `{column}`, which no [[fs]] of the suite is called{hint} (columns: {})",
-                        w.name,
-                        diag::quoted_list(&names)
-                    ),
-                ));
-            }
-        }
-        workloads.push(WorkloadSpec {
-            name: w.name,
-            kind: w.kind,
-            fs: w.fs.into_iter().map(|(n, _)| n).collect(),
-        });
-    }
+    let mut workloads = build_workloads(src, &raw.workload, &variants)?;
 
     super::real::apply(
         src,
