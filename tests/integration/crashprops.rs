@@ -244,8 +244,8 @@ fn socket_folders_of(pid: u32) -> Vec<PathBuf> {
 /// server runs leaves no server (it dies with fsbench: `PR_SET_PDEATHSIG`) and `fsbench
 /// cleanup` removes its socket folder and every mount, loop device and file; Ctrl-C at the
 /// same moment leaves nothing by itself, PostgreSQL's shared memory included. Redis gets both;
-/// PostgreSQL the SIGKILL and MariaDB the Ctrl-C (both signals of both servers are
-/// tested on the `oltp` workload's start, the same code, in `db.rs`).
+/// PostgreSQL the SIGKILL and MariaDB the Ctrl-C (their start is the `oltp` workload's, which
+/// `db.rs` tests under SIGKILL for both and Ctrl-C for MariaDB).
 #[test]
 fn sigkill_or_ctrl_c_while_a_server_application_runs_leaves_nothing_after_cleanup() {
     require_privileged!();

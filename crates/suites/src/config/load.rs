@@ -281,7 +281,7 @@ fn build_workloads(
         workloads.push(WorkloadSpec {
             name: w.name,
             kind: w.kind,
-            fs: w.fs.into_iter().map(|(n, _)| n).collect(),
+            fs: w.fs,
         });
     }
     Ok(workloads)
@@ -290,7 +290,7 @@ fn build_workloads(
 /// A workload's `fs = [...]` names only `[[fs]]` tables of the suite (checked when the suite
 /// has any: `--fs` may supply the columns instead); the error points at the key.
 fn check_columns(src: &Source, w: &raw::DecodedWorkload, variants: &[FsVariant]) -> Result<(), ConfigError> {
-    for (column, at) in &w.fs {
+    for column in &w.fs {
         if !variants.is_empty() && !variants.iter().any(|v| &v.name == column) {
             let names: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
             let hint = match diag::suggest(column, &names) {
@@ -298,7 +298,7 @@ fn check_columns(src: &Source, w: &raw::DecodedWorkload, variants: &[FsVariant])
                 None => String::new(),
             };
             return Err(src.at(
-                *at,
+                w.fs_at,
                 format!(
                     "`fs` in workload `{}` names `{column}`, which no [[fs]] of the suite is called{hint} (columns: {})",
                     w.name,

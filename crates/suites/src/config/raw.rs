@@ -133,8 +133,10 @@ pub(super) type RawWorkload = BTreeMap<Spanned<String>, toml::Value>;
 pub(super) struct DecodedWorkload {
     pub name: String,
     pub kind: WorkloadKind,
-    /// The columns it is limited to (`fs = [...]`), each with where it is written.
-    pub fs: Vec<(String, usize)>,
+    /// The columns it is limited to (`fs = [...]`; empty: every column).
+    pub fs: Vec<String>,
+    /// Where `fs` is written (the table's position when it is not).
+    pub fs_at: usize,
     /// Where the name is written, or the table when it defaulted to the kind.
     pub name_at: usize,
     /// The table's position.
@@ -187,10 +189,10 @@ pub(super) fn decode_workload(src: &Source, entry: &Spanned<RawWorkload>) -> Res
         },
     };
     let section = format!("workload `{name}`");
-    let fs = match key_at(map, "fs") {
-        None => Vec::new(),
+    let (fs, fs_at) = match key_at(map, "fs") {
+        None => (Vec::new(), table_at),
         Some((at, v)) => match v.as_array().map(|a| a.iter().map(|n| n.as_str()).collect::<Option<Vec<_>>>()) {
-            Some(Some(names)) if !names.is_empty() => names.into_iter().map(|n| (n.to_string(), at)).collect(),
+            Some(Some(names)) if !names.is_empty() => (names.into_iter().map(str::to_string).collect(), at),
             _ => {
                 return Err(src.at(
                     at,
@@ -208,6 +210,7 @@ pub(super) fn decode_workload(src: &Source, entry: &Spanned<RawWorkload>) -> Res
                 name,
                 kind,
                 fs,
+                fs_at,
                 name_at,
                 table_at,
             })
