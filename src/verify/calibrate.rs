@@ -10,7 +10,9 @@
 //!   [`BLOCK_TARGET_S`] (whole 256 MiB, from the table's 512 MiB up to [`MAX_FILE_MIB`]);
 //! - the small files of `bonnie-files` so that the fastest small-file phase (a stat) takes
 //!   about [`FILES_TARGET_S`], 1.5 × bonnie++'s 0.5 s (whole 1024s, from [`MIN_FILES`] up to
-//!   [`FILES_PER_MIB`] per MiB of the memory cgroup).
+//!   [`FILES_PER_MIB`] per MiB of [`MAX_FILES_MEMORY_MIB`]). The pair runs in a memory cgroup
+//!   of its own large enough for them ([`super::pairs::files_memory_mib`]: `memory` in its
+//!   `[[workload]]` tables), the other pairs in the run's.
 //!
 //! Invariants: both sides of a pair get the same sizes (they are written into the suite's
 //! bodies, [`super::pairs::sized_body`]); a size never goes under the table's file or over
@@ -39,9 +41,12 @@ pub const FILES_TARGET_S: f64 = 0.75;
 pub const MAX_FILE_MIB: u64 = 4096;
 /// The fewest small files.
 pub const MIN_FILES: u32 = 16384;
-/// The most small files per MiB of the run's memory cgroup: 128 Ki files under 256 MiB ran
-/// without an OOM kill (ext4, bonnie++ `-n 128`, 2026-11-28), 128 Ki under 128 MiB did not.
+/// The most small files per MiB of a memory cgroup: 128 Ki files under 256 MiB ran without an
+/// OOM kill (ext4, bonnie++ `-n 128`, 2026-11-28), 128 Ki under 128 MiB did not.
 pub const FILES_PER_MIB: u64 = 512;
+/// The largest memory cgroup of the `bonnie-files` pair, MiB: 1 Mi files at [`FILES_PER_MIB`],
+/// 1.5 s of stats at the 680 k/s measured on a quiet machine here.
+pub const MAX_FILES_MEMORY_MIB: u64 = 2048;
 /// The small files of the calibration run (enough to time a stat, quick to create).
 const CALIBRATION_FILES: u32 = 16384;
 
@@ -64,7 +69,8 @@ fn fastest<'a>(rates: &'a [(String, String, f64)], phases: &[&str]) -> Option<(f
 }
 
 /// The sizes from the natives' rates `(variant, phase, rate)` (block phases in MiB/s, file
-/// phases in ops/s) and the memory cgroup's limit in MiB; see the module documentation.
+/// phases in ops/s) and the largest memory cgroup the small files may have, MiB; see the
+/// module documentation.
 pub fn sizes_from(rates: &[(String, String, f64)], memory_mib: u64) -> Calibration {
     let mut sizes = BonnieSizes::DEFAULT;
     let mut lines = Vec::new();
@@ -108,8 +114,9 @@ pub fn sizes_from(rates: &[(String, String, f64)], memory_mib: u64) -> Calibrati
                 String::new()
             };
             lines.push(format!(
-                "bonnie-files {} files: {phase} ran at {rate:.0}/s on {variant}, {FILES_TARGET_S} s of it is {want:.0} files{cap}",
-                sizes.files
+                "bonnie-files {} files in a {} MiB memory cgroup: {phase} ran at {rate:.0}/s on {variant}, {FILES_TARGET_S} s of it is {want:.0} files{cap}",
+                sizes.files,
+                pairs::files_memory_mib(sizes.files, pairs::memory_mib(1.0))
             ));
         }
         None => lines.push(format!(
@@ -219,7 +226,7 @@ pub fn run(
         return Ok(Err(summary));
     }
     let data = summary.store.load_session(summary.session)?;
-    let mut c = sizes_from(&rates(&data.cases, &data.samples), pairs::memory_mib(1.0));
+    let mut c = sizes_from(&rates(&data.cases, &data.samples), MAX_FILES_MEMORY_MIB);
     c.lines.insert(
         0,
         format!("verify: sizes from calibration session {}:", summary.session),
@@ -261,6 +268,13 @@ mod tests {
         let fast = sizes_from(&[r("ext4", "rewrite", 5000.0), r("ext4", "seq_stat", 700_000.0)], 256);
         assert_eq!(fast.sizes.file, Bytes(MAX_FILE_MIB * Bytes::MIB));
         assert_eq!(fast.sizes.files, 131_072, "512 files per MiB of a 256 MiB cgroup");
+        // The verify run's cap: 700 k stats/s want 525,000 files, under 1 Mi; their cgroup
+        // grows to hold them (1,026 MiB at 512 files per MiB).
+        let quiet = sizes_from(&[r("ext4", "seq_stat", 700_000.0)], MAX_FILES_MEMORY_MIB);
+        assert_eq!(quiet.sizes.files, 525_312);
+        assert_eq!(pairs::files_memory_mib(quiet.sizes.files, 256), 1026);
+        assert!(quiet.lines[1].contains("in a 1026 MiB memory cgroup"), "{:?}", quiet.lines);
+        assert!(!quiet.lines[1].contains("capped"), "{:?}", quiet.lines);
         assert!(fast.lines.iter().all(|l| l.contains("capped")), "{:?}", fast.lines);
         // A slow machine never goes under the table's file or the fewest files.
         let slow = sizes_from(&[r("ext4", "seq_read_block", 50.0), r("ext4", "seq_stat", 1000.0)], 256);

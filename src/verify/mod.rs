@@ -134,6 +134,13 @@ pub fn suite_text_sized(o: &VerifyOptions, sizes: &pairs::BonnieSizes) -> Result
             if o.fast_seeks && name == pairs::native_name(p) && p.second.is_some() {
                 body.push_str("\ntest_seek_credit = 2");
             }
+            // The small files' own cgroup, when they need more than the run's (`--scale` shrinks
+            // the files and the run's cgroup alike, so only a calibrated run needs one).
+            let run_mib = pairs::memory_mib(o.scale.unwrap_or(1.0));
+            let own = pairs::files_memory_mib(sizes.files, run_mib);
+            if p.id == "bonnie-files" && o.scale.is_none() && own > run_mib {
+                let _ = write!(body, "\nmemory = \"{own}MiB\"");
+            }
             let _ = writeln!(s, "\n[[workload]]\nname = \"{name}\"\n{}", body.trim_end());
         }
     }
@@ -444,7 +451,27 @@ mod tests {
                 ("bonnie-files:bonnie++", K::BonniePp(b)) => assert_eq!((b.size.get(), b.files), (0, 90_112)),
                 (n, k) => panic!("{n}: {k:?}"),
             }
+            // 90,112 files fit the run's 256 MiB: no cgroup of their own.
+            assert_eq!(w.memory, None, "{}", w.name);
         }
+        // 512 Ki files do not: both sides of the small-file pair get 1 GiB, the others the run's.
+        let many = suite_text_sized(
+            &VerifyOptions {
+                scale: None,
+                ..opts()
+            },
+            &pairs::BonnieSizes {
+                file: crate::units::Bytes(1024 * crate::units::Bytes::MIB),
+                files: 524_288,
+            },
+        )
+        .unwrap();
+        let suite = crate::config::load_str(&many, "verify", &Default::default()).expect("sized suite loads");
+        for w in &suite.workloads {
+            let own = w.name.starts_with("bonnie-files:").then_some(crate::units::Bytes(1024 << 20));
+            assert_eq!(w.memory, own, "{}", w.name);
+        }
+        assert_eq!(suite.policy.memory, Some(256 << 20));
         let only = suite_text(&VerifyOptions {
             only: vec!["bigfile".into()],
             mismatch: true,

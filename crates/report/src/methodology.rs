@@ -639,6 +639,13 @@ fn cache_regime(model: &ReportModel) -> Vec<String> {
             continue;
         }
         seen.push(&c.workload);
+        // A workload with its own `memory` ran in that cgroup: its samples' path facts say so.
+        let (memory, which) = model
+            .samples
+            .iter()
+            .filter(|s| s.sample.case_id == c.case_id)
+            .find_map(|s| s.sample.path.as_ref()?.memory_asked)
+            .map_or((memory, which), |m| (m, "the memory cgroup"));
         let Ok(json) = serde_json::from_str::<serde_json::Value>(&c.workload_json) else {
             continue;
         };

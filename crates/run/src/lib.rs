@@ -491,17 +491,9 @@ impl Runner {
             .map(|r| lock::session(&self.db, r.session))
             .transpose()?;
         let state = RunState::create(self.target.scratch())?;
-        // The small machine's memory: one cgroup for the run, entered for each workload.
-        let memory = match self.suite.policy.memory {
-            Some(requested) => {
-                let (limit, warning) = crate::cgroup::effective_limit(requested);
-                if let Some(w) = warning {
-                    obs.warning(&w);
-                }
-                Some(crate::cgroup::MemoryCgroup::create(&state, limit)?)
-            }
-            None => None,
-        };
+        // The small machine's memory: one cgroup for the run, entered for each workload, and one
+        // per distinct limit that workloads ask for themselves.
+        let memory = Memory::create(&self.suite, &state, obs)?;
         let reporting = self.hold_page_reporting(&state, obs)?;
         let provisioner = self.target.provisioner(state.clone(), self.suite.loop_io)?;
         let session = match &self.resume {
@@ -619,7 +611,7 @@ impl Runner {
                 images: aged::AgedImages::of(&self.options).for_repeat(case, slot.warmup),
             },
             &self.interrupt,
-            open.memory.as_ref(),
+            open.memory.of(&case.workload),
             &|p| obs.phase_started(&what, p),
             &mut sample,
         );
@@ -705,12 +697,53 @@ struct OpenSession {
     store: Box<dyn ResultStore>,
     session: i64,
     state: RunState,
-    memory: Option<crate::cgroup::MemoryCgroup>,
+    memory: Memory,
     provisioner: Box<dyn Provisioner>,
     /// `--hold-page-reporting`'s hold, given back when the session closes.
     _reporting: Option<crate::balloon::Hold>,
     /// The session's lock file, held until the session is closed.
     _lock: Option<std::fs::File>,
+}
+
+/// The memory cgroups of a session: the run's (`[run] memory` / `--memory`) and one per distinct
+/// limit the workloads ask for (`memory` in a `[[workload]]`). Dropped when the session closes.
+struct Memory {
+    run: Option<crate::cgroup::MemoryCgroup>,
+    /// `(limit asked, cgroup)`, one per distinct limit.
+    own: Vec<(u64, crate::cgroup::MemoryCgroup)>,
+}
+
+impl Memory {
+    fn create(suite: &crate::config::Suite, state: &RunState, obs: &dyn Observer) -> Result<Memory, RunError> {
+        let limit = |requested: u64| {
+            let (limit, warning) = crate::cgroup::effective_limit(requested);
+            if let Some(w) = warning {
+                obs.warning(&w);
+            }
+            limit
+        };
+        let run = match suite.policy.memory {
+            Some(requested) => Some(crate::cgroup::MemoryCgroup::create(state, limit(requested))?),
+            None => None,
+        };
+        let mut own: Vec<(u64, crate::cgroup::MemoryCgroup)> = Vec::new();
+        for w in &suite.workloads {
+            let Some(asked) = w.memory.map(|b| b.get()) else { continue };
+            if !own.iter().any(|(a, _)| *a == asked) {
+                let cg = crate::cgroup::MemoryCgroup::create_tagged(state, limit(asked), &format!("w{}", own.len()))?;
+                own.push((asked, cg));
+            }
+        }
+        Ok(Memory { run, own })
+    }
+
+    /// The cgroup `workload` runs in: its own limit's, else the run's, else none.
+    fn of(&self, workload: &crate::config::WorkloadSpec) -> Option<&crate::cgroup::MemoryCgroup> {
+        match workload.memory {
+            Some(asked) => self.own.iter().find(|(a, _)| *a == asked.get()).map(|(_, c)| c),
+            None => self.run.as_ref(),
+        }
+    }
 }
 
 /// What the ranks of a session told rank 0 before the first phase.

@@ -302,6 +302,7 @@ mod tests {
                 name: "bonnie".into(),
                 kind: WorkloadKind::Bonnie(bonnie),
                 fs: Vec::new(),
+                memory: None,
             }],
             device: None,
             scale: 1.0,

@@ -173,13 +173,20 @@ impl MemoryCgroup {
     /// Makes the cgroup of the run whose state is `state`, with `limit` bytes (already passed
     /// through [`effective_limit`]), and records it for cleanup.
     pub fn create(state: &dyn UndoLog, limit: u64) -> Result<MemoryCgroup, CgroupError> {
+        Self::create_tagged(state, limit, "")
+    }
+
+    /// As [`MemoryCgroup::create`], for a second cgroup of the same run (a workload's own
+    /// `memory`): `tag` (non-empty, path-safe) is appended to the run's cgroup name.
+    pub fn create_tagged(state: &dyn UndoLog, limit: u64, tag: &str) -> Result<MemoryCgroup, CgroupError> {
         let ctl = controller()?;
         let run = state.dir();
         let name = format!(
-            "{PREFIX}{}",
+            "{PREFIX}{}{}{tag}",
             run.file_name()
                 .map(|n| n.to_string_lossy().trim_start_matches("run-").to_string())
-                .unwrap_or_else(|| std::process::id().to_string())
+                .unwrap_or_else(|| std::process::id().to_string()),
+            if tag.is_empty() { "" } else { "-" }
         );
         if ctl.version == Version::V2 {
             let sc = ctl.parent.join("cgroup.subtree_control");

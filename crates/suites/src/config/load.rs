@@ -33,6 +33,7 @@
 //! kind = "bonnie"        # required: one of `WorkloadKind::KINDS`
 //! name = "bonnie"        # optional; default = kind
 //! fs = ["ext4-nojournal"]   # optional: only these [[fs]] names (elsewhere: unavailable, with why) [all]
+//! memory = "1GiB"       # optional: this workload's memory cgroup, in place of [run] memory [the run's]
 //! file_size = "256MiB"   # the remaining keys belong to the kind (see its spec struct)
 //! ```
 //!
@@ -278,10 +279,19 @@ fn build_workloads(
         }
         seen.insert(w.name.clone(), w.name_at);
         check_columns(src, &w, variants)?;
+        let memory = w
+            .memory
+            .map(|(b, at)| {
+                check_memory(b)
+                    .map(crate::units::Bytes)
+                    .map_err(|why| src.at(at, format!("memory = \"{}\" in workload `{}` {why}", crate::units::Bytes(b), w.name)))
+            })
+            .transpose()?;
         workloads.push(WorkloadSpec {
             name: w.name,
             kind: w.kind,
             fs: w.fs,
+            memory,
         });
     }
     Ok(workloads)

@@ -137,6 +137,11 @@ pub struct WorkloadSpec {
     /// (reported, never silently left out).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fs: Vec<String>,
+    /// `memory = "…"` in the `[[workload]]`: the memory cgroup limit of this workload's
+    /// repeats, bytes, in place of the run's (`[run] memory` / `--memory`); `None`: the run's.
+    /// The runner makes one cgroup per distinct limit (`run::Runner`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<crate::units::Bytes>,
 }
 
 /// A validated suite: everything a run needs to know.

@@ -126,6 +126,9 @@ impl<'de> Deserialize<'de> for MountOpts {
     }
 }
 
+/// The keys of a `[[workload]]` that belong to the suite, not to the workload kind's spec.
+const SUITE_KEYS: &[&str] = &["name", "fs", "memory"];
+
 /// One `[[workload]]`, keys with their positions.
 pub(super) type RawWorkload = BTreeMap<Spanned<String>, toml::Value>;
 
@@ -137,6 +140,9 @@ pub(super) struct DecodedWorkload {
     pub fs: Vec<String>,
     /// Where `fs` is written (the table's position when it is not).
     pub fs_at: usize,
+    /// `memory = "…"`: the workload's own memory cgroup limit (bytes, not yet checked) and
+    /// where it is written.
+    pub memory: Option<(u64, usize)>,
     /// Where the name is written, or the table when it defaulted to the kind.
     pub name_at: usize,
     /// The table's position.
@@ -202,7 +208,20 @@ pub(super) fn decode_workload(src: &Source, entry: &Spanned<RawWorkload>) -> Res
         },
     };
 
-    let suite_keys = |k: &Spanned<String>| k.get_ref() != "name" && k.get_ref() != "fs";
+    let memory = match key_at(map, "memory") {
+        None => None,
+        Some((at, v)) => match v.as_str().map(str::parse::<Bytes>) {
+            Some(Ok(b)) => Some((b.get(), at)),
+            _ => {
+                return Err(src.at(
+                    at,
+                    format!("`memory` in {section} must be a quoted size such as \"1GiB\" (leave it out to use [run] memory)"),
+                ))
+            }
+        },
+    };
+
+    let suite_keys = |k: &Spanned<String>| !SUITE_KEYS.contains(&k.get_ref().as_str());
     let whole = table_of(map.iter().filter(|(k, _)| suite_keys(k)));
     let err = match whole.try_into::<WorkloadKind>() {
         Ok(kind) => {
@@ -211,6 +230,7 @@ pub(super) fn decode_workload(src: &Source, entry: &Spanned<RawWorkload>) -> Res
                 kind,
                 fs,
                 fs_at,
+                memory,
                 name_at,
                 table_at,
             })

@@ -457,6 +457,21 @@ fn a_workload_limited_to_columns_names_them_and_a_typo_is_refused_where_it_is_wr
     assert!(load(BASE).unwrap().workloads[0].fs.is_empty());
 }
 
+#[test]
+fn a_workload_may_have_its_own_memory_limit_and_a_bad_one_is_refused_at_its_key() {
+    let s = load(&format!("{BASE}memory = \"1GiB\"\n")).unwrap();
+    assert_eq!(s.workloads[0].memory, Some(crate::units::Bytes(1 << 30)));
+    // Not part of the workload kind's spec (its case id is the kind's), and absent by default.
+    assert!(load(BASE).unwrap().workloads[0].memory.is_none());
+    let e = err(&format!("{BASE}memory = \"512KiB\"\n"));
+    assert!(
+        e.starts_with("suite.toml:10:1: memory = \"512KiB\" in workload `bonnie` is out of range"),
+        "{e}"
+    );
+    let e = err(&format!("{BASE}memory = 1024\n"));
+    assert!(e.contains("`memory` in workload `bonnie` must be a quoted size"), "{e}");
+}
+
 // ---- overrides ----
 
 #[test]
