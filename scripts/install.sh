@@ -54,6 +54,9 @@ want+=(libopenmpi-dev:/usr/include/x86_64-linux-gnu/openmpi/mpi.h openmpi-bin:mp
 # record tar, git, a C program they compile, make building a small C project and the sqlite3
 # CLI (below) inserting rows (tests/integration/replay.rs).
 want+=(strace:strace git:git gcc:cc make:make)
+# ... and under perf, whose record of every system call and context switch measures the time
+# strace holds the program stopped (crates/content/src/trace/timing.rs, doc/replay.md).
+want+=(linux-perf:perf)
 # The applications of `crashprops` (crates/engine/src/workloads/crashprops/apps.rs) are the real
 # tools users have: Debian's sqlite3 CLI and git (above), run on the recording disk and as the checkers.
 want+=(sqlite3:sqlite3)

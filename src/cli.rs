@@ -404,9 +404,10 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub max_pairs: u32,
     /// No pairs are added once the next would end the run after this much time (e.g. 25m).
-    /// The default lets `--pairs 3` on ext4, xfs and btrfs reach --max-pairs where intervals
-    /// are undecided on a 2-core VM (32 min there; doc/verify.md).
-    #[arg(long, value_name = "DURATION", default_value = "35m")]
+    /// The default leaves `--pairs 3` on ext4, xfs and btrfs (35 min on a quiet 2-core VM, the
+    /// half-million small files of bonnie-files 10 of them) time for about two more rounds
+    /// where intervals are undecided (doc/verify.md).
+    #[arg(long, value_name = "DURATION", default_value = "60m")]
     pub budget: crate::units::Dur,
     /// Run only these pairs (comma-separated): fileio-rndrd, fileio-openloop, fileio-rndrw,
     /// bonnie-io, bonnie-files, treecopy, bigfile. Without --scale, the bonnie pairs are sized

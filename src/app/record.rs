@@ -9,9 +9,21 @@
 //! call is written. The price is strace's overhead on every system call, which slows the
 //! traced run (measured in doc/replay.md); the trace's times are those of the traced run.
 //!
+//! **Timing** (where perf may trace: root, or a lowered `perf_event_paranoid` with tracefs
+//! mounted): strace runs under `perf record` of every system call's entry and exit and every
+//! context switch ([`perf`]), and `crate::trace::timing` aligns the kernel's record with
+//! strace's lines (`-n` prints each call's number): each call gets the kernel's start and
+//! duration, and the time strace held its thread stopped before it is measured, not estimated
+//! ([`crate::trace::Call::tracer_s`], the header's `timing`), so a timed replay takes out
+//! exactly that. perf runs only if it recorded `true` first with the same events (the program
+//! never runs twice); when tracefs is not mounted, perf runs in a private mount namespace that
+//! mounts it (`unshare --mount`: nothing is left mounted, whatever ends the run; the program
+//! sees the same mounts). Without perf, or when its record misses a call or lost events, the
+//! trace keeps strace's times and the calibration's estimate, and `fsbench record` says why.
+//!
 //! Order: the command is found and --root checked first (exit 2 otherwise, nothing run); the
 //! tree under the root is captured (metadata only); the program runs under
-//! `strace --seccomp-bpf -f -ttt -T -y -qq -s 0 -e trace=%file,%desc,%process,msync -o RAW` in
+//! `strace --seccomp-bpf -f -n -ttt -T -y -qq -s 0 -e trace=%file,%desc,%process,msync -o RAW` in
 //! the working directory, its standard streams inherited (`-s 0`: no data is printed, so the raw output
 //! holds no file contents); the raw output, in a temporary directory, is parsed
 //! ([`crate::parsers::strace`]), resolved ([`crate::trace::resolve`]) and removed; the trace is
@@ -41,9 +53,10 @@ use std::time::Instant;
 pub const STRACE_FILTER: &str = "trace=%file,%desc,%process,msync";
 
 /// strace's flags for a recording and for its calibration, before `-o FILE -- COMMAND`.
-pub const STRACE_FLAGS: [&str; 10] = [
+pub const STRACE_FLAGS: [&str; 11] = [
     "--seccomp-bpf",
     "-f",
+    "-n",
     "-ttt",
     "-T",
     "-y",
@@ -101,8 +114,14 @@ pub fn cmd_record(a: &RecordArgs) -> Result<i32> {
     let tree = trace::tree::capture(&root, &[output.as_path()], a.hash_names)?;
     let tmp = tempfile_dir()?;
     let raw = tmp.join("strace.out");
+    let perf = perf::Perf::ready(&tmp);
+    let offset = crate::trace::timing::realtime_minus_monotonic();
     let t0 = Instant::now();
-    let status = Command::new(&strace)
+    let mut cmd = match &perf {
+        Ok(p) => p.wrap(&strace),
+        Err(_) => Command::new(&strace),
+    };
+    let status = cmd
         .args(STRACE_FLAGS)
         .arg("-o")
         .arg(&raw)
@@ -112,9 +131,25 @@ pub fn cmd_record(a: &RecordArgs) -> Result<i32> {
         .with_context(|| format!("starting {}", strace.display()))?;
     let wall = t0.elapsed().as_secs_f64();
     let text = std::fs::read_to_string(&raw).with_context(|| format!("reading {}", raw.display()));
+    let kernel = perf.as_ref().map_err(Clone::clone).and_then(|p| p.script());
     let overhead = tracer_overhead(&strace, &tmp);
     let _ = std::fs::remove_dir_all(&tmp);
-    let syscalls = crate::parsers::strace::parse(&text?).context("reading strace's output")?;
+    let mut syscalls = crate::parsers::strace::parse(&text?).context("reading strace's output")?;
+    let timing = kernel.and_then(|(version, text)| {
+        let numbers = syscalls.iter().filter_map(|c| c.nr).collect();
+        let timeline = crate::trace::timing::Timeline::parse(&text, &numbers)?;
+        let aligned = crate::trace::timing::align(&mut syscalls, &timeline, offset)?;
+        Ok((version, aligned))
+    });
+    match &timing {
+        Ok((version, a)) => println!(
+            "timing: perf {version} saw every one of the {} calls strace printed; the tracer stopped the program for {:.3} s of the {wall:.3} s run, taken out of the trace's gaps",
+            a.calls, a.tracer_s
+        ),
+        Err(why) => println!(
+            "timing: strace's clock, the tracer's cost per call estimated by a calibration (perf's record not used: {why})"
+        ),
+    }
     let mut r = Resolver::new(&root, &cwd, a.hash_names);
     if let Some(m) = &marks {
         r = r.mark_on(m);
@@ -144,6 +179,7 @@ pub fn cmd_record(a: &RecordArgs) -> Result<i32> {
             wall_s: wall,
             overhead_s: overhead.map(|o| o.per_call_s),
             overhead_in_call_s: overhead.map(|o| o.in_call_s),
+            timing: timing.ok().map(|(version, _)| format!("perf {version}")),
             hashed_names: a.hash_names,
             dropped: r.dropped,
             marks: r.marks,
@@ -225,6 +261,108 @@ fn overhead_of(plain_s: f64, traced_s: f64, calls: usize, durations_s: f64) -> O
     let per_call_s = (traced_s - plain_s) / n;
     let in_call_s = ((durations_s - plain_s) / n).clamp(0.0, per_call_s.max(0.0));
     (calls > 0 && per_call_s.is_finite() && per_call_s > 0.0).then_some(Overhead { per_call_s, in_call_s })
+}
+
+/// The kernel's record of the traced run: `perf record` of its system calls and context
+/// switches around strace (`crate::trace::timing`), where perf is installed and may trace.
+mod perf {
+    use std::path::{Path, PathBuf};
+    use std::process::{Command, Stdio};
+
+    /// perf's events: every system call's entry and exit, and every context switch with the
+    /// state the thread left in (`t`: stopped by the tracer).
+    const EVENTS: [&str; 6] = [
+        "-e",
+        "raw_syscalls:sys_enter",
+        "-e",
+        "raw_syscalls:sys_exit",
+        "-e",
+        "sched:sched_switch",
+    ];
+    /// Where perf looks for the tracepoints' ids.
+    const TRACEFS: &str = "/sys/kernel/tracing";
+
+    /// A perf that can record the run into `data`.
+    pub struct Perf {
+        perf: PathBuf,
+        data: PathBuf,
+        /// tracefs is not mounted: perf runs in a private mount namespace that mounts it (gone
+        /// with the namespace when the run ends, whatever ends it).
+        mount: bool,
+    }
+
+    impl Perf {
+        /// A perf that recorded `true` just now with the events and options of the run (so the
+        /// program itself never runs twice); why not otherwise.
+        pub fn ready(tmp: &Path) -> Result<Perf, String> {
+            let perf = crate::host::find_tool("perf").ok_or("perf is not installed (apt-get install linux-perf)")?;
+            let mounted = Path::new(TRACEFS).join("events/raw_syscalls").is_dir();
+            if !mounted && !crate::host::is_root() {
+                return Err(format!("{TRACEFS} is not mounted and only root may mount it"));
+            }
+            let p = Perf {
+                perf,
+                data: tmp.join("perf.data"),
+                mount: !mounted,
+            };
+            let out = p
+                .wrap(Path::new("true"))
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .output()
+                .map_err(|e| format!("perf does not start: {e}"))?;
+            let _ = std::fs::remove_file(&p.data);
+            if !out.status.success() {
+                let why = String::from_utf8_lossy(&out.stderr);
+                return Err(format!(
+                    "perf cannot record system calls here ({}): run as root or lower kernel.perf_event_paranoid",
+                    why.lines().find(|l| !l.trim().is_empty()).unwrap_or("no message").trim()
+                ));
+            }
+            Ok(p)
+        }
+
+        /// `program` run under `perf record` (the caller adds its arguments).
+        pub fn wrap(&self, program: &Path) -> Command {
+            let mut c = if self.mount {
+                let mut c = Command::new("unshare");
+                c.args(["--mount", "--propagation", "private", "--", "sh", "-c"])
+                    .arg(format!("mount -t tracefs nodev {TRACEFS} && exec \"$@\""))
+                    .arg("fsbench-record")
+                    .arg(&self.perf);
+                c
+            } else {
+                Command::new(&self.perf)
+            };
+            c.args(["record", "-q", "-k", "monotonic", "-m", "4096", "--switch-events"])
+                .args(EVENTS)
+                .arg("-o")
+                .arg(&self.data)
+                .arg("--")
+                .arg(program);
+            c
+        }
+
+        /// perf's version and `perf script`'s text of the record (after the run).
+        pub fn script(&self) -> Result<(String, String), String> {
+            let out = Command::new(&self.perf)
+                .args(["script", "--show-switch-events", "--show-lost-events", "-F", "tid,time,event,trace", "-i"])
+                .arg(&self.data)
+                .stderr(Stdio::null())
+                .output()
+                .map_err(|e| format!("perf script: {e}"))?;
+            if !out.status.success() {
+                return Err(format!("perf script failed ({})", out.status));
+            }
+            let version = Command::new(&self.perf)
+                .arg("--version")
+                .output()
+                .ok()
+                .and_then(|o| String::from_utf8_lossy(&o.stdout).split_whitespace().nth(2).map(str::to_string))
+                .unwrap_or_else(|| "unknown".into());
+            Ok((version, String::from_utf8_lossy(&out.stdout).into_owned()))
+        }
+    }
 }
 
 /// `--mark-on DIR` as an absolute path outside `root` (exit 2 under it: the marks are not the

@@ -37,6 +37,33 @@ fn record(root: &Path, trace: &Path, cmd: &[&str]) -> Trace {
     Trace::read(trace).unwrap()
 }
 
+/// tracefs mounts this process sees.
+fn tracefs_mounts() -> usize {
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(" - tracefs "))
+        .count()
+}
+
+/// A recording made as root with perf installed has its timing measured: perf named in the
+/// header, every call's tracer time set and never going back on its thread, and no tracefs
+/// mount left behind (perf mounts it in a namespace of its own when it is not mounted).
+fn assert_measured(t: &Trace, mounts_before: usize) {
+    assert!(
+        t.header.timing.as_deref().is_some_and(|w| w.starts_with("perf ")),
+        "{:?}",
+        t.header.timing
+    );
+    let mut last: std::collections::HashMap<u32, f64> = std::collections::HashMap::new();
+    for c in &t.calls {
+        let now = c.tracer_s.unwrap_or_else(|| panic!("no tracer time: {c:?}"));
+        let before = last.insert(c.tid, now).unwrap_or(0.0);
+        assert!(now >= before && c.dur_s >= 0.0, "{c:?} after {before}");
+    }
+    assert_eq!(tracefs_mounts(), mounts_before, "a tracefs mount was left");
+}
+
 /// Runs `cmd` in `dir`, asserting success.
 fn sh(dir: &Path, cmd: &[&str]) {
     let o = Command::new(cmd[0])
@@ -65,7 +92,7 @@ fn make_tree(dir: &Path, n: usize, salt: u8) {
 
 /// The three recordings in `dir`: `(name, trace)`; `None` (after skip_or_fail) without a tool.
 fn recordings(dir: &Path) -> Option<Vec<(&'static str, PathBuf)>> {
-    for t in ["strace", "tar", "git", "cc"] {
+    for t in ["strace", "perf", "tar", "git", "cc"] {
         if tool_path(t).is_none() {
             skip_or_fail(&format!("{t} is not installed"));
             return None;
@@ -78,7 +105,9 @@ fn recordings(dir: &Path) -> Option<Vec<(&'static str, PathBuf)>> {
     sh(dir, &["tar", "-cf", "small.tar", "-C", src.to_str().unwrap(), "."]);
     let root = dir.join("tar");
     std::fs::create_dir(&root).unwrap();
+    let mounts = tracefs_mounts();
     let tar = record(&root, &dir.join("tar.trace"), &["tar", "-xf", "../small.tar"]);
+    assert_measured(&tar, mounts);
     let creates = tar
         .calls
         .iter()
@@ -107,6 +136,7 @@ fn recordings(dir: &Path) -> Option<Vec<(&'static str, PathBuf)>> {
     sh(&repo, &["git", "add", "-A"]);
     commit("two");
     let git = record(&repo, &dir.join("git.trace"), &["git", "checkout", "-q", "HEAD~1"]);
+    assert_measured(&git, mounts);
     assert!(
         git.tree.len() > 100,
         "the repository and its objects: {}",
@@ -126,6 +156,7 @@ fn recordings(dir: &Path) -> Option<Vec<(&'static str, PathBuf)>> {
     let root = dir.join("thr");
     std::fs::create_dir(&root).unwrap();
     let thr = record(&root, &dir.join("threads.trace"), &["../threads"]);
+    assert_measured(&thr, mounts);
     let tids: std::collections::BTreeSet<u32> = thr.calls.iter().map(|c| c.tid).collect();
     assert_eq!(tids.len(), 3, "three threads made calls under the root");
     assert_eq!(thr.counts()[&Kind::Fsync], 20);
@@ -553,6 +584,7 @@ fn a_trace_larger_than_its_image_or_scratch_space_is_refused_at_plan_time() {
                 wall_s: 0.01,
                 overhead_s: None,
                 overhead_in_call_s: None,
+                timing: None,
                 hashed_names: false,
                 dropped: Default::default(),
                 marks: Vec::new(),

@@ -10,7 +10,10 @@
 //! - `-y` annotates every descriptor argument and descriptor result with its path:
 //!   `3</tmp/x/a>`, `AT_FDCWD</tmp/x>`, `4<socket:[123]>`;
 //! - `-s 0` prints no data (`""...`), so the trace never holds file contents;
-//! - `-qq` leaves out attach and exit messages; signal lines (`--- SIGCHLD … ---`) are skipped.
+//! - `-qq` leaves out attach and exit messages; signal lines (`--- SIGCHLD … ---`) are skipped;
+//! - `-n` (optional) prints the system call number after the time stamp, `[ 257] openat(…)`, on
+//!   the resumption too ([`Syscall::nr`]), which ties each line to the kernel's record of the
+//!   call (`crate::trace::timing`).
 //!
 //! Arguments are kept as the top-level text strstrace printed ([`Syscall::args`]); the helpers
 //! [`unquote`] and [`fd_arg`] read a quoted string and an annotated descriptor. The parser is
@@ -57,6 +60,12 @@ pub struct Syscall {
     pub args: Vec<String>,
     /// The result.
     pub ret: Ret,
+    /// The system call number `-n` printed.
+    pub nr: Option<u32>,
+    /// The tracer's time on this thread (and on the threads that made it, up to its creation)
+    /// before this call started, seconds, when measured (`crate::trace::timing`); then
+    /// `start` and `duration` are the kernel's too.
+    pub tracer: Option<f64>,
 }
 
 /// Parses a whole strace output; calls in the order they started.
@@ -84,6 +93,13 @@ pub fn parse(text: &str) -> Result<Vec<Syscall>, ParseError> {
             .filter(|t: &f64| t.is_finite())
             .ok_or_else(|| bad("no -ttt time stamp"))?;
         lines += 1;
+        let (nr, body) = match body.strip_prefix('[') {
+            Some(rest) => {
+                let (n, rest) = rest.split_once(']').ok_or_else(|| bad("unreadable -n number"))?;
+                (Some(n.trim().parse::<u32>().map_err(|_| bad("unreadable -n number"))?), rest.trim_start())
+            }
+            None => (None, body),
+        };
         if body.starts_with("---") || body.starts_with("+++") {
             continue;
         }
@@ -118,6 +134,8 @@ pub fn parse(text: &str) -> Result<Vec<Syscall>, ParseError> {
                 name: name.to_string(),
                 args: Vec::new(),
                 ret: Ret::Unknown,
+                nr,
+                tracer: None,
             });
             pending.insert(tid, (out.len() - 1, head.to_string()));
             continue;
@@ -130,6 +148,8 @@ pub fn parse(text: &str) -> Result<Vec<Syscall>, ParseError> {
             name: name.to_string(),
             args,
             ret,
+            nr,
+            tracer: None,
         });
     }
     if lines == 0 {

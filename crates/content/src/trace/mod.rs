@@ -21,6 +21,7 @@
 //! [`TraceError`] saying what and where.
 
 pub mod resolve;
+pub mod timing;
 pub mod tree;
 
 use serde::{Deserialize, Serialize};
@@ -81,6 +82,11 @@ pub struct Header {
     /// a call's start and end when it handles the stops), seconds; `None` in version 1 traces.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overhead_in_call_s: Option<f64>,
+    /// How the calls' times and the tracer's own time were measured, when not by strace's
+    /// clock and the calibration: `perf VERSION` (`crate::trace::timing`: every call's
+    /// [`Call::tracer_s`] is set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<String>,
     /// Whether every path component was replaced by its hash (`--hash-names`).
     pub hashed_names: bool,
     /// Calls not in the trace, by reason (`outside root`, `unknown descriptor`,
@@ -319,6 +325,12 @@ pub struct Call {
     pub start_s: f64,
     /// Time in the call, seconds.
     pub dur_s: f64,
+    /// The tracer's time on this call's thread before it started (its creators' up to its
+    /// creation included), seconds from the first recorded call, when measured
+    /// ([`Header::timing`]); then `start_s` and `dur_s` are the kernel's, and a timed replay
+    /// takes exactly this out of the gaps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tracer_s: Option<f64>,
 }
 
 /// The trace file's last line.
@@ -496,6 +508,7 @@ impl Trace {
                 wall_s: 0.05,
                 overhead_s: None,
                 overhead_in_call_s: None,
+                timing: None,
                 hashed_names: false,
                 dropped: r.dropped,
                 marks: Vec::new(),

@@ -365,7 +365,8 @@ impl Resolver {
             result,
             errno,
             start_s: ((s.start - self.t0).max(0.0) * 1e6).round() / 1e6,
-            dur_s: s.duration,
+            dur_s: (s.duration * 1e9).round() / 1e9,
+            tracer_s: s.tracer.map(|t| (t * 1e6).round() / 1e6),
         }
     }
 

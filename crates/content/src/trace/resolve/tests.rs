@@ -153,6 +153,7 @@ fn a_descriptor_freed_while_another_thread_opens_goes_to_the_new_file() {
             wall_s: 0.1,
             overhead_s: None,
             overhead_in_call_s: None,
+            timing: None,
             hashed_names: false,
             dropped: r.dropped.clone(),
             marks: vec![],

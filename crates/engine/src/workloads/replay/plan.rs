@@ -328,6 +328,8 @@ pub fn compile(trace: &Trace) -> Plan {
     // Per thread: the recorded time the tracer added before its latest call's end, s; what it
     // started with (taken from the threads before it); every thread's shift at its latest call.
     let mut shifts: Vec<f64> = Vec::new();
+    // Per thread: the measured tracer time before its latest call (`Call::tracer_s`).
+    let mut measured: Vec<Option<f64>> = Vec::new();
     let mut born: Vec<f64> = Vec::new();
     let mut seen: Vec<Vec<f64>> = Vec::new();
     let mut deps: Vec<(u32, u32)> = Vec::new();
@@ -345,6 +347,7 @@ pub fn compile(trace: &Trace) -> Plan {
             threads.push(Vec::new());
             ends.push(None);
             shifts.push(0.0);
+            measured.push(None);
             born.push(shifts.iter().copied().fold(0.0, f64::max));
             seen.push(Vec::new());
             (threads.len() - 1) as u32
@@ -398,11 +401,12 @@ pub fn compile(trace: &Trace) -> Plan {
                 d.start_s + d.dur_s
             })
             .fold(None, |m: Option<f64>, e| Some(m.map_or(e, |m| m.max(e))));
-        let base = match (ends[tu], dep_end) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
+        let base = ends[tu].into_iter().chain(dep_end).reduce(f64::max);
+        let (gap, shift) = match c.tracer_s {
+            Some(now) => (measured_gap(c, base, now, measured[tu]), shifts[tu]),
+            None => think_gap(c, base, shifts[tu], along, &trace.header),
         };
-        let (gap, shift) = think_gap(c, base, shifts[tu], along, &trace.header);
+        measured[tu] = c.tracer_s;
         op.gap_ns = (gap * 1e9) as u64;
         (ends[tu], shifts[tu]) = (Some(c.start_s + c.dur_s), shift);
         seen[tu].clone_from(&shifts);
@@ -458,6 +462,21 @@ pub fn think_gap(c: &Call, prev_end: Option<f64>, shift: f64, along: f64, h: &He
     };
     let gap = (raw - cost).max(0.0);
     (gap, before + (raw - gap) + in_call)
+}
+
+/// The think time before `c` from the tracer's time measured on its thread ([`Call::tracer_s`]
+/// = `now`; `before`: at the thread's previous call), seconds: the recorded time from `base`
+/// (the end of the thread's previous call or of the call it waited for; `None`: the trace's
+/// start) to `c`'s start, less the tracer's time on the thread in between (everything before
+/// `c` when timed from the start; since its previous call otherwise, nothing for a thread's
+/// first call after a wait), at least 0. No estimate: the kernel's record says where strace
+/// stopped the thread (`crate::trace::timing`).
+pub fn measured_gap(c: &Call, base: Option<f64>, now: f64, before: Option<f64>) -> f64 {
+    let (raw, tracer) = match base {
+        None => (c.start_s, now),
+        Some(b) => (c.start_s - b, now - before.unwrap_or(now)),
+    };
+    (raw - tracer.max(0.0)).max(0.0)
 }
 
 /// The resources `c` changes (`touch`) and those it only looks up (`look`).

@@ -557,6 +557,7 @@ fn call(tid: u32, start_s: f64, dur_s: f64, untraced: u32) -> crate::trace::Call
         errno: None,
         start_s,
         dur_s,
+        tracer_s: None,
         program: None,
     }
 }
@@ -617,4 +618,44 @@ fn think_time_after_a_dependency_runs_from_its_end() {
     assert_eq!(p.threads[1][0].deps.1, 1, "the stat waits for the mkdir");
     assert_eq!(us(0), [980]);
     assert_eq!(us(1), [70, 80]);
+}
+
+/// With the tracer's time measured per call (`tracer_s`, perf's record), a gap loses exactly
+/// the thread's tracer time since its previous call — and a thread's first call everything
+/// before it — whatever the calibration says; a call after a dependency is timed from its end.
+#[test]
+fn measured_tracer_time_comes_out_of_the_gaps_exactly() {
+    let mut t = fixture_trace("strace-6.1-threads.txt");
+    // A calibration that would take out far more: not used when the time is measured.
+    t.header.overhead_s = Some(500e-6);
+    t.header.overhead_in_call_s = Some(10e-6);
+    t.header.timing = Some("perf 6.1.187".into());
+    let at = |tid, start_s, dur_s, tracer_s: f64| crate::trace::Call {
+        path: Some(format!("p{tid}")),
+        tracer_s: Some(tracer_s),
+        ..call(tid, start_s, dur_s, 0)
+    };
+    let mut mkdir = at(1, 0.0012, 100e-6, 250e-6); // A: 1200 − 250 = 950 µs after the start
+    (mkdir.kind, mkdir.syscall, mkdir.path) = (Kind::Mkdir, "mkdir".into(), Some("d".into()));
+    let mut stat = at(2, 0.0020, 0.0, 900e-6); // B waits for the mkdir (ends at 1300 µs)
+    stat.path = Some("d".into());
+    t.calls = vec![
+        at(1, 0.001, 100e-6, 200e-6),  // A's first: 1000 − 200 = 800 µs
+        mkdir,                         // 1200 − 1100 − (250 − 200) = 50 µs
+        at(1, 0.0016, 0.0, 300e-6),    // 1600 − 1300 − 50 = 250 µs
+        stat,                          // B's first, after a wait: 2000 − 1300, nothing out = 700
+        at(2, 0.0021, 0.0, 1000e-6),   // 100 − 100 = 0 µs
+        at(2, 0.0023, 0.0, 1050e-6),   // 200 − 50 = 150 µs
+    ];
+    let p = plan::compile(&t);
+    let us = |th: usize| -> Vec<u64> { p.threads[th].iter().map(|o| (o.gap_ns + 500) / 1000).collect() };
+    assert_eq!(p.threads[1][0].deps.1, 1, "the stat waits for the mkdir");
+    assert_eq!(us(0), [800, 50, 250]);
+    assert_eq!(us(1), [700, 0, 150]);
+    // The same trace timed by the calibration (no tracer_s) loses 490 µs a call instead.
+    for c in &mut t.calls {
+        c.tracer_s = None;
+    }
+    let p = plan::compile(&t);
+    assert!(p.threads[0][2].gap_ns < 250_000 - 100_000, "{:?}", p.threads[0][2].gap_ns);
 }
