@@ -10,20 +10,34 @@
 # replay cell), FS ("ext4 xfs btrfs": loop filesystems; "" for the own filesystem only),
 # PROGS ("tar git threads"), DROP (false: warm, as each program run finds the tree its setup
 # just wrote in the page cache and the replay the tree it just rebuilt; true: caches dropped
-# before every program run, recording and replay repeat). Everything in a private folder under /var/tmp, kept (the path is
-# printed). Needs root (loop images, drop_caches), strace, tar, git, cc, python3.
+# before every program run, recording and replay repeat), OWN (loop: the programs run, are
+# recorded and are replayed with --dir on a 4 GiB loop ext4 the script makes and removes, so
+# the "own filesystem" is a plain one; dir: on the work folder's filesystem itself — here the
+# VM's root ext4, mounted with online `discard`, where a run after the previous run's tree was
+# removed took up to 18 x the first, doc/replay.md). Everything in a private folder under
+# /var/tmp, kept (the path is printed). Needs root (loop images, drop_caches), strace, perf,
+# tar, git, cc, python3.
 #
 # Prints one table per filesystem: per program the untraced wall time (median of RUNS), the
-# traced wall time (median of RUNS recordings, the header's wall_s), the tracer's overhead
+# traced time (median of RUNS recordings: the span of the trace's calls, first start to last
+# end; the header's wall_s also holds perf's and strace's start-up), the tracer's overhead
 # (traced / untraced), the closed and the timed replay (mean of REPEATS) and timed / untraced.
 # The trace replayed is the last recording's.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 fsbench=${1:-$here/target/release/fsbench}
 RUNS=${RUNS:-5} REPEATS=${REPEATS:-3} FS=${FS-ext4 xfs btrfs} PROGS=${PROGS:-tar git threads}
-DROP=${DROP:-false}
-w=$(mktemp -d /var/tmp/fsbench-replay-fidelity-XXXXXX)
-echo "replay_fidelity: in $w" >&2
+DROP=${DROP:-false} OWN=${OWN:-loop}
+top=$(mktemp -d /var/tmp/fsbench-replay-fidelity-XXXXXX)
+echo "replay_fidelity: in $top" >&2
+w=$top
+if [ "$OWN" = loop ]; then
+  truncate -s 4G "$top/own.img" && mkfs.ext4 -q -F "$top/own.img"
+  dev=$(losetup -f --show "$top/own.img")
+  mkdir "$top/m" && mount "$dev" "$top/m"
+  trap 'cp "$top"/m/*.trace "$top"/ 2>/dev/null; umount "$top/m" 2>/dev/null; losetup -d "$dev" 2>/dev/null; rm -f "$top/own.img"' EXIT
+  w=$top/m
+fi
 now() { date +%s.%N; }
 settle() { sync; if [ "$DROP" = true ]; then echo 3 >/proc/sys/vm/drop_caches; fi; }
 # Runs `run` RUNS times bare and RUNS times under `fsbench record`, alternated, each after
@@ -33,7 +47,7 @@ measure() { # name setup run
   for i in $(seq "$RUNS"); do
     $setup; t0=$(now); $run; t1=$(now); echo "$name untraced $(echo "$t1 - $t0" | bc -l)"
     $setup; $run "$fsbench" record -o "$w/$name.trace" -- >"$w/$name.record.$i" 2>&1
-    echo "$name traced $(head -1 "$w/$name.trace" | python3 -c 'import json,sys; print(json.load(sys.stdin)["header"]["wall_s"])')"
+    echo "$name traced $(python3 -c 'import json,sys; c=[json.loads(l)["call"] for l in open(sys.argv[1]) if l.startswith("{\"call")]; print(max(x["start_s"]+x["dur_s"] for x in c)-min(x["start_s"] for x in c))' "$w/$name.trace")"
   done
 }
 
@@ -53,7 +67,7 @@ git_run() { (cd "$w/git" && "$@" git checkout -q HEAD~1); }
 cc -O2 -pthread -o "$w/threads.bin" "$here/tests/fixtures/replay/threads.c"
 threads_setup() { rm -rf "$w/thr" && mkdir "$w/thr" && settle; }
 threads_run() { (cd "$w/thr" && "$@" ../threads.bin); }
-for p in $PROGS; do measure "$p" "${p}_setup" "${p}_run" | tee -a "$w/walls.txt"; done
+for p in $PROGS; do measure "$p" "${p}_setup" "${p}_run" | tee -a "$top/walls.txt"; done
 
 suite() { # fs-tables
   printf '[suite]\nname = "replay-fidelity"\n\n[run]\nrepeats = %s\nwarmup = 1\ndrop_caches = %s\n\n%b' "$REPEATS" "$DROP" "$1"
@@ -63,17 +77,17 @@ suite() { # fs-tables
     done
   done
 }
-suite "" >"$w/own.toml"
+suite "" >"$top/own.toml"
 mkdir "$w/own"
-"$fsbench" --db "$w/own.db" run "$w/own.toml" --dir "$w/own" >"$w/own.out" 2>&1
-"$fsbench" --db "$w/own.db" report --format csv >"$w/own.csv"
+"$fsbench" --db "$top/own.db" run "$top/own.toml" --dir "$w/own" >"$top/own.out" 2>&1
+"$fsbench" --db "$top/own.db" report --format csv >"$top/own.csv"
 if [ -n "$FS" ]; then
-  suite "$(for f in $FS; do printf '[[fs]]\\ntype = "%s"\\n\\n' "$f"; done)" >"$w/fs.toml"
-  "$fsbench" --db "$w/fs.db" run "$w/fs.toml" --scratch "$w/scratch" >"$w/fs.out" 2>&1
-  "$fsbench" --db "$w/fs.db" report --format csv >"$w/fs.csv"
+  suite "$(for f in $FS; do printf '[[fs]]\\ntype = "%s"\\n\\n' "$f"; done)" >"$top/fs.toml"
+  "$fsbench" --db "$top/fs.db" run "$top/fs.toml" --scratch "$top/scratch" >"$top/fs.out" 2>&1
+  "$fsbench" --db "$top/fs.db" report --format csv >"$top/fs.csv"
 fi
 
-python3 - "$w" "$PROGS" <<'PY' | tee "$w/table.md"
+python3 - "$top" "$PROGS" <<'PY' | tee "$top/table.md"
 import csv, os, statistics, sys
 from collections import defaultdict
 w, progs = sys.argv[1], sys.argv[2].split()
@@ -81,7 +95,7 @@ walls = defaultdict(list)
 for line in open(f"{w}/walls.txt"):
     p, what, s = line.split()
     walls[p, what].append(float(s))
-for src, label in (("own", "the recording's own filesystem (ext4, --dir)"), ("fs", None)):
+for src, label in (("own", "the recording's own filesystem (--dir)"), ("fs", None)):
     if not os.path.exists(f"{w}/{src}.csv"):
         continue
     times = defaultdict(list)
@@ -102,4 +116,4 @@ for p in progs:
     for what in ("untraced", "traced"):
         print(f"  {p} {what}: " + " ".join(f"{v:.3f}" for v in walls[p, what]))
 PY
-echo "replay_fidelity: reports in $w/own.out${FS:+ and $w/fs.out}, table in $w/table.md" >&2
+echo "replay_fidelity: reports in $top/own.out${FS:+ and $top/fs.out}, table in $top/table.md" >&2

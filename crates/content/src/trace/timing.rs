@@ -14,6 +14,11 @@
 //!   out in state `t` right after it: strace asks for the exit stop of those calls only);
 //!   [`Timeline`] sums it per thread, a new thread or process starting from what its creator had
 //!   at the `clone`/`fork` that made it (the replay times every thread from the trace's start);
+//! - a thread asleep (state `S`: a join, a wait for a child, a lock) while another was stopped
+//!   waited, most likely, for that one: the most any other thread was stopped within the sleep
+//!   counts as its tracer time too ([`stretch_sleeps`]);
+//! - a preemption (state `R`) between a stop and the call is not a step of its own (seen in
+//!   `git checkout` here);
 //! - strace's lines are the calls that stopped at entry: a `sys_enter` right after a switch in
 //!   from a `t` stop, of a number strace printed (its filter is by number: every call of such a
 //!   number stops, no other does; a call right after the previous call's exit stop or a signal
@@ -83,13 +88,21 @@ struct ThreadState {
     last: Last,
     /// When it went off the CPU in state `t`, until it is back.
     stopped_at: Option<f64>,
-    /// `sched_switch` said it leaves in state `t`; the `PERF_RECORD_SWITCH OUT` that follows
-    /// starts the stop.
-    leaving_traced: bool,
+    /// The state `sched_switch` said it leaves in (`t`: the `PERF_RECORD_SWITCH OUT` that
+    /// follows starts a stop; `R`: it is preempted).
+    leaving: Option<char>,
+    /// Preempted (off the CPU in state `R`): what it was doing goes on when it is back.
+    preempted: bool,
     /// The index of its call in progress in its timeline.
     open: Option<usize>,
     /// The number of the call it is in (stopped or not).
     in_call: Option<u32>,
+    /// Its tracer intervals `(from, to)`, in order.
+    stops: Vec<(f64, f64)>,
+    /// Its sleeps (off the CPU in state `S`: a futex, a wait for a child, a poll) `(from, to)`.
+    sleeps: Vec<(f64, f64)>,
+    /// When it went to sleep, until it is back.
+    asleep_at: Option<f64>,
 }
 
 impl ThreadState {
@@ -99,9 +112,13 @@ impl ThreadState {
             base: tracer,
             last: Last::Nothing,
             stopped_at: None,
-            leaving_traced: false,
+            leaving: None,
+            preempted: false,
             open: None,
             in_call: None,
+            stops: Vec::new(),
+            sleeps: Vec::new(),
+            asleep_at: None,
         }
     }
 }
@@ -112,8 +129,8 @@ enum Event {
     Enter(u32),
     /// The number the tracepoint printed (-1 where a tracer changed it) and the result.
     Exit(i64, i64),
-    /// `sched_switch` of the thread, leaving in state `t` or not.
-    Leaving(bool),
+    /// `sched_switch` of the thread, leaving in this state (`t`, `R`, `S`, `D`, …).
+    Leaving(char),
     Out,
     In,
 }
@@ -160,7 +177,7 @@ fn line(l: &str) -> Result<Option<(u32, f64, Event)>, String> {
         if !own {
             return Ok(None);
         }
-        Event::Leaving(state.starts_with('t'))
+        Event::Leaving(state.chars().next().ok_or_else(bad)?)
     } else if let Some(r) = rest.strip_prefix("PERF_RECORD_SWITCH") {
         match r.split_whitespace().next() {
             Some("OUT") => Event::Out,
@@ -189,24 +206,37 @@ impl Timeline {
                 .entry(tid)
                 .or_insert_with(|| ThreadState::new(inherited.remove(&tid).unwrap_or(0.0)));
             match ev {
-                Event::Leaving(traced) => s.leaving_traced = traced,
-                Event::Out => {
-                    if std::mem::take(&mut s.leaving_traced) {
+                Event::Leaving(state) => s.leaving = Some(state),
+                Event::Out => match s.leaving.take() {
+                    Some('t') => {
                         if let Last::Exit(e, true) = s.last {
                             s.tracer += at - e;
+                            s.stops.push((e, at));
                         }
                         s.stopped_at = Some(at);
+                        s.last = Last::Other;
                     }
-                    s.last = Last::Other;
-                }
-                Event::In => {
-                    s.last = match s.stopped_at.take() {
-                        Some(o) => {
-                            s.tracer += at - o;
-                            Last::InAfterStop
+                    // Preempted (seen between a stop and the call's `sys_enter`): not a step of
+                    // its own.
+                    Some('R') => s.preempted = true,
+                    state => {
+                        if state == Some('S') {
+                            s.asleep_at = Some(at);
                         }
-                        None => Last::Other,
-                    };
+                        s.last = Last::Other;
+                    }
+                },
+                Event::In => {
+                    if let Some(o) = s.stopped_at.take() {
+                        s.tracer += at - o;
+                        s.stops.push((o, at));
+                        s.last = Last::InAfterStop;
+                    } else if !std::mem::take(&mut s.preempted) {
+                        s.last = Last::Other;
+                    }
+                    if let Some(a) = s.asleep_at.take() {
+                        s.sleeps.push((a, at));
+                    }
                 }
                 Event::Enter(nr) => {
                     let calls = t.threads.entry(tid).or_default();
@@ -257,6 +287,7 @@ impl Timeline {
         if events == 0 {
             return Err("perf recorded no system call or context switch of the run".into());
         }
+        stretch_sleeps(&mut t, &state);
         t.own = state.into_iter().map(|(tid, s)| (tid, s.tracer - s.base)).collect();
         Ok(t)
     }
@@ -280,6 +311,37 @@ pub fn realtime_minus_monotonic() -> f64 {
         })
         .min_by(|a, b| a.0.total_cmp(&b.0))
         .map_or(0.0, |(_, d)| d)
+}
+
+/// A thread asleep while another was held by the tracer waited, most likely, for that one
+/// (a join, a wait for a child, a lock): its wait was stretched by the other's stops, which a
+/// replay without the tracer does not have. Each sleep of each thread counts as tracer time the
+/// most any other thread was stopped within it (at most the sleep), added to the thread's calls
+/// after it. A sleep that waited for something else (a timer, I/O) while another thread was
+/// stopped loses time it should keep: the limit of this (doc/replay.md).
+fn stretch_sleeps(t: &mut Timeline, state: &HashMap<u32, ThreadState>) {
+    let overlap = |stops: &[(f64, f64)], (a, b): (f64, f64)| -> f64 {
+        let from = stops.partition_point(|&(_, e)| e <= a);
+        stops[from..]
+            .iter()
+            .take_while(|&&(s, _)| s < b)
+            .map(|&(s, e)| e.min(b) - s.max(a))
+            .sum()
+    };
+    for (tid, s) in state {
+        let Some(calls) = t.threads.get_mut(tid) else { continue };
+        for &sleep in &s.sleeps {
+            let stretch = state
+                .iter()
+                .filter(|(u, _)| *u != tid)
+                .map(|(_, o)| overlap(&o.stops, sleep))
+                .fold(0.0, f64::max)
+                .min(sleep.1 - sleep.0);
+            for c in calls.iter_mut().filter(|c| c.enter >= sleep.1) {
+                c.tracer += stretch;
+            }
+        }
+    }
 }
 
 /// How [`align`] went.

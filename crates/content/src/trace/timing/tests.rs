@@ -137,3 +137,52 @@ fn the_tracer_time_of_a_thread_is_its_stops_and_the_exit_paths_into_them() {
     // and the read's entry stop (40 µs); the sleep in state S (100 µs) is the program's.
     assert!((k[1].tracer - 260e-6).abs() < 1e-9, "{k:?}");
 }
+
+/// Seen in a recording of `git checkout` here: the thread is preempted (state `R`) between its
+/// entry stop and the call's `sys_enter`. The call is still one strace stopped; a sleep (state
+/// `S`) in the same place would end that (it is the program's).
+#[test]
+fn a_preemption_between_the_stop_and_the_call_keeps_the_call_a_stopped_one() {
+    let text = "\
+ 7 1.000000:     sched:sched_switch: prev_comm=git prev_pid=7 prev_prio=120 prev_state=t ==> next_comm=strace next_pid=6 next_prio=120
+ 7 1.000000: PERF_RECORD_SWITCH OUT
+ 7 1.000100: PERF_RECORD_SWITCH IN
+ 7 1.000150:     sched:sched_switch: prev_comm=git prev_pid=7 prev_prio=120 prev_state=R ==> next_comm=kworker/1:12 next_pid=3089 next_prio=120
+ 7 1.000151: PERF_RECORD_SWITCH OUT preempt
+ 7 1.000170: PERF_RECORD_SWITCH IN
+ 7 1.000171: raw_syscalls:sys_enter: NR 3 (3, 0, a340, 0, 0, 0)
+ 7 1.000174:  raw_syscalls:sys_exit: NR 3 = 0
+";
+    let t = Timeline::parse(text, &[3].into_iter().collect()).unwrap();
+    assert_eq!(t.threads[&7].len(), 1, "{t:?}");
+    assert!((t.threads[&7][0].tracer - 100e-6).abs() < 1e-9);
+    let slept = text.replace("prev_state=R", "prev_state=S");
+    let t = Timeline::parse(&slept, &[3].into_iter().collect()).unwrap();
+    assert!(t.threads.get(&7).is_none_or(|k| k.is_empty()), "{t:?}");
+}
+
+/// A thread asleep (a join) while another was stopped by the tracer: its wait counts as tracer
+/// time for as long as the other was stopped within it (here 300 of its 600 µs).
+#[test]
+fn a_sleep_stretched_by_another_threads_stops_counts_as_tracer_time() {
+    let text = "\
+ 7 0.999900:     sched:sched_switch: prev_comm=m prev_pid=7 prev_prio=120 prev_state=S ==> next_comm=w next_pid=8 next_prio=120
+ 7 0.999900: PERF_RECORD_SWITCH OUT
+ 8 1.000000:     sched:sched_switch: prev_comm=w prev_pid=8 prev_prio=120 prev_state=t ==> next_comm=strace next_pid=6 next_prio=120
+ 8 1.000000: PERF_RECORD_SWITCH OUT
+ 8 1.000300: PERF_RECORD_SWITCH IN
+ 8 1.000301: raw_syscalls:sys_enter: NR 3 (3, 0, 0, 0, 0, 0)
+ 8 1.000302:  raw_syscalls:sys_exit: NR 3 = 0
+ 7 1.000500: PERF_RECORD_SWITCH IN
+ 7 1.000510:     sched:sched_switch: prev_comm=m prev_pid=7 prev_prio=120 prev_state=t ==> next_comm=strace next_pid=6 next_prio=120
+ 7 1.000510: PERF_RECORD_SWITCH OUT
+ 7 1.000520: PERF_RECORD_SWITCH IN
+ 7 1.000521: raw_syscalls:sys_enter: NR 3 (4, 0, 0, 0, 0, 0)
+ 7 1.000522:  raw_syscalls:sys_exit: NR 3 = 0
+";
+    let t = Timeline::parse(text, &[3].into_iter().collect()).unwrap();
+    // 300 µs of the other's stop in the sleep, 10 µs of its own stop.
+    assert!((t.threads[&7][0].tracer - 310e-6).abs() < 1e-9, "{t:?}");
+    assert!((t.threads[&8][0].tracer - 300e-6).abs() < 1e-9, "{t:?}");
+    assert!((t.own[&7] - 10e-6).abs() < 1e-9, "its own stops only: {t:?}");
+}
