@@ -316,7 +316,10 @@ mod perf {
                 let why = String::from_utf8_lossy(&out.stderr);
                 return Err(format!(
                     "perf cannot record system calls here ({}): run as root or lower kernel.perf_event_paranoid",
-                    why.lines().find(|l| !l.trim().is_empty()).unwrap_or("no message").trim()
+                    why.lines()
+                        .find(|l| !l.trim().is_empty())
+                        .unwrap_or("no message")
+                        .trim()
                 ));
             }
             Ok(p)
@@ -346,7 +349,14 @@ mod perf {
         /// perf's version and `perf script`'s text of the record (after the run).
         pub fn script(&self) -> Result<(String, String), String> {
             let out = Command::new(&self.perf)
-                .args(["script", "--show-switch-events", "--show-lost-events", "-F", "tid,time,event,trace", "-i"])
+                .args([
+                    "script",
+                    "--show-switch-events",
+                    "--show-lost-events",
+                    "-F",
+                    "tid,time,event,trace",
+                    "-i",
+                ])
                 .arg(&self.data)
                 .stderr(Stdio::null())
                 .output()
@@ -358,7 +368,12 @@ mod perf {
                 .arg("--version")
                 .output()
                 .ok()
-                .and_then(|o| String::from_utf8_lossy(&o.stdout).split_whitespace().nth(2).map(str::to_string))
+                .and_then(|o| {
+                    String::from_utf8_lossy(&o.stdout)
+                        .split_whitespace()
+                        .nth(2)
+                        .map(str::to_string)
+                })
                 .unwrap_or_else(|| "unknown".into());
             Ok((version, String::from_utf8_lossy(&out.stdout).into_owned()))
         }

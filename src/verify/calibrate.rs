@@ -273,7 +273,11 @@ mod tests {
         let quiet = sizes_from(&[r("ext4", "seq_stat", 700_000.0)], MAX_FILES_MEMORY_MIB);
         assert_eq!(quiet.sizes.files, 525_312);
         assert_eq!(pairs::files_memory_mib(quiet.sizes.files, 256), 1026);
-        assert!(quiet.lines[1].contains("in a 1026 MiB memory cgroup"), "{:?}", quiet.lines);
+        assert!(
+            quiet.lines[1].contains("in a 1026 MiB memory cgroup"),
+            "{:?}",
+            quiet.lines
+        );
         assert!(!quiet.lines[1].contains("capped"), "{:?}", quiet.lines);
         assert!(fast.lines.iter().all(|l| l.contains("capped")), "{:?}", fast.lines);
         // A slow machine never goes under the table's file or the fewest files.

@@ -456,10 +456,7 @@ mod tests {
         }
         // 512 Ki files do not: both sides of the small-file pair get 1 GiB, the others the run's.
         let many = suite_text_sized(
-            &VerifyOptions {
-                scale: None,
-                ..opts()
-            },
+            &VerifyOptions { scale: None, ..opts() },
             &pairs::BonnieSizes {
                 file: crate::units::Bytes(1024 * crate::units::Bytes::MIB),
                 files: 524_288,
@@ -468,7 +465,10 @@ mod tests {
         .unwrap();
         let suite = crate::config::load_str(&many, "verify", &Default::default()).expect("sized suite loads");
         for w in &suite.workloads {
-            let own = w.name.starts_with("bonnie-files:").then_some(crate::units::Bytes(1024 << 20));
+            let own = w
+                .name
+                .starts_with("bonnie-files:")
+                .then_some(crate::units::Bytes(1024 << 20));
             assert_eq!(w.memory, own, "{}", w.name);
         }
         assert_eq!(suite.policy.memory, Some(256 << 20));

@@ -407,9 +407,7 @@ pub const MEMORY_MIB: u64 = 256;
 /// to it), never under the run's `run_mib`. The stats are timed only with enough files (about
 /// 512 Ki at 680 k stats/s on a quiet machine here), more than the run's 256 MiB holds.
 pub fn files_memory_mib(files: u32, run_mib: u64) -> u64 {
-    u64::from(files)
-        .div_ceil(super::calibrate::FILES_PER_MIB)
-        .max(run_mib)
+    u64::from(files).div_ceil(super::calibrate::FILES_PER_MIB).max(run_mib)
 }
 
 /// The memory limit of a verify run at `scale`, MiB.

@@ -163,7 +163,12 @@ fn a_workload_with_its_own_memory_runs_in_its_own_cgroup_and_the_others_in_the_r
     let suite = write_suite(dir.path(), "own.toml", &own);
     let db = dir.path().join("r.db");
     let scratch = dir.path().join("s");
-    let o = run_suite(&db, &suite, ("--scratch", &scratch), &["--label", "own", "--repeat", "2"]);
+    let o = run_suite(
+        &db,
+        &suite,
+        ("--scratch", &scratch),
+        &["--label", "own", "--repeat", "2"],
+    );
     assert!(o.status.success(), "{}", text(&o));
     let j = report_json(db.to_str().unwrap(), "own");
     let cell = |w: &str| {
@@ -181,20 +186,36 @@ fn a_workload_with_its_own_memory_runs_in_its_own_cgroup_and_the_others_in_the_r
             .unwrap()
             .clone();
         let c = &row["cells"][0];
-        (c["summary"]["mean"].as_f64().unwrap(), c["cache_bound"].as_bool().unwrap())
+        (
+            c["summary"]["mean"].as_f64().unwrap(),
+            c["cache_bound"].as_bool().unwrap(),
+        )
     };
     let (run_rate, run_flag) = cell("run-limit");
     let (own_rate, own_flag) = cell("own-limit");
     eprintln!("seq_read_block: {run_rate:.0} MiB/s in the run's 1 GiB, {own_rate:.0} MiB/s in its own 64 MiB");
-    assert!(run_flag, "the 256 MiB file in 1 GiB is read from the cache: not flagged");
-    assert!(!own_flag, "the same file in 64 MiB comes from the disk: flagged cache-bound");
-    assert!(own_rate < 0.8 * run_rate, "{own_rate} MiB/s in 64 MiB against {run_rate} in 1 GiB");
+    assert!(
+        run_flag,
+        "the 256 MiB file in 1 GiB is read from the cache: not flagged"
+    );
+    assert!(
+        !own_flag,
+        "the same file in 64 MiB comes from the disk: flagged cache-bound"
+    );
+    assert!(
+        own_rate < 0.8 * run_rate,
+        "{own_rate} MiB/s in 64 MiB against {run_rate} in 1 GiB"
+    );
     // Each repeat stores the limit it ran under.
     let store = fsbench::store::Store::open(&db).unwrap();
     let data = store.load_session(store.resolve("own").unwrap()).unwrap();
     for s in &data.samples {
         let case = data.cases.iter().find(|c| c.case_id == s.sample.case_id).unwrap();
-        let want = if case.workload == "own-limit" { 64u64 << 20 } else { 1 << 30 };
+        let want = if case.workload == "own-limit" {
+            64u64 << 20
+        } else {
+            1 << 30
+        };
         let facts = s.sample.path.as_ref().expect("path facts");
         assert_eq!(facts.memory_asked, Some(want), "{}", case.workload);
         assert_eq!(facts.memory_limit, Some(want), "{}", case.workload);

@@ -728,7 +728,9 @@ impl Memory {
         };
         let mut own: Vec<(u64, crate::cgroup::MemoryCgroup)> = Vec::new();
         for w in &suite.workloads {
-            let Some(asked) = w.memory.map(|b| b.get()) else { continue };
+            let Some(asked) = w.memory.map(|b| b.get()) else {
+                continue;
+            };
             if !own.iter().any(|(a, _)| *a == asked) {
                 let cg = crate::cgroup::MemoryCgroup::create_tagged(state, limit(asked), &format!("w{}", own.len()))?;
                 own.push((asked, cg));

@@ -96,7 +96,10 @@ pub fn parse(text: &str) -> Result<Vec<Syscall>, ParseError> {
         let (nr, body) = match body.strip_prefix('[') {
             Some(rest) => {
                 let (n, rest) = rest.split_once(']').ok_or_else(|| bad("unreadable -n number"))?;
-                (Some(n.trim().parse::<u32>().map_err(|_| bad("unreadable -n number"))?), rest.trim_start())
+                (
+                    Some(n.trim().parse::<u32>().map_err(|_| bad("unreadable -n number"))?),
+                    rest.trim_start(),
+                )
             }
             None => (None, body),
         };

@@ -150,12 +150,8 @@ fn line(l: &str) -> Result<Option<(u32, f64, Event)>, String> {
     let (time, rest) = rest.trim_start().split_once(':').ok_or_else(bad)?;
     let time: f64 = time.trim().parse().map_err(|_| bad())?;
     let rest = rest.trim_start();
-    let number = |s: &str| -> Result<i64, String> {
-        s.split_whitespace()
-            .next()
-            .and_then(|n| n.parse().ok())
-            .ok_or_else(bad)
-    };
+    let number =
+        |s: &str| -> Result<i64, String> { s.split_whitespace().next().and_then(|n| n.parse().ok()).ok_or_else(bad) };
     let event = if let Some(r) = rest.strip_prefix("raw_syscalls:sys_enter: NR ") {
         Event::Enter(u32::try_from(number(r)?).map_err(|_| bad())?)
     } else if let Some(r) = rest.strip_prefix("raw_syscalls:sys_exit: NR ") {
@@ -362,9 +358,8 @@ pub fn align(calls: &mut [Syscall], timeline: &Timeline, realtime_minus_mono: f6
     let mut found: Vec<&KernelCall> = Vec::with_capacity(calls.len());
     let mut next: HashMap<u32, usize> = HashMap::new();
     for c in calls.iter() {
-        let nr = c
-            .nr
-            .ok_or_else(|| format!("{} of thread {} has no system call number (-n)", c.name, c.tid))?;
+        let nr =
+            c.nr.ok_or_else(|| format!("{} of thread {} has no system call number (-n)", c.name, c.tid))?;
         let kernel = timeline.threads.get(&c.tid).map(Vec::as_slice).unwrap_or(&[]);
         let from = next.get(&c.tid).copied().unwrap_or(0);
         let k = (from..kernel.len().min(from + 8))
@@ -378,7 +373,10 @@ pub fn align(calls: &mut [Syscall], timeline: &Timeline, realtime_minus_mono: f6
         next.insert(c.tid, k + 1);
         found.push(&kernel[k]);
     }
-    let origin = found.iter().zip(calls.iter()).min_by(|a, b| a.1.start.total_cmp(&b.1.start));
+    let origin = found
+        .iter()
+        .zip(calls.iter())
+        .min_by(|a, b| a.1.start.total_cmp(&b.1.start));
     let origin = origin.map_or(0.0, |(k, _)| k.tracer);
     for (c, k) in calls.iter_mut().zip(&found) {
         c.start = k.enter + realtime_minus_mono;

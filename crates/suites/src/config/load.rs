@@ -282,9 +282,12 @@ fn build_workloads(
         let memory = w
             .memory
             .map(|(b, at)| {
-                check_memory(b)
-                    .map(crate::units::Bytes)
-                    .map_err(|why| src.at(at, format!("memory = \"{}\" in workload `{}` {why}", crate::units::Bytes(b), w.name)))
+                check_memory(b).map(crate::units::Bytes).map_err(|why| {
+                    src.at(
+                        at,
+                        format!("memory = \"{}\" in workload `{}` {why}", crate::units::Bytes(b), w.name),
+                    )
+                })
             })
             .transpose()?;
         workloads.push(WorkloadSpec {

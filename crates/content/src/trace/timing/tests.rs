@@ -33,19 +33,35 @@ fn every_printed_call_is_found_with_its_number_and_keeps_its_threads_order() {
     assert_eq!(a.calls, before.len());
     assert!(a.tracer_s > 0.0, "{a:?}");
     for tid in [23396u32, 23397, 23398] {
-        let names = |v: &[Syscall]| v.iter().filter(|c| c.tid == tid).map(|c| c.name.clone()).collect::<Vec<_>>();
+        let names = |v: &[Syscall]| {
+            v.iter()
+                .filter(|c| c.tid == tid)
+                .map(|c| c.name.clone())
+                .collect::<Vec<_>>()
+        };
         assert_eq!(names(&calls), names(&before), "thread {tid}: order changed");
         let mine: Vec<&Syscall> = calls.iter().filter(|c| c.tid == tid).collect();
         for w in mine.windows(2) {
             // Per thread: calls follow one another, and the tracer's time only grows.
-            assert!(w[1].start >= w[0].start + w[0].duration - 1e-9, "{:?} then {:?}", w[0], w[1]);
+            assert!(
+                w[1].start >= w[0].start + w[0].duration - 1e-9,
+                "{:?} then {:?}",
+                w[0],
+                w[1]
+            );
             assert!(w[1].tracer >= w[0].tracer, "{:?} then {:?}", w[0], w[1]);
         }
     }
     // The kernel's time in a call has no tracer in it: never more than strace's `-T`.
     for (c, b) in calls.iter().zip(&before) {
         if b.duration > 0.0 && c.name == b.name && c.tid == b.tid {
-            assert!(c.duration <= b.duration + 2e-6, "{} {} > {}", c.name, c.duration, b.duration);
+            assert!(
+                c.duration <= b.duration + 2e-6,
+                "{} {} > {}",
+                c.name,
+                c.duration,
+                b.duration
+            );
         }
     }
     // The tracer's time is most of the traced run here: every call stops twice.
@@ -70,7 +86,11 @@ fn a_child_starts_from_its_creators_tracer_time() {
     };
     for child in [23397u32, 23398] {
         let c = first(child);
-        assert!(c.tracer.unwrap() >= fork_time(child), "{child}: {c:?} against {}", fork_time(child));
+        assert!(
+            c.tracer.unwrap() >= fork_time(child),
+            "{child}: {c:?} against {}",
+            fork_time(child)
+        );
         assert!(t.own[&child] > 0.0);
         assert!(t.own[&child] < c.tracer.unwrap() + t.own[&child]);
     }
@@ -86,17 +106,27 @@ fn a_missing_kernel_record_or_a_lost_event_is_refused_and_leaves_the_calls_alone
         .lines()
         .position(|l| l.trim_start().starts_with("23397 ") && l.contains("sys_enter: NR 257 "))
         .expect("an openat of the cat process");
-    let cut: Vec<&str> = text.lines().enumerate().filter(|(i, _)| *i != victim).map(|(_, l)| l).collect();
+    let cut: Vec<&str> = text
+        .lines()
+        .enumerate()
+        .filter(|(i, _)| *i != victim)
+        .map(|(_, l)| l)
+        .collect();
     let broken = Timeline::parse(&cut.join("\n"), &numbers(&calls)).unwrap();
     let mut mine = calls.clone();
     let e = align(&mut mine, &broken, 0.0).unwrap_err();
-    assert!(e.contains("openat of thread 23397") || e.contains("of thread 23397"), "{e}");
+    assert!(
+        e.contains("openat of thread 23397") || e.contains("of thread 23397"),
+        "{e}"
+    );
     assert_eq!(mine, calls, "a failed alignment changes nothing");
     // Without -n's numbers there is nothing to match.
     let mut plain = calls.clone();
     plain[3].nr = None;
     let n = numbers(&calls);
-    assert!(align(&mut plain, &Timeline::parse(&text, &n).unwrap(), 0.0).unwrap_err().contains("no system call number"));
+    assert!(align(&mut plain, &Timeline::parse(&text, &n).unwrap(), 0.0)
+        .unwrap_err()
+        .contains("no system call number"));
     // A record that lost events is not used.
     let lost = format!("{text}\n 23396 11700.000000: PERF_RECORD_LOST lost 12\n");
     assert!(Timeline::parse(&lost, &n).unwrap_err().contains("perf lost events"));

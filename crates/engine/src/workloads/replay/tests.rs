@@ -640,12 +640,12 @@ fn measured_tracer_time_comes_out_of_the_gaps_exactly() {
     let mut stat = at(2, 0.0020, 0.0, 900e-6); // B waits for the mkdir (ends at 1300 µs)
     stat.path = Some("d".into());
     t.calls = vec![
-        at(1, 0.001, 100e-6, 200e-6),  // A's first: 1000 − 200 = 800 µs
-        mkdir,                         // 1200 − 1100 − (250 − 200) = 50 µs
-        at(1, 0.0016, 0.0, 300e-6),    // 1600 − 1300 − 50 = 250 µs
-        stat,                          // B's first, after a wait: 2000 − 1300, nothing out = 700
-        at(2, 0.0021, 0.0, 1000e-6),   // 100 − 100 = 0 µs
-        at(2, 0.0023, 0.0, 1050e-6),   // 200 − 50 = 150 µs
+        at(1, 0.001, 100e-6, 200e-6), // A's first: 1000 − 200 = 800 µs
+        mkdir,                        // 1200 − 1100 − (250 − 200) = 50 µs
+        at(1, 0.0016, 0.0, 300e-6),   // 1600 − 1300 − 50 = 250 µs
+        stat,                         // B's first, after a wait: 2000 − 1300, nothing out = 700
+        at(2, 0.0021, 0.0, 1000e-6),  // 100 − 100 = 0 µs
+        at(2, 0.0023, 0.0, 1050e-6),  // 200 − 50 = 150 µs
     ];
     let p = plan::compile(&t);
     let us = |th: usize| -> Vec<u64> { p.threads[th].iter().map(|o| (o.gap_ns + 500) / 1000).collect() };
@@ -657,5 +657,9 @@ fn measured_tracer_time_comes_out_of_the_gaps_exactly() {
         c.tracer_s = None;
     }
     let p = plan::compile(&t);
-    assert!(p.threads[0][2].gap_ns < 250_000 - 100_000, "{:?}", p.threads[0][2].gap_ns);
+    assert!(
+        p.threads[0][2].gap_ns < 250_000 - 100_000,
+        "{:?}",
+        p.threads[0][2].gap_ns
+    );
 }
