@@ -212,12 +212,14 @@ pub(super) fn decode_workload(src: &Source, entry: &Spanned<RawWorkload>) -> Res
         None => None,
         Some((at, v)) => match v.as_str().map(str::parse::<Bytes>) {
             Some(Ok(b)) => Some((b.get(), at)),
-            _ => return Err(src.at(
-                at,
-                format!(
+            _ => {
+                return Err(src.at(
+                    at,
+                    format!(
                     "`memory` in {section} must be a quoted size such as \"1GiB\" (leave it out to use [run] memory)"
                 ),
-            )),
+                ))
+            }
         },
     };
 
