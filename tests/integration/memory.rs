@@ -163,14 +163,33 @@ fn a_workload_with_its_own_memory_runs_in_its_own_cgroup_and_the_others_in_the_r
     let suite = write_suite(dir.path(), "own.toml", &own);
     let db = dir.path().join("r.db");
     let scratch = dir.path().join("s");
-    let o = run_suite(
-        &db,
-        &suite,
-        ("--scratch", &scratch),
-        &["--label", "own", "--repeat", "2"],
-    );
-    assert!(o.status.success(), "{}", text(&o));
-    let j = report_json(db.to_str().unwrap(), "own");
+    // Another test may drop the machine's page cache (global) during the cached read (seen in
+    // CI: 1,556 MiB/s in 1 GiB against 1,436 in 64 MiB): up to three tries, each judged by the
+    // same assertions below, the last one counting.
+    let mut tries = 0;
+    let (label, j) = loop {
+        tries += 1;
+        let label = format!("own{tries}");
+        let o = run_suite(
+            &db,
+            &suite,
+            ("--scratch", &scratch),
+            &["--label", &label, "--repeat", "2"],
+        );
+        assert!(o.status.success(), "{}", text(&o));
+        let j = report_json(db.to_str().unwrap(), &label);
+        let cached = j["workloads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["workload"] == "run-limit")
+            .flat_map(|t| t["rows"].as_array().unwrap().iter())
+            .any(|r| r["phase"] == "seq_read_block" && r["cells"][0]["cache_bound"] == true);
+        if cached || tries == 3 {
+            break (label, j);
+        }
+        eprintln!("try {tries}: the run's cached read came from the disk (caches dropped by another test?): again");
+    };
     let cell = |w: &str| {
         let t = j["workloads"]
             .as_array()
@@ -208,7 +227,7 @@ fn a_workload_with_its_own_memory_runs_in_its_own_cgroup_and_the_others_in_the_r
     );
     // Each repeat stores the limit it ran under.
     let store = fsbench::store::Store::open(&db).unwrap();
-    let data = store.load_session(store.resolve("own").unwrap()).unwrap();
+    let data = store.load_session(store.resolve(&label).unwrap()).unwrap();
     for s in &data.samples {
         let case = data.cases.iter().find(|c| c.case_id == s.sample.case_id).unwrap();
         let want = if case.workload == "own-limit" {
