@@ -240,8 +240,9 @@ fn a_stopped_process_is_a_stall_named_in_the_run() {
     let note = notes
         .iter()
         // The p99 stalls; the p50 may too (a quiet CI run: p50 198 µs against a cached read's
-        // 24 µs, the backlog after each stop), and the note then names p50 first.
-        .find(|n| n.starts_with("rndrd: stall: response-time ") && n.contains(" p99 "))
+        // 24 µs, the backlog after each stop), and the note then names p50 (CI of 29 Nov: p50
+        // 146 µs, 8 × the service time, and no p99 in the note); the p99 is checked below.
+        .find(|n| n.starts_with("rndrd: stall: response-time "))
         .unwrap_or_else(|| panic!("no stall note: {notes:#?}"));
     eprintln!("{note}");
     assert!(note.contains("% utilisation") && note.contains(" s ("), "{note}");
