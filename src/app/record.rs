@@ -137,8 +137,8 @@ pub fn cmd_record(a: &RecordArgs) -> Result<i32> {
     let mut syscalls = crate::parsers::strace::parse(&text?).context("reading strace's output")?;
     let timing = kernel.and_then(|(version, text)| {
         let numbers = syscalls.iter().filter_map(|c| c.nr).collect();
-        let timeline = crate::trace::timing::Timeline::parse(&text, &numbers)?;
-        let aligned = crate::trace::timing::align(&mut syscalls, &timeline, offset)?;
+        let timeline = crate::trace::timing::Timeline::parse(&text, &numbers).map_err(|e| e.to_string())?;
+        let aligned = crate::trace::timing::align(&mut syscalls, &timeline, offset).map_err(|e| e.to_string())?;
         Ok((version, aligned))
     });
     match &timing {

@@ -44,6 +44,40 @@ use std::collections::HashMap;
 /// creator is the new one's id.
 const CREATORS: [u32; 4] = [56, 57, 58, 435];
 
+/// Why perf's record cannot time a trace (the caller keeps strace's times and says why).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum TimingError {
+    /// perf's ring buffer overflowed.
+    #[error("perf lost events ({0}): its buffer was too small for this run")]
+    Lost(String),
+    /// A line that is not `perf script -F tid,time,event,trace` output.
+    #[error("not a line of `perf script -F tid,time,event,trace`: {0}")]
+    Foreign(String),
+    /// Nothing recorded.
+    #[error("perf recorded no system call or context switch of the run")]
+    Empty,
+    /// strace printed a call without `-n`'s number.
+    #[error("{name} of thread {tid} has no system call number (-n)")]
+    NoNumber {
+        /// The call's name.
+        name: String,
+        /// Its thread.
+        tid: u32,
+    },
+    /// A call strace printed is not among the calls perf saw stop its thread.
+    #[error("{name} of thread {tid} at {start:.6} (number {nr}) is not among the calls perf saw stop that thread")]
+    NotFound {
+        /// The call's name.
+        name: String,
+        /// Its thread.
+        tid: u32,
+        /// strace's start, seconds since the epoch.
+        start: f64,
+        /// Its number.
+        nr: u32,
+    },
+}
+
 /// One call that stopped its thread at entry, as the kernel saw it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KernelCall {
@@ -136,22 +170,23 @@ enum Event {
 }
 
 /// `TID TIME: EVENT…` → `(tid, time, event)`; `None` for lines timing does not use.
-fn line(l: &str) -> Result<Option<(u32, f64, Event)>, String> {
+fn line(l: &str) -> Result<Option<(u32, f64, Event)>, TimingError> {
     let l = l.trim();
     if l.is_empty() {
         return Ok(None);
     }
     if l.contains("PERF_RECORD_LOST") {
-        return Err(format!("perf lost events ({l}): its buffer was too small for this run"));
+        return Err(TimingError::Lost(l.to_string()));
     }
-    let bad = || format!("not a line of `perf script -F tid,time,event,trace`: {l}");
+    let bad = || TimingError::Foreign(l.to_string());
     let (tid, rest) = l.split_once(char::is_whitespace).ok_or_else(bad)?;
     let tid: u32 = tid.parse().map_err(|_| bad())?;
     let (time, rest) = rest.trim_start().split_once(':').ok_or_else(bad)?;
     let time: f64 = time.trim().parse().map_err(|_| bad())?;
     let rest = rest.trim_start();
-    let number =
-        |s: &str| -> Result<i64, String> { s.split_whitespace().next().and_then(|n| n.parse().ok()).ok_or_else(bad) };
+    let number = |s: &str| -> Result<i64, TimingError> {
+        s.split_whitespace().next().and_then(|n| n.parse().ok()).ok_or_else(bad)
+    };
     let event = if let Some(r) = rest.strip_prefix("raw_syscalls:sys_enter: NR ") {
         Event::Enter(u32::try_from(number(r)?).map_err(|_| bad())?)
     } else if let Some(r) = rest.strip_prefix("raw_syscalls:sys_exit: NR ") {
@@ -189,7 +224,7 @@ fn line(l: &str) -> Result<Option<(u32, f64, Event)>, String> {
 impl Timeline {
     /// Reads `perf script`'s text (see the module documentation); `traced` holds the numbers of
     /// the calls strace printed (its filter stops every call of those numbers, and no other).
-    pub fn parse(text: &str, traced: &std::collections::HashSet<u32>) -> Result<Timeline, String> {
+    pub fn parse(text: &str, traced: &std::collections::HashSet<u32>) -> Result<Timeline, TimingError> {
         let mut t = Timeline::default();
         let mut state: HashMap<u32, ThreadState> = HashMap::new();
         // A new thread's tracer time from its creator, when the creator returned first.
@@ -281,7 +316,7 @@ impl Timeline {
             }
         }
         if events == 0 {
-            return Err("perf recorded no system call or context switch of the run".into());
+            return Err(TimingError::Empty);
         }
         stretch_sleeps(&mut t, &state);
         t.own = state.into_iter().map(|(tid, s)| (tid, s.tracer - s.base)).collect();
@@ -354,21 +389,23 @@ pub struct Aligned {
 /// and its thread's tracer time before it, counted from the first call's. All or nothing: if a
 /// call has no number or its thread's next stopped calls (up to 8 on) hold none with its
 /// number, `calls` are left as they were and the error says which.
-pub fn align(calls: &mut [Syscall], timeline: &Timeline, realtime_minus_mono: f64) -> Result<Aligned, String> {
+pub fn align(calls: &mut [Syscall], timeline: &Timeline, realtime_minus_mono: f64) -> Result<Aligned, TimingError> {
     let mut found: Vec<&KernelCall> = Vec::with_capacity(calls.len());
     let mut next: HashMap<u32, usize> = HashMap::new();
     for c in calls.iter() {
-        let nr =
-            c.nr.ok_or_else(|| format!("{} of thread {} has no system call number (-n)", c.name, c.tid))?;
+        let nr = c.nr.ok_or_else(|| TimingError::NoNumber {
+            name: c.name.clone(),
+            tid: c.tid,
+        })?;
         let kernel = timeline.threads.get(&c.tid).map(Vec::as_slice).unwrap_or(&[]);
         let from = next.get(&c.tid).copied().unwrap_or(0);
         let k = (from..kernel.len().min(from + 8))
             .find(|&k| kernel[k].nr == nr)
-            .ok_or_else(|| {
-                format!(
-                    "{} of thread {} at {:.6} (number {nr}) is not among the calls perf saw stop that thread",
-                    c.name, c.tid, c.start
-                )
+            .ok_or_else(|| TimingError::NotFound {
+                name: c.name.clone(),
+                tid: c.tid,
+                start: c.start,
+                nr,
             })?;
         next.insert(c.tid, k + 1);
         found.push(&kernel[k]);

@@ -114,7 +114,7 @@ fn a_missing_kernel_record_or_a_lost_event_is_refused_and_leaves_the_calls_alone
         .collect();
     let broken = Timeline::parse(&cut.join("\n"), &numbers(&calls)).unwrap();
     let mut mine = calls.clone();
-    let e = align(&mut mine, &broken, 0.0).unwrap_err();
+    let e = align(&mut mine, &broken, 0.0).unwrap_err().to_string();
     assert!(
         e.contains("openat of thread 23397") || e.contains("of thread 23397"),
         "{e}"
@@ -126,10 +126,14 @@ fn a_missing_kernel_record_or_a_lost_event_is_refused_and_leaves_the_calls_alone
     let n = numbers(&calls);
     assert!(align(&mut plain, &Timeline::parse(&text, &n).unwrap(), 0.0)
         .unwrap_err()
+        .to_string()
         .contains("no system call number"));
     // A record that lost events is not used.
     let lost = format!("{text}\n 23396 11700.000000: PERF_RECORD_LOST lost 12\n");
-    assert!(Timeline::parse(&lost, &n).unwrap_err().contains("perf lost events"));
+    assert!(Timeline::parse(&lost, &n)
+        .unwrap_err()
+        .to_string()
+        .contains("perf lost events"));
     assert!(Timeline::parse("", &n).is_err());
     assert!(Timeline::parse("hello world", &n).is_err());
 }
