@@ -10,8 +10,8 @@
 //! traced run (measured in doc/replay.md); the trace's times are those of the traced run.
 //!
 //! **Timing** (where perf may trace: root, or a lowered `perf_event_paranoid` with tracefs
-//! mounted): strace runs under `perf record` of every system call's entry and exit and every
-//! context switch ([`perf`]), and `crate::trace::timing` aligns the kernel's record with
+//! mounted): strace runs under `perf record` of every system call's entry and exit, every
+//! context switch and every waking ([`perf`]), and `crate::trace::timing` aligns the kernel's record with
 //! strace's lines (`-n` prints each call's number): each call gets the kernel's start and
 //! duration, and the time strace held its thread stopped before it is measured, not estimated
 //! ([`crate::trace::Call::tracer_s`], the header's `timing`), so a timed replay takes out
@@ -143,8 +143,10 @@ pub fn cmd_record(a: &RecordArgs) -> Result<i32> {
     });
     match &timing {
         Ok((version, a)) => println!(
-            "timing: perf {version} saw every one of the {} calls strace printed; the tracer stopped the program for {:.3} s of the {wall:.3} s run, taken out of the trace's gaps",
-            a.calls, a.tracer_s
+            "timing: perf {version} saw every one of the {} calls strace printed; the tracer held the program for {:.3} s of the {wall:.3} s run (its stops, and its paths between calls at {:.1} µs or more each), taken out of the trace's gaps",
+            a.calls,
+            a.tracer_s,
+            a.floor_s * 1e6
         ),
         Err(why) => println!(
             "timing: strace's clock, the tracer's cost per call estimated by a calibration (perf's record not used: {why})"
@@ -269,15 +271,18 @@ mod perf {
     use std::path::{Path, PathBuf};
     use std::process::{Command, Stdio};
 
-    /// perf's events: every system call's entry and exit, and every context switch with the
-    /// state the thread left in (`t`: stopped by the tracer).
-    const EVENTS: [&str; 6] = [
+    /// perf's events: every system call's entry and exit, every context switch with the
+    /// state the thread left in (`t`: stopped by the tracer), and every waking (who woke whom:
+    /// a thread's notification of the tracer at an entry stop, a join).
+    const EVENTS: [&str; 8] = [
         "-e",
         "raw_syscalls:sys_enter",
         "-e",
         "raw_syscalls:sys_exit",
         "-e",
         "sched:sched_switch",
+        "-e",
+        "sched:sched_waking",
     ];
     /// Where perf looks for the tracepoints' ids.
     const TRACEFS: &str = "/sys/kernel/tracing";
@@ -351,6 +356,7 @@ mod perf {
             let out = Command::new(&self.perf)
                 .args([
                     "script",
+                    "--ns",
                     "--show-switch-events",
                     "--show-lost-events",
                     "-F",

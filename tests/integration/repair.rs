@@ -50,7 +50,7 @@ fn checks_and_mounts_at_each_level_are_stored_and_nothing_is_left() {
     // A relative scratch folder and database, from the test's folder.
     let o = Command::new(bin())
         .current_dir(dir.path())
-        .args(["--db", "r.db", "run", "rs.toml", "--scratch", "scratch"])
+        .args(["--db", "r.db", "run", "rs.toml", "--scratch", "scratch", "--strict"])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
@@ -63,7 +63,14 @@ fn checks_and_mounts_at_each_level_are_stored_and_nothing_is_left() {
         for files in [200, 2000] {
             for phase in ["check", "mount", "mount_cut"] {
                 let p = format!("{phase}@{files}");
-                let (n, secs) = cell(&j, &p, "time", variant).unwrap_or_else(|| panic!("{variant}: no {p}"));
+                let (n, secs) = cell(&j, &p, "time", variant).unwrap_or_else(|| {
+                    // The samples' states and notes say why (a failed check, a busy device).
+                    let why: Vec<String> = samples_of(&j, |c| c["variant"] == variant)
+                        .iter()
+                        .map(|s| format!("{} {}", s["status"], s["notes"]))
+                        .collect();
+                    panic!("{variant}: no {p}: {}", why.join("\n"))
+                });
                 assert_eq!(n, 1, "{variant} {p}");
                 assert!(secs > 0.0 && secs < 60.0, "{variant} {p}: {secs} s");
             }

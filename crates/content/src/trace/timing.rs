@@ -14,9 +14,18 @@
 //!   out in state `t` right after it: strace asks for the exit stop of those calls only);
 //!   [`Timeline`] sums it per thread, a new thread or process starting from what its creator had
 //!   at the `clone`/`fork` that made it (the replay times every thread from the trace's start);
-//! - a thread asleep (state `S`: a join, a wait for a child, a lock) while another was stopped
-//!   waited, most likely, for that one: the most any other thread was stopped within the sleep
-//!   counts as its tracer time too ([`stretch_sleeps`]);
+//! - at an entry stop the thread wakes the tracer (`sched:sched_waking`, in the thread's own
+//!   context) before it goes off the CPU: from that waking to the switch out is the tracer's
+//!   too (the seccomp stop's notification, measured here at 3 µs of 6 at the median);
+//! - a thread asleep (state `S` or `D`) outside the calls strace printed (a futex of a join or a
+//!   lock) and woken by another thread of the program waited for that one: the replay has no
+//!   tracer, so it wakes at the waker's time without the waker's tracer time — its tracer
+//!   time becomes the waker's at the waking (never less than its own, never more than the
+//!   sleep adds). A thread's exit wakes its joiner where perf no longer records (the exiting
+//!   thread's last events are gone), so a sleep in state `S` with no recorded waker during
+//!   which program threads ended was woken by the last of them ([`Timeline::parse`]). A sleep
+//!   inside a printed call (`wait4`, a pipe's `read`) is the replay's to reproduce (it waits for
+//!   the same child or writer) and keeps its time;
 //! - a preemption (state `R`) between a stop and the call is not a step of its own (seen in
 //!   `git checkout` here);
 //! - strace's lines are the calls that stopped at entry: a `sys_enter` right after a switch in
@@ -29,13 +38,17 @@
 //! before it ([`crate::parsers::strace::Syscall::tracer`]); a call it cannot find leaves every
 //! call as strace timed it (the caller says why and falls back to the calibration). What stays
 //! in a gap: the program's own computing, the calls strace does not stop, and waits that are not
-//! the tracer's (I/O, another thread); what is not measured: the few microseconds between a
-//! thread's system call instruction and its seccomp stop.
+//! the tracer's (I/O, a timer); what is not measured: the microseconds between a thread's system
+//! call instruction and its waking of the tracer (or its switch out, when the tracer was awake
+//! already), and between its switch in after a stop and its return to user space.
 //!
-//! Input: `perf script --show-switch-events --show-lost-events -F tid,time,event,trace` of
+//! The tracer's own threads (those that call `ptrace`, number 101) are left out.
+//!
+//! Input: `perf script --ns --show-switch-events --show-lost-events -F tid,time,event,trace` of
 //! `perf record -k monotonic --switch-events -e raw_syscalls:sys_enter -e raw_syscalls:sys_exit
-//! -e sched:sched_switch` (perf 6.1; the fixture `tests/fixtures/replay/perf-6.1-script.txt`
-//! is a real one). A record that lost events is refused.
+//! -e sched:sched_switch -e sched:sched_waking` (perf 6.1; the fixtures
+//! `tests/fixtures/replay/perf-6.1-script-*.txt` are real ones). A record that lost events is
+//! refused.
 
 use crate::parsers::strace::Syscall;
 use std::collections::HashMap;
@@ -99,6 +112,12 @@ pub struct Timeline {
     pub threads: HashMap<u32, Vec<KernelCall>>,
     /// Thread id → the tracer's time on that thread alone, seconds.
     pub own: HashMap<u32, f64>,
+    /// The shortest time from a thread's switch in after an exit stop to its waking of the
+    /// tracer at the next entry stop, with no call, switch or other waking between, seconds: the
+    /// floor of the tracer's paths there (the way back to user space, the entry into the next
+    /// call up to its seccomp stop's notification), counted as the tracer's in every such
+    /// interval; the rest of each is the program's.
+    pub floor_s: f64,
 }
 
 /// What one thread was doing at its last event.
@@ -109,19 +128,43 @@ enum Last {
     /// call stopped at entry (only those stop at exit too: strace asks for the exit stop of a
     /// call the seccomp filter stopped).
     Exit(f64, bool),
-    /// Back on the CPU after a stop in state `t`.
-    InAfterStop,
+    /// Back on the CPU at `at` after a stop in state `t`; `entry`: a call's entry stop (its
+    /// `sys_enter` comes next).
+    InAfterStop {
+        at: f64,
+        entry: bool,
+    },
     Other,
+}
+
+/// A sleep outside the calls strace printed, until the thread is back on the CPU.
+#[derive(Clone, Copy, Debug)]
+struct Sleep {
+    /// When it went off the CPU, seconds on perf's clock.
+    at: f64,
+    /// Its tracer time then, seconds.
+    tracer: f64,
+    /// In state `S` (a join may end it); `D` (I/O) is never taken for one.
+    joinable: bool,
 }
 
 #[derive(Debug)]
 struct ThreadState {
+    /// Its tracer time so far, seconds: its creators' up to its creation, its own stops and
+    /// paths, and what its wakers' had when they woke it.
     tracer: f64,
-    /// What it started from (its creators' tracer time).
-    base: f64,
+    /// The tracer's time on this thread alone (its stops and the paths into them), seconds.
+    own: f64,
     last: Last,
     /// When it went off the CPU in state `t`, until it is back.
     stopped_at: Option<f64>,
+    /// The stop in progress is an entry stop (else an exit stop).
+    entry_stop: bool,
+    /// Back on the CPU after an exit stop at this time, until its next call, waking or switch.
+    resumed_at: Option<f64>,
+    /// The shortest time seen from the return of an exit stop to the waking of the tracer at the
+    /// next entry stop with nothing between (the floor of the tracer's paths there), seconds.
+    shortest: f64,
     /// The state `sched_switch` said it leaves in (`t`: the `PERF_RECORD_SWITCH OUT` that
     /// follows starts a stop; `R`: it is preempted).
     leaving: Option<char>,
@@ -131,29 +174,107 @@ struct ThreadState {
     open: Option<usize>,
     /// The number of the call it is in (stopped or not).
     in_call: Option<u32>,
-    /// Its tracer intervals `(from, to)`, in order.
-    stops: Vec<(f64, f64)>,
-    /// Its sleeps (off the CPU in state `S`: a futex, a wait for a child, a poll) `(from, to)`.
-    sleeps: Vec<(f64, f64)>,
-    /// When it went to sleep, until it is back.
-    asleep_at: Option<f64>,
+    /// Its first waking of another thread outside any call since its last event: at an entry
+    /// stop, the tracer's notification.
+    woke_at: Option<f64>,
+    asleep: Option<Sleep>,
+    /// The last waking of it by another thread of the program while asleep: when, and the
+    /// waker's tracer time then (seconds).
+    woken: Option<(f64, f64)>,
 }
 
 impl ThreadState {
     fn new(tracer: f64) -> ThreadState {
         ThreadState {
             tracer,
-            base: tracer,
+            own: 0.0,
             last: Last::Nothing,
             stopped_at: None,
+            entry_stop: false,
+            resumed_at: None,
+            shortest: f64::INFINITY,
             leaving: None,
             preempted: false,
             open: None,
             in_call: None,
-            stops: Vec::new(),
-            sleeps: Vec::new(),
-            asleep_at: None,
+            woke_at: None,
+            asleep: None,
+            woken: None,
         }
+    }
+
+    /// Off the CPU at `at`, in the state its `sched_switch` said; `floor`: the tracer's paths
+    /// between an exit stop and the next entry stop's waking, seconds ([`Timeline::floor_s`]).
+    fn off_cpu(&mut self, at: f64, floor: f64) {
+        let resumed = self.resumed_at.take();
+        match self.leaving.take() {
+            Some('t') => {
+                // Into a stop: from the call's return (an exit stop) or from the thread's
+                // waking of the tracer (an entry stop), and the floor of the paths since the
+                // last exit stop when nothing else happened between.
+                self.entry_stop = !matches!(self.last, Last::Exit(_, true));
+                match (self.last, self.woke_at) {
+                    (Last::Exit(e, true), _) => self.held(at - e),
+                    (_, Some(w)) => {
+                        self.held(at - w);
+                        if let Some(r) = resumed {
+                            self.shortest = self.shortest.min(w - r);
+                            self.held(floor.min(w - r));
+                        }
+                    }
+                    _ => {}
+                }
+                self.stopped_at = Some(at);
+                self.last = Last::Other;
+            }
+            // Preempted (seen between a stop and the call's `sys_enter`): not a step of its own.
+            Some('R') => self.preempted = true,
+            state => {
+                if matches!(state, Some('S' | 'D')) && self.open.is_none() {
+                    self.asleep = Some(Sleep {
+                        at,
+                        tracer: self.tracer,
+                        joinable: state == Some('S'),
+                    });
+                    self.woken = None;
+                }
+                self.last = Last::Other;
+            }
+        }
+    }
+
+    /// Back on the CPU at `at`; `joined`: the end of the thread that ended last within its
+    /// sleep, if it slept.
+    fn on_cpu(&mut self, at: f64, joined: Option<(f64, f64)>) {
+        if let Some(o) = self.stopped_at.take() {
+            self.held(at - o);
+            self.last = Last::InAfterStop {
+                at,
+                entry: self.entry_stop,
+            };
+            self.resumed_at = (!self.entry_stop).then_some(at);
+        } else if !std::mem::take(&mut self.preempted) {
+            self.last = Last::Other;
+        }
+        if let Some(sleep) = self.asleep.take() {
+            if let Some(w) = self.woken.take().or(joined) {
+                self.woken_by(sleep, w);
+            }
+        }
+    }
+
+    /// Adds `d` seconds of the tracer's time on this thread.
+    fn held(&mut self, d: f64) {
+        self.tracer += d;
+        self.own += d;
+    }
+
+    /// Back on the CPU after `sleep`, woken at `w` by a thread whose tracer time was then
+    /// `waker`: the replay wakes it at the waker's time, so it takes the waker's tracer time —
+    /// never less than its own, never more than the sleep had.
+    fn woken_by(&mut self, sleep: Sleep, (w, waker): (f64, f64)) {
+        let most = sleep.tracer + (w - sleep.at).max(0.0);
+        self.tracer = self.tracer.max(waker.min(most));
     }
 }
 
@@ -167,7 +288,12 @@ enum Event {
     Leaving(char),
     Out,
     In,
+    /// The thread wakes this one (`sched_waking`, in the waker's context).
+    Waking(u32),
 }
+
+/// `ptrace`'s number (x86_64): the threads that call it are the tracer's.
+const PTRACE: u32 = 101;
 
 /// `TID TIME: EVENT…` → `(tid, time, event)`; `None` for lines timing does not use.
 fn line(l: &str) -> Result<Option<(u32, f64, Event)>, TimingError> {
@@ -209,6 +335,10 @@ fn line(l: &str) -> Result<Option<(u32, f64, Event)>, TimingError> {
             return Ok(None);
         }
         Event::Leaving(state.chars().next().ok_or_else(bad)?)
+    } else if let Some(r) = rest.strip_prefix("sched:sched_waking: ") {
+        // `comm=NAME pid=TID prio=… target_cpu=…` (a name may hold spaces).
+        let (_, target) = r.rsplit_once(" pid=").ok_or_else(bad)?;
+        Event::Waking(u32::try_from(number(target)?).map_err(|_| bad())?)
     } else if let Some(r) = rest.strip_prefix("PERF_RECORD_SWITCH") {
         match r.split_whitespace().next() {
             Some("OUT") => Event::Out,
@@ -221,57 +351,108 @@ fn line(l: &str) -> Result<Option<(u32, f64, Event)>, TimingError> {
     Ok(Some((tid, time, event)))
 }
 
+/// The tracer's threads, and when each other thread's last event was `(time, tid)`, in time
+/// order.
+type FirstPass = (std::collections::HashSet<u32>, Vec<(f64, u32)>);
+
+/// The first pass over the record: the tracer's threads, and when each other thread's last
+/// event was (in time order) — a thread's exit wakes its joiner after perf stopped recording
+/// it.
+fn first_pass(text: &str) -> Result<FirstPass, TimingError> {
+    let mut tracers = std::collections::HashSet::new();
+    let mut last: HashMap<u32, f64> = HashMap::new();
+    for l in text.lines() {
+        let Some((tid, at, ev)) = line(l)? else { continue };
+        if ev == Event::Enter(PTRACE) {
+            tracers.insert(tid);
+        }
+        last.insert(tid, at);
+    }
+    if last.is_empty() {
+        return Err(TimingError::Empty);
+    }
+    let mut ends: Vec<(f64, u32)> = last
+        .into_iter()
+        .filter(|(tid, _)| !tracers.contains(tid))
+        .map(|(tid, at)| (at, tid))
+        .collect();
+    ends.sort_by(|a, b| a.0.total_cmp(&b.0));
+    Ok((tracers, ends))
+}
+
+/// For `tid` back on the CPU at `at` from a sleep in state `S` with no recorded waker: the
+/// thread of the program that ended last within the sleep (a join), as `(its end, its tracer
+/// time then)`.
+fn joiner(state: &HashMap<u32, ThreadState>, ends: &[(f64, u32)], tid: u32, at: f64) -> Option<(f64, f64)> {
+    let s = state.get(&tid)?;
+    let sleep = s.asleep.filter(|z| z.joinable && s.woken.is_none())?;
+    let from = ends.partition_point(|&(e, _)| e <= sleep.at);
+    ends[from..]
+        .iter()
+        .take_while(|&&(e, _)| e <= at)
+        .filter(|&&(_, u)| u != tid)
+        .filter_map(|&(e, u)| state.get(&u).map(|o| (e, o.tracer)))
+        .last()
+}
+
 impl Timeline {
     /// Reads `perf script`'s text (see the module documentation); `traced` holds the numbers of
     /// the calls strace printed (its filter stops every call of those numbers, and no other).
+    /// Two passes: the first finds the floor of the tracer's paths ([`Timeline::floor_s`]), the
+    /// second counts it.
     pub fn parse(text: &str, traced: &std::collections::HashSet<u32>) -> Result<Timeline, TimingError> {
+        let first = first_pass(text)?;
+        let floor = Self::pass(text, traced, &first, 0.0)?.floor_s;
+        Self::pass(text, traced, &first, floor)
+    }
+
+    /// One pass over the record, `floor` seconds counted for each exit-to-entry path.
+    fn pass(
+        text: &str,
+        traced: &std::collections::HashSet<u32>,
+        (tracers, ends): &FirstPass,
+        floor: f64,
+    ) -> Result<Timeline, TimingError> {
         let mut t = Timeline::default();
         let mut state: HashMap<u32, ThreadState> = HashMap::new();
         // A new thread's tracer time from its creator, when the creator returned first.
         let mut inherited: HashMap<u32, f64> = HashMap::new();
-        let mut events = 0usize;
         for l in text.lines() {
             let Some((tid, at, ev)) = line(l)? else { continue };
-            events += 1;
+            if tracers.contains(&tid) {
+                continue;
+            }
+            let joined = match ev {
+                Event::In => joiner(&state, ends, tid, at),
+                _ => None,
+            };
             let s = state
                 .entry(tid)
                 .or_insert_with(|| ThreadState::new(inherited.remove(&tid).unwrap_or(0.0)));
             match ev {
-                Event::Leaving(state) => s.leaving = Some(state),
-                Event::Out => match s.leaving.take() {
-                    Some('t') => {
-                        if let Last::Exit(e, true) = s.last {
-                            s.tracer += at - e;
-                            s.stops.push((e, at));
-                        }
-                        s.stopped_at = Some(at);
-                        s.last = Last::Other;
+                Event::Waking(target) => {
+                    if s.in_call.is_none() && s.woke_at.is_none() {
+                        s.woke_at = Some(at);
                     }
-                    // Preempted (seen between a stop and the call's `sys_enter`): not a step of
-                    // its own.
-                    Some('R') => s.preempted = true,
-                    state => {
-                        if state == Some('S') {
-                            s.asleep_at = Some(at);
-                        }
-                        s.last = Last::Other;
+                    let waker = s.tracer;
+                    if let Some(o) = state.get_mut(&target).filter(|o| target != tid && o.asleep.is_some()) {
+                        o.woken = Some((at, waker));
                     }
-                },
-                Event::In => {
-                    if let Some(o) = s.stopped_at.take() {
-                        s.tracer += at - o;
-                        s.stops.push((o, at));
-                        s.last = Last::InAfterStop;
-                    } else if !std::mem::take(&mut s.preempted) {
-                        s.last = Last::Other;
-                    }
-                    if let Some(a) = s.asleep_at.take() {
-                        s.sleeps.push((a, at));
-                    }
+                    continue;
                 }
+                Event::Leaving(state) => s.leaving = Some(state),
+                Event::Out => s.off_cpu(at, floor),
+                Event::In => s.on_cpu(at, joined),
                 Event::Enter(nr) => {
+                    // From the switch in after an entry stop to `sys_enter`: the tracer's way
+                    // back into the call, no program code in it.
+                    if let Last::InAfterStop { at: i, entry: true } = s.last {
+                        s.held(at - i);
+                    }
+                    s.resumed_at = None;
                     let calls = t.threads.entry(tid).or_default();
-                    s.open = (s.last == Last::InAfterStop && traced.contains(&nr)).then(|| {
+                    let stopped = matches!(s.last, Last::InAfterStop { .. });
+                    s.open = (stopped && traced.contains(&nr)).then(|| {
                         calls.push(KernelCall {
                             nr,
                             enter: at,
@@ -284,6 +465,7 @@ impl Timeline {
                     s.in_call = Some(nr);
                 }
                 Event::Exit(_, ret) => {
+                    s.resumed_at = None;
                     // The call in progress (the exit's own number can read -1 under a tracer).
                     let stopped = s.open.take();
                     if let Some(i) = stopped {
@@ -302,7 +484,6 @@ impl Timeline {
                             // The new one ran first: it starts from its creator's time too.
                             Some(c) => {
                                 c.tracer += base;
-                                c.base += base;
                                 for k in t.threads.get_mut(&child).into_iter().flatten() {
                                     k.tracer += base;
                                 }
@@ -314,12 +495,15 @@ impl Timeline {
                     }
                 }
             }
+            if let Some(s) = state.get_mut(&tid) {
+                if !matches!(ev, Event::Leaving(_)) {
+                    s.woke_at = None;
+                }
+            }
         }
-        if events == 0 {
-            return Err(TimingError::Empty);
-        }
-        stretch_sleeps(&mut t, &state);
-        t.own = state.into_iter().map(|(tid, s)| (tid, s.tracer - s.base)).collect();
+        let shortest = state.values().map(|s| s.shortest).fold(f64::INFINITY, f64::min);
+        t.floor_s = if shortest.is_finite() { shortest } else { 0.0 };
+        t.own = state.into_iter().map(|(tid, s)| (tid, s.own)).collect();
         Ok(t)
     }
 }
@@ -344,37 +528,6 @@ pub fn realtime_minus_monotonic() -> f64 {
         .map_or(0.0, |(_, d)| d)
 }
 
-/// A thread asleep while another was held by the tracer waited, most likely, for that one
-/// (a join, a wait for a child, a lock): its wait was stretched by the other's stops, which a
-/// replay without the tracer does not have. Each sleep of each thread counts as tracer time the
-/// most any other thread was stopped within it (at most the sleep), added to the thread's calls
-/// after it. A sleep that waited for something else (a timer, I/O) while another thread was
-/// stopped loses time it should keep: the limit of this (doc/replay.md).
-fn stretch_sleeps(t: &mut Timeline, state: &HashMap<u32, ThreadState>) {
-    let overlap = |stops: &[(f64, f64)], (a, b): (f64, f64)| -> f64 {
-        let from = stops.partition_point(|&(_, e)| e <= a);
-        stops[from..]
-            .iter()
-            .take_while(|&&(s, _)| s < b)
-            .map(|&(s, e)| e.min(b) - s.max(a))
-            .sum()
-    };
-    for (tid, s) in state {
-        let Some(calls) = t.threads.get_mut(tid) else { continue };
-        for &sleep in &s.sleeps {
-            let stretch = state
-                .iter()
-                .filter(|(u, _)| *u != tid)
-                .map(|(_, o)| overlap(&o.stops, sleep))
-                .fold(0.0, f64::max)
-                .min(sleep.1 - sleep.0);
-            for c in calls.iter_mut().filter(|c| c.enter >= sleep.1) {
-                c.tracer += stretch;
-            }
-        }
-    }
-}
-
 /// How [`align`] went.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Aligned {
@@ -382,6 +535,8 @@ pub struct Aligned {
     pub calls: usize,
     /// The tracer's time over all threads, seconds.
     pub tracer_s: f64,
+    /// The floor of the tracer's paths between calls ([`Timeline::floor_s`]), seconds.
+    pub floor_s: f64,
 }
 
 /// Gives each of strace's `calls` (parsed with `-n`) the kernel's start and duration from
@@ -431,6 +586,7 @@ pub fn align(calls: &mut [Syscall], timeline: &Timeline, realtime_minus_mono: f6
     Ok(Aligned {
         calls: calls.len(),
         tracer_s,
+        floor_s: timeline.floor_s,
     })
 }
 

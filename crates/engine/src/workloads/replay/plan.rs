@@ -328,8 +328,9 @@ pub fn compile(trace: &Trace) -> Plan {
     // Per thread: the recorded time the tracer added before its latest call's end, s; what it
     // started with (taken from the threads before it); every thread's shift at its latest call.
     let mut shifts: Vec<f64> = Vec::new();
-    // Per thread: the measured tracer time before its latest call (`Call::tracer_s`).
-    let mut measured: Vec<Option<f64>> = Vec::new();
+    // Per thread: its latest call's end on the untraced clock (its end less the measured tracer
+    // time before it, `Call::tracer_s`), s.
+    let mut untraced_ends: Vec<Option<f64>> = Vec::new();
     let mut born: Vec<f64> = Vec::new();
     let mut seen: Vec<Vec<f64>> = Vec::new();
     let mut deps: Vec<(u32, u32)> = Vec::new();
@@ -347,7 +348,7 @@ pub fn compile(trace: &Trace) -> Plan {
             threads.push(Vec::new());
             ends.push(None);
             shifts.push(0.0);
-            measured.push(None);
+            untraced_ends.push(None);
             born.push(shifts.iter().copied().fold(0.0, f64::max));
             seen.push(Vec::new());
             (threads.len() - 1) as u32
@@ -394,19 +395,25 @@ pub fn compile(trace: &Trace) -> Plan {
             })
             .fold(0.0, f64::max);
         // A call that waited for another thread's call is timed from the later of the two ends.
-        let dep_end = w
+        let waited_for: Vec<&Call> = w
             .iter()
-            .map(|&(ot, os)| {
-                let d = &trace.calls[threads[ot as usize][os as usize].call as usize];
-                d.start_s + d.dur_s
-            })
-            .fold(None, |m: Option<f64>, e| Some(m.map_or(e, |m| m.max(e))));
-        let base = ends[tu].into_iter().chain(dep_end).reduce(f64::max);
+            .map(|&(ot, os)| &trace.calls[threads[ot as usize][os as usize].call as usize])
+            .collect();
         let (gap, shift) = match c.tracer_s {
-            Some(now) => (measured_gap(c, base, now, measured[tu]), shifts[tu]),
-            None => think_gap(c, base, shifts[tu], along, &trace.header),
+            Some(now) => {
+                let theirs = waited_for
+                    .iter()
+                    .map(|d| d.start_s + d.dur_s - d.tracer_s.unwrap_or(0.0));
+                let base = untraced_ends[tu].into_iter().chain(theirs).reduce(f64::max);
+                (measured_gap(c, now, base), shifts[tu])
+            }
+            None => {
+                let theirs = waited_for.iter().map(|d| d.start_s + d.dur_s);
+                let base = ends[tu].into_iter().chain(theirs).reduce(f64::max);
+                think_gap(c, base, shifts[tu], along, &trace.header)
+            }
         };
-        measured[tu] = c.tracer_s;
+        untraced_ends[tu] = c.tracer_s.map(|now| c.start_s + c.dur_s - now);
         op.gap_ns = (gap * 1e9) as u64;
         (ends[tu], shifts[tu]) = (Some(c.start_s + c.dur_s), shift);
         seen[tu].clone_from(&shifts);
@@ -464,19 +471,14 @@ pub fn think_gap(c: &Call, prev_end: Option<f64>, shift: f64, along: f64, h: &He
     (gap, before + (raw - gap) + in_call)
 }
 
-/// The think time before `c` from the tracer's time measured on its thread ([`Call::tracer_s`]
-/// = `now`; `before`: at the thread's previous call), seconds: the recorded time from `base`
-/// (the end of the thread's previous call or of the call it waited for; `None`: the trace's
-/// start) to `c`'s start, less the tracer's time on the thread in between (everything before
-/// `c` when timed from the start; since its previous call otherwise, nothing for a thread's
-/// first call after a wait), at least 0. No estimate: the kernel's record says where strace
-/// stopped the thread (`crate::trace::timing`).
-pub fn measured_gap(c: &Call, base: Option<f64>, now: f64, before: Option<f64>) -> f64 {
-    let (raw, tracer) = match base {
-        None => (c.start_s, now),
-        Some(b) => (c.start_s - b, now - before.unwrap_or(now)),
-    };
-    (raw - tracer.max(0.0)).max(0.0)
+/// The think time before `c` from the tracer's time measured ([`Call::tracer_s`] = `now`:
+/// its thread's before it), seconds, on the untraced clock — each thread's recorded time less
+/// its tracer time (`crate::trace::timing` carries a thread's tracer time over to the threads
+/// it makes and wakes): from `base` (the later of the thread's previous call's end and the ends
+/// of the calls it waited for, each on that clock; `None`: the trace's start) to `c`'s start,
+/// at least 0. No estimate: the kernel's record says where strace stopped each thread.
+pub fn measured_gap(c: &Call, now: f64, base: Option<f64>) -> f64 {
+    (c.start_s - now - base.unwrap_or(0.0)).max(0.0)
 }
 
 /// The resources `c` changes (`touch`) and those it only looks up (`look`).

@@ -643,7 +643,7 @@ fn measured_tracer_time_comes_out_of_the_gaps_exactly() {
         at(1, 0.001, 100e-6, 200e-6), // A's first: 1000 − 200 = 800 µs
         mkdir,                        // 1200 − 1100 − (250 − 200) = 50 µs
         at(1, 0.0016, 0.0, 300e-6),   // 1600 − 1300 − 50 = 250 µs
-        stat,                         // B's first, after a wait: 2000 − 1300, nothing out = 700
+        stat,                         // B's first, after a wait, untraced: 2000 − 900 − (1300 − 250) = 50
         at(2, 0.0021, 0.0, 1000e-6),  // 100 − 100 = 0 µs
         at(2, 0.0023, 0.0, 1050e-6),  // 200 − 50 = 150 µs
     ];
@@ -651,7 +651,7 @@ fn measured_tracer_time_comes_out_of_the_gaps_exactly() {
     let us = |th: usize| -> Vec<u64> { p.threads[th].iter().map(|o| (o.gap_ns + 500) / 1000).collect() };
     assert_eq!(p.threads[1][0].deps.1, 1, "the stat waits for the mkdir");
     assert_eq!(us(0), [800, 50, 250]);
-    assert_eq!(us(1), [700, 0, 150]);
+    assert_eq!(us(1), [50, 0, 150]);
     // The same trace timed by the calibration (no tracer_s) loses 490 µs a call instead.
     for c in &mut t.calls {
         c.tracer_s = None;
