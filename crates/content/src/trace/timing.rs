@@ -16,7 +16,12 @@
 //!   at the `clone`/`fork` that made it (the replay times every thread from the trace's start);
 //! - at an entry stop the thread wakes the tracer (`sched:sched_waking`, in the thread's own
 //!   context) before it goes off the CPU: from that waking to the switch out is the tracer's
-//!   too (the seccomp stop's notification, measured here at 3 µs of 6 at the median);
+//!   too (the seccomp stop's notification, measured here at 3 µs of 6 at the median), and so is
+//!   the way from the switch in after it to the call's `sys_enter` (no program code there);
+//! - from the switch in after an exit stop to the waking at the next entry stop, with nothing
+//!   between, the thread runs the tracer's way back to user space, the program's code and the
+//!   way into the next call: the shortest such interval of the whole record (two passes,
+//!   [`Timeline::floor_s`]) is counted as the tracer's in each;
 //! - a thread asleep (state `S` or `D`) outside the calls strace printed (a futex of a join or a
 //!   lock) and woken by another thread of the program waited for that one: the replay has no
 //!   tracer, so it wakes at the waker's time without the waker's tracer time — its tracer
@@ -38,9 +43,9 @@
 //! before it ([`crate::parsers::strace::Syscall::tracer`]); a call it cannot find leaves every
 //! call as strace timed it (the caller says why and falls back to the calibration). What stays
 //! in a gap: the program's own computing, the calls strace does not stop, and waits that are not
-//! the tracer's (I/O, a timer); what is not measured: the microseconds between a thread's system
-//! call instruction and its waking of the tracer (or its switch out, when the tracer was awake
-//! already), and between its switch in after a stop and its return to user space.
+//! the tracer's (I/O, a timer); what is not measured: the tracer's paths above their floor, the
+//! way into an entry stop when the tracer was awake already (no waking), and the program's own
+//! code running slower under the tracer (cold caches after each switch).
 //!
 //! The tracer's own threads (those that call `ptrace`, number 101) are left out.
 //!
