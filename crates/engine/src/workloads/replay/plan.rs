@@ -378,12 +378,7 @@ pub fn compile(trace: &Trace) -> Plan {
         op.call = ci as u32;
         (op.path, op.path2) = (path, path2);
         if c.kind == Kind::Symlink {
-            let target = c.target.as_deref().unwrap_or("");
-            let safe = c
-                .path
-                .as_deref()
-                .is_some_and(|p| stays_under(p, std::path::Path::new(target)));
-            op.path2 = intern(if safe && !target.is_empty() { target } else { OUTSIDE });
+            op.path2 = intern(symlink_target(c));
         }
         op.deps = (start, deps.len() as u32 - start);
         let tu = t as usize;
@@ -400,18 +395,17 @@ pub fn compile(trace: &Trace) -> Plan {
             .map(|&(ot, os)| &trace.calls[threads[ot as usize][os as usize].call as usize])
             .collect();
         let (gap, shift) = match c.tracer_s {
-            Some(now) => {
-                let theirs = waited_for
-                    .iter()
-                    .map(|d| d.start_s + d.dur_s - d.tracer_s.unwrap_or(0.0));
-                let base = untraced_ends[tu].into_iter().chain(theirs).reduce(f64::max);
-                (measured_gap(c, now, base), shifts[tu])
-            }
-            None => {
-                let theirs = waited_for.iter().map(|d| d.start_s + d.dur_s);
-                let base = ends[tu].into_iter().chain(theirs).reduce(f64::max);
-                think_gap(c, base, shifts[tu], along, &trace.header)
-            }
+            Some(now) => (
+                measured_gap(c, now, latest_end(untraced_ends[tu], &waited_for, true)),
+                shifts[tu],
+            ),
+            None => think_gap(
+                c,
+                latest_end(ends[tu], &waited_for, false),
+                shifts[tu],
+                along,
+                &trace.header,
+            ),
         };
         untraced_ends[tu] = c.tracer_s.map(|now| c.start_s + c.dur_s - now);
         op.gap_ns = (gap * 1e9) as u64;
@@ -469,6 +463,29 @@ pub fn think_gap(c: &Call, prev_end: Option<f64>, shift: f64, along: f64, h: &He
     };
     let gap = (raw - cost).max(0.0);
     (gap, before + (raw - gap) + in_call)
+}
+
+/// What a recorded symlink points to, as the replay makes it: its target when that stays under
+/// the root, else [`OUTSIDE`].
+fn symlink_target(c: &Call) -> &str {
+    let target = c.target.as_deref().unwrap_or("");
+    let safe = c
+        .path
+        .as_deref()
+        .is_some_and(|p| stays_under(p, std::path::Path::new(target)));
+    if safe && !target.is_empty() {
+        target
+    } else {
+        OUTSIDE
+    }
+}
+
+/// The later of a thread's previous call's end (`own`) and the ends of the calls it waited for,
+/// seconds; with `untraced`, each on its thread's untraced clock (its end less the tracer time
+/// before it, [`Call::tracer_s`]).
+fn latest_end(own: Option<f64>, waited_for: &[&Call], untraced: bool) -> Option<f64> {
+    let end = |d: &&Call| d.start_s + d.dur_s - if untraced { d.tracer_s.unwrap_or(0.0) } else { 0.0 };
+    own.into_iter().chain(waited_for.iter().map(end)).reduce(f64::max)
 }
 
 /// The think time before `c` from the tracer's time measured ([`Call::tracer_s`] = `now`:
