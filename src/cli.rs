@@ -422,8 +422,8 @@ pub struct VerifyArgs {
     /// Test of the check itself: feed the bigfile pair's referee a mismatched setting.
     #[arg(long, hide = true)]
     pub mismatch: bool,
-    /// TEST ONLY, of the check itself: the bonnie-io native does half its seeks and reports
-    /// them all (a native 2× too fast on random_seeks), which verify must flag.
+    /// TEST ONLY, of the check itself: the bonnie-io native reports twice the seeks it does
+    /// (a native 2× too fast on random_seeks), which verify must flag.
     #[arg(long, hide = true)]
     pub fast_seeks: bool,
     /// Test of the check itself (test-only, doc/verify.md): multiply a compared native metric

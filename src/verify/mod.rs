@@ -62,8 +62,8 @@ pub struct VerifyOptions {
     pub label: Option<String>,
     /// Feed the bigfile pair's referee a mismatched setting (test of the check itself).
     pub mismatch: bool,
-    /// TEST ONLY (hidden `--fast-seeks`): the `bonnie-io` native does half its seeks and
-    /// reports all of them (`test_seek_credit = 2`), a native 2× too fast on `random_seeks`,
+    /// TEST ONLY (hidden `--fast-seeks`): the `bonnie-io` native reports twice the seeks it
+    /// does (`test_seek_credit = 2`), a native 2× too fast on `random_seeks`,
     /// which verify must flag (test of the check itself).
     pub fast_seeks: bool,
     /// Multiply native metrics before they are stored (`--bias-native`, test of the check

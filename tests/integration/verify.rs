@@ -293,7 +293,7 @@ fn verify_fails_a_native_twice_too_fast_on_random_seeks() {
     let dir = scratch();
     let db = dir.path().join("r.db");
     let db_s = db.to_str().unwrap();
-    // The test-only switch: the native does half its seeks and reports all of them, so its
+    // The test-only switch: the native reports twice the seeks it does, so its
     // rate is 2× what it did. A bound (bonnie++'s +++++) cannot catch that; fio can.
     let o = verify(db_s, dir.path(), "0.0625", "bonnie-io", &["--fast-seeks"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
