@@ -284,7 +284,7 @@ impl ThreadState {
 }
 
 /// One line of `perf script`, as far as timing needs it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum Event {
     Enter(u32),
     /// The number the tracepoint printed (-1 where a tracer changed it) and the result.
@@ -363,11 +363,10 @@ type FirstPass = (std::collections::HashSet<u32>, Vec<(f64, u32)>);
 /// The first pass over the record: the tracer's threads, and when each other thread's last
 /// event was (in time order) — a thread's exit wakes its joiner after perf stopped recording
 /// it.
-fn first_pass(text: &str) -> Result<FirstPass, TimingError> {
+fn first_pass(events: &[(u32, f64, Event)]) -> Result<FirstPass, TimingError> {
     let mut tracers = std::collections::HashSet::new();
     let mut last: HashMap<u32, f64> = HashMap::new();
-    for l in text.lines() {
-        let Some((tid, at, ev)) = line(l)? else { continue };
+    for &(tid, at, ev) in events {
         if ev == Event::Enter(PTRACE) {
             tracers.insert(tid);
         }
@@ -406,24 +405,27 @@ impl Timeline {
     /// Two passes: the first finds the floor of the tracer's paths ([`Timeline::floor_s`]), the
     /// second counts it.
     pub fn parse(text: &str, traced: &std::collections::HashSet<u32>) -> Result<Timeline, TimingError> {
-        let first = first_pass(text)?;
-        let floor = Self::pass(text, traced, &first, 0.0)?.floor_s;
-        Self::pass(text, traced, &first, floor)
+        let events = text
+            .lines()
+            .filter_map(|l| line(l).transpose())
+            .collect::<Result<Vec<_>, _>>()?;
+        let first = first_pass(&events)?;
+        let floor = Self::pass(&events, traced, &first, 0.0).floor_s;
+        Ok(Self::pass(&events, traced, &first, floor))
     }
 
     /// One pass over the record, `floor` seconds counted for each exit-to-entry path.
     fn pass(
-        text: &str,
+        events: &[(u32, f64, Event)],
         traced: &std::collections::HashSet<u32>,
         (tracers, ends): &FirstPass,
         floor: f64,
-    ) -> Result<Timeline, TimingError> {
+    ) -> Timeline {
         let mut t = Timeline::default();
         let mut state: HashMap<u32, ThreadState> = HashMap::new();
         // A new thread's tracer time from its creator, when the creator returned first.
         let mut inherited: HashMap<u32, f64> = HashMap::new();
-        for l in text.lines() {
-            let Some((tid, at, ev)) = line(l)? else { continue };
+        for &(tid, at, ev) in events {
             if tracers.contains(&tid) {
                 continue;
             }
@@ -509,7 +511,7 @@ impl Timeline {
         let shortest = state.values().map(|s| s.shortest).fold(f64::INFINITY, f64::min);
         t.floor_s = if shortest.is_finite() { shortest } else { 0.0 };
         t.own = state.into_iter().map(|(tid, s)| (tid, s.own)).collect();
-        Ok(t)
+        t
     }
 }
 

@@ -363,7 +363,8 @@ fn the_floor_of_the_paths_between_calls_is_the_shortest_and_counts_in_each() {
     // and way in (10).
     assert!((k[3].tracer - 75e-6).abs() < 1e-9, "{k:?}");
     // A pass without the floor leaves those intervals to the program: 6 µs less by call 3.
-    let first = first_pass(&text).unwrap();
-    let without = Timeline::pass(&text, &[0].into_iter().collect(), &first, 0.0).unwrap();
+    let events: Vec<_> = text.lines().filter_map(|l| line(l).unwrap()).collect();
+    let first = first_pass(&events).unwrap();
+    let without = Timeline::pass(&events, &[0].into_iter().collect(), &first, 0.0);
     assert!((without.threads[&7][2].tracer - 53e-6).abs() < 1e-9, "{without:?}");
 }
