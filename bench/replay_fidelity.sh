@@ -15,7 +15,8 @@
 # the "own filesystem" is a plain one; dir: on the work folder's filesystem itself — here the
 # VM's root ext4, mounted with online `discard`, where a run after the previous run's tree was
 # removed took up to 18 x the first, doc/replay.md). Everything in a private folder under
-# /var/tmp, kept (the path is printed). Needs root (loop images, drop_caches), strace, perf,
+# /var/tmp, kept (the path is printed). RECORD_ARGS: options for `fsbench record` (e.g.
+# --untraced-run). Needs root (loop images, drop_caches), strace, perf,
 # tar, git, cc, python3.
 #
 # Prints one table per filesystem: per program the untraced wall time (median of RUNS), the
@@ -27,7 +28,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 fsbench=${1:-$here/target/release/fsbench}
 RUNS=${RUNS:-5} REPEATS=${REPEATS:-3} FS=${FS-ext4 xfs btrfs} PROGS=${PROGS:-tar git threads}
-DROP=${DROP:-false} OWN=${OWN:-loop}
+DROP=${DROP:-false} OWN=${OWN:-loop} RECORD_ARGS=${RECORD_ARGS-}
 top=$(mktemp -d /var/tmp/fsbench-replay-fidelity-XXXXXX)
 echo "replay_fidelity: in $top" >&2
 w=$top
@@ -35,7 +36,7 @@ if [ "$OWN" = loop ]; then
   truncate -s 4G "$top/own.img" && mkfs.ext4 -q -F "$top/own.img"
   dev=$(losetup -f --show "$top/own.img")
   mkdir "$top/m" && mount "$dev" "$top/m"
-  trap 'cp "$top"/m/*.trace "$top"/ 2>/dev/null; umount "$top/m" 2>/dev/null; losetup -d "$dev" 2>/dev/null; rm -f "$top/own.img"' EXIT
+  trap 'cp "$top"/m/*.trace "$top"/m/*.record.* "$top"/ 2>/dev/null; umount "$top/m" 2>/dev/null; losetup -d "$dev" 2>/dev/null; rm -f "$top/own.img"' EXIT
   w=$top/m
 fi
 now() { date +%s.%N; }
@@ -46,7 +47,7 @@ measure() { # name setup run
   local name=$1 setup=$2 run=$3 t0 t1
   for i in $(seq "$RUNS"); do
     $setup; t0=$(now); $run; t1=$(now); echo "$name untraced $(echo "$t1 - $t0" | bc -l)"
-    $setup; $run "$fsbench" record -o "$w/$name.trace" -- >"$w/$name.record.$i" 2>&1
+    $setup; $run "$fsbench" record $RECORD_ARGS -o "$w/$name.trace" -- >"$w/$name.record.$i" 2>&1
     echo "$name traced $(python3 -c 'import json,sys; c=[json.loads(l)["call"] for l in open(sys.argv[1]) if l.startswith("{\"call")]; print(max(x["start_s"]+x["dur_s"] for x in c)-min(x["start_s"] for x in c))' "$w/$name.trace")"
   done
 }

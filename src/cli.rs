@@ -125,6 +125,10 @@ Exit codes: 0 every session completed; 1 a session's repeats failed as `run` cou
         after_help = "Exit codes: 0 traced and written; 1 the program failed (the trace is written anyway) or the trace could not be written; 2 usage error: the command or strace not found, --root not a directory."
     )]
     Record(RecordArgs),
+    /// Inside `fsbench record --untraced-run`'s private namespaces only (src/app/untraced_run.rs):
+    /// mount the copy of the root, make every other mount read-only, run the program under perf.
+    #[command(hide = true)]
+    UntracedRun(UntracedRunArgs),
     /// Print a shell completion script: `fsbench completions bash > /etc/bash_completion.d/fsbench`.
     Completions {
         /// The shell.
@@ -619,7 +623,43 @@ pub struct RecordArgs {
     /// the replay reports as its own rows with `phases = "marks"` (doc/replay.md).
     #[arg(long, value_name = "DIR")]
     pub mark_on: Option<PathBuf>,
+    /// Run the program a second time first, without strace: under `perf record` of its system
+    /// calls alone, on a private in-memory copy of --root mounted over it, in a private mount and
+    /// network namespace where every other mount is read-only; a timed replay takes its think
+    /// times from that run (doc/replay.md, *An untraced run*). Only for programs whose effects
+    /// are the files under --root: the program runs twice (a server it talks to over a socket
+    /// would see it twice). Needs root, perf, and memory for the copy.
+    #[arg(long)]
+    pub untraced_run: bool,
     /// The program and its arguments, after `--`.
     #[arg(required = true, last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+/// `fsbench untraced-run`'s options (hidden: started by `fsbench record --untraced-run` inside
+/// `unshare --mount --net`).
+#[derive(Debug, Args)]
+pub struct UntracedRunArgs {
+    /// The root whose copy the program sees.
+    #[arg(long)]
+    pub root: PathBuf,
+    /// An empty directory to mount the copy's tmpfs on.
+    #[arg(long)]
+    pub copy: PathBuf,
+    /// The directory perf writes its record into (left writable).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// The working directory the program starts in.
+    #[arg(long)]
+    pub cwd: PathBuf,
+    /// perf.
+    #[arg(long)]
+    pub perf: PathBuf,
+    /// The mount namespace of `fsbench record` (`readlink /proc/self/ns/mnt`): this one must
+    /// differ.
+    #[arg(long)]
+    pub parent_ns: PathBuf,
+    /// The program and its arguments.
+    #[arg(required = true, last = true)]
     pub command: Vec<String>,
 }

@@ -15,6 +15,7 @@ mod noise;
 mod push;
 mod record;
 pub mod shell;
+mod untraced_run;
 mod verify;
 
 use crate::cli::{Cli, Command, CompareArgs, ReportArgs, RunArgs};
@@ -116,6 +117,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         }
         Command::Verify(a) => verify::cmd_verify(&cli.db, &a),
         Command::Record(a) => record::cmd_record(&a),
+        Command::UntracedRun(a) => untraced_run::cmd_untraced_run(&a),
     }
 }
 

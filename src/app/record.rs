@@ -115,6 +115,15 @@ pub fn cmd_record(a: &RecordArgs) -> Result<i32> {
     let tmp = tempfile_dir()?;
     let raw = tmp.join("strace.out");
     let perf = perf::Perf::ready(&tmp);
+    let untraced = a.untraced_run.then(|| {
+        let bytes = tree
+            .iter()
+            .filter(|e| e.kind == trace::EntryKind::File)
+            .map(|e| e.size)
+            .sum();
+        let perf = perf.as_ref().map_err(Clone::clone)?;
+        super::untraced_run::run(perf.path(), &root, &cwd, &tmp, &a.command, bytes)
+    });
     let offset = crate::trace::timing::realtime_minus_monotonic();
     let t0 = Instant::now();
     let mut cmd = match &perf {
@@ -141,17 +150,14 @@ pub fn cmd_record(a: &RecordArgs) -> Result<i32> {
         let aligned = crate::trace::timing::align(&mut syscalls, &timeline, offset).map_err(|e| e.to_string())?;
         Ok((version, aligned))
     });
-    match &timing {
-        Ok((version, a)) => println!(
-            "timing: perf {version} saw every one of the {} calls strace printed; the tracer held the program for {:.3} s of the {wall:.3} s run (its stops, and its paths between calls at {:.1} µs or more each), taken out of the trace's gaps",
-            a.calls,
-            a.tracer_s,
-            a.floor_s * 1e6
-        ),
-        Err(why) => println!(
-            "timing: strace's clock, the tracer's cost per call estimated by a calibration (perf's record not used: {why})"
-        ),
-    }
+    let numbers = syscalls.iter().filter_map(|c| c.nr).collect();
+    let untraced = untraced.map(|u| {
+        let u = u?;
+        trace::untraced::retime(&mut syscalls, &u.text, &numbers, u.per_call_s)
+            .map(|r| (r, u.per_call_s))
+            .map_err(|e| e.to_string())
+    });
+    print_timing(&timing, &untraced, wall);
     let mut r = Resolver::new(&root, &cwd, a.hash_names);
     if let Some(m) = &marks {
         r = r.mark_on(m);
@@ -166,22 +172,12 @@ pub fn cmd_record(a: &RecordArgs) -> Result<i32> {
         header: Header {
             version: trace::VERSION,
             tool: format!("strace {}", strace_version(&strace)),
-            command: if a.hash_names {
-                // The program's name stays; its arguments name files.
-                let (program, args) = a.command.split_at(1);
-                program
-                    .iter()
-                    .cloned()
-                    .chain(args.iter().map(|x| trace::resolve::hash_name(x)))
-                    .collect()
-            } else {
-                a.command.clone()
-            },
+            command: shown_command(a),
             root: shown_root,
             wall_s: wall,
             overhead_s: overhead.map(|o| o.per_call_s),
             overhead_in_call_s: overhead.map(|o| o.in_call_s),
-            timing: timing.ok().map(|(version, _)| format!("perf {version}")),
+            timing: timing_note(timing.ok().map(|(version, _)| version), &untraced),
             hashed_names: a.hash_names,
             dropped: r.dropped,
             marks: r.marks,
@@ -200,6 +196,78 @@ pub fn cmd_record(a: &RecordArgs) -> Result<i32> {
             );
             Ok(1)
         }
+    }
+}
+
+/// What the trace header's `command` shows: with `--hash-names` the program's name and its
+/// arguments hashed (they name files).
+fn shown_command(a: &RecordArgs) -> Vec<String> {
+    if !a.hash_names {
+        return a.command.clone();
+    }
+    let (program, args) = a.command.split_at(1);
+    program
+        .iter()
+        .cloned()
+        .chain(args.iter().map(|x| trace::resolve::hash_name(x)))
+        .collect()
+}
+
+/// Says how the trace is timed: perf's record of the traced run (`timing`, from a `wall`-second
+/// run) and the untraced run when asked for.
+fn print_timing(
+    timing: &Result<(String, trace::timing::Aligned), String>,
+    untraced: &Option<Result<(trace::untraced::Retimed, f64), String>>,
+    wall: f64,
+) {
+    match &timing {
+        Ok((version, a)) => println!(
+            "timing: perf {version} saw every one of the {} calls strace printed; the tracer held the program for {:.3} s of the {wall:.3} s run (its stops, and its paths between calls at {:.1} µs or more each), taken out of the trace's gaps",
+            a.calls,
+            a.tracer_s,
+            a.floor_s * 1e6
+        ),
+        Err(why) => println!(
+            "timing: strace's clock, the tracer's cost per call estimated by a calibration (perf's record not used: {why})"
+        ),
+    }
+    match &untraced {
+        Some(Ok((r, per))) => println!(
+            "untraced run: its calls lined up with the traced run's on {} threads and processes, {} of {} where the runs differ{} (those keep the traced run's think time); it spanned {:.3} s, perf's cost ({:.2} µs a system call, {:.3} s in all) taken out; a timed replay takes its think times from it",
+            r.threads,
+            r.estimated,
+            r.calls,
+            r.first_estimated
+                .as_ref()
+                .map(|(tid, i, name)| format!(", the first call {i} ({name}) of thread {tid}"))
+                .unwrap_or_default(),
+            r.span_s,
+            per * 1e6,
+            r.cost_s
+        ),
+        Some(Err(why)) => println!("untraced run: not used ({why}); the think times are the traced run's"),
+        None => {}
+    }
+}
+
+/// [`Header::timing`]: `perf VERSION` when perf timed the traced run, and the untraced run's
+/// note when its times are in the trace.
+fn timing_note(
+    perf: Option<String>,
+    untraced: &Option<Result<(trace::untraced::Retimed, f64), String>>,
+) -> Option<String> {
+    let perf = perf.map(|v| format!("perf {v}"));
+    match untraced {
+        Some(Ok((_, per))) => Some(
+            perf.into_iter()
+                .chain([format!(
+                    "untraced run, perf's cost {:.2} µs a call taken out",
+                    per * 1e6
+                )])
+                .collect::<Vec<_>>()
+                .join("; "),
+        ),
+        _ => perf,
     }
 }
 
@@ -328,6 +396,11 @@ mod perf {
                 ));
             }
             Ok(p)
+        }
+
+        /// The perf program.
+        pub fn path(&self) -> &Path {
+            &self.perf
         }
 
         /// `program` run under `perf record` (the caller adds its arguments).

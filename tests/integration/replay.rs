@@ -15,15 +15,15 @@ use std::process::Command;
 
 /// `fsbench record --root ROOT -o TRACE -- CMD…` run in `root`; asserts exit 0.
 fn record(root: &Path, trace: &Path, cmd: &[&str]) -> Trace {
+    record_with(root, trace, &[], cmd)
+}
+
+/// [`record`] with `flags` before `--root`.
+fn record_with(root: &Path, trace: &Path, flags: &[&str], cmd: &[&str]) -> Trace {
     let o = Command::new(crate::util::bin())
-        .args([
-            "record",
-            "--root",
-            root.to_str().unwrap(),
-            "-o",
-            trace.to_str().unwrap(),
-            "--",
-        ])
+        .arg("record")
+        .args(flags)
+        .args(["--root", root.to_str().unwrap(), "-o", trace.to_str().unwrap(), "--"])
         .args(cmd)
         .current_dir(root)
         .output()
@@ -62,6 +62,24 @@ fn assert_measured(t: &Trace, mounts_before: usize) {
         assert!(now >= before && c.dur_s >= 0.0, "{c:?} after {before}");
     }
     assert_eq!(tracefs_mounts(), mounts_before, "a tracefs mount was left");
+}
+
+/// A recording made with `--untraced-run` has the untraced run's times: named in the header,
+/// on every call, each call's end not before its start, and a thread's calls in order.
+fn assert_untraced(t: &Trace) {
+    assert!(
+        t.header.timing.as_deref().is_some_and(|w| w.contains("untraced run")),
+        "{:?}",
+        t.header.timing
+    );
+    let mut last: std::collections::HashMap<u32, f64> = std::collections::HashMap::new();
+    for c in &t.calls {
+        let [start, end] = c
+            .untraced_run_s
+            .unwrap_or_else(|| panic!("no untraced run's times: {c:?}"));
+        let before = last.insert(c.tid, end).unwrap_or(0.0);
+        assert!(start >= before && end >= start, "{c:?} after {before}");
+    }
 }
 
 /// Runs `cmd` in `dir`, asserting success.
@@ -106,8 +124,14 @@ fn recordings(dir: &Path) -> Option<Vec<(&'static str, PathBuf)>> {
     let root = dir.join("tar");
     std::fs::create_dir(&root).unwrap();
     let mounts = tracefs_mounts();
-    let tar = record(&root, &dir.join("tar.trace"), &["tar", "-xf", "../small.tar"]);
+    let tar = record_with(
+        &root,
+        &dir.join("tar.trace"),
+        &["--untraced-run"],
+        &["tar", "-xf", "../small.tar"],
+    );
     assert_measured(&tar, mounts);
+    assert_untraced(&tar);
     let creates = tar
         .calls
         .iter()
@@ -135,8 +159,14 @@ fn recordings(dir: &Path) -> Option<Vec<(&'static str, PathBuf)>> {
     make_tree(&repo.join("new"), 30, 7);
     sh(&repo, &["git", "add", "-A"]);
     commit("two");
-    let git = record(&repo, &dir.join("git.trace"), &["git", "checkout", "-q", "HEAD~1"]);
+    let git = record_with(
+        &repo,
+        &dir.join("git.trace"),
+        &["--untraced-run"],
+        &["git", "checkout", "-q", "HEAD~1"],
+    );
     assert_measured(&git, mounts);
+    assert_untraced(&git);
     assert!(
         git.tree.len() > 100,
         "the repository and its objects: {}",
@@ -638,4 +668,104 @@ fn a_trace_larger_than_its_image_or_scratch_space_is_refused_at_plan_time() {
         std::fs::read_dir(&scratch_dir).unwrap().next().is_none(),
         "plan provisioned nothing"
     );
+}
+
+/// The `fsbench-record-*` folders in the temporary directory.
+fn record_tmp_dirs() -> usize {
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.file_name().to_string_lossy().starts_with("fsbench-record-"))
+        })
+        .count()
+}
+
+/// `--untraced-run`: the second run writes nothing but its copy of the root (a program that
+/// writes only under the root leaves one run's effects there and gets the untraced times; one
+/// that appends to a file outside the root appends once — in its untraced run the append fails
+/// on the read-only mount, and the calls there keep the traced run's think time), nothing is
+/// left mounted or in the temporary directory, and the hidden helper refuses to run outside a
+/// private mount namespace.
+#[test]
+fn the_untraced_run_writes_only_its_copy_and_where_it_differs_the_traced_times_stay() {
+    require_privileged!();
+    for t in ["strace", "perf"] {
+        if tool_path(t).is_none() {
+            return skip_or_fail(&format!("{t} is not installed"));
+        }
+    }
+    let dir = scratch();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    let table = || std::fs::read_to_string("/proc/self/mountinfo").unwrap().lines().count();
+    let (mounts, tmps) = (table(), record_tmp_dirs());
+    let run = |trace: &str, script: &str| {
+        Command::new(crate::util::bin())
+            .args(["record", "--untraced-run", "-o"])
+            .arg(dir.path().join(trace))
+            .args(["--", "sh", "-c", script])
+            .current_dir(&root)
+            .output()
+            .unwrap()
+    };
+    let o = run("inside.trace", "echo a > made; cat made; mkdir d; mv made d/made");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("untraced run: its calls lined up"), "{}", text(&o));
+    assert_untraced(&Trace::read(&dir.path().join("inside.trace")).unwrap());
+    assert_eq!(std::fs::read_to_string(root.join("d/made")).unwrap(), "a\n");
+    assert_eq!(
+        std::fs::read_dir(&root).unwrap().count(),
+        1,
+        "only d is left under the root"
+    );
+    let outside = dir.path().join("outside.log");
+    let o = run(
+        "outside.trace",
+        &format!("echo x >> {}; echo y > made2", outside.display()),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // The append failed on the read-only mount in the untraced run: the runs differ there.
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let differ = out
+        .split("untraced run: its calls lined up with the traced run's on ")
+        .nth(1)
+        .and_then(|r| r.split(" threads and processes, ").nth(1))
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse::<usize>().ok());
+    assert!(differ.is_some_and(|n| n >= 1), "{}", text(&o));
+    assert_eq!(
+        std::fs::read_to_string(&outside).unwrap(),
+        "x\n",
+        "the append outside the root ran once"
+    );
+    assert_eq!(std::fs::read_to_string(root.join("made2")).unwrap(), "y\n");
+    assert_eq!(
+        (table(), record_tmp_dirs()),
+        (mounts, tmps),
+        "a mount or a temporary folder was left"
+    );
+    // The helper alone, in this mount namespace: refused before it mounts anything.
+    let copy = dir.path().join("copy");
+    std::fs::create_dir(&copy).unwrap();
+    let ns = std::fs::read_link("/proc/self/ns/mnt").unwrap();
+    let o = Command::new(crate::util::bin())
+        .arg("untraced-run")
+        .args(["--root", root.to_str().unwrap(), "--copy", copy.to_str().unwrap()])
+        .args([
+            "--out",
+            copy.to_str().unwrap(),
+            "--cwd",
+            root.to_str().unwrap(),
+            "--perf",
+            "perf",
+        ])
+        .arg("--parent-ns")
+        .arg(&ns)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("not in a private mount namespace"), "{}", text(&o));
+    assert_eq!(table(), mounts, "the helper mounted something");
 }

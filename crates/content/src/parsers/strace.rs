@@ -66,6 +66,9 @@ pub struct Syscall {
     /// before this call started, seconds, when measured (`crate::trace::timing`); then
     /// `start` and `duration` are the kernel's too.
     pub tracer: Option<f64>,
+    /// Its start and end on the clock of a second run without the tracer, perf's cost taken out
+    /// (`crate::trace::untraced`), seconds, when there was one.
+    pub untraced_run: Option<(f64, f64)>,
 }
 
 /// Parses a whole strace output; calls in the order they started.
@@ -139,6 +142,7 @@ pub fn parse(text: &str) -> Result<Vec<Syscall>, ParseError> {
                 ret: Ret::Unknown,
                 nr,
                 tracer: None,
+                untraced_run: None,
             });
             pending.insert(tid, (out.len() - 1, head.to_string()));
             continue;
@@ -153,6 +157,7 @@ pub fn parse(text: &str) -> Result<Vec<Syscall>, ParseError> {
             ret,
             nr,
             tracer: None,
+            untraced_run: None,
         });
     }
     if lines == 0 {

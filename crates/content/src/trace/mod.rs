@@ -23,6 +23,7 @@
 pub mod resolve;
 pub mod timing;
 pub mod tree;
+pub mod untraced;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -30,8 +31,8 @@ use std::io::Write;
 use std::path::Path;
 
 /// The format version this build writes. Version 2 added [`Header::overhead_in_call_s`] and
-/// records under `strace --seccomp-bpf`.
-pub const VERSION: u32 = 2;
+/// records under `strace --seccomp-bpf`; version 3 [`Call::untraced_run_s`].
+pub const VERSION: u32 = 3;
 
 /// The oldest format version this build reads: a version 1 trace loads with
 /// [`Header::overhead_in_call_s`] unset (its timed replay takes out only `overhead_s`).
@@ -84,7 +85,8 @@ pub struct Header {
     pub overhead_in_call_s: Option<f64>,
     /// How the calls' times and the tracer's own time were measured, when not by strace's
     /// clock and the calibration: `perf VERSION` (`crate::trace::timing`: every call's
-    /// [`Call::tracer_s`] is set).
+    /// [`Call::tracer_s`] is set), followed by `; untraced run, perf's cost N µs a call taken
+    /// out` when every call has [`Call::untraced_run_s`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timing: Option<String>,
     /// Whether every path component was replaced by its hash (`--hash-names`).
@@ -331,6 +333,12 @@ pub struct Call {
     /// takes exactly this out of the gaps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tracer_s: Option<f64>,
+    /// This call's start and end on the clock of a second run of the program without the
+    /// tracer (`fsbench record --untraced-run`; `crate::trace::untraced`: perf's own cost taken
+    /// out), seconds from that run's first call; then a timed replay takes its think times from
+    /// these, and the trace's order stays the traced run's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub untraced_run_s: Option<[f64; 2]>,
 }
 
 /// The trace file's last line.

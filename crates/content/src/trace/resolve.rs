@@ -64,6 +64,8 @@ pub struct Resolver {
     /// Time marks made, in time order.
     pub marks: Vec<Mark>,
     t0: f64,
+    /// The first start on the untraced run's clock (`Syscall::untraced_run`), seconds.
+    t0u: f64,
     /// Calls made.
     pub calls: Vec<Call>,
     /// Calls dropped, by reason.
@@ -128,6 +130,7 @@ impl Resolver {
             marks_dir: None,
             marks: Vec::new(),
             t0: f64::NAN,
+            t0u: f64::NAN,
             calls: Vec::new(),
             dropped: BTreeMap::new(),
         }
@@ -151,6 +154,10 @@ impl Resolver {
             }
         }
         self.t0 = syscalls.iter().map(|s| s.start).fold(f64::INFINITY, f64::min);
+        self.t0u = syscalls
+            .iter()
+            .filter_map(|s| s.untraced_run.map(|u| u.0))
+            .fold(f64::INFINITY, f64::min);
         // A call that makes a descriptor takes effect when it returns, every other at its
         // start: a close on one thread may free descriptor 3 while an open on another, started
         // earlier, is still in the kernel and then returns 3.
@@ -367,6 +374,9 @@ impl Resolver {
             start_s: ((s.start - self.t0).max(0.0) * 1e6).round() / 1e6,
             dur_s: (s.duration * 1e9).round() / 1e9,
             tracer_s: s.tracer.map(|t| (t * 1e6).round() / 1e6),
+            untraced_run_s: s
+                .untraced_run
+                .map(|(a, b)| [a, b].map(|t| ((t - self.t0u).max(0.0) * 1e9).round() / 1e9)),
         }
     }
 

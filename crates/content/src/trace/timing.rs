@@ -285,7 +285,7 @@ impl ThreadState {
 
 /// One line of `perf script`, as far as timing needs it.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Event {
+pub(super) enum Event {
     Enter(u32),
     /// The number the tracepoint printed (-1 where a tracer changed it) and the result.
     Exit(i64, i64),
@@ -301,7 +301,7 @@ enum Event {
 const PTRACE: u32 = 101;
 
 /// `TID TIME: EVENT…` → `(tid, time, event)`; `None` for lines timing does not use.
-fn line(l: &str) -> Result<Option<(u32, f64, Event)>, TimingError> {
+pub(super) fn line(l: &str) -> Result<Option<(u32, f64, Event)>, TimingError> {
     let l = l.trim();
     if l.is_empty() {
         return Ok(None);

@@ -394,9 +394,9 @@ pub fn compile(trace: &Trace) -> Plan {
             .iter()
             .map(|&(ot, os)| &trace.calls[threads[ot as usize][os as usize].call as usize])
             .collect();
-        let (gap, shift) = match c.tracer_s {
-            Some(now) => (
-                measured_gap(c, now, latest_end(untraced_ends[tu], &waited_for, true)),
+        let (gap, shift) = match untraced_start(c) {
+            Some(start) => (
+                measured_gap(start, latest_end(untraced_ends[tu], &waited_for, true)),
                 shifts[tu],
             ),
             None => think_gap(
@@ -407,7 +407,7 @@ pub fn compile(trace: &Trace) -> Plan {
                 &trace.header,
             ),
         };
-        untraced_ends[tu] = c.tracer_s.map(|now| c.start_s + c.dur_s - now);
+        untraced_ends[tu] = untraced_end(c);
         op.gap_ns = (gap * 1e9) as u64;
         (ends[tu], shifts[tu]) = (Some(c.start_s + c.dur_s), shift);
         seen[tu].clone_from(&shifts);
@@ -484,18 +484,39 @@ fn symlink_target(c: &Call) -> &str {
 /// seconds; with `untraced`, each on its thread's untraced clock (its end less the tracer time
 /// before it, [`Call::tracer_s`]).
 fn latest_end(own: Option<f64>, waited_for: &[&Call], untraced: bool) -> Option<f64> {
-    let end = |d: &&Call| d.start_s + d.dur_s - if untraced { d.tracer_s.unwrap_or(0.0) } else { 0.0 };
+    let end = |d: &&Call| match untraced {
+        true => untraced_end(d).unwrap_or(d.start_s + d.dur_s),
+        false => d.start_s + d.dur_s,
+    };
     own.into_iter().chain(waited_for.iter().map(end)).reduce(f64::max)
 }
 
-/// The think time before `c` from the tracer's time measured ([`Call::tracer_s`] = `now`:
-/// its thread's before it), seconds, on the untraced clock — each thread's recorded time less
-/// its tracer time (`crate::trace::timing` carries a thread's tracer time over to the threads
-/// it makes and wakes): from `base` (the later of the thread's previous call's end and the ends
-/// of the calls it waited for, each on that clock; `None`: the trace's start) to `c`'s start,
-/// at least 0. No estimate: the kernel's record says where strace stopped each thread.
-pub fn measured_gap(c: &Call, now: f64, base: Option<f64>) -> f64 {
-    (c.start_s - now - base.unwrap_or(0.0)).max(0.0)
+/// `c`'s end on the untraced clock, seconds: the untraced run's ([`Call::untraced_run_s`]), else
+/// its recorded end less the tracer time measured before it ([`Call::tracer_s`]); `None` when
+/// neither was measured.
+fn untraced_end(c: &Call) -> Option<f64> {
+    c.untraced_run_s
+        .map(|[_, end]| end)
+        .or_else(|| c.tracer_s.map(|now| c.start_s + c.dur_s - now))
+}
+
+/// `c`'s start on the untraced clock, seconds: the untraced run's ([`Call::untraced_run_s`]),
+/// else its recorded start less the tracer time measured before it ([`Call::tracer_s`]: each
+/// thread's recorded time less its tracer time; `crate::trace::timing` carries a thread's tracer
+/// time over to the threads it makes and wakes); `None` when neither was measured.
+fn untraced_start(c: &Call) -> Option<f64> {
+    c.untraced_run_s
+        .map(|[start, _]| start)
+        .or_else(|| c.tracer_s.map(|now| c.start_s - now))
+}
+
+/// The think time before a call that starts at `start` on the untraced clock
+/// ([`untraced_start`]), seconds: from `base` (the later of the thread's previous call's end
+/// and the ends of the calls it waited for, each on that clock; `None`: the trace's start), at
+/// least 0. No estimate: the kernel's record says where strace stopped each thread, or the
+/// untraced run where each call was.
+pub fn measured_gap(start: f64, base: Option<f64>) -> f64 {
+    (start - base.unwrap_or(0.0)).max(0.0)
 }
 
 /// The resources `c` changes (`touch`) and those it only looks up (`look`).

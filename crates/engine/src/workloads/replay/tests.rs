@@ -558,6 +558,7 @@ fn call(tid: u32, start_s: f64, dur_s: f64, untraced: u32) -> crate::trace::Call
         start_s,
         dur_s,
         tracer_s: None,
+        untraced_run_s: None,
         program: None,
     }
 }
@@ -633,6 +634,7 @@ fn measured_tracer_time_comes_out_of_the_gaps_exactly() {
     let at = |tid, start_s, dur_s, tracer_s: f64| crate::trace::Call {
         path: Some(format!("p{tid}")),
         tracer_s: Some(tracer_s),
+        untraced_run_s: None,
         ..call(tid, start_s, dur_s, 0)
     };
     let mut mkdir = at(1, 0.0012, 100e-6, 250e-6); // A: 1200 − 250 = 950 µs after the start
@@ -662,4 +664,37 @@ fn measured_tracer_time_comes_out_of_the_gaps_exactly() {
         "{:?}",
         p.threads[0][2].gap_ns
     );
+}
+
+/// With the untraced run's times (`untraced_run_s`, `fsbench record --untraced-run`), the gaps
+/// are that run's — its previous call's end, or the end of the call waited for, to the call's
+/// start — whatever the traced run's times and tracer times say; the order stays the traced
+/// run's (the stat waits for the mkdir).
+#[test]
+fn the_untraced_runs_times_are_the_gaps_when_the_trace_has_them() {
+    let mut t = fixture_trace("strace-6.1-threads.txt");
+    t.header.timing = Some("perf 6.1.187; untraced run, perf's cost 1.30 µs a call taken out".into());
+    let at = |tid, start_s, [u0, u1]: [f64; 2]| crate::trace::Call {
+        path: Some(format!("p{tid}")),
+        // The traced run's: 1 ms of tracer time before every call, which the gaps ignore.
+        tracer_s: Some(start_s - 0.0005),
+        untraced_run_s: Some([u0, u1]),
+        ..call(tid, start_s, 100e-6, 0)
+    };
+    let mut mkdir = at(1, 0.0030, [120e-6, 130e-6]);
+    (mkdir.kind, mkdir.syscall, mkdir.path) = (Kind::Mkdir, "mkdir".into(), Some("d".into()));
+    let mut stat = at(2, 0.0050, [150e-6, 151e-6]);
+    stat.path = Some("d".into());
+    t.calls = vec![
+        at(1, 0.0010, [40e-6, 45e-6]),   // A's first: 40 µs from the start
+        mkdir,                           // 120 − 45 = 75 µs
+        at(1, 0.0040, [200e-6, 210e-6]), // 200 − 130 = 70 µs
+        stat,                            // B's first, after the mkdir: 150 − 130 = 20 µs
+        at(2, 0.0060, [180e-6, 190e-6]), // 180 − 151 = 29 µs
+    ];
+    let p = plan::compile(&t);
+    let us = |th: usize| -> Vec<u64> { p.threads[th].iter().map(|o| (o.gap_ns + 500) / 1000).collect() };
+    assert_eq!(p.threads[1][0].deps.1, 1, "the stat waits for the mkdir");
+    assert_eq!(us(0), [40, 75, 70]);
+    assert_eq!(us(1), [20, 29]);
 }
