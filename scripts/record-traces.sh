@@ -16,6 +16,10 @@
 #                  and indexing them, with time marks `insert` and `query` (--mark-on)
 #   make.trace     make building tests/fixtures/replay/cproject (two objects and a link; the
 #                  link's recipe makes the time mark `link`)
+#
+# Each with --untraced-run (these programs write only under their folder and /tmp): as root
+# with perf, a timed replay takes its think times from a second run without strace; otherwise
+# fsbench record says why not and the traced run's times stay.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 fsbench=${1:-}
@@ -37,7 +41,7 @@ trap 'rm -rf "$work"' EXIT
 "$fsbench" dataset gen kernel --scale 0.02 "$work/src" >/dev/null
 tar -cf "$work/src.tar" -C "$work/src" .
 mkdir "$work/tar"
-(cd "$work/tar" && "$fsbench" record -o "$out/tar.trace" -- tar -xf ../src.tar)
+(cd "$work/tar" && "$fsbench" record --untraced-run -o "$out/tar.trace" -- tar -xf ../src.tar)
 
 git=(git -c user.name=fsbench -c user.email=fsbench@localhost -c init.defaultBranch=main)
 mkdir "$work/git"
@@ -48,11 +52,11 @@ cp -a "$work/src/." "$work/git/"
   && find . -path ./.git -prune -o -type f -print | sort | awk 'NR % 10 == 1' | while read -r f; do echo changed >>"$f"; done \
   && mkdir -p added && seq 1 200 | while read -r i; do echo "$i" >"added/f$i"; done \
   && "${git[@]}" add -A && "${git[@]}" commit -qm two)
-(cd "$work/git" && "$fsbench" record -o "$out/git.trace" -- git checkout -q HEAD~1)
+(cd "$work/git" && "$fsbench" record --untraced-run -o "$out/git.trace" -- git checkout -q HEAD~1)
 
 cc -O2 -pthread -o "$work/threads" "$here/tests/fixtures/replay/threads.c"
 mkdir "$work/thr"
-(cd "$work/thr" && "$fsbench" record -o "$out/threads.trace" -- ../threads)
+(cd "$work/thr" && "$fsbench" record --untraced-run -o "$out/threads.trace" -- ../threads)
 # sqlite3: the marks are the CLI's own `.shell test -e MARKS/NAME` (a stat of the mark).
 marks="$work/marks"
 mkdir "$work/sql"
@@ -68,9 +72,9 @@ mkdir "$work/sql"
   echo "CREATE INDEX tv ON t(v);"
   echo "SELECT count(*) FROM t WHERE v LIKE 'row 1 %';"
 } >"$work/rows.sql"
-(cd "$work/sql" && "$fsbench" record --mark-on "$marks" -o "$out/sqlite.trace" -- sqlite3 rows.db <"$work/rows.sql")
+(cd "$work/sql" && "$fsbench" record --untraced-run --mark-on "$marks" -o "$out/sqlite.trace" -- sqlite3 rows.db <"$work/rows.sql")
 
 mkdir "$work/make"
 cp "$here"/tests/fixtures/replay/cproject/{Makefile,main.c,util.c,util.h} "$work/make/"
-(cd "$work/make" && "$fsbench" record --mark-on "$marks" -o "$out/make.trace" -- make -s "MARK=$marks")
+(cd "$work/make" && "$fsbench" record --untraced-run --mark-on "$marks" -o "$out/make.trace" -- make -s "MARK=$marks")
 echo "record-traces.sh: traces in $out" >&2

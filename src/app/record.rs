@@ -16,10 +16,17 @@
 //! duration, and the time strace held its thread stopped before it is measured, not estimated
 //! ([`crate::trace::Call::tracer_s`], the header's `timing`), so a timed replay takes out
 //! exactly that. perf runs only if it recorded `true` first with the same events (the program
-//! never runs twice); when tracefs is not mounted, perf runs in a private mount namespace that
+//! does not run twice for it); when tracefs is not mounted, perf runs in a private mount namespace that
 //! mounts it (`unshare --mount`: nothing is left mounted, whatever ends the run; the program
 //! sees the same mounts). Without perf, or when its record misses a call or lost events, the
 //! trace keeps strace's times and the calibration's estimate, and `fsbench record` says why.
+//!
+//! **`--untraced-run`** (root, perf): before the traced run the program runs once more without
+//! strace, under perf's two system-call tracepoints alone, on a tmpfs copy of the root in private
+//! namespaces where nothing else is writable ([`super::untraced_run`]); `crate::trace::untraced`
+//! lines its calls up with strace's, and a timed replay takes its think times from it (a
+//! ptrace tracer slows the program's own code between calls in a way no event of the traced
+//! run separates: doc/replay.md, *An untraced run*).
 //!
 //! Order: the command is found and --root checked first (exit 2 otherwise, nothing run); the
 //! tree under the root is captured (metadata only); the program runs under
@@ -366,7 +373,7 @@ mod perf {
 
     impl Perf {
         /// A perf that recorded `true` just now with the events and options of the run (so the
-        /// program itself never runs twice); why not otherwise.
+        /// program does not run twice for it); why not otherwise.
         pub fn ready(tmp: &Path) -> Result<Perf, String> {
             let perf = crate::host::find_tool("perf").ok_or("perf is not installed (apt-get install linux-perf)")?;
             let mounted = Path::new(TRACEFS).join("events/raw_syscalls").is_dir();

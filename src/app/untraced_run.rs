@@ -6,15 +6,18 @@
 //! hidden subcommand, [`cmd_untraced_run`]), which inside those namespaces:
 //! 1. mounts a tmpfs on an empty directory of the recording's temporary folder and copies the
 //!    root into it (`cp -a`), then bind-mounts the copy over the root;
-//! 2. bind-mounts perf's output folder over itself;
+//! 2. bind-mounts perf's output folder over itself, and gives `/tmp` and `/dev/shm` an empty
+//!    private tmpfs each (unless the root or the working directory is under one; perf's folder,
+//!    under `/tmp`, is bound at its place in the new one), so temporary files work as they did;
 //! 3. makes every other mount read-only (a bind remount keeping its nosuid, nodev, noexec and
 //!    atime flags; mounts under the root are hidden by the copy), then reads the mount table
 //!    again and refuses to go on if one is still writable;
 //! 4. runs the program in the recording's working directory under `perf record -k monotonic -e
 //!    raw_syscalls:sys_enter -e raw_syscalls:sys_exit`, its standard streams on /dev/null.
 //!
-//! Invariants (safety): the program's second run can write nothing but the copy (gone with the
-//! namespace, whatever ends the run: nothing to clean up after a SIGKILL) and perf's folder
+//! Invariants (safety): the program's second run can write nothing but the copy and the private
+//! temporary folders (gone with the namespace, whatever ends the run: nothing to clean up
+//! after a SIGKILL) and perf's folder
 //! (fsbench's own, removed by the recording); it has no network but a loopback that is down.
 //! What it can still reach: a server over a UNIX socket on a read-only mount, signals, System
 //! V IPC — hence the option, never the default. A write the first run could not make fails
@@ -86,7 +89,7 @@ pub fn run(
     }
     let per_call_s = syscall_cost(perf, tmp)?;
     let (copy, out) = (tmp.join("untraced-root"), tmp.join("untraced-out"));
-    for d in [&copy, &out] {
+    for d in [&copy, &out, &tmp.join("untraced-tmp")] {
         std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
     }
     let exe = std::env::current_exe().map_err(|e| format!("finding fsbench: {e}"))?;
@@ -109,7 +112,7 @@ pub fn run(
         )
         .arg("--")
         .args(command)
-        .stdin(Stdio::null())
+        .stdin(same_input())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .output()
@@ -127,6 +130,23 @@ pub fn run(
     }
     let text = script(perf, &data, "tid,time,event,trace")?;
     Ok(Untraced { text, per_call_s })
+}
+
+/// The untraced run's standard input: when fsbench's is a regular file (`prog < input`), the
+/// same file opened afresh at the same offset (the traced run reads it after); else /dev/null.
+fn same_input() -> Stdio {
+    use std::io::{Seek, SeekFrom};
+    use std::os::fd::AsFd;
+    let stdin = std::io::stdin();
+    let Ok(offset) = rustix::fs::seek(stdin.as_fd(), rustix::fs::SeekFrom::Current(0)) else {
+        return Stdio::null();
+    };
+    let regular = rustix::fs::fstat(stdin.as_fd())
+        .is_ok_and(|st| rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile);
+    match std::fs::File::open("/proc/self/fd/0") {
+        Ok(f) if regular && (&f).seek(SeekFrom::Start(offset)).is_ok() => f.into(),
+        _ => Stdio::null(),
+    }
 }
 
 /// `perf script --ns -F FIELDS -i DATA`'s text.
@@ -260,12 +280,24 @@ fn reachable(mut table: Vec<Mount>) -> Vec<Mount> {
     table
 }
 
-/// The first of `mounts` the program could still write through: writable, not perf's folder
-/// `out`, not the copy on `root` or a mount under it (hidden by the copy).
-fn writable<'a>(mounts: &'a [Mount], root: &Path, out: &Path) -> Option<&'a Mount> {
+/// The first of `mounts` the program could still write through: writable, and neither one of
+/// `keep` (the copy on the root, perf's folder, the private temporary folders) nor under one
+/// (hidden by it, or perf's folder in a private one).
+fn writable<'a>(mounts: &'a [Mount], keep: &[&Path]) -> Option<&'a Mount> {
     mounts
         .iter()
-        .find(|m| !m.read_only && m.target != out && !m.target.starts_with(root))
+        .find(|m| !m.read_only && !keep.iter().any(|k| m.target.starts_with(k)))
+}
+
+/// The folders programs keep temporary files in that get a private empty tmpfs for the run (so
+/// a compiler's temporary files do not fail on a read-only mount): `/tmp` and `/dev/shm`, each
+/// when it is a directory that holds neither the root nor the working directory.
+fn private_tmps(root: &Path, cwd: &Path) -> Vec<&'static Path> {
+    [Path::new("/tmp"), Path::new("/dev/shm")]
+        .into_iter()
+        .filter(|p| p.symlink_metadata().is_ok_and(|m| m.is_dir()))
+        .filter(|p| !root.starts_with(p) && !cwd.starts_with(p))
+        .collect()
 }
 
 /// Every line of a `/proc/self/mountinfo` text, in its order.
@@ -337,16 +369,40 @@ pub fn cmd_untraced_run(a: &UntracedRunArgs) -> Result<i32> {
     }
     mount_bind(&a.copy, &a.root).map_err(|e| fail("mounting the copy over the root", &e))?;
     mount_bind(&a.out, &a.out).map_err(|e| fail("mounting perf's folder", &e))?;
+    let tmps = private_tmps(&a.root, &a.cwd);
+    for &t in &tmps {
+        match a.out.strip_prefix(t) {
+            // perf's folder is under it: a tmpfs beside, perf's folder bound at the same place
+            // in it, then moved over the folder.
+            Ok(rel) => {
+                let fresh = a.copy.with_file_name("untraced-tmp");
+                mount("fsbench-untraced", &fresh, "tmpfs", MountFlags::empty(), "mode=1777")
+                    .map_err(|e| fail("mounting a private tmpfs", &e))?;
+                let at = fresh.join(rel);
+                std::fs::create_dir_all(&at).map_err(|e| fail("making perf's folder in the private tmpfs", &e))?;
+                mount_bind(&a.out, &at).map_err(|e| fail("mounting perf's folder in the private tmpfs", &e))?;
+                rustix::mount::mount_move(&fresh, t)
+                    .map_err(|e| fail(&format!("moving the private tmpfs over {}", t.display()), &e))?;
+            }
+            Err(_) => mount("fsbench-untraced", t, "tmpfs", MountFlags::empty(), "mode=1777")
+                .map_err(|e| fail(&format!("mounting a private tmpfs on {}", t.display()), &e))?,
+        }
+    }
+    let keep: Vec<&Path> = tmps
+        .iter()
+        .copied()
+        .chain([a.out.as_path(), a.root.as_path()])
+        .collect();
     if !Path::new(TRACEFS).join("events/raw_syscalls").is_dir() {
         mount("nodev", TRACEFS, "tracefs", MountFlags::empty(), "").map_err(|e| fail("mounting tracefs", &e))?;
     }
     let mut table = mounts()?;
-    while let Some((target, keep)) = writable(&table, &a.root, &a.out).map(|m| (m.target.clone(), m.keep)) {
-        mount_remount(&target, MountFlags::BIND | MountFlags::RDONLY | keep, "")
+    while let Some((target, flags)) = writable(&table, &keep).map(|m| (m.target.clone(), m.keep)) {
+        mount_remount(&target, MountFlags::BIND | MountFlags::RDONLY | flags, "")
             .map_err(|e| fail(&format!("making {} read-only", target.display()), &e))?;
         table.retain(|x| x.target != target);
     }
-    if let Some(m) = writable(&mounts()?, &a.root, &a.out) {
+    if let Some(m) = writable(&mounts()?, &keep) {
         bail!("untraced-run: {} is still writable", m.target.display());
     }
     let e = Command::new(&a.perf)
@@ -398,13 +454,13 @@ mod tests {
         let mut shown = reachable(mount_table(TABLE).unwrap());
         // `/` and the loop filesystem are writable; the mount under the root and perf's folder
         // are not the program's to write through.
-        let first = writable(&shown, root, out).map(|m| m.target.clone());
+        let first = writable(&shown, &[root, out]).map(|m| m.target.clone());
         assert_eq!(first.as_deref(), Some(Path::new("/var/tmp/a b")));
         for m in &mut shown {
             if m.target == Path::new("/var/tmp/a b") || m.target == Path::new("/") {
                 m.read_only = true;
             }
         }
-        assert!(writable(&shown, root, out).is_none());
+        assert!(writable(&shown, &[root, out]).is_none());
     }
 }

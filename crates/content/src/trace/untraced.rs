@@ -8,16 +8,20 @@
 //! and [`retime`] gives each of strace's calls that run's times for its think time, while the
 //! traced run's order stays the trace's order (descriptors, paths, cross-thread dependencies).
 //!
-//! Matching, all or nothing ([`UntracedError`] says where it fails):
+//! Matching:
 //! - threads by their place in the process tree: the first thread of each run, then per creator
 //!   the n-th thread or process its `clone`/`clone3`/`fork`/`vfork` made (the call's result in the
-//!   creator);
-//! - per thread, strace's calls in order against the untraced run's calls of the numbers strace
-//!   printed (its filter prints every call of those numbers and no other): the same numbers, in
-//!   the same order, with the same outcome (success or failure; a call whose result one run has
-//!   not, such as `exit_group`, is not compared). A program that behaves differently the second
-//!   time (a file it made the first time, a write outside the root that the untraced run may not
-//!   make) fails here, and the trace keeps the traced run's times.
+//!   creator); a different count refuses the run ([`UntracedError::Threads`]);
+//! - per thread, strace's calls against the untraced run's calls of the numbers strace printed
+//!   (its filter prints every call of those numbers and no other), by a Myers diff of (number,
+//!   outcome: success, failure, none) — a program need not behave the same twice: a copy's new
+//!   inode numbers and change times make `git` re-read files its index says are clean, a signal
+//!   lands elsewhere, a poll loops once more. A call that matched, with the call before it on
+//!   its thread matched to the one before its match, takes the untraced run's times; any other
+//!   takes the traced run's think time (less its measured tracer time) after the previous
+//!   call's end on the untraced clock, and the thread's clock keeps the shift from then on
+//!   (a thread it makes starts from its creator's shift). [`Retimed::estimated`] counts those;
+//!   more than half of all calls refuses the run.
 //!
 //! perf's own cost: a system call under these two tracepoints costs `per_call_s` more than
 //! without (the caller measures it, here about 1.3 µs), of which each event is taken as half,
