@@ -11,8 +11,10 @@
 //! gives them, which is all their calls use), each issuing its calls in program order with the
 //! cross-thread ordering of [`plan`] ([`exec`]). `mode = "closed"` (default) issues each call as
 //! soon as its dependencies allow; `mode = "timed"` also sleeps the recorded gap between a
-//! thread's calls (the think time), less the tracer's time in that gap: measured per call where
-//! the recording had perf ([`plan::measured_gap`], `crate::trace::timing`), else estimated from
+//! thread's calls (the think time): the untraced run's where the recording made one
+//! (`--untraced-run`, `crate::trace::untraced`), else the traced run's less the tracer's time in
+//! that gap, measured per call where the recording had perf ([`plan::measured_gap`],
+//! `crate::trace::timing`), else estimated from
 //! the calibration, the thread's own calls' and that of the other threads it may have waited
 //! for ([`plan::think_gap`]). Handles the program left open are closed after the last call, inside
 //! the timed region. Everything is removed afterwards (untimed), also on error or interrupt.
