@@ -240,14 +240,14 @@ fn print_timing(
     }
     match &untraced {
         Some(Ok((r, per))) => println!(
-            "untraced run: its calls lined up with the traced run's on {} threads and processes, {} of {} where the runs differ{} (those keep the traced run's think time); it spanned {:.3} s, perf's cost ({:.2} µs a system call, {:.3} s in all) taken out; a timed replay takes its think times from it",
-            r.threads,
+            "untraced run: its calls lined up with the traced run's ({} of {} where the runs differ{}, keeping the traced run's think time; threads and processes matched: {}); it spanned {:.3} s, perf's cost ({:.2} µs a system call, {:.3} s in all) taken out; a timed replay takes its think times from it",
             r.estimated,
             r.calls,
             r.first_estimated
                 .as_ref()
                 .map(|(tid, i, name)| format!(", the first call {i} ({name}) of thread {tid}"))
                 .unwrap_or_default(),
+            r.threads,
             r.span_s,
             per * 1e6,
             r.cost_s
@@ -342,7 +342,7 @@ fn overhead_of(plain_s: f64, traced_s: f64, calls: usize, durations_s: f64) -> O
 
 /// The kernel's record of the traced run: `perf record` of its system calls and context
 /// switches around strace (`crate::trace::timing`), where perf is installed and may trace.
-mod perf {
+pub(super) mod perf {
     use std::path::{Path, PathBuf};
     use std::process::{Command, Stdio};
 
@@ -360,7 +360,26 @@ mod perf {
         "sched:sched_waking",
     ];
     /// Where perf looks for the tracepoints' ids.
-    const TRACEFS: &str = "/sys/kernel/tracing";
+    pub const TRACEFS: &str = "/sys/kernel/tracing";
+
+    /// `perf` to run with the caller's arguments; with `mount`, in a private mount namespace
+    /// that mounts tracefs first (gone with the namespace, whatever ends the run).
+    pub fn perf_command(perf: &Path, mount: bool) -> Command {
+        if !mount {
+            return Command::new(perf);
+        }
+        let mut c = Command::new("unshare");
+        c.args(["--mount", "--propagation", "private", "--", "sh", "-c"])
+            .arg(format!("mount -t tracefs nodev {TRACEFS} && exec \"$@\""))
+            .arg("fsbench-record")
+            .arg(perf);
+        c
+    }
+
+    /// Whether tracefs is mounted where perf looks for the tracepoints' ids.
+    pub fn tracefs_mounted() -> bool {
+        Path::new(TRACEFS).join("events/raw_syscalls").is_dir()
+    }
 
     /// A perf that can record the run into `data`.
     pub struct Perf {
@@ -376,7 +395,7 @@ mod perf {
         /// program does not run twice for it); why not otherwise.
         pub fn ready(tmp: &Path) -> Result<Perf, String> {
             let perf = crate::host::find_tool("perf").ok_or("perf is not installed (apt-get install linux-perf)")?;
-            let mounted = Path::new(TRACEFS).join("events/raw_syscalls").is_dir();
+            let mounted = tracefs_mounted();
             if !mounted && !crate::host::is_root() {
                 return Err(format!("{TRACEFS} is not mounted and only root may mount it"));
             }
@@ -412,16 +431,7 @@ mod perf {
 
         /// `program` run under `perf record` (the caller adds its arguments).
         pub fn wrap(&self, program: &Path) -> Command {
-            let mut c = if self.mount {
-                let mut c = Command::new("unshare");
-                c.args(["--mount", "--propagation", "private", "--", "sh", "-c"])
-                    .arg(format!("mount -t tracefs nodev {TRACEFS} && exec \"$@\""))
-                    .arg("fsbench-record")
-                    .arg(&self.perf);
-                c
-            } else {
-                Command::new(&self.perf)
-            };
+            let mut c = perf_command(&self.perf, self.mount);
             c.args(["record", "-q", "-k", "monotonic", "-m", "4096", "--switch-events"])
                 .args(EVENTS)
                 .arg("-o")

@@ -37,9 +37,6 @@ use std::time::Instant;
 /// exit, nothing else.
 const EVENTS: [&str; 4] = ["-e", "raw_syscalls:sys_enter", "-e", "raw_syscalls:sys_exit"];
 
-/// Where perf looks for the tracepoints' ids.
-const TRACEFS: &str = "/sys/kernel/tracing";
-
 /// `perf record`'s options before the events: the monotonic clock (as the traced run), a large
 /// buffer.
 const RECORD: [&str; 6] = ["record", "-q", "-k", "monotonic", "-m", "4096"];
@@ -166,16 +163,7 @@ fn script(perf: &Path, data: &Path, fields: &str) -> Result<String, String> {
 /// `perf record` with [`EVENTS`] into `data` of `program` (the caller adds its arguments); in a
 /// private mount namespace that mounts tracefs when it is not mounted.
 fn perf_record(perf: &Path, data: &Path, program: &str) -> Command {
-    let mut c = if Path::new(TRACEFS).join("events/raw_syscalls").is_dir() {
-        Command::new(perf)
-    } else {
-        let mut c = Command::new("unshare");
-        c.args(["--mount", "--propagation", "private", "--", "sh", "-c"])
-            .arg(format!("mount -t tracefs nodev {TRACEFS} && exec \"$@\""))
-            .arg("fsbench-record")
-            .arg(perf);
-        c
-    };
+    let mut c = super::record::perf::perf_command(perf, !super::record::perf::tracefs_mounted());
     c.args(RECORD).args(EVENTS).arg("-o").arg(data).arg("--").arg(program);
     c
 }
@@ -393,8 +381,15 @@ pub fn cmd_untraced_run(a: &UntracedRunArgs) -> Result<i32> {
         .copied()
         .chain([a.out.as_path(), a.root.as_path()])
         .collect();
-    if !Path::new(TRACEFS).join("events/raw_syscalls").is_dir() {
-        mount("nodev", TRACEFS, "tracefs", MountFlags::empty(), "").map_err(|e| fail("mounting tracefs", &e))?;
+    if !super::record::perf::tracefs_mounted() {
+        mount(
+            "nodev",
+            super::record::perf::TRACEFS,
+            "tracefs",
+            MountFlags::empty(),
+            "",
+        )
+        .map_err(|e| fail("mounting tracefs", &e))?;
     }
     let mut table = mounts()?;
     while let Some((target, flags)) = writable(&table, &keep).map(|m| (m.target.clone(), m.keep)) {

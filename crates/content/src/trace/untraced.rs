@@ -280,8 +280,10 @@ fn thread_times(
         };
         let (s, e) = match (clean, matched[i]) {
             (true, Some(j)) => {
+                // A gap shorter than the event cost taken out would go back in time: it is 0.
                 let (s, e) = abs(j);
-                (s - shift, e - shift)
+                let from = out.last().map_or(f64::NEG_INFINITY, |p: &(f64, f64)| p.1);
+                ((s - shift).max(from), (e - shift).max(from))
             }
             _ => {
                 estimated.push(i);
@@ -501,6 +503,19 @@ mod tests {
         // the untraced clock, shifted alike.
         let untraced_gap = (1.000050 - 10.5e-6) - (1.000040 - 9.5e-6);
         assert!(close(t(4).0 - t(2).1, untraced_gap), "{:?} {:?}", t(2), t(4));
+    }
+
+    #[test]
+    fn a_gap_shorter_than_perfs_cost_is_none_and_a_threads_clock_never_goes_back() {
+        // exit_group 0.1 µs after the clone returned: less than the event cost taken out.
+        let mut calls = traced();
+        let text = UNTRACED.replace(
+            "100 1.000050000: raw_syscalls:sys_enter: NR 231",
+            "100 1.000040100: raw_syscalls:sys_enter: NR 231",
+        );
+        retime(&mut calls, &text, &numbers(), 2e-6).unwrap();
+        let (clone, exit) = (calls[2].untraced_run.unwrap(), calls[4].untraced_run.unwrap());
+        assert_eq!(exit.0, clone.1, "{clone:?} {exit:?}");
     }
 
     #[test]
