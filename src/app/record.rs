@@ -119,6 +119,9 @@ pub fn cmd_record(a: &RecordArgs) -> Result<i32> {
     let output = std::path::absolute(&a.output).context("the trace path")?;
     let marks = mark_dir(a.mark_on.as_deref(), &root)?;
     let tree = trace::tree::capture(&root, &[output.as_path()], a.hash_names)?;
+    // SIGINT or SIGTERM: the program gets it too (its process group); the trace of what it did
+    // until then is written, the temporary folder removed, and the exit code is 130.
+    crate::signal::interrupt_flag();
     let tmp = tempfile_dir()?;
     let raw = tmp.join("strace.out");
     let perf = perf::Perf::ready(&tmp);
@@ -131,6 +134,9 @@ pub fn cmd_record(a: &RecordArgs) -> Result<i32> {
         let perf = perf.as_ref().map_err(Clone::clone)?;
         super::untraced_run::run(perf.path(), &root, &cwd, &tmp, &a.command, bytes)
     });
+    if crate::signal::interrupted() {
+        return Err(AppError::Interrupted.into());
+    }
     let offset = crate::trace::timing::realtime_minus_monotonic();
     let t0 = Instant::now();
     let mut cmd = match &perf {
@@ -148,8 +154,9 @@ pub fn cmd_record(a: &RecordArgs) -> Result<i32> {
     let wall = t0.elapsed().as_secs_f64();
     let text = std::fs::read_to_string(&raw).with_context(|| format!("reading {}", raw.display()));
     let kernel = perf.as_ref().map_err(Clone::clone).and_then(|p| p.script());
-    let overhead = tracer_overhead(&strace, &tmp);
-    let _ = std::fs::remove_dir_all(&tmp);
+    let interrupted = crate::signal::interrupted();
+    let overhead = (!interrupted).then(|| tracer_overhead(&strace, &tmp)).flatten();
+    drop(tmp);
     let mut syscalls = crate::parsers::strace::parse(&text?).context("reading strace's output")?;
     let timing = kernel.and_then(|(version, text)| {
         let numbers = syscalls.iter().filter_map(|c| c.nr).collect();
@@ -194,6 +201,10 @@ pub fn cmd_record(a: &RecordArgs) -> Result<i32> {
     };
     t.write(&output)?;
     print_summary(&t, &output);
+    if interrupted {
+        eprintln!("interrupted: the trace of what {program} did until then is written");
+        return Err(AppError::Interrupted.into());
+    }
     match status.code() {
         Some(0) => Ok(0),
         code => {
@@ -492,13 +503,30 @@ fn mark_dir(dir: Option<&Path>, root: &Path) -> Result<Option<PathBuf>> {
     Ok(Some(abs))
 }
 
+/// The recording's temporary folder (strace's and perf's output, the untraced run's folders),
+/// removed with everything in it when dropped: at the end, on an error or an interrupt.
+struct TmpDir(PathBuf);
+
+impl std::ops::Deref for TmpDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TmpDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// A fresh private directory under the system's temporary directory.
-fn tempfile_dir() -> Result<PathBuf> {
+fn tempfile_dir() -> Result<TmpDir> {
     let base = std::env::temp_dir();
     for i in 0..100u32 {
         let p = base.join(format!("fsbench-record-{}-{i}", std::process::id()));
         if std::fs::create_dir(&p).is_ok() {
-            return Ok(p);
+            return Ok(TmpDir(p));
         }
     }
     anyhow::bail!("cannot make a temporary directory under {}", base.display())

@@ -765,3 +765,72 @@ fn the_untraced_run_writes_only_its_copy_and_where_it_differs_the_traced_times_s
     assert!(text(&o).contains("not in a private mount namespace"), "{}", text(&o));
     assert_eq!(ours(), 0, "the helper mounted something");
 }
+
+/// SIGINT to `fsbench record` and its program together (their process group, as a terminal's
+/// Ctrl-C): the trace of what the program did until then is written, the exit code is 130,
+/// the temporary folder is gone and no process of the group is left.
+#[test]
+fn an_interrupted_recording_writes_what_the_program_did_and_leaves_nothing() {
+    require_privileged!();
+    if tool_path("strace").is_none() {
+        return skip_or_fail("strace is not installed");
+    }
+    use std::os::unix::process::CommandExt;
+    let dir = scratch();
+    let (root, tmp) = (dir.path().join("root"), dir.path().join("tmp"));
+    std::fs::create_dir(&root).unwrap();
+    std::fs::create_dir(&tmp).unwrap();
+    let trace = dir.path().join("int.trace");
+    let child = Command::new(crate::util::bin())
+        .args([
+            "record",
+            "-o",
+            trace.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "echo a > made; exec sleep 60",
+        ])
+        .current_dir(&root)
+        .env("TMPDIR", &tmp)
+        .process_group(0)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while !root.join("made").exists() {
+        assert!(t0.elapsed().as_secs() < 60, "the program never ran");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let group = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process_group(group, rustix::process::Signal::Int).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        t0.elapsed().as_secs() < 50,
+        "the recording waited for the program's sleep"
+    );
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o));
+    assert!(
+        text(&o).contains("interrupted: the trace of what sh did until then is written"),
+        "{}",
+        text(&o)
+    );
+    let t = Trace::read(&trace).unwrap();
+    assert!(
+        t.calls
+            .iter()
+            .any(|c| c.kind == Kind::Open && c.path.as_deref() == Some("made")),
+        "the open of made is in the trace"
+    );
+    assert_eq!(
+        std::fs::read_dir(&tmp).unwrap().count(),
+        0,
+        "the temporary folder was left"
+    );
+    assert!(
+        rustix::process::test_kill_process_group(group).is_err(),
+        "a process of the recording's group is left"
+    );
+}
