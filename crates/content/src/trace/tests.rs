@@ -63,10 +63,14 @@ fn truncated_foreign_and_damaged_traces_are_refused_saying_why() {
     assert!(e.contains("not an fsbench trace"), "{e}");
     let e = case(String::new());
     assert!(e.contains("empty file"), "{e}");
-    let e = case(text.replacen("\"version\":2", "\"version\":99", 1));
+    let now = format!("\"version\":{VERSION}");
+    let e = case(text.replacen(&now, "\"version\":99", 1));
     assert!(e.contains("version 99"), "{e}");
-    let e = case(text.replacen("\"version\":2", "\"version\":0", 1));
-    assert!(e.contains("version 0 (this fsbench reads versions 1 to 2)"), "{e}");
+    let e = case(text.replacen(&now, "\"version\":0", 1));
+    assert!(
+        e.contains(&format!("version 0 (this fsbench reads versions 1 to {VERSION})")),
+        "{e}"
+    );
     let e = case(text.replacen("\"path\":\"work\"", "\"path\":\"../work\"", 1));
     assert!(e.contains("not normalised"), "{e}");
     let e = case(text.replacen("\"path\":\"x\"", "\"path\":\"/etc/x\"", 1));
@@ -122,7 +126,7 @@ fn a_captured_tree_lists_parents_first_and_keeps_only_safe_links() {
 
 #[test]
 fn a_version_1_trace_still_loads_without_the_in_call_overhead() {
-    // Version 1 wrote no overhead_in_call_s; version 2 does.
+    // Version 1 wrote no overhead_in_call_s; versions 2 and later do.
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("t.jsonl");
     let mut t = sample();
@@ -131,11 +135,11 @@ fn a_version_1_trace_still_loads_without_the_in_call_overhead() {
     t.write(&p).unwrap();
     let text = std::fs::read_to_string(&p).unwrap();
     assert!(
-        text.contains("\"version\":2") && text.contains("\"overhead_in_call_s\":0.00001"),
+        text.contains(&format!("\"version\":{VERSION}")) && text.contains("\"overhead_in_call_s\":0.00001"),
         "{text}"
     );
     let v1 = text
-        .replacen("\"version\":2", "\"version\":1", 1)
+        .replacen(&format!("\"version\":{VERSION}"), "\"version\":1", 1)
         .replacen(",\"overhead_in_call_s\":0.00001", "", 1);
     std::fs::write(&p, v1).unwrap();
     let back = Trace::read(&p).unwrap();
