@@ -35,9 +35,9 @@
 //! holds no file contents); the raw output, in a temporary directory, is parsed
 //! ([`crate::parsers::strace`]), resolved ([`crate::trace::resolve`]) and removed; the trace is
 //! written. Nothing under the root is touched by fsbench itself, except the trace file when
-//! `-o` names a path there (it is left out of the tree). Last, the tracer's cost per system
-//! call is measured ([`tracer_overhead`]) and stored in the header, so a timed replay can take
-//! it out of the recorded gaps.
+//! `-o` names a path there (it is left out of the tree). Last, when perf's record could not time
+//! the run, the tracer's cost per system call is measured ([`tracer_overhead`]) and stored in
+//! the header, so a timed replay can take it out of the recorded gaps.
 //!
 //! `--seccomp-bpf`: without it ptrace stops the program at the entry and exit of every system
 //! call, also those the filter does not print (futex, munmap, clock_nanosleep, brk), whose
@@ -155,8 +155,6 @@ pub fn cmd_record(a: &RecordArgs) -> Result<i32> {
     let text = std::fs::read_to_string(&raw).with_context(|| format!("reading {}", raw.display()));
     let kernel = perf.as_ref().map_err(Clone::clone).and_then(|p| p.script());
     let interrupted = crate::signal::interrupted();
-    let overhead = (!interrupted).then(|| tracer_overhead(&strace, &tmp)).flatten();
-    drop(tmp);
     let mut syscalls = crate::parsers::strace::parse(&text?).context("reading strace's output")?;
     let timing = kernel.and_then(|(version, text)| {
         let numbers = syscalls.iter().filter_map(|c| c.nr).collect();
@@ -164,6 +162,11 @@ pub fn cmd_record(a: &RecordArgs) -> Result<i32> {
         let aligned = crate::trace::timing::align(&mut syscalls, &timeline, offset).map_err(|e| e.to_string())?;
         Ok((version, aligned))
     });
+    // The calibration is the fallback's: with perf's record every call's tracer time is measured.
+    let overhead = (!interrupted && timing.is_err())
+        .then(|| tracer_overhead(&strace, &tmp))
+        .flatten();
+    drop(tmp);
     let numbers = syscalls.iter().filter_map(|c| c.nr).collect();
     let untraced = untraced.map(|u| {
         let u = u?;

@@ -75,8 +75,9 @@ pub struct Header {
     /// Wall time of the traced run (under the tracer), seconds.
     pub wall_s: f64,
     /// The tracer's cost per system call on this machine, seconds, measured when recording
-    /// (`dd` of 10 000 bytes one at a time, with and without strace under the recording's
-    /// flags; version 1: 20 000 bytes, without `-y -ttt -T`); `None` when not measured.
+    /// without perf's timing (`dd` of 10 000 bytes one at a time, with and without strace under
+    /// the recording's flags; version 1: 20 000 bytes, without `-y -ttt -T`); `None` when not
+    /// measured (since 29 Nov 2026 also when [`Header::timing`] names perf: not needed then).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overhead_s: Option<f64>,
     /// The part of [`Header::overhead_s`] inside a call's recorded duration (`-T`: strace takes
