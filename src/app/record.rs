@@ -390,6 +390,23 @@ pub(super) mod perf {
         c
     }
 
+    /// `perf script --ns --show-lost-events [EXTRA…] -F FIELDS -i DATA`'s text (a lost event
+    /// shows, so a reader can refuse the record).
+    pub fn script_text(perf: &Path, data: &Path, extra: &[&str], fields: &str) -> Result<String, String> {
+        let out = Command::new(perf)
+            .args(["script", "--ns", "--show-lost-events"])
+            .args(extra)
+            .args(["-F", fields, "-i"])
+            .arg(data)
+            .stderr(Stdio::null())
+            .output()
+            .map_err(|e| format!("perf script: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("perf script failed ({})", out.status));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
     /// Whether tracefs is mounted where perf looks for the tracepoints' ids.
     pub fn tracefs_mounted() -> bool {
         Path::new(TRACEFS).join("events/raw_syscalls").is_dir()
@@ -457,23 +474,12 @@ pub(super) mod perf {
 
         /// perf's version and `perf script`'s text of the record (after the run).
         pub fn script(&self) -> Result<(String, String), String> {
-            let out = Command::new(&self.perf)
-                .args([
-                    "script",
-                    "--ns",
-                    "--show-switch-events",
-                    "--show-lost-events",
-                    "-F",
-                    "tid,time,event,trace",
-                    "-i",
-                ])
-                .arg(&self.data)
-                .stderr(Stdio::null())
-                .output()
-                .map_err(|e| format!("perf script: {e}"))?;
-            if !out.status.success() {
-                return Err(format!("perf script failed ({})", out.status));
-            }
+            let text = script_text(
+                &self.perf,
+                &self.data,
+                &["--show-switch-events"],
+                "tid,time,event,trace",
+            )?;
             let version = Command::new(&self.perf)
                 .arg("--version")
                 .output()
@@ -485,7 +491,7 @@ pub(super) mod perf {
                         .map(str::to_string)
                 })
                 .unwrap_or_else(|| "unknown".into());
-            Ok((version, String::from_utf8_lossy(&out.stdout).into_owned()))
+            Ok((version, text))
         }
     }
 }

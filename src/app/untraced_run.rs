@@ -125,7 +125,7 @@ pub fn run(
                 .unwrap_or("no message")
         ));
     }
-    let text = script(perf, &data, "tid,time,event,trace")?;
+    let text = super::record::perf::script_text(perf, &data, &[], "tid,time,event,trace")?;
     Ok(Untraced { text, per_call_s })
 }
 
@@ -144,20 +144,6 @@ fn same_input() -> Stdio {
         Ok(f) if regular && (&f).seek(SeekFrom::Start(offset)).is_ok() => f.into(),
         _ => Stdio::null(),
     }
-}
-
-/// `perf script --ns -F FIELDS -i DATA`'s text.
-fn script(perf: &Path, data: &Path, fields: &str) -> Result<String, String> {
-    let out = Command::new(perf)
-        .args(["script", "--ns", "--show-lost-events", "-F", fields, "-i"])
-        .arg(data)
-        .stderr(Stdio::null())
-        .output()
-        .map_err(|e| format!("perf script: {e}"))?;
-    if !out.status.success() {
-        return Err(format!("perf script failed ({})", out.status));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// `perf record` with [`EVENTS`] into `data` of `program` (the caller adds its arguments); in a
@@ -203,7 +189,7 @@ pub fn syscall_cost(perf: &Path, tmp: &Path) -> Result<f64, String> {
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
-    let text = script(perf, &data, "tid,time");
+    let text = super::record::perf::script_text(perf, &data, &[], "tid,time");
     let _ = std::fs::remove_file(&data);
     if !ok {
         return Err("perf cannot record dd's system calls".into());
@@ -291,27 +277,6 @@ fn private_tmps(root: &Path, cwd: &Path) -> Vec<&'static Path> {
 /// Every line of a `/proc/self/mountinfo` text, in its order.
 fn mount_table(text: &str) -> Result<Vec<Mount>> {
     use rustix::mount::MountFlags as F;
-    let unescape = |s: &str| {
-        let b = s.as_bytes();
-        let mut out = Vec::with_capacity(b.len());
-        let mut i = 0;
-        while i < b.len() {
-            let oct = b
-                .get(i + 1..i + 4)
-                .filter(|o| b[i] == b'\\' && o.iter().all(|c| (b'0'..=b'7').contains(c)));
-            match oct {
-                Some(o) => {
-                    out.push(o.iter().fold(0u8, |a, c| a.wrapping_mul(8) + (c - b'0')));
-                    i += 4;
-                }
-                None => {
-                    out.push(b[i]);
-                    i += 1;
-                }
-            }
-        }
-        PathBuf::from(<std::ffi::OsString as std::os::unix::ffi::OsStringExt>::from_vec(out))
-    };
     text.lines()
         .map(|l| {
             let f: Vec<&str> = l.split(' ').collect();
@@ -331,7 +296,7 @@ fn mount_table(text: &str) -> Result<Vec<Mount>> {
             .filter(|(o, _)| opts.contains(o))
             .fold(F::empty(), |a, (_, f)| a | *f);
             Ok(Mount {
-                target: unescape(target),
+                target: PathBuf::from(crate::host::unescape_mount_field(target)),
                 read_only: opts.contains(&"ro"),
                 keep,
             })

@@ -60,7 +60,7 @@ use std::collections::HashMap;
 
 /// The system call numbers (x86_64) that make a thread or process: the return value in the
 /// creator is the new one's id.
-const CREATORS: [u32; 4] = [56, 57, 58, 435];
+pub(super) const CREATORS: [u32; 4] = [56, 57, 58, 435];
 
 /// Why perf's record cannot time a trace (the caller keeps strace's times and says why).
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]

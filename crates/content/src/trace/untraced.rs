@@ -35,13 +35,9 @@
 //! raw_syscalls:sys_enter -e raw_syscalls:sys_exit` (perf 6.1; lines are read by
 //! `crate::trace::timing`'s reader, which refuses a record that lost events).
 
-use super::timing::{line, Event, TimingError};
+use super::timing::{line, Event, TimingError, CREATORS};
 use crate::parsers::strace::{Ret, Syscall};
 use std::collections::{HashMap, HashSet};
-
-/// The system call numbers (x86_64) that make a thread or process: the result in the creator is
-/// the new one's id (`clone`, `fork`, `vfork`, `clone3`).
-const CREATORS: [u32; 4] = [56, 57, 58, 435];
 
 /// Why the untraced run cannot time a trace (the caller keeps the traced run's times and says
 /// why).

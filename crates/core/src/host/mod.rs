@@ -105,23 +105,24 @@ pub fn loop_backing_file(device: &str) -> Option<PathBuf> {
     Some(PathBuf::from(s.trim_end_matches('\n').trim_end_matches(" (deleted)")))
 }
 
-/// Decodes the octal escapes /proc/mounts uses for spaces and tabs in paths.
+/// Decodes the octal escapes /proc/mounts uses for spaces and tabs in paths (byte-wise: a
+/// name's UTF-8 stays whole).
 pub fn unescape_mount_field(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
+    let mut out = Vec::with_capacity(s.len());
     let b = s.as_bytes();
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'\\' && i + 3 < b.len() {
-            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 4], 8) {
-                out.push(v as char);
+            if let Some(v) = s.get(i + 1..i + 4).and_then(|o| u8::from_str_radix(o, 8).ok()) {
+                out.push(v);
                 i += 4;
                 continue;
             }
         }
-        out.push(b[i] as char);
+        out.push(b[i]);
         i += 1;
     }
-    out
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The start of the name of every ZFS pool fsbench creates (`fsbench-RUN-TAG`): a pool
@@ -204,6 +205,7 @@ mod tests {
     #[test]
     fn mount_fields_unescape_spaces() {
         assert_eq!(unescape_mount_field("/mnt/a\\040b"), "/mnt/a b");
+        assert_eq!(unescape_mount_field("/mnt/é\\040ü"), "/mnt/é ü");
         assert_eq!(unescape_mount_field("/plain"), "/plain");
         assert_eq!(unescape_mount_field("x\\"), "x\\");
     }
